@@ -61,7 +61,7 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(ARCH) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLA
 AS_NEEDED  = -Wl,--as-needed
 LDLIBS_ALL = $(AS_NEEDED) $(PKG_LIBS) $(NAUTY_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
-MODULES  = util topo sched rwa optree fluid drivers exec controller
+MODULES  = util topo sched rwa bfb alltoall baselines optree fluid drivers exec controller
 # Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).
 # exec/mpi/ is MPI code built with mpicc (below), not part of libofc.
 SRC_ALL  = $(sort $(filter-out exec/mpi/%,$(shell find $(MODULES) -name '*.c')))

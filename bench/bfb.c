@@ -2,6 +2,7 @@
  * memory of each case (every case runs in its own child process, so the
  * peak is that case's). Also the expansion construction, the lp_solve path
  * and the topology finder. Usage: bfb [CASE-FILTER]. */
+#include "bfb/bfb.h"
 #include "sched/sched.h"
 
 #include <stdlib.h>

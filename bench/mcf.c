@@ -5,6 +5,8 @@
  * deficiency. `build/bench/mcf [full]` (full adds genkautz N = 1024, graphs
  * with small groups, the plain column generation at N = 64 and the plain
  * master LP). Every row on lp_solve and on Clp side by side. */
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
 #include "sched/sched.h"
 
 #include <stdio.h>
@@ -21,8 +23,8 @@ static void row_on(const char *spec, enum mcf_method m, double limit_s, enum lp_
 		return;
 	double t0 = now_seconds();
 	if (mcf_solve(g, &o, &r, &err) < 0) {
-		printf("| %s | %s | %u | - | - | - | - | %s | - |\n", spec, lp_solver_name(sv), g->n,
-		       err.msg);
+		printf("| %s | %s | %u | - | - | - | - | %s | - |\n", spec, lp_solver_name(sv),
+		       g->n, err.msg);
 	} else {
 		double b = (double)r.degree / (double)moore_tree_cost(g->n, r.degree);
 		char gap[32] = "optimal";
@@ -30,10 +32,12 @@ static void row_on(const char *spec, enum mcf_method m, double limit_s, enum lp_
 		if (!r.optimal)
 			snprintf(gap, sizeof(gap), "%.2f%% (%s)", 100 * r.gap,
 				 mcf_stop_name(r.stop));
-		printf("| %s | %s | %u | %.6g | %.6g | %.4f | %s | %s, %u/%u sources, |G| %u, %u it "
-		       "| %.3f |\n",
-		       spec, lp_solver_name(sv), g->n, r.theta, b, r.theta / b, gap, mcf_method_name(r.method),
-		       r.classes, g->n, r.group_order, r.iterations, now_seconds() - t0);
+		printf(
+		    "| %s | %s | %u | %.6g | %.6g | %.4f | %s | %s, %u/%u sources, |G| %u, %u it "
+		    "| %.3f |\n",
+		    spec, lp_solver_name(sv), g->n, r.theta, b, r.theta / b, gap,
+		    mcf_method_name(r.method), r.classes, g->n, r.group_order, r.iterations,
+		    now_seconds() - t0);
 		mcf_result_free(&r);
 	}
 	fflush(stdout);

@@ -1,11 +1,12 @@
-/* The re-plan's repair (sched/mcf_repair.c) by region: the kept
+/* The re-plan's repair (alltoall/mcf_repair.c) by region: the kept
  * healthy MCF solution less the failed arcs, the flow of a region around
  * them rerouted (radius -1: the lost arcs' flow alone, the one mcf_solve
  * tries; r: every arc at a node within r hops of their ends), against the
  * healthy lengths' bound. `build/bench/mcf_repair SPEC FAIL [RADIUS...]`,
  * e.g. `build/bench/mcf_repair genkautz:1024,4 0>1023 -1 0`, on the LP
  * solver $LP names (lpsolve, clp; default: the MCF's). */
-#include "sched/internal.h"
+#include "alltoall/alltoall.h"
+#include "alltoall/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

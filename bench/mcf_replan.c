@@ -5,6 +5,7 @@
  * `build/bench/mcf_replan SPEC FAIL [LIMIT_S [cold [COLD_LIMIT_S]]]`, e.g.
  * `build/bench/mcf_replan genkautz:1024,4 0>1023 10`: on lp_solve, then on
  * Clp, or on the one $LP names (lpsolve, clp). */
+#include "alltoall/alltoall.h"
 #include "sched/sched.h"
 
 #include <stdio.h>

@@ -14,6 +14,7 @@
  * solve time at 1,024 hosts: the same skew in 128 groups of 8 (rows of
  * torus:32x32, alike under its translations, and the hosts of equal rank
  * mod 128, alike under none) on torus:32x32 and genkautz:1024,4. */
+#include "alltoall/alltoall.h"
 #include "sched/sched.h"
 
 #include <math.h>

@@ -15,6 +15,7 @@
 #ifndef OFC_DRIVERS_H
 #define OFC_DRIVERS_H
 
+#include "drivers/types.h"
 #include "util/util.h"
 
 enum dev_class { DEV_SWITCH = 1, DEV_RING = 2, DEV_HOSTS = 3 };
@@ -133,12 +134,6 @@ struct sim_device;
 
 /* What a driver needs to know about its device; filled by the controller
  * from the fabric config. Strings are borrowed for the device's life. */
-/* How a Calient switch names the ports ofc numbers 1..N (docs/tl1.md):
- * port k is shelf.(first_slot + (k-1) / slot_ports).((k-1) % slot_ports + 1). */
-struct tl1_port_map {
-	uint32_t shelf, first_slot, slot_ports;
-};
-#define TL1_PORT_MAP_DEFAULT ((struct tl1_port_map){1, 1, 32})
 
 struct device_cfg {
 	const char *name;

@@ -25,6 +25,26 @@ unsigned cost_phases(enum sched_collective c)
 	return c == SCHED_ALLREDUCE ? 2 : 1;
 }
 
+/* Layer i of the Moore tree holds up to d^i nodes, each i hops from the
+ * root: the closest the N-1 others can be. */
+uint64_t moore_tree_cost(uint64_t n, uint32_t d)
+{
+	uint64_t L = 0, rem = n ? n - 1 : 0, layer = d;
+
+	if (d == 0)
+		return 0;
+	for (uint64_t i = 1; rem > 0; i++) {
+		uint64_t k = rem < layer ? rem : layer;
+
+		L += i * k;
+		rem -= k;
+		/* Layers only grow; past n they no longer matter. */
+		if (layer <= n)
+			layer *= d;
+	}
+	return L;
+}
+
 /* Thm 5 / Def 12: no schedule takes fewer steps than the diameter, and no
  * N-node digraph of degree d has a diameter below the Moore bound.
  * Thm 6: every node must receive (N-1)/N of the vector through its B.

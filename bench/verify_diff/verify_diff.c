@@ -15,6 +15,9 @@
  * field, the error text byte for byte, and the per-step link loads; exit 1
  * on any difference. `verify_diff TRIALS allgather` (or alltoall) runs
  * those alone. */
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "sched/sched.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,7 @@
 /* ofc finder --nodes N --degree D: the Pareto frontier of (T_L, T_B) over
  * base topologies and expansions, and the pick for a workload. */
+#include "alltoall/alltoall.h"
+#include "bfb/bfb.h"
 #include "controller/cli/internal.h"
 
 #include <math.h>
@@ -253,8 +255,8 @@ static int finder_alltoall(uint32_t n, uint32_t d, const struct sched_cost *cost
 			 "(theta %.6g)",
 			 c[0].theta);
 	else
-		snprintf(verdict, sizeof(verdict), "the expander beats the torus by %.3gx%s",
-			 gain, beta > 0 ? "" : " (hosts not limited)");
+		snprintf(verdict, sizeof(verdict), "the expander beats the torus by %.3gx%s", gain,
+			 beta > 0 ? "" : " (hosts not limited)");
 
 	if (json) {
 		struct json_writer w;
@@ -390,9 +392,9 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 			break;
 		case 'c':
 			if (sched_collective_parse(optarg, &coll) < 0)
-				return cli_usage_error(
-				    cmd, "--collective must be allreduce, allgather, "
-					 "reduce-scatter or alltoall");
+				return cli_usage_error(cmd,
+						       "--collective must be allreduce, allgather, "
+						       "reduce-scatter or alltoall");
 			break;
 		case 'I':
 			if (cli_opt_rate(cmd, "injection", optarg, &inj))

@@ -222,7 +222,7 @@ int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "give one config FILE");
 	if (!have_coll)
 		return cli_usage_error(cmd, "missing --collective");
-	if (q.algorithm && strcmp(q.algorithm, "all") == 0)
+	if (q.algorithm && schedule_algorithm_compares(q.algorithm, ENGINE_RING))
 		return cli_usage_error(cmd, "a run takes one --algo");
 	fc.file = argv[optind];
 	fc.state_dir = ctl_state_dir(fc.state_dir_opt);

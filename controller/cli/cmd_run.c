@@ -333,11 +333,14 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	snprintf(algo, sizeof(algo), "%s", name);
 	if ((slash = strchr(algo, '/'))) {
 		*slash = 0;
-		if (strcmp(algo, "swing") == 0 || strcmp(algo, "rd") == 0)
+		/* "rd" is the run's short name for recursive-doubling. */
+		bool rd = strcmp(algo, "rd") == 0;
+
+		if (rd || schedule_algorithm_variant(algo))
 			q.variant = strcmp(slash + 1, "L") == 0 ? "latency" : "bandwidth";
 		else
 			q.lowering = slash + 1;
-		if (strcmp(algo, "rd") == 0)
+		if (rd)
 			snprintf(algo, sizeof(algo), "recursive-doubling");
 	}
 	q.algorithm = algo;
@@ -793,8 +796,7 @@ static int run_rows(struct run_args *a, struct testbed_net *t, struct run_row *r
 {
 	if (a->schedule_file) {
 		run_loaded(a, t, &rows[(*nrows)++]);
-	} else if (a->q.algorithm && (strcmp(a->q.algorithm, "all") == 0 ||
-				      strcmp(a->q.algorithm, "swing-all") == 0)) {
+	} else if (a->q.algorithm && schedule_algorithm_compares(a->q.algorithm, ENGINE_DIRECT)) {
 		struct schedule_result r;
 
 		if (schedule_compute(&a->q, &r, NULL, err) < 0)

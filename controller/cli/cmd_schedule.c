@@ -1,5 +1,6 @@
 /* ofc schedule: options into a schedule_query, the pipeline
  * (controller/schedule), and the printers of its two families. */
+#include "alltoall/alltoall.h"
 #include "controller/cli/internal.h"
 
 #include <stdlib.h>
@@ -122,7 +123,8 @@ int cli_schedule(const struct schedule_print *p, const struct schedule_query *q)
 	bool spec_error;
 	int rc;
 
-	if (ring_request(q) && q->algorithm && strcmp(q->algorithm, "all") == 0 && p->output)
+	if (ring_request(q) && q->algorithm &&
+	    schedule_algorithm_compares(q->algorithm, ENGINE_RING) && p->output)
 		return cli_usage_error(p->cmd, "-o writes one schedule: pick one --algo");
 	/* An MSCCL program names a GPU's peers and channels; a WDM ring's
 	 * steps are lightpaths on wavelengths, which it has no place for. */

@@ -3,6 +3,8 @@
  * the expansion construction next to BFB, and with -o the whole schedule;
  * on a fabric wired through switches the export lists, for every link
  * used, the switch ports that carry it. */
+#include "alltoall/alltoall.h"
+#include "bfb/bfb.h"
 #include "controller/cli/internal.h"
 
 #include <math.h>

@@ -4,6 +4,7 @@
  * Whether lightpaths share a fibre segment is routing and wavelength
  * assignment, checked in rwa/, not here. */
 #include "controller/config/internal.h"
+#include "drivers/drivers.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * topology. Also resolves: host indices, explicit wiring, the topology graph,
  * its port permutations and the circuits each switch must hold.
  * Every error names the place in the config it is about. */
+#include "bfb/bfb.h"
 #include "controller/config/internal.h"
 
 #include <errno.h>

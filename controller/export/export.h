@@ -14,6 +14,8 @@
 #include "proto/schedule.pb-c.h"
 #include "proto/topology.pb-c.h"
 
+struct device_cfg;
+
 /* Serialise the validated fabric as ofc.v1.Fabric / a graph as
  * ofc.v1.Topology. The caller frees *buf. */
 int fabric_pack(const struct fabric *f, uint8_t **buf, size_t *len, struct ofc_error *err);

@@ -1,6 +1,7 @@
 /* A device's state as ofc.v1.DeviceState, for `ofc status` and ofcd's
  * GetState alike (one shape either way: docs/json.md). */
 #include "controller/export/export.h"
+#include "drivers/drivers.h"
 #include "proto/mrr.pb-c.h"
 
 #include <stdlib.h>

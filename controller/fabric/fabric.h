@@ -6,10 +6,14 @@
 #ifndef OFC_CONTROLLER_FABRIC_H
 #define OFC_CONTROLLER_FABRIC_H
 
-#include "drivers/drivers.h"
-#include "sched/sched.h"
+#include "drivers/types.h"
+#include "rwa/rwa.h"
+#include "sched/types.h"
 #include "topo/topo.h"
 #include "util/util.h"
+
+/* Held by pointer only (drivers/drivers.h defines it). */
+struct device_state;
 
 #define CONFIG_MAX_HOSTS 262144u
 #define NAME_MAX_LEN	 63

@@ -12,6 +12,7 @@
  * circuits the switches hold most of wins, the config's on a tie. A
  * relabelling never plans more operations than the config's numbering. */
 #include "controller/fabric/fabric.h"
+#include "drivers/drivers.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
  * the OpTree paper, Sec. II). Whether lightpaths share a fibre segment is
  * routing and wavelength assignment, checked in rwa/, not here. */
 #include "controller/fabric/fabric.h"
+#include "drivers/drivers.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* A training job's workload: freeing it, its kinds of groups by
  * name, and each phase's traffic as bytes between hosts. */
 #include "controller/fabric/fabric.h"
+#include "sched/sched.h"
 
 #include <stdlib.h>
 #include <string.h>

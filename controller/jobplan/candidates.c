@@ -12,7 +12,9 @@
  * and gets its port permutations and circuits as a config of that spec
  * does, so what MoveToPhase or `ofc apply` commits, a record names and a
  * restart builds again is the candidate priced. */
+#include "bfb/bfb.h"
 #include "controller/jobplan/internal.h"
+#include "drivers/drivers.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
  * new validated fabric; device probes; ReportFailure with the re-wiring of
  * a lost port onto a spare. The answers are built here; the loop sends
  * them. */
+#include "bfb/bfb.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/internal.h"
 

@@ -20,6 +20,7 @@
  * planner_task.mu, which the daemon takes to let go, so the thread never
  * posts to a freed daemon); the flag lives in the task, which the thread
  * holds a reference to, so the daemon sets it and goes. */
+#include "alltoall/alltoall.h"
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>

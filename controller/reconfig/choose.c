@@ -5,6 +5,7 @@
  * collective time, and the one with the least reconfiguration + horizon x
  * collective time is planned. See reconfig.h for the contract and
  * docs/relabel.md for the user's side. */
+#include "bfb/bfb.h"
 #include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"

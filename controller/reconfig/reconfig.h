@@ -5,6 +5,9 @@
 
 #include "controller/fabric/fabric.h"
 #include "controller/reconfig/store.h"
+#include "drivers/drivers.h"
+
+struct schedule;
 
 /* ---- reconfiguration: plan, transactions, journal, recovery --------------
  * (reconfig/ctl.c, reconfig/journal.c). A struct ctl holds one fabric's

@@ -22,6 +22,7 @@
  * (which names the node). The run ends at the static configuration too.
  */
 #include "controller/reconfig/internal.h"
+#include "sched/sched.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
  * hosts' NIC ports (the port permutations of the wiring, which differ from
  * the topology's arc order for word digraphs such as generalized Kautz),
  * verified against the graph in port order. */
+#include "bfb/bfb.h"
 #include "controller/schedule/internal.h"
 
 #include <math.h>

@@ -2,6 +2,7 @@
  * paths or single paths) and its baselines (direct, sp-balanced), explicit
  * or symmetry-reduced, priced store-and-forward or cut-through and host by
  * host under NIC limits; the rows of engines.c name the build at the end. */
+#include "alltoall/alltoall.h"
 #include "controller/schedule/internal.h"
 
 #include <math.h>

@@ -3,6 +3,8 @@
  * expansion constructions, and the classic baselines (ring, bidir-ring,
  * recursive, torus-rings); the rows of engines.c name the builds at the
  * end. */
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "controller/schedule/internal.h"
 
 #include <math.h>

@@ -2,6 +2,7 @@
  * ring and bidir-ring priced as routed on the torus), one variant or the
  * one the cost model prefers, and swing-all's table of them; the rows of
  * engines.c name the builds at the end. */
+#include "baselines/baselines.h"
 #include "controller/schedule/internal.h"
 
 #include <math.h>

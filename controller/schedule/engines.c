@@ -167,6 +167,20 @@ bool schedule_algorithm_cli_only(const char *algo)
 	return e && (e->flags & ENGINE_CLI_ONLY);
 }
 
+bool schedule_algorithm_compares(const char *algo, unsigned fabrics)
+{
+	const struct engine_ops *e = engine_find(algo, fabrics);
+
+	return e && (e->flags & ENGINE_COMPARE);
+}
+
+bool schedule_algorithm_variant(const char *algo)
+{
+	const struct engine_ops *e = engine_find(algo, ENGINE_ANY);
+
+	return e && (e->flags & ENGINE_VARIANT);
+}
+
 bool schedule_algorithm_lowers(const char *algo)
 {
 	const struct engine_ops *e = engine_find(algo, ENGINE_ANY);

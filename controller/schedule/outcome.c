@@ -5,6 +5,9 @@
  * "Efficient Direct-Connect Topologies for Collective Communications",
  * Sec. 3.2), notes on symmetry-reduced outcomes, and a comparison's rows
  * (one schedule kept). */
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "controller/schedule/internal.h"
 
 #include <malloc.h>

@@ -1,5 +1,6 @@
 /* schedule_compute: which family a request belongs to, its topology, and
  * the algorithm it names or the family's default. */
+#include "alltoall/alltoall.h"
 #include "controller/schedule/internal.h"
 
 #include <math.h>

@@ -23,6 +23,9 @@
 #ifndef OFC_CONTROLLER_SCHEDULE_H
 #define OFC_CONTROLLER_SCHEDULE_H
 
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "controller/fabric/fabric.h"
 #include "fluid/fluid.h"
 #include "optree/optree.h"
@@ -369,6 +372,12 @@ bool schedule_algorithm_known(const char *algo);
 /* Whether algo is a table only `ofc schedule` prints (a comparison such as
  * swing-all), which neither a config nor GetSchedule may name. */
 bool schedule_algorithm_cli_only(const char *algo);
+/* Whether algo names a comparison of several outcomes on one of fabrics
+ * (ENGINE_* or'ed: 'all', and 'swing-all' on direct-connect topologies),
+ * not one schedule. */
+bool schedule_algorithm_compares(const char *algo, unsigned fabrics);
+/* Whether --variant (bandwidth- or latency-optimal) goes with algo. */
+bool schedule_algorithm_variant(const char *algo);
 /* Whether algo's all-to-all takes a lowering (steps, paths, single): the
  * MCF's, whose solution a daemon keeps and warm-starts from. */
 bool schedule_algorithm_lowers(const char *algo);

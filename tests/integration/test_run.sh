@@ -55,6 +55,10 @@ expect_json '(lambda r: r["algorithm"]=="bfb" and r["ran"] and r["verified"] and
 	$RUN "$TMP/torus.yaml" --collective allreduce --algo bfb --size 256KiB
 # Recursive doubling's all-gather, relayed on the torus: its spans (a
 # transfer a hop for a node's subcube) run block by block.
+# A comparison runs every row it names; the run reads Swing's and recursive
+# doubling's variants back from the rows' names (swing/L, rd/B, ...).
+expect_json '[r["algorithm"] for r in j["runs"]]==["swing/B","swing/L","rd/B","rd/L","ring","bidir-ring","bucket"] and all(r["ran"] and r["verified"] and r["data_ok"] for r in j["runs"])' \
+	$RUN "$TMP/torus.yaml" --collective allreduce --algo swing-all --size 64KiB
 expect_json '(lambda r: r["algorithm"]=="recursive" and r["ran"] and r["verified"] and r["data_ok"] and r["checked_elements"]==16*65536 and r["bad_elements"]==0)(j["runs"][0])' \
 	$RUN "$TMP/torus.yaml" --collective allgather --algo recursive --size 256KiB
 # --steps: a measured and a modelled time for every step; the steps add up

@@ -1,4 +1,4 @@
-/* The classic baselines (sched/baseline.c) on the closed forms they must
+/* The classic baselines (baselines/baseline.c) on the closed forms they must
  * meet, every schedule through the verifier: a one-way ring takes N-1
  * steps each loading one link with a shard (tau_B = (N-1) d/N), a two-way
  * ring halves that, recursive doubling on a hypercube takes log N steps
@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "baselines/baselines.h"
 #include "sched/sched.h"
 
 struct outcome {

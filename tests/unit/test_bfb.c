@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfb/bfb.h"
+#include "bfb/internal.h"
 #include "rwa/rwa.h"
-#include "sched/internal.h"
 
 static struct graph *build(const char *spec)
 {

@@ -74,6 +74,8 @@ static void test_help_and_names(void **state)
 		if (!(e->flags & ENGINE_EVERY) && !has_word(help.buf, e->name))
 			fail_msg("--help does not list '%s':\n%s", e->name, help.buf);
 		assert_int_equal(schedule_algorithm_known(e->name), !(e->flags & ENGINE_COMPARE));
+		assert_int_equal(schedule_algorithm_compares(e->name, e->fabrics),
+				 !!(e->flags & ENGINE_COMPARE));
 		assert_int_equal(schedule_algorithm_lowers(e->name),
 				 !!(e->flags & ENGINE_LOWERING));
 		assert_ptr_equal(engine_find(e->name, e->fabrics), e);
@@ -85,6 +87,18 @@ static void test_help_and_names(void **state)
 		assert_true(p == help.buf || p[-1] != '\n' || *p == ' ');
 	assert_false(schedule_algorithm_known("nope"));
 	assert_false(schedule_algorithm_known("all"));
+	/* the CLI's checks read the same rows: comparisons by fabric, and
+	 * the rows --variant goes with */
+	assert_true(schedule_algorithm_compares("all", ENGINE_RING));
+	assert_true(schedule_algorithm_compares("all", ENGINE_DIRECT));
+	assert_true(schedule_algorithm_compares("swing-all", ENGINE_DIRECT));
+	assert_false(schedule_algorithm_compares("swing-all", ENGINE_RING));
+	assert_false(schedule_algorithm_compares("optree", ENGINE_RING));
+	assert_false(schedule_algorithm_compares("nope", ENGINE_ANY));
+	assert_true(schedule_algorithm_variant("swing"));
+	assert_true(schedule_algorithm_variant("recursive-doubling"));
+	assert_false(schedule_algorithm_variant("bfb"));
+	assert_false(schedule_algorithm_variant("nope"));
 	assert_true(schedule_algorithm_lowers("mcf") && !schedule_algorithm_lowers("nope"));
 	sb_free(&help);
 }

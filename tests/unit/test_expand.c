@@ -1,4 +1,4 @@
-/* The expansion constructions of Zhao et al. Sec. 5 (sched/expand.c):
+/* The expansion constructions of Zhao et al. Sec. 5 (bfb/expand.c):
  * line graph, degree expansion and Cartesian power of a BFB base build
  * schedules that verify on the graph the same spec builds, with the
  * paper's predicted figures met exactly (Thm 1/10, 11, 12 on BFB bases);
@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "bfb/bfb.h"
 #include "sched/sched.h"
 
 /* The expansion constructions verify, and their measured figures equal the

@@ -14,6 +14,9 @@
 
 #include <cmocka.h>
 
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 

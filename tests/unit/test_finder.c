@@ -1,4 +1,4 @@
-/* The topology finder (sched/finder.c), as a library: the frontier is
+/* The topology finder (bfb/finder.c), as a library: the frontier is
  * sorted and free of dominated entries, every exact entry is a topology
  * whose BFB schedule has exactly the entry's figures, Table 5's picks for
  * N = 5..12 at degree 4 are BW-optimal with the paper's allreduce steps,
@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "bfb/bfb.h"
 #include "sched/sched.h"
 
 static void check_frontier(const struct finder_result *r)

@@ -13,7 +13,8 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "sched/internal.h"
+#include "alltoall/alltoall.h"
+#include "alltoall/internal.h"
 
 static struct graph *build(const char *spec)
 {

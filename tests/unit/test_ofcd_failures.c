@@ -4,6 +4,7 @@
  * re-wiring; the healthy solution kept for warm starts; names with a NUL
  * byte refused; damaged state files refused, never overwritten; a stop
  * while the planner computes leaves no thread behind. */
+#include "alltoall/alltoall.h"
 #include "tests/unit/ofcd_world.h"
 
 /* ---- failures ---------------------------------------------------------------- */

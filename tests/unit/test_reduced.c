@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "sched/sched.h"
 
 struct fixture {
@@ -669,8 +672,8 @@ static void latency_spans(const struct sched_reduced *r, const struct verify_rep
 		struct xfer y = p->xfers[at];
 
 		/* The peer of the step before, in the same piece. */
-		while (before < p->step_start[t] && (p->xfers[before].offset != y.offset ||
-						     p->xfers[before].dst != y.dst))
+		while (before < p->step_start[t] &&
+		       (p->xfers[before].offset != y.offset || p->xfers[before].dst != y.dst))
 			before++;
 		if (before == p->step_start[t])
 			continue;
@@ -855,7 +858,8 @@ static void test_span_sums(void **state)
 			struct verify_report red, vc;
 			struct ofc_error err = {0};
 			uint32_t radix[4] = {groups[gi].radix[0], groups[gi].radix[1], 2, 2};
-			uint32_t k = gi == 2 ? 4 : groups[gi].k, step[4] = {groups[gi].step, 1, 1, 1};
+			uint32_t k = gi == 2 ? 4 : groups[gi].k,
+				 step[4] = {groups[gi].step, 1, 1, 1};
 
 			sched_group_make(&r.group, radix, k);
 			if (groups[gi].step > 1)
@@ -869,16 +873,21 @@ static void test_span_sums(void **state)
 			for (uint32_t c = 0; right && c < pieces; c++)
 				for (uint32_t t = 0; held[c] != (1u << n) - 1 && t < 8; t++)
 					for (int tries = 0; tries < 200; tries++) {
-						uint32_t m = 1 + (mix(seed++) % 4 == 0), d[2], u = held[c];
+						uint32_t m = 1 + (mix(seed++) % 4 == 0), d[2],
+							 u = held[c];
 						bool apart = true;
 
 						for (uint32_t e = 0; e < m && apart; e++) {
-							d[e] = 1 + (uint32_t)(mix(seed++) % (n - 1));
+							d[e] =
+							    1 + (uint32_t)(mix(seed++) % (n - 1));
 							for (uint32_t a = 0; a < n; a++)
 								if (held[c] >> a & 1) {
-									uint32_t b = sched_group_sub(&r.group, a, d[e]);
+									uint32_t b =
+									    sched_group_sub(
+										&r.group, a, d[e]);
 
-									apart = apart && !(u >> b & 1);
+									apart =
+									    apart && !(u >> b & 1);
 									u |= 1u << b;
 								}
 						}
@@ -886,8 +895,10 @@ static void test_span_sums(void **state)
 							continue;
 						held[c] = u;
 						np[c][t] = m;
-						for (uint32_t e = 0; e < m; e++) /* delta = 0 - src */
-							peer[c][t][e] = sched_group_sub(&r.group, 0, d[e]);
+						for (uint32_t e = 0; e < m;
+						     e++) /* delta = 0 - src */
+							peer[c][t][e] =
+							    sched_group_sub(&r.group, 0, d[e]);
 						T = t + 1 > T || c == 0 ? t + 1 : T;
 						break;
 					}
@@ -898,12 +909,16 @@ static void test_span_sums(void **state)
 					for (uint32_t q = 0; q < reps; q++) {
 						uint64_t w = mix(seed++);
 						/* mostly one span, as a doubling's */
-						uint32_t m = right ? np[c][t] : w % 8 < 5 ? 1 : (uint32_t)(w % 4);
+						uint32_t m = right	 ? np[c][t]
+							     : w % 8 < 5 ? 1
+									 : (uint32_t)(w % 4);
 
 						for (uint32_t e = 0; e < m; e++) {
-							uint32_t dst = sched_group_rep_node(&r.group, q);
-							uint32_t src = right ? peer[c][t][e]
-									     : (uint32_t)(mix(seed++) % n);
+							uint32_t dst =
+							    sched_group_rep_node(&r.group, q);
+							uint32_t src =
+							    right ? peer[c][t][e]
+								  : (uint32_t)(mix(seed++) % n);
 
 							if (src == dst)
 								src = (src + 1) % n;

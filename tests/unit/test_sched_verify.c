@@ -9,6 +9,9 @@
 
 #include <cmocka.h>
 
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
+#include "bfb/bfb.h"
 #include "sched/sched.h"
 
 static struct xfer X(uint32_t src, uint32_t dst, uint32_t block) {
@@ -21,8 +24,8 @@ static struct xfer X(uint32_t src, uint32_t dst, uint32_t block) {
 }
 
 /* A reducing transfer of the whole block. */
-static struct xfer R(uint32_t src, uint32_t dst, uint32_t block)
-{
+static struct xfer
+R(uint32_t src, uint32_t dst, uint32_t block) {
 	struct xfer x = X(src, dst, block);
 
 	x.flags = xfer_flags(DIR_NONE, XFER_REDUCE);
@@ -657,8 +660,7 @@ static void assert_same_verdict(const struct schedule *s, const struct graph *g)
 		assert_int_equal(a.ntransfers, b.ntransfers);
 		assert_memory_equal(&a.sum_max_link_load, &b.sum_max_link_load, sizeof(double));
 		assert_memory_equal(&a.max_link_load, &b.max_link_load, sizeof(double));
-		assert_memory_equal(&a.max_total_link_load, &b.max_total_link_load,
-				    sizeof(double));
+		assert_memory_equal(&a.max_total_link_load, &b.max_total_link_load, sizeof(double));
 		assert_memory_equal(&a.duplicate_blocks, &b.duplicate_blocks, sizeof(double));
 		assert_memory_equal(l0, l, s->nsteps * sizeof(double));
 		free(l);

@@ -12,7 +12,8 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "sched/internal.h"
+#include "baselines/baselines.h"
+#include "baselines/internal.h"
 
 static struct topo_tree *tree(const char *spec)
 {

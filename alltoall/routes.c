@@ -3,7 +3,7 @@
  * read them; the operations on a set (append, mirror by the group of a
  * symmetric solution, keep the heaviest few per pair, loads) live here so
  * both sit on this file and not on each other. */
-#include "sched/internal.h"
+#include "alltoall/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

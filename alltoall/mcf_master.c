@@ -1,8 +1,8 @@
-/* Column generation's master LP (6)-(9) (sched/mcf.c's comment): the
+/* Column generation's master LP (6)-(9) (alltoall/mcf.c's comment): the
  * problem's classes of sources and rows (cg_setup), the LP built and
  * rebuilt from the columns kept, a column put in, and the objective of a
  * flow given its loads. */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

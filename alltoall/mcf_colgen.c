@@ -1,9 +1,9 @@
-/* Column generation's loop (sched/mcf.c's comment): the master solved
+/* Column generation's loop (alltoall/mcf.c's comment): the master solved
  * (again in other scalings when lp_solve stalls), priced with Wentges
  * smoothing until the master's flow and the bound meet; and
  * mcf_colgen_solve, which sets a problem up, runs it and takes its routes,
  * its kept solution and, when better, the repaired flow. */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

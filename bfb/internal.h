@@ -1,10 +1,28 @@
-/* Private to BFB (sched/bfb*.c): a worker's scratch and the view of the
- * graph its problems are solved on, which bfb.c (the schedule) builds and
- * bfb_solve.c (each receiver's problems) fills. */
-#ifndef OFC_SCHED_BFB_INTERNAL_H
-#define OFC_SCHED_BFB_INTERNAL_H
+/* Private to bfb/: a worker's scratch and the view of the graph its
+ * problems are solved on, which bfb.c (the schedule) builds and
+ * bfb_solve.c (each receiver's problems) fills; one problem on its own and
+ * the NIC-limited hosts' pricing (bfb_host.c), which the white-box unit
+ * tests call too. */
+#ifndef OFC_BFB_INTERNAL_H
+#define OFC_BFB_INTERNAL_H
 
-#include "sched/internal.h"
+#include "bfb/bfb.h"
+
+/* One (u, t) problem of LP (3) on its own: m sources, masks[i] the in-links
+ * (bit k = in-link k of d) that may carry source i, rate[k] the links' rates
+ * (LP (13); NULL: all 1). U* = *c / *k, reduced. */
+int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t *rate,
+		   enum bfb_method method, uint64_t *c, uint64_t *k, struct ofc_error *err);
+
+/* BFB with NIC-limited hosts (bfb_host.c): whether o->inject can bind on
+ * g (some host below the rate of its out-links), and one phase of a built
+ * BFB schedule (steps first .. first + D - 1 of s; reverse: reduce-scatter)
+ * priced, and its allgather steps solved again where the limit binds.
+ * step[so] holds U* of schedule step first + so and becomes its cost. */
+bool bfb_host_limited(const struct graph *g, const struct bfb_opts *o);
+int bfb_host_phase(const struct graph *g, const struct bfb_opts *o, bool reverse,
+		   struct schedule *s, uint32_t first, uint32_t D, struct frac *step,
+		   uint32_t *solved, struct ofc_error *err);
 
 /* EVAL: the figures only. BUILD: every transfer too, each (u, t) problem
  * solved once and its pieces written into its worker's buffer for the step,

@@ -1,4 +1,4 @@
-/* Private to the all-to-all MCF (sched/mcf*.c): the problem column
+/* Private to the all-to-all MCF (alltoall/mcf*.c): the problem column
  * generation solves (struct cg) and what its files call of one another.
  * Each file calls only those below it:
  *
@@ -12,10 +12,10 @@
  * and beside them mcf_routes.c (routes from the solution), mcf_symmetry.c
  * (translations, automorphisms), mcf_lp.c (the single LPs) and
  * mcf_repair.c (a re-plan by repair). */
-#ifndef OFC_SCHED_MCF_INTERNAL_H
-#define OFC_SCHED_MCF_INTERNAL_H
+#ifndef OFC_ALLTOALL_MCF_INTERNAL_H
+#define OFC_ALLTOALL_MCF_INTERNAL_H
 
-#include "sched/internal.h"
+#include "alltoall/internal.h"
 
 #include "rwa/rwa.h"
 

@@ -2,7 +2,7 @@
  * distinct paths with their weights (the kept trees' paths, interned), and
  * a mirrored master's representatives' routes carried to every source. The
  * lowerings of routes to schedules (steps, paths, single) are alltoall.c's. */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * a kept solution of another graph (a re-plan's warm start), the Frank-Wolfe
  * polish of either flow before the master, and a solution kept for another
  * graph's warm start (struct mcf_warm, mcf_opts.keep_warm). */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

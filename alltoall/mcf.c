@@ -28,7 +28,7 @@
  * source, mirrored or plain), a re-plan's repair and stand-in, and the
  * single LPs; mcf_internal.h says which mcf_*.c file holds the rest.
  */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,28 +41,10 @@
  * leave at most 1 / STANDIN_FEWER as many classes, and the kept flow loads
  * no lost arc above 95% of its objective; column generation on the
  * degraded graph follows when half the time limit is left
- * (sched/internal.h: tests change them). */
+ * (internal.h: tests change them). */
 struct mcf_standin_tuning mcf_standin = {
     .min_classes = 256, .arc_share = 0.01, .load = 0.95, .rest = 0.5};
 #define STANDIN_FEWER 4u
-
-uint64_t moore_tree_cost(uint64_t n, uint32_t d)
-{
-	uint64_t L = 0, rem = n ? n - 1 : 0, layer = d;
-
-	if (d == 0)
-		return 0;
-	for (uint64_t i = 1; rem > 0; i++) {
-		uint64_t k = rem < layer ? rem : layer;
-
-		L += i * k;
-		rem -= k;
-		/* Layers only grow; past n they no longer matter. */
-		if (layer <= n)
-			layer *= d;
-	}
-	return L;
-}
 
 const char *mcf_method_name(enum mcf_method m)
 {
@@ -116,7 +98,7 @@ static int check_demand(uint32_t n, const struct mcf_opts *o, struct ofc_error *
 	return 0;
 }
 
-/* A re-plan tries the repair first (sched/mcf_repair.c): the kept healthy
+/* A re-plan tries the repair first (alltoall/mcf_repair.c): the kept healthy
  * flow with the lost arcs' flow rerouted. true when that settles it: its
  * flow meets the kept lengths' bound on g (r filled, *rc 0), or the solve
  * was cancelled (*rc -1). Else *rp holds what it reached, for column

@@ -1,9 +1,9 @@
-/* Column generation's pricing (sched/mcf.c's comment has the method):
+/* Column generation's pricing (alltoall/mcf.c's comment has the method):
  * each class's shortest-path tree under the link prices (Dijkstra for the
  * fluid MCF, a sweep of the time-expanded graph for the time-stepped one),
  * a tree's coefficients per row, the trees kept as columns (hashed, each
  * once), and the Lagrangian bound every pricing certifies. */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
-/* The all-to-all MCF's symmetries, which pick its master (sched/mcf.c):
+/* The all-to-all MCF's symmetries, which pick its master (alltoall/mcf.c):
  * the port-preserving translations of a Cayley graph (the one-source
  * master, one row per port), whether capacities and a demand matrix are
  * alike under them, and the automorphisms the mirrored master keeps (those
  * that keep the capacities and the demand: one class of sources per orbit
  * of nodes, one row per orbit of arcs). */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Swing allreduce on tori and recursive doubling on the same machinery (De
- * Sensi et al.; notes swing-allreduce.md). See sched.h for the model.
+ * Sensi et al.; notes swing-allreduce.md). See baselines.h for the model.
  *
  * A collective is a sequence of S = sum ceil(log2 d_i) steps; step s uses
  * dimension dim[s] at its sigma[s]-th step there, dimensions taken round
@@ -10,7 +10,7 @@
  * step it would be sent (Sec. 2.6: with non-power-of-two sizes a block can
  * appear twice); the allgather mirrors it in reverse step order.
  */
-#include "sched/internal.h"
+#include "baselines/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

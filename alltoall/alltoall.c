@@ -2,8 +2,9 @@
  * and the two baselines of Basu et al. (direct exchange over shortest
  * paths, and the load-aware shortest path of App. D), all in the shared
  * schedule type so the verifier checks every one (each ordered pair's
- * block delivered to its target exactly once, relays store-and-forward). */
-#include "sched/internal.h"
+ * block delivered to its target exactly once, relays store-and-forward);
+ * and the same as reduced programs on a Cayley graph (a2a_reduced). */
+#include "alltoall/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -959,4 +960,105 @@ void a2a_outcome_free(struct a2a_outcome *o)
 	if (o->have_mcf)
 		mcf_result_free(&o->mcf);
 	memset(o, 0, sizeof(*o));
+}
+
+/* ---- the all-to-all baselines, reduced ------------------------------------------ */
+
+/* direct or sp-balanced: node 0's routes, hop i at step i (as a2a_build
+ * lowers them), the program. */
+static int a2a_baseline_reduced(const struct graph *g, const struct sched_group *G,
+				const struct a2a_request *q, struct sched_reduced *r,
+				struct a2a_outcome *o, struct ofc_error *err)
+{
+	struct a2a_routes rt = {.n = g->n};
+
+	if ((strcmp(q->algo, "direct") == 0
+		 ? a2a_direct_routes_0(g, &rt, err)
+		 : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
+	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, &o->max_load, err) < 0) {
+		a2a_routes_free(&rt);
+		return -1;
+	}
+	r->group = *G;
+	o->cut_through = true;
+	o->max_paths = 1;
+	o->max_hops = a2a_max_hops(&rt);
+	/* o->max_load: unit capacities (links of different rates are not
+	 * reduced). */
+	a2a_routes_free(&rt);
+	return 0;
+}
+
+/* ---- the all-to-all MCF, reduced ------------------------------------------------ */
+
+int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
+		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err)
+{
+	const char *low = q->lowering ? q->lowering : "steps";
+	bool steps = strcmp(low, "steps") == 0;
+	struct sched_group grp = *G; /* G may be &r->group */
+	struct topo_facts f;
+
+	memset(o, 0, sizeof(*o));
+	memset(r, 0, sizeof(*r));
+	if (q->mcf.demand)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a demand matrix is not alike at every node: no reduced "
+				     "program (the explicit schedule, up to %u nodes)",
+				     A2A_MAX_NODES);
+	if (strcmp(q->algo, "direct") == 0 || strcmp(q->algo, "sp-balanced") == 0) {
+		if (grp.nodes != g->n || grp.reps != 1)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "the group has %u elements, %s %u nodes", grp.order,
+					     g->spec ? g->spec : "the topology", g->n);
+		/* sp-balanced's rule is a pass per pair over the layers of its
+		 * shortest paths: 0.03-0.05 s at 4,096, 0.6 s at 16,384, 5-7 s
+		 * at 65,536 (hypercube:16, torus:256x256); direct's BFS is one
+		 * search. */
+		if (strcmp(q->algo, "sp-balanced") == 0 && g->n > A2A_SP_REDUCED_MAX_NODES)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "%u nodes: sp-balanced searches the graph once per pair, so it "
+			    "is built for up to %u nodes (direct and mcf go further)",
+			    g->n, A2A_SP_REDUCED_MAX_NODES);
+		return a2a_baseline_reduced(g, &grp, q, r, o, err);
+	}
+	if (strcmp(q->algo, "mcf"))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a reduced all-to-all is the MCF's (mcf), direct or "
+				     "sp-balanced, not %s",
+				     q->algo);
+	bool single = strcmp(low, "single") == 0;
+	if (!steps && !single && strcmp(low, "paths"))
+		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", low);
+	if (grp.nodes != g->n || grp.reps != 1)
+		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
+				     grp.order, g->spec ? g->spec : "the topology", g->n);
+	topo_facts(g, &f, q->mcf.threads);
+	struct a2a_request sym = *q;
+	sym.mcf.method = MCF_SYMMETRIC;
+	sym.mcf.translations_known = true; /* G is checked port by port */
+	if (a2a_solve(g, &sym, &f, &steps, &o->mcf, o, err) < 0)
+		return -1;
+	o->have_mcf = true;
+	struct a2a_routes *rt = &o->mcf.routes;
+	/* node 0's routes are the program: no mirroring, no routes.perm */
+	/* Single path by symmetry: node 0's pairs each on one of their MCF
+	 * paths, balanced by port loads (every arc of port j carries node 0's
+	 * hops on j): the symmetric schedule of the rule, not the explicit
+	 * one, which balances all N (N - 1) pairs by arc. */
+	if (single)
+		a2a_routes_single_ports(g, q->mcf.capacity, rt);
+	else if (!steps)
+		a2a_routes_limit(rt, graph_outdeg(g, 0));
+	struct a2a_routes own = *rt;
+	own.symmetric = false;
+	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, &o->max_load, err) < 0) {
+		a2a_outcome_free(o);
+		return -1;
+	}
+	r->group = grp;
+	o->max_hops = a2a_max_hops(rt);
+	o->max_paths = a2a_max_paths(rt);
+	return 0;
 }

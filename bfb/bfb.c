@@ -30,7 +30,7 @@
  * This file builds the schedule: the graph's view (in-links, distances),
  * the workers, the passes and the gathering, reduce-scatter's reversal,
  * the reduced form. Each receiver's problems are bfb_solve.c's. */
-#include "sched/bfb_internal.h"
+#include "bfb/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

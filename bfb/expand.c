@@ -14,7 +14,7 @@
  * transposed base gives an allgather on a graph H isomorphic to G^T (phi
  * maps H's nodes to G's); reversed in time and direction it is a
  * reduce-scatter on G. */
-#include "sched/sched.h"
+#include "bfb/bfb.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * (6)-(9) whole, and the link LP (1)-(5) on some sources, which is the
  * child LP (10)-(14) on one (mcf_child_lp). Column generation's answers are
  * checked against them on small graphs. */
-#include "sched/mcf_internal.h"
+#include "alltoall/mcf_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -28,7 +28,7 @@
  * Reduce-scatter is allgather on G^T run backwards: in its steps a node
  * sends each shard it holds a part of once in full, whatever the split, so
  * its load is fixed and the step is priced at max(U*, S_u / beta_u). */
-#include "sched/internal.h"
+#include "bfb/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

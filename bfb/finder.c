@@ -16,7 +16,7 @@
  * Not here: the Diamond and DBJMod graphs of Tables 4 and 9 (their edge
  * lists are only in figures lost from the paper) and graphs found by
  * exhaustive search. */
-#include "sched/sched.h"
+#include "bfb/bfb.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  * commodity per run end q with its supply at each run start, is rerouted by
  * the same LP. mcf_solve tries radius -1 (the lost arcs alone); the wider
  * regions are measured by bench/mcf_repair (bench/RESULTS.md). */
-#include "sched/internal.h"
+#include "alltoall/internal.h"
 
 #include "rwa/rwa.h"
 

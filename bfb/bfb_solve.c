@@ -4,8 +4,8 @@
  * its fractions from one integral max flow (or the LP, or the integer
  * program with --chunks), written as pieces into the worker's buffer for
  * the step. See bfb.c for the method and the papers. */
+#include "bfb/internal.h"
 #include "rwa/rwa.h"
-#include "sched/bfb_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  *
  * Reduce-scatter is the reversed allgather where the topology is symmetric
  * (Thm 3; a symmetric graph is its own transpose), else built directly. */
-#include "sched/sched.h"
+#include "baselines/baselines.h"
 
 #include <stdlib.h>
 #include <string.h>

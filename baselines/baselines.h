@@ -1,0 +1,149 @@
+/* baselines — the classic schedules BFB is compared with on
+ * direct-connect topologies (rings along a Hamiltonian cycle, recursive
+ * doubling, the torus's per-dimension rings) and Swing allreduce with
+ * recursive doubling on tori, explicit or reduced by symmetry. Every
+ * schedule is a struct schedule (sched/sched.h) for the one verifier. */
+#ifndef OFC_BASELINES_H
+#define OFC_BASELINES_H
+
+#include "sched/sched.h"
+
+/* ---- classic baselines (baselines/baseline.c) -----------------------------------
+ * For comparison through the same pipeline: "ring" (one-way ring along a
+ * Hamiltonian cycle of the topology), "bidir-ring" (both ways, half each),
+ * "recursive" (recursive doubling / halving, N a power of two; relayed
+ * store-and-forward where partners are not linked, allgather only) and
+ * "torus-rings" (the traditional per-dimension torus schedule; t must name
+ * a torus). An error of kind OFC_E_INPUT says why one does not apply. */
+bool baseline_known(const char *algo);
+const char *baseline_name(unsigned i); /* the i-th baseline; NULL past the end */
+/* The transfers baseline_schedule(g, algo, c) will hold (its memory
+ * estimate, before building it): n (n - 1) per phase on a ring, twice on
+ * both rings, once per port for torus-rings, each relayed hop for
+ * recursive doubling on a graph that is no hypercube. */
+double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c);
+/* ... and the pieces it cuts each block into (2 on both rings, one per
+ * port for torus-rings, else 1: whole blocks). */
+uint32_t baseline_pieces(const struct graph *g, const char *algo);
+/* clock (may be NULL): the request's; past it, -1 with "time limit T
+ * reached in generation" (OFC_E_RUNTIME) and nothing built. */
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+		      enum sched_collective c, struct schedule *s, const struct ofc_clock *clock,
+		      struct ofc_error *err);
+/* Whether algo applies to g (t) and c as far as can be told without
+ * building it (all but the search for a Hamiltonian cycle): 0, or -1 and
+ * baseline_schedule's own reason. Callers estimating memory ask this
+ * first, so a baseline that does not apply is not refused for its size. */
+int baseline_check(const struct graph *g, const struct topo_tree *t, const char *algo,
+		   enum sched_collective c, struct ofc_error *err);
+
+/* ---- Swing allreduce and its torus baselines (baselines/swing.c) ------------------
+ * De Sensi et al., "Swing: Short-cutting Rings for Higher-Bandwidth
+ * Allreduce" (notes: swing-allreduce.md). On a torus whose network routes
+ * (minimal, dimension order, a tie split over both directions) a node talks
+ * to its peer pi(r, s) = r +- rho(sigma) in one dimension, rho(s) =
+ * sum_{i<=s} (-2)^i; 2D collectives (D plain, D mirrored) each carry 1/2D of
+ * the vector on their own port (multiport). Bandwidth-optimal: reduce-scatter
+ * then allgather over the block sets {q} + reach(q, s+1), a block sent twice
+ * by a node only in the last step (even non-power-of-two sizes, Sec. 2.6);
+ * latency-optimal: the whole vector every step (power-of-two sizes).
+ * Recursive doubling (Rabenseifner's halving/doubling, torus order,
+ * single port) uses the same machinery with the peer r XOR 2^sigma.
+ * Transfers name logical peers (lane SCHED_NO_LANE): the verifier checks the
+ * reduce semantics without a graph, and the link loads come from routing
+ * every transfer on the torus. */
+enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
+
+/* Above this many nodes Swing's default (--reduced auto) is the
+ * symmetry-reduced schedule; the explicit one is built up to
+ * SCHED_MAX_NODES (16-bit node ids) when its memory estimate fits. */
+#define SWING_MAX_SCHEDULE_NODES 1024u
+
+struct torus_figures {
+	uint32_t steps;	    /* tau_L */
+	double tau_b;	    /* sum over steps of the busiest routed link, (d/N) shards */
+	double hops;	    /* sum over steps of the longest message's hops */
+	double psi;	    /* the algorithmic bandwidth deficiency (Table 2, on d ports) */
+	double xi;	    /* congestion deficiency: tau_b / (2 psi), eq. (1) */
+	uint32_t instances; /* concurrent collectives (ports used) */
+};
+
+/* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
+ * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
+ * otherwise the allreduce schedule (up to SCHED_MAX_NODES; the caller
+ * checks its memory with torus_allreduce_transfers) and its
+ * figures measured from it. */
+int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
+		    bool multiport, struct schedule *s, struct torus_figures *f,
+		    struct ofc_error *err);
+/* The transfers torus_allreduce's schedule will hold (its memory estimate,
+ * before building it); 0 when t is no torus algo schedules. */
+double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, enum swing_variant v,
+				 bool multiport);
+/* Figures of any schedule on torus t, its transfers routed (Xi with the
+ * given psi). */
+struct sched_reduced;
+/* The same of a reduced schedule under a group of the torus's translations
+ * (baseline_reduced's): each arc's load is its orbit's, counted at the
+ * representative of the orbit's tail. */
+int torus_routed_figures_reduced(const struct topo_tree *t, const struct sched_reduced *r,
+				 double psi, struct torus_figures *f, struct ofc_error *err);
+int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
+			 struct torus_figures *f, struct ofc_error *err);
+
+/* Swing allreduce (baselines/swing.c; algo "swing", bandwidth- or
+ * latency-optimal, multiport) as a reduced schedule: its peers keep the
+ * parity of every coordinate, so the group is G (the torus's translations)
+ * restricted to the even ones, and the program is the 2^D nodes with
+ * coordinates in {0, 1}^D; their block sets come from the representatives'
+ * by translation (no N x N reach sets). Figures routed as
+ * torus_routed_figures routes them, per orbit of arcs. Recursive doubling
+ * ("recursive-doubling"): its peers r XOR 2^s (power-of-two dimensions)
+ * are the XOR translations of the node ids, not the torus's, so its group
+ * is Z_2^log2(N) on the ids (r->group, whatever G is) and the program node
+ * 0's sends; it is checked without a graph, as the explicit one is, and
+ * its routed figures route every node's message of each step (N per step,
+ * no orbit of arcs: XOR moves no torus arc onto another). Latency-optimal:
+ * power-of-two sizes up to SWING_REDUCED_LATENCY_NODES, the 16-bit node
+ * ids' limit. Every step sends the whole vector: one span of all N blocks
+ * a representative, collective and step (xfer_blocks; the check by
+ * symmetry takes spans, and the expansion cuts them into blocks), so its
+ * program is reps x steps x collectives transfers (Swing on torus:256x256:
+ * 4 x 16 x 4 = 256, where one a block was 16.7 M, 335 MB). Every one is
+ * a reduction of the whole vector, which the check by symmetry takes by
+ * the spans' sums (span_sums: a byte a node), not block by block. */
+#define SWING_REDUCED_LATENCY_NODES SCHED_REDUCED_MAX_NODES
+/* A baseline (baselines/baseline.c) as a reduced schedule on G (g's
+ * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
+ * hypercube) as node 0's sends under G; "ring" and "bidir-ring" on a torus
+ * with an even dimension j of size >= 4, along the reflected Gray code
+ * cycle (which baseline_schedule takes on such a torus too), under G
+ * restricted to the multiples of 2 e_j (r->group: the N / (a_j / 2)
+ * representatives' sends). OFC_E_INPUT with the reason where the schedule
+ * has no such symmetry (recursive on a torus, rings on a hypercube or a
+ * torus of odd sizes). Above BASELINE_MAX_SCHEDULE_NODES `ofc schedule`
+ * builds it by itself where it exists. */
+#define BASELINE_MAX_SCHEDULE_NODES 1024u
+/* The transfers baseline_reduced's program will hold (its memory estimate,
+ * before building it), and its representatives in *reps (whose state the
+ * check keeps: reps x N cells); 0 when the baseline has no such form on
+ * that family (recursive: only the caller's group tells, XOR or not). */
+double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
+				  const char *algo, enum sched_collective c, uint32_t *reps);
+int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
+		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
+		     struct ofc_error *err);
+/* r NULL: the figures alone, without the program (latency-optimal Swing
+ * only: its runs are known without building it), the same as the built
+ * program's; what choosing a variant by price needs before building it. */
+int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
+			    const struct sched_group *G, struct sched_reduced *r,
+			    struct torus_figures *f, struct ofc_error *err);
+/* The transfers torus_allreduce_reduced's program will hold (its memory
+ * estimate, before building it) and its representatives in *reps (whose
+ * state the check keeps: reps x N cells, but for latency-optimal spans,
+ * checked by their sums); 0 when t is no torus algo schedules. */
+double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
+					 enum swing_variant v, uint32_t *reps);
+
+#endif
