@@ -276,13 +276,65 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 /* (the staleness of a deposed replica that has not read etcd again) */
 #define DEPOSED_WHY "this replica stopped leading"
 
-/* (loop) The store's view again; logs what changed for an operator.
- * Returns whether it changed what GetState shows. */
+/* This replica's role as GetState shows it. */
+static const char *cluster_role(const struct ofcd *d, const struct store_cluster *v)
+{
+	return !v->leading ? "follower" : d->loop.leading ? "leader" : "taking-over";
+}
+
+/* Tell every watcher who leads now (KIND_LEADER_CHANGED): the leader key
+ * changed hands or went (an election is under way), or this replica's own
+ * role moved (elected, took over, deposed). A client shows the replicas
+ * again on it instead of reading the state every few seconds. Tenants,
+ * who are shown no replicas, do not hear it. */
+static void cluster_announce(struct ofcd *d, const struct store_cluster *v, const char *role)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
+	struct arena a = {0};
+	char msg[400], line[450];
+
+	e.leader = cluster_leader_msg(&a, v);
+	if (e.leader)
+		snprintf(msg, sizeof(msg),
+			 "fabric %s is led by %s (epoch %llu); this replica (%s) is %s",
+			 d->loop.cfg->f->name, e.leader->name, (unsigned long long)e.leader->epoch,
+			 v->name, role);
+	else
+		snprintf(
+		    msg, sizeof(msg),
+		    "fabric %s has no leader now (an election is under way); this replica (%s) "
+		    "is %s",
+		    d->loop.cfg->f->name, v->name, role);
+	snprintf(line, sizeof(line), "%s: %s",
+		 event_kind_name(OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED), msg);
+	e.has_kind = e.has_time_unix_ms = 1;
+	e.kind = OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED;
+	e.time_unix_ms = unix_ms();
+	e.message = msg;
+	e.role = (char *)role;
+	r.has_id = r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = line;
+	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
+	r.event = &e;
+	ofcd_send_watchers(d, &r, NULL);
+	d->loop.cl_role = role;
+	arena_free(&a);
+}
+
+/* (loop) The store's view again; logs what changed for an operator, and
+ * tells the watchers when who leads changed. Returns whether it changed
+ * what GetState shows. */
 bool cluster_refresh(struct ofcd *d)
 {
 	struct store_cluster v;
 
 	store_cluster(d->store, &v);
+	/* (takeover done or deposed: this replica's role moves with no new view) */
+	if (d->loop.cl_role && strcmp(cluster_role(d, &v), d->loop.cl_role) != 0 &&
+	    strcmp(v.leader, d->loop.cl.leader) == 0 && v.epoch == d->loop.cl.epoch)
+		cluster_announce(d, &v, cluster_role(d, &v));
 	/* (deposed: stale until etcd was read again, cluster_sync_start) */
 	if (d->loop.cl_reload && !v.leading && v.fresh) {
 		v.fresh = false;
@@ -312,6 +364,9 @@ bool cluster_refresh(struct ofcd *d)
 		else
 			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s has no leader now",
 				 d->loop.cfg->f->name);
+		cluster_announce(d, &v, cluster_role(d, &v));
+	} else if (!d->loop.cl_role || strcmp(cluster_role(d, &v), d->loop.cl_role) != 0) {
+		cluster_announce(d, &v, cluster_role(d, &v));
 	}
 	for (uint32_t i = 0; i < v.nmembers && i < d->loop.cl.nmembers; i++)
 		if (v.members[i].reachable != d->loop.cl.members[i].reachable)
