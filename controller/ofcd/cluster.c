@@ -282,19 +282,27 @@ static const char *cluster_role(const struct ofcd *d, const struct store_cluster
 	return !v->leading ? "follower" : d->loop.leading ? "leader" : "taking-over";
 }
 
-/* Tell every watcher who leads now (KIND_LEADER_CHANGED): the leader key
- * changed hands or went (an election is under way), or this replica's own
- * role moved (elected, took over, deposed). A client shows the replicas
- * again on it instead of reading the state every few seconds. Tenants,
- * who are shown no replicas, do not hear it. */
+/* Tell every watcher who leads now (KIND_LEADER_CHANGED) when it is not
+ * what they last heard: the leader key changed hands or went (an election
+ * is under way), or this replica's own role moved (elected, took over,
+ * deposed). A client shows the replicas again on it instead of reading the
+ * state every few seconds. Tenants, who are shown no replicas, do not
+ * hear it. */
 static void cluster_announce(struct ofcd *d, const struct store_cluster *v, const char *role)
 {
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
 	struct arena a = {0};
-	char msg[400], line[450];
+	char msg[400], line[450], said[sizeof(d->loop.cl_said)];
 
 	e.leader = cluster_leader_msg(&a, v);
+	snprintf(said, sizeof(said), "%s %llu %s", e.leader ? e.leader->name : "",
+		 e.leader ? (unsigned long long)e.leader->epoch : 0ULL, role);
+	if (strcmp(said, d->loop.cl_said) == 0) {
+		arena_free(&a);
+		return;
+	}
+	memcpy(d->loop.cl_said, said, sizeof(said));
 	if (e.leader)
 		snprintf(msg, sizeof(msg),
 			 "fabric %s is led by %s (epoch %llu); this replica (%s) is %s",
@@ -319,7 +327,6 @@ static void cluster_announce(struct ofcd *d, const struct store_cluster *v, cons
 	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	r.event = &e;
 	ofcd_send_watchers(d, &r, NULL);
-	d->loop.cl_role = role;
 	arena_free(&a);
 }
 
@@ -331,10 +338,9 @@ bool cluster_refresh(struct ofcd *d)
 	struct store_cluster v;
 
 	store_cluster(d->store, &v);
-	/* (takeover done or deposed: this replica's role moves with no new view) */
-	if (d->loop.cl_role && strcmp(cluster_role(d, &v), d->loop.cl_role) != 0 &&
-	    strcmp(v.leader, d->loop.cl.leader) == 0 && v.epoch == d->loop.cl.epoch)
-		cluster_announce(d, &v, cluster_role(d, &v));
+	/* (before the check below: a takeover done or a replica deposed moves
+	 * its role with no new view) */
+	cluster_announce(d, &v, cluster_role(d, &v));
 	/* (deposed: stale until etcd was read again, cluster_sync_start) */
 	if (d->loop.cl_reload && !v.leading && v.fresh) {
 		v.fresh = false;
@@ -364,9 +370,6 @@ bool cluster_refresh(struct ofcd *d)
 		else
 			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s has no leader now",
 				 d->loop.cfg->f->name);
-		cluster_announce(d, &v, cluster_role(d, &v));
-	} else if (!d->loop.cl_role || strcmp(cluster_role(d, &v), d->loop.cl_role) != 0) {
-		cluster_announce(d, &v, cluster_role(d, &v));
 	}
 	for (uint32_t i = 0; i < v.nmembers && i < d->loop.cl.nmembers; i++)
 		if (v.members[i].reachable != d->loop.cl.members[i].reachable)

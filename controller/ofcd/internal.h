@@ -582,8 +582,8 @@ struct ofcd_loop {
 	struct outcomes outcomes; /* outcomes.c: keyed mutations' recent outcomes */
 	struct job *cluster_job;
 	bool sync_again;
-	bool cl_stale_said;  /* the log said it is stale */
-	const char *cl_role; /* this replica's role the watchers last heard (a literal) */
+	bool cl_stale_said; /* the log said it is stale */
+	char cl_said[112];  /* who leads and this replica's role, as watchers last heard */
 	uint64_t cluster_timer;
 	/* Deposed, and what it shows not read from etcd since: shown stale
 	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
