@@ -199,8 +199,18 @@
 			(c.lease_left_seconds !== undefined ? " · lease " + c.lease_left_seconds.toFixed(1) + " of " + c.lease_ttl_seconds + " s" : "") +
 			(c.stale ? " · STALE" : "");
 		head.setAttribute("data-leader", L ? L.name : "");
+		/* each replica as etcd holds its registration: its last contact is
+		 * when it last wrote it (every half lease), as of this read */
+		const reps = (c.replicas || []).map((r) => {
+			const nm = node("span", r.name);
+			nm.setAttribute("data-replica", r.name);
+			nm.setAttribute("data-last-contact", String(r.last_contact_unix_ms || 0));
+			return [nm, r.role, r.host, r.pid, r.role === "leader" ? r.epoch : "",
+				r.lease_left_seconds !== undefined ? r.lease_left_seconds.toFixed(1) + " s" : "", when(r.last_contact_unix_ms)];
+		});
 		const rows = (c.members || []).map((mb) => [mb.name, mb.url, node("span", mb.reachable ? "reachable" : "unreachable", mb.reachable ? "ok" : "bad"), mb.leader ? "etcd leader" : ""]);
-		$("replicas").replaceChildren(head, table(["etcd member", "url", "health", ""], rows, "no etcd members known"));
+		$("replicas").replaceChildren(head, table(["replica", "role", "host", "pid", "epoch", "lease left", "last contact"], reps, "no replica registered"),
+			table(["etcd member", "url", "health", ""], rows, "no etcd members known"));
 	}
 
 	function mayRelease(name) {

@@ -145,7 +145,8 @@ static void replicas_msg(struct arena *a, Ofc__V1__Cluster *c, const struct stor
 		m->started_unix_ms = r->started_ms;
 		m->has_lease_left_seconds = r->lease_left >= 0;
 		m->lease_left_seconds = r->lease_left;
-		m->has_since_contact_seconds = r->written_ms != 0;
+		m->has_since_contact_seconds = m->has_last_contact_unix_ms = r->written_ms != 0;
+		m->last_contact_unix_ms = r->written_ms;
 		m->since_contact_seconds =
 		    now > r->written_ms ? (double)(now - r->written_ms) / 1000 : 0;
 		c->replicas[i] = m;
