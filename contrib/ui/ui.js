@@ -3,7 +3,9 @@
  * API's Watch (GET /v1/watch, one JSON Response a line, read as a stream):
  * each event read asks for the state again, at most one request in
  * flight, so a burst of events costs a few reads, and nothing is asked
- * while nothing happens. The stream is the one connection a page left
+ * while nothing happens. Replicated ofcd says who leads on the Watch too
+ * (KIND_LEADER_CHANGED, from every replica), so the replicas need no
+ * polling either; the lease shown is as of the last read. The stream is the one connection a page left
  * open holds; when it ends the page says so and opens it again, waiting
  * longer each time (1 s to 30 s).
  *
@@ -18,11 +20,6 @@
 	const $ = (id) => document.getElementById(id);
 	const PALETTE = ["#4f9dde", "#e0a84a", "#9b7be0", "#4cc3a0", "#e07a9b", "#c6d35a", "#5ad3d6", "#e0804a"];
 	const MAX_EVENTS = 50;
-	/* Replicated ofcd: who leads and the lease change with no event on the
-	 * Watch, so a page shown replicas reads the state again this often
-	 * (one read, answered from the gateway's cache while nothing changed). */
-	const CLUSTER_REFRESH_MS = 3000;
-	let clusterTimer = null;
 
 	let me = null; /* whoami */
 	let state = null;
@@ -202,8 +199,18 @@
 			(c.lease_left_seconds !== undefined ? " · lease " + c.lease_left_seconds.toFixed(1) + " of " + c.lease_ttl_seconds + " s" : "") +
 			(c.stale ? " · STALE" : "");
 		head.setAttribute("data-leader", L ? L.name : "");
+		/* each replica as etcd holds its registration: its last contact is
+		 * when it last wrote it (every half lease), as of this read */
+		const reps = (c.replicas || []).map((r) => {
+			const nm = node("span", r.name);
+			nm.setAttribute("data-replica", r.name);
+			nm.setAttribute("data-last-contact", String(r.last_contact_unix_ms || 0));
+			return [nm, r.role, r.host, r.pid, r.role === "leader" ? r.epoch : "",
+				r.lease_left_seconds !== undefined ? r.lease_left_seconds.toFixed(1) + " s" : "", when(r.last_contact_unix_ms)];
+		});
 		const rows = (c.members || []).map((mb) => [mb.name, mb.url, node("span", mb.reachable ? "reachable" : "unreachable", mb.reachable ? "ok" : "bad"), mb.leader ? "etcd leader" : ""]);
-		$("replicas").replaceChildren(head, table(["etcd member", "url", "health", ""], rows, "no etcd members known"));
+		$("replicas").replaceChildren(head, table(["replica", "role", "host", "pid", "epoch", "lease left", "last contact"], reps, "no replica registered"),
+			table(["etcd member", "url", "health", ""], rows, "no etcd members known"));
 	}
 
 	function mayRelease(name) {
@@ -272,11 +279,18 @@
 		const rows = (s.devices || []).map((d) => {
 			const r = d.reachable === undefined ? node("span", "not yet", "dim") : node("span", d.reachable ? "yes" : "no", d.reachable ? "ok" : "bad");
 			const al = (d.port_alarms || []).map((a) => "port " + a.port + " " + a.kind + (a.power_dbm !== undefined ? " " + a.power_dbm + " dBm" : "")).join(", ");
+			/* what ofcd counted talking to it (absent: not talked to yet) */
+			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) : "never", d.last_contact_unix_ms ? "" : "dim");
+			last.setAttribute("data-device", d.name);
+			last.setAttribute("data-last-contact", String(d.last_contact_unix_ms || 0));
+			last.setAttribute("data-commands", String(d.commands || 0));
+			const errs = Number(d.errors || 0);
 			return [d.name, d.kind, d.driver, r, d.error || "", d.entries !== undefined ? d.entries : (d.circuits || []).length,
 				d.at_target === undefined ? "" : d.at_target ? "yes" : "no", d.in_sync === undefined ? "" : d.in_sync ? "yes" : "no",
+				last, d.commands === undefined ? "" : String(d.commands), d.errors === undefined ? "" : node("span", String(errs), errs ? "bad" : ""),
 				al ? node("span", al, "bad") : ""];
 		});
-		$("devices").replaceChildren(table(["device", "kind", "driver", "reachable", "error", "entries", "at target", "in sync", "alarms"], rows, "none"));
+		$("devices").replaceChildren(table(["device", "kind", "driver", "reachable", "error", "entries", "at target", "in sync", "last contact", "commands", "errors", "alarms"], rows, "none"));
 	}
 
 	function renderEvents() {
@@ -295,11 +309,6 @@
 		renderDevices(state);
 		renderEvents();
 		document.body.setAttribute("data-generation", String(state.config_generation || 0));
-		if (state.cluster && !clusterTimer)
-			clusterTimer = setTimeout(() => {
-				clusterTimer = null;
-				refresh();
-			}, CLUSTER_REFRESH_MS);
 	}
 
 	/* ---- the state, and the Watch that keeps it current ---- */
@@ -424,6 +433,11 @@
 		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state && Array.isArray(e.failed)) {
 			state.failed = e.failed;
 			if (e.schedule) state.schedule = e.schedule;
+			render();
+		} else if (e.kind === "KIND_LEADER_CHANGED" && state && state.cluster) {
+			/* who leads now, and this replica's role: named at once */
+			state.cluster.leader = e.leader;
+			if (e.role) state.cluster.role = e.role;
 			render();
 		} else renderEvents();
 		refresh();

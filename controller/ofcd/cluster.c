@@ -145,7 +145,8 @@ static void replicas_msg(struct arena *a, Ofc__V1__Cluster *c, const struct stor
 		m->started_unix_ms = r->started_ms;
 		m->has_lease_left_seconds = r->lease_left >= 0;
 		m->lease_left_seconds = r->lease_left;
-		m->has_since_contact_seconds = r->written_ms != 0;
+		m->has_since_contact_seconds = m->has_last_contact_unix_ms = r->written_ms != 0;
+		m->last_contact_unix_ms = r->written_ms;
 		m->since_contact_seconds =
 		    now > r->written_ms ? (double)(now - r->written_ms) / 1000 : 0;
 		c->replicas[i] = m;
@@ -276,13 +277,71 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 /* (the staleness of a deposed replica that has not read etcd again) */
 #define DEPOSED_WHY "this replica stopped leading"
 
-/* (loop) The store's view again; logs what changed for an operator.
- * Returns whether it changed what GetState shows. */
+/* This replica's role as GetState shows it. */
+static const char *cluster_role(const struct ofcd *d, const struct store_cluster *v)
+{
+	return !v->leading ? "follower" : d->loop.leading ? "leader" : "taking-over";
+}
+
+/* Tell every watcher who leads now (KIND_LEADER_CHANGED) when it is not
+ * what they last heard: the leader key changed hands or went (an election
+ * is under way), or this replica's own role moved (elected, took over,
+ * deposed). A client shows the replicas again on it instead of reading the
+ * state every few seconds. Tenants, who are shown no replicas, do not
+ * hear it. */
+static void cluster_announce(struct ofcd *d, const struct store_cluster *v, const char *role)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
+	struct arena a = {0};
+	char msg[400], line[450], said[sizeof(d->loop.cl_said)];
+
+	e.leader = cluster_leader_msg(&a, v);
+	snprintf(said, sizeof(said), "%s %llu %s", e.leader ? e.leader->name : "",
+		 e.leader ? (unsigned long long)e.leader->epoch : 0ULL, role);
+	if (strcmp(said, d->loop.cl_said) == 0) {
+		arena_free(&a);
+		return;
+	}
+	memcpy(d->loop.cl_said, said, sizeof(said));
+	if (e.leader)
+		snprintf(msg, sizeof(msg),
+			 "fabric %s is led by %s (epoch %llu); this replica (%s) is %s",
+			 d->loop.cfg->f->name, e.leader->name, (unsigned long long)e.leader->epoch,
+			 v->name, role);
+	else
+		snprintf(
+		    msg, sizeof(msg),
+		    "fabric %s has no leader now (an election is under way); this replica (%s) "
+		    "is %s",
+		    d->loop.cfg->f->name, v->name, role);
+	snprintf(line, sizeof(line), "%s: %s",
+		 event_kind_name(OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED), msg);
+	e.has_kind = e.has_time_unix_ms = 1;
+	e.kind = OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED;
+	e.time_unix_ms = unix_ms();
+	e.message = msg;
+	e.role = (char *)role;
+	r.has_id = r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_OK;
+	r.message = line;
+	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
+	r.event = &e;
+	ofcd_send_watchers(d, &r, NULL);
+	arena_free(&a);
+}
+
+/* (loop) The store's view again; logs what changed for an operator, and
+ * tells the watchers when who leads changed. Returns whether it changed
+ * what GetState shows. */
 bool cluster_refresh(struct ofcd *d)
 {
 	struct store_cluster v;
 
 	store_cluster(d->store, &v);
+	/* (before the check below: a takeover done or a replica deposed moves
+	 * its role with no new view) */
+	cluster_announce(d, &v, cluster_role(d, &v));
 	/* (deposed: stale until etcd was read again, cluster_sync_start) */
 	if (d->loop.cl_reload && !v.leading && v.fresh) {
 		v.fresh = false;

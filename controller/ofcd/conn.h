@@ -123,6 +123,8 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 			  const char *device, const char *message, const char *sentence,
 			  uint64_t time_ms, const struct note *n);
 void ofcd_on_event(struct ofcd *d, struct note *n);
+/* An event to every watcher (a tenant's when part is one of its partitions). */
+void ofcd_send_watchers(struct ofcd *d, Ofc__V1__Response *r, const char *part);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
 void ofcd_planner_stop(struct ofcd *d);

@@ -26,6 +26,24 @@ static const char *event_partition(const struct ofcd *d, uint64_t ticket)
 	return NULL;
 }
 
+/* r (an event) to every watcher; a tenant's only when part names one of
+ * its partitions (NULL: none, so tenants do not hear it). */
+void ofcd_send_watchers(struct ofcd *d, Ofc__V1__Response *r, const char *part)
+{
+	for (size_t i = 0; i < d->loop.nconns; i++) {
+		struct conn *c = d->loop.conns[i];
+
+		if (!c->watching || c->dead)
+			continue;
+		/* A tenant hears of its partitions' requests alone. */
+		if (authz_is_tenant(c->watch_principal) &&
+		    !(part && authz_owns(c->watch_principal, part)))
+			continue;
+		r->id = c->watch_id;
+		send_response(c, r);
+	}
+}
+
 /* n (may be NULL): a note with a re-planned schedule and the failures. */
 void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, uint64_t ticket,
 			  const char *device, const char *message, const char *sentence,
@@ -64,18 +82,7 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 	/* (a partition event names its own; else the request's) */
 	const char *part = n && n->partition ? n->partition : event_partition(d, ticket);
 	e.partition = (char *)(n ? n->partition : NULL);
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		struct conn *c = d->loop.conns[i];
-
-		if (!c->watching || c->dead)
-			continue;
-		/* A tenant hears of its partitions' requests alone. */
-		if (authz_is_tenant(c->watch_principal) &&
-		    !(part && authz_owns(c->watch_principal, part)))
-			continue;
-		r.id = c->watch_id;
-		send_response(c, &r);
-	}
+	ofcd_send_watchers(d, &r, part);
 	if (sched)
 		ofc__v1__schedule__free_unpacked(sched, NULL);
 }

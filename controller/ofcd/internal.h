@@ -583,6 +583,7 @@ struct ofcd_loop {
 	struct job *cluster_job;
 	bool sync_again;
 	bool cl_stale_said; /* the log said it is stale */
+	char cl_said[112];  /* who leads and this replica's role, as watchers last heard */
 	uint64_t cluster_timer;
 	/* Deposed, and what it shows not read from etcd since: shown stale
 	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
@@ -706,6 +707,9 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4]);
 /* Move what c's devices counted (commands, errors) into d->devm and take
  * their last contact; c's counts start again from 0. */
 void metrics_devices_take(struct ofcd *d, struct ctl *c);
+/* What d->devm counted, into s's devices as GetState shows them
+ * (last_contact_unix_ms, commands, errors; absent: not talked to). */
+void metrics_devices_show(struct ofcd *d, struct snapshot *s);
 void metrics_devices_free(struct dev_metrics *m);
 
 /* work_ctl.c: the mutation worker's ctls and events, shared by the files

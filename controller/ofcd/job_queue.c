@@ -385,6 +385,7 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		if (j->kind == JOB_TAKEOVER && j->done_ms) {
 			d->loop.leading = store_epoch(d->store) != 0;
 			d->loop.took_over_ms = j->done_ms;
+			cluster_refresh(d); /* (the watchers hear it leads now) */
 			if (d->loop.leading)
 				ofcd_replay_queue(d);
 			/* the start check, now that this replica may read them */

@@ -287,6 +287,7 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 	    [OFC__V1__EVENT__KIND__KIND_PARTITION_HELD] = "partition held",
 	    [OFC__V1__EVENT__KIND__KIND_PARTITION_RELEASED] = "partition released",
 	    [OFC__V1__EVENT__KIND__KIND_PARTITION_DROPPED] = "partition dropped",
+	    [OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED] = "leader changed",
 	};
 
 	return (size_t)k < ARRAY_SIZE(names) && names[k] ? names[k] : "event";

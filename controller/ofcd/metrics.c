@@ -87,6 +87,24 @@ void metrics_devices_take(struct ofcd *d, struct ctl *c)
 	pthread_mutex_unlock(&m->mu);
 }
 
+void metrics_devices_show(struct ofcd *d, struct snapshot *s)
+{
+	struct dev_metrics *m = &d->devm;
+
+	pthread_mutex_lock(&m->mu);
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		Ofc__V1__DeviceState *o = s->devs[i];
+		const struct dev_counts *k = dev_counts_of(m, o->name, false);
+
+		o->has_commands = o->has_errors = k != NULL;
+		o->commands = k ? k->commands : 0;
+		o->errors = k ? k->errors : 0;
+		o->has_last_contact_unix_ms = k && k->last_contact > 0;
+		o->last_contact_unix_ms = k ? (uint64_t)(k->last_contact * 1000.0 + 0.5) : 0;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
 void metrics_devices_free(struct dev_metrics *m)
 {
 	for (uint32_t i = 0; i < m->n; i++)

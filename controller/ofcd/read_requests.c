@@ -56,6 +56,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	}
 	st->topology = variant & 2 ? s->topo_edges : s->topo;
 	st->fabric = variant & 1 ? s->fabric : NULL;
+	metrics_devices_show(d, s); /* (the counts move on with every job: changed) */
 	/* Read-only clients: device failures as the reason's word, and no
 	 * credentials paths in the fabric. Swapped in for the pack and back. */
 	bool ro = variant & 4;

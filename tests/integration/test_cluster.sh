@@ -195,6 +195,14 @@ FAILOVERS=""
 for i in 1 2 3; do
 	wait_leader 20 r1 r2 r3
 	L=$LEADER
+	# (the first: every survivor's watchers hear who leads, no polling)
+	WS=""
+	if [ $i = 1 ]; then
+		for _o in $(others "$L"); do
+			$OFC --socket "$TMP/$_o.sock" watch --json >"$TMP/lw.$_o" 2>&1 &
+			WS="$WS $!"
+		done
+	fi
 	$OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
 	C=$!
 	sleep "0.$((3 + i * 2))"
@@ -203,6 +211,23 @@ for i in 1 2 3; do
 	wait $C 2>/dev/null
 	set -- $(others "$L")
 	if wait_leader 20 "$@"; then
+		if [ -n "$WS" ]; then
+			sleep 0.5
+			kill $WS 2>/dev/null
+			wait $WS 2>/dev/null
+			for _o in "$@"; do
+				python3 - "$TMP/lw.$_o" "$LEADER" "$_o" <<'EOF' && ok || bad "$_o's watcher hears $LEADER lead" "$(head -c 1500 "$TMP/lw.$_o")"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+evs = [e.get("event", e) for e in evs]
+lc = [e for e in evs if e.get("kind") == "KIND_LEADER_CHANGED"]
+# the last names the new leader, with this replica's role
+last = lc[-1]
+assert last["leader"]["name"] == sys.argv[2] and int(last["leader"]["epoch"]) > 0, lc
+assert last["role"] == ("leader" if sys.argv[3] == sys.argv[2] else "follower"), lc
+EOF
+			done
+		fi
 		cluster_json "$LEADER"
 		FAILOVERS="$FAILOVERS $(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["cluster"]
 print("%d/%d" % (c["elected_unix_ms"] - int(sys.argv[2]), c["took_over_unix_ms"] - int(sys.argv[2])))' "$TMP/$LEADER.json" "$T0")"

@@ -157,17 +157,18 @@ F1=$1 F2=$2
 expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology torus:8x8
 # replicas SOCKET: "NAME ROLE PID SOCKET LEASE_KNOWN" per registered replica, by name
 replicas() {
-	$OFC --socket "$1" status --json --timeout 5 | python3 -c 'import json,sys
+	$OFC --socket "$1" status --json --timeout 5 | python3 -c 'import json,sys,time
 for r in sorted(json.load(sys.stdin)["cluster"].get("replicas", []), key=lambda r: r["name"]):
     print(r["name"], r["role"], r["pid"], r["socket"], r.get("lease_left_seconds", -1) >= 0,
-          r.get("since_contact_seconds", -1) >= 0, r["host"] != "", r["started_unix_ms"] > 0)'
+          r.get("since_contact_seconds", -1) >= 0, r["host"] != "", r["started_unix_ms"] > 0,
+          abs(int(r.get("last_contact_unix_ms", 0)) - time.time() * 1000) < 30000)'
 }
 wantr=""
 for r in r1 r2 r3; do
 	role=follower
 	[ $r = "$L" ] && role=leader
 	eval "pid=\$${r}_pid"
-	wantr="$wantr$r $role $pid $TMP/$r.sock True True True True
+	wantr="$wantr$r $role $pid $TMP/$r.sock True True True True True
 "
 done
 for r in $L $F1; do

@@ -457,6 +457,10 @@ DPID=$(cat "$TMP/dd.pid")
 DAEMONS="$DAEMONS $DPID"
 expect_json "j['daemon_pid']==$DPID" $OFC --socket "$SOCK" status --json
 wait_state 'j["devices"][0].get("reachable") is True and j["devices"][0].get("in_sync") is True' && ok || bad "probe: device not seen"
+# what ofcd counted talking to it (its ofc_device_* series): the last
+# contact recent, the commands counted, none failed
+wait_state 'int(j["devices"][0].get("last_contact_unix_ms", 0)) > (__import__("time").time() - 30) * 1000 and int(j["devices"][0].get("commands", 0)) > 0 and int(j["devices"][0]["errors"]) == 0' &&
+	ok || bad "probe: the device's last contact and counts" "$($OFC --socket "$SOCK" status --json | head -c 1500)"
 i=0
 until grep -q "start check: 1 device" "$TMP/dd.log" || [ $i -ge 500 ]; do sleep 0.01; i=$((i + 1)); done
 grep -q "ofcd\[$DPID\] notice: start check: ocs0 reachable, 256 entries, as the record says" "$TMP/dd.log" &&
@@ -466,6 +470,7 @@ expect_error 1 "ofcd: another ofcd is serving $SOCK already" $OFCD --foreground 
 # The device goes away: the probe says so, and says when it is back.
 stop_emu "$j_pid"
 wait_state 'j["devices"][0].get("reachable") is False and "Connection refused" in j["devices"][0].get("error","")' && ok || bad "probe: lost device not seen"
+wait_state 'int(j["devices"][0].get("errors", 0)) > 0' && ok || bad "probe: the lost device's errors counted"
 kill -TERM "$DPID"
 i=0
 while kill -0 "$DPID" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done

@@ -38,6 +38,12 @@ async function main() {
 		await page.locator(leader).waitFor({ timeout: 10000 }).catch(() => {});
 		check((await page.locator(leader).count()) === 1, `the page names ${env("UI_LEADER")} as the leader`,
 			await page.locator("#replicas").textContent());
+		// each replica listed with its last contact (its registration's last write)
+		for (const r of [env("UI_LEADER"), env("UI_NEW_LEADER")]) {
+			const lc = Number(await page.locator(`#replicas [data-replica="${r}"]`).getAttribute("data-last-contact", { timeout: 5000 }).catch(() => 0));
+			check(lc > Date.now() - 30000 && lc <= Date.now() + 1000, `the page lists replica ${r} with a recent last contact`,
+				`${lc} (now ${Date.now()}): ${await page.locator("#replicas").textContent()}`);
+		}
 		await page.screenshot({ path: `${SHOTS}/replicas-before.png`, fullPage: true });
 		const t0 = Date.now();
 		process.kill(Number(env("UI_KILL_PID")), "SIGKILL");

@@ -126,6 +126,16 @@ async function main() {
 		check(/[0-9]+cn:tenant-areconfigure partition slurm-job-7: ring:4 on 4 hosts4 operations on 1 devicecommitted[0-9.]+ s/.test(tx),
 			"the admin's page lists the tenant's transaction: who, what, what changed, outcome, time", tx.slice(0, 600));
 		check(/[0-9]+uid:[0-9]+report-failure h5:0/.test(tx), "... and the failure reported on the socket, by uid", tx.slice(0, 600));
+		// What ofcd counted talking to ocs0 (GetState's device figures): its
+		// last contact recent, its commands counted; a tenant is shown none.
+		const dev = '#devices [data-device="ocs0"]';
+		await waitFor(admin, `${dev}:not([data-last-contact="0"])`, 5000);
+		const lastContact = Number(await admin.locator(dev).getAttribute("data-last-contact", { timeout: 2000 }));
+		const commands = Number(await admin.locator(dev).getAttribute("data-commands", { timeout: 2000 }));
+		check(lastContact > Date.now() - 60000 && lastContact <= Date.now() + 1000 && commands > 0,
+			"the admin's page shows ocs0's last contact (recent) and the commands sent to it",
+			`last contact ${lastContact} (now ${Date.now()}), commands ${commands}: ${await admin.locator("#devices").textContent()}`);
+		check((await tenant.locator(`${dev}[data-last-contact="0"]`).count()) === 1, "the tenant's page shows no device counts");
 		await waitFor(tenant, '#partitions [data-partition="slurm-job-7"]', 5000);
 		check((await admin.locator('#partitions [data-partition="ops-1"]').count()) === 1 &&
 			(await admin.locator('#partitions [data-partition="slurm-job-7"]').count()) === 1,
