@@ -352,7 +352,11 @@ struct note {
 struct stream {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	struct ofcd *d;
+	struct ofcd *d; /* only under mu, and only while !orphan */
+	/* What the thread reads of the daemon, copied when the stream is
+	 * made: ofcd_close may free d while the thread computes. */
+	double wait;		 /* 2 x the client timeout */
+	struct topo_files files; /* --topology-dir: its own descriptor */
 	uint64_t conn_id;
 	uint32_t inflight;
 	bool cancel; /* stop sending */
@@ -747,7 +751,7 @@ void ofcd_run_schedule_fluid(struct job *j);
 /* GetSchedule's computation for j (ofcd_run_schedule, stream.c): 0 with r
  * computed and resp's status and message set; -1 with resp's refusal.
  * Strings live in a. */
-int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,
+int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct ofc_clock *clk,
 			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a);
 /* The answer's Schedule without its steps: header, figures, links. */
 Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);

@@ -6,6 +6,7 @@
  * and the workers (work.c and their jobs) both sit on this file. */
 #include "controller/ofcd/internal.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,9 @@ void stream_free(struct stream *st)
 	pthread_mutex_unlock(&st->mu);
 	pthread_mutex_destroy(&st->mu);
 	pthread_cond_destroy(&st->cond);
+	if (st->files.dirfd >= 0)
+		close(st->files.dirfd);
+	free((char *)st->files.dir);
 	free(st);
 }
 
@@ -267,6 +271,14 @@ struct stream *stream_new(struct ofcd *d)
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cond, NULL);
 	st->d = d;
+	/* A client that reads nothing for twice the client timeout is gone
+	 * (the loop cuts it after one, which cancels the stream). */
+	st->wait = 2 * d->o.client_timeout;
+	st->files = (struct topo_files){.dirfd = -1, .why = d->files.why};
+	if (d->files.dirfd >= 0)
+		st->files.dirfd = fcntl(d->files.dirfd, F_DUPFD_CLOEXEC, 3);
+	if (d->files.dir)
+		st->files.dir = xstrdup(d->files.dir);
 	return st;
 }
 

@@ -137,13 +137,13 @@ void ofcd_run_schedule_fluid(struct job *j)
 	fluid_answer_free(&fa);
 }
 
-int ofcd_schedule_compute(const struct ofcd *d, struct job *j, struct ofc_clock *clk,
+int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct ofc_clock *clk,
 			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a)
 {
 	struct schedule_query q = {
 	    .fabric = j->cfg->f,
 	    .spec = j->spec,
-	    .files = j->spec_from_client ? &d->files : j->cfg->f->files,
+	    .files = j->spec_from_client ? files : j->cfg->f->files,
 	    .collective = j->coll,
 	    .algorithm = j->algo,
 	    .size = j->size,
@@ -205,7 +205,7 @@ void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
-	if (ofcd_schedule_compute(d, j, &clk, &r, &resp, &a) < 0) {
+	if (ofcd_schedule_compute(&d->files, j, &clk, &r, &resp, &a) < 0) {
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
 		return;

@@ -123,19 +123,16 @@ static void *stream_main(void *arg)
 {
 	struct job *j = arg;
 	struct stream *st = j->stream;
-	struct ofcd *d = st->d;
 	struct ofc_clock clk = {0};
 	struct schedule_result r;
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
-	/* A client that reads nothing for twice the client timeout is gone
-	 * (the loop cuts it after one, which cancels the stream). */
-	double wait = 2 * d->o.client_timeout;
+	double wait = st->wait;
 	bool computed;
 
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
-	computed = ofcd_schedule_compute(d, j, &clk, &r, &resp, &a) == 0;
+	computed = ofcd_schedule_compute(&st->files, j, &clk, &r, &resp, &a) == 0;
 	if (computed) {
 		resp.has_more = 1;
 		resp.more = true;
@@ -165,7 +162,7 @@ static void *stream_main(void *arg)
 	pthread_mutex_lock(&st->mu);
 	bool orphan = st->orphan;
 	if (!orphan)
-		ofcd_note(d, n);
+		ofcd_note(st->d, n);
 	pthread_mutex_unlock(&st->mu);
 	if (orphan)
 		note_free(n); /* frees the job and its stream */
