@@ -238,7 +238,9 @@ void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t 
  * in reconfig.h reads it). */
 int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
 			struct ofc_error *err);
-/* Circuits the switches hold now, as host links (reads the switches). */
-int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err);
+/* <state_dir>/<fabric>.<ext>, the testbed's own files (.testbed, .links):
+ * always files beside the store's, whatever the store, since the
+ * namespaces they name are this machine's (hosts.c). */
+char *testbed_path(const char *state_dir, const char *fabric, const char *ext);
 
 #endif

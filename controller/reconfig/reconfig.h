@@ -484,19 +484,25 @@ int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct o
 
 /* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
 char *testbed_netns_name(const struct fabric *f, uint32_t h);
-/* rate_scale > 0 scales the config's link rate (else the config's
+/* The namespaces, and a veth pair for every circuit the switches hold:
+ * switches[s] is switch s's state as read (ctl_switch_states after
+ * ctl_read), NULL where the switch has no driver and is taken to hold the
+ * config's circuits. rate_scale > 0 scales the config's link rate (else the config's
  * testbed.rate_scale, else 1): every circuit is shaped to it, now and when
  * `ofc apply` adds circuits while the testbed is up. A rate above
  * NETLINK_MAX_RATE is refused before anything is made, with the scale
  * that fits (OFC_E_INPUT). */
-int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err);
+int testbed_up(const struct fabric *f, const char *state_dir,
+	       const struct device_state *const *switches, double rate_scale, uint32_t *ncircuits,
+	       struct ofc_error *err);
 /* The rate (bits/s, 0: unshaped) and latency (s) the config gives the
  * testbed's circuits at this scale (see testbed_up). */
 void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, double *latency);
 /* Shape every circuit of the testbed that is up to rate (the latency
  * recorded stays) and record it; what was measured at the old rate is
  * forgotten. */
-int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err);
+int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
+		    struct ofc_error *err);
 /* What <state-dir>/<fabric>.links holds: the shaping chosen and what the
  * circuits carried when last measured all at once (testbed up, check or
  * run): bits/s a circuit, the median, with ncarried circuits loaded;
@@ -509,7 +515,8 @@ struct testbed_links {
 void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l);
 int testbed_record_carried(const char *state_dir, const char *fabric, double carried,
 			   uint32_t ncircuits, struct ofc_error *err);
-int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
+int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremoved,
+		 struct ofc_error *err);
 bool testbed_is_up(const char *state_dir, const char *fabric);
 
 /* ---- running a schedule on a WDM ring (reconfig/ring_run.c) ----------------

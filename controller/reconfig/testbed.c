@@ -17,32 +17,27 @@
 #include <string.h>
 #include <unistd.h>
 
-int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err)
+/* The circuits the switches hold, as host links: switches[s] is switch s's
+ * state as read (NULL: the switch has no driver, and is taken to hold the
+ * config's circuits). */
+static void current_links(const struct fabric *f, const struct device_state *const *switches,
+			  struct hlink **links, uint32_t *n)
 {
-	const struct fabric *f = c->fabric;
 	size_t cap = 0;
-	int rc = 0;
 
 	*links = NULL;
 	*n = 0;
-	for (uint32_t s = 0; s < f->nswitches && rc == 0; s++) {
+	for (uint32_t s = 0; s < f->nswitches; s++) {
 		const struct fswitch *sw = &f->switches[s];
+		const struct device_state *st = switches[s];
 		struct attachment **at = xcalloc((size_t)sw->ports + 2, sizeof(*at));
-		struct ctl_device *cd = NULL;
 
-		for (uint32_t i = 0; i < c->ndevs; i++)
-			if (c->devs[i].cfg.cls == DEV_SWITCH &&
-			    strcmp(c->devs[i].cfg.name, sw->name) == 0)
-				cd = &c->devs[i];
 		for (uint32_t w = 0; w < f->nwiring; w++)
 			if (f->wiring[w].sw == s)
 				at[f->wiring[w].sw_port] = &f->wiring[w];
-		if (cd && !cd->read_ok) {
-			*err = cd->read_err;
-			rc = -1;
-		} else if (cd) {
-			for (uint32_t k = 0; k < cd->actual.nxc; k++) {
-				const struct xconn *x = &cd->actual.xc[k];
+		if (st) {
+			for (uint32_t k = 0; k < st->nxc; k++) {
+				const struct xconn *x = &st->xc[k];
 				const struct attachment *a = x->in <= sw->ports ? at[x->in] : NULL;
 				const struct attachment *b =
 				    x->out <= sw->ports ? at[x->out] : NULL;
@@ -67,13 +62,12 @@ int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, stru
 		}
 		free(at);
 	}
-	return rc;
 }
 
 /* The namespaces listed in the testbed file (or NULL when none). */
-static char **read_netns_list(const struct ctl *c, uint32_t *n)
+static char **read_netns_list(const struct fabric *f, const char *state_dir, uint32_t *n)
 {
-	char *path = ctl_path(c->state_dir, c->fabric->name, "testbed");
+	char *path = testbed_path(state_dir, f->name, "testbed");
 	char *data, *line, *next, **names = NULL;
 	struct ofc_error e = {0};
 	size_t len, cap = 0;
@@ -97,10 +91,11 @@ static char **read_netns_list(const struct ctl *c, uint32_t *n)
 	return names;
 }
 
-int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err)
+int testbed_up(const struct fabric *f, const char *state_dir,
+	       const struct device_state *const *switches, double rate_scale, uint32_t *ncircuits,
+	       struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
-	char *path = ctl_path(c->state_dir, f->name, "testbed");
+	char *path = testbed_path(state_dir, f->name, "testbed");
 	struct strbuf sb = STRBUF_INIT;
 	struct hlink *links = NULL;
 	struct device dev;
@@ -114,8 +109,7 @@ int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc
 	*ncircuits = 0;
 	state_init(&want, DEV_HOSTS);
 	state_init(&got, DEV_HOSTS);
-	if (ctl_read(c, err) < 0 || testbed_current_links(c, &links, &nlinks, err) < 0)
-		goto out;
+	current_links(f, switches, &links, &nlinks);
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		names[h] = testbed_netns_name(f, h);
 		sb_printf(&sb, "%s\n", names[h]);
@@ -147,7 +141,7 @@ int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc
 	}
 	struct testbed_links rec = {.rate = rate, .latency = latency};
 	if (atomic_write(path, sb.buf, sb.len, err) < 0 ||
-	    testbed_links_write(c->state_dir, f->name, &rec, err) < 0)
+	    testbed_links_write(state_dir, f->name, &rec, err) < 0)
 		goto out;
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
@@ -197,9 +191,9 @@ out:
 	return rc;
 }
 
-int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
+int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
+		    struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
 	struct testbed_links rec;
 	uint32_t maxp = 1;
 	char **names;
@@ -209,14 +203,14 @@ int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "a testbed circuit is shaped to at most %.0f Gb/s (tbf)",
 				     NETLINK_MAX_RATE / 1e9);
-	testbed_links_recorded(c->state_dir, f->name, &rec);
+	testbed_links_recorded(state_dir, f->name, &rec);
 	names = xcalloc(f->nhosts + 1, sizeof(char *));
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		names[h] = testbed_netns_name(f, h);
 		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
 	}
 	rec = (struct testbed_links){.rate = rate, .latency = rec.latency};
-	rc = testbed_links_write(c->state_dir, f->name, &rec, err);
+	rc = testbed_links_write(state_dir, f->name, &rec, err);
 	if (rc == 0)
 		rc = testbed_shape_links((const char *const *)names, f->nhosts, maxp, rate,
 					 rec.latency, err);
@@ -226,20 +220,21 @@ int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
 	return rc;
 }
 
-int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
+int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremoved,
+		 struct ofc_error *err)
 {
-	char *path = ctl_path(c->state_dir, c->fabric->name, "testbed");
+	char *path = testbed_path(state_dir, f->name, "testbed");
 	uint32_t n = 0;
-	char **names = read_netns_list(c, &n);
+	char **names = read_netns_list(f, state_dir, &n);
 	int rc = 0;
 
 	*nremoved = 0;
 	if (!names) {
 		/* No record: remove what this config's names would be. */
-		n = c->fabric->nhosts;
+		n = f->nhosts;
 		names = xcalloc(n + 1, sizeof(char *));
 		for (uint32_t h = 0; h < n; h++)
-			names[h] = testbed_netns_name(c->fabric, h);
+			names[h] = testbed_netns_name(f, h);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct ofc_error e = {0};
@@ -259,7 +254,7 @@ int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
 		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
 				  strerror(errno));
 	free(path);
-	path = ctl_path(c->state_dir, c->fabric->name, "links");
+	path = testbed_path(state_dir, f->name, "links");
 	if (rc == 0)
 		unlink(path);
 	free(path);
