@@ -40,6 +40,7 @@
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
+#include "controller/testbed/testbed.h"
 #include "drivers/internal.h"
 
 struct emu {

@@ -445,11 +445,6 @@ int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports, str
 int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,
 			double latency, struct ofc_error *err);
 
-/* ICMP echo from every namespace to every other host's address. reach[s*n+d]
- * is set when s reached d. Returns 0 when the probe itself ran. */
-int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
-		     struct ofc_error *err);
-
 /* ---- NETCONF (docs/netconf.md), shared by the driver and build/netconf-emu ---- */
 
 /* The relay between a NETCONF connection and libnetconf2

@@ -1,5 +1,5 @@
 /* ofc testbed up|check|down FILE: the fabric's hosts as network namespaces
- * and its circuits as veth pairs (controller/reconfig/testbed.c). */
+ * and its circuits as veth pairs (controller/testbed/). */
 #include "controller/cli/internal.h"
 
 #include <math.h>

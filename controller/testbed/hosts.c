@@ -4,7 +4,7 @@
  * other host along a shortest path of the circuit graph (hosts relay, as
  * in a direct-connect fabric). ctl.c plans against this; testbed.c brings
  * the namespaces up and down. */
-#include "controller/reconfig/internal.h"
+#include "controller/testbed/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

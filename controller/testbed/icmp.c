@@ -3,7 +3,7 @@
  * that address along the routes the testbed installed. Every source sends
  * to every destination at once; missing replies are asked again (the first
  * packets of a path may be spent on ARP) up to three rounds. */
-#include "drivers/internal.h"
+#include "controller/testbed/testbed.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  * <state-dir>/<fabric>.testbed lists the namespaces the testbed made, one
  * per line; it is written before the first namespace exists, so `testbed
  * down` removes everything even after a crash half-way up. */
-#include "controller/reconfig/internal.h"
+#include "controller/testbed/internal.h"
 
 #include <errno.h>
 #include <math.h>

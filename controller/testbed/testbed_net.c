@@ -1,6 +1,6 @@
 /* The testbed as the executor sees it, and what its circuits carry: what
  * ofc testbed up, check and run share (cmd_testbed.c, cmd_run.c). */
-#include "controller/cli/internal.h"
+#include "controller/testbed/testbed.h"
 
 #include <stdlib.h>
 
