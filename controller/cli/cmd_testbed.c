@@ -70,7 +70,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 	if (testbed_net_read(f, fc->state_dir, &t, &err) < 0)
 		return cli_fail(&err);
 	sh = xcalloc((size_t)t.nhosts * t.ports + 1, sizeof(*sh));
-	if (testbed_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, &err) < 0 ||
+	if (netlink_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, &err) < 0 ||
 	    testbed_measure(&t, &pr, &npr, &median, &least, &err) < 0 ||
 	    testbed_record_carried(fc->state_dir, f->name, median, npr, &err) < 0) {
 		free(pr);

@@ -141,7 +141,7 @@ int testbed_up(const struct fabric *f, const char *state_dir,
 	    testbed_links_write(state_dir, f->name, &rec, err) < 0)
 		goto out;
 	for (uint32_t h = 0; h < f->nhosts; h++)
-		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
+		if (netns_create(names[h], netlink_host_addr(h), err) < 0)
 			goto out;
 	testbed_target(f, links, nlinks, &want);
 	struct device_cfg cfg = {.name = "testbed",
@@ -163,7 +163,7 @@ int testbed_up(const struct fabric *f, const char *state_dir,
 				if (state_equal(&got, &want))
 					/* Circuits that were there already get the
 					 * shaping asked for now too. */
-					rc = testbed_shape_links((const char *const *)names,
+					rc = netlink_shape_links((const char *const *)names,
 								 f->nhosts, maxp, rate, latency,
 								 err);
 				else
@@ -209,7 +209,7 @@ int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
 	rec = (struct testbed_links){.rate = rate, .latency = rec.latency};
 	rc = testbed_links_write(state_dir, f->name, &rec, err);
 	if (rc == 0)
-		rc = testbed_shape_links((const char *const *)names, f->nhosts, maxp, rate,
+		rc = netlink_shape_links((const char *const *)names, f->nhosts, maxp, rate,
 					 rec.latency, err);
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		free(names[h]);

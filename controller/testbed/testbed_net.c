@@ -37,7 +37,7 @@ int testbed_net_read(const struct fabric *f, const char *state_dir, struct testb
 	t->host_addr = xcalloc(f->nhosts + 1, sizeof(uint32_t));
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		t->netns[h] = testbed_netns_name(f, h);
-		t->host_addr[h] = testbed_host_addr(h);
+		t->host_addr[h] = netlink_host_addr(h);
 	}
 	for (size_t i = 0; i < nl; i++)
 		t->peer[i] = UINT32_MAX;
@@ -67,8 +67,8 @@ int testbed_net_read(const struct fabric *f, const char *state_dir, struct testb
 			    l->dst_host >= f->nhosts)
 				continue;
 			t->peer[i] = l->dst_host;
-			t->local_addr[i] = testbed_link_addr(l->src_host, l->src_port, maxp, false);
-			t->peer_addr[i] = testbed_link_addr(l->src_host, l->src_port, maxp, true);
+			t->local_addr[i] = netlink_link_addr(l->src_host, l->src_port, maxp, false);
+			t->peer_addr[i] = netlink_link_addr(l->src_host, l->src_port, maxp, true);
 			t->ncircuits++;
 		}
 		rc = 0;
