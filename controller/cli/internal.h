@@ -14,6 +14,7 @@
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
+#include "controller/testbed/testbed.h"
 #include "optree/optree.h"
 
 struct cli_cmd {
@@ -250,9 +251,6 @@ void print_port_alarms(const struct Ofc__V1__PortAlarm *const *a, size_t n);
 void print_status_items(const char *label, char *const *v, size_t n, bool kinds, const char *noun,
 			const char *tail);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
-/* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
-struct exec_net;
-void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
 /* ofc testbed run --workload (run_workload.c): the job's plan run
  * on the testbed, way by way (ways: a mask of 1 << enum jobplan_kind). */
 struct workload_run_opts {
@@ -267,23 +265,6 @@ struct workload_run_opts {
 };
 int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
 			 struct testbed_net *t);
-/* What the testbed's circuits carry here (testbed_net.c): every circuit
- * loaded at once for a third of a second (exec_probe_links), the probes
- * in *pr (caller frees), the median and least rate in bits/s. A circuit
- * carries its shaping when it carries TESTBED_CARRY_SHARE of it (TCP's
- * payload over tbf's packet bytes comes to about 95 %). */
-#define TESTBED_CARRY_SHARE 0.8
-/* Below this share testbed check warns that the machine cannot carry the
- * shaping: measured times over twice the model's are not noise. */
-#define TESTBED_CARRY_FAIL 0.5
-/* The probe's window: long enough for TCP to leave slow start, short
- * enough to wait for. */
-#define TESTBED_PROBE_SECONDS (1.0 / 3)
-struct exec_probe;
-int testbed_measure(const struct testbed_net *t, struct exec_probe **pr, uint32_t *n,
-		    double *median, double *least, struct ofc_error *err);
-/* b/s as people read it: "240 Mb/s", "16 Gb/s". */
-const char *testbed_rate_str(double bps, char *buf, size_t n);
 /* `ofc testbed run` (cmd_run.c): argv[0] is "run". */
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
