@@ -359,6 +359,7 @@ enum reconfigure_stage {
 enum reconfigure_event {
 	RECONF_EV_KEEP_NUMBERING, /* the last commit's renumbering is kept */
 	RECONF_EV_AIMED,	  /* the aim is planned (before the checks) */
+	RECONF_EV_READ,		  /* the devices are read and the plan diffed */
 };
 struct reconfigure_result;
 struct reconfigure_req {

@@ -167,6 +167,7 @@ int reconfigure_run(const struct reconfigure_req *q, struct reconfigure_result *
 	r->stage = RECONF_READ;
 	if (ctl_plan(r->planned, err) < 0)
 		return -1;
+	tell(q, RECONF_EV_READ, r);
 	r->stage = RECONF_AIM;
 	if (aim(q, r, err) < 0)
 		return -1;
