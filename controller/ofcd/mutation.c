@@ -326,6 +326,10 @@ struct mutation {
 	struct fabcfg *ncfg;
 	struct partition rtp; /* a run-time partition (held.c) */
 	struct held_stage hs;
+	/* Where its time went (the log's "took" line): now_seconds() as the
+	 * worker took it, started and finished making its target, had read
+	 * the devices, was aimed, and checked. */
+	double t_start, t_target, t_opened, t_read, t_aimed, t_checked;
 };
 
 /* After the repair: the new fabric j asks for and its ctl beside the
@@ -340,6 +344,7 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct ofcd *d = m->d;
 	struct job *j = m->j;
 
+	m->t_target = now_seconds();
 	if (build_target(d, j, m->an, &m->ncfg) < 0)
 		return -1;
 	if (j->nhosts && held_make(d, m->ncfg->f, j->partition, j->hosts, j->nhosts, j->spec,
@@ -357,7 +362,17 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	}
 	ctl_handover(d->w.ctl, *out);
 	ctl_quiet(*out, d->w.ctl);
+	m->t_opened = now_seconds();
 	return 0;
+}
+
+static void mutation_event(void *ctx, enum reconfigure_event ev, const struct reconfigure_result *r)
+{
+	struct mutation *m = ctx;
+
+	(void)r;
+	if (ev == RECONF_EV_READ)
+		m->t_read = now_seconds();
 }
 
 /* Nothing but its owner changes a held partition's circuits: not a
@@ -368,6 +383,7 @@ static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 	struct mutation *m = ctx;
 	struct job *j = m->j;
 
+	m->t_aimed = now_seconds();
 	if (held_check_plan(m->d, nc, j->nhosts ? j->partition : "", err) < 0)
 		return -1;
 	if (!j->dry_run) {
@@ -375,6 +391,7 @@ static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 		nc->commit_also = held_commit_also;
 		nc->commit_also_ctx = &m->hs;
 	}
+	m->t_checked = now_seconds();
 	return 0;
 }
 
@@ -432,6 +449,7 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	    .relabel = j->nhosts && j->relabel,
 	    .relabel_opts = {.budget_s = 0.1}, /* (bench/RESULTS.md, "the renumbering's") */
 	    .check = mutation_check,
+	    .on_event = mutation_event,
 	    .dry_run = j->dry_run,
 	    .ctx = m,
 	};
@@ -439,15 +457,42 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	return reconfigure_run(&q, r, err);
 }
 
+/* Where a mutation's time went, for the log (INFO): each stage it reached,
+ * from the worker taking it to its answer built. */
+static void log_took(struct ofcd *d, const struct job *j, const struct mutation *m,
+		     double renumbering, double t_done)
+{
+	const double t[] = {m->t_start, m->t_target,  m->t_opened, m->t_read,
+			    m->t_aimed, m->t_checked, t_done,	   now_seconds()};
+	static const char *const what[] = {"recover", "target",	     "read", "aim",
+					   "check",   "transaction", "state"};
+	struct strbuf sb = STRBUF_INIT;
+	double last = t[0];
+
+	sb_printf(&sb, "total %.3f s", t[7] - t[0]);
+	for (uint32_t i = 1; i < ARRAY_SIZE(t); i++) {
+		if (t[i] <= 0 || (i == 6 && t[5] <= 0)) /* (a transaction after a check) */
+			continue;
+		sb_printf(&sb, ", %s %.3f s", what[i - 1], t[i] - last);
+		if (i == 4)
+			sb_printf(&sb, ", renumbering %.3f s", renumbering);
+		last = t[i];
+	}
+	ofcd_log(d, OFCD_LOG_INFO, "ticket %llu: %s %s: took: %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->target, sb.buf);
+	sb_free(&sb);
+}
+
 void ofcd_run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
 	struct ofc_error err = {0};
-	struct mutation m = {.d = d, .j = j, .an = &an};
+	struct mutation m = {.d = d, .j = j, .an = &an, .t_start = now_seconds()};
 	struct reconfigure_result r = {0};
 	struct ctl *nc = NULL;
 	bool touched = false;
 	char why[400];
+	double t_done = 0;
 
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten. */
@@ -461,6 +506,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	int rc = mutation_reconfigure(&m, &r, &err);
+	t_done = now_seconds();
 	nc = r.planned;
 	touched = r.recovered;
 	if (rc < 0 && r.stage == RECONF_RECOVER) {
@@ -557,9 +603,10 @@ out:
 	fabcfg_unref(m.ncfg);
 	held_stage_free(&m.hs);
 	held_partition_free(&m.rtp);
-	reconfigure_result_free(&r);
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
+	log_took(d, j, &m, r.relabel.seconds, t_done);
+	reconfigure_result_free(&r);
 }
 
 void ofcd_run_release(struct ofcd *d, struct job *j)
