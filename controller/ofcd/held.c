@@ -83,8 +83,9 @@ static int check_topology(const struct fabric *f, const struct partition *p, con
 	return 0;
 }
 
-int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
-	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err)
+static int make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
+		uint32_t nhosts, const char *spec, bool holds, struct partition *out,
+		struct ofc_error *err)
 {
 	struct partition *p = out;
 	struct ofc_error sub = {0};
@@ -129,7 +130,7 @@ int held_make(const struct ofcd *d, const struct fabric *f, const char *name, ch
 		}
 		seen[h] = 1;
 		p->member_host[m] = (uint32_t)h;
-		if ((o = held_owner(d, name, hosts[m]))) {
+		if (holds && (o = held_owner(d, name, hosts[m]))) {
 			/* Not final: the other owner may let go (a late epilog). */
 			ofc_error_set(err, OFC_E_RUNTIME,
 				      "partition '%s': host %s is held by partition '%s'", name,
@@ -163,6 +164,19 @@ out:
 	if (rc < 0)
 		held_partition_free(p);
 	return rc;
+}
+
+int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
+	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err)
+{
+	return make(d, f, name, hosts, nhosts, spec, true, out, err);
+}
+
+int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *name,
+		    char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
+		    struct ofc_error *err)
+{
+	return make(d, f, name, hosts, nhosts, spec, false, out, err);
 }
 
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,

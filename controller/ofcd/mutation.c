@@ -330,6 +330,7 @@ struct mutation {
 	 * worker took it, started and finished making its target, had read
 	 * the devices, was aimed, and checked. */
 	double t_start, t_target, t_opened, t_read, t_aimed, t_checked;
+	bool ahead; /* its plan was made ahead (plan_ahead.c) */
 };
 
 /* After the repair: the new fabric j asks for and its ctl beside the
@@ -395,6 +396,23 @@ static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 	return 0;
 }
 
+/* The partition's plan made ahead (plan_ahead.c), when what it read is
+ * unchanged; else it is planned now, and the log says why. */
+static int mutation_ahead(void *ctx, const struct ctl *c, const struct partition *p,
+			  struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep)
+{
+	struct mutation *m = ctx;
+	const char *why;
+	int rc = ahead_take(m->d, m->j->ahead, c, p, pc, npc, rep, &why);
+
+	if (rc == 1)
+		m->ahead = true;
+	else
+		ofcd_log(m->d, OFCD_LOG_INFO, "ticket %llu: %s: planned in its turn: %s",
+			 (unsigned long long)m->j->ticket, m->j->target, why);
+	return rc;
+}
+
 /* The answer of a transaction that failed (rolled back or not). */
 static void answer_failed(struct job *j, struct answer *an, const struct ctl_result *res,
 			  const struct ofc_error *err)
@@ -447,7 +465,8 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	    .partition = j->nhosts ? &m->rtp : NULL,
 	    .partition_name = j->nhosts ? NULL : j->partition,
 	    .relabel = j->nhosts && j->relabel,
-	    .relabel_opts = {.budget_s = 0.1}, /* (bench/RESULTS.md, "the renumbering's") */
+	    .relabel_opts = {.budget_s = RELABEL_BUDGET_S},
+	    .ahead = j->ahead ? mutation_ahead : NULL,
 	    .check = mutation_check,
 	    .on_event = mutation_event,
 	    .dry_run = j->dry_run,
@@ -494,7 +513,8 @@ static void log_took(struct ofcd *d, const struct job *j, const struct mutation 
 			continue;
 		sb_printf(&sb, ", %s %.3f s", what[i - 1], t[i] - last);
 		if (i == 4)
-			sb_printf(&sb, ", renumbering %.3f s", renumbering);
+			sb_printf(&sb, ", renumbering%s %.3f s", m->ahead ? " ahead" : "",
+				  renumbering);
 		last = t[i];
 	}
 	ofcd_log(d, OFCD_LOG_INFO, "ticket %llu: %s %s: took: %s", (unsigned long long)j->ticket,
