@@ -330,7 +330,8 @@ struct mutation {
 	 * worker took it, started and finished making its target, had read
 	 * the devices, was aimed, and checked. */
 	double t_start, t_target, t_opened, t_read, t_aimed, t_checked;
-	bool ahead; /* its plan was made ahead (plan_ahead.c) */
+	double t_snap; /* the snapshot built (then the holds' view, the answer) */
+	bool ahead;    /* its plan was made ahead (plan_ahead.c) */
 };
 
 /* After the repair: the new fabric j asks for and its ctl beside the
@@ -500,14 +501,14 @@ static void keep_schedule(struct fabcfg *cfg, const struct snapshot *s)
 static void log_took(struct ofcd *d, const struct job *j, const struct mutation *m,
 		     double renumbering, double t_done)
 {
-	const double t[] = {m->t_start, m->t_target,  m->t_opened, m->t_read,
-			    m->t_aimed, m->t_checked, t_done,	   now_seconds()};
-	static const char *const what[] = {"recover", "target",	     "read", "aim",
-					   "check",   "transaction", "state"};
+	const double t[] = {m->t_start,	  m->t_target, m->t_opened, m->t_read,	  m->t_aimed,
+			    m->t_checked, t_done,      m->t_snap,   now_seconds()};
+	static const char *const what[] = {"recover", "target",	     "read",	 "aim",
+					   "check",   "transaction", "snapshot", "holds"};
 	struct strbuf sb = STRBUF_INIT;
 	double last = t[0];
 
-	sb_printf(&sb, "total %.3f s", t[7] - t[0]);
+	sb_printf(&sb, "total %.3f s", t[ARRAY_SIZE(t) - 1] - t[0]);
 	for (uint32_t i = 1; i < ARRAY_SIZE(t); i++) {
 		if (t[i] <= 0 || (i == 6 && t[5] <= 0)) /* (a transaction after a check) */
 			continue;
@@ -629,6 +630,7 @@ out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
 		keep_schedule(d->w.pub, j->snap);
+		m.t_snap = now_seconds();
 		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
