@@ -56,7 +56,7 @@ done
 if [ "$REPLICAS" = 1 ]; then
 	SOCKS="$TMP/ofcd.sock"
 	LOGS="$TMP/ofcd.log"
-	build/ofcd --config "$TMP/fab.yaml" --socket "$SOCKS" --state-dir "$TMP/state" \
+	$BUILD/ofcd --config "$TMP/fab.yaml" --socket "$SOCKS" --state-dir "$TMP/state" \
 		--credentials-dir "$TMP/cred" --probe-interval 0 --foreground \
 		--log-file "$TMP/ofcd.log" --log-level info 2>>"$TMP/ofcd.stderr" &
 	DAEMON=$!
@@ -175,7 +175,7 @@ for l in sys.stdin:
     if m: q[m.group(1)] = t(l)
     m = re.search(r"ticket \d+: reconfigure partition slurm-job-(\d+).*: ok: committed .* in ([0-9.]+) s", l)
     if m and m.group(1) in q: own.append(t(l) - q[m.group(1)]); txn.append(float(m.group(2)))
-    m = re.search(r"ticket \d+: reconfigure partition slurm-job-\d+: took (.*)", l)
+    m = re.search(r"ticket \d+: reconfigure partition slurm-job-\d+.*: took: (.*)", l)
     if m:
         for k, v in re.findall(r"([a-z ]+) ([0-9.]+) s", m.group(1)):
             took.setdefault(k.strip(), []).append(float(v))

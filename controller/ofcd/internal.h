@@ -442,6 +442,19 @@ struct log_limit {
 	uint64_t suppressed;
 };
 
+/* held.c: the held partitions' schedules as the holds' view computed
+ * them (packed ofc.v1.Schedule summaries, by topology spec) on config cfg
+ * (a reference): a spec's schedule on a config depends on nothing else, so
+ * it is computed once, not for every held partition on every commit. */
+#define HELD_SCHEDS_MAX 64
+struct held_scheds {
+	struct fabcfg *cfg;
+	char *spec[HELD_SCHEDS_MAX];
+	uint8_t *buf[HELD_SCHEDS_MAX];
+	size_t len[HELD_SCHEDS_MAX];
+	uint32_t n;
+};
+
 /* The mutation worker's own: the running config and its ctl, the failures,
  * port moves and holds in effect, what the last sync saw. Only the mutation
  * worker touches them (before ofcd_run, the opening thread; after the
@@ -476,6 +489,7 @@ struct ofcd_worker {
 	uint32_t ngone;
 	char *held_bytes;
 	size_t held_len;
+	struct held_scheds hsched; /* (held.c) */
 	/* The --config as read, which a replica's state is built on
 	 * again when it syncs or takes over; what the last sync saw (the
 	 * record's generation, the journal's id and phase, the store's bytes
@@ -1001,7 +1015,8 @@ int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err);
 bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n);
 void held_free_all(struct ofcd *d);
 /* (mutation worker) State.held of a snapshot being built. */
-void held_state(const struct ofcd *d, struct snapshot *s);
+void held_state(struct ofcd *d, struct snapshot *s);
+void held_scheds_free(struct held_scheds *c);
 /* (mutation worker) JOB_RELEASE. */
 void ofcd_run_release(struct ofcd *d, struct job *j);
 

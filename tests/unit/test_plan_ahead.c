@@ -2,7 +2,8 @@
  * plan_ahead.c): what a plan read is compared with the devices as read at
  * its turn (ahead_same), and through a daemon on a sim switch, a job
  * planned while a conflicting commit is under way is planned again, while
- * one whose hosts the commit leaves alone takes its plan made ahead. */
+ * one whose hosts the commit leaves alone takes its plan made ahead; the
+ * held partitions' schedules are computed once a spec (held.c). */
 #include "tests/unit/ofcd_world.h"
 
 #include "controller/ofcd/internal.h"
@@ -226,6 +227,29 @@ static void test_conflict_replanned(void **state)
 	assert_non_null(strstr(took, "renumbering ahead"));
 	assert_true(strstr(took, "renumbering ahead") < eol);
 	pthread_mutex_unlock(&w->log_mu);
+
+	/* Three partitions held at ring:8 (a, b, d): each shows its schedule,
+	 * computed once for the spec and kept (held.c), not on every commit. */
+	r = get_state(&c, 9);
+	assert_int_equal(r->state->n_held, 3);
+	uint8_t first[4096];
+	size_t first_len = 0;
+	for (size_t i = 0; i < r->state->n_held; i++) {
+		const Ofc__V1__Schedule *sc = r->state->held[i]->schedule;
+		uint8_t packed[4096];
+
+		assert_non_null(sc);
+		assert_string_equal(sc->topology, "ring:8");
+		assert_true(ofc__v1__schedule__get_packed_size(sc) <= sizeof(packed));
+		size_t len = ofc__v1__schedule__pack(sc, packed);
+		if (!i)
+			memcpy(first, packed, first_len = len);
+		assert_int_equal(len, first_len);
+		assert_memory_equal(packed, first, len);
+	}
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(w->d->w.hsched.n, 1);
+	assert_string_equal(w->d->w.hsched.spec[0], "ring:8");
 
 	close(fd);
 	ofcd_disconnect(&c);
