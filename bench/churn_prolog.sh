@@ -25,6 +25,39 @@ SUITE=churn-prolog
 cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
 . tests/integration/emu.sh
+# where a prolog's and an epilog's time went, from ofcd's logs: each
+# prolog's queued line to its answer, the transaction alone, and the
+# worker's own stages (ticket N: ...: took: ...); also
+#   sh bench/churn_prolog.sh --logs LOG...     on logs KEEP kept
+breakdown() {
+	cat "$@" | python3 -c '
+import re, sys, datetime
+t = lambda l: datetime.datetime.strptime(l[:23], "%Y-%m-%d %H:%M:%S.%f").timestamp()
+q, own, txn, took, turn = {}, [], [], {}, {}
+for l in sys.stdin:
+    m = re.search(r"planned in its turn: (.*)", l)
+    if m: turn[m.group(1)] = turn.get(m.group(1), 0) + 1
+    m = re.search(r"queued ticket \d+: reconfigure partition slurm-job-(\d+)", l)
+    if m: q[m.group(1)] = t(l)
+    m = re.search(r"ticket \d+: reconfigure partition slurm-job-(\d+).*: ok: committed .* in ([0-9.]+) s", l)
+    if m and m.group(1) in q: own.append(t(l) - q[m.group(1)]); txn.append(float(m.group(2)))
+    m = re.search(r"ticket \d+: (reconfigure|release-partition) partition slurm-job-\d+.*: took: (.*)", l)
+    if m:
+        for k, v in re.findall(r"([a-z ]+) ([0-9.]+) s", m.group(2)):
+            took.setdefault(("prolog " if m.group(1) == "reconfigure" else "epilog ") + k.strip(), []).append(float(v))
+p = lambda v, f: sorted(v)[min(len(v) - 1, int(f * len(v)))] if v else 0
+print("in ofcd: queued to answered p50 %.0f ms, p99 %.0f ms; the transaction alone p50 %.0f ms, p99 %.0f ms"
+      % (1000 * p(own, 0.5), 1000 * p(own, 0.99), 1000 * p(txn, 0.5), 1000 * p(txn, 0.99)))
+for k, v in took.items():
+    print("  %-24s mean %6.1f ms  p50 %6.1f  p99 %6.1f  (%d)" % (k, 1000 * sum(v) / len(v), 1000 * p(v, 0.5), 1000 * p(v, 0.99), len(v)))
+for k, v in turn.items():
+    print("  planned in its turn (not ahead): %d: %s" % (v, k))'
+}
+if [ "${1:-}" = --logs ]; then
+	shift
+	breakdown "$@"
+	exit
+fi
 HOSTS=${1:-1024}
 ROUNDS=${2:-3}
 CONC=${3:-32}
@@ -71,16 +104,16 @@ else
 	. tests/integration/cluster_env.sh
 	etcd_start 3 || { echo "etcd did not start"; exit 1; }
 	for r in r1 r2 r3; do
-		mkdir -p "$TMP/$r/state" "$TMP/$r/cred"
-		chmod 700 "$TMP/$r" "$TMP/$r/cred"
-		cp configs/credentials/ocs0.cred "$TMP/$r/cred/ocs.cred"
-		chmod 600 "$TMP/$r/cred/ocs.cred"
-		cp "$TMP/fab.yaml" "$TMP/$r/fab.yaml"
+		mkdir -p "$TMP/$r/state"
+		chmod 700 "$TMP/$r"
+		cp configs/credentials/ocs0.cred "$TMP/$r/ocs.cred"
+		chmod 600 "$TMP/$r/ocs.cred"
+		sed 's|credentials: cred/ocs.cred|credentials: ocs.cred|' "$TMP/fab.yaml" >"$TMP/$r/fab.yaml"
 		replica_start $r --probe-interval 0
 	done
 	SOCKS="$TMP/r1.sock,$TMP/r2.sock,$TMP/r3.sock"
 	LOGS="$TMP/r1.log $TMP/r2.log $TMP/r3.log"
-	wait_leader 60 r1 r2 r3 || { echo "no leader"; exit 1; }
+	wait_leader 60 r1 r2 r3 || { echo "no leader:"; tail -n 3 "$TMP/r1.log" "$TMP/r1.stderr"; exit 1; }
 	LEAD="$TMP/$LEADER.sock"
 fi
 $OFC --socket "$LEAD" reconfigure --topology "$TOPO" --timeout 300 >"$TMP/first" 2>&1 ||
@@ -164,25 +197,6 @@ if t:
     print("jobs a minute: %.0f (prologs and epilogs), %.0f (prologs alone)"
           % (jobs * 60000.0 / sum(x[2] for x in w), jobs * 60000.0 / sum(x[1] for x in w)))
 EOF
-# where a prolog's time went, from ofcd's log: queued to answered, the
-# transaction alone, and the worker's own figures (ticket N: took ...)
-cat $LOGS | python3 -c '
-import re, sys, datetime
-t = lambda l: datetime.datetime.strptime(l[:23], "%Y-%m-%d %H:%M:%S.%f").timestamp()
-q, own, txn, took = {}, [], [], {}
-for l in sys.stdin:
-    m = re.search(r"queued ticket \d+: reconfigure partition slurm-job-(\d+)", l)
-    if m: q[m.group(1)] = t(l)
-    m = re.search(r"ticket \d+: reconfigure partition slurm-job-(\d+).*: ok: committed .* in ([0-9.]+) s", l)
-    if m and m.group(1) in q: own.append(t(l) - q[m.group(1)]); txn.append(float(m.group(2)))
-    m = re.search(r"ticket \d+: reconfigure partition slurm-job-\d+.*: took: (.*)", l)
-    if m:
-        for k, v in re.findall(r"([a-z ]+) ([0-9.]+) s", m.group(1)):
-            took.setdefault(k.strip(), []).append(float(v))
-p = lambda v, f: sorted(v)[min(len(v) - 1, int(f * len(v)))] if v else 0
-print("in ofcd: queued to answered p50 %.0f ms, p99 %.0f ms; the transaction alone p50 %.0f ms, p99 %.0f ms"
-      % (1000 * p(own, 0.5), 1000 * p(own, 0.99), 1000 * p(txn, 0.5), 1000 * p(txn, 0.99)))
-for k, v in took.items():
-    print("  %-22s mean %6.1f ms  p50 %6.1f  p99 %6.1f  (%d)" % (k, 1000 * sum(v) / len(v), 1000 * p(v, 0.5), 1000 * p(v, 0.99), len(v)))'
+breakdown $LOGS
 [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp $LOGS "$KEEP/"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

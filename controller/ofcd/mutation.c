@@ -657,6 +657,8 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 	struct ofc_error err = {0};
 	char why[400];
 
+	double t[4] = {now_seconds()}; /* taken, released, snapshot, holds */
+
 	answer_init(&an, j);
 	if (!held_may(d, j, why, sizeof(why))) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_DENIED, "%s", why);
@@ -674,11 +676,19 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 			      "circuits stay",
 			      j->partition);
 		an.t.state = "committed";
+		t[1] = now_seconds();
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
 		keep_schedule(d->w.pub, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+		t[2] = now_seconds();
 		held_state(d, j->snap);
+		t[3] = now_seconds();
+		ofcd_log(d, OFCD_LOG_INFO,
+			 "ticket %llu: %s %s: took: total %.3f s, release %.3f s, snapshot %.3f s, "
+			 "holds %.3f s",
+			 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
+			 t[3] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2]);
 	}
 	j->outcome = an.t.state;
 	response_pack(&an.r, &j->reply, &j->reply_len);
