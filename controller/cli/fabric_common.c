@@ -401,7 +401,7 @@ static void on_reconfigure(void *ctx, enum reconfigure_event ev, const struct re
 			c->fabric->topology.spec);
 		return;
 	}
-	if (fc->json || r->chose)
+	if (ev != RECONF_EV_AIMED || fc->json || r->chose)
 		return;
 	if (r->partition) {
 		const struct partition *p = r->partition;

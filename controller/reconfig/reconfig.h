@@ -358,6 +358,7 @@ enum reconfigure_stage {
 enum reconfigure_event {
 	RECONF_EV_KEEP_NUMBERING, /* the last commit's renumbering is kept */
 	RECONF_EV_AIMED,	  /* the aim is planned (before the checks) */
+	RECONF_EV_READ,		  /* the devices are read and the plan diffed */
 };
 struct reconfigure_result;
 struct reconfigure_req {
@@ -383,6 +384,13 @@ struct reconfigure_req {
 	uint32_t max_moves; /* refuse larger plans (max_moves_set) */
 	bool max_moves_set;
 	int (*check)(void *ctx, struct ctl *planned, struct ofc_error *err);
+	/* A partition's circuits the caller planned ahead (ofcd plans the
+	 * run-time partitions queued behind the one it commits): asked after
+	 * the read, with the devices as read; 1: *pc (*npc, *rep) is the plan,
+	 * moved to reconfigure_run; 0: planned here as usual (none was, or
+	 * what it read has changed). NULL: none. */
+	int (*ahead)(void *ctx, const struct ctl *c, const struct partition *p, struct circuit **pc,
+		     uint32_t *npc, struct fabric_relabel *rep);
 	bool dry_run;	 /* stop at the plan */
 	bool skip_empty; /* apply nothing when nothing changes */
 	double trial_s;	 /* > 0: leave a trial open that long (ctl_trial_finish) */
