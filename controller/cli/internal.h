@@ -211,8 +211,6 @@ int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
 /* Print err, free fc, return the exit status. */
 int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
 void fabric_cmd_free(struct fabric_cmd *fc);
-void json_state(struct json_writer *w, const struct device_state *s);
-void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class);
 
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
@@ -230,8 +228,9 @@ void json_schedule_fields(struct json_writer *w, const struct Ofc__V1__Schedule 
 void json_schedule_rest(struct json_writer *w, const struct schedule_result *r,
 			const struct schedule *s);
 /* `ofc apply|try|confirm --json` (txn_json.c): the transaction as
- * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run the
- * plan so (state planned, operations, switching_seconds, plan). */
+ * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run, and
+ * for `ofc plan FILE --json`, the plan so (txn_planned_msg: state planned,
+ * operations, switching_seconds, plan, device_plan). */
 struct ctl_result;
 void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
 		    const char *outcome, const struct ofc_error *err);

@@ -170,11 +170,14 @@ Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_grou
 struct jobplan_result;
 Ofc__V1__Plan *plan_msg(struct arena *a, const struct jobplan_result *r, bool sweep);
 /* A dry run's transaction (txn.c): state "planned", the operations and
- * switching time of plan c and the plan in `ofc plan`'s words, in a;
- * false, and no plan, when its words pass max_plan bytes (SIZE_MAX: any).
- * The caller sets the rest (id, target, ...). */
-struct ctl;
-bool txn_planned_msg(struct arena *a, const struct ctl *c, size_t max_plan,
+ * switching time of r's plan, the plan in `ofc plan`'s words and device by
+ * device (device_plan: how the target was aimed, each device's counts and
+ * operations), in a. When t would pack to more than max_bytes (SIZE_MAX:
+ * no bound) the operations are left out (device_plan.ops_left_out), then
+ * the words (no plan), and it returns false. The caller sets the rest
+ * (id, target, ...; set first, they count). */
+struct reconfigure_result;
+bool txn_planned_msg(struct arena *a, const struct reconfigure_result *r, size_t max_bytes,
 		     Ofc__V1__TransactionInfo *t);
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
