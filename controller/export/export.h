@@ -105,6 +105,10 @@ void fabric_write_dot_circuits(const struct fabric *f, const struct fabric_dot *
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
+/* m's fields as members of the object w has open, but those named in skip
+ * (NULL-terminated; NULL: none): a map's entries as members themselves,
+ * empty lists left out (a summary's flat shape). */
+void pb_write_json_flat(struct json_writer *w, const ProtobufCMessage *m, const char *const *skip);
 /* A message of descriptor d from JSON text (the network API's
  * request bodies), field names as in the .proto; OFC_E_INPUT naming the
  * field's path for anything else. *out is malloc'd throughout: free it with
@@ -153,6 +157,15 @@ Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_res
  * num_transfers, the bound's figures) onto a header h, sharing x's arena
  * (links are the caller's to copy). */
 void schedule_msg_summary(Ofc__V1__Schedule *h, const Ofc__V1__Schedule *x);
+/* A schedule's summary as JSON (summary.c): m's figures, its metrics and
+ * its detail's fields at the top level, no steps, links or vertices: what
+ * `ofc schedule --json` prints, here or through ofcd. */
+void schedule_summary_json(struct json_writer *w, const Ofc__V1__Schedule *m);
+/* The engines' working for Schedule.detail (summary.c); the messages
+ * borrow the answer's strings. A server fabric's (--algo fluid): */
+struct fluid_answer;
+Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct fabric *f,
+						   const struct fluid_answer *fa);
 /* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
 				       const struct schedule_link *links, uint32_t nlinks);

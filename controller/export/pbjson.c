@@ -144,19 +144,48 @@ static bool present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f
 	return true; /* proto3 singular: always printed */
 }
 
-void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
+static bool skipped(const char *name, const char *const *skip)
+{
+	for (; skip && *skip; skip++)
+		if (strcmp(*skip, name) == 0)
+			return true;
+	return false;
+}
+
+/* m's fields as members of the object w has open: all of them (empty
+ * lists too), or (summary) those not named in skip, empty lists left out
+ * and a map's entries as members themselves. */
+static void members(struct json_writer *w, const ProtobufCMessage *m, bool summary,
+		    const char *const *skip)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 
-	jw_obj_begin(w);
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *fd = &d->fields[i];
 
+		if (summary && skipped(fd->name, skip))
+			continue;
 		if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)at_off(m, fd->quantifier_offset);
 			const char *arr = *(const char *const *)at_off(m, fd->offset);
 			size_t sz = type_size(fd->type);
 
+			if (summary && !n)
+				continue;
+			if (summary && is_map_entry(fd)) {
+				const ProtobufCMessageDescriptor *md = fd->descriptor;
+
+				for (size_t k = 0; k < n; k++) {
+					const ProtobufCMessage *e =
+					    ((const ProtobufCMessage *const *)arr)[k];
+					const char *key =
+					    *(char *const *)at_off(e, md->fields[0].offset);
+
+					jw_key(w, key ? key : "");
+					scalar(w, &md->fields[1], at_off(e, md->fields[1].offset));
+				}
+				continue;
+			}
 			jw_key(w, fd->name);
 			if (is_map_entry(fd)) {
 				const ProtobufCMessageDescriptor *md = fd->descriptor;
@@ -185,7 +214,18 @@ void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
 		jw_key(w, fd->name);
 		scalar(w, fd, at_off(m, fd->offset));
 	}
+}
+
+void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
+{
+	jw_obj_begin(w);
+	members(w, m, false, NULL);
 	jw_obj_end(w);
+}
+
+void pb_write_json_flat(struct json_writer *w, const ProtobufCMessage *m, const char *const *skip)
+{
+	members(w, m, true, skip);
 }
 
 /* ---- JSON in -----------------------------------------------------------------

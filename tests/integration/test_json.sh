@@ -46,8 +46,18 @@ cat >"$TMP/same.py" <<'PY'
 import json, re, sys
 
 kind, lf, rf = sys.argv[1:4]
-l, r = json.load(open(lf)), json.load(open(rf))
 bad = []
+
+def load(f):
+    # one writer, one key once: a field the metrics and the detail both
+    # say would print twice
+    def once(pairs):
+        keys = [k for k, _ in pairs]
+        bad.extend("%s: %s twice" % (f, k) for k in sorted(set(keys)) if keys.count(k) > 1)
+        return dict(pairs)
+    return json.load(open(f), object_pairs_hook=once)
+
+l, r = load(lf), load(rf)
 
 def near(a, b):
     if isinstance(a, float) or isinstance(b, float):
@@ -192,6 +202,13 @@ for args in "--collective allreduce" "--collective reduce-scatter --size 1MiB" \
 done
 expect_json 'j["algorithm"]=="bfb" and j["num_transfers"]>0 and j["degree"]==4 and j["tau_l"]==j["num_steps"]' \
 	$OFC --socket "$SOCK" schedule --collective allreduce --summary --json
+# A server fabric's summary: the message's figures and its detail's, each
+# key once (same.py's check, the file against itself).
+$OFC schedule examples/modelw/all-links-1.yaml --collective allgather --hops 4 --json >"$TMP/fl.json" &&
+	python3 "$TMP/same.py" plan "$TMP/fl.json" "$TMP/fl.json" >"$TMP/diff" && ok ||
+	bad "a fluid summary says a key twice" "$(head -3 "$TMP/diff")"
+expect_json 'j["algorithm"]=="fluid" and j["method"]=="mirrored" and j["lp_solver"]["master"] and j["hops"]==4 and j["steps"]==j["num_steps"] and j["verified"] and j["size_bytes"]>0 and "phases" not in j' \
+	cat "$TMP/fl.json"
 expect_exit 0 stop_ofcd
 # A job's plan: the torus with a workload section, planned here and by ofcd
 # (GetPlan), one ofc.v1.Plan both ways.
