@@ -166,6 +166,16 @@ void schedule_summary_json(struct json_writer *w, const Ofc__V1__Schedule *m);
 struct fluid_answer;
 Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct fabric *f,
 						   const struct fluid_answer *fa);
+/* A direct-connect result's (detail_direct.c): its main schedule's
+ * working, the expansion beside it, --algo all's comparison. */
+Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
+						    const struct schedule_result *r);
+/* The bounds it states, which `ofc schedule`'s text says too: theta's
+ * (Thm 2, with the links' rates, a demand matrix and NIC-limited hosts)
+ * and, with BFB's --chunks, Thm 20's on tau_B. */
+struct schedule_outcome;
+double schedule_theta_bound(const struct schedule_result *r);
+double schedule_thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o);
 /* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
 				       const struct schedule_link *links, uint32_t nlinks);
