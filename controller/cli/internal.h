@@ -218,15 +218,6 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
-/* A schedule's summary in one shape, local or through ofcd (schedule_json.c,
- * docs/json.md): the figures of ofc.v1.Schedule m (and more, NULL: none)
- * that w's outermost object lacks, its metrics at the top level; and the
- * same for a computed schedule s (r: its direct-connect result, else NULL). */
-struct Ofc__V1__Schedule;
-void json_schedule_fields(struct json_writer *w, const struct Ofc__V1__Schedule *m,
-			  const struct Ofc__V1__Schedule *more);
-void json_schedule_rest(struct json_writer *w, const struct schedule_result *r,
-			const struct schedule *s);
 /* `ofc apply|try|confirm --json` (txn_json.c): the transaction as
  * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run, and
  * for `ofc plan FILE --json`, the plan so (txn_planned_msg: state planned,

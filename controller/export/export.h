@@ -170,10 +170,15 @@ Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct
  * working, the expansion beside it, --algo all's comparison. */
 Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 						    const struct schedule_result *r);
+/* A WDM ring's (detail_ring.c): outcome o of result q, beside s, the
+ * summary's message, whose metrics it does not repeat. */
+struct schedule_outcome;
+Ofc__V1__ScheduleDetail *schedule_ring_detail_msg(struct arena *a, const struct schedule_result *q,
+						  const struct schedule_outcome *o,
+						  const Ofc__V1__Schedule *s);
 /* The bounds it states, which `ofc schedule`'s text says too: theta's
  * (Thm 2, with the links' rates, a demand matrix and NIC-limited hosts)
  * and, with BFB's --chunks, Thm 20's on tau_B. */
-struct schedule_outcome;
 double schedule_theta_bound(const struct schedule_result *r);
 double schedule_thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o);
 /* The same from its parts (f and links only on NIC ports; nlinks 0 else). */

@@ -29,6 +29,8 @@ void schedule_summary_json(struct json_writer *w, const Ofc__V1__Schedule *m)
 		pb_write_json_flat(w, &d->fluid->base, NULL);
 	if (d && d->direct)
 		pb_write_json_flat(w, &d->direct->base, NULL);
+	if (d && d->ring)
+		pb_write_json_flat(w, &d->ring->base, NULL);
 	jw_obj_end(w);
 }
 
