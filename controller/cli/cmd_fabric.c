@@ -418,12 +418,11 @@ int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
 			usleep(50 * 1000);
 	}
 	rc = pending || kept ? 0 : 1;
-	if (fc.json)
-		printf("{\"fabric\": \"%s\", \"transaction\": %llu, \"outcome\": \"%s\"}\n", name,
-		       (unsigned long long)txn,
-		       pending ? "confirmed"
-		       : kept  ? "committed"
-			       : "reverted");
+	if (fc.json) /* the TransactionInfo, as apply and try print theirs (txn_json.c) */
+		txn_write_confirm_json(&fc, name, txn,
+				       pending ? "confirmed"
+				       : kept  ? "committed"
+					       : "reverted");
 	else if (pending)
 		printf("confirmed trial %llu of fabric %s; 'ofc try' will commit it\n",
 		       (unsigned long long)txn, name);

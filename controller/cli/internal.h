@@ -226,6 +226,10 @@ struct ctl_result;
 void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
 		    const char *outcome, const struct ofc_error *err);
 void txn_write_plan_json(const struct fabric_cmd *fc);
+/* `ofc confirm --json`: the trial txn of fabric, its outcome as state
+ * (confirmed, committed, reverted). */
+void txn_write_confirm_json(const struct fabric_cmd *fc, const char *fabric, uint64_t txn,
+			    const char *outcome);
 /* `ofc status FILE --json`: ofc.v1.State from what fc read and the record
  * r, the shape ofcd answers (status_json.c). */
 struct ctl_record;

@@ -66,3 +66,18 @@ void txn_write_plan_json(const struct fabric_cmd *fc)
 	print(&t);
 	arena_free(&a);
 }
+
+void txn_write_confirm_json(const struct fabric_cmd *fc, const char *fabric, uint64_t txn,
+			    const char *outcome)
+{
+	Ofc__V1__TransactionInfo t;
+
+	ofc__v1__transaction_info__init(&t);
+	t.fabric = (char *)fabric;
+	t.target = (char *)fc->file; /* (NULL: the only trial waiting) */
+	t.kind = "confirm";
+	t.has_id = 1;
+	t.id = txn;
+	t.state = (char *)outcome;
+	print(&t);
+}

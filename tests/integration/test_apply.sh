@@ -203,7 +203,8 @@ expect_json 'j["transaction"]["state"]=="trial" and j["transaction"]["running"]'
 # While the trial runs, nobody else changes the fabric.
 expect_exit 1 $OFC apply "$CIRC" --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST"
 grep -q "is being changed by another ofc (pid $try_pid)" "$TMP/err" && ok || bad "second changer not refused" "$(cat "$TMP/err")"
-expect_stdout_has "committed" $OFC confirm --state-dir "$ST"
+expect_json 'j["state"] in ("confirmed", "committed") and j["kind"]=="confirm" and j["fabric"]=="torus64-ocs" and j["id"]>0 and set(j)=={"id", "state", "kind", "fabric"}' \
+	$OFC confirm --state-dir "$ST" --json
 wait $try_pid
 [ $? -eq 0 ] && grep -q "confirmed transaction" "$TMP/try.out" && ok || bad "try after confirm" "$(cat "$TMP/try.out" "$TMP/try.err")"
 if [ "$(xconn "$TORUS" "$t_port")" = "$TARGET" ]; then ok; else bad "confirmed try is not at the target"; fi
