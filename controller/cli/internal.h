@@ -212,8 +212,6 @@ int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
 /* Print err, free fc, return the exit status. */
 int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
 void fabric_cmd_free(struct fabric_cmd *fc);
-void json_state(struct json_writer *w, const struct device_state *s);
-void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class);
 
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
@@ -221,22 +219,18 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
-/* A schedule's summary in one shape, local or through ofcd (schedule_json.c,
- * docs/json.md): the figures of ofc.v1.Schedule m (and more, NULL: none)
- * that w's outermost object lacks, its metrics at the top level; and the
- * same for a computed schedule s (r: its direct-connect result, else NULL). */
-struct Ofc__V1__Schedule;
-void json_schedule_fields(struct json_writer *w, const struct Ofc__V1__Schedule *m,
-			  const struct Ofc__V1__Schedule *more);
-void json_schedule_rest(struct json_writer *w, const struct schedule_result *r,
-			const struct schedule *s);
 /* `ofc apply|try|confirm --json` (txn_json.c): the transaction as
- * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run the
- * plan so (state planned, operations, switching_seconds, plan). */
+ * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run, and
+ * for `ofc plan FILE --json`, the plan so (txn_planned_msg: state planned,
+ * operations, switching_seconds, plan, device_plan). */
 struct ctl_result;
 void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
 		    const char *outcome, const struct ofc_error *err);
 void txn_write_plan_json(const struct fabric_cmd *fc);
+/* `ofc confirm --json`: the trial txn of fabric, its outcome as state
+ * (confirmed, committed, reverted). */
+void txn_write_confirm_json(const struct fabric_cmd *fc, const char *fabric, uint64_t txn,
+			    const char *outcome);
 /* `ofc status FILE --json`: ofc.v1.State from what fc read and the record
  * r, the shape ofcd answers (status_json.c). */
 struct ctl_record;

@@ -271,15 +271,17 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 }
 
 /* A dry run's answer: the counts, the switching time and the plan as `ofc
- * plan` words it (left out when it would not fit a frame, and said). */
-static void answer_plan(const struct ofcd *d, struct answer *an, const struct ctl *nc,
+ * plan` words it and device by device (its operations, then its words,
+ * left out when they would not fit a frame, and said). */
+static void answer_plan(const struct ofcd *d, struct answer *an, const struct reconfigure_result *r,
 			const char *target)
 {
 	uint32_t room = d->o.max_frame ? d->o.max_frame : OFCD_MAX_FRAME_DEFAULT;
+	const struct ctl *nc = r->planned;
 	char est[96];
 
 	/* the rest of the answer is a few hundred bytes */
-	txn_planned_msg(&an->a, nc, room >= 4096 ? room - 4096 : 0, &an->t);
+	txn_planned_msg(&an->a, r, room >= 4096 ? room - 4096 : 0, &an->t);
 	ctl_plan_seconds_text(nc, est, sizeof(est));
 	answer_status(an, OFC__V1__STATUS__STATUS_OK,
 		      "%u operation%s on %u device%s would take fabric '%s' to %s%s%s%s%s",
@@ -568,7 +570,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	if (j->dry_run) {
-		answer_plan(d, &an, nc, j->target);
+		answer_plan(d, &an, &r, j->target);
 		j->outcome = "planned";
 		ctl_handover(nc, d->w.ctl);
 		goto out;
