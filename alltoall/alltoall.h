@@ -6,6 +6,9 @@
 #ifndef OFC_ALLTOALL_H
 #define OFC_ALLTOALL_H
 
+#include <stdatomic.h>
+
+#include "rwa/rwa.h" /* enum lp_solver */
 #include "sched/sched.h"
 
 /* ---- all-to-all by multicommodity flow (alltoall/mcf.c) --------------------------

@@ -23,6 +23,8 @@
 #ifndef OFC_CONTROLLER_SCHEDULE_H
 #define OFC_CONTROLLER_SCHEDULE_H
 
+#include <stdatomic.h>
+
 #include "alltoall/alltoall.h"
 #include "baselines/baselines.h"
 #include "bfb/bfb.h"
