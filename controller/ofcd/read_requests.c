@@ -362,10 +362,16 @@ static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule
 				  "chunks must be 0..1000000");
 	if (!g->lowering || !*g->lowering)
 		return 0;
-	if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
-	    strcmp(g->lowering, "single"))
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
+	if (!a2a_lowering_find(g->lowering)) {
+		struct strbuf sb = STRBUF_INIT;
+		int rc;
+
+		a2a_lowering_names(&sb, false, ", ");
+		rc = refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				"unknown lowering '%.64s' (%s)", g->lowering, sb.buf);
+		sb_free(&sb);
+		return rc;
+	}
 	if (a->coll != SCHED_ALLTOALL)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				  "lowering is the all-to-all MCF's: not for %s", g->collective);

@@ -383,6 +383,9 @@ bool schedule_algorithm_variant(const char *algo);
 /* Whether algo's all-to-all takes a lowering (steps, paths, single): the
  * MCF's, whose solution a daemon keeps and warm-starts from. */
 bool schedule_algorithm_lowers(const char *algo);
+/* The algorithm a request that names none runs for collective c on fabric
+ * (one ENGINE_*; the config's own choice comes first: schedule_pick_algorithm). */
+const char *schedule_default_algorithm(unsigned fabric, enum sched_collective c);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */
@@ -391,6 +394,10 @@ bool schedule_fluid_request(const struct schedule_query *q);
  * and what 'all' compares, in lines of at most width columns after
  * indent. */
 void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t width);
+/* --lowering's paragraph for a help text: every lowering the all-to-all
+ * MCF takes (alltoall/lowerings.c) and the default, in lines of at most
+ * width columns, the first after lead, the others after indent. */
+void schedule_lowerings_help(struct strbuf *sb, const char *lead, const char *indent, size_t width);
 /* A direct-connect outcome against the lower bound: its steps meet the
  * Moore bound's (a cut-through schedule is one step), its tau_B the
  * bound's (exactly, when both are fractions). */
