@@ -13,28 +13,6 @@
 
 /* ---- reads --------------------------------------------------------------------------- */
 
-static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
-					  uint64_t txn)
-{
-	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
-
-	ofc__v1__transaction_info__init(t);
-	if (txn) {
-		t->has_id = 1;
-		t->id = txn;
-	}
-	t->state = (char *)state;
-	t->target = j->target;
-	t->kind = (char *)job_kind_name(j->kind);
-	t->has_ticket = t->has_dry_run = t->has_peer_uid = t->has_peer_pid = 1;
-	t->ticket = j->ticket;
-	t->dry_run = j->dry_run;
-	t->peer_uid = j->peer.uid;
-	t->peer_pid = (uint32_t)j->peer.pid;
-	t->principal = j->principal;
-	return t;
-}
-
 /* The packed State answer without its id, for one combination of
  * GetState's options, rebuilt only when something it shows changed. A
  * request's answer is a packed Response holding only the id, then this:
@@ -82,8 +60,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	}
 	st->transaction = s->unfinished;
 	if (d->loop.running && is_mutation(d->loop.running)) {
-		st->transaction =
-		    txn_info(&a, d->loop.running, d->loop.running_state, d->loop.running_txn);
+		st->transaction = txn_info(&a, d->loop.running, d->loop.running_state,
+					   d->loop.running_txn, false);
 		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
 	/* a replica's view of the cluster, as of the last refresh */
@@ -92,7 +70,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->queue = arena_array(&a, d->loop.nqueue, sizeof(*st->queue));
 	size_t k = 0;
 	for (struct job *j = d->loop.queue; j; j = j->next)
-		st->queue[k++] = txn_info(&a, j, "queued", 0);
+		st->queue[k++] = txn_info(&a, j, "queued", 0, false);
 	if (!d->loop.nqueue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
 	char nf[64] = "", pl[120] = "";
