@@ -292,13 +292,15 @@ static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 		    "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
 		    "%.64s'); ask for one of them",
 		    g->algorithm, path, g->collective, g->algorithm);
-	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
-		return refuse_req(
-		    c, id, OFC__V1__STATUS__STATUS_INVALID,
-		    "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
-		    "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
-		    "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
-		    g->algorithm);
+	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		schedule_algorithms_one(&sb, "", "", 0);
+		refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID, "unknown algorithm '%.64s' (%s)",
+			   g->algorithm, sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
 	return 0;
 }
 

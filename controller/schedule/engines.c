@@ -146,7 +146,10 @@ static const struct engine_ops engines[] = {
      .defaults = REDUCING | BC | RD,
      .wdm = OPTREE_TREE},
     /* server fabrics (fluid.c: schedule_fluid, its own answer) */
-    {.name = "fluid", .fabrics = ENGINE_SERVERS, .serves = REDUCING | A2A | BC | RD},
+    {.name = "fluid",
+     .fabrics = ENGINE_SERVERS,
+     .serves = REDUCING | A2A | BC | RD,
+     .defaults = REDUCING | A2A | BC | RD},
     /* every row of the fabric's kind side by side, with the fluid bound */
     {.name = "all",
      .fabrics = ENGINE_DIRECT | ENGINE_RING,
@@ -329,17 +332,18 @@ static void wrap(struct strbuf *sb, const char *text, const char *lead, const ch
 	sb_putc(sb, '\n');
 }
 
+/* The kinds of fabric, as the lists name them. */
+static const struct {
+	unsigned fabrics;
+	const char *what;
+} kinds[] = {
+    {ENGINE_DIRECT, "on a direct-connect topology: "},
+    {ENGINE_RING, "on a WDM ring: "},
+    {ENGINE_SERVERS, "on a server fabric: "},
+};
+
 void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t width)
 {
-	static const struct {
-		unsigned fabrics;
-		const char *what;
-	} kinds[] = {
-	    {ENGINE_DIRECT, "on a direct-connect topology: "},
-	    {ENGINE_RING, "on a WDM ring: "},
-	    {ENGINE_SERVERS, "on a server fabric: "},
-	};
-
 	/* a paragraph a kind of fabric */
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
 		struct strbuf t = STRBUF_INIT, all = STRBUF_INIT;
@@ -364,5 +368,33 @@ void schedule_lowerings_help(struct strbuf *sb, const char *lead, const char *in
 	sb_puts(&t, "; by default steps when its MCF proves its optimum within --steps-try and "
 		    "its schedule fits --max-memory, else paths, and the command says why");
 	wrap(sb, t.buf, lead, indent, width);
+	sb_free(&t);
+}
+
+void schedule_algorithms_one(struct strbuf *sb, const char *lead, const char *indent, size_t width)
+{
+	struct strbuf t = STRBUF_INIT;
+
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		const char *sep = "";
+
+		sb_printf(&t, "%s%s", k ? "; " : "", kinds[k].what);
+		for (size_t i = 0; i < ARRAY_SIZE(engines); i++) {
+			const struct engine_ops *e = &engines[i];
+
+			if (!(e->fabrics & kinds[k].fabrics) || (e->flags & ENGINE_COMPARE))
+				continue;
+			sb_printf(&t, "%s%s", sep, e->name);
+			if (e->defaults & ENGINE_C(SCHED_ALLGATHER))
+				sb_puts(&t, " (default)");
+			else if (e->defaults & ENGINE_C(SCHED_ALLTOALL))
+				sb_puts(&t, " (alltoall's default)");
+			sep = ", ";
+		}
+	}
+	if (width)
+		wrap(sb, t.buf, lead, indent, width);
+	else
+		sb_printf(sb, "%s%s", lead, t.buf);
 	sb_free(&t);
 }

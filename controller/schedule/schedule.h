@@ -394,6 +394,12 @@ bool schedule_fluid_request(const struct schedule_query *q);
  * and what 'all' compares, in lines of at most width columns after
  * indent. */
 void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t width);
+/* The algorithms one request may name (no comparisons), by kind of
+ * fabric, the defaults marked: "on a direct-connect topology: bfb
+ * (default), ...; on a WDM ring: ...; on a server fabric: fluid
+ * (default)", after lead; width 0: on one line, else in lines of at most
+ * width columns, the others after indent. */
+void schedule_algorithms_one(struct strbuf *sb, const char *lead, const char *indent, size_t width);
 /* --lowering's paragraph for a help text: every lowering the all-to-all
  * MCF takes (alltoall/lowerings.c) and the default, in lines of at most
  * width columns, the first after lead, the others after indent. */

@@ -359,9 +359,9 @@ static void test_usage_error_is_one_line(void **state)
 }
 
 /* `ofc CMD ARGS... --help`'s text names every row of the engine table
- * that fabrics holds (but 'all' where every is false), and every lowering
+ * that fabrics holds (but those with a flag of skip), and every lowering
  * where lowerings. */
-static void help_names(const char *const *args, unsigned fabrics, bool every, bool lowerings)
+static void help_names(const char *const *args, unsigned fabrics, unsigned skip, bool lowerings)
 {
 	const struct engine_ops *e;
 	const struct a2a_lowering *l;
@@ -371,8 +371,7 @@ static void help_names(const char *const *args, unsigned fabrics, bool every, bo
 	out = run(&rc, args, NULL);
 	assert_int_equal(rc, 0);
 	for (unsigned i = 0; (e = engine_at(i)); i++)
-		if ((e->fabrics & fabrics) && (every || !(e->flags & ENGINE_EVERY)) &&
-		    !has_word(out, e->name))
+		if ((e->fabrics & fabrics) && !(e->flags & skip) && !has_word(out, e->name))
 			fail_msg("ofc %s --help does not name --algo %s", args[0], e->name);
 	for (unsigned i = 0; lowerings && (l = a2a_lowering_at(i)); i++)
 		if (!has_word(out, l->name))
@@ -388,6 +387,8 @@ static void test_help_names_what_is_taken(void **state)
 	static const char *const schedule[] = {"schedule", "--help", NULL};
 	static const char *const optree[] = {"optree", "--help", NULL};
 	static const char *const ring[] = {"ring", "--help", NULL};
+	static const char *const remote[] = {"--socket", "/nonexistent", "schedule", "--help",
+					     NULL};
 	static const char *const bad_lowering[] = {"schedule",	   "--topology", "torus:4x4",
 						   "--collective", "alltoall",	 "--lowering",
 						   "nope",	   NULL};
@@ -398,9 +399,11 @@ static void test_help_names_what_is_taken(void **state)
 	int rc;
 
 	(void)state;
-	help_names(schedule, ENGINE_ANY, false, true);
-	help_names(optree, ENGINE_RING, true, false);
-	help_names(ring, ENGINE_RING, false, false);
+	help_names(schedule, ENGINE_ANY, ENGINE_EVERY, true);
+	help_names(optree, ENGINE_RING, 0, false);
+	help_names(ring, ENGINE_RING, ENGINE_EVERY, false);
+	/* ofcd's: one algorithm a request, no comparisons */
+	help_names(remote, ENGINE_ANY, ENGINE_COMPARE, true);
 	out = run(&rc, bad_lowering, &err);
 	assert_int_equal(rc, 2);
 	for (unsigned i = 0; (l = a2a_lowering_at(i)); i++) {

@@ -293,7 +293,7 @@ static void test_row_properties(void **state)
  * comparison runs mcf by each, under its name, and the help names each. */
 static void test_defaults_and_lowerings(void **state)
 {
-	static const unsigned kinds[] = {ENGINE_DIRECT, ENGINE_RING};
+	static const unsigned kinds[] = {ENGINE_DIRECT, ENGINE_RING, ENGINE_SERVERS};
 	const struct a2a_lowering *l;
 	const struct engine_ops *e;
 	struct schedule_result r;
@@ -320,6 +320,14 @@ static void test_defaults_and_lowerings(void **state)
 				assert_string_equal(schedule_pick_algorithm(&q), d);
 			}
 		}
+	/* one request's list (ofcd's refusal, its --help): every row but the
+	 * comparisons */
+	schedule_algorithms_one(&help, "", "", 0);
+	for (unsigned i = 0; (e = engine_at(i)); i++)
+		if (has_word(help.buf, e->name) == !!(e->flags & ENGINE_COMPARE))
+			fail_msg("'%s' %s one request's list: %s", e->name,
+				 e->flags & ENGINE_COMPARE ? "is in" : "is not in", help.buf);
+	sb_reset(&help);
 	assert_null(a2a_lowering_find("nope"));
 	schedule_lowerings_help(&help, "  ", "  ", 79);
 	compute(&r, "torus:4x4", "all", SCHED_ALLTOALL, SCHEDULE_REDUCED_AUTO);
