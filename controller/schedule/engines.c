@@ -205,6 +205,14 @@ bool schedule_algorithm_lowers(const char *algo)
 	return e && (e->flags & ENGINE_LOWERING);
 }
 
+const char *schedule_algorithm_of_label(const char *label)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)
+		if (engines[i].label && strcmp(engines[i].label, label) == 0)
+			return engines[i].name;
+	return label;
+}
+
 const char *schedule_default_algorithm(unsigned fabric, enum sched_collective c)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)

@@ -386,6 +386,10 @@ bool schedule_algorithm_lowers(const char *algo);
 /* The algorithm a request that names none runs for collective c on fabric
  * (one ENGINE_*; the config's own choice comes first: schedule_pick_algorithm). */
 const char *schedule_default_algorithm(unsigned fabric, enum sched_collective c);
+/* The algorithm a comparison's row label names before its "/": a row's
+ * short label (swing-all's "rd" for recursive-doubling), else label
+ * itself. */
+const char *schedule_algorithm_of_label(const char *label);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */

@@ -229,6 +229,9 @@ static void test_row_properties(void **state)
 					 r.main->group.reps,
 					 e->flags & ENGINE_SPLIT ? "set" : "unset");
 			schedule_result_free(&r);
+			/* (ofc run reads the labels back) */
+			assert_string_equal(
+			    schedule_algorithm_of_label(e->label ? e->label : e->name), e->name);
 			for (int v = 0; v < 2; v++)
 				snprintf(want[0][n[0]++], sizeof(want[0][0]), "%s/%c",
 					 e->label ? e->label : e->name, v ? 'L' : 'B');
