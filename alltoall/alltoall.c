@@ -884,9 +884,14 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "unknown all-to-all algorithm '%s' (mcf, direct, sp-balanced)",
 				     q->algo);
-	if (mcf && !steps && strcmp(low, "paths") && strcmp(low, "single"))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "unknown lowering '%s' (steps, paths, single)", low);
+	if (mcf && !a2a_lowering_find(low)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		a2a_lowering_names(&sb, false, ", ");
+		ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (%s)", low, sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
 	if (g->n > A2A_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: all-to-all schedules are built for up to %u nodes",
@@ -1029,7 +1034,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 				     "sp-balanced, not %s",
 				     q->algo);
 	bool single = strcmp(low, "single") == 0;
-	if (!steps && !single && strcmp(low, "paths"))
+	if (!a2a_lowering_find(low))
 		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", low);
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",

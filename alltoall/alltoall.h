@@ -6,6 +6,9 @@
 #ifndef OFC_ALLTOALL_H
 #define OFC_ALLTOALL_H
 
+#include <stdatomic.h>
+
+#include "rwa/rwa.h" /* enum lp_solver */
 #include "sched/sched.h"
 
 /* ---- all-to-all by multicommodity flow (alltoall/mcf.c) --------------------------
@@ -255,6 +258,23 @@ struct a2a_outcome {
 };
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err);
+
+/* The lowerings a2a_request.lowering names (alltoall/lowerings.c), as
+ * --lowering and GetSchedule's lowering give them. */
+struct a2a_lowering {
+	const char *name;
+	const char *what; /* in a few words, for --help */
+	/* Named, reduced by symmetry by itself where the explicit schedule
+	 * is not built (above A2A_MAX_NODES); "steps" is not: its MCF at
+	 * thousands of nodes runs to its time limit. */
+	bool reduces;
+};
+/* The i-th, NULL past the end; the one named name, or NULL. */
+const struct a2a_lowering *a2a_lowering_at(unsigned i);
+const struct a2a_lowering *a2a_lowering_find(const char *name);
+/* Their names, joined by ", " and the last by last ("steps, paths or
+ * single"); what: each with its words in parentheses. */
+void a2a_lowering_names(struct strbuf *sb, bool what, const char *last);
 void a2a_outcome_free(struct a2a_outcome *o);
 
 /* The all-to-all MCF (alltoall/alltoall.c) as a reduced schedule on G: the

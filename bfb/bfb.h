@@ -5,6 +5,7 @@
 #ifndef OFC_BFB_H
 #define OFC_BFB_H
 
+#include "rwa/rwa.h" /* enum lp_solver */
 #include "sched/sched.h"
 
 /* ---- BFB: breadth-first-broadcast schedules (bfb/bfb.c) --------------------

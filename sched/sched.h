@@ -19,9 +19,6 @@
 #ifndef OFC_SCHED_H
 #define OFC_SCHED_H
 
-#include <stdatomic.h>
-
-#include "rwa/rwa.h"
 #include "sched/types.h"
 #include "topo/topo.h"
 #include "util/util.h"

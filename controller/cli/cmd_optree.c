@@ -189,7 +189,8 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	};
 	struct optree_args a = {
 	    .q = {.collective = SCHED_ALLGATHER,
-		  .algorithm = "optree",
+		  /* (what a WDM ring's allgather runs by default, whatever -c) */
+		  .algorithm = schedule_default_algorithm(ENGINE_RING, SCHED_ALLGATHER),
 		  .reduced = SCHEDULE_REDUCED_AUTO},
 	    .p = {.cmd = cmd, .format = FMT_JSON},
 	    .ring = {0, 0, 1, 0, 40e9, 25e-6, 10e-9, 4u << 20},
@@ -216,7 +217,7 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		return 2;
 	if (a.sweep) {
 		if (a.p.json || a.p.output || a.q.depth ||
-		    (a.q.algorithm && strcmp(a.q.algorithm, "optree")))
+		    strcmp(a.q.algorithm, schedule_default_algorithm(ENGINE_RING, SCHED_ALLGATHER)))
 			return cli_usage_error(cmd,
 					       "--sweep compares every algorithm in a table: no "
 					       "--algo, --radices, --json or -o");

@@ -803,6 +803,36 @@ static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_f
 	return rc;
 }
 
+/* --help: the algorithms from the engine table (the config's choice
+ * before any default), the lowerings from theirs. */
+static int schedule_help(const struct cli_cmd *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	sb_puts(&sb,
+		"Asks ofcd for a verified, priced schedule on the fabric's committed topology\n"
+		"(or --topology SPEC, or --partition NAME: that partition's topology, sized\n"
+		"by its collectives), the same ofc.v1.Schedule `ofc schedule` exports.\n\n"
+		"  --collective C  allgather, reduce-scatter, allreduce or alltoall (a\n"
+		"                  server fabric: also broadcast and reduce)\n");
+	schedule_algorithms_one(
+	    &sb, "  --algo A        the config's algorithm for the collective, else: ",
+	    "                  ", 79);
+	sb_puts(&sb, "  --size M        data per node (default: the config's)\n"
+		     "  --lowering L    alltoall mcf: ");
+	a2a_lowering_names(&sb, false, " or ");
+	sb_puts(&sb,
+		" (default steps; paths\n"
+		"                  is the workload's, answered from the MCF solution ofcd keeps)\n"
+		"  --summary       figures only, no steps\n"
+		"  --format pb|json -o OUT  write the schedule; without --format OUT's\n"
+		"                  extension says which (.pb, .json), else json\n");
+	rc = cli_help(cmd, sb.buf);
+	sb_free(&sb);
+	return rc;
+}
+
 static int r_schedule(struct remote *r, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -833,32 +863,7 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 		case -2:
 			return 2;
 		case 'h':
-			return cli_help(
-			    r->cmd,
-			    "Asks ofcd for a verified, priced schedule on the fabric's "
-			    "committed topology\n(or --topology SPEC, or --partition NAME: that "
-			    "partition's topology, sized\nby its collectives), the same "
-			    "ofc.v1.Schedule `ofc schedule` exports.\n\n"
-			    "  --collective C  allgather, reduce-scatter, allreduce or "
-			    "alltoall\n"
-			    "  --algo A        bfb (default), bfb-lp, expansion, ring, "
-			    "bidir-ring, recursive,\n                  torus-rings; "
-			    "allreduce on a torus: swing,\n                  "
-			    "recursive-doubling, bucket; alltoall: mcf (default),\n"
-			    "                  direct, sp-balanced; on a WDM ring: optree "
-			    "(default), ring,\n                  ne, onestage (its alltoall's "
-			    "default); on a server\n                  fabric: fluid (default; "
-			    "also broadcast and reduce);\n                  the config's "
-			    "algorithm for the collective before\n                  any "
-			    "default\n"
-			    "  --size M        data per node (default: the config's)\n"
-			    "  --lowering L    alltoall mcf: steps (default), paths (the "
-			    "workload's: answered\n                  from the MCF solution "
-			    "ofcd keeps) or single\n"
-			    "  --summary       figures only, no steps\n"
-			    "  --format pb|json -o OUT  write the schedule; without --format "
-			    "OUT's\n                  extension says which (.pb, .json), "
-			    "else json\n");
+			return schedule_help(r->cmd);
 		case 'c':
 			/* broadcast and reduce: the fluid engine's, on a server fabric */
 			if (sched_collective_parse(optarg, &coll) < 0 &&

@@ -333,15 +333,15 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	snprintf(algo, sizeof(algo), "%s", name);
 	if ((slash = strchr(algo, '/'))) {
 		*slash = 0;
-		/* "rd" is the run's short name for recursive-doubling. */
-		bool rd = strcmp(algo, "rd") == 0;
+		/* (a row's short label: "rd" is recursive-doubling) */
+		const char *named = schedule_algorithm_of_label(algo);
 
-		if (rd || schedule_algorithm_variant(algo))
+		if (schedule_algorithm_variant(named))
 			q.variant = strcmp(slash + 1, "L") == 0 ? "latency" : "bandwidth";
 		else
 			q.lowering = slash + 1;
-		if (rd)
-			snprintf(algo, sizeof(algo), "recursive-doubling");
+		if (named != algo)
+			snprintf(algo, sizeof(algo), "%s", named);
 	}
 	q.algorithm = algo;
 	if (schedule_compute(&q, &r, NULL, &err) < 0) {
@@ -806,9 +806,9 @@ static int run_rows(struct run_args *a, struct testbed_net *t, struct run_row *r
 				run_computed(a, t, r.out[i].algo, &rows[(*nrows)++]);
 		schedule_result_free(&r);
 	} else {
-		const char *name = a->q.algorithm		       ? a->q.algorithm
-				   : a->q.collective == SCHED_ALLTOALL ? "mcf"
-								       : "bfb";
+		const char *name = a->q.algorithm
+				       ? a->q.algorithm
+				       : schedule_default_algorithm(ENGINE_DIRECT, a->q.collective);
 
 		run_computed(a, t, name, &rows[(*nrows)++]);
 	}

@@ -38,12 +38,9 @@ static const char help_tail[] =
     "                   MSCCL XML program (msccl, direct-connect; docs/msccl.md);\n"
     "                   without --format OUT's extension says which (.txt, .json,\n"
     "                   .pb, .xml), else json\n"
-    "  --threads N      worker threads (default: all CPUs)\n"
-    "  --lowering L     all-to-all mcf: steps (time-stepped), paths (weighted, at\n"
-    "                   most d per pair) or single (one path per pair); by default\n"
-    "                   steps when its MCF proves its optimum within --steps-try\n"
-    "                   and its schedule fits --max-memory, else paths, and the\n"
-    "                   command says why\n"
+    "  --threads N      worker threads (default: all CPUs)\n";
+/* (--lowering's paragraph, from the lowerings' table: schedule_lowerings_help) */
+static const char help_end[] =
     "  --steps-try T    how long that default gives the time-stepped MCF (5s;\n"
     "                   at most half of --time-limit)\n"
     "  --variant V      swing / recursive-doubling: auto (default), bandwidth, latency\n"
@@ -105,6 +102,9 @@ static int schedule_help(const struct cli_cmd *cmd)
 	sb_puts(&sb, help_head);
 	schedule_algorithms_help(&sb, "                   ", 79);
 	sb_puts(&sb, help_tail);
+	/* (its lines as they were written, at most 78 columns) */
+	schedule_lowerings_help(&sb, "  --lowering L     ", "                   ", 78);
+	sb_puts(&sb, help_end);
 	rc = cli_help(cmd, sb.buf);
 	sb_free(&sb);
 	return rc;
@@ -260,8 +260,14 @@ static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 			return cli_usage_error(cmd, "--threads must be 0..64");
 		break;
 	case 'L':
-		if (strcmp(arg, "steps") && strcmp(arg, "paths") && strcmp(arg, "single"))
-			return cli_usage_error(cmd, "--lowering is steps, paths or single");
+		if (!a2a_lowering_find(arg)) {
+			struct strbuf sb = STRBUF_INIT;
+
+			a2a_lowering_names(&sb, false, " or ");
+			cli_usage_error(cmd, "--lowering is %s", sb.buf);
+			sb_free(&sb);
+			return 2;
+		}
 		a->q->lowering = arg;
 		break;
 	case 'S':

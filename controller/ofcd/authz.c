@@ -308,13 +308,8 @@ static bool owns(const void *p, const char *partition)
 	return authz_owns(p, partition);
 }
 
-static const char *job_kind_word(const struct job *j)
-{
-	return j->kind == JOB_RELEASE ? "release-partition" : "reconfigure";
-}
-
-static Ofc__V1__TransactionInfo *tenant_txn(struct arena *a, const struct job *j, const char *state,
-					    uint64_t txn)
+Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
+				   uint64_t txn, bool tenant)
 {
 	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
 
@@ -325,10 +320,19 @@ static Ofc__V1__TransactionInfo *tenant_txn(struct arena *a, const struct job *j
 	}
 	t->state = (char *)state;
 	t->target = j->target;
-	t->kind = (char *)job_kind_word(j);
 	t->has_ticket = t->has_dry_run = 1;
 	t->ticket = j->ticket;
 	t->dry_run = j->dry_run;
+	if (tenant) {
+		/* (a tenant's own requests on its partitions) */
+		t->kind = (char *)(j->kind == JOB_RELEASE ? "release-partition" : "reconfigure");
+		return t;
+	}
+	t->kind = (char *)job_kind_name(j->kind);
+	t->has_peer_uid = t->has_peer_pid = 1;
+	t->peer_uid = j->peer.uid;
+	t->peer_pid = (uint32_t)j->peer.pid;
+	t->principal = j->principal;
 	return t;
 }
 
@@ -386,14 +390,14 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 	st->queue = arena_array(a, d->loop.nqueue + 1, sizeof(*st->queue));
 	for (const struct job *j = d->loop.queue; j; j = j->next)
 		if (j->partition && authz_owns(p, j->partition))
-			st->queue[st->n_queue++] = tenant_txn(a, j, "queued", 0);
+			st->queue[st->n_queue++] = txn_info(a, j, "queued", 0, true);
 	if (!st->n_queue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, a, owns, p, &st->queue);
 	if (d->loop.running && d->loop.running->partition &&
 	    authz_owns(p, d->loop.running->partition) &&
 	    (d->loop.running->kind == JOB_RECONFIGURE || d->loop.running->kind == JOB_RELEASE)) {
 		st->transaction =
-		    tenant_txn(a, d->loop.running, d->loop.running_state, d->loop.running_txn);
+		    txn_info(a, d->loop.running, d->loop.running_state, d->loop.running_txn, true);
 		st->transaction->has_running = st->transaction->running = 1;
 	}
 	return st;

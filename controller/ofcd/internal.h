@@ -763,6 +763,11 @@ bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const 
 /* A tenant's GetState: its partitions' part of the snapshot (in a). */
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a);
+/* A queued or running job j (txn: its transaction, 0 none) as GetState
+ * shows it, in a (authz.c: what each principal sees); tenant: as a tenant's GetState does,
+ * without who asked (peer, principal) and the kind as a tenant asks it. */
+Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
+				   uint64_t txn, bool tenant);
 
 /* metrics.c: count a job the loop got back; the exposition,
  * with the connections counted by role (admin, read-only on the main

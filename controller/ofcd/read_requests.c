@@ -13,28 +13,6 @@
 
 /* ---- reads --------------------------------------------------------------------------- */
 
-static Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
-					  uint64_t txn)
-{
-	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
-
-	ofc__v1__transaction_info__init(t);
-	if (txn) {
-		t->has_id = 1;
-		t->id = txn;
-	}
-	t->state = (char *)state;
-	t->target = j->target;
-	t->kind = (char *)job_kind_name(j->kind);
-	t->has_ticket = t->has_dry_run = t->has_peer_uid = t->has_peer_pid = 1;
-	t->ticket = j->ticket;
-	t->dry_run = j->dry_run;
-	t->peer_uid = j->peer.uid;
-	t->peer_pid = (uint32_t)j->peer.pid;
-	t->principal = j->principal;
-	return t;
-}
-
 /* The packed State answer without its id, for one combination of
  * GetState's options, rebuilt only when something it shows changed. A
  * request's answer is a packed Response holding only the id, then this:
@@ -82,8 +60,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	}
 	st->transaction = s->unfinished;
 	if (d->loop.running && is_mutation(d->loop.running)) {
-		st->transaction =
-		    txn_info(&a, d->loop.running, d->loop.running_state, d->loop.running_txn);
+		st->transaction = txn_info(&a, d->loop.running, d->loop.running_state,
+					   d->loop.running_txn, false);
 		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
 	/* a replica's view of the cluster, as of the last refresh */
@@ -92,7 +70,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->queue = arena_array(&a, d->loop.nqueue, sizeof(*st->queue));
 	size_t k = 0;
 	for (struct job *j = d->loop.queue; j; j = j->next)
-		st->queue[k++] = txn_info(&a, j, "queued", 0);
+		st->queue[k++] = txn_info(&a, j, "queued", 0, false);
 	if (!d->loop.nqueue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
 	char nf[64] = "", pl[120] = "";
@@ -314,13 +292,15 @@ static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 		    "%.64s compares algorithms ('ofc schedule %s --collective %s --algo "
 		    "%.64s'); ask for one of them",
 		    g->algorithm, path, g->collective, g->algorithm);
-	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm))
-		return refuse_req(
-		    c, id, OFC__V1__STATUS__STATUS_INVALID,
-		    "unknown algorithm '%.64s' (bfb, bfb-lp, expansion, ring, bidir-ring, "
-		    "recursive, torus-rings; swing, recursive-doubling, bucket; mcf, "
-		    "direct, sp-balanced; on a WDM ring optree, ring, ne, onestage)",
-		    g->algorithm);
+	if (g->algorithm && *g->algorithm && !schedule_algorithm_known(g->algorithm)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		schedule_algorithms_one(&sb, "", "", 0);
+		refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID, "unknown algorithm '%.64s' (%s)",
+			   g->algorithm, sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
 	return 0;
 }
 
@@ -362,10 +342,16 @@ static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule
 				  "chunks must be 0..1000000");
 	if (!g->lowering || !*g->lowering)
 		return 0;
-	if (strcmp(g->lowering, "steps") && strcmp(g->lowering, "paths") &&
-	    strcmp(g->lowering, "single"))
-		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				  "unknown lowering '%.64s' (steps, paths, single)", g->lowering);
+	if (!a2a_lowering_find(g->lowering)) {
+		struct strbuf sb = STRBUF_INIT;
+		int rc;
+
+		a2a_lowering_names(&sb, false, ", ");
+		rc = refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				"unknown lowering '%.64s' (%s)", g->lowering, sb.buf);
+		sb_free(&sb);
+		return rc;
+	}
 	if (a->coll != SCHED_ALLTOALL)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 				  "lowering is the all-to-all MCF's: not for %s", g->collective);

@@ -62,6 +62,17 @@ static void build_every(struct schedule_result *r, const struct schedule_query *
 			x->build(r, q, x);
 }
 
+/* swing-all: every row's torus runs, the variant rows' first. */
+static void build_torus_all(struct schedule_result *r, const struct schedule_query *q)
+{
+	const struct engine_ops *x;
+
+	for (int variants = 1; variants >= 0; variants--)
+		for (unsigned i = 0; (x = engine_at(i)); i++)
+			if (x->torus && !!(x->flags & ENGINE_VARIANT) == variants)
+				x->torus(r, q, x);
+}
+
 int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		    struct ofc_error *err)
 {
@@ -74,6 +85,8 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 	r->compare = e->flags & ENGINE_COMPARE;
 	if (e->flags & ENGINE_EVERY)
 		build_every(r, q);
+	else if (e->flags & ENGINE_TORUS_ALL)
+		build_torus_all(r, q);
 	else
 		e->build(r, q, e);
 	if (r->compare)

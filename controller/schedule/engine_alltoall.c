@@ -65,11 +65,13 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	sched_set_metric(&o->s, "theta", o->theta);
 }
 
-/* mcf (lowered as asked), direct or sp-balanced, built by a2a_build. */
+/* Row e (mcf, lowered as asked; direct or sp-balanced: lowering NULL),
+ * built by a2a_build. */
 static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
-		    struct schedule_outcome *o, const char *algo, const char *lowering)
+		    struct schedule_outcome *o, const struct engine_ops *e, const char *lowering)
 {
 	struct ofc_error err = {0};
+	const char *algo = e->name;
 	struct a2a_request aq = {.algo = algo,
 				 .lowering = lowering,
 				 .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
@@ -90,21 +92,22 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	struct a2a_outcome a;
 	double t0 = now_seconds();
 
-	/* The whole request's deadline for the baselines (mcf's is its
-	 * column generation's time_limit). */
-	if (strcmp(algo, "mcf"))
+	/* The whole request's deadline for the baselines (column
+	 * generation's is its time_limit). */
+	if (!(e->flags & ENGINE_COLGEN))
 		aq.clock = r->clock;
-	/* Reduced by itself: any lowering but an explicit "steps" (the
-	 * default falls back to paths when steps cannot prove its optimum
-	 * soon; "steps" at thousands of nodes runs to its time limit). */
-	bool reducible = !lowering || strcmp(lowering, "steps") != 0;
+	/* Reduced by itself: the baselines, and the MCF by any lowering but
+	 * one that does not reduce when named (the default falls back to
+	 * paths when steps cannot prove its optimum soon). */
+	const struct a2a_lowering *l = lowering ? a2a_lowering_find(lowering) : NULL;
+	bool reducible = !l || l->reduces;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
 	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && (strcmp(algo, "mcf") || reducible) &&
-	     r->g->n > A2A_MAX_NODES && !outcome_not_reducible(r, &o->group, &err))) {
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && reducible && r->g->n > A2A_MAX_NODES &&
+	     !outcome_not_reducible(r, &o->group, &err))) {
 		const char *why = outcome_not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
 
@@ -173,7 +176,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
 			   const struct engine_ops *e)
 {
-	static const char *const lowerings[] = {"steps", "paths", "single"};
+	const struct a2a_lowering *l;
 
 	if (q->collective != SCHED_ALLTOALL) {
 		struct schedule_outcome *o = outcome_next(r);
@@ -182,15 +185,15 @@ void direct_build_alltoall(struct schedule_result *r, const struct schedule_quer
 		snprintf(o->why, sizeof(o->why), "%s schedules alltoall", e->name);
 		o->why_code = OFC_E_INPUT;
 	} else if (r->compare && (e->flags & ENGINE_LOWERING)) {
-		for (unsigned i = 0; i < ARRAY_SIZE(lowerings); i++) {
+		for (unsigned i = 0; (l = a2a_lowering_at(i)); i++) {
 			struct schedule_outcome *o = outcome_next(r);
 
-			run_a2a(r, q, o, e->name, lowerings[i]);
-			snprintf(o->algo, sizeof(o->algo), "%s/%s", e->name, lowerings[i]);
+			run_a2a(r, q, o, e, l->name);
+			snprintf(o->algo, sizeof(o->algo), "%s/%s", e->name, l->name);
 		}
 	} else {
 		/* (NULL: the default lowering) */
-		run_a2a(r, q, outcome_next(r), e->name,
+		run_a2a(r, q, outcome_next(r), e,
 			(e->flags & ENGINE_LOWERING) ? q->lowering : NULL);
 	}
 }

@@ -57,7 +57,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	struct bfb_opts bo = r->bopts;
 	double t0 = now_seconds();
 
-	snprintf(o->algo, sizeof(o->algo), "%s", lp ? "bfb-lp" : "bfb");
+	snprintf(o->algo, sizeof(o->algo), "%s", e->name);
 	if (lp)
 		bo.method = BFB_LP;
 	o->is_bfb = true;
@@ -197,11 +197,12 @@ bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_q
 }
 
 static void run_baseline(struct schedule_result *r, const struct schedule_query *q,
-			 struct schedule_outcome *o, const char *algo)
+			 struct schedule_outcome *o, const struct engine_ops *e)
 {
 	struct ofc_error err = {0};
 	double t0 = now_seconds();
 	struct sched_reduced red;
+	const char *algo = e->name;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where the
@@ -212,7 +213,7 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
 	     baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &nreps) > 0 &&
 	     !outcome_not_reducible(r, &o->group, &err) &&
-	     (strcmp(algo, "recursive") || o->group.binary))) {
+	     (!(e->flags & ENGINE_BINARY) || o->group.binary))) {
 		const char *why = outcome_not_reducible(r, &o->group, &err);
 
 		if (why) {
@@ -303,5 +304,5 @@ void direct_build_expansion(struct schedule_result *r, const struct schedule_que
 void direct_build_baseline(struct schedule_result *r, const struct schedule_query *q,
 			   const struct engine_ops *e)
 {
-	run_baseline(r, q, outcome_next(r), e->name);
+	run_baseline(r, q, outcome_next(r), e);
 }

@@ -70,11 +70,14 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 		sched_set_metric(&o->s, "group_order", o->group.order);
 }
 
+/* Row e's variant v (ENGINE_SPLIT: Swing's collectives, one a dimension). */
 static void run_torus(struct schedule_result *r, const struct schedule_query *q,
-		      struct schedule_outcome *o, const char *algo, enum swing_variant v)
+		      struct schedule_outcome *o, const struct engine_ops *e, enum swing_variant v)
 {
 	struct ofc_error err = {0};
 	double t0 = now_seconds();
+	const char *algo = e->name;
+	bool split = e->flags & ENGINE_SPLIT;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->variant = v == SWING_LATENCY ? "latency" : "bandwidth";
@@ -85,7 +88,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	}
 	if (refuse_degraded(r, o, algo))
 		return;
-	/* Reduced: asked for, or (swing) above the explicit schedules' size. */
+	/* Reduced: asked for, or above the explicit schedules' size. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > SWING_MAX_SCHEDULE_NODES &&
 	     !outcome_not_reducible(r, &o->group, &err))) {
@@ -108,9 +111,9 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
 		if (outcome_reduced_over_limit(r, q, o, what, xfers, nreps,
-					       v == SWING_LATENCY	    ? 0
-					       : strcmp(algo, "swing") == 0 ? r->degree
-									    : 1))
+					       v == SWING_LATENCY ? 0
+					       : split		  ? r->degree
+								  : 1))
 			return;
 		outcome_phase(r, o, "generation");
 		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
@@ -120,7 +123,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		o->s = red.prog;
 		o->group = red.group;
 		o->is_reduced = true;
-		if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") == 0 &&
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && split &&
 		    !strstr(r->note, "Swing symmetry"))
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "%s%u nodes: explicit Swing schedules stop at %u: Swing "
@@ -128,12 +131,12 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 				 "asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, SWING_MAX_SCHEDULE_NODES,
 				 o->group.reps, o->group.name);
-		else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing") &&
+		else if (q->reduced == SCHEDULE_REDUCED_AUTO && !split &&
 			 strstr(r->note, "symmetry-reduced")) {
 			if (!strstr(r->note, algo)) /* swing-all: short */
 				snprintf(r->note + strlen(r->note),
 					 sizeof(r->note) - strlen(r->note), "; also %s", algo);
-		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && strcmp(algo, "swing"))
+		} else if (q->reduced == SCHEDULE_REDUCED_AUTO && !split)
 			outcome_note_reduced_above(r, SWING_MAX_SCHEDULE_NODES, algo, &o->group);
 	} else {
 		char what[64];
@@ -143,7 +146,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		/* Swing's 2D collectives each carry 1/2D of every block. */
 		if (outcome_over_memory(r, q, o, what,
 					torus_allreduce_transfers(r->tree, algo, v, true),
-					strcmp(algo, "swing") == 0 ? r->degree : 1))
+					split ? r->degree : 1))
 			return;
 		outcome_phase(r, o, "generation");
 		if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
@@ -165,35 +168,34 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
  * price it no lower than the bandwidth-optimal outcome o, it would not be
  * chosen, and is not built. */
 static bool latency_loses(const struct schedule_result *r, const struct schedule_outcome *o,
-			  const char *algo)
+			  const struct engine_ops *e)
 {
 	struct ofc_error err = {0};
 	struct sched_group G;
 	struct torus_figures f;
 
-	if (!o->applies || !o->is_reduced || strcmp(algo, "swing") ||
+	if (!o->applies || !o->is_reduced || !(e->flags & ENGINE_SPLIT) ||
 	    sched_group_of(r->g, r->tree, &G, &err) < 0 ||
-	    torus_allreduce_reduced(r->tree, algo, SWING_LATENCY, &G, NULL, &f, &err) < 0)
+	    torus_allreduce_reduced(r->tree, e->name, SWING_LATENCY, &G, NULL, &f, &err) < 0)
 		return false;
 	return !(torus_time_us(r, f.steps, &f) < o->time_us);
 }
 
 /* The variant the cost model prefers (the paper picks per size). */
 static void run_torus_auto(struct schedule_result *r, const struct schedule_query *q,
-			   struct schedule_outcome *o, const char *algo)
+			   struct schedule_outcome *o, const struct engine_ops *e)
 {
 	const char *v = q->variant ? q->variant : "auto";
 
 	if (strcmp(v, "auto")) {
-		run_torus(r, q, o, algo,
-			  strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
+		run_torus(r, q, o, e, strcmp(v, "latency") == 0 ? SWING_LATENCY : SWING_BANDWIDTH);
 		return;
 	}
 	struct schedule_outcome lat = {0};
-	run_torus(r, q, o, algo, SWING_BANDWIDTH);
-	if (latency_loses(r, o, algo))
+	run_torus(r, q, o, e, SWING_BANDWIDTH);
+	if (latency_loses(r, o, e))
 		return;
-	run_torus(r, q, &lat, algo, SWING_LATENCY);
+	run_torus(r, q, &lat, e, SWING_LATENCY);
 	if (lat.applies && (!o->applies || lat.time_us < o->time_us)) {
 		schedule_outcome_free(o);
 		*o = lat;
@@ -202,21 +204,22 @@ static void run_torus_auto(struct schedule_result *r, const struct schedule_quer
 	}
 }
 
-/* A classic baseline (ring, bidir-ring, torus-rings = bucket) priced the
- * same way: its transfers are between neighbours, so routed = linked. */
+/* A classic baseline (row e: ring, bidir-ring, bucket = torus-rings'
+ * schedule) priced the same way: its transfers are between neighbours, so
+ * routed = linked. */
 static void run_torus_baseline(struct schedule_result *r, const struct schedule_query *q,
-			       struct schedule_outcome *o, const char *algo)
+			       struct schedule_outcome *o, const struct engine_ops *e)
 {
 	struct ofc_error err = {0};
 	double t0 = now_seconds(), d = r->degree, k;
-	const char *name = strcmp(algo, "bucket") == 0 ? "torus-rings" : algo;
+	const char *algo = e->name, *name = e->baseline ? e->baseline : e->name;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->variant = "bandwidth";
 	if (refuse_degraded(r, o, algo))
 		return;
 	/* Ports used: one ring, two (both ways), or 2 per dimension. */
-	k = strcmp(name, "ring") == 0 ? 1 : strcmp(name, "bidir-ring") == 0 ? 2 : d;
+	k = e->torus_ports == ENGINE_PORTS_DEGREE ? d : e->torus_ports;
 	/* Reduced: asked for, or above BASELINE_MAX_SCHEDULE_NODES where it
 	 * exists (as run_baseline). */
 	struct sched_reduced red;
@@ -289,40 +292,33 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	}
 }
 
-/* Swing's and recursive doubling's variants and the torus baselines. */
-void direct_build_swing_all(struct schedule_result *r, const struct schedule_query *q,
-			    const struct engine_ops *e)
+/* In swing-all's table: row e both ways (swing/B, swing/L, rd/B, ...). */
+void direct_torus_variants(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e)
 {
 	static const struct {
-		const char *algo, *label;
+		const char *suffix;
 		enum swing_variant v;
-	} runs[] = {
-	    {"swing", "swing/B", SWING_BANDWIDTH},
-	    {"swing", "swing/L", SWING_LATENCY},
-	    {"recursive-doubling", "rd/B", SWING_BANDWIDTH},
-	    {"recursive-doubling", "rd/L", SWING_LATENCY},
-	};
+	} variants[] = {{"B", SWING_BANDWIDTH}, {"L", SWING_LATENCY}};
 
-	for (unsigned i = 0; i < ARRAY_SIZE(runs); i++) {
+	for (unsigned j = 0; j < ARRAY_SIZE(variants); j++) {
 		struct schedule_outcome *o = outcome_next(r);
 
-		run_torus(r, q, o, runs[i].algo, runs[i].v);
-		snprintf(o->algo, sizeof(o->algo), "%s", runs[i].label);
+		run_torus(r, q, o, e, variants[j].v);
+		snprintf(o->algo, sizeof(o->algo), "%s/%s", e->label ? e->label : e->name,
+			 variants[j].suffix);
 	}
-	run_torus_baseline(r, q, outcome_next(r), "ring");
-	run_torus_baseline(r, q, outcome_next(r), "bidir-ring");
-	run_torus_baseline(r, q, outcome_next(r), "bucket");
-	(void)e;
 }
 
 void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
 			const struct engine_ops *e)
 {
-	run_torus_auto(r, q, outcome_next(r), e->name);
+	run_torus_auto(r, q, outcome_next(r), e);
 }
 
-void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
+/* bucket alone, and each baseline in swing-all's table. */
+void direct_torus_routed(struct schedule_result *r, const struct schedule_query *q,
 			 const struct engine_ops *e)
 {
-	run_torus_baseline(r, q, outcome_next(r), e->name);
+	run_torus_baseline(r, q, outcome_next(r), e);
 }

@@ -26,6 +26,7 @@ static const struct engine_ops engines[] = {
      .serves = REDUCING,
      .in_all = REDUCING,
      .reduced = REDUCING,
+     .defaults = REDUCING | BC | RD, /* (a rooted one is the fluid engine's: refused) */
      .memory = direct_bfb_memory,
      .build = direct_build_bfb},
     {.name = "bfb-lp",
@@ -44,18 +45,23 @@ static const struct engine_ops engines[] = {
      .serves = REDUCING,
      .in_all = REDUCING,
      .reduced = REDUCING,
-     .build = direct_build_baseline},
+     .torus_ports = 1,
+     .build = direct_build_baseline,
+     .torus = direct_torus_routed},
     {.name = "bidir-ring",
      .fabrics = ENGINE_DIRECT,
      .serves = REDUCING,
      .in_all = REDUCING,
      .reduced = REDUCING,
-     .build = direct_build_baseline},
+     .torus_ports = 2,
+     .build = direct_build_baseline,
+     .torus = direct_torus_routed},
     {.name = "recursive",
      .fabrics = ENGINE_DIRECT,
      .serves = REDUCING,
      .in_all = REDUCING,
      .reduced = REDUCING,
+     .flags = ENGINE_BINARY,
      .build = direct_build_baseline},
     {.name = "torus-rings",
      .fabrics = ENGINE_DIRECT,
@@ -67,25 +73,32 @@ static const struct engine_ops engines[] = {
      .fabrics = ENGINE_DIRECT,
      .serves = AR,
      .reduced = AR,
-     .flags = ENGINE_VARIANT,
-     .build = direct_build_torus},
+     .flags = ENGINE_VARIANT | ENGINE_SPLIT,
+     .build = direct_build_torus,
+     .torus = direct_torus_variants},
     {.name = "recursive-doubling",
      .fabrics = ENGINE_DIRECT,
      .serves = AR,
      .reduced = AR,
      .flags = ENGINE_VARIANT,
-     .build = direct_build_torus},
+     .label = "rd",
+     .build = direct_build_torus,
+     .torus = direct_torus_variants},
     {.name = "bucket",
      .fabrics = ENGINE_DIRECT,
      .serves = AR,
      .reduced = AR,
-     .build = direct_build_bucket},
+     .baseline = "torus-rings",
+     .torus_ports = ENGINE_PORTS_DEGREE,
+     .build = direct_torus_routed,
+     .torus = direct_torus_routed},
     {.name = "mcf",
      .fabrics = ENGINE_DIRECT,
      .serves = A2A,
      .in_all = A2A,
      .reduced = A2A,
-     .flags = ENGINE_LOWERING,
+     .defaults = A2A,
+     .flags = ENGINE_LOWERING | ENGINE_COLGEN,
      .build = direct_build_alltoall},
     {.name = "direct",
      .fabrics = ENGINE_DIRECT,
@@ -102,8 +115,7 @@ static const struct engine_ops engines[] = {
     {.name = "swing-all",
      .fabrics = ENGINE_DIRECT,
      .serves = AR,
-     .flags = ENGINE_COMPARE | ENGINE_CLI_ONLY,
-     .build = direct_build_swing_all},
+     .flags = ENGINE_COMPARE | ENGINE_CLI_ONLY | ENGINE_TORUS_ALL},
     /* WDM rings (ring.c: optree/ builds each) */
     {.name = "ring",
      .fabrics = ENGINE_RING,
@@ -119,6 +131,7 @@ static const struct engine_ops engines[] = {
      .fabrics = ENGINE_RING,
      .serves = REDUCING | A2A,
      .in_all = REDUCING | A2A,
+     .defaults = A2A,
      .wdm = OPTREE_ONESTAGE},
     {.name = "wrht",
      .fabrics = ENGINE_RING,
@@ -130,9 +143,13 @@ static const struct engine_ops engines[] = {
      .serves = REDUCING,
      .in_all = REDUCING | A2A,
      .reduced = AG,
+     .defaults = REDUCING | BC | RD,
      .wdm = OPTREE_TREE},
     /* server fabrics (fluid.c: schedule_fluid, its own answer) */
-    {.name = "fluid", .fabrics = ENGINE_SERVERS, .serves = REDUCING | A2A | BC | RD},
+    {.name = "fluid",
+     .fabrics = ENGINE_SERVERS,
+     .serves = REDUCING | A2A | BC | RD,
+     .defaults = REDUCING | A2A | BC | RD},
     /* every row of the fabric's kind side by side, with the fluid bound */
     {.name = "all",
      .fabrics = ENGINE_DIRECT | ENGINE_RING,
@@ -186,6 +203,22 @@ bool schedule_algorithm_lowers(const char *algo)
 	const struct engine_ops *e = engine_find(algo, ENGINE_ANY);
 
 	return e && (e->flags & ENGINE_LOWERING);
+}
+
+const char *schedule_algorithm_of_label(const char *label)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)
+		if (engines[i].label && strcmp(engines[i].label, label) == 0)
+			return engines[i].name;
+	return label;
+}
+
+const char *schedule_default_algorithm(unsigned fabric, enum sched_collective c)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)
+		if ((engines[i].fabrics & fabric) && (engines[i].defaults & ENGINE_C(c)))
+			return engines[i].name;
+	return NULL;
 }
 
 /* Whether row e is one engine_names lists. */
@@ -276,11 +309,13 @@ void engine_reduced_names(struct strbuf *sb)
 	grouped(sb, ENGINE_DIRECT, BY_REDUCED, " or ", ", ", " and ");
 }
 
-/* text into sb as lines of at most width columns, each after indent
- * (words are never cut). */
-static void wrap(struct strbuf *sb, const char *text, const char *indent, size_t width)
+/* text into sb as lines of at most width columns, the first after lead,
+ * each other after indent (words are never cut). */
+static void wrap(struct strbuf *sb, const char *text, const char *lead, const char *indent,
+		 size_t width)
 {
 	size_t col = 0, ind = strlen(indent);
+	bool first = true;
 
 	while (*text) {
 		size_t w = strcspn(text, " ");
@@ -290,8 +325,9 @@ static void wrap(struct strbuf *sb, const char *text, const char *indent, size_t
 			col = 0;
 		}
 		if (!col) {
-			sb_puts(sb, indent);
-			col = ind;
+			sb_puts(sb, first ? lead : indent);
+			col = first ? strlen(lead) : ind;
+			first = false;
 		} else {
 			sb_putc(sb, ' ');
 			col++;
@@ -304,17 +340,18 @@ static void wrap(struct strbuf *sb, const char *text, const char *indent, size_t
 	sb_putc(sb, '\n');
 }
 
+/* The kinds of fabric, as the lists name them. */
+static const struct {
+	unsigned fabrics;
+	const char *what;
+} kinds[] = {
+    {ENGINE_DIRECT, "on a direct-connect topology: "},
+    {ENGINE_RING, "on a WDM ring: "},
+    {ENGINE_SERVERS, "on a server fabric: "},
+};
+
 void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t width)
 {
-	static const struct {
-		unsigned fabrics;
-		const char *what;
-	} kinds[] = {
-	    {ENGINE_DIRECT, "on a direct-connect topology: "},
-	    {ENGINE_RING, "on a WDM ring: "},
-	    {ENGINE_SERVERS, "on a server fabric: "},
-	};
-
 	/* a paragraph a kind of fabric */
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
 		struct strbuf t = STRBUF_INIT, all = STRBUF_INIT;
@@ -324,8 +361,48 @@ void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t widt
 		grouped(&all, kinds[i].fabrics, BY_IN_ALL, ", ", "; ", "; ");
 		if (all.len)
 			sb_printf(&t, "; 'all' compares %s", all.buf);
-		wrap(sb, t.buf, indent, width);
+		wrap(sb, t.buf, indent, indent, width);
 		sb_free(&t);
 		sb_free(&all);
 	}
+}
+
+void schedule_lowerings_help(struct strbuf *sb, const char *lead, const char *indent, size_t width)
+{
+	struct strbuf t = STRBUF_INIT;
+
+	sb_puts(&t, "all-to-all mcf: ");
+	a2a_lowering_names(&t, true, " or ");
+	sb_puts(&t, "; by default steps when its MCF proves its optimum within --steps-try and "
+		    "its schedule fits --max-memory, else paths, and the command says why");
+	wrap(sb, t.buf, lead, indent, width);
+	sb_free(&t);
+}
+
+void schedule_algorithms_one(struct strbuf *sb, const char *lead, const char *indent, size_t width)
+{
+	struct strbuf t = STRBUF_INIT;
+
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		const char *sep = "";
+
+		sb_printf(&t, "%s%s", k ? "; " : "", kinds[k].what);
+		for (size_t i = 0; i < ARRAY_SIZE(engines); i++) {
+			const struct engine_ops *e = &engines[i];
+
+			if (!(e->fabrics & kinds[k].fabrics) || (e->flags & ENGINE_COMPARE))
+				continue;
+			sb_printf(&t, "%s%s", sep, e->name);
+			if (e->defaults & ENGINE_C(SCHED_ALLGATHER))
+				sb_puts(&t, " (default)");
+			else if (e->defaults & ENGINE_C(SCHED_ALLTOALL))
+				sb_puts(&t, " (alltoall's default)");
+			sep = ", ";
+		}
+	}
+	if (width)
+		wrap(sb, t.buf, lead, indent, width);
+	else
+		sb_printf(sb, "%s%s", lead, t.buf);
+	sb_free(&t);
 }

@@ -15,21 +15,44 @@ int schedule_ring(struct schedule_result *r, const struct schedule_query *q, con
  * names algorithms reads this table. */
 #define ENGINE_C(c) (1u << (c)) /* a collective in a mask */
 enum engine_flag {
-	ENGINE_COMPARE = 1,  /* a table of outcomes side by side, not one engine */
-	ENGINE_EVERY = 2,    /* ... of every row that names the collective in in_all */
-	ENGINE_CERTIFY = 4,  /* ... with the fluid bound beside them (certify.c) */
-	ENGINE_CLI_ONLY = 8, /* ofc schedule's alone: not a config's nor GetSchedule's */
-	ENGINE_VARIANT = 16, /* --variant goes with it */
-	ENGINE_LOWERING = 32 /* --lowering goes with it (alltoall) */
+	ENGINE_COMPARE = 1,   /* a table of outcomes side by side, not one engine */
+	ENGINE_EVERY = 2,     /* ... of every row that names the collective in in_all */
+	ENGINE_CERTIFY = 4,   /* ... with the fluid bound beside them (certify.c) */
+	ENGINE_CLI_ONLY = 8,  /* ofc schedule's alone: not a config's nor GetSchedule's */
+	ENGINE_VARIANT = 16,  /* --variant goes with it */
+	ENGINE_LOWERING = 32, /* --lowering goes with it (alltoall) */
+	/* Swing's: each of its 2D collectives carries 1/2D of every block,
+	 * its reduced program is 2^D nodes' (its own note says so), and its
+	 * latency-optimal one is priced before it is built (engine_torus.c) */
+	ENGINE_SPLIT = 64,
+	ENGINE_BINARY = 128, /* reduced by itself only on a binary group (XOR on the ids) */
+	/* column generation: --time-limit stops it, certified within a gap,
+	 * not the request's deadline */
+	ENGINE_COLGEN = 256,
+	/* a table of every row's torus runs (swing-all), the variant rows'
+	 * first */
+	ENGINE_TORUS_ALL = 512
 };
+#define ENGINE_PORTS_DEGREE (~0u) /* torus_ports: 2 per dimension, every port */
 struct engine_ops {
 	const char *name;     /* as --algo and a config's `algorithm:` give it */
 	unsigned fabrics;     /* the ENGINE_DIRECT, _RING, _SERVERS it runs on */
 	unsigned serves;      /* the collectives it schedules (ENGINE_C) */
 	unsigned in_all;      /* those for which 'all' compares it */
 	unsigned reduced;     /* those for which --reduced goes with it */
+	unsigned defaults;    /* those it runs for on its fabric when a request names none */
 	unsigned flags;	      /* enum engine_flag */
 	enum optree_algo wdm; /* a WDM ring's: which optree/ builds (ring.c) */
+	/* A direct-connect baseline's: the baselines/ schedule it builds
+	 * (NULL: the one of its name). */
+	const char *baseline;
+	/* Priced as routed on a torus beside Swing (engine_torus.c): the
+	 * ports of a node its schedule uses, one ring 1, both ways 2, or
+	 * ENGINE_PORTS_DEGREE. */
+	unsigned torus_ports;
+	/* swing-all's label of an ENGINE_VARIANT row before "/B" or "/L"
+	 * (NULL: its name). */
+	const char *label;
 	/* What its explicit schedule holds on r->g, in bytes, refused before
 	 * it is built when over the memory limit; NULL: the build estimates
 	 * each thing it holds as it goes. */
@@ -39,6 +62,10 @@ struct engine_ops {
 	 * NULL: the family builds it (ring.c from wdm; fluid.c), or it is
 	 * ENGINE_EVERY. */
 	void (*build)(struct schedule_result *r, const struct schedule_query *q,
+		      const struct engine_ops *e);
+	/* Adds its rows to an ENGINE_TORUS_ALL table (NULL: none): both
+	 * variants, or priced as routed on the torus. */
+	void (*torus)(struct schedule_result *r, const struct schedule_query *q,
 		      const struct engine_ops *e);
 };
 /* The i-th row, NULL past the end. */
@@ -66,10 +93,12 @@ void direct_build_baseline(struct schedule_result *r, const struct schedule_quer
 			   const struct engine_ops *e);
 void direct_build_torus(struct schedule_result *r, const struct schedule_query *q,
 			const struct engine_ops *e);
-void direct_build_bucket(struct schedule_result *r, const struct schedule_query *q,
+/* Row e's two variants, labelled LABEL/B and LABEL/L; row e priced as
+ * routed on the torus (engine_torus.c). */
+void direct_torus_variants(struct schedule_result *r, const struct schedule_query *q,
+			   const struct engine_ops *e);
+void direct_torus_routed(struct schedule_result *r, const struct schedule_query *q,
 			 const struct engine_ops *e);
-void direct_build_swing_all(struct schedule_result *r, const struct schedule_query *q,
-			    const struct engine_ops *e);
 void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
 			   const struct engine_ops *e);
 /* ---- what every direct-connect outcome goes through (outcome.c) ----------------

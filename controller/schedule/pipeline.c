@@ -240,8 +240,8 @@ const char *schedule_pick_algorithm(const struct schedule_query *q)
 	if (c)
 		return c->algorithm;
 	if (q->ring || (!q->spec && !q->graph && q->fabric && q->fabric->nrings))
-		return q->collective == SCHED_ALLTOALL ? "onestage" : "optree";
-	return q->collective == SCHED_ALLTOALL ? "mcf" : "bfb";
+		return schedule_default_algorithm(ENGINE_RING, q->collective);
+	return schedule_default_algorithm(ENGINE_DIRECT, q->collective);
 }
 
 /* A config's algorithm is one for its kind of fabric (a WDM ring's, else a

@@ -23,6 +23,8 @@
 #ifndef OFC_CONTROLLER_SCHEDULE_H
 #define OFC_CONTROLLER_SCHEDULE_H
 
+#include <stdatomic.h>
+
 #include "alltoall/alltoall.h"
 #include "baselines/baselines.h"
 #include "bfb/bfb.h"
@@ -381,6 +383,13 @@ bool schedule_algorithm_variant(const char *algo);
 /* Whether algo's all-to-all takes a lowering (steps, paths, single): the
  * MCF's, whose solution a daemon keeps and warm-starts from. */
 bool schedule_algorithm_lowers(const char *algo);
+/* The algorithm a request that names none runs for collective c on fabric
+ * (one ENGINE_*; the config's own choice comes first: schedule_pick_algorithm). */
+const char *schedule_default_algorithm(unsigned fabric, enum sched_collective c);
+/* The algorithm a comparison's row label names before its "/": a row's
+ * short label (swing-all's "rd" for recursive-doubling), else label
+ * itself. */
+const char *schedule_algorithm_of_label(const char *label);
 /* Whether q is the fluid engine's: it names it, or names nothing on a
  * config's server fabric (schedule_fluid answers it, not
  * schedule_compute). */
@@ -389,6 +398,16 @@ bool schedule_fluid_request(const struct schedule_query *q);
  * and what 'all' compares, in lines of at most width columns after
  * indent. */
 void schedule_algorithms_help(struct strbuf *sb, const char *indent, size_t width);
+/* The algorithms one request may name (no comparisons), by kind of
+ * fabric, the defaults marked: "on a direct-connect topology: bfb
+ * (default), ...; on a WDM ring: ...; on a server fabric: fluid
+ * (default)", after lead; width 0: on one line, else in lines of at most
+ * width columns, the others after indent. */
+void schedule_algorithms_one(struct strbuf *sb, const char *lead, const char *indent, size_t width);
+/* --lowering's paragraph for a help text: every lowering the all-to-all
+ * MCF takes (alltoall/lowerings.c) and the default, in lines of at most
+ * width columns, the first after lead, the others after indent. */
+void schedule_lowerings_help(struct strbuf *sb, const char *lead, const char *indent, size_t width);
 /* A direct-connect outcome against the lower bound: its steps meet the
  * Moore bound's (a cut-through schedule is one step), its tau_B the
  * bound's (exactly, when both are fractions). */

@@ -10,6 +10,7 @@
 SUITE=gateway
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/pki.sh"
 
 OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
 GW=${GW:-$BUILD/ofc-gateway}
@@ -19,62 +20,21 @@ chmod 755 "$TMP"
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 
-# ---- certificates: the openssl CLI, as docs/control.md shows ----------------
+# ---- certificates: the openssl CLI (pki.sh), as docs/control.md shows ------
 C="$TMP/pki"
-mkdir -p "$C/newcerts"
-: >"$C/index.txt"
-echo 01 >"$C/serial"
-echo 01 >"$C/crlnumber"
-cat >"$C/ca.cnf" <<EOF
-[ca]
-default_ca = ofc
-[ofc]
-database = $C/index.txt
-serial = $C/serial
-crlnumber = $C/crlnumber
-new_certs_dir = $C/newcerts
-certificate = $C/ca.pem
-private_key = $C/ca.key
-default_md = sha256
-default_days = 30
-default_crl_days = 30
-policy = any
-unique_subject = no
-[any]
-commonName = supplied
-[client]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature
-extendedKeyUsage = clientAuth
-[server]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature
-extendedKeyUsage = serverAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost
-EOF
-newkey() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@" 2>/dev/null; }
-newkey -x509 -days 30 -keyout "$C/ca.key" -out "$C/ca.pem" -subj /CN=ofc-test-ca \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-cert() { # NAME EXTENSIONS [openssl ca options]
-	n=$1
-	e=$2
-	shift 2
-	newkey -keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$n"
-	openssl ca -batch -config "$C/ca.cnf" -extensions "$e" -in "$C/$n.csr" -out "$C/$n.pem" \
-		-notext "$@" >/dev/null 2>&1
-}
-for n in admin reader tenant-a tenant-b tenant-c stranger revoked; do cert $n client; done
-cert server server
+pki_ca "$C"
+for n in admin reader tenant-a tenant-b tenant-c stranger revoked; do pki_cert $n client; done
+pki_cert server server
 # A server's certificate (serverAuth only) the policy names as an admin:
 # refused as a client all the same.
-cert srvauth server
-cert expired client -startdate 20200101000000Z -enddate 20200201000000Z
+pki_cert srvauth server
+pki_cert expired client -startdate 20200101000000Z -enddate 20200201000000Z
 openssl ca -batch -config "$C/ca.cnf" -revoke "$C/revoked.pem" >/dev/null 2>&1
 openssl ca -batch -config "$C/ca.cnf" -gencrl -out "$C/crl.pem" >/dev/null 2>&1
 # Another CA's "admin".
-newkey -x509 -days 30 -keyout "$C/other.key" -out "$C/other.pem" -subj /CN=other-ca \
+pki_newkey -x509 -days 30 -keyout "$C/other.key" -out "$C/other.pem" -subj /CN=other-ca \
 	-addext basicConstraints=critical,CA:TRUE
-newkey -keyout "$C/intruder.key" -out "$C/intruder.csr" -subj /CN=admin
+pki_newkey -keyout "$C/intruder.key" -out "$C/intruder.csr" -subj /CN=admin
 openssl x509 -req -in "$C/intruder.csr" -CA "$C/other.pem" -CAkey "$C/other.key" \
 	-CAcreateserial -out "$C/intruder.pem" -days 30 >/dev/null 2>&1
 # CRLs that would switch revocation off: stale (nextUpdate passed), another
@@ -83,7 +43,7 @@ openssl ca -batch -config "$C/ca.cnf" -gencrl -crl_lastupdate 20250101000000Z \
 	-crl_nextupdate 20250201000000Z -out "$C/stale-crl.pem" >/dev/null 2>&1
 sed -e "s|= $C/ca.pem|= $C/other.pem|" -e "s|= $C/ca.key|= $C/other.key|" "$C/ca.cnf" >"$C/other.cnf"
 openssl ca -batch -config "$C/other.cnf" -gencrl -out "$C/foreign-crl.pem" >/dev/null 2>&1
-newkey -x509 -days 30 -keyout "$C/forger.key" -out "$C/forger.pem" -subj /CN=ofc-test-ca \
+pki_newkey -x509 -days 30 -keyout "$C/forger.key" -out "$C/forger.pem" -subj /CN=ofc-test-ca \
 	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
 sed -e "s|= $C/ca.pem|= $C/forger.pem|" -e "s|= $C/ca.key|= $C/forger.key|" "$C/ca.cnf" >"$C/forger.cnf"
 openssl ca -batch -config "$C/forger.cnf" -gencrl -out "$C/forged-crl.pem" >/dev/null 2>&1

@@ -11,6 +11,7 @@
 SUITE=ui
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/pki.sh"
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
 if [ -z "$CHROMIUM" ] || ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -31,46 +32,11 @@ DAEMONS=""
 trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
 chmod 755 "$TMP"
 
-# ---- certificates (as test_gateway.sh makes them) and the policy --------------
+# ---- certificates (pki.sh, as test_gateway.sh makes them) and the policy -----
 C="$TMP/pki"
-mkdir -p "$C/newcerts"
-: >"$C/index.txt"
-echo 01 >"$C/serial"
-cat >"$C/ca.cnf" <<CNF
-[ca]
-default_ca = ofc
-[ofc]
-database = $C/index.txt
-serial = $C/serial
-new_certs_dir = $C/newcerts
-certificate = $C/ca.pem
-private_key = $C/ca.key
-default_md = sha256
-default_days = 30
-policy = any
-unique_subject = no
-[any]
-commonName = supplied
-[client]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature
-extendedKeyUsage = clientAuth
-[server]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature
-extendedKeyUsage = serverAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost
-CNF
-newkey() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@" 2>/dev/null; }
-newkey -x509 -days 30 -keyout "$C/ca.key" -out "$C/ca.pem" -subj /CN=ofc-test-ca \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-cert() { # NAME EXTENSIONS
-	newkey -keyout "$C/$1.key" -out "$C/$1.csr" -subj "/CN=$1"
-	openssl ca -batch -config "$C/ca.cnf" -extensions "$2" -in "$C/$1.csr" -out "$C/$1.pem" \
-		-notext >/dev/null 2>&1
-}
-for n in admin reader tenant-a stranger; do cert $n client; done
-cert server server
+pki_ca "$C"
+for n in admin reader tenant-a stranger; do pki_cert $n client; done
+pki_cert server server
 [ -s "$C/server.pem" ] && [ -s "$C/stranger.pem" ] && ok || bad "the openssl CLI made the certificates"
 # What docs/ofcd.md has an operator import into a browser: a PKCS#12 of the
 # certificate, its key and the CA, made with openssl; imported into an NSS

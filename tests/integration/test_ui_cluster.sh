@@ -9,6 +9,7 @@ SUITE=ui-cluster
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
 . "$(dirname "$0")/cluster_env.sh"
+. "$(dirname "$0")/pki.sh"
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
 if [ -z "$CHROMIUM" ] || ! command -v node >/dev/null || ! command -v npm >/dev/null ||
@@ -30,17 +31,9 @@ etcd_start 1 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
 
 # A gateway before each replica, serving the page.
 C="$TMP/pki"
-mkdir -p "$C"
-newkey() { openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "$@" 2>/dev/null; }
-newkey -x509 -days 2 -keyout "$C/ca.key" -out "$C/ca.pem" -subj /CN=ofc-ui-cluster-ca \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$C/server.ext"
-printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' >"$C/admin.ext"
-for n in server admin; do
-	newkey -keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$n"
-	openssl x509 -req -in "$C/$n.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreateserial \
-		-days 2 -extfile "$C/$n.ext" -out "$C/$n.pem" >/dev/null 2>&1
-done
+pki_ca "$C" ofc-ui-cluster-ca
+pki_cert server server
+pki_cert admin client
 echo "cn:admin admin" >"$TMP/policy"
 for r in r1 r2; do
 	$BUILD/ofc-gateway --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" \

@@ -249,6 +249,38 @@ static void test_sees_all(void **state)
 	}
 }
 
+/* A queued job as GetState shows it: to a tenant without who asked (peer,
+ * principal), its kind as a tenant asks (release-partition, else
+ * reconfigure); to others whole. */
+static void test_tenant_sees_no_peer(void **state)
+{
+	struct job j = {.kind = JOB_SCHEDULE,
+			.partition = "slurm-job-77",
+			.principal = "cn:tenant-a",
+			.target = "torus:4x4",
+			.ticket = 7,
+			.peer = {.uid = 1000, .pid = 42}};
+	struct arena a = {0};
+	Ofc__V1__TransactionInfo *t;
+
+	(void)state;
+	t = txn_info(&a, &j, "queued", 0, false);
+	assert_string_equal(t->kind, "schedule");
+	assert_true(t->has_peer_uid && t->peer_uid == 1000 && t->has_peer_pid && t->peer_pid == 42);
+	assert_string_equal(t->principal, "cn:tenant-a");
+	assert_false(t->has_id);
+	t = txn_info(&a, &j, "running", 9, true);
+	assert_string_equal(t->kind, "reconfigure");
+	assert_false(t->has_peer_uid || t->has_peer_pid);
+	assert_null(t->principal);
+	assert_true(t->has_id && t->id == 9 && t->has_ticket && t->ticket == 7);
+	assert_string_equal(t->state, "running");
+	assert_string_equal(t->target, "torus:4x4");
+	j.kind = JOB_RELEASE;
+	assert_string_equal(txn_info(&a, &j, "queued", 0, true)->kind, "release-partition");
+	arena_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +289,7 @@ int main(void)
 	    cmocka_unit_test(test_every_request_by_every_sender),
 	    cmocka_unit_test(test_refusals_say_why),
 	    cmocka_unit_test(test_sees_all),
+	    cmocka_unit_test(test_tenant_sees_no_peer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

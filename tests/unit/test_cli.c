@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "controller/cli/cli.h"
+#include "controller/schedule/internal.h"
+#include "tests/unit/words.h"
 #include "util/util.h"
 
 #define MAX_OPTS 256
@@ -356,11 +358,83 @@ static void test_usage_error_is_one_line(void **state)
 	}
 }
 
+/* `ofc CMD ARGS... --help`'s text names every row of the engine table
+ * that fabrics holds (but those with a flag of skip), and every lowering
+ * where lowerings. */
+static void help_names(const char *const *args, unsigned fabrics, unsigned skip, bool lowerings)
+{
+	const struct engine_ops *e;
+	const struct a2a_lowering *l;
+	char *out;
+	int rc;
+
+	out = run(&rc, args, NULL);
+	assert_int_equal(rc, 0);
+	for (unsigned i = 0; (e = engine_at(i)); i++)
+		if ((e->fabrics & fabrics) && !(e->flags & skip) && !has_word(out, e->name))
+			fail_msg("ofc %s --help does not name --algo %s", args[0], e->name);
+	for (unsigned i = 0; lowerings && (l = a2a_lowering_at(i)); i++)
+		if (!has_word(out, l->name))
+			fail_msg("ofc %s --help does not name --lowering %s", args[0], l->name);
+	free(out);
+}
+
+/* The names a command's --help lists are the ones it takes: every row of
+ * the engine table and every lowering, and a name that is none of them is
+ * refused with the list. */
+static void test_help_names_what_is_taken(void **state)
+{
+	static const char *const schedule[] = {"schedule", "--help", NULL};
+	static const char *const optree[] = {"optree", "--help", NULL};
+	static const char *const ring[] = {"ring", "--help", NULL};
+	static const char *const remote[] = {"--socket", "/nonexistent", "schedule", "--help",
+					     NULL};
+	static const char *const bad_lowering[] = {"schedule",	   "--topology", "torus:4x4",
+						   "--collective", "alltoall",	 "--lowering",
+						   "nope",	   NULL};
+	static const char *const bad_algo[] = {"optree", "--nodes", "8",    "--wavelengths",
+					       "2",	 "--algo",  "nope", NULL};
+	const struct a2a_lowering *l;
+	char *out, *err;
+	int rc;
+
+	(void)state;
+	help_names(schedule, ENGINE_ANY, ENGINE_EVERY, true);
+	help_names(optree, ENGINE_RING, 0, false);
+	help_names(ring, ENGINE_RING, ENGINE_EVERY, false);
+	/* ofcd's: one algorithm a request, no comparisons */
+	help_names(remote, ENGINE_ANY, ENGINE_COMPARE, true);
+	out = run(&rc, bad_lowering, &err);
+	assert_int_equal(rc, 2);
+	for (unsigned i = 0; (l = a2a_lowering_at(i)); i++) {
+		const char *one[] = {"schedule", "--lowering", l->name, NULL};
+		char *o, *e;
+		int r;
+
+		if (!has_word(err, l->name))
+			fail_msg("'%s' is not in: %s", l->name, err);
+		/* taken: what is missing is the topology */
+		o = run(&r, one, &e);
+		assert_int_equal(r, 2);
+		assert_non_null(strstr(e, "give a config FILE or --topology"));
+		free(o);
+		free(e);
+	}
+	free(out);
+	free(err);
+	out = run(&rc, bad_algo, &err);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err, "'nope'"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_usage_lists_every_option),
 	    cmocka_unit_test(test_usage_error_is_one_line),
+	    cmocka_unit_test(test_help_names_what_is_taken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

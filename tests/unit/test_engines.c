@@ -15,6 +15,7 @@
 
 #include "controller/config/config.h"
 #include "controller/schedule/internal.h"
+#include "tests/unit/words.h"
 
 /* The first collective a mask holds. */
 static enum sched_collective first_collective(unsigned mask)
@@ -24,21 +25,6 @@ static enum sched_collective first_collective(unsigned mask)
 			return (enum sched_collective)c;
 	fail_msg("a row serves no collective");
 	return SCHED_ALLGATHER;
-}
-
-/* name appears in text as a whole word (not inside "bfb-lp" for "bfb"). */
-static bool has_word(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
-		bool start = p == text || strchr(" (,:\n", p[-1]);
-		bool end = strchr(" ),;\n", p[n]) != NULL;
-
-		if (start && end)
-			return true;
-	}
-	return false;
 }
 
 static struct schedule_query direct_query(const char *algo, enum sched_collective c)
@@ -80,8 +66,12 @@ static void test_help_and_names(void **state)
 				 !!(e->flags & ENGINE_LOWERING));
 		assert_ptr_equal(engine_find(e->name, e->fabrics), e);
 		assert_true(e->serves != 0);
-		/* a direct-connect row is built by its own build, or is 'all' */
-		assert_true(!(e->fabrics & ENGINE_DIRECT) || e->build || (e->flags & ENGINE_EVERY));
+		/* a direct-connect row is built by its own build, or is a table
+		 * of other rows ('all', swing-all) */
+		assert_true(!(e->fabrics & ENGINE_DIRECT) || e->build ||
+			    (e->flags & (ENGINE_EVERY | ENGINE_TORUS_ALL)));
+		/* in swing-all's table: both variants, or on the ports it says */
+		assert_true(!e->torus || (e->flags & ENGINE_VARIANT) || e->torus_ports);
 	}
 	for (const char *p = help.buf; *p; p++)
 		assert_true(p == help.buf || p[-1] != '\n' || *p == ' ');
@@ -187,6 +177,180 @@ static void test_unknown(void **state)
 			fail_msg("'%s' is not in: %s", e->name, err.msg);
 }
 
+/* A direct-connect request q for row e's name on spec, computed: the
+ * result (free it), failing the test when it is not computed at all. */
+static void compute(struct schedule_result *r, const char *spec, const char *algo,
+		    enum sched_collective c, enum schedule_reduce reduced)
+{
+	struct schedule_query q = direct_query(algo, c);
+	struct ofc_error err = {0};
+
+	q.spec = spec;
+	q.reduced = reduced;
+	if (schedule_compute(&q, r, NULL, &err) < 0)
+		fail_msg("%s on %s: %s", algo, spec, err.msg);
+}
+
+/* The nodes node 0 sends to in an explicit schedule. */
+static unsigned peers_of_0(const struct schedule *s)
+{
+	bool seen[SCHED_MAX_NODES + 1] = {0};
+	unsigned n = 0;
+
+	for (size_t k = 0; k < s->nxfers; k++)
+		if (s->xfers[k].src == 0 && !seen[s->xfers[k].dst]) {
+			seen[s->xfers[k].dst] = true;
+			n++;
+		}
+	return n;
+}
+
+/* The properties the engine builds read from a row, each against what the
+ * row's engine does: a row that says one thing and builds another fails
+ * here. */
+static void test_row_properties(void **state)
+{
+	const struct engine_ops *e;
+	struct schedule_result r;
+	/* swing-all's rows: [0] the variants', [1] the torus_ports ones' */
+	char want[2][16][24];
+	unsigned ports[16], n[2] = {0};
+
+	(void)state;
+	for (unsigned i = 0; (e = engine_at(i)); i++) {
+		if (!(e->fabrics & ENGINE_DIRECT))
+			continue;
+		/* ENGINE_SPLIT: Swing's reduced program is 2^D nodes' (reps > 1) */
+		if (e->flags & ENGINE_VARIANT) {
+			compute(&r, "torus:4x4", e->name, SCHED_ALLREDUCE, SCHEDULE_REDUCED_ALWAYS);
+			assert_true(r.main->applies && r.main->is_reduced);
+			if ((r.main->group.reps > 1) != !!(e->flags & ENGINE_SPLIT))
+				fail_msg("%s: %u programs, ENGINE_SPLIT %s", e->name,
+					 r.main->group.reps,
+					 e->flags & ENGINE_SPLIT ? "set" : "unset");
+			schedule_result_free(&r);
+			/* (ofc run reads the labels back) */
+			assert_string_equal(
+			    schedule_algorithm_of_label(e->label ? e->label : e->name), e->name);
+			for (int v = 0; v < 2; v++)
+				snprintf(want[0][n[0]++], sizeof(want[0][0]), "%s/%c",
+					 e->label ? e->label : e->name, v ? 'L' : 'B');
+		}
+		/* ENGINE_BINARY: the baseline's symmetric form is a hypercube's
+		 * (XOR on the ids), not a torus's */
+		if (e->build == direct_build_baseline) {
+			bool hc, torus;
+
+			compute(&r, "hypercube:4", e->name, SCHED_ALLREDUCE,
+				SCHEDULE_REDUCED_ALWAYS);
+			hc = r.main->applies;
+			schedule_result_free(&r);
+			compute(&r, "torus:4x4", e->name, SCHED_ALLREDUCE, SCHEDULE_REDUCED_ALWAYS);
+			torus = r.main->applies;
+			schedule_result_free(&r);
+			if ((hc && !torus) != !!(e->flags & ENGINE_BINARY))
+				fail_msg("%s: reduced on a hypercube %d, on a torus %d, "
+					 "ENGINE_BINARY %s",
+					 e->name, hc, torus,
+					 e->flags & ENGINE_BINARY ? "set" : "unset");
+		}
+		/* torus_ports: the neighbours each node's schedule sends to, and
+		 * baseline: the schedule it is, built under the row's name */
+		if (e->torus_ports) {
+			compute(&r, "torus:4x4", e->name, SCHED_ALLREDUCE, SCHEDULE_REDUCED_AUTO);
+			assert_true(r.main->applies && r.main->have && !r.main->is_reduced);
+			ports[n[1]] = peers_of_0(&r.main->s);
+			assert_int_equal(ports[n[1]], e->torus_ports == ENGINE_PORTS_DEGREE
+							  ? r.degree
+							  : e->torus_ports);
+			schedule_result_free(&r);
+			snprintf(want[1][n[1]++], sizeof(want[1][0]), "%s", e->name);
+		}
+		/* ENGINE_COLGEN: the MCF's column generation ran */
+		if (e->serves & ENGINE_C(SCHED_ALLTOALL) && !(e->flags & ENGINE_COMPARE)) {
+			compute(&r, "torus:4x4", e->name, SCHED_ALLTOALL, SCHEDULE_REDUCED_AUTO);
+			assert_true(r.main->applies);
+			assert_int_equal(r.main->have_mcf, !!(e->flags & ENGINE_COLGEN));
+			schedule_result_free(&r);
+		}
+	}
+	/* swing-all: every variant row both ways, then the torus_ports rows,
+	 * each priced on the ports it says */
+	compute(&r, "torus:4x4", "swing-all", SCHED_ALLREDUCE, SCHEDULE_REDUCED_AUTO);
+	assert_int_equal(r.nout, n[0] + n[1]);
+	for (unsigned k = 0; k < r.nout; k++) {
+		const struct schedule_outcome *o = &r.out[k];
+		bool base = k >= n[0];
+
+		assert_string_equal(o->algo, want[base][base ? k - n[0] : k]);
+		if (!o->applies || !o->verified)
+			fail_msg("swing-all's %s: %s%s", o->algo, o->why, o->verify_error);
+		if (base)
+			assert_int_equal(o->tf.instances, ports[k - n[0]]);
+	}
+	schedule_result_free(&r);
+}
+
+/* One default a fabric and collective, a row of that fabric; the
+ * pipeline runs it for a request that names none. The lowerings: a
+ * comparison runs mcf by each, under its name, and the help names each. */
+static void test_defaults_and_lowerings(void **state)
+{
+	static const unsigned kinds[] = {ENGINE_DIRECT, ENGINE_RING, ENGINE_SERVERS};
+	const struct a2a_lowering *l;
+	const struct engine_ops *e;
+	struct schedule_result r;
+	struct strbuf help = STRBUF_INIT;
+
+	(void)state;
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
+		for (int c = SCHED_ALLGATHER; c <= SCHED_REDUCE; c++) {
+			unsigned n = 0;
+			const char *d =
+			    schedule_default_algorithm(kinds[k], (enum sched_collective)c);
+
+			for (unsigned i = 0; (e = engine_at(i)); i++)
+				n += (e->fabrics & kinds[k]) && (e->defaults & ENGINE_C(c));
+			assert_int_equal(n, 1);
+			e = engine_find(d, kinds[k]);
+			assert_non_null(e);
+			/* (a rooted collective's default refuses it: the fluid engine's) */
+			assert_true(c > SCHED_ALLTOALL || (e->serves & ENGINE_C(c)));
+			if (kinds[k] == ENGINE_DIRECT) {
+				struct schedule_query q =
+				    direct_query(NULL, (enum sched_collective)c);
+
+				assert_string_equal(schedule_pick_algorithm(&q), d);
+			}
+		}
+	/* one request's list (ofcd's refusal, its --help): every row but the
+	 * comparisons */
+	schedule_algorithms_one(&help, "", "", 0);
+	for (unsigned i = 0; (e = engine_at(i)); i++)
+		if (has_word(help.buf, e->name) == !!(e->flags & ENGINE_COMPARE))
+			fail_msg("'%s' %s one request's list: %s", e->name,
+				 e->flags & ENGINE_COMPARE ? "is in" : "is not in", help.buf);
+	sb_reset(&help);
+	assert_null(a2a_lowering_find("nope"));
+	schedule_lowerings_help(&help, "  ", "  ", 79);
+	compute(&r, "torus:4x4", "all", SCHED_ALLTOALL, SCHEDULE_REDUCED_AUTO);
+	for (unsigned i = 0; (l = a2a_lowering_at(i)); i++) {
+		char name[32];
+		bool ran = false;
+
+		assert_ptr_equal(a2a_lowering_find(l->name), l);
+		if (!has_word(help.buf, l->name))
+			fail_msg("--lowering's help does not name '%s':\n%s", l->name, help.buf);
+		snprintf(name, sizeof(name), "mcf/%s", l->name);
+		for (uint32_t k = 0; k < r.nout; k++)
+			ran |= strcmp(r.out[k].algo, name) == 0 && r.out[k].applies;
+		if (!ran)
+			fail_msg("'all' did not run %s", name);
+	}
+	schedule_result_free(&r);
+	sb_free(&help);
+}
+
 static struct fabric *config(const char *text)
 {
 	struct ofc_error err = {0};
@@ -256,10 +420,9 @@ static void test_config_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_help_and_names),
-	    cmocka_unit_test(test_dispatch),
-	    cmocka_unit_test(test_unknown),
-	    cmocka_unit_test(test_config_names),
+	    cmocka_unit_test(test_help_and_names), cmocka_unit_test(test_dispatch),
+	    cmocka_unit_test(test_unknown),	   cmocka_unit_test(test_config_names),
+	    cmocka_unit_test(test_row_properties), cmocka_unit_test(test_defaults_and_lowerings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
