@@ -243,6 +243,7 @@ void note_free(struct note *n)
 	free(n->sched);
 	strv_free(n->failed, n->nfailed);
 	planner_unref(n->planner);
+	state_sched_task_unref(n->state_sched);
 	free(n);
 }
 
