@@ -925,7 +925,23 @@ extern void (*state_schedule_test_hook)(struct schedule_result *r);
 /* ofcd_close: let go of the computation (its thread drops its result) and
  * of what is kept. */
 void state_schedule_stop(struct ofcd *d);
+/* (jobs.c: a task is handed between threads, as the planner's) */
 void state_sched_task_unref(struct state_sched_task *t);
+/* A computation: the loop's and its thread's, handed over in a note. */
+struct state_sched_task {
+	pthread_mutex_t mu;
+	unsigned refs;	    /* under mu: the thread's, the daemon's, a note's */
+	struct ofcd *d;	    /* under mu; NULL: the daemon let go */
+	struct fabcfg *cfg; /* a reference */
+	char *spec;	    /* the committed topology, NULL: the config's */
+	uint64_t since_ms;
+	/* the result */
+	uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
+	size_t sched_len;
+	bool verified;
+	char *why;  /* no schedule, or not verified: why */
+	char *line; /* for the log and the event */
+};
 
 /* held.c: partitions made at run time of given hosts */
 #define HELD_MAX_HOSTS 65536

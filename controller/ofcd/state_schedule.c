@@ -35,41 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct state_sched_task {
-	pthread_mutex_t mu;
-	unsigned refs;	    /* under mu: the thread's, the daemon's, a note's */
-	struct ofcd *d;	    /* under mu; NULL: the daemon let go */
-	struct fabcfg *cfg; /* a reference */
-	char *spec;	    /* the committed topology, NULL: the config's */
-	uint64_t since_ms;
-	/* the result */
-	uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
-	size_t sched_len;
-	bool verified;
-	char *why;  /* no schedule, or not verified: why */
-	char *line; /* for the log and the event */
-};
-
-void state_sched_task_unref(struct state_sched_task *t)
-{
-	unsigned left;
-
-	if (!t)
-		return;
-	pthread_mutex_lock(&t->mu);
-	left = --t->refs;
-	pthread_mutex_unlock(&t->mu);
-	if (left)
-		return;
-	pthread_mutex_destroy(&t->mu);
-	fabcfg_unref(t->cfg);
-	free(t->spec);
-	free(t->sched);
-	free(t->why);
-	free(t->line);
-	free(t);
-}
-
 void (*state_schedule_test_hook)(struct schedule_result *r);
 
 /* ---- the computation (its thread) ----------------------------------------------------- */
