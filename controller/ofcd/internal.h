@@ -12,6 +12,9 @@
  *                 (GetSchedule), startup.c (config, lock, recovery), and
  *                 what they share, work_ctl.c (ctls and their events)
  *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
+ *   state_schedule.c  the state's schedule (the workload's on the committed
+ *                 topology), computed off the commit's path on a thread of
+ *                 its own, symmetry-reduced where it can be, by the leader
  *   planner.c     the workload's schedule: the query, and the planner
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
