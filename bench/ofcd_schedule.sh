@@ -18,7 +18,9 @@
 #   sh bench/ofcd_schedule.sh [SIZES]   (default "1024 4096"; 8192 and up: 64x128 ...)
 #
 # BUILD=DIR picks another build's ofc and ofcd. One size at a time, under
-# nice; each run's ofcd is stopped before the next.
+# nice; each run's ofcd is stopped before the next. ASK=1: then, per size,
+# `ofc --socket S schedule --collective allreduce --summary` with and
+# without --reduced, timed, each with its first line (after the table).
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 OFCD=$BUILD/ofcd
@@ -105,8 +107,19 @@ rest = "%.2f" % (ans - float(txn)) if txn != "-" else "-"
 print("| %s | %s | %.2f | %s | %s | %.2f | %s | %.0f |" % (n, to, ans, txn, rest,
       float(t2) - float(t0), v, int(hwm) / 1024))
 EOF
+	if [ -n "$ASK" ]; then
+		for r in --reduced ""; do
+			a0=$(date +%s.%N)
+			# shellcheck disable=SC2086
+			$OFC --socket "$d/s" schedule --collective allreduce --summary $r >"$d/ask" 2>&1
+			rc=$?
+			a1=$(date +%s.%N)
+			echo "$n $r: exit $rc in $(echo "$a1 - $a0" | bc) s: $(head -n 1 "$d/ask")" >>"$TMP/asks"
+		done
+	fi
 	kill $PID
 	wait $PID 2>/dev/null
 	PID=""
-	[ -n "$KEEP" ] || rm -rf "$d"
+	rm -rf "$d"
 done
+[ -s "$TMP/asks" ] && { echo; sed 's/^/    /' "$TMP/asks"; }
