@@ -515,8 +515,8 @@ int a2a_balanced_routes(const struct graph *g, const double *demand, uint64_t se
 			memset(seen, 0, n * sizeof(uint32_t));
 			stamp = 1;
 		}
-		if (i % 4096 == 0 && clock_expired(clock)) {
-			rc = ofc_error_set(err, OFC_E_RUNTIME, "time limit reached in generation");
+		if (i % 4096 == 0 && clock_check(clock, "generation", err) < 0) {
+			rc = -1;
 			break;
 		}
 		struct hops_to_t ht = {.row = to ? to + (size_t)t * n : NULL, .t = t};
@@ -600,8 +600,8 @@ int a2a_balanced_routes_0(const struct graph *g, const struct sched_group *G, ui
 		uint32_t t = order[i];
 		struct hops_to_t ht = {.d0 = d0, .G = G, .t = t};
 
-		if (i % 1024 == 0 && clock_expired(clock)) {
-			rc = ofc_error_set(err, OFC_E_RUNTIME, "time limit reached in generation");
+		if (i % 1024 == 0 && clock_check(clock, "generation", err) < 0) {
+			rc = -1;
 			a2a_routes_free(rt);
 			break;
 		}

@@ -74,7 +74,7 @@ r, plan, res, t0, t1, d = sys.argv[1:]
 p = json.load(open(plan))
 t = json.load(open(res))
 d = float(d) / 1000
-ops = [x["remove"] + x["add"] for x in p["devices"]]
+ops = [x["remove"] + x["add"] for x in p["device_plan"]["devices"]]
 wall = float(t1) - float(t0)
 print(f"| {r} | {sum(ops)} | {sum(ops) * d:.3f} | {max(ops) * d:.3f} | {p['switching_seconds']:.3f} | "
       f"{wall:.3f} | {t['seconds']:.3f} | {wall / (max(ops) * d):.2f} |")

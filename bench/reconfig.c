@@ -40,6 +40,7 @@
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
+#include "controller/testbed/testbed.h"
 #include "drivers/internal.h"
 
 struct emu {
@@ -313,7 +314,7 @@ static void bench_netlink(void)
 			links[nl++] = (struct hlink){u, j, pm.to[(size_t)j * n + u], j};
 	for (uint32_t h = 0; h < n; h++) {
 		names[h] = xasprintf("ofc-bench%d-h%u", (int)getpid(), h);
-		if (netns_create(names[h], testbed_host_addr(h), &err) < 0) {
+		if (netns_create(names[h], netlink_host_addr(h), &err) < 0) {
 			printf("  %-12s skipped: %s\n", "netlink", err.msg);
 			for (uint32_t k = 0; k < h; k++)
 				netns_delete(names[k], &err);

@@ -643,8 +643,12 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 	if (w->failed)
 		return;
 	if (clock_expired(vw->o->clock)) { /* the request's deadline */
+		char lim[32];
+
 		w->failed = true;
-		snprintf(w->why, sizeof(w->why), "time limit reached in generation");
+		/* clock_check's words, the limit named */
+		fmt_duration(lim, sizeof(lim), vw->o->clock->limit);
+		snprintf(w->why, sizeof(w->why), "time limit %s reached in generation", lim);
 		return;
 	}
 	for (uint32_t a = 0; a < d; a++)

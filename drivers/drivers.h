@@ -421,8 +421,8 @@ bool netns_exists(const char *name);
 int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err);
 /* Host h's own address (on lo) and the two ends of the circuit from host
  * port (h, p): addresses in 198.18.0.0/15, as host-order uint32. */
-uint32_t testbed_host_addr(uint32_t host);
-uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end);
+uint32_t netlink_host_addr(uint32_t host);
+uint32_t netlink_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end);
 
 /* What the kernel holds on host port p's source end o<p> (drivers/shaping.c):
  * the tbf rate and netem delay (0 when none) and its transmit counters. */
@@ -433,7 +433,7 @@ struct link_shape {
 	uint64_t tx_bytes, tx_packets;
 };
 /* out[h * ports + p] for every host of the testbed. */
-int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports, struct link_shape *out,
+int netlink_read_links(const char *const *netns, uint32_t n, uint32_t ports, struct link_shape *out,
 		       struct ofc_error *err);
 
 /* The most tbf shapes a circuit to, bits/s: it counts bytes a second in a
@@ -442,13 +442,8 @@ int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports, str
 
 /* Shape every circuit of the testbed (each host's o<p>) to rate bits/s and
  * latency seconds; both 0 removes the shaping. */
-int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,
+int netlink_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,
 			double latency, struct ofc_error *err);
-
-/* ICMP echo from every namespace to every other host's address. reach[s*n+d]
- * is set when s reached d. Returns 0 when the probe itself ran. */
-int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
-		     struct ofc_error *err);
 
 /* ---- NETCONF (docs/netconf.md), shared by the driver and build/netconf-emu ---- */
 

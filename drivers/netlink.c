@@ -6,8 +6,8 @@
  *
  * Names and numbers (docs/testbed.md): the circuit from host port (h, p) to
  * (v, q) is a veth pair, "o<p>" in h and "i<q>" in v, addressed
- * 198.18.x.y/31 by its source port (testbed_link_addr). Host h owns
- * 198.19.x.y (testbed_host_addr) on lo. Routes to other hosts' addresses
+ * 198.18.x.y/31 by its source port (netlink_link_addr). Host h owns
+ * 198.19.x.y (netlink_host_addr) on lo. Routes to other hosts' addresses
  * carry protocol RTPROT_OFC, so read-back sees only ours. */
 #include "drivers/internal.h"
 
@@ -337,12 +337,12 @@ static int add_link(struct nl_priv *p, const struct hlink *k, struct ofc_error *
 	if (e < 0)
 		return nl_fail(err, e, "creating veth %s", oname);
 	ifindex = raise_end(src, oname,
-			    testbed_link_addr(k->src_host, k->src_port, p->ports, false), err);
+			    netlink_link_addr(k->src_host, k->src_port, p->ports, false), err);
 	if (ifindex >= 0 && (p->rate > 0 || p->latency > 0) &&
 	    netlink_shape(src, ifindex, oname, p->rate, p->latency, err) < 0)
 		return -1;
 	if (ifindex < 0 ||
-	    raise_end(dst, iname, testbed_link_addr(k->src_host, k->src_port, p->ports, true),
+	    raise_end(dst, iname, netlink_link_addr(k->src_host, k->src_port, p->ports, true),
 		      err) < 0)
 		return -1;
 	p->oif[(size_t)k->src_host * p->ports + k->src_port] = ifindex;
@@ -352,7 +352,7 @@ static int add_link(struct nl_priv *p, const struct hlink *k, struct ofc_error *
 static int set_route(struct nl_priv *p, const struct hroute *r, bool del, struct ofc_error *err)
 {
 	struct rtnl_route *rt = rtnl_route_alloc();
-	struct nl_addr *dst = ipv4(testbed_host_addr(r->dst_host), 32);
+	struct nl_addr *dst = ipv4(netlink_host_addr(r->dst_host), 32);
 	int e;
 
 	rtnl_route_set_family(rt, AF_INET);
@@ -365,8 +365,8 @@ static int set_route(struct nl_priv *p, const struct hroute *r, bool del, struct
 			e = 0; /* gone with its link */
 	} else {
 		int oif = p->oif[(size_t)r->host * p->ports + r->port];
-		struct nl_addr *src = ipv4(testbed_host_addr(r->host), 32);
-		struct nl_addr *gw = ipv4(testbed_link_addr(r->host, r->port, p->ports, true), 32);
+		struct nl_addr *src = ipv4(netlink_host_addr(r->host), 32);
+		struct nl_addr *gw = ipv4(netlink_link_addr(r->host, r->port, p->ports, true), 32);
 		struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
 
 		rtnl_route_set_scope(rt, RT_SCOPE_UNIVERSE);

@@ -18,13 +18,13 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
 
-uint32_t testbed_host_addr(uint32_t host)
+uint32_t netlink_host_addr(uint32_t host)
 {
 	/* 198.19.0.1 .. 198.19.255.255: host 0 is .0.1, not the network's .0.0 */
 	return (198u << 24) | (19u << 16) | ((host + 1) & 0xffffu);
 }
 
-uint32_t testbed_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end)
+uint32_t netlink_link_addr(uint32_t host, uint32_t port, uint32_t host_ports, bool dst_end)
 {
 	/* 198.18.0.0/16: a /31 per circuit, numbered by its source port. */
 	uint32_t idx = host * host_ports + port;

@@ -225,7 +225,7 @@ static int shape_fn(struct nl_sock *sk, uint32_t h, struct per_host *ph, struct 
 	return shape_host(sk, ph->ports, ph->rate, ph->latency, err);
 }
 
-int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports,
+int netlink_read_links(const char *const *netns, uint32_t n, uint32_t ports,
 		       struct link_shape *out, struct ofc_error *err)
 {
 	struct per_host ph = {.ports = ports, .out = out};
@@ -234,7 +234,7 @@ int testbed_read_links(const char *const *netns, uint32_t n, uint32_t ports,
 	return each_host(netns, n, &ph, read_fn, err);
 }
 
-int testbed_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,
+int netlink_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,
 			double latency, struct ofc_error *err)
 {
 	struct per_host ph = {.ports = ports, .rate = rate, .latency = latency};

@@ -15,63 +15,6 @@
 
 /* ---- output -------------------------------------------------------------------- */
 
-static void json_op(struct json_writer *w, const struct op *op)
-{
-	static const char *const names[] = {
-	    [OP_DISCONNECT] = "disconnect",   [OP_CONNECT] = "connect",
-	    [OP_TUNE_OFF] = "detune",	      [OP_TUNE_ON] = "tune",
-	    [OP_LINK_DEL] = "remove-circuit", [OP_LINK_ADD] = "add-circuit",
-	    [OP_ROUTE_SET] = "set-route",     [OP_ROUTE_DEL] = "remove-route",
-	};
-
-	jw_obj_begin(w);
-	jw_key(w, "op");
-	jw_str(w, names[op->kind]);
-	switch (op->kind) {
-	case OP_DISCONNECT:
-	case OP_CONNECT:
-		jw_key(w, "in");
-		jw_uint(w, op->xc.in);
-		jw_key(w, "out");
-		jw_uint(w, op->xc.out);
-		break;
-	case OP_TUNE_OFF:
-	case OP_TUNE_ON:
-		jw_key(w, "node");
-		jw_uint(w, op->ch.node);
-		jw_key(w, "interface");
-		jw_uint(w, op->ch.iface);
-		jw_key(w, "wavelength");
-		jw_uint(w, op->ch.wl);
-		jw_key(w, "role");
-		jw_str(w, op->ch.role == MRR_ADD ? "add" : "drop");
-		break;
-	case OP_LINK_DEL:
-	case OP_LINK_ADD:
-		jw_key(w, "src");
-		jw_arr_begin(w);
-		jw_uint(w, op->link.src_host);
-		jw_uint(w, op->link.src_port);
-		jw_arr_end(w);
-		jw_key(w, "dst");
-		jw_arr_begin(w);
-		jw_uint(w, op->link.dst_host);
-		jw_uint(w, op->link.dst_port);
-		jw_arr_end(w);
-		break;
-	case OP_ROUTE_SET:
-	case OP_ROUTE_DEL:
-		jw_key(w, "host");
-		jw_uint(w, op->route.host);
-		jw_key(w, "to");
-		jw_uint(w, op->route.dst_host);
-		jw_key(w, "port");
-		jw_uint(w, op->route.port);
-		break;
-	}
-	jw_obj_end(w);
-}
-
 static void write_plan_text(const struct ctl *c, FILE *out)
 {
 	struct strbuf sb = {0};
@@ -79,11 +22,6 @@ static void write_plan_text(const struct ctl *c, FILE *out)
 	ctl_plan_text(c, &sb);
 	fputs(sb.buf ? sb.buf : "", out);
 	sb_free(&sb);
-}
-
-static const char *choice_kind(enum ctl_choice_kind k)
-{
-	return k == CHOICE_REQUESTED ? "requested" : k == CHOICE_KEEP ? "keep" : "alternative";
 }
 
 /* --horizon: the candidates, the chosen one marked, and why. */
@@ -107,134 +45,6 @@ static void write_choice_text(const struct ctl_choice *ch, FILE *out)
 	if (ch->not_candidate[0])
 		fprintf(out, "  (not kept as is: %s)\n", ch->not_candidate);
 	fprintf(out, "%s\n", ch->why);
-}
-
-static void write_choice_json(struct json_writer *w, const struct ctl_choice *ch)
-{
-	jw_key(w, "choice");
-	jw_obj_begin(w);
-	jw_key(w, "horizon");
-	jw_double(w, ch->horizon);
-	jw_key(w, "priced");
-	jw_str(w, ch->priced);
-	jw_key(w, "not_priced");
-	jw_str(w, ch->left_out);
-	jw_key(w, "chosen");
-	jw_uint(w, (uint64_t)ch->chosen);
-	jw_key(w, "why");
-	jw_str(w, ch->why);
-	jw_key(w, "in_place_not_candidate");
-	if (ch->not_candidate[0])
-		jw_str(w, ch->not_candidate);
-	else
-		jw_null(w);
-	jw_key(w, "candidates");
-	jw_arr_begin(w);
-	for (uint32_t i = 0; i < ch->n; i++) {
-		const struct ctl_candidate *k = &ch->cand[i];
-
-		jw_obj_begin(w);
-		jw_key(w, "kind");
-		jw_str(w, choice_kind(k->kind));
-		jw_key(w, "topology");
-		jw_str(w, k->spec);
-		jw_key(w, "label");
-		jw_str(w, k->label);
-		jw_key(w, "moves");
-		jw_uint(w, k->moves);
-		jw_key(w, "reconfig_seconds");
-		jw_double(w, k->reconfig_s);
-		jw_key(w, "collective_us");
-		jw_double(w, k->collective_us);
-		jw_key(w, "steps");
-		jw_uint(w, k->steps);
-		jw_key(w, "total_seconds");
-		jw_double(w, k->total_s);
-		jw_key(w, "renumbered");
-		jw_bool(w, k->relabelled);
-		jw_key(w, "links");
-		jw_uint(w, k->arcs);
-		jw_key(w, "kept");
-		jw_uint(w, k->kept);
-		jw_key(w, "fits");
-		jw_bool(w, k->fits);
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
-	jw_obj_end(w);
-}
-
-static void write_plan_json(const struct ctl *c, FILE *out, const struct fabric_relabel *rel,
-			    const struct ctl_choice *ch)
-{
-	struct json_writer w;
-
-	jw_init(&w, out, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "fabric");
-	jw_str(&w, c->fabric->name);
-	jw_key(&w, "config");
-	jw_str(&w, c->fabric->file);
-	if (c->partition) {
-		jw_key(&w, "partition");
-		jw_str(&w, c->partition->name);
-	}
-	jw_key(&w, "operations");
-	jw_uint(&w, ctl_plan_size(c));
-	/* the slowest device's estimated_seconds: they are driven side by side */
-	jw_key(&w, "switching_seconds");
-	jw_double(&w, ctl_plan_seconds(c));
-	if (rel) {
-		jw_key(&w, "relabel");
-		jw_obj_begin(&w);
-		jw_key(&w, "links");
-		jw_uint(&w, rel->arcs);
-		jw_key(&w, "kept");
-		jw_uint(&w, rel->kept);
-		jw_key(&w, "kept_identity");
-		jw_uint(&w, rel->kept_identity);
-		jw_key(&w, "kept_links");
-		jw_uint(&w, rel->kept_links);
-		jw_key(&w, "renumbered_nodes");
-		jw_uint(&w, rel->moved_nodes);
-		jw_key(&w, "complete");
-		jw_bool(&w, rel->complete);
-		jw_key(&w, "seconds");
-		jw_double(&w, rel->seconds);
-		jw_obj_end(&w);
-	}
-	if (ch)
-		write_choice_json(&w, ch);
-	jw_key(&w, "devices");
-	jw_arr_begin(&w);
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		const struct ctl_device *cd = &c->devs[i];
-		struct ctl_plan_counts k = ctl_plan_counts(&cd->plan);
-
-		jw_obj_begin(&w);
-		json_device(&w, cd, true);
-		jw_key(&w, "remove");
-		jw_uint(&w, k.del);
-		jw_key(&w, "add");
-		jw_uint(&w, k.add);
-		jw_key(&w, "routes_set");
-		jw_uint(&w, k.rset);
-		jw_key(&w, "routes_remove");
-		jw_uint(&w, k.rdel);
-		jw_key(&w, "unchanged");
-		jw_uint(&w, state_size(&cd->target) - k.add - k.rset);
-		jw_key(&w, "estimated_seconds");
-		jw_double(&w, cd->est_seconds);
-		jw_key(&w, "ops");
-		jw_arr_begin(&w);
-		for (uint32_t j = 0; j < cd->plan.n; j++)
-			json_op(&w, &cd->plan.ops[j]);
-		jw_arr_end(&w);
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
-	jw_finish(&w);
 }
 
 /* ---- plan ---------------------------------------------------------------------- */
@@ -375,8 +185,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		return fabric_cmd_fail(&fc, &err);
 	const struct reconfigure_result *r = &fc.result;
 	if (fc.json) {
-		write_plan_json(fc.ctl, stdout, r->renumbered && !r->chose ? &r->relabel : NULL,
-				r->chose ? &r->choice : NULL);
+		txn_write_plan_json(&fc); /* ofcd's dry run's answer (txn_json.c) */
 	} else {
 		if (r->chose)
 			write_choice_text(&r->choice, stdout);
@@ -482,8 +291,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	if (rc < 0 && fc.result.stage != RECONF_APPLY)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.dry_run) {
-		if (fc.json) /* as ofcd answers a dry run (txn_json.c); `ofc plan --json`: the
-				plan's */
+		if (fc.json) /* as ofcd answers a dry run, and `ofc plan --json` (txn_json.c) */
 			txn_write_plan_json(&fc);
 		else
 			write_plan_text(fc.ctl, stdout);
@@ -610,12 +418,11 @@ int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
 			usleep(50 * 1000);
 	}
 	rc = pending || kept ? 0 : 1;
-	if (fc.json)
-		printf("{\"fabric\": \"%s\", \"transaction\": %llu, \"outcome\": \"%s\"}\n", name,
-		       (unsigned long long)txn,
-		       pending ? "confirmed"
-		       : kept  ? "committed"
-			       : "reverted");
+	if (fc.json) /* the TransactionInfo, as apply and try print theirs (txn_json.c) */
+		txn_write_confirm_json(&fc, name, txn,
+				       pending ? "confirmed"
+				       : kept  ? "committed"
+					       : "reverted");
 	else if (pending)
 		printf("confirmed trial %llu of fabric %s; 'ofc try' will commit it\n",
 		       (unsigned long long)txn, name);

@@ -350,15 +350,13 @@ static int r_status(struct remote *r, int argc, char **argv)
 }
 
 /* --json: the summary `ofc schedule --json` prints, the message's figures
- * at the top level (schedule_json.c, docs/json.md). */
+ * at the top level (schedule_summary_json, docs/json.md). */
 static void print_schedule_json(FILE *out, const Ofc__V1__Schedule *s)
 {
 	struct json_writer w;
 
 	jw_init(&w, out, true);
-	jw_obj_begin(&w);
-	json_schedule_fields(&w, s, NULL);
-	jw_obj_end(&w);
+	schedule_summary_json(&w, s);
 	jw_finish(&w);
 }
 

@@ -247,7 +247,7 @@ static double circuit_tx(const struct testbed_net *t)
 	struct ofc_error err = {0};
 	double sum = 0;
 
-	if (testbed_read_links((const char *const *)t->netns, t->nhosts, t->ports, ls, &err) < 0)
+	if (netlink_read_links((const char *const *)t->netns, t->nhosts, t->ports, ls, &err) < 0)
 		sum = -1;
 	for (size_t i = 0; i < n && sum >= 0; i++)
 		sum += (double)ls[i].tx_bytes;

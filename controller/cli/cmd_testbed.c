@@ -1,5 +1,5 @@
 /* ofc testbed up|check|down FILE: the fabric's hosts as network namespaces
- * and its circuits as veth pairs (controller/reconfig/testbed.c). */
+ * and its circuits as veth pairs (controller/testbed/). */
 #include "controller/cli/internal.h"
 
 #include <math.h>
@@ -25,7 +25,7 @@ static double two_figures(double x)
  * check's status says whether the testbed works. *carries is the first
  * test. */
 static void carried_verdict(const struct fabric_cmd *fc, const struct testbed_net *t, uint32_t n,
-			   double median, double least, bool *carries, char *line, size_t len)
+			    double median, double least, bool *carries, char *line, size_t len)
 {
 	char m[32], l[32], r[32];
 	int k =
@@ -70,7 +70,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 	if (testbed_net_read(f, fc->state_dir, &t, &err) < 0)
 		return cli_fail(&err);
 	sh = xcalloc((size_t)t.nhosts * t.ports + 1, sizeof(*sh));
-	if (testbed_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, &err) < 0 ||
+	if (netlink_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, &err) < 0 ||
 	    testbed_measure(&t, &pr, &npr, &median, &least, &err) < 0 ||
 	    testbed_record_carried(fc->state_dir, f->name, median, npr, &err) < 0) {
 		free(pr);
@@ -278,7 +278,7 @@ static int fit_to_carried(struct fabric_cmd *fc, bool chosen, double base, doubl
 			*rate = two_figures(0.5 * *carried);
 			free(pr);
 			pr = NULL;
-			if (testbed_reshape(fc->ctl, *rate, err) < 0 ||
+			if (testbed_reshape(f, fc->state_dir, *rate, err) < 0 ||
 			    testbed_measure(&t, &pr, &n, carried, &least, err) < 0)
 				goto out;
 		}
@@ -313,6 +313,7 @@ static int up(struct fabric_cmd *fc)
 	bool chosen = fc->rate_scale > 0 || f->testbed.rate_scale > 0;
 	double base, latency, rate, carried = 0;
 	double scale = fc->rate_scale > 0 ? fc->rate_scale : f->testbed.rate_scale;
+	const struct device_state **switches;
 	uint32_t n;
 	int rc = 0;
 
@@ -325,7 +326,14 @@ static int up(struct fabric_cmd *fc)
 			  NETLINK_MAX_RATE / 1e9, base / 1e9, scale);
 	}
 	rate = base * (scale > 0 ? scale : 1);
-	if (testbed_up(fc->ctl, scale, &n, &err) < 0) {
+	if (ctl_read(fc->ctl, &err) < 0) {
+		sb_free(&notes);
+		return fabric_cmd_fail(fc, &err);
+	}
+	switches = ctl_switch_states(fc->ctl);
+	rc = testbed_up(f, fc->state_dir, switches, scale, &n, &err);
+	free(switches);
+	if (rc < 0) {
 		sb_free(&notes);
 		return fabric_cmd_fail(fc, &err);
 	}
@@ -373,8 +381,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 		return cmd_testbed_run(cmd, argc - 1, argv + 1);
 	if (strcmp(action, "help") && strcmp(action, "up") && strcmp(action, "check") &&
 	    strcmp(action, "down"))
-		return cli_usage_error(cmd,
-				       "unknown action '%s' (expected up, check, run or down)",
+		return cli_usage_error(cmd, "unknown action '%s' (expected up, check, run or down)",
 				       action);
 	rc = fabric_cmd_parse(
 	    &fc, cmd, strcmp(action, "help") ? argc - 1 : argc,
@@ -406,7 +413,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 		return fabric_cmd_fail(&fc, &err);
 	if (strcmp(action, "up") == 0)
 		return up(&fc);
-	if (testbed_down(fc.ctl, &n, &err) < 0)
+	if (testbed_down(fc.fabric, fc.state_dir, &n, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (fc.json)
 		printf("{\"fabric\": \"%s\", \"removed\": %u}\n", fc.fabric->name, n);

@@ -175,11 +175,6 @@ int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err)
 	return rc;
 }
 
-static const char *class_name(enum dev_class c)
-{
-	return c == DEV_SWITCH ? "switch" : c == DEV_RING ? "ring" : "hosts";
-}
-
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 {
 	if (c == 'n') {
@@ -401,7 +396,7 @@ static void on_reconfigure(void *ctx, enum reconfigure_event ev, const struct re
 			c->fabric->topology.spec);
 		return;
 	}
-	if (fc->json || r->chose)
+	if (ev != RECONF_EV_AIMED || fc->json || r->chose)
 		return;
 	if (r->partition) {
 		const struct partition *p = r->partition;
@@ -440,57 +435,4 @@ int fabric_cmd_reconfigure(struct fabric_cmd *fc, bool repair, bool dry_run, dou
 	};
 
 	return reconfigure_run(&q, &fc->result, err);
-}
-
-/* A device's identity as plan and status print it: name, class (plan
- * only), driver and address. */
-void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class)
-{
-	jw_key(w, "name");
-	jw_str(w, cd->cfg.name);
-	if (with_class) {
-		jw_key(w, "class");
-		jw_str(w, class_name(cd->cfg.cls));
-	}
-	jw_key(w, "driver");
-	jw_str(w, cd->cfg.driver);
-	jw_key(w, "address");
-	if (cd->cfg.address)
-		jw_str(w, cd->cfg.address);
-	else
-		jw_null(w);
-}
-
-void json_state(struct json_writer *w, const struct device_state *s)
-{
-	if (s->nxc || s->cls == DEV_SWITCH) {
-		jw_key(w, "xconn");
-		jw_arr_begin(w);
-		for (uint32_t i = 0; i < s->nxc; i++) {
-			jw_arr_begin(w);
-			jw_uint(w, s->xc[i].in);
-			jw_uint(w, s->xc[i].out);
-			jw_arr_end(w);
-		}
-		jw_arr_end(w);
-	}
-	if (s->nch || s->cls == DEV_RING) {
-		jw_key(w, "channels");
-		jw_arr_begin(w);
-		for (uint32_t i = 0; i < s->nch; i++) {
-			jw_arr_begin(w);
-			jw_uint(w, s->ch[i].node);
-			jw_uint(w, s->ch[i].iface);
-			jw_uint(w, s->ch[i].wl);
-			jw_uint(w, s->ch[i].role);
-			jw_arr_end(w);
-		}
-		jw_arr_end(w);
-	}
-	if (s->nlinks || s->cls == DEV_HOSTS) {
-		jw_key(w, "circuits");
-		jw_uint(w, s->nlinks);
-		jw_key(w, "routes");
-		jw_uint(w, s->nroutes);
-	}
 }

@@ -14,6 +14,7 @@
 #include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
+#include "controller/testbed/testbed.h"
 #include "optree/optree.h"
 
 struct cli_cmd {
@@ -211,8 +212,6 @@ int fabric_cmd_repair(struct fabric_cmd *fc, struct ofc_error *err);
 /* Print err, free fc, return the exit status. */
 int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
 void fabric_cmd_free(struct fabric_cmd *fc);
-void json_state(struct json_writer *w, const struct device_state *s);
-void json_device(struct json_writer *w, const struct ctl_device *cd, bool with_class);
 
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
@@ -220,22 +219,18 @@ int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
-/* A schedule's summary in one shape, local or through ofcd (schedule_json.c,
- * docs/json.md): the figures of ofc.v1.Schedule m (and more, NULL: none)
- * that w's outermost object lacks, its metrics at the top level; and the
- * same for a computed schedule s (r: its direct-connect result, else NULL). */
-struct Ofc__V1__Schedule;
-void json_schedule_fields(struct json_writer *w, const struct Ofc__V1__Schedule *m,
-			  const struct Ofc__V1__Schedule *more);
-void json_schedule_rest(struct json_writer *w, const struct schedule_result *r,
-			const struct schedule *s);
 /* `ofc apply|try|confirm --json` (txn_json.c): the transaction as
- * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run the
- * plan so (state planned, operations, switching_seconds, plan). */
+ * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run, and
+ * for `ofc plan FILE --json`, the plan so (txn_planned_msg: state planned,
+ * operations, switching_seconds, plan, device_plan). */
 struct ctl_result;
 void txn_write_json(const struct fabric_cmd *fc, const struct ctl_result *res, bool ok,
 		    const char *outcome, const struct ofc_error *err);
 void txn_write_plan_json(const struct fabric_cmd *fc);
+/* `ofc confirm --json`: the trial txn of fabric, its outcome as state
+ * (confirmed, committed, reverted). */
+void txn_write_confirm_json(const struct fabric_cmd *fc, const char *fabric, uint64_t txn,
+			    const char *outcome);
 /* `ofc status FILE --json`: ofc.v1.State from what fc read and the record
  * r, the shape ofcd answers (status_json.c). */
 struct ctl_record;
@@ -250,9 +245,6 @@ void print_port_alarms(const struct Ofc__V1__PortAlarm *const *a, size_t n);
 void print_status_items(const char *label, char *const *v, size_t n, bool kinds, const char *noun,
 			const char *tail);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
-/* The exec/ view of a testbed's circuits (borrows t's arrays; testbed_net.c). */
-struct exec_net;
-void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
 /* ofc testbed run --workload (run_workload.c): the job's plan run
  * on the testbed, way by way (ways: a mask of 1 << enum jobplan_kind). */
 struct workload_run_opts {
@@ -267,23 +259,6 @@ struct workload_run_opts {
 };
 int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
 			 struct testbed_net *t);
-/* What the testbed's circuits carry here (testbed_net.c): every circuit
- * loaded at once for a third of a second (exec_probe_links), the probes
- * in *pr (caller frees), the median and least rate in bits/s. A circuit
- * carries its shaping when it carries TESTBED_CARRY_SHARE of it (TCP's
- * payload over tbf's packet bytes comes to about 95 %). */
-#define TESTBED_CARRY_SHARE 0.8
-/* Below this share testbed check warns that the machine cannot carry the
- * shaping: measured times over twice the model's are not noise. */
-#define TESTBED_CARRY_FAIL 0.5
-/* The probe's window: long enough for TCP to leave slow start, short
- * enough to wait for. */
-#define TESTBED_PROBE_SECONDS (1.0 / 3)
-struct exec_probe;
-int testbed_measure(const struct testbed_net *t, struct exec_probe **pr, uint32_t *n,
-		    double *median, double *least, struct ofc_error *err);
-/* b/s as people read it: "240 Mb/s", "16 Gb/s". */
-const char *testbed_rate_str(double bps, char *buf, size_t n);
 /* `ofc testbed run` (cmd_run.c): argv[0] is "run". */
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);

@@ -13,45 +13,6 @@
 
 /* ---- output ------------------------------------------------------------------ */
 
-static void write_tau_json(struct json_writer *w, const char *key, struct frac f, double v)
-{
-	char buf[64];
-	char k2[64];
-
-	jw_key(w, key);
-	jw_double(w, v);
-	snprintf(k2, sizeof(k2), "%s_fraction", key);
-	jw_key(w, k2);
-	if (frac_valid(f))
-		jw_str(w, frac_str(f, buf, sizeof(buf)));
-	else
-		jw_null(w);
-}
-
-/* With failed links: "healthy": {topology, time_us, excess} (time_us and
- * excess null when the algorithm does not apply to the healthy graph). */
-static void write_healthy_json(struct json_writer *w, const struct schedule_result *r,
-			       const struct schedule_outcome *o)
-{
-	if (!r->healthy)
-		return;
-	jw_key(w, "healthy");
-	jw_obj_begin(w);
-	jw_key(w, "topology");
-	jw_str(w, r->healthy->spec);
-	jw_key(w, "time_us");
-	if (o->healthy_us > 0)
-		jw_double(w, o->healthy_us);
-	else
-		jw_null(w);
-	jw_key(w, "excess");
-	if (o->healthy_us > 0)
-		jw_double(w, o->time_us / o->healthy_us - 1);
-	else
-		jw_null(w);
-	jw_obj_end(w);
-}
-
 /* With failed hosts: the nodes that take no part (the topology's numbers). */
 static void write_failed_nodes_json(struct json_writer *w, const struct schedule_result *r)
 {
@@ -98,16 +59,6 @@ static void text_failed_nodes(FILE *out, const struct schedule_result *r)
 	}
 }
 
-static double thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o)
-{
-	/* Thm 20: T_B <= T_B^OPT + (M/B) d (d^D - 1) / ((d - 1) P N), per phase. */
-	double d = r->degree, D = (double)o->steps / cost_phases(r->collective),
-	       P = r->bopts.chunks, N = r->g->n;
-	double extra = (d == 1 ? D : d * (pow(d, D) - 1) / (d - 1)) / (P * N);
-
-	return o->bst.tau_b_exact_value + cost_phases(r->collective) * extra;
-}
-
 /* The links the main schedule uses, with the circuits that carry them. */
 static void write_links_json(const struct schedule_result *r, struct json_writer *w)
 {
@@ -142,124 +93,6 @@ static void write_links_json(const struct schedule_result *r, struct json_writer
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
-}
-
-static double theta_bound(const struct schedule_result *r)
-{
-	/* Thm 2 with unit link capacity: theta <= d / L(N, d). NIC-limited
-	 * hosts (injection beta links): host forwarding puts every hop through
-	 * a host, theta <= beta / L; NIC forwarding its own N-1 shards. */
-	double L = (double)moore_tree_cost(r->g->n, r->degree), b = r->degree / L;
-
-	if (r->theta_cap > 0) /* links of different rates */
-		b = r->theta_cap;
-	if (r->theta_demand > 0) /* a demand matrix (and the rates, if any) */
-		b = r->theta_demand;
-
-	if (r->host_beta > 0)
-		b = fmin(b, r->host_beta / (r->g->n - 1));
-	if (r->host_beta > 0 && !r->nic_forwarding)
-		b = fmin(b, r->host_beta_avg / L);
-	return b;
-}
-
-static void write_a2a_json(const struct schedule_result *r, const struct schedule_outcome *o,
-			   struct json_writer *w)
-{
-	jw_key(w, "theta");
-	jw_double(w, o->theta);
-	jw_key(w, "theta_bound");
-	jw_double(w, theta_bound(r));
-	jw_key(w, "theta_ratio");
-	jw_double(w, o->theta / theta_bound(r));
-	jw_key(w, "demand");
-	jw_str(w, r->demand ? "matrix" : "uniform");
-	jw_key(w, "forwarding");
-	jw_str(w, o->cut_through ? "cut-through routes" : "store-and-forward steps");
-	if (r->host_beta > 0) {
-		/* NIC-limited hosts: injection in link capacities, who relays */
-		jw_key(w, "host_injection_links");
-		jw_double(w, r->host_beta);
-		jw_key(w, "host_forwarding");
-		jw_str(w, r->nic_forwarding ? "nic" : "host");
-	}
-	jw_key(w, "max_link_load");
-	jw_double(w, o->max_load);
-	jw_key(w, "max_paths_per_pair");
-	jw_uint(w, o->max_paths);
-	if (o->cut_through) {
-		jw_key(w, "max_hops");
-		jw_uint(w, o->max_hops);
-	}
-	if (o->have_mcf) {
-		jw_key(w, "lowering");
-		jw_str(w, o->lowering);
-		jw_key(w, "mcf");
-		jw_obj_begin(w);
-		jw_key(w, "theta");
-		jw_double(w, o->theta_mcf);
-		jw_key(w, "method");
-		jw_str(w, mcf_method_name(o->mcf.method));
-		jw_key(w, "lp_solver");
-		jw_str(w, lp_solver_name(o->mcf.lp_solver));
-		jw_key(w, "optimal");
-		jw_bool(w, o->mcf.optimal);
-		jw_key(w, "theta_gap");
-		jw_double(w, o->mcf.gap);
-		jw_key(w, "stop");
-		jw_str(w, mcf_stop_name(o->mcf.stop));
-		if (o->mcf.note[0]) {
-			jw_key(w, "note");
-			jw_str(w, o->mcf.note);
-		}
-		jw_key(w, "warm_started");
-		jw_bool(w, o->mcf.warm_started);
-		if (o->mcf.warm_started) {
-			/* Re-planning: what the healthy solution gave, and what
-			 * solving it cost (not in "seconds"). */
-			jw_key(w, "warm_columns");
-			jw_uint(w, o->mcf.warm_columns);
-			/* The healthy flow with the lost links' flow rerouted is
-			 * the answer, and what that flow reached. */
-			jw_key(w, "repaired");
-			jw_bool(w, o->mcf.repaired);
-			jw_key(w, "repair_objective");
-			jw_double(w,
-				  isfinite(o->mcf.repair_objective) ? o->mcf.repair_objective : 0);
-			jw_key(w, "warm_bound_theta");
-			jw_double(w, o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
-			jw_key(w, "healthy_seconds");
-			jw_double(w, o->healthy_mcf_s);
-			jw_key(w, "solve_seconds");
-			jw_double(w, o->mcf.solve_seconds);
-		}
-		jw_key(w, "group_order");
-		jw_uint(w, o->mcf.group_order);
-		jw_key(w, "sources_solved");
-		jw_uint(w, o->mcf.classes);
-		jw_key(w, "capacity_rows");
-		jw_uint(w, o->mcf.rows);
-		jw_key(w, "time_stepped");
-		jw_bool(w, o->mcf.steps > 0);
-		jw_key(w, "lower_bound");
-		jw_double(w, o->mcf.lower);
-		jw_key(w, "objective");
-		jw_double(w, o->mcf.objective);
-		jw_key(w, "iterations");
-		jw_uint(w, o->mcf.iterations);
-		jw_key(w, "columns");
-		jw_uint(w, o->mcf.columns);
-		jw_key(w, "seconds");
-		jw_double(w, o->mcf.seconds);
-		if (o->mcf.step_load) {
-			jw_key(w, "step_loads");
-			jw_arr_begin(w);
-			for (uint32_t t = 0; t < o->mcf.steps; t++)
-				jw_double(w, o->mcf.step_load[t]);
-			jw_arr_end(w);
-		}
-		jw_obj_end(w);
-	}
 }
 
 /* "reduced": the group, its order, the program's size and how it was
@@ -298,136 +131,6 @@ static void write_reduced_json(const struct schedule_outcome *o, struct json_wri
 	jw_key(w, "verification");
 	jw_str(w, "by symmetry (the representatives' state, arc orbits)");
 	jw_obj_end(w);
-}
-
-static void write_summary_json(const struct schedule_result *r, const struct schedule_outcome *o,
-			       struct json_writer *w)
-{
-
-	jw_key(w, "algorithm");
-	jw_str(w, o->algo);
-	jw_key(w, "collective");
-	jw_str(w, sched_collective_name(r->collective));
-	jw_key(w, "topology");
-	jw_str(w, r->g->spec);
-	jw_key(w, "nodes");
-	jw_uint(w, r->g->n);
-	write_failed_nodes_json(w, r);
-	jw_key(w, "degree");
-	jw_uint(w, r->degree);
-	jw_key(w, "size_bytes");
-	jw_uint(w, r->cost.size);
-	jw_key(w, "alpha_us");
-	jw_double(w, r->cost.alpha * 1e6);
-	jw_key(w, "bandwidth_bps");
-	jw_double(w, r->cost.bandwidth);
-	jw_key(w, "num_steps");
-	jw_uint(w, o->steps);
-	jw_key(w, "tau_l");
-	jw_uint(w, o->cut_through ? 1 : o->steps);
-	write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
-	jw_key(w, "tau_b_measured");
-	jw_double(w, o->measured);
-	jw_key(w, "time_us");
-	jw_double(w, o->time_us);
-	write_healthy_json(w, r, o);
-	jw_key(w, "lower_bound_us");
-	jw_double(w, o->lb_us);
-	jw_key(w, "lower_bound_steps");
-	jw_uint(w, o->lb_steps);
-	write_tau_json(w, "lower_bound_tau_b", r->lb.tau_b, frac_value(r->lb.tau_b));
-	jw_key(w, "ratio");
-	jw_double(w, o->ratio);
-	struct schedule_optimality opt = schedule_optimality(r, o);
-	jw_key(w, "moore_optimal");
-	jw_bool(w, opt.moore);
-	jw_key(w, "bw_optimal");
-	jw_bool(w, opt.bw);
-	jw_key(w, "verified");
-	jw_bool(w, o->verified);
-	if (!o->verified) {
-		jw_key(w, "verify_error");
-		jw_str(w, o->verify_error);
-	}
-	jw_key(w, "num_transfers");
-	jw_uint(w, o->ntransfers);
-	if (o->is_a2a) { /* runs cross several arcs each */
-		jw_key(w, "num_hops");
-		jw_uint(w, o->nhops);
-	}
-	jw_key(w, "generate_s");
-	jw_double(w, o->gen_s);
-	jw_key(w, "verify_s");
-	jw_double(w, o->verify_s);
-	if (o->is_reduced)
-		write_reduced_json(o, w);
-	if (o->is_a2a)
-		write_a2a_json(r, o, w);
-	if (o->is_torus) {
-		jw_key(w, "variant");
-		jw_str(w, o->variant);
-		jw_key(w, "congestion_deficiency");
-		jw_double(w, o->tf.xi);
-		jw_key(w, "bandwidth_deficiency");
-		jw_double(w, o->tf.psi);
-		jw_key(w, "instances");
-		jw_uint(w, o->tf.instances);
-		jw_key(w, "hop_latency_us");
-		jw_double(w, r->hop_latency * 1e6);
-		jw_key(w, "hops");
-		jw_double(w, o->tf.hops);
-		jw_key(w, "routing");
-		jw_str(w, "minimal, dimension order, ties split");
-	}
-	if (o->is_bfb) {
-		jw_key(w, "problems");
-		jw_uint(w, o->bst.problems);
-		jw_key(w, "lps_solved");
-		jw_uint(w, o->bst.lps);
-		if (r->bfb_inject) {
-			/* NIC-limited hosts: steps the injection priced, and the
-			 * allgather steps solved again for it */
-			jw_key(w, "host_limited_steps");
-			jw_uint(w, o->bst.host_steps);
-			jw_key(w, "host_resolved_steps");
-			jw_uint(w, o->bst.host_solved);
-			jw_key(w, "host_forwarding");
-			jw_str(w, r->nic_forwarding ? "nic" : "host");
-		}
-		if (r->bopts.chunks) {
-			jw_key(w, "chunks");
-			jw_uint(w, r->bopts.chunks);
-			write_tau_json(w, "tau_b_fractional", o->bst.tau_b_exact,
-				       o->bst.tau_b_exact_value);
-			jw_key(w, "thm20_tau_b_bound");
-			jw_double(w, thm20_bound(r, o));
-		}
-	}
-	if (o->has_pred) {
-		jw_key(w, "predicted");
-		jw_obj_begin(w);
-		jw_key(w, "construction");
-		jw_str(w, o->pred.how);
-		jw_key(w, "num_steps");
-		jw_uint(w, o->pred.steps);
-		write_tau_json(w, "tau_b", o->pred.tau_b, o->pred.tau_b_value);
-		jw_key(w, "exact");
-		jw_bool(w, o->pred.exact);
-		jw_obj_end(w);
-	}
-	if (r->nic_ports) {
-		const struct fabric *f = r->fabric;
-
-		jw_key(w, "fabric");
-		jw_obj_begin(w);
-		jw_key(w, "name");
-		jw_str(w, f->name);
-		jw_key(w, "ports");
-		jw_str(w, "transfer ports are host NIC ports");
-		jw_key(w, "circuits");
-		jw_uint(w, f->ncircuits);
-		jw_obj_end(w);
-	}
 }
 
 static void text_tau(FILE *out, struct frac f, double v)
@@ -473,7 +176,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	if (o->is_bfb && r->bopts.chunks) {
 		fprintf(out, "  chunks       %u per shard; fractional optimum ", r->bopts.chunks);
 		text_tau(out, o->bst.tau_b_exact, o->bst.tau_b_exact_value);
-		fprintf(out, ", Thm 20 bound %.9g\n", thm20_bound(r, o));
+		fprintf(out, ", Thm 20 bound %.9g\n", schedule_thm20_bound(r, o));
 	}
 	fprintf(out, "  time         %.6g us", o->time_us);
 	if (r->healthy && o->healthy_us > 0)
@@ -525,7 +228,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			: r->host_beta <= 0 ? "d/L(N,d)"
 			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
 					    : "min(d/L, I_mean/L, I_min/(N-1))",
-			theta_bound(r), o->theta / theta_bound(r));
+			schedule_theta_bound(r), o->theta / schedule_theta_bound(r));
 		if (o->have_mcf) {
 			fprintf(out,
 				"  mcf          theta %.9g (%s, %u sources of %u, %u iterations, "
@@ -583,46 +286,6 @@ static void write_construction_text(const struct schedule_outcome *e, FILE *out)
 		e->measured, e->ntransfers, e->verified ? "yes" : "NO");
 	if (!e->verified)
 		fprintf(out, "    verifier: %s\n", e->verify_error);
-}
-
-static void write_construction_json(const struct schedule_outcome *e, struct json_writer *w)
-{
-	jw_key(w, "expansion");
-	jw_obj_begin(w);
-	if (!e->applies) {
-		jw_key(w, "error");
-		jw_str(w, e->why);
-		jw_obj_end(w);
-		return;
-	}
-	jw_key(w, "construction");
-	jw_str(w, e->pred.how);
-	jw_key(w, "predicted");
-	jw_obj_begin(w);
-	jw_key(w, "num_steps");
-	jw_uint(w, e->pred.steps);
-	write_tau_json(w, "tau_b", e->pred.tau_b, e->pred.tau_b_value);
-	jw_key(w, "exact");
-	jw_bool(w, e->pred.exact);
-	jw_obj_end(w);
-	jw_key(w, "measured");
-	jw_obj_begin(w);
-	jw_key(w, "num_steps");
-	jw_uint(w, e->steps);
-	jw_key(w, "tau_b");
-	jw_double(w, e->measured);
-	jw_key(w, "num_transfers");
-	jw_uint(w, e->ntransfers);
-	jw_key(w, "time_us");
-	jw_double(w, e->time_us);
-	jw_key(w, "verified");
-	jw_bool(w, e->verified);
-	if (!e->verified) {
-		jw_key(w, "verify_error");
-		jw_str(w, e->verify_error);
-	}
-	jw_obj_end(w);
-	jw_obj_end(w);
 }
 
 /* The whole main schedule to -o: the shared shape plus, on a fabric, the
@@ -795,90 +458,24 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 	}
 }
 
-static void write_table_json(const struct schedule_result *r, struct json_writer *w)
+/* The main schedule's message without its steps: its figures, the
+ * direct-connect ones and the engine's working. */
+static Ofc__V1__Schedule *summary_msg(struct arena *a, const struct schedule_result *r)
 {
-	if (r->fluid.have) {
-		jw_key(w, "fluid");
-		jw_obj_begin(w);
-		jw_key(w, "rstar_s_per_gb");
-		jw_double(w, r->fluid.rstar);
-		jw_key(w, "hops");
-		jw_uint(w, r->fluid.hops);
-		jw_key(w, "optimal");
-		jw_bool(w, r->fluid.optimal);
-		jw_key(w, "any_hops");
-		jw_bool(w, r->fluid.any_hops);
-		jw_key(w, "bound_us");
-		jw_double(w, r->fluid.rstar_lower_us);
-		jw_key(w, "cut_bound_us");
-		jw_double(w, r->fluid.cut_us);
-		jw_key(w, "seconds");
-		jw_double(w, r->fluid.seconds);
-		jw_key(w, "time_limit_s");
-		jw_double(w, r->fluid.time_limit);
-		jw_key(w, "lp");
-		jw_bool(w, r->fluid.lp);
-		jw_key(w, "mirrored");
-		jw_bool(w, r->fluid.mirrored);
-		jw_key(w, "rstar_lower_s_per_gb");
-		jw_double(w, r->fluid.lp ? r->fluid.rstar_lower : NAN);
-		if (!r->fluid.lp) {
-			jw_key(w, "note");
-			jw_str(w, r->fluid.why);
-		}
-		jw_obj_end(w);
-	} else if (r->fluid.why[0]) {
-		jw_key(w, "fluid_error");
-		jw_str(w, r->fluid.why);
-	}
-	jw_key(w, "comparison");
-	jw_arr_begin(w);
-	for (unsigned i = 0; i < r->nout; i++) {
-		const struct schedule_outcome *o = &r->out[i];
+	const struct schedule_outcome *o = r->main;
+	Ofc__V1__Schedule *m;
 
-		jw_obj_begin(w);
-		jw_key(w, "algorithm");
-		jw_str(w, o->algo);
-		if (!o->applies) {
-			jw_key(w, "error");
-			jw_str(w, o->why);
-		} else {
-			jw_key(w, "num_steps");
-			jw_uint(w, o->steps);
-			write_tau_json(w, "tau_b", o->tau_b, o->tau_b_value);
-			jw_key(w, "time_us");
-			jw_double(w, o->time_us);
-			write_healthy_json(w, r, o);
-			jw_key(w, "ratio");
-			jw_double(w, o->ratio);
-			jw_key(w, "verified");
-			jw_bool(w, o->verified);
-			jw_key(w, "num_transfers");
-			jw_uint(w, o->ntransfers);
-			if (r->fluid.have) {
-				jw_key(w, "fluid_bound_us");
-				jw_double(w, o->fluid_bound_us);
-				jw_key(w, "below_fluid_bound");
-				jw_bool(w, o->below_fluid);
-			}
-			if (o->is_torus) {
-				jw_key(w, "variant");
-				jw_str(w, o->variant);
-				jw_key(w, "congestion_deficiency");
-				jw_double(w, o->tf.xi);
-			}
-			if (o->is_a2a) {
-				jw_key(w, "theta");
-				jw_double(w, o->theta);
-				if (o->lowering) {
-					jw_key(w, "lowering");
-					jw_str(w, o->lowering);
-				}
-			}
-		}
-		jw_obj_end(w);
+	if (o->have) {
+		m = schedule_header_msg(a, &o->s);
+		schedule_msg_summary(m, schedule_extra_msg(a, r));
+	} else { /* (none held: what the request asked) */
+		m = arena_alloc(a, sizeof(*m));
+		ofc__v1__schedule__init(m);
+		m->collective = (char *)sched_collective_name(r->collective);
+		m->algorithm = (char *)o->algo;
 	}
-	jw_arr_end(w);
+	m->detail = schedule_direct_detail_msg(a, r);
+	return m;
 }
 
 int print_direct(const struct schedule_print *p, const struct schedule_result *r)
@@ -889,20 +486,16 @@ int print_direct(const struct schedule_print *p, const struct schedule_result *r
 	int rc = 0;
 
 	if (p->json) {
+		/* the summary's one shape (as through ofcd), the engine's
+		 * working its detail */
+		struct arena a = {0};
+		Ofc__V1__Schedule *m = summary_msg(&a, r);
 		struct json_writer w;
 
 		jw_init(&w, out, true);
-		jw_obj_begin(&w);
-		write_summary_json(r, main_o, &w);
-		if (r->construction)
-			write_construction_json(r->construction, &w);
-		if (r->compare)
-			write_table_json(r, &w);
-		/* the message's figures (what ofcd answers) this has not said */
-		if (main_o->have)
-			json_schedule_rest(&w, r, &main_o->s);
-		jw_obj_end(&w);
+		schedule_summary_json(&w, m);
 		jw_finish(&w);
+		arena_free(&a);
 	} else {
 		if (r->compare)
 			write_table_text(r, out);

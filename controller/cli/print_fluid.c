@@ -23,148 +23,19 @@ static void show_progress(void *ctx, const struct fluid_progress *p)
 	clock_progress(w->clock, buf, -1);
 }
 
-/* One phase's solve and Theorem 4 (the whole answer's but for an
- * allreduce, whose phases each have theirs), as JSON members. */
-static void write_phase_json(struct json_writer *w, const struct fluid_result *r,
-			     const struct fluid_steps_report *rep)
-{
-	jw_key(w, "hops");
-	jw_uint(w, r->hops);
-	jw_key(w, "rstar_s_per_gb");
-	jw_double(w, r->rstar);
-	jw_key(w, "rstar_lower_s_per_gb");
-	jw_double(w, r->rstar_lower);
-	jw_key(w, "objective");
-	if (isnan(r->objective))
-		jw_null(w);
-	else
-		jw_double(w, r->objective);
-	/* --bound-any-hops: the least objective at R* over every T */
-	if (!isnan(r->objective_any_hops) || r->any_hops_note[0]) {
-		jw_key(w, "objective_any_hops");
-		if (isnan(r->objective_any_hops))
-			jw_null(w);
-		else
-			jw_double(w, r->objective_any_hops);
-		if (r->any_hops_note[0]) {
-			jw_key(w, "any_hops_note");
-			jw_str(w, r->any_hops_note);
-		}
-	}
-	jw_key(w, "optimal");
-	jw_bool(w, r->optimal);
-	jw_key(w, "exact_routing");
-	jw_bool(w, r->routing.exact);
-	jw_key(w, "chunks");
-	jw_uint(w, rep->chunks);
-	jw_key(w, "chose_chunks");
-	jw_bool(w, rep->chose_chunks);
-	jw_key(w, "steps");
-	jw_uint(w, rep->steps);
-	jw_key(w, "step_time_s_per_gb");
-	jw_double(w, rep->step_time);
-	jw_key(w, "latency_s_per_gb");
-	jw_double(w, rep->latency);
-	jw_key(w, "schedule_cost");
-	jw_double(w, rep->cost);
-}
-
+/* --json: the summary's one shape (schedule_summary_json, as through
+ * ofcd), the engine's working its detail. */
 static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
 {
-	const struct fluid_result *r = &a->r;
+	struct arena ar = {0};
+	Ofc__V1__Schedule *m = schedule_header_msg(&ar, &a->s);
 	struct json_writer w;
 
+	m->detail = schedule_fluid_detail_msg(&ar, q->fabric, a);
 	jw_init(&w, out, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "fabric");
-	jw_str(&w, q->fabric->name);
-	jw_key(&w, "collective");
-	jw_str(&w, sched_collective_name(q->collective));
-	jw_key(&w, "algorithm");
-	jw_str(&w, "fluid");
-	jw_key(&w, "method");
-	jw_str(&w, fluid_method_name(r->method));
-	/* the LP solver of each kind of model it solved */
-	jw_key(&w, "lp_solver");
-	jw_obj_begin(&w);
-	if (r->method == FLUID_FULL) {
-		jw_key(&w, "full");
-		jw_str(&w, lp_solver_name(r->lp_full));
-	} else {
-		jw_key(&w, "master");
-		jw_str(&w, lp_solver_name(r->lp_master));
-		jw_key(&w, "pricing");
-		jw_str(&w, lp_solver_name(r->lp_pricing));
-	}
-	jw_obj_end(&w);
-	jw_key(&w, "terminals");
-	jw_uint(&w, a->terminals);
-	jw_key(&w, "vertices");
-	jw_uint(&w, a->net->nverts);
-	jw_key(&w, "arcs");
-	jw_uint(&w, a->net->narcs);
-	jw_key(&w, "group_order");
-	jw_uint(&w, r->group_order);
-	jw_key(&w, "pricing_classes");
-	jw_uint(&w, r->classes);
-	if (a->allreduce) {
-		/* per phase, in s per GB of shard (1/terminals of the data) */
-		jw_key(&w, "phases");
-		jw_arr_begin(&w);
-		for (int i = 0; i < 2; i++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "collective");
-			jw_str(&w, i ? "allgather" : "reduce-scatter");
-			write_phase_json(&w, i ? &a->r_ag : r, i ? &a->rep_ag : &a->rep);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_key(&w, "steps");
-		jw_uint(&w, a->s.nsteps);
-		jw_key(&w, "optimal");
-		jw_bool(&w, r->optimal && a->r_ag.optimal);
-		jw_key(&w, "exact_routing");
-		jw_bool(&w, r->routing.exact && a->r_ag.routing.exact);
-		jw_key(&w, "schedule_cost");
-		jw_double(&w, a->rep.cost + a->rep_ag.cost);
-	} else {
-		write_phase_json(&w, r, &a->rep);
-	}
-	/* The whole schedule per GB of each GPU's data (an allreduce's vector) */
-	jw_key(&w, "cut_bound_s_per_gb");
-	jw_double(&w, a->lower_bound);
-	jw_key(&w, "schedule_latency_s_per_gb");
-	jw_double(&w, a->latency);
-	jw_key(&w, "alpha_s");
-	jw_double(&w, a->alpha);
-	jw_key(&w, "size_bytes");
-	if (a->size)
-		jw_uint(&w, a->size);
-	else
-		jw_null(&w); /* priced for 1 GB */
-	jw_key(&w, "predicted_s");
-	jw_double(&w, a->predicted);
-	jw_key(&w, "transfers");
-	jw_uint(&w, a->s.nxfers);
-	jw_key(&w, "verified");
-	jw_bool(&w, a->verified);
-	if (!a->verified) {
-		jw_key(&w, "verify_error");
-		jw_str(&w, a->vr.error);
-	} else {
-		jw_key(&w, "max_utilisation");
-		jw_double(&w, a->vr.max_utilisation);
-		jw_key(&w, "verified_cost");
-		jw_double(&w, a->vr.network_cost);
-	}
-	jw_key(&w, "seconds");
-	jw_double(&w, r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
-	jw_key(&w, "seconds_group");
-	jw_double(&w, a->seconds_group);
-	/* the message's figures (what ofcd answers) this has not said */
-	json_schedule_rest(&w, NULL, &a->s);
-	jw_obj_end(&w);
+	schedule_summary_json(&w, m);
 	jw_finish(&w);
+	arena_free(&ar);
 }
 
 static const char *stop_words(const struct fluid_result *r)

@@ -18,209 +18,34 @@ static void fmt_radices(char *buf, size_t n, const struct optree_plan *p)
 		k += (size_t)snprintf(buf + k, n - k, "%s%u", i ? "x" : "", p->radix[i]);
 }
 
-/* All-to-all: the RWA engine asked for and its figures. */
-static void write_rwa_json(struct json_writer *w, const struct optree_result *res)
+/* One algorithm's summary: the schedule's message when one is held (its
+ * figures and metrics, as through ofcd), else (--algo all, or it does not
+ * apply) the figures the outcome has; its working the detail. */
+static Ofc__V1__Schedule *summary_msg(struct arena *a, const struct schedule_result *q,
+				      const struct schedule_outcome *o)
 {
-	const struct rwa_report *rr = &res->rwa;
+	Ofc__V1__Schedule *m;
 
-	jw_key(w, "rwa_method");
-	jw_str(w, rr->method);
-	/* The engine asked for and its figures: --engine ilp that found
-	 * the heuristic optimal solves no model, and says so. */
-	jw_key(w, "rwa");
-	jw_obj_begin(w);
-	jw_key(w, "engine");
-	jw_str(w, rwa_engine_name(res->rwa_engine));
-	jw_key(w, "method");
-	jw_str(w, rr->method);
-	jw_key(w, "colours");
-	jw_uint(w, rr->wavelengths_used);
-	jw_key(w, "lower_bound");
-	jw_uint(w, rr->lower_bound);
-	jw_key(w, "relaxation");
-	jw_double(w, rr->relaxation);
-	jw_key(w, "optimal");
-	jw_bool(w, rr->optimal);
-	jw_key(w, "time_limit_hit");
-	jw_bool(w, rr->time_limit_hit);
-	jw_key(w, "ilp_solves");
-	jw_uint(w, rr->ilp_solves);
-	jw_key(w, "seconds");
-	jw_double(w, rr->seconds);
-	jw_obj_end(w);
-}
-
-/* The tree's (and one-stage's) stages, one object each. */
-static void write_stages_json(struct json_writer *w, const struct optree_result *res)
-{
-	jw_key(w, "stage_detail");
-	jw_arr_begin(w);
-	for (uint32_t i = 0; i < res->nstages; i++) {
-		const struct optree_stage *s = &res->stage[i];
-
-		jw_obj_begin(w);
-		jw_key(w, "radix");
-		jw_uint(w, s->radix);
-		jw_key(w, "groups");
-		jw_uint(w, s->groups);
-		jw_key(w, "min_group");
-		jw_uint(w, s->min_group);
-		jw_key(w, "max_group");
-		jw_uint(w, s->max_group);
-		jw_key(w, "max_load");
-		jw_uint(w, s->max_load);
-		jw_key(w, "steps");
-		jw_uint(w, s->steps);
-		jw_key(w, "colour_steps");
-		jw_uint(w, s->colour_steps);
-		jw_key(w, "lower_bound");
-		jw_uint(w, s->lower_bound);
-		jw_key(w, "partial_channels");
-		jw_uint(w, s->partial_channels);
-		jw_key(w, "transfers");
-		jw_uint(w, s->transfers);
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
-}
-
-static void write_json_one(struct json_writer *w, const struct schedule_result *q,
-			   const struct schedule_outcome *o, enum optree_algo a)
-{
-	const struct optree_result *res = &o->ring.res;
-	const struct optree_ring *ring = &q->ring;
-
-	jw_obj_begin(w);
-	jw_key(w, "algorithm");
-	jw_str(w, optree_algo_name(a));
-	jw_key(w, "collective");
-	jw_str(w, sched_collective_name(q->collective));
-	jw_key(w, "nodes");
-	jw_uint(w, ring->nodes);
-	jw_key(w, "wavelengths");
-	jw_uint(w, ring->wavelengths);
-	jw_key(w, "fibres");
-	jw_uint(w, ring->fibres);
-	if (q->ring_name) {
-		jw_key(w, "ring");
-		jw_str(w, q->ring_name);
-	}
-	jw_key(w, "block_bytes");
-	jw_uint(w, ring->block_bytes);
-	jw_key(w, "max_add");
-	jw_uint(w, ring->max_add);
-	if (!o->applies) {
-		jw_key(w, "error");
-		jw_str(w, o->why);
-		jw_key(w, "verified");
-		jw_bool(w, false);
-		jw_obj_end(w);
-		return;
-	}
-	jw_key(w, "analytic_depth");
-	jw_uint(w, res->analytic_depth);
-	jw_key(w, "analytic_steps");
-	jw_double(w, res->analytic_steps);
-	if (a == OPTREE_TREE) {
-		jw_key(w, "analytic_k");
-		jw_double(w, o->ring.an.k_real);
-		jw_key(w, "analytic_radix");
-		jw_double(w, o->ring.an.radix);
-		jw_key(w, "analytic_time_us");
-		jw_double(w, o->ring.an.time_us);
-	}
-	if (a == OPTREE_WRHT) {
-		jw_key(w, "wrht_group");
-		jw_uint(w, res->wrht_radix);
-	}
-	if (res->rwa_engine)
-		write_rwa_json(w, res);
-	jw_key(w, "radices");
-	jw_arr_begin(w);
-	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE)
-		for (uint32_t i = 0; i < res->plan.depth; i++)
-			jw_uint(w, res->plan.radix[i]);
-	jw_arr_end(w);
-	jw_key(w, "uneven");
-	jw_bool(w, (a == OPTREE_TREE || a == OPTREE_ONESTAGE) && res->plan.uneven);
-	jw_key(w, "stages");
-	jw_uint(w, res->nstages);
-	jw_key(w, "stage_steps");
-	jw_arr_begin(w);
-	for (uint32_t i = 0; i < res->nstages; i++)
-		jw_uint(w, res->stage[i].steps);
-	jw_arr_end(w);
-	if (a == OPTREE_TREE || a == OPTREE_ONESTAGE)
-		write_stages_json(w, res);
-	jw_key(w, "num_steps");
-	jw_uint(w, o->steps);
-	jw_key(w, "num_transfers");
-	jw_uint(w, o->ntransfers);
-	jw_key(w, "max_wavelengths_used");
-	jw_uint(w, o->ring.vr.max_wavelengths_used);
-	jw_key(w, "lower_bound_steps");
-	jw_uint(w, res->lower_bound_steps);
-	jw_key(w, "gap_steps");
-	jw_int(w, (int64_t)o->steps - (int64_t)res->lower_bound_steps);
-	jw_key(w, "split_steps");
-	jw_uint(w, res->split_steps);
-	jw_key(w, "step_us");
-	jw_double(w, o->ring.tm.step_us);
-	jw_key(w, "time_us");
-	jw_double(w, o->ring.tm.time_us);
-	if (q->compare && q->fluid.have) {
-		/* --algo all: LP 4.2 on the ring certifies it */
-		jw_key(w, "fluid_bound_us");
-		jw_double(w, o->fluid_bound_us);
-		jw_key(w, "below_fluid_bound");
-		jw_bool(w, o->below_fluid);
-	}
-	jw_key(w, "overlap");
-	jw_bool(w, q->overlap);
-	jw_key(w, "time_plain_us");
-	jw_double(w, o->ring.tm.plain_us);
-	jw_key(w, "overlap_saved_us");
-	jw_double(w, o->ring.tm.saved_us);
-	jw_key(w, "stage_retunes");
-	jw_uint(w, o->ring.tm.retune_stages);
-	jw_key(w, "hidden_stage_retunes");
-	jw_uint(w, o->ring.tm.hidden_stages);
-	if (o->is_reduced) {
-		/* Per-node MRR tracking needs every node's lightpaths. */
-		jw_key(w, "reduced");
-		jw_obj_begin(w);
-		jw_key(w, "group");
-		jw_str(w, "rotations, a subgroup per stage");
-		jw_key(w, "program_transfers");
-		jw_uint(w, o->s.nxfers);
-		jw_key(w, "stage_periods");
-		jw_arr_begin(w);
-		for (uint32_t i = 0, t = 0; i < res->nstages; t += res->stage[i++].steps)
-			jw_uint(w, res->period[t]);
-		jw_arr_end(w);
-		jw_key(w, "generate_s");
-		jw_double(w, o->gen_s);
-		jw_key(w, "verify_s");
-		jw_double(w, o->verify_s);
-		jw_obj_end(w);
+	if (!q->compare && o->have) {
+		m = schedule_header_msg(a, &o->s);
 	} else {
-		jw_key(w, "mrr_retune_steps");
-		jw_uint(w, o->ring.tm.retune_steps);
-		jw_key(w, "time_all_retunes_us");
-		jw_double(w, o->ring.tm.all_retunes_us);
-		jw_key(w, "time_all_retunes_plain_us");
-		jw_double(w, o->ring.tm.all_retunes_plain_us);
+		m = arena_alloc(a, sizeof(*m));
+		ofc__v1__schedule__init(m);
+		m->collective = (char *)sched_collective_name(q->collective);
+		m->algorithm = (char *)optree_algo_name(o->ring.algo);
+		m->has_nodes = 1;
+		m->nodes = q->ring.nodes;
 	}
-	jw_key(w, "verified");
-	jw_bool(w, o->verified);
-	if (!o->verified) {
-		jw_key(w, "verify_error");
-		jw_str(w, o->verify_error);
+	m->has_verified = 1;
+	m->verified = o->applies && o->verified;
+	if (o->applies) {
+		m->has_num_steps = m->has_time_us = m->has_num_transfers = 1;
+		m->num_steps = o->steps;
+		m->time_us = o->ring.tm.time_us;
+		m->num_transfers = o->ntransfers;
 	}
-	/* the message's figures (what ofcd answers) this has not said */
-	if (!q->compare && o->have)
-		json_schedule_rest(w, NULL, &o->s);
-	jw_obj_end(w);
+	m->detail = schedule_ring_detail_msg(a, q, o, m);
+	return m;
 }
 
 /* All-to-all: which RWA engine assigned the lightpaths, and its figures
@@ -441,16 +266,20 @@ int print_ring(const struct schedule_print *p, const struct schedule_result *r)
 	int rc = 0;
 
 	if (p->json) {
+		/* the summary's one shape (schedule_summary_json), --algo all's
+		 * a list of them */
+		struct arena a = {0};
 		struct json_writer w;
 
 		jw_init(&w, out, true);
 		if (r->compare)
 			jw_arr_begin(&w);
 		for (size_t i = 0; i < r->nout; i++)
-			write_json_one(&w, r, &r->out[i], r->out[i].ring.algo);
+			schedule_summary_json(&w, summary_msg(&a, r, &r->out[i]));
 		if (r->compare)
 			jw_arr_end(&w);
 		jw_finish(&w);
+		arena_free(&a);
 	} else if (r->compare) {
 		write_table(out, r);
 	} else {

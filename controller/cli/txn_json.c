@@ -1,6 +1,7 @@
-/* `ofc apply|try|confirm --json`: the transaction as ofc.v1.TransactionInfo,
- * the message ofcd answers ApplyConfig with and `ofc --socket PATH apply
- * --json` prints, so a script reads one shape either way (docs/json.md). */
+/* `ofc apply|try|confirm --json` and `ofc plan FILE --json`: the
+ * transaction as ofc.v1.TransactionInfo, the message ofcd answers
+ * ApplyConfig with and `ofc --socket PATH apply --json` prints, so a
+ * script reads one shape either way (docs/json.md). */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
 
@@ -60,7 +61,23 @@ void txn_write_plan_json(const struct fabric_cmd *fc)
 	struct arena a = {0};
 
 	init(&t, fc);
-	txn_planned_msg(&a, fc->ctl, SIZE_MAX, &t); /* as ofcd answers a dry run */
+	t.dry_run = true;				/* (`ofc plan` is one) */
+	txn_planned_msg(&a, &fc->result, SIZE_MAX, &t); /* as ofcd answers a dry run */
 	print(&t);
 	arena_free(&a);
+}
+
+void txn_write_confirm_json(const struct fabric_cmd *fc, const char *fabric, uint64_t txn,
+			    const char *outcome)
+{
+	Ofc__V1__TransactionInfo t;
+
+	ofc__v1__transaction_info__init(&t);
+	t.fabric = (char *)fabric;
+	t.target = (char *)fc->file; /* (NULL: the only trial waiting) */
+	t.kind = "confirm";
+	t.has_id = 1;
+	t.id = txn;
+	t.state = (char *)outcome;
+	print(&t);
 }

@@ -105,6 +105,10 @@ void fabric_write_dot_circuits(const struct fabric *f, const struct fabric_dot *
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
+/* m's fields as members of the object w has open, but those named in skip
+ * (NULL-terminated; NULL: none): a map's entries as members themselves,
+ * empty lists left out (a summary's flat shape). */
+void pb_write_json_flat(struct json_writer *w, const ProtobufCMessage *m, const char *const *skip);
 /* A message of descriptor d from JSON text (the network API's
  * request bodies), field names as in the .proto; OFC_E_INPUT naming the
  * field's path for anything else. *out is malloc'd throughout: free it with
@@ -153,6 +157,30 @@ Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_res
  * num_transfers, the bound's figures) onto a header h, sharing x's arena
  * (links are the caller's to copy). */
 void schedule_msg_summary(Ofc__V1__Schedule *h, const Ofc__V1__Schedule *x);
+/* A schedule's summary as JSON (summary.c): m's figures, its metrics and
+ * its detail's fields at the top level, no steps, links or vertices: what
+ * `ofc schedule --json` prints, here or through ofcd. */
+void schedule_summary_json(struct json_writer *w, const Ofc__V1__Schedule *m);
+/* The engines' working for Schedule.detail (summary.c); the messages
+ * borrow the answer's strings. A server fabric's (--algo fluid): */
+struct fluid_answer;
+Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct fabric *f,
+						   const struct fluid_answer *fa);
+/* A direct-connect result's (detail_direct.c): its main schedule's
+ * working, the expansion beside it, --algo all's comparison. */
+Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
+						    const struct schedule_result *r);
+/* A WDM ring's (detail_ring.c): outcome o of result q, beside s, the
+ * summary's message, whose metrics it does not repeat. */
+struct schedule_outcome;
+Ofc__V1__ScheduleDetail *schedule_ring_detail_msg(struct arena *a, const struct schedule_result *q,
+						  const struct schedule_outcome *o,
+						  const Ofc__V1__Schedule *s);
+/* The bounds it states, which `ofc schedule`'s text says too: theta's
+ * (Thm 2, with the links' rates, a demand matrix and NIC-limited hosts)
+ * and, with BFB's --chunks, Thm 20's on tau_B. */
+double schedule_theta_bound(const struct schedule_result *r);
+double schedule_thm20_bound(const struct schedule_result *r, const struct schedule_outcome *o);
 /* The same from its parts (f and links only on NIC ports; nlinks 0 else). */
 Ofc__V1__Schedule *schedule_fabric_msg(struct arena *a, struct frac tau_b, const struct fabric *f,
 				       const struct schedule_link *links, uint32_t nlinks);
@@ -170,11 +198,14 @@ Ofc__V1__Schedule *schedule_reduced_msg(struct arena *a, const struct sched_grou
 struct jobplan_result;
 Ofc__V1__Plan *plan_msg(struct arena *a, const struct jobplan_result *r, bool sweep);
 /* A dry run's transaction (txn.c): state "planned", the operations and
- * switching time of plan c and the plan in `ofc plan`'s words, in a;
- * false, and no plan, when its words pass max_plan bytes (SIZE_MAX: any).
- * The caller sets the rest (id, target, ...). */
-struct ctl;
-bool txn_planned_msg(struct arena *a, const struct ctl *c, size_t max_plan,
+ * switching time of r's plan, the plan in `ofc plan`'s words and device by
+ * device (device_plan: how the target was aimed, each device's counts and
+ * operations), in a. When t would pack to more than max_bytes (SIZE_MAX:
+ * no bound) the operations are left out (device_plan.ops_left_out), then
+ * the words (no plan), and it returns false. The caller sets the rest
+ * (id, target, ...; set first, they count). */
+struct reconfigure_result;
+bool txn_planned_msg(struct arena *a, const struct reconfigure_result *r, size_t max_bytes,
 		     Ofc__V1__TransactionInfo *t);
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);

@@ -16,7 +16,12 @@ static const void *at_off(const void *msg, unsigned off)
 	return (const char *)msg + off;
 }
 
-static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, const void *p)
+static void members(struct json_writer *w, const ProtobufCMessage *m, bool summary, bool flat,
+		    const char *const *skip);
+
+/* One value; a message's as an object (summary: empty lists left out). */
+static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, const void *p,
+		   bool summary)
 {
 	switch (fd->type) {
 	case PROTOBUF_C_TYPE_INT32:
@@ -84,10 +89,13 @@ static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, co
 	case PROTOBUF_C_TYPE_MESSAGE: {
 		const ProtobufCMessage *m = *(const ProtobufCMessage *const *)p;
 
-		if (m)
-			pb_write_json(w, m);
-		else
+		if (m) {
+			jw_obj_begin(w);
+			members(w, m, summary, false, NULL);
+			jw_obj_end(w);
+		} else {
 			jw_null(w);
+		}
 		break;
 	}
 	}
@@ -144,19 +152,49 @@ static bool present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f
 	return true; /* proto3 singular: always printed */
 }
 
-void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
+static bool skipped(const char *name, const char *const *skip)
+{
+	for (; skip && *skip; skip++)
+		if (strcmp(*skip, name) == 0)
+			return true;
+	return false;
+}
+
+/* m's fields as members of the object w has open: all of them (empty
+ * lists too), or (summary) empty lists left out, at every depth; flat:
+ * but those named in skip, and a map's entries as members themselves. */
+static void members(struct json_writer *w, const ProtobufCMessage *m, bool summary, bool flat,
+		    const char *const *skip)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 
-	jw_obj_begin(w);
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *fd = &d->fields[i];
 
+		if (flat && skipped(fd->name, skip))
+			continue;
 		if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)at_off(m, fd->quantifier_offset);
 			const char *arr = *(const char *const *)at_off(m, fd->offset);
 			size_t sz = type_size(fd->type);
 
+			if (summary && !n)
+				continue;
+			if (flat && is_map_entry(fd)) {
+				const ProtobufCMessageDescriptor *md = fd->descriptor;
+
+				for (size_t k = 0; k < n; k++) {
+					const ProtobufCMessage *e =
+					    ((const ProtobufCMessage *const *)arr)[k];
+					const char *key =
+					    *(char *const *)at_off(e, md->fields[0].offset);
+
+					jw_key(w, key ? key : "");
+					scalar(w, &md->fields[1], at_off(e, md->fields[1].offset),
+					       summary);
+				}
+				continue;
+			}
 			jw_key(w, fd->name);
 			if (is_map_entry(fd)) {
 				const ProtobufCMessageDescriptor *md = fd->descriptor;
@@ -169,23 +207,35 @@ void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
 					    *(char *const *)at_off(e, md->fields[0].offset);
 
 					jw_key(w, key ? key : "");
-					scalar(w, &md->fields[1], at_off(e, md->fields[1].offset));
+					scalar(w, &md->fields[1], at_off(e, md->fields[1].offset),
+					       summary);
 				}
 				jw_obj_end(w);
 				continue;
 			}
 			jw_arr_begin(w);
 			for (size_t k = 0; k < n; k++)
-				scalar(w, fd, arr + k * sz);
+				scalar(w, fd, arr + k * sz, summary);
 			jw_arr_end(w);
 			continue;
 		}
 		if (!present(m, fd))
 			continue;
 		jw_key(w, fd->name);
-		scalar(w, fd, at_off(m, fd->offset));
+		scalar(w, fd, at_off(m, fd->offset), summary);
 	}
+}
+
+void pb_write_json(struct json_writer *w, const ProtobufCMessage *m)
+{
+	jw_obj_begin(w);
+	members(w, m, false, false, NULL);
 	jw_obj_end(w);
+}
+
+void pb_write_json_flat(struct json_writer *w, const ProtobufCMessage *m, const char *const *skip)
+{
+	members(w, m, true, true, skip);
 }
 
 /* ---- JSON in -----------------------------------------------------------------

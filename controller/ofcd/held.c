@@ -83,8 +83,9 @@ static int check_topology(const struct fabric *f, const struct partition *p, con
 	return 0;
 }
 
-int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
-	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err)
+static int make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
+		uint32_t nhosts, const char *spec, bool holds, struct partition *out,
+		struct ofc_error *err)
 {
 	struct partition *p = out;
 	struct ofc_error sub = {0};
@@ -129,7 +130,7 @@ int held_make(const struct ofcd *d, const struct fabric *f, const char *name, ch
 		}
 		seen[h] = 1;
 		p->member_host[m] = (uint32_t)h;
-		if ((o = held_owner(d, name, hosts[m]))) {
+		if (holds && (o = held_owner(d, name, hosts[m]))) {
 			/* Not final: the other owner may let go (a late epilog). */
 			ofc_error_set(err, OFC_E_RUNTIME,
 				      "partition '%s': host %s is held by partition '%s'", name,
@@ -163,6 +164,19 @@ out:
 	if (rc < 0)
 		held_partition_free(p);
 	return rc;
+}
+
+int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
+	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err)
+{
+	return make(d, f, name, hosts, nhosts, spec, true, out, err);
+}
+
+int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *name,
+		    char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
+		    struct ofc_error *err)
+{
+	return make(d, f, name, hosts, nhosts, spec, false, out, err);
 }
 
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
@@ -235,7 +249,74 @@ bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n)
 	return true;
 }
 
-void held_state(const struct ofcd *d, struct snapshot *s)
+/* protobuf-c's allocations in a snapshot's arena, freed with it */
+static void *in_arena(void *a, size_t n)
+{
+	return arena_alloc(a, n ? n : 1);
+}
+
+static void arena_keeps(void *a, void *p)
+{
+	(void)a;
+	(void)p;
+}
+
+void held_scheds_free(struct held_scheds *c)
+{
+	for (uint32_t k = 0; k < c->n; k++) {
+		free(c->spec[k]);
+		free(c->buf[k]);
+	}
+	fabcfg_unref(c->cfg);
+	memset(c, 0, sizeof(*c));
+}
+
+static int sched_find(const struct held_scheds *c, const char *spec)
+{
+	for (uint32_t k = 0; spec && k < c->n; k++)
+		if (strcmp(c->spec[k], spec) == 0)
+			return (int)k;
+	return -1;
+}
+
+/* The schedules kept for s's config into s's held partitions (before the
+ * holds' view computes the others). */
+static void sched_fill(struct held_scheds *c, struct snapshot *s)
+{
+	ProtobufCAllocator in = {in_arena, arena_keeps, &s->a};
+	Ofc__V1__State *st = s->state;
+
+	if (c->cfg != s->cfg) {
+		held_scheds_free(c);
+		c->cfg = fabcfg_ref(s->cfg);
+	}
+	for (size_t i = 0; i < st->n_held; i++) {
+		int k = sched_find(c, st->held[i]->topology);
+
+		if (k >= 0)
+			st->held[i]->schedule =
+			    ofc__v1__schedule__unpack(&in, c->len[k], c->buf[k]);
+	}
+}
+
+/* ... and those the view computed, kept (while there is room). */
+static void sched_keep(struct held_scheds *c, const struct snapshot *s)
+{
+	const Ofc__V1__State *st = s->state;
+
+	for (size_t i = 0; i < st->n_held && c->n < HELD_SCHEDS_MAX; i++) {
+		const Ofc__V1__HeldPartition *m = st->held[i];
+
+		if (!m->schedule || !m->topology || sched_find(c, m->topology) >= 0)
+			continue;
+		c->len[c->n] = ofc__v1__schedule__get_packed_size(m->schedule);
+		c->buf[c->n] = xmalloc(c->len[c->n] + 1);
+		ofc__v1__schedule__pack(m->schedule, c->buf[c->n]);
+		c->spec[c->n++] = xstrdup(m->topology);
+	}
+}
+
+void held_state(struct ofcd *d, struct snapshot *s)
 {
 	if (!s || !d->w.nheld)
 		return;
@@ -261,6 +342,10 @@ void held_state(const struct ofcd *d, struct snapshot *s)
 			m->hosts[k] = arena_strdup(&s->a, h->p.members[k]);
 		st->held[i] = m;
 	}
-	/* what every replica shows alike (views.c) */
+	/* what every replica shows alike (views.c): each partition's
+	 * schedule computed once a spec and config */
+	if (d->w.ctl && s->ndevs == d->w.ctl->ndevs) /* (as held_view computes them) */
+		sched_fill(&d->w.hsched, s);
 	held_view(d, s);
+	sched_keep(&d->w.hsched, s);
 }

@@ -43,6 +43,7 @@ void held_free_all(struct ofcd *d)
 	free(d->w.held);
 	d->w.held = NULL;
 	d->w.nheld = 0;
+	held_scheds_free(&d->w.hsched);
 	for (uint32_t i = 0; i < d->w.ngone; i++)
 		gone_free(&d->w.gone[i]);
 	free(d->w.gone);

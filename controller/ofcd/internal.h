@@ -315,6 +315,9 @@ struct job {
 	 * that sees one and asks for the state sees what it announced. */
 	struct note *deferred, *deferred_tail;
 	const char *outcome; /* "committed", "rolled-back", ... */
+	/* A run-time partition's plan made ahead, off the queue
+	 * (plan_ahead.c; NULL: none) */
+	struct ahead *ahead;
 };
 
 void job_free(struct job *j);
@@ -451,6 +454,19 @@ struct log_limit {
 	uint64_t suppressed;
 };
 
+/* held.c: the held partitions' schedules as the holds' view computed
+ * them (packed ofc.v1.Schedule summaries, by topology spec) on config cfg
+ * (a reference): a spec's schedule on a config depends on nothing else, so
+ * it is computed once, not for every held partition on every commit. */
+#define HELD_SCHEDS_MAX 64
+struct held_scheds {
+	struct fabcfg *cfg;
+	char *spec[HELD_SCHEDS_MAX];
+	uint8_t *buf[HELD_SCHEDS_MAX];
+	size_t len[HELD_SCHEDS_MAX];
+	uint32_t n;
+};
+
 /* The mutation worker's own: the running config and its ctl, the failures,
  * port moves and holds in effect, what the last sync saw. Only the mutation
  * worker touches them (before ofcd_run, the opening thread; after the
@@ -485,6 +501,7 @@ struct ofcd_worker {
 	uint32_t ngone;
 	char *held_bytes;
 	size_t held_len;
+	struct held_scheds hsched; /* (held.c) */
 	/* The --config as read, which a replica's state is built on
 	 * again when it syncs or takes over; what the last sync saw (the
 	 * record's generation, the journal's id and phase, the store's bytes
@@ -617,6 +634,49 @@ struct ofcd_loop {
 	bool cl_reload;
 };
 
+/* plan_ahead.c: run-time partitions planned ahead, off the queue, by a
+ * pool of threads, on the base the mutation worker publishes after each
+ * job; the worker takes a plan when what it read is unchanged. Everything
+ * here under mu (cond wakes the pool, done the worker waiting on a plan). */
+struct ahead;
+struct ahead_base;
+struct ofcd_ahead {
+	pthread_mutex_t mu;
+	pthread_cond_t cond, done;
+	struct ahead *head, *tail; /* waiting, in queue order */
+	struct ahead_base *base;   /* the last published */
+	pthread_t *threads;
+	uint32_t nthreads; /* 0: none, every plan made in its turn */
+	uint64_t started;  /* plans a thread took (the tests wait on it) */
+	bool stop;
+};
+/* The renumbering search's budget for a run-time partition (a Slurm job's
+ * prolog): bench/RESULTS.md, "The renumbering's budget". */
+#define RELABEL_BUDGET_S 0.1
+void ahead_init(struct ofcd *d);
+/* (opening thread, before the workers start) The threads, and the first
+ * base; ahead_stop joins them (after the workers), ahead_free at close. */
+bool ahead_start(struct ofcd *d); /* false: none started */
+void ahead_stop(struct ofcd *d);
+void ahead_free(struct ofcd *d);
+/* (loop) j, just queued: planned ahead when it is a run-time partition
+ * renumbered for fewest moves (j->ahead); ahead_drop: j is freed. */
+void ahead_submit(struct ofcd *d, struct job *j);
+void ahead_drop(struct ahead *a);
+/* (mutation worker) After each job: its config and switches' states as
+ * the base for the plans made from now on. */
+void ahead_publish(struct ofcd *d);
+/* (mutation worker) c read, p made: 1 with a's plan moved into pc, npc
+ * and rep when what it read is unchanged (ahead_same); 0: plan it now,
+ * *why says why (waits for a plan being made). */
+int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struct partition *p,
+	       struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep, const char **why);
+/* Whether the switches' cross-connects between two of p's ports are the
+ * same in then and now (per switch of f, NULL: none known): what p's
+ * renumbering reads. */
+bool ahead_same(const struct fabric *f, const struct partition *p,
+		const struct device_state *const *then, const struct device_state *const *now);
+
 /* The daemon: what every thread reads (set before the threads start), the
  * few fields any thread sets (atomics, devm), and one part per owner: the
  * loop thread's, the jobs handed to the workers (under jobs.mu), the notes
@@ -657,6 +717,7 @@ struct ofcd {
 	struct ofcd_jobs jobs;
 	struct ofcd_notes notes;
 	struct ofcd_worker w;
+	struct ofcd_ahead ahead;
 };
 
 void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
@@ -994,6 +1055,11 @@ int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err
  * within the hosts' ports. */
 int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
 	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err);
+/* ... the same without looking at the holds (plan_ahead.c: any thread;
+ * the worker's held_make checks them at the commit). */
+int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *name,
+		    char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
+		    struct ofc_error *err);
 void held_partition_free(struct partition *p);
 /* (mutation worker) c's plan touches no port of a partition held under
  * another name than `name` ("": any held partition). */
@@ -1011,7 +1077,8 @@ int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err);
 bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n);
 void held_free_all(struct ofcd *d);
 /* (mutation worker) State.held of a snapshot being built. */
-void held_state(const struct ofcd *d, struct snapshot *s);
+void held_state(struct ofcd *d, struct snapshot *s);
+void held_scheds_free(struct held_scheds *c);
 /* (mutation worker) JOB_RELEASE. */
 void ofcd_run_release(struct ofcd *d, struct job *j);
 

@@ -145,6 +145,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 		 job_from_words(j, from, sizeof(from)),
 		 d->loop.nqueue - 1 + (d->loop.running && is_mutation(d->loop.running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
+	ahead_submit(d, j);
 	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg,
 			     msg, unix_ms(), NULL);
 	changed(d);

@@ -172,6 +172,7 @@ void job_free(struct job *j)
 	snapshot_free(j->snap);
 	fabcfg_unref(j->new_cfg);
 	free(j->probe);
+	ahead_drop(j->ahead);
 	while (j->deferred) {
 		struct note *n = j->deferred;
 

@@ -271,15 +271,17 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 }
 
 /* A dry run's answer: the counts, the switching time and the plan as `ofc
- * plan` words it (left out when it would not fit a frame, and said). */
-static void answer_plan(const struct ofcd *d, struct answer *an, const struct ctl *nc,
+ * plan` words it and device by device (its operations, then its words,
+ * left out when they would not fit a frame, and said). */
+static void answer_plan(const struct ofcd *d, struct answer *an, const struct reconfigure_result *r,
 			const char *target)
 {
 	uint32_t room = d->o.max_frame ? d->o.max_frame : OFCD_MAX_FRAME_DEFAULT;
+	const struct ctl *nc = r->planned;
 	char est[96];
 
 	/* the rest of the answer is a few hundred bytes */
-	txn_planned_msg(&an->a, nc, room >= 4096 ? room - 4096 : 0, &an->t);
+	txn_planned_msg(&an->a, r, room >= 4096 ? room - 4096 : 0, &an->t);
 	ctl_plan_seconds_text(nc, est, sizeof(est));
 	answer_status(an, OFC__V1__STATUS__STATUS_OK,
 		      "%u operation%s on %u device%s would take fabric '%s' to %s%s%s%s%s",
@@ -326,6 +328,12 @@ struct mutation {
 	struct fabcfg *ncfg;
 	struct partition rtp; /* a run-time partition (held.c) */
 	struct held_stage hs;
+	/* Where its time went (the log's "took" line): now_seconds() as the
+	 * worker took it, started and finished making its target, had read
+	 * the devices, was aimed, and checked. */
+	double t_start, t_target, t_opened, t_read, t_aimed, t_checked;
+	double t_snap; /* the snapshot built (then the holds' view, the answer) */
+	bool ahead;    /* its plan was made ahead (plan_ahead.c) */
 };
 
 /* After the repair: the new fabric j asks for and its ctl beside the
@@ -340,6 +348,7 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct ofcd *d = m->d;
 	struct job *j = m->j;
 
+	m->t_target = now_seconds();
 	if (build_target(d, j, m->an, &m->ncfg) < 0)
 		return -1;
 	if (j->nhosts && held_make(d, m->ncfg->f, j->partition, j->hosts, j->nhosts, j->spec,
@@ -357,7 +366,17 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	}
 	ctl_handover(d->w.ctl, *out);
 	ctl_quiet(*out, d->w.ctl);
+	m->t_opened = now_seconds();
 	return 0;
+}
+
+static void mutation_event(void *ctx, enum reconfigure_event ev, const struct reconfigure_result *r)
+{
+	struct mutation *m = ctx;
+
+	(void)r;
+	if (ev == RECONF_EV_READ)
+		m->t_read = now_seconds();
 }
 
 /* Nothing but its owner changes a held partition's circuits: not a
@@ -368,6 +387,7 @@ static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 	struct mutation *m = ctx;
 	struct job *j = m->j;
 
+	m->t_aimed = now_seconds();
 	if (held_check_plan(m->d, nc, j->nhosts ? j->partition : "", err) < 0)
 		return -1;
 	if (!j->dry_run) {
@@ -375,7 +395,25 @@ static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 		nc->commit_also = held_commit_also;
 		nc->commit_also_ctx = &m->hs;
 	}
+	m->t_checked = now_seconds();
 	return 0;
+}
+
+/* The partition's plan made ahead (plan_ahead.c), when what it read is
+ * unchanged; else it is planned now, and the log says why. */
+static int mutation_ahead(void *ctx, const struct ctl *c, const struct partition *p,
+			  struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep)
+{
+	struct mutation *m = ctx;
+	const char *why;
+	int rc = ahead_take(m->d, m->j->ahead, c, p, pc, npc, rep, &why);
+
+	if (rc == 1)
+		m->ahead = true;
+	else
+		ofcd_log(m->d, OFCD_LOG_INFO, "ticket %llu: %s: planned in its turn: %s",
+			 (unsigned long long)m->j->ticket, m->j->target, why);
+	return rc;
 }
 
 /* The answer of a transaction that failed (rolled back or not). */
@@ -430,8 +468,10 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	    .partition = j->nhosts ? &m->rtp : NULL,
 	    .partition_name = j->nhosts ? NULL : j->partition,
 	    .relabel = j->nhosts && j->relabel,
-	    .relabel_opts = {.budget_s = 0.1}, /* (bench/RESULTS.md, "the renumbering's") */
+	    .relabel_opts = {.budget_s = RELABEL_BUDGET_S},
+	    .ahead = j->ahead ? mutation_ahead : NULL,
 	    .check = mutation_check,
+	    .on_event = mutation_event,
 	    .dry_run = j->dry_run,
 	    .ctx = m,
 	};
@@ -439,15 +479,62 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	return reconfigure_run(&q, r, err);
 }
 
+/* The workload's schedule a snapshot computed on the config's own graph,
+ * kept on the config as a re-plan keeps its own: the next snapshot of the
+ * same config takes it instead of computing it again, so a partition's
+ * commit or release (a Slurm job's prolog or epilog) does not pay for the
+ * whole fabric's schedule again (seconds at a thousand hosts: bench/
+ * RESULTS.md, "Slurm churn through ofcd"). The config's plan is the
+ * mutation worker's own until `planned` is set. */
+static void keep_schedule(struct fabcfg *cfg, const struct snapshot *s)
+{
+	const Ofc__V1__Schedule *sc = s ? s->state->schedule : NULL;
+
+	if (!sc || s->graph || cfg->plan || cfg->f->nrings || !cfg->coll ||
+	    atomic_load_explicit(&cfg->planned, memory_order_acquire))
+		return;
+	cfg->plan_len = ofc__v1__schedule__get_packed_size(sc);
+	cfg->plan = xmalloc(cfg->plan_len + 1);
+	ofc__v1__schedule__pack(sc, cfg->plan);
+}
+
+/* Where a mutation's time went, for the log (INFO): each stage it reached,
+ * from the worker taking it to its answer built. */
+static void log_took(struct ofcd *d, const struct job *j, const struct mutation *m,
+		     double renumbering, double t_done)
+{
+	const double t[] = {m->t_start,	  m->t_target, m->t_opened, m->t_read,	  m->t_aimed,
+			    m->t_checked, t_done,      m->t_snap,   now_seconds()};
+	static const char *const what[] = {"recover", "target",	     "read",	 "aim",
+					   "check",   "transaction", "snapshot", "holds"};
+	struct strbuf sb = STRBUF_INIT;
+	double last = t[0];
+
+	sb_printf(&sb, "total %.3f s", t[ARRAY_SIZE(t) - 1] - t[0]);
+	for (uint32_t i = 1; i < ARRAY_SIZE(t); i++) {
+		if (t[i] <= 0 || (i == 6 && t[5] <= 0)) /* (a transaction after a check) */
+			continue;
+		sb_printf(&sb, ", %s %.3f s", what[i - 1], t[i] - last);
+		if (i == 4)
+			sb_printf(&sb, ", renumbering%s %.3f s", m->ahead ? " ahead" : "",
+				  renumbering);
+		last = t[i];
+	}
+	ofcd_log(d, OFCD_LOG_INFO, "ticket %llu: %s %s: took: %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->target, sb.buf);
+	sb_free(&sb);
+}
+
 void ofcd_run_mutation(struct ofcd *d, struct job *j)
 {
 	struct answer an;
 	struct ofc_error err = {0};
-	struct mutation m = {.d = d, .j = j, .an = &an};
+	struct mutation m = {.d = d, .j = j, .an = &an, .t_start = now_seconds()};
 	struct reconfigure_result r = {0};
 	struct ctl *nc = NULL;
 	bool touched = false;
 	char why[400];
+	double t_done = 0;
 
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten. */
@@ -461,6 +548,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	int rc = mutation_reconfigure(&m, &r, &err);
+	t_done = now_seconds();
 	nc = r.planned;
 	touched = r.recovered;
 	if (rc < 0 && r.stage == RECONF_RECOVER) {
@@ -482,7 +570,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		goto out;
 	}
 	if (j->dry_run) {
-		answer_plan(d, &an, nc, j->target);
+		answer_plan(d, &an, &r, j->target);
 		j->outcome = "planned";
 		ctl_handover(nc, d->w.ctl);
 		goto out;
@@ -543,6 +631,8 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		keep_schedule(d->w.pub, j->snap);
+		m.t_snap = now_seconds();
 		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
@@ -557,9 +647,10 @@ out:
 	fabcfg_unref(m.ncfg);
 	held_stage_free(&m.hs);
 	held_partition_free(&m.rtp);
-	reconfigure_result_free(&r);
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
+	log_took(d, j, &m, r.relabel.seconds, t_done);
+	reconfigure_result_free(&r);
 }
 
 void ofcd_run_release(struct ofcd *d, struct job *j)
@@ -567,6 +658,8 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 	struct answer an;
 	struct ofc_error err = {0};
 	char why[400];
+
+	double t[4] = {now_seconds()}; /* taken, released, snapshot, holds */
 
 	answer_init(&an, j);
 	if (!held_may(d, j, why, sizeof(why))) {
@@ -585,10 +678,19 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 			      "circuits stay",
 			      j->partition);
 		an.t.state = "committed";
+		t[1] = now_seconds();
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		keep_schedule(d->w.pub, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
+		t[2] = now_seconds();
 		held_state(d, j->snap);
+		t[3] = now_seconds();
+		ofcd_log(d, OFCD_LOG_INFO,
+			 "ticket %llu: %s %s: took: total %.3f s, release %.3f s, snapshot %.3f s, "
+			 "holds %.3f s",
+			 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
+			 t[3] - t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2]);
 	}
 	j->outcome = an.t.state;
 	response_pack(&an.r, &j->reply, &j->reply_len);

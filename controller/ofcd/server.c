@@ -381,6 +381,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	pthread_cond_init(&d->jobs.cond, NULL);
 	pthread_mutex_init(&d->notes.mu, NULL);
 	pthread_mutex_init(&d->devm.mu, NULL);
+	ahead_init(d);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "eventfd: %s", strerror(errno));
@@ -486,6 +487,10 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	if (d->o.probe_interval > 0)
 		d->loop.probe_timer =
 		    loop_timer(d->loop.ev, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
+	if (!ahead_start(d))
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "cannot start a thread to plan partitions ahead: each is planned in its "
+			 "turn");
 	if (pthread_create(&d->jobs.mthread, NULL, ofcd_mutation_worker, d) != 0 ||
 	    pthread_create(&d->jobs.sthread, NULL, ofcd_schedule_worker, d) != 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
@@ -522,6 +527,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	pthread_join(d->jobs.mthread, NULL);
 	pthread_join(d->jobs.sthread, NULL);
 	d->jobs.started = false;
+	ahead_stop(d);
 	/* The running transaction has ended: a follower takes over at once
 	 * instead of after the lease. */
 	store_resign(d->store);
@@ -646,5 +652,6 @@ void ofcd_close(struct ofcd *d)
 	free(d->state_dir);
 	queue_forget(d);
 	outcomes_free(&d->loop.outcomes);
+	ahead_free(d);
 	free(d);
 }

@@ -4,6 +4,7 @@
  * targets), once per change, so a read costs a pack and nothing else. */
 #include "controller/export/export.h"
 #include "controller/ofcd/internal.h"
+#include "controller/testbed/testbed.h"
 
 #include <stdlib.h>
 #include <string.h>

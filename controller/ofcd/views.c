@@ -253,7 +253,7 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 		    topo_build_in(m->topology, &d->files, &g, &e) == 0)
 			m->at_target = part_at_target(c, &parts[i], g, &rec);
 		graph_free(g);
-		m->schedule = part_schedule(d, s, m->topology);
+		m->schedule = m->schedule ? m->schedule : part_schedule(d, s, m->topology);
 	}
 	for (size_t i = 0; i < st->n_held; i++) {
 		free(parts[i].member_host);

@@ -71,6 +71,7 @@ void *ofcd_mutation_worker(void *arg)
 		pthread_mutex_unlock(&d->jobs.mu);
 		d->w.job = j;
 		ofcd_run_job(d, j);
+		ahead_publish(d);
 		metrics_devices_take(d, d->w.ctl);
 		d->w.job = NULL;
 		pthread_mutex_lock(&d->jobs.mu);

@@ -13,6 +13,7 @@
  * removals-then-additions, that diff is the forward plan reversed. */
 #include "controller/config/config.h"
 #include "controller/reconfig/internal.h"
+#include "controller/testbed/testbed.h"
 
 #include <dirent.h>
 #include <errno.h>

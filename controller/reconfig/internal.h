@@ -1,5 +1,5 @@
 /* Private to controller/reconfig/: the on-disk records behind struct ctl (state
- * file and journal), shared by ctl.c, testbed.c and the commands. */
+ * file and journal), shared by ctl.c and the commands. */
 #ifndef OFC_CONTROLLER_RECONFIG_INTERNAL_H
 #define OFC_CONTROLLER_RECONFIG_INTERNAL_H
 
@@ -230,15 +230,5 @@ int journal_parse(const char *path, const uint8_t *data, size_t len, struct jour
 int record_parse(const char *path, const char *fabric, const uint8_t *data, size_t len,
 		 struct ctl_record *r, struct ofc_error *err);
 void journal_free(struct journal *j);
-
-/* The hosts' state for a set of circuits: links and shortest-path routes. */
-void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t nlinks,
-		    struct device_state *out);
-/* Recording the shaping `testbed up` chose (hosts.c; testbed_links_recorded
- * in reconfig.h reads it). */
-int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
-			struct ofc_error *err);
-/* Circuits the switches hold now, as host links (reads the switches). */
-int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err);
 
 #endif

@@ -1,5 +1,4 @@
-/* controller/reconfig — plans, transactions, the journal, recovery and the
- * testbed. */
+/* controller/reconfig — plans, transactions, the journal and recovery. */
 #ifndef OFC_CONTROLLER_RECONFIG_H
 #define OFC_CONTROLLER_RECONFIG_H
 
@@ -22,7 +21,7 @@ struct schedule;
  * and <fabric>.journal (a transaction in progress). In the state directory
  * (ctl_state_dir()) always: <fabric>.lock (flock: one changer at a time),
  * <fabric>.confirm (`ofc confirm` for `ofc try`), <fabric>.testbed (the
- * testbed is up).
+ * testbed is up: controller/testbed/).
  */
 
 #define OFC_STATE_DIR_DEFAULT "/var/lib/ofc"
@@ -359,6 +358,7 @@ enum reconfigure_stage {
 enum reconfigure_event {
 	RECONF_EV_KEEP_NUMBERING, /* the last commit's renumbering is kept */
 	RECONF_EV_AIMED,	  /* the aim is planned (before the checks) */
+	RECONF_EV_READ,		  /* the devices are read and the plan diffed */
 };
 struct reconfigure_result;
 struct reconfigure_req {
@@ -384,6 +384,13 @@ struct reconfigure_req {
 	uint32_t max_moves; /* refuse larger plans (max_moves_set) */
 	bool max_moves_set;
 	int (*check)(void *ctx, struct ctl *planned, struct ofc_error *err);
+	/* A partition's circuits the caller planned ahead (ofcd plans the
+	 * run-time partitions queued behind the one it commits): asked after
+	 * the read, with the devices as read; 1: *pc (*npc, *rep) is the plan,
+	 * moved to reconfigure_run; 0: planned here as usual (none was, or
+	 * what it read has changed). NULL: none. */
+	int (*ahead)(void *ctx, const struct ctl *c, const struct partition *p, struct circuit **pc,
+		     uint32_t *npc, struct fabric_relabel *rep);
 	bool dry_run;	 /* stop at the plan */
 	bool skip_empty; /* apply nothing when nothing changes */
 	double trial_s;	 /* > 0: leave a trial open that long (ctl_trial_finish) */
@@ -476,42 +483,6 @@ void ctl_record_free(struct ctl_record *r);
 /* Fabrics with a state or journal file in the directory (caller frees). */
 int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);
 
-/* ---- testbed (controller/reconfig/testbed.c) ---------------------------------------
- * One network namespace per host, one veth pair per circuit, addresses from
- * 198.18.0.0/15, routes along shortest paths of the circuits. */
-
-/* The MRR channels ring r's lightpaths need (controller/rings.c). */
-
-/* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
-char *testbed_netns_name(const struct fabric *f, uint32_t h);
-/* rate_scale > 0 scales the config's link rate (else the config's
- * testbed.rate_scale, else 1): every circuit is shaped to it, now and when
- * `ofc apply` adds circuits while the testbed is up. A rate above
- * NETLINK_MAX_RATE is refused before anything is made, with the scale
- * that fits (OFC_E_INPUT). */
-int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err);
-/* The rate (bits/s, 0: unshaped) and latency (s) the config gives the
- * testbed's circuits at this scale (see testbed_up). */
-void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, double *latency);
-/* Shape every circuit of the testbed that is up to rate (the latency
- * recorded stays) and record it; what was measured at the old rate is
- * forgotten. */
-int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err);
-/* What <state-dir>/<fabric>.links holds: the shaping chosen and what the
- * circuits carried when last measured all at once (testbed up, check or
- * run): bits/s a circuit, the median, with ncarried circuits loaded;
- * carried 0: not measured at this shaping. All 0 when nothing is up. */
-struct testbed_links {
-	double rate, latency;
-	double carried;
-	uint32_t ncarried;
-};
-void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l);
-int testbed_record_carried(const char *state_dir, const char *fabric, double carried,
-			   uint32_t ncircuits, struct ofc_error *err);
-int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err);
-bool testbed_is_up(const char *state_dir, const char *fabric);
-
 /* ---- running a schedule on a WDM ring (reconfig/ring_run.c) ----------------
  * `ofc ring run`: every step of a verified ring schedule becomes a
  * configuration of MRR channels (interface 2f: fibre f clockwise, 2f + 1:
@@ -561,24 +532,5 @@ void ring_run_report_free(struct ring_run_report *rep);
  * and the array): what `ofc ring run` tunes, for checking and printing. */
 int ring_run_configs(const struct fabric *f, uint32_t ring_index, const struct schedule *s,
 		     struct device_state **out, struct ofc_error *err);
-
-/* What a run on the testbed needs to know (exec/ takes it as struct
- * exec_net): the circuits the hosts hold now, read from the kernel, with
- * both ends' addresses, and each host's routed address. Arrays are
- * [host * ports + port]; peer is UINT32_MAX where a port has no circuit. */
-struct testbed_net {
-	uint32_t nhosts, ports;
-	char **netns; /* namespace per host */
-	uint32_t *peer, *peer_addr, *local_addr;
-	uint32_t *host_addr;
-	uint32_t ncircuits;
-	double rate, latency; /* the shaping `testbed up` recorded (0: none) */
-	double carried;	      /* bits/s a circuit carried when measured (0: not yet) */
-	uint32_t ncarried;    /* ... with this many circuits at once */
-};
-/* Fails when the testbed is not up or a namespace cannot be read. */
-int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *out,
-		     struct ofc_error *err);
-void testbed_net_free(struct testbed_net *t);
 
 #endif

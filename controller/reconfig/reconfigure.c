@@ -8,6 +8,7 @@
 #include "controller/reconfig/internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -64,6 +65,19 @@ static int aim_partition(const struct reconfigure_req *q, struct reconfigure_res
 
 	r->partition = p;
 	r->renumbered = q->relabel;
+	if (q->ahead && !q->relabel_before) {
+		struct circuit *pc = NULL;
+		uint32_t npc = 0;
+
+		if (q->ahead(q->ctx, c, p, &pc, &npc, &r->relabel) == 1) {
+			int rc = ctl_partition_aim(c, p, pc, npc, err);
+
+			free(pc);
+			if (rc == 0)
+				c->relabelled = q->relabel && r->relabel.changed;
+			return rc;
+		}
+	}
 	if (q->relabel && q->relabel_before) {
 		/* What the members' own numbering would take, for the report. */
 		if (ctl_partition(c, p, NULL, NULL, err) < 0)
@@ -167,6 +181,7 @@ int reconfigure_run(const struct reconfigure_req *q, struct reconfigure_result *
 	r->stage = RECONF_READ;
 	if (ctl_plan(r->planned, err) < 0)
 		return -1;
+	tell(q, RECONF_EV_READ, r);
 	r->stage = RECONF_AIM;
 	if (aim(q, r, err) < 0)
 		return -1;

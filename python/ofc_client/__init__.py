@@ -52,6 +52,7 @@ a client certificate (the standard library's ssl and http.client; POST
 """
 
 import itertools
+import logging
 import os
 import sys
 import time
@@ -84,6 +85,10 @@ MAX_FRAME = 16 << 20
 #: The longest pause between two rounds over the addresses (the first is
 #: Client's backoff, doubled each round up to this).
 MAX_BACKOFF = 0.5
+
+# A mutation whose answer was lost and then given by another replica says
+# so here (a warning, on stderr unless the program configures logging).
+_log = logging.getLogger("ofc_client")
 
 _ids = itertools.count(1)
 
@@ -134,6 +139,20 @@ def _leader_text(resp):
         return "follows; no replica leads now (an election is under way)"
     where = lead.url or lead.socket
     return f"follows; the leader is {lead.name}" + (f" at {where}" if where else "")
+
+
+def _said_lost(lost, answered, key):
+    """A mutation's answer lost (its replica gone) and then given: one
+    warning says where it came from, since it is not where it was sent (as
+    `ofc --socket` says on stderr)."""
+    if lost == answered:
+        _log.warning("ofc_client: %s closed the connection before answering; sent again with "
+                     "request_key %s, it answered what the request came to", lost, key)
+    else:
+        _log.warning("ofc_client: the leader changed: %s closed the connection before "
+                     "answering; the answer is from the leader now, %s, asked with the same "
+                     "request_key %s (it runs a request once: this is what it came to)",
+                     lost, answered, key)
 
 
 class Client:
@@ -213,6 +232,7 @@ class Client:
         todo, asked, hint = self._order(), set(), None
         gone = set()  # addresses not to ask again in this call (Unreachable.again)
         named = {}  # a leader's address -> the replica that named it
+        lost = None  # where a mutation went and its answer never came
         while True:
             if hint is not None:
                 address, hint = hint, None
@@ -235,15 +255,19 @@ class Client:
                 raise self._exhausted(tried, not_leader)
             asked.add(address)
             conn = None
+            sent = False
             try:
                 conn = self._connect(address, deadline)
                 if not is_url(address):
                     self._trust(conn, address, named.get(address))
                 conn.send(request)
+                sent = True
                 resp = finish(conn, conn.recv())
             except Unreachable as e:
                 if conn is not None:
                     conn.close()
+                if mutation and sent and lost is None:
+                    lost = address
                 tried[address] = e.why
                 if not e.again:
                     gone.add(address)
@@ -279,6 +303,8 @@ class Client:
                 continue
             if mutation:
                 self._leader = address
+                if lost is not None:
+                    _said_lost(lost, address, request.request_key)
             return conn, resp
 
     def _trust(self, conn, address, named_by):

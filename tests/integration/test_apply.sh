@@ -29,14 +29,14 @@ xconn() { # CONFIG PORT
 
 # ---- the basics: plan, apply, nothing left to do -------------------------------
 start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/pre.state" --log "$TMP/e.log"
-expect_json 'j["operations"]==256 and j["devices"][0]["add"]==256 and j["devices"][0]["remove"]==0' \
+expect_json 'j["operations"]==256 and j["device_plan"]["devices"][0]["add"]==256 and j["device_plan"]["devices"][0]["remove"]==0' \
 	$OFC plan "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 1: 256 operations on 1 device" \
 	$OFC apply "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST"
-expect_json 'j["operations"]==0 and j["devices"][0]["unchanged"]==256' \
+expect_json 'j["operations"]==0 and j["device_plan"]["devices"][0]["unchanged"]==256' \
 	$OFC plan "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
 # circulant -> torus: only the circuits that differ are touched.
-expect_json 'j["operations"]==2*j["devices"][0]["add"] and 0<j["devices"][0]["add"]<256 and j["devices"][0]["unchanged"]==256-j["devices"][0]["add"] and all(o["op"]=="disconnect" for o in j["devices"][0]["ops"][:j["devices"][0]["remove"]])' \
+expect_json 'j["operations"]==2*j["device_plan"]["devices"][0]["add"] and 0<j["device_plan"]["devices"][0]["add"]<256 and j["device_plan"]["devices"][0]["unchanged"]==256-j["device_plan"]["devices"][0]["add"] and all(o["op"]=="disconnect" for o in j["device_plan"]["devices"][0]["ops"][:j["device_plan"]["devices"][0]["remove"]])' \
 	$OFC plan "$TORUS" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
 expect_json 'j["in_sync"] and j["at_target"] and j["config_generation"]==1 and j.get("transaction") is None' \
 	$OFC status "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
@@ -203,7 +203,8 @@ expect_json 'j["transaction"]["state"]=="trial" and j["transaction"]["running"]'
 # While the trial runs, nobody else changes the fabric.
 expect_exit 1 $OFC apply "$CIRC" --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST"
 grep -q "is being changed by another ofc (pid $try_pid)" "$TMP/err" && ok || bad "second changer not refused" "$(cat "$TMP/err")"
-expect_stdout_has "committed" $OFC confirm --state-dir "$ST"
+expect_json 'j["state"] in ("confirmed", "committed") and j["kind"]=="confirm" and j["fabric"]=="torus64-ocs" and j["id"]>0 and set(j)=={"id", "state", "kind", "fabric"}' \
+	$OFC confirm --state-dir "$ST" --json
 wait $try_pid
 [ $? -eq 0 ] && grep -q "confirmed transaction" "$TMP/try.out" && ok || bad "try after confirm" "$(cat "$TMP/try.out" "$TMP/try.err")"
 if [ "$(xconn "$TORUS" "$t_port")" = "$TARGET" ]; then ok; else bad "confirmed try is not at the target"; fi
@@ -215,7 +216,7 @@ cp configs/credentials/panel0.cred "$TMP/panel0.cred"
 sed -e "s|credentials: credentials/panel0.cred|credentials: panel0.cred|" -e "s|move_time: 45s|move_time: 20ms|" \
 	configs/testbed12-patch.yaml >"$TMP/panel.yaml"
 start_emu ocs-emu p --ports 1008 --credentials configs/credentials/panel0.cred --delay-ms 20
-expect_json 'j["devices"][0]["driver"]=="patch-panel" and j["devices"][0]["add"]==48 and abs(j["devices"][0]["estimated_seconds"]-0.96)<1e-9' \
+expect_json 'j["device_plan"]["devices"][0]["driver"]=="patch-panel" and j["device_plan"]["devices"][0]["add"]==48 and abs(j["device_plan"]["devices"][0]["estimated_seconds"]-0.96)<1e-9' \
 	$OFC plan "$TMP/panel.yaml" --device "panel0=127.0.0.1:$p_port" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 1: 48 operations" $OFC apply "$TMP/panel.yaml" --device "panel0=127.0.0.1:$p_port" --state-dir "$ST"
 stop_emu "$p_pid"
@@ -229,7 +230,7 @@ switches:
 wiring: {pattern: sequential, switches: [ocs0]}
 topology: torus:8x8
 EOF
-expect_json 'j["devices"][0]["driver"]=="sim" and j["devices"][0]["add"]==256' \
+expect_json 'j["device_plan"]["devices"][0]["driver"]=="sim" and j["device_plan"]["devices"][0]["add"]==256' \
 	$OFC plan "$TMP/sim.yaml" --state-dir "$ST" --json
 # The plan names the host ports behind each switch port, as ofc show does.
 expect_stdout_has "  + 1 -> 5  (h0:0 -> h1:0)" $OFC plan "$TMP/sim.yaml" --state-dir "$ST"

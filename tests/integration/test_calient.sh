@@ -45,7 +45,7 @@ lit() { grep -v ' idle$' "$1" | sort; }
 # ---- the basics ------------------------------------------------------------------
 : >"$TMP/pre.state"
 emu e "$TMP/pre.state" --log "$TMP/e.log"
-expect_json 'j["operations"]==256 and j["devices"][0]["add"]==256 and j["devices"][0]["driver"]=="tl1"' \
+expect_json 'j["operations"]==256 and j["device_plan"]["devices"][0]["add"]==256 and j["device_plan"]["devices"][0]["driver"]=="tl1"' \
 	$OFC plan "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 1: 256 operations on 1 device" \
 	$OFC apply "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST"
@@ -74,7 +74,7 @@ for i, l in enumerate(lines):
 PY
 # the emulator's file: ofc's ports, all active
 [ "$(wc -l <"$TMP/pre.state")" -eq 256 ] && ! grep -q idle "$TMP/pre.state" && ok || bad "emulator state after apply"
-expect_json 'j["operations"]==0 and j["devices"][0]["unchanged"]==256' \
+expect_json 'j["operations"]==0 and j["device_plan"]["devices"][0]["unchanged"]==256' \
 	$OFC plan "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
 expect_json 'j["in_sync"] and j["at_target"] and j.get("transaction") is None' \
 	$OFC status "$CIRC" --device "ocs0=127.0.0.1:$e_port" --state-dir "$ST" --json
@@ -372,7 +372,7 @@ expect_json 'j["operations"]==0' $OFC plan "$PART" $PD --json
 # hold, renumbered: fewer operations than the config's numbering, applied
 # and verified like any other transaction.
 PLAIN=$($OFC plan "$TORUS" $PD --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
-expect_json "j['operations'] < $PLAIN and j['relabel']['kept'] > 0" $OFC plan "$TORUS" $PD --relabel --json
+expect_json "j['operations'] < $PLAIN and j['device_plan']['relabel']['kept'] > 0" $OFC plan "$TORUS" $PD --relabel --json
 expect_stdout_has "committed transaction" $OFC apply "$TORUS" $PD --relabel
 expect_json 'j["operations"]==0' $OFC plan "$TORUS" $PD --relabel --json
 stop_emu "$p_pid"

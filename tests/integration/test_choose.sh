@@ -70,7 +70,7 @@ PYTHONPATH="$TMP"
 export PYTHONPATH
 cat >"$TMP/choose_check.py" <<'PY'
 def check(j, mt, mm, ring_us, torus_us):
-    ch = j["choice"]
+    ch = j["device_plan"]["choice"]
     c = ch["candidates"]
     for k in c:
         assert abs(k["reconfig_seconds"] - k["moves"] * mt) < 1e-9 * max(1, k["moves"] * mt), k
@@ -94,13 +94,13 @@ PY
 # A million runs: at 1 ms a move the torus repays its moves; at 60 s a
 # move it does not, and the circuits in place stay.
 check_choice 0.001 - $OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --alternatives 0 --json
-expect_json 'j["choice"]["candidates"][j["choice"]["chosen"]]["kind"] == "requested" and j["operations"] > 100' \
+expect_json 'j["device_plan"]["choice"]["candidates"][j["device_plan"]["choice"]["chosen"]]["kind"] == "requested" and j["operations"] > 100' \
 	$OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --alternatives 0 --json
 check_choice 60 - $OFC plan "$TMP/slow.yaml" $D $B --horizon 1e6 --alternatives 0 --json
-expect_json 'j["choice"]["candidates"][j["choice"]["chosen"]]["kind"] == "keep" and j["operations"] == 0' \
+expect_json 'j["device_plan"]["choice"]["candidates"][j["device_plan"]["choice"]["chosen"]]["kind"] == "keep" and j["operations"] == 0' \
 	$OFC plan "$TMP/slow.yaml" $D $B --horizon 1e6 --alternatives 0 --json
 # ... and at 60 s a move a long enough horizon repays them again.
-expect_json 'j["choice"]["candidates"][j["choice"]["chosen"]]["kind"] == "requested"' \
+expect_json 'j["device_plan"]["choice"]["candidates"][j["device_plan"]["choice"]["chosen"]]["kind"] == "requested"' \
 	$OFC plan "$TMP/slow.yaml" $D $B --horizon 1e10 --alternatives 0 --json
 # The text says what it chose and why, the table marks it.
 expect_stdout_has "chose keep circulant:64:1,2 in place: 0 moves (0 s) + 1e+06 x" \
@@ -114,13 +114,13 @@ expect_exit 0 $OFC plan "$TMP/slow.yaml" $D $B --horizon 1e6 --alternatives 0
 grep -Eq "; next best torus:8x8 (renumbered )?\(requested\): " "$TMP/out" && ok ||
 	bad "the text should name the next best" "$(cat "$TMP/out")"
 PLAIN=$($OFC plan "$TMP/slow.yaml" $D --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
-expect_json "[k for k in j['choice']['candidates'] if k['kind'] == 'requested'][0]['moves'] <= $PLAIN" \
+expect_json "[k for k in j['device_plan']['choice']['candidates'] if k['kind'] == 'requested'][0]['moves'] <= $PLAIN" \
 	$OFC plan "$TMP/slow.yaml" $D $B --horizon 1e6 --alternatives 0 --json
 
 # --max-moves: the torus is the best all told, but over the limit: the
 # circuits in place are planned instead, never more than 10 moves.
 check_choice 0.001 10 $OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --alternatives 0 --max-moves 10 --json
-expect_json 'j["operations"] == 0 and not [k for k in j["choice"]["candidates"] if k["kind"] == "requested"][0]["fits"]' \
+expect_json 'j["operations"] == 0 and not [k for k in j["device_plan"]["choice"]["candidates"] if k["kind"] == "requested"][0]["fits"]' \
 	$OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --alternatives 0 --max-moves 10 --json
 expect_stdout_has "; 1 over --max-moves 10" \
 	$OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --alternatives 0 --max-moves 10
@@ -128,7 +128,7 @@ expect_stdout_has "; 1 over --max-moves 10" \
 # The finder's topologies are weighed too, each renumbered onto the
 # circuits in place; whatever wins, the arithmetic holds.
 check_choice 0.001 - $OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --json
-expect_json 'len([k for k in j["choice"]["candidates"] if k["kind"] == "alternative" and k["renumbered"]]) == 3' \
+expect_json 'len([k for k in j["device_plan"]["choice"]["candidates"] if k["kind"] == "alternative" and k["renumbered"]]) == 3' \
 	$OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --json
 check_choice 0.001 200 $OFC plan "$TMP/fast.yaml" $D $B --horizon 1e6 --max-moves 200 --json
 

@@ -8,6 +8,7 @@
 # the killed one's transaction came to or runs it once; ofc exits 0 with
 # that commit and says on stderr that the leader changed. Sent with one
 # address only, the loss is an error that names the key to send it again.
+# The Python client given every replica does the same and warns alike.
 SUITE=failover-client
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -104,4 +105,22 @@ expect_json "j['topology']['spec'] == '$A' and j['at_target']" $OFC --socket "$T
 OFC_REQUEST_KEY=$KEY $OFC --socket "$ALL" apply "$TMP/creds/a.yaml" >"$TMP/o4.out" 2>&1 &&
 	grep -q "the recorded outcome of request_key '$KEY'" "$TMP/o4.out" && [ "$(gen "$N")" = "$G2" ] &&
 	ok || bad "the key sent a third time" "$(cat "$TMP/o4.out")"
+# ---- the Python client given every replica, the leader killed under it -----------
+replica_start "$L" --probe-interval 0 --credentials-dir "$TMP/creds"
+L=$N
+PYTHONPATH="$BUILD/python" $PY -m ofc_client --socket "$TMP/r1.sock" --socket "$TMP/r2.sock" \
+	--socket "$TMP/r3.sock" --timeout 60 reconfigure "$B" >"$TMP/p1.out" 2>"$TMP/p1.err" &
+C=$!
+until_state "$L" 10 'j.get("transaction")'
+sleep 0.3
+replica_stop "$L" KILL
+set -- $(others "$L")
+wait_leader 30 "$@" && ok || bad "no replica took over from $L"
+N=$LEADER
+wait $C && ok || bad "the Python client given every replica, its leader killed: exit $?" "$(cat "$TMP/p1.err")"
+expect_json "j['topology']['spec'] == '$B' and j['at_target']" $OFC --socket "$TMP/$N.sock" status --json
+# the same one line as ofc's: which replica lost the answer, which gave it
+[ "$(grep -c "the leader changed" "$TMP/p1.err")" = 1 ] &&
+	grep -q "^ofc_client: the leader changed: $TMP/$L.sock closed the connection before answering; the answer is from the leader now, $TMP/$N.sock, asked with the same request_key [0-9a-f]* " "$TMP/p1.err" &&
+	ok || bad "the Python client's line on the leader that changed" "$(cat "$TMP/p1.err")"
 finish

@@ -46,8 +46,18 @@ cat >"$TMP/same.py" <<'PY'
 import json, re, sys
 
 kind, lf, rf = sys.argv[1:4]
-l, r = json.load(open(lf)), json.load(open(rf))
 bad = []
+
+def load(f):
+    # one writer, one key once: a field the metrics and the detail both
+    # say would print twice
+    def once(pairs):
+        keys = [k for k, _ in pairs]
+        bad.extend("%s: %s twice" % (f, k) for k in sorted(set(keys)) if keys.count(k) > 1)
+        return dict(pairs)
+    return json.load(open(f), object_pairs_hook=once)
+
+l, r = load(lf), load(rf)
 
 def near(a, b):
     if isinstance(a, float) or isinstance(b, float):
@@ -110,14 +120,20 @@ elif kind == "plan":
             return [untimed(v) for v in x]
         return x
     agree(untimed(l), untimed(r), "")
-elif kind == "transaction":
+elif kind in ("transaction", "devplan"):
+    # devplan: `ofc plan FILE --json` against ofcd's dry run of the same
+    # config, one builder (txn_planned_msg): the same to the last
+    # operation, but the kind (plan here, apply-config there)
     daemon_only = {"ticket", "peer_uid", "peer_pid"}
+    skip = ("id", "seconds") + (("kind",) if kind == "devplan" else ())
     for k in set(r) - set(l) - daemon_only:
         bad.append("%s: ofcd's alone" % k)
     for k in set(l) - set(r):
         bad.append("%s: the local run's alone" % k)
-    agree({k: l[k] for k in l if k not in ("id", "seconds")},
-          {k: r[k] for k in l if k in r and k not in ("id", "seconds")}, "")
+    agree({k: l[k] for k in l if k not in skip},
+          {k: r[k] for k in l if k in r and k not in skip}, "")
+    if kind == "devplan" and (l.get("kind"), r.get("kind")) != ("plan", "apply-config"):
+        bad.append("kind: %r here, %r from ofcd" % (l.get("kind"), r.get("kind")))
 for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
@@ -149,11 +165,20 @@ $OFC apply "$CIRC" $L --dry-run --json >"$TMP/ldry.json"
 $OFC apply "$CIRC" $L --json >"$TMP/lapply.json"
 expect_json 'j["state"]=="committed" and j["id"]==3 and j["fabric"]=="torus64-ocs" and j["operations"]>0' \
 	$OFC apply configs/torus64-ocs.yaml $L --json
+# The device-move plan from the same state: `ofc plan FILE --json` is the
+# dry run's message (docs/json.md's example: nothing to move).
+expect_json 'j["state"]=="planned" and j["kind"]=="plan" and j["dry_run"] and j["operations"]==0 and j["device_plan"]["devices"][0]["unchanged"]==256 and j["device_plan"]["devices"][0]["ops"]==[]' \
+	$OFC plan configs/torus64-ocs.yaml $L --json
+$OFC plan "$CIRC" $L --json >"$TMP/lplan.json"
 start_ofcd "$TORUS" "$DEV"
 $OFC --socket "$SOCK" apply "$CIRC" --dry-run --json >"$TMP/rdry.json"
 python3 "$TMP/same.py" transaction "$TMP/ldry.json" "$TMP/rdry.json" >"$TMP/diff" && ok ||
 	bad "apply --dry-run: the local and ofcd's JSON differ" "$(head -8 "$TMP/diff")"
+python3 "$TMP/same.py" devplan "$TMP/lplan.json" "$TMP/rdry.json" >"$TMP/diff" && ok ||
+	bad "plan FILE: the local and ofcd's dry run's JSON differ" "$(head -8 "$TMP/diff")"
 expect_json 'j["state"]=="planned" and j["operations"]>0 and j["plan"].startswith("fabric torus64-ocs: %d operations" % j["operations"])' \
+	cat "$TMP/rdry.json"
+expect_json '(d := j["device_plan"]["devices"]) and [x["name"] for x in d]==["ocs0"] and d[0]["kind"]=="switch" and d[0]["driver"]=="tl1" and len(d[0]["ops"])==j["operations"]==d[0]["remove"]+d[0]["add"] and d[0]["ops"][0]["op"]=="disconnect" and d[0]["ops"][-1]["op"]=="connect" and "ops_left_out" not in j["device_plan"]' \
 	cat "$TMP/rdry.json"
 $OFC --socket "$SOCK" apply "$CIRC" --json >"$TMP/rapply.json"
 python3 "$TMP/same.py" transaction "$TMP/lapply.json" "$TMP/rapply.json" >"$TMP/diff" && ok ||
@@ -177,6 +202,13 @@ for args in "--collective allreduce" "--collective reduce-scatter --size 1MiB" \
 done
 expect_json 'j["algorithm"]=="bfb" and j["num_transfers"]>0 and j["degree"]==4 and j["tau_l"]==j["num_steps"]' \
 	$OFC --socket "$SOCK" schedule --collective allreduce --summary --json
+# A server fabric's summary: the message's figures and its detail's, each
+# key once (same.py's check, the file against itself).
+$OFC schedule examples/modelw/all-links-1.yaml --collective allgather --hops 4 --json >"$TMP/fl.json" &&
+	python3 "$TMP/same.py" plan "$TMP/fl.json" "$TMP/fl.json" >"$TMP/diff" && ok ||
+	bad "a fluid summary says a key twice" "$(head -3 "$TMP/diff")"
+expect_json 'j["algorithm"]=="fluid" and j["method"]=="mirrored" and j["lp_solver"]["master"] and j["hops"]==4 and j["steps"]==j["num_steps"] and j["verified"] and j["size_bytes"]>0 and "phases" not in j' \
+	cat "$TMP/fl.json"
 expect_exit 0 stop_ofcd
 # A job's plan: the torus with a workload section, planned here and by ofcd
 # (GetPlan), one ofc.v1.Plan both ways.
@@ -199,9 +231,10 @@ $OFC --socket "$SOCK" plan >"$TMP/plan.txt" 2>&1 &&
 	bad "ofc --socket PATH plan prints the ways and why" "$(head -5 "$TMP/plan.txt")"
 expect_exit 0 stop_ofcd
 # A dry run whose plan's words do not fit ofcd's frame: the transaction
-# without its plan, and the answer says why (the one builder's limit).
+# without its operations and its plan, each device's counts kept, and the
+# answer says why (the one builder's limit).
 start_ofcd "$TORUS" "$DEV" --max-frame 8KiB
-expect_json 'j["state"]=="planned" and j["operations"]>0 and "plan" not in j and j["switching_seconds"]>0' \
+expect_json 'j["state"]=="planned" and j["operations"]>0 and "plan" not in j and j["switching_seconds"]>0 and j["device_plan"]["ops_left_out"] and [(d["name"], d["ops"]) for d in j["device_plan"]["devices"]]==[("ocs0", [])] and j["device_plan"]["devices"][0]["add"]>0' \
 	$OFC --socket "$SOCK" apply "$CIRC" --dry-run --json
 $OFC --socket "$SOCK" apply "$CIRC" --dry-run >"$TMP/small.out" 2>&1
 grep -q "would take fabric 'torus64-ocs' to .*; the plan's lines do not fit a frame" "$TMP/small.out" && ok ||

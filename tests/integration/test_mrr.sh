@@ -10,7 +10,7 @@ mkdir -p "$ST" # plan and status never create it
 CFG=tests/configs/ring8-mrr.yaml
 start_emu mrr-emu m --nodes 8 --wavelengths 4 --interfaces 2 --mrrs 4 --log "$TMP/m.log"
 DEV="ring0=127.0.0.1:$m_port"
-expect_json 'j["devices"][0]["driver"]=="mrr" and j["devices"][0]["add"]==8 and {(o["node"],o["wavelength"],o["role"]) for o in j["devices"][0]["ops"]}=={(0,0,"add"),(3,0,"drop"),(4,0,"add"),(7,0,"drop"),(1,1,"add"),(5,1,"drop"),(6,2,"add"),(2,2,"drop")}' \
+expect_json 'j["device_plan"]["devices"][0]["driver"]=="mrr" and j["device_plan"]["devices"][0]["add"]==8 and {(o["node"],o["wavelength"],o["role"]) for o in j["device_plan"]["devices"][0]["ops"]}=={(0,0,"add"),(3,0,"drop"),(4,0,"add"),(7,0,"drop"),(1,1,"add"),(5,1,"drop"),(6,2,"add"),(2,2,"drop")}' \
 	$OFC plan "$CFG" --device "$DEV" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 1: 8 operations" $OFC apply "$CFG" --device "$DEV" --state-dir "$ST"
 expect_json 'j["in_sync"] and j["at_target"] and len(j["devices"][0]["channels"])==8' \
@@ -18,7 +18,7 @@ expect_json 'j["in_sync"] and j["at_target"] and len(j["devices"][0]["channels"]
 
 # Move one lightpath: n6 -> n2 on wavelength 2 becomes n6 -> n1 on wavelength 3.
 sed -e 's|{from: n6, to: n2, wavelength: 2}|{from: n6, to: n1, wavelength: 3}|' "$CFG" >"$TMP/moved.yaml"
-expect_json 'j["devices"][0]["remove"]==2 and j["devices"][0]["add"]==2 and j["devices"][0]["unchanged"]==6' \
+expect_json 'j["device_plan"]["devices"][0]["remove"]==2 and j["device_plan"]["devices"][0]["add"]==2 and j["device_plan"]["devices"][0]["unchanged"]==6' \
 	$OFC plan "$TMP/moved.yaml" --device "$DEV" --state-dir "$ST" --json
 BEFORE=$($OFC status "$CFG" --device "$DEV" --state-dir "$ST" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["channels"])')
 stop_emu "$m_pid"

@@ -56,7 +56,7 @@ xconn() { # CONFIG DEVICE: the cross-connects as ofc reads them
 : >"$TMP/pre.state"
 nemu e "$TMP/pre.state" --log "$TMP/e.log"
 D=$(ssh_dev "$e_port")
-expect_json 'j["operations"]==256 and j["devices"][0]["add"]==256 and j["devices"][0]["driver"]=="netconf"' \
+expect_json 'j["operations"]==256 and j["device_plan"]["devices"][0]["add"]==256 and j["device_plan"]["devices"][0]["driver"]=="netconf"' \
 	$OFC plan "$CIRC" --device "$D" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 1: 256 operations on 1 device" \
 	$OFC apply "$CIRC" --device "$D" --state-dir "$ST"
@@ -68,7 +68,7 @@ expect_stdout_has "committed transaction 1: 256 operations on 1 device" \
 grep -q ' lock running$' "$TMP/e.log" && grep -q ' lock candidate$' "$TMP/e.log" &&
 	grep -q ' unlock running$' "$TMP/e.log" && ok || bad "no locks" "$(grep -v ' connect ' "$TMP/e.log")"
 [ "$(wc -l <"$TMP/pre.state")" -eq 256 ] && ok || bad "emulator state after apply"
-expect_json 'j["operations"]==0 and j["devices"][0]["unchanged"]==256' \
+expect_json 'j["operations"]==0 and j["device_plan"]["devices"][0]["unchanged"]==256' \
 	$OFC plan "$CIRC" --device "$D" --state-dir "$ST" --json
 expect_json 'j["in_sync"] and j["at_target"] and j.get("transaction") is None' \
 	$OFC status "$CIRC" --device "$D" --state-dir "$ST" --json
@@ -725,7 +725,7 @@ expect_stdout_has "committed transaction" $OFC apply "$PART" $PD --partition job
 jobA | cmp -s - "$TMP/A.1" && ok || bad "jobB's apply touched jobA"
 expect_json 'j["operations"]==0' $OFC plan "$PART" $PD --json
 PLAIN=$($OFC plan "$TORUS" $PD --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
-expect_json "j['operations'] < $PLAIN and j['relabel']['kept'] > 0" $OFC plan "$TORUS" $PD --relabel --json
+expect_json "j['operations'] < $PLAIN and j['device_plan']['relabel']['kept'] > 0" $OFC plan "$TORUS" $PD --relabel --json
 expect_stdout_has "committed transaction" $OFC apply "$TORUS" $PD --relabel
 expect_json 'j["operations"]==0' $OFC plan "$TORUS" $PD --relabel --json
 stop_emu "$p_pid"

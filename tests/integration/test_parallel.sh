@@ -61,7 +61,7 @@ done
 devices
 
 # ---- the switching time: the slowest switch's 16 changes, not the sum ------------
-expect_json 'j["operations"]==64 and all(d["add"]==16 for d in j["devices"]) and abs(j["switching_seconds"]-16*0.030)<1e-9 and abs(j["switching_seconds"]-max(d["estimated_seconds"] for d in j["devices"]))<1e-12' \
+expect_json 'j["operations"]==64 and all(d["add"]==16 for d in j["device_plan"]["devices"]) and abs(j["switching_seconds"]-16*0.030)<1e-9 and abs(j["switching_seconds"]-max(d["estimated_seconds"] for d in j["device_plan"]["devices"]))<1e-12' \
 	$OFC plan "$TORUS" $DEVS --state-dir "$ST" --json
 expect_stdout_has "fabric par4: 64 operations on 4 devices (switching time about 480 ms, the devices driven side by side)" \
 	$OFC plan "$TORUS" $DEVS --state-dir "$ST"
@@ -93,7 +93,7 @@ if [ $rc -eq 0 ] && grep -q "committed transaction 1: 64 operations on 4 devices
 fi
 # ---- one switch refusing a change half-way: all four back where they were --------
 for i in 0 1 2 3; do cp "$TMP/s$i.state" "$TMP/s$i.before"; done
-expect_json 'j["operations"]>0 and all(d["remove"]>0 and d["add"]>0 for d in j["devices"])' \
+expect_json 'j["operations"]>0 and all(d["remove"]>0 and d["add"]>0 for d in j["device_plan"]["devices"])' \
 	$OFC plan "$CIRC" $DEVS --state-dir "$ST" --json
 # ocs2 again, refusing its 6th command: login, read, then the 4th change
 stop_emu "$s2_pid"
@@ -123,10 +123,10 @@ expect_json 'j["in_sync"] and j["at_target"] and j.get("transaction") is None' \
 # slowest switch's, not the sum
 cp "$CIRC" "$TMP/circh.yaml"
 printf 'collectives:\n  - {op: allreduce, size: 1MiB}\ncost_model: {alpha: 10us, link_bandwidth: 100Gbps}\n' >>"$TMP/circh.yaml"
-expect_json 'j["switching_seconds"]==max(d["estimated_seconds"] for d in j["devices"]) and j["switching_seconds"]<sum(d["estimated_seconds"] for d in j["devices"])' \
+expect_json 'j["switching_seconds"]==max(d["estimated_seconds"] for d in j["device_plan"]["devices"]) and j["switching_seconds"]<sum(d["estimated_seconds"] for d in j["device_plan"]["devices"])' \
 	$OFC plan "$TMP/circh.yaml" $DEVS --state-dir "$ST" --relabel --json
 S=$(python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["switching_seconds"]))' "$TMP/out")
-expect_json "[k['reconfig_seconds'] for k in j['choice']['candidates'] if k['kind']=='requested']==[$S]" \
+expect_json "[k['reconfig_seconds'] for k in j['device_plan']['choice']['candidates'] if k['kind']=='requested']==[$S]" \
 	$OFC plan "$TMP/circh.yaml" $DEVS --state-dir "$ST" --horizon 1 --alternatives 0 --json
 
 # ---- the same over NETCONF: four SSH sessions (libssh, libnetconf2 and

@@ -52,8 +52,8 @@ start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --st
 D="--device ocs0=127.0.0.1:$e_port --state-dir $ST"
 
 # ---- the whole fabric's target is the union of its partitions ----------------
-expect_json 'j["operations"]==256 and "partition" not in j' $OFC plan "$CFG" $D --json
-expect_json 'j["partition"]=="jobA" and j["operations"]==128 and all(1<=o["in"]<=128 and 1<=o["out"]<=128 for o in j["devices"][0]["ops"])' \
+expect_json 'j["operations"]==256 and "partition" not in j["device_plan"]' $OFC plan "$CFG" $D --json
+expect_json 'j["device_plan"]["partition"]=="jobA" and j["operations"]==128 and all(1<=o["in"]<=128 and 1<=o["out"]<=128 for o in j["device_plan"]["devices"][0]["ops"])' \
 	$OFC plan "$CFG" $D --partition jobA --json
 
 # ---- jobA, then jobB: each touches its own ports --------------------------------
@@ -99,11 +99,11 @@ expect_json 'j["operations"]==0' $OFC plan "$CFG" $D --json
 # never more than the config's numbering, and the counts are the plan's.
 make_torus_config "$TMP/torus.yaml" torus:8x8 2s 2
 PLAIN=$($OFC plan "$TMP/torus.yaml" $D --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
-expect_json "j['operations'] <= $PLAIN and j['relabel']['kept_identity'] == (512 - $PLAIN) // 2 and j['operations'] == 512 - 2 * j['relabel']['kept']" \
+expect_json "j['operations'] <= $PLAIN and j['device_plan']['relabel']['kept_identity'] == (512 - $PLAIN) // 2 and j['operations'] == 512 - 2 * j['device_plan']['relabel']['kept']" \
 	$OFC plan "$TMP/torus.yaml" $D --relabel --relabel-budget 0.5 --json
 
 # ---- jobA moves to another topology: only the circuits that differ, jobB still ----
-expect_json 'j["operations"]>0 and all(1<=o["in"]<=128 for o in j["devices"][0]["ops"])' \
+expect_json 'j["operations"]>0 and all(1<=o["in"]<=128 for o in j["device_plan"]["devices"][0]["ops"])' \
 	$OFC plan "$TMP/part2.yaml" $D --partition jobA --json
 expect_exit 0 $OFC apply "$TMP/part2.yaml" $D --partition jobA
 same_as B B.1
@@ -155,19 +155,19 @@ shuffle_a "$TMP/part2.yaml" "$TMP/part2s.yaml"
 # jobA holds circulant:32:1,3 (part2): the shuffled numbering moves nearly
 # every circuit, relabelled none.
 expect_json 'j["operations"] > 100' $OFC plan "$TMP/part2s.yaml" $D --partition jobA --json
-expect_json 'j["operations"] == 0 and j["partition"] == "jobA" and j["relabel"]["complete"] and j["relabel"]["kept"] == 128 and j["relabel"]["kept_identity"] < 64' \
+expect_json 'j["operations"] == 0 and j["device_plan"]["partition"] == "jobA" and j["device_plan"]["relabel"]["complete"] and j["device_plan"]["relabel"]["kept"] == 128 and j["device_plan"]["relabel"]["kept_identity"] < 64' \
 	$OFC plan "$TMP/part2s.yaml" $D --partition jobA --relabel --json
 # To the torus: fewer operations than the members' own numbering, on
 # jobA's ports alone, and jobB's cross-connects untouched by the apply.
 IDENT=$($OFC plan "$CFG" $D --partition jobA --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
-expect_json "j['operations'] < $IDENT and j['relabel']['kept'] > j['relabel']['kept_identity'] and all(1<=o['in']<=128 and 1<=o['out']<=128 for o in j['devices'][0]['ops'])" \
+expect_json "j['operations'] < $IDENT and j['device_plan']['relabel']['kept'] > j['device_plan']['relabel']['kept_identity'] and all(1<=o['in']<=128 and 1<=o['out']<=128 for o in j['device_plan']['devices'][0]['ops'])" \
 	$OFC plan "$CFG" $D --partition jobA --relabel --relabel-budget 0.5 --json
 expect_exit 0 $OFC apply "$CFG" $D --partition jobA --relabel --relabel-budget 0.5 --max-moves $((IDENT - 1))
 grep -q "^relabelled: [0-9]* operations instead of $IDENT; " "$TMP/err" && ok ||
 	bad "apply --partition --relabel should say what it saved" "$(cat "$TMP/err")"
 same_as B B.1
 [ "$(count_of A)" -eq 128 ] && ok || bad "jobA holds $(count_of A) cross-connects after its relabelled apply, want 128"
-expect_json 'j["operations"] == 0 and j["relabel"]["complete"]' $OFC plan "$CFG" $D --partition jobA --relabel --json
+expect_json 'j["operations"] == 0 and j["device_plan"]["relabel"]["complete"]' $OFC plan "$CFG" $D --partition jobA --relabel --json
 # What jobA now holds is a torus:4x8 over its 32 hosts: every host has 4
 # out- and 4 in-links, all within jobA, and the circuits form a graph with
 # the torus's distance profile (an independent check of the renumbering).
@@ -198,7 +198,7 @@ xcs_of A >"$TMP/A.2"
 # is a partition plan (jobA's ports only). With no runs to repay them no
 # move is worth it; with endless runs the fastest collectives win. The
 # arithmetic is checked from the JSON.
-H_OK='(c := j["choice"]["candidates"]) and (k := c[j["choice"]["chosen"]]) and all(abs(x["total_seconds"] - x["reconfig_seconds"] - j["choice"]["horizon"] * x["collective_us"] * 1e-6) <= 1e-6 * max(1, x["total_seconds"]) for x in c) and j["operations"] == k["moves"] and j["partition"] == "jobA" and all(1 <= o["in"] <= 128 and 1 <= o["out"] <= 128 for o in j["devices"][0]["ops"])'
+H_OK='(p := j["device_plan"]) and (c := p["choice"]["candidates"]) and (k := c[p["choice"]["chosen"]]) and all(abs(x["total_seconds"] - x["reconfig_seconds"] - p["choice"]["horizon"] * x["collective_us"] * 1e-6) <= 1e-6 * max(1, x["total_seconds"]) for x in c) and j["operations"] == k["moves"] and p["partition"] == "jobA" and all(1 <= o["in"] <= 128 and 1 <= o["out"] <= 128 for o in p["devices"][0]["ops"])'
 expect_json "$H_OK and k['kind'] == 'keep' and k['topology'] == 'torus:4x8' and j['operations'] == 0 and [x for x in c if x['kind'] == 'requested'][0]['topology'] == 'circulant:32:1,3'" \
 	$OFC plan "$TMP/part2.yaml" $D --partition jobA --horizon 0 --relabel-budget 0.3 --json
 expect_json "$H_OK and k['collective_us'] == min(x['collective_us'] for x in c) and k['kind'] != 'keep' and len(c) >= 3 and any(x['kind'] == 'alternative' for x in c)" \

@@ -37,7 +37,7 @@ expect_exit 0 $OFC apply "$TORUS" --device "$DEV" --state-dir "$ST"
 
 # The shuffled numbering moves nearly every circuit; relabelled, none.
 expect_json 'j["operations"] > 400' $OFC plan "$SHUF" --device "$DEV" --state-dir "$ST" --json
-expect_json 'j["operations"] == 0 and j["relabel"]["complete"] and j["relabel"]["kept"] == 256 and j["relabel"]["kept_identity"] < 64' \
+expect_json 'j["operations"] == 0 and j["device_plan"]["relabel"]["complete"] and j["device_plan"]["relabel"]["kept"] == 256 and j["device_plan"]["relabel"]["kept_identity"] < 64' \
 	$OFC plan "$SHUF" --relabel --device "$DEV" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 2: 0 operations" \
 	$OFC apply "$SHUF" --relabel --device "$DEV" --state-dir "$ST"
@@ -49,7 +49,7 @@ else ok; fi
 # numbering, and the plan says so.
 IDENT=$($OFC plan "$CIRC" --device "$DEV" --state-dir "$ST" --json |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["operations"])')
-expect_json "j['operations'] < $IDENT and j['relabel']['kept'] > j['relabel']['kept_identity'] and j['operations'] == 2 * j['devices'][0]['add']" \
+expect_json "j['operations'] < $IDENT and j['device_plan']['relabel']['kept'] > j['device_plan']['relabel']['kept_identity'] and j['operations'] == 2 * j['device_plan']['devices'][0]['add']" \
 	$OFC plan "$CIRC" --relabel --relabel-budget 1 --device "$DEV" --state-dir "$ST" --json
 expect_stdout_has "" $OFC plan "$CIRC" --relabel --relabel-budget 0.5 --device "$DEV" --state-dir "$ST"
 if grep -q "^relabelled: [0-9]* operations instead of $IDENT;" "$TMP/err"; then ok; else

@@ -48,7 +48,7 @@ expect_json 'j["devices"][1]["name"]=="testbed" and j["devices"][1]["links"]==64
 	$OFC status "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST" --json
 
 # Reconfigure with the testbed up: the veths and routes move with the switch.
-expect_json '[d["name"] for d in j["devices"]]==["ocs0","testbed"] and j["devices"][0]["remove"]==32 and j["devices"][1]["remove"]==32 and j["devices"][1]["add"]==32' \
+expect_json '[d["name"] for d in j["device_plan"]["devices"]]==["ocs0","testbed"] and j["device_plan"]["devices"][0]["remove"]==32 and j["device_plan"]["devices"][1]["remove"]==32 and j["device_plan"]["devices"][1]["add"]==32' \
 	$OFC plan "$TMP/circ.yaml" --device "$DEV" --state-dir "$ST" --json
 expect_stdout_has "committed transaction 2" $OFC apply "$TMP/circ.yaml" --device "$DEV" --state-dir "$ST"
 expect_json 'j["pairs"]==240 and j["reachable"]==240' \

@@ -114,7 +114,9 @@ static void test_product_prediction(void **state)
 /* A construction stops at the request's clock: line^2 of
  * genkautz:128,4 is 4 M transfers (a few tenths of a second) on a base
  * whose BFB takes milliseconds, so a 20 ms deadline falls inside the
- * construction, which must stop there instead of running to its end. */
+ * construction, which must stop there instead of running to its end (on a
+ * loaded machine it may fall in the base's BFB: the same words either way,
+ * the limit named). */
 static void test_construction_clock(void **state)
 {
 	struct topo_tree *t = NULL;

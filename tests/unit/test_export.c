@@ -3,8 +3,8 @@
  * step decodes, once protobuf merges the pieces, to one message with every
  * step and transfer in order, byte for byte the message tree packed whole
  * and read back by schedule_read_pb; a symmetry-reduced schedule carries its
- * group and expands to one the verifier accepts; the JSON of a message is the same data; the
- * text of `ofc show` names what the fabric holds. */
+ * group and expands to one the verifier accepts; the JSON of a message is the same data, and
+ * a schedule's summary its flat shape; the text of `ofc show` names what the fabric holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -622,6 +622,73 @@ static void test_json_and_text(void **state)
 	fabric_free(f);
 }
 
+/* A schedule's summary (summary.c): the message's fields in its order, its
+ * metrics as members, empty lists left out at every depth, no steps, links
+ * or vertices, and the detail's fields after them; pb_write_json of the
+ * same message keeps every list, empty ones too. */
+static void test_summary_json(void **state)
+{
+	Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
+	Ofc__V1__Step st = OFC__V1__STEP__INIT, *stp = &st;
+	Ofc__V1__Schedule__MetricsEntry e = OFC__V1__SCHEDULE__METRICS_ENTRY__INIT, *ep = &e;
+	Ofc__V1__ReducedGroup g = OFC__V1__REDUCED_GROUP__INIT;
+	Ofc__V1__ScheduleDetail d = OFC__V1__SCHEDULE_DETAIL__INIT;
+	Ofc__V1__DirectDetail dd = OFC__V1__DIRECT_DETAIL__INIT;
+	Ofc__V1__DirectMcf mcf = OFC__V1__DIRECT_MCF__INIT;
+	uint32_t radix[] = {2, 2};
+	struct json_writer w;
+	char *data = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	(void)state;
+	m.collective = "allgather";
+	m.has_nodes = 1;
+	m.nodes = 4;
+	m.n_steps = 1;
+	m.steps = &stp;
+	e.key = "tau_l";
+	e.has_value = 1;
+	e.value = 3;
+	m.n_metrics = 1;
+	m.metrics = &ep;
+	g.name = "Z_2^2";
+	g.n_radix = 2;
+	g.radix = radix;
+	m.reduced = &g;
+	m.has_num_transfers = 1;
+	m.num_transfers = 12;
+	mcf.method = "one-source symmetric";
+	dd.has_generate_s = 1;
+	dd.generate_s = 0.5;
+	dd.mcf = &mcf;
+	d.direct = &dd;
+	m.detail = &d;
+
+	mem = open_memstream(&data, &len);
+	jw_init(&w, mem, false);
+	schedule_summary_json(&w, &m);
+	jw_finish(&w);
+	fclose(mem);
+	assert_string_equal(data, "{\"collective\":\"allgather\",\"nodes\":4,\"tau_l\":3,"
+				  "\"reduced\":{\"name\":\"Z_2^2\",\"radix\":[2,2]},"
+				  "\"num_transfers\":12,\"generate_s\":0.5,"
+				  "\"mcf\":{\"method\":\"one-source symmetric\"}}\n");
+	free(data);
+
+	data = NULL;
+	mem = open_memstream(&data, &len);
+	jw_init(&w, mem, false);
+	pb_write_json(&w, &m.base);
+	jw_finish(&w);
+	fclose(mem);
+	assert_non_null(strstr(data, "\"failed_nodes\":[]"));
+	assert_non_null(strstr(data, "\"metrics\":{\"tau_l\":3}"));
+	assert_non_null(strstr(data, "\"step\":[]"));
+	assert_non_null(strstr(data, "\"detail\":{\"direct\":{\"failed_hosts\":[],"));
+	free(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +702,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_counted),
 	    cmocka_unit_test(test_msccl_refuses_unheld),
 	    cmocka_unit_test(test_json_and_text),
+	    cmocka_unit_test(test_summary_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

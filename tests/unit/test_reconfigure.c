@@ -91,7 +91,7 @@ static void on_event(void *ctx, enum reconfigure_event ev, const struct reconfig
 	(void)r;
 	if (ev == RECONF_EV_KEEP_NUMBERING)
 		w->kept++;
-	else
+	else if (ev == RECONF_EV_AIMED)
 		w->aimed++;
 }
 

@@ -1,15 +1,12 @@
-/* The testbed: the fabric's hosts as network namespaces on this machine,
- * its circuits as veth pairs, driven through the netlink driver. What the
- * hosts should hold follows from the circuits: one veth per circuit
- * (addressed from 198.18.0.0/15) and, in every host, a route to every other
- * host's address along a shortest path of the circuit graph, so that
- * intermediate hosts relay traffic as they do in a direct-connect fabric
- * (Zhao et al., "Efficient Direct-Connect Topologies", Sec. 2: hosts forward).
+/* Bringing the testbed up and down: the fabric's hosts as network
+ * namespaces on this machine, its circuits as veth pairs, driven through
+ * the netlink driver to what hosts.c says they should hold (a veth per
+ * circuit the switches hold, and routes along shortest paths).
  *
  * <state-dir>/<fabric>.testbed lists the namespaces the testbed made, one
  * per line; it is written before the first namespace exists, so `testbed
  * down` removes everything even after a crash half-way up. */
-#include "controller/reconfig/internal.h"
+#include "controller/testbed/internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,32 +14,27 @@
 #include <string.h>
 #include <unistd.h>
 
-int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, struct ofc_error *err)
+/* The circuits the switches hold, as host links: switches[s] is switch s's
+ * state as read (NULL: the switch has no driver, and is taken to hold the
+ * config's circuits). */
+static void current_links(const struct fabric *f, const struct device_state *const *switches,
+			  struct hlink **links, uint32_t *n)
 {
-	const struct fabric *f = c->fabric;
 	size_t cap = 0;
-	int rc = 0;
 
 	*links = NULL;
 	*n = 0;
-	for (uint32_t s = 0; s < f->nswitches && rc == 0; s++) {
+	for (uint32_t s = 0; s < f->nswitches; s++) {
 		const struct fswitch *sw = &f->switches[s];
+		const struct device_state *st = switches[s];
 		struct attachment **at = xcalloc((size_t)sw->ports + 2, sizeof(*at));
-		struct ctl_device *cd = NULL;
 
-		for (uint32_t i = 0; i < c->ndevs; i++)
-			if (c->devs[i].cfg.cls == DEV_SWITCH &&
-			    strcmp(c->devs[i].cfg.name, sw->name) == 0)
-				cd = &c->devs[i];
 		for (uint32_t w = 0; w < f->nwiring; w++)
 			if (f->wiring[w].sw == s)
 				at[f->wiring[w].sw_port] = &f->wiring[w];
-		if (cd && !cd->read_ok) {
-			*err = cd->read_err;
-			rc = -1;
-		} else if (cd) {
-			for (uint32_t k = 0; k < cd->actual.nxc; k++) {
-				const struct xconn *x = &cd->actual.xc[k];
+		if (st) {
+			for (uint32_t k = 0; k < st->nxc; k++) {
+				const struct xconn *x = &st->xc[k];
 				const struct attachment *a = x->in <= sw->ports ? at[x->in] : NULL;
 				const struct attachment *b =
 				    x->out <= sw->ports ? at[x->out] : NULL;
@@ -67,13 +59,12 @@ int testbed_current_links(struct ctl *c, struct hlink **links, uint32_t *n, stru
 		}
 		free(at);
 	}
-	return rc;
 }
 
 /* The namespaces listed in the testbed file (or NULL when none). */
-static char **read_netns_list(const struct ctl *c, uint32_t *n)
+static char **read_netns_list(const struct fabric *f, const char *state_dir, uint32_t *n)
 {
-	char *path = ctl_path(c->state_dir, c->fabric->name, "testbed");
+	char *path = testbed_path(state_dir, f->name, "testbed");
 	char *data, *line, *next, **names = NULL;
 	struct ofc_error e = {0};
 	size_t len, cap = 0;
@@ -97,10 +88,11 @@ static char **read_netns_list(const struct ctl *c, uint32_t *n)
 	return names;
 }
 
-int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc_error *err)
+int testbed_up(const struct fabric *f, const char *state_dir,
+	       const struct device_state *const *switches, double rate_scale, uint32_t *ncircuits,
+	       struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
-	char *path = ctl_path(c->state_dir, f->name, "testbed");
+	char *path = testbed_path(state_dir, f->name, "testbed");
 	struct strbuf sb = STRBUF_INIT;
 	struct hlink *links = NULL;
 	struct device dev;
@@ -114,8 +106,7 @@ int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc
 	*ncircuits = 0;
 	state_init(&want, DEV_HOSTS);
 	state_init(&got, DEV_HOSTS);
-	if (ctl_read(c, err) < 0 || testbed_current_links(c, &links, &nlinks, err) < 0)
-		goto out;
+	current_links(f, switches, &links, &nlinks);
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		names[h] = testbed_netns_name(f, h);
 		sb_printf(&sb, "%s\n", names[h]);
@@ -147,10 +138,10 @@ int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc
 	}
 	struct testbed_links rec = {.rate = rate, .latency = latency};
 	if (atomic_write(path, sb.buf, sb.len, err) < 0 ||
-	    testbed_links_write(c->state_dir, f->name, &rec, err) < 0)
+	    testbed_links_write(state_dir, f->name, &rec, err) < 0)
 		goto out;
 	for (uint32_t h = 0; h < f->nhosts; h++)
-		if (netns_create(names[h], testbed_host_addr(h), err) < 0)
+		if (netns_create(names[h], netlink_host_addr(h), err) < 0)
 			goto out;
 	testbed_target(f, links, nlinks, &want);
 	struct device_cfg cfg = {.name = "testbed",
@@ -172,7 +163,7 @@ int testbed_up(struct ctl *c, double rate_scale, uint32_t *ncircuits, struct ofc
 				if (state_equal(&got, &want))
 					/* Circuits that were there already get the
 					 * shaping asked for now too. */
-					rc = testbed_shape_links((const char *const *)names,
+					rc = netlink_shape_links((const char *const *)names,
 								 f->nhosts, maxp, rate, latency,
 								 err);
 				else
@@ -197,9 +188,9 @@ out:
 	return rc;
 }
 
-int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
+int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
+		    struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
 	struct testbed_links rec;
 	uint32_t maxp = 1;
 	char **names;
@@ -209,16 +200,16 @@ int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "a testbed circuit is shaped to at most %.0f Gb/s (tbf)",
 				     NETLINK_MAX_RATE / 1e9);
-	testbed_links_recorded(c->state_dir, f->name, &rec);
+	testbed_links_recorded(state_dir, f->name, &rec);
 	names = xcalloc(f->nhosts + 1, sizeof(char *));
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		names[h] = testbed_netns_name(f, h);
 		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
 	}
 	rec = (struct testbed_links){.rate = rate, .latency = rec.latency};
-	rc = testbed_links_write(c->state_dir, f->name, &rec, err);
+	rc = testbed_links_write(state_dir, f->name, &rec, err);
 	if (rc == 0)
-		rc = testbed_shape_links((const char *const *)names, f->nhosts, maxp, rate,
+		rc = netlink_shape_links((const char *const *)names, f->nhosts, maxp, rate,
 					 rec.latency, err);
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		free(names[h]);
@@ -226,20 +217,21 @@ int testbed_reshape(struct ctl *c, double rate, struct ofc_error *err)
 	return rc;
 }
 
-int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
+int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremoved,
+		 struct ofc_error *err)
 {
-	char *path = ctl_path(c->state_dir, c->fabric->name, "testbed");
+	char *path = testbed_path(state_dir, f->name, "testbed");
 	uint32_t n = 0;
-	char **names = read_netns_list(c, &n);
+	char **names = read_netns_list(f, state_dir, &n);
 	int rc = 0;
 
 	*nremoved = 0;
 	if (!names) {
 		/* No record: remove what this config's names would be. */
-		n = c->fabric->nhosts;
+		n = f->nhosts;
 		names = xcalloc(n + 1, sizeof(char *));
 		for (uint32_t h = 0; h < n; h++)
-			names[h] = testbed_netns_name(c->fabric, h);
+			names[h] = testbed_netns_name(f, h);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct ofc_error e = {0};
@@ -259,92 +251,9 @@ int testbed_down(struct ctl *c, uint32_t *nremoved, struct ofc_error *err)
 		rc = ofc_error_at(err, OFC_E_RUNTIME, path, 0, 0, "cannot remove: %s",
 				  strerror(errno));
 	free(path);
-	path = ctl_path(c->state_dir, c->fabric->name, "links");
+	path = testbed_path(state_dir, f->name, "links");
 	if (rc == 0)
 		unlink(path);
 	free(path);
 	return rc;
-}
-
-int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *t,
-		     struct ofc_error *err)
-{
-	struct device_state got;
-	struct device dev;
-	struct device_cfg cfg;
-	uint32_t maxp = 1;
-	size_t nl;
-	int rc = -1;
-
-	memset(t, 0, sizeof(*t));
-	if (!testbed_is_up(state_dir, f->name))
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "the testbed of fabric '%s' is not up (run 'ofc testbed up')",
-				     f->name);
-	for (uint32_t h = 0; h < f->nhosts; h++)
-		maxp = f->hosts[h].ports > maxp ? f->hosts[h].ports : maxp;
-	t->nhosts = f->nhosts;
-	t->ports = maxp;
-	nl = (size_t)f->nhosts * maxp;
-	t->netns = xcalloc(f->nhosts + 1, sizeof(char *));
-	t->peer = xmalloc((nl + 1) * sizeof(uint32_t));
-	t->peer_addr = xcalloc(nl + 1, sizeof(uint32_t));
-	t->local_addr = xcalloc(nl + 1, sizeof(uint32_t));
-	t->host_addr = xcalloc(f->nhosts + 1, sizeof(uint32_t));
-	for (uint32_t h = 0; h < f->nhosts; h++) {
-		t->netns[h] = testbed_netns_name(f, h);
-		t->host_addr[h] = testbed_host_addr(h);
-	}
-	for (size_t i = 0; i < nl; i++)
-		t->peer[i] = UINT32_MAX;
-	struct testbed_links rec;
-
-	testbed_links_recorded(state_dir, f->name, &rec);
-	t->rate = rec.rate;
-	t->latency = rec.latency;
-	t->carried = rec.carried;
-	t->ncarried = rec.ncarried;
-	cfg = (struct device_cfg){.name = "testbed",
-				  .driver = "netlink",
-				  .cls = DEV_HOSTS,
-				  .timeout = 5,
-				  .netns = (const char *const *)t->netns,
-				  .nhosts = f->nhosts,
-				  .host_ports = maxp};
-	state_init(&got, DEV_HOSTS);
-	if (device_init(&dev, &cfg, err) < 0)
-		goto out;
-	if (device_read(&dev, &got, err) == 0) {
-		for (uint32_t k = 0; k < got.nlinks; k++) {
-			const struct hlink *l = &got.links[k];
-			size_t i = (size_t)l->src_host * maxp + l->src_port;
-
-			if (l->src_host >= f->nhosts || l->src_port >= maxp ||
-			    l->dst_host >= f->nhosts)
-				continue;
-			t->peer[i] = l->dst_host;
-			t->local_addr[i] = testbed_link_addr(l->src_host, l->src_port, maxp, false);
-			t->peer_addr[i] = testbed_link_addr(l->src_host, l->src_port, maxp, true);
-			t->ncircuits++;
-		}
-		rc = 0;
-	}
-	device_close(&dev);
-out:
-	state_free(&got);
-	if (rc < 0)
-		testbed_net_free(t);
-	return rc;
-}
-
-void testbed_net_free(struct testbed_net *t)
-{
-	for (uint32_t h = 0; t->netns && h < t->nhosts; h++)
-		free(t->netns[h]);
-	free(t->netns);
-	free(t->peer);
-	free(t->peer_addr);
-	free(t->local_addr);
-	free(t->host_addr);
-	memset(t, 0, sizeof(*t));
 }

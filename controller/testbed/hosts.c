@@ -4,11 +4,16 @@
  * other host along a shortest path of the circuit graph (hosts relay, as
  * in a direct-connect fabric). ctl.c plans against this; testbed.c brings
  * the namespaces up and down. */
-#include "controller/reconfig/internal.h"
+#include "controller/testbed/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+char *testbed_path(const char *state_dir, const char *fabric, const char *ext)
+{
+	return xasprintf("%s/%s.%s", state_dir, fabric, ext);
+}
 
 char *testbed_netns_name(const struct fabric *f, uint32_t h)
 {
@@ -17,7 +22,7 @@ char *testbed_netns_name(const struct fabric *f, uint32_t h)
 
 bool testbed_is_up(const char *state_dir, const char *fabric)
 {
-	char *path = ctl_path(state_dir, fabric, "testbed");
+	char *path = testbed_path(state_dir, fabric, "testbed");
 	bool up = access(path, F_OK) == 0;
 
 	free(path);
@@ -47,7 +52,7 @@ void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, do
 int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
 			struct ofc_error *err)
 {
-	char *path = ctl_path(state_dir, fabric, "links");
+	char *path = testbed_path(state_dir, fabric, "links");
 	char buf[160];
 	int n = snprintf(buf, sizeof(buf), "%.17g %.17g %.17g %u\n", l->rate, l->latency,
 			 l->carried, l->ncarried);
@@ -59,7 +64,7 @@ int testbed_links_write(const char *state_dir, const char *fabric, const struct 
 
 void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l)
 {
-	char *path = ctl_path(state_dir, fabric, "links");
+	char *path = testbed_path(state_dir, fabric, "links");
 	struct ofc_error e = {0};
 	char *data = NULL;
 	size_t len;

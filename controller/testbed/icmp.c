@@ -3,7 +3,7 @@
  * that address along the routes the testbed installed. Every source sends
  * to every destination at once; missing replies are asked again (the first
  * packets of a path may be spent on ARP) up to three rounds. */
-#include "drivers/internal.h"
+#include "controller/testbed/testbed.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,7 +43,7 @@ static int open_sockets(const char *const *netns, uint32_t n, int *fds, struct o
 		char *path = xasprintf("%s/%s", NETNS_DIR, netns[h]);
 		int nsfd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(testbed_host_addr(h))};
+					 .sin_addr.s_addr = htonl(netlink_host_addr(h))};
 
 		if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0)
 			rc = ofc_error_set(err, OFC_E_RUNTIME, "host namespace %s: %s", path,
@@ -70,7 +70,7 @@ static void send_echo(int fd, uint16_t id, uint32_t dst)
 		uint32_t cookie;
 	} pkt = {0};
 	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(testbed_host_addr(dst))};
+				 .sin_addr.s_addr = htonl(netlink_host_addr(dst))};
 
 	pkt.h.type = ICMP_ECHO;
 	pkt.h.un.echo.id = htons(id);
@@ -100,7 +100,7 @@ static void receive(int fd, uint16_t id, uint32_t src, uint32_t n, uint8_t *reac
 		memcpy(&cookie, buf + hl + sizeof(*h), 4);
 		cookie = ntohl(cookie);
 		if (h->type == ICMP_ECHOREPLY && ntohs(h->un.echo.id) == id && cookie < n &&
-		    ntohl(ip->saddr) == testbed_host_addr(cookie))
+		    ntohl(ip->saddr) == netlink_host_addr(cookie))
 			reach[(size_t)src * n + cookie] = 1;
 	}
 }

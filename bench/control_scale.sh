@@ -1,0 +1,185 @@
+#!/bin/sh
+# The control plane's scale table (bench/RESULTS.md, "The control plane at
+# scale"): for each fabric size, HOSTS hosts of 4 NIC ports, port j of
+# every host on ocs-emu switch j (4 switches of HOSTS ports), at the
+# squarest torus and reconfigured to a torus of another shape (every
+# cross-connect moves), the switches taking no time a change:
+#
+#   validate, plan, apply   the CLI on the config (`ofc apply` from the first
+#                           torus to the second, with a state directory):
+#                           wall seconds and peak RSS
+#   ofcd apply              one ofcd on the fabric: `ofc --socket S
+#                           reconfigure --topology B`, wall seconds; ofcd's
+#                           peak RSS (VmHWM) after it; the bytes of
+#                           `status --json`
+#   failover                three replicas (--cluster-ttl 2s) on a 3-member
+#                           etcd with its defaults: the leader killed with
+#                           kill -9 after the same reconfigure; from the kill
+#                           to the new leader's takeover committed
+#
+#   sh bench/control_scale.sh [HOSTS...]          # default: 256 1024 4096
+#   FAILOVER=0 sh bench/control_scale.sh 8192     # without the replicas
+#
+# Each size runs alone (its emulators, ofcd and etcd are stopped before the
+# next). The machine's load is printed with each row: the figures are wall
+# times on whatever else the machine runs.
+SUITE=control-scale
+cd "$(dirname "$0")/.." || exit 1
+# The emulators save their state after every change: on a tmpfs where
+# there is one, so the switches do not queue on a disk's writes.
+[ -d /dev/shm ] && [ -w /dev/shm ] && : "${TMPDIR:=/dev/shm}" && export TMPDIR
+. tests/integration/lib.sh
+. tests/integration/emu.sh
+. tests/integration/cluster_env.sh
+[ $# -gt 0 ] || set -- 256 1024 4096
+FAILOVER=${FAILOVER:-1}
+trap 'kill $EMUS $REPLICA_PIDS $ETCD_PIDS $OFCD_PID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# measure OUT CMD...: runs CMD, writes "wall_s maxrss_mb exit" to OUT
+measure() {
+	_out=$1
+	shift
+	/usr/bin/time -f '%e %M' -o "$TMP/time" "$@" >"$TMP/measure.out" 2>"$TMP/measure.err"
+	_rc=$?
+	# shellcheck disable=SC2046
+	set -- $(tail -1 "$TMP/time")
+	echo "$1 $(($2 / 1024)) $_rc" >"$_out"
+}
+
+# torus HOSTS [SHIFT]: the squarest torus:AxB of HOSTS = 2^k, or with
+# SHIFT 1 a torus of another shape (A/2 x 2B)
+torus() {
+	python3 -c "
+import math, sys
+n, s = $1, ${2:-0}
+a = 2 ** (int(math.log2(n)) // 2)
+a //= 2 ** s
+print('torus:%dx%d' % (a, n // a))"
+}
+
+# config OUT HOSTS CRED PORTFILE...: the fabric, one switch per port file
+config() {
+	_out=$1 _h=$2 _cred=$3
+	shift 3
+	_k=$#
+	_ports=$((4 * _h / _k))
+	{
+		printf 'version: 1\nname: scale%s\nhosts: {count: %s, prefix: h, ports: 4, port_rate: 100Gbps}\nswitches:\n' "$_h" "$_h"
+		_i=0
+		for _pf in "$@"; do
+			printf '  - {name: ocs%s, type: ocs, ports: %s, reconfig_time: 1ms,\n' $_i $_ports
+			printf '     driver: {type: tl1, address: "127.0.0.1:%s", credentials: %s, timeout: 60s}}\n' \
+				"$(cat "$_pf")" "$_cred"
+			_i=$((_i + 1))
+		done
+		printf 'wiring: {pattern: per-port, switches: [%s]}\n' \
+			"$(seq -s ', ' -f 'ocs%g' 0 $((_k - 1)))"
+		printf 'topology: %s\n' "$(torus "$_h")"
+		printf 'collectives:\n  - {op: allreduce, size: 64MiB}\n'
+	} >"$_out"
+}
+
+now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
+
+# one SIZE: prints one row of the table
+one() {
+	H=$1
+	D="$TMP/h$H"
+	mkdir -p "$D"
+	K=4
+	PORTS=$H
+	for r in r1 r2 r3; do printf 'user: %s\npassword: ofc-demo\n' $r >"$D/$r.cred"; done
+	PFS=""
+	i=0
+	while [ $i -lt $K ]; do
+		start_emu ocs-emu "e${H}x$i" --ports $PORTS --credentials "$D/r1.cred" \
+			--credentials "$D/r2.cred" --credentials "$D/r3.cred" --state "$D/e$i.state"
+		PFS="$PFS $TMP/e${H}x$i.port"
+		i=$((i + 1))
+	done
+	cp "$D/r1.cred" "$D/cli.cred"
+	# shellcheck disable=SC2086
+	config "$D/a.yaml" "$H" cli.cred $PFS
+	A=$(torus "$H")
+	B=$(torus "$H" 1)
+	sed "s|^topology: .*|topology: $B|" "$D/a.yaml" >"$D/b.yaml"
+	mkdir -p "$D/st"
+	measure "$D/validate" "$OFC" validate "$D/a.yaml"
+	"$OFC" apply "$D/a.yaml" --state-dir "$D/st" >/dev/null 2>"$D/apply-a.err" ||
+		{ echo "| $H | apply to $A failed: $(head -c 200 "$D/apply-a.err") |"; return 1; }
+	measure "$D/plan" "$OFC" plan "$D/b.yaml" --state-dir "$D/st"
+	measure "$D/apply" "$OFC" apply "$D/b.yaml" --state-dir "$D/st"
+	# back to A for ofcd, which starts from what the switches hold
+	"$OFC" apply "$D/a.yaml" --state-dir "$D/st" >/dev/null 2>&1
+
+	mkdir -p "$D/od"
+	cp "$D/a.yaml" "$D/od/fab.yaml"
+	cp "$D/cli.cred" "$D/od/cli.cred"
+	chmod 700 "$D/od"
+	chmod 600 "$D/od/cli.cred"
+	"$BUILD/ofcd" --config "$D/od/fab.yaml" --socket "$D/od.sock" --state-dir "$D/st" \
+		--credentials-dir "$D/od" --foreground --log-file "$D/od.log" 2>"$D/od.stderr" &
+	OFCD_PID=$!
+	_end=$(($(date +%s) + 120))
+	while [ ! -S "$D/od.sock" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.05; done
+	measure "$D/oapply" "$OFC" --socket "$D/od.sock" reconfigure --topology "$B" --timeout 600
+	oapply_err=$(head -c 200 "$TMP/measure.err")
+	rss=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$OFCD_PID/status")
+	sbytes=$("$OFC" --socket "$D/od.sock" status --json --timeout 60 | wc -c)
+	kill "$OFCD_PID"
+	wait "$OFCD_PID" 2>/dev/null
+	OFCD_PID=""
+
+	fo="-"
+	if [ "$FAILOVER" = 1 ]; then
+		"$OFC" apply "$D/a.yaml" --state-dir "$D/st" >/dev/null 2>&1
+		[ -n "$ETCD_PIDS" ] || etcd_start 3 || { echo "etcd did not start"; return 1; }
+		for r in r1 r2 r3; do
+			mkdir -p "$TMP/$r/state"
+			chmod 700 "$TMP/$r"
+			cp "$D/$r.cred" "$TMP/$r/ocs0.cred"
+			chmod 600 "$TMP/$r/ocs0.cred"
+			sed "s|credentials: cli.cred|credentials: ocs0.cred|" "$D/a.yaml" >"$TMP/$r/fab.yaml"
+			replica_start $r --probe-interval 0
+		done
+		if wait_leader 120 r1 r2 r3; then
+			"$OFC" --socket "$TMP/$LEADER.sock" reconfigure --topology "$B" --timeout 600 \
+				>/dev/null 2>&1
+			dead=$LEADER
+			t0=$(now_ms)
+			replica_stop "$dead" 9
+			# shellcheck disable=SC2046
+			if wait_leader 120 $(for o in r1 r2 r3; do [ "$o" = "$dead" ] || echo $o; done); then
+				took=$(python3 -c 'import json,sys
+print(json.load(open(sys.argv[1])).get("cluster", {}).get("took_over_unix_ms", 0))' \
+					"$TMP/$LEADER.json")
+				fo=$(python3 -c "print('%.2f' % (($took - $t0) / 1000))")
+			else
+				fo="no leader in 120 s"
+			fi
+		else
+			fo="no first leader"
+		fi
+		for r in r1 r2 r3; do replica_stop $r 9; rm -rf "${TMP:?}/$r" "$TMP/$r.sock"; done
+		REPLICA_PIDS=""
+		etcd_ctl del --prefix "" >/dev/null 2>&1
+	fi
+	# shellcheck disable=SC2086
+	kill $EMUS 2>/dev/null
+	wait $EMUS 2>/dev/null
+	EMUS=""
+	read -r vw vr _ <"$D/validate"
+	read -r pw pr _ <"$D/plan"
+	read -r aw ar arc <"$D/apply"
+	read -r ow _ orc <"$D/oapply"
+	[ "$arc" = 0 ] || aw="failed ($arc)"
+	[ "$orc" = 0 ] || ow="failed: $oapply_err"
+	printf '| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s | %s |\n' \
+		"$H" "$K x $PORTS" "$A -> $B" "$vw" "$vr" "$pw" "$pr" "$aw" "$ar" "$ow" "$rss" "$sbytes" "$fo" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)"
+	rm -rf "$D"
+}
+
+echo "| hosts | switches | topology | validate s / MB | plan s / MB | apply s / MB | ofcd apply s | ofcd peak MB | status bytes | failover s | load |"
+echo "|---:|---|---|---|---|---|---:|---:|---:|---:|---|"
+for h in "$@"; do one "$h"; done

@@ -1,0 +1,377 @@
+/* Run-time partitions planned ahead, off the queue: a Slurm job's prolog
+ * asks for a partition of its hosts renumbered for fewest moves, and the
+ * renumbering search (up to RELABEL_BUDGET_S) is most of its plan. The
+ * mutation worker commits one job at a time, in queue order; while it does,
+ * a pool of threads plans the jobs queued behind it, each on the base the
+ * worker published after its last job (the running config and what every
+ * switch held). When the worker reaches a job it reads the devices as
+ * always and takes the plan made ahead only if what the plan read is
+ * unchanged: the same config, and on every switch the same cross-connects
+ * between the partition's own ports (the only ones the renumbering looks
+ * at: others' cross-connects and those leaving the partition do not change
+ * its answer). Otherwise, or when no thread has started on it yet, it
+ * plans the job itself, as before. The worker still does every check of
+ * the commit (holds, the plan against the held partitions) and the one
+ * transaction; the threads only compute.
+ *
+ * Threads: the loop submits (ahead_submit) and drops (ahead_drop, as the
+ * job is freed); the pool's threads plan; the mutation worker publishes the
+ * base (ahead_publish) and takes plans (ahead_take). Everything shared is
+ * under d->ahead.mu; a plan's result is its thread's until it is DONE. */
+#include "controller/ofcd/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What plans are made on: the running config and each of its switches'
+ * cross-connects as the mutation worker last read or applied them. */
+struct ahead_base {
+	unsigned refs; /* under d->ahead.mu */
+	struct fabcfg *cfg;
+	struct device_state *sw; /* per switch of cfg->f */
+	bool *known;		 /* sw[s] was read (else unknown, as ctl_switch_states) */
+};
+
+enum ahead_state { AHEAD_WAITING, AHEAD_RUNNING, AHEAD_DONE, AHEAD_DROPPED };
+
+struct ahead {
+	struct ofcd_ahead *q;
+	struct ahead *next; /* waiting, under q->mu */
+	unsigned refs;	    /* the job's and a running thread's, under q->mu */
+	enum ahead_state state;
+	/* the job's request, copied */
+	char *name, *spec;
+	char **hosts;
+	uint32_t nhosts;
+	/* the plan (the thread's until DONE) */
+	struct ahead_base *base;
+	struct circuit *pc;
+	uint32_t npc;
+	struct fabric_relabel rep;
+	bool ok;
+};
+
+static void base_unref(struct ahead_base *b, uint32_t nsw)
+{
+	if (!b || --b->refs)
+		return;
+	for (uint32_t s = 0; s < nsw; s++)
+		state_free(&b->sw[s]);
+	free(b->sw);
+	free(b->known);
+	fabcfg_unref(b->cfg);
+	free(b);
+}
+
+static void base_put(struct ahead_base *b)
+{
+	if (b)
+		base_unref(b, b->cfg->f->nswitches);
+}
+
+static void ahead_unref(struct ahead *a)
+{
+	if (!a || --a->refs)
+		return;
+	base_put(a->base);
+	free(a->name);
+	free(a->spec);
+	strv_free(a->hosts, a->nhosts);
+	free(a->pc);
+	free(a);
+}
+
+/* ---- the pool's threads ---------------------------------------------------------------- */
+
+/* a's partition on its base, renumbered as ctl_partition renumbers it. */
+static void plan_one(const struct ofcd *d, struct ahead *a)
+{
+	const struct fabric *f = a->base->cfg->f;
+	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
+	struct relabel_opts o = {.budget_s = RELABEL_BUDGET_S};
+	struct ofc_error err = {0};
+	struct partition p;
+
+	for (uint32_t s = 0; s < f->nswitches; s++)
+		actual[s] = a->base->known[s] ? &a->base->sw[s] : NULL;
+	if (held_make_ahead(d, f, a->name, a->hosts, a->nhosts, a->spec, &p, &err) == 0) {
+		a->ok =
+		    partition_relabel(f, &p, NULL, actual, &o, &a->pc, &a->npc, &a->rep, &err) == 0;
+		held_partition_free(&p);
+	}
+	free(actual);
+}
+
+static void *ahead_thread(void *arg)
+{
+	struct ofcd *d = arg;
+	struct ofcd_ahead *q = &d->ahead;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		struct ahead *a;
+
+		while (!q->stop && !(q->head && q->base))
+			pthread_cond_wait(&q->cond, &q->mu);
+		if (q->stop)
+			break;
+		a = q->head;
+		q->head = a->next;
+		a->next = NULL;
+		a->state = AHEAD_RUNNING;
+		q->started++;
+		a->refs++;
+		a->base = q->base;
+		a->base->refs++;
+		pthread_mutex_unlock(&q->mu);
+		plan_one(d, a);
+		pthread_mutex_lock(&q->mu);
+		a->state = AHEAD_DONE;
+		pthread_cond_broadcast(&q->done);
+		ahead_unref(a);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* As many threads as the machine has cores, two to AHEAD_MAX_THREADS: one
+ * keeps the next job's plan ready while the worker commits, more plan the
+ * jobs behind it on a machine with the cores to. */
+#define AHEAD_MAX_THREADS 4
+
+void ahead_init(struct ofcd *d)
+{
+	pthread_mutex_init(&d->ahead.mu, NULL);
+	pthread_cond_init(&d->ahead.cond, NULL);
+	pthread_cond_init(&d->ahead.done, NULL);
+}
+
+bool ahead_start(struct ofcd *d)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ofcd_ahead *q = &d->ahead;
+
+	n = n < 2 ? 2 : n > AHEAD_MAX_THREADS ? AHEAD_MAX_THREADS : n;
+	q->threads = xcalloc((size_t)n, sizeof(*q->threads));
+	for (q->nthreads = 0; q->nthreads < (uint32_t)n; q->nthreads++)
+		if (pthread_create(&q->threads[q->nthreads], NULL, ahead_thread, d) != 0)
+			break;
+	ahead_publish(d);
+	return q->nthreads > 0;
+}
+
+void ahead_stop(struct ofcd *d)
+{
+	struct ofcd_ahead *q = &d->ahead;
+
+	pthread_mutex_lock(&q->mu);
+	q->stop = true;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->mu);
+	for (uint32_t i = 0; i < q->nthreads; i++)
+		pthread_join(q->threads[i], NULL);
+	free(q->threads);
+	q->threads = NULL;
+	q->nthreads = 0;
+}
+
+void ahead_free(struct ofcd *d)
+{
+	struct ofcd_ahead *q = &d->ahead;
+
+	/* (every job is freed by now, and with it what it planned) */
+	base_put(q->base);
+	q->base = NULL;
+	pthread_cond_destroy(&q->done);
+	pthread_cond_destroy(&q->cond);
+	pthread_mutex_destroy(&q->mu);
+}
+
+/* ---- the loop -------------------------------------------------------------------------- */
+
+void ahead_submit(struct ofcd *d, struct job *j)
+{
+	struct ofcd_ahead *q = &d->ahead;
+	struct ahead *a;
+
+	if (!q->nthreads || j->kind != JOB_RECONFIGURE || !j->nhosts || !j->relabel ||
+	    !j->partition || !j->spec || j->answered || j->ahead)
+		return;
+	a = xcalloc(1, sizeof(*a));
+	a->q = q;
+	a->refs = 1; /* the job's; a thread takes its own */
+	a->name = xstrdup(j->partition);
+	a->spec = xstrdup(j->spec);
+	a->hosts = xcalloc(j->nhosts + 1, sizeof(*a->hosts));
+	for (uint32_t i = 0; i < j->nhosts; i++)
+		a->hosts[i] = xstrdup(j->hosts[i]);
+	a->nhosts = j->nhosts;
+	j->ahead = a;
+	pthread_mutex_lock(&q->mu);
+	if (q->tail && q->head)
+		q->tail->next = a;
+	else
+		q->head = a;
+	q->tail = a;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* Take a out of the waiting list (under mu). */
+static void unwait(struct ofcd_ahead *q, struct ahead *a)
+{
+	struct ahead *prev = NULL;
+
+	for (struct ahead *x = q->head; x && x != a; x = x->next)
+		prev = x;
+	if (prev)
+		prev->next = a->next;
+	else if (q->head == a)
+		q->head = a->next;
+	if (q->tail == a)
+		q->tail = prev;
+	a->next = NULL;
+	a->state = AHEAD_DROPPED;
+}
+
+void ahead_drop(struct ahead *a)
+{
+	struct ofcd_ahead *q = a ? a->q : NULL;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&q->mu);
+	if (a->state == AHEAD_WAITING)
+		unwait(q, a);
+	ahead_unref(a);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* ---- the mutation worker --------------------------------------------------------------- */
+
+void ahead_publish(struct ofcd *d)
+{
+	const struct ctl *c = d->w.ctl;
+	struct ofcd_ahead *q = &d->ahead;
+	struct ahead_base *b, *old;
+
+	if (!q->nthreads || !c || !d->w.cfg || c->fabric != d->w.cfg->f)
+		return;
+	const struct fabric *f = c->fabric;
+	b = xcalloc(1, sizeof(*b));
+	b->refs = 1;
+	b->cfg = fabcfg_ref(d->w.cfg);
+	b->sw = xcalloc((size_t)f->nswitches + 1, sizeof(*b->sw));
+	b->known = xcalloc((size_t)f->nswitches + 1, sizeof(*b->known));
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		int s = c->devs[i].cfg.cls == DEV_SWITCH
+			    ? fabric_find_switch(f, c->devs[i].cfg.name)
+			    : -1;
+
+		if (s >= 0 && c->devs[i].read_ok) {
+			state_copy(&b->sw[s], &c->devs[i].actual);
+			b->known[s] = true;
+		}
+	}
+	pthread_mutex_lock(&q->mu);
+	old = q->base;
+	q->base = b;
+	if (q->head)
+		pthread_cond_broadcast(&q->cond);
+	base_put(old);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static int cmp_xconn(const void *a, const void *b)
+{
+	const struct xconn *x = a, *y = b;
+
+	return x->in != y->in	  ? (x->in < y->in ? -1 : 1)
+	       : x->out != y->out ? (x->out < y->out ? -1 : 1)
+				  : 0;
+}
+
+/* The cross-connects of s (NULL: none known) between two of mine's ports
+ * (ports + 1 flags), sorted, into *out (caller frees); -1 when s holds a
+ * port beyond them (then nothing is compared: planned again). */
+static int own_xconns(const struct device_state *s, const uint8_t *mine, uint32_t ports,
+		      struct xconn **out, uint32_t *n)
+{
+	*out = xcalloc((s ? s->nxc : 0) + 1, sizeof(**out));
+	*n = 0;
+	for (uint32_t k = 0; s && k < s->nxc; k++) {
+		struct xconn x = s->xc[k];
+
+		if (x.in > ports || x.out > ports)
+			return -1;
+		if (mine[x.in] && mine[x.out])
+			(*out)[(*n)++] = x;
+	}
+	qsort(*out, *n, sizeof(**out), cmp_xconn);
+	return 0;
+}
+
+bool ahead_same(const struct fabric *f, const struct partition *p,
+		const struct device_state *const *then, const struct device_state *const *now)
+{
+	bool same = true;
+
+	for (uint32_t s = 0; s < f->nswitches && same; s++) {
+		uint8_t *mine = partition_switch_ports(f, p, s);
+		uint32_t ports = f->switches[s].ports, na, nb;
+		struct xconn *a = NULL, *b = NULL;
+
+		same = own_xconns(then[s], mine, ports, &a, &na) == 0 &&
+		       own_xconns(now[s], mine, ports, &b, &nb) == 0 && na == nb &&
+		       (!na || memcmp(a, b, na * sizeof(*a)) == 0);
+		free(a);
+		free(b);
+		free(mine);
+	}
+	return same;
+}
+
+int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struct partition *p,
+	       struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep, const char **why)
+{
+	struct ofcd_ahead *q = &d->ahead;
+
+	*why = "not planned ahead";
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&q->mu);
+	if (a->state == AHEAD_WAITING)
+		unwait(q, a); /* no thread took it yet: planned now, here */
+	while (a->state == AHEAD_RUNNING)
+		pthread_cond_wait(&q->done, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+	if (a->state != AHEAD_DONE)
+		return 0;
+	if (!a->ok) {
+		*why = "its plan ahead failed";
+		return 0;
+	}
+	if (a->base->cfg->f != c->fabric) {
+		*why = "another config runs since it was planned";
+		return 0;
+	}
+	const struct device_state **now = ctl_switch_states(c);
+	const struct device_state **then = xcalloc((size_t)c->fabric->nswitches + 1, sizeof(*then));
+	for (uint32_t s = 0; s < c->fabric->nswitches; s++)
+		then[s] = a->base->known[s] ? &a->base->sw[s] : NULL;
+	bool same = ahead_same(c->fabric, p, then, now);
+	free(now);
+	free(then);
+	if (!same) {
+		*why = "the circuits between its hosts changed since it was planned";
+		return 0;
+	}
+	*pc = a->pc;
+	*npc = a->npc;
+	*rep = a->rep;
+	a->pc = NULL;
+	a->npc = 0;
+	*why = NULL;
+	return 1;
+}

@@ -1,0 +1,120 @@
+/* controller/testbed — the fabric's hosts as network namespaces on this
+ * machine, its circuits as veth pairs: one namespace per host, one veth
+ * pair per circuit, addresses from 198.18.0.0/15, routes along shortest
+ * paths of the circuits (docs/testbed.md).
+ *
+ * The kernel is programmed by the Linux host driver (drivers/netlink.c,
+ * the "netlink" driver_ops, with netns.c and shaping.c). What the hosts
+ * should hold is a target the transaction plans like a switch's:
+ * controller/reconfig/ calls testbed_is_up, testbed_netns_name,
+ * testbed_links_recorded and testbed_target, and drives the hosts through
+ * the driver. The rest is for the testbed commands (`ofc testbed
+ * up|check|run|down`): bringing the namespaces up and down (testbed.c),
+ * what a run sees of them and what their circuits carry (testbed_net.c),
+ * and whether every host reaches every other (icmp.c). hosts.c holds
+ * the names, the state directory's two files and the hosts' target.
+ * Nothing here prints. */
+#ifndef OFC_CONTROLLER_TESTBED_H
+#define OFC_CONTROLLER_TESTBED_H
+
+#include "controller/fabric/fabric.h"
+#include "drivers/drivers.h"
+
+/* ---- what the hosts should hold (hosts.c) -------------------------------- */
+
+/* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
+char *testbed_netns_name(const struct fabric *f, uint32_t h);
+/* Whether <state-dir>/<fabric>.testbed, the list of the namespaces made,
+ * exists: a testbed is up, and the transaction plans its hosts too. */
+bool testbed_is_up(const char *state_dir, const char *fabric);
+/* The hosts' state for a set of circuits: links and shortest-path routes. */
+void testbed_target(const struct fabric *f, const struct hlink *links, uint32_t nlinks,
+		    struct device_state *out);
+/* The rate (bits/s, 0: unshaped) and latency (s) the config gives the
+ * testbed's circuits at this scale (see testbed_up). */
+void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, double *latency);
+/* What <state-dir>/<fabric>.links holds: the shaping chosen and what the
+ * circuits carried when last measured all at once (testbed up, check or
+ * run): bits/s a circuit, the median, with ncarried circuits loaded;
+ * carried 0: not measured at this shaping. All 0 when nothing is up. */
+struct testbed_links {
+	double rate, latency;
+	double carried;
+	uint32_t ncarried;
+};
+void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l);
+int testbed_record_carried(const char *state_dir, const char *fabric, double carried,
+			   uint32_t ncircuits, struct ofc_error *err);
+
+/* ---- up and down (testbed.c) --------------------------------------------- */
+
+/* The namespaces, and a veth pair for every circuit the switches hold:
+ * switches[s] is switch s's state as read (ctl_switch_states after
+ * ctl_read), NULL where the switch has no driver and is taken to hold the
+ * config's circuits. rate_scale > 0 scales the config's link rate (else
+ * the config's testbed.rate_scale, else 1): every circuit is shaped to it,
+ * now and when `ofc apply` adds circuits while the testbed is up. A rate
+ * above NETLINK_MAX_RATE is refused before anything is made, with the
+ * scale that fits (OFC_E_INPUT). */
+int testbed_up(const struct fabric *f, const char *state_dir,
+	       const struct device_state *const *switches, double rate_scale, uint32_t *ncircuits,
+	       struct ofc_error *err);
+/* Shape every circuit of the testbed that is up to rate (the latency
+ * recorded stays) and record it; what was measured at the old rate is
+ * forgotten. */
+int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
+		    struct ofc_error *err);
+/* Remove every namespace the testbed made (those its file lists, else
+ * this config's names) and its files. */
+int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremoved,
+		 struct ofc_error *err);
+
+/* ---- what a run sees, and what the circuits carry (testbed_net.c) -------- */
+
+/* What a run on the testbed needs to know (exec/ takes it as struct
+ * exec_net): the circuits the hosts hold now, read from the kernel, with
+ * both ends' addresses, and each host's routed address. Arrays are
+ * [host * ports + port]; peer is UINT32_MAX where a port has no circuit. */
+struct testbed_net {
+	uint32_t nhosts, ports;
+	char **netns; /* namespace per host */
+	uint32_t *peer, *peer_addr, *local_addr;
+	uint32_t *host_addr;
+	uint32_t ncircuits;
+	double rate, latency; /* the shaping `testbed up` recorded (0: none) */
+	double carried;	      /* bits/s a circuit carried when measured (0: not yet) */
+	uint32_t ncarried;    /* ... with this many circuits at once */
+};
+/* Fails when the testbed is not up or a namespace cannot be read. */
+int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *out,
+		     struct ofc_error *err);
+void testbed_net_free(struct testbed_net *t);
+/* The exec/ view of a testbed's circuits (borrows t's arrays). */
+struct exec_net;
+void testbed_exec_net(const struct testbed_net *t, uint16_t port, struct exec_net *net);
+/* What the testbed's circuits carry here: every circuit loaded at once
+ * for a third of a second (exec_probe_links), the probes in *pr (caller
+ * frees), the median and least rate in bits/s. A circuit carries its
+ * shaping when it carries TESTBED_CARRY_SHARE of it (TCP's payload over
+ * tbf's packet bytes comes to about 95 %). */
+#define TESTBED_CARRY_SHARE 0.8
+/* Below this share testbed check warns that the machine cannot carry the
+ * shaping: measured times over twice the model's are not noise. */
+#define TESTBED_CARRY_FAIL 0.5
+/* The probe's window: long enough for TCP to leave slow start, short
+ * enough to wait for. */
+#define TESTBED_PROBE_SECONDS (1.0 / 3)
+struct exec_probe;
+int testbed_measure(const struct testbed_net *t, struct exec_probe **pr, uint32_t *n,
+		    double *median, double *least, struct ofc_error *err);
+/* b/s as people read it: "240 Mb/s", "16 Gb/s". */
+const char *testbed_rate_str(double bps, char *buf, size_t n);
+
+/* ---- reachability (icmp.c) ----------------------------------------------- */
+
+/* ICMP echo from every namespace to every other host's address. reach[s*n+d]
+ * is set when s reached d. Returns 0 when the probe itself ran. */
+int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
+		     struct ofc_error *err);
+
+#endif

@@ -1,0 +1,272 @@
+/* Run-time partitions planned ahead, off ofcd's queue (controller/ofcd/
+ * plan_ahead.c): what a plan read is compared with the devices as read at
+ * its turn (ahead_same), and through a daemon on a sim switch, a job
+ * planned while a conflicting commit is under way is planned again, while
+ * one whose hosts the commit leaves alone takes its plan made ahead; the
+ * held partitions' schedules are computed once a spec (held.c). */
+#include "tests/unit/ofcd_world.h"
+
+#include "controller/ofcd/internal.h"
+
+/* The sim switch's commands wait while the gate is closed: the mutation
+ * worker stops inside a transaction, and the jobs behind it are planned
+ * ahead meanwhile. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool closed;
+};
+
+static void gate_wait(void *ctx, uint64_t command)
+{
+	struct gate *g = ctx;
+
+	(void)command;
+	pthread_mutex_lock(&g->mu);
+	while (g->closed)
+		pthread_cond_wait(&g->cv, &g->mu);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_set(struct gate *g, bool closed)
+{
+	pthread_mutex_lock(&g->mu);
+	g->closed = closed;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* ---- ahead_same --------------------------------------------------------------------- */
+
+static void test_same(void **state)
+{
+	const char *yaml = "name: t\n"
+			   "hosts: {count: 8, prefix: h, ports: 2}\n"
+			   "switches:\n"
+			   "  - {name: s0, type: ocs, ports: 16, driver: {type: sim}}\n"
+			   "wiring: {pattern: sequential, switches: [s0]}\n"
+			   "topology: ring:8\n";
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	struct partition p = {0};
+	uint32_t hosts[] = {0, 1, 2, 3}; /* switch ports 1..8 */
+	struct device_state then = {0}, now = {0};
+	const struct device_state *t[] = {&then}, *n[] = {&now};
+
+	(void)state;
+	assert_int_equal(config_parse("t.yaml", yaml, strlen(yaml), &f, &err), 0);
+	assert_int_equal(fabric_validate(f, &err), 0);
+	p.name = (char *)"p";
+	p.runtime = true;
+	p.nmembers = 4;
+	p.member_host = hosts;
+	uint32_t ports[] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+	p.member_port = ports;
+	then.cls = now.cls = DEV_SWITCH;
+	/* between two of p's ports, one from p outward, one elsewhere */
+	state_add_xconn(&then, 1, 4);
+	state_add_xconn(&then, 2, 9);
+	state_add_xconn(&then, 11, 14);
+	state_copy(&now, &then);
+	assert_true(ahead_same(f, &p, t, n));
+	/* what leaves p, and what is elsewhere, changes nothing p reads */
+	state_clear(&now);
+	state_add_xconn(&now, 1, 4);
+	state_add_xconn(&now, 13, 16);
+	assert_true(ahead_same(f, &p, t, n));
+	/* one between p's own ports, gone or new: planned again */
+	state_add_xconn(&now, 3, 6);
+	assert_false(ahead_same(f, &p, t, n));
+	state_clear(&now);
+	state_add_xconn(&now, 2, 9);
+	assert_false(ahead_same(f, &p, t, n));
+	/* a switch not read then, or not read now */
+	assert_false(ahead_same(f, &p, (const struct device_state *const[]){NULL}, t));
+	assert_false(ahead_same(f, &p, t, (const struct device_state *const[]){NULL}));
+	state_free(&then);
+	state_free(&now);
+	fabric_free(f);
+}
+
+/* ---- through ofcd ------------------------------------------------------------------- */
+
+/* A Reconfigure of a partition made of hosts, framed into buf at *n. */
+static void put_partition(uint8_t *buf, size_t *n, uint64_t id, const char *name, const char *spec,
+			  const char *const *hosts, uint32_t nhosts, bool relabel)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Reconfigure rq = OFC__V1__RECONFIGURE__INIT;
+
+	req.has_id = 1;
+	req.id = id;
+	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
+	req.reconfigure = &rq;
+	rq.partition = (char *)name;
+	rq.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
+	rq.topology = (char *)spec;
+	rq.n_hosts = nhosts;
+	rq.hosts = (char **)hosts;
+	rq.has_relabel = 1;
+	rq.relabel = relabel;
+	size_t len = protobuf_c_message_pack(&req.base, buf + *n + 4);
+	frame_len_put(buf + *n, (uint32_t)len);
+	*n += len + 4;
+}
+
+static void put_release(uint8_t *buf, size_t *n, uint64_t id, const char *name)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReleasePartition rel = OFC__V1__RELEASE_PARTITION__INIT;
+
+	req.has_id = 1;
+	req.id = id;
+	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
+	req.release_partition = &rel;
+	rel.name = (char *)name;
+	size_t len = protobuf_c_message_pack(&req.base, buf + *n + 4);
+	frame_len_put(buf + *n, (uint32_t)len);
+	*n += len + 4;
+}
+
+/* Until threads have taken k plans (being made or made). */
+static void wait_taken(struct world *w, uint64_t k)
+{
+	for (int i = 0; i < 5000; i++) {
+		uint64_t started;
+
+		pthread_mutex_lock(&w->d->ahead.mu);
+		started = w->d->ahead.started;
+		pthread_mutex_unlock(&w->d->ahead.mu);
+		if (started >= k)
+			return;
+		usleep(2000);
+	}
+	fail_msg("%llu plans ahead taken, not %llu", (unsigned long long)w->d->ahead.started,
+		 (unsigned long long)k);
+}
+
+/* n answers on fd, each OK; ops[id] the operations of each. */
+static void answers(int fd, uint32_t n, uint32_t *ops)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		Ofc__V1__Response *r = read_answer(fd);
+
+		assert_non_null(r);
+		if (r->status != OFC__V1__STATUS__STATUS_OK)
+			fail_msg("answer %llu: %s", (unsigned long long)r->id, r->message);
+		assert_true(r->id < 8);
+		ops[r->id] = r->transaction ? r->transaction->operations : 0;
+		ofc__v1__response__free_unpacked(r, NULL);
+	}
+}
+
+static void test_conflict_replanned(void **state)
+{
+	struct world *w = *state;
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	const char *row0[] = {"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"};
+	/* the same hosts in another order: ring:8 on them is another ring */
+	const char *mixed[] = {"h0", "h3", "h6", "h1", "h4", "h7", "h2", "h5"};
+	const char *row1[] = {"h8", "h9", "h10", "h11", "h12", "h13", "h14", "h15"};
+	const char *row2[] = {"h16", "h17", "h18", "h19", "h20", "h21", "h22", "h23"};
+	struct ofcd_client c;
+	uint8_t buf[8192];
+	uint32_t ops[8] = {0};
+	size_t n = 0;
+	Ofc__V1__Response *r;
+
+	w->sim.before_command = gate_wait;
+	w->sim.hook_ctx = &g;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(w->d->ahead.nthreads > 0); /* (started before the first answer) */
+	int fd = raw_connect(w->sock);
+
+	/* Job c takes h0..h7 to a ring in the mixed order, and stops in its
+	 * transaction; behind it c's release, then job a asks for a ring on
+	 * the same hosts, renumbered: planned ahead on the torus's circuits. */
+	gate_set(&g, true);
+	put_partition(buf, &n, 1, "c", "ring:8", mixed, 8, false);
+	put_release(buf, &n, 2, "c");
+	put_partition(buf, &n, 3, "a", "ring:8", row0, 8, true);
+	send_all(fd, buf, n);
+	wait_taken(w, 1); /* (a alone is planned ahead: c keeps its order) */
+	gate_set(&g, false);
+	answers(fd, 3, ops);
+	/* c's commit changed the circuits between a's hosts after a was
+	 * planned: planned again on c's ring, a keeps every circuit of it */
+	assert_true(ops[1] > 0);
+	assert_int_equal(ops[3], 0);
+	assert_int_equal(log_count(w, "ticket 4: partition a: ring:8 on 8 hosts, relabelled: "
+				      "planned in its turn: the circuits between its hosts changed "
+				      "since it was planned"),
+			 1);
+
+	/* Job b on h8..h15 behind job d on h16..h23: d's commit takes the
+	 * torus's links between the rows, none between b's own hosts, and b
+	 * commits the plan made ahead. */
+	n = 0;
+	gate_set(&g, true);
+	put_partition(buf, &n, 4, "d", "ring:8", row2, 8, false);
+	put_partition(buf, &n, 5, "b", "ring:8", row1, 8, true);
+	send_all(fd, buf, n);
+	wait_taken(w, 2);
+	gate_set(&g, false);
+	answers(fd, 2, ops);
+	assert_true(ops[4] > 0 && ops[5] > 0);
+	assert_int_equal(log_count(w, "partition b: ring:8 on 8 hosts, relabelled: planned in its"),
+			 0);
+	assert_int_equal(log_count(w, "partition b: ring:8 on 8 hosts, relabelled: took: "), 1);
+	pthread_mutex_lock(&w->log_mu);
+	const char *took = strstr(w->log.buf, "partition b: ring:8 on 8 hosts, relabelled: took: ");
+	assert_non_null(took);
+	const char *eol = strchr(took, '\n');
+	assert_non_null(strstr(took, "renumbering ahead"));
+	assert_true(strstr(took, "renumbering ahead") < eol);
+	pthread_mutex_unlock(&w->log_mu);
+
+	/* Three partitions held at ring:8 (a, b, d): each shows its schedule,
+	 * computed once for the spec and kept (held.c), not on every commit. */
+	r = get_state(&c, 9);
+	assert_int_equal(r->state->n_held, 3);
+	uint8_t first[4096];
+	size_t first_len = 0;
+	for (size_t i = 0; i < r->state->n_held; i++) {
+		const Ofc__V1__Schedule *sc = r->state->held[i]->schedule;
+		uint8_t packed[4096];
+
+		assert_non_null(sc);
+		assert_string_equal(sc->topology, "ring:8");
+		assert_true(ofc__v1__schedule__get_packed_size(sc) <= sizeof(packed));
+		size_t len = ofc__v1__schedule__pack(sc, packed);
+		if (!i)
+			memcpy(first, packed, first_len = len);
+		assert_int_equal(len, first_len);
+		assert_memory_equal(packed, first, len);
+	}
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(w->d->w.hsched.n, 1);
+	assert_string_equal(w->d->w.hsched.spec[0], "ring:8");
+
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
+int main(int argc, char **argv)
+{
+	char *copy = xstrdup(argv[0]);
+
+	(void)argc;
+	snprintf(build_dir, sizeof(build_dir), "%s/..", dirname(copy));
+	free(copy);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_same),
+	    cmocka_unit_test_setup_teardown(test_conflict_replanned, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
