@@ -215,10 +215,14 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	if (s->cluster)
 		print_cluster(s->cluster, https);
 	if (s->schedule)
-		printf("  schedule   %s %s: %u steps, %.6g us (lower bound %.6g us), verified %s\n",
+		printf("  schedule   %s %s: %u steps, %.6g us (lower bound %.6g us), verified "
+		       "%s%s%s%s%s\n",
 		       OR_DASH(s->schedule->algorithm), OR_DASH(s->schedule->collective),
 		       s->schedule->num_steps, s->schedule->time_us, s->schedule->lower_bound_us,
-		       s->schedule->verified ? "yes" : "NO");
+		       s->schedule->verified ? "yes" : "NO", s->schedule->verify_error ? ": " : "",
+		       s->schedule->verify_error ? s->schedule->verify_error : "",
+		       s->schedule->reduced ? ", symmetry-reduced x " : "",
+		       s->schedule->reduced ? OR_DASH(s->schedule->reduced->name) : "");
 	if (s->schedule_error)
 		printf("  schedule   none: %s\n", s->schedule_error);
 	if (s->has_schedule_computing_since_unix_ms) {
@@ -624,7 +628,12 @@ static void print_schedule(FILE *out, const Ofc__V1__Schedule *s)
 	fprintf(out, "  lower bound  %.6g us\n", s->lower_bound_us);
 	fprintf(out, "  ratio        %.4f\n",
 		s->lower_bound_us > 0 ? s->time_us / s->lower_bound_us : 0);
-	fprintf(out, "  verified     %s\n", s->verified ? "yes" : "NO");
+	fprintf(out, "  verified     %s%s%s\n", s->verified ? "yes" : "NO",
+		s->verify_error ? ": " : "", s->verify_error ? s->verify_error : "");
+	if (s->reduced)
+		fprintf(out,
+			"  reduced      node 0's program x %s (order %u), checked by symmetry\n",
+			OR_DASH(s->reduced->name), s->reduced->order);
 	if (s->n_links)
 		fprintf(out, "  fabric       ports are host NIC ports; %zu links used\n",
 			s->n_links);
@@ -826,6 +835,9 @@ static int schedule_help(const struct cli_cmd *cmd)
 		" (default steps; paths\n"
 		"                  is the workload's, answered from the MCF solution ofcd keeps)\n"
 		"  --summary       figures only, no steps\n"
+		"  --reduced       symmetry-reduced (as ofc schedule --reduced): node 0's program\n"
+		"                  and the translation group, on the topology's own\n"
+		"                  numbering; refused with the reason where it has no such form\n"
 		"  --format pb|json -o OUT  write the schedule; without --format OUT's\n"
 		"                  extension says which (.pb, .json), else json\n");
 	rc = cli_help(cmd, sb.buf);
@@ -844,6 +856,7 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 	    {"chunks", required_argument, NULL, 'P'},
 	    {"lowering", required_argument, NULL, 'L'},
 	    {"summary", no_argument, NULL, 'S'},
+	    {"reduced", no_argument, NULL, 'r'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    COMMON_OPTS,
@@ -896,6 +909,9 @@ static int r_schedule(struct remote *r, int argc, char **argv)
 			break;
 		case 'S':
 			gs.has_summary_only = gs.summary_only = 1;
+			break;
+		case 'r':
+			gs.has_reduced = gs.reduced = 1;
 			break;
 		case 'f':
 			format = optarg;

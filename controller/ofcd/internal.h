@@ -12,6 +12,9 @@
  *                 (GetSchedule), startup.c (config, lock, recovery), and
  *                 what they share, work_ctl.c (ctls and their events)
  *   snapshot.c    snapshots: the last committed state as an ofc.v1.State
+ *   state_schedule.c  the state's schedule (the workload's on the committed
+ *                 topology), computed off the commit's path on a thread of
+ *                 its own, symmetry-reduced where it can be, by the leader
  *   planner.c     the workload's schedule: the query, and the planner
  *                 thread that computes an all-to-all's off the start path
  *   jobs.c        jobs, notes and planner tasks handed between the
@@ -147,6 +150,13 @@ struct snapshot {
 	Ofc__V1__Fabric *fabric;
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
 	Ofc__V1__Schedule *plan;	      /* cfg->plan unpacked (state->schedule) */
+	/* The workload's schedule on the committed topology is the state
+	 * schedule keeper's (state_schedule.c), not computed here: wanted, on
+	 * sched_spec (the committed topology when it is not the config's,
+	 * else NULL); state->schedule (in plan) or state->schedule_error once
+	 * it has it. */
+	bool sched_want;
+	char *sched_spec;
 	uint32_t ndevs;
 	Ofc__V1__DeviceState **devs; /* = state->devices */
 	/* What read-only clients see of devs[i]->error: the reason's word
@@ -268,6 +278,7 @@ struct job {
 	char *lowering; /* GetSchedule: alltoall mcf's (NULL: the default) */
 	uint32_t chunks;
 	bool summary_only;
+	bool reduced;		      /* GetSchedule: symmetry-reduced (node 0's program) */
 	struct planner_task *planner; /* JOB_PLANNER: the planner's result (a reference) */
 	struct fabcfg *cfg;	      /* schedule: the config it runs on */
 	uint32_t max_frame;
@@ -339,7 +350,8 @@ struct note {
 	size_t sched_len;
 	char **failed;
 	uint32_t nfailed;
-	struct planner_task *planner; /* the planner finished (a reference) */
+	struct planner_task *planner;	      /* the planner finished (a reference) */
+	struct state_sched_task *state_sched; /* the state's schedule computed (a reference) */
 	/* A frame of a streamed GetSchedule (in sched) for the
 	 * connection stream_conn; the stream is the job's, not the note's. */
 	struct stream *stream;
@@ -587,6 +599,16 @@ struct ofcd_loop {
 	double planner_hold_until;
 	uint64_t planner_timer;
 	struct job *planner_job;
+	/* The state's schedule (state_schedule.c): the last one computed
+	 * and the computation running now. */
+	struct state_sched {
+		struct fabcfg *cfg; /* what `sched` is of: the config (a reference) */
+		char *spec;	    /* ... and the committed topology (NULL: the config's) */
+		uint8_t *sched;	    /* packed ofc.v1.Schedule summary; NULL: none */
+		size_t sched_len;
+		char *why; /* none, or not verified: why */
+		struct state_sched_task *task;
+	} ss;
 	/* cluster.c: replicas on etcd (d->clustered). cl: the store's view as last refreshed
 	 * (GetState shows it, the gate decides on it); leading: this replica took over and leads;
 	 * cluster_job: a takeover or a sync to run before anything queued; sync_again: a change
@@ -949,6 +971,46 @@ void planner_out_free(struct planner_out *o);
 /* (mutation worker) JOB_PLANNER: install the planner's result on its config
  * and, when it is the one published, a snapshot and the event. */
 void ofcd_run_planner(struct ofcd *d, struct job *j);
+
+/* state_schedule.c: the workload's schedule on the committed topology, as
+ * State.schedule shows it, computed off the commit's path (a snapshot
+ * leaves it out: snapshot.sched_want), symmetry-reduced where the
+ * topology admits it, by the leader (one ofcd, or the replica that leads)
+ * when it publishes a state; a follower computes it when a client asks
+ * for the state. One computation at a time; a state published meanwhile
+ * waits for it. (loop thread) */
+/* The published snapshot wants its schedule: show the one kept, or start
+ * computing it (asked: a client asks for the state, a follower too). */
+void state_schedule_check(struct ofcd *d, bool asked);
+/* A computation finished (t: the note's reference, ours now). */
+void state_schedule_landed(struct ofcd *d, struct state_sched_task *t);
+/* When the computation of the published state's schedule began (unix
+ * ms), 0: none runs for it. */
+uint64_t state_schedule_since(const struct ofcd *d);
+/* Tests' seam: called on the computation's thread with the schedule found,
+ * before it is summarised (a slow engine, a schedule the verifier
+ * refuses); NULL: none. */
+extern void (*state_schedule_test_hook)(struct schedule_result *r);
+/* ofcd_close: let go of the computation (its thread drops its result) and
+ * of what is kept. */
+void state_schedule_stop(struct ofcd *d);
+/* (jobs.c: a task is handed between threads, as the planner's) */
+void state_sched_task_unref(struct state_sched_task *t);
+/* A computation: the loop's and its thread's, handed over in a note. */
+struct state_sched_task {
+	pthread_mutex_t mu;
+	unsigned refs;	    /* under mu: the thread's, the daemon's, a note's */
+	struct ofcd *d;	    /* under mu; NULL: the daemon let go */
+	struct fabcfg *cfg; /* a reference */
+	char *spec;	    /* the committed topology, NULL: the config's */
+	uint64_t since_ms;
+	/* the result */
+	uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
+	size_t sched_len;
+	bool verified;
+	char *why;  /* no schedule, or not verified: why */
+	char *line; /* for the log and the event */
+};
 
 /* held.c: partitions made at run time of given hosts */
 #define HELD_MAX_HOSTS 65536

@@ -261,6 +261,7 @@ void ofcd_planner_stop(struct ofcd *d)
  * cancelled and its thread, not waited for, drops what it found. */
 void ofcd_planner_check(struct ofcd *d)
 {
+	state_schedule_check(d, false);
 	if (d->loop.planner && d->loop.planner->cfg != d->loop.cfg &&
 	    d->loop.planner->cfg != d->loop.cfg->healthy)
 		ofcd_planner_stop(d);

@@ -232,6 +232,28 @@ void planner_abandon(struct planner_task *t)
 	planner_unref(t);
 }
 
+/* The state's schedule's tasks (state_schedule.c) are handed between
+ * threads too. */
+void state_sched_task_unref(struct state_sched_task *t)
+{
+	unsigned left;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	left = --t->refs;
+	pthread_mutex_unlock(&t->mu);
+	if (left)
+		return;
+	pthread_mutex_destroy(&t->mu);
+	fabcfg_unref(t->cfg);
+	free(t->spec);
+	free(t->sched);
+	free(t->why);
+	free(t->line);
+	free(t);
+}
+
 void note_free(struct note *n)
 {
 	if (!n)
@@ -244,6 +266,7 @@ void note_free(struct note *n)
 	free(n->sched);
 	strv_free(n->failed, n->nfailed);
 	planner_unref(n->planner);
+	state_sched_task_unref(n->state_sched);
 	free(n);
 }
 

@@ -80,12 +80,15 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	/* The planner computes this config's schedule: when it began (the
 	 * answer is cached until something changes, so no "N s ago" here:
 	 * clients count from the time). */
-	if (d->loop.planner && d->loop.planner->cfg == s->cfg) {
-		time_t since = (time_t)(d->loop.planner->since_ms / 1000);
+	uint64_t since_ms = d->loop.planner && d->loop.planner->cfg == s->cfg
+				? d->loop.planner->since_ms
+				: state_schedule_since(d);
+	if (since_ms) {
+		time_t since = (time_t)(since_ms / 1000);
 		struct tm tm;
 
 		st->has_schedule_computing_since_unix_ms = 1;
-		st->schedule_computing_since_unix_ms = d->loop.planner->since_ms;
+		st->schedule_computing_since_unix_ms = since_ms;
 		gmtime_r(&since, &tm);
 		strftime(pl, sizeof(pl),
 			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
@@ -174,6 +177,8 @@ int get_state(const struct request *rq)
 
 	if (authz_is_tenant(rq->who.p))
 		return tenant_state(rq);
+	/* A follower computes the state's schedule when asked (state_schedule.c). */
+	state_schedule_check(c->d, true);
 	state_answer(c->d, variant, &body, &len);
 	idr.has_id = 1;
 	idr.id = id;
@@ -444,6 +449,7 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 			j->size = a->part->collectives[i].size;
 	j->chunks = g->has_chunks ? g->chunks : 0;
 	j->summary_only = g->has_summary_only && g->summary_only;
+	j->reduced = g->has_reduced && g->reduced;
 	j->cfg = fabcfg_ref(d->loop.cfg);
 	j->max_frame = d->o.max_frame;
 	/* Anyone may ask on the read-only socket: a smaller budget there. */

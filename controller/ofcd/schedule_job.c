@@ -60,6 +60,14 @@ void ofcd_run_schedule_fluid(struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
+	if (j->reduced) {
+		resp.status = OFC__V1__STATUS__STATUS_INVALID;
+		resp.message =
+		    "reduced is for direct-connect topologies (BFB, Swing, the MCF), not "
+		    "the fluid engine's schedules";
+		response_pack(&resp, &j->reply, &j->reply_len);
+		return;
+	}
 	if (j->max_time > 0) {
 		clk.deadline = clk.start + j->max_time;
 		clk.limit = j->max_time;
@@ -156,6 +164,22 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	struct ofc_error err = {0};
 	bool spec_error;
 
+	/* Symmetry-reduced: on the topology's own numbering, the fabric's
+	 * ports would break the translations (the config's degraded graph
+	 * is not alike at every node). */
+	if (j->reduced) {
+		const struct fabric *f = j->cfg->f;
+
+		q.reduced = SCHEDULE_REDUCED_ALWAYS;
+		if (!q.spec && f->graph && !f->nrings && (f->degraded || j->cfg->nfailed)) {
+			resp->status = OFC__V1__STATUS__STATUS_INVALID;
+			resp->message = arena_strdup(a, "reduced: the failures in effect are not "
+							"alike at every node; ask without it");
+			return -1;
+		}
+		if (!q.spec && f->graph && !f->nrings)
+			q.spec = f->graph->spec;
+	}
 	clk->start = now_seconds();
 	if (j->max_time > 0) {
 		clk->deadline = clk->start + j->max_time;
@@ -190,6 +214,10 @@ Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_res
 	schedule_msg_summary(h, x);
 	h->n_links = x->n_links;
 	h->links = x->links;
+	if (r->main->is_reduced)
+		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
+	if (!h->verified && r->main->verify_error[0])
+		h->verify_error = arena_strdup(a, r->main->verify_error);
 	return h;
 }
 

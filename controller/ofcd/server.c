@@ -251,12 +251,15 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			conn_stream_frame(d, n);
 		else if (n->planner)
 			ofcd_planner_landed(d, n->planner);
+		else if (n->state_sched)
+			state_schedule_landed(d, n->state_sched);
 		else if (n->cluster)
 			cluster_event(d, n->cluster);
 		else
 			ofcd_on_event(d, n);
-		n->job = NULL;	   /* ofcd_job_done freed it */
-		n->planner = NULL; /* ofcd_planner_landed took it */
+		n->job = NULL;	       /* ofcd_job_done freed it */
+		n->planner = NULL;     /* ofcd_planner_landed took it */
+		n->state_sched = NULL; /* ... state_schedule_landed */
 		note_free(n);
 		n = next;
 	}
@@ -617,6 +620,7 @@ void ofcd_close(struct ofcd *d)
 		close(d->wake_fd);
 	for (size_t i = 0; i < ARRAY_SIZE(d->loop.cache); i++)
 		free(d->loop.cache[i].buf);
+	state_schedule_stop(d);
 	snapshot_free(d->loop.snap);
 	fabcfg_unref(d->loop.cfg);
 	fabcfg_unref(d->w.cfg);

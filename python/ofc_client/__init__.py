@@ -405,13 +405,16 @@ class Client:
 
     def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,
                      summary_only=False, chunks=None, partition=None, lowering=None,
-                     stream=False):
+                     stream=False, reduced=False):
         """A verified, priced schedule (ofc.v1.Schedule) on the committed
         topology, on `topology` (a what-if spec), or on the config's
         `partition` (its topology, sized by its collectives). `lowering`:
         the all-to-all MCF's, "steps" (the default), "paths" (the
         workload's: ofcd answers it from the MCF solution it keeps, and is
-        BUSY while it computes it) or "single"."""
+        BUSY while it computes it) or "single". `reduced`: symmetry-reduced
+        (node 0's program and Schedule.reduced, the group that translates it
+        to every node), refused with the reason where the topology has no
+        such form."""
         req = control_pb2.Request()
         gs = req.get_schedule
         gs.collective = collective
@@ -431,6 +434,8 @@ class Client:
             gs.lowering = lowering
         if stream:
             gs.stream = True  # any size: ofcd sends it step by step
+        if reduced:
+            gs.reduced = True
         return self.call(req).schedule
 
     def watch(self, idle_timeout=None, count=None):

@@ -50,11 +50,14 @@ req() { $PY "$TMP/req.py" "$BUILD/python" "$@"; }
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 # until_gen NAME GEN: NAME's state shows generation GEN and no transaction
 # (10 s by the clock)
+# (and its schedule computed: it lands after the state, off the commit's
+# path; a follower computes it when asked, as here)
 until_gen() {
 	_end=$(($(date +%s) + 10))
 	until cluster_json "$1" && python3 -c 'import json,sys
 j = json.load(open(sys.argv[1]))
-sys.exit(0 if j["config_generation"] == int(sys.argv[2]) and not j.get("transaction") else 1)' \
+sys.exit(0 if j["config_generation"] == int(sys.argv[2]) and not j.get("transaction")
+         and not j.get("schedule_computing_since_unix_ms") else 1)' \
 		"$TMP/$1.json" "$2" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
 }
 gen_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_generation"])' "$TMP/$1.json"; }

@@ -215,6 +215,22 @@ static inline Ofc__V1__Response *get_state(struct ofcd_client *c, uint64_t id)
 	return call(c, &req, id);
 }
 
+/* The state once its schedule is computed (it lands after the commit's
+ * answer, off its path: GetState says schedule_computing_since_unix_ms
+ * meanwhile), within 60 s. */
+static inline Ofc__V1__Response *get_state_settled(struct ofcd_client *c, uint64_t id)
+{
+	Ofc__V1__Response *r = get_state(c, id);
+
+	for (int i = 0; i < 6000 && r && r->state && r->state->has_schedule_computing_since_unix_ms;
+	     i++) {
+		ofc__v1__response__free_unpacked(r, NULL);
+		usleep(10000);
+		r = get_state(c, id);
+	}
+	return r;
+}
+
 static inline void reconfigure_req(Ofc__V1__Request *req, Ofc__V1__Reconfigure *rq,
 				   const char *spec)
 {

@@ -345,6 +345,21 @@ static void failures_link(struct failures *f)
 	ofc__v1__response__free_unpacked(r, NULL);
 }
 
+/* The state's schedule on topology, computed after a commit (off its
+ * path): the state once it lands, and its event. */
+static void state_schedule_landed(struct failures *f, uint64_t id, const char *topology)
+{
+	Ofc__V1__Response *r = get_state_settled(&f->c, id), *e;
+
+	assert_non_null(r->state->schedule);
+	assert_string_equal(r->state->schedule->topology, topology);
+	ofc__v1__response__free_unpacked(r, NULL);
+	e = next_event(&f->wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
+	assert_non_null(e->event->schedule);
+	assert_string_equal(e->event->schedule->topology, topology);
+	ofc__v1__response__free_unpacked(e, NULL);
+}
+
 /* A Reconfigure keeps the set: on a topology without the link it is out of
  * effect, back on the torus it is in effect again. */
 static void failures_reconfigure(struct failures *f)
@@ -353,14 +368,16 @@ static void failures_reconfigure(struct failures *f)
 
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
+	state_schedule_landed(f, 95, "circulant:64:3,8");
 	expect_schedule(f, 91, "circulant:64:3,8", 0);
 	assert_true(
 	    log_count(f->w, "failure h0-h1 is not in effect on topology circulant:64:3,8") >= 1);
 	r = reconfigure(&f->c, "torus:8x8", 92);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
+	state_schedule_landed(f, 96, "torus:8x8 without h0-h1");
 	expect_schedule(f, 93, "torus:8x8 without h0-h1", f->degraded_us);
-	r = get_state(&f->c, 94);
+	r = get_state_settled(&f->c, 94);
 	assert_int_equal(r->state->n_failed, 1);
 	assert_non_null(r->state->schedule);
 	assert_string_equal(r->state->schedule->topology, "torus:8x8 without h0-h1");

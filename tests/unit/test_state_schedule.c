@@ -1,0 +1,284 @@
+/* The state's schedule off the commit's path (controller/ofcd/state_schedule.c):
+ * a slow engine delays neither a commit's answer nor the state's new
+ * generation; a schedule the verifier refuses is shown and logged with
+ * why; a follower computes none at a commit, only when a client asks it
+ * for the state; the schedule kept is symmetry-reduced where the topology
+ * admits it. */
+#include "tests/unit/ofcd_world.h"
+
+#include <sys/eventfd.h>
+
+#include "controller/ofcd/internal.h"
+
+/* ---- seams ------------------------------------------------------------------ */
+
+static atomic_bool hold_engine, engine_held, engine_gave_up;
+
+/* A slow engine: the computation waits until the test lets it go, at most
+ * 10 s (gave_up: a daemon that waits for it gets its answers only then,
+ * and the test fails instead of hanging). */
+static void slow_engine(struct schedule_result *r)
+{
+	(void)r;
+	atomic_store(&engine_held, true);
+	for (int i = 0; i < 1000 && atomic_load(&hold_engine); i++)
+		usleep(10000);
+	if (atomic_load(&hold_engine))
+		atomic_store(&engine_gave_up, true);
+}
+
+/* A schedule the verifier refuses: the first transfer sent back to its
+ * sender (no such link), checked again by the real verifier. */
+static void corrupt_schedule(struct schedule_result *r)
+{
+	struct schedule_outcome *o = r->main;
+	struct verify_opts vo = {.graph = r->g};
+	struct verify_report rep;
+
+	assert_true(o->s.nxfers > 0);
+	o->s.xfers[0].dst = o->s.xfers[0].src;
+	if (o->is_reduced) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		o->verified = sched_verify_reduced(&red, &vo, &rep) == 0;
+	} else {
+		o->verified = sched_verify(&o->s, &vo, &rep) == 0;
+	}
+	o->s.verified = o->verified;
+	snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
+}
+
+/* ---- one ofcd ----------------------------------------------------------------- */
+
+static void test_slow_engine(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+
+	atomic_store(&hold_engine, true);
+	atomic_store(&engine_held, false);
+	atomic_store(&engine_gave_up, false);
+	state_schedule_test_hook = slow_engine;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	/* The commit answers while the engine is held... */
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_non_null(r);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	/* ... and the state is the new generation, its schedule computing. */
+	r = get_state(&c, 2);
+	assert_int_equal(r->state->config_generation, 1);
+	assert_null(r->state->schedule);
+	assert_true(r->state->has_schedule_computing_since_unix_ms);
+	ofc__v1__response__free_unpacked(r, NULL);
+	for (int i = 0; i < 3000 && !atomic_load(&engine_held); i++)
+		usleep(10000);
+	assert_true(atomic_load(&engine_held));
+	/* Another commit meanwhile answers too (its schedule waits its turn). */
+	r = reconfigure(&c, "torus:4x16", 3);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state(&c, 4);
+	assert_int_equal(r->state->config_generation, 2);
+	assert_true(r->state->has_schedule_computing_since_unix_ms);
+	ofc__v1__response__free_unpacked(r, NULL);
+	/* all of it answered while the engine was held */
+	assert_false(atomic_load(&engine_gave_up));
+	atomic_store(&hold_engine, false);
+	/* Let go: the last state's schedule lands, symmetry-reduced. */
+	r = get_state_settled(&c, 5);
+	assert_non_null(r->state->schedule);
+	assert_string_equal(r->state->schedule->topology, "torus:4x16");
+	assert_true(r->state->schedule->verified);
+	assert_null(r->state->schedule->verify_error);
+	assert_non_null(r->state->schedule->reduced);
+	assert_string_equal(r->state->schedule->reduced->name, "Z_4 x Z_16");
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(log_count(w, "the state's schedule: bfb allreduce on torus:4x16") >= 1);
+	ofcd_disconnect(&c);
+	stop(w);
+	state_schedule_test_hook = NULL;
+}
+
+static void test_not_verified_says_why(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+
+	state_schedule_test_hook = corrupt_schedule;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state_settled(&c, 2);
+	assert_non_null(r->state->schedule);
+	assert_false(r->state->schedule->verified);
+	/* the answer says why ... */
+	assert_non_null(r->state->schedule->verify_error);
+	assert_true(strlen(r->state->schedule->verify_error) > 0);
+	/* ... and the log, as a warning */
+	char *line = xasprintf("NOT verified: the bfb schedule failed verification: %s",
+			       r->state->schedule->verify_error);
+	assert_true(log_count(w, line) >= 1);
+	free(line);
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	stop(w);
+	state_schedule_test_hook = NULL;
+}
+
+/* GetSchedule reduced: node 0's program and its group, on the fabric's
+ * topology; refused with the reason where the topology has none. */
+static void test_get_schedule_reduced(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c;
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+	Ofc__V1__Response *r;
+	size_t nx = 0;
+
+	state_schedule_test_hook = NULL;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	gs.collective = "allreduce";
+	gs.has_reduced = gs.reduced = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	r = call(&c, &req, 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_true(r->schedule->verified);
+	assert_non_null(r->schedule->reduced);
+	assert_int_equal(r->schedule->reduced->order, 64);
+	for (size_t t = 0; t < r->schedule->n_steps; t++)
+		nx += r->schedule->steps[t]->n_transfers;
+	/* node 0's program: a 64th of the whole */
+	assert_true(nx > 0 && nx * 32 < r->schedule->num_transfers);
+	ofc__v1__response__free_unpacked(r, NULL);
+	gs.topology = "genkautz:64,4";
+	r = call(&c, &req, 2);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_INVALID);
+	assert_non_null(strstr(r->message, "no translation group"));
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
+/* ---- a replica, driven directly ------------------------------------------------ */
+
+/* The computation's note, taken off the daemon's list as the loop would. */
+static struct state_sched_task *landed_task(struct ofcd *d)
+{
+	struct note *n = NULL;
+	struct state_sched_task *t;
+
+	for (int i = 0; i < 3000 && !n; i++) {
+		pthread_mutex_lock(&d->notes.mu);
+		n = d->notes.head;
+		d->notes.head = d->notes.tail = NULL;
+		pthread_mutex_unlock(&d->notes.mu);
+		if (!n)
+			usleep(10000);
+	}
+	assert_non_null(n);
+	assert_null(n->next);
+	t = n->state_sched;
+	n->state_sched = NULL;
+	note_free(n);
+	assert_non_null(t);
+	return t;
+}
+
+static struct snapshot *wanting(struct fabcfg *cfg, const char *spec)
+{
+	struct snapshot *s = xcalloc(1, sizeof(*s));
+
+	s->cfg = fabcfg_ref(cfg);
+	s->state = arena_alloc(&s->a, sizeof(*s->state));
+	ofc__v1__state__init(s->state);
+	s->sched_want = true;
+	s->sched_spec = spec ? arena_strdup(&s->a, spec) : NULL;
+	return s;
+}
+
+static void test_follower(void **state)
+{
+	struct world *w = *state;
+	struct ofcd *d = xcalloc(1, sizeof(*d));
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	char *text = xasprintf(cfg_fmt, "torus:8x8");
+
+	state_schedule_test_hook = NULL;
+	assert_int_equal(config_parse("fab.yaml", text, strlen(text), &f, &err), 0);
+	assert_int_equal(fabric_validate(f, &err), 0);
+	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", LP_SOLVER_DEFAULT);
+
+	d->o.log = log_line;
+	d->o.log_ctx = w;
+	d->o.log_level = OFCD_LOG_DEBUG;
+	d->wake_fd = eventfd(0, EFD_CLOEXEC);
+	pthread_mutex_init(&d->notes.mu, NULL);
+	d->clustered = true;
+	d->loop.snap = wanting(cfg, NULL);
+
+	/* A follower publishes the state a sync read: nothing computed. */
+	state_schedule_check(d, false);
+	assert_null(d->loop.ss.task);
+	usleep(50000);
+	assert_null(d->notes.head);
+	/* A client asks it for the state: computed then. */
+	state_schedule_check(d, true);
+	assert_non_null(d->loop.ss.task);
+	assert_true(state_schedule_since(d) > 0);
+	state_schedule_landed(d, landed_task(d));
+	assert_null(d->loop.ss.task);
+	assert_non_null(d->loop.snap->state->schedule);
+	assert_true(d->loop.snap->state->schedule->verified);
+	assert_non_null(d->loop.snap->state->schedule->reduced);
+
+	/* The same state again (a snapshot built for another reason): the
+	 * kept one, not computed again. */
+	snapshot_free(d->loop.snap);
+	d->loop.snap = wanting(cfg, NULL);
+	state_schedule_check(d, true);
+	assert_null(d->loop.ss.task);
+	assert_non_null(d->loop.snap->state->schedule);
+
+	/* Leading: a new topology's at once, unasked. */
+	d->loop.leading = true;
+	snapshot_free(d->loop.snap);
+	d->loop.snap = wanting(cfg, "torus:4x16");
+	state_schedule_check(d, false);
+	assert_non_null(d->loop.ss.task);
+	state_schedule_landed(d, landed_task(d));
+	assert_string_equal(d->loop.snap->state->schedule->topology, "torus:4x16");
+
+	state_schedule_stop(d);
+	snapshot_free(d->loop.snap);
+	fabcfg_unref(cfg);
+	close(d->wake_fd);
+	pthread_mutex_destroy(&d->notes.mu);
+	free(d);
+	free(text);
+}
+
+int main(int argc, char **argv)
+{
+	char *copy = xstrdup(argv[0]);
+
+	(void)argc;
+	snprintf(build_dir, sizeof(build_dir), "%s/..", dirname(copy));
+	free(copy);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_slow_engine, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_verified_says_why, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_get_schedule_reduced, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_follower, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
