@@ -835,8 +835,8 @@ static int schedule_help(const struct cli_cmd *cmd)
 		" (default steps; paths\n"
 		"                  is the workload's, answered from the MCF solution ofcd keeps)\n"
 		"  --summary       figures only, no steps\n"
-		"  --reduced       symmetry-reduced (as ofc schedule --reduced): node 0's program\n"
-		"                  and the translation group, on the topology's own\n"
+		"  --reduced       symmetry-reduced (as ofc schedule --reduced): node 0's\n"
+		"                  program and the translation group, on the topology's own\n"
 		"                  numbering; refused with the reason where it has no such form\n"
 		"  --format pb|json -o OUT  write the schedule; without --format OUT's\n"
 		"                  extension says which (.pb, .json), else json\n");
@@ -1259,7 +1259,8 @@ static const struct {
     {"schedule",
      {"--socket PATH schedule",
       "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
-      "[--lowering L] [--summary] [--json] [--format pb|json -o OUT] [--timeout DUR]",
+      "[--lowering L] [--summary] [--reduced] [--json] [--format pb|json -o OUT] "
+      "[--timeout DUR]",
       "a verified schedule from the daemon", NULL},
      r_schedule},
     {"plan",
