@@ -479,25 +479,6 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	return reconfigure_run(&q, r, err);
 }
 
-/* The workload's schedule a snapshot computed on the config's own graph,
- * kept on the config as a re-plan keeps its own: the next snapshot of the
- * same config takes it instead of computing it again, so a partition's
- * commit or release (a Slurm job's prolog or epilog) does not pay for the
- * whole fabric's schedule again (seconds at a thousand hosts: bench/
- * RESULTS.md, "Slurm churn through ofcd"). The config's plan is the
- * mutation worker's own until `planned` is set. */
-static void keep_schedule(struct fabcfg *cfg, const struct snapshot *s)
-{
-	const Ofc__V1__Schedule *sc = s ? s->state->schedule : NULL;
-
-	if (!sc || s->graph || cfg->plan || cfg->f->nrings || !cfg->coll ||
-	    atomic_load_explicit(&cfg->planned, memory_order_acquire))
-		return;
-	cfg->plan_len = ofc__v1__schedule__get_packed_size(sc);
-	cfg->plan = xmalloc(cfg->plan_len + 1);
-	ofc__v1__schedule__pack(sc, cfg->plan);
-}
-
 /* Where a mutation's time went, for the log (INFO): each stage it reached,
  * from the worker taking it to its answer built. */
 static void log_took(struct ofcd *d, const struct job *j, const struct mutation *m,
@@ -631,7 +612,6 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
-		keep_schedule(d->w.pub, j->snap);
 		m.t_snap = now_seconds();
 		held_state(d, j->snap);
 		if (why[0])
@@ -680,7 +660,6 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 		an.t.state = "committed";
 		t[1] = now_seconds();
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
-		keep_schedule(d->w.pub, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		t[2] = now_seconds();
