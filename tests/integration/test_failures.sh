@@ -224,7 +224,7 @@ done
 # near the hole), and the single-path lowering keeps it per pair.
 node_check 27 "" alltoall --algo mcf --lowering paths
 node_check 27 "" alltoall --algo mcf --lowering single
-expect_json "j['mcf']['optimal'] and j['failed_nodes']==[27] and j['nodes']==63 and j['mcf']['theta']<1/64 and j['healthy']['topology']=='torus:8x8'" \
+expect_json "j['mcf']['optimal'] and j['failed_nodes']==[27] and j['nodes']==64 and j['mcf']['theta']<1/64 and j['healthy']['topology']=='torus:8x8'" \
 	$S --topology torus:8x8 --fail 27 --collective alltoall --lowering paths --json
 # The time-stepped MCF (the default lowering) on a small torus less a node.
 if $S --topology torus:4x4 --fail 5,0-1 --collective alltoall -o "$TMP/s.json" >"$TMP/out" 2>"$TMP/err" &&
@@ -242,7 +242,7 @@ fi
 # for three steps (U = 1 each step): tau_B = (2/4)(1 + 1 + 1) = 3/2. The
 # healthy ring: U = 1 twice, (2/5) 2 = 4/5. All-to-all: the middle link
 # carries 2 x 2 shards each way, theta = 1/4 per link capacity.
-expect_json "j['tau_b_fraction']=='3/2' and j['num_steps']==3 and j['nodes']==4 and j['failed_nodes']==[0] and j['topology']=='circulant:5:1 without 0' and abs(j['healthy']['time_us']-(20+4/5*2**20*8/100e3))<1e-6" \
+expect_json "j['tau_b_fraction']=='3/2' and j['num_steps']==3 and j['nodes']==5 and j['failed_nodes']==[0] and j['topology']=='circulant:5:1 without 0' and abs(j['healthy']['time_us']-(20+4/5*2**20*8/100e3))<1e-6" \
 	$S --topology circulant:5:1 --fail 0 --collective allgather --json
 expect_json "abs(j['theta']-0.25)<1e-9 and j['mcf']['optimal'] and j['failed_nodes']==[0]" \
 	$S --topology circulant:5:1 --fail 0 --collective alltoall --lowering paths --json
@@ -268,7 +268,7 @@ topology:
 EOT
 $S --topology torus:4x4 --fail 5,0-1 --collective allreduce --json >"$TMP/a.json"
 A=$(tau "$TMP/a.json")
-expect_json "j['tau_b_fraction']=='$A' and j['topology']=='torus:4x4 without h0-h1,h5' and j['failed_nodes']==[5] and j['failed_hosts']==['h5'] and j['nodes']==15 and j['verified'] and j['healthy']['excess']>0" \
+expect_json "j['tau_b_fraction']=='$A' and j['topology']=='torus:4x4 without h0-h1,h5' and j['failed_nodes']==[5] and j['failed_hosts']==['h5'] and j['nodes']==16 and j['verified'] and j['healthy']['excess']>0" \
 	$S "$TMP/h16.yaml" --collective allreduce --json
 printf 'version: 1\nname: t16\nhosts:\ntopology: torus:4x4\n' >"$TMP/t16.yaml"
 for i in $(seq 0 15); do
@@ -279,7 +279,7 @@ for i in $(seq 0 15); do
 	fi
 done
 # (each host is put first: h15 is node 0, h5 node 10)
-expect_json "j['failed_nodes']==[10] and j['failed_hosts']==['h5'] and j['nodes']==15 and j['verified']" \
+expect_json "j['failed_nodes']==[10] and j['failed_hosts']==['h5'] and j['nodes']==16 and j['verified']" \
 	$S "$TMP/t16.yaml" --collective allgather --json
 expect_stdout_has 'failed       host h5 of 16: no part in the collective' $S "$TMP/t16.yaml" --collective allgather
 expect_stdout_has 'failures: schedules run on torus:4x4 without h5 (failed hosts take no part)' $OFC show "$TMP/t16.yaml"
