@@ -6,17 +6,11 @@
  * writes those from the metrics. The messages borrow r's strings. */
 #include "alltoall/alltoall.h"
 #include "controller/export/export.h"
+#include "controller/export/internal.h"
 #include "rwa/rwa.h"
 
 #include <math.h>
 #include <string.h>
-
-#define SET(msg, field, value)                                                                     \
-	do {                                                                                       \
-		(msg)->has_##field = 1;                                                            \
-		(msg)->field = (value);                                                            \
-	} while (0)
-#define NEW(a, T, init) ((T *)memcpy(arena_alloc(a, sizeof(T)), &(T)init, sizeof(T)))
 
 static bool has_metric(const struct schedule *s, const char *name)
 {

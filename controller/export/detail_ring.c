@@ -5,17 +5,11 @@
  * summary has one formatter (summary.c). A figure the schedule's metrics
  * already say is left out. The messages borrow r's strings. */
 #include "controller/export/export.h"
+#include "controller/export/internal.h"
 #include "optree/optree.h"
 #include "rwa/rwa.h"
 
 #include <string.h>
-
-#define SET(msg, field, value)                                                                     \
-	do {                                                                                       \
-		(msg)->has_##field = 1;                                                            \
-		(msg)->field = (value);                                                            \
-	} while (0)
-#define NEW(a, T, init) ((T *)memcpy(arena_alloc(a, sizeof(T)), &(T)init, sizeof(T)))
 
 static bool has_metric(const Ofc__V1__Schedule *s, const char *name)
 {

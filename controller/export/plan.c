@@ -3,15 +3,10 @@
  * GetPlan with, so the two cannot drift apart. Built in an arena that
  * borrows the result's strings: free the arena before the result. */
 #include "controller/export/export.h"
+#include "controller/export/internal.h"
 #include "controller/jobplan/jobplan.h"
 
 #include <math.h>
-
-#define SET(msg, field, value)                                                                     \
-	do {                                                                                       \
-		(msg)->has_##field = 1;                                                            \
-		(msg)->field = (value);                                                            \
-	} while (0)
 
 static const char *phase_group(const struct jobplan_result *r, uint32_t p)
 {

@@ -2,6 +2,7 @@
  * proto/topology.proto). Messages are built in an arena that borrows the
  * model's strings, packed, and dropped in one go. */
 #include "controller/export/export.h"
+#include "controller/export/internal.h"
 #include "proto/schedule.pb-c.h"
 
 #include <fcntl.h>
@@ -9,22 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define SET(msg, field, value)                                                                     \
-	do {                                                                                       \
-		(msg)->has_##field = 1;                                                            \
-		(msg)->field = (value);                                                            \
-	} while (0)
-
-#define NEW(a, type, ...) (type *)new_msg((a), sizeof(type), &(type)__VA_ARGS__)
-
-static void *new_msg(struct arena *a, size_t size, const void *init)
-{
-	void *p = arena_alloc(a, size);
-
-	memcpy(p, init, size);
-	return p;
-}
 
 static char *S(const char *s)
 {

@@ -5,16 +5,11 @@
  * the top level, then the detail's fields there too; no steps, links or
  * vertices (those are the schedule, which -o writes). */
 #include "controller/export/export.h"
+#include "controller/export/internal.h"
 #include "fluid/fluid.h"
 #include "rwa/rwa.h"
 
 #include <math.h>
-
-#define SET(msg, field, value)                                                                     \
-	do {                                                                                       \
-		(msg)->has_##field = 1;                                                            \
-		(msg)->field = (value);                                                            \
-	} while (0)
 
 /* ---- the summary's JSON ------------------------------------------------------ */
 

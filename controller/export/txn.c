@@ -6,13 +6,8 @@
  * three say the same. Every string is copied into the arena: ofcd closes
  * the planned ctl before it sends the answer. */
 #include "controller/export/export.h"
+#include "controller/export/internal.h"
 #include "controller/reconfig/reconfig.h"
-
-#define SET(msg, field, value)                                                                     \
-	do {                                                                                       \
-		(msg)->has_##field = 1;                                                            \
-		(msg)->field = (value);                                                            \
-	} while (0)
 
 static Ofc__V1__HostPort *host_port(struct arena *a, uint32_t host, uint32_t port)
 {
