@@ -39,7 +39,6 @@ for r in r1 r2 r3; do
 	replica_start $r --probe-interval 0
 done
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
-others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 
 # old-or-new: the record equals the switch, at its own target, A or B, no
 # transaction left; prints the topology, or "bad: why"

@@ -174,6 +174,23 @@ cluster_json() {
 	$OFC --socket "$TMP/$1.sock" status --json --timeout 5 >"$TMP/$1.json" 2>/dev/null
 }
 
+# others NAME: the replicas r1 r2 r3 but NAME
+others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
+
+# gen NAME: the config generation NAME serves
+gen() { cluster_json "$1" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("config_generation", 0))' "$TMP/$1.json"; }
+
+# until_state NAME SECS 'EXPR' [ARG]: poll NAME's state (cluster_json) until
+# the Python EXPR holds of it (j; ARG as a) or SECS pass
+until_state() {
+	_end=$(($(date +%s) + $2))
+	until cluster_json "$1" && python3 -c "import json,sys
+j = json.load(open(sys.argv[1])); a = sys.argv[2]
+sys.exit(0 if ($3) else 1)" "$TMP/$1.json" "${4:-}" || [ "$(date +%s)" -gt $_end ]; do
+		sleep 0.05
+	done
+}
+
 # The replica's role and leader: "ROLE LEADER TOOK_OVER_MS STALE"
 cluster_view() {
 	cluster_json "$1" && python3 -c 'import json,sys

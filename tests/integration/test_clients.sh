@@ -83,7 +83,6 @@ grep -q "cannot confirm with etcd who leads (.*; etcd has not answered yet)" "$T
 	bad "a mutation on a replica whose etcd never answered" "$(cat "$TMP/err")"
 replica_stop x1 KILL
 for r in r1 r2 r3; do rstart $r; done
-others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 gw() { eval "printf '%s' \"\$GW_$1\""; }
 
 wait_leader 20 r1 r2 r3 && ok || bad "no leader within 20 s" "$(tail -3 "$TMP/r1.log")"

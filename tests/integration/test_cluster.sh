@@ -77,17 +77,6 @@ rstart r2
 REPLICA_ETCD="etcds://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" rstart r3
 
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
-others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
-# until_state NAME SECS 'EXPR' [ARG]: poll NAME's state (cluster_json) until
-# the Python EXPR holds of it (j; ARG as a) or SECS pass
-until_state() {
-	_end=$(($(date +%s) + $2))
-	until cluster_json "$1" && python3 -c "import json,sys
-j = json.load(open(sys.argv[1])); a = sys.argv[2]
-sys.exit(0 if ($3) else 1)" "$TMP/$1.json" "${4:-}" || [ "$(date +%s)" -gt $_end ]; do
-		sleep 0.05
-	done
-}
 
 # check_consistent NAME WHAT: the record NAME serves equals what the switch
 # holds (its --state file), is at its own target, topology A or B, and no

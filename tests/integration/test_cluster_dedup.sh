@@ -26,15 +26,6 @@ if ! command -v etcd >/dev/null; then
 fi
 three_replicas 20
 ALL="$TMP/r1.sock,$TMP/r2.sock,$TMP/r3.sock"
-others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
-gen() { cluster_json "$1" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("config_generation", 0))' "$TMP/$1.json"; }
-# until_state NAME SECS 'EXPR': poll NAME's state until EXPR holds of it (j)
-until_state() {
-	_end=$(($(date +%s) + $2))
-	until cluster_json "$1" && python3 -c "import json,sys
-j = json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" "$TMP/$1.json" ||
-		[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
-}
 # send KEY TOPOLOGY [ADDRESSES]: a Reconfigure with request_key KEY through
 # the Python client, given every replica; prints "STATUS TXN_STATE TXN_ID
 # MESSAGE"

@@ -47,7 +47,6 @@ print(r.message)
 sys.exit(0 if r.status == pb.STATUS_OK else 1)
 EOF
 req() { $PY "$TMP/req.py" "$BUILD/python" "$@"; }
-others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 # until_gen NAME GEN: NAME's state shows generation GEN and no transaction
 # (10 s by the clock)
 # (and its schedule computed: it lands after the state, off the commit's

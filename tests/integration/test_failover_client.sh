@@ -37,14 +37,6 @@ for r in r1 r2 r3; do
 	replica_start $r --probe-interval 0 --credentials-dir "$TMP/creds"
 done
 ALL="$TMP/r1.sock,$TMP/r2.sock,$TMP/r3.sock"
-others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
-gen() { cluster_json "$1" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("config_generation", 0))' "$TMP/$1.json"; }
-until_state() {
-	_end=$(($(date +%s) + $2))
-	until cluster_json "$1" && python3 -c "import json,sys
-j = json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" "$TMP/$1.json" ||
-		[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
-}
 sed -e "s|^topology: .*|topology: $B|" "$TMP/r1/fab.yaml" >"$TMP/creds/b.yaml"
 sed -e "s|^topology: .*|topology: $A|" "$TMP/r1/fab.yaml" >"$TMP/creds/a.yaml"
 
