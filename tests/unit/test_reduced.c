@@ -522,6 +522,94 @@ static void test_alltoall(void **state)
 	}
 }
 
+/* s written by w (JSON members in an object, or text), into a string. */
+static char *written(const struct schedule *s, const struct sched_reduced *r, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_writer w;
+
+	if (json) {
+		jw_init(&w, f, true);
+		jw_obj_begin(&w);
+		if (r)
+			sched_reduced_write_json_members(&w, r);
+		else
+			sched_write_json_members(&w, s, true);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	} else if (r) {
+		sched_reduced_write_text(f, r, UINT32_MAX);
+	} else {
+		sched_write_text(f, s, UINT32_MAX);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The expansion written as it goes is the expanded schedule written, byte
+ * for byte, JSON and text: all-to-all programs (time-stepped, and runs of
+ * paths), BFB's allgather and reduce-scatter. */
+static void write_case(const struct fixture *f, struct sched_reduced *r)
+{
+	struct schedule s;
+	struct ofc_error err = {0};
+
+	sched_set_metric(&r->prog, "tau_b", 1.5);
+	r->prog.time_us = 12.5;
+	r->prog.verified = true;
+	if (sched_reduced_expand(r, &s, &err) < 0)
+		fail_msg("%s: %s", f->g->spec, err.msg);
+	s.time_us = r->prog.time_us;
+	s.verified = true;
+	sched_set_metric(&s, "tau_b", 1.5);
+	for (int json = 0; json < 2; json++) {
+		char *a = written(&s, NULL, json), *b = written(NULL, r, json);
+
+		if (strcmp(a, b))
+			fail_msg("%s %s: the streamed expansion differs", f->g->spec,
+				 json ? "json" : "text");
+		assert_true(strlen(a) > 100);
+		free(a);
+		free(b);
+	}
+	sched_free(&s);
+}
+
+static void test_write_stream(void **state)
+{
+	static const char *const lows[] = {"steps", "paths"};
+	struct fixture f;
+	struct ofc_error err = {0};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(lows); i++) {
+		struct a2a_request q = {
+		    .algo = "mcf", .lowering = lows[i], .mcf = {.threads = 1}, .runs = i == 1};
+		struct sched_reduced r;
+		struct a2a_outcome o;
+
+		open_spec(i ? "torus:4x6" : "torus:4x4", &f);
+		if (a2a_reduced(f.g, &f.G, &q, &r, &o, &err) < 0)
+			fail_msg("%s", err.msg);
+		write_case(&f, &r);
+		sched_reduced_free(&r);
+		a2a_outcome_free(&o);
+		close_spec(&f);
+	}
+	for (int c = 0; c < 2; c++) {
+		struct sched_reduced r;
+		struct bfb_stats st;
+
+		open_spec(c ? "torus:4x4" : "hypercube:4", &f);
+		reduced_bfb(&f, c ? SCHED_REDUCE_SCATTER : SCHED_ALLGATHER, &r, &st);
+		write_case(&f, &r);
+		sched_reduced_free(&r);
+		close_spec(&f);
+	}
+}
+
 /* The same schedule under a subgroup H (translations by multiples of
  * step[i]): the program translated by every representative of H's
  * cosets. */
@@ -1143,6 +1231,7 @@ int main(void)
 	    cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_copy_and_empty),
 	    cmocka_unit_test(test_alltoall),
+	    cmocka_unit_test(test_write_stream),
 	    cmocka_unit_test(test_subgroup),
 	    cmocka_unit_test(test_swing),
 	    cmocka_unit_test(test_recursive_doubling),
