@@ -208,6 +208,11 @@ struct schedule_outcome {
 	 * group translates it; ntransfers counts the whole schedule's. */
 	bool is_reduced;
 	struct sched_group group;
+	/* Reduced by default where the explicit schedule used to be built
+	 * (the MCF's time-stepped all-to-all above A2A_STEPS_EXPLICIT_NODES,
+	 * up to A2A_MAX_NODES): -o writes every transfer, the expansion
+	 * streamed (text, JSON), as it wrote the explicit schedule. */
+	bool expand_on_write;
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;
