@@ -455,6 +455,10 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
 		      const struct fluid_steps_report *rep, struct schedule *s,
 		      struct ofc_error *err);
+/* The explicit schedule's head alone (sched_init, root, size, time,
+ * metrics), no step: what a summary of it needs. */
+void fluid_pipe_head(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		     const struct fluid_steps_report *rep, struct schedule *s);
 void fluid_pipe_free(struct fluid_pipe *p);
 /* sched_verify's checks of the expansion on the network vn (its step_time
  * p's; step_times NULL), from the period: the pattern alone (one chunk,
@@ -462,10 +466,11 @@ void fluid_pipe_free(struct fluid_pipe *p);
  * proves delivery, causality and what each vertex may store, copy and
  * reduce for every chunk, since chunk k is that pattern moved in time and
  * scaled to its own part of each block; then every step's load on every
- * arc and capacity set is the K consecutive layers it overlaps, each at
- * 1/K, against step_time x bandwidth. The report as sched_verify's of the
- * expansion: steps and transfers the expansion's, duplicates and cost the
- * pattern's (the chunks' sum), the largest utilisation of any step. */
+ * arc and capacity set, the chunks' parts of the K consecutive layers it
+ * overlaps summed as the verifier sums them, against step_time x
+ * bandwidth. The report as sched_verify's of the expansion: steps,
+ * transfers, the largest utilisation and the cost the expansion's to the
+ * last bit (the cost summed in its order), duplicates the pattern's. */
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep);
 /* The K that minimises (T+K-1)(alpha + R M/K) over 1..max_k. */

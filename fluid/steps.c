@@ -85,9 +85,7 @@ static uint32_t choose_chunks(const struct fluid_steps_opts *o, double R, uint32
 	return K < 1 ? 1 : K > maxk ? maxk : K;
 }
 
-/* Chunk k of piece q: [*lo, *hi) of its block, empty when rounded away. */
-static bool chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_t *lo,
-		     uint32_t *hi)
+bool fluid_chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_t *lo, uint32_t *hi)
 {
 	*lo = sched_fix((k + q->lo) / K);
 	*hi = sched_fix((k + q->hi) / K);
@@ -109,7 +107,7 @@ static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt
 		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0)
 			return -1;
 		for (uint32_t k = 0; k < K; k++) {
-			if (!chunk_of(q, k, K, &lo, &hi))
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
 				continue;
 			for (uint32_t h = 0; h < q->nhops; h++) {
 				uint32_t st = rt->hop_layer[q->first + h] + k;
@@ -173,7 +171,7 @@ static void fill_steps(const struct fluid_net *n, const struct fluid_result *r, 
 		    r->collective == FLUID_ALLTOALL ? q->origin * nv + q->target : q->origin;
 
 		for (uint32_t k = 0; k < K; k++) {
-			if (!chunk_of(q, k, K, &lo, &hi))
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
 				continue;
 			for (uint32_t h = 0; h < q->nhops; h++) {
 				uint32_t e = rt->hop_arc[q->first + h];
@@ -265,23 +263,18 @@ void fluid_pipe_free(struct fluid_pipe *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
-		      const struct fluid_steps_report *rep, struct schedule *s,
-		      struct ofc_error *err)
+void fluid_pipe_head(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		     const struct fluid_steps_report *rep, struct schedule *s)
 {
 	static const struct fluid_steps_opts none = {0};
 	const struct fluid_result *r = p->r;
 
 	if (!o)
 		o = &none;
-	memset(s, 0, sizeof(*s));
-	if (check_size(p->ntransfers, p->chunks, p->steps, o, err) < 0)
-		return -1;
 	sched_init(s, sched_coll(r->collective), "fluid", p->net->nverts);
 	s->root = 0;
 	if (r->collective == FLUID_BROADCAST || r->collective == FLUID_REDUCE)
 		s->root = r->routing.pieces[0].origin;
-	fill_steps(p->net, r, p->chunks, p->steps, p->rev, p->count, s);
 	s->size_bytes = (uint64_t)((o->size > 0 ? o->size : 1) * 1e9);
 	s->time_us = rep->predicted * 1e6;
 	sched_set_metric(s, "rstar", r->rstar);
@@ -289,6 +282,21 @@ int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts 
 	sched_set_metric(s, "cost", rep->cost);
 	sched_set_metric(s, "chunks", p->chunks);
 	sched_set_metric(s, "hops", p->hops);
+}
+
+int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		      const struct fluid_steps_report *rep, struct schedule *s,
+		      struct ofc_error *err)
+{
+	static const struct fluid_steps_opts none = {0};
+
+	if (!o)
+		o = &none;
+	memset(s, 0, sizeof(*s));
+	if (check_size(p->ntransfers, p->chunks, p->steps, o, err) < 0)
+		return -1;
+	fluid_pipe_head(p, o, rep, s);
+	fill_steps(p->net, p->r, p->chunks, p->steps, p->rev, p->count, s);
 	return 0;
 }
 
