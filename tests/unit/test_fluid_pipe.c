@@ -5,7 +5,9 @@
  * cost, duplicates) for broadcasts, allgathers, all-to-alls and
  * reduce-scatters at several K; and a period with a wrong transfer, a
  * missing delivery or a capacity overrun only the overlap of consecutive
- * chunks shows fails both checks. */
+ * chunks shows fails both checks; and ofc schedule's allgather and
+ * reduce-scatter are answered from their period, their -o the same
+ * transfers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,9 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "controller/config/config.h"
+#include "controller/fabric/fabric.h"
+#include "controller/schedule/schedule.h"
 #include "fluid/fluid.h"
 
 static void near(double got, double want, double rel, const char *what)
@@ -212,11 +217,71 @@ static void test_corrupt(void **state)
 	fluid_net_free(&n);
 }
 
+/* ofc schedule's fluid allgather and reduce-scatter (schedule_fluid) are
+ * planned and verified from their period: no transfer until
+ * fluid_answer_expand, which gives fluid_schedule's transfers for the same
+ * routing and K, and the verifier's figures on those transfers are the
+ * period's to the last bit (the answers print them). */
+static void test_schedule_by_period(void **state)
+{
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER};
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	(void)state;
+
+	if (fabric_open("examples/modelw/all-links-1.yaml", &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+		struct schedule_query q = {.fabric = f, .collective = colls[i]};
+		struct fluid_query x = {0};
+		struct fluid_answer a;
+		struct fluid_steps_opts so = {.chunks = 0};
+		struct fluid_steps_report rep;
+		struct schedule s;
+		struct verify_network vn;
+		struct verify_report vr;
+
+		if (schedule_fluid(&q, &x, &a, &err) < 0)
+			fail_msg("schedule_fluid: %s", err.msg);
+		assert_true(a.by_period);
+		assert_true(a.verified);
+		assert_int_equal(a.s.nsteps, 0);
+		assert_int_equal(a.s.nxfers, 0);
+		assert_int_equal(fluid_answer_steps(&a), a.rep.steps);
+		assert_true(fluid_answer_transfers(&a) > 0);
+		size_t n = fluid_answer_transfers(&a);
+
+		if (fluid_answer_expand(&q, &a, &err) < 0)
+			fail_msg("fluid_answer_expand: %s", err.msg);
+		assert_int_equal(a.s.nsteps, a.rep.steps);
+		assert_int_equal(a.s.nxfers, n);
+		assert_true(a.s.verified);
+		/* the explicit schedule of the same routing and K */
+		so.chunks = a.rep.chunks;
+		if (fluid_schedule(a.net, &a.r, &so, &s, &rep, &err) < 0)
+			fail_msg("fluid_schedule: %s", err.msg);
+		assert_int_equal(s.nxfers, a.s.nxfers);
+		assert_memory_equal(s.xfers, a.s.xfers, s.nxfers * sizeof(struct xfer));
+		assert_memory_equal(s.step_start, a.s.step_start,
+				    (s.nsteps + 1) * sizeof(uint32_t));
+		fluid_verify_network(a.net, a.rep.step_time, &vn);
+		struct verify_opts vo = {.network = &vn};
+
+		assert_int_equal(sched_verify(&a.s, &vo, &vr), 0);
+		assert_true(vr.network_cost == a.vr.network_cost);
+		assert_true(vr.max_utilisation == a.vr.max_utilisation);
+		sched_free(&s);
+		fluid_answer_free(&a);
+	}
+	fabric_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_agree),
 	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_schedule_by_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
