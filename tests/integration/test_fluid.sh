@@ -218,6 +218,9 @@ grep -q "R\* 0.02108433735 s/GB" "$TMP/err" && ok || bad "the daemon's words on 
 $OFC --socket "$SOCK" schedule --collective allgather -o "$TMP/fl.json" >/dev/null 2>&1
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if len(j["steps"])>0 and len(j["vertices"])==30 and j["vertices"][0]["name"]=="s0/gpu0" and j["vertices"][0]["reduce"] else 1)' "$TMP/fl.json" &&
 	ok || bad "GetSchedule -o: the steps and vertices" "$(head -c 300 "$TMP/fl.json")"
+# a summary of the allgather, its period never expanded: its steps all the same
+expect_json 'j["collective"]=="allgather" and j["verified"] and j["num_steps"]>0' \
+	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 expect_json 'j["collective"]=="reduce" and j["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective reduce --algo fluid --summary --json
 expect_json 'j["collective"]=="allreduce" and j["verified"]' \
