@@ -190,6 +190,7 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	p->copy = p->coll != FLUID_ALLTOALL;
 	p->slack = o->slack > 0 ? o->slack : 1e-7;
 	p->gap = o->gap > 0 ? o->gap : 1e-7;
+	p->answer_at = p->answer_below = NAN;
 	p->mem_limit = o->mem_limit ? o->mem_limit : 4ull << 30;
 	if (!lp_solver_available(o->lp_solver, err))
 		return -1;
@@ -374,6 +375,11 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	uint32_t hmax = o->hops_max ? o->hops_max : 16, patience = o->patience ? o->patience : 2;
 	uint32_t best_t = tmin, flat = 0;
 	double best = INFINITY;
+	/* No T does better than a bound for every T: a trial that meets it
+	 * ends the search, which the trials after it would only have found
+	 * flat (the cut bound printed stays the one terminal's). */
+	double any_t = fmax(r->lower_bound, fluid_set_cut_bound(&p)) * (1 + 1e-7);
+	bool answered = false;
 	/* The best trial is R*(best_t) already: with phase 1 alone it is the
 	 * answer, not solved again (under a time limit the second
 	 * solve had no time left and answered 17.6 where the trial had 7.456,
@@ -389,8 +395,17 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 		memset(&tr, 0, sizeof(tr));
 		tr.objective = NAN; /* as r's: phase 1 leaves them */
 		tr.objective_lower = NAN;
+		tr.objective_any_hops = NAN;
 		report_progress(&p, "hops", T, r->ntrials, best, r->lower_bound, 0);
-		if (solve_at(&p, grp, T, false, &tr, err) < 0) {
+		/* A trial that will be the answer goes on to phase 2 (dw.c) */
+		if (!o->skip_phase2 && o->method != FLUID_FULL) {
+			p.answer_at = any_t;
+			p.answer_below = best * (1 - 1e-7);
+		}
+		int trc = solve_at(&p, grp, T, false, &tr, err);
+
+		p.answer_at = p.answer_below = NAN;
+		if (trc < 0) {
 			fluid_result_free(&best_r);
 			goto out;
 		}
@@ -399,6 +414,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 		r->trials[r->ntrials].rstar_lower = tr.rstar_lower;
 		r->ntrials++;
 		if (tr.rstar < best * (1 - 1e-7)) {
+			answered = !o->skip_phase2 && o->method != FLUID_FULL && tr.rstar <= any_t;
 			best = tr.rstar;
 			best_t = T;
 			flat = 0;
@@ -408,12 +424,15 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 			flat++;
 			fluid_result_free(&tr);
 		}
-		if (best <= r->lower_bound * (1 + 1e-7) || flat >= patience || past_deadline(&p))
+		if (best <= any_t || flat >= patience || past_deadline(&p))
 			break;
 	}
 	struct fluid_result keep = *r;
 
-	if (o->skip_phase2 && best_r.hops == best_t) {
+	if (answered) {
+		*r = best_r; /* phase 2 solved in the trial (dw_is_answer) */
+		rc = 0;
+	} else if (o->skip_phase2 && best_r.hops == best_t) {
 		*r = best_r;
 		rc = 0;
 	} else {
