@@ -5,10 +5,14 @@
 # to the LP's answer (the JSON's "seconds": the symmetry search, the hop
 # search and its final solve, without Theorem 4's schedule and the
 # verifier), and whether the two answers (the JSON bar its timings) are the
-# same. Each ofc needs libofc-clp.so beside it (else lp_solve solves).
+# same. LP s and wall s are wall-clock (on a loaded machine CPU s, user +
+# system of the whole command, tells more). Each ofc needs libofc-clp.so beside it (else lp_solve solves).
 #
 #   bench/hop_search.sh OLD_OFC NEW_OFC [ROW...]
 #
+# CHUNKS=1 in the environment passes --chunks 1: Theorem 4's schedule is
+# then one chunk (1/70 of the transfers on all links), and the command's
+# CPU seconds are about the solve's own.
 # Default rows: all-links-2 .. -32, no-nvlink-2 .. -8, only-nvlink-4 .. -8.
 # Prints a Markdown table; a row whose answers differ says so.
 set -u
@@ -22,24 +26,25 @@ trap 'rm -rf "$tmp"' EXIT
 mask() { sed -E 's/"(generate_s|verify_s|[a-z_]*seconds[a-z_]*)": *[0-9.e+-]+/"\1": <T>/g'; }
 # one run: wall s, peak MB, LP s
 run() {
-	/usr/bin/time -f 'time %e %M' "$1" schedule "examples/modelw/$2.yaml" \
-		--collective allgather --json >"$tmp/out" 2>"$tmp/err"
-	wall=$(sed -n 's/^time \([0-9.]*\) .*/\1/p' "$tmp/err")
-	mb=$(sed -n 's/^time [0-9.]* \([0-9]*\)/\1/p' "$tmp/err" | awk '{printf "%.0f", $1 / 1024}')
+	/usr/bin/time -f 'time %e %M %U %S' "$1" schedule "examples/modelw/$2.yaml" \
+		--collective allgather ${CHUNKS:+--chunks "$CHUNKS"} --json >"$tmp/out" 2>"$tmp/err"
+	wall=$(awk '/^time / { print $2 }' "$tmp/err")
+	mb=$(awk '/^time / { printf "%.0f", $3 / 1024 }' "$tmp/err")
+	cpu=$(awk '/^time / { printf "%.2f", $4 + $5 }' "$tmp/err")
 	lp=$(python3 -c 'import json, sys; print("%.2f" % json.load(open(sys.argv[1]))["seconds"])' \
 		"$tmp/out" 2>/dev/null || echo "-")
 	mask <"$tmp/out" >"$tmp/$3"
 }
-echo "load $(uptime | sed 's/.*average: //')"
+echo "load $(uptime | sed 's/.*average: //')${CHUNKS:+; --chunks $CHUNKS}"
 echo
-echo "| row | GPUs | R* (s/GB) | T | objective | old: LP s, wall s, MB | new: LP s, wall s, MB | LP speedup | same answer |"
+echo "| row | GPUs | R* (s/GB) | T | objective | old: LP s; wall s (CPU s); MB | new: LP s; wall s (CPU s); MB | LP speedup | same answer |"
 echo "|---|---:|---:|---:|---:|---|---|---:|---|"
 for r in $rows; do
 	run "$old" "$r" old
-	o="$lp; $wall; $mb"
+	o="$lp; $wall ($cpu); $mb"
 	olp=$lp
 	run "$new" "$r" new
-	n="$lp; $wall; $mb"
+	n="$lp; $wall ($cpu); $mb"
 	same=yes
 	cmp -s "$tmp/old" "$tmp/new" || same=NO
 	ans=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))

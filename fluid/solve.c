@@ -335,6 +335,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	if (problem_init(&p, use, o, err) < 0)
 		goto out;
 	r->lower_bound = fluid_lower_bound(n, o->collective, o->root);
+	r->rstar_lower_any_hops = fmax(r->lower_bound, fluid_set_cut_bound(&p));
 
 	/* The least T at which every commodity arrives; a given T below it
 	 * names the commodity that cannot make it (notes Sec. 8.2). */
@@ -378,7 +379,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	/* No T does better than a bound for every T: a trial that meets it
 	 * ends the search, which the trials after it would only have found
 	 * flat (the cut bound printed stays the one terminal's). */
-	double any_t = fmax(r->lower_bound, fluid_set_cut_bound(&p)) * (1 + 1e-7);
+	double any_t = r->rstar_lower_any_hops * (1 + 1e-7);
 	bool answered = false;
 	/* The best trial is R*(best_t) already: with phase 1 alone it is the
 	 * answer, not solved again (under a time limit the second
@@ -446,6 +447,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	r->ntrials = keep.ntrials;
 	memcpy(r->trials, keep.trials, sizeof(r->trials));
 	r->lower_bound = keep.lower_bound;
+	r->rstar_lower_any_hops = keep.rstar_lower_any_hops;
 out:
 	r->seconds_total = now_seconds() - p.t0;
 	problem_free(&p);
