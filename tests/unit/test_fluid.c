@@ -522,19 +522,23 @@ static void test_modelw32_64_mirrored(void **state)
  * the same as a solve at that T alone. 32 GPUs all links: R* 0.12 at
  * T = 8 is the servers' NIC cut (24 units into a server through 8 x 25
  * GB/s), which no one GPU's arcs show (the cut bound is 0.0934): one
- * trial where the patience took three. No NVLink: R* is flat at T = 8, 9
+ * trial where the patience took three, and one for the reduce-scatter too
+ * (the same search on the reversed network). No NVLink: R* is flat at T = 8, 9
  * (6 at 8 GPUs) and drops at the next T to the GPUs' own cut. */
 static void test_modelw_hop_search(void **state)
 {
 	static const struct {
 		uint32_t servers;
 		enum fluid_scenario s;
+		enum fluid_collective c;
 		uint32_t hops, ntrials;
 		double rstar;
 	} rows[] = {
-	    {4, FLUID_ALL_LINKS, 8, 1, 0.12},
-	    {2, FLUID_NO_NVLINK, 10, 3, 15.0 / 32},
-	    {1, FLUID_NO_NVLINK, 6, 3, 7.0 / 32},
+	    {4, FLUID_ALL_LINKS, FLUID_ALLGATHER, 8, 1, 0.12},
+	    /* reversed: a server's NICs out instead of in */
+	    {4, FLUID_ALL_LINKS, FLUID_REDUCE_SCATTER, 8, 1, 0.12},
+	    {2, FLUID_NO_NVLINK, FLUID_ALLGATHER, 10, 3, 15.0 / 32},
+	    {1, FLUID_NO_NVLINK, FLUID_ALLGATHER, 6, 3, 7.0 / 32},
 	};
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -542,7 +546,7 @@ static void test_modelw_hop_search(void **state)
 		struct fluid_group g = {0};
 		struct fluid_result r, at;
 		struct ofc_error err = {0};
-		struct run u = {.coll = FLUID_ALLGATHER, .method = FLUID_MIRRORED, .slack = 2e-5};
+		struct run u = {.coll = rows[i].c, .method = FLUID_MIRRORED, .slack = 2e-5};
 
 		assert_int_equal(fluid_build_modelw(&n, rows[i].servers, rows[i].s, &g, &err), 0);
 		solve(&n, &g, &u, &r);
