@@ -600,17 +600,47 @@ static struct nc_server_reply *do_get(struct nemu *e, struct lyd_node *rpc, bool
 
 /* ---- edits --------------------------------------------------------------------------- */
 
+/* One entry of an edit on table w: its operation op, ingress vi and
+ * egress vo (NULL: none) as sent. NULL, or the error reply. */
+static struct nc_server_reply *edit_one(struct nemu *e, const char *op, const char *vi,
+					const char *vo, uint32_t *w)
+{
+	char path[128];
+	uint32_t in = 0, out = 0;
+
+	if (!vi || parse_u32(vi, &in) < 0 || in < 1 || in > e->n)
+		return error_reply(e, NC_ERR_INVALID_VALUE, "no such ingress", NULL);
+	pair_path(e, in, path, sizeof(path));
+	if (strcmp(op, "delete") == 0 || strcmp(op, "remove") == 0) {
+		if (!w[in] && op[0] == 'd')
+			return error_reply(e, NC_ERR_DATA_MISSING, "no such cross-connect", path);
+		w[in] = 0;
+		return NULL;
+	}
+	if (!vo || parse_u32(vo, &out) < 0 || out <= e->n || out > 2 * e->n)
+		return error_reply(e, NC_ERR_INVALID_VALUE, "egress must be one of N+1..2N", path);
+	if (strcmp(op, "create") == 0 && w[in])
+		return error_reply(e, NC_ERR_DATA_EXISTS, "exists", path);
+	if (e->status[in] == ST_FAILED || e->status[out] == ST_FAILED) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "port %u is FAILED",
+			 e->status[in] == ST_FAILED ? in : out);
+		return error_reply(e, NC_ERR_OP_FAILED, msg, path);
+	}
+	w[in] = out - e->n;
+	return NULL;
+}
+
 /* Apply the <config> of an edit to table w (a copy of the target). 0, or an
  * error reply (with error-option stop-on-error, w keeps the entries before
- * it). *entries counts the entries read. */
+ * it). */
 static struct nc_server_reply *apply_edit(struct nemu *e, const struct lyd_node *cfg,
-					  const char *dflt, uint32_t *w, uint32_t *entries)
+					  const char *dflt, uint32_t *w)
 {
 	const char *l = list_name(e);
-	char path[128];
 	const struct lyd_node *top, *ent;
 
-	*entries = 0;
 	LY_LIST_FOR(cfg, top)
 	{
 		if (strcmp(LYD_NAME(top), "cross-connects") != 0 || !top->schema)
@@ -618,43 +648,21 @@ static struct nc_server_reply *apply_edit(struct nemu *e, const struct lyd_node 
 					   NULL);
 		LY_LIST_FOR(lyd_child(top), ent)
 		{
-			const char *op = dflt, *vi = child_value(ent, "ingress"),
-				   *vo = child_value(ent, "egress");
+			const char *op = dflt;
 			struct lyd_meta *m =
 			    ent->schema ? lyd_find_meta(ent->meta, NULL, "ietf-netconf:operation")
 					: NULL;
-			uint32_t in = 0, out = 0;
+			struct nc_server_reply *r;
 
 			if (!ent->schema || strcmp(LYD_NAME(ent), l) != 0)
 				return error_reply(e, NC_ERR_UNKNOWN_ELEM,
 						   "unknown element in cross-connects", NULL);
 			if (m)
 				op = lyd_get_meta_value(m);
-			if (!vi || parse_u32(vi, &in) < 0 || in < 1 || in > e->n)
-				return error_reply(e, NC_ERR_INVALID_VALUE, "no such ingress",
-						   NULL);
-			pair_path(e, in, path, sizeof(path));
-			(*entries)++;
-			if (strcmp(op, "delete") == 0 || strcmp(op, "remove") == 0) {
-				if (!w[in] && op[0] == 'd')
-					return error_reply(e, NC_ERR_DATA_MISSING,
-							   "no such cross-connect", path);
-				w[in] = 0;
-				continue;
-			}
-			if (!vo || parse_u32(vo, &out) < 0 || out <= e->n || out > 2 * e->n)
-				return error_reply(e, NC_ERR_INVALID_VALUE,
-						   "egress must be one of N+1..2N", path);
-			if (strcmp(op, "create") == 0 && w[in])
-				return error_reply(e, NC_ERR_DATA_EXISTS, "exists", path);
-			if (e->status[in] == ST_FAILED || e->status[out] == ST_FAILED) {
-				char msg[64];
-
-				snprintf(msg, sizeof(msg), "port %u is FAILED",
-					 e->status[in] == ST_FAILED ? in : out);
-				return error_reply(e, NC_ERR_OP_FAILED, msg, path);
-			}
-			w[in] = out - e->n;
+			r = edit_one(e, op, child_value(ent, "ingress"), child_value(ent, "egress"),
+				     w);
+			if (r)
+				return r;
 		}
 	}
 	return NULL;
@@ -731,7 +739,7 @@ static struct nc_server_reply *do_edit(struct nemu *e, struct nemu_client *c, st
 	const char *eo = child_value(rpc, "error-option");
 	const struct lyd_node *cfg = any_tree(child(rpc, "config"));
 	bool rollback = eo && strcmp(eo, "rollback-on-error") == 0;
-	uint32_t *w, entries = 0, h;
+	uint32_t *w, h;
 	struct nc_server_reply *r;
 
 	if (ds == NC_DATASTORE_ERROR || (ds == NC_DATASTORE_RUNNING && !e->writable_running) ||
@@ -751,7 +759,7 @@ static struct nc_server_reply *do_edit(struct nemu *e, struct nemu_client *c, st
 	}
 	w = xcalloc(e->n + 1, sizeof(uint32_t));
 	copy_table(e, w, ds == NC_DATASTORE_RUNNING ? e->run : e->cand);
-	r = apply_edit(e, cfg, dflt ? dflt : "merge", w, &entries);
+	r = apply_edit(e, cfg, dflt ? dflt : "merge", w);
 	if (!r)
 		r = check_table(e, w);
 	if (!r && fault == NF_CLOSE_MID && ds == NC_DATASTORE_RUNNING) {
