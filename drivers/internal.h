@@ -207,6 +207,17 @@ int netconf_reply_data(const struct lyd_node *envp, const struct lyd_node *op,
 		       const struct lyd_node **tree, struct netconf_rpc_error *re,
 		       struct ofc_error *err);
 
+/* ---- the read-back in its plain form (netconf_plain.c; the framing and
+ * the edit, netconf-emu's, are in drivers.h) ---- */
+
+/* A <get> reply (body, unframed) to message msgid whose data is only the
+ * cross-connects of an NxN switch (list `pairs` before 2017-08-04), in
+ * the narrow form: 1 with them added to d->xc (sorted and checked as
+ * opsw_take does); 0 when declined (d->xc left empty): read it through
+ * libnetconf2 and opsw_take instead. */
+int opsw_plain_reply(const char *body, size_t len, uint64_t msgid, uint32_t ports, bool pairs,
+		     struct opsw_data *d);
+
 /* ---- the netconf driver (netconf.c, netconf_ssh.c, netconf_session.c) ---- */
 
 extern const struct driver_ops netconf_driver_ops;
