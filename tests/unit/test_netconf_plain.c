@@ -12,7 +12,13 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <libnetconf2/messages_client.h>
 #include <libyang/libyang.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "drivers/internal.h"
 
@@ -264,12 +270,144 @@ static void test_edit(void **state)
 			fail_msg("case %zu taken", i);
 }
 
+/* ---- a session: the reply read in place, or by libnetconf2 ---------------------- */
+
+/* A device on a Unix socket that answers each RPC with the next of its
+ * replies (message-id %s: the RPC's). */
+struct fake {
+	int lfd;
+	const char *const *replies;
+};
+
+static char *read_until(int fd, const char *end)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char c;
+
+	while (read(fd, &c, 1) == 1) {
+		sb_putc(&sb, c);
+		if (sb.len >= strlen(end) && strcmp(sb.buf + sb.len - strlen(end), end) == 0)
+			return sb_detach(&sb);
+	}
+	sb_free(&sb);
+	return NULL;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+	static const char hello[] =
+	    "<hello xmlns=\"" NC "\"><capabilities><capability>urn:ietf:params:netconf:base:1.1"
+	    "</capability><capability>" OPSW_NS "?module=optical-switch&amp;revision=2017-08-04"
+	    "</capability></capabilities><session-id>3</session-id></hello>]]>]]>";
+	char *in;
+
+	assert_int_equal(write(fd, hello, strlen(hello)), (ssize_t)strlen(hello));
+	free(read_until(fd, "]]>]]>"));
+	for (const char *const *r = f->replies; *r && (in = read_until(fd, "\n##\n")); r++) {
+		const char *m = strstr(in, "message-id=\"");
+		char *body = xasprintf(*r, m ? (int)strcspn(m + 12, "\"") : 0, m ? m + 12 : "");
+		char *msg = xasprintf("\n#%zu\n%s\n##\n", strlen(body), body);
+
+		assert_int_equal(write(fd, msg, strlen(msg)), (ssize_t)strlen(msg));
+		free(msg);
+		free(body);
+		free(in);
+	}
+	close(fd);
+	return NULL;
+}
+
+static int count_pairs(const struct lyd_node *tree, void *arg, struct ofc_error *err)
+{
+	return opsw_take(tree, 4, arg, err);
+}
+
+static int plain_pairs(const char *body, size_t len, uint64_t id, void *arg)
+{
+	return opsw_plain_reply(body, len, id, 4, false, arg);
+}
+
+static void test_session(void **state)
+{
+#define R "<rpc-reply xmlns=\"" NC "\" message-id=\"%.*s\">"
+	static const char *const replies[] = {
+	    /* read in place */
+	    R "<data><cross-connects " NS ">" PAIR(1, 5) PAIR(2, 7) "</cross-connects></data>"
+								    "</rpc-reply>",
+	    /* declined (a comment), read by libnetconf2: the same pairs */
+	    R "<data><cross-connects " NS "><!-- c -->" PAIR(1, 5) PAIR(2, 7) "</cross-connects>"
+									      "</data></rpc-reply>",
+	    /* in place again: the session is as libnetconf2 left it */
+	    R "<data><cross-connects " NS ">" PAIR(3, 8) "</cross-connects></data></rpc-reply>",
+	    /* a refusal: libnetconf2's, in the device's words */
+	    R "<rpc-error><error-type>application</error-type><error-tag>operation-failed"
+	      "</error-tag><error-severity>error</error-severity><error-message>no</error-message>"
+	      "</rpc-error></rpc-reply>",
+	    NULL,
+	};
+#undef R
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char *dir = xasprintf("/tmp/ofc-plain.%d", (int)getpid());
+	char *addr = xasprintf("unix:%s/s", dir);
+	struct fake f = {socket(AF_UNIX, SOCK_STREAM, 0), replies};
+	struct device dev = {.cfg = {.name = "sw", .address = addr, .ports = 4, .timeout = 5}};
+	struct netconf_session s;
+	struct netconf_rpc_error re;
+	struct ofc_error err = {0};
+	pthread_t t;
+	(void)state;
+
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+	assert_int_equal(bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(f.lfd, 1), 0);
+	pthread_create(&t, NULL, fake_main, &f);
+	assert_int_equal(netconf_session_open(&dev, NULL, false, now_seconds() + 5, &s, &err), 0);
+	assert_int_equal(opsw_context_add(s.ctx, s.caps.rev, &err), 0);
+	for (int i = 0; i < 4; i++) {
+		struct nc_rpc *rpc =
+		    nc_rpc_get("<cross-connects " NS "/>", NC_WD_UNKNOWN, NC_PARAMTYPE_CONST);
+		struct opsw_data d;
+		int rc;
+
+		opsw_data_init(&d);
+		rc = netconf_rpc_plain(&s, rpc, "<get>", now_seconds() + 5, plain_pairs,
+				       count_pairs, &d, &re, &err);
+		nc_rpc_free(rpc);
+		if (i == 3) {
+			assert_int_equal(rc, -1);
+			assert_int_equal(err.reason, OFC_R_REFUSED);
+			assert_true(re.have);
+			assert_string_equal(re.message, "no");
+		} else {
+			assert_int_equal(rc, 0);
+			assert_int_equal(d.xc.nxc, i == 2 ? 1 : 2);
+			assert_int_equal(d.xc.xc[0].out, i == 2 ? 4 : 1);
+		}
+		/* the first and third in place, the second by libnetconf2 */
+		assert_int_equal(s.plain, i == 0 ? 1u : i == 1 ? 1u : 2u);
+		/* (after the last reply the device hangs up) */
+		assert_true(i == 3 || netconf_session_up(&s));
+		opsw_data_free(&d);
+	}
+	netconf_session_close(&s, 0);
+	pthread_join(t, NULL);
+	close(f.lfd);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	free(addr);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frame),
 	    cmocka_unit_test(test_reply),
 	    cmocka_unit_test(test_edit),
+	    cmocka_unit_test(test_session),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
