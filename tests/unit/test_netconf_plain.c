@@ -277,6 +277,7 @@ static void test_edit(void **state)
 struct fake {
 	int lfd;
 	const char *const *replies;
+	char *edit; /* the <edit-config> that came, as it came (framed) */
 };
 
 static char *read_until(int fd, const char *end)
@@ -310,6 +311,8 @@ static void *fake_main(void *arg)
 		char *body = xasprintf(*r, m ? (int)strcspn(m + 12, "\"") : 0, m ? m + 12 : "");
 		char *msg = xasprintf("\n#%zu\n%s\n##\n", strlen(body), body);
 
+		if (strstr(in, "edit-config") && !f->edit)
+			f->edit = xstrdup(in); /* before the reply: the test reads it then */
 		assert_int_equal(write(fd, msg, strlen(msg)), (ssize_t)strlen(msg));
 		free(msg);
 		free(body);
@@ -341,6 +344,8 @@ static void test_session(void **state)
 									      "</data></rpc-reply>",
 	    /* in place again: the session is as libnetconf2 left it */
 	    R "<data><cross-connects " NS ">" PAIR(3, 8) "</cross-connects></data></rpc-reply>",
+	    /* the edit's <ok/> */
+	    R "<ok/></rpc-reply>",
 	    /* a refusal: libnetconf2's, in the device's words */
 	    R "<rpc-error><error-type>application</error-type><error-tag>operation-failed"
 	      "</error-tag><error-severity>error</error-severity><error-message>no</error-message>"
@@ -367,6 +372,36 @@ static void test_session(void **state)
 	assert_int_equal(netconf_session_open(&dev, NULL, false, now_seconds() + 5, &s, &err), 0);
 	assert_int_equal(opsw_context_add(s.ctx, s.caps.rev, &err), 0);
 	for (int i = 0; i < 4; i++) {
+		if (i == 3) {
+			/* the driver's edit as libnetconf2 puts it on the wire:
+			 * netconf-emu reads it in place (opsw_plain_edit) */
+			struct op_batch b = {0};
+			struct strbuf xml = STRBUF_INIT, body = STRBUF_INIT;
+			struct opsw_plain_edit pe;
+			size_t used;
+
+			batch_add(&b, (struct op){.kind = OP_CONNECT, .xc = {2, 3}});
+			opsw_edit(&b, 4, false, &xml);
+			struct nc_rpc *edit =
+			    nc_rpc_edit(NC_DATASTORE_CANDIDATE, NC_RPC_EDIT_DFLTOP_UNKNOWN,
+					NC_RPC_EDIT_TESTOPT_UNKNOWN, NC_RPC_EDIT_ERROPT_ROLLBACK,
+					xml.buf, NC_PARAMTYPE_CONST);
+
+			assert_int_equal(netconf_rpc(&s, edit, "<edit-config>", now_seconds() + 5,
+						     NULL, &re, &err),
+					 0);
+			nc_rpc_free(edit);
+			assert_non_null(f.edit);
+			assert_int_equal(netconf_frame(f.edit, strlen(f.edit), &body, &used), 1);
+			assert_int_equal(opsw_plain_edit(body.buf, body.len, false, &pe), 1);
+			assert_int_equal(pe.n, 1);
+			assert_string_equal(pe.ent[0].out, "7");
+			opsw_plain_edit_free(&pe);
+			sb_free(&body);
+			sb_free(&xml);
+			batch_free(&b);
+			free(f.edit);
+		}
 		struct nc_rpc *rpc =
 		    nc_rpc_get("<cross-connects " NS "/>", NC_WD_UNKNOWN, NC_PARAMTYPE_CONST);
 		struct opsw_data d;
