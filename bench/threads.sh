@@ -69,8 +69,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ofc-threads.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # The summary less its timings: what must not change with the threads.
 masked() {
+	# (scripts/corpus.sh's mask, and the fluid engine's seconds_*)
 	sed -E -e 's/"(generate_s|verify_s|[a-z_]*seconds|seconds_[a-z_]*)": *[0-9.e+-]+/"\1": <T>/g' \
-		-e 's/[0-9]+(\.[0-9]+)? ?(ms|s)\)/<T>)/g' -e 's/, [0-9.]+ s,/, <T>,/g' "$1"
+		-e 's/\([0-9.e+-]+ s to solve\)/(<T> s to solve)/g' \
+		-e 's/(in|took|after|elapsed|wall|solved in|optimal,|iterations,|models,|\() +[0-9]+(\.[0-9]+)?(e-?[0-9]+)? ?(ns|us|ms|s|min)\b/\1 <T>/g' \
+		-e 's/[0-9]+(\.[0-9]+)? ?s to price/<T> to price/g' "$1"
 }
 gnutime=
 # main_cpu, preloaded into ofc, writes at exit the CPU time of the main
