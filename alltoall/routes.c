@@ -254,6 +254,10 @@ static void limit_one(void *ctx, size_t i, unsigned worker)
 
 	(void)worker;
 	l->part[i].n = l->rt->n;
+	/* Room for the whole range (what is kept is less): the part is
+	 * never grown, each growth a copy and fresh pages. */
+	a2a_routes_reserve(&l->part[i], l->cut[i + 1] - l->cut[i],
+			   l->rt->off[l->cut[i + 1]] - l->rt->off[l->cut[i]]);
 	limit_range(l->rt, l->cut[i], l->cut[i + 1], l->max_paths, &l->part[i]);
 }
 
