@@ -182,12 +182,21 @@ int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *na
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 		    struct ofc_error *err)
 {
+	return held_check_plan_many(d, c, &name, 1, err);
+}
+
+int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *const *names,
+			 uint32_t n, struct ofc_error *err)
+{
 	const struct fabric *f = c->fabric;
 
 	for (uint32_t i = 0; i < d->w.nheld; i++) {
 		const struct partition *hp = &d->w.held[i].p;
+		bool mine = false;
 
-		if (strcmp(hp->name, name) == 0)
+		for (uint32_t k = 0; k < n && !mine; k++)
+			mine = strcmp(hp->name, names[k]) == 0;
+		if (mine)
 			continue;
 		/* Its member indices on the config that runs now. */
 		struct partition q = *hp;

@@ -248,6 +248,16 @@ void ahead_drop(struct ahead *a)
 	pthread_mutex_unlock(&q->mu);
 }
 
+bool ahead_started(struct ahead *a)
+{
+	bool started;
+
+	pthread_mutex_lock(&a->q->mu);
+	started = a->state == AHEAD_RUNNING || a->state == AHEAD_DONE;
+	pthread_mutex_unlock(&a->q->mu);
+	return started;
+}
+
 /* ---- the mutation worker --------------------------------------------------------------- */
 
 void ahead_publish(struct ofcd *d)
