@@ -191,7 +191,7 @@ struct batch {
 	struct fabcfg *cfg; /* the running config (the ctl's fabric) */
 	struct held_stage hs;
 	/* where its time went (the took line), as struct mutation's */
-	double t_start, t_target, t_read, t_aimed, t_checked;
+	double t_start, t_target, t_opened, t_read, t_aimed, t_checked;
 	double turn;	/* planning in the worker's turn */
 	uint32_t ahead; /* plans made ahead taken */
 	/* not planned after a repair: its events, for the first to run */
@@ -243,6 +243,7 @@ static int batch_target(void *ctx, struct ctl **out, struct ofc_error *err)
 		return -1;
 	ctl_handover(d->w.ctl, *out);
 	ctl_quiet(*out, d->w.ctl);
+	b->t_opened = now_seconds();
 	return 0;
 }
 
@@ -329,11 +330,18 @@ static int batch_ahead(void *ctx, const struct ctl *c, const struct partition *p
 	return 1;
 }
 
-/* Each member's share of nc's plan: the operations on its ports. */
+/* Each member's share of nc's plan: the operations on its ports (a host's
+ * member, then one pass over the wiring a switch). */
 static void count_ops(struct batch *b, const struct ctl *nc)
 {
 	const struct fabric *f = nc->fabric;
+	uint32_t *host_of = xmalloc(((size_t)f->nhosts + 1) * sizeof(*host_of));
 
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		host_of[h] = UINT32_MAX;
+	for (uint32_t k = 0; k < b->n; k++)
+		for (uint32_t i = 0; b->m[k].in && i < b->m[k].p.nmembers; i++)
+			host_of[b->m[k].p.member_host[i]] = k;
 	for (uint32_t i = 0; i < nc->ndevs; i++) {
 		const struct ctl_device *cd = &nc->devs[i];
 		int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
@@ -345,14 +353,11 @@ static void count_ops(struct batch *b, const struct ctl *nc)
 
 		for (uint32_t q = 0; q <= ports; q++)
 			owner[q] = UINT32_MAX;
-		for (uint32_t k = 0; k < b->n; k++) {
-			uint8_t *mine =
-			    b->m[k].in ? partition_switch_ports(f, &b->m[k].p, s) : NULL;
+		for (uint32_t w = 0; w < f->nwiring; w++) {
+			const struct attachment *a = &f->wiring[w];
 
-			for (uint32_t q = 0; mine && q <= ports; q++)
-				if (mine[q])
-					owner[q] = k;
-			free(mine);
+			if (a->sw == (uint32_t)s && a->sw_port <= ports)
+				owner[a->sw_port] = host_of[a->host];
 		}
 		for (uint32_t o = 0; o < cd->plan.n; o++) {
 			const struct op *op = &cd->plan.ops[o];
@@ -365,6 +370,7 @@ static void count_ops(struct batch *b, const struct ctl *nc)
 		}
 		free(owner);
 	}
+	free(host_of);
 }
 
 /* reconfigure_run's `check`: nothing held by another changes; the holds
@@ -486,8 +492,8 @@ static void batch_settle(struct batch *b, struct job *first, int rc, struct reco
 static void batch_took(struct batch *b, struct job *const *v, uint32_t n, double t_done,
 		       double t_snap)
 {
-	const double t[] = {b->t_start,	  b->t_target, b->t_read, b->t_aimed,
-			    b->t_checked, t_done,      t_snap,	  now_seconds()};
+	const double t[] = {b->t_start,	  b->t_target, b->t_opened, b->t_read,	  b->t_aimed,
+			    b->t_checked, t_done,      t_snap,	    now_seconds()};
 	static const char *const what[] = {"recover", "target",	     "read",	 "aim",
 					   "check",   "transaction", "snapshot", "holds"};
 	struct strbuf sb = STRBUF_INIT;
@@ -498,7 +504,7 @@ static void batch_took(struct batch *b, struct job *const *v, uint32_t n, double
 		if (t[i] <= 0)
 			continue;
 		sb_printf(&sb, ", %s %.3f s", what[i - 1], t[i] - last);
-		if (i == 3)
+		if (i == 4)
 			sb_printf(&sb, ", renumbering in its turn %.3f s (%u of %u planned ahead)",
 				  b->turn, b->ahead, n);
 		last = t[i];
