@@ -404,15 +404,17 @@ static void test_batch(void **state)
 /* ofcd killed in a batch's transaction (kill -9 as crashpoint.h makes it:
  * the state directory and the switch as they were at a command of it):
  * the restart repairs the batch's journal as any other. Killed half-way,
- * the switch is taken back to what it held before the batch; killed
- * before the read-back, the batch is finished: every partition's circuits
- * in place, the record the batch's. */
+ * the switch is taken back to what it held before the batch; killed when
+ * the switch had taken every change (before the read-back and the
+ * commit), the batch is finished: every partition's circuits in place,
+ * the record the batch's. */
 struct kill_hook {
 	struct gate *g;
 	struct crash_point *cp;
 	const char *journal;
-	uint64_t txn;	   /* the batch's */
-	uint32_t at, seen; /* its command `at` since its journal was written */
+	uint64_t txn;		  /* the batch's */
+	uint32_t at, seen;	  /* its command `at` since its journal was written */
+	struct device_state *pre; /* the switch as the batch found it */
 };
 
 static void kill_hook(void *ctx, uint64_t command)
@@ -426,27 +428,41 @@ static void kill_hook(void *ctx, uint64_t command)
 	if (k->cp->taken || read_file(k->journal, 1 << 24, &data, &len, &err) < 0)
 		return;
 	Ofc__V1__Journal *j = ofc__v1__journal__unpack(NULL, len, (const uint8_t *)data);
-	if (j && j->id == k->txn && ++k->seen == k->at)
+	if (j && j->id == k->txn && ++k->seen == 1)
+		state_copy(k->pre, &k->cp->sim->state);
+	if (j && j->id == k->txn && k->seen == k->at)
 		crash_take(k->cp);
 	if (j)
 		ofc__v1__journal__free_unpacked(j, NULL);
 	free(data);
 }
 
+static void remove_state(struct world *w)
+{
+	static const char *const ext[] = {"state", "journal", "held", "lock"};
+	char path[200];
+
+	for (size_t i = 0; i < ARRAY_SIZE(ext); i++) {
+		snprintf(path, sizeof(path), "%s/simfab.%s", w->dir, ext[i]);
+		unlink(path);
+	}
+}
+
 static void batch_killed(struct world *w, uint32_t at, bool finished)
 {
 	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
 	struct crash_point cp, done;
-	struct kill_hook k = {.g = &g, .cp = &cp, .txn = 3, .at = at};
+	struct device_state pre, tgt;
+	struct kill_hook k = {.g = &g, .cp = &cp, .txn = 3, .at = at, .pre = &pre};
 	char journal[200];
 	struct rows h;
 	struct ofcd_client c;
 	Ofc__V1__Response *a[16] = {0}, *r;
-	struct device_state pre;
 	uint8_t buf[8192];
 	size_t n = 0;
 
 	rows_init(&h);
+	state_init(&pre, DEV_SWITCH);
 	snprintf(journal, sizeof(journal), "%s/simfab.journal", w->dir);
 	k.journal = journal;
 	start(w, 30, 0);
@@ -478,15 +494,30 @@ static void batch_killed(struct world *w, uint32_t at, bool finished)
 	answers_free(a, 16);
 	assert_true(cp.taken);
 	assert_true(at <= ops + 2);
+	/* the journal then: the batch's, as any transaction's, under its last
+	 * partition's name and topology */
+	const struct crash_file *jf = crash_file(&cp, "simfab.journal");
+	assert_non_null(jf);
+	Ofc__V1__Journal *jr = ofc__v1__journal__unpack(NULL, jf->len, (const uint8_t *)jf->data);
+	assert_non_null(jr);
+	assert_int_equal(jr->id, 3);
+	assert_string_equal(jr->partition, "p3");
+	assert_string_equal(jr->topology, "ring:8");
+	ofc__v1__journal__free_unpacked(jr, NULL);
 	/* the switch then: at neither end half-way, at the target before the
 	 * read-back */
-	state_init(&pre, DEV_SWITCH);
-	state_copy(&pre, &w->sim.state);
-	assert_int_equal(state_equal(&cp.state, &pre), finished);
+	state_init(&tgt, DEV_SWITCH);
+	state_copy(&tgt, &w->sim.state);
+	assert_false(state_equal(&cp.state, &tgt));
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
-	crash_restore(&cp); /* what a kill -9 there leaves */
+	/* What a kill -9 there leaves; finished: the switch had taken every
+	 * change when it died (before the read-back and the commit) */
+	crash_restore(&cp);
+	assert_false(state_equal(&w->sim.state, &pre)); /* (half-way) */
+	if (finished)
+		state_copy(&w->sim.state, &tgt);
 
 	start(w, 30, 0);
 	connect_ok(w, &c);
@@ -500,13 +531,15 @@ static void batch_killed(struct world *w, uint32_t at, bool finished)
 	assert_string_equal(r->state->held[0]->name, "x");
 	ofc__v1__response__free_unpacked(r, NULL);
 	assert_int_equal(access(journal, F_OK), -1);
-	assert_int_equal(state_equal(&w->sim.state, &pre), finished);
+	/* undone: as before the batch; finished: every partition's circuits */
+	assert_true(state_equal(&w->sim.state, finished ? &tgt : &pre));
 	ofcd_disconnect(&c);
 	stop(w);
 	crash_arm(&done, w->dir, &w->sim, 0); /* (nothing: frees as crash_free wants) */
 	crash_free(&done);
 	crash_free(&cp);
 	state_free(&pre);
+	state_free(&tgt);
 }
 
 static void test_batch_killed(void **state)
@@ -514,6 +547,9 @@ static void test_batch_killed(void **state)
 	struct world *w = *state;
 
 	batch_killed(w, 4, false); /* half-way through its changes: undone */
+	remove_state(w);
+	state_clear(&w->sim.state);
+	batch_killed(w, 4, true); /* every change made: finished */
 }
 
 int main(int argc, char **argv)
