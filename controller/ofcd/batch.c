@@ -22,6 +22,7 @@
  * written with the record, never before it. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,28 @@ void batch_gather(struct ofcd *d, struct job *head)
 	}
 	free(hosts.v);
 	free(parts.v);
+}
+
+static int64_t batch_wait_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->loop.batch_timer = 0;
+	ofcd_maybe_start(d);
+	return LOOP_NOMORE;
+}
+
+bool batch_wait(struct ofcd *d, struct job *j)
+{
+	if (!is_prolog(j) || !j->ahead || d->loop.stopping ||
+	    now_seconds() - j->queued_s > BATCH_WAIT_S || ahead_done(j->ahead))
+		return false;
+	/* (5 ms: a plan takes up to RELABEL_BUDGET_S) */
+	if (!d->loop.batch_timer)
+		d->loop.batch_timer = loop_timer(d->loop.ev, 5, batch_wait_timer, d);
+	return true;
 }
 
 struct job *batch_running(const struct ofcd *d, uint64_t ticket, uint64_t conn_id, uint64_t req_id)

@@ -12,6 +12,8 @@
 /* At most this many jobs a batch (a round of Slurm jobs submitted at once
  * fits; the holds' and the journal's writes stay small). */
 #define BATCH_MAX 64
+/* How long a prolog at the head waits for its plan ahead, at most */
+#define BATCH_WAIT_S 2.0
 
 /* (loop) head, just taken off the queue to run: the jobs queued right
  * behind it that may run with it into head->batch, taken off the queue
@@ -21,6 +23,12 @@
  * join a release, names distinct. The first job that may not join ends
  * the run: the queue's order holds. */
 void batch_gather(struct ofcd *d, struct job *head);
+/* (loop) Whether j, at the queue's head with the worker idle, waits for its
+ * plan ahead first (a renumbered prolog whose plan a thread is making, for
+ * at most BATCH_WAIT_S since it was queued): the worker would only wait for
+ * it, and the prologs queued meanwhile go with it. A timer starts the
+ * queue again (harmless once the queue is gone: stopping cancels it). */
+bool batch_wait(struct ofcd *d, struct job *j);
 /* (mutation worker) head and head->batch: the prologs in one transaction
  * (each that cannot join, or all when the batch cannot be planned, on its
  * own as ofcd_run_mutation runs it), the releases in one write; each

@@ -325,6 +325,7 @@ struct job {
 	struct job *batch;
 	struct job **order;
 	uint32_t norder;
+	double queued_s; /* when it was queued (now_seconds) */
 };
 
 void job_free(struct job *j);
@@ -606,6 +607,9 @@ struct ofcd_loop {
 	double planner_hold_until;
 	uint64_t planner_timer;
 	struct job *planner_job;
+	/* A prolog at the queue's head waits for its plan ahead (batch.c):
+	 * the timer that looks again (0: none). */
+	uint64_t batch_timer;
 	/* The state's schedule (state_schedule.c): the last one computed
 	 * and the computation running now. */
 	struct state_sched {
@@ -681,6 +685,8 @@ int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struc
 /* (loop) Whether a thread has taken a's plan (being made or made): a
  * prolog joins a batch then, not to be planned in the worker's turn. */
 bool ahead_started(struct ahead *a);
+/* (loop) Whether a's plan is made, or will not be (failed, dropped). */
+bool ahead_done(struct ahead *a);
 /* Whether the switches' cross-connects between two of p's ports are the
  * same in then and now (per switch of f, NULL: none known): what p's
  * renumbering reads. */

@@ -65,7 +65,7 @@ void ofcd_maybe_start(struct ofcd *d)
 	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
 	 * for a takeover's replay to queue them all. */
 	if (!j || d->loop.q_replaying ||
-	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until))
+	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until) || batch_wait(d, j))
 		return;
 	d->loop.queue = j->next;
 	if (!d->loop.queue)
@@ -122,6 +122,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	struct ofc_error err = {0};
 
 	j->ticket = ++d->loop.next_ticket;
+	j->queued_s = now_seconds();
 	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
 	queue_append(d, j);
 	/* A replica's waiting mutations are in etcd before they are

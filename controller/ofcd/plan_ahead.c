@@ -259,6 +259,16 @@ bool ahead_started(struct ahead *a)
 	return started;
 }
 
+bool ahead_done(struct ahead *a)
+{
+	bool done;
+
+	pthread_mutex_lock(&a->q->mu);
+	done = a->state == AHEAD_DONE || a->state == AHEAD_DROPPED;
+	pthread_mutex_unlock(&a->q->mu);
+	return done;
+}
+
 /* ---- the mutation worker --------------------------------------------------------------- */
 
 void ahead_publish(struct ofcd *d)

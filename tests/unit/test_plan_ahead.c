@@ -401,6 +401,41 @@ static void test_batch(void **state)
 	stop(w);
 }
 
+/* Renumbered prologs sent at once to an idle worker: the first waits for
+ * its plan ahead (the worker would only wait for it), so the ones queued
+ * meanwhile go with it, in one transaction, not the first alone. */
+static void test_batch_first_waits(void **state)
+{
+	struct world *w = *state;
+	struct rows h;
+	struct ofcd_client c;
+	Ofc__V1__Response *a[16] = {0}, *r;
+	uint8_t buf[8192];
+	size_t n = 0;
+
+	rows_init(&h);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	int fd = raw_connect(w->sock);
+	put_partition(buf, &n, 1, "p1", "ring:8", h.row[1], 8, true);
+	put_partition(buf, &n, 2, "p2", "ring:8", h.row[2], 8, true);
+	put_partition(buf, &n, 3, "p3", "ring:8", h.row[3], 8, true);
+	send_all(fd, buf, n);
+	answers_by_id(fd, 3, a);
+	for (int i = 1; i <= 3; i++)
+		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(a[1]->transaction->id, 2);
+	assert_int_equal(a[2]->transaction->id, 2);
+	answers_free(a, 16);
+	assert_int_equal(log_count(w, "batch of "), 1);
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 /* ofcd killed in a batch's transaction (kill -9 as crashpoint.h makes it:
  * the state directory and the switch as they were at a command of it):
  * the restart repairs the batch's journal as any other. Killed half-way,
@@ -563,6 +598,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_same),
 	    cmocka_unit_test_setup_teardown(test_conflict_replanned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_first_waits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_killed, setup, teardown),
 	};
 
