@@ -142,8 +142,11 @@ static int64_t batch_wait_timer(struct loop *l, uint64_t id, void *ctx)
 
 bool batch_wait(struct ofcd *d, struct job *j)
 {
-	if (!is_prolog(j) || !j->ahead || d->loop.stopping ||
-	    now_seconds() - j->queued_s > BATCH_WAIT_S || ahead_done(j->ahead))
+	double waited = now_seconds() - j->queued_s;
+
+	/* (a turn of the loop at least: the prologs sent with it are read) */
+	if (!is_prolog(j) || !j->ahead || d->loop.stopping || waited > BATCH_WAIT_S ||
+	    (waited >= BATCH_GATHER_S && ahead_done(j->ahead)))
 		return false;
 	/* (5 ms: a plan takes up to RELABEL_BUDGET_S) */
 	if (!d->loop.batch_timer)

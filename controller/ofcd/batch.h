@@ -14,6 +14,8 @@
 #define BATCH_MAX 64
 /* How long a prolog at the head waits for its plan ahead, at most */
 #define BATCH_WAIT_S 2.0
+/* ... and at least (the requests that came with it are queued by then) */
+#define BATCH_GATHER_S 0.005
 
 /* (loop) head, just taken off the queue to run: the jobs queued right
  * behind it that may run with it into head->batch, taken off the queue
@@ -25,8 +27,9 @@
 void batch_gather(struct ofcd *d, struct job *head);
 /* (loop) Whether j, at the queue's head with the worker idle, waits for its
  * plan ahead first (a renumbered prolog whose plan a thread is making, for
- * at most BATCH_WAIT_S since it was queued): the worker would only wait for
- * it, and the prologs queued meanwhile go with it. A timer starts the
+ * at most BATCH_WAIT_S since it was queued, at least BATCH_GATHER_S): the
+ * worker would only wait for it, and the prologs queued meanwhile go with
+ * it. A timer starts the
  * queue again (harmless once the queue is gone: stopping cancels it). */
 bool batch_wait(struct ofcd *d, struct job *j);
 /* (mutation worker) head and head->batch: the prologs in one transaction
