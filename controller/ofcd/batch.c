@@ -22,7 +22,6 @@
  * written with the record, never before it. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/answer.h"
-#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,17 +128,6 @@ void batch_gather(struct ofcd *d, struct job *head)
 	free(parts.v);
 }
 
-static int64_t batch_wait_timer(struct loop *l, uint64_t id, void *ctx)
-{
-	struct ofcd *d = ctx;
-
-	(void)l;
-	(void)id;
-	d->loop.batch_timer = 0;
-	ofcd_maybe_start(d);
-	return LOOP_NOMORE;
-}
-
 bool batch_wait(struct ofcd *d, struct job *j)
 {
 	double waited = now_seconds() - j->queued_s;
@@ -148,9 +136,6 @@ bool batch_wait(struct ofcd *d, struct job *j)
 	if (!is_prolog(j) || !j->ahead || d->loop.stopping || waited > BATCH_WAIT_S ||
 	    (waited >= BATCH_GATHER_S && ahead_done(j->ahead)))
 		return false;
-	/* (5 ms: a plan takes up to RELABEL_BUDGET_S) */
-	if (!d->loop.batch_timer)
-		d->loop.batch_timer = loop_timer(d->loop.ev, 5, batch_wait_timer, d);
 	return true;
 }
 

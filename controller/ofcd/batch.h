@@ -29,8 +29,7 @@ void batch_gather(struct ofcd *d, struct job *head);
  * plan ahead first (a renumbered prolog whose plan a thread is making, for
  * at most BATCH_WAIT_S since it was queued, at least BATCH_GATHER_S): the
  * worker would only wait for it, and the prologs queued meanwhile go with
- * it. A timer starts the
- * queue again (harmless once the queue is gone: stopping cancels it). */
+ * it. Changes nothing: the loop looks again on a timer. */
 bool batch_wait(struct ofcd *d, struct job *j);
 /* (mutation worker) head and head->batch: the prologs in one transaction
  * (each that cannot join, or all when the batch cannot be planned, on its

@@ -37,6 +37,29 @@ void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
 	pthread_mutex_unlock(&d->jobs.mu);
 }
 
+static int64_t head_wait_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->loop.batch_timer = 0;
+	ofcd_maybe_start(d);
+	return LOOP_NOMORE;
+}
+
+/* A prolog at the head waiting for its plan ahead (batch_wait): looked at
+ * again in 5 ms (a plan takes up to RELABEL_BUDGET_S). Harmless once the
+ * queue is gone: stopping cancels it. */
+static bool head_waits(struct ofcd *d, struct job *j)
+{
+	if (!batch_wait(d, j))
+		return false;
+	if (!d->loop.batch_timer)
+		d->loop.batch_timer = loop_timer(d->loop.ev, 5, head_wait_timer, d);
+	return true;
+}
+
 void ofcd_maybe_start(struct ofcd *d)
 {
 	struct job *j = d->loop.queue;
@@ -65,7 +88,7 @@ void ofcd_maybe_start(struct ofcd *d)
 	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
 	 * for a takeover's replay to queue them all. */
 	if (!j || d->loop.q_replaying ||
-	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until) || batch_wait(d, j))
+	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until) || head_waits(d, j))
 		return;
 	d->loop.queue = j->next;
 	if (!d->loop.queue)
