@@ -33,6 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/integration/cluster_env.sh
 [ $# -gt 0 ] || set -- 256 1024 4096
 FAILOVER=${FAILOVER:-1}
+SAVE_MS=${SAVE_MS:-1000}
 trap 'kill $EMUS $REPLICA_PIDS $ETCD_PIDS $OFCD_PID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # measure OUT CMD...: runs CMD, writes "wall_s maxrss_mb exit" to OUT
@@ -81,6 +82,73 @@ config() {
 
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 
+# topology_of NAME: the topology replica NAME serves (- when it answers not)
+topology_of() {
+	"$OFC" --socket "$TMP/$1.sock" status --json --timeout 60 >"$TMP/$1.json" 2>/dev/null &&
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topology"]["spec"])' \
+			"$TMP/$1.json" 2>/dev/null || echo -
+}
+
+# etcd_holds: "KEYS keys / BYTES B (PARTS parts, PBYTES B)": every key etcd
+# holds, the bytes of their values, and of those the values' parts
+etcd_holds() {
+	etcd_ctl get --prefix "" -w json 2>/dev/null | python3 -c '
+import base64, json, sys
+kvs = json.load(sys.stdin).get("kvs", [])
+size = lambda kv: len(base64.b64decode(kv.get("value", "")))
+parts = [kv for kv in kvs if b"/part/" in base64.b64decode(kv["key"])]
+print("%d keys / %d B (%d parts, %d B)" % (len(kvs), sum(map(size, kvs)), len(parts),
+      sum(map(size, parts))))' 2>/dev/null || echo "-"
+}
+
+# replicas: the same reconfigure through three replicas on a 3-member etcd
+# with its defaults (rw: its wall seconds, or why it failed; a follower
+# must then serve B), then the leader killed (fo: from the kill to the new
+# leader's takeover, which must serve B too); held: what etcd holds then
+replicas() {
+	"$OFC" apply "$D/a.yaml" --state-dir "$D/st" >/dev/null 2>&1
+	[ -n "$ETCD_PIDS" ] || etcd_start 3 || { fo="etcd did not start"; return 1; }
+	for r in r1 r2 r3; do
+		mkdir -p "$TMP/$r/state"
+		chmod 700 "$TMP/$r"
+		cp "$D/$r.cred" "$TMP/$r/ocs0.cred"
+		chmod 600 "$TMP/$r/ocs0.cred"
+		sed "s|credentials: cli.cred|credentials: ocs0.cred|" "$D/a.yaml" >"$TMP/$r/fab.yaml"
+		replica_start $r --probe-interval 0
+	done
+	if wait_leader 300 r1 r2 r3; then
+		measure "$D/rapply" "$OFC" --socket "$TMP/$LEADER.sock" reconfigure --topology "$B" \
+			--timeout 1200
+		read -r rw _ rrc <"$D/rapply"
+		[ "$rrc" = 0 ] || rw="failed: $(head -c 300 "$TMP/measure.err")"
+		dead=$LEADER
+		# a follower serves B once its watch delivered the record
+		fol=$(for o in r1 r2 r3; do [ "$o" = "$dead" ] || echo $o; done | head -1)
+		_end=$(($(date +%s) + 120))
+		until [ "$(topology_of "$fol")" = "$B" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+		[ "$(topology_of "$fol")" = "$B" ] || rw="$rw (follower $fol serves $(topology_of "$fol"))"
+		held=$(etcd_holds)
+		t0=$(now_ms)
+		replica_stop "$dead" 9
+		# shellcheck disable=SC2046
+		if wait_leader 300 $(for o in r1 r2 r3; do [ "$o" = "$dead" ] || echo $o; done); then
+			took=$(python3 -c 'import json,sys
+print(json.load(open(sys.argv[1])).get("cluster", {}).get("took_over_unix_ms", 0))' \
+				"$TMP/$LEADER.json")
+			fo=$(python3 -c "print('%.2f' % (($took - $t0) / 1000))")
+			_t=$(topology_of "$LEADER")
+			[ "$_t" = "$B" ] || fo="$fo (new leader serves $_t)"
+		else
+			fo="no leader in 300 s"
+		fi
+	else
+		fo="no first leader"
+	fi
+	for r in r1 r2 r3; do replica_stop $r 9; rm -rf "${TMP:?}/$r" "$TMP/$r.sock"; done
+	REPLICA_PIDS=""
+	etcd_ctl del --prefix "" >/dev/null 2>&1
+}
+
 # one SIZE: prints one row of the table
 one() {
 	H=$1
@@ -93,7 +161,8 @@ one() {
 	i=0
 	while [ $i -lt $K ]; do
 		start_emu ocs-emu "e${H}x$i" --ports $PORTS --credentials "$D/r1.cred" \
-			--credentials "$D/r2.cred" --credentials "$D/r3.cred" --state "$D/e$i.state"
+			--credentials "$D/r2.cred" --credentials "$D/r3.cred" --state "$D/e$i.state" \
+			--save-ms "$SAVE_MS"
 		PFS="$PFS $TMP/e${H}x$i.port"
 		i=$((i + 1))
 	done
@@ -130,40 +199,8 @@ one() {
 	wait "$OFCD_PID" 2>/dev/null
 	OFCD_PID=""
 
-	fo="-"
-	if [ "$FAILOVER" = 1 ]; then
-		"$OFC" apply "$D/a.yaml" --state-dir "$D/st" >/dev/null 2>&1
-		[ -n "$ETCD_PIDS" ] || etcd_start 3 || { echo "etcd did not start"; return 1; }
-		for r in r1 r2 r3; do
-			mkdir -p "$TMP/$r/state"
-			chmod 700 "$TMP/$r"
-			cp "$D/$r.cred" "$TMP/$r/ocs0.cred"
-			chmod 600 "$TMP/$r/ocs0.cred"
-			sed "s|credentials: cli.cred|credentials: ocs0.cred|" "$D/a.yaml" >"$TMP/$r/fab.yaml"
-			replica_start $r --probe-interval 0
-		done
-		if wait_leader 120 r1 r2 r3; then
-			"$OFC" --socket "$TMP/$LEADER.sock" reconfigure --topology "$B" --timeout 600 \
-				>/dev/null 2>&1
-			dead=$LEADER
-			t0=$(now_ms)
-			replica_stop "$dead" 9
-			# shellcheck disable=SC2046
-			if wait_leader 120 $(for o in r1 r2 r3; do [ "$o" = "$dead" ] || echo $o; done); then
-				took=$(python3 -c 'import json,sys
-print(json.load(open(sys.argv[1])).get("cluster", {}).get("took_over_unix_ms", 0))' \
-					"$TMP/$LEADER.json")
-				fo=$(python3 -c "print('%.2f' % (($took - $t0) / 1000))")
-			else
-				fo="no leader in 120 s"
-			fi
-		else
-			fo="no first leader"
-		fi
-		for r in r1 r2 r3; do replica_stop $r 9; rm -rf "${TMP:?}/$r" "$TMP/$r.sock"; done
-		REPLICA_PIDS=""
-		etcd_ctl del --prefix "" >/dev/null 2>&1
-	fi
+	fo="-" rw="-" held="-"
+	[ "$FAILOVER" = 1 ] && replicas
 	# shellcheck disable=SC2086
 	kill $EMUS 2>/dev/null
 	wait $EMUS 2>/dev/null
@@ -174,12 +211,13 @@ print(json.load(open(sys.argv[1])).get("cluster", {}).get("took_over_unix_ms", 0
 	read -r ow _ orc <"$D/oapply"
 	[ "$arc" = 0 ] || aw="failed ($arc)"
 	[ "$orc" = 0 ] || ow="failed: $oapply_err"
-	printf '| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s | %s |\n' \
-		"$H" "$K x $PORTS" "$A -> $B" "$vw" "$vr" "$pw" "$pr" "$aw" "$ar" "$ow" "$rss" "$sbytes" "$fo" \
+	printf '| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+		"$H" "$K x $PORTS" "$A -> $B" "$vw" "$vr" "$pw" "$pr" "$aw" "$ar" "$ow" "$rss" "$sbytes" \
+		"$rw" "$fo" "$held" \
 		"$(cut -d' ' -f1-3 /proc/loadavg)"
 	rm -rf "$D"
 }
 
-echo "| hosts | switches | topology | validate s / MB | plan s / MB | apply s / MB | ofcd apply s | ofcd peak MB | status bytes | failover s | load |"
-echo "|---:|---|---|---|---|---|---:|---:|---:|---:|---|"
+echo "| hosts | switches | topology | validate s / MB | plan s / MB | apply s / MB | ofcd apply s | ofcd peak MB | status bytes | 3 replicas apply s | failover s | etcd holds | load |"
+echo "|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---|---|"
 for h in "$@"; do one "$h"; done
