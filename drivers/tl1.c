@@ -251,14 +251,37 @@ size_t tl1_reply_bound(uint32_t ports)
 	return b > TL1_REPLY_CEILING ? TL1_REPLY_CEILING : (size_t)b;
 }
 
+/* Whether the bytes just read (chunk) may let tl1_take_reply, which scans
+ * all that came, finish or fail the reply: they hold a ';' or a byte that
+ * is not TL1 text, or end a line that began with a ';' before them (in).
+ * Scanning only then keeps a read-back of a large switch (a megabyte in
+ * 4 KiB reads) linear, not a scan of the whole reply after every read. */
+static bool may_finish(const struct strbuf *in, const char *chunk, size_t n)
+{
+	const char *nl;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)chunk[i];
+
+		if (c == ';' || (c != '\r' && c != '\n' && c != '\t' && (c < 0x20 || c > 0x7e)))
+			return true;
+	}
+	if (!memchr(chunk, '\n', n) || !in->len)
+		return false;
+	nl = memrchr(in->buf, '\n', in->len);
+	nl = nl ? nl + 1 : in->buf;
+	return memchr(nl, ';', in->len - (size_t)(nl - in->buf)) != NULL;
+}
+
 /* Read until the reply to ctag is complete. */
 static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t ctag,
 		      double deadline, struct tl1_reply *r, struct ofc_error *err)
 {
 	size_t bound = tl1_reply_bound(dev->cfg.ports);
+	bool look = true; /* (what is left of an earlier read may hold it) */
 
 	for (;;) {
-		int rc = tl1_take_reply(&s->in, ctag, r, err);
+		int rc = look ? tl1_take_reply(&s->in, ctag, r, err) : 0;
 
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
@@ -275,6 +298,7 @@ static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t 
 		if (n == 0)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
 					      "connection closed by the device");
+		look = may_finish(&s->in, chunk, (size_t)n);
 		sb_add(&s->in, chunk, (size_t)n);
 	}
 }
