@@ -256,7 +256,7 @@ size_t tl1_reply_bound(uint32_t ports)
  * is not TL1 text, or end a line that began with a ';' before them (in).
  * Scanning only then keeps a read-back of a large switch (a megabyte in
  * 4 KiB reads) linear, not a scan of the whole reply after every read. */
-static bool may_finish(const struct strbuf *in, const char *chunk, size_t n)
+bool tl1_may_finish(const struct strbuf *in, const char *chunk, size_t n)
 {
 	const char *nl;
 
@@ -298,7 +298,7 @@ static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t 
 		if (n == 0)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
 					      "connection closed by the device");
-		look = may_finish(&s->in, chunk, (size_t)n);
+		look = tl1_may_finish(&s->in, chunk, (size_t)n);
 		sb_add(&s->in, chunk, (size_t)n);
 	}
 }
