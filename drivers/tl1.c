@@ -273,9 +273,18 @@ bool tl1_may_finish(const struct strbuf *in, const char *chunk, size_t n)
 	return memchr(nl, ';', in->len - (size_t)(nl - in->buf)) != NULL;
 }
 
+/* Whether the fence is past what it was (until): the lease was renewed. */
+static bool fence_moved(const struct device *dev, double until)
+{
+	struct ofc_error e = {0};
+	double again = until + 3600;
+
+	return device_fence(dev, &again, &e) == 0 && again > until;
+}
+
 /* Read until the reply to ctag is complete. */
-static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t ctag,
-		      double deadline, struct tl1_reply *r, struct ofc_error *err)
+static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t ctag, double own,
+		      struct tl1_reply *r, struct ofc_error *err)
 {
 	size_t bound = tl1_reply_bound(dev->cfg.ports);
 	bool look = true; /* (what is left of an earlier read may hold it) */
@@ -291,8 +300,20 @@ static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t 
 					      "'%s' (%u ports)",
 					      bound, dev->cfg.name ? dev->cfg.name : "?",
 					      dev->cfg.ports);
+		/* Up to the command's own deadline (own) or the fence, which
+		 * moves on while the lease is renewed: a read-back of a large
+		 * switch may outlast one lease's span. Nothing is sent. */
 		char chunk[4096];
+		double deadline = own;
+		struct ofc_error fenced = {0};
+		if (device_fence(dev, &deadline, &fenced) < 0)
+			deadline = now_seconds(); /* (past it: timed out, as ever) */
 		long n = fd_read_some(s->fd, chunk, sizeof(chunk), deadline, err);
+		if (n < 0 && err->reason == OFC_R_TIMEOUT && deadline < own &&
+		    fence_moved(dev, deadline)) {
+			ofc_error_clear(err);
+			continue;
+		}
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -307,13 +328,13 @@ static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t 
 static int exchange(struct device *dev, struct tl1_session *s, const char *verb, struct tl1_args a,
 		    struct tl1_reply *r, struct ofc_error *err)
 {
-	double deadline = now_seconds() + dev->cfg.timeout + s->extra_time;
+	double own = now_seconds() + dev->cfg.timeout + s->extra_time, deadline = own;
 	uint32_t ctag;
 	char *cmd;
 	int rc;
 
 	/* A fenced controller sends nothing, and waits for no answer past
-	 * its fence. */
+	 * its fence (read_reply: past where the fence is while it waits). */
 	if (device_fence(dev, &deadline, err) < 0)
 		return -1;
 	ctag = ++s->ctag;
@@ -323,7 +344,7 @@ static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
 	explicit_bzero(cmd, strlen(cmd)); /* ACT-USER carries the password */
 	free(cmd);
 	if (rc == 0)
-		rc = read_reply(dev, s, ctag, deadline, r, err);
+		rc = read_reply(dev, s, ctag, own, r, err);
 	return rc;
 }
 
