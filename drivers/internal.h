@@ -70,6 +70,9 @@ void tl1_reply_free(struct tl1_reply *r);
  * when the bytes are not a TL1 reply or answer another ctag. Pure: the
  * driver feeds it from the socket, the fuzzer from its input. */
 int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err);
+/* Whether the bytes just read (chunk, not yet in in) may let tl1_take_reply
+ * finish or fail the reply: only then is it worth its scan of all of in. */
+bool tl1_may_finish(const struct strbuf *in, const char *chunk, size_t n);
 /* A RTRV-PATCH payload line "IN,EGRESS" on a ports x ports switch, egress
  * numbered ports+1..2*ports: 0 with *in and *out (1-based), -1 otherwise. */
 int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out);
