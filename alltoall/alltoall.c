@@ -909,7 +909,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		/* A pair's heaviest paths are the same before and after mirroring:
 		 * keep them first, so only they are mirrored. */
 		if (strcmp(low, "paths") == 0)
-			a2a_routes_limit(rt, graph_outdeg(g, 0));
+			a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
 		if (q->max_memory && over_budget(g, rt, q, low, err)) {
 			/* The default's time-stepped schedule may prove its optimum
 			 * and still not fit: the paths lowering instead, saying why. */
@@ -931,13 +931,13 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 			low = o->lowering;
 			o->have_mcf = true;
 			rt = &o->mcf.routes;
-			a2a_routes_limit(rt, graph_outdeg(g, 0));
+			a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
 			if (over_budget(g, rt, q, low, err)) {
 				a2a_outcome_free(o);
 				return -1;
 			}
 		}
-		a2a_routes_expand(g, rt);
+		a2a_routes_expand(g, rt, q->mcf.threads);
 		if (strcmp(low, "single") == 0)
 			a2a_routes_single(g, q->mcf.capacity, q->mcf.demand, rt);
 		rc = 0;
@@ -1066,7 +1066,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	if (single)
 		a2a_routes_single_ports(g, q->mcf.capacity, rt);
 	else if (!steps)
-		a2a_routes_limit(rt, graph_outdeg(g, 0));
+		a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
 	struct a2a_routes own = *rt;
 	own.symmetric = false;
 	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, &o->max_load, err) < 0) {

@@ -130,10 +130,15 @@ static inline const uint32_t *a2a_route_steps(const struct a2a_routes *rt, size_
 	return rt->step ? rt->step + rt->off[r] : NULL;
 }
 
+/* The route sets part[0 .. nparts - 1], built side by side, appended to
+ * out (empty so far; its n, symmetric and perm kept) in that order, on
+ * up to `threads` threads; each part freed. */
+void a2a_routes_join(struct a2a_routes *out, struct a2a_routes *part, size_t nparts,
+		     unsigned threads);
 /* Symmetric routes to every source's (by the translations). */
-void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt);
+void a2a_routes_expand(const struct graph *g, struct a2a_routes *rt, unsigned threads);
 /* Keep the max_paths heaviest paths of every pair, weights renormalised. */
-void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths);
+void a2a_routes_limit(struct a2a_routes *rt, uint32_t max_paths, unsigned threads);
 /* One path per pair among its routes, greedy by load (over capacity, per
  * arc; NULL: 1) then improved by rerouting passes; weights become 1. */
 /* demand (n x n, or NULL: 1 each): a route weighs its pair's demand. */

@@ -305,6 +305,107 @@ int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 	return 0;
 }
 
+/* Mirroring works a block of MIRROR_BLOCK sources at a time, each block a
+ * route set of its own, joined in source order: the same routes on any
+ * number of threads. */
+#define MIRROR_BLOCK 16u
+
+struct mirror {
+	const struct cg *c;
+	const struct a2a_routes *rt;
+	const size_t *first; /* routes of (class, t): rt is in class order, then t */
+	const uint32_t *inv; /* inv[h * n + h(u)] = u */
+	struct a2a_routes *part;
+};
+
+/* Source v's routes appended to out; arc and phash: the caller's scratch. */
+static void mirror_source(const struct mirror *mi, uint32_t v, struct a2a_routes *out,
+			  uint32_t **arcp, size_t *cap, uint64_t **phashp, size_t *cap_phash)
+{
+	const struct cg *c = mi->c;
+	const struct a2a_routes *rt = mi->rt;
+	const struct graph_group *grp = c->grp;
+	uint32_t n = c->n, m = c->g->m, H = grp->order;
+	uint32_t k = grp->orbit[v], o = c->src_node[k];
+	double stab = H / c->src_weight[k];
+
+	for (uint32_t t = 0; t < n; t++) {
+		size_t pair0 = out->nroutes;
+
+		if (t == v)
+			continue;
+		for (uint32_t h = 0; h < H; h++) {
+			const uint32_t *hn = grp->node + (size_t)h * n;
+			const uint32_t *ha = grp->arc + (size_t)h * m;
+			uint32_t t0 = mi->inv[(size_t)h * n + t];
+
+			if (hn[o] != v)
+				continue;
+			for (size_t r = mi->first[(size_t)k * n + t0];
+			     r < rt->nroutes && rt->src[r] == o && rt->dst[r] == t0; r++) {
+				size_t len = rt->off[r + 1] - rt->off[r];
+				bool merged = false;
+				uint64_t hh = 0xcbf29ce484222325ull;
+				/* The images' steps are the route's own (NULL: hop i
+				 * at step i, for both). */
+				const uint32_t *step = a2a_route_steps(rt, r);
+				uint32_t *arc;
+
+				GROW(*arcp, *cap, len + 1);
+				arc = *arcp;
+				/* One element takes o to v: its images of o's
+				 * distinct paths are distinct (most sources of a
+				 * degraded graph, whose orbits are pairs). */
+				if (stab == 1) {
+					for (size_t i = 0; i < len; i++)
+						arc[i] = ha[rt->arc[rt->off[r] + i]];
+					a2a_routes_add(out, v, t, rt->w[r], arc, step, len);
+					continue;
+				}
+				for (size_t i = 0; i < len; i++) {
+					arc[i] = ha[rt->arc[rt->off[r] + i]];
+					hh = (hh ^ ((uint64_t)arc[i] << 8 ^
+						    (step ? step[i] : (uint32_t)i))) *
+					     0x100000001b3ull;
+				}
+				GROW(*phashp, *cap_phash, out->nroutes - pair0 + 1);
+				for (size_t q = pair0; q < out->nroutes && !merged; q++) {
+					if ((*phashp)[q - pair0] != hh ||
+					    out->off[q + 1] - out->off[q] != len)
+						continue;
+					merged = !memcmp(out->arc + out->off[q], arc,
+							 len * sizeof(uint32_t)) &&
+						 (!step || !memcmp(out->step + out->off[q], step,
+								   len * sizeof(uint32_t)));
+					if (merged)
+						out->w[q] += rt->w[r] / stab;
+				}
+				if (merged)
+					continue;
+				(*phashp)[out->nroutes - pair0] = hh;
+				a2a_routes_add(out, v, t, rt->w[r] / stab, arc, step, len);
+			}
+		}
+	}
+}
+
+static void mirror_block(void *ctx, size_t b, unsigned worker)
+{
+	const struct mirror *mi = ctx;
+	uint32_t n = mi->c->n,
+		 v1 = (uint32_t)((b + 1) * MIRROR_BLOCK < n ? (b + 1) * MIRROR_BLOCK : n);
+	uint32_t *arc = NULL;
+	uint64_t *phash = NULL; /* the pair's routes' hashes, as in cg_routes */
+	size_t cap = 0, cap_phash = 0;
+
+	(void)worker;
+	mi->part[b].n = n;
+	for (uint32_t v = (uint32_t)(b * MIRROR_BLOCK); v < v1; v++)
+		mirror_source(mi, v, &mi->part[b], &arc, &cap, &phash, &cap_phash);
+	free(arc);
+	free(phash);
+}
+
 /* The representatives' routes mirrored to every source (notes
  * fluid-mcf-mirrored-dw.md 4.3): source v of class k gets, for each group
  * element h with h(o_k) = v, the routes of o_k to h^-1(t) moved by h, with
@@ -314,14 +415,12 @@ int cg_routes(struct cg *c, struct a2a_routes *rt, struct ofc_error *err)
 void cg_mirror_routes(const struct cg *c, struct a2a_routes *rt)
 {
 	const struct graph_group *grp = c->grp;
-	uint32_t n = c->n, m = c->g->m, H = grp->order;
+	uint32_t n = c->n, H = grp->order;
+	size_t nblocks = (n + MIRROR_BLOCK - 1) / MIRROR_BLOCK;
 	struct a2a_routes out = {.n = n};
-	/* Routes of (class, t): rt is in class order, then t order. */
 	size_t *first = xmalloc(((size_t)c->nsrc * n + 1) * sizeof(size_t));
 	uint32_t *inv = xmalloc((size_t)H * n * sizeof(uint32_t));
-	uint32_t *arc = NULL;
-	size_t cap = 0, cap_phash = 0;
-	uint64_t *phash = NULL; /* the pair's routes' hashes, as in cg_routes */
+	struct a2a_routes *part = xcalloc(nblocks + 1, sizeof(*part));
 
 	for (size_t i = 0; i <= (size_t)c->nsrc * n; i++)
 		first[i] = SIZE_MAX;
@@ -330,75 +429,12 @@ void cg_mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	for (uint32_t h = 0; h < H; h++)
 		for (uint32_t u = 0; u < n; u++)
 			inv[(size_t)h * n + grp->node[(size_t)h * n + u]] = u;
-	for (uint32_t v = 0; v < n; v++) {
-		uint32_t k = grp->orbit[v], o = c->src_node[k];
-		double stab = H / c->src_weight[k];
-
-		for (uint32_t t = 0; t < n; t++) {
-			size_t pair0 = out.nroutes;
-
-			if (t == v)
-				continue;
-			for (uint32_t h = 0; h < H; h++) {
-				const uint32_t *hn = grp->node + (size_t)h * n;
-				const uint32_t *ha = grp->arc + (size_t)h * m;
-				uint32_t t0 = inv[(size_t)h * n + t];
-
-				if (hn[o] != v)
-					continue;
-				for (size_t r = first[(size_t)k * n + t0];
-				     r < rt->nroutes && rt->src[r] == o && rt->dst[r] == t0; r++) {
-					size_t len = rt->off[r + 1] - rt->off[r];
-					bool merged = false;
-
-					uint64_t hh = 0xcbf29ce484222325ull;
-
-					/* The images' steps are the route's own (NULL:
-					 * hop i at step i, for both). */
-					const uint32_t *step = a2a_route_steps(rt, r);
-
-					GROW(arc, cap, len + 1);
-					/* One element takes o to v: its images of o's
-					 * distinct paths are distinct (most sources of a
-					 * degraded graph, whose orbits are pairs). */
-					if (stab == 1) {
-						for (size_t i = 0; i < len; i++)
-							arc[i] = ha[rt->arc[rt->off[r] + i]];
-						a2a_routes_add(&out, v, t, rt->w[r], arc, step,
-							       len);
-						continue;
-					}
-					for (size_t i = 0; i < len; i++) {
-						arc[i] = ha[rt->arc[rt->off[r] + i]];
-						hh = (hh ^ ((uint64_t)arc[i] << 8 ^
-							    (step ? step[i] : (uint32_t)i))) *
-						     0x100000001b3ull;
-					}
-					GROW(phash, cap_phash, out.nroutes - pair0 + 1);
-					for (size_t q = pair0; q < out.nroutes && !merged; q++) {
-						if (phash[q - pair0] != hh ||
-						    out.off[q + 1] - out.off[q] != len)
-							continue;
-						merged =
-						    !memcmp(out.arc + out.off[q], arc,
-							    len * sizeof(uint32_t)) &&
-						    (!step || !memcmp(out.step + out.off[q], step,
-								      len * sizeof(uint32_t)));
-						if (merged)
-							out.w[q] += rt->w[r] / stab;
-					}
-					if (merged)
-						continue;
-					phash[out.nroutes - pair0] = hh;
-					a2a_routes_add(&out, v, t, rt->w[r] / stab, arc, step, len);
-				}
-			}
-		}
-	}
+	parallel_for(nblocks, 1, c->threads, mirror_block,
+		     &(struct mirror){.c = c, .rt = rt, .first = first, .inv = inv, .part = part});
+	a2a_routes_join(&out, part, nblocks, c->threads);
+	free(part);
 	free(first);
 	free(inv);
-	free(arc);
-	free(phash);
 	a2a_routes_free(rt);
 	*rt = out;
 }

@@ -33,7 +33,7 @@ breakdown() {
 	cat "$@" | python3 -c '
 import re, sys, datetime
 t = lambda l: datetime.datetime.strptime(l[:23], "%Y-%m-%d %H:%M:%S.%f").timestamp()
-q, own, txn, took, turn = {}, [], [], {}, {}
+q, own, txn, took, turn, batch = {}, [], [], {}, {}, {"prolog": [], "epilog": []}
 for l in sys.stdin:
     m = re.search(r"planned in its turn: (.*)", l)
     if m: turn[m.group(1)] = turn.get(m.group(1), 0) + 1
@@ -41,15 +41,31 @@ for l in sys.stdin:
     if m: q[m.group(1)] = t(l)
     m = re.search(r"ticket \d+: reconfigure partition slurm-job-(\d+).*: ok: committed .* in ([0-9.]+) s", l)
     if m and m.group(1) in q: own.append(t(l) - q[m.group(1)]); txn.append(float(m.group(2)))
-    m = re.search(r"ticket \d+: (reconfigure|release-partition) partition slurm-job-\d+.*: took: (.*)", l)
+    # the took line of a lone job, or of a batch (batch of K ...: each stage
+    # once for its K jobs: the share of a job is a K-th, counted K times)
+    m = re.search(r"ticket \d+: (?:batch of (\d+) )?(reconfigure|release-partition)( partition slurm-job-\d+.*| \(tickets [0-9.]+\)): took: (.*)", l)
     if m:
-        for k, v in re.findall(r"([a-z ]+) ([0-9.]+) s", m.group(2)):
-            took.setdefault(("prolog " if m.group(1) == "reconfigure" else "epilog ") + k.strip(), []).append(float(v))
+        k_jobs = int(m.group(1) or 1)
+        side = "prolog" if m.group(2) == "reconfigure" else "epilog"
+        batch[side].append(k_jobs)
+        for k, v in re.findall(r"([a-z ]+) ([0-9.]+) s", m.group(4)):
+            took.setdefault(side + " " + k.strip(), []).extend([float(v) / k_jobs] * k_jobs)
 p = lambda v, f: sorted(v)[min(len(v) - 1, int(f * len(v)))] if v else 0
 print("in ofcd: queued to answered p50 %.0f ms, p99 %.0f ms; the transaction alone p50 %.0f ms, p99 %.0f ms"
       % (1000 * p(own, 0.5), 1000 * p(own, 0.99), 1000 * p(txn, 0.5), 1000 * p(txn, 0.99)))
+for side in ("prolog", "epilog"):
+    b = batch[side]
+    if b:
+        print("  %ss: %d jobs in %d turns of the worker (%d together, the largest %d)"
+              % (side, sum(b), len(b), sum(x for x in b if x > 1), max(b)))
+print("  the worker alone, a job (a batch shared by its jobs):")
 for k, v in took.items():
     print("  %-24s mean %6.1f ms  p50 %6.1f  p99 %6.1f  (%d)" % (k, 1000 * sum(v) / len(v), 1000 * p(v, 0.5), 1000 * p(v, 0.99), len(v)))
+pt, et = took.get("prolog total", []), took.get("epilog total", [])
+if pt and et:
+    per = sum(pt) / len(pt) + sum(et) / len(et)
+    print("  a job (prolog and epilog) takes the worker %.1f ms: at most %.0f jobs a minute by the worker alone"
+          % (1000 * per, 60 / per))
 for k, v in turn.items():
     print("  planned in its turn (not ahead): %d: %s" % (v, k))'
 }

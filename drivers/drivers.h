@@ -553,6 +553,33 @@ bool opsw_uses_pairs(const char *rev);
  * model's polatis-switch says so); RFC 5277's default is NETCONF. */
 #define PLTS_STREAM "Polatis"
 
+/* The transaction's large messages read in place, without libyang's
+ * parse (drivers/netconf_plain.c): a message is looked at (MSG_PEEK) in at
+ * most NETCONF_PEEK bytes, and taken only when its plain form is read
+ * whole, else left for libnetconf2. netconf_frame: one whole RFC 6242
+ * chunked message at buf's start, 1 with its chunks' data in body and the
+ * bytes it takes in *used, else 0. */
+#define NETCONF_PEEK (256u << 10)
+struct strbuf;
+int netconf_frame(const char *buf, size_t len, struct strbuf *body, size_t *used);
+/* An <edit-config> of cross-connects (netconf-emu's side) in its narrow
+ * form: per entry its nc:operation (NULL: none given), ingress and egress
+ * ("" when absent) as sent. opsw_plain_edit: 1 with e filled (free with
+ * opsw_plain_edit_free), 0 when declined. */
+struct opsw_plain_entry {
+	const char *op;
+	char in[12], out[12];
+};
+struct opsw_plain_edit {
+	char msgid[24];
+	bool candidate; /* the target; else running */
+	bool rollback;	/* error-option rollback-on-error; else none given */
+	struct opsw_plain_entry *ent;
+	uint32_t n;
+};
+int opsw_plain_edit(const char *body, size_t len, bool pairs, struct opsw_plain_edit *e);
+void opsw_plain_edit_free(struct opsw_plain_edit *e);
+
 /* MRR agent frames (docs/mrr.md): a 4-byte big-endian length, then one
  * protobuf message of at most MRR_MAX_FRAME bytes (util's frame_send and
  * frame_recv). */

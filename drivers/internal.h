@@ -70,6 +70,9 @@ void tl1_reply_free(struct tl1_reply *r);
  * when the bytes are not a TL1 reply or answer another ctag. Pure: the
  * driver feeds it from the socket, the fuzzer from its input. */
 int tl1_take_reply(struct strbuf *in, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err);
+/* Whether the bytes just read (chunk, not yet in in) may let tl1_take_reply
+ * finish or fail the reply: only then is it worth its scan of all of in. */
+bool tl1_may_finish(const struct strbuf *in, const char *chunk, size_t n);
 /* A RTRV-PATCH payload line "IN,EGRESS" on a ports x ports switch, egress
  * numbered ports+1..2*ports: 0 with *in and *out (1-based), -1 otherwise. */
 int tl1_parse_xconn(const char *line, uint32_t ports, uint32_t *in, uint32_t *out);
@@ -207,6 +210,17 @@ int netconf_reply_data(const struct lyd_node *envp, const struct lyd_node *op,
 		       const struct lyd_node **tree, struct netconf_rpc_error *re,
 		       struct ofc_error *err);
 
+/* ---- the read-back in its plain form (netconf_plain.c; the framing and
+ * the edit, netconf-emu's, are in drivers.h) ---- */
+
+/* A <get> reply (body, unframed) to message msgid whose data is only the
+ * cross-connects of an NxN switch (list `pairs` before 2017-08-04), in
+ * the narrow form: 1 with them added to d->xc (sorted and checked as
+ * opsw_take does); 0 when declined (d->xc left empty): read it through
+ * libnetconf2 and opsw_take instead. */
+int opsw_plain_reply(const char *body, size_t len, uint64_t msgid, uint32_t ports, bool pairs,
+		     struct opsw_data *d);
+
 /* ---- the netconf driver (netconf.c, netconf_ssh.c, netconf_session.c) ---- */
 
 extern const struct driver_ops netconf_driver_ops;
@@ -245,6 +259,8 @@ struct netconf_session {
 	struct netconf_caps caps;
 	uint32_t sid;	    /* the device's id of this session */
 	uint64_t max_reply; /* netconf_max_reply of the device's ports */
+	char *peek;	    /* NETCONF_PEEK bytes: a reply looked at in place */
+	uint64_t plain;	    /* replies read in their plain form (netconf_plain.c) */
 };
 /* What a session logs in with: the credentials file, and the files it
  * names (SSH: a private key, or none with a password; TLS: a certificate
@@ -288,6 +304,16 @@ int netconf_rpc_tree(struct netconf_session *s, struct nc_rpc *rpc, const char *
 		     double deadline,
 		     int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err),
 		     void *arg, struct netconf_rpc_error *re, struct ofc_error *err);
+/* The same, but first the reply as it came: when it is here whole (the
+ * relay hands over a message at a time) and plain(body, its length, the
+ * RPC's message-id, arg) takes it (1), it is read without libnetconf2's
+ * parse; when plain declines (0), libnetconf2 reads it and take has the
+ * tree, as above. At most NETCONF_PEEK bytes are looked at. */
+int netconf_rpc_plain(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+		      double deadline,
+		      int (*plain)(const char *body, size_t len, uint64_t id, void *arg),
+		      int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err),
+		      void *arg, struct netconf_rpc_error *re, struct ofc_error *err);
 /* Several RPCs on one session, each sent before any reply is read
  * (pipelined: one round trip for all; the device answers them in order,
  * and a reply whose message-id is not the next one's is garbage). Each

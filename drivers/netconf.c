@@ -4,7 +4,9 @@
  *
  * Reads are one <get> with a subtree filter for the cross-connects, the
  * ports' status and their optical power (netconf_data.c turns the data
- * into ofc's state); every read also says which ports in use are failing.
+ * into ofc's state; a transaction's reads of the cross-connects alone are
+ * read in their plain form where they come in it, netconf_plain.c); every
+ * read also says which ports in use are failing.
  * A batch of changes is one <edit-config> (a pair per change, merge or
  * delete, rollback-on-error where offered): on the candidate datastore
  * with a <commit> when the device has one (a confirmed commit under a
@@ -346,8 +348,19 @@ static void settle_ports(struct device *dev, const struct op_batch *b)
 
 struct get_take {
 	uint32_t ports;
+	bool pairs;
 	struct opsw_data *d;
 };
+
+/* A read of the cross-connects alone (a transaction's, under the lock and
+ * after its edit) in its plain form: the same pairs without libyang's
+ * parse (netconf_plain.c), else the tree below. */
+static int plain_data(const char *body, size_t len, uint64_t id, void *arg)
+{
+	const struct get_take *g = arg;
+
+	return opsw_plain_reply(body, len, id, g->ports, g->pairs, g->d);
+}
 
 static int take_data(const struct lyd_node *tree, void *arg, struct ofc_error *err)
 {
@@ -356,23 +369,26 @@ static int take_data(const struct lyd_node *tree, void *arg, struct ofc_error *e
 	return opsw_take(tree, g->ports, g->d, err);
 }
 
-/* One <get> on the current session; with health, the ports' too. The
- * reply's data is checked on the tree libnetconf2 parsed it into (the
- * session's context holds the model: check_caps), not printed back to XML
- * and parsed again (bench/RESULTS.md, "NETCONF"). */
+/* One <get> on the current session; with health, the ports' too. Without
+ * health (the reads inside a transaction) a reply in its plain form is
+ * read in place (plain_data); any other reply's data is checked on the
+ * tree libnetconf2 parsed it into (the session's context holds the model:
+ * check_caps), not printed back to XML and parsed again (bench/RESULTS.md,
+ * "NETCONF"). */
 static int get_once(struct device *dev, struct opsw_data *d, bool health, double deadline,
 		    struct ofc_error *err)
 {
 	struct netconf_rpc_error re;
-	struct get_take g = {dev->cfg.ports, d};
+	struct netconf_session *s = &((struct nc_priv *)dev->priv)->s;
+	struct get_take g = {dev->cfg.ports, s->caps.pairs, d};
 	struct nc_rpc *rpc =
 	    nc_rpc_get(health ? filter_all : filter_xc, NC_WD_UNKNOWN, NC_PARAMTYPE_CONST);
 
 	if (!rpc)
 		return ofc_error_set(err, OFC_E_RUNTIME, "<get>: cannot build the RPC");
 	dev->stats.commands++;
-	int rc = netconf_rpc_tree(&((struct nc_priv *)dev->priv)->s, rpc, "<get>", deadline,
-				  take_data, &g, &re, err);
+	int rc = netconf_rpc_plain(s, rpc, "<get>", deadline, health ? NULL : plain_data, take_data,
+				   &g, &re, err);
 	nc_rpc_free(rpc);
 	return rc;
 }

@@ -21,6 +21,7 @@
 #include <libnetconf2/session_client.h>
 #include <libssh/callbacks.h>
 #include <libyang/libyang.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,8 @@ void netconf_session_close(struct netconf_session *s, double deadline)
 	if (s->ctx)
 		ly_ctx_destroy(s->ctx);
 	s->ctx = NULL;
+	free(s->peek);
+	s->peek = NULL;
 }
 
 bool netconf_session_up(const struct netconf_session *s)
@@ -265,6 +268,7 @@ int netconf_transport_error(const struct netconf_session *s, enum ncrelay_end e,
  * function. */
 struct reply_use {
 	char **data;
+	int (*plain)(const char *body, size_t len, uint64_t id, void *arg);
 	int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err);
 	void *arg;
 };
@@ -337,6 +341,43 @@ static int recv_one(struct netconf_session *s, struct nc_rpc *rpc, uint64_t id, 
 	return rc;
 }
 
+/* The reply to id read in place: 1 when it was here whole within the
+ * deadline and u->plain took it (then it is consumed, and libnetconf2
+ * never sees it: nothing else is in flight on the session); 0 when
+ * libnetconf2 is to read it (not here yet, not whole, not plain, base:1.0
+ * framing); -2 with err when the session failed. The relay hands over a
+ * message at a time, so a reply is here whole or not at all. */
+static int recv_plain(struct netconf_session *s, uint64_t id, const char *what, double deadline,
+		      const struct reply_use *u, struct ofc_error *err)
+{
+	struct pollfd p = {.fd = s->lib_fd, .events = POLLIN};
+	int ms = (int)((deadline - now_seconds()) * 1000) + 1;
+	struct strbuf body = STRBUF_INIT;
+	size_t used = 0;
+	ssize_t n;
+	int rc = 0;
+
+	if (!nc_session_get_version(s->nc) || ms <= 0 || poll(&p, 1, ms) != 1 ||
+	    !(p.revents & POLLIN))
+		return 0;
+	if (!s->peek)
+		s->peek = xmalloc(NETCONF_PEEK);
+	n = recv(s->lib_fd, s->peek, NETCONF_PEEK, MSG_PEEK | MSG_DONTWAIT);
+	if (n > 0 && netconf_frame(s->peek, (size_t)n, &body, &used) == 1 &&
+	    u->plain(body.buf, body.len, id, u->arg) == 1) {
+		if (recv(s->lib_fd, s->peek, used, MSG_DONTWAIT) == (ssize_t)used) {
+			s->plain++;
+			rc = 1;
+		} else {
+			ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST,
+				       "%s: the reply went from under the driver", what);
+			rc = -2;
+		}
+	}
+	sb_free(&body);
+	return rc;
+}
+
 static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
 		    double deadline, const struct reply_use *u, struct netconf_rpc_error *re,
 		    struct ofc_error *err)
@@ -353,7 +394,11 @@ static int exchange(struct netconf_session *s, struct nc_rpc *rpc, const char *w
 	netconf_clear_log();
 	ncrelay_arm(s->relay, s->max_reply, deadline);
 	rc = send_one(s, rpc, what, deadline, &id, err);
-	if (rc == 0)
+	if (rc == 0 && u->plain)
+		rc = recv_plain(s, id, what, deadline, u, err);
+	if (rc == 1)
+		rc = 0;
+	else if (rc == 0)
 		rc = recv_one(s, rpc, id, what, deadline, u, re, err);
 	if (rc == -2) {
 		ncrelay_cut(s->relay); /* a session that failed once is not trusted again */
@@ -415,6 +460,17 @@ int netconf_rpc_tree(struct netconf_session *s, struct nc_rpc *rpc, const char *
 		     void *arg, struct netconf_rpc_error *re, struct ofc_error *err)
 {
 	struct reply_use u = {.take = take, .arg = arg};
+
+	return exchange(s, rpc, what, deadline, &u, re, err);
+}
+
+int netconf_rpc_plain(struct netconf_session *s, struct nc_rpc *rpc, const char *what,
+		      double deadline,
+		      int (*plain)(const char *body, size_t len, uint64_t id, void *arg),
+		      int (*take)(const struct lyd_node *tree, void *arg, struct ofc_error *err),
+		      void *arg, struct netconf_rpc_error *re, struct ofc_error *err)
+{
+	struct reply_use u = {.plain = plain, .take = take, .arg = arg};
 
 	return exchange(s, rpc, what, deadline, &u, re, err);
 }

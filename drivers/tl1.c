@@ -251,14 +251,46 @@ size_t tl1_reply_bound(uint32_t ports)
 	return b > TL1_REPLY_CEILING ? TL1_REPLY_CEILING : (size_t)b;
 }
 
+/* Whether the bytes just read (chunk) may let tl1_take_reply, which scans
+ * all that came, finish or fail the reply: they hold a ';' or a byte that
+ * is not TL1 text, or end a line that began with a ';' before them (in).
+ * Scanning only then keeps a read-back of a large switch (a megabyte in
+ * 4 KiB reads) linear, not a scan of the whole reply after every read. */
+bool tl1_may_finish(const struct strbuf *in, const char *chunk, size_t n)
+{
+	const char *nl;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)chunk[i];
+
+		if (c == ';' || (c != '\r' && c != '\n' && c != '\t' && (c < 0x20 || c > 0x7e)))
+			return true;
+	}
+	if (!memchr(chunk, '\n', n) || !in->len)
+		return false;
+	nl = memrchr(in->buf, '\n', in->len);
+	nl = nl ? nl + 1 : in->buf;
+	return memchr(nl, ';', in->len - (size_t)(nl - in->buf)) != NULL;
+}
+
+/* Whether the fence is past what it was (until): the lease was renewed. */
+static bool fence_moved(const struct device *dev, double until)
+{
+	struct ofc_error e = {0};
+	double again = until + 3600;
+
+	return device_fence(dev, &again, &e) == 0 && again > until;
+}
+
 /* Read until the reply to ctag is complete. */
-static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t ctag,
-		      double deadline, struct tl1_reply *r, struct ofc_error *err)
+static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t ctag, double own,
+		      struct tl1_reply *r, struct ofc_error *err)
 {
 	size_t bound = tl1_reply_bound(dev->cfg.ports);
+	bool look = true; /* (what is left of an earlier read may hold it) */
 
 	for (;;) {
-		int rc = tl1_take_reply(&s->in, ctag, r, err);
+		int rc = look ? tl1_take_reply(&s->in, ctag, r, err) : 0;
 
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
@@ -268,13 +300,26 @@ static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t 
 					      "'%s' (%u ports)",
 					      bound, dev->cfg.name ? dev->cfg.name : "?",
 					      dev->cfg.ports);
+		/* Up to the command's own deadline (own) or the fence, which
+		 * moves on while the lease is renewed: a read-back of a large
+		 * switch may outlast one lease's span. Nothing is sent. */
 		char chunk[4096];
+		double deadline = own;
+		struct ofc_error fenced = {0};
+		if (device_fence(dev, &deadline, &fenced) < 0)
+			deadline = now_seconds(); /* (past it: timed out, as ever) */
 		long n = fd_read_some(s->fd, chunk, sizeof(chunk), deadline, err);
+		if (n < 0 && err->reason == OFC_R_TIMEOUT && deadline < own &&
+		    fence_moved(dev, deadline)) {
+			ofc_error_clear(err);
+			continue;
+		}
 		if (n < 0)
 			return -1;
 		if (n == 0)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED,
 					      "connection closed by the device");
+		look = tl1_may_finish(&s->in, chunk, (size_t)n);
 		sb_add(&s->in, chunk, (size_t)n);
 	}
 }
@@ -283,13 +328,13 @@ static int read_reply(const struct device *dev, struct tl1_session *s, uint32_t 
 static int exchange(struct device *dev, struct tl1_session *s, const char *verb, struct tl1_args a,
 		    struct tl1_reply *r, struct ofc_error *err)
 {
-	double deadline = now_seconds() + dev->cfg.timeout + s->extra_time;
+	double own = now_seconds() + dev->cfg.timeout + s->extra_time, deadline = own;
 	uint32_t ctag;
 	char *cmd;
 	int rc;
 
 	/* A fenced controller sends nothing, and waits for no answer past
-	 * its fence. */
+	 * its fence (read_reply: past where the fence is while it waits). */
 	if (device_fence(dev, &deadline, err) < 0)
 		return -1;
 	ctag = ++s->ctag;
@@ -299,7 +344,7 @@ static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
 	explicit_bzero(cmd, strlen(cmd)); /* ACT-USER carries the password */
 	free(cmd);
 	if (rc == 0)
-		rc = read_reply(dev, s, ctag, deadline, r, err);
+		rc = read_reply(dev, s, ctag, own, r, err);
 	return rc;
 }
 

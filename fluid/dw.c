@@ -987,6 +987,11 @@ static void dw_free(struct dw *d)
 	free(d->pathcost);
 }
 
+bool dw_is_answer(const struct problem *p, double z)
+{
+	return z < p->answer_below && z <= p->answer_at;
+}
+
 int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_group *grp,
 	     bool phase2, struct fluid_result *r, struct ofc_error *err)
 {
@@ -1014,6 +1019,8 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	r->rstar = z;
 	r->rstar_lower = lb;
 	r->optimal = phase_optimal(&d, z, lb, timed, r);
+	/* the search's answer: its phase 2 now, phase 1 not solved again */
+	phase2 |= dw_is_answer(p, z);
 	if (phase2 && !timed && dw_phase2(&d, grp, &lambda, &timed, r, err) < 0)
 		goto out;
 	if (phase2 && timed && r->routing.npieces == 0) {

@@ -363,6 +363,9 @@ struct fluid_result {
 	uint64_t model_rows, model_cols, model_nonzeros; /* largest LP built */
 	uint64_t model_bytes;				 /* its estimate */
 	double lower_bound;				 /* the cut bound on R (any T) */
+	/* A bound on R at every T at least lower_bound: the cuts of vertex
+	 * sets too (the search stops at a T whose R* meets it) */
+	double rstar_lower_any_hops;
 	/* The hop search: R*(T) per T tried (the one used included), and
 	 * what each certified below it (R*(T) never grows with T, so it bounds
 	 * every T' <= T too). */

@@ -53,6 +53,11 @@ struct problem {
 	uint32_t *arc_cap_off, *arc_caps; /* per arc: the caps containing it */
 	double slack, gap;
 	double deadline; /* now_seconds() at which to stop; 0 = none */
+	/* The hop-limit search (solve.c): a trial's phase-1 R* below
+	 * answer_below and at most answer_at is the search's answer, and
+	 * dw_solve goes on to phase 2 in the same solve rather than the search
+	 * solving that T again (NAN: never). */
+	double answer_at, answer_below;
 	double t0;
 	uint64_t mem_limit;
 	const struct fluid_opts *opts;
@@ -277,6 +282,9 @@ void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_
 /* ---- Dantzig-Wolfe and its mirrored master (dw.c) ---- */
 int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_group *grp,
 	     bool phase2, struct fluid_result *r, struct ofc_error *err);
+/* Whether a phase-1 R* of z is the hop-limit search's answer (struct
+ * problem's answer_at, answer_below): dw_solve then solves phase 2 too. */
+bool dw_is_answer(const struct problem *p, double z);
 
 /* The layers summed (hopfree.c): the least phase-2 objective at R of LP 4.2
  * without layers, a bound for every T, into res->objective_any_hops (NAN and
@@ -284,6 +292,11 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
  * the time limit, the LP not solved). grp: the mirrored group or NULL. */
 void hopfree_bound(const struct problem *p, const struct fluid_group *grp, double r,
 		   struct fluid_result *res);
+
+/* The cuts of vertex sets (setcut.c): a lower bound on R* at every hop
+ * limit, at least what one terminal's arcs give (fluid_lower_bound) where
+ * a set of vertices behind slower links is the bottleneck. */
+double fluid_set_cut_bound(const struct problem *p);
 
 /* Progress and time (solve.c). */
 void report_progress(const struct problem *p, const char *stage, uint32_t hops, uint32_t it,

@@ -190,6 +190,7 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	p->copy = p->coll != FLUID_ALLTOALL;
 	p->slack = o->slack > 0 ? o->slack : 1e-7;
 	p->gap = o->gap > 0 ? o->gap : 1e-7;
+	p->answer_at = p->answer_below = NAN;
 	p->mem_limit = o->mem_limit ? o->mem_limit : 4ull << 30;
 	if (!lp_solver_available(o->lp_solver, err))
 		return -1;
@@ -292,6 +293,96 @@ static void any_hops(const struct problem *p, const struct fluid_group *grp, str
 	r->seconds_any_hops = now_seconds() - t0;
 }
 
+/* The hop limit searched from tmin (no opts.hops): trials of phase 1 at
+ * T = tmin, tmin + 1, ..., then the answer at the best T with phase 2. */
+static int search_hops(struct problem *p, const struct fluid_group *grp, uint32_t tmin,
+		       struct fluid_result *r, struct ofc_error *err)
+{
+	const struct fluid_opts *o = p->opts;
+
+	/* Search T: R*(T) never increases with T (the origin's hold-over keeps
+	 * every T-solution feasible at T + 1), but may stay flat before it
+	 * drops (notes Sec. 2.3: 8-GPU no NVLink is 0.375 at T = 4 and 7/32 at
+	 * T = 6), hence the patience. */
+	uint32_t hmax = o->hops_max ? o->hops_max : 16, patience = o->patience ? o->patience : 2;
+	uint32_t best_t = tmin, flat = 0;
+	double best = INFINITY;
+	/* No T does better than a bound for every T: a trial that meets it
+	 * ends the search, which the trials after it would only have found
+	 * flat (the cut bound printed stays the one terminal's). */
+	double any_t = r->rstar_lower_any_hops * (1 + 1e-7);
+	bool answered = false;
+	/* The best trial is R*(best_t) already: with phase 1 alone it is the
+	 * answer, not solved again (under a time limit the second
+	 * solve had no time left and answered 17.6 where the trial had 7.456,
+	 * losing the trial's bound too). */
+	struct fluid_result best_r;
+
+	memset(&best_r, 0, sizeof(best_r));
+	if (hmax < tmin)
+		hmax = tmin;
+	for (uint32_t T = tmin; T <= hmax && r->ntrials < FLUID_MAX_TRIALS; T++) {
+		struct fluid_result tr;
+
+		memset(&tr, 0, sizeof(tr));
+		tr.objective = NAN; /* as r's: phase 1 leaves them */
+		tr.objective_lower = NAN;
+		tr.objective_any_hops = NAN;
+		report_progress(p, "hops", T, r->ntrials, best, r->lower_bound, 0);
+		/* A trial that will be the answer goes on to phase 2 (dw.c) */
+		if (!o->skip_phase2 && o->method != FLUID_FULL) {
+			p->answer_at = any_t;
+			p->answer_below = best * (1 - 1e-7);
+		}
+		int trc = solve_at(p, grp, T, false, &tr, err);
+
+		p->answer_at = p->answer_below = NAN;
+		if (trc < 0) {
+			fluid_result_free(&best_r);
+			return -1;
+		}
+		r->trials[r->ntrials].hops = T;
+		r->trials[r->ntrials].rstar = tr.rstar;
+		r->trials[r->ntrials].rstar_lower = tr.rstar_lower;
+		r->ntrials++;
+		if (tr.rstar < best * (1 - 1e-7)) {
+			answered = !o->skip_phase2 && o->method != FLUID_FULL && tr.rstar <= any_t;
+			best = tr.rstar;
+			best_t = T;
+			flat = 0;
+			fluid_result_free(&best_r);
+			best_r = tr;
+		} else {
+			flat++;
+			fluid_result_free(&tr);
+		}
+		if (best <= any_t || flat >= patience || past_deadline(p))
+			break;
+	}
+	struct fluid_result keep = *r;
+	int rc;
+
+	if (answered) {
+		*r = best_r; /* phase 2 solved in the trial (dw_is_answer) */
+		rc = 0;
+	} else if (o->skip_phase2 && best_r.hops == best_t) {
+		*r = best_r;
+		rc = 0;
+	} else {
+		fluid_result_free(&best_r);
+		rc = solve_at(p, grp, best_t, !o->skip_phase2, r, err);
+	}
+	if (rc == 0)
+		any_hops(p, grp, r);
+	r->collective = keep.collective;
+	r->method = keep.method;
+	r->ntrials = keep.ntrials;
+	memcpy(r->trials, keep.trials, sizeof(r->trials));
+	r->lower_bound = keep.lower_bound;
+	r->rstar_lower_any_hops = keep.rstar_lower_any_hops;
+	return rc;
+}
+
 int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fluid_result *r,
 		struct ofc_error *err)
 {
@@ -334,6 +425,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	if (problem_init(&p, use, o, err) < 0)
 		goto out;
 	r->lower_bound = fluid_lower_bound(n, o->collective, o->root);
+	r->rstar_lower_any_hops = fmax(r->lower_bound, fluid_set_cut_bound(&p));
 
 	/* The least T at which every commodity arrives; a given T below it
 	 * names the commodity that cannot make it (notes Sec. 8.2). */
@@ -367,66 +459,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 		}
 		goto out;
 	}
-	/* Search T: R*(T) never increases with T (the origin's hold-over keeps
-	 * every T-solution feasible at T + 1), but may stay flat before it
-	 * drops (notes Sec. 2.3: 8-GPU no NVLink is 0.375 at T = 4 and 7/32 at
-	 * T = 6), hence the patience. */
-	uint32_t hmax = o->hops_max ? o->hops_max : 16, patience = o->patience ? o->patience : 2;
-	uint32_t best_t = tmin, flat = 0;
-	double best = INFINITY;
-	/* The best trial is R*(best_t) already: with phase 1 alone it is the
-	 * answer, not solved again (under a time limit the second
-	 * solve had no time left and answered 17.6 where the trial had 7.456,
-	 * losing the trial's bound too). */
-	struct fluid_result best_r;
-
-	memset(&best_r, 0, sizeof(best_r));
-	if (hmax < tmin)
-		hmax = tmin;
-	for (uint32_t T = tmin; T <= hmax && r->ntrials < FLUID_MAX_TRIALS; T++) {
-		struct fluid_result tr;
-
-		memset(&tr, 0, sizeof(tr));
-		tr.objective = NAN; /* as r's: phase 1 leaves them */
-		tr.objective_lower = NAN;
-		report_progress(&p, "hops", T, r->ntrials, best, r->lower_bound, 0);
-		if (solve_at(&p, grp, T, false, &tr, err) < 0) {
-			fluid_result_free(&best_r);
-			goto out;
-		}
-		r->trials[r->ntrials].hops = T;
-		r->trials[r->ntrials].rstar = tr.rstar;
-		r->trials[r->ntrials].rstar_lower = tr.rstar_lower;
-		r->ntrials++;
-		if (tr.rstar < best * (1 - 1e-7)) {
-			best = tr.rstar;
-			best_t = T;
-			flat = 0;
-			fluid_result_free(&best_r);
-			best_r = tr;
-		} else {
-			flat++;
-			fluid_result_free(&tr);
-		}
-		if (best <= r->lower_bound * (1 + 1e-7) || flat >= patience || past_deadline(&p))
-			break;
-	}
-	struct fluid_result keep = *r;
-
-	if (o->skip_phase2 && best_r.hops == best_t) {
-		*r = best_r;
-		rc = 0;
-	} else {
-		fluid_result_free(&best_r);
-		rc = solve_at(&p, grp, best_t, !o->skip_phase2, r, err);
-	}
-	if (rc == 0)
-		any_hops(&p, grp, r);
-	r->collective = keep.collective;
-	r->method = keep.method;
-	r->ntrials = keep.ntrials;
-	memcpy(r->trials, keep.trials, sizeof(r->trials));
-	r->lower_bound = keep.lower_bound;
+	rc = search_hops(&p, grp, tmin, r, err);
 out:
 	r->seconds_total = now_seconds() - p.t0;
 	problem_free(&p);

@@ -182,50 +182,89 @@ int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *na
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 		    struct ofc_error *err)
 {
-	const struct fabric *f = c->fabric;
+	return held_check_plan_many(d, c, &name, 1, err);
+}
 
+/* Switch s's ports to the held partition (index into d->w.held) each is
+ * wired to, from host_of (host -> held index, UINT32_MAX: none); one pass
+ * over the wiring, where a partition's own ports (partition_switch_ports)
+ * took one pass each. Whole hosts: held partitions are made of hosts. */
+static uint32_t *port_owners(const struct fabric *f, uint32_t s, const uint32_t *host_of)
+{
+	uint32_t ports = f->switches[s].ports;
+	uint32_t *owner = xmalloc(((size_t)ports + 1) * sizeof(*owner));
+
+	for (uint32_t p = 0; p <= ports; p++)
+		owner[p] = UINT32_MAX;
+	for (uint32_t i = 0; i < f->nwiring; i++) {
+		const struct attachment *a = &f->wiring[i];
+
+		if (a->sw == s && a->sw_port <= ports && host_of[a->host] != UINT32_MAX)
+			owner[a->sw_port] = host_of[a->host];
+	}
+	return owner;
+}
+
+int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *const *names,
+			 uint32_t n, struct ofc_error *err)
+{
+	const struct fabric *f = c->fabric;
+	uint32_t *host_of = xmalloc(((size_t)f->nhosts + 1) * sizeof(*host_of));
+	uint32_t first = UINT32_MAX, at_dev = 0, at_op = 0;
+	bool any = false;
+
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		host_of[h] = UINT32_MAX;
 	for (uint32_t i = 0; i < d->w.nheld; i++) {
 		const struct partition *hp = &d->w.held[i].p;
+		bool mine = false;
 
-		if (strcmp(hp->name, name) == 0)
-			continue;
-		/* Its member indices on the config that runs now. */
-		struct partition q = *hp;
-		q.member_host = xcalloc(hp->nmembers + 1, sizeof(uint32_t));
-		for (uint32_t m = 0; m < hp->nmembers; m++) {
+		for (uint32_t k = 0; k < n && !mine; k++)
+			mine = strcmp(hp->name, names[k]) == 0;
+		/* (its members on the config that runs now) */
+		for (uint32_t m = 0; !mine && m < hp->nmembers; m++) {
 			int h = fabric_find_host(f, hp->members[m]);
-			q.member_host[m] = h < 0 ? UINT32_MAX : (uint32_t)h;
-		}
-		for (uint32_t k = 0; k < c->ndevs; k++) {
-			const struct ctl_device *cd = &c->devs[k];
-			int s =
-			    cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
 
-			if (s < 0)
-				continue;
-			uint8_t *theirs = partition_switch_ports(f, &q, (uint32_t)s);
-			for (uint32_t o = 0; o < cd->plan.n; o++) {
-				const struct op *op = &cd->plan.ops[o];
-
-				if ((op->kind == OP_DISCONNECT || op->kind == OP_CONNECT) &&
-				    (theirs[op->xc.in] || theirs[op->xc.out])) {
-					ofc_error_set(err, OFC_E_RUNTIME,
-						      "switch %s: the plan would change "
-						      "cross-connect %u -> %u of partition '%s', "
-						      "held for its owner; refused (it is "
-						      "released with ReleasePartition)",
-						      cd->cfg.name, op->xc.in, op->xc.out,
-						      hp->name);
-					free(theirs);
-					free(q.member_host);
-					return -1;
-				}
+			if (h >= 0) {
+				host_of[h] = i;
+				any = true;
 			}
-			free(theirs);
 		}
-		free(q.member_host);
 	}
-	return 0;
+	/* The first held partition (in order) the plan touches, at its first
+	 * operation: the one named, as when each was looked at in turn. */
+	for (uint32_t k = 0; any && k < c->ndevs; k++) {
+		const struct ctl_device *cd = &c->devs[k];
+		int s = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+
+		if (s < 0 || !cd->plan.n)
+			continue;
+		uint32_t *owner = port_owners(f, (uint32_t)s, host_of),
+			 ports = f->switches[s].ports;
+		for (uint32_t o = 0; o < cd->plan.n; o++) {
+			const struct op *op = &cd->plan.ops[o];
+			uint32_t a = op->xc.in <= ports ? owner[op->xc.in] : UINT32_MAX;
+			uint32_t b = op->xc.out <= ports ? owner[op->xc.out] : UINT32_MAX;
+			uint32_t i = a < b ? a : b;
+
+			if ((op->kind != OP_DISCONNECT && op->kind != OP_CONNECT) || i >= first)
+				continue;
+			first = i;
+			at_dev = k;
+			at_op = o;
+		}
+		free(owner);
+	}
+	free(host_of);
+	if (first == UINT32_MAX)
+		return 0;
+	const struct op *op = &c->devs[at_dev].plan.ops[at_op];
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "switch %s: the plan would change cross-connect %u -> %u of partition "
+			     "'%s', held for its owner; refused (it is released with "
+			     "ReleasePartition)",
+			     c->devs[at_dev].cfg.name, op->xc.in, op->xc.out,
+			     d->w.held[first].p.name);
 }
 
 bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n)

@@ -220,19 +220,35 @@ static const struct held_part **held_ptrs(const struct ofcd *d)
 
 /* ---- a commit's holds ------------------------------------------------------------------ */
 
-void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
-		const struct fabric *f, struct held_stage *hs)
+/* add[k] is staged (its name). */
+static int staged_index(const struct held_stage *hs, const char *name)
+{
+	for (uint32_t k = 0; k < hs->nadd; k++)
+		if (strcmp(hs->add[k]->name, name) == 0)
+			return (int)k;
+	return -1;
+}
+
+void held_stage_many(struct ofcd *d, struct job *const *j, const struct partition *const *add,
+		     const uint32_t *ops, uint32_t n, const struct fabric *f, struct held_stage *hs)
 {
 	memset(hs, 0, sizeof(*hs));
 	hs->d = d;
-	hs->add = add;
-	hs->owner = add ? owner_of(j) : NULL;
+	hs->nadd = n;
+	hs->add = xcalloc(n + 1, sizeof(*hs->add));
+	hs->owner = xcalloc(n + 1, sizeof(*hs->owner));
+	hs->ops = xcalloc(n + 1, sizeof(*hs->ops));
+	for (uint32_t k = 0; k < n; k++) {
+		hs->add[k] = add[k];
+		hs->owner[k] = owner_of(j[k]);
+		hs->ops[k] = ops ? ops[k] : UINT32_MAX;
+	}
 	hs->drop_why = xcalloc(d->w.nheld + 1, sizeof(char *));
 	hs->nstaged = d->w.nheld;
 	for (uint32_t i = 0; i < d->w.nheld; i++) {
 		const struct partition *p = &d->w.held[i].p;
 
-		if (add && strcmp(add->name, p->name) == 0)
+		if (staged_index(hs, p->name) >= 0)
 			continue;
 		for (uint32_t m = 0; m < p->nmembers && !hs->drop_why[i]; m++)
 			if (fabric_find_host(f, p->members[m]) < 0)
@@ -243,16 +259,25 @@ void held_stage(struct ofcd *d, const struct job *j, const struct partition *add
 	}
 }
 
-/* The hold add becomes (its owner and since kept when it was held). */
-static void staged_part(const struct held_stage *hs, const struct partition *add, uint64_t txn,
-			uint32_t ops, struct held_part *out)
+void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
+		const struct fabric *f, struct held_stage *hs)
 {
+	struct job *jj = (struct job *)j;
+
+	held_stage_many(d, &jj, &add, NULL, add ? 1 : 0, f, hs);
+}
+
+/* The hold add[k] becomes (its owner and since kept when it was held). */
+static void staged_part(const struct held_stage *hs, uint32_t k, uint64_t txn, uint32_t ops,
+			struct held_part *out)
+{
+	const struct partition *add = hs->add[k];
 	int i = held_index(hs->d, add->name);
 
 	out->p = *add;
 	out->txn = txn;
-	out->ops = ops;
-	out->owner = i >= 0 && hs->d->w.held[i].owner ? hs->d->w.held[i].owner : hs->owner;
+	out->ops = hs->ops[k] != UINT32_MAX ? hs->ops[k] : ops;
+	out->owner = i >= 0 && hs->d->w.held[i].owner ? hs->d->w.held[i].owner : hs->owner[k];
 	out->since_ms = i >= 0 && hs->d->w.held[i].since_ms ? hs->d->w.held[i].since_ms : unix_ms();
 }
 
@@ -260,34 +285,38 @@ void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w)
 {
 	const struct held_stage *hs = ctx;
 	const struct ofcd *d = hs->d;
-	struct held_part add;
+	struct held_part *add;
 	struct held_gone *gone;
 	uint32_t ng = 0;
 
-	if (!hs->add && !hs->ndrop)
+	if (!hs->nadd && !hs->ndrop)
 		return;
-	const struct held_part **v = held_ptrs(d);
+	const struct held_part **v = xcalloc(d->w.nheld + hs->nadd + 1, sizeof(*v));
+	for (uint32_t i = 0; i < d->w.nheld; i++)
+		v[i] = &d->w.held[i];
 	gone = xcalloc(hs->ndrop + 1, sizeof(*gone));
+	add = xcalloc(hs->nadd + 1, sizeof(*add));
 	for (uint32_t i = 0; i < d->w.nheld; i++) {
 		if (hs->drop_why[i]) {
 			gone[ng++] = (struct held_gone){d->w.held[i].p.name, hs->drop_why[i], true,
 							unix_ms()};
 			v[i] = NULL;
-		} else if (hs->add && strcmp(hs->add->name, d->w.held[i].p.name) == 0) {
+		} else if (staged_index(hs, d->w.held[i].p.name) >= 0) {
 			v[i] = NULL;
 		}
 	}
-	if (hs->add) {
-		staged_part(hs, hs->add, c->txn, ctl_plan_size(c), &add);
-		v[d->w.nheld] = &add;
+	for (uint32_t k = 0; k < hs->nadd; k++) {
+		staged_part(hs, k, c->txn, ctl_plan_size(c), &add[k]);
+		v[d->w.nheld + k] = &add[k];
 	}
 	w->item = STORE_HELD;
-	w->data = held_pack(d, v, d->w.nheld + 1, gone, ng, &w->len);
+	w->data = held_pack(d, v, d->w.nheld + hs->nadd, gone, ng, &w->len);
+	free(add);
 	free(gone);
 	free(v);
 }
 
-void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, uint32_t ops)
+void held_committed_many(struct held_stage *hs, struct partition *const *add, uint64_t txn)
 {
 	struct ofcd *d = hs->d;
 	uint32_t k = 0;
@@ -307,23 +336,30 @@ void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, 
 	d->w.nheld = k;
 	free(d->w.held_bytes);
 	d->w.held_bytes = NULL;
-	if (!add)
-		return;
-	struct held_part h;
-	int i = held_index(d, add->name);
-	bool again = i >= 0;
+	for (uint32_t a = 0; a < hs->nadd && add; a++) {
+		struct held_part h;
+		int i = held_index(d, add[a]->name);
+		bool again = i >= 0;
 
-	staged_part(hs, add, txn, ops, &h);
-	h.owner = xstrdup(h.owner);
-	if (i >= 0) {
-		held_part_free(&d->w.held[i]);
-	} else {
-		d->w.held = xreallocarray(d->w.held, d->w.nheld + 1, sizeof(*d->w.held));
-		i = (int)d->w.nheld++;
+		staged_part(hs, a, txn, 0, &h);
+		h.owner = xstrdup(h.owner);
+		if (i >= 0) {
+			held_part_free(&d->w.held[i]);
+		} else {
+			d->w.held = xreallocarray(d->w.held, d->w.nheld + 1, sizeof(*d->w.held));
+			i = (int)d->w.nheld++;
+		}
+		d->w.held[i] = h;
+		memset(add[a], 0, sizeof(*add[a]));
+		announce_held(d, &d->w.held[i], again, "");
 	}
-	d->w.held[i] = h;
-	memset(add, 0, sizeof(*add));
-	announce_held(d, &d->w.held[i], again, "");
+}
+
+void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, uint32_t ops)
+{
+	if (add && hs->nadd == 1)
+		hs->ops[0] = ops;
+	held_committed_many(hs, add && hs->nadd ? &add : NULL, txn);
 }
 
 void held_stage_free(struct held_stage *hs)
@@ -333,7 +369,11 @@ void held_stage_free(struct held_stage *hs)
 	for (uint32_t i = 0; hs->drop_why && i < hs->nstaged; i++)
 		free(hs->drop_why[i]);
 	free(hs->drop_why);
+	for (uint32_t k = 0; k < hs->nadd; k++)
+		free(hs->owner[k]);
 	free(hs->owner);
+	free(hs->add);
+	free(hs->ops);
 	memset(hs, 0, sizeof(*hs));
 }
 
@@ -367,6 +407,46 @@ int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err)
 	}
 	free(reason);
 	free(by);
+	return rc;
+}
+
+int held_release_many(struct ofcd *d, struct job *const *j, uint32_t n, struct ofc_error *err)
+{
+	const struct held_part **v = held_ptrs(d);
+	struct held_gone *g = xcalloc(n + 1, sizeof(*g));
+	uint64_t now = unix_ms();
+	int rc;
+
+	if (d->w.damaged) {
+		free(v);
+		free(g);
+		return ofc_error_set(err, OFC_E_RUNTIME, "refused: %s; fix or remove it first",
+				     d->w.damaged);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		int i = held_index(d, j[k]->partition);
+		char *by = owner_of(j[k]);
+
+		v[i] = NULL;
+		g[k] = (struct held_gone){
+		    d->w.held[i].p.name,
+		    xasprintf("let go by %s; its hosts return to the pool", by), false, now};
+		free(by);
+	}
+	rc = held_write(d, v, d->w.nheld, g, n, err);
+	free(v);
+	for (uint32_t k = 0; k < n; k++) {
+		if (rc == 0) {
+			int i = held_index(d, j[k]->partition);
+
+			gone_add(d, j[k]->partition, false, g[k].reason, g[k].time_ms);
+			announce_gone(d, j[k]->partition, false, g[k].reason, "");
+			held_part_free(&d->w.held[i]);
+			d->w.held[i] = d->w.held[--d->w.nheld];
+		}
+		free(g[k].reason);
+	}
+	free(g);
 	return rc;
 }
 

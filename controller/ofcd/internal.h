@@ -318,6 +318,14 @@ struct job {
 	/* A run-time partition's plan made ahead, off the queue
 	 * (plan_ahead.c; NULL: none) */
 	struct ahead *ahead;
+	/* The jobs handed over with this one to run together (batch.c;
+	 * linked by next, freed with it), and the order the worker ran them
+	 * in, this one among them, which the loop answers them in (NULL:
+	 * this one alone) */
+	struct job *batch;
+	struct job **order;
+	uint32_t norder;
+	double queued_s; /* when it was queued (now_seconds) */
 };
 
 void job_free(struct job *j);
@@ -599,6 +607,9 @@ struct ofcd_loop {
 	double planner_hold_until;
 	uint64_t planner_timer;
 	struct job *planner_job;
+	/* A prolog at the queue's head waits for its plan ahead (batch.c):
+	 * the timer that looks again (0: none). */
+	uint64_t batch_timer;
 	/* The state's schedule (state_schedule.c): the last one computed
 	 * and the computation running now. */
 	struct state_sched {
@@ -671,6 +682,11 @@ void ahead_publish(struct ofcd *d);
  * *why says why (waits for a plan being made). */
 int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struct partition *p,
 	       struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep, const char **why);
+/* (loop) Whether a thread has taken a's plan (being made or made): a
+ * prolog joins a batch then, not to be planned in the worker's turn. */
+bool ahead_started(struct ahead *a);
+/* (loop) Whether a's plan is made, or will not be (failed, dropped). */
+bool ahead_done(struct ahead *a);
 /* Whether the switches' cross-connects between two of p's ports are the
  * same in then and now (per switch of f, NULL: none known): what p's
  * renumbering reads. */
@@ -1027,24 +1043,33 @@ struct held_gone {
 	bool dropped; /* by ofcd, not by its owner */
 	uint64_t time_ms;
 };
-/* What a mutation's commit does to the holds (held_stage): the partition
- * it holds (add, with its owner) and the holds it drops (their hosts gone
- * from the new config), written with the commit's record
+/* What a mutation's commit does to the holds (held_stage): the partitions
+ * it holds (add[], each with its owner and its own operations: one, or a
+ * batch of prologs committed together) and the holds it drops (their
+ * hosts gone from the new config), written with the commit's record
  * (held_commit_also as ctl.commit_also) and made so in memory once it
  * committed (held_committed). */
 struct held_stage {
 	struct ofcd *d;
-	const struct partition *add;
-	char *owner;
+	const struct partition **add; /* nadd of them (borrowed) */
+	char **owner;		      /* per add */
+	uint32_t *ops;		      /* per add; UINT32_MAX: the whole plan's */
+	uint32_t nadd;
 	char **drop_why; /* per d->w.held as staged (nstaged): NULL kept, else why */
 	uint32_t nstaged, ndrop;
 };
 void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
 		const struct fabric *f, struct held_stage *hs);
+/* ... of n partitions add[k] for jobs j[k], ops[k] operations each. */
+void held_stage_many(struct ofcd *d, struct job *const *j, const struct partition *const *add,
+		     const uint32_t *ops, uint32_t n, const struct fabric *f,
+		     struct held_stage *hs);
 void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w);
 /* add (moved in when not NULL: *add is left empty) held after its commit
  * txn of ops operations; the drops made; their events posted. */
 void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, uint32_t ops);
+/* ... the n partitions staged by held_stage_many (add[k] moved in). */
+void held_committed_many(struct held_stage *hs, struct partition *const *add, uint64_t txn);
 void held_stage_free(struct held_stage *hs);
 /* (mutation worker) The holds as the store keeps them, into d->w.held,
  * checked against d->w.cfg: an entry that does not fit it (a host it
@@ -1070,10 +1095,16 @@ void held_partition_free(struct partition *p);
  * another name than `name` ("": any held partition). */
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 		    struct ofc_error *err);
+/* ... under none of names[0..n). */
+int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *const *names,
+			 uint32_t n, struct ofc_error *err);
 /* (mutation worker) ReleasePartition j->partition, written to the store
  * first: 0 released; -1 with err: OFC_E_INPUT when none of that name is
  * held, else the store's error (nothing changed). */
 int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err);
+/* ... of n jobs' partitions, each held (distinct names), in one write of
+ * the store: 0 all released, -1 none (the store's error). */
+int held_release_many(struct ofcd *d, struct job *const *j, uint32_t n, struct ofc_error *err);
 /* (mutation worker) Whether j may change or let go of the partition it
  * names when that is held: its owner, an admin or a socket's client may; a
  * tenant whose partitions' pattern matches the name may not (a pattern
@@ -1172,6 +1203,9 @@ bool outcome_key_ok(const char *key);
 void outcome_adopt(struct ofcd *d, struct job *j, bool mutation, const uint8_t *raw, size_t len,
 		   bool gw);
 bool queue_start(struct ofcd *d, struct job *j);
+/* Whether queue_start would answer j without running it (its key refused,
+ * or its outcome recorded); changes nothing. */
+bool outcome_recorded(struct ofcd *d, const struct job *j);
 void outcome_done(struct ofcd *d, struct job *j);
 void outcomes_takeover(struct ofcd *d);
 

@@ -4,8 +4,8 @@
  * waits a while for the planner: the planner's hold), and the finished
  * jobs that come back as notes (ofcd_job_done: publish, answer, tell the
  * watchers, start the next). */
+#include "controller/ofcd/batch.h"
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,29 @@ void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
 	pthread_mutex_unlock(&d->jobs.mu);
 }
 
+static int64_t head_wait_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ofcd *d = ctx;
+
+	(void)l;
+	(void)id;
+	d->loop.batch_timer = 0;
+	ofcd_maybe_start(d);
+	return LOOP_NOMORE;
+}
+
+/* A prolog at the head waiting for its plan ahead (batch_wait): looked at
+ * again in 5 ms (a plan takes up to RELABEL_BUDGET_S). Harmless once the
+ * queue is gone: stopping cancels it. */
+static bool head_waits(struct ofcd *d, struct job *j)
+{
+	if (!batch_wait(d, j))
+		return false;
+	if (!d->loop.batch_timer)
+		d->loop.batch_timer = loop_timer(d->loop.ev, 5, head_wait_timer, d);
+	return true;
+}
+
 void ofcd_maybe_start(struct ofcd *d)
 {
 	struct job *j = d->loop.queue;
@@ -65,17 +88,19 @@ void ofcd_maybe_start(struct ofcd *d)
 	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
 	 * for a takeover's replay to queue them all. */
 	if (!j || d->loop.q_replaying ||
-	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until))
+	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until) || head_waits(d, j))
 		return;
 	d->loop.queue = j->next;
 	if (!d->loop.queue)
 		d->loop.queue_tail = NULL;
 	d->loop.nqueue--;
 	j->next = NULL;
-	if (queue_start(d, j)) /* its key's recorded outcome: not run again */
+	if (queue_start(d, j)) { /* its key's recorded outcome: not run again */
 		ofcd_job_done(d, j);
-	else
+	} else {
+		batch_gather(d, j); /* (the prologs or releases behind it, with it) */
 		ofcd_hand_to_worker(d, j);
+	}
 	changed(d);
 }
 
@@ -120,6 +145,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	struct ofc_error err = {0};
 
 	j->ticket = ++d->loop.next_ticket;
+	j->queued_s = now_seconds();
 	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
 	queue_append(d, j);
 	/* A replica's waiting mutations are in etcd before they are
@@ -346,6 +372,39 @@ static void report_start_check(struct ofcd *d, const struct job *j)
 		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
 }
 
+/* A mutation's end: its state published, its events, then its answer. */
+static void mutation_done(struct ofcd *d, struct job *j)
+{
+	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
+	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
+	char from[160];
+
+	/* Publish first, then tell: whoever hears "committed" and asks
+	 * sees the committed state. */
+	publish(d, j);
+	changed(d);
+	flush_deferred(d, j);
+	metrics_job_done(&d->loop.metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
+			 now_seconds() - j->t0);
+	ofcd_log(d,
+		 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
+		 "ticket %llu: %s%s %s from %s: %s: %s", (unsigned long long)j->ticket,
+		 job_kind_name(j->kind), j->dry_run ? " (dry run)" : "", j->target,
+		 job_from_words(j, from, sizeof(from)),
+		 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
+		 r && r->message ? r->message : "");
+	if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
+		d->loop.errors++;
+	if (r)
+		ofc__v1__response__free_unpacked(r, NULL);
+	outcome_done(d, j);
+	if (c)
+		conn_queue(c, j->reply, j->reply_len, NULL, 0);
+	else if (j->conn_id)
+		ofcd_log(d, OFCD_LOG_INFO, "ticket %llu: its client went away before the answer",
+			 (unsigned long long)j->ticket);
+}
+
 void ofcd_job_done(struct ofcd *d, struct job *j)
 {
 	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
@@ -433,37 +492,15 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		flush_deferred(d, j);
 		if (j->startup)
 			report_start_check(d, j);
-	} else {
-		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
-		char from[160];
-
-		/* Publish first, then tell: whoever hears "committed" and asks
-		 * sees the committed state. */
-		publish(d, j);
-		changed(d);
-		flush_deferred(d, j);
+	} else if (j->order) {
+		/* A batch (batch.c): each job in the order it ran, its snapshot
+		 * published before the answers that follow it. */
+		for (uint32_t i = 0; i < j->norder; i++)
+			mutation_done(d, j->order[i]);
 		d->loop.running = NULL;
-		metrics_job_done(&d->loop.metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
-				 now_seconds() - j->t0);
-		ofcd_log(d,
-			 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE
-								      : OFCD_LOG_WARNING,
-			 "ticket %llu: %s%s %s from %s: %s: %s", (unsigned long long)j->ticket,
-			 job_kind_name(j->kind), j->dry_run ? " (dry run)" : "", j->target,
-			 job_from_words(j, from, sizeof(from)),
-			 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
-			 r && r->message ? r->message : "");
-		if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
-			d->loop.errors++;
-		if (r)
-			ofc__v1__response__free_unpacked(r, NULL);
-		outcome_done(d, j);
-		if (c)
-			conn_queue(c, j->reply, j->reply_len, NULL, 0);
-		else if (j->conn_id)
-			ofcd_log(d, OFCD_LOG_INFO,
-				 "ticket %llu: its client went away before the answer",
-				 (unsigned long long)j->ticket);
+	} else {
+		mutation_done(d, j);
+		d->loop.running = NULL;
 	}
 	job_free(j);
 	ofcd_planner_check(d);

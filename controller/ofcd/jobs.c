@@ -173,6 +173,13 @@ void job_free(struct job *j)
 	fabcfg_unref(j->new_cfg);
 	free(j->probe);
 	ahead_drop(j->ahead);
+	while (j->batch) {
+		struct job *b = j->batch;
+
+		j->batch = b->next;
+		job_free(b);
+	}
+	free(j->order);
 	while (j->deferred) {
 		struct note *n = j->deferred;
 

@@ -2,8 +2,8 @@
  * ReleasePartition, MoveToPhase, ReportFailure: checked, then queued for
  * the mutation worker; Cancel of a queued one): the handlers of the request
  * table's mutation rows (requests.c). */
+#include "controller/ofcd/batch.h"
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -237,7 +237,7 @@ int cancel(const struct request *rq)
 			break;
 	/* A tenant's ticket must be one of its own requests on its partitions;
 	 * any other is "not waiting" to it, whether it exists or not. */
-	struct job *run = d->loop.running;
+	struct job *run = batch_running(d, by_ticket ? k->ticket : 0, c->id, k->request_id);
 	if (!authz_may_cancel(rq->who.p, j ? j
 					 : run && is_mutation(run) && run->ticket == k->ticket
 					     ? run
@@ -256,10 +256,8 @@ int cancel(const struct request *rq)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_OK, "cancelled ticket %llu",
 			     (unsigned long long)t);
 	}
-	j = d->loop.running;
-	if (j && is_mutation(j) &&
-	    (by_ticket ? j->ticket == k->ticket
-		       : j->conn_id == c->id && j->req_id == k->request_id))
+	j = run; /* (the one handed over, or one run with it: batch.c) */
+	if (j && is_mutation(j))
 		return reply(
 		    c, req->id, OFC__V1__STATUS__STATUS_BUSY,
 		    "ticket %llu is running: a transaction in progress is never cancelled; "

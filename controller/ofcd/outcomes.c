@@ -317,6 +317,21 @@ static bool unqueued(struct ofcd *d, struct job *j)
 	return true;
 }
 
+bool outcome_recorded(struct ofcd *d, const struct job *j)
+{
+	struct outcome *o;
+	char *owner;
+
+	if (!j->key)
+		return false;
+	if (!outcome_key_ok(j->key))
+		return true;
+	owner = owner_of(j);
+	o = outcomes_find(&d->loop.outcomes, owner, j->key);
+	free(owner);
+	return o && o->done;
+}
+
 bool queue_start(struct ofcd *d, struct job *j)
 {
 	struct ofc_error err = {0};

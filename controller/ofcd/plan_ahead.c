@@ -50,6 +50,7 @@ struct ahead {
 	uint32_t npc;
 	struct fabric_relabel rep;
 	bool ok;
+	bool taken; /* (the worker's) ahead_take moved the plan out */
 };
 
 static void base_unref(struct ahead_base *b, uint32_t nsw)
@@ -248,6 +249,26 @@ void ahead_drop(struct ahead *a)
 	pthread_mutex_unlock(&q->mu);
 }
 
+bool ahead_started(struct ahead *a)
+{
+	bool started;
+
+	pthread_mutex_lock(&a->q->mu);
+	started = a->state == AHEAD_RUNNING || a->state == AHEAD_DONE;
+	pthread_mutex_unlock(&a->q->mu);
+	return started;
+}
+
+bool ahead_done(struct ahead *a)
+{
+	bool done;
+
+	pthread_mutex_lock(&a->q->mu);
+	done = a->state == AHEAD_DONE || a->state == AHEAD_DROPPED;
+	pthread_mutex_unlock(&a->q->mu);
+	return done;
+}
+
 /* ---- the mutation worker --------------------------------------------------------------- */
 
 void ahead_publish(struct ofcd *d)
@@ -348,6 +369,10 @@ int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struc
 	pthread_mutex_unlock(&q->mu);
 	if (a->state != AHEAD_DONE)
 		return 0;
+	if (a->taken) { /* (a batch took it, then did not commit: batch.c) */
+		*why = "its plan ahead was taken by a batch not committed";
+		return 0;
+	}
 	if (!a->ok) {
 		*why = "its plan ahead failed";
 		return 0;
@@ -372,6 +397,7 @@ int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struc
 	*rep = a->rep;
 	a->pc = NULL;
 	a->npc = 0;
+	a->taken = true;
 	*why = NULL;
 	return 1;
 }

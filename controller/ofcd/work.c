@@ -2,10 +2,11 @@
  * owns the running config and its struct ctl and runs one job at a time,
  * as the loop hands them over: mutations, probes and ReportFailure
  * (mutation.c), the planner's results (planner.c), a replica's takeover and
- * sync (takeover.c). The schedule worker computes GetSchedule and GetPlan
+ * sync (takeover.c), prologs and releases queued together (batch.c). The
+ * schedule worker computes GetSchedule and GetPlan
  * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
  * notes; the loop answers and publishes. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/batch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,10 @@
 
 void ofcd_run_job(struct ofcd *d, struct job *j)
 {
+	if (j->batch) { /* (prologs or releases handed over together) */
+		ofcd_run_batch(d, j);
+		return;
+	}
 	switch (j->kind) {
 	case JOB_PROBE:
 		ofcd_run_probe(d, j);

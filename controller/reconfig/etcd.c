@@ -965,3 +965,19 @@ bool etcd_prefix_ok(const char *p)
 			return false;
 	return true;
 }
+
+double etcd_campaign_timeout(double tick, double ttl, bool loaded, size_t bytes)
+{
+	double t = tick > 0.2 ? tick : 0.2, most = ttl / 2 > t ? ttl / 2 : t;
+
+	/* A won campaign's answer carries every key of the fabric (a record
+	 * and journal of 65,536 hosts: megabytes of base64 JSON), and one that
+	 * times out after etcd took it leaves a leader key this replica cannot
+	 * tell from a forged one (ours_again): it deletes it and campaigns
+	 * again, each time, while the answer outlasts the deadline. So a
+	 * second more for each 4 MB the cache holds (all of half a lease when
+	 * it holds nothing yet), within half a lease, which the keepalive
+	 * waits behind. */
+	t += loaded ? (double)bytes / 4e6 : most;
+	return t < most ? t : most;
+}

@@ -154,6 +154,11 @@ int etcd_txn(struct etcd_conn *c, struct json_object *t, double timeout, bool *s
 	     int64_t *revision, struct json_object **resp, struct ofc_error *err);
 /* The kvs of the i-th answer of a transaction's branch (a range's). */
 uint32_t etcd_txn_kvs(struct json_object *resp, uint32_t i, struct etcd_kv **kvs);
+/* What a campaign (store_etcd.c) waits for its answer, which carries the
+ * fabric's keys: tick (at least 0.2 s) and a second more for each 4 MB of
+ * them (bytes, when loaded: the cache holds them; else as much as may be),
+ * within half the lease's TTL. */
+double etcd_campaign_timeout(double tick, double ttl, bool loaded, size_t bytes);
 /* Member i alone: its id and the raft leader it knows (0: none). */
 int etcd_member_status(struct etcd_conn *c, uint32_t i, double timeout, uint64_t *member,
 		       uint64_t *leader, struct ofc_error *err);

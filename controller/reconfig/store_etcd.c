@@ -653,6 +653,17 @@ static void drop_forged(struct etcd_store *es, struct etcd_conn *c, int64_t leas
 		json_object_put(resp);
 }
 
+/* (under mu) What a campaign may wait for its answer. */
+static double campaign_timeout(const struct etcd_store *es)
+{
+	size_t bytes = 0;
+
+	for (uint32_t i = 0; i < es->nkv; i++)
+		bytes += es->kv[i].len;
+	return etcd_campaign_timeout(es->tick, es->ttl > 0 ? (double)es->ttl : es->ttl_asked,
+				     es->loaded, bytes);
+}
+
 /* (session thread) Campaign: create the leader key bound to our lease if
  * nobody holds it, and read the fabric's keys in the same transaction, so
  * the new leader starts from everything its predecessors wrote (any write
@@ -671,7 +682,10 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	etcd_txn_range(t, true, es->prefix, es->range_end, false);
 	etcd_txn_range(t, false, es->leader_key, NULL, false);
 	etcd_txn_range(t, false, es->prefix, es->range_end, true);
-	int rc = etcd_txn(c, t, es->tick > 0.2 ? es->tick : 0.2, &won, &rev, &resp, &err);
+	pthread_mutex_lock(&es->mu);
+	double timeout = campaign_timeout(es);
+	pthread_mutex_unlock(&es->mu);
+	int rc = etcd_txn(c, t, timeout, &won, &rev, &resp, &err);
 	json_object_put(t);
 	pthread_mutex_lock(&es->mu);
 	if (rc < 0) {

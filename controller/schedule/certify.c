@@ -105,11 +105,11 @@ static bool net_group(const struct graph *g, const struct fluid_net *n, const ui
 }
 
 /* The bound on schedules of at most `steps` hops: what the hop search
- * certified at any T >= steps (R*(T) never grows with T), the cut bound at
- * least. */
+ * certified at any T >= steps (R*(T) never grows with T), the bound for
+ * every T at least (the trials it stopped short of were flat). */
 static double hop_bound(const struct fluid_result *fr, uint32_t steps)
 {
-	double b = fr->lower_bound;
+	double b = fmax(fr->lower_bound, fr->rstar_lower_any_hops);
 
 	for (uint32_t i = 0; i < fr->ntrials; i++)
 		if (fr->trials[i].hops >= steps && fr->trials[i].rstar_lower > b)

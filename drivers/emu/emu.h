@@ -35,6 +35,13 @@ struct emu_server {
 	void *ctx;
 	size_t max_pending; /* more unframed bytes than this drop the client */
 	uint64_t sessions;  /* connections accepted */
+	/* Optional: work the emulator puts off (ocs-emu's --save-ms state
+	 * save). idle_ms says how long it may still wait (milliseconds; -1:
+	 * nothing is put off), flush does it. The loop flushes when that time
+	 * passes with no message, when a client is dropped, and on SIGTERM or
+	 * SIGINT, after which it ends by that signal as it would without. */
+	int (*idle_ms)(void *ctx);
+	void (*flush)(void *ctx);
 };
 
 /* Serve forever on the listening socket; returns -1 when poll fails. */

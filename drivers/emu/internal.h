@@ -82,6 +82,7 @@ struct nemu {
 	struct emu_common co; /* listen, port file, log, fail-at/count */
 	struct ly_ctx *ctx;
 	struct nemu_client *clients;
+	char *peek; /* NETCONF_PEEK bytes: a client's next message looked at (nemu_plain) */
 	/* SSH: who may log in (NULL user: anyone) */
 	struct credentials cred;
 	bool have_cred;
@@ -94,6 +95,9 @@ struct nemu {
 int nemu_init(struct nemu *e, struct ofc_error *err);
 /* Answer one RPC of client c. */
 struct nc_server_reply *nemu_rpc(struct nemu *e, struct nemu_client *c, struct lyd_node *rpc);
+/* Answer client c's next RPC in place when it is an <edit-config> in its
+ * plain form that takes effect whole (1); else 0, and libnetconf2 reads it. */
+int nemu_plain(struct nemu *e, struct nemu_client *c);
 /* Session sid ended: its locks go, its candidate edits are discarded, its
  * confirmed commit is reverted (RFC 6241 7.5, 8.4.1). */
 void nemu_session_end(struct nemu *e, uint32_t sid);

@@ -189,7 +189,13 @@ static void poll_sessions(struct nemu *e, struct nc_pollsession *ps)
 {
 	for (int turns = 0; turns < 64; turns++) {
 		struct nc_session *s = NULL;
-		int r = nc_ps_poll(ps, 0, &s);
+		int r;
+
+		/* each session's next message, before libnetconf2 reads one */
+		for (struct nemu_client *c = e->clients; c; c = c->next)
+			while (nemu_plain(e, c) == 1)
+				;
+		r = nc_ps_poll(ps, 0, &s);
 
 		if (r & (NC_PSPOLL_SESSION_TERM | NC_PSPOLL_SESSION_ERROR)) {
 			struct nemu_client *c = s ? nc_session_get_data(s) : NULL;
@@ -200,7 +206,6 @@ static void poll_sessions(struct nemu *e, struct nc_pollsession *ps)
 		if (r & (NC_PSPOLL_TIMEOUT | NC_PSPOLL_NOSESSIONS | NC_PSPOLL_ERROR))
 			break;
 	}
-	(void)e;
 }
 
 static int serve(struct nemu *e, int tcp_fd, int unix_fd)

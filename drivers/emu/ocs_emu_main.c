@@ -16,6 +16,13 @@
  * the socket listens). --state loads cross-connects at start and saves them
  * after every change, so a restarted emulator keeps its switch state
  * (lines "IN OUT", and "IN OUT idle" for a Calient entry not active).
+ * With --save-ms MS the save after a change is put off, up to MS ms, as a
+ * switch's config save is: a save writes every cross-connect, so one per
+ * change costs a large switch's size in every change (65,536 lines each
+ * of 131,072 changes for a torus moved at 65,536 ports). The file is
+ * still what the switch holds whenever it answers anything but a change
+ * (a read-back, a login or logout), once a session has closed, and once
+ * a SIGTERM or SIGINT has ended it.
  */
 #include "drivers/emu/emu.h"
 
@@ -31,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_PORTS 100000u
+#define MAX_PORTS     100000u
 #define EMU_MAX_USERS 8
 
 struct emu {
@@ -43,13 +50,15 @@ struct emu {
 	bool *idle;		 /* calient: ingress -> entered, not active */
 	char (*group)[33];	 /* calient: ingress -> the entry's group */
 	uint32_t delay_ms;
-	const char *hold_path; /* --hold-file: changes wait while it exists */
+	const char *hold_path;			/* --hold-file: changes wait while it exists */
 	struct credentials cred[EMU_MAX_USERS]; /* ACT-USER may log in as any */
 	uint32_t ncred;
 	bool log_sessions; /* the log says which connection sent each command */
 	uint64_t commands;
 	bool lie_armed;
 	const char *state_path;
+	uint32_t save_ms;     /* --save-ms (0: save after every change) */
+	double unsaved_since; /* a change not in the state file since (0: none) */
 	struct emu_common co; /* listen, port file, log, faults */
 };
 
@@ -57,7 +66,7 @@ static const char usage[] =
     "usage: ocs-emu --listen HOST:PORT --ports N [--delay-ms D] [--hold-file F]\n"
     "               [--dialect polatis|calient [--slot-ports P]] [--credentials FILE]...\n"
     "               [--fail-at K [--fail-count C] [--fail-mode MODE]] [--state FILE]\n"
-    "               [--port-file FILE] [--log FILE [--log-sessions]]\n"
+    "               [--save-ms MS] [--port-file FILE] [--log FILE [--log-sessions]]\n"
     "MODE: deny (default), close, close-after, stall, garbage, lie\n";
 
 static const char help[] =
@@ -78,6 +87,9 @@ static const char help[] =
     "  --fail-mode MODE     how: deny (refuse), close, close-after (act, then drop the\n"
     "                       connection), stall, garbage, lie (the next read-back lies)\n"
     "  --state FILE         load cross-connects at start, save them after every change\n"
+    "  --save-ms MS         save the state at most MS ms after a change instead (and\n"
+    "                       before answering anything else, when a session closes and\n"
+    "                       on SIGTERM or SIGINT), as a large switch's bench needs\n"
     "  --port-file FILE     write the port listened on (atomically, once listening)\n"
     "  --log FILE           log every command and reply\n"
     "  --log-sessions       end each log line with the connection it came on: session=S\n"
@@ -114,6 +126,7 @@ static void save_state(struct emu *e)
 	char *tmp;
 	FILE *f;
 
+	e->unsaved_since = 0;
 	if (!e->state_path)
 		return;
 	tmp = xasprintf("%s.tmp", e->state_path);
@@ -130,6 +143,51 @@ static void save_state(struct emu *e)
 	}
 	fprintf(stderr, "ocs-emu: saving state to %s: %s\n", e->state_path, strerror(errno));
 	free(tmp);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A change was made: saved now, or (--save-ms) by MS ms from the first
+ * change not yet saved. */
+static void changed(struct emu *e)
+{
+	double now;
+
+	if (!e->save_ms || !e->state_path) {
+		save_state(e);
+		return;
+	}
+	now = now_ms();
+	if (!e->unsaved_since)
+		e->unsaved_since = now;
+	else if (now - e->unsaved_since >= e->save_ms)
+		save_state(e);
+}
+
+/* emu_serve's put-off work: the save --save-ms delays. */
+static int save_idle_ms(void *ctx)
+{
+	struct emu *e = ctx;
+	double left;
+
+	if (!e->unsaved_since)
+		return -1;
+	left = e->unsaved_since + e->save_ms - now_ms();
+	return left < 1 ? 0 : (int)left;
+}
+
+static void save_now(void *ctx)
+{
+	struct emu *e = ctx;
+
+	if (e->unsaved_since)
+		save_state(e);
 }
 
 static int load_state(struct emu *e, struct ofc_error *err)
@@ -246,7 +304,7 @@ static bool polatis_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 		pause_ms(e->delay_ms);
 		e->to[in] = out - e->n;
 		e->from[out - e->n] = in;
-		save_state(e);
+		changed(e);
 		return true;
 	}
 	if (strcmp(cmd->verb, "DLT-PATCH") == 0) {
@@ -260,7 +318,7 @@ static bool polatis_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 		pause_ms(e->delay_ms);
 		e->from[e->to[in]] = 0;
 		e->to[in] = 0;
-		save_state(e);
+		changed(e);
 		return true;
 	}
 	return *code = "ICNV", false;
@@ -328,7 +386,7 @@ static bool calient_ent(struct emu *e, const struct tl1_cmd *cmd, uint32_t in, u
 	e->idle[in] = true;
 	memcpy(e->group[in], params, glen);
 	e->group[in][glen] = 0;
-	save_state(e);
+	changed(e);
 	return true;
 }
 
@@ -358,7 +416,7 @@ static bool calient_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 		hold(e);
 		pause_ms(e->delay_ms);
 		e->idle[in] = canc;
-		save_state(e);
+		changed(e);
 		return true;
 	}
 	if (!e->idle[in])
@@ -366,8 +424,20 @@ static bool calient_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 	e->to[in] = 0;
 	e->from[out] = 0;
 	e->idle[in] = false;
-	save_state(e);
+	changed(e);
 	return true;
+}
+
+/* The verbs that change a cross-connect (of either dialect). */
+static bool is_change(const char *verb)
+{
+	static const char *const verbs[] = {"ENT-PATCH", "DLT-PATCH", "ENT-CRS",
+					    "ACT-CRS",	 "CANC-CRS",  "DLT-CRS"};
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verb, verbs[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Handle one command; returns false when the session must close. */
@@ -388,6 +458,10 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 		return true;
 	ctag = cmd.nfield >= 3 && cmd.field[2][0] && strlen(cmd.field[2]) < 16 ? cmd.field[2] : "0";
 	e->commands++;
+	/* (--save-ms: what a read-back, a login or a logout answers after is
+	 * in the file, as it is with a save after every change) */
+	if (!is_change(cmd.verb))
+		save_now(e);
 	if (e->co.log) {
 		/* Never log the password (the fifth block of ACT-USER). */
 		fprintf(e->co.log, "%llu %s", (unsigned long long)e->commands, cmd.verb);
@@ -486,6 +560,7 @@ int main(int argc, char **argv)
 	    {"hold-file", required_argument, NULL, 'H'},
 	    {"credentials", required_argument, NULL, 'c'},
 	    {"state", required_argument, NULL, 's'},
+	    {"save-ms", required_argument, NULL, 'S'},
 	    {"dialect", required_argument, NULL, 'D'},
 	    {"slot-ports", required_argument, NULL, 'P'},
 	    {"log-sessions", no_argument, NULL, 'g'},
@@ -537,6 +612,11 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			e.state_path = optarg;
+			break;
+		case 'S':
+			if (parse_u32(optarg, &e.save_ms) < 0 || e.save_ms > 600000)
+				return emu_usage_error(
+				    &e.co, "--save-ms must be 0..600000, got '%s'", optarg);
 			break;
 		case 'D':
 			if (strcmp(optarg, "calient") != 0 && strcmp(optarg, "polatis") != 0)
@@ -595,6 +675,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	struct emu_server srv = {
 	    .frame = frame, .handle = handle_msg, .ctx = &e, .max_pending = MAX_PENDING};
+	if (e.state_path && e.save_ms) {
+		srv.idle_ms = save_idle_ms;
+		srv.flush = save_now;
+	}
 	emu_serve(&srv, lfd);
 	fprintf(stderr, "ocs-emu: poll: %s\n", strerror(errno));
 	return 1;

@@ -12,6 +12,8 @@
  *      refusal with its tag, and data accepted is a state an 8x8 switch
  *      can hold; and as the driver reads it (the session's context holding
  *      the model: netconf_reply_data and opsw_take on libnetconf2's tree);
+ *      and by the plain reader (opsw_plain_reply, the transaction's reads):
+ *      what it takes, that tree's way takes too, the same cross-connects;
  *   2  a hello's capabilities, one a line (netconf_caps_read): a model
  *      read has a revision YYYY-MM-DD, and `pairs` exactly before
  *      2017-08-04;
@@ -122,26 +124,39 @@ static void reply_path(struct ly_ctx *session, struct ly_ctx *model, const char 
 
 /* The driver's path since the session holds the model (check_caps): the
  * reply parsed in that context, then netconf_reply_data and opsw_take on
- * the tree as it is: what is taken is a state an 8x8 switch can hold. */
-static void reply_tree_path(struct ly_ctx *typed, const char *xml)
+ * the tree as it is: what is taken is a state an 8x8 switch can hold. And
+ * the plain reader's (a transaction's reads of the cross-connects): a
+ * reply it takes, the tree's way takes too, with the same cross-connects
+ * (the message-id it checks is the reply's own, as a session's would be). */
+static void reply_tree_path(struct ly_ctx *typed, bool pairs, const char *xml)
 {
+	const char *id = strstr(xml, "message-id=\"");
 	struct lyd_node *op, *envp;
 	const struct lyd_node *tree;
 	struct netconf_rpc_error re;
 	struct ofc_error err = {0};
+	struct opsw_data p, a;
 	struct ly_in *in;
+	int taken = -1;
 
+	opsw_data_init(&p);
+	opsw_data_init(&a);
+	bool plain = id && opsw_plain_reply(xml, strlen(xml), strtoull(id + 12, NULL, 10), 8, pairs,
+					    &p) == 1;
+	if (plain)
+		check_state(&p);
 	if (reply_parse(typed, xml, &op, &envp, &in) &&
 	    netconf_reply_data(envp, op, &tree, &re, &err) == 0) {
-		struct opsw_data a;
-
-		opsw_data_init(&a);
-		if (opsw_take(tree, 8, &a, &err) == 0)
+		taken = opsw_take(tree, 8, &a, &err);
+		if (taken == 0)
 			check_state(&a);
 		else if (!err.msg[0])
 			abort();
-		opsw_data_free(&a);
 	}
+	if (plain && (taken != 0 || !state_equal(&p.xc, &a.xc)))
+		abort();
+	opsw_data_free(&p);
+	opsw_data_free(&a);
 	reply_done(op, envp, in);
 }
 
@@ -230,7 +245,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 		if (strlen(text) == size - 1) {
 			reply_path(session, model[i], text);
-			reply_tree_path(typed[i], text);
+			reply_tree_path(typed[i], i == 1, text);
 		}
 		break;
 	case 2:

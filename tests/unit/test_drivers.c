@@ -420,6 +420,26 @@ static void test_tl1_replies(void **state)
  * read-back (a line a port; over the 1 MiB that once bounded every reply)
  * fits, as does the longest Calient line a port; the bound stops at its
  * ceiling however many ports a config claims. */
+/* The reply is scanned for its end only when the bytes just read may
+ * finish it: a ';' line, split across two reads, still does. */
+static void test_tl1_may_finish(void **state)
+{
+	struct strbuf in = STRBUF_INIT;
+	(void)state;
+
+	assert_true(tl1_may_finish(&in, "M  4 COMPLD\r\n;", 16));
+	assert_false(tl1_may_finish(&in, "   \"1,65\"\r\n", 11));
+	assert_true(tl1_may_finish(&in, "   \"1,65\x01\r\n", 11)); /* not TL1: fail it now */
+	sb_puts(&in, "\r\n\n   OCS\r\nM  4 COMPLD\r\n   \"1,65\"\r\n");
+	assert_false(tl1_may_finish(&in, "   \"2,66\"\r\n", 11));
+	assert_false(tl1_may_finish(&in, "\r\n", 2));
+	sb_puts(&in, ";  ");
+	/* the ';' came before; the end of its line now */
+	assert_true(tl1_may_finish(&in, "\r\n", 2));
+	assert_false(tl1_may_finish(&in, "  ", 2));
+	sb_free(&in);
+}
+
 static void test_tl1_reply_bound(void **state)
 {
 	const struct tl1_port_map map = {1, 1, 32};
@@ -711,13 +731,14 @@ static void test_state_as_recorded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff), cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies), cmocka_unit_test(test_tl1_reply_bound),
-	    cmocka_unit_test(test_tl1_calient), cmocka_unit_test(test_device_lock),
-	    cmocka_unit_test(test_credentials), cmocka_unit_test(test_credentials_dir),
-	    cmocka_unit_test(test_fault_names), cmocka_unit_test(test_reply_numbers),
-	    cmocka_unit_test(test_state_check), cmocka_unit_test(test_state_as_recorded),
+	    cmocka_unit_test(test_switch_diff),	      cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),	      cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),	      cmocka_unit_test(test_tl1_may_finish),
+	    cmocka_unit_test(test_tl1_reply_bound),   cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_device_lock),	      cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir),   cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),     cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_state_as_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -517,6 +517,56 @@ static void test_modelw32_64_mirrored(void **state)
 	run_table(w64, ARRAY_SIZE(w64), FLUID_MIRRORED);
 }
 
+/* The hop-limit search (no --hops): it stops at the first T whose R* meets
+ * a bound that holds at every T, and that trial's phase 2 is the answer,
+ * the same as a solve at that T alone. 32 GPUs all links: R* 0.12 at
+ * T = 8 is the servers' NIC cut (24 units into a server through 8 x 25
+ * GB/s), which no one GPU's arcs show (the cut bound is 0.0934): one
+ * trial where the patience took three, and one for the reduce-scatter too
+ * (the same search on the reversed network). No NVLink: R* is flat at T = 8, 9
+ * (6 at 8 GPUs) and drops at the next T to the GPUs' own cut. */
+static void test_modelw_hop_search(void **state)
+{
+	static const struct {
+		uint32_t servers;
+		enum fluid_scenario s;
+		enum fluid_collective c;
+		uint32_t hops, ntrials;
+		double rstar;
+	} rows[] = {
+	    {4, FLUID_ALL_LINKS, FLUID_ALLGATHER, 8, 1, 0.12},
+	    /* reversed: a server's NICs out instead of in */
+	    {4, FLUID_ALL_LINKS, FLUID_REDUCE_SCATTER, 8, 1, 0.12},
+	    {2, FLUID_NO_NVLINK, FLUID_ALLGATHER, 10, 3, 15.0 / 32},
+	    {1, FLUID_NO_NVLINK, FLUID_ALLGATHER, 6, 3, 7.0 / 32},
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct fluid_net n;
+		struct fluid_group g = {0};
+		struct fluid_result r, at;
+		struct ofc_error err = {0};
+		struct run u = {.coll = rows[i].c, .method = FLUID_MIRRORED, .slack = 2e-5};
+
+		assert_int_equal(fluid_build_modelw(&n, rows[i].servers, rows[i].s, &g, &err), 0);
+		solve(&n, &g, &u, &r);
+		assert_int_equal(r.hops, rows[i].hops);
+		assert_int_equal(r.ntrials, rows[i].ntrials);
+		assert_rel(r.rstar, rows[i].rstar, 1e-7, "searched R*");
+		u.hops = r.hops;
+		solve(&n, &g, &u, &at);
+		/* bit for bit: the trial's phase 1 is the solve's */
+		assert_true(r.rstar == at.rstar);
+		assert_true(r.objective == at.objective);
+		assert_int_equal(r.routing.npieces, at.routing.npieces);
+		assert_schedule_ok(&n, &r, 4);
+		fluid_result_free(&r);
+		fluid_result_free(&at);
+		fluid_group_free(&g);
+		fluid_net_free(&n);
+	}
+}
+
 /* Plain DW and the full LP where they finish in seconds: the same optimum
  * as Mirrored DW (notes Sec. 8(c)). Plain DW on all-links AllGather takes
  * 16 pricing problems of ~0.3 s per iteration for dozens of iterations
@@ -1011,6 +1061,7 @@ int main(void)
 	    cmocka_unit_test(test_routing_merge),
 	    cmocka_unit_test(test_modelw16_mirrored),
 	    cmocka_unit_test(test_modelw32_64_mirrored),
+	    cmocka_unit_test(test_modelw_hop_search),
 	    cmocka_unit_test(test_modelw16_methods_agree),
 	    cmocka_unit_test(test_modelw_clp),
 	    cmocka_unit_test(test_modelw_any_hops),

@@ -7,6 +7,7 @@
 #include "tests/unit/ofcd_world.h"
 
 #include "controller/ofcd/internal.h"
+#include "proto/state.pb-c.h"
 
 /* The sim switch's commands wait while the gate is closed: the mutation
  * worker stops inside a transaction, and the jobs behind it are planned
@@ -256,6 +257,336 @@ static void test_conflict_replanned(void **state)
 	stop(w);
 }
 
+/* ---- batches (batch.c) ------------------------------------------------------------------ */
+
+/* n answers on fd into a[id] (ids below 16). */
+static void answers_by_id(int fd, uint32_t n, Ofc__V1__Response **a)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		Ofc__V1__Response *r = read_answer(fd);
+
+		assert_non_null(r);
+		assert_true(r->id < 16);
+		a[r->id] = r;
+	}
+}
+
+static void answers_free(Ofc__V1__Response **a, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i])
+			ofc__v1__response__free_unpacked(a[i], NULL);
+	memset(a, 0, n * sizeof(*a));
+}
+
+/* Host names h0..h63, rows of 8: row r is h(8r)..h(8r+7). */
+struct rows {
+	char name[64][8];
+	const char *row[8][8];
+};
+
+static void rows_init(struct rows *r)
+{
+	for (uint32_t i = 0; i < 64; i++) {
+		snprintf(r->name[i], sizeof(r->name[i]), "h%u", i);
+		r->row[i / 8][i % 8] = r->name[i];
+	}
+}
+
+/* Until the queue holds n mutations (the loop has read every frame). */
+static void wait_queued(struct ofcd_client *c, size_t n)
+{
+	for (int i = 0; i < 5000; i++) {
+		Ofc__V1__Response *r = get_state(c, 90);
+		size_t q = r->state ? r->state->n_queue : 0;
+
+		ofc__v1__response__free_unpacked(r, NULL);
+		if (q == n)
+			return;
+		usleep(2000);
+	}
+	fail_msg("the queue never held %zu mutations", n);
+}
+
+/* Prologs queued together on disjoint hosts commit in one transaction, each
+ * answered on its own with its own operations; one on hosts a job before
+ * it in the queue takes is not batched with it (it is refused, the hosts
+ * held); releases queued together are let go of in one write. */
+static void test_batch(void **state)
+{
+	struct world *w = *state;
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct rows h;
+	struct ofcd_client c;
+	Ofc__V1__Response *a[16] = {0}, *r;
+	uint8_t buf[16384];
+	size_t n = 0;
+
+	rows_init(&h);
+	w->sim.before_command = gate_wait;
+	w->sim.hook_ctx = &g;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	int fd = raw_connect(w->sock);
+
+	/* x takes the worker (ticket 2) and stops in its transaction; behind
+	 * it four prologs on rows 1..4 (tickets 3..6), renumbered, then p5 on
+	 * p4's row again (ticket 7) */
+	gate_set(&g, true);
+	put_partition(buf, &n, 1, "x", "ring:8", h.row[0], 8, false);
+	put_partition(buf, &n, 2, "p1", "ring:8", h.row[1], 8, true);
+	put_partition(buf, &n, 3, "p2", "torus:2x4", h.row[2], 8, true);
+	put_partition(buf, &n, 4, "p3", "ring:8", h.row[3], 8, true);
+	put_partition(buf, &n, 5, "p4", "ring:8", h.row[4], 8, true);
+	put_partition(buf, &n, 6, "p5", "ring:8", h.row[4], 8, true);
+	send_all(fd, buf, n);
+	wait_taken(w, 5);
+	gate_set(&g, false);
+	answers_by_id(fd, 6, a);
+	assert_int_equal(a[1]->status, OFC__V1__STATUS__STATUS_OK);
+	uint64_t batch_txn = a[2]->transaction->id;
+	assert_true(batch_txn > a[1]->transaction->id);
+	for (int i = 2; i <= 5; i++) {
+		if (a[i]->status != OFC__V1__STATUS__STATUS_OK)
+			fail_msg("p%d: %s", i - 1, a[i]->message);
+		/* one transaction, each its own ticket and operations */
+		assert_int_equal(a[i]->transaction->id, batch_txn);
+		assert_int_equal(a[i]->transaction->ticket, (uint64_t)i + 1);
+		assert_true(a[i]->transaction->operations > 0);
+		assert_string_equal(a[i]->transaction->state, "committed");
+		char want[80];
+		snprintf(want, sizeof(want), "committed transaction %llu: %u operation",
+			 (unsigned long long)batch_txn, a[i]->transaction->operations);
+		assert_non_null(strstr(a[i]->message, want));
+	}
+	/* p5 wanted p4's hosts: not in p4's batch, then refused on its own */
+	assert_int_equal(a[6]->status, OFC__V1__STATUS__STATUS_FAILED);
+	assert_non_null(strstr(a[6]->message, "host h32 is held by partition 'p4'"));
+	answers_free(a, 16);
+	assert_int_equal(log_count(w, "batch of 4 reconfigure (tickets 3..6): took: "), 1);
+	assert_int_equal(log_count(w, ": planned in its turn"), 0);
+	r = get_state(&c, 9);
+	assert_int_equal(r->state->n_held, 5);
+	for (size_t i = 0; i < r->state->n_held; i++) /* each as aimed, on its own */
+		assert_true(r->state->held[i]->at_target);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* y takes the worker; behind it the four released together */
+	n = 0;
+	gate_set(&g, true);
+	put_partition(buf, &n, 7, "y", "ring:8", h.row[5], 8, false);
+	put_release(buf, &n, 8, "p1");
+	put_release(buf, &n, 9, "p2");
+	put_release(buf, &n, 10, "p3");
+	put_release(buf, &n, 11, "p4");
+	send_all(fd, buf, n);
+	wait_queued(&c, 4);
+	gate_set(&g, false);
+	answers_by_id(fd, 5, a);
+	for (int i = 7; i <= 11; i++)
+		if (a[i]->status != OFC__V1__STATUS__STATUS_OK)
+			fail_msg("answer %d: %s", i, a[i]->message);
+	assert_string_equal(a[9]->message, "released partition 'p2': its hosts return to the "
+					   "pool; its circuits stay");
+	answers_free(a, 16);
+	assert_int_equal(log_count(w, "batch of 4 release-partition (tickets 9..12): took: "), 1);
+	r = get_state(&c, 10);
+	assert_int_equal(r->state->n_held, 2);
+	ofc__v1__response__free_unpacked(r, NULL);
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
+/* Renumbered prologs sent at once to an idle worker: the first waits for
+ * its plan ahead (the worker would only wait for it), so the ones queued
+ * meanwhile go with it, in one transaction, not the first alone. */
+static void test_batch_first_waits(void **state)
+{
+	struct world *w = *state;
+	struct rows h;
+	struct ofcd_client c;
+	Ofc__V1__Response *a[16] = {0}, *r;
+	uint8_t buf[8192];
+	size_t n = 0;
+
+	rows_init(&h);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	int fd = raw_connect(w->sock);
+	put_partition(buf, &n, 1, "p1", "ring:8", h.row[1], 8, true);
+	put_partition(buf, &n, 2, "p2", "ring:8", h.row[2], 8, true);
+	put_partition(buf, &n, 3, "p3", "ring:8", h.row[3], 8, true);
+	send_all(fd, buf, n);
+	answers_by_id(fd, 3, a);
+	for (int i = 1; i <= 3; i++)
+		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(a[1]->transaction->id, 2);
+	assert_int_equal(a[2]->transaction->id, 2);
+	answers_free(a, 16);
+	assert_int_equal(log_count(w, "batch of "), 1);
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
+/* ofcd killed in a batch's transaction (kill -9 as crashpoint.h makes it:
+ * the state directory and the switch as they were at a command of it):
+ * the restart repairs the batch's journal as any other. Killed half-way,
+ * the switch is taken back to what it held before the batch; killed when
+ * the switch had taken every change (before the read-back and the
+ * commit), the batch is finished: every partition's circuits in place,
+ * the record the batch's. */
+struct kill_hook {
+	struct gate *g;
+	struct crash_point *cp;
+	const char *journal;
+	uint64_t txn;		  /* the batch's */
+	uint32_t at, seen;	  /* its command `at` since its journal was written */
+	struct device_state *pre; /* the switch as the batch found it */
+};
+
+static void kill_hook(void *ctx, uint64_t command)
+{
+	struct kill_hook *k = ctx;
+	char *data = NULL;
+	size_t len = 0;
+	struct ofc_error err = {0};
+
+	gate_wait(k->g, command);
+	if (k->cp->taken || read_file(k->journal, 1 << 24, &data, &len, &err) < 0)
+		return;
+	Ofc__V1__Journal *j = ofc__v1__journal__unpack(NULL, len, (const uint8_t *)data);
+	if (j && j->id == k->txn && ++k->seen == 1)
+		state_copy(k->pre, &k->cp->sim->state);
+	if (j && j->id == k->txn && k->seen == k->at)
+		crash_take(k->cp);
+	if (j)
+		ofc__v1__journal__free_unpacked(j, NULL);
+	free(data);
+}
+
+static void remove_state(struct world *w)
+{
+	static const char *const ext[] = {"state", "journal", "held", "lock"};
+	char path[200];
+
+	for (size_t i = 0; i < ARRAY_SIZE(ext); i++) {
+		snprintf(path, sizeof(path), "%s/simfab.%s", w->dir, ext[i]);
+		unlink(path);
+	}
+}
+
+static void batch_killed(struct world *w, uint32_t at, bool finished)
+{
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct crash_point cp, done;
+	struct device_state pre, tgt;
+	struct kill_hook k = {.g = &g, .cp = &cp, .txn = 3, .at = at, .pre = &pre};
+	char journal[200];
+	struct rows h;
+	struct ofcd_client c;
+	Ofc__V1__Response *a[16] = {0}, *r;
+	uint8_t buf[8192];
+	size_t n = 0;
+
+	rows_init(&h);
+	state_init(&pre, DEV_SWITCH);
+	snprintf(journal, sizeof(journal), "%s/simfab.journal", w->dir);
+	k.journal = journal;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1); /* transaction 1 */
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	crash_arm(&cp, w->dir, &w->sim, 0);
+	w->sim.before_command = kill_hook;
+	w->sim.hook_ctx = &k;
+	int fd = raw_connect(w->sock);
+
+	/* x (transaction 2) holds the worker; p1..p3 commit as transaction 3 */
+	gate_set(&g, true);
+	put_partition(buf, &n, 1, "x", "ring:8", h.row[0], 8, false);
+	put_partition(buf, &n, 2, "p1", "ring:8", h.row[1], 8, true);
+	put_partition(buf, &n, 3, "p2", "ring:8", h.row[2], 8, true);
+	put_partition(buf, &n, 4, "p3", "ring:8", h.row[3], 8, true);
+	send_all(fd, buf, n);
+	wait_taken(w, 3);
+	gate_set(&g, false);
+	answers_by_id(fd, 4, a);
+	for (int i = 1; i <= 4; i++)
+		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(a[2]->transaction->id, 3);
+	assert_int_equal(a[4]->transaction->id, 3);
+	uint32_t ops = a[2]->transaction->operations + a[3]->transaction->operations +
+		       a[4]->transaction->operations;
+	answers_free(a, 16);
+	assert_true(cp.taken);
+	assert_true(at <= ops + 2);
+	/* the journal then: the batch's, as any transaction's, under its last
+	 * partition's name and topology */
+	const struct crash_file *jf = crash_file(&cp, "simfab.journal");
+	assert_non_null(jf);
+	Ofc__V1__Journal *jr = ofc__v1__journal__unpack(NULL, jf->len, (const uint8_t *)jf->data);
+	assert_non_null(jr);
+	assert_int_equal(jr->id, 3);
+	assert_string_equal(jr->partition, "p3");
+	assert_string_equal(jr->topology, "ring:8");
+	ofc__v1__journal__free_unpacked(jr, NULL);
+	/* the switch then: at neither end half-way, at the target before the
+	 * read-back */
+	state_init(&tgt, DEV_SWITCH);
+	state_copy(&tgt, &w->sim.state);
+	assert_false(state_equal(&cp.state, &tgt));
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+	/* What a kill -9 there leaves; finished: the switch had taken every
+	 * change when it died (before the read-back and the commit) */
+	crash_restore(&cp);
+	assert_false(state_equal(&w->sim.state, &pre)); /* (half-way) */
+	if (finished)
+		state_copy(&w->sim.state, &tgt);
+
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = get_state_settled(&c, 5);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_null(r->state->transaction); /* no unfinished transaction */
+	assert_int_equal(r->state->config_generation, finished ? 3 : 2);
+	/* x's hold stays; the batch's were never written (a repair holds
+	 * nothing: a prolog sent again takes its hold) */
+	assert_int_equal(r->state->n_held, 1);
+	assert_string_equal(r->state->held[0]->name, "x");
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(access(journal, F_OK), -1);
+	/* undone: as before the batch; finished: every partition's circuits */
+	assert_true(state_equal(&w->sim.state, finished ? &tgt : &pre));
+	ofcd_disconnect(&c);
+	stop(w);
+	crash_arm(&done, w->dir, &w->sim, 0); /* (nothing: frees as crash_free wants) */
+	crash_free(&done);
+	crash_free(&cp);
+	state_free(&pre);
+	state_free(&tgt);
+}
+
+static void test_batch_killed(void **state)
+{
+	struct world *w = *state;
+
+	batch_killed(w, 4, false); /* half-way through its changes: undone */
+	remove_state(w);
+	state_clear(&w->sim.state);
+	batch_killed(w, 4, true); /* every change made: finished */
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -266,6 +597,9 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same),
 	    cmocka_unit_test_setup_teardown(test_conflict_replanned, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_first_waits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_killed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -952,10 +952,30 @@ static void test_etcd_parts_refused(void **state)
 	free(v);
 }
 
+/* A campaign waits for an answer that carries the fabric's keys: longer
+ * as they grow (a 65,536-host record and journal), never past half a
+ * lease; as before for a small fabric. */
+static void test_campaign_timeout(void **state)
+{
+	(void)state;
+	assert_true(etcd_campaign_timeout(0.5, 2, true, 4096) < 0.51);
+	assert_true(etcd_campaign_timeout(0.5, 2, true, 0) >= 0.5);
+	assert_true(etcd_campaign_timeout(0.05, 2, true, 0) >= 0.2);
+	/* 1.6 MB: 0.4 s more */
+	assert_true(etcd_campaign_timeout(0.5, 4, true, 1600000) > 0.89);
+	/* 3.6 MB with a 2 s lease: half of it */
+	assert_true(etcd_campaign_timeout(0.5, 2, true, 3600000) == 1.0);
+	/* nothing loaded yet: as long as may be */
+	assert_true(etcd_campaign_timeout(0.5, 2, false, 0) == 1.0);
+	/* a lease so short that half of it is below the tick: the tick */
+	assert_true(etcd_campaign_timeout(0.5, 0.6, true, 1u << 30) == 0.5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_files),
+	    cmocka_unit_test(test_campaign_timeout),
 	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_rebound, etcd_setup, etcd_teardown),
