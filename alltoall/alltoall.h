@@ -292,6 +292,12 @@ void a2a_outcome_free(struct a2a_outcome *o);
  * sp-balanced searches once per pair (the layers of its shortest paths):
  * up to A2A_SP_REDUCED_MAX_NODES, 0.6 s there. */
 #define A2A_SP_REDUCED_MAX_NODES 16384u
+/* Above this many nodes the default (time-stepped) lowering of the MCF
+ * is symmetry-reduced where the graph allows (the explicit schedule is
+ * N^2 x its mean distance x paths per pair transfers: 1.6 G on
+ * torus:32x32), its time-stepped optimum taken from the fluid flow where
+ * the stabiliser of node 0 proves it (a2a_reduced); up to it, explicit. */
+#define A2A_STEPS_EXPLICIT_NODES 256u
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err);
 

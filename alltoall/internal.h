@@ -16,6 +16,17 @@ struct topo_facts;
 int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct topo_facts *f,
 	      bool *steps, struct mcf_result *m, struct a2a_outcome *o, struct ofc_error *err);
 
+/* The time-stepped MCF (steps, the diameter) on a Cayley graph of
+ * translations G from the fluid flow (alltoall/steps_fluid.c): node 0's
+ * fluid routes averaged over the automorphisms fixing node 0 that keep
+ * its ports, hop i at step i. 1 with m the time-stepped result (routes node
+ * 0's, symmetric) when their per-step loads meet the fluid optimum, which
+ * proves them the time-stepped optimum; 0 (m empty) when they do not or no
+ * such automorphism is found; -1 when the fluid solve fails. */
+int a2a_steps_by_symmetry(const struct graph *g, const struct sched_group *G,
+			  const struct a2a_request *q, uint32_t steps, struct mcf_result *m,
+			  struct ofc_error *err);
+
 /* The port-preserving translations of g (see above): perm[s * n + u] for all
  * s (perm may be NULL to only test). true when g is such a Cayley graph. */
 bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads);

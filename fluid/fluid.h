@@ -434,6 +434,48 @@ struct fluid_steps_report {
 int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct schedule *s,
 		   struct fluid_steps_report *rep, struct ofc_error *err);
+/* The same schedule by its period (fluid/steps.c, fluid/pipe.c): the
+ * routing's pieces, each hop at its layer, are one chunk's pattern; chunk
+ * k is the pattern shifted by k steps (reductions: the pattern reversed,
+ * shifted by K - 1 - k) carrying [(k + lo)/K, (k + hi)/K) of each piece.
+ * fluid_pipeline plans it (K, the steps, the report, the expansion's
+ * transfers per step) without a transfer; fluid_pipe_verify checks it;
+ * fluid_pipe_expand writes the explicit schedule fluid_schedule gives,
+ * for a consumer of every transfer. n and r are borrowed: they outlive p. */
+struct fluid_pipe {
+	const struct fluid_net *net;
+	const struct fluid_result *r;
+	uint32_t chunks, steps, hops; /* K, T + K - 1, T */
+	bool rev;		      /* a reduction: the pattern runs backwards */
+	double step_time;	      /* s/GB: R / K */
+	size_t ntransfers;	      /* of the expansion */
+	size_t *count;		      /* the expansion's transfers per step (owned) */
+};
+int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
+		   const struct fluid_steps_opts *o, struct fluid_pipe *p,
+		   struct fluid_steps_report *rep, struct ofc_error *err);
+/* The explicit schedule (o's max_bytes checked first, sched_init done here). */
+int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		      const struct fluid_steps_report *rep, struct schedule *s,
+		      struct ofc_error *err);
+/* The explicit schedule's head alone (sched_init, root, size, time,
+ * metrics), no step: what a summary of it needs. */
+void fluid_pipe_head(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		     const struct fluid_steps_report *rep, struct schedule *s);
+void fluid_pipe_free(struct fluid_pipe *p);
+/* sched_verify's checks of the expansion on the network vn (its step_time
+ * p's; step_times NULL), from the period: the pattern alone (one chunk,
+ * [lo, hi) of every block) through sched_verify with the capacities lifted
+ * proves delivery, causality and what each vertex may store, copy and
+ * reduce for every chunk, since chunk k is that pattern moved in time and
+ * scaled to its own part of each block; then every step's load on every
+ * arc and capacity set, the chunks' parts of the K consecutive layers it
+ * overlaps summed as the verifier sums them, against step_time x
+ * bandwidth. The report as sched_verify's of the expansion: steps,
+ * transfers, the largest utilisation and the cost the expansion's to the
+ * last bit (the cost summed in its order), duplicates the pattern's. */
+int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
+		      struct verify_report *rep);
 /* The K that minimises (T+K-1)(alpha + R M/K) over 1..max_k. */
 uint32_t fluid_best_chunks(double r, uint32_t hops, double alpha, double size, uint32_t max_k);
 /* The verifier's view of n (pointers into n; valid while n is) with steps

@@ -306,4 +306,9 @@ static inline bool past_deadline(const struct problem *p)
 	return p->deadline > 0 && now_seconds() >= p->deadline;
 }
 
+/* Chunk k of K of piece q in Theorem 4's schedule (steps.c): [*lo, *hi)
+ * of its block in the verifier's fixed point; false when rounded away. */
+bool fluid_chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_t *lo,
+		    uint32_t *hi);
+
 #endif

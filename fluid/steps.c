@@ -85,34 +85,35 @@ static uint32_t choose_chunks(const struct fluid_steps_opts *o, double R, uint32
 	return K < 1 ? 1 : K > maxk ? maxk : K;
 }
 
-/* Chunk k of piece q: [*lo, *hi) of its block, empty when rounded away. */
-static bool chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_t *lo,
-		     uint32_t *hi)
+bool fluid_chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_t *lo, uint32_t *hi)
 {
 	*lo = sched_fix((k + q->lo) / K);
 	*hi = sched_fix((k + q->hi) / K);
 	return *hi > *lo;
 }
 
-/* Transfers per step (reversed for reductions) into cnt; their total. */
-static int count_steps(const struct fluid_routing *rt, uint32_t K, uint32_t S, bool rev,
-		       const struct fluid_steps_opts *o, size_t *cnt, double *total,
-		       struct ofc_error *err)
+/* Transfers per step (reversed for reductions) into cnt; their total; and
+ * their cost, summed in the order fill_steps lays them out. */
+static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K,
+		       uint32_t S, bool rev, const struct fluid_steps_opts *o, size_t *cnt,
+		       double *total, double *cost, struct ofc_error *err)
 {
 	uint32_t lo, hi;
 
+	*cost = 0;
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 
 		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0)
 			return -1;
 		for (uint32_t k = 0; k < K; k++) {
-			if (!chunk_of(q, k, K, &lo, &hi))
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
 				continue;
 			for (uint32_t h = 0; h < q->nhops; h++) {
 				uint32_t st = rt->hop_layer[q->first + h] + k;
 
 				cnt[rev ? S - 1 - st : st]++;
+				*cost += n->cost[rt->hop_arc[q->first + h]] * sched_frac(hi - lo);
 			}
 		}
 	}
@@ -147,18 +148,17 @@ static int check_size(double total, uint32_t K, uint32_t S, const struct fluid_s
 	return 0;
 }
 
-/* Every piece's chunks at their steps, counted in cnt, into s; returns
- * the routing's cost. A transfer's lane is its arc's rank among its
- * tail's out-arcs (its port). */
-static double fill_steps(const struct fluid_net *n, const struct fluid_result *r, uint32_t K,
-			 uint32_t S, bool rev, const size_t *cnt, struct schedule *s)
+/* Every piece's chunks at their steps, counted in cnt, into s. A
+ * transfer's lane is its arc's rank among its tail's out-arcs (its
+ * port). */
+static void fill_steps(const struct fluid_net *n, const struct fluid_result *r, uint32_t K,
+		       uint32_t S, bool rev, const size_t *cnt, struct schedule *s)
 {
 	const struct fluid_routing *rt = &r->routing;
 	uint32_t nv = n->nverts, lo, hi;
 	uint32_t *port = xmalloc((n->narcs + 1) * sizeof(uint32_t)), *deg = xcalloc(nv + 1, 4);
 	struct xfer *out = sched_append_steps(s, S, cnt);
 	size_t *pos = xcalloc(S + 1, sizeof(size_t));
-	double cost = 0;
 
 	for (uint32_t a = 0; a < n->narcs; a++)
 		port[a] = deg[n->tail[a]]++;
@@ -171,7 +171,7 @@ static double fill_steps(const struct fluid_net *n, const struct fluid_result *r
 		    r->collective == FLUID_ALLTOALL ? q->origin * nv + q->target : q->origin;
 
 		for (uint32_t k = 0; k < K; k++) {
-			if (!chunk_of(q, k, K, &lo, &hi))
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
 				continue;
 			for (uint32_t h = 0; h < q->nhops; h++) {
 				uint32_t e = rt->hop_arc[q->first + h];
@@ -190,17 +190,15 @@ static double fill_steps(const struct fluid_net *n, const struct fluid_result *r
 									       : SCHED_NO_LANE),
 				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
 				};
-				cost += n->cost[e] * sched_frac(hi - lo);
 			}
 		}
 	}
 	free(pos);
 	free(port);
-	return cost;
 }
 
-int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
-		   const struct fluid_steps_opts *o, struct schedule *s,
+int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
+		   const struct fluid_steps_opts *o, struct fluid_pipe *p,
 		   struct fluid_steps_report *rep, struct ofc_error *err)
 {
 	static const struct fluid_steps_opts none = {0};
@@ -211,6 +209,7 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 	if (!o)
 		o = &none;
 	memset(rep, 0, sizeof(*rep));
+	memset(p, 0, sizeof(*p));
 	if (!rt->npieces)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "no routing to schedule (solve phase 2 first)");
@@ -230,23 +229,24 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 			if (rt->hop_layer[rt->pieces[i].first + h] + 1 > T)
 				T = rt->hop_layer[rt->pieces[i].first + h] + 1;
 	/* The staggering bound holds for the pieces' own load: their R. */
-	double R = rt->r_actual > 0 ? rt->r_actual : r->rstar, total;
+	double R = rt->r_actual > 0 ? rt->r_actual : r->rstar, total, cost;
 	uint32_t K = choose_chunks(o, R, T, rep), S = T + K - 1;
-	/* Count per step, then fill in place. */
+	/* Count per step, for the expansion to fill in place. */
 	size_t *cnt = xcalloc(S + 1, sizeof(size_t));
 
-	if (count_steps(rt, K, S, rev, o, cnt, &total, err) < 0 ||
-	    check_size(total, K, S, o, err) < 0) {
+	if (count_steps(n, rt, K, S, rev, o, cnt, &total, &cost, err) < 0) {
 		free(cnt);
 		return -1;
 	}
-	sched_init(s, sched_coll(r->collective), "fluid", nv);
-	s->root = 0;
-	if (r->collective == FLUID_BROADCAST || r->collective == FLUID_REDUCE)
-		s->root = rt->pieces[0].origin;
-	double cost = fill_steps(n, r, K, S, rev, cnt, s);
-
-	free(cnt);
+	*p = (struct fluid_pipe){.net = n,
+				 .r = r,
+				 .chunks = K,
+				 .steps = S,
+				 .hops = T,
+				 .rev = rev,
+				 .step_time = R / K,
+				 .ntransfers = total,
+				 .count = cnt};
 	rep->chunks = K;
 	rep->steps = S;
 	rep->hops = T;
@@ -254,12 +254,63 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 	rep->latency = S * rep->step_time;
 	rep->predicted = S * (o->alpha + rep->step_time * (o->size > 0 ? o->size : 1));
 	rep->cost = cost;
+	return 0;
+}
+
+void fluid_pipe_free(struct fluid_pipe *p)
+{
+	free(p->count);
+	memset(p, 0, sizeof(*p));
+}
+
+void fluid_pipe_head(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		     const struct fluid_steps_report *rep, struct schedule *s)
+{
+	static const struct fluid_steps_opts none = {0};
+	const struct fluid_result *r = p->r;
+
+	if (!o)
+		o = &none;
+	sched_init(s, sched_coll(r->collective), "fluid", p->net->nverts);
+	s->root = 0;
+	if (r->collective == FLUID_BROADCAST || r->collective == FLUID_REDUCE)
+		s->root = r->routing.pieces[0].origin;
 	s->size_bytes = (uint64_t)((o->size > 0 ? o->size : 1) * 1e9);
 	s->time_us = rep->predicted * 1e6;
 	sched_set_metric(s, "rstar", r->rstar);
 	sched_set_metric(s, "latency_s_per_gb", rep->latency);
-	sched_set_metric(s, "cost", cost);
-	sched_set_metric(s, "chunks", K);
-	sched_set_metric(s, "hops", T);
+	sched_set_metric(s, "cost", rep->cost);
+	sched_set_metric(s, "chunks", p->chunks);
+	sched_set_metric(s, "hops", p->hops);
+}
+
+int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
+		      const struct fluid_steps_report *rep, struct schedule *s,
+		      struct ofc_error *err)
+{
+	static const struct fluid_steps_opts none = {0};
+
+	if (!o)
+		o = &none;
+	memset(s, 0, sizeof(*s));
+	if (check_size(p->ntransfers, p->chunks, p->steps, o, err) < 0)
+		return -1;
+	fluid_pipe_head(p, o, rep, s);
+	fill_steps(p->net, p->r, p->chunks, p->steps, p->rev, p->count, s);
 	return 0;
+}
+
+int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
+		   const struct fluid_steps_opts *o, struct schedule *s,
+		   struct fluid_steps_report *rep, struct ofc_error *err)
+{
+	struct fluid_pipe p;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (fluid_pipeline(n, r, o, &p, rep, err) < 0)
+		return -1;
+	rc = fluid_pipe_expand(&p, o, rep, s, err);
+	fluid_pipe_free(&p);
+	return rc;
 }

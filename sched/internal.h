@@ -6,6 +6,22 @@
 
 #include "sched/sched.h"
 
+/* schedule.c's shapes, shared with the expansion written as it goes
+ * (reduced_write.c): the JSON members before the steps, for nsteps steps
+ * and ntransfers transfers; one transfer in JSON and as a text line;
+ * whether a schedule's transfers are WDM lightpaths. */
+void sched_write_json_head(struct json_writer *w, const struct schedule *s, uint32_t nsteps,
+			   size_t ntransfers);
+void sched_write_json_xfer(struct json_writer *w, const struct schedule *s, const struct xfer *x,
+			   bool wdm);
+void sched_write_text_xfer(FILE *out, const struct schedule *s, const struct xfer *x, bool wdm);
+bool sched_is_wdm(const struct schedule *s);
+
+/* Program transfer x's j-th block (a span cut into its blocks) translated
+ * by g, as sched_reduced_expand writes it. */
+struct xfer sched_reduced_piece(const struct sched_reduced *r, const struct xfer *x, uint32_t j,
+				uint32_t g);
+
 /* Sorted, disjoint pieces [lo, hi) of a block with what was folded into
  * each (seglist.c): the verifier's state per (node, block), explicit
  * (verify*.c) or by symmetry (verify_reduced*.c). */

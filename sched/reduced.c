@@ -220,6 +220,22 @@ struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer 
 	return y;
 }
 
+struct xfer sched_reduced_piece(const struct sched_reduced *r, const struct xfer *x, uint32_t j,
+				uint32_t g)
+{
+	struct xfer y = *x, out;
+
+	/* A span is cut into its blocks: a translate of consecutive blocks
+	 * need not be consecutive. A block past the last is left as it is,
+	 * for the check to refuse. */
+	y.flags = xfer_span_flags(y.flags, 0);
+	y.block += j;
+	out = sched_reduced_move(r, &y, g);
+	if (r->prog.collective != SCHED_ALLTOALL && y.block >= r->group.nodes)
+		out.block = y.block;
+	return out;
+}
+
 int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, struct ofc_error *err)
 {
 	const struct schedule *p = &r->prog;
@@ -252,24 +268,12 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 		}
 		struct xfer *out = sched_append_steps(s, 1, &count);
 
-		/* A span is cut into its blocks: a translate of consecutive
-		 * blocks need not be consecutive. A block past the last is
-		 * left as it is, for the check to refuse. */
 		for (uint32_t e = 0; e < order; e++) {
 			uint32_t g = sched_group_element(&r->group, e);
 
-			for (size_t i = 0; i < k; i++) {
-				struct xfer x = in[i];
-				uint32_t nb = xfer_blocks(&x);
-
-				x.flags = xfer_span_flags(x.flags, 0);
-				for (uint32_t j = 0; j < nb; j++, x.block++) {
-					*out = sched_reduced_move(r, &x, g);
-					if (p->collective != SCHED_ALLTOALL && x.block >= n)
-						out->block = x.block;
-					out++;
-				}
-			}
+			for (size_t i = 0; i < k; i++)
+				for (uint32_t j = 0, nb = xfer_blocks(&in[i]); j < nb; j++)
+					*out++ = sched_reduced_piece(r, &in[i], j, g);
 		}
 	}
 	return 0;

@@ -528,6 +528,15 @@ struct xfer sched_reduced_move(const struct sched_reduced *r, const struct xfer 
  * not fit a schedule (nodes, 2^32 transfers). */
 int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, struct ofc_error *err);
 
+/* The expansion written as it goes, one step's translates at a time and
+ * never held whole (sched/reduced_write.c): what sched_write_json_members
+ * (with steps) and sched_write_text write of sched_reduced_expand's
+ * schedule, byte for byte, the head's figures (time, metrics, verdict)
+ * the program's. For what must write every transfer of a schedule that
+ * was planned, verified and priced reduced (ofc schedule -o). */
+void sched_reduced_write_json_members(struct json_writer *w, const struct sched_reduced *r);
+void sched_reduced_write_text(FILE *out, const struct sched_reduced *r, uint32_t max_lines);
+
 /* The verifier's checks (below) by the same symmetry, without expanding:
  * the state of the whole fabric is G applied to node 0's, so node v holds
  * block b iff node 0 holds b - v. Per step, each program transfer x is

@@ -1,17 +1,14 @@
 /* The schedule type: building, metrics, and the shared JSON/text shapes. */
-#include "sched/sched.h"
+#include "sched/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const collective_names[] = {
-    [SCHED_ALLGATHER] = "allgather",
-    [SCHED_REDUCE_SCATTER] = "reduce-scatter",
-    [SCHED_ALLREDUCE] = "allreduce",
-    [SCHED_ALLTOALL] = "alltoall",
-    [SCHED_BROADCAST] = "broadcast",
-    [SCHED_REDUCE] = "reduce",
+    [SCHED_ALLGATHER] = "allgather", [SCHED_REDUCE_SCATTER] = "reduce-scatter",
+    [SCHED_ALLREDUCE] = "allreduce", [SCHED_ALLTOALL] = "alltoall",
+    [SCHED_BROADCAST] = "broadcast", [SCHED_REDUCE] = "reduce",
 };
 
 const char *sched_collective_name(enum sched_collective c)
@@ -187,7 +184,7 @@ double sched_metric(const struct schedule *s, const char *name)
 	return NAN;
 }
 
-static bool is_wdm(const struct schedule *s)
+bool sched_is_wdm(const struct schedule *s)
 {
 	return s->nxfers && xfer_dir(&s->xfers[0]) != DIR_NONE;
 }
@@ -199,10 +196,12 @@ void sched_write_json(struct json_writer *w, const struct schedule *s, bool with
 	jw_obj_end(w);
 }
 
-void sched_write_json_members(struct json_writer *w, const struct schedule *s, bool with_steps)
+/* The members before the steps, for a schedule of nsteps steps and
+ * ntransfers transfers (a reduced one's expansion has its program's steps
+ * and order x its transfers). */
+void sched_write_json_head(struct json_writer *w, const struct schedule *s, uint32_t nsteps,
+			   size_t ntransfers)
 {
-	bool wdm = is_wdm(s);
-
 	jw_key(w, "collective");
 	jw_str(w, sched_collective_name(s->collective));
 	jw_key(w, "algorithm");
@@ -218,9 +217,9 @@ void sched_write_json_members(struct json_writer *w, const struct schedule *s, b
 		jw_uint(w, s->size_bytes);
 	}
 	jw_key(w, "num_steps");
-	jw_uint(w, s->nsteps);
+	jw_uint(w, nsteps);
 	jw_key(w, "num_transfers");
-	jw_uint(w, s->nxfers);
+	jw_uint(w, ntransfers);
 	jw_key(w, "time_us");
 	jw_double(w, s->time_us);
 	jw_key(w, "lower_bound_us");
@@ -231,6 +230,57 @@ void sched_write_json_members(struct json_writer *w, const struct schedule *s, b
 		jw_key(w, s->metrics[i].name);
 		jw_double(w, s->metrics[i].value);
 	}
+}
+
+void sched_write_json_xfer(struct json_writer *w, const struct schedule *s, const struct xfer *x,
+			   bool wdm)
+{
+	jw_obj_begin(w);
+	jw_key(w, "src");
+	jw_uint(w, x->src);
+	jw_key(w, "dst");
+	jw_uint(w, x->dst);
+	jw_key(w, "origin");
+	jw_uint(w, sched_block_origin(s, x->block));
+	if (s->collective == SCHED_ALLTOALL) {
+		jw_key(w, "target");
+		jw_uint(w, sched_block_target(s, x->block));
+	}
+	jw_key(w, "offset");
+	jw_double(w, sched_frac(x->offset));
+	jw_key(w, "length");
+	jw_double(w, sched_frac(x->length));
+	if (xfer_blocks(x) > 1) {
+		jw_key(w, "blocks");
+		jw_uint(w, xfer_blocks(x));
+	}
+	if (xfer_op(x) == XFER_REDUCE) {
+		jw_key(w, "op");
+		jw_str(w, "reduce");
+	}
+	if (wdm) {
+		jw_key(w, "direction");
+		jw_str(w, xfer_dir(x) == DIR_CW ? "cw" : "ccw");
+		jw_key(w, "fibre");
+		jw_uint(w, x->fibre);
+		jw_key(w, "wavelength");
+		jw_uint(w, x->lane);
+	} else if (x->lane != SCHED_NO_LANE) {
+		jw_key(w, "port");
+		jw_uint(w, x->lane);
+	}
+	if (!wdm && x->run) {
+		jw_key(w, "arcs");
+		jw_uint(w, xfer_arcs(x));
+	}
+	jw_obj_end(w);
+}
+
+void sched_write_json_members(struct json_writer *w, const struct schedule *s, bool with_steps)
+{
+	bool wdm = sched_is_wdm(s);
+
+	sched_write_json_head(w, s, s->nsteps, s->nxfers);
 	if (with_steps) {
 		jw_key(w, "steps");
 		jw_arr_begin(w);
@@ -238,49 +288,8 @@ void sched_write_json_members(struct json_writer *w, const struct schedule *s, b
 			jw_obj_begin(w);
 			jw_key(w, "transfers");
 			jw_arr_begin(w);
-			for (uint32_t i = s->step_start[t]; i < s->step_start[t + 1]; i++) {
-				const struct xfer *x = &s->xfers[i];
-
-				jw_obj_begin(w);
-				jw_key(w, "src");
-				jw_uint(w, x->src);
-				jw_key(w, "dst");
-				jw_uint(w, x->dst);
-				jw_key(w, "origin");
-				jw_uint(w, sched_block_origin(s, x->block));
-				if (s->collective == SCHED_ALLTOALL) {
-					jw_key(w, "target");
-					jw_uint(w, sched_block_target(s, x->block));
-				}
-				jw_key(w, "offset");
-				jw_double(w, sched_frac(x->offset));
-				jw_key(w, "length");
-				jw_double(w, sched_frac(x->length));
-				if (xfer_blocks(x) > 1) {
-					jw_key(w, "blocks");
-					jw_uint(w, xfer_blocks(x));
-				}
-				if (xfer_op(x) == XFER_REDUCE) {
-					jw_key(w, "op");
-					jw_str(w, "reduce");
-				}
-				if (wdm) {
-					jw_key(w, "direction");
-					jw_str(w, xfer_dir(x) == DIR_CW ? "cw" : "ccw");
-					jw_key(w, "fibre");
-					jw_uint(w, x->fibre);
-					jw_key(w, "wavelength");
-					jw_uint(w, x->lane);
-				} else if (x->lane != SCHED_NO_LANE) {
-					jw_key(w, "port");
-					jw_uint(w, x->lane);
-				}
-				if (!wdm && x->run) {
-					jw_key(w, "arcs");
-					jw_uint(w, xfer_arcs(x));
-				}
-				jw_obj_end(w);
-			}
+			for (uint32_t i = s->step_start[t]; i < s->step_start[t + 1]; i++)
+				sched_write_json_xfer(w, s, &s->xfers[i], wdm);
 			jw_arr_end(w);
 			jw_obj_end(w);
 		}
@@ -288,9 +297,31 @@ void sched_write_json_members(struct json_writer *w, const struct schedule *s, b
 	}
 }
 
+void sched_write_text_xfer(FILE *out, const struct schedule *s, const struct xfer *x, bool wdm)
+{
+	fprintf(out, "  %u -> %u  block %u", x->src, x->dst, sched_block_origin(s, x->block));
+	if (s->collective == SCHED_ALLTOALL)
+		fprintf(out, "->%u", sched_block_target(s, x->block));
+	if (xfer_blocks(x) > 1)
+		fprintf(out, "..%u", x->block + xfer_blocks(x) - 1);
+	if (x->offset != 0 || x->length != SCHED_ONE)
+		fprintf(out, " [%.6g, %.6g)", sched_frac(x->offset),
+			sched_frac(x->offset) + sched_frac(x->length));
+	if (xfer_op(x) == XFER_REDUCE)
+		fprintf(out, " reduce");
+	if (wdm)
+		fprintf(out, "  %s fibre %u wavelength %u", xfer_dir(x) == DIR_CW ? "cw" : "ccw",
+			x->fibre, x->lane);
+	else if (x->lane != SCHED_NO_LANE)
+		fprintf(out, "  port %u", x->lane);
+	if (!wdm && x->run)
+		fprintf(out, " x %u arcs", xfer_arcs(x));
+	fprintf(out, "\n");
+}
+
 void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 {
-	bool wdm = is_wdm(s);
+	bool wdm = sched_is_wdm(s);
 	uint32_t lines = 0;
 
 	fprintf(out, "%s schedule '%s' on %u nodes: %u steps, %zu transfers\n",
@@ -299,29 +330,8 @@ void sched_write_text(FILE *out, const struct schedule *s, uint32_t max_lines)
 		fprintf(out, "step %u: %u transfers\n", t + 1, sched_step_size(s, t));
 		lines++;
 		for (uint32_t i = s->step_start[t]; i < s->step_start[t + 1] && lines < max_lines;
-		     i++, lines++) {
-			const struct xfer *x = &s->xfers[i];
-
-			fprintf(out, "  %u -> %u  block %u", x->src, x->dst,
-				sched_block_origin(s, x->block));
-			if (s->collective == SCHED_ALLTOALL)
-				fprintf(out, "->%u", sched_block_target(s, x->block));
-			if (xfer_blocks(x) > 1)
-				fprintf(out, "..%u", x->block + xfer_blocks(x) - 1);
-			if (x->offset != 0 || x->length != SCHED_ONE)
-				fprintf(out, " [%.6g, %.6g)", sched_frac(x->offset),
-					sched_frac(x->offset) + sched_frac(x->length));
-			if (xfer_op(x) == XFER_REDUCE)
-				fprintf(out, " reduce");
-			if (wdm)
-				fprintf(out, "  %s fibre %u wavelength %u",
-					xfer_dir(x) == DIR_CW ? "cw" : "ccw", x->fibre, x->lane);
-			else if (x->lane != SCHED_NO_LANE)
-				fprintf(out, "  port %u", x->lane);
-			if (!wdm && x->run)
-				fprintf(out, " x %u arcs", xfer_arcs(x));
-			fprintf(out, "\n");
-		}
+		     i++, lines++)
+			sched_write_text_xfer(out, s, &s->xfers[i], wdm);
 	}
 	if (lines >= max_lines)
 		fprintf(out, "... (--format json -o FILE writes every transfer)\n");

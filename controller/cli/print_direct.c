@@ -300,6 +300,13 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 
 	if (!p->output)
 		return 0;
+	if (o->expand_on_write && p->format == FMT_MSCCL)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "MSCCL programs are explicit: the time-stepped all-to-all is "
+		    "symmetry-reduced above %u nodes (--lowering paths is explicit "
+		    "up to %u)",
+		    A2A_STEPS_EXPLICIT_NODES, A2A_MAX_NODES);
 	if (o->is_reduced && p->format == FMT_MSCCL)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "MSCCL programs are explicit: write the schedule without "
@@ -331,6 +338,10 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 				    schedule_reduced_msg(&a, &o->group, o->ntransfers), out.f, err);
 			arena_free(&a);
 		}
+	} else if (p->format == FMT_TEXT && o->expand_on_write) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		sched_reduced_write_text(out.f, &red, UINT32_MAX);
 	} else if (p->format == FMT_TEXT) {
 		if (o->is_reduced)
 			fprintf(out.f,
@@ -364,7 +375,11 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 
 		jw_init(&w, out.f, true);
 		jw_obj_begin(&w);
-		sched_write_json_members(&w, &o->s, true);
+		if (o->expand_on_write)
+			sched_reduced_write_json_members(
+			    &w, &(struct sched_reduced){.group = o->group, .prog = o->s});
+		else
+			sched_write_json_members(&w, &o->s, true);
 		write_failed_nodes_json(&w, r);
 		jw_key(&w, "tau_b_fraction");
 		if (frac_valid(o->tau_b))
@@ -373,7 +388,7 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			jw_null(&w);
 		if (r->nic_ports)
 			write_links_json(r, &w);
-		if (o->is_reduced)
+		if (o->is_reduced && !o->expand_on_write)
 			write_reduced_json(o, &w);
 		jw_obj_end(&w);
 		jw_finish(&w);

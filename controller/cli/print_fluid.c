@@ -31,6 +31,7 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 	Ofc__V1__Schedule *m = schedule_header_msg(&ar, &a->s);
 	struct json_writer w;
 
+	m->num_steps = fluid_answer_steps(a); /* a period's head has none */
 	m->detail = schedule_fluid_detail_msg(&ar, q->fabric, a);
 	jw_init(&w, out, true);
 	schedule_summary_json(&w, m);
@@ -120,7 +121,7 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 			"step\n",
 			a->predicted, al);
 	}
-	fprintf(out, "  transfers     %zu\n", a->s.nxfers);
+	fprintf(out, "  transfers     %zu\n", fluid_answer_transfers(a));
 	if (a->verified)
 		fprintf(out, "  verified      yes (cost %.6f, busiest capacity at %.4f)\n",
 			a->vr.network_cost, a->vr.max_utilisation);
@@ -130,8 +131,8 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 		r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
 }
 
-static int write_output(const struct schedule_print *p, const struct fluid_answer *a,
-			struct ofc_error *err)
+static int write_output(const struct schedule_print *p, const struct schedule_query *q,
+			struct fluid_answer *a, struct ofc_error *err)
 {
 	struct cli_output out;
 	int rc = 0;
@@ -143,7 +144,7 @@ static int write_output(const struct schedule_print *p, const struct fluid_answe
 				     "--format msccl: a server fabric's schedule runs through "
 				     "switches, memory and NICs, which an MSCCL program has no "
 				     "place for; use json, text or pb");
-	if (cli_output_open(&out, p->output, err) < 0)
+	if (fluid_answer_expand(q, a, err) < 0 || cli_output_open(&out, p->output, err) < 0)
 		return -1;
 	if (p->format == FMT_PB) {
 		rc = schedule_write_pb(&a->s, out.f, err);
@@ -205,7 +206,7 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
 		return err.code == OFC_E_RUNTIME ? 1 : 2;
 	}
-	if (write_output(p, &a, &err) < 0) {
+	if (write_output(p, q, &a, &err) < 0) {
 		fluid_answer_free(&a);
 		if (err.code == OFC_E_INPUT)
 			return cli_usage_error(p->cmd, "%s", err.msg);

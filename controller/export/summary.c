@@ -121,7 +121,7 @@ Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct
 	SET(m, schedule_latency_s_per_gb, fa->latency);
 	SET(m, alpha_s, fa->alpha);
 	SET(m, predicted_s, fa->predicted);
-	SET(m, transfers, fa->s.nxfers);
+	SET(m, transfers, fluid_answer_transfers(fa));
 	if (!fa->verified) {
 		m->verify_error = arena_strdup(a, fa->vr.error);
 	} else {

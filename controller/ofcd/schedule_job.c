@@ -81,16 +81,25 @@ void ofcd_run_schedule_fluid(struct job *j)
 		return;
 	}
 	s = &fa.s;
-	if (!j->summary_only && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame) {
+	if (!j->summary_only &&
+	    (double)fluid_answer_transfers(&fa) * MIN_TRANSFER_BYTES > j->max_frame) {
 		resp.status = OFC__V1__STATUS__STATUS_FAILED;
 		resp.message =
 		    arena_printf(&a,
 				 "the fluid schedule (%zu transfers in %u steps) does not "
 				 "fit in a frame of %s: " ASK_SUMMARY ", or run ofcd "
 				 "with a larger --max-frame",
-				 s->nxfers, s->nsteps, lim);
+				 fluid_answer_transfers(&fa), fluid_answer_steps(&fa), lim);
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
+		fluid_answer_free(&fa);
+		return;
+	}
+	/* every transfer, for the whole schedule (a period until now) */
+	if (!j->summary_only && fluid_answer_expand(&q, &fa, &err) < 0) {
+		resp.status = OFC__V1__STATUS__STATUS_FAILED;
+		resp.message = err.msg;
+		response_pack(&resp, &j->reply, &j->reply_len);
 		fluid_answer_free(&fa);
 		return;
 	}
@@ -110,15 +119,16 @@ void ofcd_run_schedule_fluid(struct job *j)
 			       "T = %u, K = %u chunks) then an allgather (R* %.10g s/GB at T = %u, "
 			       "K = %u), %u steps, verified",
 			       j->cfg->f->name, fa.r.rstar, fa.r.hops, fa.rep.chunks, fa.r_ag.rstar,
-			       fa.r_ag.hops, fa.rep_ag.chunks, s->nsteps)
+			       fa.r_ag.hops, fa.rep_ag.chunks, fluid_answer_steps(&fa))
 		: arena_printf(&a,
 			       "fluid %s on %s: R* %.10g s/GB at T = %u, objective %.6f, K = %u "
 			       "chunks, %u steps, verified",
 			       sched_collective_name(s->collective), j->cfg->f->name, fa.r.rstar,
-			       fa.r.hops, fa.r.objective, fa.rep.chunks, s->nsteps);
+			       fa.r.hops, fa.r.objective, fa.rep.chunks, fluid_answer_steps(&fa));
 	Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
 	Ofc__V1__Schedule *vx = schedule_vertices_msg(&a, fa.net);
 
+	h->num_steps = fluid_answer_steps(&fa);
 	h->n_vertices = vx->n_vertices;
 	h->vertices = vx->vertices;
 	if (!j->summary_only) {

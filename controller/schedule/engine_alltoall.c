@@ -102,11 +102,17 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	const struct a2a_lowering *l = lowering ? a2a_lowering_find(lowering) : NULL;
 	bool reducible = !l || l->reduces;
 
+	/* The MCF's default lowering, time-stepped, is reduced above
+	 * A2A_STEPS_EXPLICIT_NODES: its explicit schedule is past any memory
+	 * limit there (1.6 G transfers on torus:32x32). */
+	bool stepped = (e->flags & ENGINE_LOWERING) && !lowering;
+	uint32_t explicit_max = stepped ? A2A_STEPS_EXPLICIT_NODES : A2A_MAX_NODES;
+
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->lowering = lowering;
 	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
-	    (q->reduced == SCHEDULE_REDUCED_AUTO && reducible && r->g->n > A2A_MAX_NODES &&
+	    (q->reduced == SCHEDULE_REDUCED_AUTO && reducible && r->g->n > explicit_max &&
 	     !outcome_not_reducible(r, &o->group, &err))) {
 		const char *why = outcome_not_reducible(r, &o->group, &err);
 		struct sched_reduced red;
@@ -124,11 +130,21 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 		}
 		o->s = red.prog;
 		o->is_reduced = true;
-		if (q->reduced == SCHEDULE_REDUCED_AUTO)
+		/* By default above A2A_STEPS_EXPLICIT_NODES: -o writes every
+		 * transfer, as it did of the explicit schedule. */
+		o->expand_on_write =
+		    q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n <= A2A_MAX_NODES;
+		if (q->reduced == SCHEDULE_REDUCED_AUTO && !o->expand_on_write)
 			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
 				 "%s%u nodes: explicit all-to-all schedules stop at %u: symmetry-"
 				 "reduced instead (node 0's routes x %s; --reduced asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, A2A_MAX_NODES, o->group.name);
+		else if (o->expand_on_write)
+			snprintf(r->note + strlen(r->note), sizeof(r->note) - strlen(r->note),
+				 "%s%u nodes: the default lowering is symmetry-reduced above %u "
+				 "(node 0's routes x %s; --reduced asks for it)",
+				 r->note[0] ? "; " : "", r->g->n, A2A_STEPS_EXPLICIT_NODES,
+				 o->group.name);
 	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
 		if (aq.clock && outcome_out_of_time(r, o, "generation"))
 			return;

@@ -167,11 +167,12 @@ static int prepare(const struct schedule_query *q, const struct fluid_query *x,
 }
 
 /* One collective solved (LP 4.2 within the request's deadline) and laid
- * out by Theorem 4 into s, for so's alpha and size. */
+ * out by Theorem 4 into s, for so's alpha and size; with pipe, planned by
+ * its period there and s its head alone. */
 static int solve_phase(const struct schedule_query *q, const struct fluid_net *n,
 		       struct fluid_opts o, struct fluid_steps_opts so, struct fluid_result *r,
 		       bool *have, struct fluid_steps_report *rep, struct schedule *s,
-		       struct ofc_error *err)
+		       struct fluid_pipe *pipe, struct ofc_error *err)
 {
 	/* The solve stops at its limit with a feasible answer and certified
 	 * bounds (docs/fluid.md): within the request's deadline it has half
@@ -198,7 +199,12 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 	so.max_bytes = limit > held ? limit - held : 1;
 	so.clock = q->clock;
 	clock_progress(q->clock, "Theorem 4", -1);
-	return fluid_schedule(n, r, &so, s, rep, err);
+	if (!pipe)
+		return fluid_schedule(n, r, &so, s, rep, err);
+	if (fluid_pipeline(n, r, &so, pipe, rep, err) < 0)
+		return -1;
+	fluid_pipe_head(pipe, &so, rep, s);
+	return 0;
 }
 
 /* An allreduce: the reduce-scatter's schedule, then the allgather's, one
@@ -209,10 +215,11 @@ static int allreduce(const struct schedule_query *q, struct fluid_answer *a, str
 	struct schedule rs, ag;
 	int rc;
 
-	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &rs, err) < 0)
+	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &rs, NULL, err) < 0)
 		return -1;
 	o.collective = FLUID_ALLGATHER;
-	rc = solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &ag, err);
+	rc = solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &ag, NULL,
+			 err);
 	if (rc == 0) {
 		sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
 		sched_reserve_steps(&a->s, rs.nsteps + ag.nsteps);
@@ -259,7 +266,10 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 	vn.step_times = times;
 	vo.network = &vn;
 	clock_progress(q->clock, "verification", 0);
-	a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
+	if (a->by_period)
+		a->verified = fluid_pipe_verify(&a->pipe, &vn, &a->vr) == 0;
+	else
+		a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
 	free(times);
 	/* past the deadline the verifier stops: no verdict, no answer */
 	if (clock_check(q->clock, "verification", err) < 0)
@@ -306,17 +316,57 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		if (allreduce(q, a, o, &so, err) < 0)
 			return -1;
 	} else {
-		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s, err) < 0)
+		/* (the other collectives as before, expanded) */
+		a->by_period =
+		    o.collective == FLUID_ALLGATHER || o.collective == FLUID_REDUCE_SCATTER;
+		a->so = so;
+		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s,
+				a->by_period ? &a->pipe : NULL, err) < 0)
 			return -1;
 		a->have_schedule = true;
 	}
 	return check(q, a, err);
 }
 
+int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
+			struct ofc_error *err)
+{
+	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
+	struct fluid_steps_opts so = a->so;
+	struct schedule s;
+
+	if (!a->by_period || a->s.nsteps)
+		return 0;
+	so.max_bytes = limit > held ? limit - held : 1;
+	so.clock = q->clock;
+	if (fluid_pipe_expand(&a->pipe, &so, &a->rep, &s, err) < 0)
+		return -1;
+	/* the head as check() left it */
+	s.size_bytes = a->s.size_bytes;
+	s.time_us = a->s.time_us;
+	s.lower_bound_us = a->s.lower_bound_us;
+	memcpy(s.topology, a->s.topology, sizeof(s.topology));
+	s.verified = a->s.verified;
+	sched_free(&a->s);
+	a->s = s;
+	return 0;
+}
+
+uint32_t fluid_answer_steps(const struct fluid_answer *a)
+{
+	return a->by_period && !a->s.nsteps ? a->pipe.steps : a->s.nsteps;
+}
+
+size_t fluid_answer_transfers(const struct fluid_answer *a)
+{
+	return a->by_period && !a->s.nsteps ? a->pipe.ntransfers : a->s.nxfers;
+}
+
 void fluid_answer_free(struct fluid_answer *a)
 {
 	if (a->have_schedule)
 		sched_free(&a->s);
+	fluid_pipe_free(&a->pipe);
 	if (a->have_result)
 		fluid_result_free(&a->r);
 	if (a->have_result_ag)

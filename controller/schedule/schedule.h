@@ -208,6 +208,11 @@ struct schedule_outcome {
 	 * group translates it; ntransfers counts the whole schedule's. */
 	bool is_reduced;
 	struct sched_group group;
+	/* Reduced by default where the explicit schedule used to be built
+	 * (the MCF's time-stepped all-to-all above A2A_STEPS_EXPLICIT_NODES,
+	 * up to A2A_MAX_NODES): -o writes every transfer, the expansion
+	 * streamed (text, JSON), as it wrote the explicit schedule. */
+	bool expand_on_write;
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;
@@ -502,9 +507,23 @@ struct fluid_answer {
 	bool verified;
 	struct verify_report vr;
 	bool have_net, have_result, have_result_ag, have_schedule;
+	/* An allgather or a reduce-scatter is Theorem 4's period (pipe, with
+	 * so for its expansion): planned, verified and priced from it, s its
+	 * head alone (no step) until fluid_answer_expand. */
+	bool by_period;
+	struct fluid_pipe pipe;
+	struct fluid_steps_opts so;
 };
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		   struct fluid_answer *a, struct ofc_error *err);
+/* s with every transfer, for a consumer of the whole schedule (-o, a
+ * GetSchedule that is not summary_only): the period expanded within what
+ * q's memory limit leaves; nothing to do for a schedule already whole. */
+int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
+			struct ofc_error *err);
+/* The whole schedule's steps and transfers, expanded or not. */
+uint32_t fluid_answer_steps(const struct fluid_answer *a);
+size_t fluid_answer_transfers(const struct fluid_answer *a);
 void fluid_answer_free(struct fluid_answer *a);
 
 #endif

@@ -234,9 +234,21 @@ expect_error 2 "ofc schedule: mcf: 1100 nodes: all-to-all schedules are built fo
 # On a family with a translation group, the refusal says how to get it.
 expect_error 2 "ofc schedule: mcf: 4096 nodes: all-to-all schedules are built for up to 1024 nodes; --reduced builds it by symmetry (the time-stepped MCF then runs to --time-limit unless it proves its optimum), and the paths and single lowerings are reduced by themselves" \
 	$S --topology torus:64x64 --lowering steps
-# A Cayley graph that large is reduced, by the default lowering too.
-expect_json 'j["nodes"]==1600 and j["reduced"]["group"]=="Z_40^2" and j["lowering"]=="paths" and j["verified"]' \
+# A Cayley graph that large is reduced, by the default lowering too, whose
+# time-stepped optimum comes from the fluid flow averaged over the
+# automorphisms fixing node 0 (it meets the fluid bound, so no time-stepped
+# column generation, no --steps-try); above 256 nodes too (torus:32x32:
+# 1.6 G transfers explicit), theta the fluid optimum 4 / (N x 16).
+expect_json 'j["nodes"]==1600 and j["reduced"]["group"]=="Z_40^2" and j["lowering"]=="steps" and j["mcf"]["time_stepped"] and j["mcf"]["optimal"] and j["verified"]' \
 	$S --topology torus:40x40 --steps-try 1ms --json
+expect_json 'j["nodes"]==1024 and j["reduced"]["group"]=="Z_32^2" and j["lowering"]=="steps" and j["mcf"]["time_stepped"] and j["mcf"]["optimal"] and abs(j["theta"]-4/(1024*16))<1e-12 and j["num_steps"]==32 and j["verified"]' \
+	$S --topology torus:32x32 --json
+grep -q "^ofc schedule: 1024 nodes: the default lowering is symmetry-reduced above 256 (node 0's routes x Z_32^2; --reduced asks for it); mcf: time-stepped from the fluid flow" "$TMP/err" &&
+	ok || bad "torus:32x32 reduced, time-stepped from the fluid flow" "$(head -c 400 "$TMP/err")"
+# Where the fluid flow's steps do not meet its bound (unequal sides), the
+# time-stepped column generation as before, or paths past --steps-try.
+expect_json 'j["nodes"]==512 and j["reduced"]["group"]=="Z_16 x Z_32" and j["lowering"]=="paths" and j["verified"] and "mcf" in j' \
+	$S --topology torus:16x32 --steps-try 1ms --json
 
 # A request over --max-memory is refused before the symmetric solution is
 # mirrored to every node, with the estimate; exit 1, not an abort.

@@ -23,6 +23,26 @@ expect_json 'j["chose_chunks"] and j["alpha_s"]==1e-05 and j["predicted_s"]>0 an
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --alpha 10us --size 64MiB --json
 expect_json 'j["method"]=="full" and abs(j["rstar_s_per_gb"]-0.0210843373)<1e-8 and abs(j["objective"]-109.6867)<1e-3' \
 	$S $W/all-links-1.yaml --collective allgather --hops 4 --method full --json
+# An allgather or a reduce-scatter is planned and verified from Theorem
+# 4's period, its summary holding no transfer; -o expands it: the transfers
+# and steps the summary counts, each chunk of each piece (test_fluid_pipe:
+# fluid_schedule's, transfer for transfer).
+for c in allgather reduce-scatter; do
+	if $S $W/all-links-1.yaml --collective $c --hops 4 --json -o "$TMP/pipe.json" \
+		>"$TMP/pipe.sum" 2>"$TMP/err" &&
+		python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2]))
+n = sum(len(s["transfers"]) for s in o["steps"])
+assert j["verified"] and o["verified"], "not verified"
+assert n == j["transfers"] == o["num_transfers"], (n, j["transfers"])
+assert len(o["steps"]) == j["steps"] == o["num_steps"], (len(o["steps"]), j["steps"])
+' "$TMP/pipe.sum" "$TMP/pipe.json" 2>>"$TMP/err"; then
+		ok
+	else
+		bad "$c: -o is not the expansion the summary counts" "$(tail -3 "$TMP/err")"
+	fi
+done
 # examples/modelw is what scripts/gen-modelw.py writes (examples/README.md).
 python3 scripts/gen-modelw.py "$TMP/mw" >/dev/null && diff -r "$TMP/mw" $W >"$TMP/diff" && ok ||
 	bad "examples/modelw differs from scripts/gen-modelw.py's" "$(head -5 "$TMP/diff")"
@@ -198,6 +218,9 @@ grep -q "R\* 0.02108433735 s/GB" "$TMP/err" && ok || bad "the daemon's words on 
 $OFC --socket "$SOCK" schedule --collective allgather -o "$TMP/fl.json" >/dev/null 2>&1
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if len(j["steps"])>0 and len(j["vertices"])==30 and j["vertices"][0]["name"]=="s0/gpu0" and j["vertices"][0]["reduce"] else 1)' "$TMP/fl.json" &&
 	ok || bad "GetSchedule -o: the steps and vertices" "$(head -c 300 "$TMP/fl.json")"
+# a summary of the allgather, its period never expanded: its steps all the same
+expect_json 'j["collective"]=="allgather" and j["verified"] and j["num_steps"]>0' \
+	$OFC --socket "$SOCK" schedule --collective allgather --summary --json
 expect_json 'j["collective"]=="reduce" and j["verified"]' \
 	$OFC --socket "$SOCK" schedule --collective reduce --algo fluid --summary --json
 expect_json 'j["collective"]=="allreduce" and j["verified"]' \

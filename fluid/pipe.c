@@ -1,0 +1,213 @@
+/* Theorem 4's schedule verified from its period (fluid_pipe_verify, see
+ * fluid.h): the one chunk's pattern through the verifier with the
+ * capacities lifted, then the capacities of every step as the overlap of
+ * the K consecutive chunks it holds, from each chunk's load at each step
+ * (the verifier's fixed-point sums, so its figures to the last bit).
+ * Model W's 32 servers: 70 chunks over 77 steps are 35 M transfers when
+ * expanded; the pattern is 1/70 of them, and the loads and the cost a
+ * pass over them that holds none. */
+#include "fluid/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The pattern, one chunk of the whole of each block, through sched_verify
+ * on vn with no capacity. */
+static int pattern_check(const struct fluid_pipe *p, const struct verify_network *vn,
+			 struct verify_report *rep)
+{
+	struct fluid_steps_opts one = {.chunks = 1};
+	struct fluid_steps_report brep;
+	struct fluid_pipe base;
+	struct schedule s;
+	struct ofc_error err = {0};
+	struct verify_network free_vn = *vn;
+	double *bw = xmalloc((vn->narcs + 1) * sizeof(double));
+	double *set_bw = xmalloc((vn->nsets + 1) * sizeof(double));
+	int rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	for (uint32_t a = 0; a < vn->narcs; a++)
+		bw[a] = INFINITY;
+	for (uint32_t k = 0; k < vn->nsets; k++)
+		set_bw[k] = INFINITY;
+	free_vn.bw = bw;
+	free_vn.set_bw = set_bw;
+	free_vn.step_times = NULL;
+	if (fluid_pipeline(p->net, p->r, &one, &base, &brep, &err) == 0) {
+		if (fluid_pipe_expand(&base, &one, &brep, &s, &err) == 0) {
+			struct verify_opts vo = {.network = &free_vn};
+
+			rc = sched_verify(&s, &vo, rep);
+			sched_free(&s);
+		}
+		fluid_pipe_free(&base);
+	}
+	if (err.msg[0]) {
+		rep->ok = false;
+		snprintf(rep->error, sizeof(rep->error), "the pattern: %.300s", err.msg);
+	}
+	free(bw);
+	free(set_bw);
+	return rc;
+}
+
+static int capacity_fail(struct verify_report *rep, uint32_t step, const char *what, double load,
+			 double lim)
+{
+	rep->ok = false;
+	rep->bad_step = step;
+	rep->bad_xfer = SIZE_MAX;
+	snprintf(rep->error, sizeof(rep->error),
+		 "step %u: %s carries %.9g blocks, over its %.9g (step time x bandwidth)", step + 1,
+		 what, load, lim);
+	return -1;
+}
+
+/* The expansion's load (the verifier's fixed point: the sum of its
+ * transfers' lengths) and transfers on each arc at each step, forward step
+ * s at [s * narcs]: every chunk of every piece at each hop, as fill_steps
+ * lays them out, so that the loads and the figures from them are the
+ * verifier's on the expansion to the last bit. */
+static void step_loads(const struct fluid_pipe *p, uint64_t *load, uint32_t *count)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t m = p->net->narcs, K = p->chunks, lo, hi;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		for (uint32_t k = 0; k < K; k++) {
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				size_t at = (size_t)(rt->hop_layer[q->first + h] + k) * m +
+					    rt->hop_arc[q->first + h];
+
+				load[at] += hi - lo;
+				count[at]++;
+			}
+		}
+	}
+}
+
+/* Every step's arcs and capacity sets within step time x bandwidth, as the
+ * verifier checks them (its tolerances: relative, and 2^-31 a transfer for
+ * the fixed point); a reduction runs the same steps backwards. */
+static int window_check(const struct fluid_pipe *p, const struct verify_network *vn,
+			struct verify_report *rep)
+{
+	uint32_t m = vn->narcs, S = p->steps;
+	uint64_t *load = xcalloc((size_t)S * m + 1, sizeof(uint64_t));
+	uint32_t *count = xcalloc((size_t)S * m + 1, sizeof(uint32_t));
+	double tol = vn->tolerance > 0 ? vn->tolerance : 1e-9, ulp = 1.0 / SCHED_ONE;
+	double st = vn->step_time;
+	char what[96];
+	int rc = 0;
+
+	step_loads(p, load, count);
+	for (uint32_t s = 0; s < S && rc == 0; s++) {
+		const uint64_t *ld = load + (size_t)s * m;
+		const uint32_t *ct = count + (size_t)s * m;
+		uint32_t step = p->rev ? S - 1 - s : s;
+
+		for (uint32_t a = 0; a < m && rc == 0; a++) {
+			if (!ct[a] || isinf(vn->bw[a]))
+				continue;
+			double l = (double)ld[a] / SCHED_ONE, lim = st * vn->bw[a];
+
+			if (lim > 0 && l / lim > rep->max_utilisation)
+				rep->max_utilisation = l / lim;
+			if (l > lim * (1 + tol) + ulp * ct[a]) {
+				snprintf(what, sizeof(what), "arc %u -> %u", vn->tail[a],
+					 vn->head[a]);
+				rc = capacity_fail(rep, step, what, l, lim);
+			}
+		}
+		for (uint32_t k = 0; k < vn->nsets && rc == 0; k++) {
+			uint64_t sl = 0;
+			uint32_t sc = 0;
+
+			for (uint32_t j = vn->set_off[k]; j < vn->set_off[k + 1]; j++) {
+				sl += ld[vn->set_arc[j]];
+				sc += ct[vn->set_arc[j]];
+			}
+			if (!sc) /* the verifier looks only at sets a transfer loads */
+				continue;
+			double l = (double)sl / SCHED_ONE, lim = st * vn->set_bw[k];
+
+			if (lim > 0 && l / lim > rep->max_utilisation)
+				rep->max_utilisation = l / lim;
+			if (l > lim * (1 + tol) + ulp * sc) {
+				snprintf(what, sizeof(what), "capacity set %u", k);
+				rc = capacity_fail(rep, step, what, l, lim);
+			}
+		}
+	}
+	free(load);
+	free(count);
+	return rc;
+}
+
+/* The expansion's cost summed as the verifier sums it: step by step, each
+ * step's transfers in fill_steps' order (piece by piece, then chunk k,
+ * then hop), so that it is the verifier's to the last bit. A piece's hops
+ * at step t are those of layer t - k: by layer descending, then by hop. */
+static double step_cost(const struct fluid_pipe *p, const double *cost)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t K = p->chunks, S = p->steps, lo, hi;
+	uint32_t *ord = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	double sum = 0;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		const uint32_t *layer = rt->hop_layer + q->first;
+		uint32_t *o = ord + q->first;
+
+		for (uint32_t h = 0; h < q->nhops; h++) {
+			uint32_t j = h;
+
+			for (; j > 0 && layer[o[j - 1]] < layer[h]; j--)
+				o[j] = o[j - 1];
+			o[j] = h;
+		}
+	}
+	for (uint32_t s = 0; s < S; s++) {
+		uint32_t t = p->rev ? S - 1 - s : s;
+
+		for (size_t i = 0; i < rt->npieces; i++) {
+			const struct fluid_piece *q = &rt->pieces[i];
+
+			for (uint32_t j = 0; j < q->nhops; j++) {
+				uint32_t h = q->first + ord[q->first + j], l = rt->hop_layer[h];
+
+				if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
+					continue;
+				sum += cost[rt->hop_arc[h]] * sched_frac(hi - lo);
+			}
+		}
+	}
+	free(ord);
+	return sum;
+}
+
+int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
+		      struct verify_report *rep)
+{
+	int rc = pattern_check(p, vn, rep);
+
+	/* The expansion's figures: its steps and transfers, its loads and its
+	 * cost summed as the verifier sums them; the duplicates are the
+	 * pattern's, which the chunks share out. */
+	rep->nsteps = p->steps;
+	rep->ntransfers = p->ntransfers;
+	rep->max_utilisation = 0;
+	if (rc == 0)
+		rc = window_check(p, vn, rep);
+	if (rc == 0)
+		rep->network_cost = vn->cost ? step_cost(p, vn->cost) : 0;
+	rep->ok = rc == 0;
+	return rc;
+}

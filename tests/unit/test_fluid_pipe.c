@@ -1,0 +1,288 @@
+/* Theorem 4's schedule by its period (fluid_pipeline, fluid_pipe_verify,
+ * fluid_pipe_expand): the expansion is fluid_schedule's, transfer for
+ * transfer; the check from the period gives the explicit verifier's
+ * verdict and figures on the expansion (steps, transfers, utilisation,
+ * cost, duplicates) for broadcasts, allgathers, all-to-alls and
+ * reduce-scatters at several K; and a period with a wrong transfer, a
+ * missing delivery or a capacity overrun only the overlap of consecutive
+ * chunks shows fails both checks; and ofc schedule's allgather and
+ * reduce-scatter are answered from their period, their -o the same
+ * transfers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "controller/config/config.h"
+#include "controller/fabric/fabric.h"
+#include "controller/schedule/schedule.h"
+#include "fluid/fluid.h"
+
+static void near(double got, double want, double rel, const char *what)
+{
+	if (fabs(got - want) > rel * fabs(want) + 1e-9)
+		fail_msg("%s: %.12g, want %.12g", what, got, want);
+}
+
+static void solve(const struct fluid_net *n, enum fluid_collective c, uint32_t hops,
+		  struct fluid_result *r)
+{
+	struct fluid_opts o = {
+	    .collective = c, .method = FLUID_DW, .hops = hops, .slack = 2e-5, .time_limit = 300};
+	struct ofc_error err = {0};
+
+	if (fluid_solve(n, &o, r, &err) != 0)
+		fail_msg("fluid_solve: %s", err.msg);
+	fluid_routing_merge(&r->routing);
+}
+
+/* Both checks with K chunks, step time scaled by `squeeze` (1: Theorem 4's
+ * own): the verdicts agree, and the figures when both pass; the period's
+ * verdict. */
+static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_t K, double squeeze,
+		struct verify_report *pv, struct verify_report *ev)
+{
+	struct fluid_steps_opts so = {.chunks = K};
+	struct fluid_steps_report rep, rep2;
+	struct fluid_pipe p;
+	struct schedule s, s2;
+	struct verify_network vn;
+	struct ofc_error err = {0};
+
+	if (fluid_pipeline(n, r, &so, &p, &rep, &err) < 0 ||
+	    fluid_pipe_expand(&p, &so, &rep, &s, &err) < 0)
+		fail_msg("pipeline: %s", err.msg);
+	fluid_verify_network(n, rep.step_time * squeeze, &vn);
+	struct verify_opts vo = {.network = &vn};
+	int pr = fluid_pipe_verify(&p, &vn, pv), er = sched_verify(&s, &vo, ev);
+
+	if (pr != er)
+		fail_msg("K %u: the period says %s (%s), the expansion %s (%s)", K,
+			 pr ? "bad" : "good", pv->error, er ? "bad" : "good", ev->error);
+	assert_int_equal(pv->ok, ev->ok);
+	assert_int_equal(pv->nsteps, s.nsteps);
+	assert_int_equal(pv->ntransfers, s.nxfers);
+	if (pr == 0) {
+		/* to the last bit: the answers print them */
+		if (pv->max_utilisation != ev->max_utilisation ||
+		    pv->network_cost != ev->network_cost)
+			fail_msg("K %u: utilisation %.17g, cost %.17g; want %.17g, %.17g", K,
+				 pv->max_utilisation, pv->network_cost, ev->max_utilisation,
+				 ev->network_cost);
+		near(pv->duplicate_blocks, ev->duplicate_blocks, 1e-6, "duplicates");
+	}
+	/* The expansion is fluid_schedule's, byte for byte. */
+	if (fluid_schedule(n, r, &so, &s2, &rep2, &err) < 0)
+		fail_msg("fluid_schedule: %s", err.msg);
+	assert_int_equal(s2.nsteps, s.nsteps);
+	assert_int_equal(s2.nxfers, s.nxfers);
+	assert_memory_equal(s2.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	assert_memory_equal(s2.step_start, s.step_start, (s.nsteps + 1) * sizeof(uint32_t));
+	assert_true(rep2.cost == rep.cost);
+	sched_free(&s);
+	sched_free(&s2);
+	fluid_pipe_free(&p);
+	return pr;
+}
+
+static void agree(const struct fluid_net *n, const struct fluid_result *r)
+{
+	static const uint32_t ks[] = {1, 2, 5, 16};
+	struct verify_report pv, ev;
+
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		if (both(n, r, ks[i], 1, &pv, &ev) != 0)
+			fail_msg("K %u: %s", ks[i], pv.error);
+		assert_true(pv.max_utilisation <= 1 + 1e-6);
+	}
+}
+
+static void test_agree(void **state)
+{
+	static const struct {
+		uint32_t servers;
+		enum fluid_scenario s;
+		enum fluid_collective c;
+		uint32_t hops;
+	} cases[] = {
+	    {1, FLUID_ALL_LINKS, FLUID_ALLGATHER, 4},
+	    {1, FLUID_ALL_LINKS, FLUID_ALLTOALL, 2},
+	    {1, FLUID_ALL_LINKS, FLUID_REDUCE_SCATTER, 4},
+	    {2, FLUID_NO_NVLINK, FLUID_ALLGATHER, 10},
+	};
+	struct fluid_net n;
+	struct fluid_result r;
+	struct ofc_error err = {0};
+
+	(void)state;
+	assert_int_equal(fluid_build_path(&n, 3, 1, &err), 0);
+	struct fluid_opts o = {.collective = FLUID_BROADCAST, .method = FLUID_FULL};
+	assert_int_equal(fluid_solve(&n, &o, &r, &err), 0);
+	agree(&n, &r);
+	fluid_result_free(&r);
+	fluid_net_free(&n);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(fluid_build_modelw(&n, cases[i].servers, cases[i].s, NULL, &err),
+				 0);
+		solve(&n, cases[i].c, cases[i].hops, &r);
+		agree(&n, &r);
+		fluid_result_free(&r);
+		fluid_net_free(&n);
+	}
+}
+
+/* Room for one more piece of len hops at the end of the routing. */
+static struct fluid_piece *push_piece(struct fluid_routing *rt, uint32_t len)
+{
+	rt->pieces = realloc(rt->pieces, (rt->npieces + 1) * sizeof(*rt->pieces));
+	rt->hop_arc = realloc(rt->hop_arc, (rt->nhops + len) * sizeof(uint32_t));
+	rt->hop_layer = realloc(rt->hop_layer, (rt->nhops + len) * sizeof(uint32_t));
+	rt->cap_pieces = rt->npieces + 1;
+	rt->cap_hops = rt->nhops + len;
+	struct fluid_piece *q = &rt->pieces[rt->npieces++];
+	q->first = (uint32_t)rt->nhops;
+	q->nhops = len;
+	rt->nhops += len;
+	return q;
+}
+
+/* model W, one server, allgather at 4 hops. */
+static void test_corrupt(void **state)
+{
+	struct fluid_net n;
+	struct fluid_result r;
+	struct verify_report pv, ev;
+	struct ofc_error err = {0};
+
+	(void)state;
+	assert_int_equal(fluid_build_modelw(&n, 1, FLUID_ALL_LINKS, NULL, &err), 0);
+	solve(&n, FLUID_ALLGATHER, 4, &r);
+	struct fluid_routing *rt = &r.routing;
+	size_t last = 0;
+
+	for (size_t i = 0; i < rt->npieces; i++)
+		if (rt->pieces[i].nhops > rt->pieces[last].nhops)
+			last = i;
+	/* A wrong transfer: a hop on an arc that does not leave where the
+	 * piece is. */
+	struct fluid_piece *q = &rt->pieces[last];
+	uint32_t h = q->first + q->nhops - 1, arc = rt->hop_arc[h], other = 0;
+	while (n.tail[other] == n.tail[arc] || n.tail[other] == n.head[rt->hop_arc[h - 1]])
+		other++;
+	rt->hop_arc[h] = other;
+	assert_int_equal(both(&n, &r, 4, 1, &pv, &ev), -1);
+	rt->hop_arc[h] = arc;
+	/* A missing delivery: a piece one hop short. */
+	q->nhops--;
+	assert_int_equal(both(&n, &r, 4, 1, &pv, &ev), -1);
+	q->nhops++;
+	/* Capacity: the same pieces in steps 10% shorter than R/K. */
+	assert_int_equal(both(&n, &r, 4, 0.9, &pv, &ev), -1);
+	assert_non_null(strstr(pv.error, "over its"));
+	/* An overrun only the overlap shows: a copy of a piece one layer
+	 * later on the same arcs (a duplicate, which a copy collective
+	 * allows). With K = 1 each step is one layer, and every layer stays
+	 * within R b: both checks pass. With K = 8 a step holds 8 chunks'
+	 * layers at 1/8 each, and the arc the routing saturates over its
+	 * layers is over: both fail, on a capacity. */
+	bool shown = false;
+	for (size_t i = 0; i < rt->npieces && i < 64 && !shown; i++) {
+		struct fluid_piece c = rt->pieces[i];
+		struct fluid_piece *d = push_piece(rt, c.nhops);
+
+		*d = (struct fluid_piece){.origin = c.origin,
+					  .target = c.target,
+					  .lo = c.lo,
+					  .hi = c.hi,
+					  .first = d->first,
+					  .nhops = c.nhops};
+		for (uint32_t k = 0; k < c.nhops; k++) {
+			rt->hop_arc[d->first + k] = rt->hop_arc[c.first + k];
+			rt->hop_layer[d->first + k] = rt->hop_layer[c.first + k] + 1;
+		}
+		if (both(&n, &r, 1, 1, &pv, &ev) == 0 && both(&n, &r, 8, 1, &pv, &ev) == -1) {
+			assert_non_null(strstr(pv.error, "over its"));
+			assert_non_null(strstr(ev.error, "over its"));
+			shown = true;
+		}
+		rt->npieces--;
+		rt->nhops -= c.nhops;
+	}
+	assert_true(shown);
+	fluid_result_free(&r);
+	fluid_net_free(&n);
+}
+
+/* ofc schedule's fluid allgather and reduce-scatter (schedule_fluid) are
+ * planned and verified from their period: no transfer until
+ * fluid_answer_expand, which gives fluid_schedule's transfers for the same
+ * routing and K, and the verifier's figures on those transfers are the
+ * period's to the last bit (the answers print them). */
+static void test_schedule_by_period(void **state)
+{
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER};
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	(void)state;
+
+	if (fabric_open("examples/modelw/all-links-1.yaml", &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+		struct schedule_query q = {.fabric = f, .collective = colls[i]};
+		struct fluid_query x = {0};
+		struct fluid_answer a;
+		struct fluid_steps_opts so = {.chunks = 0};
+		struct fluid_steps_report rep;
+		struct schedule s;
+		struct verify_network vn;
+		struct verify_report vr;
+
+		if (schedule_fluid(&q, &x, &a, &err) < 0)
+			fail_msg("schedule_fluid: %s", err.msg);
+		assert_true(a.by_period);
+		assert_true(a.verified);
+		assert_int_equal(a.s.nsteps, 0);
+		assert_int_equal(a.s.nxfers, 0);
+		assert_int_equal(fluid_answer_steps(&a), a.rep.steps);
+		assert_true(fluid_answer_transfers(&a) > 0);
+		size_t n = fluid_answer_transfers(&a);
+
+		if (fluid_answer_expand(&q, &a, &err) < 0)
+			fail_msg("fluid_answer_expand: %s", err.msg);
+		assert_int_equal(a.s.nsteps, a.rep.steps);
+		assert_int_equal(a.s.nxfers, n);
+		assert_true(a.s.verified);
+		/* the explicit schedule of the same routing and K */
+		so.chunks = a.rep.chunks;
+		if (fluid_schedule(a.net, &a.r, &so, &s, &rep, &err) < 0)
+			fail_msg("fluid_schedule: %s", err.msg);
+		assert_int_equal(s.nxfers, a.s.nxfers);
+		assert_memory_equal(s.xfers, a.s.xfers, s.nxfers * sizeof(struct xfer));
+		assert_memory_equal(s.step_start, a.s.step_start,
+				    (s.nsteps + 1) * sizeof(uint32_t));
+		fluid_verify_network(a.net, a.rep.step_time, &vn);
+		struct verify_opts vo = {.network = &vn};
+
+		assert_int_equal(sched_verify(&a.s, &vo, &vr), 0);
+		assert_true(vr.network_cost == a.vr.network_cost);
+		assert_true(vr.max_utilisation == a.vr.max_utilisation);
+		sched_free(&s);
+		fluid_answer_free(&a);
+	}
+	fabric_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_agree),
+	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_schedule_by_period),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
