@@ -31,6 +31,7 @@ enum api_kind {
 	API_GET_METRICS,
 	API_GET_PLAN,
 	API_MOVE_TO_PHASE,
+	API_ADOPT,
 	API_NKINDS
 };
 

@@ -35,6 +35,7 @@ ROW(RELEASE_PARTITION, ReleasePartition, release_partition, "release-partition",
 ROW(GET_METRICS,       GetMetrics,       get_metrics,       "get-metrics",       GET,  "/metrics",              METRICS, API_READ),
 ROW(GET_PLAN,          GetPlan,          get_plan,          "get-plan",          GET,  "/v1/plan",              QUERY,   API_READ),
 ROW(MOVE_TO_PHASE,     MoveToPhase,      move_to_phase,     "move-to-phase",     POST, "/v1/move-to-phase",     BODY,    MUTATION),
+ROW(ADOPT,             Adopt,            adopt,             "adopt",             POST, "/v1/adopt",             BODY,    MUTATION),
 };
 /* clang-format on */
 

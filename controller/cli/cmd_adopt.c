@@ -8,6 +8,7 @@
 #include "controller/cli/internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,31 +29,62 @@ static const char *matches(const struct device_state *held, const struct device_
 					   : "neither";
 }
 
-static void show(const struct fabric_cmd *fc, const struct ctl_adopt *a)
+/* What ofc read, as ofcd's Adopt answers it (both forms show it once). */
+static Ofc__V1__AdoptPreview *preview_of(const struct ctl *c, const struct ctl_adopt *a)
 {
-	const struct ctl *c = fc->ctl;
+	Ofc__V1__AdoptPreview *p = xcalloc(1, sizeof(*p));
 
-	if (fc->json) {
+	ofc__v1__adopt_preview__init(p);
+	p->fabric = (char *)c->fabric->name;
+	p->transaction = a->txn;
+	p->generation = a->generation;
+	p->n_devices = c->ndevs;
+	p->devices = xcalloc(c->ndevs + 1, sizeof(*p->devices));
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		Ofc__V1__AdoptDevice *v = xcalloc(1, sizeof(*v));
+
+		ofc__v1__adopt_device__init(v);
+		v->name = (char *)c->devs[i].cfg.name;
+		v->circuits = c->devs[i].actual.nxc;
+		v->holds = (char *)matches(&c->devs[i].actual, &a->before[i], &a->target[i]);
+		v->before_circuits = a->before[i].nxc;
+		v->target_circuits = a->target[i].nxc;
+		p->devices[i] = v;
+	}
+	return p;
+}
+
+static void preview_free(Ofc__V1__AdoptPreview *p)
+{
+	for (size_t i = 0; i < p->n_devices; i++)
+		free(p->devices[i]);
+	free(p->devices);
+	free(p);
+}
+
+void adopt_show(const Ofc__V1__AdoptPreview *p, bool json)
+{
+	if (json) {
 		struct json_writer w;
 
 		jw_init(&w, stdout, true);
 		jw_obj_begin(&w);
 		jw_key(&w, "fabric");
-		jw_str(&w, c->fabric->name);
+		jw_str(&w, p->fabric ? p->fabric : "");
 		jw_key(&w, "transaction");
-		jw_uint(&w, a->txn);
+		jw_uint(&w, p->transaction);
 		jw_key(&w, "generation");
-		jw_uint(&w, a->generation);
+		jw_uint(&w, p->generation);
 		jw_key(&w, "devices");
 		jw_arr_begin(&w);
-		for (uint32_t i = 0; i < c->ndevs; i++) {
+		for (size_t i = 0; i < p->n_devices; i++) {
 			jw_obj_begin(&w);
 			jw_key(&w, "name");
-			jw_str(&w, c->devs[i].cfg.name);
+			jw_str(&w, p->devices[i]->name ? p->devices[i]->name : "");
 			jw_key(&w, "circuits");
-			jw_uint(&w, c->devs[i].actual.nxc);
+			jw_uint(&w, p->devices[i]->circuits);
 			jw_key(&w, "holds");
-			jw_str(&w, matches(&c->devs[i].actual, &a->before[i], &a->target[i]));
+			jw_str(&w, p->devices[i]->holds ? p->devices[i]->holds : "neither");
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -61,28 +93,28 @@ static void show(const struct fabric_cmd *fc, const struct ctl_adopt *a)
 		return;
 	}
 	printf("fabric %s: transaction %llu could not be rolled back; the devices hold:\n",
-	       c->fabric->name, (unsigned long long)a->txn);
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		const struct device_state *h = &c->devs[i].actual;
+	       p->fabric ? p->fabric : "", (unsigned long long)p->transaction);
+	for (size_t i = 0; i < p->n_devices; i++) {
+		const Ofc__V1__AdoptDevice *v = p->devices[i];
+		const char *h = v->holds ? v->holds : "";
 
-		printf("  %-16s %u circuits: %s (before: %u, target: %u)\n", c->devs[i].cfg.name,
-		       h->nxc,
-		       state_equal(h, &a->before[i])   ? "as before the transaction"
-		       : state_equal(h, &a->target[i]) ? "its target"
-						       : "neither before nor target",
-		       a->before[i].nxc, a->target[i].nxc);
+		printf("  %-16s %u circuits: %s (before: %u, target: %u)\n", v->name ? v->name : "",
+		       v->circuits,
+		       strcmp(h, "before") == 0	  ? "as before the transaction"
+		       : strcmp(h, "target") == 0 ? "its target"
+						  : "neither before nor target",
+		       v->before_circuits, v->target_circuits);
 	}
 }
 
-/* y or yes on stdin (a terminal, checked before anything is read). */
-static bool ask(const struct ctl_adopt *a)
+bool adopt_ask(uint64_t txn, uint64_t generation)
 {
 	char line[16];
 
 	fprintf(stderr,
 		"record this as generation %llu and end transaction %llu? The devices are not "
 		"changed. [y/N] ",
-		(unsigned long long)a->generation, (unsigned long long)a->txn);
+		(unsigned long long)generation, (unsigned long long)txn);
 	fflush(stderr);
 	if (!fgets(line, sizeof(line), stdin))
 		return false;
@@ -96,6 +128,7 @@ int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	struct ctl_adopt a;
+	Ofc__V1__AdoptPreview *p;
 	int rc = fabric_cmd_parse(
 	    &fc, cmd, argc, argv, extra, on_yes,
 	    "Ends a transaction whose rollback could not finish (\"ROLLBACK INCOMPLETE\"):\n"
@@ -120,22 +153,25 @@ int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv)
 		ctl_adopt_free(&a);
 		return fabric_cmd_fail(&fc, &err);
 	}
+	p = preview_of(fc.ctl, &a);
 	if (!fc.json || !fc.yes)
-		show(&fc, &a);
-	if (!fc.yes && !ask(&a)) {
+		adopt_show(p, fc.json);
+	if (!fc.yes && !adopt_ask(a.txn, a.generation)) {
 		fprintf(stderr, "ofc: not confirmed: nothing recorded; transaction %llu is kept\n",
 			(unsigned long long)a.txn);
+		preview_free(p);
 		ctl_adopt_free(&a);
 		fabric_cmd_free(&fc);
 		return 1;
 	}
 	rc = ctl_adopt_commit(fc.ctl, &a, &err);
 	if (rc == 0 && fc.json && fc.yes)
-		show(&fc, &a);
+		adopt_show(p, true);
 	else if (rc == 0)
 		printf("adopted: generation %llu records what the devices hold; transaction %llu "
 		       "ended\n",
 		       (unsigned long long)a.generation, (unsigned long long)a.txn);
+	preview_free(p);
 	ctl_adopt_free(&a);
 	if (rc < 0)
 		return fabric_cmd_fail(&fc, &err);

@@ -575,6 +575,93 @@ static int r_release(struct remote *r, int argc, char **argv)
 	return rc ? rc : finish(r, resp);
 }
 
+/* ---- adopt ------------------------------------------------------------------------------- */
+
+/* One Adopt: a preview (commit false) or the commit of the preview's
+ * transaction and generation. 0 with *resp answered OK, or an exit status
+ * (the answer said on stderr). */
+static int adopt_call(struct remote *r, const Ofc__V1__AdoptPreview *pv, Ofc__V1__Response **resp)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Adopt ad = OFC__V1__ADOPT__INIT;
+	int rc;
+
+	if (pv) {
+		ad.has_commit = ad.has_transaction = ad.has_generation = 1;
+		ad.commit = true;
+		ad.transaction = pv->transaction;
+		ad.generation = pv->generation;
+	}
+	req.body_case = OFC__V1__REQUEST__BODY_ADOPT;
+	req.adopt = &ad;
+	if ((rc = call(r, &req, resp)) != 0)
+		return rc;
+	if ((*resp)->status == OFC__V1__STATUS__STATUS_OK &&
+	    (*resp)->body_case == OFC__V1__RESPONSE__BODY_ADOPT)
+		return 0;
+	r->json = false; /* a refusal is said in words, as the local form's */
+	rc = finish(r, *resp);
+	return rc ? rc : 1;
+}
+
+/* The daemon reads the devices (a preview); the operator confirms what
+ * they hold, as `ofc adopt FILE` asks; the daemon records it. */
+static int r_adopt(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {{"yes", no_argument, NULL, 'y'}, COMMON_OPTS, {0}};
+	Ofc__V1__Response *pv, *done;
+	bool yes = false;
+	int c, rc;
+
+	r->timeout = 120;
+	while ((c = cli_getopt(r->cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(r->cmd,
+					"Ends a transaction whose rollback could not finish "
+					"(\"ROLLBACK INCOMPLETE\")\nthrough the daemon (the "
+					"leader of replicas): it reads every device, shows\nwhat "
+					"each holds against the transaction's before and target, "
+					"and on\nconfirmation records that as a new generation. No "
+					"device is changed.\n\n"
+					"  --yes                    do not ask (needed when stdin "
+					"is not a terminal)\n");
+		if (c == 'y') {
+			yes = true;
+			continue;
+		}
+		if ((rc = common_opt(r, c, optarg)) != 0)
+			return rc;
+	}
+	if (optind != argc)
+		return cli_usage_error(r->cmd, "too many arguments");
+	if (!yes && !isatty(STDIN_FILENO))
+		return cli_usage_error(r->cmd,
+				       "stdin is not a terminal to confirm on: add --yes to "
+				       "record what the devices hold without asking");
+	if ((rc = adopt_call(r, NULL, &pv)) != 0)
+		return rc;
+	if (!r->json || !yes)
+		adopt_show(pv->adopt, r->json);
+	if (!yes && !adopt_ask(pv->adopt->transaction, pv->adopt->generation)) {
+		fprintf(stderr, "ofc: not confirmed: nothing recorded; transaction %llu is kept\n",
+			(unsigned long long)pv->adopt->transaction);
+		ofc__v1__response__free_unpacked(pv, NULL);
+		return 1;
+	}
+	rc = adopt_call(r, pv->adopt, &done);
+	ofc__v1__response__free_unpacked(pv, NULL);
+	if (rc != 0)
+		return rc;
+	if (r->json && yes)
+		adopt_show(done->adopt, true);
+	else
+		printf("%s\n", done->message ? done->message : "adopted");
+	ofc__v1__response__free_unpacked(done, NULL);
+	return 0;
+}
+
 /* ---- schedule -------------------------------------------------------------------------- */
 
 static int write_schedule(const Ofc__V1__Schedule *s, enum out_format f, const char *path)
@@ -1256,6 +1343,10 @@ static const struct {
      {"--socket PATH release", "NAME [--json] [--timeout DUR]",
       "let go of a partition made with --hosts", NULL},
      r_release},
+    {"adopt",
+     {"--socket PATH adopt", "[--yes] [--json] [--timeout DUR]",
+      "end a rollback that cannot finish: the daemon records what the devices hold", NULL},
+     r_adopt},
     {"schedule",
      {"--socket PATH schedule",
       "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
@@ -1289,8 +1380,9 @@ bool remote_command(const char *name)
 	if (strcmp(name, "cluster") == 0 || strcmp(name, "metrics") == 0)
 		return true;
 	/* `ofc plan FILE` plans locally whatever OFC_SOCKET says: only
-	 * --socket or --server asks ofcd for its plan */
-	if (strcmp(name, "plan") == 0)
+	 * --socket or --server asks ofcd for its plan; `ofc adopt FILE` the
+	 * same */
+	if (strcmp(name, "plan") == 0 || strcmp(name, "adopt") == 0)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(remote_cmds); i++)
 		if (strcmp(name, remote_cmds[i].name) == 0)
@@ -1335,7 +1427,8 @@ int remote_main(struct cli_targets *t, int argc, char **argv)
 		}
 	fprintf(stderr,
 		"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, release, schedule, "
-		"plan, watch, cancel, fail, restore, cluster and metrics do)\nTry 'ofc --help'.\n",
+		"plan, watch, cancel, fail, restore, cluster and metrics do)\nTry 'ofc "
+		"--help'.\n",
 		argv[0]);
 	return 2;
 }

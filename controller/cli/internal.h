@@ -218,6 +218,11 @@ int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv);
+/* cmd_adopt.c, for both forms (local, and through ofcd: cmd_remote.c):
+ * what the devices hold against the transaction, in words or JSON; the
+ * y/N question on stderr (stdin a terminal, checked before). */
+void adopt_show(const Ofc__V1__AdoptPreview *p, bool json);
+bool adopt_ask(uint64_t txn, uint64_t generation);
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv);
 /* `ofc apply|try|confirm --json` (txn_json.c): the transaction as
  * ofc.v1.TransactionInfo, as ofcd answers ApplyConfig; with --dry-run, and

@@ -303,6 +303,10 @@ void cli_request_key(struct cli_targets *t, Ofc__V1__Request *req)
 	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
 	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
 		break;
+	case OFC__V1__REQUEST__BODY_ADOPT:
+		if (!req->adopt->commit)
+			return; /* a preview changes nothing: sent again, it reads again */
+		break;
 	default:
 		return;
 	}

@@ -144,6 +144,7 @@ int watch(const struct request *rq);
 int mutation(const struct request *rq); /* ApplyConfig and Reconfigure */
 int release_partition(const struct request *rq);
 int move_to_phase(const struct request *rq);
+int adopt_request(const struct request *rq); /* Adopt (adopt.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 

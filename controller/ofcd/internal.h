@@ -196,7 +196,8 @@ enum job_kind {
 	/* cluster.c: this replica leads now: repair what the last
 	 * leader left and serve the store's state as the leader */
 	JOB_TAKEOVER,
-	JOB_SYNC, /* a follower: serve the state its watch of etcd delivered */
+	JOB_SYNC,  /* a follower: serve the state its watch of etcd delivered */
+	JOB_ADOPT, /* Adopt: end an incomplete rollback (adopt.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -310,6 +311,10 @@ struct job {
 	bool reload;	  /* sync: read etcd whole first (d->loop.cl_reload when it started) */
 	bool reloaded;	  /* ... and it did, this replica following */
 	uint64_t txn;	  /* the transaction it ran (0: none) */
+	/* adopt: commit the transaction adopt_txn as generation adopt_gen
+	 * (else a preview) */
+	bool adopt_commit;
+	uint64_t adopt_txn, adopt_gen;
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */
@@ -1117,6 +1122,8 @@ void held_state(struct ofcd *d, struct snapshot *s);
 void held_scheds_free(struct held_scheds *c);
 /* (mutation worker) JOB_RELEASE. */
 void ofcd_run_release(struct ofcd *d, struct job *j);
+/* (mutation worker) JOB_ADOPT (adopt.c). */
+void ofcd_run_adopt(struct ofcd *d, struct job *j);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 

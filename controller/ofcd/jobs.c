@@ -347,5 +347,6 @@ const char *job_kind_name(enum job_kind k)
 	       : k == JOB_RELEASE     ? "release-partition"
 	       : k == JOB_TAKEOVER    ? "takeover"
 	       : k == JOB_SYNC	      ? "sync"
+	       : k == JOB_ADOPT	      ? "adopt"
 				      : "schedule";
 }

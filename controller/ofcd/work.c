@@ -38,6 +38,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_SYNC:
 		ofcd_run_sync(d, j);
 		break;
+	case JOB_ADOPT:
+		ofcd_run_adopt(d, j);
+		break;
 	case JOB_SCHEDULE:
 		if (j->get_plan)
 			ofcd_run_get_plan(d, j);

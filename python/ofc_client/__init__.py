@@ -95,7 +95,7 @@ _ids = itertools.count(1)
 # The requests only the leader of replicas runs: a follower answers them
 # STATUS_NOT_LEADER and names the leader. Any replica answers the others.
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
-                        "release_partition", "move_to_phase"))
+                        "release_partition", "move_to_phase", "adopt"))
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
