@@ -72,6 +72,21 @@ expect_json() {
 	fi
 }
 
+# on_pty ANSWER CMD...: CMD with a terminal on stdin, ANSWER typed into it;
+# its output (stdout and stderr) on stdout, its exit status returned.
+on_pty() {
+	python3 - "$@" <<'PY'
+import os, subprocess, sys
+m, s = os.openpty()
+p = subprocess.Popen(sys.argv[2:], stdin=s, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+os.close(s)
+os.write(m, sys.argv[1].encode() + b"\n")
+out, _ = p.communicate(timeout=60)
+sys.stdout.write(out.decode())
+sys.exit(p.returncode)
+PY
+}
+
 finish() {
 	printf '%s: %d passed, %d failed\n' "$SUITE" "$pass" "$fail"
 	[ "$fail" -eq 0 ]

@@ -53,18 +53,7 @@ expect_error 2 "ofc adopt: stdin is not a terminal to confirm on: add --yes to r
 [ -e "$ST/torus64-ocs.journal" ] && ok || bad "adopt without --yes ended the transaction"
 # On a terminal it shows what the switch holds and asks; anything but y
 # records nothing.
-python3 - "$OFC" "$TORUS" "ocs0=127.0.0.1:$h_port" "$ST" >"$TMP/tty.out" 2>&1 <<'PY'
-import os, subprocess, sys
-m, s = os.openpty()
-p = subprocess.Popen([sys.argv[1], "adopt", sys.argv[2], "--device", sys.argv[3],
-                      "--state-dir", sys.argv[4]], stdin=s, stdout=subprocess.PIPE,
-                     stderr=subprocess.STDOUT)
-os.close(s)
-os.write(m, b"n\n")
-out, _ = p.communicate(timeout=60)
-sys.stdout.write(out.decode())
-sys.exit(p.returncode)
-PY
+on_pty n "$OFC" adopt "$TORUS" --device "ocs0=127.0.0.1:$h_port" --state-dir "$ST" >"$TMP/tty.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "ocs0 .* circuits: neither before nor target (before: 256, target: 256)" "$TMP/tty.out" &&
 	grep -q "record this as generation 3 and end transaction 2?" "$TMP/tty.out" &&

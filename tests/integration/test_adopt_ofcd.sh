@@ -69,17 +69,7 @@ until python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $h_p
 	sleep 0.05
 done
 # On a terminal it shows what the switch holds and asks; n records nothing.
-python3 - "$OFC" "$SOCK" >"$TMP/tty.out" 2>&1 <<'PY'
-import os, subprocess, sys
-m, s = os.openpty()
-p = subprocess.Popen([sys.argv[1], "--socket", sys.argv[2], "adopt"], stdin=s,
-                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-os.close(s)
-os.write(m, b"n\n")
-out, _ = p.communicate(timeout=60)
-sys.stdout.write(out.decode())
-sys.exit(p.returncode)
-PY
+on_pty n "$OFC" --socket "$SOCK" adopt >"$TMP/tty.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "ocs0 .* $HELD circuits: neither before nor target (before: 256, target: 256)" "$TMP/tty.out" &&
 	grep -q "record this as generation 3 and end transaction 2?" "$TMP/tty.out" &&
