@@ -250,10 +250,8 @@ static int batch_target(void *ctx, struct ctl **out, struct ofc_error *err)
 
 	b->t_target = now_seconds();
 	b->cfg = fabcfg_ref(d->w.cfg);
-	if (ofcd_open_ctl(d, b->cfg->f, false, out, err) < 0)
+	if (ofcd_open_next_ctl(d, b->cfg->f, out, err) < 0)
 		return -1;
-	ctl_handover(d->w.ctl, *out);
-	ctl_quiet(*out, d->w.ctl);
 	b->t_opened = now_seconds();
 	return 0;
 }

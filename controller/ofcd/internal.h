@@ -833,6 +833,9 @@ void ofcd_ctl_close(struct ofcd *d, struct ctl *c);
  * --device override (else those naming a device of f). */
 int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **out,
 		  struct ofc_error *err);
+/* The worker's next ctl on f: opened as above, handed what the worker's
+ * current ctl knows (ctl_handover) and quiet where it was (ctl_quiet). */
+int ofcd_open_next_ctl(struct ofcd *d, struct fabric *f, struct ctl **out, struct ofc_error *err);
 /* A note for the loop; one saying how a job ended travels with it. */
 void ofcd_post_note(struct ofcd *d, struct note *n);
 /* An event: message to watchers, detail (NULL: the message) to the log. */

@@ -273,12 +273,10 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 		return -1;
 	}
 	m->an->t.fabric = arena_strdup(&m->an->a, m->ncfg->f->name);
-	if (ofcd_open_ctl(d, m->ncfg->f, false, out, err) < 0) {
+	if (ofcd_open_next_ctl(d, m->ncfg->f, out, err) < 0) {
 		answer_status(m->an, OFC__V1__STATUS__STATUS_INVALID, "%s", err->msg);
 		return -1;
 	}
-	ctl_handover(d->w.ctl, *out);
-	ctl_quiet(*out, d->w.ctl);
 	m->t_opened = now_seconds();
 	return 0;
 }
@@ -642,10 +640,8 @@ static int rewired_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	    (struct port_move){xstrdup(rw->move.host), rw->move.from, rw->move.to};
 	if (ofcd_fabric_with_topology(d, d->w.cfg, d->w.cfg->f->topology.spec, false, &rw->nf,
 				      err) < 0 ||
-	    ofcd_open_ctl(d, rw->nf, false, out, err) < 0)
+	    ofcd_open_next_ctl(d, rw->nf, out, err) < 0)
 		return -1;
-	ctl_handover(d->w.ctl, *out);
-	ctl_quiet(*out, d->w.ctl);
 	return 0;
 }
 

@@ -185,6 +185,15 @@ int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **ou
 	return rc;
 }
 
+int ofcd_open_next_ctl(struct ofcd *d, struct fabric *f, struct ctl **out, struct ofc_error *err)
+{
+	if (ofcd_open_ctl(d, f, false, out, err) < 0)
+		return -1;
+	ctl_handover(d->w.ctl, *out);
+	ctl_quiet(*out, d->w.ctl);
+	return 0;
+}
+
 /* The running YAML with another topology (and the port moves in effect): a
  * new fabric, validated. Errors carry no position (the spec is not in the
  * file): a spec that does not parse names its column in the spec. A spec a
