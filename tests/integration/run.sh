@@ -20,7 +20,12 @@ if [ "$1" = --one ]; then
 	start=$(date +%s)
 	sh "$3" >"$2/$name.log" 2>&1
 	rc=$?
-	echo "time: $name $(($(date +%s) - start)) s" >>"$2/$name.log"
+	# The CPU the suite and the processes it waited for used (user +
+	# system, the second line of times), beside its wall time: the budget
+	# is two cores' worth. times in this shell: a subshell has no children.
+	times >"$2/$name.times"
+	cpu=$(awk 'NR == 2 { n = split($1 " " $2, t, "[ ms]+"); c = 0; for (i = 1; i + 1 <= n; i += 2) c += t[i] * 60 + t[i + 1]; printf "%.0f", c }' "$2/$name.times")
+	echo "time: $name $(($(date +%s) - start)) s, cpu $cpu s" >>"$2/$name.log"
 	flock "$2/.lock" cat "$2/$name.log" >&2
 	[ $rc -eq 0 ] || : >"$2/$name.failed"
 	exit 0
