@@ -183,20 +183,32 @@ double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t or
 /* ---- max flow on G^T (maxflow.c) ----
  * Dinic over a fixed arc set (G^T arcs with capacities, hold-overs of
  * copy-capable store vertices free); reused for many sink and capacity
- * choices. */
+ * choices. A view (maxflow_view) runs on another's graph and capacities
+ * with a run state of its own: one per thread, runs to several sinks at
+ * once. */
 struct maxflow {
 	uint32_t nnodes, narcs; /* residual arcs: 2 per arc */
 	uint32_t *off, *to, *rev;
 	uint32_t *arc_of; /* residual arc -> G^T arc (forward ones), UINT32_MAX */
-	double *cap, *flow;
-	uint32_t *level, *iter, *queue;
+	double *cap;
 	const struct texp *x;
 	uint32_t *tx_res; /* G^T arc -> residual forward arc, UINT32_MAX if absent */
+	bool view;	  /* the graph and cap are another's */
+	/* the run state */
+	double *flow;
+	uint32_t *level, *iter, *queue;
+	uint32_t *mark, stamp; /* level and iter hold where mark == stamp */
+	uint32_t *dirty;       /* residual arcs whose flow the last run set */
+	size_t ndirty;
+	bool all_dirty;
 };
 /* arcs: the G^T arcs to include (each once). */
 void maxflow_init(struct maxflow *m, const struct texp *x, const uint32_t *arcs, uint32_t narcs);
+/* A view of m: freed by maxflow_free before m is. */
+void maxflow_view(struct maxflow *v, const struct maxflow *m);
 void maxflow_free(struct maxflow *m);
-/* Capacities from cap[G^T arc] (a value per arc of the set). */
+/* Capacities from cap[G^T arc] (a value per arc of the set); not while
+ * a view runs. */
 void maxflow_set_caps(struct maxflow *m, const double *cap);
 /* Flow from s to t, stopping at limit. */
 double maxflow_run(struct maxflow *m, uint32_t s, uint32_t t, double limit);
