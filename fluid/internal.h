@@ -241,9 +241,9 @@ struct pricer {
 	uint32_t *arc_col; /* G^T arc -> column, UINT32_MAX */
 	struct lp *lp;
 	struct maxflow mf;
-	double *cap; /* per G^T arc, for the max flows */
-	uint64_t *side, *side2;
-	double *objv; /* scratch */
+	double *cap;	     /* per G^T arc, for the max flows */
+	struct cut_par *par; /* the cut rounds' threads (pricing.c) */
+	double *objv;	     /* scratch */
 	int *objc;
 	uint64_t solves, cuts, rounds, stalls, wrong;
 	/* The cut pool (pricing.c): every cut found, by columns; which are in
