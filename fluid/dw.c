@@ -59,6 +59,9 @@ struct dw {
 	struct column *cols;
 	size_t ncols, cap_cols;
 	double *u, *coef, *y, *Y, *chat, *wbuf, *wbuf2, *disc;
+	/* tree_columns' flows, per destination (tx_narcs each), kept from
+	 * one call to the next: 256 GPUs, 255 of 160 KB each */
+	double **flows;
 	uint32_t *touched;
 	uint32_t *patharcs, *pathlen;
 	double *pathcost;
@@ -105,6 +108,14 @@ static void column_coefs(struct dw *d, uint32_t k, const double *u, const uint32
 		}
 		d->coef[r] = 0;
 	}
+}
+
+static void flows_free(struct dw *d)
+{
+	for (uint32_t j = 0; d->flows && j < d->p->nterm; j++)
+		free(d->flows[j]);
+	free(d->flows);
+	d->flows = NULL;
 }
 
 static struct column *new_column(struct dw *d)
@@ -440,9 +451,12 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 
 	of.w = xmalloc(((size_t)na + 1) * sizeof(double));
 	memcpy(of.w, w, (size_t)na * sizeof(double));
-	of.f = xcalloc(pr->ndest + 1, sizeof(double *));
-	for (uint32_t j = 0; j < pr->ndest; j++)
-		of.f[j] = xmalloc(((size_t)na + 1) * sizeof(double));
+	if (!d->flows) {
+		d->flows = xcalloc(d->p->nterm + 1, sizeof(double *));
+		for (uint32_t j = 0; j < d->p->nterm; j++)
+			d->flows[j] = xmalloc(((size_t)na + 1) * sizeof(double));
+	}
+	of.f = d->flows;
 	flows_in_usage(p, x, of.origin, of.w, of.dest, of.ndest, of.f);
 	decompose_origin(p, x, &of, 1.0, &tmp, &deficit);
 	double *tw = xcalloc((size_t)na + 1, sizeof(double));
@@ -489,9 +503,6 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 	}
 	free(tw);
 	free(got);
-	for (uint32_t j = 0; j < pr->ndest; j++)
-		free(of.f[j]);
-	free(of.f);
 	free(of.w);
 	free(tmp.pieces);
 	free(tmp.hop_arc);
@@ -615,6 +626,28 @@ static int run_phase(struct dw *d, bool phase2, double lb, double *zout, double 
 	return 0;
 }
 
+/* flows_in_usage's destinations on the request's threads: each worker a
+ * view of one max flow (worker 0 the max flow itself). */
+struct usage_flows {
+	const struct texp *x;
+	struct maxflow *mf; /* nworkers: [0] the graph's, views after it */
+	uint32_t origin, m;
+	const uint32_t *dest, *arcs;
+	double **f, *value;
+};
+
+static void usage_flow(void *ctx, size_t k, unsigned worker)
+{
+	struct usage_flows *u = ctx;
+	const struct texp *x = u->x;
+	struct maxflow *mf = &u->mf[worker];
+
+	u->value[k] = maxflow_run(mf, u->origin, x->T * x->nv + u->dest[k], 1);
+	memset(u->f[k], 0, (size_t)tx_narcs(x) * sizeof(double));
+	for (uint32_t i = 0; i < u->m; i++)
+		u->f[k][u->arcs[i]] = maxflow_on(mf, u->arcs[i]);
+}
+
 /* Every origin's flows inside its usage w (max flow per destination),
  * dense over G^T. Returns the least flow value. */
 double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
@@ -622,7 +655,7 @@ double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t or
 {
 	uint32_t na = tx_narcs(x), *arcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t)), m = 0;
 	double *cap = xcalloc((size_t)na + 1, sizeof(double)), least = INFINITY;
-	struct maxflow mf;
+	unsigned nw = p->opts->threads ? p->opts->threads : ofc_cpu_count();
 
 	for (uint32_t a = 0; a < na; a++) {
 		bool free_hold = tx_is_hold(x, a) && !p->conserve[tx_vertex_from(x, a)];
@@ -632,18 +665,31 @@ double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t or
 			cap[a] = free_hold ? 2 : w[a];
 		}
 	}
-	maxflow_init(&mf, x, arcs, m);
-	maxflow_set_caps(&mf, cap);
-	for (uint32_t k = 0; k < ndest; k++) {
-		double v = maxflow_run(&mf, origin, x->T * x->nv + dest[k], 1);
+	if (nw > 64)
+		nw = 64; /* parallel_for's most */
+	if (nw > ndest)
+		nw = ndest ? ndest : 1;
+	struct usage_flows u = {.x = x,
+				.mf = xcalloc(nw, sizeof(struct maxflow)),
+				.origin = origin,
+				.m = m,
+				.dest = dest,
+				.arcs = arcs,
+				.f = f,
+				.value = xmalloc((ndest + 1) * sizeof(double))};
 
-		if (v < least)
-			least = v;
-		memset(f[k], 0, (size_t)na * sizeof(double));
-		for (uint32_t i = 0; i < m; i++)
-			f[k][arcs[i]] = maxflow_on(&mf, arcs[i]);
-	}
-	maxflow_free(&mf);
+	maxflow_init(&u.mf[0], x, arcs, m);
+	maxflow_set_caps(&u.mf[0], cap);
+	for (unsigned i = 1; i < nw; i++)
+		maxflow_view(&u.mf[i], &u.mf[0]);
+	parallel_for(ndest, 4, nw, usage_flow, &u);
+	for (uint32_t k = 0; k < ndest; k++)
+		if (u.value[k] < least)
+			least = u.value[k];
+	for (unsigned i = nw; i-- > 0;)
+		maxflow_free(&u.mf[i]);
+	free(u.mf);
+	free(u.value);
 	free(arcs);
 	free(cap);
 	return least;
@@ -656,16 +702,8 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 {
 	const struct problem *p = d->p;
 	const struct texp *x = d->x;
-	uint32_t na = tx_narcs(x), nv = x->nv, ne = x->ne;
+	uint32_t nv = x->nv, ne = x->ne;
 	double *acc = xcalloc(nv + 1, sizeof(double)), deficit = 0;
-	struct origin_flow of = {0};
-
-	if (p->copy) {
-		of.w = xmalloc(((size_t)na + 1) * sizeof(double));
-		of.f = xcalloc(p->nterm + 1, sizeof(double *));
-		for (uint32_t k = 0; k < p->nterm; k++)
-			of.f[k] = xmalloc(((size_t)na + 1) * sizeof(double));
-	}
 	for (uint32_t k = 0; k < d->ncls; k++) {
 		struct fluid_routing tmp = {0};
 		struct pricer *pr = &d->pr[k];
@@ -788,12 +826,6 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 			pacc[key] += len;
 		}
 		free(pacc);
-	}
-	if (p->copy) {
-		for (uint32_t k = 0; k < p->nterm; k++)
-			free(of.f[k]);
-		free(of.f);
-		free(of.w);
 	}
 	free(acc);
 	r->routing.deficit = deficit;
@@ -920,6 +952,7 @@ static int dw_realise(struct dw *d, struct fluid_result *r, bool *timed, struct 
 				 timed, err) < 0)
 		return -1;
 	r->seconds_realise = now_seconds() - t1;
+	flows_free(d); /* tree_columns' alone */
 	if (*timed)
 		r->stop = FLUID_STOP_TIME;
 	return 0;
@@ -982,6 +1015,7 @@ static void dw_free(struct dw *d)
 	free(d->wbuf);
 	free(d->wbuf2);
 	free(d->disc);
+	flows_free(d);
 	free(d->patharcs);
 	free(d->pathlen);
 	free(d->pathcost);
