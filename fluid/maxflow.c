@@ -127,6 +127,14 @@ static void reach(struct maxflow *m, uint32_t v, uint32_t level)
 	m->iter[v] = m->off[v];
 }
 
+/* The levels: each node's residual distance to t, by a BFS backwards from
+ * t that stops when it reaches s (every node nearer t is reached by then;
+ * the rest lie on no shortest path). Dinic's phase is usually levelled by
+ * the distance from s; both admit exactly the arcs of the shortest s-t
+ * paths, so the augmenting paths, in the order the arcs are scanned, and
+ * the flows are the same. But a node the DFS reaches from s now always
+ * leads to t, where from s it went down every branch of the usage, and
+ * one destination's branch is a small part of an origin's usage. */
 static bool bfs(struct maxflow *m, uint32_t s, uint32_t t)
 {
 	uint32_t qh = 0, qt = 0;
@@ -136,18 +144,22 @@ static bool bfs(struct maxflow *m, uint32_t s, uint32_t t)
 		memset(m->mark, 0, m->nnodes * sizeof(uint32_t));
 		m->stamp = 1;
 	}
-	reach(m, s, 0);
-	m->queue[qt++] = s;
-	while (qh < qt) {
+	reach(m, t, 0);
+	m->queue[qt++] = t;
+	while (qh < qt && !reached(m, s)) {
 		uint32_t v = m->queue[qh++];
 
-		for (uint32_t r = m->off[v]; r < m->off[v + 1]; r++)
-			if (!reached(m, m->to[r]) && residual(m, r) > EPS) {
-				reach(m, m->to[r], m->level[v] + 1);
-				m->queue[qt++] = m->to[r];
+		/* u -> v has room when the reverse of an arc stored at v does */
+		for (uint32_t r = m->off[v]; r < m->off[v + 1]; r++) {
+			uint32_t u = m->to[r];
+
+			if (!reached(m, u) && residual(m, m->rev[r]) > EPS) {
+				reach(m, u, m->level[v] + 1);
+				m->queue[qt++] = u;
 			}
+		}
 	}
-	return reached(m, t);
+	return reached(m, s);
 }
 
 /* Flow on residual arc r (and its reverse) changes: remembered, so the
@@ -176,7 +188,7 @@ static void clear_flows(struct maxflow *m)
 }
 
 /* One augmenting path along the level graph (iterative), pushing at most
- * `want`; returns what it pushed. */
+ * `want`; returns what it pushed. A node found a dead end loses its level. */
 static double augment(struct maxflow *m, uint32_t s, uint32_t t, double want)
 {
 	uint32_t *path = m->queue, depth = 0, v = s; /* path of residual arcs */
@@ -200,8 +212,8 @@ static double augment(struct maxflow *m, uint32_t s, uint32_t t, double want)
 		for (; m->iter[v] < m->off[v + 1]; m->iter[v]++) {
 			uint32_t r = m->iter[v], w = m->to[r];
 
-			if (residual(m, r) > EPS && reached(m, w) &&
-			    m->level[w] == m->level[v] + 1) {
+			if (residual(m, r) > EPS && reached(m, w) && m->level[w] != UINT32_MAX &&
+			    m->level[w] + 1 == m->level[v]) {
 				path[depth++] = r;
 				v = w;
 				moved = true;
