@@ -60,8 +60,12 @@ struct dw {
 	size_t ncols, cap_cols;
 	double *u, *coef, *y, *Y, *chat, *wbuf, *wbuf2, *disc;
 	/* tree_columns' flows, per destination (tx_narcs each), kept from
-	 * one call to the next: 256 GPUs, 255 of 160 KB each */
-	double **flows;
+	 * one call to the next: 256 GPUs, 255 of 160 KB each, in one block
+	 * (from zeroed pages, as it is over malloc's mmap threshold: not
+	 * cleared by calloc) */
+	double **flows, *flows_block;
+	uint32_t *flows_supp, nflows_supp; /* the arcs the last call wrote */
+	uint32_t nflows_dest;		   /* ... for this many destinations */
 	uint32_t *touched;
 	uint32_t *patharcs, *pathlen;
 	double *pathcost;
@@ -112,10 +116,12 @@ static void column_coefs(struct dw *d, uint32_t k, const double *u, const uint32
 
 static void flows_free(struct dw *d)
 {
-	for (uint32_t j = 0; d->flows && j < d->p->nterm; j++)
-		free(d->flows[j]);
 	free(d->flows);
+	free(d->flows_block);
+	free(d->flows_supp);
 	d->flows = NULL;
+	d->flows_block = NULL;
+	d->flows_supp = NULL;
 }
 
 static struct column *new_column(struct dw *d)
@@ -453,11 +459,21 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 	memcpy(of.w, w, (size_t)na * sizeof(double));
 	if (!d->flows) {
 		d->flows = xcalloc(d->p->nterm + 1, sizeof(double *));
+		d->flows_block = xcalloc((size_t)d->p->nterm * na + 1, sizeof(double));
 		for (uint32_t j = 0; j < d->p->nterm; j++)
-			d->flows[j] = xmalloc(((size_t)na + 1) * sizeof(double));
+			d->flows[j] = d->flows_block + (size_t)j * na;
+		d->flows_supp = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
+	} else {
+		/* zero but where the last call wrote (and the decomposition
+		 * changed them: on that support alone) */
+		for (uint32_t j = 0; j < d->nflows_dest; j++)
+			for (uint32_t i = 0; i < d->nflows_supp; i++)
+				d->flows[j][d->flows_supp[i]] = 0;
 	}
 	of.f = d->flows;
-	flows_in_usage(p, x, of.origin, of.w, of.dest, of.ndest, of.f);
+	flows_in_usage(p, x, of.origin, of.w, of.dest, of.ndest, of.f, d->flows_supp,
+		       &d->nflows_supp);
+	d->nflows_dest = of.ndest;
 	decompose_origin(p, x, &of, 1.0, &tmp, &deficit);
 	double *tw = xcalloc((size_t)na + 1, sizeof(double));
 
@@ -643,17 +659,17 @@ static void usage_flow(void *ctx, size_t k, unsigned worker)
 	struct maxflow *mf = &u->mf[worker];
 
 	u->value[k] = maxflow_run(mf, u->origin, x->T * x->nv + u->dest[k], 1);
-	memset(u->f[k], 0, (size_t)tx_narcs(x) * sizeof(double));
 	for (uint32_t i = 0; i < u->m; i++)
 		u->f[k][u->arcs[i]] = maxflow_on(mf, u->arcs[i]);
 }
 
 /* Every origin's flows inside its usage w (max flow per destination),
- * dense over G^T. Returns the least flow value. */
+ * dense over G^T, written on w's support. Returns the least flow value. */
 double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
-		      const double *w, const uint32_t *dest, uint32_t ndest, double **f)
+		      const double *w, const uint32_t *dest, uint32_t ndest, double **f,
+		      uint32_t *arcs, uint32_t *nsupp)
 {
-	uint32_t na = tx_narcs(x), *arcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t)), m = 0;
+	uint32_t na = tx_narcs(x), m = 0;
 	double *cap = xcalloc((size_t)na + 1, sizeof(double)), least = INFINITY;
 	unsigned nw = p->opts->threads ? p->opts->threads : ofc_cpu_count();
 
@@ -690,8 +706,8 @@ double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t or
 		maxflow_free(&u.mf[i]);
 	free(u.mf);
 	free(u.value);
-	free(arcs);
 	free(cap);
+	*nsupp = m;
 	return least;
 }
 

@@ -163,7 +163,8 @@ struct origin_flow {
 
 /* Append origin_flow's pieces (trees; per-destination paths for what no
  * tree carries) to rt, weight scaled by `weight`, every hop mapped through
- * the vertex/arc maps vm/am (NULL: identity). */
+ * the vertex/arc maps vm/am (NULL: identity). of->f changes, on the support
+ * of of->w alone (the arcs with w > 1e-12 and the free hold-overs). */
 void decompose_origin(const struct problem *p, const struct texp *x, struct origin_flow *of,
 		      double weight, struct fluid_routing *rt, double *deficit);
 /* All-to-all: the flow of one pair as weighted paths. */
@@ -175,10 +176,13 @@ void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t targe
 void routing_measure(const struct problem *p, struct fluid_routing *rt);
 
 /* Per-destination flows of value 1 inside w (max flow), for columns and
- * checks: f[k] for dest[k], dense over G^T arcs. Returns the least flow
- * value found (1 when w carries every destination's unit). */
+ * checks: f[k] for dest[k], dense over G^T arcs, written on w's support
+ * alone (the arcs with w > 1e-12 and the free hold-overs: *nsupp of them
+ * into supp, tx_narcs room), off which f[k] must be zero. Returns the
+ * least flow value found (1 when w carries every destination's unit). */
 double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
-		      const double *w, const uint32_t *dest, uint32_t ndest, double **f);
+		      const double *w, const uint32_t *dest, uint32_t ndest, double **f,
+		      uint32_t *supp, uint32_t *nsupp);
 
 /* ---- max flow on G^T (maxflow.c) ----
  * Dinic over a fixed arc set (G^T arcs with capacities, hold-overs of
