@@ -51,6 +51,11 @@ struct cut_found {
 	uint32_t worker, n1, n2;
 	size_t at; /* into the worker's cols: n1 columns, then n2 */
 };
+/* A destination's max flow takes microseconds (256 GPUs: a round's 255
+ * about 0.25 ms on one core), about what starting a thread costs: blocks
+ * of CUT_GRAIN destinations, so a round starts at most ndest / CUT_GRAIN
+ * threads. */
+#define CUT_GRAIN 32
 struct cut_par {
 	unsigned nworkers;
 	struct cut_worker *w;
@@ -209,8 +214,8 @@ static void cut_par_init(struct pricer *pr)
 
 	if (n > 64)
 		n = 64; /* parallel_for's most */
-	if (n > pr->ndest)
-		n = pr->ndest ? pr->ndest : 1;
+	if (n > (pr->ndest + CUT_GRAIN - 1) / CUT_GRAIN)
+		n = pr->ndest ? (pr->ndest + CUT_GRAIN - 1) / CUT_GRAIN : 1;
 	cp->nworkers = n;
 	cp->w = xcalloc(n, sizeof(*cp->w));
 	for (unsigned i = 0; i < n; i++) {
@@ -291,7 +296,7 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 
 	for (unsigned i = 0; i < cp->nworkers; i++)
 		cp->w[i].ncols = 0;
-	parallel_for(pr->ndest, 4, cp->nworkers, cut_dest, pr);
+	parallel_for(pr->ndest, CUT_GRAIN, cp->nworkers, cut_dest, pr);
 	for (uint32_t j = 0; j < pr->ndest; j++) {
 		const struct cut_found *fd = &cp->found[j];
 		const int *cols = cp->w[fd->worker].cols + fd->at;
