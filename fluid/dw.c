@@ -59,13 +59,6 @@ struct dw {
 	struct column *cols;
 	size_t ncols, cap_cols;
 	double *u, *coef, *y, *Y, *chat, *wbuf, *wbuf2, *disc;
-	/* tree_columns' flows, per destination (tx_narcs each), kept from
-	 * one call to the next: 256 GPUs, 255 of 160 KB each, in one block
-	 * (from zeroed pages, as it is over malloc's mmap threshold: not
-	 * cleared by calloc) */
-	double **flows, *flows_block;
-	uint32_t *flows_supp, nflows_supp; /* the arcs the last call wrote */
-	uint32_t nflows_dest;		   /* ... for this many destinations */
 	uint32_t *touched;
 	uint32_t *patharcs, *pathlen;
 	double *pathcost;
@@ -112,16 +105,6 @@ static void column_coefs(struct dw *d, uint32_t k, const double *u, const uint32
 		}
 		d->coef[r] = 0;
 	}
-}
-
-static void flows_free(struct dw *d)
-{
-	free(d->flows);
-	free(d->flows_block);
-	free(d->flows_supp);
-	d->flows = NULL;
-	d->flows_block = NULL;
-	d->flows_supp = NULL;
 }
 
 static struct column *new_column(struct dw *d)
@@ -457,23 +440,7 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 
 	of.w = xmalloc(((size_t)na + 1) * sizeof(double));
 	memcpy(of.w, w, (size_t)na * sizeof(double));
-	if (!d->flows) {
-		d->flows = xcalloc(d->p->nterm + 1, sizeof(double *));
-		d->flows_block = xcalloc((size_t)d->p->nterm * na + 1, sizeof(double));
-		for (uint32_t j = 0; j < d->p->nterm; j++)
-			d->flows[j] = d->flows_block + (size_t)j * na;
-		d->flows_supp = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
-	} else {
-		/* zero but where the last call wrote (and the decomposition
-		 * changed them: on that support alone) */
-		for (uint32_t j = 0; j < d->nflows_dest; j++)
-			for (uint32_t i = 0; i < d->nflows_supp; i++)
-				d->flows[j][d->flows_supp[i]] = 0;
-	}
-	of.f = d->flows;
-	flows_in_usage(p, x, of.origin, of.w, of.dest, of.ndest, of.f, d->flows_supp,
-		       &d->nflows_supp);
-	d->nflows_dest = of.ndest;
+	flows_in_usage(p, x, &of);
 	decompose_origin(p, x, &of, 1.0, &tmp, &deficit);
 	double *tw = xcalloc((size_t)na + 1, sizeof(double));
 
@@ -519,6 +486,7 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 	}
 	free(tw);
 	free(got);
+	origin_flow_drop(&of);
 	free(of.w);
 	free(tmp.pieces);
 	free(tmp.hop_arc);
@@ -647,51 +615,56 @@ static int run_phase(struct dw *d, bool phase2, double lb, double *zout, double 
 struct usage_flows {
 	const struct texp *x;
 	struct maxflow *mf; /* nworkers: [0] the graph's, views after it */
-	uint32_t origin, m;
-	const uint32_t *dest, *arcs;
-	double **f, *value;
+	struct origin_flow *of;
+	const uint32_t *arcs; /* the support, of->nat */
+	double *value;
 };
 
 static void usage_flow(void *ctx, size_t k, unsigned worker)
 {
 	struct usage_flows *u = ctx;
+	struct origin_flow *of = u->of;
 	const struct texp *x = u->x;
 	struct maxflow *mf = &u->mf[worker];
 
-	u->value[k] = maxflow_run(mf, u->origin, x->T * x->nv + u->dest[k], 1);
-	for (uint32_t i = 0; i < u->m; i++)
-		u->f[k][u->arcs[i]] = maxflow_on(mf, u->arcs[i]);
+	u->value[k] = maxflow_run(mf, of->origin, x->T * x->nv + of->dest[k], 1);
+	for (size_t i = 0; i < of->nat; i++)
+		of->f[k][i] = maxflow_on(mf, u->arcs[i]);
 }
 
-/* Every origin's flows inside its usage w (max flow per destination),
- * dense over G^T, written on w's support. Returns the least flow value. */
-double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
-		      const double *w, const uint32_t *dest, uint32_t ndest, double **f,
-		      uint32_t *arcs, uint32_t *nsupp)
+/* Every origin's flows inside its usage w (max flow per destination), over
+ * w's support: 256 GPUs, 2,800 of G^T's 20,736 arcs, so 255 flows take 5.7
+ * MB, where dense ones took 42 MB of pages to fault in. */
+double flows_in_usage(const struct problem *p, const struct texp *x, struct origin_flow *of)
 {
-	uint32_t na = tx_narcs(x), m = 0;
+	uint32_t na = tx_narcs(x), *arcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t)), m = 0;
 	double *cap = xcalloc((size_t)na + 1, sizeof(double)), least = INFINITY;
 	unsigned nw = p->opts->threads ? p->opts->threads : ofc_cpu_count();
+	uint32_t ndest = of->ndest;
 
+	of->at = xmalloc(((size_t)na + 1) * sizeof(int32_t));
 	for (uint32_t a = 0; a < na; a++) {
 		bool free_hold = tx_is_hold(x, a) && !p->conserve[tx_vertex_from(x, a)];
 
-		if (free_hold || w[a] > 1e-12) {
+		of->at[a] = -1;
+		if (free_hold || of->w[a] > 1e-12) {
+			of->at[a] = (int32_t)m;
 			arcs[m++] = a;
-			cap[a] = free_hold ? 2 : w[a];
+			cap[a] = free_hold ? 2 : of->w[a];
 		}
 	}
+	of->nat = m;
+	of->f = xmalloc((ndest + 1) * sizeof(double *));
+	for (uint32_t k = 0; k < ndest; k++)
+		of->f[k] = xmalloc(((size_t)m + 1) * sizeof(double));
 	if (nw > 64)
 		nw = 64; /* parallel_for's most */
 	if (nw > ndest)
 		nw = ndest ? ndest : 1;
 	struct usage_flows u = {.x = x,
 				.mf = xcalloc(nw, sizeof(struct maxflow)),
-				.origin = origin,
-				.m = m,
-				.dest = dest,
+				.of = of,
 				.arcs = arcs,
-				.f = f,
 				.value = xmalloc((ndest + 1) * sizeof(double))};
 
 	maxflow_init(&u.mf[0], x, arcs, m);
@@ -706,9 +679,19 @@ double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t or
 		maxflow_free(&u.mf[i]);
 	free(u.mf);
 	free(u.value);
+	free(arcs);
 	free(cap);
-	*nsupp = m;
 	return least;
+}
+
+void origin_flow_drop(struct origin_flow *of)
+{
+	for (uint32_t k = 0; of->f && k < of->ndest; k++)
+		free(of->f[k]);
+	free(of->f);
+	free(of->at);
+	of->f = NULL;
+	of->at = NULL;
 }
 
 /* The routing: each class's columns by weight, decomposed, then moved by
@@ -968,7 +951,6 @@ static int dw_realise(struct dw *d, struct fluid_result *r, bool *timed, struct 
 				 timed, err) < 0)
 		return -1;
 	r->seconds_realise = now_seconds() - t1;
-	flows_free(d); /* tree_columns' alone */
 	if (*timed)
 		r->stop = FLUID_STOP_TIME;
 	return 0;
@@ -1031,7 +1013,6 @@ static void dw_free(struct dw *d)
 	free(d->wbuf);
 	free(d->wbuf2);
 	free(d->disc);
-	flows_free(d);
 	free(d->patharcs);
 	free(d->pathlen);
 	free(d->pathcost);

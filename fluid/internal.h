@@ -158,7 +158,11 @@ struct origin_flow {
 	double *w; /* tx_narcs, copy collectives */
 	uint32_t ndest;
 	uint32_t *dest;
-	double **f; /* ndest arrays of tx_narcs */
+	double **f; /* ndest arrays of tx_narcs, or of nat (at) */
+	/* NULL, or f over the support of w alone: per G^T arc its place in
+	 * f[k], -1 off the support (no flow there) */
+	int32_t *at;
+	size_t nat;
 };
 
 /* Append origin_flow's pieces (trees; per-destination paths for what no
@@ -175,14 +179,13 @@ void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t targe
 /* Measure the pieces: loads per cap (r_actual) and cost. */
 void routing_measure(const struct problem *p, struct fluid_routing *rt);
 
-/* Per-destination flows of value 1 inside w (max flow), for columns and
- * checks: f[k] for dest[k], dense over G^T arcs, written on w's support
- * alone (the arcs with w > 1e-12 and the free hold-overs: *nsupp of them
- * into supp, tx_narcs room), off which f[k] must be zero. Returns the
- * least flow value found (1 when w carries every destination's unit). */
-double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
-		      const double *w, const uint32_t *dest, uint32_t ndest, double **f,
-		      uint32_t *supp, uint32_t *nsupp);
+/* Per-destination flows of value 1 inside of->w (max flow), for columns
+ * and checks: of->f[k] for of->dest[k] over the support of w (the arcs
+ * with w > 1e-12 and the free hold-overs, of->at and of->nat), allocated
+ * here, freed by origin_flow_drop. Returns the least flow value found (1
+ * when w carries every destination's unit). */
+double flows_in_usage(const struct problem *p, const struct texp *x, struct origin_flow *of);
+void origin_flow_drop(struct origin_flow *of);
 
 /* ---- max flow on G^T (maxflow.c) ----
  * Dinic over a fixed arc set (G^T arcs with capacities, hold-overs of
