@@ -62,9 +62,24 @@ void routing_measure(const struct problem *p, struct fluid_routing *rt)
 	free(load);
 }
 
+/* A destination's flow on G^T arc a: f dense over G^T (at NULL), or over
+ * the usage's support (at: each arc's place there, -1 off it: no flow). */
+static inline double fget(const int32_t *at, const double *f, uint32_t a)
+{
+	if (!at)
+		return f[a];
+	return at[a] < 0 ? 0 : f[at[a]];
+}
+
+/* ... to change, on the support. */
+static inline double *fref(const int32_t *at, double *f, uint32_t a)
+{
+	return at ? &f[at[a]] : &f[a];
+}
+
 /* A destination's path: follow the heaviest f arc from node to (d, T). */
 static uint32_t heaviest_out(const struct texp *x, uint32_t node, const double *f,
-			     const double *cap, double *best_val)
+			     const int32_t *at, const double *cap, double *best_val)
 {
 	uint32_t v = node % x->nv, t = node / x->nv, best = UINT32_MAX;
 	double bv = TOL;
@@ -73,7 +88,7 @@ static uint32_t heaviest_out(const struct texp *x, uint32_t node, const double *
 		return UINT32_MAX;
 	for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1]; k++) {
 		uint32_t a = t * x->ne + x->out_arc[k];
-		double s = f[a];
+		double s = fget(at, f, a);
 
 		if (cap && cap[a] < s)
 			s = cap[a];
@@ -84,7 +99,7 @@ static uint32_t heaviest_out(const struct texp *x, uint32_t node, const double *
 	}
 	if (x->hold_of[v] != UINT32_MAX) {
 		uint32_t a = tx_hold(x, v, t);
-		double s = f[a];
+		double s = fget(at, f, a);
 
 		if (cap && cap[a] < s)
 			s = cap[a];
@@ -176,14 +191,14 @@ static bool branches(const struct problem *p, uint32_t v, uint32_t o)
 /* The heaviest usable arc of destination k out of node (v, t), preferring
  * `pref` when it carries k's flow nearly as well (so destinations stay
  * together). */
-static uint32_t pick_arc(const struct texp *x, const double *f, const double *wres,
-			 const uint32_t *outs, uint32_t nout, uint32_t pref)
+static uint32_t pick_arc(const struct texp *x, const double *f, const int32_t *at,
+			 const double *wres, const uint32_t *outs, uint32_t nout, uint32_t pref)
 {
 	uint32_t best = UINT32_MAX;
 	double bv = TOL;
 
 	for (uint32_t i = 0; i < nout; i++) {
-		double s = f[outs[i]] < wres[outs[i]] ? f[outs[i]] : wres[outs[i]];
+		double fa = fget(at, f, outs[i]), s = fa < wres[outs[i]] ? fa : wres[outs[i]];
 
 		if (s > bv) {
 			bv = s;
@@ -192,7 +207,7 @@ static uint32_t pick_arc(const struct texp *x, const double *f, const double *wr
 	}
 	(void)x;
 	if (pref != UINT32_MAX && best != UINT32_MAX && pref != best) {
-		double s = f[pref] < wres[pref] ? f[pref] : wres[pref];
+		double fp = fget(at, f, pref), s = fp < wres[pref] ? fp : wres[pref];
 
 		if (s >= 0.999 * bv)
 			best = pref;
@@ -201,9 +216,11 @@ static uint32_t pick_arc(const struct texp *x, const double *f, const double *wr
 }
 
 /* How much of destination flow f arc a carries within the residual usage. */
-static inline double carried(const double *f, const double *wres, uint32_t a)
+static inline double carried(const double *f, const int32_t *at, const double *wres, uint32_t a)
 {
-	return f[a] < wres[a] ? f[a] : wres[a];
+	double fa = fget(at, f, a);
+
+	return fa < wres[a] ? fa : wres[a];
 }
 
 /* First arcs of the entry's m destinations (ws->list) out of node (v, t),
@@ -221,7 +238,7 @@ static bool first_arcs(const struct texp *x, const struct origin_flow *of, const
 		double bv = 0;
 
 		for (uint32_t i = 0; i < nout; i++) {
-			double q = carried(f, wres, outs[i]);
+			double q = carried(f, of->at, wres, outs[i]);
 
 			if (q > bv)
 				bv = q;
@@ -239,7 +256,7 @@ static bool first_arcs(const struct texp *x, const struct origin_flow *of, const
 			double sc = 0;
 
 			for (uint32_t j = 0; j < m; j++) {
-				double q = carried(of->f[ws->list[j]], wres, outs[i]);
+				double q = carried(of->f[ws->list[j]], of->at, wres, outs[i]);
 
 				if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j])
 					sc += q;
@@ -252,7 +269,7 @@ static bool first_arcs(const struct texp *x, const struct origin_flow *of, const
 		if (besta == UINT32_MAX)
 			return false;
 		for (uint32_t j = 0; j < m; j++) {
-			double q = carried(of->f[ws->list[j]], wres, besta);
+			double q = carried(of->f[ws->list[j]], of->at, wres, besta);
 
 			if (ws->first[j] == UINT32_MAX && q >= 0.5 * ws->best[j]) {
 				ws->first[j] = besta;
@@ -293,8 +310,8 @@ static bool follow_segments(const struct problem *p, const struct texp *x,
 					    len * sizeof(uint32_t)))
 					pref = ws->path[(size_t)k2 * T + s2 + len];
 			}
-			uint32_t a =
-			    at == node ? ws->first[j] : pick_arc(x, f, wres, outs, nout, pref);
+			uint32_t a = at == node ? ws->first[j]
+						: pick_arc(x, f, of->at, wres, outs, nout, pref);
 
 			if (a == UINT32_MAX)
 				return false;
@@ -532,7 +549,7 @@ static bool refit_flows(const struct texp *x, struct origin_flow *of, const doub
 		if (got < need - 1e-9)
 			return false;
 		for (uint32_t i = 0; i < rf->n; i++)
-			of->f[k][rf->arcs[i]] = maxflow_on(&rf->mf, rf->arcs[i]);
+			*fref(of->at, of->f[k], rf->arcs[i]) = maxflow_on(&rf->mf, rf->arcs[i]);
 	}
 	return true;
 }
@@ -549,7 +566,7 @@ static double tree_weight(const struct texp *x, const struct origin_flow *of, co
 			theta = wres[ws->used[u]] / ws->uses[u];
 	for (uint32_t k = 0; k < of->ndest; k++)
 		for (uint32_t h = 0; h < ws->plen[k]; h++) {
-			double fk = of->f[k][ws->path[(size_t)k * x->T + h]];
+			double fk = fget(of->at, of->f[k], ws->path[(size_t)k * x->T + h]);
 
 			if (fk < theta)
 				theta = fk;
@@ -598,8 +615,8 @@ static uint32_t tree_hops(const struct texp *x, const struct tree_ws *ws, uint32
  * [got, got + its bottleneck) each. pa, hop_a, hop_l: scratch of T hops.
  * Returns what was carried. */
 static double peel_paths(const struct texp *x, uint32_t origin, uint32_t dest, double *f,
-			 double want, uint32_t *pa, uint32_t *hop_a, uint32_t *hop_l,
-			 struct fluid_routing *rt)
+			 const int32_t *at, double want, uint32_t *pa, uint32_t *hop_a,
+			 uint32_t *hop_l, struct fluid_routing *rt)
 {
 	uint32_t T = x->T;
 	double got = 0;
@@ -610,7 +627,7 @@ static double peel_paths(const struct texp *x, uint32_t origin, uint32_t dest, d
 
 		while (node / x->nv < T) {
 			double bv;
-			uint32_t a = heaviest_out(x, node, f, NULL, &bv);
+			uint32_t a = heaviest_out(x, node, f, at, NULL, &bv);
 
 			if (a == UINT32_MAX)
 				break;
@@ -624,7 +641,7 @@ static double peel_paths(const struct texp *x, uint32_t origin, uint32_t dest, d
 		if (bott > want - got)
 			bott = want - got;
 		for (uint32_t h = 0; h < nh; h++) {
-			f[pa[h]] -= bott;
+			*fref(at, f, pa[h]) -= bott;
 			if (!tx_is_hold(x, pa[h])) {
 				hop_a[mh] = tx_phys(x, pa[h]);
 				hop_l[mh++] = tx_layer(x, pa[h]);
@@ -646,8 +663,8 @@ static void rest_paths(const struct texp *x, struct origin_flow *of, double weig
 
 	for (uint32_t k = 0; k < of->ndest; k++) {
 		size_t first_piece = rt->npieces;
-		double got =
-		    peel_paths(x, of->origin, of->dest[k], of->f[k], rest, pa, hop_a, hop_l, rt);
+		double got = peel_paths(x, of->origin, of->dest[k], of->f[k], of->at, rest, pa,
+					hop_a, hop_l, rt);
 		/* this destination's paths onto [total, 1) of the unit */
 		double scale = got > 0 ? rest / got : 0;
 
@@ -691,7 +708,7 @@ void decompose_origin(const struct problem *p, const struct texp *x, struct orig
 
 		if (1 - total - theta <= TOL)
 			for (uint32_t k = 0; k < nd; k++)
-				memset(of->f[k], 0, (size_t)na * sizeof(double));
+				memset(of->f[k], 0, (of->at ? of->nat : na) * sizeof(double));
 		routing_add_piece(rt, of->origin, UINT32_MAX, weight * total,
 				  weight * (total + theta), hop_a, hop_l, nh);
 		total += theta;
@@ -715,7 +732,7 @@ void decompose_pair(const struct texp *x, uint32_t origin, uint32_t dest, double
 	uint32_t *ha = xmalloc((T + 1) * sizeof(uint32_t)),
 		 *hl = xmalloc((T + 1) * sizeof(uint32_t));
 	size_t first = rt->npieces;
-	double got = peel_paths(x, origin, dest, f, 1, pa, ha, hl, rt);
+	double got = peel_paths(x, origin, dest, f, NULL, 1, pa, ha, hl, rt);
 
 	/* renormalise to exactly [0, 1) */
 	for (size_t i = first; got > 0 && i < rt->npieces; i++) {

@@ -291,6 +291,9 @@ struct fluid_opts {
 	/* The LP solver of every model; LP_SOLVER_DEFAULT: each
 	 * model's measured default (FLUID_LP_* in fluid/internal.h). */
 	enum lp_solver lp_solver;
+	/* Threads for the max flows of pricing and decomposition; 0 = every
+	 * CPU. The answer is the same on any number. */
+	unsigned threads;
 	void (*progress)(void *ctx, const struct fluid_progress *p);
 	void *progress_ctx;
 };

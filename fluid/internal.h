@@ -158,12 +158,17 @@ struct origin_flow {
 	double *w; /* tx_narcs, copy collectives */
 	uint32_t ndest;
 	uint32_t *dest;
-	double **f; /* ndest arrays of tx_narcs */
+	double **f; /* ndest arrays of tx_narcs, or of nat (at) */
+	/* NULL, or f over the support of w alone: per G^T arc its place in
+	 * f[k], -1 off the support (no flow there) */
+	int32_t *at;
+	size_t nat;
 };
 
 /* Append origin_flow's pieces (trees; per-destination paths for what no
  * tree carries) to rt, weight scaled by `weight`, every hop mapped through
- * the vertex/arc maps vm/am (NULL: identity). */
+ * the vertex/arc maps vm/am (NULL: identity). of->f changes, on the support
+ * of of->w alone (the arcs with w > 1e-12 and the free hold-overs). */
 void decompose_origin(const struct problem *p, const struct texp *x, struct origin_flow *of,
 		      double weight, struct fluid_routing *rt, double *deficit);
 /* All-to-all: the flow of one pair as weighted paths. */
@@ -174,29 +179,43 @@ void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t targe
 /* Measure the pieces: loads per cap (r_actual) and cost. */
 void routing_measure(const struct problem *p, struct fluid_routing *rt);
 
-/* Per-destination flows of value 1 inside w (max flow), for columns and
- * checks: f[k] for dest[k], dense over G^T arcs. Returns the least flow
- * value found (1 when w carries every destination's unit). */
-double flows_in_usage(const struct problem *p, const struct texp *x, uint32_t origin,
-		      const double *w, const uint32_t *dest, uint32_t ndest, double **f);
+/* Per-destination flows of value 1 inside of->w (max flow), for columns
+ * and checks: of->f[k] for of->dest[k] over the support of w (the arcs
+ * with w > 1e-12 and the free hold-overs, of->at and of->nat), allocated
+ * here, freed by origin_flow_drop. Returns the least flow value found (1
+ * when w carries every destination's unit). */
+double flows_in_usage(const struct problem *p, const struct texp *x, struct origin_flow *of);
+void origin_flow_drop(struct origin_flow *of);
 
 /* ---- max flow on G^T (maxflow.c) ----
  * Dinic over a fixed arc set (G^T arcs with capacities, hold-overs of
  * copy-capable store vertices free); reused for many sink and capacity
- * choices. */
+ * choices. A view (maxflow_view) runs on another's graph and capacities
+ * with a run state of its own: one per thread, runs to several sinks at
+ * once. */
 struct maxflow {
 	uint32_t nnodes, narcs; /* residual arcs: 2 per arc */
 	uint32_t *off, *to, *rev;
 	uint32_t *arc_of; /* residual arc -> G^T arc (forward ones), UINT32_MAX */
-	double *cap, *flow;
-	uint32_t *level, *iter, *queue;
+	double *cap;
 	const struct texp *x;
 	uint32_t *tx_res; /* G^T arc -> residual forward arc, UINT32_MAX if absent */
+	bool view;	  /* the graph and cap are another's */
+	/* the run state */
+	double *flow;
+	uint32_t *level, *iter, *queue;
+	uint32_t *mark, stamp; /* level and iter hold where mark == stamp */
+	uint32_t *dirty;       /* residual arcs whose flow the last run set */
+	size_t ndirty;
+	bool all_dirty;
 };
 /* arcs: the G^T arcs to include (each once). */
 void maxflow_init(struct maxflow *m, const struct texp *x, const uint32_t *arcs, uint32_t narcs);
+/* A view of m: freed by maxflow_free before m is. */
+void maxflow_view(struct maxflow *v, const struct maxflow *m);
 void maxflow_free(struct maxflow *m);
-/* Capacities from cap[G^T arc] (a value per arc of the set). */
+/* Capacities from cap[G^T arc] (a value per arc of the set); not while
+ * a view runs. */
 void maxflow_set_caps(struct maxflow *m, const double *cap);
 /* Flow from s to t, stopping at limit. */
 double maxflow_run(struct maxflow *m, uint32_t s, uint32_t t, double limit);
@@ -229,9 +248,9 @@ struct pricer {
 	uint32_t *arc_col; /* G^T arc -> column, UINT32_MAX */
 	struct lp *lp;
 	struct maxflow mf;
-	double *cap; /* per G^T arc, for the max flows */
-	uint64_t *side, *side2;
-	double *objv; /* scratch */
+	double *cap;	     /* per G^T arc, for the max flows */
+	struct cut_par *par; /* the cut rounds' threads (pricing.c) */
+	double *objv;	     /* scratch */
 	int *objc;
 	uint64_t solves, cuts, rounds, stalls, wrong;
 	/* The cut pool (pricing.c): every cut found, by columns; which are in

@@ -1,13 +1,46 @@
 /* Max flow on G^T (Dinic: BFS levels, blocking flow by DFS with per-node
  * arc pointers), for the pricing cuts and for splitting a usage w into
  * per-destination flows f <= w (max-flow min-cut is what makes "w carries
- * a unit to d" checkable without f variables). Iterative DFS: G^T is deep. */
+ * a unit to d" checkable without f variables). Iterative DFS: G^T is deep.
+ *
+ * A run touches little of G^T (the support of the capacities), and the
+ * pricing runs one per destination per cut round: so a run clears only the
+ * flows the last one set and the levels carry a stamp, rather than every
+ * run zeroing arrays of every arc and node (at 256 GPUs that zeroing was
+ * most of the max flows' time). Views share one graph and its capacities
+ * and have their own run state, one per thread. */
 #include "fluid/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define EPS 1e-12
+
+/* A run's state: flows (zero), stamps, scratch; nothing else of m. */
+static void run_state_init(struct maxflow *m)
+{
+	uint32_t nn = m->nnodes;
+
+	m->flow = xcalloc(m->narcs + 1, sizeof(double));
+	m->level = xmalloc((nn + 1) * sizeof(uint32_t));
+	m->iter = xmalloc((nn + 1) * sizeof(uint32_t));
+	m->queue = xmalloc((nn + 1) * sizeof(uint32_t));
+	m->mark = xcalloc(nn + 1, sizeof(uint32_t));
+	m->stamp = 0;
+	m->dirty = xmalloc((m->narcs + 1) * sizeof(uint32_t));
+	m->ndirty = 0;
+	m->all_dirty = false;
+}
+
+static void run_state_free(struct maxflow *m)
+{
+	free(m->flow);
+	free(m->level);
+	free(m->iter);
+	free(m->queue);
+	free(m->mark);
+	free(m->dirty);
+}
 
 void maxflow_init(struct maxflow *m, const struct texp *x, const uint32_t *arcs, uint32_t narcs)
 {
@@ -30,7 +63,6 @@ void maxflow_init(struct maxflow *m, const struct texp *x, const uint32_t *arcs,
 	m->rev = xmalloc((m->narcs + 1) * sizeof(uint32_t));
 	m->arc_of = xmalloc((m->narcs + 1) * sizeof(uint32_t));
 	m->cap = xcalloc(m->narcs + 1, sizeof(double));
-	m->flow = xcalloc(m->narcs + 1, sizeof(double));
 	m->tx_res = xmalloc((na + 1) * sizeof(uint32_t));
 	memset(m->tx_res, 0xff, (na + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < narcs; i++) {
@@ -45,24 +77,28 @@ void maxflow_init(struct maxflow *m, const struct texp *x, const uint32_t *arcs,
 		m->arc_of[rv] = UINT32_MAX;
 		m->tx_res[arcs[i]] = fu;
 	}
-	m->level = xmalloc((nn + 1) * sizeof(uint32_t));
-	m->iter = xmalloc((nn + 1) * sizeof(uint32_t));
-	m->queue = xmalloc((nn + 1) * sizeof(uint32_t));
+	run_state_init(m);
 	free(deg);
+}
+
+void maxflow_view(struct maxflow *v, const struct maxflow *m)
+{
+	*v = *m;
+	v->view = true;
+	run_state_init(v);
 }
 
 void maxflow_free(struct maxflow *m)
 {
-	free(m->off);
-	free(m->to);
-	free(m->rev);
-	free(m->arc_of);
-	free(m->cap);
-	free(m->flow);
-	free(m->level);
-	free(m->iter);
-	free(m->queue);
-	free(m->tx_res);
+	if (!m->view) {
+		free(m->off);
+		free(m->to);
+		free(m->rev);
+		free(m->arc_of);
+		free(m->cap);
+		free(m->tx_res);
+	}
+	run_state_free(m);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -77,27 +113,82 @@ static double residual(const struct maxflow *m, uint32_t r)
 	return m->cap[r] - m->flow[r];
 }
 
+/* Levels (and the DFS's arc pointers) hold for the nodes this BFS reached
+ * (mark == stamp); any other node is unreached. */
+static bool reached(const struct maxflow *m, uint32_t v)
+{
+	return m->mark[v] == m->stamp;
+}
+
+static void reach(struct maxflow *m, uint32_t v, uint32_t level)
+{
+	m->mark[v] = m->stamp;
+	m->level[v] = level;
+	m->iter[v] = m->off[v];
+}
+
+/* The levels: each node's residual distance to t, by a BFS backwards from
+ * t that stops when it reaches s (every node nearer t is reached by then;
+ * the rest lie on no shortest path). Dinic's phase is usually levelled by
+ * the distance from s; both admit exactly the arcs of the shortest s-t
+ * paths, so the augmenting paths, in the order the arcs are scanned, and
+ * the flows are the same. But a node the DFS reaches from s now always
+ * leads to t, where from s it went down every branch of the usage, and
+ * one destination's branch is a small part of an origin's usage. */
 static bool bfs(struct maxflow *m, uint32_t s, uint32_t t)
 {
 	uint32_t qh = 0, qt = 0;
 
-	memset(m->level, 0xff, m->nnodes * sizeof(uint32_t));
-	m->level[s] = 0;
-	m->queue[qt++] = s;
-	while (qh < qt) {
+	if (++m->stamp == 0) {
+		/* wrapped: no stale mark may equal a new stamp */
+		memset(m->mark, 0, m->nnodes * sizeof(uint32_t));
+		m->stamp = 1;
+	}
+	reach(m, t, 0);
+	m->queue[qt++] = t;
+	while (qh < qt && !reached(m, s)) {
 		uint32_t v = m->queue[qh++];
 
-		for (uint32_t r = m->off[v]; r < m->off[v + 1]; r++)
-			if (m->level[m->to[r]] == UINT32_MAX && residual(m, r) > EPS) {
-				m->level[m->to[r]] = m->level[v] + 1;
-				m->queue[qt++] = m->to[r];
+		/* u -> v has room when the reverse of an arc stored at v does */
+		for (uint32_t r = m->off[v]; r < m->off[v + 1]; r++) {
+			uint32_t u = m->to[r];
+
+			if (!reached(m, u) && residual(m, m->rev[r]) > EPS) {
+				reach(m, u, m->level[v] + 1);
+				m->queue[qt++] = u;
 			}
+		}
 	}
-	return m->level[t] != UINT32_MAX;
+	return reached(m, s);
+}
+
+/* Flow on residual arc r (and its reverse) changes: remembered, so the
+ * next run clears it alone. */
+static void touch_arc(struct maxflow *m, uint32_t r)
+{
+	if (m->all_dirty || m->flow[r] != 0)
+		return; /* listed already (or everything is) */
+	if (m->ndirty + 2 > m->narcs) {
+		m->all_dirty = true;
+		return;
+	}
+	m->dirty[m->ndirty++] = r;
+	m->dirty[m->ndirty++] = m->rev[r];
+}
+
+static void clear_flows(struct maxflow *m)
+{
+	if (m->all_dirty)
+		memset(m->flow, 0, m->narcs * sizeof(double));
+	else
+		for (size_t i = 0; i < m->ndirty; i++)
+			m->flow[m->dirty[i]] = 0;
+	m->ndirty = 0;
+	m->all_dirty = false;
 }
 
 /* One augmenting path along the level graph (iterative), pushing at most
- * `want`; returns what it pushed. */
+ * `want`; returns what it pushed. A node found a dead end loses its level. */
 static double augment(struct maxflow *m, uint32_t s, uint32_t t, double want)
 {
 	uint32_t *path = m->queue, depth = 0, v = s; /* path of residual arcs */
@@ -110,6 +201,7 @@ static double augment(struct maxflow *m, uint32_t s, uint32_t t, double want)
 				if (residual(m, path[i]) < push)
 					push = residual(m, path[i]);
 			for (uint32_t i = 0; i < depth; i++) {
+				touch_arc(m, path[i]);
 				m->flow[path[i]] += push;
 				m->flow[m->rev[path[i]]] -= push;
 			}
@@ -120,7 +212,8 @@ static double augment(struct maxflow *m, uint32_t s, uint32_t t, double want)
 		for (; m->iter[v] < m->off[v + 1]; m->iter[v]++) {
 			uint32_t r = m->iter[v], w = m->to[r];
 
-			if (residual(m, r) > EPS && m->level[w] == m->level[v] + 1) {
+			if (residual(m, r) > EPS && reached(m, w) && m->level[w] != UINT32_MAX &&
+			    m->level[w] + 1 == m->level[v]) {
 				path[depth++] = r;
 				v = w;
 				moved = true;
@@ -143,9 +236,8 @@ double maxflow_run(struct maxflow *m, uint32_t s, uint32_t t, double limit)
 {
 	double total = 0;
 
-	memset(m->flow, 0, m->narcs * sizeof(double));
+	clear_flows(m);
 	while (total < limit - EPS && bfs(m, s, t)) {
-		memcpy(m->iter, m->off, m->nnodes * sizeof(uint32_t));
 		for (;;) {
 			double f = augment(m, s, t, limit - total);
 

@@ -32,9 +32,39 @@ static bool column_arc(const struct texp *x, uint32_t a, uint32_t o, const uint6
 	return tx_vertex_to(x, a) != o;
 }
 
-/* A cut of the n columns in pr->objc (scratch, with pr->objv all 1) into
- * the pool and the LP. */
-static int pool_add(struct pricer *pr, uint32_t n)
+/* The max flows of a cut round, one per destination, on the request's
+ * threads: each worker has a view of the pricer's max flow (worker 0 the
+ * pricer's own) and puts the cuts it finds into an arena of its own; the
+ * round then adds them in destination order, so the LP gets the same rows
+ * in the same order on any number of threads. The arenas and views live
+ * as long as the pricer. */
+struct cut_worker {
+	struct maxflow mf; /* a view (not worker 0's) */
+	uint64_t *side, *side2;
+	int *cols; /* this round's cuts, as columns */
+	size_t ncols, cap_cols;
+};
+/* Destination j's outcome in a round. */
+struct cut_found {
+	bool short_of_one; /* its max flow is short of 1: cuts follow */
+	bool second;	   /* the cut nearest the sink is another one */
+	uint32_t worker, n1, n2;
+	size_t at; /* into the worker's cols: n1 columns, then n2 */
+};
+/* A destination's max flow takes microseconds (256 GPUs: a round's 255
+ * about 0.25 ms on one core), about what starting a thread costs: blocks
+ * of CUT_GRAIN destinations, so a round starts at most ndest / CUT_GRAIN
+ * threads. */
+#define CUT_GRAIN 32
+struct cut_par {
+	unsigned nworkers;
+	struct cut_worker *w;
+	struct cut_found *found; /* per destination */
+	double *ones;		 /* a cut's coefficients */
+};
+
+/* A cut of the n columns cols into the pool and the LP. */
+static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
 {
 	if (pr->npool + 1 >= pr->cap_pool) {
 		pr->cap_pool = pr->cap_pool ? 2 * pr->cap_pool : 256;
@@ -50,11 +80,11 @@ static int pool_add(struct pricer *pr, uint32_t n)
 		pr->cap_pool_col = 2 * (at + n);
 		pr->pool_col = xreallocarray(pr->pool_col, pr->cap_pool_col, sizeof(int));
 	}
-	memcpy(pr->pool_col + at, pr->objc, n * sizeof(int));
+	memcpy(pr->pool_col + at, cols, n * sizeof(int));
 	pr->pool_off[pr->npool + 1] = (uint32_t)(at + n);
 	pr->pool_slack[pr->npool] = 0;
 	pr->pool_in[pr->npool++] = 1;
-	return lp_add_row(pr->lp, (int)n, pr->objc, pr->objv, LP_GE, 1) < 0 ? -1 : 0;
+	return lp_add_row(pr->lp, (int)n, cols, pr->par->ones, LP_GE, 1) < 0 ? -1 : 0;
 }
 
 /* A fresh LP: the columns and the (3.12) rows, no cuts. */
@@ -122,9 +152,7 @@ static void pool_rebuild(struct pricer *pr)
 			pr->purged++;
 			continue;
 		}
-		for (uint32_t k = 0; k < n; k++)
-			pr->objv[k] = 1;
-		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->objv, LP_GE, 1);
+		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->par->ones, LP_GE, 1);
 	}
 }
 
@@ -144,16 +172,16 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
 			act += sol[pr->pool_col[k]];
 		if (act >= 1 - CUT_TOL)
 			continue;
-		for (uint32_t k = 0; k < n; k++)
-			pr->objv[k] = 1;
-		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->objv, LP_GE, 1);
+		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->par->ones, LP_GE, 1);
 		pr->pool_in[i] = 1;
 		back++;
 	}
 	return back;
 }
 
-static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, struct ofc_error *err)
+/* The columns crossing the cut of side (the source's side, or with
+ * sink_side the sink's) into cols; how many. */
+static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sink_side, int *cols)
 {
 	const struct texp *x = pr->x;
 	uint32_t n = 0;
@@ -162,17 +190,125 @@ static int add_cut(struct pricer *pr, const uint64_t *side, bool sink_side, stru
 		uint32_t a = pr->col_arc[c];
 		bool t_in = bit_test(side, tx_tail(x, a)), h_in = bit_test(side, tx_head(x, a));
 
-		if (sink_side ? (!t_in && h_in) : (t_in && !h_in)) {
-			pr->objc[n] = (int)c;
-			pr->objv[n++] = 1;
-		}
+		if (sink_side ? (!t_in && h_in) : (t_in && !h_in))
+			cols[n++] = (int)c;
 	}
+	return n;
+}
+
+static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_error *err)
+{
 	if (n == 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: an empty cut (a bug)");
-	if (pool_add(pr, n) < 0)
+	if (pool_add(pr, cols, n) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
 	pr->cuts++;
 	return 0;
+}
+
+static void cut_par_init(struct pricer *pr)
+{
+	uint32_t words = (tx_nnodes(pr->x) + 63) / 64;
+	unsigned n = pr->p->opts->threads ? pr->p->opts->threads : ofc_cpu_count();
+	struct cut_par *cp = xcalloc(1, sizeof(*cp));
+
+	if (n > 64)
+		n = 64; /* parallel_for's most */
+	if (n > (pr->ndest + CUT_GRAIN - 1) / CUT_GRAIN)
+		n = pr->ndest ? (pr->ndest + CUT_GRAIN - 1) / CUT_GRAIN : 1;
+	cp->nworkers = n;
+	cp->w = xcalloc(n, sizeof(*cp->w));
+	for (unsigned i = 0; i < n; i++) {
+		if (i > 0)
+			maxflow_view(&cp->w[i].mf, &pr->mf);
+		cp->w[i].side = xmalloc(words * 8);
+		cp->w[i].side2 = xmalloc(words * 8);
+	}
+	cp->found = xcalloc(pr->ndest + 1, sizeof(*cp->found));
+	cp->ones = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
+	for (uint32_t c = 0; c < pr->ncols; c++)
+		cp->ones[c] = 1;
+	pr->par = cp;
+}
+
+static void cut_par_free(struct cut_par *cp)
+{
+	if (!cp)
+		return;
+	for (unsigned i = 0; i < cp->nworkers; i++) {
+		if (i > 0)
+			maxflow_free(&cp->w[i].mf);
+		free(cp->w[i].side);
+		free(cp->w[i].side2);
+		free(cp->w[i].cols);
+	}
+	free(cp->w);
+	free(cp->found);
+	free(cp->ones);
+	free(cp);
+}
+
+/* Whether the source's side and the sink's are complements: the same cut. */
+static bool same_cut(const uint64_t *side, const uint64_t *side2, uint32_t nn)
+{
+	uint32_t words = (nn + 63) / 64;
+
+	for (uint32_t k = 0; k < words; k++) {
+		uint64_t mask = k + 1 < words || nn % 64 == 0 ? ~0ull : (1ull << (nn % 64)) - 1;
+
+		if (((side[k] ^ ~side2[k]) & mask) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* A worker's part of a round: destination j's max flow on capacities w
+ * and, when it is short of 1, its min cut and the cut nearest the sink. */
+static void cut_dest(void *ctx, size_t j, unsigned worker)
+{
+	struct pricer *pr = ctx;
+	const struct texp *x = pr->x;
+	struct cut_worker *cw = &pr->par->w[worker];
+	struct cut_found *fd = &pr->par->found[j];
+	struct maxflow *mf = worker ? &cw->mf : &pr->mf;
+	uint32_t sink = x->T * x->nv + pr->dest[j];
+
+	fd->short_of_one = maxflow_run(mf, pr->origin, sink, 1) < 1 - CUT_TOL;
+	if (!fd->short_of_one)
+		return;
+	GROW(cw->cols, cw->cap_cols, cw->ncols + 2 * (size_t)pr->ncols);
+	fd->worker = worker;
+	fd->at = cw->ncols;
+	maxflow_source_side(mf, pr->origin, cw->side);
+	fd->n1 = cut_cols(pr, cw->side, false, cw->cols + cw->ncols);
+	maxflow_sink_side(mf, sink, cw->side2);
+	fd->second = !same_cut(cw->side, cw->side2, tx_nnodes(x));
+	fd->n2 = fd->second ? cut_cols(pr, cw->side2, true, cw->cols + cw->ncols + fd->n1) : 0;
+	cw->ncols += fd->n1 + fd->n2;
+}
+
+/* A round's max flows and the cuts they find, added in destination order;
+ * how many destinations were short, or -1 (err). */
+static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
+{
+	struct cut_par *cp = pr->par;
+	int64_t added = 0;
+
+	for (unsigned i = 0; i < cp->nworkers; i++)
+		cp->w[i].ncols = 0;
+	parallel_for(pr->ndest, CUT_GRAIN, cp->nworkers, cut_dest, pr);
+	for (uint32_t j = 0; j < pr->ndest; j++) {
+		const struct cut_found *fd = &cp->found[j];
+		const int *cols = cp->w[fd->worker].cols + fd->at;
+
+		if (!fd->short_of_one)
+			continue;
+		if (add_cut(pr, cols, fd->n1, err) < 0 ||
+		    (fd->second && add_cut(pr, cols + fd->n1, fd->n2, err) < 0))
+			return -1;
+		added++;
+	}
+	return added;
 }
 
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
@@ -224,8 +360,6 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	free(bany);
 	free(b);
 	pr->cap = xcalloc((size_t)na + 1, sizeof(double));
-	pr->side = xmalloc(words * 8);
-	pr->side2 = xmalloc(words * 8);
 	pr->objv = xmalloc(((size_t)na + 1) * sizeof(double));
 	pr->objc = xmalloc(((size_t)na + 1) * sizeof(int));
 	pr->dist = xmalloc(((size_t)nn + 1) * sizeof(double));
@@ -284,6 +418,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	free(deg);
 	free(fill);
 	pr->solver = fluid_lp_solver(p, FLUID_LP_PRICING, mirrored, pr->ncols);
+	cut_par_init(pr);
 	lp_fresh(pr);
 	/* Start with the obvious cuts: the origin uploads a unit, and each
 	 * destination downloads one (its arrivals at any layer). */
@@ -296,12 +431,10 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 
 				if (tx_is_hold(x, a))
 					continue;
-				if (side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v) {
-					pr->objc[n] = (int)c;
-					pr->objv[n++] = 1;
-				}
+				if (side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v)
+					pr->objc[n++] = (int)c;
 			}
-			pool_add(pr, n);
+			pool_add(pr, pr->objc, n);
 		}
 	return 0;
 }
@@ -316,14 +449,13 @@ void pricer_free(struct pricer *pr)
 	free(pr->cons_off);
 	free(pr->cons_col);
 	free(pr->cons_val);
+	cut_par_free(pr->par);
 	if (pr->mf.off)
 		maxflow_free(&pr->mf);
 	free(pr->dest);
 	free(pr->col_arc);
 	free(pr->arc_col);
 	free(pr->cap);
-	free(pr->side);
-	free(pr->side2);
 	free(pr->objv);
 	free(pr->objc);
 	free(pr->dist);
@@ -396,9 +528,6 @@ static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
 static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, const double *chat,
 				 uint32_t way, struct ofc_error *err)
 {
-	const struct texp *x = pr->x;
-	uint32_t nn = tx_nnodes(x);
-
 	for (uint32_t round = 1;; round++) {
 		double left = pr->p->deadline > 0 ? pr->p->deadline - now_seconds() : 0;
 
@@ -424,31 +553,11 @@ static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, con
 			lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
 		}
 		uint32_t added = pool_readd(pr, sol);
+		int64_t found = find_cuts(pr, err);
 
-		for (uint32_t j = 0; j < pr->ndest; j++) {
-			uint32_t sink = x->T * x->nv + pr->dest[j];
-			double f = maxflow_run(&pr->mf, pr->origin, sink, 1);
-
-			if (f >= 1 - CUT_TOL)
-				continue;
-			maxflow_source_side(&pr->mf, pr->origin, pr->side);
-			if (add_cut(pr, pr->side, false, err) < 0)
-				return LP_FAILED;
-			maxflow_sink_side(&pr->mf, sink, pr->side2);
-			/* the cut nearest the sink, when it is another one */
-			bool same = true;
-
-			for (uint32_t k = 0; k < (nn + 63) / 64 && same; k++) {
-				uint64_t mask = k + 1 < (nn + 63) / 64 || nn % 64 == 0
-						    ? ~0ull
-						    : (1ull << (nn % 64)) - 1;
-
-				same = ((pr->side[k] ^ ~pr->side2[k]) & mask) == 0;
-			}
-			if (!same && add_cut(pr, pr->side2, true, err) < 0)
-				return LP_FAILED;
-			added++;
-		}
+		if (found < 0)
+			return LP_FAILED;
+		added += (uint32_t)found;
 		if (!added)
 			return LP_OPTIMAL;
 	}
@@ -574,7 +683,7 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 		for (uint32_t c = 0; c < pr->ncols; c++) {
 			uint32_t e = tx_phys(x, pr->col_arc[c]);
 
-			pr->objc[c] = (int)c; /* add_cut used them */
+			pr->objc[c] = (int)c;
 			pr->objv[c] = e == UINT32_MAX ? 0 : chat[e];
 		}
 		lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);

@@ -288,6 +288,7 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 				* --max-request-memory); unset, fluid's 4 GiB */
 			       .mem_limit = q->max_memory,
 			       .lp_solver = schedule_lp_solver(q),
+			       .threads = q->threads,
 			       .bound_any_hops = x->bound_any_hops,
 			       .progress = x->progress,
 			       .progress_ctx = x->progress_ctx};
