@@ -450,6 +450,8 @@ struct fluid_pipe {
 	double step_time;	      /* s/GB: R / K */
 	size_t ntransfers;	      /* of the expansion */
 	size_t *count;		      /* the expansion's transfers per step (owned) */
+	uint32_t *port;		      /* each arc's port: its transfers' lane (owned) */
+	uint32_t *order;	      /* each piece's hops in a step's order (owned) */
 };
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct fluid_pipe *p,
@@ -458,6 +460,10 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
 		      const struct fluid_steps_report *rep, struct schedule *s,
 		      struct ofc_error *err);
+/* Step s of the expansion, its count[s] transfers in the expansion's
+ * order, into out: a consumer of every transfer makes them a step at a
+ * time from the period (memory: one step), never the whole. */
+void fluid_pipe_fill_step(const struct fluid_pipe *p, uint32_t s, struct xfer *out);
 /* The explicit schedule's head alone (sched_init, root, size, time,
  * metrics), no step: what a summary of it needs. */
 void fluid_pipe_head(const struct fluid_pipe *p, const struct fluid_steps_opts *o,

@@ -151,29 +151,14 @@ static int window_check(const struct fluid_pipe *p, const struct verify_network 
 }
 
 /* The expansion's cost summed as the verifier sums it: step by step, each
- * step's transfers in fill_steps' order (piece by piece, then chunk k,
- * then hop), so that it is the verifier's to the last bit. A piece's hops
- * at step t are those of layer t - k: by layer descending, then by hop. */
+ * step's transfers in fluid_pipe_fill_step's order (piece by piece, then chunk k,
+ * then hop: p->order), so that it is the verifier's to the last bit. */
 static double step_cost(const struct fluid_pipe *p, const double *cost)
 {
 	const struct fluid_routing *rt = &p->r->routing;
 	uint32_t K = p->chunks, S = p->steps, lo, hi;
-	uint32_t *ord = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
 	double sum = 0;
 
-	for (size_t i = 0; i < rt->npieces; i++) {
-		const struct fluid_piece *q = &rt->pieces[i];
-		const uint32_t *layer = rt->hop_layer + q->first;
-		uint32_t *o = ord + q->first;
-
-		for (uint32_t h = 0; h < q->nhops; h++) {
-			uint32_t j = h;
-
-			for (; j > 0 && layer[o[j - 1]] < layer[h]; j--)
-				o[j] = o[j - 1];
-			o[j] = h;
-		}
-	}
 	for (uint32_t s = 0; s < S; s++) {
 		uint32_t t = p->rev ? S - 1 - s : s;
 
@@ -181,7 +166,8 @@ static double step_cost(const struct fluid_pipe *p, const double *cost)
 			const struct fluid_piece *q = &rt->pieces[i];
 
 			for (uint32_t j = 0; j < q->nhops; j++) {
-				uint32_t h = q->first + ord[q->first + j], l = rt->hop_layer[h];
+				uint32_t h = q->first + p->order[q->first + j],
+					 l = rt->hop_layer[h];
 
 				if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
 					continue;
@@ -189,7 +175,6 @@ static double step_cost(const struct fluid_pipe *p, const double *cost)
 			}
 		}
 	}
-	free(ord);
 	return sum;
 }
 

@@ -319,7 +319,6 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		/* (the other collectives as before, expanded) */
 		a->by_period =
 		    o.collective == FLUID_ALLGATHER || o.collective == FLUID_REDUCE_SCATTER;
-		a->so = so;
 		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s,
 				a->by_period ? &a->pipe : NULL, err) < 0)
 			return -1;
@@ -328,25 +327,51 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 	return check(q, a, err);
 }
 
+/* Step t of the whole schedule from the period. */
+static void fill_step(const void *ctx, uint32_t t, struct xfer *out)
+{
+	const struct fluid_answer *a = ctx;
+
+	fluid_pipe_fill_step(&a->pipe, t, out);
+}
+
+bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st)
+{
+	if (!a->by_period || a->s.nsteps)
+		return false;
+	*st = (struct sched_stream){.head = &a->s,
+				    .nsteps = fluid_answer_steps(a),
+				    .count = a->pipe.count,
+				    .fill = fill_step,
+				    .ctx = a};
+	return true;
+}
+
 int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 			struct ofc_error *err)
 {
 	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
-	struct fluid_steps_opts so = a->so;
+	uint64_t left = limit > held ? limit - held : 1;
+	double total = (double)fluid_answer_transfers(a);
+	struct sched_stream st;
 	struct schedule s;
 
-	if (!a->by_period || a->s.nsteps)
+	if (!fluid_answer_stream(a, &st))
 		return 0;
-	so.max_bytes = limit > held ? limit - held : 1;
-	so.clock = q->clock;
-	if (fluid_pipe_expand(&a->pipe, &so, &a->rep, &s, err) < 0)
+	if (total * sizeof(struct xfer) > (double)left) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), (uint64_t)(total * sizeof(struct xfer)));
+		fmt_size(max_s, sizeof(max_s), left);
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Theorem 4's schedule (K = %u chunks, %u steps) needs about %s for %.3g "
+		    "transfers, over the %s left of the memory limit (ofc --max-memory, ofcd "
+		    "--max-request-memory); fewer chunks (--chunks) need proportionally less",
+		    a->rep.chunks, st.nsteps, need_s, total, max_s);
+	}
+	if (sched_stream_expand(&st, &s, err) < 0)
 		return -1;
-	/* the head as check() left it */
-	s.size_bytes = a->s.size_bytes;
-	s.time_us = a->s.time_us;
-	s.lower_bound_us = a->s.lower_bound_us;
-	memcpy(s.topology, a->s.topology, sizeof(s.topology));
-	s.verified = a->s.verified;
 	sched_free(&a->s);
 	a->s = s;
 	return 0;

@@ -507,12 +507,11 @@ struct fluid_answer {
 	bool verified;
 	struct verify_report vr;
 	bool have_net, have_result, have_result_ag, have_schedule;
-	/* An allgather or a reduce-scatter is Theorem 4's period (pipe, with
-	 * so for its expansion): planned, verified and priced from it, s its
-	 * head alone (no step) until fluid_answer_expand. */
+	/* An allgather or a reduce-scatter is Theorem 4's period (pipe):
+	 * planned, verified and priced from it, s its head alone (no step)
+	 * until fluid_answer_expand. */
 	bool by_period;
 	struct fluid_pipe pipe;
-	struct fluid_steps_opts so;
 };
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		   struct fluid_answer *a, struct ofc_error *err);
@@ -521,6 +520,11 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
  * q's memory limit leaves; nothing to do for a schedule already whole. */
 int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 			struct ofc_error *err);
+/* The whole schedule a step at a time from its period, for a consumer of
+ * every transfer that need not hold them (-o: sched_stream_write_*,
+ * schedule_stream_write_pb); false when s holds it whole already. st
+ * borrows a. */
+bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st);
 /* The whole schedule's steps and transfers, expanded or not. */
 uint32_t fluid_answer_steps(const struct fluid_answer *a);
 size_t fluid_answer_transfers(const struct fluid_answer *a);

@@ -18,9 +18,11 @@
 #include <math.h>
 
 #include "controller/config/config.h"
+#include "controller/export/export.h"
 #include "controller/fabric/fabric.h"
 #include "controller/schedule/schedule.h"
 #include "fluid/fluid.h"
+#include "fluid/internal.h"
 
 static void near(double got, double want, double rel, const char *what)
 {
@@ -38,6 +40,165 @@ static void solve(const struct fluid_net *n, enum fluid_collective c, uint32_t h
 	if (fluid_solve(n, &o, r, &err) != 0)
 		fail_msg("fluid_solve: %s", err.msg);
 	fluid_routing_merge(&r->routing);
+}
+
+/* Theorem 4's schedule as it was first written, piece by piece, chunk by
+ * chunk, hop by hop, each transfer to its step's next place: what
+ * fluid_pipe_fill_step must give a step at a time. */
+static void reference_expand(const struct fluid_net *n, const struct fluid_pipe *p,
+			     struct schedule *s)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t K = p->chunks, S = p->steps, lo, hi;
+	uint32_t *port = calloc(n->narcs + 1, 4), *deg = calloc(n->nverts + 1, 4);
+	size_t *pos = calloc(S + 1, sizeof(size_t));
+	struct xfer *out;
+
+	sched_init(s, SCHED_ALLGATHER, "ref", n->nverts);
+	out = sched_append_steps(s, S, p->count);
+	for (uint32_t e = 0; e < n->narcs; e++)
+		port[e] = deg[n->tail[e]]++;
+	for (uint32_t t = 1; t < S; t++)
+		pos[t] = pos[t - 1] + p->count[t - 1];
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t block = p->r->collective == FLUID_ALLTOALL
+				     ? q->origin * n->nverts + q->target
+				     : q->origin;
+
+		for (uint32_t k = 0; k < K; k++) {
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				uint32_t e = rt->hop_arc[q->first + h];
+				uint32_t st = rt->hop_layer[q->first + h] + k;
+				bool red = p->rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
+
+				if (p->rev)
+					st = S - 1 - st;
+				out[pos[st]++] = (struct xfer){
+				    .src = (uint16_t)n->tail[e],
+				    .dst = (uint16_t)n->head[e],
+				    .block = block,
+				    .offset = lo,
+				    .length = hi - lo,
+				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e]
+									       : SCHED_NO_LANE),
+				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
+				};
+			}
+		}
+	}
+	free(pos);
+	free(port);
+	free(deg);
+}
+
+static void pipe_step(const void *ctx, uint32_t t, struct xfer *out)
+{
+	fluid_pipe_fill_step(ctx, t, out);
+}
+
+/* What f writes of a schedule, as bytes (the caller frees them). */
+static char *written(void (*f)(FILE *, const void *), const void *x, size_t *len)
+{
+	char *data = NULL;
+	FILE *mem = open_memstream(&data, len);
+
+	f(mem, x);
+	fclose(mem);
+	return data;
+}
+
+static void json_of(FILE *out, const void *x)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	sched_write_json_members(&w, x, true);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void json_streamed(FILE *out, const void *x)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	sched_stream_write_json_members(&w, x);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void text_of(FILE *out, const void *x)
+{
+	sched_write_text(out, x, UINT32_MAX);
+}
+
+static void text_streamed(FILE *out, const void *x)
+{
+	sched_stream_write_text(out, x, UINT32_MAX);
+}
+
+static void pb_of(FILE *out, const void *x)
+{
+	struct ofc_error err = {0};
+
+	assert_int_equal(schedule_write_pb(x, out, &err), 0);
+}
+
+static void pb_streamed(FILE *out, const void *x)
+{
+	struct ofc_error err = {0};
+
+	assert_int_equal(schedule_stream_write_pb(x, out, &err), 0);
+}
+
+/* The stream's files (JSON, text, protobuf; and a text of few lines) are
+ * the explicit schedule's, byte for byte, and so is its expansion. */
+static void same_files(const struct sched_stream *st, const struct schedule *s)
+{
+	static const struct {
+		void (*whole)(FILE *, const void *);
+		void (*made)(FILE *, const void *);
+	} ways[] = {{json_of, json_streamed}, {text_of, text_streamed}, {pb_of, pb_streamed}};
+	struct ofc_error err = {0};
+	struct schedule e;
+
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		size_t n1, n2;
+		char *a = written(ways[i].whole, s, &n1), *b = written(ways[i].made, st, &n2);
+
+		assert_true(n1 > 0);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(a, b, n1);
+		free(a);
+		free(b);
+	}
+	for (uint32_t lines = 1; lines < 40; lines += 7) {
+		char *a = NULL, *b = NULL;
+		size_t n1, n2;
+		FILE *f1 = open_memstream(&a, &n1), *f2 = open_memstream(&b, &n2);
+
+		sched_write_text(f1, s, lines);
+		sched_stream_write_text(f2, st, lines);
+		fclose(f1);
+		fclose(f2);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(a, b, n1);
+		free(a);
+		free(b);
+	}
+	assert_int_equal(sched_stream_expand(st, &e, &err), 0);
+	assert_int_equal(e.nsteps, s->nsteps);
+	assert_int_equal(e.nxfers, s->nxfers);
+	assert_memory_equal(e.xfers, s->xfers, s->nxfers * sizeof(struct xfer));
+	assert_memory_equal(e.step_start, s->step_start, (s->nsteps + 1) * sizeof(uint32_t));
+	assert_int_equal(e.nmetrics, s->nmetrics);
+	assert_true(e.root == s->root && e.collective == s->collective);
+	sched_free(&e);
 }
 
 /* Both checks with K chunks, step time scaled by `squeeze` (1: Theorem 4's
@@ -75,7 +236,8 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 				 ev->network_cost);
 		near(pv->duplicate_blocks, ev->duplicate_blocks, 1e-6, "duplicates");
 	}
-	/* The expansion is fluid_schedule's, byte for byte. */
+	/* The expansion is fluid_schedule's and the first layout's, byte for
+	 * byte, and written a step at a time it is the same files. */
 	if (fluid_schedule(n, r, &so, &s2, &rep2, &err) < 0)
 		fail_msg("fluid_schedule: %s", err.msg);
 	assert_int_equal(s2.nsteps, s.nsteps);
@@ -83,8 +245,19 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 	assert_memory_equal(s2.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
 	assert_memory_equal(s2.step_start, s.step_start, (s.nsteps + 1) * sizeof(uint32_t));
 	assert_true(rep2.cost == rep.cost);
-	sched_free(&s);
 	sched_free(&s2);
+	reference_expand(n, &p, &s2);
+	assert_int_equal(s2.nxfers, s.nxfers);
+	assert_memory_equal(s2.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	assert_memory_equal(s2.step_start, s.step_start, (s.nsteps + 1) * sizeof(uint32_t));
+	sched_free(&s2);
+	fluid_pipe_head(&p, &so, &rep, &s2);
+	struct sched_stream st = {
+	    .head = &s2, .nsteps = p.steps, .count = p.count, .fill = pipe_step, .ctx = &p};
+
+	same_files(&st, &s);
+	sched_free(&s2);
+	sched_free(&s);
 	fluid_pipe_free(&p);
 	return pr;
 }
