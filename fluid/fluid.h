@@ -482,6 +482,19 @@ void fluid_pipe_free(struct fluid_pipe *p);
  * last bit (the cost summed in its order), duplicates the pattern's. */
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep);
+/* An allreduce from its two phases' periods, as sched_verify checks the
+ * explicit allreduce (the reduce-scatter's steps, then the allgather's
+ * from step ag_first, at vn's step time and then ag_step_time): each
+ * phase's pattern and windows as fluid_pipe_verify checks them (the
+ * reduce-scatter's leaves each GPU its shard reduced over every input
+ * once; the allgather's takes what each owner holds to every GPU), and
+ * the composition: the allgather sends no part of a shard before the
+ * reduce-scatter has moved its last part of it, and starts after it.
+ * The report as sched_verify's of the whole: steps, transfers, the
+ * largest utilisation of either phase and the cost summed in order. */
+int fluid_allreduce_verify(const struct fluid_pipe *rs, const struct fluid_pipe *ag,
+			   uint32_t ag_first, const struct verify_network *vn, double ag_step_time,
+			   struct verify_report *rep);
 /* The K that minimises (T+K-1)(alpha + R M/K) over 1..max_k. */
 uint32_t fluid_best_chunks(double r, uint32_t hops, double alpha, double size, uint32_t max_k);
 /* The verifier's view of n (pointers into n; valid while n is) with steps

@@ -2,9 +2,11 @@
  * capacity sets as fluid's network (fabric/servers.c), LP 4.2 solved by the
  * method asked (Mirrored DW over the automorphisms found by refinement, plain
  * DW or the full LP), Theorem 4 turning the fluid optimum into a step
- * schedule of K chunks, and the one verifier checking it on the network
- * (vertex kinds, capacity sets per step). An allreduce is a reduce-scatter
- * then an allgather: two solves, one schedule, one check. */
+ * schedule of K chunks, planned, verified on the network (vertex kinds,
+ * capacity sets per step) and priced from its period, and made a step at
+ * a time for a consumer of every transfer. An allreduce is a
+ * reduce-scatter then an allgather: two solves, two periods, one schedule
+ * checked as one (fluid_allreduce_verify). */
 #include "controller/schedule/schedule.h"
 
 #include <math.h>
@@ -207,42 +209,47 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 	return 0;
 }
 
-/* An allreduce: the reduce-scatter's schedule, then the allgather's, one
- * schedule of the shared type; each phase moves one shard per GPU. */
+/* An allreduce: the reduce-scatter's period, then the allgather's from
+ * the step after its last, one schedule of the shared type planned,
+ * verified and priced from the two periods; each phase moves one shard
+ * per GPU. */
 static int allreduce(const struct schedule_query *q, struct fluid_answer *a, struct fluid_opts o,
 		     const struct fluid_steps_opts *so, struct ofc_error *err)
 {
-	struct schedule rs, ag;
-	int rc;
+	struct schedule head;
+	uint32_t S1, S2;
 
-	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &rs, NULL, err) < 0)
+	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &head, &a->pipe, err) <
+	    0)
 		return -1;
+	sched_free(&head);
 	o.collective = FLUID_ALLGATHER;
-	rc = solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &ag, NULL,
-			 err);
-	if (rc == 0) {
-		sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
-		sched_reserve_steps(&a->s, rs.nsteps + ag.nsteps);
-		sched_append(&a->s, &rs);
-		sched_append(&a->s, &ag);
-		a->have_schedule = true;
-		sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
-		sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
-		sched_free(&ag);
-	}
-	sched_free(&rs);
-	return rc;
+	if (solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &head,
+			&a->pipe_ag, err) < 0)
+		return -1;
+	sched_free(&head);
+	S1 = a->pipe.steps;
+	S2 = a->pipe_ag.steps;
+	a->count = xmalloc(((size_t)S1 + S2 + 1) * sizeof(size_t));
+	memcpy(a->count, a->pipe.count, S1 * sizeof(size_t));
+	memcpy(a->count + S1, a->pipe_ag.count, S2 * sizeof(size_t));
+	sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
+	a->have_schedule = true;
+	a->by_period = true;
+	sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
+	sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
+	return 0;
 }
 
 /* The schedule's time and bound for the request's size (else 1 GB per
  * GPU), and the verifier's verdict on the network, each step at its
- * phase's step time. */
+ * phase's step time (an allreduce's: the reduce-scatter's, then the
+ * allgather's). */
 static int check(const struct schedule_query *q, struct fluid_answer *a, struct ofc_error *err)
 {
 	double gb = a->size ? (double)a->size / 1e9 : 1, k = a->terminals;
 	struct verify_network vn;
 	struct verify_opts vo = {.clock = q->clock};
-	double *times = NULL;
 
 	if (a->allreduce) {
 		/* s/GB of shard, and M/k GB of shard per phase */
@@ -250,9 +257,6 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 		a->latency = (a->rep.latency + a->rep_ag.latency) / k;
 		a->predicted = a->rep.steps * (a->alpha + a->rep.step_time * gb / k) +
 			       a->rep_ag.steps * (a->alpha + a->rep_ag.step_time * gb / k);
-		times = xmalloc((a->s.nsteps + 1) * sizeof(double));
-		for (uint32_t t = 0; t < a->s.nsteps; t++)
-			times[t] = t < a->rep.steps ? a->rep.step_time : a->rep_ag.step_time;
 	} else {
 		a->lower_bound = fluid_lower_bound(a->net, a->r.collective, a->s.root);
 		a->latency = a->rep.latency;
@@ -263,14 +267,15 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 	a->s.lower_bound_us = a->lower_bound * gb * 1e6; /* bandwidth: no alpha */
 	snprintf(a->s.topology, sizeof(a->s.topology), "servers:%s", q->fabric->name);
 	fluid_verify_network(a->net, a->rep.step_time, &vn);
-	vn.step_times = times;
 	vo.network = &vn;
 	clock_progress(q->clock, "verification", 0);
-	if (a->by_period)
+	if (a->by_period && a->allreduce)
+		a->verified = fluid_allreduce_verify(&a->pipe, &a->pipe_ag, a->pipe.steps, &vn,
+						     a->rep_ag.step_time, &a->vr) == 0;
+	else if (a->by_period)
 		a->verified = fluid_pipe_verify(&a->pipe, &vn, &a->vr) == 0;
 	else
 		a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
-	free(times);
 	/* past the deadline the verifier stops: no verdict, no answer */
 	if (clock_check(q->clock, "verification", err) < 0)
 		return -1;
@@ -327,12 +332,16 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 	return check(q, a, err);
 }
 
-/* Step t of the whole schedule from the period. */
+/* Step t of the whole schedule from the period: an allreduce's
+ * allgather follows its reduce-scatter's steps. */
 static void fill_step(const void *ctx, uint32_t t, struct xfer *out)
 {
 	const struct fluid_answer *a = ctx;
 
-	fluid_pipe_fill_step(&a->pipe, t, out);
+	if (a->allreduce && t >= a->pipe.steps)
+		fluid_pipe_fill_step(&a->pipe_ag, t - a->pipe.steps, out);
+	else
+		fluid_pipe_fill_step(&a->pipe, t, out);
 }
 
 bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st)
@@ -341,7 +350,7 @@ bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st)
 		return false;
 	*st = (struct sched_stream){.head = &a->s,
 				    .nsteps = fluid_answer_steps(a),
-				    .count = a->pipe.count,
+				    .count = a->allreduce ? a->count : a->pipe.count,
 				    .fill = fill_step,
 				    .ctx = a};
 	return true;
@@ -379,12 +388,16 @@ int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 
 uint32_t fluid_answer_steps(const struct fluid_answer *a)
 {
-	return a->by_period && !a->s.nsteps ? a->pipe.steps : a->s.nsteps;
+	if (!a->by_period || a->s.nsteps)
+		return a->s.nsteps;
+	return a->pipe.steps + (a->allreduce ? a->pipe_ag.steps : 0);
 }
 
 size_t fluid_answer_transfers(const struct fluid_answer *a)
 {
-	return a->by_period && !a->s.nsteps ? a->pipe.ntransfers : a->s.nxfers;
+	if (!a->by_period || a->s.nsteps)
+		return a->s.nxfers;
+	return a->pipe.ntransfers + (a->allreduce ? a->pipe_ag.ntransfers : 0);
 }
 
 void fluid_answer_free(struct fluid_answer *a)
@@ -392,6 +405,8 @@ void fluid_answer_free(struct fluid_answer *a)
 	if (a->have_schedule)
 		sched_free(&a->s);
 	fluid_pipe_free(&a->pipe);
+	fluid_pipe_free(&a->pipe_ag);
+	free(a->count);
 	if (a->have_result)
 		fluid_result_free(&a->r);
 	if (a->have_result_ag)

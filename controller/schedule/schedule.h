@@ -463,7 +463,8 @@ double schedule_demand_bound(const double *m, uint32_t n, uint32_t d, double tot
  * is set (q->alpha, the config's cost_model), else the least K within
  * epsilon), verified on the network. An allreduce is a reduce-scatter then
  * an allgather of one shard per GPU, each solved and staggered on its own,
- * one schedule verified whole (each step at its phase's step time). */
+ * one schedule verified whole from the two periods (each step at its
+ * phase's step time). */
 bool schedule_fluid_fabric(const struct fabric *f);
 struct fluid_query {
 	/* dw (default), mirrored (over the automorphisms refinement finds, at
@@ -507,11 +508,13 @@ struct fluid_answer {
 	bool verified;
 	struct verify_report vr;
 	bool have_net, have_result, have_result_ag, have_schedule;
-	/* An allgather or a reduce-scatter is Theorem 4's period (pipe):
-	 * planned, verified and priced from it, s its head alone (no step)
-	 * until fluid_answer_expand. */
+	/* Theorem 4's period (pipe; an allreduce's reduce-scatter there and
+	 * its allgather in pipe_ag, from step pipe.steps on, count both
+	 * phases' transfers per step): planned, verified and priced from it,
+	 * s its head alone (no step) until fluid_answer_expand. */
 	bool by_period;
-	struct fluid_pipe pipe;
+	struct fluid_pipe pipe, pipe_ag;
+	size_t *count;
 };
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		   struct fluid_answer *a, struct ofc_error *err);

@@ -449,12 +449,180 @@ static void test_schedule_by_period(void **state)
 	fabric_free(f);
 }
 
+/* The explicit allreduce of two periods: the reduce-scatter's steps,
+ * and the allgather's from step ag_first (where they overlap, a step
+ * holds the reduce-scatter's transfers and then the allgather's), with
+ * each step's time (the reduce-scatter's where it has one). */
+static void explicit_allreduce(const struct fluid_pipe *rs, const struct fluid_pipe *ag,
+			       uint32_t ag_first, double t1, double t2, struct schedule *s,
+			       double **times)
+{
+	uint32_t S = ag_first + ag->steps > rs->steps ? ag_first + ag->steps : rs->steps;
+	struct xfer *buf = malloc((rs->ntransfers + ag->ntransfers + 1) * sizeof(struct xfer));
+
+	sched_init(s, SCHED_ALLREDUCE, "fluid", rs->net->nverts);
+	*times = malloc((S + 1) * sizeof(double));
+	for (uint32_t t = 0; t < S; t++) {
+		sched_step(s);
+		(*times)[t] = t < rs->steps ? t1 : t2;
+		if (t < rs->steps) {
+			fluid_pipe_fill_step(rs, t, buf);
+			for (size_t i = 0; i < rs->count[t]; i++)
+				sched_add(s, &buf[i]);
+		}
+		if (t >= ag_first && t - ag_first < ag->steps) {
+			fluid_pipe_fill_step(ag, t - ag_first, buf);
+			for (size_t i = 0; i < ag->count[t - ag_first]; i++)
+				sched_add(s, &buf[i]);
+		}
+	}
+	free(buf);
+}
+
+/* Both checks of an allreduce of rs and ag (the allgather from step
+ * ag_first): the verdicts agree, and the figures to the last bit when
+ * both pass; the period's verdict. */
+static int both_allreduce(const struct fluid_net *n, const struct fluid_pipe *rs,
+			  const struct fluid_pipe *ag, uint32_t ag_first, struct verify_report *pv,
+			  struct verify_report *ev)
+{
+	struct verify_network vn;
+	struct schedule s;
+	double *times;
+
+	explicit_allreduce(rs, ag, ag_first, rs->step_time, ag->step_time, &s, &times);
+	fluid_verify_network(n, rs->step_time, &vn);
+	int pr = fluid_allreduce_verify(rs, ag, ag_first, &vn, ag->step_time, pv);
+
+	vn.step_times = times;
+	struct verify_opts vo = {.network = &vn};
+	int er = sched_verify(&s, &vo, ev);
+
+	if (pr != er)
+		fail_msg("allreduce: the periods say %s (%s), the expansion %s (%s)",
+			 pr ? "bad" : "good", pv->error, er ? "bad" : "good", ev->error);
+	assert_int_equal(pv->nsteps, s.nsteps);
+	assert_int_equal(pv->ntransfers, s.nxfers);
+	if (pr == 0 &&
+	    (pv->max_utilisation != ev->max_utilisation || pv->network_cost != ev->network_cost))
+		fail_msg("allreduce: utilisation %.17g, cost %.17g; want %.17g, %.17g",
+			 pv->max_utilisation, pv->network_cost, ev->max_utilisation,
+			 ev->network_cost);
+	sched_free(&s);
+	free(times);
+	return pr;
+}
+
+/* ofc schedule's fluid allreduce is planned, verified and priced from its
+ * two phases' periods: no transfer until fluid_answer_expand, whose
+ * schedule is the reduce-scatter's then the allgather's explicit ones
+ * (as the allreduce was first built), verified the same to the last bit;
+ * and a wrong transfer in the reduce-scatter's period, a delivery missing
+ * from the allgather's, or the allgather starting a step early (a shard
+ * sent before it is reduced) fail both checks. */
+static void test_allreduce_by_period(void **state)
+{
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	struct schedule_query q = {.collective = SCHED_ALLREDUCE, .size = 64u << 20};
+	struct fluid_query x = {0};
+	struct fluid_answer a;
+	struct verify_report pv, ev;
+	struct schedule rs, ag, old;
+	struct fluid_steps_report rep;
+	(void)state;
+
+	if (fabric_open("examples/modelw/all-links-1.yaml", &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	q.fabric = f;
+	if (schedule_fluid(&q, &x, &a, &err) < 0)
+		fail_msg("schedule_fluid: %s", err.msg);
+	assert_true(a.by_period && a.allreduce && a.verified);
+	assert_int_equal(a.s.nxfers, 0);
+	assert_int_equal(fluid_answer_steps(&a), a.rep.steps + a.rep_ag.steps);
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), 0);
+	assert_true(pv.network_cost == a.vr.network_cost);
+	assert_true(pv.max_utilisation == a.vr.max_utilisation);
+	/* the whole schedule as it was first built: each phase's, appended */
+	struct fluid_steps_opts s1 = {.chunks = a.rep.chunks}, s2 = {.chunks = a.rep_ag.chunks};
+
+	if (fluid_schedule(a.net, &a.r, &s1, &rs, &rep, &err) < 0 ||
+	    fluid_schedule(a.net, &a.r_ag, &s2, &ag, &rep, &err) < 0)
+		fail_msg("fluid_schedule: %s", err.msg);
+	sched_init(&old, SCHED_ALLREDUCE, "fluid", a.net->nverts);
+	sched_append(&old, &rs);
+	sched_append(&old, &ag);
+	if (fluid_answer_expand(&q, &a, &err) < 0)
+		fail_msg("fluid_answer_expand: %s", err.msg);
+	assert_int_equal(a.s.nsteps, old.nsteps);
+	assert_int_equal(a.s.nxfers, old.nxfers);
+	assert_memory_equal(a.s.xfers, old.xfers, old.nxfers * sizeof(struct xfer));
+	assert_memory_equal(a.s.step_start, old.step_start, (old.nsteps + 1) * sizeof(uint32_t));
+	assert_true(a.s.verified);
+	sched_free(&old);
+	sched_free(&rs);
+	sched_free(&ag);
+
+	/* A wrong transfer in the reduce-scatter: a hop on an arc that does
+	 * not leave where its piece is. */
+	struct fluid_routing *rt = (struct fluid_routing *)&a.r.routing;
+	size_t last = 0;
+
+	for (size_t i = 0; i < rt->npieces; i++)
+		if (rt->pieces[i].nhops > rt->pieces[last].nhops)
+			last = i;
+	struct fluid_piece *p = &rt->pieces[last];
+	uint32_t h = p->first + p->nhops - 1, arc = rt->hop_arc[h], other = 0;
+
+	while (a.net->tail[other] == a.net->tail[arc] ||
+	       a.net->tail[other] == a.net->head[rt->hop_arc[h - 1]])
+		other++;
+	rt->hop_arc[h] = other;
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), -1);
+	rt->hop_arc[h] = arc;
+	/* A delivery missing from the allgather: a piece one hop short. */
+	struct fluid_routing *rg = (struct fluid_routing *)&a.r_ag.routing;
+
+	last = 0;
+	for (size_t i = 0; i < rg->npieces; i++)
+		if (rg->pieces[i].nhops > rg->pieces[last].nhops)
+			last = i;
+	rg->pieces[last].nhops--;
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), -1);
+	rg->pieces[last].nhops++;
+	/* The allgather a step early: its first step sends the first chunk of
+	 * each shard in the step that finishes reducing it. */
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps - 1, &pv, &ev),
+			 -1);
+	assert_non_null(strstr(pv.error, "before the reduce-scatter has reduced it"));
+	/* and right again */
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), 0);
+	/* Each phase at its own step time: half of it fails in that phase. */
+	struct verify_network vn;
+
+	fluid_verify_network(a.net, a.rep.step_time / 2, &vn);
+	assert_int_equal(
+	    fluid_allreduce_verify(&a.pipe, &a.pipe_ag, a.pipe.steps, &vn, a.rep_ag.step_time, &pv),
+	    -1);
+	assert_true(pv.bad_step < a.pipe.steps);
+	assert_non_null(strstr(pv.error, "(step time x bandwidth)"));
+	fluid_verify_network(a.net, a.rep.step_time, &vn);
+	assert_int_equal(fluid_allreduce_verify(&a.pipe, &a.pipe_ag, a.pipe.steps, &vn,
+						a.rep_ag.step_time / 2, &pv),
+			 -1);
+	assert_true(pv.bad_step >= a.pipe.steps);
+	assert_non_null(strstr(pv.error, "(step time x bandwidth)"));
+	fluid_answer_free(&a);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_agree),
 	    cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_schedule_by_period),
+	    cmocka_unit_test(test_allreduce_by_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
