@@ -169,8 +169,9 @@ static int prepare(const struct schedule_query *q, const struct fluid_query *x,
 }
 
 /* One collective solved (LP 4.2 within the request's deadline) and laid
- * out by Theorem 4 into s, for so's alpha and size; with pipe, planned by
- * its period there and s its head alone. */
+ * out by Theorem 4 as its period into pipe, for so's alpha and size, s
+ * the schedule's head alone: no transfer is made until a consumer of
+ * every transfer asks (fluid_answer_stream, fluid_answer_expand). */
 static int solve_phase(const struct schedule_query *q, const struct fluid_net *n,
 		       struct fluid_opts o, struct fluid_steps_opts so, struct fluid_result *r,
 		       bool *have, struct fluid_steps_report *rep, struct schedule *s,
@@ -195,14 +196,8 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 		return -1;
 	*have = true;
 	fluid_routing_merge(&r->routing);
-	/* Its transfers within what the request has left (20 bytes each) */
-	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
-
-	so.max_bytes = limit > held ? limit - held : 1;
 	so.clock = q->clock;
 	clock_progress(q->clock, "Theorem 4", -1);
-	if (!pipe)
-		return fluid_schedule(n, r, &so, s, rep, err);
 	if (fluid_pipeline(n, r, &so, pipe, rep, err) < 0)
 		return -1;
 	fluid_pipe_head(pipe, &so, rep, s);
@@ -249,7 +244,6 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 {
 	double gb = a->size ? (double)a->size / 1e9 : 1, k = a->terminals;
 	struct verify_network vn;
-	struct verify_opts vo = {.clock = q->clock};
 
 	if (a->allreduce) {
 		/* s/GB of shard, and M/k GB of shard per phase */
@@ -267,15 +261,12 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 	a->s.lower_bound_us = a->lower_bound * gb * 1e6; /* bandwidth: no alpha */
 	snprintf(a->s.topology, sizeof(a->s.topology), "servers:%s", q->fabric->name);
 	fluid_verify_network(a->net, a->rep.step_time, &vn);
-	vo.network = &vn;
 	clock_progress(q->clock, "verification", 0);
-	if (a->by_period && a->allreduce)
+	if (a->allreduce)
 		a->verified = fluid_allreduce_verify(&a->pipe, &a->pipe_ag, a->pipe.steps, &vn,
 						     a->rep_ag.step_time, &a->vr) == 0;
-	else if (a->by_period)
-		a->verified = fluid_pipe_verify(&a->pipe, &vn, &a->vr) == 0;
 	else
-		a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
+		a->verified = fluid_pipe_verify(&a->pipe, &vn, &a->vr) == 0;
 	/* past the deadline the verifier stops: no verdict, no answer */
 	if (clock_check(q->clock, "verification", err) < 0)
 		return -1;
@@ -321,11 +312,9 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		if (allreduce(q, a, o, &so, err) < 0)
 			return -1;
 	} else {
-		/* (the other collectives as before, expanded) */
-		a->by_period =
-		    o.collective == FLUID_ALLGATHER || o.collective == FLUID_REDUCE_SCATTER;
-		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s,
-				a->by_period ? &a->pipe : NULL, err) < 0)
+		a->by_period = true;
+		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s, &a->pipe,
+				err) < 0)
 			return -1;
 		a->have_schedule = true;
 	}

@@ -5,9 +5,10 @@
  * cost, duplicates) for broadcasts, allgathers, all-to-alls and
  * reduce-scatters at several K; and a period with a wrong transfer, a
  * missing delivery or a capacity overrun only the overlap of consecutive
- * chunks shows fails both checks; and ofc schedule's allgather and
- * reduce-scatter are answered from their period, their -o the same
- * transfers. */
+ * chunks shows fails both checks; and ofc schedule's collectives are
+ * answered from their period, their -o the same transfers and files, the
+ * allreduce from its two phases' (a shard sent before it is reduced
+ * caught). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -390,14 +391,15 @@ static void test_corrupt(void **state)
 	fluid_net_free(&n);
 }
 
-/* ofc schedule's fluid allgather and reduce-scatter (schedule_fluid) are
- * planned and verified from their period: no transfer until
+/* ofc schedule's fluid allgather, reduce-scatter, broadcast and reduce
+ * (schedule_fluid) are planned and verified from their period: no transfer until
  * fluid_answer_expand, which gives fluid_schedule's transfers for the same
  * routing and K, and the verifier's figures on those transfers are the
  * period's to the last bit (the answers print them). */
 static void test_schedule_by_period(void **state)
 {
-	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER};
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER,
+						      SCHED_BROADCAST, SCHED_REDUCE};
 	struct fabric *f = NULL;
 	struct ofc_error err = {0};
 	(void)state;
