@@ -453,6 +453,8 @@ struct fluid_pipe {
 	double step_time;	      /* s/GB: R / K */
 	size_t ntransfers;	      /* of the expansion */
 	size_t *count;		      /* the expansion's transfers per step (owned) */
+	uint32_t *port;		      /* each arc's port: its transfers' lane (owned) */
+	uint32_t *order;	      /* each piece's hops in a step's order (owned) */
 };
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct fluid_pipe *p,
@@ -461,6 +463,10 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
 		      const struct fluid_steps_report *rep, struct schedule *s,
 		      struct ofc_error *err);
+/* Step s of the expansion, its count[s] transfers in the expansion's
+ * order, into out: a consumer of every transfer makes them a step at a
+ * time from the period (memory: one step), never the whole. */
+void fluid_pipe_fill_step(const struct fluid_pipe *p, uint32_t s, struct xfer *out);
 /* The explicit schedule's head alone (sched_init, root, size, time,
  * metrics), no step: what a summary of it needs. */
 void fluid_pipe_head(const struct fluid_pipe *p, const struct fluid_steps_opts *o,
@@ -479,6 +485,19 @@ void fluid_pipe_free(struct fluid_pipe *p);
  * last bit (the cost summed in its order), duplicates the pattern's. */
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep);
+/* An allreduce from its two phases' periods, as sched_verify checks the
+ * explicit allreduce (the reduce-scatter's steps, then the allgather's
+ * from step ag_first, at vn's step time and then ag_step_time): each
+ * phase's pattern and windows as fluid_pipe_verify checks them (the
+ * reduce-scatter's leaves each GPU its shard reduced over every input
+ * once; the allgather's takes what each owner holds to every GPU), and
+ * the composition: the allgather sends no part of a shard before the
+ * reduce-scatter has moved its last part of it, and starts after it.
+ * The report as sched_verify's of the whole: steps, transfers, the
+ * largest utilisation of either phase and the cost summed in order. */
+int fluid_allreduce_verify(const struct fluid_pipe *rs, const struct fluid_pipe *ag,
+			   uint32_t ag_first, const struct verify_network *vn, double ag_step_time,
+			   struct verify_report *rep);
 /* The K that minimises (T+K-1)(alpha + R M/K) over 1..max_k. */
 uint32_t fluid_best_chunks(double r, uint32_t hops, double alpha, double size, uint32_t max_k);
 /* The verifier's view of n (pointers into n; valid while n is) with steps

@@ -94,8 +94,9 @@ static void step_loads(const struct fluid_pipe *p, uint64_t *load, uint32_t *cou
 
 /* Every step's arcs and capacity sets within step time x bandwidth, as the
  * verifier checks them (its tolerances: relative, and 2^-31 a transfer for
- * the fixed point); a reduction runs the same steps backwards. */
-static int window_check(const struct fluid_pipe *p, const struct verify_network *vn,
+ * the fixed point); a reduction runs the same steps backwards. The
+ * schedule's steps are p's from step first on (a second phase's). */
+static int window_check(const struct fluid_pipe *p, const struct verify_network *vn, uint32_t first,
 			struct verify_report *rep)
 {
 	uint32_t m = vn->narcs, S = p->steps;
@@ -122,7 +123,7 @@ static int window_check(const struct fluid_pipe *p, const struct verify_network 
 			if (l > lim * (1 + tol) + ulp * ct[a]) {
 				snprintf(what, sizeof(what), "arc %u -> %u", vn->tail[a],
 					 vn->head[a]);
-				rc = capacity_fail(rep, step, what, l, lim);
+				rc = capacity_fail(rep, first + step, what, l, lim);
 			}
 		}
 		for (uint32_t k = 0; k < vn->nsets && rc == 0; k++) {
@@ -141,7 +142,7 @@ static int window_check(const struct fluid_pipe *p, const struct verify_network 
 				rep->max_utilisation = l / lim;
 			if (l > lim * (1 + tol) + ulp * sc) {
 				snprintf(what, sizeof(what), "capacity set %u", k);
-				rc = capacity_fail(rep, step, what, l, lim);
+				rc = capacity_fail(rep, first + step, what, l, lim);
 			}
 		}
 	}
@@ -150,30 +151,15 @@ static int window_check(const struct fluid_pipe *p, const struct verify_network 
 	return rc;
 }
 
-/* The expansion's cost summed as the verifier sums it: step by step, each
- * step's transfers in fill_steps' order (piece by piece, then chunk k,
- * then hop), so that it is the verifier's to the last bit. A piece's hops
- * at step t are those of layer t - k: by layer descending, then by hop. */
-static double step_cost(const struct fluid_pipe *p, const double *cost)
+/* The expansion's cost summed as the verifier sums it, from sum (the
+ * phases before): step by step, each
+ * step's transfers in fluid_pipe_fill_step's order (piece by piece, then chunk k,
+ * then hop: p->order), so that it is the verifier's to the last bit. */
+static double step_cost(const struct fluid_pipe *p, const double *cost, double sum)
 {
 	const struct fluid_routing *rt = &p->r->routing;
 	uint32_t K = p->chunks, S = p->steps, lo, hi;
-	uint32_t *ord = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
-	double sum = 0;
 
-	for (size_t i = 0; i < rt->npieces; i++) {
-		const struct fluid_piece *q = &rt->pieces[i];
-		const uint32_t *layer = rt->hop_layer + q->first;
-		uint32_t *o = ord + q->first;
-
-		for (uint32_t h = 0; h < q->nhops; h++) {
-			uint32_t j = h;
-
-			for (; j > 0 && layer[o[j - 1]] < layer[h]; j--)
-				o[j] = o[j - 1];
-			o[j] = h;
-		}
-	}
 	for (uint32_t s = 0; s < S; s++) {
 		uint32_t t = p->rev ? S - 1 - s : s;
 
@@ -181,7 +167,8 @@ static double step_cost(const struct fluid_pipe *p, const double *cost)
 			const struct fluid_piece *q = &rt->pieces[i];
 
 			for (uint32_t j = 0; j < q->nhops; j++) {
-				uint32_t h = q->first + ord[q->first + j], l = rt->hop_layer[h];
+				uint32_t h = q->first + p->order[q->first + j],
+					 l = rt->hop_layer[h];
 
 				if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
 					continue;
@@ -189,7 +176,6 @@ static double step_cost(const struct fluid_pipe *p, const double *cost)
 			}
 		}
 	}
-	free(ord);
 	return sum;
 }
 
@@ -205,9 +191,125 @@ int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *v
 	rep->ntransfers = p->ntransfers;
 	rep->max_utilisation = 0;
 	if (rc == 0)
-		rc = window_check(p, vn, rep);
+		rc = window_check(p, vn, 0, rep);
 	if (rc == 0)
-		rep->network_cost = vn->cost ? step_cost(p, vn->cost) : 0;
+		rep->network_cost = vn->cost ? step_cost(p, vn->cost, 0) : 0;
+	rep->ok = rc == 0;
+	return rc;
+}
+
+/* The first and the last step at which p, its steps from first on, moves
+ * any part of each block (the origins' ids): a piece's chunks run from
+ * its first chunk with a part on its lowest layer to its last on its
+ * highest (a reduction: backwards). Blocks p never moves keep theirs. */
+static void block_span(const struct fluid_pipe *p, uint32_t first, uint32_t *from, uint32_t *to)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t K = p->chunks, S = p->steps, lo, hi;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t k0 = 0, k1 = K, l0 = UINT32_MAX, l1 = 0;
+
+		while (k0 < K && !fluid_chunk_of(q, k0, K, &lo, &hi))
+			k0++;
+		while (k1 > k0 && !fluid_chunk_of(q, k1 - 1, K, &lo, &hi))
+			k1--;
+		for (uint32_t h = 0; h < q->nhops; h++) {
+			uint32_t l = rt->hop_layer[q->first + h];
+
+			l0 = l < l0 ? l : l0;
+			l1 = l > l1 ? l : l1;
+		}
+		if (k0 == K || !q->nhops)
+			continue;
+		uint32_t a = l0 + k0, b = l1 + k1 - 1;
+
+		if (p->rev) {
+			uint32_t t = S - 1 - b;
+
+			b = S - 1 - a;
+			a = t;
+		}
+		if (first + a < from[q->origin])
+			from[q->origin] = first + a;
+		if (to[q->origin] == UINT32_MAX || first + b > to[q->origin])
+			to[q->origin] = first + b;
+	}
+}
+
+/* The composition: the allgather's steps come after the reduce-scatter's,
+ * and it sends no part of a shard before the reduce-scatter has moved its
+ * last part of it (the shard is whole at its owner only then; the
+ * reduce-scatter's check proves it is, the allgather's that what its
+ * owner holds reaches every GPU). */
+static int phases_check(const struct fluid_pipe *rs, const struct fluid_pipe *ag, uint32_t ag_first,
+			struct verify_report *rep)
+{
+	uint32_t nb = rs->net->nverts;
+	uint32_t *from = xmalloc(2 * (nb + 1) * sizeof(uint32_t)), *to = from + nb + 1;
+	uint32_t *ag_from = xmalloc(2 * (nb + 1) * sizeof(uint32_t)), *ag_to = ag_from + nb + 1;
+	int rc = 0;
+
+	for (uint32_t b = 0; b <= nb; b++)
+		from[b] = to[b] = ag_from[b] = ag_to[b] = UINT32_MAX;
+	block_span(rs, 0, from, to);
+	block_span(ag, ag_first, ag_from, ag_to);
+	for (uint32_t b = 0; b < nb && rc == 0; b++) {
+		if (ag_from[b] == UINT32_MAX || to[b] == UINT32_MAX || ag_from[b] > to[b])
+			continue;
+		rep->ok = false;
+		rep->bad_step = ag_from[b];
+		rep->bad_xfer = SIZE_MAX;
+		snprintf(rep->error, sizeof(rep->error),
+			 "step %u: the allgather sends shard %u before the reduce-scatter "
+			 "has reduced it (its last transfer of it at step %u)",
+			 ag_from[b] + 1, b, to[b] + 1);
+		rc = -1;
+	}
+	if (rc == 0 && ag_first < rs->steps) {
+		rep->ok = false;
+		rep->bad_step = ag_first;
+		rep->bad_xfer = SIZE_MAX;
+		snprintf(rep->error, sizeof(rep->error),
+			 "step %u: the allgather starts within the reduce-scatter's %u steps",
+			 ag_first + 1, rs->steps);
+		rc = -1;
+	}
+	free(from);
+	free(ag_from);
+	return rc;
+}
+
+int fluid_allreduce_verify(const struct fluid_pipe *rs, const struct fluid_pipe *ag,
+			   uint32_t ag_first, const struct verify_network *vn, double ag_step_time,
+			   struct verify_report *rep)
+{
+	struct verify_network agn = *vn;
+	struct verify_report r2;
+	int rc = pattern_check(rs, vn, rep);
+
+	agn.step_time = ag_step_time;
+	agn.step_times = NULL;
+	if (rc == 0 && pattern_check(ag, &agn, &r2) < 0) {
+		*rep = r2;
+		rc = -1;
+	}
+	if (rc == 0)
+		rep->duplicate_blocks += r2.duplicate_blocks;
+	rep->nsteps = ag_first + ag->steps;
+	rep->ntransfers = rs->ntransfers + ag->ntransfers;
+	rep->max_utilisation = 0;
+	if (rc == 0)
+		rc = phases_check(rs, ag, ag_first, rep);
+	if (rc == 0)
+		rc = window_check(rs, vn, 0, rep);
+	if (rc == 0)
+		rc = window_check(ag, &agn, ag_first, rep);
+	if (rc == 0 && vn->cost)
+		rep->network_cost = step_cost(ag, vn->cost, step_cost(rs, vn->cost, 0));
+	else
+		rep->network_cost = 0;
 	rep->ok = rc == 0;
 	return rc;
 }

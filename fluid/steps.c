@@ -148,53 +148,66 @@ static int check_size(double total, uint32_t K, uint32_t S, const struct fluid_s
 	return 0;
 }
 
-/* Every piece's chunks at their steps, counted in cnt, into s. A
- * transfer's lane is its arc's rank among its tail's out-arcs (its
- * port). */
-static void fill_steps(const struct fluid_net *n, const struct fluid_result *r, uint32_t K,
-		       uint32_t S, bool rev, const size_t *cnt, struct schedule *s)
+/* Each arc's port (its rank among its tail's out-arcs: a transfer's
+ * lane), and each piece's hops in the order its chunks' transfers come in
+ * a step: chunk k ascending is layer descending, then hop by hop. */
+static void plan_order(const struct fluid_net *n, const struct fluid_routing *rt,
+		       struct fluid_pipe *p)
 {
-	const struct fluid_routing *rt = &r->routing;
-	uint32_t nv = n->nverts, lo, hi;
-	uint32_t *port = xmalloc((n->narcs + 1) * sizeof(uint32_t)), *deg = xcalloc(nv + 1, 4);
-	struct xfer *out = sched_append_steps(s, S, cnt);
-	size_t *pos = xcalloc(S + 1, sizeof(size_t));
+	uint32_t *deg = xcalloc(n->nverts + 1, sizeof(uint32_t));
 
+	p->port = xmalloc((n->narcs + 1) * sizeof(uint32_t));
 	for (uint32_t a = 0; a < n->narcs; a++)
-		port[a] = deg[n->tail[a]]++;
+		p->port[a] = deg[n->tail[a]]++;
 	free(deg);
-	for (uint32_t t = 1; t < S; t++)
-		pos[t] = pos[t - 1] + cnt[t - 1];
+	p->order = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
-		uint32_t block =
-		    r->collective == FLUID_ALLTOALL ? q->origin * nv + q->target : q->origin;
+		const uint32_t *layer = rt->hop_layer + q->first;
+		uint32_t *o = p->order + q->first;
 
-		for (uint32_t k = 0; k < K; k++) {
-			if (!fluid_chunk_of(q, k, K, &lo, &hi))
-				continue;
-			for (uint32_t h = 0; h < q->nhops; h++) {
-				uint32_t e = rt->hop_arc[q->first + h];
-				uint32_t st = rt->hop_layer[q->first + h] + k;
-				bool red = rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
+		for (uint32_t h = 0; h < q->nhops; h++) {
+			uint32_t j = h;
 
-				if (rev)
-					st = S - 1 - st;
-				out[pos[st]++] = (struct xfer){
-				    .src = (uint16_t)n->tail[e],
-				    .dst = (uint16_t)n->head[e],
-				    .block = block,
-				    .offset = lo,
-				    .length = hi - lo,
-				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e]
-									       : SCHED_NO_LANE),
-				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
-				};
-			}
+			for (; j > 0 && layer[o[j - 1]] < layer[h]; j--)
+				o[j] = o[j - 1];
+			o[j] = h;
 		}
 	}
-	free(pos);
-	free(port);
+}
+
+void fluid_pipe_fill_step(const struct fluid_pipe *p, uint32_t s, struct xfer *out)
+{
+	const struct fluid_net *n = p->net;
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t nv = n->nverts, K = p->chunks, lo, hi;
+	uint32_t t = p->rev ? p->steps - 1 - s : s;
+	bool a2a = p->r->collective == FLUID_ALLTOALL;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t block = a2a ? q->origin * nv + q->target : q->origin;
+
+		for (uint32_t j = 0; j < q->nhops; j++) {
+			uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
+			uint32_t e = rt->hop_arc[h];
+
+			if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
+				continue;
+			bool red = p->rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
+
+			*out++ = (struct xfer){
+			    .src = (uint16_t)n->tail[e],
+			    .dst = (uint16_t)n->head[e],
+			    .block = block,
+			    .offset = lo,
+			    .length = hi - lo,
+			    .lane =
+				(uint16_t)(p->port[e] < SCHED_NO_LANE ? p->port[e] : SCHED_NO_LANE),
+			    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
+			};
+		}
+	}
 }
 
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
@@ -247,6 +260,7 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 				 .step_time = R / K,
 				 .ntransfers = total,
 				 .count = cnt};
+	plan_order(n, rt, p);
 	rep->chunks = K;
 	rep->steps = S;
 	rep->hops = T;
@@ -260,6 +274,8 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 void fluid_pipe_free(struct fluid_pipe *p)
 {
 	free(p->count);
+	free(p->port);
+	free(p->order);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -296,7 +312,12 @@ int fluid_pipe_expand(const struct fluid_pipe *p, const struct fluid_steps_opts 
 	if (check_size(p->ntransfers, p->chunks, p->steps, o, err) < 0)
 		return -1;
 	fluid_pipe_head(p, o, rep, s);
-	fill_steps(p->net, p->r, p->chunks, p->steps, p->rev, p->count, s);
+	struct xfer *out = sched_append_steps(s, p->steps, p->count);
+
+	for (uint32_t t = 0; t < p->steps; t++) {
+		fluid_pipe_fill_step(p, t, out);
+		out += p->count[t];
+	}
 	return 0;
 }
 

@@ -537,6 +537,26 @@ int sched_reduced_expand(const struct sched_reduced *r, struct schedule *s, stru
 void sched_reduced_write_json_members(struct json_writer *w, const struct sched_reduced *r);
 void sched_reduced_write_text(FILE *out, const struct sched_reduced *r, uint32_t max_lines);
 
+/* A schedule made a step at a time (a pipelined schedule's period
+ * expanded on demand): head says what a schedule says of itself
+ * (collective, nodes, figures, metrics) and holds no step; step t has
+ * count[t] transfers, which fill(ctx, t, out) makes into out in the
+ * schedule's order. Written as it goes (sched/stream_write.c), what
+ * sched_write_json_members (with steps) and sched_write_text write of the
+ * explicit schedule, byte for byte, holding one step at a time; or made
+ * explicit (sched_init done here; OFC_E_INPUT past 2^32 transfers). */
+struct sched_stream {
+	const struct schedule *head;
+	uint32_t nsteps;
+	const size_t *count;
+	void (*fill)(const void *ctx, uint32_t t, struct xfer *out);
+	const void *ctx;
+};
+size_t sched_stream_transfers(const struct sched_stream *st);
+void sched_stream_write_json_members(struct json_writer *w, const struct sched_stream *st);
+void sched_stream_write_text(FILE *out, const struct sched_stream *st, uint32_t max_lines);
+int sched_stream_expand(const struct sched_stream *st, struct schedule *s, struct ofc_error *err);
+
 /* The verifier's checks (below) by the same symmetry, without expanding:
  * the state of the whole fabric is G applied to node 0's, so node v holds
  * block b iff node 0 holds b - v. Per step, each program transfer x is

@@ -106,7 +106,8 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 		fprintf(out,
 			"  latency       %.6g s/GB, %u steps (any allreduce needs %.6g s/GB: "
 			"x%.3f)\n",
-			a->latency, a->s.nsteps, a->lower_bound, a->latency / a->lower_bound);
+			a->latency, fluid_answer_steps(a), a->lower_bound,
+			a->latency / a->lower_bound);
 	} else {
 		write_phase_text(out, a, r, &a->rep, a->lower_bound, "");
 	}
@@ -131,10 +132,15 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 		r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
 }
 
-static int write_output(const struct schedule_print *p, const struct schedule_query *q,
-			struct fluid_answer *a, struct ofc_error *err)
+/* The whole schedule to -o, made a step at a time from its period and
+ * written as it is made (model W's 256 GPUs: 35 M transfers, which held
+ * whole took 700 MB), or as held when it is whole already. */
+static int write_output(const struct schedule_print *p, const struct fluid_answer *a,
+			struct ofc_error *err)
 {
 	struct cli_output out;
+	struct sched_stream st;
+	bool made;
 	int rc = 0;
 
 	if (!p->output)
@@ -144,10 +150,12 @@ static int write_output(const struct schedule_print *p, const struct schedule_qu
 				     "--format msccl: a server fabric's schedule runs through "
 				     "switches, memory and NICs, which an MSCCL program has no "
 				     "place for; use json, text or pb");
-	if (fluid_answer_expand(q, a, err) < 0 || cli_output_open(&out, p->output, err) < 0)
+	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
+	made = fluid_answer_stream(a, &st);
 	if (p->format == FMT_PB) {
-		rc = schedule_write_pb(&a->s, out.f, err);
+		rc = made ? schedule_stream_write_pb(&st, out.f, err)
+			  : schedule_write_pb(&a->s, out.f, err);
 		if (rc == 0) {
 			/* the vertices the transfers' node numbers stand for */
 			struct arena ar = {0};
@@ -156,7 +164,10 @@ static int write_output(const struct schedule_print *p, const struct schedule_qu
 			arena_free(&ar);
 		}
 	} else if (p->format == FMT_TEXT) {
-		sched_write_text(out.f, &a->s, UINT32_MAX);
+		if (made)
+			sched_stream_write_text(out.f, &st, UINT32_MAX);
+		else
+			sched_write_text(out.f, &a->s, UINT32_MAX);
 		fprintf(out.f, "vertices:\n");
 		for (uint32_t v = 0; v < a->net->nverts; v++)
 			fprintf(out.f, "  %u %s\n", v, fluid_vertex_name(a->net, v));
@@ -165,7 +176,10 @@ static int write_output(const struct schedule_print *p, const struct schedule_qu
 
 		jw_init(&w, out.f, true);
 		jw_obj_begin(&w);
-		sched_write_json_members(&w, &a->s, true);
+		if (made)
+			sched_stream_write_json_members(&w, &st);
+		else
+			sched_write_json_members(&w, &a->s, true);
 		jw_key(&w, "vertices");
 		jw_arr_begin(&w);
 		for (uint32_t v = 0; v < a->net->nverts; v++)
@@ -206,7 +220,7 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
 		return err.code == OFC_E_RUNTIME ? 1 : 2;
 	}
-	if (write_output(p, q, &a, &err) < 0) {
+	if (write_output(p, &a, &err) < 0) {
 		fluid_answer_free(&a);
 		if (err.code == OFC_E_INPUT)
 			return cli_usage_error(p->cmd, "%s", err.msg);

@@ -26,6 +26,9 @@ int topology_pack(const struct graph *g, const struct topo_facts *facts, const s
  * concatenated messages, appending repeated fields), each streamed
  * PB_CHUNK transfers at a time, so memory stays one chunk's worth. */
 int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err);
+/* The same of a schedule made a step at a time (a period's expansion):
+ * the same bytes as of its explicit schedule, holding one step. */
+int schedule_stream_write_pb(const struct sched_stream *st, FILE *out, struct ofc_error *err);
 /* What writing s as protobuf holds: a chunk's messages and
  * packed bytes; whole: every step at once (ofcd's one-frame reply). JSON
  * and text are written transfer by transfer and hold nothing per

@@ -395,8 +395,9 @@ Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, 
 struct step_stream {
 	ProtobufCBuffer base; /* protobuf-c appends to out through it */
 	FILE *out;
-	const struct schedule *s;
-	uint32_t t;
+	const struct schedule *s; /* the head: how blocks read */
+	const struct xfer *xs;	  /* the step's transfers, n of them */
+	size_t n;
 	Ofc__V1__Transfer *x; /* PB_CHUNK structs and pointers to them */
 	Ofc__V1__Transfer **p;
 	Ofc__V1__Step st;
@@ -409,11 +410,11 @@ struct step_stream {
 
 static const uint8_t step_placeholder[1];
 
-/* Step t's transfers [i, i + PB_CHUNK) into w->st. */
+/* The step's transfers [i, i + PB_CHUNK) into w->st. */
 static void stream_chunk(struct step_stream *w, size_t i)
 {
-	const struct xfer *x = &w->s->xfers[w->s->step_start[w->t] + i];
-	size_t n = sched_step_size(w->s, w->t) - i;
+	const struct xfer *x = w->xs + i;
+	size_t n = w->n - i;
 
 	if (n > PB_CHUNK)
 		n = PB_CHUNK;
@@ -424,7 +425,7 @@ static void stream_chunk(struct step_stream *w, size_t i)
 
 static size_t stream_step_size(struct step_stream *w)
 {
-	size_t len = 0, k = sched_step_size(w->s, w->t);
+	size_t len = 0, k = w->n;
 
 	w->nlen = (k + PB_CHUNK - 1) / PB_CHUNK;
 	if (w->nlen > w->cap_len) {
@@ -478,13 +479,19 @@ uint64_t schedule_pb_memory(const struct schedule *s, bool whole)
 	return most * (sizeof(Ofc__V1__Transfer) + sizeof(void *) + PB_PACKED_TRANSFER);
 }
 
-int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
+/* The header (head's, with nsteps steps), then each step as step(ctx, t)
+ * gives its transfers. */
+static int write_steps(const struct schedule *head, uint32_t nsteps, FILE *out,
+		       const struct xfer *(*step)(void *ctx, uint32_t t, size_t *n), void *ctx,
+		       struct ofc_error *err)
 {
-	struct step_stream w = {.base.append = stream_append, .out = out, .s = s};
+	struct step_stream w = {.base.append = stream_append, .out = out, .s = head};
 	struct arena a = {0};
+	Ofc__V1__Schedule *h = schedule_header_msg(&a, head);
 	int rc;
 
-	rc = write_packed(&schedule_header_msg(&a, s)->base, out, err);
+	h->num_steps = nsteps;
+	rc = write_packed(&h->base, out, err);
 	arena_free(&a);
 	if (rc < 0)
 		return rc;
@@ -496,9 +503,10 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 	}
 	ofc__v1__step__init(&w.st);
 	w.st.transfers = w.p;
-	for (w.t = 0; w.t < s->nsteps && !w.failed; w.t++) {
+	for (uint32_t t = 0; t < nsteps && !w.failed; t++) {
 		Ofc__V1__ScheduleStepBytes m = OFC__V1__SCHEDULE_STEP_BYTES__INIT;
 
+		w.xs = step(ctx, t, &w.n);
 		SET(&m, step,
 		    ((ProtobufCBinaryData){stream_step_size(&w), (uint8_t *)step_placeholder}));
 		protobuf_c_message_pack_to_buffer(&m.base, &w.base);
@@ -508,6 +516,49 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 	free(w.p);
 	free(w.x);
 	return w.failed ? ofc_error_set(err, OFC_E_RUNTIME, "short write") : 0;
+}
+
+static const struct xfer *explicit_step(void *ctx, uint32_t t, size_t *n)
+{
+	const struct schedule *s = ctx;
+
+	*n = sched_step_size(s, t);
+	return s->xfers ? &s->xfers[s->step_start[t]] : NULL;
+}
+
+int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err)
+{
+	return write_steps(s, s->nsteps, out, explicit_step, (void *)s, err);
+}
+
+/* A made step: the stream's, into one buffer of its largest step. */
+struct made_step {
+	const struct sched_stream *st;
+	struct xfer *buf;
+};
+
+static const struct xfer *made_step(void *ctx, uint32_t t, size_t *n)
+{
+	struct made_step *m = ctx;
+
+	m->st->fill(m->st->ctx, t, m->buf);
+	*n = m->st->count[t];
+	return m->buf;
+}
+
+int schedule_stream_write_pb(const struct sched_stream *st, FILE *out, struct ofc_error *err)
+{
+	size_t most = 0;
+	int rc;
+
+	for (uint32_t t = 0; t < st->nsteps; t++)
+		if (st->count[t] > most)
+			most = st->count[t];
+	struct made_step m = {.st = st, .buf = xmalloc((most + 1) * sizeof(struct xfer))};
+
+	rc = write_steps(st->head, st->nsteps, out, made_step, &m, err);
+	free(m.buf);
+	return rc;
 }
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)

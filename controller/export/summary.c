@@ -88,7 +88,7 @@ static void fluid_allreduce(struct arena *a, const struct fluid_answer *fa, Ofc_
 	m->phases = arena_array(a, 2, sizeof(*m->phases));
 	m->phases[m->n_phases++] = fluid_phase_msg(a, "reduce-scatter", &fa->r, &fa->rep);
 	m->phases[m->n_phases++] = fluid_phase_msg(a, "allgather", &fa->r_ag, &fa->rep_ag);
-	SET(m, steps, fa->s.nsteps);
+	SET(m, steps, fluid_answer_steps(fa));
 	SET(m, optimal, fa->r.optimal && fa->r_ag.optimal);
 	SET(m, exact_routing, fa->r.routing.exact && fa->r_ag.routing.exact);
 	SET(m, schedule_cost, fa->rep.cost + fa->rep_ag.cost);

@@ -2,9 +2,11 @@
  * capacity sets as fluid's network (fabric/servers.c), LP 4.2 solved by the
  * method asked (Mirrored DW over the automorphisms found by refinement, plain
  * DW or the full LP), Theorem 4 turning the fluid optimum into a step
- * schedule of K chunks, and the one verifier checking it on the network
- * (vertex kinds, capacity sets per step). An allreduce is a reduce-scatter
- * then an allgather: two solves, one schedule, one check. */
+ * schedule of K chunks, planned, verified on the network (vertex kinds,
+ * capacity sets per step) and priced from its period, and made a step at
+ * a time for a consumer of every transfer. An allreduce is a
+ * reduce-scatter then an allgather: two solves, two periods, one schedule
+ * checked as one (fluid_allreduce_verify). */
 #include "controller/schedule/schedule.h"
 
 #include <math.h>
@@ -167,8 +169,9 @@ static int prepare(const struct schedule_query *q, const struct fluid_query *x,
 }
 
 /* One collective solved (LP 4.2 within the request's deadline) and laid
- * out by Theorem 4 into s, for so's alpha and size; with pipe, planned by
- * its period there and s its head alone. */
+ * out by Theorem 4 as its period into pipe, for so's alpha and size, s
+ * the schedule's head alone: no transfer is made until a consumer of
+ * every transfer asks (fluid_answer_stream, fluid_answer_expand). */
 static int solve_phase(const struct schedule_query *q, const struct fluid_net *n,
 		       struct fluid_opts o, struct fluid_steps_opts so, struct fluid_result *r,
 		       bool *have, struct fluid_steps_report *rep, struct schedule *s,
@@ -193,56 +196,54 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 		return -1;
 	*have = true;
 	fluid_routing_merge(&r->routing);
-	/* Its transfers within what the request has left (20 bytes each) */
-	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
-
-	so.max_bytes = limit > held ? limit - held : 1;
 	so.clock = q->clock;
 	clock_progress(q->clock, "Theorem 4", -1);
-	if (!pipe)
-		return fluid_schedule(n, r, &so, s, rep, err);
 	if (fluid_pipeline(n, r, &so, pipe, rep, err) < 0)
 		return -1;
 	fluid_pipe_head(pipe, &so, rep, s);
 	return 0;
 }
 
-/* An allreduce: the reduce-scatter's schedule, then the allgather's, one
- * schedule of the shared type; each phase moves one shard per GPU. */
+/* An allreduce: the reduce-scatter's period, then the allgather's from
+ * the step after its last, one schedule of the shared type planned,
+ * verified and priced from the two periods; each phase moves one shard
+ * per GPU. */
 static int allreduce(const struct schedule_query *q, struct fluid_answer *a, struct fluid_opts o,
 		     const struct fluid_steps_opts *so, struct ofc_error *err)
 {
-	struct schedule rs, ag;
-	int rc;
+	struct schedule head;
+	uint32_t S1, S2;
 
-	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &rs, NULL, err) < 0)
+	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &head, &a->pipe, err) <
+	    0)
 		return -1;
+	sched_free(&head);
 	o.collective = FLUID_ALLGATHER;
-	rc = solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &ag, NULL,
-			 err);
-	if (rc == 0) {
-		sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
-		sched_reserve_steps(&a->s, rs.nsteps + ag.nsteps);
-		sched_append(&a->s, &rs);
-		sched_append(&a->s, &ag);
-		a->have_schedule = true;
-		sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
-		sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
-		sched_free(&ag);
-	}
-	sched_free(&rs);
-	return rc;
+	if (solve_phase(q, a->net, o, *so, &a->r_ag, &a->have_result_ag, &a->rep_ag, &head,
+			&a->pipe_ag, err) < 0)
+		return -1;
+	sched_free(&head);
+	S1 = a->pipe.steps;
+	S2 = a->pipe_ag.steps;
+	a->count = xmalloc(((size_t)S1 + S2 + 1) * sizeof(size_t));
+	memcpy(a->count, a->pipe.count, S1 * sizeof(size_t));
+	memcpy(a->count + S1, a->pipe_ag.count, S2 * sizeof(size_t));
+	sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
+	a->have_schedule = true;
+	a->by_period = true;
+	sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
+	sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
+	return 0;
 }
 
 /* The schedule's time and bound for the request's size (else 1 GB per
  * GPU), and the verifier's verdict on the network, each step at its
- * phase's step time. */
+ * phase's step time (an allreduce's: the reduce-scatter's, then the
+ * allgather's). */
 static int check(const struct schedule_query *q, struct fluid_answer *a, struct ofc_error *err)
 {
 	double gb = a->size ? (double)a->size / 1e9 : 1, k = a->terminals;
 	struct verify_network vn;
-	struct verify_opts vo = {.clock = q->clock};
-	double *times = NULL;
 
 	if (a->allreduce) {
 		/* s/GB of shard, and M/k GB of shard per phase */
@@ -250,9 +251,6 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 		a->latency = (a->rep.latency + a->rep_ag.latency) / k;
 		a->predicted = a->rep.steps * (a->alpha + a->rep.step_time * gb / k) +
 			       a->rep_ag.steps * (a->alpha + a->rep_ag.step_time * gb / k);
-		times = xmalloc((a->s.nsteps + 1) * sizeof(double));
-		for (uint32_t t = 0; t < a->s.nsteps; t++)
-			times[t] = t < a->rep.steps ? a->rep.step_time : a->rep_ag.step_time;
 	} else {
 		a->lower_bound = fluid_lower_bound(a->net, a->r.collective, a->s.root);
 		a->latency = a->rep.latency;
@@ -263,14 +261,12 @@ static int check(const struct schedule_query *q, struct fluid_answer *a, struct 
 	a->s.lower_bound_us = a->lower_bound * gb * 1e6; /* bandwidth: no alpha */
 	snprintf(a->s.topology, sizeof(a->s.topology), "servers:%s", q->fabric->name);
 	fluid_verify_network(a->net, a->rep.step_time, &vn);
-	vn.step_times = times;
-	vo.network = &vn;
 	clock_progress(q->clock, "verification", 0);
-	if (a->by_period)
-		a->verified = fluid_pipe_verify(&a->pipe, &vn, &a->vr) == 0;
+	if (a->allreduce)
+		a->verified = fluid_allreduce_verify(&a->pipe, &a->pipe_ag, a->pipe.steps, &vn,
+						     a->rep_ag.step_time, &a->vr) == 0;
 	else
-		a->verified = sched_verify(&a->s, &vo, &a->vr) == 0;
-	free(times);
+		a->verified = fluid_pipe_verify(&a->pipe, &vn, &a->vr) == 0;
 	/* past the deadline the verifier stops: no verdict, no answer */
 	if (clock_check(q->clock, "verification", err) < 0)
 		return -1;
@@ -317,37 +313,64 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		if (allreduce(q, a, o, &so, err) < 0)
 			return -1;
 	} else {
-		/* (the other collectives as before, expanded) */
-		a->by_period =
-		    o.collective == FLUID_ALLGATHER || o.collective == FLUID_REDUCE_SCATTER;
-		a->so = so;
-		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s,
-				a->by_period ? &a->pipe : NULL, err) < 0)
+		a->by_period = true;
+		if (solve_phase(q, a->net, o, so, &a->r, &a->have_result, &a->rep, &a->s, &a->pipe,
+				err) < 0)
 			return -1;
 		a->have_schedule = true;
 	}
 	return check(q, a, err);
 }
 
+/* Step t of the whole schedule from the period: an allreduce's
+ * allgather follows its reduce-scatter's steps. */
+static void fill_step(const void *ctx, uint32_t t, struct xfer *out)
+{
+	const struct fluid_answer *a = ctx;
+
+	if (a->allreduce && t >= a->pipe.steps)
+		fluid_pipe_fill_step(&a->pipe_ag, t - a->pipe.steps, out);
+	else
+		fluid_pipe_fill_step(&a->pipe, t, out);
+}
+
+bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st)
+{
+	if (!a->by_period || a->s.nsteps)
+		return false;
+	*st = (struct sched_stream){.head = &a->s,
+				    .nsteps = fluid_answer_steps(a),
+				    .count = a->allreduce ? a->count : a->pipe.count,
+				    .fill = fill_step,
+				    .ctx = a};
+	return true;
+}
+
 int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 			struct ofc_error *err)
 {
 	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
-	struct fluid_steps_opts so = a->so;
+	uint64_t left = limit > held ? limit - held : 1;
+	double total = (double)fluid_answer_transfers(a);
+	struct sched_stream st;
 	struct schedule s;
 
-	if (!a->by_period || a->s.nsteps)
+	if (!fluid_answer_stream(a, &st))
 		return 0;
-	so.max_bytes = limit > held ? limit - held : 1;
-	so.clock = q->clock;
-	if (fluid_pipe_expand(&a->pipe, &so, &a->rep, &s, err) < 0)
+	if (total * sizeof(struct xfer) > (double)left) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), (uint64_t)(total * sizeof(struct xfer)));
+		fmt_size(max_s, sizeof(max_s), left);
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Theorem 4's schedule (K = %u chunks, %u steps) needs about %s for %.3g "
+		    "transfers, over the %s left of the memory limit (ofc --max-memory, ofcd "
+		    "--max-request-memory); fewer chunks (--chunks) need proportionally less",
+		    a->rep.chunks, st.nsteps, need_s, total, max_s);
+	}
+	if (sched_stream_expand(&st, &s, err) < 0)
 		return -1;
-	/* the head as check() left it */
-	s.size_bytes = a->s.size_bytes;
-	s.time_us = a->s.time_us;
-	s.lower_bound_us = a->s.lower_bound_us;
-	memcpy(s.topology, a->s.topology, sizeof(s.topology));
-	s.verified = a->s.verified;
 	sched_free(&a->s);
 	a->s = s;
 	return 0;
@@ -355,12 +378,16 @@ int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 
 uint32_t fluid_answer_steps(const struct fluid_answer *a)
 {
-	return a->by_period && !a->s.nsteps ? a->pipe.steps : a->s.nsteps;
+	if (!a->by_period || a->s.nsteps)
+		return a->s.nsteps;
+	return a->pipe.steps + (a->allreduce ? a->pipe_ag.steps : 0);
 }
 
 size_t fluid_answer_transfers(const struct fluid_answer *a)
 {
-	return a->by_period && !a->s.nsteps ? a->pipe.ntransfers : a->s.nxfers;
+	if (!a->by_period || a->s.nsteps)
+		return a->s.nxfers;
+	return a->pipe.ntransfers + (a->allreduce ? a->pipe_ag.ntransfers : 0);
 }
 
 void fluid_answer_free(struct fluid_answer *a)
@@ -368,6 +395,8 @@ void fluid_answer_free(struct fluid_answer *a)
 	if (a->have_schedule)
 		sched_free(&a->s);
 	fluid_pipe_free(&a->pipe);
+	fluid_pipe_free(&a->pipe_ag);
+	free(a->count);
 	if (a->have_result)
 		fluid_result_free(&a->r);
 	if (a->have_result_ag)

@@ -463,7 +463,8 @@ double schedule_demand_bound(const double *m, uint32_t n, uint32_t d, double tot
  * is set (q->alpha, the config's cost_model), else the least K within
  * epsilon), verified on the network. An allreduce is a reduce-scatter then
  * an allgather of one shard per GPU, each solved and staggered on its own,
- * one schedule verified whole (each step at its phase's step time). */
+ * one schedule verified whole from the two periods (each step at its
+ * phase's step time). */
 bool schedule_fluid_fabric(const struct fabric *f);
 struct fluid_query {
 	/* dw (default), mirrored (over the automorphisms refinement finds, at
@@ -507,12 +508,13 @@ struct fluid_answer {
 	bool verified;
 	struct verify_report vr;
 	bool have_net, have_result, have_result_ag, have_schedule;
-	/* An allgather or a reduce-scatter is Theorem 4's period (pipe, with
-	 * so for its expansion): planned, verified and priced from it, s its
-	 * head alone (no step) until fluid_answer_expand. */
+	/* Theorem 4's period (pipe; an allreduce's reduce-scatter there and
+	 * its allgather in pipe_ag, from step pipe.steps on, count both
+	 * phases' transfers per step): planned, verified and priced from it,
+	 * s its head alone (no step) until fluid_answer_expand. */
 	bool by_period;
-	struct fluid_pipe pipe;
-	struct fluid_steps_opts so;
+	struct fluid_pipe pipe, pipe_ag;
+	size_t *count;
 };
 int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		   struct fluid_answer *a, struct ofc_error *err);
@@ -521,6 +523,11 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
  * q's memory limit leaves; nothing to do for a schedule already whole. */
 int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 			struct ofc_error *err);
+/* The whole schedule a step at a time from its period, for a consumer of
+ * every transfer that need not hold them (-o: sched_stream_write_*,
+ * schedule_stream_write_pb); false when s holds it whole already. st
+ * borrows a. */
+bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st);
 /* The whole schedule's steps and transfers, expanded or not. */
 uint32_t fluid_answer_steps(const struct fluid_answer *a);
 size_t fluid_answer_transfers(const struct fluid_answer *a);

@@ -863,6 +863,10 @@ static void test_schedule_fluid_allreduce(void **state)
 	assert_true(a.verified);
 	assert_true(a.allreduce);
 	assert_int_equal(a.s.collective, SCHED_ALLREDUCE);
+	/* planned from the two phases' periods; made whole for the checks */
+	assert_int_equal(a.s.nsteps, 0);
+	if (fluid_answer_expand(&q, &a, &err) < 0)
+		fail_msg("fluid_answer_expand: %s", err.msg);
 	assert_int_equal(a.s.nsteps, a.rep.steps + a.rep_ag.steps);
 	assert_int_equal(a.r.collective, FLUID_REDUCE_SCATTER);
 	assert_int_equal(a.r_ag.collective, FLUID_ALLGATHER);

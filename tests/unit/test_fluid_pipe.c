@@ -5,9 +5,10 @@
  * cost, duplicates) for broadcasts, allgathers, all-to-alls and
  * reduce-scatters at several K; and a period with a wrong transfer, a
  * missing delivery or a capacity overrun only the overlap of consecutive
- * chunks shows fails both checks; and ofc schedule's allgather and
- * reduce-scatter are answered from their period, their -o the same
- * transfers. */
+ * chunks shows fails both checks; and ofc schedule's collectives are
+ * answered from their period, their -o the same transfers and files, the
+ * allreduce from its two phases' (a shard sent before it is reduced
+ * caught). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +19,11 @@
 #include <math.h>
 
 #include "controller/config/config.h"
+#include "controller/export/export.h"
 #include "controller/fabric/fabric.h"
 #include "controller/schedule/schedule.h"
 #include "fluid/fluid.h"
+#include "fluid/internal.h"
 
 static void near(double got, double want, double rel, const char *what)
 {
@@ -38,6 +41,165 @@ static void solve(const struct fluid_net *n, enum fluid_collective c, uint32_t h
 	if (fluid_solve(n, &o, r, &err) != 0)
 		fail_msg("fluid_solve: %s", err.msg);
 	fluid_routing_merge(&r->routing);
+}
+
+/* Theorem 4's schedule as it was first written, piece by piece, chunk by
+ * chunk, hop by hop, each transfer to its step's next place: what
+ * fluid_pipe_fill_step must give a step at a time. */
+static void reference_expand(const struct fluid_net *n, const struct fluid_pipe *p,
+			     struct schedule *s)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t K = p->chunks, S = p->steps, lo, hi;
+	uint32_t *port = calloc(n->narcs + 1, 4), *deg = calloc(n->nverts + 1, 4);
+	size_t *pos = calloc(S + 1, sizeof(size_t));
+	struct xfer *out;
+
+	sched_init(s, SCHED_ALLGATHER, "ref", n->nverts);
+	out = sched_append_steps(s, S, p->count);
+	for (uint32_t e = 0; e < n->narcs; e++)
+		port[e] = deg[n->tail[e]]++;
+	for (uint32_t t = 1; t < S; t++)
+		pos[t] = pos[t - 1] + p->count[t - 1];
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t block = p->r->collective == FLUID_ALLTOALL
+				     ? q->origin * n->nverts + q->target
+				     : q->origin;
+
+		for (uint32_t k = 0; k < K; k++) {
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
+				continue;
+			for (uint32_t h = 0; h < q->nhops; h++) {
+				uint32_t e = rt->hop_arc[q->first + h];
+				uint32_t st = rt->hop_layer[q->first + h] + k;
+				bool red = p->rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
+
+				if (p->rev)
+					st = S - 1 - st;
+				out[pos[st]++] = (struct xfer){
+				    .src = (uint16_t)n->tail[e],
+				    .dst = (uint16_t)n->head[e],
+				    .block = block,
+				    .offset = lo,
+				    .length = hi - lo,
+				    .lane = (uint16_t)(port[e] < SCHED_NO_LANE ? port[e]
+									       : SCHED_NO_LANE),
+				    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
+				};
+			}
+		}
+	}
+	free(pos);
+	free(port);
+	free(deg);
+}
+
+static void pipe_step(const void *ctx, uint32_t t, struct xfer *out)
+{
+	fluid_pipe_fill_step(ctx, t, out);
+}
+
+/* What f writes of a schedule, as bytes (the caller frees them). */
+static char *written(void (*f)(FILE *, const void *), const void *x, size_t *len)
+{
+	char *data = NULL;
+	FILE *mem = open_memstream(&data, len);
+
+	f(mem, x);
+	fclose(mem);
+	return data;
+}
+
+static void json_of(FILE *out, const void *x)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	sched_write_json_members(&w, x, true);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void json_streamed(FILE *out, const void *x)
+{
+	struct json_writer w;
+
+	jw_init(&w, out, true);
+	jw_obj_begin(&w);
+	sched_stream_write_json_members(&w, x);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+static void text_of(FILE *out, const void *x)
+{
+	sched_write_text(out, x, UINT32_MAX);
+}
+
+static void text_streamed(FILE *out, const void *x)
+{
+	sched_stream_write_text(out, x, UINT32_MAX);
+}
+
+static void pb_of(FILE *out, const void *x)
+{
+	struct ofc_error err = {0};
+
+	assert_int_equal(schedule_write_pb(x, out, &err), 0);
+}
+
+static void pb_streamed(FILE *out, const void *x)
+{
+	struct ofc_error err = {0};
+
+	assert_int_equal(schedule_stream_write_pb(x, out, &err), 0);
+}
+
+/* The stream's files (JSON, text, protobuf; and a text of few lines) are
+ * the explicit schedule's, byte for byte, and so is its expansion. */
+static void same_files(const struct sched_stream *st, const struct schedule *s)
+{
+	static const struct {
+		void (*whole)(FILE *, const void *);
+		void (*made)(FILE *, const void *);
+	} ways[] = {{json_of, json_streamed}, {text_of, text_streamed}, {pb_of, pb_streamed}};
+	struct ofc_error err = {0};
+	struct schedule e;
+
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		size_t n1, n2;
+		char *a = written(ways[i].whole, s, &n1), *b = written(ways[i].made, st, &n2);
+
+		assert_true(n1 > 0);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(a, b, n1);
+		free(a);
+		free(b);
+	}
+	for (uint32_t lines = 1; lines < 40; lines += 7) {
+		char *a = NULL, *b = NULL;
+		size_t n1, n2;
+		FILE *f1 = open_memstream(&a, &n1), *f2 = open_memstream(&b, &n2);
+
+		sched_write_text(f1, s, lines);
+		sched_stream_write_text(f2, st, lines);
+		fclose(f1);
+		fclose(f2);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(a, b, n1);
+		free(a);
+		free(b);
+	}
+	assert_int_equal(sched_stream_expand(st, &e, &err), 0);
+	assert_int_equal(e.nsteps, s->nsteps);
+	assert_int_equal(e.nxfers, s->nxfers);
+	assert_memory_equal(e.xfers, s->xfers, s->nxfers * sizeof(struct xfer));
+	assert_memory_equal(e.step_start, s->step_start, (s->nsteps + 1) * sizeof(uint32_t));
+	assert_int_equal(e.nmetrics, s->nmetrics);
+	assert_true(e.root == s->root && e.collective == s->collective);
+	sched_free(&e);
 }
 
 /* Both checks with K chunks, step time scaled by `squeeze` (1: Theorem 4's
@@ -75,7 +237,8 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 				 ev->network_cost);
 		near(pv->duplicate_blocks, ev->duplicate_blocks, 1e-6, "duplicates");
 	}
-	/* The expansion is fluid_schedule's, byte for byte. */
+	/* The expansion is fluid_schedule's and the first layout's, byte for
+	 * byte, and written a step at a time it is the same files. */
 	if (fluid_schedule(n, r, &so, &s2, &rep2, &err) < 0)
 		fail_msg("fluid_schedule: %s", err.msg);
 	assert_int_equal(s2.nsteps, s.nsteps);
@@ -83,8 +246,19 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 	assert_memory_equal(s2.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
 	assert_memory_equal(s2.step_start, s.step_start, (s.nsteps + 1) * sizeof(uint32_t));
 	assert_true(rep2.cost == rep.cost);
-	sched_free(&s);
 	sched_free(&s2);
+	reference_expand(n, &p, &s2);
+	assert_int_equal(s2.nxfers, s.nxfers);
+	assert_memory_equal(s2.xfers, s.xfers, s.nxfers * sizeof(struct xfer));
+	assert_memory_equal(s2.step_start, s.step_start, (s.nsteps + 1) * sizeof(uint32_t));
+	sched_free(&s2);
+	fluid_pipe_head(&p, &so, &rep, &s2);
+	struct sched_stream st = {
+	    .head = &s2, .nsteps = p.steps, .count = p.count, .fill = pipe_step, .ctx = &p};
+
+	same_files(&st, &s);
+	sched_free(&s2);
+	sched_free(&s);
 	fluid_pipe_free(&p);
 	return pr;
 }
@@ -217,14 +391,15 @@ static void test_corrupt(void **state)
 	fluid_net_free(&n);
 }
 
-/* ofc schedule's fluid allgather and reduce-scatter (schedule_fluid) are
- * planned and verified from their period: no transfer until
+/* ofc schedule's fluid allgather, reduce-scatter, broadcast and reduce
+ * (schedule_fluid) are planned and verified from their period: no transfer until
  * fluid_answer_expand, which gives fluid_schedule's transfers for the same
  * routing and K, and the verifier's figures on those transfers are the
  * period's to the last bit (the answers print them). */
 static void test_schedule_by_period(void **state)
 {
-	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER};
+	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER,
+						      SCHED_BROADCAST, SCHED_REDUCE};
 	struct fabric *f = NULL;
 	struct ofc_error err = {0};
 	(void)state;
@@ -276,12 +451,180 @@ static void test_schedule_by_period(void **state)
 	fabric_free(f);
 }
 
+/* The explicit allreduce of two periods: the reduce-scatter's steps,
+ * and the allgather's from step ag_first (where they overlap, a step
+ * holds the reduce-scatter's transfers and then the allgather's), with
+ * each step's time (the reduce-scatter's where it has one). */
+static void explicit_allreduce(const struct fluid_pipe *rs, const struct fluid_pipe *ag,
+			       uint32_t ag_first, double t1, double t2, struct schedule *s,
+			       double **times)
+{
+	uint32_t S = ag_first + ag->steps > rs->steps ? ag_first + ag->steps : rs->steps;
+	struct xfer *buf = malloc((rs->ntransfers + ag->ntransfers + 1) * sizeof(struct xfer));
+
+	sched_init(s, SCHED_ALLREDUCE, "fluid", rs->net->nverts);
+	*times = malloc((S + 1) * sizeof(double));
+	for (uint32_t t = 0; t < S; t++) {
+		sched_step(s);
+		(*times)[t] = t < rs->steps ? t1 : t2;
+		if (t < rs->steps) {
+			fluid_pipe_fill_step(rs, t, buf);
+			for (size_t i = 0; i < rs->count[t]; i++)
+				sched_add(s, &buf[i]);
+		}
+		if (t >= ag_first && t - ag_first < ag->steps) {
+			fluid_pipe_fill_step(ag, t - ag_first, buf);
+			for (size_t i = 0; i < ag->count[t - ag_first]; i++)
+				sched_add(s, &buf[i]);
+		}
+	}
+	free(buf);
+}
+
+/* Both checks of an allreduce of rs and ag (the allgather from step
+ * ag_first): the verdicts agree, and the figures to the last bit when
+ * both pass; the period's verdict. */
+static int both_allreduce(const struct fluid_net *n, const struct fluid_pipe *rs,
+			  const struct fluid_pipe *ag, uint32_t ag_first, struct verify_report *pv,
+			  struct verify_report *ev)
+{
+	struct verify_network vn;
+	struct schedule s;
+	double *times;
+
+	explicit_allreduce(rs, ag, ag_first, rs->step_time, ag->step_time, &s, &times);
+	fluid_verify_network(n, rs->step_time, &vn);
+	int pr = fluid_allreduce_verify(rs, ag, ag_first, &vn, ag->step_time, pv);
+
+	vn.step_times = times;
+	struct verify_opts vo = {.network = &vn};
+	int er = sched_verify(&s, &vo, ev);
+
+	if (pr != er)
+		fail_msg("allreduce: the periods say %s (%s), the expansion %s (%s)",
+			 pr ? "bad" : "good", pv->error, er ? "bad" : "good", ev->error);
+	assert_int_equal(pv->nsteps, s.nsteps);
+	assert_int_equal(pv->ntransfers, s.nxfers);
+	if (pr == 0 &&
+	    (pv->max_utilisation != ev->max_utilisation || pv->network_cost != ev->network_cost))
+		fail_msg("allreduce: utilisation %.17g, cost %.17g; want %.17g, %.17g",
+			 pv->max_utilisation, pv->network_cost, ev->max_utilisation,
+			 ev->network_cost);
+	sched_free(&s);
+	free(times);
+	return pr;
+}
+
+/* ofc schedule's fluid allreduce is planned, verified and priced from its
+ * two phases' periods: no transfer until fluid_answer_expand, whose
+ * schedule is the reduce-scatter's then the allgather's explicit ones
+ * (as the allreduce was first built), verified the same to the last bit;
+ * and a wrong transfer in the reduce-scatter's period, a delivery missing
+ * from the allgather's, or the allgather starting a step early (a shard
+ * sent before it is reduced) fail both checks. */
+static void test_allreduce_by_period(void **state)
+{
+	struct fabric *f = NULL;
+	struct ofc_error err = {0};
+	struct schedule_query q = {.collective = SCHED_ALLREDUCE, .size = 64u << 20};
+	struct fluid_query x = {0};
+	struct fluid_answer a;
+	struct verify_report pv, ev;
+	struct schedule rs, ag, old;
+	struct fluid_steps_report rep;
+	(void)state;
+
+	if (fabric_open("examples/modelw/all-links-1.yaml", &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	q.fabric = f;
+	if (schedule_fluid(&q, &x, &a, &err) < 0)
+		fail_msg("schedule_fluid: %s", err.msg);
+	assert_true(a.by_period && a.allreduce && a.verified);
+	assert_int_equal(a.s.nxfers, 0);
+	assert_int_equal(fluid_answer_steps(&a), a.rep.steps + a.rep_ag.steps);
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), 0);
+	assert_true(pv.network_cost == a.vr.network_cost);
+	assert_true(pv.max_utilisation == a.vr.max_utilisation);
+	/* the whole schedule as it was first built: each phase's, appended */
+	struct fluid_steps_opts s1 = {.chunks = a.rep.chunks}, s2 = {.chunks = a.rep_ag.chunks};
+
+	if (fluid_schedule(a.net, &a.r, &s1, &rs, &rep, &err) < 0 ||
+	    fluid_schedule(a.net, &a.r_ag, &s2, &ag, &rep, &err) < 0)
+		fail_msg("fluid_schedule: %s", err.msg);
+	sched_init(&old, SCHED_ALLREDUCE, "fluid", a.net->nverts);
+	sched_append(&old, &rs);
+	sched_append(&old, &ag);
+	if (fluid_answer_expand(&q, &a, &err) < 0)
+		fail_msg("fluid_answer_expand: %s", err.msg);
+	assert_int_equal(a.s.nsteps, old.nsteps);
+	assert_int_equal(a.s.nxfers, old.nxfers);
+	assert_memory_equal(a.s.xfers, old.xfers, old.nxfers * sizeof(struct xfer));
+	assert_memory_equal(a.s.step_start, old.step_start, (old.nsteps + 1) * sizeof(uint32_t));
+	assert_true(a.s.verified);
+	sched_free(&old);
+	sched_free(&rs);
+	sched_free(&ag);
+
+	/* A wrong transfer in the reduce-scatter: a hop on an arc that does
+	 * not leave where its piece is. */
+	struct fluid_routing *rt = (struct fluid_routing *)&a.r.routing;
+	size_t last = 0;
+
+	for (size_t i = 0; i < rt->npieces; i++)
+		if (rt->pieces[i].nhops > rt->pieces[last].nhops)
+			last = i;
+	struct fluid_piece *p = &rt->pieces[last];
+	uint32_t h = p->first + p->nhops - 1, arc = rt->hop_arc[h], other = 0;
+
+	while (a.net->tail[other] == a.net->tail[arc] ||
+	       a.net->tail[other] == a.net->head[rt->hop_arc[h - 1]])
+		other++;
+	rt->hop_arc[h] = other;
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), -1);
+	rt->hop_arc[h] = arc;
+	/* A delivery missing from the allgather: a piece one hop short. */
+	struct fluid_routing *rg = (struct fluid_routing *)&a.r_ag.routing;
+
+	last = 0;
+	for (size_t i = 0; i < rg->npieces; i++)
+		if (rg->pieces[i].nhops > rg->pieces[last].nhops)
+			last = i;
+	rg->pieces[last].nhops--;
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), -1);
+	rg->pieces[last].nhops++;
+	/* The allgather a step early: its first step sends the first chunk of
+	 * each shard in the step that finishes reducing it. */
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps - 1, &pv, &ev),
+			 -1);
+	assert_non_null(strstr(pv.error, "before the reduce-scatter has reduced it"));
+	/* and right again */
+	assert_int_equal(both_allreduce(a.net, &a.pipe, &a.pipe_ag, a.pipe.steps, &pv, &ev), 0);
+	/* Each phase at its own step time: half of it fails in that phase. */
+	struct verify_network vn;
+
+	fluid_verify_network(a.net, a.rep.step_time / 2, &vn);
+	assert_int_equal(
+	    fluid_allreduce_verify(&a.pipe, &a.pipe_ag, a.pipe.steps, &vn, a.rep_ag.step_time, &pv),
+	    -1);
+	assert_true(pv.bad_step < a.pipe.steps);
+	assert_non_null(strstr(pv.error, "(step time x bandwidth)"));
+	fluid_verify_network(a.net, a.rep.step_time, &vn);
+	assert_int_equal(fluid_allreduce_verify(&a.pipe, &a.pipe_ag, a.pipe.steps, &vn,
+						a.rep_ag.step_time / 2, &pv),
+			 -1);
+	assert_true(pv.bad_step >= a.pipe.steps);
+	assert_non_null(strstr(pv.error, "(step time x bandwidth)"));
+	fluid_answer_free(&a);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_agree),
 	    cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_schedule_by_period),
+	    cmocka_unit_test(test_allreduce_by_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
