@@ -790,31 +790,33 @@ static void copy_with(struct schedule *d, const struct schedule *s, size_t skip,
 	}
 }
 
-/* An allreduce's final scan on two threads, each half the entries (the
- * step loop reports what either finds not full): the last step's first or
- * last transfer dropped is the same report on two threads as on one; ring
- * (by diagonal: the last diagonal, in the second half), bidir-ring (in
- * halves) and BFB (by node: a receiver in each half). */
+/* An allreduce's final scan on 2, 3 and 8 threads, each a part of the
+ * entries (the step loop reports what any finds not full): the last
+ * step's first or last transfer dropped is the same report on them as on
+ * one; ring (by diagonal: the last diagonal, in the last part),
+ * bidir-ring (in halves) and BFB (by node: a receiver in each part). */
 static void test_final_halves(void **state)
 {
 	static const char *const algos[] = {"ring", "bidir-ring", "bfb"};
+	static const unsigned threads[] = {2, 3, 8};
 	struct graph *g;
 	struct topo_tree *tree;
 	struct ofc_error err = {0};
 	(void)state;
 
 	assert_int_equal(topo_build_tree("hypercube:7", &g, &tree, &err), 0);
-	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+	for (size_t a = 0; a < ARRAY_SIZE(algos) * ARRAY_SIZE(threads); a++) {
 		struct schedule s, d;
 		struct verify_report r;
-		struct verify_opts two = {.graph = g, .threads = 2, .par_min_xfers = 1};
+		struct verify_opts two = {
+		    .graph = g, .threads = threads[a % ARRAY_SIZE(threads)], .par_min_xfers = 1};
 		struct bfb_opts bo = {0};
 		struct bfb_stats st;
+		const char *algo = algos[a / ARRAY_SIZE(threads)];
 
-		if (a < 2)
+		if (strcmp(algo, "bfb"))
 			assert_int_equal(
-			    baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, NULL, &err),
-			    0);
+			    baseline_schedule(g, tree, algo, SCHED_ALLREDUCE, &s, NULL, &err), 0);
 		else
 			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
 		assert_int_equal(sched_verify(&s, &two, &r), 0);
