@@ -114,7 +114,6 @@ struct a2a_job {
 	unsigned loop; /* the step loop's parts: the check's items 0 .. loop - 1 */
 	struct a2a_loop *loops;
 	int loop_rc;
-	unsigned nworkers;
 	struct a2a_worker w[A2A_MAX_WORKERS];
 };
 
