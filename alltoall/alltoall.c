@@ -672,22 +672,18 @@ static void arc_ports_free(struct arc_ports *p)
  * (xfer.run): a hop continues its route's run when it leaves on the port
  * the hop before it left on. Read once; the passes below jump run to run. */
 /* load (d entries, or NULL): what the routes put on each port, summed a
- * run at a time, for a2a_schedule's max_port_load. */
-static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt, double *load)
+ * run at a time, for a2a_schedule's max_port_load. Routes [r0, r1). */
+static void route_runs_of(const struct arc_ports *ports, const struct a2a_routes *rt, size_t r0,
+			  size_t r1, uint8_t *run, double *load)
 {
-	size_t nhops = rt->nroutes ? rt->off[rt->nroutes] : 0;
-	uint8_t *run = sched_huge_alloc(nhops + 1);
-	struct arc_ports ports;
-
 	/* The run's length is kept in a register and stored when it ends:
 	 * run[start]++ a hop was a chain of dependent stores. */
-	arc_ports_init(&ports, g);
-	for (size_t r = 0; r < rt->nroutes; r++) {
+	for (size_t r = r0; r < r1; r++) {
 		size_t start = rt->off[r];
 		uint32_t prev = UINT32_MAX;
 
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h++) {
-			uint32_t port = arc_port(&ports, rt->arc[h]);
+			uint32_t port = arc_port(ports, rt->arc[h]);
 
 			if (port != prev || h - start == SCHED_MAX_RUN) {
 				if (h > rt->off[r]) {
@@ -705,105 +701,218 @@ static uint8_t *route_runs(const struct graph *g, const struct a2a_routes *rt, d
 				load[prev] += (double)(rt->off[r + 1] - start) * rt->w[r];
 		}
 	}
-	arc_ports_free(&ports);
-	return run;
 }
 
-int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
-		 const char *algorithm, struct schedule *s, double *max_port_load,
-		 struct ofc_error *err)
+/* The lowering in parts of whole pairs (a2a_lower_cut), side by side on
+ * --threads: each part counts its transfers per step, then writes them
+ * from where the parts before it end in each step, so that the schedule
+ * is the one pass's, byte for byte, on any number of threads. */
+struct a2a_lower {
+	const struct graph *g;
+	const struct a2a_routes *rt;
+	const struct arc_ports *ports;
+	const uint32_t *tail, *step; /* step NULL: hop i at step i */
+	uint8_t *run;
+	bool find_runs;	   /* the count pass finds them (else found already) */
+	uint32_t *lo, *hi; /* per route: its piece of the pair's block */
+	size_t *cut;	   /* part p: routes [cut[p], cut[p + 1]) */
+	size_t **count;	   /* part p's transfers per step, then where its next goes */
+	size_t *ncount;	   /* its steps */
+	struct xfer *out;
+};
+
+/* Routes from which a2a_schedule works in parts: below, the one pass
+ * takes about what starting a thread costs. */
+#define A2A_LOWER_PART_HOPS (1u << 16)
+
+/* Parts of about equal hops, cut where a pair's routes begin. */
+static size_t a2a_lower_cut(const struct a2a_routes *rt, unsigned threads, size_t **cut)
 {
-	uint32_t n = g->n, nsteps = 0, *tail;
-	size_t *count, *pos;
-	uint8_t *run = NULL;
+	size_t hops = rt->nroutes ? rt->off[rt->nroutes] : 0, np = 1;
 
-	memset(s, 0, sizeof(*s));
-	if (rt->symmetric)
-		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
-	if (max_port_load) { /* the runs' pass sums the ports */
-		uint32_t d = graph_outdeg(g, 0);
-		double *load = xcalloc((size_t)d + 1, sizeof(double));
-
-		run = route_runs(g, rt, load);
-		*max_port_load = 0;
-		for (uint32_t j = 0; j < d; j++)
-			*max_port_load = load[j] > *max_port_load ? load[j] : *max_port_load;
-		free(load);
+	if (threads == 0)
+		threads = ofc_cpu_count();
+	if (threads > 1 && hops >= 2 * (size_t)A2A_LOWER_PART_HOPS) {
+		/* a few parts a thread, so a slow one is shared */
+		np = (size_t)threads * 4;
+		if (np > hops / A2A_LOWER_PART_HOPS)
+			np = hops / A2A_LOWER_PART_HOPS;
 	}
-	if (!runs || stepped) {
-		free(run);
-		run = NULL;
-	} else if (!run) {
-		run = route_runs(g, rt, NULL);
-	}
-	/* Steps without a step array: hop i at step i, as unstepped. */
-	const uint32_t *step = stepped ? rt->step : NULL;
-#define NEXT(h) ((h) + 1 + (run ? run[h] : 0))
-	tail = graph_arc_tails(g);
-	for (size_t r = 0; r < rt->nroutes; r++) {
-		uint32_t st = 0;
+	*cut = xmalloc((np + 1) * sizeof(size_t));
+	(*cut)[0] = 0;
+	for (size_t p = 1, r = 0; p < np; p++) {
+		size_t at = hops / np * p;
 
-		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h = NEXT(h), st++) {
-			uint32_t at = step ? step[h] : st;
-
-			if (at + 1 > nsteps)
-				nsteps = at + 1;
-		}
+		while (r < rt->nroutes && rt->off[r] < at)
+			r++;
+		while (r > 0 && r < rt->nroutes && rt->src[r] == rt->src[r - 1] &&
+		       rt->dst[r] == rt->dst[r - 1])
+			r++;
+		(*cut)[p] = r;
 	}
-	count = xcalloc((size_t)nsteps + 1, sizeof(size_t));
-	pos = xcalloc((size_t)nsteps + 1, sizeof(size_t));
+	(*cut)[np] = rt->nroutes;
+	return np;
+}
+
+#define NEXT(h) ((h) + 1 + (j->run ? j->run[h] : 0))
+
+/* Part p's runs (when asked), pieces and transfers per step. */
+static void a2a_lower_count(void *ctx, size_t p, unsigned worker)
+{
+	struct a2a_lower *j = ctx;
+	const struct a2a_routes *rt = j->rt;
+	size_t r0 = j->cut[p], r1 = j->cut[p + 1], *count = NULL, cap = 0, nsteps = 0;
+
+	(void)worker;
+	if (j->find_runs)
+		route_runs_of(j->ports, rt, r0, r1, j->run, NULL);
 	/* Pieces: a pair's routes split its block [0, 1) in order. */
-	uint32_t *lo = xmalloc((rt->nroutes + 1) * sizeof(uint32_t));
-	uint32_t *hi = xmalloc((rt->nroutes + 1) * sizeof(uint32_t));
-	for (size_t r = 0; r < rt->nroutes;) {
+	for (size_t r = r0; r < r1;) {
 		size_t e = r;
 		double cum = 0;
 
-		while (e < rt->nroutes && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
+		while (e < r1 && rt->src[e] == rt->src[r] && rt->dst[e] == rt->dst[r])
 			e++;
 		for (size_t q = r; q < e; q++) {
 			uint32_t st = 0;
 
-			lo[q] = sched_fix(cum);
+			j->lo[q] = sched_fix(cum);
 			cum += rt->w[q];
-			hi[q] = q + 1 == e ? SCHED_ONE : sched_fix(cum);
-			if (hi[q] > lo[q])
-				for (size_t h = rt->off[q]; h < rt->off[q + 1]; h = NEXT(h), st++)
-					count[step ? step[h] : st]++;
+			j->hi[q] = q + 1 == e ? SCHED_ONE : sched_fix(cum);
+			/* (a route of an empty piece sends nothing, but its
+			 * steps are the schedule's all the same) */
+			for (size_t h = rt->off[q]; h < rt->off[q + 1]; h = NEXT(h), st++) {
+				uint32_t at = j->step ? j->step[h] : st;
+
+				if (at >= nsteps) {
+					GROW(count, cap, (size_t)at + 1);
+					memset(count + nsteps, 0,
+					       (at + 1 - nsteps) * sizeof(size_t));
+					nsteps = (size_t)at + 1;
+				}
+				count[at] += j->hi[q] > j->lo[q];
+			}
 		}
 		r = e;
 	}
-	sched_init(s, SCHED_ALLTOALL, algorithm, n);
-	snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
-	struct xfer *out = sched_append_steps(s, nsteps, count);
-	for (uint32_t t = 1; t <= nsteps; t++)
-		pos[t] = pos[t - 1] + count[t - 1];
-	for (size_t r = 0; r < rt->nroutes; r++) {
+	j->count[p] = count;
+	j->ncount[p] = nsteps;
+}
+
+/* Part p's transfers, from where the parts before it end in each step. */
+static void a2a_lower_write(void *ctx, size_t p, unsigned worker)
+{
+	struct a2a_lower *j = ctx;
+	const struct a2a_routes *rt = j->rt;
+	const struct graph *g = j->g;
+	size_t *pos = j->count[p];
+	uint32_t n = g->n;
+
+	(void)worker;
+	for (size_t r = j->cut[p]; r < j->cut[p + 1]; r++) {
 		uint32_t st = 0;
 
-		if (hi[r] <= lo[r])
+		if (j->hi[r] <= j->lo[r])
 			continue;
 		for (size_t h = rt->off[r]; h < rt->off[r + 1]; h = NEXT(h), st++) {
-			uint32_t a = rt->arc[h], u = tail[a], k = run ? run[h] : 0;
+			uint32_t a = rt->arc[h], u = j->tail[a], k = j->run ? j->run[h] : 0;
 
-			out[pos[step ? step[h] : st]++] =
+			j->out[pos[j->step ? j->step[h] : st]++] =
 			    (struct xfer){.src = (uint16_t)u,
 					  .dst = (uint16_t)g->adj[rt->arc[h + k]],
 					  .block = rt->src[r] * n + rt->dst[r],
-					  .offset = lo[r],
-					  .length = hi[r] - lo[r],
+					  .offset = j->lo[r],
+					  .length = j->hi[r] - j->lo[r],
 					  .lane = (uint16_t)(a - g->off[u]),
 					  .run = (uint8_t)k,
 					  .flags = xfer_flags(DIR_NONE, XFER_COPY)};
 		}
 	}
-	free(lo);
-	free(hi);
-	free(count);
-	free(pos);
-	free(tail);
-	free(run);
+}
+
 #undef NEXT
+
+/* The parts' counts joined: the schedule's steps, each part's counts
+ * turned into where its transfers go (the parts before it first). */
+static void a2a_lower_join(struct a2a_lower *j, size_t np, struct schedule *s)
+{
+	uint32_t nsteps = 0;
+
+	for (size_t p = 0; p < np; p++)
+		nsteps = j->ncount[p] > nsteps ? (uint32_t)j->ncount[p] : nsteps;
+	size_t *total = xcalloc((size_t)nsteps + 1, sizeof(size_t));
+
+	for (size_t p = 0; p < np; p++)
+		for (size_t t = 0; t < j->ncount[p]; t++)
+			total[t] += j->count[p][t];
+	j->out = sched_append_steps(s, nsteps, total);
+	for (uint32_t t = 0; t < nsteps; t++) {
+		size_t at = s->step_start[t];
+
+		for (size_t p = 0; p < np; p++) {
+			if (t >= j->ncount[p])
+				continue;
+			size_t c = j->count[p][t];
+
+			j->count[p][t] = at;
+			at += c;
+		}
+	}
+	free(total);
+}
+
+int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
+		 const char *algorithm, struct schedule *s, double *max_port_load, unsigned threads,
+		 struct ofc_error *err)
+{
+	struct arc_ports ports;
+	size_t nhops = rt->nroutes ? rt->off[rt->nroutes] : 0, np;
+	struct a2a_lower j = {.g = g, .rt = rt, .ports = &ports};
+
+	memset(s, 0, sizeof(*s));
+	if (rt->symmetric)
+		return ofc_error_set(err, OFC_E_RUNTIME, "expand symmetric routes first");
+	arc_ports_init(&ports, g);
+	if (max_port_load || (runs && !stepped))
+		j.run = sched_huge_alloc(nhops + 1);
+	j.find_runs = j.run && !max_port_load;
+	if (max_port_load) { /* the runs' pass sums the ports, in route order */
+		uint32_t d = graph_outdeg(g, 0);
+		double *load = xcalloc((size_t)d + 1, sizeof(double));
+
+		route_runs_of(&ports, rt, 0, rt->nroutes, j.run, load);
+		*max_port_load = 0;
+		for (uint32_t k = 0; k < d; k++)
+			*max_port_load = load[k] > *max_port_load ? load[k] : *max_port_load;
+		free(load);
+		if (!runs || stepped) {
+			free(j.run);
+			j.run = NULL;
+		}
+	}
+	np = a2a_lower_cut(rt, threads, &j.cut);
+	/* Steps without a step array: hop i at step i, as unstepped. */
+	j.step = stepped ? rt->step : NULL;
+	j.tail = graph_arc_tails(g);
+	j.lo = xmalloc((rt->nroutes + 1) * sizeof(uint32_t));
+	j.hi = xmalloc((rt->nroutes + 1) * sizeof(uint32_t));
+	j.count = xcalloc(np, sizeof(*j.count));
+	j.ncount = xcalloc(np, sizeof(*j.ncount));
+	parallel_for(np, 1, threads, a2a_lower_count, &j);
+	sched_init(s, SCHED_ALLTOALL, algorithm, g->n);
+	snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
+	a2a_lower_join(&j, np, s);
+	parallel_for(np, 1, threads, a2a_lower_write, &j);
+	for (size_t p = 0; p < np; p++)
+		free(j.count[p]);
+	free(j.count);
+	free(j.ncount);
+	free(j.cut);
+	free(j.lo);
+	free(j.hi);
+	free((void *)j.tail);
+	free(j.run);
+	arc_ports_free(&ports);
 	return 0;
 }
 
@@ -948,7 +1057,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 			 : a2a_balanced_routes(g, q->mcf.demand, 0x0fc, q->clock, rt, err);
 	}
 	if (rc == 0)
-		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, NULL, err);
+		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, NULL, q->mcf.threads, err);
 	if (rc == 0) {
 		o->max_load = a2a_max_link_load(g, q->mcf.capacity, q->mcf.demand, rt);
 		o->max_paths = a2a_max_paths(rt);
@@ -980,7 +1089,7 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 	if ((strcmp(q->algo, "direct") == 0
 		 ? a2a_direct_routes_0(g, &rt, err)
 		 : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
-	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, &o->max_load, err) < 0) {
+	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, &o->max_load, 1, err) < 0) {
 		a2a_routes_free(&rt);
 		return -1;
 	}
@@ -1069,7 +1178,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 		a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
 	struct a2a_routes own = *rt;
 	own.symmetric = false;
-	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, &o->max_load, err) < 0) {
+	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, &o->max_load, 1, err) < 0) {
 		a2a_outcome_free(o);
 		return -1;
 	}

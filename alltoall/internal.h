@@ -176,9 +176,11 @@ uint32_t a2a_max_hops(const struct a2a_routes *rt);
  * most any port carries, for node 0's routes of a symmetric schedule
  * (every arc of port j carries what they put on port j; unit
  * capacities), summed in the pass that finds the runs (a second pass over
- * torus:256x256's 25 M hops saved). */
+ * torus:256x256's 25 M hops saved). Built in parts of whole pairs on
+ * up to `threads` threads (0: every CPU), joined in route order: the
+ * same schedule on any number. */
 int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool stepped, bool runs,
-		 const char *algorithm, struct schedule *s, double *max_port_load,
+		 const char *algorithm, struct schedule *s, double *max_port_load, unsigned threads,
 		 struct ofc_error *err);
 /* Runs as asked, and never with host injection limits (a2a_request). */
 static inline bool a2a_runs(const struct a2a_request *q)

@@ -13,6 +13,13 @@
 #   LIBS=build/libs bench/threads.sh  on a machine without ofc's libraries:
 #                                    bench/bundle_libs.sh build/libs (here)
 #                                    copies them; carry build/ with them
+#   BEFORE=/tmp/old/ofc bench/threads.sh paths gk hc
+#                                    another build's ofc (its libofc-clp.so
+#                                    beside it) run before this one at each
+#                                    thread count, in the same run: a build
+#                                    column, each build's speedup over its
+#                                    own 1 thread, and same_as_1 against
+#                                    the first build's answer
 #
 # Requests (NAME: the command after `ofc schedule`):
 #   fluid    examples/modelw/all-links-32.yaml --collective allgather
@@ -34,6 +41,15 @@ if [ -n "${LIBS:-}" ]; then
 	OFC="$LIBS/ld-linux-x86-64.so.2 --library-path $LIBS $OFC"
 	OFC_CLP_PLUGIN=$(cd "$BUILD" && pwd)/libofc-clp.so
 	export OFC_CLP_PLUGIN
+fi
+BEFORE=${BEFORE:-}
+if [ -n "$BEFORE" ]; then
+	[ -x "$BEFORE" ] || {
+		echo "threads.sh: BEFORE=$BEFORE is not an executable" >&2
+		exit 2
+	}
+	BEFORE_CLP=$(cd "$(dirname "$BEFORE")" && pwd)/libofc-clp.so
+	[ -n "${LIBS:-}" ] && BEFORE="$LIBS/ld-linux-x86-64.so.2 --library-path $LIBS $BEFORE"
 fi
 TIMEOUT=${TIMEOUT:-120}
 ncpu=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
@@ -105,49 +121,74 @@ cc -O2 -shared -fPIC -o "$tmp/main_cpu.so" "$tmp/main_cpu.c" 2>/dev/null && shim
 
 echo "machine: $ncpu CPUs ($(uname -m)); threads: $THREADS; timeout ${TIMEOUT}s"
 echo "load before: $(uptime | sed 's/.*load average/load average/')"
-printf '%-6s %7s %9s %9s %8s %8s %8s %8s %8s  %s\n' request threads wall_s cpu_s cpu/wall speedup \
-	main_s free_x rss_MB same_as_1
+# row FIELDS...: one line of the table, the build first when two are run.
+row() {
+	if [ -n "$BEFORE" ]; then
+		printf '%-6s %-6s %7s %9s %9s %8s %8s %8s %8s %8s  %s\n' "$@"
+	else
+		shift
+		printf '%-6s %7s %9s %9s %8s %8s %8s %8s %8s  %s\n' "$@"
+	fi
+}
+row build request threads wall_s cpu_s cpu/wall speedup main_s free_x rss_MB same_as_1
+builds=after
+[ -n "$BEFORE" ] && builds="before after"
 for r in "$@"; do
 	args=$(request "$r")
-	base=
+	basem=
+	for b in $builds; do
+		eval "base_$b="
+	done
 	for t in $THREADS; do
-		out=$tmp/$r.$t
-		TIMEFORMAT='%R %U %S'
-		# (bash's time keyword: wall, user, system; GNU time, where
-		# present, for the peak memory)
-		{ time OFC_SOCKET= ${gnutime:+$gnutime -f %M -o $out.rss} timeout "$TIMEOUT" \
-			env ${shim:+OFC_MAIN_CPU=$out.main LD_PRELOAD=$shim} \
-			$OFC schedule $args --threads "$t" >"$out.out" 2>"$out.err"; } 2>"$out.time"
-		read -r wall user sys <"$out.time"
-		rss=-
-		[ -s "$out.rss" ] && rss=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$out.rss")
-		if ! grep -q . "$out.out"; then
-			what=$(grep -q . "$out.err" && head -c 80 "$out.err" | tr '\n' ' ')
-			printf '%-6s %7s %9s %9s %8s %8s %8s %8s %8s  %s\n' "$r" "$t" "$wall" - - - - - "$rss" \
-				"failed or past ${TIMEOUT}s: $what"
-			continue
-		fi
-		cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-		ratio=$(awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f", (w > 0 ? c / w : 0) }')
-		masked "$out.out" >"$out.m"
-		main=-
-		[ -s "$out.main" ] && main=$(cat "$out.main")
-		if [ -z "$base" ]; then
-			base=$wall
-			basecpu=$cpu
-			basem=$out.m
-			same="(the reference)"
-		elif cmp -s "$basem" "$out.m"; then
-			same=yes
-		else
-			same="NO: $(diff "$basem" "$out.m" | grep '^>' | head -n 1 | head -c 60)"
-		fi
-		speed=$(awk -v b="$base" -v w="$wall" 'BEGIN { printf "%.2fx", (w > 0 ? b / w : 0) }')
-		free=-
-		[ "$main" != - ] &&
-			free=$(awk -v c="$basecpu" -v m="$main" 'BEGIN { printf "%.2fx", (m > 0 ? c / m : 0) }')
-		printf '%-6s %7s %9s %9s %8s %8s %8s %8s %8s  %s\n' "$r" "$t" "$wall" "$cpu" "$ratio" \
-			"$speed" "$main" "$free" "$rss" "$same"
+		for b in $builds; do
+			out=$tmp/$r.$t.$b
+			ofc=$OFC
+			clp=${OFC_CLP_PLUGIN:-}
+			if [ "$b" = before ]; then
+				ofc=$BEFORE
+				clp=$BEFORE_CLP
+			fi
+			TIMEFORMAT='%R %U %S'
+			# (bash's time keyword: wall, user, system; GNU time, where
+			# present, for the peak memory)
+			{ time OFC_SOCKET= ${gnutime:+$gnutime -f %M -o $out.rss} timeout "$TIMEOUT" \
+				env ${clp:+OFC_CLP_PLUGIN=$clp} \
+				${shim:+OFC_MAIN_CPU=$out.main LD_PRELOAD=$shim} \
+				$ofc schedule $args --threads "$t" >"$out.out" 2>"$out.err"; } 2>"$out.time"
+			read -r wall user sys <"$out.time"
+			rss=-
+			[ -s "$out.rss" ] && rss=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$out.rss")
+			if ! grep -q . "$out.out"; then
+				what=$(grep -q . "$out.err" && head -c 80 "$out.err" | tr '\n' ' ')
+				row "$b" "$r" "$t" "$wall" - - - - - "$rss" "failed or past ${TIMEOUT}s: $what"
+				continue
+			fi
+			cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+			ratio=$(awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f", (w > 0 ? c / w : 0) }')
+			masked "$out.out" >"$out.m"
+			main=-
+			[ -s "$out.main" ] && main=$(cat "$out.main")
+			# each build's speedup over its own first thread count
+			eval "base=\$base_$b basecpu=\$basecpu_$b"
+			if [ -z "$base" ]; then
+				eval "base_$b=\$wall basecpu_$b=\$cpu"
+				base=$wall
+				basecpu=$cpu
+			fi
+			if [ -z "$basem" ]; then
+				basem=$out.m
+				same="(the reference)"
+			elif cmp -s "$basem" "$out.m"; then
+				same=yes
+			else
+				same="NO: $(diff "$basem" "$out.m" | grep '^>' | head -n 1 | head -c 60)"
+			fi
+			speed=$(awk -v b="$base" -v w="$wall" 'BEGIN { printf "%.2fx", (w > 0 ? b / w : 0) }')
+			free=-
+			[ "$main" != - ] &&
+				free=$(awk -v c="$basecpu" -v m="$main" 'BEGIN { printf "%.2fx", (m > 0 ? c / m : 0) }')
+			row "$b" "$r" "$t" "$wall" "$cpu" "$ratio" "$speed" "$main" "$free" "$rss" "$same"
+		done
 	done
 done
 echo "load after: $(uptime | sed 's/.*load average/load average/')"

@@ -65,7 +65,7 @@ out:
 
 /* An allreduce's final check is first a scan of every entry in memory
  * order (verify_final_check): N^2 of them, 268 MB on 4,096 nodes, once the data
- * thread is done. Both threads scan half of it then; what is not full
+ * thread is done. Every thread scans a part of it then; what is not full
  * sends the schedule to the step loop, which reports. */
 static bool final_split(const struct vstate *v)
 {
@@ -102,7 +102,7 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 	if (verify_setup(&v) < 0)
 		goto out;
 	if (v.reduce)
-		parallel_for(2, 1, v.o->threads, verify_par_inputs, &v);
+		verify_par_inputs(&v);
 	atomic_init(&j->stop, false);
 	for (int i = 0; i < 2; i++) {
 		j->w[i] = v;
@@ -136,7 +136,7 @@ static int verify_par(const struct schedule *s, const struct verify_opts *o,
 		parallel_for(2, 1, v.o->threads, verify_par_run, j);
 	}
 	if (j->ok[0] && j->ok[1] && j->split_final)
-		parallel_for(2, 1, v.o->threads, verify_par_final, j);
+		j->ok[0] = j->ok[1] = verify_par_final(&j->w[0]);
 	if (j->ok[0] && j->ok[1]) {
 		for (uint32_t t = 0; t < s->nsteps; t++) {
 			double load = c->par_load[t];

@@ -27,16 +27,20 @@
  * 1.9-2.0 s of CPU where 2.7-3.4 went). When the word cannot hold src, dst and step beside a
  * full piece table, or the pieces outnumber it, by node and block.
  *
- * On two threads (verify_opts.threads, from par_least() transfers) the
- * steps are cut in two halves: each thread counts and emits one half's
- * events into its own stretch of every bucket, the first half's before
- * the second's, so a bucket holds what one thread emits, in its order;
- * each half numbers its own pieces (the half is the bit above the
- * number). Then both check the buckets, in chunks of about equal events
+ * On N threads (verify_opts.threads, a worker from each par_least() / 2
+ * transfers) the transfers are cut in N parts, at steps when keyed by
+ * node and block (a step's reads go before its writes), anywhere by block
+ * (a block's events are in step order all the same): each thread counts
+ * and emits one part's events into its own stretch of every bucket, the
+ * parts in order, so a bucket holds what one thread emits, in its order;
+ * each part numbers its own pieces (the part is in the bits above the
+ * number). Then all check the buckets, in chunks of about equal events
  * taken as they come free, and the step loop's remaining checks (links,
- * loads) as one more chunk alongside: the emission's scattered stores and
- * first touches of fresh pages, and the sort, are most of the check, and
- * split between the cores.
+ * loads) alongside, in parts of whole steps on more than two threads
+ * (a2a_loop: each part its own arcs, the steps' loads joined in step
+ * order, the arcs' totals summed in integers): the emission's scattered
+ * stores and first touches of fresh pages, and the sort, are most of the
+ * check, and split between the cores.
  *
  * It only proves a schedule right: what a right schedule's report holds of
  * it (the duplicates, summed in fixed point: the step loop's sum of
@@ -52,7 +56,8 @@
 #include <string.h>
 
 #define A2A_BUCKET_EVENTS (1u << 14) /* a bucket and its scratch in L2 */
-#define A2A_CHUNKS	  64	     /* of the check, for two threads to share evenly */
+#define A2A_CHUNKS	  32	     /* of the check a worker, for the threads to share evenly */
+#define A2A_MAX_WORKERS	  64	     /* parallel_for's most */
 /* By block first; bench/verify_diff also builds the verifier with 0, to
  * check the keying by node and block on its schedules (all fit by block). */
 #ifndef A2A_BY_BLOCK
@@ -67,12 +72,15 @@ static inline uint64_t div_by(uint64_t x, uint64_t m)
 	return (uint64_t)(((unsigned __int128)x * m) >> 64);
 }
 
-/* Steps t0 .. t1 - 1, counted and emitted by one thread. */
+/* Transfers x0 .. x1 - 1 (in steps t0 .. t1 - 1), counted and emitted
+ * by one thread. */
 struct a2a_half {
 	uint32_t t0, t1;
+	size_t x0, x1;
 	size_t *at;   /* per bucket: its events here, then where the next goes */
 	uint64_t dup; /* delivered to the origin */
 	bool ok;
+	bool numbered; /* every piece numbered (none past num.max) */
 	struct piece_numbers num;
 };
 
@@ -97,15 +105,16 @@ struct a2a_job {
 	bool count, check; /* the pass counts (else emits); checks the transfers */
 	uint64_t *ev;
 	size_t *start; /* bucket b's events at [start[b], start[b + 1]) */
-	struct a2a_half half[2];
-	unsigned nhalves;
+	struct a2a_half *half;
+	unsigned nhalves, hbits; /* the parts, and their bits above a piece's number */
 	bool numbered;
-	size_t most;		      /* events in the largest bucket */
-	size_t chunk[A2A_CHUNKS + 1]; /* of buckets */
+	size_t most;   /* events in the largest bucket */
+	size_t *chunk; /* of buckets */
 	unsigned nchunks;
-	bool loop; /* the step loop is the check's item 0 */
+	unsigned loop; /* the step loop's parts: the check's items 0 .. loop - 1 */
+	struct a2a_loop *loops;
 	int loop_rc;
-	struct a2a_worker w[2];
+	struct a2a_worker w[A2A_MAX_WORKERS];
 };
 
 /* Half i's events, counted or emitted. */
@@ -123,7 +132,8 @@ static void a2a_emit(void *ctx, size_t i, unsigned worker)
 	(void)worker;
 	for (uint32_t t = h->t0; t < h->t1 && h->ok; t++)
 		for (int write = 0; write < 2 - job->one && h->ok; write++)
-			for (size_t xi = s->step_start[t]; xi < s->step_start[t + 1]; xi++) {
+			for (size_t xi = s->step_start[t] > h->x0 ? s->step_start[t] : h->x0;
+			     xi < s->step_start[t + 1] && xi < h->x1; xi++) {
 				const struct xfer *x = &s->xfers[xi];
 
 				uint32_t u = write ? x->dst : x->src;
@@ -175,6 +185,8 @@ static void a2a_emit(void *ctx, size_t i, unsigned worker)
 					w |= key << (64 - shift);
 				job->ev[h->at[b]++] = w;
 			}
+	if (!job->count)
+		h->numbered = numbered;
 }
 
 /* By block: what node u holds of the block at hand (none when stale). */
@@ -214,7 +226,7 @@ static void a2a_block(struct a2a_job *job, struct a2a_worker *wk, const uint64_t
 			for (size_t q = k; q < g; q++) {
 				uint64_t f = e[q] >> job->xbits;
 				const struct piece *p =
-				    &job->half[(f >> job->pw) & (job->nhalves - 1)]
+				    &job->half[(f >> job->pw) & ((1u << job->hbits) - 1)]
 					 .num.piece[f & pmask];
 				uint32_t u = (uint32_t)((e[q] >> (sb + (write ? 0 : nb))) & nmask);
 
@@ -258,8 +270,30 @@ static void a2a_block(struct a2a_job *job, struct a2a_worker *wk, const uint64_t
 	wk->lists.nlists = 0;
 }
 
-/* One item of the check on the worker's scratch: the step loop (item 0
- * when job->loop), or a chunk of buckets. */
+/* A part of the step loop on more than two threads: steps t0 .. t1 - 1
+ * on a copy of the check's state with arcs of its own (its loads per step
+ * in the job's array, par_load, as verify_par's links part). */
+struct a2a_loop {
+	struct vstate v;
+	struct verify_report r;
+	uint32_t t0, t1;
+	int rc;
+};
+
+static void a2a_loop_run(struct a2a_loop *lp)
+{
+	struct vstate *v = &lp->v;
+
+	for (uint32_t t = lp->t0; t < lp->t1 && lp->rc == 0; t++) {
+		if (verify_read_phase(v, t) < 0 || verify_write_phase(v, t) < 0)
+			lp->rc = -1;
+		else
+			verify_step_loads(v, t);
+	}
+}
+
+/* One item of the check on the worker's scratch: the step loop or a part
+ * of it (items 0 .. job->loop - 1), or a chunk of buckets. */
 static void a2a_check(void *ctx, size_t item, unsigned worker)
 {
 	struct a2a_job *job = ctx;
@@ -271,8 +305,11 @@ static void a2a_check(void *ctx, size_t item, unsigned worker)
 	unsigned shift = job->shift, xbits = job->xbits;
 	uint64_t xmask = (1ull << xbits) - 1, pmask = (1ull << job->pw) - 1;
 
-	if (job->loop && item == 0) {
-		job->loop_rc = verify_run_steps(v);
+	if (item < job->loop) {
+		if (job->loops)
+			a2a_loop_run(&job->loops[item]);
+		else
+			job->loop_rc = verify_run_steps(v);
 		return;
 	}
 	item -= job->loop;
@@ -310,7 +347,7 @@ static void a2a_check(void *ctx, size_t item, unsigned worker)
 				if (job->numbered) {
 					uint64_t f = e[k] >> xbits;
 					const struct piece *q =
-					    &job->half[(f >> job->pw) & (job->nhalves - 1)]
+					    &job->half[(f >> job->pw) & ((1u << job->hbits) - 1)]
 						 .num.piece[f & pmask];
 
 					lo = q->lo;
@@ -341,33 +378,68 @@ static void a2a_check(void *ctx, size_t item, unsigned worker)
 	}
 }
 
-/* One check by sorting, by block (one) or by node and block: 0 right,
- * -1 not, 1 not by block after all (its bits or piece numbers short). */
-/* Two halves, cut at the step nearest the middle transfer, when there are
- * two workers and each half has as many piece numbers as one thread's. */
+/* The transfer where part p of np begins: the p-th np-th of them, moved
+ * to the start of its step when a step must stay whole (by node and
+ * block: a step's reads go before its writes). */
+static size_t a2a_part_at(const struct schedule *s, size_t p, size_t np, bool whole)
+{
+	size_t x = (size_t)((unsigned __int128)s->nxfers * p / np);
+	uint32_t lo = 0, hi = s->nsteps;
+
+	if (!whole || p == 0 || p == np)
+		return x;
+	while (lo + 1 < hi) { /* the last step starting at or before x */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->step_start[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* the nearer of its start and its end */
+	return x - s->step_start[lo] <= s->step_start[lo + 1] - x ? s->step_start[lo]
+								  : s->step_start[lo + 1];
+}
+
+/* The step holding transfer x (x < nxfers), from step t on. */
+static uint32_t a2a_step_of(const struct schedule *s, size_t x, uint32_t t)
+{
+	while (t + 1 < s->nsteps && s->step_start[t + 1] <= x)
+		t++;
+	return t;
+}
+
+/* The emission in parts, one a worker, when each part has as many piece
+ * numbers as one thread's (fewer parts else). */
 static void a2a_halves(struct a2a_job *job, const struct schedule *s, unsigned workers,
 		       unsigned pbits, size_t nb)
 {
-	job->nhalves = 1;
-	job->half[0].t1 = s->nsteps;
-	if (workers > 1 && pbits >= SCHED_PIECE_BITS && s->nsteps > 1) {
-		size_t half = s->nxfers / 2;
-		uint32_t mid = 1;
+	unsigned np = workers, hbits = 0;
 
-		while (mid + 1 < s->nsteps && s->step_start[mid + 1] <= half)
-			mid++;
-		if (mid + 1 < s->nsteps && s->step_start[mid] <= half &&
-		    s->step_start[mid + 1] - half < half - s->step_start[mid])
-			mid++;
-		job->nhalves = 2;
-		job->half[0].t1 = mid;
-		job->half[1].t0 = mid;
-		job->half[1].t1 = s->nsteps;
+	if (s->nsteps < 2 && !job->one)
+		np = 1;
+	for (;;) {
+		for (hbits = 0; (1u << hbits) < np; hbits++)
+			;
+		if (np == 1 || pbits >= SCHED_PIECE_BITS - 1 + hbits)
+			break;
+		np = np / 2 > 0 ? np / 2 : 1;
 	}
-	for (unsigned h = 0; h < job->nhalves; h++) {
-		job->half[h].ok = true;
-		job->half[h].at = xcalloc(nb + 1, sizeof(size_t));
-		piece_numbers_init(&job->half[h].num, job->nhalves > 1 ? pbits - 1 : pbits);
+	job->nhalves = np;
+	job->hbits = hbits;
+	job->half = xcalloc(np, sizeof(*job->half));
+	for (unsigned h = 0, t = 0; h < np; h++) {
+		struct a2a_half *p = &job->half[h];
+
+		p->x0 = a2a_part_at(s, h, np, !job->one);
+		p->x1 = a2a_part_at(s, h + 1, np, !job->one);
+		p->t0 = p->x0 < s->nxfers ? a2a_step_of(s, p->x0, t) : s->nsteps;
+		p->t1 = p->x1 > p->x0 ? a2a_step_of(s, p->x1 - 1, p->t0) + 1 : p->t0;
+		t = p->t0 < s->nsteps ? p->t0 : 0;
+		p->ok = true;
+		p->numbered = true;
+		p->at = xcalloc(nb + 1, sizeof(size_t));
+		piece_numbers_init(&p->num, pbits - hbits);
 	}
 	job->pw = (unsigned)__builtin_ctz(job->half[0].num.max);
 }
@@ -381,7 +453,7 @@ static bool halves_ok(const struct a2a_job *job)
 	return ok;
 }
 
-/* The events, bucketed: counted first (bucket by bucket, each half's
+/* The events, bucketed: counted first (bucket by bucket, each part's
  * stretch in turn), then emitted; one bucket on one thread needs no
  * counting. False when a transfer is wrong. */
 static bool a2a_events(struct a2a_job *job, const struct schedule *s, unsigned workers)
@@ -420,6 +492,71 @@ static bool a2a_events(struct a2a_job *job, const struct schedule *s, unsigned w
 	return true;
 }
 
+/* The step loop in parts of whole steps, about equal in transfers, when
+ * more than two threads check (on two it is one item beside the
+ * buckets, as it always was): each part's state a copy of v's with arcs
+ * of its own; a graph's direct-connect check alone (no WDM, no network:
+ * their state runs from step to step). */
+static void a2a_loops_init(struct a2a_job *job, struct vstate *v, unsigned workers)
+{
+	const struct schedule *s = v->s;
+	const struct graph *g = v->o->graph;
+	unsigned np = workers < s->nsteps ? workers : s->nsteps;
+
+	job->loop = 1;
+	if (workers <= 2 || np < 2 || !g || v->o->wdm || v->net)
+		return;
+	job->loop = np;
+	job->loops = xcalloc(np, sizeof(*job->loops));
+	v->par_load = xcalloc((size_t)s->nsteps + 1, sizeof(double));
+	for (unsigned p = 0; p < np; p++) {
+		struct a2a_loop *lp = &job->loops[p];
+
+		lp->t0 = p ? job->loops[p - 1].t1 : 0;
+		lp->t1 = p + 1 == np ? s->nsteps
+				     : a2a_step_of(s, a2a_part_at(s, p + 1, np, true), lp->t0);
+		if (lp->t1 < lp->t0)
+			lp->t1 = lp->t0;
+		lp->v = *v;
+		lp->v.r = &lp->r;
+		lp->r = *v->r;
+		lp->v.par = PAR_CHECKS;
+		lp->v.arc = xcalloc((size_t)g->m + 1, sizeof(*lp->v.arc));
+		for (uint32_t a = 0; a < g->m; a++)
+			lp->v.arc[a].head = g->adj[a];
+		lp->v.arc_used = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+		lp->v.narc_used = 0;
+	}
+}
+
+/* The step loop's parts joined when each passed: the steps' loads in
+ * step order (the one loop's sums), the arcs' totals (integers) summed
+ * into v's; 0, or -1 when one did not (the caller runs the one loop then,
+ * for its report). */
+static int a2a_loops_join(struct a2a_job *job, struct vstate *v)
+{
+	const struct schedule *s = v->s;
+	const struct graph *g = v->o->graph;
+
+	for (unsigned p = 0; p < job->loop; p++)
+		if (job->loops[p].rc < 0)
+			return -1;
+	for (uint32_t t = 0; t < s->nsteps; t++) {
+		double load = v->par_load[t];
+
+		if (v->o->step_link_load)
+			v->o->step_link_load[t] = load;
+		v->r->sum_max_link_load += load;
+		if (load > v->r->max_link_load)
+			v->r->max_link_load = load;
+	}
+	for (unsigned p = 0; p < job->loop; p++)
+		for (uint32_t a = 0; a < g->m; a++)
+			v->arc[a].total += job->loops[p].v.arc[a].total;
+	verify_total_loads(v);
+	return 0;
+}
+
 /* Check the buckets in chunks of about equal events, the step loop
  * alongside (off the caller's thread perhaps: not with a clock, whose
  * progress is the caller's to report). Its step loads go to mine's array,
@@ -437,7 +574,8 @@ static bool a2a_buckets(struct a2a_job *job, struct vstate *v, struct verify_opt
 	for (b = 0; b < nb; b++)
 		if (job->start[b + 1] - job->start[b] > job->most)
 			job->most = job->start[b + 1] - job->start[b];
-	job->nchunks = workers > 1 ? A2A_CHUNKS : 1;
+	job->nchunks = workers > 1 ? A2A_CHUNKS * (workers > 2 ? workers : 2) : 1;
+	job->chunk = xcalloc((size_t)job->nchunks + 1, sizeof(size_t));
 	b = 0;
 	for (unsigned c = 1; c < job->nchunks; c++) {
 		while (b < nb && job->start[b] < total / job->nchunks * c)
@@ -445,8 +583,10 @@ static bool a2a_buckets(struct a2a_job *job, struct vstate *v, struct verify_opt
 		job->chunk[c] = b;
 	}
 	job->chunk[job->nchunks] = nb;
-	job->loop = workers > 1 && !caller->clock;
-	if (job->loop && caller->step_link_load) {
+	job->loop = 0;
+	if (workers > 1 && !caller->clock)
+		a2a_loops_init(job, v, workers);
+	if (job->loop == 1 && caller->step_link_load) {
 		mine->step_link_load = xcalloc(s->nsteps + 1, sizeof(double));
 		v->o = mine;
 	}
@@ -459,12 +599,14 @@ static bool a2a_buckets(struct a2a_job *job, struct vstate *v, struct verify_opt
 		*dup += job->w[w].dup;
 		*complete += job->w[w].complete;
 	}
+	if (ok && job->loops)
+		job->loop_rc = a2a_loops_join(job, v) < 0 ? verify_run_steps(v) : 0;
 	return ok;
 }
 
-static void a2a_job_free(struct a2a_job *job)
+static void a2a_job_free(struct a2a_job *job, struct vstate *v)
 {
-	for (unsigned w = 0; w < 2; w++) {
+	for (unsigned w = 0; w < A2A_MAX_WORKERS; w++) {
 		free(job->w[w].tmp);
 		free(job->w[w].held);
 		free(job->w[w].stamp);
@@ -472,9 +614,36 @@ static void a2a_job_free(struct a2a_job *job)
 	}
 	for (unsigned h = 0; h < job->nhalves; h++)
 		free(job->half[h].at);
+	for (unsigned p = 0; job->loops && p < job->loop; p++) {
+		free(job->loops[p].v.arc);
+		free(job->loops[p].v.arc_used);
+	}
+	if (job->loops) {
+		free(v->par_load);
+		v->par_load = NULL;
+	}
+	free(job->loops);
+	free(job->half);
+	free(job->chunk);
 	free(job->ev);
 	free(job->start);
 	free(job);
+}
+
+/* One check by sorting, by block (one) or by node and block: 0 right,
+ * -1 not, 1 not by block after all (its bits or piece numbers short). */
+/* The threads the check takes: a worker from each par_least() / 2
+ * transfers (two from par_least(), as it always was), up to threads. */
+static unsigned a2a_workers(const struct vstate *v, unsigned threads)
+{
+	size_t each = par_least(v->o) / 2 ? par_least(v->o) / 2 : 1;
+	size_t most = v->s->nxfers / each;
+
+	if (threads > A2A_MAX_WORKERS)
+		threads = A2A_MAX_WORKERS;
+	if (threads < 2 || most < 2)
+		return 1;
+	return most < threads ? (unsigned)most : threads;
 }
 
 static int a2a_pass(struct vstate *v, bool one)
@@ -505,7 +674,7 @@ static int a2a_pass(struct vstate *v, bool one)
 	struct a2a_job *job = xcalloc(1, sizeof(*job));
 	size_t nb = (size_t)((maxkey - 1) >> shift) + 1;
 	bool ok, fallback = false;
-	unsigned workers = threads > 1 && s->nxfers >= par_least(v->o) ? 2 : 1;
+	unsigned workers = a2a_workers(v, threads);
 
 	/* (field by field: the piece tables make the job 200 KB, too
 	 * large for a compound literal on the stack) */
@@ -524,7 +693,7 @@ static int a2a_pass(struct vstate *v, bool one)
 	if (ok) {
 		job->numbered = true;
 		for (unsigned h = 0; h < job->nhalves; h++)
-			job->numbered = job->numbered && job->half[h].num.n > 0;
+			job->numbered = job->numbered && job->half[h].numbered;
 		/* by block only numbered */
 		fallback = one && !job->numbered;
 	}
@@ -549,7 +718,7 @@ static int a2a_pass(struct vstate *v, bool one)
 			       s->nsteps * sizeof(double));
 		free(mine.step_link_load);
 	}
-	a2a_job_free(job);
+	a2a_job_free(job, v);
 	if (fallback)
 		return 1;
 	return ok && !looped ? verify_run_steps(v) : rc;

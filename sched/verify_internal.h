@@ -479,12 +479,13 @@ void verify_teardown(struct vstate *v);
 int verify_a2a_sorted(struct vstate *v);
 
 /* verify_par.c: the two parts' threads (parallel_for items), or both on
- * one; the final scan in halves; the inputs' first touch in halves; and
+ * one; the final scan (whether every entry is full) and the inputs'
+ * first touch, each in parts on every thread the check may use; and
  * whether step t reads what it writes. */
 void verify_par_run(void *ctx, size_t i, unsigned worker);
 void verify_par_seq(struct par_job *j);
-void verify_par_final(void *ctx, size_t i, unsigned worker);
-void verify_par_inputs(void *ctx, size_t i, unsigned worker);
+bool verify_par_final(struct vstate *v);
+void verify_par_inputs(struct vstate *v);
 bool verify_step_reads_written(const struct schedule *s, uint32_t t);
 
 /* A WDM transfer's direction, fibre and wavelength in range, and its

@@ -12,7 +12,8 @@
  * (a cache miss per transfer), the checks a fifth. Without a graph to
  * check against there is little to take off the data: one thread. The
  * inputs' first touch (a 4,096-node bidirectional ring's grid is 512 MiB)
- * is spread over both cores first.
+ * is spread over every core the check may use first (and so is the final
+ * scan of an allreduce), in parts of rows or entries.
  *
  * Like verify_a2a_sorted it only proves a schedule right: what a right schedule's
  * report holds (the loads, each step's as verify_step_loads finds it, summed in
@@ -28,14 +29,54 @@
 #include <string.h>
 #include <sys/mman.h>
 
-void verify_par_final(void *ctx, size_t i, unsigned worker)
+/* A scan or a first touch in parts, one a thread the check may use:
+ * each part's entries or rows its own, so any number give the same. */
+#define PAR_MAX_PARTS 64
+struct par_parts {
+	struct vstate *v;
+	uint64_t items; /* entries, or rows */
+	unsigned np;
+	bool ok[PAR_MAX_PARTS];
+};
+
+static void par_parts_init(struct par_parts *p, struct vstate *v, uint64_t items)
 {
-	struct par_job *j = ctx;
-	struct vstate *v = &j->w[0];
-	uint64_t all = (uint64_t)v->n * v->n, key = i ? all / 2 : 0, end = i ? all : all / 2;
+	unsigned t = check_threads(v->o);
+
+	p->v = v;
+	p->items = items;
+	p->np = t < PAR_MAX_PARTS ? t : PAR_MAX_PARTS;
+	if (p->np > items)
+		p->np = items ? (unsigned)items : 1;
+}
+
+/* Part i's items [*lo, *hi). */
+static void par_part(const struct par_parts *p, size_t i, uint64_t *lo, uint64_t *hi)
+{
+	*lo = (uint64_t)((unsigned __int128)p->items * i / p->np);
+	*hi = (uint64_t)((unsigned __int128)p->items * (i + 1) / p->np);
+}
+
+static void par_final_part(void *ctx, size_t i, unsigned worker)
+{
+	struct par_parts *p = ctx;
+	uint64_t key, end;
 
 	(void)worker;
-	j->ok[i] = verify_first_not_full(v, key, end) == end;
+	par_part(p, i, &key, &end);
+	p->ok[i] = verify_first_not_full(p->v, key, end) == end;
+}
+
+bool verify_par_final(struct vstate *v)
+{
+	struct par_parts p;
+	bool ok = true;
+
+	par_parts_init(&p, v, (uint64_t)v->n * v->n);
+	parallel_for(p.np, 1, v->o->threads, par_final_part, &p);
+	for (unsigned i = 0; i < p.np; i++)
+		ok = ok && p.ok[i];
+	return ok;
 }
 
 /* Whether x is in parts finer than the guessed ones (pmask). */
@@ -588,13 +629,18 @@ void verify_par_seq(struct par_job *j)
 	j->ok[0] = ok && (j->split_final || verify_final_check(d) == 0);
 }
 
-/* Half the inputs each (verify_init_inputs): the first touch of the pages on
- * both cores, the whole pages of the half populated first in one call
- * (the kernel's faults in a batch cost half a touch of each page). */
-void verify_par_inputs(void *ctx, size_t i, unsigned worker)
+/* A part of the inputs each (verify_init_inputs): the first touch of the
+ * pages on every core, the whole pages of the part populated first in one
+ * call (the kernel's faults in a batch cost half a touch of each page). */
+static void par_inputs_part(void *ctx, size_t i, unsigned worker)
 {
-	struct vstate *v = ctx;
-	uint32_t lo = i ? v->n / 2 : 0, hi = i ? v->n : v->n / 2;
+	struct par_parts *p = ctx;
+	struct vstate *v = p->v;
+	uint64_t lo64, hi64;
+
+	(void)worker;
+	par_part(p, i, &lo64, &hi64);
+	uint32_t lo = (uint32_t)lo64, hi = (uint32_t)hi64;
 	size_t entry = v->grid ? sizeof(*v->grid) << v->gk
 		       : v->rw ? sizeof(*v->rw)
 			       : sizeof(*v->fold.e);
@@ -604,7 +650,6 @@ void verify_par_inputs(void *ctx, size_t i, unsigned worker)
 	uintptr_t page = 4096, a = base + (size_t)lo * v->n * entry,
 		  b = base + (size_t)hi * v->n * entry;
 
-	(void)worker;
 	a = (a + page - 1) & ~(page - 1);
 	b &= ~(page - 1);
 #ifdef MADV_POPULATE_WRITE
@@ -612,6 +657,14 @@ void verify_par_inputs(void *ctx, size_t i, unsigned worker)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 #endif
 	verify_init_inputs(v, lo, hi);
+}
+
+void verify_par_inputs(struct vstate *v)
+{
+	struct par_parts p;
+
+	par_parts_init(&p, v, v->n);
+	parallel_for(p.np, 1, v->o->threads, par_inputs_part, &p);
 }
 
 /* Whether a transfer of step t reads a part of a block at a node where

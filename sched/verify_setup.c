@@ -10,18 +10,21 @@
 
 /* gk: the k of the finest 1/2^k of a block that every transfer's offset
  * and length are multiples of (0: whole blocks only); cut: the transfers
- * of less than a block. */
+ * of less than a block. In parts, each its own counts (integers, an OR):
+ * the same on any number. */
+#define SHIFT_MAX_PARTS 64
 struct shift_job {
 	const struct schedule *s;
 	size_t m; /* the first m transfers */
-	size_t cut[2];
-	uint32_t bits[2];
+	unsigned np;
+	size_t cut[SHIFT_MAX_PARTS];
+	uint32_t bits[SHIFT_MAX_PARTS];
 };
 
-static void shift_half(void *ctx, size_t i, unsigned worker)
+static void shift_part(void *ctx, size_t i, unsigned worker)
 {
 	struct shift_job *j = ctx;
-	size_t lo = i ? j->m / 2 : 0, hi = i ? j->m : j->m / 2, cut = 0;
+	size_t lo = j->m * i / j->np, hi = j->m * (i + 1) / j->np, cut = 0;
 	uint32_t bits = SCHED_ONE;
 
 	(void)worker;
@@ -34,13 +37,15 @@ static void shift_half(void *ctx, size_t i, unsigned worker)
 }
 
 /* A scan of every transfer (670 MB for an explicit ring allreduce on
- * 4,096 nodes) before the check can lay out its tables: halves on two
- * threads where the check takes two (threads, from par_least()). */
+ * 4,096 nodes) before the check can lay out its tables: in a part a
+ * thread the check may use, each of par_least() / 2 transfers or more. */
 static uint32_t part_shift(const struct vstate *v, size_t *cut)
 {
 	const struct schedule *s = v->s;
-	struct shift_job j = {.s = s, .m = s->nxfers};
-	unsigned threads = v->o->threads;
+	struct shift_job j = {.s = s, .m = s->nxfers, .np = 1};
+	unsigned threads = check_threads(v->o);
+	size_t each = par_least(v->o) / 2 ? par_least(v->o) / 2 : 1, sum = 0;
+	uint32_t bits = 0;
 
 	/* Reductions: the first step, or 64 K transfers. An all-gather's
 	 * parts are scanned whole unless its first sends go round a ring
@@ -51,13 +56,18 @@ static uint32_t part_shift(const struct vstate *v, size_t *cut)
 		j.m = s->step_start[1] > (1u << 16) ? s->step_start[1] : 1u << 16;
 		j.m = j.m < s->nxfers ? j.m : s->nxfers;
 	}
-	if (threads != 1 && j.m >= par_least(v->o))
-		parallel_for(2, 1, threads, shift_half, &j);
-	else
-		for (size_t i = 0; i < 2; i++)
-			shift_half(&j, i, 0);
-	*cut = j.m ? (size_t)((double)(j.cut[0] + j.cut[1]) * (double)s->nxfers / (double)j.m) : 0;
-	return 31 - (uint32_t)__builtin_ctz(j.bits[0] | j.bits[1]);
+	if (threads > 1 && j.m >= par_least(v->o)) {
+		j.np = threads < SHIFT_MAX_PARTS ? threads : SHIFT_MAX_PARTS;
+		if (j.np > j.m / each)
+			j.np = (unsigned)(j.m / each);
+	}
+	parallel_for(j.np, 1, v->o->threads, shift_part, &j);
+	for (unsigned i = 0; i < j.np; i++) {
+		sum += j.cut[i];
+		bits |= j.bits[i];
+	}
+	*cut = j.m ? (size_t)((double)sum * (double)s->nxfers / (double)j.m) : 0;
+	return 31 - (uint32_t)__builtin_ctz(bits);
 }
 
 /* Reduce mode: whether the grid holds a schedule in 2^gk parts, cut

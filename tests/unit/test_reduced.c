@@ -559,7 +559,7 @@ static void steps_fluid_case(const char *spec, bool expect)
 	assert_true(fabs(m.objective - cg.objective) < 1e-6 * cg.objective);
 	struct a2a_routes own = m.routes;
 	own.symmetric = false;
-	if (a2a_schedule(f.g, &own, true, false, "mcf", &r.prog, NULL, &err) < 0)
+	if (a2a_schedule(f.g, &own, true, false, "mcf", &r.prog, NULL, 1, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	r.group = f.G;
 	assert_int_equal(both(&f, &r, &red, &exp), 0);

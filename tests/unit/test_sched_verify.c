@@ -13,6 +13,7 @@
 #include "baselines/baselines.h"
 #include "bfb/bfb.h"
 #include "sched/sched.h"
+#include "sched/verify_internal.h" /* sorted_alone, white-box */
 
 static struct xfer X(uint32_t src, uint32_t dst, uint32_t block) {
 	return (struct xfer){.src = (uint16_t)src,
@@ -500,37 +501,65 @@ static void test_alltoall_weights(void **state)
 	graph_free(g);
 }
 
-/* s checked on one thread and on two: the same return, report and step
- * loads (the entries past an error as they were before). */
+/* The check by sorting alone (verify_a2a.c), as sched_verify runs it
+ * first: 0 when it proves s right itself. A right schedule's parts joined
+ * out of order say no there, and the step loop's way then says yes: only
+ * this sees it. */
+static int sorted_alone(const struct schedule *s, const struct verify_opts *o)
+{
+	struct verify_report r = {.ok = true};
+	struct vstate v = {.s = s, .o = o, .r = &r, .n = s->nodes, .sorted = true};
+	int rc = verify_setup(&v) < 0 ? -1 : verify_a2a_sorted(&v);
+
+	verify_teardown(&v);
+	return rc;
+}
+
+/* s checked on one thread and on 2, 3, 4 and 8 (at the verifier's own
+ * threshold, and from 16 transfers a worker, so that every thread takes
+ * a part): the same return, report and step loads (the entries past an
+ * error as they were before). */
 static void same_on_threads(const struct schedule *s, const struct graph *g, int want,
 			    const char *error)
 {
+	static const unsigned threads[] = {2, 3, 4, 8};
 	struct verify_report r1, r2;
 	double *l1 = malloc((s->nsteps + 1) * sizeof(double));
 	double *l2 = malloc((s->nsteps + 1) * sizeof(double));
 
 	for (uint32_t t = 0; t <= s->nsteps; t++)
-		l1[t] = l2[t] = -1;
+		l1[t] = -1;
 	struct verify_opts o1 = {.graph = g, .threads = 1, .step_link_load = l1};
-	struct verify_opts o2 = {.graph = g, .threads = 2, .step_link_load = l2};
 	assert_int_equal(sched_verify(s, &o1, &r1), want);
-	assert_int_equal(sched_verify(s, &o2, &r2), want);
-	assert_memory_equal(&r1, &r2, sizeof(r1));
-	assert_memory_equal(l1, l2, (s->nsteps + 1) * sizeof(double));
 	if (want == 0)
 		assert_true(l1[0] > 0);
 	else
 		assert_non_null(strstr(r1.error, error));
+	for (size_t i = 0; i < 2 * ARRAY_SIZE(threads); i++) {
+		struct verify_opts o2 = {.graph = g,
+					 .threads = threads[i / 2],
+					 .step_link_load = l2,
+					 .par_min_xfers = i % 2 ? 32 : 0};
+
+		for (uint32_t t = 0; t <= s->nsteps; t++)
+			l2[t] = -1;
+		assert_int_equal(sched_verify(s, &o2, &r2), want);
+		assert_memory_equal(&r1, &r2, sizeof(r1));
+		assert_memory_equal(l1, l2, (s->nsteps + 1) * sizeof(double));
+		if (want == 0 && s->collective == SCHED_ALLTOALL)
+			assert_int_equal(sorted_alone(s, &o2), 0);
+	}
 	free(l1);
 	free(l2);
 }
 
 /* An all-to-all past the two threads' threshold (torus:12x12's direct
- * routes, 128 K transfers) is checked on two as on one: right; wrong
+ * routes, 128 K transfers) is checked on several as on one: right; wrong
  * where the sorting sees it (a hop carries half its block, so the next
  * hop or the target lacks the rest); wrong where only the step loop
  * alongside does (a hop on another port), its step loads past the
- * error left alone. */
+ * error left alone. And genkautz:64,4's MCF lowered to paths: blocks in
+ * pieces, numbered in each part. */
 static void test_alltoall_threads(void **state)
 {
 	struct graph *g;
@@ -558,7 +587,20 @@ static void test_alltoall_threads(void **state)
 	same_on_threads(&s, g, -1, "does not lead to node");
 	s.xfers[k] = keep;
 	same_on_threads(&s, g, 0, NULL);
+	sched_free(&s);
+	a2a_outcome_free(&out);
+	graph_free(g);
 
+	struct a2a_request mq = {.algo = "mcf", .lowering = "paths", .mcf = {.threads = 1}};
+
+	assert_int_equal(topo_build("genkautz:64,4", &g, &err), 0);
+	assert_int_equal(a2a_build(g, &mq, &s, &out, &err), 0);
+	assert_true(s.nxfers > 1000 && s.nsteps > 2);
+	size_t parts = 0;
+	for (size_t x = 0; x < s.nxfers; x++)
+		parts += s.xfers[x].length != SCHED_ONE;
+	assert_true(parts > 100);
+	same_on_threads(&s, g, 0, NULL);
 	sched_free(&s);
 	a2a_outcome_free(&out);
 	graph_free(g);
@@ -748,31 +790,33 @@ static void copy_with(struct schedule *d, const struct schedule *s, size_t skip,
 	}
 }
 
-/* An allreduce's final scan on two threads, each half the entries (the
- * step loop reports what either finds not full): the last step's first or
- * last transfer dropped is the same report on two threads as on one; ring
- * (by diagonal: the last diagonal, in the second half), bidir-ring (in
- * halves) and BFB (by node: a receiver in each half). */
+/* An allreduce's final scan on 2, 3 and 8 threads, each a part of the
+ * entries (the step loop reports what any finds not full): the last
+ * step's first or last transfer dropped is the same report on them as on
+ * one; ring (by diagonal: the last diagonal, in the last part),
+ * bidir-ring (in halves) and BFB (by node: a receiver in each part). */
 static void test_final_halves(void **state)
 {
 	static const char *const algos[] = {"ring", "bidir-ring", "bfb"};
+	static const unsigned threads[] = {2, 3, 8};
 	struct graph *g;
 	struct topo_tree *tree;
 	struct ofc_error err = {0};
 	(void)state;
 
 	assert_int_equal(topo_build_tree("hypercube:7", &g, &tree, &err), 0);
-	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+	for (size_t a = 0; a < ARRAY_SIZE(algos) * ARRAY_SIZE(threads); a++) {
 		struct schedule s, d;
 		struct verify_report r;
-		struct verify_opts two = {.graph = g, .threads = 2, .par_min_xfers = 1};
+		struct verify_opts two = {
+		    .graph = g, .threads = threads[a % ARRAY_SIZE(threads)], .par_min_xfers = 1};
 		struct bfb_opts bo = {0};
 		struct bfb_stats st;
+		const char *algo = algos[a / ARRAY_SIZE(threads)];
 
-		if (a < 2)
+		if (strcmp(algo, "bfb"))
 			assert_int_equal(
-			    baseline_schedule(g, tree, algos[a], SCHED_ALLREDUCE, &s, NULL, &err),
-			    0);
+			    baseline_schedule(g, tree, algo, SCHED_ALLREDUCE, &s, NULL, &err), 0);
 		else
 			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
 		assert_int_equal(sched_verify(&s, &two, &r), 0);
