@@ -7,6 +7,7 @@
 // library that never prints cannot have. Nothing here prints: Clp's
 // messages go to a handler that drops them. Called from rwa/lp.c alone.
 #include <coin/ClpEventHandler.hpp>
+#include <coin/ClpFactorization.hpp>
 #include <coin/ClpSimplex.hpp>
 #include <coin/CoinError.hpp>
 #include <coin/CoinMessageHandler.hpp>
@@ -215,6 +216,18 @@ static int clp_solve(struct clp *c, int (*stop)(void *), void *ctx, char *why, s
 		return CLP_INTEGER;
 	c->stop.fn = stop;
 	c->stop.ctx = ctx;
+	// Keep the factorisation's work areas from one solve to the next.
+	// Clp frees them at the end of every solve and allocates them again
+	// at the next: a cut loop solves hundreds of times in a row, and the
+	// fresh areas (page faults, zeroing) were about a third of the
+	// fluid engine's LP time. Persistent, an area is allocated again
+	// only when the next basis needs a bigger one. The flag is set
+	// again before each solve: Clp's clearing at the end resets it.
+	// Not Clp's startFinishOptions (keep everything between solves):
+	// after added rows, every cut round, it rebuilds the rest anyway,
+	// and the factorisation kept whole refactorises at other iterations,
+	// so some solves pivot another way.
+	c->m.factorization()->setPersistenceFlag(1);
 	try {
 		flush(c);
 		// From the last basis: after new rows (cuts) the dual simplex
