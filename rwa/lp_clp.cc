@@ -16,10 +16,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <vector>
 
 #include "rwa/lp_clp.h"
+#include "rwa/lp_clp_split.h"
 
 namespace
 {
@@ -65,6 +67,9 @@ class Stop : public ClpEventHandler
 } // namespace
 
 struct clp {
+	// the pool the pricing is split over (set_threads), or none; before
+	// m, whose matrix points at it, so that it outlives m
+	std::unique_ptr<Workers> workers;
 	ClpSimplex m;
 	Quiet quiet;
 	stop_call stop;
@@ -203,6 +208,26 @@ static void clp_set_algorithm(struct clp *c, int which)
 	c->algorithm = which;
 }
 
+static void clp_set_threads(struct clp *c, int threads)
+{
+	if (threads > 1 && !c->workers)
+		c->workers.reset(new Workers((unsigned)threads));
+}
+
+// The pricing split over the pool: Clp's matrix, once it has one, in the
+// subclass that splits it (its copy, the same columns). Clp keeps the
+// class as rows and columns are added.
+static void split(struct clp *c)
+{
+	ClpMatrixBase *m = c->m.clpMatrix();
+	ClpPackedMatrix *pm;
+
+	if (!c->workers || !m || dynamic_cast<SplitMatrix *>(m) ||
+	    !(pm = dynamic_cast<ClpPackedMatrix *>(m)))
+		return;
+	c->m.replaceMatrix(new SplitMatrix(*pm, c->workers.get()), true);
+}
+
 static void clp_reset_basis(struct clp *c)
 {
 	flush(c);
@@ -230,6 +255,7 @@ static int clp_solve(struct clp *c, int (*stop)(void *), void *ctx, char *why, s
 	c->m.factorization()->setPersistenceFlag(1);
 	try {
 		flush(c);
+		split(c);
 		// From the last basis: after new rows (cuts) the dual simplex
 		// (the basis stays dual feasible), after new columns or costs
 		// the primal; the first solve from Clp's own choice.
@@ -278,6 +304,11 @@ static int clp_duals(const struct clp *c, double *y, int n)
 	return 0;
 }
 
+static int clp_iterations(const struct clp *c)
+{
+	return c->m.numberIterations();
+}
+
 static int clp_write(struct clp *c, const char *path)
 {
 	flush(c);
@@ -305,5 +336,7 @@ const struct clp_api ofc_clp_api = {
     clp_solution,
     clp_duals,
     clp_write,
+    clp_set_threads,
+    clp_iterations,
 };
 }

@@ -45,17 +45,25 @@ same() {
 # The mirrored MCF (15 classes of 256 sources: its pricing, 16 blocks of
 # mirrored routes, the paths kept per pair in parts), lowered to paths.
 same gk256 --topology genkautz:256,4 --collective alltoall --lowering paths --size 1MiB
+# A master on Clp with its pool of threads (175 rows, 1,700 columns,
+# 144,000 elements: rwa/lp_clp_split.h; its pricing mostly by rows, Clp's
+# own: the split pricing's bit-for-bit check is test_rwa_lp's).
+same gk512 --topology genkautz:512,4 --collective alltoall --lowering paths --size 1MiB
 # The one-source MCF on a torus, its routes expanded to every source.
 same torus16 --topology torus:16x16 --collective alltoall --lowering paths --size 1MiB
 # The time-stepped MCF (its pricing on the time-expanded graph).
 same gk64steps --topology genkautz:64,4 --collective alltoall --lowering steps --size 1MiB
 # BFB's per-node LPs and the verifier's parallel pass.
 same hc8 --topology hypercube:8 --collective allreduce --size 64MiB
-# The fluid engine on a model W server pair.
+# The fluid engine on a model W server pair, and on 8 servers (64 GPUs:
+# its pricing's cut LPs, 683 columns).
 same fluid2 examples/modelw/all-links-2.yaml --collective allgather
+same fluid8 examples/modelw/all-links-8.yaml --collective allgather
 
 # The schedules checked are the ones meant: verified, and the MCF's mirrored.
 if grep -q '"verified": true' "$TMP/gk256.1.out" && grep -q '"mirrored column generation"' "$TMP/gk256.1.out" &&
+	grep -q '"mirrored column generation"' "$TMP/gk512.1.out" && grep -q '"verified": true' "$TMP/gk512.1.out" &&
+	grep -q '"verified": true' "$TMP/fluid8.1.out" &&
 	grep -q '"verified": true' "$TMP/torus16.1.out" && grep -q '"verified": true' "$TMP/hc8.1.out"; then ok; else
 	bad "the single-thread schedules should be verified (and genkautz:256,4's MCF mirrored)" \
 		"$(head -c 600 "$TMP/gk256.1.out")"
