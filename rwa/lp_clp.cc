@@ -208,6 +208,8 @@ static void clp_set_algorithm(struct clp *c, int which)
 	c->algorithm = which;
 }
 
+// The first count above 1 holds for the model's life (its matrix points
+// at the pool): a model is made for one request, on one count.
 static void clp_set_threads(struct clp *c, int threads)
 {
 	if (threads > 1 && !c->workers)
