@@ -216,13 +216,15 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 # added 4 MB to every run's resident memory). C++ (its event handler stops
 # a solve at every iteration), without the sanitizers: an instrumented
 # program loads it as is.
-$(BUILD)/obj/rwa/lp_clp.o: rwa/lp_clp.cc rwa/lp_clp.h | $(STAMP)
+# lp_clp_split.cc: the pricing split over threads (std::thread).
+CLP_OBJ = $(BUILD)/obj/rwa/lp_clp.o $(BUILD)/obj/rwa/lp_clp_split.o
+$(CLP_OBJ): $(BUILD)/obj/rwa/%.o: rwa/%.cc rwa/lp_clp.h rwa/lp_clp_split.h | $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) -std=c++11 -fPIC $(OPT) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(CLP_PC)) -c $< -o $@
-$(CLP_PLUGIN): $(BUILD)/obj/rwa/lp_clp.o
+$(CLP_PLUGIN): $(CLP_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CXX) -shared $(OPT) $< -o $@ -Wl,--no-undefined $(AS_NEEDED) $(shell pkg-config --libs $(CLP_PC))
+	$(Q)$(CXX) -shared $(OPT) $^ -o $@ -Wl,--no-undefined $(AS_NEEDED) $(shell pkg-config --libs $(CLP_PC)) -pthread
 
 # bench/symmetry measures bliss beside nauty: bliss's digraphs
 # are C++ only (its C interface has undirected graphs), so a shim of the

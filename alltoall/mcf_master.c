@@ -280,6 +280,7 @@ void cg_master(struct cg *c, enum lp_scaling scaling)
 	c->lp = lp_new_known((int)c->slots, c->solver);
 	lp_set_scaling(c->lp, scaling);
 	lp_set_cancel(c->lp, c->cancel);
+	lp_set_threads(c->lp, c->threads);
 	for (uint32_t k = 0; k < c->slots; k++)
 		lp_set_obj_coef(c->lp, (int)k, 1);
 	if (c->diff && !c->ref_off)

@@ -356,6 +356,12 @@ void lp_set_cancel(struct lp *lp, const atomic_bool *cancel)
 	lp->cancel = cancel;
 }
 
+void lp_set_threads(struct lp *lp, unsigned threads)
+{
+	if (lp->clp)
+		lp->api->set_threads(lp->clp, threads > INT_MAX ? INT_MAX : (int)threads);
+}
+
 void lp_set_scaling(struct lp *lp, enum lp_scaling s)
 {
 	/* 196 = SCALE_GEOMETRIC + SCALE_EQUILIBRATE + SCALE_INTEGERS, what
@@ -502,6 +508,13 @@ int lp_duals(const struct lp *lp, double *y)
 		return -1;
 	memcpy(y, d + 1, (size_t)rows * sizeof(double));
 	return 0;
+}
+
+int lp_iterations(const struct lp *lp)
+{
+	long long n = lp->clp ? lp->api->iterations(lp->clp) : get_total_iter(lp->m);
+
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
 int lp_write(const struct lp *lp, const char *path)

@@ -7,6 +7,7 @@
 // library that never prints cannot have. Nothing here prints: Clp's
 // messages go to a handler that drops them. Called from rwa/lp.c alone.
 #include <coin/ClpEventHandler.hpp>
+#include <coin/ClpFactorization.hpp>
 #include <coin/ClpSimplex.hpp>
 #include <coin/CoinError.hpp>
 #include <coin/CoinMessageHandler.hpp>
@@ -15,10 +16,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <vector>
 
 #include "rwa/lp_clp.h"
+#include "rwa/lp_clp_split.h"
 
 namespace
 {
@@ -64,6 +67,9 @@ class Stop : public ClpEventHandler
 } // namespace
 
 struct clp {
+	// the pool the pricing is split over (set_threads), or none; before
+	// m, whose matrix points at it, so that it outlives m
+	std::unique_ptr<Workers> workers;
 	ClpSimplex m;
 	Quiet quiet;
 	stop_call stop;
@@ -202,6 +208,28 @@ static void clp_set_algorithm(struct clp *c, int which)
 	c->algorithm = which;
 }
 
+// The first count above 1 holds for the model's life (its matrix points
+// at the pool): a model is made for one request, on one count.
+static void clp_set_threads(struct clp *c, int threads)
+{
+	if (threads > 1 && !c->workers)
+		c->workers.reset(new Workers((unsigned)threads));
+}
+
+// The pricing split over the pool: Clp's matrix, once it has one, in the
+// subclass that splits it (its copy, the same columns). Clp keeps the
+// class as rows and columns are added.
+static void split(struct clp *c)
+{
+	ClpMatrixBase *m = c->m.clpMatrix();
+	ClpPackedMatrix *pm;
+
+	if (!c->workers || !m || dynamic_cast<SplitMatrix *>(m) ||
+	    !(pm = dynamic_cast<ClpPackedMatrix *>(m)))
+		return;
+	c->m.replaceMatrix(new SplitMatrix(*pm, c->workers.get()), true);
+}
+
 static void clp_reset_basis(struct clp *c)
 {
 	flush(c);
@@ -215,8 +243,24 @@ static int clp_solve(struct clp *c, int (*stop)(void *), void *ctx, char *why, s
 		return CLP_INTEGER;
 	c->stop.fn = stop;
 	c->stop.ctx = ctx;
+	// Keep the factorisation's work areas from one solve to the next
+	// while rows are being added (a cut loop). Clp frees them at the end
+	// of every solve and allocates them again at the next: the fluid
+	// pricing's cut loop solves hundreds of times in a row, and the
+	// fresh areas (page faults, zeroing) were about a third of its LP
+	// time. Persistent, an area is allocated again only when a bigger
+	// one is needed. Set before each solve (Clp's clearing at the end
+	// resets it), for the end of this one: a solve after no new rows
+	// (the MCF master's, after new columns) frees them as before, which
+	// kept the master's peak memory 78 MB higher (genkautz:1024,4) and
+	// saved it nothing. Not Clp's startFinishOptions (keep everything
+	// between solves): after added rows it rebuilds the rest anyway, and
+	// the factorisation kept whole refactorises at other iterations, so
+	// some solves pivot another way.
+	c->m.factorization()->setPersistenceFlag(c->rows_added && c->solved ? 1 : 0);
 	try {
 		flush(c);
+		split(c);
 		// From the last basis: after new rows (cuts) the dual simplex
 		// (the basis stays dual feasible), after new columns or costs
 		// the primal; the first solve from Clp's own choice.
@@ -265,6 +309,11 @@ static int clp_duals(const struct clp *c, double *y, int n)
 	return 0;
 }
 
+static int clp_iterations(const struct clp *c)
+{
+	return c->m.numberIterations();
+}
+
 static int clp_write(struct clp *c, const char *path)
 {
 	flush(c);
@@ -292,5 +341,7 @@ const struct clp_api ofc_clp_api = {
     clp_solution,
     clp_duals,
     clp_write,
+    clp_set_threads,
+    clp_iterations,
 };
 }

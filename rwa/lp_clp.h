@@ -47,6 +47,9 @@ struct clp_api {
 	void (*solution)(const struct clp *c, double *x, int n);
 	int (*duals)(const struct clp *c, double *y, int n);
 	int (*write)(struct clp *c, const char *path);
+	/* threads for the pricing inside a solve (rwa/lp_clp_split.h); 1: none */
+	void (*set_threads)(struct clp *c, int threads);
+	int (*iterations)(const struct clp *c); /* the last solve's */
 };
 
 #ifdef __cplusplus

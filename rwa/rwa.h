@@ -83,6 +83,10 @@ void lp_set_time_limit(struct lp *lp, double seconds);
 /* Stop a solve (LP_TIMEOUT, as at the time limit) once *cancel is true,
  * set by any thread: both solvers ask at every iteration. NULL: never. */
 void lp_set_cancel(struct lp *lp, const atomic_bool *cancel);
+/* Threads a solve may use (Clp: its pricing over many columns, split in
+ * blocks of columns, the same pivots on any count; lp_solve: one). 0 or
+ * 1: the calling thread alone. */
+void lp_set_threads(struct lp *lp, unsigned threads);
 /* Scaling: lp_solve's default (geometric, equilibrated), geometric alone,
  * or none (Clp: automatic, geometric, none; its dynamic modes are its plain
  * ones, as Clp scales the model as it is at every solve). Column generation masters with dense
@@ -119,6 +123,9 @@ double lp_objective(const struct lp *lp);
 void lp_solution(const struct lp *lp, double *x);
 /* Dual values of all rows into y (nrows entries); LP only. */
 int lp_duals(const struct lp *lp, double *y);
+/* Simplex iterations of the last solve (lp_solve: of its last, counted
+ * its way): what shows two solves took the same path. */
+int lp_iterations(const struct lp *lp);
 /* The model in lp_solve's LP format (Clp: MPS), for debugging. */
 int lp_write(const struct lp *lp, const char *path);
 

@@ -218,6 +218,87 @@ static void test_clp_time_limit_cancel(void **state)
 	assert_true(fabs(opt[0] - opt[1]) < 1e-6 * fabs(opt[0]));
 }
 
+/* A column generation master's shape: few rows (covering, >= 1), many
+ * long columns (24 elements each) added in two batches, solved by the
+ * primal simplex from the last basis as the MCF's master is. Enough
+ * elements for Clp's pricing to be split in blocks (rwa/lp_clp_split.h,
+ * MIN_PART each): the first solve in 2, the second in up to 5. */
+static void master_like(struct lp *lp, int first, int ncols, int nrows)
+{
+	int rows[24];
+	double vals[24];
+	uint64_t seed = 52 + (uint64_t)first;
+
+	for (int k = first; k < ncols; k++) {
+		int n = 0;
+
+		while (n < 24) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int r = (int)((seed >> 33) % (uint64_t)nrows);
+			bool dup = false;
+
+			for (int i = 0; i < n; i++)
+				dup |= rows[i] == r;
+			if (dup)
+				continue;
+			rows[n] = r;
+			vals[n++] = 0.5 + (double)(seed >> 44) / (1 << 20);
+		}
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		assert_int_equal(
+		    lp_add_col(lp, 1 + (double)(seed >> 40) / (1 << 24), 24, rows, vals), k);
+	}
+}
+
+/* Clp's pricing split over threads takes the same pivots: the same
+ * iterations, and the same optimum, primal and dual, to the bit, on 1, 2
+ * and 4 threads, solve after solve. */
+static void test_clp_threads_same(void **state)
+{
+	enum { ROWS = 120, FIRST = 2000, COLS = 4000 };
+	static const unsigned threads[] = {1, 2, 4};
+	double *x[3], *y[3], obj[3][2];
+	int iters[3][2];
+	(void)state;
+
+	for (size_t t = 0; t < 3; t++) {
+		struct ofc_error err = {0};
+		struct lp *lp = lp_new_on(0, LP_SOLVER_CLP, &err);
+
+		assert_non_null(lp);
+		lp_set_threads(lp, threads[t]);
+		lp_set_simplex(lp, LP_SIMPLEX_PRIMAL);
+		for (int r = 0; r < ROWS; r++)
+			assert_int_equal(lp_add_row(lp, 0, NULL, NULL, LP_GE, 1), r);
+		master_like(lp, 0, FIRST, ROWS);
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		iters[t][0] = lp_iterations(lp);
+		obj[t][0] = lp_objective(lp);
+		master_like(lp, FIRST, COLS, ROWS);
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		iters[t][1] = lp_iterations(lp);
+		obj[t][1] = lp_objective(lp);
+		x[t] = malloc(COLS * sizeof(double));
+		y[t] = malloc(ROWS * sizeof(double));
+		lp_solution(lp, x[t]);
+		assert_int_equal(lp_duals(lp, y[t]), 0);
+		lp_free(lp);
+	}
+	print_message("iterations %d then %d\n", iters[0][0], iters[0][1]);
+	assert_true(iters[0][0] > 50 && iters[0][1] > 0);
+	for (size_t t = 1; t < 3; t++) {
+		assert_int_equal(iters[t][0], iters[0][0]);
+		assert_int_equal(iters[t][1], iters[0][1]);
+		assert_memory_equal(obj[t], obj[0], sizeof(obj[0]));
+		assert_memory_equal(x[t], x[0], COLS * sizeof(double));
+		assert_memory_equal(y[t], y[0], ROWS * sizeof(double));
+	}
+	for (size_t t = 0; t < 3; t++) {
+		free(x[t]);
+		free(y[t]);
+	}
+}
+
 /* The names --lp-solver takes. */
 static void test_solver_names(void **state)
 {
@@ -244,6 +325,7 @@ int main(void)
 	    cmocka_unit_test(test_infeasible_and_added_columns),
 	    cmocka_unit_test(test_clp_agrees),
 	    cmocka_unit_test(test_clp_time_limit_cancel),
+	    cmocka_unit_test(test_clp_threads_same),
 	    cmocka_unit_test(test_solver_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
