@@ -196,6 +196,75 @@ static void test_out_of_range(void **state)
 		}
 }
 
+/* Lightpaths through the verifier's main entry: a segment's conflict, a
+ * wavelength out of range, two blocks on one lightpath, the add limit. */
+static void test_wdm(void **state)
+{
+	struct schedule s;
+	struct verify_report r;
+	struct verify_wdm w = {.wavelengths = 2, .fibres = 1, .max_add = 4};
+	struct verify_opts o = {.wdm = &w};
+	(void)state;
+
+	/* 0->2 and 1->3 clockwise share segment 1-2: not on one wavelength. */
+	sched_init(&s, SCHED_ALLGATHER, "wdm", 4);
+	sched_step(&s);
+	struct xfer a = L(0, 2, 0, DIR_CW, 0, 0), b = L(1, 3, 1, DIR_CW, 0, 0);
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "conflict on segment 1-2"));
+
+	/* On two wavelengths they coexist; 2 wavelengths busy on segment 1-2. */
+	s.xfers[1].lane = 1;
+	/* Counter-clockwise 3->1 uses other fibres: no conflict. */
+	struct xfer c = L(3, 1, 3, DIR_CCW, 0, 0);
+	sched_add(&s, &c);
+	r.max_wavelengths_used = 0;
+	assert_int_equal(sched_verify(&s, &o, &r), -1); /* incomplete, but ... */
+	assert_non_null(strstr(r.error, "incomplete"));
+	assert_int_equal(r.max_wavelengths_used, 2);
+
+	/* Wavelength out of range. */
+	s.xfers[1].lane = 2;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "wavelength 2 out of range"));
+	sched_free(&s);
+
+	/* One lightpath, two whole blocks in one step: over capacity. */
+	sched_init(&s, SCHED_ALLGATHER, "wdm", 4);
+	sched_step(&s);
+	a = L(0, 1, 0, DIR_CW, 0, 0);
+	sched_add(&s, &a);
+	sched_step(&s);
+	a = L(1, 2, 0, DIR_CW, 0, 0);
+	b = L(1, 2, 1, DIR_CW, 0, 0);
+	sched_add(&s, &a);
+	sched_add(&s, &b);
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "more than one block"));
+
+	/* Half of each fits. */
+	s.xfers[1].length = SCHED_ONE / 2;
+	s.xfers[2].length = SCHED_ONE / 2;
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "incomplete"));
+	sched_free(&s);
+
+	/* Add limit: node 0 adds 3 lightpaths where 2 are allowed. */
+	w.max_add = 2;
+	w.wavelengths = 4;
+	sched_init(&s, SCHED_ALLGATHER, "wdm", 4);
+	sched_step(&s);
+	for (uint32_t k = 1; k <= 3; k++) {
+		struct xfer x = L(0, k, 0, DIR_CW, 0, k);
+		sched_add(&s, &x);
+	}
+	assert_int_equal(sched_verify(&s, &o, &r), -1);
+	assert_non_null(strstr(r.error, "adds more than 2"));
+	sched_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(test_drop_limit),
 	    cmocka_unit_test(test_busy_sparse_and_dense),
 	    cmocka_unit_test(test_out_of_range),
+	    cmocka_unit_test(test_wdm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
