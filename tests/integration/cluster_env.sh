@@ -93,9 +93,9 @@ etcd_start() {
 	done
 	# until every member answers (20 s by the clock: three members elect a
 	# raft leader in about a second)
-	_end=$(($(date +%s) + 20))
+	deadline 20
 	_i=1
-	while [ $_i -le "$_n" ] && [ "$(date +%s)" -le $_end ]; do
+	while [ $_i -le "$_n" ] && ! past $_end; do
 		eval "_c=\$ETCD_C$_i"
 		if etcd_curl "$_c" /v3/kv/range '{"key":"eA=="}' |
 			grep -q '"revision"'; then
@@ -160,8 +160,8 @@ replica_start() {
 		--foreground --log-file "$TMP/$_name.log" --log-level info "$@" 2>>"$TMP/$_name.stderr" &
 	eval "${_name}_pid=$!"
 	REPLICA_PIDS="$REPLICA_PIDS $!"
-	_end=$(($(date +%s) + 10))
-	while [ ! -S "$TMP/$_name.sock" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	deadline 10
+	while [ ! -S "$TMP/$_name.sock" ] && ! past $_end; do sleep 0.02; done
 }
 
 replica_stop() {
@@ -183,10 +183,10 @@ gen() { cluster_json "$1" && python3 -c 'import json,sys; print(json.load(open(s
 # until_state NAME SECS 'EXPR' [ARG]: poll NAME's state (cluster_json) until
 # the Python EXPR holds of it (j; ARG as a) or SECS pass
 until_state() {
-	_end=$(($(date +%s) + $2))
+	deadline $2
 	until cluster_json "$1" && python3 -c "import json,sys
 j = json.load(open(sys.argv[1])); a = sys.argv[2]
-sys.exit(0 if ($3) else 1)" "$TMP/$1.json" "${4:-}" || [ "$(date +%s)" -gt $_end ]; do
+sys.exit(0 if ($3) else 1)" "$TMP/$1.json" "${4:-}" || past $_end; do
 		sleep 0.05
 	done
 }
@@ -200,10 +200,10 @@ print(c.get("role", "-"), (c.get("leader") or {}).get("name", "-"),
 }
 
 wait_leader() {
-	_end=$(($(date +%s) + $1))
+	deadline $1
 	shift
 	LEADER=""
-	while [ "$(date +%s)" -le $_end ]; do
+	while ! past $_end; do
 		for _r in "$@"; do
 			_v=$(cluster_view "$_r") || continue
 			read -r _role _lead _took _stale <<EOF

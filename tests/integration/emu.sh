@@ -12,10 +12,14 @@ start_emu() {
 	pid=$!
 	EMUS="$EMUS $pid"
 	# 5 s by the clock, not by turns of the loop (a turn is the sleep and
-	# the test, longer than 2 ms on a loaded machine)
-	_end=$(($(date +%s) + 5))
-	while [ ! -s "$TMP/$name.port" ] && [ "$(date +%s)" -le $_end ]; do
-		sleep 0.002
+	# the test, longer than 2 ms on a loaded machine); each turn's sleep
+	# twice the last, up to 20 ms: an emulator takes tens of milliseconds
+	# to listen, and each sleep is a process
+	deadline 5
+	_nap=0.002
+	while [ ! -s "$TMP/$name.port" ] && ! past $_end; do
+		sleep $_nap
+		case $_nap in 0.002) _nap=0.004 ;; 0.004) _nap=0.008 ;; *) _nap=0.02 ;; esac
 	done
 	eval "${name}_pid=$pid"
 	# read, not $(cat): test_apply starts an emulator 290 times

@@ -16,6 +16,19 @@ fi
 pass=0
 fail=0
 
+# deadline S sets _end, S seconds from now; past T: whether now is past T.
+# Now is the kernel's uptime, read without starting a process: a wait's
+# loop turns every few milliseconds, and a date each turn (a fork of the
+# shell and an exec) was a seventh of test_netconf's CPU.
+deadline() {
+	read -r _up _ </proc/uptime
+	_end=$((${_up%.*} + $1))
+}
+past() {
+	read -r _up _ </proc/uptime
+	[ "${_up%.*}" -gt "$1" ]
+}
+
 ok() { pass=$((pass + 1)); }
 bad() {
 	fail=$((fail + 1))

@@ -31,8 +31,8 @@ start_ofcd() { # ARGS...: in the foreground; waits until it answers
 	$OFCD --foreground "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
-	_end=$(($(date +%s) + 30))
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do
+	deadline 30
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do
 		sleep 0.02
 	done
 }
@@ -64,8 +64,8 @@ stop_emu "$h_pid"
 "$BUILD/ocs-emu" --listen "127.0.0.1:$h_port" --ports 256 --credentials $CRED --state "$TMP/run.state" 2>>"$TMP/i.stderr" &
 i_pid=$!
 EMUS="$EMUS $i_pid"
-_end=$(($(date +%s) + 5))
-until python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $h_port), 1)" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do
+deadline 5
+until python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $h_port), 1)" 2>/dev/null || past $_end; do
 	sleep 0.05
 done
 # On a terminal it shows what the switch holds and asks; n records nothing.

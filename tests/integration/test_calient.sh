@@ -210,8 +210,8 @@ expect_error 1 "ofc: not confirmed within 1 s: reverted; the fabric is where it 
 if [ "$(xconn "$TORUS" "$t_port")" = "$PRE" ]; then ok; else bad "try without confirm did not revert"; fi
 $OFC try "$TORUS" --timeout 30s --device "ocs0=127.0.0.1:$t_port" --state-dir "$ST" >"$TMP/try.out" 2>"$TMP/try.err" &
 try_pid=$!
-_end=$(($(date +%s) + 10))
-until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 10
+until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || past $_end; do sleep 0.02; done
 expect_stdout_has "committed" $OFC confirm --state-dir "$ST"
 wait $try_pid
 [ $? -eq 0 ] && grep -q "confirmed transaction" "$TMP/try.out" && ok || bad "try after confirm" "$(cat "$TMP/try.out" "$TMP/try.err")"
@@ -238,8 +238,8 @@ for K in "$K_DLT" "$K_ACT" $((M - 1)); do
 	emu k "$TMP/run.state" --fail-at "$K" --fail-mode stall --log "$TMP/k.log"
 	$OFC apply "$TORUS" --device "ocs0=127.0.0.1:$k_port" --state-dir "$ST" >/dev/null 2>&1 &
 	pid=$!
-	_end=$(($(date +%s) + 10))
-	until grep -q "^$K " "$TMP/k.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	deadline 10
+	until grep -q "^$K " "$TMP/k.log" 2>/dev/null || past $_end; do sleep 0.01; done
 	grep -q "^$K " "$TMP/k.log" && ok || bad "kill point $K: never reached"
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
@@ -398,8 +398,8 @@ start_ofcd() {
 	$OFCD --foreground --config "$TORUS" --socket "$SOCK" --state-dir "$TMP/st2" \
 		--device "ocs0=127.0.0.1:$P2" 2>>"$TMP/d.log" &
 	ofcd_pid=$!
-	_end=$(($(date +%s) + 10))
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do
+	deadline 10
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do
 		sleep 0.01
 	done
 }
@@ -414,8 +414,8 @@ for K in 8 11; do
 	emu_at --fail-at $K --fail-mode stall
 	$OFC --socket "$SOCK" fail h20:0 >/dev/null 2>&1 &
 	fail_pid=$!
-	_end=$(($(date +%s) + 10))
-	until grep -q "^$K " "$TMP/e2.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	deadline 10
+	until grep -q "^$K " "$TMP/e2.log" 2>/dev/null || past $_end; do sleep 0.01; done
 	if [ $K -eq 8 ]; then want_verb=ACT-CRS; else want_verb=RTRV-CRS; fi
 	grep -q "^$K $want_verb:" "$TMP/e2.log" && ok || bad "ofcd kill point $K: not at $want_verb" "$(cat "$TMP/e2.log")"
 	kill -9 "$ofcd_pid"

@@ -53,8 +53,8 @@ for r in r1 r2 r3; do
 	HELPER_PIDS="$HELPER_PIDS $!"
 done
 for r in r1 r2 r3; do
-	_end=$(($(date +%s) + 10))
-	while [ ! -s "$TMP/$r.gwport" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	deadline 10
+	while [ ! -s "$TMP/$r.gwport" ] && ! past $_end; do sleep 0.02; done
 	eval "GW_$r=https://127.0.0.1:$(cat "$TMP/$r.gwport")"
 done
 [ -s "$C/tenant-a.pem" ] && [ -s "$TMP/r3.gwport" ] && ok || bad "the gateways" "$(cat "$TMP/r1.gwlog")"
@@ -69,9 +69,9 @@ for r in r1 r2 r3; do replica_dir $r "$TMP/fab.yaml" "$e_port"; done
 replica_dir x1 "$TMP/fab.yaml" "$e_port"
 REPLICA_ETCD=etcds://127.0.0.1:1 replica_start x1 --probe-interval 0
 # (until its first try at etcd has failed)
-_end=$(($(date +%s) + 10))
+deadline 10
 until $OFC --socket "$TMP/x1.sock" status 2>/dev/null | grep -q "STALE      etcd: " ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	past $_end; do sleep 0.1; done
 expect_stdout_has "(etcd has not answered yet): what is shown may be behind" $OFC --socket "$TMP/x1.sock" status
 expect_exit 1 $OFC --socket "$TMP/x1.sock" cluster status
 grep -q "^  $TMP/x1.sock (x1) is stale: " "$TMP/out" && grep -q "^  no replica leads" "$TMP/out" &&
@@ -228,9 +228,9 @@ wait_leader 20 r1 r2 r3 && ok || bad "no leader after the restart"
 L=$LEADER
 prolog 15 'h[0-11]' 'ofc:topology=torus:3x4' >"$TMP/p15.out" 2>"$TMP/p15.err" &
 P15=$!
-_end=$(($(date +%s) + 10))
+deadline 10
 until $OFC --socket "$TMP/$L.sock" status --json 2>/dev/null | python3 -c 'import json,sys
-sys.exit(0 if json.load(sys.stdin).get("transaction") else 1)' || [ "$(date +%s)" -gt $_end ]; do
+sys.exit(0 if json.load(sys.stdin).get("transaction") else 1)' || past $_end; do
 	sleep 0.02
 done
 replica_stop "$L" KILL
@@ -250,18 +250,18 @@ next=torus:4x4
 [ "$now" = torus:4x4 ] && next=circulant:16:1,4
 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$next" >"$TMP/busy.out" 2>&1 &
 BUSY=$!
-_end=$(($(date +%s) + 10))
+deadline 10
 until $OFC --socket "$TMP/$L.sock" status --json 2>/dev/null | python3 -c 'import json,sys
-sys.exit(0 if json.load(sys.stdin).get("transaction") else 1)' || [ "$(date +%s)" -gt $_end ]; do
+sys.exit(0 if json.load(sys.stdin).get("transaction") else 1)' || past $_end; do
 	sleep 0.02
 done
 env -i SLURM_JOB_ID=16 SLURM_JOB_NODELIST='h[0-3]' SLURM_JOB_COMMENT='ofc:topology=ring:4' \
 	OFC_SLURM_SCONTROL="$TMP/fake-scontrol" OFC_SOCKET="$TMP/$L.sock,$ALL" $OFC slurm prolog \
 	--timeout 40 >"$TMP/p16.out" 2>"$TMP/p16.err" &
 P16=$!
-_end=$(($(date +%s) + 10))
+deadline 10
 until $OFC --socket "$TMP/$L.sock" status --json 2>/dev/null | python3 -c 'import json,sys
-sys.exit(0 if json.load(sys.stdin).get("queue") else 1)' || [ "$(date +%s)" -gt $_end ]; do
+sys.exit(0 if json.load(sys.stdin).get("queue") else 1)' || past $_end; do
 	sleep 0.02
 done
 replica_stop "$L" STOP

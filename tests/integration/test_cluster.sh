@@ -34,8 +34,8 @@ etcd_start 3 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log")"
 python3 "$(dirname "$0")/tcp_proxy.py" "$TMP/proxy.port" 0:$ETCD_C1 0:$ETCD_C2 0:$ETCD_C3 &
 PROXY=$!
 HELPER_PIDS="$HELPER_PIDS $PROXY"
-_end=$(($(date +%s) + 5))
-while [ ! -s "$TMP/proxy.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+deadline 5
+while [ ! -s "$TMP/proxy.port" ] && ! past $_end; do sleep 0.02; done
 read -r P1 P2 P3 <"$TMP/proxy.port"
 
 # A gateway before each replica (the network API): a CA, the
@@ -60,8 +60,8 @@ for r in r1 r2 r3; do
 	HELPER_PIDS="$HELPER_PIDS $!"
 done
 for r in r1 r2 r3; do
-	_end=$(($(date +%s) + 10))
-	while [ ! -s "$TMP/$r.gwport" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	deadline 10
+	while [ ! -s "$TMP/$r.gwport" ] && ! past $_end; do sleep 0.02; done
 	eval "GW_$r=https://127.0.0.1:$(cat "$TMP/$r.gwport")"
 done
 [ -s "$C/admin.pem" ] && [ -s "$TMP/r3.gwport" ] && ok || bad "the gateways" "$(cat "$TMP/r1.gwlog")"
@@ -106,9 +106,9 @@ set -- $(others "$L")
 F=$1
 expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$B"
 # the follower's state is the leader's, as its watch of etcd delivered it
-_end=$(($(date +%s) + 10))
+deadline 10
 until [ "$(cluster_json "$F" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_generation"])' "$TMP/$F.json")" = 1 ] ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	past $_end; do sleep 0.1; done
 expect_json "j['config_generation'] == 1 and j['topology']['spec'] == '$B' and j['cluster']['role'] == 'follower' and j['cluster']['leader']['name'] == '$L' and j['cluster']['leader']['socket'] == '$TMP/$L.sock' and not j['cluster']['stale'] and len(j['cluster']['members']) == 3 and all(m['reachable'] for m in j['cluster']['members']) and j['cluster']['lease_ttl_seconds'] == 2" \
 	$OFC --socket "$TMP/$F.sock" status --json
 expect_stdout_has "replica    $F, follower; leader $L, epoch" $OFC --socket "$TMP/$F.sock" status
@@ -252,9 +252,9 @@ q = json.load(open(sys.argv[1])).get("queue", [])
 sys.exit(0 if [(x["kind"], x["target"], x["state"]) for x in q] ==
          [("reconfigure", sys.argv[2], "queued at the leader")] and q[0]["ticket"] > 0 else 1)
 EOF
-_end=$(($(date +%s) + 2))
+deadline 2
 until { $OFC --socket "$TMP/$1.sock" status --json >"$TMP/fq.json" 2>/dev/null &&
-	python3 "$TMP/fq.py" "$TMP/fq.json" "$Q"; } || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	python3 "$TMP/fq.py" "$TMP/fq.json" "$Q"; } || past $_end; do sleep 0.05; done
 python3 "$TMP/fq.py" "$TMP/fq.json" "$Q" && ok ||
 	bad "a follower's state shows the leader's waiting mutation" "$(head -c 600 "$TMP/fq.json")"
 replica_stop "$L" KILL
@@ -350,9 +350,9 @@ K2=1
 etcd_kill "$K2"
 # stale, and still stale a while later (an isolated etcd leader renews
 # leases until it notices, about an election timeout)
-_end=$(($(date +%s) + 20))
+deadline 20
 until [ "$(cluster_view "$L" | cut -d' ' -f4)" = True ] && sleep 2.5 &&
-	[ "$(cluster_view "$L" | cut -d' ' -f4)" = True ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	[ "$(cluster_view "$L" | cut -d' ' -f4)" = True ] || past $_end; do sleep 0.2; done
 expect_exit 1 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt"
 grep -q "mutations are refused: this replica ($L) cannot confirm with etcd who leads" "$TMP/err" &&
 	ok || bad "quorum lost: the refusal" "$(cat "$TMP/err")"
@@ -372,16 +372,16 @@ assert r.status == pb.STATUS_NOT_LEADER and not r.HasField("leader"), r
 assert "cannot confirm with etcd who leads" in r.message, r
 EOF2
 set -- $(others "$L")
-_end=$(($(date +%s) + 10))
-until [ "$(cluster_view "$1" | cut -d' ' -f4)" = True ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+deadline 10
+until [ "$(cluster_view "$1" | cut -d' ' -f4)" = True ] || past $_end; do sleep 0.2; done
 expect_json "j['cluster']['stale'] and j['cluster']['stale_reason'] and j['topology']['spec'] == '$cur'" \
 	$OFC --socket "$TMP/$1.sock" status --json
 expect_stdout_has "STALE" $OFC --socket "$TMP/$L.sock" status
 etcd_restart "$K1"
 etcd_restart "$K2"
 wait_leader 30 r1 r2 r3 && ok || bad "no leader once etcd is back"
-_end=$(($(date +%s) + 30))
-until [ "$(cluster_view "$LEADER" | cut -d' ' -f4)" = False ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+deadline 30
+until [ "$(cluster_view "$LEADER" | cut -d' ' -f4)" = False ] || past $_end; do sleep 0.2; done
 expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$nxt"
 t=$cur
 cur=$nxt
@@ -406,17 +406,17 @@ wait $PROXY 2>/dev/null
 wait_leader 20 r1 r2 && ok || bad "nobody took over from the cut-off r3"
 N=$LEADER
 wait $C 2>/dev/null
-_end=$(($(date +%s) + 10))
-until [ "$(cluster_view r3 | cut -d' ' -f1,4)" = "follower True" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+deadline 10
+until [ "$(cluster_view r3 | cut -d' ' -f1,4)" = "follower True" ] || past $_end; do sleep 0.2; done
 expect_json "j['cluster']['role'] == 'follower' and j['cluster']['stale']" $OFC --socket "$TMP/r3.sock" status --json
 expect_exit 1 $OFC --socket "$TMP/r3.sock" reconfigure --topology "$cur"
 check_consistent "$N" "after r3 was cut off"
 # healed: r3 follows the new leader, current again
 python3 "$(dirname "$0")/tcp_proxy.py" "$TMP/proxy2.port" $P1:$ETCD_C1 $P2:$ETCD_C2 $P3:$ETCD_C3 &
 HELPER_PIDS="$HELPER_PIDS $!"
-_end=$(($(date +%s) + 15))
+deadline 15
 until [ "$(cluster_view r3)" != "" ] && [ "$(cluster_view r3 | cut -d' ' -f1,2,4)" = "follower $N False" ] ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	past $_end; do sleep 0.2; done
 expect_json "j['cluster']['role'] == 'follower' and j['cluster']['leader']['name'] == '$N' and not j['cluster']['stale']" \
 	$OFC --socket "$TMP/r3.sock" status --json
 python3 - "$TMP/e.log" r3 "$N" "$N0" <<'EOF' && ok || bad "a command from the cut-off r3 after the takeover"

@@ -42,9 +42,9 @@ role() { # NAME: leader, follower, ... or "down"
 }
 # leader SECS: LEADER is the replica that leads and took over, within SECS
 leader() {
-	_end=$(($(date +%s) + $1))
+	deadline $1
 	LEADER=""
-	while [ "$(date +%s)" -le $_end ]; do
+	while ! past $_end; do
 		for _r in r1 r2 r3; do
 			$OFC --socket "$D/$_r.sock" status --json --timeout 2 2>/dev/null | python3 -c '
 import json, sys
@@ -66,7 +66,7 @@ epilog() { env -i PATH="$PATH" SLURM_JOB_ID="$1" $HOOK_ENV $OFC slurm epilog; }
 # every_replica 'PYTHON-EXPR over j (each live replica's State)' WHAT: true
 # on every live replica, once they show the same generation (within 10 s)
 every_replica() {
-	_end=$(($(date +%s) + 10))
+	deadline 10
 	while :; do
 		_why=""
 		for _r in r1 r2 r3; do
@@ -79,7 +79,7 @@ every_replica() {
 				"$TMP/$_r.json" || _why="$_why $_r: $(head -c 600 "$TMP/$_r.json");"
 		done
 		[ -z "$_why" ] && return 0
-		[ "$(date +%s)" -le $_end ] || break
+		! past $_end || break
 		sleep 0.2
 	done
 	bad "every replica: $2" "$_why"
@@ -117,9 +117,9 @@ j3=$!
 # the switch changing: 10 ms a change)
 started() { grep -c "transaction started (transaction [0-9]*): by replica $VICTIM (epoch" "$D/$VICTIM.log"; }
 before=$(started)
-_end=$(($(date +%s) + 20))
+deadline 20
 until grep -q "slurm-job-3" "$D/$VICTIM.log" && [ "$(started)" -gt "$before" ] ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	past $_end; do sleep 0.01; done
 kill -9 "$(cat "$D/$VICTIM.pid")"
 wait $j3
 rc=$?

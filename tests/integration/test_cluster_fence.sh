@@ -34,8 +34,8 @@ etcd_start 1 && ok || bad "etcd did not start" "$(tail -3 "$TMP/etcd/e1.log" "$T
 python3 "$(dirname "$0")/tcp_proxy.py" "$TMP/proxy.port" 0:$ETCD_C1 &
 PROXY=$!
 HELPER_PIDS="$HELPER_PIDS $PROXY"
-_end=$(($(date +%s) + 5))
-while [ ! -s "$TMP/proxy.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+deadline 5
+while [ ! -s "$TMP/proxy.port" ] && ! past $_end; do sleep 0.02; done
 read -r P1 <"$TMP/proxy.port"
 for r in r1 r2; do replica_dir $r "$TMP/a.yaml" "$e_port"; done
 r1_etcd="etcds://127.0.0.1:$P1"
@@ -66,8 +66,8 @@ view() {
 j = json.load(open(sys.argv[1]))
 print(j.get("config_generation", 0), j.get("cluster", {}).get("stale", False))' "$TMP/$1.json"
 }
-_end=$(($(date +%s) + 10))
-until [ "$(kv "$K/replicas/r2" lease)" != 0 ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 10
+until [ "$(kv "$K/replicas/r2" lease)" != 0 ] || past $_end; do sleep 0.1; done
 L2=$(kv "$K/replicas/r2" lease)
 E0=$(kv "$K/leader" create_revision)
 [ "$L2" != 0 ] && [ "$E0" != 0 ] && ok || bad "r2's registration or r1's leader key missing" "lease $L2, epoch $E0"
@@ -150,8 +150,8 @@ expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$A"
 G2=$(gen_etcd)
 [ "$G2" -gt "$G1" ] && ok || bad "etcd's record after the new leader's commit" "generation $G2, was $G1"
 for r in r1 r2; do
-	_end=$(($(date +%s) + 10))
-	until [ "$(view $r)" = "$G2 False" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	deadline 10
+	until [ "$(view $r)" = "$G2 False" ] || past $_end; do sleep 0.1; done
 	[ "$(view $r)" = "$G2 False" ] && ok || bad "$r does not show etcd's generation $G2" "$(view $r)"
 done
 
@@ -213,15 +213,15 @@ KEEP=$!
 HELPER_PIDS="$HELPER_PIDS $KEEP"
 kill -9 $PROXY
 wait $PROXY 2>/dev/null
-_end=$(($(date +%s) + 10))
-until grep -q "could not renew its lease in time" "$TMP/r1.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 10
+until grep -q "could not renew its lease in time" "$TMP/r1.log" || past $_end; do sleep 0.1; done
 grep -q "this replica leads fabric torus64-ocs no more (this replica could not renew its lease in time" "$TMP/r1.log" &&
 	ok || bad "r1 cut off did not step down" "$(tail -3 "$TMP/r1.log")"
 python3 "$(dirname "$0")/tcp_proxy.py" "$TMP/proxy2.port" "$P1:$ETCD_C1" &
 HELPER_PIDS="$HELPER_PIDS $!"
-_end=$(($(date +%s) + 15))
+deadline 15
 until [ "$(grep -c "leading fabric torus64-ocs (epoch $E0): taking over" "$TMP/r1.log")" = 2 ] ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	past $_end; do sleep 0.1; done
 kill $KEEP
 cp "$TMP/r2.log" "$TMP/r2.log.2"
 wait_leader 10 r1 r2

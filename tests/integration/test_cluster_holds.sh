@@ -49,8 +49,8 @@ ofcd_start() {
 		--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --foreground \
 		--log-file "$TMP/ofcd.log" --log-level info 2>>"$TMP/ofcd.stderr" &
 	OFCD=$!
-	_end=$(($(date +%s) + 10))
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do
+	deadline 10
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do
 		kill -0 $OFCD 2>/dev/null || break
 		sleep 0.05
 	done
@@ -75,8 +75,8 @@ W=$!
 sleep 0.3
 expect_stdout_has "partition slurm-job-3: ring:4 on 4 hosts committed" prolog "$SOCK" 3 'h[40-43]' ring:4
 expect_stdout_has "released partition 'slurm-job-1'" epilog "$SOCK" 1
-_end=$(($(date +%s) + 5))
-until grep -q KIND_PARTITION_RELEASED "$TMP/watch1.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 5
+until grep -q KIND_PARTITION_RELEASED "$TMP/watch1.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
 wait $W 2>/dev/null
 python3 - "$TMP/watch1.out" "$ME" <<'EOF' && ok || bad "partition events" "$(head -c 1500 "$TMP/watch1.out")"
@@ -98,8 +98,8 @@ $OFC --socket "$SOCK" watch --json >"$TMP/watch2.out" 2>&1 &
 W=$!
 sleep 0.3
 kill -HUP $OFCD
-_end=$(($(date +%s) + 20))
-until grep -q KIND_PARTITION_DROPPED "$TMP/watch2.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 20
+until grep -q KIND_PARTITION_DROPPED "$TMP/watch2.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
 wait $W 2>/dev/null
 grep -q '"partition": *"slurm-job-3"' "$TMP/watch2.out" && grep -q 'has no host h40' "$TMP/watch2.out" && ok ||
@@ -146,8 +146,8 @@ done
 others() { for _o in $2; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 # until_held NAME 'WANT' SECS: NAME's held partitions are WANT
 until_held() {
-	_end=$(($(date +%s) + $3))
-	until [ "$(held "$TMP/$1.sock" 2>/dev/null)" = "$2" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	deadline $3
+	until [ "$(held "$TMP/$1.sock" 2>/dev/null)" = "$2" ] || past $_end; do sleep 0.1; done
 	[ "$(held "$TMP/$1.sock" 2>/dev/null)" = "$2" ]
 }
 wait_leader 20 r1 r2 r3 && ok || bad "no leader within 20 s" "$(tail -3 "$TMP/r1.log")"
@@ -172,9 +172,9 @@ for r in r1 r2 r3; do
 "
 done
 for r in $L $F1; do
-	_end=$(($(date +%s) + 10))
+	deadline 10
 	until [ "$(replicas "$TMP/$r.sock")
-" = "$wantr" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+" = "$wantr" ] || past $_end; do sleep 0.2; done
 	[ "$(replicas "$TMP/$r.sock")
 " = "$wantr" ] && ok || bad "$r's list of replicas" "want: $wantr" "got:  $(replicas "$TMP/$r.sock")"
 done
@@ -195,8 +195,8 @@ H11="slurm-job-11 $ME True h0 h1 h2 h3 h4 h5 h6 h7"
 for r in $L $F1 $F2; do
 	until_held $r "$H11" 10 && ok || bad "$r does not show the hold" "$(held "$TMP/$r.sock")"
 done
-_end=$(($(date +%s) + 5))
-until grep -q KIND_PARTITION_HELD "$TMP/watch3.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 5
+until grep -q KIND_PARTITION_HELD "$TMP/watch3.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
 wait $W 2>/dev/null
 grep -q '"partition": *"slurm-job-11"' "$TMP/watch3.out" && grep -q 'held for uid:[0-9]* (by the leader, seen in the store)' "$TMP/watch3.out" &&
@@ -209,9 +209,9 @@ set -- $(others "$N" "$F1 $F2")
 F=$1
 [ "$(held "$TMP/$N.sock")" = "$H11" ] && ok || bad "the new leader $N lost the hold" "$(held "$TMP/$N.sock")"
 # the dead leader leaves the list when its lease ends; the new one is leader there
-_end=$(($(date +%s) + 10))
+deadline 10
 until [ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf '%s\n' "$N leader" "$F follower" | sort | tr '\n' ' ')" ] ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	past $_end; do sleep 0.2; done
 [ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf '%s\n' "$N leader" "$F follower" | sort | tr '\n' ' ')" ] &&
 	ok || bad "the replicas after the failover" "$(replicas "$TMP/$F.sock")"
 expect_error 1 "ofc slurm prolog: job 12: partition 'slurm-job-12': host h4 is held by partition 'slurm-job-11' (requeued)" \
@@ -222,8 +222,8 @@ $OFC --socket "$TMP/$F.sock" watch --json >"$TMP/watch4.out" 2>&1 &
 W=$!
 sleep 0.3
 expect_stdout_has "released partition 'slurm-job-11'" epilog "$TMP/$N.sock" 11
-_end=$(($(date +%s) + 5))
-until grep -q KIND_PARTITION_RELEASED "$TMP/watch4.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 5
+until grep -q KIND_PARTITION_RELEASED "$TMP/watch4.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
 wait $W 2>/dev/null
 grep -q '"partition": *"slurm-job-11"' "$TMP/watch4.out" && grep -q "let go by $ME.* (by the leader, seen in the store)" "$TMP/watch4.out" &&
@@ -252,8 +252,8 @@ cmd=$(sed -n "s/.*--cluster-{cacert,cert,key}: \(etcdctl .* del '[^']*'\).*/\1/p
 (cd "$TMP" && ETCDCTL_CACERT=$ETCD_PKI/ca.pem ETCDCTL_CERT=$ETCD_PKI/client.pem \
 	ETCDCTL_KEY=$ETCD_PKI/client.key sh -c "$cmd") >/dev/null 2>&1 && ls "$TMP/$FAB.held"*.json >/dev/null &&
 	[ -z "$($ETCDCTL get --print-value-only "$KEY")" ] && ok || bad "the refusal's etcdctl command" "$cmd"
-_end=$(($(date +%s) + 10))
-until prolog "$TMP/$F.sock" 13 'h[20-23]' ring:4 >"$TMP/out" 2>"$TMP/err" || [ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+deadline 10
+until prolog "$TMP/$F.sock" 13 'h[20-23]' ring:4 >"$TMP/out" 2>"$TMP/err" || past $_end; do sleep 0.2; done
 grep -q "partition slurm-job-13: ring:4 on 4 hosts committed" "$TMP/out" && ok || bad "mutations once the key is gone" "$(cat "$TMP/err")"
 
 finish

@@ -83,9 +83,9 @@ etcd --name p1 --data-dir "$TMP/etcd/p1" --listen-client-urls "http://127.0.0.1:
 	--initial-advertise-peer-urls "http://127.0.0.1:$2" --initial-cluster "p1=http://127.0.0.1:$2" \
 	>"$TMP/etcd/p1.log" 2>&1 &
 HELPER_PIDS="$HELPER_PIDS $!"
-_end=$(($(date +%s) + 20))
+deadline 20
 until curl -s -m 1 -X POST "http://127.0.0.1:$1/v3/kv/range" -d '{"key":"eA=="}' | grep -q revision ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+	past $_end; do sleep 0.1; done
 REPLICA_ETCD="etcd://127.0.0.1:$1" replica_start r3 --probe-interval 0 --cluster-insecure
 wait_leader 20 r3 && ok || bad "r3 on a plain etcd with --cluster-insecure" "$(tail -3 "$TMP/r3.log" "$TMP/r3.stderr")"
 

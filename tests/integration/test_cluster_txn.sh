@@ -52,12 +52,12 @@ req() { $PY "$TMP/req.py" "$BUILD/python" "$@"; }
 # (and its schedule computed: it lands after the state, off the commit's
 # path; a follower computes it when asked, as here)
 until_gen() {
-	_end=$(($(date +%s) + 10))
+	deadline 10
 	until cluster_json "$1" && python3 -c 'import json,sys
 j = json.load(open(sys.argv[1]))
 sys.exit(0 if j["config_generation"] == int(sys.argv[2]) and not j.get("transaction")
          and not j.get("schedule_computing_since_unix_ms") else 1)' \
-		"$TMP/$1.json" "$2" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+		"$TMP/$1.json" "$2" || past $_end; do sleep 0.1; done
 }
 gen_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_generation"])' "$TMP/$1.json"; }
 
@@ -146,10 +146,10 @@ C=$!
 set -- $(others "$L")
 F=$1
 # a follower sees the journal: its id, and the replica that wrote it
-_end=$(($(date +%s) + 10))
+deadline 10
 until cluster_json "$F" && python3 -c 'import json,sys
 t = json.load(open(sys.argv[1])).get("transaction") or {}
-sys.exit(0 if t.get("id") else 1)' "$TMP/$F.json" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+sys.exit(0 if t.get("id") else 1)' "$TMP/$F.json" || past $_end; do sleep 0.05; done
 K=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["transaction"]["id"])' "$TMP/$F.json")
 [ "$(head_of journal)" = "ofc-parts 1 " ] && ok || bad "the journal is a head of parts" "$(head_of journal)"
 python3 -c 'import json,sys
@@ -157,11 +157,11 @@ t = json.load(open(sys.argv[1]))["transaction"]
 sys.exit(0 if t.get("replica") == sys.argv[2] and t.get("epoch") else 1)' "$TMP/$F.json" "$L" &&
 	ok || bad "a follower's view of the running transaction names the replica running it" "$(head -c 600 "$TMP/$F.json")"
 # ... as the leader shows the one it runs
-_end=$(($(date +%s) + 3))
+deadline 3
 until cluster_json "$L" && python3 -c 'import json,sys
 t = json.load(open(sys.argv[1])).get("transaction") or {}
 sys.exit(0 if t.get("id") == int(sys.argv[2]) and t.get("replica") == sys.argv[3] and t.get("running") else 1)' \
-	"$TMP/$L.json" "$K" "$L" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	"$TMP/$L.json" "$K" "$L" || past $_end; do sleep 0.05; done
 python3 -c 'import json,sys; t = json.load(open(sys.argv[1])).get("transaction") or {}
 sys.exit(0 if t.get("replica") == sys.argv[2] and t.get("epoch") else 1)' "$TMP/$L.json" "$L" &&
 	ok || bad "the leader's running transaction names its replica" "$(head -c 400 "$TMP/$L.json")"

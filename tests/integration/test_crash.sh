@@ -96,8 +96,8 @@ emu_at() { # [ARGS...]: the emulator on its state (and, after the first, port)
 }
 # until_logged K: the emulator has received command K (5 s by the clock)
 until_logged() {
-	_end=$(($(date +%s) + 5))
-	until grep -q "^$1 " "$TMP/e2.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do
+	deadline 5
+	until grep -q "^$1 " "$TMP/e2.log" 2>/dev/null || past $_end; do
 		sleep 0.01
 	done
 	grep -q "^$1 " "$TMP/e2.log"
@@ -136,8 +136,8 @@ expect_exit 0 $OFC apply "$A" $D2
 : >"$TMP/hold"
 $OFC apply "$B" $D2 >/dev/null 2>&1 &
 pid=$!
-_end=$(($(date +%s) + 5))
-until [ -e "$TMP/st2/torus64-ocs.journal" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+deadline 5
+until [ -e "$TMP/st2/torus64-ocs.journal" ] || past $_end; do sleep 0.01; done
 cp "$TMP/st2/torus64-ocs.journal" "$TMP/journal.copy" && ok || bad "no journal to copy"
 rm -f "$TMP/hold"
 wait $pid && ok || bad "the held apply failed"

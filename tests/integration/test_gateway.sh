@@ -105,14 +105,14 @@ $OFCD --foreground --config "$TMP/part.yaml" --socket "$SOCK" --state-dir "$TMP/
 	--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --gateway-socket "$TMP/gw.sock" \
 	--gateway-uid "$(id -u)" 2>"$TMP/ofcd.log" &
 DAEMONS="$DAEMONS $!"
-_end=$(($(date +%s) + 10))
-until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 10
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.02; done
 $GW $GWOPTS --crl "$C/crl.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" \
 	--port-file "$TMP/gw.port" --read-timeout 2s --idle-timeout 4s 2>"$TMP/gw.log" &
 GWPID=$!
 DAEMONS="$DAEMONS $GWPID"
-_end=$(($(date +%s) + 10))
-while [ ! -s "$TMP/gw.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+deadline 10
+while [ ! -s "$TMP/gw.port" ] && ! past $_end; do sleep 0.02; done
 read -r P <"$TMP/gw.port"
 URL="https://127.0.0.1:$P"
 
@@ -143,8 +143,8 @@ refused() { # NAME LOG-TEXT [curl options]
 	if curl -sS -o /dev/null --cacert "$C/ca.pem" "$@" "$URL/v1/state" 2>"$TMP/err"; then
 		bad "$n: curl succeeded"
 	else ok; fi
-	_end=$(($(date +%s) + 5))
-	until grep -qF "$text" "$TMP/gw.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	deadline 5
+	until grep -qF "$text" "$TMP/gw.log" || past $_end; do sleep 0.05; done
 	grep -qF "$text" "$TMP/gw.log" && ok || bad "$n: the log should say '$text'" "$(tail -3 "$TMP/gw.log")"
 }
 refused expired "certificate CN=expired: expired" --cert "$C/expired.pem" --key "$C/expired.key"
@@ -290,8 +290,8 @@ if command -v prometheus >/dev/null; then
 	DAEMONS="$DAEMONS $!"
 	Q="http://127.0.0.1:$PP/api/v1/query?query=ofc_transactions_total"
 	W='"outcome":"committed"},"value":\[[0-9.]*,"1"\]'
-	_end=$(($(date +%s) + 30))
-	until curl -s "$Q" 2>/dev/null | grep -q "$W" || [ "$(date +%s)" -gt $_end ]; do sleep 0.5; done
+	deadline 30
+	until curl -s "$Q" 2>/dev/null | grep -q "$W" || past $_end; do sleep 0.5; done
 	curl -s "$Q" >"$TMP/out" 2>&1
 	grep -q "$W" "$TMP/out" && ok ||
 		bad "prometheus scraped the gateway" "$(head -c 300 "$TMP/out")" "$(tail -3 "$TMP/prom.log")"
@@ -440,12 +440,12 @@ $OFCD --foreground --config configs/genkautz1024-patch.yaml --credentials-dir co
 	--socket "$TMP/gk.sock" --state-dir "$TMP/gkst" --probe-interval 0 \
 	--gateway-socket "$TMP/gkgw.sock" --gateway-uid "$(id -u)" 2>"$TMP/gk.log" &
 DAEMONS="$DAEMONS $!"
-_end=$(($(date +%s) + 10))
-until $OFC --socket "$TMP/gk.sock" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 10
+until $OFC --socket "$TMP/gk.sock" status >/dev/null 2>&1 || past $_end; do sleep 0.02; done
 $GW $GWOPTS --policy "$TMP/policy" --ofcd-socket "$TMP/gkgw.sock" --port-file "$TMP/gk.port" 2>"$TMP/gkgw.log" &
 DAEMONS="$DAEMONS $!"
-_end=$(($(date +%s) + 10))
-while [ ! -s "$TMP/gk.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+deadline 10
+while [ ! -s "$TMP/gk.port" ] && ! past $_end; do sleep 0.02; done
 read -r GP <"$TMP/gk.port"
 expect_error 1 "ofc: the bfb schedule (2095104 transfers in 10 steps) does not fit in a frame of 16 MiB: ask for the figures alone (summary_only; ofc --socket PATH schedule --summary), ask with stream (ofc --socket PATH schedule -o FILE streams), or run ofcd with a larger --max-frame" \
 	$OFC --socket "$TMP/gk.sock" schedule --collective allreduce --json
@@ -740,8 +740,8 @@ req reader 200 "$URL/v1/state"
 # logged_more TEXT N: more than N lines of the gateway's log hold TEXT (5 s at most).
 count() { grep -cF -- "$1" "$TMP/gw.log"; }
 logged_more() {
-	_end=$(($(date +%s) + 5))
-	until [ "$(count "$1")" -gt "$2" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	deadline 5
+	until [ "$(count "$1")" -gt "$2" ] || past $_end; do sleep 0.05; done
 	[ "$(count "$1")" -gt "$2" ] && ok || bad "the log should say once more: $1" "$(tail -3 "$TMP/gw.log")"
 }
 cp "$C/crl.pem" "$C/crl.good"
@@ -788,15 +788,15 @@ openssl ca -batch -config "$C/ca.cnf" -revoke "$C/tenant-b.pem" >/dev/null 2>&1
 openssl ca -batch -config "$C/ca.cnf" -gencrl -out "$C/crl.pem" >/dev/null 2>&1
 printf 'cn:admin admin\ncn:reader read-only\ncn:tenant-a tenant jobA,jobB\n' >"$TMP/policy"
 kill -HUP "$GWPID"
-_end=$(($(date +%s) + 10))
-until grep -q "reloaded the CA, the CRL and the policy (3 entries)" "$TMP/gw.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 10
+until grep -q "reloaded the CA, the CRL and the policy (3 entries)" "$TMP/gw.log" || past $_end; do sleep 0.05; done
 grep -q "reloaded the CA, the CRL and the policy (3 entries)" "$TMP/gw.log" && ok || bad "SIGHUP reload logged" "$(tail -2 "$TMP/gw.log")"
 refused revoked-after-reload "certificate CN=tenant-b: revoked (on the CA's CRL)" --cert "$C/tenant-b.pem" --key "$C/tenant-b.key"
 req tenant-a 200 "$URL/v1/schedule?collective=allreduce&partition=jobB&summary_only=true"
 printf 'cn:x nobody\n' >"$TMP/policy"
 kill -HUP "$GWPID"
-_end=$(($(date +%s) + 10))
-until grep -q "reload refused, the old CA, CRL and policy stay: $TMP/policy:1: unknown role 'nobody'" "$TMP/gw.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 10
+until grep -q "reload refused, the old CA, CRL and policy stay: $TMP/policy:1: unknown role 'nobody'" "$TMP/gw.log" || past $_end; do sleep 0.05; done
 grep -q "reload refused, the old CA, CRL and policy stay: $TMP/policy:1: unknown role 'nobody'" "$TMP/gw.log" && ok || bad "a bad policy is refused on reload" "$(tail -2 "$TMP/gw.log")"
 req reader 200 "$URL/v1/state"
 

@@ -31,8 +31,8 @@ start_ofcd() { # CONFIG DEVICE [OPTION...]
 		--state-dir "$ST" --device "$_dev" --probe-interval 0 "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
-	_end=$(($(date +%s) + 10))
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do
+	deadline 10
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do
 		sleep 0.01
 	done
 }

@@ -137,8 +137,8 @@ if command -v prometheus >/dev/null; then
 		--web.listen-address="127.0.0.1:$PP" >"$TMP/prom/log" 2>&1 &
 	PROM=$!
 	Q="http://127.0.0.1:$PP/api/v1/query?query=count(ofc_cluster_leader)"
-	_end=$(($(date +%s) + 40))
-	until curl -s "$Q" 2>/dev/null | grep -q '"value":\[[0-9.]*,"3"\]' || [ "$(date +%s)" -gt $_end ]; do sleep 0.5; done
+	deadline 40
+	until curl -s "$Q" 2>/dev/null | grep -q '"value":\[[0-9.]*,"3"\]' || past $_end; do sleep 0.5; done
 	curl -s "http://127.0.0.1:$PP/api/v1/query?query=sum(ofc_cluster_leader)" >"$TMP/prom/sum" 2>&1
 	grep -q '"value":\[[0-9.]*,"1"\]' "$TMP/prom/sum" && ok ||
 		bad "prometheus, with docs/ofcd.md's job, scraped 3 replicas and 1 leader" "$(cat "$TMP/prom/sum")" "$(tail -3 "$TMP/prom/log")"

@@ -294,18 +294,18 @@ ${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir 
 	--credentials-dir "$TMP" --device "$(unix_dev o)" --probe-interval 200ms 2>>"$TMP/d.log" &
 ofcd_pid=$!
 # until its start check has read the switch
-_end=$(($(date +%s) + 10))
+deadline 10
 until $OFC --socket "$SOCK" status --json 2>/dev/null |
 	python3 -c 'import json,sys; sys.exit(0 if "reachable" in json.load(sys.stdin)["devices"][0] else 1)' 2>/dev/null ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	past $_end; do sleep 0.05; done
 expect_json 'j["devices"][0]["reachable"] and not j.get("failed") and not j["devices"][0].get("port_alarms")' \
 	$OFC --socket "$SOCK" status --json
 printf '2 status FAILED\n' >"$TMP/health"
 failed_is() { # PYTHON-LIST: wait until ofcd's failures in effect are that
-	_end=$(($(date +%s) + 10))
+	deadline 10
 	until $OFC --socket "$SOCK" status --json 2>/dev/null |
 		python3 -c "import json,sys; sys.exit(0 if sorted(json.load(sys.stdin).get('failed', [])) == $1 else 1)" 2>/dev/null ||
-		[ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+		past $_end; do sleep 0.1; done
 	expect_json "sorted(j.get('failed', [])) == $1" $OFC --socket "$SOCK" status --json
 }
 failed_is "sorted(['h0:1', '$(hp "$P2")'])"
@@ -355,9 +355,9 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0" \
 	2>>"$TMP/dn.log" &
 ofcd_pid=$!
 subscriptions() { # COUNT: wait until the switch has seen that many
-	_end=$(($(date +%s) + 20))
+	deadline 20
 	until [ "$(grep -c ' create-subscription Polatis$' "$TMP/n.log")" -ge "$1" ] ||
-		[ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+		past $_end; do sleep 0.05; done
 	[ "$(grep -c ' create-subscription Polatis$' "$TMP/n.log")" -ge "$1" ] && ok ||
 		bad "ofcd's subscription number $1" "$(grep -v connect "$TMP/n.log" | tail -5)" "$(tail -3 "$TMP/dn.log")"
 }
@@ -374,8 +374,8 @@ rss() { awk '/^VmRSS/ {print $2}' "/proc/$ofcd_pid/status"; }
 RSS0=$(rss)
 for junk in garbage bad-port other "flood 20000" reply; do
 	printf '2 status FAILED\nnotify %s\n' "$junk" >"$TMP/health"
-	_end=$(($(date +%s) + 10))
-	until grep -q "notify fault ${junk%% *}$" "$TMP/n.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	deadline 10
+	until grep -q "notify fault ${junk%% *}$" "$TMP/n.log" || past $_end; do sleep 0.05; done
 done
 # the reply after the flood cuts the session: subscribed again, the whole
 # flood read
@@ -404,14 +404,14 @@ for K in 7 8; do
 		${OFCD:-$BUILD/ofcd} --foreground --config "$CIRC" --socket "$SOCK" --state-dir "$ST" \
 			--credentials-dir "$TMP" --device "$(unix_dev o)" --probe-interval 0 2>>"$TMP/d.log" &
 		ofcd_pid=$!
-		_end=$(($(date +%s) + 10))
-		until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+		deadline 10
+		until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.02; done
 	}
 	start_ofcd
 	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 >/dev/null 2>&1 &
 	rc_pid=$!
-	_end=$(($(date +%s) + 10))
-	until grep -q "^$K .*\[fault stall\]" "$TMP/o.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	deadline 10
+	until grep -q "^$K .*\[fault stall\]" "$TMP/o.log" 2>/dev/null || past $_end; do sleep 0.01; done
 	if [ $K -eq 7 ]; then want=commit; else want=get; fi
 	grep -q "^$K $want \[fault stall\]" "$TMP/o.log" && ok || bad "ofcd kill point $K: not at $want" "$(cat "$TMP/o.log")"
 	kill -9 "$ofcd_pid"
@@ -444,8 +444,8 @@ grep -q ' commit confirmed$' "$TMP/t.log" && ok || bad "the trial was not a conf
 rm -f "$TMP/try.out"
 $OFC try "$TORUS" --timeout 30s --device "$(ssh_dev "$t_port")" --state-dir "$ST" >"$TMP/try.out" 2>"$TMP/try.err" &
 try_pid=$!
-_end=$(($(date +%s) + 10))
-until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 10
+until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || past $_end; do sleep 0.02; done
 expect_stdout_has "committed" $OFC confirm --state-dir "$ST"
 wait $try_pid
 [ $? -eq 0 ] && grep -q "confirmed transaction" "$TMP/try.out" && ok || bad "try after confirm" "$(cat "$TMP/try.out" "$TMP/try.err")"
@@ -461,13 +461,13 @@ nemu t "$TMP/run.state" --log "$TMP/t.log"
 rm -f "$TMP/try.out" # the background's redirection truncates it only when it runs
 $OFC try "$TORUS" --timeout 60s --device "$(unix_dev t)" --state-dir "$ST" >"$TMP/try.out" 2>&1 &
 try_pid=$!
-_end=$(($(date +%s) + 10))
-until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 10
+until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || past $_end; do sleep 0.02; done
 [ "$(at_state "$TMP/run.state")" = new ] && ok || bad "the trial is not on the switch"
 kill -9 $try_pid
 wait $try_pid 2>/dev/null
-_end=$(($(date +%s) + 5))
-until grep -q "revert (the session of the confirmed commit ended)" "$TMP/t.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 5
+until grep -q "revert (the session of the confirmed commit ended)" "$TMP/t.log" || past $_end; do sleep 0.02; done
 [ "$(at_state "$TMP/run.state")" = old ] && ok || bad "the switch did not revert the trial of a dead ofc" "$(grep -v connect "$TMP/t.log" | tail -5)"
 [ -e "$J" ] && ok || bad "no journal left by the killed trial"
 expect_exit 0 $OFC plan "$CIRC" --device "$(unix_dev t)" --state-dir "$ST"
@@ -495,8 +495,8 @@ for K in 6 7 8; do
 	nemu k "$TMP/run.state" --fail-at "$K" --fail-mode stall --log "$TMP/k.log"
 	$OFC apply "$TORUS" --device "$(unix_dev k)" --state-dir "$ST" >/dev/null 2>&1 &
 	pid=$!
-	_end=$(($(date +%s) + 10))
-	until grep -q "^$K " "$TMP/k.log" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
+	deadline 10
+	until grep -q "^$K " "$TMP/k.log" 2>/dev/null || past $_end; do sleep 0.01; done
 	grep -q "^$K " "$TMP/k.log" && ok || bad "kill point $K: never reached"
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null

@@ -67,13 +67,13 @@ netconfd() {
 		--ncxserver-sockname="$TMP/ncx.sock" --log="$TMP/netconfd.log" --log-level=debug) \
 		>"$TMP/netconfd.out" 2>&1 &
 	NETCONFD=$!
-	_end=$(($(date +%s) + 10))
-	until [ -S "$TMP/ncx.sock" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+	deadline 10
+	until [ -S "$TMP/ncx.sock" ] || past $_end; do sleep 0.05; done
 }
 trap 'kill $NETCONFD $SSHD 2>/dev/null; stop_all_emus; rm -rf "$TMP"' EXIT
 netconfd 2017-08-04
-_end=$(($(date +%s) + 10))
-until grep -q "Server listening" "$TMP/sshd.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 10
+until grep -q "Server listening" "$TMP/sshd.log" || past $_end; do sleep 0.05; done
 [ -S "$TMP/ncx.sock" ] && grep -q "Server listening" "$TMP/sshd.log" && ok ||
 	bad "netconfd or sshd did not start" "$(tail -3 "$TMP/netconfd.out" "$TMP/sshd.log")"
 
@@ -114,8 +114,8 @@ at "$TORUS" && ok || bad "netconfd: the trial was not undone"
 rm -f "$TMP/try.out"
 $OFC try "$CIRC" --timeout 60s --device "$D" --state-dir "$ST" >"$TMP/try.out" 2>&1 &
 try_pid=$!
-_end=$(($(date +%s) + 20))
-until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 20
+until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || past $_end; do sleep 0.05; done
 expect_stdout_has "committed" $OFC confirm --state-dir "$ST"
 wait $try_pid
 [ $? -eq 0 ] && at "$CIRC" && ok || bad "netconfd: the confirmed trial" "$(cat "$TMP/try.out")"
@@ -126,8 +126,8 @@ wait $try_pid
 rm -f "$TMP/try.out"
 $OFC try "$TORUS" --timeout 60s --device "$D" --state-dir "$ST" >"$TMP/try.out" 2>&1 &
 try_pid=$!
-_end=$(($(date +%s) + 20))
-until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 20
+until grep -q "ofc confirm" "$TMP/try.out" 2>/dev/null || past $_end; do sleep 0.05; done
 kill -9 $try_pid
 wait $try_pid 2>/dev/null
 expect_exit 0 $OFC plan "$CIRC" --device "$D" --state-dir "$ST"
@@ -156,8 +156,8 @@ PY
 touch "$TMP/hold"
 /usr/bin/python3 "$TMP/locker.py" "$P" "$(id -un)" "$TMP/host_key.pub" "$TMP/ofc.key" "$TMP/hold" >"$TMP/locker.out" 2>&1 &
 locker=$!
-_end=$(($(date +%s) + 20))
-until grep -q "^session" "$TMP/locker.out" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 20
+until grep -q "^session" "$TMP/locker.out" 2>/dev/null || past $_end; do sleep 0.05; done
 SID=$(awk '/^session/ {print $2}' "$TMP/locker.out")
 # (ofc waits for another's lock until its timeout: 6 s here, short for
 # the wait, long enough for ssh's and netconfd's hello on a loaded machine)
@@ -179,8 +179,8 @@ expect_stdout_has "committed transaction" $OFC apply "$TORUS" --device "$D" --st
 ${OFCD:-$BUILD/ofcd} --foreground --config "$TORUS" --socket "$TMP/ofcd.sock" --state-dir "$ST" \
 	--credentials-dir "$TMP" --device "$D" --probe-interval 1h --log-level info 2>"$TMP/ofcd.log" &
 OFCD_PID=$!
-_end=$(($(date +%s) + 20))
-until grep -q "device news from ocs0" "$TMP/ofcd.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
+deadline 20
+until grep -q "device news from ocs0" "$TMP/ofcd.log" || past $_end; do sleep 0.1; done
 grep -q "device news from ocs0 (a notification, or a new subscription): probing" "$TMP/ofcd.log" &&
 	[ "$(grep -c "agt_rpc: <create-subscription> for" "$TMP/netconfd.log")" -eq 2 ] &&
 	grep -q "Started live subscription on stream 'NETCONF'" "$TMP/netconfd.log" && ok ||

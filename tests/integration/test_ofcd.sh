@@ -47,8 +47,8 @@ state_is() {
 }
 # wait_state EXPR: poll until the state satisfies EXPR (at most 60 s by the clock: a bound for loaded machines, not a timing check).
 wait_state() { # a turn is a status call and a python3, so by the clock
-	_end=$(($(date +%s) + 60))
-	while [ "$(date +%s)" -le $_end ]; do
+	deadline 60
+	while ! past $_end; do
 		if $OFC --socket "$SOCK" status --json 2>/dev/null |
 			python3 -c "import json,sys; j=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" 2>/dev/null; then
 			return 0
@@ -558,8 +558,8 @@ start_emu ocs-emu a --ports 256 --credentials configs/credentials/ocs0.cred
 # its own log (d7.log already holds an earlier daemon's "schedule re-planned")
 start_ofcd d9.log --config "$TMP/a2a.yaml" --socket "$SOCK" --state-dir "$ST" \
 	--device "ocs0=127.0.0.1:$a_port" --probe-interval 0
-_end=$(($(date +%s) + 60))
-until grep -q "schedule re-planned\|no schedule" "$TMP/d9.log" || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 60
+until grep -q "schedule re-planned\|no schedule" "$TMP/d9.log" || past $_end; do sleep 0.02; done
 grep -q "schedule re-planned: .*direct alltoall on torus:8x8: .*, verified" "$TMP/d9.log" && ok ||
 	bad "the workload's all-to-all should be the config's direct" "$(grep -i schedule "$TMP/d9.log" | tail -3)"
 same_schedule "alltoall by the config's algorithm" --collective alltoall -- "$TMP/a2a.yaml" --collective alltoall

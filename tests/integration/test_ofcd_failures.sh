@@ -69,8 +69,8 @@ expect_stdout_has "  ocs0 (sim): 0 entries; nothing recorded for it yet, and it 
 	$OFC status "$TMP/fab.yaml" --state-dir "$ST"
 expect_json 'j["in_sync"] and j["devices"][0]["in_sync"]' $OFC status "$TMP/fab.yaml" --state-dir "$ST" --json
 start_ofcd
-_end=$(($(date +%s) + 20))
-until $OFC --socket "$SOCK" status --json 2>/dev/null | grep -q '"in_sync"' || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 20
+until $OFC --socket "$SOCK" status --json 2>/dev/null | grep -q '"in_sync"' || past $_end; do sleep 0.05; done
 $OFC --socket "$SOCK" status >"$TMP/out" 2>&1
 grep -q "^  ocs0 (switch sim): 0 entries recorded, not at target, reachable, in sync$" "$TMP/out" && ok ||
 	bad "ofcd: an empty switch with nothing recorded is in sync" "$(cat "$TMP/out")"

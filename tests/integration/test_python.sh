@@ -360,8 +360,8 @@ for r in r1 r2 r3; do
 	HELPER_PIDS="$HELPER_PIDS $!"
 done
 for r in r1 r2 r3; do
-	_end=$(($(date +%s) + 10))
-	while [ ! -s "$TMP/$r.gwport" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	deadline 10
+	while [ ! -s "$TMP/$r.gwport" ] && ! past $_end; do sleep 0.02; done
 	eval "GW_$r=https://127.0.0.1:$(cat "$TMP/$r.gwport")"
 	replica_dir $r "$TORUS" "$e2_port"
 	eval "_u=\$GW_$r"

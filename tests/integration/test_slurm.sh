@@ -67,8 +67,8 @@ EMU_PORT=$e_port
 build/ofcd --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" --credentials-dir "$TMP/cred" \
 	--device "ocs0=127.0.0.1:$EMU_PORT" --probe-interval 0 --foreground 2>>"$TMP/ofcd.log" &
 DAEMONS="$DAEMONS $!"
-_end=$(($(date +%s) + 10))
-until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 10
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
 expect_stdout_has "committed transaction 1: 64 operations" $OFC --socket "$SOCK" reconfigure --topology torus:4x4
 
 # ---- the prolog alone: a stand-in scontrol records what it is asked ----------------
@@ -173,9 +173,9 @@ grep -q "^ofc: job $A: partition slurm-job-$A: torus:2x4 on 8 hosts committed" "
 	grep -q "^ofc: job $B: partition slurm-job-$B: circulant:8:1,2 on 8 hosts committed" "$TMP/ofc-slurm.log" &&
 	ok || bad "the prologs' lines" "$(cat "$TMP/ofc-slurm.log")"
 # the epilogs let go (by the clock: EpilogSlurmctld runs after the job ends)
-_end=$(($(date +%s) + 20))
+deadline 20
 until grep -q "job $B: released" "$TMP/ofc-slurm.log" && grep -q "job $A: released" "$TMP/ofc-slurm.log" ||
-	[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+	past $_end; do sleep 0.2; done
 expect_json 'not j.get("held")' $OFC --socket "$SOCK" status --json
 
 # ---- topologies that cannot be built: never started, held, the reason shown --------
@@ -183,9 +183,9 @@ C=$(submit -N 8 -w 'node[00-07]' -o /dev/null --comment 'ofc:topology=torus:3x3'
 D=$(submit -N 8 -w 'node[08-15]' -o /dev/null --comment 'ofc:topology=complete:8' --wrap "touch $TMP/jobs/D.ran")
 for x in "$C:has 9 nodes for 8 hosts" "$D:needs 7 ports a host; host h8 has 4"; do
 	id=${x%%:*}
-	_end=$(($(date +%s) + 30))
+	deadline 30
 	until [ "$(job_fields "$id" JobState Reason)" = "PENDING JobHeldAdmin" ] ||
-		[ "$(date +%s)" -gt $_end ]; do sleep 0.2; done
+		past $_end; do sleep 0.2; done
 	scontrol show job "$id" >"$TMP/show"
 	grep -q "JobState=PENDING Reason=JobHeldAdmin" "$TMP/show" && grep -q "AdminComment=ofc: .*${x#*:}" "$TMP/show" &&
 		[ ! -e "$TMP/jobs/C.ran" ] && [ ! -e "$TMP/jobs/D.ran" ] &&
@@ -202,8 +202,8 @@ stop_emu "$e_pid"
 start_emu ocs-emu e --listen 127.0.0.1:$EMU_PORT --ports 64 --credentials configs/credentials/ocs0.cred \
 	--state "$TMP/emu.state" --fail-at 3 --fail-mode deny
 E=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/E.out" --comment 'ofc:topology=circulant:8:1,3' --wrap true)
-_end=$(($(date +%s) + 30))
-until [ "$(job_fields "$E" Restarts JobState)" = "1 PENDING" ] || [ "$(date +%s)" -gt $_end ]; do
+deadline 30
+until [ "$(job_fields "$E" Restarts JobState)" = "1 PENDING" ] || past $_end; do
 	sleep 0.2
 done
 scontrol show job "$E" >"$TMP/show"
@@ -218,9 +218,9 @@ cmp -s "$TMP/a" "$TMP/b" && ok || bad "the switch after the rollback" "$(diff "$
 # refused once.
 # (asked again while the requeue's own begin time stands: an update that
 # lands before the requeue is done is overwritten by it)
-_end=$(($(date +%s) + 60))
+deadline 60
 until [ "$(job_field "$E" JobState)" = COMPLETED ] || [ "$(job_field "$E" JobState)" = FAILED ] ||
-	[ "$(date +%s)" -gt $_end ]; do
+	past $_end; do
 	[ "$(job_field "$E" Reason)" = BeginTime ] && scontrol update JobId="$E" StartTime=now
 	sleep 0.5
 done

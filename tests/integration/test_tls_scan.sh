@@ -73,8 +73,8 @@ gateway() {
 		--read-timeout 2s --idle-timeout 4s 2>"$TMP/$1.log" &
 	HELPER_PIDS="$HELPER_PIDS $!"
 	eval "${1}_pid=$!"
-	_end=$(($(date +%s) + 10))
-	while [ ! -s "$TMP/gw.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	deadline 10
+	while [ ! -s "$TMP/gw.port" ] && ! past $_end; do sleep 0.02; done
 	read -r GW_PORT <"$TMP/gw.port"
 }
 gateway gw server
@@ -138,8 +138,8 @@ EOF
 openssl s_server -accept 127.0.0.1:0 -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0' \
 	-cert "$P/server.pem" -key "$P/server.key" -www >"$TMP/s_server.out" 2>&1 &
 HELPER_PIDS="$HELPER_PIDS $!"
-_end=$(($(date +%s) + 10))
-until grep -q '^ACCEPT' "$TMP/s_server.out" || [ "$(date +%s)" -gt $_end ]; do sleep 0.05; done
+deadline 10
+until grep -q '^ACCEPT' "$TMP/s_server.out" || past $_end; do sleep 0.05; done
 OLD=$(sed -n 's/^ACCEPT .*:\([0-9]*\)$/\1/p' "$TMP/s_server.out")
 code=$(OPENSSL_CONF="$TMP/openssl.cnf" curl -s -m 5 -o /dev/null -w '%{http_code}' \
 	--cacert "$P/ca.pem" "https://127.0.0.1:$OLD/")

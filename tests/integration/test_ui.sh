@@ -90,13 +90,13 @@ $OFCD --foreground --config "$TMP/part.yaml" --socket "$SOCK" --state-dir "$TMP/
 	--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --gateway-socket "$TMP/gw.sock" \
 	--gateway-uid "$(id -u)" 2>"$TMP/ofcd.log" &
 DAEMONS="$DAEMONS $!"
-_end=$(($(date +%s) + 10))
-until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ "$(date +%s)" -gt $_end ]; do sleep 0.02; done
+deadline 10
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.02; done
 $GW $GWOPTS --ofcd-socket "$TMP/gw.sock" --ui-dir "$UI" --port-file "$TMP/gw.port" \
 	--idle-timeout 20s 2>"$TMP/gw.log" &
 DAEMONS="$DAEMONS $!"
-_end=$(($(date +%s) + 10))
-while [ ! -s "$TMP/gw.port" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+deadline 10
+while [ ! -s "$TMP/gw.port" ] && ! past $_end; do sleep 0.02; done
 read -r P <"$TMP/gw.port"
 URL="https://127.0.0.1:$P"
 

@@ -42,8 +42,8 @@ for r in r1 r2; do
 	HELPER_PIDS="$HELPER_PIDS $!"
 done
 for r in r1 r2; do
-	_end=$(($(date +%s) + 10))
-	while [ ! -s "$TMP/$r.gwport" ] && [ "$(date +%s)" -le $_end ]; do sleep 0.02; done
+	deadline 10
+	while [ ! -s "$TMP/$r.gwport" ] && ! past $_end; do sleep 0.02; done
 	eval "GW_$r=https://127.0.0.1:$(cat "$TMP/$r.gwport")"
 done
 for r in r1 r2; do

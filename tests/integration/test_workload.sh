@@ -279,8 +279,8 @@ ofcd_up() {
 	"$OFCD" --foreground --credentials-dir "$TMP" --config "$TMP/w16d.yaml" --socket "$TMP/ofcd.sock" \
 		--state-dir "$TMP/dstate" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
-	_end=$(($(date +%s) + 20))
-	while [ ! -S "$TMP/ofcd.sock" ] && kill -0 $ofcd_pid 2>/dev/null && [ "$(date +%s)" -le $_end ]; do
+	deadline 20
+	while [ ! -S "$TMP/ofcd.sock" ] && kill -0 $ofcd_pid 2>/dev/null && ! past $_end; do
 		sleep 0.01
 	done
 }
