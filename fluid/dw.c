@@ -610,6 +610,9 @@ static int run_phase(struct dw *d, bool phase2, double lb, double *zout, double 
 	return 0;
 }
 
+/* Destinations a worker takes at a time in flows_in_usage. */
+#define USAGE_GRAIN 4
+
 /* flows_in_usage's destinations on the request's threads: each worker a
  * view of one max flow (worker 0 the max flow itself). */
 struct usage_flows {
@@ -639,7 +642,7 @@ double flows_in_usage(const struct problem *p, const struct texp *x, struct orig
 {
 	uint32_t na = tx_narcs(x), *arcs = xmalloc(((size_t)na + 1) * sizeof(uint32_t)), m = 0;
 	double *cap = xcalloc((size_t)na + 1, sizeof(double)), least = INFINITY;
-	unsigned nw = p->opts->threads ? p->opts->threads : ofc_cpu_count();
+	unsigned nw = parallel_workers(of->ndest, USAGE_GRAIN, p->opts->threads);
 	uint32_t ndest = of->ndest;
 
 	of->at = xmalloc(((size_t)na + 1) * sizeof(int32_t));
@@ -657,10 +660,6 @@ double flows_in_usage(const struct problem *p, const struct texp *x, struct orig
 	of->f = xmalloc((ndest + 1) * sizeof(double *));
 	for (uint32_t k = 0; k < ndest; k++)
 		of->f[k] = xmalloc(((size_t)m + 1) * sizeof(double));
-	if (nw > 64)
-		nw = 64; /* parallel_for's most */
-	if (nw > ndest)
-		nw = ndest ? ndest : 1;
 	struct usage_flows u = {.x = x,
 				.mf = xcalloc(nw, sizeof(struct maxflow)),
 				.of = of,
@@ -671,7 +670,7 @@ double flows_in_usage(const struct problem *p, const struct texp *x, struct orig
 	maxflow_set_caps(&u.mf[0], cap);
 	for (unsigned i = 1; i < nw; i++)
 		maxflow_view(&u.mf[i], &u.mf[0]);
-	parallel_for(ndest, 4, nw, usage_flow, &u);
+	parallel_for(ndest, USAGE_GRAIN, nw, usage_flow, &u);
 	for (uint32_t k = 0; k < ndest; k++)
 		if (u.value[k] < least)
 			least = u.value[k];

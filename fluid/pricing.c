@@ -209,13 +209,9 @@ static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_er
 static void cut_par_init(struct pricer *pr)
 {
 	uint32_t words = (tx_nnodes(pr->x) + 63) / 64;
-	unsigned n = pr->p->opts->threads ? pr->p->opts->threads : ofc_cpu_count();
+	unsigned n = parallel_workers(pr->ndest, CUT_GRAIN, pr->p->opts->threads);
 	struct cut_par *cp = xcalloc(1, sizeof(*cp));
 
-	if (n > 64)
-		n = 64; /* parallel_for's most */
-	if (n > (pr->ndest + CUT_GRAIN - 1) / CUT_GRAIN)
-		n = pr->ndest ? (pr->ndest + CUT_GRAIN - 1) / CUT_GRAIN : 1;
 	cp->nworkers = n;
 	cp->w = xcalloc(n, sizeof(*cp->w));
 	for (unsigned i = 0; i < n; i++) {

@@ -43,21 +43,29 @@ static void *pf_run(void *arg)
 	return NULL;
 }
 
+unsigned parallel_workers(size_t n, size_t grain, unsigned threads)
+{
+	size_t blocks = grain ? (n + grain - 1) / grain : n;
+
+	if (threads == 0)
+		threads = ofc_cpu_count();
+	if (threads > PARALLEL_MAX)
+		threads = PARALLEL_MAX;
+	if ((size_t)threads > blocks)
+		threads = blocks ? (unsigned)blocks : 1;
+	return threads;
+}
+
 void parallel_for(size_t n, size_t grain, unsigned threads,
 		  void (*fn)(void *ctx, size_t i, unsigned worker), void *ctx)
 {
 	struct pf_job job = {.n = n, .grain = grain ? grain : 1, .fn = fn, .ctx = ctx};
-	pthread_t tid[64];
-	struct pf_worker w[64];
+	pthread_t tid[PARALLEL_MAX];
+	struct pf_worker w[PARALLEL_MAX];
 	unsigned started = 0;
 
 	atomic_init(&job.next, 0);
-	if (threads == 0)
-		threads = ofc_cpu_count();
-	if (threads > ARRAY_SIZE(tid))
-		threads = ARRAY_SIZE(tid);
-	if ((size_t)threads > (n + job.grain - 1) / job.grain)
-		threads = (unsigned)((n + job.grain - 1) / job.grain);
+	threads = parallel_workers(n, job.grain, threads);
 	if (threads <= 1) {
 		for (size_t i = 0; i < n; i++)
 			fn(ctx, i, 0);

@@ -252,9 +252,13 @@ int atomic_write(const char *path, const void *data, size_t len, struct ofc_erro
 /* ---- parallel loops ----------------------------------------------------
  * Run fn(ctx, i, worker) for i in [0, n) on `threads` threads (0 = the number
  * of online CPUs). Items are handed out in blocks of `grain`. worker is in
- * [0, threads) so callers can keep per-thread scratch space.
+ * [0, threads) so callers can keep per-thread scratch space: as many as
+ * parallel_workers(n, grain, threads) says (at most PARALLEL_MAX, at most
+ * one per block, at least 1).
  */
+#define PARALLEL_MAX 64
 unsigned ofc_cpu_count(void);
+unsigned parallel_workers(size_t n, size_t grain, unsigned threads);
 void parallel_for(size_t n, size_t grain, unsigned threads,
 		  void (*fn)(void *ctx, size_t i, unsigned worker), void *ctx);
 
