@@ -110,8 +110,10 @@ struct cg {
 	uint32_t *seen_col; /* its column */
 	size_t cap_seen;
 
-	/* per-worker pricing scratch */
+	/* per-worker pricing scratch: nws of them, as many as the pricing's
+	 * parallel_for over the classes starts (parallel_workers) */
 	struct cg_scratch *ws;
+	unsigned nws;
 	/* per-source pricing results */
 	double *best;	/* cost of the best tree of s */
 	uint32_t *cand; /* nsrc * psize parent arrays */

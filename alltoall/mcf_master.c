@@ -80,7 +80,7 @@ int cg_add_column(struct cg *c, struct cg_scratch *w, uint32_t k, struct ofc_err
 
 void cg_free(struct cg *c)
 {
-	unsigned nt = c->threads;
+	unsigned nt = c->nws;
 
 	lp_free(c->lp);
 	free(c->ref_off);
@@ -137,6 +137,7 @@ void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_method m
 	c->method = method;
 	c->grp = grp;
 	c->scaling = method == MCF_MIRRORED ? LP_SCALE_GEOMETRIC : LP_SCALE_DEFAULT;
+	/* (resolved here for the master LP's pool, which takes a count) */
 	c->threads = threads ? threads : ofc_cpu_count();
 	c->arc_tail = graph_arc_tails(g);
 	c->arc_row = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
@@ -221,8 +222,9 @@ void cg_setup(struct cg *c, const struct graph *g, uint32_t T, enum mcf_method m
 	c->ys = xcalloc(c->R, sizeof(double));
 	c->best = xcalloc(c->nsrc, sizeof(double));
 	c->cand = xmalloc(c->nsrc * c->psize * sizeof(uint32_t));
-	c->ws = xcalloc(c->threads, sizeof(*c->ws));
-	for (unsigned i = 0; i < c->threads; i++) {
+	c->nws = parallel_workers(c->nsrc, 1, c->threads);
+	c->ws = xcalloc(c->nws, sizeof(*c->ws));
+	for (unsigned i = 0; i < c->nws; i++) {
 		struct cg_scratch *w = &c->ws[i];
 
 		w->h.node = xmalloc(n * sizeof(uint32_t));

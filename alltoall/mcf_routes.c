@@ -315,6 +315,8 @@ struct mirror {
 	const struct a2a_routes *rt;
 	const size_t *first; /* routes of (class, t): rt is in class order, then t */
 	const uint32_t *inv; /* inv[h * n + h(u)] = u */
+	const size_t *cls_routes, *cls_hops; /* per class: its representative's */
+	const uint32_t *images;		     /* per node v: elements h with h(o_k) = v */
 	struct a2a_routes *part;
 };
 
@@ -396,10 +398,21 @@ static void mirror_block(void *ctx, size_t b, unsigned worker)
 		 v1 = (uint32_t)((b + 1) * MIRROR_BLOCK < n ? (b + 1) * MIRROR_BLOCK : n);
 	uint32_t *arc = NULL;
 	uint64_t *phash = NULL; /* the pair's routes' hashes, as in cg_routes */
-	size_t cap = 0, cap_phash = 0;
+	size_t cap = 0, cap_phash = 0, routes = 0, hops = 0;
 
 	(void)worker;
 	mi->part[b].n = n;
+	/* Room for every image before merging (each element taking o_k to v
+	 * moves all of o_k's routes): the part is never grown, each growth a
+	 * copy of all it holds. What merging saves is room never written,
+	 * pages never touched. */
+	for (uint32_t v = (uint32_t)(b * MIRROR_BLOCK); v < v1; v++) {
+		uint32_t k = mi->c->grp->orbit[v];
+
+		routes += (size_t)mi->images[v] * mi->cls_routes[k];
+		hops += (size_t)mi->images[v] * mi->cls_hops[k];
+	}
+	a2a_routes_reserve(&mi->part[b], routes, hops);
 	for (uint32_t v = (uint32_t)(b * MIRROR_BLOCK); v < v1; v++)
 		mirror_source(mi, v, &mi->part[b], &arc, &cap, &phash, &cap_phash);
 	free(arc);
@@ -421,17 +434,38 @@ void cg_mirror_routes(const struct cg *c, struct a2a_routes *rt)
 	size_t *first = xmalloc(((size_t)c->nsrc * n + 1) * sizeof(size_t));
 	uint32_t *inv = xmalloc((size_t)H * n * sizeof(uint32_t));
 	struct a2a_routes *part = xcalloc(nblocks + 1, sizeof(*part));
+	size_t *cls_routes = xcalloc(c->nsrc, sizeof(size_t));
+	size_t *cls_hops = xcalloc(c->nsrc, sizeof(size_t));
+	uint32_t *images = xcalloc(n, sizeof(uint32_t));
 
 	for (size_t i = 0; i <= (size_t)c->nsrc * n; i++)
 		first[i] = SIZE_MAX;
-	for (size_t r = rt->nroutes; r-- > 0;)
-		first[(size_t)c->grp->orbit[rt->src[r]] * n + rt->dst[r]] = r;
+	for (size_t r = rt->nroutes; r-- > 0;) {
+		uint32_t k = c->grp->orbit[rt->src[r]];
+
+		first[(size_t)k * n + rt->dst[r]] = r;
+		cls_routes[k]++;
+		cls_hops[k] += rt->off[r + 1] - rt->off[r];
+	}
 	for (uint32_t h = 0; h < H; h++)
 		for (uint32_t u = 0; u < n; u++)
 			inv[(size_t)h * n + grp->node[(size_t)h * n + u]] = u;
+	for (uint32_t h = 0; h < H; h++)
+		for (uint32_t k = 0; k < c->nsrc; k++)
+			images[grp->node[(size_t)h * n + c->src_node[k]]]++;
 	parallel_for(nblocks, 1, c->threads, mirror_block,
-		     &(struct mirror){.c = c, .rt = rt, .first = first, .inv = inv, .part = part});
+		     &(struct mirror){.c = c,
+				      .rt = rt,
+				      .first = first,
+				      .inv = inv,
+				      .cls_routes = cls_routes,
+				      .cls_hops = cls_hops,
+				      .images = images,
+				      .part = part});
 	a2a_routes_join(&out, part, nblocks, c->threads);
+	free(cls_routes);
+	free(cls_hops);
+	free(images);
 	free(part);
 	free(first);
 	free(inv);

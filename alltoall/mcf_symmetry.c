@@ -70,12 +70,12 @@ static void trans_one(void *ctx, size_t s, unsigned worker)
 
 bool mcf_translations(const struct graph *g, uint32_t *perm, unsigned threads)
 {
-	unsigned nt = threads ? threads : ofc_cpu_count();
 	struct trans_ctx c = {.g = g, .perm = perm};
 	bool all = true;
 
 	if (g->n < 2)
 		return false;
+	unsigned nt = parallel_workers(g->n, 16, threads);
 	c.scratch = xmalloc((size_t)nt * 2 * g->n * sizeof(uint32_t));
 	c.ok = xcalloc(g->n, sizeof(bool));
 	parallel_for(g->n, 16, nt, trans_one, &c);

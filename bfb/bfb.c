@@ -173,11 +173,10 @@ static int view_distances(struct view *vw, bool one_node, struct ofc_error *err)
 
 static void workers_init(struct view *vw)
 {
-	unsigned th = vw->o->threads ? vw->o->threads : ofc_cpu_count();
+	/* As many as the receivers' parallel_for starts (blocks of 4). */
+	unsigned th = parallel_workers(vw->nrecv, 4, vw->o->threads);
 	uint32_t n = vw->n, D = vw->D;
 
-	if (th > 64)
-		th = 64;
 	vw->nworkers = th;
 	vw->w = xcalloc(th, sizeof(struct worker));
 	for (unsigned i = 0; i < th; i++) {

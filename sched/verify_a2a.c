@@ -57,7 +57,6 @@
 
 #define A2A_BUCKET_EVENTS (1u << 14) /* a bucket and its scratch in L2 */
 #define A2A_CHUNKS	  32	     /* of the check a worker, for the threads to share evenly */
-#define A2A_MAX_WORKERS	  64	     /* parallel_for's most */
 /* By block first; bench/verify_diff also builds the verifier with 0, to
  * check the keying by node and block on its schedules (all fit by block). */
 #ifndef A2A_BY_BLOCK
@@ -114,7 +113,7 @@ struct a2a_job {
 	unsigned loop; /* the step loop's parts: the check's items 0 .. loop - 1 */
 	struct a2a_loop *loops;
 	int loop_rc;
-	struct a2a_worker w[A2A_MAX_WORKERS];
+	struct a2a_worker w[PARALLEL_MAX];
 };
 
 /* Half i's events, counted or emitted. */
@@ -606,7 +605,7 @@ static bool a2a_buckets(struct a2a_job *job, struct vstate *v, struct verify_opt
 
 static void a2a_job_free(struct a2a_job *job, struct vstate *v)
 {
-	for (unsigned w = 0; w < A2A_MAX_WORKERS; w++) {
+	for (unsigned w = 0; w < PARALLEL_MAX; w++) {
 		free(job->w[w].tmp);
 		free(job->w[w].held);
 		free(job->w[w].stamp);
@@ -637,13 +636,8 @@ static void a2a_job_free(struct a2a_job *job, struct vstate *v)
 static unsigned a2a_workers(const struct vstate *v, unsigned threads)
 {
 	size_t each = par_least(v->o) / 2 ? par_least(v->o) / 2 : 1;
-	size_t most = v->s->nxfers / each;
 
-	if (threads > A2A_MAX_WORKERS)
-		threads = A2A_MAX_WORKERS;
-	if (threads < 2 || most < 2)
-		return 1;
-	return most < threads ? (unsigned)most : threads;
+	return parallel_workers(v->s->nxfers / each, 1, threads);
 }
 
 static int a2a_pass(struct vstate *v, bool one)

@@ -238,6 +238,50 @@ static void test_mirrored(void **state)
 	}
 }
 
+/* The mirrored master on any number of threads: the same theta and the
+ * same routes, byte for byte (the mirroring works blocks of sources on
+ * the threads, each its own part, joined in source order; the pricing
+ * keeps a scratch a worker). genkautz:64,4 has four blocks of sources. */
+static void test_mirrored_threads(void **state)
+{
+	static const char *const specs[] = {"genkautz:27,6", "genkautz:64,4"};
+	static const unsigned threads[] = {2, 3, 8};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct graph *g = build(specs[i]);
+		struct mcf_opts o = {.method = MCF_MIRRORED, .routes = true, .threads = 1};
+		struct mcf_result one;
+		struct ofc_error err = {0};
+
+		assert_int_equal(mcf_solve(g, &o, &one, &err), 0);
+		assert_int_equal(one.method, MCF_MIRRORED);
+		for (size_t t = 0; t < ARRAY_SIZE(threads); t++) {
+			struct mcf_result r;
+			const struct a2a_routes *a = &one.routes, *b = &r.routes;
+
+			o.threads = threads[t];
+			assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
+			if (memcmp(&r.theta, &one.theta, sizeof(double)) ||
+			    b->nroutes != a->nroutes)
+				fail_msg("%s on %u threads: theta %.17g, %zu routes; on 1: %.17g, "
+					 "%zu",
+					 specs[i], threads[t], r.theta, b->nroutes, one.theta,
+					 a->nroutes);
+			size_t hops = a->off[a->nroutes];
+			if (memcmp(a->src, b->src, a->nroutes * sizeof(uint32_t)) ||
+			    memcmp(a->dst, b->dst, a->nroutes * sizeof(uint32_t)) ||
+			    memcmp(a->w, b->w, a->nroutes * sizeof(double)) ||
+			    memcmp(a->off, b->off, (a->nroutes + 1) * sizeof(size_t)) ||
+			    memcmp(a->arc, b->arc, hops * sizeof(uint32_t)))
+				fail_msg("%s on %u threads: the routes differ from 1 thread's",
+					 specs[i], threads[t]);
+			mcf_result_free(&r);
+		}
+		mcf_result_free(&one);
+		graph_free(g);
+	}
+}
+
 /* Routes without time steps keep no step array (hop i at step i); the
  * first route with steps gives the routes before it theirs. */
 static void test_route_steps(void **state)
@@ -1146,6 +1190,7 @@ int main(void)
 	    cmocka_unit_test(test_translations),
 	    cmocka_unit_test(test_time_stepped),
 	    cmocka_unit_test(test_mirrored),
+	    cmocka_unit_test(test_mirrored_threads),
 	    cmocka_unit_test(test_time_limit),
 	    cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_degraded),
