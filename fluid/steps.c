@@ -150,11 +150,16 @@ static int check_size(double total, uint32_t K, uint32_t S, const struct fluid_s
 
 /* Each arc's port (its rank among its tail's out-arcs: a transfer's
  * lane), and each piece's hops in the order its chunks' transfers come in
- * a step: chunk k ascending is layer descending, then hop by hop. */
+ * a step: chunk k ascending is layer descending, then hop by hop. A
+ * stable counting sort over the piece's layers (at most T of them): a
+ * tree of 655 hops over 8 layers is two passes over its hops, where an
+ * insertion sort moved each hop past a quarter of them (model W's 32
+ * servers: 50 ms). */
 static void plan_order(const struct fluid_net *n, const struct fluid_routing *rt,
 		       struct fluid_pipe *p)
 {
 	uint32_t *deg = xcalloc(n->nverts + 1, sizeof(uint32_t));
+	uint32_t *at = xmalloc(((size_t)p->hops + 2) * sizeof(uint32_t));
 
 	p->port = xmalloc((n->narcs + 1) * sizeof(uint32_t));
 	for (uint32_t a = 0; a < n->narcs; a++)
@@ -164,16 +169,18 @@ static void plan_order(const struct fluid_net *n, const struct fluid_routing *rt
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 		const uint32_t *layer = rt->hop_layer + q->first;
-		uint32_t *o = p->order + q->first;
+		uint32_t *o = p->order + q->first, top = p->hops - 1;
 
-		for (uint32_t h = 0; h < q->nhops; h++) {
-			uint32_t j = h;
-
-			for (; j > 0 && layer[o[j - 1]] < layer[h]; j--)
-				o[j] = o[j - 1];
-			o[j] = h;
-		}
+		/* at[top - l]: where the hops of layer l start */
+		memset(at, 0, ((size_t)p->hops + 2) * sizeof(uint32_t));
+		for (uint32_t h = 0; h < q->nhops; h++)
+			at[top - layer[h] + 1]++;
+		for (uint32_t l = 0; l < p->hops; l++)
+			at[l + 1] += at[l];
+		for (uint32_t h = 0; h < q->nhops; h++)
+			o[at[top - layer[h]]++] = h;
 	}
+	free(at);
 }
 
 void fluid_pipe_fill_step(const struct fluid_pipe *p, uint32_t s, struct xfer *out)
