@@ -7,51 +7,11 @@
  * expanded; the pattern is 1/70 of them, and the loads and the cost a
  * pass over them that holds none. */
 #include "fluid/internal.h"
+#include "fluid/pipe_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The pattern, one chunk of the whole of each block, through sched_verify
- * on vn with no capacity. */
-static int pattern_check(const struct fluid_pipe *p, const struct verify_network *vn,
-			 struct verify_report *rep)
-{
-	struct fluid_steps_opts one = {.chunks = 1};
-	struct fluid_steps_report brep;
-	struct fluid_pipe base;
-	struct schedule s;
-	struct ofc_error err = {0};
-	struct verify_network free_vn = *vn;
-	double *bw = xmalloc((vn->narcs + 1) * sizeof(double));
-	double *set_bw = xmalloc((vn->nsets + 1) * sizeof(double));
-	int rc = -1;
-
-	memset(rep, 0, sizeof(*rep));
-	for (uint32_t a = 0; a < vn->narcs; a++)
-		bw[a] = INFINITY;
-	for (uint32_t k = 0; k < vn->nsets; k++)
-		set_bw[k] = INFINITY;
-	free_vn.bw = bw;
-	free_vn.set_bw = set_bw;
-	free_vn.step_times = NULL;
-	if (fluid_pipeline(p->net, p->r, &one, &base, &brep, &err) == 0) {
-		if (fluid_pipe_expand(&base, &one, &brep, &s, &err) == 0) {
-			struct verify_opts vo = {.network = &free_vn};
-
-			rc = sched_verify(&s, &vo, rep);
-			sched_free(&s);
-		}
-		fluid_pipe_free(&base);
-	}
-	if (err.msg[0]) {
-		rep->ok = false;
-		snprintf(rep->error, sizeof(rep->error), "the pattern: %.300s", err.msg);
-	}
-	free(bw);
-	free(set_bw);
-	return rc;
-}
 
 static int capacity_fail(struct verify_report *rep, uint32_t step, const char *what, double load,
 			 double lim)
@@ -182,7 +142,7 @@ static double step_cost(const struct fluid_pipe *p, const double *cost, double s
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep)
 {
-	int rc = pattern_check(p, vn, rep);
+	int rc = pipe_pattern_check(p, vn, rep);
 
 	/* The expansion's figures: its steps and transfers, its loads and its
 	 * cost summed as the verifier sums them; the duplicates are the
@@ -287,11 +247,11 @@ int fluid_allreduce_verify(const struct fluid_pipe *rs, const struct fluid_pipe 
 {
 	struct verify_network agn = *vn;
 	struct verify_report r2;
-	int rc = pattern_check(rs, vn, rep);
+	int rc = pipe_pattern_check(rs, vn, rep);
 
 	agn.step_time = ag_step_time;
 	agn.step_times = NULL;
-	if (rc == 0 && pattern_check(ag, &agn, &r2) < 0) {
+	if (rc == 0 && pipe_pattern_check(ag, &agn, &r2) < 0) {
 		*rep = r2;
 		rc = -1;
 	}
