@@ -9,6 +9,7 @@
  * broadcast/allgather run backwards in time, folding (REDUCE) into every
  * vertex that can reduce. */
 #include "fluid/internal.h"
+#include "fluid/pipe_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -183,38 +184,43 @@ static void plan_order(const struct fluid_net *n, const struct fluid_routing *rt
 	free(at);
 }
 
-void fluid_pipe_fill_step(const struct fluid_pipe *p, uint32_t s, struct xfer *out)
+struct xfer *pipe_fill_piece(const struct fluid_pipe *p, const struct fluid_piece *q, uint32_t t,
+			     struct xfer *out)
 {
 	const struct fluid_net *n = p->net;
 	const struct fluid_routing *rt = &p->r->routing;
 	uint32_t nv = n->nverts, K = p->chunks, lo, hi;
-	uint32_t t = p->rev ? p->steps - 1 - s : s;
-	bool a2a = p->r->collective == FLUID_ALLTOALL;
+	uint32_t block =
+	    p->r->collective == FLUID_ALLTOALL ? q->origin * nv + q->target : q->origin;
 
-	for (size_t i = 0; i < rt->npieces; i++) {
-		const struct fluid_piece *q = &rt->pieces[i];
-		uint32_t block = a2a ? q->origin * nv + q->target : q->origin;
+	for (uint32_t j = 0; j < q->nhops; j++) {
+		uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
+		uint32_t e = rt->hop_arc[h];
 
-		for (uint32_t j = 0; j < q->nhops; j++) {
-			uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
-			uint32_t e = rt->hop_arc[h];
+		if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
+			continue;
+		bool red = p->rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
 
-			if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
-				continue;
-			bool red = p->rev && (n->kind[n->head[e]] & FLUID_CAN_REDUCE);
-
-			*out++ = (struct xfer){
-			    .src = (uint16_t)n->tail[e],
-			    .dst = (uint16_t)n->head[e],
-			    .block = block,
-			    .offset = lo,
-			    .length = hi - lo,
-			    .lane =
-				(uint16_t)(p->port[e] < SCHED_NO_LANE ? p->port[e] : SCHED_NO_LANE),
-			    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
-			};
-		}
+		*out++ = (struct xfer){
+		    .src = (uint16_t)n->tail[e],
+		    .dst = (uint16_t)n->head[e],
+		    .block = block,
+		    .offset = lo,
+		    .length = hi - lo,
+		    .lane = (uint16_t)(p->port[e] < SCHED_NO_LANE ? p->port[e] : SCHED_NO_LANE),
+		    .flags = xfer_flags(DIR_NONE, red ? XFER_REDUCE : XFER_COPY),
+		};
 	}
+	return out;
+}
+
+void fluid_pipe_fill_step(const struct fluid_pipe *p, uint32_t s, struct xfer *out)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t t = p->rev ? p->steps - 1 - s : s;
+
+	for (size_t i = 0; i < rt->npieces; i++)
+		out = pipe_fill_piece(p, &rt->pieces[i], t, out);
 }
 
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
@@ -266,7 +272,8 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 				 .rev = rev,
 				 .step_time = R / K,
 				 .ntransfers = total,
-				 .count = cnt};
+				 .count = cnt,
+				 .threads = o->threads};
 	plan_order(n, rt, p);
 	rep->chunks = K;
 	rep->steps = S;
