@@ -485,7 +485,8 @@ void fluid_pipe_free(struct fluid_pipe *p);
  * overlaps summed as the verifier sums them, against step_time x
  * bandwidth. The report as sched_verify's of the expansion: steps,
  * transfers, the largest utilisation and the cost the expansion's to the
- * last bit (the cost summed in its order), duplicates the pattern's. */
+ * last bit (the cost summed in its order), duplicates the pattern's; the
+ * same on any p->threads (fluid_steps_opts.threads). */
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep);
 /* An allreduce from its two phases' periods, as sched_verify checks the

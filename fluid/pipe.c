@@ -1,11 +1,14 @@
 /* Theorem 4's schedule verified from its period (fluid_pipe_verify, see
  * fluid.h): the one chunk's pattern through the verifier with the
- * capacities lifted, then the capacities of every step as the overlap of
- * the K consecutive chunks it holds, from each chunk's load at each step
- * (the verifier's fixed-point sums, so its figures to the last bit).
+ * capacities lifted (fluid/pipe_pattern.c), then the capacities of every
+ * step as the overlap of the K consecutive chunks it holds, from each
+ * chunk's load at each step (the verifier's fixed-point sums, so its
+ * figures to the last bit), and the cost summed in the expansion's order.
  * Model W's 32 servers: 70 chunks over 77 steps are 35 M transfers when
- * expanded; the pattern is 1/70 of them, and the loads and the cost a
- * pass over them that holds none. */
+ * expanded; the pattern is 1/70 of them, and the loads and the cost
+ * passes over them that hold one step's loads. On p->threads: the cost
+ * is one serial sum (a floating sum in the verifier's order, ~25 ms
+ * there), which runs beside the loads' steps and the pattern's roots. */
 #include "fluid/internal.h"
 #include "fluid/pipe_internal.h"
 
