@@ -4,8 +4,10 @@
  * turn, ROUNDS rounds, the counts interleaved so that they share the
  * load. Prints a markdown table: each count's fastest and median seconds
  * (plan, check, both), the speedup of the fastest against the first
- * count's, and whether the plan's cost and the check's report are the
- * first count's to the last bit.
+ * count's, the median CPU seconds of all threads (the work: on a loaded
+ * machine the wall shows only what the load lets run at once), and
+ * whether the plan's cost and the check's report are the first count's
+ * to the last bit.
  *
  *   build/bench/fluid_period [SERVERS [T [THREADS...]]]
  *       (default 32 8 1 2; ROUNDS=5 in the environment to change)
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fluid/fluid.h"
 
@@ -21,7 +24,7 @@
 
 struct count {
 	unsigned threads;
-	double plan[MAX_ROUNDS], check[MAX_ROUNDS], both[MAX_ROUNDS];
+	double plan[MAX_ROUNDS], check[MAX_ROUNDS], both[MAX_ROUNDS], cpu[MAX_ROUNDS];
 	bool same;
 };
 
@@ -36,6 +39,16 @@ static void sorted(const double *v, unsigned n, double *out)
 {
 	memcpy(out, v, n * sizeof(double));
 	qsort(out, n, sizeof(double), cmp_double);
+}
+
+/* The process's CPU seconds, every thread's: the work, whatever the load
+ * lets the threads run at once. */
+static double cpu_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 static bool same_report(const struct verify_report *a, const struct verify_report *b)
@@ -53,7 +66,7 @@ static int run(const struct fluid_net *n, const struct fluid_result *r, struct c
 	struct ofc_error err = {0};
 	struct verify_network vn;
 	struct fluid_pipe p;
-	double t0 = now_seconds(), t1;
+	double t0 = now_seconds(), t1, c0 = cpu_seconds();
 	int rc;
 
 	if (fluid_pipeline(n, r, &so, &p, rep, &err) < 0) {
@@ -66,6 +79,7 @@ static int run(const struct fluid_net *n, const struct fluid_result *r, struct c
 	c->plan[round] = t1 - t0;
 	c->check[round] = now_seconds() - t1;
 	c->both[round] = c->plan[round] + c->check[round];
+	c->cpu[round] = cpu_seconds() - c0;
 	fluid_pipe_free(&p);
 	return rc;
 }
@@ -118,20 +132,21 @@ int main(int argc, char **argv)
 	    8 * servers, hops, rep0.chunks, rep0.steps, vr0.ntransfers, vr0.ok ? "yes" : "NO",
 	    vr0.network_cost, rounds);
 	printf("| threads | plan s (min / median) | check s (min / median) | both s (min / median) "
-	       "| speedup (min) | same report |\n|---|---|---|---|---|---|\n");
+	       "| speedup (min) | CPU s (median) | same report |\n|---|---|---|---|---|---|---|\n");
 	double base = 0;
 
 	for (unsigned i = 0; i < nc; i++) {
-		double p[MAX_ROUNDS], ch[MAX_ROUNDS], b[MAX_ROUNDS];
+		double p[MAX_ROUNDS], ch[MAX_ROUNDS], b[MAX_ROUNDS], cp[MAX_ROUNDS];
 
 		sorted(c[i].plan, rounds, p);
 		sorted(c[i].check, rounds, ch);
 		sorted(c[i].both, rounds, b);
+		sorted(c[i].cpu, rounds, cp);
 		if (i == 0)
 			base = b[0];
-		printf("| %u | %.4f / %.4f | %.4f / %.4f | %.4f / %.4f | %.2fx | %s |\n",
+		printf("| %u | %.4f / %.4f | %.4f / %.4f | %.4f / %.4f | %.2fx | %.4f | %s |\n",
 		       c[i].threads, p[0], p[rounds / 2], ch[0], ch[rounds / 2], b[0],
-		       b[rounds / 2], base / b[0], c[i].same ? "yes" : "NO");
+		       b[rounds / 2], base / b[0], cp[rounds / 2], c[i].same ? "yes" : "NO");
 	}
 	fluid_result_free(&r);
 	fluid_group_free(&g);
