@@ -35,8 +35,12 @@ struct step_mark {
 struct sweep {
 	const struct fluid_pipe *p;
 	const struct verify_network *vn;
-	uint32_t *arc, *lay;	/* by hop in step order: q->first + j */
-	double *c;		/* the hops' costs, NULL without vn->cost */
+	uint32_t *arc; /* by hop in step order: q->first + j */
+	/* each piece's layers (p->order keeps a layer's hops together), a
+	 * run of hops each: piece i's runs [run_off[i], run_off[i + 1]),
+	 * run r's hops [run_at[r], run_at[r + 1]) (q->first + j), layer
+	 * run_layer[r] */
+	uint32_t *run_off, *run_at, *run_layer;
 	struct step_mark *mark; /* by forward step (the pattern's layer + k) */
 	double cost;
 };
@@ -92,68 +96,75 @@ static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
 		       const struct verify_network *vn)
 {
 	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t nr = 0, last = 0;
 
 	*sw = (struct sweep){.p = p, .vn = vn};
 	sw->mark = xmalloc(((size_t)p->steps + 1) * sizeof(struct step_mark));
 	sw->arc = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
-	sw->lay = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
-	sw->c = vn->cost ? xmalloc((rt->nhops + 1) * sizeof(double)) : NULL;
+	sw->run_off = xmalloc((rt->npieces + 1) * sizeof(uint32_t));
+	sw->run_at = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	sw->run_layer = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 
+		sw->run_off[i] = nr;
 		for (uint32_t j = 0; j < q->nhops; j++) {
-			uint32_t h = q->first + p->order[q->first + j];
+			uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
 
 			sw->arc[q->first + j] = rt->hop_arc[h];
-			sw->lay[q->first + j] = rt->hop_layer[h];
-			if (sw->c)
-				sw->c[q->first + j] = vn->cost[rt->hop_arc[h]];
+			if (j == 0 || l != last) {
+				sw->run_at[nr] = q->first + j;
+				sw->run_layer[nr++] = l;
+			}
+			last = l;
 		}
 	}
+	sw->run_off[rt->npieces] = nr;
 }
 
 static void sweep_free(struct sweep *sw)
 {
 	free(sw->mark);
 	free(sw->arc);
-	free(sw->lay);
-	free(sw->c);
+	free(sw->run_off);
+	free(sw->run_at);
+	free(sw->run_layer);
 }
 
-/* Piece q's hops [j, e) share layer l = lay[j] (p->order keeps a
- * layer's hops together); its part at forward step t, 0 where none. */
-static uint32_t layer_part(const struct sweep *sw, const struct fluid_piece *q, uint32_t j,
-			   uint32_t t, uint32_t *e)
+/* Run r of piece i: its part at forward step t, 0 where none; its hops
+ * [*j, *e) (a run ends where the next begins, the last with the piece). */
+static uint32_t run_part(const struct sweep *sw, size_t i, uint32_t r, uint32_t t, uint32_t *j,
+			 uint32_t *e)
 {
-	const uint32_t *lay = sw->lay + q->first;
-	uint32_t l = lay[j], K = sw->p->chunks, lo, hi;
+	const struct fluid_piece *q = &sw->p->r->routing.pieces[i];
+	uint32_t l = sw->run_layer[r], K = sw->p->chunks, lo, hi;
 
-	for (*e = j + 1; *e < q->nhops && lay[*e] == l;)
-		++*e;
+	*j = sw->run_at[r];
+	*e = r + 1 < sw->run_off[i + 1] ? sw->run_at[r + 1] : q->first + q->nhops;
 	return l <= t && t - l < K && fluid_chunk_of(q, t - l, K, &lo, &hi) ? hi - lo : 0;
 }
 
-/* The phase's cost, from sw->cost, in the expansion's order. */
+/* The phase's cost, from sw->cost, in the expansion's order: each step
+ * reads every hop's arc (2 MB at 256 GPUs), its cost from the arcs'
+ * table, which stays in the cache. */
 static void sweep_cost(struct sweep *sw)
 {
 	const struct fluid_pipe *p = sw->p;
 	const struct fluid_routing *rt = &p->r->routing;
-	uint32_t S = p->steps, e;
+	const double *cost = sw->vn->cost;
+	uint32_t S = p->steps, j, e;
 	double sum = sw->cost;
 
-	for (uint32_t s = 0; s < S && sw->c; s++) {
+	for (uint32_t s = 0; s < S && cost; s++) {
 		uint32_t t = p->rev ? S - 1 - s : s;
 
 		for (size_t i = 0; i < rt->npieces; i++) {
-			const struct fluid_piece *q = &rt->pieces[i];
-			const double *c = sw->c + q->first;
-
-			for (uint32_t j = 0; j < q->nhops; j = e) {
-				uint32_t len = layer_part(sw, q, j, t, &e);
+			for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
+				uint32_t len = run_part(sw, i, r, t, &j, &e);
 				double f = sched_frac(len);
 
 				for (; len && j < e; j++)
-					sum += c[j] * f;
+					sum += cost[sw->arc[j]] * f;
 			}
 		}
 	}
@@ -164,21 +175,18 @@ static void sweep_cost(struct sweep *sw)
 static void sweep_loads(struct sweep *sw, uint32_t t0, uint32_t t1)
 {
 	const struct fluid_routing *rt = &sw->p->r->routing;
-	uint32_t m = sw->vn->narcs, e;
+	uint32_t m = sw->vn->narcs, j, e;
 	uint64_t *ld = xcalloc((size_t)m + 1, sizeof(uint64_t));
 	uint32_t *ct = xcalloc((size_t)m + 1, sizeof(uint32_t));
 
 	for (uint32_t t = t0; t < t1; t++) {
 		for (size_t i = 0; i < rt->npieces; i++) {
-			const struct fluid_piece *q = &rt->pieces[i];
-			const uint32_t *a = sw->arc + q->first;
-
-			for (uint32_t j = 0; j < q->nhops; j = e) {
-				uint32_t len = layer_part(sw, q, j, t, &e);
+			for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
+				uint32_t len = run_part(sw, i, r, t, &j, &e);
 
 				for (; len && j < e; j++) {
-					ld[a[j]] += len;
-					ct[a[j]]++;
+					ld[sw->arc[j]] += len;
+					ct[sw->arc[j]]++;
 				}
 			}
 		}
