@@ -421,6 +421,8 @@ struct fluid_steps_opts {
 	/* The request's deadline (NULL: none), checked as pieces are laid
 	 * out: past it OFC_E_RUNTIME "time limit T reached in Theorem 4". */
 	const struct ofc_clock *clock;
+	/* Threads the period's check may use (fluid_pipe_verify; 0 = all CPUs). */
+	unsigned threads;
 };
 struct fluid_steps_report {
 	uint32_t chunks, steps, hops;
@@ -455,6 +457,7 @@ struct fluid_pipe {
 	size_t *count;		      /* the expansion's transfers per step (owned) */
 	uint32_t *port;		      /* each arc's port: its transfers' lane (owned) */
 	uint32_t *order;	      /* each piece's hops in a step's order (owned) */
+	unsigned threads;	      /* for its check: the options' (0 = all CPUs) */
 };
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct fluid_pipe *p,
@@ -482,7 +485,8 @@ void fluid_pipe_free(struct fluid_pipe *p);
  * overlaps summed as the verifier sums them, against step_time x
  * bandwidth. The report as sched_verify's of the expansion: steps,
  * transfers, the largest utilisation and the cost the expansion's to the
- * last bit (the cost summed in its order), duplicates the pattern's. */
+ * last bit (the cost summed in its order), duplicates the pattern's; the
+ * same on any p->threads (fluid_steps_opts.threads). */
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep);
 /* An allreduce from its two phases' periods, as sched_verify checks the

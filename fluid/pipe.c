@@ -1,56 +1,201 @@
 /* Theorem 4's schedule verified from its period (fluid_pipe_verify, see
  * fluid.h): the one chunk's pattern through the verifier with the
- * capacities lifted, then the capacities of every step as the overlap of
- * the K consecutive chunks it holds, from each chunk's load at each step
- * (the verifier's fixed-point sums, so its figures to the last bit).
+ * capacities lifted (fluid/pipe_pattern.c), then the capacities of every
+ * step as the overlap of the K consecutive chunks it holds, from each
+ * chunk's load at each step (the verifier's fixed-point sums, so its
+ * figures to the last bit), and the cost summed in the expansion's order.
  * Model W's 32 servers: 70 chunks over 77 steps are 35 M transfers when
- * expanded; the pattern is 1/70 of them, and the loads and the cost a
- * pass over them that holds none. */
+ * expanded; the pattern is 1/70 of them, and the loads and the cost
+ * passes over them that hold one step's loads. On p->threads: the cost
+ * is one serial sum (a floating sum in the verifier's order, ~25 ms
+ * there), which runs beside the loads' steps and the pattern's roots. */
 #include "fluid/internal.h"
+#include "fluid/pipe_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The pattern, one chunk of the whole of each block, through sched_verify
- * on vn with no capacity. */
-static int pattern_check(const struct fluid_pipe *p, const struct verify_network *vn,
-			 struct verify_report *rep)
+/* One step's window check: its largest utilisation up to its first
+ * overload (that one's with it), and that overload: bad, an arc or narcs
+ * + a set (UINT32_MAX: none), with its load and limit. */
+struct step_mark {
+	double mu, load, lim;
+	uint32_t bad;
+};
+
+/* One phase's period walked in the expansion's order (fluid_pipe_fill_
+ * step's: step by step, piece by piece, then p->order), each piece's hops
+ * laid out once in that order (arcs, layers, costs) and taken a layer at
+ * a time (a chunk's part found once per layer, not per hop): its cost
+ * from `cost` (the phases before) in that order, so that it is the
+ * verifier's sum to the last bit, one serial sum; and each step's loads
+ * and transfers on each arc (the verifier's fixed point: integers, any
+ * order), checked as the step ends, in ranges of steps a thread each. */
+struct sweep {
+	const struct fluid_pipe *p;
+	const struct verify_network *vn;
+	uint32_t *arc; /* by hop in step order: q->first + j */
+	/* each piece's layers (p->order keeps a layer's hops together), a
+	 * run of hops each: piece i's runs [run_off[i], run_off[i + 1]),
+	 * run r's hops [run_at[r], run_at[r + 1]) (q->first + j), layer
+	 * run_layer[r] */
+	uint32_t *run_off, *run_at, *run_layer;
+	struct step_mark *mark; /* by forward step (the pattern's layer + k) */
+	double cost;
+};
+
+/* Steps a loads item takes: a few, for the threads to share them out. */
+#define SWEEP_STEPS 4
+
+/* Every arc and capacity set of a step within step time x bandwidth, as
+ * the verifier checks them (its tolerances: relative, and 2^-31 a
+ * transfer for the fixed point); only sets a transfer loads. */
+static void mark_step(const struct verify_network *vn, const uint64_t *ld, const uint32_t *ct,
+		      struct step_mark *mk)
 {
-	struct fluid_steps_opts one = {.chunks = 1};
-	struct fluid_steps_report brep;
-	struct fluid_pipe base;
-	struct schedule s;
-	struct ofc_error err = {0};
-	struct verify_network free_vn = *vn;
-	double *bw = xmalloc((vn->narcs + 1) * sizeof(double));
-	double *set_bw = xmalloc((vn->nsets + 1) * sizeof(double));
-	int rc = -1;
+	double tol = vn->tolerance > 0 ? vn->tolerance : 1e-9, ulp = 1.0 / SCHED_ONE;
+	double st = vn->step_time;
 
-	memset(rep, 0, sizeof(*rep));
-	for (uint32_t a = 0; a < vn->narcs; a++)
-		bw[a] = INFINITY;
-	for (uint32_t k = 0; k < vn->nsets; k++)
-		set_bw[k] = INFINITY;
-	free_vn.bw = bw;
-	free_vn.set_bw = set_bw;
-	free_vn.step_times = NULL;
-	if (fluid_pipeline(p->net, p->r, &one, &base, &brep, &err) == 0) {
-		if (fluid_pipe_expand(&base, &one, &brep, &s, &err) == 0) {
-			struct verify_opts vo = {.network = &free_vn};
+	*mk = (struct step_mark){.bad = UINT32_MAX};
+	for (uint32_t a = 0; a < vn->narcs; a++) {
+		if (!ct[a] || isinf(vn->bw[a]))
+			continue;
+		double l = (double)ld[a] / SCHED_ONE, lim = st * vn->bw[a];
 
-			rc = sched_verify(&s, &vo, rep);
-			sched_free(&s);
+		if (lim > 0 && l / lim > mk->mu)
+			mk->mu = l / lim;
+		if (l > lim * (1 + tol) + ulp * ct[a]) {
+			*mk = (struct step_mark){.mu = mk->mu, .load = l, .lim = lim, .bad = a};
+			return;
 		}
-		fluid_pipe_free(&base);
 	}
-	if (err.msg[0]) {
-		rep->ok = false;
-		snprintf(rep->error, sizeof(rep->error), "the pattern: %.300s", err.msg);
+	for (uint32_t k = 0; k < vn->nsets; k++) {
+		uint64_t sl = 0;
+		uint32_t sc = 0;
+
+		for (uint32_t j = vn->set_off[k]; j < vn->set_off[k + 1]; j++) {
+			sl += ld[vn->set_arc[j]];
+			sc += ct[vn->set_arc[j]];
+		}
+		if (!sc)
+			continue;
+		double l = (double)sl / SCHED_ONE, lim = st * vn->set_bw[k];
+
+		if (lim > 0 && l / lim > mk->mu)
+			mk->mu = l / lim;
+		if (l > lim * (1 + tol) + ulp * sc) {
+			*mk = (struct step_mark){
+			    .mu = mk->mu, .load = l, .lim = lim, .bad = vn->narcs + k};
+			return;
+		}
 	}
-	free(bw);
-	free(set_bw);
-	return rc;
+}
+
+static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
+		       const struct verify_network *vn)
+{
+	const struct fluid_routing *rt = &p->r->routing;
+	uint32_t nr = 0, last = 0;
+
+	*sw = (struct sweep){.p = p, .vn = vn};
+	sw->mark = xmalloc(((size_t)p->steps + 1) * sizeof(struct step_mark));
+	sw->arc = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	sw->run_off = xmalloc((rt->npieces + 1) * sizeof(uint32_t));
+	sw->run_at = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	sw->run_layer = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		sw->run_off[i] = nr;
+		for (uint32_t j = 0; j < q->nhops; j++) {
+			uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
+
+			sw->arc[q->first + j] = rt->hop_arc[h];
+			if (j == 0 || l != last) {
+				sw->run_at[nr] = q->first + j;
+				sw->run_layer[nr++] = l;
+			}
+			last = l;
+		}
+	}
+	sw->run_off[rt->npieces] = nr;
+}
+
+static void sweep_free(struct sweep *sw)
+{
+	free(sw->mark);
+	free(sw->arc);
+	free(sw->run_off);
+	free(sw->run_at);
+	free(sw->run_layer);
+}
+
+/* Run r of piece i: its part at forward step t, 0 where none; its hops
+ * [*j, *e) (a run ends where the next begins, the last with the piece). */
+static uint32_t run_part(const struct sweep *sw, size_t i, uint32_t r, uint32_t t, uint32_t *j,
+			 uint32_t *e)
+{
+	const struct fluid_piece *q = &sw->p->r->routing.pieces[i];
+	uint32_t l = sw->run_layer[r], K = sw->p->chunks, lo, hi;
+
+	*j = sw->run_at[r];
+	*e = r + 1 < sw->run_off[i + 1] ? sw->run_at[r + 1] : q->first + q->nhops;
+	return l <= t && t - l < K && fluid_chunk_of(q, t - l, K, &lo, &hi) ? hi - lo : 0;
+}
+
+/* The phase's cost, from sw->cost, in the expansion's order: each step
+ * reads every hop's arc (2 MB at 256 GPUs), its cost from the arcs'
+ * table, which stays in the cache. */
+static void sweep_cost(struct sweep *sw)
+{
+	const struct fluid_pipe *p = sw->p;
+	const struct fluid_routing *rt = &p->r->routing;
+	const double *cost = sw->vn->cost;
+	uint32_t S = p->steps, j, e;
+	double sum = sw->cost;
+
+	for (uint32_t s = 0; s < S && cost; s++) {
+		uint32_t t = p->rev ? S - 1 - s : s;
+
+		for (size_t i = 0; i < rt->npieces; i++) {
+			for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
+				uint32_t len = run_part(sw, i, r, t, &j, &e);
+				double f = sched_frac(len);
+
+				for (; len && j < e; j++)
+					sum += cost[sw->arc[j]] * f;
+			}
+		}
+	}
+	sw->cost = sum;
+}
+
+/* Forward steps [t0, t1): each one's loads, then its mark. */
+static void sweep_loads(struct sweep *sw, uint32_t t0, uint32_t t1)
+{
+	const struct fluid_routing *rt = &sw->p->r->routing;
+	uint32_t m = sw->vn->narcs, j, e;
+	uint64_t *ld = xcalloc((size_t)m + 1, sizeof(uint64_t));
+	uint32_t *ct = xcalloc((size_t)m + 1, sizeof(uint32_t));
+
+	for (uint32_t t = t0; t < t1; t++) {
+		for (size_t i = 0; i < rt->npieces; i++) {
+			for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
+				uint32_t len = run_part(sw, i, r, t, &j, &e);
+
+				for (; len && j < e; j++) {
+					ld[sw->arc[j]] += len;
+					ct[sw->arc[j]]++;
+				}
+			}
+		}
+		mark_step(sw->vn, ld, ct, &sw->mark[t]);
+		memset(ld, 0, (size_t)m * sizeof(uint64_t));
+		memset(ct, 0, (size_t)m * sizeof(uint32_t));
+	}
+	free(ld);
+	free(ct);
 }
 
 static int capacity_fail(struct verify_report *rep, uint32_t step, const char *what, double load,
@@ -65,125 +210,106 @@ static int capacity_fail(struct verify_report *rep, uint32_t step, const char *w
 	return -1;
 }
 
-/* The expansion's load (the verifier's fixed point: the sum of its
- * transfers' lengths) and transfers on each arc at each step, forward step
- * s at [s * narcs]: every chunk of every piece at each hop, as fill_steps
- * lays them out, so that the loads and the figures from them are the
- * verifier's on the expansion to the last bit. */
-static void step_loads(const struct fluid_pipe *p, uint64_t *load, uint32_t *count)
+/* The steps' marks in the verifier's order (forward steps ascending; a
+ * reduction's schedule runs them backwards), into rep's utilisation up to
+ * the first overload, which fails it; the schedule's steps are p's from
+ * step first on (a second phase's). */
+static int window_join(const struct sweep *sw, uint32_t first, struct verify_report *rep)
 {
-	const struct fluid_routing *rt = &p->r->routing;
-	uint32_t m = p->net->narcs, K = p->chunks, lo, hi;
-
-	for (size_t i = 0; i < rt->npieces; i++) {
-		const struct fluid_piece *q = &rt->pieces[i];
-
-		for (uint32_t k = 0; k < K; k++) {
-			if (!fluid_chunk_of(q, k, K, &lo, &hi))
-				continue;
-			for (uint32_t h = 0; h < q->nhops; h++) {
-				size_t at = (size_t)(rt->hop_layer[q->first + h] + k) * m +
-					    rt->hop_arc[q->first + h];
-
-				load[at] += hi - lo;
-				count[at]++;
-			}
-		}
-	}
-}
-
-/* Every step's arcs and capacity sets within step time x bandwidth, as the
- * verifier checks them (its tolerances: relative, and 2^-31 a transfer for
- * the fixed point); a reduction runs the same steps backwards. The
- * schedule's steps are p's from step first on (a second phase's). */
-static int window_check(const struct fluid_pipe *p, const struct verify_network *vn, uint32_t first,
-			struct verify_report *rep)
-{
-	uint32_t m = vn->narcs, S = p->steps;
-	uint64_t *load = xcalloc((size_t)S * m + 1, sizeof(uint64_t));
-	uint32_t *count = xcalloc((size_t)S * m + 1, sizeof(uint32_t));
-	double tol = vn->tolerance > 0 ? vn->tolerance : 1e-9, ulp = 1.0 / SCHED_ONE;
-	double st = vn->step_time;
+	const struct fluid_pipe *p = sw->p;
+	const struct verify_network *vn = sw->vn;
+	uint32_t S = p->steps;
 	char what[96];
-	int rc = 0;
 
-	step_loads(p, load, count);
-	for (uint32_t s = 0; s < S && rc == 0; s++) {
-		const uint64_t *ld = load + (size_t)s * m;
-		const uint32_t *ct = count + (size_t)s * m;
-		uint32_t step = p->rev ? S - 1 - s : s;
+	for (uint32_t t = 0; t < S; t++) {
+		const struct step_mark *mk = &sw->mark[t];
 
-		for (uint32_t a = 0; a < m && rc == 0; a++) {
-			if (!ct[a] || isinf(vn->bw[a]))
-				continue;
-			double l = (double)ld[a] / SCHED_ONE, lim = st * vn->bw[a];
-
-			if (lim > 0 && l / lim > rep->max_utilisation)
-				rep->max_utilisation = l / lim;
-			if (l > lim * (1 + tol) + ulp * ct[a]) {
-				snprintf(what, sizeof(what), "arc %u -> %u", vn->tail[a],
-					 vn->head[a]);
-				rc = capacity_fail(rep, first + step, what, l, lim);
-			}
-		}
-		for (uint32_t k = 0; k < vn->nsets && rc == 0; k++) {
-			uint64_t sl = 0;
-			uint32_t sc = 0;
-
-			for (uint32_t j = vn->set_off[k]; j < vn->set_off[k + 1]; j++) {
-				sl += ld[vn->set_arc[j]];
-				sc += ct[vn->set_arc[j]];
-			}
-			if (!sc) /* the verifier looks only at sets a transfer loads */
-				continue;
-			double l = (double)sl / SCHED_ONE, lim = st * vn->set_bw[k];
-
-			if (lim > 0 && l / lim > rep->max_utilisation)
-				rep->max_utilisation = l / lim;
-			if (l > lim * (1 + tol) + ulp * sc) {
-				snprintf(what, sizeof(what), "capacity set %u", k);
-				rc = capacity_fail(rep, first + step, what, l, lim);
-			}
-		}
+		if (mk->mu > rep->max_utilisation)
+			rep->max_utilisation = mk->mu;
+		if (mk->bad == UINT32_MAX)
+			continue;
+		if (mk->bad < vn->narcs)
+			snprintf(what, sizeof(what), "arc %u -> %u", vn->tail[mk->bad],
+				 vn->head[mk->bad]);
+		else
+			snprintf(what, sizeof(what), "capacity set %u", mk->bad - vn->narcs);
+		return capacity_fail(rep, first + (p->rev ? S - 1 - t : t), what, mk->load,
+				     mk->lim);
 	}
-	free(load);
-	free(count);
-	return rc;
+	return 0;
 }
 
-/* The expansion's cost summed as the verifier sums it, from sum (the
- * phases before): step by step, each
- * step's transfers in fluid_pipe_fill_step's order (piece by piece, then chunk k,
- * then hop: p->order), so that it is the verifier's to the last bit. */
-static double step_cost(const struct fluid_pipe *p, const double *cost, double sum)
+/* A check's parts on the request's threads: item 0 the phases' costs
+ * (one serial sum, the reduce-scatter's then the allgather's), then each
+ * phase's loads, SWEEP_STEPS steps an item, then each phase's pattern
+ * parts. Every item writes its own slots; the joins after are serial. */
+struct period_job {
+	struct sweep sw[2];
+	struct pipe_pattern pat[2];
+	size_t loads[2], items[2]; /* each phase's */
+	unsigned nphases;
+};
+
+static void period_item(void *ctx, size_t i, unsigned worker)
 {
-	const struct fluid_routing *rt = &p->r->routing;
-	uint32_t K = p->chunks, S = p->steps, lo, hi;
+	struct period_job *j = ctx;
 
-	for (uint32_t s = 0; s < S; s++) {
-		uint32_t t = p->rev ? S - 1 - s : s;
-
-		for (size_t i = 0; i < rt->npieces; i++) {
-			const struct fluid_piece *q = &rt->pieces[i];
-
-			for (uint32_t j = 0; j < q->nhops; j++) {
-				uint32_t h = q->first + p->order[q->first + j],
-					 l = rt->hop_layer[h];
-
-				if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
-					continue;
-				sum += cost[rt->hop_arc[h]] * sched_frac(hi - lo);
-			}
+	(void)worker;
+	if (i == 0) {
+		for (unsigned k = 0; k < j->nphases; k++) {
+			if (k)
+				j->sw[k].cost = j->sw[k - 1].cost;
+			sweep_cost(&j->sw[k]);
 		}
+		return;
 	}
-	return sum;
+	i--;
+	for (unsigned k = 0; k < j->nphases; k++) {
+		if (i < j->loads[k]) {
+			uint32_t t0 = (uint32_t)i * SWEEP_STEPS, S = j->sw[k].p->steps;
+
+			sweep_loads(&j->sw[k], t0, S - t0 < SWEEP_STEPS ? S : t0 + SWEEP_STEPS);
+			return;
+		}
+		i -= j->loads[k];
+	}
+	for (unsigned k = 0; k < j->nphases; k++) {
+		if (i < j->items[k]) {
+			pipe_pattern_item(&j->pat[k], i);
+			return;
+		}
+		i -= j->items[k];
+	}
+}
+
+/* Phase k: p on vn. */
+static void period_phase(struct period_job *j, unsigned k, const struct fluid_pipe *p,
+			 const struct verify_network *vn)
+{
+	sweep_prep(&j->sw[k], p, vn);
+	j->loads[k] = ((size_t)p->steps + SWEEP_STEPS - 1) / SWEEP_STEPS;
+	j->items[k] = pipe_pattern_start(&j->pat[k], p, vn);
+	j->nphases = k + 1;
+}
+
+static void period_run(struct period_job *j, unsigned threads)
+{
+	size_t n = 1;
+
+	for (unsigned k = 0; k < j->nphases; k++)
+		n += j->loads[k] + j->items[k];
+	parallel_for(n, 1, threads, period_item, j);
 }
 
 int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *vn,
 		      struct verify_report *rep)
 {
-	int rc = pattern_check(p, vn, rep);
+	struct period_job j = {0};
+	int rc;
 
+	period_phase(&j, 0, p, vn);
+	period_run(&j, p->threads);
+	rc = pipe_pattern_end(&j.pat[0], rep);
 	/* The expansion's figures: its steps and transfers, its loads and its
 	 * cost summed as the verifier sums them; the duplicates are the
 	 * pattern's, which the chunks share out. */
@@ -191,10 +317,11 @@ int fluid_pipe_verify(const struct fluid_pipe *p, const struct verify_network *v
 	rep->ntransfers = p->ntransfers;
 	rep->max_utilisation = 0;
 	if (rc == 0)
-		rc = window_check(p, vn, 0, rep);
+		rc = window_join(&j.sw[0], 0, rep);
 	if (rc == 0)
-		rep->network_cost = vn->cost ? step_cost(p, vn->cost, 0) : 0;
+		rep->network_cost = vn->cost ? j.sw[0].cost : 0;
 	rep->ok = rc == 0;
+	sweep_free(&j.sw[0]);
 	return rc;
 }
 
@@ -287,11 +414,17 @@ int fluid_allreduce_verify(const struct fluid_pipe *rs, const struct fluid_pipe 
 {
 	struct verify_network agn = *vn;
 	struct verify_report r2;
-	int rc = pattern_check(rs, vn, rep);
+	struct period_job j = {0};
+	int rc, rc2;
 
 	agn.step_time = ag_step_time;
 	agn.step_times = NULL;
-	if (rc == 0 && pattern_check(ag, &agn, &r2) < 0) {
+	period_phase(&j, 0, rs, vn);
+	period_phase(&j, 1, ag, &agn);
+	period_run(&j, rs->threads);
+	rc = pipe_pattern_end(&j.pat[0], rep);
+	rc2 = pipe_pattern_end(&j.pat[1], &r2);
+	if (rc == 0 && rc2 < 0) {
 		*rep = r2;
 		rc = -1;
 	}
@@ -303,13 +436,13 @@ int fluid_allreduce_verify(const struct fluid_pipe *rs, const struct fluid_pipe 
 	if (rc == 0)
 		rc = phases_check(rs, ag, ag_first, rep);
 	if (rc == 0)
-		rc = window_check(rs, vn, 0, rep);
+		rc = window_join(&j.sw[0], 0, rep);
 	if (rc == 0)
-		rc = window_check(ag, &agn, ag_first, rep);
-	if (rc == 0 && vn->cost)
-		rep->network_cost = step_cost(ag, vn->cost, step_cost(rs, vn->cost, 0));
-	else
-		rep->network_cost = 0;
+		rc = window_join(&j.sw[1], ag_first, rep);
+	/* the allgather's pass went on from the reduce-scatter's sum */
+	rep->network_cost = rc == 0 && vn->cost ? j.sw[1].cost : 0;
 	rep->ok = rc == 0;
+	sweep_free(&j.sw[0]);
+	sweep_free(&j.sw[1]);
 	return rc;
 }

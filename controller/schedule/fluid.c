@@ -197,6 +197,7 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 	*have = true;
 	fluid_routing_merge(&r->routing);
 	so.clock = q->clock;
+	so.threads = q->threads;
 	clock_progress(q->clock, "Theorem 4", -1);
 	if (fluid_pipeline(n, r, &so, pipe, rep, err) < 0)
 		return -1;

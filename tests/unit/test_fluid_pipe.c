@@ -24,6 +24,7 @@
 #include "controller/schedule/schedule.h"
 #include "fluid/fluid.h"
 #include "fluid/internal.h"
+#include "fluid/pipe_internal.h"
 
 static void near(double got, double want, double rel, const char *what)
 {
@@ -202,6 +203,47 @@ static void same_files(const struct sched_stream *st, const struct schedule *s)
 	sched_free(&e);
 }
 
+/* Two reports the same to the last bit: what a check on more threads
+ * must give. */
+static void same_report(const struct verify_report *a, const struct verify_report *b,
+			const char *what)
+{
+	if (a->ok != b->ok || strcmp(a->error, b->error) != 0 || a->bad_step != b->bad_step ||
+	    a->bad_xfer != b->bad_xfer || a->nsteps != b->nsteps ||
+	    a->ntransfers != b->ntransfers || a->max_utilisation != b->max_utilisation ||
+	    a->network_cost != b->network_cost || a->duplicate_blocks != b->duplicate_blocks ||
+	    a->sum_max_link_load != b->sum_max_link_load || a->max_link_load != b->max_link_load ||
+	    a->max_total_link_load != b->max_total_link_load ||
+	    a->max_wavelengths_used != b->max_wavelengths_used || a->split != b->split ||
+	    a->pieces_by_sums != b->pieces_by_sums)
+		fail_msg("%s: '%s' step %u, utilisation %.17g, cost %.17g, duplicates %.17g; "
+			 "want '%s' step %u, %.17g, %.17g, %.17g",
+			 what, a->error, a->bad_step, a->max_utilisation, a->network_cost,
+			 a->duplicate_blocks, b->error, b->bad_step, b->max_utilisation,
+			 b->network_cost, b->duplicate_blocks);
+}
+
+/* The period's check of p on 1 thread into rep, and on 2, 3 and 4 the
+ * same report: its parts (the cost, the loads by steps, the pattern by
+ * roots) joined in the one order whatever thread ran them. */
+static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
+			 struct verify_report *rep)
+{
+	struct verify_report r;
+	unsigned keep = p->threads;
+	int rc;
+
+	p->threads = 1;
+	rc = fluid_pipe_verify(p, vn, rep);
+	for (unsigned t = 2; t <= 4; t++) {
+		p->threads = t;
+		assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
+		same_report(&r, rep, "the period on more threads");
+	}
+	p->threads = keep;
+	return rc;
+}
+
 /* Both checks with K chunks, step time scaled by `squeeze` (1: Theorem 4's
  * own): the verdicts agree, and the figures when both pass; the period's
  * verdict. */
@@ -220,7 +262,7 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 		fail_msg("pipeline: %s", err.msg);
 	fluid_verify_network(n, rep.step_time * squeeze, &vn);
 	struct verify_opts vo = {.network = &vn};
-	int pr = fluid_pipe_verify(&p, &vn, pv), er = sched_verify(&s, &vo, ev);
+	int pr = period_verify(&p, &vn, pv), er = sched_verify(&s, &vo, ev);
 
 	if (pr != er)
 		fail_msg("K %u: the period says %s (%s), the expansion %s (%s)", K,
@@ -236,6 +278,11 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 				 pv->max_utilisation, pv->network_cost, ev->max_utilisation,
 				 ev->network_cost);
 		near(pv->duplicate_blocks, ev->duplicate_blocks, 1e-6, "duplicates");
+	} else if (!p.rev && strstr(pv->error, "(step time x bandwidth)")) {
+		/* the first overload in the verifier's order (a reduction's
+		 * window check reports its own: the forward steps') */
+		assert_string_equal(pv->error, ev->error);
+		assert_int_equal(pv->bad_step, ev->bad_step);
 	}
 	/* The expansion is fluid_schedule's and the first layout's, byte for
 	 * byte, and written a step at a time it is the same files. */
@@ -391,6 +438,138 @@ static void test_corrupt(void **state)
 	fluid_net_free(&n);
 }
 
+/* The pattern through the verifier whole, as the period's check first
+ * did it (K = 1 planned anew, expanded, the capacities lifted). */
+static int whole_pattern(const struct fluid_net *n, const struct fluid_pipe *p,
+			 const struct verify_network *vn, struct verify_report *rep)
+{
+	struct fluid_steps_opts one = {.chunks = 1};
+	struct fluid_steps_report brep;
+	struct fluid_pipe base;
+	struct schedule s;
+	struct ofc_error err = {0};
+	struct verify_network free_vn = *vn;
+	double *bw = malloc((vn->narcs + 1) * sizeof(double));
+	double *set_bw = malloc((vn->nsets + 1) * sizeof(double));
+	struct verify_opts vo = {.network = &free_vn, .threads = 1};
+	int rc;
+
+	for (uint32_t a = 0; a < vn->narcs; a++)
+		bw[a] = INFINITY;
+	for (uint32_t k = 0; k < vn->nsets; k++)
+		set_bw[k] = INFINITY;
+	free_vn.bw = bw;
+	free_vn.set_bw = set_bw;
+	if (fluid_pipeline(n, p->r, &one, &base, &brep, &err) < 0 ||
+	    fluid_pipe_expand(&base, &one, &brep, &s, &err) < 0)
+		fail_msg("the pattern: %s", err.msg);
+	rc = sched_verify(&s, &vo, rep);
+	sched_free(&s);
+	fluid_pipe_free(&base);
+	free(bw);
+	free(set_bw);
+	return rc;
+}
+
+/* The pattern in parts (white box): its items run last first, for any
+ * order must do; split by roots where the collective allows it. */
+static int parts_pattern(const struct fluid_pipe *p, const struct verify_network *vn,
+			 struct verify_report *rep)
+{
+	struct pipe_pattern pp;
+	size_t n = pipe_pattern_start(&pp, p, vn);
+
+	assert_true(pp.nroots > 0);
+	assert_int_equal(n, pp.nroots);
+	while (n-- > 0)
+		pipe_pattern_item(&pp, n);
+	return pipe_pattern_end(&pp, rep);
+}
+
+/* An allgather's and a reduce-scatter's pattern checked a root at a
+ * time: the report the whole's when it passes (its duplicates too: a
+ * copy of a piece a layer later), and a wrong transfer in any one root's
+ * pieces fails the period's check on 1 to 4 threads with the whole's
+ * first error: no root's verdict lost in the join. */
+static void test_pattern_parts(void **state)
+{
+	static const enum fluid_collective colls[] = {FLUID_ALLGATHER, FLUID_REDUCE_SCATTER};
+	struct ofc_error err = {0};
+
+	(void)state;
+	for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
+		struct fluid_net n;
+		struct fluid_result r;
+		struct fluid_steps_opts so = {.chunks = 4};
+		struct fluid_steps_report rep;
+		struct fluid_pipe p;
+		struct verify_network vn;
+		struct verify_report whole, parts, pv, pv0;
+		uint32_t roots = 0;
+
+		assert_int_equal(fluid_build_modelw(&n, 1, FLUID_ALL_LINKS, NULL, &err), 0);
+		solve(&n, colls[ci], 4, &r);
+		struct fluid_routing *rt = &r.routing;
+
+		if (colls[ci] == FLUID_ALLGATHER) { /* a duplicate: a piece again, a layer later */
+			struct fluid_piece c = rt->pieces[0], *d = push_piece(rt, c.nhops);
+
+			*d = (struct fluid_piece){.origin = c.origin,
+						  .target = c.target,
+						  .lo = c.lo,
+						  .hi = c.hi,
+						  .first = d->first,
+						  .nhops = c.nhops};
+			for (uint32_t k = 0; k < c.nhops; k++) {
+				rt->hop_arc[d->first + k] = rt->hop_arc[c.first + k];
+				rt->hop_layer[d->first + k] = rt->hop_layer[c.first + k] + 1;
+			}
+		}
+		if (fluid_pipeline(&n, &r, &so, &p, &rep, &err) < 0)
+			fail_msg("pipeline: %s", err.msg);
+		fluid_verify_network(&n, rep.step_time, &vn);
+		assert_int_equal(whole_pattern(&n, &p, &vn, &whole), 0);
+		assert_int_equal(parts_pattern(&p, &vn, &parts), 0);
+		whole.network_cost = 0; /* the period's sum replaces it */
+		same_report(&parts, &whole, "the pattern by roots");
+		if (colls[ci] == FLUID_ALLGATHER)
+			assert_true(whole.duplicate_blocks > 0);
+		period_verify(&p, &vn, &pv0);
+		for (uint32_t b = 0; b < n.nverts; b++) {
+			size_t at = SIZE_MAX;
+
+			if (!(n.kind[b] & FLUID_TERMINAL))
+				continue;
+			roots++;
+			for (size_t i = 0; i < rt->npieces; i++)
+				if (rt->pieces[i].origin == b && rt->pieces[i].nhops >= 2 &&
+				    (at == SIZE_MAX || rt->pieces[i].nhops > rt->pieces[at].nhops))
+					at = i;
+			assert_true(at != SIZE_MAX);
+			/* a hop on an arc that does not leave where the piece is */
+			const struct fluid_piece *q = &rt->pieces[at];
+			uint32_t h = q->first + q->nhops - 1, arc = rt->hop_arc[h], other = 0;
+
+			while (n.tail[other] == n.tail[arc] ||
+			       n.tail[other] == n.head[rt->hop_arc[h - 1]])
+				other++;
+			rt->hop_arc[h] = other;
+			assert_int_equal(whole_pattern(&n, &p, &vn, &whole), -1);
+			assert_int_equal(period_verify(&p, &vn, &pv), -1);
+			assert_string_equal(pv.error, whole.error);
+			assert_int_equal(pv.bad_step, whole.bad_step);
+			assert_int_equal(pv.bad_xfer, whole.bad_xfer);
+			rt->hop_arc[h] = arc;
+		}
+		assert_int_equal(roots, 8);
+		period_verify(&p, &vn, &pv);
+		same_report(&pv, &pv0, "the period put right");
+		fluid_pipe_free(&p);
+		fluid_result_free(&r);
+		fluid_net_free(&n);
+	}
+}
+
 /* ofc schedule's fluid allgather, reduce-scatter, broadcast and reduce
  * (schedule_fluid) are planned and verified from their period: no transfer until
  * fluid_answer_expand, which gives fluid_schedule's transfers for the same
@@ -495,6 +674,15 @@ static int both_allreduce(const struct fluid_net *n, const struct fluid_pipe *rs
 	explicit_allreduce(rs, ag, ag_first, rs->step_time, ag->step_time, &s, &times);
 	fluid_verify_network(n, rs->step_time, &vn);
 	int pr = fluid_allreduce_verify(rs, ag, ag_first, &vn, ag->step_time, pv);
+	struct fluid_pipe rs2 = *rs;
+	struct verify_report r;
+
+	for (unsigned t = 1; t <= 4; t++) {
+		rs2.threads = t; /* the allreduce's check runs on the reduce-scatter's */
+		assert_int_equal(fluid_allreduce_verify(&rs2, ag, ag_first, &vn, ag->step_time, &r),
+				 pr);
+		same_report(&r, pv, "the allreduce on threads");
+	}
 
 	vn.step_times = times;
 	struct verify_opts vo = {.network = &vn};
@@ -623,6 +811,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_agree),
 	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_pattern_parts),
 	    cmocka_unit_test(test_schedule_by_period),
 	    cmocka_unit_test(test_allreduce_by_period),
 	};
