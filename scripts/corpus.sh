@@ -18,7 +18,7 @@ mkdir -p "$out" || exit 1
 # that may differ between two runs of the same code.
 mask() {
 	sed -E \
-	    -e 's/"(generate_s|verify_s|[a-z_]*seconds)": *[0-9.e+-]+/"\1": <T>/g' \
+	    -e 's/"(generate_s|verify_s|time_limit_s|[a-z_]*seconds)": *[0-9.e+-]+/"\1": <T>/g' \
 	    -e 's/\([0-9.e+-]+ s to solve\)/(<T> s to solve)/g' \
 	    -e 's/(in|took|after|elapsed|wall|solved in|optimal,|iterations,|models,|\() +[0-9]+(\.[0-9]+)?(e-?[0-9]+)? ?(ns|us|ms|s|min)\b/\1 <T>/g' \
 	    -e 's/[0-9]+(\.[0-9]+)? ?s to price/<T> to price/g'
