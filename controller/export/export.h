@@ -29,19 +29,20 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 /* The same of a schedule made a step at a time (a period's expansion):
  * the same bytes as of its explicit schedule, holding one step. */
 int schedule_stream_write_pb(const struct sched_stream *st, FILE *out, struct ofc_error *err);
-/* What writing s as protobuf holds: a chunk's messages and
- * packed bytes; whole: every step at once (ofcd's one-frame reply). JSON
- * and text are written transfer by transfer and hold nothing per
- * transfer. */
 /* ofcd's one-frame GetSchedule answer of a schedule made a step at a
  * time: resp, whose schedule holds no steps, packed with st's steps in it,
  * the bytes protobuf-c packs for resp holding them all, made a step at a
  * time into one buffer (schedule_reply.c). The size comes first, from a
  * pass over the steps: over max, 1 with *len that size and nothing
  * allocated; -1 when resp has no stepless schedule or the passes
- * disagree; else 0 and *buf (the caller frees it, *len + 1 bytes). */
+ * disagree; else 0 and *buf, room bytes left free (a frame's length) then
+ * the *len bytes (the caller frees *buf). */
 int schedule_response_pack(const Ofc__V1__Response *resp, const struct sched_stream *st, size_t max,
-			   uint8_t **buf, size_t *len);
+			   size_t room, uint8_t **buf, size_t *len);
+/* What writing s as protobuf holds: a chunk's messages and
+ * packed bytes; whole: every step at once (ofcd's one-frame reply). JSON
+ * and text are written transfer by transfer and hold nothing per
+ * transfer. */
 #define PB_CHUNK	   4096
 #define PB_PACKED_TRANSFER 40
 uint64_t schedule_pb_memory(const struct schedule *s, bool whole);

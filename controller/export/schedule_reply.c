@@ -65,7 +65,7 @@ static const uint8_t *field_place(const uint8_t *p, const uint8_t *end, uint32_t
 }
 
 int schedule_response_pack(const Ofc__V1__Response *resp, const struct sched_stream *st, size_t max,
-			   uint8_t **buf, size_t *len)
+			   size_t room, uint8_t **buf, size_t *len)
 {
 	size_t n = protobuf_c_message_get_packed_size(&resp->base);
 	uint8_t *head = xmalloc(n + 1), *out, *o;
@@ -94,8 +94,8 @@ int schedule_response_pack(const Ofc__V1__Response *resp, const struct sched_str
 		free(head);
 		return 1;
 	}
-	out = xmalloc(total + 1);
-	o = out;
+	out = xmalloc(room + total + 1);
+	o = out + room;
 	memcpy(o, head, (size_t)(f.start - head));
 	o += f.start - head;
 	o = varint_put(o, (PB_RESPONSE_SCHEDULE << 3) | 2);

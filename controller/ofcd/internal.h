@@ -304,6 +304,11 @@ struct job {
 	/* results */
 	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
 	size_t reply_len;
+	/* When set, reply's allocation, with FRAME_ROOM bytes free before
+	 * reply (a frame's length): the loop sends it as it is, no copy
+	 * (conn_queue_own). */
+	uint8_t *reply_buf;
+#define FRAME_ROOM 4
 	struct snapshot *snap;	/* to publish */
 	struct fabcfg *new_cfg; /* the config now running, when it changed */
 	struct probe_dev *probe;

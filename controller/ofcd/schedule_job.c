@@ -141,7 +141,9 @@ static void fluid_reply(struct job *j, const struct fluid_answer *fa, Ofc__V1__R
 		/* schedule_fluid plans from the period; nothing here expanded it */
 		status = OFC__V1__STATUS__STATUS_INTERNAL;
 		why = "the fluid schedule has no period to answer from";
-	} else if ((rc = schedule_response_pack(resp, &st, max, &j->reply, &j->reply_len)) == 0) {
+	} else if ((rc = schedule_response_pack(resp, &st, max, FRAME_ROOM, &j->reply_buf,
+						&j->reply_len)) == 0) {
+		j->reply = j->reply_buf + FRAME_ROOM; /* sent without a copy */
 		return;
 	} else if (rc < 0) {
 		status = OFC__V1__STATUS__STATUS_INTERNAL;

@@ -106,9 +106,14 @@ static void one(const char *coll_name, enum sched_collective coll)
 	assert_true(st.nsteps > 2);
 	Ofc__V1__Response *r = head_msg(&ar, &a);
 
-	assert_int_equal(schedule_response_pack(r, &st, SIZE_MAX, &got, &got_len), 0);
+	assert_int_equal(schedule_response_pack(r, &st, SIZE_MAX, 0, &got, &got_len), 0);
+	/* with room before it (ofcd's frame length): the same bytes after it */
+	assert_int_equal(schedule_response_pack(r, &st, SIZE_MAX, 4, &b, &len), 0);
+	assert_int_equal(len, got_len);
+	assert_memory_equal(b + 4, got, len);
+	free(b);
 	/* over the limit: refused with its size, nothing made */
-	assert_int_equal(schedule_response_pack(r, &st, got_len - 1, &b, &len), 1);
+	assert_int_equal(schedule_response_pack(r, &st, got_len - 1, 0, &b, &len), 1);
 	assert_int_equal(len, got_len);
 	assert_null(b);
 	/* a step made wrong: other bytes, the same length (a dst of one byte) */
@@ -117,14 +122,14 @@ static void one(const char *coll_name, enum sched_collective coll)
 	bad = st;
 	bad.fill = wrong_fill;
 	bad.ctx = &w;
-	assert_int_equal(schedule_response_pack(r, &bad, SIZE_MAX, &b, &len), 0);
+	assert_int_equal(schedule_response_pack(r, &bad, SIZE_MAX, 0, &b, &len), 0);
 	assert_int_equal(len, got_len);
 	assert_true(memcmp(b, got, len) != 0);
 	free(b);
 	/* made differently when sized and when packed: refused */
 	w.twice_differs = true;
 	w.bad = st.nsteps - 1;
-	assert_int_equal(schedule_response_pack(r, &bad, SIZE_MAX, &b, &len), -1);
+	assert_int_equal(schedule_response_pack(r, &bad, SIZE_MAX, 0, &b, &len), -1);
 	assert_null(b);
 	arena_free(&ar);
 
@@ -183,7 +188,7 @@ static void test_needs_stepless(void **state)
 	(void)state;
 
 	sched_init(&head, SCHED_ALLGATHER, "x", 2);
-	assert_int_equal(schedule_response_pack(&r, &st, SIZE_MAX, &b, &len), -1);
+	assert_int_equal(schedule_response_pack(&r, &st, SIZE_MAX, 0, &b, &len), -1);
 	assert_null(b);
 	sched_free(&head);
 }
