@@ -1,7 +1,8 @@
 #!/bin/sh
 # ofcd's GetSchedule of a model W fluid schedule, with two builds in one
-# run: per build and per way of asking, a fresh ofcd (--max-frame 1GiB)
-# answers one `ofc --socket S schedule --collective allgather -o FILE`,
+# run: per build and per way of asking, a fresh ofcd (--max-frame 1GiB;
+# --max-request-time 600s, so that a loaded machine does not cut the LP
+# short and change the schedule) answers one `ofc --socket S schedule --collective allgather -o FILE`,
 # whole (one frame: --json asks without a stream) or streamed (frames of a
 # step or less); the row gives ofcd's peak RSS (VmHWM) over its start and
 # that one request, the client's wall time and peak RSS, and the written
@@ -36,7 +37,7 @@ for n in $servers; do
 			mkdir -p "$tmp/st"
 			nice "$dir/ofcd" --foreground --config examples/modelw/all-links-$n.yaml \
 			    --socket "$tmp/s" --state-dir "$tmp/st" --probe-interval 0 \
-			    --max-frame 1GiB 2>"$tmp/log" &
+			    --max-frame 1GiB --max-request-time 600s 2>"$tmp/log" &
 			pid=$!
 			i=0
 			until "$dir/ofc" --socket "$tmp/s" status >/dev/null 2>&1 || [ $i -ge 600 ]; do
@@ -53,7 +54,10 @@ for n in $servers; do
 			kill $pid
 			wait $pid 2>/dev/null
 			pid=""
-			read -r secs kb <"$tmp/time"
+			# the last line: a failed command has its exit status first
+			read -r secs kb <<EOT
+$(tail -n 1 "$tmp/time")
+EOT
 			set -- $(python3 -c 'import hashlib, sys
 h, n = hashlib.sha256(), 0
 with open(sys.argv[1], "rb") as f:
