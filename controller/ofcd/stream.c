@@ -121,7 +121,8 @@ static bool send_steps(struct stream *st, const struct job *j, struct steps_src 
 			Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
 			struct arena a = {0};
 			size_t k = n - off < chunk ? n - off : chunk;
-			Ofc__V1__Step *part = schedule_transfers_msg(&a, src->head, xs + off, k);
+			Ofc__V1__Step *part =
+			    schedule_transfers_msg(&a, src->head, k ? xs + off : NULL, k);
 			bool sent;
 
 			m.n_steps = 1;
