@@ -29,6 +29,16 @@ int schedule_write_pb(const struct schedule *s, FILE *out, struct ofc_error *err
 /* The same of a schedule made a step at a time (a period's expansion):
  * the same bytes as of its explicit schedule, holding one step. */
 int schedule_stream_write_pb(const struct sched_stream *st, FILE *out, struct ofc_error *err);
+/* ofcd's one-frame GetSchedule answer of a schedule made a step at a
+ * time: resp, whose schedule holds no steps, packed with st's steps in it,
+ * the bytes protobuf-c packs for resp holding them all, made a step at a
+ * time into one buffer (schedule_reply.c). The size comes first, from a
+ * pass over the steps: over max, 1 with *len that size and nothing
+ * allocated; -1 when resp has no stepless schedule or the passes
+ * disagree; else 0 and *buf, room bytes left free (a frame's length) then
+ * the *len bytes (the caller frees *buf). */
+int schedule_response_pack(const Ofc__V1__Response *resp, const struct sched_stream *st, size_t max,
+			   size_t room, uint8_t **buf, size_t *len);
 /* What writing s as protobuf holds: a chunk's messages and
  * packed bytes; whole: every step at once (ofcd's one-frame reply). JSON
  * and text are written transfer by transfer and hold nothing per
@@ -155,6 +165,10 @@ bool recorded_topology(const struct fabric *f, const char *spec, const struct gr
  * fields of a computed schedule: tau_b_fraction and the links used. */
 Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s);
 Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t);
+/* n transfers x of a schedule headed by s (how its blocks read) as one
+ * Step: a part of a step made elsewhere (a streamed frame's). */
+Ofc__V1__Step *schedule_transfers_msg(struct arena *a, const struct schedule *s,
+				      const struct xfer *x, size_t n);
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r);
 /* The summary's fields of an extra message x (tau_b_fraction, failed_nodes,
  * num_transfers, the bound's figures) onto a header h, sharing x's arena

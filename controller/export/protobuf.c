@@ -367,16 +367,24 @@ Ofc__V1__Schedule *schedule_header_msg(struct arena *a, const struct schedule *s
 	return h;
 }
 
+Ofc__V1__Step *schedule_transfers_msg(struct arena *a, const struct schedule *s,
+				      const struct xfer *x, size_t n)
+{
+	Ofc__V1__Step *st = NEW(a, Ofc__V1__Step, OFC__V1__STEP__INIT);
+
+	st->n_transfers = n;
+	st->transfers = arena_array(a, n, sizeof(*st->transfers));
+	for (size_t i = 0; i < n; i++)
+		st->transfers[i] = transfer_msg(a, s, &x[i]);
+	return st;
+}
+
 Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, uint32_t t)
 {
 	Ofc__V1__Schedule *m = NEW(a, Ofc__V1__Schedule, OFC__V1__SCHEDULE__INIT);
-	Ofc__V1__Step *st = NEW(a, Ofc__V1__Step, OFC__V1__STEP__INIT);
 	uint32_t k = sched_step_size(s, t);
+	Ofc__V1__Step *st = schedule_transfers_msg(a, s, k ? &s->xfers[s->step_start[t]] : NULL, k);
 
-	st->n_transfers = k;
-	st->transfers = arena_array(a, k, sizeof(*st->transfers));
-	for (uint32_t i = 0; i < k; i++)
-		st->transfers[i] = transfer_msg(a, s, &s->xfers[s->step_start[t] + i]);
 	m->n_steps = 1;
 	m->steps = arena_array(a, 1, sizeof(*m->steps));
 	m->steps[0] = st;
@@ -391,10 +399,12 @@ Ofc__V1__Schedule *schedule_step_msg(struct arena *a, const struct schedule *s, 
  * ScheduleStepBytes, Schedule's wire form with the step as bytes: protobuf-c
  * packs it with a placeholder of the step's length (the sum of the chunks'
  * packed sizes, a first pass), and the buffer writes the chunks where the
- * placeholder's bytes would go. */
+ * placeholder's bytes would go: to a file, or into memory sized before
+ * (pb_steps_pack). */
 struct step_stream {
-	ProtobufCBuffer base; /* protobuf-c appends to out through it */
-	FILE *out;
+	ProtobufCBuffer base;	  /* protobuf-c appends to out through it */
+	FILE *out;		  /* NULL: to mem */
+	uint8_t *mem, *end;	  /* the next byte to write, and the room's end */
 	const struct schedule *s; /* the head: how blocks read */
 	const struct xfer *xs;	  /* the step's transfers, n of them */
 	size_t n;
@@ -440,27 +450,51 @@ static size_t stream_step_size(struct step_stream *w)
 	return len;
 }
 
+/* n bytes at data out (into memory: room was made for them, or the
+ * passes disagree and the stream fails). */
+static void stream_emit(struct step_stream *w, const uint8_t *data, size_t n)
+{
+	if (w->failed || !n)
+		return;
+	if (w->out) {
+		w->failed = fwrite(data, 1, n, w->out) != n;
+		return;
+	}
+	if ((size_t)(w->end - w->mem) < n) {
+		w->failed = true;
+		return;
+	}
+	if (data != w->mem)
+		memcpy(w->mem, data, n);
+	w->mem += n;
+}
+
 static void stream_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
 	struct step_stream *w = (struct step_stream *)b;
 	size_t done = 0;
 
 	if (data != step_placeholder) {
-		if (!w->failed && len && fwrite(data, 1, len, w->out) != len)
-			w->failed = true;
+		stream_emit(w, data, len);
 		return;
 	}
 	for (size_t c = 0; c < w->nlen && !w->failed; c++) {
 		size_t n = w->len[c];
+		uint8_t *to;
 
 		stream_chunk(w, c * PB_CHUNK);
-		if (n > w->cap) {
-			w->cap = n;
-			w->buf = xrealloc(w->buf, n);
+		if (!w->out && (size_t)(w->end - w->mem) >= n) {
+			to = w->mem; /* packed in place */
+		} else {
+			if (n > w->cap) {
+				w->cap = n;
+				w->buf = xrealloc(w->buf, n);
+			}
+			to = w->buf;
 		}
-		if (protobuf_c_message_pack(&w->st.base, w->buf) != n ||
-		    fwrite(w->buf, 1, n, w->out) != n)
+		if (protobuf_c_message_pack(&w->st.base, to) != n)
 			w->failed = true;
+		stream_emit(w, to, n);
 		done += n;
 	}
 	/* Sized and written from the same schedule: they agree, or the file
@@ -479,13 +513,47 @@ uint64_t schedule_pb_memory(const struct schedule *s, bool whole)
 	return most * (sizeof(Ofc__V1__Transfer) + sizeof(void *) + PB_PACKED_TRANSFER);
 }
 
+/* Each step as step(ctx, t) gives its transfers, as ScheduleStepBytes
+ * through w (packed, or sized alone): the bytes they take. */
+static uint64_t steps_through(struct step_stream *w, uint32_t nsteps,
+			      const struct xfer *(*step)(void *ctx, uint32_t t, size_t *n),
+			      void *ctx, bool pack)
+{
+	uint64_t total = 0;
+
+	w->base.append = stream_append;
+	w->x = xmalloc(PB_CHUNK * sizeof(*w->x));
+	w->p = xmalloc(PB_CHUNK * sizeof(*w->p));
+	for (size_t k = 0; k < PB_CHUNK; k++) {
+		ofc__v1__transfer__init(&w->x[k]);
+		w->p[k] = &w->x[k];
+	}
+	ofc__v1__step__init(&w->st);
+	w->st.transfers = w->p;
+	for (uint32_t t = 0; t < nsteps && !w->failed; t++) {
+		Ofc__V1__ScheduleStepBytes m = OFC__V1__SCHEDULE_STEP_BYTES__INIT;
+
+		w->xs = step(ctx, t, &w->n);
+		SET(&m, step,
+		    ((ProtobufCBinaryData){stream_step_size(w), (uint8_t *)step_placeholder}));
+		total += protobuf_c_message_get_packed_size(&m.base);
+		if (pack)
+			protobuf_c_message_pack_to_buffer(&m.base, &w->base);
+	}
+	free(w->buf);
+	free(w->len);
+	free(w->p);
+	free(w->x);
+	return total;
+}
+
 /* The header (head's, with nsteps steps), then each step as step(ctx, t)
  * gives its transfers. */
 static int write_steps(const struct schedule *head, uint32_t nsteps, FILE *out,
 		       const struct xfer *(*step)(void *ctx, uint32_t t, size_t *n), void *ctx,
 		       struct ofc_error *err)
 {
-	struct step_stream w = {.base.append = stream_append, .out = out, .s = head};
+	struct step_stream w = {.out = out, .s = head};
 	struct arena a = {0};
 	Ofc__V1__Schedule *h = schedule_header_msg(&a, head);
 	int rc;
@@ -495,26 +563,7 @@ static int write_steps(const struct schedule *head, uint32_t nsteps, FILE *out,
 	arena_free(&a);
 	if (rc < 0)
 		return rc;
-	w.x = xmalloc(PB_CHUNK * sizeof(*w.x));
-	w.p = xmalloc(PB_CHUNK * sizeof(*w.p));
-	for (size_t k = 0; k < PB_CHUNK; k++) {
-		ofc__v1__transfer__init(&w.x[k]);
-		w.p[k] = &w.x[k];
-	}
-	ofc__v1__step__init(&w.st);
-	w.st.transfers = w.p;
-	for (uint32_t t = 0; t < nsteps && !w.failed; t++) {
-		Ofc__V1__ScheduleStepBytes m = OFC__V1__SCHEDULE_STEP_BYTES__INIT;
-
-		w.xs = step(ctx, t, &w.n);
-		SET(&m, step,
-		    ((ProtobufCBinaryData){stream_step_size(&w), (uint8_t *)step_placeholder}));
-		protobuf_c_message_pack_to_buffer(&m.base, &w.base);
-	}
-	free(w.buf);
-	free(w.len);
-	free(w.p);
-	free(w.x);
+	steps_through(&w, nsteps, step, ctx, true);
 	return w.failed ? ofc_error_set(err, OFC_E_RUNTIME, "short write") : 0;
 }
 
@@ -537,6 +586,16 @@ struct made_step {
 	struct xfer *buf;
 };
 
+static struct made_step made_init(const struct sched_stream *st)
+{
+	size_t most = 0;
+
+	for (uint32_t t = 0; t < st->nsteps; t++)
+		if (st->count[t] > most)
+			most = st->count[t];
+	return (struct made_step){.st = st, .buf = xmalloc((most + 1) * sizeof(struct xfer))};
+}
+
 static const struct xfer *made_step(void *ctx, uint32_t t, size_t *n)
 {
 	struct made_step *m = ctx;
@@ -548,17 +607,34 @@ static const struct xfer *made_step(void *ctx, uint32_t t, size_t *n)
 
 int schedule_stream_write_pb(const struct sched_stream *st, FILE *out, struct ofc_error *err)
 {
-	size_t most = 0;
+	struct made_step m = made_init(st);
 	int rc;
-
-	for (uint32_t t = 0; t < st->nsteps; t++)
-		if (st->count[t] > most)
-			most = st->count[t];
-	struct made_step m = {.st = st, .buf = xmalloc((most + 1) * sizeof(struct xfer))};
 
 	rc = write_steps(st->head, st->nsteps, out, made_step, &m, err);
 	free(m.buf);
 	return rc;
+}
+
+uint64_t pb_steps_size(const struct sched_stream *st)
+{
+	struct step_stream w = {.s = st->head};
+	struct made_step m = made_init(st);
+	uint64_t n = steps_through(&w, st->nsteps, made_step, &m, false);
+
+	free(m.buf);
+	return n;
+}
+
+int pb_steps_pack(const struct sched_stream *st, uint8_t *buf, uint64_t len)
+{
+	struct step_stream w = {.s = st->head, .mem = buf, .end = buf + len};
+	struct made_step m = made_init(st);
+
+	steps_through(&w, st->nsteps, made_step, &m, true);
+	free(m.buf);
+	/* Sized and packed from the same steps: they agree, or the bytes are
+	 * not to be trusted. */
+	return w.failed || w.mem != w.end ? -1 : 0;
 }
 
 Ofc__V1__Schedule *schedule_extra_msg(struct arena *a, const struct schedule_result *r)
@@ -729,15 +805,6 @@ int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *
 #define PB_HEADER_MAX	(1u << 20)
 #define PB_CLOCK_FIELDS 65536 /* fields between two looks at the clock */
 
-struct pb_field {
-	uint32_t num;
-	unsigned type;
-	const uint8_t *start; /* the key */
-	const uint8_t *val;   /* type 2: the bytes */
-	size_t len;
-	uint64_t v; /* type 0 */
-};
-
 static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	uint64_t x = 0;
@@ -757,9 +824,7 @@ static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return -1; /* more than 10 bytes */
 }
 
-/* The field at *p (before end), *p moved past it; -1 when it is truncated
- * or of a wire type protobuf does not have. */
-static int pb_next(const uint8_t **p, const uint8_t *end, struct pb_field *f)
+int pb_next(const uint8_t **p, const uint8_t *end, struct pb_field *f)
 {
 	uint64_t key, len;
 

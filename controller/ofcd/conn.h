@@ -76,6 +76,12 @@ struct request {
 void changed(struct ofcd *d); /* what GetState shows changed */
 /* Queue one frame made of parts a and b (either may be empty). */
 void conn_queue(struct conn *c, const void *a, size_t alen, const void *b, size_t blen);
+/* Queue one frame of n bytes at buf + FRAME_ROOM, taking buf (malloc'd,
+ * FRAME_ROOM bytes free before the frame) as the output buffer when
+ * nothing else waits to go out: a large answer (a fluid schedule's whole
+ * one, hundreds of MB) sent without a copy. false: not taken (the caller
+ * queues a copy and keeps buf). */
+bool conn_queue_own(struct conn *c, uint8_t *buf, size_t n);
 void send_response(struct conn *c, const Ofc__V1__Response *r);
 /* Returns 0, so handlers can end with `return reply(...)`. */
 int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...) OFC_PRINTF(4, 5);

@@ -130,6 +130,8 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
  * for both its clients: the field and the CLI's flag. Such an answer is
  * STATUS_FAILED: the request was valid, the daemon's limit stopped it. */
 #define ASK_SUMMARY "ask for the figures alone (summary_only; ofc --socket PATH schedule --summary)"
+/* ... and the whole schedule in frames of a step or less, any engine's. */
+#define ASK_STREAM "ask with stream (ofc --socket PATH schedule -o FILE streams)"
 
 /* lp: the daemon's --lp-solver, the config's `lp_solver` unless it names one. */
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path,
@@ -302,6 +304,11 @@ struct job {
 	/* results */
 	uint8_t *reply; /* a packed Response for conn_id (no frame header) */
 	size_t reply_len;
+	/* When set, reply's allocation, with FRAME_ROOM bytes free before
+	 * reply (a frame's length): the loop sends it as it is, no copy
+	 * (conn_queue_own). */
+	uint8_t *reply_buf;
+#define FRAME_ROOM 4
 	struct snapshot *snap;	/* to publish */
 	struct fabcfg *new_cfg; /* the config now running, when it changed */
 	struct probe_dev *probe;
@@ -860,6 +867,13 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
  * pipeline's, and the fluid engine's on a server fabric. */
 void ofcd_run_schedule(const struct ofcd *d, struct job *j);
 void ofcd_run_schedule_fluid(struct job *j);
+/* The fluid engine's schedule for j (ofcd_run_schedule_fluid, stream.c),
+ * planned from its period: 0 with resp's status and message set and
+ * resp->schedule its head (every figure, the vertices, no steps) in a; -1
+ * with resp's refusal. fa is the caller's to free either way. */
+struct fluid_answer;
+int ofcd_fluid_compute(struct job *j, struct fluid_answer *fa, Ofc__V1__Response *resp,
+		       struct arena *a);
 /* GetSchedule's computation for j (ofcd_run_schedule, stream.c): 0 with r
  * computed and resp's status and message set; -1 with resp's refusal.
  * Strings live in a. */

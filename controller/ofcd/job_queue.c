@@ -432,7 +432,9 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 			job_free(j);
 			return;
 		}
-		if (c)
+		if (c && j->reply_buf && conn_queue_own(c, j->reply_buf, j->reply_len))
+			j->reply_buf = j->reply = NULL; /* the connection's now */
+		else if (c)
 			conn_queue(c, j->reply, j->reply_len, NULL, 0);
 		job_free(j);
 		return;

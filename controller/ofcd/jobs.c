@@ -168,7 +168,7 @@ void job_free(struct job *j)
 	strv_free(j->items, j->nitems);
 	strv_free(j->hosts, j->nhosts);
 	fabcfg_unref(j->cfg);
-	free(j->reply);
+	free(j->reply_buf ? j->reply_buf : j->reply);
 	snapshot_free(j->snap);
 	fabcfg_unref(j->new_cfg);
 	free(j->probe);

@@ -514,9 +514,8 @@ int get_schedule(const struct request *rq)
 			     "%u schedules are being computed; try again shortly",
 			     d->loop.sched_pending);
 	struct job *j = schedule_job(rq, &a);
-	/* Streams: the direct-connect and ring engines'; the fluid engine's
-	 * schedules (server fabrics) are answered in one frame. */
-	if (g->has_stream && g->stream && !j->summary_only && !job_fluid(j))
+	/* Streams: every engine's (the fluid engine's from its period). */
+	if (g->has_stream && g->stream && !j->summary_only)
 		return schedule_stream(c, id, j);
 	to_schedule_worker(d, j);
 	return 0;

@@ -1,6 +1,7 @@
 /* The schedule worker's jobs: GetSchedule answered with one Response
  * holding the whole ofc.v1.Schedule, from the pipeline or, on a server
- * fabric, the fluid engine. */
+ * fabric, the fluid engine (packed a step at a time from its period), and
+ * the computations the streams share. */
 #include "controller/export/export.h"
 #include "controller/ofcd/internal.h"
 
@@ -34,9 +35,8 @@ static bool reply_over_memory(const struct schedule_query *q, const struct sched
 	return true;
 }
 
-/* GetSchedule on a server fabric: the fluid engine (docs/fluid.md) with its
- * defaults; the schedule's nodes are the network's vertices. */
-void ofcd_run_schedule_fluid(struct job *j)
+int ofcd_fluid_compute(struct job *j, struct fluid_answer *fa, Ofc__V1__Response *resp,
+		       struct arena *a)
 {
 	/* The request's deadline, as ofcd_run_schedule's: every phase checks it
 	 * (the symmetry search ran 21 s past --max-request-time 5s). */
@@ -50,107 +50,145 @@ void ofcd_run_schedule_fluid(struct job *j)
 	    .clock = &clk,
 	};
 	struct fluid_query x = {.time_limit = j->max_time > 0 ? j->max_time : 0};
-	struct fluid_answer fa;
 	struct ofc_error err = {0};
-	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
-	struct arena a = {0};
-	const struct schedule *s;
-	char lim[32];
+	const struct schedule *s = &fa->s;
 
-	resp.has_id = resp.has_status = 1;
-	resp.id = j->req_id;
-	fmt_size(lim, sizeof(lim), j->max_frame);
+	memset(fa, 0, sizeof(*fa));
 	if (j->reduced) {
-		resp.status = OFC__V1__STATUS__STATUS_INVALID;
-		resp.message =
+		resp->status = OFC__V1__STATUS__STATUS_INVALID;
+		resp->message =
 		    "reduced is for direct-connect topologies (BFB, Swing, the MCF), not "
 		    "the fluid engine's schedules";
-		response_pack(&resp, &j->reply, &j->reply_len);
-		return;
+		return -1;
 	}
 	if (j->max_time > 0) {
 		clk.deadline = clk.start + j->max_time;
 		clk.limit = j->max_time;
 	}
-	if (schedule_fluid(&q, &x, &fa, &err) < 0) {
-		resp.status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
-							: OFC__V1__STATUS__STATUS_INVALID;
-		resp.message = err.msg;
-		response_pack(&resp, &j->reply, &j->reply_len);
-		fluid_answer_free(&fa);
-		return;
+	if (schedule_fluid(&q, &x, fa, &err) < 0) {
+		resp->status = err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
+							 : OFC__V1__STATUS__STATUS_INVALID;
+		resp->message = arena_strdup(a, err.msg);
+		return -1;
 	}
-	s = &fa.s;
-	if (!j->summary_only &&
-	    (double)fluid_answer_transfers(&fa) * MIN_TRANSFER_BYTES > j->max_frame) {
-		resp.status = OFC__V1__STATUS__STATUS_FAILED;
-		resp.message =
-		    arena_printf(&a,
-				 "the fluid schedule (%zu transfers in %u steps) does not "
-				 "fit in a frame of %s: " ASK_SUMMARY ", or run ofcd "
-				 "with a larger --max-frame",
-				 fluid_answer_transfers(&fa), fluid_answer_steps(&fa), lim);
-		response_pack(&resp, &j->reply, &j->reply_len);
-		arena_free(&a);
-		fluid_answer_free(&fa);
-		return;
-	}
-	/* every transfer, for the whole schedule (a period until now) */
-	if (!j->summary_only && fluid_answer_expand(&q, &fa, &err) < 0) {
-		resp.status = OFC__V1__STATUS__STATUS_FAILED;
-		resp.message = err.msg;
-		response_pack(&resp, &j->reply, &j->reply_len);
-		fluid_answer_free(&fa);
-		return;
-	}
-	if (!j->summary_only && reply_over_memory(&q, s, &a, &resp)) {
-		response_pack(&resp, &j->reply, &j->reply_len);
-		arena_free(&a);
-		fluid_answer_free(&fa);
-		return;
-	}
-	resp.status = fa.verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
-	resp.message =
-	    !fa.verified
-		? arena_printf(&a, "the fluid schedule failed verification: %s", fa.vr.error)
-	    : fa.allreduce
-		? arena_printf(&a,
+	resp->status = fa->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
+	resp->message =
+	    !fa->verified
+		? arena_printf(a, "the fluid schedule failed verification: %s", fa->vr.error)
+	    : fa->allreduce
+		? arena_printf(a,
 			       "fluid allreduce on %s: a reduce-scatter (R* %.10g s/GB of shard at "
 			       "T = %u, K = %u chunks) then an allgather (R* %.10g s/GB at T = %u, "
 			       "K = %u), %u steps, verified",
-			       j->cfg->f->name, fa.r.rstar, fa.r.hops, fa.rep.chunks, fa.r_ag.rstar,
-			       fa.r_ag.hops, fa.rep_ag.chunks, fluid_answer_steps(&fa))
-		: arena_printf(&a,
+			       j->cfg->f->name, fa->r.rstar, fa->r.hops, fa->rep.chunks,
+			       fa->r_ag.rstar, fa->r_ag.hops, fa->rep_ag.chunks,
+			       fluid_answer_steps(fa))
+		: arena_printf(a,
 			       "fluid %s on %s: R* %.10g s/GB at T = %u, objective %.6f, K = %u "
 			       "chunks, %u steps, verified",
-			       sched_collective_name(s->collective), j->cfg->f->name, fa.r.rstar,
-			       fa.r.hops, fa.r.objective, fa.rep.chunks, fluid_answer_steps(&fa));
-	Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
-	Ofc__V1__Schedule *vx = schedule_vertices_msg(&a, fa.net);
+			       sched_collective_name(s->collective), j->cfg->f->name, fa->r.rstar,
+			       fa->r.hops, fa->r.objective, fa->rep.chunks, fluid_answer_steps(fa));
+	Ofc__V1__Schedule *h = schedule_header_msg(a, s);
+	Ofc__V1__Schedule *vx = schedule_vertices_msg(a, fa->net);
 
-	h->num_steps = fluid_answer_steps(&fa);
+	h->num_steps = fluid_answer_steps(fa);
 	h->n_vertices = vx->n_vertices;
 	h->vertices = vx->vertices;
-	if (!j->summary_only) {
-		h->n_steps = s->nsteps;
-		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
-		for (uint32_t t = 0; t < s->nsteps; t++)
-			h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
-	}
-	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-	resp.schedule = h;
-	if (protobuf_c_message_get_packed_size(&resp.base) > j->max_frame) {
-		ofc__v1__response__init(&resp);
-		resp.has_id = resp.has_status = 1;
-		resp.id = j->req_id;
-		resp.status = OFC__V1__STATUS__STATUS_FAILED;
-		resp.message =
-		    arena_printf(&a,
-				 "the fluid schedule does not fit in a frame of %s: " ASK_SUMMARY
-				 ", or run ofcd with a larger --max-frame",
-				 lim);
-	}
+	resp->body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	resp->schedule = h;
+	return 0;
+}
+
+/* j's reply: a Response refusing it (status, message). */
+static void refuse(struct job *j, Ofc__V1__Status status, const char *msg)
+{
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	resp.status = status;
+	resp.message = (char *)msg;
 	response_pack(&resp, &j->reply, &j->reply_len);
+}
+
+/* The whole fluid schedule in one frame (resp's head with every step),
+ * packed a step at a time from its period: what the frame holds and one
+ * step, no transfer's message but a chunk's (schedule_response_pack). Its
+ * size first: over --max-frame, or over what the request may still hold,
+ * the request is refused before the frame is made. */
+static void fluid_reply(struct job *j, const struct fluid_answer *fa, Ofc__V1__Response *resp,
+			struct arena *a)
+{
+	struct schedule_query q = {.max_memory = j->max_memory};
+	uint64_t limit = schedule_memory_limit(&q), held = mem_resident();
+	uint64_t left = limit > held ? limit - held : 0;
+	size_t max = j->max_frame < left ? j->max_frame : left;
+	Ofc__V1__Status status = OFC__V1__STATUS__STATUS_FAILED;
+	struct sched_stream st;
+	char lim[32], need_s[32], max_s[32];
+	const char *why;
+	int rc;
+
+	fmt_size(lim, sizeof(lim), j->max_frame);
+	if ((double)fluid_answer_transfers(fa) * MIN_TRANSFER_BYTES > j->max_frame) {
+		why =
+		    arena_printf(a,
+				 "the fluid schedule (%zu transfers in %u steps) does not fit in a "
+				 "frame of %s: " ASK_SUMMARY ", " ASK_STREAM ", or run ofcd with "
+				 "a larger --max-frame",
+				 fluid_answer_transfers(fa), fluid_answer_steps(fa), lim);
+	} else if (!fluid_answer_stream(fa, &st)) {
+		/* schedule_fluid plans from the period; nothing here expanded it */
+		status = OFC__V1__STATUS__STATUS_INTERNAL;
+		why = "the fluid schedule has no period to answer from";
+	} else if ((rc = schedule_response_pack(resp, &st, max, FRAME_ROOM, &j->reply_buf,
+						&j->reply_len)) == 0) {
+		j->reply = j->reply_buf + FRAME_ROOM; /* sent without a copy */
+		return;
+	} else if (rc < 0) {
+		status = OFC__V1__STATUS__STATUS_INTERNAL;
+		why = "the fluid schedule's steps packed to other bytes than they were sized to";
+	} else if (j->reply_len > j->max_frame) {
+		why = arena_printf(a,
+				   "the fluid schedule does not fit in a frame of %s: " ASK_SUMMARY
+				   ", " ASK_STREAM ", or run ofcd with a larger --max-frame",
+				   lim);
+	} else {
+		fmt_size(need_s, sizeof(need_s), held + j->reply_len);
+		fmt_size(max_s, sizeof(max_s), limit);
+		why = arena_printf(a,
+				   "the reply's frame of %zu bytes needs about %s, over the memory "
+				   "limit of %s (--max-request-memory): " ASK_SUMMARY,
+				   j->reply_len, need_s, max_s);
+	}
+	refuse(j, status, why);
+}
+
+/* GetSchedule on a server fabric, answered in one frame. */
+void ofcd_run_schedule_fluid(struct job *j)
+{
+	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
+	struct fluid_answer fa;
+	struct arena a = {0};
+
+	resp.has_id = resp.has_status = 1;
+	resp.id = j->req_id;
+	if (ofcd_fluid_compute(j, &fa, &resp, &a) < 0)
+		response_pack(&resp, &j->reply, &j->reply_len);
+	else if (!j->summary_only)
+		fluid_reply(j, &fa, &resp, &a);
+	else if (protobuf_c_message_get_packed_size(&resp.base) <= j->max_frame)
+		response_pack(&resp, &j->reply, &j->reply_len);
+	else {
+		char lim[32];
+
+		fmt_size(lim, sizeof(lim), j->max_frame);
+		refuse(j, OFC__V1__STATUS__STATUS_FAILED,
+		       arena_printf(&a,
+				    "the fluid schedule does not fit in a frame of %s: " ASK_SUMMARY
+				    ", or run ofcd with a larger --max-frame",
+				    lim));
+	}
 	arena_free(&a);
 	fluid_answer_free(&fa);
 }
@@ -281,9 +319,8 @@ too_big:
 	resp.status = OFC__V1__STATUS__STATUS_FAILED;
 	resp.message = arena_printf(&a,
 				    "the %s schedule (%zu transfers in %u steps) does not fit in a "
-				    "frame of %s: " ASK_SUMMARY ", ask with stream (ofc --socket "
-				    "PATH schedule -o FILE streams), or run ofcd with a larger "
-				    "--max-frame",
+				    "frame of %s: " ASK_SUMMARY ", " ASK_STREAM ", or run ofcd "
+				    "with a larger --max-frame",
 				    s->algorithm, s->nxfers, s->nsteps, lim);
 	response_pack(&resp, &j->reply, &j->reply_len);
 	arena_free(&a);

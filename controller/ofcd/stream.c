@@ -1,12 +1,15 @@
 /* Streamed GetSchedule (GetSchedule.stream): a thread of its own
- * computes the schedule as ofcd_run_schedule does, then hands the loop one frame
+ * computes the schedule as ofcd_run_schedule does (a server fabric's as
+ * ofcd_run_schedule_fluid does: its period), then hands the loop one frame
  * at a time: the status, message and header (every figure, no steps), then
  * the steps, at most STREAM_TRANSFERS transfers a frame (a frame with
  * continues_step adds to the previous frame's step), then an empty last
- * frame. Every frame but the last has `more`.
+ * frame. Every frame but the last has `more`. A fluid schedule's steps are
+ * made from its period one at a time: the frames its expansion would give.
  *
- * Memory: the schedule as computed (what `ofc schedule` holds too) and one
- * step's message tree while its frames are packed; the loop holds at most
+ * Memory: the schedule as computed (what `ofc schedule` holds too; a fluid
+ * schedule's period and its largest step) and one frame's messages while
+ * it is packed; the loop holds at most
  * STREAM_WINDOW frames for the client beyond what it has read, because the
  * thread waits for the loop to acknowledge each frame once the client's
  * unsent answers are below OUT_HIGH (conn_io.c stream_ack). A client that
@@ -77,28 +80,53 @@ static bool send_frame(struct stream *st, const Ofc__V1__Response *r, double wai
 	return post(st, n);
 }
 
-static bool send_steps(struct stream *st, const struct job *j, const struct schedule *s,
-		       double wait)
+/* Where the streamed steps come from: a schedule as computed, or one made
+ * a step at a time (a fluid schedule's period) into buf, its largest
+ * step's room. */
+struct steps_src {
+	const struct schedule *head; /* how blocks read; the steps when !made */
+	uint32_t nsteps;
+	size_t nxfers;
+	const struct sched_stream *made;
+	struct xfer *buf;
+};
+
+static const struct xfer *src_step(struct steps_src *src, uint32_t t, size_t *n)
+{
+	const struct schedule *s = src->head;
+
+	if (src->made) {
+		src->made->fill(src->made->ctx, t, src->buf);
+		*n = src->made->count[t];
+		return src->buf;
+	}
+	*n = sched_step_size(s, t);
+	return *n ? &s->xfers[s->step_start[t]] : NULL;
+}
+
+/* The steps, a frame of at most chunk transfers at a time, each frame's
+ * messages made as it is packed. */
+static bool send_steps(struct stream *st, const struct job *j, struct steps_src *src, double wait)
 {
 	uint32_t chunk = STREAM_TRANSFERS;
 
 	if (chunk > j->max_frame / 64)
 		chunk = j->max_frame / 64 ? j->max_frame / 64 : 1;
-	for (uint32_t t = 0; t < s->nsteps; t++) {
-		struct arena a = {0};
-		Ofc__V1__Step *step = schedule_step_msg(&a, s, t)->steps[0];
-		size_t n = step->n_transfers, off = 0;
+	for (uint32_t t = 0; t < src->nsteps; t++) {
+		size_t n, off = 0;
+		const struct xfer *xs = src_step(src, t, &n);
 
 		do {
 			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 			Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
-			Ofc__V1__Step part = OFC__V1__STEP__INIT, *pp = &part;
+			struct arena a = {0};
 			size_t k = n - off < chunk ? n - off : chunk;
+			Ofc__V1__Step *part =
+			    schedule_transfers_msg(&a, src->head, k ? xs + off : NULL, k);
+			bool sent;
 
-			part.n_transfers = k;
-			part.transfers = step->transfers + off;
 			m.n_steps = 1;
-			m.steps = &pp;
+			m.steps = &part;
 			r.has_id = r.has_more = 1;
 			r.id = j->req_id;
 			r.more = true;
@@ -108,44 +136,84 @@ static bool send_steps(struct stream *st, const struct job *j, const struct sche
 			}
 			r.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
 			r.schedule = &m;
-			if (!send_frame(st, &r, wait)) {
-				arena_free(&a);
+			sent = send_frame(st, &r, wait);
+			arena_free(&a);
+			if (!sent)
 				return false;
-			}
 			off += k;
 		} while (off < n);
-		arena_free(&a);
 	}
 	return true;
+}
+
+/* The schedule j asks for, computed (the pipeline's, held whole) or
+ * planned (the fluid engine's period, made a step at a time as it is
+ * sent): 0 with resp's status, message and head and src the steps; -1
+ * with resp's refusal. */
+static int stream_compute(struct stream *st, struct job *j, struct schedule_result *r,
+			  struct fluid_answer *fa, struct sched_stream *made, struct steps_src *src,
+			  Ofc__V1__Response *resp, struct arena *a)
+{
+	struct ofc_clock clk = {0};
+
+	if (job_fluid(j)) {
+		size_t most = 0;
+
+		if (ofcd_fluid_compute(j, fa, resp, a) < 0)
+			return -1;
+		/* schedule_fluid plans from the period; nothing here expanded it */
+		if (!fluid_answer_stream(fa, made)) {
+			resp->status = OFC__V1__STATUS__STATUS_INTERNAL;
+			resp->message = "the fluid schedule has no period to answer from";
+			resp->body_case = OFC__V1__RESPONSE__BODY__NOT_SET;
+			return -1;
+		}
+		for (uint32_t t = 0; t < made->nsteps; t++)
+			if (made->count[t] > most)
+				most = made->count[t];
+		*src = (struct steps_src){.head = made->head,
+					  .nsteps = made->nsteps,
+					  .nxfers = fluid_answer_transfers(fa),
+					  .made = made,
+					  .buf = xmalloc((most + 1) * sizeof(struct xfer))};
+		return 0;
+	}
+	if (ofcd_schedule_compute(&st->files, j, &clk, r, resp, a) < 0)
+		return -1;
+	resp->schedule = ofcd_schedule_head(a, r);
+	resp->body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	*src = (struct steps_src){
+	    .head = &r->main->s, .nsteps = r->main->s.nsteps, .nxfers = r->main->s.nxfers};
+	return 0;
 }
 
 static void *stream_main(void *arg)
 {
 	struct job *j = arg;
 	struct stream *st = j->stream;
-	struct ofc_clock clk = {0};
 	struct schedule_result r;
+	struct fluid_answer fa = {0};
+	struct sched_stream made;
+	struct steps_src src = {0};
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
 	double wait = st->wait;
-	bool computed;
+	bool fluid = job_fluid(j), computed;
 
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
-	computed = ofcd_schedule_compute(&st->files, j, &clk, &r, &resp, &a) == 0;
+	computed = stream_compute(st, j, &r, &fa, &made, &src, &resp, &a) == 0;
 	if (computed) {
 		resp.has_more = 1;
 		resp.more = true;
-		resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-		resp.schedule = ofcd_schedule_head(&a, &r);
 	}
 	bool sent = send_frame(st, &resp, wait);
-	if (computed && sent && send_steps(st, j, &r.main->s, wait)) {
+	if (computed && sent && send_steps(st, j, &src, wait)) {
 		Ofc__V1__Response end = OFC__V1__RESPONSE__INIT;
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "%u steps, %zu transfers streamed", r.main->s.nsteps,
-			 r.main->s.nxfers);
+		snprintf(msg, sizeof(msg), "%u steps, %zu transfers streamed", src.nsteps,
+			 src.nxfers);
 		end.has_id = end.has_status = end.has_more = 1;
 		end.id = j->req_id;
 		end.status = OFC__V1__STATUS__STATUS_OK;
@@ -153,7 +221,10 @@ static void *stream_main(void *arg)
 		send_frame(st, &end, wait);
 	}
 	arena_free(&a);
-	if (computed)
+	free(src.buf);
+	if (fluid)
+		fluid_answer_free(&fa);
+	else if (computed)
 		schedule_result_free(&r);
 	/* Done: the job goes back to the loop (ofcd_job_done), or is freed here
 	 * when the daemon let go of it. */
