@@ -119,7 +119,13 @@ MPI_RANK  = $(BUILD)/ofc-mpi-rank
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
 
-all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN)
+# The unit tests and benchmarks built before (by make test, make bench or
+# by name) are relinked too: one left behind a change to the library and
+# run by hand ran the old code. Those never built are left to make test
+# and make bench, as they need the tests' packages.
+BUILT_TESTS = $(filter $(wildcard $(BUILD)/tests/test_* $(BUILD)/bench/*),$(TESTS) $(BENCHES))
+
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
 
 mpi: $(MPI_RANK)
 $(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
