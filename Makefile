@@ -119,7 +119,13 @@ MPI_RANK  = $(BUILD)/ofc-mpi-rank
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
 
-all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN)
+# The unit tests and benchmarks built before (by make test, make bench or
+# by name) are relinked too: one left behind a change to the library and
+# run by hand ran the old code. Those never built are left to make test
+# and make bench, as they need the tests' packages.
+BUILT_TESTS = $(filter $(wildcard $(BUILD)/tests/test_* $(BUILD)/bench/*),$(TESTS) $(BENCHES))
+
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
 
 mpi: $(MPI_RANK)
 $(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
@@ -332,7 +338,15 @@ PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,
 # sources name them ("topo/topo.h", "proto/fabric.pb-c.h").
 PUBLIC_H = $(filter-out %/internal.h %/loop.h,$(HDR_ALL))
 
-$(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
+# Made again when PREFIX, LIBDIR or INCLUDEDIR name others (the paths file
+# changes only then): one made for another prefix was installed as it was,
+# naming headers the install did not put there (test_install's installs,
+# one after another, under three prefixes).
+PC_PATHS = $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
+$(BUILD)/pc-paths: FORCE
+	@mkdir -p $(dir $@)
+	$(Q)echo '$(PC_PATHS)' | cmp -s - $@ || echo '$(PC_PATHS)' >$@
+$(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile $(BUILD)/pc-paths
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \

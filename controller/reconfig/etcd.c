@@ -16,11 +16,17 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The most one answer may hold: a range of the fabric's keys (records and
  * journals of large fabrics) or one watch message. etcd's own limit on a
  * request is 1.5 MiB by default (--max-request-bytes). */
 #define ETCD_MAX_ANSWER (64u << 20)
+
+/* The pause between two rounds of the members within one call when none
+ * answered (seconds): short beside a lease (a member back is asked within
+ * it), long beside a refused connection's microseconds. */
+#define ETCD_ROUND_PAUSE 0.05
 
 /* libcurl is loaded when a store on etcd is opened, not linked: linked,
  * it and the libraries it pulls in (OpenSSL, nghttp2, ...) were mapped
@@ -526,6 +532,19 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		if (o)
 			json_object_put(o);
 		c->cur = (c->cur + 1) % c->n;
+		/* Every member failed this round: a pause before the next. A
+		 * member that is down refuses the connection at once, and the
+		 * next round at once dialled them in a busy loop until the
+		 * deadline (a core for each of a replica's threads while etcd
+		 * was down or out of reach). */
+		if (errs_n % c->n == 0) {
+			double nap = deadline - now_seconds();
+
+			if (nap > ETCD_ROUND_PAUSE)
+				nap = ETCD_ROUND_PAUSE;
+			if (nap > 0)
+				usleep((useconds_t)(nap * 1e6));
+		}
 	}
 	if (rc < 0 && errs_n && tls_n == (errs_n < c->n ? errs_n : c->n))
 		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,

@@ -181,14 +181,10 @@ others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; 
 gen() { cluster_json "$1" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("config_generation", 0))' "$TMP/$1.json"; }
 
 # until_state NAME SECS 'EXPR' [ARG]: poll NAME's state (cluster_json) until
-# the Python EXPR holds of it (j; ARG as a) or SECS pass
+# the Python EXPR holds of it (j; ARG as a) or SECS pass; one Python for
+# the whole poll (cluster_poll.py), not one a turn
 until_state() {
-	deadline $2
-	until cluster_json "$1" && python3 -c "import json,sys
-j = json.load(open(sys.argv[1])); a = sys.argv[2]
-sys.exit(0 if ($3) else 1)" "$TMP/$1.json" "${4:-}" || past $_end; do
-		sleep 0.05
-	done
+	python3 tests/integration/cluster_poll.py state "$2" "$OFC" "$TMP" "$1" "$3" "${4:-}"
 }
 
 # The replica's role and leader: "ROLE LEADER TOOK_OVER_MS STALE"
@@ -199,24 +195,13 @@ print(c.get("role", "-"), (c.get("leader") or {}).get("name", "-"),
       c.get("took_over_unix_ms", 0), c.get("stale", False))' "$TMP/$1.json"
 }
 
+# wait_leader SECS NAME...: until one of them says it leads and took over
+# (cluster_view's role and took-over time): LEADER its name (0), else 1;
+# one Python for the whole poll (cluster_poll.py), not one a replica a turn
 wait_leader() {
-	deadline $1
+	_secs=$1
 	shift
-	LEADER=""
-	while ! past $_end; do
-		for _r in "$@"; do
-			_v=$(cluster_view "$_r") || continue
-			read -r _role _lead _took _stale <<EOF
-$_v
-EOF
-			if [ "$_role" = leader ] && [ "$_took" != 0 ]; then
-				LEADER=$_r
-				return 0
-			fi
-		done
-		sleep 0.1
-	done
-	return 1
+	LEADER=$(python3 tests/integration/cluster_poll.py leader "$_secs" "$OFC" "$TMP" "$@")
 }
 
 # three_replicas DELAY_MS: what most suites start with: torus:8x8 on a

@@ -5,11 +5,18 @@ BUILD=${BUILD:-build}
 OFC=${OFC:-$BUILD/ofc}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofc-it.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-# python3 looked up once: behind a version manager's shim (pyenv) every call
-# finds the interpreter anew, most of a second on a loaded machine, and the
-# suites call python3 hundreds of times. The wrapper runs the interpreter the
-# shim picked, by its own path (so a virtualenv stays one).
-if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+# python3 looked up once, and Debian's by default: the suites call python3
+# over a thousand times in all. /usr/bin/python3 is the one
+# scripts/install-deps.sh gives the client's protobuf runtime and ncclient;
+# a python3 earlier on PATH may take twice its CPU to start (pyenv's here
+# imports certifi from a .pth file, 0.07 s a start: a fifth of the suites'
+# CPU), and behind a version manager's shim (pyenv) every call finds the
+# interpreter anew, most of a second on a loaded machine. ITEST_PYTHON=python3
+# runs the one on PATH instead. The wrapper runs the interpreter by its own
+# path (so a virtualenv stays one).
+_py=${ITEST_PYTHON:-/usr/bin/python3}
+[ -x "$_py" ] || _py=python3
+if py=$("$_py" -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
 	mkdir "$TMP/bin" && printf '#!/bin/sh\nexec "%s" "$@"\n' "$py" >"$TMP/bin/python3" &&
 		chmod 755 "$TMP/bin/python3" && PATH="$TMP/bin:$PATH"
 fi

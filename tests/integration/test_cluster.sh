@@ -76,7 +76,7 @@ rstart r1
 rstart r2
 REPLICA_ETCD="etcds://127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3" rstart r3
 
-now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
+now_ms() { date +%s%3N; } # (a date, not a Python: a tenth of a second of CPU each)
 
 # check_consistent NAME WHAT: the record NAME serves equals what the switch
 # holds (its --state file), is at its own target, topology A or B, and no

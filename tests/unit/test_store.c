@@ -24,9 +24,14 @@
 
 #include "controller/reconfig/internal.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
 
 /* ---- files ---------------------------------------------------------------------- */
 
@@ -971,11 +976,80 @@ static void test_campaign_timeout(void **state)
 	assert_true(etcd_campaign_timeout(0.5, 0.6, true, 1u << 30) == 0.5);
 }
 
+/* A member that hangs up at once (down, or its port refused): a call goes
+ * round the members until its deadline, with a pause after each round in
+ * which none answered, not a busy loop of connections. The member here
+ * accepts and closes, counting; 0.5 s of rounds at 50 ms a pause is about
+ * ten tries, a busy loop thousands. */
+struct hangup {
+	int fd;
+	atomic_int tries;
+	atomic_bool stop;
+};
+
+static void *hangup_main(void *arg)
+{
+	struct hangup *h = arg;
+
+	while (!atomic_load(&h->stop)) {
+		struct pollfd p = {.fd = h->fd, .events = POLLIN};
+
+		if (poll(&p, 1, 20) == 1) {
+			int c = accept(h->fd, NULL, NULL);
+
+			if (c >= 0) {
+				atomic_fetch_add(&h->tries, 1);
+				close(c);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void test_etcd_round_pause(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof(a);
+	struct hangup h = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
+	struct ofc_error err = {0};
+	struct etcd_tls tls = {0};
+	struct json_object *body = json_object_new_object(), *resp = NULL;
+	pthread_t t;
+	char url[64], *urls[] = {url};
+
+	(void)state;
+	assert_int_equal(etcd_curl(&err), 0);
+	assert_true(h.fd >= 0);
+	assert_int_equal(bind(h.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(h.fd, 64), 0);
+	assert_int_equal(getsockname(h.fd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(a.sin_port));
+	assert_int_equal(pthread_create(&t, NULL, hangup_main, &h), 0);
+
+	struct etcd_conn *c = etcd_conn_new(urls, 1, &tls);
+
+	assert_int_equal(etcd_call(c, "/v3/kv/range", body, 0.5, &resp, &err), -1);
+	assert_null(resp);
+	assert_int_equal(err.reason, OFC_R_LOST);
+	int tries = atomic_load(&h.tries);
+
+	atomic_store(&h.stop, true);
+	pthread_join(t, NULL);
+	/* asked again after a pause, and not much more than a round a pause */
+	assert_true(tries >= 2);
+	if (tries > 20)
+		fail_msg("%d tries in 0.5 s: no pause between rounds", tries);
+	etcd_conn_free(c);
+	json_object_put(body);
+	close(h.fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_files),
 	    cmocka_unit_test(test_campaign_timeout),
+	    cmocka_unit_test(test_etcd_round_pause),
 	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_rebound, etcd_setup, etcd_teardown),
