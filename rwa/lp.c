@@ -71,10 +71,25 @@ int lp_solver_parse(const char *name, enum lp_solver *s)
 	return 0;
 }
 
+/* A plugin that loads but is not this build's (an old libofc-clp.so
+ * beside a new ofc, a stale build tree) is refused, and every model whose
+ * default is Clp then runs on lp_solve: slower, on other pivots, and
+ * nothing in the answer says why. So this is said on stderr, the one
+ * thing here that prints, since a default's fallback hands no error back
+ * to a caller that could; once per process, as models are made by the
+ * hundred. The flag is the only state kept: set once, never reset. */
+static atomic_flag refused_said = ATOMIC_FLAG_INIT;
+
+static void say_refused(const char *why)
+{
+	if (!atomic_flag_test_and_set(&refused_said))
+		fprintf(stderr, "warning: %s: models that default to Clp run on lp_solve\n", why);
+}
+
 /* The plugin at path, its table; NULL (why in err) when it cannot be loaded
- * or is of another build. RTLD_NODELETE: never unloaded (Clp is C++, its
- * statics live as long as the process), so a handle per model costs only
- * dlopen's reference count. */
+ * or is of another build (said on stderr, say_refused). RTLD_NODELETE:
+ * never unloaded (Clp is C++, its statics live as long as the process), so
+ * a handle per model costs only dlopen's reference count. */
 static const struct clp_api *clp_try(const char *path, char *why, size_t len)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -85,12 +100,18 @@ static const struct clp_api *clp_try(const char *path, char *why, size_t len)
 		return NULL;
 	}
 	api = dlsym(h, OFC_CLP_API);
-	if (!api || api->size != sizeof(*api)) {
-		snprintf(why, len, "%s is not this build's Clp plugin", path);
-		dlclose(h);
-		return NULL;
-	}
-	return api;
+	if (!api)
+		snprintf(why, len, "%s is not a Clp plugin of ofc (no " OFC_CLP_API ")", path);
+	else if (api->size != sizeof(*api))
+		snprintf(why, len,
+			 "%s is not this build's Clp plugin (its table is %zu bytes, this "
+			 "build's %zu)",
+			 path, api->size, sizeof(*api));
+	else
+		return api;
+	say_refused(why);
+	dlclose(h);
+	return NULL;
 }
 
 /* Clp's plugin: $OFC_CLP_PLUGIN, else libofc-clp.so beside the program,

@@ -1,14 +1,17 @@
 /* The LP wrapper: optimum, duals, integrality, infeasibility, on lp_solve;
  * and the same on Clp, whose answers must agree, with a time
  * limit and a cancellation that stop both alike. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rwa/rwa.h"
 
@@ -317,6 +320,44 @@ static void test_solver_names(void **state)
 	assert_int_equal(lp_solver_or(LP_SOLVER_LPSOLVE, LP_SOLVER_CLP), LP_SOLVER_LPSOLVE);
 }
 
+/* A library that loads but is not this build's Clp plugin (here libc,
+ * which has no table; an old libofc-clp.so's table of another size takes
+ * the same way out) is refused with an error, and said once on stderr:
+ * the engines whose default is Clp fall back to lp_solve without one. */
+static void test_clp_refused_said(void **state)
+{
+	Dl_info libc;
+	struct ofc_error err = {0};
+	char said[1024] = "", path[] = "/tmp/test_rwa_lp.XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	(void)state;
+
+	assert_true(fd >= 0 && saved >= 0);
+	assert_true(dladdr((void *)printf, &libc) && libc.dli_fname);
+	setenv("OFC_CLP_PLUGIN", libc.dli_fname, 1);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, 2), 2);
+	assert_false(lp_solver_available(LP_SOLVER_CLP, &err));
+	assert_false(lp_solver_available(LP_SOLVER_CLP, &err));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	unsetenv("OFC_CLP_PLUGIN");
+	ssize_t n = pread(fd, said, sizeof(said) - 1, 0);
+
+	close(fd);
+	unlink(path);
+	assert_true(n > 0);
+	said[n] = 0;
+	assert_non_null(strstr(said, "warning: "));
+	assert_non_null(strstr(said, libc.dli_fname));
+	assert_non_null(strstr(said, "run on lp_solve"));
+	assert_null(strstr(strstr(said, "warning: ") + 1, "warning: ")); /* once */
+	assert_non_null(strstr(err.msg, "not a Clp plugin"));
+	/* and this build's plugin still loads */
+	assert_true(lp_solver_available(LP_SOLVER_CLP, &err));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +368,7 @@ int main(void)
 	    cmocka_unit_test(test_clp_time_limit_cancel),
 	    cmocka_unit_test(test_clp_threads_same),
 	    cmocka_unit_test(test_solver_names),
+	    cmocka_unit_test(test_clp_refused_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
