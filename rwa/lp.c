@@ -26,6 +26,7 @@ struct lp {
 	size_t cap;
 	double deadline;	   /* now_seconds() clock; 0: none */
 	const atomic_bool *cancel; /* lp_set_cancel; NULL: none */
+	int iteration_limit;	   /* lp_set_iteration_limit; 0: none */
 };
 
 /* lp_solve's own timeout counts whole seconds; this stops a solve at the
@@ -40,10 +41,15 @@ static int should_stop(void *h)
 	       (lp->cancel && atomic_load_explicit(lp->cancel, memory_order_relaxed));
 }
 
+/* lp_solve has no iteration limit of its own: it asks here between
+ * iterations, where its count so far is get_total_iter's, and stops as at
+ * its time limit. Clp takes the limit itself (clp_api.set_iteration_limit). */
 static int __WINAPI past_deadline_cb(lprec *m, void *h)
 {
-	(void)m;
-	return should_stop(h);
+	const struct lp *lp = h;
+
+	return should_stop(h) ||
+	       (lp->iteration_limit > 0 && get_total_iter(m) >= lp->iteration_limit);
 }
 
 static void scratch(struct lp *lp, int n)
@@ -370,6 +376,13 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 	if (!lp->clp)
 		set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 	lp->deadline = seconds > 0 ? now_seconds() + seconds : 0;
+}
+
+void lp_set_iteration_limit(struct lp *lp, int iterations)
+{
+	lp->iteration_limit = iterations > 0 ? iterations : 0;
+	if (lp->clp)
+		lp->api->set_iteration_limit(lp->clp, lp->iteration_limit);
 }
 
 void lp_set_cancel(struct lp *lp, const atomic_bool *cancel)

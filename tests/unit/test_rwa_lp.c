@@ -221,6 +221,47 @@ static void test_clp_time_limit_cancel(void **state)
 	assert_true(fabs(opt[0] - opt[1]) < 1e-6 * fabs(opt[0]));
 }
 
+/* An iteration limit stops both solvers alike at that many iterations,
+ * whatever the time: LP_TIMEOUT, lp_iterations at the limit (a few past
+ * it at most: Clp counts its clean-up's too), the same count on a second
+ * model; the model needs more than the limit when it is lifted. */
+static void test_iteration_limit(void **state)
+{
+	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t k = 0; k < 2; k++) {
+		struct lp *lp = big_on(both[k], 40);
+		int full, first;
+
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		full = lp_iterations(lp);
+		print_message("%s: %d iterations uncapped\n", lp_solver_name(both[k]), full);
+		assert_true(full > 40);
+		lp_free(lp);
+		for (int again = 0; again < 2; again++) {
+			lp = big_on(both[k], 40);
+			lp_set_iteration_limit(lp, 20);
+			assert_int_equal(lp_solve(lp, &err), LP_TIMEOUT);
+			if (!again)
+				first = lp_iterations(lp);
+			print_message("%s: %d iterations at a limit of 20\n",
+				      lp_solver_name(both[k]), lp_iterations(lp));
+			assert_true(lp_iterations(lp) >= 20 && lp_iterations(lp) <= 22);
+			assert_int_equal(lp_iterations(lp), first);
+			lp_free(lp);
+		}
+		/* lifted: optimal again, as many iterations as never capped */
+		lp = big_on(both[k], 40);
+		lp_set_iteration_limit(lp, 20);
+		lp_set_iteration_limit(lp, 0);
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		assert_int_equal(lp_iterations(lp), full);
+		lp_free(lp);
+	}
+}
+
 /* A column generation master's shape: few rows (covering, >= 1), many
  * long columns (24 elements each) added in two batches, solved by the
  * primal simplex from the last basis as the MCF's master is. Enough
@@ -366,6 +407,7 @@ int main(void)
 	    cmocka_unit_test(test_infeasible_and_added_columns),
 	    cmocka_unit_test(test_clp_agrees),
 	    cmocka_unit_test(test_clp_time_limit_cancel),
+	    cmocka_unit_test(test_iteration_limit),
 	    cmocka_unit_test(test_clp_threads_same),
 	    cmocka_unit_test(test_solver_names),
 	    cmocka_unit_test(test_clp_refused_said),
