@@ -665,6 +665,45 @@ static void test_fluid_threads_same(void **state)
 	fluid_net_free(&n);
 }
 
+/* The pricing's stall cap counts simplex iterations, not seconds, so the
+ * answer is the same on a slow or loaded machine: with a floor of 1
+ * iteration (opts.stall_floor) the first cut LP solve is given up at once,
+ * then the next way's at 2, and the call goes on without the bound
+ * (FLUID_STOP_STALL, the values still feasible) however fast the machine;
+ * a cap in seconds (2 s at least) never stops these solves of ~10
+ * iterations. On both LP engines, and the default floor stops none. */
+static void test_stall_by_iterations(void **state)
+{
+	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	struct fluid_net n;
+	struct fluid_group g = {0};
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(fluid_build_modelw(&n, 1, FLUID_ALL_LINKS, &g, &err), 0);
+	for (size_t k = 0; k < ARRAY_SIZE(both); k++)
+		for (uint32_t floor = 0; floor <= 1; floor++) {
+			struct fluid_opts o = {.collective = FLUID_ALLGATHER,
+					       .method = FLUID_MIRRORED,
+					       .group = &g,
+					       .hops = 4,
+					       .slack = 2e-5,
+					       .lp_solver = both[k],
+					       .stall_floor = floor};
+			struct fluid_result r;
+
+			if (fluid_solve(&n, &o, &r, &err) != 0)
+				fail_msg("%s: %s", lp_solver_name(both[k]), err.msg);
+			print_message("%s, floor %u: stop %d, R* %.9g\n", lp_solver_name(both[k]),
+				      floor, (int)r.stop, r.rstar);
+			assert_int_equal(r.stop, floor ? FLUID_STOP_STALL : FLUID_STOP_OPTIMAL);
+			assert_false(r.optimal && floor);
+			fluid_result_free(&r);
+		}
+	fluid_group_free(&g);
+	fluid_net_free(&n);
+}
+
 /* The layers summed: LP 4.2 without layers at phase 2's R is a
  * relaxation of every hop limit, so its optimum never exceeds the objective
  * at any T; at the tables' T it meets it (T is enough), at a T too short for
@@ -1131,6 +1170,7 @@ int main(void)
 	    cmocka_unit_test(test_modelw16_methods_agree),
 	    cmocka_unit_test(test_modelw_clp),
 	    cmocka_unit_test(test_fluid_threads_same),
+	    cmocka_unit_test(test_stall_by_iterations),
 	    cmocka_unit_test(test_modelw_any_hops),
 	    cmocka_unit_test(test_yaml_modelw),
 	    cmocka_unit_test(test_yaml_errors),
