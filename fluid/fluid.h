@@ -294,6 +294,9 @@ struct fluid_opts {
 	/* Threads for the max flows of pricing and decomposition; 0 = every
 	 * CPU. The answer is the same on any number. */
 	unsigned threads;
+	/* Tests: the simplex iterations below which no pricing solve is
+	 * taken for a stall (fluid/pricing.c); 0: its own floor. */
+	uint32_t stall_floor;
 	void (*progress)(void *ctx, const struct fluid_progress *p);
 	void *progress_ctx;
 };

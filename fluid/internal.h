@@ -265,7 +265,8 @@ struct pricer {
 	uint32_t ncons, *cons_off;
 	int *cons_col;
 	double *cons_val;
-	double longest;	       /* the longest single solve of the cut LP, s */
+	int most;	       /* the most simplex iterations of one solve of the cut LP */
+	int stall_floor;       /* opts->stall_floor (tests); 0: pricing.c's STALL_FLOOR */
 	uint32_t way;	       /* how the costs are spread (pricing.c): the way that last worked */
 	enum lp_solver solver; /* the cut LP's (fluid_lp_solver) */
 	/* all-to-all */

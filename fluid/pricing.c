@@ -16,6 +16,7 @@
  * is a shortest path in the DAG G^T. */
 #include "fluid/internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -317,6 +318,8 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->p = p;
 	pr->x = x;
 	pr->origin = origin;
+	pr->stall_floor =
+	    p->opts && p->opts->stall_floor <= INT_MAX ? (int)p->opts->stall_floor : 0;
 	pr->dest = xmalloc((p->nterm + 1) * sizeof(uint32_t));
 	for (uint32_t j = 0; j < p->nterm; j++)
 		if (p->term[j] != origin)
@@ -480,10 +483,16 @@ static const struct {
 	    {LP_SCALE_GEOMETRIC_DYNAMIC, 1e-6, 2},
 	    {LP_SCALE_NONE, 1e-5, 3}};
 #define NWAYS (sizeof(ways) / sizeof(ways[0]))
-/* A single solve longer than this many times the longest one so far (and
- * 2 s) is taken for a stall; the next ways get twice as long, and after
- * STALL_TRIES the call gives up (the caller goes on without this bound). */
+/* A single solve of more simplex iterations than this many times the most
+ * any solve of this pricer took (and STALL_FLOOR) is taken for a stall; the
+ * next ways get twice as many, and after STALL_TRIES the call gives up (the
+ * caller goes on without this bound). Counted in iterations, not seconds,
+ * so that where a solve is given up, and so the answer, does not depend on
+ * the machine's speed or load. The floor: bench/RESULTS.md, "The fluid cut
+ * LP's stall cap by iterations" (the most any solve that finishes took on
+ * the corpus and model W, and a margin). */
 #define STALL_FACTOR 20
+#define STALL_FLOOR  50000
 #define STALL_TRIES  2
 
 /* A fixed spread in [0, 1) per column and seed: the same LP every call. */
@@ -519,25 +528,26 @@ static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
 
 /* Solve, add the violated cuts, repeat until none is (LP_OPTIMAL, sol the
  * usage), or a solve ends otherwise: its result, LP_TIMEOUT past cap
- * seconds for one solve (0: only the deadline), or LP_FAILED (err) when a
- * cut cannot be added. */
-static enum lp_result cut_rounds(struct pricer *pr, double *sol, double cap, const double *chat,
+ * simplex iterations for one solve or past the deadline, or LP_FAILED
+ * (err) when a cut cannot be added. */
+static enum lp_result cut_rounds(struct pricer *pr, double *sol, int cap, const double *chat,
 				 uint32_t way, struct ofc_error *err)
 {
 	for (uint32_t round = 1;; round++) {
 		double left = pr->p->deadline > 0 ? pr->p->deadline - now_seconds() : 0;
 
+		/* the user's deadline, the one thing here time decides */
 		if (pr->p->deadline > 0 && left <= 0)
 			return LP_TIMEOUT;
-		lp_set_time_limit(pr->lp, cap > 0 && (left <= 0 || cap < left) ? cap : left);
-		double t0 = now_seconds();
+		lp_set_time_limit(pr->lp, left);
+		lp_set_iteration_limit(pr->lp, cap);
 		enum lp_result res = lp_solve(pr->lp, err);
 
 		pr->rounds++;
 		if (res != LP_OPTIMAL)
 			return res;
-		if (now_seconds() - t0 > pr->longest)
-			pr->longest = now_seconds() - t0;
+		if (lp_iterations(pr->lp) > pr->most)
+			pr->most = lp_iterations(pr->lp);
 		lp_solution(pr->lp, sol);
 		for (uint32_t c = 0; c < pr->ncols; c++)
 			pr->cap[pr->col_arc[c]] = sol[c] > 0 ? sol[c] : 0;
@@ -600,12 +610,14 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	 * no NVLink: one cut LP ran out a 600 s limit). Spreading the costs
 	 * a little breaks that, but a spread can stall others (8 GPUs, all
 	 * links, T = 6 stalls spread and not as it is), and so does lp_solve's
-	 * scaling, one way or another on different LPs. So a solve that runs
-	 * STALL_FACTOR times longer than any before is given up and the round
-	 * starts again (the cuts kept) the next way; the way that worked is
-	 * kept for the next call. After STALL_TRIES ways this call gives up:
-	 * -2, and the caller goes on without the bound. */
-	double cap = fmax(2, STALL_FACTOR * pr->longest);
+	 * scaling, one way or another on different LPs. So a solve that takes
+	 * STALL_FACTOR times more simplex iterations than any before is given
+	 * up and the round starts again (the cuts kept) the next way; the way
+	 * that worked is kept for the next call. After STALL_TRIES ways this
+	 * call gives up: -2, and the caller goes on without the bound. */
+	long long lo = pr->stall_floor ? pr->stall_floor : STALL_FLOOR,
+		  most = (long long)STALL_FACTOR * pr->most;
+	int cap = (int)(most < lo ? lo : most < INT_MAX / 2 ? most : INT_MAX / 2);
 
 	if (pr->rebuild) {
 		pool_rebuild(pr);
@@ -686,7 +698,8 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 		lp_set_simplex(pr->lp, LP_SIMPLEX_PRIMAL);
 		if (pr->p->deadline > 0)
 			left = pr->p->deadline - now_seconds();
-		lp_set_time_limit(pr->lp, left > 0 && left < cap ? left : cap);
+		lp_set_time_limit(pr->lp, left > 0 ? left : 0);
+		lp_set_iteration_limit(pr->lp, cap);
 		if (lp_solve(pr->lp, &perr) == LP_OPTIMAL)
 			*bound = lp_objective(pr->lp);
 		else

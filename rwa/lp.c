@@ -26,6 +26,7 @@ struct lp {
 	size_t cap;
 	double deadline;	   /* now_seconds() clock; 0: none */
 	const atomic_bool *cancel; /* lp_set_cancel; NULL: none */
+	int iteration_limit;	   /* lp_set_iteration_limit; 0: none */
 };
 
 /* lp_solve's own timeout counts whole seconds; this stops a solve at the
@@ -40,10 +41,15 @@ static int should_stop(void *h)
 	       (lp->cancel && atomic_load_explicit(lp->cancel, memory_order_relaxed));
 }
 
+/* lp_solve has no iteration limit of its own: it asks here between
+ * iterations, where its count so far is get_total_iter's, and stops as at
+ * its time limit. Clp takes the limit itself (clp_api.set_iteration_limit). */
 static int __WINAPI past_deadline_cb(lprec *m, void *h)
 {
-	(void)m;
-	return should_stop(h);
+	const struct lp *lp = h;
+
+	return should_stop(h) ||
+	       (lp->iteration_limit > 0 && get_total_iter(m) >= lp->iteration_limit);
 }
 
 static void scratch(struct lp *lp, int n)
@@ -71,10 +77,25 @@ int lp_solver_parse(const char *name, enum lp_solver *s)
 	return 0;
 }
 
+/* A plugin that loads but is not this build's (an old libofc-clp.so
+ * beside a new ofc, a stale build tree) is refused, and every model whose
+ * default is Clp then runs on lp_solve: slower, on other pivots, and
+ * nothing in the answer says why. So this is said on stderr, the one
+ * thing here that prints, since a default's fallback hands no error back
+ * to a caller that could; once per process, as models are made by the
+ * hundred. The flag is the only state kept: set once, never reset. */
+static atomic_flag refused_said = ATOMIC_FLAG_INIT;
+
+static void say_refused(const char *why)
+{
+	if (!atomic_flag_test_and_set(&refused_said))
+		fprintf(stderr, "warning: %s: models that default to Clp run on lp_solve\n", why);
+}
+
 /* The plugin at path, its table; NULL (why in err) when it cannot be loaded
- * or is of another build. RTLD_NODELETE: never unloaded (Clp is C++, its
- * statics live as long as the process), so a handle per model costs only
- * dlopen's reference count. */
+ * or is of another build (said on stderr, say_refused). RTLD_NODELETE:
+ * never unloaded (Clp is C++, its statics live as long as the process), so
+ * a handle per model costs only dlopen's reference count. */
 static const struct clp_api *clp_try(const char *path, char *why, size_t len)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -85,12 +106,18 @@ static const struct clp_api *clp_try(const char *path, char *why, size_t len)
 		return NULL;
 	}
 	api = dlsym(h, OFC_CLP_API);
-	if (!api || api->size != sizeof(*api)) {
-		snprintf(why, len, "%s is not this build's Clp plugin", path);
-		dlclose(h);
-		return NULL;
-	}
-	return api;
+	if (!api)
+		snprintf(why, len, "%s is not a Clp plugin of ofc (no " OFC_CLP_API ")", path);
+	else if (api->size != sizeof(*api))
+		snprintf(why, len,
+			 "%s is not this build's Clp plugin (its table is %zu bytes, this "
+			 "build's %zu)",
+			 path, api->size, sizeof(*api));
+	else
+		return api;
+	say_refused(why);
+	dlclose(h);
+	return NULL;
 }
 
 /* Clp's plugin: $OFC_CLP_PLUGIN, else libofc-clp.so beside the program,
@@ -349,6 +376,13 @@ void lp_set_time_limit(struct lp *lp, double seconds)
 	if (!lp->clp)
 		set_timeout(lp->m, seconds > 0 ? (long)ceil(seconds) : 0);
 	lp->deadline = seconds > 0 ? now_seconds() + seconds : 0;
+}
+
+void lp_set_iteration_limit(struct lp *lp, int iterations)
+{
+	lp->iteration_limit = iterations > 0 ? iterations : 0;
+	if (lp->clp)
+		lp->api->set_iteration_limit(lp->clp, lp->iteration_limit);
 }
 
 void lp_set_cancel(struct lp *lp, const atomic_bool *cancel)

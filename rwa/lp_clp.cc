@@ -314,6 +314,11 @@ static int clp_iterations(const struct clp *c)
 	return c->m.numberIterations();
 }
 
+static void clp_set_iteration_limit(struct clp *c, int iterations)
+{
+	c->m.setMaximumIterations(iterations > 0 ? iterations : COIN_INT_MAX);
+}
+
 static int clp_write(struct clp *c, const char *path)
 {
 	flush(c);
@@ -343,5 +348,6 @@ const struct clp_api ofc_clp_api = {
     clp_write,
     clp_set_threads,
     clp_iterations,
+    clp_set_iteration_limit,
 };
 }

@@ -50,6 +50,8 @@ struct clp_api {
 	/* threads for the pricing inside a solve (rwa/lp_clp_split.h); 1: none */
 	void (*set_threads)(struct clp *c, int threads);
 	int (*iterations)(const struct clp *c); /* the last solve's */
+	/* Clp's maximum iterations per solve (status 3 past them); 0: none */
+	void (*set_iteration_limit)(struct clp *c, int iterations);
 };
 
 #ifdef __cplusplus

@@ -25,7 +25,7 @@ enum lp_result {
 	LP_FEASIBLE,	/* stopped (time limit) with a feasible, unproven solution */
 	LP_INFEASIBLE,
 	LP_UNBOUNDED,
-	LP_TIMEOUT, /* stopped without a feasible solution */
+	LP_TIMEOUT, /* stopped (a limit, a cancel) without a feasible solution */
 	LP_FAILED,  /* numerical trouble or an internal error */
 };
 
@@ -80,6 +80,12 @@ void lp_set_integer(struct lp *lp, int col, bool integer);
 void lp_set_binary(struct lp *lp, int col);
 /* Wall-clock limit for solve (0 = none). */
 void lp_set_time_limit(struct lp *lp, double seconds);
+/* Simplex iterations a solve may take (0 = no limit): past them it stops
+ * as at the time limit (LP_TIMEOUT; lp_iterations says how many it took).
+ * Unlike a time limit, where it stops does not depend on the machine's
+ * speed or load, so a decision taken on it gives the same answer anywhere.
+ * Kept for every later solve until changed. */
+void lp_set_iteration_limit(struct lp *lp, int iterations);
 /* Stop a solve (LP_TIMEOUT, as at the time limit) once *cancel is true,
  * set by any thread: both solvers ask at every iteration. NULL: never. */
 void lp_set_cancel(struct lp *lp, const atomic_bool *cancel);

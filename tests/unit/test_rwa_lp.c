@@ -1,14 +1,17 @@
 /* The LP wrapper: optimum, duals, integrality, infeasibility, on lp_solve;
  * and the same on Clp, whose answers must agree, with a time
  * limit and a cancellation that stop both alike. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rwa/rwa.h"
 
@@ -218,6 +221,54 @@ static void test_clp_time_limit_cancel(void **state)
 	assert_true(fabs(opt[0] - opt[1]) < 1e-6 * fabs(opt[0]));
 }
 
+/* An iteration limit stops both solvers alike at that many iterations,
+ * whatever the time: LP_TIMEOUT, lp_iterations at the limit (a few past
+ * it at most: Clp counts its clean-up's too), the same count on a second
+ * model; the model needs more than the limit when it is lifted. The count
+ * is each solve's own (a cut loop re-solves one model hundreds of times). */
+static void test_iteration_limit(void **state)
+{
+	static const enum lp_solver both[] = {LP_SOLVER_LPSOLVE, LP_SOLVER_CLP};
+	struct ofc_error err = {0};
+	(void)state;
+
+	for (size_t k = 0; k < 2; k++) {
+		struct lp *lp = big_on(both[k], 40);
+		int full, first;
+
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		full = lp_iterations(lp);
+		print_message("%s: %d iterations uncapped\n", lp_solver_name(both[k]), full);
+		assert_true(full > 40);
+		/* the limit is per solve: a re-solve from the optimal basis
+		 * after a cost change gets its own count, not the first's */
+		lp_set_iteration_limit(lp, full);
+		lp_set_obj_coef(lp, 0, 1000);
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		assert_true(lp_iterations(lp) < full);
+		lp_free(lp);
+		for (int again = 0; again < 2; again++) {
+			lp = big_on(both[k], 40);
+			lp_set_iteration_limit(lp, 20);
+			assert_int_equal(lp_solve(lp, &err), LP_TIMEOUT);
+			if (!again)
+				first = lp_iterations(lp);
+			print_message("%s: %d iterations at a limit of 20\n",
+				      lp_solver_name(both[k]), lp_iterations(lp));
+			assert_true(lp_iterations(lp) >= 20 && lp_iterations(lp) <= 22);
+			assert_int_equal(lp_iterations(lp), first);
+			lp_free(lp);
+		}
+		/* lifted: optimal again, as many iterations as never capped */
+		lp = big_on(both[k], 40);
+		lp_set_iteration_limit(lp, 20);
+		lp_set_iteration_limit(lp, 0);
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		assert_int_equal(lp_iterations(lp), full);
+		lp_free(lp);
+	}
+}
+
 /* A column generation master's shape: few rows (covering, >= 1), many
  * long columns (24 elements each) added in two batches, solved by the
  * primal simplex from the last basis as the MCF's master is. Enough
@@ -317,6 +368,44 @@ static void test_solver_names(void **state)
 	assert_int_equal(lp_solver_or(LP_SOLVER_LPSOLVE, LP_SOLVER_CLP), LP_SOLVER_LPSOLVE);
 }
 
+/* A library that loads but is not this build's Clp plugin (here libc,
+ * which has no table; an old libofc-clp.so's table of another size takes
+ * the same way out) is refused with an error, and said once on stderr:
+ * the engines whose default is Clp fall back to lp_solve without one. */
+static void test_clp_refused_said(void **state)
+{
+	Dl_info libc;
+	struct ofc_error err = {0};
+	char said[1024] = "", path[] = "/tmp/test_rwa_lp.XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	(void)state;
+
+	assert_true(fd >= 0 && saved >= 0);
+	assert_true(dladdr((void *)printf, &libc) && libc.dli_fname);
+	setenv("OFC_CLP_PLUGIN", libc.dli_fname, 1);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, 2), 2);
+	assert_false(lp_solver_available(LP_SOLVER_CLP, &err));
+	assert_false(lp_solver_available(LP_SOLVER_CLP, &err));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	unsetenv("OFC_CLP_PLUGIN");
+	ssize_t n = pread(fd, said, sizeof(said) - 1, 0);
+
+	close(fd);
+	unlink(path);
+	assert_true(n > 0);
+	said[n] = 0;
+	assert_non_null(strstr(said, "warning: "));
+	assert_non_null(strstr(said, libc.dli_fname));
+	assert_non_null(strstr(said, "run on lp_solve"));
+	assert_null(strstr(strstr(said, "warning: ") + 1, "warning: ")); /* once */
+	assert_non_null(strstr(err.msg, "not a Clp plugin"));
+	/* and this build's plugin still loads */
+	assert_true(lp_solver_available(LP_SOLVER_CLP, &err));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,8 +414,10 @@ int main(void)
 	    cmocka_unit_test(test_infeasible_and_added_columns),
 	    cmocka_unit_test(test_clp_agrees),
 	    cmocka_unit_test(test_clp_time_limit_cancel),
+	    cmocka_unit_test(test_iteration_limit),
 	    cmocka_unit_test(test_clp_threads_same),
 	    cmocka_unit_test(test_solver_names),
+	    cmocka_unit_test(test_clp_refused_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
