@@ -114,7 +114,7 @@ MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
 
-.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python FORCE
+.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -134,18 +134,17 @@ $(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
 	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
 
 # SEE ALSO names the installed documents and data (DOCDIR, OFCDATADIR
-# below): the pages are made again when PREFIX or DATADIR names others
-# (the paths file changes only then).
+# below). The pages in $(BUILD)/man name this make's paths; make install
+# writes its own into DESTDIR for the paths it is given, so that no file
+# in $(BUILD) depends on PREFIX: two makes on one build with different
+# prefixes (the suites' make install beside make run) would remake the
+# same file at once.
 MAN_PATHS = $(DOCDIR) $(OFCDATADIR)
-$(BUILD)/man/paths: FORCE
-	@mkdir -p $(dir $@)
-	$(Q)echo '$(MAN_PATHS)' | cmp -s - $@ || echo '$(MAN_PATHS)' >$@
-FORCE:
-$(BUILD)/man/%.1: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/man/paths
+$(BUILD)/man/%.1: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
 	@mkdir -p $(dir $@)
 	@echo "  MAN     $@"
 	$(Q)scripts/man.py $< $* 1 $(VERSION) docs/man/$*.extra $(MAN_PATHS) >$@.tmp && mv $@.tmp $@
-$(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION $(BUILD)/man/paths
+$(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
 	@mkdir -p $(dir $@)
 	@echo "  MAN     $@"
 	$(Q)scripts/man.py $< $* 8 $(VERSION) docs/man/$*.extra $(MAN_PATHS) >$@.tmp && mv $@.tmp $@
@@ -338,20 +337,16 @@ PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,
 # sources name them ("topo/topo.h", "proto/fabric.pb-c.h").
 PUBLIC_H = $(filter-out %/internal.h %/loop.h,$(HDR_ALL))
 
-# Made again when PREFIX, LIBDIR or INCLUDEDIR name others (the paths file
-# changes only then): one made for another prefix was installed as it was,
-# naming headers the install did not put there (test_install's installs,
-# one after another, under three prefixes).
-PC_PATHS = $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
-$(BUILD)/pc-paths: FORCE
-	@mkdir -p $(dir $@)
-	$(Q)echo '$(PC_PATHS)' | cmp -s - $@ || echo '$(PC_PATHS)' >$@
-$(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile $(BUILD)/pc-paths
-	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+# ofc.pc names the paths of an install: $(BUILD)/ofc.pc this make's, and
+# make install writes its own into DESTDIR (one made for another prefix,
+# installed as it was, named headers the install did not put there; and a
+# file in $(BUILD) made per prefix is remade by two makes at once).
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	  -e 's|@REQUIRES@|$(filter-out libsystemd,$(PKGS))|' -e 's|@LIBS@|$(LPSOLVE_LIBS) -lpthread -lm|' \
-	  $< >$@
+	  -e 's|@REQUIRES@|$(filter-out libsystemd,$(PKGS))|' -e 's|@LIBS@|$(LPSOLVE_LIBS) -lpthread -lm|'
+$(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(PC_SED) $< >$@
 
 # The Slurm wrappers go to share/ofc/slurm, to be copied into /etc/slurm
 # (docs/slurm.md); they and their env file name the ofc installed here
@@ -369,8 +364,12 @@ install: all $(LIB) $(MPI_RANK)
 	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(CLP_PLUGIN) $(DESTDIR)$(LIBDIR)/ofc/
-	install -m 0644 $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 $(patsubst %,$(BUILD)/man/%.8,$(MAN8)) $(DESTDIR)$(MANDIR)/man8/
+	for p in $(MAN1); do scripts/man.py $(BUILD)/$$p $$p 1 $(VERSION) docs/man/$$p.extra \
+	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man1/$$p.1 || exit 1; done
+	for p in $(MAN8); do scripts/man.py $(BUILD)/$$p $$p 8 $(VERSION) docs/man/$$p.extra \
+	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man8/$$p.8 || exit 1; done
+	chmod 0644 $(patsubst %,$(DESTDIR)$(MANDIR)/man1/%.1,$(MAN1)) \
+	  $(patsubst %,$(DESTDIR)$(MANDIR)/man8/%.8,$(MAN8))
 	install -m 0644 contrib/ofc.bash-completion $(DESTDIR)$(COMPLETIONDIR)/ofc
 	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/share|$(DATADIR)|g' \
 	  contrib/ofcd.service >$(DESTDIR)$(UNITDIR)/ofcd.service
@@ -385,7 +384,8 @@ install: all $(LIB) $(MPI_RANK)
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/ofcd || \
 	  install -m 0644 contrib/ofcd.conf $(DESTDIR)$(SYSCONFDIR)/default/ofcd
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libofc.a
-	install -m 0644 $(BUILD)/ofc.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ofc.pc
+	$(PC_SED) contrib/ofc.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/ofc.pc
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/ofc.pc
 	for h in $(PUBLIC_H); do install -D -m 0644 $$h $(DESTDIR)$(INCLUDEDIR)/ofc/$$h || exit 1; done
 	install -m 0644 $(PROTO_H) $(DESTDIR)$(INCLUDEDIR)/ofc/proto/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
