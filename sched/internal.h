@@ -75,6 +75,9 @@ struct piecemap {
 };
 /* Dense keys 0 .. nkeys - 1 (before any other call). */
 void piecemap_dense(struct piecemap *m, size_t nkeys);
+/* Hashed keys, with room for nkeys before it grows (before any other
+ * call; 16 bytes a slot, 16 KB at least). */
+void piecemap_hashed(struct piecemap *m, size_t nkeys);
 /* Hashed keys node * nblocks + block placed by block, a block's keys in
  * its own stretch of the table (before any other call), with room for
  * nkeys at first (a growth copies the table into one twice its size,

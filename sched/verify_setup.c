@@ -290,7 +290,14 @@ static int setup_copies(struct vstate *v)
 	 * the keys: no hashing, no probing, 12 bytes a key touched (calloc's
 	 * pages cost only where used). Not the all-to-all's N^3, of which a
 	 * schedule touches a sparse few (hashed, they cost only what is held). */
-	if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
+	if (s->collective == SCHED_BROADCAST && !v->cgrid)
+		/* A broadcast's keys are its one block's, a key a node: hashed
+		 * in room for n (32 KB at 886 nodes) where the dense n x n would
+		 * be 6 MB mapped, a page touched a node and unmapped, for each
+		 * of the fluid period's 256 roots (a check of ~2,000 transfers:
+		 * page faults, and TLB shootdowns when it runs beside others). */
+		piecemap_hashed(&v->map, n);
+	else if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
 		piecemap_dense(&v->map, bits);
 	/* All-to-all: hashed within each block's stretch of the table, so a
 	 * step, whose transfers go pair by pair, reads and writes it nearly in
