@@ -124,7 +124,7 @@ uint64_t *sched_sort_top(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift);
  * bidirectional ring's halves); cut == FOLD_LIST: the interval list
  * lists[count[0]] instead. 32 bytes, two to a cache line, in one array
  * indexed by the key (foldmap_init: on huge pages where THP allows, not
- * initialised: the caller writes every entry). Lists are allocated only
+ * initialised: the caller writes every entry it reads). Lists are allocated only
  * for entries of three pieces or more, and their slots reused. `mark` is
  * the caller's (the verifier stamps the entries a step reads there, in
  * the line it fetches anyway); the table keeps it. */
@@ -143,7 +143,9 @@ struct foldmap {
 	uint32_t *idle; /* list slots free again */
 	size_t nidle, cap_idle;
 };
-void foldmap_init(struct foldmap *m, size_t nkeys);
+/* huge: on huge pages where THP allows (sched_huge_alloc); else 4 KiB
+ * pages, for a table of which few entries are touched. Not zeroed. */
+void foldmap_init(struct foldmap *m, size_t nkeys, bool huge);
 /* e's pieces in order, *n of them: its list's, or its inline ones written
  * to buf. */
 const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, struct seg buf[2],

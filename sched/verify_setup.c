@@ -98,6 +98,14 @@ static void put_input(struct vstate *v, uint32_t u, uint32_t b)
 		    (struct fold){.cut = SCHED_ONE, .count = {c}, .hash = {h}};
 }
 
+/* A reduce on a network: its fold table by node (no ring), of which a
+ * check reads the root's block alone (block_ok stops a transfer of any
+ * other before it reads its entries), so only those are set. */
+static bool root_only(const struct vstate *v)
+{
+	return v->o->network && v->s->collective == SCHED_REDUCE;
+}
+
 /* Reduce mode: the inputs in the entries of diagonals (cell()) or nodes
  * [lo, hi). By diagonal every one is the first again: copied, in memory
  * order. Most of setup's time is the first touch of these pages. */
@@ -115,8 +123,11 @@ void verify_init_inputs(struct vstate *v, uint32_t lo, uint32_t hi)
 			memcpy(&v->fold.e[(size_t)d * n], v->fold.e, n * sizeof(*v->fold.e));
 	}
 	for (uint32_t u = lo; !v->rank && u < hi; u++)
-		for (uint32_t b = 0; b < n; b++)
-			put_input(v, u, b);
+		if (root_only(v))
+			put_input(v, u, v->s->root);
+		else
+			for (uint32_t b = 0; b < n; b++)
+				put_input(v, u, b);
 }
 
 /* v->rank when the first step's first send from each node goes to the
@@ -239,7 +250,10 @@ static int setup_reduce(struct vstate *v)
 		v->rw = v->rank ? xmalloc((size_t)n * n * sizeof(*v->rw))
 				: sched_huge_alloc((size_t)n * n * sizeof(*v->rw));
 	else
-		foldmap_init(&v->fold, (size_t)n * n);
+		/* a reduce's n entries on 4 KiB pages, a page each: huge pages
+		 * would zero all n x n (25 MB at ~890 vertices) for each of the
+		 * fluid period's 256 root checks */
+		foldmap_init(&v->fold, (size_t)n * n, !root_only(v));
 	if (v->grid && v->guess_parts)
 		v->pmask = (1u << (31 - v->gk)) - 1;
 	v->weight = xmalloc((size_t)n * sizeof(uint64_t));
