@@ -143,9 +143,7 @@ struct foldmap {
 	uint32_t *idle; /* list slots free again */
 	size_t nidle, cap_idle;
 };
-/* huge: on huge pages where THP allows (sched_huge_alloc); else 4 KiB
- * pages, for a table of which few entries are touched. Not zeroed. */
-void foldmap_init(struct foldmap *m, size_t nkeys, bool huge);
+void foldmap_init(struct foldmap *m, size_t nkeys);
 /* e's pieces in order, *n of them: its list's, or its inline ones written
  * to buf. */
 const struct seg *fold_pieces(const struct foldmap *m, const struct fold *e, struct seg buf[2],

@@ -386,11 +386,10 @@ uint64_t *sched_sort_top(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift)
 
 /* ---- fold tables --------------------------------------------------------------- */
 
-void foldmap_init(struct foldmap *m, size_t nkeys, bool huge)
+void foldmap_init(struct foldmap *m, size_t nkeys)
 {
 	memset(m, 0, sizeof(*m));
-	m->e = huge ? sched_huge_alloc(nkeys * sizeof(struct fold))
-		    : xmalloc((nkeys ? nkeys : 1) * sizeof(struct fold));
+	m->e = sched_huge_alloc(nkeys * sizeof(struct fold));
 	m->n = nkeys;
 }
 

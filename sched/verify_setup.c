@@ -250,10 +250,7 @@ static int setup_reduce(struct vstate *v)
 		v->rw = v->rank ? xmalloc((size_t)n * n * sizeof(*v->rw))
 				: sched_huge_alloc((size_t)n * n * sizeof(*v->rw));
 	else
-		/* a reduce's n entries on 4 KiB pages, a page each: huge pages
-		 * would zero all n x n (25 MB at ~890 vertices) for each of the
-		 * fluid period's 256 root checks */
-		foldmap_init(&v->fold, (size_t)n * n, !root_only(v));
+		foldmap_init(&v->fold, (size_t)n * n);
 	if (v->grid && v->guess_parts)
 		v->pmask = (1u << (31 - v->gk)) - 1;
 	v->weight = xmalloc((size_t)n * sizeof(uint64_t));
