@@ -303,8 +303,8 @@ static int setup_copies(struct vstate *v)
 	 * schedule touches a sparse few (hashed, they cost only what is held). */
 	if (s->collective == SCHED_BROADCAST && !v->cgrid)
 		/* A broadcast's keys are its one block's, a key a node: hashed
-		 * in room for n (32 KB at 886 nodes) where the dense n x n would
-		 * be 6 MB mapped, a page touched a node and unmapped, for each
+		 * in room for n (16 KB at 712 vertices) where the dense n x n would
+		 * be 4 MB mapped, a page touched a node and unmapped, for each
 		 * of the fluid period's 256 roots (a check of ~2,000 transfers:
 		 * page faults, and TLB shootdowns when it runs beside others). */
 		piecemap_hashed(&v->map, n);
