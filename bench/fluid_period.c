@@ -10,7 +10,9 @@
  * to the last bit.
  *
  *   build/bench/fluid_period [SERVERS [T [THREADS...]]]
- *       (default 32 8 1 2; ROUNDS=5 in the environment to change)
+ *       (default 32 8 1 2; ROUNDS=5 in the environment to change;
+ *       COLLECTIVE=reduce-scatter for a reduce-scatter's period, whose
+ *       pattern is checked a reduce a root)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +98,10 @@ int main(int argc, char **argv)
 	struct fluid_group g = {0};
 	struct fluid_result r;
 	struct ofc_error err = {0};
-	struct fluid_opts o = {.collective = FLUID_ALLGATHER,
+	const char *coll = getenv("COLLECTIVE");
+	struct fluid_opts o = {.collective = coll && !strcmp(coll, "reduce-scatter")
+						 ? FLUID_REDUCE_SCATTER
+						 : FLUID_ALLGATHER,
 			       .method = FLUID_MIRRORED,
 			       .hops = hops,
 			       .time_limit = 600};

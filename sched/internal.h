@@ -75,6 +75,9 @@ struct piecemap {
 };
 /* Dense keys 0 .. nkeys - 1 (before any other call). */
 void piecemap_dense(struct piecemap *m, size_t nkeys);
+/* Hashed keys, with room for nkeys before it grows (before any other
+ * call; 16 bytes a slot, 16 KB at least). */
+void piecemap_hashed(struct piecemap *m, size_t nkeys);
 /* Hashed keys node * nblocks + block placed by block, a block's keys in
  * its own stretch of the table (before any other call), with room for
  * nkeys at first (a growth copies the table into one twice its size,
@@ -121,7 +124,7 @@ uint64_t *sched_sort_top(uint64_t *ev, uint64_t *tmp, size_t n, unsigned shift);
  * bidirectional ring's halves); cut == FOLD_LIST: the interval list
  * lists[count[0]] instead. 32 bytes, two to a cache line, in one array
  * indexed by the key (foldmap_init: on huge pages where THP allows, not
- * initialised: the caller writes every entry). Lists are allocated only
+ * initialised: the caller writes every entry it reads). Lists are allocated only
  * for entries of three pieces or more, and their slots reused. `mark` is
  * the caller's (the verifier stamps the entries a step reads there, in
  * the line it fetches anyway); the table keeps it. */

@@ -202,6 +202,15 @@ void piecemap_dense(struct piecemap *m, size_t nkeys)
 	m->ndense = nkeys;
 }
 
+void piecemap_hashed(struct piecemap *m, size_t nkeys)
+{
+	size_t cap = 1024;
+
+	while (cap * 3 / 4 < nkeys)
+		cap *= 2;
+	piecemap_grow(m, cap);
+}
+
 void piecemap_blocks(struct piecemap *m, uint64_t nblocks, size_t nkeys)
 {
 	size_t per = 1;

@@ -98,6 +98,14 @@ static void put_input(struct vstate *v, uint32_t u, uint32_t b)
 		    (struct fold){.cut = SCHED_ONE, .count = {c}, .hash = {h}};
 }
 
+/* A reduce on a network: its fold table by node (no ring), of which a
+ * check reads the root's block alone (block_ok stops a transfer of any
+ * other before it reads its entries), so only those are set. */
+static bool root_only(const struct vstate *v)
+{
+	return v->o->network && v->s->collective == SCHED_REDUCE;
+}
+
 /* Reduce mode: the inputs in the entries of diagonals (cell()) or nodes
  * [lo, hi). By diagonal every one is the first again: copied, in memory
  * order. Most of setup's time is the first touch of these pages. */
@@ -115,8 +123,11 @@ void verify_init_inputs(struct vstate *v, uint32_t lo, uint32_t hi)
 			memcpy(&v->fold.e[(size_t)d * n], v->fold.e, n * sizeof(*v->fold.e));
 	}
 	for (uint32_t u = lo; !v->rank && u < hi; u++)
-		for (uint32_t b = 0; b < n; b++)
-			put_input(v, u, b);
+		if (root_only(v))
+			put_input(v, u, v->s->root);
+		else
+			for (uint32_t b = 0; b < n; b++)
+				put_input(v, u, b);
 }
 
 /* v->rank when the first step's first send from each node goes to the
@@ -290,7 +301,14 @@ static int setup_copies(struct vstate *v)
 	 * the keys: no hashing, no probing, 12 bytes a key touched (calloc's
 	 * pages cost only where used). Not the all-to-all's N^3, of which a
 	 * schedule touches a sparse few (hashed, they cost only what is held). */
-	if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
+	if (s->collective == SCHED_BROADCAST && !v->cgrid)
+		/* A broadcast's keys are its one block's, a key a node: hashed
+		 * in room for n (16 KB at 712 vertices) where the dense n x n would
+		 * be 4 MB mapped, a page touched a node and unmapped, for each
+		 * of the fluid period's 256 roots (a check of ~2,000 transfers:
+		 * page faults, and TLB shootdowns when it runs beside others). */
+		piecemap_hashed(&v->map, n);
+	else if (bits <= PIECE_DENSE_MAX_KEYS && s->collective != SCHED_ALLTOALL && !v->cgrid)
 		piecemap_dense(&v->map, bits);
 	/* All-to-all: hashed within each block's stretch of the table, so a
 	 * step, whose transfers go pair by pair, reads and writes it nearly in

@@ -1362,6 +1362,81 @@ static void test_bfb_allgather_parts(void **state)
  * node absent and not without; a transfer to or from the absent node, or
  * of its block, is refused; reductions count the survivors' inputs only;
  * all-to-all blocks are renumbered pair by pair. */
+/* A piece of root 3's block on a network: whole, or [lo, hi) in 1/4s. */
+static void piece(struct schedule *s, uint32_t src, uint32_t dst, uint32_t lo, uint32_t hi)
+{
+	struct xfer x = X(src, dst, 3);
+
+	x.offset = lo * (SCHED_ONE / 4);
+	x.length = (hi - lo) * (SCHED_ONE / 4);
+	sched_add(s, &x);
+}
+
+/* A broadcast on a network keeps what each node holds of the root's block
+ * by node (sched_verify's piece table for a broadcast): pieces joined,
+ * apart in a list and whole again, their overlaps counted as duplicates,
+ * a gap and a piece sent before it is held found. */
+static void test_broadcast_network(void **state)
+{
+	enum { N = 5 };
+	uint8_t kind[N];
+	uint32_t tail[N * (N - 1)], head[N * (N - 1)], na = 0;
+	double bw[N * (N - 1)];
+	struct schedule s;
+	struct verify_report r;
+	(void)state;
+
+	for (uint32_t u = 0; u < N; u++) {
+		kind[u] = VERIFY_TERMINAL | VERIFY_STORE | VERIFY_COPY;
+		for (uint32_t w = 0; w < N; w++)
+			if (w != u) {
+				tail[na] = u;
+				head[na] = w;
+				bw[na++] = INFINITY;
+			}
+	}
+	struct verify_network vn = {.nodes = N,
+				    .kind = kind,
+				    .narcs = na,
+				    .tail = tail,
+				    .head = head,
+				    .bw = bw,
+				    .step_time = 1};
+	struct verify_opts vo = {.network = &vn};
+
+	for (int c = 0; c < 3; c++) {
+		sched_init(&s, SCHED_BROADCAST, "pieces", N);
+		s.root = 3;
+		sched_step(&s);
+		piece(&s, 3, 0, 0, 2);
+		piece(&s, 3, 1, 0, 4);
+		piece(&s, 3, 2, 0, 1);
+		if (c == 2) /* node 0 sends what it does not yet hold */
+			piece(&s, 0, 4, 2, 3);
+		sched_step(&s);
+		piece(&s, 3, 0, 2, 4);
+		piece(&s, 1, 4, 0, 4);
+		piece(&s, 3, 2, 2, 3); /* apart from [0, 1/4): a list */
+		sched_step(&s);
+		piece(&s, 0, 2, 1, 2);
+		if (c != 1) /* else a gap at [3/4, 1) */
+			piece(&s, 0, 2, 3, 4);
+		piece(&s, 1, 0, 0, 1); /* a duplicate quarter */
+		piece(&s, 4, 2, 1, 3); /* node 2 holds it all by now */
+		int rc = sched_verify(&s, &vo, &r);
+
+		if (c == 0) {
+			assert_int_equal(rc, 0);
+			assert_true(r.duplicate_blocks == 0.25 + 0.5);
+			assert_int_equal(r.ntransfers, 10);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(r.error, c == 1 ? "node 2 lacks" : "does not hold"));
+		}
+		sched_free(&s);
+	}
+}
+
 static void test_absent(void **state)
 {
 	static const uint32_t map5[] = {0, 1, 2, 4, 5}; /* node 3 failed */
@@ -1455,6 +1530,7 @@ int main(void)
 	    cmocka_unit_test(test_split_without_graph),
 	    cmocka_unit_test(test_parts_finer_later),
 	    cmocka_unit_test(test_alltoall_weights),
+	    cmocka_unit_test(test_broadcast_network),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
