@@ -178,12 +178,17 @@ EOF
 sleep 600 &
 REUSED=$!
 echo "ocs-emu $REUSED 1" >>"$L/pids"
-PIDS=$(awk '{print $2}' "$L/pids")
+PIDS=$(awk '{print $2 ":" $3}' "$L/pids")
 readme 3 >"$TMP/down.out" 2>&1 && ok || bad "scripts/lab down" "$(cat "$TMP/down.out")"
+# A pid is the process the lab started only with its start time: pids
+# wrap at 32768 here, and with three suites starting processes a gone
+# replica's pid was soon another's.
 left=""
-for p in $PIDS; do
+for ps in $PIDS; do
+	p=${ps%:*}
 	[ "$p" = "$REUSED" ] && continue
-	[ -e "/proc/$p" ] && left="$left $p"
+	st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $20}')
+	[ -n "$st" ] && [ "$st" = "${ps#*:}" ] && left="$left $p"
 done
 # (and none that names the lab's directory: a child a process left)
 left="$left$($PY -c '
