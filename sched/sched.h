@@ -553,6 +553,8 @@ struct sched_stream {
 	const void *ctx;
 };
 size_t sched_stream_transfers(const struct sched_stream *st);
+/* Room for st's largest step, for fill (the caller frees it). */
+struct xfer *sched_stream_step_buffer(const struct sched_stream *st);
 void sched_stream_write_json_members(struct json_writer *w, const struct sched_stream *st);
 void sched_stream_write_text(FILE *out, const struct sched_stream *st, uint32_t max_lines);
 int sched_stream_expand(const struct sched_stream *st, struct schedule *s, struct ofc_error *err);

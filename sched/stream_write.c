@@ -18,8 +18,7 @@ size_t sched_stream_transfers(const struct sched_stream *st)
 	return n;
 }
 
-/* Room for the largest step (the caller frees it). */
-static struct xfer *step_buffer(const struct sched_stream *st)
+struct xfer *sched_stream_step_buffer(const struct sched_stream *st)
 {
 	size_t most = 0;
 
@@ -41,7 +40,7 @@ static void note_wdm(const struct xfer *buf, size_t n, bool *seen, bool *wdm)
 
 void sched_stream_write_json_members(struct json_writer *w, const struct sched_stream *st)
 {
-	struct xfer *buf = step_buffer(st);
+	struct xfer *buf = sched_stream_step_buffer(st);
 	bool seen = false, wdm = false;
 
 	sched_write_json_head(w, st->head, st->nsteps, sched_stream_transfers(st));
@@ -65,7 +64,7 @@ void sched_stream_write_json_members(struct json_writer *w, const struct sched_s
 void sched_stream_write_text(FILE *out, const struct sched_stream *st, uint32_t max_lines)
 {
 	const struct schedule *h = st->head;
-	struct xfer *buf = step_buffer(st);
+	struct xfer *buf = sched_stream_step_buffer(st);
 	bool seen = false, wdm = false;
 	uint32_t lines = 0;
 

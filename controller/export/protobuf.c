@@ -588,12 +588,7 @@ struct made_step {
 
 static struct made_step made_init(const struct sched_stream *st)
 {
-	size_t most = 0;
-
-	for (uint32_t t = 0; t < st->nsteps; t++)
-		if (st->count[t] > most)
-			most = st->count[t];
-	return (struct made_step){.st = st, .buf = xmalloc((most + 1) * sizeof(struct xfer))};
+	return (struct made_step){.st = st, .buf = sched_stream_step_buffer(st)};
 }
 
 static const struct xfer *made_step(void *ctx, uint32_t t, size_t *n)

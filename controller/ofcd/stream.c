@@ -157,8 +157,6 @@ static int stream_compute(struct stream *st, struct job *j, struct schedule_resu
 	struct ofc_clock clk = {0};
 
 	if (job_fluid(j)) {
-		size_t most = 0;
-
 		if (ofcd_fluid_compute(j, fa, resp, a) < 0)
 			return -1;
 		/* schedule_fluid plans from the period; nothing here expanded it */
@@ -168,14 +166,11 @@ static int stream_compute(struct stream *st, struct job *j, struct schedule_resu
 			resp->body_case = OFC__V1__RESPONSE__BODY__NOT_SET;
 			return -1;
 		}
-		for (uint32_t t = 0; t < made->nsteps; t++)
-			if (made->count[t] > most)
-				most = made->count[t];
 		*src = (struct steps_src){.head = made->head,
 					  .nsteps = made->nsteps,
 					  .nxfers = fluid_answer_transfers(fa),
 					  .made = made,
-					  .buf = xmalloc((most + 1) * sizeof(struct xfer))};
+					  .buf = sched_stream_step_buffer(made)};
 		return 0;
 	}
 	if (ofcd_schedule_compute(&st->files, j, &clk, r, resp, a) < 0)
