@@ -155,14 +155,14 @@ $(BUILD)/man/%.8: $(BUILD)/% scripts/man.py docs/man/%.extra VERSION
 deps: $(STAMP) $(MPI_STAMP) $(TEST_STAMP)
 $(STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh build
-	@scripts/install-deps.sh --check $(PKGS) $(CLP_PC)
+	@scripts/install-deps.sh --check $(PKGS) $(CLP_PC) libcurl
 	@mkdir -p $(BUILD) && touch $@
 $(MPI_STAMP): scripts/install-deps.sh | $(STAMP)
 	@scripts/install-deps.sh mpi
 	@mkdir -p $(BUILD) && touch $@
 $(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
 	@scripts/install-deps.sh test
-	@scripts/install-deps.sh --check $(BLISS_PC) libcurl
+	@scripts/install-deps.sh --check $(BLISS_PC)
 	@mkdir -p $(BUILD) && touch $@
 
 # Generated C is never an intermediate to delete: a missing header next to

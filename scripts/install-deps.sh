@@ -6,13 +6,15 @@
 #
 #   build  what `make`, `make run` and the programs need: the compilers'
 #          libraries, protoc, the YANG modules embedded at build time, and
-#          what the programs load when they run (libcurl for ofc --server,
-#          the Python client's protobuf, iproute2 for the testbed)
+#          what the programs load when they run (libcurl for ofc --server:
+#          its headers too, as the CLI takes libcurl's types from
+#          curl/curl.h and loads the library itself; the Python client's
+#          protobuf, iproute2 for the testbed)
 #   mpi    MPICH, for the MPI baseline's rank (make mpi, make install)
 #   test   what the tests and benchmarks run against: cmocka, etcd, Slurm,
 #          Prometheus's promtool, yuma123's netconfd behind an sshd,
-#          ncclient, sslscan, graphviz's dot, man, bash-completion, bliss
-#          and libcurl's headers for the benchmarks (make unit, make
+#          ncclient, sslscan, graphviz's dot, man, bash-completion and
+#          bliss (make unit, make
 #          integration, make test, make bench), Debian's chromium and node
 #          with playwright-core as tests/ui/package-lock.json pins it (npm
 #          ci: the operator page's test); it includes mpi
@@ -26,13 +28,13 @@ BUILD_PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev pkg-config
 python3 libsystemd-dev libyang2-dev libnauty2-dev coinor-libclp-dev g++
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libnetconf2-dev libssh-dev
-libyuma-base libcurl4 python3-protobuf iproute2"
+libyuma-base libcurl4-openssl-dev python3-protobuf iproute2"
 
 MPI_PKGS="mpich libmpich-dev"
 
 TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
-libcurl4-openssl-dev openssl curl prometheus netconfd openssh-server
+openssl curl prometheus netconfd openssh-server
 openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
