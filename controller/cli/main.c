@@ -100,11 +100,12 @@ static void usage_all(void)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
-		"\n'ofc COMMAND --help' shows a command's options. --socket PATH may come "
-		"anywhere;\nOFC_SOCKET=PATH is --socket PATH for status, apply, reconfigure, "
-		"release,\nschedule, watch, cancel, fail, restore, cluster and metrics "
-		"(OFC_SOCKET= unset or\nempty: status, apply and schedule act locally; the "
-		"others ask ofcd at\n" OFCD_SOCKET_DEFAULT "). Replicas: --socket and --server "
+		"\n'ofc COMMAND --help' shows a command's options (they may also come before "
+		"the\ncommand). --socket PATH may come anywhere; OFC_SOCKET=PATH is --socket PATH "
+		"for\nstatus, apply, reconfigure, release, schedule, watch, cancel, fail, restore, "
+		"cluster\nand metrics (OFC_SOCKET= unset or empty: status, apply and schedule act "
+		"locally;\nthe others ask ofcd at " OFCD_SOCKET_DEFAULT
+		"). Replicas: --socket and --server "
 		"repeat, and each (and OFC_SOCKET)\ntakes a comma list (PATH,PATH...); ofc asks "
 		"them in turn "
 		"until one leads (a follower names\nthe leader) or --timeout passes. "
@@ -216,12 +217,53 @@ static int take_targets(int *argc, char **argv, struct cli_targets *t)
 	return 0;
 }
 
+static bool is_command(const char *word)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(word, commands[i].name) == 0)
+			return true;
+	return false;
+}
+
+/* `ofc --timeout 1 status`: a command's options written before it. Each
+ * command parses its own options (their values are unknown here), so the
+ * command is the first word that names one; it is moved to the front,
+ * the options after it, as if written `ofc status --timeout 1`. Where the
+ * word could be an option's value and a command name follows it (`ofc
+ * --algo ring schedule`), say the order instead of guessing. Returns 0,
+ * or 2 after saying what is wrong. */
+static int command_first(int argc, char **argv)
+{
+	int k = 2;
+
+	if (argc < 2 || argv[1][0] != '-' || strcmp(argv[1], "--") == 0 ||
+	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--version") == 0)
+		return 0;
+	while (k < argc && strcmp(argv[k], "--") != 0 && !is_command(argv[k]))
+		k++;
+	if (k == argc || strcmp(argv[k], "--") == 0 ||
+	    (argv[k - 1][0] == '-' && !strchr(argv[k - 1], '=') && k + 1 < argc &&
+	     is_command(argv[k + 1]))) {
+		fprintf(stderr,
+			"ofc: options before the command%s: write the command first, its "
+			"options after it (ofc COMMAND [OPTIONS])\nTry 'ofc --help'.\n",
+			k == argc || strcmp(argv[k], "--") == 0 ? " and no command" : "");
+		return 2;
+	}
+	char *cmd = argv[k];
+
+	memmove(argv + 2, argv + 1, (size_t)(k - 1) * sizeof(*argv));
+	argv[1] = cmd;
+	return 0;
+}
+
 static int cli_main(struct cli_targets *t, int argc, char **argv)
 {
 	const char *env = getenv("OFC_SOCKET"), *srv = getenv("OFC_SERVER");
 	struct ofc_error err = {0};
 
-	if (take_targets(&argc, argv, t))
+	if (take_targets(&argc, argv, t) || command_first(argc, argv))
 		return 2;
 	if (argc < 2) {
 		fprintf(stderr, "ofc: missing a command\nTry 'ofc --help'.\n");

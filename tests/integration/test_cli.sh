@@ -23,6 +23,16 @@ expect_error 2 "ofc rwa: bad --nodes '70000': must be 2..65535 (node ids in a sc
 expect_json 'j["num_steps"]>0' $OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --time-limit 30 --json
 expect_json 'j["optimal"]' $OFC rwa --nodes 6 --wavelengths 8 --pattern all-to-all --engine ilp --time-limit 60 --json
 
+# A command's options before the command work as after it (a polling loop
+# written `ofc --timeout 1 status` spun on "unknown command" before); where
+# the first command name could be an option's value and another follows,
+# the order is asked for, not guessed.
+expect_json 'j["valid"]' $OFC --json validate configs/torus64-ocs.yaml
+expect_stdout_has "bfb allreduce on ring:4" $OFC --size 1MiB --collective allreduce schedule --topology ring:4
+expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" $OFC --timeout 1 --socket "$TMP/none.sock" status
+expect_error 2 "ofc: options before the command: write the command first, its options after it (ofc COMMAND [OPTIONS])" $OFC --algo ring schedule --topology ring:4
+expect_error 2 "ofc: options before the command and no command: write the command first, its options after it (ofc COMMAND [OPTIONS])" $OFC --json
+
 # -o - puts the schedule alone on stdout; the summary goes to stderr.
 for fmt in json pb text; do
 	$S --size 1MiB --format $fmt -o - >"$TMP/sched.$fmt" 2>"$TMP/sum.$fmt"
