@@ -32,7 +32,8 @@ static const char usage_line[] =
     "            [--max-clients N] [--max-clients-per-uid N] [--max-buffer-per-uid SIZE]\n"
     "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
-    "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER]\n"
+    "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER\n"
+    "            [--gateway-group GROUP]]\n"
     "            [--cluster etcds://HOST:PORT[,HOST:PORT...] --cluster-cacert FILE\n"
     "             --cluster-cert FILE --cluster-key FILE | --cluster etcd://...\n"
     "             --cluster-insecure] [--cluster-ttl DUR]\n"
@@ -95,6 +96,9 @@ static const char help_text[] =
     "                           only --gateway-uid may connect, and ofcd authorises\n"
     "                           each request by the principal the gateway names\n"
     "  --gateway-uid USER       the gateway's user (name or number)\n"
+    "  --gateway-group GROUP    the gateway socket's group when ofcd is not root (mode\n"
+    "                           0660; ofcd's user must be a member): a group that\n"
+    "                           grants nothing else (default: the gateway user's own)\n"
     "  --cluster etcds://HOST:PORT[,...]  run as one of several replicas whose state\n"
     "                           lives in this etcd cluster (docs/ofcd.md, \"Replicas\"):\n"
     "                           the one holding the fabric's lease leads, the others\n"
@@ -264,6 +268,7 @@ struct args {
 	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
 	bool have_gateway_uid;
+	bool have_gateway_group; /* --gateway-group given: not the user's own */
 	bool cluster_insecure; /* plain etcd:// allowed, said in so many words */
 };
 
@@ -343,7 +348,7 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 /* ---- end of the replicas' options ---------------------------------------- */
 
 /* ---- the network API's options ------------------------------------------ */
-enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID, OPT_LP_SOLVER = 0x3800 };
+enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID, OPT_GATEWAY_GROUP, OPT_LP_SOLVER = 0x3800 };
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_net_opt(int c, const char *arg, struct args *a)
@@ -355,6 +360,21 @@ static int parse_net_opt(int c, const char *arg, struct args *a)
 		o->gateway_socket_path = arg;
 		return -1;
 	}
+	if (c == OPT_GATEWAY_GROUP) {
+		struct group *g = getgrnam(arg);
+
+		if (g)
+			o->gateway_gid = g->gr_gid;
+		else if (parse_u64(arg, &v) == 0 && v < UINT32_MAX)
+			o->gateway_gid = (unsigned)v;
+		else
+			return usage("--gateway-group '%s': no such group (make install's "
+				     "sysusers.d creates 'ofc-gwsock')",
+				     arg);
+		o->have_gateway_gid = true;
+		a->have_gateway_group = true;
+		return -1;
+	}
 	struct passwd *pw = getpwnam(arg);
 	if (!pw && parse_u64(arg, &v) == 0 && v < UINT32_MAX) {
 		o->gateway_uid = (unsigned)v;
@@ -362,13 +382,15 @@ static int parse_net_opt(int c, const char *arg, struct args *a)
 	} else if (pw) {
 		o->gateway_uid = pw->pw_uid;
 	}
-	if (pw) {
-		o->have_gateway_gid = true;
-		o->gateway_gid = pw->pw_gid;
-	} else if (!(parse_u64(arg, &v) == 0 && v < UINT32_MAX))
+	if (!pw && !(parse_u64(arg, &v) == 0 && v < UINT32_MAX))
 		return usage("--gateway-uid '%s': no such user (make install's sysusers.d "
 			     "creates 'ofc-gateway')",
 			     arg);
+	/* The socket's group: --gateway-group's, else the user's own. */
+	if (pw && !a->have_gateway_group) {
+		o->have_gateway_gid = true;
+		o->gateway_gid = pw->pw_gid;
+	}
 	a->have_gateway_uid = true;
 	return -1;
 }
@@ -527,6 +549,7 @@ static const struct option ofcd_options[] = {
     /* The network API (parse_net_opt). */
     {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
     {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
+    {"gateway-group", required_argument, NULL, OPT_GATEWAY_GROUP},
     /* Replicas on etcd (parse_cluster_opt). */
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
@@ -710,6 +733,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case OPT_GATEWAY_SOCKET:
 		case OPT_GATEWAY_UID:
+		case OPT_GATEWAY_GROUP:
 			if ((c = parse_net_opt(c, optarg, a)) >= 0)
 				return c;
 			break;
@@ -748,6 +772,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return usage("missing --socket PATH%s", "");
 	if (!!o->gateway_socket_path != a->have_gateway_uid)
 		return usage("--gateway-socket and --gateway-uid go together%s", "");
+	if (a->have_gateway_group && !o->gateway_socket_path)
+		return usage("--gateway-group goes with --gateway-socket and --gateway-uid%s", "");
 	if (a->log_file && (a->use_syslog || a->use_journal))
 		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
 			     a->log_file);

@@ -428,7 +428,8 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 			goto fail;
 		d->loop.bound_gw = true;
 		/* root gives it to the gateway's user (0600); ofcd's own user,
-		 * to the gateway's group, of which it is a member (0660). */
+		 * to --gateway-group (else the gateway user's own group), of
+		 * which it is a member (0660). */
 		bool gave =
 		    geteuid() == 0
 			? chown(o->gateway_socket_path, o->gateway_uid, (gid_t)-1) == 0
@@ -440,8 +441,8 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 			ofc_error_set(
 			    err, OFC_E_RUNTIME,
 			    "cannot give %s to the gateway (uid %u): %s; ofcd's user must "
-			    "be root, the gateway's, or a member of the gateway's group "
-			    "(make install's sysusers.d: 'm ofcd ofc-gateway')",
+			    "be root, the gateway's, or a member of --gateway-group "
+			    "(make install's sysusers.d: 'm ofcd ofc-gwsock')",
 			    o->gateway_socket_path, o->gateway_uid, strerror(errno));
 			goto fail;
 		}

@@ -60,15 +60,17 @@ expect_exit 1 scripts/check-docs.py --build "$BUILD" "$TMP/table.md"
 grep -qF "$TMP/table.md:3: the options table lacks --cluster-ttl, --gateway-uid ('ofcd --help' lists them)" "$TMP/out" &&
 	grep -qE "^$TMP/table.md:[0-9]+: the options table lists --no-such-option, which 'ofcd --help' does not" "$TMP/out" &&
 	ok || bad "the docs check should name the table's missing and unknown options" "$(cat "$TMP/out")"
-# The replica example of docs/ofcd.md keeps the options the shipped
-# /etc/default/ofcd gives (--admin-group ...) and adds the gateway's.
-line=$(grep '^    OFCD_OPTS=.*--cluster ' docs/ofcd.md)
+# The replica's options in docs/production.md keep what the shipped
+# /etc/default/ofcd gives (--admin-group ...: the line is edited in place,
+# its options kept as \1) and add the gateway's and the cluster's
+# (test_production.sh starts ofcd with them).
+line=$(sed -n '/^<!-- production: ofcd -->/,/^[^ <]/p' docs/production.md | grep 'OFCD_OPTS=')
 missing=""
-for o in $(sed -n 's/^OFCD_OPTS="\(.*\)"$/\1/p' contrib/ofcd.conf | grep -oE -- '--[a-z][a-z0-9-]*') \
-	--gateway-socket --gateway-uid --advertise --cluster-name; do
-	echo "$line" | grep -qE -- "$o( |\")" || missing="$missing $o"
+for o in '\1' --gateway-socket --gateway-uid --gateway-group --cluster --cluster-cacert --cluster-cert \
+	--cluster-key --advertise --cluster-name; do
+	printf '%s\n' "$line" | grep -qF -- "$o " || missing="$missing $o"
 done
-[ -n "$line" ] && [ -z "$missing" ] && ok || bad "docs/ofcd.md's replica example lacks:$missing" "$line"
+[ -n "$line" ] && [ -z "$missing" ] && ok || bad "docs/production.md's replica options lack:$missing" "$line"
 
 # docs/ofcd.md's Prometheus scrape job, as written, passes promtool check
 # config, with the certificate files it names (relative to the config)

@@ -101,6 +101,10 @@ start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --st
 SOCK="$TMP/ofcd.sock"
 expect_error 2 "ofcd: --gateway-socket and --gateway-uid go together" \
 	$OFCD --config "$TMP/part.yaml" --socket "$SOCK" --gateway-socket "$TMP/gw.sock"
+expect_error 2 "ofcd: --gateway-group goes with --gateway-socket and --gateway-uid" \
+	$OFCD --config "$TMP/part.yaml" --socket "$SOCK" --gateway-group 0
+expect_error 2 "ofcd: --gateway-group 'no-such-group-here': no such group (make install's sysusers.d creates 'ofc-gwsock')" \
+	$OFCD --config "$TMP/part.yaml" --socket "$SOCK" --gateway-socket "$TMP/gw.sock" --gateway-uid 0 --gateway-group no-such-group-here
 $OFCD --foreground --config "$TMP/part.yaml" --socket "$SOCK" --state-dir "$TMP/st" \
 	--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --gateway-socket "$TMP/gw.sock" \
 	--gateway-uid "$(id -u)" 2>"$TMP/ofcd.log" &
