@@ -269,7 +269,7 @@ struct args {
 	bool foreground, use_syslog, use_journal, check;
 	bool have_gateway_uid;
 	bool have_gateway_group; /* --gateway-group given: not the user's own */
-	bool cluster_insecure; /* plain etcd:// allowed, said in so many words */
+	bool cluster_insecure;	 /* plain etcd:// allowed, said in so many words */
 };
 
 /* ---- replicas on etcd ---------------------------------------------------- */
