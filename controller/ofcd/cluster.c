@@ -70,6 +70,8 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err)
 	    .cacert = d->o.cluster_cacert,
 	    .cert = d->o.cluster_cert,
 	    .key = d->o.cluster_key,
+	    .user = d->o.cluster_user,
+	    .password = d->o.cluster_password,
 	    .fabric = fabric,
 	    .prefix = d->o.cluster_prefix,
 	    .name = d->o.cluster_name ? d->o.cluster_name : host,

@@ -127,6 +127,10 @@ struct ofcd_opts {
 	/* etcds://: the CA of etcd's members, this replica's certificate and
 	 * its key (PEM files; checked at start by ofcd_main.c). */
 	const char *cluster_cacert, *cluster_cert, *cluster_key;
+	/* etcd's RBAC: the user, and its password read from
+	 * --cluster-password-file at start (owned; NULL: no auth). */
+	const char *cluster_user;
+	char *cluster_password;
 	/* Where clients reach this replica when it leads (--advertise): its
 	 * control socket (NULL: socket_path, made absolute) and its
 	 * gateway's URL (NULL: none). */

@@ -36,7 +36,8 @@ static const char usage_line[] =
     "            [--gateway-group GROUP]]\n"
     "            [--cluster etcds://HOST:PORT[,HOST:PORT...] --cluster-cacert FILE\n"
     "             --cluster-cert FILE --cluster-key FILE | --cluster etcd://...\n"
-    "             --cluster-insecure] [--cluster-ttl DUR]\n"
+    "             --cluster-insecure] [--cluster-user NAME --cluster-password-file FILE]\n"
+    "             [--cluster-ttl DUR]\n"
     "             [--cluster-name NAME] [--cluster-prefix PREFIX] [--advertise ADDR]...]\n"
     "            [--client-timeout DUR] [--probe-interval DUR] [--log-level LEVEL] [--check]\n"
     "            [--lp-solver lpsolve|clp]\n"
@@ -107,6 +108,11 @@ static const char help_text[] =
     "  --cluster-cacert FILE    the CA that signed etcd's members' certificates (PEM)\n"
     "  --cluster-cert FILE      this replica's client certificate for etcd (PEM)\n"
     "  --cluster-key FILE       its private key (PEM; not readable by others)\n"
+    "  --cluster-user NAME      etcd's user, when etcd runs with auth enabled (RBAC):\n"
+    "                           a token for it is asked with --cluster-password-file's\n"
+    "                           password (--cluster-cert then names no common name:\n"
+    "                           etcd's JSON gateway refuses one under auth)\n"
+    "  --cluster-password-file FILE  its password, one line (not readable by others)\n"
     "  --cluster-insecure       allow plain etcd:// (no TLS, no client certificate):\n"
     "                           anyone who reaches etcd may then rewire the fabric\n"
     "  --cluster-ttl DUR        the leader's lease on etcd (default 2s, whole seconds):\n"
@@ -270,6 +276,7 @@ struct args {
 	bool have_gateway_uid;
 	bool have_gateway_group; /* --gateway-group given: not the user's own */
 	bool cluster_insecure;	 /* plain etcd:// allowed, said in so many words */
+	const char *cluster_password_file;
 };
 
 /* ---- replicas on etcd ---------------------------------------------------- */
@@ -283,6 +290,8 @@ enum {
 	OPT_CLUSTER_CERT,
 	OPT_CLUSTER_KEY,
 	OPT_CLUSTER_INSECURE,
+	OPT_CLUSTER_USER,
+	OPT_CLUSTER_PASSWORD_FILE,
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -331,6 +340,15 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 		break;
 	case OPT_CLUSTER_INSECURE:
 		a->cluster_insecure = true;
+		break;
+	case OPT_CLUSTER_USER:
+		if (!*arg || strlen(arg) > 255 || strpbrk(arg, "\"\\") ||
+		    strspn(arg, " \t") == strlen(arg))
+			return usage("--cluster-user '%s': 1 to 255 characters, no quote", arg);
+		o->cluster_user = arg;
+		break;
+	case OPT_CLUSTER_PASSWORD_FILE:
+		a->cluster_password_file = arg;
 		break;
 	default:
 		if (strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0)
@@ -560,6 +578,8 @@ static const struct option ofcd_options[] = {
     {"cluster-cert", required_argument, NULL, OPT_CLUSTER_CERT},
     {"cluster-key", required_argument, NULL, OPT_CLUSTER_KEY},
     {"cluster-insecure", no_argument, NULL, OPT_CLUSTER_INSECURE},
+    {"cluster-user", required_argument, NULL, OPT_CLUSTER_USER},
+    {"cluster-password-file", required_argument, NULL, OPT_CLUSTER_PASSWORD_FILE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {0},
@@ -595,11 +615,51 @@ static int check_tls_file(const char *option, const char *path, bool key)
 	return -1;
 }
 
-/* etcds:// with all three files, each checked; the files without
- * etcds://. Returns -1 to go on, else the exit status. */
-static int check_cluster_tls(const struct args *a)
+/* --cluster-password-file: a regular file as private as a key, its one
+ * line (at most 255 bytes, no control byte) into *out. The password is
+ * never part of a message. Returns -1 to go on, else the exit status. */
+static int read_password_file(const char *path, char **out)
 {
-	const struct ofcd_opts *o = &a->o;
+	char buf[258];
+	ssize_t n;
+	int rc = check_tls_file("--cluster-password-file", path, true);
+	int fd = rc >= 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (rc >= 0)
+		return rc;
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		fprintf(stderr, "ofcd: --cluster-password-file %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = 0;
+	bool bad = n == 0 || n > 255;
+
+	for (ssize_t i = 0; i < n; i++)
+		bad |= (unsigned char)buf[i] < ' ' || buf[i] == 0x7f;
+	if (bad) {
+		explicit_bzero(buf, sizeof(buf));
+		fprintf(stderr,
+			"ofcd: --cluster-password-file %s: one line of 1 to 255 bytes, no "
+			"control byte\n",
+			path);
+		return 2;
+	}
+	*out = xstrdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return -1;
+}
+
+/* etcds:// with all three files, each checked; the files without
+ * etcds://; etcd's user with its password file, under TLS alone. Returns
+ * -1 to go on, else the exit status. */
+static int check_cluster_tls(struct args *a)
+{
+	struct ofcd_opts *o = &a->o;
 	bool any = o->cluster_cacert || o->cluster_cert || o->cluster_key;
 	bool tls = o->cluster && strncmp(o->cluster, "etcds://", 8) == 0;
 	int rc;
@@ -620,6 +680,10 @@ static int check_cluster_tls(const struct args *a)
 	}
 	if (a->cluster_insecure && !o->cluster)
 		return usage("--cluster-insecure goes with --cluster etcd://...%s", "");
+	if (!tls && (o->cluster_user || a->cluster_password_file))
+		return usage("--cluster-user and --cluster-password-file go with --cluster "
+			     "etcds://... (a password is sent over TLS alone)%s",
+			     "");
 	if (!tls)
 		return -1;
 	if (!(o->cluster_cacert && o->cluster_cert && o->cluster_key))
@@ -630,6 +694,10 @@ static int check_cluster_tls(const struct args *a)
 	    (rc = check_tls_file("--cluster-cert", o->cluster_cert, false)) >= 0 ||
 	    (rc = check_tls_file("--cluster-key", o->cluster_key, true)) >= 0)
 		return rc;
+	if (!o->cluster_user != !a->cluster_password_file)
+		return usage("--cluster-user and --cluster-password-file go together%s", "");
+	if (a->cluster_password_file)
+		return read_password_file(a->cluster_password_file, &o->cluster_password);
 	return -1;
 }
 
@@ -746,6 +814,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_CLUSTER_CERT:
 		case OPT_CLUSTER_KEY:
 		case OPT_CLUSTER_INSECURE:
+		case OPT_CLUSTER_USER:
+		case OPT_CLUSTER_PASSWORD_FILE:
 			if ((c = parse_cluster_opt(c, optarg, a)) >= 0)
 				return c;
 			break;

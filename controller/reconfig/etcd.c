@@ -86,8 +86,12 @@ struct etcd_conn {
 	CURL *h;
 	char **urls; /* "http://HOST:PORT" or "https://HOST:PORT" */
 	uint32_t n, cur;
-	struct curl_slist *headers;
-	char *cacert, *cert, *key; /* NULL: plain http */
+	struct curl_slist *headers; /* Content-Type, and Authorization with a token */
+	char *cacert, *cert, *key;  /* NULL: plain http */
+	char *user, *password;	    /* NULL: etcd without auth */
+	/* The member whose token the headers carry: a simple token is valid
+	 * at the member that gave it alone. UINT32_MAX: none. */
+	uint32_t token_member;
 };
 
 /* ---- base64 (RFC 4648, the gateway's bytes) ------------------------------------ */
@@ -328,6 +332,11 @@ struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd
 		c->cert = xstrdup(tls->cert);
 		c->key = xstrdup(tls->key);
 	}
+	if (tls && tls->user && tls->password) {
+		c->user = xstrdup(tls->user);
+		c->password = xstrdup(tls->password);
+	}
+	c->token_member = UINT32_MAX;
 
 	pthread_once(&curl_once, curl_load);
 	c->urls = xcalloc(n + 1, sizeof(char *));
@@ -353,6 +362,10 @@ void etcd_conn_free(struct etcd_conn *c)
 	free(c->cacert);
 	free(c->cert);
 	free(c->key);
+	free(c->user);
+	if (c->password)
+		explicit_bzero(c->password, strlen(c->password));
+	free(c->password);
 	free(c);
 }
 
@@ -444,12 +457,109 @@ static bool member_trouble(int64_t code)
 	return code == 14 || code == 4;
 }
 
+/* One POST of text to PATH at the member c->cur within left seconds:
+ * curl's code, *status the HTTP status and sb the answer's bytes. */
+static CURLcode member_post(struct etcd_conn *c, const char *path, const char *text, double left,
+			    struct strbuf *sb, long *status, char *detail)
+{
+	char *url = xasprintf("%s%s", c->urls[c->cur], path);
+	CURLcode cc;
+
+	*status = 0;
+	cu.easy_reset(c->h);
+	cu.easy_setopt(c->h, CURLOPT_URL, url);
+	cu.easy_setopt(c->h, CURLOPT_POSTFIELDS, text);
+	cu.easy_setopt(c->h, CURLOPT_HTTPHEADER, c->headers);
+	cu.easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_data);
+	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, sb);
+	cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
+	cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
+		       (long)(left * 1000 < 1000 ? left * 1000 : 1000) + 1);
+	conn_transport(c);
+	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
+	cc = cu.easy_perform(c->h);
+	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
+	free(url);
+	if (cc == CURLE_OK)
+		cu.easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
+	return cc;
+}
+
+/* The headers of every request to c->cur: the JSON type, and under auth
+ * the token that member gave (NULL: none yet). */
+static void conn_headers(struct etcd_conn *c, const char *token)
+{
+	cu.slist_free_all(c->headers);
+	c->headers = cu.slist_append(NULL, "Content-Type: application/json");
+	if (token) {
+		char *h = xasprintf("Authorization: %s", token);
+
+		c->headers = cu.slist_append(c->headers, h);
+		explicit_bzero(h, strlen(h));
+		free(h);
+	}
+}
+
+/* A token from the member c->cur for c->user (auth/authenticate), set in
+ * the headers: 0; or -1, with *why (to free) when etcd refused the user
+ * or password and otherwise *cc and detail the transfer's failure. No
+ * message quotes the password or the token. */
+static int conn_auth(struct etcd_conn *c, double left, CURLcode *cc, char *detail, char **why)
+{
+	struct json_object *body = json_object_new_object();
+	struct strbuf sb = STRBUF_INIT;
+	long status;
+	int rc = -1;
+
+	json_object_object_add(body, "name", json_object_new_string(c->user));
+	json_object_object_add(body, "password", json_object_new_string(c->password));
+	conn_headers(c, NULL);
+	c->token_member = UINT32_MAX;
+	const char *text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+
+	*cc = member_post(c, "/v3/auth/authenticate", text, left, &sb, &status, detail);
+	explicit_bzero((char *)text, strlen(text));
+	json_object_put(body);
+	struct json_object *o = *cc == CURLE_OK && sb.len ? json_tokener_parse(sb.buf) : NULL;
+	const char *token = o ? etcd_str(o, "token") : NULL;
+
+	if (*cc == CURLE_OK && status == 200 && token && *token && !strpbrk(token, "\r\n")) {
+		conn_headers(c, token);
+		c->token_member = c->cur;
+		rc = 0;
+	} else if (*cc == CURLE_OK) {
+		const char *e = o ? etcd_str(o, "error") : NULL;
+
+		if (o && !member_trouble(etcd_int(o, "code")))
+			*why = xasprintf("etcd refused the user %s: %s", c->user,
+					 e ? e : "an answer without a token");
+		else
+			snprintf(detail, CURL_ERROR_SIZE, "%s",
+				 e ? e : "an answer to auth/authenticate that is not etcd's");
+	}
+	if (o)
+		json_object_put(o);
+	if (sb.buf)
+		explicit_bzero(sb.buf, sb.len);
+	sb_free(&sb);
+	return rc;
+}
+
+/* Whether an etcd error says the token is not (or no longer) this
+ * member's: it restarted, or the token expired. */
+static bool token_lost(const char *emsg)
+{
+	return emsg && (strstr(emsg, "invalid auth token") || strstr(emsg, "user name is empty"));
+}
+
 int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, double timeout,
 	      struct json_object **resp, struct ofc_error *err)
 {
 	const char *text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
 	double deadline = now_seconds() + timeout;
 	struct strbuf errs = STRBUF_INIT;
+	bool asked_again = false; /* a lost token renewed once in this call */
 	int rc = -1;
 
 	*resp = NULL;
@@ -470,30 +580,34 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		double left = deadline - now_seconds();
 		long status = 0;
 		char detail[CURL_ERROR_SIZE] = "";
-		CURLcode cc;
+		CURLcode cc = CURLE_OK;
+		char *why = NULL;
 
 		if (left <= 0.001)
 			break;
 		if (left > try_s)
 			left = try_s;
-		char *url = xasprintf("%s%s", c->urls[c->cur], path);
-		cu.easy_reset(c->h);
-		cu.easy_setopt(c->h, CURLOPT_URL, url);
-		cu.easy_setopt(c->h, CURLOPT_POSTFIELDS, text);
-		cu.easy_setopt(c->h, CURLOPT_HTTPHEADER, c->headers);
-		cu.easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_data);
-		cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &sb);
-		cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-		cu.easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
-		cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
-			       (long)(left * 1000 < 1000 ? left * 1000 : 1000) + 1);
-		conn_transport(c);
-		cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
-		cc = cu.easy_perform(c->h);
-		cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
-		free(url);
-		if (cc == CURLE_OK)
-			cu.easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+		/* Under auth, a token of this member's first. */
+		bool authed = !c->user || c->token_member == c->cur ||
+			      conn_auth(c, left, &cc, detail, &why) == 0;
+
+		if (why) {
+			ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,
+			    "etcd: %s (check --cluster-user and --cluster-password-file)", why);
+			free(why);
+			sb_free(&errs);
+			return -1;
+		}
+		if (authed) {
+			left = deadline - now_seconds();
+			if (left > try_s)
+				left = try_s;
+			cc = member_post(c, path, text, left > 0.001 ? left : 0.001, &sb, &status,
+					 detail);
+		} else if (cc == CURLE_OK) {
+			cc = CURLE_GOT_NOTHING; /* the member's own trouble, in detail */
+		}
 		struct json_object *o =
 		    cc == CURLE_OK && sb.len ? json_tokener_parse(sb.buf) : NULL;
 
@@ -509,6 +623,14 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			emsg = etcd_str(o, "message");
 		int64_t code = o ? etcd_int(o, "code") : 0;
 
+		if (c->user && token_lost(emsg) && !asked_again) {
+			/* Ask this member for a token again, once. */
+			asked_again = true;
+			c->token_member = UINT32_MAX;
+			json_object_put(o);
+			sb_free(&sb);
+			continue;
+		}
 		/* (the first round's failures: the message stays short; when
 		 * each was TLS's, the error says so) */
 		if (errs_n < c->n && cc != CURLE_OK && tls_failure(cc, detail))
@@ -902,10 +1024,32 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	       const _Atomic bool *stop, int (*on_msg)(void *ctx, struct json_object *msg),
 	       void *ctx, struct ofc_error *err)
 {
-	struct json_object *req = json_object_new_object(), *cr = json_object_new_object();
-	struct watch_ctx w = {.tok = json_tokener_new_ex(64), .on_msg = on_msg, .ctx = ctx};
+	struct json_object *req, *cr;
+	struct watch_ctx w = {.on_msg = on_msg, .ctx = ctx};
+	char detail[CURL_ERROR_SIZE] = "";
+	char *why = NULL;
+	CURLcode cc = CURLE_OK;
+
+	/* Under auth, a token of this member's first (a watch is one
+	 * request that lasts). */
+	if (c->user && c->token_member != c->cur && conn_auth(c, 2, &cc, detail, &why) < 0) {
+		if (why) {
+			ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,
+			    "etcd: %s (check --cluster-user and --cluster-password-file)", why);
+			free(why);
+			return -1;
+		}
+		ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "etcd: the watch at %s: %s",
+			       url_member(c->urls[c->cur]),
+			       cc == CURLE_OK ? detail : transfer_error(cc, detail));
+		c->cur = (c->cur + 1) % c->n;
+		return -1;
+	}
+	req = json_object_new_object();
+	cr = json_object_new_object();
+	w.tok = json_tokener_new_ex(64);
 	char *url = xasprintf("%s/v3/watch", c->urls[c->cur]);
-	CURLcode cc;
 
 	etcd_add_bytes(cr, "key", key, strlen(key));
 	etcd_add_bytes(cr, "range_end", range_end, strlen(range_end));
@@ -920,8 +1064,6 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &w);
 	cu.easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 	cu.easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-	char detail[CURL_ERROR_SIZE] = "";
-
 	conn_transport(c);
 	cu.easy_setopt(c->h, CURLOPT_ERRORBUFFER, detail);
 	/* A stop is seen within the progress callback's period (curl calls it

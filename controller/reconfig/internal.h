@@ -115,6 +115,11 @@ bool etcd_prefix_ok(const char *p);
  * for plain http. */
 struct etcd_tls {
 	const char *cacert, *cert, *key;
+	/* etcd's RBAC (auth enabled): the user and its password, sent to
+	 * /v3/auth/authenticate for a token each member is then asked with
+	 * (a simple token is one member's alone). NULL: no auth. The
+	 * password is never part of a message. */
+	const char *user, *password;
 };
 struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd_tls *tls);
 void etcd_conn_free(struct etcd_conn *c);

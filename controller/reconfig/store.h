@@ -107,6 +107,9 @@ struct store_etcd_opts {
 	/* etcds:// needs all three (PEM files): the CA that signed the
 	 * members' certificates, this replica's certificate and its key. */
 	const char *cacert, *cert, *key;
+	/* etcd with auth enabled: the user and its password (NULL: none);
+	 * etcds:// alone. */
+	const char *user, *password;
 	const char *fabric; /* the fabric's keys are PREFIX FABRIC/... */
 	const char *prefix; /* NULL: "/ofc/" */
 	const char *name;   /* this replica's name, unique among the fabric's replicas */

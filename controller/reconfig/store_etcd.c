@@ -1383,6 +1383,10 @@ static void es_close(struct store *s)
 	free((char *)es->tls.cacert);
 	free((char *)es->tls.cert);
 	free((char *)es->tls.key);
+	free((char *)es->tls.user);
+	if (es->tls.password)
+		explicit_bzero((char *)es->tls.password, strlen(es->tls.password));
+	free((char *)es->tls.password);
 	pthread_mutex_destroy(&es->mu);
 	pthread_mutex_destroy(&es->wmu);
 	pthread_cond_destroy(&es->cond);
@@ -1463,6 +1467,10 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 		es->tls.cacert = xstrdup(o->cacert);
 		es->tls.cert = xstrdup(o->cert);
 		es->tls.key = xstrdup(o->key);
+		if (o->user && o->password) {
+			es->tls.user = xstrdup(o->user);
+			es->tls.password = xstrdup(o->password);
+		}
 	}
 	pthread_mutex_init(&es->mu, NULL);
 	pthread_mutex_init(&es->wmu, NULL);

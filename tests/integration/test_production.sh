@@ -38,7 +38,7 @@ block() {
 		sed 's/10\.0\.0\./127.0.1./g' |
 		sed '/sign e\$i-peer/s/IP:127.0.1.\$i\\n/IP:127.0.1.$i,IP:127.0.0.1\\n/'
 }
-for b in pki machine etcd ofcd; do
+for b in pki machine etcd rbac ofcd; do
 	[ -n "$(block $b)" ] && ok || bad "$DOC has no block '$b'"
 done
 
@@ -108,7 +108,7 @@ start_emu ocs-emu ocs0 --ports 256 --credentials configs/credentials/ocs0.cred
 [ -n "$ocs0_port" ] && ok || bad "ocs-emu did not start" "$(cat "$TMP/ocs0.stderr")"
 FILES="$TMP/files"
 mkdir -p "$FILES/pki"
-cp "$P"/*.pem "$P"/*.key "$P/policy" "$FILES/pki/" && rm -f "$FILES/pki/"*-ca.key
+cp "$P"/*.pem "$P"/*.key "$P/policy" "$P/etcd-ofcd.password" "$FILES/pki/" && rm -f "$FILES/pki/"*-ca.key
 sed "s/127.0.0.1:3082/127.0.0.1:$ocs0_port/" configs/torus64-ocs.yaml >"$FILES/fabric.yaml"
 cp configs/credentials/ocs0.cred "$FILES/ocs0.cred"
 chmod -R go+rX "$TMP" # the machines' root reads them; the services never do
@@ -132,6 +132,22 @@ etcd_ok() {
 deadline 60
 until etcd_ok 1 && etcd_ok 2 && etcd_ok 3 || past $_end; do sleep 0.2; done
 etcd_ok 1 && etcd_ok 2 && etcd_ok 3 && ok || { bad "etcd did not come up as the docs set it" "$(tail -n 5 "$TMP"/etcd*.log)"; finish; }
+# etcd's users, from the machine that keeps the CAs: after this, a
+# certificate of etcd's CA alone writes nothing.
+(cd "$TMP/ca" && sh -e -c "$(block rbac)") >"$TMP/rbac.log" 2>&1 && ok || bad "the rbac block" "$(tail -n 5 "$TMP/rbac.log")"
+k=$(printf /atk | base64)
+curl -s --max-time 3 --cacert "$P/etcd-ca.pem" --cert "$P/ofcd.pem" --key "$P/ofcd.key" \
+	https://127.0.1.1:2379/v3/kv/put -d "{\"key\":\"$k\",\"value\":\"eA==\"}" >"$TMP/anon.out" 2>&1
+grep -q '"code":3' "$TMP/anon.out" && ! grep -q revision "$TMP/anon.out" && ok ||
+	bad "etcd took a write from a certificate without a user" "$(head -c 300 "$TMP/anon.out")"
+# The replicas' user writes under /ofc/ alone.
+tok=$(curl -s --max-time 3 --cacert "$P/etcd-ca.pem" --cert "$P/ofcd.pem" --key "$P/ofcd.key" \
+	https://127.0.1.1:2379/v3/auth/authenticate -d "{\"name\":\"ofcd\",\"password\":\"$(cat "$P/etcd-ofcd.password")\"}" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin).get("token",""))' 2>/dev/null)
+curl -s --max-time 3 --cacert "$P/etcd-ca.pem" --cert "$P/ofcd.pem" --key "$P/ofcd.key" -H "Authorization: $tok" \
+	https://127.0.1.1:2379/v3/kv/put -d "{\"key\":\"$k\",\"value\":\"eA==\"}" >"$TMP/ofcd-atk.out" 2>&1
+[ -n "$tok" ] && grep -q 'permission denied' "$TMP/ofcd-atk.out" && ok ||
+	bad "the replicas' user wrote outside /ofc/" "token: ${tok:+yes}" "$(head -c 300 "$TMP/ofcd-atk.out")"
 # The peer port takes the peers' CA alone: a client certificate of etcd's CA is refused.
 curl -s --max-time 3 --cacert "$P/etcd-peer-ca.pem" --cert "$P/ofcd.pem" --key "$P/ofcd.key" \
 	https://127.0.1.1:2380/members >"$TMP/peer.out" 2>&1
