@@ -171,4 +171,17 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
 		const struct bfb_opts *o, struct sched_reduced *r, struct bfb_stats *st,
 		struct ofc_error *err);
 
+/* BFB on g without the arcs gone[] (bfb/patch.c) as r, bfb_reduced's
+ * schedule on the healthy g, plus a patch: the problems of the nodes the
+ * failures reach (a lost in-link, a distance to them or to an in-neighbour
+ * changed) solved on the degraded graph, in both phases of an allreduce.
+ * Every other node's problems are the healthy ones, so the patched
+ * schedule has the explicit degraded BFB's U* every step. OFC_E_INPUT when
+ * the failures disconnect the fabric (naming a node that can no longer
+ * reach another) or make a distance longer than the healthy diameter
+ * (the base's steps would not hold it). */
+int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
+	      const struct bfb_opts *o, struct sched_patch *p, struct bfb_stats *st,
+	      struct ofc_error *err);
+
 #endif

@@ -1,0 +1,563 @@
+/* Degraded schedules kept as structure (see sched.h, struct sched_patch):
+ * the healthy reduced schedule with the programs of a region's nodes
+ * replaced, its expansion and its check without expansion.
+ *
+ * The check reads every transfer as an allgather's: the node that owns it
+ * receives block `blk` from `send` at time `tau`. A copy is that as it
+ * stands (time: the step within the copy phase, from 1). A reduction u ->
+ * x of shard k at step s is, run backwards on the transposed graph, x
+ * handing u shard k at time S - s (S: the reduction phase's steps), which
+ * is Cor. 3.1 of Zhao et al. read the other way: the reduction is right
+ * exactly when that allgather is. "x holds k at time h" is then: x has all
+ * of k after time h (0: its own block from the start). */
+#include "sched/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sched_patch_free(struct sched_patch *p)
+{
+	if (!p)
+		return;
+	free(p->region);
+	sched_free(&p->prog);
+	memset(p, 0, sizeof(*p));
+}
+
+uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
+{
+	return (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog) +
+	       p->prog.nxfers;
+}
+
+/* The ordinal of the lane-th arc of u among its surviving ones. */
+static uint16_t surviving_port(const struct graph *g, const bool *gone, uint32_t u, uint32_t lane)
+{
+	uint32_t k = 0;
+
+	for (uint32_t a = g->off[u]; a < g->off[u] + lane; a++)
+		k += !gone[a];
+	return (uint16_t)k;
+}
+
+int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct schedule *s,
+			 struct ofc_error *err)
+{
+	const struct schedule *b = &r->prog, *q = &p->prog;
+	uint32_t n = r->group.nodes;
+
+	if (n > SCHED_MAX_NODES || b->nodes != n || q->nsteps > b->nsteps)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: no explicit schedule of this patch", n);
+	if (sched_patched_transfers(r, p) >= UINT32_MAX)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%llu transfers: too many for an explicit schedule",
+				     (unsigned long long)sched_patched_transfers(r, p));
+	uint8_t *inr = xcalloc(n, 1);
+	for (uint32_t i = 0; i < p->nregion; i++)
+		inr[p->region[i]] = 1;
+	sched_init(s, b->collective, b->algorithm, n);
+	snprintf(s->topology, sizeof(s->topology), "%s", b->topology);
+	s->size_bytes = b->size_bytes;
+	for (uint32_t t = 0; t < b->nsteps; t++) {
+		size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0;
+		size_t count = kq, pos = 0;
+
+		for (uint32_t e = 0; e < r->group.order; e++)
+			for (size_t i = 0; i < k; i++) {
+				struct xfer y =
+				    sched_reduced_move(r, &b->xfers[b->step_start[t] + i],
+						       sched_group_element(&r->group, e));
+
+				count += !inr[xfer_owner(&y)];
+			}
+		if (!count) {
+			sched_step(s);
+			continue;
+		}
+		struct xfer *out = sched_append_steps(s, 1, &count);
+		for (uint32_t e = 0; e < r->group.order; e++)
+			for (size_t i = 0; i < k; i++) {
+				struct xfer y =
+				    sched_reduced_move(r, &b->xfers[b->step_start[t] + i],
+						       sched_group_element(&r->group, e));
+
+				if (!inr[xfer_owner(&y)])
+					out[pos++] = y;
+			}
+		for (size_t i = 0; i < kq; i++)
+			out[pos++] = q->xfers[q->step_start[t] + i];
+		for (size_t i = 0; gone && i < count; i++)
+			out[i].lane = surviving_port(g, gone, out[i].src, out[i].lane);
+	}
+	free(inr);
+	return 0;
+}
+
+/* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
+
+struct kmap {
+	uint64_t *key; /* key + 1; 0 empty */
+	uint32_t *val;
+	size_t cap, used;
+};
+
+static void kmap_init(struct kmap *m, size_t expect)
+{
+	m->cap = 64;
+	while (m->cap < expect * 2)
+		m->cap *= 2;
+	m->key = xcalloc(m->cap, sizeof(uint64_t));
+	m->val = xmalloc(m->cap * sizeof(uint32_t));
+	m->used = 0;
+}
+
+static void kmap_free(struct kmap *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+static size_t kmap_slot(const struct kmap *m, uint64_t key)
+{
+	size_t i = (size_t)(sched_mix64(key) & (m->cap - 1));
+
+	while (m->key[i] && m->key[i] != key + 1)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static uint32_t *kmap_get(const struct kmap *m, uint64_t key)
+{
+	size_t i = kmap_slot(m, key);
+
+	return m->key[i] ? &m->val[i] : NULL;
+}
+
+/* The value of key, made with v when new; grows at half full. */
+static uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		struct kmap big;
+
+		kmap_init(&big, m->cap);
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->key[i]) {
+				size_t j = kmap_slot(&big, m->key[i] - 1);
+
+				big.key[j] = m->key[i];
+				big.val[j] = m->val[i];
+				big.used++;
+			}
+		kmap_free(m);
+		*m = big;
+	}
+	size_t i = kmap_slot(m, key);
+	if (!m->key[i]) {
+		m->key[i] = key + 1;
+		m->val[i] = v;
+		m->used++;
+	}
+	return &m->val[i];
+}
+
+static uint64_t key3(uint32_t ph, uint32_t a, uint32_t b)
+{
+	return (uint64_t)ph << 32 | (uint64_t)(a & 0xffff) << 16 | (b & 0xffff);
+}
+
+/* ---- the check ---------------------------------------------------------------------- */
+
+struct pcheck {
+	const struct sched_reduced *r;
+	const struct sched_patch *p;
+	const struct graph *g, *gt;
+	const bool *gone;
+	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
+	uint8_t *inr;
+	uint32_t *hb[2]; /* base: node 0 holds block b after time hb[ph][b] */
+	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
+	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
+	struct kmap hold;    /* region: (ph, node, block) -> time, where not hb's */
+	struct verify_report *rep;
+};
+
+static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->rep->error, sizeof(c->rep->error), fmt, ap);
+	va_end(ap);
+	c->rep->ok = false;
+	c->rep->bad_step = step;
+	return -1;
+}
+
+static uint32_t phase_of(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE;
+}
+
+static uint32_t tau(const struct pcheck *c, const struct xfer *x, uint32_t t)
+{
+	return phase_of(x) ? c->S - t : t - c->S + 1;
+}
+
+static uint32_t sender(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
+}
+
+/* The base program: node 0's, each phase in its steps; its tables. */
+static int base_tables(struct pcheck *c)
+{
+	const struct schedule *b = &c->r->prog;
+	const struct sched_group *G = &c->r->group;
+
+	c->S = b->nsteps;
+	for (uint32_t t = 0; t < b->nsteps && c->S == b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t); i++)
+			if (phase_of(&b->xfers[i]) == 0) {
+				c->S = t;
+				break;
+			}
+	c->hb[0] = xcalloc(c->n, sizeof(uint32_t));
+	c->hb[1] = xcalloc(c->n, sizeof(uint32_t));
+	kmap_init(&c->minsend, b->nxfers);
+	kmap_init(&c->lanes, 64);
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t); i++) {
+			const struct xfer *x = &b->xfers[i];
+			uint32_t ph = phase_of(x), o = xfer_owner(x), tt;
+
+			if (o != 0 || xfer_blocks(x) != 1 || x->run || x->block >= c->n ||
+			    (ph == 1) != (t < c->S))
+				return pfail(c, t,
+					     "the base program is not node 0's own, one block a "
+					     "transfer, reductions before copies: no patch applies");
+			tt = tau(c, x, t);
+			if (tt > c->hb[ph][x->block])
+				c->hb[ph][x->block] = tt;
+			uint32_t *m = kmap_put(&c->minsend,
+					       key3(ph, sched_group_sub(G, sender(x), o), x->block), tt);
+			if (tt < *m)
+				*m = tt;
+			kmap_put(&c->lanes, key3(ph, sched_group_sub(G, x->src, o), x->lane), 1);
+		}
+	return 0;
+}
+
+/* Each patch transfer on its own: ranges, owner in the region, its arc. */
+static int patch_xfers(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+	const struct graph *g = c->g;
+
+	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
+	    q->nsteps > c->r->prog.nsteps)
+		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
+			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
+	for (uint32_t i = 0; i < c->p->nregion; i++) {
+		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
+			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
+				     c->n);
+		c->inr[c->p->region[i]] = 1;
+	}
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+			const struct xfer *x = &q->xfers[i];
+			uint32_t a = g->off[x->src] + x->lane;
+
+			if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run ||
+			    xfer_blocks(x) != 1 || x->length == 0 || x->offset > SCHED_ONE ||
+			    x->length > SCHED_ONE - x->offset)
+				return pfail(c, t, "patch transfer %zu is out of range", i);
+			if ((phase_of(x) == 1) != (t < c->S))
+				return pfail(c, t, "patch transfer %zu is in the other phase's steps",
+					     i);
+			if (!c->inr[xfer_owner(x)])
+				return pfail(c, t, "patch transfer %zu: node %u is not in the region",
+					     i, xfer_owner(x));
+			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
+				return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u",
+					     i, x->src, x->lane, x->dst);
+			if (c->gone[a])
+				return pfail(c, t, "patch transfer %zu: the arc %u -> %u has failed", i,
+					     x->src, x->dst);
+		}
+	return 0;
+}
+
+struct pkey {
+	uint64_t key; /* phase, owner, block, offset */
+	uint32_t end, tau;
+};
+
+static int cmp_pkey(const void *a, const void *b)
+{
+	const struct pkey *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* A region node's pieces of each block cover it once; when it holds each. */
+static int patch_cover(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+	const struct sched_group *G = &c->r->group;
+	size_t m = q->nxfers, i = 0;
+	struct pkey *k = xmalloc((m + 1) * sizeof(*k));
+	uint32_t nph = (c->S > 0) + (c->S < c->r->prog.nsteps);
+	int rc = 0;
+
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t j = q->step_start[t]; j < q->step_start[t] + sched_step_size(q, t); j++) {
+			const struct xfer *x = &q->xfers[j];
+
+			k[i].key = (uint64_t)phase_of(x) << 63 | (uint64_t)xfer_owner(x) << 47 |
+				   (uint64_t)x->block << 31 | x->offset;
+			k[i].end = x->offset + x->length;
+			k[i++].tau = tau(c, x, t);
+		}
+	qsort(k, m, sizeof(*k), cmp_pkey);
+	/* blocks covered per (phase, node): every one but its own */
+	uint32_t blocks = 0;
+	for (size_t a = 0; a < m && rc == 0;) {
+		uint32_t ph = (uint32_t)(k[a].key >> 63), u = (uint32_t)(k[a].key >> 47) & 0xffff;
+		uint32_t o = (uint32_t)(k[a].key >> 31) & 0xffff, at = 0, h = 0;
+		size_t b = a;
+
+		for (; b < m && k[b].key >> 31 == k[a].key >> 31; b++) {
+			uint32_t off = (uint32_t)(k[b].key & 0x7fffffff);
+
+			if (off != at)
+				rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+					   off < at ? "received twice" : "has a gap", off, SCHED_ONE);
+			at = k[b].end;
+			if (k[b].tau > h)
+				h = k[b].tau;
+		}
+		if (rc == 0 && at != SCHED_ONE)
+			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
+		if (rc == 0 && o == u)
+			rc = pfail(c, 0, "node %u receives its own block", u);
+		if (rc == 0 && h != c->hb[ph][sched_group_sub(G, o, u)])
+			kmap_put(&c->hold, key3(ph, u, o), h);
+		blocks++;
+		if (b == m || k[b].key >> 47 != k[a].key >> 47) {
+			if (rc == 0 && blocks != c->n - 1)
+				rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u,
+					   blocks, c->n - 1);
+			blocks = 0;
+		}
+		a = b;
+	}
+	/* every region node has its program in each phase */
+	size_t owners = 0;
+	for (size_t a = 0; a < m; a++)
+		owners += a == 0 || k[a].key >> 47 != k[a - 1].key >> 47;
+	if (rc == 0 && owners != (size_t)nph * c->p->nregion)
+		rc = pfail(c, 0, "the patch has %zu programs for %u region nodes and %u phases",
+			   owners, c->p->nregion, nph);
+	free(k);
+	return rc;
+}
+
+static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
+{
+	if (x == o)
+		return 0;
+	if (c->inr[x]) {
+		const uint32_t *h = kmap_get(&c->hold, key3(ph, x, o));
+
+		if (h)
+			return *h;
+	}
+	return c->hb[ph][sched_group_sub(&c->r->group, o, x)];
+}
+
+/* Every patch transfer after its sender holds the block. */
+static int patch_causal(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+			const struct xfer *x = &q->xfers[i];
+			uint32_t ph = phase_of(x), s = sender(x), h = held_at(c, ph, s, x->block);
+
+			if (tau(c, x, t) <= h)
+				return pfail(c, t,
+					     "patch transfer %zu: %u %s block %u before %s it "
+					     "(time %u, held after %u)",
+					     i, x->src, ph ? "reduces" : "sends", x->block,
+					     ph ? "the receiver sends its own" : "it holds", tau(c, x, t),
+					     h);
+		}
+	return 0;
+}
+
+/* The base's nodes: none reads a region node's block before it holds it,
+ * none sends over a gone arc. */
+static int base_untouched(struct pcheck *c)
+{
+	const struct graph *g = c->g;
+	const struct sched_group *G = &c->r->group;
+
+	for (size_t i = 0; i < c->hold.cap; i++) {
+		if (!c->hold.key[i])
+			continue;
+		uint64_t key = c->hold.key[i] - 1;
+		uint32_t ph = (uint32_t)(key >> 32), x = (uint32_t)(key >> 16) & 0xffff,
+			 o = (uint32_t)key & 0xffff, h = c->hold.val[i];
+
+		if (h <= c->hb[ph][sched_group_sub(G, o, x)])
+			continue;
+		/* the owners that read x: copies, x's out-neighbours; reductions,
+		 * its in-neighbours (they send to x) */
+		const struct graph *rd = ph ? c->gt : g;
+		for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
+			uint32_t u = rd->adj[a];
+			const uint32_t *m;
+
+			if (c->inr[u])
+				continue;
+			m = kmap_get(&c->minsend, key3(ph, sched_group_sub(G, x, u),
+						       sched_group_sub(G, o, u)));
+			if (m && *m <= h)
+				return pfail(c, 0,
+					     "node %u (unpatched) takes block %u from %u at time %u, "
+					     "which holds it after %u",
+					     u, o, x, *m, h);
+		}
+	}
+	for (uint32_t tail = 0; tail < c->n; tail++)
+		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
+			uint32_t head = g->adj[a], j = a - g->off[tail];
+
+			if (!c->gone[a])
+				continue;
+			if (!c->inr[head] &&
+			    kmap_get(&c->lanes, key3(0, sched_group_sub(G, tail, head), j)))
+				return pfail(c, 0, "node %u (unpatched) receives over the failed arc "
+						   "%u -> %u",
+					     head, tail, head);
+			if (!c->inr[tail] && kmap_get(&c->lanes, key3(1, 0, j)))
+				return pfail(c, 0, "node %u (unpatched) reduces over the failed arc "
+						   "%u -> %u",
+					     tail, tail, head);
+		}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The most one arc carries in step t of xs (k transfers), arcs as (sender,
+ * port) keyed relative to the owner when rel (the base's, whose arcs of one
+ * port carry alike). */
+static double step_most(const struct xfer *xs, size_t k, uint64_t *scratch)
+{
+	double most = 0, cur = 0;
+
+	for (size_t i = 0; i < k; i++)
+		scratch[i] = (uint64_t)xs[i].src << 48 | (uint64_t)xs[i].lane << 32 | xs[i].length;
+	qsort(scratch, k, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < k; i++) {
+		if (i && scratch[i] >> 32 != scratch[i - 1] >> 32)
+			cur = 0;
+		cur += (double)(uint32_t)scratch[i] / SCHED_ONE;
+		if (cur > most)
+			most = cur;
+	}
+	return most;
+}
+
+static void patch_loads(struct pcheck *c)
+{
+	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
+	size_t big = 0;
+
+	for (uint32_t t = 0; t < b->nsteps; t++) {
+		if (sched_step_size(b, t) > big)
+			big = sched_step_size(b, t);
+		if (t < q->nsteps && sched_step_size(q, t) > big)
+			big = sched_step_size(q, t);
+	}
+	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
+	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
+	for (uint32_t t = 0; t < b->nsteps; t++) {
+		/* node 0's program: its arcs are one of each orbit */
+		double most = c->p->nregion < c->n
+				  ? step_most(b->xfers + b->step_start[t], sched_step_size(b, t),
+					      scratch)
+				  : 0;
+		if (t < q->nsteps) {
+			double pm = step_most(q->xfers + q->step_start[t], sched_step_size(q, t),
+					      scratch);
+
+			most = pm > most ? pm : most;
+		}
+		c->rep->sum_max_link_load += most;
+		if (most > c->rep->max_link_load)
+			c->rep->max_link_load = most;
+	}
+	free(scratch);
+}
+
+int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct verify_report *rep)
+{
+	struct verify_opts vo = {.graph = g};
+	struct pcheck c = {.r = r, .p = p, .g = g, .gone = gone, .n = r->group.nodes, .rep = rep};
+	int rc;
+
+	if (sched_verify_reduced(r, &vo, rep) < 0) {
+		char why[sizeof(rep->error)];
+
+		snprintf(why, sizeof(why), "%s", rep->error);
+		snprintf(rep->error, sizeof(rep->error), "the healthy program: %.280s", why);
+		return -1;
+	}
+	if (r->group.reps != 1 || g->n != c.n)
+		return pfail(&c, 0, "a patch applies to a program under the whole group of %u nodes",
+			     g->n);
+	c.inr = xcalloc(c.n, 1);
+	c.gt = graph_transpose(g);
+	kmap_init(&c.hold, p->prog.nxfers / 4 + 16);
+	rc = base_tables(&c);
+	if (rc == 0)
+		rc = patch_xfers(&c);
+	if (rc == 0)
+		rc = patch_cover(&c);
+	if (rc == 0)
+		rc = patch_causal(&c);
+	if (rc == 0)
+		rc = base_untouched(&c);
+	if (rc == 0) {
+		patch_loads(&c);
+		rep->ok = true;
+		rep->ntransfers = (size_t)sched_patched_transfers(r, p);
+		rep->nsteps = r->prog.nsteps;
+		rep->duplicate_blocks = 0;
+	}
+	free(c.inr);
+	free(c.hb[0]);
+	free(c.hb[1]);
+	kmap_free(&c.minsend);
+	kmap_free(&c.lanes);
+	kmap_free(&c.hold);
+	graph_free((struct graph *)c.gt);
+	return rc;
+}
