@@ -181,7 +181,8 @@ struct pcheck {
 	uint32_t *hb[2]; /* base: node 0 holds block b after time hb[ph][b] */
 	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
 	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
-	struct kmap hold;    /* region: (ph, node, block) -> time, where not hb's */
+	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
+	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
 	struct verify_report *rep;
 };
 
@@ -269,6 +270,7 @@ static int patch_xfers(struct pcheck *c)
 			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
 				     c->n);
 		c->inr[c->p->region[i]] = 1;
+		c->ridx[c->p->region[i]] = i;
 	}
 	for (uint32_t t = 0; t < q->nsteps; t++)
 		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
@@ -295,78 +297,162 @@ static int patch_xfers(struct pcheck *c)
 	return 0;
 }
 
+/* A region node's pieces of one block: (block, offset), end, time. */
 struct pkey {
-	uint64_t key; /* phase, owner, block, offset */
+	uint64_t key;
 	uint32_t end, tau;
 };
 
-static int cmp_pkey(const void *a, const void *b)
-{
-	const struct pkey *x = a, *y = b;
+/* Per program (phase, region node), bucket b = ph * nregion + i. */
+struct cover {
+	struct pcheck *c;
+	struct pkey *k;
+	size_t *start;	 /* 2 nregion + 1 */
+	uint8_t *why;	 /* per bucket: 0 fine, 1 twice, 2 gap, 3 own, 4 count */
+	uint32_t *at_block, *at_off;
+	uint32_t **count;   /* per worker: n + 1 */
+	struct pkey **tmp;  /* per worker: the largest program */
+};
 
-	return x->key < y->key ? -1 : x->key > y->key;
+static void cover_fail(struct cover *cv, size_t b, uint8_t why, uint32_t o, uint32_t off)
+{
+	if (!cv->why[b]) {
+		cv->why[b] = why;
+		cv->at_block[b] = o;
+		cv->at_off[b] = off;
+	}
 }
 
-/* A region node's pieces of each block cover it once; when it holds each. */
+/* One program's pieces by block (a counting sort: most blocks come in one
+ * or two pieces, put in order of offset by insertion). */
+static void cover_one(void *arg, size_t b, unsigned wid)
+{
+	struct cover *cv = arg;
+	struct pcheck *c = cv->c;
+	uint32_t nr = c->p->nregion, ph = (uint32_t)(b / nr), u = c->p->region[b % nr];
+	struct pkey *k = cv->k + cv->start[b];
+	size_t m = cv->start[b + 1] - cv->start[b];
+	uint32_t *hold = c->hold + b * c->n, *at = cv->count[wid], blocks = 0;
+	struct pkey *by = cv->tmp[wid];
+	bool present = ph ? c->S > 0 : c->S < c->r->prog.nsteps;
+
+	if (!present)
+		return;
+	memset(at, 0, ((size_t)c->n + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < m; i++)
+		at[(k[i].key >> 32) + 1]++;
+	for (uint32_t o = 0; o < c->n; o++)
+		at[o + 1] += at[o];
+	for (size_t i = 0; i < m; i++)
+		by[at[k[i].key >> 32]++] = k[i];
+	/* at[o] is now where block o's pieces end */
+	for (uint32_t o = 0, lo = 0; o < c->n && !cv->why[b]; lo = at[o++]) {
+		uint32_t hi = at[o], pos = 0, h = 0;
+
+		if (lo == hi)
+			continue;
+		for (uint32_t i = lo + 1; i < hi; i++) /* by offset */
+			for (uint32_t j = i; j > lo && by[j].key < by[j - 1].key; j--) {
+				struct pkey tmp = by[j];
+
+				by[j] = by[j - 1];
+				by[j - 1] = tmp;
+			}
+		for (uint32_t i = lo; i < hi; i++) {
+			uint32_t off = (uint32_t)by[i].key;
+
+			if (off != pos)
+				cover_fail(cv, b, off < pos ? 1 : 2, o, off);
+			pos = by[i].end;
+			h = by[i].tau > h ? by[i].tau : h;
+		}
+		if (pos != SCHED_ONE)
+			cover_fail(cv, b, 2, o, pos);
+		if (o == u)
+			cover_fail(cv, b, 3, o, 0);
+		hold[o] = h;
+		blocks++;
+	}
+	if (blocks != c->n - 1)
+		cover_fail(cv, b, 4, blocks, 0);
+}
+
+/* A region node's pieces of each block cover it once, and when it holds
+ * each; one program at a time, on every core. */
 static int patch_cover(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	const struct sched_group *G = &c->r->group;
-	size_t m = q->nxfers, i = 0;
-	struct pkey *k = xmalloc((m + 1) * sizeof(*k));
-	uint32_t nph = (c->S > 0) + (c->S < c->r->prog.nsteps);
+	uint32_t nr = c->p->nregion;
+	size_t nb = (size_t)2 * nr;
+	struct cover cv = {.c = c};
 	int rc = 0;
 
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t j = q->step_start[t]; j < q->step_start[t] + sched_step_size(q, t); j++) {
-			const struct xfer *x = &q->xfers[j];
+	if (!nr)
+		return 0;
+	cv.k = xmalloc((q->nxfers + 1) * sizeof(*cv.k));
+	cv.start = xcalloc(nb + 2, sizeof(size_t));
+	cv.why = xcalloc(nb, 1);
+	cv.at_block = xcalloc(nb, sizeof(uint32_t));
+	cv.at_off = xcalloc(nb, sizeof(uint32_t));
+	c->hold = xcalloc(nb * c->n, sizeof(uint32_t));
+	for (size_t i = 0; i < q->nxfers; i++) {
+		const struct xfer *x = &q->xfers[i];
 
-			k[i].key = (uint64_t)phase_of(x) << 63 | (uint64_t)xfer_owner(x) << 47 |
-				   (uint64_t)x->block << 31 | x->offset;
-			k[i].end = x->offset + x->length;
-			k[i++].tau = tau(c, x, t);
-		}
-	qsort(k, m, sizeof(*k), cmp_pkey);
-	/* blocks covered per (phase, node): every one but its own */
-	uint32_t blocks = 0;
-	for (size_t a = 0; a < m && rc == 0;) {
-		uint32_t ph = (uint32_t)(k[a].key >> 63), u = (uint32_t)(k[a].key >> 47) & 0xffff;
-		uint32_t o = (uint32_t)(k[a].key >> 31) & 0xffff, at = 0, h = 0;
-		size_t b = a;
-
-		for (; b < m && k[b].key >> 31 == k[a].key >> 31; b++) {
-			uint32_t off = (uint32_t)(k[b].key & 0x7fffffff);
-
-			if (off != at)
-				rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
-					   off < at ? "received twice" : "has a gap", off, SCHED_ONE);
-			at = k[b].end;
-			if (k[b].tau > h)
-				h = k[b].tau;
-		}
-		if (rc == 0 && at != SCHED_ONE)
-			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
-		if (rc == 0 && o == u)
-			rc = pfail(c, 0, "node %u receives its own block", u);
-		if (rc == 0 && h != c->hb[ph][sched_group_sub(G, o, u)])
-			kmap_put(&c->hold, key3(ph, u, o), h);
-		blocks++;
-		if (b == m || k[b].key >> 47 != k[a].key >> 47) {
-			if (rc == 0 && blocks != c->n - 1)
-				rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u,
-					   blocks, c->n - 1);
-			blocks = 0;
-		}
-		a = b;
+		cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 2]++;
 	}
-	/* every region node has its program in each phase */
-	size_t owners = 0;
-	for (size_t a = 0; a < m; a++)
-		owners += a == 0 || k[a].key >> 47 != k[a - 1].key >> 47;
-	if (rc == 0 && owners != (size_t)nph * c->p->nregion)
-		rc = pfail(c, 0, "the patch has %zu programs for %u region nodes and %u phases",
-			   owners, c->p->nregion, nph);
-	free(k);
+	for (size_t b = 0; b < nb; b++)
+		cv.start[b + 2] += cv.start[b + 1];
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+			const struct xfer *x = &q->xfers[i];
+			size_t at = cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 1]++;
+
+			cv.k[at] = (struct pkey){.key = (uint64_t)x->block << 32 | x->offset,
+						 .end = x->offset + x->length,
+						 .tau = tau(c, x, t)};
+		}
+	size_t most = 0;
+	for (size_t b = 0; b < nb; b++)
+		if (cv.start[b + 1] - cv.start[b] > most)
+			most = cv.start[b + 1] - cv.start[b];
+	unsigned th = parallel_workers(nb, 4, 0);
+	cv.count = xcalloc(th, sizeof(uint32_t *));
+	cv.tmp = xcalloc(th, sizeof(struct pkey *));
+	for (unsigned i = 0; i < th; i++) {
+		cv.count[i] = xmalloc(((size_t)c->n + 1) * sizeof(uint32_t));
+		cv.tmp[i] = xmalloc((most + 1) * sizeof(struct pkey));
+	}
+	parallel_for(nb, 4, th, cover_one, &cv);
+	for (unsigned i = 0; i < th; i++) {
+		free(cv.count[i]);
+		free(cv.tmp[i]);
+	}
+	free(cv.count);
+	free(cv.tmp);
+	for (size_t b = 0; b < nb && rc == 0; b++) {
+		uint32_t u = c->p->region[b % nr], o = cv.at_block[b];
+
+		switch (cv.why[b]) {
+		case 1:
+		case 2:
+			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+				   cv.why[b] == 1 ? "received twice" : "has a gap", cv.at_off[b],
+				   SCHED_ONE);
+			break;
+		case 3:
+			rc = pfail(c, 0, "node %u receives its own block", u);
+			break;
+		case 4:
+			rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u, o,
+				   c->n - 1);
+			break;
+		}
+	}
+	free(cv.k);
+	free(cv.start);
+	free(cv.why);
+	free(cv.at_block);
+	free(cv.at_off);
 	return rc;
 }
 
@@ -374,12 +460,8 @@ static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_
 {
 	if (x == o)
 		return 0;
-	if (c->inr[x]) {
-		const uint32_t *h = kmap_get(&c->hold, key3(ph, x, o));
-
-		if (h)
-			return *h;
-	}
+	if (c->ridx[x] != UINT32_MAX)
+		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
 	return c->hb[ph][sched_group_sub(&c->r->group, o, x)];
 }
 
@@ -411,14 +493,12 @@ static int base_untouched(struct pcheck *c)
 	const struct graph *g = c->g;
 	const struct sched_group *G = &c->r->group;
 
-	for (size_t i = 0; i < c->hold.cap; i++) {
-		if (!c->hold.key[i])
-			continue;
-		uint64_t key = c->hold.key[i] - 1;
-		uint32_t ph = (uint32_t)(key >> 32), x = (uint32_t)(key >> 16) & 0xffff,
-			 o = (uint32_t)key & 0xffff, h = c->hold.val[i];
+	for (size_t bi = 0; c->hold && bi < (size_t)2 * c->p->nregion; bi++)
+		for (uint32_t o = 0; o < c->n; o++) {
+		uint32_t ph = (uint32_t)(bi / c->p->nregion), x = c->p->region[bi % c->p->nregion];
+		uint32_t h = c->hold[bi * c->n + o];
 
-		if (h <= c->hb[ph][sched_group_sub(G, o, x)])
+		if (o == x || h <= c->hb[ph][sched_group_sub(G, o, x)])
 			continue;
 		/* the owners that read x: copies, x's out-neighbours; reductions,
 		 * its in-neighbours (they send to x) */
@@ -464,9 +544,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The most one arc carries in step t of xs (k transfers), arcs as (sender,
- * port) keyed relative to the owner when rel (the base's, whose arcs of one
- * port carry alike). */
+/* The most one arc carries among xs (k transfers of a step of node 0's
+ * program, whose arcs are one of each orbit: each arc of the fabric
+ * carries what its orbit's arc does). */
 static double step_most(const struct xfer *xs, size_t k, uint64_t *scratch)
 {
 	double most = 0, cur = 0;
@@ -492,10 +572,10 @@ static void patch_loads(struct pcheck *c)
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		if (sched_step_size(b, t) > big)
 			big = sched_step_size(b, t);
-		if (t < q->nsteps && sched_step_size(q, t) > big)
-			big = sched_step_size(q, t);
 	}
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
+	double *load = xcalloc(c->g->m + 1, sizeof(double));
+	uint32_t *touched = xmalloc((c->g->m + 1) * sizeof(uint32_t)), nt = 0;
 	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		/* node 0's program: its arcs are one of each orbit */
@@ -503,17 +583,26 @@ static void patch_loads(struct pcheck *c)
 				  ? step_most(b->xfers + b->step_start[t], sched_step_size(b, t),
 					      scratch)
 				  : 0;
-		if (t < q->nsteps) {
-			double pm = step_most(q->xfers + q->step_start[t], sched_step_size(q, t),
-					      scratch);
+		/* the region's arcs, each summed in place */
+		for (size_t i = t < q->nsteps ? q->step_start[t] : 0;
+		     t < q->nsteps && i < q->step_start[t] + sched_step_size(q, t); i++) {
+			const struct xfer *x = &q->xfers[i];
+			uint32_t a = c->g->off[x->src] + x->lane;
 
-			most = pm > most ? pm : most;
+			if (load[a] == 0)
+				touched[nt++] = a;
+			load[a] += (double)x->length / SCHED_ONE;
+			most = load[a] > most ? load[a] : most;
 		}
+		while (nt)
+			load[touched[--nt]] = 0;
 		c->rep->sum_max_link_load += most;
 		if (most > c->rep->max_link_load)
 			c->rep->max_link_load = most;
 	}
 	free(scratch);
+	free(load);
+	free(touched);
 }
 
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
@@ -534,8 +623,9 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 		return pfail(&c, 0, "a patch applies to a program under the whole group of %u nodes",
 			     g->n);
 	c.inr = xcalloc(c.n, 1);
+	c.ridx = xmalloc(c.n * sizeof(uint32_t));
+	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
 	c.gt = graph_transpose(g);
-	kmap_init(&c.hold, p->prog.nxfers / 4 + 16);
 	rc = base_tables(&c);
 	if (rc == 0)
 		rc = patch_xfers(&c);
@@ -557,7 +647,8 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.hb[1]);
 	kmap_free(&c.minsend);
 	kmap_free(&c.lanes);
-	kmap_free(&c.hold);
+	free(c.hold);
+	free(c.ridx);
 	graph_free((struct graph *)c.gt);
 	return rc;
 }
