@@ -179,9 +179,14 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * schedule has the explicit degraded BFB's U* every step. OFC_E_INPUT when
  * the failures disconnect the fabric (naming a node that can no longer
  * reach another) or make a distance longer than the healthy diameter
- * (the base's steps would not hold it). */
+ * (the base's steps would not hold it); OFC_E_RUNTIME, with the estimate,
+ * over max_bytes. */
 int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
-	      const struct bfb_opts *o, struct sched_patch *p, struct bfb_stats *st,
-	      struct ofc_error *err);
+	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
+	      struct bfb_stats *st, struct ofc_error *err);
+/* What the patch of nregion nodes holds at most (their programs, BFB's
+ * pieces: about two a block, and the distance rows its problems read),
+ * which bfb_patch refuses past max_bytes (0: no limit) before solving. */
+uint64_t bfb_patch_memory(uint32_t n, uint32_t nregion, enum sched_collective c);
 
 #endif

@@ -324,9 +324,16 @@ static void merge_region(struct sched_patch *p, const struct built_phase *bp)
 	p->nregion = k;
 }
 
+uint64_t bfb_patch_memory(uint32_t n, uint32_t nregion, enum sched_collective c)
+{
+	uint64_t phases = c == SCHED_ALLREDUCE ? 2 : 1, rows = (uint64_t)nregion * 5 * n * 2;
+
+	return phases * nregion * (uint64_t)n * 2 * sizeof(struct xfer) + rows;
+}
+
 int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
-	      const struct bfb_opts *o, struct sched_patch *p, struct bfb_stats *st,
-	      struct ofc_error *err)
+	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
+	      struct bfb_stats *st, struct ofc_error *err)
 {
 	static const struct bfb_opts defaults = {0};
 	enum sched_collective c = r->prog.collective;
@@ -375,6 +382,17 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 		merge_region(p, &bp[ph]);
 	}
 	struct built_phase all = {.region = p->region, .nregion = p->nregion};
+	uint64_t need = bfb_patch_memory(g->n, p->nregion, c);
+	if (max_bytes && need > max_bytes) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), need);
+		fmt_size(max_s, sizeof(max_s), max_bytes);
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "the failures reach %u of %u nodes: their programs need about "
+				   "%s, over the memory limit of %s",
+				   p->nregion, g->n, need_s, max_s);
+	}
 	st->seconds_distances = now_seconds() - t0;
 	t0 = now_seconds();
 	for (int ph = 0; ph < 2 && rc == 0; ph++) {

@@ -97,6 +97,54 @@ int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch
 	return 0;
 }
 
+static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
+{
+	const struct sched_patched_stream *ps = ctx;
+	const struct schedule *b = &ps->r->prog, *q = &ps->p->prog;
+	size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0, pos = 0;
+
+	for (uint32_t e = 0; e < ps->r->group.order; e++)
+		for (size_t i = 0; i < k; i++) {
+			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
+							   sched_group_element(&ps->r->group, e));
+
+			if (!ps->inr[xfer_owner(&y)])
+				out[pos++] = y;
+		}
+	for (size_t i = 0; i < kq; i++)
+		out[pos++] = q->xfers[q->step_start[t] + i];
+	for (size_t i = 0; i < pos; i++)
+		out[i].lane = surviving_port(ps->g, ps->gone, out[i].src, out[i].lane);
+}
+
+void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
+			       const struct sched_patch *p, const struct graph *g, const bool *gone,
+			       const struct schedule *head, struct sched_stream *st)
+{
+	const struct schedule *b = &r->prog, *q = &p->prog;
+
+	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
+	ps->inr = xcalloc(r->group.nodes, 1);
+	for (uint32_t i = 0; i < p->nregion; i++)
+		ps->inr[p->region[i]] = 1;
+	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
+	/* base transfers are node 0's own: one translate each per node */
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) +
+			       (t < q->nsteps ? sched_step_size(q, t) : 0);
+	*st = (struct sched_stream){.head = head,
+				    .nsteps = b->nsteps,
+				    .count = ps->count,
+				    .fill = patched_fill,
+				    .ctx = ps};
+}
+
+void sched_patched_stream_free(struct sched_patched_stream *ps)
+{
+	free(ps->inr);
+	free(ps->count);
+}
+
 /* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
 
 struct kmap {

@@ -609,6 +609,22 @@ uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sch
 int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
 			 const struct graph *g, const bool *gone, struct schedule *s,
 			 struct ofc_error *err);
+/* The patched schedule as a stream (sched_stream: -o writes it a step at
+ * a time, what sched_patched_expand would hold, ports as there). head:
+ * what the schedule says of itself (the outcome's figures). Fill the
+ * stream from ps after sched_patched_stream_init; free ps after. */
+struct sched_patched_stream {
+	const struct sched_reduced *r;
+	const struct sched_patch *p;
+	const struct graph *g;
+	const bool *gone;
+	uint8_t *inr;
+	size_t *count;
+};
+void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
+			       const struct sched_patch *p, const struct graph *g, const bool *gone,
+			       const struct schedule *head, struct sched_stream *st);
+void sched_patched_stream_free(struct sched_patched_stream *ps);
 /* The patched schedule checked without expanding it, on g (healthy, the
  * base's Cayley graph) without the arcs gone[]: the base by symmetry
  * (sched_verify_reduced), then what the patch changes, each check local

@@ -200,7 +200,14 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->measured, r->arc_cap ? " (each link at its rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
-	if (o->is_reduced && o->group.reps > 1)
+	if (o->is_patched)
+		fprintf(out,
+			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
+			"and a patch: the programs of %u nodes the failures reach (%zu "
+			"transfers), checked without expansion\n",
+			o->s.nxfers, o->group.name, o->group.order, o->patch.nregion,
+			o->patch.prog.nxfers);
+	else if (o->is_reduced && o->group.reps > 1)
 		fprintf(out,
 			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
 			"checked by symmetry\n",
@@ -312,9 +319,37 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 				     "MSCCL programs are explicit: write the schedule without "
 				     "--reduced (up to %u nodes)",
 				     BFB_MAX_NODES);
+	if (o->is_patched && p->format != FMT_TEXT && p->format != FMT_JSON)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a schedule kept as structure under failures (the healthy "
+				     "program and a patch) streams its transfers as text or JSON");
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
-	if (p->format == FMT_MSCCL) {
+	if (o->is_patched) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+		struct sched_patched_stream ps;
+		struct sched_stream st;
+
+		sched_patched_stream_init(&ps, &red, &o->patch, o->patch_graph, o->gone, &o->s,
+					  &st);
+		if (p->format == FMT_TEXT) {
+			sched_stream_write_text(out.f, &st, UINT32_MAX);
+		} else {
+			struct json_writer w;
+
+			jw_init(&w, out.f, true);
+			jw_obj_begin(&w);
+			sched_stream_write_json_members(&w, &st);
+			jw_key(&w, "tau_b_fraction");
+			if (frac_valid(o->tau_b))
+				jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
+			else
+				jw_null(&w);
+			jw_obj_end(&w);
+			jw_finish(&w);
+		}
+		sched_patched_stream_free(&ps);
+	} else if (p->format == FMT_MSCCL) {
 		struct msccl_info mi;
 
 		rc = schedule_write_msccl(&o->s, out.f, &mi, err);

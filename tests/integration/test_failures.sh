@@ -71,6 +71,27 @@ for links in "$F1" "$F2" "$F8"; do
 		$S --topology torus:8x8 --fail "$links" --collective allgather --json
 done
 
+# BFB kept as structure (--reduced: the healthy program and a patch of
+# the nodes the failures reach): -o streams a schedule that is verified and
+# crosses no failed link; its time is the explicit degraded BFB's; failures
+# that lengthen the schedule (F8 here) fall back to the explicit one, saying
+# why.
+for links in "$F1" "$F2"; do
+	for c in allgather reduce-scatter allreduce; do
+		run_check "$links" --collective $c --algo bfb --reduced
+	done
+done
+$S --topology torus:16x16 --fail 0-1,35-51 --collective allreduce >"$TMP/explicit"
+$S --topology torus:16x16 --fail 0-1,35-51 --collective allreduce --reduced >"$TMP/patched" 2>"$TMP/err"
+if grep -q "^  reduced      node 0's healthy program (.*) x Z_16^2 (order 256) and a patch: the programs of [0-9]* nodes the failures reach" "$TMP/patched" &&
+	[ "$(grep '^  time ' "$TMP/explicit")" = "$(grep '^  time ' "$TMP/patched")" ] &&
+	grep -q "^ofc schedule: BFB kept as structure: the healthy program x Z_16^2" "$TMP/err"; then ok; else
+	bad "patched vs explicit time" "$(grep time "$TMP/explicit")" "$(cat "$TMP/patched" "$TMP/err")"
+fi
+$S --topology torus:8x8 --fail "$F8" --collective allreduce --reduced >"$TMP/out" 2>"$TMP/err"
+if grep -q "^ofc schedule: BFB explicit on the degraded graph: the failures lengthen the schedule" "$TMP/err" &&
+	grep -q "verified     yes" "$TMP/out"; then ok; else bad "F8 --reduced" "$(cat "$TMP/err")"; fi
+
 # Less a link of a short ring of torus:4x8 (the long ones bind), the
 # healthy flow with the link's flow rerouted keeps the healthy optimum,
 # proven by the healthy lengths with no master.

@@ -45,7 +45,7 @@ static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched
 		fail_msg("%s: %s", fail, err.msg);
 	if (bfb_reduced(f->g, &f->G, c, &o, &f->r, &st, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
-	if (bfb_patch(f->g, &f->r, f->gone, &o, &f->p, &st, &err) < 0)
+	if (bfb_patch(f->g, &f->r, f->gone, &o, 0, &f->p, &st, &err) < 0)
 		fail_msg("%s --fail %s: %s", spec, fail, err.msg);
 }
 
@@ -252,7 +252,7 @@ static void test_restore(void **state)
 	/* no failure: an empty region, the healthy schedule itself */
 	struct sched_patch empty;
 	bool *none = calloc(f.g->m + 1, sizeof(bool));
-	assert_int_equal(bfb_patch(f.g, &f.r, none, &o, &empty, &st, &err), 0);
+	assert_int_equal(bfb_patch(f.g, &f.r, none, &o, 0, &empty, &st, &err), 0);
 	assert_int_equal(empty.nregion, 0);
 	assert_int_equal(empty.prog.nxfers, 0);
 	struct verify_report rep;
@@ -282,7 +282,7 @@ static void test_disconnected(void **state)
 	uint8_t *dead = calloc(g->n, 1);
 	/* every link of node 5 */
 	assert_int_equal(topo_mark_items(g, "5-4,5-6,5-1,5-9", gone, dead, &err), 0);
-	assert_int_equal(bfb_patch(g, &r, gone, &o, &p, &st, &err), -1);
+	assert_int_equal(bfb_patch(g, &r, gone, &o, 0, &p, &st, &err), -1);
 	assert_non_null(strstr(err.msg, "can no longer reach node"));
 	assert_non_null(strstr(err.msg, "5"));
 	free(gone);
