@@ -17,134 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sched_patch_free(struct sched_patch *p)
-{
-	if (!p)
-		return;
-	free(p->region);
-	sched_free(&p->prog);
-	memset(p, 0, sizeof(*p));
-}
-
-uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
-{
-	return (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog) +
-	       p->prog.nxfers;
-}
-
-/* The ordinal of the lane-th arc of u among its surviving ones. */
-static uint16_t surviving_port(const struct graph *g, const bool *gone, uint32_t u, uint32_t lane)
-{
-	uint32_t k = 0;
-
-	for (uint32_t a = g->off[u]; a < g->off[u] + lane; a++)
-		k += !gone[a];
-	return (uint16_t)k;
-}
-
-int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
-			 const struct graph *g, const bool *gone, struct schedule *s,
-			 struct ofc_error *err)
-{
-	const struct schedule *b = &r->prog, *q = &p->prog;
-	uint32_t n = r->group.nodes;
-
-	if (n > SCHED_MAX_NODES || b->nodes != n || q->nsteps > b->nsteps)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: no explicit schedule of this patch", n);
-	if (sched_patched_transfers(r, p) >= UINT32_MAX)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%llu transfers: too many for an explicit schedule",
-				     (unsigned long long)sched_patched_transfers(r, p));
-	uint8_t *inr = xcalloc(n, 1);
-	for (uint32_t i = 0; i < p->nregion; i++)
-		inr[p->region[i]] = 1;
-	sched_init(s, b->collective, b->algorithm, n);
-	snprintf(s->topology, sizeof(s->topology), "%s", b->topology);
-	s->size_bytes = b->size_bytes;
-	for (uint32_t t = 0; t < b->nsteps; t++) {
-		size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0;
-		size_t count = kq, pos = 0;
-
-		for (uint32_t e = 0; e < r->group.order; e++)
-			for (size_t i = 0; i < k; i++) {
-				struct xfer y =
-				    sched_reduced_move(r, &b->xfers[b->step_start[t] + i],
-						       sched_group_element(&r->group, e));
-
-				count += !inr[xfer_owner(&y)];
-			}
-		if (!count) {
-			sched_step(s);
-			continue;
-		}
-		struct xfer *out = sched_append_steps(s, 1, &count);
-		for (uint32_t e = 0; e < r->group.order; e++)
-			for (size_t i = 0; i < k; i++) {
-				struct xfer y =
-				    sched_reduced_move(r, &b->xfers[b->step_start[t] + i],
-						       sched_group_element(&r->group, e));
-
-				if (!inr[xfer_owner(&y)])
-					out[pos++] = y;
-			}
-		for (size_t i = 0; i < kq; i++)
-			out[pos++] = q->xfers[q->step_start[t] + i];
-		for (size_t i = 0; gone && i < count; i++)
-			out[i].lane = surviving_port(g, gone, out[i].src, out[i].lane);
-	}
-	free(inr);
-	return 0;
-}
-
-static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
-{
-	const struct sched_patched_stream *ps = ctx;
-	const struct schedule *b = &ps->r->prog, *q = &ps->p->prog;
-	size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0, pos = 0;
-
-	for (uint32_t e = 0; e < ps->r->group.order; e++)
-		for (size_t i = 0; i < k; i++) {
-			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
-							   sched_group_element(&ps->r->group, e));
-
-			if (!ps->inr[xfer_owner(&y)])
-				out[pos++] = y;
-		}
-	for (size_t i = 0; i < kq; i++)
-		out[pos++] = q->xfers[q->step_start[t] + i];
-	for (size_t i = 0; i < pos; i++)
-		out[i].lane = surviving_port(ps->g, ps->gone, out[i].src, out[i].lane);
-}
-
-void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
-			       const struct sched_patch *p, const struct graph *g, const bool *gone,
-			       const struct schedule *head, struct sched_stream *st)
-{
-	const struct schedule *b = &r->prog, *q = &p->prog;
-
-	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
-	ps->inr = xcalloc(r->group.nodes, 1);
-	for (uint32_t i = 0; i < p->nregion; i++)
-		ps->inr[p->region[i]] = 1;
-	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
-	/* base transfers are node 0's own: one translate each per node */
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) +
-			       (t < q->nsteps ? sched_step_size(q, t) : 0);
-	*st = (struct sched_stream){.head = head,
-				    .nsteps = b->nsteps,
-				    .count = ps->count,
-				    .fill = patched_fill,
-				    .ctx = ps};
-}
-
-void sched_patched_stream_free(struct sched_patched_stream *ps)
-{
-	free(ps->inr);
-	free(ps->count);
-}
-
 /* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
 
 struct kmap {
@@ -217,6 +89,182 @@ static uint64_t key3(uint32_t ph, uint32_t a, uint32_t b)
 	return (uint64_t)ph << 32 | (uint64_t)(a & 0xffff) << 16 | (b & 0xffff);
 }
 
+void sched_patch_free(struct sched_patch *p)
+{
+	if (!p)
+		return;
+	free(p->region);
+	sched_free(&p->prog);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The (phase, owner, block) pairs the patch plans for owners outside
+ * its region (those nodes keep their other blocks' healthy pieces). */
+static void overridden(const struct sched_patch *p, const uint8_t *inr, struct kmap *m)
+{
+	kmap_init(m, p->prog.nxfers / 2 + 16);
+	for (size_t i = 0; i < p->prog.nxfers; i++) {
+		const struct xfer *x = &p->prog.xfers[i];
+
+		if (x->src < p->prog.nodes && x->dst < p->prog.nodes && !inr[xfer_owner(x)])
+			kmap_put(m, key3(xfer_op(x) == XFER_REDUCE, xfer_owner(x), x->block), 0);
+	}
+}
+
+/* Whether base translate y is replaced: its owner's whole program, or its
+ * (owner, block). */
+static bool replaced(const uint8_t *inr, const struct kmap *over, const struct xfer *y)
+{
+	return inr[xfer_owner(y)] ||
+	       kmap_get(over, key3(xfer_op(y) == XFER_REDUCE, xfer_owner(y), y->block));
+}
+
+/* Per step of the base, how many of its translates the overridden pairs
+ * of over replace (into removed, nsteps entries, added to). */
+static void removed_per_step(const struct sched_reduced *r, const struct kmap *over,
+			     size_t *removed)
+{
+	const struct schedule *b = &r->prog;
+	uint32_t n = r->group.nodes;
+	uint32_t *start = xcalloc((size_t)2 * n + 2, sizeof(uint32_t));
+	uint32_t *step = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			const struct xfer *x = &b->xfers[i];
+
+			if (x->block < n)
+				start[(xfer_op(x) == XFER_REDUCE) * n + x->block + 2]++;
+		}
+	for (uint32_t k = 0; k < 2 * n; k++)
+		start[k + 2] += start[k + 1];
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			const struct xfer *x = &b->xfers[i];
+
+			if (x->block < n)
+				step[start[(xfer_op(x) == XFER_REDUCE) * n + x->block + 1]++] = t;
+		}
+	for (size_t i = 0; i < over->cap; i++) {
+		if (!over->key[i])
+			continue;
+		uint64_t key = over->key[i] - 1;
+		uint32_t ph = (uint32_t)(key >> 32), u = (uint32_t)(key >> 16) & 0xffff,
+			 o = (uint32_t)key & 0xffff, rb = ph * n + sched_group_sub(&r->group, o, u);
+
+		for (uint32_t j = start[rb]; j < start[rb + 1]; j++)
+			removed[step[j]]++;
+	}
+	free(start);
+	free(step);
+}
+
+uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
+{
+	uint8_t *inr = xcalloc(r->group.nodes + 1, 1);
+	struct kmap over;
+	size_t *removed = xcalloc((size_t)r->prog.nsteps + 1, sizeof(size_t));
+	uint64_t total = p->prog.nxfers +
+			 (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog);
+
+	for (uint32_t i = 0; i < p->nregion; i++)
+		inr[p->region[i]] = 1;
+	overridden(p, inr, &over);
+	removed_per_step(r, &over, removed);
+	for (uint32_t t = 0; t < r->prog.nsteps; t++)
+		total -= removed[t];
+	kmap_free(&over);
+	free(removed);
+	free(inr);
+	return total;
+}
+
+/* The ordinal of the lane-th arc of u among its surviving ones. */
+static uint16_t surviving_port(const struct graph *g, const bool *gone, uint32_t u, uint32_t lane)
+{
+	uint32_t k = 0;
+
+	for (uint32_t a = g->off[u]; a < g->off[u] + lane; a++)
+		k += !gone[a];
+	return (uint16_t)k;
+}
+
+int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct schedule *s,
+			 struct ofc_error *err)
+{
+	struct sched_patched_stream ps;
+	struct sched_stream st;
+
+	if (r->group.nodes > SCHED_MAX_NODES || r->prog.nodes != r->group.nodes ||
+	    p->prog.nsteps > r->prog.nsteps)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: no explicit schedule of this patch", r->group.nodes);
+	if (sched_patched_transfers(r, p) >= UINT32_MAX)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%llu transfers: too many for an explicit schedule",
+				     (unsigned long long)sched_patched_transfers(r, p));
+	sched_patched_stream_init(&ps, r, p, g, gone, &r->prog, &st);
+	int rc = sched_stream_expand(&st, s, err);
+	if (rc == 0)
+		s->size_bytes = r->prog.size_bytes;
+	sched_patched_stream_free(&ps);
+	return rc;
+}
+
+static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
+{
+	const struct sched_patched_stream *ps = ctx;
+	const struct schedule *b = &ps->r->prog, *q = &ps->p->prog;
+	size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0, pos = 0;
+
+	for (uint32_t e = 0; e < ps->r->group.order; e++)
+		for (size_t i = 0; i < k; i++) {
+			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
+							   sched_group_element(&ps->r->group, e));
+
+			if (!replaced(ps->inr, ps->over, &y))
+				out[pos++] = y;
+		}
+	for (size_t i = 0; i < kq; i++)
+		out[pos++] = q->xfers[q->step_start[t] + i];
+	for (size_t i = 0; ps->gone && i < pos; i++)
+		out[i].lane = surviving_port(ps->g, ps->gone, out[i].src, out[i].lane);
+}
+
+void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
+			       const struct sched_patch *p, const struct graph *g, const bool *gone,
+			       const struct schedule *head, struct sched_stream *st)
+{
+	const struct schedule *b = &r->prog, *q = &p->prog;
+
+	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
+	ps->inr = xcalloc(r->group.nodes, 1);
+	for (uint32_t i = 0; i < p->nregion; i++)
+		ps->inr[p->region[i]] = 1;
+	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
+	ps->over = xmalloc(sizeof(struct kmap));
+	overridden(p, ps->inr, ps->over);
+	removed_per_step(r, ps->over, ps->count);
+	/* base transfers are node 0's own: one translate each per node */
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) -
+			       ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
+	*st = (struct sched_stream){.head = head,
+				    .nsteps = b->nsteps,
+				    .count = ps->count,
+				    .fill = patched_fill,
+				    .ctx = ps};
+}
+
+void sched_patched_stream_free(struct sched_patched_stream *ps)
+{
+	kmap_free(ps->over);
+	free(ps->over);
+	free(ps->inr);
+	free(ps->count);
+}
+
 /* ---- the check ---------------------------------------------------------------------- */
 
 struct pcheck {
@@ -231,6 +279,11 @@ struct pcheck {
 	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
 	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
 	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
+	struct kmap over;    /* outside the region: (ph, owner, block) planned -> held after */
+	uint32_t *bstart;    /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
+	uint32_t *bidx;
+	uint32_t *tails; /* of g's arcs */
+	uint32_t *bstep; /* per base transfer: its step */
 	struct verify_report *rep;
 };
 
@@ -300,6 +353,19 @@ static int base_tables(struct pcheck *c)
 				*m = tt;
 			kmap_put(&c->lanes, key3(ph, sched_group_sub(G, x->src, o), x->lane), 1);
 		}
+	c->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+			c->bstep[i] = t;
+	c->bstart = xcalloc((size_t)2 * c->n + 2, sizeof(uint32_t));
+	c->bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < b->nxfers; i++)
+		c->bstart[phase_of(&b->xfers[i]) * c->n + b->xfers[i].block + 2]++;
+	for (uint32_t k = 0; k < 2 * c->n; k++)
+		c->bstart[k + 2] += c->bstart[k + 1];
+	for (size_t i = 0; i < b->nxfers; i++)
+		c->bidx[c->bstart[phase_of(&b->xfers[i]) * c->n + b->xfers[i].block + 1]++] =
+		    (uint32_t)i;
 	return 0;
 }
 
@@ -332,9 +398,6 @@ static int patch_xfers(struct pcheck *c)
 			if ((phase_of(x) == 1) != (t < c->S))
 				return pfail(c, t, "patch transfer %zu is in the other phase's steps",
 					     i);
-			if (!c->inr[xfer_owner(x)])
-				return pfail(c, t, "patch transfer %zu: node %u is not in the region",
-					     i, xfer_owner(x));
 			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
 				return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u",
 					     i, x->src, x->lane, x->dst);
@@ -446,13 +509,17 @@ static int patch_cover(struct pcheck *c)
 	for (size_t i = 0; i < q->nxfers; i++) {
 		const struct xfer *x = &q->xfers[i];
 
-		cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 2]++;
+		if (c->inr[xfer_owner(x)])
+			cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 2]++;
 	}
 	for (size_t b = 0; b < nb; b++)
 		cv.start[b + 2] += cv.start[b + 1];
 	for (uint32_t t = 0; t < q->nsteps; t++)
 		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
 			const struct xfer *x = &q->xfers[i];
+
+			if (!c->inr[xfer_owner(x)])
+				continue;
 			size_t at = cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 1]++;
 
 			cv.k[at] = (struct pkey){.key = (uint64_t)x->block << 32 | x->offset,
@@ -504,13 +571,74 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
+struct okey {
+	uint64_t key; /* phase, owner, block */
+	uint32_t off, end, tau;
+};
+
+static int cmp_okey(const void *a, const void *b)
+{
+	const struct okey *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Outside the region: each (owner, block) the patch plans is covered
+ * once, never the owner's own; when the owner holds it. */
+static int partial_cover(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+	struct okey *k = xmalloc((q->nxfers + 1) * sizeof(*k));
+	size_t m = 0;
+	int rc = 0;
+
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+			const struct xfer *x = &q->xfers[i];
+
+			if (c->inr[xfer_owner(x)])
+				continue;
+			k[m++] = (struct okey){.key = key3(phase_of(x), xfer_owner(x), x->block),
+					       .off = x->offset,
+					       .end = x->offset + x->length,
+					       .tau = tau(c, x, t)};
+		}
+	qsort(k, m, sizeof(*k), cmp_okey);
+	kmap_init(&c->over, m / 2 + 16);
+	for (size_t a = 0; a < m && rc == 0;) {
+		uint32_t u = (uint32_t)(k[a].key >> 16) & 0xffff, o = (uint32_t)k[a].key & 0xffff;
+		uint32_t at = 0, h = 0;
+		size_t e = a;
+
+		for (; e < m && k[e].key == k[a].key; e++) {
+			if (k[e].off != at && rc == 0)
+				rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+					   k[e].off < at ? "received twice" : "has a gap", k[e].off,
+					   SCHED_ONE);
+			at = k[e].end;
+			h = k[e].tau > h ? k[e].tau : h;
+		}
+		if (rc == 0 && at != SCHED_ONE)
+			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
+		if (rc == 0 && o == u)
+			rc = pfail(c, 0, "node %u receives its own block", u);
+		*kmap_put(&c->over, k[a].key, h) = h;
+		a = e;
+	}
+	free(k);
+	return rc;
+}
+
 static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
 {
 	if (x == o)
 		return 0;
 	if (c->ridx[x] != UINT32_MAX)
 		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
-	return c->hb[ph][sched_group_sub(&c->r->group, o, x)];
+	const uint32_t *h = kmap_get(&c->over, key3(ph, x, o));
+	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
 }
 
 /* Every patch transfer after its sender holds the block. */
@@ -534,37 +662,76 @@ static int patch_causal(struct pcheck *c)
 	return 0;
 }
 
-/* The base's nodes: none reads a region node's block before it holds it,
- * none sends over a gone arc. */
+/* x holds o after h, later than the base says: no unpatched reader (one
+ * whose (reader, o) the base still plans) takes it from x before. */
+static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h)
+{
+	const struct sched_group *G = &c->r->group;
+	/* the owners that read x: copies, x's out-neighbours; reductions, its
+	 * in-neighbours (they send to x) */
+	const struct graph *rd = ph ? c->gt : c->g;
+
+	if (o == x || h <= c->hb[ph][sched_group_sub(G, o, x)])
+		return 0;
+	for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
+		uint32_t u = rd->adj[a];
+		const uint32_t *m;
+
+		if (c->inr[u] || kmap_get(&c->over, key3(ph, u, o)))
+			continue;
+		m = kmap_get(&c->minsend, key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
+		if (m && *m <= h)
+			return pfail(c, 0,
+				     "node %u (unpatched) takes block %u from %u at time %u, which "
+				     "holds it after %u",
+				     u, o, x, *m, h);
+	}
+	return 0;
+}
+
+/* Base translates of owner u over its port key (src - u, lane) in phase
+ * ph: every one replaced (the pairs planned again), else -1. */
+static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel, uint32_t lane,
+			 uint32_t tail, uint32_t head)
+{
+	const struct schedule *b = &c->r->prog;
+
+	if (c->inr[u] || !kmap_get(&c->lanes, key3(ph, rel, lane)))
+		return 0;
+	for (uint32_t blk = 0; blk < c->n; blk++)
+		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1]; j++) {
+			const struct xfer *x = &b->xfers[c->bidx[j]];
+
+			if (x->lane == lane && sched_group_sub(&c->r->group, x->src, 0) == rel &&
+			    !kmap_get(&c->over, key3(ph, u, sched_group_add(&c->r->group, blk, u))))
+				return pfail(c, 0,
+					     "node %u (unpatched) %s block %u over the failed arc %u "
+					     "-> %u",
+					     u, ph ? "reduces" : "receives",
+					     sched_group_add(&c->r->group, blk, u), tail, head);
+		}
+	return 0;
+}
+
+/* The base's nodes: none reads a patched block before it is held, none
+ * moves a block it still plans by the base over a gone arc. */
 static int base_untouched(struct pcheck *c)
 {
 	const struct graph *g = c->g;
 	const struct sched_group *G = &c->r->group;
 
 	for (size_t bi = 0; c->hold && bi < (size_t)2 * c->p->nregion; bi++)
-		for (uint32_t o = 0; o < c->n; o++) {
-		uint32_t ph = (uint32_t)(bi / c->p->nregion), x = c->p->region[bi % c->p->nregion];
-		uint32_t h = c->hold[bi * c->n + o];
+		for (uint32_t o = 0; o < c->n; o++)
+			if (late_readers(c, (uint32_t)(bi / c->p->nregion),
+					 c->p->region[bi % c->p->nregion], o, c->hold[bi * c->n + o]) < 0)
+				return -1;
+	for (size_t i = 0; i < c->over.cap; i++) {
+		uint64_t key = c->over.key[i] - 1;
 
-		if (o == x || h <= c->hb[ph][sched_group_sub(G, o, x)])
-			continue;
-		/* the owners that read x: copies, x's out-neighbours; reductions,
-		 * its in-neighbours (they send to x) */
-		const struct graph *rd = ph ? c->gt : g;
-		for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
-			uint32_t u = rd->adj[a];
-			const uint32_t *m;
-
-			if (c->inr[u])
-				continue;
-			m = kmap_get(&c->minsend, key3(ph, sched_group_sub(G, x, u),
-						       sched_group_sub(G, o, u)));
-			if (m && *m <= h)
-				return pfail(c, 0,
-					     "node %u (unpatched) takes block %u from %u at time %u, "
-					     "which holds it after %u",
-					     u, o, x, *m, h);
-		}
+		if (c->over.key[i] && late_readers(c, (uint32_t)(key >> 32),
+						   (uint32_t)(key >> 16) & 0xffff,
+						   (uint32_t)key & 0xffff, c->over.val[i]) < 0)
+			return -1;
 	}
 	for (uint32_t tail = 0; tail < c->n; tail++)
 		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
@@ -572,15 +739,10 @@ static int base_untouched(struct pcheck *c)
 
 			if (!c->gone[a])
 				continue;
-			if (!c->inr[head] &&
-			    kmap_get(&c->lanes, key3(0, sched_group_sub(G, tail, head), j)))
-				return pfail(c, 0, "node %u (unpatched) receives over the failed arc "
-						   "%u -> %u",
-					     head, tail, head);
-			if (!c->inr[tail] && kmap_get(&c->lanes, key3(1, 0, j)))
-				return pfail(c, 0, "node %u (unpatched) reduces over the failed arc "
-						   "%u -> %u",
-					     tail, tail, head);
+			if (gone_replaced(c, 0, head, sched_group_sub(G, tail, head), j, tail, head) <
+				0 ||
+			    gone_replaced(c, 1, tail, 0, j, tail, head) < 0)
+				return -1;
 		}
 	return 0;
 }
@@ -612,45 +774,100 @@ static double step_most(const struct xfer *xs, size_t k, uint64_t *scratch)
 	return most;
 }
 
+/* A change to an arc's load in a step: (step, arc) and the amount. */
+struct delta {
+	uint64_t key;
+	int64_t amount; /* SCHED_ONE units */
+};
+
+static int cmp_delta(const void *a, const void *b)
+{
+	const struct delta *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* What the base puts on the arc of key (src - owner, lane) in step t, in
+ * SCHED_ONE units (node 0's program: one arc per key). */
+static uint64_t base_arc(const struct schedule *b, uint32_t t, uint32_t rel, uint32_t lane)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+		if (b->xfers[i].src == rel && b->xfers[i].lane == lane)
+			sum += b->xfers[i].length;
+	return sum;
+}
+
 static void patch_loads(struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
-	size_t big = 0;
+	const struct sched_group *G = &c->r->group;
+	size_t big = 0, nd = 0, cap = q->nxfers + 16;
+	struct delta *dl = xmalloc(cap * sizeof(*dl));
 
-	for (uint32_t t = 0; t < b->nsteps; t++) {
+	for (uint32_t t = 0; t < b->nsteps; t++)
 		if (sched_step_size(b, t) > big)
 			big = sched_step_size(b, t);
+	/* the patch's transfers add, the base's pieces of the pairs it plans
+	 * outside the region subtract */
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++) {
+			const struct xfer *x = &q->xfers[i];
+
+			dl[nd++] = (struct delta){(uint64_t)t << 32 | (c->g->off[x->src] + x->lane),
+						  x->length};
+		}
+	for (size_t i = 0; i < c->over.cap; i++) {
+		if (!c->over.key[i])
+			continue;
+		uint64_t key = c->over.key[i] - 1;
+		uint32_t ph = (uint32_t)(key >> 32), u = (uint32_t)(key >> 16) & 0xffff,
+			 r = sched_group_sub(G, (uint32_t)key & 0xffff, u);
+
+		for (uint32_t j = c->bstart[ph * c->n + r]; j < c->bstart[ph * c->n + r + 1]; j++) {
+			const struct xfer *x = &b->xfers[c->bidx[j]];
+			uint32_t src = sched_group_add(G, x->src, u), t = c->bstep[c->bidx[j]];
+
+			if (nd == cap) {
+				cap *= 2;
+				dl = xrealloc(dl, cap * sizeof(*dl));
+			}
+			dl[nd++] = (struct delta){(uint64_t)t << 32 | (c->g->off[src] + x->lane),
+						  -(int64_t)x->length};
+		}
 	}
+	qsort(dl, nd, sizeof(*dl), cmp_delta);
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
-	double *load = xcalloc(c->g->m + 1, sizeof(double));
-	uint32_t *touched = xmalloc((c->g->m + 1) * sizeof(uint32_t)), nt = 0;
 	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
+	size_t di = 0;
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		/* node 0's program: its arcs are one of each orbit */
 		double most = c->p->nregion < c->n
 				  ? step_most(b->xfers + b->step_start[t], sched_step_size(b, t),
 					      scratch)
 				  : 0;
-		/* the region's arcs, each summed in place */
-		for (size_t i = t < q->nsteps ? q->step_start[t] : 0;
-		     t < q->nsteps && i < q->step_start[t] + sched_step_size(q, t); i++) {
-			const struct xfer *x = &q->xfers[i];
-			uint32_t a = c->g->off[x->src] + x->lane;
+		/* the arcs the patch changes: the base's load unless the owner is
+		 * in the region, with the changes */
+		while (di < nd && dl[di].key >> 32 == t) {
+			uint32_t a = (uint32_t)dl[di].key, src = c->tails[a];
+			uint32_t owner = t < c->S ? src : c->g->adj[a];
+			int64_t load = c->inr[owner]
+					   ? 0
+					   : (int64_t)base_arc(b, t, sched_group_sub(G, src, owner),
+							       a - c->g->off[src]);
 
-			if (load[a] == 0)
-				touched[nt++] = a;
-			load[a] += (double)x->length / SCHED_ONE;
-			most = load[a] > most ? load[a] : most;
+			for (; di < nd && dl[di].key == ((uint64_t)t << 32 | a); di++)
+				load += dl[di].amount;
+			if ((double)load / SCHED_ONE > most)
+				most = (double)load / SCHED_ONE;
 		}
-		while (nt)
-			load[touched[--nt]] = 0;
 		c->rep->sum_max_link_load += most;
 		if (most > c->rep->max_link_load)
 			c->rep->max_link_load = most;
 	}
 	free(scratch);
-	free(load);
-	free(touched);
+	free(dl);
 }
 
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
@@ -674,11 +891,14 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	c.ridx = xmalloc(c.n * sizeof(uint32_t));
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
 	c.gt = graph_transpose(g);
+	c.tails = graph_arc_tails(g);
 	rc = base_tables(&c);
 	if (rc == 0)
 		rc = patch_xfers(&c);
 	if (rc == 0)
 		rc = patch_cover(&c);
+	if (rc == 0)
+		rc = partial_cover(&c);
 	if (rc == 0)
 		rc = patch_causal(&c);
 	if (rc == 0)
@@ -697,6 +917,12 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	kmap_free(&c.lanes);
 	free(c.hold);
 	free(c.ridx);
+	free(c.bstart);
+	free(c.bidx);
+	free(c.tails);
+	free(c.bstep);
+	if (c.over.key)
+		kmap_free(&c.over);
 	graph_free((struct graph *)c.gt);
 	return rc;
 }

@@ -593,6 +593,10 @@ struct sched_patch {
 	uint32_t *region;     /* ascending node ids, owned */
 	struct schedule prog; /* the region's programs in the base's steps */
 };
+/* Finer: a transfer of prog whose owner is outside the region replaces
+ * only its owner's healthy pieces of that block (in that phase), the
+ * owner's other blocks keeping theirs; each such (owner, block) is
+ * planned whole by the patch. */
 
 static inline uint32_t xfer_owner(const struct xfer *x)
 {
@@ -609,6 +613,7 @@ uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sch
 int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
 			 const struct graph *g, const bool *gone, struct schedule *s,
 			 struct ofc_error *err);
+struct kmap;
 /* The patched schedule as a stream (sched_stream: -o writes it a step at
  * a time, what sched_patched_expand would hold, ports as there). head:
  * what the schedule says of itself (the outcome's figures). Fill the
@@ -619,6 +624,7 @@ struct sched_patched_stream {
 	const struct graph *g;
 	const bool *gone;
 	uint8_t *inr;
+	struct kmap *over; /* the (phase, owner, block) pairs replaced */
 	size_t *count;
 };
 void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,

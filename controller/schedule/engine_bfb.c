@@ -128,11 +128,10 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 	o->applies = true;
 	size_t len = strlen(r->note);
 	snprintf(r->note + len, sizeof(r->note) - len,
-		 "%sBFB kept as structure: the healthy program x %s and the programs of the %u "
-		 "of %u nodes the failures reach%s",
-		 len ? "; " : "", G.name, o->patch.nregion, r->healthy->n,
-		 o->patch.nregion * 2 > r->healthy->n ? " (most of the fabric: little symmetry left)"
-						       : "");
+		 "%sBFB kept as structure: the healthy program x %s and a patch of %zu "
+		 "transfers for the %llu nodes the failures reach",
+		 len ? "; " : "", G.name, o->patch.prog.nxfers,
+		 (unsigned long long)(o->patch.nregion + o->bst.problems));
 	outcome_finish(r, o);
 	return true;
 }
