@@ -227,7 +227,8 @@ static void one_row(void *arg, size_t i, unsigned wid)
  * appended to s in the base's steps (D of them). */
 static int solve_region(const struct graph *gd, const struct graph *gdt, bool reverse,
 			const struct built_phase *bp, uint32_t D, uint32_t d,
-			const struct bfb_opts *o, struct schedule *s, struct ofc_error *err)
+			const struct bfb_opts *o, uint64_t max_bytes, struct schedule *s,
+			struct ofc_error *err)
 {
 	struct view vw = {.g = gd, .reverse = reverse, .n = gd->n, .o = o, .d = d, .D = D};
 	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
@@ -245,6 +246,21 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 	for (uint32_t x = 0; x < n; x++)
 		if (want[x])
 			need[nneed++] = x;
+	/* the distance rows its problems read, refused past the limit */
+	uint64_t rows = (uint64_t)nneed * n * sizeof(uint16_t);
+	if (max_bytes && rows > max_bytes) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), rows);
+		fmt_size(max_s, sizeof(max_s), max_bytes);
+		free(need);
+		free(want);
+		bfb_view_free(&vw);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "%u nodes lost a link: solving them whole needs about %s of "
+				     "distances, over the memory limit of %s",
+				     bp->nregion, need_s, max_s);
+	}
 	/* rows[x][v] = d_H(v, x): BFS from x over H^T (gd^T for allgather) */
 	const struct graph *kd = reverse ? gd : gdt;
 	unsigned th = parallel_workers(nneed, 4, o->threads);
@@ -533,7 +549,8 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 		pp.partial = partial;
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
 		if (rc == 0 && nwhole)
-			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, &ws, err);
+			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, max_bytes, &ws,
+					  err);
 		else if (rc == 0)
 			for (uint32_t t = 0; t < pp.D; t++)
 				sched_step(&ws);
