@@ -143,6 +143,42 @@ static void text_tau(FILE *out, struct frac f, double v)
 		fprintf(out, "%.9g", v);
 }
 
+/* With failed links, the degraded per-node bound: every node receives
+ * (an allgather phase) and sends (a reduce-scatter phase) (N - 1)/N of M
+ * over the links it has left, each at B/d, so the node with the fewest
+ * bounds tau_B by (N - 1)/N x d / its links, per phase. */
+static void text_node_bound(FILE *out, const struct schedule_result *r, double mb)
+{
+	const struct graph *g = r->g;
+	uint32_t n = g->n, *in = xcalloc(n + 1, sizeof(uint32_t)), lin = UINT32_MAX,
+		 lout = UINT32_MAX, win = 0, wout = 0;
+
+	for (uint32_t a = 0; a < g->m; a++)
+		in[g->adj[a]]++;
+	for (uint32_t u = 0; u < n; u++) {
+		if (in[u] < lin) {
+			lin = in[u];
+			win = u;
+		}
+		if (graph_outdeg(g, u) < lout) {
+			lout = graph_outdeg(g, u);
+			wout = u;
+		}
+	}
+	free(in);
+	if (!lin || !lout)
+		return;
+	double share = (double)(n - 1) / n * r->degree, tau = 0;
+	if (r->collective != SCHED_REDUCE_SCATTER)
+		tau += share / lin;
+	if (r->collective != SCHED_ALLGATHER)
+		tau += share / lout;
+	fprintf(out,
+		"  node bound   tau_B >= %.9g (T_B >= %.6g us): node %u has %u of %u links in, "
+		"node %u %u out\n",
+		tau, tau * mb, win, lin, r->degree, wout, lout);
+}
+
 static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
 			       FILE *out)
 {
@@ -188,7 +224,11 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
 		o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
-	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
+	fprintf(out, ")\n");
+	if (r->healthy && !r->keep && o->is_bfb + o->is_patched &&
+	    r->collective != SCHED_ALLTOALL)
+		text_node_bound(out, r, mb);
+	fprintf(out, "  ratio        %.4f\n", o->ratio);
 	char hops[64] = "";
 	if (o->is_a2a && o->nhops != o->ntransfers) /* runs */
 		snprintf(hops, sizeof(hops), " (%zu hops: straight stretches one transfer each)",

@@ -95,6 +95,11 @@ $S --topology torus:8x8 --fail "$F8" --collective allreduce --reduced >"$TMP/out
 if grep -q "^ofc schedule: BFB explicit on the degraded graph: the failures lengthen the schedule" "$TMP/err" &&
 	grep -q "verified     yes" "$TMP/out"; then ok; else bad "F8 --reduced" "$(cat "$TMP/err")"; fi
 
+# The degraded per-node bound beside it: node 6 hears 3 of its 4 links
+# without 5>6, so an allgather's tau_B is at least (63/64) 4/3 = 1.3125.
+expect_stdout_has 'node bound   tau_B >= 1.3125 (T_B >= 110.1 us): node 6 has 3 of 4 links in, node 5 3 out' \
+	$S --topology torus:8x8 --fail '5>6' --collective allgather
+
 # Less a link of a short ring of torus:4x8 (the long ones bind), the
 # healthy flow with the link's flow rerouted keeps the healthy optimum,
 # proven by the healthy lengths with no master.
