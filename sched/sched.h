@@ -638,17 +638,18 @@ void sched_patched_stream_free(struct sched_patched_stream *ps);
  * forwards a block only once it holds all of it; a reduction phase as its
  * reverse (Zhao et al., Cor. 3.1: run backwards on the transposed graph it
  * is an allgather), a node sending its partial of a shard only before
- * whoever it sends to sends theirs. A region node's pieces of every block
- * (shard) but its own cover it exactly once, each from a neighbour over
- * an arc not gone, at a step after the sender holds the block: the step
- * the base says for a node outside the region, the last of its pieces for
- * one inside. What can break the base's nodes is then only a region node
- * holding a block later than the base said, or a gone arc its program
- * uses: each such (node, block) is checked against the programs of the
- * nodes that read it. Link loads are the base's per port where the owner
- * is outside the region, the patch's within. Cost O(patch + program +
- * late pairs x degree), memory O(patch + N). The report as
- * sched_verify's: steps, transfers, link loads of the whole schedule. */
+ * whoever it sends to sends theirs. Each (node, block) the patch plans (a
+ * region node: every block but its own) is covered exactly once, each
+ * piece from a neighbour over an arc not gone, at a step after the sender
+ * holds the block: the step the base says, or the last of the sender's
+ * own pieces where the patch plans it. What can break an unpatched
+ * (node, block) is then only a sender holding the block later than the
+ * base said, or a gone arc its healthy pieces cross: each such pair is
+ * checked against the base program. Link loads are the base's per port,
+ * less the replaced pieces and plus the patch's where it plans. Cost
+ * O(patch + program + late pairs x degree), memory O(patch + N). The
+ * report as sched_verify's: steps, transfers, link loads of the whole
+ * schedule. */
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
 			 const struct graph *g, const bool *gone, struct verify_report *rep);
 
