@@ -49,7 +49,9 @@ row() {
 	out=$(mktemp)
 	/usr/bin/time -f '%e %M' -o "$out.t" "$OFC" schedule --topology "$spec" --collective allreduce \
 		--size 64MiB --threads 2 "$@" >"$out" 2>"$out.e"
-	read -r wall kib <"$out.t" || true
+	read -r wall kib <<EOF
+$(tail -n 1 "$out.t")
+EOF
 	case $kib in '' | *[!0-9]*) kib=0 ;; esac
 	t=$(sed -n 's/^  time *\([0-9.]*\) us.*/\1/p' "$out")
 	vs=$(sed -n 's/^  time *[0-9.]* us (\([^ ]*\) vs healthy.*/\1/p' "$out")

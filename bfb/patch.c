@@ -85,6 +85,7 @@ struct search {
 	uint8_t **mark;	 /* 1 candidate, 2 raised */
 	uint16_t **tent; /* new distances of the raised */
 	uint32_t **cand, **raised;
+	uint64_t **heap; /* per worker: raised x (degree + 1) entries at most */
 	/* per worker: the raised (root, node, new distance) found */
 	uint32_t **ox, **ow;
 	uint16_t **od;
@@ -114,6 +115,40 @@ static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint1
 	sr->ox[wid][sr->on[wid]] = x;
 	sr->ow[wid][sr->on[wid]] = w;
 	sr->od[wid][sr->on[wid]++] = d;
+}
+
+/* A binary min-heap of 64-bit keys. */
+static void heap_push(uint64_t *h, size_t *n, uint64_t key)
+{
+	size_t i = (*n)++;
+
+	while (i > 0 && h[(i - 1) / 2] > key) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = key;
+}
+
+static uint64_t heap_pop(uint64_t *h, size_t *n)
+{
+	uint64_t top = h[0], last = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= last)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
 }
 
 /* Root x: the nodes whose distance from x grows, and by how much. */
@@ -179,19 +214,25 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		}
 		tent[v] = (uint16_t)best;
 	}
-	for (bool again = true; again;) {
-		again = false;
-		for (uint32_t i = 0; i < nr; i++) {
-			uint32_t v = rs[i];
+	/* then inwards, nearest first (Dijkstra with unit lengths over the
+	 * raised, a heap of (distance, node) with stale entries skipped) */
+	uint64_t *heap = sr->heap[wid];
+	size_t nh = 0;
+	for (uint32_t i = 0; i < nr; i++)
+		if (tent[rs[i]] != TOPO_UNREACHABLE)
+			heap_push(heap, &nh, (uint64_t)tent[rs[i]] << 32 | rs[i]);
+	while (nh) {
+		uint64_t top = heap_pop(heap, &nh);
+		uint32_t v = (uint32_t)top, dv = (uint32_t)(top >> 32);
 
-			for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1]; a++) {
-				uint32_t p = sr->kin->adj[a];
+		if (dv != tent[v])
+			continue;
+		for (uint32_t a = sr->kout->off[v]; a < sr->kout->off[v + 1]; a++) {
+			uint32_t w = sr->kout->adj[a];
 
-				if (mark[p] == 2 && tent[p] != TOPO_UNREACHABLE &&
-				    tent[p] + 1 < tent[v]) {
-					tent[v] = (uint16_t)(tent[p] + 1);
-					again = true;
-				}
+			if (mark[w] == 2 && dv + 1 < tent[w]) {
+				tent[w] = (uint16_t)(dv + 1);
+				heap_push(heap, &nh, (uint64_t)(dv + 1) << 32 | w);
 			}
 		}
 	}
@@ -360,6 +401,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	sr.tent = xcalloc(th, sizeof(uint16_t *));
 	sr.cand = xcalloc(th, sizeof(uint32_t *));
 	sr.raised = xcalloc(th, sizeof(uint32_t *));
+	sr.heap = xcalloc(th, sizeof(uint64_t *));
 	sr.ox = xcalloc(th, sizeof(uint32_t *));
 	sr.ow = xcalloc(th, sizeof(uint32_t *));
 	sr.od = xcalloc(th, sizeof(uint16_t *));
@@ -371,6 +413,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		/* candidates, then the seeds (64-bit) past them */
 		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 2 + 4) * sizeof(uint32_t) * 2);
 		sr.raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
+		sr.heap[i] = xmalloc(((size_t)g->m + n + 1) * sizeof(uint64_t));
 	}
 	parallel_for(n, 64, th, root_raised, &sr);
 	/* the raised sets by root, ascending */
@@ -448,6 +491,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		free(sr.tent[i]);
 		free(sr.cand[i]);
 		free(sr.raised[i]);
+		free(sr.heap[i]);
 		free(sr.ox[i]);
 		free(sr.ow[i]);
 		free(sr.od[i]);
@@ -456,6 +500,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	free(sr.tent);
 	free(sr.cand);
 	free(sr.raised);
+	free(sr.heap);
 	free(sr.ox);
 	free(sr.ow);
 	free(sr.od);
