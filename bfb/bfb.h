@@ -187,5 +187,4 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
 	      struct bfb_stats *st, struct ofc_error *err);
 
-
 #endif

@@ -25,15 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x)
-{
-	if (po->n[step] == po->cap[step]) {
-		po->cap[step] = po->cap[step] ? 2 * po->cap[step] : 256;
-		po->v[step] = xrealloc(po->v[step], po->cap[step] * sizeof(struct xfer));
-	}
-	po->v[step][po->n[step]++] = *x;
-}
-
 /* g without the arcs gone[], the arcs of each node in g's order. */
 static struct graph *without(const struct graph *g, const bool *gone)
 {
@@ -323,15 +314,17 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 			uint32_t dv = vw.row[need[i]][v];
 
 			if (dv == TOPO_UNREACHABLE)
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "the failures disconnect the fabric: node %u can no "
-						   "longer reach node %u",
-						   reverse ? need[i] : v, reverse ? v : need[i]);
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures disconnect the fabric: node %u can no "
+				    "longer reach node %u",
+				    reverse ? need[i] : v, reverse ? v : need[i]);
 			else if (dv > D)
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "the failures lengthen the schedule (node %u is %u "
-						   "steps from node %u, the healthy diameter %u)",
-						   v, dv, need[i], D);
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures lengthen the schedule (node %u is %u "
+				    "steps from node %u, the healthy diameter %u)",
+				    v, dv, need[i], D);
 		}
 	if (rc == 0) {
 		vw.nrecv = bp->nregion;
@@ -429,8 +422,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	uint64_t *rx = xmalloc((total + 1) * sizeof(uint64_t));
 	for (unsigned i = 0; i < th; i++)
 		for (size_t e = 0; e < sr.on[i]; e++)
-			rx[rx_off[sr.ox[i][e] + 1]++] =
-			    (uint64_t)sr.ow[i][e] << 16 | sr.od[i][e];
+			rx[rx_off[sr.ox[i][e] + 1]++] = (uint64_t)sr.ow[i][e] << 16 | sr.od[i][e];
 	uint32_t *rx_w = xmalloc((total + 1) * sizeof(uint32_t));
 	uint16_t *rx_d = xmalloc((total + 1) * sizeof(uint16_t));
 	for (uint32_t x = 0; x < n && rc == 0; x++) {
@@ -440,16 +432,18 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 			rx_d[e] = (uint16_t)rx[e];
 			/* x in K is the receiver; rx_w a source */
 			if (rx_d[e] == TOPO_UNREACHABLE)
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "the failures disconnect the fabric: node %u can no "
-						   "longer reach node %u",
-						   pp->reverse ? x : rx_w[e], pp->reverse ? rx_w[e] : x);
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures disconnect the fabric: node %u can no "
+				    "longer reach node %u",
+				    pp->reverse ? x : rx_w[e], pp->reverse ? rx_w[e] : x);
 			else if (rx_d[e] > pp->D)
-				rc = ofc_error_set(err, OFC_E_INPUT,
-						   "the failures lengthen the schedule (node %u is %u "
-						   "steps from node %u, the healthy diameter %u)",
-						   pp->reverse ? x : rx_w[e], rx_d[e],
-						   pp->reverse ? rx_w[e] : x, pp->D);
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures lengthen the schedule (node %u is %u "
+				    "steps from node %u, the healthy diameter %u)",
+				    pp->reverse ? x : rx_w[e], rx_d[e], pp->reverse ? rx_w[e] : x,
+				    pp->D);
 		}
 	}
 	pp->rx_off = rx_off;
@@ -519,8 +513,8 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 {
 	static const struct bfb_opts defaults = {0};
 	enum sched_collective c = r->prog.collective;
-	uint32_t rsteps = c == SCHED_ALLGATHER ? 0 : (c == SCHED_ALLREDUCE ? r->prog.nsteps / 2
-									  : r->prog.nsteps);
+	uint32_t rsteps =
+	    c == SCHED_ALLGATHER ? 0 : (c == SCHED_ALLREDUCE ? r->prog.nsteps / 2 : r->prog.nsteps);
 	int rc = 0;
 
 	if (!o)
@@ -531,9 +525,10 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "BFB patches allgather, reduce-scatter and allreduce");
 	if (r->group.nodes != g->n || r->group.reps != 1 || o->rate || o->inject || o->chunks)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "a BFB patch is for a reduced BFB schedule of g's group, every "
-				     "link alike (no rates, injection limits or chunks)");
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a BFB patch is for a reduced BFB schedule of g's group, every "
+		    "link alike (no rates, injection limits or chunks)");
 	struct graph *gt = graph_transpose(g), *gd = without(g, gone), *gdt = graph_transpose(gd);
 	uint32_t n = g->n, *tails = graph_arc_tails(g);
 	uint32_t *in_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
@@ -594,8 +589,8 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 		pp.partial = partial;
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
 		if (rc == 0 && nwhole)
-			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, max_bytes, &ws,
-					  err);
+			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, max_bytes,
+					  &ws, err);
 		else if (rc == 0)
 			for (uint32_t t = 0; t < pp.D; t++)
 				sched_step(&ws);

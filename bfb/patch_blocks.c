@@ -17,6 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x)
+{
+	if (po->n[step] == po->cap[step]) {
+		po->cap[step] = po->cap[step] ? 2 * po->cap[step] : 256;
+		po->v[step] = xrealloc(po->v[step], po->cap[step] * sizeof(struct xfer));
+	}
+	po->v[step][po->n[step]++] = *x;
+}
+
 /* The base program of one phase, by node 0's in-links (key: the
  * in-neighbour relative to 0 and the sender's port) and by block. */
 struct base_index {
@@ -62,7 +71,8 @@ static int base_index(const struct patch_phase *pp, struct base_index *bi, struc
 			if (k == UINT32_MAX) {
 				if (bi->d == BFB_MAX_DEGREE)
 					return ofc_error_set(err, OFC_E_INPUT,
-							     "more than %u in-links", BFB_MAX_DEGREE);
+							     "more than %u in-links",
+							     BFB_MAX_DEGREE);
 				k = bi->d++;
 				bi->key_peer[k] = peer;
 				bi->key_lane[k] = x->lane;
@@ -77,8 +87,8 @@ static int base_index(const struct patch_phase *pp, struct base_index *bi, struc
 		bi->bstart[r + 2] += bi->bstart[r + 1];
 	bi->bpiece = xmalloc((s->nxfers + 1) * sizeof(uint32_t));
 	for (uint32_t so = 0; so < D; so++)
-		for (size_t i = s->step_start[pp->first + so]; i < s->step_start[pp->first + so + 1];
-		     i++) {
+		for (size_t i = s->step_start[pp->first + so];
+		     i < s->step_start[pp->first + so + 1]; i++) {
 			const struct xfer *x = &s->xfers[i];
 
 			bi->bpiece[bi->bstart[x->block + 1]++] = (uint32_t)i;

@@ -11,9 +11,9 @@ struct patch_phase {
 	const bool *gone;      /* per arc of g */
 	const struct sched_reduced *r;
 	const struct sched_group *G;
-	bool reverse;	 /* reduce-scatter: H = g^T */
-	uint32_t first;	 /* the phase's first step in the program */
-	uint32_t D;	 /* its steps */
+	bool reverse;	      /* reduce-scatter: H = g^T */
+	uint32_t first;	      /* the phase's first step in the program */
+	uint32_t D;	      /* its steps */
 	const uint16_t *row0; /* distances from 0 in K = H^T (healthy) */
 	/* allgather: g's in-arcs of each node (in_arc[in_off[u] ..]) and
 	 * every arc's tail */

@@ -164,8 +164,8 @@ uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sch
 	uint8_t *inr = xcalloc(r->group.nodes + 1, 1);
 	struct kmap over;
 	size_t *removed = xcalloc((size_t)r->prog.nsteps + 1, sizeof(size_t));
-	uint64_t total = p->prog.nxfers +
-			 (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog);
+	uint64_t total =
+	    p->prog.nxfers + (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog);
 
 	for (uint32_t i = 0; i < p->nregion; i++)
 		inr[p->region[i]] = 1;
@@ -199,7 +199,8 @@ int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch
 	if (r->group.nodes > SCHED_MAX_NODES || r->prog.nodes != r->group.nodes ||
 	    p->prog.nsteps > r->prog.nsteps)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: no explicit schedule of this patch", r->group.nodes);
+				     "%u nodes: no explicit schedule of this patch",
+				     r->group.nodes);
 	if (sched_patched_transfers(r, p) >= UINT32_MAX)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%llu transfers: too many for an explicit schedule",
@@ -250,11 +251,8 @@ void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sch
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) -
 			       ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
-	*st = (struct sched_stream){.head = head,
-				    .nsteps = b->nsteps,
-				    .count = ps->count,
-				    .fill = patched_fill,
-				    .ctx = ps};
+	*st = (struct sched_stream){
+	    .head = head, .nsteps = b->nsteps, .count = ps->count, .fill = patched_fill, .ctx = ps};
 }
 
 void sched_patched_stream_free(struct sched_patched_stream *ps)
@@ -274,7 +272,7 @@ struct pcheck {
 	const bool *gone;
 	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
 	uint8_t *inr;
-	uint32_t *hb[2]; /* base: node 0 holds block b after time hb[ph][b] */
+	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
 	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
 	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
 	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
@@ -288,7 +286,7 @@ struct pcheck {
 };
 
 static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
 {
@@ -335,20 +333,22 @@ static int base_tables(struct pcheck *c)
 	kmap_init(&c->minsend, b->nxfers);
 	kmap_init(&c->lanes, 64);
 	for (uint32_t t = 0; t < b->nsteps; t++)
-		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t); i++) {
+		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t);
+		     i++) {
 			const struct xfer *x = &b->xfers[i];
 			uint32_t ph = phase_of(x), o = xfer_owner(x), tt;
 
 			if (o != 0 || xfer_blocks(x) != 1 || x->run || x->block >= c->n ||
 			    (ph == 1) != (t < c->S))
-				return pfail(c, t,
-					     "the base program is not node 0's own, one block a "
-					     "transfer, reductions before copies: no patch applies");
+				return pfail(
+				    c, t,
+				    "the base program is not node 0's own, one block a "
+				    "transfer, reductions before copies: no patch applies");
 			tt = tau(c, x, t);
 			if (tt > c->hb[ph][x->block])
 				c->hb[ph][x->block] = tt;
-			uint32_t *m = kmap_put(&c->minsend,
-					       key3(ph, sched_group_sub(G, sender(x), o), x->block), tt);
+			uint32_t *m = kmap_put(
+			    &c->minsend, key3(ph, sched_group_sub(G, sender(x), o), x->block), tt);
 			if (tt < *m)
 				*m = tt;
 			kmap_put(&c->lanes, key3(ph, sched_group_sub(G, x->src, o), x->lane), 1);
@@ -387,7 +387,8 @@ static int patch_xfers(struct pcheck *c)
 		c->ridx[c->p->region[i]] = i;
 	}
 	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
 			const struct xfer *x = &q->xfers[i];
 			uint32_t a = g->off[x->src] + x->lane;
 
@@ -396,13 +397,15 @@ static int patch_xfers(struct pcheck *c)
 			    x->length > SCHED_ONE - x->offset)
 				return pfail(c, t, "patch transfer %zu is out of range", i);
 			if ((phase_of(x) == 1) != (t < c->S))
-				return pfail(c, t, "patch transfer %zu is in the other phase's steps",
-					     i);
+				return pfail(c, t,
+					     "patch transfer %zu is in the other phase's steps", i);
 			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
-				return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u",
+				return pfail(c, t,
+					     "patch transfer %zu: %u's port %u does not lead to %u",
 					     i, x->src, x->lane, x->dst);
 			if (c->gone[a])
-				return pfail(c, t, "patch transfer %zu: the arc %u -> %u has failed", i,
+				return pfail(c, t,
+					     "patch transfer %zu: the arc %u -> %u has failed", i,
 					     x->src, x->dst);
 		}
 	return 0;
@@ -418,11 +421,11 @@ struct pkey {
 struct cover {
 	struct pcheck *c;
 	struct pkey *k;
-	size_t *start;	 /* 2 nregion + 1 */
-	uint8_t *why;	 /* per bucket: 0 fine, 1 twice, 2 gap, 3 own, 4 count */
+	size_t *start; /* 2 nregion + 1 */
+	uint8_t *why;  /* per bucket: 0 fine, 1 twice, 2 gap, 3 own, 4 count */
 	uint32_t *at_block, *at_off;
-	uint32_t **count;   /* per worker: n + 1 */
-	struct pkey **tmp;  /* per worker: the largest program */
+	uint32_t **count;  /* per worker: n + 1 */
+	struct pkey **tmp; /* per worker: the largest program */
 };
 
 static void cover_fail(struct cover *cv, size_t b, uint8_t why, uint32_t o, uint32_t off)
@@ -515,7 +518,8 @@ static int patch_cover(struct pcheck *c)
 	for (size_t b = 0; b < nb; b++)
 		cv.start[b + 2] += cv.start[b + 1];
 	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
 			const struct xfer *x = &q->xfers[i];
 
 			if (!c->inr[xfer_owner(x)])
@@ -595,7 +599,8 @@ static int partial_cover(struct pcheck *c)
 	int rc = 0;
 
 	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
 			const struct xfer *x = &q->xfers[i];
 
 			if (c->inr[xfer_owner(x)])
@@ -647,7 +652,8 @@ static int patch_causal(struct pcheck *c)
 	const struct schedule *q = &c->p->prog;
 
 	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t); i++) {
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
 			const struct xfer *x = &q->xfers[i];
 			uint32_t ph = phase_of(x), s = sender(x), h = held_at(c, ph, s, x->block);
 
@@ -656,8 +662,8 @@ static int patch_causal(struct pcheck *c)
 					     "patch transfer %zu: %u %s block %u before %s it "
 					     "(time %u, held after %u)",
 					     i, x->src, ph ? "reduces" : "sends", x->block,
-					     ph ? "the receiver sends its own" : "it holds", tau(c, x, t),
-					     h);
+					     ph ? "the receiver sends its own" : "it holds",
+					     tau(c, x, t), h);
 		}
 	return 0;
 }
@@ -679,7 +685,8 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 
 		if (c->inr[u] || kmap_get(&c->over, key3(ph, u, o)))
 			continue;
-		m = kmap_get(&c->minsend, key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
+		m = kmap_get(&c->minsend,
+			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
 		if (m && *m <= h)
 			return pfail(c, 0,
 				     "node %u (unpatched) takes block %u from %u at time %u, which "
@@ -699,16 +706,18 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 	if (c->inr[u] || !kmap_get(&c->lanes, key3(ph, rel, lane)))
 		return 0;
 	for (uint32_t blk = 0; blk < c->n; blk++)
-		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1]; j++) {
+		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1];
+		     j++) {
 			const struct xfer *x = &b->xfers[c->bidx[j]];
 
 			if (x->lane == lane && sched_group_sub(&c->r->group, x->src, 0) == rel &&
 			    !kmap_get(&c->over, key3(ph, u, sched_group_add(&c->r->group, blk, u))))
-				return pfail(c, 0,
-					     "node %u (unpatched) %s block %u over the failed arc %u "
-					     "-> %u",
-					     u, ph ? "reduces" : "receives",
-					     sched_group_add(&c->r->group, blk, u), tail, head);
+				return pfail(
+				    c, 0,
+				    "node %u (unpatched) %s block %u over the failed arc %u "
+				    "-> %u",
+				    u, ph ? "reduces" : "receives",
+				    sched_group_add(&c->r->group, blk, u), tail, head);
 		}
 	return 0;
 }
@@ -723,14 +732,15 @@ static int base_untouched(struct pcheck *c)
 	for (size_t bi = 0; c->hold && bi < (size_t)2 * c->p->nregion; bi++)
 		for (uint32_t o = 0; o < c->n; o++)
 			if (late_readers(c, (uint32_t)(bi / c->p->nregion),
-					 c->p->region[bi % c->p->nregion], o, c->hold[bi * c->n + o]) < 0)
+					 c->p->region[bi % c->p->nregion], o,
+					 c->hold[bi * c->n + o]) < 0)
 				return -1;
 	for (size_t i = 0; i < c->over.cap; i++) {
 		uint64_t key = c->over.key[i] - 1;
 
-		if (c->over.key[i] && late_readers(c, (uint32_t)(key >> 32),
-						   (uint32_t)(key >> 16) & 0xffff,
-						   (uint32_t)key & 0xffff, c->over.val[i]) < 0)
+		if (c->over.key[i] &&
+		    late_readers(c, (uint32_t)(key >> 32), (uint32_t)(key >> 16) & 0xffff,
+				 (uint32_t)key & 0xffff, c->over.val[i]) < 0)
 			return -1;
 	}
 	for (uint32_t tail = 0; tail < c->n; tail++)
@@ -739,8 +749,8 @@ static int base_untouched(struct pcheck *c)
 
 			if (!c->gone[a])
 				continue;
-			if (gone_replaced(c, 0, head, sched_group_sub(G, tail, head), j, tail, head) <
-				0 ||
+			if (gone_replaced(c, 0, head, sched_group_sub(G, tail, head), j, tail,
+					  head) < 0 ||
 			    gone_replaced(c, 1, tail, 0, j, tail, head) < 0)
 				return -1;
 		}
@@ -843,10 +853,9 @@ static void patch_loads(struct pcheck *c)
 	size_t di = 0;
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		/* node 0's program: its arcs are one of each orbit */
-		double most = c->p->nregion < c->n
-				  ? step_most(b->xfers + b->step_start[t], sched_step_size(b, t),
-					      scratch)
-				  : 0;
+		double most = c->p->nregion < c->n ? step_most(b->xfers + b->step_start[t],
+							       sched_step_size(b, t), scratch)
+						   : 0;
 		/* the arcs the patch changes: the base's load unless the owner is
 		 * in the region, with the changes */
 		while (di < nd && dl[di].key >> 32 == t) {
@@ -885,8 +894,8 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 		return -1;
 	}
 	if (r->group.reps != 1 || g->n != c.n)
-		return pfail(&c, 0, "a patch applies to a program under the whole group of %u nodes",
-			     g->n);
+		return pfail(
+		    &c, 0, "a patch applies to a program under the whole group of %u nodes", g->n);
 	c.inr = xcalloc(c.n, 1);
 	c.ridx = xmalloc(c.n * sizeof(uint32_t));
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));

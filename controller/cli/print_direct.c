@@ -225,8 +225,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, ")\n");
-	if (r->healthy && !r->keep && o->is_bfb + o->is_patched &&
-	    r->collective != SCHED_ALLTOALL)
+	if (r->healthy && !r->keep && o->is_bfb + o->is_patched && r->collective != SCHED_ALLTOALL)
 		text_node_bound(out, r, mb);
 	fprintf(out, "  ratio        %.4f\n", o->ratio);
 	char hops[64] = "";

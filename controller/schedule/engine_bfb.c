@@ -161,7 +161,8 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 			   (need > (double)limit || r->g->n > BFB_MAX_NODES || unverifiable);
 	/* Failed links: the healthy structure and a patch, else (nothing
 	 * kept to build on) the explicit schedule as before. */
-	bool patch = q->fail && r->healthy && (q->reduced == SCHEDULE_REDUCED_ALWAYS || auto_reduce);
+	bool patch =
+	    q->fail && r->healthy && (q->reduced == SCHEDULE_REDUCED_ALWAYS || auto_reduce);
 	if (patch && run_bfb_patched(r, q, o, &bo, limit))
 		return;
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS && !patch) {

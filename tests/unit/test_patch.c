@@ -191,8 +191,8 @@ static void corrupt(const struct fx *f, size_t xi, int how, struct sched_patch *
 				sched_add(&out->prog, &y);
 		}
 		/* the moved one lands in the step before its own */
-		if (t + 1 < q->nsteps && xi >= q->step_start[t + 1] &&
-		    xi < q->step_start[t + 2] && how == 1)
+		if (t + 1 < q->nsteps && xi >= q->step_start[t + 1] && xi < q->step_start[t + 2] &&
+		    how == 1)
 			sched_add(&out->prog, &q->xfers[xi]);
 	}
 }
@@ -229,9 +229,10 @@ static void test_corrupted_patch(void **state)
 				if (sched_patched_expand(&f.r, &bad, f.g, f.gone, &s, &err) < 0)
 					fail_msg("expand: %s", err.msg);
 				if (sched_verify(&s, &vo, &er) < 0)
-					fail_msg("transfer %zu changed (%d): the patch check passes, "
-						 "the explicit one says %s",
-						 xi, how, er.error);
+					fail_msg(
+					    "transfer %zu changed (%d): the patch check passes, "
+					    "the explicit one says %s",
+					    xi, how, er.error);
 				sched_free(&s);
 			}
 			sched_patch_free(&bad);
@@ -318,9 +319,9 @@ static void test_disconnected(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_one_link),	     cmocka_unit_test(test_one_port_and_3d),
-	    cmocka_unit_test(test_one_percent),	     cmocka_unit_test(test_corrupted_patch),
-	    cmocka_unit_test(test_restore),	     cmocka_unit_test(test_disconnected),
+	    cmocka_unit_test(test_one_link),	cmocka_unit_test(test_one_port_and_3d),
+	    cmocka_unit_test(test_one_percent), cmocka_unit_test(test_corrupted_patch),
+	    cmocka_unit_test(test_restore),	cmocka_unit_test(test_disconnected),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
