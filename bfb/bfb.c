@@ -60,7 +60,7 @@ static void bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *
 	}
 }
 
-static void view_free(struct view *vw)
+void bfb_view_free(struct view *vw)
 {
 	free(vw->own_off);
 	free(vw->own_peer);
@@ -78,7 +78,7 @@ static void view_free(struct view *vw)
 
 /* In-links of every node of H: for allgather H = g, in-links of u are the
  * arcs w -> u of g; for reduce-scatter H = g^T, they are u's own arcs. */
-static void view_links(struct view *vw)
+void bfb_view_links(struct view *vw)
 {
 	const struct graph *g = vw->g;
 	uint32_t n = g->n;
@@ -171,7 +171,7 @@ static int view_distances(struct view *vw, bool one_node, struct ofc_error *err)
 	return 0;
 }
 
-static void workers_init(struct view *vw)
+void bfb_workers_init(struct view *vw)
 {
 	/* As many as the receivers' parallel_for starts (blocks of 4). */
 	unsigned th = parallel_workers(vw->nrecv, 4, vw->o->threads);
@@ -202,6 +202,43 @@ static void workers_init(struct view *vw)
 	}
 }
 
+/* Gather the pieces step by step in receiver order, freeing each chunk
+ * once copied: the schedule and the buffers hold every transfer about
+ * once between them, never twice. */
+void bfb_view_gather(struct view *vw, struct schedule *s)
+{
+	uint32_t D = vw->D;
+	bool reverse = vw->reverse;
+
+	for (uint32_t so = 0; so < D; so++) {
+		uint32_t t = reverse ? D - so : so + 1;
+		size_t total = 0, pos = 0;
+
+		for (uint32_t u = 0; u < vw->nrecv; u++)
+			total += vw->count[(size_t)u * D + t - 1];
+		struct xfer *out = sched_append_steps(s, 1, &total);
+		for (uint32_t u = 0; u < vw->nrecv; u++) {
+			size_t idx = (size_t)u * D + t - 1;
+			struct stepbuf *b = &vw->w[vw->owner[u]].sb[so];
+			uint32_t c = (uint32_t)(vw->where[idx] >> 32);
+
+			if (!vw->count[idx])
+				continue;
+			while (b->live < c)
+				free(b->chunk[b->live++]);
+			memcpy(out + pos, b->chunk[c] + (uint32_t)vw->where[idx],
+			       vw->count[idx] * sizeof(struct xfer));
+			pos += vw->count[idx];
+		}
+		for (unsigned i = 0; i < vw->nworkers; i++) {
+			struct stepbuf *b = &vw->w[i].sb[so];
+
+			while (b->live < b->nchunk)
+				free(b->chunk[b->live++]);
+		}
+	}
+}
+
 struct phase_result {
 	uint32_t steps;
 	struct frac tau_b, tau_b_exact;
@@ -223,7 +260,7 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	bool one = node0 || (!s && g->vertex_transitive && !o->rate);
 	double t0 = now_seconds();
 
-	view_links(&vw);
+	bfb_view_links(&vw);
 	vw.d = d;
 	if (view_distances(&vw, one, err) < 0)
 		goto out;
@@ -238,7 +275,7 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 		vw.where = xmalloc(cells * sizeof(uint64_t));
 		vw.owner = xmalloc((size_t)n * sizeof(uint32_t));
 	}
-	workers_init(&vw);
+	bfb_workers_init(&vw);
 	if (s && o->inject)
 		pr->step = xcalloc(D, sizeof(struct frac));
 	parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
@@ -291,42 +328,12 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 		pr->lps += vw.w[i].lps;
 	}
 
-	if (s) {
-		/* Gather the pieces step by step in node order, freeing each
-		 * chunk once copied: the schedule and the buffers hold every
-		 * transfer about once between them, never twice. */
-		for (uint32_t so = 0; so < D; so++) {
-			uint32_t t = reverse ? D - so : so + 1;
-			size_t total = 0, pos = 0;
-
-			for (uint32_t u = 0; u < vw.nrecv; u++)
-				total += vw.count[(size_t)u * D + t - 1];
-			struct xfer *out = sched_append_steps(s, 1, &total);
-			for (uint32_t u = 0; u < vw.nrecv; u++) {
-				size_t idx = (size_t)u * D + t - 1;
-				struct stepbuf *b = &vw.w[vw.owner[u]].sb[so];
-				uint32_t c = (uint32_t)(vw.where[idx] >> 32);
-
-				if (!vw.count[idx])
-					continue;
-				while (b->live < c)
-					free(b->chunk[b->live++]);
-				memcpy(out + pos, b->chunk[c] + (uint32_t)vw.where[idx],
-				       vw.count[idx] * sizeof(struct xfer));
-				pos += vw.count[idx];
-			}
-			for (unsigned i = 0; i < vw.nworkers; i++) {
-				struct stepbuf *b = &vw.w[i].sb[so];
-
-				while (b->live < b->nchunk)
-					free(b->chunk[b->live++]);
-			}
-		}
-	}
+	if (s)
+		bfb_view_gather(&vw, s);
 	st->seconds_generate += now_seconds() - t0;
 	rc = 0;
 out:
-	view_free(&vw);
+	bfb_view_free(&vw);
 	return rc;
 }
 

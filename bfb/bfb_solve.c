@@ -635,7 +635,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 {
 	struct view *vw = arg;
 	struct worker *w = &vw->w[wid];
-	uint32_t u = (uint32_t)ui, D = vw->D;
+	uint32_t u = vw->recv ? vw->recv[ui] : (uint32_t)ui, D = vw->D;
 	uint32_t d = vw->in_off[u + 1] - vw->in_off[u]; /* u's links */
 	uint32_t P = vw->o->chunks;
 	bool lp = vw->o->method == BFB_LP;
@@ -654,12 +654,12 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 	for (uint32_t a = 0; a < d; a++)
 		w->wt[a] = vw->o->rate ? vw->o->rate[vw->in_arc[vw->in_off[u] + a]] : 1;
 	if (vw->pass == PASS_BUILD)
-		vw->owner[u] = wid;
+		vw->owner[ui] = wid;
 	collect(vw, w, u);
 	for (uint32_t t = 1; t <= D; t++) {
 		uint32_t lo = w->tstart[t], hi = w->tstart[t + 1], m = hi - lo, ng;
 		uint32_t so = vw->reverse ? D - t : t - 1; /* the step in the schedule */
-		size_t idx = (size_t)u * D + t - 1;
+		size_t idx = ui * D + t - 1;
 		uint64_t c, k;
 		double ulp = 0;
 		bool single = true;

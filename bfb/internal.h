@@ -107,7 +107,8 @@ struct view {
 	uint16_t *rows; /* evaluation of a vertex-transitive graph: a few rows */
 	const struct bfb_opts *o;
 	enum pass pass;
-	uint32_t nrecv; /* receivers to process: n, or 1 (vertex-transitive figures) */
+	uint32_t nrecv;	      /* receivers to process: n, or 1 (vertex-transitive figures) */
+	const uint32_t *recv; /* NULL: receiver i is node i; else recv[i] (a patch's region) */
 	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
 	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
 	 * low half */
@@ -121,6 +122,13 @@ struct view {
  * wid (a parallel_for item over vw, a struct view); a worker's scratch
  * freed. */
 void bfb_solve_receiver(void *vw, size_t ui, unsigned wid);
+
+/* bfb.c: a view's in-links, workers and release; the pieces its
+ * receivers' problems wrote, gathered into s step by step (BUILD). */
+void bfb_view_links(struct view *vw);
+void bfb_view_free(struct view *vw);
+void bfb_workers_init(struct view *vw);
+void bfb_view_gather(struct view *vw, struct schedule *s);
 void bfb_worker_free(struct worker *w);
 
 #endif

@@ -578,6 +578,81 @@ int sched_stream_expand(const struct sched_stream *st, struct schedule *s, struc
 int sched_verify_reduced(const struct sched_reduced *r, const struct verify_opts *o,
 			 struct verify_report *report);
 
+/* ---- degraded schedules kept as structure (sched/patch.c) ----------------
+ * A fabric with failed arcs, scheduled as the healthy reduced schedule
+ * plus a patch: the nodes of a region whose programs the patch replaces,
+ * every other node keeping its healthy program (the base's, translated).
+ * A node's program is the transfers it owns: those it receives copies by
+ * and the reductions it sends (xfer_owner), which is what BFB solves per
+ * receiver, and which the base program holds for node 0. Memory and time
+ * go with the region's programs, not with the fabric. Transfers name
+ * their sender's port as in the healthy graph; the arcs failed are told
+ * apart by the verifier's gone[] (one per arc of the healthy graph). */
+struct sched_patch {
+	uint32_t nregion;
+	uint32_t *region;     /* ascending node ids, owned */
+	struct schedule prog; /* the region's programs in the base's steps */
+};
+/* Finer: a transfer of prog whose owner is outside the region replaces
+ * only its owner's healthy pieces of that block (in that phase), the
+ * owner's other blocks keeping theirs; each such (owner, block) is
+ * planned whole by the patch. */
+
+static inline uint32_t xfer_owner(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE ? x->src : x->dst;
+}
+
+void sched_patch_free(struct sched_patch *p);
+/* Transfers of the patched schedule. */
+uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p);
+/* The explicit schedule (sched_init done here): each step, the base's
+ * translates owned outside the region, then the patch's. With gone, ports
+ * are renumbered as on the degraded graph (a port's ordinal among the
+ * surviving arcs of its node), for sched_verify there. */
+int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct schedule *s,
+			 struct ofc_error *err);
+struct kmap;
+/* The patched schedule as a stream (sched_stream: -o writes it a step at
+ * a time, what sched_patched_expand would hold, ports as there). head:
+ * what the schedule says of itself (the outcome's figures). Fill the
+ * stream from ps after sched_patched_stream_init; free ps after. */
+struct sched_patched_stream {
+	const struct sched_reduced *r;
+	const struct sched_patch *p;
+	const struct graph *g;
+	const bool *gone;
+	uint8_t *inr;
+	struct kmap *over; /* the (phase, owner, block) pairs replaced */
+	size_t *count;
+};
+void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
+			       const struct sched_patch *p, const struct graph *g, const bool *gone,
+			       const struct schedule *head, struct sched_stream *st);
+void sched_patched_stream_free(struct sched_patched_stream *ps);
+/* The patched schedule checked without expanding it, on g (healthy, the
+ * base's Cayley graph) without the arcs gone[]: the base by symmetry
+ * (sched_verify_reduced), then what the patch changes, each check local
+ * to it. A copy phase (allgather) is checked as BFB is built: a node
+ * forwards a block only once it holds all of it; a reduction phase as its
+ * reverse (Zhao et al., Cor. 3.1: run backwards on the transposed graph it
+ * is an allgather), a node sending its partial of a shard only before
+ * whoever it sends to sends theirs. Each (node, block) the patch plans (a
+ * region node: every block but its own) is covered exactly once, each
+ * piece from a neighbour over an arc not gone, at a step after the sender
+ * holds the block: the step the base says, or the last of the sender's
+ * own pieces where the patch plans it. What can break an unpatched
+ * (node, block) is then only a sender holding the block later than the
+ * base said, or a gone arc its healthy pieces cross: each such pair is
+ * checked against the base program. Link loads are the base's per port,
+ * less the replaced pieces and plus the patch's where it plans. Cost
+ * O(patch + program + late pairs x degree), memory O(patch + N). The
+ * report as sched_verify's: steps, transfers, link loads of the whole
+ * schedule. */
+int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct verify_report *rep);
+
 /* A WDM ring all-gather reduced by rotations whose subgroup changes with
  * the step (sched/ring_reduced.c; OpTree, whose stage i >= 2 repeats every
  * n_(i-1) nodes and stage 1 not at all): step t's program transfers, each

@@ -143,6 +143,42 @@ static void text_tau(FILE *out, struct frac f, double v)
 		fprintf(out, "%.9g", v);
 }
 
+/* With failed links, the degraded per-node bound: every node receives
+ * (an allgather phase) and sends (a reduce-scatter phase) (N - 1)/N of M
+ * over the links it has left, each at B/d, so the node with the fewest
+ * bounds tau_B by (N - 1)/N x d / its links, per phase. */
+static void text_node_bound(FILE *out, const struct schedule_result *r, double mb)
+{
+	const struct graph *g = r->g;
+	uint32_t n = g->n, *in = xcalloc(n + 1, sizeof(uint32_t)), lin = UINT32_MAX,
+		 lout = UINT32_MAX, win = 0, wout = 0;
+
+	for (uint32_t a = 0; a < g->m; a++)
+		in[g->adj[a]]++;
+	for (uint32_t u = 0; u < n; u++) {
+		if (in[u] < lin) {
+			lin = in[u];
+			win = u;
+		}
+		if (graph_outdeg(g, u) < lout) {
+			lout = graph_outdeg(g, u);
+			wout = u;
+		}
+	}
+	free(in);
+	if (!lin || !lout)
+		return;
+	double share = (double)(n - 1) / n * r->degree, tau = 0;
+	if (r->collective != SCHED_REDUCE_SCATTER)
+		tau += share / lin;
+	if (r->collective != SCHED_ALLGATHER)
+		tau += share / lout;
+	fprintf(out,
+		"  node bound   tau_B >= %.9g (T_B >= %.6g us): node %u has %u of %u links in, "
+		"node %u %u out\n",
+		tau, tau * mb, win, lin, r->degree, wout, lout);
+}
+
 static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
 			       FILE *out)
 {
@@ -188,7 +224,10 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
 		o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
-	fprintf(out, ")\n  ratio        %.4f\n", o->ratio);
+	fprintf(out, ")\n");
+	if (r->healthy && !r->keep && o->is_bfb + o->is_patched && r->collective != SCHED_ALLTOALL)
+		text_node_bound(out, r, mb);
+	fprintf(out, "  ratio        %.4f\n", o->ratio);
 	char hops[64] = "";
 	if (o->is_a2a && o->nhops != o->ntransfers) /* runs */
 		snprintf(hops, sizeof(hops), " (%zu hops: straight stretches one transfer each)",
@@ -200,7 +239,15 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->measured, r->arc_cap ? " (each link at its rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
-	if (o->is_reduced && o->group.reps > 1)
+	if (o->is_patched)
+		fprintf(out,
+			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
+			"and a patch (%zu transfers) where the failures reach: %u nodes' "
+			"programs whole, the changed blocks of %llu more, checked without "
+			"expansion\n",
+			o->s.nxfers, o->group.name, o->group.order, o->patch.prog.nxfers,
+			o->patch.nregion, (unsigned long long)o->bst.problems);
+	else if (o->is_reduced && o->group.reps > 1)
 		fprintf(out,
 			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
 			"checked by symmetry\n",
@@ -312,9 +359,37 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 				     "MSCCL programs are explicit: write the schedule without "
 				     "--reduced (up to %u nodes)",
 				     BFB_MAX_NODES);
+	if (o->is_patched && p->format != FMT_TEXT && p->format != FMT_JSON)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "a schedule kept as structure under failures (the healthy "
+				     "program and a patch) streams its transfers as text or JSON");
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
-	if (p->format == FMT_MSCCL) {
+	if (o->is_patched) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+		struct sched_patched_stream ps;
+		struct sched_stream st;
+
+		sched_patched_stream_init(&ps, &red, &o->patch, o->patch_graph, o->gone, &o->s,
+					  &st);
+		if (p->format == FMT_TEXT) {
+			sched_stream_write_text(out.f, &st, UINT32_MAX);
+		} else {
+			struct json_writer w;
+
+			jw_init(&w, out.f, true);
+			jw_obj_begin(&w);
+			sched_stream_write_json_members(&w, &st);
+			jw_key(&w, "tau_b_fraction");
+			if (frac_valid(o->tau_b))
+				jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
+			else
+				jw_null(&w);
+			jw_obj_end(&w);
+			jw_finish(&w);
+		}
+		sched_patched_stream_free(&ps);
+	} else if (p->format == FMT_MSCCL) {
 		struct msccl_info mi;
 
 		rc = schedule_write_msccl(&o->s, out.f, &mi, err);

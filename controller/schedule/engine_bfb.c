@@ -50,6 +50,92 @@ static void run_bfb_reduced(struct schedule_result *r, const struct schedule_que
 	outcome_finish(r, o);
 }
 
+/* Why BFB with --fail cannot be the healthy reduced schedule and a patch
+ * (then NULL, *G the healthy graph's group). */
+static const char *not_patchable(const struct schedule_result *r, const struct schedule_query *q,
+				 struct sched_group *G, struct ofc_error *err)
+{
+	if (!q->fail || !r->healthy || r->keep)
+		return "a patch takes failed links and ports, not failed hosts";
+	if (r->demand || r->link_rate || r->host_betas || r->bfb_inject || r->nic_ports)
+		return "the fabric's hosts or links are not alike";
+	/* r->tree is the degraded graph's (no family): the healthy spec's */
+	struct topo_tree *t = NULL;
+	int rc = r->healthy->spec ? topo_build_tree(r->healthy->spec, NULL, &t, err) : -1;
+	if (rc == 0)
+		rc = sched_group_of(r->healthy, t, G, err);
+	topo_tree_free(t);
+	return rc < 0 ? (err->msg[0] ? err->msg : "the healthy graph has no spec") : NULL;
+}
+
+/* BFB on the degraded graph as the healthy reduced schedule plus the
+ * patch of the nodes the failures reach (bfb_patch), checked without
+ * expansion. false (o untouched, a note saying why where --reduced asked)
+ * when there is nothing to keep: the caller builds the explicit schedule
+ * as before. */
+static bool run_bfb_patched(struct schedule_result *r, const struct schedule_query *q,
+			    struct schedule_outcome *o, const struct bfb_opts *bo, uint64_t limit)
+{
+	struct ofc_error err = {0};
+	struct sched_reduced red;
+	struct sched_group G;
+	double t0 = now_seconds();
+	const char *why = not_patchable(r, q, &G, &err);
+
+	if (why) {
+		size_t len = strlen(r->note);
+
+		if (q->reduced == SCHEDULE_REDUCED_ALWAYS)
+			snprintf(r->note + len, sizeof(r->note) - len,
+				 "%sBFB explicit on the degraded graph: %.300s", len ? "; " : "",
+				 why);
+		return false;
+	}
+	bool *gone = xcalloc((size_t)r->healthy->m + 1, sizeof(bool));
+	uint8_t *dead = xcalloc((size_t)r->healthy->n + 1, 1);
+	struct bfb_stats hst;
+	if (topo_mark_items(r->healthy, q->fail, gone, dead, &err) < 0 ||
+	    bfb_reduced(r->healthy, &G, q->collective, bo, &red, &hst, &err) < 0) {
+		free(gone);
+		free(dead);
+		outcome_not_applies(o, &err);
+		return true;
+	}
+	free(dead);
+	outcome_phase(r, o, "generation");
+	if (bfb_patch(r->healthy, &red, gone, bo, limit, &o->patch, &o->bst, &err) < 0) {
+		/* Nothing kept to build on (a longer schedule, the region over
+		 * the memory limit, a fabric cut apart): the explicit schedule,
+		 * as before, says the rest (who can no longer reach whom). */
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "%sBFB explicit on the degraded graph: %.300s", len ? "; " : "", err.msg);
+		free(gone);
+		sched_reduced_free(&red);
+		memset(&o->bst, 0, sizeof(o->bst));
+		return false;
+	}
+	o->s = red.prog;
+	o->group = red.group;
+	o->gone = gone;
+	o->patch_graph = r->healthy;
+	o->is_reduced = o->is_patched = true;
+	/* tau_B as the links carry it (outcome_finish), which for BFB is its
+	 * U* sum: the patch has no per-step U* of the nodes it does not solve */
+	o->is_bfb = false;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	size_t len = strlen(r->note);
+	snprintf(r->note + len, sizeof(r->note) - len,
+		 "%sBFB kept as structure: the healthy program x %s and a patch of %zu "
+		 "transfers for the %llu nodes the failures reach",
+		 len ? "; " : "", G.name, o->patch.prog.nxfers,
+		 (unsigned long long)(o->patch.nregion + o->bst.problems));
+	outcome_finish(r, o);
+	return true;
+}
+
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		    struct schedule_outcome *o, const struct engine_ops *e, bool lp)
 {
@@ -68,12 +154,22 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
 	double need = (double)mem_resident() + (double)e->memory(r, q);
-	if (q->reduced == SCHEDULE_REDUCED_ALWAYS) {
+	/* The explicit verifier's reach for reductions: n^2 cells */
+	bool unverifiable =
+	    q->collective != SCHED_ALLGATHER && (uint64_t)r->g->n * r->g->n > (1ull << 24);
+	bool auto_reduce = q->reduced == SCHEDULE_REDUCED_AUTO &&
+			   (need > (double)limit || r->g->n > BFB_MAX_NODES || unverifiable);
+	/* Failed links: the healthy structure and a patch, else (nothing
+	 * kept to build on) the explicit schedule as before. */
+	bool patch =
+	    q->fail && r->healthy && (q->reduced == SCHEDULE_REDUCED_ALWAYS || auto_reduce);
+	if (patch && run_bfb_patched(r, q, o, &bo, limit))
+		return;
+	if (q->reduced == SCHEDULE_REDUCED_ALWAYS && !patch) {
 		run_bfb_reduced(r, q, o, &bo, NULL);
 		return;
 	}
-	if (q->reduced == SCHEDULE_REDUCED_AUTO &&
-	    (need > (double)limit || r->g->n > BFB_MAX_NODES)) {
+	if (auto_reduce && !patch) {
 		struct sched_group G;
 		char why[160], need_s[32];
 
@@ -83,6 +179,11 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 				snprintf(why, sizeof(why),
 					 "%u nodes: explicit BFB schedules stop at %u", r->g->n,
 					 BFB_MAX_NODES);
+			else if (need <= (double)limit)
+				snprintf(why, sizeof(why),
+					 "%u nodes: the explicit verifier checks reductions up to "
+					 "4096",
+					 r->g->n);
 			else
 				snprintf(why, sizeof(why),
 					 "the explicit schedule needs about %s, over the memory "

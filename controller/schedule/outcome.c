@@ -217,7 +217,13 @@ double outcome_host_priced(const struct schedule_result *r, const struct schedul
 void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
 		    struct verify_report *rep)
 {
-	if (o->is_reduced) {
+	if (o->is_patched) {
+		struct sched_reduced red = {.group = o->group, .prog = o->s};
+
+		o->verified =
+		    sched_verify_patched(&red, &o->patch, o->patch_graph, o->gone, rep) == 0;
+		o->ntransfers = rep->ntransfers;
+	} else if (o->is_reduced) {
 		struct sched_reduced red = {.group = o->group, .prog = o->s};
 
 		o->verified = sched_verify_reduced(&red, vo, rep) == 0;
@@ -347,6 +353,12 @@ void schedule_outcome_free(struct schedule_outcome *o)
 	if (o->is_ring)
 		optree_result_free(&o->ring.res);
 	o->is_ring = false;
+	if (o->is_patched) {
+		sched_patch_free(&o->patch);
+		free(o->gone);
+		o->gone = NULL;
+	}
+	o->is_patched = false;
 }
 
 /* Keep the figures, drop the schedule (comparisons keep only the main one). */

@@ -213,6 +213,15 @@ struct schedule_outcome {
 	 * up to A2A_MAX_NODES): -o writes every transfer, the expansion
 	 * streamed (text, JSON), as it wrote the explicit schedule. */
 	bool expand_on_write;
+	/* Failed links on a Cayley family (BFB with --fail): s and group are
+	 * the healthy reduced schedule, patch the programs of the nodes the
+	 * failures reach, on the result's healthy graph without the arcs
+	 * gone[] (owned); checked by sched_verify_patched, never expanded
+	 * (-o streams the expansion). is_reduced is set too. */
+	bool is_patched;
+	struct sched_patch patch;
+	bool *gone;
+	const struct graph *patch_graph;
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;

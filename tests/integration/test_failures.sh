@@ -71,6 +71,35 @@ for links in "$F1" "$F2" "$F8"; do
 		$S --topology torus:8x8 --fail "$links" --collective allgather --json
 done
 
+# BFB kept as structure (--reduced: the healthy program and a patch where
+# the failures reach: the failed links' ends whole, the changed blocks of
+# the others): -o streams a schedule that is verified and crosses no failed
+# link; its time is within 2% of the explicit degraded BFB's; failures that
+# lengthen the schedule (F8 here) fall back to the explicit one, saying why.
+for links in "$F1" "$F2"; do
+	for c in allgather reduce-scatter allreduce; do
+		run_check "$links" --collective $c --algo bfb --reduced
+	done
+done
+$S --topology torus:16x16 --fail 0-1,35-51 --collective allreduce >"$TMP/explicit"
+$S --topology torus:16x16 --fail 0-1,35-51 --collective allreduce --reduced >"$TMP/patched" 2>"$TMP/err"
+# The time within 2% of the explicit degraded BFB's, never below it.
+t_exp=$(sed -n 's/^  time *\([0-9.]*\) us.*/\1/p' "$TMP/explicit")
+t_pat=$(sed -n 's/^  time *\([0-9.]*\) us.*/\1/p' "$TMP/patched")
+if grep -q "^  reduced      node 0's healthy program (.*) x Z_16^2 (order 256) and a patch ([0-9]* transfers) where the failures reach: 4 nodes' programs whole, the changed blocks of [0-9]* more" "$TMP/patched" &&
+	python3 -c "import sys; e, p = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not e <= p <= 1.02 * e)" "$t_exp" "$t_pat" &&
+	grep -q "^ofc schedule: BFB kept as structure: the healthy program x Z_16^2" "$TMP/err"; then ok; else
+	bad "patched vs explicit time" "$(grep time "$TMP/explicit")" "$(cat "$TMP/patched" "$TMP/err")"
+fi
+$S --topology torus:8x8 --fail "$F8" --collective allreduce --reduced >"$TMP/out" 2>"$TMP/err"
+if grep -q "^ofc schedule: BFB explicit on the degraded graph: the failures lengthen the schedule" "$TMP/err" &&
+	grep -q "verified     yes" "$TMP/out"; then ok; else bad "F8 --reduced" "$(cat "$TMP/err")"; fi
+
+# The degraded per-node bound beside it: node 6 hears 3 of its 4 links
+# without 5>6, so an allgather's tau_B is at least (63/64) 4/3 = 1.3125.
+expect_stdout_has 'node bound   tau_B >= 1.3125 (T_B >= 110.1 us): node 6 has 3 of 4 links in, node 5 3 out' \
+	$S --topology torus:8x8 --fail '5>6' --collective allgather
+
 # Less a link of a short ring of torus:4x8 (the long ones bind), the
 # healthy flow with the link's flow rerouted keeps the healthy optimum,
 # proven by the healthy lengths with no master.

@@ -1,0 +1,655 @@
+/* BFB on a degraded Cayley graph as the healthy reduced schedule plus a
+ * patch (sched.h, struct sched_patch): what the failures change, found
+ * here, and planned again block by block (patch_blocks.c).
+ *
+ * Node u's BFB problems (u, t) read only its in-links and the distances
+ * to u and to its in-neighbours (Zhao et al., LP (3)). A failed arc
+ * changes the distances to a node x only when every shortest path to it
+ * from some source crossed a failed arc; every other node's problems are
+ * those of the healthy graph, whose solution (the healthy program,
+ * translated) is then a solution of the degraded problem, the same U* a
+ * step. So the patch is the blocks of the nodes the failures reach: a
+ * block whose distance to the node, or to one of its in-neighbours,
+ * changed, or whose healthy pieces crossed a failed in-link.
+ *
+ * Which distances change is found root by root without a full BFS (most
+ * roots see no change): from the root x of a BFS over H^T, the heads of
+ * failed arcs that were tight (one level below their tail) lose their
+ * distance only when no other tight in-arc from an unchanged node is
+ * left, and the loss spreads to the tight out-neighbours of a node that
+ * lost it, level by level; the raised nodes' new distances then from
+ * their unchanged in-neighbours inwards (the deletion half of Ramalingam
+ * and Reps' dynamic shortest paths, for unit lengths). */
+#include "bfb/patch_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* g without the arcs gone[], the arcs of each node in g's order. */
+static struct graph *without(const struct graph *g, const bool *gone)
+{
+	struct graph *d = xcalloc(1, sizeof(*d));
+	uint32_t m = 0;
+
+	d->n = g->n;
+	d->off = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
+	d->adj = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n; u++) {
+		d->off[u] = m;
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (!gone[a])
+				d->adj[m++] = g->adj[a];
+	}
+	d->off[g->n] = m;
+	d->m = m;
+	d->spec = xstrdup(g->spec ? g->spec : "degraded");
+	return d;
+}
+
+static void bfs16(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->n; v++)
+		row[v] = TOPO_UNREACHABLE;
+	row[s] = 0;
+	queue[tail++] = s;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (row[g->adj[a]] == TOPO_UNREACHABLE) {
+				row[g->adj[a]] = (uint16_t)(row[u] + 1);
+				queue[tail++] = g->adj[a];
+			}
+	}
+}
+
+/* One phase's search: K = H^T (healthy, its out-arcs), kin and kout the
+ * degraded K's in- and out-arcs, the failed arcs of K. */
+struct search {
+	const struct sched_group *G;
+	const struct graph *k, *kin, *kout;
+	uint32_t nfail, *ftail, *fhead;
+	const uint16_t *row0;
+	/* per worker */
+	uint8_t **mark;	 /* 1 candidate, 2 raised */
+	uint16_t **tent; /* new distances of the raised */
+	uint32_t **cand, **raised;
+	uint64_t **heap; /* per worker: raised x (degree + 1) entries at most */
+	/* per worker: the raised (root, node, new distance) found */
+	uint32_t **ox, **ow;
+	uint16_t **od;
+	size_t *on, *ocap;
+};
+
+static uint32_t hdist(const struct search *sr, uint32_t x, uint32_t v)
+{
+	return sr->row0[sched_group_sub(sr->G, v, x)];
+}
+
+static int cmp_level(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint16_t d)
+{
+	if (sr->on[wid] == sr->ocap[wid]) {
+		sr->ocap[wid] = sr->ocap[wid] ? 2 * sr->ocap[wid] : 1024;
+		sr->ox[wid] = xrealloc(sr->ox[wid], sr->ocap[wid] * sizeof(uint32_t));
+		sr->ow[wid] = xrealloc(sr->ow[wid], sr->ocap[wid] * sizeof(uint32_t));
+		sr->od[wid] = xrealloc(sr->od[wid], sr->ocap[wid] * sizeof(uint16_t));
+	}
+	sr->ox[wid][sr->on[wid]] = x;
+	sr->ow[wid][sr->on[wid]] = w;
+	sr->od[wid][sr->on[wid]++] = d;
+}
+
+/* A binary min-heap of 64-bit keys. */
+static void heap_push(uint64_t *h, size_t *n, uint64_t key)
+{
+	size_t i = (*n)++;
+
+	while (i > 0 && h[(i - 1) / 2] > key) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = key;
+}
+
+static uint64_t heap_pop(uint64_t *h, size_t *n)
+{
+	uint64_t top = h[0], last = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= last)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
+}
+
+/* Root x: the nodes whose distance from x grows, and by how much. */
+static void root_raised(void *arg, size_t xi, unsigned wid)
+{
+	struct search *sr = arg;
+	uint32_t x = (uint32_t)xi, nseed = 0, nq = 0, qi = 0, si = 0, nr = 0;
+	uint8_t *mark = sr->mark[wid];
+	uint32_t *q = sr->cand[wid], *rs = sr->raised[wid];
+	uint64_t *seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
+
+	/* seeds: heads of failed tight arcs, by level; then their tight
+	 * out-neighbours as they lose theirs (a FIFO: levels ascend) */
+	for (uint32_t i = 0; i < sr->nfail; i++) {
+		uint32_t a = sr->ftail[i], b = sr->fhead[i];
+
+		if (b != x && !mark[b] && hdist(sr, x, b) == hdist(sr, x, a) + 1) {
+			mark[b] = 1;
+			seed[nseed++] = (uint64_t)hdist(sr, x, b) << 32 | b;
+		}
+	}
+	if (!nseed)
+		return;
+	qsort(seed, nseed, sizeof(uint64_t), cmp_level);
+	while (si < nseed || qi < nq) {
+		uint32_t v;
+
+		if (qi < nq && (si == nseed || hdist(sr, x, q[qi]) <= (uint32_t)(seed[si] >> 32)))
+			v = q[qi++];
+		else
+			v = (uint32_t)seed[si++];
+		uint32_t lvl = hdist(sr, x, v);
+		bool ok = false;
+
+		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1] && !ok; a++) {
+			uint32_t p = sr->kin->adj[a];
+
+			ok = mark[p] != 2 && hdist(sr, x, p) + 1 == lvl;
+		}
+		if (ok)
+			continue;
+		mark[v] = 2;
+		rs[nr++] = v;
+		for (uint32_t a = sr->k->off[v]; a < sr->k->off[v + 1]; a++) {
+			uint32_t w = sr->k->adj[a];
+
+			if (!mark[w] && hdist(sr, x, w) == lvl + 1) {
+				mark[w] = 1;
+				q[nq++] = w;
+			}
+		}
+	}
+	/* new distances: from the unchanged in-neighbours, then inwards */
+	uint16_t *tent = sr->tent[wid];
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t v = rs[i], best = TOPO_UNREACHABLE;
+
+		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1]; a++) {
+			uint32_t p = sr->kin->adj[a];
+
+			if (mark[p] != 2 && hdist(sr, x, p) + 1 < best)
+				best = hdist(sr, x, p) + 1;
+		}
+		tent[v] = (uint16_t)best;
+	}
+	/* then inwards, nearest first (Dijkstra with unit lengths over the
+	 * raised, a heap of (distance, node) with stale entries skipped) */
+	uint64_t *heap = sr->heap[wid];
+	size_t nh = 0;
+	for (uint32_t i = 0; i < nr; i++)
+		if (tent[rs[i]] != TOPO_UNREACHABLE)
+			heap_push(heap, &nh, (uint64_t)tent[rs[i]] << 32 | rs[i]);
+	while (nh) {
+		uint64_t top = heap_pop(heap, &nh);
+		uint32_t v = (uint32_t)top, dv = (uint32_t)(top >> 32);
+
+		if (dv != tent[v])
+			continue;
+		for (uint32_t a = sr->kout->off[v]; a < sr->kout->off[v + 1]; a++) {
+			uint32_t w = sr->kout->adj[a];
+
+			if (mark[w] == 2 && dv + 1 < tent[w]) {
+				tent[w] = (uint16_t)(dv + 1);
+				heap_push(heap, &nh, (uint64_t)(dv + 1) << 32 | w);
+			}
+		}
+	}
+	for (uint32_t i = 0; i < nr; i++)
+		found(sr, wid, x, rs[i], tent[rs[i]]);
+	/* the marks cleared for the next root */
+	for (uint32_t i = 0; i < nseed; i++)
+		mark[(uint32_t)seed[i]] = 0;
+	for (uint32_t i = 0; i < nq; i++)
+		mark[q[i]] = 0;
+}
+
+/* The nodes whose whole programs a phase solves again. */
+struct built_phase {
+	uint32_t *region, nregion;
+};
+
+struct rows_job {
+	const struct graph *kd;
+	const uint32_t *need;
+	uint16_t **row;
+	uint32_t **queue;
+};
+
+static void one_row(void *arg, size_t i, unsigned wid)
+{
+	struct rows_job *j = arg;
+
+	bfs16(j->kd, j->need[i], j->row[j->need[i]], j->queue[wid]);
+}
+
+/* The region's problems solved on gd (H = gd, or gd^T run backwards),
+ * appended to s in the base's steps (D of them). */
+static int solve_region(const struct graph *gd, const struct graph *gdt, bool reverse,
+			const struct built_phase *bp, uint32_t D, uint32_t d,
+			const struct bfb_opts *o, uint64_t max_bytes, struct schedule *s,
+			struct ofc_error *err)
+{
+	struct view vw = {.g = gd, .reverse = reverse, .n = gd->n, .o = o, .d = d, .D = D};
+	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
+	uint8_t *want = xcalloc(n, 1);
+	int rc = 0;
+
+	bfb_view_links(&vw);
+	for (uint32_t i = 0; i < bp->nregion; i++) {
+		uint32_t u = bp->region[i];
+
+		want[u] = 1;
+		for (uint32_t a = vw.in_off[u]; a < vw.in_off[u + 1]; a++)
+			want[vw.in_peer[a]] = 1;
+	}
+	for (uint32_t x = 0; x < n; x++)
+		if (want[x])
+			need[nneed++] = x;
+	/* the distance rows its problems read, refused past the limit */
+	uint64_t rows = (uint64_t)nneed * n * sizeof(uint16_t);
+	if (max_bytes && rows > max_bytes) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), rows);
+		fmt_size(max_s, sizeof(max_s), max_bytes);
+		free(need);
+		free(want);
+		bfb_view_free(&vw);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "%u nodes lost a link: solving them whole needs about %s of "
+				     "distances, over the memory limit of %s",
+				     bp->nregion, need_s, max_s);
+	}
+	/* rows[x][v] = d_H(v, x): BFS from x over H^T (gd^T for allgather) */
+	const struct graph *kd = reverse ? gd : gdt;
+	unsigned th = parallel_workers(nneed, 4, o->threads);
+	struct rows_job job = {.kd = kd, .need = need};
+	vw.row = xcalloc(n, sizeof(uint16_t *));
+	vw.rows = xmalloc((size_t)nneed * n * sizeof(uint16_t));
+	job.row = (uint16_t **)vw.row;
+	for (uint32_t i = 0; i < nneed; i++)
+		vw.row[need[i]] = vw.rows + (size_t)i * n;
+	job.queue = xcalloc(th, sizeof(uint32_t *));
+	for (unsigned i = 0; i < th; i++)
+		job.queue[i] = xmalloc((size_t)n * sizeof(uint32_t));
+	parallel_for(nneed, 4, th, one_row, &job);
+	for (unsigned i = 0; i < th; i++)
+		free(job.queue[i]);
+	free(job.queue);
+	for (uint32_t i = 0; i < nneed && rc == 0; i++)
+		for (uint32_t v = 0; v < n && rc == 0; v++) {
+			uint32_t dv = vw.row[need[i]][v];
+
+			if (dv == TOPO_UNREACHABLE)
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures disconnect the fabric: node %u can no "
+				    "longer reach node %u",
+				    reverse ? need[i] : v, reverse ? v : need[i]);
+			else if (dv > D)
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures lengthen the schedule (node %u is %u "
+				    "steps from node %u, the healthy diameter %u)",
+				    v, dv, need[i], D);
+		}
+	if (rc == 0) {
+		vw.nrecv = bp->nregion;
+		vw.recv = bp->region;
+		vw.pass = PASS_BUILD;
+		vw.count = xmalloc((size_t)vw.nrecv * D * sizeof(uint32_t) + 1);
+		vw.where = xmalloc((size_t)vw.nrecv * D * sizeof(uint64_t) + 1);
+		vw.owner = xmalloc((size_t)vw.nrecv * sizeof(uint32_t) + 1);
+		bfb_workers_init(&vw);
+		parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
+		for (unsigned i = 0; i < vw.nworkers && rc == 0; i++)
+			if (vw.w[i].failed)
+				rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
+		if (rc == 0)
+			bfb_view_gather(&vw, s);
+	}
+	vw.recv = NULL;
+	free(need);
+	free(want);
+	bfb_view_free(&vw);
+	return rc;
+}
+
+/* The degraded graph's ports are the surviving arcs' ordinals; the
+ * patch's are the healthy graph's. */
+static void healthy_ports(const struct graph *g, const bool *gone, struct schedule *s)
+{
+	for (size_t i = 0; i < s->nxfers; i++) {
+		struct xfer *x = &s->xfers[i];
+		uint32_t k = x->lane, a = g->off[x->src];
+
+		for (;; a++)
+			if (!gone[a] && k-- == 0)
+				break;
+		x->lane = (uint16_t)(a - g->off[x->src]);
+	}
+}
+
+/* One phase: the raised sets of every root, then the owners whose blocks
+ * change, planned again into po. */
+static int run_phase(struct patch_phase *pp, const struct graph *gt, const struct graph *gd,
+		     const struct graph *gdt, const uint8_t *whole, unsigned threads,
+		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
+{
+	const struct graph *g = pp->g;
+	struct search sr = {.G = pp->G};
+	uint32_t n = g->n, *queue = xmalloc((size_t)n * sizeof(uint32_t));
+	uint16_t *row0 = xmalloc((size_t)n * sizeof(uint16_t));
+	int rc = 0;
+
+	/* K = H^T: allgather g^T, reduce-scatter g */
+	sr.k = pp->reverse ? g : gt;
+	sr.kin = pp->reverse ? gdt : gd;
+	sr.kout = pp->reverse ? gd : gdt;
+	sr.ftail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	sr.fhead = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		if (pp->gone[a]) {
+			/* g's arc w -> v is K's arc v -> w for allgather */
+			sr.ftail[sr.nfail] = pp->reverse ? pp->tails[a] : g->adj[a];
+			sr.fhead[sr.nfail++] = pp->reverse ? g->adj[a] : pp->tails[a];
+		}
+	bfs16(sr.k, 0, row0, queue);
+	sr.row0 = pp->row0 = row0;
+	unsigned th = parallel_workers(n, 64, threads);
+	sr.mark = xcalloc(th, sizeof(uint8_t *));
+	sr.tent = xcalloc(th, sizeof(uint16_t *));
+	sr.cand = xcalloc(th, sizeof(uint32_t *));
+	sr.raised = xcalloc(th, sizeof(uint32_t *));
+	sr.heap = xcalloc(th, sizeof(uint64_t *));
+	sr.ox = xcalloc(th, sizeof(uint32_t *));
+	sr.ow = xcalloc(th, sizeof(uint32_t *));
+	sr.od = xcalloc(th, sizeof(uint16_t *));
+	sr.on = xcalloc(th, sizeof(size_t));
+	sr.ocap = xcalloc(th, sizeof(size_t));
+	for (unsigned i = 0; i < th; i++) {
+		sr.mark[i] = xcalloc(n, 1);
+		sr.tent[i] = xmalloc((size_t)n * sizeof(uint16_t));
+		/* candidates, then the seeds (64-bit) past them */
+		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 2 + 4) * sizeof(uint32_t) * 2);
+		sr.raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
+		sr.heap[i] = xmalloc(((size_t)g->m + n + 1) * sizeof(uint64_t));
+	}
+	parallel_for(n, 64, th, root_raised, &sr);
+	/* the raised sets by root, ascending */
+	uint32_t *rx_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	size_t total = 0;
+	for (unsigned i = 0; i < th; i++) {
+		for (size_t e = 0; e < sr.on[i]; e++)
+			rx_off[sr.ox[i][e] + 2]++;
+		total += sr.on[i];
+	}
+	for (uint32_t x = 0; x < n; x++)
+		rx_off[x + 2] += rx_off[x + 1];
+	uint64_t *rx = xmalloc((total + 1) * sizeof(uint64_t));
+	for (unsigned i = 0; i < th; i++)
+		for (size_t e = 0; e < sr.on[i]; e++)
+			rx[rx_off[sr.ox[i][e] + 1]++] = (uint64_t)sr.ow[i][e] << 16 | sr.od[i][e];
+	uint32_t *rx_w = xmalloc((total + 1) * sizeof(uint32_t));
+	uint16_t *rx_d = xmalloc((total + 1) * sizeof(uint16_t));
+	for (uint32_t x = 0; x < n && rc == 0; x++) {
+		qsort(rx + rx_off[x], rx_off[x + 1] - rx_off[x], sizeof(uint64_t), cmp_level);
+		for (uint32_t e = rx_off[x]; e < rx_off[x + 1] && rc == 0; e++) {
+			rx_w[e] = (uint32_t)(rx[e] >> 16);
+			rx_d[e] = (uint16_t)rx[e];
+			/* x in K is the receiver; rx_w a source */
+			if (rx_d[e] == TOPO_UNREACHABLE)
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures disconnect the fabric: node %u can no "
+				    "longer reach node %u",
+				    pp->reverse ? x : rx_w[e], pp->reverse ? rx_w[e] : x);
+			else if (rx_d[e] > pp->D)
+				rc = ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "the failures lengthen the schedule (node %u is %u "
+				    "steps from node %u, the healthy diameter %u)",
+				    pp->reverse ? x : rx_w[e], rx_d[e], pp->reverse ? rx_w[e] : x,
+				    pp->D);
+		}
+	}
+	pp->rx_off = rx_off;
+	pp->rx_w = rx_w;
+	pp->rx_d = rx_d;
+	/* the owners: a raised set of their own or an in-neighbour's, or a
+	 * failed in-link (H's in-arcs: allgather g's into u, reduce-scatter
+	 * g's out of u) */
+	uint8_t *hit = xcalloc(n, 1);
+	for (uint32_t u = 0; u < n; u++) {
+		const struct graph *hin = pp->reverse ? g : gt;
+
+		hit[u] = rx_off[u + 1] > rx_off[u];
+		for (uint32_t a = hin->off[u]; a < hin->off[u + 1] && !hit[u]; a++)
+			hit[u] = rx_off[hin->adj[a] + 1] > rx_off[hin->adj[a]];
+	}
+	for (uint32_t a = 0; a < g->m; a++)
+		if (pp->gone[a])
+			hit[pp->reverse ? pp->tails[a] : g->adj[a]] = 1;
+	uint32_t *owners = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), no = 0;
+	for (uint32_t u = 0; u < n; u++)
+		if (hit[u] && !whole[u]) {
+			owners[no++] = u;
+			pp->partial[u] = 1;
+		}
+	*nowners = no;
+	if (rc == 0)
+		rc = patch_blocks(pp, owners, no, threads, po, err);
+	free(owners);
+	free(hit);
+	free(rx);
+	free(rx_off);
+	free(rx_w);
+	free(rx_d);
+	pp->rx_off = pp->rx_w = NULL;
+	pp->rx_d = NULL;
+	for (unsigned i = 0; i < th; i++) {
+		free(sr.mark[i]);
+		free(sr.tent[i]);
+		free(sr.cand[i]);
+		free(sr.raised[i]);
+		free(sr.heap[i]);
+		free(sr.ox[i]);
+		free(sr.ow[i]);
+		free(sr.od[i]);
+	}
+	free(sr.mark);
+	free(sr.tent);
+	free(sr.cand);
+	free(sr.raised);
+	free(sr.heap);
+	free(sr.ox);
+	free(sr.ow);
+	free(sr.od);
+	free(sr.on);
+	free(sr.ocap);
+	free(sr.ftail);
+	free(sr.fhead);
+	free(row0);
+	free(queue);
+	return rc;
+}
+
+int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
+	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
+	      struct bfb_stats *st, struct ofc_error *err)
+{
+	static const struct bfb_opts defaults = {0};
+	enum sched_collective c = r->prog.collective;
+	uint32_t rsteps =
+	    c == SCHED_ALLGATHER ? 0 : (c == SCHED_ALLREDUCE ? r->prog.nsteps / 2 : r->prog.nsteps);
+	int rc = 0;
+
+	if (!o)
+		o = &defaults;
+	memset(p, 0, sizeof(*p));
+	memset(st, 0, sizeof(*st));
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "BFB patches allgather, reduce-scatter and allreduce");
+	if (r->group.nodes != g->n || r->group.reps != 1 || o->rate || o->inject || o->chunks)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a BFB patch is for a reduced BFB schedule of g's group, every "
+		    "link alike (no rates, injection limits or chunks)");
+	struct graph *gt = graph_transpose(g), *gd = without(g, gone), *gdt = graph_transpose(gd);
+	uint32_t n = g->n, *tails = graph_arc_tails(g);
+	uint32_t *in_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	uint32_t *in_arc = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		in_off[g->adj[a] + 2]++;
+	for (uint32_t u = 0; u < n; u++)
+		in_off[u + 2] += in_off[u + 1];
+	for (uint32_t a = 0; a < g->m; a++)
+		in_arc[in_off[g->adj[a] + 1]++] = a;
+	struct patch_out po = {.nsteps = r->prog.nsteps};
+	po.v = xcalloc(po.nsteps + 1, sizeof(struct xfer *));
+	po.n = xcalloc(po.nsteps + 1, sizeof(size_t));
+	po.cap = xcalloc(po.nsteps + 1, sizeof(size_t));
+	/* The nodes that lost an in-link (in either phase's H) are solved
+	 * whole, as bfb_schedule would: their blocks move between in-links
+	 * that keep them, which only the whole problem (LP (3)) balances. */
+	uint8_t *whole = xcalloc(n, 1), *partial = xcalloc(n, 1);
+	for (uint32_t a = 0; a < g->m; a++)
+		if (gone[a]) {
+			if (c != SCHED_REDUCE_SCATTER)
+				whole[g->adj[a]] = 1;
+			if (c != SCHED_ALLGATHER)
+				whole[tails[a]] = 1;
+		}
+	uint32_t *wl = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nwhole = 0;
+	for (uint32_t u = 0; u < n; u++)
+		if (whole[u])
+			wl[nwhole++] = u;
+	struct built_phase all = {.region = wl, .nregion = nwhole};
+	struct schedule ws;
+	sched_init(&ws, c, r->prog.algorithm, n);
+	double t0 = now_seconds();
+	st->nodes = n;
+	st->degree = 0;
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t in = gdt->off[u + 1] - gdt->off[u], out = graph_outdeg(gd, u);
+
+		st->degree = in > st->degree ? in : st->degree;
+		st->degree = out > st->degree ? out : st->degree;
+	}
+	for (int ph = 0; ph < 2 && rc == 0; ph++) {
+		bool reverse = ph == 0;
+		uint32_t nowners = 0;
+
+		if ((reverse && c == SCHED_ALLGATHER) || (!reverse && c == SCHED_REDUCE_SCATTER))
+			continue;
+		struct patch_phase pp = {.g = g,
+					 .gone = gone,
+					 .r = r,
+					 .G = &r->group,
+					 .reverse = reverse,
+					 .first = reverse ? 0 : rsteps,
+					 .D = reverse ? rsteps : r->prog.nsteps - rsteps,
+					 .in_off = in_off,
+					 .in_arc = in_arc,
+					 .tails = tails};
+		pp.partial = partial;
+		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
+		if (rc == 0 && nwhole)
+			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, max_bytes,
+					  &ws, err);
+		else if (rc == 0)
+			for (uint32_t t = 0; t < pp.D; t++)
+				sched_step(&ws);
+		if (rc == 0 && max_bytes) {
+			size_t held = 0;
+
+			for (uint32_t t = 0; t < po.nsteps; t++)
+				held += po.cap[t] * sizeof(struct xfer);
+			if (held > max_bytes) {
+				char need_s[32], max_s[32];
+
+				fmt_size(need_s, sizeof(need_s), held);
+				fmt_size(max_s, sizeof(max_s), max_bytes);
+				rc = ofc_error_set(err, OFC_E_RUNTIME,
+						   "the failures reach %u of %u nodes: the patch "
+						   "holds %s, over the memory limit of %s",
+						   nowners, n, need_s, max_s);
+			}
+		}
+	}
+	st->seconds_generate = now_seconds() - t0;
+	if (rc == 0) {
+		healthy_ports(g, gone, &ws);
+		sched_init(&p->prog, c, r->prog.algorithm, n);
+		snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
+		for (uint32_t t = 0; t < po.nsteps; t++) {
+			size_t kw = t < ws.nsteps ? sched_step_size(&ws, t) : 0, k = kw + po.n[t];
+
+			if (!k) {
+				sched_step(&p->prog);
+				continue;
+			}
+			struct xfer *out = sched_append_steps(&p->prog, 1, &k);
+			if (kw)
+				memcpy(out, ws.xfers + ws.step_start[t], kw * sizeof(struct xfer));
+			if (po.n[t])
+				memcpy(out + kw, po.v[t], po.n[t] * sizeof(struct xfer));
+		}
+		p->region = wl;
+		p->nregion = nwhole;
+		wl = NULL;
+		st->steps = r->prog.nsteps;
+	}
+	for (uint32_t u = 0; u < n; u++)
+		st->problems += partial[u]; /* the nodes planned block by block */
+	sched_free(&ws);
+	free(wl);
+	free(whole);
+	free(partial);
+	for (uint32_t t = 0; t < po.nsteps; t++)
+		free(po.v[t]);
+	free(po.v);
+	free(po.n);
+	free(po.cap);
+	free(in_off);
+	free(in_arc);
+	free(tails);
+	graph_free(gt);
+	graph_free(gd);
+	graph_free(gdt);
+	return rc;
+}

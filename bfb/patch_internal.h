@@ -1,0 +1,41 @@
+/* Private to bfb/patch*.c: one phase of a degraded BFB's patch, what the
+ * failures changed in it (patch.c) and the (node, block) re-solve
+ * (patch_blocks.c). */
+#ifndef OFC_BFB_PATCH_INTERNAL_H
+#define OFC_BFB_PATCH_INTERNAL_H
+
+#include "bfb/internal.h"
+
+struct patch_phase {
+	const struct graph *g; /* healthy */
+	const bool *gone;      /* per arc of g */
+	const struct sched_reduced *r;
+	const struct sched_group *G;
+	bool reverse;	      /* reduce-scatter: H = g^T */
+	uint32_t first;	      /* the phase's first step in the program */
+	uint32_t D;	      /* its steps */
+	const uint16_t *row0; /* distances from 0 in K = H^T (healthy) */
+	/* allgather: g's in-arcs of each node (in_arc[in_off[u] ..]) and
+	 * every arc's tail */
+	const uint32_t *in_off, *in_arc, *tails;
+	/* the raised set of each root x in K: the sources w whose distance to
+	 * x grew, ascending, with the new distance */
+	const uint32_t *rx_off, *rx_w;
+	const uint16_t *rx_d;
+	uint8_t *partial; /* marked: the nodes planned block by block */
+};
+
+/* The patch's transfers by schedule step. */
+struct patch_out {
+	uint32_t nsteps;
+	struct xfer **v;
+	size_t *n, *cap;
+};
+void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x);
+
+/* The changed blocks of each of owners (the nodes the phase's failures
+ * reach) planned again into po. */
+int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t nowners,
+		 unsigned threads, struct patch_out *po, struct ofc_error *err);
+
+#endif

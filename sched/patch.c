@@ -1,0 +1,937 @@
+/* Degraded schedules kept as structure (see sched.h, struct sched_patch):
+ * the healthy reduced schedule with the programs of a region's nodes
+ * replaced, its expansion and its check without expansion.
+ *
+ * The check reads every transfer as an allgather's: the node that owns it
+ * receives block `blk` from `send` at time `tau`. A copy is that as it
+ * stands (time: the step within the copy phase, from 1). A reduction u ->
+ * x of shard k at step s is, run backwards on the transposed graph, x
+ * handing u shard k at time S - s (S: the reduction phase's steps), which
+ * is Cor. 3.1 of Zhao et al. read the other way: the reduction is right
+ * exactly when that allgather is. "x holds k at time h" is then: x has all
+ * of k after time h (0: its own block from the start). */
+#include "sched/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
+
+struct kmap {
+	uint64_t *key; /* key + 1; 0 empty */
+	uint32_t *val;
+	size_t cap, used;
+};
+
+static void kmap_init(struct kmap *m, size_t expect)
+{
+	m->cap = 64;
+	while (m->cap < expect * 2)
+		m->cap *= 2;
+	m->key = xcalloc(m->cap, sizeof(uint64_t));
+	m->val = xmalloc(m->cap * sizeof(uint32_t));
+	m->used = 0;
+}
+
+static void kmap_free(struct kmap *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+static size_t kmap_slot(const struct kmap *m, uint64_t key)
+{
+	size_t i = (size_t)(sched_mix64(key) & (m->cap - 1));
+
+	while (m->key[i] && m->key[i] != key + 1)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static uint32_t *kmap_get(const struct kmap *m, uint64_t key)
+{
+	size_t i = kmap_slot(m, key);
+
+	return m->key[i] ? &m->val[i] : NULL;
+}
+
+/* The value of key, made with v when new; grows at half full. */
+static uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		struct kmap big;
+
+		kmap_init(&big, m->cap);
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->key[i]) {
+				size_t j = kmap_slot(&big, m->key[i] - 1);
+
+				big.key[j] = m->key[i];
+				big.val[j] = m->val[i];
+				big.used++;
+			}
+		kmap_free(m);
+		*m = big;
+	}
+	size_t i = kmap_slot(m, key);
+	if (!m->key[i]) {
+		m->key[i] = key + 1;
+		m->val[i] = v;
+		m->used++;
+	}
+	return &m->val[i];
+}
+
+static uint64_t key3(uint32_t ph, uint32_t a, uint32_t b)
+{
+	return (uint64_t)ph << 32 | (uint64_t)(a & 0xffff) << 16 | (b & 0xffff);
+}
+
+void sched_patch_free(struct sched_patch *p)
+{
+	if (!p)
+		return;
+	free(p->region);
+	sched_free(&p->prog);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The (phase, owner, block) pairs the patch plans for owners outside
+ * its region (those nodes keep their other blocks' healthy pieces). */
+static void overridden(const struct sched_patch *p, const uint8_t *inr, struct kmap *m)
+{
+	kmap_init(m, p->prog.nxfers / 2 + 16);
+	for (size_t i = 0; i < p->prog.nxfers; i++) {
+		const struct xfer *x = &p->prog.xfers[i];
+
+		if (x->src < p->prog.nodes && x->dst < p->prog.nodes && !inr[xfer_owner(x)])
+			kmap_put(m, key3(xfer_op(x) == XFER_REDUCE, xfer_owner(x), x->block), 0);
+	}
+}
+
+/* Whether base translate y is replaced: its owner's whole program, or its
+ * (owner, block). */
+static bool replaced(const uint8_t *inr, const struct kmap *over, const struct xfer *y)
+{
+	return inr[xfer_owner(y)] ||
+	       kmap_get(over, key3(xfer_op(y) == XFER_REDUCE, xfer_owner(y), y->block));
+}
+
+/* Per step of the base, how many of its translates the overridden pairs
+ * of over replace (into removed, nsteps entries, added to). */
+static void removed_per_step(const struct sched_reduced *r, const struct kmap *over,
+			     size_t *removed)
+{
+	const struct schedule *b = &r->prog;
+	uint32_t n = r->group.nodes;
+	uint32_t *start = xcalloc((size_t)2 * n + 2, sizeof(uint32_t));
+	uint32_t *step = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			const struct xfer *x = &b->xfers[i];
+
+			if (x->block < n)
+				start[(xfer_op(x) == XFER_REDUCE) * n + x->block + 2]++;
+		}
+	for (uint32_t k = 0; k < 2 * n; k++)
+		start[k + 2] += start[k + 1];
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			const struct xfer *x = &b->xfers[i];
+
+			if (x->block < n)
+				step[start[(xfer_op(x) == XFER_REDUCE) * n + x->block + 1]++] = t;
+		}
+	for (size_t i = 0; i < over->cap; i++) {
+		if (!over->key[i])
+			continue;
+		uint64_t key = over->key[i] - 1;
+		uint32_t ph = (uint32_t)(key >> 32), u = (uint32_t)(key >> 16) & 0xffff,
+			 o = (uint32_t)key & 0xffff, rb = ph * n + sched_group_sub(&r->group, o, u);
+
+		for (uint32_t j = start[rb]; j < start[rb + 1]; j++)
+			removed[step[j]]++;
+	}
+	free(start);
+	free(step);
+}
+
+uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
+{
+	uint8_t *inr = xcalloc(r->group.nodes + 1, 1);
+	struct kmap over;
+	size_t *removed = xcalloc((size_t)r->prog.nsteps + 1, sizeof(size_t));
+	uint64_t total =
+	    p->prog.nxfers + (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog);
+
+	for (uint32_t i = 0; i < p->nregion; i++)
+		inr[p->region[i]] = 1;
+	overridden(p, inr, &over);
+	removed_per_step(r, &over, removed);
+	for (uint32_t t = 0; t < r->prog.nsteps; t++)
+		total -= removed[t];
+	kmap_free(&over);
+	free(removed);
+	free(inr);
+	return total;
+}
+
+/* The ordinal of the lane-th arc of u among its surviving ones. */
+static uint16_t surviving_port(const struct graph *g, const bool *gone, uint32_t u, uint32_t lane)
+{
+	uint32_t k = 0;
+
+	for (uint32_t a = g->off[u]; a < g->off[u] + lane; a++)
+		k += !gone[a];
+	return (uint16_t)k;
+}
+
+int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct schedule *s,
+			 struct ofc_error *err)
+{
+	struct sched_patched_stream ps;
+	struct sched_stream st;
+
+	if (r->group.nodes > SCHED_MAX_NODES || r->prog.nodes != r->group.nodes ||
+	    p->prog.nsteps > r->prog.nsteps)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u nodes: no explicit schedule of this patch",
+				     r->group.nodes);
+	if (sched_patched_transfers(r, p) >= UINT32_MAX)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%llu transfers: too many for an explicit schedule",
+				     (unsigned long long)sched_patched_transfers(r, p));
+	sched_patched_stream_init(&ps, r, p, g, gone, &r->prog, &st);
+	int rc = sched_stream_expand(&st, s, err);
+	if (rc == 0)
+		s->size_bytes = r->prog.size_bytes;
+	sched_patched_stream_free(&ps);
+	return rc;
+}
+
+static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
+{
+	const struct sched_patched_stream *ps = ctx;
+	const struct schedule *b = &ps->r->prog, *q = &ps->p->prog;
+	size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0, pos = 0;
+
+	for (uint32_t e = 0; e < ps->r->group.order; e++)
+		for (size_t i = 0; i < k; i++) {
+			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
+							   sched_group_element(&ps->r->group, e));
+
+			if (!replaced(ps->inr, ps->over, &y))
+				out[pos++] = y;
+		}
+	for (size_t i = 0; i < kq; i++)
+		out[pos++] = q->xfers[q->step_start[t] + i];
+	for (size_t i = 0; ps->gone && i < pos; i++)
+		out[i].lane = surviving_port(ps->g, ps->gone, out[i].src, out[i].lane);
+}
+
+void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
+			       const struct sched_patch *p, const struct graph *g, const bool *gone,
+			       const struct schedule *head, struct sched_stream *st)
+{
+	const struct schedule *b = &r->prog, *q = &p->prog;
+
+	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
+	ps->inr = xcalloc(r->group.nodes, 1);
+	for (uint32_t i = 0; i < p->nregion; i++)
+		ps->inr[p->region[i]] = 1;
+	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
+	ps->over = xmalloc(sizeof(struct kmap));
+	overridden(p, ps->inr, ps->over);
+	removed_per_step(r, ps->over, ps->count);
+	/* base transfers are node 0's own: one translate each per node */
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) -
+			       ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
+	*st = (struct sched_stream){
+	    .head = head, .nsteps = b->nsteps, .count = ps->count, .fill = patched_fill, .ctx = ps};
+}
+
+void sched_patched_stream_free(struct sched_patched_stream *ps)
+{
+	kmap_free(ps->over);
+	free(ps->over);
+	free(ps->inr);
+	free(ps->count);
+}
+
+/* ---- the check ---------------------------------------------------------------------- */
+
+struct pcheck {
+	const struct sched_reduced *r;
+	const struct sched_patch *p;
+	const struct graph *g, *gt;
+	const bool *gone;
+	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
+	uint8_t *inr;
+	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
+	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
+	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
+	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
+	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
+	struct kmap over;    /* outside the region: (ph, owner, block) planned -> held after */
+	uint32_t *bstart;    /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
+	uint32_t *bidx;
+	uint32_t *tails; /* of g's arcs */
+	uint32_t *bstep; /* per base transfer: its step */
+	struct verify_report *rep;
+};
+
+static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->rep->error, sizeof(c->rep->error), fmt, ap);
+	va_end(ap);
+	c->rep->ok = false;
+	c->rep->bad_step = step;
+	return -1;
+}
+
+static uint32_t phase_of(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE;
+}
+
+static uint32_t tau(const struct pcheck *c, const struct xfer *x, uint32_t t)
+{
+	return phase_of(x) ? c->S - t : t - c->S + 1;
+}
+
+static uint32_t sender(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
+}
+
+/* The base program: node 0's, each phase in its steps; its tables. */
+static int base_tables(struct pcheck *c)
+{
+	const struct schedule *b = &c->r->prog;
+	const struct sched_group *G = &c->r->group;
+
+	c->S = b->nsteps;
+	for (uint32_t t = 0; t < b->nsteps && c->S == b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t); i++)
+			if (phase_of(&b->xfers[i]) == 0) {
+				c->S = t;
+				break;
+			}
+	c->hb[0] = xcalloc(c->n, sizeof(uint32_t));
+	c->hb[1] = xcalloc(c->n, sizeof(uint32_t));
+	kmap_init(&c->minsend, b->nxfers);
+	kmap_init(&c->lanes, 64);
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t);
+		     i++) {
+			const struct xfer *x = &b->xfers[i];
+			uint32_t ph = phase_of(x), o = xfer_owner(x), tt;
+
+			if (o != 0 || xfer_blocks(x) != 1 || x->run || x->block >= c->n ||
+			    (ph == 1) != (t < c->S))
+				return pfail(
+				    c, t,
+				    "the base program is not node 0's own, one block a "
+				    "transfer, reductions before copies: no patch applies");
+			tt = tau(c, x, t);
+			if (tt > c->hb[ph][x->block])
+				c->hb[ph][x->block] = tt;
+			uint32_t *m = kmap_put(
+			    &c->minsend, key3(ph, sched_group_sub(G, sender(x), o), x->block), tt);
+			if (tt < *m)
+				*m = tt;
+			kmap_put(&c->lanes, key3(ph, sched_group_sub(G, x->src, o), x->lane), 1);
+		}
+	c->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+			c->bstep[i] = t;
+	c->bstart = xcalloc((size_t)2 * c->n + 2, sizeof(uint32_t));
+	c->bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < b->nxfers; i++)
+		c->bstart[phase_of(&b->xfers[i]) * c->n + b->xfers[i].block + 2]++;
+	for (uint32_t k = 0; k < 2 * c->n; k++)
+		c->bstart[k + 2] += c->bstart[k + 1];
+	for (size_t i = 0; i < b->nxfers; i++)
+		c->bidx[c->bstart[phase_of(&b->xfers[i]) * c->n + b->xfers[i].block + 1]++] =
+		    (uint32_t)i;
+	return 0;
+}
+
+/* Each patch transfer on its own: ranges, owner in the region, its arc. */
+static int patch_xfers(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+	const struct graph *g = c->g;
+
+	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
+	    q->nsteps > c->r->prog.nsteps)
+		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
+			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
+	for (uint32_t i = 0; i < c->p->nregion; i++) {
+		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
+			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
+				     c->n);
+		c->inr[c->p->region[i]] = 1;
+		c->ridx[c->p->region[i]] = i;
+	}
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
+			const struct xfer *x = &q->xfers[i];
+			uint32_t a = g->off[x->src] + x->lane;
+
+			if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run ||
+			    xfer_blocks(x) != 1 || x->length == 0 || x->offset > SCHED_ONE ||
+			    x->length > SCHED_ONE - x->offset)
+				return pfail(c, t, "patch transfer %zu is out of range", i);
+			if ((phase_of(x) == 1) != (t < c->S))
+				return pfail(c, t,
+					     "patch transfer %zu is in the other phase's steps", i);
+			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
+				return pfail(c, t,
+					     "patch transfer %zu: %u's port %u does not lead to %u",
+					     i, x->src, x->lane, x->dst);
+			if (c->gone[a])
+				return pfail(c, t,
+					     "patch transfer %zu: the arc %u -> %u has failed", i,
+					     x->src, x->dst);
+		}
+	return 0;
+}
+
+/* A region node's pieces of one block: (block, offset), end, time. */
+struct pkey {
+	uint64_t key;
+	uint32_t end, tau;
+};
+
+/* Per program (phase, region node), bucket b = ph * nregion + i. */
+struct cover {
+	struct pcheck *c;
+	struct pkey *k;
+	size_t *start; /* 2 nregion + 1 */
+	uint8_t *why;  /* per bucket: 0 fine, 1 twice, 2 gap, 3 own, 4 count */
+	uint32_t *at_block, *at_off;
+	uint32_t **count;  /* per worker: n + 1 */
+	struct pkey **tmp; /* per worker: the largest program */
+};
+
+static void cover_fail(struct cover *cv, size_t b, uint8_t why, uint32_t o, uint32_t off)
+{
+	if (!cv->why[b]) {
+		cv->why[b] = why;
+		cv->at_block[b] = o;
+		cv->at_off[b] = off;
+	}
+}
+
+/* One program's pieces by block (a counting sort: most blocks come in one
+ * or two pieces, put in order of offset by insertion). */
+static void cover_one(void *arg, size_t b, unsigned wid)
+{
+	struct cover *cv = arg;
+	struct pcheck *c = cv->c;
+	uint32_t nr = c->p->nregion, ph = (uint32_t)(b / nr), u = c->p->region[b % nr];
+	struct pkey *k = cv->k + cv->start[b];
+	size_t m = cv->start[b + 1] - cv->start[b];
+	uint32_t *hold = c->hold + b * c->n, *at = cv->count[wid], blocks = 0;
+	struct pkey *by = cv->tmp[wid];
+	bool present = ph ? c->S > 0 : c->S < c->r->prog.nsteps;
+
+	if (!present)
+		return;
+	memset(at, 0, ((size_t)c->n + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < m; i++)
+		at[(k[i].key >> 32) + 1]++;
+	for (uint32_t o = 0; o < c->n; o++)
+		at[o + 1] += at[o];
+	for (size_t i = 0; i < m; i++)
+		by[at[k[i].key >> 32]++] = k[i];
+	/* at[o] is now where block o's pieces end */
+	for (uint32_t o = 0, lo = 0; o < c->n && !cv->why[b]; lo = at[o++]) {
+		uint32_t hi = at[o], pos = 0, h = 0;
+
+		if (lo == hi)
+			continue;
+		for (uint32_t i = lo + 1; i < hi; i++) /* by offset */
+			for (uint32_t j = i; j > lo && by[j].key < by[j - 1].key; j--) {
+				struct pkey tmp = by[j];
+
+				by[j] = by[j - 1];
+				by[j - 1] = tmp;
+			}
+		for (uint32_t i = lo; i < hi; i++) {
+			uint32_t off = (uint32_t)by[i].key;
+
+			if (off != pos)
+				cover_fail(cv, b, off < pos ? 1 : 2, o, off);
+			pos = by[i].end;
+			h = by[i].tau > h ? by[i].tau : h;
+		}
+		if (pos != SCHED_ONE)
+			cover_fail(cv, b, 2, o, pos);
+		if (o == u)
+			cover_fail(cv, b, 3, o, 0);
+		hold[o] = h;
+		blocks++;
+	}
+	if (blocks != c->n - 1)
+		cover_fail(cv, b, 4, blocks, 0);
+}
+
+/* A region node's pieces of each block cover it once, and when it holds
+ * each; one program at a time, on every core. */
+static int patch_cover(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+	uint32_t nr = c->p->nregion;
+	size_t nb = (size_t)2 * nr;
+	struct cover cv = {.c = c};
+	int rc = 0;
+
+	if (!nr)
+		return 0;
+	cv.k = xmalloc((q->nxfers + 1) * sizeof(*cv.k));
+	cv.start = xcalloc(nb + 2, sizeof(size_t));
+	cv.why = xcalloc(nb, 1);
+	cv.at_block = xcalloc(nb, sizeof(uint32_t));
+	cv.at_off = xcalloc(nb, sizeof(uint32_t));
+	c->hold = xcalloc(nb * c->n, sizeof(uint32_t));
+	for (size_t i = 0; i < q->nxfers; i++) {
+		const struct xfer *x = &q->xfers[i];
+
+		if (c->inr[xfer_owner(x)])
+			cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 2]++;
+	}
+	for (size_t b = 0; b < nb; b++)
+		cv.start[b + 2] += cv.start[b + 1];
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
+			const struct xfer *x = &q->xfers[i];
+
+			if (!c->inr[xfer_owner(x)])
+				continue;
+			size_t at = cv.start[phase_of(x) * nr + c->ridx[xfer_owner(x)] + 1]++;
+
+			cv.k[at] = (struct pkey){.key = (uint64_t)x->block << 32 | x->offset,
+						 .end = x->offset + x->length,
+						 .tau = tau(c, x, t)};
+		}
+	size_t most = 0;
+	for (size_t b = 0; b < nb; b++)
+		if (cv.start[b + 1] - cv.start[b] > most)
+			most = cv.start[b + 1] - cv.start[b];
+	unsigned th = parallel_workers(nb, 4, 0);
+	cv.count = xcalloc(th, sizeof(uint32_t *));
+	cv.tmp = xcalloc(th, sizeof(struct pkey *));
+	for (unsigned i = 0; i < th; i++) {
+		cv.count[i] = xmalloc(((size_t)c->n + 1) * sizeof(uint32_t));
+		cv.tmp[i] = xmalloc((most + 1) * sizeof(struct pkey));
+	}
+	parallel_for(nb, 4, th, cover_one, &cv);
+	for (unsigned i = 0; i < th; i++) {
+		free(cv.count[i]);
+		free(cv.tmp[i]);
+	}
+	free(cv.count);
+	free(cv.tmp);
+	for (size_t b = 0; b < nb && rc == 0; b++) {
+		uint32_t u = c->p->region[b % nr], o = cv.at_block[b];
+
+		switch (cv.why[b]) {
+		case 1:
+		case 2:
+			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+				   cv.why[b] == 1 ? "received twice" : "has a gap", cv.at_off[b],
+				   SCHED_ONE);
+			break;
+		case 3:
+			rc = pfail(c, 0, "node %u receives its own block", u);
+			break;
+		case 4:
+			rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u, o,
+				   c->n - 1);
+			break;
+		}
+	}
+	free(cv.k);
+	free(cv.start);
+	free(cv.why);
+	free(cv.at_block);
+	free(cv.at_off);
+	return rc;
+}
+
+struct okey {
+	uint64_t key; /* phase, owner, block */
+	uint32_t off, end, tau;
+};
+
+static int cmp_okey(const void *a, const void *b)
+{
+	const struct okey *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Outside the region: each (owner, block) the patch plans is covered
+ * once, never the owner's own; when the owner holds it. */
+static int partial_cover(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+	struct okey *k = xmalloc((q->nxfers + 1) * sizeof(*k));
+	size_t m = 0;
+	int rc = 0;
+
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
+			const struct xfer *x = &q->xfers[i];
+
+			if (c->inr[xfer_owner(x)])
+				continue;
+			k[m++] = (struct okey){.key = key3(phase_of(x), xfer_owner(x), x->block),
+					       .off = x->offset,
+					       .end = x->offset + x->length,
+					       .tau = tau(c, x, t)};
+		}
+	qsort(k, m, sizeof(*k), cmp_okey);
+	kmap_init(&c->over, m / 2 + 16);
+	for (size_t a = 0; a < m && rc == 0;) {
+		uint32_t u = (uint32_t)(k[a].key >> 16) & 0xffff, o = (uint32_t)k[a].key & 0xffff;
+		uint32_t at = 0, h = 0;
+		size_t e = a;
+
+		for (; e < m && k[e].key == k[a].key; e++) {
+			if (k[e].off != at && rc == 0)
+				rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+					   k[e].off < at ? "received twice" : "has a gap", k[e].off,
+					   SCHED_ONE);
+			at = k[e].end;
+			h = k[e].tau > h ? k[e].tau : h;
+		}
+		if (rc == 0 && at != SCHED_ONE)
+			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
+		if (rc == 0 && o == u)
+			rc = pfail(c, 0, "node %u receives its own block", u);
+		*kmap_put(&c->over, k[a].key, h) = h;
+		a = e;
+	}
+	free(k);
+	return rc;
+}
+
+static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
+{
+	if (x == o)
+		return 0;
+	if (c->ridx[x] != UINT32_MAX)
+		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
+	const uint32_t *h = kmap_get(&c->over, key3(ph, x, o));
+	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
+}
+
+/* Every patch transfer after its sender holds the block. */
+static int patch_causal(struct pcheck *c)
+{
+	const struct schedule *q = &c->p->prog;
+
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
+		     i++) {
+			const struct xfer *x = &q->xfers[i];
+			uint32_t ph = phase_of(x), s = sender(x), h = held_at(c, ph, s, x->block);
+
+			if (tau(c, x, t) <= h)
+				return pfail(c, t,
+					     "patch transfer %zu: %u %s block %u before %s it "
+					     "(time %u, held after %u)",
+					     i, x->src, ph ? "reduces" : "sends", x->block,
+					     ph ? "the receiver sends its own" : "it holds",
+					     tau(c, x, t), h);
+		}
+	return 0;
+}
+
+/* x holds o after h, later than the base says: no unpatched reader (one
+ * whose (reader, o) the base still plans) takes it from x before. */
+static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h)
+{
+	const struct sched_group *G = &c->r->group;
+	/* the owners that read x: copies, x's out-neighbours; reductions, its
+	 * in-neighbours (they send to x) */
+	const struct graph *rd = ph ? c->gt : c->g;
+
+	if (o == x || h <= c->hb[ph][sched_group_sub(G, o, x)])
+		return 0;
+	for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
+		uint32_t u = rd->adj[a];
+		const uint32_t *m;
+
+		if (c->inr[u] || kmap_get(&c->over, key3(ph, u, o)))
+			continue;
+		m = kmap_get(&c->minsend,
+			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
+		if (m && *m <= h)
+			return pfail(c, 0,
+				     "node %u (unpatched) takes block %u from %u at time %u, which "
+				     "holds it after %u",
+				     u, o, x, *m, h);
+	}
+	return 0;
+}
+
+/* Base translates of owner u over its port key (src - u, lane) in phase
+ * ph: every one replaced (the pairs planned again), else -1. */
+static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel, uint32_t lane,
+			 uint32_t tail, uint32_t head)
+{
+	const struct schedule *b = &c->r->prog;
+
+	if (c->inr[u] || !kmap_get(&c->lanes, key3(ph, rel, lane)))
+		return 0;
+	for (uint32_t blk = 0; blk < c->n; blk++)
+		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1];
+		     j++) {
+			const struct xfer *x = &b->xfers[c->bidx[j]];
+
+			if (x->lane == lane && sched_group_sub(&c->r->group, x->src, 0) == rel &&
+			    !kmap_get(&c->over, key3(ph, u, sched_group_add(&c->r->group, blk, u))))
+				return pfail(
+				    c, 0,
+				    "node %u (unpatched) %s block %u over the failed arc %u "
+				    "-> %u",
+				    u, ph ? "reduces" : "receives",
+				    sched_group_add(&c->r->group, blk, u), tail, head);
+		}
+	return 0;
+}
+
+/* The base's nodes: none reads a patched block before it is held, none
+ * moves a block it still plans by the base over a gone arc. */
+static int base_untouched(struct pcheck *c)
+{
+	const struct graph *g = c->g;
+	const struct sched_group *G = &c->r->group;
+
+	for (size_t bi = 0; c->hold && bi < (size_t)2 * c->p->nregion; bi++)
+		for (uint32_t o = 0; o < c->n; o++)
+			if (late_readers(c, (uint32_t)(bi / c->p->nregion),
+					 c->p->region[bi % c->p->nregion], o,
+					 c->hold[bi * c->n + o]) < 0)
+				return -1;
+	for (size_t i = 0; i < c->over.cap; i++) {
+		uint64_t key = c->over.key[i] - 1;
+
+		if (c->over.key[i] &&
+		    late_readers(c, (uint32_t)(key >> 32), (uint32_t)(key >> 16) & 0xffff,
+				 (uint32_t)key & 0xffff, c->over.val[i]) < 0)
+			return -1;
+	}
+	for (uint32_t tail = 0; tail < c->n; tail++)
+		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
+			uint32_t head = g->adj[a], j = a - g->off[tail];
+
+			if (!c->gone[a])
+				continue;
+			if (gone_replaced(c, 0, head, sched_group_sub(G, tail, head), j, tail,
+					  head) < 0 ||
+			    gone_replaced(c, 1, tail, 0, j, tail, head) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The most one arc carries among xs (k transfers of a step of node 0's
+ * program, whose arcs are one of each orbit: each arc of the fabric
+ * carries what its orbit's arc does). */
+static double step_most(const struct xfer *xs, size_t k, uint64_t *scratch)
+{
+	double most = 0, cur = 0;
+
+	for (size_t i = 0; i < k; i++)
+		scratch[i] = (uint64_t)xs[i].src << 48 | (uint64_t)xs[i].lane << 32 | xs[i].length;
+	qsort(scratch, k, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < k; i++) {
+		if (i && scratch[i] >> 32 != scratch[i - 1] >> 32)
+			cur = 0;
+		cur += (double)(uint32_t)scratch[i] / SCHED_ONE;
+		if (cur > most)
+			most = cur;
+	}
+	return most;
+}
+
+/* A change to an arc's load in a step: (step, arc) and the amount. */
+struct delta {
+	uint64_t key;
+	int64_t amount; /* SCHED_ONE units */
+};
+
+static int cmp_delta(const void *a, const void *b)
+{
+	const struct delta *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* What the base puts on the arc of key (src - owner, lane) in step t, in
+ * SCHED_ONE units (node 0's program: one arc per key). */
+static uint64_t base_arc(const struct schedule *b, uint32_t t, uint32_t rel, uint32_t lane)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+		if (b->xfers[i].src == rel && b->xfers[i].lane == lane)
+			sum += b->xfers[i].length;
+	return sum;
+}
+
+static void patch_loads(struct pcheck *c)
+{
+	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
+	const struct sched_group *G = &c->r->group;
+	size_t big = 0, nd = 0, cap = q->nxfers + 16;
+	struct delta *dl = xmalloc(cap * sizeof(*dl));
+
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		if (sched_step_size(b, t) > big)
+			big = sched_step_size(b, t);
+	/* the patch's transfers add, the base's pieces of the pairs it plans
+	 * outside the region subtract */
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++) {
+			const struct xfer *x = &q->xfers[i];
+
+			dl[nd++] = (struct delta){(uint64_t)t << 32 | (c->g->off[x->src] + x->lane),
+						  x->length};
+		}
+	for (size_t i = 0; i < c->over.cap; i++) {
+		if (!c->over.key[i])
+			continue;
+		uint64_t key = c->over.key[i] - 1;
+		uint32_t ph = (uint32_t)(key >> 32), u = (uint32_t)(key >> 16) & 0xffff,
+			 r = sched_group_sub(G, (uint32_t)key & 0xffff, u);
+
+		for (uint32_t j = c->bstart[ph * c->n + r]; j < c->bstart[ph * c->n + r + 1]; j++) {
+			const struct xfer *x = &b->xfers[c->bidx[j]];
+			uint32_t src = sched_group_add(G, x->src, u), t = c->bstep[c->bidx[j]];
+
+			if (nd == cap) {
+				cap *= 2;
+				dl = xrealloc(dl, cap * sizeof(*dl));
+			}
+			dl[nd++] = (struct delta){(uint64_t)t << 32 | (c->g->off[src] + x->lane),
+						  -(int64_t)x->length};
+		}
+	}
+	qsort(dl, nd, sizeof(*dl), cmp_delta);
+	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
+	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
+	size_t di = 0;
+	for (uint32_t t = 0; t < b->nsteps; t++) {
+		/* node 0's program: its arcs are one of each orbit */
+		double most = c->p->nregion < c->n ? step_most(b->xfers + b->step_start[t],
+							       sched_step_size(b, t), scratch)
+						   : 0;
+		/* the arcs the patch changes: the base's load unless the owner is
+		 * in the region, with the changes */
+		while (di < nd && dl[di].key >> 32 == t) {
+			uint32_t a = (uint32_t)dl[di].key, src = c->tails[a];
+			uint32_t owner = t < c->S ? src : c->g->adj[a];
+			int64_t load = c->inr[owner]
+					   ? 0
+					   : (int64_t)base_arc(b, t, sched_group_sub(G, src, owner),
+							       a - c->g->off[src]);
+
+			for (; di < nd && dl[di].key == ((uint64_t)t << 32 | a); di++)
+				load += dl[di].amount;
+			if ((double)load / SCHED_ONE > most)
+				most = (double)load / SCHED_ONE;
+		}
+		c->rep->sum_max_link_load += most;
+		if (most > c->rep->max_link_load)
+			c->rep->max_link_load = most;
+	}
+	free(scratch);
+	free(dl);
+}
+
+int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
+			 const struct graph *g, const bool *gone, struct verify_report *rep)
+{
+	struct verify_opts vo = {.graph = g};
+	struct pcheck c = {.r = r, .p = p, .g = g, .gone = gone, .n = r->group.nodes, .rep = rep};
+	int rc;
+
+	if (sched_verify_reduced(r, &vo, rep) < 0) {
+		char why[sizeof(rep->error)];
+
+		snprintf(why, sizeof(why), "%s", rep->error);
+		snprintf(rep->error, sizeof(rep->error), "the healthy program: %.280s", why);
+		return -1;
+	}
+	if (r->group.reps != 1 || g->n != c.n)
+		return pfail(
+		    &c, 0, "a patch applies to a program under the whole group of %u nodes", g->n);
+	c.inr = xcalloc(c.n, 1);
+	c.ridx = xmalloc(c.n * sizeof(uint32_t));
+	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
+	c.gt = graph_transpose(g);
+	c.tails = graph_arc_tails(g);
+	rc = base_tables(&c);
+	if (rc == 0)
+		rc = patch_xfers(&c);
+	if (rc == 0)
+		rc = patch_cover(&c);
+	if (rc == 0)
+		rc = partial_cover(&c);
+	if (rc == 0)
+		rc = patch_causal(&c);
+	if (rc == 0)
+		rc = base_untouched(&c);
+	if (rc == 0) {
+		patch_loads(&c);
+		rep->ok = true;
+		rep->ntransfers = (size_t)sched_patched_transfers(r, p);
+		rep->nsteps = r->prog.nsteps;
+		rep->duplicate_blocks = 0;
+	}
+	free(c.inr);
+	free(c.hb[0]);
+	free(c.hb[1]);
+	kmap_free(&c.minsend);
+	kmap_free(&c.lanes);
+	free(c.hold);
+	free(c.ridx);
+	free(c.bstart);
+	free(c.bidx);
+	free(c.tails);
+	free(c.bstep);
+	if (c.over.key)
+		kmap_free(&c.over);
+	graph_free((struct graph *)c.gt);
+	return rc;
+}

@@ -1,0 +1,328 @@
+/* Degraded schedules kept as structure (sched/patch.c, bfb/patch.c): BFB
+ * on a torus with failed links, ports and many ports as the healthy
+ * reduced schedule plus a patch. The patch's check agrees with the
+ * explicit verifier on the expansion (on the degraded graph), the
+ * patched schedule's link loads are the explicit degraded BFB's, a
+ * corrupted patch is refused, the healthy schedule is left as it was (a
+ * restore is dropping the patch), and failures that disconnect the
+ * fabric are refused naming the nodes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfb/bfb.h"
+#include "sched/sched.h"
+
+struct fx {
+	struct graph *g, *gd;
+	struct topo_tree *t;
+	struct sched_group G;
+	bool *gone;
+	uint8_t *dead;
+	struct sched_reduced r;
+	struct sched_patch p;
+};
+
+static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched_collective c)
+{
+	struct ofc_error err = {0};
+	struct bfb_opts o = {.threads = 2};
+	struct bfb_stats st;
+
+	memset(f, 0, sizeof(*f));
+	if (topo_build_tree(spec, &f->g, &f->t, &err) < 0 ||
+	    sched_group_of(f->g, f->t, &f->G, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	f->gone = calloc(f->g->m + 1, sizeof(bool));
+	f->dead = calloc(f->g->n, 1);
+	if (topo_mark_items(f->g, fail, f->gone, f->dead, &err) < 0 ||
+	    topo_fail_items(f->g, fail, &f->gd, f->dead, &err) < 0)
+		fail_msg("%s: %s", fail, err.msg);
+	if (bfb_reduced(f->g, &f->G, c, &o, &f->r, &st, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	if (bfb_patch(f->g, &f->r, f->gone, &o, 0, &f->p, &st, &err) < 0)
+		fail_msg("%s --fail %s: %s", spec, fail, err.msg);
+}
+
+static void fx_close(struct fx *f)
+{
+	sched_patch_free(&f->p);
+	sched_reduced_free(&f->r);
+	graph_free(f->g);
+	graph_free(f->gd);
+	topo_tree_free(f->t);
+	free(f->gone);
+	free(f->dead);
+}
+
+/* The patch's check against the explicit one on the expansion, and the
+ * link loads against the explicit degraded BFB's: never below them (each
+ * node's problem has the explicit one's optimum at best), above by at
+ * most tol (a share; < 0: not checked). */
+static void agrees(struct fx *f, double tol)
+{
+	struct verify_report pr = {0}, er = {0}, dr = {0};
+	struct verify_opts vo = {.graph = f->gd};
+	struct schedule s, d;
+	struct ofc_error err = {0};
+	struct bfb_stats st;
+	struct bfb_opts o = {.threads = 2};
+
+	if (sched_verify_patched(&f->r, &f->p, f->g, f->gone, &pr) < 0)
+		fail_msg("%s: patched: %s", f->g->spec, pr.error);
+	if (sched_patched_expand(&f->r, &f->p, f->g, f->gone, &s, &err) < 0)
+		fail_msg("expand: %s", err.msg);
+	if (sched_verify(&s, &vo, &er) < 0)
+		fail_msg("%s: the expansion: %s", f->g->spec, er.error);
+	assert_int_equal(pr.ntransfers, er.ntransfers);
+	assert_int_equal(pr.nsteps, er.nsteps);
+	assert_true(fabs(pr.sum_max_link_load - er.sum_max_link_load) < 1e-9);
+	assert_true(fabs(pr.max_link_load - er.max_link_load) < 1e-9);
+	/* today's explicit degraded BFB: the same U* every step */
+	if (bfb_schedule(f->gd, f->r.prog.collective, &o, &d, &st, &err) < 0)
+		fail_msg("explicit: %s", err.msg);
+	if (sched_verify(&d, &vo, &dr) < 0)
+		fail_msg("explicit: %s", dr.error);
+	if (pr.sum_max_link_load < dr.sum_max_link_load * (1 - 1e-9) ||
+	    (tol >= 0 && pr.sum_max_link_load > dr.sum_max_link_load * (1 + tol)))
+		fail_msg("%s: link loads %.6f, the explicit degraded BFB's %.6f", f->g->spec,
+			 pr.sum_max_link_load, dr.sum_max_link_load);
+	/* and fewer transfers planned than the fabric's */
+	assert_true(f->p.prog.nxfers < d.nxfers);
+	sched_free(&d);
+	sched_free(&s);
+}
+
+static void test_one_link(void **state)
+{
+	(void)state;
+	enum sched_collective cs[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER, SCHED_ALLREDUCE};
+
+	for (size_t i = 0; i < 3; i++) {
+		struct fx f;
+
+		fx_open(&f, "torus:16x16", "5-6", cs[i]);
+		/* whole programs only for the link's ends; the rest by block */
+		assert_int_equal(f.p.nregion, 2);
+		assert_int_equal(f.p.region[0], 5);
+		assert_int_equal(f.p.region[1], 6);
+		agrees(&f, 0.02);
+		fx_close(&f);
+	}
+}
+
+static void test_one_port_and_3d(void **state)
+{
+	(void)state;
+	struct fx f;
+
+	fx_open(&f, "torus:6x6", "7>8", SCHED_ALLREDUCE); /* one arc: a port */
+	agrees(&f, -1);
+	fx_close(&f);
+	fx_open(&f, "torus:4x4x4", "0-1,21-37", SCHED_ALLGATHER);
+	agrees(&f, -1);
+	fx_close(&f);
+}
+
+/* 1% of the arcs of torus:32x32 failed at random (a fixed seed), both
+ * directions of each link: the patched schedule's link loads within 2% of
+ * the explicit degraded BFB's (agrees). */
+static void test_one_percent(void **state)
+{
+	(void)state;
+	char list[4096];
+	size_t len = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	struct graph *g;
+	struct topo_tree *t;
+	struct ofc_error err = {0};
+
+	if (topo_build_tree("torus:32x32", &g, &t, &err) < 0)
+		fail_msg("%s", err.msg);
+	uint8_t *used = calloc(g->n, 1);
+	for (uint32_t k = 0; k < g->m / 200; k++) { /* 1% of the ports: links */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t u = (uint32_t)(x % g->n), j = (uint32_t)(x >> 32) % graph_outdeg(g, u);
+		uint32_t v = graph_out(g, u)[j];
+
+		if (used[u] || used[v]) /* keep it connected and every failure once */
+			continue;
+		used[u] = used[v] = 1;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u-%u", len ? "," : "",
+					u, v);
+	}
+	free(used);
+	graph_free(g);
+	topo_tree_free(t);
+	struct fx f;
+	fx_open(&f, "torus:32x32", list, SCHED_ALLREDUCE);
+	agrees(&f, 0.02);
+	fx_close(&f);
+}
+
+/* A copy of f's patch with transfer xi changed by how: 0 dropped, 1 a
+ * step earlier, 2 twice, 3 over the next port. */
+static void corrupt(const struct fx *f, size_t xi, int how, struct sched_patch *out)
+{
+	const struct schedule *q = &f->p.prog;
+
+	out->nregion = f->p.nregion;
+	out->region = malloc((f->p.nregion + 1) * sizeof(uint32_t));
+	memcpy(out->region, f->p.region, f->p.nregion * sizeof(uint32_t));
+	sched_init(&out->prog, q->collective, q->algorithm, q->nodes);
+	for (uint32_t t = 0; t < q->nsteps; t++) {
+		sched_step(&out->prog);
+		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++) {
+			struct xfer y = q->xfers[i];
+
+			if (i == xi && how == 0)
+				continue;
+			if (i == xi && how == 1)
+				continue;
+			if (i == xi && how == 3)
+				y.lane = (uint16_t)((y.lane + 1) % graph_outdeg(f->g, y.src));
+			sched_add(&out->prog, &y);
+			if (i == xi && how == 2)
+				sched_add(&out->prog, &y);
+		}
+		/* the moved one lands in the step before its own */
+		if (t + 1 < q->nsteps && xi >= q->step_start[t + 1] && xi < q->step_start[t + 2] &&
+		    how == 1)
+			sched_add(&out->prog, &q->xfers[xi]);
+	}
+}
+
+/* A corrupted patch is refused, or (a block planned again whole whose
+ * healthy pieces were right: dropping it keeps those) its expansion passes
+ * the explicit verifier too; most are refused. */
+static void test_corrupted_patch(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep, er;
+	struct ofc_error err = {0};
+	uint32_t refused = 0, tried = 0;
+
+	fx_open(&f, "torus:8x8", "5-6", SCHED_ALLREDUCE);
+	struct verify_opts vo = {.graph = f.gd};
+	const struct schedule *q = &f.p.prog;
+	for (size_t xi = 0; xi < q->nxfers; xi += q->nxfers / 23 + 1)
+		for (int how = 0; how < 4; how++) {
+			struct sched_patch bad = {0};
+			struct schedule s;
+			uint32_t t = 0;
+
+			while (q->step_start[t + 1] <= xi)
+				t++;
+			if (how == 1 && (t == 0 || t == q->nsteps / 2))
+				continue; /* no step before it in its phase */
+			corrupt(&f, xi, how, &bad);
+			tried++;
+			if (sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep) < 0) {
+				refused++;
+			} else {
+				if (sched_patched_expand(&f.r, &bad, f.g, f.gone, &s, &err) < 0)
+					fail_msg("expand: %s", err.msg);
+				if (sched_verify(&s, &vo, &er) < 0)
+					fail_msg(
+					    "transfer %zu changed (%d): the patch check passes, "
+					    "the explicit one says %s",
+					    xi, how, er.error);
+				sched_free(&s);
+			}
+			sched_patch_free(&bad);
+		}
+	assert_true(refused * 4 >= tried * 3);
+	/* a region node whose program is not all there */
+	struct sched_patch bad = {0};
+	corrupt(&f, SIZE_MAX, 0, &bad);
+	bad.region = realloc(bad.region, (bad.nregion + 1) * sizeof(uint32_t));
+	bad.region[bad.nregion++] = 63;
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+	if (!strstr(rep.error, "node 63: ") || !strstr(rep.error, "of the 63 blocks it needs"))
+		fail_msg("%s", rep.error);
+	sched_patch_free(&bad);
+	/* no patch at all: the base's nodes still use the failed link */
+	struct sched_patch none = {0};
+	sched_init(&none.prog, q->collective, q->algorithm, q->nodes);
+	assert_int_equal(sched_verify_patched(&f.r, &none, f.g, f.gone, &rep), -1);
+	assert_non_null(strstr(rep.error, "failed arc"));
+	sched_patch_free(&none);
+	fx_close(&f);
+}
+
+/* The healthy schedule is what it was before the failures: a restore drops
+ * the patch and has it bit for bit; no failure, no patch. */
+static void test_restore(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct sched_reduced again;
+	struct bfb_stats st;
+	struct ofc_error err = {0};
+	struct bfb_opts o = {.threads = 2};
+
+	fx_open(&f, "torus:8x8", "5-6,9-17", SCHED_ALLREDUCE);
+	assert_int_equal(bfb_reduced(f.g, &f.G, SCHED_ALLREDUCE, &o, &again, &st, &err), 0);
+	assert_int_equal(again.prog.nxfers, f.r.prog.nxfers);
+	assert_memory_equal(again.prog.xfers, f.r.prog.xfers,
+			    f.r.prog.nxfers * sizeof(struct xfer));
+	sched_reduced_free(&again);
+	/* no failure: an empty region, the healthy schedule itself */
+	struct sched_patch empty;
+	bool *none = calloc(f.g->m + 1, sizeof(bool));
+	assert_int_equal(bfb_patch(f.g, &f.r, none, &o, 0, &empty, &st, &err), 0);
+	assert_int_equal(empty.nregion, 0);
+	assert_int_equal(empty.prog.nxfers, 0);
+	struct verify_report rep;
+	assert_int_equal(sched_verify_patched(&f.r, &empty, f.g, none, &rep), 0);
+	sched_patch_free(&empty);
+	free(none);
+	fx_close(&f);
+}
+
+/* Failures that cut a node off: refused, naming who cannot reach whom. */
+static void test_disconnected(void **state)
+{
+	(void)state;
+	struct graph *g;
+	struct topo_tree *t;
+	struct sched_group G;
+	struct sched_reduced r;
+	struct sched_patch p;
+	struct bfb_stats st;
+	struct ofc_error err = {0};
+	struct bfb_opts o = {.threads = 1};
+
+	assert_int_equal(topo_build_tree("torus:4x4", &g, &t, &err), 0);
+	assert_int_equal(sched_group_of(g, t, &G, &err), 0);
+	assert_int_equal(bfb_reduced(g, &G, SCHED_ALLGATHER, &o, &r, &st, &err), 0);
+	bool *gone = calloc(g->m + 1, sizeof(bool));
+	uint8_t *dead = calloc(g->n, 1);
+	/* every link of node 5 */
+	assert_int_equal(topo_mark_items(g, "5-4,5-6,5-1,5-9", gone, dead, &err), 0);
+	assert_int_equal(bfb_patch(g, &r, gone, &o, 0, &p, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "can no longer reach node"));
+	assert_non_null(strstr(err.msg, "5"));
+	free(gone);
+	free(dead);
+	sched_reduced_free(&r);
+	graph_free(g);
+	topo_tree_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_one_link),	cmocka_unit_test(test_one_port_and_3d),
+	    cmocka_unit_test(test_one_percent), cmocka_unit_test(test_corrupted_patch),
+	    cmocka_unit_test(test_restore),	cmocka_unit_test(test_disconnected),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
