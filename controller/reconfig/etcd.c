@@ -89,9 +89,11 @@ struct etcd_conn {
 	struct curl_slist *headers; /* Content-Type, and Authorization with a token */
 	char *cacert, *cert, *key;  /* NULL: plain http */
 	char *user, *password;	    /* NULL: etcd without auth */
-	/* The member whose token the headers carry: a simple token is valid
-	 * at the member that gave it alone. UINT32_MAX: none. */
-	uint32_t token_member;
+	/* Under auth, each member's token (NULL: none yet): a simple token
+	 * is valid at the member that gave it alone, and asking for one costs
+	 * the member a bcrypt of the password, so each is kept until that
+	 * member says it is gone. */
+	char **tokens;
 };
 
 /* ---- base64 (RFC 4648, the gateway's bytes) ------------------------------------ */
@@ -336,7 +338,7 @@ struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd
 		c->user = xstrdup(tls->user);
 		c->password = xstrdup(tls->password);
 	}
-	c->token_member = UINT32_MAX;
+	c->tokens = xcalloc(n, sizeof(char *));
 
 	pthread_once(&curl_once, curl_load);
 	c->urls = xcalloc(n + 1, sizeof(char *));
@@ -348,6 +350,14 @@ struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd
 		c->headers = cu.slist_append(NULL, "Content-Type: application/json");
 	}
 	return c;
+}
+
+static void forget_token(struct etcd_conn *c, uint32_t i)
+{
+	if (c->tokens[i])
+		explicit_bzero(c->tokens[i], strlen(c->tokens[i]));
+	free(c->tokens[i]);
+	c->tokens[i] = NULL;
 }
 
 void etcd_conn_free(struct etcd_conn *c)
@@ -362,6 +372,9 @@ void etcd_conn_free(struct etcd_conn *c)
 	free(c->cacert);
 	free(c->cert);
 	free(c->key);
+	for (uint32_t i = 0; c->tokens && i < c->n; i++)
+		forget_token(c, i);
+	free(c->tokens);
 	free(c->user);
 	if (c->password)
 		explicit_bzero(c->password, strlen(c->password));
@@ -515,7 +528,7 @@ static int conn_auth(struct etcd_conn *c, double left, CURLcode *cc, char *detai
 	json_object_object_add(body, "name", json_object_new_string(c->user));
 	json_object_object_add(body, "password", json_object_new_string(c->password));
 	conn_headers(c, NULL);
-	c->token_member = UINT32_MAX;
+	forget_token(c, c->cur);
 	const char *text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
 
 	*cc = member_post(c, "/v3/auth/authenticate", text, left, &sb, &status, detail);
@@ -525,8 +538,7 @@ static int conn_auth(struct etcd_conn *c, double left, CURLcode *cc, char *detai
 	const char *token = o ? etcd_str(o, "token") : NULL;
 
 	if (*cc == CURLE_OK && status == 200 && token && *token && !strpbrk(token, "\r\n")) {
-		conn_headers(c, token);
-		c->token_member = c->cur;
+		c->tokens[c->cur] = xstrdup(token);
 		rc = 0;
 	} else if (*cc == CURLE_OK) {
 		const char *e = o ? etcd_str(o, "error") : NULL;
@@ -587,9 +599,12 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			break;
 		if (left > try_s)
 			left = try_s;
-		/* Under auth, a token of this member's first. */
-		bool authed = !c->user || c->token_member == c->cur ||
-			      conn_auth(c, left, &cc, detail, &why) == 0;
+		/* Under auth, a token of this member's first: the member's
+		 * bcrypt may take seconds on a loaded machine, so it has the
+		 * call's time up to 3 s, not one try's. */
+		double auth_s = deadline - now_seconds() < 3 ? deadline - now_seconds() : 3;
+		bool authed = !c->user || c->tokens[c->cur] ||
+			      conn_auth(c, auth_s > left ? auth_s : left, &cc, detail, &why) == 0;
 
 		if (why) {
 			ofc_error_setr(
@@ -600,6 +615,8 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			return -1;
 		}
 		if (authed) {
+			if (c->user)
+				conn_headers(c, c->tokens[c->cur]);
 			left = deadline - now_seconds();
 			if (left > try_s)
 				left = try_s;
@@ -626,7 +643,7 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		if (c->user && token_lost(emsg) && !asked_again) {
 			/* Ask this member for a token again, once. */
 			asked_again = true;
-			c->token_member = UINT32_MAX;
+			forget_token(c, c->cur);
 			json_object_put(o);
 			sb_free(&sb);
 			continue;
@@ -1032,7 +1049,7 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 
 	/* Under auth, a token of this member's first (a watch is one
 	 * request that lasts). */
-	if (c->user && c->token_member != c->cur && conn_auth(c, 2, &cc, detail, &why) < 0) {
+	if (c->user && !c->tokens[c->cur] && conn_auth(c, 3, &cc, detail, &why) < 0) {
 		if (why) {
 			ofc_error_setr(
 			    err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,
@@ -1059,6 +1076,8 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_URL, url);
 	cu.easy_setopt(c->h, CURLOPT_POSTFIELDS,
 		       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+	if (c->user)
+		conn_headers(c, c->tokens[c->cur]);
 	cu.easy_setopt(c->h, CURLOPT_HTTPHEADER, c->headers);
 	cu.easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_watch_data);
 	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &w);
@@ -1086,6 +1105,9 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "etcd: the watch at %s ended: %s",
 		       url_member(c->urls[c->cur]),
 		       cc == CURLE_OK ? "the member closed it" : transfer_error(cc, detail));
+	/* (a watch a member ended may have been its refusal of the token) */
+	if (c->user)
+		forget_token(c, c->cur);
 	c->cur = (c->cur + 1) % c->n;
 	return -1;
 }
