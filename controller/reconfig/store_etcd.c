@@ -79,7 +79,7 @@ static void fire(struct etcd_store *es)
 	p = es->pending;
 	es->pending = 0;
 	pthread_mutex_unlock(&es->mu);
-	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_FORGED; ev++)
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_NO_LEADER; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
 }
@@ -376,6 +376,7 @@ static void es_cluster(struct store *s, struct store_cluster *out)
 	out->fresh = es->fresh;
 	snprintf(out->why, sizeof(out->why), "%s", es->fresh ? "" : es->why);
 	snprintf(out->deposed, sizeof(out->deposed), "%s", es->deposed);
+	snprintf(out->unheld, sizeof(out->unheld), "%s", es->unheld);
 	out->since_ok = es->last_ok > 0 ? now - es->last_ok : -1;
 	out->revision = es->rev;
 	out->nmembers = es->nmembers;
@@ -542,11 +543,62 @@ static bool claimed(struct etcd_store *es, int64_t epoch)
 	return false;
 }
 
-/* (session thread) Delete a leader key bound to this replica's lease that
- * it did not win (ours_again's -1), if it is still that key: no replica
+/* (under mu) The lease of the registration of replica `name`: in keys
+ * (n of them, one read of etcd's) or, with keys NULL, in the cache; -1:
+ * no such registration. */
+static int64_t reg_lease(struct etcd_store *es, const struct etcd_kv *keys, uint32_t n,
+			 const char *name)
+{
+	char *key = xasprintf("%s%s", es->reg_prefix, name);
+	int64_t lease = -1;
+
+	if (!keys) {
+		struct cached *c = find(es, key);
+
+		lease = c ? c->lease : -1;
+	}
+	for (uint32_t i = 0; keys && i < n && lease < 0; i++)
+		if (strcmp(keys[i].key, key) == 0)
+			lease = keys[i].lease;
+	free(key);
+	return lease;
+}
+
+/* (under mu) Why a leader key (its lease and value) is no replica's
+ * leadership, into why; false: it may be one. A campaign creates the key
+ * bound to the lease its replica registered under (a replica registers
+ * before it campaigns, es_reg_turn), so a key bound to no lease, naming
+ * no registered replica, or bound to a lease that is not the named
+ * replica's was written by someone else: followed, it would leave every
+ * replica following nobody for as long as it stays. */
+static bool leader_unheld(struct etcd_store *es, int64_t lease, const uint8_t *value,
+			  const struct etcd_kv *keys, uint32_t n, char *why, size_t len)
+{
+	struct json_object *o = value ? json_tokener_parse((const char *)value) : NULL;
+	const char *name = etcd_str(o, "name");
+	int64_t rl = name && *name ? reg_lease(es, keys, n, name) : -1;
+
+	if (!lease)
+		snprintf(why, len, "bound to no lease");
+	else if (!name || !*name)
+		snprintf(why, len, "naming no replica");
+	else if (rl < 0)
+		snprintf(why, len, "naming %.64s, which is no registered replica", name);
+	else if (rl != lease)
+		snprintf(why, len, "naming %.64s but bound to a lease that is not its", name);
+	if (o)
+		json_object_put(o);
+	return !lease || !name || !*name || rl != lease;
+}
+
+/* (session thread) Delete a leader key no replica leads under, if it is
+ * still that key (its create revision and lease): one bound to this
+ * replica's lease that it did not win (ours_again's -1: STORE_EV_FORGED),
+ * or one no replica holds (leader_unheld: STORE_EV_NO_LEADER). Nobody
  * leads under it (this one never did, the others' writes compare their
- * own lease), and while its lease lives nobody could campaign. */
-static void drop_forged(struct etcd_store *es, struct etcd_conn *c, int64_t lease, int64_t create)
+ * own lease), and while it stays nobody could campaign. */
+static void drop_leader_key(struct etcd_store *es, struct etcd_conn *c, int64_t lease,
+			    int64_t create, enum store_event ev)
 {
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
 	struct ofc_error err = {0};
@@ -560,7 +612,7 @@ static void drop_forged(struct etcd_store *es, struct etcd_conn *c, int64_t leas
 	    done) {
 		pthread_mutex_lock(&es->mu);
 		es->wake = true;
-		es_post(es, STORE_EV_FORGED);
+		es_post(es, ev);
 		pthread_mutex_unlock(&es->mu);
 	}
 	json_object_put(t);
@@ -589,8 +641,9 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
 	struct ofc_error err = {0};
 	bool won = false;
-	int64_t rev = 0, forged = 0;
+	int64_t rev = 0, forged = 0, unheld = 0, unheld_lease = 0;
 	int again = 0;
+	char bad[160];
 
 	etcd_txn_compare_create(t, es->leader_key, 0);
 	etcd_txn_put(t, true, es->leader_key, es->value, strlen(es->value), lease);
@@ -637,18 +690,28 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		}
 		if (es->loaded)
 			check_behind(es, keys, nk);
+		if (n && !again && !es->resigned &&
+		    leader_unheld(es, kv[0].lease, kv[0].value, keys, nk, bad, sizeof(bad))) {
+			unheld = kv[0].create_rev;
+			unheld_lease = kv[0].lease;
+			snprintf(es->unheld, sizeof(es->unheld),
+				 "the leader key (epoch %lld) was %s", (long long)unheld, bad);
+		}
 		es->last_ok = now_seconds();
 		es_kvs_free(kv, n);
 		es_kvs_free(keys, nk);
 	}
 	/* (a forged key another replica's registration claims: later, once
 	 * it said it stopped; its registration's change wakes the session) */
-	bool wait = es->forged_wait = again < 0 && claimed(es, forged);
+	bool wait = es->forged_wait =
+	    (again < 0 && claimed(es, forged)) || (unheld && claimed(es, unheld));
 	pthread_mutex_unlock(&es->mu);
 	if (resp)
 		json_object_put(resp);
 	if (again < 0 && !wait)
-		drop_forged(es, c, lease, forged);
+		drop_leader_key(es, c, lease, forged, STORE_EV_FORGED);
+	else if (unheld && !wait)
+		drop_leader_key(es, c, unheld_lease, unheld, STORE_EV_NO_LEADER);
 }
 
 /* (session thread) One turn: a lease if none, else keep it alive; then
@@ -715,10 +778,14 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 		pthread_mutex_unlock(&es->mu);
 		return;
 	}
+	/* Registered under this lease before it campaigns: a leader key
+	 * whose replica's registration is not under the key's lease is no
+	 * replica's (leader_unheld). */
+	es_reg_turn(es, c);
 	/* Campaign when the cache shows no leader, and now and then anyway
 	 * (a watch cut off may not have said the key went). */
 	pthread_mutex_lock(&es->mu);
-	bool go = !es->leading && !es->dup &&
+	bool go = !es->leading && !es->dup && es->reg_create && es->reg_lease == lease &&
 		  (!find(es, es->leader_key) || es->wake ||
 		   now_seconds() - *last_campaign > es->ttl_asked);
 	es->wake = false;
@@ -840,6 +907,11 @@ static int on_watch(void *ctx, struct json_object *msg)
 			/* (bound to our lease while we follow: the campaign
 			 * looks at it now) */
 			if ((del || (kv.lease && kv.lease == es->lease)) && !es->leading)
+				es->wake = true;
+			/* (one no replica holds: the campaign deletes it) */
+			char bad[160];
+			if (!del && !es->leading &&
+			    leader_unheld(es, kv.lease, kv.value, NULL, 0, bad, sizeof(bad)))
 				es->wake = true;
 			es_post(es, STORE_EV_HEALTH);
 		}

@@ -39,6 +39,7 @@ struct etcd_store {
 	uint64_t epoch;	    /* ours while leading */
 	uint64_t again;	    /* the epoch it lapsed from only here (ours_again) */
 	char deposed[160];  /* why it last stopped leading */
+	char unheld[200];   /* the last leader key no replica held, and why */
 	bool leading;
 	double last_ok;	   /* etcd last answered the session */
 	bool watching;	   /* the watch stream is open and current */
