@@ -1021,7 +1021,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 			r->early_code = MHD_HTTP_FORBIDDEN;
 			snprintf(r->early_msg, sizeof(r->early_msg),
 				 "permission denied: a request another site's page started "
-				 "(Sec-Fetch-Site)");
+				 "(Sec-Fetch-Site or Origin)");
 		} else if (principal(g, mc, r)) {
 			const char *cl =
 			    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");

@@ -527,7 +527,8 @@ grep -q "closing the connection of 127.0.0.1:[0-9]*: its first request not compl
 	ok || bad "the cuts are logged" "$(grep closing "$TMP/gw.log" | tail -3)"
 
 # Request framing (RFC 9112 section 6.3): two Content-Length headers, one
-# beside a Transfer-Encoding, a Transfer-Encoding other than chunked: 400,
+# beside a Transfer-Encoding, a Transfer-Encoding other than chunked, an
+# obs-fold (a line that starts with a space or a tab) anywhere: 400,
 # and the connection closed, so what follows (here a good request in the
 # same write) is never read as a request. A NUL decoded into the path or
 # the query is 400 too, not a name cut short (partition=jobA%00x was jobA).
@@ -563,6 +564,15 @@ cases = [
     (post(b"Transfer-Encoding: gzip\r\n"), "Transfer-Encoding 'gzip': only chunked is taken"),
     (post(b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
           b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'), "2 Transfer-Encoding headers: one at most"),
+    (post(b"Content-Length: 20\r\nX-A: b\r\n Transfer-Encoding: chunked\r\n"),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
+    (post(b"Content-Length: 20\r\nX-A: b\r\n\tTransfer-Encoding: chunked\r\n"),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
+    (post(b"Content-Length: 20\r\nTransfer-Encoding: gzip\r\n chunked\r\n"),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
+    (post(b"Transfer-Encoding: chunked\r\nContent-Length:\r\n 4\r\n",
+          b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
     (b"POST /v1/reconfigure HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
      b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n', "Transfer-Encoding in an HTTP/1.0 request"),
     (b"GET /v1/schedule?collective=allreduce&partition=jobA%00x&summary_only=true HTTP/1.1\r\nHost: x\r\n\r\n",
