@@ -679,6 +679,14 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		uint32_t n = etcd_txn_kvs(resp, 0, &kv), nk = etcd_txn_kvs(resp, 1, &keys);
 		struct cached *lk = find(es, es->leader_key);
 
+		/* (before its value moves to the cache) */
+		if (n && !again && !es->resigned &&
+		    leader_unheld(es, kv[0].lease, kv[0].value, keys, nk, bad, sizeof(bad))) {
+			unheld = kv[0].create_rev;
+			unheld_lease = kv[0].lease;
+			snprintf(es->unheld, sizeof(es->unheld),
+				 "the leader key (epoch %lld) was %s", (long long)unheld, bad);
+		}
 		/* Someone leads: the cache learns who even if the watch has
 		 * not said it yet. */
 		if (n && (!lk || lk->mod < kv[0].mod_rev)) {
@@ -690,13 +698,6 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		}
 		if (es->loaded)
 			check_behind(es, keys, nk);
-		if (n && !again && !es->resigned &&
-		    leader_unheld(es, kv[0].lease, kv[0].value, keys, nk, bad, sizeof(bad))) {
-			unheld = kv[0].create_rev;
-			unheld_lease = kv[0].lease;
-			snprintf(es->unheld, sizeof(es->unheld),
-				 "the leader key (epoch %lld) was %s", (long long)unheld, bad);
-		}
 		es->last_ok = now_seconds();
 		es_kvs_free(kv, n);
 		es_kvs_free(keys, nk);
