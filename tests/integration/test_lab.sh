@@ -112,8 +112,9 @@ if [ "$(id -u)" = 0 ]; then
 	# the gateways run as another user, their files its own
 	for p in $(awk '$1 ~ /^gateway/ {print $2}' "$L/pids"); do
 		u=$(awk '/^Uid:/ {print $2}' "/proc/$p/status")
-		[ "$u" != 0 ] && [ "$u" = "$(id -u "$(id -un ofc-gateway 2>/dev/null || echo nobody)")" ] &&
-			ok || bad "a gateway (pid $p) runs as uid $u, not the gateways' user"
+		{ [ "$u" = "$(id -u ofc-gateway 2>/dev/null)" ] || ! getent passwd "$u" >/dev/null; } && [ "$u" != 0 ] &&
+			[ "$(stat -c %u "$L/gw/files/server.key")" = "$u" ] &&
+			ok || bad "a gateway (pid $p) runs as uid $u, not the gateways' own user"
 	done
 fi
 python3 - "$(cat "$TMP/peers")" "$EP" "$L/pki/etcd/ofcd.pem" "$L/pki/etcd/ofcd.key" <"$TMP/reach.py" >"$TMP/reach.out" 2>&1
