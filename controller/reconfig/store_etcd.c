@@ -577,6 +577,7 @@ static bool leader_unheld(struct etcd_store *es, int64_t lease, const uint8_t *v
 	struct json_object *o = value ? json_tokener_parse((const char *)value) : NULL;
 	const char *name = etcd_str(o, "name");
 	int64_t rl = name && *name ? reg_lease(es, keys, n, name) : -1;
+	bool unheld = !lease || !name || !*name || rl != lease;
 
 	if (!lease)
 		snprintf(why, len, "bound to no lease");
@@ -587,8 +588,8 @@ static bool leader_unheld(struct etcd_store *es, int64_t lease, const uint8_t *v
 	else if (rl != lease)
 		snprintf(why, len, "naming %.64s but bound to a lease that is not its", name);
 	if (o)
-		json_object_put(o);
-	return !lease || !name || !*name || rl != lease;
+		json_object_put(o); /* (name was its) */
+	return unheld;
 }
 
 /* (session thread) Delete a leader key no replica leads under, if it is
