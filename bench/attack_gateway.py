@@ -39,6 +39,7 @@ def post(headers, body=BODY):
     return b"POST /v1/reconfigure HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n" + body
 
 
+FOLD = "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"
 FRAMING = [
     (post(b"Content-Length: 20\r\nContent-Length: 2\r\n"), "2 Content-Length headers: one at most"),
     (post(b"Content-Length: 2\r\nContent-Length: 20\r\n"), "2 Content-Length headers: one at most"),
@@ -54,6 +55,10 @@ FRAMING = [
      "2 Transfer-Encoding headers: one at most"),
     (b"POST /v1/reconfigure HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" + CHUNKED,
      "Transfer-Encoding in an HTTP/1.0 request"),
+    (post(b"Content-Length: 20\r\nX-A: b\r\n Transfer-Encoding: chunked\r\n"), FOLD),
+    (post(b"Content-Length: 20\r\nX-A: b\r\n\tTransfer-Encoding: chunked\r\n"), FOLD),
+    (post(b"Content-Length: 20\r\nTransfer-Encoding: gzip\r\n chunked\r\n"), FOLD),
+    (post(b"Transfer-Encoding: chunked\r\nContent-Length:\r\n 4\r\n", CHUNKED), FOLD),
     (b"GET /v1/schedule?collective=allreduce&partition=jobA%00x&summary_only=true HTTP/1.1\r\n"
      b"Host: x\r\n\r\n", "a NUL byte (%00) in the path or the query"),
     (b"GET /v1/state?with_fabric%00=true HTTP/1.1\r\nHost: x\r\n\r\n",

@@ -102,6 +102,9 @@ char *xstrdup(const char *s)
 
 char *xstrndup(const char *s, size_t n)
 {
+	/* (as strndup: at most n bytes, fewer where s ends first; callers
+	 * bound a client's string by the most they keep) */
+	n = strnlen(s, n);
 	char *p = xmalloc(n + 1);
 
 	memcpy(p, s, n);

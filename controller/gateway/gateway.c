@@ -301,6 +301,46 @@ static enum MHD_Result send_error(struct MHD_Connection *mc, unsigned code, Ofc_
 	return send_bytes(mc, code, "application/json", body, len, code == MHD_HTTP_BAD_REQUEST);
 }
 
+/* A stream over the streams' budget (upstream.c): 429, and when to ask
+ * again (a stream ends when its client goes; a Watch's every 15 s of
+ * quiet tells whether it did). */
+static enum MHD_Result send_busy(struct MHD_Connection *mc, const char *why)
+{
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	size_t len;
+
+	r.has_status = 1;
+	r.status = OFC__V1__STATUS__STATUS_BUSY;
+	r.message = (char *)why;
+	char *body = response_json(&r, &len);
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Retry-After", "15");
+	enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+/* A stream for q, counted under its principal and the client's address. */
+static int stream_open(struct gateway *g, struct MHD_Connection *mc, Ofc__V1__Request *q,
+		       struct up_stream *s, struct ofc_error *err)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char addr[INET6_ADDRSTRLEN + 1] = "";
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (sa)
+		getnameinfo(sa,
+			    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						      : sizeof(struct sockaddr_in),
+			    addr, sizeof(addr), NULL, 0, NI_NUMERICHOST);
+	return up_stream_open(&g->up, q, s, q->principal ? q->principal->identity : NULL,
+			      addr[0] ? addr : NULL, err);
+}
+
 /* ---- routes -------------------------------------------------------------------- */
 
 /* The request kinds' routes are the request table's (controller/api);
@@ -496,8 +536,12 @@ static enum MHD_Result start_watch(struct gateway *g, struct MHD_Connection *mc,
 	Ofc__V1__Response *ack = NULL;
 
 	w->g = g;
-	if (up_stream_open(&g->up, q, &w->s, &err) < 0 ||
-	    up_stream_next(&w->s, g->o.request_timeout, &ack, &err) <= 0) {
+	int orc = stream_open(g, mc, q, &w->s, &err);
+	if (orc == -2) {
+		watch_free(w);
+		return send_busy(mc, err.msg);
+	}
+	if (orc < 0 || up_stream_next(&w->s, g->o.request_timeout, &ack, &err) <= 0) {
 		watch_free(w);
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg[0] ? err.msg : "no answer");
@@ -658,8 +702,12 @@ static enum MHD_Result start_schedule(struct gateway *g, struct MHD_Connection *
 		q->get_schedule->has_stream = 1;
 		q->get_schedule->stream = true;
 	}
-	if (up_stream_open(&g->up, q, &x->s, &err) < 0 ||
-	    up_stream_next(&x->s, g->o.request_timeout, &first, &err) <= 0) {
+	int orc = stream_open(g, mc, q, &x->s, &err);
+	if (orc == -2) {
+		sched_ctx_free(x);
+		return send_busy(mc, err.msg);
+	}
+	if (orc < 0 || up_stream_next(&x->s, g->o.request_timeout, &first, &err) <= 0) {
 		sched_ctx_free(x);
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg[0] ? err.msg : "no answer");
@@ -845,9 +893,13 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 	x = xcalloc(1, sizeof(*x));
 	x->g = g;
 	x->watch = q->body_case == OFC__V1__REQUEST__BODY_WATCH;
-	int rc = up_stream_open(&g->up, q, &x->s, &err);
+	int rc = stream_open(g, mc, q, &x->s, &err);
 	q->principal = NULL;
 	ofc__v1__request__free_unpacked(q, NULL);
+	if (rc == -2) {
+		call_free(x);
+		return send_busy(mc, err.msg);
+	}
 	if (rc < 0) {
 		call_free(x);
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
@@ -949,6 +1001,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		char *trust = gw_trust_metrics(g->trust);
 		pthread_rwlock_unlock(&g->lock);
 		char *conns = gw_conns_metrics(&g->conns);
+		char *streams = up_stream_metrics(&g->up);
 		char *text = xasprintf(
 		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
 		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
@@ -966,11 +1019,12 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    "# HELP ofc_gateway_trust_reload_failures_total SIGHUP reloads refused (a bad "
 		    "CA, CRL or policy file): the old ones stay.\n"
 		    "# TYPE ofc_gateway_trust_reload_failures_total counter\n"
-		    "ofc_gateway_trust_reload_failures_total %llu\n%s",
+		    "ofc_gateway_trust_reload_failures_total %llu\n%s%s",
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
 		    (unsigned long long)atomic_load(&g->n_refused), conns,
 		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits,
-		    (unsigned long long)atomic_load(&g->n_reload_failures), trust);
+		    (unsigned long long)atomic_load(&g->n_reload_failures), trust, streams);
+		free(streams);
 		free(conns);
 		free(trust);
 		ofc__v1__response__free_unpacked(resp, NULL);
@@ -1021,7 +1075,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 			r->early_code = MHD_HTTP_FORBIDDEN;
 			snprintf(r->early_msg, sizeof(r->early_msg),
 				 "permission denied: a request another site's page started "
-				 "(Sec-Fetch-Site)");
+				 "(Sec-Fetch-Site or Origin)");
 		} else if (principal(g, mc, r)) {
 			const char *cl =
 			    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
@@ -1141,7 +1195,11 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 	gw_log_init(&g->log, o->log, o->log_ctx);
 	gw_conns_init(&g->conns, g->o.max_connections, g->o.max_per_address, g->o.read_timeout,
 		      &g->log);
-	up_init(&g->up, o->ofcd_socket, o->upstream, g->o.request_timeout);
+	struct up_stream_limits lim = {
+	    o->max_streams ? o->max_streams : GW_STREAMS_DEFAULT,
+	    o->streams_per_principal ? o->streams_per_principal : GW_STREAMS_PER_PRINCIPAL_DEFAULT,
+	    o->streams_per_address ? o->streams_per_address : GW_STREAMS_PER_ADDRESS_DEFAULT};
+	up_init(&g->up, o->ofcd_socket, o->upstream, g->o.request_timeout, &lim);
 	gw_cache_init(&g->cache);
 	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
 	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||

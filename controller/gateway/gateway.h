@@ -28,6 +28,12 @@
 #define GW_IDLE_TIMEOUT_DEFAULT	    30.0  /* no byte either way */
 #define GW_REQUEST_TIMEOUT_DEFAULT  600.0 /* ofcd's answer */
 #define GW_UPSTREAM_DEFAULT	    32	  /* connections to ofcd at once */
+/* Streams (watches, streamed schedules) to ofcd at once, apart from the
+ * upstream's connections (with them, within ofcd's 64 a user); of one
+ * principal; from one address. */
+#define GW_STREAMS_DEFAULT		 24
+#define GW_STREAMS_PER_PRINCIPAL_DEFAULT 4
+#define GW_STREAMS_PER_ADDRESS_DEFAULT	 8
 
 struct gw_opts {
 	const char *listen;	 /* HOST:PORT (port 0: any; see port_file) */
@@ -41,7 +47,8 @@ struct gw_opts {
 	uint32_t max_per_address; /* 0: GW_PER_ADDRESS_DEFAULT(max_connections) */
 	uint32_t max_body;
 	double read_timeout, idle_timeout, request_timeout;
-	uint32_t upstream;				    /* connections to ofcd */
+	uint32_t upstream;						  /* connections to ofcd */
+	uint32_t max_streams, streams_per_principal, streams_per_address; /* 0: defaults */
 	const char *ui_dir;				    /* the page's files (NULL: no page) */
 	void (*log)(void *ctx, int level, const char *msg); /* syslog levels */
 	void *log_ctx;

@@ -76,6 +76,20 @@ int gw_peer_verify(gnutls_session_t s, struct gw_trust *t, char *who, size_t wle
 uint32_t gw_peer_names(gnutls_session_t s, char **names);
 
 /* ---- upstream.c ---- */
+/* The streams' budget, apart from the pool: a Watch gets a line every
+ * 15 s, so streams that took pooled connections kept every request
+ * waiting. At most `total` at once, `principal` of one principal's and
+ * `address` from one client address; holders counts each principal's and
+ * address's (keys "p:IDENTITY", "a:ADDRESS"). */
+struct up_stream_limits {
+	uint32_t total, principal, address;
+};
+enum up_refusal { UP_REFUSED_TOTAL, UP_REFUSED_PRINCIPAL, UP_REFUSED_ADDRESS, UP_REFUSED_N };
+struct up_holder {
+	char key[96];
+	uint32_t n;
+};
+
 struct upstream {
 	char *path;
 	uint32_t max_open;
@@ -85,9 +99,17 @@ struct upstream {
 	int *idle;
 	uint32_t nidle, nopen;
 	uint64_t next_id;
+	/* ---- the streams (under mu) ---- */
+	struct up_stream_limits lim;
+	uint32_t nstreams, nholders;
+	struct up_holder *holders; /* 2 * lim.total */
+	uint64_t refused[UP_REFUSED_N];
 };
 
-void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout);
+void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout,
+	     const struct up_stream_limits *lim);
+/* The streams' gauge and refusals as Prometheus text (the caller frees). */
+char *up_stream_metrics(struct upstream *u);
 void up_fini(struct upstream *u);
 /* Send req (its id is set here) and wait for its answer, on a pooled
  * connection; reads are retried once on a fresh one when a kept
@@ -112,8 +134,9 @@ size_t up_id_prefix(uint64_t id, uint8_t *out, size_t cap);
 int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, size_t *len,
 		  size_t *skip, struct ofc_error *err);
 /* A stream (Watch, a streamed GetSchedule) has a connection of its own,
- * counted against max_open: opened with the request sent, read frame by
- * frame, closed when done. */
+ * counted against the streams' budget (struct up_stream_limits), never the
+ * pool's: opened with the request sent, read frame by frame, closed when
+ * done. */
 struct up_stream {
 	struct upstream *u;
 	int fd;
@@ -121,9 +144,14 @@ struct up_stream {
 	uint64_t client_id; /* answers carry this id instead (0: id) */
 	uint8_t *buf;
 	size_t cap;
+	bool counted; /* holds a place in the budget under keys */
+	char keys[2][96];
 };
+/* -1: ofcd did not take it (err); -2: over the streams' budget, err says
+ * which limit (the caller answers 429). principal: its identity; addr:
+ * the client's address (NULL: none counted). */
 int up_stream_open(struct upstream *u, Ofc__V1__Request *req, struct up_stream *s,
-		   struct ofc_error *err);
+		   const char *principal, const char *addr, struct ofc_error *err);
 /* The next Response of the stream, waiting at most `wait` seconds: 1 with
  * *resp, 0 when nothing came in that time, -1 on error or end. */
 int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,

@@ -19,7 +19,9 @@ static const char usage_line[] =
     "                   --policy FILE --ofcd-socket PATH [--port-file FILE]\n"
     "                   [--max-connections N] [--max-connections-per-address N]\n"
     "                   [--max-body SIZE] [--read-timeout DUR] [--idle-timeout DUR]\n"
-    "                   [--request-timeout DUR] [--upstream N] [--ui-dir DIR]\n"
+    "                   [--request-timeout DUR] [--upstream N] [--max-streams N]\n"
+    "                   [--max-streams-per-principal N] [--max-streams-per-address N]\n"
+    "                   [--ui-dir DIR]\n"
     "                   | --help | --version\n";
 
 static const char help_text[] =
@@ -51,8 +53,15 @@ static const char help_text[] =
     "                           headers, body) must arrive within this (default 10s)\n"
     "  --idle-timeout DUR       no byte either way for this closes it (default 30s)\n"
     "  --request-timeout DUR    how long ofcd may take to answer (default 10min)\n"
-    "  --upstream N             connections to ofcd at once (default 32; at most\n"
-    "                           what ofcd lets one user hold, its max-clients-per-uid)\n"
+    "  --upstream N             connections to ofcd at once for requests (default 32;\n"
+    "                           with --max-streams, at most what ofcd lets one user\n"
+    "                           hold, its max-clients-per-uid)\n"
+    "  --max-streams N          watches and streamed schedules at once, apart from\n"
+    "                           --upstream's connections (default 24); more: 429\n"
+    "  --max-streams-per-principal N\n"
+    "                           of them one certificate's principal holds (default 4)\n"
+    "  --max-streams-per-address N\n"
+    "                           of them from one address (default 8)\n"
     "  --ui-dir DIR             serve the operator's page at /ui/ from DIR (its files:\n"
     "                           share/ofc/ui where ofc is installed)\n";
 
@@ -112,6 +121,9 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"idle-timeout", required_argument, NULL, 'I'},
 	    {"request-timeout", required_argument, NULL, 'T'},
 	    {"upstream", required_argument, NULL, 'U'},
+	    {"max-streams", required_argument, NULL, 'S'},
+	    {"max-streams-per-principal", required_argument, NULL, 'Q'},
+	    {"max-streams-per-address", required_argument, NULL, 'D'},
 	    {"ui-dir", required_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -183,6 +195,23 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
 				return usage("--upstream '%s': expected 1..4096", optarg);
 			o->upstream = (uint32_t)v;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
+				return usage("--max-streams '%s': expected 1..4096", optarg);
+			o->max_streams = (uint32_t)v;
+			break;
+		case 'Q':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
+				return usage("--max-streams-per-principal '%s': expected 1..4096",
+					     optarg);
+			o->streams_per_principal = (uint32_t)v;
+			break;
+		case 'D':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
+				return usage("--max-streams-per-address '%s': expected 1..4096",
+					     optarg);
+			o->streams_per_address = (uint32_t)v;
 			break;
 		case 'u':
 			o->ui_dir = optarg;

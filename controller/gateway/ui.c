@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -191,11 +192,38 @@ static unsigned read_asset(const struct gw_ui *ui, const char *name, char **buf,
 	return 0;
 }
 
+/* The length of host without a default ":443" (an Origin and a Host may
+ * each name it or not). */
+static size_t host_len(const char *h)
+{
+	size_t n = strlen(h);
+
+	return n > 4 && strcmp(h + n - 4, ":443") == 0 ? n - 4 : n;
+}
+
+/* Whether an Origin names this gateway as the request reached it: https
+ * and the Host the browser sent ("null", another scheme, host or port:
+ * another site). */
+static bool own_origin(struct MHD_Connection *mc, const char *origin)
+{
+	const char *host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host");
+	const char *o = origin + strlen("https://");
+
+	if (!host || strncasecmp(origin, "https://", strlen("https://")) != 0)
+		return false;
+	return host_len(o) == host_len(host) && strncasecmp(o, host, host_len(host)) == 0;
+}
+
 bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page)
 {
 	const char *site = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	const char *origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin");
 
-	if (!site || strcmp(site, "same-origin") == 0 || strcmp(site, "none") == 0)
+	/* Either says another site: browsers before Safari 16.4 send no
+	 * Sec-Fetch-Site, and every browser sends Origin with a POST. */
+	bool by_site = site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0;
+
+	if (!by_site && (!origin || own_origin(mc, origin)))
 		return false;
 	/* a link from elsewhere to the page itself: it opens, and its own
 	 * requests are then same-origin */

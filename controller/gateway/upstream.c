@@ -1,13 +1,16 @@
 /* The gateway's connections to ofcd's gateway socket: a pool
  * of at most max_open, each carrying one request at a time, so an answer
- * is the next frame; streams take a connection of their own from the same
- * count. Waits are bounded by the request timeout. */
+ * is the next frame; streams take a connection of their own from a budget
+ * of their own, capped per principal and per client address, so that one
+ * tenant's watches never hold the connections an admin's request needs.
+ * Waits are bounded by the request timeout. */
 #include "controller/gateway/internal.h"
 
 #include "controller/api/api.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -19,13 +22,16 @@
  * streamed schedule's frames are a few MiB). */
 #define UP_MAX_FRAME (1u << 30)
 
-void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout)
+void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout,
+	     const struct up_stream_limits *lim)
 {
 	memset(u, 0, sizeof(*u));
 	u->path = xstrdup(path);
 	u->max_open = max_open ? max_open : GW_UPSTREAM_DEFAULT;
 	u->timeout = timeout;
 	u->idle = xcalloc(u->max_open, sizeof(int));
+	u->lim = *lim;
+	u->holders = xcalloc(2 * (size_t)u->lim.total + 1, sizeof(*u->holders));
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cond, NULL);
 }
@@ -35,6 +41,7 @@ void up_fini(struct upstream *u)
 	for (uint32_t i = 0; i < u->nidle; i++)
 		close(u->idle[i]);
 	free(u->idle);
+	free(u->holders);
 	free(u->path);
 	pthread_mutex_destroy(&u->mu);
 	pthread_cond_destroy(&u->cond);
@@ -268,26 +275,124 @@ int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	return 0;
 }
 
+/* (under mu) The holder of key, made when `make` (NULL: none, or no room). */
+static struct up_holder *holder(struct upstream *u, const char *key, bool make)
+{
+	for (uint32_t i = 0; i < u->nholders; i++)
+		if (strcmp(u->holders[i].key, key) == 0)
+			return &u->holders[i];
+	if (!make || u->nholders >= 2 * u->lim.total)
+		return NULL;
+	struct up_holder *h = &u->holders[u->nholders++];
+	snprintf(h->key, sizeof(h->key), "%s", key);
+	h->n = 0;
+	return h;
+}
+
+/* A place in the streams' budget for s, under its principal's and its
+ * address's keys; -2 and why when a limit is reached. */
+static int stream_admit(struct upstream *u, struct up_stream *s, const char *principal,
+			const char *addr, struct ofc_error *err)
+{
+	const uint32_t lim[2] = {u->lim.principal, u->lim.address};
+	struct up_holder *h[2] = {NULL, NULL};
+	int rc = 0;
+
+	snprintf(s->keys[0], sizeof(s->keys[0]), "p:%.80s", principal ? principal : "?");
+	snprintf(s->keys[1], sizeof(s->keys[1]), "a:%.80s", addr ? addr : "?");
+	pthread_mutex_lock(&u->mu);
+	for (int i = 0; i < 2; i++) {
+		struct up_holder *x = holder(u, s->keys[i], false);
+
+		if (x && x->n >= lim[i]) {
+			u->refused[i ? UP_REFUSED_ADDRESS : UP_REFUSED_PRINCIPAL]++;
+			rc = ofc_error_set(
+			    err, OFC_E_RUNTIME,
+			    i ? "%u streams (watches and streamed schedules) from "
+				"address %.80s are open, the most one address may "
+				"hold (--max-streams-per-address)"
+			      : "%u streams (watches and streamed schedules) of %.80s "
+				"are open, the most one principal may hold "
+				"(--max-streams-per-principal)",
+			    x->n, s->keys[i] + 2);
+			break;
+		}
+	}
+	if (rc == 0 && u->nstreams >= u->lim.total) {
+		u->refused[UP_REFUSED_TOTAL]++;
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "%u streams (watches and streamed schedules) are open, the most "
+				   "this gateway holds (--max-streams)",
+				   u->nstreams);
+	}
+	if (rc == 0) {
+		h[0] = holder(u, s->keys[0], true);
+		h[1] = holder(u, s->keys[1], true);
+		h[0]->n++;
+		h[1]->n++;
+		u->nstreams++;
+		s->counted = true;
+	}
+	pthread_mutex_unlock(&u->mu);
+	return rc < 0 ? -2 : 0;
+}
+
+static void stream_leave(struct up_stream *s)
+{
+	struct upstream *u = s->u;
+
+	if (!s->counted)
+		return;
+	pthread_mutex_lock(&u->mu);
+	for (int i = 0; i < 2; i++) {
+		struct up_holder *h = holder(u, s->keys[i], false);
+
+		if (h && --h->n == 0)
+			*h = u->holders[--u->nholders];
+	}
+	u->nstreams--;
+	pthread_mutex_unlock(&u->mu);
+	s->counted = false;
+}
+
 int up_stream_open(struct upstream *u, Ofc__V1__Request *req, struct up_stream *s,
-		   struct ofc_error *err)
+		   const char *principal, const char *addr, struct ofc_error *err)
 {
 	double deadline = now_seconds() + u->timeout;
-	bool reused;
 
 	memset(s, 0, sizeof(*s));
 	s->u = u;
+	s->fd = -1;
 	req->has_id = 1;
 	req->id = s->id = up_id(u);
-	/* Never a kept one: the stream's connection is closed after it. */
-	s->fd = up_take(u, deadline, &reused, err);
-	if (s->fd < 0)
-		return -1;
-	if (send_req(s->fd, req, deadline, err) < 0) {
-		up_give(u, s->fd, false);
-		s->fd = -1;
+	if (stream_admit(u, s, principal, addr, err) < 0)
+		return -2;
+	/* A connection of its own, closed after it: never the pool's. */
+	s->fd = up_connect(u, err);
+	if (s->fd < 0 || send_req(s->fd, req, deadline, err) < 0) {
+		up_stream_close(s);
 		return -1;
 	}
 	return 0;
+}
+
+char *up_stream_metrics(struct upstream *u)
+{
+	pthread_mutex_lock(&u->mu);
+	char *t = xasprintf(
+	    "# HELP ofc_gateway_streams Streams (watches, streamed schedules) open to ofcd, "
+	    "apart from the connections that answer requests.\n"
+	    "# TYPE ofc_gateway_streams gauge\nofc_gateway_streams %u\n"
+	    "# HELP ofc_gateway_streams_refused_total Streams refused with 429, by the limit "
+	    "reached.\n# TYPE ofc_gateway_streams_refused_total counter\n"
+	    "ofc_gateway_streams_refused_total{limit=\"total\"} %llu\n"
+	    "ofc_gateway_streams_refused_total{limit=\"principal\"} %llu\n"
+	    "ofc_gateway_streams_refused_total{limit=\"address\"} %llu\n",
+	    u->nstreams, (unsigned long long)u->refused[UP_REFUSED_TOTAL],
+	    (unsigned long long)u->refused[UP_REFUSED_PRINCIPAL],
+	    (unsigned long long)u->refused[UP_REFUSED_ADDRESS]);
+	pthread_mutex_unlock(&u->mu);
+	return t;
 }
 
 int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,
@@ -312,8 +417,9 @@ int up_stream_next(struct up_stream *s, double wait, Ofc__V1__Response **resp,
 void up_stream_close(struct up_stream *s)
 {
 	if (s->fd >= 0)
-		up_give(s->u, s->fd, false);
+		close(s->fd);
 	s->fd = -1;
+	stream_leave(s);
 	free(s->buf);
 	s->buf = NULL;
 }

@@ -12,7 +12,9 @@
 #include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
 
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +33,16 @@ static void on_store(void *ctx, enum store_event ev)
 			 "the leader key was bound to this replica's lease under an epoch it never "
 			 "won (written by someone holding etcd's credentials): deleted it, so that "
 			 "the replicas campaign again");
+		return;
+	}
+	if (ev == STORE_EV_NO_LEADER) {
+		struct store_cluster v;
+
+		store_cluster(d->store, &v);
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "%s (written by someone holding etcd's credentials): no replica leads "
+			 "under it; deleted it, so that the replicas campaign again",
+			 v.unheld);
 		return;
 	}
 	if (ev == STORE_EV_CHANGED && atomic_exchange(&d->cl_change_posted, true))
@@ -499,10 +511,61 @@ void ofcd_refuse_queue(struct ofcd *d)
 	arena_free(&a);
 }
 
+/* The rights a replayed entry's uid has now: root, or a member of
+ * --admin-group by the system's group database (its primary group or a
+ * supplementary one). A socket client's rights came from its connection,
+ * which went with the last leader; what the entry records is a uid, and
+ * whoever can write etcd's queue can write any uid there. */
+static bool uid_is_admin(const struct ofcd *d, uid_t uid)
+{
+	struct passwd pw, *got = NULL;
+	char buf[4096];
+	gid_t small[64], *g = small;
+	int n = ARRAY_SIZE(small);
+	bool yes = false;
+
+	if (uid == 0)
+		return true;
+	if (!d->o.have_admin_group || getpwuid_r(uid, &pw, buf, sizeof(buf), &got) != 0 || !got)
+		return false;
+	if (getgrouplist(pw.pw_name, pw.pw_gid, g, &n) < 0 && n > 0 && n <= 65536) {
+		g = xcalloc((size_t)n, sizeof(*g));
+		if (getgrouplist(pw.pw_name, pw.pw_gid, g, &n) < 0)
+			n = 0;
+	}
+	for (int i = 0; i < n; i++)
+		yes |= g[i] == (gid_t)d->o.admin_gid;
+	if (g != small)
+		free(g);
+	return yes;
+}
+
+/* Who a replayed entry runs as, exactly as its record says and no more:
+ * through the gateway, its request's principal (authorised by its role),
+ * if the entry names the gateway's uid; else its uid, an admin only if
+ * that uid is one now. NULL: runs; else why it does not. */
+static const char *replay_peer(const struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e,
+			       struct conn *c)
+{
+	c->gw = e->gateway;
+	c->peer.uid = e->uid;
+	c->peer.gid = e->gid;
+	c->peer.pid = e->pid;
+	if (c->gw && !d->o.gateway_socket_path)
+		return "it came through a gateway, and this replica has no --gateway-socket";
+	if (c->gw && e->uid != d->o.gateway_uid)
+		return "it says it came through the gateway, but from a uid that is not "
+		       "--gateway-uid";
+	c->admin = !c->gw && uid_is_admin(d, e->uid);
+	return NULL;
+}
+
 /* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
- * their clients had sent them here (a gateway's principal checked again),
- * answered to nobody; then etcd's queue is this leader's. */
+ * their clients had sent them here, with the rights their record gives
+ * (replay_peer: a gateway's principal checked again, a uid's rights
+ * looked up again), answered to nobody; then etcd's queue is this
+ * leader's. */
 void ofcd_replay_queue(struct ofcd *d)
 {
 	struct Ofc__V1__MutationQueue *q = queue_load(d);
@@ -526,11 +589,18 @@ void ofcd_replay_queue(struct ofcd *d)
 		}
 		c->d = d;
 		c->dead = c->replay = true;
-		c->gw = e->gateway;
-		c->admin = !c->gw;
-		c->peer.uid = e->uid;
-		c->peer.gid = e->gid;
-		c->peer.pid = e->pid;
+		const char *why = replay_peer(d, e, c);
+
+		if (why) {
+			d->loop.metrics.denied++;
+			ofcd_log(
+			    d, OFCD_LOG_WARNING,
+			    "the last leader's ticket %llu in etcd's queue (uid %u): not run: %s",
+			    (unsigned long long)e->ticket, e->uid, why);
+			ofc__v1__request__free_unpacked(req, NULL);
+			free(c);
+			continue;
+		}
 		d->loop.chain.request(c, req, e->request.data, e->request.len);
 		if (d->loop.next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,

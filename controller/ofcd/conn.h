@@ -12,6 +12,12 @@
 #define MAX_QUEUE     64 /* mutations waiting */
 #define MAX_SCHEDULES 16 /* GetSchedule jobs handed out */
 #define MAX_STREAMS   4	 /* streamed GetSchedules at once */
+/* Schedule jobs one public caller (the read-only socket's uid, a gateway
+ * principal but an admin) may have handed out at once: with a schedule
+ * worker of their own for root's and the admins' (work.c), a local user's
+ * heavy requests delay nobody else's by more than one of them. */
+#define SCHEDULES_PER_CALLER 2
+uint32_t sched_caller(struct ofcd *d, const struct job *j, int delta);
 
 struct obuf {
 	uint8_t *b;

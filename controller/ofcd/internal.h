@@ -281,6 +281,10 @@ struct job {
 	char *lowering; /* GetSchedule: alltoall mcf's (NULL: the default) */
 	uint32_t chunks;
 	bool summary_only;
+	/* GetSchedule, GetPlan: asked by a public caller (authz_public: the
+	 * read-only socket, a gateway principal but an admin), who holds one
+	 * schedule worker at most and SCHEDULES_PER_CALLER jobs at once */
+	bool public_caller;
 	bool reduced;		      /* GetSchedule: symmetry-reduced (node 0's program) */
 	struct planner_task *planner; /* JOB_PLANNER: the planner's result (a reference) */
 	struct fabcfg *cfg;	      /* schedule: the config it runs on */
@@ -535,16 +539,22 @@ struct ofcd_worker {
 	char *damaged;
 };
 
-/* The two workers and the jobs the loop hands them: mjob, squeue and stop
- * under mu (cond wakes the workers); the threads are started and joined by
- * the loop thread alone (ofcd_run). */
+/* The workers and the jobs the loop hands them: mjob, squeue, srunning
+ * and stop under mu (cond wakes the workers); the threads are started and
+ * joined by the loop thread alone (ofcd_run). Two schedule workers take
+ * squeue's jobs (work.c, take_schedule): public callers' on one of them at
+ * a time, a caller with none running first, so a request of root's never
+ * waits behind a local user's and one user's never behind another's
+ * many. */
+#define SCHEDULE_WORKERS 2
 struct ofcd_jobs {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct job *mjob;		  /* for the mutation worker */
-	struct job *squeue, *squeue_tail; /* for the schedule worker */
-	bool stop;			  /* the workers return */
-	pthread_t mthread, sthread;
+	struct job *squeue, *squeue_tail; /* for the schedule workers */
+	struct job *srunning[SCHEDULE_WORKERS];
+	bool stop; /* the workers return */
+	pthread_t mthread, sthread[SCHEDULE_WORKERS];
 	bool started;
 };
 
@@ -591,6 +601,14 @@ struct ofcd_loop {
 	uint64_t running_txn;
 	const char *running_state;
 	uint32_t sched_pending; /* schedule jobs handed out */
+	/* ... of each public caller (job.principal), SCHEDULES_PER_CALLER at
+	 * most (read_requests.c, sched_caller) */
+	struct sched_caller {
+		char *who;
+		uint32_t n;
+	} * sched_callers;
+	uint32_t nsched_callers;
+	size_t cap_sched_callers;
 	uint64_t next_ticket;
 	bool stopping;
 	double drain_deadline;
@@ -951,6 +969,7 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 Ofc__V1__Leader *cluster_leader_msg(struct arena *a, const struct store_cluster *v);
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
+void *ofcd_schedule_worker_2(void *arg); /* the second (SCHEDULE_WORKERS) */
 void ofcd_run_job(struct ofcd *d, struct job *j);
 
 /* planner.c: the workload's schedule computed off the start path.

@@ -421,6 +421,7 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		if (r)
 			ofc__v1__response__free_unpacked(r, NULL);
 		d->loop.sched_pending--;
+		sched_caller(d, j, -1);
 		if (j->stream) {
 			for (uint32_t i = 0; i < d->loop.nstreams; i++)
 				if (d->loop.streams[i] == j->stream)

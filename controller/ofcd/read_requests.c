@@ -456,13 +456,62 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 	j->max_memory =
 	    authz_public(&rq->who) ? d->o.ro_max_request_memory : d->o.max_request_memory;
 	j->max_time = authz_public(&rq->who) ? d->o.ro_max_request_time : d->o.max_request_time;
+	j->public_caller = authz_public(&rq->who);
 	return j;
+}
+
+/* A public caller's schedule jobs handed out (queued, running or
+ * streaming), counted by its principal ("uid:N", or the gateway's
+ * identity) with delta; returns the count before. */
+uint32_t sched_caller(struct ofcd *d, const struct job *j, int delta)
+{
+	struct sched_caller *c = NULL;
+	uint32_t was;
+
+	if (!j->public_caller || !j->principal)
+		return 0;
+	for (uint32_t i = 0; i < d->loop.nsched_callers && !c; i++)
+		if (strcmp(d->loop.sched_callers[i].who, j->principal) == 0)
+			c = &d->loop.sched_callers[i];
+	if (!c && delta <= 0)
+		return 0;
+	if (!c) {
+		GROW(d->loop.sched_callers, d->loop.cap_sched_callers, d->loop.nsched_callers + 1);
+		c = &d->loop.sched_callers[d->loop.nsched_callers++];
+		*c = (struct sched_caller){xstrdup(j->principal), 0};
+	}
+	was = c->n;
+	c->n = delta < 0 && c->n < (uint32_t)-delta ? 0 : c->n + (uint32_t)delta;
+	if (c->n == 0) {
+		free(c->who);
+		*c = d->loop.sched_callers[--d->loop.nsched_callers];
+	}
+	return was;
+}
+
+/* A public caller holding SCHEDULES_PER_CALLER jobs is answered BUSY
+ * (and j freed): -1. */
+static int caller_refused(struct conn *c, uint64_t id, struct job *j)
+{
+	uint32_t n = sched_caller(c->d, j, 0);
+	char who[160];
+
+	if (n < SCHEDULES_PER_CALLER)
+		return 0;
+	snprintf(who, sizeof(who), "%s", j->principal);
+	job_free(j);
+	reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
+	      "%s has %u schedules being computed already, the most one caller may have at "
+	      "once (its others wait for them); try again when one is answered",
+	      who, n);
+	return -1;
 }
 
 /* Hand j to the schedule workers (counted until its answer comes back). */
 static void to_schedule_worker(struct ofcd *d, struct job *j)
 {
 	d->loop.sched_pending++;
+	sched_caller(d, j, 1);
 	pthread_mutex_lock(&d->jobs.mu);
 	if (d->jobs.squeue_tail)
 		d->jobs.squeue_tail->next = j;
@@ -492,6 +541,7 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 			     "cannot start a thread for the stream");
 	}
 	d->loop.sched_pending++;
+	sched_caller(d, j, 1);
 	GROW(d->loop.streams, d->loop.cap_streams, d->loop.nstreams + 1);
 	d->loop.streams[d->loop.nstreams++] = j->stream;
 	return 0;
@@ -514,6 +564,8 @@ int get_schedule(const struct request *rq)
 			     "%u schedules are being computed; try again shortly",
 			     d->loop.sched_pending);
 	struct job *j = schedule_job(rq, &a);
+	if (caller_refused(c, id, j) < 0)
+		return 0;
 	/* Streams: every engine's (the fluid engine's from its period). */
 	if (g->has_stream && g->stream && !j->summary_only)
 		return schedule_stream(c, id, j);
@@ -542,6 +594,9 @@ int get_plan(const struct request *rq)
 	j->t0 = now_seconds();
 	j->get_plan = true;
 	j->cfg = fabcfg_ref(d->loop.cfg);
+	j->public_caller = authz_public(&rq->who);
+	if (caller_refused(c, id, j) < 0)
+		return 0;
 	to_schedule_worker(d, j);
 	return 0;
 }

@@ -98,6 +98,7 @@ static void begin_stop(struct ofcd *d)
 			reply(c, sq->req_id, OFC__V1__STATUS__STATUS_CANCELLED,
 			      "cancelled: ofcd is shutting down");
 		d->loop.sched_pending--;
+		sched_caller(d, sq, -1);
 		job_free(sq);
 		sq = next;
 	}
@@ -493,7 +494,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 			 "cannot start a thread to plan partitions ahead: each is planned in its "
 			 "turn");
 	if (pthread_create(&d->jobs.mthread, NULL, ofcd_mutation_worker, d) != 0 ||
-	    pthread_create(&d->jobs.sthread, NULL, ofcd_schedule_worker, d) != 0)
+	    pthread_create(&d->jobs.sthread[0], NULL, ofcd_schedule_worker, d) != 0 ||
+	    pthread_create(&d->jobs.sthread[1], NULL, ofcd_schedule_worker_2, d) != 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
 	d->jobs.started = true;
 	if (d->o.notify)
@@ -526,7 +528,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	pthread_cond_broadcast(&d->jobs.cond);
 	pthread_mutex_unlock(&d->jobs.mu);
 	pthread_join(d->jobs.mthread, NULL);
-	pthread_join(d->jobs.sthread, NULL);
+	for (int i = 0; i < SCHEDULE_WORKERS; i++)
+		pthread_join(d->jobs.sthread[i], NULL);
 	d->jobs.started = false;
 	ahead_stop(d);
 	/* The running transaction has ended: a follower takes over at once
@@ -594,6 +597,9 @@ void ofcd_close(struct ofcd *d)
 		pthread_mutex_unlock(&d->loop.streams[i]->mu);
 	}
 	free(d->loop.streams);
+	for (uint32_t i = 0; i < d->loop.nsched_callers; i++)
+		free(d->loop.sched_callers[i].who);
+	free(d->loop.sched_callers);
 	while (d->notes.head) {
 		struct note *n = d->notes.head;
 

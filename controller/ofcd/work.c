@@ -90,27 +90,83 @@ void *ofcd_mutation_worker(void *arg)
 	return NULL;
 }
 
-void *ofcd_schedule_worker(void *arg)
+/* (under mu) Whether a job of j's caller runs on a schedule worker, and
+ * whether a public caller's does. */
+static bool caller_runs(const struct ofcd_jobs *q, const struct job *j, bool *public_runs)
 {
-	struct ofcd *d = arg;
+	bool yes = false;
 
+	*public_runs = false;
+	for (int i = 0; i < SCHEDULE_WORKERS; i++) {
+		const struct job *r = q->srunning[i];
+
+		if (!r)
+			continue;
+		*public_runs |= r->public_caller;
+		yes |= r->principal && j->principal && strcmp(r->principal, j->principal) == 0;
+	}
+	return yes;
+}
+
+/* (under mu) The next job for schedule worker `w`, out of squeue, or NULL:
+ * a public caller's only while no other public caller's runs (the other
+ * worker stays for root's and the admins'), and in a first pass only a
+ * job whose caller has none running (one caller's many wait behind each
+ * other, not before another's). */
+static struct job *take_schedule(struct ofcd_jobs *q, int w)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct job *prev = NULL;
+
+		for (struct job *j = q->squeue; j; prev = j, j = j->next) {
+			bool public_runs, mine = caller_runs(q, j, &public_runs);
+
+			if ((j->public_caller && public_runs) || (pass == 0 && mine))
+				continue;
+			if (prev)
+				prev->next = j->next;
+			else
+				q->squeue = j->next;
+			if (q->squeue_tail == j)
+				q->squeue_tail = prev;
+			j->next = NULL;
+			q->srunning[w] = j;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+static void *schedule_worker(struct ofcd *d, int w)
+{
 	pthread_mutex_lock(&d->jobs.mu);
 	for (;;) {
 		struct job *j;
 
-		while (!d->jobs.squeue && !d->jobs.stop)
+		while (!(j = take_schedule(&d->jobs, w)) && !d->jobs.stop)
 			pthread_cond_wait(&d->jobs.cond, &d->jobs.mu);
-		if (!d->jobs.squeue)
+		if (!j)
 			break;
-		j = d->jobs.squeue;
-		d->jobs.squeue = j->next;
-		if (!d->jobs.squeue)
-			d->jobs.squeue_tail = NULL;
 		pthread_mutex_unlock(&d->jobs.mu);
 		ofcd_run_job(d, j);
+		pthread_mutex_lock(&d->jobs.mu);
+		d->jobs.srunning[w] = NULL;
+		/* (what waited for this one may run now, on either worker) */
+		pthread_cond_broadcast(&d->jobs.cond);
+		pthread_mutex_unlock(&d->jobs.mu);
 		finished(d, j);
 		pthread_mutex_lock(&d->jobs.mu);
 	}
 	pthread_mutex_unlock(&d->jobs.mu);
 	return NULL;
+}
+
+void *ofcd_schedule_worker(void *arg)
+{
+	return schedule_worker(arg, 0);
+}
+
+void *ofcd_schedule_worker_2(void *arg)
+{
+	return schedule_worker(arg, 1);
 }

@@ -100,6 +100,10 @@ enum store_event {
 	/* A leader key bound to this replica's lease that it did not win (written
 	 * by someone with etcd's credentials) was found and deleted. */
 	STORE_EV_FORGED,
+	/* A leader key no replica holds (bound to no lease, naming no
+	 * registered replica, or bound to a lease not the named replica's) was
+	 * found and deleted; store_cluster's unheld says which and why. */
+	STORE_EV_NO_LEADER,
 };
 
 struct store_etcd_opts {
@@ -176,6 +180,7 @@ struct store_cluster {
 	bool fresh;	   /* etcd answered within the lease's time, and the watch is current */
 	char why[560];	   /* when not fresh: what failed */
 	char deposed[160]; /* why this replica last stopped leading ("": never) */
+	char unheld[200];  /* the last leader key deleted as no replica's, and why */
 	double since_ok;   /* seconds since etcd last answered */
 	int64_t revision;  /* of what the store shows */
 	uint32_t nmembers;

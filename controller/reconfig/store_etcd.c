@@ -32,6 +32,7 @@
  * health. Each has its own curl handle; writes use the caller's (ofcd's
  * mutation worker, one thread at a time). Everything shared is under mu;
  * events go to the owner's callback outside it. */
+#include "controller/reconfig/store_etcd.h"
 #include "controller/reconfig/internal.h"
 
 #include <errno.h>
@@ -49,90 +50,6 @@ static const char *const item_names[STORE_NITEMS] = {
     [STORE_OUTCOMES] = "outcomes",
 };
 
-struct cached {
-	char *key;
-	uint8_t *value;
-	size_t len;
-	int64_t create, mod, lease;
-};
-
-struct etcd_store {
-	struct store s;
-	char *fabric, *name, *sock, *url;
-	char **urls;
-	uint32_t nurls;
-	struct etcd_tls tls; /* its strings owned; all NULL: plain http */
-	char *prefix, *range_end, *leader_key, *value;
-	double ttl_asked, margin, tick;
-	void (*on_event)(void *ctx, enum store_event ev);
-	void *ctx;
-
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	/* ---- under mu ---- */
-	struct cached *kv; /* the fabric's keys as the watch (or a load) left them */
-	uint32_t nkv;
-	int64_t rev;	    /* of the cache: every change up to it is in */
-	bool loaded;	    /* the cache holds a whole range */
-	int64_t lease, ttl; /* ours (0: none) and the TTL granted */
-	double valid_until; /* the lease surely lasts until then (now_seconds) */
-	uint64_t epoch;	    /* ours while leading */
-	uint64_t again;	    /* the epoch it lapsed from only here (ours_again) */
-	char deposed[160];  /* why it last stopped leading */
-	bool leading;
-	double last_ok;	   /* etcd last answered the session */
-	bool watching;	   /* the watch stream is open and current */
-	double watch_lost; /* when it last closed (now_seconds; 0: never open yet) */
-	bool fresh;	   /* as store_cluster shows it */
-	char why[560];	   /* what failed last */
-	struct store_member members[STORE_MAX_MEMBERS];
-	uint32_t nmembers;
-	/* a follower's watch against etcd (check_behind): what the cache
-	 * lacked at the last look (mod < 0: a key deleted since) */
-	struct need {
-		char *key;
-		int64_t mod;
-	} need[16], prev[16];
-	uint32_t nbehind, nprev;
-	bool behind;
-	uint64_t serial;
-	unsigned pending; /* events to fire (1 << store_event) */
-	bool wake;	  /* the session: look at the leader key now */
-	bool forged_wait; /* a forged key waits for its epoch's leader (claimed) */
-	bool resigned;
-	/* ---- threads ---- */
-	_Atomic bool stop;
-	bool started;
-	pthread_t session, watcher, health;
-	/* Writes and loads, from any thread (ofcd's loop writes the queue,
-	 * its mutation worker the rest): one at a time. */
-	pthread_mutex_t wmu;
-	struct etcd_conn *wconn;
-	size_t part_size; /* (under wmu) of a value's parts: store_parts.c */
-	/* This replica's registration (PREFIX FABRIC/replicas/NAME): its key
-	 * and the keys' prefix, what it says of the process; under mu: its
-	 * create revision while it is ours (0: not registered), the lease,
-	 * role and epoch it was last written with and when; dup: another
-	 * replica holds the name (this one never campaigns). */
-	char *reg_key, *reg_prefix, host[128];
-	uint64_t started_ms;
-	int64_t reg_create, reg_lease;
-	bool reg_leading, dup;
-	uint64_t reg_epoch;
-	double reg_written;
-	/* the other replicas' leases as the health thread last asked etcd */
-	struct rlease {
-		int64_t lease;
-		double left, at; /* seconds left, at (now_seconds) */
-	} rlease[STORE_MAX_REPLICAS];
-	uint32_t nrlease;
-};
-
-static struct etcd_store *es_of(struct store *s)
-{
-	return (struct etcd_store *)s;
-}
-
 static const struct etcd_store *ces_of(const struct store *s)
 {
 	return (const struct etcd_store *)s;
@@ -146,7 +63,7 @@ static char *key_of(const struct etcd_store *es, enum store_item it)
 /* ---- events ------------------------------------------------------------------------ */
 
 /* (under mu) */
-static void post(struct etcd_store *es, enum store_event ev)
+void es_post(struct etcd_store *es, enum store_event ev)
 {
 	es->pending |= 1u << ev;
 	if (ev != STORE_EV_CHANGED)
@@ -162,13 +79,13 @@ static void fire(struct etcd_store *es)
 	p = es->pending;
 	es->pending = 0;
 	pthread_mutex_unlock(&es->mu);
-	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_FORGED; ev++)
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_NO_LEADER; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
 }
 
 /* (under mu) This replica leads no more. */
-static void depose(struct etcd_store *es, const char *why)
+void es_depose(struct etcd_store *es, const char *why)
 {
 	if (!es->leading)
 		return;
@@ -176,7 +93,7 @@ static void depose(struct etcd_store *es, const char *why)
 	es->epoch = 0;
 	snprintf(es->why, sizeof(es->why), "%s", why);
 	snprintf(es->deposed, sizeof(es->deposed), "%.150s", why);
-	post(es, STORE_EV_DEPOSED);
+	es_post(es, STORE_EV_DEPOSED);
 }
 
 /* ---- the cache ----------------------------------------------------------------------- */
@@ -268,11 +185,11 @@ static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, i
 	}
 	es->rev = rev;
 	es->loaded = true;
-	post(es, STORE_EV_CHANGED);
-	post(es, STORE_EV_HEALTH);
+	es_post(es, STORE_EV_CHANGED);
+	es_post(es, STORE_EV_HEALTH);
 }
 
-static void kvs_free(struct etcd_kv *kvs, uint32_t n)
+void es_kvs_free(struct etcd_kv *kvs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		etcd_kv_free(&kvs[i]);
@@ -320,7 +237,7 @@ static int es_get(struct store *s, const char *fabric, enum store_item it, size_
 
 /* A write or a load may wait out a raft election of etcd's own (a member
  * lost: a second or two); devices are fenced by the lease, not by this. */
-static double call_timeout(const struct etcd_store *es)
+double es_call_timeout(const struct etcd_store *es)
 {
 	return 2 * es->ttl_asked > 5 ? 2 * es->ttl_asked : 5;
 }
@@ -356,7 +273,7 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 		keys[i] = key_of(es, w[i].item);
 	pthread_mutex_lock(&es->wmu);
 	rc = parts_write(es->wconn,
-			 &(struct parts_fence){es->leader_key, epoch, lease, call_timeout(es)},
+			 &(struct parts_fence){es->leader_key, epoch, lease, es_call_timeout(es)},
 			 keys, w, n, &es->part_size, &ok, &rev, &resp, err);
 	pthread_mutex_unlock(&es->wmu);
 	pthread_mutex_lock(&es->mu);
@@ -379,9 +296,9 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 		struct etcd_kv *kv;
 		uint32_t nk = etcd_txn_kvs(resp, 0, &kv);
 
-		depose(es, nk && kv[0].create_rev == (int64_t)epoch
-			       ? "a write found the leader key bound to another lease"
-			       : "a write found another replica's leader key");
+		es_depose(es, nk && kv[0].create_rev == (int64_t)epoch
+				  ? "a write found the leader key bound to another lease"
+				  : "a write found another replica's leader key");
 		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
 				    "this replica (%s) leads fabric '%s' no more: its epoch %llu "
 				    "under lease %llx is over (the leader key's is %lld under "
@@ -390,7 +307,7 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 				    (unsigned long long)lease,
 				    nk ? (long long)kv[0].create_rev : 0LL,
 				    nk ? (unsigned long long)kv[0].lease : 0ULL);
-		kvs_free(kv, nk);
+		es_kvs_free(kv, nk);
 	}
 	pthread_mutex_unlock(&es->mu);
 	if (resp)
@@ -442,8 +359,6 @@ static bool es_writer_alive(struct store *s, const char *fabric, uint32_t pid, u
 	return alive;
 }
 
-static void replicas_of(struct etcd_store *es, struct store_cluster *out, double now);
-
 static void es_cluster(struct store *s, struct store_cluster *out)
 {
 	struct etcd_store *es = es_of(s);
@@ -461,11 +376,12 @@ static void es_cluster(struct store *s, struct store_cluster *out)
 	out->fresh = es->fresh;
 	snprintf(out->why, sizeof(out->why), "%s", es->fresh ? "" : es->why);
 	snprintf(out->deposed, sizeof(out->deposed), "%s", es->deposed);
+	snprintf(out->unheld, sizeof(out->unheld), "%s", es->unheld);
 	out->since_ok = es->last_ok > 0 ? now - es->last_ok : -1;
 	out->revision = es->rev;
 	out->nmembers = es->nmembers;
 	memcpy(out->members, es->members, sizeof(out->members));
-	replicas_of(es, out, now);
+	es_replicas_of(es, out, now);
 	out->serial = es->serial;
 	pthread_mutex_unlock(&es->mu);
 }
@@ -518,7 +434,7 @@ static int es_load(struct store *s, double timeout, struct ofc_error *err)
 	cache_load(es, kvs, n, rev);
 	es->last_ok = now_seconds();
 	pthread_mutex_unlock(&es->mu);
-	kvs_free(kvs, n);
+	es_kvs_free(kvs, n);
 	fire(es);
 	return 0;
 }
@@ -603,7 +519,7 @@ static int ours_again(struct etcd_store *es, struct json_object *resp, int64_t l
 		es->last_ok = now_seconds();
 	}
 	es->again = 0;
-	kvs_free(kv, n);
+	es_kvs_free(kv, n);
 	return ours ? 1 : bound ? -1 : 0;
 }
 
@@ -627,11 +543,63 @@ static bool claimed(struct etcd_store *es, int64_t epoch)
 	return false;
 }
 
-/* (session thread) Delete a leader key bound to this replica's lease that
- * it did not win (ours_again's -1), if it is still that key: no replica
+/* (under mu) The lease of the registration of replica `name`: in keys
+ * (n of them, one read of etcd's) or, with keys NULL, in the cache; -1:
+ * no such registration. */
+static int64_t reg_lease(struct etcd_store *es, const struct etcd_kv *keys, uint32_t n,
+			 const char *name)
+{
+	char *key = xasprintf("%s%s", es->reg_prefix, name);
+	int64_t lease = -1;
+
+	if (!keys) {
+		struct cached *c = find(es, key);
+
+		lease = c ? c->lease : -1;
+	}
+	for (uint32_t i = 0; keys && i < n && lease < 0; i++)
+		if (strcmp(keys[i].key, key) == 0)
+			lease = keys[i].lease;
+	free(key);
+	return lease;
+}
+
+/* (under mu) Why a leader key (its lease and value) is no replica's
+ * leadership, into why; false: it may be one. A campaign creates the key
+ * bound to the lease its replica registered under (a replica registers
+ * before it campaigns, es_reg_turn), so a key bound to no lease, naming
+ * no registered replica, or bound to a lease that is not the named
+ * replica's was written by someone else: followed, it would leave every
+ * replica following nobody for as long as it stays. */
+static bool leader_unheld(struct etcd_store *es, int64_t lease, const uint8_t *value,
+			  const struct etcd_kv *keys, uint32_t n, char *why, size_t len)
+{
+	struct json_object *o = value ? json_tokener_parse((const char *)value) : NULL;
+	const char *name = etcd_str(o, "name");
+	int64_t rl = name && *name ? reg_lease(es, keys, n, name) : -1;
+	bool unheld = !lease || !name || !*name || rl != lease;
+
+	if (!lease)
+		snprintf(why, len, "bound to no lease");
+	else if (!name || !*name)
+		snprintf(why, len, "naming no replica");
+	else if (rl < 0)
+		snprintf(why, len, "naming %.64s, which is no registered replica", name);
+	else if (rl != lease)
+		snprintf(why, len, "naming %.64s but bound to a lease that is not its", name);
+	if (o)
+		json_object_put(o); /* (name was its) */
+	return unheld;
+}
+
+/* (session thread) Delete a leader key no replica leads under, if it is
+ * still that key (its create revision and lease): one bound to this
+ * replica's lease that it did not win (ours_again's -1: STORE_EV_FORGED),
+ * or one no replica holds (leader_unheld: STORE_EV_NO_LEADER). Nobody
  * leads under it (this one never did, the others' writes compare their
- * own lease), and while its lease lives nobody could campaign. */
-static void drop_forged(struct etcd_store *es, struct etcd_conn *c, int64_t lease, int64_t create)
+ * own lease), and while it stays nobody could campaign. */
+static void drop_leader_key(struct etcd_store *es, struct etcd_conn *c, int64_t lease,
+			    int64_t create, enum store_event ev)
 {
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
 	struct ofc_error err = {0};
@@ -645,7 +613,7 @@ static void drop_forged(struct etcd_store *es, struct etcd_conn *c, int64_t leas
 	    done) {
 		pthread_mutex_lock(&es->mu);
 		es->wake = true;
-		post(es, STORE_EV_FORGED);
+		es_post(es, ev);
 		pthread_mutex_unlock(&es->mu);
 	}
 	json_object_put(t);
@@ -674,8 +642,9 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
 	struct ofc_error err = {0};
 	bool won = false;
-	int64_t rev = 0, forged = 0;
+	int64_t rev = 0, forged = 0, unheld = 0, unheld_lease = 0;
 	int again = 0;
+	char bad[160];
 
 	etcd_txn_compare_create(t, es->leader_key, 0);
 	etcd_txn_put(t, true, es->leader_key, es->value, strlen(es->value), lease);
@@ -693,28 +662,36 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	} else if (!won && !es->resigned && (again = ours_again(es, resp, lease, &forged)) > 0) {
 		/* (this replica's key, still bound to its lease: it lapsed here
 		 * but not in etcd) */
-		post(es, STORE_EV_LEADER);
+		es_post(es, STORE_EV_LEADER);
 	} else if (won && !es->resigned) {
 		struct etcd_kv *kvs;
 		uint32_t n = etcd_txn_kvs(resp, 1, &kvs);
 
 		cache_load(es, kvs, n, rev);
-		kvs_free(kvs, n);
+		es_kvs_free(kvs, n);
 		es->leading = true;
 		es->behind = false;
 		es->epoch = (uint64_t)rev;
 		es->again = 0;
 		es->last_ok = now_seconds();
-		post(es, STORE_EV_LEADER);
+		es_post(es, STORE_EV_LEADER);
 	} else {
 		struct etcd_kv *kv, *keys;
 		uint32_t n = etcd_txn_kvs(resp, 0, &kv), nk = etcd_txn_kvs(resp, 1, &keys);
 		struct cached *lk = find(es, es->leader_key);
 
+		/* (before its value moves to the cache) */
+		if (n && !again && !es->resigned &&
+		    leader_unheld(es, kv[0].lease, kv[0].value, keys, nk, bad, sizeof(bad))) {
+			unheld = kv[0].create_rev;
+			unheld_lease = kv[0].lease;
+			snprintf(es->unheld, sizeof(es->unheld),
+				 "the leader key (epoch %lld) was %s", (long long)unheld, bad);
+		}
 		/* Someone leads: the cache learns who even if the watch has
 		 * not said it yet. */
 		if (n && (!lk || lk->mod < kv[0].mod_rev)) {
-			post(es, STORE_EV_HEALTH);
+			es_post(es, STORE_EV_HEALTH);
 			cache_set(es, kv[0].key, kv[0].value, kv[0].len, kv[0].create_rev,
 				  kv[0].mod_rev, kv[0].lease);
 			kv[0].key = NULL;
@@ -723,251 +700,20 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		if (es->loaded)
 			check_behind(es, keys, nk);
 		es->last_ok = now_seconds();
-		kvs_free(kv, n);
-		kvs_free(keys, nk);
+		es_kvs_free(kv, n);
+		es_kvs_free(keys, nk);
 	}
 	/* (a forged key another replica's registration claims: later, once
 	 * it said it stopped; its registration's change wakes the session) */
-	bool wait = es->forged_wait = again < 0 && claimed(es, forged);
+	bool wait = es->forged_wait =
+	    (again < 0 && claimed(es, forged)) || (unheld && claimed(es, unheld));
 	pthread_mutex_unlock(&es->mu);
 	if (resp)
 		json_object_put(resp);
 	if (again < 0 && !wait)
-		drop_forged(es, c, lease, forged);
-}
-
-/* ---- the replicas' registrations ------------------------------------------------------ */
-
-/* What this replica's registration says (caller frees). */
-static char *reg_value(const struct etcd_store *es, bool leading, uint64_t epoch)
-{
-	struct json_object *v = json_object_new_object();
-	char *out;
-
-	json_object_object_add(v, "name", json_object_new_string(es->name));
-	json_object_object_add(v, "role", json_object_new_string(leading ? "leader" : "follower"));
-	if (es->sock)
-		json_object_object_add(v, "socket", json_object_new_string(es->sock));
-	if (es->url)
-		json_object_object_add(v, "url", json_object_new_string(es->url));
-	json_object_object_add(v, "epoch", json_object_new_int64((int64_t)epoch));
-	json_object_object_add(v, "pid", json_object_new_int64((int64_t)getpid()));
-	json_object_object_add(v, "host", json_object_new_string(es->host));
-	json_object_object_add(v, "started_unix_ms",
-			       json_object_new_int64((int64_t)es->started_ms));
-	json_object_object_add(v, "written_unix_ms", json_object_new_int64((int64_t)unix_ms()));
-	out = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
-	json_object_put(v);
-	return out;
-}
-
-/* Write the registration under lease if its key's create revision is
- * still `expect` (0: none there): *won, and *create its create revision;
- * lost, *other is what holds the name (its create revision in *create). */
-static int reg_write(struct etcd_store *es, struct etcd_conn *c, int64_t expect, int64_t lease,
-		     bool leading, uint64_t epoch, bool *won, int64_t *create,
-		     struct store_replica *other, struct ofc_error *err)
-{
-	struct json_object *t = etcd_txn_new(), *resp = NULL;
-	char *v = reg_value(es, leading, epoch);
-	int64_t rev = 0;
-	int rc;
-
-	etcd_txn_compare_create(t, es->reg_key, expect);
-	etcd_txn_put(t, true, es->reg_key, v, strlen(v), lease);
-	etcd_txn_range(t, false, es->reg_key, NULL, false);
-	rc = etcd_txn(c, t, call_timeout(es), won, &rev, &resp, err);
-	json_object_put(t);
-	free(v);
-	if (rc == 0 && *won) {
-		*create = expect ? expect : rev;
-	} else if (rc == 0) {
-		struct etcd_kv *kv;
-		uint32_t n = etcd_txn_kvs(resp, 0, &kv);
-
-		*create = n ? kv[0].create_rev : 0;
-		etcd_reg_parse(es->name, n ? kv[0].value : (const uint8_t *)"", other);
-		kvs_free(kv, n);
-	}
-	if (resp)
-		json_object_put(resp);
-	return rc;
-}
-
-/* (under mu) This replica's registration is written as it is now. */
-static void reg_done(struct etcd_store *es, int64_t create, int64_t lease, bool leading,
-		     uint64_t epoch)
-{
-	es->reg_create = create;
-	es->reg_lease = lease;
-	es->reg_leading = leading;
-	es->reg_epoch = epoch;
-	es->reg_written = now_seconds();
-}
-
-/* The name is another live replica's: the lease taken for it goes back
- * (nothing of this replica stays in etcd), and the error says where that
- * one runs. */
-static int reg_refused(struct etcd_store *es, int64_t lease, const struct store_replica *o,
-		       struct ofc_error *err)
-{
-	struct ofc_error e = {0};
-
-	pthread_mutex_lock(&es->wmu);
-	etcd_lease_revoke(es->wconn, lease, 1.0, &e);
-	pthread_mutex_unlock(&es->wmu);
-	pthread_mutex_lock(&es->mu);
-	es->lease = 0;
-	es->valid_until = 0;
-	es->dup = true;
-	pthread_mutex_unlock(&es->mu);
-	return ofc_error_set(err, OFC_E_USAGE,
-			     "--cluster-name %s: a replica of fabric %s runs under that name "
-			     "already, on %s (pid %u%s%s): give this one a name of its own",
-			     es->name, es->fabric, o->host[0] ? o->host : "an unknown host", o->pid,
-			     o->socket[0] ? ", socket " : "", o->socket);
-}
-
-static int es_register(struct store *s, double timeout, struct ofc_error *err)
-{
-	struct etcd_store *es = es_of(s);
-	struct ofc_error e = {0};
-	int64_t lease, asked = (int64_t)(es->ttl_asked + 0.999);
-	double t0 = now_seconds(), until = t0 + es->ttl_asked + 1;
-
-	pthread_mutex_lock(&es->wmu);
-	int rc = etcd_lease_grant(es->wconn, asked, timeout, &lease, &e);
-	pthread_mutex_unlock(&es->wmu);
-	if (rc < 0)
-		return 0; /* (the session registers once etcd answers) */
-	pthread_mutex_lock(&es->mu);
-	es->lease = lease;
-	es->ttl = asked;
-	es->valid_until = t0 + (double)asked;
-	pthread_mutex_unlock(&es->mu);
-	for (int64_t expect = 0;;) {
-		struct store_replica o;
-		int64_t create = 0;
-		bool won = false;
-
-		pthread_mutex_lock(&es->wmu);
-		rc = reg_write(es, es->wconn, expect, lease, false, 0, &won, &create, &o, &e);
-		pthread_mutex_unlock(&es->wmu);
-		if (rc < 0)
-			return 0;
-		if (won) {
-			pthread_mutex_lock(&es->mu);
-			reg_done(es, create, lease, false, 0);
-			pthread_mutex_unlock(&es->mu);
-			return 0;
-		}
-		/* A dead process of this machine's (a kill -9 before a
-		 * restart) leaves its registration until its lease ends: this
-		 * one takes it at once. Another machine's waits out a lease. */
-		expect = 0;
-		if (o.pid && strcmp(o.host, es->host) == 0 && o.pid != (uint32_t)getpid() &&
-		    kill((pid_t)o.pid, 0) != 0 && errno == ESRCH)
-			expect = create;
-		else if (now_seconds() > until)
-			return reg_refused(es, lease, &o, err);
-		else
-			usleep(200000);
-	}
-}
-
-/* (session thread) Write the registration again when the lease, the role
- * or the epoch changed, and every half lease (its written_unix_ms is when
- * it was last heard of). Someone else's under the name since this
- * replica's lease lapsed: it stops campaigning, and says why. */
-static void reg_turn(struct etcd_store *es, struct etcd_conn *c)
-{
-	struct ofc_error err = {0};
-	struct store_replica o;
-	int64_t create = 0, expect, lease;
-	bool won = false, leading;
-	uint64_t epoch;
-
-	pthread_mutex_lock(&es->mu);
-	lease = es->lease;
-	leading = es->leading;
-	epoch = es->epoch;
-	expect = es->reg_lease == lease ? es->reg_create : 0;
-	bool need = !es->dup && lease &&
-		    (es->reg_lease != lease || es->reg_leading != leading ||
-		     es->reg_epoch != epoch || now_seconds() - es->reg_written > es->ttl_asked / 2);
-	pthread_mutex_unlock(&es->mu);
-	if (!need || reg_write(es, c, expect, lease, leading, epoch, &won, &create, &o, &err) < 0)
-		return;
-	pthread_mutex_lock(&es->mu);
-	if (won) {
-		reg_done(es, create, lease, leading, epoch);
-	} else {
-		char why[sizeof(es->why)];
-
-		es->dup = true;
-		snprintf(why, sizeof(why),
-			 "another replica registered as %s (on %s, pid %u) while this one was cut "
-			 "off: this one no longer campaigns",
-			 es->name, o.host, o.pid);
-		depose(es, why);
-		snprintf(es->why, sizeof(es->why), "%s", why);
-		post(es, STORE_EV_HEALTH);
-	}
-	pthread_mutex_unlock(&es->mu);
-}
-
-/* (under mu) The replicas as their registrations say, into out. */
-static void replicas_of(struct etcd_store *es, struct store_cluster *out, double now)
-{
-	size_t plen = strlen(es->reg_prefix);
-
-	out->nreplicas = 0;
-	for (uint32_t i = 0; i < es->nkv && out->nreplicas < STORE_MAX_REPLICAS; i++) {
-		const struct cached *c = &es->kv[i];
-		struct store_replica *r = &out->replicas[out->nreplicas];
-
-		if (strncmp(c->key, es->reg_prefix, plen) != 0)
-			continue;
-		etcd_reg_parse(c->key + plen, c->value, r);
-		if (strcmp(c->key, es->reg_key) == 0)
-			r->lease_left = out->lease_left;
-		/* (surely left: less the time since etcd said it; 0 once that
-		 * is over, -1 while etcd was not asked) */
-		for (uint32_t k = 0; k < es->nrlease; k++)
-			if (es->rlease[k].lease == c->lease && es->rlease[k].left >= 0) {
-				r->lease_left = es->rlease[k].left - (now - es->rlease[k].at);
-				r->lease_left = r->lease_left > 0 ? r->lease_left : 0;
-			}
-		out->nreplicas++;
-	}
-}
-
-/* (health thread) Ask etcd how long the other replicas' leases have. */
-static void replica_leases(struct etcd_store *es, struct etcd_conn *c)
-{
-	int64_t leases[STORE_MAX_REPLICAS];
-	uint32_t n = 0;
-	size_t plen = strlen(es->reg_prefix);
-	struct rlease got[STORE_MAX_REPLICAS];
-
-	pthread_mutex_lock(&es->mu);
-	for (uint32_t i = 0; i < es->nkv && n < STORE_MAX_REPLICAS; i++)
-		if (strncmp(es->kv[i].key, es->reg_prefix, plen) == 0 && es->kv[i].lease &&
-		    strcmp(es->kv[i].key, es->reg_key) != 0)
-			leases[n++] = es->kv[i].lease;
-	pthread_mutex_unlock(&es->mu);
-	for (uint32_t i = 0; i < n && !atomic_load(&es->stop); i++) {
-		struct ofc_error err = {0};
-		int64_t ttl = -1;
-
-		if (etcd_lease_ttl(c, leases[i], 0.3, &ttl, &err) < 0)
-			ttl = -1;
-		got[i] = (struct rlease){leases[i], ttl >= 0 ? (double)ttl : -1, now_seconds()};
-	}
-	pthread_mutex_lock(&es->mu);
-	memcpy(es->rlease, got, n * sizeof(*got));
-	es->nrlease = n;
-	pthread_mutex_unlock(&es->mu);
+		drop_leader_key(es, c, lease, forged, STORE_EV_FORGED);
+	else if (unheld && !wait)
+		drop_leader_key(es, c, unheld_lease, unheld, STORE_EV_NO_LEADER);
 }
 
 /* (session thread) One turn: a lease if none, else keep it alive; then
@@ -994,7 +740,7 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 			es->ttl = asked;
 			es->valid_until = t0 + (double)asked;
 			es->last_ok = now_seconds();
-			post(es, STORE_EV_HEALTH);
+			es_post(es, STORE_EV_HEALTH);
 			pthread_mutex_unlock(&es->mu);
 		} else {
 			pthread_mutex_lock(&es->mu);
@@ -1012,9 +758,9 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 			/* Expired: paused or cut off for longer than the TTL. */
 			es->lease = 0;
 			es->valid_until = 0;
-			depose(es, "the lease expired (this replica was paused or cut off from "
-				   "etcd for longer than its TTL)");
-			post(es, STORE_EV_HEALTH);
+			es_depose(es, "the lease expired (this replica was paused or cut off from "
+				      "etcd for longer than its TTL)");
+			es_post(es, STORE_EV_HEALTH);
 		}
 		pthread_mutex_unlock(&es->mu);
 		if (ttl <= 0)
@@ -1028,16 +774,20 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 		 * campaign finds the key ours and leads again. */
 		if (es->leading && now_seconds() > es->valid_until) {
 			es->again = es->epoch;
-			depose(es, "this replica could not renew its lease in time (etcd did "
-				   "not answer)");
+			es_depose(es, "this replica could not renew its lease in time (etcd did "
+				      "not answer)");
 		}
 		pthread_mutex_unlock(&es->mu);
 		return;
 	}
+	/* Registered under this lease before it campaigns: a leader key
+	 * whose replica's registration is not under the key's lease is no
+	 * replica's (leader_unheld). */
+	es_reg_turn(es, c);
 	/* Campaign when the cache shows no leader, and now and then anyway
 	 * (a watch cut off may not have said the key went). */
 	pthread_mutex_lock(&es->mu);
-	bool go = !es->leading && !es->dup &&
+	bool go = !es->leading && !es->dup && es->reg_create && es->reg_lease == lease &&
 		  (!find(es, es->leader_key) || es->wake ||
 		   now_seconds() - *last_campaign > es->ttl_asked);
 	es->wake = false;
@@ -1046,7 +796,7 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 		*last_campaign = now_seconds();
 		campaign(es, c, lease);
 	}
-	reg_turn(es, c);
+	es_reg_turn(es, c);
 }
 
 /* (session thread, under mu) Whether what the store shows is current:
@@ -1069,7 +819,7 @@ static void check_fresh(struct etcd_store *es)
 		snprintf(es->why, sizeof(es->why),
 			 es->watching ? "the watch of etcd is behind"
 				      : "the watch of etcd is closed");
-	post(es, STORE_EV_HEALTH);
+	es_post(es, STORE_EV_HEALTH);
 }
 
 static void *session_main(void *arg)
@@ -1149,17 +899,23 @@ static int on_watch(void *ctx, struct json_object *msg)
 			/* Our key gone, another's, or ours bound to another
 			 * lease (written over): we lead no more. */
 			if (es->leading && (del || (uint64_t)kv.create_rev != es->epoch))
-				depose(es, del ? "the leader key was deleted (the lease expired, "
-						 "or an operator deleted it)"
-					       : "another replica created the leader key");
+				es_depose(es,
+					  del ? "the leader key was deleted (the lease expired, "
+						"or an operator deleted it)"
+					      : "another replica created the leader key");
 			else if (es->leading && kv.lease != es->lease)
-				depose(es, "the leader key was written over, bound to another "
-					   "lease (not by this replica)");
+				es_depose(es, "the leader key was written over, bound to another "
+					      "lease (not by this replica)");
 			/* (bound to our lease while we follow: the campaign
 			 * looks at it now) */
 			if ((del || (kv.lease && kv.lease == es->lease)) && !es->leading)
 				es->wake = true;
-			post(es, STORE_EV_HEALTH);
+			/* (one no replica holds: the campaign deletes it) */
+			char bad[160];
+			if (!del && !es->leading &&
+			    leader_unheld(es, kv.lease, kv.value, NULL, 0, bad, sizeof(bad)))
+				es->wake = true;
+			es_post(es, STORE_EV_HEALTH);
 		}
 		/* (a registration is the replicas' health, not the state; the
 		 * outcomes are read at a takeover only: no follower syncs for
@@ -1175,9 +931,9 @@ static int on_watch(void *ctx, struct json_object *msg)
 			free(kv.value);
 		es->wake |= is_reg && es->forged_wait;
 		if (is_reg)
-			post(es, STORE_EV_HEALTH);
+			es_post(es, STORE_EV_HEALTH);
 		else if (!is_leader && !quiet)
-			post(es, STORE_EV_CHANGED);
+			es_post(es, STORE_EV_CHANGED);
 	}
 	if (last > es->rev)
 		es->rev = last;
@@ -1208,12 +964,12 @@ static void *watch_main(void *arg)
 			uint32_t n;
 			int64_t rev;
 
-			if (etcd_range(c, es->prefix, es->range_end, call_timeout(es), &kvs, &n,
+			if (etcd_range(c, es->prefix, es->range_end, es_call_timeout(es), &kvs, &n,
 				       &rev, &err) == 0) {
 				pthread_mutex_lock(&es->mu);
 				cache_load(es, kvs, n, rev);
 				pthread_mutex_unlock(&es->mu);
-				kvs_free(kvs, n);
+				es_kvs_free(kvs, n);
 				fire(es);
 				backoff = 0.05;
 				continue;
@@ -1225,7 +981,7 @@ static void *watch_main(void *arg)
 		}
 		pthread_mutex_lock(&es->mu);
 		if (es->watching) {
-			post(es, STORE_EV_HEALTH);
+			es_post(es, STORE_EV_HEALTH);
 			es->watch_lost = now_seconds();
 		}
 		es->watching = false;
@@ -1281,12 +1037,12 @@ static void *health_main(void *arg)
 				if ((mid[i] && ids[k] == mid[i]) || strcmp(urls[k], m[i].url) == 0)
 					snprintf(m[i].name, sizeof(m[i].name), "%s", names[k]);
 		}
-		replica_leases(es, c);
+		es_replica_leases(es, c);
 		pthread_mutex_lock(&es->mu);
 		if (es->nmembers != n || memcmp(es->members, m, sizeof(m)) != 0) {
 			memcpy(es->members, m, sizeof(m));
 			es->nmembers = n;
-			post(es, STORE_EV_HEALTH);
+			es_post(es, STORE_EV_HEALTH);
 		}
 		pthread_mutex_unlock(&es->mu);
 		fire(es);
@@ -1347,7 +1103,7 @@ static void es_resign(struct store *s)
 	es->resigned = true;
 	lease = es->lease;
 	es->lease = 0;
-	depose(es, "resigned (stopping)");
+	es_depose(es, "resigned (stopping)");
 	pthread_mutex_unlock(&es->mu);
 	/* Revoking the lease deletes the leader key: a follower campaigns at
 	 * once instead of waiting for the TTL. */

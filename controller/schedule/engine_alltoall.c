@@ -145,6 +145,12 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 				 "(node 0's routes x %s; --reduced asks for it)",
 				 r->note[0] ? "; " : "", r->g->n, A2A_STEPS_EXPLICIT_NODES,
 				 o->group.name);
+	} else if (!r->demand && schedule_reply_check(q, algo, r->g->n, r->g->n * (r->g->n - 1.0),
+						      o->why, sizeof(o->why)) < 0) {
+		/* (every pair's block is a transfer at least: refused before
+		 * the routes are found) */
+		o->why_code = OFC_E_RUNTIME;
+		return;
 	} else if (a2a_build(r->g, &aq, &o->s, &a, &err) < 0) {
 		if (aq.clock && outcome_out_of_time(r, o, "generation"))
 			return;

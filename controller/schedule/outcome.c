@@ -46,6 +46,18 @@ static double build_bytes(uint32_t n, enum sched_collective c, double xfers, uin
 	return xfers * (xfer_bytes > 0 ? xfer_bytes : BFB_BYTES_PER_XFER) + table;
 }
 
+int schedule_reply_check(const struct schedule_query *q, const char *what, uint32_t n, double xfers,
+			 char *why, size_t len)
+{
+	if (!q->max_transfers || xfers <= (double)q->max_transfers)
+		return 0;
+	snprintf(why, len,
+		 "%s on %u nodes has about %.3g transfers, more than one reply holds (%llu: "
+		 "ofcd's --max-frame): ask for a summary, or for the schedule as a stream",
+		 what, n, xfers, (unsigned long long)q->max_transfers);
+	return -1;
+}
+
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
 			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len)
 {
@@ -68,6 +80,8 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 			 n, xfers, UINT32_MAX);
 		return -1;
 	}
+	if (schedule_reply_check(q, what, n, xfers, why, len) < 0)
+		return -1;
 	if (need <= (double)limit)
 		return 0;
 	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);

@@ -79,6 +79,10 @@ struct schedule_query {
 	double time_limit;    /* all-to-all mcf, seconds: 0 = 60 s, < 0 = none */
 	double steps_try;     /* all-to-all mcf, default lowering: 0 = A2A_STEPS_TRY_SECONDS */
 	uint64_t max_memory;  /* bytes a request may hold; 0: half the machine's memory */
+	/* The most transfers the caller can send on in one reply (ofcd: what
+	 * fits its frame); 0: no limit. An explicit schedule estimated to
+	 * have more is refused before it is built, as one over max_memory. */
+	uint64_t max_transfers;
 	/* The whole request's deadline and progress, or NULL: every
 	 * engine but the all-to-all MCF (whose LP stops at time_limit with a
 	 * certified flow) stops with "time limit T reached in PHASE" past it.
@@ -447,6 +451,10 @@ enum lp_solver schedule_lp_solver(const struct schedule_query *q);
 uint64_t schedule_memory_limit(const struct schedule_query *q);
 int schedule_memory_check(const struct schedule_query *q, const char *what, uint32_t n,
 			  double xfers, uint32_t pieces, double xfer_bytes, char *why, size_t len);
+/* The refusal of a schedule of about xfers transfers over q->max_transfers
+ * (0: none, it fits), in why. */
+int schedule_reply_check(const struct schedule_query *q, const char *what, uint32_t n, double xfers,
+			 char *why, size_t len);
 
 /* ---- demand matrices (demand.c) ------------------------------------------------
  * Scale an n x n matrix of what each node sends each other (relative, or

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-static int request_key(const char *tok, size_t len, struct slurm_request *r,
-		       struct ofc_error *err)
+static int request_key(const char *tok, size_t len, struct slurm_request *r, struct ofc_error *err)
 {
 	const char *eq = memchr(tok, '=', len);
 	size_t klen = eq ? (size_t)(eq - tok) : len;
@@ -21,6 +20,14 @@ static int request_key(const char *tok, size_t len, struct slurm_request *r,
 					     "ofc:topology= needs a topology spec (1 to %u "
 					     "characters)",
 					     TOPO_MAX_SPEC);
+		/* (the last word winning silently would build what the job's
+		 * author may not have meant) */
+		if (r->asked)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "ofc:topology= twice in the job's comment ('%.40s' and "
+			    "'%.*s'): a job asks for one topology",
+			    r->topology, (int)(vlen > 40 ? 40 : vlen), v);
 		memcpy(r->topology, v, vlen);
 		r->topology[vlen] = 0;
 		r->asked = true;
@@ -130,8 +137,7 @@ static int map_add(struct slurm_map *m, const char *path, uint32_t line, const c
 	return 0;
 }
 
-int slurm_map_parse(const char *path, const char *text, struct slurm_map *m,
-		    struct ofc_error *err)
+int slurm_map_parse(const char *path, const char *text, struct slurm_map *m, struct ofc_error *err)
 {
 	const char *p = text;
 	uint32_t line = 0;

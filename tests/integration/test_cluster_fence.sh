@@ -41,9 +41,11 @@ for r in r1 r2; do replica_dir $r "$TMP/a.yaml" "$e_port"; done
 r1_etcd="etcds://127.0.0.1:$P1"
 # (a lease of 4 s, not cluster_env's 2: beside other suites on a loaded
 # machine a 2 s lease's fence can close in the middle of a commit)
-replica_start r1 --probe-interval 0 --cluster-ttl 4s
+# (a gateway socket for nobody: the queue's entries through the gateway
+# name its uid; no gateway connects)
+replica_start r1 --probe-interval 0 --cluster-ttl 4s --gateway-socket "$TMP/r1.gw" --gateway-uid 65534
 wait_leader 20 r1 && ok || bad "r1 does not lead" "$(tail -3 "$TMP/r1.log")"
-replica_start r2 --probe-interval 0 --cluster-ttl 4s
+replica_start r2 --probe-interval 0 --cluster-ttl 4s --gateway-socket "$TMP/r2.gw" --gateway-uid 65534
 
 # kv KEY FIELD: the key's FIELD as etcd says (create_revision, lease, ...; 0: no key)
 kv() {
@@ -117,6 +119,44 @@ wait_leader 20 r1 r2 && ok || bad "no leader after the forgery" "$(tail -3 "$TMP
 E1=$(kv "$K/leader" create_revision)
 [ "$E1" -gt "$E0" ] && [ "$(kv "$K/leader" lease)" = "$(kv "$K/replicas/$LEADER" lease)" ] &&
 	ok || bad "the new leader's key" "epoch $E1 (was $E0), lease $(kv "$K/leader" lease), $LEADER's $(kv "$K/replicas/$LEADER" lease)"
+
+# The epoch every replica shows is the leader key's create revision: etcd's
+# revision when the campaign won, so it grows at each election by the
+# writes etcd took since, not by one (docs/ofcd.md, "Replicas").
+epoch_of() { cluster_json "$1" && python3 -c 'import json,sys
+print(((json.load(open(sys.argv[1])).get("cluster") or {}).get("leader") or {}).get("epoch", 0))' "$TMP/$1.json"; }
+for r in r1 r2; do
+	[ "$(epoch_of $r)" = "$E1" ] && ok || bad "$r shows epoch $(epoch_of $r), the key's create revision is $E1"
+done
+
+# ---- a leader key no replica holds: the replicas delete it and campaign ------------
+# Put over the leader's key with no lease, naming r9 (no such replica);
+# then bound to a lease the writer granted itself, naming a replica that
+# runs. Before, every replica followed it for as long as it stayed.
+for how in nolease otherlease; do
+	E=$(kv "$K/leader" create_revision)
+	case $how in
+	nolease) etcd_ctl put "$K/leader" '{"name":"r9","socket":"/tmp/r9.sock"}' >/dev/null ;;
+	otherlease)
+		L=$(etcd_ctl lease grant 60 | awk '{print $2}')
+		etcd_ctl put "$K/leader" "{\"name\":\"$LEADER\"}" --lease="$L" >/dev/null
+		;;
+	esac
+	deadline 20
+	until grep -q "the leader key (epoch $E) was .*no replica leads under it; deleted it" "$TMP/r1.log" "$TMP/r2.log" ||
+		past $_end; do sleep 0.1; done
+	case $how in
+	nolease) why="bound to no lease" ;;
+	otherlease) why="naming $LEADER but bound to a lease that is not its" ;;
+	esac
+	grep -q "the leader key (epoch $E) was $why (written by someone holding etcd's credentials): no replica leads under it; deleted it" "$TMP/r1.log" "$TMP/r2.log" &&
+		ok || bad "the leader key $how was not deleted as no replica's" "$(tail -3 "$TMP/r1.log" "$TMP/r2.log")"
+	wait_leader 20 r1 r2 && ok || bad "no leader after the key $how" "$(tail -3 "$TMP/r1.log" "$TMP/r2.log")"
+	[ "$(kv "$K/leader" create_revision)" -gt "$E" ] &&
+		[ "$(kv "$K/leader" lease)" = "$(kv "$K/replicas/$LEADER" lease)" ] &&
+		ok || bad "the leader key after the key $how" "epoch $(kv "$K/leader" create_revision), lease $(kv "$K/leader" lease)"
+done
+expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$A"
 
 # ---- two reconfigures at once, one to each replica: never both commit ----------------
 # (a client of its own: it does not walk to the leader on NOT_LEADER)
@@ -198,6 +238,47 @@ for r in r1 r2; do
 	! grep -q "last leader's ticket" "$TMP/$r.log" && ok || bad "$r ran a forged ticket"
 done
 
+# ---- with the certificate: a replayed entry has its record's rights, no more ----------
+# The next leader runs the queue as the entries' principals: a uid that
+# is not root nor in --admin-group is refused (before, every entry not
+# through the gateway ran as an admin); a tenant's request through the
+# gateway is authorised by its role; an entry claiming the gateway from
+# another uid is not run.
+$PY - "$BUILD/python" "$K" "$B" >"$TMP/forge2.json" <<'EOF2'
+import base64, json, sys
+sys.path.insert(0, sys.argv[1])
+from ofc_client.pb import control_pb2 as pb, state_pb2 as st
+def rq(principal=None):
+    r = pb.Request(id=1)
+    r.reconfigure.topology = sys.argv[3]
+    if principal:
+        r.principal.CopyFrom(principal)
+    return r.SerializeToString()
+tenant = pb.Principal(identity="cn:tenant-a", role=pb.Principal.ROLE_TENANT, partitions=["slurm-job-*"])
+admin = pb.Principal(identity="cn:admin", role=pb.Principal.ROLE_ADMIN)
+q = st.MutationQueue(epoch=1)
+q.entries.add(ticket=1, request=rq(), uid=65534, gid=65534, pid=1, kind="reconfigure", target=sys.argv[3])
+q.entries.add(ticket=2, request=rq(tenant), uid=65534, gid=65534, pid=1, gateway=True, kind="reconfigure", target=sys.argv[3])
+q.entries.add(ticket=3, request=rq(admin), uid=1234, gid=1234, pid=1, gateway=True, kind="reconfigure", target=sys.argv[3])
+b64 = lambda x: base64.b64encode(x).decode()
+print(json.dumps({"key": b64((sys.argv[2] + "/queue").encode()), "value": b64(q.SerializeToString())}))
+EOF2
+G3=$(gen_etcd)
+etcd_curl "$ETCD_C1" /v3/kv/put "$(cat "$TMP/forge2.json")" | grep -q revision &&
+	etcd_ctl del "$K/leader" >/dev/null && ok || bad "the queue's entries with the certificate"
+deadline 20
+until grep -q "last leader's ticket 3 .*: not run" "$TMP/r1.log" "$TMP/r2.log" || past $_end; do sleep 0.1; done
+wait_leader 20 r1 r2 && ok || bad "no leader after the queue's entries"
+sleep 1
+grep -q "denied reconfigure to uid 65534 gid 65534 pid 1 on the main socket" "$TMP/$LEADER.log" &&
+	ok || bad "uid 65534's replayed reconfigure was not refused" "$(grep -i "ticket\|denied" "$TMP/$LEADER.log" | tail -5)"
+grep -q "denied to cn:tenant-a (tenant) through the gateway: permission denied: cn:tenant-a is a tenant and reconfigures its partitions only" "$TMP/$LEADER.log" &&
+	ok || bad "the tenant's replayed reconfigure was not refused as a tenant's" "$(grep -i "ticket\|denied" "$TMP/$LEADER.log" | tail -5)"
+grep -q "the last leader's ticket 3 in etcd's queue (uid 1234): not run: it says it came through the gateway, but from a uid that is not --gateway-uid" "$TMP/$LEADER.log" &&
+	ok || bad "an entry claiming the gateway from uid 1234 was run" "$(grep -i "ticket" "$TMP/$LEADER.log" | tail -5)"
+[ "$(gen_etcd)" = "$G3" ] && ! grep -q "is the last leader's ticket [123]," "$TMP/r1.log" "$TMP/r2.log" &&
+	ok || bad "a replayed entry ran" "generation $(gen_etcd), was $G3" "$(grep "last leader's ticket" "$TMP/r1.log" "$TMP/r2.log")"
+
 # ---- a lapse only r1 saw: it leads again under the epoch it won ----------------------
 # Cut off from etcd past its lease while etcd keeps the lease alive (an
 # etcdctl keeps it, as etcd does its leases through an election of its
@@ -206,7 +287,7 @@ done
 replica_stop r2
 mv "$TMP/r2.log" "$TMP/r2.log.1"
 wait_leader 20 r1 && ok || bad "r1 does not lead with r2 stopped"
-replica_start r2 --probe-interval 0 --cluster-ttl 4s
+replica_start r2 --probe-interval 0 --cluster-ttl 4s --gateway-socket "$TMP/r2.gw" --gateway-uid 65534
 E0=$(kv "$K/leader" create_revision)
 etcd_ctl lease keep-alive "$(printf '%x' "$(kv "$K/replicas/r1" lease)")" >/dev/null 2>&1 &
 KEEP=$!

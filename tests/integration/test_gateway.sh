@@ -531,7 +531,8 @@ grep -q "closing the connection of 127.0.0.1:[0-9]*: its first request not compl
 	ok || bad "the cuts are logged" "$(grep closing "$TMP/gw.log" | tail -3)"
 
 # Request framing (RFC 9112 section 6.3): two Content-Length headers, one
-# beside a Transfer-Encoding, a Transfer-Encoding other than chunked: 400,
+# beside a Transfer-Encoding, a Transfer-Encoding other than chunked, an
+# obs-fold (a line that starts with a space or a tab) anywhere: 400,
 # and the connection closed, so what follows (here a good request in the
 # same write) is never read as a request. A NUL decoded into the path or
 # the query is 400 too, not a name cut short (partition=jobA%00x was jobA).
@@ -567,6 +568,15 @@ cases = [
     (post(b"Transfer-Encoding: gzip\r\n"), "Transfer-Encoding 'gzip': only chunked is taken"),
     (post(b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
           b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'), "2 Transfer-Encoding headers: one at most"),
+    (post(b"Content-Length: 20\r\nX-A: b\r\n Transfer-Encoding: chunked\r\n"),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
+    (post(b"Content-Length: 20\r\nX-A: b\r\n\tTransfer-Encoding: chunked\r\n"),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
+    (post(b"Content-Length: 20\r\nTransfer-Encoding: gzip\r\n chunked\r\n"),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
+    (post(b"Transfer-Encoding: chunked\r\nContent-Length:\r\n 4\r\n",
+          b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n'),
+     "a header line that starts with a space or a tab (obs-fold), or a field name that is not a token"),
     (b"POST /v1/reconfigure HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
      b'14\r\n{"partition":"jobA"}\r\n0\r\n\r\n', "Transfer-Encoding in an HTTP/1.0 request"),
     (b"GET /v1/schedule?collective=allreduce&partition=jobA%00x&summary_only=true HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -739,6 +749,67 @@ except socket.timeout:
 sys.exit("the gateway kept a watcher that never read")
 PY
 req reader 200 "$URL/v1/state"
+
+# Streams have a budget of their own, apart from the connections that
+# answer requests: a tenant opening 40 watches from one address holds 4
+# (--max-streams-per-principal), the rest 429 with Retry-After; another
+# principal from that address holds 4 more (8, --max-streams-per-address),
+# a third none; and all the while an admin's request is answered. (Before,
+# the watches took all 32 connections to ofcd and every request waited.)
+PYTHONPATH="$BUILD/python" $PY - "$P" "$C" <<'PY' >"$TMP/out" 2>&1 && ok || bad "streams have a budget of their own" "$(cat "$TMP/out")"
+import json, socket, ssl, sys, time
+port, c = int(sys.argv[1]), sys.argv[2]
+def ctx(who):
+    x = ssl.create_default_context(cafile=f"{c}/ca.pem")
+    x.load_cert_chain(f"{c}/{who}.pem", f"{c}/{who}.key")
+    return x
+def ask(who, path, keep):
+    s = ctx(who).wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    s.settimeout(10)
+    head = b""
+    try:
+        while b"\r\n\r\n" not in head:
+            b = s.recv(4096)
+            if not b:
+                break
+            head += b
+        h, _, rest = head.partition(b"\r\n\r\n")
+        n = [int(l.split(b":")[1]) for l in h.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+        while n and len(rest) < n[0]:
+            rest += s.recv(65536)
+        head = h + b"\r\n\r\n" + rest
+    except socket.timeout:
+        pass
+    keep.append(s)
+    return head
+held, answers = [], {}
+for who, n in (("tenant-a", 40), ("reader", 6), ("tenant-b", 2)):
+    answers[who] = [ask(who, "/v1/watch", held) for _ in range(n)]
+codes = {w: [a.split(b" ", 2)[1].decode() if a.startswith(b"HTTP/1.1 ") else "none" for a in v] for w, v in answers.items()}
+want = {"tenant-a": ["200"] * 4 + ["429"] * 36, "reader": ["200"] * 4 + ["429"] * 2, "tenant-b": ["429"] * 2}
+assert codes == want, codes
+busy = answers["tenant-a"][4]
+assert b"\r\nRetry-After: 15\r\n" in busy, busy[:400]
+body = json.loads(busy.split(b"\r\n\r\n", 1)[1])
+assert body == {"status": "STATUS_BUSY", "message": "4 streams (watches and streamed schedules) of cn:tenant-a are open, the most one principal may hold (--max-streams-per-principal)"}, body
+assert b"from address 127.0.0.1 are open, the most one address may hold (--max-streams-per-address)" in answers["tenant-b"][0], answers["tenant-b"][0][:400]
+t0 = time.time()
+a = ask("admin", "/v1/state", held)
+assert a.startswith(b"HTTP/1.1 200 "), a[:200]
+m = ask("reader", "/metrics", held)
+# (the body follows the head: read on to the last family)
+s = held[-1]
+while b"ofc_gateway_streams_refused_total{limit=\"address\"}" not in m:
+    m += s.recv(65536)
+for line in (b"ofc_gateway_streams 8\n", b'ofc_gateway_streams_refused_total{limit="principal"} 38\n',
+             b'ofc_gateway_streams_refused_total{limit="address"} 2\n'):
+    assert line in m, (line, [l for l in m.split(b"\n") if b"streams" in l])
+print("admin answered in %.2f s beside 8 watches and 38 refused" % (time.time() - t0))
+for s in held:
+    s.close()
+PY
+grep -q "admin answered" "$TMP/out" && ok || bad "the admin's request beside the watches"
 
 # ---- SIGHUP with a CRL that would switch revocation off: refused, the old trust stays --
 # logged_more TEXT N: more than N lines of the gateway's log hold TEXT (5 s at most).

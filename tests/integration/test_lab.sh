@@ -62,6 +62,64 @@ curl -s -m 3 --cacert "$L/pki/etcd/ca.pem" --cert "$L/pki/etcd/ofcd.pem" --key "
 	-X POST "https://127.0.0.1:$EP/v3/kv/range" -d '{"key":"eA=="}' >"$TMP/etcd.ofcd" 2>&1
 ! grep -q revision "$TMP/etcd.anon" && ! grep -q revision "$TMP/etcd.admin" && grep -q revision "$TMP/etcd.ofcd" &&
 	ok || bad "etcd answers only the replicas' certificate" "$(cat "$TMP/etcd.anon" "$TMP/etcd.admin" "$TMP/etcd.ofcd")"
+# The peer port, as a local user finds it (etcd's command line): TLS with
+# a peer certificate of the peers' own CA. A user without one reaches
+# neither raft, the leases nor the keys, through it or the client port;
+# the replicas' certificate is no peer's either. (Before, the peers spoke
+# plain http: any local user wrote keys, kept a stopped leader's lease
+# alive and crashed members with one raft message.)
+for p in $(awk '$1 ~ /^etcd/ {print $2}' "$L/pids"); do
+	tr '\0' '\n' <"/proc/$p/cmdline" | sed -n '/^--listen-peer-urls$/{n;p}'
+done >"$TMP/peers"
+[ "$(grep -c '^https://127.0.0.1:[0-9]*$' "$TMP/peers")" = 3 ] && ok || bad "etcd's peers on https" "$(cat "$TMP/peers")"
+cat >"$TMP/reach.py" <<'EOF2'
+import http.client, json, socket, ssl, sys
+peers, client, cert = sys.argv[1].split(), sys.argv[2], sys.argv[3:]
+reached = []
+def ask(host, port, tls, method, path, body=b""):
+    try:
+        if tls:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+            if cert:
+                ctx.load_cert_chain(*cert)
+            c = http.client.HTTPSConnection(host, port, timeout=3, context=ctx)
+        else:
+            c = http.client.HTTPConnection(host, port, timeout=3)
+        c.request(method, path, body)
+        r = c.getresponse()
+        data = r.read()
+        # (Go's answer to plain http on a TLS port is no etcd handler's)
+        if b"HTTP request to an HTTPS server" not in data:
+            reached.append("%s %s%s:%s%s: %d %r" % (method, "https://" if tls else "http://", host, port, path, r.status, data[:80]))
+    except (OSError, ssl.SSLError, http.client.HTTPException):
+        pass
+for u in peers:
+    host, port = u.split("//")[1].split(":")
+    for tls in (False, True):
+        ask(host, int(port), tls, "GET", "/members")
+        ask(host, int(port), tls, "POST", "/leases", b"\x08\x01")
+        ask(host, int(port), tls, "POST", "/raft", b"\x00" * 16)
+        ask(host, int(port), tls, "GET", "/raft/probing")
+ask("127.0.0.1", int(client), True, "POST", "/v3/kv/put", json.dumps({"key": "L2F0ay9jYW5hcnk=", "value": "eA=="}).encode())
+ask("127.0.0.1", int(client), True, "POST", "/v3/lease/keepalive", b'{"ID":1}')
+print("\n".join(reached))
+sys.exit(1 if reached else 0)
+EOF2
+if [ "$(id -u)" = 0 ]; then
+	setpriv --reuid 4242 --regid 4242 --clear-groups /usr/bin/python3 - "$(cat "$TMP/peers")" "$EP" <"$TMP/reach.py" >"$TMP/reach.out" 2>&1 &&
+		ok || bad "a local user (uid 4242) reached etcd" "$(cat "$TMP/reach.out")"
+	# the gateways run as another user, their files its own
+	for p in $(awk '$1 ~ /^gateway/ {print $2}' "$L/pids"); do
+		u=$(awk '/^Uid:/ {print $2}' "/proc/$p/status")
+		{ [ "$u" = "$(id -u ofc-gateway 2>/dev/null)" ] || ! getent passwd "$u" >/dev/null; } && [ "$u" != 0 ] &&
+			[ "$(stat -c %u "$L/gw/files/server.key")" = "$u" ] &&
+			ok || bad "a gateway (pid $p) runs as uid $u, not the gateways' own user"
+	done
+fi
+python3 - "$(cat "$TMP/peers")" "$EP" "$L/pki/etcd/ofcd.pem" "$L/pki/etcd/ofcd.key" <"$TMP/reach.py" >"$TMP/reach.out" 2>&1
+grep -q "v3/kv/put" "$TMP/reach.out" && ! grep -q "/members\|/leases\|/raft" "$TMP/reach.out" &&
+	ok || bad "the replicas' certificate is a client's, not a peer's" "$(cat "$TMP/reach.out")"
 expect_error 1 "lab: $L is up already (etcd-e1, pid $(awk 'NR==1 {print $2}' "$L/pids")): lab down $L first" $LAB up "$L"
 
 # Every replica's socket: one leader, the others follow it.

@@ -552,4 +552,42 @@ r = c.call(control_pb2.Request(reconfigure=control_pb2.Reconfigure(topology="rin
 assert "fake leader" in r.message, r
 PY
 
+# ---- the read-only socket is fair --------------------------------------------------------
+# A local user's heavy requests (the all-to-all of torus:32x32, seconds
+# each) hold at most two schedules at once, the rest BUSY, and one schedule
+# worker: root's small request on the main socket is answered while they
+# still compute (before, it waited for all of them, 34-40 s). One whose
+# answer cannot fit a frame is refused from its estimate, before it is
+# computed (before: computed for seconds, then refused).
+if [ "$(id -u)" -eq 0 ]; then
+	"$OFCD" --foreground --credentials-dir "$CREDS" --config "$TMP/good.yaml" --socket "$SOCK" \
+		--ro-socket "$RO" --admin-group users --state-dir "$TMP/st8" --device "ocs0=127.0.0.1:1" \
+		--probe-interval 0 2>>"$TMP/d8.log" &
+	ofcd_pid=$!
+	DAEMONS="$DAEMONS $ofcd_pid"
+	i=0
+	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+	expect_exit 1 bounded $AS_ANY $OFC --socket "$RO" schedule --topology torus:32x32 --collective alltoall --algo direct
+	grep -q "direct on 1024 nodes has about 1.05e+06 transfers, more than one reply holds (699050: ofcd's --max-frame): ask for a summary, or for the schedule as a stream" "$TMP/err" &&
+		ok || bad "a reply over the frame is refused from its estimate" "$(cat "$TMP/err")"
+	HEAVY=""
+	for k in 1 2 3 4 5 6; do
+		bounded $AS_ANY $OFC --socket "$RO" schedule --topology torus:32x32 --collective alltoall \
+			--algo direct --summary >"$TMP/heavy$k.out" 2>&1 &
+		HEAVY="$HEAVY $!"
+	done
+	# (until two of them compute: ofcd's metrics count the schedules in hand)
+	i=0
+	until grep -q "has 2 schedules being computed already" "$TMP"/heavy?.out 2>/dev/null || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+	expect_stdout_has "on ring:8" bounded $OFC --socket "$SOCK" schedule --topology ring:8 --collective allreduce --summary
+	busy=0
+	for p in $HEAVY; do kill -0 "$p" 2>/dev/null && busy=$((busy + 1)); done
+	[ "$busy" -ge 1 ] && ok || bad "root's request waited for the local user's heavy ones" "$(cat "$TMP"/heavy?.out)"
+	for p in $HEAVY; do wait "$p"; done
+	[ "$(grep -l "uid:65534 has 2 schedules being computed already, the most one caller may have at once" "$TMP"/heavy?.out | wc -l)" -ge 3 ] &&
+		[ "$(grep -l "^  time " "$TMP"/heavy?.out | wc -l)" -ge 1 ] &&
+		ok || bad "a local user's heavy requests: two at once, the rest BUSY" "$(head -3 "$TMP"/heavy?.out)"
+	expect_exit 0 stop_ofcd
+fi
+
 finish

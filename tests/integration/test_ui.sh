@@ -163,7 +163,16 @@ req admin 405 -X DELETE "$URL/ui/ui.js"
 # certificate): refused, the API's routes too; a link to the page opens.
 req admin 403 -X POST -H 'Sec-Fetch-Site: cross-site' -H 'Sec-Fetch-Mode: no-cors' \
 	"$URL/v1/report-failure" -d '{"items":["h1:0"]}'
-body_is 'j["message"]=="permission denied: a request another site'"'"'s page started (Sec-Fetch-Site)"'
+body_is 'j["message"]=="permission denied: a request another site'"'"'s page started (Sec-Fetch-Site or Origin)"'
+# A browser that sends no Sec-Fetch-Site (Safari before 16.4) still sends
+# Origin with a POST: another site's is refused, the gateway's own served.
+req admin 403 -X POST -H 'Origin: https://evil.example' -H 'Content-Type: text/plain' \
+	"$URL/v1/report-failure" -d '{"items":["h1:0"]}'
+body_is 'j["message"]=="permission denied: a request another site'"'"'s page started (Sec-Fetch-Site or Origin)"'
+for o in null "http://${URL#https://}" "https://${URL#https://}.evil.example" "https://127.0.0.2:${URL##*:}"; do
+	req admin 403 -H "Origin: $o" "$URL/v1/state"
+done
+req admin 200 -H "Origin: $URL" "$URL/v1/state"
 req admin 403 -H 'Sec-Fetch-Site: same-site' -H 'Sec-Fetch-Mode: cors' "$URL/v1/state"
 req admin 200 -H 'Sec-Fetch-Site: cross-site' -H 'Sec-Fetch-Mode: navigate' "$URL/ui/"
 req admin 403 -H 'Sec-Fetch-Site: cross-site' -H 'Sec-Fetch-Mode: no-cors' "$URL/ui/ui.js"

@@ -98,6 +98,13 @@ static void test_request(void **state)
 	assert_non_null(strstr(err.msg, "unknown request 'ofc:topolgy'"));
 	assert_int_equal(slurm_request_parse("ofc:topology=", &r, &err), -1);
 	assert_int_equal(slurm_request_parse("ofc:relabel=maybe", &r, &err), -1);
+	/* two topologies: refused, not the last one built */
+	assert_int_equal(
+	    slurm_request_parse("ofc:topology=ring:4 ofc:topology=torus:2x2", &r, &err), -1);
+	assert_string_equal(err.msg, "ofc:topology= twice in the job's comment ('ring:4' and "
+				     "'torus:2x2'): a job asks for one topology");
+	assert_int_equal(slurm_request_parse("ofc:topology=ring:4;ofc:topology=ring:4", &r, &err),
+			 -1);
 	assert_int_equal(slurm_default_spec("biring:{n}", 8, spec, sizeof(spec), &err), 0);
 	assert_string_equal(spec, "biring:8");
 	assert_int_equal(slurm_default_spec("ring:4", 8, spec, sizeof(spec), &err), 0);
@@ -110,9 +117,8 @@ static void test_map_and_conf(void **state)
 	struct ofc_error err = {0};
 
 	(void)state;
-	assert_int_equal(slurm_map_parse("m", "# Slurm node, ofc host\nn0 h0\n  n1\th1 # two\n\n",
-					 &m, &err),
-			 0);
+	assert_int_equal(
+	    slurm_map_parse("m", "# Slurm node, ofc host\nn0 h0\n  n1\th1 # two\n\n", &m, &err), 0);
 	assert_int_equal(m.n, 2);
 	assert_string_equal(slurm_map_host(&m, "n1"), "h1");
 	assert_null(slurm_map_host(&m, "n2"));
@@ -129,8 +135,8 @@ static void test_map_and_conf(void **state)
 
 	assert_int_equal(slurm_conf_timeout("ClusterName=x\nPrologEpilogTimeout=90\n"), 90);
 	assert_int_equal(slurm_conf_timeout("SlurmUser=root prologepilogtimeout=30 X=1\n"), 30);
-	assert_int_equal(slurm_conf_timeout("#PrologEpilogTimeout=30\nA=1 # PrologEpilogTimeout=9\n"),
-			 0);
+	assert_int_equal(
+	    slurm_conf_timeout("#PrologEpilogTimeout=30\nA=1 # PrologEpilogTimeout=9\n"), 0);
 	assert_int_equal(slurm_conf_timeout("XPrologEpilogTimeout=30\n"), 0);
 }
 
@@ -177,9 +183,8 @@ static void test_topology_conf(void **state)
 		fail_msg("islands:\n%s", sb.buf);
 	sb_reset(&sb);
 	/* Groups of 2, and a map that leaves h3 out. */
-	assert_int_equal(slurm_map_parse("m", "n0 h0\nn1 h1\nn2 h2\nn4 h4\nn5 h5\nn6 h6\nn7 h7\n",
-					 &m, &err),
-			 0);
+	assert_int_equal(
+	    slurm_map_parse("m", "n0 h0\nn1 h1\nn2 h2\nn4 h4\nn5 h5\nn6 h6\nn7 h7\n", &m, &err), 0);
 	assert_int_equal(slurm_topology_conf(f, &m, 2, &sb, &err), 0);
 	if (!strstr(sb.buf, "\nSwitchName=ocs0-g0 Nodes=n0,n1\n"
 			    "SwitchName=ocs0-g1 Nodes=n2\n"

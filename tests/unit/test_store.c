@@ -536,9 +536,68 @@ static void test_etcd_key_rebound(void **state)
 	}
 	assert_false(leads(&a) && leads(&b));
 	assert_true(store_epoch(leads(&a) ? a.s : b.s) > epoch);
+	/* deleted by the follower as bound to its lease, or by either as
+	 * naming no registered replica ("x"): whichever looked first */
 	pthread_mutex_lock(&f->mu);
-	assert_true(f->events & (1u << STORE_EV_FORGED));
+	unsigned fe = f->events;
 	pthread_mutex_unlock(&f->mu);
+	pthread_mutex_lock(&l->mu);
+	unsigned le = l->events;
+	pthread_mutex_unlock(&l->mu);
+	assert_true((fe & (1u << STORE_EV_FORGED)) || ((fe | le) & (1u << STORE_EV_NO_LEADER)));
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	store_close(a.s);
+	store_close(b.s);
+}
+
+/* A leader key no replica holds: put over the leader's with no lease,
+ * naming a replica that is not registered (r9). Every replica followed it
+ * for as long as it stayed; now one of them deletes it (comparing its
+ * create revision and lease) once the deposed leader's registration says
+ * it stopped, and one leads under a later epoch. */
+static void test_etcd_key_unheld(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a, b, *l;
+	struct ofc_error err = {0};
+	int64_t rev;
+	char **urls;
+	uint32_t n;
+	bool ok;
+
+	replica_open(&a, w, "a");
+	replica_open(&b, w, "b");
+	l = one_leader(&a, &b, 10);
+	uint64_t epoch = store_epoch(l->s);
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	struct json_object *t = etcd_txn_new(), *resp;
+	etcd_txn_put(t, true, "/ofc/fab/leader", "{\"name\":\"r9\"}", 13, 0);
+	assert_int_equal(etcd_txn(c, t, 2, &ok, &rev, &resp, &err), 0);
+	assert_true(ok);
+	json_object_put(resp);
+	json_object_put(t);
+	double end = now_seconds() + 15;
+	while (!(leads(&a) || leads(&b)) || (store_epoch(a.s) | store_epoch(b.s)) == epoch) {
+		assert_false(leads(&a) && leads(&b));
+		assert_true(now_seconds() < end);
+		usleep(10000);
+	}
+	assert_true(store_epoch(leads(&a) ? a.s : b.s) > epoch);
+	pthread_mutex_lock(&a.mu);
+	unsigned ae = a.events;
+	pthread_mutex_unlock(&a.mu);
+	pthread_mutex_lock(&b.mu);
+	unsigned be = b.events;
+	pthread_mutex_unlock(&b.mu);
+	assert_true((ae | be) & (1u << STORE_EV_NO_LEADER));
+	struct store_cluster cl;
+	store_cluster(((ae & (1u << STORE_EV_NO_LEADER)) ? &a : &b)->s, &cl);
+	char want[96];
+	snprintf(want, sizeof(want), "the leader key (epoch %llu) was bound to no lease",
+		 (unsigned long long)epoch);
+	assert_string_equal(cl.unheld, want);
 	etcd_conn_free(c);
 	etcd_endpoints_free(urls, n);
 	store_close(a.s);
@@ -1053,6 +1112,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_etcd_leadership, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_rebound, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_key_unheld, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_tls, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_parts, etcd_setup_small, etcd_teardown),
