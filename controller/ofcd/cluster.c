@@ -35,6 +35,8 @@ static void on_store(void *ctx, enum store_event ev)
 	}
 	if (ev == STORE_EV_CHANGED && atomic_exchange(&d->cl_change_posted, true))
 		return;
+	if (ev == STORE_EV_EVENTS && atomic_exchange(&d->cl_events_posted, true))
+		return;
 	n = xcalloc(1, sizeof(*n));
 	n->cluster = ev;
 	ofcd_note(d, n);

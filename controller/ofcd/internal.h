@@ -655,6 +655,8 @@ struct ofcd_loop {
 	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
 	 * or a takeover is done. */
 	bool cl_reload;
+	/* event_log.c: the fabric's event log as this replica sent it */
+	struct event_log *evlog;
 };
 
 /* plan_ahead.c: run-time partitions planned ahead, off the queue, by a
@@ -736,6 +738,7 @@ struct ofcd {
 	atomic_int stop_req, reload_req;
 	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
 	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way (cluster.c) */
+	atomic_bool cl_events_posted; /* ... a STORE_EV_EVENTS note */
 
 	/* Devices' counts: the mutation worker adds, the loop reads, under
 	 * devm.mu (metrics.c). */

@@ -395,8 +395,10 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		 r && r->message ? r->message : "");
 	if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
 		d->loop.errors++;
-	if (r)
+	if (r) {
+		ofcd_request_event(d, j, r);
 		ofc__v1__response__free_unpacked(r, NULL);
+	}
 	outcome_done(d, j);
 	if (c)
 		conn_queue(c, j->reply, j->reply_len, NULL, 0);
@@ -465,6 +467,7 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 			d->loop.sync_again = false;
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		}
+		event_log_synced(d);
 		job_free(j);
 		ofcd_planner_check(d);
 		ofcd_maybe_start(d);

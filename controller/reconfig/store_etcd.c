@@ -5,7 +5,7 @@
  * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
  * name and addresses, bound to its lease), .../state, .../journal,
  * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
- * .../held, and .../replicas/NAME (each replica's registration, bound to
+ * .../held, .../outcomes, .../events, and .../replicas/NAME (each replica's registration, bound to
  * its lease). A value too large for one etcd request is a head naming its
  * parts, KEY/part/GEN/NNNN (store_parts.c).
  *
@@ -46,7 +46,7 @@
 static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
-    [STORE_OUTCOMES] = "outcomes",
+    [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",
 };
 
 struct cached {
@@ -149,7 +149,7 @@ static char *key_of(const struct etcd_store *es, enum store_item it)
 static void post(struct etcd_store *es, enum store_event ev)
 {
 	es->pending |= 1u << ev;
-	if (ev != STORE_EV_CHANGED)
+	if (ev != STORE_EV_CHANGED && ev != STORE_EV_EVENTS)
 		es->serial++;
 }
 
@@ -162,7 +162,7 @@ static void fire(struct etcd_store *es)
 	p = es->pending;
 	es->pending = 0;
 	pthread_mutex_unlock(&es->mu);
-	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_FORGED; ev++)
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_EVENTS; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
 }
@@ -270,6 +270,7 @@ static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, i
 	es->loaded = true;
 	post(es, STORE_EV_CHANGED);
 	post(es, STORE_EV_HEALTH);
+	post(es, STORE_EV_EVENTS);
 }
 
 static void kvs_free(struct etcd_kv *kvs, uint32_t n)
@@ -1163,11 +1164,14 @@ static int on_watch(void *ctx, struct json_object *msg)
 		}
 		/* (a registration is the replicas' health, not the state; the
 		 * outcomes are read at a takeover only: no follower syncs for
-		 * them, twice a mutation) */
+		 * them, twice a mutation; the event log is the watchers', not
+		 * the state's) */
 		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0;
 		size_t plen = strlen(es->prefix);
-		bool quiet = strncmp(kv.key, es->prefix, plen) == 0 &&
-			     strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0;
+		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
+		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
+		bool quiet = is_events ||
+			     (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
 
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
 			  kv.lease);
@@ -1176,6 +1180,8 @@ static int on_watch(void *ctx, struct json_object *msg)
 		es->wake |= is_reg && es->forged_wait;
 		if (is_reg)
 			post(es, STORE_EV_HEALTH);
+		else if (is_events)
+			post(es, STORE_EV_EVENTS);
 		else if (!is_leader && !quiet)
 			post(es, STORE_EV_CHANGED);
 	}
