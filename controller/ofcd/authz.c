@@ -350,6 +350,7 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 	Ofc__V1__State *st = arena_alloc(a, sizeof(*st));
 
 	ofc__v1__state__init(st);
+	st->tenant = p->identity ? p->identity : "?";
 	st->fabric_name = src->fabric_name;
 	st->has_config_generation = src->has_config_generation;
 	st->config_generation = src->config_generation;

@@ -128,6 +128,10 @@ static void replicas_msg(struct arena *a, Ofc__V1__Cluster *c, const struct stor
 {
 	uint64_t now = unix_ms();
 
+	c->n_known_replicas = v->nknown;
+	c->known_replicas = arena_array(a, v->nknown + 1, sizeof(*c->known_replicas));
+	for (uint32_t i = 0; i < v->nknown; i++)
+		c->known_replicas[i] = arena_strdup(a, v->known[i]);
 	c->n_replicas = v->nreplicas;
 	c->replicas = arena_array(a, v->nreplicas + 1, sizeof(*c->replicas));
 	for (uint32_t i = 0; i < v->nreplicas; i++) {

@@ -187,6 +187,10 @@ struct store_cluster {
 	/* The fabric's replicas as registered, by name, this one too. */
 	uint32_t nreplicas;
 	struct store_replica replicas[STORE_MAX_REPLICAS];
+	/* Every replica that registered once (the registry, PREFIX FABRIC/
+	 * known/NAME, no lease): one not among replicas is missing. */
+	uint32_t nknown;
+	char known[STORE_MAX_REPLICAS][64];
 	uint64_t serial; /* changes whenever any of the above changes but lease_left */
 };
 /* What the store knows of the cluster (any thread). */

@@ -115,6 +115,10 @@ struct etcd_store {
 	 * role and epoch it was last written with and when; dup: another
 	 * replica holds the name (this one never campaigns). */
 	char *reg_key, *reg_prefix, host[128];
+	/* ... and its entry in the fabric's registry of the replicas that
+	 * should run (PREFIX FABRIC/known/NAME, no lease: it outlives the
+	 * process, so a replica that died is missed, not forgotten) */
+	char *known_key, *known_prefix;
 	uint64_t started_ms;
 	int64_t reg_create, reg_lease;
 	bool reg_leading, dup;
@@ -444,6 +448,7 @@ static bool es_writer_alive(struct store *s, const char *fabric, uint32_t pid, u
 }
 
 static void replicas_of(struct etcd_store *es, struct store_cluster *out, double now);
+static void known_of(struct etcd_store *es, struct store_cluster *out);
 
 static void es_cluster(struct store *s, struct store_cluster *out)
 {
@@ -467,6 +472,7 @@ static void es_cluster(struct store *s, struct store_cluster *out)
 	out->nmembers = es->nmembers;
 	memcpy(out->members, es->members, sizeof(out->members));
 	replicas_of(es, out, now);
+	known_of(es, out);
 	out->serial = es->serial;
 	pthread_mutex_unlock(&es->mu);
 }
@@ -829,6 +835,26 @@ static int reg_refused(struct etcd_store *es, int64_t lease, const struct store_
 			     o->socket[0] ? ", socket " : "", o->socket);
 }
 
+/* This replica in the registry of those that should run, as it started
+ * last (a failed write is logged by nobody: the next start writes it). */
+static void known_write(struct etcd_store *es)
+{
+	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	char *v = reg_value(es, false, 0);
+	struct ofc_error e = {0};
+	bool ok = false;
+	int64_t rev = 0;
+
+	etcd_txn_put(t, true, es->known_key, v, strlen(v), 0);
+	pthread_mutex_lock(&es->wmu);
+	etcd_txn(es->wconn, t, call_timeout(es), &ok, &rev, &resp, &e);
+	pthread_mutex_unlock(&es->wmu);
+	json_object_put(t);
+	if (resp)
+		json_object_put(resp);
+	free(v);
+}
+
 static int es_register(struct store *s, double timeout, struct ofc_error *err)
 {
 	struct etcd_store *es = es_of(s);
@@ -860,6 +886,7 @@ static int es_register(struct store *s, double timeout, struct ofc_error *err)
 			pthread_mutex_lock(&es->mu);
 			reg_done(es, create, lease, false, 0);
 			pthread_mutex_unlock(&es->mu);
+			known_write(es);
 			return 0;
 		}
 		/* A dead process of this machine's (a kill -9 before a
@@ -941,6 +968,18 @@ static void replicas_of(struct etcd_store *es, struct store_cluster *out, double
 			}
 		out->nreplicas++;
 	}
+}
+
+/* (under mu) The registry's names, into out. */
+static void known_of(struct etcd_store *es, struct store_cluster *out)
+{
+	size_t plen = strlen(es->known_prefix);
+
+	out->nknown = 0;
+	for (uint32_t i = 0; i < es->nkv && out->nknown < STORE_MAX_REPLICAS; i++)
+		if (strncmp(es->kv[i].key, es->known_prefix, plen) == 0)
+			snprintf(out->known[out->nknown++], sizeof(out->known[0]), "%s",
+				 es->kv[i].key + plen);
 }
 
 /* (health thread) Ask etcd how long the other replicas' leases have. */
@@ -1166,7 +1205,8 @@ static int on_watch(void *ctx, struct json_object *msg)
 		 * outcomes are read at a takeover only: no follower syncs for
 		 * them, twice a mutation; the event log is the watchers', not
 		 * the state's) */
-		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0;
+		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0 ||
+			      strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0;
 		size_t plen = strlen(es->prefix);
 		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
 		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
@@ -1178,6 +1218,8 @@ static int on_watch(void *ctx, struct json_object *msg)
 		if (del)
 			free(kv.value);
 		es->wake |= is_reg && es->forged_wait;
+		if (strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0)
+			es->serial++; /* (what store_cluster shows) */
 		if (is_reg)
 			post(es, STORE_EV_HEALTH);
 		else if (is_events)
@@ -1401,6 +1443,8 @@ static void es_close(struct store *s)
 	free(es->leader_key);
 	free(es->reg_prefix);
 	free(es->reg_key);
+	free(es->known_prefix);
+	free(es->known_key);
 	free(es->value);
 	free(es);
 }
@@ -1483,6 +1527,8 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->leader_key = xasprintf("%sleader", es->prefix);
 	es->reg_prefix = xasprintf("%sreplicas/", es->prefix);
 	es->reg_key = xasprintf("%s%s", es->reg_prefix, o->name);
+	es->known_prefix = xasprintf("%sknown/", es->prefix);
+	es->known_key = xasprintf("%s%s", es->known_prefix, o->name);
 	gethostname(es->host, sizeof(es->host) - 1);
 	es->started_ms = unix_ms();
 	es->ttl_asked = o->ttl;

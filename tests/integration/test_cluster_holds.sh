@@ -195,6 +195,10 @@ H11="slurm-job-11 $ME True h0 h1 h2 h3 h4 h5 h6 h7"
 for r in $L $F1 $F2; do
 	until_held $r "$H11" 10 && ok || bad "$r does not show the hold" "$(held "$TMP/$r.sock")"
 done
+# a follower's metrics count the hold and say it is at its target
+$OFC --socket "$TMP/$F1.sock" metrics >"$TMP/m.txt" 2>&1
+grep -q '^ofc_held_partitions 1$' "$TMP/m.txt" && grep -q '^ofc_held_partition_at_target{partition="slurm-job-11"} 1$' "$TMP/m.txt" &&
+	grep -q '^ofc_at_target [01]$' "$TMP/m.txt" && ok || bad "a follower's metrics of the hold" "$(grep -e held -e at_target "$TMP/m.txt")"
 deadline 5
 until grep -q KIND_PARTITION_HELD "$TMP/watch3.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
