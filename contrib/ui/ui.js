@@ -24,6 +24,7 @@
 	let me = null; /* whoami */
 	let state = null;
 	const events = [];
+	const pos = {seq: 0, log: ""}; /* the last event of the fabric's log seen */
 	/* The transactions seen on the Watch, by ticket: who asked and for
 	 * what (the queued event), what it changed (started), how it ended and
 	 * how long it took (committed or rolled back). The state carries only
@@ -226,7 +227,7 @@
 			const nm = node("span");
 			nm.append(sw, node("span", p.name));
 			nm.setAttribute("data-partition", p.name);
-			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {name: p.name}).then(refreshAfter)) : "";
+			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {partition: p.name}).then(refreshAfter)) : "";
 			return [nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no", act];
 		});
 		$("partitions").replaceChildren(table(["name", "owner", "topology", "hosts", "since", "at target", ""], rows, "none held"));
@@ -362,7 +363,11 @@
 		let wait = 1000;
 		for (;;) {
 			try {
-				const r = await fetch("/v1/watch", {headers: {Accept: "application/x-ndjson"}});
+				/* From the first event the replica keeps (the fabric's log:
+				 * history from before the page opened), and after a lost
+				 * stream from the last one seen (none twice, none missed). */
+				const q = "?after_seq=" + pos.seq + (pos.log ? "&log=" + pos.log : "");
+				const r = await fetch("/v1/watch" + q, {headers: {Accept: "application/x-ndjson"}});
 				if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
 				setLive(true, "live");
 				wait = 1000;
@@ -394,7 +399,7 @@
 		if (!e.ticket) return;
 		let t = txns.get(e.ticket);
 		if (!t) {
-			if (e.kind !== "KIND_REQUEST_QUEUED" && e.kind !== "KIND_TRANSACTION_STARTED") return;
+			if (!/REQUEST_(QUEUED|DONE|REFUSED)|TRANSACTION_STARTED|FAILURE_(REPORTED|RESTORED)/.test(e.kind)) return;
 			t = {ticket: Number(e.ticket)};
 			txns.set(e.ticket, t);
 			if (txns.size > MAX_TXNS) txns.delete(txns.keys().next().value);
@@ -411,6 +416,12 @@
 		} else if (/TRANSACTION_(COMMITTED|ROLLED_BACK)|REQUEST_CANCELLED/.test(e.kind)) {
 			t.outcome = e.kind.replace(/^KIND_(TRANSACTION_|REQUEST_)?/, "").toLowerCase().replace("_", " ");
 			if (t.started) t.took = Number(e.time_unix_ms) - t.started;
+		} else if (e.kind === "KIND_REQUEST_REFUSED") {
+			/* why, as ofcd said it */
+			t.outcome = "refused: " + (e.message || "");
+			t.refused = true;
+		} else if (/REQUEST_DONE|FAILURE_(REPORTED|RESTORED)/.test(e.kind) && !t.outcome) {
+			t.outcome = e.kind === "KIND_REQUEST_DONE" ? "done" : e.kind.replace(/^KIND_/, "").toLowerCase().replace("_", " ");
 		}
 	}
 
@@ -423,6 +434,13 @@
 		}
 		if (!j.event) return;
 		const e = j.event;
+		/* the log's place: a duplicate (a stream resumed) is dropped */
+		if (e.seq !== undefined) {
+			const seq = Number(e.seq), log = String(e.log || "");
+			if (log === pos.log && seq <= pos.seq) return;
+			pos.seq = seq;
+			pos.log = log;
+		}
 		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
 		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;
 		noteTxn(e);

@@ -201,17 +201,25 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	if (s->partition)
 		printf(", last by partition %s", s->partition);
 	printf("\n");
-	if (s->topology) {
+	/* A tenant's state is its partitions' part: the fabric's topology,
+	 * target and devices' records are not in it, so nothing is said of
+	 * them (not "none recorded", "NOT at target"). */
+	if (s->tenant)
+		printf("  tenant     %s: its partitions alone (the fabric's topology, target and "
+		       "devices are the operator's)\n",
+		       s->tenant);
+	if (!s->tenant && s->topology) {
 		printf("  topology   %s: %u nodes, degree %u", OR_DASH(s->topology->spec),
 		       s->topology->nodes, s->topology->degree);
 		if (s->topology->has_diameter)
 			printf(", diameter %u", s->topology->diameter);
 		printf("\n");
-	} else {
+	} else if (!s->tenant) {
 		printf("  topology   none recorded\n");
 	}
-	printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
-	       s->at_target ? "at target" : "NOT at target");
+	if (!s->tenant)
+		printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
+		       s->at_target ? "at target" : "NOT at target");
 	if (s->cluster)
 		print_cluster(s->cluster, https);
 	if (s->schedule)
@@ -256,6 +264,8 @@ static void print_state(const Ofc__V1__State *s, bool https)
 			       h->schedule->num_steps, h->schedule->time_us,
 			       h->schedule->verified ? "yes" : "NO");
 	}
+	if (s->tenant && !s->n_held)
+		printf("  held       none of %s's\n", s->tenant);
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu%s%s)\n",
 		       (unsigned long long)s->transaction->id,
@@ -276,6 +286,15 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const Ofc__V1__DeviceState *d = s->devices[i];
 
+		if (s->tenant) {
+			printf("  %s (%s): %zu circuit%s between its hosts%s%s%s\n",
+			       OR_DASH(d->name), OR_DASH(d->kind), d->n_circuits,
+			       d->n_circuits == 1 ? "" : "s",
+			       d->has_reachable ? (d->reachable ? ", reachable" : ", UNREACHABLE")
+						: "",
+			       d->error ? ": " : "", d->error ? d->error : "");
+			continue;
+		}
 		printf("  %s (%s %s%s%s): %u entr%s recorded, %s", OR_DASH(d->name),
 		       OR_DASH(d->kind), OR_DASH(d->driver), d->address ? " at " : "",
 		       d->address ? d->address : "", d->entries, d->entries == 1 ? "y" : "ies",
@@ -568,7 +587,8 @@ static int r_release(struct remote *r, int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error(r->cmd,
 				       optind < argc ? "too many arguments" : "missing NAME");
-	rel.name = argv[optind];
+	/* (name too: an ofcd of before partition reads that) */
+	rel.partition = rel.name = argv[optind];
 	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
 	req.release_partition = &rel;
 	rc = call(r, &req, &resp);

@@ -533,6 +533,8 @@ class Client:
         if not name:
             raise ValueError("release_partition needs the partition's name")
         req = control_pb2.Request()
+        # (name too, its older spelling: an ofcd of before partition reads it)
+        req.release_partition.partition = name
         req.release_partition.name = name
         return self.call(req)
 

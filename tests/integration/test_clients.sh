@@ -133,6 +133,12 @@ grep -q "does not lead; asking the leader, $L, at $(gw "$L")" "$TMP/err" && ok |
 	bad "ofc --server's follower named the leader's URL" "$(cat "$TMP/err")"
 expect_exit 0 $OFC --server "$SERVERS" $TENANT status
 grep -q "(config ?)\|(null)" "$TMP/out" && bad "a tenant's status shows what it may not see" "$(cat "$TMP/out")" || ok
+# what the tenant has, and nothing it cannot see said as missing
+grep -q "^  tenant     cn:tenant-a: its partitions alone" "$TMP/out" &&
+	grep -q "^  held       t-a: ring:4 on 4 hosts, at target" "$TMP/out" &&
+	grep -q "^  ocs0 (switch): 4 circuits between its hosts" "$TMP/out" &&
+	! grep -q "none recorded\|NOT at target\|switch -" "$TMP/out" && ok ||
+	bad "a tenant's status says what it has" "$(cat "$TMP/out")"
 # a tenant's cluster status is its own smaller view, said as such
 expect_stdout_has "fabric clients16, as tenant cn:tenant-a sees it: its partitions alone" \
 	$OFC --server "$SERVERS" $TENANT cluster status
