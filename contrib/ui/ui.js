@@ -96,11 +96,18 @@
 		return {ok: r.ok, status: r.status, j};
 	}
 
+	/* what an action does, asked before it is sent */
+	const CONFIRM = {
+		release: (arg) => "Release partition " + arg + "? Its hosts return to the pool (its circuits stay until the next job there).",
+		restore: (arg) => arg + " is in service again? The schedule is re-planned with it.",
+	};
+
 	function button(label, action, arg, fn) {
 		const b = node("button", label);
 		b.setAttribute("data-action", action);
 		b.setAttribute("data-arg", arg);
 		b.addEventListener("click", async () => {
+			if (CONFIRM[action] && !window.confirm(CONFIRM[action](arg))) return;
 			b.disabled = true;
 			const r = await fn();
 			if (!r.ok) showError(label + " " + arg + ": " + (r.j.message || "HTTP " + r.status));
