@@ -177,7 +177,7 @@
 		document.title = "ofc: " + (s.fabric_name || "");
 		const bits = [];
 		if (s.config_generation) bits.push("generation " + s.config_generation);
-		if (s.at_target !== undefined) bits.push(s.at_target ? "at target" : "not at target");
+		if (s.at_target !== undefined) bits.push(s.at_target ? "at target" : "not at target" + (s.at_target_detail ? ": " + s.at_target_detail : ""));
 		if (s.partition) bits.push("last commit: partition " + s.partition);
 		$("summary").textContent = bits.join(" · ");
 	}

@@ -218,8 +218,10 @@ static void print_state(const Ofc__V1__State *s, bool https)
 		printf("  topology   none recorded\n");
 	}
 	if (!s->tenant)
-		printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
-		       s->at_target ? "at target" : "NOT at target");
+		printf("  target     %s, %s%s%s\n", s->target_topology ? s->target_topology : "-",
+		       s->at_target ? "at target" : "NOT at target",
+		       !s->at_target && s->at_target_detail ? ": " : "",
+		       !s->at_target && s->at_target_detail ? s->at_target_detail : "");
 	if (s->cluster)
 		print_cluster(s->cluster, https);
 	if (s->schedule)
