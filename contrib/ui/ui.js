@@ -235,9 +235,10 @@
 			nm.append(sw, node("span", p.name));
 			nm.setAttribute("data-partition", p.name);
 			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {partition: p.name}).then(refreshAfter)) : "";
-			return [nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no", act];
+			/* (the action first: a narrow screen scrolls the table's right side away) */
+			return [act, nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no"];
 		});
-		$("partitions").replaceChildren(table(["name", "owner", "topology", "hosts", "since", "at target", ""], rows, "none held"));
+		$("partitions").replaceChildren(table(["", "name", "owner", "topology", "hosts", "since", "at target"], rows, "none held"));
 	}
 
 	function renderFailures(s) {

@@ -49,6 +49,13 @@ struct event_log {
 	uint32_t npending;
 	uint64_t timer;
 	bool pull_after_sync; /* a follower pulls once its sync is published */
+	/* (a follower) each device as the leader's events last said it, put
+	 * on every snapshot the follower publishes (its own reads none) */
+	struct devword {
+		char *name, *error;
+		bool up;
+	} *dev;
+	uint32_t ndev;
 };
 
 static uint64_t new_log_id(void)
@@ -58,6 +65,12 @@ static uint64_t new_log_id(void)
 	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v) || !v)
 		v = unix_ms();
 	return v & ((UINT64_C(1) << 53) - 1); /* (exact in JSON's numbers) */
+}
+
+/* This replica's leadership (0: it follows, or has no store). */
+static uint64_t epoch_of(const struct ofcd *d)
+{
+	return d->store ? store_epoch(d->store) : 0;
 }
 
 static struct event_log *el_of(struct ofcd *d)
@@ -87,6 +100,11 @@ void event_log_free(struct ofcd *d)
 	for (uint32_t i = 0; i < el->npending; i++)
 		rec_free(&el->pending[i]);
 	free(el->pending);
+	for (uint32_t i = 0; i < el->ndev; i++) {
+		free(el->dev[i].name);
+		free(el->dev[i].error);
+	}
+	free(el->dev);
 	free(el);
 	d->loop.evlog = NULL;
 }
@@ -177,7 +195,7 @@ void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
 	}
 	/* A follower's own events (what its sync saw) are the leader's
 	 * already, in the log it will pull. */
-	if (!store_epoch(d->store))
+	if (!epoch_of(d))
 		return;
 	r->has_id = 0;
 	rec.len = ofc__v1__response__get_packed_size(r);
@@ -193,17 +211,39 @@ void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
 /* ---- the store's log ------------------------------------------------------------------- */
 
 /* On a follower, what the leader found of a device is this replica's
- * view of it too (a follower reads no device). */
+ * view of it too (a follower reads no device): kept, and put on the
+ * snapshot shown now. */
 static void follow_device(struct ofcd *d, const Ofc__V1__Event *e)
 {
-	if (!e->device || store_epoch(d->store))
+	struct event_log *el = el_of(d);
+	bool lost = e->kind == OFC__V1__EVENT__KIND__KIND_DEVICE_LOST;
+	uint32_t i;
+
+	if (!e->device || epoch_of(d) ||
+	    (!lost && e->kind != OFC__V1__EVENT__KIND__KIND_DEVICE_BACK))
 		return;
-	if (e->kind == OFC__V1__EVENT__KIND__KIND_DEVICE_LOST)
-		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, e->device), false, e->message,
-				   OFC_R_NONE);
-	else if (e->kind == OFC__V1__EVENT__KIND__KIND_DEVICE_BACK)
-		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, e->device), true, NULL,
-				   OFC_R_NONE);
+	for (i = 0; i < el->ndev && strcmp(el->dev[i].name, e->device) != 0; i++)
+		;
+	if (i == el->ndev) {
+		el->dev = xreallocarray(el->dev, el->ndev + 1, sizeof(*el->dev));
+		el->dev[el->ndev++] = (struct devword){xstrdup(e->device), NULL, false};
+	}
+	free(el->dev[i].error);
+	el->dev[i].error = lost && e->message ? xstrdup(e->message) : NULL;
+	el->dev[i].up = !lost;
+	ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, e->device), !lost, el->dev[i].error,
+			   OFC_R_NONE);
+}
+
+/* (a follower) the leader's word of each device on the snapshot just
+ * published */
+static void follow_devices(struct ofcd *d)
+{
+	struct event_log *el = el_of(d);
+
+	for (uint32_t i = 0; i < el->ndev && !epoch_of(d); i++)
+		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, el->dev[i].name), el->dev[i].up,
+				   el->dev[i].error, OFC_R_NONE);
 }
 
 static Ofc__V1__EventLog *read_log(struct ofcd *d)
@@ -269,10 +309,10 @@ void event_log_pull(struct ofcd *d)
 		       (d->loop.running &&
 			(d->loop.running->kind == JOB_SYNC || d->loop.running->kind == JOB_TAKEOVER));
 
-	if (!d->clustered)
+	if (!d->clustered || !d->store)
 		return;
 	/* A follower's watchers hear of a change once it shows it. */
-	if (syncing && !store_epoch(d->store)) {
+	if (syncing && !epoch_of(d)) {
 		el->pull_after_sync = true;
 		return;
 	}
@@ -282,6 +322,8 @@ void event_log_pull(struct ofcd *d)
 
 void event_log_synced(struct ofcd *d)
 {
+	if (d->clustered)
+		follow_devices(d);
 	if (d->loop.evlog && d->loop.evlog->pull_after_sync)
 		event_log_pull(d);
 }
@@ -336,7 +378,7 @@ static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct ofcd *d = ctx;
 	struct event_log *el = el_of(d);
-	uint64_t epoch = store_epoch(d->store);
+	uint64_t epoch = epoch_of(d);
 	uint32_t n = el->npending, k = 0;
 	struct evrec *fresh = xcalloc(n ? n : 1, sizeof(*fresh));
 

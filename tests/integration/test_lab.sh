@@ -72,6 +72,13 @@ for r in r1 r2 r3; do
 	roles="$roles $(cat "$TMP/$r.role")"
 done
 [ "$(echo $roles | tr ' ' '\n' | sort | tr '\n' ' ')" = "follower follower leader " ] && ok || bad "one leader, two followers" "$roles"
+# the switch is up on every replica: the followers take the leader's word
+for r in r1 r2 r3; do
+	deadline 20
+	until $OFC --socket "$L/$r.sock" metrics 2>/dev/null | grep -q '^ofc_device_up{device="ocs0"} 1$' || past $_end; do sleep 0.2; done
+	$OFC --socket "$L/$r.sock" metrics 2>/dev/null | grep -q '^ofc_device_up{device="ocs0"} 1$' && ok ||
+		bad "ofc_device_up on $r ($(cat "$TMP/$r.role"))" "$($OFC --socket "$L/$r.sock" metrics 2>&1 | grep device_up)"
+done
 
 # The commands the script printed, as printed: ofc through a socket and a
 # gateway (status), curl for the state and the metrics.

@@ -118,6 +118,9 @@ async function main() {
 		await allShow(pages, "#transactions", "refused: ", "the refusal's outcome and reason", t0);
 		for (const w of [800, 1600]) {
 			await pages.r1.setViewportSize({ width: w, height: 1000 });
+			// the hold's release in view, not scrolled off the table's right
+			const b = await pages.r1.locator('button[data-action="release"][data-arg="a-day1"]').boundingBox();
+			check(b && b.x >= 0 && b.x + b.width <= w, `at ${w} px the release button is in view`, JSON.stringify(b));
 			await pages.r1.screenshot({ path: `${SHOTS}/day-${w}.png`, fullPage: true });
 		}
 
