@@ -127,7 +127,7 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 	if (!j->ticket)
 		return;
 	e.has_kind = e.has_time_unix_ms = e.has_ticket = e.has_status = 1;
-	e.kind = !ok			 ? OFC__V1__EVENT__KIND__KIND_REQUEST_REFUSED
+	e.kind = !ok			  ? OFC__V1__EVENT__KIND__KIND_REQUEST_REFUSED
 		 : j->kind != JOB_FAILURE ? OFC__V1__EVENT__KIND__KIND_REQUEST_DONE
 		 : j->restore || j->clear ? OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED
 					  : OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED;
@@ -154,31 +154,6 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 	ev.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	ev.event = &e;
 	event_log_emit(d, &ev, j->partition);
-}
-
-/* The index of device `name` in the snapshot, or -1. */
-int ofcd_snap_dev(struct snapshot *s, const char *name)
-{
-	for (uint32_t i = 0; name && i < s->ndevs; i++)
-		if (strcmp(s->devs[i]->name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* error: the device's text (root and the admin group see it); reason:
- * what read-only clients see instead. */
-void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason)
-{
-	Ofc__V1__DeviceState *m;
-
-	if (i < 0)
-		return;
-	m = d->loop.snap->devs[i];
-	m->has_reachable = 1;
-	m->reachable = up;
-	m->error = up || !error ? NULL : arena_strdup(&d->loop.snap->a, error);
-	d->loop.snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
-	changed(d);
 }
 
 void ofcd_on_event(struct ofcd *d, struct note *n)
