@@ -115,11 +115,12 @@ static void judge(struct cl_report *c)
 		problem(c, "no replica leads (an election is under way, or none can)");
 	for (size_t i = 0; cl && i < cl->n_known_replicas; i++)
 		if (!running(cl, cl->known_replicas[i]))
-			problem(c,
-				"replica %s is missing: it registered before and holds no lease now "
-				"(stopped, killed, or cut off from etcd); one taken away for good is "
-				"forgotten with etcdctl del of its key under known/",
-				cl->known_replicas[i]);
+			problem(
+			    c,
+			    "replica %s is missing: it registered before and holds no lease now "
+			    "(stopped, killed, or cut off from etcd); one taken away for good is "
+			    "forgotten with etcdctl del of its key under known/",
+			    cl->known_replicas[i]);
 	for (size_t i = 0; cl && i < cl->n_members; i++)
 		if (!cl->members[i]->reachable)
 			problem(c, "etcd member %s (%s) does not answer",

@@ -1304,13 +1304,15 @@ static int r_watch(struct remote *r, int argc, char **argv)
 			ofcd_disconnect(&r->t->cl);
 			r->t->first = (r->t->first + 1) % r->t->n;
 			if ((rc = watch_open(r, &pos, CLI_CALL_READ | CLI_CALL_PERSIST,
-					     r->timeout > 0 ? r->timeout : CLI_WALK_DEFAULT)) != 0) {
-				fprintf(stderr, "ofc watch: lost %s (%s), and no replica answered\n",
-					gone, err.msg);
+					     r->timeout > 0 ? r->timeout : CLI_WALK_DEFAULT)) !=
+			    0) {
+				fprintf(stderr,
+					"ofc watch: lost %s (%s), and no replica answered\n", gone,
+					err.msg);
 				return rc;
 			}
-			fprintf(stderr, "ofc watch: lost %s (%s); watching %s from event %llu\n", gone,
-				err.msg, r->t->answered, (unsigned long long)pos.seq + 1);
+			fprintf(stderr, "ofc watch: lost %s (%s); watching %s from event %llu\n",
+				gone, err.msg, r->t->answered, (unsigned long long)pos.seq + 1);
 			ofc_error_clear(&err);
 			continue;
 		}

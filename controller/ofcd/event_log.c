@@ -27,7 +27,7 @@
 /* What the log keeps: the last EVLOG_KEEP events, fewer when they would
  * take more than EVLOG_MAX_BYTES (etcd refuses a request over 1.5 MiB);
  * an event over EVLOG_EVENT_MAX is kept without its schedule. */
-#define EVLOG_KEEP 256
+#define EVLOG_KEEP	256
 #define EVLOG_MAX_BYTES ((size_t)512 << 10)
 #define EVLOG_EVENT_MAX ((size_t)16 << 10)
 
@@ -54,7 +54,7 @@ struct event_log {
 	struct devword {
 		char *name, *error;
 		bool up;
-	} *dev;
+	} * dev;
 	uint32_t ndev;
 };
 
@@ -148,7 +148,8 @@ static bool hears(const struct conn *c, const char *part)
 {
 	if (!c->watching || c->dead)
 		return false;
-	return !authz_is_tenant(c->watch_principal) || (part && authz_owns(c->watch_principal, part));
+	return !authz_is_tenant(c->watch_principal) ||
+	       (part && authz_owns(c->watch_principal, part));
 }
 
 static void send_all(struct ofcd *d, const struct evrec *rec)
@@ -305,9 +306,9 @@ static void pull_now(struct ofcd *d)
 void event_log_pull(struct ofcd *d)
 {
 	struct event_log *el = el_of(d);
-	bool syncing = d->loop.cluster_job ||
-		       (d->loop.running &&
-			(d->loop.running->kind == JOB_SYNC || d->loop.running->kind == JOB_TAKEOVER));
+	bool syncing =
+	    d->loop.cluster_job || (d->loop.running && (d->loop.running->kind == JOB_SYNC ||
+							d->loop.running->kind == JOB_TAKEOVER));
 
 	if (!d->clustered || !d->store)
 		return;
@@ -391,8 +392,8 @@ static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx)
 		el->epoch = epoch;
 	}
 	for (uint32_t i = 0; epoch && i < n; i++) {
-		Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, el->pending[i].len,
-								 el->pending[i].buf);
+		Ofc__V1__Response *r =
+		    ofc__v1__response__unpack(NULL, el->pending[i].len, el->pending[i].buf);
 
 		if (r && r->event) {
 			pack_numbered(el, r, el->seq + 1 + k, &fresh[k]);

@@ -488,10 +488,11 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 			 * followers too (they read no device: event_log.c), so
 			 * every replica shows it, not "not contacted yet". */
 			if (!m->has_reachable && j->probe[i].reachable && d->clustered)
-				ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_DEVICE_BACK, 0, 0,
-						     j->probe[i].name, "reachable (the leader's first contact)",
-						     "device back: reachable (the leader's first contact)",
-						     unix_ms(), NULL);
+				ofcd_broadcast_event(
+				    d, OFC__V1__EVENT__KIND__KIND_DEVICE_BACK, 0, 0,
+				    j->probe[i].name, "reachable (the leader's first contact)",
+				    "device back: reachable (the leader's first contact)",
+				    unix_ms(), NULL);
 			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
 				ofcd_set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
 						   j->probe[i].reason);

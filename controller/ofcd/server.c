@@ -152,7 +152,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		atomic_store(&d->cl_events_posted, false);
 		event_log_pull(d);
 		return; /* (nothing GetState shows) */
-	default: /* (health: a deposed replica's reload that found etcd silent, again) */
+	default:	/* (health: a deposed replica's reload that found etcd silent, again) */
 		if (d->loop.cl_reload)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;

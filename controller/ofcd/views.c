@@ -208,7 +208,7 @@ static int cmp_xconn(const void *a, const void *b)
 {
 	const struct xconn *x = a, *y = b;
 
-	return x->in != y->in ? (x->in < y->in ? -1 : 1)
+	return x->in != y->in	  ? (x->in < y->in ? -1 : 1)
 	       : x->out != y->out ? (x->out < y->out ? -1 : 1)
 				  : 0;
 }
@@ -222,7 +222,8 @@ static void xc_differ(const struct device_state *rec, const struct device_state 
 	struct xconn *b = xcalloc((size_t)want->nxc + 1, sizeof(*b));
 	uint32_t na = 0, nb = 0, i = 0, k = 0;
 
-#define KEPT(x) (!skip || !(((x).in <= ports && skip[(x).in]) || ((x).out <= ports && skip[(x).out])))
+#define KEPT(x)                                                                                    \
+	(!skip || !(((x).in <= ports && skip[(x).in]) || ((x).out <= ports && skip[(x).out])))
 	for (uint32_t n = 0; n < rec->nxc; n++)
 		if (KEPT(rec->xc[n]))
 			a[na++] = rec->xc[n];
@@ -248,8 +249,8 @@ static void xc_differ(const struct device_state *rec, const struct device_state 
 /* State.at_target_detail: what differs from the fabric's target, device
  * by device, outside the held partitions' ports (skip, by switch; NULL:
  * none held, nskip of them), and why it may. */
-static void at_target_explain(struct snapshot *s, const struct ctl *c,
-			      const struct ctl_record *rec, uint8_t *const *skip, uint32_t nskip)
+static void at_target_explain(struct snapshot *s, const struct ctl *c, const struct ctl_record *rec,
+			      uint8_t *const *skip, uint32_t nskip)
 {
 	const struct fabric *f = c->fabric;
 	struct strbuf sb = STRBUF_INIT;
@@ -274,20 +275,25 @@ static void at_target_explain(struct snapshot *s, const struct ctl *c,
 			continue;
 		}
 		ctl_fabric_target(c, i, &want);
-		xc_differ(r, &want, skip ? skip[sw] : NULL, f->switches[sw].ports, &extra, &missing);
+		xc_differ(r, &want, skip ? skip[sw] : NULL, f->switches[sw].ports, &extra,
+			  &missing);
 		state_free(&want);
-		sb_printf(&sb, "%s%s: %u cross-connect%s the target does not have, %u of the target's missing",
-			  sb.len ? "; " : "", cd->cfg.name, extra, extra == 1 ? "" : "s", missing);
+		sb_printf(
+		    &sb,
+		    "%s%s: %u cross-connect%s the target does not have, %u of the target's missing",
+		    sb.len ? "; " : "", cd->cfg.name, extra, extra == 1 ? "" : "s", missing);
 		kept |= extra || missing;
 	}
 	if (kept)
-		sb_printf(&sb, " (a partition aimed since the fabric's last commit changed its "
-			       "hosts' circuits, and a released one's stay as they are by design "
-			       "until its ports are aimed again: reconfigure --topology re-aims the "
-			       "fabric)");
+		sb_printf(&sb,
+			  " (a partition aimed since the fabric's last commit changed its "
+			  "hosts' circuits, and a released one's stay as they are by design "
+			  "until its ports are aimed again: reconfigure --topology re-aims the "
+			  "fabric)");
 	if (nskip)
-		sb_printf(&sb, "; the %u port%s of held partitions are judged by each partition's own "
-			       "at_target, not here",
+		sb_printf(&sb,
+			  "; the %u port%s of held partitions are judged by each partition's own "
+			  "at_target, not here",
 			  nskip, nskip == 1 ? "" : "s");
 	s->state->at_target_detail = arena_strdup(&s->a, sb.buf ? sb.buf : "");
 	sb_free(&sb);

@@ -1210,8 +1210,8 @@ static int on_watch(void *ctx, struct json_object *msg)
 		size_t plen = strlen(es->prefix);
 		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
 		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
-		bool quiet = is_events ||
-			     (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
+		bool quiet =
+		    is_events || (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
 
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
 			  kv.lease);
