@@ -24,6 +24,7 @@
 	let me = null; /* whoami */
 	let state = null;
 	const events = [];
+	const pos = {seq: 0, log: ""}; /* the last event of the fabric's log seen */
 	/* The transactions seen on the Watch, by ticket: who asked and for
 	 * what (the queued event), what it changed (started), how it ended and
 	 * how long it took (committed or rolled back). The state carries only
@@ -95,11 +96,18 @@
 		return {ok: r.ok, status: r.status, j};
 	}
 
+	/* what an action does, asked before it is sent */
+	const CONFIRM = {
+		release: (arg) => "Release partition " + arg + "? Its hosts return to the pool (its circuits stay until the next job there).",
+		restore: (arg) => arg + " is in service again? The schedule is re-planned with it.",
+	};
+
 	function button(label, action, arg, fn) {
 		const b = node("button", label);
 		b.setAttribute("data-action", action);
 		b.setAttribute("data-arg", arg);
 		b.addEventListener("click", async () => {
+			if (CONFIRM[action] && !window.confirm(CONFIRM[action](arg))) return;
 			b.disabled = true;
 			const r = await fn();
 			if (!r.ok) showError(label + " " + arg + ": " + (r.j.message || "HTTP " + r.status));
@@ -169,7 +177,7 @@
 		document.title = "ofc: " + (s.fabric_name || "");
 		const bits = [];
 		if (s.config_generation) bits.push("generation " + s.config_generation);
-		if (s.at_target !== undefined) bits.push(s.at_target ? "at target" : "not at target");
+		if (s.at_target !== undefined) bits.push(s.at_target ? "at target" : "not at target" + (s.at_target_detail ? ": " + s.at_target_detail : ""));
 		if (s.partition) bits.push("last commit: partition " + s.partition);
 		$("summary").textContent = bits.join(" · ");
 	}
@@ -226,10 +234,11 @@
 			const nm = node("span");
 			nm.append(sw, node("span", p.name));
 			nm.setAttribute("data-partition", p.name);
-			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {name: p.name}).then(refreshAfter)) : "";
-			return [nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no", act];
+			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {partition: p.name}).then(refreshAfter)) : "";
+			/* (the action first: a narrow screen scrolls the table's right side away) */
+			return [act, nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no"];
 		});
-		$("partitions").replaceChildren(table(["name", "owner", "topology", "hosts", "since", "at target", ""], rows, "none held"));
+		$("partitions").replaceChildren(table(["", "name", "owner", "topology", "hosts", "since", "at target"], rows, "none held"));
 	}
 
 	function renderFailures(s) {
@@ -362,7 +371,11 @@
 		let wait = 1000;
 		for (;;) {
 			try {
-				const r = await fetch("/v1/watch", {headers: {Accept: "application/x-ndjson"}});
+				/* From the first event the replica keeps (the fabric's log:
+				 * history from before the page opened), and after a lost
+				 * stream from the last one seen (none twice, none missed). */
+				const q = "?after_seq=" + pos.seq + (pos.log ? "&log=" + pos.log : "");
+				const r = await fetch("/v1/watch" + q, {headers: {Accept: "application/x-ndjson"}});
 				if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
 				setLive(true, "live");
 				wait = 1000;
@@ -394,7 +407,7 @@
 		if (!e.ticket) return;
 		let t = txns.get(e.ticket);
 		if (!t) {
-			if (e.kind !== "KIND_REQUEST_QUEUED" && e.kind !== "KIND_TRANSACTION_STARTED") return;
+			if (!/REQUEST_(QUEUED|DONE|REFUSED)|TRANSACTION_STARTED|FAILURE_(REPORTED|RESTORED)/.test(e.kind)) return;
 			t = {ticket: Number(e.ticket)};
 			txns.set(e.ticket, t);
 			if (txns.size > MAX_TXNS) txns.delete(txns.keys().next().value);
@@ -411,6 +424,12 @@
 		} else if (/TRANSACTION_(COMMITTED|ROLLED_BACK)|REQUEST_CANCELLED/.test(e.kind)) {
 			t.outcome = e.kind.replace(/^KIND_(TRANSACTION_|REQUEST_)?/, "").toLowerCase().replace("_", " ");
 			if (t.started) t.took = Number(e.time_unix_ms) - t.started;
+		} else if (e.kind === "KIND_REQUEST_REFUSED") {
+			/* why, as ofcd said it */
+			t.outcome = "refused: " + (e.message || "");
+			t.refused = true;
+		} else if (/REQUEST_DONE|FAILURE_(REPORTED|RESTORED)/.test(e.kind) && !t.outcome) {
+			t.outcome = e.kind === "KIND_REQUEST_DONE" ? "done" : e.kind.replace(/^KIND_/, "").toLowerCase().replace("_", " ");
 		}
 	}
 
@@ -423,6 +442,13 @@
 		}
 		if (!j.event) return;
 		const e = j.event;
+		/* the log's place: a duplicate (a stream resumed) is dropped */
+		if (e.seq !== undefined) {
+			const seq = Number(e.seq), log = String(e.log || "");
+			if (log === pos.log && seq <= pos.seq) return;
+			pos.seq = seq;
+			pos.log = log;
+		}
 		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
 		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;
 		noteTxn(e);

@@ -85,6 +85,15 @@ static void ask_each(const struct cli_targets *t, double timeout, struct cl_repo
 	free(one);
 }
 
+/* Whether the store lists replica name as running (holding a lease). */
+static bool running(const Ofc__V1__Cluster *cl, const char *name)
+{
+	for (size_t i = 0; i < cl->n_replicas; i++)
+		if (cl->replicas[i]->name && strcmp(cl->replicas[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
 /* The problems, in the order the text shows the parts. */
 static void judge(struct cl_report *c)
 {
@@ -104,6 +113,14 @@ static void judge(struct cl_report *c)
 		return;
 	if (cl && !cl->leader)
 		problem(c, "no replica leads (an election is under way, or none can)");
+	for (size_t i = 0; cl && i < cl->n_known_replicas; i++)
+		if (!running(cl, cl->known_replicas[i]))
+			problem(
+			    c,
+			    "replica %s is missing: it registered before and holds no lease now "
+			    "(stopped, killed, or cut off from etcd); one taken away for good is "
+			    "forgotten with etcdctl del of its key under known/",
+			    cl->known_replicas[i]);
 	for (size_t i = 0; cl && i < cl->n_members; i++)
 		if (!cl->members[i]->reachable)
 			problem(c, "etcd member %s (%s) does not answer",
@@ -132,6 +149,10 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 		       (unsigned long long)cl->leader->epoch);
 	else if (cl)
 		printf(", no leader");
+	else if (s && s->tenant)
+		printf(", as tenant %s sees it: its partitions alone (the replicas, etcd and the "
+		       "devices' health are the operator's)",
+		       s->tenant);
 	else if (s)
 		printf(", one ofcd (not replicated)");
 	printf("\n");
@@ -150,6 +171,10 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 			printf("\n");
 		}
 	}
+	for (size_t i = 0; cl && i < cl->n_known_replicas; i++)
+		if (!running(cl, cl->known_replicas[i]))
+			printf("  replica    %s: MISSING (registered before, no lease now)\n",
+			       cl->known_replicas[i]);
 	for (uint32_t i = 0; i < c->n; i++) {
 		const struct cl_view *v = &c->v[i];
 		const Ofc__V1__Cluster *vc = v->s ? v->s->cluster : NULL;
@@ -161,7 +186,8 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 		if (cl && cl->n_replicas)
 			continue; /* shown above, by the store */
 		if (!vc) {
-			printf("  address    %s: one ofcd, not replicated\n", v->addr);
+			printf("  address    %s: %s\n", v->addr,
+			       v->s->tenant ? "answers" : "one ofcd, not replicated");
 			continue;
 		}
 		printf("  replica    %s: %s", OR_DASH(vc->name), OR_DASH(vc->role));
@@ -178,7 +204,7 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 		printf("  etcd       %s (%s): %s%s\n", OR_DASH(cl->members[i]->name),
 		       OR_DASH(cl->members[i]->url), cl->members[i]->reachable ? "up" : "DOWN",
 		       cl->members[i]->leader ? ", raft leader" : "");
-	if (s) {
+	if (s && !s->tenant) {
 		size_t up = 0, known = 0;
 
 		for (size_t i = 0; i < s->n_devices; i++)
@@ -192,7 +218,10 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 		for (size_t i = 0; i < s->n_devices; i++)
 			if (s->devices[i]->has_reachable && !s->devices[i]->reachable)
 				printf("; %s UNREACHABLE", OR_DASH(s->devices[i]->name));
-		printf("\n  queue      %zu waiting\n", s->n_queue);
+		printf("\n");
+	}
+	if (s) {
+		printf("  queue      %zu waiting%s\n", s->n_queue, s->tenant ? " (its own)" : "");
 		for (size_t i = 0; i < s->n_held; i++)
 			printf("  held       %s: %s on %zu host%s\n", OR_DASH(s->held[i]->name),
 			       OR_DASH(s->held[i]->topology), s->held[i]->n_hosts,
@@ -320,7 +349,9 @@ static const char cluster_help[] =
     "address), etcd's members and their health, the devices, the queue's depth and\n"
     "the held partitions. Exit status 1 when something is wrong: no leader, an\n"
     "address or etcd member that does not answer, a device unreachable, a stale\n"
-    "replica; the problems are listed (on stderr too).\n\n"
+    "replica, a replica missing (one that registered before and runs no more: the\n"
+    "store's registry knows every replica that should run, so one address is\n"
+    "enough); the problems are listed (on stderr too).\n\n"
     "  --json         one JSON document: healthy, problems, leader, replicas (the\n"
     "                 store's ofc.v1.Replica list), addresses (each one's\n"
     "                 ofc.v1.Cluster or error), etcd, devices, queue_depth, held\n"

@@ -201,17 +201,27 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	if (s->partition)
 		printf(", last by partition %s", s->partition);
 	printf("\n");
-	if (s->topology) {
+	/* A tenant's state is its partitions' part: the fabric's topology,
+	 * target and devices' records are not in it, so nothing is said of
+	 * them (not "none recorded", "NOT at target"). */
+	if (s->tenant)
+		printf("  tenant     %s: its partitions alone (the fabric's topology, target and "
+		       "devices are the operator's)\n",
+		       s->tenant);
+	if (!s->tenant && s->topology) {
 		printf("  topology   %s: %u nodes, degree %u", OR_DASH(s->topology->spec),
 		       s->topology->nodes, s->topology->degree);
 		if (s->topology->has_diameter)
 			printf(", diameter %u", s->topology->diameter);
 		printf("\n");
-	} else {
+	} else if (!s->tenant) {
 		printf("  topology   none recorded\n");
 	}
-	printf("  target     %s, %s\n", s->target_topology ? s->target_topology : "-",
-	       s->at_target ? "at target" : "NOT at target");
+	if (!s->tenant)
+		printf("  target     %s, %s%s%s\n", s->target_topology ? s->target_topology : "-",
+		       s->at_target ? "at target" : "NOT at target",
+		       !s->at_target && s->at_target_detail ? ": " : "",
+		       !s->at_target && s->at_target_detail ? s->at_target_detail : "");
 	if (s->cluster)
 		print_cluster(s->cluster, https);
 	if (s->schedule)
@@ -256,6 +266,8 @@ static void print_state(const Ofc__V1__State *s, bool https)
 			       h->schedule->num_steps, h->schedule->time_us,
 			       h->schedule->verified ? "yes" : "NO");
 	}
+	if (s->tenant && !s->n_held)
+		printf("  held       none of %s's\n", s->tenant);
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu%s%s)\n",
 		       (unsigned long long)s->transaction->id,
@@ -276,6 +288,15 @@ static void print_state(const Ofc__V1__State *s, bool https)
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const Ofc__V1__DeviceState *d = s->devices[i];
 
+		if (s->tenant) {
+			printf("  %s (%s): %zu circuit%s between its hosts%s%s%s\n",
+			       OR_DASH(d->name), OR_DASH(d->kind), d->n_circuits,
+			       d->n_circuits == 1 ? "" : "s",
+			       d->has_reachable ? (d->reachable ? ", reachable" : ", UNREACHABLE")
+						: "",
+			       d->error ? ": " : "", d->error ? d->error : "");
+			continue;
+		}
 		printf("  %s (%s %s%s%s): %u entr%s recorded, %s", OR_DASH(d->name),
 		       OR_DASH(d->kind), OR_DASH(d->driver), d->address ? " at " : "",
 		       d->address ? d->address : "", d->entries, d->entries == 1 ? "y" : "ies",
@@ -568,7 +589,8 @@ static int r_release(struct remote *r, int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error(r->cmd,
 				       optind < argc ? "too many arguments" : "missing NAME");
-	rel.name = argv[optind];
+	/* (name too: an ofcd of before partition reads that) */
+	rel.partition = rel.name = argv[optind];
 	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
 	req.release_partition = &rel;
 	rc = call(r, &req, &resp);
@@ -1140,14 +1162,94 @@ static const char *iso_time_ms(uint64_t unix_ms, char *buf, size_t n)
 
 /* ---- watch and cancel --------------------------------------------------------------------- */
 
-static int r_watch(struct remote *r, int argc, char **argv)
+/* Where a watch is in the fabric's event log (Event.seq, Event.log): the
+ * last event printed, so that one resumed elsewhere prints none twice and
+ * says what it cannot have. */
+struct watch_pos {
+	uint64_t seq, log;
+	bool have;
+};
+
+/* Whether e is to be printed: not one printed before; a gap said on
+ * stderr. An unnumbered event (a replica's own leader change) always. */
+static bool watch_fresh(struct watch_pos *p, const Ofc__V1__Event *e, const char *from)
 {
-	static const struct option opts[] = {
-	    {"count", required_argument, NULL, 'n'}, COMMON_OPTS, {0}};
+	if (!e->has_seq || !e->has_log)
+		return true;
+	if (p->have && e->log == p->log && e->seq <= p->seq)
+		return false;
+	if (p->have && e->log == p->log && e->seq > p->seq + 1)
+		fprintf(stderr,
+			"ofc watch: events %llu to %llu of the fabric's log are missed (%s keeps "
+			"the later ones only)\n",
+			(unsigned long long)p->seq + 1, (unsigned long long)e->seq - 1, from);
+	else if (p->have && e->log != p->log)
+		fprintf(stderr, "ofc watch: %s numbers its events anew (a new event log)\n", from);
+	p->have = true;
+	p->seq = e->seq;
+	p->log = e->log;
+	return true;
+}
+
+static void watch_print(const struct remote *r, const Ofc__V1__Event *e)
+{
+	const ProtobufCEnumValue *v =
+	    protobuf_c_enum_descriptor_get_value(&ofc__v1__event__kind__descriptor, e->kind);
+
+	if (r->json) {
+		struct json_writer jw;
+
+		jw_init(&jw, stdout, false);
+		pb_write_json(&jw, &e->base);
+		jw_finish(&jw);
+	} else {
+		char when[64];
+
+		printf("%s %s%s%s%s%s\n", iso_time_ms(e->time_unix_ms, when, sizeof(when)),
+		       v ? v->name + 5 : "?", e->device ? " " : "", e->device ? e->device : "",
+		       e->message && *e->message ? ": " : "", e->message ? e->message : "");
+	}
+	fflush(stdout);
+}
+
+/* Open the watch on a replica that answers, resuming after p. 0, or an
+ * exit status. */
+static int watch_open(struct remote *r, const struct watch_pos *p, unsigned flags, double timeout)
+{
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__Watch w = OFC__V1__WATCH__INIT;
 	Ofc__V1__Response *resp;
 	struct ofc_error err = {0};
+	int rc;
+
+	if (p->have) {
+		w.has_after_seq = w.has_log = 1;
+		w.after_seq = p->seq;
+		w.log = p->log;
+	}
+	req.has_id = 1;
+	req.id = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
+	req.watch = &w;
+	if (cli_open(r->t, &req, timeout, flags, &resp, &err) < 0)
+		return connect_fail(&err);
+	r->t->cl.timeout = r->timeout; /* now the wait for each event */
+	rc = status_exit(resp->status);
+	if (rc) {
+		ofcd_disconnect(&r->t->cl);
+		return finish(r, resp);
+	}
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+static int r_watch(struct remote *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"count", required_argument, NULL, 'n'}, COMMON_OPTS, {0}};
+	Ofc__V1__Response *resp;
+	struct ofc_error err = {0};
+	struct watch_pos pos = {0};
 	uint32_t count = 0, seen = 0;
 	int c, rc;
 
@@ -1159,7 +1261,14 @@ static int r_watch(struct remote *r, int argc, char **argv)
 					"Prints ofcd's events as they happen, one per line: "
 					"transactions started,\ncommitted, rolled back; "
 					"devices lost and back; configs applied or "
-					"rejected;\nrequests queued and cancelled.\n\n"
+					"rejected;\nrequests queued, done, refused (and why) "
+					"and cancelled; failures reported\nand restored.\n\n"
+					"Given several replicas (--socket repeated, or a comma "
+					"list), it follows the\nfabric: when its replica goes, "
+					"it goes on at the next that answers (for up to\n30 s, "
+					"or --timeout), from the last event it printed: every "
+					"replica sends the\nsame numbered events, so none is "
+					"printed twice, and a gap is said on stderr.\n\n"
 					"  --count N      stop after N events\n"
 					"  --timeout DUR  stop when no event came for DUR "
 					"(a normal end: exit 0)\n"
@@ -1175,20 +1284,9 @@ static int r_watch(struct remote *r, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
-	req.has_id = 1;
-	req.id = 1;
-	req.body_case = OFC__V1__REQUEST__BODY_WATCH;
-	req.watch = &w;
 	say_default(r);
-	if (cli_open(r->t, &req, r->timeout, CLI_CALL_READ | CLI_CALL_QUICK, &resp, &err) < 0)
-		return connect_fail(&err);
-	r->t->cl.timeout = r->timeout; /* now the wait for each event */
-	rc = status_exit(resp->status);
-	if (rc) {
-		ofcd_disconnect(&r->t->cl);
-		return finish(r, resp);
-	}
-	ofc__v1__response__free_unpacked(resp, NULL);
+	if ((rc = watch_open(r, &pos, CLI_CALL_READ | CLI_CALL_QUICK, r->timeout)) != 0)
+		return rc;
 	/* The acknowledgement is out: say so, for scripts that wait on it. */
 	if (!r->json)
 		fprintf(stderr, "watching %s\n", r->t->answered);
@@ -1197,31 +1295,31 @@ static int r_watch(struct remote *r, int argc, char **argv)
 			/* --timeout: no event for that long is the end asked for. */
 			if (err.reason == OFC_R_TIMEOUT && r->timeout > 0)
 				break;
-			goto fail;
-		}
-		if (resp->body_case == OFC__V1__RESPONSE__BODY_EVENT) {
-			const Ofc__V1__Event *e = resp->event;
-			const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-			    &ofc__v1__event__kind__descriptor, e->kind);
+			if (r->t->n < 2)
+				goto fail;
+			/* Its replica gone: the next that answers, from here. */
+			char gone[CLI_TARGET_LEN];
 
-			seen++;
-			if (r->json) {
-				struct json_writer jw;
-
-				jw_init(&jw, stdout, false);
-				pb_write_json(&jw, &e->base);
-				jw_finish(&jw);
-			} else {
-				char when[64];
-
-				printf("%s %s%s%s%s%s\n",
-				       iso_time_ms(e->time_unix_ms, when, sizeof(when)),
-				       v ? v->name + 5 : "?", e->device ? " " : "",
-				       e->device ? e->device : "",
-				       e->message && *e->message ? ": " : "",
-				       e->message ? e->message : "");
+			snprintf(gone, sizeof(gone), "%s", r->t->answered);
+			ofcd_disconnect(&r->t->cl);
+			r->t->first = (r->t->first + 1) % r->t->n;
+			if ((rc = watch_open(r, &pos, CLI_CALL_READ | CLI_CALL_PERSIST,
+					     r->timeout > 0 ? r->timeout : CLI_WALK_DEFAULT)) !=
+			    0) {
+				fprintf(stderr,
+					"ofc watch: lost %s (%s), and no replica answered\n", gone,
+					err.msg);
+				return rc;
 			}
-			fflush(stdout);
+			fprintf(stderr, "ofc watch: lost %s (%s); watching %s from event %llu\n",
+				gone, err.msg, r->t->answered, (unsigned long long)pos.seq + 1);
+			ofc_error_clear(&err);
+			continue;
+		}
+		if (resp->body_case == OFC__V1__RESPONSE__BODY_EVENT &&
+		    watch_fresh(&pos, resp->event, r->t->answered)) {
+			seen++;
+			watch_print(r, resp->event);
 		}
 		ofc__v1__response__free_unpacked(resp, NULL);
 	}

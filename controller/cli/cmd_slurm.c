@@ -421,7 +421,7 @@ static int epilog(const struct slurm_opts *o)
 	req.id = 1;
 	req.body_case = OFC__V1__REQUEST__BODY_RELEASE_PARTITION;
 	req.release_partition = &rel;
-	rel.name = name;
+	rel.partition = rel.name = name; /* (name: an older ofcd reads that) */
 	if (ask(o, &req, o->timeout >= 0 ? o->timeout : 60, CLI_CALL_PERSIST, &resp, &err) < 0) {
 		fprintf(stderr, "ofc slurm epilog: job %s: %s\n", job, err.msg);
 		return 1;

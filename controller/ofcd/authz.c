@@ -103,6 +103,21 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 }
 
 /* Whether host `name` is in one of the partitions p owns. */
+/* Whether a partition of that name is the config's or held. */
+static bool partition_named(const struct ofcd *d, const char *name)
+{
+	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
+	const struct fabric *f = d->loop.cfg ? d->loop.cfg->f : NULL;
+
+	for (uint32_t i = 0; f && i < f->npartitions; i++)
+		if (strcmp(f->partitions[i].name, name) == 0)
+			return true;
+	for (size_t i = 0; st && i < st->n_held; i++)
+		if (st->held[i]->name && strcmp(st->held[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
 bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name)
 {
 	const struct fabric *f = d->loop.cfg->f;
@@ -188,12 +203,18 @@ static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 		}
 		return 0;
 	}
-	case API_RELEASE_PARTITION:
-		if (!authz_owns(p, req->release_partition->name))
-			return refuse(st, why, len, OTHER_TENANT,
-				      req->release_partition->name ? req->release_partition->name
-								   : "(none)");
-		return 0;
+	case API_RELEASE_PARTITION: {
+		const char *rn = wire_release_name(req->release_partition);
+
+		if (!rn || authz_owns(p, rn))
+			return 0; /* (mine, or the handler's INVALID) */
+		if (!partition_named(d, rn))
+			return refuse(st, why, len,
+				      "permission denied: no partition %.64s exists (nothing to "
+				      "release), and %.64s may name only its own partitions",
+				      rn, name);
+		return refuse(st, why, len, OTHER_TENANT, rn);
+	}
 	case API_CANCEL:
 		if (!req->cancel->has_ticket || !req->cancel->ticket)
 			return refuse(st, why, len,
@@ -350,6 +371,7 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 	Ofc__V1__State *st = arena_alloc(a, sizeof(*st));
 
 	ofc__v1__state__init(st);
+	st->tenant = p->identity ? p->identity : "?";
 	st->fabric_name = src->fabric_name;
 	st->has_config_generation = src->has_config_generation;
 	st->config_generation = src->config_generation;

@@ -47,6 +47,8 @@ static void on_store(void *ctx, enum store_event ev)
 	}
 	if (ev == STORE_EV_CHANGED && atomic_exchange(&d->cl_change_posted, true))
 		return;
+	if (ev == STORE_EV_EVENTS && atomic_exchange(&d->cl_events_posted, true))
+		return;
 	n = xcalloc(1, sizeof(*n));
 	n->cluster = ev;
 	ofcd_note(d, n);
@@ -140,6 +142,10 @@ static void replicas_msg(struct arena *a, Ofc__V1__Cluster *c, const struct stor
 {
 	uint64_t now = unix_ms();
 
+	c->n_known_replicas = v->nknown;
+	c->known_replicas = arena_array(a, v->nknown + 1, sizeof(*c->known_replicas));
+	for (uint32_t i = 0; i < v->nknown; i++)
+		c->known_replicas[i] = arena_strdup(a, v->known[i]);
 	c->n_replicas = v->nreplicas;
 	c->replicas = arena_array(a, v->nreplicas + 1, sizeof(*c->replicas));
 	for (uint32_t i = 0; i < v->nreplicas; i++) {

@@ -135,8 +135,25 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 			  const char *device, const char *message, const char *sentence,
 			  uint64_t time_ms, const struct note *n);
 void ofcd_on_event(struct ofcd *d, struct note *n);
-/* An event to every watcher (a tenant's when part is one of its partitions). */
+/* A queued request's end (KIND_REQUEST_DONE, _REFUSED, KIND_FAILURE_*),
+ * r its answer. */
+void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Response *r);
+/* An event to every watcher (a tenant's when part is one of its partitions),
+ * unnumbered and not logged: a replica's own KIND_LEADER_CHANGED. */
 void ofcd_send_watchers(struct ofcd *d, Ofc__V1__Response *r, const char *part);
+/* event_log.c: every other event goes through the fabric's log. emit: r
+ * (an event; r->id and the event's seq, log are set here) numbered and
+ * sent, or, on a replicated leader, written to the store's log at the
+ * end of this loop pass and sent then (dropped on a follower: the
+ * leader's log has it). pull: what the store's log holds past the last
+ * sent (a follower after the sync in progress, event_log_synced).
+ * resume: a new watcher gets the kept events after seq `after` of log
+ * `log` (0: any). */
+void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition);
+void event_log_pull(struct ofcd *d);
+void event_log_synced(struct ofcd *d);
+void event_log_resume(struct ofcd *d, struct conn *c, uint64_t after, uint64_t log);
+void event_log_free(struct ofcd *d);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
 void ofcd_planner_stop(struct ofcd *d);

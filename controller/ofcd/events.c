@@ -79,37 +79,81 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 	r.message = (char *)sentence;
 	r.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	r.event = &e;
-	/* (a partition event names its own; else the request's) */
+	/* (a partition event names its own; else the request's, so that
+	 * every replica knows which tenant hears it) */
 	const char *part = n && n->partition ? n->partition : event_partition(d, ticket);
-	e.partition = (char *)(n ? n->partition : NULL);
-	ofcd_send_watchers(d, &r, part);
+	e.partition = (char *)part;
+	event_log_emit(d, &r, part);
 	if (sched)
 		ofc__v1__schedule__free_unpacked(sched, NULL);
 }
 
-/* The index of device `name` in the snapshot, or -1. */
-int ofcd_snap_dev(struct snapshot *s, const char *name)
+/* What watchers hear of an answer: its words, but where a device's own
+ * text may be in them (the devices were read or driven and failed): those
+ * are for the requester and the log, as a device's errors are in the
+ * state (the transaction's events say what failed, publicly). */
+static const char *public_outcome(const Ofc__V1__Response *r, char *buf, size_t n)
 {
-	for (uint32_t i = 0; name && i < s->ndevs; i++)
-		if (strcmp(s->devs[i]->name, name) == 0)
-			return (int)i;
-	return -1;
+	const Ofc__V1__TransactionInfo *t =
+	    r->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? r->transaction : NULL;
+	const char *msg = r->message ? r->message : "";
+
+	if (r->status != OFC__V1__STATUS__STATUS_FAILED || !t)
+		return msg;
+	if (t->has_id && t->id) {
+		snprintf(buf, n, "transaction %llu failed%s%s (its events say how)",
+			 (unsigned long long)t->id, t->failed_device ? " on " : "",
+			 t->failed_device ? t->failed_device : "");
+		return buf;
+	}
+	if (strncmp(msg, "cannot read the devices", 23) == 0)
+		return "cannot read the devices (the state shows which)";
+	return msg;
 }
 
-/* error: the device's text (root and the admin group see it); reason:
- * what read-only clients see instead. */
-void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason)
+/* A queued request's end, for every watcher (a tenant's of its own
+ * partition's): done, a failure reported or restored, or refused and why.
+ * r: its answer. */
+void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Response *r)
 {
-	Ofc__V1__DeviceState *m;
+	Ofc__V1__Response ev = OFC__V1__RESPONSE__INIT;
+	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
+	const Ofc__V1__TransactionInfo *t =
+	    r->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? r->transaction : NULL;
+	bool ok = r->status == OFC__V1__STATUS__STATUS_OK;
+	char buf[200], line[1200], from[160];
+	const char *msg = public_outcome(r, buf, sizeof(buf));
 
-	if (i < 0)
+	if (!j->ticket)
 		return;
-	m = d->loop.snap->devs[i];
-	m->has_reachable = 1;
-	m->reachable = up;
-	m->error = up || !error ? NULL : arena_strdup(&d->loop.snap->a, error);
-	d->loop.snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
-	changed(d);
+	e.has_kind = e.has_time_unix_ms = e.has_ticket = e.has_status = 1;
+	e.kind = !ok			  ? OFC__V1__EVENT__KIND__KIND_REQUEST_REFUSED
+		 : j->kind != JOB_FAILURE ? OFC__V1__EVENT__KIND__KIND_REQUEST_DONE
+		 : j->restore || j->clear ? OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED
+					  : OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED;
+	e.time_unix_ms = unix_ms();
+	e.ticket = j->ticket;
+	e.status = r->status;
+	e.message = (char *)msg;
+	e.partition = j->partition;
+	if (t && t->has_id && t->id) {
+		e.has_transaction = 1;
+		e.transaction = t->id;
+	}
+	if (j->kind == JOB_FAILURE) {
+		e.n_failed = j->nitems;
+		e.failed = j->items;
+	}
+	snprintf(line, sizeof(line), "%s: ticket %llu, %s%s %s from %s: %s",
+		 event_kind_name(e.kind), (unsigned long long)j->ticket, job_kind_name(j->kind),
+		 j->dry_run ? " (dry run)" : "", j->target ? j->target : "",
+		 job_from_words(j, from, sizeof(from)), msg);
+	ev.has_status = 1;
+	ev.status = OFC__V1__STATUS__STATUS_OK;
+	ev.message = line;
+	ev.body_case = OFC__V1__RESPONSE__BODY_EVENT;
+	ev.event = &e;
+	event_log_emit(d, &ev, j->partition);
 }
 
 void ofcd_on_event(struct ofcd *d, struct note *n)

@@ -357,6 +357,8 @@ static void sched_keep(struct held_scheds *c, const struct snapshot *s)
 
 void held_state(struct ofcd *d, struct snapshot *s)
 {
+	if (s && !d->w.nheld)
+		held_view(d, s); /* (at_target explained) */
 	if (!s || !d->w.nheld)
 		return;
 	Ofc__V1__State *st = s->state;

@@ -7,10 +7,10 @@
  * does not fit is dropped, logged and announced, never held half.
  *
  * Events: the leader announces what it does (KIND_PARTITION_HELD,
- * _RELEASED, _DROPPED); a follower announces what changed between two
- * reads of the store, the reason of a hold let go taken from the list's
- * `gone` (the last few), so that a Watch on any replica hears the
- * fabric's holds. Mutation worker only. */
+ * _RELEASED, _DROPPED), to every replica's watchers through the event
+ * log (event_log.c); a follower logs what changed between two reads of
+ * the store, the reason of a hold let go taken from the list's `gone` (the
+ * last few). Mutation worker only. */
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>

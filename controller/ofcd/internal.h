@@ -673,6 +673,8 @@ struct ofcd_loop {
 	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
 	 * or a takeover is done. */
 	bool cl_reload;
+	/* event_log.c: the fabric's event log as this replica sent it */
+	struct event_log *evlog;
 };
 
 /* plan_ahead.c: run-time partitions planned ahead, off the queue, by a
@@ -754,6 +756,7 @@ struct ofcd {
 	atomic_int stop_req, reload_req;
 	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
 	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way (cluster.c) */
+	atomic_bool cl_events_posted; /* ... a STORE_EV_EVENTS note */
 
 	/* Devices' counts: the mutation worker adds, the loop reads, under
 	 * devm.mu (metrics.c). */
@@ -1214,6 +1217,9 @@ void strv_free(char **v, uint32_t n);
 /* wire.c: whether a string field of the packed message p (of type d),
  * nested ones too, holds a NUL byte, which protobuf-c's unpack cuts the
  * string at; *field names the first such field. */
+/* ReleasePartition's partition (partition, else its older spelling name;
+ * NULL: neither, or both and unlike). */
+const char *wire_release_name(const Ofc__V1__ReleasePartition *rp);
 bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			  const char **field);
 

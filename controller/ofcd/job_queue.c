@@ -395,8 +395,10 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		 r && r->message ? r->message : "");
 	if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
 		d->loop.errors++;
-	if (r)
+	if (r) {
+		ofcd_request_event(d, j, r);
 		ofc__v1__response__free_unpacked(r, NULL);
+	}
 	outcome_done(d, j);
 	if (c)
 		conn_queue(c, j->reply, j->reply_len, NULL, 0);
@@ -466,6 +468,7 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 			d->loop.sync_again = false;
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		}
+		event_log_synced(d);
 		job_free(j);
 		ofcd_planner_check(d);
 		ofcd_maybe_start(d);
@@ -482,6 +485,15 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 
 			if (!m)
 				continue;
+			/* A leader's first word of a device reachable goes to the
+			 * followers too (they read no device: event_log.c), so
+			 * every replica shows it, not "not contacted yet". */
+			if (!m->has_reachable && j->probe[i].reachable && d->clustered)
+				ofcd_broadcast_event(
+				    d, OFC__V1__EVENT__KIND__KIND_DEVICE_BACK, 0, 0,
+				    j->probe[i].name, "reachable (the leader's first contact)",
+				    "device back: reachable (the leader's first contact)",
+				    unix_ms(), NULL);
 			if (!m->has_reachable || m->reachable != j->probe[i].reachable)
 				ofcd_set_reachable(d, k, j->probe[i].reachable, j->probe[i].error,
 						   j->probe[i].reason);

@@ -331,6 +331,10 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 	    [OFC__V1__EVENT__KIND__KIND_PARTITION_RELEASED] = "partition released",
 	    [OFC__V1__EVENT__KIND__KIND_PARTITION_DROPPED] = "partition dropped",
 	    [OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED] = "leader changed",
+	    [OFC__V1__EVENT__KIND__KIND_REQUEST_DONE] = "request done",
+	    [OFC__V1__EVENT__KIND__KIND_REQUEST_REFUSED] = "request refused",
+	    [OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED] = "failure reported",
+	    [OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED] = "failure restored",
 	};
 
 	return (size_t)k < ARRAY_SIZE(names) && names[k] ? names[k] : "event";

@@ -244,6 +244,21 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 	for (size_t i = 0; i < API_NKINDS; i++)
 		sb_printf(&sb, "ofc_requests_received_total{request=\"%s\"} %llu\n",
 			  api_requests[i].word, (unsigned long long)m->received[i]);
+	/* What every replica shows alike (views.c): the fabric at its target,
+	 * the held partitions and each one's own. */
+	head(&sb, "ofc_at_target", "gauge",
+	     "1 when the devices hold the fabric's target outside the held partitions' ports "
+	     "(State.at_target), else 0");
+	sb_printf(&sb, "ofc_at_target %d\n", s->state->at_target ? 1 : 0);
+	head(&sb, "ofc_held_partitions", "gauge", "partitions held for their owners (Slurm jobs)");
+	sb_printf(&sb, "ofc_held_partitions %zu\n", s->state->n_held);
+	head(&sb, "ofc_held_partition_at_target", "gauge",
+	     "1 when a held partition's hosts' circuits are its topology's, else 0");
+	for (size_t i = 0; i < s->state->n_held; i++) {
+		sb_printf(&sb, "ofc_held_partition_at_target{partition=\"");
+		label(&sb, s->state->held[i]->name);
+		sb_printf(&sb, "\"} %d\n", s->state->held[i]->at_target ? 1 : 0);
+	}
 	head(&sb, "ofc_failures", "gauge", "failed links, ports and hosts in effect");
 	sb_printf(&sb, "ofc_failures %zu\n", s->state->n_failed);
 	head(&sb, "ofc_replans_total", "counter",

@@ -91,15 +91,21 @@ int release_partition(const struct request *rq)
 	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	const Ofc__V1__ReleasePartition *rp = req->release_partition;
+	const char *name = wire_release_name(rp);
 	struct job *j;
 
-	if (!rp->name || !plain_name(rp->name))
+	if (rp->partition && rp->name && !name)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "release_partition needs the partition's name");
+			     "release_partition names two partitions ('%.64s' as partition, "
+			     "'%.64s' as name, its older spelling): give one",
+			     rp->partition, rp->name);
+	if (!name || !plain_name(name))
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "release_partition needs the partition's name (partition)");
 	if (!(j = queued_job(rq, JOB_RELEASE)))
 		return 0;
-	j->partition = xstrdup(rp->name);
-	j->target = xasprintf("partition %s", rp->name);
+	j->partition = xstrdup(name);
+	j->target = xasprintf("partition %s", name);
 	enqueue(d, j, rq);
 	return 0;
 }

@@ -640,15 +640,21 @@ int get_metrics(const struct request *rq)
 	return 0;
 }
 
-/* Watch: this connection gets the events from now on. */
+/* Watch: this connection gets the events from now on; one resuming
+ * (after_seq) first the kept events it missed. */
 int watch(const struct request *rq)
 {
 	struct conn *c = rq->c;
+	const Ofc__V1__Watch *w = rq->req->watch;
+	int rc;
 
 	c->watching = true;
 	c->watch_id = rq->req->id;
 	if (rq->who.p && !c->watch_principal)
 		c->watch_principal = principal_copy(rq->who.p);
-	return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
-		     c->d->loop.cfg->f->name);
+	rc = reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
+		   c->d->loop.cfg->f->name);
+	if (w && w->has_after_seq)
+		event_log_resume(c->d, c, w->after_seq, w->has_log ? w->log : 0);
+	return rc;
 }

@@ -149,7 +149,11 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		atomic_store(&d->cl_change_posted, false);
 		ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
-	default: /* (health: a deposed replica's reload that found etcd silent, again) */
+	case STORE_EV_EVENTS:
+		atomic_store(&d->cl_events_posted, false);
+		event_log_pull(d);
+		return; /* (nothing GetState shows) */
+	default:	/* (health: a deposed replica's reload that found etcd silent, again) */
 		if (d->loop.cl_reload)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
@@ -588,6 +592,7 @@ void ofcd_close(struct ofcd *d)
 	job_free(d->jobs.mjob);
 	job_free(d->loop.planner_job);
 	job_free(d->loop.cluster_job);
+	event_log_free(d);
 	planner_abandon(d->loop.planner);
 	/* Streams still running free themselves (stream.c). */
 	for (uint32_t i = 0; i < d->loop.nstreams; i++) {

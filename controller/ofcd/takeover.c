@@ -1,8 +1,8 @@
 /* A replica's mutation worker following the store: taking over when it is
  * elected (JOB_TAKEOVER: the --config file read again, the lock, a repair
  * of what the last leader left, the store's state adopted) and syncing
- * while it follows (JOB_SYNC: events from the record and the journal, the
- * state adopted again when more than the journal changed). */
+ * while it follows (JOB_SYNC: the record and the journal's changes logged,
+ * the state adopted again when more than the journal changed). */
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
@@ -132,9 +132,9 @@ void ofcd_run_takeover(struct ofcd *d, struct job *j)
 		 d->w.base->f->name, (unsigned long long)epoch, now_seconds() - t0);
 }
 
-/* Events for a follower's watchers, from what changed in the record and
- * the journal since the last sync (the leader's own events stay on the
- * leader). */
+/* A follower's words for its log of what changed in the record and the
+ * journal since the last sync (its watchers get the leader's own events,
+ * from the store's event log: event_log.c drops these). */
 static void sync_events(struct ofcd *d)
 {
 	struct ctl_record r;

@@ -204,6 +204,101 @@ static Ofc__V1__Schedule *part_schedule(const struct ofcd *d, struct snapshot *s
 	return out;
 }
 
+static int cmp_xconn(const void *a, const void *b)
+{
+	const struct xconn *x = a, *y = b;
+
+	return x->in != y->in	  ? (x->in < y->in ? -1 : 1)
+	       : x->out != y->out ? (x->out < y->out ? -1 : 1)
+				  : 0;
+}
+
+/* Of rec's cross-connects outside skip (NULL: none skipped), those the
+ * target lacks (*extra), and of want's those rec lacks (*missing). */
+static void xc_differ(const struct device_state *rec, const struct device_state *want,
+		      const uint8_t *skip, uint32_t ports, uint32_t *extra, uint32_t *missing)
+{
+	struct xconn *a = xcalloc((size_t)rec->nxc + 1, sizeof(*a));
+	struct xconn *b = xcalloc((size_t)want->nxc + 1, sizeof(*b));
+	uint32_t na = 0, nb = 0, i = 0, k = 0;
+
+#define KEPT(x)                                                                                    \
+	(!skip || !(((x).in <= ports && skip[(x).in]) || ((x).out <= ports && skip[(x).out])))
+	for (uint32_t n = 0; n < rec->nxc; n++)
+		if (KEPT(rec->xc[n]))
+			a[na++] = rec->xc[n];
+	for (uint32_t n = 0; n < want->nxc; n++)
+		if (KEPT(want->xc[n]))
+			b[nb++] = want->xc[n];
+#undef KEPT
+	qsort(a, na, sizeof(*a), cmp_xconn);
+	qsort(b, nb, sizeof(*b), cmp_xconn);
+	*extra = *missing = 0;
+	while (i < na || k < nb) {
+		int c = i == na ? 1 : k == nb ? -1 : cmp_xconn(&a[i], &b[k]);
+
+		*extra += c < 0;
+		*missing += c > 0;
+		i += c <= 0;
+		k += c >= 0;
+	}
+	free(a);
+	free(b);
+}
+
+/* State.at_target_detail: what differs from the fabric's target, device
+ * by device, outside the held partitions' ports (skip, by switch; NULL:
+ * none held, nskip of them), and why it may. */
+static void at_target_explain(struct snapshot *s, const struct ctl *c, const struct ctl_record *rec,
+			      uint8_t *const *skip, uint32_t nskip)
+{
+	const struct fabric *f = c->fabric;
+	struct strbuf sb = STRBUF_INIT;
+	bool kept = false;
+
+	if (!rec->have_state) {
+		s->state->at_target_detail = "nothing committed yet";
+		return;
+	}
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		const struct device_state *r = recorded(rec, cd->cfg.name);
+		int sw = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+		struct device_state want;
+		uint32_t extra, missing;
+
+		if (s->devs[i]->at_target)
+			continue;
+		if (!r || sw < 0) {
+			sb_printf(&sb, "%s%s %s", sb.len ? "; " : "", cd->cfg.name,
+				  r ? "differs from its target" : "has no record yet");
+			continue;
+		}
+		ctl_fabric_target(c, i, &want);
+		xc_differ(r, &want, skip ? skip[sw] : NULL, f->switches[sw].ports, &extra,
+			  &missing);
+		state_free(&want);
+		sb_printf(
+		    &sb,
+		    "%s%s: %u cross-connect%s the target does not have, %u of the target's missing",
+		    sb.len ? "; " : "", cd->cfg.name, extra, extra == 1 ? "" : "s", missing);
+		kept |= extra || missing;
+	}
+	if (kept)
+		sb_printf(&sb,
+			  " (a partition aimed since the fabric's last commit changed its "
+			  "hosts' circuits, and a released one's stay as they are by design "
+			  "until its ports are aimed again: reconfigure --topology re-aims the "
+			  "fabric)");
+	if (nskip)
+		sb_printf(&sb,
+			  "; the %u port%s of held partitions are judged by each partition's own "
+			  "at_target, not here",
+			  nskip, nskip == 1 ? "" : "s");
+	s->state->at_target_detail = arena_strdup(&s->a, sb.buf ? sb.buf : "");
+	sb_free(&sb);
+}
+
 void held_view(const struct ofcd *d, struct snapshot *s)
 {
 	Ofc__V1__State *st = s ? s->state : NULL;
@@ -211,11 +306,17 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 	struct ofc_error err = {0};
 	struct ctl_record rec;
 
-	if (!st || !st->n_held || !c || s->ndevs != c->ndevs)
+	if (!st || !c || s->ndevs != c->ndevs)
 		return;
 	const struct fabric *f = c->fabric;
 	if (ctl_load_record_for(c, &rec, &err) < 0)
 		return; /* (snapshot_build said why) */
+	if (!st->n_held) {
+		if (!st->at_target)
+			at_target_explain(s, c, &rec, NULL, 0);
+		ctl_record_free(&rec);
+		return;
+	}
 	struct partition *parts = xcalloc(st->n_held + 1, sizeof(*parts));
 	uint8_t **skip = xcalloc((size_t)f->nswitches + 1, sizeof(*skip));
 	uint32_t **owner = xcalloc((size_t)f->nswitches + 1, sizeof(*owner));
@@ -248,6 +349,10 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 		}
 	}
 	free(host_of);
+	uint32_t nskip = 0;
+	for (uint32_t sw = 0; sw < f->nswitches; sw++)
+		for (uint32_t p = 0; p <= f->switches[sw].ports; p++)
+			nskip += skip[sw][p];
 	/* the fabric's target, outside the held partitions */
 	bool all = rec.have_state;
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -259,6 +364,8 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 		all &= s->devs[i]->at_target;
 	}
 	st->at_target = all;
+	if (!all)
+		at_target_explain(s, c, &rec, skip, nskip);
 	/* each held partition: its own target and schedule */
 	for (size_t i = 0; i < st->n_held; i++) {
 		Ofc__V1__HeldPartition *m = st->held[i];

@@ -18,7 +18,8 @@
  * (journal.c), .failed and .rewired lines of text (controller/ofcd/
  * failures.c), the queue an ofc.v1.MutationQueue (controller/ofcd/
  * queue.c), the held partitions an ofc.v1.HeldPartitions (controller/
- * ofcd/held.c). A store is used by one thread at a time unless its backend
+ * ofcd/held.c), the event log an ofc.v1.EventLog (controller/ofcd/
+ * event_log.c). A store is used by one thread at a time unless its backend
  * says otherwise: etcd's takes reads and writes from any thread (one
  * write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
@@ -36,6 +37,8 @@ enum store_item {
 	STORE_HELD,	  /* FABRIC.held: the partitions ofcd holds for their owners */
 	STORE_OUTCOMES,	  /* the outcomes of a replicated leader's recent keyed
 			   * mutations (etcd only; no file) */
+	STORE_EVENTS,	  /* the fabric's last events, for every replica's watchers
+			   * (etcd only; no file) */
 	STORE_NITEMS
 };
 
@@ -104,6 +107,10 @@ enum store_event {
 	 * registered replica, or bound to a lease not the named replica's) was
 	 * found and deleted; store_cluster's unheld says which and why. */
 	STORE_EV_NO_LEADER,
+	/* The watch delivered the event log (STORE_EVENTS) anew; not a change of
+	 * the state (no STORE_EV_CHANGED for it). Last, so that a change of the
+	 * state the same watch answer delivered is fired first. */
+	STORE_EV_EVENTS,
 };
 
 struct store_etcd_opts {
@@ -188,6 +195,10 @@ struct store_cluster {
 	/* The fabric's replicas as registered, by name, this one too. */
 	uint32_t nreplicas;
 	struct store_replica replicas[STORE_MAX_REPLICAS];
+	/* Every replica that registered once (the registry, PREFIX FABRIC/
+	 * known/NAME, no lease): one not among replicas is missing. */
+	uint32_t nknown;
+	char known[STORE_MAX_REPLICAS][64];
 	uint64_t serial; /* changes whenever any of the above changes but lease_left */
 };
 /* What the store knows of the cluster (any thread). */

@@ -5,7 +5,7 @@
  * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
  * name and addresses, bound to its lease), .../state, .../journal,
  * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
- * .../held, and .../replicas/NAME (each replica's registration, bound to
+ * .../held, .../outcomes, .../events, and .../replicas/NAME (each replica's registration, bound to
  * its lease). A value too large for one etcd request is a head naming its
  * parts, KEY/part/GEN/NNNN (store_parts.c).
  *
@@ -47,7 +47,7 @@
 static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
-    [STORE_OUTCOMES] = "outcomes",
+    [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",
 };
 
 static const struct etcd_store *ces_of(const struct store *s)
@@ -66,7 +66,7 @@ static char *key_of(const struct etcd_store *es, enum store_item it)
 void es_post(struct etcd_store *es, enum store_event ev)
 {
 	es->pending |= 1u << ev;
-	if (ev != STORE_EV_CHANGED)
+	if (ev != STORE_EV_CHANGED && ev != STORE_EV_EVENTS)
 		es->serial++;
 }
 
@@ -79,7 +79,7 @@ static void fire(struct etcd_store *es)
 	p = es->pending;
 	es->pending = 0;
 	pthread_mutex_unlock(&es->mu);
-	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_NO_LEADER; ev++)
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_EVENTS; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
 }
@@ -187,6 +187,7 @@ static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, i
 	es->loaded = true;
 	es_post(es, STORE_EV_CHANGED);
 	es_post(es, STORE_EV_HEALTH);
+	es_post(es, STORE_EV_EVENTS);
 }
 
 void es_kvs_free(struct etcd_kv *kvs, uint32_t n)
@@ -382,6 +383,7 @@ static void es_cluster(struct store *s, struct store_cluster *out)
 	out->nmembers = es->nmembers;
 	memcpy(out->members, es->members, sizeof(out->members));
 	es_replicas_of(es, out, now);
+	es_known_of(es, out);
 	out->serial = es->serial;
 	pthread_mutex_unlock(&es->mu);
 }
@@ -919,19 +921,27 @@ static int on_watch(void *ctx, struct json_object *msg)
 		}
 		/* (a registration is the replicas' health, not the state; the
 		 * outcomes are read at a takeover only: no follower syncs for
-		 * them, twice a mutation) */
-		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0;
+		 * them, twice a mutation; the event log is the watchers', not
+		 * the state's) */
+		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0 ||
+			      strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0;
 		size_t plen = strlen(es->prefix);
-		bool quiet = strncmp(kv.key, es->prefix, plen) == 0 &&
-			     strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0;
+		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
+		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
+		bool quiet =
+		    is_events || (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
 
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
 			  kv.lease);
 		if (del)
 			free(kv.value);
 		es->wake |= is_reg && es->forged_wait;
+		if (strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0)
+			es->serial++; /* (what store_cluster shows) */
 		if (is_reg)
 			es_post(es, STORE_EV_HEALTH);
+		else if (is_events)
+			es_post(es, STORE_EV_EVENTS);
 		else if (!is_leader && !quiet)
 			es_post(es, STORE_EV_CHANGED);
 	}
@@ -1155,6 +1165,10 @@ static void es_close(struct store *s)
 	free(es->leader_key);
 	free(es->reg_prefix);
 	free(es->reg_key);
+	free(es->known_prefix);
+	free(es->known_key);
+	free(es->known_prefix);
+	free(es->known_key);
 	free(es->value);
 	free(es);
 }
@@ -1241,6 +1255,10 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->leader_key = xasprintf("%sleader", es->prefix);
 	es->reg_prefix = xasprintf("%sreplicas/", es->prefix);
 	es->reg_key = xasprintf("%s%s", es->reg_prefix, o->name);
+	es->known_prefix = xasprintf("%sknown/", es->prefix);
+	es->known_key = xasprintf("%s%s", es->known_prefix, o->name);
+	es->known_prefix = xasprintf("%sknown/", es->prefix);
+	es->known_key = xasprintf("%s%s", es->known_prefix, o->name);
 	gethostname(es->host, sizeof(es->host) - 1);
 	es->started_ms = unix_ms();
 	es->ttl_asked = o->ttl;

@@ -76,6 +76,10 @@ struct etcd_store {
 	 * role and epoch it was last written with and when; dup: another
 	 * replica holds the name (this one never campaigns). */
 	char *reg_key, *reg_prefix, host[128];
+	/* ... and its entry in the fabric's registry of the replicas that
+	 * should run (PREFIX FABRIC/known/NAME, no lease: it outlives the
+	 * process, so a replica that died is missed, not forgotten) */
+	char *known_key, *known_prefix;
 	uint64_t started_ms;
 	int64_t reg_create, reg_lease;
 	bool reg_leading, dup;
@@ -104,6 +108,7 @@ double es_call_timeout(const struct etcd_store *es);
 int es_register(struct store *s, double timeout, struct ofc_error *err);
 void es_reg_turn(struct etcd_store *es, struct etcd_conn *c);			   /* (session) */
 void es_replicas_of(struct etcd_store *es, struct store_cluster *out, double now); /* (under mu) */
+void es_known_of(struct etcd_store *es, struct store_cluster *out);		   /* (under mu) */
 void es_replica_leases(struct etcd_store *es, struct etcd_conn *c);		   /* (health) */
 
 #endif

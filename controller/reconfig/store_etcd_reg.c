@@ -101,6 +101,26 @@ static int reg_refused(struct etcd_store *es, int64_t lease, const struct store_
 			     o->socket[0] ? ", socket " : "", o->socket);
 }
 
+/* This replica in the registry of those that should run, as it started
+ * last (a failed write is logged by nobody: the next start writes it). */
+static void known_write(struct etcd_store *es)
+{
+	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	char *v = reg_value(es, false, 0);
+	struct ofc_error e = {0};
+	bool ok = false;
+	int64_t rev = 0;
+
+	etcd_txn_put(t, true, es->known_key, v, strlen(v), 0);
+	pthread_mutex_lock(&es->wmu);
+	etcd_txn(es->wconn, t, es_call_timeout(es), &ok, &rev, &resp, &e);
+	pthread_mutex_unlock(&es->wmu);
+	json_object_put(t);
+	if (resp)
+		json_object_put(resp);
+	free(v);
+}
+
 int es_register(struct store *s, double timeout, struct ofc_error *err)
 {
 	struct etcd_store *es = es_of(s);
@@ -132,6 +152,7 @@ int es_register(struct store *s, double timeout, struct ofc_error *err)
 			pthread_mutex_lock(&es->mu);
 			reg_done(es, create, lease, false, 0);
 			pthread_mutex_unlock(&es->mu);
+			known_write(es);
 			return 0;
 		}
 		/* A dead process of this machine's (a kill -9 before a
@@ -216,6 +237,18 @@ void es_replicas_of(struct etcd_store *es, struct store_cluster *out, double now
 }
 
 /* (health thread) Ask etcd how long the other replicas' leases have. */
+/* (under mu) The registry's names, into out. */
+void es_known_of(struct etcd_store *es, struct store_cluster *out)
+{
+	size_t plen = strlen(es->known_prefix);
+
+	out->nknown = 0;
+	for (uint32_t i = 0; i < es->nkv && out->nknown < STORE_MAX_REPLICAS; i++)
+		if (strncmp(es->kv[i].key, es->known_prefix, plen) == 0)
+			snprintf(out->known[out->nknown++], sizeof(out->known[0]), "%s",
+				 es->kv[i].key + plen);
+}
+
 void es_replica_leases(struct etcd_store *es, struct etcd_conn *c)
 {
 	int64_t leases[STORE_MAX_REPLICAS];

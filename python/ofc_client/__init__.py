@@ -438,11 +438,17 @@ class Client:
             gs.reduced = True
         return self.call(req).schedule
 
-    def watch(self, idle_timeout=None, count=None):
+    def watch(self, idle_timeout=None, count=None, after_seq=None, log=None):
         """Yield ofc.v1.Event as they happen. Ends after `count` events, or
-        when none came for `idle_timeout` seconds (None: never)."""
+        when none came for `idle_timeout` seconds (None: never). after_seq
+        and log (an Event's seq and log) resume a watch: the events kept
+        after that one come first."""
         req = control_pb2.Request(id=next(_ids))
         req.watch.SetInParent()
+        if after_seq is not None:
+            req.watch.after_seq = after_seq
+        if log is not None:
+            req.watch.log = log
         conn, ack = self._ask(req, lambda conn, first: first)
         conn.deadline = None  # (the timeout was the acknowledgement's)
         try:
@@ -527,6 +533,8 @@ class Client:
         if not name:
             raise ValueError("release_partition needs the partition's name")
         req = control_pb2.Request()
+        # (name too, its older spelling: an ofcd of before partition reads it)
+        req.release_partition.partition = name
         req.release_partition.name = name
         return self.call(req)
 

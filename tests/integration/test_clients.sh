@@ -133,6 +133,17 @@ grep -q "does not lead; asking the leader, $L, at $(gw "$L")" "$TMP/err" && ok |
 	bad "ofc --server's follower named the leader's URL" "$(cat "$TMP/err")"
 expect_exit 0 $OFC --server "$SERVERS" $TENANT status
 grep -q "(config ?)\|(null)" "$TMP/out" && bad "a tenant's status shows what it may not see" "$(cat "$TMP/out")" || ok
+# what the tenant has, and nothing it cannot see said as missing
+grep -q "^  tenant     cn:tenant-a: its partitions alone" "$TMP/out" &&
+	grep -q "^  held       t-a: ring:4 on 4 hosts, at target" "$TMP/out" &&
+	grep -q "^  ocs0 (switch): 4 circuits between its hosts" "$TMP/out" &&
+	! grep -q "none recorded\|NOT at target\|switch -" "$TMP/out" && ok ||
+	bad "a tenant's status says what it has" "$(cat "$TMP/out")"
+# a tenant's cluster status is its own smaller view, said as such
+expect_stdout_has "fabric clients16, as tenant cn:tenant-a sees it: its partitions alone" \
+	$OFC --server "$SERVERS" $TENANT cluster status
+grep -q "not replicated\|not contacted\|devices " "$TMP/out" && bad "a tenant's cluster status claims what it cannot see" "$(cat "$TMP/out")" || ok
+grep -q "^  held       t-a: ring:4 on 4 hosts$" "$TMP/out" && ok || bad "a tenant's cluster status: its hold" "$(cat "$TMP/out")"
 expect_stdout_has "released partition 't-a'" $OFC --server "$SERVERS" $TENANT release t-a
 # a follower answers the read, and names the leader where this client goes
 expect_stdout_has "; leader $L, epoch" $OFC --server "$SERVERS" $ADMIN status
@@ -212,6 +223,16 @@ $OFC --socket "$ALL" cluster status --json >"$TMP/cs.json" 2>/dev/null
 [ $? -eq 1 ] && python3 -c "import json,sys; j=json.load(open(sys.argv[1]))
 sys.exit(0 if not j['healthy'] and [a['address'] for a in j['addresses'] if not a['answered']] == [sys.argv[2]] else 1)" \
 	"$TMP/cs.json" "$TMP/$L.sock" && ok || bad "cluster status --json with a replica killed" "$(cat "$TMP/cs.json")"
+# one survivor's address is enough: the store's registry knows the
+# replicas that should run, so the dead one is named once its lease ended
+set -- $(others "$L")
+deadline 15
+until { ! $OFC --socket "$TMP/$1.sock" cluster status >"$TMP/one.out" 2>"$TMP/one.err"; } &&
+	grep -q "replica $L is missing" "$TMP/one.out" || past $_end; do sleep 0.2; done
+$OFC --socket "$TMP/$1.sock" cluster status >"$TMP/one.out" 2>"$TMP/one.err"
+[ $? -eq 1 ] && grep -q "^  replica    $L: MISSING (registered before, no lease now)$" "$TMP/one.out" &&
+	grep -q "^ofc cluster: replica $L is missing: it registered before and holds no lease now" "$TMP/one.err" &&
+	ok || bad "cluster status from one address names the dead replica" "$(cat "$TMP/one.out" "$TMP/one.err")"
 expect_stdout_has "ofc: job 13: partition slurm-job-13: ring:4 on 4 hosts committed" prolog 13 'h[8-11]' 'ofc:topology=ring:4'
 expect_stdout_has "released partition 'slurm-job-13'" epilog 13
 # and through the gateways, the dead replica's among them

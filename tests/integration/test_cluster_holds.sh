@@ -195,11 +195,16 @@ H11="slurm-job-11 $ME True h0 h1 h2 h3 h4 h5 h6 h7"
 for r in $L $F1 $F2; do
 	until_held $r "$H11" 10 && ok || bad "$r does not show the hold" "$(held "$TMP/$r.sock")"
 done
+# a follower's metrics count the hold and say it is at its target
+$OFC --socket "$TMP/$F1.sock" metrics >"$TMP/m.txt" 2>&1
+grep -q '^ofc_held_partitions 1$' "$TMP/m.txt" && grep -q '^ofc_held_partition_at_target{partition="slurm-job-11"} 1$' "$TMP/m.txt" &&
+	grep -q '^ofc_at_target [01]$' "$TMP/m.txt" && ok || bad "a follower's metrics of the hold" "$(grep -e held -e at_target "$TMP/m.txt")"
 deadline 5
 until grep -q KIND_PARTITION_HELD "$TMP/watch3.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
 wait $W 2>/dev/null
-grep -q '"partition": *"slurm-job-11"' "$TMP/watch3.out" && grep -q 'held for uid:[0-9]* (by the leader, seen in the store)' "$TMP/watch3.out" &&
+# (a follower's watchers hear the leader's own events, from the store's log)
+grep -q '"partition": *"slurm-job-11"' "$TMP/watch3.out" && grep -q '"message":"partition slurm-job-11: ring:8 on 8 hosts, held for uid:[0-9]*"' "$TMP/watch3.out" &&
 	ok || bad "a follower's watch of a hold" "$(head -c 1500 "$TMP/watch3.out")"
 # the leader dies: the next one holds what it held
 replica_stop "$L" KILL
@@ -214,20 +219,36 @@ until [ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf
 	past $_end; do sleep 0.2; done
 [ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf '%s\n' "$N leader" "$F follower" | sort | tr '\n' ' ')" ] &&
 	ok || bad "the replicas after the failover" "$(replicas "$TMP/$F.sock")"
+$OFC --socket "$TMP/$F.sock" watch --json >"$TMP/watch4.out" 2>&1 &
+W=$!
+sleep 0.3
 expect_error 1 "ofc slurm prolog: job 12: partition 'slurm-job-12': host h4 is held by partition 'slurm-job-11' (requeued)" \
 	prolog "$TMP/$N.sock" 12 'h[4-11]' ring:8
 expect_exit 1 $OFC --socket "$TMP/$N.sock" reconfigure --topology circulant:64:3,8
 grep -q "of partition 'slurm-job-11', held for its owner; refused" "$TMP/err" && ok || bad "the new leader let a reconfigure over a hold" "$(cat "$TMP/err")"
-$OFC --socket "$TMP/$F.sock" watch --json >"$TMP/watch4.out" 2>&1 &
-W=$!
-sleep 0.3
 expect_stdout_has "released partition 'slurm-job-11'" epilog "$TMP/$N.sock" 11
 deadline 5
 until grep -q KIND_PARTITION_RELEASED "$TMP/watch4.out" || past $_end; do sleep 0.1; done
 kill $W 2>/dev/null
 wait $W 2>/dev/null
-grep -q '"partition": *"slurm-job-11"' "$TMP/watch4.out" && grep -q "let go by $ME.* (by the leader, seen in the store)" "$TMP/watch4.out" &&
+grep -q '"partition": *"slurm-job-11"' "$TMP/watch4.out" && grep -q "let go by $ME" "$TMP/watch4.out" &&
 	ok || bad "a follower's watch of a release" "$(head -c 1500 "$TMP/watch4.out")"
+# The refusals reach the follower's watchers with their reasons, and the
+# log's numbers go on across the failover: one more an event, none twice.
+python3 - "$TMP/watch3.out" "$TMP/watch4.out" <<'EOF' && ok || bad "a follower's watch of refusals, and the numbering" "$(head -c 3000 "$TMP/watch4.out")"
+import json, sys
+def events(path):
+    return [json.loads(l) for l in open(path) if l.startswith("{")]
+before = [e["seq"] for e in events(sys.argv[1]) if "seq" in e]
+after = events(sys.argv[2])
+refused = [e for e in after if e["kind"] == "KIND_REQUEST_REFUSED"]
+assert any("host h4 is held by partition 'slurm-job-11'" in e["message"] and e.get("partition") == "slurm-job-12" for e in refused), refused
+assert any("held for its owner; refused" in e["message"] and e["status"] == "STATUS_FAILED" for e in refused), refused
+seqs = [e["seq"] for e in after if "seq" in e]
+assert seqs and min(seqs) > max(before), (before, seqs)
+assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+assert len({e["log"] for e in after if "log" in e}) == 1
+EOF
 for r in $N $F; do
 	until_held $r "" 10 && ok || bad "$r still shows the hold" "$(held "$TMP/$r.sock")"
 done

@@ -249,8 +249,16 @@ req tenant-b 403 -X POST "$URL/v1/cancel" -d '{"request_id":1}'
 req tenant-a 403 -X POST "$URL/v1/report-failure" -d '{"items":["h0:0"]}'
 req admin 400 -X POST "$URL/v1/report-failure" -d '{"items":[]}'
 body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("report_failure needs items")'
-req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"name":"jobB"}'
+req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"partition":"jobB"}'
+body_is 'j["message"].startswith("permission denied: partition jobB belongs to another tenant")'
+# a name that is nobody's hold is said to be none, not another tenant's
+req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"partition":"zz-none"}'
+body_is 'j["message"]=="permission denied: no partition zz-none exists (nothing to release), and cn:tenant-a may name only its own partitions"'
+req tenant-a 404 -X POST "$URL/v1/release-partition" -d '{"partition":"jobA"}'
+# (name, the older spelling, is taken; two names are refused)
 req tenant-a 404 -X POST "$URL/v1/release-partition" -d '{"name":"jobA"}'
+req admin 400 -X POST "$URL/v1/release-partition" -d '{"partition":"jobA","name":"jobB"}'
+body_is 'j["message"].startswith("release_partition names two partitions")'
 
 # ---- GetPlan and MoveToPhase: their routes from the request table --------------------
 # (this config has no workload section: ofcd answers NOT_FOUND, past the

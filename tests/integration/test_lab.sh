@@ -26,20 +26,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-expect_error 2 "usage: lab up DIR | down DIR" $LAB
+expect_error 2 "usage: lab up DIR | down DIR | restart DIR rN | stop DIR rN" $LAB
 mkdir -p "$TMP/none"
 expect_error 1 "lab: $TMP/none is not up (no $TMP/none/pids)" $LAB down "$TMP/none"
 mkdir -p "$TMP/full" && : >"$TMP/full/x"
 expect_error 1 "lab: $TMP/full is not empty (and no lab was stopped there): give a new directory (it holds x)" $LAB up "$TMP/full"
 
 # README.md's block, as it is, from a directory of its own that holds what
-# a clone has (scripts/, configs/, build/): its lines up, status and down.
+# a clone has (scripts/, configs/, contrib/, build/): its lines up, status and down.
 sed -n '/^<!-- lab: tests\/integration\/test_lab.sh/,/^[^ <]/p' README.md | sed -n 's/^    //p' >"$TMP/readme.sh"
 [ "$(wc -l <"$TMP/readme.sh")" -eq 3 ] && grep -q '^scripts/lab up lab$' "$TMP/readme.sh" &&
 	grep -q '^scripts/lab down lab$' "$TMP/readme.sh" && ok || bad "README.md's lab block: up, status, down" "$(cat "$TMP/readme.sh")"
 W="$TMP/w"
 mkdir -p "$W"
-ln -s "$(pwd)/scripts" "$(pwd)/configs" "$W/"
+ln -s "$(pwd)/scripts" "$(pwd)/configs" "$(pwd)/contrib" "$W/"
 ln -s "$(cd "$BUILD" && pwd)" "$W/build"
 L="$W/lab"
 readme() { # N: README's line N, run from $W
@@ -130,6 +130,13 @@ for r in r1 r2 r3; do
 	roles="$roles $(cat "$TMP/$r.role")"
 done
 [ "$(echo $roles | tr ' ' '\n' | sort | tr '\n' ' ')" = "follower follower leader " ] && ok || bad "one leader, two followers" "$roles"
+# the switch is up on every replica: the followers take the leader's word
+for r in r1 r2 r3; do
+	deadline 20
+	until $OFC --socket "$L/$r.sock" metrics 2>/dev/null | grep -q '^ofc_device_up{device="ocs0"} 1$' || past $_end; do sleep 0.2; done
+	$OFC --socket "$L/$r.sock" metrics 2>/dev/null | grep -q '^ofc_device_up{device="ocs0"} 1$' && ok ||
+		bad "ofc_device_up on $r ($(cat "$TMP/$r.role"))" "$($OFC --socket "$L/$r.sock" metrics 2>&1 | grep device_up)"
+done
 
 # The commands the script printed, as printed: ofc through a socket and a
 # gateway (status), curl for the state and the metrics.
@@ -230,6 +237,32 @@ s = Client(server=url, cert=p + "/admin.pem", key=p + "/admin.key", cacert=p + "
 assert s.cluster.role in ("leader", "follower") and s.fabric_name == "torus64-ocs", s.cluster
 EOF
 
+# The page on every gateway, at the address `up` printed.
+PAGE=$(sed -n 's|^  page       \(https://[^ ]*/ui/\) .*|\1|p' "$TMP/up.out")
+[ "$PAGE" = "https://127.0.0.1:$(cat "$L/r1.gwport")/ui/" ] && ok || bad "up prints the page's address" "$(grep -A2 page "$TMP/up.out")"
+for r in r1 r2 r3; do
+	got=$(curl -sS -o "$TMP/page" -w '%{http_code}' --cacert "$P/ca.pem" --cert "$P/reader.pem" --key "$P/reader.key" \
+		"https://127.0.0.1:$(cat "$L/$r.gwport")/ui/" 2>&1)
+	[ "$got" = 200 ] && grep -q "ui.js" "$TMP/page" && ok || bad "$r's gateway serves the page" "$got $(head -c 300 "$TMP/page")"
+done
+openssl pkcs12 -in "$P/admin.p12" -passin pass:ofc-lab -nokeys 2>/dev/null | grep -q "subject=.*CN *= *admin" && ok ||
+	bad "admin.p12 for a browser, password ofc-lab"
+
+# One replica stopped, then started again: the cluster names it missing
+# while it is down; `down` stops the one restarted too.
+expect_error 2 "usage: lab up DIR | down DIR | restart DIR rN | stop DIR rN" $LAB stop "$L"
+expect_error 1 "lab: r4: no such replica (r1, r2 or r3)" $LAB stop "$L" r4
+expect_stdout_has "stopped r2; lab restart $L r2 starts it again" $LAB stop "$L" r2
+expect_error 1 "lab: r2 is not running (nothing stopped)" $LAB stop "$L" r2
+deadline 15
+until { ! $OFC --socket "$L/r1.sock" cluster status >"$TMP/cs.out" 2>&1; } && grep -q "replica r2 is missing" "$TMP/cs.out" ||
+	past $_end; do sleep 0.2; done
+grep -q "replica r2 is missing" "$TMP/cs.out" && ok || bad "cluster status from r1 names the stopped r2" "$(cat "$TMP/cs.out")"
+$LAB restart "$L" r2 >"$TMP/re.out" 2>&1 && grep -q "^started r2 (pid [0-9]*), log $L/r2.log$" "$TMP/re.out" && ok ||
+	bad "lab restart r2" "$(cat "$TMP/re.out")"
+[ "$(grep -c '^ofcd-r2 ' "$L/pids")" -eq 2 ] && ok || bad "the restarted r2 recorded" "$(cat "$L/pids")"
+$OFC --socket "$L/r2.sock" status >"$TMP/out" 2>&1 && ok || bad "r2 answers after its restart" "$(cat "$TMP/out")"
+
 # Down: every process it started is gone; the decoy, and a process whose
 # pid the list names with another start time (a pid used again), are not
 # touched.
@@ -261,9 +294,14 @@ for c in glob.glob("/proc/[0-9]*/cmdline"):
 kill -0 "$DECOY" 2>/dev/null && kill -0 "$REUSED" 2>/dev/null && ok || bad "down stopped a process it did not start"
 kill "$REUSED" 2>/dev/null
 [ ! -e "$L/pids" ] && [ -s "$L/r1.log" ] && ok || bad "down keeps the directory and its logs"
-# Up again in the same directory: a fresh lab (etcd's members anew).
+# Up again in the same directory: a fresh lab (etcd's members anew), the
+# last run kept aside whole, where `up` says.
+cksum "$L/r1.log" >"$TMP/r1.sum"
 $LAB up "$L" >"$TMP/up2.out" 2>"$TMP/up2.err" && $OFC --socket "$L/r1.sock" status >/dev/null 2>&1 && ok ||
 	bad "scripts/lab up again after down" "$(cat "$TMP/up2.err")"
+grep -q "^The last run (logs, etcd's data, certificates, state) is kept in $L/run-1$" "$TMP/up2.out" &&
+	[ "$(cksum <"$L/run-1/r1.log")" = "$(cut -d' ' -f1,2 "$TMP/r1.sum")" ] && [ -d "$L/run-1/etcd/e1" ] &&
+	[ -s "$L/run-1/pki/ca.pem" ] && ok || bad "the last run kept in run-1" "$(head -3 "$TMP/up2.out"; ls "$L" "$L/run-1")"
 $LAB down "$L" >/dev/null 2>&1 && ok || bad "scripts/lab down, the second"
 
 finish

@@ -88,6 +88,14 @@ r = c.reconfigure(topology="torus:8x8")
 assert r.message.startswith("committed transaction 1: 256 operations"), r.message
 t.join()
 assert events[:2] == ["KIND_REQUEST_QUEUED", "KIND_TRANSACTION_STARTED"], events
+# a watch resumed after an event gets the kept ones after it, numbered on
+kept = list(Client(sys.argv[1]).watch(idle_timeout=0.5, after_seq=0))
+assert [e.seq for e in kept] == list(range(1, len(kept) + 1)) and len(kept) >= 5, kept
+assert "KIND_REQUEST_DONE" in [control_pb2.Event.Kind.Name(e.kind) for e in kept], kept
+again = list(Client(sys.argv[1]).watch(idle_timeout=0.5, after_seq=kept[1].seq, log=kept[1].log))
+assert [e.seq for e in again] == [e.seq for e in kept[2:]], again
+other = list(Client(sys.argv[1]).watch(idle_timeout=0.5, after_seq=kept[1].seq, log=kept[1].log + 1))
+assert [e.seq for e in other] == [e.seq for e in kept], other
 st = c.get_state()
 assert st.config_generation == 1 and st.topology.spec == "torus:8x8" and st.at_target
 sc = c.get_schedule("allreduce", summary_only=True)

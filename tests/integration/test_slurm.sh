@@ -100,6 +100,11 @@ expect_stdout_has "ofc: job 904 asks for no topology: it runs on the circuits as
 expect_stdout_has "released partition 'slurm-job-901'" epilog 901
 expect_stdout_has "ofc: job 901 held no partition" epilog 901
 expect_json 'not j.get("held")' $OFC --socket "$SOCK" status --json
+# the released partition's circuits stay: "not at target" says what and why
+expect_stdout_has "  target     torus:4x4, NOT at target: ocs0: " $OFC --socket "$SOCK" status
+grep -q "NOT at target: ocs0: [0-9]* cross-connects the target does not have, [1-9][0-9]* of the target's missing (a partition aimed since the fabric's last commit changed its hosts' circuits, and a released one's stay as they are by design" "$TMP/out" &&
+	ok || bad "not at target explained" "$(grep target "$TMP/out")"
+expect_json 'not j["at_target"] and "cross-connects the target does not have" in j["at_target_detail"]' $OFC --socket "$SOCK" status --json
 
 # ---- munge and Slurm: their own key, configs, state and ports ----------------------
 # Slurm's node names are not ofc's host names: node00..node15 are h0..h15.

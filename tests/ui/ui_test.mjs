@@ -164,6 +164,15 @@ async function main() {
 		await admin.setViewportSize({ width: 1280, height: 900 });
 		await reader.screenshot({ path: `${SHOTS}/read-only.png`, fullPage: true });
 		await tenant.screenshot({ path: `${SHOTS}/tenant.png`, fullPage: true });
+		// each asks first: dismissed, nothing is sent; accepted, it is
+		let asked = "";
+		admin.once("dialog", (d) => { asked = d.message(); d.dismiss(); });
+		await admin.locator('button[data-action="restore"][data-arg="h5:0"]').click();
+		await admin.waitForTimeout(300);
+		check(/h5:0 is in service again\?/.test(asked) && (await admin.locator("#failures", { hasText: "h5:0" }).count()) === 1,
+			"the restore asks first, and a No sends nothing", asked);
+		admin.on("dialog", (d) => d.accept());
+		tenant.on("dialog", (d) => d.accept());
 		await admin.locator('button[data-action="restore"][data-arg="h5:0"]').click();
 		check((await waitFor(admin, 'svg g.host[data-host="h5"][data-failed]', 3000, "detached")) >= 0,
 			"the admin's restore clears h5:0's mark");
