@@ -124,6 +124,19 @@ expect_json 'j["verified"] and abs(j["objective"]-112)<1e-6' \
 	$S $W/all-links-1.yaml --collective reduce-scatter --hops 6 --json
 expect_json 'j["verified"] and abs(j["objective"]-14)<1e-6' \
 	$S $W/all-links-1.yaml --collective reduce --hops 6 --json
+# Without NVLink every path between PCIe switches crosses host memory, so
+# a reduction's tree from one GPU crosses it three times: at different
+# layers, each partial sum gone before the next arrives (the verifier's
+# memory keeps one per part). The search goes past hop limits with no such
+# tree (T = 4 to 6) to R* = 7/32 s/GB, the allgather's; every collective
+# answers. A hop limit with no tree says which option would find one.
+for c in reduce-scatter allreduce reduce broadcast alltoall; do
+	expect_json 'j["verified"]' $S $W/no-nvlink-1.yaml --collective $c --json
+done
+expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-7/32)<1e-9 and j["hops"]==7 and j["optimal"]' \
+	$S $W/no-nvlink-1.yaml --collective reduce-scatter --json
+expect_error 1 "ofc schedule: no tree from s0/gpu0 reaches every destination within T = 6 hops: a larger hop limit (--hops) may have one" \
+	$S $W/no-nvlink-1.yaml --collective reduce-scatter --hops 6
 expect_json 'j["verified"] and j["collective"]=="broadcast"' \
 	$S $W/all-links-1.yaml --collective broadcast --root s0/gpu3 --hops 4 --json
 expect_json 'j["verified"] and j["collective"]=="alltoall"' \
