@@ -25,6 +25,19 @@ replays reducescatter "$TMP/rs.xml"
 expect_exit 0 $OFC schedule --topology genkautz:16,2 --collective alltoall --size 1MiB \
 	--format msccl -o "$TMP/a2a.xml"
 replays alltoall "$TMP/a2a.xml"
+# The default all-to-all (MCF lowered to time steps) on 64 nodes carries
+# hundreds of operations a link: the writer spreads each link over
+# channels (torus:8x8 4, hypercube:6 2) and, its bounds rounded anyway,
+# takes fewer chunks a block so the relays' scratch offsets fit MSCCL's
+# int16_t; the replay checks every limit of msccl-executor-nccl's parser
+# (two interleavings: half a million steps).
+for t in torus:8x8 hypercube:6; do
+	expect_exit 0 $OFC schedule --topology $t --collective alltoall --size 64KiB \
+		--format msccl -o "$TMP/a2a64.xml"
+	grep -q "MSCCL program: [0-9]* chunks per block (bounds rounded), [2-9] channels" "$TMP/err" && ok ||
+		bad "$t: the all-to-all spread over channels" "$(cat "$TMP/err")"
+	expect_stdout_has "alltoall on 64 gpus" $REPLAY --orders 2 "$TMP/a2a64.xml"
+done
 # On a fabric: transfers on NIC ports, chunked BFB (exact at 2 chunks).
 expect_exit 0 $OFC schedule tests/configs/tb16-torus.yaml --collective allreduce --chunks 2 \
 	--size 1MiB --format msccl -o "$TMP/fab.xml"
