@@ -458,8 +458,10 @@ static uint32_t tree_columns(struct dw *d, uint32_t k, const double *w, double s
 		 * in a broadcast, but its reverse folds that vertex's partial
 		 * sum in twice; and the reverse of two paths through a vertex
 		 * that stores but cannot fold (memory in a reduction) holds two
-		 * partial sums of one part there. pricer_honest's trees never
-		 * do either. */
+		 * partial sums of one part there when they are there at once.
+		 * pricer_honest's trees never do either; a decomposed tree that
+		 * crosses such a vertex twice, at any layers, is dropped (a
+		 * column fewer, never a wrong one). */
 		for (uint32_t h = 0; h < q->nhops; h++) {
 			uint32_t hv = p->net->head[tmp.hop_arc[q->first + h]];
 
@@ -883,7 +885,8 @@ static void dw_scratch(struct dw *d)
 	d->pathcost = xmalloc((p->nterm + 1) * sizeof(double));
 }
 
-/* Initial columns: the fastest routes alone (cost 1/b per arc). */
+/* Initial columns: the fastest routes alone (cost 1/b per arc). -2 (err
+ * set) when a class has no tree at this T: a larger T may have one. */
 static int dw_first_columns(struct dw *d, struct ofc_error *err)
 {
 	const struct problem *p = d->p;
@@ -903,11 +906,13 @@ static int dw_first_columns(struct dw *d, struct ofc_error *err)
 		double v;
 
 		pricer_honest(&d->pr[k], d->chat, NULL, d->wbuf, &v);
-		if (isinf(v))
-			return ofc_error_set(err, OFC_E_RUNTIME,
-					     "no tree from %s reaches every destination within "
-					     "T = %u hops: raise T",
-					     fluid_vertex_name(p->net, d->rep[k]), x->T);
+		if (isinf(v)) {
+			ofc_error_set(err, OFC_E_RUNTIME,
+				      "no tree from %s reaches every destination within T = %u "
+				      "hops: a larger hop limit (--hops) may have one",
+				      fluid_vertex_name(p->net, d->rep[k]), x->T);
+			return -2;
+		}
 		add_tree_column(d, k, d->wbuf, true);
 	}
 	return 0;
@@ -1036,8 +1041,10 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	if (dw_pricers(&d, grp, r, err) < 0)
 		goto out;
 	dw_scratch(&d);
-	if (dw_first_columns(&d, err) < 0)
+	rc = dw_first_columns(&d, err);
+	if (rc < 0)
 		goto out;
+	rc = -1;
 	double t1 = now_seconds(), z, lb;
 	bool timed;
 

@@ -300,6 +300,8 @@ void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_
 		  double *cost);
 
 /* ---- Dantzig-Wolfe and its mirrored master (dw.c) ---- */
+/* 0, -1 (err), or -2 (err set) when a class has no tree within x's T that
+ * pricer_honest finds: a larger T may have one. */
 int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_group *grp,
 	     bool phase2, struct fluid_result *r, struct ofc_error *err);
 /* Whether a phase-1 R* of z is the hop-limit search's answer (struct

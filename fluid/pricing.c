@@ -296,10 +296,12 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 	parallel_for(pr->ndest, CUT_GRAIN, cp->nworkers, cut_dest, pr);
 	for (uint32_t j = 0; j < pr->ndest; j++) {
 		const struct cut_found *fd = &cp->found[j];
-		const int *cols = cp->w[fd->worker].cols + fd->at;
 
+		/* (a worker that found no cut has no cols array: NULL) */
 		if (!fd->short_of_one)
 			continue;
+		const int *cols = cp->w[fd->worker].cols + fd->at;
+
 		if (add_cut(pr, cols, fd->n1, err) < 0 ||
 		    (fd->second && add_cut(pr, cols + fd->n1, fd->n2, err) < 0))
 			return -1;
@@ -803,10 +805,12 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	uint32_t *hops = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
 	uint32_t *arr = xmalloc(((size_t)nn + 1) * sizeof(uint32_t)); /* arrival at the vertex */
 	uint8_t *reached = xcalloc(nv + 1, 1);
-	/* vertices that store but cannot copy, crossed by a path already: the
-	 * reverse of a second path would hold two partial sums of one part
-	 * there (a reduction's memory) */
-	uint8_t *crossed = xcalloc(nv + 1, 1);
+	/* nodes (layer, vertex) of vertices that store but cannot copy where
+	 * a path already is: the reverse of a second path there at the same
+	 * layer would hold two partial sums of one part at once (a
+	 * reduction's memory keeps one per part); at other layers the first
+	 * has left before the second arrives */
+	uint8_t *busy = xcalloc((size_t)nn + 1, 1);
 	uint32_t left = pr->ndest;
 
 	memset(w, 0, (size_t)tx_narcs(x) * sizeof(double));
@@ -857,10 +861,13 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 						h = x->net->head[e];
 						c = disc ? chat[e] * disc[a] : chat[e];
 						/* never into a vertex that holds the data */
-						if (since[h] != UINT32_MAX || crossed[h])
+						if (since[h] != UINT32_MAX)
 							continue;
 					}
 					uint32_t y = (t + 1) * nv + h;
+
+					if (busy[y])
+						continue;
 					double d = pr->dist[u] + c;
 					bool phys = k < x->out_off[v + 1];
 					uint32_t hp = hops[u] + phys, ar = phys ? t + 1 : arr[u];
@@ -908,12 +915,12 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 		while (pr->pred[y] != UINT32_MAX) {
 			uint32_t a = pr->pred[y], tl = tx_tail(x, a), v = y % nv, t = y / nv;
 
+			if ((p->net->kind[v] & FLUID_CAN_STORE) &&
+			    !(p->net->kind[v] & FLUID_CAN_COPY) && p->conserve[v])
+				busy[y] = 1;
 			if (!tx_is_hold(x, a)) {
 				w[a] += 1;
 				*value += chat[tx_phys(x, a)];
-				if ((p->net->kind[v] & FLUID_CAN_STORE) &&
-				    !(p->net->kind[v] & FLUID_CAN_COPY) && p->conserve[v])
-					crossed[v] = 1;
 				if (since[v] == UINT32_MAX || t < since[v])
 					if ((p->net->kind[v] & FLUID_CAN_COPY) || !p->conserve[v])
 						since[v] = t;
@@ -932,5 +939,5 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	free(hops);
 	free(arr);
 	free(reached);
-	free(crossed);
+	free(busy);
 }

@@ -258,7 +258,8 @@ static int problem_init(struct problem *p, const struct fluid_net *n, const stru
 	return 0;
 }
 
-/* Solve at hop limit T: phase 1, and phase 2 when asked. */
+/* Solve at hop limit T: phase 1, and phase 2 when asked. -2 (err set):
+ * no tree at this T (dw_solve), a larger T may have one. */
 static int solve_at(const struct problem *p, const struct fluid_group *grp, uint32_t T, bool phase2,
 		    struct fluid_result *r, struct ofc_error *err)
 {
@@ -337,7 +338,16 @@ static int search_hops(struct problem *p, const struct fluid_group *grp, uint32_
 		int trc = solve_at(p, grp, T, false, &tr, err);
 
 		p->answer_at = p->answer_below = NAN;
+		if (trc == -2 && isinf(best) && T < hmax && !past_deadline(p)) {
+			/* No tree yet (reductions through memory that keeps one
+			 * partial sum per part need room in time): a larger T,
+			 * the patience not spent before a first answer. */
+			fluid_result_free(&tr);
+			memset(err, 0, sizeof(*err));
+			continue;
+		}
 		if (trc < 0) {
+			fluid_result_free(&tr);
 			fluid_result_free(&best_r);
 			return -1;
 		}

@@ -2,6 +2,7 @@
 #include "controller/cli/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The cost model prices every link at link_bandwidth; when the config
  * also gives the ports' (or links') rates and they say otherwise, every
@@ -167,6 +168,19 @@ int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 	int c, rc = 0;
 
 	while ((c = cli_getopt(cmd, argc, argv, "jdf:o:h", opts)) != -1) {
+		const char *was = given_by ? given_by : "--format";
+
+		/* --json, --dot and --format each say the format: two that
+		 * disagree would leave one silently unheeded */
+		if ((c == 'j' || c == 'd' || c == 'f') && given &&
+		    strcmp(given, c == 'j'   ? "json"
+				  : c == 'd' ? "dot"
+					     : optarg) != 0)
+			return cli_usage_error(cmd, "%s and %s ask for different formats: give one",
+					       was,
+					       c == 'j'	  ? "--json"
+					       : c == 'd' ? "--dot"
+							  : "--format");
 		switch (c) {
 		case -2:
 			return 2;

@@ -128,6 +128,14 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fabric_cmd_free(&fc);
 		return cli_usage_error(cmd, "--in-place goes with --workload");
 	}
+	enum out_format plot_format;
+
+	/* a --plot name it cannot write (x.png) is refused before any work */
+	if (fc.plot &&
+	    cli_output_format(cmd, "--plot", fc.plot, NULL, NULL, FMT_SVG, FMT_SVG, &plot_format)) {
+		fabric_cmd_free(&fc);
+		return 2;
+	}
 	/* A job's plan is pricing: it needs the config alone, not the state
 	 * directory (a fresh machine has none) nor the devices, which it
 	 * reads only when asked to weigh the circuits they hold. */

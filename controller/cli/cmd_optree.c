@@ -230,8 +230,16 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "missing --nodes");
 	if (!a.have_w)
 		return cli_usage_error(cmd, "missing --wavelengths");
-	if (a.format && !a.p.output)
-		return cli_usage_error(cmd, "--format needs -o OUT");
+	if (a.format && !a.p.output) {
+		/* pb alone goes to stdout when it is not a terminal (README's
+		 * conventions), the summary to stderr as with -o - */
+		if (strcmp(a.format, "pb") != 0)
+			return cli_usage_error(cmd, "--format %s needs -o OUT (-o - for stdout)",
+					       a.format);
+		if (cli_binary_to_terminal(cmd))
+			return 2;
+		a.p.output = "-";
+	}
 	if (cli_output_format(cmd, "-o", a.p.output, a.format, NULL, FMT_TEXT | FMT_JSON | FMT_PB,
 			      FMT_JSON, &a.p.format))
 		return 2;

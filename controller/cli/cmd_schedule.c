@@ -393,8 +393,16 @@ static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struc
 	if (a.demand && q->collective != SCHED_ALLTOALL)
 		return cli_usage_error(cmd, "--demand-matrix goes with --collective alltoall");
 	*demand = a.demand;
-	if (a.format && !p->output)
-		return cli_usage_error(cmd, "--format needs -o OUT");
+	if (a.format && !p->output) {
+		/* pb alone goes to stdout when it is not a terminal (README's
+		 * conventions), the summary to stderr as with -o - */
+		if (strcmp(a.format, "pb") != 0)
+			return cli_usage_error(cmd, "--format %s needs -o OUT (-o - for stdout)",
+					       a.format);
+		if (cli_binary_to_terminal(cmd))
+			return 2;
+		p->output = "-";
+	}
 	if (cli_output_format(cmd, "-o", p->output, a.format, NULL,
 			      FMT_TEXT | FMT_JSON | FMT_PB | FMT_MSCCL, FMT_JSON, &p->format))
 		return 2;

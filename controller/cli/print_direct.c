@@ -505,6 +505,26 @@ static void write_fluid_text(const struct direct_fluid *df, FILE *out)
 		df->any_hops ? " and, meeting the cut bound, any" : "", df->cut_us);
 }
 
+/* The one cost model every row is priced by, and the bound of each way
+ * of relaying the rows assume. */
+static void write_model_text(const struct schedule_result *r, FILE *out)
+{
+	double ct = 0;
+
+	for (unsigned i = 0; i < r->nout; i++)
+		if (r->out[i].applies && r->out[i].cut_through)
+			ct = r->out[i].lb_us;
+	fprintf(out,
+		"  cost model: alpha per step plus each step's busiest link's bytes over its "
+		"bandwidth; s&f rows store and forward (every hop a step), c-t rows forward "
+		"within one step (one alpha); ratio: over the bound of the row's own (s&f %.6g "
+		"us",
+		r->lb_us);
+	if (ct > 0)
+		fprintf(out, ", c-t %.6g us", ct);
+	fprintf(out, "); best: the least time verified\n");
+}
+
 static void write_table_text(const struct schedule_result *r, FILE *out)
 {
 	fprintf(out, "%s on %s: %u nodes, degree %u; lower bound %.6g us (%u steps, tau_B* %.6g)\n",
@@ -518,8 +538,11 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 	}
 	if (r->healthy)
 		fprintf(out, "  failed links: against healthy %s\n", r->healthy->spec);
-	fprintf(out, "  %-12s %7s %14s %12s %8s  %s\n", "algorithm", "steps", "tau_B", "time_us",
-		"ratio", "verified");
+	write_model_text(r, out);
+	fprintf(out, "  %-12s %7s %14s %12s %5s %8s  %s\n", "algorithm", "steps", "tau_B",
+		"time_us", "model", "ratio", "verified");
+	int best = schedule_best_row(r);
+
 	for (unsigned i = 0; i < r->nout; i++) {
 		const struct schedule_outcome *o = &r->out[i];
 		char buf[64];
@@ -532,8 +555,13 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 			frac_str(o->tau_b, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
-		fprintf(out, "  %-12s %7u %14s %12.6g %8.4f  %s", o->algo, o->steps, buf,
-			o->time_us, o->ratio, o->verified ? "yes" : "NO");
+		fprintf(out, "  %-12s %7u %14s %12.6g %5s %8.4f  %s", o->algo, o->steps, buf,
+			o->time_us, o->cut_through ? "c-t" : "s&f", o->ratio,
+			o->verified ? "yes" : "NO");
+		if ((int)i == best)
+			fprintf(out, "  best");
+		if (o->cut_through && o->store_forward_us > 0)
+			fprintf(out, "  s&f %.6g us", o->store_forward_us);
 		if (o->is_torus)
 			fprintf(out, "  xi %.6g", o->tf.xi);
 		if (o->is_a2a)

@@ -266,7 +266,7 @@ static Ofc__V1__DirectFluidBound *fluid_msg(struct arena *a, const struct direct
 }
 
 static Ofc__V1__DirectComparison *comparison_msg(struct arena *a, const struct schedule_result *r,
-						 const struct schedule_outcome *o)
+						 const struct schedule_outcome *o, bool best)
 {
 	Ofc__V1__DirectComparison *m =
 	    NEW(a, Ofc__V1__DirectComparison, OFC__V1__DIRECT_COMPARISON__INIT);
@@ -282,6 +282,11 @@ static Ofc__V1__DirectComparison *comparison_msg(struct arena *a, const struct s
 	SET(m, time_us, o->time_us);
 	m->healthy = healthy_msg(a, r, o);
 	SET(m, ratio, o->ratio);
+	m->model = o->cut_through ? "cut-through" : "store-and-forward";
+	SET(m, lower_bound_us, o->lb_us);
+	SET(m, best, best);
+	if (o->store_forward_us > 0)
+		SET(m, store_forward_us, o->store_forward_us);
 	SET(m, verified, o->verified);
 	SET(m, num_transfers, o->ntransfers);
 	if (r->fluid.have) {
@@ -305,9 +310,11 @@ static void compare(struct arena *a, const struct schedule_result *r, Ofc__V1__D
 		m->fluid = fluid_msg(a, &r->fluid);
 	else if (r->fluid.why[0])
 		m->fluid_error = (char *)r->fluid.why;
+	int best = schedule_best_row(r);
+
 	m->comparison = arena_array(a, r->nout, sizeof(*m->comparison));
 	for (unsigned i = 0; i < r->nout; i++)
-		m->comparison[m->n_comparison++] = comparison_msg(a, r, &r->out[i]);
+		m->comparison[m->n_comparison++] = comparison_msg(a, r, &r->out[i], (int)i == best);
 }
 
 /* The figures of every direct-connect schedule, unless the metrics say

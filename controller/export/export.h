@@ -95,6 +95,24 @@ struct msccl_info {
 uint64_t schedule_msccl_memory(const struct schedule *s);
 int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
 			 struct ofc_error *err);
+/* A server fabric's schedule s (on n's vertices, the fluid engine's,
+ * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
+ * reaches a GPU becomes a send from the GPU it left, the hops through
+ * switches, memory and NICs left to the runtime; reductions (an
+ * allreduce's steps before ag_first) as reductions into the GPU sent to.
+ * out (sched_init done here) has rank r for n's r-th GPU in vertex order,
+ * s's steps, blocks by rank; it is for the caller to verify. info: the
+ * price of both on the fabric, each step's busiest arc or set summed
+ * (s/GB of block), the sends' chains loading every hop again where a
+ * relay copied. */
+struct fabric_gpu_info {
+	uint32_t gpus;
+	size_t transfers;
+	bool priced; /* false past 64 MiB of per-step loads */
+	double schedule_s_per_gb, program_s_per_gb;
+};
+int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uint32_t ag_first,
+			struct schedule *out, struct fabric_gpu_info *info, struct ofc_error *err);
 /* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */
 int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */

@@ -12,7 +12,13 @@
  * - Thread blocks: per rank one send block per (peer, channel) and one
  *   receive block per (peer, channel), plus one for local copies. The
  *   channel of a transfer is its port's rank among the sender's ports to
- *   the same peer, so parallel circuits are separate connections.
+ *   the same peer, so parallel circuits are separate connections, times a
+ *   spread S: a pair's transfers on one port go round S channels in turn,
+ *   so a link that carries more operations than one thread block may run
+ *   (an all-to-all's time steps) is several thread blocks. The send and
+ *   the receive of a transfer take the same channel, and each channel
+ *   keeps the schedule's order, so the k-th send matches the k-th receive.
+ *   S is the least that keeps every thread block within MSCCL_MAX_STEPS.
  * - Order: transfers in schedule order, a step's sends before its receives
  *   (a send carries what was held at the start of the step, as the
  *   verifier assumes). Each operation depends on the last operation that
@@ -26,14 +32,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MSCCL_MAX_Q	64u
-#define MSCCL_MAX_STEPS 256u /* per thread block, MSCCL_MAX_NUM_STEPS */
-#define MSCCL_MAX_COUNT 72u  /* cnt < 72 */
-#define MSCCL_MAX_TBS	216u /* per rank, MSCCL_MAX_NUM_THREAD_BLOCKS */
-#define MSCCL_MAX_RANKS 1024u
-#define BUF_I		0
-#define BUF_O		1
-#define BUF_S		2
+/* The executor's limits (msccl-executor-nccl's msccl_struct.h and
+ * msccl_parser.cc; the older MSCCL's where they are tighter). */
+#define MSCCL_MAX_Q	    64u
+#define MSCCL_MAX_STEPS	    256u  /* per thread block, MSCCL_MAX_NUM_STEPS */
+#define MSCCL_MAX_COUNT	    72u	  /* cnt < 72 */
+#define MSCCL_MAX_TBS	    216u  /* per rank, MSCCL_MAX_NUM_THREAD_BLOCKS (108 x 2) */
+#define MSCCL_MAX_CHANNELS  32u	  /* chan < MAXCHANNELS */
+#define MSCCL_MAX_TB_PER_CH 32u	  /* send (and receive) blocks per channel */
+#define MSCCL_MAX_DEPID	    127	  /* dependentBid is an int8_t */
+#define MSCCL_MAX_OFFSET    32767 /* srcOffset, dstOffset are int16_t */
+#define MSCCL_MAX_RANKS	    1024u
+#define BUF_I		    0
+#define BUF_O		    1
+#define BUF_S		    2
 
 struct mop {
 	char type[5]; /* s, r, rrc, cpy, nop */
@@ -73,6 +85,8 @@ struct rank {
 struct mx {
 	const struct schedule *s;
 	uint32_t n, Q;
+	uint32_t spread;    /* S: channels per port (see the top) */
+	uint32_t *pair_seq; /* per phase and (src, dst): transfers so far */
 	struct rank *rk;
 	/* deps being gathered for one op */
 	struct opref *dep;
@@ -272,7 +286,7 @@ uint64_t schedule_msccl_memory(const struct schedule *s)
 	/* per rank: input, output and scratch chunks (as schedule_write_msccl
 	 * sizes them; all-to-all scratch at most n blocks) */
 	chunks = s->collective == SCHED_ALLGATHER ? (n + 1) * Q : 3 * n * Q;
-	return n * n * (64 * sizeof(uint16_t) + sizeof(uint32_t)) +
+	return n * n * (64 * sizeof(uint16_t) + 3 * sizeof(uint32_t)) +
 	       n * (chunks + 3) * sizeof(struct chunk_state) +
 	       (s->collective == SCHED_ALLTOALL ? n * n * n * sizeof(uint32_t) : 0) +
 	       /* a send and a receive per transfer, their deps and chunk reads
@@ -507,10 +521,13 @@ static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint3
 							     x->src, x->dst);
 				int32_t ch = channel_of(s, x, lanes + pair * 64, &nlanes[pair]);
 
-				if ((uint32_t)ch + 1 > *nchan)
-					*nchan = (uint32_t)ch + 1;
 				if (c1 <= c0)
 					continue; /* rounded away */
+				ch = ch * (int32_t)m->spread +
+				     (int32_t)(m->pair_seq[(size_t)phase * n * n + pair]++ %
+					       m->spread);
+				if ((uint32_t)ch + 1 > *nchan)
+					*nchan = (uint32_t)ch + 1;
 				int rc = phase == 0 ? emit_send(m, k, ch, c0, c1, err)
 						    : emit_recv(m, k, ch, c0, c1, err);
 
@@ -520,37 +537,84 @@ static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint3
 	return 0;
 }
 
-/* MSCCL's limits on thread blocks, their operations and counts; the
- * program's size into info. */
-static int check_limits(const struct mx *m, struct msccl_info *info, struct ofc_error *err)
+/* The most operations one thread block of the program has: what the
+ * spread must bring within MSCCL_MAX_STEPS. */
+static size_t most_ops(const struct mx *m, uint32_t *rank, uint32_t *tb)
 {
-	for (uint32_t u = 0; u < m->n; u++) {
+	size_t most = 0;
+
+	for (uint32_t u = 0; u < m->n; u++)
+		for (uint32_t i = 0; i < m->rk[u].ntb; i++)
+			if (m->rk[u].tb[i].nops > most) {
+				most = m->rk[u].tb[i].nops;
+				*rank = u;
+				*tb = i;
+			}
+	return most;
+}
+
+/* MSCCL's limits on thread blocks, channels, their operations, counts and
+ * offsets, as msccl-executor-nccl's parser checks them; the program's
+ * size into info. */
+static int check_limits(const struct mx *m, uint32_t nchan, struct msccl_info *info,
+			struct ofc_error *err)
+{
+	uint32_t *per_ch = xcalloc(2 * (size_t)nchan + 1, sizeof(uint32_t));
+	int rc = 0;
+
+	if (nchan > MSCCL_MAX_CHANNELS)
+		rc = ofc_error_set(err, OFC_E_INPUT,
+				   "the program needs %u channels, over MSCCL's %u (fewer ports "
+				   "per pair of ranks)",
+				   nchan, MSCCL_MAX_CHANNELS);
+	for (uint32_t u = 0; u < m->n && rc == 0; u++) {
 		const struct rank *r = &m->rk[u];
 
-		if (r->ntb > MSCCL_MAX_TBS)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "rank %u needs %u thread blocks, over MSCCL's %u", u,
-					     r->ntb, MSCCL_MAX_TBS);
-		for (uint32_t i = 0; i < r->ntb; i++) {
-			if (r->tb[i].nops > MSCCL_MAX_STEPS)
-				return ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "rank %u, thread block %u has %zu operations, over "
-				    "MSCCL's %u (fewer --chunks, or a schedule with fewer "
-				    "transfers per link)",
-				    u, i, r->tb[i].nops, MSCCL_MAX_STEPS);
-			for (size_t j = 0; j < r->tb[i].nops; j++)
-				if ((uint32_t)r->tb[i].ops[j].cnt >= MSCCL_MAX_COUNT)
-					return ofc_error_set(
+		if (r->ntb > MSCCL_MAX_TBS) {
+			rc = ofc_error_set(err, OFC_E_INPUT,
+					   "rank %u needs %u thread blocks, over MSCCL's %u", u,
+					   r->ntb, MSCCL_MAX_TBS);
+			break;
+		}
+		memset(per_ch, 0, 2 * (size_t)nchan * sizeof(uint32_t));
+		for (uint32_t i = 0; i < r->ntb && rc == 0; i++) {
+			const struct mtb *tb = &r->tb[i];
+
+			for (int side = 0; side < 2; side++)
+				if ((side ? tb->recv : tb->send) >= 0 &&
+				    ++per_ch[2 * (size_t)tb->chan + side] > MSCCL_MAX_TB_PER_CH)
+					rc = ofc_error_set(err, OFC_E_INPUT,
+							   "rank %u has more than %u %s peers on "
+							   "channel %d, MSCCL's most",
+							   u, MSCCL_MAX_TB_PER_CH,
+							   side ? "receive" : "send", tb->chan);
+			for (size_t j = 0; j < tb->nops && rc == 0; j++) {
+				const struct mop *o = &tb->ops[j];
+
+				if ((uint32_t)o->cnt >= MSCCL_MAX_COUNT)
+					rc = ofc_error_set(err, OFC_E_INPUT,
+							   "an operation of %d chunks: MSCCL takes "
+							   "fewer than %u",
+							   o->cnt, MSCCL_MAX_COUNT);
+				else if (o->depid > MSCCL_MAX_DEPID)
+					rc = ofc_error_set(err, OFC_E_INPUT,
+							   "rank %u depends on thread block %d: "
+							   "MSCCL numbers them up to %d",
+							   u, o->depid, MSCCL_MAX_DEPID);
+				else if (o->srcoff > MSCCL_MAX_OFFSET ||
+					 o->dstoff > MSCCL_MAX_OFFSET)
+					rc = ofc_error_set(
 					    err, OFC_E_INPUT,
-					    "an operation of %d chunks: MSCCL takes "
-					    "fewer than %u",
-					    r->tb[i].ops[j].cnt, MSCCL_MAX_COUNT);
-			info->thread_blocks += r->tb[i].nops ? 1 : 0;
-			info->operations += r->tb[i].nops;
+					    "rank %u's buffers pass chunk %d, MSCCL's "
+					    "last (fewer --chunks)",
+					    u, MSCCL_MAX_OFFSET);
+			}
+			info->thread_blocks += tb->nops ? 1 : 0;
+			info->operations += tb->nops;
 		}
 	}
-	return 0;
+	free(per_ch);
+	return rc;
 }
 
 static int write_xml(const struct mx *m, FILE *out, bool exact, uint32_t nchan,
@@ -615,13 +679,67 @@ static void mx_free(struct mx *m)
 	}
 	free(m->rk);
 	free(m->dep);
+	free(m->pair_seq);
+	m->rk = NULL;
+	m->dep = NULL;
+	m->pair_seq = NULL;
+	m->ndep = 0;
+	m->capdep = 0;
+}
+
+/* The program at spread m->spread (m->s, n, Q set; the rest built here;
+ * lanes and nlanes zeroed). */
+static int build(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint32_t *nchan,
+		 struct ofc_error *err)
+{
+	const struct schedule *s = m->s;
+	uint32_t n = m->n;
+
+	m->rk = xcalloc(n, sizeof(*m->rk));
+	m->pair_seq = xcalloc(2 * (size_t)n * n + 1, sizeof(uint32_t));
+	*nchan = 1;
+	for (uint32_t u = 0; u < n; u++) {
+		rank_buffers(m, u);
+		local_copies(m, u);
+	}
+	if (emit_transfers(m, lanes, nlanes, nchan, err) < 0)
+		return -1;
+	/* reduce-scatter: the rank's shard from scratch into the output. */
+	if (s->collective == SCHED_REDUCE_SCATTER)
+		for (uint32_t u = 0; u < n; u++) {
+			deps_write(m, u, BUF_S, u * m->Q, m->Q);
+			emit_copy(m, u, BUF_S, u * m->Q, BUF_O, 0);
+		}
+	return 0;
+}
+
+/* The largest buffer of any rank, in blocks (Q chunks each). */
+static uint32_t most_blocks(const struct mx *m)
+{
+	uint32_t most = 0;
+
+	for (uint32_t u = 0; u < m->n; u++)
+		for (unsigned b = 0; b < 3; b++)
+			if (m->rk[u].nchunks[b] / m->Q > most)
+				most = m->rk[u].nchunks[b] / m->Q;
+	return most;
+}
+
+/* Back to before build, for another try. */
+static void rebuild(struct mx *m, uint16_t *lanes, uint32_t *nlanes)
+{
+	size_t n = m->n;
+
+	mx_free(m);
+	memset(lanes, 0, (n * n * 64 + 1) * sizeof(uint16_t));
+	memset(nlanes, 0, (n * n + 1) * sizeof(uint32_t));
 }
 
 int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
 			 struct ofc_error *err)
 {
-	struct mx m = {.s = s, .n = s->nodes};
-	uint32_t n = s->nodes, nchan = 1;
+	struct mx m = {.s = s, .n = s->nodes, .spread = 1};
+	uint32_t n = s->nodes, nchan = 1, ports = 1, rank = 0, tb = 0;
 	bool exact;
 	int rc = -1;
 
@@ -642,24 +760,57 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 	m.Q = pick_q(s, &exact);
 	info->chunks_per_block = m.Q;
 	info->exact = exact;
-	m.rk = xcalloc(n, sizeof(*m.rk));
 	/* per (src, dst): lanes seen, at most 64 */
 	uint16_t *lanes = xcalloc((size_t)n * n * 64 + 1, sizeof(uint16_t));
 	uint32_t *nlanes = xcalloc((size_t)n * n + 1, sizeof(uint32_t));
 
-	for (uint32_t u = 0; u < n; u++) {
-		rank_buffers(&m, u);
-		local_copies(&m, u);
-	}
-	if (emit_transfers(&m, lanes, nlanes, &nchan, err) < 0)
-		goto out;
-	/* reduce-scatter: the rank's shard from scratch into the output. */
-	if (s->collective == SCHED_REDUCE_SCATTER)
-		for (uint32_t u = 0; u < n; u++) {
-			deps_write(&m, u, BUF_S, u * m.Q, m.Q);
-			emit_copy(&m, u, BUF_S, u * m.Q, BUF_O, 0);
+	/* The least spread within MSCCL_MAX_STEPS: from what the busiest
+	 * thread block needs split evenly, one more while the nops that
+	 * splitting adds keep it over (each try is built whole). */
+	for (;;) {
+		if (build(&m, lanes, nlanes, &nchan, err) < 0)
+			goto out;
+		if (m.spread == 1)
+			ports = nchan;
+		uint32_t blocks = most_blocks(&m);
+
+		if (!exact && (uint64_t)blocks * m.Q > MSCCL_MAX_OFFSET + 1u && m.Q > 1) {
+			/* Rounded anyway: fewer chunks a block, so the largest
+			 * buffer's offsets fit MSCCL's int16_t ones. */
+			m.Q = (MSCCL_MAX_OFFSET + 1u) / blocks;
+			m.Q = m.Q ? m.Q : 1;
+			info->chunks_per_block = m.Q;
+			rebuild(&m, lanes, nlanes);
+			continue;
 		}
-	if (check_limits(&m, info, err) < 0)
+		size_t most = most_ops(&m, &rank, &tb);
+
+		if (most <= MSCCL_MAX_STEPS)
+			break;
+		uint32_t next = m.spread + 1,
+			 even =
+			     (uint32_t)((most * m.spread + MSCCL_MAX_STEPS - 1) / MSCCL_MAX_STEPS);
+
+		if (m.spread == 1 && even > next)
+			next = even;
+		if ((uint64_t)next * ports > MSCCL_MAX_CHANNELS) {
+			rc = ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "rank %u, thread block %u has %zu operations on %u channel%s, over "
+			    "MSCCL's %u, and %u channels are MSCCL's most: fewer chunks "
+			    "(--chunks)%s",
+			    rank, tb, most, nchan, nchan == 1 ? "" : "s", MSCCL_MAX_STEPS,
+			    MSCCL_MAX_CHANNELS,
+			    s->collective == SCHED_ALLTOALL
+				? ", or --lowering paths or --lowering single (each pair's data "
+				  "once along each path, not a transfer per time step)"
+				: "");
+			goto out;
+		}
+		rebuild(&m, lanes, nlanes);
+		m.spread = next;
+	}
+	if (check_limits(&m, nchan, info, err) < 0)
 		goto out;
 	info->channels = nchan;
 	rc = write_xml(&m, out, exact, nchan, err);

@@ -99,7 +99,7 @@ static void count_moves(const struct ctl *c, const struct fabric *t, struct ctl_
 			ctl_hosts_target(t, &want);
 		} else {
 			k->moves += cd->plan.n;
-			k->reconfig_s = fmax(k->reconfig_s, cd->plan.n * cd->op_seconds);
+			k->reconfig_s = fmax(k->reconfig_s, ctl_ops_seconds(cd, &cd->plan));
 			continue;
 		}
 		batch_free(&ops);
@@ -107,7 +107,7 @@ static void count_moves(const struct ctl *c, const struct fabric *t, struct ctl_
 		n = ops.n;
 		k->moves += n;
 		/* the slowest device's: a transaction drives them side by side */
-		k->reconfig_s = fmax(k->reconfig_s, n * cd->op_seconds);
+		k->reconfig_s = fmax(k->reconfig_s, ctl_ops_seconds(cd, &ops));
 	}
 	batch_free(&ops);
 	state_free(&want);

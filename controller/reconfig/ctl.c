@@ -293,6 +293,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		cd->cfg.ports = sw->ports;
 		cd->cfg.move_time = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : 0;
 		cd->op_seconds = sw->kind == SWITCH_PATCH_PANEL ? sw->move_time : sw->reconfig_time;
+		cd->sw = sw;
 		ctl_switch_target(f, s, &cd->target);
 	}
 	for (uint32_t r = 0; r < f->nrings; r++) {
@@ -514,7 +515,8 @@ static void dev_results_init(struct dev_results *o, const struct ctl *c)
 }
 
 /* The first device (in order) that failed, its error in *err; -1: none. */
-static int dev_results_first(const struct dev_results *o, const struct ctl *c, struct ofc_error *err)
+static int dev_results_first(const struct dev_results *o, const struct ctl *c,
+			     struct ofc_error *err)
 {
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (o->rc[i] < 0) {
@@ -564,6 +566,13 @@ int ctl_plan(struct ctl *c, struct ofc_error *err)
 	return 0;
 }
 
+double ctl_ops_seconds(const struct ctl_device *cd, const struct op_batch *b)
+{
+	if (cd->sw && cd->sw->kind != SWITCH_PATCH_PANEL) /* an OCS: all at once */
+		return b->n ? cd->op_seconds : 0;
+	return b->n * cd->op_seconds;
+}
+
 void ctl_diff(struct ctl *c)
 {
 	for (uint32_t i = 0; i < c->ndevs; i++) {
@@ -571,7 +580,7 @@ void ctl_diff(struct ctl *c)
 
 		batch_free(&cd->plan);
 		state_diff(&cd->actual, &cd->target, &cd->plan);
-		cd->est_seconds = cd->plan.n * cd->op_seconds;
+		cd->est_seconds = ctl_ops_seconds(cd, &cd->plan);
 	}
 }
 
@@ -700,7 +709,7 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 		if (rc == 0) {
 			batch_free(&cd->plan);
 			state_diff(&cd->actual, &cd->target, &cd->plan);
-			cd->est_seconds = cd->plan.n * cd->op_seconds;
+			cd->est_seconds = ctl_ops_seconds(cd, &cd->plan);
 			rc = check_partition_plan(cd, p, mine, err);
 		}
 		free(mine);

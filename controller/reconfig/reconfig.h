@@ -87,10 +87,11 @@ struct ctl_device {
 	struct device_state actual; /* last read */
 	bool read_ok;
 	struct ofc_error read_err;
-	struct op_batch plan; /* actual -> target */
-	double op_seconds;    /* switching time per operation (config) */
-	double est_seconds;   /* switching time the plan will take */
-	bool lost;	      /* the last read failed */
+	struct op_batch plan;	  /* actual -> target */
+	double op_seconds;	  /* switching time per operation (config) */
+	const struct fswitch *sw; /* a switch: its kind prices the plan */
+	double est_seconds;	  /* switching time the plan will take */
+	bool lost;		  /* the last read failed */
 	/* A candidate's device that the running ctl reaches otherwise (or not
 	 * at all): its reads report no DEVICE_LOST / DEVICE_BACK (ctl_quiet). */
 	bool quiet;
@@ -207,6 +208,11 @@ int ctl_plan(struct ctl *c, struct ofc_error *err);
 /* Each device's plan from its last read to its target (what ctl_plan does
  * after reading). */
 void ctl_diff(struct ctl *c);
+/* What device cd takes for the operations b: an OCS reconfigures once,
+ * in reconfig_time, however many cross-connects change (as `ofc plan
+ * --workload` prices it, controller/jobplan/ways.c); a patch panel's and
+ * a ring's op_seconds each. */
+double ctl_ops_seconds(const struct ctl_device *cd, const struct op_batch *b);
 /* Device i's target for the whole fabric, from c->fabric alone (its
  * topology's circuits, its rings' lightpaths), whatever a partition's aim
  * made of devs[i].target since: what every replica computes alike from the

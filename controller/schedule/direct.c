@@ -440,6 +440,15 @@ int direct_setup(struct schedule_result *r, const struct schedule_query *q, stru
 				 "waits for",
 				 lo, hi, lo);
 	}
+	/* A chunk of less than a byte of a node's shard (--size over the
+	 * nodes) is no chunk: refused, not planned silently. */
+	if (q->chunks && q->chunks > r->cost.size / g->n)
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--chunks %u cuts a shard of %llu bytes (--size over %u nodes) "
+		    "below a byte a chunk: at most %llu",
+		    q->chunks, (unsigned long long)(r->cost.size / g->n), g->n,
+		    (unsigned long long)(r->cost.size / g->n));
 	r->bopts.chunks = q->chunks;
 	r->bopts.threads = q->threads;
 	r->bopts.clock = q->clock; /* the expansions' BFB and constructions */

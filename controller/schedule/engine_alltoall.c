@@ -26,6 +26,9 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	if (o->is_reduced)
 		o->nhops *= o->group.order;
 	if (o->cut_through) {
+		/* (outcome_finish priced it store-and-forward: hop i at step i) */
+		if (o->verified)
+			o->store_forward_us = o->time_us;
 		/* Priced by the schedule as verified: its busiest link over all
 		 * steps, which must be what the routes it was lowered from load
 		 * (a schedule that failed is priced by its routes, for the

@@ -72,6 +72,7 @@ static const struct engine_ops engines[] = {
     {.name = "swing",
      .fabrics = ENGINE_DIRECT,
      .serves = AR,
+     .in_all = AR,
      .reduced = AR,
      .flags = ENGINE_VARIANT | ENGINE_SPLIT,
      .build = direct_build_torus,

@@ -411,3 +411,16 @@ void direct_keep_first(struct schedule_result *r)
 	if (!r->main)
 		r->main = &r->out[0];
 }
+
+int schedule_best_row(const struct schedule_result *r)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < r->nout; i++) {
+		const struct schedule_outcome *o = &r->out[i];
+
+		if (o->applies && o->verified && (best < 0 || o->time_us < r->out[best].time_us))
+			best = (int)i;
+	}
+	return best;
+}

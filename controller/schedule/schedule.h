@@ -202,6 +202,10 @@ struct schedule_outcome {
 	 * priced as one step. */
 	double lb_us;
 	uint32_t lb_steps;
+	/* A cut-through all-to-all's time were its relays to store and
+	 * forward (each step's busiest link, as the other rows): what it
+	 * assumes costs this much when it does not hold. 0: not one. */
+	double store_forward_us;
 	double fluid_bound_us; /* --algo all: the fluid bound that holds for it */
 	/* With failed links: the same algorithm's time on the healthy graph
 	 * (0 when it does not apply there or was not built) */
@@ -372,6 +376,10 @@ struct schedule_result {
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
 		     struct ofc_error *err);
 void schedule_result_free(struct schedule_result *r);
+/* A comparison's best row: the least time of the rows that apply and
+ * verified (each priced as its row says: store-and-forward steps, or a
+ * cut-through all-to-all's one step), the first of equals; -1: none. */
+int schedule_best_row(const struct schedule_result *r);
 /* For callers that want one schedule or an error (ofcd): 0 when the main
  * outcome was built; else -1 with its reason in err (OFC_E_INPUT when the
  * algorithm does not apply, OFC_E_RUNTIME) and r freed. */

@@ -17,13 +17,24 @@ nop. Data is symbolic: an element is a multiset of (rank, input chunk)
 contributions, so a reduction that misses or doubles an input, or a copy
 of the wrong chunk, shows in the final buffers.
 
-Usage: msccl_replay.py FILE.xml   (exit 0 and one summary line when correct)
+The limits are msccl-executor-nccl's parser's (msccl_parser.cc,
+msccl_struct.h), and the older MSCCL's where tighter: at most 256 steps a
+thread block, cnt < 72, 216 thread blocks a GPU numbered 0.. without gaps,
+channels 0..nchannels-1 with nchannels at most 32 (MAXCHANNELS), at most 32
+send and 32 receive thread blocks a channel, depid at most 127 (an int8_t),
+offsets at most 32767 (int16_t), and after nops that carry dependencies the
+operation that ends them carries one too.
+
+Usage: msccl_replay.py [--orders N] FILE.xml   (exit 0 and one summary line
+when correct; --orders: the first N of the five interleavings, for programs
+of hundreds of thousands of steps)
 """
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter, deque
 
 MAX_STEPS, MAX_COUNT, MAX_TBS = 256, 72, 216
+MAX_CHANNELS, MAX_TB_PER_CHANNEL, MAX_DEPID, MAX_OFFSET = 32, 32, 127, 32767
 
 
 def fail(msg):
@@ -31,7 +42,7 @@ def fail(msg):
     sys.exit(1)
 
 
-def main(path):
+def main(path, norders=5):
     root = ET.parse(path).getroot()
     if root.tag != "algo":
         fail("the root element is not <algo>")
@@ -42,6 +53,9 @@ def main(path):
     n = int(root.get("ngpus"))
     coll = root.get("coll")
     per_loop = int(root.get("nchunksperloop"))
+    nchan = int(root.get("nchannels"))
+    if not 1 <= nchan <= MAX_CHANNELS:
+        fail("nchannels %d: MSCCL takes 1 to %d" % (nchan, MAX_CHANNELS))
     if root.get("proto") not in ("Simple", "LL", "LL128"):
         fail("unknown protocol")
     gpus = {}
@@ -50,6 +64,7 @@ def main(path):
         sizes = {b: int(g.get(b + "_chunks")) for b in "ios"}
         tbs = {}
         pairs = set()
+        per_channel = Counter()
         for tb in g.findall("tb"):
             t = int(tb.get("id"))
             send, recv, chan = int(tb.get("send")), int(tb.get("recv")), int(tb.get("chan"))
@@ -57,6 +72,14 @@ def main(path):
                 fail("gpu %d: thread block id %d repeated or out of range" % (r, t))
             if send == r or recv == r or not (-1 <= send < n and -1 <= recv < n):
                 fail("gpu %d tb %d: bad peers" % (r, t))
+            if not 0 <= chan < nchan:
+                fail("gpu %d tb %d: channel %d, not below nchannels %d" % (r, t, chan, nchan))
+            for side, peer in (("send", send), ("receive", recv)):
+                if peer >= 0:
+                    per_channel[(side, chan)] += 1
+                    if per_channel[(side, chan)] > MAX_TB_PER_CHANNEL:
+                        fail("gpu %d: over %d %s thread blocks on channel %d" %
+                             (r, MAX_TB_PER_CHANNEL, side, chan))
             for key in (("s", send, chan), ("r", recv, chan)):
                 if key[1] >= 0:
                     if key in pairs:
@@ -64,6 +87,7 @@ def main(path):
                              (r, key[0], key[1], key[2]))
                     pairs.add(key)
             steps = []
+            pending = False  # nops with dependencies not yet ended by an operation
             for i, st in enumerate(tb.findall("step")):
                 if int(st.get("s")) != i:
                     fail("gpu %d tb %d: steps out of order" % (r, t))
@@ -74,6 +98,14 @@ def main(path):
                           depid=int(st.get("depid")), deps=int(st.get("deps")))
                 if op["type"] != "nop" and not (0 < op["cnt"] < MAX_COUNT):
                     fail("gpu %d tb %d step %d: cnt %d" % (r, t, i, op["cnt"]))
+                if op["depid"] > MAX_DEPID or max(op["so"], op["do"]) > MAX_OFFSET:
+                    fail("gpu %d tb %d step %d: depid or offset past MSCCL's int8/int16" % (r, t, i))
+                if op["type"] == "nop":
+                    pending |= op["depid"] >= 0
+                elif pending and op["depid"] < 0:
+                    fail("gpu %d tb %d step %d: nops' dependencies end in one without" % (r, t, i))
+                else:
+                    pending = False
                 if op["type"] in ("s", "cpy", "rrc") and not 0 <= op["so"] <= sizes[op["sb"]] - op["cnt"]:
                     fail("gpu %d tb %d step %d: source outside %s" % (r, t, i, op["sb"]))
                 if op["type"] in ("r", "cpy", "rrc") and not 0 <= op["do"] <= sizes[op["db"]] - op["cnt"]:
@@ -85,22 +117,26 @@ def main(path):
                 steps.append(op)
             tbs[t] = dict(send=send, recv=recv, chan=chan, steps=steps, pc=0)
         gpus[r] = dict(sizes=sizes, tbs=tbs)
+    for r, g in gpus.items():
+        if sorted(g["tbs"]) != list(range(len(g["tbs"]))):
+            fail("gpu %d: thread blocks are not numbered 0.. without gaps" % r)
     if sorted(gpus) != list(range(n)):
         fail("gpus are not 0..%d" % (n - 1))
 
     # Any interleaving the dependencies allow must give the same result:
     # replay in thread-block order, in reverse, and in shuffled orders one
     # step at a time, so a missing dependency (a race) shows in one of them.
-    for order in ("forward", "reverse", 1, 2, 3):
+    for order in ("forward", 1, "reverse", 2, 3)[:norders]:
         ran = replay(gpus, n, coll, per_loop, order)
-    print("msccl_replay: %s on %d gpus, %d steps, 5 interleavings replayed: correct" %
-          (coll, n, ran))
+    print("msccl_replay: %s on %d gpus, %d steps, %d interleavings replayed: correct" %
+          (coll, n, ran, norders))
 
 
 def replay(gpus, n, coll, per_loop, order):
-    import copy
+    """One interleaving. A chunk's content is a Counter never changed in
+    place (a reduction makes a new one), so sends and copies share it."""
     import random
-    gpus = copy.deepcopy(gpus)
+    pc = {(r, t): 0 for r, g in gpus.items() for t in g["tbs"]}
     # Buffers: lists of Counters (contributions), None where nothing was written.
     Q = {"allgather": per_loop // n, "reducescatter": per_loop // n,
          "alltoall": per_loop // n, "allreduce": per_loop // n}[coll]
@@ -131,8 +167,8 @@ def replay(gpus, n, coll, per_loop, order):
         for r, t in blocks:
             tb = gpus[r]["tbs"][t]
             if True:
-                while tb["pc"] < len(tb["steps"]):
-                    op = tb["steps"][tb["pc"]]
+                while pc[(r, t)] < len(tb["steps"]):
+                    op = tb["steps"][pc[(r, t)]]
                     if not ready(r, op):
                         break
                     ty, cnt = op["type"], op["cnt"]
@@ -152,17 +188,15 @@ def replay(gpus, n, coll, per_loop, order):
                                     fail("gpu %d: reduce into an unwritten chunk" % r)
                                 buf[r][op["db"]][op["do"] + j] = cur + data[j]
                             else:
-                                buf[r][op["db"]][op["do"] + j] = Counter(data[j])
+                                buf[r][op["db"]][op["do"] + j] = data[j]
                     elif ty == "s":
                         src = buf[r][op["sb"]][op["so"]:op["so"] + cnt]
-                        queues.setdefault((r, tb["send"], tb["chan"]), deque()).append(
-                            [Counter(x) if x is not None else None for x in src])
+                        queues.setdefault((r, tb["send"], tb["chan"]), deque()).append(src)
                     elif ty == "cpy":
                         for j in range(cnt):
-                            x = buf[r][op["sb"]][op["so"] + j]
-                            buf[r][op["db"]][op["do"] + j] = Counter(x) if x is not None else None
-                    done[r][t] = tb["pc"]
-                    tb["pc"] += 1
+                            buf[r][op["db"]][op["do"] + j] = buf[r][op["sb"]][op["so"] + j]
+                    done[r][t] = pc[(r, t)]
+                    pc[(r, t)] += 1
                     ran += 1
                     progress = True
                     if rng:
@@ -196,4 +230,9 @@ def replay(gpus, n, coll, per_loop, order):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) == 4 and sys.argv[1] == "--orders" and sys.argv[2] in ("1", "2", "3", "4", "5"):
+        main(sys.argv[3], int(sys.argv[2]))
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
+        fail("usage: msccl_replay.py [--orders 1-5] FILE.xml")

@@ -62,6 +62,40 @@ expect_error 2 "ofc schedule: --format json, but -o '$TMP/both.pb' names a pb fi
 	$S --size 1MiB --format json -o "$TMP/both.pb"
 expect_error 2 "ofc schedule: -o '$TMP/s.svg' names a svg file, which ofc schedule does not write (it writes text, json, pb or msccl)" \
 	$S --size 1MiB -o "$TMP/s.svg"
+# --format pb without -o: stdout when it is not a terminal, the summary on
+# stderr (schedule and optree), a usage error when it is; another format
+# alone says it needs -o.
+$S --size 1MiB --format pb >"$TMP/stdout.pb" 2>"$TMP/stdout.err" &&
+	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/stdout.pb" | grep -q 'collective: "allreduce"' &&
+	grep -q "^  verified     yes" "$TMP/stdout.err" && ok ||
+	bad "schedule --format pb | did not write protobuf to stdout" "$(head -c 200 "$TMP/stdout.err")"
+$OFC optree --nodes 16 --wavelengths 2 --format pb 2>/dev/null |
+	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto | grep -q 'algorithm: "optree"' &&
+	ok || bad "optree --format pb | did not write protobuf to stdout"
+for cmd in "$S --size 1MiB" "$OFC optree --nodes 16 --wavelengths 2"; do
+	name=$(echo "$cmd" | awk '{print $2}')
+	out=$(python3 -c '
+import os, subprocess, sys
+m, s = os.openpty()
+p = subprocess.run(sys.argv[1:], stdout=s, stderr=subprocess.PIPE)
+os.close(s)
+print(p.returncode, p.stderr.decode().splitlines()[0])' $cmd --format pb)
+	[ "$out" = "2 ofc $name: --format pb writes binary: give -o OUT, or redirect stdout" ] && ok ||
+		bad "$name --format pb to a terminal should be refused" "$out"
+done
+expect_error 2 "ofc schedule: --format json needs -o OUT (-o - for stdout)" $S --size 1MiB --format json
+# Options that would be silently wrong are refused: a chunk of less than a
+# byte, two formats for ofc show, a --plot name ofc plan cannot write.
+expect_error 2 "ofc schedule: --chunks 1000000 cuts a shard of 1024 bytes (--size over 16 nodes) below a byte a chunk: at most 1024" \
+	$OFC schedule --topology torus:4x4 --collective allgather --size 16KiB --chunks 1000000
+expect_stdout_has "chunks       1024 per shard" \
+	$OFC schedule --topology torus:4x4 --collective allgather --size 16KiB --chunks 1024
+expect_error 2 "ofc show: --dot and --json ask for different formats: give one" \
+	$OFC show configs/torus64-ocs.yaml --dot --json
+expect_exit 0 $OFC show configs/torus64-ocs.yaml --json --format json
+expect_error 2 "ofc plan: --plot '$TMP/x.png' names a png file, which ofc plan does not write (it writes svg): name it .svg (rsvg-convert or a browser turn SVG into PNG)" \
+	$OFC plan configs/torus64-ocs.yaml --workload examples/workloads/dp-allreduce.yaml --plot "$TMP/x.png"
+[ ! -e "$TMP/x.png" ] && ok || bad "a refused --plot still wrote $TMP/x.png"
 $OFC optree --nodes 16 --wavelengths 2 -o "$TMP/ring.pb" >/dev/null &&
 	protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/ring.pb" | grep -q 'algorithm: "optree"' &&
 	ok || bad "optree -o x.pb did not write protobuf"

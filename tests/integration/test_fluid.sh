@@ -124,6 +124,19 @@ expect_json 'j["verified"] and abs(j["objective"]-112)<1e-6' \
 	$S $W/all-links-1.yaml --collective reduce-scatter --hops 6 --json
 expect_json 'j["verified"] and abs(j["objective"]-14)<1e-6' \
 	$S $W/all-links-1.yaml --collective reduce --hops 6 --json
+# Without NVLink every path between PCIe switches crosses host memory, so
+# a reduction's tree from one GPU crosses it three times: at different
+# layers, each partial sum gone before the next arrives (the verifier's
+# memory keeps one per part). The search goes past hop limits with no such
+# tree (T = 4 to 6) to R* = 7/32 s/GB, the allgather's; every collective
+# answers. A hop limit with no tree says which option would find one.
+for c in reduce-scatter allreduce reduce broadcast alltoall; do
+	expect_json 'j["verified"]' $S $W/no-nvlink-1.yaml --collective $c --json
+done
+expect_json 'j["verified"] and abs(j["rstar_s_per_gb"]-7/32)<1e-9 and j["hops"]==7 and j["optimal"]' \
+	$S $W/no-nvlink-1.yaml --collective reduce-scatter --json
+expect_error 1 "ofc schedule: no tree from s0/gpu0 reaches every destination within T = 6 hops: a larger hop limit (--hops) may have one" \
+	$S $W/no-nvlink-1.yaml --collective reduce-scatter --hops 6
 expect_json 'j["verified"] and j["collective"]=="broadcast"' \
 	$S $W/all-links-1.yaml --collective broadcast --root s0/gpu3 --hops 4 --json
 expect_json 'j["verified"] and j["collective"]=="alltoall"' \
@@ -153,8 +166,11 @@ expect_error 2 "ofc schedule: --root 'nope' is not a vertex of modelw-all-links-
 	$S $W/all-links-1.yaml --collective broadcast --root nope
 expect_error 2 "ofc schedule: unknown --method 'lp' (mirrored, dw, full)" \
 	$S $W/all-links-1.yaml --collective allgather --method lp
-expect_exit 2 $S $W/all-links-1.yaml --collective allgather --hops 4 --format msccl -o "$TMP/x.xml"
-grep -q "an MSCCL program has no place for" "$TMP/err" && [ ! -e "$TMP/x.xml" ] && ok || bad "msccl from a server fabric" "$(cat "$TMP/err")"
+# MSCCL programs of a server fabric (test_msccl.sh) are the collectives
+# MSCCL runs on GPU ranks; a broadcast is refused and nothing is written.
+expect_error 2 "ofc schedule: MSCCL programs of a server fabric are allgather, reduce-scatter and allreduce, not broadcast" \
+	$S $W/all-links-1.yaml --collective broadcast --hops 4 --format msccl -o "$TMP/x.xml"
+[ ! -e "$TMP/x.xml" ] && ok || bad "a refused MSCCL export still wrote $TMP/x.xml"
 expect_error 2 "ofc schedule: --hops, --epsilon, --method, --root and --bound-any-hops are for --algo fluid on a server fabric" \
 	$S --topology torus:4x4 --collective allgather --size 1MiB --hops 3
 expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, fabric_vertices:, fabric_links: in the config)" \

@@ -100,7 +100,7 @@ expect_error 2 "ofc optree: bad radices '4,,2': expected numbers like 4,4,2" $OF
 expect_error 2 "ofc optree: --radices applies to --algo optree" $OFC optree --nodes 16 --wavelengths 2 --radices 4,4 --algo ring
 expect_error 2 "ofc optree: -o writes one schedule: pick one --algo" $OFC optree --nodes 16 --wavelengths 2 --algo all -o "$TMP/x"
 expect_error 2 "ofc optree: bad --block-size '4XB': expected a size such as 4096, 64KiB, 4MB or 1GiB" $OFC optree --nodes 16 --wavelengths 2 --block-size 4XB
-expect_error 2 "ofc optree: --format needs -o OUT" $OFC optree --nodes 16 --wavelengths 2 --format pb
+expect_error 2 "ofc optree: --format json needs -o OUT (-o - for stdout)" $OFC optree --nodes 16 --wavelengths 2 --format json
 # Every collective on the ring: reduce-scatter is the all-gather reversed,
 # allreduce both (verified with reduce semantics), all-to-all direct
 # lightpaths through the RWA engines.

@@ -60,10 +60,12 @@ for i in 0 1 2 3; do
 done
 devices
 
-# ---- the switching time: the slowest switch's 16 changes, not the sum ------------
-expect_json 'j["operations"]==64 and all(d["add"]==16 for d in j["device_plan"]["devices"]) and abs(j["switching_seconds"]-16*0.030)<1e-9 and abs(j["switching_seconds"]-max(d["estimated_seconds"] for d in j["device_plan"]["devices"]))<1e-12' \
+# ---- the switching time: the slowest switch's change, not the sum ----------------
+# An OCS reconfigures once however many cross-connects change (16 here), as
+# `ofc plan --workload` prices it (fswitch_change_seconds): ocs3's 30 ms.
+expect_json 'j["operations"]==64 and all(d["add"]==16 for d in j["device_plan"]["devices"]) and abs(j["switching_seconds"]-0.030)<1e-9 and sorted(d["estimated_seconds"] for d in j["device_plan"]["devices"])==[0.01,0.01,0.01,0.03] and abs(j["switching_seconds"]-max(d["estimated_seconds"] for d in j["device_plan"]["devices"]))<1e-12' \
 	$OFC plan "$TORUS" $DEVS --state-dir "$ST" --json
-expect_stdout_has "fabric par4: 64 operations on 4 devices (switching time about 480 ms, the devices driven side by side)" \
+expect_stdout_has "fabric par4: 64 operations on 4 devices (switching time about 30 ms, the devices driven side by side)" \
 	$OFC plan "$TORUS" $DEVS --state-dir "$ST"
 
 # ---- side by side: every switch holds a change at once --------------------------

@@ -591,6 +591,59 @@ static void test_msccl_refuses_unheld(void **state)
 	sched_free(&s);
 }
 
+/* A link with more operations than one thread block may run is spread
+ * over channels (the k-th send still meets the k-th receive on each); past
+ * MSCCL's 32 channels the writer says which options would fit it. */
+static void test_msccl_spreads_channels(void **state)
+{
+	struct schedule s;
+	struct msccl_info mi;
+	struct ofc_error err = {0};
+	FILE *null = fopen("/dev/null", "w");
+
+	(void)state;
+	for (int over = 0; over < 2; over++) {
+		/* 2 ranks, a step per transfer of block 0 -> 1: 600 (spread 3)
+		 * or 9000 (over 32 x 256) operations on the one link */
+		uint32_t steps = over ? 9000 : 600;
+
+		sched_init(&s, SCHED_ALLTOALL, "many", 2);
+		for (uint32_t t = 0; t < steps; t++) {
+			struct xfer x = {.src = 0,
+					 .dst = 1,
+					 .block = 0 * 2 + 1,
+					 .length = SCHED_ONE,
+					 .lane = SCHED_NO_LANE,
+					 .flags = xfer_flags(DIR_NONE, XFER_COPY)};
+
+			sched_step(&s);
+			sched_add(&s, &x);
+			x = (struct xfer){.src = 1,
+					  .dst = 0,
+					  .block = 1 * 2 + 0,
+					  .length = SCHED_ONE,
+					  .lane = SCHED_NO_LANE,
+					  .flags = xfer_flags(DIR_NONE, XFER_COPY)};
+			sched_add(&s, &x);
+		}
+		if (!over) {
+			assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), 0);
+			assert_int_equal(mi.channels, 3);
+			/* per rank: the copies' block, a send and a receive block
+			 * a channel */
+			assert_int_equal(mi.thread_blocks, 2 * (1 + 2 * 3));
+		} else {
+			assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), -1);
+			assert_non_null(strstr(err.msg, "has 9000 operations on 1 channel, over "
+							"MSCCL's 256, and 32 channels are MSCCL's "
+							"most: fewer chunks (--chunks), or --lowering "
+							"paths or --lowering single"));
+		}
+		sched_free(&s);
+	}
+	fclose(null);
+}
+
 static void test_json_and_text(void **state)
 {
 	struct fabric *f = load();
@@ -701,6 +754,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_chunks),
 	    cmocka_unit_test(test_schedule_pb_counted),
 	    cmocka_unit_test(test_msccl_refuses_unheld),
+	    cmocka_unit_test(test_msccl_spreads_channels),
 	    cmocka_unit_test(test_json_and_text),
 	    cmocka_unit_test(test_summary_json),
 	};
