@@ -89,11 +89,18 @@ struct etcd_conn {
 	struct curl_slist *headers; /* Content-Type, and Authorization with a token */
 	char *cacert, *cert, *key;  /* NULL: plain http */
 	char *user, *password;	    /* NULL: etcd without auth */
-	/* Under auth, each member's token (NULL: none yet): a simple token
-	 * is valid at the member that gave it alone, and asking for one costs
-	 * the member a bcrypt of the password, so each is kept until that
-	 * member says it is gone. */
-	char **tokens;
+	/* Under auth, each member's token (shared, or this connection's
+	 * own): a simple token is valid at the member that gave it alone,
+	 * and asking for one costs the member a bcrypt of the password, so
+	 * each is kept until that member says it is gone. */
+	struct etcd_tokens *tokens;
+	bool own_tokens;
+};
+
+struct etcd_tokens {
+	pthread_mutex_t mu;
+	uint32_t n;
+	char **tok; /* [member] (NULL: none yet) */
 };
 
 /* ---- base64 (RFC 4648, the gateway's bytes) ------------------------------------ */
@@ -338,7 +345,8 @@ struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd
 		c->user = xstrdup(tls->user);
 		c->password = xstrdup(tls->password);
 	}
-	c->tokens = xcalloc(n, sizeof(char *));
+	c->own_tokens = !(tls && tls->tokens && tls->tokens->n == n);
+	c->tokens = c->own_tokens ? etcd_tokens_new(n) : tls->tokens;
 
 	pthread_once(&curl_once, curl_load);
 	c->urls = xcalloc(n + 1, sizeof(char *));
@@ -352,12 +360,62 @@ struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd
 	return c;
 }
 
+static void conn_headers(struct etcd_conn *c, const char *token);
+
+struct etcd_tokens *etcd_tokens_new(uint32_t n)
+{
+	struct etcd_tokens *t = xcalloc(1, sizeof(*t));
+
+	pthread_mutex_init(&t->mu, NULL);
+	t->n = n;
+	t->tok = xcalloc(n ? n : 1, sizeof(char *));
+	return t;
+}
+
+static void token_drop(char **tok)
+{
+	if (*tok)
+		explicit_bzero(*tok, strlen(*tok));
+	free(*tok);
+	*tok = NULL;
+}
+
+void etcd_tokens_free(struct etcd_tokens *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->n; i++)
+		token_drop(&t->tok[i]);
+	free(t->tok);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
 static void forget_token(struct etcd_conn *c, uint32_t i)
 {
-	if (c->tokens[i])
-		explicit_bzero(c->tokens[i], strlen(c->tokens[i]));
-	free(c->tokens[i]);
-	c->tokens[i] = NULL;
+	pthread_mutex_lock(&c->tokens->mu);
+	token_drop(&c->tokens->tok[i]);
+	pthread_mutex_unlock(&c->tokens->mu);
+}
+
+static void keep_token(struct etcd_conn *c, uint32_t i, const char *token)
+{
+	pthread_mutex_lock(&c->tokens->mu);
+	token_drop(&c->tokens->tok[i]);
+	c->tokens->tok[i] = xstrdup(token);
+	pthread_mutex_unlock(&c->tokens->mu);
+}
+
+/* The headers for member i with its token, if there is one yet. */
+static bool token_headers(struct etcd_conn *c, uint32_t i)
+{
+	pthread_mutex_lock(&c->tokens->mu);
+	bool have = c->tokens->tok[i] != NULL;
+
+	if (have)
+		conn_headers(c, c->tokens->tok[i]);
+	pthread_mutex_unlock(&c->tokens->mu);
+	return have;
 }
 
 void etcd_conn_free(struct etcd_conn *c)
@@ -372,9 +430,8 @@ void etcd_conn_free(struct etcd_conn *c)
 	free(c->cacert);
 	free(c->cert);
 	free(c->key);
-	for (uint32_t i = 0; c->tokens && i < c->n; i++)
-		forget_token(c, i);
-	free(c->tokens);
+	if (c->own_tokens)
+		etcd_tokens_free(c->tokens);
 	free(c->user);
 	if (c->password)
 		explicit_bzero(c->password, strlen(c->password));
@@ -538,7 +595,7 @@ static int conn_auth(struct etcd_conn *c, double left, CURLcode *cc, char *detai
 	const char *token = o ? etcd_str(o, "token") : NULL;
 
 	if (*cc == CURLE_OK && status == 200 && token && *token && !strpbrk(token, "\r\n")) {
-		c->tokens[c->cur] = xstrdup(token);
+		keep_token(c, c->cur, token);
 		rc = 0;
 	} else if (*cc == CURLE_OK) {
 		const char *e = o ? etcd_str(o, "error") : NULL;
@@ -603,8 +660,10 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 		 * bcrypt may take seconds on a loaded machine, so it has the
 		 * call's time up to 3 s, not one try's. */
 		double auth_s = deadline - now_seconds() < 3 ? deadline - now_seconds() : 3;
-		bool authed = !c->user || c->tokens[c->cur] ||
-			      conn_auth(c, auth_s > left ? auth_s : left, &cc, detail, &why) == 0;
+		bool authed =
+		    !c->user || token_headers(c, c->cur) ||
+		    (conn_auth(c, auth_s > left ? auth_s : left, &cc, detail, &why) == 0 &&
+		     token_headers(c, c->cur));
 
 		if (why) {
 			ofc_error_setr(
@@ -615,8 +674,6 @@ int etcd_call(struct etcd_conn *c, const char *path, struct json_object *body, d
 			return -1;
 		}
 		if (authed) {
-			if (c->user)
-				conn_headers(c, c->tokens[c->cur]);
 			left = deadline - now_seconds();
 			if (left > try_s)
 				left = try_s;
@@ -1049,7 +1106,7 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 
 	/* Under auth, a token of this member's first (a watch is one
 	 * request that lasts). */
-	if (c->user && !c->tokens[c->cur] && conn_auth(c, 3, &cc, detail, &why) < 0) {
+	if (c->user && !token_headers(c, c->cur) && conn_auth(c, 3, &cc, detail, &why) < 0) {
 		if (why) {
 			ofc_error_setr(
 			    err, OFC_E_RUNTIME, OFC_R_CREDENTIALS,
@@ -1077,7 +1134,7 @@ int etcd_watch(struct etcd_conn *c, const char *key, const char *range_end, int6
 	cu.easy_setopt(c->h, CURLOPT_POSTFIELDS,
 		       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
 	if (c->user)
-		conn_headers(c, c->tokens[c->cur]);
+		token_headers(c, c->cur);
 	cu.easy_setopt(c->h, CURLOPT_HTTPHEADER, c->headers);
 	cu.easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_watch_data);
 	cu.easy_setopt(c->h, CURLOPT_WRITEDATA, &w);

@@ -120,7 +120,16 @@ struct etcd_tls {
 	 * (a simple token is one member's alone). NULL: no auth. The
 	 * password is never part of a message. */
 	const char *user, *password;
+	/* The members' tokens, shared by every connection given the same
+	 * (one per thread of a store): a token costs its member a bcrypt of
+	 * the password, seconds on a loaded machine, so one thread's serves
+	 * the others. NULL: the connection keeps its own. */
+	struct etcd_tokens *tokens;
 };
+/* n members' tokens behind a lock (etcd_tokens_free after every
+ * connection that shares them). */
+struct etcd_tokens *etcd_tokens_new(uint32_t n);
+void etcd_tokens_free(struct etcd_tokens *t);
 struct etcd_conn *etcd_conn_new(char *const *urls, uint32_t n, const struct etcd_tls *tls);
 void etcd_conn_free(struct etcd_conn *c);
 const char *etcd_conn_url(const struct etcd_conn *c);

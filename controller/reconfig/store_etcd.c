@@ -1153,6 +1153,7 @@ static void es_close(struct store *s)
 	if (es->tls.password)
 		explicit_bzero((char *)es->tls.password, strlen(es->tls.password));
 	free((char *)es->tls.password);
+	etcd_tokens_free(es->tls.tokens);
 	pthread_mutex_destroy(&es->mu);
 	pthread_mutex_destroy(&es->wmu);
 	pthread_cond_destroy(&es->cond);
@@ -1240,6 +1241,7 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 		if (o->user && o->password) {
 			es->tls.user = xstrdup(o->user);
 			es->tls.password = xstrdup(o->password);
+			es->tls.tokens = etcd_tokens_new(es->nurls);
 		}
 	}
 	pthread_mutex_init(&es->mu, NULL);
