@@ -249,6 +249,10 @@ void print_port_alarms(const struct Ofc__V1__PortAlarm *const *a, size_t n);
  * HOST:PORT, hosts; else NOUN) and the first 6: "... and N more". */
 void print_status_items(const char *label, char *const *v, size_t n, bool kinds, const char *noun,
 			const char *tail);
+/* ofcd's State for people, as `ofc --socket PATH status` prints it
+ * (print_state.c); https: reached through a gateway. */
+struct Ofc__V1__State;
+void print_state(const struct Ofc__V1__State *s, bool https);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* ofc testbed run --workload (run_workload.c): the job's plan run
  * on the testbed, way by way (ways: a mask of 1 << enum jobplan_kind). */
