@@ -62,14 +62,6 @@ static char *key_of(const struct etcd_store *es, enum store_item it)
 
 /* ---- events ------------------------------------------------------------------------ */
 
-/* (under mu) */
-void es_post(struct etcd_store *es, enum store_event ev)
-{
-	es->pending |= 1u << ev;
-	if (ev != STORE_EV_CHANGED && ev != STORE_EV_EVENTS)
-		es->serial++;
-}
-
 /* Fire what is pending (not under mu: the owner may call back in). */
 static void fire(struct etcd_store *es)
 {
@@ -82,18 +74,6 @@ static void fire(struct etcd_store *es)
 	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_EVENTS; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
-}
-
-/* (under mu) This replica leads no more. */
-void es_depose(struct etcd_store *es, const char *why)
-{
-	if (!es->leading)
-		return;
-	es->leading = false;
-	es->epoch = 0;
-	snprintf(es->why, sizeof(es->why), "%s", why);
-	snprintf(es->deposed, sizeof(es->deposed), "%.150s", why);
-	es_post(es, STORE_EV_DEPOSED);
 }
 
 /* ---- the cache ----------------------------------------------------------------------- */
@@ -190,13 +170,6 @@ static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, i
 	es_post(es, STORE_EV_EVENTS);
 }
 
-void es_kvs_free(struct etcd_kv *kvs, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		etcd_kv_free(&kvs[i]);
-	free(kvs);
-}
-
 /* ---- the store's operations ------------------------------------------------------------ */
 
 /* (under mu: parts_join's lookup) */
@@ -234,13 +207,6 @@ static int es_get(struct store *s, const char *fabric, enum store_item it, size_
 	pthread_mutex_unlock(&es->mu);
 	free(key);
 	return rc;
-}
-
-/* A write or a load may wait out a raft election of etcd's own (a member
- * lost: a second or two); devices are fenced by the lease, not by this. */
-double es_call_timeout(const struct etcd_store *es)
-{
-	return 2 * es->ttl_asked > 5 ? 2 * es->ttl_asked : 5;
 }
 
 /* Every write compares the epoch and the lease (etcd 3.4's compare target

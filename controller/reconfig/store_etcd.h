@@ -8,6 +8,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 struct cached {
 	char *key;
@@ -99,10 +101,42 @@ static inline struct etcd_store *es_of(struct store *s)
 }
 
 /* store_etcd.c */
-void es_post(struct etcd_store *es, enum store_event ev); /* (under mu) */
-void es_depose(struct etcd_store *es, const char *why);	  /* (under mu) */
-void es_kvs_free(struct etcd_kv *kvs, uint32_t n);
-double es_call_timeout(const struct etcd_store *es);
+/* The small helpers both halves use, here so that neither file calls
+ * the other's (the registrations call only down into etcd.c). */
+
+/* (under mu) An event to fire once mu is let go. */
+static inline void es_post(struct etcd_store *es, enum store_event ev)
+{
+	es->pending |= 1u << ev;
+	if (ev != STORE_EV_CHANGED && ev != STORE_EV_EVENTS)
+		es->serial++;
+}
+
+/* (under mu) This replica leads no more. */
+static inline void es_depose(struct etcd_store *es, const char *why)
+{
+	if (!es->leading)
+		return;
+	es->leading = false;
+	es->epoch = 0;
+	snprintf(es->why, sizeof(es->why), "%s", why);
+	snprintf(es->deposed, sizeof(es->deposed), "%.150s", why);
+	es_post(es, STORE_EV_DEPOSED);
+}
+
+static inline void es_kvs_free(struct etcd_kv *kvs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		etcd_kv_free(&kvs[i]);
+	free(kvs);
+}
+
+/* A write or a load may wait out a raft election of etcd's own (a member
+ * lost: a second or two); devices are fenced by the lease, not by this. */
+static inline double es_call_timeout(const struct etcd_store *es)
+{
+	return 2 * es->ttl_asked > 5 ? 2 * es->ttl_asked : 5;
+}
 
 /* store_etcd_reg.c: the replicas' registrations */
 int es_register(struct store *s, double timeout, struct ofc_error *err);
