@@ -602,7 +602,7 @@ struct ofcd_loop {
 	const char *running_state;
 	uint32_t sched_pending; /* schedule jobs handed out */
 	/* ... of each public caller (job.principal), SCHEDULES_PER_CALLER at
-	 * most (read_requests.c, sched_caller) */
+	 * most (job_queue.c, sched_caller) */
 	struct sched_caller {
 		char *who;
 		uint32_t n;

@@ -460,35 +460,6 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 	return j;
 }
 
-/* A public caller's schedule jobs handed out (queued, running or
- * streaming), counted by its principal ("uid:N", or the gateway's
- * identity) with delta; returns the count before. */
-uint32_t sched_caller(struct ofcd *d, const struct job *j, int delta)
-{
-	struct sched_caller *c = NULL;
-	uint32_t was;
-
-	if (!j->public_caller || !j->principal)
-		return 0;
-	for (uint32_t i = 0; i < d->loop.nsched_callers && !c; i++)
-		if (strcmp(d->loop.sched_callers[i].who, j->principal) == 0)
-			c = &d->loop.sched_callers[i];
-	if (!c && delta <= 0)
-		return 0;
-	if (!c) {
-		GROW(d->loop.sched_callers, d->loop.cap_sched_callers, d->loop.nsched_callers + 1);
-		c = &d->loop.sched_callers[d->loop.nsched_callers++];
-		*c = (struct sched_caller){xstrdup(j->principal), 0};
-	}
-	was = c->n;
-	c->n = delta < 0 && c->n < (uint32_t)-delta ? 0 : c->n + (uint32_t)delta;
-	if (c->n == 0) {
-		free(c->who);
-		*c = d->loop.sched_callers[--d->loop.nsched_callers];
-	}
-	return was;
-}
-
 /* A public caller holding SCHEDULES_PER_CALLER jobs is answered BUSY
  * (and j freed): -1. */
 static int caller_refused(struct conn *c, uint64_t id, struct job *j)
