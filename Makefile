@@ -275,7 +275,7 @@ TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 
 test:
 	@$(MAKE) --no-print-directory $(TEST_J) all $(TESTS)
-	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration
+	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration check-deps
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
 check:
@@ -404,5 +404,17 @@ install: all $(LIB) $(MPI_RANK)
 	chmod 0644 $(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/
 	find $(DESTDIR)$(PYTHONDIR)/ofc_client -name __pycache__ -prune -exec rm -rf {} +
+
+# ---- Debian: what install-deps installs, and the package -------------------
+# check-deps: every system header the product's sources include and every
+# library its programs load comes from a package install-deps' groups
+# install (or hard-depend on), asked of dpkg's data, so that a machine warm
+# from earlier work cannot hide a missing package (scripts/check-deps).
+# CHECK_DEPS_ARGS: --install-deps FILE checks another copy's groups.
+CHECK_DEPS_ARGS ?=
+check-deps: all $(MPI_RANK)
+	@CC="$(CC)" CXX="$(CXX)" MPICC="$(MPICC)" scripts/check-deps --build $(BUILD) \
+	  --cflags "-std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS)" \
+	  --cxxflags "-std=c++11 -I. $(shell pkg-config --cflags $(CLP_PC))" $(CHECK_DEPS_ARGS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
