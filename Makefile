@@ -100,6 +100,7 @@ BENCHES   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 STAMP      = $(BUILD)/.deps-ok
 MPI_STAMP  = $(BUILD)/.deps-mpi-ok
 TEST_STAMP = $(BUILD)/.deps-test-ok
+UNIT_STAMP = $(BUILD)/.deps-unit-ok
 
 # Man pages are generated from each binary's --help (scripts/man.py) and
 # the hand-written sections in docs/man/NAME.extra, so they list every
@@ -114,7 +115,8 @@ MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
 
-.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python
+.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python \
+        check-deps
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -160,7 +162,10 @@ $(STAMP): scripts/install-deps.sh
 $(MPI_STAMP): scripts/install-deps.sh | $(STAMP)
 	@scripts/install-deps.sh mpi
 	@mkdir -p $(BUILD) && touch $@
-$(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
+$(UNIT_STAMP): scripts/install-deps.sh | $(STAMP)
+	@scripts/install-deps.sh unit
+	@mkdir -p $(BUILD) && touch $@
+$(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP) $(UNIT_STAMP)
 	@scripts/install-deps.sh test
 	@scripts/install-deps.sh --check $(BLISS_PC)
 	@mkdir -p $(BUILD) && touch $@
@@ -206,11 +211,12 @@ endef
 $(foreach f,$(MAIN_SRC),$(eval $(call main_rule,$(f))))
 
 TESTLIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTLIB_SRC))
-# The unit tests' objects include cmocka's header, the benchmarks' libcurl's:
-# the tests' packages first.
+# The unit tests' objects include cmocka's header (the unit group: make
+# unit installs no more), the benchmarks' libcurl's: the tests' packages.
 TEST_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC) $(TESTLIB_SRC))
 BENCH_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
-$(TEST_OBJ) $(BENCH_OBJ): | $(TEST_STAMP)
+$(TEST_OBJ): | $(UNIT_STAMP)
+$(BENCH_OBJ): | $(TEST_STAMP)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -255,7 +261,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 run: all
 	@BUILD=$(BUILD) scripts/demo.sh configs/torus64-ocs.yaml
 
-unit: $(TESTS) | $(TEST_STAMP)
+unit: $(TESTS) | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.

@@ -11,20 +11,22 @@
 #          curl/curl.h and loads the library itself; the Python client's
 #          protobuf, iproute2 for the testbed)
 #   mpi    MPICH, for the MPI baseline's rank (make mpi, make install)
+#   unit   what the unit tests run against: cmocka, and etcd (the
+#          store's tests start one): make unit needs no more
 #   deb    what `make deb` builds and checks the Debian package with:
 #          debhelper (with dh-python for the client), dpkg-dev, fakeroot,
 #          lintian; it includes mpi (the package ships the rank)
 #   test   what the tests and benchmarks run against: cmocka, etcd, Slurm,
 #          Prometheus's promtool, yuma123's netconfd behind an sshd,
 #          ncclient, sslscan, graphviz's dot, man, bash-completion and
-#          bliss (make unit, make
-#          integration, make test, make bench), Debian's chromium and node
+#          bliss (make integration, make test, make bench), Debian's chromium and node
 #          with playwright-core as tests/ui/package-lock.json pins it (npm
 #          ci: the operator page's test), debootstrap (scripts/fresh-check
-#          makes its clean Debian roots with it); it includes mpi and deb
+#          makes its clean Debian roots with it); it includes unit, mpi
+#          and deb
 #
 # With no group named, every group (what a developer's machine wants).
-# Usage: scripts/install-deps.sh [build|mpi|deb|test]...
+# Usage: scripts/install-deps.sh [build|mpi|unit|deb|test]...
 #        scripts/install-deps.sh --check PKGCONFIG...
 #        scripts/install-deps.sh --list GROUP: the group's packages, one a
 #          line, installing nothing (scripts/check-deps reads the groups so)
@@ -37,6 +39,8 @@ libjson-c-dev libmicrohttpd-dev libgnutls28-dev libnetconf2-dev libssh-dev
 libyuma-base libcurl4-openssl-dev python3-protobuf iproute2"
 
 MPI_PKGS="mpich libmpich-dev"
+
+UNIT_PKGS="libcmocka-dev etcd-server"
 
 DEB_PKGS="debhelper dh-python dpkg-dev fakeroot lintian"
 
@@ -82,10 +86,11 @@ if [ "${1:-}" = "--list" ]; then
 	case "${2:-}" in
 	build) echo $BUILD_PKGS ;;
 	mpi) echo $MPI_PKGS ;;
+	unit) echo $UNIT_PKGS ;;
 	deb) echo $MPI_PKGS $DEB_PKGS ;;
-	test) echo $MPI_PKGS $DEB_PKGS $TEST_PKGS ;;
+	test) echo $UNIT_PKGS $MPI_PKGS $DEB_PKGS $TEST_PKGS ;;
 	*)
-		echo "install-deps: --list GROUP (build, mpi, deb, test)" >&2
+		echo "install-deps: --list GROUP (build, mpi, unit, deb, test)" >&2
 		exit 2
 		;;
 	esac | tr ' ' '\n'
@@ -99,13 +104,14 @@ for group in "$@"; do
 	case "$group" in
 	build) PKGS="$PKGS $BUILD_PKGS" ;;
 	mpi) PKGS="$PKGS $MPI_PKGS" ;;
+	unit) PKGS="$PKGS $UNIT_PKGS" ;;
 	deb) PKGS="$PKGS $MPI_PKGS $DEB_PKGS" ;;
 	test)
-		PKGS="$PKGS $MPI_PKGS $DEB_PKGS $TEST_PKGS"
+		PKGS="$PKGS $UNIT_PKGS $MPI_PKGS $DEB_PKGS $TEST_PKGS"
 		UI=yes
 		;;
 	*)
-		echo "install-deps: no group '$group' (build, mpi, deb, test)" >&2
+		echo "install-deps: no group '$group' (build, mpi, unit, deb, test)" >&2
 		exit 2
 		;;
 	esac
