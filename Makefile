@@ -116,7 +116,7 @@ MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
 
 .PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python \
-        check-deps
+        check-deps deb clean-deb
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -422,5 +422,33 @@ check-deps: all $(MPI_RANK)
 	@CC="$(CC)" CXX="$(CXX)" MPICC="$(MPICC)" scripts/check-deps --build $(BUILD) \
 	  --cflags "-std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS)" \
 	  --cxxflags "-std=c++11 -I. $(shell pkg-config --cflags $(CLP_PC))" $(CHECK_DEPS_ARGS)
+
+# deb: ofc_VERSION_ARCH.deb in $(BUILD), the Debian way (debian/: dh runs
+# this Makefile's all and install, PREFIX=/usr), built into $(BUILD)-deb
+# with Debian's hardening flags, then lintian (its errors fail, warnings are
+# listed in docs/debian.md). debian/rules build and binary as dpkg-buildpackage
+# -b runs them (Rules-Requires-Root: no, so no fakeroot), without the
+# .changes it would write beside the tree.
+DEB_ARCH  = $(shell dpkg --print-architecture)
+DEB       = $(BUILD)/ofc_$(VERSION)_$(DEB_ARCH).deb
+DEB_STAMP = $(BUILD)/.deps-deb-ok
+$(DEB_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
+	@scripts/install-deps.sh deb
+	@mkdir -p $(BUILD) && touch $@
+deb: | $(DEB_STAMP)
+	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+	  { echo "make deb: debian/changelog's version is $$v, VERSION's $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
+	@dpkg-checkbuilddeps
+	@rm -f $(DEB)
+	$(Q)OFC_BUILD=$(BUILD)-deb OFC_DEBDIR=$(BUILD) DEB_BUILD_OPTIONS="parallel=$(JOBS) $(DEB_BUILD_OPTIONS)" \
+	  debian/rules build >$(BUILD)/deb.log 2>&1 || { tail -30 $(BUILD)/deb.log >&2; exit 1; }
+	$(Q)OFC_BUILD=$(BUILD)-deb OFC_DEBDIR=$(BUILD) debian/rules binary >>$(BUILD)/deb.log 2>&1 || \
+	  { tail -30 $(BUILD)/deb.log >&2; exit 1; }
+	@echo "  DEB     $(DEB)"
+	$(Q)lintian --fail-on error $(DEB)
+clean: clean-deb
+clean-deb:
+	rm -rf $(BUILD)-deb debian/ofc debian/.debhelper debian/files debian/*.substvars \
+	  debian/debhelper-build-stamp
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
