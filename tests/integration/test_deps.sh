@@ -1,10 +1,10 @@
 #!/bin/sh
 # scripts/check-deps: what the build includes and the programs load comes
-# from install-deps' groups. It passes on the tree as it is, and fails,
-# naming the header, its package and the group, on a copy of install-deps
-# whose build group lacks libcurl's headers (as it did when a fresh
-# machine's make run stopped at curl/curl.h); and naming libcurl4 on a
-# debian/control whose Depends lacks the library the CLI dlopens.
+# from install-deps' groups. It fails, naming the header, its package and
+# the group, on a copy of install-deps whose build group lacks libcurl's
+# headers (as it did when a fresh machine's make run stopped at
+# curl/curl.h); and naming libcurl4 on a debian/control whose Depends lacks
+# the library the CLI dlopens.
 SUITE=deps
 . "$(dirname "$0")/lib.sh"
 
@@ -13,9 +13,8 @@ check() { # ARGS...: make check-deps with CHECK_DEPS_ARGS; output in $TMP/out
 		CHECK_DEPS_ARGS="$*" >"$TMP/out" 2>&1
 }
 
-check && grep -q "all from install-deps' groups" "$TMP/out" && ok ||
-	bad "check-deps on the tree as it is" "$(head -c 2000 "$TMP/out")"
-
+# On the tree as it is, make test's check-deps target passes; here each
+# copy must fail, naming only what the copy lost.
 # The build group without libcurl4-openssl-dev.
 sed 's/libcurl4-openssl-dev//' scripts/install-deps.sh >"$TMP/install-deps.sh"
 ! sh "$TMP/install-deps.sh" --list build | grep -qx libcurl4-openssl-dev || bad "the copy still lists libcurl4-openssl-dev"
