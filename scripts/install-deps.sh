@@ -11,8 +11,9 @@
 #          curl/curl.h and loads the library itself; the Python client's
 #          protobuf, iproute2 for the testbed)
 #   mpi    MPICH, for the MPI baseline's rank (make mpi, make install)
-#   unit   what the unit tests run against: cmocka, and etcd (the
-#          store's tests start one): make unit needs no more
+#   unit   what the unit tests run against: cmocka, etcd and openssl
+#          (the store's tests start an etcd with certificates they make):
+#          make unit needs no more
 #   deb    what `make deb` builds and checks the Debian package with:
 #          debhelper (with dh-python for the client), dpkg-dev, fakeroot,
 #          lintian; it includes mpi (the package ships the rank)
@@ -40,7 +41,7 @@ libyuma-base libcurl4-openssl-dev python3-protobuf iproute2"
 
 MPI_PKGS="mpich libmpich-dev"
 
-UNIT_PKGS="libcmocka-dev etcd-server"
+UNIT_PKGS="libcmocka-dev etcd-server openssl"
 
 DEB_PKGS="debhelper dh-python dpkg-dev fakeroot lintian"
 
