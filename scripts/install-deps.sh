@@ -15,8 +15,9 @@
 #          (the store's tests start an etcd with certificates they make):
 #          make unit needs no more
 #   deb    what `make deb` builds and checks the Debian package with:
-#          debhelper (with dh-python for the client), dpkg-dev, fakeroot,
-#          lintian; it includes mpi (the package ships the rank)
+#          build-essential (which dpkg-checkbuilddeps asks of every
+#          package), debhelper (with dh-python for the client), dpkg-dev,
+#          fakeroot, lintian; it includes mpi (the package ships the rank)
 #   test   what the tests and benchmarks run against: cmocka, etcd, Slurm,
 #          Prometheus's promtool, yuma123's netconfd behind an sshd,
 #          ncclient, sslscan, graphviz's dot, man, bash-completion and
@@ -43,7 +44,7 @@ MPI_PKGS="mpich libmpich-dev"
 
 UNIT_PKGS="libcmocka-dev etcd-server openssl"
 
-DEB_PKGS="debhelper dh-python dpkg-dev fakeroot lintian"
+DEB_PKGS="build-essential debhelper dh-python dpkg-dev fakeroot lintian"
 
 TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
