@@ -100,6 +100,7 @@ BENCHES   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 STAMP      = $(BUILD)/.deps-ok
 MPI_STAMP  = $(BUILD)/.deps-mpi-ok
 TEST_STAMP = $(BUILD)/.deps-test-ok
+UNIT_STAMP = $(BUILD)/.deps-unit-ok
 
 # Man pages are generated from each binary's --help (scripts/man.py) and
 # the hand-written sections in docs/man/NAME.extra, so they list every
@@ -114,7 +115,8 @@ MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
 
-.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python
+.PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python \
+        check-deps deb clean-deb
 .DEFAULT_GOAL := all
 # Keep generated protobuf sources and test objects: they are not throwaway.
 .SECONDARY:
@@ -160,7 +162,10 @@ $(STAMP): scripts/install-deps.sh
 $(MPI_STAMP): scripts/install-deps.sh | $(STAMP)
 	@scripts/install-deps.sh mpi
 	@mkdir -p $(BUILD) && touch $@
-$(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
+$(UNIT_STAMP): scripts/install-deps.sh | $(STAMP)
+	@scripts/install-deps.sh unit
+	@mkdir -p $(BUILD) && touch $@
+$(TEST_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP) $(UNIT_STAMP)
 	@scripts/install-deps.sh test
 	@scripts/install-deps.sh --check $(BLISS_PC)
 	@mkdir -p $(BUILD) && touch $@
@@ -206,11 +211,12 @@ endef
 $(foreach f,$(MAIN_SRC),$(eval $(call main_rule,$(f))))
 
 TESTLIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTLIB_SRC))
-# The unit tests' objects include cmocka's header, the benchmarks' libcurl's:
-# the tests' packages first.
+# The unit tests' objects include cmocka's header (the unit group: make
+# unit installs no more), the benchmarks' libcurl's: the tests' packages.
 TEST_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC) $(TESTLIB_SRC))
 BENCH_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
-$(TEST_OBJ) $(BENCH_OBJ): | $(TEST_STAMP)
+$(TEST_OBJ): | $(UNIT_STAMP)
+$(BENCH_OBJ): | $(TEST_STAMP)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -255,7 +261,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 run: all
 	@BUILD=$(BUILD) scripts/demo.sh configs/torus64-ocs.yaml
 
-unit: $(TESTS) | $(TEST_STAMP)
+unit: $(TESTS) | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
@@ -275,7 +281,7 @@ TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 
 test:
 	@$(MAKE) --no-print-directory $(TEST_J) all $(TESTS)
-	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration
+	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration check-deps
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
 check:
@@ -404,5 +410,45 @@ install: all $(LIB) $(MPI_RANK)
 	chmod 0644 $(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/
 	find $(DESTDIR)$(PYTHONDIR)/ofc_client -name __pycache__ -prune -exec rm -rf {} +
+
+# ---- Debian: what install-deps installs, and the package -------------------
+# check-deps: every system header the product's sources include and every
+# library its programs load comes from a package install-deps' groups
+# install (or hard-depend on), asked of dpkg's data, so that a machine warm
+# from earlier work cannot hide a missing package (scripts/check-deps).
+# CHECK_DEPS_ARGS: --install-deps FILE checks another copy's groups.
+CHECK_DEPS_ARGS ?=
+check-deps: all $(MPI_RANK)
+	@CC="$(CC)" CXX="$(CXX)" MPICC="$(MPICC)" scripts/check-deps --build $(BUILD) \
+	  --cflags "-std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS)" \
+	  --cxxflags "-std=c++11 -I. $(shell pkg-config --cflags $(CLP_PC))" $(CHECK_DEPS_ARGS)
+
+# deb: ofc_VERSION_ARCH.deb in $(BUILD), the Debian way (debian/: dh runs
+# this Makefile's all and install, PREFIX=/usr), built into $(BUILD)-deb
+# with Debian's hardening flags, then lintian (its errors fail, warnings are
+# listed in docs/debian.md). debian/rules build and binary as dpkg-buildpackage
+# -b runs them (Rules-Requires-Root: no, so no fakeroot), without the
+# .changes it would write beside the tree.
+DEB_ARCH  = $(shell dpkg --print-architecture)
+DEB       = $(BUILD)/ofc_$(VERSION)_$(DEB_ARCH).deb
+DEB_STAMP = $(BUILD)/.deps-deb-ok
+$(DEB_STAMP): scripts/install-deps.sh | $(STAMP) $(MPI_STAMP)
+	@scripts/install-deps.sh deb
+	@mkdir -p $(BUILD) && touch $@
+deb: | $(DEB_STAMP)
+	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+	  { echo "make deb: debian/changelog's version is $$v, VERSION's $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
+	@dpkg-checkbuilddeps
+	@rm -f $(DEB)
+	$(Q)OFC_BUILD=$(BUILD)-deb OFC_DEBDIR=$(BUILD) DEB_BUILD_OPTIONS="parallel=$(JOBS) $(DEB_BUILD_OPTIONS)" \
+	  debian/rules build >$(BUILD)/deb.log 2>&1 || { tail -30 $(BUILD)/deb.log >&2; exit 1; }
+	$(Q)OFC_BUILD=$(BUILD)-deb OFC_DEBDIR=$(BUILD) debian/rules binary >>$(BUILD)/deb.log 2>&1 || \
+	  { tail -30 $(BUILD)/deb.log >&2; exit 1; }
+	@echo "  DEB     $(DEB)"
+	$(Q)lintian --fail-on error $(DEB)
+clean: clean-deb
+clean-deb:
+	rm -rf $(BUILD)-deb debian/ofc debian/.debhelper debian/files debian/*.substvars \
+	  debian/debhelper-build-stamp
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -11,17 +11,27 @@
 #          curl/curl.h and loads the library itself; the Python client's
 #          protobuf, iproute2 for the testbed)
 #   mpi    MPICH, for the MPI baseline's rank (make mpi, make install)
+#   unit   what the unit tests run against: cmocka, etcd and openssl
+#          (the store's tests start an etcd with certificates they make):
+#          make unit needs no more
+#   deb    what `make deb` builds and checks the Debian package with:
+#          build-essential (which dpkg-checkbuilddeps asks of every
+#          package), debhelper (with dh-python for the client), dpkg-dev,
+#          fakeroot, lintian; it includes mpi (the package ships the rank)
 #   test   what the tests and benchmarks run against: cmocka, etcd, Slurm,
 #          Prometheus's promtool, yuma123's netconfd behind an sshd,
 #          ncclient, sslscan, graphviz's dot, man, bash-completion and
-#          bliss (make unit, make
-#          integration, make test, make bench), Debian's chromium and node
+#          bliss (make integration, make test, make bench), Debian's chromium and node
 #          with playwright-core as tests/ui/package-lock.json pins it (npm
-#          ci: the operator page's test); it includes mpi
+#          ci: the operator page's test), debootstrap (scripts/fresh-check
+#          makes its clean Debian roots with it); it includes unit, mpi
+#          and deb
 #
 # With no group named, every group (what a developer's machine wants).
-# Usage: scripts/install-deps.sh [build|mpi|test]...
+# Usage: scripts/install-deps.sh [build|mpi|unit|deb|test]...
 #        scripts/install-deps.sh --check PKGCONFIG...
+#        scripts/install-deps.sh --list GROUP: the group's packages, one a
+#          line, installing nothing (scripts/check-deps reads the groups so)
 set -eu
 
 BUILD_PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
@@ -32,10 +42,15 @@ libyuma-base libcurl4-openssl-dev python3-protobuf iproute2"
 
 MPI_PKGS="mpich libmpich-dev"
 
+UNIT_PKGS="libcmocka-dev etcd-server openssl"
+
+DEB_PKGS="build-essential debhelper dh-python dpkg-dev fakeroot lintian"
+
 TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
 openssl curl prometheus netconfd openssh-server
-openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs"
+openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs
+debootstrap"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a
@@ -69,6 +84,21 @@ if [ "${1:-}" = "--check" ]; then
 	exit $status
 fi
 
+if [ "${1:-}" = "--list" ]; then
+	case "${2:-}" in
+	build) echo $BUILD_PKGS ;;
+	mpi) echo $MPI_PKGS ;;
+	unit) echo $UNIT_PKGS ;;
+	deb) echo $MPI_PKGS $DEB_PKGS ;;
+	test) echo $UNIT_PKGS $MPI_PKGS $DEB_PKGS $TEST_PKGS ;;
+	*)
+		echo "install-deps: --list GROUP (build, mpi, unit, deb, test)" >&2
+		exit 2
+		;;
+	esac | tr ' ' '\n'
+	exit 0
+fi
+
 [ $# -eq 0 ] && set -- build mpi test
 PKGS=""
 UI=""
@@ -76,12 +106,14 @@ for group in "$@"; do
 	case "$group" in
 	build) PKGS="$PKGS $BUILD_PKGS" ;;
 	mpi) PKGS="$PKGS $MPI_PKGS" ;;
+	unit) PKGS="$PKGS $UNIT_PKGS" ;;
+	deb) PKGS="$PKGS $MPI_PKGS $DEB_PKGS" ;;
 	test)
-		PKGS="$PKGS $MPI_PKGS $TEST_PKGS"
+		PKGS="$PKGS $UNIT_PKGS $MPI_PKGS $DEB_PKGS $TEST_PKGS"
 		UI=yes
 		;;
 	*)
-		echo "install-deps: no group '$group' (build, mpi, test)" >&2
+		echo "install-deps: no group '$group' (build, mpi, unit, deb, test)" >&2
 		exit 2
 		;;
 	esac
