@@ -1134,8 +1134,6 @@ static void es_close(struct store *s)
 	free(es->reg_key);
 	free(es->known_prefix);
 	free(es->known_key);
-	free(es->known_prefix);
-	free(es->known_key);
 	free(es->value);
 	free(es);
 }
@@ -1223,8 +1221,6 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->leader_key = xasprintf("%sleader", es->prefix);
 	es->reg_prefix = xasprintf("%sreplicas/", es->prefix);
 	es->reg_key = xasprintf("%s%s", es->reg_prefix, o->name);
-	es->known_prefix = xasprintf("%sknown/", es->prefix);
-	es->known_key = xasprintf("%s%s", es->known_prefix, o->name);
 	es->known_prefix = xasprintf("%sknown/", es->prefix);
 	es->known_key = xasprintf("%s%s", es->known_prefix, o->name);
 	gethostname(es->host, sizeof(es->host) - 1);
