@@ -38,8 +38,7 @@
 
 /* ---- views, distances and passes ------------------------------------------------ */
 
-/* BFS over g from s into row (distances from s). */
-static void bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *queue)
+void bfb_bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *queue)
 {
 	uint32_t head = 0, tail = 0;
 
@@ -130,13 +129,13 @@ static int view_distances(struct view *vw, bool one_node, struct ofc_error *err)
 		uint32_t *queue = xmalloc((size_t)n * sizeof(uint32_t));
 
 		vw->rows = xmalloc((size_t)(deg + 1) * n * sizeof(uint16_t));
-		bfs_row(h, 0, vw->rows, queue);
+		bfb_bfs_row(h, 0, vw->rows, queue);
 		vw->row[0] = vw->rows;
 		for (uint32_t k = 0; k < deg; k++) {
 			uint32_t x = vw->in_peer[vw->in_off[0] + k];
 
 			if (!vw->row[x]) {
-				bfs_row(h, x, vw->rows + (size_t)(k + 1) * n, queue);
+				bfb_bfs_row(h, x, vw->rows + (size_t)(k + 1) * n, queue);
 				vw->row[x] = vw->rows + (size_t)(k + 1) * n;
 			}
 		}

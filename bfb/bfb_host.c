@@ -477,14 +477,7 @@ int bfb_host_phase(const struct graph *g, const struct bfb_opts *o, bool reverse
 			if (!dist)
 				goto out;
 			p.tail = graph_arc_tails(g);
-			in_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
-			in_arc = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-			for (uint32_t a = 0; a < g->m; a++)
-				in_off[g->adj[a] + 2]++;
-			for (uint32_t u = 0; u < n; u++)
-				in_off[u + 2] += in_off[u + 1];
-			for (uint32_t a = 0; a < g->m; a++)
-				in_arc[in_off[g->adj[a] + 1]++] = a;
+			bfb_in_arcs(g, &in_off, &in_arc);
 			p.dist = dist;
 		}
 		for (uint32_t v = 0; v < n; v++)
@@ -510,4 +503,19 @@ out:
 	free(in_off);
 	free(in_arc);
 	return rc;
+}
+
+void bfb_in_arcs(const struct graph *g, uint32_t **in_off, uint32_t **in_arc)
+{
+	uint32_t *off = xcalloc((size_t)g->n + 2, sizeof(uint32_t));
+	uint32_t *arc = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+
+	for (uint32_t a = 0; a < g->m; a++)
+		off[g->adj[a] + 2]++;
+	for (uint32_t u = 0; u < g->n; u++)
+		off[u + 2] += off[u + 1];
+	for (uint32_t a = 0; a < g->m; a++)
+		arc[off[g->adj[a] + 1]++] = a;
+	*in_off = off;
+	*in_arc = arc;
 }

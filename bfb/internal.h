@@ -126,6 +126,11 @@ void bfb_solve_receiver(void *vw, size_t ui, unsigned wid);
 /* bfb.c: a view's in-links, workers and release; the pieces its
  * receivers' problems wrote, gathered into s step by step (BUILD). */
 void bfb_view_links(struct view *vw);
+/* BFS over g from s into row (distances from s, TOPO_UNREACHABLE beyond). */
+void bfb_bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *queue);
+/* g's arcs by head: in_arc[in_off[v] .. in_off[v + 1]) are the arcs into v
+ * (both xmalloc'd; the caller frees them). */
+void bfb_in_arcs(const struct graph *g, uint32_t **in_off, uint32_t **in_arc);
 void bfb_view_free(struct view *vw);
 void bfb_workers_init(struct view *vw);
 void bfb_view_gather(struct view *vw, struct schedule *s);

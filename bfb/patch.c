@@ -46,25 +46,6 @@ static struct graph *without(const struct graph *g, const bool *gone)
 	return d;
 }
 
-static void bfs16(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *queue)
-{
-	uint32_t head = 0, tail = 0;
-
-	for (uint32_t v = 0; v < g->n; v++)
-		row[v] = TOPO_UNREACHABLE;
-	row[s] = 0;
-	queue[tail++] = s;
-	while (head < tail) {
-		uint32_t u = queue[head++];
-
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			if (row[g->adj[a]] == TOPO_UNREACHABLE) {
-				row[g->adj[a]] = (uint16_t)(row[u] + 1);
-				queue[tail++] = g->adj[a];
-			}
-	}
-}
-
 /* One phase's search: K = H^T (healthy, its out-arcs), kin and kout the
  * degraded K's in- and out-arcs, the failed arcs of K. */
 struct search {
@@ -252,7 +233,7 @@ static void one_row(void *arg, size_t i, unsigned wid)
 {
 	struct rows_job *j = arg;
 
-	bfs16(j->kd, j->need[i], j->row[j->need[i]], j->queue[wid]);
+	bfb_bfs_row(j->kd, j->need[i], j->row[j->need[i]], j->queue[wid]);
 }
 
 /* The region's problems solved on gd (H = gd, or gd^T run backwards),
@@ -387,7 +368,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 			sr.ftail[sr.nfail] = pp->reverse ? pp->tails[a] : g->adj[a];
 			sr.fhead[sr.nfail++] = pp->reverse ? g->adj[a] : pp->tails[a];
 		}
-	bfs16(sr.k, 0, row0, queue);
+	bfb_bfs_row(sr.k, 0, row0, queue);
 	sr.row0 = pp->row0 = row0;
 	unsigned th = parallel_workers(n, 64, threads);
 	sr.mark = xcalloc(th, sizeof(uint8_t *));
@@ -531,14 +512,9 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 		    "link alike (no rates, injection limits or chunks)");
 	struct graph *gt = graph_transpose(g), *gd = without(g, gone), *gdt = graph_transpose(gd);
 	uint32_t n = g->n, *tails = graph_arc_tails(g);
-	uint32_t *in_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	uint32_t *in_arc = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t a = 0; a < g->m; a++)
-		in_off[g->adj[a] + 2]++;
-	for (uint32_t u = 0; u < n; u++)
-		in_off[u + 2] += in_off[u + 1];
-	for (uint32_t a = 0; a < g->m; a++)
-		in_arc[in_off[g->adj[a] + 1]++] = a;
+	uint32_t *in_off, *in_arc;
+
+	bfb_in_arcs(g, &in_off, &in_arc);
 	struct patch_out po = {.nsteps = r->prog.nsteps};
 	po.v = xcalloc(po.nsteps + 1, sizeof(struct xfer *));
 	po.n = xcalloc(po.nsteps + 1, sizeof(size_t));
