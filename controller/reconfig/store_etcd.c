@@ -153,9 +153,31 @@ static void leader_of(struct etcd_store *es, struct store_cluster *out)
 		json_object_put(o);
 }
 
-/* (under mu) Replace the cache by kvs (moved out) at revision rev. */
+/* (under mu) Why this replica leads no more, given the leader key as etcd
+ * has it (its create revision, 0: no key, and its lease); NULL: it still
+ * leads, or never did. */
+static const char *lead_lost(const struct etcd_store *es, int64_t create, int64_t lease)
+{
+	if (!es->leading)
+		return NULL;
+	if (!create)
+		return "the leader key was deleted (the lease expired, or an operator deleted it)";
+	if ((uint64_t)create != es->epoch)
+		return "another replica created the leader key";
+	if (lease != es->lease)
+		return "the leader key was written over, bound to another lease (not by this "
+		       "replica)";
+	return NULL;
+}
+
+/* (under mu) Replace the cache by kvs (moved out) at revision rev. A read
+ * older than the cache (a campaign's answer came first) is dropped. The
+ * leader key is looked at as a watch event's would be: a reload skips the
+ * events up to rev, a deletion of this leader's key among them. */
 static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, int64_t rev)
 {
+	if (es->loaded && rev < es->rev)
+		return;
 	cache_clear(es);
 	for (uint32_t i = 0; i < n; i++) {
 		cache_set(es, kvs[i].key, kvs[i].value, kvs[i].len, kvs[i].create_rev,
@@ -165,6 +187,10 @@ static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, i
 	}
 	es->rev = rev;
 	es->loaded = true;
+	struct cached *lk = find(es, es->leader_key);
+	const char *why = lead_lost(es, lk ? lk->create : 0, lk ? lk->lease : 0);
+	if (why)
+		es_depose(es, why);
 	es_post(es, STORE_EV_CHANGED);
 	es_post(es, STORE_EV_HEALTH);
 	es_post(es, STORE_EV_EVENTS);
@@ -491,20 +517,31 @@ static int ours_again(struct etcd_store *es, struct json_object *resp, int64_t l
 	return ours ? 1 : bound ? -1 : 0;
 }
 
-/* (under mu) Whether another replica's registration says it leads under
- * epoch: it may still command devices (a put over its key deposes it only
- * once its watch delivers it), so a key of that epoch is not deleted until
- * it says it stopped, or its registration went with its lease. */
-static bool claimed(struct etcd_store *es, int64_t epoch)
+/* (under mu) Whether another replica may lead under epoch, by the
+ * registrations in keys (a campaign's read of etcd, keys only) and their
+ * values in the cache: one says it does, or was last written before that
+ * epoch began (a replica registers before it campaigns and writes its
+ * registration again once it won, so one that won this epoch may not have
+ * said so yet), or the cache has not caught up with it. It may still
+ * command devices (a put over its key deposes it only once its watch
+ * delivers it), so a key of that epoch is not deleted until it says it
+ * stopped, or its registration went with its lease. Each replica writes
+ * its registration at least every half lease, and a registration's change
+ * wakes the session: the wait ends. */
+static bool claimed(struct etcd_store *es, int64_t epoch, const struct etcd_kv *keys, uint32_t n)
 {
 	size_t plen = strlen(es->reg_prefix);
 	struct store_replica r;
 
-	for (uint32_t i = 0; i < es->nkv; i++) {
-		if (strncmp(es->kv[i].key, es->reg_prefix, plen) != 0 ||
-		    strcmp(es->kv[i].key, es->reg_key) == 0)
+	for (uint32_t i = 0; i < n; i++) {
+		const char *key = keys[i].key;
+
+		if (strncmp(key, es->reg_prefix, plen) != 0 || strcmp(key, es->reg_key) == 0)
 			continue;
-		etcd_reg_parse(es->kv[i].key + plen, es->kv[i].value, &r);
+		struct cached *c = find(es, key);
+		if (keys[i].mod_rev < epoch || !c || c->mod < keys[i].mod_rev)
+			return true;
+		etcd_reg_parse(key + plen, c->value, &r);
 		if (strcmp(r.role, "leader") == 0 && r.epoch == (uint64_t)epoch)
 			return true;
 	}
@@ -611,6 +648,8 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	struct ofc_error err = {0};
 	bool won = false;
 	int64_t rev = 0, forged = 0, unheld = 0, unheld_lease = 0;
+	struct etcd_kv *keys = NULL;
+	uint32_t nk = 0;
 	int again = 0;
 	char bad[160];
 
@@ -624,6 +663,8 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 	pthread_mutex_unlock(&es->mu);
 	int rc = etcd_txn(c, t, timeout, &won, &rev, &resp, &err);
 	json_object_put(t);
+	if (rc == 0 && !won)
+		nk = etcd_txn_kvs(resp, 1, &keys);
 	pthread_mutex_lock(&es->mu);
 	if (rc < 0) {
 		snprintf(es->why, sizeof(es->why), "campaign: %.500s", err.msg);
@@ -644,8 +685,8 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		es->last_ok = now_seconds();
 		es_post(es, STORE_EV_LEADER);
 	} else {
-		struct etcd_kv *kv, *keys;
-		uint32_t n = etcd_txn_kvs(resp, 0, &kv), nk = etcd_txn_kvs(resp, 1, &keys);
+		struct etcd_kv *kv;
+		uint32_t n = etcd_txn_kvs(resp, 0, &kv);
 		struct cached *lk = find(es, es->leader_key);
 
 		/* (before its value moves to the cache) */
@@ -669,13 +710,13 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 			check_behind(es, keys, nk);
 		es->last_ok = now_seconds();
 		es_kvs_free(kv, n);
-		es_kvs_free(keys, nk);
 	}
-	/* (a forged key another replica's registration claims: later, once
-	 * it said it stopped; its registration's change wakes the session) */
-	bool wait = es->forged_wait =
-	    (again < 0 && claimed(es, forged)) || (unheld && claimed(es, unheld));
+	/* (a forged key another replica may lead under: later, once it said
+	 * it stopped; its registration's change wakes the session) */
+	bool wait = es->forged_wait = (again < 0 && claimed(es, forged, keys, nk)) ||
+				      (unheld && claimed(es, unheld, keys, nk));
 	pthread_mutex_unlock(&es->mu);
+	es_kvs_free(keys, nk);
 	if (resp)
 		json_object_put(resp);
 	if (again < 0 && !wait)
@@ -866,14 +907,9 @@ static int on_watch(void *ctx, struct json_object *msg)
 		if (is_leader) {
 			/* Our key gone, another's, or ours bound to another
 			 * lease (written over): we lead no more. */
-			if (es->leading && (del || (uint64_t)kv.create_rev != es->epoch))
-				es_depose(es,
-					  del ? "the leader key was deleted (the lease expired, "
-						"or an operator deleted it)"
-					      : "another replica created the leader key");
-			else if (es->leading && kv.lease != es->lease)
-				es_depose(es, "the leader key was written over, bound to another "
-					      "lease (not by this replica)");
+			const char *why = lead_lost(es, del ? 0 : kv.create_rev, kv.lease);
+			if (why)
+				es_depose(es, why);
 			/* (bound to our lease while we follow: the campaign
 			 * looks at it now) */
 			if ((del || (kv.lease && kv.lease == es->lease)) && !es->leading)

@@ -338,6 +338,33 @@ static struct replica *one_leader(struct replica *a, struct replica *b, double s
 	return NULL;
 }
 
+/* Wait (up to secs) until one of a and b leads under an epoch later than
+ * epoch; returns it. Each look reads the epochs once (a, b, then a again):
+ * a leader deposed between two reads must not pass for a new one, and two
+ * replicas count as leading together only when a held the same term
+ * before and after b was seen leading. */
+static struct replica *new_leader(struct replica *a, struct replica *b, uint64_t epoch, double secs)
+{
+	double end = now_seconds() + secs;
+
+	while (now_seconds() < end) {
+		uint64_t ea = store_epoch(a->s), eb = store_epoch(b->s), ea2 = store_epoch(a->s);
+
+		if (ea && eb && ea == ea2)
+			fail_msg("a (epoch %llu) and b (epoch %llu) lead together (before: %llu)",
+				 (unsigned long long)ea, (unsigned long long)eb,
+				 (unsigned long long)epoch);
+		if (ea2 > epoch && !eb)
+			return a;
+		if (eb > epoch && !ea2)
+			return b;
+		usleep(10000);
+	}
+	fail_msg("no leader under an epoch after %llu within %.0f s", (unsigned long long)epoch,
+		 secs);
+	return NULL;
+}
+
 static bool read_is(struct replica *r, enum store_item it, const char *want, double secs)
 {
 	double end = now_seconds() + secs;
@@ -527,15 +554,8 @@ static void test_etcd_key_rebound(void **state)
 	struct store_write late = {STORE_RECORD, "late", 4};
 	assert_int_equal(store_write(l->s, "fab", &late, 1, &err), -1);
 	assert_int_equal(err.reason, OFC_R_FENCED);
-	double end = now_seconds() + 10;
-	while (!(leads(&a) || leads(&b)) || (store_epoch(a.s) | store_epoch(b.s)) == epoch) {
-		assert_false(leads(&a) && leads(&b));
-		assert_int_not_equal(store_epoch(f->s), epoch);
-		assert_true(now_seconds() < end);
-		usleep(10000);
-	}
-	assert_false(leads(&a) && leads(&b));
-	assert_true(store_epoch(leads(&a) ? a.s : b.s) > epoch);
+	assert_int_not_equal(store_epoch(f->s), epoch);
+	new_leader(&a, &b, epoch, 10);
 	/* deleted by the follower as bound to its lease, or by either as
 	 * naming no registered replica ("x"): whichever looked first */
 	pthread_mutex_lock(&f->mu);
@@ -578,13 +598,7 @@ static void test_etcd_key_unheld(void **state)
 	assert_true(ok);
 	json_object_put(resp);
 	json_object_put(t);
-	double end = now_seconds() + 15;
-	while (!(leads(&a) || leads(&b)) || (store_epoch(a.s) | store_epoch(b.s)) == epoch) {
-		assert_false(leads(&a) && leads(&b));
-		assert_true(now_seconds() < end);
-		usleep(10000);
-	}
-	assert_true(store_epoch(leads(&a) ? a.s : b.s) > epoch);
+	new_leader(&a, &b, epoch, 15);
 	pthread_mutex_lock(&a.mu);
 	unsigned ae = a.events;
 	pthread_mutex_unlock(&a.mu);
