@@ -192,6 +192,44 @@ static void test_docs_table_is_the_table(void **state)
 	free(doc);
 }
 
+/* docs/ARCHITECTURE.md, "The request table": its list of the requests
+ * ("... `ofc.v1.Request` (proto/control.proto): A, B, ..., Z. Each is a
+ * row") names every row and nothing else. */
+static void test_map_lists_every_request(void **state)
+{
+	const char *map = "docs/ARCHITECTURE.md", *lead = "(proto/control.proto):";
+	FILE *f = fopen(map, "r");
+	char *buf = calloc(1, 1u << 20), *sec, *p, *end;
+	size_t n, listed = 0;
+
+	(void)state;
+	if (!f)
+		fail_msg("%s: cannot open it (run from the source tree)", map);
+	n = fread(buf, 1, (1u << 20) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	sec = strstr(buf, "\n## The request table\n");
+	p = sec ? strstr(sec, lead) : NULL;
+	end = p ? strstr(p, ". Each is a") : NULL;
+	if (!end)
+		fail_msg("%s, \"The request table\": no list \"%s A, B, ... . Each is a row\"", map,
+			 lead);
+	*end = 0;
+	for (char *w = strtok(p + strlen(lead), ", \n"); w; w = strtok(NULL, ", \n")) {
+		bool found = false;
+
+		for (size_t i = 0; i < API_NKINDS; i++)
+			found |= strcmp(w, api_requests[i].name) == 0;
+		if (!found)
+			fail_msg("%s, \"The request table\": %s is in no row of the table", map, w);
+		listed++;
+	}
+	if (listed != API_NKINDS)
+		fail_msg("%s, \"The request table\": %zu requests listed for %d rows", map, listed,
+			 API_NKINDS);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +237,7 @@ int main(void)
 	    cmocka_unit_test(test_docs_list_every_request),
 	    cmocka_unit_test(test_docs_list_every_route),
 	    cmocka_unit_test(test_docs_table_is_the_table),
+	    cmocka_unit_test(test_map_lists_every_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
