@@ -15,7 +15,10 @@ fails when:
   - two or more source files call each other in a circle;
   - two or more folders depend on each other in a circle (calls or includes);
   - a file includes a private header (internal.h, or any header not named
-    after its folder or types.h) of another folder.
+    after its folder or types.h) of another folder;
+  - an object holds writable static data (a mutable global: .data, .bss,
+    thread-local) that GLOBALS below does not list with its reason. The
+    map (docs/ARCHITECTURE.md, "Contracts") says there are none but these.
 
 Usage: scripts/check-layers.py [--build DIR] [--order]
   --order   print the folders from the bottom of the stack up, with what
@@ -35,6 +38,39 @@ MODULES = [
 # Built outside libofc with their own compiler, as the Makefile says.
 OUTSIDE = ("exec/mpi/",)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# The mutable globals there are, each with why it is one: (file, name) ->
+# reason. A function's static is named as objdump shows it, less ".N".
+GLOBALS = {
+    ("topo/symmetry.c", "nauty_lock"): "nauty keeps global state: one call at a time",
+    ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
+    ("util/mem.c", "oom_hook"): "set once by a main before any thread starts",
+    ("alltoall/mcf.c", "mcf_standin"): "the stand-in's tuning, set by benches and tests only",
+    ("rwa/lp.c", "refused_said"): "a refused LP plugin is said once a process",
+    ("controller/reconfig/etcd.c", "cu"): "libcurl's calls, dlopen'd once a process",
+    ("controller/reconfig/etcd.c", "curl_once"): "libcurl's calls, dlopen'd once a process",
+    ("controller/cli/https.c", "exiting"): "ofc is leaving: its transfers stop at once",
+    ("controller/cli/https.c", "threads_mu"): "the transfers' threads, joined at exit",
+    ("controller/cli/https.c", "threads"): "the transfers' threads, joined at exit",
+    ("controller/cli/https.c", "nthreads"): "the transfers' threads, joined at exit",
+    ("controller/cli/https.c", "registered"): "the exit handler, registered once",
+    ("controller/cli/main.c", "cli_command"): "the command's name for messages, set once",
+    ("controller/cli/main.c", "name"): "the command's name for messages, set once",
+    ("drivers/emu/emu.c", "got_signal"): "an emulator's signal flag",
+    ("drivers/netconf_session.c", "once"): "libnetconf2's process-wide log quieted once",
+    ("drivers/netconf_session.c", "last_log"): "libnetconf2's last log line, per thread",
+    ("controller/ofcd/state_schedule.c", "state_schedule_test_hook"): "a test's hook, NULL in ofcd",
+}
+# Sections of writable static data, and the C++ runtime's own entries
+# (lp_clp*.cc: iostream's init, exception typeinfo references).
+WRITABLE = re.compile(r"^\.(data|bss|tdata|tbss)")
+RUNTIME = re.compile(r"^(_ZStL8__ioinit|DW\.ref\.)")
+
+
+def cc_sources(root):
+    """The C++ files (rwa/lp_clp*.cc): their objects are in libofc too."""
+    return [f for f in (os.path.relpath(os.path.join(d, n), root)
+                        for m in MODULES for d, _, ns in os.walk(os.path.join(root, m)) for n in ns)
+            if f.endswith(".cc")]
 
 
 def sources(root):
@@ -46,6 +82,31 @@ def sources(root):
                 if f.endswith((".c", ".h")) and not rel.startswith(OUTSIDE):
                     out.append(rel)
     return sorted(out)
+
+
+def mutable_globals(build, files):
+    """(file, name) of every writable static datum in the objects of files,
+    from their symbol tables (objdump -t), less the C++ runtime's."""
+    out = []
+    for src in files:
+        if not src.endswith((".c", ".cc")):
+            continue
+        obj = os.path.join(build, "obj", re.sub(r"\.cc?$", ".o", src))
+        if not os.path.exists(obj):
+            continue
+        table = subprocess.run(["objdump", "-t", obj], capture_output=True, text=True,
+                               check=True).stdout
+        for line in table.splitlines():
+            parts = line.split()
+            if "O" not in parts[1:4] or len(parts) < 5:
+                continue
+            section = next((p for p in parts if p.startswith(".")), "")
+            if not WRITABLE.match(section) or section.startswith(".data.rel.ro"):
+                continue
+            name = parts[-1]
+            if not RUNTIME.match(name):
+                out.append((src, re.sub(r"\.\d+$", "", name)))
+    return sorted(set(out))
 
 
 def folder(path):
@@ -195,6 +256,11 @@ def main():
     for p in problems:
         bad += 1
         print(f"check-layers: {p}")
+    for src, name in mutable_globals(build, files + cc_sources(root)):
+        if (src, name) not in GLOBALS:
+            bad += 1
+            print(f"check-layers: {src}: '{name}' is a mutable global (writable static data): "
+                  "hand it down from the caller, or list it in GLOBALS with its reason")
 
     if args.order and not bad:
         # bottom first: a folder after everything it depends on
