@@ -925,20 +925,22 @@ static int on_watch(void *ctx, struct json_object *msg)
 		 * outcomes are read at a takeover only: no follower syncs for
 		 * them, twice a mutation; the event log is the watchers', not
 		 * the state's) */
-		bool is_reg = strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0 ||
-			      strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0;
+		bool is_known = strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0;
+		bool is_reg =
+		    strncmp(kv.key, es->reg_prefix, strlen(es->reg_prefix)) == 0 || is_known;
 		size_t plen = strlen(es->prefix);
 		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
 		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
 		bool quiet =
 		    is_events || (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
 
+		/* (kv's key and value move into the cache: not read after) */
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
 			  kv.lease);
 		if (del)
 			free(kv.value);
 		es->wake |= is_reg && es->forged_wait;
-		if (strncmp(kv.key, es->known_prefix, strlen(es->known_prefix)) == 0)
+		if (is_known)
 			es->serial++; /* (what store_cluster shows) */
 		if (is_reg)
 			es_post(es, STORE_EV_HEALTH);
