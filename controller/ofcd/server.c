@@ -593,7 +593,9 @@ void ofcd_close(struct ofcd *d)
 	job_free(d->loop.planner_job);
 	job_free(d->loop.cluster_job);
 	event_log_free(d);
+	/* The detached threads let go of d: no note of theirs comes after */
 	planner_abandon(d->loop.planner);
+	state_schedule_stop(d);
 	/* Streams still running free themselves (stream.c). */
 	for (uint32_t i = 0; i < d->loop.nstreams; i++) {
 		pthread_mutex_lock(&d->loop.streams[i]->mu);
@@ -605,12 +607,6 @@ void ofcd_close(struct ofcd *d)
 	for (uint32_t i = 0; i < d->loop.nsched_callers; i++)
 		free(d->loop.sched_callers[i].who);
 	free(d->loop.sched_callers);
-	while (d->notes.head) {
-		struct note *n = d->notes.head;
-
-		d->notes.head = n->next;
-		note_free(n);
-	}
 	if (d->loop.listen_fd >= 0)
 		close(d->loop.listen_fd);
 	if (d->loop.ro_fd >= 0)
@@ -628,11 +624,20 @@ void ofcd_close(struct ofcd *d)
 	/* the devices first: their drivers' threads (notifications) wake the
 	 * loop through wake_fd until they stop */
 	ctl_close(d->w.ctl);
+	/* ... and the store's (its watch posts notes and wakes the loop until
+	 * its threads are joined); then nothing else posts a note. */
+	store_close(d->store);
+	d->store = NULL;
+	while (d->notes.head) {
+		struct note *n = d->notes.head;
+
+		d->notes.head = n->next;
+		note_free(n);
+	}
 	if (d->wake_fd >= 0)
 		close(d->wake_fd);
 	for (size_t i = 0; i < ARRAY_SIZE(d->loop.cache); i++)
 		free(d->loop.cache[i].buf);
-	state_schedule_stop(d);
 	snapshot_free(d->loop.snap);
 	fabcfg_unref(d->loop.cfg);
 	fabcfg_unref(d->w.cfg);
@@ -660,7 +665,6 @@ void ofcd_close(struct ofcd *d)
 	if (d->files.dirfd >= 0)
 		close(d->files.dirfd);
 	free(d->topo_dir);
-	store_close(d->store);
 	free(d->state_dir);
 	queue_forget(d);
 	outcomes_free(&d->loop.outcomes);
