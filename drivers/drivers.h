@@ -365,6 +365,9 @@ struct sim_device {
 };
 void sim_device_init(struct sim_device *s, enum dev_class cls, uint32_t ports);
 void sim_device_free(struct sim_device *s);
+/* Arm (at > 0) or disarm (at 0) a fault while the device may be in use by
+ * another thread: commands at..at+count-1 fail by mode. */
+void sim_device_fault(struct sim_device *s, enum fault_mode mode, uint64_t at, uint64_t count);
 
 /* ---- TL1 (shared by the driver and build/ocs-emu) ---------------------------- */
 

@@ -105,18 +105,31 @@ static int save(struct sim_priv *p, struct ofc_error *err)
 	return atomic_commit(&af, err);
 }
 
-/* Count a command; returns the fault to inject for it, or 0. */
+void sim_device_fault(struct sim_device *s, enum fault_mode mode, uint64_t at, uint64_t count)
+{
+	__atomic_store_n(&s->mode, mode, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->fail_count, count, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->fail_at, at, __ATOMIC_RELEASE);
+}
+
+/* Count a command; returns the fault to inject for it, or 0. A fault
+ * armed while the device runs (sim_device_fault) is read through fail_at
+ * first: its mode and count were stored before it. */
 static enum fault_mode next_command(struct sim_device *s)
 {
 	s->commands++;
 	if (s->before_command)
 		s->before_command(s->hook_ctx, s->commands);
-	if (s->fail_at && s->commands >= s->fail_at && s->commands < s->fail_at + s->fail_count) {
-		if (s->mode == FAULT_LIE) {
+	uint64_t at = __atomic_load_n(&s->fail_at, __ATOMIC_ACQUIRE);
+	uint64_t count = __atomic_load_n(&s->fail_count, __ATOMIC_RELAXED);
+	enum fault_mode mode = __atomic_load_n(&s->mode, __ATOMIC_RELAXED);
+
+	if (at && s->commands >= at && s->commands < at + count) {
+		if (mode == FAULT_LIE) {
 			s->lie_armed = true;
 			return 0;
 		}
-		return s->mode;
+		return mode;
 	}
 	return 0;
 }

@@ -552,9 +552,7 @@ static void test_failures_lost_switch(void **state)
 	req.watch = &wa;
 	r = call(&wc, &req, 1);
 	ofc__v1__response__free_unpacked(r, NULL);
-	w->more[2].mode = FAULT_CLOSE;
-	w->more[2].fail_count = UINT64_MAX / 2;
-	w->more[2].fail_at = 1;
+	sim_device_fault(&w->more[2], FAULT_CLOSE, 1, UINT64_MAX / 2);
 	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
 	assert_int_equal(e->event->n_failed, 64);
 	for (size_t i = 0; i < e->event->n_failed; i++)
@@ -598,7 +596,7 @@ static void test_failures_lost_switch(void **state)
 		fabric_free(f);
 	}
 	ofc__v1__response__free_unpacked(r, NULL);
-	w->more[2].fail_at = 0;
+	sim_device_fault(&w->more[2], FAULT_CLOSE, 0, 0);
 	e = next_event(&wc, OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED);
 	assert_int_equal(e->event->n_failed, 0);
 	assert_string_equal(e->event->schedule->topology, "torus:8x8");
