@@ -284,10 +284,12 @@ test:
 	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration check-deps
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
+# Then ofcd's threads under ThreadSanitizer (build-tsan/, scripts/check-tsan).
 check:
 	@$(MAKE) --no-print-directory BUILD=build-san CC=clang \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  OPT="-O1 -g" test
+	@scripts/check-tsan
 
 bench: $(BENCHES) all $(MPI_RANK) | $(TEST_STAMP)
 	@BUILD=$(BUILD) bench/run.sh
@@ -299,7 +301,7 @@ format:
 	clang-format -i $(SRC_ALL) $(HDR_ALL) $(TEST_SRC) $(wildcard tests/unit/*.h) $(BENCH_SRC)
 
 clean:
-	rm -rf $(BUILD) build-san build-fuzz
+	rm -rf $(BUILD) build-san build-tsan build-fuzz
 
 # The Python client (python/ofc_client) with its protobuf modules generated
 # into ofc_client.pb: protoc writes "from proto import x_pb2", which is
