@@ -97,8 +97,9 @@ static void write_text(const Ofc__V1__RwaAnswer *a, bool list)
 	printf("RWA on a %u-node ring, %u wavelength%s x %u fibre%s per direction: %llu demand%s, "
 	       "%llu lightpaths (%s)\n",
 	       a->nodes, a->wavelengths, a->wavelengths == 1 ? "" : "s", a->fibres,
-	       a->fibres == 1 ? "" : "s", (unsigned long long)a->demands, a->demands == 1 ? "" : "s",
-	       (unsigned long long)a->lightpaths_demanded, a->demands_from);
+	       a->fibres == 1 ? "" : "s", (unsigned long long)a->demands,
+	       a->demands == 1 ? "" : "s", (unsigned long long)a->lightpaths_demanded,
+	       a->demands_from);
 	printf("  engine            %s: %s\n", a->engine, a->method);
 	if (max_served) {
 		printf("  served            %llu of %llu lightpaths within %u wavelengths "
