@@ -51,6 +51,10 @@ enum api_flag {
 	/* Only the leader of a cluster runs it: a follower answers NOT_LEADER
 	 * naming the leader. */
 	API_LEADER = 1u << 4,
+	/* ofcd queues it for the mutation worker and runs it once per
+	 * request_key (outcomes.c): a client walking the replicas gives it a
+	 * key, so an answer lost with its leader may be asked again. */
+	API_KEYED = 1u << 5,
 };
 
 /* How the gateway reads a route's message: from the query string (GET),
@@ -68,6 +72,9 @@ struct api_request {
 	const char *method, *route;
 	enum api_route_kind rt;
 	unsigned flags; /* enum api_flag */
+	/* API_STREAM: the body's bool field that asks for the stream
+	 * (GetSchedule's `stream`); NULL: every answer is one (a Watch). */
+	const char *stream_if;
 };
 
 /* Every kind, indexed by enum api_kind. */
@@ -79,6 +86,9 @@ const struct api_request *api_request_of(Ofc__V1__Request__BodyCase body);
 /* The row whose route is path (method: the one asked, NULL for any);
  * NULL: no route is path. */
 const struct api_request *api_route(const char *method, const char *path);
+/* Whether q is answered as a stream of frames: its kind may be
+ * (API_STREAM), and its body asks where the row says it must. */
+bool api_streams(const Ofc__V1__Request *q);
 /* Set q's body to m (a message of k->desc), as the oneof's case k->body:
  * q borrows m. */
 void api_set_body(Ofc__V1__Request *q, const struct api_request *k, ProtobufCMessage *m);

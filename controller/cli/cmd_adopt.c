@@ -4,8 +4,11 @@
  * shows what each holds against the journal's before and target, and on
  * confirmation records that as the fabric's new generation and ends the
  * transaction. It changes no device. A question nobody can answer is not
- * asked: without a terminal on stdin it needs --yes. */
+ * asked: without a terminal on stdin it needs --yes. `ofc --socket PATH
+ * adopt` (its row at the end) asks the daemon the same: a preview, the
+ * question, the commit. */
 #include "controller/cli/internal.h"
+#include "controller/cli/remote.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,3 +181,95 @@ int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv)
 	fabric_cmd_free(&fc);
 	return 0;
 }
+
+/* ---- through the daemon: ofc --socket PATH adopt ---------------------------------------- */
+
+/* One Adopt (req holds it): a preview (pv NULL) or the commit of the
+ * preview's transaction and generation. 0 with *resp answered OK, or an
+ * exit status (the answer said on stderr). */
+static int adopt_call(struct remote *r, Ofc__V1__Request *req, const Ofc__V1__AdoptPreview *pv,
+		      Ofc__V1__Response **resp)
+{
+	Ofc__V1__Adopt *ad = req->adopt;
+	int rc;
+
+	if (pv) {
+		ad->has_commit = ad->has_transaction = ad->has_generation = 1;
+		ad->commit = true;
+		ad->transaction = pv->transaction;
+		ad->generation = pv->generation;
+	}
+	if ((rc = remote_call(r, req, 0, resp)) != 0)
+		return rc;
+	if ((*resp)->status == OFC__V1__STATUS__STATUS_OK &&
+	    (*resp)->body_case == OFC__V1__RESPONSE__BODY_ADOPT)
+		return 0;
+	r->json = false; /* a refusal is said in words, as the local form's */
+	rc = remote_finish(r, *resp);
+	return rc ? rc : 1;
+}
+
+static int adopt_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	(void)b, (void)arg;
+	r->yes = c == 'y';
+	return r->yes ? 0 : 2;
+}
+
+static int adopt_build(struct remote *r, union remote_body *b, int argc, char **argv)
+{
+	(void)b, (void)argv;
+	if (argc)
+		return cli_usage_error(r->cmd, "too many arguments");
+	if (!r->yes && !isatty(STDIN_FILENO))
+		return cli_usage_error(r->cmd,
+				       "stdin is not a terminal to confirm on: add --yes to "
+				       "record what the devices hold without asking");
+	return 0;
+}
+
+/* The daemon reads the devices (a preview); the operator confirms what
+ * they hold, as `ofc adopt FILE` asks; the daemon records it. */
+static int adopt_run(struct remote *r, Ofc__V1__Request *req)
+{
+	Ofc__V1__Response *pv, *done;
+	int rc;
+
+	if ((rc = adopt_call(r, req, NULL, &pv)) != 0)
+		return rc;
+	if (!r->json || !r->yes)
+		adopt_show(pv->adopt, r->json);
+	if (!r->yes && !adopt_ask(pv->adopt->transaction, pv->adopt->generation)) {
+		fprintf(stderr, "ofc: not confirmed: nothing recorded; transaction %llu is kept\n",
+			(unsigned long long)pv->adopt->transaction);
+		ofc__v1__response__free_unpacked(pv, NULL);
+		return 1;
+	}
+	rc = adopt_call(r, req, pv->adopt, &done);
+	ofc__v1__response__free_unpacked(pv, NULL);
+	if (rc != 0)
+		return rc;
+	if (r->json && r->yes)
+		adopt_show(done->adopt, true);
+	else
+		printf("%s\n", done->message ? done->message : "adopted");
+	ofc__v1__response__free_unpacked(done, NULL);
+	return 0;
+}
+
+const struct remote_cmd remote_adopt_cmd = {
+    .cmd = {"adopt", "[--yes] [--json] [--timeout DUR]",
+	    "end a rollback that cannot finish: the daemon records what the devices hold", NULL},
+    .kind = API_ADOPT,
+    .opts = (const struct option[]){{"yes", no_argument, NULL, 'y'}, REMOTE_COMMON_OPTS, {0}},
+    .help = "Ends a transaction whose rollback could not finish (\"ROLLBACK INCOMPLETE\")\n"
+	    "through the daemon (the leader of replicas): it reads every device, shows\n"
+	    "what each holds against the transaction's before and target, and on\n"
+	    "confirmation records that as a new generation. No device is changed.\n\n"
+	    "  --yes                    do not ask (needed when stdin is not a terminal)\n",
+    .timeout = 120,
+    .operands = OPERANDS_ANY,
+    .opt = adopt_opt,
+    .build = adopt_build,
+    .run = adopt_run,
+};

@@ -2,6 +2,7 @@
  * (controller/reconfig/ring_run.c) and report the realised timeline against
  * Eq. 3 of the OpTree paper. */
 #include "controller/cli/internal.h"
+#include "proto/ring.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,97 +32,99 @@ static void chan_str(char *buf, size_t n, const struct mrr_chan *c)
 		 c->role == MRR_ADD ? "add" : "drop");
 }
 
+/* The answer as its message (proto/ring.proto), which --json prints
+ * through the encoder. What it allocates is freed by ring_answer_free. */
+static void ring_answer(Ofc__V1__RingRunAnswer *a, const struct fabric *f,
+			const struct schedule_outcome *o, const struct ring_run_report *rep,
+			const struct device_state *cfg, bool overlap, const struct ofc_error *err,
+			int rc)
+{
+	char buf[64];
+
+#define SET(m, f, v) ((m)->has_##f = 1, (m)->f = (v))
+	*a = (Ofc__V1__RingRunAnswer)OFC__V1__RING_RUN_ANSWER__INIT;
+	a->ring = f->rings[0].name;
+	a->collective = (char *)sched_collective_name(o->s.collective);
+	a->algorithm = (char *)o->algo;
+	SET(a, overlap, overlap);
+	SET(a, ok, rc == 0);
+	if (rc) {
+		a->error = (char *)err->msg;
+		SET(a, failed_stage, rep->failed_stage + 1);
+		SET(a, failed_step, rep->failed_step + 1);
+	}
+	SET(a, restored, rep->restored);
+	SET(a, steps, o->s.nsteps);
+	SET(a, retunes, rep->retunes);
+	SET(a, mrr_ops, rep->ops);
+	SET(a, early_ops, rep->early_ops);
+	SET(a, realised_us, rep->realised_us);
+	SET(a, predicted_us, rep->predicted_us);
+	SET(a, hidden_us, rep->hidden_us);
+	Ofc__V1__RingRunStage *st = xcalloc(rep->nstages + 1, sizeof(*st));
+	a->stages = xcalloc(rep->nstages + 1, sizeof(*a->stages));
+	for (uint32_t i = 0; i < rep->nstages; i++) {
+		const struct ring_run_stage *s = &rep->stage[i];
+		Ofc__V1__RingRunStage *m = &st[i];
+
+		*m = (Ofc__V1__RingRunStage)OFC__V1__RING_RUN_STAGE__INIT;
+		SET(m, first_step, s->first_step + 1);
+		SET(m, steps, s->steps);
+		SET(m, retunes, s->retunes);
+		SET(m, ops, s->ops);
+		SET(m, early_ops, s->early_ops);
+		SET(m, tune_us, s->tune_us);
+		SET(m, pretune_us, s->pretune_us);
+		SET(m, tx_us, s->tx_us);
+		SET(m, idle_us, s->idle_us);
+		SET(m, start_us, s->start_us);
+		SET(m, end_us, s->end_us);
+		SET(m, predicted_us, s->predicted_us);
+		a->stages[a->n_stages++] = m;
+	}
+#undef SET
+	if (!cfg)
+		return;
+	Ofc__V1__RingStepChannels *steps = xcalloc(o->s.nsteps + 1, sizeof(*steps));
+	a->configs = xcalloc(o->s.nsteps + 1, sizeof(*a->configs));
+	for (uint32_t t = 0; t < o->s.nsteps; t++) {
+		Ofc__V1__RingStepChannels *m = &steps[t];
+
+		*m = (Ofc__V1__RingStepChannels)OFC__V1__RING_STEP_CHANNELS__INIT;
+		m->channels = xcalloc(cfg[t].nch + 1, sizeof(char *));
+		for (uint32_t k = 0; k < cfg[t].nch; k++) {
+			chan_str(buf, sizeof(buf), &cfg[t].ch[k]);
+			m->channels[m->n_channels++] = xstrdup(buf);
+		}
+		a->configs[a->n_configs++] = m;
+	}
+}
+
+static void ring_answer_free(Ofc__V1__RingRunAnswer *a)
+{
+	free(a->n_stages ? a->stages[0] : NULL);
+	free(a->stages);
+	for (size_t t = 0; t < a->n_configs; t++) {
+		for (size_t k = 0; k < a->configs[t]->n_channels; k++)
+			free(a->configs[t]->channels[k]);
+		free(a->configs[t]->channels);
+	}
+	free(a->n_configs ? a->configs[0] : NULL);
+	free(a->configs);
+}
+
 static void print_json(const struct fabric *f, const struct schedule_outcome *o,
 		       const struct ring_run_report *rep, const struct device_state *cfg,
 		       bool overlap, const struct ofc_error *err, int rc)
 {
+	Ofc__V1__RingRunAnswer a;
 	struct json_writer w;
-	char buf[64];
 
+	ring_answer(&a, f, o, rep, cfg, overlap, err, rc);
 	jw_init(&w, stdout, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "ring");
-	jw_str(&w, f->rings[0].name);
-	jw_key(&w, "collective");
-	jw_str(&w, sched_collective_name(o->s.collective));
-	jw_key(&w, "algorithm");
-	jw_str(&w, o->algo);
-	jw_key(&w, "overlap");
-	jw_bool(&w, overlap);
-	jw_key(&w, "ok");
-	jw_bool(&w, rc == 0);
-	if (rc) {
-		jw_key(&w, "error");
-		jw_str(&w, err->msg);
-		jw_key(&w, "failed_stage");
-		jw_uint(&w, rep->failed_stage + 1);
-		jw_key(&w, "failed_step");
-		jw_uint(&w, rep->failed_step + 1);
-	}
-	jw_key(&w, "restored");
-	jw_bool(&w, rep->restored);
-	jw_key(&w, "steps");
-	jw_uint(&w, o->s.nsteps);
-	jw_key(&w, "retunes");
-	jw_uint(&w, rep->retunes);
-	jw_key(&w, "mrr_ops");
-	jw_uint(&w, rep->ops);
-	jw_key(&w, "early_ops");
-	jw_uint(&w, rep->early_ops);
-	jw_key(&w, "realised_us");
-	jw_double(&w, rep->realised_us);
-	jw_key(&w, "predicted_us");
-	jw_double(&w, rep->predicted_us);
-	jw_key(&w, "hidden_us");
-	jw_double(&w, rep->hidden_us);
-	jw_key(&w, "stages");
-	jw_arr_begin(&w);
-	for (uint32_t i = 0; i < rep->nstages; i++) {
-		const struct ring_run_stage *s = &rep->stage[i];
-
-		jw_obj_begin(&w);
-		jw_key(&w, "first_step");
-		jw_uint(&w, s->first_step + 1);
-		jw_key(&w, "steps");
-		jw_uint(&w, s->steps);
-		jw_key(&w, "retunes");
-		jw_uint(&w, s->retunes);
-		jw_key(&w, "ops");
-		jw_uint(&w, s->ops);
-		jw_key(&w, "early_ops");
-		jw_uint(&w, s->early_ops);
-		jw_key(&w, "tune_us");
-		jw_double(&w, s->tune_us);
-		jw_key(&w, "pretune_us");
-		jw_double(&w, s->pretune_us);
-		jw_key(&w, "tx_us");
-		jw_double(&w, s->tx_us);
-		jw_key(&w, "idle_us");
-		jw_double(&w, s->idle_us);
-		jw_key(&w, "start_us");
-		jw_double(&w, s->start_us);
-		jw_key(&w, "end_us");
-		jw_double(&w, s->end_us);
-		jw_key(&w, "predicted_us");
-		jw_double(&w, s->predicted_us);
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
-	if (cfg) {
-		jw_key(&w, "configs");
-		jw_arr_begin(&w);
-		for (uint32_t t = 0; t < o->s.nsteps; t++) {
-			jw_arr_begin(&w);
-			for (uint32_t k = 0; k < cfg[t].nch; k++) {
-				chan_str(buf, sizeof(buf), &cfg[t].ch[k]);
-				jw_str(&w, buf);
-			}
-			jw_arr_end(&w);
-		}
-		jw_arr_end(&w);
-	}
-	jw_obj_end(&w);
+	pb_write_json(&w, &a.base);
 	jw_finish(&w);
+	ring_answer_free(&a);
 }
 
 static void print_text(const struct fabric *f, const struct schedule_outcome *o,

@@ -1,5 +1,6 @@
 /* ofc rwa: routing and wavelength assignment for a demand set on a ring. */
 #include "controller/cli/internal.h"
+#include "proto/ring.pb-c.h"
 #include "rwa/rwa.h"
 
 #include <math.h>
@@ -24,137 +25,115 @@ static const char help[] =
     "Exit status 1 when the assignment (min-wavelengths) needs more wavelengths than\n"
     "the ring has; the result is printed all the same.\n";
 
-static void write_json(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
-		       const struct rwa_solution *sol, const struct rwa_report *rep,
-		       const char *engine, const char *objective, const char *source, bool verified)
+/* The answer as its message (proto/ring.proto), which --json prints
+ * through the encoder and the text reads: one model, two encodings.
+ * a's lightpaths are allocated: rwa_answer_free. */
+static void rwa_answer(Ofc__V1__RwaAnswer *a, const struct rwa_ring *ring,
+		       const struct rwa_demand *dem, size_t ndem, const struct rwa_solution *sol,
+		       const struct rwa_report *rep, const char *engine, const char *objective,
+		       const char *source, bool verified)
 {
-	struct json_writer w;
+	bool max_served = strcmp(objective, "max-served") == 0;
+	size_t n = 0, k = 0;
 
-	jw_init(&w, stdout, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "engine");
-	jw_str(&w, engine);
-	jw_key(&w, "objective");
-	jw_str(&w, objective);
-	jw_key(&w, "method");
-	jw_str(&w, rep->method);
-	jw_key(&w, "nodes");
-	jw_uint(&w, ring->nodes);
-	jw_key(&w, "wavelengths");
-	jw_uint(&w, ring->wavelengths);
-	jw_key(&w, "fibres");
-	jw_uint(&w, ring->fibres);
-	jw_key(&w, "demands_from");
-	jw_str(&w, source);
-	jw_key(&w, "demands");
-	jw_uint(&w, ndem);
-	jw_key(&w, "lightpaths_demanded");
-	jw_uint(&w, rep->demanded);
-	jw_key(&w, "lightpaths_served");
-	jw_uint(&w, rep->served);
-	jw_key(&w, "served_upper_bound");
-	jw_uint(&w, rep->served_bound);
-	jw_key(&w, "wavelengths_used");
-	jw_uint(&w, rep->wavelengths_used);
-	jw_key(&w, "lower_bound");
-	jw_uint(&w, rep->lower_bound);
-	/* The gap of what was optimised: wavelengths, or lightpaths served. */
-	jw_key(&w, "gap");
-	if (strcmp(objective, "max-served") == 0)
-		jw_int(&w, (int64_t)rep->served_bound - (int64_t)rep->served);
-	else
-		jw_int(&w, (int64_t)rep->wavelengths_used - (int64_t)rep->lower_bound);
-	jw_key(&w, "gap_unit");
-	jw_str(&w, strcmp(objective, "max-served") == 0 ? "lightpaths" : "wavelengths");
-	jw_key(&w, "relaxation");
-	jw_double(&w, rep->relaxation);
-	jw_key(&w, "max_load");
-	jw_uint(&w, rwa_solution_max_load(ring, dem, ndem, sol));
-	jw_key(&w, "optimal");
-	jw_bool(&w, rep->optimal);
-	jw_key(&w, "time_limit_hit");
-	jw_bool(&w, rep->time_limit_hit);
-	jw_key(&w, "fits");
-	jw_bool(&w, rep->fits);
-	jw_key(&w, "ilp_solves");
-	jw_uint(&w, rep->ilp_solves);
-	jw_key(&w, "seconds");
-	jw_double(&w, rep->seconds);
-	jw_key(&w, "verified");
-	jw_bool(&w, verified);
-	jw_key(&w, "lightpaths");
-	jw_arr_begin(&w);
+#define SET(f, v) (a->has_##f = 1, a->f = (v))
+	*a = (Ofc__V1__RwaAnswer)OFC__V1__RWA_ANSWER__INIT;
+	a->engine = (char *)engine;
+	a->objective = (char *)objective;
+	a->method = (char *)rep->method;
+	SET(nodes, ring->nodes);
+	SET(wavelengths, ring->wavelengths);
+	SET(fibres, ring->fibres);
+	a->demands_from = (char *)source;
+	SET(demands, ndem);
+	SET(lightpaths_demanded, rep->demanded);
+	SET(lightpaths_served, rep->served);
+	SET(served_upper_bound, rep->served_bound);
+	SET(wavelengths_used, rep->wavelengths_used);
+	SET(lower_bound, rep->lower_bound);
+	SET(gap, max_served ? (int64_t)rep->served_bound - (int64_t)rep->served
+			    : (int64_t)rep->wavelengths_used - (int64_t)rep->lower_bound);
+	a->gap_unit = max_served ? "lightpaths" : "wavelengths";
+	SET(relaxation, rep->relaxation);
+	SET(max_load, rwa_solution_max_load(ring, dem, ndem, sol));
+	SET(optimal, rep->optimal);
+	SET(time_limit_hit, rep->time_limit_hit);
+	SET(fits, rep->fits);
+	SET(ilp_solves, rep->ilp_solves);
+	SET(seconds, rep->seconds);
+	SET(verified, verified);
+#undef SET
+	for (size_t i = 0; i < sol->nruns; i++)
+		n += sol->runs[i].count;
+	Ofc__V1__RwaLightpath *lp = xcalloc(n + 1, sizeof(*lp));
+	a->lightpaths = xcalloc(n + 1, sizeof(*a->lightpaths));
 	for (size_t i = 0; i < sol->nruns; i++) {
 		const struct rwa_run *r = &sol->runs[i];
 
-		for (uint32_t c = r->colour; c < r->colour + r->count; c++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "src");
-			jw_uint(&w, dem[r->id].src);
-			jw_key(&w, "dst");
-			jw_uint(&w, dem[r->id].dst);
-			jw_key(&w, "direction");
-			jw_str(&w, r->dir == RWA_CW ? "cw" : "ccw");
-			jw_key(&w, "fibre");
-			jw_uint(&w, c % ring->fibres);
-			jw_key(&w, "wavelength");
-			jw_uint(&w, c / ring->fibres);
-			jw_obj_end(&w);
+		for (uint32_t c = r->colour; c < r->colour + r->count; c++, k++) {
+			lp[k] = (Ofc__V1__RwaLightpath)OFC__V1__RWA_LIGHTPATH__INIT;
+			lp[k].has_src = lp[k].has_dst = lp[k].has_fibre = lp[k].has_wavelength = 1;
+			lp[k].src = dem[r->id].src;
+			lp[k].dst = dem[r->id].dst;
+			lp[k].direction = r->dir == RWA_CW ? "cw" : "ccw";
+			lp[k].fibre = c % ring->fibres;
+			lp[k].wavelength = c / ring->fibres;
+			a->lightpaths[k] = &lp[k];
 		}
 	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
-	jw_finish(&w);
+	a->n_lightpaths = k;
 }
 
-static void write_text(const struct rwa_ring *ring, const struct rwa_demand *dem, size_t ndem,
-		       const struct rwa_solution *sol, const struct rwa_report *rep,
-		       const char *engine, bool max_served, const char *source, bool verified,
-		       bool list)
+static void rwa_answer_free(Ofc__V1__RwaAnswer *a)
 {
-	printf("RWA on a %u-node ring, %u wavelength%s x %u fibre%s per direction: %zu demand%s, "
+	free(a->n_lightpaths ? a->lightpaths[0] : NULL);
+	free(a->lightpaths);
+}
+
+static void write_text(const Ofc__V1__RwaAnswer *a, bool list)
+{
+	bool max_served = strcmp(a->objective, "max-served") == 0;
+
+	printf("RWA on a %u-node ring, %u wavelength%s x %u fibre%s per direction: %llu demand%s, "
 	       "%llu lightpaths (%s)\n",
-	       ring->nodes, ring->wavelengths, ring->wavelengths == 1 ? "" : "s", ring->fibres,
-	       ring->fibres == 1 ? "" : "s", ndem, ndem == 1 ? "" : "s",
-	       (unsigned long long)rep->demanded, source);
-	printf("  engine            %s: %s\n", engine, rep->method);
+	       a->nodes, a->wavelengths, a->wavelengths == 1 ? "" : "s", a->fibres,
+	       a->fibres == 1 ? "" : "s", (unsigned long long)a->demands,
+	       a->demands == 1 ? "" : "s", (unsigned long long)a->lightpaths_demanded,
+	       a->demands_from);
+	printf("  engine            %s: %s\n", a->engine, a->method);
 	if (max_served) {
 		printf("  served            %llu of %llu lightpaths within %u wavelengths "
 		       "(upper bound %llu, gap %llu)%s\n",
-		       (unsigned long long)rep->served, (unsigned long long)rep->demanded,
-		       ring->wavelengths, (unsigned long long)rep->served_bound,
-		       (unsigned long long)(rep->served_bound - rep->served),
-		       rep->optimal ? ": optimal" : "");
-	}
-	if (max_served)
+		       (unsigned long long)a->lightpaths_served,
+		       (unsigned long long)a->lightpaths_demanded, a->wavelengths,
+		       (unsigned long long)a->served_upper_bound, (unsigned long long)a->gap,
+		       a->optimal ? ": optimal" : "");
 		printf("  wavelengths used  %u (serving every lightpath needs at least %u)\n",
-		       rep->wavelengths_used, rep->lower_bound);
-	else
-		printf("  wavelengths used  %u (lower bound %u, gap %lld)%s\n",
-		       rep->wavelengths_used, rep->lower_bound,
-		       (long long)rep->wavelengths_used - (long long)rep->lower_bound,
-		       rep->optimal ? ": optimal" : "");
-	if (!isnan(rep->relaxation))
-		printf("  LP relaxation     %.3f wavelengths\n", rep->relaxation);
-	if (rep->time_limit_hit)
+		       a->wavelengths_used, a->lower_bound);
+	} else {
+		printf("  wavelengths used  %u (lower bound %u, gap %lld)%s\n", a->wavelengths_used,
+		       a->lower_bound, (long long)a->gap, a->optimal ? ": optimal" : "");
+	}
+	if (!isnan(a->relaxation))
+		printf("  LP relaxation     %.3f wavelengths\n", a->relaxation);
+	if (a->time_limit_hit)
 		printf("  time limit        reached: lp_solve stopped before proving the answer\n");
 	if (!max_served)
-		printf("  fits in %-8u  %s\n", ring->wavelengths,
-		       rep->fits ? "yes" : "no: more wavelengths than the ring has");
+		printf("  fits in %-8u  %s\n", a->wavelengths,
+		       a->fits ? "yes" : "no: more wavelengths than the ring has");
 	printf("  max load          %llu lightpaths on one segment in one direction\n",
-	       (unsigned long long)rwa_solution_max_load(ring, dem, ndem, sol));
-	printf("  solved in         %.3f s (%u ILP model%s)\n", rep->seconds, rep->ilp_solves,
-	       rep->ilp_solves == 1 ? "" : "s");
-	printf("  verified          %s\n", verified ? "yes" : "NO");
+	       (unsigned long long)a->max_load);
+	printf("  solved in         %.3f s (%u ILP model%s)\n", a->seconds, a->ilp_solves,
+	       a->ilp_solves == 1 ? "" : "s");
+	printf("  verified          %s\n", a->verified ? "yes" : "NO");
 	if (!list)
 		return;
 	printf("  src    dst    dir  fibre  wavelength\n");
-	for (size_t i = 0; i < sol->nruns; i++) {
-		const struct rwa_run *r = &sol->runs[i];
+	for (size_t i = 0; i < a->n_lightpaths; i++) {
+		const Ofc__V1__RwaLightpath *l = a->lightpaths[i];
 
-		for (uint32_t c = r->colour; c < r->colour + r->count; c++)
-			printf("  %-5u  %-5u  %-3s  %-5u  %u\n", dem[r->id].src, dem[r->id].dst,
-			       r->dir == RWA_CW ? "cw" : "ccw", c % ring->fibres, c / ring->fibres);
+		printf("  %-5u  %-5u  %-3s  %-5u  %u\n", l->src, l->dst, l->direction, l->fibre,
+		       l->wavelength);
 	}
 }
 
@@ -310,12 +289,19 @@ int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	bool verified =
 	    rwa_check(&q.ring, dem, ndem, &sol, q.o.objective == RWA_MAX_SERVED, &err) == 0;
-	const char *source = q.pattern ? q.pattern : q.file;
-	if (q.json)
-		write_json(&q.ring, dem, ndem, &sol, &rep, q.engine, q.objective, source, verified);
-	else
-		write_text(&q.ring, dem, ndem, &sol, &rep, q.engine,
-			   q.o.objective == RWA_MAX_SERVED, source, verified, q.list);
+	Ofc__V1__RwaAnswer a;
+	rwa_answer(&a, &q.ring, dem, ndem, &sol, &rep, q.engine, q.objective,
+		   q.pattern ? q.pattern : q.file, verified);
+	if (q.json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, true);
+		pb_write_json(&w, &a.base);
+		jw_finish(&w);
+	} else {
+		write_text(&a, q.list);
+	}
+	rwa_answer_free(&a);
 	rc = 0;
 	if (!verified) {
 		fprintf(stderr, "ofc rwa: the assignment failed its check: %s\n", err.msg);

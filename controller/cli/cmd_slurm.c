@@ -8,6 +8,7 @@
  * puts the reason where `scontrol show job` shows it (AdminComment: Slurm
  * itself records nothing but "prolog exit status") and holds a job whose
  * request can never be met, so it does not come back every two minutes. */
+#include "controller/api/api.h"
 #include "controller/cli/internal.h"
 #include "controller/slurm/slurm.h"
 
@@ -344,18 +345,22 @@ static int prolog(const struct slurm_opts *o)
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__Reconfigure rc_msg = OFC__V1__RECONFIGURE__INIT;
 	Ofc__V1__Response *resp = NULL;
+	/* the request `ofc reconfigure --partition NAME --topology SPEC
+	 * --hosts ...` sends, through its builder */
+	struct reconfigure_ask a = {.partition = name,
+				    .topology = spec,
+				    .hosts = hosts,
+				    .nhosts = n,
+				    .relabel = rq.relabel};
 
 	req.has_id = 1;
 	req.id = 1;
-	req.body_case = OFC__V1__REQUEST__BODY_RECONFIGURE;
-	req.reconfigure = &rc_msg;
-	rc_msg.partition = name;
-	rc_msg.target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
-	rc_msg.topology = spec;
-	rc_msg.n_hosts = n;
-	rc_msg.hosts = hosts;
-	rc_msg.has_relabel = 1;
-	rc_msg.relabel = rq.relabel;
+	if (reconfigure_build(&a, &rc_msg, &err) < 0) {
+		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, err.msg);
+		tell_slurm(o, job, err.msg, true);
+		goto out;
+	}
+	api_set_body(&req, &api_requests[API_RECONFIGURE], &rc_msg.base);
 	if (ask(o, &req, timeout - (now_seconds() - t0), CLI_CALL_PERSIST, &resp, &err) < 0) {
 		char why[700];
 

@@ -360,6 +360,33 @@ void cli_request_key(struct cli_targets *t, struct Ofc__V1__Request *req);
 int cli_open(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout, unsigned flags,
 	     struct Ofc__V1__Response **resp, struct ofc_error *err);
 
+/* What a Reconfigure asks, as `ofc reconfigure`'s options and the Slurm
+ * prolog say it (reconfigure_ask.c). Strings are borrowed. */
+struct reconfigure_ask {
+	const char *topology;  /* --topology SPEC: the target */
+	const char *partition; /* --partition NAME */
+	/* A partition made now of exactly these hosts (with partition and
+	 * topology): a comma list or Slurm hostlist the builder expands
+	 * (--hosts), or hosts/nhosts given expanded (borrowed). */
+	const char *hostlist;
+	char **hosts;
+	uint32_t nhosts;
+	/* A workload to find the topology for: --collective, --size, --nodes. */
+	const char *collective;
+	uint64_t size;
+	uint32_t nodes;
+	bool has_size, has_nodes;
+	bool relabel, dry_run;
+	/* the builder's: the hosts it expanded, the workload's message */
+	char **own;
+	Ofc__V1__Workload wl;
+};
+/* Checks the combination (-1 with a usage error in err, which names the
+ * options) and fills rq, which borrows a's strings and a->wl; what the
+ * builder expanded is a's until reconfigure_ask_free. */
+int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struct ofc_error *err);
+void reconfigure_ask_free(struct reconfigure_ask *a);
+
 /* `ofc slurm` (cmd_slurm.c): to the addresses given (NULL: none,
  * OFC_SOCKET or the default). */
 int cmd_slurm(const struct cli_cmd *cmd, int argc, char **argv);

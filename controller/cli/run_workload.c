@@ -11,6 +11,7 @@
  * ways ranked both ways. The config's own topology is applied again at the
  * end. */
 #include "controller/cli/internal.h"
+#include "proto/workload_run.pb-c.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -408,108 +409,109 @@ static void print_text(const struct wrun *w, const struct way_row *rows, uint32_
 	printf("measured: %s\n", rank);
 }
 
-static void print_json(const struct wrun *w, const struct way_row *rows, uint32_t n)
+/* The answer as its message (proto/workload_run.proto), which --json
+ * prints through the encoder; the strings are borrowed from w and rank,
+ * the arrays freed by run_answer_free. */
+static void run_answer(Ofc__V1__WorkloadRunAnswer *a, Ofc__V1__WorkloadRunOverhead *ov,
+		       const struct wrun *w, const struct way_row *rows, uint32_t n,
+		       char rank[2][96])
 {
 	const struct jobplan_result *r = &w->r;
-	struct json_writer j;
 
-	jw_init(&j, stdout, true);
-	jw_obj_begin(&j);
-	jw_key(&j, "fabric");
-	jw_str(&j, r->fabric->name);
-	jw_key(&j, "workload");
-	jw_str(&j, r->workload->name ? r->workload->name : "");
-	jw_key(&j, "iterations");
-	jw_uint(&j, w->o->iterations);
-	jw_key(&j, "link_rate_bps");
-	jw_double(&j, w->t->rate);
-	jw_key(&j, "alpha_s");
-	jw_double(&j, w->q.alpha);
-	jw_key(&j, "chosen");
-	jw_str(&j, jobplan_kind_name(r->chosen_kind));
-	jw_key(&j, "switch_overhead");
-	jw_obj_begin(&j);
-	jw_key(&j, "measured");
-	jw_bool(&j, !w->o->overhead_set);
-	jw_key(&j, "transaction_s");
-	jw_double(&j, r->overhead.txn_s);
-	jw_key(&j, "change_s");
-	jw_double(&j, r->overhead.change_s);
-	jw_key(&j, "transactions");
-	jw_arr_begin(&j);
+#define SET(m, f, v) ((m)->has_##f = 1, (m)->f = (v))
+	*a = (Ofc__V1__WorkloadRunAnswer)OFC__V1__WORKLOAD_RUN_ANSWER__INIT;
+	*ov = (Ofc__V1__WorkloadRunOverhead)OFC__V1__WORKLOAD_RUN_OVERHEAD__INIT;
+	a->fabric = r->fabric->name;
+	a->workload = r->workload->name ? r->workload->name : "";
+	SET(a, iterations, w->o->iterations);
+	SET(a, link_rate_bps, w->t->rate);
+	SET(a, alpha_s, w->q.alpha);
+	a->chosen = (char *)jobplan_kind_name(r->chosen_kind);
+	SET(ov, measured, !w->o->overhead_set);
+	SET(ov, transaction_s, r->overhead.txn_s);
+	SET(ov, change_s, r->overhead.change_s);
+	Ofc__V1__WorkloadRunTransaction *tx = xcalloc(w->ncal + 1, sizeof(*tx));
+	ov->transactions = xcalloc(w->ncal + 1, sizeof(*ov->transactions));
 	for (uint32_t i = 0; i < w->ncal; i++) {
-		jw_obj_begin(&j);
-		jw_key(&j, "to");
-		jw_str(&j, r->topo[w->cal[i].to].name);
-		jw_key(&j, "changes");
-		jw_uint(&j, w->cal[i].changes);
-		jw_key(&j, "measured_s");
-		jw_double(&j, w->cal[i].measured_s);
-		jw_key(&j, "switches_s");
-		jw_double(&j, w->cal[i].switches_s);
-		jw_obj_end(&j);
+		Ofc__V1__WorkloadRunTransaction *m = &tx[i];
+
+		*m = (Ofc__V1__WorkloadRunTransaction)OFC__V1__WORKLOAD_RUN_TRANSACTION__INIT;
+		m->to = r->topo[w->cal[i].to].name;
+		SET(m, changes, w->cal[i].changes);
+		SET(m, measured_s, w->cal[i].measured_s);
+		SET(m, switches_s, w->cal[i].switches_s);
+		ov->transactions[ov->n_transactions++] = m;
 	}
-	jw_arr_end(&j);
-	jw_obj_end(&j);
-	char rank[96];
-	ranking(rows, n, false, rank, sizeof(rank));
-	jw_key(&j, "ranking_predicted");
-	jw_str(&j, rank);
-	ranking(rows, n, true, rank, sizeof(rank));
-	jw_key(&j, "ranking_measured");
-	jw_str(&j, rank);
-	jw_key(&j, "ways");
-	jw_arr_begin(&j);
+	a->switch_overhead = ov;
+	ranking(rows, n, false, rank[0], sizeof(rank[0]));
+	ranking(rows, n, true, rank[1], sizeof(rank[1]));
+	a->ranking_predicted = rank[0];
+	a->ranking_measured = rank[1];
+	Ofc__V1__WorkloadRunWay *ways = xcalloc(n + 1, sizeof(*ways));
+	a->ways = xcalloc(n + 1, sizeof(*a->ways));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct way_row *row = &rows[i];
+		Ofc__V1__WorkloadRunWay *m = &ways[i];
 
-		jw_obj_begin(&j);
-		jw_key(&j, "way");
-		jw_str(&j, jobplan_kind_name(row->kind));
-		jw_key(&j, "ran");
-		jw_bool(&j, row->ran);
+		*m = (Ofc__V1__WorkloadRunWay)OFC__V1__WORKLOAD_RUN_WAY__INIT;
+		a->ways[a->n_ways++] = m;
+		m->way = (char *)jobplan_kind_name(row->kind);
+		SET(m, ran, row->ran);
 		if (!row->ran) {
-			jw_key(&j, "error");
-			jw_str(&j, row->error);
-			jw_obj_end(&j);
+			m->error = (char *)row->error;
 			continue;
 		}
-		jw_key(&j, "iteration_predicted_s");
-		jw_double(&j, row->iter_pred_us * 1e-6);
-		jw_key(&j, "iteration_predicted_switches_alone_s");
-		jw_double(&j, bare_iteration_us(r, row->kind) * 1e-6);
-		jw_key(&j, "iteration_measured_s");
-		jw_double(&j, row->iter_meas_s);
-		jw_key(&j, "first_switch_measured_s");
-		jw_double(&j, row->first_meas_s);
-		jw_key(&j, "phases");
-		jw_arr_begin(&j);
+		SET(m, iteration_predicted_s, row->iter_pred_us * 1e-6);
+		SET(m, iteration_predicted_switches_alone_s,
+		    bare_iteration_us(r, row->kind) * 1e-6);
+		SET(m, iteration_measured_s, row->iter_meas_s);
+		SET(m, first_switch_measured_s, row->first_meas_s);
+		Ofc__V1__WorkloadRunPhase *ph = xcalloc(r->nphases + 1, sizeof(*ph));
+		m->phases = xcalloc(r->nphases + 1, sizeof(*m->phases));
 		for (uint32_t p = 0; p < r->nphases; p++) {
-			const struct phase_row *ph = &row->ph[p];
+			const struct phase_row *pr = &row->ph[p];
+			Ofc__V1__WorkloadRunPhase *q = &ph[p];
 
-			jw_obj_begin(&j);
-			jw_key(&j, "phase");
-			jw_str(&j, r->workload->phases[p].name);
-			jw_key(&j, "topology");
-			jw_str(&j, r->topo[r->way[row->kind].topo[p]].name);
-			jw_key(&j, "predicted_s");
-			jw_double(&j, ph->predicted_us * 1e-6);
-			jw_key(&j, "measured_s");
-			jw_double(&j, ph->measured_s);
-			jw_key(&j, "switch_predicted_s");
-			jw_double(&j, ph->switch_pred_us * 1e-6);
-			jw_key(&j, "switch_measured_s");
-			jw_double(&j, ph->switch_meas_s);
-			jw_key(&j, "data_ok");
-			jw_bool(&j, ph->data_ok);
-			jw_obj_end(&j);
+			*q = (Ofc__V1__WorkloadRunPhase)OFC__V1__WORKLOAD_RUN_PHASE__INIT;
+			q->phase = r->workload->phases[p].name;
+			q->topology = r->topo[r->way[row->kind].topo[p]].name;
+			SET(q, predicted_s, pr->predicted_us * 1e-6);
+			SET(q, measured_s, pr->measured_s);
+			SET(q, switch_predicted_s, pr->switch_pred_us * 1e-6);
+			SET(q, switch_measured_s, pr->switch_meas_s);
+			SET(q, data_ok, pr->data_ok);
+			m->phases[m->n_phases++] = q;
 		}
-		jw_arr_end(&j);
-		jw_obj_end(&j);
 	}
-	jw_arr_end(&j);
-	jw_obj_end(&j);
+#undef SET
+}
+
+static void run_answer_free(Ofc__V1__WorkloadRunAnswer *a)
+{
+	Ofc__V1__WorkloadRunOverhead *ov = a->switch_overhead;
+
+	free(ov->n_transactions ? ov->transactions[0] : NULL);
+	free(ov->transactions);
+	for (size_t i = 0; i < a->n_ways; i++) {
+		free(a->ways[i]->n_phases ? a->ways[i]->phases[0] : NULL);
+		free(a->ways[i]->phases);
+	}
+	free(a->n_ways ? a->ways[0] : NULL);
+	free(a->ways);
+}
+
+static void print_json(const struct wrun *w, const struct way_row *rows, uint32_t n)
+{
+	Ofc__V1__WorkloadRunAnswer a;
+	Ofc__V1__WorkloadRunOverhead ov;
+	struct json_writer j;
+	char rank[2][96];
+
+	run_answer(&a, &ov, w, rows, n, rank);
+	jw_init(&j, stdout, true);
+	pb_write_json(&j, &a.base);
 	jw_finish(&j);
+	run_answer_free(&a);
 }
 
 int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,

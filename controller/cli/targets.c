@@ -5,6 +5,7 @@
  * status), so a failover looks the same to all of them: an address that
  * does not answer is skipped, a follower names the leader and the leader
  * is asked, and the whole is bounded by the request's deadline. */
+#include "controller/api/api.h"
 #include "controller/cli/internal.h"
 #include "proto/control.pb-c.h"
 
@@ -296,20 +297,12 @@ void cli_request_key(struct cli_targets *t, Ofc__V1__Request *req)
 	uint8_t r[16] = {0};
 	int fd;
 
-	switch (req->body_case) {
-	case OFC__V1__REQUEST__BODY_APPLY_CONFIG:
-	case OFC__V1__REQUEST__BODY_RECONFIGURE:
-	case OFC__V1__REQUEST__BODY_REPORT_FAILURE:
-	case OFC__V1__REQUEST__BODY_RELEASE_PARTITION:
-	case OFC__V1__REQUEST__BODY_MOVE_TO_PHASE:
-		break;
-	case OFC__V1__REQUEST__BODY_ADOPT:
-		if (!req->adopt->commit)
-			return; /* a preview changes nothing: sent again, it reads again */
-		break;
-	default:
+	const struct api_request *k = api_request_of(req->body_case);
+
+	if (!k || !(k->flags & API_KEYED))
 		return;
-	}
+	if (req->body_case == OFC__V1__REQUEST__BODY_ADOPT && !req->adopt->commit)
+		return; /* a preview changes nothing: sent again, it reads again */
 	if (req->request_key)
 		return;
 	if (given && *given) {

@@ -878,9 +878,7 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 				  "certificate");
 	}
 	uint64_t id = q->id;
-	bool stream = q->body_case == OFC__V1__REQUEST__BODY_WATCH ||
-		      (q->body_case == OFC__V1__REQUEST__BODY_GET_SCHEDULE && q->get_schedule &&
-		       q->get_schedule->stream);
+	bool stream = api_streams(q); /* (the request table's row says when) */
 	q->principal = &r->pr;
 	atomic_fetch_add(&g->n_requests, 1);
 	if (!stream) {
@@ -974,7 +972,9 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	 * request: ofcd runs one key once; it checks the key) */
 	q.request_key = (char *)MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key");
 	atomic_fetch_add(&g->n_requests, 1);
-	if (r->rt->rt == API_RT_WATCH || r->rt->kind == API_GET_SCHEDULE) {
+	/* a stream (the row's API_STREAM): kept open (a Watch's route), or
+	 * put together into one body (a schedule's steps) */
+	if (r->rt->flags & API_STREAM) {
 		rc = r->rt->rt == API_RT_WATCH ? start_watch(g, mc, &q)
 					       : start_schedule(g, mc, &q, want_pb);
 		protobuf_c_message_free_unpacked(m, NULL);

@@ -170,7 +170,8 @@ int get_schedule(const struct request *rq);
 int get_plan(const struct request *rq);
 int get_metrics(const struct request *rq);
 int watch(const struct request *rq);
-int mutation(const struct request *rq); /* ApplyConfig and Reconfigure */
+int apply_config_request(const struct request *rq);
+int reconfigure_request(const struct request *rq);
 int release_partition(const struct request *rq);
 int move_to_phase(const struct request *rq);
 int adopt_request(const struct request *rq); /* Adopt (adopt.c) */

@@ -110,86 +110,96 @@ int release_partition(const struct request *rq)
 	return 0;
 }
 
-/* ApplyConfig and Reconfigure. */
-int mutation(const struct request *rq)
+/* ApplyConfig: the config as sent, queued. */
+int apply_config_request(const struct request *rq)
 {
 	struct conn *c = rq->c;
-	const Ofc__V1__Request *req = rq->req;
-	struct ofcd *d = c->d;
-	uint64_t id = req->id;
-	bool apply = rq->k->kind == API_APPLY_CONFIG;
+	const Ofc__V1__ApplyConfig *a = rq->req->apply_config;
 	struct job *j;
 
-	if (!(j = queued_job(rq, apply ? JOB_APPLY_CONFIG : JOB_RECONFIGURE)))
+	if (!(j = queued_job(rq, JOB_APPLY_CONFIG)))
 		return 0;
-	if (apply) {
-		const Ofc__V1__ApplyConfig *a = req->apply_config;
-
-		if (!a->yaml || !*a->yaml) {
-			job_free(j);
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "apply_config needs the config's yaml");
-		}
-		j->yaml_len = strlen(a->yaml);
-		j->yaml = xstrdup(a->yaml);
-		j->unnamed = !a->filename || !*a->filename;
-		j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
-		j->target = xstrdup(j->filename);
-		j->dry_run = a->has_dry_run && a->dry_run;
-	} else {
-		const Ofc__V1__Reconfigure *r = req->reconfigure;
-
-		j->dry_run = r->has_dry_run && r->dry_run;
-		if (r->n_hosts || (r->has_relabel && r->relabel)) {
-			if (runtime_partition(c, r, j) < 0) {
-				job_free(j);
-				return 0;
-			}
-		} else if (r->partition && *r->partition) {
-			if (r->target_case != OFC__V1__RECONFIGURE__TARGET__NOT_SET) {
-				job_free(j);
-				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-					     "a partition goes to its own topology in the config: "
-					     "give no topology or workload with it");
-			}
-			if (!fabric_find_partition(d->loop.cfg->f, r->partition)) {
-				job_free(j);
-				return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-					     "fabric '%s' has no partition '%.64s'",
-					     d->loop.cfg->f->name, r->partition);
-			}
-			j->partition = xstrdup(r->partition);
-			j->target = xasprintf("partition %s", r->partition);
-		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
-			   *r->topology && strlen(r->topology) <= topo_spec_max(r->topology)) {
-			j->spec = xstrdup(r->topology);
-			j->spec_from_client = true;
-			j->target = xstrdup(r->topology);
-		} else if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {
-			const Ofc__V1__Workload *w = r->workload;
-			char sz[32];
-
-			if (!w->collective || sched_collective_parse(w->collective, &j->coll) < 0 ||
-			    !w->has_size_bytes || w->size_bytes == 0) {
-				job_free(j);
-				return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-					     "a workload needs a collective (allgather, "
-					     "reduce-scatter, allreduce) and a size_bytes > 0");
-			}
-			j->workload = true;
-			j->nodes = w->has_nodes ? w->nodes : 0;
-			j->size = w->size_bytes;
-			fmt_size(sz, sizeof(sz), j->size);
-			j->target = xasprintf("workload %s of %s per node", w->collective, sz);
-		} else {
-			job_free(j);
-			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
-				     "reconfigure needs a topology spec (up to %u characters, a "
-				     "ports: one up to %u) or a workload",
-				     TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
-		}
+	if (!a->yaml || !*a->yaml) {
+		job_free(j);
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "apply_config needs the config's yaml");
 	}
-	enqueue(d, j, rq);
+	j->yaml_len = strlen(a->yaml);
+	j->yaml = xstrdup(a->yaml);
+	j->unnamed = !a->filename || !*a->filename;
+	j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
+	j->target = xstrdup(j->filename);
+	j->dry_run = a->has_dry_run && a->dry_run;
+	enqueue(c->d, j, rq);
+	return 0;
+}
+
+/* A Reconfigure's target into j: a partition made of hosts, a partition of
+ * the config, a topology or a workload. Answers and returns -1 when
+ * refused. */
+static int reconfigure_target(struct conn *c, uint64_t id, const Ofc__V1__Reconfigure *r,
+			      struct job *j)
+{
+	struct ofcd *d = c->d;
+
+	if (r->n_hosts || (r->has_relabel && r->relabel))
+		return runtime_partition(c, r, j);
+	if (r->partition && *r->partition) {
+		if (r->target_case != OFC__V1__RECONFIGURE__TARGET__NOT_SET)
+			return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+					  "a partition goes to its own topology in the config: "
+					  "give no topology or workload with it");
+		if (!fabric_find_partition(d->loop.cfg->f, r->partition))
+			return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+					  "fabric '%s' has no partition '%.64s'",
+					  d->loop.cfg->f->name, r->partition);
+		j->partition = xstrdup(r->partition);
+		j->target = xasprintf("partition %s", r->partition);
+		return 0;
+	}
+	if (r->target_case == OFC__V1__RECONFIGURE__TARGET_TOPOLOGY && r->topology &&
+	    *r->topology && strlen(r->topology) <= topo_spec_max(r->topology)) {
+		j->spec = xstrdup(r->topology);
+		j->spec_from_client = true;
+		j->target = xstrdup(r->topology);
+		return 0;
+	}
+	if (r->target_case == OFC__V1__RECONFIGURE__TARGET_WORKLOAD) {
+		const Ofc__V1__Workload *w = r->workload;
+		char sz[32];
+
+		if (!w->collective || sched_collective_parse(w->collective, &j->coll) < 0 ||
+		    !w->has_size_bytes || w->size_bytes == 0)
+			return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+					  "a workload needs a collective (allgather, "
+					  "reduce-scatter, allreduce) and a size_bytes > 0");
+		j->workload = true;
+		j->nodes = w->has_nodes ? w->nodes : 0;
+		j->size = w->size_bytes;
+		fmt_size(sz, sizeof(sz), j->size);
+		j->target = xasprintf("workload %s of %s per node", w->collective, sz);
+		return 0;
+	}
+	return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+			  "reconfigure needs a topology spec (up to %u characters, a "
+			  "ports: one up to %u) or a workload",
+			  TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
+}
+
+/* Reconfigure: its target checked, queued. */
+int reconfigure_request(const struct request *rq)
+{
+	const Ofc__V1__Reconfigure *r = rq->req->reconfigure;
+	struct job *j;
+
+	if (!(j = queued_job(rq, JOB_RECONFIGURE)))
+		return 0;
+	j->dry_run = r->has_dry_run && r->dry_run;
+	if (reconfigure_target(rq->c, rq->req->id, r, j) < 0) {
+		job_free(j);
+		return 0;
+	}
+	enqueue(rq->c->d, j, rq);
 	return 0;
 }
 

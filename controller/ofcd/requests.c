@@ -18,8 +18,8 @@
 /* Each request kind's handler, by the request table's rows (controller/api):
  * a kind without one is refused at the start (ofcd_open). */
 static int (*const handlers[API_NKINDS])(const struct request *rq) = {
-    [API_APPLY_CONFIG] = mutation,
-    [API_RECONFIGURE] = mutation,
+    [API_APPLY_CONFIG] = apply_config_request,
+    [API_RECONFIGURE] = reconfigure_request,
     [API_GET_SCHEDULE] = get_schedule,
     [API_GET_STATE] = get_state,
     [API_WATCH] = watch,

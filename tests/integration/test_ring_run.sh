@@ -31,7 +31,7 @@ for coll in allgather allreduce reduce-scatter; do
 import json, sys
 j = json.load(open(sys.argv[1]))
 seen = [" ".join(sorted(l.split())) for l in open(sys.argv[2]).read().splitlines()]
-plan = [" ".join(sorted(c)) for c in j["configs"]]
+plan = [" ".join(sorted(c["channels"])) for c in j["configs"]]
 assert j["ok"] and j["restored"] and j["steps"] == len(plan), j
 assert seen[-1] == "", "not static at the end"
 if not sys.argv[3]:

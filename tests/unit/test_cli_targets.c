@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "controller/api/api.h"
 #include "controller/cli/internal.h"
 #include "proto/control.pb-c.h"
 
@@ -164,6 +165,39 @@ static void test_request_key(void **state)
 	read.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
 	cli_request_key(t, &read);
 	assert_null(read.request_key);
+	free(t);
+}
+
+/* Which kinds get a key is the request table's (API_KEYED): every queued
+ * mutation; not a Cancel (a ticket is one replica's: never resent), not an
+ * Adopt's preview (it changes nothing), not a read. */
+static void test_request_key_by_row(void **state)
+{
+	struct cli_targets *t = fresh();
+	Ofc__V1__Adopt ad = OFC__V1__ADOPT__INIT;
+	size_t keyed = 0;
+
+	(void)state;
+	unsetenv("OFC_REQUEST_KEY");
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+
+		req.body_case = api_requests[i].body;
+		req.adopt = &ad; /* (the only body the key reads) */
+		ad.commit = true;
+		cli_request_key(t, &req);
+		assert_int_equal(req.request_key != NULL, !!(api_requests[i].flags & API_KEYED));
+		keyed += req.request_key != NULL;
+		if (i == API_CANCEL || (api_requests[i].flags & API_READ))
+			assert_null(req.request_key);
+		if (i == API_ADOPT) {
+			req.request_key = NULL;
+			ad.commit = false;
+			cli_request_key(t, &req);
+			assert_null(req.request_key);
+		}
+	}
+	assert_int_equal(keyed, 6); /* apply, reconfigure, fail, release, phase, adopt */
 	free(t);
 }
 
@@ -360,6 +394,7 @@ int main(void)
 	    cmocka_unit_test(test_server_checks),
 	    cmocka_unit_test(test_walk_names_every_address),
 	    cmocka_unit_test(test_request_key),
+	    cmocka_unit_test(test_request_key_by_row),
 	    cmocka_unit_test(test_lost_answer_asked_of_next_leader),
 	    cmocka_unit_test(test_lost_answer_names_key),
 	};

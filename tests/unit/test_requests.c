@@ -42,6 +42,18 @@ static void test_rows_are_the_oneof(void **state)
 		assert_ptr_equal(api_route(k->method, k->route), k);
 		assert_ptr_equal(api_route(NULL, k->route), k);
 		assert_string_equal(k->method, k->flags & API_READ ? "GET" : "POST");
+		/* only a mutation is queued and run once per key */
+		assert_true(!(k->flags & API_KEYED) || (k->flags & API_MUTATION));
+		/* a stream asked by a field: an optional bool of the body */
+		if (k->stream_if) {
+			const ProtobufCFieldDescriptor *sf =
+			    protobuf_c_message_descriptor_get_field_by_name(k->desc, k->stream_if);
+
+			assert_true(k->flags & API_STREAM);
+			assert_non_null(sf);
+			assert_int_equal(sf->type, PROTOBUF_C_TYPE_BOOL);
+			assert_int_equal(sf->label, PROTOBUF_C_LABEL_OPTIONAL);
+		}
 		/* the word is the field's, in dashes */
 		for (size_t c = 0; k->field[c]; c++)
 			assert_int_equal(k->word[c], k->field[c] == '_' ? '-' : k->field[c]);
@@ -52,6 +64,29 @@ static void test_rows_are_the_oneof(void **state)
 	assert_null(api_request_of(OFC__V1__REQUEST__BODY__NOT_SET));
 	assert_null(api_route("GET", "/v1/apply"));
 	assert_null(api_route(NULL, "/v1/call")); /* the gateway's own */
+}
+
+/* Which requests are answered as streams, from their rows: a Watch
+ * always, a GetSchedule when it asks (`stream`), nothing else. */
+static void test_streams(void **state)
+{
+	Ofc__V1__Request q = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Watch w = OFC__V1__WATCH__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+	Ofc__V1__GetState st = OFC__V1__GET_STATE__INIT;
+
+	(void)state;
+	assert_false(api_streams(&q)); /* no body */
+	api_set_body(&q, &api_requests[API_WATCH], &w.base);
+	assert_int_equal(q.body_case, OFC__V1__REQUEST__BODY_WATCH);
+	assert_true(api_streams(&q));
+	api_set_body(&q, &api_requests[API_GET_SCHEDULE], &gs.base);
+	assert_ptr_equal(q.get_schedule, &gs);
+	assert_false(api_streams(&q));
+	gs.has_stream = gs.stream = 1;
+	assert_true(api_streams(&q));
+	api_set_body(&q, &api_requests[API_GET_STATE], &st.base);
+	assert_false(api_streams(&q));
 }
 
 /* The first cells of the table rows under the heading `heading` in the
@@ -155,11 +190,8 @@ static void test_docs_table_is_the_table(void **state)
 	static const struct {
 		unsigned flag;
 		const char *word;
-	} words[] = {{API_READ, "read"},
-		     {API_MUTATION, "mutation"},
-		     {API_STREAM, "stream"},
-		     {API_TENANT, "tenant"},
-		     {API_LEADER, "leader"}};
+	} words[] = {{API_READ, "read"},     {API_MUTATION, "mutation"}, {API_STREAM, "stream"},
+		     {API_TENANT, "tenant"}, {API_LEADER, "leader"},	 {API_KEYED, "keyed"}};
 	char *doc = read_doc();
 	char *sec = strstr(doc, "\n### The request table\n");
 	char cells[64][64];
@@ -234,6 +266,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rows_are_the_oneof),
+	    cmocka_unit_test(test_streams),
 	    cmocka_unit_test(test_docs_list_every_request),
 	    cmocka_unit_test(test_docs_list_every_route),
 	    cmocka_unit_test(test_docs_table_is_the_table),

@@ -1,0 +1,65 @@
+/* The one builder of a Reconfigure: `ofc reconfigure`'s options and the
+ * Slurm prolog's job both say what they ask in a struct reconfigure_ask,
+ * and this checks the combination and makes the message, so the two send
+ * the same request for the same ask. */
+#include "controller/cli/internal.h"
+#include "controller/slurm/slurm.h"
+
+int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struct ofc_error *err)
+{
+	bool workload = a->collective || a->has_size || a->has_nodes;
+	bool hosts = a->hostlist || a->hosts;
+
+	if (a->topology && workload)
+		return ofc_error_set(err, OFC_E_USAGE, "give --topology or a workload, not both");
+	if (hosts && (!a->partition || !a->topology))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--hosts makes a partition: give --partition NAME and "
+				     "--topology SPEC too");
+	if (!hosts && a->relabel)
+		return ofc_error_set(err, OFC_E_USAGE, "--relabel goes with --hosts");
+	if (!hosts && a->partition && (a->topology || workload))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--partition goes to the partition's own topology: no "
+				     "--topology or workload with it");
+	if (!hosts && !a->partition && !a->topology && !(a->collective && a->has_size))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "give --topology SPEC, --collective C and --size M, or "
+				     "--partition NAME");
+	if (a->hostlist && !a->hosts) {
+		struct ofc_error e = {0};
+
+		if (slurm_hostlist_expand(a->hostlist, &a->own, &a->nhosts, &e) < 0)
+			return ofc_error_set(err, OFC_E_USAGE, "--hosts '%s': %s", a->hostlist,
+					     e.msg);
+		a->hosts = a->own;
+	}
+
+	rq->partition = (char *)a->partition;
+	rq->n_hosts = a->nhosts;
+	rq->hosts = a->hosts;
+	rq->has_relabel = rq->relabel = a->relabel;
+	rq->has_dry_run = rq->dry_run = a->dry_run;
+	if (a->topology) {
+		rq->target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
+		rq->topology = (char *)a->topology;
+	} else if (workload) {
+		a->wl = (Ofc__V1__Workload)OFC__V1__WORKLOAD__INIT;
+		a->wl.collective = (char *)a->collective;
+		a->wl.has_size_bytes = a->has_size;
+		a->wl.size_bytes = a->size;
+		a->wl.has_nodes = a->has_nodes;
+		a->wl.nodes = a->nodes;
+		rq->target_case = OFC__V1__RECONFIGURE__TARGET_WORKLOAD;
+		rq->workload = &a->wl;
+	}
+	/* else a partition to its own topology: no target */
+	return 0;
+}
+
+void reconfigure_ask_free(struct reconfigure_ask *a)
+{
+	if (a->own)
+		slurm_strv_free(a->own, a->nhosts);
+	a->own = NULL;
+}
