@@ -75,6 +75,8 @@ struct run_args {
 	bool overhead_set;
 	/* The circuits carry less than the shaping: what the ratios mean. */
 	char carried_note[400];
+	struct testbed_model model; /* what the runs are priced at */
+	const char *alpha_from;	    /* where model.alpha came from, said */
 };
 
 struct run_row {
@@ -87,6 +89,9 @@ struct run_row {
 	char error[600];
 	struct exec_result res;
 	double predicted_s;
+	struct testbed_prediction pred;
+	bool holds;	 /* measured within TESTBED_MODEL_TOLERANCE of predicted */
+	char model[400]; /* testbed_judge's sentence */
 	uint64_t size;
 	double circuit_bytes; /* per collective, from the veths' counters; < 0 unknown */
 	bool mpi;	      /* MPICH's collective: no schedule, no prediction */
@@ -184,48 +189,6 @@ static void show_progress(void *ctx, uint32_t step, uint32_t nsteps, double seco
 	fprintf(stderr, "\r  %s: step %u of %u, %.1f s ", algo, step, nsteps, seconds);
 }
 
-/* The cost model on a schedule, per step: the busiest link's data (the
- * verifier's model, Zhao et al. Sec. 3.2: a link is 1/d of a host's
- * egress) plus alpha. Fills per[t] when per is not NULL; returns the sum
- * (NAN on unshaped links). */
-static double predict_steps(const struct schedule *s, const struct testbed_net *t, double alpha,
-			    uint64_t size, double *per)
-{
-	double block = (double)size / s->nodes, secs = 0;
-	double *load;
-
-	if (!(t->rate > 0))
-		return NAN;
-	load = xcalloc((size_t)t->nhosts * t->ports + 1, sizeof(double));
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		double most = 0, step;
-
-		/* What the step before loaded, back to zero: a step costs its
-		 * transfers, not the links (52 M empty steps). */
-		for (size_t k = st ? s->step_start[st - 1] : 0; k < s->step_start[st]; k++) {
-			const struct xfer *x = &s->xfers[k];
-
-			if (x->lane != SCHED_NO_LANE && x->lane < t->ports && x->src < t->nhosts)
-				load[(size_t)x->src * t->ports + x->lane] = 0;
-		}
-		for (size_t k = s->step_start[st]; k < s->step_start[st + 1]; k++) {
-			const struct xfer *x = &s->xfers[k];
-			size_t i = (size_t)x->src * t->ports + x->lane;
-
-			if (x->lane == SCHED_NO_LANE || x->lane >= t->ports || x->src >= t->nhosts)
-				continue;
-			load[i] += sched_frac(x->length) * xfer_blocks(x);
-			most = load[i] > most ? load[i] : most;
-		}
-		step = alpha + most * block * 8 / t->rate;
-		if (per)
-			per[st] = step;
-		secs += step;
-	}
-	free(load);
-	return secs;
-}
-
 /* Drop transfer k: the steps after it shift down by one. */
 static void drop_transfer(struct schedule *s, uint64_t k)
 {
@@ -290,10 +253,13 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 		o.progress = show_progress;
 		o.ctx = row->algo;
 	}
-	if (a->steps && s->nsteps) {
+	if (a->steps && s->nsteps)
 		row->step_model = xcalloc(s->nsteps, sizeof(double));
-		predict_steps(s, t, a->q.alpha, a->q.size, row->step_model);
+	if (testbed_predict(s, t, &a->model, a->q.size, row->step_model, &row->pred, &err) < 0) {
+		ofc_error_str(&err, row->error, sizeof(row->error));
+		return;
 	}
+	row->predicted_s = row->pred.seconds;
 	before = circuit_tx(t);
 	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
 		ofc_error_str(&err, row->error, sizeof(row->error));
@@ -302,6 +268,8 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 
 		row->ran = true;
 		row->circuit_bytes = before >= 0 && after >= 0 ? after - before : -1;
+		row->holds = testbed_judge(&row->pred, &a->model, row->res.seconds, row->model,
+					   sizeof(row->model));
 	}
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");
@@ -353,7 +321,6 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	} else {
 		row->verified = r.main->verified;
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", r.main->verify_error);
-		row->predicted_s = r.main->time_us * 1e-6;
 		execute(a, t, &r.main->s, &clock, row);
 	}
 	schedule_result_free(&r);
@@ -443,7 +410,6 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 	row->verified = sched_verify(&s, &vo, &vr) == 0;
 	if (!row->verified)
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
-	row->predicted_s = predict_steps(&s, t, a->q.alpha, a->q.size, NULL);
 	execute(a, t, &s, &clock, row);
 	sched_free(&s);
 }
@@ -516,7 +482,9 @@ static int check_carried(struct run_args *a, struct testbed_net *t, struct ofc_e
 
 	if (!(t->rate > 0))
 		return 0;
-	if (!(t->carried > 0)) {
+	/* A figure measured on other circuits (before a reconfiguration
+	 * changed their number) is not these circuits': measured again. */
+	if (!(t->carried > 0) || t->ncarried != t->ncircuits) {
 		if (testbed_measure(t, &pr, &t->ncarried, &t->carried, &least, err) < 0 ||
 		    testbed_record_carried(a->fc.state_dir, a->fc.fabric->name, t->carried,
 					   t->ncarried, err) < 0) {
@@ -557,13 +525,21 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 	if (t->rate > 0) {
 		jw_key(&w, "carried_bps");
 		jw_double(&w, t->carried);
+		jw_key(&w, "carried_circuits");
+		jw_uint(&w, t->ncarried);
 	}
+	jw_key(&w, "circuits");
+	jw_uint(&w, t->ncircuits);
 	if (a->carried_note[0]) {
 		jw_key(&w, "warning");
 		jw_str(&w, a->carried_note);
 	}
 	jw_key(&w, "alpha_s");
 	jw_double(&w, a->q.alpha);
+	jw_key(&w, "alpha_from");
+	jw_str(&w, a->alpha_from);
+	jw_key(&w, "model_rate_bps");
+	jw_double(&w, a->model.rate);
 	jw_key(&w, "runs");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; i < n; i++) {
@@ -588,9 +564,15 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 			jw_key(&w, "verify_error");
 			jw_str(&w, r->verify_error);
 		}
-		if (!r->mpi) {
+		if (!r->mpi && !r->error[0]) {
 			jw_key(&w, "predicted_s");
 			jw_double(&w, r->predicted_s);
+			jw_key(&w, "predicted_alpha_s");
+			jw_double(&w, r->pred.alpha_s);
+			jw_key(&w, "predicted_bytes_s");
+			jw_double(&w, r->pred.bytes_s);
+			jw_key(&w, "circuits_used");
+			jw_uint(&w, r->pred.circuits_used);
 		}
 		if (r->ran) {
 			jw_key(&w, "measured_s");
@@ -598,6 +580,10 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 			if (!r->mpi) {
 				jw_key(&w, "ratio");
 				jw_double(&w, r->res.seconds / r->predicted_s);
+				jw_key(&w, "model_holds");
+				jw_bool(&w, r->holds);
+				jw_key(&w, "model");
+				jw_str(&w, r->model);
 			} else {
 				jw_key(&w, "mpi_finalize_hung");
 				jw_bool(&w, r->mpi_finalize_hung);
@@ -652,11 +638,12 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 {
 	const struct fabric *f = a->fc.fabric;
 
-	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us\n",
+	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us (%s)\n",
 	       f->name, sched_collective_name(a->q.collective), (double)a->q.size / 1048576.0,
-	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6);
+	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6, a->alpha_from);
 	if (t->rate > 0)
-		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each\n",
+		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each, "
+		       "the rate the model prices a circuit at\n",
 		       t->rate / 1e6, t->ncarried, t->carried / 1e6);
 
 	printf("  %-18s %6s %11s %11s %7s %12s %11s  %s\n", "algorithm", "steps", "measured_s",
@@ -688,6 +675,8 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
 		if (!r->verified)
 			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
+		if (!r->mpi && !r->holds)
+			printf("  %-18s (%s)\n", "", r->model);
 		if (r->step_model && r->res.step_end) {
 			printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s",
 			       "predicted_s", "ratio");
@@ -751,22 +740,42 @@ fail:
 	return -1;
 }
 
-/* The model for these links: a host's egress is its ports at the shaped
- * rate; alpha the config's, else the link's latency plus what a step
- * costs a host here. */
+/* The model for these links (testbed_predict): a circuit at the rate the
+ * circuits carried when measured (else the shaping), alpha --alpha's,
+ * else what testbed check calibrated, else the link's latency plus what a
+ * step costs a host here. The engines are asked with a host's egress as
+ * the circuits it holds at that rate, not its ports: a port without a
+ * circuit carries nothing. */
 static void run_model(struct run_args *a, const struct testbed_net *t)
 {
+	uint32_t most = 0;
+
 	a->q.fabric = a->fc.fabric;
 	a->progress = isatty(STDERR_FILENO) && !a->fc.json;
-	if (t->rate > 0) {
-		a->q.bandwidth = t->rate * t->ports;
+	a->model.rate = t->carried > 0 ? t->carried : t->rate;
+	for (uint32_t h = 0; h < t->nhosts; h++) {
+		uint32_t c = 0;
+
+		for (uint32_t p = 0; p < t->ports; p++)
+			c += t->peer[(size_t)h * t->ports + p] != UINT32_MAX;
+		most = c > most ? c : most;
+	}
+	if (a->model.rate > 0 && most) {
+		a->q.bandwidth = a->model.rate * most;
 		a->q.bandwidth_set = true;
 	}
-	if (!a->q.alpha_set) {
-		a->q.alpha = a->fc.fabric->cost.alpha_set ? a->fc.fabric->cost.alpha
-							  : t->latency + ALPHA_DEFAULT;
-		a->q.alpha_set = true;
+	if (a->q.alpha_set) {
+		a->alpha_from = "--alpha";
+	} else if (t->alpha > 0) {
+		a->q.alpha = t->alpha;
+		a->alpha_from = "calibrated by testbed check";
+	} else {
+		a->q.alpha = t->latency + ALPHA_DEFAULT;
+		a->alpha_from = "not calibrated: the link latency + 100 us; testbed check "
+				"measures it";
 	}
+	a->q.alpha_set = true;
+	a->model.alpha = a->q.alpha;
 }
 
 static int run_workload(struct run_args *a, struct testbed_net *t)
@@ -815,6 +824,108 @@ static int run_rows(struct run_args *a, struct testbed_net *t, struct run_row *r
 	if (a->mpi && *nrows < MAX_RUNS)
 		run_mpi(a, t, &rows[(*nrows)++]);
 	return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The calibration's runs: the default allreduce, priced with alpha 0 so
+ * that what is left of the time after the bytes is what the steps cost. */
+#define CAL_ALPHA_RUNS	  5
+#define CAL_ELEMS	  64  /* 4-byte elements a block: bytes that cost microseconds */
+#define CAL_REFERENCE_S	  0.5 /* the reference run's predicted time */
+#define CAL_REFERENCE_MIN (1ull << 20)
+#define CAL_REFERENCE_MAX (64ull << 20)
+
+int testbed_calibrate(struct fabric_cmd *fc, struct testbed_net *t, struct testbed_calibration *c,
+		      struct ofc_error *err)
+{
+	struct run_args *a = xcalloc(1, sizeof(*a));
+	double alpha[CAL_ALPHA_RUNS], per_mib;
+	uint32_t n = 0;
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	a->fc.fabric = fc->fabric;
+	a->fc.file = fc->file;
+	a->fc.state_dir = fc->state_dir;
+	a->fc.json = true; /* no progress on stderr */
+	a->timeout = 60;
+	a->port = RUN_PORT;
+	a->q.collective = SCHED_ALLREDUCE;
+	a->q.alpha = 0;
+	a->q.alpha_set = true;
+	run_model(a, t);
+	c->rate = a->model.rate;
+	if (!(c->rate > 0)) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "the circuits are unshaped: nothing to calibrate the model at");
+		goto out;
+	}
+	snprintf(c->algo, sizeof(c->algo), "%s",
+		 schedule_default_algorithm(ENGINE_DIRECT, SCHED_ALLREDUCE));
+	a->q.size = (uint64_t)t->nhosts * 4 * CAL_ELEMS;
+	for (uint32_t k = 0; k < CAL_ALPHA_RUNS; k++) {
+		struct run_row row = {0};
+
+		run_computed(a, t, c->algo, &row);
+		if (!row.ran || !row.res.data_ok || !row.pred.steps) {
+			rc = ofc_error_set(
+			    err, OFC_E_RUNTIME, "calibration: %s allreduce of %llu B: %s", c->algo,
+			    (unsigned long long)a->q.size, row.error[0] ? row.error : "wrong data");
+			exec_result_free(&row.res);
+			goto out;
+		}
+		alpha[n++] = (row.res.seconds - row.pred.bytes_s) / row.pred.steps;
+		c->alpha_steps += row.pred.steps;
+		exec_result_free(&row.res);
+	}
+	qsort(alpha, n, sizeof(double), cmp_double);
+	c->alpha = alpha[n / 2] > 0 ? alpha[n / 2] : 0;
+	c->alpha_runs = n;
+
+	/* The reference: the same allreduce at a size the bytes dominate,
+	 * priced with the alpha just measured, judged. */
+	a->model.alpha = a->q.alpha = c->alpha;
+	a->q.size = 1u << 20;
+	{
+		struct run_row row = {0};
+
+		run_computed(a, t, c->algo, &row); /* 1 MiB: its bytes' term sizes the next */
+		per_mib = row.pred.bytes_s;
+		exec_result_free(&row.res);
+	}
+	c->size = per_mib > 0 ? (uint64_t)(CAL_REFERENCE_S / per_mib) << 20 : CAL_REFERENCE_MIN;
+	c->size = c->size < CAL_REFERENCE_MIN	? CAL_REFERENCE_MIN
+		  : c->size > CAL_REFERENCE_MAX ? CAL_REFERENCE_MAX
+						: c->size;
+	a->q.size = c->size;
+	{
+		struct run_row row = {0};
+
+		run_computed(a, t, c->algo, &row);
+		if (!row.ran) {
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "calibration: %s allreduce of %llu MiB: %s", c->algo,
+					   (unsigned long long)(c->size >> 20), row.error);
+			exec_result_free(&row.res);
+			goto out;
+		}
+		c->measured = row.res.seconds;
+		c->pred = row.pred;
+		c->data_ok = row.res.data_ok;
+		c->holds = row.holds;
+		snprintf(c->model, sizeof(c->model), "%s", row.model);
+		exec_result_free(&row.res);
+	}
+	rc = testbed_record_alpha(fc->state_dir, fc->fabric->name, c->alpha, err);
+out:
+	free(a);
+	return rc;
 }
 
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)

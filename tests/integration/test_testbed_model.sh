@@ -1,0 +1,136 @@
+#!/bin/sh
+# The testbed's model held by measurements: 8 hosts of 4 ports through an
+# emulated OCS, circuits shaped to 20 Mb/s (32 of them at once is 640 Mb/s,
+# what 2 shared cores carry with room), wired in turn as torus:2x4 (3
+# circuits a host), circulant:8:1,3 (4), ring:8 (2) and hypercube:3 (3).
+# On each, testbed check calibrates alpha and judges its reference run;
+# then every allreduce algorithm at 4 MiB runs, every element checked,
+# within 15% of what the model predicts for the circuits it uses (the
+# engines' own figure, a host's 4 ports at the link rate, was 1.40-1.75x
+# off on torus:2x4). A run that misses runs once more, alone: at a load of
+# 16 on 2 cores another user's burst took one run in ten of the
+# all-circuit BFB to 1.15-1.2x, the next run 1.0x; a wrong model misses
+# both (the 4/3 of unused ports would). After a reconfiguration from 24 circuits to 32, run
+# measures what the 32 carry instead of reporting the 24's figure.
+# (run alone: its circuits carry traffic this machine's cores must keep
+# up with)
+SUITE=testbed_model
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
+	echo "testbed_model: SKIP: needs root and network namespaces (running as uid $(id -u))"
+	echo "$SUITE: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+ST="$TMP/state"
+NAME="tm$$"
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+for t in torus:2x4 circulant:8:1,3 ring:8 hypercube:3; do
+	cat >"$TMP/${t%%:*}.yaml" <<EOF
+version: 1
+name: $NAME
+hosts:
+  count: 8
+  prefix: h
+  ports: 4
+  port_rate: 20Mbps
+switches:
+  - name: ocs0
+    type: ocs
+    ports: 32
+    reconfig_time: 10ms
+    driver:
+      type: tl1
+      address: 127.0.0.1:3082
+      credentials: ocs0.cred
+      timeout: 2s
+      retries: 1
+wiring:
+  pattern: sequential
+  switches: [ocs0]
+topology: $t
+EOF
+done
+start_emu ocs-emu e --ports 32 --credentials configs/credentials/ocs0.cred
+DEV="ocs0=127.0.0.1:$e_port"
+cleanup() {
+	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST" >/dev/null 2>&1
+	stop_all_emus
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
+expect_stdout_has "testbed $NAME up: 8 hosts as namespaces ofc-$NAME-*, 24 circuits" \
+	$OFC testbed up "$TMP/torus.yaml" --rate-scale 1 --device "$DEV" --state-dir "$ST"
+grep -q "^  all 24 circuits at once carried " "$TMP/out" && ok || bad "up: what 24 carried" "$(cat "$TMP/out")"
+
+# To 32 circuits: the figure up measured on 24 is not theirs; run measures
+# again and says 32 (it said 24).
+expect_exit 0 $OFC apply "$TMP/circulant.yaml" --device "$DEV" --state-dir "$ST"
+expect_json 'j["circuits"]==32 and j["carried_circuits"]==32 and j["runs"][0]["data_ok"]' \
+	$OFC testbed run "$TMP/circulant.yaml" --state-dir "$ST" --collective allreduce --size 64KiB --json
+expect_stdout_has "all 32 circuits at once carried " \
+	$OFC testbed run "$TMP/circulant.yaml" --state-dir "$ST" --collective allreduce --size 64KiB
+
+# held.py OUT [MIN]: every run of OUT right and consistent; prints
+# "algorithm ratio" for each, and the algorithms that missed the model on
+# stderr (exit 3 when some did).
+cat >"$TMP/held.py" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["runs"]
+assert len(rows) >= int(sys.argv[2]) if len(sys.argv) > 2 else 1, rows
+for r in rows:
+    assert r["ran"] and r["data_ok"], r
+    assert r["model_holds"] == (abs(r["ratio"] - 1) <= 0.15), r
+    # the prediction is its terms, and only circuits that exist carry bytes
+    assert abs(r["predicted_alpha_s"] + r["predicted_bytes_s"] - r["predicted_s"]) < 1e-9, r
+    assert 0 < r["circuits_used"] <= j["circuits"], r
+print(" ".join("%s %.3f" % (r["algorithm"], r["ratio"]) for r in rows))
+missed = [r["algorithm"] for r in rows if not r["model_holds"]]
+if missed:
+    sys.stderr.write(" ".join(missed) + "\n")
+    for r in rows:
+        if not r["model_holds"]:
+            print("%s: %s" % (r["algorithm"], r["model"]))
+    sys.exit(3)
+PY
+# held ALGO...: each algorithm run again alone holds the model.
+held() {
+	for a in "$@"; do
+		$OFC testbed run "$TMP/$t.yaml" --state-dir "$ST" --collective allreduce --algo "$a" \
+			--size 4MiB --json >"$TMP/again" 2>"$TMP/err"
+		python3 "$TMP/held.py" "$TMP/again" >>"$TMP/held" 2>/dev/null || return 1
+	done
+}
+for t in torus circulant ring hypercube; do
+	expect_exit 0 $OFC apply "$TMP/$t.yaml" --device "$DEV" --state-dir "$ST"
+	# check calibrates alpha, records it and judges a reference run by it
+	# (once more when it missed, as the runs below).
+	cal='j["reachable"]==56 and (lambda c: c["data_ok"] and c["alpha_s"]>0 and c["alpha_runs"]==5 and c["model_holds"]==(abs(c["ratio"]-1)<=0.15))(j["calibration"])'
+	expect_json "$cal" $OFC testbed check "$TMP/$t.yaml" --state-dir "$ST" --json
+	python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["calibration"]["model_holds"] else 1)' "$TMP/out" ||
+		expect_json "$cal"' and j["calibration"]["model_holds"]' \
+			$OFC testbed check "$TMP/$t.yaml" --state-dir "$ST" --json
+	expect_json 'j["alpha_from"]=="calibrated by testbed check" and j["model_rate_bps"]==j["carried_bps"]' \
+		$OFC testbed run "$TMP/$t.yaml" --state-dir "$ST" --collective allreduce --size 64KiB --json
+	$OFC testbed run "$TMP/$t.yaml" --state-dir "$ST" --collective allreduce --algo all \
+		--size 4MiB --json >"$TMP/out" 2>"$TMP/err"
+	: >"$TMP/held"
+	r=$(python3 "$TMP/held.py" "$TMP/out" 2 2>"$TMP/missed")
+	rc=$?
+	if [ $rc -eq 0 ] || { [ $rc -eq 3 ] && held $(cat "$TMP/missed"); }; then
+		ok
+		echo "testbed_model: $t allreduce 4 MiB, measured/predicted: $r$([ -s "$TMP/held" ] && echo "; again: $(tr "\n" " " <"$TMP/held")") (load $(cut -d' ' -f1 /proc/loadavg))"
+	else
+		bad "$t: every algorithm within 15% of the model" "$r" "$(cat "$TMP/missed" "$TMP/held")" "$(head -c 400 "$TMP/err")"
+	fi
+done
+expect_stdout_has "testbed $NAME down: 8 namespaces removed" \
+	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST"
+
+finish
