@@ -31,6 +31,10 @@ static const char help[] =
     "  --chunks P         BFB: split each shard into P chunks\n"
     "  --lowering L       all-to-all mcf: steps, paths or single\n"
     "  --schedule FILE    run this exported schedule (ofc schedule --format pb)\n"
+    "  --topology SPEC    a what-if: apply SPEC to the switches and the testbed for\n"
+    "                     the runs, and the topology before again after (without it\n"
+    "                     the runs are for the topology committed: the record's when\n"
+    "                     a transaction applied another than FILE's)\n"
     "  --alpha T          the model's latency per step (default: the config's\n"
     "                     cost_model alpha, else the link latency + 100us)\n"
     "  --timeout T        give up after T per run, reading and setting up included\n"
@@ -76,7 +80,10 @@ struct run_args {
 	/* The circuits carry less than the shaping: what the ratios mean. */
 	char carried_note[400];
 	struct testbed_model model; /* what the runs are priced at */
-	const char *alpha_from;	    /* where model.alpha came from, said */
+	const char *topology;	    /* --topology SPEC: a what-if */
+	const char *topo_spec;	    /* the topology run on, and why */
+	const char *topo_from;
+	const char *alpha_from; /* where model.alpha came from, said */
 };
 
 struct run_row {
@@ -172,6 +179,9 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 			return cli_usage_error(fc->cmd,
 					       "--way is static, per-phase, chosen or all");
 		a->way = arg;
+		return 0;
+	case 'G':
+		a->topology = arg;
 		return 0;
 	case 'Q':
 		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
@@ -516,6 +526,10 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 	jw_str(&w, f->name);
 	jw_key(&w, "hosts");
 	jw_uint(&w, t->nhosts);
+	jw_key(&w, "topology");
+	jw_str(&w, a->topo_spec);
+	jw_key(&w, "topology_from");
+	jw_str(&w, a->topo_from);
 	jw_key(&w, "collective");
 	jw_str(&w, sched_collective_name(a->q.collective));
 	jw_key(&w, "size");
@@ -641,6 +655,7 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us (%s)\n",
 	       f->name, sched_collective_name(a->q.collective), (double)a->q.size / 1048576.0,
 	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6, a->alpha_from);
+	printf("  topology %s (%s), %u circuits\n", a->topo_spec, a->topo_from, t->ncircuits);
 	if (t->rate > 0)
 		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each, "
 		       "the rate the model prices a circuit at\n",
@@ -698,9 +713,11 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 /* Flags that exclude or need each other; the usage error's exit code, or 0. */
 static int run_usage(const struct cli_cmd *cmd, const struct run_args *a)
 {
-	if (a->workload && (a->q.collective || a->schedule_file || a->q.algorithm || a->mpi))
-		return cli_usage_error(cmd, "run: --workload runs a job's phases: not with "
-					    "--collective, --schedule, --algo or --mpi");
+	if (a->workload &&
+	    (a->q.collective || a->schedule_file || a->q.algorithm || a->mpi || a->topology))
+		return cli_usage_error(cmd,
+				       "run: --workload runs a job's phases: not with "
+				       "--collective, --schedule, --algo, --mpi or --topology");
 	if (!a->workload && (a->iterations || a->way || a->overhead_set))
 		return cli_usage_error(
 		    cmd, "run: --iterations, --way and --switch-overhead go with --workload");
@@ -727,7 +744,8 @@ static int open_testbed(struct run_args *a, struct testbed_net *t, struct ofc_er
 			      a->fc.fabric->nfailed_hosts == 1 ? " is" : "s are");
 		goto fail;
 	}
-	if (testbed_net_read(a->fc.fabric, a->fc.state_dir, t, err) < 0)
+	if (testbed_need_root(err) < 0 ||
+	    testbed_net_read(a->fc.fabric, a->fc.state_dir, t, err) < 0)
 		goto fail;
 	if (check_carried(a, t, err) < 0) {
 		testbed_net_free(t);
@@ -776,6 +794,50 @@ static void run_model(struct run_args *a, const struct testbed_net *t)
 	}
 	a->q.alpha_set = true;
 	a->model.alpha = a->q.alpha;
+}
+
+/* The topology the runs schedule for: --topology's, applied now (and the
+ * testbed's circuits read again), else the one the record says was
+ * committed when it is another than the file's, else the file's. */
+static int choose_topology(struct run_args *a, struct testbed_net *t,
+			   struct testbed_topo *committed, struct testbed_topo *what_if,
+			   struct ofc_error *err)
+{
+	const struct fabric *f = a->fc.fabric;
+
+	if (testbed_topo_committed(&a->fc, committed, err) < 0)
+		return -1;
+	a->topo_spec = committed->open ? committed->spec : f->topology.spec ? f->topology.spec : "";
+	a->topo_from = committed->open ? "committed, as the record says" : "the config's";
+	if (!a->topology)
+		return 0;
+	if (testbed_topo_open(f, a->topology, what_if, err) < 0)
+		return -1;
+	if (testbed_topo_apply(&a->fc, &what_if->f, err) < 0) {
+		ofc_error_prefix(err, "--topology %s", a->topology);
+		testbed_topo_free(what_if);
+		return -1;
+	}
+	a->topo_spec = what_if->spec;
+	a->topo_from = "--topology: applied for the run, the one before applied again after";
+	testbed_net_free(t);
+	if (testbed_net_read(f, a->fc.state_dir, t, err) < 0 || check_carried(a, t, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* After a what-if: the topology before it, applied again. */
+static int restore_topology(struct run_args *a, struct fabric *before)
+{
+	struct ofc_error err = {0};
+
+	if (testbed_topo_apply(&a->fc, before, &err) == 0)
+		return 0;
+	ofc_error_prefix(&err, "applying %s again after --topology %s",
+			 before->topology.spec ? before->topology.spec : "the config's topology",
+			 a->topology);
+	cli_fail(&err);
+	return -1;
 }
 
 static int run_workload(struct run_args *a, struct testbed_net *t)
@@ -948,9 +1010,11 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"iterations", required_argument, NULL, 'I'},
 	    {"way", required_argument, NULL, 'Y'},
 	    {"switch-overhead", required_argument, NULL, 'O'},
+	    {"topology", required_argument, NULL, 'G'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
+	struct testbed_topo committed = {0}, what_if = {0};
 	struct ofc_error err = {0};
 	struct testbed_net t;
 	struct run_row *rows;
@@ -970,6 +1034,10 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		free(a.fc.state_dir);
 		return cli_fail(&err);
 	}
+	if (!a.workload && choose_topology(&a, &t, &committed, &what_if, &err) < 0) {
+		status = cli_fail(&err);
+		goto out_topo;
+	}
 	if (a.carried_note[0])
 		fprintf(stderr, "ofc testbed run: warning: %s\n", a.carried_note);
 	run_model(&a, &t);
@@ -977,6 +1045,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		status = run_workload(&a, &t);
 		goto out_net;
 	}
+	a.q.fabric = what_if.open ? &what_if.f : committed.open ? &committed.f : a.fc.fabric;
 	rows = xcalloc(MAX_RUNS, sizeof(*rows));
 	if (run_rows(&a, &t, rows, &nrows, &err) < 0) {
 		status = cli_fail(&err);
@@ -988,9 +1057,8 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		print_text(&a, &t, rows, nrows);
 	for (uint32_t i = 0; i < nrows; i++) {
 		if (!rows[i].ran) {
-			if (!a.fc.json)
-				fprintf(stderr, "ofc testbed run: %s: %s\n", rows[i].algo,
-					rows[i].error);
+			/* (on stderr with --json too: the exit status's reason) */
+			fprintf(stderr, "ofc testbed run: %s: %s\n", rows[i].algo, rows[i].error);
 			status = 1;
 		} else if (!rows[i].res.data_ok) {
 			status = 1;
@@ -1000,6 +1068,11 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 out:
 	free(rows);
+out_topo:
+	if (what_if.open && restore_topology(&a, committed.open ? &committed.f : a.fc.fabric) < 0)
+		status = 1;
+	testbed_topo_free(&what_if);
+	testbed_topo_free(&committed);
 out_net:
 	testbed_net_free(&t);
 	fabric_free(a.fc.fabric);

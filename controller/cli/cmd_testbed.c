@@ -5,8 +5,16 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec/exec.h"
+
+int testbed_need_root(struct ofc_error *err)
+{
+	if (geteuid() == 0)
+		return 0;
+	return ofc_error_set(err, OFC_E_RUNTIME, "the testbed needs root (network namespaces)");
+}
 
 /* A rate people read: two significant figures, rounded down. */
 static double two_figures(double x)
@@ -456,8 +464,9 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    "circuits and routes with the switches.\ncheck: ICMP echo between every ordered pair "
 	    "of "
 	    "hosts, then the shaping each circuit holds and the rate and latency a probe\n"
-	    "measures on it, all at once, and a warning when they carry less than it; exit 1\n"
-	    "unless all reach.\n"
+	    "measures on it, all at once, and a warning when they carry less than it; then\n"
+	    "the run's model calibrated (alpha, a step's cost, from runs of the executor)\n"
+	    "and judged by a reference run; exit 1 unless all reach.\n"
 	    "  --rate-scale X   up: shape circuits to X times the config's link rate; without\n"
 	    "                   it, up shapes to what this machine carries (and at most\n"
 	    "                   16 Gb/s) and says so\n"
@@ -467,6 +476,10 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (testbed_need_root(&err) < 0) {
+		free(fc.state_dir);
+		return cli_fail(&err);
+	}
 	if (fabric_cmd_open(&fc, false, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (strcmp(action, "check") == 0)
