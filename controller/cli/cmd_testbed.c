@@ -5,16 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "exec/exec.h"
-
-int testbed_need_root(struct ofc_error *err)
-{
-	if (geteuid() == 0)
-		return 0;
-	return ofc_error_set(err, OFC_E_RUNTIME, "the testbed needs root (network namespaces)");
-}
 
 /* A rate people read: two significant figures, rounded down. */
 static double two_figures(double x)

@@ -308,9 +308,6 @@ int testbed_topo_committed(const struct fabric_cmd *fc, struct testbed_topo *w,
 			   struct ofc_error *err);
 /* A transaction to f's topology (the switches and the testbed's hosts). */
 int testbed_topo_apply(const struct fabric_cmd *fc, struct fabric *f, struct ofc_error *err);
-/* The testbed's commands run as root (namespaces, veths, qdiscs): said
- * first, not as a "Permission denied" on /run/netns (cmd_testbed.c). */
-int testbed_need_root(struct ofc_error *err);
 /* `ofc testbed run` (cmd_run.c): argv[0] is "run". */
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);

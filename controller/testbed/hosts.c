@@ -20,6 +20,13 @@ char *testbed_netns_name(const struct fabric *f, uint32_t h)
 	return xasprintf("ofc-%s-%s", f->name, f->hosts[h].name);
 }
 
+int testbed_need_root(struct ofc_error *err)
+{
+	if (geteuid() == 0)
+		return 0;
+	return ofc_error_set(err, OFC_E_RUNTIME, "the testbed needs root (network namespaces)");
+}
+
 bool testbed_is_up(const char *state_dir, const char *fabric)
 {
 	char *path = testbed_path(state_dir, fabric, "testbed");

@@ -24,6 +24,9 @@
 
 /* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
 char *testbed_netns_name(const struct fabric *f, uint32_t h);
+/* The testbed's commands run as root (namespaces, veths, qdiscs): said
+ * so first, not as a "Permission denied" on /run/netns (OFC_E_RUNTIME). */
+int testbed_need_root(struct ofc_error *err);
 /* Whether <state-dir>/<fabric>.testbed, the list of the namespaces made,
  * exists: a testbed is up, and the transaction plans its hosts too. */
 bool testbed_is_up(const char *state_dir, const char *fabric);
