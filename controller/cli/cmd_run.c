@@ -264,13 +264,19 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 		o.progress = show_progress;
 		o.ctx = row->algo;
 	}
-	if (a->steps && s->nsteps)
+	/* Unshaped circuits have no rate to price at: the run goes ahead
+	 * unpriced (predicted NaN), its data checked all the same. */
+	row->predicted_s = NAN;
+	if (a->steps && s->nsteps && a->model.rate > 0)
 		row->step_model = xcalloc(s->nsteps, sizeof(double));
-	if (testbed_predict(s, t, &a->model, a->q.size, row->step_model, &row->pred, &err) < 0) {
-		ofc_error_str(&err, row->error, sizeof(row->error));
-		return;
+	if (a->model.rate > 0) {
+		if (testbed_predict(s, t, &a->model, a->q.size, row->step_model, &row->pred, &err) <
+		    0) {
+			ofc_error_str(&err, row->error, sizeof(row->error));
+			return;
+		}
+		row->predicted_s = row->pred.seconds;
 	}
-	row->predicted_s = row->pred.seconds;
 	before = circuit_tx(t);
 	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
 		ofc_error_str(&err, row->error, sizeof(row->error));
@@ -279,8 +285,9 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 
 		row->ran = true;
 		row->circuit_bytes = before >= 0 && after >= 0 ? after - before : -1;
-		row->holds = testbed_judge(&row->pred, &a->model, row->res.seconds, row->model,
-					   sizeof(row->model));
+		if (a->model.rate > 0)
+			row->holds = testbed_judge(&row->pred, &a->model, row->res.seconds,
+						   row->model, sizeof(row->model));
 	}
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");
@@ -588,6 +595,8 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 			jw_double(&w, r->pred.bytes_s);
 			jw_key(&w, "circuits_used");
 			jw_uint(&w, r->pred.circuits_used);
+			jw_key(&w, "routed_transfers");
+			jw_uint(&w, r->pred.routed);
 		}
 		if (r->ran) {
 			jw_key(&w, "measured_s");
@@ -595,10 +604,12 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 			if (!r->mpi) {
 				jw_key(&w, "ratio");
 				jw_double(&w, r->res.seconds / r->predicted_s);
-				jw_key(&w, "model_holds");
-				jw_bool(&w, r->holds);
-				jw_key(&w, "model");
-				jw_str(&w, r->model);
+				if (r->model[0]) { /* priced: shaped circuits */
+					jw_key(&w, "model_holds");
+					jw_bool(&w, r->holds);
+					jw_key(&w, "model");
+					jw_str(&w, r->model);
+				}
 			} else {
 				jw_key(&w, "mpi_finalize_hung");
 				jw_bool(&w, r->mpi_finalize_hung);
@@ -691,7 +702,7 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
 		if (!r->verified)
 			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
-		if (!r->mpi && !r->holds)
+		if (!r->mpi && !r->holds && r->model[0])
 			printf("  %-18s (%s)\n", "", r->model);
 		if (r->step_model && r->res.step_end) {
 			printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s",

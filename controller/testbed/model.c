@@ -157,6 +157,7 @@ int testbed_predict(const struct schedule *s, const struct testbed_net *t,
 		for (size_t k = s->step_start[st]; k < s->step_start[st + 1]; k++) {
 			const struct xfer *x = &s->xfers[k];
 
+			p->routed += x->lane == SCHED_NO_LANE;
 			if (load_xfer(t, next, x, xfer_bytes(x, elems), load, touched, &ntouched,
 				      used) < 0) {
 				rc = off_circuits(t, k, x, err);

@@ -132,12 +132,15 @@ struct testbed_model {
 };
 /* A prediction and its terms: alpha_s (alpha for every step that moves
  * bytes) and bytes_s (each such step's busiest circuit at the rate), the
- * busiest circuits' bytes summed over the steps, and the circuits that
- * carry any. */
+ * busiest circuits' bytes summed over the steps, the circuits that carry
+ * any, and the transfers without a port (routed through other hosts: TCP
+ * shares a circuit among flows of different paths less evenly than the
+ * model's busiest circuit, Swing's 1.1-1.23x in bench/RESULTS.md). */
 struct testbed_prediction {
 	double seconds, alpha_s, bytes_s;
 	double busiest_bytes;
 	uint32_t steps, circuits_used;
+	uint64_t routed;
 };
 /* The schedule at size bytes per host on t's circuits as they are now;
  * per_step (NULL or nsteps) gets each step's time. OFC_E_INPUT when a

@@ -5,7 +5,8 @@
 # circuits a host), circulant:8:1,3 (4), ring:8 (1, one way) and hypercube:3 (3).
 # On each, testbed check calibrates alpha and judges its reference run;
 # then every allreduce algorithm at 4 MiB runs, every element checked,
-# within 15% of what the model predicts for the circuits it uses (the
+# within 15% of what the model predicts for the circuits it uses, or,
+# for routed transfers (Swing's), the run names the term it missed by (the
 # engines' own figure, a host's 4 ports at the link rate, was 1.40-1.75x
 # off on torus:2x4). A run that misses runs once more, alone: at a load
 # of 16 on 2 cores another user's burst took one run in ten of the
@@ -59,6 +60,7 @@ start_emu ocs-emu e --ports 32 --credentials configs/credentials/ocs0.cred
 DEV="ocs0=127.0.0.1:$e_port"
 cleanup() {
 	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST" >/dev/null 2>&1
+	[ -f "$TMP/unshaped.yaml" ] && $OFC testbed down "$TMP/unshaped.yaml" --state-dir "$ST" >/dev/null 2>&1
 	stop_all_emus
 	rm -rf "$TMP"
 }
@@ -102,7 +104,17 @@ for r in rows:
     assert abs(r["predicted_alpha_s"] + r["predicted_bytes_s"] - r["predicted_s"]) < 1e-9, r
     assert 0 < r["circuits_used"] <= j["circuits"], r
 print(" ".join("%s %.3f" % (r["algorithm"], r["ratio"]) for r in rows))
-missed = [r["algorithm"] for r in rows if not r["model_holds"]]
+# Transfers without a port (Swing's, routed through other hosts) share
+# circuits among TCP flows of different paths less evenly than the model
+# says (1.07-1.23x in bench/RESULTS.md): where such a run misses, the
+# run must name the term and by how much, as the issue's bar allows.
+def named(r):
+    return r["routed_transfers"] > 0 and r["model"].startswith(
+        "measured %.3gx the model's time: the bytes' term is off by " % r["ratio"])
+missed = [r["algorithm"] for r in rows if not r["model_holds"] and not named(r)]
+for r in rows:
+    if not r["model_holds"] and named(r):
+        print("(%s: %s)" % (r["algorithm"], r["model"]))
 if missed:
     sys.stderr.write(" ".join(missed) + "\n")
     for r in rows:
@@ -162,5 +174,14 @@ expect_error 2 "ofc testbed: run: --workload runs a job's phases: not with --col
 
 expect_stdout_has "testbed $NAME down: 8 namespaces removed" \
 	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST"
+
+# Unshaped circuits (no link rate anywhere): nothing to price a run at, so
+# it runs unpriced (predicted null, no verdict), every element checked.
+sed -e "s/^name: .*/name: tu$$/" -e "/port_rate/d" "$TMP/torus.yaml" >"$TMP/unshaped.yaml"
+expect_exit 0 $OFC apply "$TMP/unshaped.yaml" --device "$DEV" --state-dir "$ST"
+expect_exit 0 $OFC testbed up "$TMP/unshaped.yaml" --device "$DEV" --state-dir "$ST"
+expect_json '(lambda r: r["data_ok"] and r["predicted_s"] is None and "model_holds" not in r)(j["runs"][0]) and j["link_rate_bps"]==0' \
+	$OFC testbed run "$TMP/unshaped.yaml" --state-dir "$ST" --collective allreduce --size 256KiB --json
+expect_exit 0 $OFC testbed down "$TMP/unshaped.yaml" --state-dir "$ST"
 
 finish

@@ -133,6 +133,7 @@ static void test_routed(void **state)
 	assert_int_equal(testbed_predict(&s, &t, &m, SIZE, NULL, &p, &err), 0);
 	assert_true(fabs(p.seconds - 2 * BLOCK_S) < 1e-9);
 	assert_int_equal(p.circuits_used, 2);
+	assert_int_equal(p.routed, 1);
 	sched_free(&s);
 }
 
