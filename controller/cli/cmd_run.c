@@ -21,9 +21,10 @@ static const char help[] =
     "Runs each schedule with one agent per host namespace: TCP connections on the\n"
     "circuits the schedule uses, steps followed in order (relays and reductions\n"
     "included), every element checked against the collective's expected result.\n"
-    "Prints the time measured, the cost model's prediction for the shaped links,\n"
-    "their ratio and the algorithm bandwidth (size / time). Exit 1 when a run\n"
-    "fails or its data is wrong.\n\n"
+    "Prints the time measured, the testbed model's prediction (each step alpha plus\n"
+    "its busiest circuit's bytes at what the circuits carry), their ratio, whether\n"
+    "the model holds (within 15%) or which term is off, and the algorithm bandwidth\n"
+    "(size / time). Exit 1 when a run fails or its data is wrong.\n\n"
     "  --collective C     allgather, reduce-scatter, allreduce or alltoall\n"
     "  --algo A           an algorithm of 'ofc schedule', or 'all' (default bfb,\n"
     "                     mcf for alltoall)\n"
@@ -31,8 +32,12 @@ static const char help[] =
     "  --chunks P         BFB: split each shard into P chunks\n"
     "  --lowering L       all-to-all mcf: steps, paths or single\n"
     "  --schedule FILE    run this exported schedule (ofc schedule --format pb)\n"
-    "  --alpha T          the model's latency per step (default: the config's\n"
-    "                     cost_model alpha, else the link latency + 100us)\n"
+    "  --topology SPEC    a what-if: apply SPEC to the switches and the testbed for\n"
+    "                     the runs, and the topology before again after (without it\n"
+    "                     the runs are for the topology committed: the record's when\n"
+    "                     a transaction applied another than FILE's)\n"
+    "  --alpha T          the model's cost of a step (default: what testbed check\n"
+    "                     calibrated, else the link latency + 100us)\n"
     "  --timeout T        give up after T per run, reading and setting up included\n"
     "                     (default 10min)\n"
     "  --max-memory M     refuse (exit 1), with the estimate, a run that would take\n"
@@ -75,6 +80,11 @@ struct run_args {
 	bool overhead_set;
 	/* The circuits carry less than the shaping: what the ratios mean. */
 	char carried_note[400];
+	struct testbed_model model; /* what the runs are priced at */
+	const char *topology;	    /* --topology SPEC: a what-if */
+	const char *topo_spec;	    /* the topology run on, and why */
+	const char *topo_from;
+	const char *alpha_from; /* where model.alpha came from, said */
 };
 
 struct run_row {
@@ -87,6 +97,9 @@ struct run_row {
 	char error[600];
 	struct exec_result res;
 	double predicted_s;
+	struct testbed_prediction pred;
+	bool holds;	 /* measured within TESTBED_MODEL_TOLERANCE of predicted */
+	char model[400]; /* testbed_judge's sentence */
 	uint64_t size;
 	double circuit_bytes; /* per collective, from the veths' counters; < 0 unknown */
 	bool mpi;	      /* MPICH's collective: no schedule, no prediction */
@@ -168,6 +181,9 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 					       "--way is static, per-phase, chosen or all");
 		a->way = arg;
 		return 0;
+	case 'G':
+		a->topology = arg;
+		return 0;
 	case 'Q':
 		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
 			return cli_usage_error(fc->cmd, "bad --max-memory '%s': %s", arg,
@@ -182,48 +198,6 @@ static void show_progress(void *ctx, uint32_t step, uint32_t nsteps, double seco
 	const char *algo = ctx;
 
 	fprintf(stderr, "\r  %s: step %u of %u, %.1f s ", algo, step, nsteps, seconds);
-}
-
-/* The cost model on a schedule, per step: the busiest link's data (the
- * verifier's model, Zhao et al. Sec. 3.2: a link is 1/d of a host's
- * egress) plus alpha. Fills per[t] when per is not NULL; returns the sum
- * (NAN on unshaped links). */
-static double predict_steps(const struct schedule *s, const struct testbed_net *t, double alpha,
-			    uint64_t size, double *per)
-{
-	double block = (double)size / s->nodes, secs = 0;
-	double *load;
-
-	if (!(t->rate > 0))
-		return NAN;
-	load = xcalloc((size_t)t->nhosts * t->ports + 1, sizeof(double));
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		double most = 0, step;
-
-		/* What the step before loaded, back to zero: a step costs its
-		 * transfers, not the links (52 M empty steps). */
-		for (size_t k = st ? s->step_start[st - 1] : 0; k < s->step_start[st]; k++) {
-			const struct xfer *x = &s->xfers[k];
-
-			if (x->lane != SCHED_NO_LANE && x->lane < t->ports && x->src < t->nhosts)
-				load[(size_t)x->src * t->ports + x->lane] = 0;
-		}
-		for (size_t k = s->step_start[st]; k < s->step_start[st + 1]; k++) {
-			const struct xfer *x = &s->xfers[k];
-			size_t i = (size_t)x->src * t->ports + x->lane;
-
-			if (x->lane == SCHED_NO_LANE || x->lane >= t->ports || x->src >= t->nhosts)
-				continue;
-			load[i] += sched_frac(x->length) * xfer_blocks(x);
-			most = load[i] > most ? load[i] : most;
-		}
-		step = alpha + most * block * 8 / t->rate;
-		if (per)
-			per[st] = step;
-		secs += step;
-	}
-	free(load);
-	return secs;
 }
 
 /* Drop transfer k: the steps after it shift down by one. */
@@ -290,9 +264,18 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 		o.progress = show_progress;
 		o.ctx = row->algo;
 	}
-	if (a->steps && s->nsteps) {
+	/* Unshaped circuits have no rate to price at: the run goes ahead
+	 * unpriced (predicted NaN), its data checked all the same. */
+	row->predicted_s = NAN;
+	if (a->steps && s->nsteps && a->model.rate > 0)
 		row->step_model = xcalloc(s->nsteps, sizeof(double));
-		predict_steps(s, t, a->q.alpha, a->q.size, row->step_model);
+	if (a->model.rate > 0) {
+		if (testbed_predict(s, t, &a->model, a->q.size, row->step_model, &row->pred, &err) <
+		    0) {
+			ofc_error_str(&err, row->error, sizeof(row->error));
+			return;
+		}
+		row->predicted_s = row->pred.seconds;
 	}
 	before = circuit_tx(t);
 	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
@@ -302,6 +285,9 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 
 		row->ran = true;
 		row->circuit_bytes = before >= 0 && after >= 0 ? after - before : -1;
+		if (a->model.rate > 0)
+			row->holds = testbed_judge(&row->pred, &a->model, row->res.seconds,
+						   row->model, sizeof(row->model));
 	}
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");
@@ -353,7 +339,6 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	} else {
 		row->verified = r.main->verified;
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", r.main->verify_error);
-		row->predicted_s = r.main->time_us * 1e-6;
 		execute(a, t, &r.main->s, &clock, row);
 	}
 	schedule_result_free(&r);
@@ -443,7 +428,6 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 	row->verified = sched_verify(&s, &vo, &vr) == 0;
 	if (!row->verified)
 		snprintf(row->verify_error, sizeof(row->verify_error), "%s", vr.error);
-	row->predicted_s = predict_steps(&s, t, a->q.alpha, a->q.size, NULL);
 	execute(a, t, &s, &clock, row);
 	sched_free(&s);
 }
@@ -516,7 +500,9 @@ static int check_carried(struct run_args *a, struct testbed_net *t, struct ofc_e
 
 	if (!(t->rate > 0))
 		return 0;
-	if (!(t->carried > 0)) {
+	/* A figure measured on other circuits (before a reconfiguration
+	 * changed their number) is not these circuits': measured again. */
+	if (!(t->carried > 0) || t->ncarried != t->ncircuits) {
 		if (testbed_measure(t, &pr, &t->ncarried, &t->carried, &least, err) < 0 ||
 		    testbed_record_carried(a->fc.state_dir, a->fc.fabric->name, t->carried,
 					   t->ncarried, err) < 0) {
@@ -548,6 +534,10 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 	jw_str(&w, f->name);
 	jw_key(&w, "hosts");
 	jw_uint(&w, t->nhosts);
+	jw_key(&w, "topology");
+	jw_str(&w, a->topo_spec);
+	jw_key(&w, "topology_from");
+	jw_str(&w, a->topo_from);
 	jw_key(&w, "collective");
 	jw_str(&w, sched_collective_name(a->q.collective));
 	jw_key(&w, "size");
@@ -557,13 +547,21 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 	if (t->rate > 0) {
 		jw_key(&w, "carried_bps");
 		jw_double(&w, t->carried);
+		jw_key(&w, "carried_circuits");
+		jw_uint(&w, t->ncarried);
 	}
+	jw_key(&w, "circuits");
+	jw_uint(&w, t->ncircuits);
 	if (a->carried_note[0]) {
 		jw_key(&w, "warning");
 		jw_str(&w, a->carried_note);
 	}
 	jw_key(&w, "alpha_s");
 	jw_double(&w, a->q.alpha);
+	jw_key(&w, "alpha_from");
+	jw_str(&w, a->alpha_from);
+	jw_key(&w, "model_rate_bps");
+	jw_double(&w, a->model.rate);
 	jw_key(&w, "runs");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; i < n; i++) {
@@ -588,9 +586,17 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 			jw_key(&w, "verify_error");
 			jw_str(&w, r->verify_error);
 		}
-		if (!r->mpi) {
+		if (!r->mpi && !r->error[0]) {
 			jw_key(&w, "predicted_s");
 			jw_double(&w, r->predicted_s);
+			jw_key(&w, "predicted_alpha_s");
+			jw_double(&w, r->pred.alpha_s);
+			jw_key(&w, "predicted_bytes_s");
+			jw_double(&w, r->pred.bytes_s);
+			jw_key(&w, "circuits_used");
+			jw_uint(&w, r->pred.circuits_used);
+			jw_key(&w, "routed_transfers");
+			jw_uint(&w, r->pred.routed);
 		}
 		if (r->ran) {
 			jw_key(&w, "measured_s");
@@ -598,6 +604,12 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 			if (!r->mpi) {
 				jw_key(&w, "ratio");
 				jw_double(&w, r->res.seconds / r->predicted_s);
+				if (r->model[0]) { /* priced: shaped circuits */
+					jw_key(&w, "model_holds");
+					jw_bool(&w, r->holds);
+					jw_key(&w, "model");
+					jw_str(&w, r->model);
+				}
 			} else {
 				jw_key(&w, "mpi_finalize_hung");
 				jw_bool(&w, r->mpi_finalize_hung);
@@ -652,11 +664,13 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 {
 	const struct fabric *f = a->fc.fabric;
 
-	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us\n",
+	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us (%s)\n",
 	       f->name, sched_collective_name(a->q.collective), (double)a->q.size / 1048576.0,
-	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6);
+	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6, a->alpha_from);
+	printf("  topology %s (%s), %u circuits\n", a->topo_spec, a->topo_from, t->ncircuits);
 	if (t->rate > 0)
-		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each\n",
+		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each, "
+		       "the rate the model prices a circuit at\n",
 		       t->rate / 1e6, t->ncarried, t->carried / 1e6);
 
 	printf("  %-18s %6s %11s %11s %7s %12s %11s  %s\n", "algorithm", "steps", "measured_s",
@@ -688,6 +702,8 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
 		if (!r->verified)
 			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
+		if (!r->mpi && !r->holds && r->model[0])
+			printf("  %-18s (%s)\n", "", r->model);
 		if (r->step_model && r->res.step_end) {
 			printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s",
 			       "predicted_s", "ratio");
@@ -709,9 +725,11 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 /* Flags that exclude or need each other; the usage error's exit code, or 0. */
 static int run_usage(const struct cli_cmd *cmd, const struct run_args *a)
 {
-	if (a->workload && (a->q.collective || a->schedule_file || a->q.algorithm || a->mpi))
-		return cli_usage_error(cmd, "run: --workload runs a job's phases: not with "
-					    "--collective, --schedule, --algo or --mpi");
+	if (a->workload &&
+	    (a->q.collective || a->schedule_file || a->q.algorithm || a->mpi || a->topology))
+		return cli_usage_error(cmd,
+				       "run: --workload runs a job's phases: not with "
+				       "--collective, --schedule, --algo, --mpi or --topology");
 	if (!a->workload && (a->iterations || a->way || a->overhead_set))
 		return cli_usage_error(
 		    cmd, "run: --iterations, --way and --switch-overhead go with --workload");
@@ -738,7 +756,8 @@ static int open_testbed(struct run_args *a, struct testbed_net *t, struct ofc_er
 			      a->fc.fabric->nfailed_hosts == 1 ? " is" : "s are");
 		goto fail;
 	}
-	if (testbed_net_read(a->fc.fabric, a->fc.state_dir, t, err) < 0)
+	if (testbed_need_root(err) < 0 ||
+	    testbed_net_read(a->fc.fabric, a->fc.state_dir, t, err) < 0)
 		goto fail;
 	if (check_carried(a, t, err) < 0) {
 		testbed_net_free(t);
@@ -751,22 +770,86 @@ fail:
 	return -1;
 }
 
-/* The model for these links: a host's egress is its ports at the shaped
- * rate; alpha the config's, else the link's latency plus what a step
- * costs a host here. */
+/* The model for these links (testbed_predict): a circuit at the rate the
+ * circuits carried when measured (else the shaping), alpha --alpha's,
+ * else what testbed check calibrated, else the link's latency plus what a
+ * step costs a host here. The engines are asked with a host's egress as
+ * the circuits it holds at that rate, not its ports: a port without a
+ * circuit carries nothing. */
 static void run_model(struct run_args *a, const struct testbed_net *t)
 {
+	uint32_t most = 0;
+
 	a->q.fabric = a->fc.fabric;
 	a->progress = isatty(STDERR_FILENO) && !a->fc.json;
-	if (t->rate > 0) {
-		a->q.bandwidth = t->rate * t->ports;
+	a->model.rate = t->carried > 0 ? t->carried : t->rate;
+	for (uint32_t h = 0; h < t->nhosts; h++) {
+		uint32_t c = 0;
+
+		for (uint32_t p = 0; p < t->ports; p++)
+			c += t->peer[(size_t)h * t->ports + p] != UINT32_MAX;
+		most = c > most ? c : most;
+	}
+	if (a->model.rate > 0 && most) {
+		a->q.bandwidth = a->model.rate * most;
 		a->q.bandwidth_set = true;
 	}
-	if (!a->q.alpha_set) {
-		a->q.alpha = a->fc.fabric->cost.alpha_set ? a->fc.fabric->cost.alpha
-							  : t->latency + ALPHA_DEFAULT;
-		a->q.alpha_set = true;
+	if (a->q.alpha_set) {
+		a->alpha_from = "--alpha";
+	} else if (t->alpha > 0) {
+		a->q.alpha = t->alpha;
+		a->alpha_from = "calibrated by testbed check";
+	} else {
+		a->q.alpha = t->latency + ALPHA_DEFAULT;
+		a->alpha_from = "not calibrated: the link latency + 100 us; testbed check "
+				"measures it";
 	}
+	a->q.alpha_set = true;
+	a->model.alpha = a->q.alpha;
+}
+
+/* The topology the runs schedule for: --topology's, applied now (and the
+ * testbed's circuits read again), else the one the record says was
+ * committed when it is another than the file's, else the file's. */
+static int choose_topology(struct run_args *a, struct testbed_net *t,
+			   struct testbed_topo *committed, struct testbed_topo *what_if,
+			   struct ofc_error *err)
+{
+	const struct fabric *f = a->fc.fabric;
+
+	if (testbed_topo_committed(&a->fc, committed, err) < 0)
+		return -1;
+	a->topo_spec = committed->open ? committed->spec : f->topology.spec ? f->topology.spec : "";
+	a->topo_from = committed->open ? "committed, as the record says" : "the config's";
+	if (!a->topology)
+		return 0;
+	if (testbed_topo_open(f, a->topology, what_if, err) < 0)
+		return -1;
+	if (testbed_topo_apply(&a->fc, &what_if->f, err) < 0) {
+		ofc_error_prefix(err, "--topology %s", a->topology);
+		testbed_topo_free(what_if);
+		return -1;
+	}
+	a->topo_spec = what_if->spec;
+	a->topo_from = "--topology: applied for the run, the one before applied again after";
+	testbed_net_free(t);
+	if (testbed_net_read(f, a->fc.state_dir, t, err) < 0 || check_carried(a, t, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* After a what-if: the topology before it, applied again. */
+static int restore_topology(struct run_args *a, struct fabric *before)
+{
+	struct ofc_error err = {0};
+
+	if (testbed_topo_apply(&a->fc, before, &err) == 0)
+		return 0;
+	ofc_error_prefix(&err, "applying %s again after --topology %s",
+			 before->topology.spec ? before->topology.spec : "the config's topology",
+			 a->topology);
+	cli_fail(&err);
+	return -1;
 }
 
 static int run_workload(struct run_args *a, struct testbed_net *t)
@@ -817,6 +900,108 @@ static int run_rows(struct run_args *a, struct testbed_net *t, struct run_row *r
 	return 0;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The calibration's runs: the default allreduce, priced with alpha 0 so
+ * that what is left of the time after the bytes is what the steps cost. */
+#define CAL_ALPHA_RUNS	  5
+#define CAL_ELEMS	  64  /* 4-byte elements a block: bytes that cost microseconds */
+#define CAL_REFERENCE_S	  0.5 /* the reference run's predicted time */
+#define CAL_REFERENCE_MIN (1ull << 20)
+#define CAL_REFERENCE_MAX (64ull << 20)
+
+int testbed_calibrate(struct fabric_cmd *fc, struct testbed_net *t, struct testbed_calibration *c,
+		      struct ofc_error *err)
+{
+	struct run_args *a = xcalloc(1, sizeof(*a));
+	double alpha[CAL_ALPHA_RUNS], per_mib;
+	uint32_t n = 0;
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	a->fc.fabric = fc->fabric;
+	a->fc.file = fc->file;
+	a->fc.state_dir = fc->state_dir;
+	a->fc.json = true; /* no progress on stderr */
+	a->timeout = 60;
+	a->port = RUN_PORT;
+	a->q.collective = SCHED_ALLREDUCE;
+	a->q.alpha = 0;
+	a->q.alpha_set = true;
+	run_model(a, t);
+	c->rate = a->model.rate;
+	if (!(c->rate > 0)) {
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "the circuits are unshaped: nothing to calibrate the model at");
+		goto out;
+	}
+	snprintf(c->algo, sizeof(c->algo), "%s",
+		 schedule_default_algorithm(ENGINE_DIRECT, SCHED_ALLREDUCE));
+	a->q.size = (uint64_t)t->nhosts * 4 * CAL_ELEMS;
+	for (uint32_t k = 0; k < CAL_ALPHA_RUNS; k++) {
+		struct run_row row = {0};
+
+		run_computed(a, t, c->algo, &row);
+		if (!row.ran || !row.res.data_ok || !row.pred.steps) {
+			rc = ofc_error_set(
+			    err, OFC_E_RUNTIME, "calibration: %s allreduce of %llu B: %s", c->algo,
+			    (unsigned long long)a->q.size, row.error[0] ? row.error : "wrong data");
+			exec_result_free(&row.res);
+			goto out;
+		}
+		alpha[n++] = (row.res.seconds - row.pred.bytes_s) / row.pred.steps;
+		c->alpha_steps += row.pred.steps;
+		exec_result_free(&row.res);
+	}
+	qsort(alpha, n, sizeof(double), cmp_double);
+	c->alpha = alpha[n / 2] > 0 ? alpha[n / 2] : 0;
+	c->alpha_runs = n;
+
+	/* The reference: the same allreduce at a size the bytes dominate,
+	 * priced with the alpha just measured, judged. */
+	a->model.alpha = a->q.alpha = c->alpha;
+	a->q.size = 1u << 20;
+	{
+		struct run_row row = {0};
+
+		run_computed(a, t, c->algo, &row); /* 1 MiB: its bytes' term sizes the next */
+		per_mib = row.pred.bytes_s;
+		exec_result_free(&row.res);
+	}
+	c->size = per_mib > 0 ? (uint64_t)(CAL_REFERENCE_S / per_mib) << 20 : CAL_REFERENCE_MIN;
+	c->size = c->size < CAL_REFERENCE_MIN	? CAL_REFERENCE_MIN
+		  : c->size > CAL_REFERENCE_MAX ? CAL_REFERENCE_MAX
+						: c->size;
+	a->q.size = c->size;
+	{
+		struct run_row row = {0};
+
+		run_computed(a, t, c->algo, &row);
+		if (!row.ran) {
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "calibration: %s allreduce of %llu MiB: %s", c->algo,
+					   (unsigned long long)(c->size >> 20), row.error);
+			exec_result_free(&row.res);
+			goto out;
+		}
+		c->measured = row.res.seconds;
+		c->pred = row.pred;
+		c->data_ok = row.res.data_ok;
+		c->holds = row.holds;
+		snprintf(c->model, sizeof(c->model), "%s", row.model);
+		exec_result_free(&row.res);
+	}
+	rc = testbed_record_alpha(fc->state_dir, fc->fabric->name, c->alpha, err);
+out:
+	free(a);
+	return rc;
+}
+
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -837,9 +1022,11 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"iterations", required_argument, NULL, 'I'},
 	    {"way", required_argument, NULL, 'Y'},
 	    {"switch-overhead", required_argument, NULL, 'O'},
+	    {"topology", required_argument, NULL, 'G'},
 	    {0},
 	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
+	struct testbed_topo committed = {0}, what_if = {0};
 	struct ofc_error err = {0};
 	struct testbed_net t;
 	struct run_row *rows;
@@ -859,6 +1046,10 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		free(a.fc.state_dir);
 		return cli_fail(&err);
 	}
+	if (!a.workload && choose_topology(&a, &t, &committed, &what_if, &err) < 0) {
+		status = cli_fail(&err);
+		goto out_topo;
+	}
 	if (a.carried_note[0])
 		fprintf(stderr, "ofc testbed run: warning: %s\n", a.carried_note);
 	run_model(&a, &t);
@@ -866,6 +1057,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		status = run_workload(&a, &t);
 		goto out_net;
 	}
+	a.q.fabric = what_if.open ? &what_if.f : committed.open ? &committed.f : a.fc.fabric;
 	rows = xcalloc(MAX_RUNS, sizeof(*rows));
 	if (run_rows(&a, &t, rows, &nrows, &err) < 0) {
 		status = cli_fail(&err);
@@ -877,9 +1069,8 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		print_text(&a, &t, rows, nrows);
 	for (uint32_t i = 0; i < nrows; i++) {
 		if (!rows[i].ran) {
-			if (!a.fc.json)
-				fprintf(stderr, "ofc testbed run: %s: %s\n", rows[i].algo,
-					rows[i].error);
+			/* (on stderr with --json too: the exit status's reason) */
+			fprintf(stderr, "ofc testbed run: %s: %s\n", rows[i].algo, rows[i].error);
 			status = 1;
 		} else if (!rows[i].res.data_ok) {
 			status = 1;
@@ -889,6 +1080,11 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 out:
 	free(rows);
+out_topo:
+	if (what_if.open && restore_topology(&a, committed.open ? &committed.f : a.fc.fabric) < 0)
+		status = 1;
+	testbed_topo_free(&what_if);
+	testbed_topo_free(&committed);
 out_net:
 	testbed_net_free(&t);
 	fabric_free(a.fc.fabric);

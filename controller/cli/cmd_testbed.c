@@ -39,7 +39,7 @@ static void carried_verdict(const struct fabric_cmd *fc, const struct testbed_ne
 		snprintf(line + k, len - (size_t)k, ", unshaped");
 	else if (*carries)
 		snprintf(line + k, len - (size_t)k,
-			 ", %.0f%% of the %s shaped: the model's times hold",
+			 ", %.0f%% of the %s shaped: they carry their shaping",
 			 100 * median / t->rate, testbed_rate_str(t->rate, r, sizeof(r)));
 	else
 		snprintf(line + k, len - (size_t)k,
@@ -53,8 +53,57 @@ static void carried_verdict(const struct fabric_cmd *fc, const struct testbed_ne
 			 t->rate / median, fc->file);
 }
 
+/* The model's calibration, said: alpha, and whether the reference run
+ * held the model (testbed_calibrate). */
+static void print_calibration(struct json_writer *w, const struct testbed_calibration *c)
+{
+	char r[32];
+
+	if (w) {
+		jw_key(w, "calibration");
+		jw_obj_begin(w);
+		jw_key(w, "alpha_s");
+		jw_double(w, c->alpha);
+		jw_key(w, "alpha_runs");
+		jw_uint(w, c->alpha_runs);
+		jw_key(w, "rate_bps");
+		jw_double(w, c->rate);
+		jw_key(w, "algorithm");
+		jw_str(w, c->algo);
+		jw_key(w, "size");
+		jw_uint(w, c->size);
+		jw_key(w, "measured_s");
+		jw_double(w, c->measured);
+		jw_key(w, "predicted_s");
+		jw_double(w, c->pred.seconds);
+		jw_key(w, "predicted_alpha_s");
+		jw_double(w, c->pred.alpha_s);
+		jw_key(w, "predicted_bytes_s");
+		jw_double(w, c->pred.bytes_s);
+		jw_key(w, "ratio");
+		jw_double(w, c->measured / c->pred.seconds);
+		jw_key(w, "data_ok");
+		jw_bool(w, c->data_ok);
+		jw_key(w, "model_holds");
+		jw_bool(w, c->holds);
+		jw_key(w, "model");
+		jw_str(w, c->model);
+		jw_obj_end(w);
+		return;
+	}
+	printf("model: a circuit at %s, alpha %.0f us a step (the median of %u allreduces of a "
+	       "few bytes, %u steps)\n",
+	       testbed_rate_str(c->rate, r, sizeof(r)), c->alpha * 1e6, c->alpha_runs,
+	       c->alpha_steps);
+	printf("  %s allreduce of %llu MiB: measured %.4f s, predicted %.4f s (alpha %.4f + "
+	       "bytes %.4f), data %s: %s\n",
+	       c->algo, (unsigned long long)(c->size >> 20), c->measured, c->pred.seconds,
+	       c->pred.alpha_s, c->pred.bytes_s, c->data_ok ? "ok" : "WRONG", c->model);
+}
+
 /* Per circuit: the shaping the kernel holds and what a probe measures;
- * then what they carry against the shaping, recorded for testbed run. */
+ * then what they carry against the shaping, recorded for testbed run;
+ * then the model calibrated on these figures and judged by a run. */
 static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status)
 {
 	const struct fabric *f = fc->fabric;
@@ -66,6 +115,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 	double median, least;
 	char verdict[600];
 	bool carries;
+	struct testbed_calibration cal = {0};
 
 	if (testbed_net_read(f, fc->state_dir, &t, &err) < 0)
 		return cli_fail(&err);
@@ -79,6 +129,16 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 		return cli_fail(&err);
 	}
 	carried_verdict(fc, &t, npr, median, least, &carries, verdict, sizeof(verdict));
+	t.carried = median;
+	t.ncarried = npr;
+	if (t.rate > 0 && npr && testbed_calibrate(fc, &t, &cal, &err) < 0) {
+		free(pr);
+		free(sh);
+		testbed_net_free(&t);
+		return cli_fail(&err);
+	}
+	if (t.rate > 0 && npr && (!cal.data_ok || !cal.holds))
+		*status = !cal.data_ok ? 1 : *status;
 	if (w) {
 		jw_key(w, "carried_bps");
 		jw_double(w, median);
@@ -135,6 +195,8 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 		jw_arr_end(w);
 	else
 		printf("%s\n", verdict);
+	if (t.rate > 0 && npr)
+		print_calibration(w, &cal);
 	free(pr);
 	free(sh);
 	testbed_net_free(&t);
@@ -394,8 +456,9 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    "circuits and routes with the switches.\ncheck: ICMP echo between every ordered pair "
 	    "of "
 	    "hosts, then the shaping each circuit holds and the rate and latency a probe\n"
-	    "measures on it, all at once, and a warning when they carry less than it; exit 1\n"
-	    "unless all reach.\n"
+	    "measures on it, all at once, and a warning when they carry less than it; then\n"
+	    "the run's model calibrated (alpha, a step's cost, from runs of the executor)\n"
+	    "and judged by a reference run; exit 1 unless all reach.\n"
 	    "  --rate-scale X   up: shape circuits to X times the config's link rate; without\n"
 	    "                   it, up shapes to what this machine carries (and at most\n"
 	    "                   16 Gb/s) and says so\n"
@@ -405,6 +468,10 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (testbed_need_root(&err) < 0) {
+		free(fc.state_dir);
+		return cli_fail(&err);
+	}
 	if (fabric_cmd_open(&fc, false, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (strcmp(action, "check") == 0)

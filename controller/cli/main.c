@@ -49,8 +49,9 @@ static const struct cli_cmd commands[] = {
     {"testbed",
      "up|check|run|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "
      "[up: --rate-scale X] [run: --collective C [--algo A] [--size M] [--chunks P] "
-     "[--lowering L] [--schedule FILE] [--alpha T] [--timeout T] [--max-memory M] "
-     "[--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W [--iterations K] "
+     "[--lowering L] [--schedule FILE] [--topology SPEC] [--alpha T] [--timeout T] "
+     "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
+     "[--iterations K] "
      "[--way static|per-phase|chosen|all] [--switch-overhead T,C]]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",

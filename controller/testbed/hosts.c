@@ -20,6 +20,13 @@ char *testbed_netns_name(const struct fabric *f, uint32_t h)
 	return xasprintf("ofc-%s-%s", f->name, f->hosts[h].name);
 }
 
+int testbed_need_root(struct ofc_error *err)
+{
+	if (geteuid() == 0)
+		return 0;
+	return ofc_error_set(err, OFC_E_RUNTIME, "the testbed needs root (network namespaces)");
+}
+
 bool testbed_is_up(const char *state_dir, const char *fabric)
 {
 	char *path = testbed_path(state_dir, fabric, "testbed");
@@ -44,18 +51,19 @@ void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, do
 }
 
 /* <fabric>.links: the shaping `testbed up` chose and what the circuits
- * carried when last measured ("RATE LATENCY CARRIED N": bits/s, seconds,
- * bits/s a circuit with N circuits loaded at once; 0 0 when not
- * measured), so circuits that `ofc apply` adds later are shaped alike and
- * a run can say when the shaping is more than this machine carries. An
- * older ofc's file has the first two only. */
+ * carried when last measured ("RATE LATENCY CARRIED N ALPHA": bits/s,
+ * seconds, bits/s a circuit with N circuits loaded at once, 0 0 when not
+ * measured, and the step cost testbed check calibrated, 0 when not), so
+ * circuits that `ofc apply` adds later are shaped alike and a run prices
+ * its schedule at what this machine carries. An older ofc's file has the
+ * first two or four only. */
 int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
 			struct ofc_error *err)
 {
 	char *path = testbed_path(state_dir, fabric, "links");
-	char buf[160];
-	int n = snprintf(buf, sizeof(buf), "%.17g %.17g %.17g %u\n", l->rate, l->latency,
-			 l->carried, l->ncarried);
+	char buf[200];
+	int n = snprintf(buf, sizeof(buf), "%.17g %.17g %.17g %u %.17g\n", l->rate, l->latency,
+			 l->carried, l->ncarried, l->alpha);
 	int rc = atomic_write(path, buf, (size_t)n, err);
 
 	free(path);
@@ -72,12 +80,14 @@ void testbed_links_recorded(const char *state_dir, const char *fabric, struct te
 
 	memset(l, 0, sizeof(*l));
 	if (access(path, F_OK) == 0 && read_file(path, 4096, &data, &len, &e) == 0)
-		got = sscanf(data, "%lf %lf %lf %u", &l->rate, &l->latency, &l->carried,
-			     &l->ncarried);
+		got = sscanf(data, "%lf %lf %lf %u %lf", &l->rate, &l->latency, &l->carried,
+			     &l->ncarried, &l->alpha);
 	if (got < 2 || !(l->rate >= 0 && l->rate < 1e15) || !(l->latency >= 0 && l->latency <= 1))
 		memset(l, 0, sizeof(*l));
 	else if (got < 4 || !(l->carried >= 0 && l->carried < 1e15))
 		l->carried = l->ncarried = 0;
+	if (got < 5 || !(l->alpha >= 0 && l->alpha <= 1))
+		l->alpha = 0;
 	free(data);
 	free(path);
 }
@@ -90,6 +100,16 @@ int testbed_record_carried(const char *state_dir, const char *fabric, double car
 	testbed_links_recorded(state_dir, fabric, &l);
 	l.carried = carried;
 	l.ncarried = ncircuits;
+	return testbed_links_write(state_dir, fabric, &l, err);
+}
+
+int testbed_record_alpha(const char *state_dir, const char *fabric, double alpha,
+			 struct ofc_error *err)
+{
+	struct testbed_links l;
+
+	testbed_links_recorded(state_dir, fabric, &l);
+	l.alpha = alpha;
 	return testbed_links_write(state_dir, fabric, &l, err);
 }
 

@@ -24,6 +24,9 @@
 
 /* Namespace name of host h: "ofc-<fabric>-<host>" (caller frees). */
 char *testbed_netns_name(const struct fabric *f, uint32_t h);
+/* The testbed's commands run as root (namespaces, veths, qdiscs): said
+ * so first, not as a "Permission denied" on /run/netns (OFC_E_RUNTIME). */
+int testbed_need_root(struct ofc_error *err);
 /* Whether <state-dir>/<fabric>.testbed, the list of the namespaces made,
  * exists: a testbed is up, and the transaction plans its hosts too. */
 bool testbed_is_up(const char *state_dir, const char *fabric);
@@ -36,15 +39,20 @@ void testbed_shaping(const struct fabric *f, double rate_scale, double *rate, do
 /* What <state-dir>/<fabric>.links holds: the shaping chosen and what the
  * circuits carried when last measured all at once (testbed up, check or
  * run): bits/s a circuit, the median, with ncarried circuits loaded;
- * carried 0: not measured at this shaping. All 0 when nothing is up. */
+ * carried 0: not measured at this shaping. alpha: what a step cost the
+ * executor beyond its bytes when testbed check calibrated it (seconds;
+ * 0: not calibrated). All 0 when nothing is up. */
 struct testbed_links {
 	double rate, latency;
 	double carried;
 	uint32_t ncarried;
+	double alpha;
 };
 void testbed_links_recorded(const char *state_dir, const char *fabric, struct testbed_links *l);
 int testbed_record_carried(const char *state_dir, const char *fabric, double carried,
 			   uint32_t ncircuits, struct ofc_error *err);
+int testbed_record_alpha(const char *state_dir, const char *fabric, double alpha,
+			 struct ofc_error *err);
 
 /* ---- up and down (testbed.c) --------------------------------------------- */
 
@@ -84,6 +92,7 @@ struct testbed_net {
 	double rate, latency; /* the shaping `testbed up` recorded (0: none) */
 	double carried;	      /* bits/s a circuit carried when measured (0: not yet) */
 	uint32_t ncarried;    /* ... with this many circuits at once */
+	double alpha;	      /* a step's cost, calibrated by testbed check (0: not yet) */
 };
 /* Fails when the testbed is not up or a namespace cannot be read. */
 int testbed_net_read(const struct fabric *f, const char *state_dir, struct testbed_net *out,
@@ -109,6 +118,44 @@ int testbed_measure(const struct testbed_net *t, struct exec_probe **pr, uint32_
 		    double *median, double *least, struct ofc_error *err);
 /* b/s as people read it: "240 Mb/s", "16 Gb/s". */
 const char *testbed_rate_str(double bps, char *buf, size_t n);
+
+/* ---- what a schedule should take on the circuits (model.c) --------------- */
+
+/* The model's two figures for this testbed: the payload rate a circuit
+ * carries (bits/s: what testbed check or up measured with every circuit
+ * loaded, else the shaping) and alpha, what a step costs a host beyond
+ * its bytes (the executor's wake-ups and the step's synchronisation:
+ * calibrated by testbed check, else the link latency + 100 us). */
+struct testbed_model {
+	double rate;
+	double alpha;
+};
+/* A prediction and its terms: alpha_s (alpha for every step that moves
+ * bytes) and bytes_s (each such step's busiest circuit at the rate), the
+ * busiest circuits' bytes summed over the steps, the circuits that carry
+ * any, and the transfers without a port (routed through other hosts: TCP
+ * shares a circuit among flows of different paths less evenly than the
+ * model's busiest circuit, Swing's 1.1-1.23x in bench/RESULTS.md). */
+struct testbed_prediction {
+	double seconds, alpha_s, bytes_s;
+	double busiest_bytes;
+	uint32_t steps, circuits_used;
+	uint64_t routed;
+};
+/* The schedule at size bytes per host on t's circuits as they are now;
+ * per_step (NULL or nsteps) gets each step's time. OFC_E_INPUT when a
+ * transfer is on no circuit the testbed holds; OFC_E_RUNTIME when m has
+ * no rate (unshaped circuits). */
+struct schedule;
+int testbed_predict(const struct schedule *s, const struct testbed_net *t,
+		    const struct testbed_model *m, uint64_t size, double *per_step,
+		    struct testbed_prediction *p, struct ofc_error *err);
+/* How far measured may be from the prediction for the model to hold. */
+#define TESTBED_MODEL_TOLERANCE 0.15
+/* Whether the model holds for a run that took measured seconds, and the
+ * sentence that says so, or which term is off and by how much. */
+bool testbed_judge(const struct testbed_prediction *p, const struct testbed_model *m,
+		   double measured, char *line, size_t len);
 
 /* ---- reachability (icmp.c) ----------------------------------------------- */
 

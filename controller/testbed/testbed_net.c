@@ -48,6 +48,7 @@ int testbed_net_read(const struct fabric *f, const char *state_dir, struct testb
 	t->latency = rec.latency;
 	t->carried = rec.carried;
 	t->ncarried = rec.ncarried;
+	t->alpha = rec.alpha;
 	cfg = (struct device_cfg){.name = "testbed",
 				  .driver = "netlink",
 				  .cls = DEV_HOSTS,

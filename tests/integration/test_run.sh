@@ -157,7 +157,7 @@ expect_json 'j["switch_overhead"]=={"measured": False, "transaction_s": 0.05, "c
 expect_error 2 "ofc testbed: bad --switch-overhead '50ms': expected T,C (a transaction's time and a changed circuit's, as 50ms,40ms)" \
 	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --switch-overhead 50ms
 expect_json '(lambda r: r["data_ok"])(j["runs"][0])' $RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
-expect_error 2 "ofc testbed: run: --workload runs a job's phases: not with --collective, --schedule, --algo or --mpi" \
+expect_error 2 "ofc testbed: run: --workload runs a job's phases: not with --collective, --schedule, --algo, --mpi or --topology" \
 	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --collective allreduce
 expect_error 2 "ofc testbed: run: --iterations, --way and --switch-overhead go with --workload" \
 	$RUN "$TMP/torus.yaml" --collective allreduce --iterations 2
@@ -165,8 +165,13 @@ expect_error 2 "ofc testbed: run: --iterations, --way and --switch-overhead go w
 # Reconfigure the fabric with the testbed up, then run on the new circuits.
 # (after the workload runs' committed switchings: its number is theirs + 1)
 expect_stdout_has "committed transaction " $OFC apply "$TMP/circulant.yaml" --device "$DEV" --state-dir "$ST"
-# A torus schedule no longer fits the circuits: refused before any data moves.
-expect_exit 1 $RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
+# The torus file's run follows the commit: scheduled for circulant, the
+# topology the record says the circuits realise.
+expect_json 'j["topology"]=="circulant:16:3,4" and j["topology_from"]=="committed, as the record says" and j["runs"][0]["data_ok"]' \
+	$RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
+# A torus schedule from a file no longer fits the circuits: refused before
+# any data moves.
+expect_exit 1 $RUN "$TMP/torus.yaml" --collective allgather --schedule "$TMP/ag.pb" --size 64KiB
 grep -q "reaches another host" "$TMP/out" && ok || bad "torus schedule on circulant circuits" "$(head -c 600 "$TMP/out")"
 expect_json '(lambda r: r["data_ok"] and r["checked_elements"]==16*65536)(j["runs"][0])' \
 	$RUN "$TMP/circulant.yaml" --collective allreduce --algo bfb --size 256KiB

@@ -91,9 +91,10 @@ grep -q "^  no circuits yet: testbed check (or the first testbed run) measures w
 expect_stdout_has "committed transaction 1: 228 operations on 2 devices" \
 	$OFC apply "$TMP/tb12.yaml" --device "$P12" --state-dir "$ST12"
 # 48 circuits at 16 Gb/s each: no machine carries that. The first run
-# measures what they carry (nothing was) and says what its ratio means.
+# measures what they carry (nothing was), prices the circuits at it, not
+# at the shaping, and says what its ratio means.
 RUN12="$OFC testbed run $TMP/tb12.yaml --state-dir $ST12 --collective allreduce --size 4MiB --json"
-expect_json 'j["carried_bps"]>0 and j["carried_bps"]<0.8*j["link_rate_bps"] and "all 48 at once carried" in j["warning"] and j["runs"][0]["data_ok"]' $RUN12
+expect_json 'j["carried_bps"]>0 and j["carried_bps"]<0.8*j["link_rate_bps"] and j["model_rate_bps"]==j["carried_bps"] and "all 48 at once carried" in j["warning"] and j["runs"][0]["data_ok"]' $RUN12
 over=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["ratio"])' "$TMP/out")
 grep -q "^ofc testbed run: warning: the circuits are shaped to 16 Gb/s, and all 48 at once carried " "$TMP/err" &&
 	ok || bad "run over what the circuits carry: no warning" "$(cat "$TMP/err")"
@@ -111,11 +112,13 @@ $OFC testbed check "$TMP/tb12.yaml" --state-dir "$ST12" --json >"$TMP/out" 2>"$T
 crc=$?
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["circuits"][0]["shaped_rate_bps"]; c=j["carries_shaped_rate"]; sys.exit(0 if r<1.6e10 and all(x["shaped_rate_bps"]==r for x in j["circuits"]) and c==(j["carried_bps"]>=0.8*r) and int(sys.argv[2])==0 else 1)' "$TMP/out" "$crc" &&
 	ok || bad "check after up shaped to what they carry" "exit $crc" "$(head -c 600 "$TMP/out")"
-# measured/predicted now means something: the same run's ratio falls by
-# far more than the 3x a busy machine could explain.
+# measured/predicted now means something: the same run comes closer to
+# its model than at 16 Gb/s, where the cores, not the shaping, set the
+# pace (even priced at what the circuits carried: a saturated probe
+# overstates what a schedule's bursts get).
 expect_json 'j["runs"][0]["data_ok"]' $RUN12
 auto=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["ratio"])' "$TMP/out")
-python3 -c "import sys; sys.exit(0 if 3 * $auto < $over else 1)" && ok ||
+python3 -c "import sys; sys.exit(0 if abs($auto - 1) < abs($over - 1) else 1)" && ok ||
 	bad "measured/predicted $auto shaped to what the circuits carry, $over at 16 Gb/s"
 echo "testbed: testbed12-patch allreduce 4 MiB, measured/predicted: $over at 16 Gb/s, $auto shaped by up"
 expect_stdout_has "testbed $N12 down: 12 namespaces removed" $OFC testbed down "$TMP/tb12.yaml" --state-dir "$ST12"
