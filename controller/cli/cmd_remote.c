@@ -269,6 +269,7 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 	    {"hosts", required_argument, NULL, 'H'},
 	    {"relabel", no_argument, NULL, 'R'},
 	    {"dry-run", no_argument, NULL, 'n'},
+	    {"free-ports", no_argument, NULL, 'F'},
 	    COMMON_OPTS,
 	    {0},
 	};
@@ -303,6 +304,9 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 			    "  --hosts LIST  the partition's hosts (with --partition and "
 			    "--topology)\n"
 			    "  --relabel  renumber the topology over the hosts for fewest moves\n"
+			    "  --free-ports  the topology or workload on the ports no held "
+			    "partition has:\n"
+			    "                the held partitions' circuits stay as they are\n"
 			    "  --dry-run  validate and plan only\n"
 			    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n");
 		case 'T':
@@ -339,6 +343,9 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 		case 'n':
 			rq.has_dry_run = rq.dry_run = 1;
 			break;
+		case 'F':
+			rq.has_free_ports = rq.free_ports = 1;
+			break;
 		default:
 			if ((rc = common_opt(r, c, optarg)) != 0)
 				return rc;
@@ -348,6 +355,9 @@ static int r_reconfigure(struct remote *r, int argc, char **argv)
 		return cli_usage_error(r->cmd, "unexpected argument '%s'", argv[optind]);
 	if (spec && (wl.collective || wl.has_size_bytes || wl.has_nodes))
 		return cli_usage_error(r->cmd, "give --topology or a workload, not both");
+	if (rq.free_ports && (hostlist || rq.partition))
+		return cli_usage_error(r->cmd, "--free-ports aims the fabric's topology or "
+					       "workload: not with --partition or --hosts");
 	if (hostlist) {
 		if (!rq.partition || !spec)
 			return cli_usage_error(r->cmd, "--hosts makes a partition: give "
@@ -1257,7 +1267,7 @@ static const struct {
     {"reconfigure",
      {"--socket PATH reconfigure",
       "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
-      "SPEC --hosts LIST [--relabel]]) [--dry-run] [--json] [--timeout DUR]",
+      "SPEC --hosts LIST [--relabel]]) [--free-ports] [--dry-run] [--json] [--timeout DUR]",
       "rewire the fabric through the daemon", NULL},
      r_reconfigure},
     {"release",

@@ -268,6 +268,9 @@ struct job {
 	uint32_t nhosts;
 	bool relabel;
 	bool workload;
+	/* reconfigure (spec or workload): on the ports no held partition
+	 * has, the held partitions' circuits left as they are */
+	bool free_ports;
 	/* GetPlan (a schedule worker's read), MoveToPhase (a
 	 * reconfigure to the chosen way's topology of phase `phase`, or of the
 	 * phase named phase_name). */

@@ -140,6 +140,14 @@ int mutation(const struct request *rq)
 		const Ofc__V1__Reconfigure *r = req->reconfigure;
 
 		j->dry_run = r->has_dry_run && r->dry_run;
+		j->free_ports = r->has_free_ports && r->free_ports;
+		if (j->free_ports && (r->n_hosts || (r->partition && *r->partition))) {
+			job_free(j);
+			return reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				     "free_ports aims the fabric's topology on the ports no held "
+				     "partition has: give a topology or a workload, not a "
+				     "partition or hosts");
+		}
 		if (r->n_hosts || (r->has_relabel && r->relabel)) {
 			if (runtime_partition(c, r, j) < 0) {
 				job_free(j);
