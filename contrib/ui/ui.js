@@ -286,11 +286,17 @@
 
 	function renderDevices(s) {
 		const rows = (s.devices || []).map((d) => {
-			const r = d.reachable === undefined ? node("span", "not yet", "dim") : node("span", d.reachable ? "yes" : "no", d.reachable ? "ok" : "bad");
+			/* a follower talks to no device: it shows the leader's word
+			 * (events) and the leader's last contact, named */
+			const by = d.last_contact_by ? " (" + d.last_contact_by + ")" : "";
+			const r = d.reachable !== undefined ? node("span", d.reachable ? "yes" : "no", d.reachable ? "ok" : "bad")
+				: by ? node("span", "answered" + by, "ok") : node("span", "not yet", "dim");
 			const al = (d.port_alarms || []).map((a) => "port " + a.port + " " + a.kind + (a.power_dbm !== undefined ? " " + a.power_dbm + " dBm" : "")).join(", ");
 			/* what ofcd counted talking to it (absent: not talked to yet) */
-			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) : "never", d.last_contact_unix_ms ? "" : "dim");
+			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) + by : "never", d.last_contact_unix_ms ? "" : "dim");
 			last.setAttribute("data-device", d.name);
+			if (d.last_contact_by)
+				last.setAttribute("data-contact-by", d.last_contact_by);
 			last.setAttribute("data-last-contact", String(d.last_contact_unix_ms || 0));
 			last.setAttribute("data-commands", String(d.commands || 0));
 			const errs = Number(d.errors || 0);

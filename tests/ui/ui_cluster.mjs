@@ -1,6 +1,7 @@
 // The operator's page before replicated ofcd (tests/integration/
 // test_ui_cluster.sh): opened on a follower's gateway, it names the leader;
-// once the leader is killed (UI_KILL_PID, kill -9), it names the new one.
+// once the leader is killed (UI_KILL_PID, kill -9), it names the new one;
+// its device row shows the leader's last contact with the device, named.
 // Environment: UI_URL, UI_PKI (admin.pem, admin.key), UI_LEADER,
 // UI_KILL_PID, UI_NEW_LEADER, UI_SHOTS, CHROMIUM. Prints failed checks and
 // "ui-driver: P passed, F failed"; exits 1 if any failed.
@@ -44,6 +45,14 @@ async function main() {
 			check(lc > Date.now() - 30000 && lc <= Date.now() + 1000, `the page lists replica ${r} with a recent last contact`,
 				`${lc} (now ${Date.now()}): ${await page.locator("#replicas").textContent()}`);
 		}
+		// a follower talks to no device: its row shows the leader's last
+		// contact, named (the leader's registration carries it)
+		const dev = `#devices [data-contact-by="${env("UI_LEADER")}"]`;
+		await page.locator(dev).first().waitFor({ timeout: 15000 }).catch(() => {});
+		const dlc = Number(await page.locator(dev).first().getAttribute("data-last-contact", { timeout: 1000 }).catch(() => 0));
+		const drow = await page.locator("#devices").textContent();
+		check(dlc > Date.now() - 60000 && dlc <= Date.now() + 1000 && drow.includes(`(${env("UI_LEADER")})`) && !drow.includes("never"),
+			`the follower's page shows the device's last contact by ${env("UI_LEADER")}`, `${dlc}: ${drow}`);
 		await page.screenshot({ path: `${SHOTS}/replicas-before.png`, fullPage: true });
 		const t0 = Date.now();
 		process.kill(Number(env("UI_KILL_PID")), "SIGKILL");
