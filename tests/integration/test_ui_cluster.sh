@@ -60,7 +60,8 @@ eval "_pid=\$${LEADER}_pid"
 expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology torus:8x8
 eval "_url=\$GW_$FOLLOWER"
 
-UI_URL=$_url UI_PKI=$C UI_LEADER=$LEADER UI_NEW_LEADER=$FOLLOWER UI_KILL_PID=$_pid \
+eval "_lurl=\$GW_$LEADER"
+UI_URL=$_url UI_LEADER_URL=$_lurl UI_PKI=$C UI_LEADER=$LEADER UI_NEW_LEADER=$FOLLOWER UI_KILL_PID=$_pid \
 	UI_SHOTS="$BUILD/ui-shots" CHROMIUM=$CHROMIUM timeout 120 node tests/ui/ui_cluster.mjs >"$TMP/driver.out" 2>&1
 grep '^FAIL\|^      \|named' "$TMP/driver.out"
 dp=$(sed -n 's/^ui-driver: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$TMP/driver.out")
