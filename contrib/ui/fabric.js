@@ -106,8 +106,9 @@
 	function draw(container, m) {
 		const n = m.hosts.length;
 		const L = layout(m.spec, n);
-		/* drawn to the section's width (ui.css), up to most of the
-		 * screen's height: an 8x8 grid is not 300 px in a 1,000 px box */
+		/* drawn to the section's width (ui.css), up to 60% of the
+		 * window's height: an 8x8 grid is not 300 px in a 1,000 px box
+		 * (more costs the browser's paint at every redraw) */
 		const svg = el("svg", {viewBox: "0 0 " + L.w + " " + L.h, role: "img"});
 		svg.setAttribute("data-width", String(L.w));
 		svg.setAttribute("aria-label", "the fabric: " + n + " hosts, " + m.circuits.length + " circuits");

@@ -203,9 +203,17 @@
 		$("summary").textContent = bits.join(" · ");
 	}
 
+	/* What the picture was last drawn from: most events change nothing in
+	 * it (a transaction queued, a refusal), and a redraw repaints it all. */
+	let drawn = "";
+
 	function renderFabric(s) {
 		const m = model(s);
 		$("fabric-topology").textContent = (m.spec || "") + " · " + m.hosts.length + " hosts · " + m.circuits.length + " circuits";
+		const key = JSON.stringify([m.spec, m.hosts, m.circuits, [...m.failed.hosts], [...m.failed.ports], m.failed.links, [...m.moved],
+			[...m.ports], [...m.hostPart], m.switches.map((w) => [w.name, w.ports, w.used, [...w.byPartition], w.alarms])]);
+		if (key === drawn) return;
+		drawn = key;
 		window.ofcFabric.draw($("fabric"), m);
 		window.ofcFabric.drawSwitches($("switches"), m.switches, color);
 		const lg = [];
