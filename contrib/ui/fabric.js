@@ -79,18 +79,38 @@
 		}
 		if (m.moved.has(name)) g.classList.add("moved");
 		el("rect", {x: x - size / 2, y: y - size / 2, width: size, height: size, rx: 3}, g);
+		/* the hover: the host, its partition, then each port's circuit
+		 * (where it leads, on which switch ports) and its failure */
 		const t = el("title", {}, g);
-		t.textContent = name + (g.getAttribute("data-failed") ? " (failed: " + g.getAttribute("data-failed") + ")" : "");
+		const part = m.hostPart && m.hostPart.get(name);
+		const lines = [name + (part ? " · partition " + part : "") +
+			(f.hosts.has(name) ? " · FAILED" : "") + (m.moved.has(name) ? " · moved to a spare" : "")];
+		const failedPorts = new Set(f.ports.get(name) || []);
+		for (const [p, text] of (m.ports && m.ports.get(name)) || [])
+			lines.push(text + (failedPorts.has(String(p)) ? " · FAILED" : ""));
+		for (const p of failedPorts)
+			if (!((m.ports && m.ports.get(name)) || []).some(([q]) => String(q) === p)) lines.push("port " + p + " · FAILED");
+		if (lines.length === 1 && !small(m)) lines.push("no circuit");
+		t.textContent = lines.join("\n");
+		g.setAttribute("data-ports", String(((m.ports && m.ports.get(name)) || []).length));
 		if (label) {
 			const tx = el("text", {x: x, y: y + 3, "text-anchor": "middle"}, g);
 			tx.textContent = name;
 		}
 	}
 
+	function small(m) {
+		return m.hosts.length > AGGREGATE;
+	}
+
 	function draw(container, m) {
 		const n = m.hosts.length;
 		const L = layout(m.spec, n);
-		const svg = el("svg", {viewBox: "0 0 " + L.w + " " + L.h, width: L.w, height: L.h, role: "img"});
+		/* drawn to the section's width (ui.css), up to 60% of the
+		 * window's height: an 8x8 grid is not 300 px in a 1,000 px box
+		 * (more costs the browser's paint at every redraw) */
+		const svg = el("svg", {viewBox: "0 0 " + L.w + " " + L.h, role: "img"});
+		svg.setAttribute("data-width", String(L.w));
 		svg.setAttribute("aria-label", "the fabric: " + n + " hosts, " + m.circuits.length + " circuits");
 		const at = new Map();
 		m.hosts.forEach((h, i) => at.set(h, i));

@@ -38,10 +38,19 @@
 	 * other events change the state, not the config, and the config is
 	 * most of the state's bytes. */
 	let fabric = null, needFabric = true;
+	/* the page's stream: when it was lost (0: live) */
+	const live = {lost: 0};
 
+	/* A partition's colour from its name alone (FNV-1a over its UTF-16
+	 * units): the same on every page, every replica's and every reload,
+	 * whatever order the partitions arrive in. Two names may share one. */
 	function color(p) {
 		if (!p) return "#6b7a88";
-		if (!colors.has(p)) colors.set(p, PALETTE[colors.size % PALETTE.length]);
+		if (!colors.has(p)) {
+			let h = 0x811c9dc5;
+			for (let i = 0; i < p.length; i++) h = Math.imul(h ^ p.charCodeAt(i), 0x01000193) >>> 0;
+			colors.set(p, PALETTE[h % PALETTE.length]);
+		}
 		return colors.get(p);
 	}
 
@@ -141,6 +150,7 @@
 		let hosts = s.fabric && s.fabric.hosts ? s.fabric.hosts.map((h) => h.name) : null;
 		const seen = new Set();
 		const circuits = [], switches = [];
+		const ports = new Map(); /* host -> [[port, text]] */
 		const swPorts = new Map();
 		for (const sw of (s.fabric && s.fabric.switches) || []) swPorts.set(sw.name, sw.ports);
 		for (const d of s.devices || []) {
@@ -152,6 +162,10 @@
 				const pa = hostPart.get(c.src_host), pb = hostPart.get(c.dst_host);
 				const p = pa && pa === pb ? pa : "";
 				circuits.push({a: c.src_host, b: c.dst_host, partition: p});
+				/* each host's ports, for its hover: where each leads */
+				const via = " (" + d.name + " " + (c.in_port || "?") + "→" + (c.out_port || "?") + (p ? ", " + p : "") + ")";
+				portLine(ports, c.src_host, c.src_port, "port " + (c.src_port || 0) + " → " + c.dst_host + ":" + (c.dst_port || 0) + via);
+				portLine(ports, c.dst_host, c.dst_port, "port " + (c.dst_port || 0) + " ← " + c.src_host + ":" + (c.src_port || 0) + via);
 				if (c.src_host) seen.add(c.src_host);
 				if (c.dst_host) seen.add(c.dst_host);
 				for (const port of [c.in_port, c.out_port]) if (port && !owner.has(port)) owner.set(port, p);
@@ -167,7 +181,14 @@
 		}
 		const moved = new Set((s.moved || []).map((m) => m.split(":")[0]));
 		const spec = (s.topology && s.topology.spec) || s.target_topology || "";
-		return {hosts, spec, circuits, switches, partitions, failed: failures(s), moved, color};
+		for (const l of ports.values()) l.sort((x, y) => x[0] - y[0]);
+		return {hosts, spec, circuits, switches, partitions, failed: failures(s), moved, color, ports, hostPart};
+	}
+
+	function portLine(ports, host, port, text) {
+		if (!host) return;
+		if (!ports.has(host)) ports.set(host, []);
+		ports.get(host).push([Number(port || 0), text]);
 	}
 
 	/* ---- the sections ---- */
@@ -182,9 +203,17 @@
 		$("summary").textContent = bits.join(" · ");
 	}
 
+	/* What the picture was last drawn from: most events change nothing in
+	 * it (a transaction queued, a refusal), and a redraw repaints it all. */
+	let drawn = "";
+
 	function renderFabric(s) {
 		const m = model(s);
 		$("fabric-topology").textContent = (m.spec || "") + " · " + m.hosts.length + " hosts · " + m.circuits.length + " circuits";
+		const key = JSON.stringify([m.spec, m.hosts, m.circuits, [...m.failed.hosts], [...m.failed.ports], m.failed.links, [...m.moved],
+			[...m.ports], [...m.hostPart], m.switches.map((w) => [w.name, w.ports, w.used, [...w.byPartition], w.alarms])]);
+		if (key === drawn) return;
+		drawn = key;
 		window.ofcFabric.draw($("fabric"), m);
 		window.ofcFabric.drawSwitches($("switches"), m.switches, color);
 		const lg = [];
@@ -202,22 +231,30 @@
 		if (!c) return;
 		const L = c.leader;
 		const head = node("p");
+		/* A replica the page no longer hears (its stream lost) is named as
+		 * last heard, and said to be silent: not "(leader)" as if it led.
+		 * A follower's lease only keeps its registration (renewed every
+		 * half lease, so it reads low): the leader's alone fences devices. */
+		const gone = live.lost ? " · NOT ANSWERING since " + when(live.lost) + " (last heard as " + c.role + ")" : "";
 		head.textContent = "leader: " + (L ? L.name + " (epoch " + L.epoch + ")" : "none (an election is under way)") +
-			" · this replica: " + c.name + " (" + c.role + ")" +
-			(c.lease_left_seconds !== undefined ? " · lease " + c.lease_left_seconds.toFixed(1) + " of " + c.lease_ttl_seconds + " s" : "") +
+			" · this replica: " + c.name + (gone || " (" + c.role + ")") +
+			(c.role === "leader" && !gone && c.lease_left_seconds !== undefined ? " · lease " + c.lease_left_seconds.toFixed(1) + " of " + c.lease_ttl_seconds + " s" : "") +
 			(c.stale ? " · STALE" : "");
 		head.setAttribute("data-leader", L ? L.name : "");
+		head.setAttribute("data-this-replica", c.name + (gone ? " silent" : " " + c.role));
 		/* each replica as etcd holds its registration: its last contact is
 		 * when it last wrote it (every half lease), as of this read */
 		const reps = (c.replicas || []).map((r) => {
 			const nm = node("span", r.name);
 			nm.setAttribute("data-replica", r.name);
 			nm.setAttribute("data-last-contact", String(r.last_contact_unix_ms || 0));
-			return [nm, r.role, r.host, r.pid, r.role === "leader" ? r.epoch : "",
-				r.lease_left_seconds !== undefined ? r.lease_left_seconds.toFixed(1) + " s" : "", when(r.last_contact_unix_ms)];
+			const lease = r.lease_left_seconds === undefined ? "" : r.role === "leader" ? r.lease_left_seconds.toFixed(1) + " s"
+				: node("span", "registered", "dim");
+			if (lease instanceof Node) lease.title = "a follower's lease keeps its registration alive (renewed every half lease); only the leader's fences the devices";
+			return [nm, r.role, r.host, r.pid, r.role === "leader" ? r.epoch : "", lease, when(r.last_contact_unix_ms)];
 		});
 		const rows = (c.members || []).map((mb) => [mb.name, mb.url, node("span", mb.reachable ? "reachable" : "unreachable", mb.reachable ? "ok" : "bad"), mb.leader ? "etcd leader" : ""]);
-		$("replicas").replaceChildren(head, table(["replica", "role", "host", "pid", "epoch", "lease left", "last contact"], reps, "no replica registered"),
+		$("replicas").replaceChildren(head, table(["replica", "role", "host", "pid", "epoch", "leader's lease left", "last contact"], reps, "no replica registered"),
 			table(["etcd member", "url", "health", ""], rows, "no etcd members known"));
 	}
 
@@ -225,6 +262,55 @@
 		if (!me) return false;
 		if (me.role === "admin") return true;
 		return me.role === "tenant" && me.partitions.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : p === name));
+	}
+
+	/* "3 s", "4 min", "2 h" since ms (unix), or "". */
+	function age(ms) {
+		if (!ms) return "";
+		const s = Math.max(0, (Date.now() - Number(ms)) / 1000);
+		return s < 120 ? Math.round(s) + " s" : s < 7200 ? Math.round(s / 60) + " min" : Math.round(s / 3600) + " h";
+	}
+
+	/* When an event whose text names `what` (of kind re) was last seen. */
+	function seenAt(re, what) {
+		for (const e of events) if (re.test(e.kind) && e.text.includes(what)) return e.time_unix_ms;
+		return 0;
+	}
+
+	const SEVERITY = ["critical", "major", "minor", "warning"];
+
+	/* What needs an operator, from the state alone (and the events' times
+	 * where the state has none): devices unreachable, replicas missing or
+	 * silent, failures in effect, port alarms, a schedule missing, the
+	 * fabric off its target; worst first, oldest first. */
+	function renderAlarms(s) {
+		const a = [];
+		const add = (sev, what, since) => a.push({sev, what, since});
+		for (const d of s.devices || []) {
+			if (d.reachable === false) add("critical", "device " + d.name + " unreachable" + (d.error ? ": " + d.error : ""), d.last_contact_unix_ms);
+			for (const p of d.port_alarms || [])
+				add(p.kind === "failed" ? "major" : "minor", d.name + " port " + p.port + " " + p.kind + (p.host_port ? " (" + p.host_port + ")" : "") +
+					(p.power_dbm !== undefined ? " " + p.power_dbm + " dBm" : ""), 0);
+		}
+		const c = s.cluster;
+		if (c) {
+			const up = new Set((c.replicas || []).map((r) => r.name));
+			for (const k of c.known_replicas || []) if (!up.has(k)) add("critical", "replica " + k + " is not running (registered once, its registration gone)", seenAt(/LEADER_CHANGED|REPLICA/, k));
+			if (!c.leader) add("critical", "no replica leads (an election is under way)", 0);
+			if (c.stale) add("major", "this replica's view is stale: " + (c.stale_reason || "etcd does not answer"), 0);
+			for (const mb of c.members || []) if (!mb.reachable) add("major", "etcd member " + mb.name + " unreachable", 0);
+		}
+		if (live.lost) add("major", "this page hears nothing from " + (c ? "replica " + c.name : "ofcd") + " (its stream is lost; retrying)", live.lost);
+		for (const it of s.failed || []) add("major", "failed: " + it, seenAt(/FAILURE_REPORTED/, it));
+		if (s.schedule_error) add("major", "no schedule: " + s.schedule_error, 0);
+		if (s.at_target === false) add("minor", "not at target" + (s.at_target_detail ? ": " + s.at_target_detail : ""), 0);
+		a.sort((x, y) => SEVERITY.indexOf(x.sev) - SEVERITY.indexOf(y.sev) || (x.since || Infinity) - (y.since || Infinity));
+		const rows = a.map((x) => {
+			const sv = node("span", x.sev, x.sev === "critical" || x.sev === "major" ? "bad" : "warn");
+			sv.setAttribute("data-severity", x.sev);
+			return [sv, x.what, node("span", age(x.since), "nowrap")];
+		});
+		$("alarms").replaceChildren(table(["severity", "what", "for"], rows, "none"));
 	}
 
 	function renderPartitions(s) {
@@ -235,10 +321,14 @@
 			nm.append(sw, node("span", p.name));
 			nm.setAttribute("data-partition", p.name);
 			const act = mayRelease(p.name) ? button("release", "release", p.name, () => api("/v1/release-partition", {partition: p.name}).then(refreshAfter)) : "";
+			/* a Slurm job's partition (its prolog names it slurm-job-ID) */
+			const jm = /^slurm-job-(\d+)$/.exec(p.name);
+			const job = node("span", jm ? jm[1] : "");
+			if (jm) job.setAttribute("data-slurm-job", jm[1]);
 			/* (the action first: a narrow screen scrolls the table's right side away) */
-			return [act, nm, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no"];
+			return [act, nm, job, p.owner, p.topology, hostsText(p.hosts), when(p.since_unix_ms), p.at_target ? "yes" : "no"];
 		});
-		$("partitions").replaceChildren(table(["", "name", "owner", "topology", "hosts", "since", "at target"], rows, "none held"));
+		$("partitions").replaceChildren(table(["", "name", "Slurm job", "owner", "topology", "hosts", "since", "at target"], rows, "none held"));
 	}
 
 	function renderFailures(s) {
@@ -286,11 +376,17 @@
 
 	function renderDevices(s) {
 		const rows = (s.devices || []).map((d) => {
-			const r = d.reachable === undefined ? node("span", "not yet", "dim") : node("span", d.reachable ? "yes" : "no", d.reachable ? "ok" : "bad");
+			/* a follower talks to no device: it shows the leader's word
+			 * (events) and the leader's last contact, named */
+			const by = d.last_contact_by ? " (" + d.last_contact_by + ")" : "";
+			const r = d.reachable !== undefined ? node("span", d.reachable ? "yes" : "no", d.reachable ? "ok" : "bad")
+				: by ? node("span", "answered" + by, "ok") : node("span", "not yet", "dim");
 			const al = (d.port_alarms || []).map((a) => "port " + a.port + " " + a.kind + (a.power_dbm !== undefined ? " " + a.power_dbm + " dBm" : "")).join(", ");
 			/* what ofcd counted talking to it (absent: not talked to yet) */
-			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) : "never", d.last_contact_unix_ms ? "" : "dim");
+			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) + by : "never", d.last_contact_unix_ms ? "" : "dim");
 			last.setAttribute("data-device", d.name);
+			if (d.last_contact_by)
+				last.setAttribute("data-contact-by", d.last_contact_by);
 			last.setAttribute("data-last-contact", String(d.last_contact_unix_ms || 0));
 			last.setAttribute("data-commands", String(d.commands || 0));
 			const errs = Number(d.errors || 0);
@@ -309,6 +405,7 @@
 	function render() {
 		if (!state) return;
 		renderHeader(state);
+		renderAlarms(state);
 		renderFabric(state);
 		renderReplicas(state);
 		renderPartitions(state);
@@ -365,6 +462,12 @@
 		const l = $("live");
 		l.className = "chip " + (on ? "on" : "off");
 		l.textContent = text;
+		/* (a replica gone: its label and the alarms say so) */
+		const lost = on ? 0 : live.lost || Date.now();
+		if (lost !== live.lost) {
+			live.lost = lost;
+			render();
+		}
 	}
 
 	async function watch() {

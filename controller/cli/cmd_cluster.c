@@ -205,16 +205,30 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 		       OR_DASH(cl->members[i]->url), cl->members[i]->reachable ? "up" : "DOWN",
 		       cl->members[i]->leader ? ", raft leader" : "");
 	if (s && !s->tenant) {
-		size_t up = 0, known = 0;
+		size_t up = 0, known = 0, led = 0;
+		uint64_t oldest = 0, now = unix_ms();
+		const char *by = NULL;
 
-		for (size_t i = 0; i < s->n_devices; i++)
-			if (s->devices[i]->has_reachable) {
+		for (size_t i = 0; i < s->n_devices; i++) {
+			const Ofc__V1__DeviceState *dv = s->devices[i];
+
+			if (dv->has_reachable) {
 				known++;
-				up += s->devices[i]->reachable;
+				up += dv->reachable;
+			} else if (dv->last_contact_by && dv->has_last_contact_unix_ms) {
+				/* a follower talks to no device: the leader's word */
+				led++;
+				by = dv->last_contact_by;
+				if (!oldest || dv->last_contact_unix_ms < oldest)
+					oldest = dv->last_contact_unix_ms;
 			}
+		}
 		printf("  devices    %zu: %zu reachable", s->n_devices, up);
-		if (known < s->n_devices)
-			printf(", %zu not contacted yet", s->n_devices - known);
+		if (led)
+			printf(", %zu answered the leader (%s) within %.1f s", led, by,
+			       now > oldest ? (double)(now - oldest) / 1000 : 0.0);
+		if (known + led < s->n_devices)
+			printf(", %zu not contacted yet", s->n_devices - known - led);
 		for (size_t i = 0; i < s->n_devices; i++)
 			if (s->devices[i]->has_reachable && !s->devices[i]->reachable)
 				printf("; %s UNREACHABLE", OR_DASH(s->devices[i]->name));

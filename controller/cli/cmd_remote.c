@@ -233,6 +233,9 @@ static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const 
 	case 'R':
 		a->relabel = true;
 		return 0;
+	case 'F':
+		a->free_ports = true;
+		return 0;
 	}
 	return dry_run_opt(r, b, c, arg);
 }
@@ -250,7 +253,7 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 static const struct remote_cmd reconfigure_cmd = {
     .cmd = {"reconfigure",
 	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
-	    "SPEC --hosts LIST [--relabel]]) [--dry-run] [--json] [--timeout DUR]",
+	    "SPEC --hosts LIST [--relabel]]) [--free-ports] [--dry-run] [--json] [--timeout DUR]",
 	    "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
     .opts = (const struct option[]){{"topology", required_argument, NULL, 'T'},
@@ -260,6 +263,7 @@ static const struct remote_cmd reconfigure_cmd = {
 				    {"partition", required_argument, NULL, 'p'},
 				    {"hosts", required_argument, NULL, 'H'},
 				    {"relabel", no_argument, NULL, 'R'},
+				    {"free-ports", no_argument, NULL, 'F'},
 				    {"dry-run", no_argument, NULL, 'n'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
@@ -272,6 +276,8 @@ static const struct remote_cmd reconfigure_cmd = {
 	    "'ofc release NAME' (the HTTP API's and the Slurm prolog's request).\n\n"
 	    "  --hosts LIST  the partition's hosts (with --partition and --topology)\n"
 	    "  --relabel  renumber the topology over the hosts for fewest moves\n"
+	    "  --free-ports  the topology or workload on the ports no held partition has:\n"
+	    "                the held partitions' circuits stay as they are\n"
 	    "  --dry-run  validate and plan only\n"
 	    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n",
     .extra = "",

@@ -417,6 +417,7 @@ struct reconfigure_ask {
 	uint32_t nodes;
 	bool has_size, has_nodes;
 	bool relabel, dry_run;
+	bool free_ports; /* --free-ports: only the ports no held partition has */
 	/* the builder's: the hosts it expanded, the workload's message */
 	char **own;
 	Ofc__V1__Workload wl;

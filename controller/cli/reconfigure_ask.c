@@ -12,6 +12,10 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 
 	if (a->topology && workload)
 		return ofc_error_set(err, OFC_E_USAGE, "give --topology or a workload, not both");
+	if (a->free_ports && (hosts || a->partition))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--free-ports aims the fabric's topology or workload: not with "
+				     "--partition or --hosts");
 	if (hosts && (!a->partition || !a->topology))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--hosts makes a partition: give --partition NAME and "
@@ -40,6 +44,7 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 	rq->hosts = a->hosts;
 	rq->has_relabel = rq->relabel = a->relabel;
 	rq->has_dry_run = rq->dry_run = a->dry_run;
+	rq->has_free_ports = rq->free_ports = a->free_ports;
 	if (a->topology) {
 		rq->target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
 		rq->topology = (char *)a->topology;

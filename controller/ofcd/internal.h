@@ -268,6 +268,9 @@ struct job {
 	uint32_t nhosts;
 	bool relabel;
 	bool workload;
+	/* reconfigure (spec or workload): on the ports no held partition
+	 * has, the held partitions' circuits left as they are */
+	bool free_ports;
 	/* GetPlan (a schedule worker's read), MoveToPhase (a
 	 * reconfigure to the chosen way's topology of phase `phase`, or of the
 	 * phase named phase_name). */
@@ -656,6 +659,9 @@ struct ofcd_loop {
 	 * came while a sync ran. */
 	struct store_cluster cl;
 	bool leading;
+	/* metrics.c: the replica whose device contacts a follower shows
+	 * (DeviceState.last_contact_by points here) */
+	char contact_by[64];
 	uint64_t took_over_ms;
 	uint64_t elected_ms; /* the loop learned it leads (STORE_EV_LEADER) */
 	/* etcd's queue (queue.c): the last list written, and a takeover's

@@ -84,13 +84,42 @@ void metrics_devices_take(struct ofcd *d, struct ctl *c)
 			k->last_contact = st->last_contact;
 		st->commands = st->errors = 0;
 	}
+	/* (the followers show these: store_leader_contacts) */
+	uint32_t n = m->n < STORE_MAX_CONTACTS ? m->n : STORE_MAX_CONTACTS;
+	struct store_contact *sc = xcalloc(n + 1, sizeof(*sc));
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(sc[i].device, sizeof(sc[i].device), "%s", m->v[i].name);
+		sc[i].unix_ms = (uint64_t)(m->v[i].last_contact * 1000.0 + 0.5);
+	}
 	pthread_mutex_unlock(&m->mu);
+	if (d->store)
+		store_set_contacts(d->store, sc, n);
+	free(sc);
+}
+
+/* A follower's devices it never talked to: the leader's last contact
+ * with each, named (NULL: none known). */
+static const struct store_contact *leader_contact(const struct store_contact *c, uint32_t n,
+						  const char *dev)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(c[i].device, dev) == 0)
+			return &c[i];
+	return NULL;
 }
 
 void metrics_devices_show(struct ofcd *d, struct snapshot *s)
 {
 	struct dev_metrics *m = &d->devm;
+	struct store_contact *lc = NULL;
+	uint32_t nlc = 0;
+	char *by = d->loop.contact_by;
 
+	by[0] = 0;
+	if (d->store && !d->loop.leading) {
+		lc = xcalloc(STORE_MAX_CONTACTS, sizeof(*lc));
+		nlc = store_leader_contacts(d->store, lc, STORE_MAX_CONTACTS, by);
+	}
 	pthread_mutex_lock(&m->mu);
 	for (uint32_t i = 0; i < s->ndevs; i++) {
 		Ofc__V1__DeviceState *o = s->devs[i];
@@ -101,8 +130,16 @@ void metrics_devices_show(struct ofcd *d, struct snapshot *s)
 		o->errors = k ? k->errors : 0;
 		o->has_last_contact_unix_ms = k && k->last_contact > 0;
 		o->last_contact_unix_ms = k ? (uint64_t)(k->last_contact * 1000.0 + 0.5) : 0;
+		o->last_contact_by = NULL;
+		const struct store_contact *l = leader_contact(lc, nlc, o->name);
+		if (!o->has_last_contact_unix_ms && l) {
+			o->has_last_contact_unix_ms = 1;
+			o->last_contact_unix_ms = l->unix_ms;
+			o->last_contact_by = by;
+		}
 	}
 	pthread_mutex_unlock(&m->mu);
+	free(lc);
 }
 
 void metrics_devices_free(struct dev_metrics *m)

@@ -299,8 +299,19 @@ static int mutation_check(void *ctx, struct ctl *nc, struct ofc_error *err)
 	struct job *j = m->j;
 
 	m->t_aimed = now_seconds();
-	if (held_check_plan(m->d, nc, j->nhosts ? j->partition : "", err) < 0)
+	if (held_check_plan(m->d, nc, j->nhosts ? j->partition : "", err) < 0) {
+		/* The way out, for a whole fabric's topology or workload. */
+		if (j->kind == JOB_RECONFIGURE && !j->partition && !j->to_phase) {
+			char was[sizeof(err->msg)];
+
+			snprintf(was, sizeof(was), "%s", err->msg);
+			ofc_error_set(err, err->code,
+				      "%s; reconfigure --free-ports aims only the ports no "
+				      "held partition has",
+				      was);
+		}
 		return -1;
+	}
 	if (!j->dry_run) {
 		held_stage(m->d, j, j->nhosts ? &m->rtp : NULL, m->ncfg->f, &m->hs);
 		nc->commit_also = held_commit_also;
@@ -367,8 +378,43 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	    .dry_run = j->dry_run,
 	    .ctx = m,
 	};
+	const struct partition **keep = NULL;
 
-	return reconfigure_run(&q, r, err);
+	/* (the holds as the worker has them now: it alone changes them) */
+	if (j->free_ports && m->d->w.nheld) {
+		keep = xcalloc(m->d->w.nheld, sizeof(*keep));
+		for (uint32_t i = 0; i < m->d->w.nheld; i++)
+			keep[i] = &m->d->w.held[i].p;
+		q.free_ports = true;
+		q.keep = keep;
+		q.nkeep = m->d->w.nheld;
+	}
+	int rc = reconfigure_run(&q, r, err);
+	free(keep);
+	return rc;
+}
+
+/* A plan or commit on the free ports alone: which partitions kept their
+ * circuits, appended to the answer's message. */
+static void answer_free_ports(const struct ofcd *d, struct answer *an,
+			      const struct reconfigure_result *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (uint32_t i = 0; i < d->w.nheld; i++)
+		sb_printf(&sb, "%s'%s'", i ? ", " : "", d->w.held[i].p.name);
+	if (!sb.len)
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "%s; on the free ports: no partition is held, so every port is",
+			      an->r.message);
+	else
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "%s; on the free ports alone: %u cross-connect%s of the held "
+			      "partition%s %s left as %s",
+			      an->r.message, r->kept_circuits, r->kept_circuits == 1 ? "" : "s",
+			      d->w.nheld == 1 ? "" : "s", sb.buf,
+			      r->kept_circuits == 1 ? "it is" : "they are");
+	sb_free(&sb);
 }
 
 /* Where a mutation's time went, for the log (INFO): each stage it reached,
@@ -444,6 +490,8 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 	}
 	if (j->dry_run) {
 		answer_plan(d, &an, &r, j->target);
+		if (j->free_ports)
+			answer_free_ports(d, &an, &r);
 		j->outcome = "planned";
 		ctl_handover(nc, d->w.ctl);
 		goto out;
@@ -501,6 +549,8 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 	}
 	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run)
 		answer_workload_schedule(d, j, &an);
+	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->free_ports)
+		answer_free_ports(d, &an, &r);
 out:
 	if (touched) {
 		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));

@@ -195,6 +195,14 @@ int reconfigure_request(const struct request *rq)
 	if (!(j = queued_job(rq, JOB_RECONFIGURE)))
 		return 0;
 	j->dry_run = r->has_dry_run && r->dry_run;
+	j->free_ports = r->has_free_ports && r->free_ports;
+	if (j->free_ports && (r->n_hosts || (r->partition && *r->partition))) {
+		job_free(j);
+		return reply(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "free_ports aims the fabric's topology on the ports no held "
+			     "partition has: give a topology or a workload, not a "
+			     "partition or hosts");
+	}
 	if (reconfigure_target(rq->c, rq->req->id, r, j) < 0) {
 		job_free(j);
 		return 0;

@@ -289,7 +289,7 @@ static void at_target_explain(struct snapshot *s, const struct ctl *c, const str
 			  " (a partition aimed since the fabric's last commit changed its "
 			  "hosts' circuits, and a released one's stay as they are by design "
 			  "until its ports are aimed again: reconfigure --topology re-aims the "
-			  "fabric)");
+			  "fabric, and with --free-ports only the ports no held partition has)");
 	if (nskip)
 		sb_printf(&sb,
 			  "; the %u port%s of held partitions are judged by each partition's own "

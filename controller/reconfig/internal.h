@@ -29,6 +29,9 @@ struct store_ops {
 	uint64_t (*epoch)(struct store *s);
 	int (*reg)(struct store *s, double timeout, struct ofc_error *err);
 	const char *(*replica)(const struct store *s);
+	void (*set_contacts)(struct store *s, const struct store_contact *c, uint32_t n);
+	uint32_t (*leader_contacts)(struct store *s, struct store_contact *out, uint32_t max,
+				    char by[64]);
 };
 
 /* Every backend's store begins with this. */

@@ -256,6 +256,16 @@ void ctl_plan_text(const struct ctl *c, struct strbuf *out);
  * ctl_relabel's). */
 int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
 		  struct fabric_relabel *rep, struct ofc_error *err);
+/* After ctl_plan (and a renumbering): aim the whole fabric on the ports
+ * of no partition in keep (whole hosts, found by name on c's fabric):
+ * each switch's target is what it holds now on those partitions' ports,
+ * and the fabric's target on every other port (reconfig/free_ports.c).
+ * *kept: the cross-connects left as they are. nkeep 0: the plan stays
+ * the whole fabric's. Refused, with nothing planned: a testbed that is
+ * up, and a kept cross-connect on a port the target needs (a kept
+ * partition's port joined to a free one). The commit is the fabric's. */
+int ctl_free_ports_aim(struct ctl *c, const struct partition *const *keep, uint32_t nkeep,
+		       uint32_t *kept, struct ofc_error *err);
 
 /* ---- choosing a target (reconfig/choose.c) --------------------------------
  * The trade-off: is the requested topology worth its moves? After
@@ -382,6 +392,12 @@ struct reconfigure_req {
 	struct relabel_opts relabel_opts;
 	bool relabel_before; /* a partition: its plan without renumbering too (r->before) */
 	bool no_relabel;     /* never renumber (and no candidate renumbered) */
+	/* The fabric's target on the ports of none of these (held
+	 * partitions) alone (ctl_free_ports_aim); not with a partition or
+	 * choose. */
+	bool free_ports;
+	const struct partition *const *keep;
+	uint32_t nkeep;
 	bool keep_numbering; /* keep the last commit's renumbering of this topology */
 	bool choose;	     /* the cheapest target over horizon runs (ctl_choose) */
 	double horizon;
@@ -412,6 +428,7 @@ struct reconfigure_result {
 	bool renumbered;		   /* asked, or kept from the last commit */
 	bool kept_numbering;
 	uint64_t kept_generation; /* ... the commit's */
+	uint32_t kept_circuits;	  /* free_ports: cross-connects left on kept ports */
 	struct fabric_relabel relabel;
 	bool chose;
 	struct ctl_choice choice;

@@ -139,6 +139,12 @@ static int aim(const struct reconfigure_req *q, struct reconfigure_result *r, st
 	r->before = ctl_plan_size(r->planned);
 	if (q->alternatives_set && !q->choose)
 		return ofc_error_set(err, OFC_E_USAGE, "--alternatives goes with --horizon");
+	if (q->free_ports && (q->choose || p || q->partition_name))
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--free-ports aims the whole fabric's topology on the ports no "
+		    "held partition has: not with %s",
+		    q->choose ? "--horizon" : "a partition");
 	if (q->choose)
 		return aim_choose(q, r, err);
 	if (!p && q->partition_name && !(p = find_partition(q, r->planned->fabric, err)))
@@ -150,8 +156,10 @@ static int aim(const struct reconfigure_req *q, struct reconfigure_result *r, st
 		r->renumbered = r->kept_numbering = true;
 		tell(q, RECONF_EV_KEEP_NUMBERING, r);
 	}
-	if (r->renumbered)
-		return ctl_relabel(r->planned, &q->relabel_opts, &r->relabel, err);
+	if (r->renumbered && ctl_relabel(r->planned, &q->relabel_opts, &r->relabel, err) < 0)
+		return -1;
+	if (q->free_ports)
+		return ctl_free_ports_aim(r->planned, q->keep, q->nkeep, &r->kept_circuits, err);
 	return 0;
 }
 

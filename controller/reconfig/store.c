@@ -93,3 +93,16 @@ const char *store_replica(const struct store *s)
 {
 	return s->ops->replica ? s->ops->replica(s) : NULL;
 }
+
+void store_set_contacts(struct store *s, const struct store_contact *c, uint32_t n)
+{
+	if (s->ops->set_contacts)
+		s->ops->set_contacts(s, c, n);
+}
+
+uint32_t store_leader_contacts(struct store *s, struct store_contact *out, uint32_t max,
+			       char by[64])
+{
+	by[0] = 0;
+	return s->ops->leader_contacts ? s->ops->leader_contacts(s, out, max, by) : 0;
+}

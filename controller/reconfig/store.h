@@ -214,4 +214,24 @@ uint64_t store_epoch(struct store *s);
  * the record and the journal say which replica wrote them. */
 const char *store_replica(const struct store *s);
 
+/* When a device last answered this replica, as its registration carries
+ * it (the leader's: the replica that talks to the devices), so that a
+ * follower, which talks to none, shows the leader's contact instead of
+ * none. Bounded: STORE_MAX_CONTACTS devices, names as long as a device's. */
+struct store_contact {
+	char device[64];
+	uint64_t unix_ms;
+};
+#define STORE_MAX_CONTACTS 256
+/* This replica's contacts, written with its registration from now on
+ * (every half lease); the first STORE_MAX_CONTACTS. Files: nothing. Any
+ * thread. */
+void store_set_contacts(struct store *s, const struct store_contact *c, uint32_t n);
+/* The leading replica's contacts as its registration has them (the
+ * registration that says leader with the highest epoch, not this
+ * replica's), into out (up to max), its name into by: the count, 0 when
+ * there is none (files: always). Any thread. */
+uint32_t store_leader_contacts(struct store *s, struct store_contact *out, uint32_t max,
+			       char by[64]);
+
 #endif

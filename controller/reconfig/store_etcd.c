@@ -1170,6 +1170,7 @@ static void es_close(struct store *s)
 	free(es->leader_key);
 	free(es->reg_prefix);
 	free(es->reg_key);
+	free(es->contacts);
 	free(es->known_prefix);
 	free(es->known_key);
 	free(es->value);
@@ -1193,6 +1194,8 @@ static const struct store_ops etcd_ops = {
     .epoch = es_epoch,
     .reg = es_register,
     .replica = es_replica,
+    .set_contacts = es_set_contacts,
+    .leader_contacts = es_leader_contacts,
 };
 
 int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct ofc_error *err)

@@ -87,6 +87,9 @@ struct etcd_store {
 	bool reg_leading, dup;
 	uint64_t reg_epoch;
 	double reg_written;
+	/* (under mu) this replica's devices' last contacts, as the JSON
+	 * object its registration carries ("devices"; NULL: none) */
+	char *contacts;
 	/* the other replicas' leases as the health thread last asked etcd */
 	struct rlease {
 		int64_t lease;
@@ -144,5 +147,7 @@ void es_reg_turn(struct etcd_store *es, struct etcd_conn *c);			   /* (session) 
 void es_replicas_of(struct etcd_store *es, struct store_cluster *out, double now); /* (under mu) */
 void es_known_of(struct etcd_store *es, struct store_cluster *out);		   /* (under mu) */
 void es_replica_leases(struct etcd_store *es, struct etcd_conn *c);		   /* (health) */
+void es_set_contacts(struct store *s, const struct store_contact *c, uint32_t n);
+uint32_t es_leader_contacts(struct store *s, struct store_contact *out, uint32_t max, char by[64]);
 
 #endif

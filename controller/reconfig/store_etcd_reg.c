@@ -11,11 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* What this replica's registration says (caller frees). */
-static char *reg_value(const struct etcd_store *es, bool leading, uint64_t epoch)
+/* What this replica's registration says (caller frees). Not under mu. */
+static char *reg_value(struct etcd_store *es, bool leading, uint64_t epoch)
 {
-	struct json_object *v = json_object_new_object();
+	struct json_object *v = json_object_new_object(), *dev = NULL;
 	char *out;
+
+	pthread_mutex_lock(&es->mu);
+	if (es->contacts)
+		dev = json_tokener_parse(es->contacts);
+	pthread_mutex_unlock(&es->mu);
 
 	json_object_object_add(v, "name", json_object_new_string(es->name));
 	json_object_object_add(v, "role", json_object_new_string(leading ? "leader" : "follower"));
@@ -29,6 +34,8 @@ static char *reg_value(const struct etcd_store *es, bool leading, uint64_t epoch
 	json_object_object_add(v, "started_unix_ms",
 			       json_object_new_int64((int64_t)es->started_ms));
 	json_object_object_add(v, "written_unix_ms", json_object_new_int64((int64_t)unix_ms()));
+	if (dev)
+		json_object_object_add(v, "devices", dev);
 	out = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	json_object_put(v);
 	return out;
@@ -274,4 +281,74 @@ void es_replica_leases(struct etcd_store *es, struct etcd_conn *c)
 	memcpy(es->rlease, got, n * sizeof(*got));
 	es->nrlease = n;
 	pthread_mutex_unlock(&es->mu);
+}
+
+/* ---- devices' last contacts, carried by the registrations ------------------------------ */
+
+void es_set_contacts(struct store *s, const struct store_contact *c, uint32_t n)
+{
+	struct etcd_store *es = es_of(s);
+	struct json_object *o = json_object_new_object();
+
+	for (uint32_t i = 0; i < n && i < STORE_MAX_CONTACTS; i++)
+		if (c[i].unix_ms)
+			json_object_object_add(o, c[i].device,
+					       json_object_new_int64((int64_t)c[i].unix_ms));
+	char *text = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	pthread_mutex_lock(&es->mu);
+	free(es->contacts);
+	es->contacts = text;
+	pthread_mutex_unlock(&es->mu);
+}
+
+uint32_t es_leader_contacts(struct store *s, struct store_contact *out, uint32_t max, char by[64])
+{
+	struct etcd_store *es = es_of(s);
+	size_t plen = strlen(es->reg_prefix);
+	struct json_object *best = NULL;
+	int64_t best_epoch = 0;
+	uint32_t n = 0;
+
+	by[0] = 0;
+	pthread_mutex_lock(&es->mu);
+	for (uint32_t i = 0; i < es->nkv; i++) {
+		const struct cached *c = &es->kv[i];
+		struct json_object *o, *dev;
+		const char *role;
+
+		if (strncmp(c->key, es->reg_prefix, plen) != 0 ||
+		    strcmp(c->key, es->reg_key) == 0 ||
+		    !(o = json_tokener_parse((const char *)c->value)))
+			continue;
+		role = etcd_str(o, "role");
+		if (role && strcmp(role, "leader") == 0 &&
+		    json_object_object_get_ex(o, "devices", &dev) &&
+		    json_object_is_type(dev, json_type_object) &&
+		    etcd_int(o, "epoch") > best_epoch) {
+			if (best)
+				json_object_put(best);
+			best = o;
+			best_epoch = etcd_int(o, "epoch");
+			snprintf(by, 64, "%s", c->key + plen);
+		} else {
+			json_object_put(o);
+		}
+	}
+	pthread_mutex_unlock(&es->mu);
+	if (!best)
+		return 0;
+	struct json_object *dev;
+	json_object_object_get_ex(best, "devices", &dev);
+	json_object_object_foreach(dev, name, val)
+	{
+		if (n >= max || n >= STORE_MAX_CONTACTS)
+			break;
+		if (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) <= 0)
+			continue;
+		snprintf(out[n].device, sizeof(out[n].device), "%s", name);
+		out[n++].unix_ms = (uint64_t)json_object_get_int64(val);
+	}
+	json_object_put(best);
+	return n;
 }

@@ -484,18 +484,24 @@ class Client:
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
-                    dry_run=False, partition=None, hosts=None, relabel=False):
+                    dry_run=False, partition=None, hosts=None, relabel=False,
+                    free_ports=False):
         """Rewire to a topology spec, to the finder's pick for a workload
         (collective and size_bytes), or one partition of the config to its
         own topology (partition alone). With hosts (a list of host names, or
         a hostlist expression such as "h[0-15]"), a partition made at run
         time: those hosts, named partition, aimed at topology, held for that
         name until release_partition (relabel: the topology renumbered over
-        the hosts for the fewest moves). Returns the Response."""
+        the hosts for the fewest moves). free_ports: a topology or workload
+        on the ports no held partition has alone, the held partitions'
+        circuits left as they are. Returns the Response."""
         req = control_pb2.Request()
         rq = req.reconfigure
         if topology and collective:
             raise ValueError("give a topology or a workload, not both")
+        if free_ports and (hosts is not None or relabel or partition):
+            raise ValueError("free_ports aims the fabric's topology or workload: not with "
+                             "partition= or hosts=")
         if hosts is not None or relabel:
             if isinstance(hosts, str):
                 hosts = expand_hostlist(hosts)
@@ -523,6 +529,8 @@ class Client:
             raise ValueError("give topology=SPEC, collective= and size_bytes=, or partition=")
         if dry_run:
             rq.dry_run = True
+        if free_ports:
+            rq.free_ports = True
         return self.call(req)
 
     def release_partition(self, name):

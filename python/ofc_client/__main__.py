@@ -54,6 +54,9 @@ def _parser():
                                    "(a hostlist: h[0-15],x1)")
     r.add_argument("--relabel", action="store_true",
                    help="renumber the topology over --hosts for the fewest moves")
+    r.add_argument("--free-ports", action="store_true",
+                   help="the TOPOLOGY on the ports no held partition has: the held "
+                        "partitions' circuits stay as they are")
     r.add_argument("--dry-run", action="store_true")
     rel = sub.add_parser("release")
     rel.add_argument("partition", help="a partition made at run time (reconfigure --hosts)")
@@ -71,6 +74,9 @@ def _client(a):
 
 
 def _reconfigure(ofc, a):
+    if a.free_ports and (a.hosts is not None or a.partition):
+        _usage("reconfigure --free-ports aims the fabric's TOPOLOGY: not with --partition "
+               "or --hosts")
     if a.hosts is not None or a.relabel:
         if not (a.hosts and a.partition and a.topology):
             _usage("reconfigure --hosts makes a partition: give --partition NAME, --hosts "
@@ -82,7 +88,7 @@ def _reconfigure(ofc, a):
         _usage("reconfigure needs a TOPOLOGY, or --partition")
     try:
         r = ofc.reconfigure(topology=a.topology, partition=a.partition, hosts=a.hosts,
-                            relabel=a.relabel, dry_run=a.dry_run)
+                            relabel=a.relabel, dry_run=a.dry_run, free_ports=a.free_ports)
     except ValueError as e:  # (a malformed hostlist)
         _usage(f"--hosts {a.hosts}: {e}")
     print(r.message)

@@ -112,6 +112,22 @@ grep -q "(--server): https://127.0.0.1:1: .*; https://127.0.0.1:2: " "$TMP/err" 
 expect_error 2 "ofc: --socket '$TMP/a.sock,': an empty address in the list" \
 	$OFC --socket "$TMP/a.sock," status
 
+# ---- a follower shows the leader's last contact with the device --------------------
+# (a follower talks to no device: the leader's registration carries its
+# contacts, rewritten every half lease)
+$OFC --socket "$TMP/$L.sock" status --json >"$TMP/lead.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["devices"][0]; sys.exit(0 if d.get("last_contact_unix_ms", 0) > 0 and "last_contact_by" not in d else 1)' "$TMP/lead.json" &&
+	ok || bad "the leader's own contact, unlabelled" "$(cat "$TMP/lead.json")"
+deadline 15
+until $OFC --socket "$TMP/$F1.sock" status --json >"$TMP/f1.json" 2>/dev/null &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["devices"][0]; sys.exit(0 if d.get("last_contact_by") == sys.argv[2] and d.get("last_contact_unix_ms", 0) > 0 else 1)' "$TMP/f1.json" "$L" ||
+	past $_end; do sleep 0.2; done
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["devices"][0]; l=json.load(open(sys.argv[3]))["devices"][0]; sys.exit(0 if d.get("last_contact_by") == sys.argv[2] and 0 < d["last_contact_unix_ms"] <= l["last_contact_unix_ms"] and not d.get("commands") else 1)' "$TMP/f1.json" "$L" "$TMP/lead.json" &&
+	ok || bad "a follower's device: the leader's last contact, named" "$(cat "$TMP/f1.json")"
+$OFC --socket "$TMP/$F1.sock" cluster status >"$TMP/out" 2>&1
+grep -q "^  devices    1: 0 reachable, 1 answered the leader ($L) within [0-9.]* s$" "$TMP/out" && ok ||
+	bad "cluster status from a follower: the device answered the leader" "$(cat "$TMP/out")"
+
 # ---- a tenant's partition from the CLI: reconfigure --hosts, release ---------------
 expect_stdout_has "committed transaction" $OFC --socket "$ALL" reconfigure --partition t-a \
 	--topology ring:4 --hosts 'h[4-7]'

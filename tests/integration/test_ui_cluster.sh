@@ -3,7 +3,8 @@
 # operator's page"): two replicas on etcd, a gateway before each; the page,
 # in Debian's chromium by Playwright (tests/ui/ui_cluster.mjs), opened on
 # the follower's gateway names the leader, and after kill -9 of the leader
-# names the follower that took over. Skipped without chromium, node, npm
+# names the follower that took over; the follower's device row shows the
+# leader's last contact with the switch, named. Skipped without chromium, node, npm
 # or etcd.
 SUITE=ui-cluster
 . "$(dirname "$0")/lib.sh"
@@ -55,9 +56,12 @@ done
 wait_leader 20 r1 r2 && ok || bad "no replica leads" "$(tail -3 "$TMP/r1.log")"
 if [ "$LEADER" = r1 ]; then FOLLOWER=r2; else FOLLOWER=r1; fi
 eval "_pid=\$${LEADER}_pid"
+# the leader talks to the switch (the follower never does)
+expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology torus:8x8
 eval "_url=\$GW_$FOLLOWER"
 
-UI_URL=$_url UI_PKI=$C UI_LEADER=$LEADER UI_NEW_LEADER=$FOLLOWER UI_KILL_PID=$_pid \
+eval "_lurl=\$GW_$LEADER"
+UI_URL=$_url UI_LEADER_URL=$_lurl UI_PKI=$C UI_LEADER=$LEADER UI_NEW_LEADER=$FOLLOWER UI_KILL_PID=$_pid \
 	UI_SHOTS="$BUILD/ui-shots" CHROMIUM=$CHROMIUM timeout 120 node tests/ui/ui_cluster.mjs >"$TMP/driver.out" 2>&1
 grep '^FAIL\|^      \|named' "$TMP/driver.out"
 dp=$(sed -n 's/^ui-driver: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$TMP/driver.out")

@@ -1,7 +1,10 @@
 // The operator's page before replicated ofcd (tests/integration/
 // test_ui_cluster.sh): opened on a follower's gateway, it names the leader;
-// once the leader is killed (UI_KILL_PID, kill -9), it names the new one.
-// Environment: UI_URL, UI_PKI (admin.pem, admin.key), UI_LEADER,
+// once the leader is killed (UI_KILL_PID, kill -9), it names the new one;
+// its device row shows the leader's last contact with the device, named.
+// The dead leader's own page (UI_LEADER_URL, its gateway) then says its
+// replica is not answering. Environment: UI_URL, UI_LEADER_URL, UI_PKI
+// (admin.pem, admin.key), UI_LEADER,
 // UI_KILL_PID, UI_NEW_LEADER, UI_SHOTS, CHROMIUM. Prints failed checks and
 // "ui-driver: P passed, F failed"; exits 1 if any failed.
 import { mkdirSync } from "node:fs";
@@ -26,11 +29,17 @@ async function main() {
 	const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox"] });
 	const errors = [];
 	try {
+		const LURL = env("UI_LEADER_URL");
 		const ctx = await browser.newContext({
 			ignoreHTTPSErrors: true,
-			clientCertificates: [{ origin: URL, certPath: `${PKI}/admin.pem`, keyPath: `${PKI}/admin.key` }],
+			clientCertificates: [{ origin: URL, certPath: `${PKI}/admin.pem`, keyPath: `${PKI}/admin.key` },
+				{ origin: LURL, certPath: `${PKI}/admin.pem`, keyPath: `${PKI}/admin.key` }],
 		});
 		const page = await ctx.newPage();
+		// the leader's own gateway too: its page outlives its replica
+		const lpage = await ctx.newPage();
+		await lpage.goto(LURL + "/ui/");
+		await lpage.locator(`#replicas [data-this-replica="${env("UI_LEADER")} leader"]`).waitFor({ timeout: 10000 }).catch(() => {});
 		page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
 		page.on("pageerror", (e) => errors.push(e.message));
 		await page.goto(URL + "/ui/");
@@ -44,6 +53,22 @@ async function main() {
 			check(lc > Date.now() - 30000 && lc <= Date.now() + 1000, `the page lists replica ${r} with a recent last contact`,
 				`${lc} (now ${Date.now()}): ${await page.locator("#replicas").textContent()}`);
 		}
+		// a follower talks to no device: its row shows the leader's last
+		// contact, named (the leader's registration carries it)
+		const dev = `#devices [data-contact-by="${env("UI_LEADER")}"]`;
+		await page.locator(dev).first().waitFor({ timeout: 15000 }).catch(() => {});
+		const dlc = Number(await page.locator(dev).first().getAttribute("data-last-contact", { timeout: 1000 }).catch(() => 0));
+		const drow = await page.locator("#devices").textContent();
+		check(dlc > Date.now() - 60000 && dlc <= Date.now() + 1000 && drow.includes(`(${env("UI_LEADER")})`) && !drow.includes("never"),
+			`the follower's page shows the device's last contact by ${env("UI_LEADER")}`, `${dlc}: ${drow}`);
+		// a follower's lease keeps its registration alone: no "lease 0.4 of
+		// 2 s" as if its leadership ran out; the leader's row has its lease
+		const head = await page.locator("#replicas p").first().textContent();
+		const frow = await page.locator(`#replicas tr:has([data-replica="${env("UI_NEW_LEADER")}"])`).textContent();
+		const lrow = await page.locator(`#replicas tr:has([data-replica="${env("UI_LEADER")}"])`).textContent();
+		check(/this replica: \S+ \(follower\)/.test(head) && !/lease [0-9.]+ of/.test(head) && /registered/.test(frow) &&
+			/[0-9]\.[0-9] s/.test(lrow), "the follower's page shows no lease for a follower, the leader's for the leader",
+			`${head} | ${frow} | ${lrow}`);
 		await page.screenshot({ path: `${SHOTS}/replicas-before.png`, fullPage: true });
 		const t0 = Date.now();
 		process.kill(Number(env("UI_KILL_PID")), "SIGKILL");
@@ -53,6 +78,15 @@ async function main() {
 			await page.locator("#replicas").textContent());
 		console.log(`ui-driver: the new leader named ${Date.now() - t0} ms after the kill`);
 		await page.screenshot({ path: `${SHOTS}/replicas-after.png`, fullPage: true });
+		// the dead leader's page: its replica named as silent, not as leading,
+		// and an alarm that the page hears nothing
+		const silent = `#replicas [data-this-replica="${env("UI_LEADER")} silent"]`;
+		await lpage.locator(silent).waitFor({ timeout: 15000 }).catch(() => {});
+		const lhead = await lpage.locator("#replicas p").first().textContent().catch(() => "");
+		check((await lpage.locator(silent).count()) === 1 && /NOT ANSWERING since/.test(lhead) && !/\(leader\)/.test(lhead.split("this replica:")[1] || "") &&
+			(await lpage.locator('#alarms tr:has-text("this page hears nothing") [data-severity="major"]').count()) === 1,
+			"the dead leader's page says its replica is not answering, not that it leads", lhead);
+		await lpage.screenshot({ path: `${SHOTS}/replicas-dead.png`, fullPage: true });
 		// (a stream cut off as its replica goes is not an error the page logs)
 		check(errors.length === 0, "the page logs no console errors", errors.slice(0, 3).join(" | "));
 	} finally {

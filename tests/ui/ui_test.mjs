@@ -105,6 +105,13 @@ async function main() {
 			(await waitFor(admin, 'svg g.host.down[data-host="h60"]', MARK_WITHIN)) >= 0,
 			"a failed link is drawn dashed and a failed host filled");
 		console.log(`ui-driver: h5:0 marked ${took} ms after ofc fail began (it answered in ${answered} ms)`);
+		// The alarm list: each failure in effect, a major one, with its age.
+		await waitFor(admin, '#alarms tr:has-text("failed: h60")', 5000);
+		const alarms = await admin.locator("#alarms").textContent();
+		check((await admin.locator('#alarms tr:has-text("failed: h5:0") [data-severity="major"]').count()) === 1 &&
+			(await admin.locator('#alarms tr:has-text("failed: h60") [data-severity="major"]').count()) === 1 &&
+			/failed: h5:0[0-9]+ s/.test(alarms),
+			"the alarm list has h5:0 and h60 failed, major, with their age", alarms.slice(0, 600));
 
 		// A partition of its own, started by the tenant through the API (as
 		// its Slurm prolog would), and one of the admin's: each page sees
@@ -120,6 +127,25 @@ async function main() {
 		const plain = await admin.locator('svg line.circuit[data-partition=""]').first().getAttribute("stroke", { timeout: 2000 });
 		check(stroke && stroke !== plain, "slurm-job-7's circuits have a colour of their own", `${stroke} vs ${plain}`);
 		check((await admin.locator(job).count()) === 4, "a ring of 4: 4 circuits coloured", `${await admin.locator(job).count()}`);
+		// A partition's colour is its name's: the same on the admin's page
+		// (which has ops-1 too, first) and the tenant's (which has only
+		// slurm-job-7), and after a reload.
+		const tstroke = await tenant.locator(job).first().getAttribute("stroke", { timeout: 2000 });
+		await admin.reload();
+		await admin.locator("#live.on").waitFor({ timeout: 10000 });
+		await waitFor(admin, job, 5000);
+		const again = await admin.locator(job).first().getAttribute("stroke", { timeout: 2000 });
+		check(tstroke === stroke && again === stroke, "slurm-job-7 has one colour on every page and after a reload",
+			`admin ${stroke}, tenant ${tstroke}, admin reloaded ${again}`);
+		// Per-port detail on hover: the host, its partition, each port's circuit.
+		const hover = await admin.locator('svg g.host[data-host="h32"] > title').textContent();
+		check(/^h32 · partition slurm-job-7\n/.test(hover) && /\nport [0-3] → h3[3-5]:[0-3] \(ocs0 [0-9]+→[0-9]+, slurm-job-7\)/.test(hover) &&
+			/\nport [0-3] ← h3[3-5]:[0-3] \(ocs0 /.test(hover), "h32's hover: its partition and its ports' circuits", hover);
+		// A Slurm job's partition shows its job id.
+		await waitFor(tenant, '#partitions [data-partition="slurm-job-7"]', 5000);
+		check((await tenant.locator('#partitions [data-slurm-job="7"]').count()) === 1 &&
+			(await admin.locator('#partitions [data-slurm-job]').count()) === 1,
+			"slurm-job-7 is listed as Slurm job 7 (ops-1 as none)");
 		await waitFor(admin, '#partitions [data-partition="ops-1"]', 5000);
 		// The transactions seen: who asked, what for, what it changed, how long.
 		const tx = await admin.locator("#transactions").textContent();
@@ -158,6 +184,29 @@ async function main() {
 			(await tenant.locator('button[data-action="restore"]').count()) === 0,
 			"the tenant may release its partition and restore nothing");
 		await admin.screenshot({ path: `${SHOTS}/admin.png`, fullPage: true });
+		// The layout from 800 to 2,560 px wide: nothing wider than the
+		// window, the release button in view, the fabric drawn large
+		// (an 8x8 grid filled 230 of 1,000 px).
+		for (const width of [800, 1280, 1600, 2560]) {
+			await tenant.setViewportSize({ width, height: 900 });
+			await tenant.waitForTimeout(100);
+			const L = await tenant.evaluate(() => {
+				const b = document.querySelector('button[data-action="release"][data-arg="slurm-job-7"]');
+				const r = b ? b.getBoundingClientRect() : null;
+				const sec = document.getElementById("fabric").getBoundingClientRect();
+				const hosts = [...document.querySelectorAll("#fabric g.host rect")].map((e) => e.getBoundingClientRect());
+				const x0 = Math.min(...hosts.map((h) => h.left)), x1 = Math.max(...hosts.map((h) => h.right));
+				const y0 = Math.min(...hosts.map((h) => h.top)), y1 = Math.max(...hosts.map((h) => h.bottom));
+				return { scroll: document.documentElement.scrollWidth, inner: window.innerWidth, btn: r && { l: r.left, r: r.right, w: r.width },
+					section: sec.width, drawn: Math.max(x1 - x0, y1 - y0), vh: window.innerHeight };
+			});
+			check(L.scroll <= L.inner && L.btn && L.btn.w > 0 && L.btn.l >= 0 && L.btn.r <= L.inner,
+				`at ${width} px: nothing wider than the window, the release button in view`, JSON.stringify(L));
+			check(L.drawn >= 0.6 * Math.min(L.section, 0.6 * L.vh),
+				`at ${width} px: the fabric drawn in most of the room it has`, JSON.stringify(L));
+			if (width === 800 || width === 1600) await tenant.screenshot({ path: `${SHOTS}/tenant-${width}.png`, fullPage: true });
+		}
+		await tenant.setViewportSize({ width: 1280, height: 900 });
 		// docs/ofcd.md's picture: the top of the admin's page, small
 		await admin.setViewportSize({ width: 1000, height: 640 });
 		await admin.screenshot({ path: `${SHOTS}/docs.png` });

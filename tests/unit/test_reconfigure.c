@@ -4,7 +4,9 @@
  * apply commits, and again changes nothing (skip_empty: no transaction);
  * a partition by name is aimed at alone, an unknown one is a usage error
  * at RECONF_AIM; a target callback's ctl is the one planned; the last
- * commit's renumbering is kept and told. */
+ * commit's renumbering is kept and told; free_ports aims every port but a
+ * kept partition's, whose cross-connects stay as read, and refuses what
+ * would take a port a kept cross-connect holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,6 +255,94 @@ static void test_keeps_numbering(void **state)
 	reconfigure_result_free(&r);
 }
 
+/* Switch ports 1..8 are jobA's (h0..h3, 2 ports each, sequential). */
+static bool jobs_port(uint32_t p)
+{
+	return p >= 1 && p <= 8;
+}
+
+static bool holds(const struct device_state *s, struct xconn x)
+{
+	for (uint32_t k = 0; k < s->nxc; k++)
+		if (s->xc[k].in == x.in && s->xc[k].out == x.out)
+			return true;
+	return false;
+}
+
+static void test_free_ports(void **state)
+{
+	struct world *w = *state;
+	const struct partition *keep[] = {&w->circ->partitions[0]}; /* jobA */
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	/* jobA at its own topology: its circuits among its ports alone */
+	struct reconfigure_req part = {.partition_name = "jobA"};
+	assert_int_equal(run(w, w->circ, &part, &r, &err), 0);
+	reconfigure_result_free(&r);
+	struct device_state before;
+	state_init(&before, DEV_SWITCH);
+	state_copy(&before, &w->sim.state);
+	assert_int_equal(before.nxc, 8);
+
+	/* the fabric's circulant on the other ports: jobA's 8 kept as read */
+	struct reconfigure_req q = {.free_ports = true, .keep = keep, .nkeep = 1};
+	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
+	assert_true(r.applied);
+	assert_int_equal(r.kept_circuits, 8);
+	reconfigure_result_free(&r);
+	struct ctl *c = open_ctl(w, w->circ);
+	struct device_state want;
+	uint32_t free_arcs = 0;
+	ctl_fabric_target(c, 0, &want);
+	for (uint32_t k = 0; k < before.nxc; k++)
+		assert_true(holds(&w->sim.state, before.xc[k]));
+	for (uint32_t k = 0; k < want.nxc; k++)
+		if (!jobs_port(want.xc[k].in) && !jobs_port(want.xc[k].out)) {
+			assert_true(holds(&w->sim.state, want.xc[k]));
+			free_arcs++;
+		}
+	assert_true(free_arcs > 0);
+	assert_int_equal(w->sim.state.nxc, before.nxc + free_arcs);
+	state_free(&want);
+	ctl_close(c);
+
+	/* not with a partition */
+	struct reconfigure_req both = {
+	    .free_ports = true, .keep = keep, .nkeep = 1, .partition_name = "jobA"};
+	assert_int_equal(run(w, w->circ, &both, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_AIM);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	reconfigure_result_free(&r);
+
+	/* nothing kept: the whole fabric's plan, as a plain one */
+	struct reconfigure_req none = {.free_ports = true, .dry_run = true};
+	assert_int_equal(run(w, w->biring, &none, &r, &err), 0);
+	uint32_t none_ops = w->planned_ops;
+	reconfigure_result_free(&r);
+	struct reconfigure_req plain = {.dry_run = true};
+	assert_int_equal(run(w, w->biring, &plain, &r, &err), 0);
+	assert_int_equal(w->planned_ops, none_ops);
+	reconfigure_result_free(&r);
+
+	/* the whole circulant: jobA's hosts joined to the others; biring:8
+	 * on the free ports needs ports those kept cross-connects hold */
+	struct reconfigure_req whole = {0};
+	assert_int_equal(run(w, w->circ, &whole, &r, &err), 0);
+	reconfigure_result_free(&r);
+	state_copy(&before, &w->sim.state);
+	struct reconfigure_req over = {.free_ports = true, .keep = keep, .nkeep = 1};
+	assert_int_equal(run(w, w->biring, &over, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_AIM);
+	assert_non_null(strstr(err.msg, "joins a port of partition 'jobA' to a free port the "
+					"target needs"));
+	assert_non_null(strstr(err.msg, "nothing was planned"));
+	assert_int_equal(w->planned_ops, 0);
+	assert_true(state_equal(&before, &w->sim.state));
+	reconfigure_result_free(&r);
+	state_free(&before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +352,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_partition_by_name, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_target_planned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keeps_numbering, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_free_ports, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
