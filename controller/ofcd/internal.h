@@ -1101,6 +1101,7 @@ struct held_stage {
 	uint32_t nadd;
 	char **drop_why; /* per d->w.held as staged (nstaged): NULL kept, else why */
 	uint32_t nstaged, ndrop;
+	uint64_t now_ms; /* a new hold's since, alike in the store and in memory */
 };
 void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
 		const struct fabric *f, struct held_stage *hs);
