@@ -26,6 +26,7 @@
 void changed(struct ofcd *d)
 {
 	d->loop.version++;
+	state_delta_changed(d);
 }
 
 /* ---- connections: output ------------------------------------------------------------ */

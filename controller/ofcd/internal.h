@@ -675,6 +675,7 @@ struct ofcd_loop {
 	bool cl_reload;
 	/* event_log.c: the fabric's event log as this replica sent it */
 	struct event_log *evlog;
+	struct state_delta *delta; /* what the last event's delta described (state_delta.c) */
 };
 
 /* plan_ahead.c: run-time partitions planned ahead, off the queue, by a

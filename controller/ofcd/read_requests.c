@@ -171,8 +171,9 @@ int get_state(const struct request *rq)
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
 	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
 			   (authz_sees_all(&rq->who) ? 0u : 4u);
+	Ofc__V1__State at = OFC__V1__STATE__INIT;
 	const uint8_t *body;
-	uint8_t idbuf[16];
+	uint8_t idbuf[64];
 	size_t len, idlen;
 
 	if (authz_is_tenant(rq->who.p))
@@ -180,8 +181,14 @@ int get_state(const struct request *rq)
 	/* A follower computes the state's schedule when asked (state_schedule.c). */
 	state_schedule_check(c->d, true);
 	state_answer(c->d, variant, &body, &len);
+	/* The id, and where in the event log this state stands (it moves on
+	 * without the cached body changing): merged into the body's State. */
 	idr.has_id = 1;
 	idr.id = id;
+	at.has_event_seq = at.has_event_log = 1;
+	at.event_seq = event_log_seq(c->d, &at.event_log);
+	idr.body_case = OFC__V1__RESPONSE__BODY_STATE;
+	idr.state = &at;
 	idlen = protobuf_c_message_pack(&idr.base, idbuf);
 	if (len + idlen > c->d->o.max_frame) {
 		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,

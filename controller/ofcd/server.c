@@ -488,6 +488,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		loop_add(d->loop.ev, d->loop.sig_fd, LOOP_READ, signal_event, d);
 	}
 	conn_listeners(d, true);
+	state_delta_start(d);
 	loop_add(d->loop.ev, d->wake_fd, LOOP_READ, wake_event, d);
 	d->loop.sweep_timer = loop_timer(d->loop.ev, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
@@ -593,6 +594,7 @@ void ofcd_close(struct ofcd *d)
 	job_free(d->loop.planner_job);
 	job_free(d->loop.cluster_job);
 	event_log_free(d);
+	state_delta_free(d);
 	planner_abandon(d->loop.planner);
 	/* Streams still running free themselves (stream.c). */
 	for (uint32_t i = 0; i < d->loop.nstreams; i++) {
