@@ -154,6 +154,9 @@ void event_log_pull(struct ofcd *d);
 void event_log_synced(struct ofcd *d);
 void event_log_resume(struct ofcd *d, struct conn *c, uint64_t after, uint64_t log);
 void event_log_free(struct ofcd *d);
+/* The events waiting for the end of the loop pass written (a leader's)
+ * and sent now: a stopping ofcd's last, which the pass may not reach. */
+void event_log_flush(struct ofcd *d);
 /* The last event numbered, sent or seen (its log in *log): where a state
  * read now stands in the log. */
 uint64_t event_log_seq(struct ofcd *d, uint64_t *log);
@@ -164,6 +167,7 @@ uint64_t event_log_seq(struct ofcd *d, uint64_t *log);
 void state_delta_attach(struct ofcd *d, Ofc__V1__Event *e, struct arena *a);
 void state_delta_changed(struct ofcd *d);
 void state_delta_start(struct ofcd *d);
+void state_delta_flush(struct ofcd *d); /* the end of the pass's, now */
 void state_delta_free(struct ofcd *d);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);

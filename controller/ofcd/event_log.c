@@ -454,6 +454,17 @@ static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx)
 	return LOOP_NOMORE;
 }
 
+void event_log_flush(struct ofcd *d)
+{
+	struct event_log *el = d->loop.evlog;
+	uint64_t id = el ? el->timer : 0;
+
+	if (!id)
+		return;
+	loop_timer_del(d->loop.ev, id);
+	flush_timer(d->loop.ev, id, d);
+}
+
 /* ---- a watcher resuming ---------------------------------------------------------------- */
 
 void event_log_resume(struct ofcd *d, struct conn *c, uint64_t after, uint64_t log)

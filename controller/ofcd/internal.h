@@ -588,7 +588,7 @@ struct ofcd_loop {
 	struct {
 		uint8_t *buf;
 		size_t len;
-		uint64_t version;
+		uint64_t version, seq, log; /* seq, log: where in the event log it stands */
 		bool valid;
 	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */

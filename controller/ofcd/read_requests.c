@@ -27,7 +27,12 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	struct arena a = {0};
 	char msg[900];
 
-	if (d->loop.cache[variant].valid && d->loop.cache[variant].version == d->loop.version) {
+	uint64_t log, seq = event_log_seq(d, &log);
+
+	/* (where in the event log it stands is in the answer: a new event
+	 * makes a new one, though nothing else changed) */
+	if (d->loop.cache[variant].valid && d->loop.cache[variant].version == d->loop.version &&
+	    d->loop.cache[variant].seq == seq && d->loop.cache[variant].log == log) {
 		*buf = d->loop.cache[variant].buf;
 		*len = d->loop.cache[variant].len;
 		return;
@@ -111,10 +116,15 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	r.message = msg;
 	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
 	r.state = st;
+	st->has_event_seq = st->has_event_log = 1;
+	st->event_seq = seq;
+	st->event_log = log;
 	free(d->loop.cache[variant].buf);
 	response_pack(&r, &d->loop.cache[variant].buf, &d->loop.cache[variant].len);
 	d->loop.cache[variant].valid = true;
 	d->loop.cache[variant].version = d->loop.version;
+	d->loop.cache[variant].seq = seq;
+	d->loop.cache[variant].log = log;
 	for (uint32_t i = 0; ro && i < s->ndevs; i++)
 		s->devs[i]->error = (char *)errs[i];
 	for (size_t i = 0; creds && i < nsw + nrg; i++) {
@@ -134,6 +144,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->queue = NULL;
 	st->n_queue = 0;
 	st->cluster = NULL;
+	st->has_event_seq = st->has_event_log = 0;
 	arena_free(&a);
 	*buf = d->loop.cache[variant].buf;
 	*len = d->loop.cache[variant].len;
@@ -171,9 +182,8 @@ int get_state(const struct request *rq)
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
 	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
 			   (authz_sees_all(&rq->who) ? 0u : 4u);
-	Ofc__V1__State at = OFC__V1__STATE__INIT;
 	const uint8_t *body;
-	uint8_t idbuf[64];
+	uint8_t idbuf[16];
 	size_t len, idlen;
 
 	if (authz_is_tenant(rq->who.p))
@@ -181,14 +191,8 @@ int get_state(const struct request *rq)
 	/* A follower computes the state's schedule when asked (state_schedule.c). */
 	state_schedule_check(c->d, true);
 	state_answer(c->d, variant, &body, &len);
-	/* The id, and where in the event log this state stands (it moves on
-	 * without the cached body changing): merged into the body's State. */
 	idr.has_id = 1;
 	idr.id = id;
-	at.has_event_seq = at.has_event_log = 1;
-	at.event_seq = event_log_seq(c->d, &at.event_log);
-	idr.body_case = OFC__V1__RESPONSE__BODY_STATE;
-	idr.state = &at;
 	idlen = protobuf_c_message_pack(&idr.base, idbuf);
 	if (len + idlen > c->d->o.max_frame) {
 		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,

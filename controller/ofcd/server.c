@@ -33,6 +33,10 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 	bool pending = false;
 
 	(void)id;
+	/* The last change described and the last events written and sent
+	 * before the loop ends (their own timers may come after this one). */
+	state_delta_flush(d);
+	event_log_flush(d);
 	for (size_t i = 0; i < d->loop.nconns; i++)
 		pending |= !d->loop.conns[i]->dead && conn_unsent(d->loop.conns[i]) > 0;
 	if (!pending || now_seconds() > d->loop.drain_deadline) {
@@ -528,6 +532,10 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	ofcd_planner_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop.ev, err);
+	/* (what came after the drain's last turn: to the store, for the
+	 * replicas' watchers) */
+	state_delta_flush(d);
+	event_log_flush(d);
 	pthread_mutex_lock(&d->jobs.mu);
 	d->jobs.stop = true;
 	pthread_cond_broadcast(&d->jobs.cond);

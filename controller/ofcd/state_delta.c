@@ -359,6 +359,16 @@ void state_delta_start(struct ofcd *d)
 	arena_free(&a);
 }
 
+void state_delta_flush(struct ofcd *d)
+{
+	uint64_t id = d->loop.delta ? d->loop.delta->timer : 0;
+
+	if (!id)
+		return;
+	loop_timer_del(d->loop.ev, id);
+	delta_timer(d->loop.ev, id, d);
+}
+
 void state_delta_changed(struct ofcd *d)
 {
 	if (!d->loop.ev || !describes(d))

@@ -3,7 +3,8 @@
 # ofc_client.state_copy) equals a fresh read byte for byte after a run of
 # mutations: on a single ofcd, and on replicas (a follower's watch, the
 # leader's, across a failover, where the new leader's first event says read
-# again).
+# again). A leader stopped during a transaction writes its end's events to
+# the store's log before it exits.
 SUITE=state_delta
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -67,13 +68,13 @@ stop_all_emus
 three_replicas 0
 wait_leader 30 r1 r2 r3 && ok || bad "no leader" "$(tail -5 "$TMP/r1.log")"
 FOL=$(others "$LEADER" | cut -d' ' -f1)
-eval "lpid=\$${LEADER}_pid"
-$PY - "$TMP" "$LEADER" "$FOL" "$lpid" $(others "$LEADER") >"$TMP/cluster.out" 2>&1 <<'PY' && ok || bad "replicas: the copies from deltas are the reads, across a failover" "$(cat "$TMP/cluster.out")"
-import os, signal, sys, time
+$PY - "$TMP" "$LEADER" "$FOL" "r1:$r1_pid r2:$r2_pid r3:$r3_pid" $(others "$LEADER") >"$TMP/cluster.out" 2>&1 <<'PY' && ok || bad "replicas: the copies from deltas are the reads, across a failover" "$(cat "$TMP/cluster.out")"
+import os, signal, sys, threading, time
 from ofc_client import Client, control_pb2
 from state_follow import Follower
 
-tmp, leader, fol, lpid, rest = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+tmp, leader, fol, rest = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5:]
+pid = {n: int(p) for n, p in (x.split(":") for x in sys.argv[4].split())}
 sock = lambda n: f"{tmp}/{n}.sock"
 on_leader, on_follower = Follower(sock(leader)), Follower(sock(fol))
 on_leader.start()
@@ -92,7 +93,7 @@ print("before the failover:", len(on_follower.events), "events on", fol)
 
 # The leader killed; the copy kept on the follower follows on.
 on_leader.stop = True
-os.kill(lpid, signal.SIGKILL)
+os.kill(pid[leader], signal.SIGKILL)
 new, end = None, time.monotonic() + 40
 while not new and time.monotonic() < end:
     for r in rest:
@@ -114,5 +115,44 @@ for where in (fol, new):
 print("after it:", len(on_follower.events), "events, read again", on_follower.rereads)
 assert on_follower.rereads == 1, f"read again {on_follower.rereads} times (once: the new leader's first event)"
 assert sorted(h.name for h in on_follower.copy.state.held) == ["jB", "jC"], on_follower.copy.state.held
+on_follower.stop = True
+
+# A leader stopped (SIGTERM) while a transaction runs finishes it, and
+# the events of its end reach the store's log before it exits: the last
+# replica, leading next, has them.
+last = [r for r in rest if r != new][0]
+res = {}
+def reconf():
+    try:
+        res["r"] = c.reconfigure("ring:4", partition="jE", hosts="h[40-43]")
+    except Exception as e:
+        res["e"] = e
+w = Client(sock(new), timeout=30).watch(idle_timeout=20)
+t = threading.Thread(target=reconf)
+t.start()
+for ev in w:
+    if ev.kind == control_pb2.Event.KIND_TRANSACTION_STARTED:
+        txn = ev.transaction
+        break
+else:
+    raise AssertionError("no transaction started")
+os.kill(pid[new], signal.SIGTERM)
+t.join(30)
+assert "r" in res, f"the reconfigure during the stop: {res}"
+end = time.monotonic() + 40
+got = []
+while time.monotonic() < end:
+    try:
+        got = list(Client(sock(last), timeout=5).watch(idle_timeout=1))
+    except Exception:
+        got = []
+    if any(e.kind == control_pb2.Event.KIND_TRANSACTION_COMMITTED and e.transaction == txn
+           for e in got):
+        break
+    time.sleep(0.3)
+kinds = [(control_pb2.Event.Kind.Name(e.kind), e.transaction) for e in got]
+assert ("KIND_TRANSACTION_COMMITTED", txn) in kinds, f"transaction {txn}'s end lost: {kinds}"
+assert any(e.kind == control_pb2.Event.KIND_REQUEST_DONE and e.partition == "jE" for e in got), kinds
+print("the stopped leader's last events kept:", [k for k in kinds if k[1] == txn])
 PY
 finish
