@@ -394,10 +394,13 @@
 			if (!given.length) continue;
 			const list = s[k] || (s[k] = []);
 			const where = new Map(list.map((e, i) => [e.name, i]));
+			const patched = new Set((d.circuits || []).map((p) => p.device));
 			for (const e of given) {
-				/* (a device keeps its counters, which a delta does not carry) */
+				/* (a device keeps its counters, which a delta does not carry,
+				 * and its circuits when a patch changes them) */
 				const old = where.has(e.name) ? list[where.get(e.name)] : null;
 				const keep = k === "devices" && old ? {last_contact_unix_ms: old.last_contact_unix_ms, commands: old.commands, errors: old.errors} : {};
+				if (k === "devices" && old && patched.has(e.name)) keep.circuits = old.circuits;
 				const merged = Object.assign({}, e);
 				for (const c of Object.keys(keep)) if (keep[c] !== undefined) merged[c] = keep[c];
 				if (old) list[where.get(e.name)] = merged;
@@ -405,6 +408,17 @@
 			}
 		}
 		for (const k of d.cleared || []) delete s[k];
+		/* a switch's circuits changed in part: the copy's less those
+		 * removed, plus those added, in (in_port, out_port) order */
+		for (const p of d.circuits || []) {
+			const dev = (s.devices || []).find((x) => x.name === p.device);
+			if (!dev) continue;
+			const key = (c) => c.in_port + ">" + c.out_port;
+			const gone = new Set((p.removed || []).map(key));
+			const list = (dev.circuits || []).filter((c) => !gone.has(key(c))).concat(p.added || []);
+			list.sort((a, b) => a.in_port - b.in_port || a.out_port - b.out_port);
+			dev.circuits = list;
+		}
 	}
 
 	/* One logged event's place against the copy's: applied (true), already
@@ -534,8 +548,12 @@
 		if (state && /TRANSACTION_(COMMITTED|ROLLED_BACK)/.test(e.kind || "")) delete state.transaction;
 		if (state && e.ticket && /REQUEST_(DONE|REFUSED|CANCELLED)|FAILURE_(REPORTED|RESTORED)/.test(e.kind || ""))
 			state.queue = (state.queue || []).filter((q) => String(q.ticket) !== String(e.ticket));
-		/* the workload's schedule landed: no longer being computed */
-		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state) delete state.schedule_computing_since_unix_ms;
+		/* the workload's schedule re-planned or landed (a delta does not
+		 * carry it: each replica computes its own) */
+		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state) {
+			delete state.schedule_computing_since_unix_ms;
+			if (e.schedule) state.schedule = e.schedule; /* (absent: none survives, or too large for an event) */
+		}
 		if (e.kind === "KIND_LEADER_CHANGED" && state && state.cluster) {
 			/* who leads now, and this replica's role: named at once */
 			state.cluster.leader = e.leader;

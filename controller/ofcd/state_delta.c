@@ -32,12 +32,15 @@
 
 /* The top-level fields of State a copy keeps whole, by number (devices, 1,
  * and held, 200, are kept by entry). Not kept, as each replica answers
- * them for itself or they move with every request: transaction, queue,
+ * them for itself or they move with every request: schedule (each
+ * replica computes the state's schedule itself, at times in another form,
+ * reduced or explicit; KIND_SCHEDULE_REPLANNED carries the leader's),
+ * transaction, queue,
  * fabric (with_fabric), config_file (each replica's own), daemon_pid,
  * schedule_computing_since_unix_ms, state_dir, state_dir_exists,
  * testbed_up, tenant, cluster, and the devices' counters (commands,
  * errors, last_contact_unix_ms). */
-static const uint32_t kept_fields[] = {2,  3,  5,  8,  10, 11, 12, 14, 15,
+static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15,
 				       16, 20, 21, 23, 24, 25, 26, 202};
 #define NKEPT (sizeof(kept_fields) / sizeof(kept_fields[0]))
 
@@ -47,9 +50,23 @@ struct part {
 	size_t len;
 };
 
+/* A switch's circuits apart from the rest of its state, so that a commit
+ * that changed a few of thousands says those few: each packed, in the
+ * state's order, which is (in_port, out_port) (keyed; else the device goes
+ * whole). */
+struct circuits {
+	struct part rest; /* the device without its circuits */
+	uint32_t n;
+	uint32_t *key; /* in_port, out_port of each */
+	size_t *off;   /* n + 1: each one's bytes in buf */
+	uint8_t *buf;
+	bool keyed;
+};
+
 struct state_view {
 	struct part field[NKEPT]; /* len 0: absent */
 	struct part *dev, *held;
+	struct circuits *circ; /* per dev */
 	uint32_t ndev, nheld;
 	char **names; /* (the described view's own copies of the names) */
 	uint32_t nnames;
@@ -66,8 +83,14 @@ static void view_free(struct state_view *v)
 {
 	for (uint32_t i = 0; i < NKEPT; i++)
 		free(v->field[i].buf);
-	for (uint32_t i = 0; i < v->ndev; i++)
+	for (uint32_t i = 0; i < v->ndev; i++) {
 		free(v->dev[i].buf);
+		free(v->circ[i].rest.buf);
+		free(v->circ[i].key);
+		free(v->circ[i].off);
+		free(v->circ[i].buf);
+	}
+	free(v->circ);
 	for (uint32_t i = 0; i < v->nheld; i++)
 		free(v->held[i].buf);
 	strv_free(v->names, v->nnames);
@@ -135,6 +158,35 @@ static void pack_part(const ProtobufCMessage *m, struct part *p)
 	protobuf_c_message_pack(m, p->buf);
 }
 
+/* m's circuits and the rest of it, packed apart. */
+static void pack_circuits(const Ofc__V1__DeviceState *m, struct circuits *c)
+{
+	Ofc__V1__DeviceState rest = *m;
+	size_t len = 0;
+
+	rest.n_circuits = 0;
+	rest.circuits = NULL;
+	pack_part(&rest.base, &c->rest);
+	c->n = (uint32_t)m->n_circuits;
+	c->keyed = true;
+	c->key = xcalloc(2 * (size_t)c->n + 1, sizeof(*c->key));
+	c->off = xcalloc((size_t)c->n + 1, sizeof(*c->off));
+	for (uint32_t j = 0; j < c->n; j++) {
+		const Ofc__V1__Circuit *x = m->circuits[j];
+
+		c->key[2 * j] = x->in_port;
+		c->key[2 * j + 1] = x->out_port;
+		c->keyed &= x->has_in_port && x->has_out_port &&
+			    (j == 0 || x->in_port > c->key[2 * j - 2] ||
+			     (x->in_port == c->key[2 * j - 2] && x->out_port > c->key[2 * j - 1]));
+		len += protobuf_c_message_get_packed_size(&x->base);
+	}
+	c->buf = xmalloc(len + 1);
+	for (uint32_t j = 0; j < c->n; j++)
+		c->off[j + 1] =
+		    c->off[j] + protobuf_c_message_pack(&m->circuits[j]->base, c->buf + c->off[j]);
+}
+
 /* ---- the view ----------------------------------------------------------------------------- */
 
 /* The published state as a read-only client reads its kept parts: vs
@@ -160,6 +212,7 @@ static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, stru
 	vs->devices = arena_array(a, s->ndevs, sizeof(*vs->devices));
 	vs->n_devices = s->ndevs;
 	v->dev = xcalloc(s->ndevs + 1, sizeof(*v->dev));
+	v->circ = xcalloc(s->ndevs + 1, sizeof(*v->circ));
 	v->ndev = s->ndevs;
 	for (uint32_t i = 0; i < s->ndevs; i++) {
 		Ofc__V1__DeviceState *m = arena_alloc(a, sizeof(*m));
@@ -171,6 +224,7 @@ static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, stru
 		vs->devices[i] = m;
 		v->dev[i].name = m->name;
 		pack_part(&m->base, &v->dev[i]);
+		pack_circuits(m, &v->circ[i]);
 	}
 	v->held = xcalloc(vs->n_held + 1, sizeof(*v->held));
 	v->nheld = (uint32_t)vs->n_held;
@@ -224,6 +278,88 @@ static size_t list_diff(struct arena *a, const struct part *old, uint32_t nold,
 	return n;
 }
 
+static int key_cmp(const uint32_t *a, const uint32_t *b)
+{
+	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] != b[1] ? (a[1] < b[1] ? -1 : 1) : 0;
+}
+
+/* A switch's circuits from o to c as a patch (now: its message, whose
+ * circuits the added point to), into dl->circuits when any changed or
+ * always (its entry in set comes without its circuits: the patch, empty or
+ * not, says to keep the copy's). */
+static void circuit_patch(struct arena *a, const struct circuits *o, const struct circuits *c,
+			  const Ofc__V1__DeviceState *now, Ofc__V1__StateDelta *dl, size_t cap,
+			  bool always)
+{
+	Ofc__V1__CircuitPatch *p = arena_alloc(a, sizeof(*p));
+	uint32_t i = 0, j = 0;
+
+	ofc__v1__circuit_patch__init(p);
+	p->device = now->name;
+	p->added = arena_array(a, c->n + 1, sizeof(*p->added));
+	p->removed = arena_array(a, o->n + 1, sizeof(*p->removed));
+	while (i < o->n || j < c->n) {
+		int k = i == o->n ? 1 : j == c->n ? -1 : key_cmp(&o->key[2 * i], &c->key[2 * j]);
+		bool same =
+		    k == 0 && o->off[i + 1] - o->off[i] == c->off[j + 1] - c->off[j] &&
+		    memcmp(o->buf + o->off[i], c->buf + c->off[j], o->off[i + 1] - o->off[i]) == 0;
+
+		if (k <= 0 && !same) {
+			Ofc__V1__Circuit *x = arena_alloc(a, sizeof(*x));
+
+			ofc__v1__circuit__init(x);
+			x->has_in_port = x->has_out_port = 1;
+			x->in_port = o->key[2 * i];
+			x->out_port = o->key[2 * i + 1];
+			p->removed[p->n_removed++] = x;
+		}
+		if (k >= 0 && !same)
+			p->added[p->n_added++] = now->circuits[j];
+		i += k <= 0;
+		j += k >= 0;
+	}
+	if ((always || p->n_added || p->n_removed) && dl->n_circuits < cap)
+		dl->circuits[dl->n_circuits++] = p;
+}
+
+/* The devices that changed from old to now into set (and their circuits'
+ * patches into dl): all of them, whole, when names came, went or moved; a
+ * switch whose circuits changed in part as its patch, and the rest of it
+ * without circuits when that changed too. */
+static void devices_diff(struct arena *a, const struct state_view *old,
+			 const struct state_view *now, const Ofc__V1__State *vs,
+			 Ofc__V1__State *set, Ofc__V1__StateDelta *dl)
+{
+	dl->devices_whole = !names_same(old->dev, old->ndev, now->dev, now->ndev);
+	dl->has_devices_whole = dl->devices_whole;
+	set->devices = arena_array(a, now->ndev + 1, sizeof(*set->devices));
+	dl->circuits = arena_array(a, now->ndev + 1, sizeof(*dl->circuits));
+	for (uint32_t i = 0; i < now->ndev; i++) {
+		const struct circuits *o = dl->devices_whole ? NULL : &old->circ[i],
+				      *c = &now->circ[i];
+		Ofc__V1__DeviceState *m = vs->devices[i];
+
+		if (!o || !o->keyed || !c->keyed) {
+			if (!o || !part_same(&old->dev[i], &now->dev[i]))
+				set->devices[set->n_devices++] = m;
+			continue;
+		}
+		if (part_same(&old->dev[i], &now->dev[i]))
+			continue;
+		bool rest = !part_same(&o->rest, &c->rest);
+
+		if (rest) {
+			Ofc__V1__DeviceState *r = arena_alloc(a, sizeof(*r));
+
+			*r = *m;
+			r->n_circuits = 0;
+			r->circuits = NULL;
+			set->devices[set->n_devices++] = r;
+		}
+		circuit_patch(a, o, c, m, dl, now->ndev, rest);
+	}
+}
+
 /* The delta from old to now (vs: now's fields) into dl; whether anything
  * changed. */
 static bool view_diff(struct arena *a, const struct state_view *old, const struct state_view *now,
@@ -246,14 +382,12 @@ static bool view_diff(struct arena *a, const struct state_view *old, const struc
 		else
 			dl->cleared[dl->n_cleared++] = (char *)fd->name;
 	}
-	set->n_devices =
-	    list_diff(a, old->dev, old->ndev, now->dev, now->ndev, (void **)vs->devices,
-		      (void ***)&set->devices, &dl->devices_whole);
-	dl->has_devices_whole = dl->devices_whole;
+	devices_diff(a, old, now, vs, set, dl);
 	set->n_held = list_diff(a, old->held, old->nheld, now->held, now->nheld, (void **)vs->held,
 				(void ***)&set->held, &dl->held_whole);
 	dl->has_held_whole = dl->held_whole;
-	return any || set->n_devices || set->n_held || dl->devices_whole || dl->held_whole;
+	return any || set->n_devices || set->n_held || dl->n_circuits || dl->devices_whole ||
+	       dl->held_whole;
 }
 
 /* ---- describing a change ------------------------------------------------------------------ */

@@ -16,10 +16,11 @@ numbers, on another log, or when an event says read_again
 
 from .pb import control_pb2
 
-# The State fields a delta carries; the rest (the transaction running, the
-# queue, the cluster, the daemon's own) each replica answers for itself.
+# The State fields a delta carries; the rest (the schedule, which each
+# replica computes, the transaction running, the queue, the cluster, the
+# daemon's own) each replica answers for itself.
 KEPT = (
-    "devices", "topology", "schedule", "config_generation", "fabric_name",
+    "devices", "topology", "config_generation", "fabric_name",
     "target_topology", "at_target", "committed_unix_ms", "failed", "schedule_error", "moved",
     "partition", "recorded_config", "in_sync", "committed_by", "committed_epoch",
     "committed_principal", "held", "at_target_detail",
@@ -51,9 +52,10 @@ def kept(state):
     return out
 
 
-def _merge_named(into, given, whole):
+def _merge_named(into, given, whole, patched=()):
     """A list of named entries (devices, held): each given replaces the
-    entry of its name, or the whole list when whole."""
+    entry of its name, or the whole list when whole; a device named in
+    patched keeps its circuits (the patch changes them)."""
     if whole:
         del into[:]
         into.extend(given)
@@ -61,9 +63,28 @@ def _merge_named(into, given, whole):
     where = {e.name: i for i, e in enumerate(into)}
     for e in given:
         if e.name in where:
-            into[where[e.name]].CopyFrom(e)
+            old = into[where[e.name]]
+            keep = list(old.circuits) if e.name in patched else None
+            old.CopyFrom(e)
+            if keep is not None:
+                old.circuits.extend(keep)
         else:
             into.add().CopyFrom(e)
+
+
+def _patch_circuits(devices, patch):
+    """A switch's circuits less those removed, plus those added, in
+    (in_port, out_port) order."""
+    for d in devices:
+        if d.name != patch.device:
+            continue
+        gone = {(c.in_port, c.out_port) for c in patch.removed}
+        kept = [c for c in d.circuits if (c.in_port, c.out_port) not in gone]
+        kept.extend(patch.added)
+        kept.sort(key=lambda c: (c.in_port, c.out_port))
+        d.ClearField("circuits")
+        d.circuits.extend(kept)
+        return
 
 
 class StateCopy:
@@ -90,9 +111,10 @@ class StateCopy:
         if dl.read_again:
             return False
         st = self.state
+        patched = {p.device for p in dl.circuits}
         for f, v in dl.set.ListFields():
             if f.name == "devices":
-                _merge_named(st.devices, v, dl.devices_whole)
+                _merge_named(st.devices, v, dl.devices_whole, patched)
             elif f.name == "held":
                 _merge_named(st.held, v, dl.held_whole)
             elif f.label == f.LABEL_REPEATED:
@@ -109,4 +131,6 @@ class StateCopy:
             st.ClearField("held")
         for name in dl.cleared:
             st.ClearField(name)
+        for p in dl.circuits:
+            _patch_circuits(st.devices, p)
         return True

@@ -50,9 +50,12 @@ kinds = [control_pb2.Event.Kind.Name(e.kind) for e in f.events if e.HasField("de
 print(len(f.events), "events,", len(kinds), "with a delta:", kinds)
 assert f.rereads == 0, f"the copy was read again {f.rereads} times"
 assert len(kinds) >= 6, kinds
-# a commit's event carries the circuits it changed: its devices
-assert any(e.delta.set.devices for e in f.events
-           if e.kind == control_pb2.Event.KIND_TRANSACTION_COMMITTED), "no commit carried devices"
+# a commit's event carries the circuits it changed, as a patch of its switch
+patches = [p for e in f.events if e.kind == control_pb2.Event.KIND_TRANSACTION_COMMITTED
+           for p in e.delta.circuits]
+assert patches and all(p.device == "ocs0" for p in patches), "no commit carried its circuits"
+# (jA's ring of 8 on a switch of 256 ports: its 8 circuits, nothing else)
+assert len(patches[0].added) == 8 and not patches[0].removed, patches[0]
 assert any(e.delta.set.held for e in f.events), "no event carried a held partition"
 assert any(e.delta.set.failed for e in f.events), "no event carried the failures"
 assert any("failed" in e.delta.cleared for e in f.events), "the failures' clearing was not said"

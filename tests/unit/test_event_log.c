@@ -128,14 +128,20 @@ static void test_numbers_and_resume(void **state)
 		assert_int_equal(a.r[i]->event->seq, i + 1);
 		assert_int_equal(a.r[i]->event->log, log);
 	}
-	/* a commit's event carries its devices' new state */
-	bool carried = false;
-	for (size_t i = 0; i < a.n; i++)
-		if (a.r[i]->event->kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED &&
-		    a.r[i]->event->delta && a.r[i]->event->delta->set &&
-		    a.r[i]->event->delta->set->n_devices == 1)
-			carried = true;
-	assert_true(carried);
+	/* a commit's event carries the circuits it changed on its switch */
+	size_t carried = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		const Ofc__V1__StateDelta *dl = a.r[i]->event->delta;
+
+		if (a.r[i]->event->kind != OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED)
+			continue;
+		assert_non_null(dl);
+		assert_int_equal(dl->n_circuits, 1);
+		assert_string_equal(dl->circuits[0]->device, "ocs0");
+		assert_true(dl->circuits[0]->n_added + dl->circuits[0]->n_removed > 0);
+		carried++;
+	}
+	assert_int_equal(carried, 4);
 	/* a read stands at the last event sent */
 	Ofc__V1__Response *st = get_state(&c, 50);
 	assert_non_null(st);
