@@ -162,12 +162,11 @@ void event_log_flush(struct ofcd *d);
 uint64_t event_log_seq(struct ofcd *d, uint64_t *log);
 /* state_delta.c: what changed of the state since the last event said,
  * on e (allocated in a; nothing when nothing changed or this replica
- * follows); changed: a KIND_STATE_CHANGED at the end of the loop pass if
- * no event carried it; start: the state at ofcd_run, described. */
+ * follows); check: a change no event carried, as KIND_STATE_CHANGED;
+ * start: the state at ofcd_run, described. */
 void state_delta_attach(struct ofcd *d, Ofc__V1__Event *e, struct arena *a);
-void state_delta_changed(struct ofcd *d);
+void state_delta_check(struct ofcd *d);
 void state_delta_start(struct ofcd *d);
-void state_delta_flush(struct ofcd *d); /* the end of the pass's, now */
 void state_delta_free(struct ofcd *d);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);

@@ -26,7 +26,6 @@
 void changed(struct ofcd *d)
 {
 	d->loop.version++;
-	state_delta_changed(d);
 }
 
 /* ---- connections: output ------------------------------------------------------------ */

@@ -189,7 +189,7 @@ static void pack_numbered(struct event_log *el, Ofc__V1__Response *r, uint64_t s
 
 static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx);
 
-static void emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
+void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
 {
 	struct event_log *el = el_of(d);
 	struct evrec rec = {0};
@@ -214,20 +214,6 @@ static void emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
 	el->pending[el->npending++] = rec;
 	if (!el->timer)
 		el->timer = loop_timer(d->loop.ev, 0, flush_timer, d);
-}
-
-void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
-{
-	struct arena a = {0};
-	Ofc__V1__StateDelta *given = r->event ? r->event->delta : NULL;
-
-	/* what the event changed of the state (state_delta.c) goes with it */
-	if (r->event)
-		state_delta_attach(d, r->event, &a);
-	emit(d, r, partition);
-	if (r->event)
-		r->event->delta = given;
-	arena_free(&a);
 }
 
 uint64_t event_log_seq(struct ofcd *d, uint64_t *log)

@@ -23,7 +23,8 @@
 
 #include "proto/state.pb-c.h"
 
-#define DRAIN_SECONDS 2.0 /* on stop: time to send what is queued */
+#define DRAIN_SECONDS  2.0 /* on stop: time to send what is queued */
+#define DELTA_CHECK_MS 50  /* a change no event carried goes out within this */
 
 /* ---- stopping and reloading ------------------------------------------------------------ */
 
@@ -35,7 +36,7 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 	(void)id;
 	/* The last change described and the last events written and sent
 	 * before the loop ends (their own timers may come after this one). */
-	state_delta_flush(d);
+	state_delta_check(d);
 	event_log_flush(d);
 	for (size_t i = 0; i < d->loop.nconns; i++)
 		pending |= !d->loop.conns[i]->dead && conn_unsent(d->loop.conns[i]) > 0;
@@ -298,6 +299,16 @@ static void signal_event(struct loop *l, int fd, void *ctx, unsigned mask)
 
 /* Disconnect clients that stalled: half a request, or replies unread, for
  * longer than the client timeout. */
+/* A change of the state that no event carried, described
+ * (state_delta.c): nothing to do while the state's version stands. */
+static int64_t delta_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	(void)l;
+	(void)id;
+	state_delta_check(ctx);
+	return DELTA_CHECK_MS;
+}
+
 static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct ofcd *d = ctx;
@@ -493,6 +504,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	}
 	conn_listeners(d, true);
 	state_delta_start(d);
+	loop_timer(d->loop.ev, DELTA_CHECK_MS, delta_timer, d);
 	loop_add(d->loop.ev, d->wake_fd, LOOP_READ, wake_event, d);
 	d->loop.sweep_timer = loop_timer(d->loop.ev, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
@@ -534,7 +546,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	rc = loop_run(d->loop.ev, err);
 	/* (what came after the drain's last turn: to the store, for the
 	 * replicas' watchers) */
-	state_delta_flush(d);
+	state_delta_check(d);
 	event_log_flush(d);
 	pthread_mutex_lock(&d->jobs.mu);
 	d->jobs.stop = true;

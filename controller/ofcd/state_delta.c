@@ -7,19 +7,20 @@
  * start, after a gap in the events' numbers, or when told to
  * (docs/control.md, "Keeping a copy of the state").
  *
- * A change that comes with no event of its own (a transaction's progress
- * shown, a sync's) goes out at the end of the loop pass as
- * KIND_STATE_CHANGED. Only the numbering replica (a single ofcd, or the
- * leader) describes changes; a follower relays the leader's. Every part
- * is a whole value, so applying a delta twice, or on a copy read a little
- * after the event before it, leaves the same copy.
+ * A change that comes with no event of its own (a sync's, a device's
+ * reachability on a follower's word) goes out as KIND_STATE_CHANGED at
+ * the server's next check (server.c, every DELTA_CHECK_MS). Only the numbering replica (a single
+ * ofcd, or the leader) describes changes; a follower relays the leader's. Every part is a whole
+ * value, so applying a delta twice, or on a copy read a little after the event before it, leaves
+ * the same copy.
  *
  * Why compare packed parts rather than have each mutation say what it
  * changed: every path that publishes a state (commits, releases, failures,
  * re-plans, syncs, a device's reachability) is then described by one
  * function, and a path added later cannot forget to. The cost is one pack
- * of the state's kept parts a loop pass with a change (the same pack a
- * GetState does). */
+ * of the state's kept parts an event or check after a change of the
+ * published state's version (the same pack a GetState does); none while
+ * the version stands. */
 #include "controller/ofcd/conn.h"
 #include "controller/ofcd/internal.h"
 
@@ -78,7 +79,10 @@ struct state_delta {
 	struct state_view last; /* what the last delta described */
 	bool have;
 	uint64_t epoch; /* the leadership it was described under */
-	uint64_t timer;
+	/* ... and the published state's version and snapshot then: while they
+	 * are the same, nothing changed (no pack) */
+	uint64_t version;
+	const struct snapshot *snap;
 };
 
 static void view_free(struct state_view *v)
@@ -420,6 +424,9 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 		return false;
 	if (!sd)
 		sd = d->loop.delta = xcalloc(1, sizeof(*sd));
+	if (sd->have && sd->epoch == leadership(d) && sd->version == d->loop.version &&
+	    sd->snap == d->loop.snap)
+		return false;
 	view_build(d, a, &vs, &now);
 	ofc__v1__state_delta__init(dl);
 	if (!sd->have || sd->epoch != leadership(d)) {
@@ -446,6 +453,8 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 	sd->last = now;
 	sd->have = true;
 	sd->epoch = leadership(d);
+	sd->version = d->loop.version;
+	sd->snap = d->loop.snap;
 	return any;
 }
 
@@ -457,19 +466,14 @@ void state_delta_attach(struct ofcd *d, Ofc__V1__Event *e, struct arena *a)
 		e->delta = dl;
 }
 
-/* The end of a loop pass with a change: one that no event carried goes out
- * as KIND_STATE_CHANGED. */
-static int64_t delta_timer(struct loop *l, uint64_t id, void *ctx)
+/* A change no event carried goes out as KIND_STATE_CHANGED. */
+void state_delta_check(struct ofcd *d)
 {
-	struct ofcd *d = ctx;
 	struct arena a = {0};
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
 	Ofc__V1__StateDelta *dl = arena_alloc(&a, sizeof(*dl));
 
-	(void)l;
-	(void)id;
-	d->loop.delta->timer = 0;
 	if (delta_now(d, &a, dl)) {
 		e.has_kind = e.has_time_unix_ms = 1;
 		e.kind = OFC__V1__EVENT__KIND__KIND_STATE_CHANGED;
@@ -483,7 +487,6 @@ static int64_t delta_timer(struct loop *l, uint64_t id, void *ctx)
 		event_log_emit(d, &r, NULL);
 	}
 	arena_free(&a);
-	return LOOP_NOMORE;
 }
 
 void state_delta_start(struct ofcd *d)
@@ -493,24 +496,4 @@ void state_delta_start(struct ofcd *d)
 
 	(void)delta_now(d, &a, &dl); /* (a single ofcd: its start, described) */
 	arena_free(&a);
-}
-
-void state_delta_flush(struct ofcd *d)
-{
-	uint64_t id = d->loop.delta ? d->loop.delta->timer : 0;
-
-	if (!id)
-		return;
-	loop_timer_del(d->loop.ev, id);
-	delta_timer(d->loop.ev, id, d);
-}
-
-void state_delta_changed(struct ofcd *d)
-{
-	if (!d->loop.ev || !describes(d))
-		return;
-	if (!d->loop.delta)
-		d->loop.delta = xcalloc(1, sizeof(*d->loop.delta));
-	if (!d->loop.delta->timer)
-		d->loop.delta->timer = loop_timer(d->loop.ev, 0, delta_timer, d);
 }
