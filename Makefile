@@ -35,7 +35,7 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith \
             -Wno-missing-field-initializers
 PKGS      = yaml-0.1 libprotobuf-c libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libsystemd \
-            libyang json-c libmicrohttpd gnutls nauty libnetconf2 libssh
+            libyang json-c libmicrohttpd gnutls nauty libnetconf2 libssh zlib
 # lp_solve ships no pkg-config file: its headers live in /usr/include/lpsolve
 # and the static library needs COLAMD (suitesparse) and libdl.
 LPSOLVE_LIBS = -llpsolve55 -lcolamd -ldl

@@ -21,6 +21,9 @@
 #   NORELABEL=1 sh bench/churn_prolog.sh ...                  the jobs ask ofc:relabel=no
 #   REPLICAS=3 sh bench/churn_prolog.sh ...                   three replicas on etcd
 #   KEEP=DIR                                                  ofcd's log copied there
+#   DURING=CMD   CMD run (sh -c) before the rounds with LEAD (the leader's
+#                socket) and OFCD_PID (one ofcd's) in its environment, and
+#                sent SIGTERM after them, waited for (bench/page_load.sh)
 SUITE=churn-prolog
 cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
@@ -170,6 +173,10 @@ epilog() { env -i PATH="$PATH" SLURM_JOB_ID="$1" OFC_SOCKET="$SOCKS" $OFC slurm 
 
 echo "$HOSTS hosts ($TOPO) on 4 ocs-emus of $HOSTS ports, $REPLICAS ofcd; $ROUNDS rounds of $CONC prologs together${NORELABEL:+ (ofc:relabel=no)}"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${DURING:-}" ]; then
+	LEAD=$LEAD OFCD_PID=${DAEMON:-} sh -c "$DURING" &
+	during=$!
+fi
 : >"$TMP/lat"
 : >"$TMP/walls"
 bad=0
@@ -202,6 +209,10 @@ while [ $r -le "$ROUNDS" ]; do
 	echo "round $r: $n prologs in $((t1 - t0)) ms, their epilogs $((t2 - t1)) ms; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	r=$((r + 1))
 done
+if [ -n "${DURING:-}" ]; then
+	kill -TERM $during 2>/dev/null
+	wait $during
+fi
 python3 - "$TMP/lat" "$TMP/walls" "$bad" <<'EOF'
 import sys
 t = sorted(int(l) for l in open(sys.argv[1]) if l.strip())

@@ -38,7 +38,7 @@ BUILD_PKGS="libyaml-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 liblpsolve55-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev pkg-config
 python3 libsystemd-dev libyang2-dev libnauty2-dev coinor-libclp-dev g++
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libnetconf2-dev libssh-dev
-libyuma-base libcurl4-openssl-dev python3-protobuf iproute2"
+libyuma-base libcurl4-openssl-dev python3-protobuf iproute2 zlib1g-dev"
 
 MPI_PKGS="mpich libmpich-dev"
 
@@ -75,6 +75,7 @@ if [ "${1:-}" = "--check" ]; then
 			libbliss-cxx) deb=libbliss-dev ;;
 			libnetconf2) deb=libnetconf2-dev ;;
 			libssh) deb=libssh-dev ;;
+			zlib) deb=zlib1g-dev ;;
 			*) deb="the package that ships $pc.pc" ;;
 			esac
 			echo "install-deps: the build needs the library '$pc' (Debian: $deb); run scripts/install-deps.sh as root or install it" >&2

@@ -1,11 +1,16 @@
 /* ofc's operator page: reads who it is shown to (GET /ui/whoami) and the
  * state (GET /v1/state?with_fabric=true), and keeps it current through the
  * API's Watch (GET /v1/watch, one JSON Response a line, read as a stream):
- * each event read asks for the state again, at most one request in
- * flight, so a burst of events costs a few reads, and nothing is asked
- * while nothing happens. Replicated ofcd says who leads on the Watch too
+ * each event carries what it changed of the state (event.delta), applied
+ * to the page's copy (docs/control.md, "Keeping a copy of the state"). The
+ * whole state is read again only at the start, when the stream opens
+ * anew, at a gap in the events' numbers, on another log, or when a delta
+ * says read_again (a new leader's first event), at most one read in
+ * flight; nothing is asked while nothing happens. What a delta does not
+ * carry (the devices' counters, the replicas' leases) is as of the last
+ * read. Replicated ofcd says who leads on the Watch too
  * (KIND_LEADER_CHANGED, from every replica), so the replicas need no
- * polling either; the lease shown is as of the last read. The stream is the one connection a page left
+ * polling either. The stream is the one connection a page left
  * open holds; when it ends the page says so and opens it again, waiting
  * longer each time (1 s to 30 s).
  *
@@ -40,6 +45,11 @@
 	let fabric = null, needFabric = true;
 	/* the page's stream: when it was lost (0: live) */
 	const live = {lost: 0};
+	/* Where the copy (state) stands in the event log, and the last deltas
+	 * seen, to apply again on a read answered before them. */
+	const at = {seq: 0, log: ""};
+	const recent = [];
+	const MAX_RECENT = 256;
 
 	/* A partition's colour from its name alone (FNV-1a over its UTF-16
 	 * units): the same on every page, every replica's and every reload,
@@ -433,6 +443,9 @@
 				const r = await api(withFabric ? "/v1/state?with_fabric=true" : "/v1/state");
 				if (r.ok) {
 					state = r.j.state || {};
+					at.seq = Number(state.event_seq || 0);
+					at.log = String(state.event_log || "");
+					catchUp();
 					if (withFabric) fabric = state.fabric || null;
 					else if (fabric && state.fabric_name === fabric.name) state.fabric = fabric;
 					else if (fabric) needFabric = again = true; /* another fabric */
@@ -451,11 +464,81 @@
 		}
 	}
 
-	/* After a button's request: the state again (the Watch would say so
-	 * too), its answer passed on. */
+	/* After a button's request: its answer passed on; the Watch brings
+	 * what it changed. */
 	function refreshAfter(r) {
-		refresh();
 		return r;
+	}
+
+	/* A delta (event.delta) applied to the copy: each field of set replaces
+	 * the copy's, but devices and held, whose entries replace the entry of
+	 * their name (the list whole when *_whole); cleared removes fields. The
+	 * JSON writes every list, so an empty one in set is one the delta does
+	 * not carry (an emptied list is in cleared). */
+	function applyDelta(s, d) {
+		const set = d.set || {};
+		for (const k of Object.keys(set)) {
+			if (k === "devices" || k === "held" || (Array.isArray(set[k]) && !set[k].length)) continue;
+			s[k] = set[k];
+		}
+		for (const [k, whole] of [["devices", d.devices_whole], ["held", d.held_whole]]) {
+			const given = set[k] || [];
+			if (whole) {
+				if (given.length) s[k] = given;
+				else delete s[k];
+				continue;
+			}
+			if (!given.length) continue;
+			const list = s[k] || (s[k] = []);
+			const where = new Map(list.map((e, i) => [e.name, i]));
+			const patched = new Set((d.circuits || []).map((p) => p.device));
+			for (const e of given) {
+				/* (a device keeps its counters, which a delta does not carry,
+				 * and its circuits when a patch changes them) */
+				const old = where.has(e.name) ? list[where.get(e.name)] : null;
+				const keep = k === "devices" && old ? {last_contact_unix_ms: old.last_contact_unix_ms, commands: old.commands, errors: old.errors} : {};
+				if (k === "devices" && old && patched.has(e.name)) keep.circuits = old.circuits;
+				const merged = Object.assign({}, e);
+				for (const c of Object.keys(keep)) if (keep[c] !== undefined) merged[c] = keep[c];
+				if (old) list[where.get(e.name)] = merged;
+				else list.push(merged);
+			}
+		}
+		for (const k of d.cleared || []) delete s[k];
+		/* a switch's circuits changed in part: the copy's less those
+		 * removed, plus those added, in (in_port, out_port) order */
+		for (const p of d.circuits || []) {
+			const dev = (s.devices || []).find((x) => x.name === p.device);
+			if (!dev) continue;
+			const key = (c) => c.in_port + ">" + c.out_port;
+			const gone = new Set((p.removed || []).map(key));
+			const list = (dev.circuits || []).filter((c) => !gone.has(key(c))).concat(p.added || []);
+			list.sort((a, b) => a.in_port - b.in_port || a.out_port - b.out_port);
+			dev.circuits = list;
+		}
+	}
+
+	/* One logged event's place against the copy's: applied (true), already
+	 * in it (true), or the copy cannot follow (false: read it again). */
+	function follow(seq, log, delta) {
+		if (!state || log !== at.log || seq > at.seq + 1) return false;
+		if (seq <= at.seq) return true;
+		at.seq = seq;
+		if (!delta) return true;
+		if (delta.read_again) return false;
+		applyDelta(state, delta);
+		return true;
+	}
+
+	/* After a read: the deltas seen since it was answered, applied. */
+	function catchUp() {
+		for (const r of recent) {
+			if (r.log !== at.log || r.seq <= at.seq) continue;
+			if (!follow(r.seq, r.log, r.delta)) {
+				again = true;
+				return;
+			}
+		}
 	}
 
 	function setLive(on, text) {
@@ -546,30 +629,42 @@
 		if (!j.event) return;
 		const e = j.event;
 		/* the log's place: a duplicate (a stream resumed) is dropped */
+		let fresh = true;
 		if (e.seq !== undefined) {
 			const seq = Number(e.seq), log = String(e.log || "");
 			if (log === pos.log && seq <= pos.seq) return;
 			pos.seq = seq;
 			pos.log = log;
+			recent.push({seq, log, delta: e.delta || null});
+			if (recent.length > MAX_RECENT) recent.shift();
+			fresh = follow(seq, log, e.delta || null);
 		}
 		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
 		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;
 		noteTxn(e);
-		if (/CONFIG_APPLIED|RECOVERED/.test(e.kind || "")) needFabric = true;
-		/* A re-plan carries the failures in effect and the new schedule:
-		 * drawn at once, not after the state read it asks for (which may
-		 * wait behind one in flight). */
-		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state && Array.isArray(e.failed)) {
-			state.failed = e.failed;
-			if (e.schedule) state.schedule = e.schedule;
-			render();
-		} else if (e.kind === "KIND_LEADER_CHANGED" && state && state.cluster) {
+		if (/CONFIG_APPLIED|RECOVERED/.test(e.kind || "")) {
+			needFabric = true;
+			fresh = false;
+		}
+		/* what a delta does not carry but the events say: a transaction's
+		 * end, a queued request's */
+		if (state && /TRANSACTION_(COMMITTED|ROLLED_BACK)/.test(e.kind || "")) delete state.transaction;
+		if (state && e.ticket && /REQUEST_(DONE|REFUSED|CANCELLED)|FAILURE_(REPORTED|RESTORED)/.test(e.kind || ""))
+			state.queue = (state.queue || []).filter((q) => String(q.ticket) !== String(e.ticket));
+		/* the workload's schedule re-planned or landed (a delta does not
+		 * carry it: each replica computes its own) */
+		if (e.kind === "KIND_SCHEDULE_REPLANNED" && state) {
+			delete state.schedule_computing_since_unix_ms;
+			if (e.schedule) state.schedule = e.schedule; /* (absent: none survives, or too large for an event) */
+		}
+		if (e.kind === "KIND_LEADER_CHANGED" && state && state.cluster) {
 			/* who leads now, and this replica's role: named at once */
 			state.cluster.leader = e.leader;
 			if (e.role) state.cluster.role = e.role;
-			render();
-		} else renderEvents();
-		refresh();
+		}
+		if (state && (e.delta || e.kind === "KIND_LEADER_CHANGED" || e.kind === "KIND_SCHEDULE_REPLANNED")) render();
+		else renderEvents();
+		if (!fresh) refresh();
 	}
 
 	async function start() {

@@ -202,18 +202,11 @@ static unsigned http_status(Ofc__V1__Status st)
 
 /* close: the connection ends with the answer (a request the gateway could
  * not read: what follows it may not be where the client meant). */
+/* (gzipped when the client accepts it: encode.c) */
 static enum MHD_Result send_bytes(struct MHD_Connection *mc, unsigned code, const char *type,
 				  char *body, size_t len, bool close)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result rc;
-
-	MHD_add_response_header(r, "Content-Type", type);
-	if (close)
-		MHD_add_response_header(r, "Connection", "close");
-	rc = MHD_queue_response(mc, code, r);
-	MHD_destroy_response(r);
-	return rc;
+	return gw_send_encoded(mc, code, type, body, len, close, NULL);
 }
 
 /* A Response as JSON, one line, without its id (the number of the
@@ -946,7 +939,15 @@ static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *m
 			gw_cache_put(&g->cache, frame + skip, len - skip, json, jlen, code);
 	}
 	free(frame);
-	return send_bytes(mc, code, "application/json", json, jlen, false);
+	/* A client holding this state already gets 304 and no body. */
+	char etag[48];
+	gw_etag(json, jlen, etag, sizeof(etag));
+	if (code == MHD_HTTP_OK && gw_etag_matches(mc, etag)) {
+		free(json);
+		return gw_send_not_modified(mc, etag);
+	}
+	return gw_send_encoded(mc, code, "application/json", json, jlen, false,
+			       code == MHD_HTTP_OK ? etag : NULL);
 }
 
 static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, struct gw_req *r)

@@ -12,6 +12,7 @@
  *               one of its own for each stream
  *   policy.c    the policy file (gateway.h)
  *   cache.c     answers already written as JSON, by ofcd's bytes
+ *   encode.c    an answer on the wire: gzip, the state's ETag and 304
  *   ui.c        the operator's page: /ui/ and its files from --ui-dir */
 #ifndef OFC_CONTROLLER_GATEWAY_INTERNAL_H
 #define OFC_CONTROLLER_GATEWAY_INTERNAL_H
@@ -354,5 +355,17 @@ bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page);
  * ui NULL: the gateway serves no page (404). */
 enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, const char *method,
 			     const char *url, const Ofc__V1__Principal *pr);
+
+/* encode.c: how an answer goes on the wire: gzipped when the client's
+ * Accept-Encoding takes gzip (bodies of 1 KiB and more, when smaller so),
+ * an ETag (a hash of the body) and If-None-Match's 304. send_encoded owns
+ * body (freed). */
+bool gw_accepts_gzip(struct MHD_Connection *mc);
+char *gw_gzip(const char *body, size_t len, size_t *out_len);
+void gw_etag(const char *body, size_t len, char *tag, size_t n);
+bool gw_etag_matches(struct MHD_Connection *mc, const char *tag);
+enum MHD_Result gw_send_encoded(struct MHD_Connection *mc, unsigned code, const char *type,
+				char *body, size_t len, bool close, const char *etag);
+enum MHD_Result gw_send_not_modified(struct MHD_Connection *mc, const char *etag);
 
 #endif

@@ -154,6 +154,20 @@ void event_log_pull(struct ofcd *d);
 void event_log_synced(struct ofcd *d);
 void event_log_resume(struct ofcd *d, struct conn *c, uint64_t after, uint64_t log);
 void event_log_free(struct ofcd *d);
+/* The events waiting for the end of the loop pass written (a leader's)
+ * and sent now: a stopping ofcd's last, which the pass may not reach. */
+void event_log_flush(struct ofcd *d);
+/* The last event numbered, sent or seen (its log in *log): where a state
+ * read now stands in the log. */
+uint64_t event_log_seq(struct ofcd *d, uint64_t *log);
+/* state_delta.c: what changed of the state since the last event said,
+ * on e (allocated in a; nothing when nothing changed or this replica
+ * follows); check: a change no event carried, as KIND_STATE_CHANGED;
+ * start: the state at ofcd_run, described. */
+void state_delta_attach(struct ofcd *d, Ofc__V1__Event *e, struct arena *a);
+void state_delta_check(struct ofcd *d);
+void state_delta_start(struct ofcd *d);
+void state_delta_free(struct ofcd *d);
 int ofcd_snap_dev(struct snapshot *s, const char *name); /* its index, or -1 */
 void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum ofc_reason reason);
 void ofcd_planner_stop(struct ofcd *d);

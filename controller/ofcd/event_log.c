@@ -138,7 +138,14 @@ static void send_rec(struct conn *c, const struct evrec *rec)
 		return;
 	r->has_id = 1;
 	r->id = c->watch_id;
+	/* A tenant's copy is its partitions' alone: the fabric's deltas are
+	 * not for it (it reads its state again). */
+	Ofc__V1__StateDelta *dl = r->event ? r->event->delta : NULL;
+	if (dl && authz_is_tenant(c->watch_principal))
+		r->event->delta = NULL;
 	send_response(c, r);
+	if (r->event)
+		r->event->delta = dl;
 	ofc__v1__response__free_unpacked(r, NULL);
 }
 
@@ -209,31 +216,50 @@ void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
 		el->timer = loop_timer(d->loop.ev, 0, flush_timer, d);
 }
 
+uint64_t event_log_seq(struct ofcd *d, uint64_t *log)
+{
+	struct event_log *el = el_of(d);
+
+	*log = el->log;
+	return el->seq;
+}
+
 /* ---- the store's log ------------------------------------------------------------------- */
 
 /* On a follower, what the leader found of a device is this replica's
  * view of it too (a follower reads no device): kept, and put on the
  * snapshot shown now. */
-static void follow_device(struct ofcd *d, const Ofc__V1__Event *e)
+static void follow_word(struct ofcd *d, const char *name, bool up, const char *error)
 {
 	struct event_log *el = el_of(d);
-	bool lost = e->kind == OFC__V1__EVENT__KIND__KIND_DEVICE_LOST;
 	uint32_t i;
 
-	if (!e->device || epoch_of(d) ||
-	    (!lost && e->kind != OFC__V1__EVENT__KIND__KIND_DEVICE_BACK))
-		return;
-	for (i = 0; i < el->ndev && strcmp(el->dev[i].name, e->device) != 0; i++)
+	for (i = 0; i < el->ndev && strcmp(el->dev[i].name, name) != 0; i++)
 		;
 	if (i == el->ndev) {
 		el->dev = xreallocarray(el->dev, el->ndev + 1, sizeof(*el->dev));
-		el->dev[el->ndev++] = (struct devword){xstrdup(e->device), NULL, false};
+		el->dev[el->ndev++] = (struct devword){xstrdup(name), NULL, false};
 	}
 	free(el->dev[i].error);
-	el->dev[i].error = lost && e->message ? xstrdup(e->message) : NULL;
-	el->dev[i].up = !lost;
-	ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, e->device), !lost, el->dev[i].error,
-			   OFC_R_NONE);
+	el->dev[i].error = !up && error ? xstrdup(error) : NULL;
+	el->dev[i].up = up;
+	ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, name), up, el->dev[i].error, OFC_R_NONE);
+}
+
+static void follow_device(struct ofcd *d, const Ofc__V1__Event *e)
+{
+	bool lost = e->kind == OFC__V1__EVENT__KIND__KIND_DEVICE_LOST;
+	const Ofc__V1__State *set = e->delta ? e->delta->set : NULL;
+
+	if (epoch_of(d))
+		return;
+	if (e->device && (lost || e->kind == OFC__V1__EVENT__KIND__KIND_DEVICE_BACK))
+		follow_word(d, e->device, !lost, e->message);
+	/* (what the leader's delta says of a device it read: that too) */
+	for (size_t i = 0; set && i < set->n_devices; i++)
+		if (set->devices[i]->name && set->devices[i]->has_reachable)
+			follow_word(d, set->devices[i]->name, set->devices[i]->reachable,
+				    set->devices[i]->error);
 }
 
 /* (a follower) the leader's word of each device on the snapshot just
@@ -412,6 +438,17 @@ static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx)
 	free(fresh);
 	el->npending = 0;
 	return LOOP_NOMORE;
+}
+
+void event_log_flush(struct ofcd *d)
+{
+	struct event_log *el = d->loop.evlog;
+	uint64_t id = el ? el->timer : 0;
+
+	if (!id)
+		return;
+	loop_timer_del(d->loop.ev, id);
+	flush_timer(d->loop.ev, id, d);
 }
 
 /* ---- a watcher resuming ---------------------------------------------------------------- */

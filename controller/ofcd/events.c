@@ -26,6 +26,18 @@ static const char *event_partition(const struct ofcd *d, uint64_t ticket)
 	return NULL;
 }
 
+/* r (an event) to the log with what it changed of the state
+ * (state_delta.c). */
+static void emit_with_delta(struct ofcd *d, Ofc__V1__Response *r, const char *part)
+{
+	struct arena a = {0};
+
+	state_delta_attach(d, r->event, &a);
+	event_log_emit(d, r, part);
+	r->event->delta = NULL;
+	arena_free(&a);
+}
+
 /* r (an event) to every watcher; a tenant's only when part names one of
  * its partitions (NULL: none, so tenants do not hear it). */
 void ofcd_send_watchers(struct ofcd *d, Ofc__V1__Response *r, const char *part)
@@ -83,7 +95,7 @@ void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t tx
 	 * every replica knows which tenant hears it) */
 	const char *part = n && n->partition ? n->partition : event_partition(d, ticket);
 	e.partition = (char *)part;
-	event_log_emit(d, &r, part);
+	emit_with_delta(d, &r, part);
 	if (sched)
 		ofc__v1__schedule__free_unpacked(sched, NULL);
 }
@@ -153,7 +165,7 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 	ev.message = line;
 	ev.body_case = OFC__V1__RESPONSE__BODY_EVENT;
 	ev.event = &e;
-	event_log_emit(d, &ev, j->partition);
+	emit_with_delta(d, &ev, j->partition);
 }
 
 void ofcd_on_event(struct ofcd *d, struct note *n)

@@ -235,6 +235,7 @@ void held_stage_many(struct ofcd *d, struct job *const *j, const struct partitio
 	memset(hs, 0, sizeof(*hs));
 	hs->d = d;
 	hs->nadd = n;
+	hs->now_ms = unix_ms();
 	hs->add = xcalloc(n + 1, sizeof(*hs->add));
 	hs->owner = xcalloc(n + 1, sizeof(*hs->owner));
 	hs->ops = xcalloc(n + 1, sizeof(*hs->ops));
@@ -278,7 +279,8 @@ static void staged_part(const struct held_stage *hs, uint32_t k, uint64_t txn, u
 	out->txn = txn;
 	out->ops = hs->ops[k] != UINT32_MAX ? hs->ops[k] : ops;
 	out->owner = i >= 0 && hs->d->w.held[i].owner ? hs->d->w.held[i].owner : hs->owner[k];
-	out->since_ms = i >= 0 && hs->d->w.held[i].since_ms ? hs->d->w.held[i].since_ms : unix_ms();
+	out->since_ms =
+	    i >= 0 && hs->d->w.held[i].since_ms ? hs->d->w.held[i].since_ms : hs->now_ms;
 }
 
 void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w)

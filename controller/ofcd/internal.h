@@ -591,7 +591,7 @@ struct ofcd_loop {
 	struct {
 		uint8_t *buf;
 		size_t len;
-		uint64_t version;
+		uint64_t version, seq, log; /* seq, log: where in the event log it stands */
 		bool valid;
 	} cache[8]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
@@ -681,6 +681,7 @@ struct ofcd_loop {
 	bool cl_reload;
 	/* event_log.c: the fabric's event log as this replica sent it */
 	struct event_log *evlog;
+	struct state_delta *delta; /* what the last event's delta described (state_delta.c) */
 };
 
 /* plan_ahead.c: run-time partitions planned ahead, off the queue, by a
@@ -1107,6 +1108,7 @@ struct held_stage {
 	uint32_t nadd;
 	char **drop_why; /* per d->w.held as staged (nstaged): NULL kept, else why */
 	uint32_t nstaged, ndrop;
+	uint64_t now_ms; /* a new hold's since, alike in the store and in memory */
 };
 void held_stage(struct ofcd *d, const struct job *j, const struct partition *add,
 		const struct fabric *f, struct held_stage *hs);

@@ -337,6 +337,8 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 	    [OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED] = "failure restored",
 	};
 
+	if (k == OFC__V1__EVENT__KIND__KIND_STATE_CHANGED)
+		return "state changed";
 	return (size_t)k < ARRAY_SIZE(names) && names[k] ? names[k] : "event";
 }
 

@@ -27,7 +27,12 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	struct arena a = {0};
 	char msg[900];
 
-	if (d->loop.cache[variant].valid && d->loop.cache[variant].version == d->loop.version) {
+	uint64_t log, seq = event_log_seq(d, &log);
+
+	/* (where in the event log it stands is in the answer: a new event
+	 * makes a new one, though nothing else changed) */
+	if (d->loop.cache[variant].valid && d->loop.cache[variant].version == d->loop.version &&
+	    d->loop.cache[variant].seq == seq && d->loop.cache[variant].log == log) {
 		*buf = d->loop.cache[variant].buf;
 		*len = d->loop.cache[variant].len;
 		return;
@@ -111,10 +116,15 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	r.message = msg;
 	r.body_case = OFC__V1__RESPONSE__BODY_STATE;
 	r.state = st;
+	st->has_event_seq = st->has_event_log = 1;
+	st->event_seq = seq;
+	st->event_log = log;
 	free(d->loop.cache[variant].buf);
 	response_pack(&r, &d->loop.cache[variant].buf, &d->loop.cache[variant].len);
 	d->loop.cache[variant].valid = true;
 	d->loop.cache[variant].version = d->loop.version;
+	d->loop.cache[variant].seq = seq;
+	d->loop.cache[variant].log = log;
 	for (uint32_t i = 0; ro && i < s->ndevs; i++)
 		s->devs[i]->error = (char *)errs[i];
 	for (size_t i = 0; creds && i < nsw + nrg; i++) {
@@ -134,6 +144,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->queue = NULL;
 	st->n_queue = 0;
 	st->cluster = NULL;
+	st->has_event_seq = st->has_event_log = 0;
 	arena_free(&a);
 	*buf = d->loop.cache[variant].buf;
 	*len = d->loop.cache[variant].len;

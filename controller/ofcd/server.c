@@ -23,7 +23,8 @@
 
 #include "proto/state.pb-c.h"
 
-#define DRAIN_SECONDS 2.0 /* on stop: time to send what is queued */
+#define DRAIN_SECONDS  2.0 /* on stop: time to send what is queued */
+#define DELTA_CHECK_MS 50  /* a change no event carried goes out within this */
 
 /* ---- stopping and reloading ------------------------------------------------------------ */
 
@@ -33,6 +34,10 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 	bool pending = false;
 
 	(void)id;
+	/* The last change described and the last events written and sent
+	 * before the loop ends (their own timers may come after this one). */
+	state_delta_check(d);
+	event_log_flush(d);
 	for (size_t i = 0; i < d->loop.nconns; i++)
 		pending |= !d->loop.conns[i]->dead && conn_unsent(d->loop.conns[i]) > 0;
 	if (!pending || now_seconds() > d->loop.drain_deadline) {
@@ -294,6 +299,16 @@ static void signal_event(struct loop *l, int fd, void *ctx, unsigned mask)
 
 /* Disconnect clients that stalled: half a request, or replies unread, for
  * longer than the client timeout. */
+/* A change of the state that no event carried, described
+ * (state_delta.c): nothing to do while the state's version stands. */
+static int64_t delta_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	(void)l;
+	(void)id;
+	state_delta_check(ctx);
+	return DELTA_CHECK_MS;
+}
+
 static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct ofcd *d = ctx;
@@ -488,6 +503,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		loop_add(d->loop.ev, d->loop.sig_fd, LOOP_READ, signal_event, d);
 	}
 	conn_listeners(d, true);
+	state_delta_start(d);
+	loop_timer(d->loop.ev, DELTA_CHECK_MS, delta_timer, d);
 	loop_add(d->loop.ev, d->wake_fd, LOOP_READ, wake_event, d);
 	d->loop.sweep_timer = loop_timer(d->loop.ev, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
@@ -527,6 +544,10 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	ofcd_planner_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
 	rc = loop_run(d->loop.ev, err);
+	/* (what came after the drain's last turn: to the store, for the
+	 * replicas' watchers) */
+	state_delta_check(d);
+	event_log_flush(d);
 	pthread_mutex_lock(&d->jobs.mu);
 	d->jobs.stop = true;
 	pthread_cond_broadcast(&d->jobs.cond);
@@ -593,6 +614,7 @@ void ofcd_close(struct ofcd *d)
 	job_free(d->loop.planner_job);
 	job_free(d->loop.cluster_job);
 	event_log_free(d);
+	state_delta_free(d);
 	/* The detached threads let go of d: no note of theirs comes after */
 	planner_abandon(d->loop.planner);
 	state_schedule_stop(d);

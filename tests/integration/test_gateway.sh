@@ -172,6 +172,22 @@ req admin 200 "$URL/v1/state"
 body_is 'j["state"]["devices"][0]["circuits"]==[] and "id" not in j'
 req reader 200 "$URL/v1/state?with_fabric=true"
 body_is 'j["state"]["fabric"]["name"]=="torus64-ocs"'
+# Asked with gzip, the same JSON gzipped; its ETag read again answers 304
+# with no body; another ETag, the state.
+cp "$TMP/out" "$TMP/plain.json"
+req reader 200 -D "$TMP/hdr" -H 'Accept-Encoding: gzip' "$URL/v1/state?with_fabric=true"
+grep -qi '^content-encoding: gzip' "$TMP/hdr" && ok || bad "no gzip" "$(cat "$TMP/hdr")"
+gunzip -c <"$TMP/out" | cmp -s - "$TMP/plain.json" && ok ||
+	bad "the gzipped state is not the plain one" "$(gunzip -c <"$TMP/out" | head -c 300)"
+[ "$(wc -c <"$TMP/out")" -lt "$(wc -c <"$TMP/plain.json")" ] && ok || bad "gzip made it no smaller"
+etag=$(sed -n 's/^[Ee][Tt][Aa][Gg]: *//p' "$TMP/hdr" | tr -d '\r')
+[ -n "$etag" ] && ok || bad "no ETag on the state" "$(cat "$TMP/hdr")"
+rm -f "$TMP/out" # (curl writes no file for an empty body)
+req reader 304 -H "If-None-Match: $etag" "$URL/v1/state?with_fabric=true"
+[ ! -s "$TMP/out" ] && ok || bad "a 304 with a body" "$(head -c 200 "$TMP/out" | od -c | head -3)"
+req reader 304 -H "If-None-Match: \"x\", W/$etag" "$URL/v1/state?with_fabric=true"
+req reader 200 -H 'If-None-Match: "0123456789abcdef-10"' "$URL/v1/state?with_fabric=true"
+cmp -s "$TMP/out" "$TMP/plain.json" && ok || bad "another ETag: not the state"
 req tenant-a 200 "$URL/v1/schedule?collective=allreduce&partition=jobA&size=1MiB&summary_only=true"
 body_is 'j["schedule"]["topology"]=="torus:4x8" and j["schedule"]["size_bytes"]==1048576 and j["schedule"]["steps"]==[]'
 req tenant-a 403 "$URL/v1/schedule?collective=allreduce&partition=jobB"

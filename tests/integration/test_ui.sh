@@ -186,7 +186,7 @@ SHOTS="$BUILD/ui-shots"
 rm -rf "$SHOTS"
 UI_URL=$URL UI_PKI=$C UI_OFC=$OFC UI_SOCK=$SOCK UI_SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
 	timeout 120 node tests/ui/ui_test.mjs >"$TMP/driver.out" 2>&1
-grep '^FAIL\|^      \|marked' "$TMP/driver.out"
+grep '^FAIL\|^      \|marked\|churn' "$TMP/driver.out"
 dp=$(sed -n 's/^ui-driver: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$TMP/driver.out")
 df=$(sed -n 's/^ui-driver: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$TMP/driver.out")
 if [ -n "$dp" ]; then

@@ -10,7 +10,7 @@
 //   CHROMIUM   the browser
 // Prints one line a failed check ("FAIL: ...") and last
 // "ui-driver: P passed, F failed"; exits 1 if any failed.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { chromium } from "playwright-core";
 
@@ -227,6 +227,53 @@ async function main() {
 			"the admin's restore clears h5:0's mark");
 		await tenant.locator('button[data-action="release"][data-arg="slurm-job-7"]').click();
 		check((await waitFor(admin, job, 5000, "detached")) >= 0, "the tenant's release takes slurm-job-7's circuits away");
+
+		// A churn of partitions held and released (a Slurm day, sped up):
+		// the page applies each event's delta and reads the whole state
+		// again never, so what it fetches is the events alone, under the
+		// goal of 100 KB/s a page; and what it draws is the state a fresh
+		// read shows.
+		// (the page's requests counted by chromium; the stream's bytes, which
+		// chromium counts only once a response ends, by a watch of the same
+		// route beside it)
+		const cdp = await admin.context().newCDPSession(admin);
+		await cdp.send("Network.enable");
+		let bytes = 0, stateReads = 0;
+		cdp.on("Network.loadingFinished", (e) => { bytes += e.encodedDataLength || 0; });
+		cdp.on("Network.requestWillBeSent", (e) => { if (/\/v1\/state/.test(e.request.url)) stateReads++; });
+		const seq = api("admin", "/v1/state").state.event_seq || 0;
+		const tap = spawn("curl", ["-sSN", "--cacert", `${PKI}/ca.pem`, "--cert", `${PKI}/admin.pem`, "--key", `${PKI}/admin.key`,
+			"-H", "Accept-Encoding: gzip", `${URL}/v1/watch?after_seq=${seq}`]);
+		let streamed = 0;
+		tap.stdout.on("data", (b) => { streamed += b.length; });
+		await admin.waitForTimeout(300);
+		const c0 = Date.now();
+		let held = 0;
+		for (let i = 0; i < 12; i++) {
+			const hosts = [0, 1, 2, 3].map((k) => "h" + (36 + 4 * (i % 3) + k));
+			const name = "churn-" + i;
+			if (api("admin", "/v1/reconfigure", { partition: name, hosts, topology: "ring:4" }).status === "STATUS_OK") held++;
+			api("admin", "/v1/release-partition", { partition: name });
+		}
+		await waitFor(admin, '#partitions [data-partition="churn-11"]', 3000, "detached");
+		await admin.waitForTimeout(1000); /* the last events drawn */
+		const secs = (Date.now() - c0) / 1000;
+		tap.kill();
+		const rate = (bytes + streamed) / secs;
+		console.log(`ui-driver: churn: ${held} partitions held and released in ${secs.toFixed(1)} s; the page fetched ${bytes} bytes in requests and ${streamed} on the watch (${(rate / 1024).toFixed(1)} KB/s), ${stateReads} state reads`);
+		check(streamed > 0, "the watch beside the page got the churn's events", `${streamed} bytes`);
+		check(held === 12, "the churn's 12 partitions were held", `${held}`);
+		check(stateReads === 0, "the page reads the state again not once during the churn (the events' deltas keep it)", `${stateReads} reads`);
+		check(rate < 100 * 1024, "the page fetches under 100 KB/s during the churn", `${(rate / 1024).toFixed(1)} KB/s`);
+		const fresh = api("admin", "/v1/state").state;
+		const drawn = await admin.locator("#partitions [data-partition]").evaluateAll((es) => es.map((e) => e.getAttribute("data-partition")).sort());
+		const want = (fresh.held || []).map((h) => h.name).sort();
+		check(JSON.stringify(drawn) === JSON.stringify(want), "after the churn the page shows the partitions a fresh read has",
+			`${drawn} vs ${want}`);
+		const lines = await admin.locator("svg line.circuit").count();
+		const circuits = (fresh.devices || []).reduce((n, d) => n + (d.circuits || []).length, 0);
+		check(lines === circuits, "... and the circuits a fresh read has", `${lines} drawn, ${circuits} read`);
+		await cdp.detach();
 
 		// At scale: 1,024 hosts of a torus:32x32 with 4,096 circuits, 256 of
 		// the hosts a partition: drawn as cells and a block, no lines, soon.
