@@ -155,7 +155,15 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	 * keeps the default limit: pipeline.c). */
 	if (pub->nfailed && pub->coll == SCHED_ALLTOALL)
 		q.time_limit = REPLAN_MCF_SECONDS;
-	if (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0) {
+	/* Any other collective kept as structure where it can be (the
+	 * healthy reduced program, and under failures a patch of what they
+	 * change), as the state's schedule is: a failed port at 8,192 hosts
+	 * is then milliseconds, not 134 M transfers. Else explicit. */
+	bool structured = q.collective != SCHED_ALLTOALL &&
+			  state_schedule_structured(pub, NULL, q.collective, q.size, &r, &err) == 0;
+	ofc_error_clear(&err);
+	if (!structured &&
+	    (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)) {
 		sb_printf(msg, "no schedule: %s", err.msg);
 		return;
 	}
@@ -182,7 +190,10 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		if (r.main->healthy_us > 0 && pub->nfailed)
 			sb_printf(msg, " (%+.1f%% vs healthy)",
 				  100.0 * (s->time_us / r.main->healthy_us - 1));
-		sb_printf(msg, ", verified, %s in %.3f s", done, now_seconds() - t0);
+		char form[240];
+
+		state_schedule_form(&r, form, sizeof(form));
+		sb_printf(msg, ", verified%s, %s in %.3f s", form, done, now_seconds() - t0);
 		replan_mcf(msg, &r, kept, kept_why, pub);
 	} else {
 		sb_printf(msg, "the %s schedule failed verification: %s", s->algorithm,

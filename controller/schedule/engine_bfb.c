@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Nodes above which BFB on a degraded graph keeps the healthy structure
+ * and a patch by itself: the explicit verifier's reach for reductions
+ * (n^2 cells). */
+#define BFB_PATCH_AUTO_NODES 4096
+
 /* BFB as node 0's program and the translation group: what a
  * Cayley family of any size up to 65,536 nodes needs, checked by symmetry.
  * auto_why: the reason it was not built explicitly (a note), or NULL for
@@ -50,12 +55,38 @@ static void run_bfb_reduced(struct schedule_result *r, const struct schedule_que
 	outcome_finish(r, o);
 }
 
-/* Why BFB with --fail cannot be the healthy reduced schedule and a patch
- * (then NULL, *G the healthy graph's group). */
-static const char *not_patchable(const struct schedule_result *r, const struct schedule_query *q,
-				 struct sched_group *G, struct ofc_error *err)
+/* The arcs of the healthy graph the degraded one lacks, into gone[]
+ * (healthy->m entries): what the request's --fail and the config's failed
+ * links and ports took out together. The degraded graph keeps each node's
+ * surviving arcs in the healthy order (topo_without_arcs), so they are a
+ * subsequence of the healthy ones; of parallel arcs the first ones are
+ * taken as kept, which names the same graph. false when g is not the
+ * healthy graph less some arcs. */
+static bool gone_arcs(const struct graph *healthy, const struct graph *g, bool *gone)
 {
-	if (!q->fail || !r->healthy || r->keep)
+	if (g->n != healthy->n)
+		return false;
+	for (uint32_t u = 0; u < g->n; u++) {
+		uint32_t j = g->off[u];
+
+		for (uint32_t a = healthy->off[u]; a < healthy->off[u + 1]; a++) {
+			bool kept = j < g->off[u + 1] && g->adj[j] == healthy->adj[a];
+
+			gone[a] = !kept;
+			j += kept;
+		}
+		if (j != g->off[u + 1])
+			return false;
+	}
+	return true;
+}
+
+/* Why BFB on a degraded graph cannot be the healthy reduced schedule and a
+ * patch (then NULL, *G the healthy graph's group). */
+static const char *not_patchable(const struct schedule_result *r, struct sched_group *G,
+				 struct ofc_error *err)
+{
+	if (!r->healthy || r->keep)
 		return "a patch takes failed links and ports, not failed hosts";
 	if (r->demand || r->link_rate || r->host_betas || r->bfb_inject || r->nic_ports)
 		return "the fabric's hosts or links are not alike";
@@ -80,7 +111,7 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 	struct sched_reduced red;
 	struct sched_group G;
 	double t0 = now_seconds();
-	const char *why = not_patchable(r, q, &G, &err);
+	const char *why = not_patchable(r, &G, &err);
 
 	if (why) {
 		size_t len = strlen(r->note);
@@ -92,16 +123,16 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 		return false;
 	}
 	bool *gone = xcalloc((size_t)r->healthy->m + 1, sizeof(bool));
-	uint8_t *dead = xcalloc((size_t)r->healthy->n + 1, 1);
 	struct bfb_stats hst;
-	if (topo_mark_items(r->healthy, q->fail, gone, dead, &err) < 0 ||
-	    bfb_reduced(r->healthy, &G, q->collective, bo, &red, &hst, &err) < 0) {
+	if (!gone_arcs(r->healthy, r->g, gone)) {
 		free(gone);
-		free(dead);
+		return false;
+	}
+	if (bfb_reduced(r->healthy, &G, q->collective, bo, &red, &hst, &err) < 0) {
+		free(gone);
 		outcome_not_applies(o, &err);
 		return true;
 	}
-	free(dead);
 	outcome_phase(r, o, "generation");
 	if (bfb_patch(r->healthy, &red, gone, bo, limit, &o->patch, &o->bst, &err) < 0) {
 		/* Nothing kept to build on (a longer schedule, the region over
@@ -157,12 +188,18 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	/* The explicit verifier's reach for reductions: n^2 cells */
 	bool unverifiable =
 	    q->collective != SCHED_ALLGATHER && (uint64_t)r->g->n * r->g->n > (1ull << 24);
+	/* Above BFB_PATCH_AUTO_NODES a degraded graph's BFB is kept as
+	 * structure whatever the collective (an allgather's explicit one at
+	 * 8,192 nodes was 67 M transfers, 84 s and 4 GB here), and so is
+	 * the healthy run that prices it, whose time alone is used. */
+	bool big = q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BFB_PATCH_AUTO_NODES;
 	bool auto_reduce = q->reduced == SCHEDULE_REDUCED_AUTO &&
-			   (need > (double)limit || r->g->n > BFB_MAX_NODES || unverifiable);
-	/* Failed links: the healthy structure and a patch, else (nothing
-	 * kept to build on) the explicit schedule as before. */
-	bool patch =
-	    q->fail && r->healthy && (q->reduced == SCHEDULE_REDUCED_ALWAYS || auto_reduce);
+			   (need > (double)limit || r->g->n > BFB_MAX_NODES || unverifiable ||
+			    (big && r->topology_ports));
+	/* Failed links and ports (the request's --fail or the config's):
+	 * the healthy structure and a patch, else (nothing kept to build on)
+	 * the explicit schedule as before. */
+	bool patch = r->healthy && (q->reduced == SCHEDULE_REDUCED_ALWAYS || auto_reduce || big);
 	if (patch && run_bfb_patched(r, q, o, &bo, limit))
 		return;
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS && !patch) {
