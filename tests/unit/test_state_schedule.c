@@ -3,7 +3,8 @@
  * generation; a schedule the verifier refuses is shown and logged with
  * why; a follower computes none at a commit, only when a client asks it
  * for the state; the schedule kept is symmetry-reduced where the topology
- * admits it. */
+ * admits it, and under a failed link above 4,096 hosts the healthy program
+ * and a patch. */
 #include "tests/unit/ofcd_world.h"
 
 #include <sys/eventfd.h>
@@ -267,6 +268,56 @@ static void test_follower(void **state)
 	free(text);
 }
 
+/* Above 4,096 hosts the workload's schedule that the re-plan and the
+ * state show (state_schedule_structured) keeps the structure by itself
+ * under a failed link, an allgather too (whose explicit schedule the
+ * verifier would take at any size): the healthy program and a patch, verified, far
+ * fewer transfers held than the schedule has, priced against the healthy
+ * one; restored, the healthy reduced program. */
+static void test_structured_large(void **state)
+{
+	struct world *w = *state;
+	const char *fmt = "name: big\n"
+			  "hosts: {count: 4160, prefix: h, ports: 4}\n"
+			  "switches:\n"
+			  "  - {name: ocs0, type: ocs, ports: 16640, driver: {type: sim}}\n"
+			  "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			  "topology: %s\n"
+			  "collectives:\n"
+			  "  - {op: allreduce, size: 1MiB}\n";
+	const char *tops[2] = {"{spec: torus:64x65, failed_links: [[h5, h6]]}", "torus:64x65"};
+
+	for (int i = 0; i < 2; i++) {
+		char *text = xasprintf(fmt, tops[i]), path[200], form[240];
+		struct ofc_error err = {0};
+		struct fabric *f;
+		struct schedule_result r;
+
+		snprintf(path, sizeof(path), "%s/big.yaml", w->dir);
+		assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
+		if (fabric_open(path, &f, &err) < 0)
+			fail_msg("%s", err.msg);
+		struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), path, LP_SOLVER_DEFAULT);
+		free(text);
+		assert_int_equal(
+		    state_schedule_structured(cfg, NULL, SCHED_ALLGATHER, 1u << 20, &r, &err), 0);
+		const struct schedule_outcome *o = r.main;
+		state_schedule_form(&r, form, sizeof(form));
+		assert_true(o->verified && o->is_reduced);
+		assert_int_equal(o->is_patched, i == 0);
+		if (i == 0) {
+			assert_non_null(
+			    strstr(form, ", kept as structure (the healthy program x "));
+			assert_true(o->ntransfers > 100 * (o->s.nxfers + o->patch.prog.nxfers));
+			assert_true(o->healthy_us > 0 && o->time_us > o->healthy_us);
+		} else {
+			assert_non_null(strstr(form, ", symmetry-reduced (node 0's program x "));
+		}
+		schedule_result_free(&r);
+		fabcfg_unref(cfg);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -279,6 +330,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_not_verified_says_why, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_get_schedule_reduced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_follower, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_structured_large, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
