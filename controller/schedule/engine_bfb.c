@@ -99,6 +99,54 @@ static const char *not_patchable(const struct schedule_result *r, struct sched_g
 	return rc < 0 ? (err->msg[0] ? err->msg : "the healthy graph has no spec") : NULL;
 }
 
+/* Failures that take whole orbits of arcs (a switch carrying port j of
+ * every host: every node's link to u + s_j) leave the degraded graph a
+ * Cayley graph of the healthy one's group, on fewer generators: then
+ * true, with *G that group checked on r->g (sched_group_of), and BFB is
+ * symmetry-reduced on the degraded graph itself, where a patch would
+ * plan every node again. */
+static bool orbits_gone(const struct schedule_result *r, struct sched_group *G)
+{
+	struct ofc_error err = {0};
+	struct topo_tree *t = NULL;
+	bool ok = r->healthy->spec && topo_build_tree(r->healthy->spec, NULL, &t, &err) == 0 &&
+		  graph_outdeg(r->g, 0) > 0 && sched_group_of(r->g, t, G, &err) == 0;
+
+	topo_tree_free(t);
+	return ok;
+}
+
+/* BFB reduced on the degraded graph (orbits_gone): node 0's program x G,
+ * verified by the same symmetry on the degraded graph. */
+static void run_bfb_orbits(struct schedule_result *r, const struct schedule_query *q,
+			   struct schedule_outcome *o, const struct bfb_opts *bo,
+			   const struct sched_group *G)
+{
+	struct ofc_error err = {0};
+	struct sched_reduced red;
+	double t0 = now_seconds();
+
+	outcome_phase(r, o, "generation");
+	if (bfb_reduced(r->g, G, q->collective, bo, &red, &o->bst, &err) < 0) {
+		outcome_not_applies(o, &err);
+		return;
+	}
+	o->s = red.prog;
+	o->group = red.group;
+	o->is_reduced = true;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	o->tau_b = o->bst.tau_b;
+	o->tau_b_value = o->bst.tau_b_value;
+	size_t len = strlen(r->note);
+	snprintf(r->note + len, sizeof(r->note) - len,
+		 "%sthe failures take every node's link of a port alike (a switch carrying "
+		 "that port of every host): BFB symmetry-reduced on the degraded graph "
+		 "(node 0's program x %s)",
+		 len ? "; " : "", G->name);
+	outcome_finish(r, o);
+}
+
 /* BFB on the degraded graph as the healthy reduced schedule plus the
  * patch of the nodes the failures reach (bfb_patch), checked without
  * expansion. false (o untouched, a note saying why where --reduced asked)
@@ -121,6 +169,11 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 				 "%sBFB explicit on the degraded graph: %.300s", len ? "; " : "",
 				 why);
 		return false;
+	}
+	struct sched_group Gd;
+	if (orbits_gone(r, &Gd)) {
+		run_bfb_orbits(r, q, o, bo, &Gd);
+		return true;
 	}
 	bool *gone = xcalloc((size_t)r->healthy->m + 1, sizeof(bool));
 	struct bfb_stats hst;

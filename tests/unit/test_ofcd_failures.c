@@ -1191,6 +1191,49 @@ static void test_patch_config_and_request(void **state)
 	fabric_free(less);
 }
 
+/* A switch carrying port 0 of every host lost (every node's +x arc of a
+ * torus gone): the degraded graph is still a Cayley graph of the torus's
+ * group, and BFB is symmetry-reduced on it, whose expansion passes the
+ * verifier there, uses no +x arc and takes the explicit degraded BFB's
+ * time. */
+static void test_switch_lost_orbits(void **state)
+{
+	(void)state;
+	struct strbuf fail = STRBUF_INIT;
+	struct schedule_result r, x;
+	struct ofc_error err = {0};
+	struct schedule s;
+	struct verify_report vr;
+
+	for (uint32_t v = 0; v < 64; v++)
+		sb_printf(&fail, "%s%u>%u", v ? "," : "", v, (v / 8) * 8 + (v % 8 + 1) % 8);
+	struct schedule_query q = {.spec = "torus:8x8",
+				   .collective = SCHED_ALLREDUCE,
+				   .size = 1u << 20,
+				   .fail = fail.buf,
+				   .reduced = SCHEDULE_REDUCED_ALWAYS};
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), 0);
+	assert_true(r.main->is_reduced && !r.main->is_patched && r.main->verified);
+	assert_non_null(strstr(r.note, "BFB symmetry-reduced on the degraded graph"));
+	struct sched_reduced red = {.group = r.main->group, .prog = r.main->s};
+	assert_int_equal(sched_reduced_expand(&red, &s, &err), 0);
+	struct verify_opts vo = {.graph = r.g};
+	if (sched_verify(&s, &vo, &vr) < 0)
+		fail_msg("the expansion fails the verifier: %s", vr.error);
+	for (size_t i = 0; i < s.nxfers; i++)
+		assert_false(s.xfers[i].dst ==
+			     (s.xfers[i].src / 8) * 8 + (s.xfers[i].src % 8 + 1) % 8);
+	q.reduced = SCHEDULE_REDUCED_NEVER;
+	assert_int_equal(schedule_compute(&q, &x, NULL, &err), 0);
+	assert_false(x.main->is_reduced);
+	assert_true(x.main->verified && x.main->s.time_us == r.main->s.time_us);
+	sched_free(&s);
+	schedule_result_free(&r);
+	schedule_result_free(&x);
+	sb_free(&fail);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -1209,6 +1252,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_stop_planner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failures_patched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_patch_config_and_request, setup, teardown),
+	    cmocka_unit_test(test_switch_lost_orbits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
