@@ -900,14 +900,21 @@ int ofcd_fluid_compute(struct job *j, struct fluid_answer *fa, Ofc__V1__Response
  * Strings live in a. */
 int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct ofc_clock *clk,
 			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a);
-/* The answer's Schedule without its steps: header, figures, links. */
-Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);
-/* A schedule kept as structure under failures (an outcome with
- * is_patched: the healthy program and a patch) as the stream of its
- * expansion, p->st, made a step at a time and never held whole (the whole
- * answer's frame, stream.c's frames). o must outlive p; close p after. */
+/* The answer's Schedule without its steps: header, figures, links (and
+ * the reduced form's group unless the steps are its expansion). */
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r,
+				      bool expanded);
+/* Whether j's answer is r's expansion, not the schedule as computed: one
+ * kept as structure under failures (the healthy program and a patch), or
+ * symmetry-reduced where j did not ask for it (a lost switch's). */
+bool ofcd_expanded(const struct job *j, const struct schedule_result *r);
+/* Such a schedule (is_patched, or reduced with one program) as the stream
+ * of its expansion, p->st, made a step at a time and never held whole
+ * (the whole answer's frame, stream.c's frames). o must outlive p; close
+ * p after. */
 struct ofcd_patched {
 	struct sched_reduced red;
+	struct sched_patch none; /* a reduced one's: empty */
 	struct sched_patched_stream ps;
 	struct sched_stream st;
 };

@@ -176,11 +176,20 @@ static void fluid_reply(struct job *j, const struct fluid_answer *fa, Ofc__V1__R
 		    "fluid", resp, a);
 }
 
+bool ofcd_expanded(const struct job *j, const struct schedule_result *r)
+{
+	const struct schedule_outcome *o = r->main;
+
+	return o->is_patched || (o->is_reduced && !j->reduced && o->group.reps == 1);
+}
+
 void ofcd_patched_open(struct ofcd_patched *p, const struct schedule_outcome *o)
 {
 	p->red = (struct sched_reduced){.group = o->group, .prog = o->s};
-	sched_patched_stream_init(&p->ps, &p->red, &o->patch, o->patch_graph, o->gone, &o->s,
-				  &p->st);
+	/* (a reduced one: no patch, its ports already the degraded graph's) */
+	memset(&p->none, 0, sizeof(p->none));
+	sched_patched_stream_init(&p->ps, &p->red, o->is_patched ? &o->patch : &p->none,
+				  o->patch_graph, o->is_patched ? o->gone : NULL, &o->s, &p->st);
 }
 
 void ofcd_patched_close(struct ofcd_patched *p)
@@ -290,15 +299,16 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	return 0;
 }
 
-Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r)
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r,
+				      bool expanded)
 {
 	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s), *x = schedule_extra_msg(a, r);
 
 	schedule_msg_summary(h, x);
 	h->n_links = x->n_links;
 	h->links = x->links;
-	/* (a patched schedule's steps are its expansion: not a reduced form) */
-	if (r->main->is_reduced && !r->main->is_patched)
+	/* (an expanded one's steps are every node's: not a reduced form) */
+	if (r->main->is_reduced && !expanded)
 		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
 	if (!h->verified && r->main->verify_error[0])
 		h->verify_error = arena_strdup(a, r->main->verify_error);
@@ -324,12 +334,12 @@ void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 	}
 	const struct schedule *s = &r.main->s;
 	bool steps = !j->summary_only;
-	if (steps && r.main->is_patched) {
+	if (steps && ofcd_expanded(j, &r)) {
 		/* its expansion, packed a step at a time into the frame */
 		struct ofcd_patched p;
 
 		resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-		resp.schedule = ofcd_schedule_head(&a, &r);
+		resp.schedule = ofcd_schedule_head(&a, &r, true);
 		ofcd_patched_open(&p, r.main);
 		whole_reply(j, &p.st, r.main->ntransfers, s->nsteps, s->algorithm, &resp, &a);
 		ofcd_patched_close(&p);
@@ -345,7 +355,7 @@ void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 		schedule_result_free(&r);
 		return;
 	}
-	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r);
+	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r, ofcd_expanded(j, &r));
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

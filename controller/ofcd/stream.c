@@ -176,11 +176,11 @@ static int stream_compute(struct stream *st, struct job *j, struct schedule_resu
 	}
 	if (ofcd_schedule_compute(&st->files, j, &clk, r, resp, a) < 0)
 		return -1;
-	resp->schedule = ofcd_schedule_head(a, r);
+	resp->schedule = ofcd_schedule_head(a, r, ofcd_expanded(j, r));
 	resp->body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-	if (r->main->is_patched) {
-		/* the healthy program and a patch: its expansion a step at a
-		 * time */
+	if (ofcd_expanded(j, r)) {
+		/* the healthy program and a patch, or a reduced one not asked
+		 * for: its expansion a step at a time */
 		ofcd_patched_open(pat, r->main);
 		*src = (struct steps_src){.head = pat->st.head,
 					  .nsteps = pat->st.nsteps,
@@ -233,7 +233,7 @@ static void *stream_main(void *arg)
 	if (fluid) {
 		fluid_answer_free(&fa);
 	} else if (computed) {
-		if (r.main->is_patched)
+		if (ofcd_expanded(j, &r))
 			ofcd_patched_close(&pat);
 		schedule_result_free(&r);
 	}

@@ -318,6 +318,51 @@ static void test_structured_large(void **state)
 	}
 }
 
+/* GetSchedule's expansion of a schedule it did not keep whole
+ * (ofcd_patched): of a reduced one (a lost switch's, where the request did
+ * not ask for the reduced form), the transfers sched_reduced_expand makes,
+ * step by step; the request that asked for it gets the reduced form. */
+static void test_expand_reduced(void **state)
+{
+	(void)state;
+	struct strbuf fail = STRBUF_INIT;
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	struct schedule want, got;
+	struct ofcd_patched p;
+	struct job j = {0};
+
+	for (uint32_t v = 0; v < 64; v++)
+		sb_printf(&fail, "%s%u>%u", v ? "," : "", v, (v / 8) * 8 + (v % 8 + 1) % 8);
+	struct schedule_query q = {.spec = "torus:8x8",
+				   .collective = SCHED_ALLGATHER,
+				   .size = 1u << 20,
+				   .fail = fail.buf,
+				   .reduced = SCHEDULE_REDUCED_ALWAYS};
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_true(r.main->is_reduced && !r.main->is_patched && r.main->verified);
+	assert_true(ofcd_expanded(&j, &r));
+	j.reduced = true;
+	assert_false(ofcd_expanded(&j, &r));
+	struct sched_reduced red = {.group = r.main->group, .prog = r.main->s};
+	assert_int_equal(sched_reduced_expand(&red, &want, &err), 0);
+	ofcd_patched_open(&p, r.main);
+	assert_int_equal(sched_stream_expand(&p.st, &got, &err), 0);
+	ofcd_patched_close(&p);
+	assert_int_equal(got.nsteps, want.nsteps);
+	assert_int_equal(got.nxfers, want.nxfers);
+	assert_int_equal(got.nxfers, r.main->ntransfers);
+	for (uint32_t t = 0; t < want.nsteps; t++) {
+		assert_int_equal(sched_step_size(&got, t), sched_step_size(&want, t));
+		assert_memory_equal(&got.xfers[got.step_start[t]], &want.xfers[want.step_start[t]],
+				    sched_step_size(&want, t) * sizeof(struct xfer));
+	}
+	sched_free(&want);
+	sched_free(&got);
+	schedule_result_free(&r);
+	sb_free(&fail);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -331,6 +376,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_get_schedule_reduced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_follower, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_structured_large, setup, teardown),
+	    cmocka_unit_test(test_expand_reduced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
