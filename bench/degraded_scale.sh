@@ -5,8 +5,8 @@
 # 1% of the links (picked with a fixed seed, no two at one node), end to
 # end (the CLI also prices the same request on the healthy torus). Where
 # the failures leave the healthy structure, the schedule is the healthy
-# reduced program and a patch (the default above 4,096 nodes, where the
-# explicit verifier stops); else the explicit degraded BFB as before.
+# reduced program and a patch (the default above 1,024 nodes, as the
+# baselines are reduced there); else the explicit degraded BFB as before.
 # Prints, per row: wall s, peak MiB, the schedule's time and its ratio to
 # the healthy one, verified, and the structure kept (the patch's region).
 # Usage: sh bench/degraded_scale.sh [HOSTS...]   (default 1024 4096 8192)
@@ -159,7 +159,7 @@ for h in $SIZES; do
 	row "$h" "1 link (5-6)" "$spec" --fail 5-6
 	row "$h" "1 host (5)" "$spec" --fail 5
 	row "$h" "1% of links" "$spec" --fail "$(one_percent "$spec")"
-	if [ "$h" -le 4096 ]; then # explicit by default here: the patch asked for
+	if [ "$h" -le 1024 ]; then # explicit by default here: the patch asked for
 		row "$h" "1 link, --reduced" "$spec" --fail 5-6 --reduced
 		row "$h" "1% of links, --reduced" "$spec" --fail "$(one_percent "$spec")" --reduced
 	fi

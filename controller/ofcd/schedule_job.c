@@ -251,7 +251,7 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	const struct fabric *f = j->cfg->f;
 	/* Failures in effect on the config's graph: BFB keeps the healthy
 	 * structure and patches what they change where `ofc schedule FILE`
-	 * does (above 4,096 nodes, or where the explicit schedule is over the
+	 * does (above 1,024 nodes, or where the explicit schedule is over the
 	 * memory limit), as the state's schedule does; reduced asks for it
 	 * at every size. The answer's steps are then its expansion, made a
 	 * step at a time. Another engine, or failed hosts, get the explicit

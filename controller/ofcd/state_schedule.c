@@ -59,7 +59,7 @@ int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
 	    .lowering = workload_lowering(f, spec, coll),
 	    /* Failures in effect on the config's graph: the fabric's degraded
 	     * graph, where BFB keeps the healthy program and patches what the
-	     * failures change wherever `ofc schedule FILE` does (above 4,096
+	     * failures change wherever `ofc schedule FILE` does (above 1,024
 	     * nodes, or where the explicit schedule is over the memory limit:
 	     * engine_bfb.c), so the state, the re-plan's event and GetSchedule
 	     * show the schedule the CLI computes; failed hosts and other

@@ -1143,7 +1143,7 @@ static bool crosses(const struct schedule *s, uint32_t a, uint32_t b)
 /* The config's failed links and a request's --fail patched together: the
  * arcs gone are both links' four, the expansion passes the verifier on
  * the graph without both and crosses neither. Without --reduced, 64 nodes
- * get the explicit schedule (the structure is the default above 4,096). */
+ * get the explicit schedule (the structure is the default above 1,024). */
 static void test_patch_config_and_request(void **state)
 {
 	struct world *w = *state;

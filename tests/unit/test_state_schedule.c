@@ -3,7 +3,7 @@
  * generation; a schedule the verifier refuses is shown and logged with
  * why; a follower computes none at a commit, only when a client asks it
  * for the state; the schedule kept is symmetry-reduced where the topology
- * admits it, and under a failed link above 4,096 hosts the healthy program
+ * admits it, and under a failed link above 1,024 hosts the healthy program
  * and a patch. */
 #include "tests/unit/ofcd_world.h"
 
@@ -268,7 +268,7 @@ static void test_follower(void **state)
 	free(text);
 }
 
-/* Above 4,096 hosts the workload's schedule that the re-plan and the
+/* Above 1,024 hosts the workload's schedule that the re-plan and the
  * state show (state_schedule_structured) keeps the structure by itself
  * under a failed link, an allgather too (whose explicit schedule the
  * verifier would take at any size): the healthy program and a patch, verified, far
@@ -278,14 +278,14 @@ static void test_structured_large(void **state)
 {
 	struct world *w = *state;
 	const char *fmt = "name: big\n"
-			  "hosts: {count: 4160, prefix: h, ports: 4}\n"
+			  "hosts: {count: 1056, prefix: h, ports: 4}\n"
 			  "switches:\n"
-			  "  - {name: ocs0, type: ocs, ports: 16640, driver: {type: sim}}\n"
+			  "  - {name: ocs0, type: ocs, ports: 4224, driver: {type: sim}}\n"
 			  "wiring: {pattern: sequential, switches: [ocs0]}\n"
 			  "topology: %s\n"
 			  "collectives:\n"
 			  "  - {op: allreduce, size: 1MiB}\n";
-	const char *tops[2] = {"{spec: torus:64x65, failed_links: [[h5, h6]]}", "torus:64x65"};
+	const char *tops[2] = {"{spec: torus:32x33, failed_links: [[h5, h6]]}", "torus:32x33"};
 
 	for (int i = 0; i < 2; i++) {
 		char *text = xasprintf(fmt, tops[i]), path[200], form[240];
