@@ -297,6 +297,12 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 			 sched_collective_name(q->collective), r->g->n, need_s,
 			 (q->collective == SCHED_ALLREDUCE ? 2.0 : 1.0) * r->g->n * (r->g->n - 1.0),
 			 max_s);
+		/* and why the structure was not kept, where it was tried */
+		const char *kept = strstr(r->note, "BFB explicit on the degraded graph: ");
+		size_t len = strlen(o->why);
+		if (patch && kept)
+			snprintf(o->why + len, sizeof(o->why) - len, "; not kept as structure: %s",
+				 kept + strlen("BFB explicit on the degraded graph: "));
 		o->why_code = OFC_E_RUNTIME;
 		return;
 	}
