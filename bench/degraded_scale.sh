@@ -88,7 +88,7 @@ ofcd_row() {
 	hosts=$1 what=$2
 	shift 2
 	echo 5 >/proc/"$ofcd_pid"/clear_refs
-	/usr/bin/time -f '%e' -o "$TMP/t" "$OFC" --socket "$TMP/s.sock" "$@" >"$TMP/out" 2>&1
+	/usr/bin/time -f '%e' -o "$TMP/t" "$OFC" --socket "$TMP/s.sock" "$@" --timeout 600 >"$TMP/out" 2>&1
 	wall=$(tail -n 1 "$TMP/t")
 	kib=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/"$ofcd_pid"/status)
 	t=$(sed -n 's/.*: [0-9]* steps, \([0-9.]*\) us.*/\1/p' "$TMP/out" | head -n 1)

@@ -185,8 +185,17 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		out->ok = true;
 		if (max_frame)
 			full_answer(&r, max_frame, out);
-		sb_printf(msg, "%s %s on %s: %u steps, %.6g us", s->algorithm,
-			  sched_collective_name(s->collective), s->topology, s->nsteps, s->time_us);
+		/* (a long list of failures is in the event's and the state's
+		 * failed items; named here too, it left the answer no room for
+		 * the schedule) */
+		const char *without = strstr(s->topology, " without ");
+		int tlen = without && strlen(s->topology) > 120 ? (int)(without - s->topology)
+								: (int)strlen(s->topology);
+		sb_printf(msg, "%s %s on %.*s", s->algorithm, sched_collective_name(s->collective),
+			  tlen, s->topology);
+		if (tlen < (int)strlen(s->topology))
+			sb_printf(msg, " without the failures in effect");
+		sb_printf(msg, ": %u steps, %.6g us", s->nsteps, s->time_us);
 		if (r.main->healthy_us > 0 && pub->nfailed)
 			sb_printf(msg, " (%+.1f%% vs healthy)",
 				  100.0 * (s->time_us / r.main->healthy_us - 1));
