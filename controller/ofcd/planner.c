@@ -175,10 +175,9 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		ofc_error_clear(&err);
 	}
 	if (s->verified) {
-		Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
-		Ofc__V1__Schedule *x = schedule_extra_msg(&a, &r);
+		/* as the state's schedule summarises it (a reduced one says so) */
+		Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
 
-		schedule_msg_summary(h, x);
 		out->sched_len = protobuf_c_message_get_packed_size(&h->base);
 		out->sched = xmalloc(out->sched_len + 1);
 		protobuf_c_message_pack(&h->base, out->sched);

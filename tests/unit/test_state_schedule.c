@@ -273,7 +273,8 @@ static void test_follower(void **state)
  * under a failed link, an allgather too (whose explicit schedule the
  * verifier would take at any size): the healthy program and a patch, verified, far
  * fewer transfers held than the schedule has, priced against the healthy
- * one; restored, the healthy reduced program. */
+ * one, summarised without a group; restored, the healthy reduced
+ * program. */
 static void test_structured_large(void **state)
 {
 	struct world *w = *state;
@@ -313,6 +314,12 @@ static void test_structured_large(void **state)
 		} else {
 			assert_non_null(strstr(form, ", symmetry-reduced (node 0's program x "));
 		}
+		/* the state's summary names a group only for a reduced one */
+		struct arena a = {0};
+		Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
+		assert_true(h->verified);
+		assert_int_equal(h->reduced != NULL, i == 1);
+		arena_free(&a);
 		schedule_result_free(&r);
 		fabcfg_unref(cfg);
 	}
