@@ -203,6 +203,8 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 		return false;
 	}
 	o->s = red.prog;
+	/* the schedule's graph is the degraded one (the program the healthy's) */
+	snprintf(o->s.topology, sizeof(o->s.topology), "%s", r->g->spec);
 	o->group = red.group;
 	o->gone = gone;
 	o->patch_graph = r->healthy;
