@@ -359,10 +359,11 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 				     "MSCCL programs are explicit: write the schedule without "
 				     "--reduced (up to %u nodes)",
 				     BFB_MAX_NODES);
-	if (o->is_patched && p->format != FMT_TEXT && p->format != FMT_JSON)
+	if (o->is_patched && p->format == FMT_MSCCL)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "a schedule kept as structure under failures (the healthy "
-				     "program and a patch) streams its transfers as text or JSON");
+				     "program and a patch) streams its transfers as text, JSON or "
+				     "protobuf, not an MSCCL program");
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
 	if (o->is_patched) {
@@ -372,7 +373,16 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 
 		sched_patched_stream_init(&ps, &red, &o->patch, o->patch_graph, o->gone, &o->s,
 					  &st);
-		if (p->format == FMT_TEXT) {
+		if (p->format == FMT_PB) {
+			rc = schedule_stream_write_pb(&st, out.f, err);
+			if (rc == 0) {
+				/* the direct-connect fields, merged as the explicit's */
+				struct arena a = {0};
+
+				rc = schedule_append_pb(schedule_extra_msg(&a, r), out.f, err);
+				arena_free(&a);
+			}
+		} else if (p->format == FMT_TEXT) {
 			sched_stream_write_text(out.f, &st, UINT32_MAX);
 		} else {
 			struct json_writer w;

@@ -907,8 +907,26 @@ int ofcd_fluid_compute(struct job *j, struct fluid_answer *fa, Ofc__V1__Response
  * Strings live in a. */
 int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct ofc_clock *clk,
 			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a);
-/* The answer's Schedule without its steps: header, figures, links. */
-Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r);
+/* The answer's Schedule without its steps: header, figures, links (and
+ * the reduced form's group unless the steps are its expansion). */
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r,
+				      bool expanded);
+/* Whether j's answer is r's expansion, not the schedule as computed: one
+ * kept as structure under failures (the healthy program and a patch), or
+ * symmetry-reduced where j did not ask for it (a lost switch's). */
+bool ofcd_expanded(const struct job *j, const struct schedule_result *r);
+/* Such a schedule (is_patched, or reduced with one program) as the stream
+ * of its expansion, p->st, made a step at a time and never held whole
+ * (the whole answer's frame, stream.c's frames). o must outlive p; close
+ * p after. */
+struct ofcd_patched {
+	struct sched_reduced red;
+	struct sched_patch none; /* a reduced one's: empty */
+	struct sched_patched_stream ps;
+	struct sched_stream st;
+};
+void ofcd_patched_open(struct ofcd_patched *p, const struct schedule_outcome *o);
+void ofcd_patched_close(struct ofcd_patched *p);
 int ofcd_start(struct ofcd *d, struct ofc_error *err); /* startup.c: config, lock, recovery */
 /* (mutation worker, takeover.c) JOB_TAKEOVER and JOB_SYNC. */
 void ofcd_run_takeover(struct ofcd *d, struct job *j);
@@ -1061,6 +1079,20 @@ extern void (*state_schedule_test_hook)(struct schedule_result *r);
 /* ofcd_close: let go of the computation (its thread drops its result) and
  * of what is kept. */
 void state_schedule_stop(struct ofcd *d);
+/* (any thread) The workload's schedule (coll, size) on cfg kept as
+ * structure: on spec, or the config's healthy graph, its symmetry-reduced
+ * form (on the topology's own numbering: the fabric's NIC ports would
+ * break the translations); with failures in effect on the config's graph,
+ * the fabric's degraded graph asked for its structure (BFB: the healthy
+ * program and a patch, else the explicit schedule with r->note saying
+ * why). 0 with r computed and checked; -1 with err when it does not
+ * apply (the caller computes the explicit schedule). */
+int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
+			      enum sched_collective coll, uint64_t size, struct schedule_result *r,
+			      struct ofc_error *err);
+/* How r's main outcome is kept, for a log line or an event: ", kept as
+ * structure (...)", ", symmetry-reduced (...)", " (explicit: WHY)" or "". */
+void state_schedule_form(const struct schedule_result *r, char *buf, size_t n);
 /* (jobs.c: a task is handed between threads, as the planner's) */
 void state_sched_task_unref(struct state_sched_task *t);
 /* A computation: the loop's and its thread's, handed over in a note. */

@@ -702,6 +702,8 @@ static int rewired_target(void *ctx, struct ctl **out, struct ofc_error *err)
  * with one more port move: validation puts the circuits on the spare's
  * switch port), and keep the move (STATE_DIR/FABRIC.rewired). The failed
  * port is then dark and the graph whole again. What happened goes to say. */
+#define REWIRE_SAY_MAX 400 /* bytes of the answer for the ports' moves */
+
 static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 {
 	const struct fabric *f = d->w.cfg->f;
@@ -829,8 +831,18 @@ void ofcd_run_failure(struct ofcd *d, struct job *j)
 		  j->clear && !j->nitems ? "cleared"
 		  : j->restore		 ? "restored"
 					 : "failed");
+	struct strbuf moves = STRBUF_INIT;
 	for (uint32_t i = 0; !j->restore && !j->clear && i < j->nitems; i++)
-		rewire(d, j->items[i], &cause);
+		rewire(d, j->items[i], &moves);
+	/* Many ports at once (1% of a large fabric's): what became of each
+	 * goes to the log, so the answer keeps room for the schedule. */
+	if (moves.len > REWIRE_SAY_MAX) {
+		ofcd_log(d, OFCD_LOG_NOTICE, "%s%s", cause.buf, moves.buf);
+		sb_printf(&cause, "; what became of each port's circuits is in the log");
+	} else if (moves.len) {
+		sb_printf(&cause, "%s", moves.buf);
+	}
+	sb_free(&moves);
 	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
 	sb_free(&cause);
 	an.t.state = "replanned";

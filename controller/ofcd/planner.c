@@ -155,7 +155,15 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	 * keeps the default limit: pipeline.c). */
 	if (pub->nfailed && pub->coll == SCHED_ALLTOALL)
 		q.time_limit = REPLAN_MCF_SECONDS;
-	if (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0) {
+	/* Any other collective kept as structure where it can be (the
+	 * healthy reduced program, and under failures a patch of what they
+	 * change), as the state's schedule is: a failed port at 8,192 hosts
+	 * is then milliseconds, not 134 M transfers. Else explicit. */
+	bool structured = q.collective != SCHED_ALLTOALL &&
+			  state_schedule_structured(pub, NULL, q.collective, q.size, &r, &err) == 0;
+	ofc_error_clear(&err);
+	if (!structured &&
+	    (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)) {
 		sb_printf(msg, "no schedule: %s", err.msg);
 		return;
 	}
@@ -167,22 +175,33 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		ofc_error_clear(&err);
 	}
 	if (s->verified) {
-		Ofc__V1__Schedule *h = schedule_header_msg(&a, s);
-		Ofc__V1__Schedule *x = schedule_extra_msg(&a, &r);
+		/* as the state's schedule summarises it (a reduced one says so) */
+		Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
 
-		schedule_msg_summary(h, x);
 		out->sched_len = protobuf_c_message_get_packed_size(&h->base);
 		out->sched = xmalloc(out->sched_len + 1);
 		protobuf_c_message_pack(&h->base, out->sched);
 		out->ok = true;
 		if (max_frame)
 			full_answer(&r, max_frame, out);
-		sb_printf(msg, "%s %s on %s: %u steps, %.6g us", s->algorithm,
-			  sched_collective_name(s->collective), s->topology, s->nsteps, s->time_us);
+		/* (a long list of failures is in the event's and the state's
+		 * failed items; named here too, it left the answer no room for
+		 * the schedule) */
+		const char *without = strstr(s->topology, " without ");
+		int tlen = without && strlen(s->topology) > 120 ? (int)(without - s->topology)
+								: (int)strlen(s->topology);
+		sb_printf(msg, "%s %s on %.*s", s->algorithm, sched_collective_name(s->collective),
+			  tlen, s->topology);
+		if (tlen < (int)strlen(s->topology))
+			sb_printf(msg, " without the failures in effect");
+		sb_printf(msg, ": %u steps, %.6g us", s->nsteps, s->time_us);
 		if (r.main->healthy_us > 0 && pub->nfailed)
 			sb_printf(msg, " (%+.1f%% vs healthy)",
 				  100.0 * (s->time_us / r.main->healthy_us - 1));
-		sb_printf(msg, ", verified, %s in %.3f s", done, now_seconds() - t0);
+		char form[240];
+
+		state_schedule_form(&r, form, sizeof(form));
+		sb_printf(msg, ", verified%s, %s in %.3f s", form, done, now_seconds() - t0);
 		replan_mcf(msg, &r, kept, kept_why, pub);
 	} else {
 		sb_printf(msg, "the %s schedule failed verification: %s", s->algorithm,

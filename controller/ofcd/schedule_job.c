@@ -111,48 +111,50 @@ static void refuse(struct job *j, Ofc__V1__Status status, const char *msg)
 	response_pack(&resp, &j->reply, &j->reply_len);
 }
 
-/* The whole fluid schedule in one frame (resp's head with every step),
- * packed a step at a time from its period: what the frame holds and one
+/* The whole schedule in one frame (resp's head with every step), packed a
+ * step at a time from st (a fluid schedule's period, a patched one's
+ * structure; NULL: none to answer from): what the frame holds and one
  * step, no transfer's message but a chunk's (schedule_response_pack). Its
  * size first: over --max-frame, or over what the request may still hold,
- * the request is refused before the frame is made. */
-static void fluid_reply(struct job *j, const struct fluid_answer *fa, Ofc__V1__Response *resp,
-			struct arena *a)
+ * the request is refused before the frame is made. what names the
+ * schedule in refusals ("fluid", "bfb"). */
+static void whole_reply(struct job *j, const struct sched_stream *st, size_t nxfers,
+			uint32_t nsteps, const char *what, Ofc__V1__Response *resp, struct arena *a)
 {
 	struct schedule_query q = {.max_memory = j->max_memory};
 	uint64_t limit = schedule_memory_limit(&q), held = mem_resident();
 	uint64_t left = limit > held ? limit - held : 0;
 	size_t max = j->max_frame < left ? j->max_frame : left;
 	Ofc__V1__Status status = OFC__V1__STATUS__STATUS_FAILED;
-	struct sched_stream st;
 	char lim[32], need_s[32], max_s[32];
 	const char *why;
 	int rc;
 
 	fmt_size(lim, sizeof(lim), j->max_frame);
-	if ((double)fluid_answer_transfers(fa) * MIN_TRANSFER_BYTES > j->max_frame) {
-		why =
-		    arena_printf(a,
-				 "the fluid schedule (%zu transfers in %u steps) does not fit in a "
-				 "frame of %s: " ASK_SUMMARY ", " ASK_STREAM ", or run ofcd with "
-				 "a larger --max-frame",
-				 fluid_answer_transfers(fa), fluid_answer_steps(fa), lim);
-	} else if (!fluid_answer_stream(fa, &st)) {
+	if ((double)nxfers * MIN_TRANSFER_BYTES > j->max_frame) {
+		why = arena_printf(a,
+				   "the %s schedule (%zu transfers in %u steps) does not fit in a "
+				   "frame of %s: " ASK_SUMMARY ", " ASK_STREAM ", or run ofcd with "
+				   "a larger --max-frame",
+				   what, nxfers, nsteps, lim);
+	} else if (!st) {
 		/* schedule_fluid plans from the period; nothing here expanded it */
 		status = OFC__V1__STATUS__STATUS_INTERNAL;
-		why = "the fluid schedule has no period to answer from";
-	} else if ((rc = schedule_response_pack(resp, &st, max, FRAME_ROOM, &j->reply_buf,
+		why = arena_printf(a, "the %s schedule has no period to answer from", what);
+	} else if ((rc = schedule_response_pack(resp, st, max, FRAME_ROOM, &j->reply_buf,
 						&j->reply_len)) == 0) {
 		j->reply = j->reply_buf + FRAME_ROOM; /* sent without a copy */
 		return;
 	} else if (rc < 0) {
 		status = OFC__V1__STATUS__STATUS_INTERNAL;
-		why = "the fluid schedule's steps packed to other bytes than they were sized to";
+		why = arena_printf(
+		    a, "the %s schedule's steps packed to other bytes than they were sized to",
+		    what);
 	} else if (j->reply_len > j->max_frame) {
 		why = arena_printf(a,
-				   "the fluid schedule does not fit in a frame of %s: " ASK_SUMMARY
+				   "the %s schedule does not fit in a frame of %s: " ASK_SUMMARY
 				   ", " ASK_STREAM ", or run ofcd with a larger --max-frame",
-				   lim);
+				   what, lim);
 	} else {
 		fmt_size(need_s, sizeof(need_s), held + j->reply_len);
 		fmt_size(max_s, sizeof(max_s), limit);
@@ -162,6 +164,37 @@ static void fluid_reply(struct job *j, const struct fluid_answer *fa, Ofc__V1__R
 				   j->reply_len, need_s, max_s);
 	}
 	refuse(j, status, why);
+}
+
+static void fluid_reply(struct job *j, const struct fluid_answer *fa, Ofc__V1__Response *resp,
+			struct arena *a)
+{
+	struct sched_stream st;
+	bool have = fluid_answer_stream(fa, &st);
+
+	whole_reply(j, have ? &st : NULL, fluid_answer_transfers(fa), fluid_answer_steps(fa),
+		    "fluid", resp, a);
+}
+
+bool ofcd_expanded(const struct job *j, const struct schedule_result *r)
+{
+	const struct schedule_outcome *o = r->main;
+
+	return o->is_patched || (o->is_reduced && !j->reduced && o->group.reps == 1);
+}
+
+void ofcd_patched_open(struct ofcd_patched *p, const struct schedule_outcome *o)
+{
+	p->red = (struct sched_reduced){.group = o->group, .prog = o->s};
+	/* (a reduced one: no patch, its ports already the degraded graph's) */
+	memset(&p->none, 0, sizeof(p->none));
+	sched_patched_stream_init(&p->ps, &p->red, o->is_patched ? &o->patch : &p->none,
+				  o->patch_graph, o->is_patched ? o->gone : NULL, &o->s, &p->st);
+}
+
+void ofcd_patched_close(struct ofcd_patched *p)
+{
+	sched_patched_stream_free(&p->ps);
 }
 
 /* GetSchedule on a server fabric, answered in one frame. */
@@ -215,23 +248,30 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	};
 	struct ofc_error err = {0};
 	bool spec_error;
+	const struct fabric *f = j->cfg->f;
+	/* Failures in effect on the config's graph: BFB keeps the healthy
+	 * structure and patches what they change where `ofc schedule FILE`
+	 * does (above 1,024 nodes, or where the explicit schedule is over the
+	 * memory limit), as the state's schedule does; reduced asks for it
+	 * at every size. The answer's steps are then its expansion, made a
+	 * step at a time. Another engine, or failed hosts, get the explicit
+	 * schedule as before. */
+	bool failed = !q.spec && f->graph && !f->nrings && (f->degraded || j->cfg->nfailed);
 
-	/* Symmetry-reduced: on the topology's own numbering, the fabric's
-	 * ports would break the translations (the config's degraded graph
-	 * is not alike at every node). */
-	if (j->reduced) {
-		const struct fabric *f = j->cfg->f;
-
-		q.reduced = SCHEDULE_REDUCED_ALWAYS;
-		if (!q.spec && f->graph && !f->nrings && (f->degraded || j->cfg->nfailed)) {
-			resp->status = OFC__V1__STATUS__STATUS_INVALID;
-			resp->message = arena_strdup(a, "reduced: the failures in effect are not "
-							"alike at every node; ask without it");
-			return -1;
-		}
-		if (!q.spec && f->graph && !f->nrings)
-			q.spec = f->graph->spec;
+	if (failed && j->reduced && j->coll == SCHED_ALLTOALL) {
+		resp->status = OFC__V1__STATUS__STATUS_INVALID;
+		resp->message = arena_strdup(a, "reduced: the failures in effect are not "
+						"alike at every node; ask without it");
+		return -1;
 	}
+	/* Symmetry-reduced: on the topology's own numbering, the fabric's
+	 * ports would break the translations. */
+	if (j->reduced)
+		q.reduced = SCHEDULE_REDUCED_ALWAYS;
+	else if (failed && j->coll != SCHED_ALLTOALL)
+		q.reduced = SCHEDULE_REDUCED_AUTO;
+	if (j->reduced && !failed && !q.spec && f->graph && !f->nrings)
+		q.spec = f->graph->spec;
 	clk->start = now_seconds();
 	if (j->max_time > 0) {
 		clk->deadline = clk->start + j->max_time;
@@ -259,14 +299,16 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	return 0;
 }
 
-Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r)
+Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r,
+				      bool expanded)
 {
 	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s), *x = schedule_extra_msg(a, r);
 
 	schedule_msg_summary(h, x);
 	h->n_links = x->n_links;
 	h->links = x->links;
-	if (r->main->is_reduced)
+	/* (an expanded one's steps are every node's: not a reduced form) */
+	if (r->main->is_reduced && !expanded)
 		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
 	if (!h->verified && r->main->verify_error[0])
 		h->verify_error = arena_strdup(a, r->main->verify_error);
@@ -292,6 +334,19 @@ void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 	}
 	const struct schedule *s = &r.main->s;
 	bool steps = !j->summary_only;
+	if (steps && ofcd_expanded(j, &r)) {
+		/* its expansion, packed a step at a time into the frame */
+		struct ofcd_patched p;
+
+		resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+		resp.schedule = ofcd_schedule_head(&a, &r, true);
+		ofcd_patched_open(&p, r.main);
+		whole_reply(j, &p.st, r.main->ntransfers, s->nsteps, s->algorithm, &resp, &a);
+		ofcd_patched_close(&p);
+		arena_free(&a);
+		schedule_result_free(&r);
+		return;
+	}
 	if (steps && (double)s->nxfers * MIN_TRANSFER_BYTES > j->max_frame)
 		goto too_big;
 	if (steps && reply_over_memory(&q, s, &a, &resp)) {
@@ -300,7 +355,7 @@ void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 		schedule_result_free(&r);
 		return;
 	}
-	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r);
+	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r, ofcd_expanded(j, &r));
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

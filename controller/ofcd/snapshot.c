@@ -110,7 +110,8 @@ Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct sched
 	for (size_t i = 0; i < h->n_metrics; i++)
 		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
 	schedule_msg_summary(h, x);
-	if (r->main->is_reduced)
+	/* (a patched one is not its group's translates alone) */
+	if (r->main->is_reduced && !r->main->is_patched)
 		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
 	if (!h->verified && r->main->verify_error[0])
 		h->verify_error = arena_strdup(a, r->main->verify_error);

@@ -151,8 +151,9 @@ static bool send_steps(struct stream *st, const struct job *j, struct steps_src 
  * sent): 0 with resp's status, message and head and src the steps; -1
  * with resp's refusal. */
 static int stream_compute(struct stream *st, struct job *j, struct schedule_result *r,
-			  struct fluid_answer *fa, struct sched_stream *made, struct steps_src *src,
-			  Ofc__V1__Response *resp, struct arena *a)
+			  struct fluid_answer *fa, struct sched_stream *made,
+			  struct ofcd_patched *pat, struct steps_src *src, Ofc__V1__Response *resp,
+			  struct arena *a)
 {
 	struct ofc_clock clk = {0};
 
@@ -175,8 +176,19 @@ static int stream_compute(struct stream *st, struct job *j, struct schedule_resu
 	}
 	if (ofcd_schedule_compute(&st->files, j, &clk, r, resp, a) < 0)
 		return -1;
-	resp->schedule = ofcd_schedule_head(a, r);
+	resp->schedule = ofcd_schedule_head(a, r, ofcd_expanded(j, r));
 	resp->body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
+	if (ofcd_expanded(j, r)) {
+		/* the healthy program and a patch, or a reduced one not asked
+		 * for: its expansion a step at a time */
+		ofcd_patched_open(pat, r->main);
+		*src = (struct steps_src){.head = pat->st.head,
+					  .nsteps = pat->st.nsteps,
+					  .nxfers = r->main->ntransfers,
+					  .made = &pat->st,
+					  .buf = sched_stream_step_buffer(&pat->st)};
+		return 0;
+	}
 	*src = (struct steps_src){
 	    .head = &r->main->s, .nsteps = r->main->s.nsteps, .nxfers = r->main->s.nxfers};
 	return 0;
@@ -189,6 +201,7 @@ static void *stream_main(void *arg)
 	struct schedule_result r;
 	struct fluid_answer fa = {0};
 	struct sched_stream made;
+	struct ofcd_patched pat;
 	struct steps_src src = {0};
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
@@ -197,7 +210,7 @@ static void *stream_main(void *arg)
 
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
-	computed = stream_compute(st, j, &r, &fa, &made, &src, &resp, &a) == 0;
+	computed = stream_compute(st, j, &r, &fa, &made, &pat, &src, &resp, &a) == 0;
 	if (computed) {
 		resp.has_more = 1;
 		resp.more = true;
@@ -217,10 +230,13 @@ static void *stream_main(void *arg)
 	}
 	arena_free(&a);
 	free(src.buf);
-	if (fluid)
+	if (fluid) {
 		fluid_answer_free(&fa);
-	else if (computed)
+	} else if (computed) {
+		if (ofcd_expanded(j, &r))
+			ofcd_patched_close(&pat);
 		schedule_result_free(&r);
+	}
 	/* Done: the job goes back to the loop (ofcd_job_done), or is freed here
 	 * when the daemon let go of it. */
 	struct note *n = xcalloc(1, sizeof(*n));

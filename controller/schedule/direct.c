@@ -472,7 +472,8 @@ int direct_setup(struct schedule_result *r, const struct schedule_query *q, stru
 		return -1;
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
-	r->nic_ports = !r->own_graph && !q->graph && !r->healthy && fabric_view_init(f, g, &r->fv);
+	r->nic_ports = !r->own_graph && !q->graph && !r->healthy && !r->topology_ports &&
+		       fabric_view_init(f, g, &r->fv);
 	if (r->nic_ports && r->arc_cap) {
 		const struct graph *pg = r->fv.pg;
 

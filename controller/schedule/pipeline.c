@@ -114,7 +114,8 @@ static bool run_healthy(struct schedule_result *h, const struct schedule_result 
 				      .algorithm = algo,
 				      .clock = q->clock,
 				      .collective = r->collective,
-				      .g = r->healthy};
+				      .g = r->healthy,
+				      .topology_ports = true};
 	/* kept for the degraded run's warm start, which failed hosts rule out
 	 * (their survivors are renumbered) */
 	qh.keep_warm = q->collective == SCHED_ALLTOALL && !r->keep;

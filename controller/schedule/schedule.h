@@ -333,6 +333,10 @@ struct schedule_result {
 	struct bfb_opts bopts;
 	double hop_latency;
 	bool nic_ports; /* transfer ports are NIC ports of the fabric */
+	/* Ports as the topology numbers them even on the fabric's own graph:
+	 * the healthy run that prices failures, whose times alone are used,
+	 * so a large fabric's is symmetry-reduced as its spec's would be. */
+	bool topology_ports;
 	struct fabric_view fv;
 	struct schedule_link *links; /* with nic_ports: every link main uses */
 	uint32_t nlinks;

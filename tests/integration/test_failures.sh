@@ -91,6 +91,21 @@ if grep -q "^  reduced      node 0's healthy program (.*) x Z_16^2 (order 256) a
 	grep -q "^ofc schedule: BFB kept as structure: the healthy program x Z_16^2" "$TMP/err"; then ok; else
 	bad "patched vs explicit time" "$(grep time "$TMP/explicit")" "$(cat "$TMP/patched" "$TMP/err")"
 fi
+# -o streams the patched schedule's expansion as protobuf too: every
+# transfer the JSON lists, on the degraded graph, none over 0-1.
+$S --topology torus:16x16 --fail 0-1,35-51 --collective allreduce --reduced --format pb -o "$TMP/p.pb" >/dev/null 2>"$TMP/err"
+$S --topology torus:16x16 --fail 0-1,35-51 --collective allreduce --reduced --format json -o "$TMP/p.json" >/dev/null 2>>"$TMP/err"
+protoc --decode=ofc.v1.Schedule -I. proto/schedule.proto <"$TMP/p.pb" >"$TMP/p.txt" 2>>"$TMP/err"
+if python3 - "$TMP/p.txt" "$TMP/p.json" <<'EOF'; then ok; else bad "patched -o as protobuf" "$(cat "$TMP/err")"; fi
+import json, re, sys
+t = open(sys.argv[1]).read()
+j = json.load(open(sys.argv[2]))
+pairs = re.findall(r'transfers \{\s*src: (\d+)\s*dst: (\d+)', t)
+n = sum(len(s['transfers']) for s in j['steps'])
+ok = (len(pairs) == n == j['num_transfers'] and 'topology: "torus:16x16 without 0-1,35-51"' in t
+      and 'verified: true' in t and ('0', '1') not in pairs and ('1', '0') not in pairs)
+sys.exit(not ok)
+EOF
 $S --topology torus:8x8 --fail "$F8" --collective allreduce --reduced >"$TMP/out" 2>"$TMP/err"
 if grep -q "^ofc schedule: BFB explicit on the degraded graph: the failures lengthen the schedule" "$TMP/err" &&
 	grep -q "verified     yes" "$TMP/out"; then ok; else bad "F8 --reduced" "$(cat "$TMP/err")"; fi

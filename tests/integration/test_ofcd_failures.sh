@@ -90,6 +90,13 @@ expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); bfb allgather on t
 $OFC --socket "$SOCK" schedule --collective allgather --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
 $OFC schedule "$TMP/less.yaml" --collective allgather --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
 if same_as "$TMP/got.json" "$TMP/want.json" 0-1; then ok; else bad "degraded GetSchedule" "$(cat "$TMP/err")"; fi
+# Asked for its structure: the healthy program and a patch, streamed as its
+# expansion, the transfers `ofc schedule --reduced` streams for the config
+# with the link in its failed_links (that program is node 0's healthy one:
+# the check has teeth, the healthy schedule crosses 0-1).
+$OFC --socket "$SOCK" schedule --collective allgather --reduced --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/less.yaml" --collective allgather --reduced --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" 0-1 && grep -q "BFB kept as structure" "$TMP/err"; then ok; else bad "degraded GetSchedule --reduced: the patched expansion" "$(cat "$TMP/err")"; fi
 expect_json 'j["failed"] == ["h0-h1"]' $OFC --socket "$SOCK" status --json
 
 # The set survives a restart.

@@ -1033,6 +1033,205 @@ static void test_rewire_kill_points(void **state)
 		rewire_killed(w, (enum rewire_kill)k);
 }
 
+/* ---- kept as structure ------------------------------------------------------------ */
+
+static Ofc__V1__Response *get_reduced(struct ofcd_client *c, uint64_t id)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+
+	gs.collective = "allreduce";
+	gs.has_reduced = gs.reduced = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	return call(c, &req, id);
+}
+
+static bool same_steps(const Ofc__V1__Schedule *a, const Ofc__V1__Schedule *b)
+{
+	if (a->n_steps != b->n_steps || a->time_us != b->time_us)
+		return false;
+	for (size_t t = 0; t < a->n_steps; t++) {
+		if (a->steps[t]->n_transfers != b->steps[t]->n_transfers)
+			return false;
+		for (size_t k = 0; k < a->steps[t]->n_transfers; k++) {
+			const Ofc__V1__Transfer *x = a->steps[t]->transfers[k],
+						*y = b->steps[t]->transfers[k];
+
+			if (x->src != y->src || x->dst != y->dst || x->port != y->port ||
+			    x->origin != y->origin || x->offset != y->offset ||
+			    x->length != y->length)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* GetSchedule asking for the structure on a fabric with a failed link:
+ * the healthy program and a patch, answered as its expansion (no reduced
+ * form in the header), which the verifier passes on the degraded graph
+ * read back from the bytes sent, with the transfers its header counts, no
+ * arc of the failed link and the library's patched figures; restored, the
+ * healthy reduced program comes back bit for bit. */
+static void test_failures_patched(void **state)
+{
+	struct world *w = *state;
+	struct fabric *less = fabric_with(w, "{spec: torus:8x8, failed_links: [[h5, h6]]}");
+	struct schedule_query q = {
+	    .fabric = less, .collective = SCHED_ALLREDUCE, .reduced = SCHEDULE_REDUCED_ALWAYS};
+	struct schedule_result lib;
+	struct ofc_error err = {0};
+	struct ofcd_client c;
+	Ofc__V1__Response *r, *healthy;
+	size_t nx = 0;
+
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	healthy = get_reduced(&c, 1);
+	assert_int_equal(healthy->status, OFC__V1__STATUS__STATUS_OK);
+	assert_non_null(healthy->schedule->reduced);
+	r = report(&c, 2, false, false, "h5-h6", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	r = get_reduced(&c, 3);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_true(r->schedule->verified);
+	assert_null(r->schedule->reduced);
+	for (size_t t = 0; t < r->schedule->n_steps; t++)
+		for (size_t k = 0; k < r->schedule->steps[t]->n_transfers; k++) {
+			const Ofc__V1__Transfer *x = r->schedule->steps[t]->transfers[k];
+
+			assert_false((x->src == 5 && x->dst == 6) || (x->src == 6 && x->dst == 5));
+			nx++;
+		}
+	assert_int_equal(nx, r->schedule->num_transfers);
+	verify_sent(w, r->schedule, less->degraded);
+	assert_int_equal(schedule_compute(&q, &lib, NULL, &err), 0);
+	assert_true(lib.main->is_patched && lib.main->verified);
+	assert_int_equal(nx, lib.main->ntransfers);
+	assert_int_equal(r->schedule->num_steps, lib.main->s.nsteps);
+	assert_true(r->schedule->time_us == lib.main->s.time_us);
+	schedule_result_free(&lib);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	r = report(&c, 4, true, false, "h5-h6", NULL);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_reduced(&c, 5);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_non_null(r->schedule->reduced);
+	assert_true(same_steps(r->schedule, healthy->schedule));
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofc__v1__response__free_unpacked(healthy, NULL);
+	ofcd_disconnect(&c);
+	stop(w);
+	fabric_free(less);
+}
+
+static bool crosses(const struct schedule *s, uint32_t a, uint32_t b)
+{
+	for (size_t i = 0; i < s->nxfers; i++)
+		if ((s->xfers[i].src == a && s->xfers[i].dst == b) ||
+		    (s->xfers[i].src == b && s->xfers[i].dst == a))
+			return true;
+	return false;
+}
+
+/* The config's failed links and a request's --fail patched together: the
+ * arcs gone are both links' four, the expansion passes the verifier on
+ * the graph without both and crosses neither. Without --reduced, 64 nodes
+ * get the explicit schedule (the structure is the default above 1,024). */
+static void test_patch_config_and_request(void **state)
+{
+	struct world *w = *state;
+	struct fabric *less = fabric_with(w, "{spec: torus:8x8, failed_links: [[h5, h6]]}");
+	struct schedule_query q = {.fabric = less,
+				   .collective = SCHED_ALLREDUCE,
+				   .fail = "9-10",
+				   .reduced = SCHEDULE_REDUCED_ALWAYS};
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	struct schedule s;
+	struct verify_report vr;
+	uint32_t ngone = 0;
+
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), 0);
+	const struct schedule_outcome *o = r.main;
+	assert_true(o->is_patched && o->verified);
+	for (uint32_t u = 0; u < less->graph->n; u++)
+		for (uint32_t a = less->graph->off[u]; a < less->graph->off[u + 1]; a++) {
+			uint32_t v = less->graph->adj[a];
+			bool named = (u == 5 && v == 6) || (u == 6 && v == 5) ||
+				     (u == 9 && v == 10) || (u == 10 && v == 9);
+
+			assert_int_equal(o->gone[a], named);
+			ngone += o->gone[a];
+		}
+	assert_int_equal(ngone, 4);
+	struct sched_reduced red = {.group = o->group, .prog = o->s};
+	assert_int_equal(sched_patched_expand(&red, &o->patch, o->patch_graph, o->gone, &s, &err),
+			 0);
+	struct verify_opts vo = {.graph = r.g};
+	if (sched_verify(&s, &vo, &vr) < 0)
+		fail_msg("the expansion fails the verifier: %s", vr.error);
+	assert_false(crosses(&s, 5, 6) || crosses(&s, 9, 10));
+	sched_free(&s);
+	schedule_result_free(&r);
+
+	q.reduced = SCHEDULE_REDUCED_AUTO;
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_false(r.main->is_patched);
+	assert_true(r.main->verified);
+	assert_false(crosses(&r.main->s, 5, 6) || crosses(&r.main->s, 9, 10));
+	schedule_result_free(&r);
+	fabric_free(less);
+}
+
+/* A switch carrying port 0 of every host lost (every node's +x arc of a
+ * torus gone): the degraded graph is still a Cayley graph of the torus's
+ * group, and BFB is symmetry-reduced on it, whose expansion passes the
+ * verifier there, uses no +x arc and takes the explicit degraded BFB's
+ * time. */
+static void test_switch_lost_orbits(void **state)
+{
+	(void)state;
+	struct strbuf fail = STRBUF_INIT;
+	struct schedule_result r, x;
+	struct ofc_error err = {0};
+	struct schedule s;
+	struct verify_report vr;
+
+	for (uint32_t v = 0; v < 64; v++)
+		sb_printf(&fail, "%s%u>%u", v ? "," : "", v, (v / 8) * 8 + (v % 8 + 1) % 8);
+	struct schedule_query q = {.spec = "torus:8x8",
+				   .collective = SCHED_ALLREDUCE,
+				   .size = 1u << 20,
+				   .fail = fail.buf,
+				   .reduced = SCHEDULE_REDUCED_ALWAYS};
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), 0);
+	assert_true(r.main->is_reduced && !r.main->is_patched && r.main->verified);
+	assert_non_null(strstr(r.note, "BFB symmetry-reduced on the degraded graph"));
+	struct sched_reduced red = {.group = r.main->group, .prog = r.main->s};
+	assert_int_equal(sched_reduced_expand(&red, &s, &err), 0);
+	struct verify_opts vo = {.graph = r.g};
+	if (sched_verify(&s, &vo, &vr) < 0)
+		fail_msg("the expansion fails the verifier: %s", vr.error);
+	for (size_t i = 0; i < s.nxfers; i++)
+		assert_false(s.xfers[i].dst ==
+			     (s.xfers[i].src / 8) * 8 + (s.xfers[i].src % 8 + 1) % 8);
+	q.reduced = SCHEDULE_REDUCED_NEVER;
+	assert_int_equal(schedule_compute(&q, &x, NULL, &err), 0);
+	assert_false(x.main->is_reduced);
+	assert_true(x.main->verified && x.main->s.time_us == r.main->s.time_us);
+	sched_free(&s);
+	schedule_result_free(&r);
+	schedule_result_free(&x);
+	sb_free(&fail);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -1049,6 +1248,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_damaged_state_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nul_in_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_planner, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failures_patched, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_patch_config_and_request, setup, teardown),
+	    cmocka_unit_test(test_switch_lost_orbits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -316,12 +316,38 @@ static void test_disconnected(void **state)
 	topo_tree_free(t);
 }
 
+/* The nodes to solve whole, estimated before any is solved: past the
+ * limit the patch is refused with that estimate (OFC_E_RUNTIME), nothing
+ * held; under it, planned. */
+static void test_whole_estimate(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct ofc_error err = {0};
+	struct bfb_opts o = {.threads = 2};
+	struct bfb_stats st;
+	struct sched_patch p;
+
+	fx_open(&f, "torus:16x16", "5-6,40-41,100-101", SCHED_ALLREDUCE);
+	/* 6 nodes x 255 blocks x 2 phases x 1.2 pieces: about 72 KiB */
+	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, &o, 32 << 10, &p, &st, &err), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_non_null(strstr(err.msg, "6 nodes lost a link: solving them whole needs about "));
+	assert_null(p.region);
+	ofc_error_clear(&err);
+	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, &o, 64 << 20, &p, &st, &err), 0);
+	assert_int_equal(p.nregion, 6);
+	sched_patch_free(&p);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_one_link),	cmocka_unit_test(test_one_port_and_3d),
-	    cmocka_unit_test(test_one_percent), cmocka_unit_test(test_corrupted_patch),
-	    cmocka_unit_test(test_restore),	cmocka_unit_test(test_disconnected),
+	    cmocka_unit_test(test_one_link),	   cmocka_unit_test(test_one_port_and_3d),
+	    cmocka_unit_test(test_one_percent),	   cmocka_unit_test(test_corrupted_patch),
+	    cmocka_unit_test(test_restore),	   cmocka_unit_test(test_disconnected),
+	    cmocka_unit_test(test_whole_estimate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

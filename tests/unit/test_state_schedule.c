@@ -3,7 +3,8 @@
  * generation; a schedule the verifier refuses is shown and logged with
  * why; a follower computes none at a commit, only when a client asks it
  * for the state; the schedule kept is symmetry-reduced where the topology
- * admits it. */
+ * admits it, and under a failed link above 1,024 hosts the healthy program
+ * and a patch. */
 #include "tests/unit/ofcd_world.h"
 
 #include <sys/eventfd.h>
@@ -267,6 +268,108 @@ static void test_follower(void **state)
 	free(text);
 }
 
+/* Above 1,024 hosts the workload's schedule that the re-plan and the
+ * state show (state_schedule_structured) keeps the structure by itself
+ * under a failed link, an allgather too (whose explicit schedule the
+ * verifier would take at any size): the healthy program and a patch, verified, far
+ * fewer transfers held than the schedule has, priced against the healthy
+ * one, summarised without a group; restored, the healthy reduced
+ * program. */
+static void test_structured_large(void **state)
+{
+	struct world *w = *state;
+	const char *fmt = "name: big\n"
+			  "hosts: {count: 1056, prefix: h, ports: 4}\n"
+			  "switches:\n"
+			  "  - {name: ocs0, type: ocs, ports: 4224, driver: {type: sim}}\n"
+			  "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			  "topology: %s\n"
+			  "collectives:\n"
+			  "  - {op: allreduce, size: 1MiB}\n";
+	const char *tops[2] = {"{spec: torus:32x33, failed_links: [[h5, h6]]}", "torus:32x33"};
+
+	for (int i = 0; i < 2; i++) {
+		char *text = xasprintf(fmt, tops[i]), path[200], form[240];
+		struct ofc_error err = {0};
+		struct fabric *f;
+		struct schedule_result r;
+
+		snprintf(path, sizeof(path), "%s/big.yaml", w->dir);
+		assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
+		if (fabric_open(path, &f, &err) < 0)
+			fail_msg("%s", err.msg);
+		struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), path, LP_SOLVER_DEFAULT);
+		free(text);
+		assert_int_equal(
+		    state_schedule_structured(cfg, NULL, SCHED_ALLGATHER, 1u << 20, &r, &err), 0);
+		const struct schedule_outcome *o = r.main;
+		state_schedule_form(&r, form, sizeof(form));
+		assert_true(o->verified && o->is_reduced);
+		assert_int_equal(o->is_patched, i == 0);
+		if (i == 0) {
+			assert_non_null(
+			    strstr(form, ", kept as structure (the healthy program x "));
+			assert_true(o->ntransfers > 100 * (o->s.nxfers + o->patch.prog.nxfers));
+			assert_true(o->healthy_us > 0 && o->time_us > o->healthy_us);
+		} else {
+			assert_non_null(strstr(form, ", symmetry-reduced (node 0's program x "));
+		}
+		/* the state's summary names a group only for a reduced one */
+		struct arena a = {0};
+		Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
+		assert_true(h->verified);
+		assert_int_equal(h->reduced != NULL, i == 1);
+		arena_free(&a);
+		schedule_result_free(&r);
+		fabcfg_unref(cfg);
+	}
+}
+
+/* GetSchedule's expansion of a schedule it did not keep whole
+ * (ofcd_patched): of a reduced one (a lost switch's, where the request did
+ * not ask for the reduced form), the transfers sched_reduced_expand makes,
+ * step by step; the request that asked for it gets the reduced form. */
+static void test_expand_reduced(void **state)
+{
+	(void)state;
+	struct strbuf fail = STRBUF_INIT;
+	struct schedule_result r;
+	struct ofc_error err = {0};
+	struct schedule want, got;
+	struct ofcd_patched p;
+	struct job j = {0};
+
+	for (uint32_t v = 0; v < 64; v++)
+		sb_printf(&fail, "%s%u>%u", v ? "," : "", v, (v / 8) * 8 + (v % 8 + 1) % 8);
+	struct schedule_query q = {.spec = "torus:8x8",
+				   .collective = SCHED_ALLGATHER,
+				   .size = 1u << 20,
+				   .fail = fail.buf,
+				   .reduced = SCHEDULE_REDUCED_ALWAYS};
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_true(r.main->is_reduced && !r.main->is_patched && r.main->verified);
+	assert_true(ofcd_expanded(&j, &r));
+	j.reduced = true;
+	assert_false(ofcd_expanded(&j, &r));
+	struct sched_reduced red = {.group = r.main->group, .prog = r.main->s};
+	assert_int_equal(sched_reduced_expand(&red, &want, &err), 0);
+	ofcd_patched_open(&p, r.main);
+	assert_int_equal(sched_stream_expand(&p.st, &got, &err), 0);
+	ofcd_patched_close(&p);
+	assert_int_equal(got.nsteps, want.nsteps);
+	assert_int_equal(got.nxfers, want.nxfers);
+	assert_int_equal(got.nxfers, r.main->ntransfers);
+	for (uint32_t t = 0; t < want.nsteps; t++) {
+		assert_int_equal(sched_step_size(&got, t), sched_step_size(&want, t));
+		assert_memory_equal(&got.xfers[got.step_start[t]], &want.xfers[want.step_start[t]],
+				    sched_step_size(&want, t) * sizeof(struct xfer));
+	}
+	sched_free(&want);
+	sched_free(&got);
+	schedule_result_free(&r);
+	sb_free(&fail);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -279,6 +382,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_not_verified_says_why, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_get_schedule_reduced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_follower, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_structured_large, setup, teardown),
+	    cmocka_unit_test(test_expand_reduced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
