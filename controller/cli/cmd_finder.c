@@ -1,8 +1,8 @@
 /* ofc finder --nodes N --degree D: the Pareto frontier of (T_L, T_B) over
  * base topologies and expansions, and the pick for a workload. */
 #include "alltoall/alltoall.h"
-#include "bfb/bfb.h"
 #include "controller/cli/internal.h"
+#include "controller/pick/pick.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -364,16 +364,19 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct sched_cost cost = {.alpha = 10e-6, .bandwidth = 100e9, .size = 1u << 20};
+	struct pick_model model;
+	struct sched_cost cost;
+	uint64_t size = 1u << 20;
 	enum sched_collective coll = SCHED_ALLREDUCE;
 	uint32_t n = 0, d = 0;
 	unsigned threads = 0;
 	bool json = false, have_n = false, have_d = false, nic = false;
 	double inj = 0;
-	struct finder_result r;
+	struct pick_result r;
 	struct ofc_error err = {0};
 	int c;
 
+	pick_model_default(&model);
 	while ((c = cli_getopt(cmd, argc, argv, "n:d:c:s:A:B:I:W:jt:h", opts)) != -1) {
 		switch (c) {
 		case -2:
@@ -406,15 +409,15 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 			nic = strcmp(optarg, "nic") == 0;
 			break;
 		case 's':
-			if (cli_opt_size(cmd, "size", optarg, &cost.size))
+			if (cli_opt_size(cmd, "size", optarg, &size))
 				return 2;
 			break;
 		case 'A':
-			if (cli_opt_duration(cmd, "alpha", optarg, &cost.alpha))
+			if (cli_opt_duration(cmd, "alpha", optarg, &model.alpha))
 				return 2;
 			break;
 		case 'B':
-			if (cli_opt_rate(cmd, "bandwidth", optarg, &cost.bandwidth))
+			if (cli_opt_rate(cmd, "bandwidth", optarg, &model.node_rate))
 				return 2;
 			break;
 		case 'j':
@@ -436,21 +439,25 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "--degree %u needs more than %u nodes", d, d);
 	if (inj > 0 && coll != SCHED_ALLTOALL)
 		return cli_usage_error(cmd, "--injection goes with --collective alltoall");
+	cost = pick_cost(&model, d, size);
 	if (coll == SCHED_ALLTOALL)
 		return finder_alltoall(n, d, &cost, inj, nic, threads, json);
-	if (finder_run(n, d, threads, &r, &err) < 0)
+
+	struct pick_work work = {.op = coll, .size = size, .weight = 1};
+	struct pick_request pq = {
+	    .nodes = n, .degree = d, .threads = threads, .model = model, .work = &work, .nwork = 1};
+	if (pick_run(&pq, &r, &err) < 0)
 		return cli_fail(&err);
 
-	struct finder_req q = {.n = n, .d = d, .coll = coll, .cost = cost};
+	struct finder_req q = {.n = n, .d = d, .coll = coll, .cost = cost, .pick = r.pick};
 
 	cost_lower_bound(coll, n, d, &q.lb);
 	q.lb_us = cost_time_us(&cost, q.lb.steps, frac_value(q.lb.tau_b));
-	q.pick = finder_pick(&r, &coll, &cost, 1);
 	q.k = cost_phases(coll);
 	if (json)
-		write_json(&q, &r);
+		write_json(&q, &r.front);
 	else
-		write_text(&q, &r);
-	finder_free(&r);
+		write_text(&q, &r.front);
+	pick_free(&r);
 	return 0;
 }

@@ -49,6 +49,15 @@ want_big=$($F --nodes 64 --degree 4 --size 1GiB --json | python3 -c 'import json
 if [ "$small" = "$want_small" ] && [ "$big" = "$want_big" ] && [ "$small" != "$big" ]; then ok; else
 	bad "topology: auto picks $small / $big, finder says $want_small / $want_big"; fi
 expect_json 'j["verified"] and j["topology"]=="'"$small"'"' $OFC schedule "$TMP/auto.yaml" --collective allreduce --json
+# With no rate in the config the defaults are the finder's too (10 us a
+# step, 100 Gb/s a node): 64 x 4 with a 1 MiB allreduce picks the same
+# topology, where 100 Gb/s a port would pick another.
+sed -e 's/, port_rate: 25Gbps//' -e '/cost_model/d' -e 's/size: 4KiB/size: 1MiB/' "$TMP/auto.yaml" >"$TMP/auto4.yaml"
+bare=$($OFC show "$TMP/auto4.yaml" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["topology"]["spec"])')
+want=$($OFC finder --nodes 64 --degree 4 --size 1MiB --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pick"]["spec"])')
+port=$($OFC finder --nodes 64 --degree 4 --size 1MiB --bandwidth 400Gbps --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pick"]["spec"])')
+if [ "$bare" = "$want" ] && [ "$bare" != "$port" ]; then ok; else
+	bad "topology: auto with no rates picks $bare, ofc finder's defaults $want (400 Gb/s: $port)"; fi
 sed '/collectives:/,$d' "$TMP/auto.yaml" >"$TMP/auto3.yaml"
 expect_error 2 "$TMP/auto3.yaml:7:11: topology 'auto' needs a collective to choose for: add an allgather, reduce-scatter or allreduce under 'collectives'" $OFC validate "$TMP/auto3.yaml"
 
