@@ -422,11 +422,21 @@ static void allgather_trials(const char *spec, const struct graph *g, const stru
  * hypercube:6), and the rings' on their cycles. */
 static void allgathers(int trials)
 {
-	const char *cases[][2] = {
-	    {"genkautz:256,4", "bfb"}, {"genkautz:300,4", "bfb"}, {"genkautz:200,3", "bfb"},
-	    {"genkautz:360,5", "bfb"}, {"kautz:3,4", "bfb"},	  {"torus:8x8", "bfb"},
-	    {"hypercube:6", "bfb"},    {"torus:8x8", "ring"},	  {"torus:8x8", "bidir-ring"},
-	    {"hypercube:6", "ring"},
+	/* algo -1: BFB, else a baseline */
+	const struct {
+		const char *spec;
+		int algo;
+	} cases[] = {
+	    {"genkautz:256,4", -1},
+	    {"genkautz:300,4", -1},
+	    {"genkautz:200,3", -1},
+	    {"genkautz:360,5", -1},
+	    {"kautz:3,4", -1},
+	    {"torus:8x8", -1},
+	    {"hypercube:6", -1},
+	    {"torus:8x8", BASELINE_RING},
+	    {"torus:8x8", BASELINE_BIDIR_RING},
+	    {"hypercube:6", BASELINE_RING},
 	};
 
 	one_thread = true;
@@ -438,26 +448,28 @@ static void allgathers(int trials)
 		struct bfb_stats st;
 		int rc;
 
-		if (topo_build(cases[ci][0], &g, &err)) {
-			printf("topo %s: %s\n", cases[ci][0], err.msg);
+		const char *algo = cases[ci].algo < 0 ? "bfb" : baseline_algo_name(cases[ci].algo);
+
+		if (topo_build(cases[ci].spec, &g, &err)) {
+			printf("topo %s: %s\n", cases[ci].spec, err.msg);
 			nbad++;
 			continue;
 		}
 		memset(&s, 0, sizeof(s));
-		if (strcmp(cases[ci][1], "bfb") == 0)
+		if (cases[ci].algo < 0)
 			rc = bfb_schedule(g, SCHED_ALLGATHER, &bo, &s, &st, &err);
 		else
-			rc = baseline_schedule(g, NULL, cases[ci][1], SCHED_ALLGATHER, &s, NULL,
+			rc = baseline_schedule(g, NULL, cases[ci].algo, SCHED_ALLGATHER, &s, NULL,
 					       &err);
 		if (rc) {
-			printf("build %s %s: %s\n", cases[ci][0], cases[ci][1], err.msg);
+			printf("build %s %s: %s\n", cases[ci].spec, algo, err.msg);
 			nbad++;
 			graph_free(g);
 			continue;
 		}
 		char spec[128];
-		snprintf(spec, sizeof(spec), "%s %s allgather (%zu xfers)", cases[ci][0],
-			 cases[ci][1], s.nxfers);
+		snprintf(spec, sizeof(spec), "%s %s allgather (%zu xfers)", cases[ci].spec, algo,
+			 s.nxfers);
 		long b0 = nbad, c0 = ncases, f0 = nfail;
 		allgather_trials(spec, g, &s, trials);
 		printf("%s: %ld cases, %ld failing, %ld diffs\n", spec, ncases - c0, nfail - f0,

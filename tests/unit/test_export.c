@@ -358,7 +358,7 @@ static void test_schedule_pb_spans(void **state)
 
 	(void)state;
 	assert_int_equal(topo_build_tree("torus:4x8", &g, &t, &err), 0);
-	assert_int_equal(baseline_schedule(g, t, "recursive", SCHED_ALLGATHER, &s, NULL, &err), 0);
+	assert_int_equal(baseline_schedule(g, t, BASELINE_RECURSIVE, SCHED_ALLGATHER, &s, NULL, &err), 0);
 	assert_true(sched_has_spans(&s));
 	round_trip(&s, g, &data, &len);
 
