@@ -489,8 +489,11 @@ int main(int argc, char **argv)
 	const char *topos[] = {"torus:4x4",   "torus:3x5",     "torus:4x4x2",	"hypercube:4",
 			       "hypercube:5", "genkautz:16,3", "genkautz:24,4", "ring:6",
 			       "torus:6x6",   "genkautz:40,4"};
-	const char *algos[][2] = {{"mcf", NULL},    {"mcf", "paths"}, {"mcf", "single"},
-				  {"mcf", "steps"}, {"direct", NULL}, {"sp-balanced", NULL}};
+	const struct {
+		enum a2a_algo algo;
+		const char *lowering;
+	} algos[] = {{A2A_MCF, NULL},	 {A2A_MCF, "paths"}, {A2A_MCF, "single"},
+		     {A2A_MCF, "steps"}, {A2A_DIRECT, NULL}, {A2A_SP_BALANCED, NULL}};
 	if (strcmp(only, "alltoall") != 0)
 		allgathers(trials);
 	for (size_t ti = 0; a2a && ti < sizeof(topos) / sizeof(*topos); ti++) {
@@ -502,21 +505,25 @@ int main(int argc, char **argv)
 		}
 		for (size_t ai = 0; ai < sizeof(algos) / sizeof(*algos); ai++)
 			for (int runs = 0; runs < 2; runs++) {
-				struct a2a_request q = {
-				    .algo = algos[ai][0], .lowering = algos[ai][1], .runs = runs};
+				struct a2a_request q = {.algo = algos[ai].algo,
+							.lowering = algos[ai].lowering,
+							.runs = runs};
 				struct schedule s;
 				struct a2a_outcome out = {0};
 				memset(&s, 0, sizeof(s));
 				if (a2a_build(g, &q, &s, &out, &err)) {
-					printf("build %s %s %s: %s\n", topos[ti], algos[ai][0],
-					       algos[ai][1] ? algos[ai][1] : "-", err.msg);
+					printf("build %s %s %s: %s\n", topos[ti],
+					       a2a_algo_name(algos[ai].algo),
+					       algos[ai].lowering ? algos[ai].lowering : "-",
+					       err.msg);
 					memset(&err, 0, sizeof(err));
 					continue;
 				}
 				char spec[128];
 				snprintf(spec, sizeof(spec), "%s %s/%s runs %d (%zu xfers)",
-					 topos[ti], algos[ai][0], algos[ai][1] ? algos[ai][1] : "-",
-					 runs, s.nxfers);
+					 topos[ti], a2a_algo_name(algos[ai].algo),
+					 algos[ai].lowering ? algos[ai].lowering : "-", runs,
+					 s.nxfers);
 				long b0 = nbad, c0 = ncases, f0 = nfail;
 				corrupt_and_check(spec, g, &s, trials);
 				printf("%s: %ld cases, %ld failing, %ld diffs\n", spec, ncases - c0,

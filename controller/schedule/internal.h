@@ -2,6 +2,7 @@
 #ifndef OFC_CONTROLLER_SCHEDULE_INTERNAL_H
 #define OFC_CONTROLLER_SCHEDULE_INTERNAL_H
 
+#include "alltoall/alltoall.h"
 #include "baselines/baselines.h"
 #include "controller/schedule/schedule.h"
 
@@ -49,6 +50,8 @@ struct engine_ops {
 	enum baseline_algo baseline;
 	/* A torus allreduce's (ENGINE_VARIANT): Swing or recursive doubling. */
 	enum torus_algo torus_algo;
+	/* An all-to-all's: the MCF or a baseline of alltoall/. */
+	enum a2a_algo a2a;
 	/* Priced as routed on a torus beside Swing (engine_torus.c): the
 	 * ports of a node its schedule uses, one ring 1, both ways 2, or
 	 * ENGINE_PORTS_DEGREE. */

@@ -123,6 +123,8 @@ static void test_dispatch(void **state)
 				built = baseline_algo_name(e->baseline);
 			if (e->build == direct_build_torus)
 				built = torus_algo_name(e->torus_algo);
+			if (e->build == direct_build_alltoall)
+				built = a2a_algo_name(e->a2a);
 			if (built) {
 				assert_true(r.main->have);
 				assert_string_equal(r.main->s.algorithm, built);
@@ -352,6 +354,7 @@ static void test_defaults_and_lowerings(void **state)
 		bool ran = false;
 
 		assert_ptr_equal(a2a_lowering_find(l->name), l);
+		assert_int_equal(l->kind, i); /* the i-th is kind i */
 		if (!has_word(help.buf, l->name))
 			fail_msg("--lowering's help does not name '%s':\n%s", l->name, help.buf);
 		snprintf(name, sizeof(name), "mcf/%s", l->name);

@@ -382,7 +382,7 @@ static int cmp_xfer(const void *a, const void *b);
 static void same_schedule(const struct sched_reduced *r, struct schedule *es);
 
 /* algo mcf (lowered as asked), direct or sp-balanced. */
-static void a2a_case(const char *spec, const char *algo, const char *lowering, bool runs)
+static void a2a_case(const char *spec, enum a2a_algo algo, const char *lowering, bool runs)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -393,17 +393,17 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering, b
 	struct a2a_request q = {
 	    .algo = algo, .lowering = lowering, .mcf = {.threads = 1}, .runs = runs};
 	struct verify_opts vo;
-	bool mcf = strcmp(algo, "mcf") == 0;
+	bool mcf = algo == A2A_MCF;
 	bool single = mcf && lowering && strcmp(lowering, "single") == 0;
 	/* sp-balanced and single path balance node 0's pairs by port loads:
 	 * the symmetric schedule of their rule, not the explicit one (which
 	 * balances all pairs by arc); each block in one piece on one path. */
-	bool own_rule = strcmp(algo, "sp-balanced") == 0 || single;
+	bool own_rule = algo == A2A_SP_BALANCED || single;
 
 	open_spec(spec, &f);
 	vo = (struct verify_opts){.graph = f.g};
 	if (a2a_reduced(f.g, &f.G, &q, &r, &o, &err) < 0)
-		fail_msg("%s %s %s: %s", spec, algo, lowering, err.msg);
+		fail_msg("%s %s %s: %s", spec, a2a_algo_name(algo), lowering, err.msg);
 	if (mcf)
 		assert_true(o.mcf.symmetric);
 	assert_int_equal(both(&f, &r, &red, &exp), 0);
@@ -467,7 +467,7 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering, b
 		free(arc);
 	}
 	assert_int_equal(eo.max_paths, o.max_paths);
-	if (strcmp(algo, "direct") == 0) /* node 0's BFS routes, translated */
+	if (algo == A2A_DIRECT) /* node 0's BFS routes, translated */
 		same_schedule(&r, &es);
 	sched_free(&es);
 	a2a_outcome_free(&eo);
@@ -513,11 +513,11 @@ static void test_alltoall(void **state)
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(a2a); i++) {
 		for (int runs = 0; runs < 2; runs++) {
-			a2a_case(a2a[i], "mcf", "paths", runs);
-			a2a_case(a2a[i], "mcf", "steps", runs);
-			a2a_case(a2a[i], "mcf", "single", runs);
-			a2a_case(a2a[i], "direct", NULL, runs);
-			a2a_case(a2a[i], "sp-balanced", NULL, runs);
+			a2a_case(a2a[i], A2A_MCF, "paths", runs);
+			a2a_case(a2a[i], A2A_MCF, "steps", runs);
+			a2a_case(a2a[i], A2A_MCF, "single", runs);
+			a2a_case(a2a[i], A2A_DIRECT, NULL, runs);
+			a2a_case(a2a[i], A2A_SP_BALANCED, NULL, runs);
 		}
 	}
 }
@@ -534,7 +534,7 @@ static void steps_fluid_case(const char *spec, bool expect)
 	struct fixture f;
 	struct topo_facts tf;
 	struct mcf_result m, cg;
-	struct a2a_request q = {.algo = "mcf", .mcf = {.threads = 1}};
+	struct a2a_request q = {.algo = A2A_MCF, .mcf = {.threads = 1}};
 	struct mcf_opts co = {.method = MCF_SYMMETRIC, .threads = 1};
 	struct sched_reduced r = {0}, bad;
 	struct verify_report red, exp;
@@ -662,7 +662,7 @@ static void test_write_stream(void **state)
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(lows); i++) {
 		struct a2a_request q = {
-		    .algo = "mcf", .lowering = lows[i], .mcf = {.threads = 1}, .runs = i == 1};
+		    .algo = A2A_MCF, .lowering = lows[i], .mcf = {.threads = 1}, .runs = i == 1};
 		struct sched_reduced r;
 		struct a2a_outcome o;
 
