@@ -86,4 +86,28 @@ expect_json 'j["expander_beats_torus"] and abs(j["candidates"][0]["theta"]-0.002
 	$A --injection 25Gbps --forwarding host
 expect_exit 0 $OFC finder --help
 
+# --json is the message (proto/finder.proto): every key a field of it, in
+# the message's field order, both shapes.
+$OFC finder --nodes 64 --degree 4 --json >"$TMP/fa.json" &&
+	$OFC finder --collective alltoall --nodes 30 --degree 4 --injection 15Gbps --forwarding nic --json >"$TMP/fb.json" &&
+	PY=python3 && { python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3; } &&
+	PYTHONPATH="$BUILD/python" $PY - "$TMP/fa.json" "$TMP/fb.json" >"$TMP/fpb.out" 2>&1 <<'PY' && ok || bad "ofc finder --json is not its message" "$(head -c 600 "$TMP/fpb.out")"
+import json, sys
+from google.protobuf import json_format
+from ofc_client.pb import finder_pb2
+def order(obj, desc):
+    names = [f.name for f in desc.fields]
+    keys = list(obj)
+    assert keys == sorted(keys, key=names.index), (keys, names)
+    for k, v in obj.items():
+        f = desc.fields_by_name[k]
+        for x in v if isinstance(v, list) else [v]:
+            if f.message_type is not None:
+                order(x, f.message_type)
+for path, msg in zip(sys.argv[1:], (finder_pb2.FinderAnswer, finder_pb2.FinderAlltoallAnswer)):
+    text = open(path).read()
+    json_format.Parse(text, msg(), ignore_unknown_fields=False)
+    order(json.loads(text), msg.DESCRIPTOR)
+PY
+
 finish
