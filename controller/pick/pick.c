@@ -90,9 +90,12 @@ static int check_request(const struct pick_request *q, struct ofc_error *err)
 int pick_run(const struct pick_request *q, struct pick_result *r, struct ofc_error *err)
 {
 	memset(r, 0, sizeof(*r));
-	if (check_request(q, err) < 0 ||
-	    finder_run(q->nodes, q->degree, q->threads, &r->front, err) < 0)
+	if (check_request(q, err) < 0)
 		return -1;
+	if (finder_run(q->nodes, q->degree, q->threads, &r->front, err) < 0) {
+		finder_free(&r->front); /* (an empty frontier is allocated) */
+		return -1;
+	}
 	size_t n = r->front.n;
 
 	r->time_us = xcalloc(n + 1, sizeof(*r->time_us));
