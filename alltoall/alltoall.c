@@ -919,7 +919,8 @@ int a2a_schedule(const struct graph *g, const struct a2a_routes *rt, bool steppe
 /* What mirroring rt to every node and building the schedule will hold, on
  * top of what the process holds now; true (err set) when over the limit. */
 static bool over_budget(const struct graph *g, const struct a2a_routes *rt,
-			const struct a2a_request *q, const char *low, struct ofc_error *err)
+			const struct a2a_request *q, const struct a2a_lowering *low,
+			struct ofc_error *err)
 {
 	double copies = rt->symmetric ? g->n : 1;
 	double hops = copies * (double)(rt->nroutes ? rt->off[rt->nroutes] : 0);
@@ -935,10 +936,12 @@ static bool over_budget(const struct graph *g, const struct a2a_routes *rt,
 		      "all-to-all %s (%s lowering) on %u nodes needs about %s (%.3g routes of "
 		      "%.3g hops in all), over the memory limit of %s (ofc --max-memory, ofcd "
 		      "--max-request-memory)%s",
-		      q->algo, low, g->n, need_s, copies * (double)rt->nroutes, hops, max_s,
-		      strcmp(low, "steps") == 0 ? "; --lowering paths keeps a pair's few heaviest "
-						  "paths and needs far less"
-						: "");
+		      a2a_algo_name(q->algo), low->name, g->n, need_s, copies * (double)rt->nroutes,
+		      hops, max_s,
+		      low->kind == A2A_LOWER_STEPS
+			  ? "; --lowering paths keeps a pair's few heaviest "
+			    "paths and needs far less"
+			  : "");
 	return true;
 }
 
@@ -954,7 +957,7 @@ int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct t
 	 * 4.1 s in all when the try took the whole 3 s). */
 	if (try && q->mcf.time_limit > 0 && limit > q->mcf.time_limit / 2)
 		limit = q->mcf.time_limit / 2;
-	o->lowering = *steps ? "steps" : q->lowering;
+	o->lowering = *steps ? a2a_lowering_at(A2A_LOWER_STEPS)->name : q->lowering;
 	mo.steps = *steps ? f->diameter : 0;
 	mo.routes = true;
 	mo.routes_if_optimal = try;
@@ -973,31 +976,41 @@ int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct t
 		if (mcf_solve(g, &mo, m, err) < 0)
 			return -1;
 		*steps = false;
-		o->lowering = "paths";
+		o->lowering = a2a_lowering_at(A2A_LOWER_PATHS)->name;
 	}
 	o->cut_through = !*steps;
 	return 0;
 }
 
+const char *a2a_algo_name(enum a2a_algo a)
+{
+	switch (a) {
+	case A2A_MCF:
+		return "mcf";
+	case A2A_DIRECT:
+		return "direct";
+	case A2A_SP_BALANCED:
+		return "sp-balanced";
+	}
+	return "?";
+}
+
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err)
 {
-	const char *low = q->lowering ? q->lowering : "steps";
-	bool mcf = strcmp(q->algo, "mcf") == 0, steps = mcf && strcmp(low, "steps") == 0;
+	const struct a2a_lowering *low =
+	    q->lowering ? a2a_lowering_find(q->lowering) : a2a_lowering_at(0);
+	bool mcf = q->algo == A2A_MCF, steps = mcf && low && low->kind == A2A_LOWER_STEPS;
 	struct a2a_routes own = {0}, *rt = &own;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
 	memset(s, 0, sizeof(*s));
-	if (!mcf && strcmp(q->algo, "direct") && strcmp(q->algo, "sp-balanced"))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "unknown all-to-all algorithm '%s' (mcf, direct, sp-balanced)",
-				     q->algo);
-	if (mcf && !a2a_lowering_find(low)) {
+	if (mcf && !low) {
 		struct strbuf sb = STRBUF_INIT;
 
 		a2a_lowering_names(&sb, false, ", ");
-		ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (%s)", low, sb.buf);
+		ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (%s)", q->lowering, sb.buf);
 		sb_free(&sb);
 		return -1;
 	}
@@ -1012,12 +1025,12 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		topo_facts(g, &f, mo.threads);
 		if (a2a_solve(g, q, &f, &steps, &o->mcf, o, err) < 0)
 			return -1;
-		low = o->lowering;
+		low = a2a_lowering_find(o->lowering);
 		o->have_mcf = true;
 		rt = &o->mcf.routes;
 		/* A pair's heaviest paths are the same before and after mirroring:
 		 * keep them first, so only they are mirrored. */
-		if (strcmp(low, "paths") == 0)
+		if (low->kind == A2A_LOWER_PATHS)
 			a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
 		if (q->max_memory && over_budget(g, rt, q, low, err)) {
 			/* The default's time-stepped schedule may prove its optimum
@@ -1030,14 +1043,14 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 
 			ofc_error_clear(err);
 			a2a_outcome_free(o);
-			paths.lowering = "paths";
+			paths.lowering = a2a_lowering_at(A2A_LOWER_PATHS)->name;
 			steps = false;
 			if (a2a_solve(g, &paths, &f, &steps, &o->mcf, o, err) < 0)
 				return -1;
 			snprintf(o->fallback, sizeof(o->fallback),
 				 "the time-stepped schedule is over the memory limit: lowered to "
 				 "paths instead (--lowering steps says what it needs)");
-			low = o->lowering;
+			low = a2a_lowering_find(o->lowering);
 			o->have_mcf = true;
 			rt = &o->mcf.routes;
 			a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
@@ -1047,17 +1060,18 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 			}
 		}
 		a2a_routes_expand(g, rt, q->mcf.threads);
-		if (strcmp(low, "single") == 0)
+		if (low->kind == A2A_LOWER_SINGLE)
 			a2a_routes_single(g, q->mcf.capacity, q->mcf.demand, rt);
 		rc = 0;
 	} else {
 		o->cut_through = true;
-		rc = strcmp(q->algo, "direct") == 0
+		rc = q->algo == A2A_DIRECT
 			 ? a2a_direct_routes(g, q->mcf.demand, rt, err)
 			 : a2a_balanced_routes(g, q->mcf.demand, 0x0fc, q->clock, rt, err);
 	}
 	if (rc == 0)
-		rc = a2a_schedule(g, rt, steps, a2a_runs(q), q->algo, s, NULL, q->mcf.threads, err);
+		rc = a2a_schedule(g, rt, steps, a2a_runs(q), a2a_algo_name(q->algo), s, NULL,
+				  q->mcf.threads, err);
 	if (rc == 0) {
 		o->max_load = a2a_max_link_load(g, q->mcf.capacity, q->mcf.demand, rt);
 		o->max_paths = a2a_max_paths(rt);
@@ -1086,10 +1100,10 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 {
 	struct a2a_routes rt = {.n = g->n};
 
-	if ((strcmp(q->algo, "direct") == 0
-		 ? a2a_direct_routes_0(g, &rt, err)
-		 : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
-	    a2a_schedule(g, &rt, false, a2a_runs(q), q->algo, &r->prog, &o->max_load, 1, err) < 0) {
+	if ((q->algo == A2A_DIRECT ? a2a_direct_routes_0(g, &rt, err)
+				   : a2a_balanced_routes_0(g, G, 0x0fc, q->clock, &rt, err)) < 0 ||
+	    a2a_schedule(g, &rt, false, a2a_runs(q), a2a_algo_name(q->algo), &r->prog, &o->max_load,
+			 1, err) < 0) {
 		a2a_routes_free(&rt);
 		return -1;
 	}
@@ -1108,8 +1122,9 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err)
 {
-	const char *low = q->lowering ? q->lowering : "steps";
-	bool steps = strcmp(low, "steps") == 0;
+	const struct a2a_lowering *low =
+	    q->lowering ? a2a_lowering_find(q->lowering) : a2a_lowering_at(0);
+	bool steps = low && low->kind == A2A_LOWER_STEPS;
 	struct sched_group grp = *G; /* G may be &r->group */
 	struct topo_facts f;
 
@@ -1120,7 +1135,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 				     "a demand matrix is not alike at every node: no reduced "
 				     "program (the explicit schedule, up to %u nodes)",
 				     A2A_MAX_NODES);
-	if (strcmp(q->algo, "direct") == 0 || strcmp(q->algo, "sp-balanced") == 0) {
+	if (q->algo == A2A_DIRECT || q->algo == A2A_SP_BALANCED) {
 		if (grp.nodes != g->n || grp.reps != 1)
 			return ofc_error_set(err, OFC_E_INPUT,
 					     "the group has %u elements, %s %u nodes", grp.order,
@@ -1129,7 +1144,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 		 * shortest paths: 0.03-0.05 s at 4,096, 0.6 s at 16,384, 5-7 s
 		 * at 65,536 (hypercube:16, torus:256x256); direct's BFS is one
 		 * search. */
-		if (strcmp(q->algo, "sp-balanced") == 0 && g->n > A2A_SP_REDUCED_MAX_NODES)
+		if (q->algo == A2A_SP_BALANCED && g->n > A2A_SP_REDUCED_MAX_NODES)
 			return ofc_error_set(
 			    err, OFC_E_INPUT,
 			    "%u nodes: sp-balanced searches the graph once per pair, so it "
@@ -1137,14 +1152,9 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 			    g->n, A2A_SP_REDUCED_MAX_NODES);
 		return a2a_baseline_reduced(g, &grp, q, r, o, err);
 	}
-	if (strcmp(q->algo, "mcf"))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "a reduced all-to-all is the MCF's (mcf), direct or "
-				     "sp-balanced, not %s",
-				     q->algo);
-	bool single = strcmp(low, "single") == 0;
-	if (!a2a_lowering_find(low))
-		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", low);
+	if (!low)
+		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", q->lowering);
+	bool single = low->kind == A2A_LOWER_SINGLE;
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
 				     grp.order, g->spec ? g->spec : "the topology", g->n);
@@ -1160,7 +1170,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	    (by_fluid = a2a_steps_by_symmetry(g, &grp, &sym, f.diameter, &o->mcf, err)) < 0)
 		return -1;
 	if (by_fluid) {
-		o->lowering = "steps";
+		o->lowering = a2a_lowering_at(A2A_LOWER_STEPS)->name;
 		o->cut_through = false;
 	} else if (a2a_solve(g, &sym, &f, &steps, &o->mcf, o, err) < 0) {
 		return -1;
@@ -1178,7 +1188,8 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 		a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
 	struct a2a_routes own = *rt;
 	own.symmetric = false;
-	if (a2a_schedule(g, &own, steps, a2a_runs(q), "mcf", &r->prog, &o->max_load, 1, err) < 0) {
+	if (a2a_schedule(g, &own, steps, a2a_runs(q), a2a_algo_name(A2A_MCF), &r->prog,
+			 &o->max_load, 1, err) < 0) {
 		a2a_outcome_free(o);
 		return -1;
 	}

@@ -209,14 +209,20 @@ void a2a_routes_free(struct a2a_routes *r);
  * (alltoall/internal.h); a2a_build is the way in. */
 
 /* One all-to-all schedule from its algorithm, for the CLI and the daemon
- * alike: "mcf" (mcf_solve on b->mcf's method, threads and time limit, then
- * lowered by b->lowering: "steps" at the diameter, the default; "paths", at
- * most d weighted paths per pair; "single"), "direct" or "sp-balanced".
+ * alike: A2A_MCF (mcf_solve on b->mcf's method, threads and time limit,
+ * then lowered by b->lowering: "steps" at the diameter, the default;
+ * "paths", at most d weighted paths per pair; "single"), A2A_DIRECT or
+ * A2A_SP_BALANCED. The engine rows say which one a name runs.
  * Schedules are built for up to A2A_MAX_NODES nodes (N^2 blocks, each over
  * paths up to the diameter). The schedule is not verified here. */
 #define A2A_MAX_NODES 1024u
+enum a2a_algo { A2A_MCF, A2A_DIRECT, A2A_SP_BALANCED };
+/* "mcf", "direct", "sp-balanced": the messages' and schedules' word. */
+const char *a2a_algo_name(enum a2a_algo a);
 struct a2a_request {
-	const char *algo;
+	enum a2a_algo algo;
+	/* mcf: a lowering's name (checked against the table below), NULL:
+	 * the default. */
 	const char *lowering;
 	/* method, threads, gap, time_limit; mcf.capacity (per arc) also
 	 * weighs the baselines' link loads */
@@ -260,9 +266,11 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 	      struct a2a_outcome *o, struct ofc_error *err);
 
 /* The lowerings a2a_request.lowering names (alltoall/lowerings.c), as
- * --lowering and GetSchedule's lowering give them. */
+ * --lowering and GetSchedule's lowering give them; the i-th is kind i. */
+enum a2a_lowering_kind { A2A_LOWER_STEPS, A2A_LOWER_PATHS, A2A_LOWER_SINGLE };
 struct a2a_lowering {
 	const char *name;
+	enum a2a_lowering_kind kind;
 	const char *what; /* in a few words, for --help */
 	/* Named, reduced by symmetry by itself where the explicit schedule
 	 * is not built (above A2A_MAX_NODES); "steps" is not: its MCF at

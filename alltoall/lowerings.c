@@ -9,9 +9,12 @@
 /* In the order the lists name them and a comparison runs them; the first
  * is what a request that names none starts from. */
 static const struct a2a_lowering lowerings[] = {
-    {.name = "steps", .what = "time-stepped"},
-    {.name = "paths", .what = "weighted, at most d per pair", .reduces = true},
-    {.name = "single", .what = "one path per pair", .reduces = true},
+    {.name = "steps", .kind = A2A_LOWER_STEPS, .what = "time-stepped"},
+    {.name = "paths",
+     .kind = A2A_LOWER_PATHS,
+     .what = "weighted, at most d per pair",
+     .reduces = true},
+    {.name = "single", .kind = A2A_LOWER_SINGLE, .what = "one path per pair", .reduces = true},
 };
 
 const struct a2a_lowering *a2a_lowering_at(unsigned i)

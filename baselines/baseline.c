@@ -635,27 +635,30 @@ static void torus_schedule(const struct graph *g, const struct topo_tree *t,
 
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
 
-int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
+int baseline_reduced(const struct graph *g, const struct topo_tree *t, enum baseline_algo a,
 		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
 		     struct ofc_error *err)
 {
 	struct sched_group H = *G; /* G may be &r->group */
 	const char *spec = g->spec ? g->spec : "the topology";
-	int rc;
+	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%s schedules allgather, reduce-scatter and allreduce", algo);
+				     "%s schedules allgather, reduce-scatter and allreduce",
+				     baseline_algo_name(a));
 	if (H.nodes != g->n || H.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group is not %s's translations", spec);
 	if (g->n < 2 || g->n > SCHED_REDUCED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: reduced schedules have 2..%u",
 				     g->n, SCHED_REDUCED_MAX_NODES);
-	if (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir-ring") == 0) {
-		rc = ring_schedule(g, t, strcmp(algo, "bidir-ring") == 0, c, &r->prog, &H, NULL,
-				   err);
-	} else if (strcmp(algo, "recursive") == 0) {
+	switch (a) {
+	case BASELINE_RING:
+	case BASELINE_BIDIR_RING:
+		rc = ring_schedule(g, t, a == BASELINE_BIDIR_RING, c, &r->prog, &H, NULL, err);
+		break;
+	case BASELINE_RECURSIVE:
 		/* Partners u ^ 2^r are translations only when G is XOR; on a
 		 * torus the sign of u's step (+-2^r in a coordinate) follows
 		 * bit r of u, which only translations by 2^(r+1) keep: the
@@ -668,11 +671,11 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, const cha
 			    spec, H.name);
 		if ((rc = recursive_check(g, c, err)) == 0)
 			recursive_schedule(g, c, &r->prog, 1);
-	} else if (strcmp(algo, "torus-rings") == 0) {
+		break;
+	case BASELINE_TORUS_RINGS:
 		if ((rc = torus_check(t, err)) == 0)
 			torus_schedule(g, t, c, &r->prog, 1);
-	} else {
-		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
+		break;
 	}
 	if (rc < 0) {
 		sched_free(&r->prog);
@@ -685,13 +688,15 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, const cha
 }
 
 double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
-				  const char *algo, enum sched_collective c, uint32_t *reps)
+				  enum baseline_algo a, enum sched_collective c, uint32_t *reps)
 {
 	bool torus = t && t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
 	uint32_t order = g->n;
 
 	*reps = 1;
-	if (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir-ring") == 0) {
+	switch (a) {
+	case BASELINE_RING:
+	case BASELINE_BIDIR_RING: {
 		uint32_t aj = 0;
 
 		for (uint32_t i = 0; torus && i < t->nparams; i++)
@@ -701,92 +706,96 @@ double baseline_reduced_transfers(const struct graph *g, const struct topo_tree 
 			return 0;
 		order = aj / 2; /* the translations by 2 e_j */
 		*reps = g->n / order;
-	} else if (strcmp(algo, "torus-rings") == 0) {
+		break;
+	}
+	case BASELINE_TORUS_RINGS:
 		if (!torus)
 			return 0;
-	} else if (strcmp(algo, "recursive") == 0) {
+		break;
+	case BASELINE_RECURSIVE:
 		return recursive_transfers(g, c, false) / order;
-	} else {
-		return 0;
 	}
-	return baseline_transfers(g, algo, c) / order;
+	return baseline_transfers(g, a, c) / order;
 }
 
 /* ---- entry ------------------------------------------------------------------------ */
 
-static const char *const names[] = {"ring", "bidir-ring", "recursive", "torus-rings"};
-
-bool baseline_known(const char *algo)
+const char *baseline_algo_name(enum baseline_algo a)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (strcmp(algo, names[i]) == 0)
-			return true;
-	return false;
+	switch (a) {
+	case BASELINE_RING:
+		return "ring";
+	case BASELINE_BIDIR_RING:
+		return "bidir-ring";
+	case BASELINE_RECURSIVE:
+		return "recursive";
+	case BASELINE_TORUS_RINGS:
+		return "torus-rings";
+	}
+	return "?";
 }
 
-const char *baseline_name(unsigned i)
+uint32_t baseline_pieces(const struct graph *g, enum baseline_algo a)
 {
-	return i < ARRAY_SIZE(names) ? names[i] : NULL;
-}
-
-uint32_t baseline_pieces(const struct graph *g, const char *algo)
-{
-	if (strcmp(algo, "bidir-ring") == 0)
+	if (a == BASELINE_BIDIR_RING)
 		return 2;
-	return strcmp(algo, "torus-rings") == 0 && g->n ? graph_outdeg(g, 0) : 1;
+	return a == BASELINE_TORUS_RINGS && g->n ? graph_outdeg(g, 0) : 1;
 }
 
-double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c)
+double baseline_transfers(const struct graph *g, enum baseline_algo a, enum sched_collective c)
 {
 	double n = g->n, phases = c == SCHED_ALLREDUCE ? 2 : 1, per = 1;
 
 	if (g->n < 2)
 		return 0;
-	if (strcmp(algo, "bidir-ring") == 0) {
+	if (a == BASELINE_BIDIR_RING) {
 		per = 2; /* each block in two halves, one each way */
-	} else if (strcmp(algo, "torus-rings") == 0) {
+	} else if (a == BASELINE_TORUS_RINGS) {
 		per = graph_outdeg(g, 0); /* a share on every port */
-	} else if (strcmp(algo, "recursive") == 0 && c == SCHED_ALLGATHER) {
+	} else if (a == BASELINE_RECURSIVE && c == SCHED_ALLGATHER) {
 		return recursive_transfers(g, c, true);
 	}
 	return phases * per * n * (n - 1);
 }
 
-int baseline_check(const struct graph *g, const struct topo_tree *t, const char *algo,
+int baseline_check(const struct graph *g, const struct topo_tree *t, enum baseline_algo a,
 		   enum sched_collective c, struct ofc_error *err)
 {
-	if (!baseline_known(algo))
-		return ofc_error_set(err, OFC_E_USAGE, "unknown baseline '%s'", algo);
 	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%s schedules allgather, reduce-scatter and allreduce", algo);
+				     "%s schedules allgather, reduce-scatter and allreduce",
+				     baseline_algo_name(a));
 	if (g->n < 2 || g->n > SCHED_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT, "%u nodes: schedules have 2..%u", g->n,
 				     SCHED_MAX_NODES);
-	if (strcmp(algo, "recursive") == 0)
+	if (a == BASELINE_RECURSIVE)
 		return recursive_check(g, c, err);
-	if (strcmp(algo, "torus-rings") == 0)
+	if (a == BASELINE_TORUS_RINGS)
 		return torus_check(t, err);
 	return 0;
 }
 
-int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, enum baseline_algo a,
 		      enum sched_collective c, struct schedule *s, const struct ofc_clock *clock,
 		      struct ofc_error *err)
 {
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (baseline_check(g, t, algo, c, err) < 0) /* algo is known past it */
+	if (baseline_check(g, t, a, c, err) < 0)
 		return -1;
-	if (strcmp(algo, "ring") == 0)
-		rc = ring_schedule(g, t, false, c, s, NULL, clock, err);
-	else if (strcmp(algo, "bidir-ring") == 0)
-		rc = ring_schedule(g, t, true, c, s, NULL, clock, err);
-	else if (strcmp(algo, "recursive") == 0)
+	switch (a) {
+	case BASELINE_RING:
+	case BASELINE_BIDIR_RING:
+		rc = ring_schedule(g, t, a == BASELINE_BIDIR_RING, c, s, NULL, clock, err);
+		break;
+	case BASELINE_RECURSIVE:
 		recursive_schedule(g, c, s, g->n);
-	else
+		break;
+	case BASELINE_TORUS_RINGS:
 		torus_schedule(g, t, c, s, g->n);
+		break;
+	}
 	if (rc == 0)
 		snprintf(s->topology, sizeof(s->topology), "%s", g->spec ? g->spec : "");
 	return rc;

@@ -9,32 +9,35 @@
 #include "sched/sched.h"
 
 /* ---- classic baselines (baselines/baseline.c) -----------------------------------
- * For comparison through the same pipeline: "ring" (one-way ring along a
- * Hamiltonian cycle of the topology), "bidir-ring" (both ways, half each),
- * "recursive" (recursive doubling / halving, N a power of two; relayed
- * store-and-forward where partners are not linked, allgather only) and
- * "torus-rings" (the traditional per-dimension torus schedule; t must name
- * a torus). An error of kind OFC_E_INPUT says why one does not apply. */
-bool baseline_known(const char *algo);
-const char *baseline_name(unsigned i); /* the i-th baseline; NULL past the end */
-/* The transfers baseline_schedule(g, algo, c) will hold (its memory
+ * For comparison through the same pipeline: BASELINE_RING (one-way ring
+ * along a Hamiltonian cycle of the topology), BASELINE_BIDIR_RING (both
+ * ways, half each), BASELINE_RECURSIVE (recursive doubling / halving, N a
+ * power of two; relayed store-and-forward where partners are not linked,
+ * allgather only) and BASELINE_TORUS_RINGS (the traditional per-dimension
+ * torus schedule; t must name a torus). The engine rows say which one a
+ * name runs; the library never reads a name. An error of kind OFC_E_INPUT
+ * says why one does not apply. */
+enum baseline_algo { BASELINE_RING, BASELINE_BIDIR_RING, BASELINE_RECURSIVE, BASELINE_TORUS_RINGS };
+/* "ring", "bidir-ring", "recursive", "torus-rings": the messages' word. */
+const char *baseline_algo_name(enum baseline_algo a);
+/* The transfers baseline_schedule(g, a, c) will hold (its memory
  * estimate, before building it): n (n - 1) per phase on a ring, twice on
  * both rings, once per port for torus-rings, each relayed hop for
  * recursive doubling on a graph that is no hypercube. */
-double baseline_transfers(const struct graph *g, const char *algo, enum sched_collective c);
+double baseline_transfers(const struct graph *g, enum baseline_algo a, enum sched_collective c);
 /* ... and the pieces it cuts each block into (2 on both rings, one per
  * port for torus-rings, else 1: whole blocks). */
-uint32_t baseline_pieces(const struct graph *g, const char *algo);
+uint32_t baseline_pieces(const struct graph *g, enum baseline_algo a);
 /* clock (may be NULL): the request's; past it, -1 with "time limit T
  * reached in generation" (OFC_E_RUNTIME) and nothing built. */
-int baseline_schedule(const struct graph *g, const struct topo_tree *t, const char *algo,
+int baseline_schedule(const struct graph *g, const struct topo_tree *t, enum baseline_algo a,
 		      enum sched_collective c, struct schedule *s, const struct ofc_clock *clock,
 		      struct ofc_error *err);
-/* Whether algo applies to g (t) and c as far as can be told without
+/* Whether a applies to g (t) and c as far as can be told without
  * building it (all but the search for a Hamiltonian cycle): 0, or -1 and
  * baseline_schedule's own reason. Callers estimating memory ask this
  * first, so a baseline that does not apply is not refused for its size. */
-int baseline_check(const struct graph *g, const struct topo_tree *t, const char *algo,
+int baseline_check(const struct graph *g, const struct topo_tree *t, enum baseline_algo a,
 		   enum sched_collective c, struct ofc_error *err);
 
 /* ---- Swing allreduce and its torus baselines (baselines/swing.c) ------------------
@@ -53,6 +56,10 @@ int baseline_check(const struct graph *g, const struct topo_tree *t, const char 
  * reduce semantics without a graph, and the link loads come from routing
  * every transfer on the torus. */
 enum swing_variant { SWING_BANDWIDTH = 0, SWING_LATENCY = 1 };
+/* Which of the two: Swing, or recursive doubling on the same machinery. */
+enum torus_algo { TORUS_SWING, TORUS_RECURSIVE_DOUBLING };
+/* "swing", "recursive-doubling": the schedules' and the messages' word. */
+const char *torus_algo_name(enum torus_algo a);
 
 /* Above this many nodes Swing's default (--reduced auto) is the
  * symmetry-reduced schedule; the explicit one is built up to
@@ -68,17 +75,17 @@ struct torus_figures {
 	uint32_t instances; /* concurrent collectives (ports used) */
 };
 
-/* algo "swing" or "recursive-doubling" on the torus t names; s may be NULL
+/* Swing or recursive doubling on the torus t names; s may be NULL
  * for the figures alone (power-of-two sizes, any size up to 2^24 nodes);
  * otherwise the allreduce schedule (up to SCHED_MAX_NODES; the caller
  * checks its memory with torus_allreduce_transfers) and its
  * figures measured from it. */
-int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
+int torus_allreduce(const struct topo_tree *t, enum torus_algo a, enum swing_variant v,
 		    bool multiport, struct schedule *s, struct torus_figures *f,
 		    struct ofc_error *err);
 /* The transfers torus_allreduce's schedule will hold (its memory estimate,
  * before building it); 0 when t is no torus algo schedules. */
-double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, enum swing_variant v,
+double torus_allreduce_transfers(const struct topo_tree *t, enum torus_algo a, enum swing_variant v,
 				 bool multiport);
 /* Figures of any schedule on torus t, its transfers routed (Xi with the
  * given psi). */
@@ -91,14 +98,14 @@ int torus_routed_figures_reduced(const struct topo_tree *t, const struct sched_r
 int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, double psi,
 			 struct torus_figures *f, struct ofc_error *err);
 
-/* Swing allreduce (baselines/swing.c; algo "swing", bandwidth- or
+/* Swing allreduce (baselines/swing.c; TORUS_SWING, bandwidth- or
  * latency-optimal, multiport) as a reduced schedule: its peers keep the
  * parity of every coordinate, so the group is G (the torus's translations)
  * restricted to the even ones, and the program is the 2^D nodes with
  * coordinates in {0, 1}^D; their block sets come from the representatives'
  * by translation (no N x N reach sets). Figures routed as
  * torus_routed_figures routes them, per orbit of arcs. Recursive doubling
- * ("recursive-doubling"): its peers r XOR 2^s (power-of-two dimensions)
+ * (TORUS_RECURSIVE_DOUBLING): its peers r XOR 2^s (power-of-two dimensions)
  * are the XOR translations of the node ids, not the torus's, so its group
  * is Z_2^log2(N) on the ids (r->group, whatever G is) and the program node
  * 0's sends; it is checked without a graph, as the explicit one is, and
@@ -114,8 +121,8 @@ int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, do
  * the spans' sums (span_sums: a byte a node), not block by block. */
 #define SWING_REDUCED_LATENCY_NODES SCHED_REDUCED_MAX_NODES
 /* A baseline (baselines/baseline.c) as a reduced schedule on G (g's
- * translations, sched_group_of): "torus-rings" and "recursive" (G XOR: a
- * hypercube) as node 0's sends under G; "ring" and "bidir-ring" on a torus
+ * translations, sched_group_of): torus-rings and recursive (G XOR: a
+ * hypercube) as node 0's sends under G; ring and bidir-ring on a torus
  * with an even dimension j of size >= 4, along the reflected Gray code
  * cycle (which baseline_schedule takes on such a torus too), under G
  * restricted to the multiples of 2 e_j (r->group: the N / (a_j / 2)
@@ -129,21 +136,21 @@ int torus_routed_figures(const struct topo_tree *t, const struct schedule *s, do
  * check keeps: reps x N cells); 0 when the baseline has no such form on
  * that family (recursive: only the caller's group tells, XOR or not). */
 double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
-				  const char *algo, enum sched_collective c, uint32_t *reps);
-int baseline_reduced(const struct graph *g, const struct topo_tree *t, const char *algo,
+				  enum baseline_algo a, enum sched_collective c, uint32_t *reps);
+int baseline_reduced(const struct graph *g, const struct topo_tree *t, enum baseline_algo a,
 		     enum sched_collective c, const struct sched_group *G, struct sched_reduced *r,
 		     struct ofc_error *err);
 /* r NULL: the figures alone, without the program (latency-optimal Swing
  * only: its runs are known without building it), the same as the built
  * program's; what choosing a variant by price needs before building it. */
-int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
+int torus_allreduce_reduced(const struct topo_tree *t, enum torus_algo a, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err);
 /* The transfers torus_allreduce_reduced's program will hold (its memory
  * estimate, before building it) and its representatives in *reps (whose
  * state the check keeps: reps x N cells, but for latency-optimal spans,
  * checked by their sums); 0 when t is no torus algo schedules. */
-double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
+double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_algo a,
 					 enum swing_variant v, uint32_t *reps);
 
 #endif

@@ -94,13 +94,19 @@ uint32_t swing_peer(const uint32_t *dims, uint32_t D, uint32_t c, uint32_t r, ui
 	return peer(&pl, c, r, s);
 }
 
-static int make_plan(const struct topo_tree *t, const char *algo, bool multiport, struct tplan *pl,
-		     struct ofc_error *err)
+const char *torus_algo_name(enum torus_algo a)
+{
+	return a == TORUS_RECURSIVE_DOUBLING ? "recursive-doubling" : "swing";
+}
+
+/* algo: the messages' word; rd: recursive doubling's plan. */
+static int make_plan(const struct topo_tree *t, const char *algo, bool rd, bool multiport,
+		     struct tplan *pl, struct ofc_error *err)
 {
 	memset(pl, 0, sizeof(*pl));
 	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
 		return ofc_error_set(err, OFC_E_INPUT, "%s needs a torus:AxB... topology", algo);
-	pl->rd = strcmp(algo, "recursive-doubling") == 0;
+	pl->rd = rd;
 	pl->D = t->nparams;
 	pl->p = 1;
 	if (pl->D > MAXD)
@@ -275,7 +281,7 @@ static int routed_figures(const struct topo_tree *t, const struct schedule *s,
 	struct tplan pl;
 	struct loads L;
 
-	if (make_plan(t, "routing", false, &pl, err) < 0 && pl.D == 0)
+	if (make_plan(t, "routing", false, false, &pl, err) < 0 && pl.D == 0)
 		return -1;
 	/* make_plan refuses odd sizes for Swing; routing needs only the dims. */
 	pl.p = 1;
@@ -488,17 +494,18 @@ static void figures(const struct tplan *pl, enum swing_variant v, struct torus_f
 	free(L.stamp);
 }
 
-int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_variant v,
+int torus_allreduce(const struct topo_tree *t, enum torus_algo a, enum swing_variant v,
 		    bool multiport, struct schedule *s, struct torus_figures *f,
 		    struct ofc_error *err)
 {
+	const char *algo = torus_algo_name(a);
 	struct tplan pl;
 	bool pow2;
 
 	memset(f, 0, sizeof(*f));
 	if (s)
 		memset(s, 0, sizeof(*s));
-	if (make_plan(t, algo, multiport, &pl, err) < 0)
+	if (make_plan(t, algo, a == TORUS_RECURSIVE_DOUBLING, multiport, &pl, err) < 0)
 		return -1;
 	pow2 = (pl.p & (pl.p - 1)) == 0;
 	if (v == SWING_LATENCY && !pow2)
@@ -533,14 +540,15 @@ int torus_allreduce(const struct topo_tree *t, const char *algo, enum swing_vari
 	return 0;
 }
 
-double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, enum swing_variant v,
+double torus_allreduce_transfers(const struct topo_tree *t, enum torus_algo a, enum swing_variant v,
 				 bool multiport)
 {
 	struct ofc_error err = {0};
 	struct tplan pl;
 	double p;
 
-	if (make_plan(t, algo, multiport, &pl, &err) < 0)
+	if (make_plan(t, torus_algo_name(a), a == TORUS_RECURSIVE_DOUBLING, multiport, &pl, &err) <
+	    0)
 		return 0;
 	p = pl.p;
 	/* build(): bandwidth-optimal, each of the k collectives sends every
@@ -551,7 +559,7 @@ double torus_allreduce_transfers(const struct topo_tree *t, const char *algo, en
 
 /* ---- symmetry-reduced (sched.h, struct sched_reduced) ----------------------------- */
 
-double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *algo,
+double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_algo a,
 					 enum swing_variant v, uint32_t *reps)
 {
 	struct ofc_error err = {0};
@@ -559,7 +567,7 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, const char *
 	double p, nr;
 
 	*reps = 0;
-	if (make_plan(t, algo, true, &pl, &err) < 0)
+	if (make_plan(t, torus_algo_name(a), a == TORUS_RECURSIVE_DOUBLING, true, &pl, &err) < 0)
 		return 0;
 	p = pl.p;
 	/* Swing: the 2^D representatives of the even translations, k = 2D
@@ -805,19 +813,18 @@ static void program_loads(const struct tplan *pl, const struct sched_group *H,
 	loads_done(&L, pl, v, pl->k, f);
 }
 
-int torus_allreduce_reduced(const struct topo_tree *t, const char *algo, enum swing_variant v,
+int torus_allreduce_reduced(const struct topo_tree *t, enum torus_algo a, enum swing_variant v,
 			    const struct sched_group *G, struct sched_reduced *r,
 			    struct torus_figures *f, struct ofc_error *err)
 {
+	const char *algo = torus_algo_name(a);
 	struct tplan pl;
 	struct sched_group H = *G; /* G may be &r->group */
 
 	memset(f, 0, sizeof(*f));
 	if (r)
 		memset(r, 0, sizeof(*r));
-	if (strcmp(algo, "swing") && strcmp(algo, "recursive-doubling"))
-		return ofc_error_set(err, OFC_E_INPUT, "%s has no reduced form here", algo);
-	if (make_plan(t, algo, true, &pl, err) < 0)
+	if (make_plan(t, algo, a == TORUS_RECURSIVE_DOUBLING, true, &pl, err) < 0)
 		return -1;
 	if (H.nodes != pl.p || H.reps != 1 || H.ndims != pl.D)
 		return ofc_error_set(err, OFC_E_INPUT, "the group is not %s's translations",

@@ -87,8 +87,8 @@ int main(int argc, char **argv)
 
 		if (topo_build_tree(sw[i], NULL, &t, &err) < 0)
 			continue;
-		if (torus_allreduce(t, "swing", SWING_BANDWIDTH, true, NULL, &a, &err) == 0 &&
-		    torus_allreduce(t, "recursive-doubling", SWING_BANDWIDTH, true, NULL, &b,
+		if (torus_allreduce(t, TORUS_SWING, SWING_BANDWIDTH, true, NULL, &a, &err) == 0 &&
+		    torus_allreduce(t, TORUS_RECURSIVE_DOUBLING, SWING_BANDWIDTH, true, NULL, &b,
 				    &err) == 0)
 			printf("| %s | %.4f | %.4f | %.3f |\n", sw[i], a.xi, b.xi,
 			       now_seconds() - t0);

@@ -28,7 +28,7 @@
 
 /* Build a2a by algo (demand NULL: uniform) and verify it with weights w:
  * the busiest link over all steps (blocks); -1 on failure. */
-static double busiest(const struct graph *g, const char *algo, const double *demand,
+static double busiest(const struct graph *g, enum a2a_algo algo, const double *demand,
 		      const double *w, double limit, struct mcf_result *mr, double *solve_s)
 {
 	struct a2a_request q = {
@@ -41,7 +41,7 @@ static double busiest(const struct graph *g, const char *algo, const double *dem
 	double t0 = now_seconds();
 
 	if (a2a_build(g, &q, &s, &o, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", algo, err.msg);
+		fprintf(stderr, "%s: %s\n", a2a_algo_name(algo), err.msg);
 		return -1;
 	}
 	if (solve_s)
@@ -50,7 +50,7 @@ static double busiest(const struct graph *g, const char *algo, const double *dem
 		*mr = o.mcf, o.have_mcf = false;
 	double z = sched_verify(&s, &vo, &rep) == 0 ? rep.max_total_link_load : -1;
 	if (z < 0)
-		fprintf(stderr, "%s: %s\n", algo, rep.error);
+		fprintf(stderr, "%s: %s\n", a2a_algo_name(algo), rep.error);
 	sched_free(&s);
 	a2a_outcome_free(&o);
 	return z;
@@ -72,9 +72,9 @@ static void compare(const char *spec, const double *dem, uint32_t n)
 		printf("| %s | - | %s |\n", spec, err.msg);
 		return;
 	}
-	double zs = busiest(g, "mcf", dem, dem, 60, &mr, &solve);
-	double zu = busiest(g, "mcf", NULL, dem, 60, NULL, NULL);
-	double zd = busiest(g, "direct", dem, dem, 0, NULL, NULL);
+	double zs = busiest(g, A2A_MCF, dem, dem, 60, &mr, &solve);
+	double zu = busiest(g, A2A_MCF, NULL, dem, 60, NULL, NULL);
+	double zd = busiest(g, A2A_DIRECT, dem, dem, 0, NULL, NULL);
 	printf("| %s | %.6g | %.6g (%s, %s) | %.6g | %.6g | %.1f | %.1f | %.1f | %.2fx | %.2f |\n",
 	       spec, 1 / zs, mr.theta, mcf_method_name(mr.method),
 	       mr.optimal ? "optimal" : mcf_stop_name(mr.stop), 1 / zu, 1 / zd, time_us(zs, n),

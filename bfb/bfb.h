@@ -131,7 +131,8 @@ int expand_schedule(const struct topo_tree *t, enum sched_collective c, const st
  * paper's formulas, or by BFB on the expanded graph where that is cheap and
  * better) for exactly N nodes of degree d. Figures are per allgather;
  * allreduce doubles both. The Diamond and DBJMod graphs of the paper are not
- * recoverable from it and are not candidates. */
+ * recoverable from it and are not candidates. A workload ranks the
+ * frontier through controller/pick. */
 struct finder_entry {
 	char spec[TOPO_MAX_SPEC + 1];
 	char how[96];
@@ -157,9 +158,6 @@ void finder_free(struct finder_result *r);
 /* The time of collective c on entry e under cost (allreduce: twice both). */
 double finder_time_us(const struct finder_entry *e, enum sched_collective c,
 		      const struct sched_cost *cost);
-/* The entry minimising the summed time of a workload of nwork collectives. */
-size_t finder_pick(const struct finder_result *r, const enum sched_collective *colls,
-		   const struct sched_cost *costs, size_t nwork);
 
 /* BFB (bfb/bfb.c) as a reduced schedule on G: node 0's (u, t) problems
  * alone, since u + g's problem is the translate of u's and so is a

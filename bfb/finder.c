@@ -617,22 +617,3 @@ double finder_time_us(const struct finder_entry *e, enum sched_collective c,
 
 	return cost_time_us(cost, (double)k * e->steps, k * e->tau_b_value);
 }
-
-size_t finder_pick(const struct finder_result *r, const enum sched_collective *colls,
-		   const struct sched_cost *costs, size_t nwork)
-{
-	size_t best = 0;
-	double bt = INFINITY;
-
-	for (size_t i = 0; i < r->n; i++) {
-		double t = 0;
-
-		for (size_t w = 0; w < nwork; w++)
-			t += finder_time_us(&r->front[i], colls[w], &costs[w]);
-		if (t < bt) {
-			bt = t;
-			best = i;
-		}
-	}
-	return best;
-}

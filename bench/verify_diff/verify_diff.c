@@ -422,11 +422,21 @@ static void allgather_trials(const char *spec, const struct graph *g, const stru
  * hypercube:6), and the rings' on their cycles. */
 static void allgathers(int trials)
 {
-	const char *cases[][2] = {
-	    {"genkautz:256,4", "bfb"}, {"genkautz:300,4", "bfb"}, {"genkautz:200,3", "bfb"},
-	    {"genkautz:360,5", "bfb"}, {"kautz:3,4", "bfb"},	  {"torus:8x8", "bfb"},
-	    {"hypercube:6", "bfb"},    {"torus:8x8", "ring"},	  {"torus:8x8", "bidir-ring"},
-	    {"hypercube:6", "ring"},
+	/* algo -1: BFB, else a baseline */
+	const struct {
+		const char *spec;
+		int algo;
+	} cases[] = {
+	    {"genkautz:256,4", -1},
+	    {"genkautz:300,4", -1},
+	    {"genkautz:200,3", -1},
+	    {"genkautz:360,5", -1},
+	    {"kautz:3,4", -1},
+	    {"torus:8x8", -1},
+	    {"hypercube:6", -1},
+	    {"torus:8x8", BASELINE_RING},
+	    {"torus:8x8", BASELINE_BIDIR_RING},
+	    {"hypercube:6", BASELINE_RING},
 	};
 
 	one_thread = true;
@@ -438,26 +448,28 @@ static void allgathers(int trials)
 		struct bfb_stats st;
 		int rc;
 
-		if (topo_build(cases[ci][0], &g, &err)) {
-			printf("topo %s: %s\n", cases[ci][0], err.msg);
+		const char *algo = cases[ci].algo < 0 ? "bfb" : baseline_algo_name(cases[ci].algo);
+
+		if (topo_build(cases[ci].spec, &g, &err)) {
+			printf("topo %s: %s\n", cases[ci].spec, err.msg);
 			nbad++;
 			continue;
 		}
 		memset(&s, 0, sizeof(s));
-		if (strcmp(cases[ci][1], "bfb") == 0)
+		if (cases[ci].algo < 0)
 			rc = bfb_schedule(g, SCHED_ALLGATHER, &bo, &s, &st, &err);
 		else
-			rc = baseline_schedule(g, NULL, cases[ci][1], SCHED_ALLGATHER, &s, NULL,
+			rc = baseline_schedule(g, NULL, cases[ci].algo, SCHED_ALLGATHER, &s, NULL,
 					       &err);
 		if (rc) {
-			printf("build %s %s: %s\n", cases[ci][0], cases[ci][1], err.msg);
+			printf("build %s %s: %s\n", cases[ci].spec, algo, err.msg);
 			nbad++;
 			graph_free(g);
 			continue;
 		}
 		char spec[128];
-		snprintf(spec, sizeof(spec), "%s %s allgather (%zu xfers)", cases[ci][0],
-			 cases[ci][1], s.nxfers);
+		snprintf(spec, sizeof(spec), "%s %s allgather (%zu xfers)", cases[ci].spec, algo,
+			 s.nxfers);
 		long b0 = nbad, c0 = ncases, f0 = nfail;
 		allgather_trials(spec, g, &s, trials);
 		printf("%s: %ld cases, %ld failing, %ld diffs\n", spec, ncases - c0, nfail - f0,
@@ -477,8 +489,11 @@ int main(int argc, char **argv)
 	const char *topos[] = {"torus:4x4",   "torus:3x5",     "torus:4x4x2",	"hypercube:4",
 			       "hypercube:5", "genkautz:16,3", "genkautz:24,4", "ring:6",
 			       "torus:6x6",   "genkautz:40,4"};
-	const char *algos[][2] = {{"mcf", NULL},    {"mcf", "paths"}, {"mcf", "single"},
-				  {"mcf", "steps"}, {"direct", NULL}, {"sp-balanced", NULL}};
+	const struct {
+		enum a2a_algo algo;
+		const char *lowering;
+	} algos[] = {{A2A_MCF, NULL},	 {A2A_MCF, "paths"}, {A2A_MCF, "single"},
+		     {A2A_MCF, "steps"}, {A2A_DIRECT, NULL}, {A2A_SP_BALANCED, NULL}};
 	if (strcmp(only, "alltoall") != 0)
 		allgathers(trials);
 	for (size_t ti = 0; a2a && ti < sizeof(topos) / sizeof(*topos); ti++) {
@@ -490,21 +505,25 @@ int main(int argc, char **argv)
 		}
 		for (size_t ai = 0; ai < sizeof(algos) / sizeof(*algos); ai++)
 			for (int runs = 0; runs < 2; runs++) {
-				struct a2a_request q = {
-				    .algo = algos[ai][0], .lowering = algos[ai][1], .runs = runs};
+				struct a2a_request q = {.algo = algos[ai].algo,
+							.lowering = algos[ai].lowering,
+							.runs = runs};
 				struct schedule s;
 				struct a2a_outcome out = {0};
 				memset(&s, 0, sizeof(s));
 				if (a2a_build(g, &q, &s, &out, &err)) {
-					printf("build %s %s %s: %s\n", topos[ti], algos[ai][0],
-					       algos[ai][1] ? algos[ai][1] : "-", err.msg);
+					printf("build %s %s %s: %s\n", topos[ti],
+					       a2a_algo_name(algos[ai].algo),
+					       algos[ai].lowering ? algos[ai].lowering : "-",
+					       err.msg);
 					memset(&err, 0, sizeof(err));
 					continue;
 				}
 				char spec[128];
 				snprintf(spec, sizeof(spec), "%s %s/%s runs %d (%zu xfers)",
-					 topos[ti], algos[ai][0], algos[ai][1] ? algos[ai][1] : "-",
-					 runs, s.nxfers);
+					 topos[ti], a2a_algo_name(algos[ai].algo),
+					 algos[ai].lowering ? algos[ai].lowering : "-", runs,
+					 s.nxfers);
 				long b0 = nbad, c0 = ncases, f0 = nfail;
 				corrupt_and_check(spec, g, &s, trials);
 				printf("%s: %ld cases, %ld failing, %ld diffs\n", spec, ncases - c0,

@@ -1,8 +1,10 @@
 /* ofc finder --nodes N --degree D: the Pareto frontier of (T_L, T_B) over
  * base topologies and expansions, and the pick for a workload. */
 #include "alltoall/alltoall.h"
-#include "bfb/bfb.h"
 #include "controller/cli/internal.h"
+#include "controller/export/export.h"
+#include "controller/pick/pick.h"
+#include "proto/finder.pb-c.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,80 +37,65 @@ struct finder_req {
 	size_t pick;
 };
 
+/* The answer as its message (proto/finder.proto), printed by the encoder. */
 static void write_json(const struct finder_req *q, const struct finder_result *r)
 {
 	const struct sched_cost *cost = &q->cost;
 	unsigned k = q->k;
-	char buf[64];
-
+	char(*fr)[64] = xcalloc(r->n + 1, sizeof(*fr));
+	Ofc__V1__FinderEntry *e = xcalloc(r->n + 1, sizeof(*e));
+	Ofc__V1__FinderEntry **ep = xcalloc(r->n + 1, sizeof(*ep));
+	Ofc__V1__FinderPick pick = OFC__V1__FINDER_PICK__INIT;
+	Ofc__V1__FinderAnswer m = OFC__V1__FINDER_ANSWER__INIT;
 	struct json_writer w;
 
-	jw_init(&w, stdout, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "nodes");
-	jw_uint(&w, q->n);
-	jw_key(&w, "degree");
-	jw_uint(&w, q->d);
-	jw_key(&w, "collective");
-	jw_str(&w, sched_collective_name(q->coll));
-	jw_key(&w, "size_bytes");
-	jw_uint(&w, cost->size);
-	jw_key(&w, "alpha_us");
-	jw_double(&w, cost->alpha * 1e6);
-	jw_key(&w, "bandwidth_bps");
-	jw_double(&w, cost->bandwidth);
-	jw_key(&w, "lower_bound_us");
-	jw_double(&w, q->lb_us);
-	jw_key(&w, "lower_bound_steps");
-	jw_uint(&w, q->lb.steps);
-	jw_key(&w, "lower_bound_tau_b");
-	jw_double(&w, frac_value(q->lb.tau_b));
-	jw_key(&w, "frontier");
-	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->n; i++) {
-		const struct finder_entry *e = &r->front[i];
-		struct frac tk = frac_mul(e->tau_b, frac_make(k, 1));
+		const struct finder_entry *fe = &r->front[i];
+		struct frac tk = frac_mul(fe->tau_b, frac_make(k, 1));
 
-		jw_obj_begin(&w);
-		jw_key(&w, "spec");
-		jw_str(&w, e->spec);
-		jw_key(&w, "how");
-		jw_str(&w, e->how);
-		jw_key(&w, "tau_l");
-		jw_uint(&w, k * e->steps);
-		jw_key(&w, "tau_b");
-		jw_double(&w, k * e->tau_b_value);
-		jw_key(&w, "tau_b_fraction");
+		e[i] = (Ofc__V1__FinderEntry)OFC__V1__FINDER_ENTRY__INIT;
+		e[i].spec = (char *)fe->spec;
+		e[i].how = (char *)fe->how;
+		e[i].has_tau_l = e[i].has_tau_b = e[i].has_time_us = true;
+		e[i].tau_l = k * fe->steps;
+		e[i].tau_b = k * fe->tau_b_value;
 		if (frac_valid(tk))
-			jw_str(&w, frac_str(tk, buf, sizeof(buf)));
-		else
-			jw_null(&w);
-		jw_key(&w, "time_us");
-		jw_double(&w, finder_time_us(e, q->coll, cost));
-		jw_key(&w, "bw_optimal");
-		jw_bool(&w, e->bw_optimal);
-		jw_key(&w, "moore_optimal");
-		jw_bool(&w, e->moore_optimal);
-		jw_key(&w, "exact");
-		jw_bool(&w, e->exact);
-		jw_obj_end(&w);
+			e[i].tau_b_fraction = (char *)frac_str(tk, fr[i], sizeof(fr[i]));
+		e[i].time_us = finder_time_us(fe, q->coll, cost);
+		e[i].has_bw_optimal = e[i].has_moore_optimal = e[i].has_exact = true;
+		e[i].bw_optimal = fe->bw_optimal;
+		e[i].moore_optimal = fe->moore_optimal;
+		e[i].exact = fe->exact;
+		ep[i] = &e[i];
 	}
-	jw_arr_end(&w);
-	jw_key(&w, "pick");
-	jw_obj_begin(&w);
-	jw_key(&w, "spec");
-	jw_str(&w, r->front[q->pick].spec);
-	jw_key(&w, "index");
-	jw_uint(&w, q->pick);
-	jw_key(&w, "time_us");
-	jw_double(&w, finder_time_us(&r->front[q->pick], q->coll, cost));
-	jw_obj_end(&w);
-	jw_key(&w, "graphs_evaluated");
-	jw_uint(&w, r->evaluated);
-	jw_key(&w, "seconds");
-	jw_double(&w, r->seconds);
-	jw_obj_end(&w);
+	pick.spec = (char *)r->front[q->pick].spec;
+	pick.has_index = pick.has_time_us = true;
+	pick.index = q->pick;
+	pick.time_us = finder_time_us(&r->front[q->pick], q->coll, cost);
+	m.has_nodes = m.has_degree = m.has_size_bytes = m.has_alpha_us = true;
+	m.nodes = q->n;
+	m.degree = q->d;
+	m.collective = (char *)sched_collective_name(q->coll);
+	m.size_bytes = cost->size;
+	m.alpha_us = cost->alpha * 1e6;
+	m.has_bandwidth_bps = m.has_lower_bound_us = m.has_lower_bound_steps = true;
+	m.bandwidth_bps = cost->bandwidth;
+	m.lower_bound_us = q->lb_us;
+	m.lower_bound_steps = q->lb.steps;
+	m.has_lower_bound_tau_b = true;
+	m.lower_bound_tau_b = frac_value(q->lb.tau_b);
+	m.n_frontier = r->n;
+	m.frontier = ep;
+	m.pick = &pick;
+	m.has_graphs_evaluated = m.has_seconds = true;
+	m.graphs_evaluated = r->evaluated;
+	m.seconds = r->seconds;
+	jw_init(&w, stdout, true);
+	pb_write_json(&w, &m.base);
 	jw_finish(&w);
+	free(ep);
+	free(e);
+	free(fr);
 }
 
 static void write_text(const struct finder_req *q, const struct finder_result *r)
@@ -259,61 +246,46 @@ static int finder_alltoall(uint32_t n, uint32_t d, const struct sched_cost *cost
 			 beta > 0 ? "" : " (hosts not limited)");
 
 	if (json) {
+		Ofc__V1__FinderAlltoallCandidate cand[2], *cp[2];
+		Ofc__V1__FinderAlltoallAnswer m = OFC__V1__FINDER_ALLTOALL_ANSWER__INIT;
 		struct json_writer w;
 
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "nodes");
-		jw_uint(&w, n);
-		jw_key(&w, "degree");
-		jw_uint(&w, d);
-		jw_key(&w, "collective");
-		jw_str(&w, "alltoall");
-		jw_key(&w, "injection_bps");
-		jw_double(&w, beta > 0 ? inj : 0);
-		jw_key(&w, "injection_links");
-		jw_double(&w, beta);
-		jw_key(&w, "host_forwarding");
-		jw_str(&w, nic ? "nic" : "host");
-		jw_key(&w, "candidates");
-		jw_arr_begin(&w);
 		for (int i = 0; i < 2; i++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "kind");
-			jw_str(&w, i ? "expander" : "torus");
-			jw_key(&w, "spec");
-			jw_str(&w, c[i].spec);
+			cand[i] = (Ofc__V1__FinderAlltoallCandidate)
+			    OFC__V1__FINDER_ALLTOALL_CANDIDATE__INIT;
+			cand[i].kind = i ? "expander" : "torus";
+			cand[i].spec = c[i].spec;
 			if (c[i].ok) {
-				jw_key(&w, "theta");
-				jw_double(&w, c[i].theta);
-				jw_key(&w, "theta_unlimited");
-				jw_double(&w, c[i].theta_free);
-				jw_key(&w, "optimal");
-				jw_bool(&w, c[i].optimal);
-				jw_key(&w, "t_b_us");
-				jw_double(&w, shard / (c[i].theta * b) * 1e6);
+				cand[i].has_theta = cand[i].has_theta_unlimited = true;
+				cand[i].has_optimal = cand[i].has_t_b_us = true;
+				cand[i].theta = c[i].theta;
+				cand[i].theta_unlimited = c[i].theta_free;
+				cand[i].optimal = c[i].optimal;
+				cand[i].t_b_us = shard / (c[i].theta * b) * 1e6;
 			} else {
-				jw_key(&w, "why");
-				jw_str(&w, c[i].why);
+				cand[i].why = c[i].why;
 			}
-			jw_obj_end(&w);
+			cp[i] = &cand[i];
 		}
-		jw_arr_end(&w);
-		jw_key(&w, "expander_beats_torus");
-		jw_bool(&w, beats);
-		if (both) {
-			jw_key(&w, "gain");
-			jw_double(&w, gain);
-		}
-		if (both && nic) {
-			jw_key(&w, "nic_tie_injection_bps");
-			jw_double(&w, tie);
-			jw_key(&w, "nic_full_injection_bps");
-			jw_double(&w, full);
-		}
-		jw_key(&w, "verdict");
-		jw_str(&w, verdict);
-		jw_obj_end(&w);
+		m.has_nodes = m.has_degree = m.has_injection_bps = m.has_injection_links = true;
+		m.nodes = n;
+		m.degree = d;
+		m.collective = "alltoall";
+		m.injection_bps = beta > 0 ? inj : 0;
+		m.injection_links = beta;
+		m.host_forwarding = nic ? "nic" : "host";
+		m.n_candidates = 2;
+		m.candidates = cp;
+		m.has_expander_beats_torus = true;
+		m.expander_beats_torus = beats;
+		m.has_gain = both;
+		m.gain = gain;
+		m.has_nic_tie_injection_bps = m.has_nic_full_injection_bps = both && nic;
+		m.nic_tie_injection_bps = tie;
+		m.nic_full_injection_bps = full;
+		m.verdict = verdict;
+		jw_init(&w, stdout, true);
+		pb_write_json(&w, &m.base);
 		jw_finish(&w);
 		return 0;
 	}
@@ -364,16 +336,19 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct sched_cost cost = {.alpha = 10e-6, .bandwidth = 100e9, .size = 1u << 20};
+	struct pick_model model;
+	struct sched_cost cost;
+	uint64_t size = 1u << 20;
 	enum sched_collective coll = SCHED_ALLREDUCE;
 	uint32_t n = 0, d = 0;
 	unsigned threads = 0;
 	bool json = false, have_n = false, have_d = false, nic = false;
 	double inj = 0;
-	struct finder_result r;
+	struct pick_result r;
 	struct ofc_error err = {0};
 	int c;
 
+	pick_model_default(&model);
 	while ((c = cli_getopt(cmd, argc, argv, "n:d:c:s:A:B:I:W:jt:h", opts)) != -1) {
 		switch (c) {
 		case -2:
@@ -406,15 +381,15 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 			nic = strcmp(optarg, "nic") == 0;
 			break;
 		case 's':
-			if (cli_opt_size(cmd, "size", optarg, &cost.size))
+			if (cli_opt_size(cmd, "size", optarg, &size))
 				return 2;
 			break;
 		case 'A':
-			if (cli_opt_duration(cmd, "alpha", optarg, &cost.alpha))
+			if (cli_opt_duration(cmd, "alpha", optarg, &model.alpha))
 				return 2;
 			break;
 		case 'B':
-			if (cli_opt_rate(cmd, "bandwidth", optarg, &cost.bandwidth))
+			if (cli_opt_rate(cmd, "bandwidth", optarg, &model.node_rate))
 				return 2;
 			break;
 		case 'j':
@@ -436,21 +411,25 @@ int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 		return cli_usage_error(cmd, "--degree %u needs more than %u nodes", d, d);
 	if (inj > 0 && coll != SCHED_ALLTOALL)
 		return cli_usage_error(cmd, "--injection goes with --collective alltoall");
+	cost = pick_cost(&model, d, size);
 	if (coll == SCHED_ALLTOALL)
 		return finder_alltoall(n, d, &cost, inj, nic, threads, json);
-	if (finder_run(n, d, threads, &r, &err) < 0)
+
+	struct pick_work work = {.op = coll, .size = size, .weight = 1};
+	struct pick_request pq = {
+	    .nodes = n, .degree = d, .threads = threads, .model = model, .work = &work, .nwork = 1};
+	if (pick_run(&pq, &r, &err) < 0)
 		return cli_fail(&err);
 
-	struct finder_req q = {.n = n, .d = d, .coll = coll, .cost = cost};
+	struct finder_req q = {.n = n, .d = d, .coll = coll, .cost = cost, .pick = r.pick};
 
 	cost_lower_bound(coll, n, d, &q.lb);
 	q.lb_us = cost_time_us(&cost, q.lb.steps, frac_value(q.lb.tau_b));
-	q.pick = finder_pick(&r, &coll, &cost, 1);
 	q.k = cost_phases(coll);
 	if (json)
-		write_json(&q, &r);
+		write_json(&q, &r.front);
 	else
-		write_text(&q, &r);
-	finder_free(&r);
+		write_text(&q, &r.front);
+	pick_free(&r);
 	return 0;
 }

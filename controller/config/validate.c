@@ -4,8 +4,8 @@
  * topology. Also resolves: host indices, explicit wiring, the topology graph,
  * its port permutations and the circuits each switch must hold.
  * Every error names the place in the config it is about. */
-#include "bfb/bfb.h"
 #include "controller/config/internal.h"
+#include "controller/pick/pick.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -595,55 +595,42 @@ static int spec_error(struct fabric *f, const struct ofc_error *sub, struct ofc_
 
 /* topology: auto -> the finder's pick for N hosts of (the fewest) ports,
  * minimising the summed time of the config's collectives under its cost
- * model (Zhao et al. Sec. 5.4). */
+ * model (the use case of controller/pick). */
 static int pick_topology(struct fabric *f, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
-	enum sched_collective colls[64];
-	struct sched_cost costs[64];
-	size_t nw = 0;
-	uint32_t d = UINT32_MAX;
-	double rate = f->cost.bandwidth_set ? f->cost.link_bandwidth : f->hosts[0].port_rate;
+	struct pick_work work[64];
+	struct pick_request q = {.nodes = f->nhosts, .degree = pick_degree(f), .work = work};
 
-	for (uint32_t h = 0; h < f->nhosts; h++)
-		if (f->hosts[h].ports < d)
-			d = f->hosts[h].ports;
-	if (d > BFB_MAX_DEGREE)
-		d = BFB_MAX_DEGREE;
-	if (d == 0 || d >= f->nhosts)
+	pick_model_of(f, &q.model);
+	if (q.degree == 0 || q.degree >= f->nhosts)
 		return fabric_error_at(
 		    err, f, t->spec_loc,
 		    "topology 'auto': %u hosts with %u ports each have no direct-connect "
 		    "topology to choose",
-		    f->nhosts, d);
-	for (uint32_t i = 0; i < f->ncollectives && nw < ARRAY_SIZE(colls); i++) {
+		    f->nhosts, q.degree);
+	for (uint32_t i = 0; i < f->ncollectives && q.nwork < ARRAY_SIZE(work); i++) {
 		enum sched_collective op = f->collectives[i].op;
 
 		if (op != SCHED_ALLGATHER && op != SCHED_REDUCE_SCATTER && op != SCHED_ALLREDUCE)
 			continue;
-		colls[nw] = op;
-		costs[nw] = (struct sched_cost){.alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
-						.bandwidth = (rate > 0 ? rate : 100e9) * d,
-						.size = f->collectives[i].size};
-		nw++;
+		work[q.nwork++] =
+		    (struct pick_work){.op = op, .size = f->collectives[i].size, .weight = 1};
 	}
-	if (!nw)
+	if (!q.nwork)
 		return fabric_error_at(
 		    err, f, t->spec_loc,
 		    "topology 'auto' needs a collective to choose for: add an allgather, "
 		    "reduce-scatter or allreduce under 'collectives'");
-	struct finder_result r;
+	struct pick_result r;
 	struct ofc_error sub = {0};
-	if (finder_run(f->nhosts, d, 0, &r, &sub) < 0)
+	if (pick_run(&q, &r, &sub) < 0)
 		return fabric_error_at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
-	size_t p = finder_pick(&r, colls, costs, nw);
-	t->auto_time_us = 0;
-	for (size_t i = 0; i < nw; i++)
-		t->auto_time_us += finder_time_us(&r.front[p], colls[i], &costs[i]);
+	t->auto_time_us = r.time_us[r.pick];
 	free(t->spec);
-	t->spec = xstrdup(r.front[p].spec);
+	t->spec = xstrdup(r.front.front[r.pick].spec);
 	t->auto_picked = true;
-	finder_free(&r);
+	pick_free(&r);
 	return 0;
 }
 

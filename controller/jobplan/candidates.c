@@ -14,6 +14,7 @@
  * restart builds again is the candidate priced. */
 #include "bfb/bfb.h"
 #include "controller/jobplan/internal.h"
+#include "controller/pick/pick.h"
 #include "drivers/drivers.h"
 
 #include <math.h>
@@ -293,46 +294,41 @@ static uint32_t used_kinds(const struct jobplan_ctx *c, uint32_t *kinds)
 
 /* The best family for k hosts of degree deg for the kind's phases: the
  * complete graph where it fits, else the finder's entry of least time for
- * them (allgather, reduce-scatter, allreduce by the finder's figures; an
- * all-to-all or sendrecv as an allreduce of its size). */
+ * them (the use case of controller/pick, the fabric's cost model; each
+ * phase weighs its count; an all-to-all or sendrecv as an allreduce of its
+ * size). */
 static int group_family(const struct jobplan_ctx *c, uint32_t kind, uint32_t k, uint32_t deg,
 			char *spec, size_t len)
 {
-	struct finder_result fr;
+	const struct workload *w = c->w;
+	struct pick_work *work = xcalloc(w->nphases + 1, sizeof(*work));
+	struct pick_request q = {.nodes = k, .degree = deg, .threads = c->q->threads, .work = work};
+	struct pick_result r;
 	struct ofc_error e = {0};
 
 	if (deg + 1 >= k) {
+		free(work);
 		snprintf(spec, len, "complete:%u", k);
 		return 0;
 	}
-	if (finder_run(k, deg, c->q->threads, &fr, &e) < 0 || fr.n == 0)
-		return -1;
-	size_t best = 0;
-	double bt = INFINITY;
-	for (size_t i = 0; i < fr.n; i++) {
-		double t = 0;
+	pick_model_of(c->f, &q.model);
+	for (uint32_t p = 0; p < w->nphases; p++) {
+		const struct wl_phase *ph = &w->phases[p];
 
-		for (uint32_t p = 0; p < c->w->nphases; p++) {
-			const struct wl_phase *ph = &c->w->phases[p];
-			struct sched_cost cost = {.alpha = c->f->cost.alpha,
-						  .bandwidth = c->f->cost.link_bandwidth * deg,
-						  .size = ph->size};
-
-			if (ph->kind != kind || !ph->collective)
-				continue;
-			t += ph->count * finder_time_us(&fr.front[i],
-							ph->collective <= SCHED_ALLREDUCE
-							    ? (enum sched_collective)ph->collective
+		if (ph->kind != kind || !ph->collective)
+			continue;
+		work[q.nwork++] = (struct pick_work){
+		    .op = ph->collective <= SCHED_ALLREDUCE ? (enum sched_collective)ph->collective
 							    : SCHED_ALLREDUCE,
-							&cost);
-		}
-		if (t < bt) {
-			bt = t;
-			best = i;
-		}
+		    .size = ph->size,
+		    .weight = ph->count};
 	}
-	snprintf(spec, len, "%s", fr.front[best].spec);
-	finder_free(&fr);
+	int rc = pick_run(&q, &r, &e);
+	free(work);
+	if (rc < 0)
+		return -1;
+	snprintf(spec, len, "%s", r.front.front[r.pick].spec);
+	pick_free(&r);
 	return 0;
 }
 

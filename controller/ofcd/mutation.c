@@ -4,21 +4,24 @@
  * new validated fabric; device probes; ReportFailure with the re-wiring of
  * a lost port onto a spare. The answers are built here (answer.c's
  * helpers); the loop sends them. */
-#include "bfb/bfb.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
+#include "controller/pick/pick.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Reconfigure for a workload: the finder's pick for every host of the
  * fabric at the fewest NIC ports any host has, minimising the workload's
- * time under the config's cost model (Zhao et al. Sec. 5.4). */
+ * time under the config's cost model (the use case of controller/pick). */
 static int pick_topology(const struct fabric *f, const struct job *j, char *spec, size_t n,
 			 struct ofc_error *err)
 {
-	struct finder_result r;
-	uint32_t d = UINT32_MAX;
+	struct pick_work work = {.op = j->coll, .size = j->size, .weight = 1};
+	struct pick_request q = {
+	    .nodes = f->nhosts, .degree = pick_degree(f), .work = &work, .nwork = 1};
+	struct pick_result r;
+	struct ofc_error sub = {0};
 
 	if (j->nodes && j->nodes != f->nhosts)
 		return ofc_error_set(
@@ -26,29 +29,11 @@ static int pick_topology(const struct fabric *f, const struct job *j, char *spec
 		    "workload of %u nodes: fabric '%s' has %u hosts, and a topology "
 		    "spans all of them",
 		    j->nodes, f->name, f->nhosts);
-	if (j->coll != SCHED_ALLGATHER && j->coll != SCHED_REDUCE_SCATTER &&
-	    j->coll != SCHED_ALLREDUCE)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "workload: the finder picks topologies for allgather, "
-				     "reduce-scatter and allreduce");
-	for (uint32_t h = 0; h < f->nhosts; h++)
-		d = f->hosts[h].ports < d ? f->hosts[h].ports : d;
-	d = d > BFB_MAX_DEGREE ? BFB_MAX_DEGREE : d;
-	if (d == 0 || d >= f->nhosts)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "workload: %u hosts with %u ports each have no direct-connect "
-				     "topology to choose",
-				     f->nhosts, d);
-	if (finder_run(f->nhosts, d, 0, &r, err) < 0)
-		return -1;
-	struct sched_cost cost = {
-	    .alpha = f->cost.alpha > 0 ? f->cost.alpha : 10e-6,
-	    .bandwidth = (f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth : 100e9) * d,
-	    .size = j->size,
-	};
-	size_t p = finder_pick(&r, &j->coll, &cost, 1);
-	snprintf(spec, n, "%s", r.front[p].spec);
-	finder_free(&r);
+	pick_model_of(f, &q.model);
+	if (pick_run(&q, &r, &sub) < 0)
+		return ofc_error_set(err, sub.code, "workload: %s", sub.msg);
+	snprintf(spec, n, "%s", r.front.front[r.pick].spec);
+	pick_free(&r);
 	return 0;
 }
 

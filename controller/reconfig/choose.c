@@ -5,8 +5,8 @@
  * collective time, and the one with the least reconfiguration + horizon x
  * collective time is planned. See reconfig.h for the contract and
  * docs/relabel.md for the user's side. */
-#include "bfb/bfb.h"
 #include "controller/config/config.h"
+#include "controller/pick/pick.h"
 #include "controller/reconfig/internal.h"
 #include "controller/schedule/schedule.h"
 
@@ -315,53 +315,43 @@ static void label_in_place(const struct scope *sc, struct ctl_candidate *k)
 }
 
 /* Up to o->alternatives entries of the finder's frontier for the hosts'
- * ports, fastest first by the finder's own figures, other than the
- * requested topology. One that cannot be built or priced is skipped. */
+ * ports, fastest first by the finder's figures for the collectives it
+ * prices (the use case of controller/pick, the fabric's cost model), other
+ * than the requested topology. One that cannot be built or priced is
+ * skipped; every one weighed is then priced by the pipeline. */
 static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
 {
-	const struct fabric *f = sc->c->fabric;
 	const struct ctl_choice_opts *o = sc->o;
-	uint32_t d = sc->ports;
-	struct finder_result fr;
+	struct pick_work *work = xcalloc(sc->ncolls + 1, sizeof(*work));
+	struct pick_request q = {.nodes = sc->nodes, .degree = sc->ports, .work = work};
+	struct pick_result pr;
 	struct ofc_error e = {0};
 
-	if (!o->alternatives || d == 0 || d >= sc->nodes || d > BFB_MAX_DEGREE ||
-	    finder_run(sc->nodes, d, 0, &fr, &e) < 0)
+	pick_model_of(sc->c->fabric, &q.model);
+	for (uint32_t j = 0; j < sc->ncolls; j++)
+		if (sc->colls[j].op != SCHED_ALLTOALL && priced_kind(sc->colls[j].op))
+			work[q.nwork++] = (struct pick_work){
+			    .op = sc->colls[j].op, .size = sc->colls[j].size, .weight = 1};
+	if (!o->alternatives || pick_run(&q, &pr, &e) < 0) {
+		free(work);
 		return;
-	double *t = xcalloc(fr.n + 1, sizeof(*t));
-	for (size_t i = 0; i < fr.n; i++)
-		for (uint32_t j = 0; j < sc->ncolls; j++) {
-			struct sched_cost cost = {
-			    .alpha = f->cost.alpha_set ? f->cost.alpha : 10e-6,
-			    .bandwidth =
-				f->cost.link_bandwidth > 0 ? f->cost.link_bandwidth * d : 100e9,
-			    .size = sc->colls[j].size};
+	}
+	const struct finder_result *fr = &pr.front;
+	uint32_t added = 0;
+	for (size_t at = 0; at < fr->n && added < o->alternatives; at++) {
+		const struct finder_entry *fe = &fr->front[pr.rank[at]];
 
-			/* (ranked by the finder's BFB figures; every candidate
-			 * weighed is then priced by the pipeline) */
-			if (sc->colls[j].op != SCHED_ALLTOALL)
-				t[i] += finder_time_us(&fr.front[i], sc->colls[j].op, &cost);
-		}
-	for (uint32_t added = 0; added < o->alternatives;) {
-		size_t best = fr.n;
-
-		for (size_t i = 0; i < fr.n; i++)
-			if (t[i] >= 0 && (best == fr.n || t[i] < t[best]))
-				best = i;
-		if (best == fr.n)
-			break;
-		t[best] = -1;
 		/* Not the requested topology again, nor the one in place. */
-		if (strcmp(fr.front[best].spec, ch->cand[0].spec) == 0 ||
+		if (strcmp(fe->spec, ch->cand[0].spec) == 0 ||
 		    (ch->n > 1 && ch->cand[1].kind == CHOICE_KEEP &&
-		     strcmp(fr.front[best].spec, ch->cand[1].spec) == 0))
+		     strcmp(fe->spec, ch->cand[1].spec) == 0))
 			continue;
 		struct graph *g;
 		struct ctl_candidate *k = &ch->cand[ch->n];
 
 		memset(k, 0, sizeof(*k));
 		k->kind = CHOICE_ALTERNATIVE;
-		if (topo_build(fr.front[best].spec, &g, &e) < 0 || g->n != sc->nodes) {
+		if (topo_build(fe->spec, &g, &e) < 0 || g->n != sc->nodes) {
 			if (g)
 				graph_free(g);
 			continue;
@@ -375,8 +365,8 @@ static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
 		ch->n++;
 		added++;
 	}
-	free(t);
-	finder_free(&fr);
+	pick_free(&pr);
+	free(work);
 }
 
 static void describe(const struct ctl_candidate *k, double horizon, char *buf, size_t n)

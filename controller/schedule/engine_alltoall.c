@@ -75,7 +75,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 {
 	struct ofc_error err = {0};
 	const char *algo = e->name;
-	struct a2a_request aq = {.algo = algo,
+	struct a2a_request aq = {.algo = e->a2a,
 				 .lowering = lowering,
 				 .max_memory = q->max_memory ? q->max_memory : mem_physical() / 2,
 				 .steps_try = q->steps_try,

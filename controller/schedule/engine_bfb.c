@@ -369,26 +369,26 @@ static void run_expansion(struct schedule_result *r, const struct schedule_query
 	outcome_finish(r, o);
 }
 
-/* Baseline `name`'s explicit schedule into o->s (refusals name it `algo`:
+/* Baseline a's explicit schedule into o->s (refusals name it `algo`:
  * bucket is torus-rings' schedule): whether it applies, then estimated
  * against the memory limit, then built; false (o says why) when it does
  * not apply, is refused or is out of time. (Estimated first, torus-rings
  * on hypercube:12 in `--algo all` was "over the memory limit", not "needs
  * a torus".) */
 bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
-			      struct schedule_outcome *o, const char *algo, const char *name)
+			      struct schedule_outcome *o, const char *algo, enum baseline_algo a)
 {
 	struct ofc_error err = {0};
 
-	if (baseline_check(r->g, r->tree, name, q->collective, &err) < 0) {
+	if (baseline_check(r->g, r->tree, a, q->collective, &err) < 0) {
 		outcome_not_applies(o, &err);
 		return false;
 	}
-	if (outcome_over_memory(r, q, o, algo, baseline_transfers(r->g, name, q->collective),
-				baseline_pieces(r->g, name)))
+	if (outcome_over_memory(r, q, o, algo, baseline_transfers(r->g, a, q->collective),
+				baseline_pieces(r->g, a)))
 		return false;
 	outcome_phase(r, o, "generation");
-	if (baseline_schedule(r->g, r->tree, name, q->collective, &o->s, r->clock, &err) < 0) {
+	if (baseline_schedule(r->g, r->tree, a, q->collective, &o->s, r->clock, &err) < 0) {
 		if (!outcome_out_of_time(r, o, "generation"))
 			outcome_not_applies(o, &err);
 		return false;
@@ -412,7 +412,7 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 	uint32_t nreps;
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
-	     baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &nreps) > 0 &&
+	     baseline_reduced_transfers(r->g, r->tree, e->baseline, q->collective, &nreps) > 0 &&
 	     !outcome_not_reducible(r, &o->group, &err) &&
 	     (!(e->flags & ENGINE_BINARY) || o->group.binary))) {
 		const char *why = outcome_not_reducible(r, &o->group, &err);
@@ -422,11 +422,11 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 			o->why_code = OFC_E_INPUT;
 			return;
 		}
-		if (outcome_reduced_over_memory(r, q, o, algo))
+		if (outcome_reduced_over_memory(r, q, o, algo, e->baseline))
 			return;
 		outcome_phase(r, o, "generation");
-		if (baseline_reduced(r->g, r->tree, algo, q->collective, &o->group, &red, &err) <
-		    0) {
+		if (baseline_reduced(r->g, r->tree, e->baseline, q->collective, &o->group, &red,
+				     &err) < 0) {
 			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", err.msg);
 			o->why_code = OFC_E_INPUT;
 			return;
@@ -448,7 +448,7 @@ static void run_baseline(struct schedule_result *r, const struct schedule_query 
 		outcome_finish(r, o);
 		return;
 	}
-	if (!direct_explicit_baseline(r, q, o, algo, algo))
+	if (!direct_explicit_baseline(r, q, o, algo, e->baseline))
 		return;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;

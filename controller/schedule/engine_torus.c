@@ -106,7 +106,7 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		 * planes). Swing's 2D collectives each carry 1/2D of every
 		 * block. */
 		uint32_t nreps;
-		double xfers = torus_allreduce_reduced_transfers(r->tree, algo, v, &nreps);
+		double xfers = torus_allreduce_reduced_transfers(r->tree, e->torus_algo, v, &nreps);
 		char what[64];
 		snprintf(what, sizeof(what), "%s %s",
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
@@ -116,7 +116,8 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 								  : 1))
 			return;
 		outcome_phase(r, o, "generation");
-		if (torus_allreduce_reduced(r->tree, algo, v, &o->group, &red, &o->tf, &err) < 0) {
+		if (torus_allreduce_reduced(r->tree, e->torus_algo, v, &o->group, &red, &o->tf,
+					    &err) < 0) {
 			outcome_not_applies(o, &err);
 			return;
 		}
@@ -145,11 +146,11 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 			 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal", algo);
 		/* Swing's 2D collectives each carry 1/2D of every block. */
 		if (outcome_over_memory(r, q, o, what,
-					torus_allreduce_transfers(r->tree, algo, v, true),
+					torus_allreduce_transfers(r->tree, e->torus_algo, v, true),
 					split ? r->degree : 1))
 			return;
 		outcome_phase(r, o, "generation");
-		if (torus_allreduce(r->tree, algo, v, true, &o->s, &o->tf, &err) < 0) {
+		if (torus_allreduce(r->tree, e->torus_algo, v, true, &o->s, &o->tf, &err) < 0) {
 			outcome_not_applies(o, &err);
 			return;
 		}
@@ -176,7 +177,7 @@ static bool latency_loses(const struct schedule_result *r, const struct schedule
 
 	if (!o->applies || !o->is_reduced || !(e->flags & ENGINE_SPLIT) ||
 	    sched_group_of(r->g, r->tree, &G, &err) < 0 ||
-	    torus_allreduce_reduced(r->tree, e->name, SWING_LATENCY, &G, NULL, &f, &err) < 0)
+	    torus_allreduce_reduced(r->tree, e->torus_algo, SWING_LATENCY, &G, NULL, &f, &err) < 0)
 		return false;
 	return !(torus_time_us(r, f.steps, &f) < o->time_us);
 }
@@ -212,7 +213,7 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 {
 	struct ofc_error err = {0};
 	double t0 = now_seconds(), d = r->degree, k;
-	const char *algo = e->name, *name = e->baseline ? e->baseline : e->name;
+	const char *algo = e->name, *name = baseline_algo_name(e->baseline);
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
 	o->variant = "bandwidth";
@@ -227,15 +228,15 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	bool reduce =
 	    q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n > BASELINE_MAX_SCHEDULE_NODES &&
-	     baseline_reduced_transfers(r->g, r->tree, name, q->collective, &nreps) > 0 &&
+	     baseline_reduced_transfers(r->g, r->tree, e->baseline, q->collective, &nreps) > 0 &&
 	     !outcome_not_reducible(r, &o->group, &err));
 	if (reduce) {
 		const char *why = outcome_not_reducible(r, &o->group, &err);
 
-		if (!why && outcome_reduced_over_memory(r, q, o, name))
+		if (!why && outcome_reduced_over_memory(r, q, o, name, e->baseline))
 			return;
-		if (!why &&
-		    baseline_reduced(r->g, r->tree, name, q->collective, &o->group, &red, &err) < 0)
+		if (!why && baseline_reduced(r->g, r->tree, e->baseline, q->collective, &o->group,
+					     &red, &err) < 0)
 			why = err.msg;
 		if (why) {
 			snprintf(o->why, sizeof(o->why), "--reduced: %.400s", why);
@@ -259,7 +260,7 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 			return;
 		}
 	} else {
-		if (!direct_explicit_baseline(r, q, o, algo, name))
+		if (!direct_explicit_baseline(r, q, o, algo, e->baseline))
 			return;
 		if (torus_routed_figures(r->tree, &o->s, d / k, &o->tf, &err) < 0) {
 			outcome_not_applies(o, &err);

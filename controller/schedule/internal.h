@@ -2,6 +2,8 @@
 #ifndef OFC_CONTROLLER_SCHEDULE_INTERNAL_H
 #define OFC_CONTROLLER_SCHEDULE_INTERNAL_H
 
+#include "alltoall/alltoall.h"
+#include "baselines/baselines.h"
 #include "controller/schedule/schedule.h"
 
 /* Each fills r (outcomes, main, figures) for the algorithm named (never
@@ -44,8 +46,12 @@ struct engine_ops {
 	unsigned flags;	      /* enum engine_flag */
 	enum optree_algo wdm; /* a WDM ring's: which optree/ builds (ring.c) */
 	/* A direct-connect baseline's: the baselines/ schedule it builds
-	 * (NULL: the one of its name). */
-	const char *baseline;
+	 * (bucket: torus-rings'). */
+	enum baseline_algo baseline;
+	/* A torus allreduce's (ENGINE_VARIANT): Swing or recursive doubling. */
+	enum torus_algo torus_algo;
+	/* An all-to-all's: the MCF or a baseline of alltoall/. */
+	enum a2a_algo a2a;
 	/* Priced as routed on a torus beside Swing (engine_torus.c): the
 	 * ports of a node its schedule uses, one ring 1, both ways 2, or
 	 * ENGINE_PORTS_DEGREE. */
@@ -111,7 +117,8 @@ bool outcome_reduced_over_limit(const struct schedule_result *r, const struct sc
 				struct schedule_outcome *o, const char *algo, double xfers,
 				uint32_t reps, uint32_t pieces);
 bool outcome_reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
-				 struct schedule_outcome *o, const char *algo);
+				 struct schedule_outcome *o, const char *algo,
+				 enum baseline_algo a);
 bool outcome_over_memory(const struct schedule_result *r, const struct schedule_query *q,
 			 struct schedule_outcome *o, const char *what, double xfers,
 			 uint32_t pieces);
@@ -142,10 +149,10 @@ void outcome_drop(struct schedule_outcome *o);
 /* r's next outcome (a comparison drops the last row's schedule unless it
  * is the one kept). */
 struct schedule_outcome *outcome_next(struct schedule_result *r);
-/* Baseline name's explicit schedule into o (refusals name it algo): false
+/* Baseline a's explicit schedule into o (refusals name it algo): false
  * when it does not apply, is refused or is out of time (engine_bfb.c). */
 bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_query *q,
-			      struct schedule_outcome *o, const char *algo, const char *name);
+			      struct schedule_outcome *o, const char *algo, enum baseline_algo a);
 
 /* The request's set-up (direct.c: degree, size, cost, bounds, rates, host
  * limits, the fabric view), and a comparison's end, one schedule kept

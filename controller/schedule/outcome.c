@@ -136,12 +136,12 @@ bool outcome_reduced_over_limit(const struct schedule_result *r, const struct sc
 /* A reduced baseline's: a torus:256x256 ring is 512 representatives'
  * programs of 2 x 65,535 transfers per phase. */
 bool outcome_reduced_over_memory(const struct schedule_result *r, const struct schedule_query *q,
-				 struct schedule_outcome *o, const char *algo)
+				 struct schedule_outcome *o, const char *algo, enum baseline_algo a)
 {
 	uint32_t reps;
-	double xfers = baseline_reduced_transfers(r->g, r->tree, algo, q->collective, &reps);
+	double xfers = baseline_reduced_transfers(r->g, r->tree, a, q->collective, &reps);
 
-	return outcome_reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, algo));
+	return outcome_reduced_over_limit(r, q, o, algo, xfers, reps, baseline_pieces(r->g, a));
 }
 
 bool outcome_over_memory(const struct schedule_result *r, const struct schedule_query *q,

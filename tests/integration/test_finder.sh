@@ -49,6 +49,15 @@ want_big=$($F --nodes 64 --degree 4 --size 1GiB --json | python3 -c 'import json
 if [ "$small" = "$want_small" ] && [ "$big" = "$want_big" ] && [ "$small" != "$big" ]; then ok; else
 	bad "topology: auto picks $small / $big, finder says $want_small / $want_big"; fi
 expect_json 'j["verified"] and j["topology"]=="'"$small"'"' $OFC schedule "$TMP/auto.yaml" --collective allreduce --json
+# With no rate in the config the defaults are the finder's too (10 us a
+# step, 100 Gb/s a node): 64 x 4 with a 1 MiB allreduce picks the same
+# topology, where 100 Gb/s a port would pick another.
+sed -e 's/, port_rate: 25Gbps//' -e '/cost_model/d' -e 's/size: 4KiB/size: 1MiB/' "$TMP/auto.yaml" >"$TMP/auto4.yaml"
+bare=$($OFC show "$TMP/auto4.yaml" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["topology"]["spec"])')
+want=$($OFC finder --nodes 64 --degree 4 --size 1MiB --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pick"]["spec"])')
+port=$($OFC finder --nodes 64 --degree 4 --size 1MiB --bandwidth 400Gbps --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pick"]["spec"])')
+if [ "$bare" = "$want" ] && [ "$bare" != "$port" ]; then ok; else
+	bad "topology: auto with no rates picks $bare, ofc finder's defaults $want (400 Gb/s: $port)"; fi
 sed '/collectives:/,$d' "$TMP/auto.yaml" >"$TMP/auto3.yaml"
 expect_error 2 "$TMP/auto3.yaml:7:11: topology 'auto' needs a collective to choose for: add an allgather, reduce-scatter or allreduce under 'collectives'" $OFC validate "$TMP/auto3.yaml"
 
@@ -76,5 +85,29 @@ expect_json 'not j["expander_beats_torus"] and abs(j["candidates"][0]["theta"]-0
 expect_json 'j["expander_beats_torus"] and abs(j["candidates"][0]["theta"]-0.002)<1e-7 and j["gain"]>1.5' \
 	$A --injection 25Gbps --forwarding host
 expect_exit 0 $OFC finder --help
+
+# --json is the message (proto/finder.proto): every key a field of it, in
+# the message's field order, both shapes.
+$OFC finder --nodes 64 --degree 4 --json >"$TMP/fa.json" &&
+	$OFC finder --collective alltoall --nodes 30 --degree 4 --injection 15Gbps --forwarding nic --json >"$TMP/fb.json" &&
+	PY=python3 && { python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3; } &&
+	PYTHONPATH="$BUILD/python" $PY - "$TMP/fa.json" "$TMP/fb.json" >"$TMP/fpb.out" 2>&1 <<'PY' && ok || bad "ofc finder --json is not its message" "$(head -c 600 "$TMP/fpb.out")"
+import json, sys
+from google.protobuf import json_format
+from ofc_client.pb import finder_pb2
+def order(obj, desc):
+    names = [f.name for f in desc.fields]
+    keys = list(obj)
+    assert keys == sorted(keys, key=names.index), (keys, names)
+    for k, v in obj.items():
+        f = desc.fields_by_name[k]
+        for x in v if isinstance(v, list) else [v]:
+            if f.message_type is not None:
+                order(x, f.message_type)
+for path, msg in zip(sys.argv[1:], (finder_pb2.FinderAnswer, finder_pb2.FinderAlltoallAnswer)):
+    text = open(path).read()
+    json_format.Parse(text, msg(), ignore_unknown_fields=False)
+    order(json.loads(text), msg.DESCRIPTOR)
+PY
 
 finish

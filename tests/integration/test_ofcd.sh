@@ -130,8 +130,12 @@ cmp -s "$TMP/rplan" "$TMP/lplan" && [ "$(grep -c '^  [-+] [0-9]* -> [0-9]*  (h[0
 expect_json 'j["switching_seconds"]>0 and j["plan"].count("\n  ")==256' \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8 --dry-run --json
 state_is 's["config_generation"]==1 and s["topology"]["spec"]=="torus:8x8"'
-# A workload: the finder picks the topology; the answer carries its schedule.
-expect_json 'j["state"]=="committed" and j["schedule"]["verified"] and j["schedule"]["topology"]==j["target"]' \
+# A workload: the finder picks the topology, what `ofc finder` picks for
+# the config's 4 ports at 100 Gb/s and 10 us a step; the answer carries its
+# schedule.
+PICK=$($OFC finder --nodes 64 --degree 4 --collective allgather --size 1MiB --alpha 10us --bandwidth 400Gbps --json |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["pick"]["spec"])')
+expect_json 'j["state"]=="committed" and j["schedule"]["verified"] and j["schedule"]["topology"]==j["target"] and j["target"]=="'"$PICK"'"' \
 	$OFC --socket "$SOCK" reconfigure --collective allgather --size 1MiB --nodes 64 --json
 expect_error 2 "ofc: workload of 32 nodes: fabric 'torus64-ocs' has 64 hosts, and a topology spans all of them" \
 	$OFC --socket "$SOCK" reconfigure --collective allgather --size 1MiB --nodes 32

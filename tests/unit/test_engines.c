@@ -116,6 +116,21 @@ static void test_dispatch(void **state)
 				assert_true(r.nout > 1);
 			else if (strcmp(r.main->algo, e->name) != 0)
 				fail_msg("--algo %s built %s", e->name, r.main->algo);
+			/* The row's enum runs the library's schedule of its
+			 * name (bucket: torus-rings'). */
+			const char *built = NULL;
+			if (e->build == direct_build_baseline || e->build == direct_torus_routed)
+				built = baseline_algo_name(e->baseline);
+			if (e->build == direct_build_torus)
+				built = torus_algo_name(e->torus_algo);
+			if (e->build == direct_build_alltoall)
+				built = a2a_algo_name(e->a2a);
+			if (built) {
+				assert_true(r.main->have);
+				assert_string_equal(r.main->s.algorithm, built);
+				if (e->build != direct_torus_routed) /* bucket's is another's */
+					assert_string_equal(built, e->name);
+			}
 			schedule_result_free(&r);
 		}
 		if (e->fabrics & ENGINE_RING) {
@@ -339,6 +354,7 @@ static void test_defaults_and_lowerings(void **state)
 		bool ran = false;
 
 		assert_ptr_equal(a2a_lowering_find(l->name), l);
+		assert_int_equal(l->kind, i); /* the i-th is kind i */
 		if (!has_word(help.buf, l->name))
 			fail_msg("--lowering's help does not name '%s':\n%s", l->name, help.buf);
 		snprintf(name, sizeof(name), "mcf/%s", l->name);

@@ -292,7 +292,7 @@ static void test_schedule_pb_runs(void **state)
 	struct sched_reduced r;
 	struct a2a_outcome o;
 	struct a2a_request q = {
-	    .algo = "mcf", .lowering = "paths", .mcf = {.threads = 1}, .runs = true};
+	    .algo = A2A_MCF, .lowering = "paths", .mcf = {.threads = 1}, .runs = true};
 	struct schedule s;
 	struct ofc_error err = {0};
 	char *data = NULL;
@@ -358,7 +358,8 @@ static void test_schedule_pb_spans(void **state)
 
 	(void)state;
 	assert_int_equal(topo_build_tree("torus:4x8", &g, &t, &err), 0);
-	assert_int_equal(baseline_schedule(g, t, "recursive", SCHED_ALLGATHER, &s, NULL, &err), 0);
+	assert_int_equal(
+	    baseline_schedule(g, t, BASELINE_RECURSIVE, SCHED_ALLGATHER, &s, NULL, &err), 0);
 	assert_true(sched_has_spans(&s));
 	round_trip(&s, g, &data, &len);
 
@@ -634,10 +635,11 @@ static void test_msccl_spreads_channels(void **state)
 			assert_int_equal(mi.thread_blocks, 2 * (1 + 2 * 3));
 		} else {
 			assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), -1);
-			assert_non_null(strstr(err.msg, "has 9000 operations on 1 channel, over "
-							"MSCCL's 256, and 32 channels are MSCCL's "
-							"most: fewer chunks (--chunks), or --lowering "
-							"paths or --lowering single"));
+			assert_non_null(strstr(err.msg,
+					       "has 9000 operations on 1 channel, over "
+					       "MSCCL's 256, and 32 channels are MSCCL's "
+					       "most: fewer chunks (--chunks), or --lowering "
+					       "paths or --lowering single"));
 		}
 		sched_free(&s);
 	}

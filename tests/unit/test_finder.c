@@ -1,9 +1,7 @@
 /* The topology finder (bfb/finder.c), as a library: the frontier is
- * sorted and free of dominated entries, every exact entry is a topology
- * whose BFB schedule has exactly the entry's figures, Table 5's picks for
- * N = 5..12 at degree 4 are BW-optimal with the paper's allreduce steps,
- * and the pick moves from few steps to low tau_B as the data grows. */
-#include <math.h>
+ * sorted and free of dominated entries, and every exact entry is a
+ * topology whose BFB schedule has exactly the entry's figures. The pick
+ * for a workload is test_pick.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,55 +82,10 @@ static void test_frontier_small(void **state)
 	finder_free(&r);
 }
 
-/* Table 5 of Zhao et al.: allreduce T_L 2 (N = 5) or 4, all BW-optimal. */
-static void test_table5(void **state)
-{
-	struct sched_cost big = {.alpha = 10e-6, .bandwidth = 100e9, .size = 1ull << 30};
-	enum sched_collective ar = SCHED_ALLREDUCE;
-
-	(void)state;
-	for (uint32_t n = 5; n <= 12; n++) {
-		struct finder_result r;
-		struct ofc_error err = {0};
-
-		assert_int_equal(finder_run(n, 4, 0, &r, &err), 0);
-		check_frontier(&r);
-		size_t p = finder_pick(&r, &ar, &big, 1);
-		assert_true(r.front[p].bw_optimal);
-		assert_int_equal(2 * r.front[p].steps, n == 5 ? 2 : 4);
-		assert_true(frac_cmp(r.front[p].tau_b, frac_make(n - 1, n)) == 0);
-		finder_free(&r);
-	}
-}
-
-/* The pick: fewest steps for tiny data, least tau_B for huge data, and the
- * time it reports is 2 (tau_L alpha + tau_B M/B) for allreduce. */
-static void test_pick(void **state)
-{
-	struct finder_result r;
-	struct ofc_error err = {0};
-	struct sched_cost tiny = {.alpha = 10e-6, .bandwidth = 100e9, .size = 64};
-	struct sched_cost huge = {.alpha = 10e-6, .bandwidth = 100e9, .size = 1ull << 34};
-	enum sched_collective ar = SCHED_ALLREDUCE;
-
-	(void)state;
-	assert_int_equal(finder_run(64, 4, 0, &r, &err), 0);
-	check_frontier(&r);
-	assert_int_equal(finder_pick(&r, &ar, &tiny, 1), 0);
-	assert_int_equal(finder_pick(&r, &ar, &huge, 1), r.n - 1);
-	const struct finder_entry *e = &r.front[0];
-	double want = 2 * (e->steps * huge.alpha * 1e6 +
-			   e->tau_b_value * (double)huge.size * 8 / huge.bandwidth * 1e6);
-	assert_true(fabs(finder_time_us(e, SCHED_ALLREDUCE, &huge) - want) < 1e-6 * want);
-	finder_free(&r);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frontier_small),
-	    cmocka_unit_test(test_table5),
-	    cmocka_unit_test(test_pick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

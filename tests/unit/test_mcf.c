@@ -830,7 +830,7 @@ static void test_capacities_lowered(void **state)
 	const char *low[] = {"steps", "paths"};
 	for (size_t i = 0; i < ARRAY_SIZE(low); i++) {
 		struct a2a_request q = {
-		    .algo = "mcf", .lowering = low[i], .mcf = {.capacity = cap}};
+		    .algo = A2A_MCF, .lowering = low[i], .mcf = {.capacity = cap}};
 		struct a2a_outcome o;
 		struct schedule s;
 		struct ofc_error err = {0};
@@ -1038,7 +1038,7 @@ static void test_demand(void **state)
 		const char *low[] = {"steps", "paths", "single"};
 		for (size_t l = 0; l < ARRAY_SIZE(low); l++) {
 			struct a2a_request q = {
-			    .algo = "mcf", .lowering = low[l], .mcf = {.demand = dem}};
+			    .algo = A2A_MCF, .lowering = low[l], .mcf = {.demand = dem}};
 			struct a2a_outcome o;
 			struct schedule s;
 			struct ofc_error err = {0};
@@ -1071,7 +1071,7 @@ static void test_demand(void **state)
 			a2a_outcome_free(&o);
 		}
 		/* The baselines route only what is asked, weighed. */
-		const char *base[] = {"direct", "sp-balanced"};
+		const enum a2a_algo base[] = {A2A_DIRECT, A2A_SP_BALANCED};
 		for (size_t l = 0; l < ARRAY_SIZE(base); l++) {
 			struct a2a_request q = {.algo = base[l], .mcf = {.demand = dem}};
 			struct a2a_outcome o;

@@ -137,7 +137,7 @@ static void replan_lowered(const struct graph *g, const struct mcf_warm *warm, d
 			   enum lp_solver sv, const char *spec, const char *fail,
 			   struct a2a_outcome *o)
 {
-	struct a2a_request q = {.algo = "mcf",
+	struct a2a_request q = {.algo = A2A_MCF,
 				.lowering = "paths",
 				.mcf = {.warm = warm, .time_limit = limit, .lp_solver = sv}};
 	struct schedule s;

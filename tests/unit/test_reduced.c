@@ -382,7 +382,7 @@ static int cmp_xfer(const void *a, const void *b);
 static void same_schedule(const struct sched_reduced *r, struct schedule *es);
 
 /* algo mcf (lowered as asked), direct or sp-balanced. */
-static void a2a_case(const char *spec, const char *algo, const char *lowering, bool runs)
+static void a2a_case(const char *spec, enum a2a_algo algo, const char *lowering, bool runs)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -393,17 +393,17 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering, b
 	struct a2a_request q = {
 	    .algo = algo, .lowering = lowering, .mcf = {.threads = 1}, .runs = runs};
 	struct verify_opts vo;
-	bool mcf = strcmp(algo, "mcf") == 0;
+	bool mcf = algo == A2A_MCF;
 	bool single = mcf && lowering && strcmp(lowering, "single") == 0;
 	/* sp-balanced and single path balance node 0's pairs by port loads:
 	 * the symmetric schedule of their rule, not the explicit one (which
 	 * balances all pairs by arc); each block in one piece on one path. */
-	bool own_rule = strcmp(algo, "sp-balanced") == 0 || single;
+	bool own_rule = algo == A2A_SP_BALANCED || single;
 
 	open_spec(spec, &f);
 	vo = (struct verify_opts){.graph = f.g};
 	if (a2a_reduced(f.g, &f.G, &q, &r, &o, &err) < 0)
-		fail_msg("%s %s %s: %s", spec, algo, lowering, err.msg);
+		fail_msg("%s %s %s: %s", spec, a2a_algo_name(algo), lowering, err.msg);
 	if (mcf)
 		assert_true(o.mcf.symmetric);
 	assert_int_equal(both(&f, &r, &red, &exp), 0);
@@ -467,7 +467,7 @@ static void a2a_case(const char *spec, const char *algo, const char *lowering, b
 		free(arc);
 	}
 	assert_int_equal(eo.max_paths, o.max_paths);
-	if (strcmp(algo, "direct") == 0) /* node 0's BFS routes, translated */
+	if (algo == A2A_DIRECT) /* node 0's BFS routes, translated */
 		same_schedule(&r, &es);
 	sched_free(&es);
 	a2a_outcome_free(&eo);
@@ -513,11 +513,11 @@ static void test_alltoall(void **state)
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(a2a); i++) {
 		for (int runs = 0; runs < 2; runs++) {
-			a2a_case(a2a[i], "mcf", "paths", runs);
-			a2a_case(a2a[i], "mcf", "steps", runs);
-			a2a_case(a2a[i], "mcf", "single", runs);
-			a2a_case(a2a[i], "direct", NULL, runs);
-			a2a_case(a2a[i], "sp-balanced", NULL, runs);
+			a2a_case(a2a[i], A2A_MCF, "paths", runs);
+			a2a_case(a2a[i], A2A_MCF, "steps", runs);
+			a2a_case(a2a[i], A2A_MCF, "single", runs);
+			a2a_case(a2a[i], A2A_DIRECT, NULL, runs);
+			a2a_case(a2a[i], A2A_SP_BALANCED, NULL, runs);
 		}
 	}
 }
@@ -534,7 +534,7 @@ static void steps_fluid_case(const char *spec, bool expect)
 	struct fixture f;
 	struct topo_facts tf;
 	struct mcf_result m, cg;
-	struct a2a_request q = {.algo = "mcf", .mcf = {.threads = 1}};
+	struct a2a_request q = {.algo = A2A_MCF, .mcf = {.threads = 1}};
 	struct mcf_opts co = {.method = MCF_SYMMETRIC, .threads = 1};
 	struct sched_reduced r = {0}, bad;
 	struct verify_report red, exp;
@@ -662,7 +662,7 @@ static void test_write_stream(void **state)
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(lows); i++) {
 		struct a2a_request q = {
-		    .algo = "mcf", .lowering = lows[i], .mcf = {.threads = 1}, .runs = i == 1};
+		    .algo = A2A_MCF, .lowering = lows[i], .mcf = {.threads = 1}, .runs = i == 1};
 		struct sched_reduced r;
 		struct a2a_outcome o;
 
@@ -878,7 +878,7 @@ static void latency_spans(const struct sched_reduced *r, const struct verify_rep
 		}
 }
 
-static void swing_case(const char *spec, const char *algo, enum swing_variant v)
+static void swing_case(const char *spec, enum torus_algo algo, enum swing_variant v)
 {
 	struct fixture f;
 	struct sched_reduced r, bad;
@@ -896,7 +896,7 @@ static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 	assert_true(want == (double)r.prog.nxfers);
 	assert_int_equal(reps, r.group.reps);
 	/* Latency-optimal Swing's figures without the program: the same. */
-	if (v == SWING_LATENCY && strcmp(algo, "swing") == 0) {
+	if (v == SWING_LATENCY && algo == TORUS_SWING) {
 		struct torus_figures alone;
 
 		assert_int_equal(torus_allreduce_reduced(f.t, algo, v, &f.G, NULL, &alone, &err),
@@ -910,7 +910,7 @@ static void swing_case(const char *spec, const char *algo, enum swing_variant v)
 		assert_int_equal(torus_allreduce_reduced(f.t, algo, v, &f.G, NULL, &alone, &err),
 				 -1);
 	}
-	if (strcmp(algo, "swing") == 0) {
+	if (algo == TORUS_SWING) {
 		assert_int_equal(r.group.reps, 1u << f.G.ndims);
 	} else { /* XOR on the ids: node 0's sends */
 		assert_int_equal(r.group.reps, 1);
@@ -973,9 +973,9 @@ static void test_swing(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
-		swing_case(tori[i], "swing", SWING_BANDWIDTH);
+		swing_case(tori[i], TORUS_SWING, SWING_BANDWIDTH);
 		if (strcmp(tori[i], "torus:6x6") && strcmp(tori[i], "torus:16x16"))
-			swing_case(tori[i], "swing", SWING_LATENCY);
+			swing_case(tori[i], TORUS_SWING, SWING_LATENCY);
 	}
 }
 
@@ -988,8 +988,8 @@ static void test_recursive_doubling(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(tori); i++) {
-		swing_case(tori[i], "recursive-doubling", SWING_BANDWIDTH);
-		swing_case(tori[i], "recursive-doubling", SWING_LATENCY);
+		swing_case(tori[i], TORUS_RECURSIVE_DOUBLING, SWING_BANDWIDTH);
+		swing_case(tori[i], TORUS_RECURSIVE_DOUBLING, SWING_LATENCY);
 	}
 }
 
@@ -1140,7 +1140,7 @@ static void same_schedule(const struct sched_reduced *r, struct schedule *es)
  * both checks pass with the same figures, and corruptions (a transfer
  * dropped, through a wrong port, a step early, twice, another block, a
  * reduction made a copy) fail both checks or, where harmless, pass both. */
-static void baseline_case(const char *spec, const char *algo, enum sched_collective c,
+static void baseline_case(const char *spec, enum baseline_algo algo, enum sched_collective c,
 			  uint32_t reps)
 {
 	struct fixture f;
@@ -1153,19 +1153,18 @@ static void baseline_case(const char *spec, const char *algo, enum sched_collect
 	open_spec(spec, &f);
 	vo = (struct verify_opts){.graph = f.g};
 	if (baseline_reduced(f.g, f.t, algo, c, &f.G, &r, &err) < 0)
-		fail_msg("%s %s: %s", spec, algo, err.msg);
+		fail_msg("%s %s: %s", spec, baseline_algo_name(algo), err.msg);
 	assert_int_equal(r.group.reps, reps);
 	assert_int_equal(both(&f, &r, &red, &exp), 0);
 	if (baseline_schedule(f.g, f.t, algo, c, &es, NULL, &err) < 0)
-		fail_msg("%s %s: %s", spec, algo, err.msg);
+		fail_msg("%s %s: %s", spec, baseline_algo_name(algo), err.msg);
 	assert_int_equal(sched_verify(&es, &vo, &ex), 0);
 	assert_true(fabs(ex.sum_max_link_load - red.sum_max_link_load) < 1e-9);
 	/* recursive doubling's explicit all-gather carries spans: the same
 	 * schedule, block by block */
 	struct schedule us;
 	sched_unspan(&es, &us);
-	assert_true(sched_has_spans(&es) ==
-		    (c == SCHED_ALLGATHER && strcmp(algo, "recursive") == 0));
+	assert_true(sched_has_spans(&es) == (c == SCHED_ALLGATHER && algo == BASELINE_RECURSIVE));
 	same_schedule(&r, &us);
 	sched_free(&us);
 	sched_free(&es);
@@ -1186,8 +1185,8 @@ static void baseline_case(const char *spec, const char *algo, enum sched_collect
 		if (t > 0) {
 			edited(&r, xi, (int)t - 1, false, NULL, &bad);
 			int early = both(&f, &bad, &red, &exp);
-			if (c == SCHED_ALLGATHER && strstr(algo, "ring") &&
-			    strcmp(algo, "torus-rings"))
+			if (c == SCHED_ALLGATHER &&
+			    (algo == BASELINE_RING || algo == BASELINE_BIDIR_RING))
 				assert_int_equal(early, -1);
 			sched_reduced_free(&bad);
 		}
@@ -1222,18 +1221,19 @@ static void test_baselines(void **state)
 	static const enum sched_collective colls[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER,
 						      SCHED_ALLREDUCE};
 	static const struct {
-		const char *spec, *algo;
+		const char *spec;
+		enum baseline_algo algo;
 		uint32_t reps;
 	} cases[] = {
-	    {"torus:4x4", "torus-rings", 1},   {"torus:6x6", "torus-rings", 1},
-	    {"torus:8x8", "torus-rings", 1},   {"torus:4x8", "torus-rings", 1},
-	    {"torus:3x4x5", "torus-rings", 1}, {"torus:4x4x4", "torus-rings", 1},
-	    {"torus:4x4x2", "torus-rings", 1}, {"torus:2x8", "torus-rings", 1},
-	    {"hypercube:4", "recursive", 1},   {"hypercube:7", "recursive", 1},
-	    {"torus:4x4", "ring", 8},	       {"torus:4x4", "bidir-ring", 8},
-	    {"torus:8x8", "bidir-ring", 16},   {"torus:6x8", "ring", 12},
-	    {"torus:6x8", "bidir-ring", 12},   {"torus:3x4x5", "bidir-ring", 30},
-	    {"torus:4x6x2", "ring", 16},       {"torus:10x3", "bidir-ring", 6},
+	    {"torus:4x4", BASELINE_TORUS_RINGS, 1},   {"torus:6x6", BASELINE_TORUS_RINGS, 1},
+	    {"torus:8x8", BASELINE_TORUS_RINGS, 1},   {"torus:4x8", BASELINE_TORUS_RINGS, 1},
+	    {"torus:3x4x5", BASELINE_TORUS_RINGS, 1}, {"torus:4x4x4", BASELINE_TORUS_RINGS, 1},
+	    {"torus:4x4x2", BASELINE_TORUS_RINGS, 1}, {"torus:2x8", BASELINE_TORUS_RINGS, 1},
+	    {"hypercube:4", BASELINE_RECURSIVE, 1},   {"hypercube:7", BASELINE_RECURSIVE, 1},
+	    {"torus:4x4", BASELINE_RING, 8},	      {"torus:4x4", BASELINE_BIDIR_RING, 8},
+	    {"torus:8x8", BASELINE_BIDIR_RING, 16},   {"torus:6x8", BASELINE_RING, 12},
+	    {"torus:6x8", BASELINE_BIDIR_RING, 12},   {"torus:3x4x5", BASELINE_BIDIR_RING, 30},
+	    {"torus:4x6x2", BASELINE_RING, 16},	      {"torus:10x3", BASELINE_BIDIR_RING, 6},
 	};
 
 	(void)state;
@@ -1246,14 +1246,16 @@ static void test_baselines(void **state)
 static void test_baseline_refusals(void **state)
 {
 	static const struct {
-		const char *spec, *algo, *why;
+		const char *spec;
+		enum baseline_algo algo;
+		const char *why;
 	} cases[] = {
-	    {"torus:8x8", "recursive", "no symmetry-reduced form"},
-	    {"hypercube:6", "ring", "its own inverse"},
-	    {"hypercube:6", "bidir-ring", "its own inverse"},
-	    {"torus:3x5", "ring", "none"},
-	    {"torus:2x3", "bidir-ring", "none"},
-	    {"hypercube:4", "torus-rings", "torus"},
+	    {"torus:8x8", BASELINE_RECURSIVE, "no symmetry-reduced form"},
+	    {"hypercube:6", BASELINE_RING, "its own inverse"},
+	    {"hypercube:6", BASELINE_BIDIR_RING, "its own inverse"},
+	    {"torus:3x5", BASELINE_RING, "none"},
+	    {"torus:2x3", BASELINE_BIDIR_RING, "none"},
+	    {"hypercube:4", BASELINE_TORUS_RINGS, "torus"},
 	};
 
 	(void)state;
@@ -1267,7 +1269,8 @@ static void test_baseline_refusals(void **state)
 		    baseline_reduced(f.g, f.t, cases[i].algo, SCHED_ALLGATHER, &f.G, &r, &err), -1);
 		assert_int_equal(err.code, OFC_E_INPUT);
 		if (!strstr(err.msg, cases[i].why))
-			fail_msg("%s %s: %s", cases[i].spec, cases[i].algo, err.msg);
+			fail_msg("%s %s: %s", cases[i].spec, baseline_algo_name(cases[i].algo),
+				 err.msg);
 		close_spec(&f);
 	}
 }

@@ -459,7 +459,7 @@ static void assert_same_verdict(const struct schedule *s, const struct graph *g)
  * one thread's. */
 static void test_threads(void **state)
 {
-	static const char *const algos[] = {"ring", "bidir-ring"};
+	static const enum baseline_algo algos[] = {BASELINE_RING, BASELINE_BIDIR_RING};
 	struct graph *g;
 	struct topo_tree *tree;
 	struct ofc_error err = {0};
@@ -538,7 +538,7 @@ static void copy_with(struct schedule *d, const struct schedule *s, size_t skip,
  * bidir-ring (in halves) and BFB (by node: a receiver in each part). */
 static void test_final_halves(void **state)
 {
-	static const char *const algos[] = {"ring", "bidir-ring", "bfb"};
+	static const int algos[] = {BASELINE_RING, BASELINE_BIDIR_RING, -1}; /* -1: BFB */
 	static const unsigned threads[] = {2, 3, 8};
 	struct graph *g;
 	struct topo_tree *tree;
@@ -553,11 +553,12 @@ static void test_final_halves(void **state)
 		    .graph = g, .threads = threads[a % ARRAY_SIZE(threads)], .par_min_xfers = 1};
 		struct bfb_opts bo = {0};
 		struct bfb_stats st;
-		const char *algo = algos[a / ARRAY_SIZE(threads)];
+		int algo = algos[a / ARRAY_SIZE(threads)];
 
-		if (strcmp(algo, "bfb"))
-			assert_int_equal(
-			    baseline_schedule(g, tree, algo, SCHED_ALLREDUCE, &s, NULL, &err), 0);
+		if (algo >= 0)
+			assert_int_equal(baseline_schedule(g, tree, (enum baseline_algo)algo,
+							   SCHED_ALLREDUCE, &s, NULL, &err),
+					 0);
 		else
 			assert_int_equal(bfb_schedule(g, SCHED_ALLREDUCE, &bo, &s, &st, &err), 0);
 		assert_int_equal(sched_verify(&s, &two, &r), 0);
@@ -586,7 +587,7 @@ static void test_final_halves(void **state)
  * without a graph, the report is the step loop's. */
 static void test_split_without_graph(void **state)
 {
-	static const char *const algos[] = {"swing", "recursive-doubling"};
+	static const enum torus_algo algos[] = {TORUS_SWING, TORUS_RECURSIVE_DOUBLING};
 	struct graph *g;
 	struct topo_tree *tree;
 	struct ofc_error err = {0};
@@ -676,8 +677,8 @@ static void test_parts_finer_later(void **state)
 			struct verify_report r;
 			struct verify_opts two = {.graph = g, .threads = 2};
 
-			assert_int_equal(baseline_schedule(g, tree, "ring", cs[c], &s, NULL, &err),
-					 0);
+			assert_int_equal(
+			    baseline_schedule(g, tree, BASELINE_RING, cs[c], &s, NULL, &err), 0);
 			sched_init(&d, s.collective, s.algorithm, s.nodes);
 			for (uint32_t t = 0; t < s.nsteps; t++) {
 				uint32_t parts = t < 150 ? before[p] : after[p];
@@ -773,7 +774,7 @@ static void test_reduce_write_then_read(void **state)
  * loop reports, on one thread and on two. */
 static void test_fused_one_thread(void **state)
 {
-	static const char *const algos[] = {"ring", "bidir-ring"};
+	static const enum baseline_algo algos[] = {BASELINE_RING, BASELINE_BIDIR_RING};
 	struct graph *g;
 	struct topo_tree *tree;
 	struct ofc_error err = {0};
@@ -931,8 +932,9 @@ static void test_spans(void **state)
 
 		assert_int_equal(topo_build_tree(specs[i], &g, &tree, &err), 0);
 		one.graph = g;
-		assert_int_equal(
-		    baseline_schedule(g, tree, "recursive", SCHED_ALLGATHER, &s0, NULL, &err), 0);
+		assert_int_equal(baseline_schedule(g, tree, BASELINE_RECURSIVE, SCHED_ALLGATHER,
+						   &s0, NULL, &err),
+				 0);
 		assert_true(sched_has_spans(&s0));
 		for (size_t c = 0; c < ARRAY_SIZE(cuts); c++) {
 			cut_parts(&s, &s0, cuts[c]);

@@ -58,7 +58,7 @@ static void test_rho_and_peers(void **state)
 	assert_int_equal(swing_peer(d44, 2, 3, 0, 0), 12);
 }
 
-static double xi(const char *spec, const char *algo, bool build)
+static double xi(const char *spec, enum torus_algo algo, bool build)
 {
 	struct topo_tree *t = tree(spec);
 	struct torus_figures f;
@@ -76,32 +76,34 @@ static double xi(const char *spec, const char *algo, bool build)
 static void test_congestion_deficiency(void **state)
 {
 	(void)state;
-	assert_true(fabs(xi("torus:8x8", "swing", false) - 1.078) < 1e-3);
-	assert_true(fabs(xi("torus:64x64", "swing", false) - 1.184) < 1e-3);
-	assert_true(fabs(xi("torus:8x8x8", "swing", false) - 1.0254) < 1e-3);
-	assert_true(fabs(xi("torus:8x8", "recursive-doubling", false) - 1.219) < 1e-3);
-	assert_true(fabs(xi("torus:64x64", "recursive-doubling", false) - 1.465) < 1e-3);
+	assert_true(fabs(xi("torus:8x8", TORUS_SWING, false) - 1.078) < 1e-3);
+	assert_true(fabs(xi("torus:64x64", TORUS_SWING, false) - 1.184) < 1e-3);
+	assert_true(fabs(xi("torus:8x8x8", TORUS_SWING, false) - 1.0254) < 1e-3);
+	assert_true(fabs(xi("torus:8x8", TORUS_RECURSIVE_DOUBLING, false) - 1.219) < 1e-3);
+	assert_true(fabs(xi("torus:64x64", TORUS_RECURSIVE_DOUBLING, false) - 1.465) < 1e-3);
 	/* The schedule's routed loads give the formula's value. */
-	assert_true(fabs(xi("torus:8x8", "swing", true) - xi("torus:8x8", "swing", false)) < 1e-12);
-	assert_true(fabs(xi("torus:16x4", "swing", true) - xi("torus:16x4", "swing", false)) <
+	assert_true(fabs(xi("torus:8x8", TORUS_SWING, true) - xi("torus:8x8", TORUS_SWING, false)) <
 		    1e-12);
+	assert_true(fabs(xi("torus:16x4", TORUS_SWING, true) -
+			 xi("torus:16x4", TORUS_SWING, false)) < 1e-12);
 }
 
 static void test_schedules_verified(void **state)
 {
 	static const struct {
-		const char *spec, *algo;
+		const char *spec;
+		enum torus_algo algo;
 		enum swing_variant v;
-	} t[] = {{"torus:8x8", "swing", SWING_BANDWIDTH},
-		 {"torus:8x8", "swing", SWING_LATENCY},
-		 {"torus:16", "swing", SWING_BANDWIDTH},
-		 {"torus:6x4", "swing", SWING_BANDWIDTH},
-		 {"torus:10", "swing", SWING_BANDWIDTH},
-		 {"torus:6x10", "swing", SWING_BANDWIDTH},
-		 {"torus:4x4x4", "swing", SWING_BANDWIDTH},
-		 {"torus:8x4", "recursive-doubling", SWING_BANDWIDTH},
-		 {"torus:2x4", "swing", SWING_BANDWIDTH},
-		 {"torus:4x4", "recursive-doubling", SWING_LATENCY}};
+	} t[] = {{"torus:8x8", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:8x8", TORUS_SWING, SWING_LATENCY},
+		 {"torus:16", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:6x4", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:10", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:6x10", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:4x4x4", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:8x4", TORUS_RECURSIVE_DOUBLING, SWING_BANDWIDTH},
+		 {"torus:2x4", TORUS_SWING, SWING_BANDWIDTH},
+		 {"torus:4x4", TORUS_RECURSIVE_DOUBLING, SWING_LATENCY}};
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
 		struct topo_tree *tr = tree(t[i].spec);
@@ -112,7 +114,7 @@ static void test_schedules_verified(void **state)
 
 		assert_int_equal(torus_allreduce(tr, t[i].algo, t[i].v, true, &s, &f, &err), 0);
 		if (sched_verify(&s, NULL, &r) < 0)
-			fail_msg("%s %s: %s", t[i].spec, t[i].algo, r.error);
+			fail_msg("%s %s: %s", t[i].spec, torus_algo_name(t[i].algo), r.error);
 		if (t[i].v == SWING_BANDWIDTH) {
 			/* Allgather half: every (node, shard, part) arrives once. */
 			uint32_t n = s.nodes, half = s.nsteps / 2;
@@ -152,16 +154,16 @@ static void test_bad_input(void **state)
 	struct ofc_error err = {0};
 	(void)state;
 
-	assert_int_equal(torus_allreduce(t, "swing", SWING_BANDWIDTH, true, &s, &f, &err), -1);
+	assert_int_equal(torus_allreduce(t, TORUS_SWING, SWING_BANDWIDTH, true, &s, &f, &err), -1);
 	assert_non_null(strstr(err.msg, "odd"));
 	topo_tree_free(t);
 	t = tree("torus:6x4");
-	assert_int_equal(torus_allreduce(t, "swing", SWING_LATENCY, true, &s, &f, &err), -1);
+	assert_int_equal(torus_allreduce(t, TORUS_SWING, SWING_LATENCY, true, &s, &f, &err), -1);
 	assert_int_equal(
-	    torus_allreduce(t, "recursive-doubling", SWING_BANDWIDTH, true, &s, &f, &err), -1);
+	    torus_allreduce(t, TORUS_RECURSIVE_DOUBLING, SWING_BANDWIDTH, true, &s, &f, &err), -1);
 	topo_tree_free(t);
 	t = tree("hypercube:3");
-	assert_int_equal(torus_allreduce(t, "swing", SWING_BANDWIDTH, true, &s, &f, &err), -1);
+	assert_int_equal(torus_allreduce(t, TORUS_SWING, SWING_BANDWIDTH, true, &s, &f, &err), -1);
 	topo_tree_free(t);
 }
 

@@ -169,7 +169,7 @@ static void test_alltoall_threads(void **state)
 {
 	struct graph *g;
 	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = "direct"};
+	struct a2a_request q = {.algo = A2A_DIRECT};
 	struct a2a_outcome out = {0};
 	struct schedule s;
 	(void)state;
@@ -196,7 +196,7 @@ static void test_alltoall_threads(void **state)
 	a2a_outcome_free(&out);
 	graph_free(g);
 
-	struct a2a_request mq = {.algo = "mcf", .lowering = "paths", .mcf = {.threads = 1}};
+	struct a2a_request mq = {.algo = A2A_MCF, .lowering = "paths", .mcf = {.threads = 1}};
 
 	assert_int_equal(topo_build("genkautz:64,4", &g, &err), 0);
 	assert_int_equal(a2a_build(g, &mq, &s, &out, &err), 0);
@@ -263,7 +263,7 @@ static void test_alltoall_sorted(void **state)
 	/* Many buckets: torus:12x12's direct routes, 128 K transfers. */
 	struct graph *gr;
 	struct ofc_error err = {0};
-	struct a2a_request q = {.algo = "direct"};
+	struct a2a_request q = {.algo = A2A_DIRECT};
 	struct a2a_outcome out = {0};
 
 	assert_int_equal(topo_build("torus:12x12", &gr, &err), 0);

@@ -1,0 +1,76 @@
+/* A topology for a workload: the use case every front door calls to pick
+ * a direct-connect topology for N hosts of d ports (`topology: auto` in a
+ * config, a Reconfigure by workload, the alternatives `ofc plan` weighs,
+ * a workload plan's per-group families, `ofc finder`), with the one cost
+ * model they price it under and its defaults here, once.
+ *
+ * The finder (bfb/finder.c, Zhao et al. Sec. 5.4) gives the Pareto
+ * frontier of (tau_L, tau_B); each entry's time for a workload is the sum
+ * over its collectives of weight x (tau_L alpha + tau_B M / B), where B is
+ * a node's egress: its d links at the link rate each (Zhao et al. Sec. 3). Nothing here prints:
+ * each door keeps its own words. */
+#ifndef OFC_CONTROLLER_PICK_H
+#define OFC_CONTROLLER_PICK_H
+
+#include "bfb/bfb.h"
+#include "controller/fabric/fabric.h"
+
+/* The defaults of the cost model a topology is picked under: a step's
+ * latency, and a node's egress when no link rate is known. The same
+ * defaults as the schedule pipeline's (controller/schedule/direct.c),
+ * which then schedules and prices the pick, and as `ofc schedule
+ * --topology` and `ofc finder`: the paper's B is a node's egress. */
+#define PICK_ALPHA_DEFAULT     10e-6
+#define PICK_NODE_RATE_DEFAULT 100e9
+
+struct pick_model {
+	double alpha;	  /* seconds per step */
+	double link_rate; /* bits/s of one link (a NIC port); 0: not known */
+	/* > 0: a node's egress whatever its degree (`ofc finder --bandwidth`).
+	 * Else degree x link_rate, or PICK_NODE_RATE_DEFAULT without one. */
+	double node_rate;
+};
+
+/* The defaults above. */
+void pick_model_default(struct pick_model *m);
+/* A fabric's model, before or after validation: cost_model.alpha if the
+ * config sets it; cost_model.link_bandwidth if it sets it, else the
+ * slowest of the hosts' port rates, else no link rate. */
+void pick_model_of(const struct fabric *f, struct pick_model *m);
+/* The cost of one collective of size bytes at degree d under m. */
+struct sched_cost pick_cost(const struct pick_model *m, uint32_t degree, uint64_t size);
+/* The degree a topology of the whole fabric may have: the fewest ports
+ * any host has, at most BFB_MAX_DEGREE. */
+uint32_t pick_degree(const struct fabric *f);
+
+/* One collective of the workload: allgather, reduce-scatter or allreduce
+ * of size bytes at each node, weight times (a run's count). */
+struct pick_work {
+	enum sched_collective op;
+	uint64_t size;
+	double weight;
+};
+
+struct pick_request {
+	uint32_t nodes, degree;
+	unsigned threads; /* the finder's; 0: every CPU */
+	struct pick_model model;
+	const struct pick_work *work;
+	size_t nwork;
+};
+
+struct pick_result {
+	struct finder_result front; /* ascending steps, descending tau_B */
+	double *time_us;	    /* per frontier entry: the workload's time */
+	size_t *rank;		    /* frontier indices, fastest first (ties: fewer steps) */
+	size_t pick;		    /* rank[0] */
+};
+
+/* Rank the finder's frontier for q (no work: every time 0, the frontier's
+ * order). Errors (OFC_E_INPUT): a collective the finder cannot price, a
+ * degree with no topology (0, or not below the node count). The result is
+ * the caller's (pick_free). */
+int pick_run(const struct pick_request *q, struct pick_result *r, struct ofc_error *err);
+void pick_free(struct pick_result *r);
+
+#endif
