@@ -263,16 +263,19 @@ int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cos
  *  - steps: a shard must reach the farthest node, so no fewer than the
  *    degraded graph's diameter (each BFS gives an eccentricity, a bound).
  * An allreduce is reduce-scatter then allgather (App. B.3): both phases
- * summed, steps doubled. The max flows run node by node, those nearest
- * the damage first; past `work` (arc visits, about) the cuts found so far
- * stand, each a bound, and exact says whether every node was checked. */
+ * summed, steps doubled. The max flows run first on each damaged node's
+ * ball (its nearest nodes, the rest merged into the source: the cuts
+ * inside it, cheaply), then over the whole graph for every node where
+ * `work` (arc visits, about) allows; past it the cuts found so far stand,
+ * each a bound, and exact says whether every node was checked. */
 struct degraded_phase {
 	double node; /* tau_B of the worst node alone */
 	uint32_t node_at, node_links;
 	double cut;	    /* tau_B of the best cut found (>= node; INFINITY: cut off) */
 	uint32_t cut_nodes; /* |T| (allgather: the side that receives) */
 	uint64_t cut_links; /* links into T (reduce-scatter: out of T) */
-	uint32_t checked;   /* nodes whose max flow was run */
+	uint32_t balls;	    /* damaged nodes whose ball's max flows ran */
+	uint32_t checked;   /* nodes whose max flow over the whole graph ran */
 	bool exact;	    /* all of them: cut is the fluid optimum */
 };
 struct degraded_bound {

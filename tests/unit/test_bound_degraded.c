@@ -2,7 +2,9 @@
  * of up to 16 nodes with links and arcs failed at random, its cut equals
  * the best of all 2^N - 2 cuts, enumerated here, in both directions, and
  * its steps the diameter found by all-pairs distances here; a cut that
- * splits a torus in two binds above every node's own; with the work cut
+ * splits a torus in two binds above every node's own, and a block of 4
+ * nodes cut off but for one link is found from the damaged nodes' balls
+ * alone; with the work cut
  * short the cuts found still lie between the node bound and the optimum;
  * and no verified BFB schedule on a degraded torus or hypercube beats the
  * bound, in steps or in tau_B. */
@@ -220,6 +222,33 @@ static void test_split_torus(void **state)
 	graph_free(h);
 }
 
+/* torus:16x16 with the 2x2 block {0, 1, 16, 17} hearing the rest through
+ * one link (17-33): tau_B >= 4 x 252 / (256 x 1) = 3.9375, where its
+ * nodes' 2 links give 4 x 255 / (256 x 2). The damaged nodes' balls find
+ * the block with work for them alone (no max flow over the whole graph:
+ * not proven the optimum), and the whole graph's flows prove it. */
+static void test_balls(void **state)
+{
+	(void)state;
+	struct graph *h = build("torus:16x16"), *g;
+	struct ofc_error err = {0};
+	struct degraded_bound b;
+
+	if (topo_fail_links(h, "0-15,0-240,1-2,1-241,16-31,16-32,17-18", &g, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 2000000, &b), 0);
+	assert_true(fabs(b.ag.node - 4.0 * 255 / 512) < 1e-12);
+	assert_true(fabs(b.ag.cut - 3.9375) < 1e-12);
+	assert_int_equal(b.ag.cut_nodes, 4);
+	assert_int_equal(b.ag.cut_links, 1);
+	assert_true(b.ag.balls >= 1 && b.ag.checked == 0 && !b.ag.exact);
+	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 0, &b), 0);
+	assert_true(b.ag.exact && b.ag.checked == 256);
+	assert_true(fabs(b.ag.cut - 3.9375) < 1e-12);
+	graph_free(g);
+	graph_free(h);
+}
+
 /* Work for a few max flows only: what was found is still a bound, between
  * the node's and the optimum, and says it is not exact. */
 static void test_short_work(void **state)
@@ -294,9 +323,8 @@ static void test_below_schedules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exhaustive),
-	    cmocka_unit_test(test_split_torus),
-	    cmocka_unit_test(test_short_work),
+	    cmocka_unit_test(test_exhaustive),	    cmocka_unit_test(test_split_torus),
+	    cmocka_unit_test(test_balls),	    cmocka_unit_test(test_short_work),
 	    cmocka_unit_test(test_below_schedules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
