@@ -434,3 +434,9 @@ int degraded_bound(const struct graph *g, enum sched_collective c, uint32_t d, u
 	graph_free(gt);
 	return 0;
 }
+
+bool degraded_cut_binds(const struct degraded_bound *b)
+{
+	return (b->in && b->ag.cut > b->ag.node * (1 + 1e-9)) ||
+	       (b->out && b->rs.cut > b->rs.node * (1 + 1e-9));
+}

@@ -296,6 +296,9 @@ struct degraded_bound {
 #define DEGRADED_BOUND_WORK 400000000ull
 int degraded_bound(const struct graph *g, enum sched_collective c, uint32_t d, uint64_t work,
 		   struct degraded_bound *b);
+/* Whether a cut of more than one node, or of fewer links than a node has,
+ * sets tau_b above the worst node's links (in some phase). */
+bool degraded_cut_binds(const struct degraded_bound *b);
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
  * one node to the N-1 others in any digraph of out-degree d. 0 on overflow. */
 uint64_t moore_tree_cost(uint64_t n, uint32_t d);

@@ -215,27 +215,27 @@ static void text_cut_phase(FILE *out, const struct schedule_result *r, const cha
 static void text_degraded_bound(FILE *out, const struct schedule_result *r, double mb)
 {
 	const struct degraded_bound *b = &r->degraded;
-	bool cut = (b->in && b->ag.cut > b->ag.node * (1 + 1e-9)) ||
-		   (b->out && b->rs.cut > b->rs.node * (1 + 1e-9));
+	bool cut = degraded_cut_binds(b);
 
 	fprintf(out,
 		"  lower bound  %.6g us, the degraded fabric's: %u steps (%s), tau_B* %.9g "
-		"(T_B = %.6g us, %s bind%s)\n",
+		"(T_B = %.6g us, %s bind)\n",
 		r->degraded_us, b->steps,
 		b->steps > r->lb.steps ? (b->steps_exact ? "its diameter" : "an eccentricity")
 		: b->steps_exact       ? "the Moore bound; its diameter is no more"
 				       : "the Moore bound",
-		b->tau_b, b->tau_b * mb, cut ? "a cut's links" : "the worst node's links",
-		cut ? "" : "");
+		b->tau_b, b->tau_b * mb, cut ? "a cut's links" : "the worst node's links");
 	fprintf(out, "  healthy bound %.6g us (%u steps, tau_B* ", r->healthy_lb_us, r->lb.steps);
 	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
 	fprintf(out, "): any %u-node topology of degree %u\n", r->g->n, r->degree);
 	if (b->in)
-		text_cut_phase(out, r, "allgather", &b->ag, true);
+		text_cut_phase(out, r, b->out ? "allgather phase" : "allgather", &b->ag, true);
 	if (b->out && b->in && b->symmetric)
-		fprintf(out, "               reduce-scatter the same (every link both ways)\n");
+		fprintf(out,
+			"               reduce-scatter phase the same (every link both ways)\n");
 	else if (b->out)
-		text_cut_phase(out, r, "reduce-scatter", &b->rs, false);
+		text_cut_phase(out, r, b->in ? "reduce-scatter phase" : "reduce-scatter", &b->rs,
+			       false);
 }
 
 static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
