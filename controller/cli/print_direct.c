@@ -205,9 +205,9 @@ static void text_cut_phase(FILE *out, const struct schedule_result *r, const cha
 		fprintf(out, " (every node's max flow run: the fluid optimum)\n");
 	else
 		fprintf(out,
-			" (max flows of %u of %u nodes, those nearest the failures: a bound, "
-			"not proven the optimum)\n",
-			ph->checked, r->g->n);
+			" (max flows on the balls of %u damaged node%s, %u of %u nodes over the "
+			"whole graph: a bound, not proven the optimum)\n",
+			ph->balls, ph->balls == 1 ? "" : "s", ph->checked, r->g->n);
 }
 
 /* With failures: the degraded fabric's own bound, what binds it, and the

@@ -2,7 +2,8 @@
 # The degraded fabric's own lower bound beside every schedule with failed
 # links (sched/bound_degraded.c): what binds it is named (a 4-node block of
 # torus:16x16 hearing the rest through one link: a cut; one failed arc: a
-# node), the ratio is to it, the healthy bound stays beside it, and no
+# node), the ratio is to it, the healthy bound stays beside it, a bound
+# past the work for a proof says so, and no
 # verified schedule of any engine beats it on torus:8x8 and hypercube:6 with
 # links failed; the all-to-all keeps its own theta bound.
 SUITE=degraded_bound
@@ -23,6 +24,12 @@ expect_json "j['degraded_bound']['binds']=='cut' and j['degraded_bound']['tau_b'
 # steps are the degraded diameter.
 expect_json "j['degraded_bound']['binds']=='node' and j['degraded_bound']['allgather']['node']==6 and j['degraded_bound']['allgather']['node_tau_b']==1.3125 and j['degraded_bound']['allgather']['cut_tau_b']==1.3125 and 'reduce_scatter' not in j['degraded_bound'] and j['degraded_bound']['steps_from'] in ('diameter','moore')" \
 	$S --topology torus:8x8 --fail '5>6' --collective allgather --json
+# Past the work for every node's max flow (1,024 nodes): the four damaged
+# nodes' balls alone, said to be a bound not proven the optimum.
+expect_stdout_has "cut bound    allgather tau_B >= 1.33203125: node 0's 3 links in bind (max flows on the balls of 4 damaged nodes, 0 of 1024 nodes over the whole graph: a bound, not proven the optimum)" \
+	$S --topology torus:32x32 --fail 0-1,5-6 --collective allgather
+expect_json "not j['degraded_bound']['allgather']['optimal'] and j['degraded_bound']['allgather']['balls']==4 and j['degraded_bound']['allgather']['checked']==0" \
+	$S --topology torus:32x32 --fail 0-1,5-6 --collective allgather --json
 # The all-to-all has its theta bound, not this one.
 expect_json "'degraded_bound' not in j" \
 	$S --topology torus:8x8 --fail 0-1 --collective alltoall --lowering paths --json
