@@ -33,121 +33,6 @@ static void worker_fail(struct worker *w, const char *msg)
 	}
 }
 
-/* ---- max flow --------------------------------------------------------------- */
-
-/* Room for nv nodes and ne slots. */
-static void net_reset(struct net *f, uint32_t nv, uint32_t ne)
-{
-	if (nv + 1 > f->cap_v) {
-		f->cap_v = (nv + 1) * 2;
-		f->start = xreallocarray(f->start, f->cap_v, sizeof(uint32_t));
-		f->it = xreallocarray(f->it, f->cap_v, sizeof(uint32_t));
-		f->queue = xreallocarray(f->queue, f->cap_v, sizeof(uint32_t));
-		f->path = xreallocarray(f->path, f->cap_v, sizeof(uint32_t));
-		f->level = xreallocarray(f->level, f->cap_v, sizeof(int32_t));
-	}
-	if (ne > f->cap_e) {
-		f->cap_e = ne * 2;
-		f->to = xreallocarray(f->to, f->cap_e, sizeof(uint32_t));
-		f->rev = xreallocarray(f->rev, f->cap_e, sizeof(uint32_t));
-		f->cap = xreallocarray(f->cap, f->cap_e, sizeof(int64_t));
-	}
-	f->nv = nv;
-	f->ne = ne;
-}
-
-/* The edge a -> b of capacity c at slot e, its reverse at slot r. */
-static void net_pair(struct net *f, uint32_t e, uint32_t r, uint32_t a, uint32_t b, int64_t c)
-{
-	f->to[e] = b;
-	f->cap[e] = c;
-	f->rev[e] = r;
-	f->to[r] = a;
-	f->cap[r] = 0;
-	f->rev[r] = e;
-}
-
-/* Levels from s in the residual network; with `to_t`, only as far as t's
- * level needs (a node found after t is at t's level or beyond, so no
- * shortest path to t passes it: Dinic finds the same paths). */
-static bool net_bfs(struct net *f, uint32_t s, uint32_t t, bool to_t)
-{
-	uint32_t qh = 0, qt = 0;
-
-	for (uint32_t v = 0; v < f->nv; v++)
-		f->level[v] = -1;
-	f->level[s] = 0;
-	f->queue[qt++] = s;
-	while (qh < qt) {
-		uint32_t v = f->queue[qh++];
-
-		for (uint32_t e = f->start[v]; e < f->start[v + 1]; e++)
-			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
-				f->level[f->to[e]] = f->level[v] + 1;
-				if (to_t && f->to[e] == t)
-					return true;
-				f->queue[qt++] = f->to[e];
-			}
-	}
-	return f->level[t] >= 0;
-}
-
-/* Dinic: blocking flows along shortest residual paths, found iteratively. */
-static int64_t net_maxflow(struct net *f, uint32_t s, uint32_t t)
-{
-	int64_t total = 0;
-
-	while (net_bfs(f, s, t, true)) {
-		memcpy(f->it, f->start, f->nv * sizeof(uint32_t));
-		for (;;) {
-			uint32_t v = s, depth = 0;
-
-			while (v != t) {
-				uint32_t e = f->it[v], end = f->start[v + 1];
-
-				while (e < end &&
-				       (f->cap[e] <= 0 || f->level[f->to[e]] != f->level[v] + 1))
-					e++;
-				f->it[v] = e;
-				if (e < end) {
-					f->path[depth++] = e;
-					v = f->to[e];
-					continue;
-				}
-				if (v == s)
-					goto phase_done;
-				f->level[v] = -1; /* dead end */
-				e = f->path[--depth];
-				v = f->to[f->rev[e]];
-				f->it[v]++;
-			}
-			int64_t b = INT64_MAX;
-			for (uint32_t i = 0; i < depth; i++)
-				if (f->cap[f->path[i]] < b)
-					b = f->cap[f->path[i]];
-			for (uint32_t i = 0; i < depth; i++) {
-				f->cap[f->path[i]] -= b;
-				f->cap[f->rev[f->path[i]]] += b;
-			}
-			total += b;
-		}
-	phase_done:;
-	}
-	return total;
-}
-
-static void net_free(struct net *f)
-{
-	free(f->start);
-	free(f->rev);
-	free(f->to);
-	free(f->it);
-	free(f->queue);
-	free(f->path);
-	free(f->level);
-	free(f->cap);
-}
-
 /* ---- one (u, t) problem ------------------------------------------------------- */
 
 /* Group the sources src[lo, hi) by candidate set; fills groups, gid and
@@ -218,7 +103,7 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
  * stacks this network was first built with, so the flows are the same). */
 static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
 {
-	struct net *f = &w->net;
+	struct flow_net *f = &w->net;
 	uint32_t sink = ng + d + 1, lnk = 1 + ng, gl = 0, *ls;
 	uint32_t ldeg[BFB_MAX_DEGREE] = {0};
 
@@ -227,7 +112,7 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 		for (uint32_t i = 0; i < w->groups[g].nl; i++)
 			ldeg[w->gl_link[w->groups[g].gl + i]]++;
 	}
-	net_reset(f, ng + d + 2, 2 * (ng + gl + d));
+	flow_net_reset(f, ng + d + 2, 2 * (ng + gl + d));
 	ls = f->it; /* scratch until the flow: the next free slot of each link's row */
 	f->start[0] = 0;
 	f->start[1] = ng;
@@ -238,32 +123,32 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 	f->start[sink + 1] = f->start[sink] + d;
 	for (uint32_t k = 0; k < d; k++) {
 		ls[k] = f->start[lnk + k];
-		net_pair(f, f->start[lnk + k + 1] - 1, f->start[sink] + d - 1 - k, lnk + k, sink,
-			 cap * (int64_t)w->wt[k]);
+		flow_net_pair(f, f->start[lnk + k + 1] - 1, f->start[sink] + d - 1 - k, lnk + k,
+			      sink, cap * (int64_t)w->wt[k]);
 	}
 	for (uint32_t g = ng; g-- > 0;) {
 		const struct group *gr = &w->groups[g];
 		int64_t supply = su * gr->cnt;
 		uint32_t row = f->start[1 + g];
 
-		net_pair(f, ng - 1 - g, row + gr->nl, 0, 1 + g, supply);
+		flow_net_pair(f, ng - 1 - g, row + gr->nl, 0, 1 + g, supply);
 		for (uint32_t i = 0; i < gr->nl; i++) {
 			uint32_t k = w->gl_link[gr->gl + i];
 
-			net_pair(f, row + i, ls[k]++, 1 + g, lnk + k, supply);
+			flow_net_pair(f, row + i, ls[k]++, 1 + g, lnk + k, supply);
 		}
 	}
 	w->net_valid = true;
 	w->net_su = su;
 	w->net_cap = cap;
-	w->net_flow = net_maxflow(f, 0, sink);
+	w->net_flow = flow_net_maxflow(f, 0, sink);
 	return w->net_flow;
 }
 
 /* Group flows from the network: the flow on an edge is its reverse's residual. */
 static void flows_from_net(struct worker *w, uint32_t ng)
 {
-	const struct net *f = &w->net;
+	const struct flow_net *f = &w->net;
 
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
@@ -351,8 +236,8 @@ static int solve_mincut(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, u
 			return 0;
 		}
 		/* Residual reachability from the source marks the cut. */
-		struct net *f = &w->net;
-		net_bfs(f, 0, f->nv - 1, false);
+		struct flow_net *f = &w->net;
+		flow_net_bfs(f, 0, f->nv - 1, false);
 		uint64_t fk = 0, nk = 0;
 		for (uint32_t g = 0; g < ng; g++)
 			if (f->level[1 + g] >= 0)
@@ -743,7 +628,7 @@ void bfb_worker_free(struct worker *w)
 	free(w->gl_flow);
 	free(w->subset);
 	free(w->subset_rate);
-	net_free(&w->net);
+	flow_net_free(&w->net);
 	free(w->lpx);
 	free(w->lpcol);
 	free(w->lpval);

@@ -37,19 +37,6 @@ struct group {
 	uint32_t nl;	/* popcount(mask), counted once: loops test it often */
 };
 
-/* A small max-flow network (Dinic): source, groups, links, sink, in
- * compressed rows: node v's edges are slots start[v] .. start[v + 1] - 1,
- * slot e runs to to[e] with residual cap[e] and its reverse is slot rev[e].
- * Rows are scanned in order, so a BFS or DFS reads memory in sequence. */
-struct net {
-	uint32_t nv, ne;
-	size_t cap_v, cap_e;
-	uint32_t *start, *it, *queue, *path; /* per node (start: nv + 1) */
-	int32_t *level;
-	uint32_t *to, *rev; /* per slot */
-	int64_t *cap;
-};
-
 /* A worker's pieces of one step, in chunks: a (u, t) problem's pieces lie
  * in one chunk, and chunks fill in the order the worker takes nodes
  * (ascending), so gathering a step in node order frees them as it goes. */
@@ -74,7 +61,7 @@ struct worker {
 	size_t cap_gl;
 	uint64_t *subset;      /* 2^SUBSET_MAX counters, allocated on first use */
 	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
-	struct net net;
+	struct flow_net net;   /* source, groups, links, sink */
 	/* The max flow the network holds (valid until the next problem is
 	 * grouped): the value's last flow is often the fractions' flow. */
 	bool net_valid;

@@ -245,6 +245,60 @@ struct cost_bound {
 	struct frac tau_b;
 };
 int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cost_bound *b);
+/* The lower bound of one degraded graph (sched/bound_degraded.c): a
+ * failure takes links away, and what is left bounds every schedule more
+ * tightly than any N-node topology of degree d does. Per phase, with each
+ * link at B/d:
+ *  - a node alone: it receives (allgather) or sends (reduce-scatter)
+ *    (N-1)/N of M through the links it has left;
+ *  - a set T of nodes: in an allgather the N - |T| shards from outside
+ *    cross T's in-links at least once, so tau_B >= d (N - |T|) / (N c(T));
+ *    a reduce-scatter is the same on the links out (G^T). The best such
+ *    cut is the optimum of the fluid allgather with copies (Edmonds'
+ *    branching theorem: arborescences from every source pack up to it;
+ *    ForestColl, Zhao et al. 2024, Thm 1), found by Dinkelbach's method on
+ *    max flows: with x = p/q per source, a super-source gives each node p
+ *    and every link q; the rate holds iff every node's max flow is N p,
+ *    and a node short of it has a min cut whose ratio is the next x.
+ *  - steps: a shard must reach the farthest node, so no fewer than the
+ *    degraded graph's diameter (each BFS gives an eccentricity, a bound).
+ * An allreduce is reduce-scatter then allgather (App. B.3): both phases
+ * summed, steps doubled. The max flows run first on each damaged node's
+ * ball (its nearest nodes, the rest merged into the source: the cuts
+ * inside it, cheaply), then over the whole graph for every node where
+ * `work` (arc visits, about) allows; past it the cuts found so far stand,
+ * each a bound, and exact says whether every node was checked. */
+struct degraded_phase {
+	double node; /* tau_B of the worst node alone */
+	uint32_t node_at, node_links;
+	double cut;	    /* tau_B of the best cut found (>= node; INFINITY: cut off) */
+	uint32_t cut_nodes; /* |T| (allgather: the side that receives) */
+	uint64_t cut_links; /* links into T (reduce-scatter: out of T) */
+	uint32_t balls;	    /* damaged nodes whose ball's max flows ran */
+	uint32_t checked;   /* nodes whose max flow over the whole graph ran */
+	bool exact;	    /* all of them: cut is the fluid optimum */
+};
+struct degraded_bound {
+	bool in, out;		      /* the phases the collective has */
+	struct degraded_phase ag, rs; /* links into a set, links out of it */
+	bool symmetric;		      /* every link both ways: rs is ag's */
+	uint32_t steps;		      /* phases x the largest eccentricity found */
+	uint32_t ecc_checked;	      /* BFS runs */
+	bool steps_exact;	      /* ... from every node: the diameter */
+	double tau_b;		      /* the phases' cuts summed */
+	uint64_t flows;		      /* max flows run */
+};
+/* The bound of g (N = g->n nodes, links at B/d) for an allgather,
+ * reduce-scatter or allreduce; -1 for another collective or N < 2.
+ * work: about how many arc visits the max flows and BFS runs may take
+ * (0: DEGRADED_BOUND_WORK). Never more than healthy's cost_lower_bound
+ * would let a schedule beat: steps at least the Moore bound's. */
+#define DEGRADED_BOUND_WORK 150000000ull
+int degraded_bound(const struct graph *g, enum sched_collective c, uint32_t d, uint64_t work,
+		   struct degraded_bound *b);
+/* Whether a cut of more than one node, or of fewer links than a node has,
+ * sets tau_b above the worst node's links (in some phase). */
+bool degraded_cut_binds(const struct degraded_bound *b);
 /* L(N, d) of the Moore tree (notes Sec. 3): the least sum of distances from
  * one node to the N-1 others in any digraph of out-degree d. 0 on overflow. */
 uint64_t moore_tree_cost(uint64_t n, uint32_t d);

@@ -204,6 +204,32 @@ uint32_t moore_diameter(uint64_t n, uint32_t d);
  * caller frees. NULL (with err set) when n * n entries would not fit. */
 uint16_t *topo_distances(const struct graph *g, unsigned threads, struct ofc_error *err);
 
+/* ---- max flow (topo/flow_net.c) ---------------------------------------------
+ * Dinic on integer capacities, in compressed rows the caller lays out:
+ * node v's edges are slots start[v] .. start[v + 1] - 1, slot e runs to
+ * to[e] with residual cap[e] and its reverse is slot rev[e]. Rows are
+ * scanned in order, so a BFS or DFS reads memory in sequence. Zero it
+ * before the first flow_net_reset; flow_net_free frees it. */
+struct flow_net {
+	uint32_t nv, ne;
+	size_t cap_v, cap_e;
+	uint32_t *start, *it, *queue, *path; /* per node (start: nv + 1) */
+	int32_t *level;
+	uint32_t *to, *rev; /* per slot */
+	int64_t *cap;
+};
+/* Room for nv nodes and ne slots (start[] is the caller's to fill). */
+void flow_net_reset(struct flow_net *f, uint32_t nv, uint32_t ne);
+/* The edge a -> b of capacity c at slot e, its reverse at slot r. */
+void flow_net_pair(struct flow_net *f, uint32_t e, uint32_t r, uint32_t a, uint32_t b, int64_t c);
+/* Levels from s in the residual network (level[v] < 0: unreached); with
+ * to_t, only as far as t's level needs. After flow_net_maxflow, a run
+ * without to_t marks the source side of a minimum cut. */
+bool flow_net_bfs(struct flow_net *f, uint32_t s, uint32_t t, bool to_t);
+/* The maximum flow from s to t; the residual capacities stay in cap[]. */
+int64_t flow_net_maxflow(struct flow_net *f, uint32_t s, uint32_t t);
+void flow_net_free(struct flow_net *f);
+
 /* ---- ports -------------------------------------------------------------- */
 
 /* A d-regular digraph as d permutations: to[j * n + u] is the node that

@@ -179,6 +179,65 @@ static void text_node_bound(FILE *out, const struct schedule_result *r, double m
 		tau, tau * mb, win, lin, r->degree, wout, lout);
 }
 
+/* A node of r->g by the topology's number (failed hosts renumber). */
+static uint32_t whole_node(const struct schedule_result *r, uint32_t v)
+{
+	return r->keep ? r->keep[v] : v;
+}
+
+/* One phase's best cut: which set, and whether every node was checked. */
+static void text_cut_phase(FILE *out, const struct schedule_result *r, const char *phase,
+			   const struct degraded_phase *ph, bool in)
+{
+	fprintf(out, "  cut bound    %s tau_B >= %.9g: ", phase, ph->cut);
+	if (ph->cut_nodes == 1 && ph->cut > ph->node * (1 + 1e-9))
+		fprintf(out, "a node %s %llu link%s", in ? "hears" : "reaches",
+			(unsigned long long)ph->cut_links, ph->cut_links == 1 ? "" : "s");
+	else if (ph->cut > ph->node * (1 + 1e-9))
+		fprintf(out, "%u nodes %s the other %u through %llu link%s", ph->cut_nodes,
+			in ? "hear" : "reach", r->g->n - ph->cut_nodes,
+			(unsigned long long)ph->cut_links, ph->cut_links == 1 ? "" : "s");
+	else
+		fprintf(out, "node %u's %u link%s %s bind%s", whole_node(r, ph->node_at),
+			ph->node_links, ph->node_links == 1 ? "" : "s", in ? "in" : "out",
+			ph->node_links == 1 ? "s" : "");
+	if (ph->exact)
+		fprintf(out, " (every node's max flow run: the fluid optimum)\n");
+	else
+		fprintf(out,
+			" (max flows on the balls of %u damaged node%s, %u of %u nodes over the "
+			"whole graph: a bound, not proven the optimum)\n",
+			ph->balls, ph->balls == 1 ? "" : "s", ph->checked, r->g->n);
+}
+
+/* With failures: the degraded fabric's own bound, what binds it, and the
+ * bound of any topology of its size and degree beside it. */
+static void text_degraded_bound(FILE *out, const struct schedule_result *r, double mb)
+{
+	const struct degraded_bound *b = &r->degraded;
+	bool cut = degraded_cut_binds(b);
+
+	fprintf(out,
+		"  lower bound  %.6g us, the degraded fabric's: %u steps (%s), tau_B* %.9g "
+		"(T_B = %.6g us, %s bind)\n",
+		r->degraded_us, b->steps,
+		b->steps > r->lb.steps ? (b->steps_exact ? "its diameter" : "an eccentricity")
+		: b->steps_exact       ? "the Moore bound; its diameter is no more"
+				       : "the Moore bound",
+		b->tau_b, b->tau_b * mb, cut ? "a cut's links" : "the worst node's links");
+	fprintf(out, "  healthy bound %.6g us (%u steps, tau_B* ", r->healthy_lb_us, r->lb.steps);
+	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
+	fprintf(out, "): any %u-node topology of degree %u\n", r->g->n, r->degree);
+	if (b->in)
+		text_cut_phase(out, r, b->out ? "allgather phase" : "allgather", &b->ag, true);
+	if (b->out && b->in && b->symmetric)
+		fprintf(out,
+			"               reduce-scatter phase the same (every link both ways)\n");
+	else if (b->out)
+		text_cut_phase(out, r, b->in ? "reduce-scatter phase" : "reduce-scatter", &b->rs,
+			       false);
+}
+
 static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
 			       FILE *out)
 {
@@ -221,10 +280,16 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	else if (r->healthy)
 		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec, o->algo);
 	fprintf(out, "\n");
-	fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
-		o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
-	text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
-	fprintf(out, ")\n");
+	if (r->have_degraded) {
+		fprintf(out, "               %+.1f%% vs the degraded fabric's own bound, %.6g us\n",
+			100 * (o->time_us / r->degraded_us - 1), r->degraded_us);
+		text_degraded_bound(out, r, mb);
+	} else {
+		fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
+			o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
+		text_tau(out, r->lb.tau_b, frac_value(r->lb.tau_b));
+		fprintf(out, ")\n");
+	}
 	if (r->healthy && !r->keep && o->is_bfb + o->is_patched && r->collective != SCHED_ALLTOALL)
 		text_node_bound(out, r, mb);
 	fprintf(out, "  ratio        %.4f\n", o->ratio);

@@ -46,6 +46,51 @@ static Ofc__V1__DirectHealthy *healthy_msg(struct arena *a, const struct schedul
 	return m;
 }
 
+static Ofc__V1__DegradedPhase *degraded_phase_msg(struct arena *a, const struct schedule_result *r,
+						  const struct degraded_phase *ph)
+{
+	Ofc__V1__DegradedPhase *m = NEW(a, Ofc__V1__DegradedPhase, OFC__V1__DEGRADED_PHASE__INIT);
+
+	SET(m, node_tau_b, ph->node);
+	SET(m, node, r->keep ? r->keep[ph->node_at] : ph->node_at);
+	SET(m, node_links, ph->node_links);
+	SET(m, cut_tau_b, ph->cut);
+	SET(m, cut_nodes, ph->cut_nodes);
+	SET(m, cut_links, ph->cut_links);
+	SET(m, optimal, ph->exact);
+	SET(m, balls, ph->balls);
+	SET(m, checked, ph->checked);
+	return m;
+}
+
+/* With failed links: the degraded graph's own bound and what binds it. */
+static Ofc__V1__DirectDegradedBound *degraded_msg(struct arena *a, const struct schedule_result *r,
+						  const struct schedule_outcome *o)
+{
+	const struct degraded_bound *b = &r->degraded;
+	Ofc__V1__DirectDegradedBound *m;
+
+	if (!r->have_degraded)
+		return NULL;
+	m = NEW(a, Ofc__V1__DirectDegradedBound, OFC__V1__DIRECT_DEGRADED_BOUND__INIT);
+	SET(m, time_us, r->degraded_us);
+	if (o->applies && o->time_us > 0)
+		SET(m, excess, o->time_us / r->degraded_us - 1);
+	SET(m, steps, b->steps);
+	m->steps_from =
+	    (char *)(b->steps > r->lb.steps ? (b->steps_exact ? "diameter" : "eccentricity")
+					    : "moore");
+	SET(m, tau_b, b->tau_b);
+	m->binds = (char *)(degraded_cut_binds(b) ? "cut" : "node");
+	if (b->in)
+		m->allgather = degraded_phase_msg(a, r, &b->ag);
+	if (b->out)
+		m->reduce_scatter = degraded_phase_msg(a, r, &b->rs);
+	SET(m, healthy_lower_bound_us, r->healthy_lb_us);
+	SET(m, max_flows, b->flows);
+	return m;
+}
+
 /* --reduced: the group, its order, the program's size and how it was
  * checked. */
 static Ofc__V1__DirectReduced *reduced_msg(struct arena *a, const struct schedule_outcome *o)
@@ -353,6 +398,7 @@ Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 	d->direct = m;
 	figures(a, r, o, m);
 	m->healthy = healthy_msg(a, r, o);
+	m->degraded_bound = degraded_msg(a, r, o);
 	if (!o->verified)
 		m->verify_error = (char *)o->verify_error;
 	if (o->is_a2a) /* runs cross several arcs each */

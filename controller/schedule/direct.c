@@ -385,6 +385,24 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 	return 0;
 }
 
+/* With failures, the degraded graph's own bound: its worst node, its best
+ * cut, its diameter (sched.h degraded_bound). Links of several rates and
+ * NIC-limited hosts have bounds of their own (rate_bound, host_limits),
+ * which the cuts here, counting links, do not take. */
+static void degraded_setup(struct schedule_result *r, const struct schedule_query *q)
+{
+	r->healthy_lb_us = r->lb_us;
+	if (!r->healthy || r->link_rate || r->arc_cap || r->bfb_inject || r->host_betas ||
+	    degraded_bound(r->g, q->collective, r->degree, 0, &r->degraded) < 0)
+		return;
+	if (r->degraded.steps == UINT32_MAX || !isfinite(r->degraded.tau_b))
+		return; /* some node cut off: no schedule to bound */
+	r->have_degraded = true;
+	r->degraded_us = cost_time_us(&r->cost, r->degraded.steps, r->degraded.tau_b);
+	if (r->degraded_us > r->lb_us)
+		r->lb_us = r->degraded_us;
+}
+
 int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)
 {
 	const struct graph *g = r->g;
@@ -471,6 +489,7 @@ int direct_setup(struct schedule_result *r, const struct schedule_query *q, stru
 	if (host_limits(r, q, err) < 0)
 		return -1;
 	r->lb_us = cost_time_us(&r->cost, r->lb.steps, frac_value(r->lb.tau_b));
+	degraded_setup(r, q);
 	/* NIC ports only when the schedule runs on the fabric's own graph. */
 	r->nic_ports = !r->own_graph && !q->graph && !r->healthy && !r->topology_ports &&
 		       fabric_view_init(f, g, &r->fv);

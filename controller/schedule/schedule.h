@@ -330,6 +330,14 @@ struct schedule_result {
 	struct sched_cost cost;
 	struct cost_bound lb;
 	double lb_us;
+	/* With failed links (allgather, reduce-scatter, allreduce on links of
+	 * one rate, hosts without injection limits): the degraded graph's own
+	 * bound (sched.h degraded_bound), and lb_us is the larger of its time
+	 * and healthy_lb_us, the bound lb gives (any N-node topology of degree
+	 * d). The outcomes' ratios are to lb_us. */
+	bool have_degraded;
+	struct degraded_bound degraded;
+	double degraded_us, healthy_lb_us;
 	struct bfb_opts bopts;
 	double hop_latency;
 	bool nic_ports; /* transfer ports are NIC ports of the fabric */

@@ -1,0 +1,61 @@
+#!/bin/sh
+# The degraded fabric's own lower bound beside every schedule with failed
+# links (sched/bound_degraded.c): what binds it is named (a 4-node block of
+# torus:16x16 hearing the rest through one link: a cut; one failed arc: a
+# node), the ratio is to it, the healthy bound stays beside it, a bound
+# past the work for a proof says so, and no
+# verified schedule of any engine beats it on torus:8x8 and hypercube:6 with
+# links failed; the all-to-all keeps its own theta bound.
+SUITE=degraded_bound
+. "$(dirname "$0")/lib.sh"
+
+S="$OFC schedule --size 1MiB --alpha 10us --bandwidth 100Gbps --threads 1"
+BLOCK='0-15,0-240,1-2,1-241,16-31,16-32,17-18'
+
+# The block {0, 1, 16, 17} hears 252 nodes through 17-33: an allgather's
+# tau_B >= 4 x 252 / (256 x 1) = 3.9375 where its nodes' 2 links give
+# 4 x 255 / 512; the max flow of every node proves it the fluid optimum.
+expect_stdout_has "cut bound    allgather tau_B >= 3.9375: 4 nodes hear the other 252 through 1 link (every node's max flow run: the fluid optimum)" \
+	$S --topology torus:16x16 --fail "$BLOCK" --collective allgather
+expect_json "j['degraded_bound']['binds']=='cut' and j['degraded_bound']['tau_b']==7.875 and j['degraded_bound']['allgather']['cut_nodes']==4 and j['degraded_bound']['allgather']['cut_links']==1 and j['degraded_bound']['allgather']['optimal'] and abs(j['lower_bound_us']-j['degraded_bound']['time_us'])<1e-9 and abs(j['ratio']-j['time_us']/j['lower_bound_us'])<1e-9 and j['ratio']>=1 and j['degraded_bound']['healthy_lower_bound_us']<j['lower_bound_us'] and j['verified']" \
+	$S --topology torus:16x16 --fail "$BLOCK" --collective allreduce --json
+
+# One arc failed: node 6 hears 3 of its 4 links, (63/64) 4/3 = 1.3125; the
+# steps are the degraded diameter.
+expect_json "j['degraded_bound']['binds']=='node' and j['degraded_bound']['allgather']['node']==6 and j['degraded_bound']['allgather']['node_tau_b']==1.3125 and j['degraded_bound']['allgather']['cut_tau_b']==1.3125 and 'reduce_scatter' not in j['degraded_bound'] and j['degraded_bound']['steps_from'] in ('diameter','moore')" \
+	$S --topology torus:8x8 --fail '5>6' --collective allgather --json
+# Past the work for every node's max flow (1,024 nodes): the four damaged
+# nodes' balls alone, said to be a bound not proven the optimum.
+expect_stdout_has "cut bound    allgather tau_B >= 1.33203125: node 0's 3 links in bind (max flows on the balls of 4 damaged nodes, 0 of 1024 nodes over the whole graph: a bound, not proven the optimum)" \
+	$S --topology torus:32x32 --fail 0-1,5-6 --collective allgather
+expect_json "not j['degraded_bound']['allgather']['optimal'] and j['degraded_bound']['allgather']['balls']==4 and j['degraded_bound']['allgather']['checked']==0" \
+	$S --topology torus:32x32 --fail 0-1,5-6 --collective allgather --json
+# The all-to-all has its theta bound, not this one.
+expect_json "'degraded_bound' not in j" \
+	$S --topology torus:8x8 --fail 0-1 --collective alltoall --lowering paths --json
+
+# No engine's verified schedule beats the bound: every row of --algo all.
+check_rows() {
+	python3 - "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+b = j['degraded_bound']['time_us']
+rows = [r for r in j['comparison'] if 'error' not in r and r['verified']]
+if not rows:
+    sys.exit('no verified row')
+for r in rows:
+    if r['time_us'] < b * (1 - 1e-9) or abs(r['lower_bound_us'] - b) > 1e-6 * b:
+        sys.exit('%s: %.6g us, bound %.6g us (row %.6g)' % (r['algorithm'], r['time_us'], b, r['lower_bound_us']))
+PY
+}
+for t in "torus:8x8 0-1,27-35,7-0,56-0,12-13,42-50,63-62,20-28" "hypercube:6 0-1,5-7,12-44,33-35,20-21"; do
+	set -- $t
+	for c in allgather reduce-scatter allreduce; do
+		if $S --topology "$1" --fail "$2" --collective $c --algo all --json >"$TMP/all.json" 2>"$TMP/err" &&
+			check_rows "$TMP/all.json" 2>"$TMP/why"; then ok; else
+			bad "$1 --fail $2 $c --algo all" "$(head -c 300 "$TMP/err")" "$(head -c 300 "$TMP/why")"
+		fi
+	done
+done
+
+finish
