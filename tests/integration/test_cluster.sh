@@ -203,7 +203,28 @@ for i in 1 2 3; do
 	fi
 	$OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt" >/dev/null 2>&1 &
 	C=$!
-	sleep "0.$((3 + i * 2))"
+	# killed once the watch heard this leadership's transaction start (on
+	# a loaded machine the apply may not have started after a fixed
+	# sleep), a little later at each kill
+	python3 - "$TMP/follow.out" "$i" <<'EOF' || bad "kill $i: no transaction started under a new epoch within 15 s"
+import json, re, sys, time
+end = time.time() + 15
+while time.time() < end:
+    epochs = set()
+    for l in open(sys.argv[1]):
+        if '"KIND_TRANSACTION_STARTED"' in l:
+            try:
+                m = re.search(r"\(epoch (\d+)\)", json.loads(l).get("message", ""))
+            except ValueError:
+                continue  # (a line being written)
+            if m:
+                epochs.add(m.group(1))
+    if len(epochs) >= int(sys.argv[2]):
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit(1)
+EOF
+	sleep "0.$((i * 2))"
 	T0=$(now_ms)
 	replica_stop "$L" KILL
 	wait $C 2>/dev/null
