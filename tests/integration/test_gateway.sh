@@ -218,11 +218,12 @@ sys.exit(0 if s.nodes == 8 and len(s.steps) == s.num_steps > 0 else 1)' "$TMP/ou
 	ok || bad "format=pb answers an ofc.v1.Schedule"
 
 # Tenant b watches; tenant a watches; a reconfigures its partition: only a
-# hears of it (curl ends after 4 s: the watch stays open).
-curl -sS -N --max-time 4 --cacert "$C/ca.pem" --cert "$C/tenant-b.pem" --key "$C/tenant-b.key" \
+# hears of it (the watches stay open: ended once a heard its commit, or
+# after 30 s).
+curl -sS -N --max-time 30 --cacert "$C/ca.pem" --cert "$C/tenant-b.pem" --key "$C/tenant-b.key" \
 	"$URL/v1/watch" >"$TMP/watch.b" 2>/dev/null &
 wb=$!
-curl -sS -N --max-time 4 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
+curl -sS -N --max-time 30 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
 	"$URL/v1/watch" >"$TMP/watch.a" 2>/dev/null &
 wa=$!
 sleep 0.5
@@ -239,6 +240,11 @@ body_is 'j["transaction"]["state"]=="committed" and j["transaction"]["operations
 [ "$(awk '$1 <= 128 && $2 <= 128' "$TMP/emu.state" | grep -c .)" -eq 128 ] &&
 	[ "$(awk '$1 > 128 || $2 > 128' "$TMP/emu.state" | grep -c .)" -eq 0 ] && ok ||
 	bad "jobA's reconfigure touched jobA's ports alone" "$(wc -l <"$TMP/emu.state") cross-connects"
+# (a's commit event, then a moment for any that b would wrongly get)
+deadline 20
+until grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" || past "$_end"; do sleep 0.1; done
+sleep 0.5
+kill $wa $wb 2>/dev/null
 wait $wa $wb
 grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" && ok || bad "tenant a hears its commit" "$(head -c 300 "$TMP/watch.a")"
 grep -q '"message":"watching the events of fabric torus64-ocs"' "$TMP/watch.b" &&
