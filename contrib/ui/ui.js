@@ -496,7 +496,7 @@
 				/* (a device keeps its counters, which a delta does not carry,
 				 * and its circuits when a patch changes them) */
 				const old = where.has(e.name) ? list[where.get(e.name)] : null;
-				const keep = k === "devices" && old ? {last_contact_unix_ms: old.last_contact_unix_ms, commands: old.commands, errors: old.errors} : {};
+				const keep = k === "devices" && old ? {last_contact_unix_ms: old.last_contact_unix_ms, last_contact_by: old.last_contact_by, commands: old.commands, errors: old.errors} : {};
 				if (k === "devices" && old && patched.has(e.name)) keep.circuits = old.circuits;
 				const merged = Object.assign({}, e);
 				for (const c of Object.keys(keep)) if (keep[c] !== undefined) merged[c] = keep[c];
@@ -662,7 +662,9 @@
 			state.cluster.leader = e.leader;
 			if (e.role) state.cluster.role = e.role;
 		}
-		if (state && (e.delta || e.kind === "KIND_LEADER_CHANGED" || e.kind === "KIND_SCHEDULE_REPLANNED")) render();
+		/* (a ticket's event changes the transactions' table, which no
+		 * delta carries: a refusal's reason shows at once) */
+		if (state && (e.delta || e.ticket || e.kind === "KIND_LEADER_CHANGED" || e.kind === "KIND_SCHEDULE_REPLANNED")) render();
 		else renderEvents();
 		if (!fresh) refresh();
 	}

@@ -42,7 +42,7 @@
  * fabric (with_fabric), config_file (each replica's own), daemon_pid,
  * schedule_computing_since_unix_ms, state_dir, state_dir_exists,
  * testbed_up, tenant, cluster, and the devices' counters (commands,
- * errors, last_contact_unix_ms). */
+ * errors, last_contact_unix_ms, last_contact_by). */
 static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15,
 				       16, 20, 21, 23, 24, 25, 26, 202};
 #define NKEPT (sizeof(kept_fields) / sizeof(kept_fields[0]))
@@ -226,6 +226,7 @@ static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, stru
 		*m = *s->devs[i];
 		m->has_commands = m->has_errors = m->has_last_contact_unix_ms = 0;
 		m->commands = m->errors = m->last_contact_unix_ms = 0;
+		m->last_contact_by = NULL; /* (a follower's: whose contact it shows) */
 		m->error = m->error ? (char *)s->public_error[i] : NULL;
 		vs->devices[i] = m;
 		v->dev[i].name = m->name;

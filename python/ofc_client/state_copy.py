@@ -26,7 +26,7 @@ KEPT = (
     "committed_principal", "held", "at_target_detail",
 )
 # ... and of each device, what ofcd counts talking to it (every request moves it)
-_COUNTERS = ("commands", "errors", "last_contact_unix_ms")
+_COUNTERS = ("commands", "errors", "last_contact_unix_ms", "last_contact_by")
 
 
 def kept(state):
