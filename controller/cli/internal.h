@@ -287,21 +287,6 @@ struct testbed_calibration {
 };
 int testbed_calibrate(struct fabric_cmd *fc, struct testbed_net *t, struct testbed_calibration *c,
 		      struct ofc_error *err);
-/* The topology a testbed run schedules for (cmd_testbed_topo.c): f with
- * another topology spec (a shallow copy of f, its graph, port
- * permutations and circuits its own), as a config naming it gets them. */
-struct testbed_topo {
-	struct fabric f;
-	struct graph *g;
-	struct port_map pm;
-	char spec[TOPO_MAX_SPEC + 1];
-	bool open;
-};
-/* OFC_E_INPUT when spec does not parse, has another number of nodes than
- * f hosts, or needs more ports than they have. */
-int testbed_topo_open(const struct fabric *f, const char *spec, struct testbed_topo *w,
-		      struct ofc_error *err);
-void testbed_topo_free(struct testbed_topo *w);
 /* The topology the record says was committed, when it is another than
  * the file's (w->open; not when it was renumbered or a partition's). */
 int testbed_topo_committed(const struct fabric_cmd *fc, struct testbed_topo *w,

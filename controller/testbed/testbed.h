@@ -157,6 +157,24 @@ int testbed_predict(const struct schedule *s, const struct testbed_net *t,
 bool testbed_judge(const struct testbed_prediction *p, const struct testbed_model *m,
 		   double measured, char *line, size_t len);
 
+/* ---- another topology on the same hosts (topo.c) ------------------------ */
+
+/* The topology a testbed run schedules for (topo.c): f with
+ * another topology spec (a shallow copy of f, its graph, port
+ * permutations and circuits its own), as a config naming it gets them. */
+struct testbed_topo {
+	struct fabric f;
+	struct graph *g;
+	struct port_map pm;
+	char spec[TOPO_MAX_SPEC + 1];
+	bool open;
+};
+/* OFC_E_INPUT when spec does not parse, has another number of nodes than
+ * f hosts, or needs more ports than they have. */
+int testbed_topo_open(const struct fabric *f, const char *spec, struct testbed_topo *w,
+		      struct ofc_error *err);
+void testbed_topo_free(struct testbed_topo *w);
+
 /* ---- reachability (icmp.c) ----------------------------------------------- */
 
 /* ICMP echo from every namespace to every other host's address. reach[s*n+d]
