@@ -32,6 +32,7 @@ enum api_kind {
 	API_GET_PLAN,
 	API_MOVE_TO_PHASE,
 	API_ADOPT,
+	API_TESTBED_RUN,
 	API_NKINDS
 };
 

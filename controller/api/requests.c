@@ -39,6 +39,7 @@ ROW(GET_METRICS,       GetMetrics,       get_metrics,       "get-metrics",      
 ROW(GET_PLAN,          GetPlan,          get_plan,          "get-plan",          GET,  "/v1/plan",              QUERY,   API_READ),
 ROW(MOVE_TO_PHASE,     MoveToPhase,      move_to_phase,     "move-to-phase",     POST, "/v1/move-to-phase",     BODY,    QUEUED),
 ROW(ADOPT,             Adopt,            adopt,             "adopt",             POST, "/v1/adopt",             BODY,    QUEUED),
+ROW(TESTBED_RUN,       TestbedRun,       testbed_run,       "testbed-run",       POST, "/v1/testbed/run",       BODY,    MUTATION),
 };
 /* clang-format on */
 

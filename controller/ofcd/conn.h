@@ -175,6 +175,7 @@ int reconfigure_request(const struct request *rq);
 int release_partition(const struct request *rq);
 int move_to_phase(const struct request *rq);
 int adopt_request(const struct request *rq); /* Adopt (adopt.c) */
+int testbed_run_request(const struct request *rq); /* TestbedRun (testbed.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 

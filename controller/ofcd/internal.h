@@ -200,6 +200,7 @@ enum job_kind {
 	JOB_TAKEOVER,
 	JOB_SYNC,  /* a follower: serve the state its watch of etcd delivered */
 	JOB_ADOPT, /* Adopt: end an incomplete rollback (adopt.c) */
+	JOB_TESTBED_RUN, /* TestbedRun: collectives on the testbed's hosts (testbed.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -326,6 +327,7 @@ struct job {
 	 * (else a preview) */
 	bool adopt_commit;
 	uint64_t adopt_txn, adopt_gen;
+	double alpha; /* testbed run: seconds a step (0: the testbed's model's) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */
@@ -1163,6 +1165,8 @@ void held_scheds_free(struct held_scheds *c);
 void ofcd_run_release(struct ofcd *d, struct job *j);
 /* (mutation worker) JOB_ADOPT (adopt.c). */
 void ofcd_run_adopt(struct ofcd *d, struct job *j);
+/* (mutation worker) JOB_TESTBED_RUN (testbed.c). */
+void ofcd_run_testbed(struct ofcd *d, struct job *j);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 
