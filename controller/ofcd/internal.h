@@ -200,7 +200,8 @@ enum job_kind {
 	JOB_TAKEOVER,
 	JOB_SYNC,  /* a follower: serve the state its watch of etcd delivered */
 	JOB_ADOPT, /* Adopt: end an incomplete rollback (adopt.c) */
-	JOB_TESTBED_RUN, /* TestbedRun: collectives on the testbed's hosts (testbed.c) */
+	/* TestbedRun: collectives on the testbed's hosts (testbed.c) */
+	JOB_TESTBED_RUN,
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);

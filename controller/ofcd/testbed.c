@@ -6,9 +6,9 @@
  * committed, not what a file says. It drives hosts, so it is an admin's
  * mutation run by the mutation worker: no transaction moves the circuits
  * under a run. */
+#include "controller/testbed/testbed.h"
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/conn.h"
-#include "controller/testbed/testbed.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -88,8 +88,8 @@ static int committed_topology(const struct ctl *c, struct testbed_topo *w, struc
 /* The circuits' rate measured again when what was measured is not these
  * circuits' (before a reconfiguration changed their number), recorded for
  * the next run; a note when they carry less than their shaping. */
-static int carried(struct ofcd *d, const struct fabric *f, struct testbed_net *t,
-		   struct answer *an, Ofc__V1__TestbedRunAnswer *m, struct ofc_error *err)
+static int carried(struct ofcd *d, const struct fabric *f, struct testbed_net *t, struct answer *an,
+		   Ofc__V1__TestbedRunAnswer *m, struct ofc_error *err)
 {
 	struct exec_probe *pr = NULL;
 	char r0[32], r1[32];
@@ -101,8 +101,8 @@ static int carried(struct ofcd *d, const struct fabric *f, struct testbed_net *t
 		int rc = testbed_measure(t, &pr, &t->ncarried, &t->carried, &least, err);
 
 		free(pr);
-		if (rc < 0 || testbed_record_carried(d->state_dir, f->name, t->carried,
-						     t->ncarried, err) < 0)
+		if (rc < 0 ||
+		    testbed_record_carried(d->state_dir, f->name, t->carried, t->ncarried, err) < 0)
 			return -1;
 	}
 	if (t->carried < TESTBED_CARRY_SHARE * t->rate)
@@ -141,8 +141,8 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 		o->error = arena_strdup(&an->a, r.main->why);
 	} else if (!r.main->verified) {
 		/* (every schedule ofc runs is one the verifier passed) */
-		o->error = arena_printf(&an->a, "the verifier rejected it: %s",
-					r.main->verify_error);
+		o->error =
+		    arena_printf(&an->a, "the verifier rejected it: %s", r.main->verify_error);
 	} else {
 		ro.max_memory = q.max_memory;
 		o->has_steps = 1;
@@ -158,13 +158,14 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 			if (!isnan(run.predicted)) {
 				o->has_predicted_s = o->has_predicted_alpha_s = 1;
 				o->has_predicted_bytes_s = o->has_ratio = o->has_model_holds = 1;
-				o->has_routed = 1;
+				o->has_routed_transfers = o->has_circuits_used = 1;
 				o->predicted_s = run.predicted;
 				o->predicted_alpha_s = run.pred.alpha_s;
 				o->predicted_bytes_s = run.pred.bytes_s;
 				o->ratio = run.measured / run.predicted;
 				o->model_holds = run.holds;
-				o->routed = run.pred.routed;
+				o->routed_transfers = run.pred.routed;
+				o->circuits_used = run.pred.circuits_used;
 			}
 		}
 	}
@@ -174,15 +175,16 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 
 /* The algorithms asked: "all" is every one that applies (the comparison
  * schedule_compute makes), else the one named or the pick. */
-static uint32_t algorithms(const struct schedule_query *q, const struct job *j,
-			   char names[][48], struct ofc_error *err)
+static uint32_t algorithms(const struct schedule_query *q, const struct job *j, char names[][48],
+			   struct ofc_error *err)
 {
 	struct schedule_result r;
 	uint32_t n = 0;
 
 	if (!j->algo || !schedule_algorithm_compares(j->algo, ENGINE_DIRECT)) {
 		snprintf(names[0], 48, "%s",
-			 j->algo ? j->algo : schedule_default_algorithm(ENGINE_DIRECT, q->collective));
+			 j->algo ? j->algo
+				 : schedule_default_algorithm(ENGINE_DIRECT, q->collective));
 		return 1;
 	}
 	struct schedule_query all = *q;
@@ -200,8 +202,8 @@ static uint32_t algorithms(const struct schedule_query *q, const struct job *j,
 
 /* The runs into m; -1 with err when the testbed cannot be read or
  * measured. */
-static int run_all(struct ofcd *d, struct job *j, struct answer *an,
-		   Ofc__V1__TestbedRunAnswer *m, struct ofc_error *err)
+static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__TestbedRunAnswer *m,
+		   struct ofc_error *err)
 {
 	const struct fabric *f = d->w.ctl->fabric;
 	struct testbed_topo committed = {0};
@@ -233,13 +235,13 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an,
 		q.bandwidth_set = true;
 	}
 	m->fabric = arena_strdup(&an->a, f->name);
-	m->topology = arena_strdup(&an->a, committed.open	    ? committed.spec
+	m->topology = arena_strdup(&an->a, committed.open     ? committed.spec
 					   : f->topology.spec ? f->topology.spec
-								: "");
-	m->has_hosts = m->has_circuits = m->has_rate_bps = m->has_alpha_s = m->has_size = 1;
+							      : "");
+	m->has_hosts = m->has_circuits = m->has_model_rate_bps = m->has_alpha_s = m->has_size = 1;
 	m->hosts = t.nhosts;
 	m->circuits = t.ncircuits;
-	m->rate_bps = model.rate;
+	m->model_rate_bps = model.rate;
 	m->alpha_s = model.alpha;
 	m->alpha_from = (char *)from;
 	m->collective = (char *)sched_collective_name(j->coll);
@@ -270,8 +272,9 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 	m = arena_alloc(&an.a, sizeof(*m));
 	ofc__v1__testbed_run_answer__init(m);
 	if (run_all(d, j, &an, m, &err) < 0) {
-		answer_status(&an, err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
-							   : OFC__V1__STATUS__STATUS_FAILED,
+		answer_status(&an,
+			      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
+						      : OFC__V1__STATUS__STATUS_FAILED,
 			      "%s", err.msg);
 		an.t.state = "refused";
 	} else {

@@ -50,7 +50,8 @@ int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 {
 	struct exec_net net;
 	struct exec_result res;
-	struct exec_opts eo = {.size = o->size, .deadline = o->deadline, .max_memory = o->max_memory};
+	struct exec_opts eo = {
+	    .size = o->size, .deadline = o->deadline, .max_memory = o->max_memory};
 
 	memset(r, 0, sizeof(*r));
 	r->predicted = NAN;
