@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The executor's port in every host's namespace (ofc testbed run's). */
-#define TESTBED_PORT 7462
 /* The most algorithms one request runs ("all" on a direct topology). */
 #define TESTBED_MAX_RUNS 16
 /* A run's bytes per host: what the executor holds is bounded by the
@@ -123,7 +121,7 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 	Ofc__V1__TestbedRunResult *o = arena_alloc(&an->a, sizeof(*o));
 	struct schedule_query q = *q0;
 	struct ofc_clock clock = {.start = now_seconds(), .limit = seconds};
-	struct testbed_run_opts ro = {.size = q.size, .port = TESTBED_PORT};
+	struct testbed_run_opts ro = {.size = q.size, .port = TESTBED_RUN_PORT};
 	struct ofc_error err = {0};
 	struct schedule_result r;
 	struct testbed_run run;

@@ -193,6 +193,29 @@ int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 			 const struct testbed_model *m, const struct testbed_run_opts *o,
 			 struct testbed_run *r, struct ofc_error *err);
 
+/* The executor's TCP port in every host's namespace. */
+#define TESTBED_RUN_PORT 7462
+
+/* testbed check's calibration of the run's model (calibrate.c): alpha, the
+ * time a step costs beyond its bytes (the median of a few runs of the
+ * default allreduce at a few bytes a block, each run's time less its
+ * bytes at the rate over its steps), recorded for testbed run; then a
+ * reference run of the same allreduce at a size whose bytes take about
+ * half a second, priced with that alpha and judged (testbed_judge). */
+struct testbed_calibration {
+	double rate;  /* bits/s a circuit is priced at (what they carried) */
+	double alpha; /* seconds a step */
+	uint32_t alpha_runs, alpha_steps;
+	char algo[64];
+	uint64_t size; /* the reference run's */
+	double measured;
+	struct testbed_prediction pred;
+	bool data_ok, holds;
+	char model[400];
+};
+/* f: the fabric the schedules are for (the committed topology's). */
+int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
+		      struct testbed_calibration *c, struct ofc_error *err);
 /* ---- another topology on the same hosts (topo.c) ------------------------ */
 
 /* The topology a testbed run schedules for (topo.c): f with
