@@ -30,6 +30,7 @@ union remote_body {
 	Ofc__V1__GetPlan get_plan;
 	Ofc__V1__Adopt adopt;
 	Ofc__V1__TestbedRun testbed_run;
+	Ofc__V1__TestbedCheck testbed_check;
 };
 
 /* One command being run: where it asks, what its options said beyond the

@@ -1,4 +1,4 @@
-/* ofc --socket PATH testbed run: the daemon runs collectives on the
+/* ofc --socket PATH testbed run|check: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
  * a run: each algorithm measured against the model's prediction, the
@@ -76,8 +76,50 @@ static void print_run(const Ofc__V1__TestbedRunAnswer *m)
 	}
 }
 
-/* The answer's runs are printed whatever its status (a run that failed
- * is one of them); a failure's reason goes to stderr with the exit
+static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
+{
+	const Ofc__V1__TestbedCalibration *c = m->calibration;
+
+	printf("testbed %s: %u of %u ordered pairs reach each other (%u hosts)\n",
+	       OR_DASH(m->fabric), m->reachable, m->pairs, m->hosts);
+	for (size_t i = 0; i < m->n_unreachable && i < 20; i++)
+		printf("  %s cannot reach %s\n", OR_DASH(m->unreachable[i]->src),
+		       OR_DASH(m->unreachable[i]->dst));
+	if (m->n_unreachable > 20)
+		printf("  ... and %zu more\n", m->n_unreachable - 20);
+	if (!m->n_circuits)
+		return;
+	printf("%zu circuits, probed all at once:\n", m->n_circuits);
+	printf("  %-22s %14s %14s %12s %12s\n", "circuit", "shaped Mb/s", "measured Mb/s",
+	       "delay ms", "latency ms");
+	for (size_t i = 0; i < m->n_circuits; i++) {
+		const Ofc__V1__TestbedCircuit *o = m->circuits[i];
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s:%u -> %s", OR_DASH(o->src), o->port,
+			 OR_DASH(o->dst));
+		printf("  %-22s %14.2f %14.2f %12.3f %12.3f\n", name, o->shaped_rate_bps / 1e6,
+		       o->rate_bps / 1e6, o->shaped_latency_s * 1e3, o->latency_s * 1e3);
+	}
+	printf("all %zu circuits at once carried %.4g Mb/s each (median; least %.4g Mb/s)%s\n",
+	       m->n_circuits, m->carried_bps / 1e6, m->carried_least_bps / 1e6,
+	       !m->has_carries_shaped_rate ? ", unshaped"
+	       : m->carries_shaped_rate	   ? ": they carry their shaping"
+					   : ": less than their shaping (busy?)");
+	if (c)
+		printf(
+		    "model on %s: a circuit at %.4g Mb/s, alpha %.0f us a step (the median of %u "
+		    "allreduces of a few bytes)\n  %s allreduce of %llu MiB: measured %.4f s, "
+		    "predicted %.4f s (alpha %.4f + bytes %.4f), data %s: %s\n",
+		    m->topology && m->topology[0] ? m->topology : "the config's topology",
+		    c->rate_bps / 1e6, c->alpha_s * 1e6, c->alpha_runs, OR_DASH(c->algorithm),
+		    (unsigned long long)(c->size >> 20), c->measured_s, c->predicted_s,
+		    c->predicted_alpha_s, c->predicted_bytes_s, c->data_ok ? "ok" : "WRONG",
+		    OR_DASH(c->model));
+}
+
+/* The answer (runs, or a check) is printed whatever its status (a run
+ * that failed is one of them); a failure's reason goes to stderr with the exit
  * status, --json or not. */
 static int run_run(struct remote *r, Ofc__V1__Request *req)
 {
@@ -86,12 +128,16 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 	if ((rc = remote_call(r, req, 0, &resp)) != 0)
 		return rc;
-	if (resp->body_case != OFC__V1__RESPONSE__BODY_TESTBED_RUN)
-		return remote_finish(r, resp);
-	if (r->json)
+	if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN && r->json)
 		remote_print_json(stdout, &resp->testbed_run->base);
-	else
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN)
 		print_run(resp->testbed_run);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
+		remote_print_json(stdout, &resp->testbed_check->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
+		print_check(resp->testbed_check);
+	else
+		return remote_finish(r, resp);
 	rc = remote_status_exit(resp->status);
 	if (rc)
 		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
@@ -132,7 +178,29 @@ static const struct remote_cmd run_cmd = {
     .run = run_run,
 };
 
+static const struct remote_cmd check_cmd = {
+    .cmd = {"testbed check", "[--json] [--timeout DUR]",
+	    "the testbed's hosts and circuits checked and its model calibrated, by the daemon",
+	    NULL},
+    .kind = API_TESTBED_CHECK,
+    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
+    .help = "Asks ofcd to check the testbed's hosts as 'ofc testbed check FILE' does without\n"
+	    "a daemon: ICMP between every ordered pair of hosts, then what each circuit\n"
+	    "carries with all loaded at once (recorded for the runs), then the run's model\n"
+	    "calibrated on the committed topology (alpha, a step's cost, from runs of the\n"
+	    "executor) and judged by a reference run. Admin only; queued with the\n"
+	    "mutations. Exit 1 unless every pair reaches and the reference run's data is\n"
+	    "right.\n\n"
+	    "  --json     the ofc.v1.TestbedCheckAnswer as JSON\n",
+    .timeout = 600,
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .run = run_run,
+};
+
 const struct remote_cmd *remote_testbed_row(const char *action)
 {
-	return strcmp(action, "run") == 0 ? &run_cmd : NULL;
+	return strcmp(action, "run") == 0     ? &run_cmd
+	       : strcmp(action, "check") == 0 ? &check_cmd
+					      : NULL;
 }

@@ -202,6 +202,7 @@ enum job_kind {
 	JOB_ADOPT, /* Adopt: end an incomplete rollback (adopt.c) */
 	/* TestbedRun: collectives on the testbed's hosts (testbed.c) */
 	JOB_TESTBED_RUN,
+	JOB_TESTBED_CHECK, /* TestbedCheck (testbed.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -1166,7 +1167,7 @@ void held_scheds_free(struct held_scheds *c);
 void ofcd_run_release(struct ofcd *d, struct job *j);
 /* (mutation worker) JOB_ADOPT (adopt.c). */
 void ofcd_run_adopt(struct ofcd *d, struct job *j);
-/* (mutation worker) JOB_TESTBED_RUN (testbed.c). */
+/* (mutation worker) JOB_TESTBED_RUN and JOB_TESTBED_CHECK (testbed.c). */
 void ofcd_run_testbed(struct ofcd *d, struct job *j);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */

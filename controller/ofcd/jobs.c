@@ -353,5 +353,6 @@ const char *job_kind_name(enum job_kind k)
 	       : k == JOB_SYNC	      ? "sync"
 	       : k == JOB_ADOPT	      ? "adopt"
 	       : k == JOB_TESTBED_RUN ? "testbed-run"
+	       : k == JOB_TESTBED_CHECK ? "testbed-check"
 				      : "schedule";
 }

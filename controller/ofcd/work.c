@@ -42,6 +42,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		ofcd_run_adopt(d, j);
 		break;
 	case JOB_TESTBED_RUN:
+	case JOB_TESTBED_CHECK:
 		ofcd_run_testbed(d, j);
 		break;
 	case JOB_SCHEDULE:

@@ -96,7 +96,7 @@ _ids = itertools.count(1)
 # STATUS_NOT_LEADER and names the leader. Any replica answers the others.
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
                         "release_partition", "move_to_phase", "adopt",
-                        "testbed_run"))
+                        "testbed_run", "testbed_check"))
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -609,3 +609,14 @@ class Client:
         if run_timeout is not None:
             t.timeout = run_timeout
         return self.call(req, check=check).testbed_run
+
+    def testbed_check(self, check=True):
+        """Check the testbed's hosts (`ofc --socket PATH testbed check`):
+        every ordered pair's reach, what each circuit carries with all
+        loaded at once, and the model calibrated on the committed topology
+        (alpha, and a reference run judged). Returns the
+        TestbedCheckAnswer; a pair that does not reach or a reference run
+        with wrong data raises OfcError unless check is false."""
+        req = control_pb2.Request()
+        req.testbed_check.SetInParent()
+        return self.call(req, check=check).testbed_check

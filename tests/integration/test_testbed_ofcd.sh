@@ -1,16 +1,17 @@
 #!/bin/sh
 # The testbed through ofcd: 8 hosts of 4 ports through an emulated OCS,
 # circuits shaped to 20 Mb/s (as test_testbed_model.sh), brought up and
-# calibrated by `ofc testbed up` and `check`; then ofcd serves the fabric
-# and `ofc --socket PATH testbed run` asks it to run every allreduce
-# algorithm at 4 MiB on torus:2x4: each ran, every element checked,
-# within 15% of the model's prediction or naming the term it missed by
-# (routed transfers), as the local run is held. A reconfiguration
-# through ofcd to circulant:8:1,3 moves the hosts' circuits with the
-# switch, and the next run follows what ofcd committed (32 circuits,
-# measured again), with no file naming it. Bad requests are refused
-# before they are queued. (run alone: its circuits carry traffic this
-# machine's cores must keep up with)
+# calibrated locally; then ofcd serves the fabric. On torus:2x4,
+# circulant:8:1,3, ring:8 and hypercube:3, each committed by a
+# reconfigure through the daemon (which moves the hosts' circuits with
+# the switch), `ofc --socket PATH testbed check` measures the circuits
+# committed and calibrates the model on that topology, and every allreduce
+# algorithm at 4 MiB run through the daemon from the CLI and from the
+# Python client ran, every element checked, within 15% of the model's
+# prediction or naming the term it missed by (routed transfers), as a
+# local run is held; no file names the topology. Bad requests are refused
+# before they are queued; a run that fails is said with exit 1. (run
+# alone: its circuits carry traffic this machine's cores must keep up with)
 SUITE=testbed_ofcd
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -76,7 +77,7 @@ start_ofcd() { # ARGS...: in the foreground; waits until it answers
 
 expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
 expect_exit 0 $OFC testbed up "$TMP/torus.yaml" --rate-scale 1 --device "$DEV" --state-dir "$ST"
-# check calibrates alpha and records it: the daemon's runs are priced by it
+# check (local, before the daemon) calibrates alpha and records it
 expect_json 'j["reachable"]==56 and j["calibration"]["alpha_s"]>0' \
 	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
 
@@ -152,13 +153,35 @@ for spec in torus:2x4:24 circulant:8:1,3:32 ring:8:8 hypercube:3:24; do
 	t=${spec%:*}
 	n=${spec##*:}
 	[ "$t" = torus:2x4 ] || expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology "$t"
+	# check through ofcd measures the circuits committed and calibrates
+	# the model on the committed topology (once more when the reference
+	# run missed: a shared machine's burst)
+	cal='j["topology"]==T and j["reachable"]==56 and not j.get("unreachable") and len(j["circuits"])==N and (lambda c: c["data_ok"] and c["alpha_s"]>=0 and c["alpha_runs"]==5 and c["model_holds"]==(abs(c["ratio"]-1)<=0.15))(j["calibration"])'
+	cal=$(echo "$cal" | sed "s/T/'$t'/; s/N/$n/")
+	expect_json "$cal" $OFC --socket "$SOCK" testbed check --json
+	python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["calibration"]["model_holds"] else 1)' "$TMP/out" ||
+		expect_json "$cal" $OFC --socket "$SOCK" testbed check --json
+	cp "$TMP/out" "$TMP/check.json"
 	$OFC --socket "$SOCK" testbed run --algo all --size 4MiB --json >"$TMP/out" 2>"$TMP/err"
-	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["topology"]==sys.argv[2] and j["circuits"]==int(sys.argv[3]) and j["alpha_from"]=="calibrated by testbed check" and j["hosts"]==8 else 1)' "$TMP/out" "$t" "$n" &&
+	# priced by the alpha check calibrated (none when it found no step
+	# cost above the noise: ring:8's one circuit a host)
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); a=json.load(open(sys.argv[4]))["calibration"]["alpha_s"]; sys.exit(0 if j["topology"]==sys.argv[2] and j["circuits"]==int(sys.argv[3]) and (j["alpha_from"]=="calibrated by testbed check")==(a>0) and (a==0 or j["alpha_s"]==a) and j["hosts"]==8 else 1)' "$TMP/out" "$t" "$n" "$TMP/check.json" &&
 		ok || bad "$t: the run's testbed" "$(head -c 600 "$TMP/out")" "$(head -c 400 "$TMP/err")"
 	judge CLI
 	PYTHONPATH="$BUILD/python" $PY "$TMP/client.py" "$SOCK" >"$TMP/out" 2>"$TMP/err"
 	judge Python
 done
+# The Python client's check: the same answer.
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_check" "$(head -c 600 "$TMP/out")"
+import sys
+from ofc_client import Client
+with Client(sys.argv[1], timeout=600) as ofc:
+    a = ofc.testbed_check()
+assert a.reachable == 56 and a.pairs == 56 and len(a.circuits) == 24, a
+assert a.topology == "hypercube:3" and a.calibration.data_ok and a.calibration.alpha_s > 0, a
+PY
+expect_stdout_has "testbed $NAME: 56 of 56 ordered pairs reach each other (8 hosts)" \
+	$OFC --socket "$SOCK" testbed check
 # The text prints the same runs.
 expect_stdout_has "topology hypercube:3 (committed, as ofcd holds it), 24 circuits" \
 	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
