@@ -342,6 +342,8 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 
 const char *job_kind_name(enum job_kind k)
 {
+	if (k == JOB_TESTBED_RUN || k == JOB_TESTBED_CHECK)
+		return k == JOB_TESTBED_RUN ? "testbed-run" : "testbed-check";
 	return k == JOB_APPLY_CONFIG  ? "apply-config"
 	       : k == JOB_RECONFIGURE ? "reconfigure"
 	       : k == JOB_RELOAD      ? "reload"
@@ -352,7 +354,5 @@ const char *job_kind_name(enum job_kind k)
 	       : k == JOB_TAKEOVER    ? "takeover"
 	       : k == JOB_SYNC	      ? "sync"
 	       : k == JOB_ADOPT	      ? "adopt"
-	       : k == JOB_TESTBED_RUN ? "testbed-run"
-	       : k == JOB_TESTBED_CHECK ? "testbed-check"
 				      : "schedule";
 }
