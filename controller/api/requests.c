@@ -41,6 +41,7 @@ ROW(MOVE_TO_PHASE,     MoveToPhase,      move_to_phase,     "move-to-phase",    
 ROW(ADOPT,             Adopt,            adopt,             "adopt",             POST, "/v1/adopt",             BODY,    QUEUED),
 ROW(TESTBED_RUN,       TestbedRun,       testbed_run,       "testbed-run",       POST, "/v1/testbed/run",       BODY,    MUTATION),
 ROW(TESTBED_CHECK,     TestbedCheck,     testbed_check,     "testbed-check",     POST, "/v1/testbed/check",     BODY,    MUTATION),
+ROW(TESTBED_DOWN,      TestbedDown,      testbed_down,      "testbed-down",      POST, "/v1/testbed/down",      BODY,    MUTATION),
 };
 /* clang-format on */
 

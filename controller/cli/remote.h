@@ -31,6 +31,7 @@ union remote_body {
 	Ofc__V1__Adopt adopt;
 	Ofc__V1__TestbedRun testbed_run;
 	Ofc__V1__TestbedCheck testbed_check;
+	Ofc__V1__TestbedDown testbed_down;
 };
 
 /* One command being run: where it asks, what its options said beyond the

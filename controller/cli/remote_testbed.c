@@ -1,4 +1,4 @@
-/* ofc --socket PATH testbed run|check: the daemon runs collectives on the
+/* ofc --socket PATH testbed run|check|down: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
  * a run: each algorithm measured against the model's prediction, the
@@ -136,6 +136,12 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 		remote_print_json(stdout, &resp->testbed_check->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
 		print_check(resp->testbed_check);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN && r->json)
+		remote_print_json(stdout, &resp->testbed_down->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN)
+		printf("testbed %s down: %u namespace%s removed\n",
+		       OR_DASH(resp->testbed_down->fabric), resp->testbed_down->removed,
+		       resp->testbed_down->removed == 1 ? "" : "s");
 	else
 		return remote_finish(r, resp);
 	rc = remote_status_exit(resp->status);
@@ -198,9 +204,25 @@ static const struct remote_cmd check_cmd = {
     .run = run_run,
 };
 
+static const struct remote_cmd down_cmd = {
+    .cmd = {"testbed down", "[--json] [--timeout DUR]",
+	    "the testbed's namespaces removed by the daemon that drives them", NULL},
+    .kind = API_TESTBED_DOWN,
+    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
+    .help = "Asks ofcd to remove every namespace the testbed made, as 'ofc testbed down\n"
+	    "FILE' does without a daemon; its next transactions plan the switches alone.\n"
+	    "Admin only; queued with the mutations.\n\n"
+	    "  --json     the ofc.v1.TestbedDownAnswer as JSON\n",
+    .timeout = 120,
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .run = run_run,
+};
+
 const struct remote_cmd *remote_testbed_row(const char *action)
 {
 	return strcmp(action, "run") == 0     ? &run_cmd
 	       : strcmp(action, "check") == 0 ? &check_cmd
+	       : strcmp(action, "down") == 0  ? &down_cmd
 					      : NULL;
 }

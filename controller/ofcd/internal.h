@@ -203,6 +203,7 @@ enum job_kind {
 	/* TestbedRun: collectives on the testbed's hosts (testbed.c) */
 	JOB_TESTBED_RUN,
 	JOB_TESTBED_CHECK, /* TestbedCheck (testbed.c) */
+	JOB_TESTBED_DOWN,  /* TestbedDown (testbed.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -1167,7 +1168,7 @@ void held_scheds_free(struct held_scheds *c);
 void ofcd_run_release(struct ofcd *d, struct job *j);
 /* (mutation worker) JOB_ADOPT (adopt.c). */
 void ofcd_run_adopt(struct ofcd *d, struct job *j);
-/* (mutation worker) JOB_TESTBED_RUN and JOB_TESTBED_CHECK (testbed.c). */
+/* (mutation worker) JOB_TESTBED_RUN, _CHECK and _DOWN (testbed.c). */
 void ofcd_run_testbed(struct ofcd *d, struct job *j);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */

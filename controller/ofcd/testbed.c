@@ -63,11 +63,13 @@ int testbed_run_request(const struct request *rq)
 	return 0;
 }
 
-/* (loop) TestbedCheck {}. */
+/* (loop) TestbedCheck {} and TestbedDown {}: nothing to read but the
+ * kind. */
 int testbed_check_request(const struct request *rq)
 {
 	struct conn *c = rq->c;
 	struct ofcd *d = c->d;
+	bool down = rq->req->body_case == OFC__V1__REQUEST__BODY_TESTBED_DOWN;
 	struct job *j;
 
 	if (d->loop.stopping)
@@ -75,8 +77,8 @@ int testbed_check_request(const struct request *rq)
 	if (d->loop.nqueue >= MAX_QUEUE)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u mutations are waiting already; try again later", d->loop.nqueue);
-	j = request_job(rq, JOB_TESTBED_CHECK);
-	j->target = xstrdup("testbed check");
+	j = request_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK);
+	j->target = xstrdup(down ? "testbed down" : "testbed check");
 	enqueue(d, j, rq);
 	return 0;
 }
@@ -461,6 +463,40 @@ static void run_check(struct ofcd *d, struct job *j)
 	arena_free(&an.a);
 }
 
+/* (mutation worker) JOB_TESTBED_DOWN: the namespaces the testbed made
+ * removed (testbed_down); the next transaction sees no testbed up and
+ * plans the switches alone. */
+static void run_down(struct ofcd *d, struct job *j)
+{
+	const struct fabric *f = d->w.ctl->fabric;
+	Ofc__V1__TestbedDownAnswer *m;
+	struct ofc_error err = {0};
+	struct answer an;
+	uint32_t n = 0;
+
+	answer_init(&an, j);
+	an.t.kind = "testbed-down";
+	if (testbed_need_root(&err) < 0 || testbed_down(f, d->state_dir, &n, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		an.t.state = "refused";
+	} else {
+		m = arena_alloc(&an.a, sizeof(*m));
+		ofc__v1__testbed_down_answer__init(m);
+		m->fabric = arena_strdup(&an.a, f->name);
+		m->has_removed = 1;
+		m->removed = n;
+		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+			      "testbed %s down: %u namespace%s removed", f->name, n,
+			      n == 1 ? "" : "s");
+		an.t.state = "done";
+		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_DOWN;
+		an.r.testbed_down = m;
+	}
+	j->outcome = an.t.state;
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}
+
 /* (mutation worker) JOB_TESTBED_RUN: OK when every run ran with the right
  * data (whether the model held is each result's), FAILED otherwise. */
 void ofcd_run_testbed(struct ofcd *d, struct job *j)
@@ -472,6 +508,10 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 
 	if (j->kind == JOB_TESTBED_CHECK) {
 		run_check(d, j);
+		return;
+	}
+	if (j->kind == JOB_TESTBED_DOWN) {
+		run_down(d, j);
 		return;
 	}
 	answer_init(&an, j);

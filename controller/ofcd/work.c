@@ -43,6 +43,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		break;
 	case JOB_TESTBED_RUN:
 	case JOB_TESTBED_CHECK:
+	case JOB_TESTBED_DOWN:
 		ofcd_run_testbed(d, j);
 		break;
 	case JOB_SCHEDULE:

@@ -96,7 +96,7 @@ _ids = itertools.count(1)
 # STATUS_NOT_LEADER and names the leader. Any replica answers the others.
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
                         "release_partition", "move_to_phase", "adopt",
-                        "testbed_run", "testbed_check"))
+                        "testbed_run", "testbed_check", "testbed_down"))
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -620,3 +620,11 @@ class Client:
         req = control_pb2.Request()
         req.testbed_check.SetInParent()
         return self.call(req, check=check).testbed_check
+
+    def testbed_down(self):
+        """Remove the testbed's namespaces through the daemon that drives
+        them (`ofc --socket PATH testbed down`). Returns the
+        TestbedDownAnswer (fabric, removed)."""
+        req = control_pb2.Request()
+        req.testbed_down.SetInParent()
+        return self.call(req).testbed_down

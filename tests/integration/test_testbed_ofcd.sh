@@ -205,4 +205,18 @@ with Client(sys.argv[1], timeout=600) as ofc:
     assert a.runs[0].algorithm == "torus-rings" and not a.runs[0].ran, a
 PY
 
+# Down through the daemon: the namespaces go, and a run after says the
+# testbed is not up (the Python client's down then finds nothing to remove).
+expect_stdout_has "testbed $NAME down: 8 namespaces removed" $OFC --socket "$SOCK" testbed down
+[ -z "$(ip netns list | grep "^ofc-$NAME-")" ] && ok || bad "namespaces left after down" "$(ip netns list | grep "^ofc-$NAME-")"
+expect_error 1 "ofc: the testbed of fabric '$NAME' is not up (ofc testbed up)" \
+	$OFC --socket "$SOCK" testbed run --algo ring
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_down" "$(head -c 600 "$TMP/out")"
+import sys
+from ofc_client import Client
+with Client(sys.argv[1], timeout=60) as ofc:
+    a = ofc.testbed_down()
+assert a.removed == 0 and a.fabric, a
+PY
+
 finish
