@@ -131,7 +131,7 @@ static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status
 	carried_verdict(fc, &t, npr, median, least, &carries, verdict, sizeof(verdict));
 	t.carried = median;
 	t.ncarried = npr;
-	if (t.rate > 0 && npr && testbed_calibrate(fc, &t, &cal, &err) < 0) {
+	if (t.rate > 0 && npr && testbed_calibrate(f, fc->state_dir, &t, &cal, &err) < 0) {
 		free(pr);
 		free(sh);
 		testbed_net_free(&t);

@@ -268,40 +268,6 @@ struct workload_run_opts {
 };
 int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
 			 struct testbed_net *t);
-/* testbed check's calibration of the run's model (cmd_run.c): alpha, the
- * time a step costs beyond its bytes (the median of a few runs of the
- * default allreduce at a few bytes a block, each run's time less its
- * bytes at the rate over its steps), recorded for testbed run; then a
- * reference run of the same allreduce at a size whose bytes take about
- * half a second, priced with that alpha and judged (testbed_judge). */
-struct testbed_calibration {
-	double rate;  /* bits/s a circuit is priced at (what they carried) */
-	double alpha; /* seconds a step */
-	uint32_t alpha_runs, alpha_steps;
-	char algo[64];
-	uint64_t size; /* the reference run's */
-	double measured;
-	struct testbed_prediction pred;
-	bool data_ok, holds;
-	char model[400];
-};
-int testbed_calibrate(struct fabric_cmd *fc, struct testbed_net *t, struct testbed_calibration *c,
-		      struct ofc_error *err);
-/* The topology a testbed run schedules for (cmd_testbed_topo.c): f with
- * another topology spec (a shallow copy of f, its graph, port
- * permutations and circuits its own), as a config naming it gets them. */
-struct testbed_topo {
-	struct fabric f;
-	struct graph *g;
-	struct port_map pm;
-	char spec[TOPO_MAX_SPEC + 1];
-	bool open;
-};
-/* OFC_E_INPUT when spec does not parse, has another number of nodes than
- * f hosts, or needs more ports than they have. */
-int testbed_topo_open(const struct fabric *f, const char *spec, struct testbed_topo *w,
-		      struct ofc_error *err);
-void testbed_topo_free(struct testbed_topo *w);
 /* The topology the record says was committed, when it is another than
  * the file's (w->open; not when it was renumbered or a partition's). */
 int testbed_topo_committed(const struct fabric_cmd *fc, struct testbed_topo *w,

@@ -29,6 +29,9 @@ union remote_body {
 	Ofc__V1__ReleasePartition release_partition;
 	Ofc__V1__GetPlan get_plan;
 	Ofc__V1__Adopt adopt;
+	Ofc__V1__TestbedRun testbed_run;
+	Ofc__V1__TestbedCheck testbed_check;
+	Ofc__V1__TestbedDown testbed_down;
 };
 
 /* One command being run: where it asks, what its options said beyond the
@@ -92,6 +95,10 @@ struct remote_cmd {
 
 /* Every command's row lives beside its code; cmd_remote.c lists them. */
 extern const struct remote_cmd remote_schedule_cmd, remote_watch_cmd, remote_adopt_cmd;
+
+/* `testbed ACTION`'s row (remote_testbed.c): NULL for an action ofcd does
+ * not answer. */
+const struct remote_cmd *remote_testbed_row(const char *action);
 
 /* Every command's row, in the order `ofc --help` lists them: their number. */
 size_t remote_rows(const struct remote_cmd *const **rows);

@@ -200,6 +200,10 @@ enum job_kind {
 	JOB_TAKEOVER,
 	JOB_SYNC,  /* a follower: serve the state its watch of etcd delivered */
 	JOB_ADOPT, /* Adopt: end an incomplete rollback (adopt.c) */
+	/* TestbedRun: collectives on the testbed's hosts (testbed.c) */
+	JOB_TESTBED_RUN,
+	JOB_TESTBED_CHECK, /* TestbedCheck (testbed.c) */
+	JOB_TESTBED_DOWN,  /* TestbedDown (testbed.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -329,6 +333,7 @@ struct job {
 	 * (else a preview) */
 	bool adopt_commit;
 	uint64_t adopt_txn, adopt_gen;
+	double alpha; /* testbed run: seconds a step (0: the testbed's model's) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */
@@ -1203,6 +1208,8 @@ void held_scheds_free(struct held_scheds *c);
 void ofcd_run_release(struct ofcd *d, struct job *j);
 /* (mutation worker) JOB_ADOPT (adopt.c). */
 void ofcd_run_adopt(struct ofcd *d, struct job *j);
+/* (mutation worker) JOB_TESTBED_RUN, _CHECK and _DOWN (testbed.c). */
+void ofcd_run_testbed(struct ofcd *d, struct job *j);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 

@@ -30,6 +30,9 @@ static int (*const handlers[API_NKINDS])(const struct request *rq) = {
     [API_GET_PLAN] = get_plan,
     [API_MOVE_TO_PHASE] = move_to_phase,
     [API_ADOPT] = adopt_request,
+    [API_TESTBED_RUN] = testbed_run_request,
+    [API_TESTBED_CHECK] = testbed_check_request,
+    [API_TESTBED_DOWN] = testbed_check_request,
 };
 
 /* The chain's second step, who a request is from: the socket's peer, or

@@ -41,6 +41,11 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_ADOPT:
 		ofcd_run_adopt(d, j);
 		break;
+	case JOB_TESTBED_RUN:
+	case JOB_TESTBED_CHECK:
+	case JOB_TESTBED_DOWN:
+		ofcd_run_testbed(d, j);
+		break;
 	case JOB_SCHEDULE:
 		if (j->get_plan)
 			ofcd_run_get_plan(d, j);

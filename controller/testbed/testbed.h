@@ -157,6 +157,83 @@ int testbed_predict(const struct schedule *s, const struct testbed_net *t,
 bool testbed_judge(const struct testbed_prediction *p, const struct testbed_model *m,
 		   double measured, char *line, size_t len);
 
+/* ---- a run, judged (run.c) ---------------------------------------------- */
+
+/* What a step costs a host here beyond its bytes when testbed check has
+ * not calibrated it (wake-ups, syscalls), added to the link latency. */
+#define TESTBED_ALPHA_DEFAULT 100e-6
+/* The model for t's circuits: the rate they carried when measured (else
+ * the shaping), alpha the one given (> 0), else testbed check's, else the
+ * latency plus TESTBED_ALPHA_DEFAULT; *alpha_from (NULL: not wanted) says
+ * which. */
+void testbed_model_of(const struct testbed_net *t, double alpha, struct testbed_model *m,
+		      const char **alpha_from);
+/* The most circuits a host holds: its egress at the model's rate is what
+ * the engines are asked to schedule for (a port without a circuit
+ * carries nothing). */
+uint32_t testbed_most_circuits(const struct testbed_net *t);
+struct testbed_run_opts {
+	uint64_t size;	     /* bytes per host */
+	double deadline;     /* absolute, now_seconds() */
+	uint64_t max_memory; /* 0: half the machine's */
+	uint16_t port;	     /* the executor's TCP port in every namespace */
+};
+/* A run of s: predicted (NaN when the circuits are unshaped), measured,
+ * the data check, and whether the model holds or which term is off
+ * (model). -1 when it could not be priced (a transfer on no circuit) or
+ * did not run to its end (err); wrong data is a run that ran. */
+struct testbed_run {
+	bool ran, data_ok, holds;
+	double measured, predicted;
+	struct testbed_prediction pred;
+	char model[400];
+};
+struct schedule;
+int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
+			 const struct testbed_model *m, const struct testbed_run_opts *o,
+			 struct testbed_run *r, struct ofc_error *err);
+
+/* The executor's TCP port in every host's namespace. */
+#define TESTBED_RUN_PORT 7462
+
+/* testbed check's calibration of the run's model (calibrate.c): alpha, the
+ * time a step costs beyond its bytes (the median of a few runs of the
+ * default allreduce at a few bytes a block, each run's time less its
+ * bytes at the rate over its steps), recorded for testbed run; then a
+ * reference run of the same allreduce at a size whose bytes take about
+ * half a second, priced with that alpha and judged (testbed_judge). */
+struct testbed_calibration {
+	double rate;  /* bits/s a circuit is priced at (what they carried) */
+	double alpha; /* seconds a step */
+	uint32_t alpha_runs, alpha_steps;
+	char algo[64];
+	uint64_t size; /* the reference run's */
+	double measured;
+	struct testbed_prediction pred;
+	bool data_ok, holds;
+	char model[400];
+};
+/* f: the fabric the schedules are for (the committed topology's). */
+int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
+		      struct testbed_calibration *c, struct ofc_error *err);
+/* ---- another topology on the same hosts (topo.c) ------------------------ */
+
+/* The topology a testbed run schedules for (topo.c): f with
+ * another topology spec (a shallow copy of f, its graph, port
+ * permutations and circuits its own), as a config naming it gets them. */
+struct testbed_topo {
+	struct fabric f;
+	struct graph *g;
+	struct port_map pm;
+	char spec[TOPO_MAX_SPEC + 1];
+	bool open;
+};
+/* OFC_E_INPUT when spec does not parse, has another number of nodes than
+ * f hosts, or needs more ports than they have. */
+int testbed_topo_open(const struct fabric *f, const char *spec, struct testbed_topo *w,
+		      struct ofc_error *err);
+void testbed_topo_free(struct testbed_topo *w);
+
 /* ---- reachability (icmp.c) ----------------------------------------------- */
 
 /* ICMP echo from every namespace to every other host's address. reach[s*n+d]

@@ -95,7 +95,8 @@ _ids = itertools.count(1)
 # The requests only the leader of replicas runs: a follower answers them
 # STATUS_NOT_LEADER and names the leader. Any replica answers the others.
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
-                        "release_partition", "move_to_phase", "adopt"))
+                        "release_partition", "move_to_phase", "adopt",
+                        "testbed_run", "testbed_check", "testbed_down"))
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -590,3 +591,48 @@ class Client:
         req = control_pb2.Request()
         req.cancel.ticket = ticket
         return self.call(req)
+
+    # ---- the testbed ----------------------------------------------------
+
+    def testbed_run(self, algorithm=None, collective=None, size_bytes=None, alpha=None,
+                    run_timeout=None, check=True):
+        """Run a collective on the testbed's hosts for the topology the
+        daemon committed (`ofc --socket PATH testbed run`): each
+        algorithm ("all": every one that applies) priced by the testbed's
+        model, run and judged. Returns the TestbedRunAnswer: runs with
+        measured_s, predicted_s, ratio, data_ok, model_holds and model
+        (which term is off). A run that failed or moved wrong data raises
+        OfcError (its response holds the answer) unless check is false."""
+        req = control_pb2.Request()
+        t = req.testbed_run
+        t.SetInParent()
+        if algorithm is not None:
+            t.algorithm = algorithm
+        if collective is not None:
+            t.collective = collective
+        if size_bytes is not None:
+            t.size = size_bytes
+        if alpha is not None:
+            t.alpha = alpha
+        if run_timeout is not None:
+            t.timeout = run_timeout
+        return self.call(req, check=check).testbed_run
+
+    def testbed_check(self, check=True):
+        """Check the testbed's hosts (`ofc --socket PATH testbed check`):
+        every ordered pair's reach, what each circuit carries with all
+        loaded at once, and the model calibrated on the committed topology
+        (alpha, and a reference run judged). Returns the
+        TestbedCheckAnswer; a pair that does not reach or a reference run
+        with wrong data raises OfcError unless check is false."""
+        req = control_pb2.Request()
+        req.testbed_check.SetInParent()
+        return self.call(req, check=check).testbed_check
+
+    def testbed_down(self):
+        """Remove the testbed's namespaces through the daemon that drives
+        them (`ofc --socket PATH testbed down`). Returns the
+        TestbedDownAnswer (fabric, removed)."""
+        req = control_pb2.Request()
+        req.testbed_down.SetInParent()
+        return self.call(req).testbed_down

@@ -298,6 +298,18 @@ req admin 405 -X POST "$URL/v1/plan"
 req admin 400 -X POST "$URL/v1/move-to-phase" -d '{"phse":1}'
 body_is 'j["message"].startswith("bad request: phse: unknown field of MoveToPhase")'
 
+# ---- TestbedRun, TestbedCheck, TestbedDown: routes from the table, an admin's only -----------
+# (no testbed is up here: ofcd answers FAILED saying so, past the authoriser)
+req admin 409 -X POST "$URL/v1/testbed/check" -d '{}'
+body_is 'j["status"]=="STATUS_FAILED" and j["message"].endswith("is not up (ofc testbed up)")'
+req admin 409 -X POST "$URL/v1/testbed/run" -d '{"algorithm":"ring","size":"65536"}'
+body_is 'j["status"]=="STATUS_FAILED" and j["message"].endswith("is not up (ofc testbed up)")'
+req reader 403 -X POST "$URL/v1/testbed/run" -d '{}'
+req tenant-a 403 -X POST "$URL/v1/testbed/check" -d '{}'
+req admin 400 -X POST "$URL/v1/testbed/run" -d '{"collective":"gossip"}'
+req reader 403 -X POST "$URL/v1/testbed/down" -d '{}'
+req tenant-a 403 -X POST "$URL/v1/testbed/down" -d '{}'
+
 # ---- /metrics: Prometheus's text, checked by promtool, scraped by prometheus -------
 req tenant-a 403 "$URL/metrics"
 req reader 200 "$URL/metrics"

@@ -1,0 +1,228 @@
+/* ofc --socket PATH testbed run|check|down: the daemon runs collectives on the
+ * testbed's hosts for the topology it committed (controller/ofcd/
+ * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
+ * a run: each algorithm measured against the model's prediction, the
+ * ratio, the data check, and the term of the model that is off. */
+#include "controller/cli/remote.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OR_DASH(p) ((p) && *(p) ? (p) : "-")
+
+static int run_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	Ofc__V1__TestbedRun *q = &b->testbed_run;
+	const char *why = NULL;
+
+	switch (c) {
+	case 'a':
+		q->algorithm = (char *)arg;
+		return 0;
+	case 'c':
+		q->collective = (char *)arg;
+		return 0;
+	case 's':
+		q->has_size = 1;
+		if (parse_size(arg, &q->size, &why) == 0 && q->size > 0)
+			return 0;
+		return cli_usage_error(r->cmd, "--size '%s': %s", arg, why ? why : "must be > 0");
+	case 'A':
+		q->has_alpha = 1;
+		if (parse_duration(arg, &q->alpha, &why) == 0)
+			return 0;
+		return cli_usage_error(r->cmd, "--alpha '%s': %s", arg, why ? why : "a duration");
+	case 'T':
+		q->has_timeout = 1;
+		if (parse_duration(arg, &q->timeout, &why) == 0 && q->timeout > 0)
+			return 0;
+		return cli_usage_error(r->cmd, "--run-timeout '%s': %s", arg,
+				       why ? why : "must be > 0");
+	}
+	return 2;
+}
+
+static void print_run(const Ofc__V1__TestbedRunAnswer *m)
+{
+	printf("testbed %s: %s of %.4g MiB per host on %u hosts, alpha %.0f us (%s)\n",
+	       OR_DASH(m->fabric), OR_DASH(m->collective), (double)m->size / 1048576.0, m->hosts,
+	       m->alpha_s * 1e6, OR_DASH(m->alpha_from));
+	printf("  topology %s (committed, as ofcd holds it), %u circuits\n",
+	       m->topology && m->topology[0] ? m->topology : "the config's", m->circuits);
+	if (m->model_rate_bps > 0)
+		printf("  the model prices a circuit at %.4g Mb/s (what all of them carried at "
+		       "once)\n",
+		       m->model_rate_bps / 1e6);
+	if (m->carried_note)
+		printf("  warning: %s\n", m->carried_note);
+	printf("  %-18s %6s %11s %11s %7s  %s\n", "algorithm", "steps", "measured_s", "predicted_s",
+	       "ratio", "data");
+	for (size_t i = 0; i < m->n_runs; i++) {
+		const Ofc__V1__TestbedRunResult *o = m->runs[i];
+
+		if (!o->ran) {
+			printf("  %-18s failed: %s\n", OR_DASH(o->algorithm), OR_DASH(o->error));
+			continue;
+		}
+		if (o->has_predicted_s)
+			printf("  %-18s %6u %11.4f %11.4f %7.3f  %s\n", o->algorithm, o->steps,
+			       o->measured_s, o->predicted_s, o->ratio,
+			       o->data_ok ? "ok" : "WRONG");
+		else
+			printf("  %-18s %6u %11.4f %11s %7s  %s\n", o->algorithm, o->steps,
+			       o->measured_s, "-", "-", o->data_ok ? "ok" : "WRONG");
+		if (!o->model_holds && o->model)
+			printf("  %-18s (%s)\n", "", o->model);
+	}
+}
+
+static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
+{
+	const Ofc__V1__TestbedCalibration *c = m->calibration;
+
+	printf("testbed %s: %u of %u ordered pairs reach each other (%u hosts)\n",
+	       OR_DASH(m->fabric), m->reachable, m->pairs, m->hosts);
+	for (size_t i = 0; i < m->n_unreachable && i < 20; i++)
+		printf("  %s cannot reach %s\n", OR_DASH(m->unreachable[i]->src),
+		       OR_DASH(m->unreachable[i]->dst));
+	if (m->n_unreachable > 20)
+		printf("  ... and %zu more\n", m->n_unreachable - 20);
+	if (!m->n_circuits)
+		return;
+	printf("%zu circuits, probed all at once:\n", m->n_circuits);
+	printf("  %-22s %14s %14s %12s %12s\n", "circuit", "shaped Mb/s", "measured Mb/s",
+	       "delay ms", "latency ms");
+	for (size_t i = 0; i < m->n_circuits; i++) {
+		const Ofc__V1__TestbedCircuit *o = m->circuits[i];
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s:%u -> %s", OR_DASH(o->src), o->port,
+			 OR_DASH(o->dst));
+		printf("  %-22s %14.2f %14.2f %12.3f %12.3f\n", name, o->shaped_rate_bps / 1e6,
+		       o->rate_bps / 1e6, o->shaped_latency_s * 1e3, o->latency_s * 1e3);
+	}
+	printf("all %zu circuits at once carried %.4g Mb/s each (median; least %.4g Mb/s)%s\n",
+	       m->n_circuits, m->carried_bps / 1e6, m->carried_least_bps / 1e6,
+	       !m->has_carries_shaped_rate ? ", unshaped"
+	       : m->carries_shaped_rate	   ? ": they carry their shaping"
+					   : ": less than their shaping (busy?)");
+	if (c)
+		printf(
+		    "model on %s: a circuit at %.4g Mb/s, alpha %.0f us a step (the median of %u "
+		    "allreduces of a few bytes)\n  %s allreduce of %llu MiB: measured %.4f s, "
+		    "predicted %.4f s (alpha %.4f + bytes %.4f), data %s: %s\n",
+		    m->topology && m->topology[0] ? m->topology : "the config's topology",
+		    c->rate_bps / 1e6, c->alpha_s * 1e6, c->alpha_runs, OR_DASH(c->algorithm),
+		    (unsigned long long)(c->size >> 20), c->measured_s, c->predicted_s,
+		    c->predicted_alpha_s, c->predicted_bytes_s, c->data_ok ? "ok" : "WRONG",
+		    OR_DASH(c->model));
+}
+
+/* The answer (runs, or a check) is printed whatever its status (a run
+ * that failed is one of them); a failure's reason goes to stderr with the exit
+ * status, --json or not. */
+static int run_run(struct remote *r, Ofc__V1__Request *req)
+{
+	Ofc__V1__Response *resp;
+	int rc;
+
+	if ((rc = remote_call(r, req, 0, &resp)) != 0)
+		return rc;
+	if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN && r->json)
+		remote_print_json(stdout, &resp->testbed_run->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN)
+		print_run(resp->testbed_run);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
+		remote_print_json(stdout, &resp->testbed_check->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
+		print_check(resp->testbed_check);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN && r->json)
+		remote_print_json(stdout, &resp->testbed_down->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN)
+		printf("testbed %s down: %u namespace%s removed\n",
+		       OR_DASH(resp->testbed_down->fabric), resp->testbed_down->removed,
+		       resp->testbed_down->removed == 1 ? "" : "s");
+	else
+		return remote_finish(r, resp);
+	rc = remote_status_exit(resp->status);
+	if (rc)
+		fprintf(stderr, "ofc: %s\n", resp->message ? resp->message : "failed");
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+static const struct remote_cmd run_cmd = {
+    .cmd = {"testbed run",
+	    "[--algo NAME|all] [--collective C] [--size N] [--alpha DUR] [--run-timeout DUR] "
+	    "[--json] [--timeout DUR]",
+	    "collectives on the testbed's hosts, run by the daemon for its committed topology",
+	    NULL},
+    .kind = API_TESTBED_RUN,
+    .opts = (const struct option[]){{"algo", required_argument, NULL, 'a'},
+				    {"collective", required_argument, NULL, 'c'},
+				    {"size", required_argument, NULL, 's'},
+				    {"alpha", required_argument, NULL, 'A'},
+				    {"run-timeout", required_argument, NULL, 'T'},
+				    REMOTE_COMMON_OPTS,
+				    {0}},
+    .help = "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"
+	    "testbed up FILE'), scheduled for the topology the daemon committed, as 'ofc\n"
+	    "testbed run FILE' does without a daemon: each algorithm verified, priced by\n"
+	    "the testbed's model, run, its data checked and the model judged. Admin only;\n"
+	    "queued with the mutations. Exit 1 when a run failed or moved wrong data.\n\n"
+	    "  --algo NAME|all    one algorithm, or every one that applies (default: the\n"
+	    "                     pick)\n"
+	    "  --collective C     allreduce (default), allgather, reduce-scatter, alltoall\n"
+	    "  --size N           bytes per host (default 1M)\n"
+	    "  --alpha DUR        a step's cost (default: testbed check's calibration)\n"
+	    "  --run-timeout DUR  each run's limit (default 600s)\n"
+	    "  --json             the ofc.v1.TestbedRunAnswer as JSON\n",
+    .timeout = 3600, /* every algorithm's run, one after another */
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .opt = run_opt,
+    .run = run_run,
+};
+
+static const struct remote_cmd check_cmd = {
+    .cmd = {"testbed check", "[--json] [--timeout DUR]",
+	    "the testbed's hosts and circuits checked and its model calibrated, by the daemon",
+	    NULL},
+    .kind = API_TESTBED_CHECK,
+    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
+    .help = "Asks ofcd to check the testbed's hosts as 'ofc testbed check FILE' does without\n"
+	    "a daemon: ICMP between every ordered pair of hosts, then what each circuit\n"
+	    "carries with all loaded at once (recorded for the runs), then the run's model\n"
+	    "calibrated on the committed topology (alpha, a step's cost, from runs of the\n"
+	    "executor) and judged by a reference run. Admin only; queued with the\n"
+	    "mutations. Exit 1 unless every pair reaches and the reference run's data is\n"
+	    "right.\n\n"
+	    "  --json     the ofc.v1.TestbedCheckAnswer as JSON\n",
+    .timeout = 600,
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .run = run_run,
+};
+
+static const struct remote_cmd down_cmd = {
+    .cmd = {"testbed down", "[--json] [--timeout DUR]",
+	    "the testbed's namespaces removed by the daemon that drives them", NULL},
+    .kind = API_TESTBED_DOWN,
+    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
+    .help = "Asks ofcd to remove every namespace the testbed made, as 'ofc testbed down\n"
+	    "FILE' does without a daemon; its next transactions plan the switches alone.\n"
+	    "Admin only; queued with the mutations.\n\n"
+	    "  --json     the ofc.v1.TestbedDownAnswer as JSON\n",
+    .timeout = 120,
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .run = run_run,
+};
+
+const struct remote_cmd *remote_testbed_row(const char *action)
+{
+	return strcmp(action, "run") == 0     ? &run_cmd
+	       : strcmp(action, "check") == 0 ? &check_cmd
+	       : strcmp(action, "down") == 0  ? &down_cmd
+					      : NULL;
+}
