@@ -288,11 +288,13 @@
 	}
 
 	const SEVERITY = ["critical", "major", "minor", "warning"];
+	const DAY_MS = 86400000;
 
 	/* What needs an operator, from the state alone (and the events' times
 	 * where the state has none): devices unreachable, replicas missing or
 	 * silent, failures in effect, port alarms, a schedule missing, the
-	 * fabric off its target; worst first, oldest first. */
+	 * fabric off its target, the gateway's CRL within a day of its
+	 * nextUpdate or past it; worst first, oldest first. */
 	function renderAlarms(s) {
 		const a = [];
 		const add = (sev, what, since) => a.push({sev, what, since});
@@ -314,6 +316,12 @@
 		for (const it of s.failed || []) add("major", "failed: " + it, seenAt(/FAILURE_REPORTED/, it));
 		if (s.schedule_error) add("major", "no schedule: " + s.schedule_error, 0);
 		if (s.at_target === false) add("minor", "not at target" + (s.at_target_detail ? ": " + s.at_target_detail : ""), 0);
+		/* the gateway's CRL: past its nextUpdate the gateway refuses every
+		 * client certificate, this page's too (whoami says when) */
+		const crl = me && me.crl_next_update ? Number(me.crl_next_update) * 1000 : 0;
+		const reissue = "issue a fresh one (openssl ca -gencrl) and SIGHUP ofc-gateway";
+		if (crl && Date.now() >= crl) add("major", "the gateway's CRL is past its nextUpdate (" + when(crl) + "): every client certificate is refused; " + reissue, crl);
+		else if (crl && Date.now() >= crl - DAY_MS) add("warning", "the gateway's CRL reaches its nextUpdate at " + when(crl) + ", then every client certificate is refused: " + reissue, crl - DAY_MS);
 		a.sort((x, y) => SEVERITY.indexOf(x.sev) - SEVERITY.indexOf(y.sev) || (x.since || Infinity) - (y.since || Infinity));
 		const rows = a.map((x) => {
 			const sv = node("span", x.sev, x.sev === "critical" || x.sev === "major" ? "bad" : "warn");

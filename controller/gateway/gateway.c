@@ -1111,8 +1111,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
 		return send_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, OFC__V1__STATUS__STATUS_INVALID,
 				  "the body is larger than the limit of %u bytes (--max-body)",
 				  g->o.max_body);
-	if (r->ui)
-		return gw_ui_answer(g->ui, mc, method, url, &r->pr);
+	if (r->ui) {
+		pthread_rwlock_rdlock(&g->lock);
+		int64_t crl_next = gw_trust_crl_next_update(g->trust);
+		pthread_rwlock_unlock(&g->lock);
+		return gw_ui_answer(g->ui, mc, method, url, &r->pr, crl_next);
+	}
 	return forward(g, mc, r);
 }
 

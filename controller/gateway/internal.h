@@ -59,6 +59,9 @@ int gw_load_trust_policy(const struct gw_opts *o, struct gw_trust **t, struct gw
 /* The trust's lines of /metrics (Prometheus text; "" without a CRL); the
  * caller frees them. */
 char *gw_trust_metrics(const struct gw_trust *t);
+/* The loaded CRL's nextUpdate (unix s, the earliest of its CRLs'); 0: no
+ * CRL. */
+int64_t gw_trust_crl_next_update(const struct gw_trust *t);
 /* The peer's certificate chain against t: 0 when it verifies (signed by
  * the CA, in its validity period, not revoked, made for client
  * authentication) and the CRL is not stale; else -1 with `why` ("no client
@@ -352,9 +355,11 @@ const char *gw_ui_type(const char *name);
  * itself (page) opens. Clients other than browsers do not send the header. */
 bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page);
 /* Answer url (gw_ui_route's) to the principal pr, whom the policy named;
- * ui NULL: the gateway serves no page (404). */
+ * ui NULL: the gateway serves no page (404). crl_next_update: the loaded
+ * CRL's nextUpdate (0: none), which whoami tells the page for its alarm. */
 enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, const char *method,
-			     const char *url, const Ofc__V1__Principal *pr);
+			     const char *url, const Ofc__V1__Principal *pr,
+			     int64_t crl_next_update);
 
 /* encode.c: how an answer goes on the wire: gzipped when the client's
  * Accept-Encoding takes gzip (bodies of 1 KiB and more, when smaller so),

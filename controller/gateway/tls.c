@@ -220,6 +220,11 @@ int gw_load_trust_policy(const struct gw_opts *o, struct gw_trust **t, struct gw
 	return 0;
 }
 
+int64_t gw_trust_crl_next_update(const struct gw_trust *t)
+{
+	return t && t->crl ? t->crl_next_update : 0;
+}
+
 char *gw_trust_metrics(const struct gw_trust *t)
 {
 	if (!t->crl)

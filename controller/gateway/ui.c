@@ -142,8 +142,12 @@ static enum MHD_Result send_text(struct MHD_Connection *mc, unsigned code, const
 }
 
 /* The principal as the page reads it: identity, role, partitions (a
- * tenant's). Nothing secret: what the certificate and the policy say. */
-static enum MHD_Result whoami(struct MHD_Connection *mc, const Ofc__V1__Principal *pr)
+ * tenant's); and the gateway's CRL nextUpdate (crl_next_update, unix s,
+ * absent when it loads no CRL), past which it refuses every client
+ * certificate: the page's alarm. Nothing secret: what the certificate,
+ * the policy and the public CRL say. */
+static enum MHD_Result whoami(struct MHD_Connection *mc, const Ofc__V1__Principal *pr,
+			      int64_t crl_next)
 {
 	json_object *o = json_object_new_object(), *parts = json_object_new_array();
 	const char *role = pr->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN	  ? "admin"
@@ -155,6 +159,8 @@ static enum MHD_Result whoami(struct MHD_Connection *mc, const Ofc__V1__Principa
 	for (size_t i = 0; i < pr->n_partitions; i++)
 		json_object_array_add(parts, json_object_new_string(pr->partitions[i]));
 	json_object_object_add(o, "partitions", parts);
+	if (crl_next)
+		json_object_object_add(o, "crl_next_update", json_object_new_int64(crl_next));
 	char *body = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return ui_send(mc, MHD_HTTP_OK, "application/json", body, strlen(body));
@@ -231,7 +237,7 @@ bool gw_ui_cross_site(struct MHD_Connection *mc, const char *method, bool page)
 }
 
 enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, const char *method,
-			     const char *url, const Ofc__V1__Principal *pr)
+			     const char *url, const Ofc__V1__Principal *pr, int64_t crl_next_update)
 {
 	const char *name = url[3] ? url + 4 : "";
 	const char *type;
@@ -255,7 +261,7 @@ enum MHD_Result gw_ui_answer(const struct gw_ui *ui, struct MHD_Connection *mc, 
 		return rc;
 	}
 	if (strcmp(name, "whoami") == 0)
-		return whoami(mc, pr);
+		return whoami(mc, pr, crl_next_update);
 	if (!*name)
 		name = GW_UI_INDEX;
 	if (!(type = gw_ui_type(name)))

@@ -566,6 +566,24 @@ static const char *replay_peer(const struct ofcd *d, const Ofc__V1__MutationQueu
 	return NULL;
 }
 
+/* A new leader's tickets go on past every ticket the last ones gave
+ * that the store shows (its event log's, its queue's), so that a ticket
+ * names one request in the fabric's history, whichever leader numbered it
+ * (the page and the logs key transactions by ticket). */
+static void tickets_past(struct ofcd *d, const Ofc__V1__MutationQueue *q)
+{
+	uint64_t top = event_log_last_ticket(d);
+
+	for (size_t i = 0; q && i < q->n_entries; i++)
+		if (q->entries[i]->ticket > top)
+			top = q->entries[i]->ticket;
+	if (top <= d->loop.next_ticket)
+		return;
+	ofcd_log(d, OFCD_LOG_INFO, "tickets go on from %llu, the last leaders' highest",
+		 (unsigned long long)top + 1);
+	d->loop.next_ticket = top;
+}
+
 /* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
  * their clients had sent them here, with the rights their record gives
@@ -578,6 +596,7 @@ void ofcd_replay_queue(struct ofcd *d)
 	struct job *mine = queue_takeover_begin(d);
 
 	outcomes_takeover(d); /* (what a resend queued here is answered from) */
+	tickets_past(d, q);
 	for (size_t i = 0; q && i < q->n_entries; i++) {
 		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
 		Ofc__V1__Request *req =

@@ -160,6 +160,9 @@ void event_log_flush(struct ofcd *d);
 /* The last event numbered, sent or seen (its log in *log): where a state
  * read now stands in the log. */
 uint64_t event_log_seq(struct ofcd *d, uint64_t *log);
+/* The highest ticket an event in the store's log names (0: none, or no
+ * store): where a new leader's numbering goes on from. */
+uint64_t event_log_last_ticket(struct ofcd *d);
 /* state_delta.c: what changed of the state since the last event said,
  * on e (allocated in a; nothing when nothing changed or this replica
  * follows); check: a change no event carried, as KIND_STATE_CHANGED;

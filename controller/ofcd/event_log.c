@@ -314,6 +314,9 @@ static void pull_now(struct ofcd *d)
 		Ofc__V1__Event *e = r->event;
 		struct evrec rec = {0};
 
+		/* (the leader's tickets: the next leader numbers on from them) */
+		if (e && e->has_ticket && e->ticket > d->loop.next_ticket)
+			d->loop.next_ticket = e->ticket;
 		if (!e || !e->has_seq || e->seq <= el->seq)
 			continue;
 		follow_device(d, e);
@@ -327,6 +330,22 @@ static void pull_now(struct ofcd *d)
 		el->seq = e->seq;
 	}
 	ofc__v1__event_log__free_unpacked(lg, NULL);
+}
+
+uint64_t event_log_last_ticket(struct ofcd *d)
+{
+	Ofc__V1__EventLog *lg = d->clustered && d->store ? read_log(d) : NULL;
+	uint64_t top = 0;
+
+	for (size_t i = 0; lg && i < lg->n_events; i++) {
+		const Ofc__V1__Event *e = lg->events[i]->event;
+
+		if (e && e->has_ticket && e->ticket > top)
+			top = e->ticket;
+	}
+	if (lg)
+		ofc__v1__event_log__free_unpacked(lg, NULL);
+	return top;
 }
 
 void event_log_pull(struct ofcd *d)

@@ -319,6 +319,10 @@ until_state "$N" 20 'j["topology"]["spec"] == a and j["at_target"] and not j.get
 expect_json "j['topology']['spec'] == '$Q'" $OFC --socket "$TMP/$N.sock" status --json
 grep -q "the last leader's ticket [0-9]*, queued there and not started: run here" "$TMP/$N.log" && ok ||
 	bad "the new leader ran the queued mutation" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
+# a new leader's tickets go on past the last leader's: one ticket, one request
+set -- $(sed -n "s/.*ticket \([0-9]*\) is the last leader's ticket \([0-9]*\), queued there.*/\1 \2/p" "$TMP/$N.log" | tail -1)
+[ -n "$2" ] && [ "$1" -gt "$2" ] && ok ||
+	bad "the new leader's ticket $1 for the last leader's ticket $2 comes after it" "$(grep -i ticket "$TMP/$N.log" | tail -3)"
 check_consistent "$N" "the queued mutation run after kill -9"
 [ -z "$(etcd_ctl get --print-value-only /ofc/torus64-ocs/queue 2>/dev/null)" ] &&
 	ok || bad "etcd's queue emptied once it ran"

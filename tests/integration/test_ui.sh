@@ -38,6 +38,10 @@ pki_ca "$C"
 for n in admin reader tenant-a stranger; do pki_cert $n client; done
 pki_cert server server
 [ -s "$C/server.pem" ] && [ -s "$C/stranger.pem" ] && ok || bad "the openssl CLI made the certificates"
+# a CRL whose nextUpdate is 12 h away: the page warns of it (ui_test.mjs)
+CRL_NEXT=$(($(date +%s) + 12 * 3600))
+openssl ca -batch -config "$C/ca.cnf" -gencrl -crlhours 12 -out "$C/crl.pem" >/dev/null 2>&1 &&
+	[ -s "$C/crl.pem" ] && ok || bad "openssl ca -gencrl -crlhours 12"
 # What docs/ofcd.md has an operator import into a browser: a PKCS#12 of the
 # certificate, its key and the CA, made with openssl; imported into an NSS
 # database (Chromium's store on Linux) with NSS's tools when they are here;
@@ -71,7 +75,7 @@ ln -s "$TMP/secret.txt" "$UI/link.txt"
 ln -s ../policy "$UI/policy.txt"
 head -c 5000000 /dev/zero >"$UI/huge.js"
 printf 'hidden\n' >"$UI/.hidden.txt"
-GWOPTS="--listen 127.0.0.1:0 --cert $C/server.pem --key $C/server.key --ca $C/ca.pem --policy $TMP/policy"
+GWOPTS="--listen 127.0.0.1:0 --cert $C/server.pem --key $C/server.key --ca $C/ca.pem --crl $C/crl.pem --policy $TMP/policy"
 expect_error 2 "ofc-gateway: --ui-dir $TMP/none: No such file or directory" \
 	$GW $GWOPTS --ofcd-socket "$TMP/gw.sock" --ui-dir "$TMP/none"
 expect_error 2 "ofc-gateway: --ui-dir $C: no index.html in it (the page's files: share/ofc/ui where ofc is installed, contrib/ui in its source tree)" \
@@ -134,11 +138,12 @@ hdr_has 'Content-Type: text/css; charset=utf-8'
 req admin 200 "$URL/ui/favicon.svg"
 hdr_has 'Content-Type: image/svg+xml'
 req admin 200 -I "$URL/ui/fabric.js"
-# Who the page is shown to: the policy's words, nothing more.
+# Who the page is shown to: the policy's words, nothing more; and when the
+# gateway's CRL reaches its nextUpdate (unix s), for the page's alarm.
 req tenant-a 200 "$URL/ui/whoami"
-body_is 'j == {"identity": "cn:tenant-a", "role": "tenant", "partitions": ["jobA", "slurm-job-*"]}'
+body_is 'j == {"identity": "cn:tenant-a", "role": "tenant", "partitions": ["jobA", "slurm-job-*"], "crl_next_update": j.get("crl_next_update")} and abs(j["crl_next_update"] - '$CRL_NEXT') < 120'
 req reader 200 "$URL/ui/whoami"
-body_is 'j == {"identity": "cn:reader", "role": "read-only", "partitions": []}'
+body_is 'j == {"identity": "cn:reader", "role": "read-only", "partitions": [], "crl_next_update": j.get("crl_next_update")} and abs(j["crl_next_update"] - '$CRL_NEXT') < 120'
 # The same certificates as the API: a stranger the policy does not name gets
 # no page.
 req stranger 403 "$URL/ui/"

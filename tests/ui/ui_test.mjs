@@ -40,7 +40,9 @@ function api(who, path, body) {
 
 const consoleErrors = new Map();
 
-async function open(browser, who) {
+// prep(page): before the page is opened (a route to rewrite an answer); its
+// console errors are kept under who-prep.
+async function open(browser, who, prep = null) {
 	const ctx = await browser.newContext({
 		ignoreHTTPSErrors: true, // the server's certificate is the test CA's
 		// the tenant's as the PKCS#12 the docs have an operator import
@@ -50,9 +52,11 @@ async function open(browser, who) {
 		viewport: { width: 1280, height: 900 },
 	});
 	const page = await ctx.newPage();
-	consoleErrors.set(who, []);
-	page.on("console", (m) => m.type() === "error" && consoleErrors.get(who).push(m.text()));
-	page.on("pageerror", (e) => consoleErrors.get(who).push(e.message));
+	const key = prep ? who + "-prep" : who;
+	consoleErrors.set(key, []);
+	page.on("console", (m) => m.type() === "error" && consoleErrors.get(key).push(m.text()));
+	page.on("pageerror", (e) => consoleErrors.get(key).push(e.message));
+	if (prep) await prep(page);
 	await page.goto(URL + "/ui/");
 	await page.locator("#live.on").waitFor({ timeout: 10000 });
 	return page;
@@ -112,6 +116,22 @@ async function main() {
 			(await admin.locator('#alarms tr:has-text("failed: h60") [data-severity="major"]').count()) === 1 &&
 			/failed: h5:0[0-9]+ s/.test(alarms),
 			"the alarm list has h5:0 and h60 failed, major, with their age", alarms.slice(0, 600));
+		// The gateway's CRL (test_ui.sh's: nextUpdate in 12 h): a warning
+		// from a day before; past it (whoami rewritten to say 2 h ago), a
+		// major alarm with its age.
+		check((await admin.locator('#alarms tr:has-text("CRL reaches its nextUpdate") [data-severity="warning"]').count()) === 1,
+			"the alarm list warns of the CRL's nextUpdate within a day", alarms.slice(0, 600));
+		const late = await open(browser, "admin", (p) => p.route("**/ui/whoami", async (route) => {
+			const res = await route.fetch();
+			const j = await res.json();
+			j.crl_next_update = Math.floor(Date.now() / 1000) - 7200;
+			await route.fulfill({ response: res, json: j });
+		}));
+		await waitFor(late, '#alarms tr:has-text("CRL is past")', 5000);
+		const lateRow = await late.locator('#alarms tr:has-text("CRL is past")').textContent().catch(() => "");
+		check((await late.locator('#alarms tr:has-text("CRL is past") [data-severity="major"]').count()) === 1 && /2 h$/.test(lateRow),
+			"a CRL past its nextUpdate is a major alarm, 2 h old", lateRow || (await late.locator("#alarms").textContent()).slice(0, 600));
+		await late.context().close();
 
 		// A partition of its own, started by the tenant through the API (as
 		// its Slurm prolog would), and one of the admin's: each page sees
