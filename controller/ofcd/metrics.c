@@ -181,43 +181,40 @@ static void label(struct strbuf *sb, const char *v)
 	}
 }
 
-char *metrics_text(struct ofcd *d, const uint32_t clients[4])
+/* The devices' series, from the published snapshot and d->devm. */
+static void devices_text(struct strbuf *sb, struct ofcd *d, const struct snapshot *s)
 {
-	const struct metrics *m = &d->loop.metrics;
-	const struct snapshot *s = d->loop.snap;
-	struct strbuf sb = STRBUF_INIT;
-
-	head(&sb, "ofc_device_up", "gauge",
+	head(sb, "ofc_device_up", "gauge",
 	     "1 when the device answered the last time ofcd talked to it, 0 when not, -1 "
 	     "before it has");
 	for (uint32_t i = 0; i < s->ndevs; i++) {
-		sb_printf(&sb, "ofc_device_up{device=\"");
-		label(&sb, s->devs[i]->name);
-		sb_printf(&sb, "\"} %d\n",
+		sb_printf(sb, "ofc_device_up{device=\"");
+		label(sb, s->devs[i]->name);
+		sb_printf(sb, "\"} %d\n",
 			  s->devs[i]->has_reachable ? (s->devs[i]->reachable ? 1 : 0) : -1);
 	}
-	head(&sb, "ofc_device_entries", "gauge",
+	head(sb, "ofc_device_entries", "gauge",
 	     "cross-connects, MRR channels or links and routes the record holds for the device");
 	for (uint32_t i = 0; i < s->ndevs; i++) {
-		sb_printf(&sb, "ofc_device_entries{device=\"");
-		label(&sb, s->devs[i]->name);
-		sb_printf(&sb, "\"} %u\n", s->devs[i]->entries);
+		sb_printf(sb, "ofc_device_entries{device=\"");
+		label(sb, s->devs[i]->name);
+		sb_printf(sb, "\"} %u\n", s->devs[i]->entries);
 	}
-	head(&sb, "ofc_device_port_alarms", "gauge",
+	head(sb, "ofc_device_port_alarms", "gauge",
 	     "switch ports in use the device reports failing at its last read (FAILED, or "
 	     "light under min_power)");
 	for (uint32_t i = 0; i < s->ndevs; i++) {
-		sb_printf(&sb, "ofc_device_port_alarms{device=\"");
-		label(&sb, s->devs[i]->name);
-		sb_printf(&sb, "\"} %zu\n", s->devs[i]->n_port_alarms);
+		sb_printf(sb, "ofc_device_port_alarms{device=\"");
+		label(sb, s->devs[i]->name);
+		sb_printf(sb, "\"} %zu\n", s->devs[i]->n_port_alarms);
 	}
-	head(&sb, "ofc_device_notifications", "gauge",
+	head(sb, "ofc_device_notifications", "gauge",
 	     "1 when ofcd is subscribed to the device's own notifications (as of its last "
 	     "read), 0 when it polls the device");
 	for (uint32_t i = 0; i < s->ndevs; i++) {
-		sb_printf(&sb, "ofc_device_notifications{device=\"");
-		label(&sb, s->devs[i]->name);
-		sb_printf(&sb, "\"} %d\n",
+		sb_printf(sb, "ofc_device_notifications{device=\"");
+		label(sb, s->devs[i]->name);
+		sb_printf(sb, "\"} %d\n",
 			  s->devs[i]->has_notifications && s->devs[i]->notifications ? 1 : 0);
 	}
 	struct dev_metrics *dm = &d->devm;
@@ -233,22 +230,57 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 	};
 	pthread_mutex_lock(&dm->mu);
 	for (int k = 0; k < 3; k++) {
-		head(&sb, dev_series[k][0], dev_series[k][1], dev_series[k][2]);
+		head(sb, dev_series[k][0], dev_series[k][1], dev_series[k][2]);
 		for (uint32_t i = 0; i < s->ndevs; i++) {
 			const struct dev_counts *c = dev_counts_of(dm, s->devs[i]->name, false);
 
-			sb_printf(&sb, "%s{device=\"", dev_series[k][0]);
-			label(&sb, s->devs[i]->name);
+			sb_printf(sb, "%s{device=\"", dev_series[k][0]);
+			label(sb, s->devs[i]->name);
 			if (k == 0)
-				sb_printf(&sb, "\"} %.3f\n", c ? c->last_contact : 0);
+				sb_printf(sb, "\"} %.3f\n", c ? c->last_contact : 0);
 			else
-				sb_printf(&sb, "\"} %llu\n",
+				sb_printf(sb, "\"} %llu\n",
 					  (unsigned long long)(!c	? 0
 							       : k == 1 ? c->commands
 									: c->errors));
 		}
 	}
 	pthread_mutex_unlock(&dm->mu);
+}
+
+/* A replica on etcd (d->loop.cl, the loop's last view). */
+static void cluster_text(struct strbuf *sb, const struct ofcd *d)
+{
+	if (d->clustered) {
+		uint32_t up = 0;
+
+		for (uint32_t i = 0; i < d->loop.cl.nmembers; i++)
+			up += d->loop.cl.members[i].reachable;
+		head(sb, "ofc_cluster_leader", "gauge",
+		     "1 when this replica leads, 0 when it follows");
+		sb_printf(sb, "ofc_cluster_leader %d\n", d->loop.cl.leading ? 1 : 0);
+		head(sb, "ofc_cluster_epoch", "gauge",
+		     "the leader's epoch (its etcd key's create revision; 0: no leader now)");
+		sb_printf(sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->loop.cl.epoch);
+		head(sb, "ofc_cluster_lease_left_seconds", "gauge",
+		     "seconds this replica's lease on etcd surely has left");
+		sb_printf(sb, "ofc_cluster_lease_left_seconds %.3f\n", d->loop.cl.lease_left);
+		head(sb, "ofc_cluster_stale", "gauge",
+		     "1 when what this replica shows may be behind etcd (unreachable, no quorum)");
+		sb_printf(sb, "ofc_cluster_stale %d\n", d->loop.cl.fresh ? 0 : 1);
+		head(sb, "ofc_cluster_etcd_members_up", "gauge",
+		     "etcd members that answered lately");
+		sb_printf(sb, "ofc_cluster_etcd_members_up %u\n", up);
+	}
+}
+
+char *metrics_text(struct ofcd *d, const uint32_t clients[4])
+{
+	const struct metrics *m = &d->loop.metrics;
+	const struct snapshot *s = d->loop.snap;
+	struct strbuf sb = STRBUF_INIT;
+
+	devices_text(&sb, d, s);
 	head(&sb, "ofc_device_lost_total", "counter", "times a device was found unreachable");
 	sb_printf(&sb, "ofc_device_lost_total %llu\n", (unsigned long long)m->devices_lost);
 	head(&sb, "ofc_config_generation", "gauge",
@@ -310,27 +342,6 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		  (unsigned long long)m->schedules[0], (unsigned long long)m->schedules[1]);
 	hist(&sb, "ofc_schedule_duration_seconds", "a GetSchedule computed and answered",
 	     &m->schedule_seconds, sched_bounds);
-	/* A replica on etcd (d->loop.cl, the loop's last view). */
-	if (d->clustered) {
-		uint32_t up = 0;
-
-		for (uint32_t i = 0; i < d->loop.cl.nmembers; i++)
-			up += d->loop.cl.members[i].reachable;
-		head(&sb, "ofc_cluster_leader", "gauge",
-		     "1 when this replica leads, 0 when it follows");
-		sb_printf(&sb, "ofc_cluster_leader %d\n", d->loop.cl.leading ? 1 : 0);
-		head(&sb, "ofc_cluster_epoch", "gauge",
-		     "the leader's epoch (its etcd key's create revision; 0: no leader now)");
-		sb_printf(&sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->loop.cl.epoch);
-		head(&sb, "ofc_cluster_lease_left_seconds", "gauge",
-		     "seconds this replica's lease on etcd surely has left");
-		sb_printf(&sb, "ofc_cluster_lease_left_seconds %.3f\n", d->loop.cl.lease_left);
-		head(&sb, "ofc_cluster_stale", "gauge",
-		     "1 when what this replica shows may be behind etcd (unreachable, no quorum)");
-		sb_printf(&sb, "ofc_cluster_stale %d\n", d->loop.cl.fresh ? 0 : 1);
-		head(&sb, "ofc_cluster_etcd_members_up", "gauge",
-		     "etcd members that answered lately");
-		sb_printf(&sb, "ofc_cluster_etcd_members_up %u\n", up);
-	}
+	cluster_text(&sb, d);
 	return sb_detach(&sb);
 }
