@@ -296,7 +296,9 @@ async function main() {
 		await cdp.detach();
 
 		// At scale: 1,024 hosts of a torus:32x32 with 4,096 circuits, 256 of
-		// the hosts a partition: drawn as cells and a block, no lines, soon.
+		// the hosts a partition: drawn as cells and a block, no lines, its
+		// elements a few per host whatever the circuits (the time is shown,
+		// not asserted: this machine's load is not the page's).
 		const big = await reader.evaluate(() => {
 			const hosts = [], circuits = [], hp = [];
 			for (let i = 0; i < 1024; i++) hosts.push("n" + i);
@@ -316,10 +318,11 @@ async function main() {
 				ms: performance.now() - t0, hosts: div.querySelectorAll("g.host").length,
 				lines: div.querySelectorAll("line.circuit").length, blocks: div.querySelectorAll('rect.block[data-partition="big"]').length,
 				down: div.querySelectorAll('g.host.down[data-host="n700"]').length,
+				elements: div.querySelectorAll("*").length,
 			};
 		});
-		check(big.hosts === 1024 && big.lines === 0 && big.blocks === 1 && big.down === 1 && big.ms < 1000,
-			"1,024 hosts: drawn as cells with the partition as one block, no circuit lines, within 1 s", JSON.stringify(big));
+		check(big.hosts === 1024 && big.lines === 0 && big.blocks === 1 && big.down === 1 && big.elements < 8 * 1024,
+			"1,024 hosts: drawn as cells with the partition as one block, no circuit lines, a few elements a host", JSON.stringify(big));
 
 		for (const [who, errs] of consoleErrors)
 			check(errs.length === 0, `${who}'s page logs no console errors`, errs.slice(0, 3).join(" | "));
