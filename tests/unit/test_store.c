@@ -338,6 +338,27 @@ static struct replica *one_leader(struct replica *a, struct replica *b, double s
 	return NULL;
 }
 
+/* Wait (up to secs) until a or b was told one of the events in want (1 <<
+ * store_event): the store tells its owner after the change it made, from
+ * its thread and outside its lock, so a new epoch may show before the
+ * event that led to it arrives. */
+static void wait_told(struct replica *a, struct replica *b, unsigned want, double secs)
+{
+	double end = now_seconds() + secs;
+
+	for (;;) {
+		pthread_mutex_lock(&a->mu);
+		unsigned e = a->events;
+		pthread_mutex_unlock(&a->mu);
+		pthread_mutex_lock(&b->mu);
+		e |= b->events;
+		pthread_mutex_unlock(&b->mu);
+		if ((e & want) || now_seconds() >= end)
+			return;
+		usleep(10000);
+	}
+}
+
 /* Wait (up to secs) until one of a and b leads under an epoch later than
  * epoch; returns it. Each look reads the epochs once (a, b, then a again):
  * a leader deposed between two reads must not pass for a new one, and two
@@ -556,6 +577,7 @@ static void test_etcd_key_rebound(void **state)
 	assert_int_equal(err.reason, OFC_R_FENCED);
 	assert_int_not_equal(store_epoch(f->s), epoch);
 	new_leader(&a, &b, epoch, 10);
+	wait_told(f, l, (1u << STORE_EV_FORGED) | (1u << STORE_EV_NO_LEADER), 10);
 	/* deleted by the follower as bound to its lease, or by either as
 	 * naming no registered replica ("x"): whichever looked first */
 	pthread_mutex_lock(&f->mu);
@@ -599,6 +621,7 @@ static void test_etcd_key_unheld(void **state)
 	json_object_put(resp);
 	json_object_put(t);
 	new_leader(&a, &b, epoch, 15);
+	wait_told(&a, &b, 1u << STORE_EV_NO_LEADER, 10);
 	pthread_mutex_lock(&a.mu);
 	unsigned ae = a.events;
 	pthread_mutex_unlock(&a.mu);
