@@ -465,11 +465,12 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 	if (rc < 0 && r.stage == RECONF_TARGET)
 		goto out; /* (answered) */
 	if (rc < 0 && r.stage != RECONF_APPLY) {
-		if (r.stage == RECONF_READ)
-			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
-				      "cannot read the devices: %s", err.msg);
-		else
-			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		/* (a read the fence refused: this replica may not lead any more,
+		 * and the client's resend goes to the one that does) */
+		if (!answer_fenced(d, &an, &err))
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s%s",
+				      r.stage == RECONF_READ ? "cannot read the devices: " : "",
+				      err.msg);
 		ctl_handover(nc, d->w.ctl);
 		goto out;
 	}
