@@ -136,6 +136,8 @@ void fabric_write_dot_circuits(const struct fabric *f, const struct fabric_dot *
 
 /* Any protobuf-c message as JSON (controller/export/pbjson.c). */
 void pb_write_json(struct json_writer *w, const ProtobufCMessage *m);
+/* The bytes a single (not repeated) field of type t takes in its message. */
+size_t pb_type_size(ProtobufCType t);
 /* m's fields as members of the object w has open, but those named in skip
  * (NULL-terminated; NULL: none): a map's entries as members themselves,
  * empty lists left out (a summary's flat shape). */

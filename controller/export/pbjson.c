@@ -101,7 +101,7 @@ static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, co
 	}
 }
 
-static size_t type_size(ProtobufCType t)
+size_t pb_type_size(ProtobufCType t)
 {
 	switch (t) {
 	case PROTOBUF_C_TYPE_INT64:
@@ -176,7 +176,7 @@ static void members(struct json_writer *w, const ProtobufCMessage *m, bool summa
 		if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)at_off(m, fd->quantifier_offset);
 			const char *arr = *(const char *const *)at_off(m, fd->offset);
-			size_t sz = type_size(fd->type);
+			size_t sz = pb_type_size(fd->type);
 
 			if (summary && !n)
 				continue;
@@ -421,7 +421,7 @@ static int decode_field(struct jdec *j, const char *path, ProtobufCMessage *m,
 
 	if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
 		size_t *n = (size_t *)((char *)m + fd->quantifier_offset);
-		size_t sz = type_size(fd->type), len;
+		size_t sz = pb_type_size(fd->type), len;
 		char *arr;
 
 		if (!json_object_is_type(v, json_type_array))

@@ -118,26 +118,7 @@ void state_delta_free(struct ofcd *d)
 
 static size_t field_size(const ProtobufCFieldDescriptor *fd)
 {
-	if (fd->label == PROTOBUF_C_LABEL_REPEATED)
-		return sizeof(void *);
-	switch (fd->type) {
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	default:
-		return 4;
-	}
+	return fd->label == PROTOBUF_C_LABEL_REPEATED ? sizeof(void *) : pb_type_size(fd->type);
 }
 
 /* dst's field fd set as src's (a shallow copy: the pointers shared). */
