@@ -210,6 +210,22 @@ int fabric_find_switch(const struct fabric *f, const char *name)
 	return -1;
 }
 
+uint32_t *fabric_port_owners(const struct fabric *f, uint32_t s, const uint32_t *group_of)
+{
+	uint32_t ports = f->switches[s].ports;
+	uint32_t *owner = xmalloc(((size_t)ports + 1) * sizeof(*owner));
+
+	for (uint32_t p = 0; p <= ports; p++)
+		owner[p] = UINT32_MAX;
+	for (uint32_t i = 0; i < f->nwiring; i++) {
+		const struct attachment *a = &f->wiring[i];
+
+		if (a->sw == s && a->sw_port <= ports && group_of[a->host] != UINT32_MAX)
+			owner[a->sw_port] = group_of[a->host];
+	}
+	return owner;
+}
+
 int fabric_topo_build(const struct fabric *f, const char *spec, struct graph **out,
 		      struct ofc_error *err)
 {

@@ -504,6 +504,11 @@ int fabric_find_host(const struct fabric *f, const char *name);
  * not given). */
 double fabric_port_rate(const struct fabric *f, uint32_t h, uint32_t port);
 int fabric_find_switch(const struct fabric *f, const char *name);
+/* Switch s's ports by the group of the host each is wired to, from
+ * group_of (host -> group, UINT32_MAX: none): owner[port] for ports
+ * 0..s's ports, UINT32_MAX where no grouped host is (the caller frees). One
+ * pass over the wiring; groups are of whole hosts (partitions). */
+uint32_t *fabric_port_owners(const struct fabric *f, uint32_t s, const uint32_t *group_of);
 /* NULL when f has no partition of that name. */
 const struct partition *fabric_find_partition(const struct fabric *f, const char *name);
 /* The graph of one of f's topology specs (its own, a partition's): under

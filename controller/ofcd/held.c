@@ -185,26 +185,6 @@ int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,
 	return held_check_plan_many(d, c, &name, 1, err);
 }
 
-/* Switch s's ports to the held partition (index into d->w.held) each is
- * wired to, from host_of (host -> held index, UINT32_MAX: none); one pass
- * over the wiring, where a partition's own ports (partition_switch_ports)
- * took one pass each. Whole hosts: held partitions are made of hosts. */
-static uint32_t *port_owners(const struct fabric *f, uint32_t s, const uint32_t *host_of)
-{
-	uint32_t ports = f->switches[s].ports;
-	uint32_t *owner = xmalloc(((size_t)ports + 1) * sizeof(*owner));
-
-	for (uint32_t p = 0; p <= ports; p++)
-		owner[p] = UINT32_MAX;
-	for (uint32_t i = 0; i < f->nwiring; i++) {
-		const struct attachment *a = &f->wiring[i];
-
-		if (a->sw == s && a->sw_port <= ports && host_of[a->host] != UINT32_MAX)
-			owner[a->sw_port] = host_of[a->host];
-	}
-	return owner;
-}
-
 int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *const *names,
 			 uint32_t n, struct ofc_error *err)
 {
@@ -239,7 +219,7 @@ int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *
 
 		if (s < 0 || !cd->plan.n)
 			continue;
-		uint32_t *owner = port_owners(f, (uint32_t)s, host_of),
+		uint32_t *owner = fabric_port_owners(f, (uint32_t)s, host_of),
 			 ports = f->switches[s].ports;
 		for (uint32_t o = 0; o < cd->plan.n; o++) {
 			const struct op *op = &cd->plan.ops[o];

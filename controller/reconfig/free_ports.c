@@ -13,25 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Switch s's ports wired to a host of a kept partition, from host_of
- * (host -> index into keep, UINT32_MAX: none): owner[port], UINT32_MAX
- * where free. Whole hosts: kept partitions are made of hosts. */
-static uint32_t *kept_ports(const struct fabric *f, uint32_t s, const uint32_t *host_of)
-{
-	uint32_t ports = f->switches[s].ports;
-	uint32_t *owner = xmalloc(((size_t)ports + 1) * sizeof(*owner));
-
-	for (uint32_t p = 0; p <= ports; p++)
-		owner[p] = UINT32_MAX;
-	for (uint32_t i = 0; i < f->nwiring; i++) {
-		const struct attachment *a = &f->wiring[i];
-
-		if (a->sw == s && a->sw_port <= ports)
-			owner[a->sw_port] = host_of[a->host];
-	}
-	return owner;
-}
-
 static uint32_t owner_of(const uint32_t *owner, uint32_t ports, uint32_t port)
 {
 	return port <= ports ? owner[port] : UINT32_MAX;
@@ -139,7 +120,7 @@ int ctl_free_ports_aim(struct ctl *c, const struct partition *const *keep, uint3
 
 		if (s < 0)
 			continue; /* (rings: a topology's Reconfigure has none) */
-		uint32_t *owner = kept_ports(f, (uint32_t)s, host_of);
+		uint32_t *owner = fabric_port_owners(f, (uint32_t)s, host_of);
 		rc = aim_switch(cd, f, (uint32_t)s, owner, keep, kept, err);
 		free(owner);
 	}
