@@ -20,12 +20,9 @@ int testbed_topo_committed(const struct fabric_cmd *fc, struct testbed_topo *w,
 	memset(w, 0, sizeof(*w));
 	if (ctl_load_record(fc->state_dir, f->name, &r, err) < 0)
 		return -1;
-	spec = r.fabric_topology ? r.fabric_topology : r.topology;
-	/* A renumbered topology or a partition's commit is not a spec alone:
-	 * the file's topology then, and the run refuses a schedule whose
-	 * ports reach other hosts than the circuits do. */
-	if (r.have_state && spec && spec[0] && !r.relabelled && !r.partition &&
-	    (!f->topology.spec || strcmp(spec, f->topology.spec) != 0))
+	/* (none: the file's topology, and the run refuses a schedule whose
+	 * ports reach other hosts than the circuits do) */
+	if ((spec = ctl_record_other_spec(f, &r)))
 		rc = testbed_topo_open(f, spec, w, err);
 	ctl_record_free(&r);
 	return rc;

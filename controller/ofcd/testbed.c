@@ -97,9 +97,7 @@ static int committed_topology(const struct ctl *c, struct testbed_topo *w, struc
 	memset(w, 0, sizeof(*w));
 	if (ctl_load_record_for(c, &r, err) < 0)
 		return -1;
-	spec = r.fabric_topology ? r.fabric_topology : r.topology;
-	if (r.have_state && spec && spec[0] && !r.relabelled && !r.partition &&
-	    (!f->topology.spec || strcmp(spec, f->topology.spec) != 0))
+	if ((spec = ctl_record_other_spec(f, &r)))
 		rc = testbed_topo_open(f, spec, w, err);
 	ctl_record_free(&r);
 	return rc;

@@ -725,3 +725,12 @@ void ctl_record_free(struct ctl_record *r)
 	free(r->moves);
 	memset(r, 0, sizeof(*r));
 }
+
+const char *ctl_record_other_spec(const struct fabric *f, const struct ctl_record *r)
+{
+	const char *spec = r->fabric_topology ? r->fabric_topology : r->topology;
+
+	if (!r->have_state || !spec || !spec[0] || r->relabelled || r->partition)
+		return NULL;
+	return !f->topology.spec || strcmp(spec, f->topology.spec) != 0 ? spec : NULL;
+}

@@ -502,6 +502,11 @@ int ctl_load_record_in(struct store *s, const char *fabric, struct ctl_record *r
  * beside a config reads it this way. A state that does not fit is a
  * corrupt record, named with its file or key and the way out. */
 int ctl_load_record_for(const struct ctl *c, struct ctl_record *r, struct ofc_error *err);
+/* The topology r committed when a spec alone says it and f's config
+ * names another (r's; NULL: none such, or a renumbered topology or a
+ * partition's commit, which is not a spec alone): what a testbed run is
+ * for. */
+const char *ctl_record_other_spec(const struct fabric *f, const struct ctl_record *r);
 void ctl_record_free(struct ctl_record *r);
 /* Fabrics with a state or journal file in the directory (caller frees). */
 int ctl_list_fabrics(const char *state_dir, char ***names, uint32_t *n, struct ofc_error *err);
