@@ -2,19 +2,10 @@
  * and its circuits as veth pairs (controller/testbed/). */
 #include "controller/cli/internal.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec.h"
-
-/* A rate people read: two significant figures, rounded down. */
-static double two_figures(double x)
-{
-	double p = x > 0 ? pow(10, floor(log10(x)) - 1) : 1;
-
-	return floor(x / p) * p;
-}
 
 /* The verdict of check on what the circuits carry. Below
  * TESTBED_CARRY_SHARE of the shaping the model's times stretch by the
@@ -289,131 +280,34 @@ static int check(struct fabric_cmd *fc)
 	return bad || lstatus ? 1 : 0;
 }
 
-/* After up: what the circuits carry at the rate chosen. When nobody chose
- * the rate (no --rate-scale, no testbed.rate_scale) and they carry less,
- * shape them to half of what they carried (two figures), so that the
- * shaping, not the cores, sets the pace, measure again, and say so; at
- * most twice, since each measure on a shared machine is noisy and a
- * third step would chase the noise down. When somebody chose the rate,
- * warn. Either way the last figure is recorded for testbed run. notes
- * gets the lines to print.
- *
- * Why half: 48 circuits on 2 cores carried 200-215 Mb/s each when shaped
- * to 300 Mb/s or more but 300-370 at 16 Gb/s (tbf's buckets grow with the
- * rate), 187 at 200 (93%) and 96 at 100 (96%); so what a saturated
- * measure finds overstates what the same circuits carry shaped just
- * below it, and another user's burst took a measure from 200 to 135. At
- * 0.7 of it the circuits carried 86-91% of their shaping, close to
- * check's 80%; half leaves room for both. */
-static int fit_to_carried(struct fabric_cmd *fc, bool chosen, double base, double *rate,
-			  double *carried, struct strbuf *notes, struct ofc_error *err)
-{
-	const struct fabric *f = fc->fabric;
-	struct testbed_net t;
-	struct exec_probe *pr = NULL;
-	uint32_t n = 0;
-	double least, first, was = *rate;
-	char r0[32], r1[32], r2[32], r3[32];
-	int rc = -1;
-
-	if (testbed_net_read(f, fc->state_dir, &t, err) < 0)
-		return -1;
-	if (testbed_measure(&t, &pr, &n, carried, &least, err) < 0)
-		goto out;
-	first = *carried;
-	if (first >= TESTBED_CARRY_SHARE * *rate) {
-		sb_printf(notes,
-			  "  all %u circuits at once carried %s each, %.0f%% of the %s shaped\n", n,
-			  testbed_rate_str(first, r0, 32), 100 * first / *rate,
-			  testbed_rate_str(*rate, r1, 32));
-	} else if (chosen) {
-		sb_printf(
-		    notes,
-		    "  warning: all %u circuits at once carried %s each here, %.0f%% of the %s "
-		    "shaped: runs will take up to %.3gx the model's time; --rate-scale %.2g or "
-		    "less shapes to what they carry (or none: up then scales by itself)\n",
-		    n, testbed_rate_str(first, r0, 32), 100 * first / *rate,
-		    testbed_rate_str(*rate, r1, 32), *rate / first,
-		    two_figures(0.5 * first) / base);
-	} else {
-		for (int k = 0; k < 2 && *carried < TESTBED_CARRY_SHARE * *rate; k++) {
-			*rate = two_figures(0.5 * *carried);
-			free(pr);
-			pr = NULL;
-			if (testbed_reshape(f, fc->state_dir, *rate, err) < 0 ||
-			    testbed_measure(&t, &pr, &n, carried, &least, err) < 0)
-				goto out;
-		}
-		sb_printf(
-		    notes,
-		    "  all %u circuits at once carried %s each here, below the %s shaped: "
-		    "shaped to %s (rate scale %.3g), where they carry %s each%s; --rate-scale "
-		    "X sets another\n",
-		    n, testbed_rate_str(first, r0, 32), testbed_rate_str(was, r1, 32),
-		    testbed_rate_str(*rate, r2, 32), *rate / base,
-		    testbed_rate_str(*carried, r3, 32),
-		    *carried < TESTBED_CARRY_SHARE * *rate
-			? " (still below it: the machine is busy; testbed check measures again)"
-			: "");
-	}
-	rc = testbed_record_carried(fc->state_dir, f->name, *carried, n, err);
-out:
-	free(pr);
-	testbed_net_free(&t);
-	return rc;
-}
-
 /* ofc testbed up: the namespaces and veths, shaped to a rate the kernel
- * can shape and this machine can carry (the config's 25 Gb/s
- * was refused by the first apply that added a circuit, and 2.5 Gb/s ran
- * 17x the model's time on 2 cores without a word). */
+ * can shape and this machine can carry (testbed_bring_up, which ofcd's
+ * TestbedUp calls too). */
 static int up(struct fabric_cmd *fc)
 {
 	const struct fabric *f = fc->fabric;
 	struct ofc_error err = {0};
-	struct strbuf notes = STRBUF_INIT;
-	bool chosen = fc->rate_scale > 0 || f->testbed.rate_scale > 0;
-	double base, latency, rate, carried = 0;
-	double scale = fc->rate_scale > 0 ? fc->rate_scale : f->testbed.rate_scale;
+	struct testbed_up_result r;
 	const struct device_state **switches;
-	uint32_t n;
-	int rc = 0;
+	int rc;
 
-	testbed_shaping(f, 1, &base, &latency);
-	if (!chosen && base > NETLINK_MAX_RATE) {
-		scale = NETLINK_MAX_RATE / base;
-		sb_printf(&notes,
-			  "  shaped to %.0f Gb/s, not the config's %.4g Gb/s: the most tbf shapes "
-			  "(rate scale %.3g)\n",
-			  NETLINK_MAX_RATE / 1e9, base / 1e9, scale);
-	}
-	rate = base * (scale > 0 ? scale : 1);
-	if (ctl_read(fc->ctl, &err) < 0) {
-		sb_free(&notes);
+	if (ctl_read(fc->ctl, &err) < 0)
 		return fabric_cmd_fail(fc, &err);
-	}
 	switches = ctl_switch_states(fc->ctl);
-	rc = testbed_up(f, fc->state_dir, switches, scale, &n, &err);
+	rc = testbed_bring_up(f, fc->state_dir, switches, fc->rate_scale, &r, &err);
 	free(switches);
-	if (rc < 0) {
-		sb_free(&notes);
+	if (!r.up)
 		return fabric_cmd_fail(fc, &err);
-	}
-	if (rate > 0 && n > 0)
-		rc = fit_to_carried(fc, chosen, base, &rate, &carried, &notes, &err);
-	else if (rate > 0)
-		sb_printf(&notes, "  no circuits yet: testbed check (or the first testbed run) "
-				  "measures what they carry\n");
 	if (fc->json) {
 		printf("{\"fabric\": \"%s\", \"hosts\": %u, \"circuits\": %u, \"rate_bps\": %.17g, "
 		       "\"carried_bps\": %.17g}\n",
-		       f->name, f->nhosts, n, rate, carried);
+		       f->name, r.hosts, r.circuits, r.rate, r.carried);
 	} else {
 		printf("testbed %s up: %u hosts as namespaces ofc-%s-*, %u circuits\n", f->name,
-		       f->nhosts, f->name, n);
-		printf("%s", notes.len ? notes.buf : "");
+		       r.hosts, f->name, r.circuits);
+		for (uint32_t i = 0; i < r.nnotes; i++)
+			printf("  %s\n", r.notes[i]);
 	}
-	sb_free(&notes);
 	if (rc < 0)
 		return fabric_cmd_fail(fc, &err);
 	fabric_cmd_free(fc);

@@ -9,8 +9,9 @@
  * controller/reconfig/ calls testbed_is_up, testbed_netns_name,
  * testbed_links_recorded and testbed_target, and drives the hosts through
  * the driver. The rest is for the testbed commands (`ofc testbed
- * up|check|run|down`): bringing the namespaces up and down (testbed.c),
- * what a run sees of them and what their circuits carry (testbed_net.c),
+ * up|check|run|down`, the CLI's and ofcd's): bringing the namespaces up
+ * and down (testbed.c; up.c as a user asks it, shaped to what this
+ * machine carries), what a run sees of them and what their circuits carry (testbed_net.c),
  * and whether every host reaches every other (icmp.c). hosts.c holds
  * the names, the state directory's two files and the hosts' target.
  * Nothing here prints. */
@@ -67,6 +68,27 @@ int testbed_record_alpha(const char *state_dir, const char *fabric, double alpha
 int testbed_up(const struct fabric *f, const char *state_dir,
 	       const struct device_state *const *switches, double rate_scale, uint32_t *ncircuits,
 	       struct ofc_error *err);
+/* `testbed up` as a user asks it (up.c), for the CLI and ofcd alike: the
+ * namespaces (testbed_up), shaped to rate_scale (> 0: chosen; else the
+ * config's testbed.rate_scale; neither: the config's rate, at most
+ * NETLINK_MAX_RATE, and then down to what this machine carries, said in
+ * the notes), what the circuits carry measured and recorded for the
+ * runs. up is set once the namespaces exist, even when the measure after
+ * failed (-1 with err). */
+#define TESTBED_UP_NOTES 4
+struct testbed_up_result {
+	bool up;
+	uint32_t hosts, circuits;
+	double rate;	   /* bits/s a circuit is shaped to (0: unshaped) */
+	double rate_scale; /* of the config's link rate */
+	double carried;	   /* bits/s each carried, all at once (0: not measured) */
+	uint32_t ncarried;
+	uint32_t nnotes;
+	char notes[TESTBED_UP_NOTES][400]; /* sentences for people */
+};
+int testbed_bring_up(const struct fabric *f, const char *state_dir,
+		     const struct device_state *const *switches, double rate_scale,
+		     struct testbed_up_result *r, struct ofc_error *err);
 /* Shape every circuit of the testbed that is up to rate (the latency
  * recorded stays) and record it; what was measured at the old rate is
  * forgotten. */
