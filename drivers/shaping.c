@@ -181,7 +181,7 @@ static int each_host(const char *const *netns, uint32_t n, struct per_host *ph,
 		     int (*fn)(struct nl_sock *, uint32_t, struct per_host *, struct ofc_error *),
 		     struct ofc_error *err)
 {
-	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
+	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (orig < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no network namespaces: %s",
