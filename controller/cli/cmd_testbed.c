@@ -1,6 +1,6 @@
 /* ofc testbed up|check|down FILE: the fabric's hosts as network namespaces
  * and its circuits as veth pairs (controller/testbed/). */
-#include "controller/cli/internal.h"
+#include "controller/cli/remote.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +289,8 @@ static int up(struct fabric_cmd *fc)
 	struct ofc_error err = {0};
 	struct testbed_up_result r;
 	const struct device_state **switches;
+	struct arena a = {0};
+	Ofc__V1__TestbedUpAnswer *m;
 	int rc;
 
 	if (ctl_read(fc->ctl, &err) < 0)
@@ -298,16 +300,12 @@ static int up(struct fabric_cmd *fc)
 	free(switches);
 	if (!r.up)
 		return fabric_cmd_fail(fc, &err);
-	if (fc->json) {
-		printf("{\"fabric\": \"%s\", \"hosts\": %u, \"circuits\": %u, \"rate_bps\": %.17g, "
-		       "\"carried_bps\": %.17g}\n",
-		       f->name, r.hosts, r.circuits, r.rate, r.carried);
-	} else {
-		printf("testbed %s up: %u hosts as namespaces ofc-%s-*, %u circuits\n", f->name,
-		       r.hosts, f->name, r.circuits);
-		for (uint32_t i = 0; i < r.nnotes; i++)
-			printf("  %s\n", r.notes[i]);
-	}
+	m = testbed_up_answer(&a, f->name, &r);
+	if (fc->json)
+		remote_print_json(stdout, &m->base);
+	else
+		testbed_print_up(m);
+	arena_free(&a);
 	if (rc < 0)
 		return fabric_cmd_fail(fc, &err);
 	fabric_cmd_free(fc);
@@ -376,9 +374,14 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 		return up(&fc);
 	if (testbed_down(fc.fabric, fc.state_dir, &n, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
-	if (fc.json)
-		printf("{\"fabric\": \"%s\", \"removed\": %u}\n", fc.fabric->name, n);
-	else
+	if (fc.json) {
+		Ofc__V1__TestbedDownAnswer m = OFC__V1__TESTBED_DOWN_ANSWER__INIT;
+
+		m.fabric = fc.fabric->name;
+		m.has_removed = 1;
+		m.removed = n;
+		remote_print_json(stdout, &m.base);
+	} else
 		printf("testbed %s down: %u namespace%s removed\n", fc.fabric->name, n,
 		       n == 1 ? "" : "s");
 	fabric_cmd_free(&fc);

@@ -1,4 +1,4 @@
-/* ofc --socket PATH testbed run|check|down: the daemon runs collectives on the
+/* ofc --socket PATH testbed up|run|check|down: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
  * a run: each algorithm measured against the model's prediction, the
@@ -40,6 +40,29 @@ static int run_opt(struct remote *r, union remote_body *b, int c, const char *ar
 				       why ? why : "must be > 0");
 	}
 	return 2;
+}
+
+static int up_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	Ofc__V1__TestbedUp *q = &b->testbed_up;
+	char *end;
+
+	if (c != 'x')
+		return 2;
+	q->has_rate_scale = 1;
+	q->rate_scale = strtod(arg, &end);
+	if (end != arg && !*end && q->rate_scale > 0 && q->rate_scale <= 1)
+		return 0;
+	return cli_usage_error(r->cmd, "--rate-scale must be a number in (0, 1], got '%s'", arg);
+}
+
+/* As `ofc testbed up FILE` prints it. */
+void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m)
+{
+	printf("testbed %s up: %u hosts as namespaces ofc-%s-*, %u circuits\n", OR_DASH(m->fabric),
+	       m->hosts, OR_DASH(m->fabric), m->circuits);
+	for (size_t i = 0; i < m->n_notes; i++)
+		printf("  %s\n", m->notes[i]);
 }
 
 static void print_run(const Ofc__V1__TestbedRunAnswer *m)
@@ -136,6 +159,10 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 		remote_print_json(stdout, &resp->testbed_check->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
 		print_check(resp->testbed_check);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_UP && r->json)
+		remote_print_json(stdout, &resp->testbed_up->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_UP)
+		testbed_print_up(resp->testbed_up);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN && r->json)
 		remote_print_json(stdout, &resp->testbed_down->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN)
@@ -219,9 +246,33 @@ static const struct remote_cmd down_cmd = {
     .run = run_run,
 };
 
+static const struct remote_cmd up_cmd = {
+    .cmd = {"testbed up", "[--rate-scale X] [--json] [--timeout DUR]",
+	    "the testbed's hosts brought up by the daemon that drives them", NULL},
+    .kind = API_TESTBED_UP,
+    .opts = (const struct option[]){{"rate-scale", required_argument, NULL, 'x'},
+				    REMOTE_COMMON_OPTS,
+				    {0}},
+    .help = "Asks ofcd to bring the testbed up as 'ofc testbed up FILE' does without a\n"
+	    "daemon: one network namespace per host, one veth pair per circuit the switches\n"
+	    "hold now, shaped, and what they carry measured and recorded for the runs. The\n"
+	    "daemon's later transactions move the hosts' circuits with the switches. Admin\n"
+	    "only; queued with the mutations.\n\n"
+	    "  --rate-scale X   shape circuits to X times the config's link rate; without\n"
+	    "                   it, up shapes to what this machine carries (and at most\n"
+	    "                   16 Gb/s) and says so\n"
+	    "  --json           the ofc.v1.TestbedUpAnswer as JSON\n",
+    .timeout = 600, /* every namespace, veth and route, then the measures */
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .opt = up_opt,
+    .run = run_run,
+};
+
 const struct remote_cmd *remote_testbed_row(const char *action)
 {
-	return strcmp(action, "run") == 0     ? &run_cmd
+	return strcmp(action, "up") == 0      ? &up_cmd
+	       : strcmp(action, "run") == 0   ? &run_cmd
 	       : strcmp(action, "check") == 0 ? &check_cmd
 	       : strcmp(action, "down") == 0  ? &down_cmd
 					      : NULL;

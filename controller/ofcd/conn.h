@@ -195,6 +195,7 @@ int adopt_request(const struct request *rq); /* Adopt (adopt.c) */
 /* TestbedRun, TestbedCheck, TestbedDown (testbed.c) */
 int testbed_run_request(const struct request *rq);
 int testbed_check_request(const struct request *rq);
+int testbed_up_request(const struct request *rq); /* TestbedUp (testbed_up.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 

@@ -9,6 +9,7 @@
 #include "controller/testbed/testbed.h"
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/conn.h"
+#include "controller/ofcd/testbed.h"
 #include "exec/exec.h"
 
 #include <math.h>
@@ -462,8 +463,9 @@ static void run_check(struct ofcd *d, struct job *j)
 }
 
 /* (mutation worker) JOB_TESTBED_DOWN: the namespaces the testbed made
- * removed (testbed_down); the next transaction sees no testbed up and
- * plans the switches alone. */
+ * removed (testbed_down); the worker's ctl opened again without the
+ * hosts, so no probe reads namespaces that are gone, and the next
+ * transaction plans the switches alone. */
 static void run_down(struct ofcd *d, struct job *j)
 {
 	const struct fabric *f = d->w.ctl->fabric;
@@ -471,6 +473,7 @@ static void run_down(struct ofcd *d, struct job *j)
 	struct ofc_error err = {0};
 	struct answer an;
 	uint32_t n = 0;
+	char why[512];
 
 	answer_init(&an, j);
 	an.t.kind = "testbed-down";
@@ -483,6 +486,12 @@ static void run_down(struct ofcd *d, struct job *j)
 		m->fabric = arena_strdup(&an.a, f->name);
 		m->has_removed = 1;
 		m->removed = n;
+		ofcd_testbed_reopen_ctl(d);
+		/* State.testbed_up and the devices without the hosts, published */
+		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		held_state(d, j->snap);
+		if (why[0])
+			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
 			      "testbed %s down: %u namespace%s removed", f->name, n,
 			      n == 1 ? "" : "s");

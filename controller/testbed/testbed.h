@@ -89,6 +89,11 @@ struct testbed_up_result {
 int testbed_bring_up(const struct fabric *f, const char *state_dir,
 		     const struct device_state *const *switches, double rate_scale,
 		     struct testbed_up_result *r, struct ofc_error *err);
+/* r as the ofc.v1.TestbedUpAnswer ofcd answers and `ofc testbed up
+ * --json` prints (answer.c), its strings and arrays in a. */
+struct Ofc__V1__TestbedUpAnswer;
+struct Ofc__V1__TestbedUpAnswer *testbed_up_answer(struct arena *a, const char *fabric,
+						   const struct testbed_up_result *r);
 /* Shape every circuit of the testbed that is up to rate (the latency
  * recorded stays) and record it; what was measured at the old rate is
  * forgotten. */
