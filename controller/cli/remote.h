@@ -103,6 +103,9 @@ const struct remote_cmd *remote_testbed_row(const char *action);
 /* A TestbedUpAnswer as `ofc testbed up` prints it, local or through ofcd
  * (remote_testbed.c). */
 void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m);
+/* A TestbedCheckAnswer as `ofc testbed check` prints it, local or through
+ * ofcd. */
+void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m);
 
 /* Every command's row, in the order `ofc --help` lists them: their number. */
 size_t remote_rows(const struct remote_cmd *const **rows);

@@ -99,9 +99,14 @@ static void print_run(const Ofc__V1__TestbedRunAnswer *m)
 	}
 }
 
-static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
+/* As `ofc testbed check FILE` prints it, local or through ofcd: the
+ * pairs, then (all reaching) each circuit's shaping and measure, what
+ * they carry against the shaping, and the model's calibration. */
+void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m)
 {
 	const Ofc__V1__TestbedCalibration *c = m->calibration;
+	bool shaped = false, delayed = false;
+	char r[32];
 
 	printf("testbed %s: %u of %u ordered pairs reach each other (%u hosts)\n",
 	       OR_DASH(m->fabric), m->reachable, m->pairs, m->hosts);
@@ -112,7 +117,13 @@ static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
 		printf("  ... and %zu more\n", m->n_unreachable - 20);
 	if (!m->n_circuits)
 		return;
-	printf("%zu circuits, probed all at once:\n", m->n_circuits);
+	for (size_t i = 0; i < m->n_circuits; i++) {
+		shaped |= m->circuits[i]->shaped_rate_bps > 0;
+		delayed |= m->circuits[i]->shaped_latency_s > 0;
+	}
+	printf("%zu circuits, shaped to %s, latency %s; probed for %.2f s, all at once:\n",
+	       m->n_circuits, shaped ? "the rate below" : "nothing (unshaped)",
+	       delayed ? "as below" : "none added", TESTBED_PROBE_SECONDS);
 	printf("  %-22s %14s %14s %12s %12s\n", "circuit", "shaped Mb/s", "measured Mb/s",
 	       "delay ms", "latency ms");
 	for (size_t i = 0; i < m->n_circuits; i++) {
@@ -124,21 +135,19 @@ static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
 		printf("  %-22s %14.2f %14.2f %12.3f %12.3f\n", name, o->shaped_rate_bps / 1e6,
 		       o->rate_bps / 1e6, o->shaped_latency_s * 1e3, o->latency_s * 1e3);
 	}
-	printf("all %zu circuits at once carried %.4g Mb/s each (median; least %.4g Mb/s)%s\n",
-	       m->n_circuits, m->carried_bps / 1e6, m->carried_least_bps / 1e6,
-	       !m->has_carries_shaped_rate ? ", unshaped"
-	       : m->carries_shaped_rate	   ? ": they carry their shaping"
-					   : ": less than their shaping (busy?)");
-	if (c)
-		printf(
-		    "model on %s: a circuit at %.4g Mb/s, alpha %.0f us a step (the median of %u "
-		    "allreduces of a few bytes)\n  %s allreduce of %llu MiB: measured %.4f s, "
-		    "predicted %.4f s (alpha %.4f + bytes %.4f), data %s: %s\n",
-		    m->topology && m->topology[0] ? m->topology : "the config's topology",
-		    c->rate_bps / 1e6, c->alpha_s * 1e6, c->alpha_runs, OR_DASH(c->algorithm),
-		    (unsigned long long)(c->size >> 20), c->measured_s, c->predicted_s,
-		    c->predicted_alpha_s, c->predicted_bytes_s, c->data_ok ? "ok" : "WRONG",
-		    OR_DASH(c->model));
+	if (m->carried_note)
+		printf("%s\n", m->carried_note);
+	if (!c)
+		return;
+	printf("model: a circuit at %s, alpha %.0f us a step (the median of %u allreduces of a few "
+	       "bytes, %u steps)\n",
+	       testbed_rate_str(c->rate_bps, r, sizeof(r)), c->alpha_s * 1e6, c->alpha_runs,
+	       c->alpha_steps);
+	printf("  %s allreduce of %llu MiB: measured %.4f s, predicted %.4f s (alpha %.4f + "
+	       "bytes %.4f), data %s: %s\n",
+	       OR_DASH(c->algorithm), (unsigned long long)(c->size >> 20), c->measured_s,
+	       c->predicted_s, c->predicted_alpha_s, c->predicted_bytes_s,
+	       c->data_ok ? "ok" : "WRONG", OR_DASH(c->model));
 }
 
 /* The answer (runs, or a check) is printed whatever its status (a run
@@ -158,7 +167,7 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
 		remote_print_json(stdout, &resp->testbed_check->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
-		print_check(resp->testbed_check);
+		testbed_print_check(resp->testbed_check);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_UP && r->json)
 		remote_print_json(stdout, &resp->testbed_up->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_UP)

@@ -243,6 +243,19 @@ struct testbed_calibration {
 /* f: the fabric the schedules are for (the committed topology's). */
 int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
 		      struct testbed_calibration *c, struct ofc_error *err);
+/* testbed check as the CLI and ofcd run it (check.c): every ordered
+ * pair's reach; all reaching, what every circuit carries with all loaded
+ * at once (recorded for the runs) and the shaping it holds, and the model
+ * calibrated on sched (the committed topology's fabric, spec its name;
+ * f's when none other) and judged by a reference run. *out (in a) is
+ * filled as far as it got; *bad counts the pairs that did not reach, the
+ * circuits that carried nothing and a reference run with wrong data. -1
+ * when the testbed is not up or could not be probed (err). */
+struct Ofc__V1__TestbedCheckAnswer;
+int testbed_check(const struct fabric *f, const struct fabric *sched, const char *spec,
+		  const char *state_dir, struct arena *a, struct Ofc__V1__TestbedCheckAnswer **out,
+		  uint32_t *bad, struct ofc_error *err);
+
 /* ---- another topology on the same hosts (topo.c) ------------------------ */
 
 /* The topology a testbed run schedules for (topo.c): f with

@@ -204,6 +204,14 @@ assert a.topology == "hypercube:3" and a.calibration.data_ok and a.calibration.a
 PY
 expect_stdout_has "testbed $NAME: 56 of 56 ordered pairs reach each other (8 hosts)" \
 	$OFC --socket "$SOCK" testbed check
+# The local check is the same use case: the same message, key by key, and
+# calibrated on what the daemon committed (the record's hypercube:3), not
+# on the file's torus:2x4.
+cp "$TMP/out" "$TMP/remote.txt"
+$OFC --socket "$SOCK" testbed check --json >"$TMP/remote.json" 2>"$TMP/err"
+expect_json 'j["topology"]=="hypercube:3" and len(j["circuits"])==24 and (lambda r: sorted(r)==sorted(j) and sorted(r["calibration"])==sorted(j["calibration"]) and sorted(r["circuits"][0])==sorted(j["circuits"][0]))(json.load(open(sys.argv[1][:-3] + "remote.json")))' \
+	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
+expect_stdout_has "$(head -n 2 "$TMP/remote.txt" | tail -n 1)" $OFC testbed check "$TMP/torus.yaml" --state-dir "$ST"
 # The text prints the same runs.
 expect_stdout_has "topology hypercube:3 (committed, as ofcd holds it), 24 circuits" \
 	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
