@@ -104,36 +104,6 @@ static int committed_topology(const struct ctl *c, struct testbed_topo *w, struc
 	return rc;
 }
 
-/* The circuits' rate measured again when what was measured is not these
- * circuits' (before a reconfiguration changed their number), recorded for
- * the next run; a note when they carry less than their shaping. */
-static int carried(struct ofcd *d, const struct fabric *f, struct testbed_net *t, struct answer *an,
-		   Ofc__V1__TestbedRunAnswer *m, struct ofc_error *err)
-{
-	struct exec_probe *pr = NULL;
-	char r0[32], r1[32];
-	double least;
-
-	if (!(t->rate > 0))
-		return 0;
-	if (!(t->carried > 0) || t->ncarried != t->ncircuits) {
-		int rc = testbed_measure(t, &pr, &t->ncarried, &t->carried, &least, err);
-
-		free(pr);
-		if (rc < 0 ||
-		    testbed_record_carried(d->state_dir, f->name, t->carried, t->ncarried, err) < 0)
-			return -1;
-	}
-	if (t->carried < TESTBED_CARRY_SHARE * t->rate)
-		m->carried_note = arena_printf(
-		    &an->a,
-		    "the circuits are shaped to %s, and all %u at once carried %s each here: "
-		    "measured times can be up to %.3gx the model's",
-		    testbed_rate_str(t->rate, r0, sizeof(r0)), t->ncarried,
-		    testbed_rate_str(t->carried, r1, sizeof(r1)), t->rate / t->carried);
-	return 0;
-}
-
 /* One algorithm: its schedule for q's fabric, run and judged, as a result. */
 static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedule_query *q0,
 					  const char *algo, const struct testbed_net *t,
@@ -187,6 +157,7 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 				o->circuits_used = run.pred.circuits_used;
 			}
 		}
+		testbed_run_free(&run);
 	}
 	schedule_result_free(&r);
 	return o;
@@ -230,6 +201,7 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 	struct testbed_model model;
 	const char *from;
 	char names[TESTBED_MAX_RUNS][48];
+	char note[400];
 	uint32_t most, n;
 	int rc = -1;
 
@@ -239,8 +211,11 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 				     f->name);
 	if (testbed_need_root(err) < 0 || testbed_net_read(f, d->state_dir, &t, err) < 0)
 		return -1;
-	if (carried(d, f, &t, an, m, err) < 0 || committed_topology(d->w.ctl, &committed, err) < 0)
+	if (testbed_carried_now(f, d->state_dir, &t, note, sizeof(note), err) < 0 ||
+	    committed_topology(d->w.ctl, &committed, err) < 0)
 		goto out;
+	if (note[0])
+		m->carried_note = arena_strdup(&an->a, note);
 	testbed_model_of(&t, j->alpha, &model, &from);
 	most = testbed_most_circuits(&t);
 

@@ -20,6 +20,7 @@
 
 #include "controller/fabric/fabric.h"
 #include "drivers/drivers.h"
+#include "exec/exec.h"
 
 /* ---- what the hosts should hold (hosts.c) -------------------------------- */
 
@@ -204,21 +205,43 @@ struct testbed_run_opts {
 	double deadline;     /* absolute, now_seconds() */
 	uint64_t max_memory; /* 0: half the machine's */
 	uint16_t port;	     /* the executor's TCP port in every namespace */
+	bool step_times;     /* each step's time, measured and the model's */
+	/* exec_opts.progress: the caller's thread, about ten times a second */
+	void (*progress)(void *ctx, uint32_t step, uint32_t nsteps, double seconds);
+	void *ctx;
 };
 /* A run of s: predicted (NaN when the circuits are unshaped), measured,
  * the data check, and whether the model holds or which term is off
- * (model). -1 when it could not be priced (a transfer on no circuit) or
- * did not run to its end (err); wrong data is a run that ran. */
+ * (model); the executor's whole result, the model's time per step
+ * (step_times on a priced run) and the bytes the circuits' sources sent
+ * (< 0: unreadable). -1 when it could not be priced (a transfer on no
+ * circuit) or did not run to its end (err); wrong data is a run that
+ * ran. testbed_run_free frees it either way. */
 struct testbed_run {
 	bool ran, data_ok, holds;
 	double measured, predicted;
 	struct testbed_prediction pred;
+	double *step_model;
+	double circuit_bytes;
+	struct exec_result res;
 	char model[400];
 };
 struct schedule;
 int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 			 const struct testbed_model *m, const struct testbed_run_opts *o,
 			 struct testbed_run *r, struct ofc_error *err);
+void testbed_run_free(struct testbed_run *r);
+/* What the circuits' source ends have sent so far, in bytes (the veths'
+ * counters); < 0 when unreadable. */
+double testbed_circuit_bytes(const struct testbed_net *t);
+/* What the circuits carry against the shaping the model prices them at:
+ * recorded by testbed up or check, else (or when measured on another
+ * number of circuits, before a reconfiguration) measured now and
+ * recorded. note (len bytes) gets the warning when they carry less than
+ * TESTBED_CARRY_SHARE of it, else "": measured/predicted is then this
+ * machine's cores, not the schedule (17x on 2 cores, without a word). */
+int testbed_carried_now(const struct fabric *f, const char *state_dir, struct testbed_net *t,
+			char *note, size_t len, struct ofc_error *err);
 
 /* The executor's TCP port in every host's namespace. */
 #define TESTBED_RUN_PORT 7462
