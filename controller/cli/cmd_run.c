@@ -13,9 +13,8 @@
 #include "drivers/drivers.h"
 #include "exec/exec.h"
 
-#define RUN_PORT      7462
-#define MAX_RUNS      16
-#define ALPHA_DEFAULT 100e-6 /* what a step costs a host here: wake-ups, syscalls */
+#define RUN_PORT 7462
+#define MAX_RUNS 16
 
 static const char help[] =
     "Runs each schedule with one agent per host namespace: TCP connections on the\n"
@@ -718,34 +717,22 @@ fail:
  * circuit carries nothing. */
 static void run_model(struct run_args *a, const struct testbed_net *t)
 {
-	uint32_t most = 0;
+	uint32_t most = testbed_most_circuits(t);
 
 	a->q.fabric = a->fc.fabric;
 	a->progress = isatty(STDERR_FILENO) && !a->fc.json;
-	a->model.rate = t->carried > 0 ? t->carried : t->rate;
-	for (uint32_t h = 0; h < t->nhosts; h++) {
-		uint32_t c = 0;
-
-		for (uint32_t p = 0; p < t->ports; p++)
-			c += t->peer[(size_t)h * t->ports + p] != UINT32_MAX;
-		most = c > most ? c : most;
+	/* (testbed_model_of, as ofcd's TestbedRun prices its runs) */
+	testbed_model_of(t, 0, &a->model, &a->alpha_from);
+	if (a->q.alpha_set) { /* (0 too: a step costs nothing) */
+		a->model.alpha = a->q.alpha;
+		a->alpha_from = "--alpha";
 	}
 	if (a->model.rate > 0 && most) {
 		a->q.bandwidth = a->model.rate * most;
 		a->q.bandwidth_set = true;
 	}
-	if (a->q.alpha_set) {
-		a->alpha_from = "--alpha";
-	} else if (t->alpha > 0) {
-		a->q.alpha = t->alpha;
-		a->alpha_from = "calibrated by testbed check";
-	} else {
-		a->q.alpha = t->latency + ALPHA_DEFAULT;
-		a->alpha_from = "not calibrated: the link latency + 100 us; testbed check "
-				"measures it";
-	}
+	a->q.alpha = a->model.alpha;
 	a->q.alpha_set = true;
-	a->model.alpha = a->q.alpha;
 }
 
 /* The topology the runs schedule for: --topology's, applied now (and the
