@@ -18,6 +18,9 @@ void testbed_model_of(const struct testbed_net *t, double alpha, struct testbed_
 	const char *from;
 
 	m->rate = t->carried > 0 ? t->carried : t->rate;
+	/* the bucket counts packets' bytes: its payload, at the share of
+	 * the shaping the circuits carried */
+	m->burst = t->rate > 0 ? netlink_tbf_bucket(t->rate) * fmin(1, m->rate / t->rate) : 0;
 	if (alpha > 0) {
 		m->alpha = alpha;
 		from = "asked";

@@ -157,6 +157,7 @@ const char *testbed_rate_str(double bps, char *buf, size_t n);
 struct testbed_model {
 	double rate;
 	double alpha;
+	double burst; /* payload bytes tbf's full bucket lets through at once (0: none) */
 };
 /* A prediction and its terms: alpha_s (alpha for every step that moves
  * bytes) and bytes_s (each such step's busiest circuit at the rate), the
