@@ -883,7 +883,8 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 	}
 	x = xcalloc(1, sizeof(*x));
 	x->g = g;
-	x->watch = q->body_case == OFC__V1__REQUEST__BODY_WATCH;
+	/* (a stream kept open, its row's route a Watch's: quiet is not its end) */
+	x->watch = api_request_of(q->body_case)->rt == API_RT_WATCH;
 	int rc = stream_open(g, mc, q, &x->s, &err);
 	q->principal = NULL;
 	ofc__v1__request__free_unpacked(q, NULL);
@@ -908,7 +909,8 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 
 /* ---- the handler ------------------------------------------------------------------- */
 
-/* GetState: the JSON written for the same bytes before, if any (cache.c). */
+/* A row's answer many poll (API_CACHED: GetState): the JSON written for
+ * the same bytes before, if any (cache.c). */
 static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *mc,
 				     Ofc__V1__Request *q)
 {
@@ -981,7 +983,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
 	}
-	if (r->rt->kind == API_GET_STATE) {
+	if (r->rt->flags & API_CACHED) {
 		rc = forward_state(g, mc, &q);
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;

@@ -8,9 +8,9 @@
  * The request table's flags (controller/api) say what each role may send:
  * admin everything; read-only the API_READ kinds (GetState, GetSchedule,
  * Watch, GetMetrics, GetPlan); tenant the API_TENANT kinds, checked here
- * against its partitions (GetState and Watch filtered to them, GetSchedule
- * and Reconfigure of them, ReleasePartition and Cancel of its own); nothing
- * else. A refusal names the partition and says it belongs to another
+ * against its partitions by the row's rule of what the request names (an
+ * answer filtered to them, a partition of its own, a ticket of its own);
+ * nothing else. A refusal names the partition and says it belongs to another
  * tenant, and never more: no owner, no host, no state. A socket's peer is
  * decided by the same table (authz_decide): root or --admin-group on the
  * main socket everything, anyone else the API_READ kinds. */
@@ -102,7 +102,6 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 	return NULL;
 }
 
-/* Whether host `name` is in one of the partitions p owns. */
 /* Whether a partition of that name is the config's or held. */
 static bool partition_named(const struct ofcd *d, const char *name)
 {
@@ -159,69 +158,58 @@ static int refuse(Ofc__V1__Status *st, char *why, size_t len, const char *fmt, .
 
 #define OTHER_TENANT "permission denied: partition %.64s belongs to another tenant"
 
-/* A tenant's request of a kind tenants may send (API_TENANT): the
- * partitions it names must be the tenant's. */
+/* A tenant's request that names nothing where its row's rule needs it to:
+ * what a tenant sends it with, and the field. */
+static int refuse_unnamed(const struct api_tenant_rule *r, const char *name, Ofc__V1__Status *st,
+			  char *why, size_t len)
+{
+	return refuse(st, why, len, "permission denied: %.64s is a tenant and %s (%s)", name,
+		      r->needs, r->field);
+}
+
+/* A tenant's request of a kind tenants may send (API_TENANT), by its row's
+ * rule (api_tenant_rule): what it names must be the tenant's. */
 static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 			  const struct api_request *k, const Ofc__V1__Request *req,
 			  Ofc__V1__Status *st, char *why, size_t len)
 {
-	const char *name = p->identity ? p->identity : "?";
+	const struct api_tenant_rule *r = &k->tenant;
+	const char *name = p->identity ? p->identity : "?", *part;
+	char *const *hosts;
+	bool two;
 
-	switch (k->kind) {
-	case API_GET_STATE:
-	case API_WATCH:
-		return 0; /* filtered to its partitions */
-	case API_GET_SCHEDULE: {
-		const Ofc__V1__GetSchedule *g = req->get_schedule;
-
-		if (!g->partition || !*g->partition)
-			return refuse(st, why, len,
-				      "permission denied: %.64s is a tenant and asks for its "
-				      "partitions' schedules (partition)",
-				      name);
-		if (!authz_owns(p, g->partition))
-			return refuse(st, why, len, OTHER_TENANT, g->partition);
-		return 0;
-	}
-	case API_RECONFIGURE: {
-		const Ofc__V1__Reconfigure *r = req->reconfigure;
-
-		if (!r->partition || !*r->partition)
-			return refuse(st, why, len,
-				      "permission denied: %.64s is a tenant and reconfigures its "
-				      "partitions only (partition)",
-				      name);
-		if (!authz_owns(p, r->partition))
-			return refuse(st, why, len, OTHER_TENANT, r->partition);
+	switch (r->names) {
+	case API_NAMES_FILTERED:
+		return 0; /* its answer is filtered to the tenant's */
+	case API_NAMES_TICKET:
+		if (!api_named_ticket(req))
+			return refuse_unnamed(r, name, st, why, len);
+		return 0; /* the ticket's partition is checked where the queue is */
+	case API_NAMES_PARTITION:
+		part = api_named_partition(req, &two);
+		if (!part && (two || !r->needs))
+			return 0; /* the handler's INVALID */
+		if (!part)
+			return refuse_unnamed(r, name, st, why, len);
+		if (!authz_owns(p, part)) {
+			if (r->absent && !partition_named(d, part))
+				return refuse(st, why, len,
+					      "permission denied: no partition %.64s exists (%s), "
+					      "and %.64s may name only its own partitions",
+					      part, r->absent, name);
+			return refuse(st, why, len, OTHER_TENANT, part);
+		}
 		/* A partition made at run time takes only hosts no other
 		 * tenant's partition has. */
-		for (size_t i = 0; i < r->n_hosts; i++) {
-			const char *o = r->hosts[i] ? foreign_owner(d, p, r->hosts[i]) : NULL;
+		for (size_t i = 0, n = api_named_hosts(req, &hosts); i < n; i++) {
+			const char *o = hosts[i] ? foreign_owner(d, p, hosts[i]) : NULL;
 
 			if (o)
 				return refuse(st, why, len, OTHER_TENANT, o);
 		}
 		return 0;
-	}
-	case API_RELEASE_PARTITION: {
-		const char *rn = wire_release_name(req->release_partition);
-
-		if (!rn || authz_owns(p, rn))
-			return 0; /* (mine, or the handler's INVALID) */
-		if (!partition_named(d, rn))
-			return refuse(st, why, len,
-				      "permission denied: no partition %.64s exists (nothing to "
-				      "release), and %.64s may name only its own partitions",
-				      rn, name);
-		return refuse(st, why, len, OTHER_TENANT, rn);
-	}
-	case API_CANCEL:
-		if (!req->cancel->has_ticket || !req->cancel->ticket)
-			return refuse(st, why, len,
-				      "permission denied: a tenant cancels by ticket (its "
-				      "requests' tickets are in its state and events)");
-		return 0; /* the ticket's partition is checked where the queue is */
-	default:	  /* a kind flagged API_TENANT without its partitions' check here */
+	case API_NAMES_NONE:
+	default: /* a kind flagged API_TENANT without its rule (test_requests) */
 		return refuse(st, why, len,
 			      "permission denied: %.64s is a tenant; this request needs the admin "
 			      "role",
