@@ -27,11 +27,11 @@ int adopt_request(const struct request *rq)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "an adopt's commit needs the transaction and generation its preview "
 			     "showed");
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
+	if (d->loop->nqueue >= MAX_QUEUE)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
+			     "%u mutations are waiting already; try again later", d->loop->nqueue);
 	j = request_job(rq, JOB_ADOPT);
 	j->adopt_commit = a->has_commit && a->commit;
 	j->adopt_txn = a->transaction;
@@ -84,7 +84,7 @@ static void preview(struct answer *an, const struct ctl *c, const struct ctl_ado
  * fence (an etcd replica's epoch) holds for the record it writes. */
 void ofcd_run_adopt(struct ofcd *d, struct job *j)
 {
-	struct ctl *c = d->w.ctl;
+	struct ctl *c = d->w->ctl;
 	struct ofc_error err = {0};
 	struct ctl_adopt a;
 	struct answer an;
@@ -130,7 +130,7 @@ void ofcd_run_adopt(struct ofcd *d, struct job *j)
 		an.t.state = "committed";
 		preview(&an, c, &a, true);
 		j->txn = a.generation;
-		j->snap = snapshot_build(d->state_dir, c, d->w.pub, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, c, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		held_state(d, j->snap);

@@ -108,13 +108,13 @@ void batch_gather(struct ofcd *d, struct job *head)
 	names_add(&parts, head->partition);
 	for (uint32_t i = 0; prolog && i < head->nhosts; i++)
 		names_add(&hosts, head->hosts[i]);
-	for (uint32_t n = 1; n < BATCH_MAX && (x = d->loop.queue); n++) {
+	for (uint32_t n = 1; n < BATCH_MAX && (x = d->loop->queue); n++) {
 		if (!joins(d, prolog, x, &hosts, &parts))
 			break;
-		d->loop.queue = x->next;
-		if (!d->loop.queue)
-			d->loop.queue_tail = NULL;
-		d->loop.nqueue--;
+		d->loop->queue = x->next;
+		if (!d->loop->queue)
+			d->loop->queue_tail = NULL;
+		d->loop->nqueue--;
 		x->next = NULL;
 		queue_start(d, x); /* (not answered from its outcome: joins said so) */
 		x->t0 = t0;
@@ -133,7 +133,7 @@ bool batch_wait(struct ofcd *d, struct job *j)
 	double waited = now_seconds() - j->queued_s;
 
 	/* (a turn of the loop at least: the prologs sent with it are read) */
-	if (!is_prolog(j) || !j->ahead || d->loop.stopping || waited > BATCH_WAIT_S ||
+	if (!is_prolog(j) || !j->ahead || d->loop->stopping || waited > BATCH_WAIT_S ||
 	    (waited >= BATCH_GATHER_S && ahead_done(j->ahead)))
 		return false;
 	return true;
@@ -141,7 +141,7 @@ bool batch_wait(struct ofcd *d, struct job *j)
 
 struct job *batch_running(const struct ofcd *d, uint64_t ticket, uint64_t conn_id, uint64_t req_id)
 {
-	struct job *r = d->loop.running;
+	struct job *r = d->loop->running;
 
 	for (struct job *x = r; x; x = x == r ? r->batch : x->next)
 		if (ticket ? x->ticket == ticket : x->conn_id == conn_id && x->req_id == req_id)
@@ -154,13 +154,13 @@ struct job *batch_running(const struct ofcd *d, uint64_t ticket, uint64_t conn_i
 /* x on its own, as it runs outside a batch; answered in this turn. */
 static void run_alone(struct ofcd *d, struct job *head, struct job *x)
 {
-	d->w.job = x;
+	d->w->job = x;
 	if (x->kind == JOB_RELEASE)
 		ofcd_run_release(d, x);
 	else
 		ofcd_run_mutation(d, x);
 	head->order[head->norder++] = x;
-	d->w.job = head;
+	d->w->job = head;
 }
 
 /* The events posted to `from` go to `to` (the job answered first). */
@@ -249,7 +249,7 @@ static int batch_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct ofcd *d = b->d;
 
 	b->t_target = now_seconds();
-	b->cfg = fabcfg_ref(d->w.cfg);
+	b->cfg = fabcfg_ref(d->w->cfg);
 	if (ofcd_open_next_ctl(d, b->cfg->f, out, err) < 0)
 		return -1;
 	b->t_opened = now_seconds();
@@ -471,29 +471,29 @@ static void batch_settle(struct batch *b, struct job *first, int rc, struct reco
 		struct partition **parts = xcalloc(b->n + 1, sizeof(*parts));
 		uint32_t n = 0;
 
-		ofcd_ctl_close(d, d->w.ctl);
-		d->w.ctl = nc;
+		ofcd_ctl_close(d, d->w->ctl);
+		d->w->ctl = nc;
 		r->planned = NULL;
-		ctl_quiet(d->w.ctl, NULL);
-		d->w.ctl->partition = NULL; /* (b->u goes) */
+		ctl_quiet(d->w->ctl, NULL);
+		d->w->ctl->partition = NULL; /* (b->u goes) */
 		for (uint32_t k = 0; k < b->n; k++)
 			if (b->m[k].in)
 				parts[n++] = &b->m[k].p;
 		held_committed_many(&b->hs, parts, r->txn.txn);
 		free(parts);
-		fabcfg_unref(d->w.cfg);
-		d->w.cfg = b->cfg;
+		fabcfg_unref(d->w->cfg);
+		d->w->cfg = b->cfg;
 		b->cfg = NULL;
-		fabcfg_unref(d->w.pub);
-		d->w.pub = failures_publish(d);
-		first->new_cfg = fabcfg_ref(d->w.pub);
+		fabcfg_unref(d->w->pub);
+		d->w->pub = failures_publish(d);
+		first->new_cfg = fabcfg_ref(d->w->pub);
 	} else {
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 	}
 	for (uint32_t k = 0; k < b->n; k++)
 		if (b->m[k].in)
-			answer_member(d, &b->m[k], d->w.cfg->f->name, ndevs, rc, &r->txn, err);
-	first->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+			answer_member(d, &b->m[k], d->w->cfg->f->name, ndevs, rc, &r->txn, err);
+	first->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 }
@@ -538,7 +538,7 @@ static int batch_commit(struct batch *b, struct job *head, struct job **first_ou
 		relabel |= b->m[k].j->relabel;
 	make_union(b);
 	struct reconfigure_req q = {
-	    .ctl = d->w.ctl,
+	    .ctl = d->w->ctl,
 	    .recover = true,
 	    .target = batch_target,
 	    .partition = &b->u,
@@ -552,18 +552,18 @@ static int batch_commit(struct batch *b, struct job *head, struct job **first_ou
 	/* Its events go with the first member answered (below): kept aside
 	 * meanwhile, not with a job answered before it. */
 	struct job stub = {0};
-	d->w.job = &stub;
+	d->w->job = &stub;
 	int rc = reconfigure_run(&q, &r, &err);
 	double t_done = now_seconds();
-	d->w.job = head;
+	d->w->job = head;
 
 	for (uint32_t k = 0; k < b->n; k++)
 		if (b->m[k].in)
 			in[nin++] = b->m[k].j;
 	first = nin ? in[0] : NULL;
 	if (rc < 0 && r.stage != RECONF_APPLY) {
-		if (r.planned && r.planned != d->w.ctl) {
-			ctl_handover(r.planned, d->w.ctl);
+		if (r.planned && r.planned != d->w->ctl) {
+			ctl_handover(r.planned, d->w->ctl);
 			ofcd_ctl_close(d, r.planned);
 		}
 		ofcd_log(
@@ -602,8 +602,8 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 
 		b.m[k].j = v[k];
 		/* (a refusal, answered on its own as ever) */
-		if (d->w.damaged || !held_may(d, v[k], why, sizeof(why)) ||
-		    held_make(d, d->w.cfg->f, v[k]->partition, v[k]->hosts, v[k]->nhosts,
+		if (d->w->damaged || !held_may(d, v[k], why, sizeof(why)) ||
+		    held_make(d, d->w->cfg->f, v[k]->partition, v[k]->hosts, v[k]->nhosts,
 			      v[k]->spec, &b.m[k].p, &err) < 0)
 			continue;
 		b.m[k].in = true;
@@ -632,7 +632,7 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 			char why[400];
 
 			next->snap =
-			    snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+			    snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 			held_state(d, next->snap);
 		}
 	} else if (nin >= 2) {
@@ -655,8 +655,8 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 
 static bool is_held(const struct ofcd *d, const char *name)
 {
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		if (strcmp(d->w.held[i].p.name, name) == 0)
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		if (strcmp(d->w->held[i].p.name, name) == 0)
 			return true;
 	return false;
 }
@@ -670,7 +670,7 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 	char why[400];
 	int rc;
 
-	d->w.job = ok[0];
+	d->w->job = ok[0];
 	rc = held_release_many(d, ok, n, &err);
 	for (uint32_t k = 0; k < n; k++) {
 		struct answer an;
@@ -698,7 +698,7 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 	}
 	if (rc == 0) {
 		t[1] = now_seconds();
-		ok[0]->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		ok[0]->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		t[2] = now_seconds();
@@ -709,7 +709,7 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 			 t[1] - t[0], t[2] - t[1], t[3] - t[2]);
 		log_batch_took(d, ok, n, "release-partition", why);
 	}
-	d->w.job = head;
+	d->w->job = head;
 }
 
 static void run_releases(struct ofcd *d, struct job *head, struct job **v, uint32_t n)
@@ -720,7 +720,7 @@ static void run_releases(struct ofcd *d, struct job *head, struct job **v, uint3
 	for (uint32_t k = 0; k < n; k++) {
 		char why[400];
 
-		if (!d->w.damaged && held_may(d, v[k], why, sizeof(why)) &&
+		if (!d->w->damaged && held_may(d, v[k], why, sizeof(why)) &&
 		    is_held(d, v[k]->partition))
 			ok[nok++] = v[k];
 		else
@@ -750,6 +750,6 @@ void ofcd_run_batch(struct ofcd *d, struct job *head)
 		run_releases(d, head, v, n);
 	else
 		run_prologs(d, head, v, n);
-	d->w.job = head;
+	d->w->job = head;
 	free(v);
 }

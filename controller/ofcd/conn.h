@@ -3,7 +3,7 @@
  * mutation_requests.c) call of the connections' and the queue's, and what
  * the loop's files (server.c, conn_io.c, connections.c, events.c,
  * job_queue.c, cluster.c) call of each other. The connections call the
- * requests only through d->loop.chain (internal.h). */
+ * requests only through d->loop->chain (internal.h). */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
 

@@ -173,7 +173,7 @@ void snapshot_free(struct snapshot *s);
 Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 
 /* views.c: what every replica shows alike, from the store's state alone */
-/* (mutation worker, after held_state on a snapshot of d->w.ctl) The
+/* (mutation worker, after held_state on a snapshot of d->w->ctl) The
  * fabric's at_target outside the held partitions' ports, and each one's
  * own at_target and schedule. */
 void held_view(const struct ofcd *d, struct snapshot *s);
@@ -326,7 +326,7 @@ struct job {
 	uint32_t nprobe;
 	bool startup;	  /* probe: the check once at start, reported in the log */
 	uint64_t done_ms; /* takeover: when it finished (unix ms) */
-	bool reload;	  /* sync: read etcd whole first (d->loop.cl_reload when it started) */
+	bool reload;	  /* sync: read etcd whole first (d->loop->cl_reload when it started) */
 	bool reloaded;	  /* ... and it did, this replica following */
 	uint64_t txn;	  /* the transaction it ran (0: none) */
 	/* adopt: commit the transaction adopt_txn as generation adopt_gen
@@ -774,10 +774,10 @@ struct ofcd {
 	 * devm.mu (metrics.c). */
 	struct dev_metrics devm;
 
-	struct ofcd_loop loop;
+	struct ofcd_loop *loop;
 	struct ofcd_jobs jobs;
 	struct ofcd_notes notes;
-	struct ofcd_worker w;
+	struct ofcd_worker *w;
 	struct ofcd_ahead ahead;
 };
 
@@ -943,7 +943,7 @@ void ofcd_run_sync(struct ofcd *d, struct job *j);
 int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
 /* (ofcd_run) Start campaigning. */
 int cluster_start(struct ofcd *d, struct ofc_error *err);
-/* (loop) The store's view into d->loop.cl, its changes logged; true when it
+/* (loop) The store's view into d->loop->cl, its changes logged; true when it
  * changed what GetState shows. */
 bool cluster_refresh(struct ofcd *d);
 /* (loop) STORE_EV_DEPOSED: this replica leads no more; what it shows is
@@ -1143,7 +1143,7 @@ struct held_stage {
 	char **owner;		      /* per add */
 	uint32_t *ops;		      /* per add; UINT32_MAX: the whole plan's */
 	uint32_t nadd;
-	char **drop_why; /* per d->w.held as staged (nstaged): NULL kept, else why */
+	char **drop_why; /* per d->w->held as staged (nstaged): NULL kept, else why */
 	uint32_t nstaged, ndrop;
 	uint64_t now_ms; /* a new hold's since, alike in the store and in memory */
 };
@@ -1160,13 +1160,13 @@ void held_committed(struct held_stage *hs, struct partition *add, uint64_t txn, 
 /* ... the n partitions staged by held_stage_many (add[k] moved in). */
 void held_committed_many(struct held_stage *hs, struct partition *const *add, uint64_t txn);
 void held_stage_free(struct held_stage *hs);
-/* (mutation worker) The holds as the store keeps them, into d->w.held,
- * checked against d->w.cfg: an entry that does not fit it (a host it
+/* (mutation worker) The holds as the store keeps them, into d->w->held,
+ * checked against d->w->cfg: an entry that does not fit it (a host it
  * lacks, a host held twice, a config partition's name) is dropped, logged
  * and announced, and a leader writes the list again. announce: post
  * events for what changed since the last load (a follower's watchers hear
  * the leader's holds and releases). A damaged item is an error naming it
- * and the command that sets it aside; d->w.held is left as it was. */
+ * and the command that sets it aside; d->w->held is left as it was. */
 int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err);
 /* (mutation worker) The run-time partition `name` of hosts on f, aimed at
  * spec (read under d->files): hosts known and distinct, none held under
@@ -1224,34 +1224,34 @@ int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct
 #define FAIL_MAX_ITEMS 4096
 /* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
 bool failure_item_ok(const char *item);
-/* STATE_DIR/FABRIC.failed into d->w.reported (none: empty). A damaged file
+/* STATE_DIR/FABRIC.failed into d->w->reported (none: empty). A damaged file
  * is an error naming it and the mv that sets it aside. */
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
-/* d->w.cfg with d->w.reported and d->w.lost in effect (a new reference). */
+/* d->w->cfg with d->w->reported and d->w->lost in effect (a new reference). */
 struct fabcfg *failures_publish(struct ofcd *d);
 /* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
 void ofcd_run_failure(struct ofcd *d, struct job *j);
-/* (mutation worker) After reading the devices: d->w.lost = the host ports
+/* (mutation worker) After reading the devices: d->w->lost = the host ports
  * of lost switches and those cabled to switch ports the switch reports
  * failing (port alarms: a FAILED port in use, light under min_power);
  * true when that changed (the caller re-plans), with what changed in
  * cause. */
 bool failures_devices(struct ofcd *d, char *cause, size_t n);
-/* (mutation worker) Change d->w.reported as a ReportFailure job asks, and
+/* (mutation worker) Change d->w->reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
-/* (planner.c, mutation worker) Publish d->w.cfg with the failures in effect:
+/* (planner.c, mutation worker) Publish d->w->cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);
 /* Port moves (re-wiring around lost ports): STATE_DIR/FABRIC.rewired into
- * d->w.moves (a damaged file is an error naming it), written back (none: no
+ * d->w->moves (a damaged file is an error naming it), written back (none: no
  * file), and copied into a fabric before it is validated. */
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
-/* Forget d->w.moves (in memory: the file stays). */
+/* Forget d->w->moves (in memory: the file stays). */
 void moves_clear(struct ofcd *d);
 /* The readers' halves that take the file's text (len bytes, changed in
- * place; path names it in errors), appending to d->w.reported or
- * d->w.moves (the moves against d->w.cfg's hosts): the loaders call them,
+ * place; path names it in errors), appending to d->w->reported or
+ * d->w->moves (the moves against d->w->cfg's hosts): the loaders call them,
  * and so does the fuzzer. On error the set is emptied. */
 int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);
 int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);

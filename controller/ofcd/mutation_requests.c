@@ -71,13 +71,13 @@ static struct job *queued_job(const struct request *rq, enum job_kind kind)
 	struct ofcd *d = c->d;
 	uint64_t id = rq->req->id;
 
-	if (d->loop.stopping) {
+	if (d->loop->stopping) {
 		reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 		return NULL;
 	}
-	if (d->loop.nqueue >= MAX_QUEUE) {
+	if (d->loop->nqueue >= MAX_QUEUE) {
 		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-		      "%u mutations are waiting already; try again later", d->loop.nqueue);
+		      "%u mutations are waiting already; try again later", d->loop->nqueue);
 		return NULL;
 	}
 	return request_job(rq, kind);
@@ -149,10 +149,10 @@ static int reconfigure_target(struct conn *c, uint64_t id, const Ofc__V1__Reconf
 			return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 					  "a partition goes to its own topology in the config: "
 					  "give no topology or workload with it");
-		if (!fabric_find_partition(d->loop.cfg->f, r->partition))
+		if (!fabric_find_partition(d->loop->cfg->f, r->partition))
 			return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 					  "fabric '%s' has no partition '%.64s'",
-					  d->loop.cfg->f->name, r->partition);
+					  d->loop->cfg->f->name, r->partition);
 		j->partition = xstrdup(r->partition);
 		j->target = xasprintf("partition %s", r->partition);
 		return 0;
@@ -221,11 +221,11 @@ int move_to_phase(const struct request *rq)
 	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
 	struct job *j;
 
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (!d->loop.cfg->f->workload.present)
+	if (!d->loop->cfg->f->workload.present)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->loop.cfg->f->name);
+			     "fabric '%s' has no workload section to plan", d->loop->cfg->f->name);
 	if (m->name && strlen(m->name) > NAME_MAX_LEN)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "a phase's name is %u "
@@ -255,7 +255,7 @@ int cancel(const struct request *rq)
 	if (!by_ticket && !by_id)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "cancel needs a ticket or a request_id");
-	for (j = d->loop.queue; j; j = j->next)
+	for (j = d->loop->queue; j; j = j->next)
 		if (by_ticket ? j->ticket == k->ticket
 			      : j->conn_id == c->id && j->req_id == k->request_id)
 			break;

@@ -273,16 +273,16 @@ bool ahead_done(struct ahead *a)
 
 void ahead_publish(struct ofcd *d)
 {
-	const struct ctl *c = d->w.ctl;
+	const struct ctl *c = d->w->ctl;
 	struct ofcd_ahead *q = &d->ahead;
 	struct ahead_base *b, *old;
 
-	if (!q->nthreads || !c || !d->w.cfg || c->fabric != d->w.cfg->f)
+	if (!q->nthreads || !c || !d->w->cfg || c->fabric != d->w->cfg->f)
 		return;
 	const struct fabric *f = c->fabric;
 	b = xcalloc(1, sizeof(*b));
 	b->refs = 1;
-	b->cfg = fabcfg_ref(d->w.cfg);
+	b->cfg = fabcfg_ref(d->w->cfg);
 	b->sw = xcalloc((size_t)f->nswitches + 1, sizeof(*b->sw));
 	b->known = xcalloc((size_t)f->nswitches + 1, sizeof(*b->known));
 	for (uint32_t i = 0; i < c->ndevs; i++) {

@@ -98,7 +98,7 @@ int check_socket_dir(const char *path, const char *option, struct ofc_error *err
  * clients wait in the backlog (accept_backoff); nothing breaks. */
 void fd_limit(struct ofcd *d)
 {
-	const struct fabric *f = d->loop.cfg->f;
+	const struct fabric *f = d->loop->cfg->f;
 	rlim_t need = (rlim_t)d->o.max_clients + f->nswitches + f->nrings + OFCD_FDS_RESERVED;
 	struct rlimit rl;
 

@@ -47,11 +47,11 @@ int testbed_run_request(const struct request *rq)
 	if (q->algorithm && strlen(q->algorithm) > 64)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "algorithm: a name of at most 64 characters");
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
+	if (d->loop->nqueue >= MAX_QUEUE)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
+			     "%u mutations are waiting already; try again later", d->loop->nqueue);
 	j = request_job(rq, JOB_TESTBED_RUN);
 	j->coll = coll;
 	j->size = q->has_size ? q->size : 1u << 20;
@@ -72,11 +72,11 @@ int testbed_check_request(const struct request *rq)
 	bool down = rq->req->body_case == OFC__V1__REQUEST__BODY_TESTBED_DOWN;
 	struct job *j;
 
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
+	if (d->loop->nqueue >= MAX_QUEUE)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
+			     "%u mutations are waiting already; try again later", d->loop->nqueue);
 	j = request_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK);
 	j->target = xstrdup(down ? "testbed down" : "testbed check");
 	enqueue(d, j, rq);
@@ -223,7 +223,7 @@ static uint32_t algorithms(const struct schedule_query *q, const struct job *j, 
 static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__TestbedRunAnswer *m,
 		   struct ofc_error *err)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	struct testbed_topo committed = {0};
 	struct testbed_net t;
 	struct testbed_model model;
@@ -238,7 +238,7 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 				     f->name);
 	if (testbed_need_root(err) < 0 || testbed_net_read(f, d->state_dir, &t, err) < 0)
 		return -1;
-	if (carried(d, f, &t, an, m, err) < 0 || committed_topology(d->w.ctl, &committed, err) < 0)
+	if (carried(d, f, &t, an, m, err) < 0 || committed_topology(d->w->ctl, &committed, err) < 0)
 		goto out;
 	testbed_model_of(&t, j->alpha, &model, &from);
 	most = testbed_most_circuits(&t);
@@ -387,7 +387,7 @@ static int links(struct ofcd *d, const struct fabric *f, struct answer *an,
 	}
 	t.carried = median;
 	t.ncarried = npr;
-	if (committed_topology(d->w.ctl, &committed, err) < 0)
+	if (committed_topology(d->w->ctl, &committed, err) < 0)
 		goto out;
 	m->topology = arena_strdup(&an->a, committed.open     ? committed.spec
 					   : f->topology.spec ? f->topology.spec
@@ -412,7 +412,7 @@ out:
  * model held is the calibration's), FAILED otherwise. */
 static void run_check(struct ofcd *d, struct job *j)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	Ofc__V1__TestbedCheckAnswer *m;
 	struct ofc_error err = {0};
 	struct answer an;
@@ -466,7 +466,7 @@ static void run_check(struct ofcd *d, struct job *j)
  * plans the switches alone. */
 static void run_down(struct ofcd *d, struct job *j)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	Ofc__V1__TestbedDownAnswer *m;
 	struct ofc_error err = {0};
 	struct answer an;

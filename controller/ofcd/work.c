@@ -82,11 +82,11 @@ void *ofcd_mutation_worker(void *arg)
 			break;
 		j = d->jobs.mjob;
 		pthread_mutex_unlock(&d->jobs.mu);
-		d->w.job = j;
+		d->w->job = j;
 		ofcd_run_job(d, j);
 		ahead_publish(d);
-		metrics_devices_take(d, d->w.ctl);
-		d->w.job = NULL;
+		metrics_devices_take(d, d->w->ctl);
+		d->w->job = NULL;
 		pthread_mutex_lock(&d->jobs.mu);
 		d->jobs.mjob = NULL;
 		finished(d, j);

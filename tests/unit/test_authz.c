@@ -150,7 +150,8 @@ static struct principal sender(enum sender s, Ofc__V1__Principal *gw)
 
 static void test_every_request_by_every_sender(void **state)
 {
-	static struct ofcd d; /* (no partition of the config: none is looked up) */
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l}; /* (no partition of the config: none is looked up) */
 	bool seen[API_NKINDS] = {0};
 
 	(void)state;
@@ -189,7 +190,8 @@ static void test_every_request_by_every_sender(void **state)
  * another tenant's partition, and nothing else. */
 static void test_refusals_say_why(void **state)
 {
-	static struct ofcd d;
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l};
 	const struct api_request *k = &api_requests[API_APPLY_CONFIG];
 	Ofc__V1__Principal gw;
 	struct principal who = sender(SOCK_RO, &gw);

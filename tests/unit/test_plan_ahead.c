@@ -249,8 +249,8 @@ static void test_conflict_replanned(void **state)
 		assert_memory_equal(packed, first, len);
 	}
 	ofc__v1__response__free_unpacked(r, NULL);
-	assert_int_equal(w->d->w.hsched.n, 1);
-	assert_string_equal(w->d->w.hsched.spec[0], "ring:8");
+	assert_int_equal(w->d->w->hsched.n, 1);
+	assert_string_equal(w->d->w->hsched.spec[0], "ring:8");
 
 	close(fd);
 	ofcd_disconnect(&c);
