@@ -10,6 +10,7 @@
  * state than the one that would be recorded. */
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/conn.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

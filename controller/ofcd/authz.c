@@ -14,7 +14,7 @@
  * tenant, and never more: no owner, no host, no state. A socket's peer is
  * decided by the same table (authz_decide): root or --admin-group on the
  * main socket everything, anyone else the API_READ kinds. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -22,6 +22,8 @@
  * written with the record, never before it. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/conn.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * thread (the notes) or builds messages from the store's view, which any
  * thread may ask for. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <grp.h>
 #include <limits.h>

@@ -15,7 +15,6 @@
  * pipelining cannot make the daemon buffer without bound. Nothing a client
  * does blocks the loop; mutations and schedules run on the workers. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -6,7 +6,6 @@
  * dropped (cancel_job, job_queue.c). Their frames and answers are
  * conn_io.c's. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -18,7 +18,6 @@
  * items are whole values written in one guarded transaction, and the log
  * is small (EVLOG_MAX_BYTES). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

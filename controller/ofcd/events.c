@@ -3,7 +3,6 @@
  * state, and every event sent to the watchers (a tenant's, of its
  * partitions' requests alone). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * config's (nothing is rewired around a failure). The workload's schedule on
  * it is computed, verified and announced in a KIND_SCHEDULE_REPLANNED event.
  * Restoring the last failure publishes the healthy config again. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -21,7 +21,7 @@
  * reason): a config that no longer has its hosts, an entry of the store
  * that does not fit the config. The circuits stay as they are in any
  * case. The store's side is held_store.c. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * log (event_log.c); a follower logs what changed between two reads of
  * the store, the reason of a hold let go taken from the list's `gone` (the
  * last few). Mutation worker only. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * tasks (planner.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
  * and the workers (work.c and their jobs) both sit on this file. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <fcntl.h>
 #include <stdarg.h>

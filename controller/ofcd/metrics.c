@@ -4,7 +4,7 @@
  * GetMetrics (ofc-gateway serves it at /metrics with its own TLS counters
  * appended). Gauges are read from what the loop already holds: the
  * snapshot's devices, the queue, the connections. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>

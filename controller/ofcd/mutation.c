@@ -6,6 +6,7 @@
  * helpers); the loop sends them. */
 #include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/worker.h"
 #include "controller/pick/pick.h"
 
 #include <stdlib.h>

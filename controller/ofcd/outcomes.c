@@ -21,7 +21,7 @@
  * Keys are the client's: the same key from another owner (uid, or the
  * gateway principal) is another request, and a key sent again for another
  * request (kind and target) is refused. Loop thread only. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>

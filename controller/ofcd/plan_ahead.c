@@ -18,7 +18,7 @@
  * job is freed); the pool's threads plan; the mutation worker publishes the
  * base (ahead_publish) and takes plans (ahead_take). Everything shared is
  * under d->ahead.mu; a plan's result is its thread's until it is DONE. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

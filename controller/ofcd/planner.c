@@ -21,7 +21,7 @@
  * posts to a freed daemon); the flag lives in the task, which the thread
  * holds a reference to, so the daemon sets it and goes. */
 #include "alltoall/alltoall.h"
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

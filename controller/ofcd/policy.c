@@ -11,7 +11,7 @@
  *     an address the --config file gives a device, or a --device override.
  *     The --config file itself is trusted as it was before: the operator
  *     wrote it (and only root can make ofcd re-read it). */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>

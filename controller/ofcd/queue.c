@@ -14,7 +14,7 @@
  *
  * Loop thread only (the store takes writes from any thread, one at a
  * time). A single ofcd with files keeps its queue in memory, as before. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,6 @@
  * (event_log.c); its own file because both events.c and event_log.c
  * set it. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <string.h>
 

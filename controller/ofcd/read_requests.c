@@ -3,7 +3,6 @@
  * worker or a stream; GetPlan; GetMetrics; Watch): the handlers of the
  * request table's read rows (requests.c). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <ctype.h>
 #include <errno.h>

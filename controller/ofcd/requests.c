@@ -5,7 +5,6 @@
  * mutation_requests.c). ofcd_open plugs this chain into the connections
  * (d->loop->chain). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * connections.c (the clients), job_queue.c (the mutation queue and the
  * finished jobs), events.c (the watchers), cluster.c (replicas). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>

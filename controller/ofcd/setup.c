@@ -3,7 +3,7 @@
  * one never), the directory a socket goes in checked first, the file
  * descriptors the clients need, the read-only socket's budgets, and
  * --topology-dir held open after its owner and mode are checked. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,8 @@
  * read and checked, the lock, a repair of what a crash left, and the
  * running config adopted from what the store holds (the record's topology
  * and moved ports, the failures and the holds in effect). */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

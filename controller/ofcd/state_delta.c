@@ -22,7 +22,6 @@
  * published state's version (the same pack a GetState does); none while
  * the version stands. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

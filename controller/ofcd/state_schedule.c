@@ -33,7 +33,6 @@
  * daemon gone (task.d NULL under task.mu). */
 #include "controller/export/export.h"
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * of what the last leader left, the store's state adopted) and syncing
  * while it follows (JOB_SYNC: the record and the journal's changes logged,
  * the state adopted again when more than the journal changed). */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

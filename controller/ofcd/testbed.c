@@ -9,6 +9,7 @@
 #include "controller/testbed/testbed.h"
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/conn.h"
+#include "controller/ofcd/worker.h"
 #include "exec/exec.h"
 
 #include <math.h>

@@ -15,7 +15,7 @@
  * numbering of its nodes (a Slurm job's is relabelled for fewest moves,
  * and the numbering chosen is not kept): an isomorphism test on the
  * recorded circuits, by nauty's canonical forms. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

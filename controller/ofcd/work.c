@@ -7,6 +7,7 @@
  * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
  * notes; the loop answers and publishes. */
 #include "controller/ofcd/batch.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

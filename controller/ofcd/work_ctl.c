@@ -2,7 +2,7 @@
  * (the daemon's store, --device overrides, callbacks and fence), the
  * events those ctls report, turned into notes for the loop, and the running
  * YAML with another topology and the port moves in effect. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>

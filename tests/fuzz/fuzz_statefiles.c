@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "controller/config/config.h"
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 static char *slurm_jobs[] = {"slurm-job-*"};
 

@@ -6,7 +6,7 @@
  * held partitions' schedules are computed once a spec (held.c). */
 #include "tests/unit/ofcd_world.h"
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 #include "proto/state.pb-c.h"
 
 /* The sim switch's commands wait while the gate is closed: the mutation
