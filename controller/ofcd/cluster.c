@@ -10,7 +10,6 @@
  * thread (the notes) or builds messages from the store's view, which any
  * thread may ask for. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/worker.h"
 
 #include <grp.h>
 #include <limits.h>
@@ -362,7 +361,7 @@ bool cluster_refresh(struct ofcd *d)
 	/* (before the check below: a takeover done or a replica deposed moves
 	 * its role with no new view) */
 	cluster_announce(d, &v, cluster_role(d, &v));
-	/* (deposed: stale until etcd was read again, cluster_sync_start) */
+	/* (deposed: stale until etcd was read again, takeover.c's sync_start) */
 	if (d->loop->cl_reload && !v.leading && v.fresh) {
 		v.fresh = false;
 		snprintf(v.why, sizeof(v.why), "%s (%s) and has not read etcd again since",
@@ -417,24 +416,6 @@ void cluster_deposed(struct ofcd *d)
 	d->loop->leading = false;
 	d->loop->cl_reload = true;
 	cluster_refresh(d);
-}
-
-bool cluster_sync_start(struct ofcd *d, struct job *j)
-{
-	struct ofc_error e = {0};
-
-	/* A linearizable read: every write that succeeded before it, the
-	 * next leader's included, is in what the sync adopts. */
-	if (j->reload && store_load(d->store, 2.0, &e) == 0) {
-		free(d->w->sync_bytes); /* (adopted whatever they are) */
-		d->w->sync_bytes = NULL;
-		j->reloaded = store_epoch(d->store) == 0;
-	} else if (j->reload) {
-		ofcd_log(d, OFCD_LOG_WARNING,
-			 "deposed, and etcd could not be read again (%s): shown stale until it is",
-			 e.msg);
-	}
-	return store_epoch(d->store) != 0;
 }
 
 void cluster_synced(struct ofcd *d, const struct job *j)

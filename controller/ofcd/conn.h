@@ -189,7 +189,7 @@ struct ofcd_loop {
 	char cl_said[112];  /* who leads and this replica's role, as watchers last heard */
 	uint64_t cluster_timer;
 	/* Deposed, and what it shows not read from etcd since: shown stale
-	 * (cluster_refresh) until a sync that read etcd whole (cluster_sync_start)
+	 * (cluster_refresh) until a sync that read etcd whole (takeover.c, sync_start)
 	 * or a takeover is done. */
 	bool cl_reload;
 	/* event_log.c: the fabric's event log as this replica sent it */

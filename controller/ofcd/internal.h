@@ -596,10 +596,6 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
 Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
 				size_t n);
 Ofc__V1__Leader *cluster_refusal_leader(struct arena *a, const struct store_cluster *v);
-/* (mutation worker) A sync's start: etcd read whole first when j->reload,
- * so a deposed replica shows what etcd holds, not what it last wrote or
- * what its watch has delivered so far. Returns whether this replica leads. */
-bool cluster_sync_start(struct ofcd *d, struct job *j);
 
 /* work.c: the workers' threads, started and joined by the loop thread */
 void *ofcd_mutation_worker(void *arg);

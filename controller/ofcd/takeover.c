@@ -174,10 +174,31 @@ static void sync_events(struct ofcd *d)
 	ctl_record_free(&r);
 }
 
+/* A sync's start: etcd read whole first when j->reload, so a deposed
+ * replica shows what etcd holds, not what it last wrote or what its watch
+ * has delivered so far. Returns whether this replica leads. */
+static bool sync_start(struct ofcd *d, struct job *j)
+{
+	struct ofc_error e = {0};
+
+	/* A linearizable read: every write that succeeded before it, the
+	 * next leader's included, is in what the sync adopts. */
+	if (j->reload && store_load(d->store, 2.0, &e) == 0) {
+		free(d->w->sync_bytes); /* (adopted whatever they are) */
+		d->w->sync_bytes = NULL;
+		j->reloaded = store_epoch(d->store) == 0;
+	} else if (j->reload) {
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "deposed, and etcd could not be read again (%s): shown stale until it is",
+			 e.msg);
+	}
+	return store_epoch(d->store) != 0;
+}
+
 void ofcd_run_sync(struct ofcd *d, struct job *j)
 {
 	struct ofc_error err = {0};
-	bool leading = cluster_sync_start(d, j);
+	bool leading = sync_start(d, j);
 	size_t len;
 	char *bytes;
 
