@@ -250,8 +250,8 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 
 /* ---- who may mutate -------------------------------------------------------------------- */
 
-Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
-				size_t n)
+Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v,
+				const char *fabric, char *msg, size_t n)
 {
 	/* (its own key, as a cache cut off from etcd may still show it) */
 	bool other = v->leader[0] && strcmp(v->leader, v->name) != 0;
@@ -263,7 +263,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 		    msg, n,
 		    "this replica (%s) follows; the leader of fabric %s is %s (epoch %llu)%s%s%s: "
 		    "ask it%s",
-		    v->name, d->loop->cfg->f->name, v->leader, (unsigned long long)v->epoch,
+		    v->name, fabric, v->leader, (unsigned long long)v->epoch,
 		    v->leader_socket[0] ? " at " : "", v->leader_socket,
 		    v->leader_socket[0] || v->leader_url[0] ? "" : ", which advertises no address",
 		    v->fresh ? "" : " (as this replica last heard: etcd does not answer it)");
@@ -289,7 +289,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 	    msg, n,
 	    "this replica (%s) follows and no replica leads fabric %s now (an election is under "
 	    "way): try again in a moment",
-	    v->name, d->loop->cfg->f->name);
+	    v->name, fabric);
 	return OFC__V1__STATUS__STATUS_NOT_LEADER;
 }
 
@@ -456,7 +456,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 	char msg[900];
 	struct arena a = {0};
 
-	cluster_refusal(d, &d->loop->cl, msg, sizeof(msg));
+	cluster_refusal(d, &d->loop->cl, d->loop->cfg->f->name, msg, sizeof(msg));
 	while (d->loop->queue) {
 		struct job *j = d->loop->queue;
 		struct conn *c = conn_find(d, j->conn_id);

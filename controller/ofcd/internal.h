@@ -592,9 +592,10 @@ int cluster_open(struct ofcd *d, const char *fabric, struct ofc_error *err);
  * STATUS_NOT_LEADER: a follower (msg says who leads), or a replica that
  * cannot confirm with etcd who leads (msg says why). Either way clients
  * go on to the leader the answer names (cluster_refusal_leader: NULL
- * when there is none to name), or to the next replica. */
-Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
-				size_t n);
+ * when there is none to name), or to the next replica. fabric: its name,
+ * as the calling thread's config has it (the loop's or the worker's). */
+Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v,
+				const char *fabric, char *msg, size_t n);
 Ofc__V1__Leader *cluster_refusal_leader(struct arena *a, const struct store_cluster *v);
 
 /* work.c: the workers' threads, started and joined by the loop thread */

@@ -103,7 +103,7 @@ static int cluster_gate(const struct request *rq)
 		return 0;
 	if (cluster_refresh(d))
 		changed(d);
-	r.status = cluster_refusal(d, &d->loop->cl, msg, sizeof(msg));
+	r.status = cluster_refusal(d, &d->loop->cl, d->loop->cfg->f->name, msg, sizeof(msg));
 	/* Leading but not taken over yet: the takeover runs first, then it. */
 	if (r.status == OFC__V1__STATUS__STATUS_OK)
 		return 0;
