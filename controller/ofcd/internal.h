@@ -582,7 +582,10 @@ struct ofcd_patched {
 };
 void ofcd_patched_open(struct ofcd_patched *p, const struct schedule_outcome *o);
 void ofcd_patched_close(struct ofcd_patched *p);
-int ofcd_start(struct ofcd *d, struct ofc_error *err); /* startup.c: config, lock, recovery */
+/* startup.c: config, lock, recovery (the opening thread): the worker's
+ * state made, and what the loop publishes first, the snapshot and the
+ * running config (a reference), into *snap and *cfg. */
+int ofcd_start(struct ofcd *d, struct snapshot **snap, struct fabcfg **cfg, struct ofc_error *err);
 
 /* cluster.c: replicas on etcd (the loop's calls are in conn.h) */
 /* (ofcd_start) d->store becomes etcd's for this fabric; its state read

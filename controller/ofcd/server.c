@@ -423,7 +423,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	if (o->gateway_socket_path &&
 	    check_socket_dir(o->gateway_socket_path, "--gateway-socket", err) < 0)
 		goto fail;
-	if (ofcd_start(d, err) < 0)
+	if (ofcd_start(d, &d->loop->snap, &d->loop->cfg, err) < 0)
 		goto fail;
 	if (o->inherit_fds) {
 		/* Socket activation: the manager bound them (mode, group). */

@@ -2,7 +2,6 @@
  * read and checked, the lock, a repair of what a crash left, and the
  * running config adopted from what the store holds (the record's topology
  * and moved ports, the failures and the holds in effect). */
-#include "controller/ofcd/conn.h"
 #include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
@@ -230,7 +229,7 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 	return 0;
 }
 
-int ofcd_start(struct ofcd *d, struct ofc_error *err)
+int ofcd_start(struct ofcd *d, struct snapshot **snap, struct fabcfg **cfg, struct ofc_error *err)
 {
 	struct fabric *f;
 	char *text;
@@ -271,8 +270,8 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 				 "recovered an unfinished transaction from the journal");
 		}
 	}
-	if (ofcd_adopt(d, true, !d->clustered, &d->loop->snap, err) < 0)
+	if (ofcd_adopt(d, true, !d->clustered, snap, err) < 0)
 		return -1;
-	d->loop->cfg = fabcfg_ref(d->w->pub);
+	*cfg = fabcfg_ref(d->w->pub);
 	return 0;
 }
