@@ -606,6 +606,13 @@ void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void *ofcd_schedule_worker_2(void *arg); /* the second (SCHEDULE_WORKERS) */
 void ofcd_run_job(struct ofcd *d, struct job *j);
+/* The mutation worker's half (d->w), made by ofcd_open; when ofcd_close
+ * has joined the workers, its devices closed (before the store: their
+ * drivers' threads wake the loop until they stop), then the rest let go
+ * of. */
+void ofcd_worker_new(struct ofcd *d);
+void ofcd_worker_close_devices(struct ofcd *d);
+void ofcd_worker_free(struct ofcd *d);
 
 /* planner.c: the workload's schedule computed off the start path.
  * A detached thread computes an all-to-all's schedule (the MCF: minutes on

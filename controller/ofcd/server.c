@@ -6,7 +6,6 @@
  * connections.c (the clients), job_queue.c (the mutation queue and the
  * finished jobs), events.c (the watchers), cluster.c (replicas). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -361,7 +360,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 
 	*out = NULL;
 	d->loop = xcalloc(1, sizeof(*d->loop));
-	d->w = xcalloc(1, sizeof(*d->w));
+	ofcd_worker_new(d);
 	d->loop->chain = *chain;
 	d->o = *o;
 	if (!d->o.max_frame)
@@ -648,7 +647,7 @@ void ofcd_close(struct ofcd *d)
 		close(d->loop->sig_fd);
 	/* the devices first: their drivers' threads (notifications) wake the
 	 * loop through wake_fd until they stop */
-	ctl_close(d->w->ctl);
+	ofcd_worker_close_devices(d);
 	/* ... and the store's (its watch posts notes and wakes the loop until
 	 * its threads are joined); then nothing else posts a note. */
 	store_close(d->store);
@@ -665,26 +664,13 @@ void ofcd_close(struct ofcd *d)
 		free(d->loop->cache[i].buf);
 	snapshot_free(d->loop->snap);
 	fabcfg_unref(d->loop->cfg);
-	fabcfg_unref(d->w->cfg);
-	fabcfg_unref(d->w->pub);
-	fabcfg_unref(d->w->base);
-	free(d->w->sync_bytes);
-	free(d->w->damaged);
-	strv_free(d->w->reported, d->w->nreported);
-	strv_free(d->w->lost, d->w->nlost);
-	for (uint32_t i = 0; i < d->w->nmoves; i++)
-		free(d->w->moves[i].host);
-	free(d->w->moves);
-	held_free_all(d);
+	ofcd_worker_free(d);
 	loop_free(d->loop->ev);
 	pthread_mutex_destroy(&d->jobs.mu);
 	pthread_cond_destroy(&d->jobs.cond);
 	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);
-	for (uint32_t i = 0; i < d->w->ntrusted; i++)
-		free(d->w->trusted[i]);
-	free(d->w->trusted);
 	free(d->allow);
 	free(d->cred_dir);
 	if (d->files.dirfd >= 0)
@@ -694,7 +680,6 @@ void ofcd_close(struct ofcd *d)
 	queue_forget(d);
 	outcomes_free(&d->loop->outcomes);
 	ahead_free(d);
-	free(d->w);
 	free(d->loop);
 	free(d);
 }
