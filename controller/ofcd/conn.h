@@ -540,8 +540,8 @@ int apply_config_request(const struct request *rq);
 int reconfigure_request(const struct request *rq);
 int release_partition(const struct request *rq);
 int move_to_phase(const struct request *rq);
-int adopt_request(const struct request *rq); /* Adopt (adopt.c) */
-/* TestbedRun, TestbedCheck, TestbedDown (testbed.c) */
+int adopt_request(const struct request *rq); /* Adopt (the worker's: adopt.c) */
+/* TestbedRun, TestbedCheck, TestbedDown (the worker's: testbed.c) */
 int testbed_run_request(const struct request *rq);
 int testbed_check_request(const struct request *rq);
 int cancel(const struct request *rq);
