@@ -358,12 +358,8 @@ int adopt_request(const struct request *rq)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "an adopt's commit needs the transaction and generation its preview "
 			     "showed");
-	if (d->loop->stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop->nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop->nqueue);
-	j = request_job(rq, JOB_ADOPT);
+	if (!(j = queued_job(rq, JOB_ADOPT)))
+		return 0;
 	j->adopt_commit = a->has_commit && a->commit;
 	j->adopt_txn = a->transaction;
 	j->adopt_gen = a->generation;
@@ -402,12 +398,8 @@ int testbed_run_request(const struct request *rq)
 	if (q->algorithm && strlen(q->algorithm) > 64)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "algorithm: a name of at most 64 characters");
-	if (d->loop->stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop->nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop->nqueue);
-	j = request_job(rq, JOB_TESTBED_RUN);
+	if (!(j = queued_job(rq, JOB_TESTBED_RUN)))
+		return 0;
 	j->coll = coll;
 	j->size = q->has_size ? q->size : 1u << 20;
 	j->algo = q->algorithm && q->algorithm[0] ? xstrdup(q->algorithm) : NULL;
@@ -427,12 +419,8 @@ int testbed_check_request(const struct request *rq)
 	bool down = rq->req->body_case == OFC__V1__REQUEST__BODY_TESTBED_DOWN;
 	struct job *j;
 
-	if (d->loop->stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop->nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop->nqueue);
-	j = request_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK);
+	if (!(j = queued_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK)))
+		return 0;
 	j->target = xstrdup(down ? "testbed down" : "testbed check");
 	enqueue(d, j, rq);
 	return 0;
