@@ -14,7 +14,7 @@
  * tenant, and never more: no owner, no host, no state. A socket's peer is
  * decided by the same table (authz_decide): root or --admin-group on the
  * main socket everything, anyone else the API_READ kinds. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,7 +80,7 @@ static bool same_host(const char *member, const char *host)
 static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal *p,
 				 const char *name)
 {
-	const struct fabric *f = d->loop.cfg->f;
+	const struct fabric *f = d->loop->cfg->f;
 
 	for (uint32_t i = 0; i < f->npartitions; i++) {
 		const struct partition *pt = &f->partitions[i];
@@ -91,7 +91,7 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 			if (same_host(pt->members[k], name))
 				return pt->name;
 	}
-	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
 	for (size_t i = 0; st && i < st->n_held; i++) {
 		if (authz_owns(p, st->held[i]->name))
 			continue;
@@ -105,8 +105,8 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 /* Whether a partition of that name is the config's or held. */
 static bool partition_named(const struct ofcd *d, const char *name)
 {
-	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
-	const struct fabric *f = d->loop.cfg ? d->loop.cfg->f : NULL;
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
+	const struct fabric *f = d->loop->cfg ? d->loop->cfg->f : NULL;
 
 	for (uint32_t i = 0; f && i < f->npartitions; i++)
 		if (strcmp(f->partitions[i].name, name) == 0)
@@ -119,7 +119,7 @@ static bool partition_named(const struct ofcd *d, const char *name)
 
 bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name)
 {
-	const struct fabric *f = d->loop.cfg->f;
+	const struct fabric *f = d->loop->cfg->f;
 
 	if (!name)
 		return false;
@@ -132,7 +132,7 @@ bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const 
 			if (same_host(pt->members[k], name))
 				return true;
 	}
-	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
 	for (size_t i = 0; st && i < st->n_held; i++) {
 		if (!authz_owns(p, st->held[i]->name))
 			continue;
@@ -354,7 +354,7 @@ Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const c
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a)
 {
-	const struct snapshot *s = d->loop.snap;
+	const struct snapshot *s = d->loop->snap;
 	const Ofc__V1__State *src = s->state;
 	Ofc__V1__State *st = arena_alloc(a, sizeof(*st));
 
@@ -397,17 +397,17 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 			st->moved[st->n_moved++] = src->moved[i];
 	if (src->partition && authz_owns(p, src->partition))
 		st->partition = src->partition;
-	st->queue = arena_array(a, d->loop.nqueue + 1, sizeof(*st->queue));
-	for (const struct job *j = d->loop.queue; j; j = j->next)
+	st->queue = arena_array(a, d->loop->nqueue + 1, sizeof(*st->queue));
+	for (const struct job *j = d->loop->queue; j; j = j->next)
 		if (j->partition && authz_owns(p, j->partition))
 			st->queue[st->n_queue++] = txn_info(a, j, "queued", 0, true);
 	if (!st->n_queue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, a, owns, p, &st->queue);
-	if (d->loop.running && d->loop.running->partition &&
-	    authz_owns(p, d->loop.running->partition) &&
-	    (d->loop.running->kind == JOB_RECONFIGURE || d->loop.running->kind == JOB_RELEASE)) {
-		st->transaction =
-		    txn_info(a, d->loop.running, d->loop.running_state, d->loop.running_txn, true);
+	if (d->loop->running && d->loop->running->partition &&
+	    authz_owns(p, d->loop->running->partition) &&
+	    (d->loop->running->kind == JOB_RECONFIGURE || d->loop->running->kind == JOB_RELEASE)) {
+		st->transaction = txn_info(a, d->loop->running, d->loop->running_state,
+					   d->loop->running_txn, true);
 		st->transaction->has_running = st->transaction->running = 1;
 	}
 	return st;

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 static char *slurm_jobs[] = {"slurm-job-*"};
 
@@ -156,7 +156,8 @@ static struct principal sender(enum sender s, Ofc__V1__Principal *gw)
 
 static void test_every_request_by_every_sender(void **state)
 {
-	static struct ofcd d; /* (no partition of the config: none is looked up) */
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l}; /* (no partition of the config: none is looked up) */
 	bool seen[API_NKINDS] = {0};
 
 	(void)state;
@@ -195,7 +196,8 @@ static void test_every_request_by_every_sender(void **state)
  * another tenant's partition, and nothing else. */
 static void test_refusals_say_why(void **state)
 {
-	static struct ofcd d;
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l};
 	const struct api_request *k = &api_requests[API_APPLY_CONFIG];
 	Ofc__V1__Principal gw;
 	struct principal who = sender(SOCK_RO, &gw);
