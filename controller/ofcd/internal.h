@@ -149,7 +149,7 @@ struct snapshot {
 	struct port_map ports; /* ... and its port layers */
 	Ofc__V1__State *state; /* without topology, fabric, transaction, queue */
 	Ofc__V1__Topology *topo, *topo_edges;
-	Ofc__V1__Fabric *fabric;
+	Ofc__V1__Fabric *fabric, *fabric_brief; /* (brief: GetState.fabric_brief) */
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
 	Ofc__V1__Schedule *plan;	      /* cfg->plan unpacked (state->schedule) */
 	/* The workload's schedule on the committed topology is the state
@@ -598,7 +598,7 @@ struct ofcd_loop {
 		size_t len;
 		uint64_t version, seq, log; /* seq, log: where in the event log it stands */
 		bool valid;
-	} cache[8]; /* by GetState's options, and whether the asker reads only */
+	} cache[16]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
 	struct stream **streams;	/* streamed GetSchedules running */

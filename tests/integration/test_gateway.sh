@@ -172,9 +172,23 @@ req admin 200 "$URL/v1/state"
 body_is 'j["state"]["devices"][0]["circuits"]==[] and "id" not in j'
 req reader 200 "$URL/v1/state?with_fabric=true"
 body_is 'j["state"]["fabric"]["name"]=="torus64-ocs"'
+body_is 'all(j["state"]["fabric"].get(k) for k in ("wiring", "circuits"))' # (for fabric_brief)
+cp "$TMP/out" "$TMP/full.json"
+# The page's read: the fabric's hosts and switches as in the full one, none
+# of its wiring, circuits and logical topology (15 MB of 20 at 65,536 hosts).
+req reader 200 "$URL/v1/state?with_fabric=true&fabric_brief=true"
+python3 - "$TMP/full.json" "$TMP/out" <<'EOF2' && ok || bad "fabric_brief: not the fabric less its wiring, circuits and logical" "$(head -c 400 "$TMP/out")"
+import json, sys
+full, brief = (json.load(open(p))["state"]["fabric"] for p in sys.argv[1:])
+for k in ("wiring", "circuits", "logical"):
+    assert brief.get(k) in (None, []), k
+    full.pop(k, None)
+    brief.pop(k, None)
+assert brief == full and len(brief["hosts"]) == 64 and brief["switches"], brief.keys()
+EOF2
 # Asked with gzip, the same JSON gzipped; its ETag read again answers 304
 # with no body; another ETag, the state.
-cp "$TMP/out" "$TMP/plain.json"
+cp "$TMP/full.json" "$TMP/plain.json"
 req reader 200 -D "$TMP/hdr" -H 'Accept-Encoding: gzip' "$URL/v1/state?with_fabric=true"
 grep -qi '^content-encoding: gzip' "$TMP/hdr" && ok || bad "no gzip" "$(cat "$TMP/hdr")"
 gunzip -c <"$TMP/out" | cmp -s - "$TMP/plain.json" && ok ||
