@@ -6,7 +6,8 @@
 # squarest torus, then ofcd behind ofc-gateway. Prints the State's size and
 # time on ofcd's socket (`ofc status --json`), the gateway's GET /v1/state
 # as JSON and gzipped (first read: nothing cached; and again), and each
-# process's peak RSS.
+# process's peak RSS; then the page's read (with_fabric, fabric_brief) and
+# ten of them at once, with the CPU ofcd and the gateway spent on them.
 #
 #   sh bench/state_scale.sh [HOSTS]          # 65536
 #   OFCD_ARGS="..."                           more of ofcd's options
@@ -31,6 +32,10 @@ TLS="--cert $T/admin.pem --key $T/admin.key --cacert $T/ca.pem"
 wait_file() { _e=$(($(date +%s) + 60)); while [ ! -s "$1" ] && [ "$(date +%s)" -le $_e ]; do sleep 0.05; done; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
+# CPU seconds ofcd and the gateway spent since cpu0 (load-free, unlike wall)
+cpu0() { c0=$(($(ticks $OFCD) + $(ticks $GW))); }
+cpu() { awk -v d=$(($(ticks $OFCD) + $(ticks $GW) - c0)) -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", d / t }'; }
 hwm() { awk '/VmHWM/ {printf "%.0f MB", $2 / 1024}' /proc/"$1"/status; }
 
 TOPO=$(python3 -c "
@@ -89,20 +94,22 @@ for i in 1 2; do
 done
 for i in 1 2; do
 	t=$(now)
-	curl -sS $TLS -H "Accept-Encoding: gzip" -o "$T/gwf.gz" -w '%{http_code} %{size_download}' "$URL/v1/state?with_fabric=true" >"$T/c" 2>&1
-	echo "  the page's read, with_fabric, gzip ($i): $(cat "$T/c") bytes in $(since "$t") s"
+	cpu0
+	curl -sS $TLS -H "Accept-Encoding: gzip" -o "$T/gwf.gz" -w '%{http_code} %{size_download}' "$URL/v1/state?with_fabric=true&fabric_brief=true" >"$T/c" 2>&1
+	echo "  the page's read (with_fabric, fabric_brief), gzip ($i): $(cat "$T/c") bytes in $(since "$t") s, CPU $(cpu) s (ofcd and gateway)"
 	grep -q '^200' "$T/c" || echo "    $(head -c 300 "$T/gwf.gz")"
 done
 echo "  peak RSS: ofcd $(hwm $OFCD), ofc-gateway $(hwm $GW)"
 # ten pages opening at once (each its first read)
 t=$(now)
+cpu0
 cpids=""
 for i in 0 1 2 3 4 5 6 7 8 9; do
 	curl -sS $TLS -H 'Accept-Encoding: gzip' -o "$T/p$i.gz" -w '%{http_code} %{size_download} %{time_total}\n' \
-		"$URL/v1/state?with_fabric=true" >"$T/p$i" 2>&1 &
+		"$URL/v1/state?with_fabric=true&fabric_brief=true" >"$T/p$i" 2>&1 &
 	cpids="$cpids $!"
 done
 wait $cpids
-echo "  ten pages at once: all in $(since "$t") s; each (code bytes s): $(cat "$T"/p? | tr '\n' ' ')"
+echo "  ten pages at once: all in $(since "$t") s, CPU $(cpu) s (ofcd and gateway); each (code bytes s): $(cat "$T"/p? | tr '\n' ' ')"
 echo "  peak RSS: ofcd $(hwm $OFCD), ofc-gateway $(hwm $GW)"
 echo "state_scale: load after: $(cut -d' ' -f1-3 /proc/loadavg)"
