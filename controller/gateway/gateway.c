@@ -482,7 +482,26 @@ struct watch_ctx {
 	struct up_stream s;
 	char *pending;
 	size_t len, off;
+	struct gw_zstream *z; /* gzip, when the client takes it */
+	bool ended;
 };
+
+/* The pending line gzipped, when the client takes gzip; last: the end
+ * (zlib failing ends the stream too: plain bytes amid gzip would be
+ * garbage to the client). */
+static void watch_zip(struct watch_ctx *w, bool last)
+{
+	size_t n = 0;
+	char *z = w->z ? gw_zstream_put(w->z, w->pending ? w->pending : "", w->len, last, &n) : NULL;
+
+	if (!w->z)
+		return;
+	free(w->pending);
+	w->pending = z;
+	w->len = n;
+	if (!z || last)
+		w->ended = true;
+}
 
 static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -490,6 +509,8 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 	(void)pos;
 	while (w->off == w->len) {
+		if (w->ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
 		Ofc__V1__Response *r;
 		struct ofc_error err = {0};
 		int k = up_stream_next(&w->s, keepalive(w->g), &r, &err);
@@ -497,15 +518,20 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 		free(w->pending);
 		w->pending = NULL;
 		w->off = w->len = 0;
-		if (k < 0)
+		if (k < 0 && !w->z)
 			return MHD_CONTENT_READER_END_OF_STREAM; /* ofcd went away or stopped */
+		if (k < 0) { /* (gzip's trailer first) */
+			watch_zip(w, true);
+			continue;
+		}
 		if (k == 0) {
 			w->pending = xstrdup("\n");
 			w->len = 1;
-			break;
+		} else {
+			w->pending = response_json(r, &w->len);
+			ofc__v1__response__free_unpacked(r, NULL);
 		}
-		w->pending = response_json(r, &w->len);
-		ofc__v1__response__free_unpacked(r, NULL);
+		watch_zip(w, false);
 	}
 	size_t n = w->len - w->off < max ? w->len - w->off : max;
 	memcpy(buf, w->pending + w->off, n);
@@ -519,6 +545,7 @@ static void watch_free(void *cls)
 
 	up_stream_close(&w->s);
 	free(w->pending);
+	gw_zstream_free(w->z);
 	free(w);
 }
 
@@ -549,9 +576,14 @@ static enum MHD_Result start_watch(struct gateway *g, struct MHD_Connection *mc,
 	}
 	w->pending = response_json(ack, &w->len);
 	ofc__v1__response__free_unpacked(ack, NULL);
+	w->z = gw_accepts_gzip(mc) ? gw_zstream_new() : NULL;
+	watch_zip(w, false);
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
 								   watch_read, w, watch_free);
 	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	MHD_add_response_header(r, "Vary", "Accept-Encoding");
+	if (w->z)
+		MHD_add_response_header(r, "Content-Encoding", "gzip");
 	enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return rc;

@@ -433,5 +433,12 @@ bool gw_etag_matches(struct MHD_Connection *mc, const char *tag);
 enum MHD_Result gw_send_encoded(struct MHD_Connection *mc, unsigned code, const char *type,
 				char *body, size_t len, bool close, const char *etag);
 enum MHD_Result gw_send_not_modified(struct MHD_Connection *mc, const char *etag);
+/* A stream's gzip (the Watch's lines, when the client takes gzip): each
+ * put's bytes flushed, readable at once; last: the gzip trailer too (NULL
+ * once done). The caller frees what put returns. */
+struct gw_zstream;
+struct gw_zstream *gw_zstream_new(void);
+char *gw_zstream_put(struct gw_zstream *zs, const char *in, size_t len, bool last, size_t *out_len);
+void gw_zstream_free(struct gw_zstream *zs);
 
 #endif

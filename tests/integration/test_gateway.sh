@@ -240,6 +240,14 @@ wb=$!
 curl -sS -N --max-time 30 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
 	"$URL/v1/watch" >"$TMP/watch.a" 2>/dev/null &
 wa=$!
+# (and a's watch asked with gzip: the same lines, each readable as it comes)
+curl -sS -N --max-time 30 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
+	-H 'Accept-Encoding: gzip' -D "$TMP/watch.hdr" "$URL/v1/watch" >"$TMP/watch.gz" 2>/dev/null &
+wz=$!
+# (what a gzipped stream cut anywhere says so far)
+gz_lines() {
+	python3 -c 'import sys, zlib; d = zlib.decompressobj(16 + 15); sys.stdout.buffer.write(d.decompress(open(sys.argv[1], "rb").read()))' "$1"
+}
 sleep 0.5
 req reader 403 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA"}'
 body_is 'j["message"]=="permission denied: cn:reader has the read-only role; this request needs the admin role"'
@@ -257,9 +265,13 @@ body_is 'j["transaction"]["state"]=="committed" and j["transaction"]["operations
 # (a's commit event, then a moment for any that b would wrongly get)
 deadline 20
 until grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" || past "$_end"; do sleep 0.1; done
+until gz_lines "$TMP/watch.gz" | grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' || past "$_end"; do sleep 0.1; done
 sleep 0.5
-kill $wa $wb 2>/dev/null
-wait $wa $wb
+kill $wa $wb $wz 2>/dev/null
+wait $wa $wb $wz
+grep -qi '^content-encoding: gzip' "$TMP/watch.hdr" && ok || bad "the watch asked with gzip: not gzipped" "$(cat "$TMP/watch.hdr")"
+[ -n "$(grep -v '^$' "$TMP/watch.a")" ] && [ "$(gz_lines "$TMP/watch.gz" | grep -v '^$')" = "$(grep -v '^$' "$TMP/watch.a")" ] && ok ||
+	bad "the gzipped watch's lines are not the plain watch's" "$(gz_lines "$TMP/watch.gz" | head -c 300)"
 grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" && ok || bad "tenant a hears its commit" "$(head -c 300 "$TMP/watch.a")"
 grep -q '"message":"watching the events of fabric torus64-ocs"' "$TMP/watch.b" &&
 	! grep -q KIND_ "$TMP/watch.b" && ok || bad "tenant b hears nothing of jobA" "$(head -c 600 "$TMP/watch.b")"
