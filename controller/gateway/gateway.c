@@ -49,7 +49,7 @@ struct gateway {
 	struct upstream up;
 	struct gw_cache cache;
 	struct gw_shares shares; /* big states (share.c) */
-	struct gw_ui *ui; /* the page (NULL: none) */
+	struct gw_ui *ui;	 /* the page (NULL: none) */
 	struct gw_log log;
 	struct gw_conns conns; /* every connection (MHD's socket contexts) */
 	pthread_t watchdog;
@@ -492,7 +492,8 @@ struct watch_ctx {
 static void watch_zip(struct watch_ctx *w, bool last)
 {
 	size_t n = 0;
-	char *z = w->z ? gw_zstream_put(w->z, w->pending ? w->pending : "", w->len, last, &n) : NULL;
+	char *z =
+	    w->z ? gw_zstream_put(w->z, w->pending ? w->pending : "", w->len, last, &n) : NULL;
 
 	if (!w->z)
 		return;
@@ -520,7 +521,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 		w->off = w->len = 0;
 		if (k < 0 && !w->z)
 			return MHD_CONTENT_READER_END_OF_STREAM; /* ofcd went away or stopped */
-		if (k < 0) { /* (gzip's trailer first) */
+		if (k < 0) {					 /* (gzip's trailer first) */
 			watch_zip(w, true);
 			continue;
 		}

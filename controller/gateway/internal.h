@@ -22,8 +22,8 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 #include "controller/gateway/gateway.h"
@@ -211,7 +211,7 @@ void gw_cache_put(struct gw_cache *c, const uint8_t *key, size_t klen, const cha
  *                                  bytes, else store the JSON (owned now)
  *   gw_shares_small(...)           the answer was small: no turns for it
  *   gw_shares_end(...)             always, after the fetch */
-#define GW_SHARES 4
+#define GW_SHARES	 4
 #define GW_SHARE_MAX_KEY 4096
 struct gw_shared;
 struct gw_share_entry {

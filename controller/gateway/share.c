@@ -73,8 +73,7 @@ void gw_shares_fini(struct gw_shares *t)
 /* The entry of key (the request as packed, id 0: its options and the
  * principal, so no one is given another's answer), made when absent in
  * place of the one used least lately. Under t->mu. */
-static struct gw_share_entry *entry(struct gw_shares *t, const uint8_t *key, size_t klen,
-				    bool make)
+static struct gw_share_entry *entry(struct gw_shares *t, const uint8_t *key, size_t klen, bool make)
 {
 	struct gw_share_entry *v = &t->e[0];
 
@@ -138,10 +137,11 @@ struct gw_shared *gw_shares_begin(struct gw_shares *t, Ofc__V1__Request *q, doub
 	int rc = pthread_mutex_timedlock(&t->turn, &until);
 	unsigned ahead = atomic_fetch_sub(&t->waiting, 1) - 1;
 	if (rc != 0) {
-		ofc_error_set(err, OFC_E_RUNTIME,
-			"the state is %zu bytes; %u more reads of it wait, and its turn did not "
-			"come within %.0f s",
-			flen, ahead, wait);
+		ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "the state is %zu bytes; %u more reads of it wait, and its turn did not "
+		    "come within %.0f s",
+		    flen, ahead, wait);
 		free(turn->key);
 		turn->key = NULL;
 		turn->refused = true;

@@ -150,8 +150,8 @@ struct snapshot {
 	Ofc__V1__State *state; /* without topology, fabric, transaction, queue */
 	Ofc__V1__Topology *topo, *topo_edges;
 	Ofc__V1__Fabric *fabric, *fabric_brief; /* (brief: GetState.fabric_brief) */
-	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
-	Ofc__V1__Schedule *plan;	      /* cfg->plan unpacked (state->schedule) */
+	Ofc__V1__TransactionInfo *unfinished;	/* a journal on disk, if any */
+	Ofc__V1__Schedule *plan;		/* cfg->plan unpacked (state->schedule) */
 	/* The workload's schedule on the committed topology is the state
 	 * schedule keeper's (state_schedule.c), not computed here: wanted, on
 	 * sched_spec (the committed topology when it is not the config's,
