@@ -152,11 +152,11 @@ struct gw_shared *gw_shares_begin(struct gw_shares *t, Ofc__V1__Request *q, doub
 	pthread_mutex_lock(&t->mu);
 	e = entry(t, turn->key, turn->klen, false);
 	struct gw_shared *sh = e && e->sh && e->fetched >= turn->came ? shared_ref(e->sh) : NULL;
-	pthread_mutex_unlock(&t->mu);
-	if (sh) {
+	if (sh)
 		t->reused++;
+	pthread_mutex_unlock(&t->mu);
+	if (sh)
 		gw_shares_end(t, turn);
-	}
 	return sh;
 }
 
@@ -264,6 +264,10 @@ enum MHD_Result gw_send_shared(struct MHD_Connection *mc, struct gw_shared *sh)
 	/* (the response holds sh's reference; release() drops it) */
 	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
 	    z ? sh->gzlen : sh->jlen, z ? sh->gz : sh->json, release, sh);
+	if (!r) {
+		gw_shared_unref(sh);
+		return MHD_NO;
+	}
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	MHD_add_response_header(r, "Vary", "Accept-Encoding");
 	if (z)
