@@ -981,7 +981,9 @@ static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *m
 	size_t len, skip, jlen = 0;
 	unsigned code = 0;
 	struct gw_share_turn turn;
-	struct gw_shared *sh = gw_shares_begin(&g->shares, q, g->o.request_timeout, &turn, &err);
+	/* (half the request's time to wait its turn, half for ofcd's answer) */
+	struct gw_shared *sh =
+	    gw_shares_begin(&g->shares, q, g->o.request_timeout / 2, &turn, &err);
 
 	if (sh)
 		return gw_send_shared(mc, sh);

@@ -6,7 +6,7 @@
  * ofcd passed ofcd's --max-buffer-per-uid, so four of them got 502.
  *
  * So a read of a state last seen big waits its turn (one at a time, up to
- * a deadline): one answer from ofcd in flight and one JSON being written.
+ * half the request timeout, then 429): one answer from ofcd in flight and one JSON being written.
  * A reader that waited while another fetched a state after it came takes
  * that one, and an answer byte for byte the one before (by its SHA-256)
  * takes the JSON already written; both are shared by reference, never

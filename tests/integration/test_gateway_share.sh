@@ -127,4 +127,28 @@ $OFC --socket "$SOCK" reconfigure --topology torus:32x128 --timeout 120 >"$TMP/s
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["state"]["topology"]["spec"] == "torus:32x128"' "$TMP/s2.json" &&
 	ok || bad "after a commit: the old topology"
 [ "$(get admin "$TMP/nm" -H "If-None-Match: $etag")" = 200 ] && ok || bad "the old ETag answered 304 after a commit"
+
+# A read waits its turn within half the request timeout, then 429 saying
+# why: a second gateway (2 s), ofcd stopped while one read holds the turn.
+$GW --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" --ca "$C/ca.pem" \
+	--policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" --port-file "$TMP/gw2.port" \
+	--request-timeout 2s 2>"$TMP/gw2.log" &
+DAEMONS="$DAEMONS $!"
+deadline 10
+while [ ! -s "$TMP/gw2.port" ] && ! past $_end; do sleep 0.02; done
+read -r P2 <"$TMP/gw2.port"
+URL2="https://127.0.0.1:$P2"
+get2() { curl -sS -o "$1" -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/admin.pem" --key "$C/admin.key" "$URL2/v1/state" 2>>"$TMP/curl.err"; }
+[ "$(get2 "$TMP/g2.json")" = 200 ] && ok || bad "the second gateway's read"
+OFCD_PID=$(echo $DAEMONS | cut -d' ' -f1)
+kill -STOP "$OFCD_PID"
+get2 "$TMP/held.json" >"$TMP/held.code" &
+holder=$!
+sleep 0.5
+code=$(get2 "$TMP/late.json")
+kill -CONT "$OFCD_PID"
+wait $holder
+[ "$code" = 429 ] && grep -q 'more reads of it wait, and its turn did not come within 1 s' "$TMP/late.json" && ok ||
+	bad "a read past its turn's wait: not 429 with why" "$code $(head -c 300 "$TMP/late.json")"
+[ "$(get2 "$TMP/g3.json")" = 200 ] && state_is "$TMP/g3.json" $((gen + 1)) && ok || bad "a read once ofcd answers again"
 finish
