@@ -106,7 +106,7 @@ struct ofcd_loop {
 		size_t len;
 		uint64_t version, seq, log; /* seq, log: where in the event log it stands */
 		bool valid;
-	} cache[8]; /* by GetState's options, and whether the asker reads only */
+	} cache[16]; /* by GetState's options, and whether the asker reads only */
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
 	struct stream **streams;	/* streamed GetSchedules running */

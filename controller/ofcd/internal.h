@@ -139,6 +139,8 @@ struct snapshot {
 	Ofc__V1__Fabric *fabric;
 	Ofc__V1__TransactionInfo *unfinished; /* a journal on disk, if any */
 	Ofc__V1__Schedule *plan;	      /* cfg->plan unpacked (state->schedule) */
+	/* fabric less its wiring, circuits and logical (GetState.fabric_brief) */
+	Ofc__V1__Fabric *fabric_brief;
 	/* The workload's schedule on the committed topology is the state
 	 * schedule keeper's (state_schedule.c), not computed here: wanted, on
 	 * sched_spec (the committed topology when it is not the config's,

@@ -37,7 +37,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		return;
 	}
 	st->topology = variant & 2 ? s->topo_edges : s->topo;
-	st->fabric = variant & 1 ? s->fabric : NULL;
+	st->fabric = !(variant & 1) ? NULL : variant & 8 ? s->fabric_brief : s->fabric;
 	metrics_devices_show(d, s); /* (the counts move on with every job: changed) */
 	/* Read-only clients: device failures as the reason's word, and no
 	 * credentials paths in the fabric. Swapped in for the pack and back. */
@@ -180,7 +180,8 @@ int get_state(const struct request *rq)
 	const Ofc__V1__GetState *g = rq->req->get_state;
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
 	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
-			   (authz_sees_all(&rq->who) ? 0u : 4u);
+			   (authz_sees_all(&rq->who) ? 0u : 4u) |
+			   (g && g->with_fabric && g->fabric_brief ? 8u : 0u);
 	const uint8_t *body;
 	uint8_t idbuf[16];
 	size_t len, idlen;
@@ -197,7 +198,9 @@ int get_state(const struct request *rq)
 		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
 		      c->d->o.max_frame,
-		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
+		      (variant & 9) == 1 ? ": ask with fabric_brief, or without with_fabric"
+		      : variant & 3	 ? ": ask without with_fabric / with_edges"
+					 : "");
 		return 0;
 	}
 	conn_queue(c, idbuf, idlen, body, len);
