@@ -297,7 +297,8 @@ static void test_tenant_sees_no_peer(void **state)
  * or left to the handler. */
 static void test_tenant_rules(void **state)
 {
-	static struct ofcd d; /* (no partition: every name but the tenant's is none) */
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l}; /* (no partition: every name but the tenant's is none) */
 	Ofc__V1__Principal gw;
 	struct principal who = sender(GW_TENANT, &gw);
 	size_t rules = 0;
