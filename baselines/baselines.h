@@ -166,22 +166,40 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_a
  * transfers of its own ring line), not with N. Arcs are named (node x D +
  * dimension) x 2 + way (0: the + way). */
 #define SWING_DETOUR_SIDE 4
+/* A half route is moved in this many parts, each on the route least
+ * loaded at the time. */
+#define SWING_DETOUR_PARTS 4
 
-/* One half of a (step, src, dst) exchange's healthy route moved. */
+/* Where none of those is whole, a shortest route around the failures
+ * (a bounded search: at most 4 x SWING_DETOUR_SIDE hops longer than the
+ * healthy one, in at most SWING_DETOUR_LEGS straight legs), else refused. */
+#define SWING_DETOUR_LEGS 8
+#define SWING_WAY_PATH	  2
+
+struct swing_leg {
+	uint8_t dim, dir; /* dir 0: the + way */
+	uint16_t len;
+};
+
+/* A part of one half of a (step, src, dst) exchange's healthy route, moved. */
 struct swing_detour {
 	uint32_t step, src, dst;
+	uint32_t path;	  /* SWING_WAY_PATH: its legs, legs[path .. path + nlegs) */
 	uint8_t half;	  /* the healthy route it replaces: 0 the + way, 1 the - way */
-	uint8_t way;	  /* its own route along the ring: 0 +, 1 - */
+	uint8_t way;	  /* its own route along the ring: 0 +, 1 -; or SWING_WAY_PATH */
 	uint8_t side_dim; /* the dimension it steps aside in */
 	int8_t side;	  /* how far aside (0: none) */
-	uint64_t units;	  /* what it carries: 2 x blocks x length (SCHED_ONE fixed point) */
+	uint8_t nlegs;
+	uint64_t units; /* what it carries: 2 x blocks x length (SCHED_ONE fixed point) */
 };
 
 struct swing_reroute {
 	uint32_t *failed; /* arc ids, ascending */
 	size_t nfailed;
-	struct swing_detour *det; /* by step, then (src, dst, half), each once */
+	struct swing_detour *det; /* by step, (src, dst, half), route; each once */
 	size_t ndet;
+	struct swing_leg *legs; /* the searched routes' legs */
+	size_t nlegs;
 	uint32_t nsteps;
 	size_t *step_start;	/* nsteps + 1: step st's detours */
 	uint64_t *step_max;	/* per step: the busiest arc's load, in det's units */
@@ -216,7 +234,8 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 void swing_reroute_free(struct swing_reroute *p);
 /* x's route as arcs (tails[i], and ports[i] = dimension x 2 + way), up to
  * cap of them; returns its length (for tests that route every transfer). */
-uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_detour *x,
-			    uint32_t *tails, uint8_t *ports, uint32_t cap);
+uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_reroute *p,
+			    const struct swing_detour *x, uint32_t *tails, uint8_t *ports,
+			    uint32_t cap);
 
 #endif

@@ -21,7 +21,8 @@
 struct geo {
 	uint32_t D, n, degree;
 	uint32_t dims[SCHED_GROUP_MAX_DIMS], stride[SCHED_GROUP_MAX_DIMS];
-	const struct sched_group *G; /* the program's group */
+	const struct sched_group *G;   /* the program's group */
+	const struct swing_reroute *p; /* its paths (SWING_WAY_PATH detours) */
 	size_t narcs, norbits;
 	uint64_t orbit_size; /* arcs of an orbit: the group's order */
 };
@@ -29,6 +30,14 @@ struct geo {
 static uint32_t coord(const struct geo *g, uint32_t v, uint32_t w)
 {
 	return v / g->stride[w] % g->dims[w];
+}
+
+/* The node k hops from v along dimension w, the + way (dir 0) or the -. */
+static uint32_t shift(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir, uint32_t k)
+{
+	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - k % d) % d : (x + k) % d;
+
+	return v - x * g->stride[w] + y * g->stride[w];
 }
 
 /* The node one hop from v along dimension w, the + way (dir 0) or the -. */
@@ -42,13 +51,6 @@ static uint32_t hop(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
 static size_t arc_id(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
 {
 	return ((size_t)v * g->D + w) * 2 + dir;
-}
-
-static size_t orbit_of(const struct geo *g, size_t arc)
-{
-	uint32_t h, v = (uint32_t)(arc / 2 / g->D);
-
-	return ((size_t)sched_group_split(g->G, v, &h) * g->D + arc / 2 % g->D) * 2 + arc % 2;
 }
 
 static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
@@ -152,7 +154,7 @@ static uint64_t half_units(uint32_t d, uint32_t f, uint64_t units)
 	return 2 * f == d ? units / 2 : units;
 }
 
-/* A route: up to three straight legs. */
+/* A route: straight legs (up to SWING_DETOUR_LEGS). */
 struct leg {
 	uint32_t start, w, dir, len;
 };
@@ -160,6 +162,18 @@ struct leg {
 static uint32_t detour_legs(const struct geo *g, const struct swing_detour *x, struct leg *l)
 {
 	uint32_t w = 0, n = 0;
+
+	if (x->way == SWING_WAY_PATH) {
+		uint32_t at = x->src;
+
+		for (uint32_t i = 0; i < x->nlegs && i < SWING_DETOUR_LEGS; i++) {
+			const struct swing_leg *s = &g->p->legs[x->path + i];
+
+			l[n++] = (struct leg){at, s->dim, s->dir, s->len};
+			at = shift(g, at, s->dim, s->dir, s->len);
+		}
+		return n;
+	}
 
 	for (uint32_t j = 0; j < g->D; j++)
 		if (coord(g, x->src, j) != coord(g, x->dst, j))
@@ -169,13 +183,11 @@ static uint32_t detour_legs(const struct geo *g, const struct swing_detour *x, s
 
 	if (side) {
 		l[n++] = (struct leg){at, x->side_dim, x->side < 0, side};
-		for (uint32_t i = 0; i < side; i++)
-			at = hop(g, at, x->side_dim, x->side < 0);
+		at = shift(g, at, x->side_dim, x->side < 0, side);
 	}
 	l[n++] = (struct leg){at, w, x->way, x->way ? d - f : f};
 	if (side) {
-		for (uint32_t i = 0; i < l[n - 1].len; i++)
-			at = hop(g, at, w, x->way);
+		at = shift(g, at, w, x->way, l[n - 1].len);
 		l[n++] = (struct leg){at, x->side_dim, x->side > 0, side};
 	}
 	return n;
@@ -199,8 +211,17 @@ struct loads {
 	int64_t *delta;	      /* narcs: what the patch changes on an arc */
 	uint32_t *stamp, now; /* narcs: delta is this step's */
 	size_t *touched, ntouched, cap_touched;
-	const uint8_t *failed; /* narcs */
+	const uint8_t *failed;			 /* narcs */
+	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
+	uint32_t *rep_of; /* n: each node's representative, so an arc's orbit */
 };
+
+static size_t orbit_of(const struct loads *L, size_t arc)
+{
+	uint32_t v = (uint32_t)(arc / 2 / L->g->D);
+
+	return ((size_t)L->rep_of[v] * L->g->D + arc / 2 % L->g->D) * 2 + arc % 2;
+}
 
 static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
 {
@@ -211,6 +232,9 @@ static void loads_init(struct loads *L, const struct geo *g, const uint8_t *fail
 	L->delta = xcalloc(g->narcs, sizeof(int64_t));
 	L->stamp = xcalloc(g->narcs, sizeof(uint32_t));
 	L->failed = failed;
+	L->rep_of = xmalloc((size_t)g->n * sizeof(uint32_t));
+	for (uint32_t v = 0, h; v < g->n; v++)
+		L->rep_of[v] = sched_group_split(g->G, v, &h);
 }
 
 static void loads_free(struct loads *L)
@@ -220,6 +244,10 @@ static void loads_free(struct loads *L)
 	free(L->delta);
 	free(L->stamp);
 	free(L->touched);
+	free(L->seen);
+	free(L->parent);
+	free(L->queue);
+	free(L->rep_of);
 }
 
 /* The healthy loads of the step's orbits: each representative's pair
@@ -238,13 +266,13 @@ static void loads_step(struct loads *L, const struct rpair *p, size_t np)
 			uint64_t u = half_units(d, p[i].f, p[i].units);
 
 			for (uint32_t h = 0; h < len; h++, v = hop(g, v, p[i].w, dir))
-				L->orbit[orbit_of(g, arc_id(g, v, p[i].w, dir))] += u;
+				L->orbit[orbit_of(L, arc_id(g, v, p[i].w, dir))] += u;
 		}
 }
 
 static int64_t load_of(const struct loads *L, size_t arc)
 {
-	int64_t v = (int64_t)L->orbit[orbit_of(L->g, arc)];
+	int64_t v = (int64_t)L->orbit[orbit_of(L, arc)];
 
 	return L->stamp[arc] == L->now ? v + L->delta[arc] : v;
 }
@@ -256,7 +284,7 @@ static void change(struct loads *L, size_t arc, int64_t dv)
 		L->delta[arc] = 0;
 		GROW(L->touched, L->cap_touched, L->ntouched + 1);
 		L->touched[L->ntouched++] = arc;
-		L->touched_in[orbit_of(L->g, arc)]++;
+		L->touched_in[orbit_of(L, arc)]++;
 	}
 	L->delta[arc] += dv;
 }
@@ -367,13 +395,15 @@ void swing_reroute_free(struct swing_reroute *p)
 {
 	free(p->failed);
 	free(p->det);
+	free(p->legs);
 	free(p->step_start);
 	free(p->step_max);
 	free(p->step_hops);
 	memset(p, 0, sizeof(*p));
 }
 
-static int by_key(const void *a, const void *b)
+/* By the half of the exchange it moves, (src, dst, half). */
+static int by_half(const void *a, const void *b)
 {
 	const struct swing_detour *x = a, *y = b;
 
@@ -384,13 +414,32 @@ static int by_key(const void *a, const void *b)
 	return (int)x->half - (int)y->half;
 }
 
+/* ... then by route: the patch's order, each route of a half once. */
+static int by_key(const void *a, const void *b)
+{
+	const struct swing_detour *x = a, *y = b;
+	int c = by_half(a, b);
+
+	if (c)
+		return c;
+	if (x->way != y->way)
+		return (int)x->way - (int)y->way;
+	if (x->side_dim != y->side_dim)
+		return (int)x->side_dim - (int)y->side_dim;
+	if (x->side != y->side)
+		return (int)x->side - (int)y->side;
+	if (x->path != y->path)
+		return x->path < y->path ? -1 : 1;
+	return (int)x->nlegs - (int)y->nlegs;
+}
+
 static int by_units(const void *a, const void *b)
 {
 	const struct swing_detour *x = a, *y = b;
 
 	if (x->units != y->units)
 		return x->units > y->units ? -1 : 1;
-	return by_key(a, b);
+	return by_half(a, b);
 }
 
 /* The halves of the step's pairs whose healthy route covers a failed arc
@@ -426,24 +475,27 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 			}
 		}
 	}
-	qsort(*det + k0, k - k0, sizeof(**det), by_key);
+	qsort(*det + k0, k - k0, sizeof(**det), by_half);
 	size_t out = k0;
 	for (size_t i = k0; i < k; i++)
-		if (i == k0 || by_key(&(*det)[i], &(*det)[out - 1]))
+		if (i == k0 || by_half(&(*det)[i], &(*det)[out - 1]))
 			(*det)[out++] = (*det)[i];
 	return out;
 }
 
-static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, uint64_t units,
+/* Whether the route crosses no failed arc and its busiest arc (*worst)
+ * carries at most bound (past it, the walk stops: a route that loaded
+ * would get no part). */
+static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
 		      int64_t *worst)
 {
 	*worst = 0;
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
 			size_t a = arc_id(L->g, v, l[i].w, l[i].dir);
-			int64_t load = load_of(L, a) + (int64_t)units;
+			int64_t load = load_of(L, a);
 
-			if (L->failed[a])
+			if (L->failed[a] || load > bound)
 				return false;
 			*worst = load > *worst ? load : *worst;
 			v = hop(L->g, v, l[i].w, l[i].dir);
@@ -451,83 +503,200 @@ static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, ui
 	return true;
 }
 
-/* x's detour: the other way round, or aside by up to SWING_DETOUR_SIDE in
- * another dimension and back, whichever leaves its busiest arc least
- * loaded (then the shorter). -1 when every one crosses a failed arc. */
-static int choose(const struct loads *L, struct swing_detour *x)
+#define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
+
+/* x's detours that cross no failed arc: the other way round, and aside by
+ * up to SWING_DETOUR_SIDE in another dimension and back, each with its
+ * busiest arc's load now (base) and its length. The other way round is
+ * taken first only where it is no longer than a step aside (a tie, small
+ * rings): on torus:256x256 it is up to 255 hops, which cost most of the
+ * planning for routes rarely chosen. */
+static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
+			   struct swing_detour *cand, int64_t *base, uint32_t *len)
 {
 	const struct geo *g = L->g;
-	struct swing_detour c = *x, best = *x;
-	struct leg l[3];
-	int64_t bw = 0, w;
-	uint32_t blen = 0, n;
-	bool found = false;
-	uint32_t along = healthy_leg(g, x).w;
+	struct swing_detour c = *x;
+	struct leg l[SWING_DETOUR_LEGS];
+	struct leg h = healthy_leg(g, x);
+	bool far = g->dims[h.w] - h.len > h.len + 2 * SWING_DETOUR_SIDE;
+	uint32_t k = 0, n;
+	int64_t bound = INT64_MAX;
 
-	for (int dim = -1; dim < (int)g->D; dim++) {
-		int J = dim < 0 ? 0 : (int)(g->dims[dim] / 2);
+	for (int pass = 0; pass < 2 && !k; pass++)
+		for (int dim = -1; dim < (int)g->D; dim++) {
+			int J = dim < 0 ? 0 : (int)(g->dims[dim] / 2);
 
-		if (dim == (int)along)
-			continue;
-		J = J > SWING_DETOUR_SIDE ? SWING_DETOUR_SIDE : J;
-		for (int j = dim < 0 ? 0 : -J; j <= J; j++) {
-			if (dim >= 0 && j == 0)
+			if (dim == (int)h.w || (dim >= 0 && pass) || (dim < 0 && far != pass))
 				continue;
-			c.way = dim < 0 ? (uint8_t)!x->half : x->half;
-			c.side_dim = (uint8_t)(dim < 0 ? 0 : dim);
-			c.side = (int8_t)j;
-			n = detour_legs(g, &c, l);
-			if (!legs_free(L, l, n, x->units, &w))
-				continue;
-			if (!found || w < bw || (w == bw && legs_len(l, n) < blen)) {
-				best = c;
-				bw = w;
-				blen = legs_len(l, n);
-				found = true;
+			J = J > SWING_DETOUR_SIDE ? SWING_DETOUR_SIDE : J;
+			/* nearest first: 0 (the other way), 1, -1, 2, -2, ... */
+			for (int m = dim < 0 ? 0 : 2; m <= 2 * J + 1; m++) {
+				int j = m / 2 * (m % 2 ? -1 : 1);
+
+				c.way = dim < 0 ? (uint8_t)!x->half : x->half;
+				c.side_dim = (uint8_t)(dim < 0 ? 0 : dim);
+				c.side = (int8_t)j;
+				n = detour_legs(g, &c, l);
+				if (k < MAX_CANDS && legs_free(L, l, n, bound, &base[k])) {
+					cand[k] = c;
+					len[k++] = legs_len(l, n);
+					if (base[k - 1] + (int64_t)x->units < bound)
+						bound = base[k - 1] + (int64_t)x->units;
+				}
+				if (dim < 0)
+					break;
 			}
 		}
+	return k;
+}
+
+/* x's route where none of its candidates is whole: a shortest one over
+ * live arcs (breadth first, at most 4 x SWING_DETOUR_SIDE hops longer than
+ * the healthy route), its legs appended to p's. -1 where there is none that
+ * short or it has more than SWING_DETOUR_LEGS legs. */
+static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
+		     struct swing_detour *x)
+{
+	const struct geo *g = L->g;
+	uint32_t limit = healthy_leg(g, x).len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
+
+	if (!L->seen) {
+		L->seen = xcalloc(g->n, sizeof(uint32_t));
+		L->parent = xcalloc(g->n, sizeof(uint32_t));
+		L->queue = xcalloc(g->n, sizeof(uint32_t));
 	}
-	*x = best;
-	return found ? 0 : -1;
+	uint32_t now = ++L->search, *depth = L->parent;
+	L->seen[x->src] = now;
+	depth[x->src] = 0;
+	L->queue[tail++] = x->src;
+	while (head < tail && L->seen[x->dst] != now) {
+		uint32_t v = L->queue[head++];
+
+		if (depth[v] >= limit)
+			break;
+		for (uint32_t w = 0; w < g->D; w++)
+			for (uint32_t dir = 0; dir < 2; dir++) {
+				uint32_t u = hop(g, v, w, dir);
+
+				if (L->failed[arc_id(g, v, w, dir)] || L->seen[u] == now)
+					continue;
+				L->seen[u] = now;
+				depth[u] = depth[v] + 1;
+				L->queue[tail++] = u;
+			}
+	}
+	if (L->seen[x->dst] != now)
+		return -1;
+	/* Back from dst one level at a time (every node nearer than dst has
+	 * its depth), keeping to the leg it is on where it can: few legs. */
+	struct swing_leg rev[SWING_DETOUR_LEGS];
+	uint32_t n = 0;
+	for (uint32_t v = x->dst; v != x->src;) {
+		uint32_t bw = g->D, bd = 0;
+
+		for (uint32_t w = 0; w < g->D; w++)
+			for (uint32_t dir = 0; dir < 2; dir++) {
+				uint32_t u = hop(g, v, w, !dir);
+				bool ok = L->seen[u] == now && depth[u] + 1 == depth[v] &&
+					  !L->failed[arc_id(g, u, w, dir)];
+
+				if (ok && (bw == g->D ||
+					   (n && rev[n - 1].dim == w && rev[n - 1].dir == dir))) {
+					bw = w;
+					bd = dir;
+				}
+			}
+		if (!n || rev[n - 1].dim != bw || rev[n - 1].dir != bd) {
+			if (n == SWING_DETOUR_LEGS)
+				return -1;
+			rev[n++] = (struct swing_leg){(uint8_t)bw, (uint8_t)bd, 0};
+		}
+		rev[n - 1].len++;
+		v = hop(g, v, bw, !bd);
+	}
+	GROW(p->legs, *cap_legs, p->nlegs + n);
+	x->way = SWING_WAY_PATH;
+	x->side_dim = 0;
+	x->side = 0;
+	x->path = (uint32_t)p->nlegs;
+	x->nlegs = (uint8_t)n;
+	for (uint32_t i = 0; i < n; i++)
+		p->legs[p->nlegs++] = rev[n - 1 - i];
+	return 0;
 }
 
 /* One step: its crossing halves taken off their routes, then each put on
- * its detour, the heaviest first. */
+ * detours, the heaviest first, in SWING_DETOUR_PARTS parts each on the
+ * route least loaded (one detour carrying a whole half doubles the load
+ * of the arcs it shares with their own transfers: a link down on
+ * torus:8x8 cost +90% so, +45% in four parts). */
 static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
-		     size_t np, size_t *cap, uint64_t max_det, struct ofc_error *err)
+		     size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
+		     size_t *cap_legs, uint64_t max_det, struct ofc_error *err)
 {
 	const struct geo *g = L->g;
-	size_t k0 = p->ndet, k = crossing(g, p, st, pr, np, &p->det, cap, k0);
-	struct leg l[3];
+	size_t k0 = p->ndet, k = crossing(g, p, st, pr, np, tmp, cap_tmp, 0), out = k0;
+	struct leg l[SWING_DETOUR_LEGS];
 
-	if (k > max_det)
+	if (k0 + k * SWING_DETOUR_PARTS > max_det)
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "at least %zu re-routed transfers (%zu bytes each), over the "
 				     "memory limit",
-				     k, sizeof(struct swing_detour));
-	for (size_t i = k0; i < k; i++) {
-		struct leg h = healthy_leg(g, &p->det[i]);
+				     k0 + k, sizeof(struct swing_detour));
+	for (size_t i = 0; i < k; i++) {
+		struct leg h = healthy_leg(g, &(*tmp)[i]);
 
-		change_legs(L, &h, 1, -(int64_t)p->det[i].units);
+		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
-	qsort(p->det + k0, k - k0, sizeof(*p->det), by_units);
+	qsort(*tmp, k, sizeof(**tmp), by_units);
 	uint32_t hops = pairs_hops(g, pr, np);
-	for (size_t i = k0; i < k; i++) {
-		struct swing_detour *x = &p->det[i];
+	for (size_t i = 0; i < k; i++) {
+		struct swing_detour cand[MAX_CANDS], *x = &(*tmp)[i];
+		int64_t base[MAX_CANDS];
+		uint64_t given[MAX_CANDS] = {0};
+		uint32_t len[MAX_CANDS], nc = candidates(L, x, cand, base, len);
 
-		if (choose(L, x) < 0)
-			return ofc_error_set(
-			    err, OFC_E_INPUT,
-			    "step %u: no route for Swing's transfer %u -> %u around the failed "
-			    "links (the other way round and %u aside are cut too): the failures "
-			    "cut the peers apart",
-			    st, x->src, x->dst, SWING_DETOUR_SIDE);
-		uint32_t n = detour_legs(g, x, l);
-		change_legs(L, l, n, (int64_t)x->units);
-		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
+		if (!nc) {
+			if (find_path(L, p, cap_legs, x) < 0)
+				return ofc_error_set(
+				    err, OFC_E_INPUT,
+				    "step %u: no route for Swing's transfer %u -> %u around the "
+				    "failed links within %u hops more than its own: the failures "
+				    "cut the peers apart",
+				    st, x->src, x->dst, 4 * SWING_DETOUR_SIDE);
+			cand[0] = *x;
+			base[0] = 0;
+			nc = 1;
+		}
+		/* Each part to the route whose busiest arc it leaves least
+		 * loaded (then the shorter), counting the parts given before. */
+		for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
+			uint64_t u = x->units * (j + 1) / SWING_DETOUR_PARTS -
+				     x->units * j / SWING_DETOUR_PARTS;
+			uint32_t b = 0;
+
+			for (uint32_t c = 1; c < nc; c++) {
+				int64_t vc = base[c] + (int64_t)given[c],
+					vb = base[b] + (int64_t)given[b];
+
+				if (vc < vb || (vc == vb && len[c] < len[b]))
+					b = c;
+			}
+			given[b] += u;
+		}
+		for (uint32_t c = 0; c < nc; c++) {
+			if (!given[c])
+				continue;
+			cand[c].units = given[c];
+			uint32_t n = detour_legs(g, &cand[c], l);
+			change_legs(L, l, n, (int64_t)given[c]);
+			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
+			GROW(p->det, *cap, out + 1);
+			p->det[out++] = cand[c];
+		}
 	}
-	qsort(p->det + k0, k - k0, sizeof(*p->det), by_key);
-	p->ndet = k;
+	qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
+	p->ndet = out;
 	p->step_max[st] = step_max(L);
 	p->step_hops[st] = hops;
 	return 0;
@@ -556,12 +725,14 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	struct geo g;
 	struct loads L;
 	struct rpair *pr = NULL;
-	size_t cap_pr = 0, np = 0, cap = 0;
+	struct swing_detour *tmp = NULL;
+	size_t cap_pr = 0, np = 0, cap = 0, cap_tmp = 0, cap_legs = 0;
 	int rc = 0;
 
 	memset(p, 0, sizeof(*p));
 	if (geo_make(&g, t, &r->group, err) < 0)
 		return -1;
+	g.p = p;
 	uint8_t *bad = xcalloc(g.narcs, 1);
 	for (size_t i = 0; i < nfailed; i++) {
 		if (failed[i] >= g.narcs) {
@@ -585,13 +756,14 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
 			loads_step(&L, pr, np);
-			rc = plan_step(&L, p, st, pr, np, &cap,
+			rc = plan_step(&L, p, st, pr, np, &tmp, &cap_tmp, &cap, &cap_legs,
 				       max_bytes / sizeof(struct swing_detour), err);
 		}
 	}
 	p->step_start[s->nsteps] = p->ndet;
 	loads_free(&L);
 	free(pr);
+	free(tmp);
 	free(bad);
 	if (rc < 0) {
 		swing_reroute_free(p);
@@ -603,12 +775,11 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 
 /* ---- the check ---------------------------------------------------------------------- */
 
-/* x against its step's pairs: a half of a pair's healthy route, carrying
- * that half's units, and a detour over live arcs from x->src to x->dst. */
-static int check_detour(const struct loads *L, const struct rpair *pr, size_t np,
-			const struct swing_detour *x, struct ofc_error *err)
+/* The half x names, carried whole by its routes (units in all): a half
+ * of an exchange the program makes, with that half's data. */
+static int check_half(const struct geo *g, const struct rpair *pr, size_t np,
+		      const struct swing_detour *x, uint64_t units, struct ofc_error *err)
 {
-	const struct geo *g = L->g;
 	uint32_t h, moved = 0, w = 0;
 
 	if (x->src >= g->n || x->dst >= g->n)
@@ -630,20 +801,43 @@ static int check_detour(const struct loads *L, const struct rpair *pr, size_t np
 				     "(the logical schedule must stay the healthy one)",
 				     x->step, x->src, x->dst);
 	uint32_t d = g->dims[w];
-	if (x->half > 1 || !half_len(d, q->f, x->half) || x->units != half_units(d, q->f, q->units))
+	uint64_t want =
+	    x->half <= 1 && half_len(d, q->f, x->half) ? half_units(d, q->f, q->units) : 0;
+	if (!want || units != want)
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "step %u: detour %u -> %u replaces %llu units of its %s half, "
+				     "step %u: detours %u -> %u carry %llu units of its %s half, "
 				     "the program routes %llu there",
-				     x->step, x->src, x->dst, (unsigned long long)x->units,
-				     x->half ? "-" : "+",
-				     (unsigned long long)(x->half <= 1 && half_len(d, q->f, x->half)
-							      ? half_units(d, q->f, q->units)
-							      : 0));
-	if (x->way > 1 || x->side_dim >= g->D || (x->side && x->side_dim == w) ||
-	    (uint32_t)abs(x->side) > g->dims[x->side_dim] / 2)
+				     x->step, x->src, x->dst, (unsigned long long)units,
+				     x->half ? "-" : "+", (unsigned long long)want);
+	return 0;
+}
+
+/* x's route: a way the model has, over live arcs, from x->src to x->dst. */
+static int check_route(const struct loads *L, const struct swing_detour *x, struct ofc_error *err)
+{
+	const struct geo *g = L->g;
+	uint32_t w = 0;
+
+	for (uint32_t j = 0; j < g->D; j++)
+		if (coord(g, x->src, j) != coord(g, x->dst, j))
+			w = j;
+	bool bad = !x->units || x->way > SWING_WAY_PATH;
+	if (x->way == SWING_WAY_PATH) {
+		bad = bad || !x->nlegs || x->nlegs > SWING_DETOUR_LEGS || x->path > g->p->nlegs ||
+		      x->nlegs > g->p->nlegs - x->path;
+		for (uint32_t i = 0; !bad && i < x->nlegs; i++) {
+			const struct swing_leg *s = &g->p->legs[x->path + i];
+
+			bad = s->dim >= g->D || s->dir > 1 || !s->len || s->len >= g->dims[s->dim];
+		}
+	} else {
+		bad = bad || x->side_dim >= g->D || (x->side && x->side_dim == w) ||
+		      (uint32_t)abs(x->side) > g->dims[x->side_dim] / 2;
+	}
+	if (bad)
 		return ofc_error_set(err, OFC_E_INPUT, "step %u: detour %u -> %u: no such route",
 				     x->step, x->src, x->dst);
-	struct leg l[3];
+	struct leg l[SWING_DETOUR_LEGS];
 	uint32_t n = detour_legs(g, x, l), at = l[0].start;
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t k = 0; k < l[i].len; k++) {
@@ -670,23 +864,38 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 		      const struct rpair *pr, size_t np, struct ofc_error *err)
 {
 	const struct geo *g = L->g;
-	struct leg l[3];
+	struct leg l[SWING_DETOUR_LEGS];
 	uint32_t hops = pairs_hops(g, pr, np);
+	size_t end = p->step_start[st + 1];
 
-	for (size_t i = p->step_start[st]; i < p->step_start[st + 1]; i++) {
+	for (size_t i = p->step_start[st], j; i < end; i = j) {
 		const struct swing_detour *x = &p->det[i];
+		uint64_t units = 0;
 
-		if (x->step != st || (i > p->step_start[st] && by_key(&p->det[i - 1], x) >= 0))
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "step %u: detour %u -> %u out of order or twice", st,
-					     x->src, x->dst);
-		if (check_detour(L, pr, np, x, err) < 0)
+		for (j = i; j < end && by_half(&p->det[j], x) == 0; j++) {
+			if (p->det[j].step != st ||
+			    (j > p->step_start[st] && by_key(&p->det[j - 1], &p->det[j]) >= 0))
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "step %u: detour %u -> %u out of order or "
+						     "twice",
+						     st, p->det[j].src, p->det[j].dst);
+			if (check_route(L, &p->det[j], err) < 0)
+				return -1;
+			units += p->det[j].units;
+			if (units < p->det[j].units)
+				return ofc_error_set(err, OFC_E_INPUT, "step %u: detours overflow",
+						     st);
+		}
+		if (check_half(g, pr, np, x, units, err) < 0)
 			return -1;
 		struct leg h = healthy_leg(g, x);
-		change_legs(L, &h, 1, -(int64_t)x->units);
-		uint32_t n = detour_legs(g, x, l);
-		change_legs(L, l, n, (int64_t)x->units);
-		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
+		change_legs(L, &h, 1, -(int64_t)units);
+		for (size_t k = i; k < j; k++) {
+			uint32_t n = detour_legs(g, &p->det[k], l);
+
+			change_legs(L, l, n, (int64_t)p->det[k].units);
+			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
+		}
 	}
 	for (size_t i = 0; i < L->ntouched; i++)
 		if (load_of(L, L->touched[i]) < 0)
@@ -729,6 +938,7 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 
 	if (geo_make(&g, t, &r->group, err) < 0)
 		return -1;
+	g.p = p;
 	if (p->nsteps != s->nsteps || p->step_start[p->nsteps] != p->ndet)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the patch has %u steps and %zu detours, the program %u steps",
@@ -769,18 +979,20 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 	return 0;
 }
 
-uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_detour *x,
-			    uint32_t *tails, uint8_t *ports, uint32_t cap)
+uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_reroute *p,
+			    const struct swing_detour *x, uint32_t *tails, uint8_t *ports,
+			    uint32_t cap)
 {
 	struct sched_group G;
 	struct geo g;
 	struct ofc_error err = {0};
-	struct leg l[3];
+	struct leg l[SWING_DETOUR_LEGS];
 	uint32_t k = 0;
 
 	sched_group_make(&G, t->params, t->nparams);
 	if (geo_make(&g, t, &G, &err) < 0)
 		return 0;
+	g.p = p;
 	uint32_t n = detour_legs(&g, x, l);
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {

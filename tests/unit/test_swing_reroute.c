@@ -107,16 +107,29 @@ static void explicit_check(struct fixture *x, const struct swing_reroute *p)
 							   .src = t->src,
 							   .dst = t->dst,
 							   .half = (uint8_t)half,
-							   .way = (uint8_t)half};
+							   .way = (uint8_t)half,
+							   .units = 1};
+				const struct swing_detour *parts = &key;
+				size_t nparts = 1;
+				uint64_t all = 0;
 				for (size_t k = p->step_start[st]; k < p->step_start[st + 1]; k++)
 					if (p->det[k].src == t->src && p->det[k].dst == t->dst &&
-					    p->det[k].half == half)
-						key = p->det[k];
-				uint32_t m = swing_detour_route(x->t, &key, tails, ports, 1024);
-				assert_true(m <= 1024);
-				for (uint32_t h = 0; h < m; h++)
-					load[((size_t)tails[h] * D + ports[h] / 2) * 2 +
-					     ports[h] % 2] += share;
+					    p->det[k].half == half) {
+						if (!all)
+							parts = &p->det[k];
+						all += p->det[k].units;
+						nparts = (size_t)(&p->det[k] - parts) + 1;
+					}
+				if (!all)
+					all = 1;
+				for (size_t k = 0; k < nparts; k++) {
+					uint32_t m = swing_detour_route(x->t, p, &parts[k], tails,
+									ports, 1024);
+					assert_true(m <= 1024);
+					for (uint32_t h = 0; h < m; h++)
+						load[((size_t)tails[h] * D + ports[h] / 2) * 2 +
+						     ports[h] % 2] += share * parts[k].units / all;
+				}
 			}
 		}
 		double mx = 0;
@@ -221,6 +234,42 @@ static void test_many_links(void **state)
 	fixture_free(&x);
 }
 
+/* Node 5 left with its link to 4 alone and 3-4 down: no detour of the
+ * model's is whole for 5 -> 6, a searched route is (5 4 12 13 14 6). */
+static void test_searched_route(void **state)
+{
+	static const uint32_t links[][2] = {{5, 6}, {5, 13}, {5, 61}, {3, 4}};
+	struct fixture x;
+	struct swing_reroute p;
+	struct ofc_error err = {0};
+	uint32_t arcs[2 * ARRAY_SIZE(links)];
+	size_t na = 0, searched = 0;
+	(void)state;
+
+	fixture_make(&x, "torus:8x8", SWING_BANDWIDTH);
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+	for (size_t i = 0; i < p.ndet; i++)
+		if (p.det[i].way == SWING_WAY_PATH) {
+			searched++;
+			if (p.det[i].src == 5 && p.det[i].dst == 6)
+				assert_int_equal(p.det[i].nlegs, 4);
+		}
+	assert_true(searched > 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	explicit_check(&x, &p);
+	/* a searched route's leg one hop short: it ends elsewhere */
+	for (size_t i = 0; i < p.ndet; i++)
+		if (p.det[i].way == SWING_WAY_PATH && p.det[i].src == 5 && p.det[i].dst == 6) {
+			p.legs[p.det[i].path + 2].len--;
+			break;
+		}
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), -1);
+	swing_reroute_free(&p);
+	fixture_free(&x);
+}
+
 static void expect_refused(struct fixture *x, const struct swing_reroute *p, const char *what)
 {
 	struct ofc_error err = {0};
@@ -256,13 +305,25 @@ static void test_corrupt_patch_refused(void **state)
 	} while (0)
 	RESET();
 	assert_int_equal(swing_reroute_verify(x.t, &x.red, &q, &err), 0);
-	/* the first detour dropped: its transfer still crosses the link */
+	/* the first half's detours dropped: it still crosses the link */
 	uint32_t st = q.det[0].step;
+	size_t m = 1;
+	while (m < q.ndet && q.det[m].src == q.det[0].src && q.det[m].dst == q.det[0].dst &&
+	       q.det[m].half == q.det[0].half)
+		m++;
+	memmove(q.det, q.det + m, (q.ndet - m) * sizeof(*q.det));
+	q.ndet -= m;
+	for (uint32_t s = st + 1; s <= q.nsteps; s++)
+		q.step_start[s] -= m;
+	expect_refused(&x, &q, "still carries");
+	/* one part of it dropped: the half is not all moved */
+	RESET();
+	assert_true(m > 1);
 	memmove(q.det, q.det + 1, (q.ndet - 1) * sizeof(*q.det));
 	q.ndet--;
 	for (uint32_t s = st + 1; s <= q.nsteps; s++)
 		q.step_start[s]--;
-	expect_refused(&x, &q, "still carries");
+	expect_refused(&x, &q, "the program routes");
 	/* over the failed arc: the healthy way again */
 	RESET();
 	q.det[0].way = q.det[0].half;
@@ -272,6 +333,10 @@ static void test_corrupt_patch_refused(void **state)
 	RESET();
 	q.det[0].units += 2;
 	expect_refused(&x, &q, "the program routes");
+	/* a part with nothing */
+	RESET();
+	q.det[0].units = 0;
+	expect_refused(&x, &q, "no such route");
 	/* to a peer the program does not send to */
 	RESET();
 	q.det[0].dst = q.det[0].dst ^ 1 ? q.det[0].dst ^ 1 : 2;
@@ -366,6 +431,7 @@ int main(void)
 	    cmocka_unit_test(test_healthy_is_no_patch),
 	    cmocka_unit_test(test_one_link_explicit),
 	    cmocka_unit_test(test_many_links),
+	    cmocka_unit_test(test_searched_route),
 	    cmocka_unit_test(test_corrupt_patch_refused),
 	    cmocka_unit_test(test_cut_off_refused),
 	    cmocka_unit_test(test_restore_bit_for_bit),
