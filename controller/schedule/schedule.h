@@ -251,6 +251,11 @@ struct schedule_outcome {
 	bool is_torus;
 	struct torus_figures tf;
 	const char *variant;
+	/* Swing on a torus with failed links: s and group are the healthy
+	 * reduced program, reroute (owned) the detours of the transfers whose
+	 * routes cross a failed arc (swing_reroute) and tf their figures;
+	 * checked by swing_reroute_verify, never expanded. */
+	struct swing_reroute *reroute;
 	/* WDM rings */
 	bool is_ring;
 	struct ring_outcome ring;
