@@ -171,8 +171,9 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_a
 #define SWING_DETOUR_PARTS 4
 
 /* Where none of those is whole, a shortest route around the failures
- * (a bounded search: at most 4 x SWING_DETOUR_SIDE hops longer than the
- * healthy one, in at most SWING_DETOUR_LEGS straight legs), else refused. */
+ * (a bounded search: within 2 x SWING_DETOUR_SIDE of the healthy route, at
+ * most 4 x SWING_DETOUR_SIDE hops longer, in at most SWING_DETOUR_LEGS
+ * straight legs), else refused. */
 #define SWING_DETOUR_LEGS 8
 #define SWING_WAY_PATH	  2
 

@@ -550,15 +550,34 @@ static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 	return k;
 }
 
+/* Whether u is within 2 x SWING_DETOUR_SIDE of the healthy route h: a
+ * detour at most 4 x SWING_DETOUR_SIDE hops longer rarely strays further,
+ * and the search then visits a band, not the torus (whole, it took most
+ * of torus:256x256 with 1% of its links down). */
+static bool near(const struct geo *g, const struct leg *h, uint32_t u)
+{
+	uint32_t R = 2 * SWING_DETOUR_SIDE;
+
+	for (uint32_t j = 0; j < g->D; j++) {
+		uint32_t d = g->dims[j], a = coord(g, u, j), b = coord(g, h->start, j);
+		uint32_t off = h->dir ? (b + d - a) % d : (a + d - b) % d; /* along h */
+
+		if (j == h->w ? off > h->len + R && d - off > R : off > R && d - off > R)
+			return false;
+	}
+	return true;
+}
+
 /* x's route where none of its candidates is whole: a shortest one over
- * live arcs (breadth first, at most 4 x SWING_DETOUR_SIDE hops longer than
- * the healthy route), its legs appended to p's. -1 where there is none that
+ * live arcs near the healthy route (breadth first, at most 4 x
+ * SWING_DETOUR_SIDE hops longer than it), its legs appended to p's. -1 where there is none that
  * short or it has more than SWING_DETOUR_LEGS legs. */
 static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 		     struct swing_detour *x)
 {
 	const struct geo *g = L->g;
-	uint32_t limit = healthy_leg(g, x).len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
+	struct leg h = healthy_leg(g, x);
+	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
 
 	if (!L->seen) {
 		L->seen = xcalloc(g->n, sizeof(uint32_t));
@@ -578,7 +597,8 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 			for (uint32_t dir = 0; dir < 2; dir++) {
 				uint32_t u = hop(g, v, w, dir);
 
-				if (L->failed[arc_id(g, v, w, dir)] || L->seen[u] == now)
+				if (L->failed[arc_id(g, v, w, dir)] || L->seen[u] == now ||
+				    !near(g, &h, u))
 					continue;
 				L->seen[u] = now;
 				depth[u] = depth[v] + 1;
