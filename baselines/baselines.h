@@ -168,7 +168,7 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_a
 #define SWING_DETOUR_SIDE 4
 /* A half route is moved in this many parts, each on the route least
  * loaded at the time. */
-#define SWING_DETOUR_PARTS 4
+#define SWING_DETOUR_PARTS 12
 
 /* Where none of those is whole, a shortest route around the failures
  * (a bounded search: within 2 x SWING_DETOUR_SIDE of the healthy route, at

@@ -505,12 +505,13 @@ static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, in
 
 #define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
 
-/* x's detours that cross no failed arc: the other way round, and aside by
- * up to SWING_DETOUR_SIDE in another dimension and back, each with its
- * busiest arc's load now (base) and its length. The other way round is
- * taken first only where it is no longer than a step aside (a tie, small
- * rings): on torus:256x256 it is up to 255 hops, which cost most of the
- * planning for routes rarely chosen. */
+/* x's detours that cross no failed arc, each with its busiest arc's load
+ * now (base) and its length: first the other way round and one aside
+ * either way in each other dimension, which share no arc (so the parts
+ * given to each add up on its own arcs alone), and only where none of
+ * those is whole, further aside (up to SWING_DETOUR_SIDE). A route whose
+ * busiest arc is past the best one's by the whole transfer would get no
+ * part, and its walk stops there. */
 static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 			   struct swing_detour *cand, int64_t *base, uint32_t *len)
 {
@@ -518,7 +519,6 @@ static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 	struct swing_detour c = *x;
 	struct leg l[SWING_DETOUR_LEGS];
 	struct leg h = healthy_leg(g, x);
-	bool far = g->dims[h.w] - h.len > h.len + 2 * SWING_DETOUR_SIDE;
 	uint32_t k = 0, n;
 	int64_t bound = INT64_MAX;
 
@@ -526,11 +526,12 @@ static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 		for (int dim = -1; dim < (int)g->D; dim++) {
 			int J = dim < 0 ? 0 : (int)(g->dims[dim] / 2);
 
-			if (dim == (int)h.w || (dim >= 0 && pass) || (dim < 0 && far != pass))
+			if (dim == (int)h.w || (dim < 0 && pass))
 				continue;
 			J = J > SWING_DETOUR_SIDE ? SWING_DETOUR_SIDE : J;
-			/* nearest first: 0 (the other way), 1, -1, 2, -2, ... */
-			for (int m = dim < 0 ? 0 : 2; m <= 2 * J + 1; m++) {
+			/* 0 (the other way); 1, -1; then 2, -2, ... */
+			int m0 = dim < 0 ? 0 : pass ? 4 : 2, m1 = dim < 0 ? 0 : pass ? 2 * J + 1 : 3;
+			for (int m = m0; m <= m1; m++) {
 				int j = m / 2 * (m % 2 ? -1 : 1);
 
 				c.way = dim < 0 ? (uint8_t)!x->half : x->half;
@@ -543,8 +544,6 @@ static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 					if (base[k - 1] + (int64_t)x->units < bound)
 						bound = base[k - 1] + (int64_t)x->units;
 				}
-				if (dim < 0)
-					break;
 			}
 		}
 	return k;
