@@ -648,7 +648,7 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
  * detours, the heaviest first, in SWING_DETOUR_PARTS parts each on the
  * route least loaded (one detour carrying a whole half doubles the load
  * of the arcs it shares with their own transfers: a link down on
- * torus:8x8 cost +90% so, +45% in four parts). */
+ * torus:8x8 cost +90% so, +33% in twelve parts over three routes). */
 static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
 		     size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
 		     size_t *cap_legs, uint64_t max_det, struct ofc_error *err)

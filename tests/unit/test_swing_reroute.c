@@ -172,7 +172,8 @@ static void test_healthy_is_no_patch(void **state)
 
 /* One link (and one port, a single arc) on torus:8x8 and others: the patch
  * checks, every transfer routed explicitly gives its loads, and it costs
- * something but not more than the link's share. */
+ * something but no more than a third (on 2D tori exactly that: the
+ * link's ends' three other arcs carry their own transfers). */
 static void test_one_link_explicit(void **state)
 {
 	static const struct {
@@ -204,7 +205,9 @@ static void test_one_link_explicit(void **state)
 			assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
 			explicit_check(&x, &p);
 			assert_true(p.f.tau_b >= x.hf.tau_b * (1 - 1e-12));
-			assert_true(p.f.tau_b <= 2 * x.hf.tau_b);
+			/* its parts spread over the other way and one aside
+			 * either way: at most a third more on any arc */
+			assert_true(p.f.tau_b <= 4.0 / 3 * x.hf.tau_b * (1 + 1e-9));
 			assert_true(p.f.hops >= x.hf.hops);
 			swing_reroute_free(&p);
 			fixture_free(&x);
