@@ -530,7 +530,12 @@ static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 				continue;
 			J = J > SWING_DETOUR_SIDE ? SWING_DETOUR_SIDE : J;
 			/* 0 (the other way); 1, -1; then 2, -2, ... */
-			int m0 = dim < 0 ? 0 : pass ? 4 : 2, m1 = dim < 0 ? 0 : pass ? 2 * J + 1 : 3;
+			int m0 = dim < 0 ? 0
+				 : pass	 ? 4
+					 : 2,
+			    m1 = dim < 0 ? 0
+				 : pass	 ? 2 * J + 1
+					 : 3;
 			for (int m = m0; m <= m1; m++) {
 				int j = m / 2 * (m % 2 ? -1 : 1);
 
@@ -657,11 +662,18 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	size_t k0 = p->ndet, k = crossing(g, p, st, pr, np, tmp, cap_tmp, 0), out = k0;
 	struct leg l[SWING_DETOUR_LEGS];
 
-	if (k0 + k * SWING_DETOUR_PARTS > max_det)
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "at least %zu re-routed transfers (%zu bytes each), over the "
-				     "memory limit",
-				     k0 + k, sizeof(struct swing_detour));
+	if (k0 + k * SWING_DETOUR_PARTS > max_det) {
+		char need[32], have[32];
+
+		fmt_size(need, sizeof(need), (k0 + k * SWING_DETOUR_PARTS) * sizeof(*p->det));
+		fmt_size(have, sizeof(have), max_det * sizeof(*p->det));
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Swing's detours around the failed links need about %s by step "
+		    "%u (%zu transfers re-routed so far), over the memory limit of "
+		    "%s",
+		    need, st, k0 + k, have);
+	}
 	for (size_t i = 0; i < k; i++) {
 		struct leg h = healthy_leg(g, &(*tmp)[i]);
 
