@@ -504,6 +504,10 @@ static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, in
 }
 
 #define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
+/* Each half placed once, then again twice over all the others' detours
+ * (1% of torus:64x64's links: +95% placed once, +73% twice, +66% three
+ * times, +65% four). */
+#define PLACINGS 3
 
 /* x's detours that cross no failed arc, each with its busiest arc's load
  * now (base) and its length: first the other way round and one aside
@@ -649,6 +653,57 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 	return 0;
 }
 
+/* Half x put on its routes: its SWING_DETOUR_PARTS parts each to the route
+ * whose busiest arc it leaves least loaded (then the shorter), counting
+ * the parts given before; appended at p->det[*out], the loads changed. */
+static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
+		 const struct swing_detour *half, size_t *cap, size_t *out, size_t *cap_legs,
+		 struct ofc_error *err)
+{
+	const struct geo *g = L->g;
+	struct swing_detour cand[MAX_CANDS], x = *half;
+	struct leg l[SWING_DETOUR_LEGS];
+	int64_t base[MAX_CANDS];
+	uint64_t given[MAX_CANDS] = {0};
+	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len);
+
+	if (!nc) {
+		if (find_path(L, p, cap_legs, &x) < 0)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "step %u: no route for Swing's transfer %u -> %u around "
+			    "the failed links within %u hops more than its own: the "
+			    "failures cut the peers apart",
+			    st, x.src, x.dst, 4 * SWING_DETOUR_SIDE);
+		cand[0] = x;
+		base[0] = 0;
+		nc = 1;
+	}
+	for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
+		uint64_t u =
+		    x.units * (j + 1) / SWING_DETOUR_PARTS - x.units * j / SWING_DETOUR_PARTS;
+		uint32_t b = 0;
+
+		for (uint32_t c = 1; c < nc; c++) {
+			int64_t vc = base[c] + (int64_t)given[c], vb = base[b] + (int64_t)given[b];
+
+			if (vc < vb || (vc == vb && len[c] < len[b]))
+				b = c;
+		}
+		given[b] += u;
+	}
+	for (uint32_t c = 0; c < nc; c++) {
+		if (!given[c])
+			continue;
+		cand[c].units = given[c];
+		uint32_t n = detour_legs(g, &cand[c], l);
+		change_legs(L, l, n, (int64_t)given[c]);
+		GROW(p->det, *cap, *out + 1);
+		p->det[(*out)++] = cand[c];
+	}
+	return 0;
+}
+
 /* One step: its crossing halves taken off their routes, then each put on
  * detours, the heaviest first, in SWING_DETOUR_PARTS parts each on the
  * route least loaded (one detour carrying a whole half doubles the load
@@ -680,51 +735,42 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
 	qsort(*tmp, k, sizeof(**tmp), by_units);
-	uint32_t hops = pairs_hops(g, pr, np);
-	for (size_t i = 0; i < k; i++) {
-		struct swing_detour cand[MAX_CANDS], *x = &(*tmp)[i];
-		int64_t base[MAX_CANDS];
-		uint64_t given[MAX_CANDS] = {0};
-		uint32_t len[MAX_CANDS], nc = candidates(L, x, cand, base, len);
+	/* Placed one at a time, a half does not see the detours placed
+	 * after it: each is then taken off and placed again over all the
+	 * others' (PLACINGS). */
+	size_t *at = xmalloc((k + 1) * sizeof(size_t));
+	for (int pass = 0; pass < PLACINGS; pass++) {
+		size_t from = out;
 
-		if (!nc) {
-			if (find_path(L, p, cap_legs, x) < 0)
-				return ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "step %u: no route for Swing's transfer %u -> %u around the "
-				    "failed links within %u hops more than its own: the failures "
-				    "cut the peers apart",
-				    st, x->src, x->dst, 4 * SWING_DETOUR_SIDE);
-			cand[0] = *x;
-			base[0] = 0;
-			nc = 1;
-		}
-		/* Each part to the route whose busiest arc it leaves least
-		 * loaded (then the shorter), counting the parts given before. */
-		for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
-			uint64_t u = x->units * (j + 1) / SWING_DETOUR_PARTS -
-				     x->units * j / SWING_DETOUR_PARTS;
-			uint32_t b = 0;
+		for (size_t i = 0; i < k; i++) {
+			size_t start = out;
 
-			for (uint32_t c = 1; c < nc; c++) {
-				int64_t vc = base[c] + (int64_t)given[c],
-					vb = base[b] + (int64_t)given[b];
+			for (size_t j = pass ? at[i] : 0; pass && j < at[i + 1]; j++) {
+				struct leg l2[SWING_DETOUR_LEGS];
+				uint32_t n = detour_legs(g, &p->det[j], l2);
 
-				if (vc < vb || (vc == vb && len[c] < len[b]))
-					b = c;
+				change_legs(L, l2, n, -(int64_t)p->det[j].units);
 			}
-			given[b] += u;
+			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, err) < 0) {
+				free(at);
+				return -1;
+			}
+			at[i] = start;
 		}
-		for (uint32_t c = 0; c < nc; c++) {
-			if (!given[c])
-				continue;
-			cand[c].units = given[c];
-			uint32_t n = detour_legs(g, &cand[c], l);
-			change_legs(L, l, n, (int64_t)given[c]);
-			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
-			GROW(p->det, *cap, out + 1);
-			p->det[out++] = cand[c];
+		at[k] = out;
+		if (pass) { /* the second placing in the first's place */
+			memmove(p->det + k0, p->det + from, (out - from) * sizeof(*p->det));
+			for (size_t i = 0; i <= k; i++)
+				at[i] -= from - k0;
+			out -= from - k0;
 		}
+	}
+	free(at);
+	uint32_t hops = pairs_hops(g, pr, np);
+	for (size_t i = k0; i < out; i++) {
+		uint32_t n = detour_legs(g, &p->det[i], l);
+
+		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 	}
 	qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
 	p->ndet = out;
