@@ -133,29 +133,47 @@ static void run_swing_rerouted(struct schedule_result *r, const struct schedule_
 		o->why_code = err.code;
 		goto out;
 	}
-	o->s = red.prog;
+	/* Explicit where healthy Swing would be (up to
+	 * SWING_MAX_SCHEDULE_NODES, or asked): the program's expansion, which
+	 * is the explicit schedule; the detours are checked on the program. */
+	bool expand = q->reduced == SCHEDULE_REDUCED_NEVER ||
+		      (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n <= SWING_MAX_SCHEDULE_NODES);
+	if (expand &&
+	    (outcome_over_memory(r, q, o, what, torus_allreduce_transfers(t, TORUS_SWING, v, true),
+				 r->degree) ||
+	     sched_reduced_expand(&red, &o->s, &err) < 0)) {
+		if (!o->why[0])
+			outcome_not_applies(o, &err);
+		sched_reduced_free(&red);
+		goto out;
+	}
+	if (!expand) {
+		o->s = red.prog;
+		red.prog = (struct schedule){0};
+		o->is_reduced = true;
+	}
 	/* the schedule's graph is the degraded one (the program the healthy's) */
 	snprintf(o->s.topology, sizeof(o->s.topology), "%s", r->g->spec);
 	o->group = red.group;
 	o->tf = o->reroute->f;
-	o->is_reduced = true;
 	o->have = true;
 	if (outcome_out_of_time(r, o, "generation"))
-		goto out;
+		goto out_red;
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	if (!strstr(r->note, "Swing kept as structure")) {
 		size_t len = strlen(r->note);
 
 		snprintf(r->note + len, sizeof(r->note) - len,
-			 "%sSwing kept as structure: the healthy program x %s, %zu transfers "
-			 "re-routed around %zu failed arcs",
-			 len ? "; " : "", o->group.name, o->reroute->ndet, o->reroute->nfailed);
+			 "%sSwing kept as structure: the healthy %s%s, %zu transfers re-routed "
+			 "around %zu failed arcs",
+			 len ? "; " : "", expand ? "schedule" : "program x ",
+			 expand ? "" : o->group.name, o->reroute->ndet, o->reroute->nfailed);
 	}
 	torus_finish(r, o);
 	/* The routes: the program's exchanges kept, no failed arc crossed,
 	 * the loads the patch's. */
-	struct sched_reduced chk = {.group = o->group, .prog = o->s};
+	struct sched_reduced chk = {.group = red.group, .prog = expand ? red.prog : o->s};
 	double t1 = now_seconds();
 	if (o->verified && swing_reroute_verify(t, &chk, o->reroute, &err) < 0) {
 		o->verified = false;
@@ -164,6 +182,8 @@ static void run_swing_rerouted(struct schedule_result *r, const struct schedule_
 	}
 	o->verify_s += now_seconds() - t1;
 	sched_set_metric(&o->s, "rerouted_transfers", (double)o->reroute->ndet);
+out_red:
+	sched_reduced_free(&red);
 out:
 	free(arcs);
 	topo_tree_free(t);
