@@ -957,7 +957,7 @@ int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct t
 	 * 4.1 s in all when the try took the whole 3 s). */
 	if (try && q->mcf.time_limit > 0 && limit > q->mcf.time_limit / 2)
 		limit = q->mcf.time_limit / 2;
-	o->lowering = *steps ? a2a_lowering_at(A2A_LOWER_STEPS)->name : q->lowering;
+	o->lowering = *steps ? a2a_lowering_at(A2A_LOWER_STEPS) : q->lowering;
 	mo.steps = *steps ? f->diameter : 0;
 	mo.routes = true;
 	mo.routes_if_optimal = try;
@@ -976,7 +976,7 @@ int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct t
 		if (mcf_solve(g, &mo, m, err) < 0)
 			return -1;
 		*steps = false;
-		o->lowering = a2a_lowering_at(A2A_LOWER_PATHS)->name;
+		o->lowering = a2a_lowering_at(A2A_LOWER_PATHS);
 	}
 	o->cut_through = !*steps;
 	return 0;
@@ -998,22 +998,13 @@ const char *a2a_algo_name(enum a2a_algo a)
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err)
 {
-	const struct a2a_lowering *low =
-	    q->lowering ? a2a_lowering_find(q->lowering) : a2a_lowering_at(0);
-	bool mcf = q->algo == A2A_MCF, steps = mcf && low && low->kind == A2A_LOWER_STEPS;
+	const struct a2a_lowering *low = q->lowering ? q->lowering : a2a_lowering_at(0);
+	bool mcf = q->algo == A2A_MCF, steps = mcf && low->kind == A2A_LOWER_STEPS;
 	struct a2a_routes own = {0}, *rt = &own;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
 	memset(s, 0, sizeof(*s));
-	if (mcf && !low) {
-		struct strbuf sb = STRBUF_INIT;
-
-		a2a_lowering_names(&sb, false, ", ");
-		ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (%s)", q->lowering, sb.buf);
-		sb_free(&sb);
-		return -1;
-	}
 	if (g->n > A2A_MAX_NODES)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u nodes: all-to-all schedules are built for up to %u nodes",
@@ -1025,7 +1016,7 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		topo_facts(g, &f, mo.threads);
 		if (a2a_solve(g, q, &f, &steps, &o->mcf, o, err) < 0)
 			return -1;
-		low = a2a_lowering_find(o->lowering);
+		low = o->lowering;
 		o->have_mcf = true;
 		rt = &o->mcf.routes;
 		/* A pair's heaviest paths are the same before and after mirroring:
@@ -1043,14 +1034,14 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 
 			ofc_error_clear(err);
 			a2a_outcome_free(o);
-			paths.lowering = a2a_lowering_at(A2A_LOWER_PATHS)->name;
+			paths.lowering = a2a_lowering_at(A2A_LOWER_PATHS);
 			steps = false;
 			if (a2a_solve(g, &paths, &f, &steps, &o->mcf, o, err) < 0)
 				return -1;
 			snprintf(o->fallback, sizeof(o->fallback),
 				 "the time-stepped schedule is over the memory limit: lowered to "
 				 "paths instead (--lowering steps says what it needs)");
-			low = a2a_lowering_find(o->lowering);
+			low = o->lowering;
 			o->have_mcf = true;
 			rt = &o->mcf.routes;
 			a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
@@ -1122,9 +1113,8 @@ static int a2a_baseline_reduced(const struct graph *g, const struct sched_group 
 int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct a2a_request *q,
 		struct sched_reduced *r, struct a2a_outcome *o, struct ofc_error *err)
 {
-	const struct a2a_lowering *low =
-	    q->lowering ? a2a_lowering_find(q->lowering) : a2a_lowering_at(0);
-	bool steps = low && low->kind == A2A_LOWER_STEPS;
+	const struct a2a_lowering *low = q->lowering ? q->lowering : a2a_lowering_at(0);
+	bool steps = low->kind == A2A_LOWER_STEPS;
 	struct sched_group grp = *G; /* G may be &r->group */
 	struct topo_facts f;
 
@@ -1152,8 +1142,6 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 			    g->n, A2A_SP_REDUCED_MAX_NODES);
 		return a2a_baseline_reduced(g, &grp, q, r, o, err);
 	}
-	if (!low)
-		return ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s'", q->lowering);
 	bool single = low->kind == A2A_LOWER_SINGLE;
 	if (grp.nodes != g->n || grp.reps != 1)
 		return ofc_error_set(err, OFC_E_INPUT, "the group has %u elements, %s %u nodes",
@@ -1170,7 +1158,7 @@ int a2a_reduced(const struct graph *g, const struct sched_group *G, const struct
 	    (by_fluid = a2a_steps_by_symmetry(g, &grp, &sym, f.diameter, &o->mcf, err)) < 0)
 		return -1;
 	if (by_fluid) {
-		o->lowering = a2a_lowering_at(A2A_LOWER_STEPS)->name;
+		o->lowering = a2a_lowering_at(A2A_LOWER_STEPS);
 		o->cut_through = false;
 	} else if (a2a_solve(g, &sym, &f, &steps, &o->mcf, o, err) < 0) {
 		return -1;

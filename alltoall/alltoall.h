@@ -210,8 +210,8 @@ void a2a_routes_free(struct a2a_routes *r);
 
 /* One all-to-all schedule from its algorithm, for the CLI and the daemon
  * alike: A2A_MCF (mcf_solve on b->mcf's method, threads and time limit,
- * then lowered by b->lowering: "steps" at the diameter, the default;
- * "paths", at most d weighted paths per pair; "single"), A2A_DIRECT or
+ * then lowered by q->lowering: steps at the diameter, the default;
+ * paths, at most d weighted paths per pair; single), A2A_DIRECT or
  * A2A_SP_BALANCED. The engine rows say which one a name runs.
  * Schedules are built for up to A2A_MAX_NODES nodes (N^2 blocks, each over
  * paths up to the diameter). The schedule is not verified here. */
@@ -219,11 +219,12 @@ void a2a_routes_free(struct a2a_routes *r);
 enum a2a_algo { A2A_MCF, A2A_DIRECT, A2A_SP_BALANCED };
 /* "mcf", "direct", "sp-balanced": the messages' and schedules' word. */
 const char *a2a_algo_name(enum a2a_algo a);
+struct a2a_lowering;
 struct a2a_request {
 	enum a2a_algo algo;
-	/* mcf: a lowering's name (checked against the table below), NULL:
-	 * the default. */
-	const char *lowering;
+	/* mcf: a row of the lowerings' table below (a door finds it by the
+	 * name it was given: a2a_lowering_find), NULL: the default. */
+	const struct a2a_lowering *lowering;
 	/* method, threads, gap, time_limit; mcf.capacity (per arc) also
 	 * weighs the baselines' link loads */
 	struct mcf_opts mcf;
@@ -258,15 +259,16 @@ struct a2a_outcome {
 	uint32_t max_paths; /* most paths a pair uses */
 	uint32_t max_hops;  /* routed: arcs on the longest route (its steps or runs fewer) */
 	bool have_mcf;
-	struct mcf_result mcf; /* mcf: the flow (its routes as lowered) */
-	const char *lowering;  /* mcf: the lowering used (steps, paths, single) */
-	char fallback[240];    /* why the default fell back to paths, or "" */
+	struct mcf_result mcf;		     /* mcf: the flow (its routes as lowered) */
+	const struct a2a_lowering *lowering; /* mcf: the lowering used */
+	char fallback[240];		     /* why the default fell back to paths, or "" */
 };
 int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedule *s,
 	      struct a2a_outcome *o, struct ofc_error *err);
 
-/* The lowerings a2a_request.lowering names (alltoall/lowerings.c), as
- * --lowering and GetSchedule's lowering give them; the i-th is kind i. */
+/* The lowerings a2a_request.lowering is one of (alltoall/lowerings.c):
+ * the one table --lowering's and GetSchedule's names are found in, and
+ * their help and refusals list; the i-th is kind i. */
 enum a2a_lowering_kind { A2A_LOWER_STEPS, A2A_LOWER_PATHS, A2A_LOWER_SINGLE };
 struct a2a_lowering {
 	const char *name;

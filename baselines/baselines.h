@@ -153,4 +153,91 @@ int torus_allreduce_reduced(const struct topo_tree *t, enum torus_algo a, enum s
 double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_algo a,
 					 enum swing_variant v, uint32_t *reps);
 
+/* ---- Swing around failed links (baselines/swing_reroute.c) -------------------------
+ * On a torus with failed links (or ports: one way of a link), Swing's
+ * logical exchanges stay the healthy ones (the same peers, the same data a
+ * step, so the same result), and only the routes of the transfers whose
+ * healthy route (the short way round their ring, a tie split) crosses a
+ * failed arc change: the other way round, or aside by j (|j| <=
+ * SWING_DETOUR_SIDE) in another dimension, along, and back, whichever
+ * leaves its busiest arc least loaded, heaviest transfers first. The
+ * schedule is the healthy reduced program (torus_allreduce_reduced) and this
+ * patch, which grows with the failures (a failed arc is crossed by the
+ * transfers of its own ring line), not with N. Arcs are named (node x D +
+ * dimension) x 2 + way (0: the + way). */
+#define SWING_DETOUR_SIDE 4
+/* A half route is moved in this many parts, each on the route least
+ * loaded at the time. */
+#define SWING_DETOUR_PARTS 12
+
+/* Where none of those is whole, a shortest route around the failures
+ * (a bounded search: within 2 x SWING_DETOUR_SIDE of the healthy route, at
+ * most 4 x SWING_DETOUR_SIDE hops longer, in at most SWING_DETOUR_LEGS
+ * straight legs), else refused. */
+#define SWING_DETOUR_LEGS 8
+#define SWING_WAY_PATH	  2
+
+struct swing_leg {
+	uint8_t dim, dir; /* dir 0: the + way */
+	uint16_t len;
+};
+
+/* A part of one half of a (step, src, dst) exchange's healthy route, moved. */
+struct swing_detour {
+	uint32_t step, src, dst;
+	uint32_t path;	  /* SWING_WAY_PATH: its legs, legs[path .. path + nlegs) */
+	uint8_t half;	  /* the healthy route it replaces: 0 the + way, 1 the - way */
+	uint8_t way;	  /* its own route along the ring: 0 +, 1 -; or SWING_WAY_PATH */
+	uint8_t side_dim; /* the dimension it steps aside in */
+	int8_t side;	  /* how far aside (0: none) */
+	uint8_t nlegs;
+	uint64_t units; /* what it carries: 2 x blocks x length (SCHED_ONE fixed point) */
+};
+
+struct swing_reroute {
+	uint32_t *failed; /* arc ids, ascending */
+	size_t nfailed;
+	struct swing_detour *det; /* by step, (src, dst, half), route; each once */
+	size_t ndet;
+	struct swing_leg *legs; /* the searched routes' legs */
+	size_t nlegs;
+	uint32_t nsteps;
+	size_t *step_start;	/* nsteps + 1: step st's detours */
+	uint64_t *step_max;	/* per step: the busiest arc's load, in det's units */
+	uint32_t *step_hops;	/* per step: the longest route */
+	struct torus_figures f; /* the degraded figures, priced by step_max */
+};
+
+/* The arcs of torus t's healthy graph that the degraded g lacks, as
+ * ascending arc ids (*arcs owned by the caller). OFC_E_INPUT where g has
+ * other nodes (failed hosts: Swing's exchanges include every host) or a
+ * side is under 4. */
+int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, const struct graph *g,
+		      uint32_t **arcs, size_t *narcs, struct ofc_error *err);
+/* Plan r's (Swing on t, torus_allreduce_reduced's, healthy figures
+ * `healthy`) detours around the failed arcs: -1 with OFC_E_INPUT naming the
+ * first transfer no detour reaches (the failures cut its peers apart), or
+ * OFC_E_RUNTIME when the detours would hold more than max_bytes. Cost
+ * O(steps x failed arcs x ring x the program's pairs a node, to find what
+ * crosses them, + detours x route x candidates, to place them), memory
+ * O(N x D) for a step's loads plus the patch. */
+int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
+		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
+		  struct swing_reroute *p, struct ofc_error *err);
+/* Check p against r without expanding either: every detour replaces a
+ * half of an exchange the program makes, with its data, over live arcs
+ * from its source to its destination, once; rebuilt from the program's
+ * loads and the detours, every failed arc carries nothing in every step
+ * (so no transfer still crosses one), and every step's busiest arc, its
+ * longest route and the figures are the patch's. 0, or -1 with the first
+ * fault. */
+int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *r,
+			 const struct swing_reroute *p, struct ofc_error *err);
+void swing_reroute_free(struct swing_reroute *p);
+/* x's route as arcs (tails[i], and ports[i] = dimension x 2 + way), up to
+ * cap of them; returns its length (for tests that route every transfer). */
+uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_reroute *p,
+			    const struct swing_detour *x, uint32_t *tails, uint8_t *ports,
+			    uint32_t cap);
+
 #endif

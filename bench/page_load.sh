@@ -39,7 +39,7 @@ try:
 except (OSError, ValueError):
     sys.exit(f"  {n} pages: no figures (the churn did not run: see churn.{n})")
 cpu = (float(c1) - float(c0)) / float(hz) / (float(t1) - float(t0))
-line = f"  {n} pages: ofcd {100 * cpu:.1f}% of a core over {float(t1) - float(t0):.1f} s of rounds"
+line = f"  {n} pages: ofcd {100 * cpu:.1f}% of a core over {float(t1) - float(t0):.1f} s of rounds ({(float(c1) - float(c0)) / float(hz):.2f} CPU s)"
 if n and os.path.exists(f"{out}/pages.{n}"):
     ps = json.loads(open(f"{out}/pages.{n}").read() or "[]")
     # (after its first whole read: what an open page costs, not its start)

@@ -31,8 +31,9 @@
 static double busiest(const struct graph *g, enum a2a_algo algo, const double *demand,
 		      const double *w, double limit, struct mcf_result *mr, double *solve_s)
 {
-	struct a2a_request q = {
-	    .algo = algo, .lowering = "paths", .mcf = {.demand = demand, .time_limit = limit}};
+	struct a2a_request q = {.algo = algo,
+				.lowering = a2a_lowering_at(A2A_LOWER_PATHS),
+				.mcf = {.demand = demand, .time_limit = limit}};
 	struct a2a_outcome o;
 	struct schedule s;
 	struct ofc_error err = {0};

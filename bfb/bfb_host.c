@@ -34,112 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Dinic on an edge list (the network is built once per Newton step). */
-struct hflow {
-	uint32_t nv, ne, cap_e;
-	uint32_t *head, *next, *to, *it, *queue;
-	int32_t *level;
-	int64_t *cap;
-};
-
-static void hf_init(struct hflow *f, uint32_t nv)
-{
-	f->nv = nv;
-	f->ne = 0;
-	f->head = xrealloc(f->head, (size_t)nv * sizeof(uint32_t));
-	f->it = xrealloc(f->it, (size_t)nv * sizeof(uint32_t));
-	f->queue = xrealloc(f->queue, (size_t)nv * sizeof(uint32_t));
-	f->level = xrealloc(f->level, (size_t)nv * sizeof(int32_t));
-	memset(f->head, 0xff, (size_t)nv * sizeof(uint32_t));
-}
-
-/* Edge e = a -> b (cap c), its reverse e ^ 1. */
-static uint32_t hf_edge(struct hflow *f, uint32_t a, uint32_t b, int64_t c)
-{
-	if (f->ne + 2 > f->cap_e) {
-		f->cap_e = f->cap_e ? 2 * f->cap_e : 1024;
-		f->next = xrealloc(f->next, (size_t)f->cap_e * sizeof(uint32_t));
-		f->to = xrealloc(f->to, (size_t)f->cap_e * sizeof(uint32_t));
-		f->cap = xrealloc(f->cap, (size_t)f->cap_e * sizeof(int64_t));
-	}
-	uint32_t e = f->ne;
-	f->to[e] = b;
-	f->cap[e] = c;
-	f->next[e] = f->head[a];
-	f->head[a] = e;
-	f->to[e + 1] = a;
-	f->cap[e + 1] = 0;
-	f->next[e + 1] = f->head[b];
-	f->head[b] = e + 1;
-	f->ne += 2;
-	return e;
-}
-
-static bool hf_bfs(struct hflow *f, uint32_t s, uint32_t t)
-{
-	uint32_t qh = 0, qt = 0;
-
-	for (uint32_t v = 0; v < f->nv; v++)
-		f->level[v] = -1;
-	f->level[s] = 0;
-	f->queue[qt++] = s;
-	while (qh < qt) {
-		uint32_t v = f->queue[qh++];
-
-		for (uint32_t e = f->head[v]; e != UINT32_MAX; e = f->next[e])
-			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
-				f->level[f->to[e]] = f->level[v] + 1;
-				f->queue[qt++] = f->to[e];
-			}
-	}
-	return f->level[t] >= 0;
-}
-
-/* One augmenting path from v, depth first along the levels (the network
- * has five layers, so the recursion is shallow). */
-static int64_t hf_dfs(struct hflow *f, uint32_t v, uint32_t t, int64_t push)
-{
-	if (v == t)
-		return push;
-	for (; f->it[v] != UINT32_MAX; f->it[v] = f->next[f->it[v]]) {
-		uint32_t e = f->it[v], w = f->to[e];
-
-		if (f->cap[e] <= 0 || f->level[w] != f->level[v] + 1)
-			continue;
-		int64_t got = hf_dfs(f, w, t, push < f->cap[e] ? push : f->cap[e]);
-		if (got > 0) {
-			f->cap[e] -= got;
-			f->cap[e ^ 1] += got;
-			return got;
-		}
-	}
-	return 0;
-}
-
-static int64_t hf_maxflow(struct hflow *f, uint32_t s, uint32_t t)
-{
-	int64_t total = 0, got;
-
-	while (hf_bfs(f, s, t)) {
-		memcpy(f->it, f->head, (size_t)f->nv * sizeof(uint32_t));
-		while ((got = hf_dfs(f, s, t, INT64_MAX)) > 0)
-			total += got;
-	}
-	return total;
-}
-
-static void hf_free(struct hflow *f)
-{
-	free(f->head);
-	free(f->next);
-	free(f->to);
-	free(f->it);
-	free(f->queue);
-	free(f->level);
-	free(f->cap);
-	memset(f, 0, sizeof(*f));
-}
-
 /* ---- one allgather step ----------------------------------------------------------- */
 
 struct demand {
@@ -159,8 +53,7 @@ struct step_problem {
 	size_t ncand;
 	int64_t bden;				  /* every inject[v] as bnum[v] / bden */
 	int64_t *bnum;				  /* per node; < 0: not limited in this step */
-	uint32_t nnodes;			  /* of the network */
-	uint32_t *dem_edge, *arc_edge, *snd_edge; /* first edge of each */
+	uint32_t *slot;				  /* each edge's, in build()'s order */
 };
 
 /* The demands of step t: every (u, v) with d(v, u) = t and its candidate
@@ -198,32 +91,83 @@ static uint32_t arc_rate(const struct step_problem *p, uint32_t a)
 	return p->o->rate ? p->o->rate[a] : 1;
 }
 
-/* The network at T = P / R, every capacity times R * bden: demands R bden,
- * links P r bden, limited senders P bnum (an unlimited sender passes what
- * its links bring). Nodes: 0 source, 1 sink, 2 + w senders, 2 + n + a
- * links, 2 + n + m + i demands. false when a capacity would overflow. */
-static bool build(struct step_problem *p, struct hflow *f, int64_t P, int64_t R)
+/* The network: nodes 0 source, 1 sink, 2 + w senders, 2 + n + a links,
+ * 2 + n + m + i demands; edges numbered per demand its source edge then its
+ * candidates, then the links, then the senders (build()'s order). Its shape
+ * is the step's, so it is laid out once and only the capacities change
+ * between Newton's flows. A node's slots run in the reverse of the edges'
+ * order, the order the first solver's linked lists scanned them in: the
+ * same augmenting paths, so the same fractions byte for byte. */
+static void layout(struct step_problem *p, struct flow_net *f)
 {
 	const struct graph *g = p->g;
-	uint32_t n = g->n, m = g->m;
+	uint32_t n = g->n, m = g->m, nv = 2 + n + m + p->ndem;
+	uint32_t ne = p->ndem + (uint32_t)p->ncand + m + n, k = 0;
+	uint32_t *from = xmalloc((size_t)ne * sizeof(uint32_t));
+	uint32_t *to = xmalloc((size_t)ne * sizeof(uint32_t));
+	uint32_t *next = xmalloc((size_t)nv * sizeof(uint32_t));
+
+#define EDGE(a, b) (from[k] = (a), to[k] = (b), k++)
+	for (uint32_t i = 0; i < p->ndem; i++) {
+		const struct demand *d = &p->dem[i];
+
+		EDGE(0, 2 + n + m + i);
+		for (uint32_t c = 0; c < d->n; c++)
+			EDGE(2 + n + m + i, 2 + n + p->cand[d->first + c]);
+	}
+	for (uint32_t a = 0; a < m; a++)
+		EDGE(2 + n + a, 2 + p->tail[a]);
+	for (uint32_t w = 0; w < n; w++)
+		EDGE(2 + w, 1);
+#undef EDGE
+	flow_net_reset(f, nv, 2 * ne);
+	memset(f->start, 0, ((size_t)nv + 1) * sizeof(uint32_t));
+	for (k = 0; k < ne; k++) {
+		f->start[from[k] + 1]++;
+		f->start[to[k] + 1]++;
+	}
+	for (uint32_t v = 0; v < nv; v++)
+		f->start[v + 1] += f->start[v];
+	memcpy(next, f->start, (size_t)nv * sizeof(uint32_t));
+	p->slot = xmalloc(((size_t)ne + 1) * sizeof(uint32_t));
+	for (k = ne; k-- > 0;) {
+		p->slot[k] = next[from[k]]++;
+		flow_net_pair(f, p->slot[k], next[to[k]]++, from[k], to[k], 0);
+	}
+	free(from);
+	free(to);
+	free(next);
+}
+
+/* Edge k of capacity c, nothing flowing. */
+static void set_cap(struct flow_net *f, const struct step_problem *p, uint32_t k, int64_t c)
+{
+	f->cap[p->slot[k]] = c;
+	f->cap[f->rev[p->slot[k]]] = 0;
+}
+
+/* The capacities at T = P / R, every one times R * bden: demands R bden,
+ * links P r bden, limited senders P bnum (an unlimited sender passes what
+ * its links bring). false when a capacity would overflow. */
+static bool build(const struct step_problem *p, struct flow_net *f, int64_t P, int64_t R)
+{
+	const struct graph *g = p->g;
+	uint32_t n = g->n, m = g->m, k = 0;
 	__int128 unit = (__int128)R * p->bden, big = 0;
 
 	if (unit > ((__int128)1 << 40))
 		return false;
-	hf_init(f, 2 + n + m + p->ndem);
 	for (uint32_t i = 0; i < p->ndem; i++) {
-		const struct demand *d = &p->dem[i];
-
-		p->dem_edge[i] = hf_edge(f, 0, 2 + n + m + i, (int64_t)unit);
-		for (uint32_t k = 0; k < d->n; k++)
-			hf_edge(f, 2 + n + m + i, 2 + n + p->cand[d->first + k], (int64_t)unit);
+		set_cap(f, p, k++, (int64_t)unit);
+		for (uint32_t c = 0; c < p->dem[i].n; c++)
+			set_cap(f, p, k++, (int64_t)unit);
 	}
 	for (uint32_t a = 0; a < m; a++) {
 		__int128 c = (__int128)P * arc_rate(p, a) * p->bden;
 
 		if (c > ((__int128)1 << 58))
 			return false;
-		p->arc_edge[a] = hf_edge(f, 2 + n + a, 2 + p->tail[a], (int64_t)c);
+		set_cap(f, p, k++, (int64_t)c);
 		big += c;
 	}
 	for (uint32_t w = 0; w < n; w++) {
@@ -231,15 +175,15 @@ static bool build(struct step_problem *p, struct hflow *f, int64_t P, int64_t R)
 
 		if (c > ((__int128)1 << 60))
 			return false;
-		p->snd_edge[w] = hf_edge(f, 2 + w, 1, (int64_t)c);
+		set_cap(f, p, k++, (int64_t)c);
 	}
 	return true;
 }
 
 /* After a max flow below the demand: the min cut (source side = reachable
- * in the residual network, as hf_bfs left the levels) as A + B T, A in
+ * in the residual network, as flow_net_bfs left the levels) as A + B T, A in
  * shards, B = bnum / bden; the next T = (demands - A) / B. */
-static struct frac next_t(const struct step_problem *p, const struct hflow *f)
+static struct frac next_t(const struct step_problem *p, const struct flow_net *f)
 {
 	const struct graph *g = p->g;
 	uint32_t n = g->n, m = g->m;
@@ -280,7 +224,7 @@ static struct frac next_t(const struct step_problem *p, const struct hflow *f)
 
 /* Pieces of the flow: each demand's flow to its candidate arcs, laid end
  * to end over [0, 1) of v's shard in units of 1 / unit. */
-static size_t emit(const struct step_problem *p, const struct hflow *f, int64_t unit,
+static size_t emit(const struct step_problem *p, const struct flow_net *f, int64_t unit,
 		   struct xfer *out)
 {
 	const struct graph *g = p->g;
@@ -292,8 +236,8 @@ static size_t emit(const struct step_problem *p, const struct hflow *f, int64_t 
 
 		/* dem -> link edges follow the demand's source edge */
 		for (uint32_t c = 0; c < d->n; c++) {
-			uint32_t e = p->dem_edge[i] + 2 * (c + 1), a = p->cand[d->first + c];
-			int64_t fl = f->cap[e ^ 1];
+			uint32_t e = p->slot[i + d->first + 1 + c], a = p->cand[d->first + c];
+			int64_t fl = f->cap[f->rev[e]];
 
 			if (fl <= 0)
 				continue;
@@ -340,13 +284,11 @@ static void replace_step(struct schedule *s, uint32_t t, const struct xfer *x, s
 static int solve_step(struct step_problem *p, struct schedule *s, uint32_t st, struct frac lo,
 		      struct frac *cost, struct ofc_error *err)
 {
-	struct hflow f = {0};
+	struct flow_net f = {0};
 	struct frac T = lo;
 	int rc = -1;
 
-	p->dem_edge = xmalloc(((size_t)p->ndem + 1) * sizeof(uint32_t));
-	p->arc_edge = xmalloc(((size_t)p->g->m + 1) * sizeof(uint32_t));
-	p->snd_edge = xmalloc(((size_t)p->g->n + 1) * sizeof(uint32_t));
+	layout(p, &f);
 	for (int iter = 0;; iter++) {
 		if (!frac_valid(T) || iter > 10000 || !build(p, &f, T.num, T.den)) {
 			ofc_error_set(err, OFC_E_RUNTIME,
@@ -356,9 +298,9 @@ static int solve_step(struct step_problem *p, struct schedule *s, uint32_t st, s
 			goto out;
 		}
 		int64_t unit = T.den * p->bden, want = (int64_t)p->ndem * unit;
-		if (hf_maxflow(&f, 0, 1) == want)
+		if (flow_net_maxflow(&f, 0, 1) == want)
 			break;
-		hf_bfs(&f, 0, 1); /* levels: the residual reach of the source */
+		flow_net_bfs(&f, 0, 1, false); /* levels: the residual reach of the source */
 		struct frac nt = next_t(p, &f);
 		if (!frac_valid(nt) || frac_cmp(nt, T) <= 0) {
 			ofc_error_set(err, OFC_E_RUNTIME,
@@ -375,10 +317,8 @@ static int solve_step(struct step_problem *p, struct schedule *s, uint32_t st, s
 	*cost = T;
 	rc = 0;
 out:
-	hf_free(&f);
-	free(p->dem_edge);
-	free(p->arc_edge);
-	free(p->snd_edge);
+	flow_net_free(&f);
+	free(p->slot);
 	return rc;
 }
 

@@ -18,12 +18,21 @@ fails when:
     after its folder or types.h) of another folder;
   - an object holds writable static data (a mutable global: .data, .bss,
     thread-local) that GLOBALS below does not list with its reason. The
-    map (docs/ARCHITECTURE.md, "Contracts") says there are none but these.
+    map (docs/ARCHITECTURE.md, "Contracts") says there are none but these;
+  - ofcd's thread line is crossed: a file of controller/ofcd/ includes,
+    directly or through another header, both the mutation worker's header
+    (worker.h) and the loop thread's (conn.h or loop.h), unless THREAD_BOTH
+    lists it with its reason; or a half of struct ofcd (struct ofcd_loop,
+    struct ofcd_worker) is defined outside its side's header, where any
+    file could reach it.
 
-Usage: scripts/check-layers.py [--build DIR] [--order]
+Usage: scripts/check-layers.py [--build DIR] [--root DIR] [--order]
   --order   print the folders from the bottom of the stack up, with what
             each depends on (for docs/ARCHITECTURE.md).
-Exit status: 0 no circle, 1 a circle or a private include, 2 usage.
+  --root    the tree to check (default: the one this script is in; the
+            test of the checker gives it a small tree of its own).
+Exit status: 0 no circle, 1 a circle, a private include, a mutable global or
+ofcd's thread line crossed, 2 usage.
 """
 import argparse
 import os
@@ -60,6 +69,18 @@ GLOBALS = {
     ("drivers/netconf_session.c", "last_log"): "libnetconf2's last log line, per thread",
     ("controller/ofcd/state_schedule.c", "state_schedule_test_hook"): "a test's hook, NULL in ofcd",
 }
+# ofcd's thread line: the headers of each side, and which struct holds each
+# side's half of the daemon's state (complete in that header alone).
+OFCD = "controller/ofcd/"
+WORKER_SIDE = {OFCD + "worker.h"}
+LOOP_SIDE = {OFCD + "conn.h", OFCD + "loop.h"}
+THREAD_STATE = {"ofcd_loop": OFCD + "conn.h", "ofcd_worker": OFCD + "worker.h"}
+# Files of controller/ofcd/ allowed both sides' headers, each with why. None:
+# a file that needs both is two files, or its halves talk through a job or
+# a note (docs/ARCHITECTURE.md, "controller/ofcd/, by the thread that runs
+# it").
+THREAD_BOTH = {}
+STRUCT_DEF = re.compile(r"^\s*struct\s+(\w+)\s*\{", re.M)
 # Sections of writable static data, and the C++ runtime's own entries
 # (lp_clp*.cc: iostream's init, exception typeinfo references).
 WRITABLE = re.compile(r"^\.(data|bss|tdata|tbss)")
@@ -164,6 +185,36 @@ def include_arrows(root, files):
     return arrows, problems
 
 
+def thread_line(root, files, incs):
+    """ofcd's files that reach both threads' headers, and halves of struct
+    ofcd defined outside their side's header, as problems."""
+    problems = []
+
+    def reach(f, seen):
+        for h in incs.get(f, ()):
+            if h not in seen:
+                seen.add(h)
+                reach(h, seen)
+        return seen
+
+    for src in files:
+        if not src.startswith(OFCD) or src in WORKER_SIDE | LOOP_SIDE:
+            continue
+        got = reach(src, set())
+        worker, loop = sorted(got & WORKER_SIDE), sorted(got & LOOP_SIDE)
+        if worker and loop and src not in THREAD_BOTH:
+            problems.append(f"{src} includes {worker[0]} and {loop[0]}: the mutation worker's "
+                            "state and the loop thread's in one file (split it, or hand a job "
+                            "or a note across; THREAD_BOTH lists the exceptions)")
+    for src in files:
+        with open(os.path.join(root, src), encoding="utf-8", errors="replace") as fh:
+            for name in STRUCT_DEF.findall(fh.read()):
+                if name in THREAD_STATE and src != THREAD_STATE[name]:
+                    problems.append(f"{src} defines struct {name}, which only "
+                                    f"{THREAD_STATE[name]} may: one thread's half of struct ofcd")
+    return problems
+
+
 def circles(nodes, edges):
     """Strongly connected components with more than one node (Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -216,13 +267,16 @@ def main():
     ap = argparse.ArgumentParser(description="no circles among ofc's files and folders")
     ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
     ap.add_argument("--order", action="store_true")
+    ap.add_argument("--root")
     args = ap.parse_args()
-    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    root = os.path.abspath(args.root) if args.root else \
+        os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     build = args.build if os.path.isabs(args.build) else os.path.join(root, args.build)
 
     files = sources(root)
     calls = symbol_arrows(root, build, files)
     incs, problems = include_arrows(root, files)
+    problems += thread_line(root, files, incs)
 
     bad = 0
     for comp in circles(set(files), {k: set(v) for k, v in calls.items()}):

@@ -4,8 +4,9 @@
  * room, the caller fills start[] (node v's slots are start[v] ..
  * start[v + 1]) and pairs the slots with flow_net_pair; flows leave the
  * residual capacities in cap[] (an edge's flow is its reverse's cap).
- * BFB's per-receiver problems (bfb_solve.c) and the degraded fabrics'
- * cut bounds (sched/bound_degraded.c) run on it. */
+ * BFB's per-receiver problems (bfb_solve.c), its steps under hosts'
+ * injection limits (bfb_host.c) and the degraded fabrics' cut bounds
+ * (sched/bound_degraded.c) run on it. */
 #include "topo/topo.h"
 
 #include <stdint.h>

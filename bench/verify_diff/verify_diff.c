@@ -505,9 +505,12 @@ int main(int argc, char **argv)
 		}
 		for (size_t ai = 0; ai < sizeof(algos) / sizeof(*algos); ai++)
 			for (int runs = 0; runs < 2; runs++) {
-				struct a2a_request q = {.algo = algos[ai].algo,
-							.lowering = algos[ai].lowering,
-							.runs = runs};
+				struct a2a_request q = {
+				    .algo = algos[ai].algo,
+				    .lowering = algos[ai].lowering
+						    ? a2a_lowering_find(algos[ai].lowering)
+						    : NULL,
+				    .runs = runs};
 				struct schedule s;
 				struct a2a_outcome out = {0};
 				memset(&s, 0, sizeof(s));

@@ -1,7 +1,9 @@
 /* ofc's operator page: reads who it is shown to (GET /ui/whoami) and the
- * state (GET /v1/state?with_fabric=true), and keeps it current through the
- * API's Watch (GET /v1/watch, one JSON Response a line, read as a stream):
- * each event carries what it changed of the state (event.delta), applied
+ * state (GET /v1/state?with_fabric=true&fabric_brief=true: the fabric
+ * without its wiring, circuits and logical topology, which it does not
+ * draw), and keeps it current through the API's Watch (GET /v1/watch, one
+ * JSON Response a line, read as a stream): each event carries what it
+ * changed of the state (event.delta), applied
  * to the page's copy (docs/control.md, "Keeping a copy of the state"). The
  * whole state is read again only at the start, when the stream opens
  * anew, at a gap in the events' numbers, on another log, or when a delta
@@ -448,7 +450,7 @@
 				again = false;
 				const withFabric = needFabric;
 				needFabric = false;
-				const r = await api(withFabric ? "/v1/state?with_fabric=true" : "/v1/state");
+				const r = await api(withFabric ? "/v1/state?with_fabric=true&fabric_brief=true" : "/v1/state");
 				if (r.ok) {
 					state = r.j.state || {};
 					at.seq = Number(state.event_seq || 0);

@@ -14,6 +14,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto/control.pb-c.h"
 
@@ -49,8 +50,8 @@ enum api_flag {
 	/* May be answered with more than one frame (a Watch's events, a
 	 * GetSchedule asked with `stream`). */
 	API_STREAM = 1u << 2,
-	/* A tenant may send it, of its own partitions (ofcd's authz.c says
-	 * which partitions a request names). */
+	/* A tenant may send it, of its own partitions (the row's `tenant`
+	 * says what the request names; ofcd's authz.c holds it to them). */
 	API_TENANT = 1u << 3,
 	/* Only the leader of a cluster runs it: a follower answers NOT_LEADER
 	 * naming the leader. */
@@ -59,6 +60,40 @@ enum api_flag {
 	 * request_key (outcomes.c): a client walking the replicas gives it a
 	 * key, so an answer lost with its leader may be asked again. */
 	API_KEYED = 1u << 5,
+	/* One answer many clients poll (GetState): the gateway keeps the JSON
+	 * it wrote for ofcd's bytes (cache.c) and answers a client that holds
+	 * it already (If-None-Match) 304. */
+	API_CACHED = 1u << 6,
+};
+
+/* What a tenant's request names, for ofcd's authoriser to hold to the
+ * tenant's partitions: the row says where in its body, as Redis's command
+ * table says where a command's keys are. Only API_TENANT rows name any. */
+enum api_names {
+	API_NAMES_NONE,	     /* no tenant may send it */
+	API_NAMES_FILTERED,  /* nothing: its answer is filtered to the tenant's */
+	API_NAMES_PARTITION, /* a partition (`field`, or its `alias`): the tenant's */
+	API_NAMES_TICKET,    /* a ticket (`field`): the queue checks its request
+				is the tenant's own */
+};
+
+struct api_tenant_rule {
+	enum api_names names;
+	/* The body's field that names it: an optional string (a partition)
+	 * or an optional uint64 (a ticket). */
+	const char *field;
+	/* The field's older spelling, taken when `field` is not given (both
+	 * given must agree). */
+	const char *alias;
+	/* A repeated string field: the hosts a partition made at run time
+	 * takes, none of which may be another tenant's. */
+	const char *hosts;
+	/* A tenant's request naming none is refused "NAME is a tenant and
+	 * <needs> (<field>)"; NULL: let through, its handler answers it. */
+	const char *needs;
+	/* A partition neither the config's nor held is refused as none ("no
+	 * partition P exists (<absent>)"); NULL: as another tenant's. */
+	const char *absent;
 };
 
 /* How the gateway reads a route's message: from the query string (GET),
@@ -79,6 +114,7 @@ struct api_request {
 	/* API_STREAM: the body's bool field that asks for the stream
 	 * (GetSchedule's `stream`); NULL: every answer is one (a Watch). */
 	const char *stream_if;
+	struct api_tenant_rule tenant;
 };
 
 /* Every kind, indexed by enum api_kind. */
@@ -93,6 +129,14 @@ const struct api_request *api_route(const char *method, const char *path);
 /* Whether q is answered as a stream of frames: its kind may be
  * (API_STREAM), and its body asks where the row says it must. */
 bool api_streams(const Ofc__V1__Request *q);
+/* The partition q names by its row's rule (`tenant.field`, else its
+ * `alias`): NULL when it names none, or two that differ (then *two). */
+const char *api_named_partition(const Ofc__V1__Request *q, bool *two);
+/* The ticket q names by its row's rule; 0: none. */
+uint64_t api_named_ticket(const Ofc__V1__Request *q);
+/* The hosts q names by its row's rule (`tenant.hosts`): their number, the
+ * array in *hosts (q's own). */
+size_t api_named_hosts(const Ofc__V1__Request *q, char *const **hosts);
 /* Set q's body to m (a message of k->desc), as the oneof's case k->body:
  * q borrows m. */
 void api_set_body(Ofc__V1__Request *q, const struct api_request *k, ProtobufCMessage *m);

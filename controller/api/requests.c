@@ -7,7 +7,7 @@
 /* One row: KIND (enum api_kind's API_KIND and the Request oneof's case
  * BODY_KIND), the body's message and field, the word for people, the
  * gateway's method, route and way of reading it, the flags, and after them
- * the fields few rows have (.stream_if). */
+ * the fields few rows have (.stream_if, and a tenant's rule: TENANT). */
 #define ROW(KIND, NAME, FIELD, WORD, METHOD, ROUTE, RT, FLAGS, ...)                                \
 	[API_##KIND] = {.kind = API_##KIND,                                                        \
 			.name = #NAME,                                                             \
@@ -21,6 +21,11 @@
 			.flags = FLAGS,                                                            \
 			__VA_ARGS__}
 
+/* What a tenant's request names (api_tenant_rule): NAMES, then the
+ * fields and words that kind needs. */
+#define TENANT(NAMES, FIELD, ...)                                                                  \
+	.tenant = {.names = API_NAMES_##NAMES, .field = FIELD, __VA_ARGS__}
+
 #define MUTATION (API_MUTATION | API_LEADER)
 #define QUEUED	 (MUTATION | API_KEYED)
 
@@ -28,13 +33,19 @@
 const struct api_request api_requests[API_NKINDS] = {
 /*  kind               message           field              word                method route                    reading  flags */
 ROW(APPLY_CONFIG,      ApplyConfig,      apply_config,      "apply-config",      POST, "/v1/apply",             BODY,    QUEUED),
-ROW(RECONFIGURE,       Reconfigure,      reconfigure,       "reconfigure",       POST, "/v1/reconfigure",       BODY,    QUEUED | API_TENANT),
-ROW(GET_SCHEDULE,      GetSchedule,      get_schedule,      "get-schedule",      GET,  "/v1/schedule",          QUERY,   API_READ | API_STREAM | API_TENANT, .stream_if = "stream"),
-ROW(GET_STATE,         GetState,         get_state,         "get-state",         GET,  "/v1/state",             QUERY,   API_READ | API_TENANT),
-ROW(WATCH,             Watch,            watch,             "watch",             GET,  "/v1/watch",             WATCH,   API_READ | API_STREAM | API_TENANT),
-ROW(CANCEL,            Cancel,           cancel,            "cancel",            POST, "/v1/cancel",            BODY,    MUTATION | API_TENANT),
+ROW(RECONFIGURE,       Reconfigure,      reconfigure,       "reconfigure",       POST, "/v1/reconfigure",       BODY,    QUEUED | API_TENANT,
+    TENANT(PARTITION, "partition", .hosts = "hosts", .needs = "reconfigures its partitions only")),
+ROW(GET_SCHEDULE,      GetSchedule,      get_schedule,      "get-schedule",      GET,  "/v1/schedule",          QUERY,   API_READ | API_STREAM | API_TENANT, .stream_if = "stream",
+    TENANT(PARTITION, "partition", .needs = "asks for its partitions' schedules")),
+ROW(GET_STATE,         GetState,         get_state,         "get-state",         GET,  "/v1/state",             QUERY,   API_READ | API_TENANT | API_CACHED,
+    TENANT(FILTERED, NULL)),
+ROW(WATCH,             Watch,            watch,             "watch",             GET,  "/v1/watch",             WATCH,   API_READ | API_STREAM | API_TENANT,
+    TENANT(FILTERED, NULL)),
+ROW(CANCEL,            Cancel,           cancel,            "cancel",            POST, "/v1/cancel",            BODY,    MUTATION | API_TENANT,
+    TENANT(TICKET, "ticket", .needs = "cancels by ticket, which its state and events show for its requests")),
 ROW(REPORT_FAILURE,    ReportFailure,    report_failure,    "report-failure",    POST, "/v1/report-failure",    BODY,    QUEUED),
-ROW(RELEASE_PARTITION, ReleasePartition, release_partition, "release-partition", POST, "/v1/release-partition", BODY,    QUEUED | API_TENANT),
+ROW(RELEASE_PARTITION, ReleasePartition, release_partition, "release-partition", POST, "/v1/release-partition", BODY,    QUEUED | API_TENANT,
+    TENANT(PARTITION, "partition", .alias = "name", .absent = "nothing to release")),
 ROW(GET_METRICS,       GetMetrics,       get_metrics,       "get-metrics",       GET,  "/metrics",              METRICS, API_READ),
 ROW(GET_PLAN,          GetPlan,          get_plan,          "get-plan",          GET,  "/v1/plan",              QUERY,   API_READ),
 ROW(MOVE_TO_PHASE,     MoveToPhase,      move_to_phase,     "move-to-phase",     POST, "/v1/move-to-phase",     BODY,    QUEUED),
@@ -105,4 +116,77 @@ void api_set_body(Ofc__V1__Request *q, const struct api_request *k, ProtobufCMes
 		return; /* (a row names a field of the oneof: test_requests checks each) */
 	*(ProtobufCMessage **)((char *)q + f->offset) = m;
 	*(Ofc__V1__Request__BodyCase *)((char *)q + f->quantifier_offset) = k->body;
+}
+
+/* The field `name` of q's body (the row's message), through its
+ * descriptor: NULL when the row or the field is not there, or the field
+ * is not of the type and label asked. */
+static const void *body_field(const Ofc__V1__Request *q, const char *name, ProtobufCType type,
+			      ProtobufCLabel label, const ProtobufCFieldDescriptor **fd)
+{
+	const struct api_request *k;
+	const ProtobufCMessage *m = body_of(q, &k);
+	const ProtobufCFieldDescriptor *f;
+
+	if (!m || !name || !(f = protobuf_c_message_descriptor_get_field_by_name(k->desc, name)) ||
+	    f->type != type || f->label != label)
+		return NULL;
+	*fd = f;
+	return (const char *)m + f->offset;
+}
+
+static const char *body_string(const Ofc__V1__Request *q, const char *name)
+{
+	const ProtobufCFieldDescriptor *f;
+	const char *const *v =
+	    body_field(q, name, PROTOBUF_C_TYPE_STRING, PROTOBUF_C_LABEL_OPTIONAL, &f);
+
+	return v && *v && **v ? *v : NULL;
+}
+
+const char *api_named_partition(const Ofc__V1__Request *q, bool *two)
+{
+	const struct api_request *k = api_request_of(q->body_case);
+	const char *p, *a;
+
+	*two = false;
+	if (!k || k->tenant.names != API_NAMES_PARTITION)
+		return NULL;
+	p = body_string(q, k->tenant.field);
+	a = body_string(q, k->tenant.alias);
+	if (p && a && strcmp(p, a) != 0) {
+		*two = true;
+		return NULL;
+	}
+	return p ? p : a;
+}
+
+uint64_t api_named_ticket(const Ofc__V1__Request *q)
+{
+	const struct api_request *k = api_request_of(q->body_case);
+	const ProtobufCFieldDescriptor *f;
+	const uint64_t *v = k && k->tenant.names == API_NAMES_TICKET
+				? body_field(q, k->tenant.field, PROTOBUF_C_TYPE_UINT64,
+					     PROTOBUF_C_LABEL_OPTIONAL, &f)
+				: NULL;
+
+	/* (proto2: an optional scalar's has_ is at the quantifier offset) */
+	if (!v ||
+	    !*(const protobuf_c_boolean *)((const char *)v - f->offset + f->quantifier_offset))
+		return 0;
+	return *v;
+}
+
+size_t api_named_hosts(const Ofc__V1__Request *q, char *const **hosts)
+{
+	const struct api_request *k = api_request_of(q->body_case);
+	const ProtobufCFieldDescriptor *f;
+	char **const *v = k ? body_field(q, k->tenant.hosts, PROTOBUF_C_TYPE_STRING,
+					 PROTOBUF_C_LABEL_REPEATED, &f)
+			    : NULL;
+
+	if (!v)
+		return 0;
+	*hosts = *v;
+	return *(const size_t *)((const char *)v - f->offset + f->quantifier_offset);
 }

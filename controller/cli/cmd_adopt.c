@@ -39,6 +39,7 @@ static Ofc__V1__AdoptPreview *preview_of(const struct ctl *c, const struct ctl_a
 
 	ofc__v1__adopt_preview__init(p);
 	p->fabric = (char *)c->fabric->name;
+	p->has_transaction = p->has_generation = 1;
 	p->transaction = a->txn;
 	p->generation = a->generation;
 	p->n_devices = c->ndevs;
@@ -48,6 +49,7 @@ static Ofc__V1__AdoptPreview *preview_of(const struct ctl *c, const struct ctl_a
 
 		ofc__v1__adopt_device__init(v);
 		v->name = (char *)c->devs[i].cfg.name;
+		v->has_circuits = v->has_before_circuits = v->has_target_circuits = 1;
 		v->circuits = c->devs[i].actual.nxc;
 		v->holds = (char *)matches(&c->devs[i].actual, &a->before[i], &a->target[i]);
 		v->before_circuits = a->before[i].nxc;
@@ -68,31 +70,7 @@ static void preview_free(Ofc__V1__AdoptPreview *p)
 void adopt_show(const Ofc__V1__AdoptPreview *p, bool json)
 {
 	if (json) {
-		struct json_writer w;
-
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "fabric");
-		jw_str(&w, p->fabric ? p->fabric : "");
-		jw_key(&w, "transaction");
-		jw_uint(&w, p->transaction);
-		jw_key(&w, "generation");
-		jw_uint(&w, p->generation);
-		jw_key(&w, "devices");
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < p->n_devices; i++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "name");
-			jw_str(&w, p->devices[i]->name ? p->devices[i]->name : "");
-			jw_key(&w, "circuits");
-			jw_uint(&w, p->devices[i]->circuits);
-			jw_key(&w, "holds");
-			jw_str(&w, p->devices[i]->holds ? p->devices[i]->holds : "neither");
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj_end(&w);
-		jw_finish(&w);
+		cli_print_message(stdout, &p->base);
 		return;
 	}
 	printf("fabric %s: transaction %llu could not be rolled back; the devices hold:\n",

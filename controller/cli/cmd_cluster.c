@@ -8,6 +8,7 @@
  * answer, a device unreachable, a stale view), so a cron job or a probe can
  * run it as it is. */
 #include "controller/cli/internal.h"
+#include "proto/cli_report.pb-c.h"
 #include "proto/control.pb-c.h"
 
 #include <stdlib.h>
@@ -259,97 +260,67 @@ static void print_text(const struct cli_targets *t, const struct cl_report *c)
 	}
 }
 
-static void json_replica_row(struct json_writer *w, const struct cl_view *v)
-{
-	const Ofc__V1__Cluster *vc = v->s ? v->s->cluster : NULL;
-
-	jw_obj_begin(w);
-	jw_key(w, "address");
-	jw_str(w, v->addr);
-	jw_key(w, "answered");
-	jw_bool(w, v->s != NULL);
-	if (!v->s) {
-		jw_key(w, "error");
-		jw_str(w, v->why);
-	} else if (vc) {
-		jw_key(w, "cluster");
-		pb_write_json(w, &vc->base);
-	}
-	jw_obj_end(w);
-}
-
-static void print_json_doc(const struct cl_report *c)
+/* --json: the report as ofc.v1.ClusterReport (proto/cli_report.proto),
+ * borrowing the answers' messages; built in a. */
+static void print_json_doc(const struct cl_report *c, struct arena *a)
 {
 	const Ofc__V1__State *s = c->main ? c->main->s : NULL;
 	const Ofc__V1__Cluster *cl = s ? s->cluster : NULL;
-	struct json_writer w;
+	Ofc__V1__ClusterReport m = OFC__V1__CLUSTER_REPORT__INIT;
 
-	jw_init(&w, stdout, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "healthy");
-	jw_bool(&w, c->nproblems == 0);
-	jw_key(&w, "problems");
-	jw_arr_begin(&w);
-	for (char *p = c->nproblems ? c->problems.buf : NULL, *e; p; p = e ? e + 1 : NULL) {
+	m.has_healthy = m.has_queue_depth = 1;
+	m.healthy = c->nproblems == 0;
+	/* (one a line of c->problems) */
+	size_t lines = 1;
+	for (const char *p = c->problems.buf; c->nproblems && p && (p = strchr(p, '\n')); p++)
+		lines++;
+	m.problems = arena_array(a, lines + 1, sizeof(*m.problems));
+	for (const char *p = c->nproblems ? c->problems.buf : NULL, *e; p; p = e ? e + 1 : NULL) {
 		e = strchr(p, '\n');
-		if (e)
-			*e = 0;
-		jw_str(&w, p);
-		if (e)
-			*e = '\n';
+		m.problems[m.n_problems++] =
+		    e ? arena_printf(a, "%.*s", (int)(e - p), p) : arena_strdup(a, p);
 	}
-	jw_arr_end(&w);
-	if (s && s->fabric_name) {
-		jw_key(&w, "fabric");
-		jw_str(&w, s->fabric_name);
-	}
-	if (cl && cl->leader) {
-		jw_key(&w, "leader");
-		pb_write_json(&w, &cl->leader->base);
-	}
+	m.fabric = s ? s->fabric_name : NULL;
+	m.leader = cl ? cl->leader : NULL;
 	/* the store's list (ofc.v1.Replica), when ofcd sends it */
-	jw_key(&w, "replicas");
-	jw_arr_begin(&w);
-	for (size_t i = 0; cl && i < cl->n_replicas; i++)
-		pb_write_json(&w, &cl->replicas[i]->base);
-	jw_arr_end(&w);
-	/* each address given: its own ofc.v1.Cluster, or why it gave none */
-	jw_key(&w, "addresses");
-	jw_arr_begin(&w);
-	for (uint32_t i = 0; i < c->n; i++)
-		json_replica_row(&w, &c->v[i]);
-	jw_arr_end(&w);
-	jw_key(&w, "etcd");
-	jw_arr_begin(&w);
-	for (size_t i = 0; cl && i < cl->n_members; i++)
-		pb_write_json(&w, &cl->members[i]->base);
-	jw_arr_end(&w);
-	jw_key(&w, "devices");
-	jw_arr_begin(&w);
-	for (size_t i = 0; s && i < s->n_devices; i++) {
-		jw_obj_begin(&w);
-		jw_key(&w, "name");
-		jw_str(&w, OR_DASH(s->devices[i]->name));
-		if (s->devices[i]->has_reachable) {
-			jw_key(&w, "reachable");
-			jw_bool(&w, s->devices[i]->reachable);
-		}
-		if (s->devices[i]->error) {
-			jw_key(&w, "error");
-			jw_str(&w, s->devices[i]->error);
-		}
-		jw_obj_end(&w);
+	if (cl) {
+		m.n_replicas = cl->n_replicas;
+		m.replicas = cl->replicas;
+		m.n_etcd = cl->n_members;
+		m.etcd = cl->members;
 	}
-	jw_arr_end(&w);
-	jw_key(&w, "queue_depth");
-	jw_uint(&w, s ? s->n_queue : 0);
-	jw_key(&w, "held");
-	jw_arr_begin(&w);
-	for (size_t i = 0; s && i < s->n_held; i++)
-		pb_write_json(&w, &s->held[i]->base);
-	jw_arr_end(&w);
-	jw_obj_end(&w);
-	jw_finish(&w);
+	/* each address given: its own ofc.v1.Cluster, or why it gave none */
+	m.addresses = arena_array(a, c->n + 1, sizeof(*m.addresses));
+	for (uint32_t i = 0; i < c->n; i++) {
+		const struct cl_view *v = &c->v[i];
+		Ofc__V1__ClusterAddress *ad = arena_alloc(a, sizeof(*ad));
+
+		ofc__v1__cluster_address__init(ad);
+		ad->address = (char *)v->addr;
+		ad->has_answered = 1;
+		ad->answered = v->s != NULL;
+		ad->error = v->s ? NULL : (char *)v->why;
+		ad->cluster = v->s ? v->s->cluster : NULL;
+		m.addresses[m.n_addresses++] = ad;
+	}
+	m.devices = arena_array(a, (s ? s->n_devices : 0) + 1, sizeof(*m.devices));
+	for (size_t i = 0; s && i < s->n_devices; i++) {
+		const Ofc__V1__DeviceState *d = s->devices[i];
+		Ofc__V1__ClusterDevice *cd = arena_alloc(a, sizeof(*cd));
+
+		ofc__v1__cluster_device__init(cd);
+		cd->name = (char *)OR_DASH(d->name);
+		cd->has_reachable = d->has_reachable;
+		cd->reachable = d->reachable;
+		cd->error = d->error;
+		m.devices[m.n_devices++] = cd;
+	}
+	m.queue_depth = s ? s->n_queue : 0;
+	if (s) {
+		m.n_held = s->n_held;
+		m.held = s->held;
+	}
+	cli_print_message(stdout, &m.base);
 }
 
 static const struct cli_cmd cluster_base = {
@@ -423,10 +394,14 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 	c = xcalloc(1, sizeof(*c));
 	ask_each(t, timeout, c);
 	judge(c);
-	if (json)
-		print_json_doc(c);
-	else
+	if (json) {
+		struct arena a = {0};
+
+		print_json_doc(c, &a);
+		arena_free(&a);
+	} else {
 		print_text(t, c);
+	}
 	int rc = c->main ? (c->nproblems ? 1 : 0) : 1;
 	for (uint32_t i = 0; i < c->n; i++)
 		if (c->v[i].resp)

@@ -1,5 +1,6 @@
 /* ofc validate, ofc show. */
 #include "controller/cli/internal.h"
+#include "proto/cli_report.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,58 +45,46 @@ static int rate_warning(const struct fabric *f, struct ofc_error *w)
 	return 1;
 }
 
-static void json_error(struct json_writer *w, const struct ofc_error *e)
+/* The warnings validate gives at most (rate_warning's one). */
+#define MAX_WARNINGS 1
+
+static Ofc__V1__ConfigIssue *issue(Ofc__V1__ConfigIssue *m, const struct ofc_error *e)
 {
-	jw_obj_begin(w);
-	jw_key(w, "file");
-	jw_str(w, e->file);
-	jw_key(w, "line");
-	jw_uint(w, e->line);
-	jw_key(w, "column");
-	jw_uint(w, e->col);
-	jw_key(w, "message");
-	jw_str(w, e->msg);
-	jw_obj_end(w);
+	ofc__v1__config_issue__init(m);
+	m->file = (char *)e->file;
+	m->has_line = m->has_column = 1;
+	m->line = e->line;
+	m->column = e->col;
+	m->message = (char *)e->msg;
+	return m;
 }
 
+/* ofc.v1.ValidateAnswer (proto/cli_report.proto). */
 static void validate_json(const char *file, const struct fabric *f, const struct ofc_error *err,
 			  const struct ofc_error *warn, int nwarn)
 {
-	struct json_writer w;
+	Ofc__V1__ValidateAnswer m = OFC__V1__VALIDATE_ANSWER__INIT;
+	Ofc__V1__ConfigIssue e, w[MAX_WARNINGS], *wp[MAX_WARNINGS];
 
-	jw_init(&w, stdout, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "file");
-	jw_str(&w, file);
-	jw_key(&w, "valid");
-	jw_bool(&w, f != NULL);
+	m.file = (char *)file;
+	m.has_valid = 1;
+	m.valid = f != NULL;
 	if (!f) {
-		jw_key(&w, "error");
-		json_error(&w, err);
-	} else {
-		jw_key(&w, "fabric");
-		jw_str(&w, f->name);
-		jw_key(&w, "hosts");
-		jw_uint(&w, f->nhosts);
-		jw_key(&w, "switches");
-		jw_uint(&w, f->nswitches);
-		jw_key(&w, "rings");
-		jw_uint(&w, f->nrings);
-		jw_key(&w, "topology");
-		if (f->graph)
-			jw_str(&w, f->graph->spec);
-		else
-			jw_null(&w);
-		jw_key(&w, "circuits");
-		jw_uint(&w, f->ncircuits);
-		jw_key(&w, "warnings");
-		jw_arr_begin(&w);
-		for (int i = 0; i < nwarn; i++)
-			json_error(&w, &warn[i]);
-		jw_arr_end(&w);
+		m.error = issue(&e, err);
+		cli_print_message(stdout, &m.base);
+		return;
 	}
-	jw_obj_end(&w);
-	jw_finish(&w);
+	m.fabric = f->name;
+	m.has_hosts = m.has_switches = m.has_rings = m.has_circuits = 1;
+	m.hosts = f->nhosts;
+	m.switches = f->nswitches;
+	m.rings = f->nrings;
+	m.topology = f->graph ? f->graph->spec : NULL;
+	m.circuits = f->ncircuits;
+	for (int i = 0; i < nwarn && i < MAX_WARNINGS; i++)
+		wp[m.n_warnings++] = issue(&w[i], &warn[i]);
+	m.warnings = wp;
+	cli_print_message(stdout, &m.base);
 }
 
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
@@ -105,7 +94,7 @@ int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct ofc_error err = {0}, warn[1] = {0};
+	struct ofc_error err = {0}, warn[MAX_WARNINGS] = {0};
 	struct fabric *f = NULL;
 	bool json = false;
 	int c, nwarn, rc = 0;

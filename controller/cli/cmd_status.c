@@ -3,6 +3,7 @@
  * record and with the config's target. Status only reads: it takes no lock
  * and repairs nothing, so it can show a transaction a crash left behind. */
 #include "controller/cli/internal.h"
+#include "proto/cli_report.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,27 +19,34 @@ static bool dir_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static void json_txn(struct json_writer *w, const struct ctl_record *r)
+/* The fabric's record as --all --json lists it (in a). */
+static Ofc__V1__RecordedFabric *recorded(struct arena *a, const char *state_dir, const char *name,
+					 const struct ctl_record *r, const char *topo)
 {
-	jw_key(w, "transaction");
-	if (!r->have_journal) {
-		jw_null(w);
-		return;
-	}
-	jw_obj_begin(w);
-	jw_key(w, "id");
-	jw_uint(w, r->journal_id);
-	jw_key(w, "phase");
-	jw_str(w, r->journal_phase);
-	jw_key(w, "pid");
-	jw_uint(w, r->journal_pid);
-	jw_key(w, "running");
-	jw_bool(w, r->journal_owner_alive);
+	Ofc__V1__RecordedFabric *m = arena_alloc(a, sizeof(*m));
+	Ofc__V1__RecordTransaction *t;
+
+	ofc__v1__recorded_fabric__init(m);
+	m->fabric = arena_strdup(a, name);
+	m->has_generation = m->has_testbed_up = 1;
+	m->generation = r->generation;
+	m->config = arena_strdup(a, r->config ? r->config : "");
+	m->topology = arena_strdup(a, topo ? topo : "");
+	m->testbed_up = testbed_is_up(state_dir, name);
+	if (!r->have_journal)
+		return m;
+	m->transaction = t = arena_alloc(a, sizeof(*t));
+	ofc__v1__record_transaction__init(t);
+	t->has_id = t->has_pid = t->has_running = 1;
+	t->id = r->journal_id;
+	t->phase = arena_strdup(a, r->journal_phase ? r->journal_phase : "");
+	t->pid = r->journal_pid;
+	t->running = r->journal_owner_alive;
 	if (r->trial_deadline > 0) {
-		jw_key(w, "trial_deadline_unix");
-		jw_double(w, r->trial_deadline);
+		t->has_trial_deadline_unix = 1;
+		t->trial_deadline_unix = r->trial_deadline;
 	}
-	jw_obj_end(w);
+	return m;
 }
 
 static void text_txn(const struct ctl_record *r)
@@ -59,7 +67,8 @@ static void text_txn(const struct ctl_record *r)
 static int status_all(struct fabric_cmd *fc)
 {
 	struct ofc_error err = {0};
-	struct json_writer w;
+	Ofc__V1__RecordedFabrics all = OFC__V1__RECORDED_FABRICS__INIT;
+	struct arena a = {0};
 	char **names;
 	uint32_t n;
 
@@ -67,22 +76,16 @@ static int status_all(struct fabric_cmd *fc)
 
 	if (ctl_list_fabrics(fc->state_dir, &names, &n, &err) < 0)
 		return fabric_cmd_fail(fc, &err);
-	if (fc->json) {
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "state_dir");
-		jw_str(&w, fc->state_dir);
-		jw_key(&w, "state_dir_exists");
-		jw_bool(&w, exists);
-		jw_key(&w, "fabrics");
-		jw_arr_begin(&w);
-	} else if (!exists) {
+	all.state_dir = fc->state_dir;
+	all.has_state_dir_exists = 1;
+	all.state_dir_exists = exists;
+	all.fabrics = arena_array(&a, n + 1, sizeof(*all.fabrics));
+	if (!fc->json && !exists)
 		printf("state directory %s does not exist: nothing recorded (ofc apply creates "
 		       "it)\n",
 		       fc->state_dir);
-	} else {
+	else if (!fc->json)
 		printf("state directory %s: %u fabric%s\n", fc->state_dir, n, n == 1 ? "" : "s");
-	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct ctl_record r;
 		const char *topo;
@@ -96,19 +99,8 @@ static int status_all(struct fabric_cmd *fc)
 		/* the fabric's (a partition's commit leaves it) */
 		topo = r.fabric_topology ? r.fabric_topology : r.topology;
 		if (fc->json) {
-			jw_obj_begin(&w);
-			jw_key(&w, "fabric");
-			jw_str(&w, names[i]);
-			jw_key(&w, "generation");
-			jw_uint(&w, r.generation);
-			jw_key(&w, "config");
-			jw_str(&w, r.config ? r.config : "");
-			jw_key(&w, "topology");
-			jw_str(&w, topo ? topo : "");
-			jw_key(&w, "testbed_up");
-			jw_bool(&w, testbed_is_up(fc->state_dir, names[i]));
-			json_txn(&w, &r);
-			jw_obj_end(&w);
+			all.fabrics[all.n_fabrics++] =
+			    recorded(&a, fc->state_dir, names[i], &r, topo);
 		} else {
 			printf("%s: generation %llu, config %s, topology %s%s\n", names[i],
 			       (unsigned long long)r.generation, r.config ? r.config : "-",
@@ -120,11 +112,9 @@ static int status_all(struct fabric_cmd *fc)
 		free(names[i]);
 	}
 	free(names);
-	if (fc->json) {
-		jw_arr_end(&w);
-		jw_obj_end(&w);
-		jw_finish(&w);
-	}
+	if (fc->json)
+		cli_print_message(stdout, &all.base);
+	arena_free(&a);
 	fabric_cmd_free(fc);
 	return 0;
 }

@@ -294,6 +294,15 @@ int cli_write_schedule(const struct schedule_print *req, const struct schedule *
 	return -1;
 }
 
+void cli_print_message(FILE *f, const ProtobufCMessage *m)
+{
+	struct json_writer w;
+
+	jw_init(&w, f, true);
+	pb_write_json(&w, m);
+	jw_finish(&w);
+}
+
 int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
 		     struct ofc_error *err)
 {

@@ -115,6 +115,9 @@ int optree_sweep(const struct cli_cmd *cmd, const struct schedule_query *q,
  * do when no -o was given. */
 /* -o with the request's memory limit: 0, or -1 with the export's estimate,
  * the limit and what would fit in err (JSON and text are streamed). */
+/* A message as JSON on f, through the encoder every answer's JSON takes
+ * (docs/json.md: the .proto's field names, unset fields left out). */
+void cli_print_message(FILE *f, const ProtobufCMessage *m);
 int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
 		     struct ofc_error *err);
 /* A long request's progress on a terminal: one line on stderr that updates

@@ -224,7 +224,9 @@ static void torus(const struct schedule_result *r, const struct schedule_outcome
 	SET(m, instances, o->tf.instances);
 	SET(m, hop_latency_us, r->hop_latency * 1e6);
 	SET(m, hops, o->tf.hops);
-	m->routing = "minimal, dimension order, ties split";
+	m->routing = o->reroute ? "minimal, dimension order, ties split; around failed arcs the "
+				  "other way round, aside and back, or a searched route"
+				: "minimal, dimension order, ties split";
 }
 
 static void bfb(struct arena *a, const struct schedule_result *r, const struct schedule_outcome *o,

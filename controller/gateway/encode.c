@@ -142,6 +142,65 @@ enum MHD_Result gw_send_encoded(struct MHD_Connection *mc, unsigned code, const 
 	return rc;
 }
 
+/* ---- a stream's gzip -------------------------------------------------------------- */
+
+struct gw_zstream {
+	z_stream z;
+	bool done;
+};
+
+struct gw_zstream *gw_zstream_new(void)
+{
+	struct gw_zstream *zs = xcalloc(1, sizeof(*zs));
+
+	/* 12 + 16: a gzip wrapper, a 4 KiB window; memLevel 5: deflate's
+	 * state is 2^14 + 2^14 bytes (zlib's zconf.h), 32 KiB a stream kept
+	 * open for hours, where the defaults would take 256 KiB */
+	if (deflateInit2(&zs->z, 1, Z_DEFLATED, 12 + 16, 5, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(zs);
+		return NULL;
+	}
+	return zs;
+}
+
+char *gw_zstream_put(struct gw_zstream *zs, const char *in, size_t len, bool last, size_t *out_len)
+{
+	size_t cap = len + len / 8 + 64, n = 0;
+	char *out = xmalloc(cap);
+	int rc;
+
+	if (zs->done || len > (size_t)UINT32_MAX) {
+		free(out);
+		return NULL;
+	}
+	zs->z.next_in = (Bytef *)in;
+	zs->z.avail_in = (uInt)len;
+	/* Z_SYNC_FLUSH: all of this event is readable at the client now;
+	 * each round grows out by half, and ends once deflate has room left */
+	do {
+		if (cap - n < 64) {
+			cap += cap / 2;
+			out = xrealloc(out, cap);
+		}
+		zs->z.next_out = (Bytef *)out + n;
+		zs->z.avail_out = (uInt)(cap - n);
+		rc = deflate(&zs->z, last ? Z_FINISH : Z_SYNC_FLUSH);
+		n = cap - zs->z.avail_out;
+	} while ((rc == Z_OK || rc == Z_BUF_ERROR) && zs->z.avail_out == 0);
+	if (last || (rc != Z_OK && rc != Z_BUF_ERROR))
+		zs->done = true;
+	*out_len = n;
+	return out;
+}
+
+void gw_zstream_free(struct gw_zstream *zs)
+{
+	if (!zs)
+		return;
+	deflateEnd(&zs->z);
+	free(zs);
+}
+
 enum MHD_Result gw_send_not_modified(struct MHD_Connection *mc, const char *etag)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);

@@ -48,7 +48,8 @@ struct gateway {
 	struct gw_policy *policy;
 	struct upstream up;
 	struct gw_cache cache;
-	struct gw_ui *ui; /* the page (NULL: none) */
+	struct gw_shares shares; /* big states (share.c) */
+	struct gw_ui *ui;	 /* the page (NULL: none) */
 	struct gw_log log;
 	struct gw_conns conns; /* every connection (MHD's socket contexts) */
 	pthread_t watchdog;
@@ -481,7 +482,27 @@ struct watch_ctx {
 	struct up_stream s;
 	char *pending;
 	size_t len, off;
+	struct gw_zstream *z; /* gzip, when the client takes it */
+	bool ended;
 };
+
+/* The pending line gzipped, when the client takes gzip; last: the end
+ * (zlib failing ends the stream too: plain bytes amid gzip would be
+ * garbage to the client). */
+static void watch_zip(struct watch_ctx *w, bool last)
+{
+	size_t n = 0;
+	char *z =
+	    w->z ? gw_zstream_put(w->z, w->pending ? w->pending : "", w->len, last, &n) : NULL;
+
+	if (!w->z)
+		return;
+	free(w->pending);
+	w->pending = z;
+	w->len = n;
+	if (!z || last)
+		w->ended = true;
+}
 
 static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -489,6 +510,8 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 	(void)pos;
 	while (w->off == w->len) {
+		if (w->ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
 		Ofc__V1__Response *r;
 		struct ofc_error err = {0};
 		int k = up_stream_next(&w->s, keepalive(w->g), &r, &err);
@@ -496,15 +519,20 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 		free(w->pending);
 		w->pending = NULL;
 		w->off = w->len = 0;
-		if (k < 0)
+		if (k < 0 && !w->z)
 			return MHD_CONTENT_READER_END_OF_STREAM; /* ofcd went away or stopped */
+		if (k < 0) {					 /* (gzip's trailer first) */
+			watch_zip(w, true);
+			continue;
+		}
 		if (k == 0) {
 			w->pending = xstrdup("\n");
 			w->len = 1;
-			break;
+		} else {
+			w->pending = response_json(r, &w->len);
+			ofc__v1__response__free_unpacked(r, NULL);
 		}
-		w->pending = response_json(r, &w->len);
-		ofc__v1__response__free_unpacked(r, NULL);
+		watch_zip(w, false);
 	}
 	size_t n = w->len - w->off < max ? w->len - w->off : max;
 	memcpy(buf, w->pending + w->off, n);
@@ -518,6 +546,7 @@ static void watch_free(void *cls)
 
 	up_stream_close(&w->s);
 	free(w->pending);
+	gw_zstream_free(w->z);
 	free(w);
 }
 
@@ -548,9 +577,14 @@ static enum MHD_Result start_watch(struct gateway *g, struct MHD_Connection *mc,
 	}
 	w->pending = response_json(ack, &w->len);
 	ofc__v1__response__free_unpacked(ack, NULL);
+	w->z = gw_accepts_gzip(mc) ? gw_zstream_new() : NULL;
+	watch_zip(w, false);
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
 								   watch_read, w, watch_free);
 	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	MHD_add_response_header(r, "Vary", "Accept-Encoding");
+	if (w->z)
+		MHD_add_response_header(r, "Content-Encoding", "gzip");
 	enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return rc;
@@ -883,7 +917,8 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 	}
 	x = xcalloc(1, sizeof(*x));
 	x->g = g;
-	x->watch = q->body_case == OFC__V1__REQUEST__BODY_WATCH;
+	/* (a stream kept open, its row's route a Watch's: quiet is not its end) */
+	x->watch = api_request_of(q->body_case)->rt == API_RT_WATCH;
 	int rc = stream_open(g, mc, q, &x->s, &err);
 	q->principal = NULL;
 	ofc__v1__request__free_unpacked(q, NULL);
@@ -908,7 +943,38 @@ static enum MHD_Result start_call(struct gateway *g, struct MHD_Connection *mc, 
 
 /* ---- the handler ------------------------------------------------------------------- */
 
-/* GetState: the JSON written for the same bytes before, if any (cache.c). */
+/* A big state's answer (share.c): the one kept when ofcd's bytes are the
+ * same, else written and kept. Takes frame. */
+static enum MHD_Result answer_big_state(struct gateway *g, struct MHD_Connection *mc,
+					struct gw_share_turn *turn, uint8_t *frame, size_t len,
+					size_t skip)
+{
+	struct gw_shared *sh = gw_shares_same(&g->shares, turn, frame + skip, len - skip);
+
+	if (!sh) {
+		Ofc__V1__Response *resp = ofc__v1__response__unpack(NULL, len, frame);
+		size_t jlen;
+
+		if (!resp) {
+			gw_shares_end(&g->shares, turn);
+			free(frame);
+			return send_error(mc, MHD_HTTP_BAD_GATEWAY,
+					  OFC__V1__STATUS__STATUS_UNAVAILABLE,
+					  "ofcd sent %zu bytes that are not a Response", len);
+		}
+		char *json = response_json(resp, &jlen);
+		unsigned code = http_status(resp->status);
+		ofc__v1__response__free_unpacked(resp, NULL);
+		sh = gw_shares_put(&g->shares, turn, len - skip, json, jlen, code);
+	}
+	gw_shares_end(&g->shares, turn);
+	free(frame);
+	return gw_send_shared(mc, sh);
+}
+
+/* A row's answer many poll (API_CACHED: GetState): the JSON written for
+ * the same bytes before, if any (cache.c); a big one's, one read at a time
+ * and shared (share.c). */
 static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *mc,
 				     Ofc__V1__Request *q)
 {
@@ -916,12 +982,26 @@ static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *m
 	uint8_t *frame;
 	size_t len, skip, jlen = 0;
 	unsigned code = 0;
+	struct gw_share_turn turn;
+	/* (half the request's time to wait its turn, half for ofcd's answer) */
+	struct gw_shared *sh =
+	    gw_shares_begin(&g->shares, q, g->o.request_timeout / 2, &turn, &err);
 
+	if (sh)
+		return gw_send_shared(mc, sh);
+	if (turn.refused)
+		return send_busy(mc, err.msg);
+	gw_shares_fetched(&turn);
 	if (up_call_frame(&g->up, q, &frame, &len, &skip, &err) < 0) {
+		gw_shares_end(&g->shares, &turn);
 		gw_log(g, 3, "ofcd: %s", err.msg);
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg);
 	}
+	if (skip && len - skip > GW_CACHE_MAX_KEY)
+		return answer_big_state(g, mc, &turn, frame, len, skip);
+	gw_shares_small(&g->shares, &turn);
+	gw_shares_end(&g->shares, &turn);
 	char *json = skip ? gw_cache_get(&g->cache, frame + skip, len - skip, &jlen, &code) : NULL;
 	if (!json) {
 		Ofc__V1__Response *resp = ofc__v1__response__unpack(NULL, len, frame);
@@ -981,7 +1061,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
 	}
-	if (r->rt->kind == API_GET_STATE) {
+	if (r->rt->flags & API_CACHED) {
 		rc = forward_state(g, mc, &q);
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
@@ -996,8 +1076,10 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 	if (r->rt->rt == API_RT_METRICS && resp->status == OFC__V1__STATUS__STATUS_OK &&
 	    resp->body_case == OFC__V1__RESPONSE__BODY_METRICS) {
 		pthread_mutex_lock(&g->cache.mu);
-		uint64_t hits = g->cache.hits;
+		uint64_t hits = g->cache.hits, built, shared;
 		pthread_mutex_unlock(&g->cache.mu);
+		gw_shares_counts(&g->shares, &built, &shared);
+		hits += shared;
 		pthread_rwlock_rdlock(&g->lock);
 		char *trust = gw_trust_metrics(g->trust);
 		pthread_rwlock_unlock(&g->lock);
@@ -1017,6 +1099,10 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    "written before for the same bytes from ofcd.\n"
 		    "# TYPE ofc_gateway_state_json_reused_total counter\n"
 		    "ofc_gateway_state_json_reused_total %llu\n"
+		    "# HELP ofc_gateway_state_json_shared_written_total Big states' answers "
+		    "written as JSON, once for all their readers.\n"
+		    "# TYPE ofc_gateway_state_json_shared_written_total counter\n"
+		    "ofc_gateway_state_json_shared_written_total %llu\n"
 		    "# HELP ofc_gateway_trust_reload_failures_total SIGHUP reloads refused (a bad "
 		    "CA, CRL or policy file): the old ones stay.\n"
 		    "# TYPE ofc_gateway_trust_reload_failures_total counter\n"
@@ -1024,6 +1110,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
 		    (unsigned long long)atomic_load(&g->n_refused), conns,
 		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits,
+		    (unsigned long long)built,
 		    (unsigned long long)atomic_load(&g->n_reload_failures), trust, streams);
 		free(streams);
 		free(conns);
@@ -1206,6 +1293,7 @@ int gw_open(const struct gw_opts *o, struct gateway **out, struct ofc_error *err
 	    o->streams_per_address ? o->streams_per_address : GW_STREAMS_PER_ADDRESS_DEFAULT};
 	up_init(&g->up, o->ofcd_socket, o->upstream, g->o.request_timeout, &lim);
 	gw_cache_init(&g->cache);
+	gw_shares_init(&g->shares);
 	if (read_file(o->cert, 4u << 20, &g->cert_pem, &len, err) < 0 ||
 	    read_file(o->key, 1u << 20, &g->key_pem, &len, err) < 0 ||
 	    read_file(o->ca, 4u << 20, &g->ca_pem, &len, err) < 0 ||
@@ -1324,6 +1412,7 @@ void gw_close(struct gateway *g)
 	gw_ui_close(g->ui);
 	up_fini(&g->up);
 	gw_cache_fini(&g->cache);
+	gw_shares_fini(&g->shares);
 	free(g->cert_pem);
 	if (g->key_pem)
 		explicit_bzero(g->key_pem, strlen(g->key_pem));

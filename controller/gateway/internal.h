@@ -12,6 +12,7 @@
  *               one of its own for each stream
  *   policy.c    the policy file (gateway.h)
  *   cache.c     answers already written as JSON, by ofcd's bytes
+ *   share.c     big states' answers written once, shared, read in turn
  *   encode.c    an answer on the wire: gzip, the state's ETag and 304
  *   ui.c        the operator's page: /ui/ and its files from --ui-dir */
 #ifndef OFC_CONTROLLER_GATEWAY_INTERNAL_H
@@ -22,6 +23,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 #include "controller/gateway/gateway.h"
@@ -193,6 +195,65 @@ char *gw_cache_get(struct gw_cache *c, const uint8_t *key, size_t klen, size_t *
 /* Store copies of key and json (a key over GW_CACHE_MAX_KEY: nothing). */
 void gw_cache_put(struct gw_cache *c, const uint8_t *key, size_t klen, const char *json,
 		  size_t jlen, unsigned code);
+
+/* ---- share.c ----
+ * Answers to a GetState whose state is bigger than the cache takes
+ * (GW_CACHE_MAX_KEY): written once as JSON and gzip, shared by reference
+ * with every reader of the same state, and read one at a time (its turn):
+ * one such answer from ofcd in flight and one JSON being written. A read is
+ * keyed by its request (options and principal); at most GW_SHARES kept.
+ *
+ *   sh = gw_shares_begin(...)      kept and fetched after the reader came:
+ *                                  answer it (gw_send_shared); NULL: fetch
+ *                                  (turn->refused: the wait ran out, err)
+ *   gw_shares_fetched(turn)        just before asking ofcd
+ *   gw_shares_same / _put          a big answer: the kept one if the same
+ *                                  bytes, else store the JSON (owned now)
+ *   gw_shares_small(...)           the answer was small: no turns for it
+ *   gw_shares_end(...)             always, after the fetch */
+#define GW_SHARES	 4
+#define GW_SHARE_MAX_KEY 4096
+struct gw_shared;
+struct gw_share_entry {
+	uint8_t *key;
+	size_t klen;
+	struct gw_shared *sh;
+	bool big;	  /* the last answer was over GW_CACHE_MAX_KEY */
+	size_t flen_seen; /* its size, for a refusal's words */
+	double fetched;	  /* when sh's answer was asked of ofcd (monotonic) */
+	uint64_t used;
+};
+struct gw_shares {
+	pthread_mutex_t turn; /* held by the one big read under way */
+	pthread_mutex_t mu;   /* the entries and counts */
+	struct gw_share_entry e[GW_SHARES];
+	uint64_t tick, built, reused;
+	size_t any_big; /* the last big answer's size (0: none, or small since) */
+	atomic_uint waiting;
+};
+struct gw_share_turn {
+	uint8_t *key;
+	size_t klen;
+	double came, fetched;
+	uint8_t sum[32];
+	bool held, refused;
+};
+void gw_shares_init(struct gw_shares *t);
+void gw_shares_fini(struct gw_shares *t);
+struct gw_shared *gw_shares_begin(struct gw_shares *t, Ofc__V1__Request *q, double wait,
+				  struct gw_share_turn *turn, struct ofc_error *err);
+void gw_shares_fetched(struct gw_share_turn *turn);
+struct gw_shared *gw_shares_same(struct gw_shares *t, struct gw_share_turn *turn,
+				 const uint8_t *body, size_t len);
+struct gw_shared *gw_shares_put(struct gw_shares *t, struct gw_share_turn *turn, size_t flen,
+				char *json, size_t jlen, unsigned code);
+void gw_shares_small(struct gw_shares *t, struct gw_share_turn *turn);
+void gw_shares_end(struct gw_shares *t, struct gw_share_turn *turn);
+void gw_shares_counts(struct gw_shares *t, uint64_t *built, uint64_t *reused);
+void gw_shared_unref(struct gw_shared *s);
+/* The answer (304 for its ETag, gzip when accepted), sh's reference
+ * handed to the response. */
+enum MHD_Result gw_send_shared(struct MHD_Connection *mc, struct gw_shared *sh);
 
 /* ---- admit.c: the log ----
  * Lines anyone can cause without end (one a connection or a request of a
@@ -372,5 +433,12 @@ bool gw_etag_matches(struct MHD_Connection *mc, const char *tag);
 enum MHD_Result gw_send_encoded(struct MHD_Connection *mc, unsigned code, const char *type,
 				char *body, size_t len, bool close, const char *etag);
 enum MHD_Result gw_send_not_modified(struct MHD_Connection *mc, const char *etag);
+/* A stream's gzip (the Watch's lines, when the client takes gzip): each
+ * put's bytes flushed, readable at once; last: the gzip trailer too (NULL
+ * once done). The caller frees what put returns. */
+struct gw_zstream;
+struct gw_zstream *gw_zstream_new(void);
+char *gw_zstream_put(struct gw_zstream *zs, const char *in, size_t len, bool last, size_t *out_len);
+void gw_zstream_free(struct gw_zstream *zs);
 
 #endif

@@ -229,26 +229,56 @@ static void in_place(struct jobplan_ctx *c)
 	t->connected = facts.strongly_connected;
 }
 
-/* Up to q->alternatives of the finder's frontier, spread over it (fewest
- * steps to least bandwidth). */
+/* What the workload asks of a topology, for the use case that picks one
+ * (controller/pick): each phase of kind `kind` (every phase: UINT32_MAX)
+ * weighs its count, an all-to-all or sendrecv as an allreduce of its
+ * size; into q->work (the caller's to free) under the fabric's model. */
+static void pick_work_of(const struct jobplan_ctx *c, uint32_t kind, struct pick_request *q)
+{
+	const struct workload *w = c->w;
+	struct pick_work *work = xcalloc(w->nphases + 1, sizeof(*work));
+
+	q->threads = c->q->threads;
+	q->work = work;
+	q->nwork = 0;
+	pick_model_of(c->f, &q->model);
+	for (uint32_t p = 0; p < w->nphases; p++) {
+		const struct wl_phase *ph = &w->phases[p];
+
+		if ((kind != UINT32_MAX && ph->kind != kind) || !ph->collective)
+			continue;
+		work[q->nwork++] = (struct pick_work){
+		    .op = ph->collective <= SCHED_ALLREDUCE ? (enum sched_collective)ph->collective
+							    : SCHED_ALLREDUCE,
+		    .size = ph->size,
+		    .weight = ph->count};
+	}
+}
+
+/* Up to q->alternatives of the finder's frontier for the hosts and their
+ * ports, the fastest for the iteration's phases first, as the use case
+ * ranks them (the same ranking `ofc finder`, `topology: auto` and `ofc
+ * plan --horizon` give). */
 static void finder_candidates(struct jobplan_ctx *c)
 {
-	struct finder_result fr;
+	struct pick_request q = {.nodes = c->n, .degree = c->d};
+	struct pick_result r;
 	struct ofc_error e = {0};
 	uint32_t want = c->q->alternatives;
 
-	if (!want || c->d >= c->n || c->d > BFB_MAX_DEGREE ||
-	    finder_run(c->n, c->d, c->q->threads, &fr, &e) < 0)
+	if (!want)
 		return;
-	for (uint32_t i = 0; i < want && i < fr.n; i++) {
-		size_t at = fr.n <= want ? i : (size_t)((double)i * (fr.n - 1) / (want - 1) + 0.5);
-
-		if (want == 1)
-			at = fr.n - 1; /* the least bandwidth */
+	pick_work_of(c, UINT32_MAX, &q);
+	int rc = pick_run(&q, &r, &e); /* (no topology to pick: none weighed) */
+	free((void *)q.work);
+	if (rc < 0)
+		return;
+	for (uint32_t i = 0; i < want && i < r.front.n; i++) {
 		ofc_error_clear(&e);
-		from_spec(c, fr.front[at].spec, NULL, JOBPLAN_FINDER, &e); /* skipped if it fails */
+		/* skipped if it fails */
+		from_spec(c, r.front.front[r.rank[i]].spec, NULL, JOBPLAN_FINDER, &e);
 	}
-	finder_free(&fr);
+	pick_free(&r);
 }
 
 /* ---- unions of per-group topologies ------------------------------------------ */
@@ -294,37 +324,21 @@ static uint32_t used_kinds(const struct jobplan_ctx *c, uint32_t *kinds)
 
 /* The best family for k hosts of degree deg for the kind's phases: the
  * complete graph where it fits, else the finder's entry of least time for
- * them (the use case of controller/pick, the fabric's cost model; each
- * phase weighs its count; an all-to-all or sendrecv as an allreduce of its
- * size). */
+ * them (the use case of controller/pick, pick_work_of). */
 static int group_family(const struct jobplan_ctx *c, uint32_t kind, uint32_t k, uint32_t deg,
 			char *spec, size_t len)
 {
-	const struct workload *w = c->w;
-	struct pick_work *work = xcalloc(w->nphases + 1, sizeof(*work));
-	struct pick_request q = {.nodes = k, .degree = deg, .threads = c->q->threads, .work = work};
+	struct pick_request q = {.nodes = k, .degree = deg};
 	struct pick_result r;
 	struct ofc_error e = {0};
 
 	if (deg + 1 >= k) {
-		free(work);
 		snprintf(spec, len, "complete:%u", k);
 		return 0;
 	}
-	pick_model_of(c->f, &q.model);
-	for (uint32_t p = 0; p < w->nphases; p++) {
-		const struct wl_phase *ph = &w->phases[p];
-
-		if (ph->kind != kind || !ph->collective)
-			continue;
-		work[q.nwork++] = (struct pick_work){
-		    .op = ph->collective <= SCHED_ALLREDUCE ? (enum sched_collective)ph->collective
-							    : SCHED_ALLREDUCE,
-		    .size = ph->size,
-		    .weight = ph->count};
-	}
+	pick_work_of(c, kind, &q);
 	int rc = pick_run(&q, &r, &e);
-	free(work);
+	free((void *)q.work);
 	if (rc < 0)
 		return -1;
 	snprintf(spec, len, "%s", r.front.front[r.pick].spec);

@@ -9,38 +9,10 @@
  * generation no longer matches is refused: the operator confirmed another
  * state than the one that would be recorded. */
 #include "controller/ofcd/answer.h"
-#include "controller/ofcd/conn.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* (loop) Adopt {commit, transaction, generation}: queued with the
- * mutations, so it runs after the transactions asked before it. */
-int adopt_request(const struct request *rq)
-{
-	struct conn *c = rq->c;
-	struct ofcd *d = c->d;
-	const Ofc__V1__Adopt *a = rq->req->adopt;
-	struct job *j;
-
-	if (a->has_commit && a->commit && (!a->has_transaction || !a->has_generation))
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "an adopt's commit needs the transaction and generation its preview "
-			     "showed");
-	if (d->loop.stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
-	j = request_job(rq, JOB_ADOPT);
-	j->adopt_commit = a->has_commit && a->commit;
-	j->adopt_txn = a->transaction;
-	j->adopt_gen = a->generation;
-	j->dry_run = !j->adopt_commit;
-	j->target = xstrdup(j->adopt_commit ? "adopt" : "adopt (preview)");
-	enqueue(d, j, rq);
-	return 0;
-}
 
 static const char *holds(const struct device_state *held, const struct device_state *before,
 			 const struct device_state *target)
@@ -84,7 +56,7 @@ static void preview(struct answer *an, const struct ctl *c, const struct ctl_ado
  * fence (an etcd replica's epoch) holds for the record it writes. */
 void ofcd_run_adopt(struct ofcd *d, struct job *j)
 {
-	struct ctl *c = d->w.ctl;
+	struct ctl *c = d->w->ctl;
 	struct ofc_error err = {0};
 	struct ctl_adopt a;
 	struct answer an;
@@ -130,7 +102,7 @@ void ofcd_run_adopt(struct ofcd *d, struct job *j)
 		an.t.state = "committed";
 		preview(&an, c, &a, true);
 		j->txn = a.generation;
-		j->snap = snapshot_build(d->state_dir, c, d->w.pub, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, c, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		held_state(d, j->snap);

@@ -3,6 +3,7 @@
  * position, a fenced replica's refusal, a failed transaction's outcome.
  * The loop sends it. */
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,7 +77,7 @@ bool answer_fenced(struct ofcd *d, struct answer *an, const struct ofc_error *er
 	if (err->reason != OFC_R_FENCED)
 		return false;
 	store_cluster(d->store, &v);
-	st = cluster_refusal(d, &v, msg, sizeof(msg));
+	st = cluster_refusal(d, &v, d->w->cfg->f->name, msg, sizeof(msg));
 	if (st == OFC__V1__STATUS__STATUS_OK) {
 		st = OFC__V1__STATUS__STATUS_UNAVAILABLE;
 		snprintf(msg, sizeof(msg), "try again");

@@ -8,13 +8,13 @@
  * The request table's flags (controller/api) say what each role may send:
  * admin everything; read-only the API_READ kinds (GetState, GetSchedule,
  * Watch, GetMetrics, GetPlan); tenant the API_TENANT kinds, checked here
- * against its partitions (GetState and Watch filtered to them, GetSchedule
- * and Reconfigure of them, ReleasePartition and Cancel of its own); nothing
- * else. A refusal names the partition and says it belongs to another
+ * against its partitions by the row's rule of what the request names (an
+ * answer filtered to them, a partition of its own, a ticket of its own);
+ * nothing else. A refusal names the partition and says it belongs to another
  * tenant, and never more: no owner, no host, no state. A socket's peer is
  * decided by the same table (authz_decide): root or --admin-group on the
  * main socket everything, anyone else the API_READ kinds. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,7 +80,7 @@ static bool same_host(const char *member, const char *host)
 static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal *p,
 				 const char *name)
 {
-	const struct fabric *f = d->loop.cfg->f;
+	const struct fabric *f = d->loop->cfg->f;
 
 	for (uint32_t i = 0; i < f->npartitions; i++) {
 		const struct partition *pt = &f->partitions[i];
@@ -91,7 +91,7 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 			if (same_host(pt->members[k], name))
 				return pt->name;
 	}
-	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
 	for (size_t i = 0; st && i < st->n_held; i++) {
 		if (authz_owns(p, st->held[i]->name))
 			continue;
@@ -102,12 +102,11 @@ static const char *foreign_owner(const struct ofcd *d, const Ofc__V1__Principal 
 	return NULL;
 }
 
-/* Whether host `name` is in one of the partitions p owns. */
 /* Whether a partition of that name is the config's or held. */
 static bool partition_named(const struct ofcd *d, const char *name)
 {
-	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
-	const struct fabric *f = d->loop.cfg ? d->loop.cfg->f : NULL;
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
+	const struct fabric *f = d->loop->cfg ? d->loop->cfg->f : NULL;
 
 	for (uint32_t i = 0; f && i < f->npartitions; i++)
 		if (strcmp(f->partitions[i].name, name) == 0)
@@ -120,7 +119,7 @@ static bool partition_named(const struct ofcd *d, const char *name)
 
 bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name)
 {
-	const struct fabric *f = d->loop.cfg->f;
+	const struct fabric *f = d->loop->cfg->f;
 
 	if (!name)
 		return false;
@@ -133,7 +132,7 @@ bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const 
 			if (same_host(pt->members[k], name))
 				return true;
 	}
-	const Ofc__V1__State *st = d->loop.snap ? d->loop.snap->state : NULL;
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
 	for (size_t i = 0; st && i < st->n_held; i++) {
 		if (!authz_owns(p, st->held[i]->name))
 			continue;
@@ -159,69 +158,58 @@ static int refuse(Ofc__V1__Status *st, char *why, size_t len, const char *fmt, .
 
 #define OTHER_TENANT "permission denied: partition %.64s belongs to another tenant"
 
-/* A tenant's request of a kind tenants may send (API_TENANT): the
- * partitions it names must be the tenant's. */
+/* A tenant's request that names nothing where its row's rule needs it to:
+ * what a tenant sends it with, and the field. */
+static int refuse_unnamed(const struct api_tenant_rule *r, const char *name, Ofc__V1__Status *st,
+			  char *why, size_t len)
+{
+	return refuse(st, why, len, "permission denied: %.64s is a tenant and %s (%s)", name,
+		      r->needs, r->field);
+}
+
+/* A tenant's request of a kind tenants may send (API_TENANT), by its row's
+ * rule (api_tenant_rule): what it names must be the tenant's. */
 static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 			  const struct api_request *k, const Ofc__V1__Request *req,
 			  Ofc__V1__Status *st, char *why, size_t len)
 {
-	const char *name = p->identity ? p->identity : "?";
+	const struct api_tenant_rule *r = &k->tenant;
+	const char *name = p->identity ? p->identity : "?", *part;
+	char *const *hosts;
+	bool two;
 
-	switch (k->kind) {
-	case API_GET_STATE:
-	case API_WATCH:
-		return 0; /* filtered to its partitions */
-	case API_GET_SCHEDULE: {
-		const Ofc__V1__GetSchedule *g = req->get_schedule;
-
-		if (!g->partition || !*g->partition)
-			return refuse(st, why, len,
-				      "permission denied: %.64s is a tenant and asks for its "
-				      "partitions' schedules (partition)",
-				      name);
-		if (!authz_owns(p, g->partition))
-			return refuse(st, why, len, OTHER_TENANT, g->partition);
-		return 0;
-	}
-	case API_RECONFIGURE: {
-		const Ofc__V1__Reconfigure *r = req->reconfigure;
-
-		if (!r->partition || !*r->partition)
-			return refuse(st, why, len,
-				      "permission denied: %.64s is a tenant and reconfigures its "
-				      "partitions only (partition)",
-				      name);
-		if (!authz_owns(p, r->partition))
-			return refuse(st, why, len, OTHER_TENANT, r->partition);
+	switch (r->names) {
+	case API_NAMES_FILTERED:
+		return 0; /* its answer is filtered to the tenant's */
+	case API_NAMES_TICKET:
+		if (!api_named_ticket(req))
+			return refuse_unnamed(r, name, st, why, len);
+		return 0; /* the ticket's partition is checked where the queue is */
+	case API_NAMES_PARTITION:
+		part = api_named_partition(req, &two);
+		if (!part && (two || !r->needs))
+			return 0; /* the handler's INVALID */
+		if (!part)
+			return refuse_unnamed(r, name, st, why, len);
+		if (!authz_owns(p, part)) {
+			if (r->absent && !partition_named(d, part))
+				return refuse(st, why, len,
+					      "permission denied: no partition %.64s exists (%s), "
+					      "and %.64s may name only its own partitions",
+					      part, r->absent, name);
+			return refuse(st, why, len, OTHER_TENANT, part);
+		}
 		/* A partition made at run time takes only hosts no other
 		 * tenant's partition has. */
-		for (size_t i = 0; i < r->n_hosts; i++) {
-			const char *o = r->hosts[i] ? foreign_owner(d, p, r->hosts[i]) : NULL;
+		for (size_t i = 0, n = api_named_hosts(req, &hosts); i < n; i++) {
+			const char *o = hosts[i] ? foreign_owner(d, p, hosts[i]) : NULL;
 
 			if (o)
 				return refuse(st, why, len, OTHER_TENANT, o);
 		}
 		return 0;
-	}
-	case API_RELEASE_PARTITION: {
-		const char *rn = wire_release_name(req->release_partition);
-
-		if (!rn || authz_owns(p, rn))
-			return 0; /* (mine, or the handler's INVALID) */
-		if (!partition_named(d, rn))
-			return refuse(st, why, len,
-				      "permission denied: no partition %.64s exists (nothing to "
-				      "release), and %.64s may name only its own partitions",
-				      rn, name);
-		return refuse(st, why, len, OTHER_TENANT, rn);
-	}
-	case API_CANCEL:
-		if (!req->cancel->has_ticket || !req->cancel->ticket)
-			return refuse(st, why, len,
-				      "permission denied: a tenant cancels by ticket (its "
-				      "requests' tickets are in its state and events)");
-		return 0; /* the ticket's partition is checked where the queue is */
-	default:	  /* a kind flagged API_TENANT without its partitions' check here */
+	case API_NAMES_NONE:
+	default: /* a kind flagged API_TENANT without its rule (test_requests) */
 		return refuse(st, why, len,
 			      "permission denied: %.64s is a tenant; this request needs the admin "
 			      "role",
@@ -366,7 +354,7 @@ Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const c
 Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
 				   struct arena *a)
 {
-	const struct snapshot *s = d->loop.snap;
+	const struct snapshot *s = d->loop->snap;
 	const Ofc__V1__State *src = s->state;
 	Ofc__V1__State *st = arena_alloc(a, sizeof(*st));
 
@@ -409,17 +397,17 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 			st->moved[st->n_moved++] = src->moved[i];
 	if (src->partition && authz_owns(p, src->partition))
 		st->partition = src->partition;
-	st->queue = arena_array(a, d->loop.nqueue + 1, sizeof(*st->queue));
-	for (const struct job *j = d->loop.queue; j; j = j->next)
+	st->queue = arena_array(a, d->loop->nqueue + 1, sizeof(*st->queue));
+	for (const struct job *j = d->loop->queue; j; j = j->next)
 		if (j->partition && authz_owns(p, j->partition))
 			st->queue[st->n_queue++] = txn_info(a, j, "queued", 0, true);
 	if (!st->n_queue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, a, owns, p, &st->queue);
-	if (d->loop.running && d->loop.running->partition &&
-	    authz_owns(p, d->loop.running->partition) &&
-	    (d->loop.running->kind == JOB_RECONFIGURE || d->loop.running->kind == JOB_RELEASE)) {
-		st->transaction =
-		    txn_info(a, d->loop.running, d->loop.running_state, d->loop.running_txn, true);
+	if (d->loop->running && d->loop->running->partition &&
+	    authz_owns(p, d->loop->running->partition) &&
+	    (d->loop->running->kind == JOB_RECONFIGURE || d->loop->running->kind == JOB_RELEASE)) {
+		st->transaction = txn_info(a, d->loop->running, d->loop->running_state,
+					   d->loop->running_txn, true);
 		st->transaction->has_running = st->transaction->running = 1;
 	}
 	return st;

@@ -4,7 +4,7 @@
  * back, the record written) and a snapshot with the holds' view, and the
  * queue ran some 150 jobs a minute. Prologs on disjoint hosts change
  * disjoint ports, so they commit together: the loop hands the worker the
- * run of them queued behind the head (batch_gather); the worker aims one
+ * run of them queued behind the head (batch_gather.c); the worker aims one
  * run-time partition made of all their hosts at the union of their plans
  * (each made ahead by plan_ahead.c, or now), in one transaction, takes all
  * their holds in the record's write, and answers each job on its own: its
@@ -22,145 +22,23 @@
  * written with the record, never before it. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the loop ---------------------------------------------------------------------------- */
-
-static bool is_prolog(const struct job *j)
-{
-	return j->kind == JOB_RECONFIGURE && j->nhosts && j->partition && j->spec && !j->dry_run &&
-	       !j->answered;
-}
-
-static bool is_release(const struct job *j)
-{
-	return j->kind == JOB_RELEASE && j->partition && !j->dry_run && !j->answered;
-}
-
-/* A set of names (borrowed), open addressing; cap a power of two. */
-struct names {
-	const char **v;
-	uint32_t cap, n;
-};
-
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
-}
-
-static bool names_has(const struct names *t, const char *s)
-{
-	for (uint32_t i = t->cap ? name_hash(s) & (t->cap - 1) : 0; t->cap && t->v[i];
-	     i = (i + 1) & (t->cap - 1))
-		if (strcmp(t->v[i], s) == 0)
-			return true;
-	return false;
-}
-
-static void names_add(struct names *t, const char *s)
-{
-	if (2 * (t->n + 1) > t->cap) {
-		struct names g = {xcalloc(t->cap ? 2 * t->cap : 64, sizeof(char *)),
-				  t->cap ? 2 * t->cap : 64, 0};
-
-		for (uint32_t i = 0; i < t->cap; i++)
-			if (t->v[i])
-				names_add(&g, t->v[i]);
-		free(t->v);
-		*t = g;
-	}
-	uint32_t i = name_hash(s) & (t->cap - 1);
-	while (t->v[i])
-		i = (i + 1) & (t->cap - 1);
-	t->v[i] = s;
-	t->n++;
-}
-
-/* x may run with the jobs in hosts and parts (a prolog's or a release's). */
-static bool joins(struct ofcd *d, bool prolog, const struct job *x, const struct names *hosts,
-		  const struct names *parts)
-{
-	/* a renumbered prolog no thread has started on would be planned in
-	 * the worker's turn: it heads the next batch instead, planned by then */
-	bool ok = prolog ? is_prolog(x) && (!x->ahead || ahead_started(x->ahead)) : is_release(x);
-
-	for (uint32_t i = 0; ok && prolog && i < x->nhosts; i++)
-		ok = !names_has(hosts, x->hosts[i]);
-	return ok && !names_has(parts, x->partition) && !outcome_recorded(d, x);
-}
-
-void batch_gather(struct ofcd *d, struct job *head)
-{
-	bool prolog = is_prolog(head);
-	struct names hosts = {0}, parts = {0};
-	struct job **tail = &head->batch;
-	double t0 = now_seconds();
-	struct job *x;
-
-	if (!prolog && !is_release(head))
-		return;
-	names_add(&parts, head->partition);
-	for (uint32_t i = 0; prolog && i < head->nhosts; i++)
-		names_add(&hosts, head->hosts[i]);
-	for (uint32_t n = 1; n < BATCH_MAX && (x = d->loop.queue); n++) {
-		if (!joins(d, prolog, x, &hosts, &parts))
-			break;
-		d->loop.queue = x->next;
-		if (!d->loop.queue)
-			d->loop.queue_tail = NULL;
-		d->loop.nqueue--;
-		x->next = NULL;
-		queue_start(d, x); /* (not answered from its outcome: joins said so) */
-		x->t0 = t0;
-		*tail = x;
-		tail = &x->next;
-		names_add(&parts, x->partition);
-		for (uint32_t i = 0; prolog && i < x->nhosts; i++)
-			names_add(&hosts, x->hosts[i]);
-	}
-	free(hosts.v);
-	free(parts.v);
-}
-
-bool batch_wait(struct ofcd *d, struct job *j)
-{
-	double waited = now_seconds() - j->queued_s;
-
-	/* (a turn of the loop at least: the prologs sent with it are read) */
-	if (!is_prolog(j) || !j->ahead || d->loop.stopping || waited > BATCH_WAIT_S ||
-	    (waited >= BATCH_GATHER_S && ahead_done(j->ahead)))
-		return false;
-	return true;
-}
-
-struct job *batch_running(const struct ofcd *d, uint64_t ticket, uint64_t conn_id, uint64_t req_id)
-{
-	struct job *r = d->loop.running;
-
-	for (struct job *x = r; x; x = x == r ? r->batch : x->next)
-		if (ticket ? x->ticket == ticket : x->conn_id == conn_id && x->req_id == req_id)
-			return x;
-	return NULL;
-}
 
 /* ---- the mutation worker: what the jobs share --------------------------------------------- */
 
 /* x on its own, as it runs outside a batch; answered in this turn. */
 static void run_alone(struct ofcd *d, struct job *head, struct job *x)
 {
-	d->w.job = x;
+	d->w->job = x;
 	if (x->kind == JOB_RELEASE)
 		ofcd_run_release(d, x);
 	else
 		ofcd_run_mutation(d, x);
 	head->order[head->norder++] = x;
-	d->w.job = head;
+	d->w->job = head;
 }
 
 /* The events posted to `from` go to `to` (the job answered first). */
@@ -249,7 +127,7 @@ static int batch_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct ofcd *d = b->d;
 
 	b->t_target = now_seconds();
-	b->cfg = fabcfg_ref(d->w.cfg);
+	b->cfg = fabcfg_ref(d->w->cfg);
 	if (ofcd_open_next_ctl(d, b->cfg->f, out, err) < 0)
 		return -1;
 	b->t_opened = now_seconds();
@@ -471,29 +349,29 @@ static void batch_settle(struct batch *b, struct job *first, int rc, struct reco
 		struct partition **parts = xcalloc(b->n + 1, sizeof(*parts));
 		uint32_t n = 0;
 
-		ofcd_ctl_close(d, d->w.ctl);
-		d->w.ctl = nc;
+		ofcd_ctl_close(d, d->w->ctl);
+		d->w->ctl = nc;
 		r->planned = NULL;
-		ctl_quiet(d->w.ctl, NULL);
-		d->w.ctl->partition = NULL; /* (b->u goes) */
+		ctl_quiet(d->w->ctl, NULL);
+		d->w->ctl->partition = NULL; /* (b->u goes) */
 		for (uint32_t k = 0; k < b->n; k++)
 			if (b->m[k].in)
 				parts[n++] = &b->m[k].p;
 		held_committed_many(&b->hs, parts, r->txn.txn);
 		free(parts);
-		fabcfg_unref(d->w.cfg);
-		d->w.cfg = b->cfg;
+		fabcfg_unref(d->w->cfg);
+		d->w->cfg = b->cfg;
 		b->cfg = NULL;
-		fabcfg_unref(d->w.pub);
-		d->w.pub = failures_publish(d);
-		first->new_cfg = fabcfg_ref(d->w.pub);
+		fabcfg_unref(d->w->pub);
+		d->w->pub = failures_publish(d);
+		first->new_cfg = fabcfg_ref(d->w->pub);
 	} else {
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 	}
 	for (uint32_t k = 0; k < b->n; k++)
 		if (b->m[k].in)
-			answer_member(d, &b->m[k], d->w.cfg->f->name, ndevs, rc, &r->txn, err);
-	first->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+			answer_member(d, &b->m[k], d->w->cfg->f->name, ndevs, rc, &r->txn, err);
+	first->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 }
@@ -538,7 +416,7 @@ static int batch_commit(struct batch *b, struct job *head, struct job **first_ou
 		relabel |= b->m[k].j->relabel;
 	make_union(b);
 	struct reconfigure_req q = {
-	    .ctl = d->w.ctl,
+	    .ctl = d->w->ctl,
 	    .recover = true,
 	    .target = batch_target,
 	    .partition = &b->u,
@@ -552,18 +430,18 @@ static int batch_commit(struct batch *b, struct job *head, struct job **first_ou
 	/* Its events go with the first member answered (below): kept aside
 	 * meanwhile, not with a job answered before it. */
 	struct job stub = {0};
-	d->w.job = &stub;
+	d->w->job = &stub;
 	int rc = reconfigure_run(&q, &r, &err);
 	double t_done = now_seconds();
-	d->w.job = head;
+	d->w->job = head;
 
 	for (uint32_t k = 0; k < b->n; k++)
 		if (b->m[k].in)
 			in[nin++] = b->m[k].j;
 	first = nin ? in[0] : NULL;
 	if (rc < 0 && r.stage != RECONF_APPLY) {
-		if (r.planned && r.planned != d->w.ctl) {
-			ctl_handover(r.planned, d->w.ctl);
+		if (r.planned && r.planned != d->w->ctl) {
+			ctl_handover(r.planned, d->w->ctl);
 			ofcd_ctl_close(d, r.planned);
 		}
 		ofcd_log(
@@ -602,8 +480,8 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 
 		b.m[k].j = v[k];
 		/* (a refusal, answered on its own as ever) */
-		if (d->w.damaged || !held_may(d, v[k], why, sizeof(why)) ||
-		    held_make(d, d->w.cfg->f, v[k]->partition, v[k]->hosts, v[k]->nhosts,
+		if (d->w->damaged || !held_may(d, v[k], why, sizeof(why)) ||
+		    held_make(d, d->w->cfg->f, v[k]->partition, v[k]->hosts, v[k]->nhosts,
 			      v[k]->spec, &b.m[k].p, &err) < 0)
 			continue;
 		b.m[k].in = true;
@@ -632,7 +510,7 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 			char why[400];
 
 			next->snap =
-			    snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+			    snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 			held_state(d, next->snap);
 		}
 	} else if (nin >= 2) {
@@ -655,8 +533,8 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 
 static bool is_held(const struct ofcd *d, const char *name)
 {
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		if (strcmp(d->w.held[i].p.name, name) == 0)
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		if (strcmp(d->w->held[i].p.name, name) == 0)
 			return true;
 	return false;
 }
@@ -670,7 +548,7 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 	char why[400];
 	int rc;
 
-	d->w.job = ok[0];
+	d->w->job = ok[0];
 	rc = held_release_many(d, ok, n, &err);
 	for (uint32_t k = 0; k < n; k++) {
 		struct answer an;
@@ -698,7 +576,7 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 	}
 	if (rc == 0) {
 		t[1] = now_seconds();
-		ok[0]->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		ok[0]->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		t[2] = now_seconds();
@@ -709,7 +587,7 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 			 t[1] - t[0], t[2] - t[1], t[3] - t[2]);
 		log_batch_took(d, ok, n, "release-partition", why);
 	}
-	d->w.job = head;
+	d->w->job = head;
 }
 
 static void run_releases(struct ofcd *d, struct job *head, struct job **v, uint32_t n)
@@ -720,7 +598,7 @@ static void run_releases(struct ofcd *d, struct job *head, struct job **v, uint3
 	for (uint32_t k = 0; k < n; k++) {
 		char why[400];
 
-		if (!d->w.damaged && held_may(d, v[k], why, sizeof(why)) &&
+		if (!d->w->damaged && held_may(d, v[k], why, sizeof(why)) &&
 		    is_held(d, v[k]->partition))
 			ok[nok++] = v[k];
 		else
@@ -750,6 +628,6 @@ void ofcd_run_batch(struct ofcd *d, struct job *head)
 		run_releases(d, head, v, n);
 	else
 		run_prologs(d, head, v, n);
-	d->w.job = head;
+	d->w->job = head;
 	free(v);
 }

@@ -1,9 +1,9 @@
-/* Queued jobs run together (batch.c): the loop hands the mutation worker a
- * run of queued Slurm prologs on disjoint hosts, or of releases, with the
- * job at the queue's head; the worker commits the prologs in one
- * transaction (one device round for all) and the releases in one write of
- * the store, and answers each job on its own. Private to
- * controller/ofcd/. */
+/* Queued jobs run together: the loop (batch_gather.c) hands the mutation
+ * worker a run of queued Slurm prologs on disjoint hosts, or of releases,
+ * with the job at the queue's head; the worker (batch.c) commits the
+ * prologs in one transaction (one device round for all) and the releases
+ * in one write of the store, and answers each job on its own. Private to
+ * controller/ofcd/: the loop's calls and the worker's, on the job alone. */
 #ifndef OFC_CONTROLLER_OFCD_BATCH_H
 #define OFC_CONTROLLER_OFCD_BATCH_H
 

@@ -10,7 +10,6 @@
  * thread (the notes) or builds messages from the store's view, which any
  * thread may ask for. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <grp.h>
 #include <limits.h>
@@ -128,7 +127,7 @@ int cluster_start(struct ofcd *d, struct ofc_error *err)
 		return 0;
 	ofcd_log(d, OFCD_LOG_NOTICE,
 		 "replica %s of fabric %s on etcd %s: campaigning for leadership (lease %.0f s)",
-		 d->o.cluster_name ? d->o.cluster_name : "(host name)", d->loop.cfg->f->name,
+		 d->o.cluster_name ? d->o.cluster_name : "(host name)", d->loop->cfg->f->name,
 		 d->o.cluster, d->o.cluster_ttl > 0 ? d->o.cluster_ttl : OFCD_CLUSTER_TTL_DEFAULT);
 	return store_start(d->store, err);
 }
@@ -205,7 +204,7 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 
 	ofc__v1__cluster__init(c);
 	/* (leading in etcd, the takeover not done yet: mutations wait for it) */
-	c->role = !v->leading ? "follower" : d->loop.leading ? "leader" : "taking-over";
+	c->role = !v->leading ? "follower" : d->loop->leading ? "leader" : "taking-over";
 	c->name = arena_strdup(a, v->name);
 	c->leader = cluster_leader_msg(a, v);
 	c->has_lease_ttl_seconds = c->has_lease_left_seconds = 1;
@@ -232,13 +231,13 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 		c->has_since_contact_seconds = 1;
 		c->since_contact_seconds = v->since_ok;
 	}
-	if (d->loop.took_over_ms) {
+	if (d->loop->took_over_ms) {
 		c->has_took_over_unix_ms = 1;
-		c->took_over_unix_ms = d->loop.took_over_ms;
+		c->took_over_unix_ms = d->loop->took_over_ms;
 	}
-	if (d->loop.elected_ms) {
+	if (d->loop->elected_ms) {
 		c->has_elected_unix_ms = 1;
-		c->elected_unix_ms = d->loop.elected_ms;
+		c->elected_unix_ms = d->loop->elected_ms;
 	}
 	c->has_revision = 1;
 	c->revision = v->revision;
@@ -251,8 +250,8 @@ Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struc
 
 /* ---- who may mutate -------------------------------------------------------------------- */
 
-Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v, char *msg,
-				size_t n)
+Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster *v,
+				const char *fabric, char *msg, size_t n)
 {
 	/* (its own key, as a cache cut off from etcd may still show it) */
 	bool other = v->leader[0] && strcmp(v->leader, v->name) != 0;
@@ -264,7 +263,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 		    msg, n,
 		    "this replica (%s) follows; the leader of fabric %s is %s (epoch %llu)%s%s%s: "
 		    "ask it%s",
-		    v->name, d->loop.cfg->f->name, v->leader, (unsigned long long)v->epoch,
+		    v->name, fabric, v->leader, (unsigned long long)v->epoch,
 		    v->leader_socket[0] ? " at " : "", v->leader_socket,
 		    v->leader_socket[0] || v->leader_url[0] ? "" : ", which advertises no address",
 		    v->fresh ? "" : " (as this replica last heard: etcd does not answer it)");
@@ -290,7 +289,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 	    msg, n,
 	    "this replica (%s) follows and no replica leads fabric %s now (an election is under "
 	    "way): try again in a moment",
-	    v->name, d->loop.cfg->f->name);
+	    v->name, fabric);
 	return OFC__V1__STATUS__STATUS_NOT_LEADER;
 }
 
@@ -300,7 +299,7 @@ Ofc__V1__Status cluster_refusal(const struct ofcd *d, const struct store_cluster
 /* This replica's role as GetState shows it. */
 static const char *cluster_role(const struct ofcd *d, const struct store_cluster *v)
 {
-	return !v->leading ? "follower" : d->loop.leading ? "leader" : "taking-over";
+	return !v->leading ? "follower" : d->loop->leading ? "leader" : "taking-over";
 }
 
 /* Tell every watcher who leads now (KIND_LEADER_CHANGED) when it is not
@@ -314,27 +313,27 @@ static void cluster_announce(struct ofcd *d, const struct store_cluster *v, cons
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	Ofc__V1__Event e = OFC__V1__EVENT__INIT;
 	struct arena a = {0};
-	char msg[400], line[450], said[sizeof(d->loop.cl_said)];
+	char msg[400], line[450], said[sizeof(d->loop->cl_said)];
 
 	e.leader = cluster_leader_msg(&a, v);
 	snprintf(said, sizeof(said), "%s %llu %s", e.leader ? e.leader->name : "",
 		 e.leader ? (unsigned long long)e.leader->epoch : 0ULL, role);
-	if (strcmp(said, d->loop.cl_said) == 0) {
+	if (strcmp(said, d->loop->cl_said) == 0) {
 		arena_free(&a);
 		return;
 	}
-	memcpy(d->loop.cl_said, said, sizeof(said));
+	memcpy(d->loop->cl_said, said, sizeof(said));
 	if (e.leader)
 		snprintf(msg, sizeof(msg),
 			 "fabric %s is led by %s (epoch %llu); this replica (%s) is %s",
-			 d->loop.cfg->f->name, e.leader->name, (unsigned long long)e.leader->epoch,
+			 d->loop->cfg->f->name, e.leader->name, (unsigned long long)e.leader->epoch,
 			 v->name, role);
 	else
 		snprintf(
 		    msg, sizeof(msg),
 		    "fabric %s has no leader now (an election is under way); this replica (%s) "
 		    "is %s",
-		    d->loop.cfg->f->name, v->name, role);
+		    d->loop->cfg->f->name, v->name, role);
 	snprintf(line, sizeof(line), "%s: %s",
 		 event_kind_name(OFC__V1__EVENT__KIND__KIND_LEADER_CHANGED), msg);
 	e.has_kind = e.has_time_unix_ms = 1;
@@ -362,42 +361,42 @@ bool cluster_refresh(struct ofcd *d)
 	/* (before the check below: a takeover done or a replica deposed moves
 	 * its role with no new view) */
 	cluster_announce(d, &v, cluster_role(d, &v));
-	/* (deposed: stale until etcd was read again, cluster_sync_start) */
-	if (d->loop.cl_reload && !v.leading && v.fresh) {
+	/* (deposed: stale until etcd was read again, takeover.c's sync_start) */
+	if (d->loop->cl_reload && !v.leading && v.fresh) {
 		v.fresh = false;
 		snprintf(v.why, sizeof(v.why), "%s (%s) and has not read etcd again since",
 			 DEPOSED_WHY, v.deposed[0] ? v.deposed : "deposed");
 	}
-	if (v.serial == d->loop.cl.serial && v.leading == d->loop.cl.leading &&
-	    v.fresh == d->loop.cl.fresh)
+	if (v.serial == d->loop->cl.serial && v.leading == d->loop->cl.leading &&
+	    v.fresh == d->loop->cl.fresh)
 		return false;
 	/* (Not fresh before the first answer: cluster_open said so.) */
-	if (!v.fresh && d->loop.cl.fresh) {
+	if (!v.fresh && d->loop->cl.fresh) {
 		ofcd_log(d, OFCD_LOG_WARNING, "%s: what this replica shows is stale%s", v.why,
 			 v.leading ? "; mutations are refused until etcd answers" : "");
-		d->loop.cl_stale_said = true;
-	} else if (v.fresh && d->loop.cl_stale_said) {
+		d->loop->cl_stale_said = true;
+	} else if (v.fresh && d->loop->cl_stale_said) {
 		ofcd_log(d, OFCD_LOG_NOTICE, "%s: what this replica shows is current",
-			 strncmp(d->loop.cl.why, DEPOSED_WHY, strlen(DEPOSED_WHY)) == 0
+			 strncmp(d->loop->cl.why, DEPOSED_WHY, strlen(DEPOSED_WHY)) == 0
 			     ? "etcd read again since this replica stopped leading"
 			     : "etcd answers again");
-		d->loop.cl_stale_said = false;
+		d->loop->cl_stale_said = false;
 	}
-	if (strcmp(v.leader, d->loop.cl.leader) != 0 || v.epoch != d->loop.cl.epoch) {
+	if (strcmp(v.leader, d->loop->cl.leader) != 0 || v.epoch != d->loop->cl.epoch) {
 		if (v.leader[0])
 			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s is led by %s (epoch %llu)%s",
-				 d->loop.cfg->f->name, v.leader, (unsigned long long)v.epoch,
+				 d->loop->cfg->f->name, v.leader, (unsigned long long)v.epoch,
 				 v.leading ? ": this replica" : "");
 		else
 			ofcd_log(d, OFCD_LOG_NOTICE, "fabric %s has no leader now",
-				 d->loop.cfg->f->name);
+				 d->loop->cfg->f->name);
 	}
-	for (uint32_t i = 0; i < v.nmembers && i < d->loop.cl.nmembers; i++)
-		if (v.members[i].reachable != d->loop.cl.members[i].reachable)
+	for (uint32_t i = 0; i < v.nmembers && i < d->loop->cl.nmembers; i++)
+		if (v.members[i].reachable != d->loop->cl.members[i].reachable)
 			ofcd_log(d, v.members[i].reachable ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
 				 "etcd member %s (%s) %s", v.members[i].name, v.members[i].url,
 				 v.members[i].reachable ? "answers again" : "does not answer");
-	d->loop.cl = v;
+	d->loop->cl = v;
 	return true;
 }
 
@@ -408,39 +407,21 @@ void cluster_deposed(struct ofcd *d)
 	struct store_cluster v;
 
 	store_cluster(d->store, &v);
-	if (d->loop.leading)
+	if (d->loop->leading)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "this replica leads fabric %s no more (%s): it drives no device and "
 			 "writes nothing from now on, and shows what etcd holds once it has read "
 			 "it again",
-			 d->loop.cfg->f->name, v.deposed[0] ? v.deposed : "deposed");
-	d->loop.leading = false;
-	d->loop.cl_reload = true;
+			 d->loop->cfg->f->name, v.deposed[0] ? v.deposed : "deposed");
+	d->loop->leading = false;
+	d->loop->cl_reload = true;
 	cluster_refresh(d);
-}
-
-bool cluster_sync_start(struct ofcd *d, struct job *j)
-{
-	struct ofc_error e = {0};
-
-	/* A linearizable read: every write that succeeded before it, the
-	 * next leader's included, is in what the sync adopts. */
-	if (j->reload && store_load(d->store, 2.0, &e) == 0) {
-		free(d->w.sync_bytes); /* (adopted whatever they are) */
-		d->w.sync_bytes = NULL;
-		j->reloaded = store_epoch(d->store) == 0;
-	} else if (j->reload) {
-		ofcd_log(d, OFCD_LOG_WARNING,
-			 "deposed, and etcd could not be read again (%s): shown stale until it is",
-			 e.msg);
-	}
-	return store_epoch(d->store) != 0;
 }
 
 void cluster_synced(struct ofcd *d, const struct job *j)
 {
-	if (d->loop.cl_reload && (j->reloaded || (j->kind == JOB_TAKEOVER && j->done_ms))) {
-		d->loop.cl_reload = false;
+	if (d->loop->cl_reload && (j->reloaded || (j->kind == JOB_TAKEOVER && j->done_ms))) {
+		d->loop->cl_reload = false;
 		cluster_refresh(d);
 	}
 }
@@ -453,18 +434,19 @@ void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind)
 {
 	struct job *j;
 
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return;
-	if (d->loop.cluster_job && (d->loop.cluster_job->kind == JOB_TAKEOVER || kind == JOB_SYNC))
+	if (d->loop->cluster_job &&
+	    (d->loop->cluster_job->kind == JOB_TAKEOVER || kind == JOB_SYNC))
 		return;
-	if (kind == JOB_SYNC && d->loop.running && d->loop.running->kind == JOB_SYNC) {
-		d->loop.sync_again = true;
+	if (kind == JOB_SYNC && d->loop->running && d->loop->running->kind == JOB_SYNC) {
+		d->loop->sync_again = true;
 		return;
 	}
-	job_free(d->loop.cluster_job);
+	job_free(d->loop->cluster_job);
 	j = xcalloc(1, sizeof(*j));
 	j->kind = kind;
-	d->loop.cluster_job = j;
+	d->loop->cluster_job = j;
 }
 
 /* This replica leads no more: what waits is answered with who leads now
@@ -474,13 +456,13 @@ void ofcd_refuse_queue(struct ofcd *d)
 	char msg[900];
 	struct arena a = {0};
 
-	cluster_refusal(d, &d->loop.cl, msg, sizeof(msg));
-	while (d->loop.queue) {
-		struct job *j = d->loop.queue;
+	cluster_refusal(d, &d->loop->cl, d->loop->cfg->f->name, msg, sizeof(msg));
+	while (d->loop->queue) {
+		struct job *j = d->loop->queue;
 		struct conn *c = conn_find(d, j->conn_id);
 
-		d->loop.queue = j->next;
-		d->loop.nqueue--;
+		d->loop->queue = j->next;
+		d->loop->nqueue--;
 		/* One in etcd's queue is the next leader's to run: its client
 		 * is told so, and not to send it again (NOT_LEADER would make
 		 * ofc and the Python client ask the new leader themselves),
@@ -494,7 +476,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 				 "ticket %llu was not run here: this replica (%s) leads no more; "
 				 "it is in etcd's queue, and the next leader runs it after its "
 				 "takeover (watch it there; do not send it again)",
-				 (unsigned long long)j->ticket, d->loop.cl.name);
+				 (unsigned long long)j->ticket, d->loop->cl.name);
 		if (c) {
 			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 
@@ -504,7 +486,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 					  : OFC__V1__STATUS__STATUS_NOT_LEADER;
 			r.message = handed ? hmsg : msg;
 			if (!handed)
-				r.leader = cluster_refusal_leader(&a, &d->loop.cl);
+				r.leader = cluster_refusal_leader(&a, &d->loop->cl);
 			send_response(c, &r);
 		}
 		ofcd_log(d, OFCD_LOG_NOTICE, "ticket %llu (%s %s) not run: %s",
@@ -512,7 +494,7 @@ void ofcd_refuse_queue(struct ofcd *d)
 			 handed ? "handed to the next leader through etcd's queue" : msg);
 		job_free(j);
 	}
-	d->loop.queue_tail = NULL;
+	d->loop->queue_tail = NULL;
 	queue_forget(d);
 	arena_free(&a);
 }
@@ -577,11 +559,11 @@ static void tickets_past(struct ofcd *d, const Ofc__V1__MutationQueue *q)
 	for (size_t i = 0; q && i < q->n_entries; i++)
 		if (q->entries[i]->ticket > top)
 			top = q->entries[i]->ticket;
-	if (top <= d->loop.next_ticket)
+	if (top <= d->loop->next_ticket)
 		return;
 	ofcd_log(d, OFCD_LOG_INFO, "tickets go on from %llu, the last leaders' highest",
 		 (unsigned long long)top + 1);
-	d->loop.next_ticket = top;
+	d->loop->next_ticket = top;
 }
 
 /* After a takeover: the mutations the last leader queued and
@@ -602,7 +584,7 @@ void ofcd_replay_queue(struct ofcd *d)
 		Ofc__V1__Request *req =
 		    ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
 		struct conn *c = xcalloc(1, sizeof(*c));
-		uint64_t before = d->loop.next_ticket;
+		uint64_t before = d->loop->next_ticket;
 
 		if (!req) {
 			ofcd_log(d, OFCD_LOG_ERR,
@@ -617,7 +599,7 @@ void ofcd_replay_queue(struct ofcd *d)
 		const char *why = replay_peer(d, e, c);
 
 		if (why) {
-			d->loop.metrics.denied++;
+			d->loop->metrics.denied++;
 			ofcd_log(
 			    d, OFCD_LOG_WARNING,
 			    "the last leader's ticket %llu in etcd's queue (uid %u): not run: %s",
@@ -626,12 +608,12 @@ void ofcd_replay_queue(struct ofcd *d)
 			free(c);
 			continue;
 		}
-		d->loop.chain.request(c, req, e->request.data, e->request.len);
-		if (d->loop.next_ticket != before)
+		d->loop->chain.request(c, req, e->request.data, e->request.len);
+		if (d->loop->next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "ticket %llu is the last leader's ticket %llu, queued there and "
 				 "not started: run here",
-				 (unsigned long long)d->loop.next_ticket,
+				 (unsigned long long)d->loop->next_ticket,
 				 (unsigned long long)e->ticket);
 		ofc__v1__request__free_unpacked(req, NULL);
 		free(c);

@@ -1,13 +1,362 @@
-/* Private to ofcd's loop thread: a connection, the request being
+/* Private to ofcd's loop thread: its state (struct ofcd_loop, which
+ * struct ofcd holds as d->loop), a connection, the request being
  * answered, what the requests' files (requests.c, read_requests.c,
  * mutation_requests.c) call of the connections' and the queue's, and what
  * the loop's files (server.c, conn_io.c, connections.c, events.c,
- * job_queue.c, cluster.c) call of each other. The connections call the
- * requests only through d->loop.chain (internal.h). */
+ * job_queue.c, cluster.c) call of each other. No other thread touches
+ * d->loop: the workers get what they need in their jobs and answer with
+ * notes (internal.h). A file that includes this header does not include
+ * worker.h (scripts/check-layers.py). The connections call the requests
+ * only through d->loop->chain. */
 #ifndef OFC_CONTROLLER_OFCD_CONN_H
 #define OFC_CONTROLLER_OFCD_CONN_H
 
 #include "controller/ofcd/internal.h"
+#include "controller/ofcd/loop.h"
+
+/* outcomes.c: a keyed mutation's outcome, oldest first in the table. */
+#define OUTCOMES_MAX	    256		      /* entries kept ... */
+#define OUTCOMES_MAX_AGE_MS (10u * 60 * 1000) /* ... none older than this */
+#define OUTCOME_KEY_MAX	    128		      /* Request.request_key's length */
+struct outcome {
+	char *key, *owner;	       /* the client's key; uid:N or gateway:IDENTITY */
+	char *kind, *target, *replica; /* what it was, where it ran */
+	uint64_t ticket, epoch, gen_before, time_ms;
+	bool done;	   /* else started, no answer yet */
+	uint8_t *response; /* done: the packed Response, no id (NULL: not kept) */
+	size_t response_len;
+};
+struct outcomes {
+	struct outcome *v;
+	uint32_t n;
+};
+
+/* The request chain as the connections call it: a frame read, and a
+ * decoded request (a takeover's replay of the last leader's queue). Set
+ * at ofcd_open, so that the connections' code calls up into the
+ * requests' without a circle between their files. */
+struct ofcd_chain {
+	int (*frame)(struct conn *c, const uint8_t *p, uint32_t len);
+	void (*request)(struct conn *c, const Ofc__V1__Request *req, const uint8_t *raw,
+			size_t len);
+};
+
+/* metrics.c: the loop thread's counters and histograms. */
+#define METRICS_BUCKETS 10
+struct metrics_hist {
+	uint64_t bucket[METRICS_BUCKETS]; /* cumulative, as Prometheus counts them */
+	uint64_t count;
+	double sum;
+};
+struct metrics {
+	uint64_t txn_committed, txn_rolled_back, txn_failed;
+	struct metrics_hist txn_seconds;
+	uint64_t replans;
+	struct metrics_hist replan_seconds;
+	uint64_t schedules[2]; /* answered OK, with an error */
+	struct metrics_hist schedule_seconds;
+	uint64_t denied, devices_lost;
+	uint64_t received[API_NKINDS]; /* requests decoded, by the request table's kind */
+};
+
+/* What one user's connections hold: how many, and the bytes of their
+ * buffers (requests being received, replies not yet read). Limited by
+ * max_clients_per_uid and max_buffer_per_uid, so one local user cannot
+ * take every connection or the daemon's memory. */
+struct uid_use {
+	struct uid_use *next;
+	uid_t uid;
+	uint32_t conns;
+	size_t bytes;
+};
+
+/* Log lines a client can cause (connections, refusals, bad frames) go
+ * through a token bucket: LOG_BURST at once, LOG_RATE a second after
+ * that; what is dropped is counted and reported as "N log messages
+ * suppressed" once lines flow again. What the daemon itself does
+ * (transactions, reloads, devices) is always logged. */
+#define LOG_RATE  20.0
+#define LOG_BURST 200.0
+struct log_limit {
+	double tokens, last;
+	uint64_t suppressed;
+};
+
+/* The loop thread's own (before ofcd_run, the opening thread's): the
+ * sockets and connections, the published snapshot and config, the
+ * mutation queue and what runs, the planner's hold, the replica's view.
+ * No other thread touches them: the workers get what they need in their
+ * jobs and answer with notes. */
+struct ofcd_loop {
+	struct loop *ev; /* the event loop (loop.h) */
+	int listen_fd, ro_fd;
+	bool bound_main, bound_ro; /* the socket files are ours to remove */
+	int gw_fd;		   /* the gateway socket, -1: none */
+	bool bound_gw;
+	int sig_fd; /* signalfd with opts.signals, else -1 */
+	struct ofcd_chain chain;
+	struct conn **conns;
+	size_t nconns, cap_conns;
+	uint64_t next_conn_id;
+	struct snapshot *snap;
+	struct fabcfg *cfg; /* the running config, for schedules */
+	uint64_t version;   /* of what GetState shows; the cache is keyed by it */
+	struct {
+		uint8_t *buf;
+		size_t len;
+		uint64_t version, seq, log; /* seq, log: where in the event log it stands */
+		bool valid;
+	} cache[16]; /* by GetState's options, and whether the asker reads only */
+	struct job *queue, *queue_tail; /* mutations waiting, in order */
+	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
+	struct stream **streams;	/* streamed GetSchedules running */
+	uint32_t nstreams;
+	size_t cap_streams;
+	uint32_t nqueue;
+	struct job *running; /* on the mutation worker */
+	uint64_t running_txn;
+	const char *running_state;
+	uint32_t sched_pending; /* schedule jobs handed out */
+	/* ... of each public caller (job.principal), SCHEDULES_PER_CALLER at
+	 * most (job_queue.c, sched_caller) */
+	struct sched_caller {
+		char *who;
+		uint32_t n;
+	} * sched_callers;
+	uint32_t nsched_callers;
+	size_t cap_sched_callers;
+	uint64_t next_ticket;
+	bool stopping;
+	double drain_deadline;
+	uint64_t sweep_timer, probe_timer, drain_timer;
+	/* A device's news waits for a probe (news_probe): when nothing else
+	 * runs, and NEWS_GAP after the last one it caused. */
+	bool news_pending;
+	double news_probe_at;
+	uint64_t news_timer;
+	uint64_t requests, errors; /* answered; answered with an error */
+	struct uid_use *uids;
+	/* accept() failed for want of descriptors (EMFILE, ENFILE): the
+	 * listeners rest for accept_backoff_ms, doubling up to a second,
+	 * instead of the loop spinning on a listener it cannot serve. */
+	uint64_t accept_timer;
+	int64_t accept_backoff_ms;
+	uint64_t accept_refusals; /* pauses since the last line about them */
+	double accept_logged;	  /* when the last line about it was */
+	bool accept_told;	  /* this episode was logged: log its end */
+	struct log_limit peer_log;
+	struct metrics metrics;
+	/* The planner computing the workload's schedule of cfg (planner.c), or
+	 * NULL; mutations wait for it until planner_hold_until (unix seconds,
+	 * 0: not holding). planner_job: its result, to run before the queue. */
+	struct planner_task *planner;
+	double planner_hold_until;
+	uint64_t planner_timer;
+	struct job *planner_job;
+	/* A prolog at the queue's head waits for its plan ahead (batch.c):
+	 * the timer that looks again (0: none). */
+	uint64_t batch_timer;
+	/* The state's schedule (state_schedule.c): the last one computed
+	 * and the computation running now. */
+	struct state_sched {
+		struct fabcfg *cfg; /* what `sched` is of: the config (a reference) */
+		char *spec;	    /* ... and the committed topology (NULL: the config's) */
+		uint8_t *sched;	    /* packed ofc.v1.Schedule summary; NULL: none */
+		size_t sched_len;
+		char *why; /* none, or not verified: why */
+		struct state_sched_task *task;
+	} ss;
+	/* cluster.c: replicas on etcd (d->clustered). cl: the store's view as last refreshed
+	 * (GetState shows it, the gate decides on it); leading: this replica took over and leads;
+	 * cluster_job: a takeover or a sync to run before anything queued; sync_again: a change
+	 * came while a sync ran. */
+	struct store_cluster cl;
+	bool leading;
+	/* metrics.c: the replica whose device contacts a follower shows
+	 * (DeviceState.last_contact_by points here) */
+	char contact_by[64];
+	uint64_t took_over_ms;
+	uint64_t elected_ms; /* the loop learned it leads (STORE_EV_LEADER) */
+	/* etcd's queue (queue.c): the last list written, and a takeover's
+	 * replay going on */
+	uint8_t *q_written;
+	size_t q_written_len;
+	bool q_replaying;
+	struct outcomes outcomes; /* outcomes.c: keyed mutations' recent outcomes */
+	struct job *cluster_job;
+	bool sync_again;
+	bool cl_stale_said; /* the log said it is stale */
+	char cl_said[112];  /* who leads and this replica's role, as watchers last heard */
+	uint64_t cluster_timer;
+	/* Deposed, and what it shows not read from etcd since: shown stale
+	 * (cluster_refresh) until a sync that read etcd whole (takeover.c, sync_start)
+	 * or a takeover is done. */
+	bool cl_reload;
+	/* event_log.c: the fabric's event log as this replica sent it */
+	struct event_log *evlog;
+	struct state_delta *delta; /* what the last event's delta described (state_delta.c) */
+};
+
+/* (loop thread) A line a client's doing caused: rate-limited (struct log_limit). */
+void ofcd_log_peer(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
+/* (loop thread) Report the lines the limit dropped, if any and if it may. */
+void ofcd_log_flush(struct ofcd *d);
+
+/* authz.c: who may send what. Who sends a request: a peer of the main or
+ * read-only socket (its credentials; an admin when root or in
+ * --admin-group on the main socket, decided when it connects), or the
+ * principal ofc-gateway names on the gateway socket (identity, role,
+ * partitions). One type, so that one authoriser decides for both. */
+struct principal {
+	bool gateway;		     /* through ofc-gateway: p says who */
+	bool ro;		     /* a peer of the read-only socket */
+	bool admin;		     /* a socket peer that is root or in --admin-group */
+	struct ucred peer;	     /* the socket's peer (the gateway's, for a principal) */
+	const Ofc__V1__Principal *p; /* the gateway's principal (NULL: a socket peer) */
+};
+/* 0: who may send req, of kind k (the request table's row; NULL: a Request
+ * without a body, answered INVALID by the caller); -1: refused, with the
+ * status and the sentence. By the row's flags: an admin anything, the
+ * read-only socket, a socket peer that is not an admin and the read-only
+ * role the API_READ kinds, a tenant the API_TENANT kinds of its partitions. */
+int authz_decide(const struct ofcd *d, const struct principal *who, const struct api_request *k,
+		 const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len);
+/* who sees the whole state (device errors, credentials' paths): an admin. */
+bool authz_sees_all(const struct principal *who);
+/* who gets the read-only socket's budgets (GetSchedule's memory and time):
+ * a peer of the read-only socket, and every gateway principal but an
+ * admin. */
+bool authz_public(const struct principal *who);
+const char *authz_role_name(const Ofc__V1__Principal *p);
+bool authz_is_tenant(const Ofc__V1__Principal *p);
+/* p may act on partition `partition` (an admin on any). */
+bool authz_owns(const Ofc__V1__Principal *p, const char *partition);
+/* p may cancel the queued or running job j (NULL: none): an admin or a
+ * socket client any, a tenant only its own requests on its partitions (a
+ * policy pattern names what a tenant may ask for, not whose requests it
+ * may undo). */
+bool authz_may_cancel(const Ofc__V1__Principal *p, const struct job *j);
+bool authz_tenant_host(const struct ofcd *d, const Ofc__V1__Principal *p, const char *name);
+/* A tenant's GetState: its partitions' part of the snapshot (in a). */
+Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principal *p,
+				   struct arena *a);
+/* A queued or running job j (txn: its transaction, 0 none) as GetState
+ * shows it, in a (authz.c: what each principal sees); tenant: as a tenant's GetState does,
+ * without who asked (peer, principal) and the kind as a tenant asks it. */
+Ofc__V1__TransactionInfo *txn_info(struct arena *a, const struct job *j, const char *state,
+				   uint64_t txn, bool tenant);
+
+/* metrics.c: count a job the loop got back; the exposition,
+ * with the connections counted by role (admin, read-only on the main
+ * socket, the read-only socket, the gateway). The caller frees it. */
+void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double seconds);
+char *metrics_text(struct ofcd *d, const uint32_t clients[4]);
+
+/* metrics.c */
+/* What d->devm counted, into s's devices as GetState shows them
+ * (last_contact_unix_ms, commands, errors; absent: not talked to). */
+void metrics_devices_show(struct ofcd *d, struct snapshot *s);
+void metrics_devices_free(struct dev_metrics *m);
+
+/* cluster.c: replicas on etcd */
+/* (ofcd_run) Start campaigning. */
+int cluster_start(struct ofcd *d, struct ofc_error *err);
+/* (loop) The store's view into d->loop->cl, its changes logged; true when it
+ * changed what GetState shows. */
+bool cluster_refresh(struct ofcd *d);
+/* (loop) STORE_EV_DEPOSED: this replica leads no more; what it shows is
+ * stale until a sync read etcd again (the caller asks for one). */
+void cluster_deposed(struct ofcd *d);
+/* (loop) A takeover or a sync j is done: a reload's ends the staleness. */
+void cluster_synced(struct ofcd *d, const struct job *j);
+
+/* queue.c: the waiting mutations in etcd. queue_kept: whether j
+ * goes there (a client's mutation, not a dry run, on a replica); persist
+ * writes the list again when it changed (errors: the store's, FENCED when
+ * this replica does not lead); queue_load reads what the last leader left
+ * (NULL: nothing, or unreadable, logged); queue_forget drops the memory of
+ * the last write. */
+struct Ofc__V1__MutationQueue;
+struct Ofc__V1__TransactionInfo;
+bool queue_kept(const struct ofcd *d, const struct job *j);
+int queue_persist(struct ofcd *d, struct ofc_error *err);
+/* The list queue_persist would write (NULL: too large), and its write
+ * done (buf moved in). */
+uint8_t *queue_pack_current(struct ofcd *d, size_t *len);
+void queue_written(struct ofcd *d, uint8_t *buf, size_t len);
+/* A takeover's replay of the last leader's queue: begin sets aside what
+ * was queued here meanwhile (returned), so the last leader's mutations,
+ * accepted first, run first; end queues those after them and writes
+ * etcd's queue. */
+struct job *queue_takeover_begin(struct ofcd *d);
+void queue_takeover_end(struct ofcd *d, struct job *mine);
+/* The job at the queue's end (the loop thread; the queue in memory only). */
+void queue_append(struct ofcd *d, struct job *j);
+struct Ofc__V1__MutationQueue *queue_load(struct ofcd *d);
+void queue_forget(struct ofcd *d);
+/* A follower's State.queue: the leader's waiting mutations as etcd's
+ * queue holds them, in a (strings too), state "queued at the leader";
+ * with tenant set only those of partitions tenant(ctx, partition) says
+ * are the caller's (authz.c), with a tenant's words for the kind. *out
+ * NULL and 0 when this replica leads or nothing waits. */
+size_t queue_at_leader(const struct ofcd *d, struct arena *a,
+		       bool (*tenant)(const void *ctx, const char *partition), const void *ctx,
+		       struct Ofc__V1__TransactionInfo ***out);
+
+/* cluster.c */
+/* Messages of view v (in a): State.cluster and Response.leader (NULL when
+ * no replica leads). */
+Ofc__V1__Cluster *cluster_msg(struct arena *a, const struct ofcd *d, const struct store_cluster *v);
+Ofc__V1__Leader *cluster_leader_msg(struct arena *a, const struct store_cluster *v);
+
+/* state_schedule.c (loop thread) */
+/* The published snapshot wants its schedule: show the one kept, or start
+ * computing it (asked: a client asks for the state, a follower too). */
+void state_schedule_check(struct ofcd *d, bool asked);
+/* A computation finished (t: the note's reference, ours now). */
+void state_schedule_landed(struct ofcd *d, struct state_sched_task *t);
+/* When the computation of the published state's schedule began (unix
+ * ms), 0: none runs for it. */
+uint64_t state_schedule_since(const struct ofcd *d);
+/* Tests' seam: called on the computation's thread with the schedule found,
+ * before it is summarised (a slow engine, a schedule the verifier
+ * refuses); NULL: none. */
+extern void (*state_schedule_test_hook)(struct schedule_result *r);
+/* ofcd_close: let go of the computation (its thread drops its result) and
+ * of what is kept. */
+void state_schedule_stop(struct ofcd *d);
+
+/* setup.c: what ofcd_open does before it serves. */
+int listen_unix(const char *path, unsigned mode, int gid, int *out, struct ofc_error *err);
+int check_socket_dir(const char *path, const char *option, struct ofc_error *err);
+void fd_limit(struct ofcd *d);
+void ro_budget(struct ofcd_opts *o);
+int open_topology_dir(struct ofcd *d, struct ofc_error *err);
+
+/* outcomes.c: the table (pure: unit-tested). trim drops the expired and
+ * all but the newest OUTCOMES_MAX; put adds (owner, key) newest, replacing
+ * one there; pack/unpack are its ofc.v1.MutationOutcomes (unpack: -1 when
+ * buf is none; entries without a key or owner are skipped). */
+void outcomes_free(struct outcomes *t);
+void outcomes_trim(struct outcomes *t, uint64_t now_ms);
+struct outcome *outcomes_find(struct outcomes *t, const char *owner, const char *key);
+struct outcome *outcomes_put(struct outcomes *t, const char *owner, const char *key);
+uint8_t *outcomes_pack(const struct outcomes *t, uint64_t epoch, size_t *len);
+int outcomes_unpack(struct outcomes *t, const uint8_t *buf, size_t len);
+bool outcome_key_ok(const char *key);
+/* (loop) enqueue: j keeps its Request's bytes (raw, len; a replica's, for
+ * etcd's queue; gw: it came through the gateway) and its request_key. ofcd_maybe_start, j just out
+ * of the queue: true when j is answered without running (j->reply set: its recorded outcome, or a
+ * refusal of its key), else j is marked started (with etcd's queue, one write). ofcd_job_done: j's
+ * answer recorded. A takeover: the last leader's table read and its started entries settled. */
+void outcome_adopt(struct ofcd *d, struct job *j, bool mutation, const uint8_t *raw, size_t len,
+		   bool gw);
+bool queue_start(struct ofcd *d, struct job *j);
+/* Whether queue_start would answer j without running it (its key refused,
+ * or its outcome recorded); changes nothing. */
+bool outcome_recorded(struct ofcd *d, const struct job *j);
+void outcome_done(struct ofcd *d, struct job *j);
+void outcomes_takeover(struct ofcd *d);
 
 #define MAX_QUEUE     64 /* mutations waiting */
 #define MAX_SCHEDULES 16 /* GetSchedule jobs handed out */
@@ -191,11 +540,11 @@ int apply_config_request(const struct request *rq);
 int reconfigure_request(const struct request *rq);
 int release_partition(const struct request *rq);
 int move_to_phase(const struct request *rq);
-int adopt_request(const struct request *rq); /* Adopt (adopt.c) */
-/* TestbedRun, TestbedCheck, TestbedDown (testbed.c) */
+int adopt_request(const struct request *rq); /* Adopt (the worker's: adopt.c) */
+/* TestbedRun, TestbedCheck, TestbedDown (the worker's: testbed.c) and TestbedUp */
 int testbed_run_request(const struct request *rq);
 int testbed_check_request(const struct request *rq);
-int testbed_up_request(const struct request *rq); /* TestbedUp (testbed_up.c) */
+int testbed_up_request(const struct request *rq); /* TestbedUp (the worker's: testbed_up.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 

@@ -1,6 +1,6 @@
 /* A connection's frames, on ofcd's loop thread: its output buffer and
  * the answers queued in it (conn_queue, send_response, reply), the frames
- * of its input buffer handed to the request chain (d->loop.chain.frame), a
+ * of its input buffer handed to the request chain (d->loop->chain.frame), a
  * streamed GetSchedule's frames, and a connection marked dead (conn_kill;
  * connections.c closes it). Accepting and reading are connections.c's.
  *
@@ -15,7 +15,6 @@
  * pipelining cannot make the daemon buffer without bound. Nothing a client
  * does blocks the loop; mutations and schedules run on the workers. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -25,7 +24,7 @@
 
 void changed(struct ofcd *d)
 {
-	d->loop.version++;
+	d->loop->version++;
 }
 
 /* ---- connections: output ------------------------------------------------------------ */
@@ -72,15 +71,15 @@ void conn_kill(struct conn *c, int level, const char *fmt, ...)
 			      c->peer.uid, c->peer.pid, why);
 	c->dead = true;
 	conn_stream_drop(c);
-	loop_del(c->d->loop.ev, c->fd, LOOP_READ | LOOP_WRITE);
+	loop_del(c->d->loop->ev, c->fd, LOOP_READ | LOOP_WRITE);
 }
 
 void conn_read_pause(struct conn *c, bool pause)
 {
 	if (pause && c->reading)
-		loop_del(c->d->loop.ev, c->fd, LOOP_READ);
+		loop_del(c->d->loop->ev, c->fd, LOOP_READ);
 	else if (!pause && !c->reading && !c->dead &&
-		 loop_add(c->d->loop.ev, c->fd, LOOP_READ, NULL, NULL) < 0)
+		 loop_add(c->d->loop->ev, c->fd, LOOP_READ, NULL, NULL) < 0)
 		return;
 	c->reading = !pause;
 }
@@ -129,7 +128,7 @@ void conn_flush(struct conn *c)
 		c->stream_owed = 0;
 	}
 	if (conn_unsent(c)) {
-		loop_add(d->loop.ev, c->fd, LOOP_WRITE, NULL, NULL);
+		loop_add(d->loop->ev, c->fd, LOOP_WRITE, NULL, NULL);
 		if (conn_unsent(c) > OUT_HIGH)
 			conn_read_pause(c, true);
 		return;
@@ -141,7 +140,7 @@ void conn_flush(struct conn *c)
 		c->out.cap = 0;
 		conn_charge(c, c->in_cap, 0);
 	}
-	loop_del(d->loop.ev, c->fd, LOOP_WRITE);
+	loop_del(d->loop->ev, c->fd, LOOP_WRITE);
 	if (c->closing) {
 		conn_kill(c, OFCD_LOG_DEBUG, "%s", "");
 		return;
@@ -257,7 +256,7 @@ int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 	r.status = st;
 	r.message = msg;
 	if (st != OFC__V1__STATUS__STATUS_OK)
-		c->d->loop.errors++;
+		c->d->loop->errors++;
 	send_response(c, &r);
 	return 0;
 }
@@ -277,9 +276,9 @@ int refuse_req(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt,
 
 struct conn *conn_find(struct ofcd *d, uint64_t id)
 {
-	for (size_t i = 0; i < d->loop.nconns; i++)
-		if (d->loop.conns[i]->id == id && !d->loop.conns[i]->dead)
-			return d->loop.conns[i];
+	for (size_t i = 0; i < d->loop->nconns; i++)
+		if (d->loop->conns[i]->id == id && !d->loop->conns[i]->dead)
+			return d->loop->conns[i];
 	return NULL;
 }
 
@@ -312,7 +311,7 @@ void conn_process_input(struct conn *c)
 		}
 		if (c->in_len - off - 4 < len)
 			break;
-		c->d->loop.chain.frame(c, c->in + off + 4, len);
+		c->d->loop->chain.frame(c, c->in + off + 4, len);
 		off += 4 + (size_t)len;
 	}
 	if (off) {

@@ -6,7 +6,6 @@
  * dropped (cancel_job, job_queue.c). Their frames and answers are
  * conn_io.c's. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -148,13 +147,13 @@ static struct uid_use *uid_use(struct ofcd *d, uid_t uid)
 {
 	struct uid_use *u;
 
-	for (u = d->loop.uids; u; u = u->next)
+	for (u = d->loop->uids; u; u = u->next)
 		if (u->uid == uid)
 			return u;
 	u = xcalloc(1, sizeof(*u));
 	u->uid = uid;
-	u->next = d->loop.uids;
-	d->loop.uids = u;
+	u->next = d->loop->uids;
+	d->loop->uids = u;
 	return u;
 }
 
@@ -162,7 +161,7 @@ static void uid_unuse(struct ofcd *d, struct uid_use *u)
 {
 	if (u->conns)
 		return;
-	for (struct uid_use **pp = &d->loop.uids; *pp; pp = &(*pp)->next)
+	for (struct uid_use **pp = &d->loop->uids; *pp; pp = &(*pp)->next)
 		if (*pp == u) {
 			*pp = u->next;
 			free(u);
@@ -174,23 +173,23 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask);
 
 void conn_listeners(struct ofcd *d, bool on)
 {
-	if (d->loop.listen_fd >= 0) {
+	if (d->loop->listen_fd >= 0) {
 		if (on)
-			loop_add(d->loop.ev, d->loop.listen_fd, LOOP_READ, accept_event, d);
+			loop_add(d->loop->ev, d->loop->listen_fd, LOOP_READ, accept_event, d);
 		else
-			loop_del(d->loop.ev, d->loop.listen_fd, LOOP_READ);
+			loop_del(d->loop->ev, d->loop->listen_fd, LOOP_READ);
 	}
-	if (d->loop.ro_fd >= 0) {
+	if (d->loop->ro_fd >= 0) {
 		if (on)
-			loop_add(d->loop.ev, d->loop.ro_fd, LOOP_READ, accept_event, d);
+			loop_add(d->loop->ev, d->loop->ro_fd, LOOP_READ, accept_event, d);
 		else
-			loop_del(d->loop.ev, d->loop.ro_fd, LOOP_READ);
+			loop_del(d->loop->ev, d->loop->ro_fd, LOOP_READ);
 	}
-	if (d->loop.gw_fd >= 0) {
+	if (d->loop->gw_fd >= 0) {
 		if (on)
-			loop_add(d->loop.ev, d->loop.gw_fd, LOOP_READ, accept_event, d);
+			loop_add(d->loop->ev, d->loop->gw_fd, LOOP_READ, accept_event, d);
 		else
-			loop_del(d->loop.ev, d->loop.gw_fd, LOOP_READ);
+			loop_del(d->loop->ev, d->loop->gw_fd, LOOP_READ);
 	}
 }
 
@@ -200,8 +199,8 @@ static int64_t accept_resume(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	d->loop.accept_timer = 0;
-	if (!d->loop.stopping)
+	d->loop->accept_timer = 0;
+	if (!d->loop->stopping)
 		conn_listeners(d, true); /* begin_stop closed them otherwise */
 	return LOOP_NOMORE;
 }
@@ -211,30 +210,31 @@ static int64_t accept_resume(struct loop *l, uint64_t id, void *ctx)
  * log each time). Rest the listeners instead; one line per episode. */
 static void accept_backoff(struct ofcd *d, int e)
 {
-	if (d->loop.accept_timer)
+	if (d->loop->accept_timer)
 		return;
-	d->loop.accept_refusals++;
-	if (!d->loop.accept_backoff_ms) {
+	d->loop->accept_refusals++;
+	if (!d->loop->accept_backoff_ms) {
 		double now = now_seconds();
 
-		d->loop.accept_backoff_ms = ACCEPT_BACKOFF_MIN;
+		d->loop->accept_backoff_ms = ACCEPT_BACKOFF_MIN;
 		/* At the limit, one client leaving lets one in, and the next
 		 * finds the limit again: one line a minute, not one a client. */
-		if (!d->loop.accept_logged || now - d->loop.accept_logged >= ACCEPT_LOG_EVERY) {
-			d->loop.accept_logged = now;
-			d->loop.accept_told = true;
+		if (!d->loop->accept_logged || now - d->loop->accept_logged >= ACCEPT_LOG_EVERY) {
+			d->loop->accept_logged = now;
+			d->loop->accept_told = true;
 			ofcd_log_peer(d, OFCD_LOG_ERR,
 				      "accept: %s with %zu clients connected: not accepting for "
 				      "a while (raise LimitNOFILE or lower --max-clients)",
-				      strerror(e), d->loop.nconns);
+				      strerror(e), d->loop->nconns);
 		}
-	} else if (d->loop.accept_backoff_ms < ACCEPT_BACKOFF_MAX) {
-		d->loop.accept_backoff_ms *= 2;
-		if (d->loop.accept_backoff_ms > ACCEPT_BACKOFF_MAX)
-			d->loop.accept_backoff_ms = ACCEPT_BACKOFF_MAX;
+	} else if (d->loop->accept_backoff_ms < ACCEPT_BACKOFF_MAX) {
+		d->loop->accept_backoff_ms *= 2;
+		if (d->loop->accept_backoff_ms > ACCEPT_BACKOFF_MAX)
+			d->loop->accept_backoff_ms = ACCEPT_BACKOFF_MAX;
 	}
 	conn_listeners(d, false);
-	d->loop.accept_timer = loop_timer(d->loop.ev, d->loop.accept_backoff_ms, accept_resume, d);
+	d->loop->accept_timer =
+	    loop_timer(d->loop->ev, d->loop->accept_backoff_ms, accept_resume, d);
 }
 
 /* Before a user is refused for the number of its connections: finish
@@ -245,8 +245,8 @@ static void finish_hung_up(struct ofcd *d, uid_t uid)
 	uint64_t *ids = NULL;
 	size_t n = 0, cap = 0;
 
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		struct conn *c = d->loop.conns[i];
+	for (size_t i = 0; i < d->loop->nconns; i++) {
+		struct conn *c = d->loop->conns[i];
 		struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
 
 		if (!c->dead && c->peer.uid == uid && poll(&p, 1, 0) == 1 &&
@@ -260,7 +260,7 @@ static void finish_hung_up(struct ofcd *d, uid_t uid)
 		struct conn *c = conn_find(d, ids[i]);
 
 		if (c)
-			conn_event(d->loop.ev, c->fd, c, LOOP_READ);
+			conn_event(d->loop->ev, c->fd, c, LOOP_READ);
 	}
 	free(ids);
 }
@@ -284,15 +284,15 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 				accept_backoff(d, errno);
 			return;
 		}
-		if (d->loop.accept_backoff_ms && d->loop.accept_told) {
+		if (d->loop->accept_backoff_ms && d->loop->accept_told) {
 			ofcd_log_peer(d, OFCD_LOG_NOTICE,
 				      "accepting connections again (%llu pauses for want of "
 				      "descriptors)",
-				      (unsigned long long)d->loop.accept_refusals);
-			d->loop.accept_refusals = 0;
-			d->loop.accept_told = false;
+				      (unsigned long long)d->loop->accept_refusals);
+			d->loop->accept_refusals = 0;
+			d->loop->accept_told = false;
 		}
-		d->loop.accept_backoff_ms = 0;
+		d->loop->accept_backoff_ms = 0;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
 			ofcd_log_peer(d, OFCD_LOG_WARNING, "SO_PEERCRED: %s: connection refused",
 				      strerror(errno));
@@ -305,9 +305,9 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			u = uid_use(d, cr.uid); /* freed if none was left */
 		}
 		why[0] = 0;
-		if (d->loop.nconns >= d->o.max_clients)
+		if (d->loop->nconns >= d->o.max_clients)
 			snprintf(why, sizeof(why), "ofcd has too many clients (%zu)",
-				 d->loop.nconns);
+				 d->loop->nconns);
 		else if (u->conns >= d->o.max_clients_per_uid)
 			snprintf(why, sizeof(why),
 				 "uid %u has %u connections to ofcd already, the limit per user",
@@ -318,7 +318,7 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			    "uid %u has %zu bytes in ofcd's buffers already, the limit per user "
 			    "is %llu",
 			    cr.uid, u->bytes, (unsigned long long)d->o.max_buffer_per_uid);
-		else if (lfd == d->loop.gw_fd && cr.uid != d->o.gateway_uid)
+		else if (lfd == d->loop->gw_fd && cr.uid != d->o.gateway_uid)
 			snprintf(
 			    why, sizeof(why),
 			    "the gateway socket takes uid %u (--gateway-uid) alone, not uid %u",
@@ -335,19 +335,19 @@ static void accept_event(struct loop *l, int lfd, void *ctx, unsigned mask)
 			uid_unuse(d, u);
 			continue;
 		}
-		c->id = ++d->loop.next_conn_id;
+		c->id = ++d->loop->next_conn_id;
 		c->peer = cr;
 		c->use = u;
 		u->conns++;
-		c->ro = lfd == d->loop.ro_fd;
-		c->gw = lfd == d->loop.gw_fd;
+		c->ro = lfd == d->loop->ro_fd;
+		c->gw = lfd == d->loop->gw_fd;
 		c->admin = !c->ro && !c->gw && (cr.uid == 0 || in_admin_group(d, fd, &cr));
 		c->in_cap = IN_INITIAL;
 		c->in = xmalloc(c->in_cap);
 		conn_charge(c, c->in_cap, 0);
 		c->reading = true;
-		GROW(d->loop.conns, d->loop.cap_conns, d->loop.nconns + 1);
-		d->loop.conns[d->loop.nconns++] = c;
+		GROW(d->loop->conns, d->loop->cap_conns, d->loop->nconns + 1);
+		d->loop->conns[d->loop->nconns++] = c;
 		ofcd_log_peer(d, OFCD_LOG_DEBUG,
 			      "connection %llu from uid %u pid %d on the %s socket%s",
 			      (unsigned long long)c->id, cr.uid, cr.pid,
@@ -362,12 +362,12 @@ static void conn_free(struct ofcd *d, struct conn *c)
 {
 	/* Its queued mutations have nobody to answer: they are dropped (a
 	 * running one finishes: a transaction is never cut short). */
-	for (struct job *j = d->loop.queue, *next; j; j = next) {
+	for (struct job *j = d->loop->queue, *next; j; j = next) {
 		next = j->next;
 		if (j->conn_id == c->id)
 			cancel_job(d, j, "dropped: its client went away");
 	}
-	loop_del(d->loop.ev, c->fd, LOOP_READ | LOOP_WRITE);
+	loop_del(d->loop->ev, c->fd, LOOP_READ | LOOP_WRITE);
 	close(c->fd);
 	free(c->in);
 	free(c->out.b);
@@ -388,17 +388,17 @@ void conn_reap(struct ofcd *d)
 
 	/* Out of the table first: freeing one may cancel its queued jobs,
 	 * which tells the watchers, which walks the table. */
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		struct conn *c = d->loop.conns[i];
+	for (size_t i = 0; i < d->loop->nconns; i++) {
+		struct conn *c = d->loop->conns[i];
 
 		if (c->dead) {
 			GROW(dead, cap, ndead + 1);
 			dead[ndead++] = c;
 		} else {
-			d->loop.conns[k++] = c;
+			d->loop->conns[k++] = c;
 		}
 	}
-	d->loop.nconns = k;
+	d->loop->nconns = k;
 	for (size_t i = 0; i < ndead; i++)
 		conn_free(d, dead[i]);
 	free(dead);

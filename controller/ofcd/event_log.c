@@ -18,7 +18,6 @@
  * items are whole values written in one guarded transaction, and the log
  * is small (EVLOG_MAX_BYTES). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,11 +74,11 @@ static uint64_t epoch_of(const struct ofcd *d)
 
 static struct event_log *el_of(struct ofcd *d)
 {
-	if (!d->loop.evlog) {
-		d->loop.evlog = xcalloc(1, sizeof(*d->loop.evlog));
-		d->loop.evlog->log = new_log_id();
+	if (!d->loop->evlog) {
+		d->loop->evlog = xcalloc(1, sizeof(*d->loop->evlog));
+		d->loop->evlog->log = new_log_id();
 	}
-	return d->loop.evlog;
+	return d->loop->evlog;
 }
 
 static void rec_free(struct evrec *r)
@@ -91,7 +90,7 @@ static void rec_free(struct evrec *r)
 
 void event_log_free(struct ofcd *d)
 {
-	struct event_log *el = d->loop.evlog;
+	struct event_log *el = d->loop->evlog;
 
 	if (!el)
 		return;
@@ -106,7 +105,7 @@ void event_log_free(struct ofcd *d)
 	}
 	free(el->dev);
 	free(el);
-	d->loop.evlog = NULL;
+	d->loop->evlog = NULL;
 }
 
 static void ring_clear(struct event_log *el)
@@ -161,9 +160,9 @@ static bool hears(const struct conn *c, const char *part)
 
 static void send_all(struct ofcd *d, const struct evrec *rec)
 {
-	for (size_t i = 0; i < d->loop.nconns; i++)
-		if (hears(d->loop.conns[i], rec->partition))
-			send_rec(d->loop.conns[i], rec);
+	for (size_t i = 0; i < d->loop->nconns; i++)
+		if (hears(d->loop->conns[i], rec->partition))
+			send_rec(d->loop->conns[i], rec);
 }
 
 /* A packed copy of r with its number (and, when too large, without its
@@ -213,7 +212,7 @@ void event_log_emit(struct ofcd *d, Ofc__V1__Response *r, const char *partition)
 	el->pending = xreallocarray(el->pending, el->npending + 1, sizeof(*el->pending));
 	el->pending[el->npending++] = rec;
 	if (!el->timer)
-		el->timer = loop_timer(d->loop.ev, 0, flush_timer, d);
+		el->timer = loop_timer(d->loop->ev, 0, flush_timer, d);
 }
 
 uint64_t event_log_seq(struct ofcd *d, uint64_t *log)
@@ -243,7 +242,7 @@ static void follow_word(struct ofcd *d, const char *name, bool up, const char *e
 	free(el->dev[i].error);
 	el->dev[i].error = !up && error ? xstrdup(error) : NULL;
 	el->dev[i].up = up;
-	ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, name), up, el->dev[i].error, OFC_R_NONE);
+	ofcd_set_reachable(d, ofcd_snap_dev(d->loop->snap, name), up, el->dev[i].error, OFC_R_NONE);
 }
 
 static void follow_device(struct ofcd *d, const Ofc__V1__Event *e)
@@ -269,7 +268,7 @@ static void follow_devices(struct ofcd *d)
 	struct event_log *el = el_of(d);
 
 	for (uint32_t i = 0; i < el->ndev && !epoch_of(d); i++)
-		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, el->dev[i].name), el->dev[i].up,
+		ofcd_set_reachable(d, ofcd_snap_dev(d->loop->snap, el->dev[i].name), el->dev[i].up,
 				   el->dev[i].error, OFC_R_NONE);
 }
 
@@ -281,7 +280,7 @@ static Ofc__V1__EventLog *read_log(struct ofcd *d)
 	bool missing = false;
 	Ofc__V1__EventLog *lg = NULL;
 
-	if (store_get(d->store, d->loop.cfg->f->name, STORE_EVENTS, 2 * EVLOG_MAX_BYTES, &data,
+	if (store_get(d->store, d->loop->cfg->f->name, STORE_EVENTS, 2 * EVLOG_MAX_BYTES, &data,
 		      &len, &missing, &err) < 0)
 		ofcd_log(d, OFCD_LOG_WARNING, "the event log in the store cannot be read: %s",
 			 err.msg);
@@ -315,8 +314,8 @@ static void pull_now(struct ofcd *d)
 		struct evrec rec = {0};
 
 		/* (the leader's tickets: the next leader numbers on from them) */
-		if (e && e->has_ticket && e->ticket > d->loop.next_ticket)
-			d->loop.next_ticket = e->ticket;
+		if (e && e->has_ticket && e->ticket > d->loop->next_ticket)
+			d->loop->next_ticket = e->ticket;
 		if (!e || !e->has_seq || e->seq <= el->seq)
 			continue;
 		follow_device(d, e);
@@ -352,8 +351,8 @@ void event_log_pull(struct ofcd *d)
 {
 	struct event_log *el = el_of(d);
 	bool syncing =
-	    d->loop.cluster_job || (d->loop.running && (d->loop.running->kind == JOB_SYNC ||
-							d->loop.running->kind == JOB_TAKEOVER));
+	    d->loop->cluster_job || (d->loop->running && (d->loop->running->kind == JOB_SYNC ||
+							  d->loop->running->kind == JOB_TAKEOVER));
 
 	if (!d->clustered || !d->store)
 		return;
@@ -370,7 +369,7 @@ void event_log_synced(struct ofcd *d)
 {
 	if (d->clustered)
 		follow_devices(d);
-	if (d->loop.evlog && d->loop.evlog->pull_after_sync)
+	if (d->loop->evlog && d->loop->evlog->pull_after_sync)
 		event_log_pull(d);
 }
 
@@ -403,7 +402,7 @@ static void write_log(struct ofcd *d, struct event_log *el, struct evrec *fresh,
 	uint8_t *buf = xmalloc(len ? len : 1);
 	ofc__v1__event_log__pack(&lg, buf);
 	struct store_write w = {STORE_EVENTS, buf, len};
-	if (store_write(d->store, d->loop.cfg->f->name, &w, 1, &err) < 0) {
+	if (store_write(d->store, d->loop->cfg->f->name, &w, 1, &err) < 0) {
 		ofcd_log(d, OFCD_LOG_WARNING, "%u event%s not sent: the event log not written: %s",
 			 nfresh, nfresh == 1 ? "" : "s", err.msg);
 	} else {
@@ -461,13 +460,13 @@ static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx)
 
 void event_log_flush(struct ofcd *d)
 {
-	struct event_log *el = d->loop.evlog;
+	struct event_log *el = d->loop->evlog;
 	uint64_t id = el ? el->timer : 0;
 
 	if (!id)
 		return;
-	loop_timer_del(d->loop.ev, id);
-	flush_timer(d->loop.ev, id, d);
+	loop_timer_del(d->loop->ev, id);
+	flush_timer(d->loop->ev, id, d);
 }
 
 /* ---- a watcher resuming ---------------------------------------------------------------- */

@@ -3,7 +3,6 @@
  * state, and every event sent to the watchers (a tenant's, of its
  * partitions' requests alone). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,11 +15,11 @@ static const char *event_partition(const struct ofcd *d, uint64_t ticket)
 {
 	if (!ticket)
 		return NULL;
-	if (d->loop.ev_job && d->loop.ev_job->ticket == ticket)
-		return d->loop.ev_job->partition;
-	if (d->loop.running && d->loop.running->ticket == ticket)
-		return d->loop.running->partition;
-	for (const struct job *j = d->loop.queue; j; j = j->next)
+	if (d->loop->ev_job && d->loop->ev_job->ticket == ticket)
+		return d->loop->ev_job->partition;
+	if (d->loop->running && d->loop->running->ticket == ticket)
+		return d->loop->running->partition;
+	for (const struct job *j = d->loop->queue; j; j = j->next)
 		if (j->ticket == ticket)
 			return j->partition;
 	return NULL;
@@ -42,8 +41,8 @@ static void emit_with_delta(struct ofcd *d, Ofc__V1__Response *r, const char *pa
  * its partitions (NULL: none, so tenants do not hear it). */
 void ofcd_send_watchers(struct ofcd *d, Ofc__V1__Response *r, const char *part)
 {
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		struct conn *c = d->loop.conns[i];
+	for (size_t i = 0; i < d->loop->nconns; i++) {
+		struct conn *c = d->loop->conns[i];
 
 		if (!c->watching || c->dead)
 			continue;
@@ -171,16 +170,16 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 void ofcd_on_event(struct ofcd *d, struct note *n)
 {
 	int level = OFCD_LOG_INFO;
-	uint64_t ticket = d->loop.running ? d->loop.running->ticket : 0;
+	uint64_t ticket = d->loop->running ? d->loop->running->ticket : 0;
 
 	switch (n->kind) {
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED:
-		d->loop.running_txn = n->txn;
-		d->loop.running_state = "applying";
+		d->loop->running_txn = n->txn;
+		d->loop->running_state = "applying";
 		changed(d);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK:
-		d->loop.running_state = "rolling-back";
+		d->loop->running_state = "rolling-back";
 		level = OFCD_LOG_WARNING;
 		changed(d);
 		break;
@@ -191,13 +190,13 @@ void ofcd_on_event(struct ofcd *d, struct note *n)
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_LOST:
 		level = OFCD_LOG_WARNING;
-		d->loop.metrics.devices_lost++;
-		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, n->device), false,
+		d->loop->metrics.devices_lost++;
+		ofcd_set_reachable(d, ofcd_snap_dev(d->loop->snap, n->device), false,
 				   n->detail ? n->detail : n->message, n->reason);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_DEVICE_BACK:
 		level = OFCD_LOG_NOTICE;
-		ofcd_set_reachable(d, ofcd_snap_dev(d->loop.snap, n->device), true, NULL,
+		ofcd_set_reachable(d, ofcd_snap_dev(d->loop->snap, n->device), true, NULL,
 				   OFC_R_NONE);
 		break;
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED:

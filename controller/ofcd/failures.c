@@ -10,7 +10,7 @@
  * config's (nothing is rewired around a failure). The workload's schedule on
  * it is computed, verified and announced in a KIND_SCHEDULE_REPLANNED event.
  * Restoring the last failure publishes the healthy config again. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -214,7 +214,7 @@ static int write_or_remove(struct ofcd *d, enum store_item it, const struct strb
 {
 	struct store_write w = {it, sb ? sb->buf : NULL, sb ? sb->len : 0};
 
-	return store_write(d->store, d->w.cfg->f->name, &w, 1, err);
+	return store_write(d->store, d->w->cfg->f->name, &w, 1, err);
 }
 
 static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
@@ -223,12 +223,12 @@ static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
 		snprintf(why, n, "not a link U-V, a port HOST:PORT or a host HOST");
 		return -1;
 	}
-	if (d->w.nreported >= FAIL_MAX_ITEMS) {
+	if (d->w->nreported >= FAIL_MAX_ITEMS) {
 		snprintf(why, n, "more than %u failures", FAIL_MAX_ITEMS);
 		return -1;
 	}
-	if (!strv_has(d->w.reported, d->w.nreported, item))
-		strv_push(&d->w.reported, &d->w.nreported, item);
+	if (!strv_has(d->w->reported, d->w->nreported, item))
+		strv_push(&d->w->reported, &d->w->nreported, item);
 	return 0;
 }
 
@@ -237,9 +237,9 @@ static const char failed_what[] = "failures (U-V, HOST:PORT or HOST)",
 
 static void failures_clear(struct ofcd *d)
 {
-	strv_free(d->w.reported, d->w.nreported);
-	d->w.reported = NULL;
-	d->w.nreported = 0;
+	strv_free(d->w->reported, d->w->nreported);
+	d->w->reported = NULL;
+	d->w->nreported = 0;
 }
 
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
@@ -270,9 +270,9 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
 
 	sb_printf(&sb, "# failures reported to ofcd (ReportFailure), one per line: U-V, "
 		       "HOST:PORT or HOST\n");
-	for (uint32_t i = 0; i < d->w.nreported; i++)
-		sb_printf(&sb, "%s\n", d->w.reported[i]);
-	rc = write_or_remove(d, STORE_FAILED, d->w.nreported ? &sb : NULL, err);
+	for (uint32_t i = 0; i < d->w->nreported; i++)
+		sb_printf(&sb, "%s\n", d->w->reported[i]);
+	rc = write_or_remove(d, STORE_FAILED, d->w->nreported ? &sb : NULL, err);
 	sb_free(&sb);
 	return rc;
 }
@@ -285,7 +285,7 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
  * The wiring itself is checked where moves are applied (fabric_validate). */
 static int take_move(struct ofcd *d, char *line, char *why, size_t n)
 {
-	const struct fabric *f = d->w.cfg->f;
+	const struct fabric *f = d->w->cfg->f;
 	char *tok[4], *save = NULL;
 	uint32_t ntok = 0, from, to;
 	int h;
@@ -307,8 +307,8 @@ static int take_move(struct ofcd *d, char *line, char *why, size_t n)
 			 to, tok[0], f->hosts[h].ports - 1);
 		return -1;
 	}
-	for (uint32_t i = 0; i < d->w.nmoves; i++) {
-		const struct port_move *m = &d->w.moves[i];
+	for (uint32_t i = 0; i < d->w->nmoves; i++) {
+		const struct port_move *m = &d->w->moves[i];
 
 		if (strcmp(m->host, tok[0]) == 0 &&
 		    (m->from == from || m->to == from || m->from == to || m->to == to)) {
@@ -317,12 +317,12 @@ static int take_move(struct ofcd *d, char *line, char *why, size_t n)
 			return -1;
 		}
 	}
-	if (d->w.nmoves >= FAIL_MAX_ITEMS) {
+	if (d->w->nmoves >= FAIL_MAX_ITEMS) {
 		snprintf(why, n, "more than %u moves", FAIL_MAX_ITEMS);
 		return -1;
 	}
-	d->w.moves = xrealloc(d->w.moves, (d->w.nmoves + 1) * sizeof(*d->w.moves));
-	d->w.moves[d->w.nmoves++] = (struct port_move){xstrdup(tok[0]), from, to};
+	d->w->moves = xrealloc(d->w->moves, (d->w->nmoves + 1) * sizeof(*d->w->moves));
+	d->w->moves[d->w->nmoves++] = (struct port_move){xstrdup(tok[0]), from, to};
 	return 0;
 }
 
@@ -352,11 +352,11 @@ int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct
 
 void moves_clear(struct ofcd *d)
 {
-	for (uint32_t i = 0; i < d->w.nmoves; i++)
-		free(d->w.moves[i].host);
-	free(d->w.moves);
-	d->w.moves = NULL;
-	d->w.nmoves = 0;
+	for (uint32_t i = 0; i < d->w->nmoves; i++)
+		free(d->w->moves[i].host);
+	free(d->w->moves);
+	d->w->moves = NULL;
+	d->w->nmoves = 0;
 }
 
 int moves_save(struct ofcd *d, struct ofc_error *err)
@@ -366,10 +366,10 @@ int moves_save(struct ofcd *d, struct ofc_error *err)
 
 	sb_printf(&sb, "# circuits ofcd moved off lost host ports onto spare ones: HOST FROM "
 		       "TO\n");
-	for (uint32_t i = 0; i < d->w.nmoves; i++)
-		sb_printf(&sb, "%s %u %u\n", d->w.moves[i].host, d->w.moves[i].from,
-			  d->w.moves[i].to);
-	rc = write_or_remove(d, STORE_REWIRED, d->w.nmoves ? &sb : NULL, err);
+	for (uint32_t i = 0; i < d->w->nmoves; i++)
+		sb_printf(&sb, "%s %u %u\n", d->w->moves[i].host, d->w->moves[i].from,
+			  d->w->moves[i].to);
+	rc = write_or_remove(d, STORE_REWIRED, d->w->nmoves ? &sb : NULL, err);
 	sb_free(&sb);
 	return rc;
 }
@@ -379,17 +379,17 @@ void moves_apply(const struct ofcd *d, struct fabric *f)
 	for (uint32_t i = 0; i < f->nmoves; i++)
 		free(f->moves[i].host);
 	free(f->moves);
-	f->moves = d->w.nmoves ? xcalloc(d->w.nmoves, sizeof(*f->moves)) : NULL;
-	f->nmoves = d->w.nmoves;
-	for (uint32_t i = 0; i < d->w.nmoves; i++)
-		f->moves[i] = (struct port_move){xstrdup(d->w.moves[i].host), d->w.moves[i].from,
-						 d->w.moves[i].to};
+	f->moves = d->w->nmoves ? xcalloc(d->w->nmoves, sizeof(*f->moves)) : NULL;
+	f->nmoves = d->w->nmoves;
+	for (uint32_t i = 0; i < d->w->nmoves; i++)
+		f->moves[i] = (struct port_move){xstrdup(d->w->moves[i].host), d->w->moves[i].from,
+						 d->w->moves[i].to};
 }
 
 bool failures_has(const struct ofcd *d, const char *item)
 {
-	return strv_has(d->w.reported, d->w.nreported, item) ||
-	       strv_has(d->w.lost, d->w.nlost, item);
+	return strv_has(d->w->reported, d->w->nreported, item) ||
+	       strv_has(d->w->lost, d->w->nlost, item);
 }
 
 /* ---- publishing --------------------------------------------------------------------- */
@@ -516,7 +516,7 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 
 struct fabcfg *failures_publish(struct ofcd *d)
 {
-	const struct fabcfg *h = d->w.cfg;
+	const struct fabcfg *h = d->w->cfg;
 	char **eff = NULL, canon[2 * NAME_MAX_LEN + 24];
 	uint32_t neff = 0;
 	struct ofc_error err = {0};
@@ -524,8 +524,8 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	char *why = NULL;
 
 	for (uint32_t s = 0; s < 2; s++) {
-		char **v = s ? d->w.lost : d->w.reported;
-		uint32_t n = s ? d->w.nlost : d->w.nreported;
+		char **v = s ? d->w->lost : d->w->reported;
+		uint32_t n = s ? d->w->nlost : d->w->nreported;
 
 		for (uint32_t i = 0; i < n; i++) {
 			if (item_resolve(h->f, v[i], canon, sizeof(canon), &err) < 0) {
@@ -540,7 +540,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 		}
 	}
 	if (!neff)
-		return fabcfg_ref(d->w.cfg);
+		return fabcfg_ref(d->w->cfg);
 	if (build(d, h, eff, neff, &f, &err) < 0) {
 		/* No schedule survives (disconnected, or ports without port
 		 * permutations): serve the config as it is, for the state, and
@@ -553,7 +553,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 				 err.msg);
 			free(why);
 			strv_free(eff, neff);
-			return fabcfg_ref(d->w.cfg);
+			return fabcfg_ref(d->w->cfg);
 		}
 	}
 	struct fabcfg *c = fabcfg_new(f, h->yaml, h->yaml_len, h->path, d->o.lp_solver);
@@ -562,7 +562,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	c->failed = eff;
 	c->nfailed = neff;
 	c->no_schedule = why;
-	c->healthy = fabcfg_ref(d->w.cfg);
+	c->healthy = fabcfg_ref(d->w->cfg);
 	return c;
 }
 
@@ -582,8 +582,8 @@ static bool wired_at(const struct fabric *f, int s, uint32_t p, char *item, size
 
 bool failures_devices(struct ofcd *d, char *cause, size_t n)
 {
-	const struct fabric *f = d->w.cfg->f;
-	struct ctl *c = d->w.ctl;
+	const struct fabric *f = d->w->cfg->f;
+	struct ctl *c = d->w->ctl;
 	char **now = NULL, item[NAME_MAX_LEN + 16];
 	uint32_t nnow = 0, lost = 0, alarmed = 0;
 	bool same;
@@ -614,9 +614,9 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n)
 				alarmed++;
 			}
 	}
-	same = nnow == d->w.nlost;
+	same = nnow == d->w->nlost;
 	for (uint32_t i = 0; i < nnow && same; i++)
-		same = strv_has(d->w.lost, d->w.nlost, now[i]);
+		same = strv_has(d->w->lost, d->w->nlost, now[i]);
 	if (same) {
 		strv_free(now, nnow);
 		return false;
@@ -631,9 +631,9 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n)
 			 alarmed, alarmed == 1 ? "" : "s");
 	else
 		snprintf(cause, n, "the lost switches and failing switch ports are back");
-	strv_free(d->w.lost, d->w.nlost);
-	d->w.lost = now;
-	d->w.nlost = nnow;
+	strv_free(d->w->lost, d->w->nlost);
+	d->w->lost = now;
+	d->w->nlost = nnow;
 	return true;
 }
 
@@ -643,8 +643,8 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n)
  * config first: a bad one changes nothing). */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 {
-	char **v = strv_dup(d->w.reported, d->w.nreported), canon[2 * NAME_MAX_LEN + 24];
-	uint32_t n = d->w.nreported;
+	char **v = strv_dup(d->w->reported, d->w->nreported), canon[2 * NAME_MAX_LEN + 24];
+	uint32_t n = d->w->nreported;
 
 	if (j->clear) {
 		strv_free(v, n);
@@ -652,7 +652,7 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 		n = 0;
 	}
 	for (uint32_t i = 0; i < j->nitems; i++) {
-		if (item_resolve(d->w.cfg->f, j->items[i], canon, sizeof(canon), err) < 0) {
+		if (item_resolve(d->w->cfg->f, j->items[i], canon, sizeof(canon), err) < 0) {
 			/* A restore may name what a changed topology no longer has. */
 			if (!j->restore || !strv_has(v, n, j->items[i])) {
 				strv_free(v, n);
@@ -673,7 +673,7 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 		} else if (j->restore) {
 			ofc_error_set(err, OFC_E_INPUT, "'%s' was not reported failed%s",
 				      j->items[i],
-				      in_config(d->w.cfg->f, canon)
+				      in_config(d->w->cfg->f, canon)
 					  ? " (the config's own failures change with the config)"
 					  : "");
 			strv_free(v, n);
@@ -688,13 +688,13 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 			strv_push(&v, &n, canon);
 		}
 	}
-	char **old = d->w.reported;
-	uint32_t nold = d->w.nreported;
-	d->w.reported = v;
-	d->w.nreported = n;
+	char **old = d->w->reported;
+	uint32_t nold = d->w->nreported;
+	d->w->reported = v;
+	d->w->nreported = n;
 	if (failures_save(d, err) < 0) {
-		d->w.reported = old;
-		d->w.nreported = nold;
+		d->w->reported = old;
+		d->w->nreported = nold;
 		strv_free(v, n);
 		return -1;
 	}

@@ -21,7 +21,7 @@
  * reason): a config that no longer has its hosts, an entry of the store
  * that does not fit the config. The circuits stay as they are in any
  * case. The store's side is held_store.c. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +42,14 @@ void held_partition_free(struct partition *p)
 /* Another partition held under another name that has host `host`. */
 static const struct held_part *held_owner(const struct ofcd *d, const char *name, const char *host)
 {
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
-		const struct partition *p = &d->w.held[i].p;
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct partition *p = &d->w->held[i].p;
 
 		if (strcmp(p->name, name) == 0)
 			continue;
 		for (uint32_t m = 0; m < p->nmembers; m++)
 			if (strcmp(p->members[m], host) == 0)
-				return &d->w.held[i];
+				return &d->w->held[i];
 	}
 	return NULL;
 }
@@ -195,8 +195,8 @@ int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *
 
 	for (uint32_t h = 0; h < f->nhosts; h++)
 		host_of[h] = UINT32_MAX;
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
-		const struct partition *hp = &d->w.held[i].p;
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct partition *hp = &d->w->held[i].p;
 		bool mine = false;
 
 		for (uint32_t k = 0; k < n && !mine; k++)
@@ -244,15 +244,15 @@ int held_check_plan_many(const struct ofcd *d, const struct ctl *c, const char *
 			     "'%s', held for its owner; refused (it is released with "
 			     "ReleasePartition)",
 			     c->devs[at_dev].cfg.name, op->xc.in, op->xc.out,
-			     d->w.held[first].p.name);
+			     d->w->held[first].p.name);
 }
 
 bool held_may(const struct ofcd *d, const struct job *j, char *why, size_t n)
 {
 	if (!j->tenant || !j->partition)
 		return true;
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
-		const struct held_part *h = &d->w.held[i];
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct held_part *h = &d->w->held[i];
 
 		if (strcmp(h->p.name, j->partition) != 0)
 			continue;
@@ -337,15 +337,15 @@ static void sched_keep(struct held_scheds *c, const struct snapshot *s)
 
 void held_state(struct ofcd *d, struct snapshot *s)
 {
-	if (s && !d->w.nheld)
+	if (s && !d->w->nheld)
 		held_view(d, s); /* (at_target explained) */
-	if (!s || !d->w.nheld)
+	if (!s || !d->w->nheld)
 		return;
 	Ofc__V1__State *st = s->state;
-	st->held = arena_array(&s->a, d->w.nheld, sizeof(*st->held));
-	st->n_held = d->w.nheld;
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
-		const struct held_part *h = &d->w.held[i];
+	st->held = arena_array(&s->a, d->w->nheld, sizeof(*st->held));
+	st->n_held = d->w->nheld;
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct held_part *h = &d->w->held[i];
 		Ofc__V1__HeldPartition *m = arena_alloc(&s->a, sizeof(*m));
 
 		ofc__v1__held_partition__init(m);
@@ -365,8 +365,8 @@ void held_state(struct ofcd *d, struct snapshot *s)
 	}
 	/* what every replica shows alike (views.c): each partition's
 	 * schedule computed once a spec and config */
-	if (d->w.ctl && s->ndevs == d->w.ctl->ndevs) /* (as held_view computes them) */
-		sched_fill(&d->w.hsched, s);
+	if (d->w->ctl && s->ndevs == d->w->ctl->ndevs) /* (as held_view computes them) */
+		sched_fill(&d->w->hsched, s);
 	held_view(d, s);
-	sched_keep(&d->w.hsched, s);
+	sched_keep(&d->w->hsched, s);
 }

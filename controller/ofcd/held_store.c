@@ -11,7 +11,7 @@
  * log (event_log.c); a follower logs what changed between two reads of
  * the store, the reason of a hold let go taken from the list's `gone` (the
  * last few). Mutation worker only. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,26 +38,26 @@ static void gone_free(struct held_gone *g)
 
 void held_free_all(struct ofcd *d)
 {
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		held_part_free(&d->w.held[i]);
-	free(d->w.held);
-	d->w.held = NULL;
-	d->w.nheld = 0;
-	held_scheds_free(&d->w.hsched);
-	for (uint32_t i = 0; i < d->w.ngone; i++)
-		gone_free(&d->w.gone[i]);
-	free(d->w.gone);
-	d->w.gone = NULL;
-	d->w.ngone = 0;
-	free(d->w.held_bytes);
-	d->w.held_bytes = NULL;
-	d->w.held_len = 0;
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		held_part_free(&d->w->held[i]);
+	free(d->w->held);
+	d->w->held = NULL;
+	d->w->nheld = 0;
+	held_scheds_free(&d->w->hsched);
+	for (uint32_t i = 0; i < d->w->ngone; i++)
+		gone_free(&d->w->gone[i]);
+	free(d->w->gone);
+	d->w->gone = NULL;
+	d->w->ngone = 0;
+	free(d->w->held_bytes);
+	d->w->held_bytes = NULL;
+	d->w->held_len = 0;
 }
 
 static int held_index(const struct ofcd *d, const char *name)
 {
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		if (strcmp(d->w.held[i].p.name, name) == 0)
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		if (strcmp(d->w->held[i].p.name, name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -84,8 +84,8 @@ static void post_partition(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t t
 	n->message = xstrdup(message);
 	n->detail = detail ? xstrdup(detail) : NULL;
 	n->time_ms = unix_ms();
-	if (d->w.job) {
-		job_defer(d->w.job, n);
+	if (d->w->job) {
+		job_defer(d->w->job, n);
 		return;
 	}
 	ofcd_note(d, n);
@@ -118,19 +118,19 @@ static void announce_gone(struct ofcd *d, const char *name, bool dropped, const 
 static void gone_add(struct ofcd *d, const char *name, bool dropped, const char *reason,
 		     uint64_t time_ms)
 {
-	if (d->w.ngone == HELD_GONE_MAX) {
-		gone_free(&d->w.gone[0]);
-		memmove(d->w.gone, d->w.gone + 1, (HELD_GONE_MAX - 1) * sizeof(*d->w.gone));
-		d->w.ngone--;
+	if (d->w->ngone == HELD_GONE_MAX) {
+		gone_free(&d->w->gone[0]);
+		memmove(d->w->gone, d->w->gone + 1, (HELD_GONE_MAX - 1) * sizeof(*d->w->gone));
+		d->w->ngone--;
 	}
-	d->w.gone = xreallocarray(d->w.gone, d->w.ngone + 1, sizeof(*d->w.gone));
-	d->w.gone[d->w.ngone++] =
+	d->w->gone = xreallocarray(d->w->gone, d->w->ngone + 1, sizeof(*d->w->gone));
+	d->w->gone[d->w->ngone++] =
 	    (struct held_gone){xstrdup(name), xstrdup(reason), dropped, time_ms};
 }
 
 /* ---- the store's bytes ---------------------------------------------------------------- */
 
-/* held[0..n) (NULL entries skipped) and d->w.gone with extra[0..nextra)
+/* held[0..n) (NULL entries skipped) and d->w->gone with extra[0..nextra)
  * after it, the last HELD_GONE_MAX, as a HeldPartitions (caller frees). */
 static uint8_t *held_pack(const struct ofcd *d, const struct held_part *const *held, uint32_t n,
 			  const struct held_gone *extra, uint32_t nextra, size_t *len)
@@ -138,7 +138,7 @@ static uint8_t *held_pack(const struct ofcd *d, const struct held_part *const *h
 	Ofc__V1__HeldPartitions m = OFC__V1__HELD_PARTITIONS__INIT;
 	Ofc__V1__HeldPartitions__Held *h = xcalloc(n + 1, sizeof(*h));
 	Ofc__V1__HeldPartitions__Held **ph = xcalloc(n + 1, sizeof(*ph));
-	uint32_t ngone = d->w.ngone + nextra,
+	uint32_t ngone = d->w->ngone + nextra,
 		 skip = ngone > HELD_GONE_MAX ? ngone - HELD_GONE_MAX : 0;
 	Ofc__V1__HeldPartitions__Gone *g = xcalloc(ngone + 1, sizeof(*g));
 	Ofc__V1__HeldPartitions__Gone **pg = xcalloc(ngone + 1, sizeof(*pg));
@@ -162,7 +162,8 @@ static uint8_t *held_pack(const struct ofcd *d, const struct held_part *const *h
 		ph[m.n_held++] = e;
 	}
 	for (uint32_t i = skip; i < ngone; i++) {
-		const struct held_gone *s = i < d->w.ngone ? &d->w.gone[i] : &extra[i - d->w.ngone];
+		const struct held_gone *s =
+		    i < d->w->ngone ? &d->w->gone[i] : &extra[i - d->w->ngone];
 		Ofc__V1__HeldPartitions__Gone *e = &g[m.n_gone];
 
 		ofc__v1__held_partitions__gone__init(e);
@@ -199,22 +200,22 @@ static int held_write(struct ofcd *d, const struct held_part *const *held, uint3
 				     "the held partitions would take %zu bytes in the store, more "
 				     "than %zu",
 				     len, HELD_MAX_BYTES)
-		     : store_write(d->store, d->w.cfg->f->name, &w, 1, err);
+		     : store_write(d->store, d->w->cfg->f->name, &w, 1, err);
 
 	free(buf);
 	/* (read again at the next sync: what the store holds is ours now) */
-	free(d->w.held_bytes);
-	d->w.held_bytes = NULL;
+	free(d->w->held_bytes);
+	d->w->held_bytes = NULL;
 	return rc;
 }
 
 /* The current holds as pointers (the caller frees the array). */
 static const struct held_part **held_ptrs(const struct ofcd *d)
 {
-	const struct held_part **v = xcalloc(d->w.nheld + 2, sizeof(*v));
+	const struct held_part **v = xcalloc(d->w->nheld + 2, sizeof(*v));
 
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		v[i] = &d->w.held[i];
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		v[i] = &d->w->held[i];
 	return v;
 }
 
@@ -244,10 +245,10 @@ void held_stage_many(struct ofcd *d, struct job *const *j, const struct partitio
 		hs->owner[k] = owner_of(j[k]);
 		hs->ops[k] = ops ? ops[k] : UINT32_MAX;
 	}
-	hs->drop_why = xcalloc(d->w.nheld + 1, sizeof(char *));
-	hs->nstaged = d->w.nheld;
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
-		const struct partition *p = &d->w.held[i].p;
+	hs->drop_why = xcalloc(d->w->nheld + 1, sizeof(char *));
+	hs->nstaged = d->w->nheld;
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct partition *p = &d->w->held[i].p;
 
 		if (staged_index(hs, p->name) >= 0)
 			continue;
@@ -278,9 +279,9 @@ static void staged_part(const struct held_stage *hs, uint32_t k, uint64_t txn, u
 	out->p = *add;
 	out->txn = txn;
 	out->ops = hs->ops[k] != UINT32_MAX ? hs->ops[k] : ops;
-	out->owner = i >= 0 && hs->d->w.held[i].owner ? hs->d->w.held[i].owner : hs->owner[k];
+	out->owner = i >= 0 && hs->d->w->held[i].owner ? hs->d->w->held[i].owner : hs->owner[k];
 	out->since_ms =
-	    i >= 0 && hs->d->w.held[i].since_ms ? hs->d->w.held[i].since_ms : hs->now_ms;
+	    i >= 0 && hs->d->w->held[i].since_ms ? hs->d->w->held[i].since_ms : hs->now_ms;
 }
 
 void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w)
@@ -293,26 +294,26 @@ void held_commit_also(void *ctx, const struct ctl *c, struct store_write *w)
 
 	if (!hs->nadd && !hs->ndrop)
 		return;
-	const struct held_part **v = xcalloc(d->w.nheld + hs->nadd + 1, sizeof(*v));
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		v[i] = &d->w.held[i];
+	const struct held_part **v = xcalloc(d->w->nheld + hs->nadd + 1, sizeof(*v));
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		v[i] = &d->w->held[i];
 	gone = xcalloc(hs->ndrop + 1, sizeof(*gone));
 	add = xcalloc(hs->nadd + 1, sizeof(*add));
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
 		if (hs->drop_why[i]) {
-			gone[ng++] = (struct held_gone){d->w.held[i].p.name, hs->drop_why[i], true,
+			gone[ng++] = (struct held_gone){d->w->held[i].p.name, hs->drop_why[i], true,
 							unix_ms()};
 			v[i] = NULL;
-		} else if (staged_index(hs, d->w.held[i].p.name) >= 0) {
+		} else if (staged_index(hs, d->w->held[i].p.name) >= 0) {
 			v[i] = NULL;
 		}
 	}
 	for (uint32_t k = 0; k < hs->nadd; k++) {
 		staged_part(hs, k, c->txn, ctl_plan_size(c), &add[k]);
-		v[d->w.nheld + k] = &add[k];
+		v[d->w->nheld + k] = &add[k];
 	}
 	w->item = STORE_HELD;
-	w->data = held_pack(d, v, d->w.nheld + hs->nadd, gone, ng, &w->len);
+	w->data = held_pack(d, v, d->w->nheld + hs->nadd, gone, ng, &w->len);
 	free(add);
 	free(gone);
 	free(v);
@@ -323,21 +324,21 @@ void held_committed_many(struct held_stage *hs, struct partition *const *add, ui
 	struct ofcd *d = hs->d;
 	uint32_t k = 0;
 
-	for (uint32_t i = 0; i < d->w.nheld; i++) {
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
 		if (!hs->drop_why[i]) {
-			d->w.held[k++] = d->w.held[i];
+			d->w->held[k++] = d->w->held[i];
 			continue;
 		}
 		char *log = xasprintf("%s; its hosts return to the pool", hs->drop_why[i]);
 
-		gone_add(d, d->w.held[i].p.name, true, hs->drop_why[i], unix_ms());
-		announce_gone(d, d->w.held[i].p.name, true, log, "");
+		gone_add(d, d->w->held[i].p.name, true, hs->drop_why[i], unix_ms());
+		announce_gone(d, d->w->held[i].p.name, true, log, "");
 		free(log);
-		held_part_free(&d->w.held[i]);
+		held_part_free(&d->w->held[i]);
 	}
-	d->w.nheld = k;
-	free(d->w.held_bytes);
-	d->w.held_bytes = NULL;
+	d->w->nheld = k;
+	free(d->w->held_bytes);
+	d->w->held_bytes = NULL;
 	for (uint32_t a = 0; a < hs->nadd && add; a++) {
 		struct held_part h;
 		int i = held_index(d, add[a]->name);
@@ -346,14 +347,15 @@ void held_committed_many(struct held_stage *hs, struct partition *const *add, ui
 		staged_part(hs, a, txn, 0, &h);
 		h.owner = xstrdup(h.owner);
 		if (i >= 0) {
-			held_part_free(&d->w.held[i]);
+			held_part_free(&d->w->held[i]);
 		} else {
-			d->w.held = xreallocarray(d->w.held, d->w.nheld + 1, sizeof(*d->w.held));
-			i = (int)d->w.nheld++;
+			d->w->held =
+			    xreallocarray(d->w->held, d->w->nheld + 1, sizeof(*d->w->held));
+			i = (int)d->w->nheld++;
 		}
-		d->w.held[i] = h;
+		d->w->held[i] = h;
 		memset(add[a], 0, sizeof(*add[a]));
-		announce_held(d, &d->w.held[i], again, "");
+		announce_held(d, &d->w->held[i], again, "");
 	}
 }
 
@@ -387,25 +389,25 @@ int held_release(struct ofcd *d, const struct job *j, struct ofc_error *err)
 
 	/* (a damaged item in the store is not written over: ofcd_run_mutation's
 	 * rule) */
-	if (d->w.damaged)
+	if (d->w->damaged)
 		return ofc_error_set(err, OFC_E_RUNTIME, "refused: %s; fix or remove it first",
-				     d->w.damaged);
+				     d->w->damaged);
 	if (i < 0)
 		return ofc_error_set(err, OFC_E_INPUT, "no partition '%.64s' is held",
 				     j->partition);
 	char *by = owner_of(j);
 	char *reason = xasprintf("let go by %s; its hosts return to the pool", by);
-	struct held_gone g = {d->w.held[i].p.name, reason, false, unix_ms()};
+	struct held_gone g = {d->w->held[i].p.name, reason, false, unix_ms()};
 	const struct held_part **v = held_ptrs(d);
 
 	v[i] = NULL;
-	int rc = held_write(d, v, d->w.nheld, &g, 1, err);
+	int rc = held_write(d, v, d->w->nheld, &g, 1, err);
 	free(v);
 	if (rc == 0) {
 		gone_add(d, j->partition, false, reason, g.time_ms);
 		announce_gone(d, j->partition, false, reason, "");
-		held_part_free(&d->w.held[i]);
-		d->w.held[i] = d->w.held[--d->w.nheld];
+		held_part_free(&d->w->held[i]);
+		d->w->held[i] = d->w->held[--d->w->nheld];
 	}
 	free(reason);
 	free(by);
@@ -419,11 +421,11 @@ int held_release_many(struct ofcd *d, struct job *const *j, uint32_t n, struct o
 	uint64_t now = unix_ms();
 	int rc;
 
-	if (d->w.damaged) {
+	if (d->w->damaged) {
 		free(v);
 		free(g);
 		return ofc_error_set(err, OFC_E_RUNTIME, "refused: %s; fix or remove it first",
-				     d->w.damaged);
+				     d->w->damaged);
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		int i = held_index(d, j[k]->partition);
@@ -431,11 +433,11 @@ int held_release_many(struct ofcd *d, struct job *const *j, uint32_t n, struct o
 
 		v[i] = NULL;
 		g[k] = (struct held_gone){
-		    d->w.held[i].p.name,
+		    d->w->held[i].p.name,
 		    xasprintf("let go by %s; its hosts return to the pool", by), false, now};
 		free(by);
 	}
-	rc = held_write(d, v, d->w.nheld, g, n, err);
+	rc = held_write(d, v, d->w->nheld, g, n, err);
 	free(v);
 	for (uint32_t k = 0; k < n; k++) {
 		if (rc == 0) {
@@ -443,8 +445,8 @@ int held_release_many(struct ofcd *d, struct job *const *j, uint32_t n, struct o
 
 			gone_add(d, j[k]->partition, false, g[k].reason, g[k].time_ms);
 			announce_gone(d, j[k]->partition, false, g[k].reason, "");
-			held_part_free(&d->w.held[i]);
-			d->w.held[i] = d->w.held[--d->w.nheld];
+			held_part_free(&d->w->held[i]);
+			d->w->held[i] = d->w->held[--d->w->nheld];
 		}
 		free(g[k].reason);
 	}
@@ -528,7 +530,7 @@ static const Ofc__V1__HeldPartitions__Gone *gone_of(const Ofc__V1__HeldPartition
 	return NULL;
 }
 
-/* A follower's events: what changed from d->w.held to held[0..n). */
+/* A follower's events: what changed from d->w->held to held[0..n). */
 static void announce_changes(struct ofcd *d, const Ofc__V1__HeldPartitions *m,
 			     const struct held_part *held, uint32_t n)
 {
@@ -537,19 +539,19 @@ static void announce_changes(struct ofcd *d, const Ofc__V1__HeldPartitions *m,
 	for (uint32_t i = 0; i < n; i++) {
 		int o = held_index(d, held[i].p.name);
 
-		if (o < 0 || d->w.held[o].txn != held[i].txn)
+		if (o < 0 || d->w->held[o].txn != held[i].txn)
 			announce_held(d, &held[i], o >= 0, by);
 	}
-	for (uint32_t o = 0; o < d->w.nheld; o++) {
+	for (uint32_t o = 0; o < d->w->nheld; o++) {
 		bool there = false;
 
 		for (uint32_t i = 0; i < n && !there; i++)
-			there = strcmp(held[i].p.name, d->w.held[o].p.name) == 0;
+			there = strcmp(held[i].p.name, d->w->held[o].p.name) == 0;
 		if (there)
 			continue;
-		const Ofc__V1__HeldPartitions__Gone *g = gone_of(m, d->w.held[o].p.name);
+		const Ofc__V1__HeldPartitions__Gone *g = gone_of(m, d->w->held[o].p.name);
 
-		announce_gone(d, d->w.held[o].p.name, g && g->dropped,
+		announce_gone(d, d->w->held[o].p.name, g && g->dropped,
 			      g && g->reason ? g->reason : "let go", by);
 	}
 }
@@ -557,7 +559,7 @@ static void announce_changes(struct ofcd *d, const Ofc__V1__HeldPartitions *m,
 /* The store's item could not be read or is no HeldPartitions. */
 static int held_damaged(struct ofcd *d, const char *what, struct ofc_error *err)
 {
-	const char *fabric = d->w.cfg->f->name;
+	const char *fabric = d->w->cfg->f->name;
 	char *where = store_where(d->store, fabric, STORE_HELD);
 	char *mv = store_aside(d->store, fabric, STORE_HELD, ".corrupt");
 
@@ -571,12 +573,12 @@ static int held_damaged(struct ofcd *d, const char *what, struct ofc_error *err)
 	return -1;
 }
 
-/* m's entries that fit d->w.cfg into *out; the others dropped (logged,
+/* m's entries that fit d->w->cfg into *out; the others dropped (logged,
  * announced, remembered as gone). Returns how many were dropped. */
 static uint32_t held_take(struct ofcd *d, const Ofc__V1__HeldPartitions *m, struct held_part **out,
 			  uint32_t *nout)
 {
-	const struct fabric *f = d->w.cfg->f;
+	const struct fabric *f = d->w->cfg->f;
 	struct held_part *v = xcalloc(m->n_held + 1, sizeof(*v));
 	uint32_t n = 0, dropped = 0;
 	char why[300];
@@ -608,13 +610,13 @@ int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err
 	size_t len = 0;
 	bool missing = false;
 
-	if (store_get(d->store, d->w.cfg->f->name, STORE_HELD, HELD_MAX_BYTES, &data, &len,
+	if (store_get(d->store, d->w->cfg->f->name, STORE_HELD, HELD_MAX_BYTES, &data, &len,
 		      &missing, &e) < 0) {
 		snprintf(what, sizeof(what), "cannot be read (%.150s)", e.msg);
 		return held_damaged(d, what, err);
 	}
-	if (d->w.held_bytes && len == d->w.held_len &&
-	    (!len || memcmp(data, d->w.held_bytes, len) == 0)) {
+	if (d->w->held_bytes && len == d->w->held_len &&
+	    (!len || memcmp(data, d->w->held_bytes, len) == 0)) {
 		free(data);
 		return 0;
 	}
@@ -635,9 +637,9 @@ int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err
 
 	/* (the gone list is the store's: a follower that leads later goes on
 	 * with it) */
-	for (uint32_t i = 0; i < d->w.ngone; i++)
-		gone_free(&d->w.gone[i]);
-	d->w.ngone = 0;
+	for (uint32_t i = 0; i < d->w->ngone; i++)
+		gone_free(&d->w->gone[i]);
+	d->w->ngone = 0;
 	for (size_t i = 0; i < m->n_gone; i++)
 		if (m->gone[i]->name)
 			gone_add(d, m->gone[i]->name, m->gone[i]->dropped,
@@ -650,18 +652,18 @@ int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err
 		ofcd_log(d, OFCD_LOG_NOTICE, "holding %u partition%s for their owners (%s)", n,
 			 n == 1 ? "" : "s", store_noun(d->store));
 	ofc__v1__held_partitions__free_unpacked(m, NULL);
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		held_part_free(&d->w.held[i]);
-	free(d->w.held);
-	d->w.held = v;
-	d->w.nheld = n;
-	free(d->w.held_bytes);
-	d->w.held_bytes = data ? data : xstrdup("");
-	d->w.held_len = len;
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		held_part_free(&d->w->held[i]);
+	free(d->w->held);
+	d->w->held = v;
+	d->w->nheld = n;
+	free(d->w->held_bytes);
+	d->w->held_bytes = data ? data : xstrdup("");
+	d->w->held_len = len;
 	if (dropped && leader) {
 		const struct held_part **p = held_ptrs(d);
 
-		if (held_write(d, p, d->w.nheld, NULL, 0, &e) < 0)
+		if (held_write(d, p, d->w->nheld, NULL, 0, &e) < 0)
 			ofcd_log(d, OFCD_LOG_ERR, "the held partitions cannot be written again: %s",
 				 e.msg);
 		free(p);

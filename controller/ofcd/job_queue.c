@@ -27,9 +27,9 @@ bool is_mutation(const struct job *j)
 
 void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
 {
-	d->loop.running = j;
-	d->loop.running_txn = 0;
-	d->loop.running_state = "running";
+	d->loop->running = j;
+	d->loop->running_txn = 0;
+	d->loop->running_state = "running";
 	j->t0 = now_seconds();
 	pthread_mutex_lock(&d->jobs.mu);
 	d->jobs.mjob = j;
@@ -43,7 +43,7 @@ static int64_t head_wait_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	d->loop.batch_timer = 0;
+	d->loop->batch_timer = 0;
 	ofcd_maybe_start(d);
 	return LOOP_NOMORE;
 }
@@ -55,45 +55,45 @@ static bool head_waits(struct ofcd *d, struct job *j)
 {
 	if (!batch_wait(d, j))
 		return false;
-	if (!d->loop.batch_timer)
-		d->loop.batch_timer = loop_timer(d->loop.ev, 5, head_wait_timer, d);
+	if (!d->loop->batch_timer)
+		d->loop->batch_timer = loop_timer(d->loop->ev, 5, head_wait_timer, d);
 	return true;
 }
 
 void ofcd_maybe_start(struct ofcd *d)
 {
-	struct job *j = d->loop.queue;
+	struct job *j = d->loop->queue;
 
-	if (d->loop.running)
+	if (d->loop->running)
 		return;
 	/* A replica's takeover or sync first: what it leads or
 	 * follows is the state everything after it works on. */
-	if (d->loop.cluster_job) {
-		j = d->loop.cluster_job;
-		d->loop.cluster_job = NULL;
-		j->reload = d->loop.cl_reload;
+	if (d->loop->cluster_job) {
+		j = d->loop->cluster_job;
+		d->loop->cluster_job = NULL;
+		j->reload = d->loop->cl_reload;
 		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
 	/* The planner's result first: a failure waiting for it re-plans from
 	 * the MCF solution it keeps. */
-	if (d->loop.planner_job) {
-		j = d->loop.planner_job;
-		d->loop.planner_job = NULL;
+	if (d->loop->planner_job) {
+		j = d->loop->planner_job;
+		d->loop->planner_job = NULL;
 		ofcd_hand_to_worker(d, j);
 		changed(d);
 		return;
 	}
 	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
 	 * for a takeover's replay to queue them all. */
-	if (!j || d->loop.q_replaying ||
-	    (d->loop.planner && now_seconds() < d->loop.planner_hold_until) || head_waits(d, j))
+	if (!j || d->loop->q_replaying ||
+	    (d->loop->planner && now_seconds() < d->loop->planner_hold_until) || head_waits(d, j))
 		return;
-	d->loop.queue = j->next;
-	if (!d->loop.queue)
-		d->loop.queue_tail = NULL;
-	d->loop.nqueue--;
+	d->loop->queue = j->next;
+	if (!d->loop->queue)
+		d->loop->queue_tail = NULL;
+	d->loop->nqueue--;
 	j->next = NULL;
 	if (queue_start(d, j)) { /* its key's recorded outcome: not run again */
 		ofcd_job_done(d, j);
@@ -109,22 +109,22 @@ static void unqueue_tail(struct ofcd *d, struct job *j)
 {
 	struct job *prev = NULL;
 
-	for (struct job *x = d->loop.queue; x && x != j; x = x->next)
+	for (struct job *x = d->loop->queue; x && x != j; x = x->next)
 		prev = x;
 	if (prev)
 		prev->next = NULL;
 	else
-		d->loop.queue = NULL;
-	d->loop.queue_tail = prev;
-	d->loop.nqueue--;
+		d->loop->queue = NULL;
+	d->loop->queue_tail = prev;
+	d->loop->nqueue--;
 }
 
 /* Whether ofcd_maybe_start would hand j, the queue's only job, over at once. */
 static bool starts_now(const struct ofcd *d, const struct job *j)
 {
-	return !d->loop.running && !d->loop.cluster_job && !d->loop.planner_job &&
-	       d->loop.queue == j &&
-	       !(d->loop.planner && now_seconds() < d->loop.planner_hold_until);
+	return !d->loop->running && !d->loop->cluster_job && !d->loop->planner_job &&
+	       d->loop->queue == j &&
+	       !(d->loop->planner && now_seconds() < d->loop->planner_hold_until);
 }
 
 struct job *request_job(const struct request *rq, enum job_kind kind)
@@ -144,7 +144,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	char msg[600];
 	struct ofc_error err = {0};
 
-	j->ticket = ++d->loop.next_ticket;
+	j->ticket = ++d->loop->next_ticket;
 	j->queued_s = now_seconds();
 	outcome_adopt(d, j, is_mutation(j), rq ? rq->raw : NULL, rq ? rq->len : 0, rq && rq->c->gw);
 	queue_append(d, j);
@@ -161,7 +161,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 			      err.reason == OFC_R_FENCED ? OFC__V1__STATUS__STATUS_NOT_LEADER
 							 : OFC__V1__STATUS__STATUS_UNAVAILABLE,
 			      "%s", err.msg);
-		d->loop.next_ticket--;
+		d->loop->next_ticket--;
 		job_free(j);
 		return;
 	}
@@ -169,7 +169,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 	snprintf(msg, sizeof(msg), "ticket %llu: %s %s from %s (%u ahead)",
 		 (unsigned long long)j->ticket, job_kind_name(j->kind), j->target,
 		 job_from_words(j, from, sizeof(from)),
-		 d->loop.nqueue - 1 + (d->loop.running && is_mutation(d->loop.running)));
+		 d->loop->nqueue - 1 + (d->loop->running && is_mutation(d->loop->running)));
 	ofcd_log(d, OFCD_LOG_INFO, "queued %s", msg);
 	ahead_submit(d, j);
 	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_QUEUED, 0, j->ticket, NULL, msg,
@@ -181,7 +181,7 @@ void enqueue(struct ofcd *d, struct job *j, const struct request *rq)
 /* Take a queued mutation out; answer its client CANCELLED. */
 void cancel_job(struct ofcd *d, struct job *j, const char *why)
 {
-	struct job **pp = &d->loop.queue, *prev = NULL;
+	struct job **pp = &d->loop->queue, *prev = NULL;
 	struct conn *c;
 
 	for (; *pp && *pp != j; pp = &(*pp)->next)
@@ -189,9 +189,9 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	if (!*pp)
 		return;
 	*pp = j->next;
-	if (d->loop.queue_tail == j)
-		d->loop.queue_tail = prev;
-	d->loop.nqueue--;
+	if (d->loop->queue_tail == j)
+		d->loop->queue_tail = prev;
+	d->loop->nqueue--;
 	if (queue_kept(d, j)) {
 		struct ofc_error e = {0};
 
@@ -210,10 +210,10 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 	char msg[600];
 	snprintf(msg, sizeof(msg), "ticket %llu (%s %s) %s", (unsigned long long)j->ticket,
 		 job_kind_name(j->kind), j->target, why);
-	d->loop.ev_job = j;
+	d->loop->ev_job = j;
 	ofcd_broadcast_event(d, OFC__V1__EVENT__KIND__KIND_REQUEST_CANCELLED, 0, j->ticket, NULL,
 			     msg, msg, unix_ms(), NULL);
-	d->loop.ev_job = NULL;
+	d->loop->ev_job = NULL;
 	job_free(j);
 	changed(d);
 }
@@ -225,13 +225,13 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 static void publish(struct ofcd *d, struct job *j)
 {
 	if (j->snap) {
-		snapshot_free(d->loop.snap);
-		d->loop.snap = j->snap;
+		snapshot_free(d->loop->snap);
+		d->loop->snap = j->snap;
 		j->snap = NULL;
 	}
 	if (j->new_cfg) {
-		fabcfg_unref(d->loop.cfg);
-		d->loop.cfg = j->new_cfg;
+		fabcfg_unref(d->loop->cfg);
+		d->loop->cfg = j->new_cfg;
 		j->new_cfg = NULL;
 	}
 }
@@ -258,26 +258,26 @@ static int64_t planner_hold_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	d->loop.planner_timer = 0;
-	d->loop.planner_hold_until = 0;
-	if (d->loop.planner && d->loop.queue)
+	d->loop->planner_timer = 0;
+	d->loop->planner_hold_until = 0;
+	if (d->loop->planner && d->loop->queue)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "the workload's schedule is still being computed after %d s: the %u "
 			 "waiting mutation%s go%s on without it",
-			 PLANNER_HOLD_SECONDS, d->loop.nqueue, d->loop.nqueue == 1 ? "" : "s",
-			 d->loop.nqueue == 1 ? "es" : "");
+			 PLANNER_HOLD_SECONDS, d->loop->nqueue, d->loop->nqueue == 1 ? "" : "s",
+			 d->loop->nqueue == 1 ? "es" : "");
 	ofcd_maybe_start(d);
 	return LOOP_NOMORE;
 }
 
 void ofcd_planner_stop(struct ofcd *d)
 {
-	if (d->loop.planner_timer)
-		loop_timer_del(d->loop.ev, d->loop.planner_timer);
-	d->loop.planner_timer = 0;
-	d->loop.planner_hold_until = 0;
-	planner_abandon(d->loop.planner);
-	d->loop.planner = NULL;
+	if (d->loop->planner_timer)
+		loop_timer_del(d->loop->ev, d->loop->planner_timer);
+	d->loop->planner_timer = 0;
+	d->loop->planner_hold_until = 0;
+	planner_abandon(d->loop->planner);
+	d->loop->planner = NULL;
 	changed(d);
 }
 
@@ -288,25 +288,25 @@ void ofcd_planner_stop(struct ofcd *d)
 void ofcd_planner_check(struct ofcd *d)
 {
 	state_schedule_check(d, false);
-	if (d->loop.planner && d->loop.planner->cfg != d->loop.cfg &&
-	    d->loop.planner->cfg != d->loop.cfg->healthy)
+	if (d->loop->planner && d->loop->planner->cfg != d->loop->cfg &&
+	    d->loop->planner->cfg != d->loop->cfg->healthy)
 		ofcd_planner_stop(d);
-	if (d->loop.planner || d->loop.stopping || !planner_needed(d->loop.cfg))
+	if (d->loop->planner || d->loop->stopping || !planner_needed(d->loop->cfg))
 		return;
-	d->loop.planner = planner_start(d, d->loop.cfg);
-	if (!d->loop.planner) {
+	d->loop->planner = planner_start(d, d->loop->cfg);
+	if (!d->loop->planner) {
 		ofcd_log(d, OFCD_LOG_ERR,
 			 "cannot start a thread for the workload's schedule: State.schedule stays "
 			 "empty until the next re-plan");
 		return;
 	}
-	d->loop.planner_hold_until = now_seconds() + PLANNER_HOLD_SECONDS;
-	d->loop.planner_timer =
-	    loop_timer(d->loop.ev, PLANNER_HOLD_SECONDS * 1000, planner_hold_timer, d);
+	d->loop->planner_hold_until = now_seconds() + PLANNER_HOLD_SECONDS;
+	d->loop->planner_timer =
+	    loop_timer(d->loop->ev, PLANNER_HOLD_SECONDS * 1000, planner_hold_timer, d);
 	ofcd_log(d, OFCD_LOG_NOTICE,
 		 "computing the workload's %s schedule on %s in the background (mutations wait "
 		 "for it up to %d s)",
-		 sched_collective_name(d->loop.cfg->coll), d->loop.cfg->f->topology.spec,
+		 sched_collective_name(d->loop->cfg->coll), d->loop->cfg->f->topology.spec,
 		 PLANNER_HOLD_SECONDS);
 	changed(d);
 }
@@ -317,7 +317,7 @@ void ofcd_planner_landed(struct ofcd *d, struct planner_task *t)
 {
 	struct job *j;
 
-	if (t != d->loop.planner || d->loop.stopping) {
+	if (t != d->loop->planner || d->loop->stopping) {
 		planner_unref(t);
 		return;
 	}
@@ -327,8 +327,8 @@ void ofcd_planner_landed(struct ofcd *d, struct planner_task *t)
 	j = xcalloc(1, sizeof(*j));
 	j->kind = JOB_PLANNER;
 	j->planner = t;
-	job_free(d->loop.planner_job);
-	d->loop.planner_job = j;
+	job_free(d->loop->planner_job);
+	d->loop->planner_job = j;
 	ofcd_maybe_start(d);
 }
 
@@ -384,7 +384,7 @@ static void mutation_done(struct ofcd *d, struct job *j)
 	publish(d, j);
 	changed(d);
 	flush_deferred(d, j);
-	metrics_job_done(&d->loop.metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
+	metrics_job_done(&d->loop->metrics, j, r && r->status == OFC__V1__STATUS__STATUS_OK,
 			 now_seconds() - j->t0);
 	ofcd_log(d,
 		 r && r->status == OFC__V1__STATUS__STATUS_OK ? OFCD_LOG_NOTICE : OFCD_LOG_WARNING,
@@ -394,7 +394,7 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
 		 r && r->message ? r->message : "");
 	if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
-		d->loop.errors++;
+		d->loop->errors++;
 	if (r) {
 		ofcd_request_event(d, j, r);
 		ofc__v1__response__free_unpacked(r, NULL);
@@ -416,18 +416,18 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		Ofc__V1__Response *r = j->reply_len < 4096
 					   ? ofc__v1__response__unpack(NULL, j->reply_len, j->reply)
 					   : NULL;
-		metrics_job_done(&d->loop.metrics, j,
+		metrics_job_done(&d->loop->metrics, j,
 				 j->reply_len >= 4096 ||
 				     (r && r->status == OFC__V1__STATUS__STATUS_OK),
 				 now_seconds() - j->t0);
 		if (r)
 			ofc__v1__response__free_unpacked(r, NULL);
-		d->loop.sched_pending--;
+		d->loop->sched_pending--;
 		sched_caller(d, j, -1);
 		if (j->stream) {
-			for (uint32_t i = 0; i < d->loop.nstreams; i++)
-				if (d->loop.streams[i] == j->stream)
-					d->loop.streams[i] = d->loop.streams[--d->loop.nstreams];
+			for (uint32_t i = 0; i < d->loop->nstreams; i++)
+				if (d->loop->streams[i] == j->stream)
+					d->loop->streams[i] = d->loop->streams[--d->loop->nstreams];
 			if (c && c->stream == j->stream) {
 				c->stream = NULL;
 				c->stream_owed = 0;
@@ -443,29 +443,29 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		return;
 	}
 	if (j->kind == JOB_TAKEOVER || j->kind == JOB_SYNC) {
-		d->loop.running = NULL;
+		d->loop->running = NULL;
 		cluster_synced(d, j);
 		publish(d, j);
 		changed(d);
 		flush_deferred(d, j);
 		if (j->kind == JOB_TAKEOVER && j->done_ms) {
-			d->loop.leading = store_epoch(d->store) != 0;
-			d->loop.took_over_ms = j->done_ms;
+			d->loop->leading = store_epoch(d->store) != 0;
+			d->loop->took_over_ms = j->done_ms;
 			cluster_refresh(d); /* (the watchers hear it leads now) */
-			if (d->loop.leading)
+			if (d->loop->leading)
 				ofcd_replay_queue(d);
 			/* the start check, now that this replica may read them */
-			if (d->loop.leading && d->o.probe_interval > 0 && !d->loop.stopping) {
+			if (d->loop->leading && d->o.probe_interval > 0 && !d->loop->stopping) {
 				struct job *p = xcalloc(1, sizeof(*p));
 
 				p->kind = JOB_PROBE;
 				p->startup = true;
-				job_free(d->loop.planner_job);
-				d->loop.planner_job = p;
+				job_free(d->loop->planner_job);
+				d->loop->planner_job = p;
 			}
 		}
-		if (d->loop.sync_again) {
-			d->loop.sync_again = false;
+		if (d->loop->sync_again) {
+			d->loop->sync_again = false;
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		}
 		event_log_synced(d);
@@ -475,13 +475,13 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		return;
 	}
 	if (j->kind == JOB_PROBE || j->kind == JOB_PLANNER) {
-		d->loop.running = NULL;
+		d->loop->running = NULL;
 		/* A switch lost or back changed the failures: the re-planned
 		 * config and state first, then the event. */
 		publish(d, j);
 		for (uint32_t i = 0; i < j->nprobe; i++) {
-			int k = ofcd_snap_dev(d->loop.snap, j->probe[i].name);
-			Ofc__V1__DeviceState *m = k >= 0 ? d->loop.snap->devs[k] : NULL;
+			int k = ofcd_snap_dev(d->loop->snap, j->probe[i].name);
+			Ofc__V1__DeviceState *m = k >= 0 ? d->loop->snap->devs[k] : NULL;
 
 			if (!m)
 				continue;
@@ -512,10 +512,10 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		 * published before the answers that follow it. */
 		for (uint32_t i = 0; i < j->norder; i++)
 			mutation_done(d, j->order[i]);
-		d->loop.running = NULL;
+		d->loop->running = NULL;
 	} else {
 		mutation_done(d, j);
-		d->loop.running = NULL;
+		d->loop->running = NULL;
 	}
 	job_free(j);
 	ofcd_planner_check(d);
@@ -532,21 +532,22 @@ uint32_t sched_caller(struct ofcd *d, const struct job *j, int delta)
 
 	if (!j->public_caller || !j->principal)
 		return 0;
-	for (uint32_t i = 0; i < d->loop.nsched_callers && !c; i++)
-		if (strcmp(d->loop.sched_callers[i].who, j->principal) == 0)
-			c = &d->loop.sched_callers[i];
+	for (uint32_t i = 0; i < d->loop->nsched_callers && !c; i++)
+		if (strcmp(d->loop->sched_callers[i].who, j->principal) == 0)
+			c = &d->loop->sched_callers[i];
 	if (!c && delta <= 0)
 		return 0;
 	if (!c) {
-		GROW(d->loop.sched_callers, d->loop.cap_sched_callers, d->loop.nsched_callers + 1);
-		c = &d->loop.sched_callers[d->loop.nsched_callers++];
+		GROW(d->loop->sched_callers, d->loop->cap_sched_callers,
+		     d->loop->nsched_callers + 1);
+		c = &d->loop->sched_callers[d->loop->nsched_callers++];
 		*c = (struct sched_caller){xstrdup(j->principal), 0};
 	}
 	was = c->n;
 	c->n = delta < 0 && c->n < (uint32_t)-delta ? 0 : c->n + (uint32_t)delta;
 	if (c->n == 0) {
 		free(c->who);
-		*c = d->loop.sched_callers[--d->loop.nsched_callers];
+		*c = d->loop->sched_callers[--d->loop->nsched_callers];
 	}
 	return was;
 }

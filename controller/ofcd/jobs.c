@@ -4,7 +4,7 @@
  * tasks (planner.c), their freeing, packed
  * replies, and the log every thread writes through. The loop (server.c)
  * and the workers (work.c and their jobs) both sit on this file. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -57,7 +57,7 @@ static bool log_token(struct log_limit *b)
 
 void ofcd_log_flush(struct ofcd *d)
 {
-	struct log_limit *b = &d->loop.peer_log;
+	struct log_limit *b = &d->loop->peer_log;
 
 	if (!b->suppressed || !log_token(b))
 		return;
@@ -73,8 +73,8 @@ void ofcd_log_peer(struct ofcd *d, int level, const char *fmt, ...)
 	if (!d->o.log || level > d->o.log_level)
 		return;
 	ofcd_log_flush(d);
-	if (!log_token(&d->loop.peer_log)) {
-		d->loop.peer_log.suppressed++;
+	if (!log_token(&d->loop->peer_log)) {
+		d->loop->peer_log.suppressed++;
 		return;
 	}
 	va_start(ap, fmt);

@@ -4,7 +4,7 @@
  * GetMetrics (ofc-gateway serves it at /metrics with its own TLS counters
  * appended). Gauges are read from what the loop already holds: the
  * snapshot's devices, the queue, the connections. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,10 +113,10 @@ void metrics_devices_show(struct ofcd *d, struct snapshot *s)
 	struct dev_metrics *m = &d->devm;
 	struct store_contact *lc = NULL;
 	uint32_t nlc = 0;
-	char *by = d->loop.contact_by;
+	char *by = d->loop->contact_by;
 
 	by[0] = 0;
-	if (d->store && !d->loop.leading) {
+	if (d->store && !d->loop->leading) {
 		lc = xcalloc(STORE_MAX_CONTACTS, sizeof(*lc));
 		nlc = store_leader_contacts(d->store, lc, STORE_MAX_CONTACTS, by);
 	}
@@ -248,26 +248,26 @@ static void devices_text(struct strbuf *sb, struct ofcd *d, const struct snapsho
 	pthread_mutex_unlock(&dm->mu);
 }
 
-/* A replica on etcd (d->loop.cl, the loop's last view). */
+/* A replica on etcd (d->loop->cl, the loop's last view). */
 static void cluster_text(struct strbuf *sb, const struct ofcd *d)
 {
 	if (d->clustered) {
 		uint32_t up = 0;
 
-		for (uint32_t i = 0; i < d->loop.cl.nmembers; i++)
-			up += d->loop.cl.members[i].reachable;
+		for (uint32_t i = 0; i < d->loop->cl.nmembers; i++)
+			up += d->loop->cl.members[i].reachable;
 		head(sb, "ofc_cluster_leader", "gauge",
 		     "1 when this replica leads, 0 when it follows");
-		sb_printf(sb, "ofc_cluster_leader %d\n", d->loop.cl.leading ? 1 : 0);
+		sb_printf(sb, "ofc_cluster_leader %d\n", d->loop->cl.leading ? 1 : 0);
 		head(sb, "ofc_cluster_epoch", "gauge",
 		     "the leader's epoch (its etcd key's create revision; 0: no leader now)");
-		sb_printf(sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->loop.cl.epoch);
+		sb_printf(sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->loop->cl.epoch);
 		head(sb, "ofc_cluster_lease_left_seconds", "gauge",
 		     "seconds this replica's lease on etcd surely has left");
-		sb_printf(sb, "ofc_cluster_lease_left_seconds %.3f\n", d->loop.cl.lease_left);
+		sb_printf(sb, "ofc_cluster_lease_left_seconds %.3f\n", d->loop->cl.lease_left);
 		head(sb, "ofc_cluster_stale", "gauge",
 		     "1 when what this replica shows may be behind etcd (unreachable, no quorum)");
-		sb_printf(sb, "ofc_cluster_stale %d\n", d->loop.cl.fresh ? 0 : 1);
+		sb_printf(sb, "ofc_cluster_stale %d\n", d->loop->cl.fresh ? 0 : 1);
 		head(sb, "ofc_cluster_etcd_members_up", "gauge",
 		     "etcd members that answered lately");
 		sb_printf(sb, "ofc_cluster_etcd_members_up %u\n", up);
@@ -276,8 +276,8 @@ static void cluster_text(struct strbuf *sb, const struct ofcd *d)
 
 char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 {
-	const struct metrics *m = &d->loop.metrics;
-	const struct snapshot *s = d->loop.snap;
+	const struct metrics *m = &d->loop->metrics;
+	const struct snapshot *s = d->loop->snap;
 	struct strbuf sb = STRBUF_INIT;
 
 	devices_text(&sb, d, s);
@@ -297,15 +297,15 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 	hist(&sb, "ofc_transaction_duration_seconds", "a transaction from its start to its end",
 	     &m->txn_seconds, txn_bounds);
 	head(&sb, "ofc_queue_length", "gauge", "mutations waiting");
-	sb_printf(&sb, "ofc_queue_length %u\n", d->loop.nqueue);
+	sb_printf(&sb, "ofc_queue_length %u\n", d->loop->nqueue);
 	head(&sb, "ofc_clients", "gauge", "connections by who they are");
 	static const char *const roles[4] = {"admin", "read-only", "read-only-socket", "gateway"};
 	for (int i = 0; i < 4; i++)
 		sb_printf(&sb, "ofc_clients{role=\"%s\"} %u\n", roles[i], clients[i]);
 	head(&sb, "ofc_requests_total", "counter", "requests answered");
-	sb_printf(&sb, "ofc_requests_total %llu\n", (unsigned long long)d->loop.requests);
+	sb_printf(&sb, "ofc_requests_total %llu\n", (unsigned long long)d->loop->requests);
 	head(&sb, "ofc_request_errors_total", "counter", "requests answered with an error");
-	sb_printf(&sb, "ofc_request_errors_total %llu\n", (unsigned long long)d->loop.errors);
+	sb_printf(&sb, "ofc_request_errors_total %llu\n", (unsigned long long)d->loop->errors);
 	head(&sb, "ofc_requests_denied_total", "counter", "requests refused by authorisation");
 	sb_printf(&sb, "ofc_requests_denied_total %llu\n", (unsigned long long)m->denied);
 	head(&sb, "ofc_requests_received_total", "counter",

@@ -6,6 +6,7 @@
  * helpers); the loop sends them. */
 #include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/worker.h"
 #include "controller/pick/pick.h"
 
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 {
 	struct ofc_error err = {0};
 	struct fabric *f = NULL;
-	const struct fabric *cur = d->w.cfg->f;
+	const struct fabric *cur = d->w->cfg->f;
 
 	*out = NULL;
 	if (j->kind == JOB_RELOAD) {
@@ -95,7 +96,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	 * (ofcd_run_mutation) aims at the partition alone (one made of hosts at
 	 * run time is built there, held.c). */
 	if (j->partition && j->nhosts) {
-		*out = fabcfg_ref(d->w.cfg);
+		*out = fabcfg_ref(d->w->cfg);
 		return 0;
 	}
 	if (j->partition) {
@@ -105,7 +106,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 				      j->partition);
 			return -1;
 		}
-		*out = fabcfg_ref(d->w.cfg);
+		*out = fabcfg_ref(d->w->cfg);
 		return 0;
 	}
 	/* Reconfigure: the running config with another topology. */
@@ -122,8 +123,8 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			    * builds the recorded topology */
 		char *ps = NULL;
 
-		if (ofcd_phase_spec(d->w.cfg, j, &ps, &err) < 0 ||
-		    ofcd_fabric_with_topology(d, d->w.cfg, ps, false, &f, &err) < 0) {
+		if (ofcd_phase_spec(d->w->cfg, j, &ps, &err) < 0 ||
+		    ofcd_fabric_with_topology(d, d->w->cfg, ps, false, &f, &err) < 0) {
 			free(ps);
 			answer_status(an,
 				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
@@ -133,10 +134,10 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		}
 		free(ps);
 		an->t.target = j->target;
-		*out = fabcfg_new(f, d->w.cfg->yaml, d->w.cfg->yaml_len, d->w.cfg->path,
+		*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path,
 				  d->o.lp_solver);
-		(*out)->coll = d->w.cfg->coll;
-		(*out)->size = d->w.cfg->size;
+		(*out)->coll = d->w->cfg->coll;
+		(*out)->size = d->w->cfg->size;
 		return 0;
 	}
 	if (j->workload) {
@@ -153,17 +154,17 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 	} else {
 		want = j->spec; /* (a "ports:" spec may be longer than spec[]) */
 	}
-	if (ofcd_fabric_with_topology(d, d->w.cfg, want, j->spec_from_client, &f, &err) < 0) {
+	if (ofcd_fabric_with_topology(d, d->w->cfg, want, j->spec_from_client, &f, &err) < 0) {
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}
-	*out = fabcfg_new(f, d->w.cfg->yaml, d->w.cfg->yaml_len, d->w.cfg->path, d->o.lp_solver);
+	*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, d->o.lp_solver);
 	if (j->workload) {
 		(*out)->coll = j->coll;
 		(*out)->size = j->size;
 	} else {
-		(*out)->coll = d->w.cfg->coll;
-		(*out)->size = d->w.cfg->size;
+		(*out)->coll = d->w->cfg->coll;
+		(*out)->size = d->w->cfg->size;
 	}
 	return 0;
 }
@@ -192,7 +193,7 @@ static void answer_plan(const struct ofcd *d, struct answer *an, const struct re
  * topology (its summary), or the answer as it is when none is found. */
 static void answer_workload_schedule(const struct ofcd *d, const struct job *j, struct answer *an)
 {
-	struct schedule_query q = {.fabric = d->w.pub->f, .collective = j->coll, .size = j->size};
+	struct schedule_query q = {.fabric = d->w->pub->f, .collective = j->coll, .size = j->size};
 	struct schedule_result r;
 	struct ofc_error err = {0};
 
@@ -350,7 +351,7 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 {
 	struct job *j = m->j;
 	struct reconfigure_req q = {
-	    .ctl = m->d->w.ctl,
+	    .ctl = m->d->w->ctl,
 	    .recover = true,
 	    .target = mutation_target,
 	    .partition = j->nhosts ? &m->rtp : NULL,
@@ -366,13 +367,13 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	const struct partition **keep = NULL;
 
 	/* (the holds as the worker has them now: it alone changes them) */
-	if (j->free_ports && m->d->w.nheld) {
-		keep = xcalloc(m->d->w.nheld, sizeof(*keep));
-		for (uint32_t i = 0; i < m->d->w.nheld; i++)
-			keep[i] = &m->d->w.held[i].p;
+	if (j->free_ports && m->d->w->nheld) {
+		keep = xcalloc(m->d->w->nheld, sizeof(*keep));
+		for (uint32_t i = 0; i < m->d->w->nheld; i++)
+			keep[i] = &m->d->w->held[i].p;
 		q.free_ports = true;
 		q.keep = keep;
-		q.nkeep = m->d->w.nheld;
+		q.nkeep = m->d->w->nheld;
 	}
 	int rc = reconfigure_run(&q, r, err);
 	free(keep);
@@ -386,8 +387,8 @@ static void answer_free_ports(const struct ofcd *d, struct answer *an,
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	for (uint32_t i = 0; i < d->w.nheld; i++)
-		sb_printf(&sb, "%s'%s'", i ? ", " : "", d->w.held[i].p.name);
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		sb_printf(&sb, "%s'%s'", i ? ", " : "", d->w->held[i].p.name);
 	if (!sb.len)
 		answer_status(an, OFC__V1__STATUS__STATUS_OK,
 			      "%s; on the free ports: no partition is held, so every port is",
@@ -397,7 +398,7 @@ static void answer_free_ports(const struct ofcd *d, struct answer *an,
 			      "%s; on the free ports alone: %u cross-connect%s of the held "
 			      "partition%s %s left as %s",
 			      an->r.message, r->kept_circuits, r->kept_circuits == 1 ? "" : "s",
-			      d->w.nheld == 1 ? "" : "s", sb.buf,
+			      d->w->nheld == 1 ? "" : "s", sb.buf,
 			      r->kept_circuits == 1 ? "it is" : "they are");
 	sb_free(&sb);
 }
@@ -442,9 +443,9 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten. */
-	if (d->w.damaged) {
+	if (d->w->damaged) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
-			      "refused: %s; fix or remove it first", d->w.damaged);
+			      "refused: %s; fix or remove it first", d->w->damaged);
 		goto out;
 	}
 	if (j->nhosts && !held_may(d, j, why, sizeof(why))) {
@@ -471,7 +472,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s%s",
 				      r.stage == RECONF_READ ? "cannot read the devices: " : "",
 				      err.msg);
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 		goto out;
 	}
 	if (j->dry_run) {
@@ -479,7 +480,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		if (j->free_ports)
 			answer_free_ports(d, &an, &r);
 		j->outcome = "planned";
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 		goto out;
 	}
 	touched = true;
@@ -502,25 +503,25 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		    (unsigned long long)res.txn, by, res.ops_applied,
 		    res.ops_applied == 1 ? "" : "s", nc->ndevs, nc->ndevs == 1 ? "" : "s",
 		    res.seconds);
-		ofcd_ctl_close(d, d->w.ctl);
-		d->w.ctl = nc;
+		ofcd_ctl_close(d, d->w->ctl);
+		d->w->ctl = nc;
 		nc = NULL;
-		ctl_quiet(d->w.ctl, NULL);
+		ctl_quiet(d->w->ctl, NULL);
 		/* held from now on; the ctl's pointer would outlive rtp */
 		if (j->nhosts)
-			d->w.ctl->partition = NULL;
+			d->w->ctl->partition = NULL;
 		held_committed(&m.hs, j->nhosts ? &m.rtp : NULL, res.txn, res.ops_applied);
-		fabcfg_unref(d->w.cfg);
-		d->w.cfg = m.ncfg;
+		fabcfg_unref(d->w->cfg);
+		d->w->cfg = m.ncfg;
 		m.ncfg = NULL;
 		/* A new config describes the wiring afresh: its circuits are
 		 * what was applied, so the moves are over. */
 		if (j->kind == JOB_APPLY_CONFIG || j->kind == JOB_RELOAD)
 			ofcd_drop_moves(d);
 		/* The failures still in effect apply to the new config too. */
-		fabcfg_unref(d->w.pub);
-		d->w.pub = failures_publish(d);
-		j->new_cfg = fabcfg_ref(d->w.pub);
+		fabcfg_unref(d->w->pub);
+		d->w->pub = failures_publish(d);
+		j->new_cfg = fabcfg_ref(d->w->pub);
 		if (j->kind != JOB_RECONFIGURE)
 			ofcd_post_event(d, OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED, res.txn, NULL,
 					j->filename, NULL, OFC_R_NONE);
@@ -528,10 +529,10 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		/* deposed mid-way: the leader after it repairs it */
 		an.t.state = "stopped";
 		j->outcome = "stopped";
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 	} else {
 		answer_failed(j, &an, &res, &err);
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 	}
 	if (an.r.status == OFC__V1__STATUS__STATUS_OK && j->workload && !j->dry_run)
 		answer_workload_schedule(d, j, &an);
@@ -539,7 +540,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		answer_free_ports(d, &an, &r);
 out:
 	if (touched) {
-		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		m.t_snap = now_seconds();
 		held_state(d, j->snap);
 		if (why[0])
@@ -587,7 +588,7 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 			      j->partition);
 		an.t.state = "committed";
 		t[1] = now_seconds();
-		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		t[2] = now_seconds();
@@ -608,7 +609,7 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
  * ctl) and whether each still holds what the record says. */
 void ofcd_run_probe(struct ofcd *d, struct job *j)
 {
-	struct ctl *c = d->w.ctl;
+	struct ctl *c = d->w->ctl;
 	struct ctl_record rec;
 	struct ofc_error err = {0};
 	bool have = ctl_load_record_for(c, &rec, &err) == 0;
@@ -671,10 +672,10 @@ static int rewired_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct rewiring *rw = ctx;
 	struct ofcd *d = rw->d;
 
-	d->w.moves = xrealloc(d->w.moves, (d->w.nmoves + 1) * sizeof(*d->w.moves));
-	d->w.moves[d->w.nmoves++] =
+	d->w->moves = xrealloc(d->w->moves, (d->w->nmoves + 1) * sizeof(*d->w->moves));
+	d->w->moves[d->w->nmoves++] =
 	    (struct port_move){xstrdup(rw->move.host), rw->move.from, rw->move.to};
-	if (ofcd_fabric_with_topology(d, d->w.cfg, d->w.cfg->f->topology.spec, false, &rw->nf,
+	if (ofcd_fabric_with_topology(d, d->w->cfg, d->w->cfg->f->topology.spec, false, &rw->nf,
 				      err) < 0 ||
 	    ofcd_open_next_ctl(d, rw->nf, out, err) < 0)
 		return -1;
@@ -692,7 +693,7 @@ static int rewired_target(void *ctx, struct ctl **out, struct ofc_error *err)
 
 static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 {
-	const struct fabric *f = d->w.cfg->f;
+	const struct fabric *f = d->w->cfg->f;
 	const char *colon = strrchr(item, ':');
 	char host[NAME_MAX_LEN + 1], spare_item[NAME_MAX_LEN + 16];
 	struct ofc_error err = {0};
@@ -708,9 +709,9 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	uint32_t p = (uint32_t)strtoul(colon + 1, NULL, 10), spare = UINT32_MAX;
 	if ((h = fabric_find_host(f, host)) < 0 || p >= f->ports.d)
 		return; /* a dark port carries nothing */
-	for (uint32_t i = 0; i < d->w.nmoves; i++)
-		if (strcmp(d->w.moves[i].host, host) == 0 &&
-		    (d->w.moves[i].from == p || d->w.moves[i].to == p))
+	for (uint32_t i = 0; i < d->w->nmoves; i++)
+		if (strcmp(d->w->moves[i].host, host) == 0 &&
+		    (d->w->moves[i].from == p || d->w->moves[i].to == p))
 			return; /* moved already (or the spare itself failing) */
 	const struct attachment *a = attached(f, (uint32_t)h, p);
 	if (!a)
@@ -719,8 +720,8 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 		const struct attachment *b = attached(f, (uint32_t)h, q);
 		bool used = false;
 
-		for (uint32_t i = 0; i < d->w.nmoves; i++)
-			used |= strcmp(d->w.moves[i].host, host) == 0 && d->w.moves[i].to == q;
+		for (uint32_t i = 0; i < d->w->nmoves; i++)
+			used |= strcmp(d->w->moves[i].host, host) == 0 && d->w->moves[i].to == q;
 		snprintf(spare_item, sizeof(spare_item), "%s:%u", host, q);
 		if (b && b->sw == a->sw && !used && !failures_has(d, spare_item))
 			spare = q;
@@ -734,7 +735,7 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	uint32_t sw = a->sw; /* a is the running config's, which goes */
 	struct rewiring rw = {.d = d, .move = {host, p, spare}};
 	struct reconfigure_req q = {
-	    .ctl = d->w.ctl, .recover = true, .target = rewired_target, .ctx = &rw};
+	    .ctl = d->w->ctl, .recover = true, .target = rewired_target, .ctx = &rw};
 	struct reconfigure_result r;
 	int rc = reconfigure_run(&q, &r, &err);
 	const struct ctl_result res = r.txn;
@@ -758,19 +759,19 @@ static void rewire(struct ofcd *d, const char *item, struct strbuf *say)
 	if (rc < 0) {
 		sb_printf(say, "; moving %s to %s failed: %s%s", item, spare_item, err.msg,
 			  res.rolled_back && res.rollback_ok ? " (rolled back)" : "");
-		ctl_handover(nc, d->w.ctl);
+		ctl_handover(nc, d->w->ctl);
 		goto undo;
 	}
 	struct fabcfg *ncfg =
-	    fabcfg_new(nf, d->w.cfg->yaml, d->w.cfg->yaml_len, d->w.cfg->path, d->o.lp_solver);
-	ncfg->coll = d->w.cfg->coll;
-	ncfg->size = d->w.cfg->size;
+	    fabcfg_new(nf, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, d->o.lp_solver);
+	ncfg->coll = d->w->cfg->coll;
+	ncfg->size = d->w->cfg->size;
 	nf = NULL;
-	ofcd_ctl_close(d, d->w.ctl);
-	d->w.ctl = nc;
+	ofcd_ctl_close(d, d->w->ctl);
+	d->w->ctl = nc;
 	ctl_quiet(nc, NULL);
-	fabcfg_unref(d->w.cfg);
-	d->w.cfg = ncfg;
+	fabcfg_unref(d->w->cfg);
+	d->w->cfg = ncfg;
 	if (moves_save(d, &err) < 0)
 		ofcd_log_error(d, "", &err);
 	sb_printf(say, "; %s moved to spare port %s on %s (transaction %llu, %u operation%s)", item,
@@ -781,8 +782,8 @@ undo:
 	ofcd_ctl_close(d, nc);
 	if (nf)
 		fabric_free(nf);
-	d->w.nmoves--;
-	free(d->w.moves[d->w.nmoves].host);
+	d->w->nmoves--;
+	free(d->w->moves[d->w->nmoves].host);
 }
 
 /* ReportFailure: the reported set changes (and is persisted) or nothing
@@ -795,12 +796,12 @@ void ofcd_run_failure(struct ofcd *d, struct job *j)
 	char sentence[1000];
 
 	answer_init(&an, j);
-	if (d->w.damaged) {
+	if (d->w->damaged) {
 		err.code = OFC_E_RUNTIME;
 		snprintf(err.msg, sizeof(err.msg), "refused: %.400s; fix or remove it first",
-			 d->w.damaged);
+			 d->w->damaged);
 	}
-	if (d->w.damaged || failures_report(d, j, &err) < 0) {
+	if (d->w->damaged || failures_report(d, j, &err) < 0) {
 		if (!answer_fenced(d, &an, &err))
 			answer_status(&an,
 				      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
@@ -834,8 +835,8 @@ void ofcd_run_failure(struct ofcd *d, struct job *j)
 	an.t.state = "replanned";
 	j->outcome = "replanned";
 	answer_status(&an,
-		      d->w.pub->no_schedule ? OFC__V1__STATUS__STATUS_FAILED
-					    : OFC__V1__STATUS__STATUS_OK,
+		      d->w->pub->no_schedule ? OFC__V1__STATUS__STATUS_FAILED
+					     : OFC__V1__STATUS__STATUS_OK,
 		      "%s", sentence);
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);

@@ -1,7 +1,9 @@
 /* The mutations ofcd takes on its loop thread (ApplyConfig, Reconfigure,
- * ReleasePartition, MoveToPhase, ReportFailure: checked, then queued for
- * the mutation worker; Cancel of a queued one): the handlers of the request
- * table's mutation rows (requests.c). */
+ * ReleasePartition, MoveToPhase, ReportFailure, Adopt, TestbedRun,
+ * TestbedCheck, TestbedDown, TestbedUp: checked, then queued for the
+ * mutation worker; Cancel of a queued one): the handlers of the request
+ * table's mutation rows (requests.c). The worker runs them in mutation.c,
+ * adopt.c, testbed.c and testbed_up.c. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/conn.h"
 
@@ -71,13 +73,13 @@ static struct job *queued_job(const struct request *rq, enum job_kind kind)
 	struct ofcd *d = c->d;
 	uint64_t id = rq->req->id;
 
-	if (d->loop.stopping) {
+	if (d->loop->stopping) {
 		reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 		return NULL;
 	}
-	if (d->loop.nqueue >= MAX_QUEUE) {
+	if (d->loop->nqueue >= MAX_QUEUE) {
 		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
-		      "%u mutations are waiting already; try again later", d->loop.nqueue);
+		      "%u mutations are waiting already; try again later", d->loop->nqueue);
 		return NULL;
 	}
 	return request_job(rq, kind);
@@ -149,10 +151,10 @@ static int reconfigure_target(struct conn *c, uint64_t id, const Ofc__V1__Reconf
 			return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
 					  "a partition goes to its own topology in the config: "
 					  "give no topology or workload with it");
-		if (!fabric_find_partition(d->loop.cfg->f, r->partition))
+		if (!fabric_find_partition(d->loop->cfg->f, r->partition))
 			return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 					  "fabric '%s' has no partition '%.64s'",
-					  d->loop.cfg->f->name, r->partition);
+					  d->loop->cfg->f->name, r->partition);
 		j->partition = xstrdup(r->partition);
 		j->target = xasprintf("partition %s", r->partition);
 		return 0;
@@ -221,11 +223,11 @@ int move_to_phase(const struct request *rq)
 	const Ofc__V1__MoveToPhase *m = req->move_to_phase;
 	struct job *j;
 
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (!d->loop.cfg->f->workload.present)
+	if (!d->loop->cfg->f->workload.present)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->loop.cfg->f->name);
+			     "fabric '%s' has no workload section to plan", d->loop->cfg->f->name);
 	if (m->name && strlen(m->name) > NAME_MAX_LEN)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "a phase's name is %u "
@@ -255,7 +257,7 @@ int cancel(const struct request *rq)
 	if (!by_ticket && !by_id)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "cancel needs a ticket or a request_id");
-	for (j = d->loop.queue; j; j = j->next)
+	for (j = d->loop->queue; j; j = j->next)
 		if (by_ticket ? j->ticket == k->ticket
 			      : j->conn_id == c->id && j->req_id == k->request_id)
 			break;
@@ -337,6 +339,108 @@ int report_failure(const struct request *rq)
 	if (clear)
 		sb_printf(&t, "%severy reported failure", rf->n_items ? " and " : "");
 	j->target = sb_detach(&t);
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* ---- adopt and the testbed --------------------------------------------------------- */
+
+/* (loop) Adopt {commit, transaction, generation}: queued with the
+ * mutations, so it runs after the transactions asked before it. */
+int adopt_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	const Ofc__V1__Adopt *a = rq->req->adopt;
+	struct job *j;
+
+	if (a->has_commit && a->commit && (!a->has_transaction || !a->has_generation))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "an adopt's commit needs the transaction and generation its preview "
+			     "showed");
+	if (!(j = queued_job(rq, JOB_ADOPT)))
+		return 0;
+	j->adopt_commit = a->has_commit && a->commit;
+	j->adopt_txn = a->transaction;
+	j->adopt_gen = a->generation;
+	j->dry_run = !j->adopt_commit;
+	j->target = xstrdup(j->adopt_commit ? "adopt" : "adopt (preview)");
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* A run's bytes per host: what the executor holds is bounded by the
+ * request's memory limit too, this keeps a request from asking for hours. */
+#define TESTBED_MAX_SIZE (1ull << 30)
+
+/* (loop) TestbedRun {algorithm, collective, size, alpha, timeout}. */
+int testbed_run_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	const Ofc__V1__TestbedRun *q = rq->req->testbed_run;
+	enum sched_collective coll = SCHED_ALLREDUCE;
+	struct job *j;
+
+	if (q->collective && q->collective[0] && sched_collective_parse(q->collective, &coll) < 0)
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "collective '%s': expected allreduce, allgather, reduce-scatter or "
+			     "alltoall",
+			     q->collective);
+	if (q->has_size && (q->size == 0 || q->size > TESTBED_MAX_SIZE))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "size %llu: expected 1 byte to %llu MiB per host",
+			     (unsigned long long)q->size, TESTBED_MAX_SIZE >> 20);
+	if ((q->has_alpha && !(q->alpha >= 0 && q->alpha < 1)) ||
+	    (q->has_timeout && !(q->timeout > 0 && q->timeout <= 3600)))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "alpha must be 0 to 1 s and timeout above 0 and at most 3600 s");
+	if (q->algorithm && strlen(q->algorithm) > 64)
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "algorithm: a name of at most 64 characters");
+	if (!(j = queued_job(rq, JOB_TESTBED_RUN)))
+		return 0;
+	j->coll = coll;
+	j->size = q->has_size ? q->size : 1u << 20;
+	j->algo = q->algorithm && q->algorithm[0] ? xstrdup(q->algorithm) : NULL;
+	j->alpha = q->has_alpha ? q->alpha : 0;
+	j->max_time = q->has_timeout ? q->timeout : 600;
+	j->target = xstrdup("testbed run");
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* (loop) TestbedCheck {} and TestbedDown {}: nothing to read but the
+ * kind. */
+int testbed_check_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	bool down = rq->req->body_case == OFC__V1__REQUEST__BODY_TESTBED_DOWN;
+	struct job *j;
+
+	if (!(j = queued_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK)))
+		return 0;
+	j->target = xstrdup(down ? "testbed down" : "testbed check");
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* (loop) TestbedUp {rate_scale}; the worker's is testbed_up.c. */
+int testbed_up_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	const Ofc__V1__TestbedUp *q = rq->req->testbed_up;
+	struct job *j;
+
+	if (q->has_rate_scale && !(q->rate_scale > 0 && q->rate_scale <= 1))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "rate_scale must be a number in (0, 1], got %g", q->rate_scale);
+	if (!(j = queued_job(rq, JOB_TESTBED_UP)))
+		return 0;
+	j->rate_scale = q->has_rate_scale ? q->rate_scale : 0;
+	j->target = xstrdup("testbed up");
 	enqueue(d, j, rq);
 	return 0;
 }

@@ -21,7 +21,7 @@
  * Keys are the client's: the same key from another owner (uid, or the
  * gateway principal) is another request, and a key sent again for another
  * request (kind and target) is refused. Loop thread only. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -222,10 +222,10 @@ static int outcomes_write(struct ofcd *d, const uint8_t *q, size_t qlen, struct 
 	int rc;
 
 	/* (bounded in memory too: a single ofcd writes nothing) */
-	outcomes_trim(&d->loop.outcomes, unix_ms());
-	if (!d->clustered || !d->loop.leading)
+	outcomes_trim(&d->loop->outcomes, unix_ms());
+	if (!d->clustered || !d->loop->leading)
 		return 0;
-	buf = outcomes_pack(&d->loop.outcomes, store_epoch(d->store), &len);
+	buf = outcomes_pack(&d->loop->outcomes, store_epoch(d->store), &len);
 	if (len > OUTCOMES_MAX_BYTES) {
 		free(buf);
 		return ofc_error_set(err, OFC_E_RUNTIME,
@@ -234,16 +234,16 @@ static int outcomes_write(struct ofcd *d, const uint8_t *q, size_t qlen, struct 
 	}
 	if (q)
 		w[n++] = (struct store_write){STORE_QUEUE, qlen ? q : NULL, qlen};
-	w[n++] = (struct store_write){STORE_OUTCOMES, d->loop.outcomes.n ? buf : NULL,
-				      d->loop.outcomes.n ? len : 0};
-	rc = store_write(d->store, d->loop.cfg->f->name, w, n, err);
+	w[n++] = (struct store_write){STORE_OUTCOMES, d->loop->outcomes.n ? buf : NULL,
+				      d->loop->outcomes.n ? len : 0};
+	rc = store_write(d->store, d->loop->cfg->f->name, w, n, err);
 	free(buf);
 	return rc;
 }
 
 static uint64_t record_generation(const struct ofcd *d)
 {
-	return d->loop.snap && d->loop.snap->state ? d->loop.snap->state->config_generation : 0;
+	return d->loop->snap && d->loop->snap->state ? d->loop->snap->state->config_generation : 0;
 }
 
 /* j's answer from o: the recorded one with j's id, or a refusal when the
@@ -327,7 +327,7 @@ bool outcome_recorded(struct ofcd *d, const struct job *j)
 	if (!outcome_key_ok(j->key))
 		return true;
 	owner = owner_of(j);
-	o = outcomes_find(&d->loop.outcomes, owner, j->key);
+	o = outcomes_find(&d->loop->outcomes, owner, j->key);
 	free(owner);
 	return o && o->done;
 }
@@ -365,7 +365,7 @@ bool queue_start(struct ofcd *d, struct job *j)
 		return unqueued(d, j);
 	}
 	owner = owner_of(j);
-	o = outcomes_find(&d->loop.outcomes, owner, j->key);
+	o = outcomes_find(&d->loop->outcomes, owner, j->key);
 	if (o && o->done) {
 		answer_recorded(j, o);
 		j->answered = true;
@@ -377,17 +377,17 @@ bool queue_start(struct ofcd *d, struct job *j)
 		free(owner);
 		return unqueued(d, j);
 	}
-	o = outcomes_put(&d->loop.outcomes, owner, j->key);
+	o = outcomes_put(&d->loop->outcomes, owner, j->key);
 	free(owner);
 	o->kind = xstrdup(job_kind_name(j->kind));
 	o->target = dup_or_null(j->target);
-	o->replica = dup_or_null(d->clustered ? d->loop.cl.name : NULL);
+	o->replica = dup_or_null(d->clustered ? d->loop->cl.name : NULL);
 	o->ticket = j->ticket;
 	o->epoch = store_epoch(d->store);
 	o->gen_before = record_generation(d);
 	o->time_ms = unix_ms();
 	/* (started: the queue's new list and this entry in one write) */
-	if (queue_kept(d, j) && !d->loop.q_replaying)
+	if (queue_kept(d, j) && !d->loop->q_replaying)
 		q = queue_pack_current(d, &qlen);
 	if (outcomes_write(d, q, qlen, &err) < 0) {
 		ofcd_log(d, OFCD_LOG_WARNING,
@@ -445,7 +445,7 @@ void outcome_done(struct ofcd *d, struct job *j)
 	if (!j->key || j->answered)
 		return;
 	owner = owner_of(j);
-	o = outcomes_find(&d->loop.outcomes, owner, j->key);
+	o = outcomes_find(&d->loop->outcomes, owner, j->key);
 	free(owner);
 	if (!o || o->ticket != j->ticket)
 		return;
@@ -540,29 +540,29 @@ void outcomes_takeover(struct ofcd *d)
 
 	if (!d->clustered)
 		return;
-	if (store_get(d->store, d->loop.cfg->f->name, STORE_OUTCOMES, OUTCOMES_MAX_BYTES, &data,
+	if (store_get(d->store, d->loop->cfg->f->name, STORE_OUTCOMES, OUTCOMES_MAX_BYTES, &data,
 		      &len, &missing, &err) < 0) {
 		ofcd_log(d, OFCD_LOG_ERR,
 			 "the outcomes the last leader left cannot be read (%s): resends of "
 			 "its requests run again",
 			 err.msg);
-		outcomes_free(&d->loop.outcomes);
-	} else if (!missing && outcomes_unpack(&d->loop.outcomes, (uint8_t *)data, len) < 0) {
+		outcomes_free(&d->loop->outcomes);
+	} else if (!missing && outcomes_unpack(&d->loop->outcomes, (uint8_t *)data, len) < 0) {
 		ofcd_log(d, OFCD_LOG_ERR,
 			 "the outcomes the last leader left in etcd (%zu bytes) are no "
 			 "MutationOutcomes: resends of its requests run again",
 			 len);
 	} else if (missing) {
-		outcomes_free(&d->loop.outcomes);
+		outcomes_free(&d->loop->outcomes);
 	}
 	free(data);
-	for (uint32_t i = 0; i < d->loop.outcomes.n;) {
-		struct outcome *o = &d->loop.outcomes.v[i];
+	for (uint32_t i = 0; i < d->loop->outcomes.n;) {
+		struct outcome *o = &d->loop->outcomes.v[i];
 
 		if (o->done || settle(d, o, gen))
 			i++;
 		else
-			outcomes_remove(&d->loop.outcomes, i);
+			outcomes_remove(&d->loop->outcomes, i);
 	}
 	if (outcomes_write(d, NULL, 0, &err) < 0)
 		ofcd_log(d, OFCD_LOG_WARNING, "the outcomes not written after the takeover: %s",

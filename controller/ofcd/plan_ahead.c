@@ -18,7 +18,7 @@
  * job is freed); the pool's threads plan; the mutation worker publishes the
  * base (ahead_publish) and takes plans (ahead_take). Everything shared is
  * under d->ahead.mu; a plan's result is its thread's until it is DONE. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -273,16 +273,16 @@ bool ahead_done(struct ahead *a)
 
 void ahead_publish(struct ofcd *d)
 {
-	const struct ctl *c = d->w.ctl;
+	const struct ctl *c = d->w->ctl;
 	struct ofcd_ahead *q = &d->ahead;
 	struct ahead_base *b, *old;
 
-	if (!q->nthreads || !c || !d->w.cfg || c->fabric != d->w.cfg->f)
+	if (!q->nthreads || !c || !d->w->cfg || c->fabric != d->w->cfg->f)
 		return;
 	const struct fabric *f = c->fabric;
 	b = xcalloc(1, sizeof(*b));
 	b->refs = 1;
-	b->cfg = fabcfg_ref(d->w.cfg);
+	b->cfg = fabcfg_ref(d->w->cfg);
 	b->sw = xcalloc((size_t)f->nswitches + 1, sizeof(*b->sw));
 	b->known = xcalloc((size_t)f->nswitches + 1, sizeof(*b->known));
 	for (uint32_t i = 0; i < c->ndevs; i++) {

@@ -21,7 +21,7 @@
  * posts to a freed daemon); the flag lives in the task, which the thread
  * holds a reference to, so the daemon sets it and goes. */
 #include "alltoall/alltoall.h"
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -287,7 +287,7 @@ struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg)
 
 /* ---- re-plans and the planner's result, on the mutation worker ------------------------ */
 
-/* Publish d->w.cfg with the failures now in effect (failures.c): the config
+/* Publish d->w->cfg with the failures now in effect (failures.c): the config
  * and the snapshot travel on j to the loop, followed by a
  * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
  * surviving graph, verified (summary: GetSchedule has the steps). sentence
@@ -300,8 +300,8 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
 	char why[400];
 
-	fabcfg_unref(d->w.pub);
-	d->w.pub = pub;
+	fabcfg_unref(d->w->pub);
+	d->w->pub = pub;
 	fabcfg_unref(j->new_cfg);
 	j->new_cfg = fabcfg_ref(pub);
 	for (uint32_t i = 0; i < pub->nfailed && i < 8; i++)
@@ -340,15 +340,15 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		 * were in effect since the start): keep this run. */
 		bool keep = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
 			    !pub->kept.warm && !atomic_load(&pub->planned);
-		bool from = pub != d->w.cfg && pub->coll == d->w.cfg->coll &&
-			    pub->size == d->w.cfg->size && d->w.cfg->kept.warm;
+		bool from = pub != d->w->cfg && pub->coll == d->w->cfg->coll &&
+			    pub->size == d->w->cfg->size && d->w->cfg->kept.warm;
 		struct planner_out out = {0};
 
 		/* The whole answer is kept for an all-to-all only (GetSchedule
 		 * answers the workload from it: is_workload in read_requests.c). */
-		planner_compute(pub, from ? &d->w.cfg->kept : NULL, d->w.cfg->kept_why, keep, NULL,
-				t0, "re-planned", pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0,
-				&msg, &out);
+		planner_compute(pub, from ? &d->w->cfg->kept : NULL, d->w->cfg->kept_why, keep,
+				NULL, t0, "re-planned",
+				pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg, &out);
 		if (keep) {
 			pub->kept = out.kept;
 			memset(&out.kept, 0, sizeof(out.kept));
@@ -379,7 +379,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	ev->nfailed = pub->nfailed;
 	ev->time_ms = unix_ms();
 	snapshot_free(j->snap);
-	j->snap = snapshot_build(d->state_dir, d->w.ctl, pub, why, sizeof(why));
+	j->snap = snapshot_build(d->state_dir, d->w->ctl, pub, why, sizeof(why));
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
@@ -395,7 +395,7 @@ void ofcd_run_planner(struct ofcd *d, struct job *j)
 
 	/* A re-plan computed it meanwhile (the hold ran out), or the config
 	 * is no longer running: nothing to install. */
-	if (atomic_load(&c->planned) || (c != d->w.pub && c != d->w.cfg)) {
+	if (atomic_load(&c->planned) || (c != d->w->pub && c != d->w->cfg)) {
 		ofcd_log(d, OFCD_LOG_INFO,
 			 "the workload's schedule computed in the background is not needed any "
 			 "more (%s)",
@@ -420,7 +420,7 @@ void ofcd_run_planner(struct ofcd *d, struct job *j)
 		planner_keep_full(c, &t->out);
 	}
 	atomic_store_explicit(&c->planned, true, memory_order_release);
-	if (c != d->w.pub) {
+	if (c != d->w->pub) {
 		/* The healthy config while failures are in effect: kept for the
 		 * next re-plan; what is published does not change. */
 		ofcd_log(d, OFCD_LOG_NOTICE,
@@ -441,7 +441,7 @@ void ofcd_run_planner(struct ofcd *d, struct job *j)
 		ev->failed[i] = xstrdup(c->failed[i]);
 	ev->nfailed = c->nfailed;
 	ev->time_ms = unix_ms();
-	j->snap = snapshot_build(d->state_dir, d->w.ctl, c, why, sizeof(why));
+	j->snap = snapshot_build(d->state_dir, d->w->ctl, c, why, sizeof(why));
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -11,7 +11,7 @@
  *     an address the --config file gives a device, or a --device override.
  *     The --config file itself is trusted as it was before: the operator
  *     wrote it (and only root can make ofcd re-read it). */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -138,8 +138,8 @@ static bool allowed(const struct ofcd *d, const char *address)
 			    : same_host(a->host, host))
 			return true;
 	}
-	for (uint32_t i = 0; i < d->w.ntrusted; i++)
-		if (split(d->w.trusted[i], h2, sizeof(h2), &p2) == 0 && p2 == port &&
+	for (uint32_t i = 0; i < d->w->ntrusted; i++)
+		if (split(d->w->trusted[i], h2, sizeof(h2), &p2) == 0 && p2 == port &&
 		    same_host(h2, host))
 			return true;
 	return false;
@@ -241,15 +241,15 @@ int ofcd_check_config(const struct ofcd *d, const struct fabric *f, bool from_ap
 
 void ofcd_trust_config(struct ofcd *d, const struct fabric *f)
 {
-	for (uint32_t i = 0; i < d->w.ntrusted; i++)
-		free(d->w.trusted[i]);
-	free(d->w.trusted);
-	d->w.trusted = xcalloc((size_t)f->nswitches + f->nrings + 1, sizeof(char *));
-	d->w.ntrusted = 0;
+	for (uint32_t i = 0; i < d->w->ntrusted; i++)
+		free(d->w->trusted[i]);
+	free(d->w->trusted);
+	d->w->trusted = xcalloc((size_t)f->nswitches + f->nrings + 1, sizeof(char *));
+	d->w->ntrusted = 0;
 	for (uint32_t i = 0; i < f->nswitches; i++)
 		if (f->switches[i].driver.present && f->switches[i].driver.address)
-			d->w.trusted[d->w.ntrusted++] = xstrdup(f->switches[i].driver.address);
+			d->w->trusted[d->w->ntrusted++] = xstrdup(f->switches[i].driver.address);
 	for (uint32_t i = 0; i < f->nrings; i++)
 		if (f->rings[i].driver.present && f->rings[i].driver.address)
-			d->w.trusted[d->w.ntrusted++] = xstrdup(f->rings[i].driver.address);
+			d->w->trusted[d->w->ntrusted++] = xstrdup(f->rings[i].driver.address);
 }

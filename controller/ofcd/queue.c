@@ -14,7 +14,7 @@
  *
  * Loop thread only (the store takes writes from any thread, one at a
  * time). A single ofcd with files keeps its queue in memory, as before. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +34,12 @@ bool queue_kept(const struct ofcd *d, const struct job *j)
 static uint8_t *queue_pack(struct ofcd *d, size_t *len)
 {
 	Ofc__V1__MutationQueue q = OFC__V1__MUTATION_QUEUE__INIT;
-	Ofc__V1__MutationQueue__Entry *e = xcalloc(d->loop.nqueue + 1, sizeof(*e));
-	Ofc__V1__MutationQueue__Entry **pe = xcalloc(d->loop.nqueue + 1, sizeof(*pe));
+	Ofc__V1__MutationQueue__Entry *e = xcalloc(d->loop->nqueue + 1, sizeof(*e));
+	Ofc__V1__MutationQueue__Entry **pe = xcalloc(d->loop->nqueue + 1, sizeof(*pe));
 	uint8_t *buf = NULL;
 	size_t n = 0;
 
-	for (const struct job *j = d->loop.queue; j && n < d->loop.nqueue; j = j->next) {
+	for (const struct job *j = d->loop->queue; j && n < d->loop->nqueue; j = j->next) {
 		if (!queue_kept(d, j))
 			continue;
 		ofc__v1__mutation_queue__entry__init(&e[n]);
@@ -86,11 +86,11 @@ uint8_t *queue_pack_current(struct ofcd *d, size_t *len)
  * mutation is in etcd now, and a same list need not be written again. */
 void queue_written(struct ofcd *d, uint8_t *buf, size_t len)
 {
-	for (struct job *j = d->loop.queue; j; j = j->next)
+	for (struct job *j = d->loop->queue; j; j = j->next)
 		j->stored = queue_kept(d, j);
-	free(d->loop.q_written);
-	d->loop.q_written = buf;
-	d->loop.q_written_len = len;
+	free(d->loop->q_written);
+	d->loop->q_written = buf;
+	d->loop->q_written_len = len;
 }
 
 int queue_persist(struct ofcd *d, struct ofc_error *err)
@@ -101,7 +101,7 @@ int queue_persist(struct ofcd *d, struct ofc_error *err)
 	/* Not while taking over either: etcd's queue is the last leader's
 	 * until the takeover has read it (queue_takeover_begin); what came
 	 * meanwhile waits here and is written after it. */
-	if (!d->clustered || d->loop.q_replaying || !d->loop.leading)
+	if (!d->clustered || d->loop->q_replaying || !d->loop->leading)
 		return 0;
 	buf = queue_pack(d, &len);
 	if (!buf)
@@ -111,13 +111,13 @@ int queue_persist(struct ofcd *d, struct ofc_error *err)
 		    "more than %u; try again when the queue is shorter",
 		    len, QUEUE_MAX_BYTES);
 	/* (the same list as the last write: nothing to say) */
-	if (d->loop.q_written && d->loop.q_written_len == len &&
-	    memcmp(d->loop.q_written, buf, len) == 0) {
+	if (d->loop->q_written && d->loop->q_written_len == len &&
+	    memcmp(d->loop->q_written, buf, len) == 0) {
 		free(buf);
 		return 0;
 	}
 	struct store_write w = {STORE_QUEUE, len ? buf : NULL, len};
-	if (store_write(d->store, d->loop.cfg->f->name, &w, 1, err) < 0) {
+	if (store_write(d->store, d->loop->cfg->f->name, &w, 1, err) < 0) {
 		free(buf);
 		return -1;
 	}
@@ -127,9 +127,9 @@ int queue_persist(struct ofcd *d, struct ofc_error *err)
 
 void queue_forget(struct ofcd *d)
 {
-	free(d->loop.q_written);
-	d->loop.q_written = NULL;
-	d->loop.q_written_len = 0;
+	free(d->loop->q_written);
+	d->loop->q_written = NULL;
+	d->loop->q_written_len = 0;
 }
 
 /* What etcd's queue holds: NULL with why[0] 0 when nothing waits, NULL
@@ -143,7 +143,7 @@ static Ofc__V1__MutationQueue *queue_read(const struct ofcd *d, char *why, size_
 	Ofc__V1__MutationQueue *q = NULL;
 
 	why[0] = 0;
-	if (store_get(d->store, d->loop.cfg->f->name, STORE_QUEUE, QUEUE_MAX_BYTES, &data, &len,
+	if (store_get(d->store, d->loop->cfg->f->name, STORE_QUEUE, QUEUE_MAX_BYTES, &data, &len,
 		      &missing, &err) < 0) {
 		snprintf(why, n, "the queue the last leader left cannot be read (%.300s)", err.msg);
 		return NULL;
@@ -185,7 +185,7 @@ size_t queue_at_leader(const struct ofcd *d, struct arena *a,
 
 	*out = NULL;
 	/* (unreadable: the leader's own log says so; State shows none) */
-	if (!d->clustered || d->loop.leading || !(q = queue_read(d, why, sizeof(why))))
+	if (!d->clustered || d->loop->leading || !(q = queue_read(d, why, sizeof(why))))
 		return 0;
 	*out = arena_array(a, q->n_entries + 1, sizeof(**out));
 	for (size_t i = 0; i < q->n_entries; i++) {
@@ -216,22 +216,22 @@ size_t queue_at_leader(const struct ofcd *d, struct arena *a,
 
 struct job *queue_takeover_begin(struct ofcd *d)
 {
-	struct job *mine = d->loop.queue;
+	struct job *mine = d->loop->queue;
 
-	d->loop.queue = d->loop.queue_tail = NULL;
-	d->loop.nqueue = 0;
-	d->loop.q_replaying = true;
+	d->loop->queue = d->loop->queue_tail = NULL;
+	d->loop->nqueue = 0;
+	d->loop->q_replaying = true;
 	return mine;
 }
 
 void queue_append(struct ofcd *d, struct job *j)
 {
-	if (d->loop.queue_tail)
-		d->loop.queue_tail->next = j;
+	if (d->loop->queue_tail)
+		d->loop->queue_tail->next = j;
 	else
-		d->loop.queue = j;
-	d->loop.queue_tail = j;
-	d->loop.nqueue++;
+		d->loop->queue = j;
+	d->loop->queue_tail = j;
+	d->loop->nqueue++;
 }
 
 void queue_takeover_end(struct ofcd *d, struct job *mine)
@@ -243,7 +243,7 @@ void queue_takeover_end(struct ofcd *d, struct job *mine)
 		j->next = NULL;
 		queue_append(d, j);
 	}
-	d->loop.q_replaying = false;
+	d->loop->q_replaying = false;
 	if (queue_persist(d, &err) < 0)
 		ofcd_log(d, OFCD_LOG_WARNING, "etcd's queue not written after the takeover: %s",
 			 err.msg);

@@ -4,7 +4,6 @@
  * (event_log.c); its own file because both events.c and event_log.c
  * set it. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <string.h>
 
@@ -25,10 +24,10 @@ void ofcd_set_reachable(struct ofcd *d, int i, bool up, const char *error, enum 
 
 	if (i < 0)
 		return;
-	m = d->loop.snap->devs[i];
+	m = d->loop->snap->devs[i];
 	m->has_reachable = 1;
 	m->reachable = up;
-	m->error = up || !error ? NULL : arena_strdup(&d->loop.snap->a, error);
-	d->loop.snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
+	m->error = up || !error ? NULL : arena_strdup(&d->loop->snap->a, error);
+	d->loop->snap->public_error[i] = m->error ? ofcd_public_reason(reason) : NULL;
 	changed(d);
 }

@@ -3,7 +3,6 @@
  * worker or a stream; GetPlan; GetMetrics; Watch): the handlers of the
  * request table's read rows (requests.c). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,7 +20,7 @@
  * keeps the JSON it wrote for them: controller/gateway/cache.c). */
 static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
 {
-	struct snapshot *s = d->loop.snap;
+	struct snapshot *s = d->loop->snap;
 	Ofc__V1__State *st = s->state;
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	struct arena a = {0};
@@ -31,14 +30,14 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 
 	/* (where in the event log it stands is in the answer: a new event
 	 * makes a new one, though nothing else changed) */
-	if (d->loop.cache[variant].valid && d->loop.cache[variant].version == d->loop.version &&
-	    d->loop.cache[variant].seq == seq && d->loop.cache[variant].log == log) {
-		*buf = d->loop.cache[variant].buf;
-		*len = d->loop.cache[variant].len;
+	if (d->loop->cache[variant].valid && d->loop->cache[variant].version == d->loop->version &&
+	    d->loop->cache[variant].seq == seq && d->loop->cache[variant].log == log) {
+		*buf = d->loop->cache[variant].buf;
+		*len = d->loop->cache[variant].len;
 		return;
 	}
 	st->topology = variant & 2 ? s->topo_edges : s->topo;
-	st->fabric = variant & 1 ? s->fabric : NULL;
+	st->fabric = !(variant & 1) ? NULL : variant & 8 ? s->fabric_brief : s->fabric;
 	metrics_devices_show(d, s); /* (the counts move on with every job: changed) */
 	/* Read-only clients: device failures as the reason's word, and no
 	 * credentials paths in the fabric. Swapped in for the pack and back. */
@@ -64,19 +63,19 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 		}
 	}
 	st->transaction = s->unfinished;
-	if (d->loop.running && is_mutation(d->loop.running)) {
-		st->transaction = txn_info(&a, d->loop.running, d->loop.running_state,
-					   d->loop.running_txn, false);
+	if (d->loop->running && is_mutation(d->loop->running)) {
+		st->transaction = txn_info(&a, d->loop->running, d->loop->running_state,
+					   d->loop->running_txn, false);
 		ofcd_txn_running(d, st->transaction); /* (running; a replica's name) */
 	}
 	/* a replica's view of the cluster, as of the last refresh */
-	st->cluster = d->clustered ? cluster_msg(&a, d, &d->loop.cl) : NULL;
-	st->n_queue = d->loop.nqueue;
-	st->queue = arena_array(&a, d->loop.nqueue, sizeof(*st->queue));
+	st->cluster = d->clustered ? cluster_msg(&a, d, &d->loop->cl) : NULL;
+	st->n_queue = d->loop->nqueue;
+	st->queue = arena_array(&a, d->loop->nqueue, sizeof(*st->queue));
 	size_t k = 0;
-	for (struct job *j = d->loop.queue; j; j = j->next)
+	for (struct job *j = d->loop->queue; j; j = j->next)
 		st->queue[k++] = txn_info(&a, j, "queued", 0, false);
-	if (!d->loop.nqueue) /* a follower: the leader's, from etcd */
+	if (!d->loop->nqueue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
 	char nf[64] = "", pl[120] = "";
 	if (st->n_failed)
@@ -85,8 +84,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	/* The planner computes this config's schedule: when it began (the
 	 * answer is cached until something changes, so no "N s ago" here:
 	 * clients count from the time). */
-	uint64_t since_ms = d->loop.planner && d->loop.planner->cfg == s->cfg
-				? d->loop.planner->since_ms
+	uint64_t since_ms = d->loop->planner && d->loop->planner->cfg == s->cfg
+				? d->loop->planner->since_ms
 				: state_schedule_since(d);
 	if (since_ms) {
 		time_t since = (time_t)(since_ms / 1000);
@@ -101,12 +100,12 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	char cl[600] = "";
 	if (d->clustered)
 		snprintf(
-		    cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->loop.cl.name,
-		    d->loop.cl.leading	   ? "leads"
-		    : d->loop.cl.leader[0] ? "follows "
-					   : "follows (no leader now)",
-		    d->loop.cl.leading ? "" : d->loop.cl.leader,
-		    d->loop.cl.fresh ? "" : "; STALE: ", d->loop.cl.fresh ? "" : d->loop.cl.why);
+		    cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->loop->cl.name,
+		    d->loop->cl.leading	    ? "leads"
+		    : d->loop->cl.leader[0] ? "follows "
+					    : "follows (no leader now)",
+		    d->loop->cl.leading ? "" : d->loop->cl.leader,
+		    d->loop->cl.fresh ? "" : "; STALE: ", d->loop->cl.fresh ? "" : d->loop->cl.why);
 	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s%s",
 		 st->fabric_name, (unsigned long long)st->config_generation,
 		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
@@ -119,12 +118,12 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->has_event_seq = st->has_event_log = 1;
 	st->event_seq = seq;
 	st->event_log = log;
-	free(d->loop.cache[variant].buf);
-	response_pack(&r, &d->loop.cache[variant].buf, &d->loop.cache[variant].len);
-	d->loop.cache[variant].valid = true;
-	d->loop.cache[variant].version = d->loop.version;
-	d->loop.cache[variant].seq = seq;
-	d->loop.cache[variant].log = log;
+	free(d->loop->cache[variant].buf);
+	response_pack(&r, &d->loop->cache[variant].buf, &d->loop->cache[variant].len);
+	d->loop->cache[variant].valid = true;
+	d->loop->cache[variant].version = d->loop->version;
+	d->loop->cache[variant].seq = seq;
+	d->loop->cache[variant].log = log;
 	for (uint32_t i = 0; ro && i < s->ndevs; i++)
 		s->devs[i]->error = (char *)errs[i];
 	for (size_t i = 0; creds && i < nsw + nrg; i++) {
@@ -146,8 +145,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->cluster = NULL;
 	st->has_event_seq = st->has_event_log = 0;
 	arena_free(&a);
-	*buf = d->loop.cache[variant].buf;
-	*len = d->loop.cache[variant].len;
+	*buf = d->loop->cache[variant].buf;
+	*len = d->loop->cache[variant].len;
 }
 
 /* A tenant's state (authz.c): its partitions' part, built per request. */
@@ -181,7 +180,8 @@ int get_state(const struct request *rq)
 	const Ofc__V1__GetState *g = rq->req->get_state;
 	Ofc__V1__Response idr = OFC__V1__RESPONSE__INIT;
 	unsigned variant = (g && g->with_fabric ? 1u : 0u) | (g && g->with_edges ? 2u : 0u) |
-			   (authz_sees_all(&rq->who) ? 0u : 4u);
+			   (authz_sees_all(&rq->who) ? 0u : 4u) |
+			   (g && g->with_fabric && g->fabric_brief ? 8u : 0u);
 	const uint8_t *body;
 	uint8_t idbuf[16];
 	size_t len, idlen;
@@ -198,7 +198,9 @@ int get_state(const struct request *rq)
 		reply(c, id, OFC__V1__STATUS__STATUS_INVALID,
 		      "the state is %zu bytes, more than the frame limit of %u bytes%s", len,
 		      c->d->o.max_frame,
-		      variant & 3 ? ": ask without with_fabric / with_edges" : "");
+		      (variant & 9) == 1 ? ": ask with fabric_brief, or without with_fabric"
+		      : variant & 3	 ? ": ask without with_fabric / with_edges"
+					 : "");
 		return 0;
 	}
 	conn_queue(c, idbuf, idlen, body, len);
@@ -211,13 +213,13 @@ int get_state(const struct request *rq)
 static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
 			enum sched_collective coll)
 {
-	const char *lw = workload_lowering(d->loop.cfg->f, NULL, coll);
+	const char *lw = workload_lowering(d->loop->cfg->f, NULL, coll);
 
-	return coll == SCHED_ALLTOALL && d->loop.cfg->coll == coll && lw && g->lowering &&
+	return coll == SCHED_ALLTOALL && d->loop->cfg->coll == coll && lw && g->lowering &&
 	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
 	       (!g->partition || !*g->partition) &&
 	       (!g->algorithm || !*g->algorithm || schedule_algorithm_lowers(g->algorithm)) &&
-	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->loop.cfg->size) &&
+	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->loop->cfg->size) &&
 	       (!g->has_chunks || !g->chunks);
 }
 
@@ -266,7 +268,7 @@ static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
  * to, or NULL: GetSchedule of it is a schedule on that spec. */
 static const char *held_topology(const struct ofcd *d, const char *name)
 {
-	const Ofc__V1__State *st = d->loop.snap->state;
+	const Ofc__V1__State *st = d->loop->snap->state;
 
 	for (size_t i = 0; i < st->n_held; i++)
 		if (strcmp(st->held[i]->name, name) == 0)
@@ -285,7 +287,7 @@ struct sched_ask {
 static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
 			    struct sched_ask *a)
 {
-	const char *path = c->d->loop.cfg->path;
+	const char *path = c->d->loop->cfg->path;
 
 	if (!g->collective || !*g->collective)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
@@ -325,7 +327,7 @@ static int check_collective(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 static int check_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule *g,
 			  struct sched_ask *a)
 {
-	const struct fabric *f = c->d->loop.cfg->f;
+	const struct fabric *f = c->d->loop->cfg->f;
 
 	if (g->topology && strlen(g->topology) > topo_spec_max(g->topology))
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
@@ -375,7 +377,7 @@ static int check_options(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule
 	 * field names nothing; a partition is asked for by its spec). */
 	const char *topology = g->topology && *g->topology ? g->topology : NULL;
 	struct schedule_query q = {
-	    .fabric = c->d->loop.cfg->f,
+	    .fabric = c->d->loop->cfg->f,
 	    .spec = a->part ? a->part->topology.spec : topology,
 	    .algorithm = g->algorithm && *g->algorithm ? g->algorithm : NULL,
 	};
@@ -393,15 +395,15 @@ static int check_fabric(struct conn *c, uint64_t id, const Ofc__V1__GetSchedule 
 	const struct ofcd *d = c->d;
 	bool own = !a->part && (!g->topology || !*g->topology);
 
-	if (own && !d->loop.cfg->f->graph && !d->loop.cfg->f->nrings &&
-	    !schedule_fluid_fabric(d->loop.cfg->f))
+	if (own && !d->loop->cfg->f->graph && !d->loop->cfg->f->nrings &&
+	    !schedule_fluid_fabric(d->loop->cfg->f))
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
 				  "fabric '%s' has no topology: ask for one with topology",
-				  d->loop.cfg->f->name);
-	if (own && d->loop.cfg->no_schedule)
+				  d->loop->cfg->f->name);
+	if (own && d->loop->cfg->no_schedule)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
-				  d->loop.cfg->no_schedule);
-	if (d->loop.stopping)
+				  d->loop->cfg->no_schedule);
+	if (d->loop->stopping)
 		return refuse_req(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
 	return 0;
 }
@@ -416,22 +418,22 @@ static bool answer_workload(struct conn *c, uint64_t id, const Ofc__V1__GetSched
 
 	if (!is_workload(d, g, a->coll))
 		return false;
-	if (d->loop.planner && d->loop.planner->cfg == d->loop.cfg)
+	if (d->loop->planner && d->loop->planner->cfg == d->loop->cfg)
 		reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 		      "the workload's %s schedule is being computed (started %.0f s ago); ask "
 		      "again after the schedule re-planned event (ofc --socket PATH watch)",
-		      g->collective, (double)(unix_ms() - d->loop.planner->since_ms) / 1000);
-	else if (!atomic_load_explicit(&d->loop.cfg->planned, memory_order_acquire) ||
-		 !d->loop.cfg->plan)
+		      g->collective, (double)(unix_ms() - d->loop->planner->since_ms) / 1000);
+	else if (!atomic_load_explicit(&d->loop->cfg->planned, memory_order_acquire) ||
+		 !d->loop->cfg->plan)
 		return false;
 	else if (g->has_summary_only && g->summary_only)
-		answer_plan(c, id, d->loop.cfg);
-	else if (!d->loop.cfg->plan_full)
+		answer_plan(c, id, d->loop->cfg);
+	else if (!d->loop->cfg->plan_full)
 		reply(c, id, OFC__V1__STATUS__STATUS_FAILED, "%s",
-		      d->loop.cfg->plan_full_why ? d->loop.cfg->plan_full_why
-						 : "the workload's schedule is not kept");
+		      d->loop->cfg->plan_full_why ? d->loop->cfg->plan_full_why
+						  : "the workload's schedule is not kept");
 	else
-		answer_full(c, id, d->loop.cfg);
+		answer_full(c, id, d->loop->cfg);
 	return true;
 }
 
@@ -461,7 +463,7 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 	j->chunks = g->has_chunks ? g->chunks : 0;
 	j->summary_only = g->has_summary_only && g->summary_only;
 	j->reduced = g->has_reduced && g->reduced;
-	j->cfg = fabcfg_ref(d->loop.cfg);
+	j->cfg = fabcfg_ref(d->loop->cfg);
 	j->max_frame = d->o.max_frame;
 	/* Anyone may ask on the read-only socket: a smaller budget there. */
 	j->max_memory =
@@ -492,7 +494,7 @@ static int caller_refused(struct conn *c, uint64_t id, struct job *j)
 /* Hand j to the schedule workers (counted until its answer comes back). */
 static void to_schedule_worker(struct ofcd *d, struct job *j)
 {
-	d->loop.sched_pending++;
+	d->loop->sched_pending++;
 	sched_caller(d, j, 1);
 	pthread_mutex_lock(&d->jobs.mu);
 	if (d->jobs.squeue_tail)
@@ -509,11 +511,11 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 {
 	struct ofcd *d = c->d;
 
-	if (d->loop.nstreams >= MAX_STREAMS) {
+	if (d->loop->nstreams >= MAX_STREAMS) {
 		job_free(j);
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being streamed; try again shortly",
-			     d->loop.nstreams);
+			     d->loop->nstreams);
 	}
 	j->stream = stream_new(d);
 	j->stream->conn_id = c->id;
@@ -522,10 +524,10 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "cannot start a thread for the stream");
 	}
-	d->loop.sched_pending++;
+	d->loop->sched_pending++;
 	sched_caller(d, j, 1);
-	GROW(d->loop.streams, d->loop.cap_streams, d->loop.nstreams + 1);
-	d->loop.streams[d->loop.nstreams++] = j->stream;
+	GROW(d->loop->streams, d->loop->cap_streams, d->loop->nstreams + 1);
+	d->loop->streams[d->loop->nstreams++] = j->stream;
 	return 0;
 }
 
@@ -541,10 +543,10 @@ int get_schedule(const struct request *rq)
 	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0 ||
 	    answer_workload(c, id, g, &a))
 		return 0;
-	if (d->loop.sched_pending >= MAX_SCHEDULES)
+	if (d->loop->sched_pending >= MAX_SCHEDULES)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
-			     d->loop.sched_pending);
+			     d->loop->sched_pending);
 	struct job *j = schedule_job(rq, &a);
 	if (caller_refused(c, id, j) < 0)
 		return 0;
@@ -563,19 +565,19 @@ int get_plan(const struct request *rq)
 	struct ofcd *d = c->d;
 	struct job *j;
 
-	if (!d->loop.cfg->f->workload.present)
+	if (!d->loop->cfg->f->workload.present)
 		return reply(c, id, OFC__V1__STATUS__STATUS_NOT_FOUND,
-			     "fabric '%s' has no workload section to plan", d->loop.cfg->f->name);
-	if (d->loop.stopping)
+			     "fabric '%s' has no workload section to plan", d->loop->cfg->f->name);
+	if (d->loop->stopping)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.sched_pending >= MAX_SCHEDULES)
+	if (d->loop->sched_pending >= MAX_SCHEDULES)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
-			     d->loop.sched_pending);
+			     d->loop->sched_pending);
 	j = request_job(rq, JOB_SCHEDULE);
 	j->t0 = now_seconds();
 	j->get_plan = true;
-	j->cfg = fabcfg_ref(d->loop.cfg);
+	j->cfg = fabcfg_ref(d->loop->cfg);
 	j->public_caller = authz_public(&rq->who);
 	if (caller_refused(c, id, j) < 0)
 		return 0;
@@ -606,8 +608,8 @@ int get_metrics(const struct request *rq)
 	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
 	uint32_t clients[4] = {0};
 
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		const struct conn *k = d->loop.conns[i];
+	for (size_t i = 0; i < d->loop->nconns; i++) {
+		const struct conn *k = d->loop->conns[i];
 
 		clients[k->gw ? 3 : k->ro ? 2 : k->admin ? 0 : 1] += !k->dead;
 	}
@@ -635,7 +637,7 @@ int watch(const struct request *rq)
 	if (rq->who.p && !c->watch_principal)
 		c->watch_principal = principal_copy(rq->who.p);
 	rc = reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK, "watching the events of fabric %s",
-		   c->d->loop.cfg->f->name);
+		   c->d->loop->cfg->f->name);
 	if (w && w->has_after_seq)
 		event_log_resume(c->d, c, w->after_seq, w->has_log ? w->log : 0);
 	return rc;

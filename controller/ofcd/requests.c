@@ -3,9 +3,8 @@
  * authoriser (authz.c, by the request table's flags) -> admission (the
  * follower's gate) -> the row's handler (read_requests.c,
  * mutation_requests.c). ofcd_open plugs this chain into the connections
- * (d->loop.chain). */
+ * (d->loop->chain). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -78,7 +77,7 @@ static int authorise(const struct request *rq)
 
 	if (authz_decide(d, &rq->who, rq->k, rq->req, &st, why, sizeof(why)) == 0)
 		return 0;
-	d->loop.metrics.denied++;
+	d->loop->metrics.denied++;
 	if (rq->who.gateway)
 		ofcd_log_peer(d, OFCD_LOG_WARNING, "denied to %.64s (%s) through the gateway: %s",
 			      rq->who.p->identity, authz_role_name(rq->who.p), why);
@@ -105,15 +104,15 @@ static int cluster_gate(const struct request *rq)
 		return 0;
 	if (cluster_refresh(d))
 		changed(d);
-	r.status = cluster_refusal(d, &d->loop.cl, msg, sizeof(msg));
+	r.status = cluster_refusal(d, &d->loop->cl, d->loop->cfg->f->name, msg, sizeof(msg));
 	/* Leading but not taken over yet: the takeover runs first, then it. */
 	if (r.status == OFC__V1__STATUS__STATUS_OK)
 		return 0;
 	r.has_id = r.has_status = 1;
 	r.id = rq->req->id;
 	r.message = msg;
-	r.leader = cluster_refusal_leader(&a, &d->loop.cl);
-	d->loop.errors++;
+	r.leader = cluster_refusal_leader(&a, &d->loop->cl);
+	d->loop->errors++;
 	send_response(c, &r);
 	arena_free(&a);
 	return -1;
@@ -141,7 +140,7 @@ static void run_request(struct conn *c, const Ofc__V1__Request *req, const uint8
 	    .c = c, .req = req, .raw = raw, .len = len, .k = api_request_of(req->body_case)};
 
 	if (rq.k && !c->replay)
-		c->d->loop.metrics.received[rq.k->kind]++;
+		c->d->loop->metrics.received[rq.k->kind]++;
 	if (principal_of(c, req, &rq.who) < 0 || authorise(&rq) < 0 ||
 	    (!c->replay && cluster_gate(&rq) < 0))
 		return;
@@ -159,7 +158,7 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	struct ofcd *d = c->d;
 	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, len, p);
 
-	d->loop.requests++;
+	d->loop->requests++;
 	if (!req) {
 		ofcd_log_peer(d, OFCD_LOG_INFO,
 			      "uid %u pid %d sent %u bytes that are not a Request", c->peer.uid,
@@ -183,7 +182,7 @@ static int handle_frame(struct conn *c, const uint8_t *p, uint32_t len)
 	return 0;
 }
 
-/* ofcd.h: the daemon, its connections calling this chain (d->loop.chain). */
+/* ofcd.h: the daemon, its connections calling this chain (d->loop->chain). */
 int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err)
 {
 	static const struct ofcd_chain chain = {handle_frame, run_request};

@@ -6,7 +6,6 @@
  * connections.c (the clients), job_queue.c (the mutation queue and the
  * finished jobs), events.c (the watchers), cluster.c (replicas). */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,9 +37,9 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 	 * before the loop ends (their own timers may come after this one). */
 	state_delta_check(d);
 	event_log_flush(d);
-	for (size_t i = 0; i < d->loop.nconns; i++)
-		pending |= !d->loop.conns[i]->dead && conn_unsent(d->loop.conns[i]) > 0;
-	if (!pending || now_seconds() > d->loop.drain_deadline) {
+	for (size_t i = 0; i < d->loop->nconns; i++)
+		pending |= !d->loop->conns[i]->dead && conn_unsent(d->loop->conns[i]) > 0;
+	if (!pending || now_seconds() > d->loop->drain_deadline) {
 		loop_stop(l);
 		return LOOP_NOMORE;
 	}
@@ -49,48 +48,49 @@ static int64_t drain_timer(struct loop *l, uint64_t id, void *ctx)
 
 static void check_drain(struct ofcd *d)
 {
-	if (!d->loop.stopping || d->loop.running || d->loop.sched_pending || d->loop.drain_timer)
+	if (!d->loop->stopping || d->loop->running || d->loop->sched_pending ||
+	    d->loop->drain_timer)
 		return;
-	d->loop.drain_deadline = now_seconds() + DRAIN_SECONDS;
-	d->loop.drain_timer = loop_timer(d->loop.ev, 0, drain_timer, d);
+	d->loop->drain_deadline = now_seconds() + DRAIN_SECONDS;
+	d->loop->drain_timer = loop_timer(d->loop->ev, 0, drain_timer, d);
 }
 
 static void begin_stop(struct ofcd *d)
 {
 	struct job *sq;
 
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return;
-	d->loop.stopping = true;
+	d->loop->stopping = true;
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "STOPPING=1");
-	if (d->loop.running && is_mutation(d->loop.running))
+	if (d->loop->running && is_mutation(d->loop->running))
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping after ticket %llu (%s %s) finishes",
-			 (unsigned long long)d->loop.running->ticket,
-			 job_kind_name(d->loop.running->kind), d->loop.running->target);
+			 (unsigned long long)d->loop->running->ticket,
+			 job_kind_name(d->loop->running->kind), d->loop->running->target);
 	else
 		ofcd_log(d, OFCD_LOG_NOTICE, "stopping");
 	/* No new clients; the ones connected still get their reads answered
 	 * while the running transaction finishes. */
-	for (int *fd = &d->loop.listen_fd; fd; fd = fd == &d->loop.listen_fd ? &d->loop.ro_fd
-						    : fd == &d->loop.ro_fd   ? &d->loop.gw_fd
-									     : NULL)
+	for (int *fd = &d->loop->listen_fd; fd; fd = fd == &d->loop->listen_fd ? &d->loop->ro_fd
+						     : fd == &d->loop->ro_fd   ? &d->loop->gw_fd
+									       : NULL)
 		if (*fd >= 0) {
-			loop_del(d->loop.ev, *fd, LOOP_READ);
+			loop_del(d->loop->ev, *fd, LOOP_READ);
 			close(*fd);
 			*fd = -1;
 		}
-	while (d->loop.queue)
-		cancel_job(d, d->loop.queue, "cancelled: ofcd is shutting down");
+	while (d->loop->queue)
+		cancel_job(d, d->loop->queue, "cancelled: ofcd is shutting down");
 	/* Not waited for: plan_stop cancels the MCF, which stops within a
 	 * pivot or so, and the detached thread ends on its own. */
-	if (d->loop.planner)
+	if (d->loop->planner)
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "the workload's schedule, computing for %.0f s, is given up",
-			 (double)(unix_ms() - d->loop.planner->since_ms) / 1000);
+			 (double)(unix_ms() - d->loop->planner->since_ms) / 1000);
 	ofcd_planner_stop(d);
-	job_free(d->loop.planner_job);
-	d->loop.planner_job = NULL;
+	job_free(d->loop->planner_job);
+	d->loop->planner_job = NULL;
 	pthread_mutex_lock(&d->jobs.mu);
 	sq = d->jobs.squeue;
 	d->jobs.squeue = d->jobs.squeue_tail = NULL;
@@ -102,7 +102,7 @@ static void begin_stop(struct ofcd *d)
 		if (c)
 			reply(c, sq->req_id, OFC__V1__STATUS__STATUS_CANCELLED,
 			      "cancelled: ofcd is shutting down");
-		d->loop.sched_pending--;
+		d->loop->sched_pending--;
 		sched_caller(d, sq, -1);
 		job_free(sq);
 		sq = next;
@@ -115,16 +115,16 @@ static void queue_reload(struct ofcd *d)
 {
 	struct job *j;
 
-	if (d->loop.stopping)
+	if (d->loop->stopping)
 		return;
-	if (d->clustered && !d->loop.leading) {
+	if (d->clustered && !d->loop->leading) {
 		ofcd_log(d, OFCD_LOG_NOTICE,
 			 "reload asked of a follower: the leader applies its config (reload it); "
 			 "this replica reads %s again when it takes over",
 			 d->o.config_path);
 		return;
 	}
-	for (j = d->loop.queue; j; j = j->next)
+	for (j = d->loop->queue; j; j = j->next)
 		if (j->kind == JOB_RELOAD)
 			return; /* one waiting reload reads the newest file anyway */
 	ofcd_log(d, OFCD_LOG_NOTICE, "reloading %s", d->o.config_path);
@@ -142,7 +142,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 {
 	switch (ev) {
 	case STORE_EV_LEADER:
-		d->loop.elected_ms = unix_ms();
+		d->loop->elected_ms = unix_ms();
 		ofcd_want_cluster_job(d, JOB_TAKEOVER);
 		break;
 	case STORE_EV_DEPOSED:
@@ -159,7 +159,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		event_log_pull(d);
 		return; /* (nothing GetState shows) */
 	default:	/* (health: a deposed replica's reload that found etcd silent, again) */
-		if (d->loop.cl_reload)
+		if (d->loop->cl_reload)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;
 	}
@@ -192,7 +192,7 @@ static int64_t news_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	d->loop.news_timer = 0;
+	d->loop->news_timer = 0;
 	news_probe(d);
 	return LOOP_NOMORE;
 }
@@ -203,20 +203,20 @@ static int64_t news_timer(struct loop *l, uint64_t id, void *ctx)
  * failures in effect as at every probe, without waiting for the next. */
 static void news_probe(struct ofcd *d)
 {
-	double now = now_seconds(), at = d->loop.news_probe_at + NEWS_GAP;
+	double now = now_seconds(), at = d->loop->news_probe_at + NEWS_GAP;
 	struct job *j;
 
-	if (d->clustered && !d->loop.leading) {
-		d->loop.news_pending = false; /* a replica reads devices only while it leads */
+	if (d->clustered && !d->loop->leading) {
+		d->loop->news_pending = false; /* a replica reads devices only while it leads */
 		return;
 	}
-	if (!d->loop.news_pending || d->loop.stopping || d->loop.running || d->loop.queue ||
-	    d->loop.planner_job || d->loop.cluster_job)
+	if (!d->loop->news_pending || d->loop->stopping || d->loop->running || d->loop->queue ||
+	    d->loop->planner_job || d->loop->cluster_job)
 		return; /* the job's end comes back here */
 	if (now < at) {
-		if (!d->loop.news_timer)
-			d->loop.news_timer =
-			    loop_timer(d->loop.ev, (int64_t)((at - now) * 1000) + 1, news_timer, d);
+		if (!d->loop->news_timer)
+			d->loop->news_timer = loop_timer(
+			    d->loop->ev, (int64_t)((at - now) * 1000) + 1, news_timer, d);
 		return;
 	}
 	char from[sizeof(d->notes.news_from)];
@@ -224,8 +224,8 @@ static void news_probe(struct ofcd *d)
 	pthread_mutex_lock(&d->notes.mu);
 	snprintf(from, sizeof(from), "%s", d->notes.news_from);
 	pthread_mutex_unlock(&d->notes.mu);
-	d->loop.news_pending = false;
-	d->loop.news_probe_at = now;
+	d->loop->news_pending = false;
+	d->loop->news_probe_at = now;
 	ofcd_log(d, OFCD_LOG_INFO,
 		 "device news from %s (a notification, or a new subscription): probing", from);
 	j = xcalloc(1, sizeof(*j));
@@ -247,7 +247,7 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 	if (atomic_exchange(&d->reload_req, 0))
 		queue_reload(d);
 	if (atomic_exchange(&d->news_req, 0))
-		d->loop.news_pending = true;
+		d->loop->news_pending = true;
 	pthread_mutex_lock(&d->notes.mu);
 	n = d->notes.head;
 	d->notes.head = d->notes.tail = NULL;
@@ -316,8 +316,8 @@ static int64_t sweep_timer(struct loop *l, uint64_t id, void *ctx)
 
 	(void)l;
 	(void)id;
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		struct conn *c = d->loop.conns[i];
+	for (size_t i = 0; i < d->loop->nconns; i++) {
+		struct conn *c = d->loop->conns[i];
 
 		if (c->dead)
 			continue;
@@ -341,8 +341,8 @@ static int64_t probe_timer(struct loop *l, uint64_t id, void *ctx)
 	(void)l;
 	(void)id;
 	/* (a replica reads devices only while it leads) */
-	if (!d->loop.stopping && !d->loop.running && !d->loop.queue && !d->loop.planner_job &&
-	    !d->loop.cluster_job && (!d->clustered || d->loop.leading)) {
+	if (!d->loop->stopping && !d->loop->running && !d->loop->queue && !d->loop->planner_job &&
+	    !d->loop->cluster_job && (!d->clustered || d->loop->leading)) {
 		struct job *j = xcalloc(1, sizeof(*j));
 
 		j->kind = JOB_PROBE;
@@ -359,7 +359,9 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	struct ofcd *d = xcalloc(1, sizeof(*d));
 
 	*out = NULL;
-	d->loop.chain = *chain;
+	d->loop = xcalloc(1, sizeof(*d->loop));
+	ofcd_worker_new(d);
+	d->loop->chain = *chain;
 	d->o = *o;
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
@@ -389,7 +391,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 		d->o.socket_mode = 0660;
 	if (!d->o.log_level)
 		d->o.log_level = OFCD_LOG_NOTICE;
-	d->loop.listen_fd = d->loop.ro_fd = d->loop.gw_fd = d->loop.sig_fd = -1;
+	d->loop->listen_fd = d->loop->ro_fd = d->loop->gw_fd = d->loop->sig_fd = -1;
 	d->state_dir = ctl_state_dir(o->state_dir);
 	d->store = store_open_files(d->state_dir);
 	d->cred_dir =
@@ -420,33 +422,33 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	if (o->gateway_socket_path &&
 	    check_socket_dir(o->gateway_socket_path, "--gateway-socket", err) < 0)
 		goto fail;
-	if (ofcd_start(d, err) < 0)
+	if (ofcd_start(d, &d->loop->snap, &d->loop->cfg, err) < 0)
 		goto fail;
 	if (o->inherit_fds) {
 		/* Socket activation: the manager bound them (mode, group). */
-		d->loop.listen_fd = o->main_fd;
-		d->loop.ro_fd = o->ro_fd;
-		fcntl(d->loop.listen_fd, F_SETFL, fcntl(d->loop.listen_fd, F_GETFL) | O_NONBLOCK);
-		if (d->loop.ro_fd >= 0)
-			fcntl(d->loop.ro_fd, F_SETFL, fcntl(d->loop.ro_fd, F_GETFL) | O_NONBLOCK);
+		d->loop->listen_fd = o->main_fd;
+		d->loop->ro_fd = o->ro_fd;
+		fcntl(d->loop->listen_fd, F_SETFL, fcntl(d->loop->listen_fd, F_GETFL) | O_NONBLOCK);
+		if (d->loop->ro_fd >= 0)
+			fcntl(d->loop->ro_fd, F_SETFL, fcntl(d->loop->ro_fd, F_GETFL) | O_NONBLOCK);
 	} else if (listen_unix(o->socket_path, d->o.socket_mode,
-			       o->have_admin_group ? (int)o->admin_gid : -1, &d->loop.listen_fd,
+			       o->have_admin_group ? (int)o->admin_gid : -1, &d->loop->listen_fd,
 			       err) < 0) {
 		goto fail;
 	} else {
-		d->loop.bound_main = true;
+		d->loop->bound_main = true;
 	}
 	if (o->ro_socket_path && !o->inherit_fds) {
-		if (listen_unix(o->ro_socket_path, 0666, -1, &d->loop.ro_fd, err) < 0)
+		if (listen_unix(o->ro_socket_path, 0666, -1, &d->loop->ro_fd, err) < 0)
 			goto fail;
-		d->loop.bound_ro = true;
+		d->loop->bound_ro = true;
 	}
 	/* The gateway's socket, its uid's alone (and checked again
 	 * for every connection by SO_PEERCRED). */
 	if (o->gateway_socket_path) {
-		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->loop.gw_fd, err) < 0)
+		if (listen_unix(o->gateway_socket_path, 0600, -1, &d->loop->gw_fd, err) < 0)
 			goto fail;
-		d->loop.bound_gw = true;
+		d->loop->bound_gw = true;
 		/* root gives it to the gateway's user (0600); ofcd's own user,
 		 * to --gateway-group (else the gateway user's own group), of
 		 * which it is a member (0660). */
@@ -471,7 +473,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	}
 	fd_limit(d);
 	ofcd_log(d, OFCD_LOG_NOTICE, "serving fabric %s (config %s, state in %s) on %s%s%s",
-		 d->loop.cfg->f->name, o->config_path, d->state_dir, o->socket_path,
+		 d->loop->cfg->f->name, o->config_path, d->state_dir, o->socket_path,
 		 o->ro_socket_path ? " and read-only on " : "",
 		 o->ro_socket_path ? o->ro_socket_path : "");
 	*out = d;
@@ -486,8 +488,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	sigset_t set;
 	int rc;
 
-	d->loop.ev = loop_new((int)d->o.max_clients * 2 + 1024, err);
-	if (!d->loop.ev)
+	d->loop->ev = loop_new((int)d->o.max_clients * 2 + 1024, err);
+	if (!d->loop->ev)
 		return -1;
 	if (d->o.signals) {
 		sigemptyset(&set);
@@ -497,19 +499,19 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		/* Blocked before the workers start, so they inherit it and
 		 * every signal arrives through the signalfd. */
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
-		d->loop.sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-		if (d->loop.sig_fd < 0)
+		d->loop->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (d->loop->sig_fd < 0)
 			return ofc_error_set(err, OFC_E_RUNTIME, "signalfd: %s", strerror(errno));
-		loop_add(d->loop.ev, d->loop.sig_fd, LOOP_READ, signal_event, d);
+		loop_add(d->loop->ev, d->loop->sig_fd, LOOP_READ, signal_event, d);
 	}
 	conn_listeners(d, true);
 	state_delta_start(d);
-	loop_timer(d->loop.ev, DELTA_CHECK_MS, delta_timer, d);
-	loop_add(d->loop.ev, d->wake_fd, LOOP_READ, wake_event, d);
-	d->loop.sweep_timer = loop_timer(d->loop.ev, 1000, sweep_timer, d);
+	loop_timer(d->loop->ev, DELTA_CHECK_MS, delta_timer, d);
+	loop_add(d->loop->ev, d->wake_fd, LOOP_READ, wake_event, d);
+	d->loop->sweep_timer = loop_timer(d->loop->ev, 1000, sweep_timer, d);
 	if (d->o.probe_interval > 0)
-		d->loop.probe_timer =
-		    loop_timer(d->loop.ev, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
+		d->loop->probe_timer =
+		    loop_timer(d->loop->ev, (int64_t)(d->o.probe_interval * 1000), probe_timer, d);
 	if (!ahead_start(d))
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "cannot start a thread to plan partitions ahead: each is planned in its "
@@ -537,13 +539,13 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	if (d->clustered) {
 		if (cluster_start(d, err) < 0)
 			return -1;
-		d->loop.cluster_timer = loop_timer(d->loop.ev, 250, cluster_timer, d);
+		d->loop->cluster_timer = loop_timer(d->loop->ev, 250, cluster_timer, d);
 	}
 	/* Ready before the workload's schedule: an all-to-all's is computed
 	 * now, in the background. */
 	ofcd_planner_check(d);
 	/* A stop asked before the loop ran is in the eventfd already. */
-	rc = loop_run(d->loop.ev, err);
+	rc = loop_run(d->loop->ev, err);
 	/* (what came after the drain's last turn: to the store, for the
 	 * replicas' watchers) */
 	state_delta_check(d);
@@ -561,7 +563,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	 * instead of after the lease. */
 	store_resign(d->store);
 	ofcd_log(d, OFCD_LOG_NOTICE, "stopped: %llu requests answered, %llu with an error",
-		 (unsigned long long)d->loop.requests, (unsigned long long)d->loop.errors);
+		 (unsigned long long)d->loop->requests, (unsigned long long)d->loop->errors);
 	return rc;
 }
 
@@ -585,23 +587,23 @@ void ofcd_close(struct ofcd *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->loop.nconns; i++) {
-		close(d->loop.conns[i]->fd);
-		free(d->loop.conns[i]->in);
-		free(d->loop.conns[i]->out.b);
-		free(d->loop.conns[i]);
+	for (size_t i = 0; i < d->loop->nconns; i++) {
+		close(d->loop->conns[i]->fd);
+		free(d->loop->conns[i]->in);
+		free(d->loop->conns[i]->out.b);
+		free(d->loop->conns[i]);
 	}
-	free(d->loop.conns);
-	while (d->loop.uids) {
-		struct uid_use *u = d->loop.uids;
+	free(d->loop->conns);
+	while (d->loop->uids) {
+		struct uid_use *u = d->loop->uids;
 
-		d->loop.uids = u->next;
+		d->loop->uids = u->next;
 		free(u);
 	}
-	while (d->loop.queue) {
-		struct job *j = d->loop.queue;
+	while (d->loop->queue) {
+		struct job *j = d->loop->queue;
 
-		d->loop.queue = j->next;
+		d->loop->queue = j->next;
 		job_free(j);
 	}
 	while (d->jobs.squeue) {
@@ -611,41 +613,41 @@ void ofcd_close(struct ofcd *d)
 		job_free(j);
 	}
 	job_free(d->jobs.mjob);
-	job_free(d->loop.planner_job);
-	job_free(d->loop.cluster_job);
+	job_free(d->loop->planner_job);
+	job_free(d->loop->cluster_job);
 	event_log_free(d);
 	state_delta_free(d);
 	/* The detached threads let go of d: no note of theirs comes after */
-	planner_abandon(d->loop.planner);
+	planner_abandon(d->loop->planner);
 	state_schedule_stop(d);
 	/* Streams still running free themselves (stream.c). */
-	for (uint32_t i = 0; i < d->loop.nstreams; i++) {
-		pthread_mutex_lock(&d->loop.streams[i]->mu);
-		d->loop.streams[i]->orphan = d->loop.streams[i]->cancel = true;
-		pthread_cond_signal(&d->loop.streams[i]->cond);
-		pthread_mutex_unlock(&d->loop.streams[i]->mu);
+	for (uint32_t i = 0; i < d->loop->nstreams; i++) {
+		pthread_mutex_lock(&d->loop->streams[i]->mu);
+		d->loop->streams[i]->orphan = d->loop->streams[i]->cancel = true;
+		pthread_cond_signal(&d->loop->streams[i]->cond);
+		pthread_mutex_unlock(&d->loop->streams[i]->mu);
 	}
-	free(d->loop.streams);
-	for (uint32_t i = 0; i < d->loop.nsched_callers; i++)
-		free(d->loop.sched_callers[i].who);
-	free(d->loop.sched_callers);
-	if (d->loop.listen_fd >= 0)
-		close(d->loop.listen_fd);
-	if (d->loop.ro_fd >= 0)
-		close(d->loop.ro_fd);
-	if (d->loop.bound_main)
+	free(d->loop->streams);
+	for (uint32_t i = 0; i < d->loop->nsched_callers; i++)
+		free(d->loop->sched_callers[i].who);
+	free(d->loop->sched_callers);
+	if (d->loop->listen_fd >= 0)
+		close(d->loop->listen_fd);
+	if (d->loop->ro_fd >= 0)
+		close(d->loop->ro_fd);
+	if (d->loop->bound_main)
 		unlink(d->o.socket_path);
-	if (d->loop.bound_ro)
+	if (d->loop->bound_ro)
 		unlink(d->o.ro_socket_path);
-	if (d->loop.gw_fd >= 0)
-		close(d->loop.gw_fd);
-	if (d->loop.bound_gw)
+	if (d->loop->gw_fd >= 0)
+		close(d->loop->gw_fd);
+	if (d->loop->bound_gw)
 		unlink(d->o.gateway_socket_path);
-	if (d->loop.sig_fd >= 0)
-		close(d->loop.sig_fd);
+	if (d->loop->sig_fd >= 0)
+		close(d->loop->sig_fd);
 	/* the devices first: their drivers' threads (notifications) wake the
 	 * loop through wake_fd until they stop */
-	ctl_close(d->w.ctl);
+	ofcd_worker_close_devices(d);
 	/* ... and the store's (its watch posts notes and wakes the loop until
 	 * its threads are joined); then nothing else posts a note. */
 	store_close(d->store);
@@ -658,30 +660,17 @@ void ofcd_close(struct ofcd *d)
 	}
 	if (d->wake_fd >= 0)
 		close(d->wake_fd);
-	for (size_t i = 0; i < ARRAY_SIZE(d->loop.cache); i++)
-		free(d->loop.cache[i].buf);
-	snapshot_free(d->loop.snap);
-	fabcfg_unref(d->loop.cfg);
-	fabcfg_unref(d->w.cfg);
-	fabcfg_unref(d->w.pub);
-	fabcfg_unref(d->w.base);
-	free(d->w.sync_bytes);
-	free(d->w.damaged);
-	strv_free(d->w.reported, d->w.nreported);
-	strv_free(d->w.lost, d->w.nlost);
-	for (uint32_t i = 0; i < d->w.nmoves; i++)
-		free(d->w.moves[i].host);
-	free(d->w.moves);
-	held_free_all(d);
-	loop_free(d->loop.ev);
+	for (size_t i = 0; i < ARRAY_SIZE(d->loop->cache); i++)
+		free(d->loop->cache[i].buf);
+	snapshot_free(d->loop->snap);
+	fabcfg_unref(d->loop->cfg);
+	ofcd_worker_free(d);
+	loop_free(d->loop->ev);
 	pthread_mutex_destroy(&d->jobs.mu);
 	pthread_cond_destroy(&d->jobs.cond);
 	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);
-	for (uint32_t i = 0; i < d->w.ntrusted; i++)
-		free(d->w.trusted[i]);
-	free(d->w.trusted);
 	free(d->allow);
 	free(d->cred_dir);
 	if (d->files.dirfd >= 0)
@@ -689,7 +678,8 @@ void ofcd_close(struct ofcd *d)
 	free(d->topo_dir);
 	free(d->state_dir);
 	queue_forget(d);
-	outcomes_free(&d->loop.outcomes);
+	outcomes_free(&d->loop->outcomes);
 	ahead_free(d);
+	free(d->loop);
 	free(d);
 }

@@ -3,7 +3,7 @@
  * one never), the directory a socket goes in checked first, the file
  * descriptors the clients need, the read-only socket's budgets, and
  * --topology-dir held open after its owner and mode are checked. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,7 +98,7 @@ int check_socket_dir(const char *path, const char *option, struct ofc_error *err
  * clients wait in the backlog (accept_backoff); nothing breaks. */
 void fd_limit(struct ofcd *d)
 {
-	const struct fabric *f = d->loop.cfg->f;
+	const struct fabric *f = d->loop->cfg->f;
 	rlim_t need = (rlim_t)d->o.max_clients + f->nswitches + f->nrings + OFCD_FDS_RESERVED;
 	struct rlimit rl;
 

@@ -277,6 +277,15 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 					 f->moves[i].host, f->moves[i].to);
 	}
 	s->fabric = fabric_msg(a, f);
+	/* The same messages, less what only the config's full form needs:
+	 * it shares s->fabric's parts (its drivers' credentials are swapped
+	 * out for read-only askers on either). */
+	s->fabric_brief = arena_alloc(a, sizeof(*s->fabric_brief));
+	*s->fabric_brief = *s->fabric;
+	s->fabric_brief->n_wiring = s->fabric_brief->n_circuits = 0;
+	s->fabric_brief->wiring = NULL;
+	s->fabric_brief->circuits = NULL;
+	s->fabric_brief->logical = NULL;
 	if (rec.have_journal) {
 		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
 

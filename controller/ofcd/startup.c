@@ -2,7 +2,7 @@
  * read and checked, the lock, a repair of what a crash left, and the
  * running config adopted from what the store holds (the record's topology
  * and moved ports, the failures and the holds in effect). */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
 {
 	struct ofc_error err = {0};
 
-	if (same_moves(rec->moves, rec->nmoves, d->w.moves, d->w.nmoves))
+	if (same_moves(rec->moves, rec->nmoves, d->w->moves, d->w->nmoves))
 		return;
 	if (save)
 		ofcd_log(
@@ -40,11 +40,11 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
 		    "the record of transaction %llu moves %u host port%s onto spares, %s.rewired "
 		    "listed %u: the record's are what the devices hold (%s.rewired written again)",
 		    (unsigned long long)rec->generation, rec->nmoves, rec->nmoves == 1 ? "" : "s",
-		    d->w.cfg->f->name, d->w.nmoves, d->w.cfg->f->name);
+		    d->w->cfg->f->name, d->w->nmoves, d->w->cfg->f->name);
 	moves_clear(d);
-	d->w.moves = xcalloc((size_t)rec->nmoves + 1, sizeof(*d->w.moves));
+	d->w->moves = xcalloc((size_t)rec->nmoves + 1, sizeof(*d->w->moves));
 	for (uint32_t i = 0; i < rec->nmoves; i++)
-		d->w.moves[d->w.nmoves++] = (struct port_move){
+		d->w->moves[d->w->nmoves++] = (struct port_move){
 		    xstrdup(rec->moves[i].host), rec->moves[i].from, rec->moves[i].to};
 	if (save && moves_save(d, &err) < 0)
 		ofcd_log_error(d, "", &err);
@@ -61,7 +61,7 @@ static void moves_from_record(struct ofcd *d, const struct ctl_record *rec, bool
  * not damage in the record. */
 static int recorded_spec_damaged(const struct ofcd *d, const char *spec, struct ofc_error *err)
 {
-	const char *fabric = d->w.cfg->f->name;
+	const char *fabric = d->w->cfg->f->name;
 	struct ofc_error e = {0};
 	struct graph *g;
 	char at[32] = "";
@@ -95,12 +95,12 @@ static void damaged_item(struct ofcd *d, const struct ofc_error *e)
 	char buf[sizeof(e->file) + sizeof(e->msg) + 32];
 
 	ofc_error_str(e, buf, sizeof(buf));
-	if (!d->w.damaged)
-		d->w.damaged = xstrdup(buf);
+	if (!d->w->damaged)
+		d->w->damaged = xstrdup(buf);
 	ofcd_log(d, OFCD_LOG_ERR, "%s (mutations are refused until it is fixed)", buf);
 }
 
-/* The running config from what the store holds, on top of d->w.cfg (the
+/* The running config from what the store holds, on top of d->w->cfg (the
  * config as read): the record's topology and moved ports (over .rewired's,
  * which a leader writes again to match), the failures in effect; and its
  * snapshot. strict (the start): a damaged .failed or .rewired stops it
@@ -109,7 +109,7 @@ static void damaged_item(struct ofcd *d, const struct ofc_error *e)
 int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 	       struct ofc_error *err)
 {
-	struct fabric *f = d->w.cfg->f;
+	struct fabric *f = d->w->cfg->f;
 	struct ofc_error e = {0};
 	char why[400];
 
@@ -151,17 +151,17 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 			memset(&rec, 0, sizeof(rec));
 			other = false;
 		}
-		if (other || (d->w.nmoves && f->topology.present && f->nswitches)) {
+		if (other || (d->w->nmoves && f->topology.present && f->nswitches)) {
 			const char *spec = other ? fab : f->topology.spec;
 			struct fabric *nf;
 			struct ctl *nc;
 			struct ofc_error e2 = {0};
 
-			if (ofcd_fabric_with_topology(d, d->w.cfg, spec, false, &nf, &e2) == 0 &&
+			if (ofcd_fabric_with_topology(d, d->w->cfg, spec, false, &nf, &e2) == 0 &&
 			    ofcd_open_ctl(d, nf, false, &nc, &e2) == 0) {
 				struct fabcfg *nc_cfg =
-				    fabcfg_new(nf, d->w.cfg->yaml, d->w.cfg->yaml_len,
-					       d->w.cfg->path, d->o.lp_solver);
+				    fabcfg_new(nf, d->w->cfg->yaml, d->w->cfg->yaml_len,
+					       d->w->cfg->path, d->o.lp_solver);
 
 				if (other)
 					ofcd_log(d,
@@ -169,16 +169,16 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 						 "serving the recorded topology %s (the config "
 						 "asks for %s; reload or reconfigure to change it)",
 						 fab, f->topology.spec);
-				if (d->w.nmoves)
-					ofcd_log(d,
-						 strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
-						 "%u host port%s moved to spare ones (%s.rewired)",
-						 d->w.nmoves, d->w.nmoves == 1 ? "" : "s", f->name);
-				ctl_handover(d->w.ctl, nc);
-				ofcd_ctl_close(d, d->w.ctl);
-				fabcfg_unref(d->w.cfg);
-				d->w.ctl = nc;
-				d->w.cfg = nc_cfg;
+				if (d->w->nmoves)
+					ofcd_log(
+					    d, strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
+					    "%u host port%s moved to spare ones (%s.rewired)",
+					    d->w->nmoves, d->w->nmoves == 1 ? "" : "s", f->name);
+				ctl_handover(d->w->ctl, nc);
+				ofcd_ctl_close(d, d->w->ctl);
+				fabcfg_unref(d->w->cfg);
+				d->w->ctl = nc;
+				d->w->cfg = nc_cfg;
 			} else {
 				/* (A config changed while ofcd was down.) The files
 				 * stay: they say what the devices hold. */
@@ -189,7 +189,7 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 					 "fit the config: %s; serving the config's %s (the record "
 					 "and %s.rewired are kept: ApplyConfig or a reload rewires "
 					 "the devices to the config)",
-					 spec, d->w.nmoves, d->w.nmoves == 1 ? "" : "s", e2.msg,
+					 spec, d->w->nmoves, d->w->nmoves == 1 ? "" : "s", e2.msg,
 					 f->topology.spec, f->name);
 				moves_clear(d);
 			}
@@ -200,7 +200,7 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 		ofc_error_clear(&e);
 	}
 	/* Failures reported before a restart are still failed. */
-	if (failures_load(d, d->w.cfg->f->name, &e) < 0) {
+	if (failures_load(d, d->w->cfg->f->name, &e) < 0) {
 		if (strict) {
 			*err = e;
 			return -1;
@@ -215,21 +215,21 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 		}
 		damaged_item(d, &e);
 	}
-	fabcfg_unref(d->w.pub);
-	d->w.pub = failures_publish(d);
-	if (d->w.pub->nfailed)
+	fabcfg_unref(d->w->pub);
+	d->w->pub = failures_publish(d);
+	if (d->w->pub->nfailed)
 		ofcd_log(d, strict || leader ? OFCD_LOG_NOTICE : OFCD_LOG_INFO,
-			 "%u reported failure%s in effect%s%s", d->w.pub->nfailed,
-			 d->w.pub->nfailed == 1 ? "" : "s", d->w.pub->no_schedule ? ": " : "",
-			 d->w.pub->no_schedule ? d->w.pub->no_schedule : "");
-	*snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+			 "%u reported failure%s in effect%s%s", d->w->pub->nfailed,
+			 d->w->pub->nfailed == 1 ? "" : "s", d->w->pub->no_schedule ? ": " : "",
+			 d->w->pub->no_schedule ? d->w->pub->no_schedule : "");
+	*snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 	held_state(d, *snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	return 0;
 }
 
-int ofcd_start(struct ofcd *d, struct ofc_error *err)
+int ofcd_start(struct ofcd *d, struct snapshot **snap, struct fabcfg **cfg, struct ofc_error *err)
 {
 	struct fabric *f;
 	char *text;
@@ -246,23 +246,23 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 		return -1;
 	}
 	ofcd_trust_config(d, f);
-	d->w.cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
-	d->w.base = fabcfg_ref(d->w.cfg);
+	d->w->cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
+	d->w->base = fabcfg_ref(d->w->cfg);
 	free(text);
 	/* A replica's state is etcd's: it leads, locks and
 	 * repairs only once it is elected (JOB_TAKEOVER). */
 	if (d->o.cluster && cluster_open(d, f->name, err) < 0)
 		return -1;
-	if (ofcd_open_ctl(d, f, true, &d->w.ctl, err) < 0)
+	if (ofcd_open_ctl(d, f, true, &d->w->ctl, err) < 0)
 		return -1;
 	if (!d->clustered) {
-		if (ctl_lock(d->w.ctl, err) < 0)
+		if (ctl_lock(d->w->ctl, err) < 0)
 			return -1;
 		/* A transaction a crash left (of ofcd or of `ofc apply`) is
 		 * finished or undone before anything else. If the devices
 		 * cannot be read now, the daemon serves anyway and every
 		 * mutation tries again first. */
-		if (ctl_recover(d->w.ctl, &did, err) < 0) {
+		if (ctl_recover(d->w->ctl, &did, err) < 0) {
 			ofcd_log_error(d, "recovery of an unfinished transaction failed: ", err);
 			ofc_error_clear(err);
 		} else if (did) {
@@ -270,8 +270,8 @@ int ofcd_start(struct ofcd *d, struct ofc_error *err)
 				 "recovered an unfinished transaction from the journal");
 		}
 	}
-	if (ofcd_adopt(d, true, !d->clustered, &d->loop.snap, err) < 0)
+	if (ofcd_adopt(d, true, !d->clustered, snap, err) < 0)
 		return -1;
-	d->loop.cfg = fabcfg_ref(d->w.pub);
+	*cfg = fabcfg_ref(d->w->pub);
 	return 0;
 }

@@ -22,7 +22,6 @@
  * published state's version (the same pack a GetState does); none while
  * the version stands. */
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,11 +106,11 @@ static void view_free(struct state_view *v)
 
 void state_delta_free(struct ofcd *d)
 {
-	if (!d->loop.delta)
+	if (!d->loop->delta)
 		return;
-	view_free(&d->loop.delta->last);
-	free(d->loop.delta);
-	d->loop.delta = NULL;
+	view_free(&d->loop->delta->last);
+	free(d->loop->delta);
+	d->loop->delta = NULL;
 }
 
 /* ---- one field of State, by its descriptor ---------------------------------------------- */
@@ -180,7 +179,7 @@ static void pack_circuits(const Ofc__V1__DeviceState *m, struct circuits *c)
  * (shallow, its devices copies in a) and v (each part packed). */
 static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, struct state_view *v)
 {
-	const struct snapshot *s = d->loop.snap;
+	const struct snapshot *s = d->loop->snap;
 
 	*vs = *s->state;
 	vs->topology = s->topo;
@@ -388,7 +387,7 @@ static uint64_t leadership(const struct ofcd *d)
 /* Whether this replica numbers the log's events (so describes changes). */
 static bool describes(const struct ofcd *d)
 {
-	return d->loop.snap && (!d->clustered || leadership(d));
+	return d->loop->snap && (!d->clustered || leadership(d));
 }
 
 /* The change since the last described into dl (allocated in a), or false
@@ -397,7 +396,7 @@ static bool describes(const struct ofcd *d)
  * what its predecessor left undescribed. */
 static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 {
-	struct state_delta *sd = d->loop.delta;
+	struct state_delta *sd = d->loop->delta;
 	struct state_view now;
 	Ofc__V1__State vs;
 	bool any;
@@ -405,9 +404,9 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 	if (!describes(d))
 		return false;
 	if (!sd)
-		sd = d->loop.delta = xcalloc(1, sizeof(*sd));
-	if (sd->have && sd->epoch == leadership(d) && sd->version == d->loop.version &&
-	    sd->snap == d->loop.snap)
+		sd = d->loop->delta = xcalloc(1, sizeof(*sd));
+	if (sd->have && sd->epoch == leadership(d) && sd->version == d->loop->version &&
+	    sd->snap == d->loop->snap)
 		return false;
 	view_build(d, a, &vs, &now);
 	ofc__v1__state_delta__init(dl);
@@ -435,8 +434,8 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 	sd->last = now;
 	sd->have = true;
 	sd->epoch = leadership(d);
-	sd->version = d->loop.version;
-	sd->snap = d->loop.snap;
+	sd->version = d->loop->version;
+	sd->snap = d->loop->snap;
 	return any;
 }
 

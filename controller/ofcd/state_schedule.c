@@ -33,7 +33,6 @@
  * daemon gone (task.d NULL under task.mu). */
 #include "controller/export/export.h"
 #include "controller/ofcd/conn.h"
-#include "controller/ofcd/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +188,7 @@ static bool same_key(const struct fabcfg *c1, const char *s1, const struct fabcf
 /* The kept result into s (the published snapshot). */
 static void install(struct ofcd *d, struct snapshot *s)
 {
-	struct state_sched *k = &d->loop.ss;
+	struct state_sched *k = &d->loop->ss;
 	Ofc__V1__State *st = s->state;
 
 	s->sched_want = false;
@@ -232,16 +231,16 @@ static void start(struct ofcd *d, const struct snapshot *s)
 		return;
 	}
 	pthread_attr_destroy(&attr);
-	d->loop.ss.task = t;
+	d->loop->ss.task = t;
 	changed(d); /* (schedule_computing_since_unix_ms) */
 }
 
 void state_schedule_check(struct ofcd *d, bool asked)
 {
-	struct snapshot *s = d->loop.snap;
-	struct state_sched *k = &d->loop.ss;
+	struct snapshot *s = d->loop->snap;
+	struct state_sched *k = &d->loop->ss;
 
-	if (!s || !s->sched_want || d->loop.stopping)
+	if (!s || !s->sched_want || d->loop->stopping)
 		return;
 	if (k->cfg && same_key(k->cfg, k->spec, s->cfg, s->sched_spec)) {
 		install(d, s);
@@ -249,15 +248,15 @@ void state_schedule_check(struct ofcd *d, bool asked)
 	}
 	if (k->task)
 		return; /* one at a time: this state's when it lands */
-	if (d->clustered && !d->loop.leading && !asked)
+	if (d->clustered && !d->loop->leading && !asked)
 		return; /* a follower: when a client asks for the state */
 	start(d, s);
 }
 
 uint64_t state_schedule_since(const struct ofcd *d)
 {
-	const struct state_sched_task *t = d->loop.ss.task;
-	const struct snapshot *s = d->loop.snap;
+	const struct state_sched_task *t = d->loop->ss.task;
+	const struct snapshot *s = d->loop->snap;
 
 	/* (Another state's running: this one's starts when it lands.) */
 	return t && s && s->sched_want ? t->since_ms : 0;
@@ -265,10 +264,10 @@ uint64_t state_schedule_since(const struct ofcd *d)
 
 void state_schedule_landed(struct ofcd *d, struct state_sched_task *t)
 {
-	struct state_sched *k = &d->loop.ss;
-	struct snapshot *s = d->loop.snap;
+	struct state_sched *k = &d->loop->ss;
+	struct snapshot *s = d->loop->snap;
 
-	if (t != k->task || d->loop.stopping) {
+	if (t != k->task || d->loop->stopping) {
 		state_sched_task_unref(t);
 		return;
 	}
@@ -315,7 +314,7 @@ void state_schedule_landed(struct ofcd *d, struct state_sched_task *t)
 
 void state_schedule_stop(struct ofcd *d)
 {
-	struct state_sched *k = &d->loop.ss;
+	struct state_sched *k = &d->loop->ss;
 	struct state_sched_task *t = k->task;
 
 	if (t) {

@@ -8,8 +8,8 @@
  * under a run. */
 #include "controller/testbed/testbed.h"
 #include "controller/ofcd/answer.h"
-#include "controller/ofcd/conn.h"
 #include "controller/ofcd/testbed.h"
+#include "controller/ofcd/worker.h"
 #include "exec/exec.h"
 
 #include <math.h>
@@ -19,70 +19,6 @@
 
 /* The most algorithms one request runs ("all" on a direct topology). */
 #define TESTBED_MAX_RUNS 16
-/* A run's bytes per host: what the executor holds is bounded by the
- * request's memory limit too, this keeps a request from asking for hours. */
-#define TESTBED_MAX_SIZE (1ull << 30)
-
-/* (loop) TestbedRun {algorithm, collective, size, alpha, timeout}. */
-int testbed_run_request(const struct request *rq)
-{
-	struct conn *c = rq->c;
-	struct ofcd *d = c->d;
-	const Ofc__V1__TestbedRun *q = rq->req->testbed_run;
-	enum sched_collective coll = SCHED_ALLREDUCE;
-	struct job *j;
-
-	if (q->collective && q->collective[0] && sched_collective_parse(q->collective, &coll) < 0)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "collective '%s': expected allreduce, allgather, reduce-scatter or "
-			     "alltoall",
-			     q->collective);
-	if (q->has_size && (q->size == 0 || q->size > TESTBED_MAX_SIZE))
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "size %llu: expected 1 byte to %llu MiB per host",
-			     (unsigned long long)q->size, TESTBED_MAX_SIZE >> 20);
-	if ((q->has_alpha && !(q->alpha >= 0 && q->alpha < 1)) ||
-	    (q->has_timeout && !(q->timeout > 0 && q->timeout <= 3600)))
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "alpha must be 0 to 1 s and timeout above 0 and at most 3600 s");
-	if (q->algorithm && strlen(q->algorithm) > 64)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "algorithm: a name of at most 64 characters");
-	if (d->loop.stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
-	j = request_job(rq, JOB_TESTBED_RUN);
-	j->coll = coll;
-	j->size = q->has_size ? q->size : 1u << 20;
-	j->algo = q->algorithm && q->algorithm[0] ? xstrdup(q->algorithm) : NULL;
-	j->alpha = q->has_alpha ? q->alpha : 0;
-	j->max_time = q->has_timeout ? q->timeout : 600;
-	j->target = xstrdup("testbed run");
-	enqueue(d, j, rq);
-	return 0;
-}
-
-/* (loop) TestbedCheck {} and TestbedDown {}: nothing to read but the
- * kind. */
-int testbed_check_request(const struct request *rq)
-{
-	struct conn *c = rq->c;
-	struct ofcd *d = c->d;
-	bool down = rq->req->body_case == OFC__V1__REQUEST__BODY_TESTBED_DOWN;
-	struct job *j;
-
-	if (d->loop.stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
-	j = request_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK);
-	j->target = xstrdup(down ? "testbed down" : "testbed check");
-	enqueue(d, j, rq);
-	return 0;
-}
 
 /* The topology the daemon committed, when the record names another than
  * the config's (not a renumbered one or a partition's: the config's then,
@@ -195,7 +131,7 @@ static uint32_t algorithms(const struct schedule_query *q, const struct job *j, 
 static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__TestbedRunAnswer *m,
 		   struct ofc_error *err)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	struct testbed_topo committed = {0};
 	struct testbed_net t;
 	struct testbed_model model;
@@ -212,7 +148,7 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 	if (testbed_need_root(err) < 0 || testbed_net_read(f, d->state_dir, &t, err) < 0)
 		return -1;
 	if (testbed_carried_now(f, d->state_dir, &t, note, sizeof(note), err) < 0 ||
-	    committed_topology(d->w.ctl, &committed, err) < 0)
+	    committed_topology(d->w->ctl, &committed, err) < 0)
 		goto out;
 	if (note[0])
 		m->carried_note = arena_strdup(&an->a, note);
@@ -258,7 +194,7 @@ out:
  * calibration's), FAILED otherwise. */
 static void run_check(struct ofcd *d, struct job *j)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	struct testbed_topo committed = {0};
 	Ofc__V1__TestbedCheckAnswer *m = NULL;
 	struct ofc_error err = {0};
@@ -268,7 +204,7 @@ static void run_check(struct ofcd *d, struct job *j)
 
 	answer_init(&an, j);
 	an.t.kind = "testbed-check";
-	rc = committed_topology(d->w.ctl, &committed, &err);
+	rc = committed_topology(d->w->ctl, &committed, &err);
 	if (rc == 0)
 		rc = testbed_check(f, committed.open ? &committed.f : f,
 				   committed.open     ? committed.spec
@@ -305,7 +241,7 @@ static void run_check(struct ofcd *d, struct job *j)
  * transaction plans the switches alone. */
 static void run_down(struct ofcd *d, struct job *j)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	Ofc__V1__TestbedDownAnswer *m;
 	struct ofc_error err = {0};
 	struct answer an;
@@ -325,7 +261,7 @@ static void run_down(struct ofcd *d, struct job *j)
 		m->removed = n;
 		ofcd_testbed_reopen_ctl(d);
 		/* State.testbed_up and the devices without the hosts, published */
-		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -1,10 +1,10 @@
 /* The testbed through ofcd, the mutation worker's side (testbed.c,
  * testbed_up.c): what work.c calls and the two files share. The requests'
- * handlers on the loop are conn.h's. */
+ * handlers on the loop are conn.h's (mutation_requests.c). */
 #ifndef OFC_CONTROLLER_OFCD_TESTBED_H
 #define OFC_CONTROLLER_OFCD_TESTBED_H
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 /* (mutation worker) JOB_TESTBED_UP (testbed_up.c). */
 void ofcd_run_testbed_up(struct ofcd *d, struct job *j);

@@ -5,36 +5,14 @@
  * worker's ctl is opened again with the hosts among its devices, so its
  * probes read them and its next transactions move their circuits with
  * the switches. An admin's mutation on the mutation worker: no
- * transaction moves the circuits while they are made. */
+ * transaction moves the circuits while they are made. The loop's side
+ * (the request checked and queued) is mutation_requests.c's. */
 #include "controller/ofcd/answer.h"
-#include "controller/ofcd/conn.h"
 #include "controller/ofcd/testbed.h"
+#include "controller/ofcd/worker.h"
 #include "controller/testbed/testbed.h"
 
 #include <stdlib.h>
-
-/* (loop) TestbedUp {rate_scale}. */
-int testbed_up_request(const struct request *rq)
-{
-	struct conn *c = rq->c;
-	struct ofcd *d = c->d;
-	const Ofc__V1__TestbedUp *q = rq->req->testbed_up;
-	struct job *j;
-
-	if (q->has_rate_scale && !(q->rate_scale > 0 && q->rate_scale <= 1))
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "rate_scale must be a number in (0, 1], got %g", q->rate_scale);
-	if (d->loop.stopping)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY, "ofcd is shutting down");
-	if (d->loop.nqueue >= MAX_QUEUE)
-		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_BUSY,
-			     "%u mutations are waiting already; try again later", d->loop.nqueue);
-	j = request_job(rq, JOB_TESTBED_UP);
-	j->rate_scale = q->has_rate_scale ? q->rate_scale : 0;
-	j->target = xstrdup("testbed up");
-	enqueue(d, j, rq);
-	return 0;
-}
 
 /* The worker's ctl opened again on the same fabric, now with (or
  * without) the testbed's hosts as a device: ctl_open adds them when a
@@ -45,12 +23,12 @@ void ofcd_testbed_reopen_ctl(struct ofcd *d)
 	struct ofc_error err = {0};
 	struct ctl *nc;
 
-	if (ofcd_open_next_ctl(d, d->w.ctl->fabric, &nc, &err) < 0) {
+	if (ofcd_open_next_ctl(d, d->w->ctl->fabric, &nc, &err) < 0) {
 		ofcd_log_error(d, "testbed: the devices not opened again: ", &err);
 		return;
 	}
-	ofcd_ctl_close(d, d->w.ctl);
-	d->w.ctl = nc;
+	ofcd_ctl_close(d, d->w->ctl);
+	d->w->ctl = nc;
 	ctl_quiet(nc, NULL);
 }
 
@@ -60,7 +38,7 @@ void ofcd_testbed_reopen_ctl(struct ofcd *d)
  * failed). */
 void ofcd_run_testbed_up(struct ofcd *d, struct job *j)
 {
-	const struct fabric *f = d->w.ctl->fabric;
+	const struct fabric *f = d->w->ctl->fabric;
 	const struct device_state **switches = NULL;
 	struct testbed_up_result r = {0};
 	struct ofc_error err = {0};
@@ -71,8 +49,8 @@ void ofcd_run_testbed_up(struct ofcd *d, struct job *j)
 	answer_init(&an, j);
 	an.t.kind = "testbed-up";
 	/* the switches as they are: what the hosts' circuits mirror */
-	if (testbed_need_root(&err) == 0 && ctl_read(d->w.ctl, &err) == 0) {
-		switches = ctl_switch_states(d->w.ctl);
+	if (testbed_need_root(&err) == 0 && ctl_read(d->w->ctl, &err) == 0) {
+		switches = ctl_switch_states(d->w->ctl);
 		rc = testbed_bring_up(f, d->state_dir, switches, j->rate_scale, &r, &err);
 		free(switches);
 	}
@@ -81,7 +59,7 @@ void ofcd_run_testbed_up(struct ofcd *d, struct job *j)
 		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_UP;
 		an.r.testbed_up = testbed_up_answer(&an.a, f->name, &r);
 		/* State.testbed_up and the hosts' device, published */
-		j->snap = snapshot_build(d->state_dir, d->w.ctl, d->w.pub, why, sizeof(why));
+		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -15,7 +15,7 @@
  * numbering of its nodes (a Slurm job's is relabelled for fewest moves,
  * and the numbering chosen is not kept): an isomorphism test on the
  * recorded circuits, by nauty's canonical forms. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -302,7 +302,7 @@ static void at_target_explain(struct snapshot *s, const struct ctl *c, const str
 void held_view(const struct ofcd *d, struct snapshot *s)
 {
 	Ofc__V1__State *st = s ? s->state : NULL;
-	const struct ctl *c = d->w.ctl;
+	const struct ctl *c = d->w->ctl;
 	struct ofc_error err = {0};
 	struct ctl_record rec;
 

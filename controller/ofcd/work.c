@@ -8,6 +8,7 @@
  * notes; the loop answers and publishes. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/testbed.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +87,11 @@ void *ofcd_mutation_worker(void *arg)
 			break;
 		j = d->jobs.mjob;
 		pthread_mutex_unlock(&d->jobs.mu);
-		d->w.job = j;
+		d->w->job = j;
 		ofcd_run_job(d, j);
 		ahead_publish(d);
-		metrics_devices_take(d, d->w.ctl);
-		d->w.job = NULL;
+		metrics_devices_take(d, d->w->ctl);
+		d->w->job = NULL;
 		pthread_mutex_lock(&d->jobs.mu);
 		d->jobs.mjob = NULL;
 		finished(d, j);
@@ -178,4 +179,37 @@ void *ofcd_schedule_worker(void *arg)
 void *ofcd_schedule_worker_2(void *arg)
 {
 	return schedule_worker(arg, 1);
+}
+
+/* ---- the worker's half of the daemon ---------------------------------------------------- */
+
+void ofcd_worker_new(struct ofcd *d)
+{
+	d->w = xcalloc(1, sizeof(*d->w));
+}
+
+void ofcd_worker_close_devices(struct ofcd *d)
+{
+	ctl_close(d->w->ctl);
+	d->w->ctl = NULL;
+}
+
+void ofcd_worker_free(struct ofcd *d)
+{
+	fabcfg_unref(d->w->cfg);
+	fabcfg_unref(d->w->pub);
+	fabcfg_unref(d->w->base);
+	free(d->w->sync_bytes);
+	free(d->w->damaged);
+	strv_free(d->w->reported, d->w->nreported);
+	strv_free(d->w->lost, d->w->nlost);
+	for (uint32_t i = 0; i < d->w->nmoves; i++)
+		free(d->w->moves[i].host);
+	free(d->w->moves);
+	held_free_all(d);
+	for (uint32_t i = 0; i < d->w->ntrusted; i++)
+		free(d->w->trusted[i]);
+	free(d->w->trusted);
+	free(d->w);
+	d->w = NULL;
 }

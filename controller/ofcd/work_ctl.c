@@ -2,7 +2,7 @@
  * (the daemon's store, --device overrides, callbacks and fence), the
  * events those ctls report, turned into notes for the loop, and the running
  * YAML with another topology and the port moves in effect. */
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +22,12 @@ void ofcd_post_note(struct ofcd *d, struct note *n)
 {
 	Ofc__V1__Event__Kind kind = n->kind;
 
-	if (d->w.job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
-			 kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
-			 kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
-			 kind == OFC__V1__EVENT__KIND__KIND_RECOVERED ||
-			 kind == OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED)) {
-		job_defer(d->w.job, n);
+	if (d->w->job && (kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
+			  kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK ||
+			  kind == OFC__V1__EVENT__KIND__KIND_CONFIG_APPLIED ||
+			  kind == OFC__V1__EVENT__KIND__KIND_RECOVERED ||
+			  kind == OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED)) {
+		job_defer(d->w->job, n);
 		return;
 	}
 	ofcd_note(d, n);
@@ -139,10 +139,10 @@ void ofcd_drop_moves(struct ofcd *d)
 
 	/* (Saved even with none in memory: a .rewired the start-up kept,
 	 * not fitting the config, is over too.) */
-	if (d->w.nmoves)
+	if (d->w->nmoves)
 		ofcd_log(d, OFCD_LOG_NOTICE,
-			 "%u moved host port%s dropped: the config's wiring again", d->w.nmoves,
-			 d->w.nmoves == 1 ? "" : "s");
+			 "%u moved host port%s dropped: the config's wiring again", d->w->nmoves,
+			 d->w->nmoves == 1 ? "" : "s");
 	moves_clear(d);
 	if (moves_save(d, &err) < 0)
 		ofcd_log_error(d, "", &err);
@@ -169,7 +169,7 @@ int ofcd_open_ctl(struct ofcd *d, struct fabric *f, bool strict, struct ctl **ou
 	    /* a replica drives devices only while its lease surely holds */
 	    .fence = d->clustered ? ofcd_fence : NULL,
 	    .fence_ctx = d,
-	    .principal = d->w.job ? d->w.job->principal : NULL, /* who asked (the audit) */
+	    .principal = d->w->job ? d->w->job->principal : NULL, /* who asked (the audit) */
 	};
 	int rc;
 
@@ -189,8 +189,8 @@ int ofcd_open_next_ctl(struct ofcd *d, struct fabric *f, struct ctl **out, struc
 {
 	if (ofcd_open_ctl(d, f, false, out, err) < 0)
 		return -1;
-	ctl_handover(d->w.ctl, *out);
-	ctl_quiet(*out, d->w.ctl);
+	ctl_handover(d->w->ctl, *out);
+	ctl_quiet(*out, d->w->ctl);
 	return 0;
 }
 

@@ -49,6 +49,15 @@ static int check_options(const struct schedule_query *q, const struct engine_ops
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--lowering goes with --collective alltoall --algo %s",
 				     names_of(list, sizeof(list), ~0u, ENGINE_LOWERING, " or "));
+	/* (found here once: the engine gets the table's row) */
+	if (q->lowering && !a2a_lowering_find(q->lowering)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		a2a_lowering_names(&sb, false, ", ");
+		ofc_error_set(err, OFC_E_INPUT, "unknown lowering '%s' (%s)", q->lowering, sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
 	return 0;
 }
 

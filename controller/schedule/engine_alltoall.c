@@ -68,10 +68,11 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 	sched_set_metric(&o->s, "theta", o->theta);
 }
 
-/* Row e (mcf, lowered as asked; direct or sp-balanced: lowering NULL),
- * built by a2a_build. */
+/* Row e (mcf, lowered as asked, NULL: the default; direct or
+ * sp-balanced: lowering NULL), built by a2a_build. */
 static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
-		    struct schedule_outcome *o, const struct engine_ops *e, const char *lowering)
+		    struct schedule_outcome *o, const struct engine_ops *e,
+		    const struct a2a_lowering *lowering)
 {
 	struct ofc_error err = {0};
 	const char *algo = e->name;
@@ -102,8 +103,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	/* Reduced by itself: the baselines, and the MCF by any lowering but
 	 * one that does not reduce when named (the default falls back to
 	 * paths when steps cannot prove its optimum soon). */
-	const struct a2a_lowering *l = lowering ? a2a_lowering_find(lowering) : NULL;
-	bool reducible = !l || l->reduces;
+	bool reducible = !lowering || lowering->reduces;
 
 	/* The MCF's default lowering, time-stepped, is reduced above
 	 * A2A_STEPS_EXPLICIT_NODES: its explicit schedule is past any memory
@@ -112,7 +112,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	uint32_t explicit_max = stepped ? A2A_STEPS_EXPLICIT_NODES : A2A_MAX_NODES;
 
 	snprintf(o->algo, sizeof(o->algo), "%s", algo);
-	o->lowering = lowering;
+	o->lowering = lowering ? lowering->name : NULL;
 	/* Reduced: asked for, or where the explicit schedule is not built. */
 	if (q->reduced == SCHEDULE_REDUCED_ALWAYS ||
 	    (q->reduced == SCHEDULE_REDUCED_AUTO && reducible && r->g->n > explicit_max &&
@@ -171,7 +171,7 @@ static void run_a2a(struct schedule_result *r, const struct schedule_query *q,
 	o->gen_s = now_seconds() - t0;
 	o->applies = true;
 	if (a.lowering)
-		o->lowering = a.lowering;
+		o->lowering = a.lowering->name;
 	if (a.fallback[0]) {
 		size_t len = strlen(r->note);
 
@@ -213,12 +213,13 @@ void direct_build_alltoall(struct schedule_result *r, const struct schedule_quer
 		for (unsigned i = 0; (l = a2a_lowering_at(i)); i++) {
 			struct schedule_outcome *o = outcome_next(r);
 
-			run_a2a(r, q, o, e, l->name);
+			run_a2a(r, q, o, e, l);
 			snprintf(o->algo, sizeof(o->algo), "%s/%s", e->name, l->name);
 		}
 	} else {
-		/* (NULL: the default lowering) */
+		/* (NULL: the default lowering; the name is checked, dispatch.c) */
 		run_a2a(r, q, outcome_next(r), e,
-			(e->flags & ENGINE_LOWERING) ? q->lowering : NULL);
+			(e->flags & ENGINE_LOWERING) && q->lowering ? a2a_lowering_find(q->lowering)
+								    : NULL);
 	}
 }

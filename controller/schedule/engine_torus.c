@@ -17,8 +17,8 @@ static bool refuse_degraded(const struct schedule_result *r, struct schedule_out
 	if (!r->healthy)
 		return false;
 	snprintf(o->why, sizeof(o->why),
-		 "%s routes over every link of a whole torus and %s has failed links (bfb, "
-		 "mcf and the recursive baseline schedule degraded graphs)",
+		 "%s routes over every link of a whole torus and %s has failed links (swing, "
+		 "bfb, mcf and the recursive baseline schedule degraded graphs)",
 		 algo, r->g->spec);
 	o->why_code = OFC_E_INPUT;
 	return true;
@@ -70,6 +70,125 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 		sched_set_metric(&o->s, "group_order", o->group.order);
 }
 
+/* Why Swing on this degraded torus cannot be the healthy program re-routed
+ * (then NULL). */
+static const char *not_reroutable(const struct schedule_result *r)
+{
+	if (r->keep)
+		return "a failed host takes part in every Swing exchange (Swing keeps its "
+		       "structure around failed links and ports, not hosts)";
+	if (r->demand || r->link_rate || r->host_betas || r->bfb_inject || r->nic_ports)
+		return "Swing re-routes around failed links on a torus whose hosts and links "
+		       "are alike";
+	return NULL;
+}
+
+/* Swing on a torus with failed links and ports: the healthy reduced program
+ * (the same exchanges, so the same result) and the detours of the
+ * transfers whose routes cross a failed arc (swing_reroute), priced by the
+ * detours' link loads and checked without expansion. */
+static void run_swing_rerouted(struct schedule_result *r, const struct schedule_query *q,
+			       struct schedule_outcome *o, enum swing_variant v)
+{
+	struct ofc_error err = {0};
+	struct topo_tree *t = NULL;
+	struct sched_reduced red;
+	uint32_t *arcs = NULL, nreps;
+	size_t na = 0;
+	double t0 = now_seconds();
+	const char *why = not_reroutable(r);
+	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
+	char what[64];
+
+	if (why) {
+		snprintf(o->why, sizeof(o->why), "%s", why);
+		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	/* r->tree is the degraded graph's (no family): the healthy spec's */
+	if (topo_build_tree(r->healthy->spec, NULL, &t, &err) < 0 ||
+	    sched_group_of(r->healthy, t, &o->group, &err) < 0 ||
+	    swing_failed_arcs(t, r->healthy, r->g, &arcs, &na, &err) < 0) {
+		outcome_not_applies(o, &err);
+		topo_tree_free(t);
+		return;
+	}
+	snprintf(what, sizeof(what), "%s swing",
+		 v == SWING_LATENCY ? "latency-optimal" : "bandwidth-optimal");
+	double xfers = torus_allreduce_reduced_transfers(t, TORUS_SWING, v, &nreps);
+	if (outcome_reduced_over_limit(r, q, o, what, xfers, nreps,
+				       v == SWING_LATENCY ? 0 : r->degree))
+		goto out;
+	outcome_phase(r, o, "generation");
+	if (torus_allreduce_reduced(t, TORUS_SWING, v, &o->group, &red, &o->tf, &err) < 0) {
+		outcome_not_applies(o, &err);
+		goto out;
+	}
+	o->reroute = xcalloc(1, sizeof(*o->reroute));
+	if (swing_reroute(t, &red, arcs, na, &o->tf, limit, o->reroute, &err) < 0) {
+		sched_reduced_free(&red);
+		free(o->reroute);
+		o->reroute = NULL;
+		snprintf(o->why, sizeof(o->why), "%.400s", err.msg);
+		o->why_code = err.code;
+		goto out;
+	}
+	/* Explicit where healthy Swing would be (up to
+	 * SWING_MAX_SCHEDULE_NODES, or asked): the program's expansion, which
+	 * is the explicit schedule; the detours are checked on the program. */
+	bool expand = q->reduced == SCHEDULE_REDUCED_NEVER ||
+		      (q->reduced == SCHEDULE_REDUCED_AUTO && r->g->n <= SWING_MAX_SCHEDULE_NODES);
+	if (expand &&
+	    (outcome_over_memory(r, q, o, what, torus_allreduce_transfers(t, TORUS_SWING, v, true),
+				 r->degree) ||
+	     sched_reduced_expand(&red, &o->s, &err) < 0)) {
+		if (!o->why[0])
+			outcome_not_applies(o, &err);
+		sched_reduced_free(&red);
+		goto out;
+	}
+	if (!expand) {
+		o->s = red.prog;
+		red.prog = (struct schedule){0};
+		o->is_reduced = true;
+	}
+	/* the schedule's graph is the degraded one (the program the healthy's) */
+	snprintf(o->s.topology, sizeof(o->s.topology), "%s", r->g->spec);
+	o->group = red.group;
+	o->tf = o->reroute->f;
+	o->have = true;
+	if (outcome_out_of_time(r, o, "generation"))
+		goto out_red;
+	o->gen_s = now_seconds() - t0;
+	o->applies = true;
+	if (!strstr(r->note, "Swing kept as structure")) {
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "%sSwing kept as structure: the healthy %s%s, %zu transfers re-routed "
+			 "around %zu failed arcs",
+			 len ? "; " : "", expand ? "schedule" : "program x ",
+			 expand ? "" : o->group.name, o->reroute->ndet, o->reroute->nfailed);
+	}
+	torus_finish(r, o);
+	/* The routes: the program's exchanges kept, no failed arc crossed,
+	 * the loads the patch's. */
+	struct sched_reduced chk = {.group = red.group, .prog = expand ? red.prog : o->s};
+	double t1 = now_seconds();
+	if (o->verified && swing_reroute_verify(t, &chk, o->reroute, &err) < 0) {
+		o->verified = false;
+		o->s.verified = false;
+		snprintf(o->verify_error, sizeof(o->verify_error), "%.300s", err.msg);
+	}
+	o->verify_s += now_seconds() - t1;
+	sched_set_metric(&o->s, "rerouted_transfers", (double)o->reroute->ndet);
+out_red:
+	sched_reduced_free(&red);
+out:
+	free(arcs);
+	topo_tree_free(t);
+}
+
 /* Row e's variant v (ENGINE_SPLIT: Swing's collectives, one a dimension). */
 static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 		      struct schedule_outcome *o, const struct engine_ops *e, enum swing_variant v)
@@ -84,6 +203,10 @@ static void run_torus(struct schedule_result *r, const struct schedule_query *q,
 	if (q->collective != SCHED_ALLREDUCE) {
 		snprintf(o->why, sizeof(o->why), "%s schedules allreduce", algo);
 		o->why_code = OFC_E_INPUT;
+		return;
+	}
+	if (r->healthy && e->torus_algo == TORUS_SWING) {
+		run_swing_rerouted(r, q, o, v);
 		return;
 	}
 	if (refuse_degraded(r, o, algo))

@@ -373,6 +373,10 @@ void schedule_outcome_free(struct schedule_outcome *o)
 		o->gone = NULL;
 	}
 	o->is_patched = false;
+	if (o->reroute)
+		swing_reroute_free(o->reroute);
+	free(o->reroute);
+	o->reroute = NULL;
 }
 
 /* Keep the figures, drop the schedule (comparisons keep only the main one). */

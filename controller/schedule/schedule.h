@@ -251,6 +251,12 @@ struct schedule_outcome {
 	bool is_torus;
 	struct torus_figures tf;
 	const char *variant;
+	/* Swing on a torus with failed links: s is the healthy schedule (its
+	 * reduced program x group, or up to SWING_MAX_SCHEDULE_NODES its
+	 * expansion, as healthy Swing), reroute (owned) the detours of the
+	 * transfers whose routes cross a failed arc (swing_reroute) and tf
+	 * their figures; checked by swing_reroute_verify on the program. */
+	struct swing_reroute *reroute;
 	/* WDM rings */
 	bool is_ring;
 	struct ring_outcome ring;

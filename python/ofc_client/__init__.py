@@ -396,12 +396,14 @@ class Client:
 
     # ---- reads ----------------------------------------------------------
 
-    def get_state(self, with_fabric=False, with_edges=False):
+    def get_state(self, with_fabric=False, with_edges=False, fabric_brief=False):
         """The last committed state: devices, topology, schedule, the
-        transaction running and the queue (ofc.v1.State)."""
+        transaction running and the queue (ofc.v1.State). fabric_brief:
+        the fabric without its wiring, circuits and logical topology."""
         req = control_pb2.Request()
         req.get_state.with_fabric = with_fabric
         req.get_state.with_edges = with_edges
+        req.get_state.fabric_brief = fabric_brief
         return self.call(req).state
 
     def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,

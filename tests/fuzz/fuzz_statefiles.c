@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "controller/config/config.h"
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,27 +49,27 @@ static void check_failures(struct ofcd *d)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct ofc_error err = {0};
-	uint32_t n = d->w.nreported;
+	uint32_t n = d->w->nreported;
 
 	if (n > FAIL_MAX_ITEMS)
 		abort();
 	for (uint32_t i = 0; i < n; i++) {
-		if (!failure_item_ok(d->w.reported[i]))
+		if (!failure_item_ok(d->w->reported[i]))
 			abort();
 		for (uint32_t k = 0; k < i && n <= 256; k++)
-			if (strcmp(d->w.reported[k], d->w.reported[i]) == 0)
+			if (strcmp(d->w->reported[k], d->w->reported[i]) == 0)
 				abort();
-		sb_printf(&sb, "%s\n", d->w.reported[i]);
+		sb_printf(&sb, "%s\n", d->w->reported[i]);
 	}
 	/* As failures_save writes them: read back, the same set. */
-	char **was = d->w.reported;
-	d->w.reported = NULL;
-	d->w.nreported = 0;
+	char **was = d->w->reported;
+	d->w->reported = NULL;
+	d->w->nreported = 0;
 	if (failures_parse(d, "fuzz.failed", sb.buf ? sb.buf : "", sb.len, &err) < 0 ||
-	    d->w.nreported != n)
+	    d->w->nreported != n)
 		abort();
 	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(was[i], d->w.reported[i]) != 0)
+		if (strcmp(was[i], d->w->reported[i]) != 0)
 			abort();
 	strv_free(was, n);
 	sb_free(&sb);
@@ -77,37 +77,37 @@ static void check_failures(struct ofcd *d)
 
 static void check_moves(struct ofcd *d)
 {
-	const struct fabric *f = d->w.cfg->f;
+	const struct fabric *f = d->w->cfg->f;
 	struct strbuf sb = STRBUF_INIT;
 	struct ofc_error err = {0};
-	uint32_t n = d->w.nmoves;
+	uint32_t n = d->w->nmoves;
 
 	if (n > FAIL_MAX_ITEMS)
 		abort();
 	for (uint32_t i = 0; i < n; i++) {
-		const struct port_move *m = &d->w.moves[i];
+		const struct port_move *m = &d->w->moves[i];
 		int h = fabric_find_host(f, m->host);
 
 		if (h < 0 || m->from >= f->hosts[h].ports || m->to >= f->hosts[h].ports ||
 		    m->from == m->to)
 			abort();
 		for (uint32_t k = 0; k < i; k++)
-			if (strcmp(d->w.moves[k].host, m->host) == 0 &&
-			    (d->w.moves[k].from == m->from || d->w.moves[k].from == m->to ||
-			     d->w.moves[k].to == m->from || d->w.moves[k].to == m->to))
+			if (strcmp(d->w->moves[k].host, m->host) == 0 &&
+			    (d->w->moves[k].from == m->from || d->w->moves[k].from == m->to ||
+			     d->w->moves[k].to == m->from || d->w->moves[k].to == m->to))
 				abort();
 		sb_printf(&sb, "%s %u %u\n", m->host, m->from, m->to);
 	}
 	/* As moves_save writes them: read back, the same moves. */
-	struct port_move *was = d->w.moves;
-	d->w.moves = NULL;
-	d->w.nmoves = 0;
+	struct port_move *was = d->w->moves;
+	d->w->moves = NULL;
+	d->w->nmoves = 0;
 	if (moves_parse(d, "fuzz.rewired", sb.buf ? sb.buf : "", sb.len, &err) < 0 ||
-	    d->w.nmoves != n)
+	    d->w->nmoves != n)
 		abort();
 	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(was[i].host, d->w.moves[i].host) != 0 ||
-		    was[i].from != d->w.moves[i].from || was[i].to != d->w.moves[i].to)
+		if (strcmp(was[i].host, d->w->moves[i].host) != 0 ||
+		    was[i].from != d->w->moves[i].from || was[i].to != d->w->moves[i].to)
 			abort();
 	for (uint32_t i = 0; i < n; i++)
 		free(was[i].host);
@@ -119,25 +119,28 @@ static void check_moves(struct ofcd *d)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ofcd d;
+	struct ofcd_worker w;
 	struct ofc_error err = {0};
 	char *text;
 
 	if (size < 1 || size > 1 << 20)
 		return 0;
 	memset(&d, 0, sizeof(d));
-	d.w.cfg = config();
+	memset(&w, 0, sizeof(w));
+	d.w = &w;
+	d.w->cfg = config();
 	text = xmalloc(size);
 	memcpy(text, data + 1, size - 1);
 	if (data[0] % 2 == 0) {
 		if (failures_parse(&d, "fuzz.failed", text, size - 1, &err) == 0)
 			check_failures(&d);
-		else if (refused(&err, "fuzz.failed"), d.w.nreported)
+		else if (refused(&err, "fuzz.failed"), d.w->nreported)
 			abort(); /* emptied on error */
-		strv_free(d.w.reported, d.w.nreported);
+		strv_free(d.w->reported, d.w->nreported);
 	} else {
 		if (moves_parse(&d, "fuzz.rewired", text, size - 1, &err) == 0)
 			check_moves(&d);
-		else if (refused(&err, "fuzz.rewired"), d.w.nmoves)
+		else if (refused(&err, "fuzz.rewired"), d.w->nmoves)
 			abort();
 		moves_clear(&d);
 	}

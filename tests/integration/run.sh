@@ -46,11 +46,13 @@ for t in "$@"; do
 		shared="$shared $t"
 	fi
 done
-# The suites that take longest, longest first (their wall time on 2 cores,
-# bench/RESULTS.md "make test's time"); the others after them in order.
-long="test_cluster test_gateway test_netconf test_ofcd test_apply test_failures
-	test_security test_ofcd_failures test_python test_crash test_calient
-	test_cluster_fence test_partitions test_workload test_lab test_fluid"
+# The suites that take longest, longest first (their wall time in a
+# fresh clone's make test on 2 cores, beside fresh-check); the others after
+# them in order.
+long="test_cluster test_testbed_ofcd test_gateway test_netconf test_msccl test_ofcd
+	test_lab test_docs test_ui_day test_failover_client test_threads
+	test_production test_cluster_dedup test_python test_cluster_day
+	test_adopt_ofcd test_clients test_netconf_interop test_deps"
 first= rest=
 for l in $long; do
 	for t in $shared; do

@@ -239,7 +239,7 @@ expect_json 'j["operations"]==0' $OFC plan "$TMP/sim.yaml" --state-dir "$ST" --j
 [ "$(wc -l <"$ST/sim-ocs0.txt")" -eq 256 ] && ok || bad "sim state not persisted"
 
 # ---- status without a config, and usage errors ------------------------------------
-expect_json 'sorted(f["fabric"] for f in j["fabrics"])==["simtorus","testbed12-patch","torus64-ocs"] and all(f["transaction"] is None for f in j["fabrics"])' \
+expect_json 'sorted(f["fabric"] for f in j["fabrics"])==["simtorus","testbed12-patch","torus64-ocs"] and all("transaction" not in f for f in j["fabrics"])' \
 	$OFC status --state-dir "$ST" --json
 expect_error 2 "ofc apply: --device 'ocs0': expected NAME=HOST:PORT" $OFC apply "$TORUS" --device ocs0 --state-dir "$ST"
 expect_error 2 "ofc apply: --device 'ocs9': $TORUS has no switch or ring of that name" $OFC apply "$TORUS" --device ocs9=127.0.0.1:5 --state-dir "$ST"

@@ -384,10 +384,24 @@ expect_error 2 "$TMP/bad.edges:2:5: '2+3' is not a link: write U-V (both directi
 # Cutting a node off: not strongly connected, said so.
 expect_exit 2 $S --topology "edges:$TMP/star.edges" --fail 0-1 --collective allgather
 if grep -q "not strongly connected" "$TMP/err"; then ok; else bad "cut-off node: $(cat "$TMP/err")"; fi
-# The torus algorithms need the family; a degraded torus is not one.
-for a in swing recursive-doubling bucket; do
-	expect_error 2 "ofc schedule: $a: $a routes over every link of a whole torus and torus:8x8 without 0-1 has failed links (bfb, mcf and the recursive baseline schedule degraded graphs)" \
+# The torus baselines need the family; a degraded torus is not one.
+for a in recursive-doubling bucket; do
+	expect_error 2 "ofc schedule: $a: $a routes over every link of a whole torus and torus:8x8 without 0-1 has failed links (swing, bfb, mcf and the recursive baseline schedule degraded graphs)" \
 		$S --topology torus:8x8 --fail "$F1" --collective allreduce --algo $a
 done
+# Swing keeps its structure: the healthy program, the transfers whose
+# routes cross a failed arc re-routed, verified, priced against healthy.
+for f in "$F1:2" '0>1:1'; do
+	expect_exit 0 $S --topology torus:8x8 --fail "${f%:*}" --collective allreduce --algo swing
+	if grep -q "^ofc schedule: Swing kept as structure: the healthy schedule, [1-9][0-9]* transfers re-routed around ${f#*:} failed arcs" "$TMP/err" &&
+		grep -q "^  verified     yes" "$TMP/out" &&
+		grep -q "% vs healthy torus:8x8, " "$TMP/out"; then ok; else
+		bad "swing --fail ${f%:*}" "$(cat "$TMP/err" "$TMP/out")"
+	fi
+done
+expect_exit 0 $S --topology torus:8x8 --fail "$F1" --collective allreduce --algo all
+if grep -Eq "^  swing +12 .* yes .*vs healthy" "$TMP/out"; then ok; else bad "--algo all ranks swing" "$(cat "$TMP/out")"; fi
+expect_error 2 "ofc schedule: swing: a failed host takes part in every Swing exchange (Swing keeps its structure around failed links and ports, not hosts)" \
+	$S --topology torus:8x8 --fail 5 --collective allreduce --algo swing
 
 finish

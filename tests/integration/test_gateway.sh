@@ -172,9 +172,23 @@ req admin 200 "$URL/v1/state"
 body_is 'j["state"]["devices"][0]["circuits"]==[] and "id" not in j'
 req reader 200 "$URL/v1/state?with_fabric=true"
 body_is 'j["state"]["fabric"]["name"]=="torus64-ocs"'
+body_is 'all(j["state"]["fabric"].get(k) for k in ("wiring", "circuits"))' # (for fabric_brief)
+cp "$TMP/out" "$TMP/full.json"
+# The page's read: the fabric's hosts and switches as in the full one, none
+# of its wiring, circuits and logical topology (15 MB of 20 at 65,536 hosts).
+req reader 200 "$URL/v1/state?with_fabric=true&fabric_brief=true"
+python3 - "$TMP/full.json" "$TMP/out" <<'EOF2' && ok || bad "fabric_brief: not the fabric less its wiring, circuits and logical" "$(head -c 400 "$TMP/out")"
+import json, sys
+full, brief = (json.load(open(p))["state"]["fabric"] for p in sys.argv[1:])
+for k in ("wiring", "circuits", "logical"):
+    assert brief.get(k) in (None, []), k
+    full.pop(k, None)
+    brief.pop(k, None)
+assert brief == full and len(brief["hosts"]) == 64 and brief["switches"], brief.keys()
+EOF2
 # Asked with gzip, the same JSON gzipped; its ETag read again answers 304
 # with no body; another ETag, the state.
-cp "$TMP/out" "$TMP/plain.json"
+cp "$TMP/full.json" "$TMP/plain.json"
 req reader 200 -D "$TMP/hdr" -H 'Accept-Encoding: gzip' "$URL/v1/state?with_fabric=true"
 grep -qi '^content-encoding: gzip' "$TMP/hdr" && ok || bad "no gzip" "$(cat "$TMP/hdr")"
 gunzip -c <"$TMP/out" | cmp -s - "$TMP/plain.json" && ok ||
@@ -226,6 +240,14 @@ wb=$!
 curl -sS -N --max-time 30 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
 	"$URL/v1/watch" >"$TMP/watch.a" 2>/dev/null &
 wa=$!
+# (and a's watch asked with gzip: the same lines, each readable as it comes)
+curl -sS -N --max-time 30 --cacert "$C/ca.pem" --cert "$C/tenant-a.pem" --key "$C/tenant-a.key" \
+	-H 'Accept-Encoding: gzip' -D "$TMP/watch.hdr" "$URL/v1/watch" >"$TMP/watch.gz" 2>/dev/null &
+wz=$!
+# (what a gzipped stream cut anywhere says so far)
+gz_lines() {
+	python3 -c 'import sys, zlib; d = zlib.decompressobj(16 + 15); sys.stdout.buffer.write(d.decompress(open(sys.argv[1], "rb").read()))' "$1"
+}
 sleep 0.5
 req reader 403 -X POST "$URL/v1/reconfigure" -d '{"partition":"jobA"}'
 body_is 'j["message"]=="permission denied: cn:reader has the read-only role; this request needs the admin role"'
@@ -243,9 +265,13 @@ body_is 'j["transaction"]["state"]=="committed" and j["transaction"]["operations
 # (a's commit event, then a moment for any that b would wrongly get)
 deadline 20
 until grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" || past "$_end"; do sleep 0.1; done
+until gz_lines "$TMP/watch.gz" | grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' || past "$_end"; do sleep 0.1; done
 sleep 0.5
-kill $wa $wb 2>/dev/null
-wait $wa $wb
+kill $wa $wb $wz 2>/dev/null
+wait $wa $wb $wz
+grep -qi '^content-encoding: gzip' "$TMP/watch.hdr" && ok || bad "the watch asked with gzip: not gzipped" "$(cat "$TMP/watch.hdr")"
+[ -n "$(grep -v '^$' "$TMP/watch.a")" ] && [ "$(gz_lines "$TMP/watch.gz" | grep -v '^$')" = "$(grep -v '^$' "$TMP/watch.a")" ] && ok ||
+	bad "the gzipped watch's lines are not the plain watch's" "$(gz_lines "$TMP/watch.gz" | head -c 300)"
 grep -q '"kind":"KIND_TRANSACTION_COMMITTED"' "$TMP/watch.a" && ok || bad "tenant a hears its commit" "$(head -c 300 "$TMP/watch.a")"
 grep -q '"message":"watching the events of fabric torus64-ocs"' "$TMP/watch.b" &&
 	! grep -q KIND_ "$TMP/watch.b" && ok || bad "tenant b hears nothing of jobA" "$(head -c 600 "$TMP/watch.b")"

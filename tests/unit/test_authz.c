@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 static char *slurm_jobs[] = {"slurm-job-*"};
 
@@ -90,7 +90,25 @@ static const struct {
     {API_TESTBED_DOWN, {1, 0, 0, 0, 0, 1}},   {API_TESTBED_UP, {1, 0, 0, 0, 0, 1}},
 };
 
-/* A Request of kind k, naming the tenant's partition where it names one. */
+/* Set the field `name` of the body m (of kind k): a string, or a uint64
+ * marked given; NULL v clears a string. */
+static void set_field(const struct api_request *k, ProtobufCMessage *m, const char *name, char *v,
+		      uint64_t u)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(k->desc, name);
+
+	assert_non_null(f);
+	if (f->type == PROTOBUF_C_TYPE_STRING) {
+		*(char **)((char *)m + f->offset) = v;
+		return;
+	}
+	*(uint64_t *)((char *)m + f->offset) = u;
+	*(protobuf_c_boolean *)((char *)m + f->quantifier_offset) = u != 0;
+}
+
+/* A Request of kind k, naming the tenant's partition (or a ticket) where
+ * the row's rule says a tenant's request names one. */
 static ProtobufCMessage *request_of(const struct api_request *k, Ofc__V1__Request *q)
 {
 	ProtobufCMessage *m = calloc(1, k->desc->sizeof_message);
@@ -98,23 +116,11 @@ static ProtobufCMessage *request_of(const struct api_request *k, Ofc__V1__Reques
 	protobuf_c_message_init(k->desc, m);
 	ofc__v1__request__init(q);
 	api_set_body(q, k, m);
-	switch (k->kind) {
-	case API_GET_SCHEDULE:
-		q->get_schedule->partition = "slurm-job-7";
-		break;
-	case API_RECONFIGURE:
-		q->reconfigure->partition = "slurm-job-7";
-		break;
-	case API_RELEASE_PARTITION:
-		q->release_partition->name = "slurm-job-7";
-		break;
-	case API_CANCEL:
-		q->cancel->has_ticket = 1;
-		q->cancel->ticket = 3;
-		break;
-	default:
-		break;
-	}
+	if (k->tenant.names == API_NAMES_PARTITION)
+		set_field(k, m, k->tenant.alias ? k->tenant.alias : k->tenant.field, "slurm-job-7",
+			  0);
+	if (k->tenant.names == API_NAMES_TICKET)
+		set_field(k, m, k->tenant.field, NULL, 3);
 	return m;
 }
 
@@ -150,7 +156,8 @@ static struct principal sender(enum sender s, Ofc__V1__Principal *gw)
 
 static void test_every_request_by_every_sender(void **state)
 {
-	static struct ofcd d; /* (no partition of the config: none is looked up) */
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l}; /* (no partition of the config: none is looked up) */
 	bool seen[API_NKINDS] = {0};
 
 	(void)state;
@@ -189,7 +196,8 @@ static void test_every_request_by_every_sender(void **state)
  * another tenant's partition, and nothing else. */
 static void test_refusals_say_why(void **state)
 {
-	static struct ofcd d;
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l};
 	const struct api_request *k = &api_requests[API_APPLY_CONFIG];
 	Ofc__V1__Principal gw;
 	struct principal who = sender(SOCK_RO, &gw);
@@ -283,6 +291,73 @@ static void test_tenant_sees_no_peer(void **state)
 	arena_free(&a);
 }
 
+/* Each tenant's row by its rule: its own partition (or a ticket) through,
+ * another tenant's refused as such (or as none where the row says a name
+ * that is nobody's is none), naming nothing refused with the row's words
+ * or left to the handler. */
+static void test_tenant_rules(void **state)
+{
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l}; /* (no partition: every name but the tenant's is none) */
+	Ofc__V1__Principal gw;
+	struct principal who = sender(GW_TENANT, &gw);
+	size_t rules = 0;
+
+	(void)state;
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		const struct api_request *k = &api_requests[i];
+		const struct api_tenant_rule *r = &k->tenant;
+		Ofc__V1__Request q;
+		ProtobufCMessage *m = request_of(k, &q);
+		Ofc__V1__Status st = OFC__V1__STATUS__STATUS_OK;
+		char why[512] = "", want[512];
+		int rc = authz_decide(&d, &who, k, &q, &st, why, sizeof(why));
+
+		if (r->names == API_NAMES_NONE) {
+			assert_int_equal(rc, -1); /* (test_every_request_by_every_sender) */
+			free(m);
+			continue;
+		}
+		rules++;
+		if (rc != 0)
+			fail_msg("%s of the tenant's own: refused (%s)", k->name, why);
+		if (r->names == API_NAMES_PARTITION) {
+			if (r->alias)
+				set_field(k, m, r->alias, NULL, 0);
+			set_field(k, m, r->field, "other-3", 0);
+			assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+			if (r->absent)
+				snprintf(want, sizeof(want),
+					 "permission denied: no partition other-3 exists (%s), and "
+					 "cn:tenant-a may name only its own partitions",
+					 r->absent);
+			else
+				snprintf(want, sizeof(want),
+					 "permission denied: partition other-3 "
+					 "belongs to another tenant");
+			assert_string_equal(why, want);
+			set_field(k, m, r->field, NULL, 0);
+		}
+		if (r->names == API_NAMES_TICKET)
+			set_field(k, m, r->field, NULL, 0);
+		if (r->names != API_NAMES_FILTERED) {
+			/* naming nothing */
+			rc = authz_decide(&d, &who, k, &q, &st, why, sizeof(why));
+			if (r->needs) {
+				snprintf(want, sizeof(want),
+					 "permission denied: cn:tenant-a is a tenant and %s (%s)",
+					 r->needs, r->field);
+				assert_int_equal(rc, -1);
+				assert_string_equal(why, want);
+			} else {
+				assert_int_equal(rc, 0); /* (its handler's INVALID) */
+			}
+		}
+		free(m);
+	}
+	assert_true(rules >= 5); /* (GetState, Watch, GetSchedule, Reconfigure, ...) */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +365,7 @@ int main(void)
 	    cmocka_unit_test(test_admin_and_socket_cancel_any),
 	    cmocka_unit_test(test_every_request_by_every_sender),
 	    cmocka_unit_test(test_refusals_say_why),
+	    cmocka_unit_test(test_tenant_rules),
 	    cmocka_unit_test(test_sees_all),
 	    cmocka_unit_test(test_tenant_sees_no_peer),
 	};

@@ -347,6 +347,28 @@ static void test_defaults_and_lowerings(void **state)
 				 e->flags & ENGINE_COMPARE ? "is in" : "is not in", help.buf);
 	sb_reset(&help);
 	assert_null(a2a_lowering_find("nope"));
+	/* a name the table lacks is refused by the pipeline before the
+	 * engine (which is handed the table's row), with the table's list;
+	 * a name it has runs as that row */
+	{
+		struct schedule_query q = direct_query("mcf", SCHED_ALLTOALL);
+		struct ofc_error err = {0};
+		struct strbuf want = STRBUF_INIT;
+
+		q.lowering = "nope";
+		assert_int_equal(schedule_compute(&q, &r, NULL, &err), -1);
+		schedule_result_free(&r);
+		assert_int_equal(err.code, OFC_E_INPUT);
+		a2a_lowering_names(&want, false, ", ");
+		assert_non_null(strstr(err.msg, want.buf));
+		assert_non_null(strstr(err.msg, "unknown lowering 'nope'"));
+		sb_free(&want);
+		q.lowering = "single";
+		if (schedule_compute(&q, &r, NULL, &err) < 0)
+			fail_msg("mcf/single: %s", err.msg);
+		assert_string_equal(r.out[0].lowering, "single");
+		schedule_result_free(&r);
+	}
 	schedule_lowerings_help(&help, "  ", "  ", 79);
 	compute(&r, "torus:4x4", "all", SCHED_ALLTOALL, SCHEDULE_REDUCED_AUTO);
 	for (unsigned i = 0; (l = a2a_lowering_at(i)); i++) {

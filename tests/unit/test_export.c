@@ -291,8 +291,10 @@ static void test_schedule_pb_runs(void **state)
 	struct topo_tree *t;
 	struct sched_reduced r;
 	struct a2a_outcome o;
-	struct a2a_request q = {
-	    .algo = A2A_MCF, .lowering = "paths", .mcf = {.threads = 1}, .runs = true};
+	struct a2a_request q = {.algo = A2A_MCF,
+				.lowering = a2a_lowering_at(A2A_LOWER_PATHS),
+				.mcf = {.threads = 1},
+				.runs = true};
 	struct schedule s;
 	struct ofc_error err = {0};
 	char *data = NULL;

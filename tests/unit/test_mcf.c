@@ -829,8 +829,9 @@ static void test_capacities_lowered(void **state)
 		cap[a] = a == 0 ? 3 : 1;
 	const char *low[] = {"steps", "paths"};
 	for (size_t i = 0; i < ARRAY_SIZE(low); i++) {
-		struct a2a_request q = {
-		    .algo = A2A_MCF, .lowering = low[i], .mcf = {.capacity = cap}};
+		struct a2a_request q = {.algo = A2A_MCF,
+					.lowering = a2a_lowering_find(low[i]),
+					.mcf = {.capacity = cap}};
 		struct a2a_outcome o;
 		struct schedule s;
 		struct ofc_error err = {0};
@@ -1037,8 +1038,9 @@ static void test_demand(void **state)
 
 		const char *low[] = {"steps", "paths", "single"};
 		for (size_t l = 0; l < ARRAY_SIZE(low); l++) {
-			struct a2a_request q = {
-			    .algo = A2A_MCF, .lowering = low[l], .mcf = {.demand = dem}};
+			struct a2a_request q = {.algo = A2A_MCF,
+						.lowering = a2a_lowering_find(low[l]),
+						.mcf = {.demand = dem}};
 			struct a2a_outcome o;
 			struct schedule s;
 			struct ofc_error err = {0};

@@ -138,7 +138,7 @@ static void replan_lowered(const struct graph *g, const struct mcf_warm *warm, d
 			   struct a2a_outcome *o)
 {
 	struct a2a_request q = {.algo = A2A_MCF,
-				.lowering = "paths",
+				.lowering = a2a_lowering_at(A2A_LOWER_PATHS),
 				.mcf = {.warm = warm, .time_limit = limit, .lp_solver = sv}};
 	struct schedule s;
 	struct verify_report rep;

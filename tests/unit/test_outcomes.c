@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/conn.h"
 
 static struct outcome *put_at(struct outcomes *t, const char *owner, unsigned i, uint64_t ms)
 {

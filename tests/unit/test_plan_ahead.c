@@ -6,7 +6,7 @@
  * held partitions' schedules are computed once a spec (held.c). */
 #include "tests/unit/ofcd_world.h"
 
-#include "controller/ofcd/internal.h"
+#include "controller/ofcd/worker.h"
 #include "proto/state.pb-c.h"
 
 /* The sim switch's commands wait while the gate is closed: the mutation
@@ -249,8 +249,8 @@ static void test_conflict_replanned(void **state)
 		assert_memory_equal(packed, first, len);
 	}
 	ofc__v1__response__free_unpacked(r, NULL);
-	assert_int_equal(w->d->w.hsched.n, 1);
-	assert_string_equal(w->d->w.hsched.spec[0], "ring:8");
+	assert_int_equal(w->d->w->hsched.n, 1);
+	assert_string_equal(w->d->w->hsched.spec[0], "ring:8");
 
 	close(fd);
 	ofcd_disconnect(&c);

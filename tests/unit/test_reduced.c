@@ -390,8 +390,10 @@ static void a2a_case(const char *spec, enum a2a_algo algo, const char *lowering,
 	struct schedule es;
 	struct verify_report red, exp, ex;
 	struct ofc_error err = {0};
-	struct a2a_request q = {
-	    .algo = algo, .lowering = lowering, .mcf = {.threads = 1}, .runs = runs};
+	struct a2a_request q = {.algo = algo,
+				.lowering = lowering ? a2a_lowering_find(lowering) : NULL,
+				.mcf = {.threads = 1},
+				.runs = runs};
 	struct verify_opts vo;
 	bool mcf = algo == A2A_MCF;
 	bool single = mcf && lowering && strcmp(lowering, "single") == 0;
@@ -661,8 +663,10 @@ static void test_write_stream(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(lows); i++) {
-		struct a2a_request q = {
-		    .algo = A2A_MCF, .lowering = lows[i], .mcf = {.threads = 1}, .runs = i == 1};
+		struct a2a_request q = {.algo = A2A_MCF,
+					.lowering = a2a_lowering_find(lows[i]),
+					.mcf = {.threads = 1},
+					.runs = i == 1};
 		struct sched_reduced r;
 		struct a2a_outcome o;
 

@@ -3,6 +3,8 @@
  * says), its flags agree with each other, its route is found by its method
  * and path, and docs/control.md lists every kind in "Requests" and every
  * route in "The network API", and nothing the table lacks. */
+#include <ctype.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,49 @@
 #include "util/util.h"
 
 #define DOC "docs/control.md"
+
+/* A field of the body's message of that type and label, or fail. */
+static void field_is(const struct api_request *k, const char *name, ProtobufCType type,
+		     ProtobufCLabel label)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(k->desc, name);
+
+	if (!f || f->type != type || f->label != label)
+		fail_msg("%s's tenant rule names %s, which is no field of that type", k->name,
+			 name);
+}
+
+/* A row's tenant rule (what a tenant's request names): a tenant's kind
+ * has one and no other kind does, and its fields are the body's. */
+static void check_tenant_rule(const struct api_request *k)
+{
+	const struct api_tenant_rule *r = &k->tenant;
+
+	assert_true(!(k->flags & API_TENANT) == (r->names == API_NAMES_NONE));
+	switch (r->names) {
+	case API_NAMES_PARTITION:
+		field_is(k, r->field, PROTOBUF_C_TYPE_STRING, PROTOBUF_C_LABEL_OPTIONAL);
+		if (r->alias)
+			field_is(k, r->alias, PROTOBUF_C_TYPE_STRING, PROTOBUF_C_LABEL_OPTIONAL);
+		if (r->hosts)
+			field_is(k, r->hosts, PROTOBUF_C_TYPE_STRING, PROTOBUF_C_LABEL_REPEATED);
+		break;
+	case API_NAMES_TICKET:
+		field_is(k, r->field, PROTOBUF_C_TYPE_UINT64, PROTOBUF_C_LABEL_OPTIONAL);
+		assert_non_null(r->needs); /* (a tenant cancels nothing by another key) */
+		assert_null(r->alias);
+		assert_null(r->hosts);
+		assert_null(r->absent);
+		break;
+	default: /* names nothing */
+		assert_null(r->field);
+		assert_null(r->alias);
+		assert_null(r->hosts);
+		assert_null(r->needs);
+		assert_null(r->absent);
+	}
+}
 
 static void test_rows_are_the_oneof(void **state)
 {
@@ -54,6 +99,7 @@ static void test_rows_are_the_oneof(void **state)
 			assert_int_equal(sf->type, PROTOBUF_C_TYPE_BOOL);
 			assert_int_equal(sf->label, PROTOBUF_C_LABEL_OPTIONAL);
 		}
+		check_tenant_rule(k);
 		/* the word is the field's, in dashes */
 		for (size_t c = 0; k->field[c]; c++)
 			assert_int_equal(k->word[c], k->field[c] == '_' ? '-' : k->field[c]);
@@ -183,15 +229,44 @@ static void test_docs_list_every_route(void **state)
 	free(doc);
 }
 
-/* "The request table" in docs/control.md: a row per kind, its route and
- * its flags in words, exactly as the table has them, and no other row. */
+/* The last cell of a line of "The request table": what a tenant's request
+ * names, by the row's rule, and the line's end. */
+static void names_cell(const struct api_tenant_rule *r, char *out, size_t len)
+{
+	switch (r->names) {
+	case API_NAMES_FILTERED:
+		snprintf(out, len, "filtered |\n");
+		break;
+	case API_NAMES_PARTITION: {
+		size_t n = (size_t)snprintf(out, len, "`%s`", r->field);
+
+		if (r->alias)
+			n += (size_t)snprintf(out + n, len - n, " or `%s`", r->alias);
+		if (r->hosts)
+			n += (size_t)snprintf(out + n, len - n, ", `%s`", r->hosts);
+		snprintf(out + n, len - n, " |\n");
+		break;
+	}
+	case API_NAMES_TICKET:
+		snprintf(out, len, "`%s` |\n", r->field);
+		break;
+	case API_NAMES_NONE:
+	default:
+		snprintf(out, len, "- |\n");
+	}
+}
+
+/* "The request table" in docs/control.md: a row per kind, its route, its
+ * flags in words and what a tenant's request names, exactly as the table
+ * has them, and no other row. */
 static void test_docs_table_is_the_table(void **state)
 {
 	static const struct {
 		unsigned flag;
 		const char *word;
 	} words[] = {{API_READ, "read"},     {API_MUTATION, "mutation"}, {API_STREAM, "stream"},
-		     {API_TENANT, "tenant"}, {API_LEADER, "leader"},	 {API_KEYED, "keyed"}};
+		     {API_TENANT, "tenant"}, {API_LEADER, "leader"},	 {API_KEYED, "keyed"},
+		     {API_CACHED, "cached"}};
 	char *doc = read_doc();
 	char *sec = strstr(doc, "\n### The request table\n");
 	char cells[64][64];
@@ -214,7 +289,8 @@ static void test_docs_table_is_the_table(void **state)
 						first ? "" : ", ", words[w].word);
 				first = false;
 			}
-		snprintf(want + len, sizeof(want) - (size_t)len, " |\n");
+		len += snprintf(want + len, sizeof(want) - (size_t)len, " | ");
+		names_cell(&k->tenant, want + len, sizeof(want) - (size_t)len);
 		if (!strstr(sec, want))
 			fail_msg("%s, \"The request table\": no line \"%.*s\"", DOC,
 				 (int)strlen(want) - 2, want + 1);
@@ -262,6 +338,150 @@ static void test_map_lists_every_request(void **state)
 	free(buf);
 }
 
+/* A body of kind k with its string field `name` set to v (through the
+ * descriptor, as the request table names it). */
+static void set_string(const struct api_request *k, ProtobufCMessage *m, const char *name, char *v)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(k->desc, name);
+
+	*(char **)((char *)m + f->offset) = v;
+}
+
+/* What each row's rule names is read from where the rule says, and from
+ * nowhere else: a partition from its field, else its older spelling, two
+ * that differ from neither; a ticket only when given; the hosts. */
+static void test_named_by_the_rule(void **state)
+{
+	size_t used[4] = {0};
+
+	(void)state;
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		const struct api_request *k = &api_requests[i];
+		const struct api_tenant_rule *r = &k->tenant;
+		ProtobufCMessage *m = calloc(1, k->desc->sizeof_message);
+		Ofc__V1__Request q = OFC__V1__REQUEST__INIT;
+		char *hosts_in[] = {"h1", "h2"};
+		char *const *hosts = NULL;
+		bool two;
+
+		protobuf_c_message_init(k->desc, m);
+		api_set_body(&q, k, m);
+		used[r->names]++;
+		assert_null(api_named_partition(&q, &two));
+		assert_false(two);
+		assert_int_equal(api_named_ticket(&q), 0);
+		assert_int_equal(api_named_hosts(&q, &hosts), 0);
+		if (r->names == API_NAMES_PARTITION) {
+			set_string(k, m, r->field, "jobA");
+			assert_string_equal(api_named_partition(&q, &two), "jobA");
+			if (r->alias) {
+				set_string(k, m, r->alias, "jobA");
+				assert_string_equal(api_named_partition(&q, &two), "jobA");
+				set_string(k, m, r->alias, "jobB");
+				assert_null(api_named_partition(&q, &two));
+				assert_true(two);
+				set_string(k, m, r->field, NULL);
+				assert_string_equal(api_named_partition(&q, &two), "jobB");
+				assert_false(two);
+			}
+			if (r->hosts) {
+				const ProtobufCFieldDescriptor *f =
+				    protobuf_c_message_descriptor_get_field_by_name(k->desc,
+										    r->hosts);
+
+				*(char ***)((char *)m + f->offset) = hosts_in;
+				*(size_t *)((char *)m + f->quantifier_offset) = 2;
+				assert_int_equal(api_named_hosts(&q, &hosts), 2);
+				assert_ptr_equal(hosts, hosts_in);
+				*(size_t *)((char *)m + f->quantifier_offset) = 0;
+			}
+		}
+		if (r->names == API_NAMES_TICKET) {
+			const ProtobufCFieldDescriptor *f =
+			    protobuf_c_message_descriptor_get_field_by_name(k->desc, r->field);
+
+			*(uint64_t *)((char *)m + f->offset) = 7;
+			assert_int_equal(api_named_ticket(&q), 0); /* (not given) */
+			*(protobuf_c_boolean *)((char *)m + f->quantifier_offset) = 1;
+			assert_int_equal(api_named_ticket(&q), 7);
+		}
+		free(m);
+	}
+	/* every kind of rule is some row's (one left unused is a rule no
+	 * request needs, or a row that lost it) */
+	for (int n = API_NAMES_FILTERED; n <= API_NAMES_TICKET; n++)
+		if (!used[n])
+			fail_msg("no row's tenant rule names kind %d", n);
+}
+
+static char *source_text(const char *path)
+{
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len;
+
+	return read_file(path, 1u << 20, &data, &len, &err) == 0 ? data : NULL;
+}
+
+/* Whether the source file names a kind's enumerator (API_GET_STATE) or a
+ * Request body case; its words in *what. */
+static bool names_a_kind(const char *path, char *what, size_t len)
+{
+	char *src = source_text(path);
+	bool found = false;
+
+	if (!src)
+		fail_msg("%s: cannot open it (run from the source tree)", path);
+	if (strstr(src, "OFC__V1__REQUEST__BODY_")) {
+		snprintf(what, len, "a Request's body case");
+		found = true;
+	}
+	for (size_t k = 0; k < API_NKINDS && !found; k++) {
+		char e[64] = "API_";
+
+		for (size_t c = 0; api_requests[k].field[c] && c < 58; c++)
+			e[4 + c] = (char)toupper((unsigned char)api_requests[k].field[c]);
+		if (strstr(src, e)) {
+			snprintf(what, len, "%s", e);
+			found = true;
+		}
+	}
+	free(src);
+	return found;
+}
+
+/* The authoriser and the gateway decide by the row (its flags, its route
+ * kind, its tenant rule), never by which kind a request is: neither names
+ * a kind's enumerator nor a Request body case. */
+static void test_none_decided_by_kind(void **state)
+{
+	const char *gw = "controller/gateway";
+	DIR *dir = opendir(gw);
+	struct dirent *e;
+	char what[80], path[300];
+	size_t scanned = 0;
+
+	(void)state;
+	if (names_a_kind("controller/ofcd/authz.c", what, sizeof(what)))
+		fail_msg("controller/ofcd/authz.c decides by %s: say it in the row", what);
+	if (!dir)
+		fail_msg("%s: cannot open it (run from the source tree)", gw);
+	while ((e = readdir(dir))) {
+		size_t n = strlen(e->d_name);
+
+		if (n < 3 || e->d_name[0] == '.' ||
+		    (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h")))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", gw, e->d_name);
+		if (names_a_kind(path, what, sizeof(what)))
+			fail_msg("%s decides by %s: say it in the row", path, what);
+		scanned++;
+	}
+	closedir(dir);
+	assert_true(scanned >= 5); /* (the gateway's sources, not an empty folder) */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +491,8 @@ int main(void)
 	    cmocka_unit_test(test_docs_list_every_route),
 	    cmocka_unit_test(test_docs_table_is_the_table),
 	    cmocka_unit_test(test_map_lists_every_request),
+	    cmocka_unit_test(test_named_by_the_rule),
+	    cmocka_unit_test(test_none_decided_by_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

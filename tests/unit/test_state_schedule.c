@@ -9,10 +9,12 @@
 
 #include <sys/eventfd.h>
 
-#include "controller/ofcd/internal.h"
-
-/* (conn.h's: that header's get_state is another than this test's) */
-void event_log_free(struct ofcd *d);
+/* The loop's half (d->loop) is complete in conn.h alone; its get_state
+ * (the request's handler) is another than ofcd_world.h's (a client's
+ * call), renamed here. */
+#define get_state conn_get_state
+#include "controller/ofcd/conn.h"
+#undef get_state
 
 /* ---- seams ------------------------------------------------------------------ */
 
@@ -222,52 +224,54 @@ static void test_follower(void **state)
 	assert_int_equal(fabric_validate(f, &err), 0);
 	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", LP_SOLVER_DEFAULT);
 
+	d->loop = xcalloc(1, sizeof(*d->loop));
 	d->o.log = log_line;
 	d->o.log_ctx = w;
 	d->o.log_level = OFCD_LOG_DEBUG;
 	d->wake_fd = eventfd(0, EFD_CLOEXEC);
 	pthread_mutex_init(&d->notes.mu, NULL);
 	d->clustered = true;
-	d->loop.snap = wanting(cfg, NULL);
+	d->loop->snap = wanting(cfg, NULL);
 
 	/* A follower publishes the state a sync read: nothing computed. */
 	state_schedule_check(d, false);
-	assert_null(d->loop.ss.task);
+	assert_null(d->loop->ss.task);
 	usleep(50000);
 	assert_null(d->notes.head);
 	/* A client asks it for the state: computed then. */
 	state_schedule_check(d, true);
-	assert_non_null(d->loop.ss.task);
+	assert_non_null(d->loop->ss.task);
 	assert_true(state_schedule_since(d) > 0);
 	state_schedule_landed(d, landed_task(d));
-	assert_null(d->loop.ss.task);
-	assert_non_null(d->loop.snap->state->schedule);
-	assert_true(d->loop.snap->state->schedule->verified);
-	assert_non_null(d->loop.snap->state->schedule->reduced);
+	assert_null(d->loop->ss.task);
+	assert_non_null(d->loop->snap->state->schedule);
+	assert_true(d->loop->snap->state->schedule->verified);
+	assert_non_null(d->loop->snap->state->schedule->reduced);
 
 	/* The same state again (a snapshot built for another reason): the
 	 * kept one, not computed again. */
-	snapshot_free(d->loop.snap);
-	d->loop.snap = wanting(cfg, NULL);
+	snapshot_free(d->loop->snap);
+	d->loop->snap = wanting(cfg, NULL);
 	state_schedule_check(d, true);
-	assert_null(d->loop.ss.task);
-	assert_non_null(d->loop.snap->state->schedule);
+	assert_null(d->loop->ss.task);
+	assert_non_null(d->loop->snap->state->schedule);
 
 	/* Leading: a new topology's at once, unasked. */
-	d->loop.leading = true;
-	snapshot_free(d->loop.snap);
-	d->loop.snap = wanting(cfg, "torus:4x16");
+	d->loop->leading = true;
+	snapshot_free(d->loop->snap);
+	d->loop->snap = wanting(cfg, "torus:4x16");
 	state_schedule_check(d, false);
-	assert_non_null(d->loop.ss.task);
+	assert_non_null(d->loop->ss.task);
 	state_schedule_landed(d, landed_task(d));
-	assert_string_equal(d->loop.snap->state->schedule->topology, "torus:4x16");
+	assert_string_equal(d->loop->snap->state->schedule->topology, "torus:4x16");
 
 	state_schedule_stop(d);
 	event_log_free(d); /* (the landed schedules' events) */
-	snapshot_free(d->loop.snap);
+	snapshot_free(d->loop->snap);
 	fabcfg_unref(cfg);
 	close(d->wake_fd);
 	pthread_mutex_destroy(&d->notes.mu);
+	free(d->loop);
 	free(d);
 	free(text);
 }

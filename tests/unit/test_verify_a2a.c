@@ -196,7 +196,8 @@ static void test_alltoall_threads(void **state)
 	a2a_outcome_free(&out);
 	graph_free(g);
 
-	struct a2a_request mq = {.algo = A2A_MCF, .lowering = "paths", .mcf = {.threads = 1}};
+	struct a2a_request mq = {
+	    .algo = A2A_MCF, .lowering = a2a_lowering_at(A2A_LOWER_PATHS), .mcf = {.threads = 1}};
 
 	assert_int_equal(topo_build("genkautz:64,4", &g, &err), 0);
 	assert_int_equal(a2a_build(g, &mq, &s, &out, &err), 0);

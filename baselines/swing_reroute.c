@@ -1,0 +1,1084 @@
+/* Swing on a torus with failed links: the healthy reduced program kept
+ * whole (the same peers, the same data each step, so the same result) and
+ * a patch of the routes that change. See baselines.h, "Swing around failed
+ * links", for the model.
+ *
+ * Every Swing transfer moves along one dimension (its peer differs from it
+ * in one coordinate), routed the short way round that ring, a tie (half the
+ * ring) split over both ways. A failed arc is crossed by the transfers of
+ * its own ring line whose route covers it, and only those are re-routed:
+ * the other way round, or aside by j in another dimension, along, and back.
+ * Loads are counted in fixed point (twice blocks x length, so a tie's half
+ * is exact): an arc's load is its orbit's under the program's group (the
+ * healthy figures' way) plus what the patch moves on it, so a failed arc
+ * carries exactly nothing once every transfer crossing it has a detour,
+ * which is what the check tests instead of trusting a list. */
+#include "baselines/baselines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct geo {
+	uint32_t D, n, degree;
+	uint32_t dims[SCHED_GROUP_MAX_DIMS], stride[SCHED_GROUP_MAX_DIMS];
+	const struct sched_group *G;   /* the program's group */
+	const struct swing_reroute *p; /* its paths (SWING_WAY_PATH detours) */
+	size_t narcs, norbits;
+	uint64_t orbit_size; /* arcs of an orbit: the group's order */
+};
+
+static uint32_t coord(const struct geo *g, uint32_t v, uint32_t w)
+{
+	return v / g->stride[w] % g->dims[w];
+}
+
+/* The node k hops from v along dimension w, the + way (dir 0) or the -. */
+static uint32_t shift(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir, uint32_t k)
+{
+	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - k % d) % d : (x + k) % d;
+
+	return v - x * g->stride[w] + y * g->stride[w];
+}
+
+/* The node one hop from v along dimension w, the + way (dir 0) or the -. */
+static uint32_t hop(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
+{
+	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - 1) % d : (x + 1) % d;
+
+	return v - x * g->stride[w] + y * g->stride[w];
+}
+
+static size_t arc_id(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
+{
+	return ((size_t)v * g->D + w) * 2 + dir;
+}
+
+static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
+		    struct ofc_error *err)
+{
+	memset(g, 0, sizeof(*g));
+	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0 ||
+	    t->nparams > SCHED_GROUP_MAX_DIMS)
+		return ofc_error_set(err, OFC_E_INPUT, "Swing re-routes on a torus:AxB... only");
+	g->D = t->nparams;
+	g->n = 1;
+	for (uint32_t i = 0; i < g->D; i++) {
+		if (t->params[i] < 4)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "%s: Swing re-routes around failed links on sides of "
+					     "at least 4 (a side of %u has no second way round)",
+					     t->spec, t->params[i]);
+		g->dims[i] = t->params[i];
+		g->stride[i] = g->n;
+		g->n *= t->params[i];
+		g->degree += 2;
+	}
+	if (G->nodes != g->n || G->ndims != g->D)
+		return ofc_error_set(err, OFC_E_INPUT, "the group %s is not %s's translations",
+				     G->name, t->spec);
+	g->G = G;
+	g->narcs = (size_t)g->n * g->D * 2;
+	g->norbits = (size_t)G->reps * g->D * 2;
+	g->orbit_size = G->order;
+	return 0;
+}
+
+/* ---- a step's pairs and their healthy routes ------------------------------------- */
+
+/* Representative rep (its node) sends dst what units says, in one step. */
+struct rpair {
+	uint32_t rep, dst, w, f; /* the dimension it moves in; dst's coordinate - rep's, mod d */
+	uint64_t units;		 /* 2 x the sum of blocks x length (fixed point) */
+};
+
+/* The step's program transfers summed by (source, destination). Each must
+ * start at a representative and move in one dimension. */
+static int step_pairs(const struct geo *g, const struct schedule *s, uint32_t st,
+		      struct rpair **out, size_t *cap, size_t *np, struct ofc_error *err)
+{
+	size_t k = 0, last = 0;
+
+	for (uint32_t i = s->step_start[st]; i < s->step_start[st + 1]; i++) {
+		const struct xfer *x = &s->xfers[i];
+		uint64_t u = 2 * (uint64_t)xfer_blocks(x) * x->length;
+		uint32_t h;
+
+		if (k && (*out)[last].rep == x->src && (*out)[last].dst == x->dst) {
+			(*out)[last].units += u;
+			continue;
+		}
+		for (last = 0; last < k; last++)
+			if ((*out)[last].rep == x->src && (*out)[last].dst == x->dst)
+				break;
+		if (last < k) {
+			(*out)[last].units += u;
+			continue;
+		}
+		if (x->src >= g->n || x->dst >= g->n ||
+		    sched_group_rep_node(g->G, sched_group_split(g->G, x->src, &h)) != x->src)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "step %u: transfer %u -> %u is not from a "
+					     "representative of %s",
+					     st, x->src, x->dst, g->G->name);
+		uint32_t w = g->D, moved = 0;
+		for (uint32_t j = 0; j < g->D; j++)
+			if (coord(g, x->src, j) != coord(g, x->dst, j)) {
+				w = j;
+				moved++;
+			}
+		if (moved != 1)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "step %u: transfer %u -> %u does not move along one "
+					     "dimension (Swing's peers do)",
+					     st, x->src, x->dst);
+		GROW(*out, *cap, k + 1);
+		uint32_t d = g->dims[w];
+		(*out)[k] = (struct rpair){x->src, x->dst, w,
+					   (coord(g, x->dst, w) + d - coord(g, x->src, w)) % d, u};
+		last = k++;
+	}
+	*np = k;
+	return 0;
+}
+
+/* Half `dir` of a pair's healthy route: its length (0: none) and units. */
+static uint32_t half_len(uint32_t d, uint32_t f, uint32_t dir)
+{
+	uint32_t len = dir ? d - f : f;
+
+	return 2 * len <= d ? len : 0;
+}
+
+static uint64_t half_units(uint32_t d, uint32_t f, uint64_t units)
+{
+	return 2 * f == d ? units / 2 : units;
+}
+
+/* A route: straight legs (up to SWING_DETOUR_LEGS). */
+struct leg {
+	uint32_t start, w, dir, len;
+};
+
+static uint32_t detour_legs(const struct geo *g, const struct swing_detour *x, struct leg *l)
+{
+	uint32_t w = 0, n = 0;
+
+	if (x->way == SWING_WAY_PATH) {
+		uint32_t at = x->src;
+
+		for (uint32_t i = 0; i < x->nlegs && i < SWING_DETOUR_LEGS; i++) {
+			const struct swing_leg *s = &g->p->legs[x->path + i];
+
+			l[n++] = (struct leg){at, s->dim, s->dir, s->len};
+			at = shift(g, at, s->dim, s->dir, s->len);
+		}
+		return n;
+	}
+
+	for (uint32_t j = 0; j < g->D; j++)
+		if (coord(g, x->src, j) != coord(g, x->dst, j))
+			w = j;
+	uint32_t d = g->dims[w], f = (coord(g, x->dst, w) + d - coord(g, x->src, w)) % d;
+	uint32_t at = x->src, side = (uint32_t)(x->side < 0 ? -x->side : x->side);
+
+	if (side) {
+		l[n++] = (struct leg){at, x->side_dim, x->side < 0, side};
+		at = shift(g, at, x->side_dim, x->side < 0, side);
+	}
+	l[n++] = (struct leg){at, w, x->way, x->way ? d - f : f};
+	if (side) {
+		at = shift(g, at, w, x->way, l[n - 1].len);
+		l[n++] = (struct leg){at, x->side_dim, x->side > 0, side};
+	}
+	return n;
+}
+
+static uint32_t legs_len(const struct leg *l, uint32_t n)
+{
+	uint32_t len = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		len += l[i].len;
+	return len;
+}
+
+/* ---- loads of one step ------------------------------------------------------------- */
+
+struct loads {
+	const struct geo *g;
+	uint64_t *orbit;      /* norbits: the healthy load of each arc of the orbit */
+	uint64_t *touched_in; /* norbits: arcs of the orbit the patch changes */
+	int64_t *delta;	      /* narcs: what the patch changes on an arc */
+	uint32_t *stamp, now; /* narcs: delta is this step's */
+	size_t *touched, ntouched, cap_touched;
+	const uint8_t *failed;			 /* narcs */
+	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
+	uint32_t *rep_of; /* n: each node's representative, so an arc's orbit */
+};
+
+static size_t orbit_of(const struct loads *L, size_t arc)
+{
+	uint32_t v = (uint32_t)(arc / 2 / L->g->D);
+
+	return ((size_t)L->rep_of[v] * L->g->D + arc / 2 % L->g->D) * 2 + arc % 2;
+}
+
+static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
+{
+	memset(L, 0, sizeof(*L));
+	L->g = g;
+	L->orbit = xcalloc(g->norbits, sizeof(uint64_t));
+	L->touched_in = xcalloc(g->norbits, sizeof(uint64_t));
+	L->delta = xcalloc(g->narcs, sizeof(int64_t));
+	L->stamp = xcalloc(g->narcs, sizeof(uint32_t));
+	L->failed = failed;
+	L->rep_of = xmalloc((size_t)g->n * sizeof(uint32_t));
+	for (uint32_t v = 0, h; v < g->n; v++)
+		L->rep_of[v] = sched_group_split(g->G, v, &h);
+}
+
+static void loads_free(struct loads *L)
+{
+	free(L->orbit);
+	free(L->touched_in);
+	free(L->delta);
+	free(L->stamp);
+	free(L->touched);
+	free(L->seen);
+	free(L->parent);
+	free(L->queue);
+	free(L->rep_of);
+}
+
+/* The healthy loads of the step's orbits: each representative's pair
+ * routed from it, every arc counted at its orbit. */
+static void loads_step(struct loads *L, const struct rpair *p, size_t np)
+{
+	const struct geo *g = L->g;
+
+	L->now++;
+	L->ntouched = 0;
+	memset(L->orbit, 0, g->norbits * sizeof(uint64_t));
+	memset(L->touched_in, 0, g->norbits * sizeof(uint64_t));
+	for (size_t i = 0; i < np; i++)
+		for (uint32_t dir = 0; dir < 2; dir++) {
+			uint32_t d = g->dims[p[i].w], len = half_len(d, p[i].f, dir), v = p[i].rep;
+			uint64_t u = half_units(d, p[i].f, p[i].units);
+
+			for (uint32_t h = 0; h < len; h++, v = hop(g, v, p[i].w, dir))
+				L->orbit[orbit_of(L, arc_id(g, v, p[i].w, dir))] += u;
+		}
+}
+
+static int64_t load_of(const struct loads *L, size_t arc)
+{
+	int64_t v = (int64_t)L->orbit[orbit_of(L, arc)];
+
+	return L->stamp[arc] == L->now ? v + L->delta[arc] : v;
+}
+
+static void change(struct loads *L, size_t arc, int64_t dv)
+{
+	if (L->stamp[arc] != L->now) {
+		L->stamp[arc] = L->now;
+		L->delta[arc] = 0;
+		GROW(L->touched, L->cap_touched, L->ntouched + 1);
+		L->touched[L->ntouched++] = arc;
+		L->touched_in[orbit_of(L, arc)]++;
+	}
+	L->delta[arc] += dv;
+}
+
+static void change_legs(struct loads *L, const struct leg *l, uint32_t n, int64_t dv)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
+			change(L, arc_id(L->g, v, l[i].w, l[i].dir), dv);
+			v = hop(L->g, v, l[i].w, l[i].dir);
+		}
+}
+
+/* The healthy half `half` of x's pair, as a leg. */
+static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
+{
+	uint32_t w = 0;
+
+	for (uint32_t j = 0; j < g->D; j++)
+		if (coord(g, x->src, j) != coord(g, x->dst, j))
+			w = j;
+	uint32_t d = g->dims[w], f = (coord(g, x->dst, w) + d - coord(g, x->src, w)) % d;
+	return (struct leg){x->src, w, x->half, half_len(d, f, x->half)};
+}
+
+/* The step's busiest arc: a touched one's own load, or any orbit with an
+ * arc the patch left alone. */
+static uint64_t step_max(const struct loads *L)
+{
+	int64_t m = 0;
+
+	for (size_t i = 0; i < L->ntouched; i++) {
+		int64_t v = load_of(L, L->touched[i]);
+
+		m = v > m ? v : m;
+	}
+	for (size_t o = 0; o < L->g->norbits; o++)
+		if (L->touched_in[o] < L->g->orbit_size && (int64_t)L->orbit[o] > m)
+			m = (int64_t)L->orbit[o];
+	return (uint64_t)m;
+}
+
+static uint32_t pairs_hops(const struct geo *g, const struct rpair *p, size_t np)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < np; i++) {
+		uint32_t d = g->dims[p[i].w], len = p[i].f < d - p[i].f ? p[i].f : d - p[i].f;
+
+		m = len > m ? len : m;
+	}
+	return m;
+}
+
+/* ---- the failed arcs ----------------------------------------------------------------- */
+
+int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, const struct graph *g,
+		      uint32_t **arcs, size_t *narcs, struct ofc_error *err)
+{
+	struct sched_group G;
+	struct geo geo;
+	size_t k = 0, cap = 0;
+
+	*arcs = NULL;
+	*narcs = 0;
+	sched_group_make(&G, t && t->op == TOPO_FAMILY ? t->params : NULL,
+			 t && t->op == TOPO_FAMILY ? t->nparams : 0);
+	if (geo_make(&geo, t, &G, err) < 0)
+		return -1;
+	if (healthy->n != geo.n || g->n != geo.n)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s has %u nodes, the degraded graph %u: failed hosts are "
+				     "not re-routed (Swing's exchanges include every host)",
+				     t->spec, healthy->n, g->n);
+	for (uint32_t u = 0; u < geo.n; u++) {
+		const uint32_t *out = graph_out(healthy, u), *left = graph_out(g, u);
+
+		for (uint32_t a = 0; a < graph_outdeg(healthy, u); a++) {
+			bool kept = false;
+
+			for (uint32_t b = 0; b < graph_outdeg(g, u) && !kept; b++)
+				kept = left[b] == out[a];
+			if (kept)
+				continue;
+			uint32_t w = geo.D;
+			for (uint32_t j = 0; j < geo.D; j++)
+				if (coord(&geo, u, j) != coord(&geo, out[a], j))
+					w = w == geo.D ? j : geo.D + 1;
+			if (w >= geo.D) {
+				free(*arcs);
+				*arcs = NULL;
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "%s: arc %u -> %u is no torus link", t->spec,
+						     u, out[a]);
+			}
+			GROW(*arcs, cap, k + 1);
+			(*arcs)[k++] =
+			    (uint32_t)arc_id(&geo, u, w, hop(&geo, u, w, 0) == out[a] ? 0 : 1);
+		}
+	}
+	*narcs = k; /* ascending: by tail, then port in dimension order */
+	return 0;
+}
+
+/* ---- planning ------------------------------------------------------------------------- */
+
+void swing_reroute_free(struct swing_reroute *p)
+{
+	free(p->failed);
+	free(p->det);
+	free(p->legs);
+	free(p->step_start);
+	free(p->step_max);
+	free(p->step_hops);
+	memset(p, 0, sizeof(*p));
+}
+
+/* By the half of the exchange it moves, (src, dst, half). */
+static int by_half(const void *a, const void *b)
+{
+	const struct swing_detour *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	return (int)x->half - (int)y->half;
+}
+
+/* ... then by route: the patch's order, each route of a half once. */
+static int by_key(const void *a, const void *b)
+{
+	const struct swing_detour *x = a, *y = b;
+	int c = by_half(a, b);
+
+	if (c)
+		return c;
+	if (x->way != y->way)
+		return (int)x->way - (int)y->way;
+	if (x->side_dim != y->side_dim)
+		return (int)x->side_dim - (int)y->side_dim;
+	if (x->side != y->side)
+		return (int)x->side - (int)y->side;
+	if (x->path != y->path)
+		return x->path < y->path ? -1 : 1;
+	return (int)x->nlegs - (int)y->nlegs;
+}
+
+static int by_units(const void *a, const void *b)
+{
+	const struct swing_detour *x = a, *y = b;
+
+	if (x->units != y->units)
+		return x->units > y->units ? -1 : 1;
+	return by_half(a, b);
+}
+
+/* The halves of the step's pairs whose healthy route covers a failed arc
+ * (appended at *det from index k; sorted, each once). A failed arc (u, w,
+ * dir) is crossed only by sources on u's line along w. */
+static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint32_t st,
+		       const struct rpair *pr, size_t np, struct swing_detour **det, size_t *cap,
+		       size_t k)
+{
+	size_t k0 = k;
+
+	for (size_t i = 0; i < p->nfailed; i++) {
+		uint32_t u = (uint32_t)(p->failed[i] / 2 / g->D), w = p->failed[i] / 2 % g->D,
+			 dir = p->failed[i] % 2, d = g->dims[w], xu = coord(g, u, w);
+
+		for (uint32_t x = 0; x < d; x++) {
+			uint32_t r = u - xu * g->stride[w] + x * g->stride[w], h;
+			uint32_t rep = sched_group_rep_node(g->G, sched_group_split(g->G, r, &h));
+			uint32_t along = dir ? (x + d - xu) % d : (xu + d - x) % d;
+
+			for (size_t j = 0; j < np; j++) {
+				uint32_t len = half_len(d, pr[j].f, dir);
+
+				if (pr[j].rep != rep || pr[j].w != w || along >= len)
+					continue;
+				GROW(*det, *cap, k + 1);
+				(*det)[k++] = (struct swing_detour){
+				    .step = st,
+				    .src = r,
+				    .dst = sched_group_add(g->G, pr[j].dst, h),
+				    .half = (uint8_t)dir,
+				    .units = half_units(d, pr[j].f, pr[j].units)};
+			}
+		}
+	}
+	qsort(*det + k0, k - k0, sizeof(**det), by_half);
+	size_t out = k0;
+	for (size_t i = k0; i < k; i++)
+		if (i == k0 || by_half(&(*det)[i], &(*det)[out - 1]))
+			(*det)[out++] = (*det)[i];
+	return out;
+}
+
+/* Whether the route crosses no failed arc and its busiest arc (*worst)
+ * carries at most bound (past it, the walk stops: a route that loaded
+ * would get no part). */
+static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
+		      int64_t *worst)
+{
+	*worst = 0;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
+			size_t a = arc_id(L->g, v, l[i].w, l[i].dir);
+			int64_t load = load_of(L, a);
+
+			if (L->failed[a] || load > bound)
+				return false;
+			*worst = load > *worst ? load : *worst;
+			v = hop(L->g, v, l[i].w, l[i].dir);
+		}
+	return true;
+}
+
+#define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
+/* Each half placed once, then again twice over all the others' detours
+ * (1% of torus:64x64's links: +95% placed once, +73% twice, +66% three
+ * times, +65% four). */
+#define PLACINGS 3
+
+/* x's detours that cross no failed arc, each with its busiest arc's load
+ * now (base) and its length: first the other way round and one aside
+ * either way in each other dimension, which share no arc (so the parts
+ * given to each add up on its own arcs alone), and only where none of
+ * those is whole, further aside (up to SWING_DETOUR_SIDE). A route whose
+ * busiest arc is past the best one's by the whole transfer would get no
+ * part, and its walk stops there. */
+static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
+			   struct swing_detour *cand, int64_t *base, uint32_t *len)
+{
+	const struct geo *g = L->g;
+	struct swing_detour c = *x;
+	struct leg l[SWING_DETOUR_LEGS];
+	struct leg h = healthy_leg(g, x);
+	uint32_t k = 0, n;
+	int64_t bound = INT64_MAX;
+
+	for (int pass = 0; pass < 2 && !k; pass++)
+		for (int dim = -1; dim < (int)g->D; dim++) {
+			int J = dim < 0 ? 0 : (int)(g->dims[dim] / 2);
+
+			if (dim == (int)h.w || (dim < 0 && pass))
+				continue;
+			J = J > SWING_DETOUR_SIDE ? SWING_DETOUR_SIDE : J;
+			/* 0 (the other way); 1, -1; then 2, -2, ... */
+			int m0 = dim < 0 ? 0
+				 : pass	 ? 4
+					 : 2,
+			    m1 = dim < 0 ? 0
+				 : pass	 ? 2 * J + 1
+					 : 3;
+			for (int m = m0; m <= m1; m++) {
+				int j = m / 2 * (m % 2 ? -1 : 1);
+
+				c.way = dim < 0 ? (uint8_t)!x->half : x->half;
+				c.side_dim = (uint8_t)(dim < 0 ? 0 : dim);
+				c.side = (int8_t)j;
+				n = detour_legs(g, &c, l);
+				if (k < MAX_CANDS && legs_free(L, l, n, bound, &base[k])) {
+					cand[k] = c;
+					len[k++] = legs_len(l, n);
+					if (base[k - 1] + (int64_t)x->units < bound)
+						bound = base[k - 1] + (int64_t)x->units;
+				}
+			}
+		}
+	return k;
+}
+
+/* Whether u is within 2 x SWING_DETOUR_SIDE of the healthy route h: a
+ * detour at most 4 x SWING_DETOUR_SIDE hops longer rarely strays further,
+ * and the search then visits a band, not the torus (whole, it took most
+ * of torus:256x256 with 1% of its links down). */
+static bool near(const struct geo *g, const struct leg *h, uint32_t u)
+{
+	uint32_t R = 2 * SWING_DETOUR_SIDE;
+
+	for (uint32_t j = 0; j < g->D; j++) {
+		uint32_t d = g->dims[j], a = coord(g, u, j), b = coord(g, h->start, j);
+		uint32_t off = h->dir ? (b + d - a) % d : (a + d - b) % d; /* along h */
+
+		if (j == h->w ? off > h->len + R && d - off > R : off > R && d - off > R)
+			return false;
+	}
+	return true;
+}
+
+/* x's route where none of its candidates is whole: a shortest one over
+ * live arcs near the healthy route (breadth first, at most 4 x
+ * SWING_DETOUR_SIDE hops longer than it), its legs appended to p's. -1 where there is none that
+ * short or it has more than SWING_DETOUR_LEGS legs. */
+static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
+		     struct swing_detour *x)
+{
+	const struct geo *g = L->g;
+	struct leg h = healthy_leg(g, x);
+	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
+
+	if (!L->seen) {
+		L->seen = xcalloc(g->n, sizeof(uint32_t));
+		L->parent = xcalloc(g->n, sizeof(uint32_t));
+		L->queue = xcalloc(g->n, sizeof(uint32_t));
+	}
+	uint32_t now = ++L->search, *depth = L->parent;
+	L->seen[x->src] = now;
+	depth[x->src] = 0;
+	L->queue[tail++] = x->src;
+	while (head < tail && L->seen[x->dst] != now) {
+		uint32_t v = L->queue[head++];
+
+		if (depth[v] >= limit)
+			break;
+		for (uint32_t w = 0; w < g->D; w++)
+			for (uint32_t dir = 0; dir < 2; dir++) {
+				uint32_t u = hop(g, v, w, dir);
+
+				if (L->failed[arc_id(g, v, w, dir)] || L->seen[u] == now ||
+				    !near(g, &h, u))
+					continue;
+				L->seen[u] = now;
+				depth[u] = depth[v] + 1;
+				L->queue[tail++] = u;
+			}
+	}
+	if (L->seen[x->dst] != now)
+		return -1;
+	/* Back from dst one level at a time (every node nearer than dst has
+	 * its depth), keeping to the leg it is on where it can: few legs. */
+	struct swing_leg rev[SWING_DETOUR_LEGS];
+	uint32_t n = 0;
+	for (uint32_t v = x->dst; v != x->src;) {
+		uint32_t bw = g->D, bd = 0;
+
+		for (uint32_t w = 0; w < g->D; w++)
+			for (uint32_t dir = 0; dir < 2; dir++) {
+				uint32_t u = hop(g, v, w, !dir);
+				bool ok = L->seen[u] == now && depth[u] + 1 == depth[v] &&
+					  !L->failed[arc_id(g, u, w, dir)];
+
+				if (ok && (bw == g->D ||
+					   (n && rev[n - 1].dim == w && rev[n - 1].dir == dir))) {
+					bw = w;
+					bd = dir;
+				}
+			}
+		if (!n || rev[n - 1].dim != bw || rev[n - 1].dir != bd) {
+			if (n == SWING_DETOUR_LEGS)
+				return -1;
+			rev[n++] = (struct swing_leg){(uint8_t)bw, (uint8_t)bd, 0};
+		}
+		rev[n - 1].len++;
+		v = hop(g, v, bw, !bd);
+	}
+	GROW(p->legs, *cap_legs, p->nlegs + n);
+	x->way = SWING_WAY_PATH;
+	x->side_dim = 0;
+	x->side = 0;
+	x->path = (uint32_t)p->nlegs;
+	x->nlegs = (uint8_t)n;
+	for (uint32_t i = 0; i < n; i++)
+		p->legs[p->nlegs++] = rev[n - 1 - i];
+	return 0;
+}
+
+/* Half x put on its routes: its SWING_DETOUR_PARTS parts each to the route
+ * whose busiest arc it leaves least loaded (then the shorter), counting
+ * the parts given before; appended at p->det[*out], the loads changed. */
+static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
+		 const struct swing_detour *half, size_t *cap, size_t *out, size_t *cap_legs,
+		 struct ofc_error *err)
+{
+	const struct geo *g = L->g;
+	struct swing_detour cand[MAX_CANDS], x = *half;
+	struct leg l[SWING_DETOUR_LEGS];
+	int64_t base[MAX_CANDS];
+	uint64_t given[MAX_CANDS] = {0};
+	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len);
+
+	if (!nc) {
+		if (find_path(L, p, cap_legs, &x) < 0)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "step %u: no route for Swing's transfer %u -> %u around "
+			    "the failed links within %u hops more than its own: the "
+			    "failures cut the peers apart",
+			    st, x.src, x.dst, 4 * SWING_DETOUR_SIDE);
+		cand[0] = x;
+		base[0] = 0;
+		nc = 1;
+	}
+	for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
+		uint64_t u =
+		    x.units * (j + 1) / SWING_DETOUR_PARTS - x.units * j / SWING_DETOUR_PARTS;
+		uint32_t b = 0;
+
+		for (uint32_t c = 1; c < nc; c++) {
+			int64_t vc = base[c] + (int64_t)given[c], vb = base[b] + (int64_t)given[b];
+
+			if (vc < vb || (vc == vb && len[c] < len[b]))
+				b = c;
+		}
+		given[b] += u;
+	}
+	for (uint32_t c = 0; c < nc; c++) {
+		if (!given[c])
+			continue;
+		cand[c].units = given[c];
+		uint32_t n = detour_legs(g, &cand[c], l);
+		change_legs(L, l, n, (int64_t)given[c]);
+		GROW(p->det, *cap, *out + 1);
+		p->det[(*out)++] = cand[c];
+	}
+	return 0;
+}
+
+/* One step: its crossing halves taken off their routes, then each put on
+ * detours, the heaviest first, in SWING_DETOUR_PARTS parts each on the
+ * route least loaded (one detour carrying a whole half doubles the load
+ * of the arcs it shares with their own transfers: a link down on
+ * torus:8x8 cost +90% so, +33% in twelve parts over three routes). */
+static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
+		     size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
+		     size_t *cap_legs, uint64_t max_det, struct ofc_error *err)
+{
+	const struct geo *g = L->g;
+	size_t k0 = p->ndet, k = crossing(g, p, st, pr, np, tmp, cap_tmp, 0), out = k0;
+	struct leg l[SWING_DETOUR_LEGS];
+
+	if (k0 + k * SWING_DETOUR_PARTS > max_det) {
+		char need[32], have[32];
+
+		fmt_size(need, sizeof(need), (k0 + k * SWING_DETOUR_PARTS) * sizeof(*p->det));
+		fmt_size(have, sizeof(have), max_det * sizeof(*p->det));
+		return ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "Swing's detours around the failed links need about %s by step "
+		    "%u (%zu transfers re-routed so far), over the memory limit of "
+		    "%s",
+		    need, st, k0 + k, have);
+	}
+	for (size_t i = 0; i < k; i++) {
+		struct leg h = healthy_leg(g, &(*tmp)[i]);
+
+		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
+	}
+	qsort(*tmp, k, sizeof(**tmp), by_units);
+	/* Placed one at a time, a half does not see the detours placed
+	 * after it: each is then taken off and placed again over all the
+	 * others' (PLACINGS). */
+	size_t *at = xmalloc((k + 1) * sizeof(size_t));
+	for (int pass = 0; pass < PLACINGS; pass++) {
+		size_t from = out;
+
+		for (size_t i = 0; i < k; i++) {
+			size_t start = out;
+
+			for (size_t j = pass ? at[i] : 0; pass && j < at[i + 1]; j++) {
+				struct leg l2[SWING_DETOUR_LEGS];
+				uint32_t n = detour_legs(g, &p->det[j], l2);
+
+				change_legs(L, l2, n, -(int64_t)p->det[j].units);
+			}
+			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, err) < 0) {
+				free(at);
+				return -1;
+			}
+			at[i] = start;
+		}
+		at[k] = out;
+		if (pass) { /* the second placing in the first's place */
+			memmove(p->det + k0, p->det + from, (out - from) * sizeof(*p->det));
+			for (size_t i = 0; i <= k; i++)
+				at[i] -= from - k0;
+			out -= from - k0;
+		}
+	}
+	free(at);
+	uint32_t hops = pairs_hops(g, pr, np);
+	for (size_t i = k0; i < out; i++) {
+		uint32_t n = detour_legs(g, &p->det[i], l);
+
+		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
+	}
+	qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
+	p->ndet = out;
+	p->step_max[st] = step_max(L);
+	p->step_hops[st] = hops;
+	return 0;
+}
+
+static void figures_of(const struct geo *g, struct swing_reroute *p,
+		       const struct torus_figures *healthy)
+{
+	double scale = 2.0 * SCHED_ONE * g->n;
+
+	p->f = *healthy;
+	p->f.tau_b = p->f.hops = 0;
+	for (uint32_t st = 0; st < p->nsteps; st++) {
+		p->f.tau_b += g->degree * (p->step_max[st] / scale);
+		p->f.hops += p->step_hops[st];
+	}
+	p->f.steps = p->nsteps;
+	p->f.xi = p->f.psi > 0 ? p->f.tau_b / (2 * p->f.psi) : 0;
+}
+
+int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
+		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
+		  struct swing_reroute *p, struct ofc_error *err)
+{
+	const struct schedule *s = &r->prog;
+	struct geo g;
+	struct loads L;
+	struct rpair *pr = NULL;
+	struct swing_detour *tmp = NULL;
+	size_t cap_pr = 0, np = 0, cap = 0, cap_tmp = 0, cap_legs = 0;
+	int rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (geo_make(&g, t, &r->group, err) < 0)
+		return -1;
+	g.p = p;
+	uint8_t *bad = xcalloc(g.narcs, 1);
+	for (size_t i = 0; i < nfailed; i++) {
+		if (failed[i] >= g.narcs) {
+			free(bad);
+			return ofc_error_set(err, OFC_E_INPUT, "failed arc %u: %s has %zu",
+					     failed[i], t->spec, g.narcs);
+		}
+		bad[failed[i]] = 1;
+	}
+	p->failed = xmalloc((nfailed + 1) * sizeof(uint32_t));
+	for (size_t a = 0; a < g.narcs; a++)
+		if (bad[a])
+			p->failed[p->nfailed++] = (uint32_t)a;
+	p->nsteps = s->nsteps;
+	p->step_start = xcalloc(s->nsteps + 1, sizeof(size_t));
+	p->step_max = xcalloc(s->nsteps + 1, sizeof(uint64_t));
+	p->step_hops = xcalloc(s->nsteps + 1, sizeof(uint32_t));
+	loads_init(&L, &g, bad);
+	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
+		p->step_start[st] = p->ndet;
+		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
+		if (rc == 0) {
+			loads_step(&L, pr, np);
+			rc = plan_step(&L, p, st, pr, np, &tmp, &cap_tmp, &cap, &cap_legs,
+				       max_bytes / sizeof(struct swing_detour), err);
+		}
+	}
+	p->step_start[s->nsteps] = p->ndet;
+	loads_free(&L);
+	free(pr);
+	free(tmp);
+	free(bad);
+	if (rc < 0) {
+		swing_reroute_free(p);
+		return -1;
+	}
+	figures_of(&g, p, healthy);
+	return 0;
+}
+
+/* ---- the check ---------------------------------------------------------------------- */
+
+/* The half x names, carried whole by its routes (units in all): a half
+ * of an exchange the program makes, with that half's data. */
+static int check_half(const struct geo *g, const struct rpair *pr, size_t np,
+		      const struct swing_detour *x, uint64_t units, struct ofc_error *err)
+{
+	uint32_t h, moved = 0, w = 0;
+
+	if (x->src >= g->n || x->dst >= g->n)
+		return ofc_error_set(err, OFC_E_INPUT, "step %u: detour %u -> %u: no such nodes",
+				     x->step, x->src, x->dst);
+	for (uint32_t j = 0; j < g->D; j++)
+		if (coord(g, x->src, j) != coord(g, x->dst, j)) {
+			w = j;
+			moved++;
+		}
+	uint32_t rep = sched_group_rep_node(g->G, sched_group_split(g->G, x->src, &h));
+	const struct rpair *q = NULL;
+	for (size_t j = 0; j < np && !q; j++)
+		if (pr[j].rep == rep && sched_group_add(g->G, pr[j].dst, h) == x->dst)
+			q = &pr[j];
+	if (!q || moved != 1)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: detour %u -> %u: the program sends nothing there "
+				     "(the logical schedule must stay the healthy one)",
+				     x->step, x->src, x->dst);
+	uint32_t d = g->dims[w];
+	uint64_t want =
+	    x->half <= 1 && half_len(d, q->f, x->half) ? half_units(d, q->f, q->units) : 0;
+	if (!want || units != want)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: detours %u -> %u carry %llu units of its %s half, "
+				     "the program routes %llu there",
+				     x->step, x->src, x->dst, (unsigned long long)units,
+				     x->half ? "-" : "+", (unsigned long long)want);
+	return 0;
+}
+
+/* x's route: a way the model has, over live arcs, from x->src to x->dst. */
+static int check_route(const struct loads *L, const struct swing_detour *x, struct ofc_error *err)
+{
+	const struct geo *g = L->g;
+	uint32_t w = 0;
+
+	for (uint32_t j = 0; j < g->D; j++)
+		if (coord(g, x->src, j) != coord(g, x->dst, j))
+			w = j;
+	bool bad = !x->units || x->way > SWING_WAY_PATH;
+	if (x->way == SWING_WAY_PATH) {
+		bad = bad || !x->nlegs || x->nlegs > SWING_DETOUR_LEGS || x->path > g->p->nlegs ||
+		      x->nlegs > g->p->nlegs - x->path;
+		for (uint32_t i = 0; !bad && i < x->nlegs; i++) {
+			const struct swing_leg *s = &g->p->legs[x->path + i];
+
+			bad = s->dim >= g->D || s->dir > 1 || !s->len || s->len >= g->dims[s->dim];
+		}
+	} else {
+		bad = bad || x->side_dim >= g->D || (x->side && x->side_dim == w) ||
+		      (uint32_t)abs(x->side) > g->dims[x->side_dim] / 2;
+	}
+	if (bad)
+		return ofc_error_set(err, OFC_E_INPUT, "step %u: detour %u -> %u: no such route",
+				     x->step, x->src, x->dst);
+	struct leg l[SWING_DETOUR_LEGS];
+	uint32_t n = detour_legs(g, x, l), at = l[0].start;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < l[i].len; k++) {
+			size_t a = arc_id(g, at, l[i].w, l[i].dir);
+
+			if (L->failed[a])
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "step %u: detour %u -> %u crosses the failed "
+						     "arc %u -> %u",
+						     x->step, x->src, x->dst, at,
+						     hop(g, at, l[i].w, l[i].dir));
+			at = hop(g, at, l[i].w, l[i].dir);
+		}
+	if (at != x->dst)
+		return ofc_error_set(err, OFC_E_INPUT, "step %u: detour %u -> %u ends at %u",
+				     x->step, x->src, x->dst, at);
+	return 0;
+}
+
+/* One step: every detour checked, the loads rebuilt from the base and the
+ * detours; every failed arc must then carry nothing and the busiest arc
+ * be the patch's. */
+static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t st,
+		      const struct rpair *pr, size_t np, struct ofc_error *err)
+{
+	const struct geo *g = L->g;
+	struct leg l[SWING_DETOUR_LEGS];
+	uint32_t hops = pairs_hops(g, pr, np);
+	size_t end = p->step_start[st + 1];
+
+	for (size_t i = p->step_start[st], j; i < end; i = j) {
+		const struct swing_detour *x = &p->det[i];
+		uint64_t units = 0;
+
+		for (j = i; j < end && by_half(&p->det[j], x) == 0; j++) {
+			if (p->det[j].step != st ||
+			    (j > p->step_start[st] && by_key(&p->det[j - 1], &p->det[j]) >= 0))
+				return ofc_error_set(err, OFC_E_INPUT,
+						     "step %u: detour %u -> %u out of order or "
+						     "twice",
+						     st, p->det[j].src, p->det[j].dst);
+			if (check_route(L, &p->det[j], err) < 0)
+				return -1;
+			units += p->det[j].units;
+			if (units < p->det[j].units)
+				return ofc_error_set(err, OFC_E_INPUT, "step %u: detours overflow",
+						     st);
+		}
+		if (check_half(g, pr, np, x, units, err) < 0)
+			return -1;
+		struct leg h = healthy_leg(g, x);
+		change_legs(L, &h, 1, -(int64_t)units);
+		for (size_t k = i; k < j; k++) {
+			uint32_t n = detour_legs(g, &p->det[k], l);
+
+			change_legs(L, l, n, (int64_t)p->det[k].units);
+			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
+		}
+	}
+	for (size_t i = 0; i < L->ntouched; i++)
+		if (load_of(L, L->touched[i]) < 0)
+			return ofc_error_set(err, OFC_E_INPUT,
+					     "step %u: the patch takes more off arc %zu than its "
+					     "transfers carry",
+					     st, L->touched[i]);
+	for (size_t i = 0; i < p->nfailed; i++) {
+		int64_t v = load_of(L, p->failed[i]);
+
+		if (v)
+			return ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "step %u: the failed arc %u -> %u still carries %.6g of the vector (a "
+			    "transfer crossing it has no detour)",
+			    st, p->failed[i] / 2 / g->D,
+			    hop(g, p->failed[i] / 2 / g->D, p->failed[i] / 2 % g->D,
+				p->failed[i] % 2),
+			    (double)v / (2.0 * SCHED_ONE * g->n));
+	}
+	uint64_t m = step_max(L);
+	if (m != p->step_max[st] || hops != p->step_hops[st])
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: the busiest arc carries %.9g and the longest route "
+				     "is %u hops, the patch says %.9g and %u",
+				     st, m / (2.0 * SCHED_ONE * g->n), hops,
+				     p->step_max[st] / (2.0 * SCHED_ONE * g->n), p->step_hops[st]);
+	return 0;
+}
+
+int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *r,
+			 const struct swing_reroute *p, struct ofc_error *err)
+{
+	const struct schedule *s = &r->prog;
+	struct geo g;
+	struct loads L;
+	struct rpair *pr = NULL;
+	size_t cap_pr = 0, np = 0;
+	int rc = 0;
+
+	if (geo_make(&g, t, &r->group, err) < 0)
+		return -1;
+	g.p = p;
+	if (p->nsteps != s->nsteps || p->step_start[p->nsteps] != p->ndet)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the patch has %u steps and %zu detours, the program %u steps",
+				     p->nsteps, p->ndet, s->nsteps);
+	uint8_t *bad = xcalloc(g.narcs, 1);
+	for (size_t i = 0; i < p->nfailed && rc == 0; i++) {
+		if (p->failed[i] >= g.narcs || (i && p->failed[i] <= p->failed[i - 1]))
+			rc = ofc_error_set(err, OFC_E_INPUT, "failed arc %u: not an arc of %s",
+					   p->failed[i], t->spec);
+		else
+			bad[p->failed[i]] = 1;
+	}
+	loads_init(&L, &g, bad);
+	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
+		if (p->step_start[st] > p->step_start[st + 1]) {
+			rc = ofc_error_set(err, OFC_E_INPUT, "step %u: the patch's steps overlap",
+					   st);
+			break;
+		}
+		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
+		if (rc == 0) {
+			loads_step(&L, pr, np);
+			rc = check_step(&L, p, st, pr, np, err);
+		}
+	}
+	loads_free(&L);
+	free(pr);
+	free(bad);
+	if (rc < 0)
+		return -1;
+	struct swing_reroute q = *p;
+	figures_of(&g, &q, &p->f);
+	if (q.f.tau_b != p->f.tau_b || q.f.hops != p->f.hops)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the patch's figures (tau_B %.9g, %.0f hops) are not its "
+				     "steps' (%.9g, %.0f)",
+				     p->f.tau_b, p->f.hops, q.f.tau_b, q.f.hops);
+	return 0;
+}
+
+uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_reroute *p,
+			    const struct swing_detour *x, uint32_t *tails, uint8_t *ports,
+			    uint32_t cap)
+{
+	struct sched_group G;
+	struct geo g;
+	struct ofc_error err = {0};
+	struct leg l[SWING_DETOUR_LEGS];
+	uint32_t k = 0;
+
+	sched_group_make(&G, t->params, t->nparams);
+	if (geo_make(&g, t, &G, &err) < 0)
+		return 0;
+	g.p = p;
+	uint32_t n = detour_legs(&g, x, l);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
+			if (k < cap) {
+				tails[k] = v;
+				ports[k] = (uint8_t)(l[i].w * 2 + l[i].dir);
+			}
+			k++;
+			v = hop(&g, v, l[i].w, l[i].dir);
+		}
+	return k;
+}

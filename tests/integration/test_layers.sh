@@ -1,0 +1,61 @@
+#!/bin/sh
+# The layers check (scripts/check-layers.py), its rule on ofcd's thread
+# line: a file of controller/ofcd/ that reaches both the mutation worker's
+# header (worker.h) and the loop thread's (conn.h, loop.h), even through
+# another header, fails the check, and so does a half of struct ofcd
+# defined outside its side's header. First on a small tree of its own
+# (compiled here, as make compiles the real one), which breaks each rule
+# once; then the same tree without the breakage, and the real tree, which
+# must pass.
+SUITE=layers
+. "$(dirname "$0")/lib.sh"
+
+T="$TMP/tree"
+O="$T/controller/ofcd"
+mkdir -p "$O" "$T/build/obj/controller/ofcd"
+cat >"$O/internal.h" <<'C'
+#ifndef INTERNAL_H
+#define INTERNAL_H
+struct ofcd_loop;
+struct ofcd_worker;
+struct ofcd {
+	struct ofcd_loop *loop;
+	struct ofcd_worker *w;
+};
+#endif
+C
+printf '#include "controller/ofcd/internal.h"\nstruct ofcd_loop {\n\tint conns;\n};\n' >"$O/conn.h"
+printf '#include "controller/ofcd/internal.h"\nstruct ofcd_worker {\n\tint jobs;\n};\n' >"$O/worker.h"
+printf 'struct loop;\n' >"$O/loop.h"
+# a header of the loop's side: reaching conn.h through it reaches the loop
+printf '#ifndef QUEUE_H\n#define QUEUE_H\n#include "controller/ofcd/conn.h"\nint loop_conns(const struct ofcd *d);\n#endif\n' >"$O/queue.h"
+printf '#include "controller/ofcd/queue.h"\nint loop_conns(const struct ofcd *d) { return d->loop->conns; }\n' >"$O/loop_side.c"
+printf '#include "controller/ofcd/worker.h"\nint worker_jobs(const struct ofcd *d);\nint worker_jobs(const struct ofcd *d) { return d->w->jobs; }\n' >"$O/worker_side.c"
+printf '#include "controller/ofcd/queue.h"\n#include "controller/ofcd/worker.h"\nint both(const struct ofcd *d);\nint both(const struct ofcd *d) { return d->loop->conns + d->w->jobs; }\n' >"$O/both.c"
+# struct ofcd_worker again, in a header any file may include
+printf 'struct ofcd_worker {\n\tint jobs;\n};\n' >"$O/leak.h"
+built=yes
+for f in loop_side worker_side both; do
+	"${CC:-cc}" -std=c11 -c -I"$T" "$O/$f.c" -o "$T/build/obj/controller/ofcd/$f.o" 2>"$TMP/cc" || built=no
+done
+[ "$built" = yes ] && ok || bad "the small tree did not compile" "$(cat "$TMP/cc")"
+
+expect_exit 1 scripts/check-layers.py --root "$T" --build "$T/build"
+grep -qF "check-layers: controller/ofcd/both.c includes controller/ofcd/worker.h and controller/ofcd/conn.h: the mutation worker's state and the loop thread's in one file" "$TMP/out" &&
+	ok || bad "the check should refuse both.c, which reaches both threads' headers" "$(cat "$TMP/out")"
+grep -qF "check-layers: controller/ofcd/leak.h defines struct ofcd_worker, which only controller/ofcd/worker.h may" "$TMP/out" &&
+	ok || bad "the check should refuse struct ofcd_worker defined in leak.h" "$(cat "$TMP/out")"
+grep -qE "loop_side.c|worker_side.c|queue.h includes" "$TMP/out" &&
+	bad "the check refused a file on one side of the line" "$(cat "$TMP/out")" || ok
+grep -qF "check-layers: 2 problem(s)" "$TMP/out" && ok || bad "two problems, no more" "$(cat "$TMP/out")"
+
+# Without them the same tree passes: what failed was the rule.
+rm "$O/both.c" "$T/build/obj/controller/ofcd/both.o" "$O/leak.h"
+expect_exit 0 scripts/check-layers.py --root "$T" --build "$T/build"
+grep -qF "check-layers: 7 files in 1 folders, no circles" "$TMP/out" && ok ||
+	bad "the small tree without its breakage should pass" "$(cat "$TMP/out")"
+
+# The real tree keeps the line: no file of controller/ofcd/ reaches both.
+expect_exit 0 scripts/check-layers.py --build "$BUILD"
+
+finish
