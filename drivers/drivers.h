@@ -443,6 +443,11 @@ int netlink_read_links(const char *const *netns, uint32_t n, uint32_t ports, str
  * 32-bit field, and the driver keeps to 2e9 of them. */
 #define NETLINK_MAX_RATE 16e9
 
+/* The bytes tbf's bucket holds on a circuit shaped to rate bits/s: 1 ms
+ * of traffic, at least 96 KiB. An idle circuit fills it, and the next
+ * bytes up to it leave at the veth's speed (the testbed's model prices
+ * that: controller/testbed/model.c). */
+double netlink_tbf_bucket(double rate);
 /* Shape every circuit of the testbed (each host's o<p>) to rate bits/s and
  * latency seconds; both 0 removes the shaping. */
 int netlink_shape_links(const char *const *netns, uint32_t n, uint32_t ports, double rate,

@@ -96,7 +96,7 @@ static int nlk_open(struct device *dev, struct ofc_error *err)
 	for (uint32_t h = 0; h < p->n; h++)
 		p->nsfd[h] = -1;
 	dev->priv = p;
-	orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (orig < 0) {
 		nlk_close(dev);
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "no network namespaces: %s",

@@ -1,7 +1,10 @@
 /* Network namespaces for the testbed, made the way `ip netns add` makes
  * them: a new network namespace kept alive by a bind mount of
- * /proc/self/ns/net on /run/netns/NAME. The process enters the namespace
- * only long enough to set it up, and returns to where it was. */
+ * /proc/thread-self/ns/net on /run/netns/NAME. The calling thread enters
+ * the namespace only long enough to set it up, and returns to where it
+ * was. thread-self, not self: in ofcd a worker thread makes them, and
+ * /proc/self is the main thread's, whose namespace is the machine's (the
+ * bind mounts named it, and the testbed's veths landed beside eth0). */
 #include "drivers/internal.h"
 
 #include <errno.h>
@@ -123,7 +126,7 @@ int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err)
 			      strerror(errno));
 		goto out;
 	}
-	orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (orig < 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "no network namespace support: %s",
 			      strerror(errno));
@@ -154,7 +157,7 @@ int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err)
 			      strerror(errno));
 		goto out;
 	}
-	if (mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) != 0) {
+	if (mount("/proc/thread-self/ns/net", path, "none", MS_BIND, NULL) != 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "cannot bind-mount %s: %s", path,
 			      strerror(errno));
 		goto back;
@@ -262,7 +265,7 @@ static int host_iface_inside(uint32_t host_addr, bool add, struct ofc_error *err
 int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err)
 {
 	char *path = xasprintf("%s/%s", NETNS_DIR, name);
-	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), fd, rc = -1;
+	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), fd, rc = -1;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (orig < 0 || fd < 0 || setns(fd, CLONE_NEWNET) != 0) {

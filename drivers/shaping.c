@@ -36,6 +36,13 @@ static void del_root(struct nl_sock *sk, int ifindex)
 	rtnl_qdisc_put(q);
 }
 
+double netlink_tbf_bucket(double rate)
+{
+	double bps = rate / 8;
+
+	return bps / 1000 > 98304 ? bps / 1000 : 98304;
+}
+
 int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double rate,
 		  double latency, struct ofc_error *err)
 {
@@ -55,10 +62,10 @@ int netlink_shape(struct nl_sock *sk, int ifindex, const char *ifname, double ra
 			    "%s: a shaped rate is at most %.0f Gb/s, not %.4g Gb/s "
 			    "(bring the testbed up again: ofc testbed up FILE)",
 			    ifname, NETLINK_MAX_RATE / 1e9, rate / 1e9);
-		/* A bucket of 1 ms of traffic (at least 32 KiB, a few
+		/* A bucket of 1 ms of traffic (at least 96 KiB, a few
 		 * full-size packets) and a queue of 100 ms: TCP fills the
 		 * link without being dropped into slow start. */
-		bucket = (int)(bps / 1000 > 98304 ? bps / 1000 : 98304);
+		bucket = (int)netlink_tbf_bucket(rate);
 		limit = (int)(bps / 10 > 4.0 * bucket ? bps / 10 : 4.0 * bucket);
 		q = rtnl_qdisc_alloc();
 		rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
@@ -181,7 +188,7 @@ static int each_host(const char *const *netns, uint32_t n, struct per_host *ph,
 		     int (*fn)(struct nl_sock *, uint32_t, struct per_host *, struct ofc_error *),
 		     struct ofc_error *err)
 {
-	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
+	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (orig < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no network namespaces: %s",

@@ -53,6 +53,7 @@ ROW(ADOPT,             Adopt,            adopt,             "adopt",            
 ROW(TESTBED_RUN,       TestbedRun,       testbed_run,       "testbed-run",       POST, "/v1/testbed/run",       BODY,    MUTATION),
 ROW(TESTBED_CHECK,     TestbedCheck,     testbed_check,     "testbed-check",     POST, "/v1/testbed/check",     BODY,    MUTATION),
 ROW(TESTBED_DOWN,      TestbedDown,      testbed_down,      "testbed-down",      POST, "/v1/testbed/down",      BODY,    MUTATION),
+ROW(TESTBED_UP,        TestbedUp,        testbed_up,        "testbed-up",        POST, "/v1/testbed/up",        BODY,    MUTATION),
 };
 /* clang-format on */
 

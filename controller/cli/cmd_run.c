@@ -13,9 +13,8 @@
 #include "drivers/drivers.h"
 #include "exec/exec.h"
 
-#define RUN_PORT      7462
-#define MAX_RUNS      16
-#define ALPHA_DEFAULT 100e-6 /* what a step costs a host here: wake-ups, syscalls */
+#define RUN_PORT 7462
+#define MAX_RUNS 16
 
 static const char help[] =
     "Runs each schedule with one agent per host namespace: TCP connections on the\n"
@@ -213,31 +212,19 @@ static void drop_transfer(struct schedule *s, uint64_t k)
 	s->verified = false;
 }
 
-/* Bytes the circuits' source ends have sent so far; < 0 when unreadable. */
-static double circuit_tx(const struct testbed_net *t)
-{
-	size_t n = (size_t)t->nhosts * t->ports;
-	struct link_shape *ls = xcalloc(n + 1, sizeof(*ls));
-	struct ofc_error err = {0};
-	double sum = 0;
-
-	if (netlink_read_links((const char *const *)t->netns, t->nhosts, t->ports, ls, &err) < 0)
-		sum = -1;
-	for (size_t i = 0; i < n && sum >= 0; i++)
-		sum += (double)ls[i].tx_bytes;
-	free(ls);
-	return sum;
-}
-
+/* s run and judged by the testbed's one path (testbed_run_schedule, as
+ * ofcd's TestbedRun runs it), into row; --drop-transfer breaks it first. */
 static void execute(struct run_args *a, const struct testbed_net *t, struct schedule *s,
 		    const struct ofc_clock *clock, struct run_row *row)
 {
-	double before;
-	struct exec_net net;
-	struct exec_opts o = {.size = a->q.size,
-			      .deadline = clock->deadline,
-			      .max_memory = schedule_memory_limit(&a->q),
-			      .step_times = a->steps};
+	struct testbed_run_opts o = {.size = a->q.size,
+				     .deadline = clock->deadline,
+				     .max_memory = schedule_memory_limit(&a->q),
+				     .port = (uint16_t)a->port,
+				     .step_times = a->steps,
+				     .progress = a->progress ? show_progress : NULL,
+				     .ctx = row->algo};
+	struct testbed_run r;
 	struct ofc_error err = {0};
 
 	if (a->drop_set) {
@@ -259,36 +246,22 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 	}
 	row->steps = s->nsteps;
 	row->transfers = s->nxfers;
-	testbed_exec_net(t, (uint16_t)a->port, &net);
-	if (a->progress) {
-		o.progress = show_progress;
-		o.ctx = row->algo;
-	}
-	/* Unshaped circuits have no rate to price at: the run goes ahead
-	 * unpriced (predicted NaN), its data checked all the same. */
-	row->predicted_s = NAN;
-	if (a->steps && s->nsteps && a->model.rate > 0)
-		row->step_model = xcalloc(s->nsteps, sizeof(double));
-	if (a->model.rate > 0) {
-		if (testbed_predict(s, t, &a->model, a->q.size, row->step_model, &row->pred, &err) <
-		    0) {
-			ofc_error_str(&err, row->error, sizeof(row->error));
-			return;
-		}
-		row->predicted_s = row->pred.seconds;
-	}
-	before = circuit_tx(t);
-	if (exec_run(s, &net, &o, &row->res, &err) < 0) {
+	if (testbed_run_schedule(s, t, &a->model, &o, &r, &err) < 0)
 		ofc_error_str(&err, row->error, sizeof(row->error));
-	} else {
-		double after = circuit_tx(t);
-
+	row->predicted_s = r.predicted;
+	row->pred = r.pred;
+	if (r.ran) {
 		row->ran = true;
-		row->circuit_bytes = before >= 0 && after >= 0 ? after - before : -1;
+		row->res = r.res;
+		r.res = (struct exec_result){0}; /* (the row's now) */
+		row->circuit_bytes = r.circuit_bytes;
+		row->holds = r.holds;
 		if (a->model.rate > 0)
-			row->holds = testbed_judge(&row->pred, &a->model, row->res.seconds,
-						   row->model, sizeof(row->model));
+			snprintf(row->model, sizeof(row->model), "%s", r.model);
 	}
+	row->step_model = r.step_model;
+	r.step_model = NULL;
+	testbed_run_free(&r);
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");
 }
@@ -461,9 +434,9 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 		testbed_exec_net(t, (uint16_t)a->port, &net);
 		if (a->progress)
 			fprintf(stderr, "\r  mpi: %u ranks running ", t->nhosts);
-		before = circuit_tx(t);
+		before = testbed_circuit_bytes(t);
 		if (exec_mpi_run(&net, &o, &r, &err) == 0) {
-			after = circuit_tx(t);
+			after = testbed_circuit_bytes(t);
 			row->ran = true;
 			row->res.seconds = r.seconds;
 			row->res.data_ok = r.data_ok;
@@ -485,41 +458,6 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 	/* The extra devices go whatever happened. */
 	for (uint32_t k = 0; k < t->nhosts; k++)
 		netns_host_iface(t->netns[k], t->host_addr[k], false, &(struct ofc_error){0});
-}
-
-/* What the circuits carry against the shaping the model prices them at:
- * recorded by testbed up or check, else measured now (a third of a second,
- * recorded). When they carry less, measured/predicted is this machine's
- * cores, not the schedule: the run says so (17x the model, with
- * no word, on 2 cores). */
-static int check_carried(struct run_args *a, struct testbed_net *t, struct ofc_error *err)
-{
-	struct exec_probe *pr = NULL;
-	char r0[32], r1[32];
-	double least;
-
-	if (!(t->rate > 0))
-		return 0;
-	/* A figure measured on other circuits (before a reconfiguration
-	 * changed their number) is not these circuits': measured again. */
-	if (!(t->carried > 0) || t->ncarried != t->ncircuits) {
-		if (testbed_measure(t, &pr, &t->ncarried, &t->carried, &least, err) < 0 ||
-		    testbed_record_carried(a->fc.state_dir, a->fc.fabric->name, t->carried,
-					   t->ncarried, err) < 0) {
-			free(pr);
-			return -1;
-		}
-		free(pr);
-	}
-	if (t->carried < TESTBED_CARRY_SHARE * t->rate)
-		snprintf(a->carried_note, sizeof(a->carried_note),
-			 "the circuits are shaped to %s, and all %u at once carried %s each here: "
-			 "measured times can be up to %.3gx the model's; 'ofc testbed up %s' "
-			 "without --rate-scale shapes to what they carry",
-			 testbed_rate_str(t->rate, r0, sizeof(r0)), t->ncarried,
-			 testbed_rate_str(t->carried, r1, sizeof(r1)), t->rate / t->carried,
-			 a->fc.file);
-	return 0;
 }
 
 static void print_json(const struct run_args *a, const struct testbed_net *t,
@@ -759,7 +697,8 @@ static int open_testbed(struct run_args *a, struct testbed_net *t, struct ofc_er
 	if (testbed_need_root(err) < 0 ||
 	    testbed_net_read(a->fc.fabric, a->fc.state_dir, t, err) < 0)
 		goto fail;
-	if (check_carried(a, t, err) < 0) {
+	if (testbed_carried_now(a->fc.fabric, a->fc.state_dir, t, a->carried_note,
+				sizeof(a->carried_note), err) < 0) {
 		testbed_net_free(t);
 		goto fail;
 	}
@@ -778,34 +717,22 @@ fail:
  * circuit carries nothing. */
 static void run_model(struct run_args *a, const struct testbed_net *t)
 {
-	uint32_t most = 0;
+	uint32_t most = testbed_most_circuits(t);
 
 	a->q.fabric = a->fc.fabric;
 	a->progress = isatty(STDERR_FILENO) && !a->fc.json;
-	a->model.rate = t->carried > 0 ? t->carried : t->rate;
-	for (uint32_t h = 0; h < t->nhosts; h++) {
-		uint32_t c = 0;
-
-		for (uint32_t p = 0; p < t->ports; p++)
-			c += t->peer[(size_t)h * t->ports + p] != UINT32_MAX;
-		most = c > most ? c : most;
+	/* (testbed_model_of, as ofcd's TestbedRun prices its runs) */
+	testbed_model_of(t, 0, &a->model, &a->alpha_from);
+	if (a->q.alpha_set) { /* (0 too: a step costs nothing) */
+		a->model.alpha = a->q.alpha;
+		a->alpha_from = "--alpha";
 	}
 	if (a->model.rate > 0 && most) {
 		a->q.bandwidth = a->model.rate * most;
 		a->q.bandwidth_set = true;
 	}
-	if (a->q.alpha_set) {
-		a->alpha_from = "--alpha";
-	} else if (t->alpha > 0) {
-		a->q.alpha = t->alpha;
-		a->alpha_from = "calibrated by testbed check";
-	} else {
-		a->q.alpha = t->latency + ALPHA_DEFAULT;
-		a->alpha_from = "not calibrated: the link latency + 100 us; testbed check "
-				"measures it";
-	}
+	a->q.alpha = a->model.alpha;
 	a->q.alpha_set = true;
-	a->model.alpha = a->q.alpha;
 }
 
 /* The topology the runs schedule for: --topology's, applied now (and the
@@ -833,7 +760,9 @@ static int choose_topology(struct run_args *a, struct testbed_net *t,
 	a->topo_spec = what_if->spec;
 	a->topo_from = "--topology: applied for the run, the one before applied again after";
 	testbed_net_free(t);
-	if (testbed_net_read(f, a->fc.state_dir, t, err) < 0 || check_carried(a, t, err) < 0)
+	if (testbed_net_read(f, a->fc.state_dir, t, err) < 0 ||
+	    testbed_carried_now(a->fc.fabric, a->fc.state_dir, t, a->carried_note,
+				sizeof(a->carried_note), err) < 0)
 		return -1;
 	return 0;
 }

@@ -1,419 +1,77 @@
 /* ofc testbed up|check|down FILE: the fabric's hosts as network namespaces
  * and its circuits as veth pairs (controller/testbed/). */
-#include "controller/cli/internal.h"
+#include "controller/cli/remote.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/exec.h"
-
-/* A rate people read: two significant figures, rounded down. */
-static double two_figures(double x)
-{
-	double p = x > 0 ? pow(10, floor(log10(x)) - 1) : 1;
-
-	return floor(x / p) * p;
-}
-
-/* The verdict of check on what the circuits carry. Below
- * TESTBED_CARRY_SHARE of the shaping the model's times stretch by the
- * factor, said; below TESTBED_CARRY_FAIL of it the model means nothing
- * (17x on 2 cores), said so. A warning, never the exit status: a shared
- * machine's load moves a measure by a third and more (200 Mb/s, then
- * 135; 45% of the shaping once, in a make test beside other builds), and
- * check's status says whether the testbed works. *carries is the first
- * test. */
-static void carried_verdict(const struct fabric_cmd *fc, const struct testbed_net *t, uint32_t n,
-			    double median, double least, bool *carries, char *line, size_t len)
-{
-	char m[32], l[32], r[32];
-	int k =
-	    snprintf(line, len, "all %u circuits at once carried %s each (median; least %s)", n,
-		     testbed_rate_str(median, m, sizeof(m)), testbed_rate_str(least, l, sizeof(l)));
-
-	*carries = !(t->rate > 0) || median >= TESTBED_CARRY_SHARE * t->rate;
-	if (k < 0 || (size_t)k >= len)
-		k = 0;
-	if (!(t->rate > 0))
-		snprintf(line + k, len - (size_t)k, ", unshaped");
-	else if (*carries)
-		snprintf(line + k, len - (size_t)k,
-			 ", %.0f%% of the %s shaped: they carry their shaping",
-			 100 * median / t->rate, testbed_rate_str(t->rate, r, sizeof(r)));
-	else
-		snprintf(line + k, len - (size_t)k,
-			 ", %.0f%% of the %s shaped: %s, and runs will take up to %.3gx the "
-			 "model's time; 'ofc testbed up %s' without --rate-scale shapes to what "
-			 "they carry",
-			 100 * median / t->rate, testbed_rate_str(t->rate, r, sizeof(r)),
-			 median < TESTBED_CARRY_FAIL * t->rate
-			     ? "this machine cannot carry the shaping"
-			     : "this machine carries less than the shaping (busy?)",
-			 t->rate / median, fc->file);
-}
-
-/* The model's calibration, said: alpha, and whether the reference run
- * held the model (testbed_calibrate). */
-static void print_calibration(struct json_writer *w, const struct testbed_calibration *c)
-{
-	char r[32];
-
-	if (w) {
-		jw_key(w, "calibration");
-		jw_obj_begin(w);
-		jw_key(w, "alpha_s");
-		jw_double(w, c->alpha);
-		jw_key(w, "alpha_runs");
-		jw_uint(w, c->alpha_runs);
-		jw_key(w, "rate_bps");
-		jw_double(w, c->rate);
-		jw_key(w, "algorithm");
-		jw_str(w, c->algo);
-		jw_key(w, "size");
-		jw_uint(w, c->size);
-		jw_key(w, "measured_s");
-		jw_double(w, c->measured);
-		jw_key(w, "predicted_s");
-		jw_double(w, c->pred.seconds);
-		jw_key(w, "predicted_alpha_s");
-		jw_double(w, c->pred.alpha_s);
-		jw_key(w, "predicted_bytes_s");
-		jw_double(w, c->pred.bytes_s);
-		jw_key(w, "ratio");
-		jw_double(w, c->measured / c->pred.seconds);
-		jw_key(w, "data_ok");
-		jw_bool(w, c->data_ok);
-		jw_key(w, "model_holds");
-		jw_bool(w, c->holds);
-		jw_key(w, "model");
-		jw_str(w, c->model);
-		jw_obj_end(w);
-		return;
-	}
-	printf("model: a circuit at %s, alpha %.0f us a step (the median of %u allreduces of a "
-	       "few bytes, %u steps)\n",
-	       testbed_rate_str(c->rate, r, sizeof(r)), c->alpha * 1e6, c->alpha_runs,
-	       c->alpha_steps);
-	printf("  %s allreduce of %llu MiB: measured %.4f s, predicted %.4f s (alpha %.4f + "
-	       "bytes %.4f), data %s: %s\n",
-	       c->algo, (unsigned long long)(c->size >> 20), c->measured, c->pred.seconds,
-	       c->pred.alpha_s, c->pred.bytes_s, c->data_ok ? "ok" : "WRONG", c->model);
-}
-
-/* Per circuit: the shaping the kernel holds and what a probe measures;
- * then what they carry against the shaping, recorded for testbed run;
- * then the model calibrated on these figures and judged by a run. */
-static int check_links(struct fabric_cmd *fc, struct json_writer *w, int *status)
-{
-	const struct fabric *f = fc->fabric;
-	struct ofc_error err = {0};
-	struct testbed_net t;
-	struct link_shape *sh;
-	struct exec_probe *pr = NULL;
-	uint32_t npr = 0;
-	double median, least;
-	char verdict[600];
-	bool carries;
-	struct testbed_calibration cal = {0};
-
-	if (testbed_net_read(f, fc->state_dir, &t, &err) < 0)
-		return cli_fail(&err);
-	sh = xcalloc((size_t)t.nhosts * t.ports + 1, sizeof(*sh));
-	if (netlink_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, &err) < 0 ||
-	    testbed_measure(&t, &pr, &npr, &median, &least, &err) < 0 ||
-	    testbed_record_carried(fc->state_dir, f->name, median, npr, &err) < 0) {
-		free(pr);
-		free(sh);
-		testbed_net_free(&t);
-		return cli_fail(&err);
-	}
-	carried_verdict(fc, &t, npr, median, least, &carries, verdict, sizeof(verdict));
-	t.carried = median;
-	t.ncarried = npr;
-	if (t.rate > 0 && npr && testbed_calibrate(f, fc->state_dir, &t, &cal, &err) < 0) {
-		free(pr);
-		free(sh);
-		testbed_net_free(&t);
-		return cli_fail(&err);
-	}
-	if (t.rate > 0 && npr && (!cal.data_ok || !cal.holds))
-		*status = !cal.data_ok ? 1 : *status;
-	if (w) {
-		jw_key(w, "carried_bps");
-		jw_double(w, median);
-		jw_key(w, "carried_least_bps");
-		jw_double(w, least);
-		if (t.rate > 0) {
-			jw_key(w, "carries_shaped_rate");
-			jw_bool(w, carries);
-		}
-		jw_key(w, "carried");
-		jw_str(w, verdict);
-		jw_key(w, "circuits");
-		jw_arr_begin(w);
-	} else {
-		printf("%u circuits, shaped to %s, latency %s; probed for %.2f s, all at once:\n",
-		       npr, t.rate > 0 ? "the rate below" : "nothing (unshaped)",
-		       t.latency > 0 ? "as below" : "none added", TESTBED_PROBE_SECONDS);
-		printf("  %-22s %14s %14s %12s %12s\n", "circuit", "shaped Mb/s", "measured Mb/s",
-		       "delay ms", "latency ms");
-	}
-	for (uint32_t i = 0; i < npr; i++) {
-		const struct exec_probe *p = &pr[i];
-		const struct link_shape *s = &sh[(size_t)p->host * t.ports + p->lane];
-
-		if (!p->ok)
-			*status = 1;
-		if (w) {
-			jw_obj_begin(w);
-			jw_key(w, "src");
-			jw_str(w, f->hosts[p->host].name);
-			jw_key(w, "port");
-			jw_uint(w, p->lane);
-			jw_key(w, "dst");
-			jw_str(w, f->hosts[p->peer].name);
-			jw_key(w, "shaped_rate_bps");
-			jw_double(w, s->rate);
-			jw_key(w, "shaped_latency_s");
-			jw_double(w, s->latency);
-			jw_key(w, "rate_bps");
-			jw_double(w, p->rate);
-			jw_key(w, "latency_s");
-			jw_double(w, p->latency);
-			jw_obj_end(w);
-		} else {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%s:%u -> %s", f->hosts[p->host].name, p->lane,
-				 f->hosts[p->peer].name);
-			printf("  %-22s %14.2f %14.2f %12.3f %12.3f\n", name, s->rate / 1e6,
-			       p->rate / 1e6, s->latency * 1e3, p->latency * 1e3);
-		}
-	}
-	if (w)
-		jw_arr_end(w);
-	else
-		printf("%s\n", verdict);
-	if (t.rate > 0 && npr)
-		print_calibration(w, &cal);
-	free(pr);
-	free(sh);
-	testbed_net_free(&t);
-	return 0;
-}
-
+/* ofc testbed check: testbed_check on the committed topology (the
+ * record's, as ofcd's TestbedCheck), printed as ofcd's answer is; exit 1
+ * unless every pair reaches, every circuit carried and the reference
+ * run's data is right. */
 static int check(struct fabric_cmd *fc)
 {
 	const struct fabric *f = fc->fabric;
 	struct ofc_error err = {0};
-	uint32_t n = f->nhosts, ok = 0, bad = 0;
-	uint8_t *reach = xcalloc((size_t)n * n + 1, 1);
-	char **names = xcalloc(n + 1, sizeof(char *));
-	int rc, lstatus = 0;
+	struct testbed_topo committed;
+	Ofc__V1__TestbedCheckAnswer *m = NULL;
+	struct arena a = {0};
+	uint32_t bad = 0;
+	int rc;
 
 	if (!testbed_is_up(fc->state_dir, f->name)) {
-		free(reach);
-		free(names);
 		ofc_error_set(&err, OFC_E_RUNTIME,
-			      "the testbed of fabric '%s' is not up (run 'ofc "
-			      "testbed up %s')",
+			      "the testbed of fabric '%s' is not up (run 'ofc testbed up %s')",
 			      f->name, fc->file);
 		return fabric_cmd_fail(fc, &err);
 	}
-	for (uint32_t h = 0; h < n; h++)
-		names[h] = testbed_netns_name(f, h);
-	rc = testbed_ping_all((const char *const *)names, n, 3.0, reach, &err);
-	for (uint32_t s = 0; s < n; s++)
-		for (uint32_t d = 0; d < n; d++)
-			if (s != d)
-				reach[(size_t)s * n + d] ? ok++ : bad++;
-	if (rc == 0 && fc->json) {
-		struct json_writer w;
-
-		jw_init(&w, stdout, true);
-		jw_obj_begin(&w);
-		jw_key(&w, "fabric");
-		jw_str(&w, f->name);
-		jw_key(&w, "hosts");
-		jw_uint(&w, n);
-		jw_key(&w, "pairs");
-		jw_uint(&w, ok + bad);
-		jw_key(&w, "reachable");
-		jw_uint(&w, ok);
-		jw_key(&w, "unreachable");
-		jw_arr_begin(&w);
-		for (uint32_t s = 0; s < n; s++)
-			for (uint32_t d = 0; d < n; d++)
-				if (s != d && !reach[(size_t)s * n + d]) {
-					jw_arr_begin(&w);
-					jw_str(&w, f->hosts[s].name);
-					jw_str(&w, f->hosts[d].name);
-					jw_arr_end(&w);
-				}
-		jw_arr_end(&w);
-		if (!bad && (rc = check_links(fc, &w, &lstatus)) != 0) {
-			fabric_cmd_free(fc);
-			free(names);
-			free(reach);
-			return rc;
-		}
-		jw_obj_end(&w);
-		jw_finish(&w);
-	} else if (rc == 0) {
-		uint32_t shown = 0;
-
-		printf("testbed %s: %u of %u ordered pairs reach each other (%u hosts)\n", f->name,
-		       ok, ok + bad, n);
-		for (uint32_t s = 0; s < n; s++)
-			for (uint32_t d = 0; d < n; d++)
-				if (s != d && !reach[(size_t)s * n + d] && shown++ < 20)
-					printf("  %s cannot reach %s\n", f->hosts[s].name,
-					       f->hosts[d].name);
-		if (shown > 20)
-			printf("  ... and %u more\n", shown - 20);
-		if (!bad && (rc = check_links(fc, NULL, &lstatus)) != 0) {
-			fabric_cmd_free(fc);
-			free(names);
-			free(reach);
-			return rc;
-		}
-	}
-	for (uint32_t h = 0; h < n; h++)
-		free(names[h]);
-	free(names);
-	free(reach);
-	if (rc < 0)
+	if (testbed_topo_committed(fc, &committed, &err) < 0)
 		return fabric_cmd_fail(fc, &err);
-	fabric_cmd_free(fc);
-	return bad || lstatus ? 1 : 0;
-}
-
-/* After up: what the circuits carry at the rate chosen. When nobody chose
- * the rate (no --rate-scale, no testbed.rate_scale) and they carry less,
- * shape them to half of what they carried (two figures), so that the
- * shaping, not the cores, sets the pace, measure again, and say so; at
- * most twice, since each measure on a shared machine is noisy and a
- * third step would chase the noise down. When somebody chose the rate,
- * warn. Either way the last figure is recorded for testbed run. notes
- * gets the lines to print.
- *
- * Why half: 48 circuits on 2 cores carried 200-215 Mb/s each when shaped
- * to 300 Mb/s or more but 300-370 at 16 Gb/s (tbf's buckets grow with the
- * rate), 187 at 200 (93%) and 96 at 100 (96%); so what a saturated
- * measure finds overstates what the same circuits carry shaped just
- * below it, and another user's burst took a measure from 200 to 135. At
- * 0.7 of it the circuits carried 86-91% of their shaping, close to
- * check's 80%; half leaves room for both. */
-static int fit_to_carried(struct fabric_cmd *fc, bool chosen, double base, double *rate,
-			  double *carried, struct strbuf *notes, struct ofc_error *err)
-{
-	const struct fabric *f = fc->fabric;
-	struct testbed_net t;
-	struct exec_probe *pr = NULL;
-	uint32_t n = 0;
-	double least, first, was = *rate;
-	char r0[32], r1[32], r2[32], r3[32];
-	int rc = -1;
-
-	if (testbed_net_read(f, fc->state_dir, &t, err) < 0)
-		return -1;
-	if (testbed_measure(&t, &pr, &n, carried, &least, err) < 0)
-		goto out;
-	first = *carried;
-	if (first >= TESTBED_CARRY_SHARE * *rate) {
-		sb_printf(notes,
-			  "  all %u circuits at once carried %s each, %.0f%% of the %s shaped\n", n,
-			  testbed_rate_str(first, r0, 32), 100 * first / *rate,
-			  testbed_rate_str(*rate, r1, 32));
-	} else if (chosen) {
-		sb_printf(
-		    notes,
-		    "  warning: all %u circuits at once carried %s each here, %.0f%% of the %s "
-		    "shaped: runs will take up to %.3gx the model's time; --rate-scale %.2g or "
-		    "less shapes to what they carry (or none: up then scales by itself)\n",
-		    n, testbed_rate_str(first, r0, 32), 100 * first / *rate,
-		    testbed_rate_str(*rate, r1, 32), *rate / first,
-		    two_figures(0.5 * first) / base);
-	} else {
-		for (int k = 0; k < 2 && *carried < TESTBED_CARRY_SHARE * *rate; k++) {
-			*rate = two_figures(0.5 * *carried);
-			free(pr);
-			pr = NULL;
-			if (testbed_reshape(f, fc->state_dir, *rate, err) < 0 ||
-			    testbed_measure(&t, &pr, &n, carried, &least, err) < 0)
-				goto out;
-		}
-		sb_printf(
-		    notes,
-		    "  all %u circuits at once carried %s each here, below the %s shaped: "
-		    "shaped to %s (rate scale %.3g), where they carry %s each%s; --rate-scale "
-		    "X sets another\n",
-		    n, testbed_rate_str(first, r0, 32), testbed_rate_str(was, r1, 32),
-		    testbed_rate_str(*rate, r2, 32), *rate / base,
-		    testbed_rate_str(*carried, r3, 32),
-		    *carried < TESTBED_CARRY_SHARE * *rate
-			? " (still below it: the machine is busy; testbed check measures again)"
-			: "");
+	rc = testbed_check(f, committed.open ? &committed.f : f,
+			   committed.open     ? committed.spec
+			   : f->topology.spec ? f->topology.spec
+					      : "",
+			   fc->state_dir, &a, &m, &bad, &err);
+	testbed_topo_free(&committed);
+	if (rc < 0) {
+		arena_free(&a);
+		return fabric_cmd_fail(fc, &err);
 	}
-	rc = testbed_record_carried(fc->state_dir, f->name, *carried, n, err);
-out:
-	free(pr);
-	testbed_net_free(&t);
-	return rc;
+	if (fc->json)
+		remote_print_json(stdout, &m->base);
+	else
+		testbed_print_check(m);
+	arena_free(&a);
+	fabric_cmd_free(fc);
+	return bad ? 1 : 0;
 }
 
 /* ofc testbed up: the namespaces and veths, shaped to a rate the kernel
- * can shape and this machine can carry (the config's 25 Gb/s
- * was refused by the first apply that added a circuit, and 2.5 Gb/s ran
- * 17x the model's time on 2 cores without a word). */
+ * can shape and this machine can carry (testbed_bring_up, which ofcd's
+ * TestbedUp calls too). */
 static int up(struct fabric_cmd *fc)
 {
 	const struct fabric *f = fc->fabric;
 	struct ofc_error err = {0};
-	struct strbuf notes = STRBUF_INIT;
-	bool chosen = fc->rate_scale > 0 || f->testbed.rate_scale > 0;
-	double base, latency, rate, carried = 0;
-	double scale = fc->rate_scale > 0 ? fc->rate_scale : f->testbed.rate_scale;
+	struct testbed_up_result r;
 	const struct device_state **switches;
-	uint32_t n;
-	int rc = 0;
+	struct arena a = {0};
+	Ofc__V1__TestbedUpAnswer *m;
+	int rc;
 
-	testbed_shaping(f, 1, &base, &latency);
-	if (!chosen && base > NETLINK_MAX_RATE) {
-		scale = NETLINK_MAX_RATE / base;
-		sb_printf(&notes,
-			  "  shaped to %.0f Gb/s, not the config's %.4g Gb/s: the most tbf shapes "
-			  "(rate scale %.3g)\n",
-			  NETLINK_MAX_RATE / 1e9, base / 1e9, scale);
-	}
-	rate = base * (scale > 0 ? scale : 1);
-	if (ctl_read(fc->ctl, &err) < 0) {
-		sb_free(&notes);
+	if (ctl_read(fc->ctl, &err) < 0)
 		return fabric_cmd_fail(fc, &err);
-	}
 	switches = ctl_switch_states(fc->ctl);
-	rc = testbed_up(f, fc->state_dir, switches, scale, &n, &err);
+	rc = testbed_bring_up(f, fc->state_dir, switches, fc->rate_scale, &r, &err);
 	free(switches);
-	if (rc < 0) {
-		sb_free(&notes);
+	if (!r.up)
 		return fabric_cmd_fail(fc, &err);
-	}
-	if (rate > 0 && n > 0)
-		rc = fit_to_carried(fc, chosen, base, &rate, &carried, &notes, &err);
-	else if (rate > 0)
-		sb_printf(&notes, "  no circuits yet: testbed check (or the first testbed run) "
-				  "measures what they carry\n");
-	if (fc->json) {
-		printf("{\"fabric\": \"%s\", \"hosts\": %u, \"circuits\": %u, \"rate_bps\": %.17g, "
-		       "\"carried_bps\": %.17g}\n",
-		       f->name, f->nhosts, n, rate, carried);
-	} else {
-		printf("testbed %s up: %u hosts as namespaces ofc-%s-*, %u circuits\n", f->name,
-		       f->nhosts, f->name, n);
-		printf("%s", notes.len ? notes.buf : "");
-	}
-	sb_free(&notes);
+	m = testbed_up_answer(&a, f->name, &r);
+	if (fc->json)
+		remote_print_json(stdout, &m->base);
+	else
+		testbed_print_up(m);
+	arena_free(&a);
 	if (rc < 0)
 		return fabric_cmd_fail(fc, &err);
 	fabric_cmd_free(fc);
@@ -482,9 +140,14 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 		return up(&fc);
 	if (testbed_down(fc.fabric, fc.state_dir, &n, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
-	if (fc.json)
-		printf("{\"fabric\": \"%s\", \"removed\": %u}\n", fc.fabric->name, n);
-	else
+	if (fc.json) {
+		Ofc__V1__TestbedDownAnswer m = OFC__V1__TESTBED_DOWN_ANSWER__INIT;
+
+		m.fabric = fc.fabric->name;
+		m.has_removed = 1;
+		m.removed = n;
+		remote_print_json(stdout, &m.base);
+	} else
 		printf("testbed %s down: %u namespace%s removed\n", fc.fabric->name, n,
 		       n == 1 ? "" : "s");
 	fabric_cmd_free(&fc);

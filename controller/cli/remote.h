@@ -32,6 +32,7 @@ union remote_body {
 	Ofc__V1__TestbedRun testbed_run;
 	Ofc__V1__TestbedCheck testbed_check;
 	Ofc__V1__TestbedDown testbed_down;
+	Ofc__V1__TestbedUp testbed_up;
 };
 
 /* One command being run: where it asks, what its options said beyond the
@@ -99,6 +100,12 @@ extern const struct remote_cmd remote_schedule_cmd, remote_watch_cmd, remote_ado
 /* `testbed ACTION`'s row (remote_testbed.c): NULL for an action ofcd does
  * not answer. */
 const struct remote_cmd *remote_testbed_row(const char *action);
+/* A TestbedUpAnswer as `ofc testbed up` prints it, local or through ofcd
+ * (remote_testbed.c). */
+void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m);
+/* A TestbedCheckAnswer as `ofc testbed check` prints it, local or through
+ * ofcd. */
+void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m);
 
 /* Every command's row, in the order `ofc --help` lists them: their number. */
 size_t remote_rows(const struct remote_cmd *const **rows);

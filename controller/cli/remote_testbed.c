@@ -1,4 +1,4 @@
-/* ofc --socket PATH testbed run|check|down: the daemon runs collectives on the
+/* ofc --socket PATH testbed up|run|check|down: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
  * a run: each algorithm measured against the model's prediction, the
@@ -42,6 +42,29 @@ static int run_opt(struct remote *r, union remote_body *b, int c, const char *ar
 	return 2;
 }
 
+static int up_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	Ofc__V1__TestbedUp *q = &b->testbed_up;
+	char *end;
+
+	if (c != 'x')
+		return 2;
+	q->has_rate_scale = 1;
+	q->rate_scale = strtod(arg, &end);
+	if (end != arg && !*end && q->rate_scale > 0 && q->rate_scale <= 1)
+		return 0;
+	return cli_usage_error(r->cmd, "--rate-scale must be a number in (0, 1], got '%s'", arg);
+}
+
+/* As `ofc testbed up FILE` prints it. */
+void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m)
+{
+	printf("testbed %s up: %u hosts as namespaces ofc-%s-*, %u circuits\n", OR_DASH(m->fabric),
+	       m->hosts, OR_DASH(m->fabric), m->circuits);
+	for (size_t i = 0; i < m->n_notes; i++)
+		printf("  %s\n", m->notes[i]);
+}
+
 static void print_run(const Ofc__V1__TestbedRunAnswer *m)
 {
 	printf("testbed %s: %s of %.4g MiB per host on %u hosts, alpha %.0f us (%s)\n",
@@ -76,9 +99,14 @@ static void print_run(const Ofc__V1__TestbedRunAnswer *m)
 	}
 }
 
-static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
+/* As `ofc testbed check FILE` prints it, local or through ofcd: the
+ * pairs, then (all reaching) each circuit's shaping and measure, what
+ * they carry against the shaping, and the model's calibration. */
+void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m)
 {
 	const Ofc__V1__TestbedCalibration *c = m->calibration;
+	bool shaped = false, delayed = false;
+	char r[32];
 
 	printf("testbed %s: %u of %u ordered pairs reach each other (%u hosts)\n",
 	       OR_DASH(m->fabric), m->reachable, m->pairs, m->hosts);
@@ -89,7 +117,13 @@ static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
 		printf("  ... and %zu more\n", m->n_unreachable - 20);
 	if (!m->n_circuits)
 		return;
-	printf("%zu circuits, probed all at once:\n", m->n_circuits);
+	for (size_t i = 0; i < m->n_circuits; i++) {
+		shaped |= m->circuits[i]->shaped_rate_bps > 0;
+		delayed |= m->circuits[i]->shaped_latency_s > 0;
+	}
+	printf("%zu circuits, shaped to %s, latency %s; probed for %.2f s, all at once:\n",
+	       m->n_circuits, shaped ? "the rate below" : "nothing (unshaped)",
+	       delayed ? "as below" : "none added", TESTBED_PROBE_SECONDS);
 	printf("  %-22s %14s %14s %12s %12s\n", "circuit", "shaped Mb/s", "measured Mb/s",
 	       "delay ms", "latency ms");
 	for (size_t i = 0; i < m->n_circuits; i++) {
@@ -101,21 +135,19 @@ static void print_check(const Ofc__V1__TestbedCheckAnswer *m)
 		printf("  %-22s %14.2f %14.2f %12.3f %12.3f\n", name, o->shaped_rate_bps / 1e6,
 		       o->rate_bps / 1e6, o->shaped_latency_s * 1e3, o->latency_s * 1e3);
 	}
-	printf("all %zu circuits at once carried %.4g Mb/s each (median; least %.4g Mb/s)%s\n",
-	       m->n_circuits, m->carried_bps / 1e6, m->carried_least_bps / 1e6,
-	       !m->has_carries_shaped_rate ? ", unshaped"
-	       : m->carries_shaped_rate	   ? ": they carry their shaping"
-					   : ": less than their shaping (busy?)");
-	if (c)
-		printf(
-		    "model on %s: a circuit at %.4g Mb/s, alpha %.0f us a step (the median of %u "
-		    "allreduces of a few bytes)\n  %s allreduce of %llu MiB: measured %.4f s, "
-		    "predicted %.4f s (alpha %.4f + bytes %.4f), data %s: %s\n",
-		    m->topology && m->topology[0] ? m->topology : "the config's topology",
-		    c->rate_bps / 1e6, c->alpha_s * 1e6, c->alpha_runs, OR_DASH(c->algorithm),
-		    (unsigned long long)(c->size >> 20), c->measured_s, c->predicted_s,
-		    c->predicted_alpha_s, c->predicted_bytes_s, c->data_ok ? "ok" : "WRONG",
-		    OR_DASH(c->model));
+	if (m->carried_note)
+		printf("%s\n", m->carried_note);
+	if (!c)
+		return;
+	printf("model: a circuit at %s, alpha %.0f us a step (the median of %u allreduces of a few "
+	       "bytes, %u steps)\n",
+	       testbed_rate_str(c->rate_bps, r, sizeof(r)), c->alpha_s * 1e6, c->alpha_runs,
+	       c->alpha_steps);
+	printf("  %s allreduce of %llu MiB: measured %.4f s, predicted %.4f s (alpha %.4f + "
+	       "bytes %.4f), data %s: %s\n",
+	       OR_DASH(c->algorithm), (unsigned long long)(c->size >> 20), c->measured_s,
+	       c->predicted_s, c->predicted_alpha_s, c->predicted_bytes_s,
+	       c->data_ok ? "ok" : "WRONG", OR_DASH(c->model));
 }
 
 /* The answer (runs, or a check) is printed whatever its status (a run
@@ -135,7 +167,11 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
 		remote_print_json(stdout, &resp->testbed_check->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
-		print_check(resp->testbed_check);
+		testbed_print_check(resp->testbed_check);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_UP && r->json)
+		remote_print_json(stdout, &resp->testbed_up->base);
+	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_UP)
+		testbed_print_up(resp->testbed_up);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN && r->json)
 		remote_print_json(stdout, &resp->testbed_down->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_DOWN)
@@ -219,9 +255,33 @@ static const struct remote_cmd down_cmd = {
     .run = run_run,
 };
 
+static const struct remote_cmd up_cmd = {
+    .cmd = {"testbed up", "[--rate-scale X] [--json] [--timeout DUR]",
+	    "the testbed's hosts brought up by the daemon that drives them", NULL},
+    .kind = API_TESTBED_UP,
+    .opts = (const struct option[]){{"rate-scale", required_argument, NULL, 'x'},
+				    REMOTE_COMMON_OPTS,
+				    {0}},
+    .help = "Asks ofcd to bring the testbed up as 'ofc testbed up FILE' does without a\n"
+	    "daemon: one network namespace per host, one veth pair per circuit the switches\n"
+	    "hold now, shaped, and what they carry measured and recorded for the runs. The\n"
+	    "daemon's later transactions move the hosts' circuits with the switches. Admin\n"
+	    "only; queued with the mutations.\n\n"
+	    "  --rate-scale X   shape circuits to X times the config's link rate; without\n"
+	    "                   it, up shapes to what this machine carries (and at most\n"
+	    "                   16 Gb/s) and says so\n"
+	    "  --json           the ofc.v1.TestbedUpAnswer as JSON\n",
+    .timeout = 600, /* every namespace, veth and route, then the measures */
+    .operands = OPERANDS_NONE,
+    .extra = "",
+    .opt = up_opt,
+    .run = run_run,
+};
+
 const struct remote_cmd *remote_testbed_row(const char *action)
 {
-	return strcmp(action, "run") == 0     ? &run_cmd
+	return strcmp(action, "up") == 0      ? &up_cmd
+	       : strcmp(action, "run") == 0   ? &run_cmd
 	       : strcmp(action, "check") == 0 ? &check_cmd
 	       : strcmp(action, "down") == 0  ? &down_cmd
 					      : NULL;

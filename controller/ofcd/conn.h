@@ -541,9 +541,10 @@ int reconfigure_request(const struct request *rq);
 int release_partition(const struct request *rq);
 int move_to_phase(const struct request *rq);
 int adopt_request(const struct request *rq); /* Adopt (the worker's: adopt.c) */
-/* TestbedRun, TestbedCheck, TestbedDown (the worker's: testbed.c) */
+/* TestbedRun, TestbedCheck, TestbedDown (the worker's: testbed.c) and TestbedUp */
 int testbed_run_request(const struct request *rq);
 int testbed_check_request(const struct request *rq);
+int testbed_up_request(const struct request *rq); /* TestbedUp (the worker's: testbed_up.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 

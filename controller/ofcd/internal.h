@@ -189,6 +189,7 @@ enum job_kind {
 	JOB_TESTBED_RUN,
 	JOB_TESTBED_CHECK, /* TestbedCheck (testbed.c) */
 	JOB_TESTBED_DOWN,  /* TestbedDown (testbed.c) */
+	JOB_TESTBED_UP,	   /* TestbedUp (testbed_up.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -301,7 +302,8 @@ struct job {
 	 * (else a preview) */
 	bool adopt_commit;
 	uint64_t adopt_txn, adopt_gen;
-	double alpha; /* testbed run: seconds a step (0: the testbed's model's) */
+	double alpha;	   /* testbed run: seconds a step (0: the testbed's model's) */
+	double rate_scale; /* testbed up: of the config's link rate (0: not asked) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */

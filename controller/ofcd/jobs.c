@@ -344,9 +344,11 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 
 const char *job_kind_name(enum job_kind k)
 {
-	if (k == JOB_TESTBED_RUN || k == JOB_TESTBED_CHECK || k == JOB_TESTBED_DOWN)
+	if (k == JOB_TESTBED_RUN || k == JOB_TESTBED_CHECK || k == JOB_TESTBED_DOWN ||
+	    k == JOB_TESTBED_UP)
 		return k == JOB_TESTBED_RUN	? "testbed-run"
 		       : k == JOB_TESTBED_CHECK ? "testbed-check"
+		       : k == JOB_TESTBED_UP	? "testbed-up"
 						: "testbed-down";
 	return k == JOB_APPLY_CONFIG  ? "apply-config"
 	       : k == JOB_RECONFIGURE ? "reconfigure"

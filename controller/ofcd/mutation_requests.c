@@ -1,9 +1,9 @@
 /* The mutations ofcd takes on its loop thread (ApplyConfig, Reconfigure,
  * ReleasePartition, MoveToPhase, ReportFailure, Adopt, TestbedRun,
- * TestbedCheck, TestbedDown: checked, then queued for the mutation worker;
- * Cancel of a queued one): the handlers of the request table's mutation
- * rows (requests.c). The worker runs them in mutation.c, adopt.c and
- * testbed.c. */
+ * TestbedCheck, TestbedDown, TestbedUp: checked, then queued for the
+ * mutation worker; Cancel of a queued one): the handlers of the request
+ * table's mutation rows (requests.c). The worker runs them in mutation.c,
+ * adopt.c, testbed.c and testbed_up.c. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/conn.h"
 
@@ -422,6 +422,25 @@ int testbed_check_request(const struct request *rq)
 	if (!(j = queued_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK)))
 		return 0;
 	j->target = xstrdup(down ? "testbed down" : "testbed check");
+	enqueue(d, j, rq);
+	return 0;
+}
+
+/* (loop) TestbedUp {rate_scale}; the worker's is testbed_up.c. */
+int testbed_up_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	const Ofc__V1__TestbedUp *q = rq->req->testbed_up;
+	struct job *j;
+
+	if (q->has_rate_scale && !(q->rate_scale > 0 && q->rate_scale <= 1))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "rate_scale must be a number in (0, 1], got %g", q->rate_scale);
+	if (!(j = queued_job(rq, JOB_TESTBED_UP)))
+		return 0;
+	j->rate_scale = q->has_rate_scale ? q->rate_scale : 0;
+	j->target = xstrdup("testbed up");
 	enqueue(d, j, rq);
 	return 0;
 }

@@ -32,6 +32,7 @@ static int (*const handlers[API_NKINDS])(const struct request *rq) = {
     [API_TESTBED_RUN] = testbed_run_request,
     [API_TESTBED_CHECK] = testbed_check_request,
     [API_TESTBED_DOWN] = testbed_check_request,
+    [API_TESTBED_UP] = testbed_up_request,
 };
 
 /* The chain's second step, who a request is from: the socket's peer, or

@@ -8,6 +8,7 @@
  * under a run. */
 #include "controller/testbed/testbed.h"
 #include "controller/ofcd/answer.h"
+#include "controller/ofcd/testbed.h"
 #include "controller/ofcd/worker.h"
 #include "exec/exec.h"
 
@@ -37,36 +38,6 @@ static int committed_topology(const struct ctl *c, struct testbed_topo *w, struc
 		rc = testbed_topo_open(f, spec, w, err);
 	ctl_record_free(&r);
 	return rc;
-}
-
-/* The circuits' rate measured again when what was measured is not these
- * circuits' (before a reconfiguration changed their number), recorded for
- * the next run; a note when they carry less than their shaping. */
-static int carried(struct ofcd *d, const struct fabric *f, struct testbed_net *t, struct answer *an,
-		   Ofc__V1__TestbedRunAnswer *m, struct ofc_error *err)
-{
-	struct exec_probe *pr = NULL;
-	char r0[32], r1[32];
-	double least;
-
-	if (!(t->rate > 0))
-		return 0;
-	if (!(t->carried > 0) || t->ncarried != t->ncircuits) {
-		int rc = testbed_measure(t, &pr, &t->ncarried, &t->carried, &least, err);
-
-		free(pr);
-		if (rc < 0 ||
-		    testbed_record_carried(d->state_dir, f->name, t->carried, t->ncarried, err) < 0)
-			return -1;
-	}
-	if (t->carried < TESTBED_CARRY_SHARE * t->rate)
-		m->carried_note = arena_printf(
-		    &an->a,
-		    "the circuits are shaped to %s, and all %u at once carried %s each here: "
-		    "measured times can be up to %.3gx the model's",
-		    testbed_rate_str(t->rate, r0, sizeof(r0)), t->ncarried,
-		    testbed_rate_str(t->carried, r1, sizeof(r1)), t->rate / t->carried);
-	return 0;
 }
 
 /* One algorithm: its schedule for q's fabric, run and judged, as a result. */
@@ -122,6 +93,7 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 				o->circuits_used = run.pred.circuits_used;
 			}
 		}
+		testbed_run_free(&run);
 	}
 	schedule_result_free(&r);
 	return o;
@@ -165,6 +137,7 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 	struct testbed_model model;
 	const char *from;
 	char names[TESTBED_MAX_RUNS][48];
+	char note[400];
 	uint32_t most, n;
 	int rc = -1;
 
@@ -174,8 +147,11 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 				     f->name);
 	if (testbed_need_root(err) < 0 || testbed_net_read(f, d->state_dir, &t, err) < 0)
 		return -1;
-	if (carried(d, f, &t, an, m, err) < 0 || committed_topology(d->w->ctl, &committed, err) < 0)
+	if (testbed_carried_now(f, d->state_dir, &t, note, sizeof(note), err) < 0 ||
+	    committed_topology(d->w->ctl, &committed, err) < 0)
 		goto out;
+	if (note[0])
+		m->carried_note = arena_strdup(&an->a, note);
 	testbed_model_of(&t, j->alpha, &model, &from);
 	most = testbed_most_circuits(&t);
 
@@ -212,172 +188,34 @@ out:
 	return rc;
 }
 
-/* Every ordered pair's reach into m; the number that did not. */
-static uint32_t reach(const struct fabric *f, struct answer *an, Ofc__V1__TestbedCheckAnswer *m,
-		      struct ofc_error *err)
-{
-	uint32_t n = f->nhosts, bad = 0;
-	uint8_t *ok = xcalloc((size_t)n * n + 1, 1);
-	char **names = xcalloc(n + 1, sizeof(char *));
-	int rc;
-
-	for (uint32_t h = 0; h < n; h++)
-		names[h] = testbed_netns_name(f, h);
-	rc = testbed_ping_all((const char *const *)names, n, 3.0, ok, err);
-	m->unreachable = arena_array(&an->a, (size_t)n * n + 1, sizeof(*m->unreachable));
-	for (uint32_t s = 0; s < n && rc == 0; s++)
-		for (uint32_t t = 0; t < n; t++) {
-			if (s == t)
-				continue;
-			if (ok[(size_t)s * n + t]) {
-				m->reachable++;
-				continue;
-			}
-			Ofc__V1__TestbedPair *p = arena_alloc(&an->a, sizeof(*p));
-
-			ofc__v1__testbed_pair__init(p);
-			p->src = arena_strdup(&an->a, f->hosts[s].name);
-			p->dst = arena_strdup(&an->a, f->hosts[t].name);
-			m->unreachable[m->n_unreachable++] = p;
-			bad++;
-		}
-	m->has_pairs = m->has_reachable = 1;
-	m->pairs = rc == 0 ? n * (n - 1) : 0;
-	for (uint32_t h = 0; h < n; h++)
-		free(names[h]);
-	free(names);
-	free(ok);
-	return rc < 0 ? UINT32_MAX : bad;
-}
-
-static Ofc__V1__TestbedCalibration *calibration_msg(struct answer *an,
-						    const struct testbed_calibration *c)
-{
-	Ofc__V1__TestbedCalibration *k = arena_alloc(&an->a, sizeof(*k));
-
-	ofc__v1__testbed_calibration__init(k);
-	k->has_alpha_s = k->has_alpha_runs = k->has_rate_bps = k->has_size = 1;
-	k->has_measured_s = k->has_predicted_s = k->has_predicted_alpha_s = 1;
-	k->has_predicted_bytes_s = k->has_ratio = k->has_data_ok = k->has_model_holds = 1;
-	k->alpha_s = c->alpha;
-	k->alpha_runs = c->alpha_runs;
-	k->rate_bps = c->rate;
-	k->algorithm = arena_strdup(&an->a, c->algo);
-	k->size = c->size;
-	k->measured_s = c->measured;
-	k->predicted_s = c->pred.seconds;
-	k->predicted_alpha_s = c->pred.alpha_s;
-	k->predicted_bytes_s = c->pred.bytes_s;
-	k->ratio = c->measured / c->pred.seconds;
-	k->data_ok = c->data_ok;
-	k->model_holds = c->holds;
-	k->model = arena_strdup(&an->a, c->model);
-	return k;
-}
-
-/* What the circuits carry (each probed, all at once; recorded for the
- * runs), then the model calibrated on the committed topology. */
-static int links(struct ofcd *d, const struct fabric *f, struct answer *an,
-		 Ofc__V1__TestbedCheckAnswer *m, struct ofc_error *err)
-{
-	struct testbed_topo committed = {0};
-	struct testbed_calibration cal;
-	struct testbed_net t;
-	struct link_shape *sh;
-	struct exec_probe *pr = NULL;
-	uint32_t npr = 0;
-	double median, least;
-	int rc = -1;
-
-	if (testbed_net_read(f, d->state_dir, &t, err) < 0)
-		return -1;
-	sh = xcalloc((size_t)t.nhosts * t.ports + 1, sizeof(*sh));
-	if (netlink_read_links((const char *const *)t.netns, t.nhosts, t.ports, sh, err) < 0 ||
-	    testbed_measure(&t, &pr, &npr, &median, &least, err) < 0 ||
-	    testbed_record_carried(d->state_dir, f->name, median, npr, err) < 0)
-		goto out;
-	m->has_carried_bps = m->has_carried_least_bps = 1;
-	m->carried_bps = median;
-	m->carried_least_bps = least;
-	if (t.rate > 0) {
-		m->has_carries_shaped_rate = 1;
-		m->carries_shaped_rate = median >= TESTBED_CARRY_SHARE * t.rate;
-	}
-	m->circuits = arena_array(&an->a, npr + 1, sizeof(*m->circuits));
-	for (uint32_t i = 0; i < npr; i++) {
-		const struct exec_probe *p = &pr[i];
-		const struct link_shape *s = &sh[(size_t)p->host * t.ports + p->lane];
-		Ofc__V1__TestbedCircuit *o = arena_alloc(&an->a, sizeof(*o));
-
-		ofc__v1__testbed_circuit__init(o);
-		o->src = arena_strdup(&an->a, f->hosts[p->host].name);
-		o->dst = arena_strdup(&an->a, f->hosts[p->peer].name);
-		o->has_port = o->has_shaped_rate_bps = o->has_shaped_latency_s = 1;
-		o->has_rate_bps = o->has_latency_s = 1;
-		o->port = p->lane;
-		o->shaped_rate_bps = s->rate;
-		o->shaped_latency_s = s->latency;
-		o->rate_bps = p->rate;
-		o->latency_s = p->latency;
-		m->circuits[m->n_circuits++] = o;
-	}
-	t.carried = median;
-	t.ncarried = npr;
-	if (committed_topology(d->w->ctl, &committed, err) < 0)
-		goto out;
-	m->topology = arena_strdup(&an->a, committed.open     ? committed.spec
-					   : f->topology.spec ? f->topology.spec
-							      : "");
-	if (t.rate > 0 && npr) {
-		if (testbed_calibrate(committed.open ? &committed.f : f, d->state_dir, &t, &cal,
-				      err) < 0)
-			goto out;
-		m->calibration = calibration_msg(an, &cal);
-	}
-	rc = 0;
-out:
-	testbed_topo_free(&committed);
-	free(pr);
-	free(sh);
-	testbed_net_free(&t);
-	return rc;
-}
-
-/* (mutation worker) JOB_TESTBED_CHECK: OK when every pair reaches, every
- * circuit carried and the reference run's data is right (whether the
- * model held is the calibration's), FAILED otherwise. */
+/* (mutation worker) JOB_TESTBED_CHECK: testbed_check on the committed
+ * topology; OK when every pair reaches, every circuit carried and the
+ * reference run's data is right (whether the model held is the
+ * calibration's), FAILED otherwise. */
 static void run_check(struct ofcd *d, struct job *j)
 {
 	const struct fabric *f = d->w->ctl->fabric;
-	Ofc__V1__TestbedCheckAnswer *m;
+	struct testbed_topo committed = {0};
+	Ofc__V1__TestbedCheckAnswer *m = NULL;
 	struct ofc_error err = {0};
 	struct answer an;
 	uint32_t bad = 0;
-	int rc = 0;
+	int rc;
 
 	answer_init(&an, j);
 	an.t.kind = "testbed-check";
-	m = arena_alloc(&an.a, sizeof(*m));
-	ofc__v1__testbed_check_answer__init(m);
-	m->fabric = arena_strdup(&an.a, f->name);
-	m->has_hosts = 1;
-	m->hosts = f->nhosts;
-	if (!testbed_is_up(d->state_dir, f->name))
-		rc =
-		    ofc_error_set(&err, OFC_E_RUNTIME,
-				  "the testbed of fabric '%s' is not up (ofc testbed up)", f->name);
-	else if (testbed_need_root(&err) < 0 || (bad = reach(f, &an, m, &err)) == UINT32_MAX)
-		rc = -1;
-	else if (!bad)
-		rc = links(d, f, &an, m, &err);
+	rc = committed_topology(d->w->ctl, &committed, &err);
+	if (rc == 0)
+		rc = testbed_check(f, committed.open ? &committed.f : f,
+				   committed.open     ? committed.spec
+				   : f->topology.spec ? f->topology.spec
+						      : "",
+				   d->state_dir, &an.a, &m, &bad, &err);
+	testbed_topo_free(&committed);
 	if (rc < 0) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
 		an.t.state = "refused";
 	} else {
-		for (size_t i = 0; i < m->n_circuits; i++)
-			bad += !(m->circuits[i]->rate_bps > 0);
-		if (m->calibration && !m->calibration->data_ok)
-			bad++;
 		if (bad)
 			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
 				      "%u of %u ordered pairs reach each other; %s", m->reachable,
@@ -398,8 +236,9 @@ static void run_check(struct ofcd *d, struct job *j)
 }
 
 /* (mutation worker) JOB_TESTBED_DOWN: the namespaces the testbed made
- * removed (testbed_down); the next transaction sees no testbed up and
- * plans the switches alone. */
+ * removed (testbed_down); the worker's ctl opened again without the
+ * hosts, so no probe reads namespaces that are gone, and the next
+ * transaction plans the switches alone. */
 static void run_down(struct ofcd *d, struct job *j)
 {
 	const struct fabric *f = d->w->ctl->fabric;
@@ -407,6 +246,7 @@ static void run_down(struct ofcd *d, struct job *j)
 	struct ofc_error err = {0};
 	struct answer an;
 	uint32_t n = 0;
+	char why[512];
 
 	answer_init(&an, j);
 	an.t.kind = "testbed-down";
@@ -419,6 +259,12 @@ static void run_down(struct ofcd *d, struct job *j)
 		m->fabric = arena_strdup(&an.a, f->name);
 		m->has_removed = 1;
 		m->removed = n;
+		ofcd_testbed_reopen_ctl(d);
+		/* State.testbed_up and the devices without the hosts, published */
+		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		held_state(d, j->snap);
+		if (why[0])
+			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		answer_status(&an, OFC__V1__STATUS__STATUS_OK,
 			      "testbed %s down: %u namespace%s removed", f->name, n,
 			      n == 1 ? "" : "s");

@@ -7,6 +7,7 @@
  * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
  * notes; the loop answers and publishes. */
 #include "controller/ofcd/batch.h"
+#include "controller/ofcd/testbed.h"
 #include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
@@ -46,6 +47,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_TESTBED_CHECK:
 	case JOB_TESTBED_DOWN:
 		ofcd_run_testbed(d, j);
+		break;
+	case JOB_TESTBED_UP:
+		ofcd_run_testbed_up(d, j);
 		break;
 	case JOB_SCHEDULE:
 		if (j->get_plan)

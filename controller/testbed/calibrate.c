@@ -64,11 +64,13 @@ static int calibration_run(const struct fabric *f, const struct testbed_net *t,
 int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
 		      struct testbed_calibration *c, struct ofc_error *err)
 {
-	struct testbed_model m = {.rate = t->carried > 0 ? t->carried : t->rate, .alpha = 0};
+	struct testbed_model m;
 	double alpha[CAL_ALPHA_RUNS], per_mib;
 	struct testbed_run r;
 	uint32_t n = 0;
 
+	testbed_model_of(t, 0, &m, NULL);
+	m.alpha = 0;
 	memset(c, 0, sizeof(*c));
 	c->rate = m.rate;
 	if (!(c->rate > 0) || !testbed_most_circuits(t))

@@ -34,7 +34,7 @@ static uint16_t checksum(const void *data, size_t len)
 
 static int open_sockets(const char *const *netns, uint32_t n, int *fds, struct ofc_error *err)
 {
-	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
+	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (orig < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no network namespaces: %s",

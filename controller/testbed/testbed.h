@@ -9,8 +9,9 @@
  * controller/reconfig/ calls testbed_is_up, testbed_netns_name,
  * testbed_links_recorded and testbed_target, and drives the hosts through
  * the driver. The rest is for the testbed commands (`ofc testbed
- * up|check|run|down`): bringing the namespaces up and down (testbed.c),
- * what a run sees of them and what their circuits carry (testbed_net.c),
+ * up|check|run|down`, the CLI's and ofcd's): bringing the namespaces up
+ * and down (testbed.c; up.c as a user asks it, shaped to what this
+ * machine carries), what a run sees of them and what their circuits carry (testbed_net.c),
  * and whether every host reaches every other (icmp.c). hosts.c holds
  * the names, the state directory's two files and the hosts' target.
  * Nothing here prints. */
@@ -19,6 +20,7 @@
 
 #include "controller/fabric/fabric.h"
 #include "drivers/drivers.h"
+#include "exec/exec.h"
 
 /* ---- what the hosts should hold (hosts.c) -------------------------------- */
 
@@ -67,6 +69,32 @@ int testbed_record_alpha(const char *state_dir, const char *fabric, double alpha
 int testbed_up(const struct fabric *f, const char *state_dir,
 	       const struct device_state *const *switches, double rate_scale, uint32_t *ncircuits,
 	       struct ofc_error *err);
+/* `testbed up` as a user asks it (up.c), for the CLI and ofcd alike: the
+ * namespaces (testbed_up), shaped to rate_scale (> 0: chosen; else the
+ * config's testbed.rate_scale; neither: the config's rate, at most
+ * NETLINK_MAX_RATE, and then down to what this machine carries, said in
+ * the notes), what the circuits carry measured and recorded for the
+ * runs. up is set once the namespaces exist, even when the measure after
+ * failed (-1 with err). */
+#define TESTBED_UP_NOTES 4
+struct testbed_up_result {
+	bool up;
+	uint32_t hosts, circuits;
+	double rate;	   /* bits/s a circuit is shaped to (0: unshaped) */
+	double rate_scale; /* of the config's link rate */
+	double carried;	   /* bits/s each carried, all at once (0: not measured) */
+	uint32_t ncarried;
+	uint32_t nnotes;
+	char notes[TESTBED_UP_NOTES][400]; /* sentences for people */
+};
+int testbed_bring_up(const struct fabric *f, const char *state_dir,
+		     const struct device_state *const *switches, double rate_scale,
+		     struct testbed_up_result *r, struct ofc_error *err);
+/* r as the ofc.v1.TestbedUpAnswer ofcd answers and `ofc testbed up
+ * --json` prints (answer.c), its strings and arrays in a. */
+struct Ofc__V1__TestbedUpAnswer;
+struct Ofc__V1__TestbedUpAnswer *testbed_up_answer(struct arena *a, const char *fabric,
+						   const struct testbed_up_result *r);
 /* Shape every circuit of the testbed that is up to rate (the latency
  * recorded stays) and record it; what was measured at the old rate is
  * forgotten. */
@@ -129,6 +157,7 @@ const char *testbed_rate_str(double bps, char *buf, size_t n);
 struct testbed_model {
 	double rate;
 	double alpha;
+	double burst; /* payload bytes tbf's full bucket lets through at once (0: none) */
 };
 /* A prediction and its terms: alpha_s (alpha for every step that moves
  * bytes) and bytes_s (each such step's busiest circuit at the rate), the
@@ -177,21 +206,43 @@ struct testbed_run_opts {
 	double deadline;     /* absolute, now_seconds() */
 	uint64_t max_memory; /* 0: half the machine's */
 	uint16_t port;	     /* the executor's TCP port in every namespace */
+	bool step_times;     /* each step's time, measured and the model's */
+	/* exec_opts.progress: the caller's thread, about ten times a second */
+	void (*progress)(void *ctx, uint32_t step, uint32_t nsteps, double seconds);
+	void *ctx;
 };
 /* A run of s: predicted (NaN when the circuits are unshaped), measured,
  * the data check, and whether the model holds or which term is off
- * (model). -1 when it could not be priced (a transfer on no circuit) or
- * did not run to its end (err); wrong data is a run that ran. */
+ * (model); the executor's whole result, the model's time per step
+ * (step_times on a priced run) and the bytes the circuits' sources sent
+ * (< 0: unreadable). -1 when it could not be priced (a transfer on no
+ * circuit) or did not run to its end (err); wrong data is a run that
+ * ran. testbed_run_free frees it either way. */
 struct testbed_run {
 	bool ran, data_ok, holds;
 	double measured, predicted;
 	struct testbed_prediction pred;
+	double *step_model;
+	double circuit_bytes;
+	struct exec_result res;
 	char model[400];
 };
 struct schedule;
 int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 			 const struct testbed_model *m, const struct testbed_run_opts *o,
 			 struct testbed_run *r, struct ofc_error *err);
+void testbed_run_free(struct testbed_run *r);
+/* What the circuits' source ends have sent so far, in bytes (the veths'
+ * counters); < 0 when unreadable. */
+double testbed_circuit_bytes(const struct testbed_net *t);
+/* What the circuits carry against the shaping the model prices them at:
+ * recorded by testbed up or check, else (or when measured on another
+ * number of circuits, before a reconfiguration) measured now and
+ * recorded. note (len bytes) gets the warning when they carry less than
+ * TESTBED_CARRY_SHARE of it, else "": measured/predicted is then this
+ * machine's cores, not the schedule (17x on 2 cores, without a word). */
+int testbed_carried_now(const struct fabric *f, const char *state_dir, struct testbed_net *t,
+			char *note, size_t len, struct ofc_error *err);
 
 /* The executor's TCP port in every host's namespace. */
 #define TESTBED_RUN_PORT 7462
@@ -216,6 +267,19 @@ struct testbed_calibration {
 /* f: the fabric the schedules are for (the committed topology's). */
 int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
 		      struct testbed_calibration *c, struct ofc_error *err);
+/* testbed check as the CLI and ofcd run it (check.c): every ordered
+ * pair's reach; all reaching, what every circuit carries with all loaded
+ * at once (recorded for the runs) and the shaping it holds, and the model
+ * calibrated on sched (the committed topology's fabric, spec its name;
+ * f's when none other) and judged by a reference run. *out (in a) is
+ * filled as far as it got; *bad counts the pairs that did not reach, the
+ * circuits that carried nothing and a reference run with wrong data. -1
+ * when the testbed is not up or could not be probed (err). */
+struct Ofc__V1__TestbedCheckAnswer;
+int testbed_check(const struct fabric *f, const struct fabric *sched, const char *spec,
+		  const char *state_dir, struct arena *a, struct Ofc__V1__TestbedCheckAnswer **out,
+		  uint32_t *bad, struct ofc_error *err);
+
 /* ---- another topology on the same hosts (topo.c) ------------------------ */
 
 /* The topology a testbed run schedules for (topo.c): f with

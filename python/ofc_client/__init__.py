@@ -96,7 +96,7 @@ _ids = itertools.count(1)
 # STATUS_NOT_LEADER and names the leader. Any replica answers the others.
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
                         "release_partition", "move_to_phase", "adopt",
-                        "testbed_run", "testbed_check", "testbed_down"))
+                        "testbed_run", "testbed_check", "testbed_down", "testbed_up"))
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -638,3 +638,17 @@ class Client:
         req = control_pb2.Request()
         req.testbed_down.SetInParent()
         return self.call(req).testbed_down
+
+    def testbed_up(self, rate_scale=None):
+        """Bring the testbed up through the daemon that drives its hosts
+        (`ofc --socket PATH testbed up`): a namespace per host, a veth
+        pair per circuit the switches hold, shaped to rate_scale times
+        the config's link rate (None: the config's testbed.rate_scale,
+        else what this machine carries). Returns the TestbedUpAnswer
+        (fabric, hosts, circuits, rate_bps, carried_bps, rate_scale,
+        notes)."""
+        req = control_pb2.Request()
+        req.testbed_up.SetInParent()
+        if rate_scale is not None:
+            req.testbed_up.rate_scale = rate_scale
+        return self.call(req).testbed_up

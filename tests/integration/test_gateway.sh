@@ -324,7 +324,7 @@ req admin 405 -X POST "$URL/v1/plan"
 req admin 400 -X POST "$URL/v1/move-to-phase" -d '{"phse":1}'
 body_is 'j["message"].startswith("bad request: phse: unknown field of MoveToPhase")'
 
-# ---- TestbedRun, TestbedCheck, TestbedDown: routes from the table, an admin's only -----------
+# ---- TestbedRun, TestbedCheck, TestbedDown, TestbedUp: routes from the table, an admin's only -----------
 # (no testbed is up here: ofcd answers FAILED saying so, past the authoriser)
 req admin 409 -X POST "$URL/v1/testbed/check" -d '{}'
 body_is 'j["status"]=="STATUS_FAILED" and j["message"].endswith("is not up (ofc testbed up)")'
@@ -335,6 +335,10 @@ req tenant-a 403 -X POST "$URL/v1/testbed/check" -d '{}'
 req admin 400 -X POST "$URL/v1/testbed/run" -d '{"collective":"gossip"}'
 req reader 403 -X POST "$URL/v1/testbed/down" -d '{}'
 req tenant-a 403 -X POST "$URL/v1/testbed/down" -d '{}'
+req reader 403 -X POST "$URL/v1/testbed/up" -d '{}'
+req tenant-a 403 -X POST "$URL/v1/testbed/up" -d '{}'
+req admin 400 -X POST "$URL/v1/testbed/up" -d '{"rate_scale":2}'
+body_is 'j["status"]=="STATUS_INVALID" and j["message"]=="rate_scale must be a number in (0, 1], got 2"'
 
 # ---- /metrics: Prometheus's text, checked by promtool, scraped by prometheus -------
 req tenant-a 403 "$URL/metrics"

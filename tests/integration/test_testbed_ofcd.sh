@@ -1,7 +1,8 @@
 #!/bin/sh
 # The testbed through ofcd: 8 hosts of 4 ports through an emulated OCS,
-# circuits shaped to 20 Mb/s (as test_testbed_model.sh), brought up and
-# calibrated locally; then ofcd serves the fabric. On torus:2x4,
+# circuits shaped to 20 Mb/s (as test_testbed_model.sh); ofcd serves the
+# fabric and brings the testbed up (`ofc --socket PATH testbed up`), its
+# later transactions moving the hosts' circuits. On torus:2x4,
 # circulant:8:1,3, ring:8 and hypercube:3, each committed by a
 # reconfigure through the daemon (which moves the hosts' circuits with
 # the switch), `ofc --socket PATH testbed check` measures the circuits
@@ -52,6 +53,8 @@ wiring:
   pattern: sequential
   switches: [ocs0]
 topology: $t
+testbed:
+  rate_scale: 1
 EOF
 done
 start_emu ocs-emu e --ports 32 --credentials configs/credentials/ocs0.cred
@@ -75,14 +78,35 @@ start_ofcd() { # ARGS...: in the foreground; waits until it answers
 	done
 }
 
-expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
-expect_exit 0 $OFC testbed up "$TMP/torus.yaml" --rate-scale 1 --device "$DEV" --state-dir "$ST"
-# check (local, before the daemon) calibrates alpha and records it
-expect_json 'j["reachable"]==56 and j["calibration"]["alpha_s"]>0' \
-	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 
+expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
 start_ofcd --config "$TMP/torus.yaml" --socket "$SOCK" --state-dir "$ST" --device "$DEV" \
 	--probe-interval 0
+
+# Up through the daemon, no testbed before it: a rate scale out of (0, 1]
+# refused before anything is queued (the CLI's check, then the daemon's),
+# then the namespaces for the circuits the switch holds, shaped as the
+# config asks (rate_scale 1), what they carry measured; the daemon's state
+# says the testbed is up.
+expect_error 2 "ofc --socket PATH testbed up: --rate-scale must be a number in (0, 1], got '2'" \
+	$OFC --socket "$SOCK" testbed up --rate-scale 2
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_up refused" "$(head -c 600 "$TMP/out")"
+import sys
+from ofc_client import Client, OfcError
+with Client(sys.argv[1], timeout=60) as ofc:
+    try:
+        ofc.testbed_up(rate_scale=1.5)
+        sys.exit("no OfcError")
+    except OfcError as e:
+        assert e.status == "STATUS_INVALID" and "rate_scale must be a number in (0, 1], got 1.5" in str(e), e
+PY
+[ -z "$(ip netns list | grep "^ofc-$NAME-")" ] && ok || bad "namespaces after a refused up" "$(ip netns list | grep "^ofc-$NAME-")"
+expect_json 'j["fabric"]=="'"$NAME"'" and j["hosts"]==8 and j["circuits"]==24 and j["rate_bps"]==20e6 and j["rate_scale"]==1 and j["carried_bps"]>0 and any("all 24 circuits at once carried" in n for n in j["notes"])' \
+	$OFC --socket "$SOCK" testbed up --json
+[ "$(ip netns list | grep -c "^ofc-$NAME-")" -eq 8 ] && ok || bad "8 namespaces after up through ofcd" "$(ip netns list)"
+expect_json 'j["testbed_up"] is True' $OFC --socket "$SOCK" status --json
 
 # Refused before anything runs, as INVALID (exit 2), the reason on stderr.
 expect_error 2 "ofc: collective 'gossip': expected allreduce, allgather, reduce-scatter or alltoall" \
@@ -132,8 +156,6 @@ judge() {
 		bad "$t through ofcd from $1: every algorithm within 15% of the model" "$r" "$(cat "$TMP/missed" "$TMP/held")" "$(head -c 400 "$TMP/err")"
 	fi
 }
-PY=python3
-python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 # The Python client's testbed_run, its answer as JSON with the proto's
 # names (what the CLI's --json prints).
 cat >"$TMP/client.py" <<'PY'
@@ -182,6 +204,14 @@ assert a.topology == "hypercube:3" and a.calibration.data_ok and a.calibration.a
 PY
 expect_stdout_has "testbed $NAME: 56 of 56 ordered pairs reach each other (8 hosts)" \
 	$OFC --socket "$SOCK" testbed check
+# The local check is the same use case: the same message, key by key, and
+# calibrated on what the daemon committed (the record's hypercube:3), not
+# on the file's torus:2x4.
+cp "$TMP/out" "$TMP/remote.txt"
+$OFC --socket "$SOCK" testbed check --json >"$TMP/remote.json" 2>"$TMP/err"
+expect_json 'j["topology"]=="hypercube:3" and len(j["circuits"])==24 and (lambda r: sorted(r)==sorted(j) and sorted(r["calibration"])==sorted(j["calibration"]) and sorted(r["circuits"][0])==sorted(j["circuits"][0]))(json.load(open(sys.argv[1][:-3] + "remote.json")))' \
+	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
+expect_stdout_has "$(head -n 2 "$TMP/remote.txt" | tail -n 1)" $OFC testbed check "$TMP/torus.yaml" --state-dir "$ST"
 # The text prints the same runs.
 expect_stdout_has "topology hypercube:3 (committed, as ofcd holds it), 24 circuits" \
 	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
@@ -205,18 +235,38 @@ with Client(sys.argv[1], timeout=600) as ofc:
     assert a.runs[0].algorithm == "torus-rings" and not a.runs[0].ran, a
 PY
 
-# Down through the daemon: the namespaces go, and a run after says the
-# testbed is not up (the Python client's down then finds nothing to remove).
+# Down through the daemon: the namespaces go, the state says so, and a
+# run after says the testbed is not up.
 expect_stdout_has "testbed $NAME down: 8 namespaces removed" $OFC --socket "$SOCK" testbed down
 [ -z "$(ip netns list | grep "^ofc-$NAME-")" ] && ok || bad "namespaces left after down" "$(ip netns list | grep "^ofc-$NAME-")"
+expect_json 'j["testbed_up"] is False' $OFC --socket "$SOCK" status --json
 expect_error 1 "ofc: the testbed of fabric '$NAME' is not up (ofc testbed up)" \
 	$OFC --socket "$SOCK" testbed run --algo ring
+
+# Up again from the Python client, for the circuits committed now
+# (hypercube:3's 24); a reconfigure through the daemon then moves the
+# hosts' circuits with the switch (ring:8's 8, read from the kernel by
+# the run), and the client's down removes the namespaces.
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_up" "$(head -c 600 "$TMP/out")"
+import sys
+from ofc_client import Client
+with Client(sys.argv[1], timeout=600) as ofc:
+    a = ofc.testbed_up(rate_scale=1)
+assert a.hosts == 8 and a.circuits == 24 and a.rate_bps == 20e6 and a.carried_bps > 0, a
+assert any("all 24 circuits at once carried" in n for n in a.notes), a
+PY
+expect_stdout_has "testbed $NAME: 56 of 56 ordered pairs reach each other (8 hosts)" \
+	$OFC --socket "$SOCK" testbed check
+expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology ring:8
+expect_stdout_has "topology ring:8 (committed, as ofcd holds it), 8 circuits" \
+	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
 PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_down" "$(head -c 600 "$TMP/out")"
 import sys
 from ofc_client import Client
 with Client(sys.argv[1], timeout=60) as ofc:
     a = ofc.testbed_down()
-assert a.removed == 0 and a.fabric, a
+assert a.removed == 8 and a.fabric, a
 PY
+[ -z "$(ip netns list | grep "^ofc-$NAME-")" ] && ok || bad "namespaces left after the client's down" "$(ip netns list | grep "^ofc-$NAME-")"
 
 finish

@@ -3,7 +3,8 @@
  * hosts wired as a ring are priced at one circuit, not a quarter of four);
  * transfers on one circuit in a step share it, on different circuits of a
  * host they do not; a transfer without a port is priced on every circuit
- * of its route; empty steps cost nothing; a transfer on no circuit is an
+ * of its route; tbf's bucket saves a circuit's first bytes after it
+ * idled; empty steps cost nothing; a transfer on no circuit is an
  * error; and the judge says when measured holds the prediction, or which
  * term is off and by how much. */
 #include <setjmp.h>
@@ -112,6 +113,69 @@ static void test_sharing(void **state)
 	sched_free(&s);
 }
 
+/* tbf's bucket: full at the start; a circuit idle for a step gathers
+ * tokens at the rate, up to the bucket, and sends that many of its next
+ * bytes at once, the rest at the rate; one that just drained it has
+ * nothing saved. */
+static void test_burst(void **state)
+{
+	(void)state;
+	uint32_t peer[HOSTS * PORTS];
+	struct testbed_net t;
+	struct testbed_model m = {.rate = RATE, .alpha = 0, .burst = 262144};
+	struct testbed_prediction p;
+	struct ofc_error err = {0};
+	struct schedule s;
+	double per[6], burst_s = 0.262144; /* 256 KiB at a MB/s */
+
+	ring_net(&t, peer);
+	sched_init(&s, SCHED_ALLGATHER, "x", HOSTS);
+	sched_step(&s); /* 0: port 0, full at the start */
+	add(&s, 0, 1, 0, 0);
+	sched_step(&s); /* 1: port 0 again, just drained */
+	add(&s, 0, 1, 1, 0);
+	sched_step(&s); /* 2: port 1, idle since the start: full */
+	add(&s, 0, 3, 0, 1);
+	sched_step(&s); /* 3: empty */
+	sched_step(&s); /* 4: port 0, refilled during step 2 (0.79 s, more than the bucket) */
+	add(&s, 0, 1, 2, 0);
+	sched_step(&s); /* 5: port 0, drained again */
+	add(&s, 0, 1, 3, 0);
+	assert_int_equal(testbed_predict(&s, &t, &m, SIZE, per, &p, &err), 0);
+	assert_true(fabs(per[0] - (BLOCK_S - burst_s)) < 1e-9);
+	assert_true(fabs(per[1] - BLOCK_S) < 1e-9);
+	assert_true(fabs(per[2] - (BLOCK_S - burst_s)) < 1e-9);
+	assert_true(per[3] == 0);
+	assert_true(fabs(per[4] - (BLOCK_S - burst_s)) < 1e-9);
+	assert_true(fabs(per[5] - BLOCK_S) < 1e-9);
+	assert_true(fabs(p.bytes_s - (5 * BLOCK_S - 3 * burst_s)) < 1e-9);
+	/* the bytes priced at the rate: beyond what the buckets gave */
+	assert_true(fabs(p.busiest_bytes - (5 * 1048576.0 - 3 * 262144)) < 1e-6);
+	sched_free(&s);
+	/* A bucket of 1.5 MiB refills at the rate, not at once: port 0
+	 * drains it in two blocks (0.5 MiB left after the first, the tokens
+	 * of the second step spent as they come); port 1 sends two blocks
+	 * in 0.52 s, in which port 0 gathers half a MiB: its next block
+	 * pays half. */
+	m.burst = 3 << 19;
+	sched_init(&s, SCHED_ALLGATHER, "x", HOSTS);
+	sched_step(&s);
+	add(&s, 0, 1, 0, 0);
+	sched_step(&s);
+	add(&s, 0, 1, 1, 0);
+	sched_step(&s);
+	add(&s, 0, 3, 0, 1);
+	add(&s, 0, 3, 1, 1);
+	sched_step(&s);
+	add(&s, 0, 1, 2, 0);
+	assert_int_equal(testbed_predict(&s, &t, &m, SIZE, per, &p, &err), 0);
+	assert_true(per[0] == 0);
+	assert_true(fabs(per[1] - BLOCK_S / 2) < 1e-9);
+	assert_true(fabs(per[2] - BLOCK_S / 2) < 1e-9);
+	assert_true(fabs(per[3] - BLOCK_S / 2) < 1e-9);
+	sched_free(&s);
+}
+
 static void test_routed(void **state)
 {
 	(void)state;
@@ -207,7 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unused_ports), cmocka_unit_test(test_sharing),
 	    cmocka_unit_test(test_routed),	 cmocka_unit_test(test_no_circuit),
-	    cmocka_unit_test(test_judge),
+	    cmocka_unit_test(test_judge),	 cmocka_unit_test(test_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
