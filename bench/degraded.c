@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double t1 = now_seconds();
-	if (bfb_patch(g, &r, gone, &o, 0, &p, &st, &err) < 0) {
+	if (bfb_patch(g, &r, gone, dead, &o, 0, &p, &st, &err) < 0) {
 		fprintf(stderr, "patch: %s\n", err.msg);
 		return 1;
 	}

@@ -180,9 +180,11 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * when the failures disconnect the fabric (naming a node that can no
  * longer reach another) or make a distance longer than the healthy
  * diameter (the base's steps would not hold it); OFC_E_RUNTIME, with
- * what it holds, past max_bytes (0: no limit). */
+ * what it holds, past max_bytes (0: no limit). absent (g->n bytes, NULL:
+ * none) marks failed hosts: the others run the collective among
+ * themselves (p->absent; their arcs are gone whatever gone[] says). */
 int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
-	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
-	      struct bfb_stats *st, struct ofc_error *err);
+	      const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
+	      struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err);
 
 #endif

@@ -94,6 +94,7 @@ void sched_patch_free(struct sched_patch *p)
 	if (!p)
 		return;
 	free(p->region);
+	free(p->absent);
 	sched_free(&p->prog);
 	memset(p, 0, sizeof(*p));
 }
@@ -111,12 +112,47 @@ static void overridden(const struct sched_patch *p, const uint8_t *inr, struct k
 	}
 }
 
-/* Whether base translate y is replaced: its owner's whole program, or its
- * (owner, block). */
-static bool replaced(const uint8_t *inr, const struct kmap *over, const struct xfer *y)
+/* The failed hosts of p as one byte per node (n), or NULL when none. */
+static uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
 {
-	return inr[xfer_owner(y)] ||
+	uint8_t *abs = p->nabsent ? xcalloc(n, 1) : NULL;
+
+	for (uint32_t i = 0; i < p->nabsent; i++)
+		if (p->absent[i] < n)
+			abs[p->absent[i]] = 1;
+	return abs;
+}
+
+/* Whether base translate y is replaced: its owner's whole program, or its
+ * (owner, block); or dropped: a failed host's, or of its block. */
+static bool replaced(const uint8_t *inr, const uint8_t *abs, const struct kmap *over,
+		     const struct xfer *y)
+{
+	return inr[xfer_owner(y)] || (abs && (abs[xfer_owner(y)] || abs[y->block])) ||
 	       kmap_get(over, key3(xfer_op(y) == XFER_REDUCE, xfer_owner(y), y->block));
+}
+
+/* Per step of the base, how many translates of the failed hosts' blocks
+ * it drops beyond those already counted (owned in the region, by a failed
+ * host, or planned again): base transfer x of relative block b is the
+ * translate owned by a - b for each failed host a (into removed). */
+static void absent_removed(const struct sched_reduced *r, const struct sched_patch *p,
+			   const uint8_t *inr, const uint8_t *abs, const struct kmap *over,
+			   size_t *removed)
+{
+	const struct schedule *b = &r->prog;
+
+	for (uint32_t i = 0; i < p->nabsent; i++)
+		for (uint32_t t = 0; t < b->nsteps; t++)
+			for (size_t j = b->step_start[t]; j < b->step_start[t + 1]; j++) {
+				const struct xfer *x = &b->xfers[j];
+				uint32_t u = sched_group_sub(&r->group, p->absent[i], x->block);
+
+				if (!inr[u] && !abs[u] &&
+				    !kmap_get(over,
+					      key3(xfer_op(x) == XFER_REDUCE, u, p->absent[i])))
+					removed[t]++;
+			}
 }
 
 /* Per step of the base, how many of its translates the overridden pairs
@@ -161,21 +197,24 @@ static void removed_per_step(const struct sched_reduced *r, const struct kmap *o
 
 uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
 {
-	uint8_t *inr = xcalloc(r->group.nodes + 1, 1);
+	uint8_t *inr = xcalloc(r->group.nodes + 1, 1), *abs = absent_map(p, r->group.nodes);
 	struct kmap over;
 	size_t *removed = xcalloc((size_t)r->prog.nsteps + 1, sizeof(size_t));
-	uint64_t total =
-	    p->prog.nxfers + (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog);
+	uint64_t total = p->prog.nxfers + (uint64_t)(r->group.order - p->nregion - p->nabsent) *
+					      sched_block_xfers(&r->prog);
 
 	for (uint32_t i = 0; i < p->nregion; i++)
 		inr[p->region[i]] = 1;
 	overridden(p, inr, &over);
 	removed_per_step(r, &over, removed);
+	if (abs)
+		absent_removed(r, p, inr, abs, &over, removed);
 	for (uint32_t t = 0; t < r->prog.nsteps; t++)
 		total -= removed[t];
 	kmap_free(&over);
 	free(removed);
 	free(inr);
+	free(abs);
 	return total;
 }
 
@@ -224,7 +263,7 @@ static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
 			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
 							   sched_group_element(&ps->r->group, e));
 
-			if (!replaced(ps->inr, ps->over, &y))
+			if (!replaced(ps->inr, ps->abs, ps->over, &y))
 				out[pos++] = y;
 		}
 	for (size_t i = 0; i < kq; i++)
@@ -241,16 +280,20 @@ void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sch
 
 	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
 	ps->inr = xcalloc(r->group.nodes, 1);
+	ps->abs = absent_map(p, r->group.nodes);
 	for (uint32_t i = 0; i < p->nregion; i++)
 		ps->inr[p->region[i]] = 1;
 	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
 	ps->over = xmalloc(sizeof(struct kmap));
 	overridden(p, ps->inr, ps->over);
 	removed_per_step(r, ps->over, ps->count);
+	if (ps->abs)
+		absent_removed(r, p, ps->inr, ps->abs, ps->over, ps->count);
 	/* base transfers are node 0's own: one translate each per node */
 	for (uint32_t t = 0; t < b->nsteps; t++)
-		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) -
-			       ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
+		ps->count[t] =
+		    (size_t)(r->group.order - p->nregion - p->nabsent) * sched_step_size(b, t) -
+		    ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
 	*st = (struct sched_stream){
 	    .head = head, .nsteps = b->nsteps, .count = ps->count, .fill = patched_fill, .ctx = ps};
 }
@@ -260,6 +303,7 @@ void sched_patched_stream_free(struct sched_patched_stream *ps)
 	kmap_free(ps->over);
 	free(ps->over);
 	free(ps->inr);
+	free(ps->abs);
 	free(ps->count);
 }
 
@@ -269,9 +313,12 @@ struct pcheck {
 	const struct sched_reduced *r;
 	const struct sched_patch *p;
 	const struct graph *g, *gt;
-	const bool *gone;
+	const bool *gone; /* the caller's, with every arc of a failed host */
+	bool *own_gone;
 	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
 	uint8_t *inr;
+	uint8_t *abs;	     /* the failed hosts, or NULL */
+	uint32_t need;	     /* blocks a region node needs in a phase */
 	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
 	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
 	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
@@ -386,6 +433,15 @@ static int patch_xfers(struct pcheck *c)
 		c->inr[c->p->region[i]] = 1;
 		c->ridx[c->p->region[i]] = i;
 	}
+	for (uint32_t i = 0; i < c->p->nabsent; i++) {
+		uint32_t a = c->p->absent[i];
+
+		if (a >= c->n || (i && a <= c->p->absent[i - 1]) || c->inr[a])
+			return pfail(c, 0,
+				     "the patch's failed hosts are not ascending nodes below %u "
+				     "outside its region",
+				     c->n);
+	}
 	for (uint32_t t = 0; t < q->nsteps; t++)
 		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
 		     i++) {
@@ -399,6 +455,13 @@ static int patch_xfers(struct pcheck *c)
 			if ((phase_of(x) == 1) != (t < c->S))
 				return pfail(c, t,
 					     "patch transfer %zu is in the other phase's steps", i);
+			if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
+				return pfail(
+				    c, t,
+				    "patch transfer %zu: node %u %s block %u of failed host "
+				    "%u",
+				    i, xfer_owner(x), phase_of(x) ? "reduces" : "receives",
+				    x->block, c->abs[x->block] ? x->block : xfer_owner(x));
 			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
 				return pfail(c, t,
 					     "patch transfer %zu: %u's port %u does not lead to %u",
@@ -487,7 +550,7 @@ static void cover_one(void *arg, size_t b, unsigned wid)
 		hold[o] = h;
 		blocks++;
 	}
-	if (blocks != c->n - 1)
+	if (blocks != c->need)
 		cover_fail(cv, b, 4, blocks, 0);
 }
 
@@ -563,7 +626,7 @@ static int patch_cover(struct pcheck *c)
 			break;
 		case 4:
 			rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u, o,
-				   c->n - 1);
+				   c->need);
 			break;
 		}
 	}
@@ -683,7 +746,7 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 		uint32_t u = rd->adj[a];
 		const uint32_t *m;
 
-		if (c->inr[u] || kmap_get(&c->over, key3(ph, u, o)))
+		if (c->inr[u] || (c->abs && c->abs[u]) || kmap_get(&c->over, key3(ph, u, o)))
 			continue;
 		m = kmap_get(&c->minsend,
 			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
@@ -703,9 +766,11 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 {
 	const struct schedule *b = &c->r->prog;
 
-	if (c->inr[u] || !kmap_get(&c->lanes, key3(ph, rel, lane)))
+	if (c->inr[u] || (c->abs && c->abs[u]) || !kmap_get(&c->lanes, key3(ph, rel, lane)))
 		return 0;
-	for (uint32_t blk = 0; blk < c->n; blk++)
+	for (uint32_t blk = 0; blk < c->n; blk++) {
+		if (c->abs && c->abs[sched_group_add(&c->r->group, blk, u)])
+			continue; /* a failed host's block: dropped */
 		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1];
 		     j++) {
 			const struct xfer *x = &b->xfers[c->bidx[j]];
@@ -719,6 +784,7 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 				    u, ph ? "reduces" : "receives",
 				    sched_group_add(&c->r->group, blk, u), tail, head);
 		}
+	}
 	return 0;
 }
 
@@ -847,6 +913,23 @@ static void patch_loads(struct pcheck *c)
 						  -(int64_t)x->length};
 		}
 	}
+	/* and the failed hosts' blocks, dropped where the base still plans */
+	for (uint32_t k = 0; k < c->p->nabsent; k++)
+		for (size_t i = 0; i < b->nxfers; i++) {
+			const struct xfer *x = &b->xfers[i];
+			uint32_t u = sched_group_sub(G, c->p->absent[k], x->block);
+
+			if (c->inr[u] || c->abs[u])
+				continue;
+			if (nd == cap) {
+				cap *= 2;
+				dl = xrealloc(dl, cap * sizeof(*dl));
+			}
+			uint32_t src = sched_group_add(G, x->src, u);
+			dl[nd++] =
+			    (struct delta){(uint64_t)c->bstep[i] << 32 | (c->g->off[src] + x->lane),
+					   -(int64_t)x->length};
+		}
 	qsort(dl, nd, sizeof(*dl), cmp_delta);
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
 	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
@@ -861,7 +944,7 @@ static void patch_loads(struct pcheck *c)
 		while (di < nd && dl[di].key >> 32 == t) {
 			uint32_t a = (uint32_t)dl[di].key, src = c->tails[a];
 			uint32_t owner = t < c->S ? src : c->g->adj[a];
-			int64_t load = c->inr[owner]
+			int64_t load = c->inr[owner] || (c->abs && c->abs[owner])
 					   ? 0
 					   : (int64_t)base_arc(b, t, sched_group_sub(G, src, owner),
 							       a - c->g->off[src]);
@@ -896,7 +979,20 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (r->group.reps != 1 || g->n != c.n)
 		return pfail(
 		    &c, 0, "a patch applies to a program under the whole group of %u nodes", g->n);
+	if (p->nabsent + 2 > c.n)
+		return pfail(&c, 0, "%u of %u nodes failed: no collective is left", p->nabsent,
+			     c.n);
 	c.inr = xcalloc(c.n, 1);
+	c.abs = absent_map(p, c.n);
+	c.need = c.n - 1 - p->nabsent;
+	if (c.abs) {
+		/* a failed host's arcs are gone, whatever the caller says */
+		c.own_gone = xmalloc(((size_t)g->m + 1) * sizeof(bool));
+		for (uint32_t u = 0; u < c.n; u++)
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				c.own_gone[a] = (gone && gone[a]) || c.abs[u] || c.abs[g->adj[a]];
+		c.gone = c.own_gone;
+	}
 	c.ridx = xmalloc(c.n * sizeof(uint32_t));
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
 	c.gt = graph_transpose(g);
@@ -920,6 +1016,8 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 		rep->duplicate_blocks = 0;
 	}
 	free(c.inr);
+	free(c.abs);
+	free(c.own_gone);
 	free(c.hb[0]);
 	free(c.hb[1]);
 	kmap_free(&c.minsend);

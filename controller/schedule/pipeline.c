@@ -87,7 +87,7 @@ static void renumber(struct schedule_result *r)
 	for (uint32_t i = 0; i < r->nout; i++) {
 		struct schedule_outcome *o = &r->out[i];
 
-		if (!o->have)
+		if (!o->have || o->is_patched) /* (a patch names the whole graph's) */
 			continue;
 		sched_renumber(&o->s, r->whole->n, r->keep);
 		if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
