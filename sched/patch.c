@@ -927,22 +927,16 @@ static void add_delta(struct delta **dl, size_t *nd, size_t *cap, uint32_t t, ui
 	(*dl)[(*nd)++] = (struct delta){(uint64_t)t << 32 | arc, amount};
 }
 
-/* The changes to arcs' loads: the patch's transfers add, the base's
- * pieces of the pairs it plans outside the region and of the failed
- * hosts' blocks subtract. */
+/* What the base no longer puts on arcs: its pieces of the pairs the
+ * patch plans outside the region and of the failed hosts' blocks (the
+ * patch's own transfers add, read from it step by step). */
 static size_t load_deltas(struct pcheck *c, struct delta **out)
 {
-	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
+	const struct schedule *b = &c->r->prog;
 	const struct sched_group *G = &c->r->group;
-	size_t nd = 0, cap = q->nxfers + 16;
+	size_t nd = 0, cap = c->ooff[2 * c->n] + 16;
 	struct delta *dl = xmalloc(cap * sizeof(*dl));
 
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++) {
-			const struct xfer *x = &q->xfers[i];
-
-			add_delta(&dl, &nd, &cap, t, c->g->off[x->src] + x->lane, x->length);
-		}
 	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
 		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
 			uint32_t ph = ob / c->n, u = ob % c->n,
@@ -979,10 +973,10 @@ static size_t load_deltas(struct pcheck *c, struct delta **out)
  * dense array (a sort of them all was a fifth of the check). */
 static void patch_loads(struct pcheck *c)
 {
-	const struct schedule *b = &c->r->prog;
+	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
 	const struct sched_group *G = &c->r->group;
 	struct delta *dl;
-	size_t nd = load_deltas(c, &dl), big = 0;
+	size_t nd = load_deltas(c, &dl), big = 0, most_t = 0;
 	size_t *at = xcalloc((size_t)b->nsteps + 2, sizeof(size_t));
 
 	for (uint32_t t = 0; t < b->nsteps; t++)
@@ -996,9 +990,14 @@ static void patch_loads(struct pcheck *c)
 	for (size_t i = 0; i < nd; i++)
 		by[at[(dl[i].key >> 32) + 1]++] = dl[i];
 	free(dl);
+	for (uint32_t t = 0; t < b->nsteps; t++) {
+		size_t k = at[t + 1] - at[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
+
+		most_t = k > most_t ? k : most_t;
+	}
 	int64_t *acc = xmalloc(((size_t)c->g->m + 1) * sizeof(int64_t));
 	uint8_t *seen = xcalloc((size_t)c->g->m + 1, 1);
-	uint32_t *list = xmalloc((nd + 1) * sizeof(uint32_t));
+	uint32_t *list = xmalloc((most_t + 1) * sizeof(uint32_t));
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
 	uint64_t *key = xmalloc((big + 1) * sizeof(uint64_t)), *sum = xmalloc((big + 1) * 8);
 	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
@@ -1007,9 +1006,13 @@ static void patch_loads(struct pcheck *c)
 							       sched_step_size(b, t), scratch)
 						   : 0;
 		uint32_t nk = base_arcs(b, t, key, sum), nt = 0;
+		size_t kq = t < q->nsteps ? sched_step_size(q, t) : 0,
+		       nt_all = at[t + 1] - at[t] + kq;
 
-		for (size_t i = at[t]; i < at[t + 1]; i++) {
-			uint32_t a = (uint32_t)by[i].key;
+		for (size_t i = 0; i < nt_all; i++) {
+			const struct xfer *x = i < kq ? &q->xfers[q->step_start[t] + i] : NULL;
+			uint32_t a =
+			    x ? c->g->off[x->src] + x->lane : (uint32_t)by[at[t] + i - kq].key;
 
 			if (!seen[a]) {
 				uint32_t src = c->tails[a], owner = t < c->S ? src : c->g->adj[a];
@@ -1024,7 +1027,7 @@ static void patch_loads(struct pcheck *c)
 					if (key[j] == kx)
 						acc[a] = (int64_t)sum[j];
 			}
-			acc[a] += by[i].amount;
+			acc[a] += x ? (int64_t)x->length : by[at[t] + i - kq].amount;
 		}
 		for (uint32_t i = 0; i < nt; i++) {
 			if ((double)acc[list[i]] / SCHED_ONE > most)
@@ -1043,6 +1046,33 @@ static void patch_loads(struct pcheck *c)
 	free(acc);
 	free(by);
 	free(at);
+}
+
+/* sched_patched_transfers from the check's tables (no map of the pairs
+ * built again): one translate of each base transfer per node outside
+ * the region and the failed hosts, less the pieces of the pairs the patch
+ * plans and of the failed hosts' blocks, plus the patch's. */
+static uint64_t checked_transfers(const struct pcheck *c)
+{
+	const struct schedule *b = &c->r->prog;
+	uint64_t total = c->p->prog.nxfers +
+			 (uint64_t)(c->r->group.order - c->p->nregion - c->p->nabsent) * b->nxfers;
+
+	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
+		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
+			uint32_t ph = ob / c->n,
+				 r = sched_group_sub(&c->r->group, c->oblk[k], ob % c->n);
+
+			total -= c->bstart[ph * c->n + r + 1] - c->bstart[ph * c->n + r];
+		}
+	for (uint32_t k = 0; k < c->p->nabsent; k++)
+		for (size_t i = 0; i < b->nxfers; i++) {
+			uint32_t u =
+			    sched_group_sub(&c->r->group, c->p->absent[k], b->xfers[i].block);
+
+			total -= !c->inr[u] && !c->abs[u];
+		}
+	return total;
 }
 
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
@@ -1094,7 +1124,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (rc == 0) {
 		patch_loads(&c);
 		rep->ok = true;
-		rep->ntransfers = (size_t)sched_patched_transfers(r, p);
+		rep->ntransfers = (size_t)checked_transfers(&c);
 		rep->nsteps = r->prog.nsteps;
 		rep->duplicate_blocks = 0;
 	}
