@@ -449,12 +449,18 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			}
 		} else if (p->format == FMT_TEXT) {
 			sched_stream_write_text(out.f, &st, UINT32_MAX);
+			if (r->nabsent) {
+				fprintf(out.f, "failed (no part in it): ");
+				text_failed_nodes(out.f, r);
+				fprintf(out.f, "\n");
+			}
 		} else {
 			struct json_writer w;
 
 			jw_init(&w, out.f, true);
 			jw_obj_begin(&w);
 			sched_stream_write_json_members(&w, &st);
+			write_failed_nodes_json(&w, r);
 			jw_key(&w, "tau_b_fraction");
 			if (frac_valid(o->tau_b))
 				jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
