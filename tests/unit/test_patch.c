@@ -178,7 +178,8 @@ static void test_failed_host(void **state)
 
 /* 1% of the arcs of torus:32x32 failed at random (a fixed seed), both
  * directions of each link: the patched schedule's link loads within 2% of
- * the explicit degraded BFB's (agrees). */
+ * the explicit degraded BFB's (agrees); and with two hosts failed beside
+ * them, of the explicit survivors' BFB's. */
 static void test_one_percent(void **state)
 {
 	(void)state;
@@ -203,11 +204,22 @@ static void test_one_percent(void **state)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u-%u", len ? "," : "",
 					u, v);
 	}
+	char hosts[sizeof(list) + 32];
+	uint32_t h1 = 100, h2 = 700;
+	while (used[h1])
+		h1++;
+	while (used[h2])
+		h2++;
+	snprintf(hosts, sizeof(hosts), "%s,%u,%u", list, h1, h2);
 	free(used);
 	graph_free(g);
 	topo_tree_free(t);
 	struct fx f;
 	fx_open(&f, "torus:32x32", list, SCHED_ALLREDUCE);
+	agrees(&f, 0.02);
+	fx_close(&f);
+	fx_open(&f, "torus:32x32", hosts, SCHED_ALLREDUCE);
+	assert_int_equal(f.p.nabsent, 2);
 	agrees(&f, 0.02);
 	fx_close(&f);
 }
