@@ -70,7 +70,7 @@ EOF
 	t=$(sed -n 's/^  time *\([0-9.]*\) us.*/\1/p' "$out")
 	vs=$(sed -n 's/^  time *[0-9.]* us (\([^ ]*\) vs healthy.*/\1/p' "$out")
 	ver=$(sed -n 's/^  verified *\(yes\|NO\).*/\1/p' "$out")
-	kept=$(sed -n "s/^  reduced .*and a patch (\([0-9]*\) transfers) where the failures reach: \([0-9]*\) nodes' programs whole, the changed blocks of \([0-9]*\) more.*/patch: \1 transfers, \2 nodes whole, \3 by block/p; s/^  reduced *node 0.s program.*/reduced/p" "$out")
+	kept=$(sed -n "s/^  reduced .*and a patch (\([0-9]*\) transfers) where the failures reach: \([0-9]*\) nodes solved whole.*, the changed blocks of \([0-9]*\) more.*/patch: \1 transfers, \2 nodes whole, \3 by block/p; s/^  reduced *node 0.s program.*/reduced/p" "$out")
 	[ -n "$t" ] || t="refused: $(head -c 120 "$out.e" | tr '\n' ' ')"
 	echo "| $hosts | $what | $wall | $((kib / 1024)) | $t | ${vs:--} | ${ver:--} | ${kept:-explicit} |"
 	rm -f "$out" "$out.t" "$out.e"

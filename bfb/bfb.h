@@ -75,6 +75,7 @@ struct bfb_stats {
 	uint64_t lps;	      /* of which solved by lp_solve */
 	uint32_t host_steps;  /* steps the injection limit priced (inject) */
 	uint32_t host_solved; /* allgather steps solved again for it */
+	uint32_t whole;	      /* a patch: nodes solved whole (problems counts them too) */
 	double seconds_distances, seconds_generate;
 };
 

@@ -495,6 +495,98 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	return rc;
 }
 
+struct wkey {
+	uint64_t key; /* (phase n + owner) n + block */
+	uint32_t i, step;
+};
+
+static int cmp_wkey(const void *a, const void *b)
+{
+	const struct wkey *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The region's programs, solved whole, less every (phase, owner, block)
+ * whose pieces are the healthy translate's exactly (about half of them on
+ * a torus: the blocks the lost link did not carry, whose LP flows the
+ * solve left alone): those are kept from the base, and the region's nodes
+ * become owners planned by block, with the whole problem's solution and
+ * so its link loads. ws is rewritten in place. */
+static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
+{
+	const struct schedule *b = &r->prog;
+	const struct sched_group *G = &r->group;
+	uint32_t n = G->nodes;
+	uint32_t *bstart = xcalloc(2 * (size_t)n + 2, sizeof(uint32_t));
+	uint32_t *bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	uint32_t *bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+			bstep[i] = t;
+	for (size_t i = 0; i < b->nxfers; i++)
+		bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
+	for (uint32_t k = 0; k < 2 * n; k++)
+		bstart[k + 2] += bstart[k + 1];
+	for (size_t i = 0; i < b->nxfers; i++)
+		bidx[bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 1]++] =
+		    (uint32_t)i;
+	struct wkey *k = xmalloc((ws->nxfers + 1) * sizeof(*k));
+	for (uint32_t t = 0; t < ws->nsteps; t++)
+		for (size_t i = ws->step_start[t]; i < ws->step_start[t + 1]; i++) {
+			const struct xfer *x = &ws->xfers[i];
+			uint64_t ph = xfer_op(x) == XFER_REDUCE;
+
+			k[i] = (struct wkey){((ph * n + xfer_owner(x)) * n + x->block), (uint32_t)i,
+					     t};
+		}
+	qsort(k, ws->nxfers, sizeof(*k), cmp_wkey);
+	uint8_t *drop = xcalloc(ws->nxfers + 1, 1);
+	for (size_t a = 0; a < ws->nxfers;) {
+		size_t e = a;
+		while (e < ws->nxfers && k[e].key == k[a].key)
+			e++;
+		uint32_t ph = (uint32_t)(k[a].key / n / n), u = (uint32_t)(k[a].key / n % n),
+			 blk = (uint32_t)(k[a].key % n), rel = sched_group_sub(G, blk, u);
+		uint32_t lo = bstart[ph * n + rel], hi = bstart[ph * n + rel + 1];
+		bool eq = hi - lo == e - a;
+		for (size_t j = a; j < e && eq; j++) {
+			const struct xfer *x = &ws->xfers[k[j].i];
+			bool found = false;
+
+			for (uint32_t q = lo; q < hi && !found; q++) {
+				const struct xfer *y = &b->xfers[bidx[q]];
+				struct xfer z = sched_reduced_move(r, y, sched_group_element(G, u));
+
+				found = bstep[bidx[q]] == k[j].step && z.src == x->src &&
+					z.dst == x->dst && z.lane == x->lane &&
+					z.offset == x->offset && z.length == x->length;
+			}
+			eq = found;
+		}
+		for (size_t j = a; j < e && eq; j++)
+			drop[k[j].i] = 1;
+		a = e;
+	}
+	size_t at = 0;
+	for (uint32_t t = 0; t < ws->nsteps; t++) {
+		size_t from = ws->step_start[t], to = ws->step_start[t + 1];
+
+		ws->step_start[t] = (uint32_t)at;
+		for (size_t i = from; i < to; i++)
+			if (!drop[i])
+				ws->xfers[at++] = ws->xfers[i];
+	}
+	ws->step_start[ws->nsteps] = (uint32_t)at;
+	ws->nxfers = at;
+	free(drop);
+	free(k);
+	free(bstart);
+	free(bidx);
+	free(bstep);
+}
+
 /* What solving the nwhole nodes that lost an in-link holds, refused
  * with the estimate before any is solved (-1, OFC_E_RUNTIME): each
  * receives every other block in each phase, in 1.2 pieces on average
@@ -616,6 +708,13 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
 		healthy_ports(g, gone, &ws);
+		if (nwhole) {
+			drop_healthy(r, &ws);
+			for (uint32_t i = 0; i < nwhole; i++)
+				partial[wl[i]] = 1;
+			st->whole = nwhole;
+			nwhole = 0;
+		}
 		sched_init(&p->prog, c, r->prog.algorithm, n);
 		snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
 		for (uint32_t t = 0; t < po.nsteps; t++) {

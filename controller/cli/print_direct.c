@@ -307,11 +307,11 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	if (o->is_patched)
 		fprintf(out,
 			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
-			"and a patch (%zu transfers) where the failures reach: %u nodes' "
-			"programs whole, the changed blocks of %llu more, checked without "
-			"expansion\n",
+			"and a patch (%zu transfers) where the failures reach: %u nodes "
+			"solved whole (the blocks that came out as the healthy ones kept), "
+			"the changed blocks of %llu more, checked without expansion\n",
 			o->s.nxfers, o->group.name, o->group.order, o->patch.prog.nxfers,
-			o->patch.nregion, (unsigned long long)o->bst.problems);
+			o->bst.whole, (unsigned long long)(o->bst.problems - o->bst.whole));
 	else if (o->is_reduced && o->group.reps > 1)
 		fprintf(out,
 			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "

@@ -26,6 +26,7 @@ struct fx {
 	uint8_t *dead;
 	struct sched_reduced r;
 	struct sched_patch p;
+	struct bfb_stats st; /* the patch's */
 };
 
 static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched_collective c)
@@ -47,7 +48,7 @@ static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched
 	free(dead2);
 	if (bfb_reduced(f->g, &f->G, c, &o, &f->r, &st, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
-	if (bfb_patch(f->g, &f->r, f->gone, f->dead, &o, 0, &f->p, &st, &err) < 0)
+	if (bfb_patch(f->g, &f->r, f->gone, f->dead, &o, 0, &f->p, &f->st, &err) < 0)
 		fail_msg("%s --fail %s: %s", spec, fail, err.msg);
 }
 
@@ -111,6 +112,16 @@ static void agrees(struct fx *f, double tol)
 	free(keep);
 }
 
+/* The patch's transfers node u owns. */
+static size_t owned(const struct fx *f, uint32_t u)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < f->p.prog.nxfers; i++)
+		k += xfer_owner(&f->p.prog.xfers[i]) == u;
+	return k;
+}
+
 static void test_one_link(void **state)
 {
 	(void)state;
@@ -120,10 +131,12 @@ static void test_one_link(void **state)
 		struct fx f;
 
 		fx_open(&f, "torus:16x16", "5-6", cs[i]);
-		/* whole programs only for the link's ends; the rest by block */
-		assert_int_equal(f.p.nregion, 2);
-		assert_int_equal(f.p.region[0], 5);
-		assert_int_equal(f.p.region[1], 6);
+		/* solved whole only the link's ends, the rest by block; of the
+		 * ends, the blocks that came out as the healthy ones are kept */
+		assert_int_equal(f.st.whole, 2);
+		assert_int_equal(f.p.nregion, 0);
+		assert_true(owned(&f, 5) > 0 && owned(&f, 6) > 0);
+		assert_true(owned(&f, 5) < (i == 2 ? 2 : 1) * 255);
 		agrees(&f, 0.02);
 		fx_close(&f);
 	}
@@ -158,10 +171,10 @@ static void test_failed_host(void **state)
 		fx_open(&f, "torus:16x16", "21", cs[i]);
 		assert_int_equal(f.p.nabsent, 1);
 		assert_int_equal(f.p.absent[0], 21);
-		/* its four neighbours whole, not the host */
-		assert_int_equal(f.p.nregion, 4);
-		uint32_t want[] = {5, 20, 22, 37};
-		assert_memory_equal(f.p.region, want, sizeof(want));
+		/* its four neighbours solved whole, not the host */
+		assert_int_equal(f.st.whole, 4);
+		assert_true(owned(&f, 5) && owned(&f, 20) && owned(&f, 22) && owned(&f, 37));
+		assert_int_equal(owned(&f, 21), 0);
 		agrees(&f, 0.02);
 		fx_close(&f);
 	}
@@ -324,12 +337,13 @@ static void test_failed_host_corrupted(void **state)
 
 	fx_open(&f, "torus:8x8", "9", SCHED_ALLREDUCE);
 	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &rep), 0);
-	/* the host not said to be absent: its neighbours' programs lack its
-	 * block */
+	/* the host not said to be absent: its own base program still runs
+	 * over its failed arcs */
 	struct sched_patch bad = {0};
 	corrupt(&f, SIZE_MAX, 0, &bad);
 	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
-	assert_non_null(strstr(rep.error, "62 of the 63 blocks it needs"));
+	assert_non_null(strstr(rep.error, "node 9 (unpatched) receives block"));
+	assert_non_null(strstr(rep.error, "over the failed arc"));
 	/* a patch transfer that moves the host's block (or shard) */
 	bad.nabsent = f.p.nabsent;
 	bad.absent = malloc(sizeof(uint32_t));
@@ -435,7 +449,7 @@ static void test_whole_estimate(void **state)
 	assert_null(p.region);
 	ofc_error_clear(&err);
 	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 64 << 20, &p, &st, &err), 0);
-	assert_int_equal(p.nregion, 6);
+	assert_int_equal(st.whole, 6);
 	sched_patch_free(&p);
 	fx_close(&f);
 }
