@@ -496,15 +496,41 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 }
 
 struct wkey {
-	uint64_t key; /* (phase n + owner) n + block */
-	uint32_t i, step;
+	uint32_t block, i;
 };
 
 static int cmp_wkey(const void *a, const void *b)
 {
 	const struct wkey *x = a, *y = b;
 
-	return x->key < y->key ? -1 : x->key > y->key;
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/* Whether the k pieces w (of owner u's block, ws's transfers, at steps
+ * wstep) are the healthy translate's exactly: base pieces bidx[lo .. hi)
+ * moved by u. */
+static bool healthy_pieces(const struct sched_reduced *r, const struct schedule *ws,
+			   const uint32_t *wstep, const struct wkey *w, size_t k, uint32_t u,
+			   const uint32_t *bidx, const uint32_t *bstep, uint32_t lo, uint32_t hi)
+{
+	if (hi - lo != k)
+		return false;
+	for (size_t j = 0; j < k; j++) {
+		const struct xfer *x = &ws->xfers[w[j].i];
+		bool found = false;
+
+		for (uint32_t q = lo; q < hi && !found; q++) {
+			struct xfer z = sched_reduced_move(r, &r->prog.xfers[bidx[q]],
+							   sched_group_element(&r->group, u));
+
+			found = bstep[bidx[q]] == wstep[w[j].i] && z.src == x->src &&
+				z.dst == x->dst && z.lane == x->lane && z.offset == x->offset &&
+				z.length == x->length;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
 }
 
 /* The region's programs, solved whole, less every (phase, owner, block)
@@ -512,13 +538,16 @@ static int cmp_wkey(const void *a, const void *b)
  * a torus: the blocks the lost link did not carry, whose LP flows the
  * solve left alone): those are kept from the base, and the region's nodes
  * become owners planned by block, with the whole problem's solution and
- * so its link loads. ws is rewritten in place. */
+ * so its link loads. ws is rewritten in place; by (phase, owner) with a
+ * counting sort, each owner's pieces sorted by block (9 bytes a transfer
+ * held beside ws). */
 static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
 {
 	const struct schedule *b = &r->prog;
 	const struct sched_group *G = &r->group;
 	uint32_t n = G->nodes;
-	uint32_t *bstart = xcalloc(2 * (size_t)n + 2, sizeof(uint32_t));
+	size_t nx = ws->nxfers, nb = 2 * (size_t)n, most = 0;
+	uint32_t *bstart = xcalloc(nb + 2, sizeof(uint32_t));
 	uint32_t *bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
 	uint32_t *bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
 
@@ -532,42 +561,45 @@ static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
 	for (size_t i = 0; i < b->nxfers; i++)
 		bidx[bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 1]++] =
 		    (uint32_t)i;
-	struct wkey *k = xmalloc((ws->nxfers + 1) * sizeof(*k));
+	uint32_t *wstep = xmalloc((nx + 1) * sizeof(uint32_t));
+	size_t *wstart = xcalloc(nb + 2, sizeof(size_t));
 	for (uint32_t t = 0; t < ws->nsteps; t++)
 		for (size_t i = ws->step_start[t]; i < ws->step_start[t + 1]; i++) {
 			const struct xfer *x = &ws->xfers[i];
-			uint64_t ph = xfer_op(x) == XFER_REDUCE;
 
-			k[i] = (struct wkey){((ph * n + xfer_owner(x)) * n + x->block), (uint32_t)i,
-					     t};
+			wstep[i] = t;
+			wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 2]++;
 		}
-	qsort(k, ws->nxfers, sizeof(*k), cmp_wkey);
-	uint8_t *drop = xcalloc(ws->nxfers + 1, 1);
-	for (size_t a = 0; a < ws->nxfers;) {
-		size_t e = a;
-		while (e < ws->nxfers && k[e].key == k[a].key)
-			e++;
-		uint32_t ph = (uint32_t)(k[a].key / n / n), u = (uint32_t)(k[a].key / n % n),
-			 blk = (uint32_t)(k[a].key % n), rel = sched_group_sub(G, blk, u);
-		uint32_t lo = bstart[ph * n + rel], hi = bstart[ph * n + rel + 1];
-		bool eq = hi - lo == e - a;
-		for (size_t j = a; j < e && eq; j++) {
-			const struct xfer *x = &ws->xfers[k[j].i];
-			bool found = false;
+	for (size_t k = 0; k < nb; k++) {
+		wstart[k + 2] += wstart[k + 1];
+		most = wstart[k + 2] - wstart[k + 1] > most ? wstart[k + 2] - wstart[k + 1] : most;
+	}
+	uint32_t *idx = xmalloc((nx + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < nx; i++) {
+		const struct xfer *x = &ws->xfers[i];
 
-			for (uint32_t q = lo; q < hi && !found; q++) {
-				const struct xfer *y = &b->xfers[bidx[q]];
-				struct xfer z = sched_reduced_move(r, y, sched_group_element(G, u));
+		idx[wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 1]++] = (uint32_t)i;
+	}
+	struct wkey *w = xmalloc((most + 1) * sizeof(*w));
+	uint8_t *drop = xcalloc(nx + 1, 1);
+	for (size_t bk = 0; bk < nb; bk++) {
+		size_t m = wstart[bk + 1] - wstart[bk];
+		uint32_t ph = (uint32_t)(bk / n), u = (uint32_t)(bk % n);
 
-				found = bstep[bidx[q]] == k[j].step && z.src == x->src &&
-					z.dst == x->dst && z.lane == x->lane &&
-					z.offset == x->offset && z.length == x->length;
-			}
-			eq = found;
+		for (size_t j = 0; j < m; j++)
+			w[j] = (struct wkey){ws->xfers[idx[wstart[bk] + j]].block,
+					     idx[wstart[bk] + j]};
+		qsort(w, m, sizeof(*w), cmp_wkey);
+		for (size_t a = 0, e; a < m; a = e) {
+			uint32_t rel = sched_group_sub(G, w[a].block, u);
+
+			for (e = a; e < m && w[e].block == w[a].block; e++)
+				;
+			if (healthy_pieces(r, ws, wstep, w + a, e - a, u, bidx, bstep,
+					   bstart[ph * n + rel], bstart[ph * n + rel + 1]))
+				for (size_t j = a; j < e; j++)
+					drop[w[j].i] = 1;
 		}
-		for (size_t j = a; j < e && eq; j++)
-			drop[k[j].i] = 1;
-		a = e;
 	}
 	size_t at = 0;
 	for (uint32_t t = 0; t < ws->nsteps; t++) {
@@ -581,7 +613,10 @@ static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
 	ws->step_start[ws->nsteps] = (uint32_t)at;
 	ws->nxfers = at;
 	free(drop);
-	free(k);
+	free(w);
+	free(idx);
+	free(wstart);
+	free(wstep);
 	free(bstart);
 	free(bidx);
 	free(bstep);
