@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double t1 = now_seconds();
-	if (bfb_patch(g, &r, gone, &o, 0, &p, &st, &err) < 0) {
+	if (bfb_patch(g, &r, gone, dead, &o, 0, &p, &st, &err) < 0) {
 		fprintf(stderr, "patch: %s\n", err.msg);
 		return 1;
 	}
@@ -93,9 +93,9 @@ int main(int argc, char **argv)
 	uint32_t ngone = 0;
 	for (uint32_t a = 0; a < g->m; a++)
 		ngone += gone[a];
-	printf("%s %s, %u arcs failed: healthy %.3f s; patch %.3f s (region %u nodes, %zu "
-	       "transfers, %.1f MB); verified %s in %.3f s%s%s; peak RSS %.0f MB\n",
-	       argv[1], argv[2], ngone, t1 - t0, t2 - t1, p.nregion, p.prog.nxfers,
+	printf("%s %s, %u arcs failed: healthy %.3f s; patch %.3f s (%u nodes solved whole, "
+	       "%zu transfers, %.1f MB); verified %s in %.3f s%s%s; peak RSS %.0f MB\n",
+	       argv[1], argv[2], ngone, t1 - t0, t2 - t1, st.whole, p.prog.nxfers,
 	       p.prog.nxfers * sizeof(struct xfer) / 1e6, ok == 0 ? "yes" : "NO", t3 - t2,
 	       ok ? ": " : "", ok ? pr.error : "", rss_mb());
 	printf("link loads (sum of the busiest link a step, blocks): healthy %.6f, patched %.6f "

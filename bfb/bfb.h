@@ -75,6 +75,7 @@ struct bfb_stats {
 	uint64_t lps;	      /* of which solved by lp_solve */
 	uint32_t host_steps;  /* steps the injection limit priced (inject) */
 	uint32_t host_solved; /* allgather steps solved again for it */
+	uint32_t whole;	      /* a patch: nodes solved whole (problems counts them too) */
 	double seconds_distances, seconds_generate;
 };
 
@@ -172,17 +173,21 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
 /* BFB on g without the arcs gone[] (bfb/patch.c, patch_blocks.c) as r,
  * bfb_reduced's schedule on the healthy g, plus a patch: the nodes that
  * lost an in-link (in either phase) solved whole on the degraded graph, as
- * bfb_schedule would (p->region); of every other node the failures reach
- * (a distance to it or to an in-neighbour changed) only the blocks whose
- * choice changed, filled over the loads its kept blocks leave. Every
- * other node keeps its healthy program, which solves its unchanged
- * problem. st->problems: the nodes planned block by block. OFC_E_INPUT
+ * bfb_schedule would, the blocks that come out as the healthy ones left
+ * to the base (st->whole of them; p->region stays empty); of every other
+ * node the failures reach (a distance to it or to an in-neighbour
+ * changed) only the blocks whose choice changed, filled over the loads
+ * its kept blocks leave. Every other node keeps its healthy program, which
+ * solves its unchanged problem. st->problems: the nodes planned block by
+ * block, those solved whole among them. OFC_E_INPUT
  * when the failures disconnect the fabric (naming a node that can no
  * longer reach another) or make a distance longer than the healthy
  * diameter (the base's steps would not hold it); OFC_E_RUNTIME, with
- * what it holds, past max_bytes (0: no limit). */
+ * what it holds, past max_bytes (0: no limit). absent (g->n bytes, NULL:
+ * none) marks failed hosts: the others run the collective among
+ * themselves (p->absent; their arcs are gone whatever gone[] says). */
 int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
-	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
-	      struct bfb_stats *st, struct ofc_error *err);
+	      const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
+	      struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err);
 
 #endif

@@ -419,7 +419,8 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 		rw[k] = vw->row[vw->in_peer[vw->in_off[u] + k]];
 	memset(w->tcur, 0, ((size_t)D + 2) * sizeof(uint32_t));
 	for (uint32_t v = 0; v < n; v++)
-		w->tcur[ru[v]]++;
+		if (!vw->absent || !vw->absent[v])
+			w->tcur[ru[v]]++;
 	w->tstart[1] = 0;
 	for (uint32_t t = 1; t <= D; t++)
 		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
@@ -428,7 +429,7 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 		uint32_t t = ru[v];
 		uint64_t m = 0;
 
-		if (t == 0)
+		if (t == 0 || (vw->absent && vw->absent[v]))
 			continue;
 		for (uint32_t k = 0; k < deg; k++)
 			m |= (uint64_t)(rw[k][v] + 1u == t) << k;

@@ -94,8 +94,9 @@ struct view {
 	uint16_t *rows; /* evaluation of a vertex-transitive graph: a few rows */
 	const struct bfb_opts *o;
 	enum pass pass;
-	uint32_t nrecv;	      /* receivers to process: n, or 1 (vertex-transitive figures) */
-	const uint32_t *recv; /* NULL: receiver i is node i; else recv[i] (a patch's region) */
+	uint32_t nrecv;	       /* receivers to process: n, or 1 (vertex-transitive figures) */
+	const uint32_t *recv;  /* NULL: receiver i is node i; else recv[i] (a patch's region) */
+	const uint8_t *absent; /* a patch's failed hosts: no sources (NULL: none) */
 	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
 	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
 	 * low half */

@@ -53,6 +53,7 @@ struct search {
 	const struct graph *k, *kin, *kout;
 	uint32_t nfail, *ftail, *fhead;
 	const uint16_t *row0;
+	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
 	/* per worker */
 	uint8_t **mark;	 /* 1 candidate, 2 raised */
 	uint16_t **tent; /* new distances of the raised */
@@ -132,6 +133,8 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	uint32_t *q = sr->cand[wid], *rs = sr->raised[wid];
 	uint64_t *seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
 
+	if (sr->absent && sr->absent[x])
+		return; /* a failed host needs no block */
 	/* seeds: heads of failed tight arcs, by level; then their tight
 	 * out-neighbours as they lose theirs (a FIFO: levels ascend) */
 	for (uint32_t i = 0; i < sr->nfail; i++) {
@@ -209,7 +212,8 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		}
 	}
 	for (uint32_t i = 0; i < nr; i++)
-		found(sr, wid, x, rs[i], tent[rs[i]]);
+		if (!sr->absent || !sr->absent[rs[i]]) /* (a failed host has no block) */
+			found(sr, wid, x, rs[i], tent[rs[i]]);
 	/* the marks cleared for the next root */
 	for (uint32_t i = 0; i < nseed; i++)
 		mark[(uint32_t)seed[i]] = 0;
@@ -240,10 +244,11 @@ static void one_row(void *arg, size_t i, unsigned wid)
  * appended to s in the base's steps (D of them). */
 static int solve_region(const struct graph *gd, const struct graph *gdt, bool reverse,
 			const struct built_phase *bp, uint32_t D, uint32_t d,
-			const struct bfb_opts *o, uint64_t max_bytes, struct schedule *s,
-			struct ofc_error *err)
+			const struct bfb_opts *o, const uint8_t *absent, uint64_t max_bytes,
+			struct schedule *s, struct ofc_error *err)
 {
-	struct view vw = {.g = gd, .reverse = reverse, .n = gd->n, .o = o, .d = d, .D = D};
+	struct view vw = {
+	    .g = gd, .reverse = reverse, .n = gd->n, .o = o, .d = d, .D = D, .absent = absent};
 	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
 	uint8_t *want = xcalloc(n, 1);
 	int rc = 0;
@@ -294,6 +299,8 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 		for (uint32_t v = 0; v < n && rc == 0; v++) {
 			uint32_t dv = vw.row[need[i]][v];
 
+			if (absent && absent[v])
+				continue; /* no block, needs none */
 			if (dv == TOPO_UNREACHABLE)
 				rc = ofc_error_set(
 				    err, OFC_E_INPUT,
@@ -351,7 +358,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
 {
 	const struct graph *g = pp->g;
-	struct search sr = {.G = pp->G};
+	struct search sr = {.G = pp->G, .absent = pp->absent};
 	uint32_t n = g->n, *queue = xmalloc((size_t)n * sizeof(uint32_t));
 	uint16_t *row0 = xmalloc((size_t)n * sizeof(uint16_t));
 	int rc = 0;
@@ -446,7 +453,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 			hit[pp->reverse ? pp->tails[a] : g->adj[a]] = 1;
 	uint32_t *owners = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), no = 0;
 	for (uint32_t u = 0; u < n; u++)
-		if (hit[u] && !whole[u]) {
+		if (hit[u] && !whole[u] && (!pp->absent || !pp->absent[u])) {
 			owners[no++] = u;
 			pp->partial[u] = 1;
 		}
@@ -488,6 +495,133 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	return rc;
 }
 
+struct wkey {
+	uint32_t block, i;
+};
+
+static int cmp_wkey(const void *a, const void *b)
+{
+	const struct wkey *x = a, *y = b;
+
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/* Whether the k pieces w (of owner u's block, ws's transfers, at steps
+ * wstep) are the healthy translate's exactly: base pieces bidx[lo .. hi)
+ * moved by u. */
+static bool healthy_pieces(const struct sched_reduced *r, const struct schedule *ws,
+			   const uint32_t *wstep, const struct wkey *w, size_t k, uint32_t u,
+			   const uint32_t *bidx, const uint32_t *bstep, uint32_t lo, uint32_t hi)
+{
+	if (hi - lo != k)
+		return false;
+	for (size_t j = 0; j < k; j++) {
+		const struct xfer *x = &ws->xfers[w[j].i];
+		bool found = false;
+
+		for (uint32_t q = lo; q < hi && !found; q++) {
+			struct xfer z = sched_reduced_move(r, &r->prog.xfers[bidx[q]],
+							   sched_group_element(&r->group, u));
+
+			found = bstep[bidx[q]] == wstep[w[j].i] && z.src == x->src &&
+				z.dst == x->dst && z.lane == x->lane && z.offset == x->offset &&
+				z.length == x->length;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* The region's programs, solved whole, less every (phase, owner, block)
+ * whose pieces are the healthy translate's exactly (about half of them on
+ * a torus: the blocks the lost link did not carry, whose LP flows the
+ * solve left alone): those are kept from the base, and the region's nodes
+ * become owners planned by block, with the whole problem's solution and
+ * so its link loads. ws is rewritten in place; by (phase, owner) with a
+ * counting sort, each owner's pieces sorted by block (9 bytes a transfer
+ * held beside ws). */
+static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
+{
+	const struct schedule *b = &r->prog;
+	const struct sched_group *G = &r->group;
+	uint32_t n = G->nodes;
+	size_t nx = ws->nxfers, nb = 2 * (size_t)n, most = 0;
+	uint32_t *bstart = xcalloc(nb + 2, sizeof(uint32_t));
+	uint32_t *bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	uint32_t *bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+			bstep[i] = t;
+	for (size_t i = 0; i < b->nxfers; i++)
+		bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
+	for (uint32_t k = 0; k < 2 * n; k++)
+		bstart[k + 2] += bstart[k + 1];
+	for (size_t i = 0; i < b->nxfers; i++)
+		bidx[bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 1]++] =
+		    (uint32_t)i;
+	uint32_t *wstep = xmalloc((nx + 1) * sizeof(uint32_t));
+	size_t *wstart = xcalloc(nb + 2, sizeof(size_t));
+	for (uint32_t t = 0; t < ws->nsteps; t++)
+		for (size_t i = ws->step_start[t]; i < ws->step_start[t + 1]; i++) {
+			const struct xfer *x = &ws->xfers[i];
+
+			wstep[i] = t;
+			wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 2]++;
+		}
+	for (size_t k = 0; k < nb; k++) {
+		wstart[k + 2] += wstart[k + 1];
+		most = wstart[k + 2] - wstart[k + 1] > most ? wstart[k + 2] - wstart[k + 1] : most;
+	}
+	uint32_t *idx = xmalloc((nx + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < nx; i++) {
+		const struct xfer *x = &ws->xfers[i];
+
+		idx[wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 1]++] = (uint32_t)i;
+	}
+	struct wkey *w = xmalloc((most + 1) * sizeof(*w));
+	uint8_t *drop = xcalloc(nx + 1, 1);
+	for (size_t bk = 0; bk < nb; bk++) {
+		size_t m = wstart[bk + 1] - wstart[bk];
+		uint32_t ph = (uint32_t)(bk / n), u = (uint32_t)(bk % n);
+
+		for (size_t j = 0; j < m; j++)
+			w[j] = (struct wkey){ws->xfers[idx[wstart[bk] + j]].block,
+					     idx[wstart[bk] + j]};
+		qsort(w, m, sizeof(*w), cmp_wkey);
+		for (size_t a = 0, e; a < m; a = e) {
+			uint32_t rel = sched_group_sub(G, w[a].block, u);
+
+			for (e = a; e < m && w[e].block == w[a].block; e++)
+				;
+			if (healthy_pieces(r, ws, wstep, w + a, e - a, u, bidx, bstep,
+					   bstart[ph * n + rel], bstart[ph * n + rel + 1]))
+				for (size_t j = a; j < e; j++)
+					drop[w[j].i] = 1;
+		}
+	}
+	size_t at = 0;
+	for (uint32_t t = 0; t < ws->nsteps; t++) {
+		size_t from = ws->step_start[t], to = ws->step_start[t + 1];
+
+		ws->step_start[t] = (uint32_t)at;
+		for (size_t i = from; i < to; i++)
+			if (!drop[i])
+				ws->xfers[at++] = ws->xfers[i];
+	}
+	ws->step_start[ws->nsteps] = (uint32_t)at;
+	ws->nxfers = at;
+	free(drop);
+	free(w);
+	free(idx);
+	free(wstart);
+	free(wstep);
+	free(bstart);
+	free(bidx);
+	free(bstep);
+}
+
 /* What solving the nwhole nodes that lost an in-link holds, refused
  * with the estimate before any is solved (-1, OFC_E_RUNTIME): each
  * receives every other block in each phase, in 1.2 pieces on average
@@ -510,28 +644,17 @@ static int whole_over_memory(uint32_t nwhole, uint32_t n, enum sched_collective 
 			     nwhole, need_s, est / (double)sizeof(struct xfer), max_s);
 }
 
-int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
-	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
-	      struct bfb_stats *st, struct ofc_error *err)
+/* The patch of g without gone[] (every arc of a failed host among them),
+ * the failed hosts absent[] (NULL: none), into p (bfb_patch's checks
+ * made). */
+static int patch_build(const struct graph *g, const struct sched_reduced *r, const bool *gone,
+		       const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
+		       struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err)
 {
-	static const struct bfb_opts defaults = {0};
 	enum sched_collective c = r->prog.collective;
 	uint32_t rsteps =
 	    c == SCHED_ALLGATHER ? 0 : (c == SCHED_ALLREDUCE ? r->prog.nsteps / 2 : r->prog.nsteps);
 	int rc = 0;
-
-	if (!o)
-		o = &defaults;
-	memset(p, 0, sizeof(*p));
-	memset(st, 0, sizeof(*st));
-	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "BFB patches allgather, reduce-scatter and allreduce");
-	if (r->group.nodes != g->n || r->group.reps != 1 || o->rate || o->inject || o->chunks)
-		return ofc_error_set(
-		    err, OFC_E_INPUT,
-		    "a BFB patch is for a reduced BFB schedule of g's group, every "
-		    "link alike (no rates, injection limits or chunks)");
 	struct graph *gt = graph_transpose(g), *gd = without(g, gone), *gdt = graph_transpose(gd);
 	uint32_t n = g->n, *tails = graph_arc_tails(g);
 	uint32_t *in_off, *in_arc;
@@ -553,9 +676,13 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 				whole[tails[a]] = 1;
 		}
 	uint32_t *wl = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nwhole = 0;
-	for (uint32_t u = 0; u < n; u++)
-		if (whole[u])
+	uint32_t *al = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nabs = 0;
+	for (uint32_t u = 0; u < n; u++) {
+		if (whole[u] && (!absent || !absent[u]))
 			wl[nwhole++] = u;
+		if (absent && absent[u])
+			al[nabs++] = u;
+	}
 	struct built_phase all = {.region = wl, .nregion = nwhole};
 	struct schedule ws;
 	sched_init(&ws, c, r->prog.algorithm, n);
@@ -584,12 +711,15 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 					 .D = reverse ? rsteps : r->prog.nsteps - rsteps,
 					 .in_off = in_off,
 					 .in_arc = in_arc,
-					 .tails = tails};
+					 .tails = tails,
+					 .absent = absent,
+					 .absent_list = al,
+					 .nabsent = nabs};
 		pp.partial = partial;
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
 		if (rc == 0 && nwhole)
-			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, max_bytes,
-					  &ws, err);
+			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, absent,
+					  max_bytes, &ws, err);
 		else if (rc == 0)
 			for (uint32_t t = 0; t < pp.D; t++)
 				sched_step(&ws);
@@ -613,6 +743,13 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
 		healthy_ports(g, gone, &ws);
+		if (nwhole) {
+			drop_healthy(r, &ws);
+			for (uint32_t i = 0; i < nwhole; i++)
+				partial[wl[i]] = 1;
+			st->whole = nwhole;
+			nwhole = 0;
+		}
 		sched_init(&p->prog, c, r->prog.algorithm, n);
 		snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
 		for (uint32_t t = 0; t < po.nsteps; t++) {
@@ -637,6 +774,7 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 		st->problems += partial[u]; /* the nodes planned block by block */
 	sched_free(&ws);
 	free(wl);
+	free(al);
 	free(whole);
 	free(partial);
 	for (uint32_t t = 0; t < po.nsteps; t++)
@@ -651,4 +789,51 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	graph_free(gd);
 	graph_free(gdt);
 	return rc;
+}
+
+int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
+	      const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
+	      struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err)
+{
+	static const struct bfb_opts defaults = {0};
+	enum sched_collective c = r->prog.collective;
+	uint32_t n = g->n, nabs = 0;
+
+	if (!o)
+		o = &defaults;
+	memset(p, 0, sizeof(*p));
+	memset(st, 0, sizeof(*st));
+	if (c != SCHED_ALLGATHER && c != SCHED_REDUCE_SCATTER && c != SCHED_ALLREDUCE)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "BFB patches allgather, reduce-scatter and allreduce");
+	if (r->group.nodes != n || r->group.reps != 1 || o->rate || o->inject || o->chunks)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a BFB patch is for a reduced BFB schedule of g's group, every "
+		    "link alike (no rates, injection limits or chunks)");
+	for (uint32_t u = 0; absent && u < n; u++)
+		nabs += absent[u] != 0;
+	if (!nabs)
+		return patch_build(g, r, gone, NULL, o, max_bytes, p, st, err);
+	if (nabs + 2 > n)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u of %u nodes failed, no collective is left to schedule",
+				     nabs, n);
+	/* A failed host: every arc to or from it is gone too; its out-
+	 * neighbours (and in-neighbours, in a reduction) lost an in-link and
+	 * are solved whole, the nodes whose shortest paths it relayed plan
+	 * those blocks again, and its own block is dropped everywhere. */
+	bool *all = xmalloc(((size_t)g->m + 1) * sizeof(bool));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			all[a] = (gone && gone[a]) || absent[u] || absent[g->adj[a]];
+	int rc = patch_build(g, r, all, absent, o, max_bytes, p, st, err);
+	free(all);
+	if (rc < 0)
+		return rc;
+	p->absent = xmalloc((size_t)nabs * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		if (absent[u])
+			p->absent[p->nabsent++] = u;
+	return 0;
 }

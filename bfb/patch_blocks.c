@@ -236,7 +236,7 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 #define ADD(w)                                                                                     \
 	do {                                                                                       \
 		uint32_t w_ = (w);                                                                 \
-		if (w_ != u && !wmark[w_]) {                                                       \
+		if (w_ != u && !wmark[w_] && !(pp->absent && pp->absent[w_])) {                    \
 			wmark[w_] = 1;                                                             \
 			wl[nw++] = w_;                                                             \
 		}                                                                                  \
@@ -259,13 +259,14 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 #undef ADD
 	if (!nw)
 		return;
-	/* the loads the kept blocks leave */
+	/* the loads the kept blocks leave (not the changed ones', nor the
+	 * failed hosts', which are dropped) */
 	for (uint32_t k = 0; k < d; k++)
 		for (uint32_t t = 0; t <= D; t++)
 			load[(size_t)k * (D + 1) + t] =
 			    k0[k] == UINT32_MAX ? 0 : bi->load[(size_t)k0[k] * (D + 1) + t];
-	for (uint32_t i = 0; i < nw; i++) {
-		uint32_t r = sched_group_sub(pp->G, wl[i], u);
+	for (uint32_t i = 0; i < nw + pp->nabsent; i++) {
+		uint32_t r = sched_group_sub(pp->G, i < nw ? wl[i] : pp->absent_list[i - nw], u);
 
 		for (uint32_t p = bi->bstart[r]; p < bi->bstart[r + 1]; p++) {
 			uint32_t x = bi->bpiece[p], k = of0[bi->bkey[x]];

@@ -23,6 +23,10 @@ struct patch_phase {
 	const uint32_t *rx_off, *rx_w;
 	const uint16_t *rx_d;
 	uint8_t *partial; /* marked: the nodes planned block by block */
+	/* the failed hosts: per node (NULL: none) and ascending */
+	const uint8_t *absent;
+	const uint32_t *absent_list;
+	uint32_t nabsent;
 };
 
 /* The patch's transfers by schedule step. */

@@ -94,6 +94,7 @@ void sched_patch_free(struct sched_patch *p)
 	if (!p)
 		return;
 	free(p->region);
+	free(p->absent);
 	sched_free(&p->prog);
 	memset(p, 0, sizeof(*p));
 }
@@ -111,12 +112,47 @@ static void overridden(const struct sched_patch *p, const uint8_t *inr, struct k
 	}
 }
 
-/* Whether base translate y is replaced: its owner's whole program, or its
- * (owner, block). */
-static bool replaced(const uint8_t *inr, const struct kmap *over, const struct xfer *y)
+/* The failed hosts of p as one byte per node (n), or NULL when none. */
+static uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
 {
-	return inr[xfer_owner(y)] ||
+	uint8_t *abs = p->nabsent ? xcalloc(n, 1) : NULL;
+
+	for (uint32_t i = 0; i < p->nabsent; i++)
+		if (p->absent[i] < n)
+			abs[p->absent[i]] = 1;
+	return abs;
+}
+
+/* Whether base translate y is replaced: its owner's whole program, or its
+ * (owner, block); or dropped: a failed host's, or of its block. */
+static bool replaced(const uint8_t *inr, const uint8_t *abs, const struct kmap *over,
+		     const struct xfer *y)
+{
+	return inr[xfer_owner(y)] || (abs && (abs[xfer_owner(y)] || abs[y->block])) ||
 	       kmap_get(over, key3(xfer_op(y) == XFER_REDUCE, xfer_owner(y), y->block));
+}
+
+/* Per step of the base, how many translates of the failed hosts' blocks
+ * it drops beyond those already counted (owned in the region, by a failed
+ * host, or planned again): base transfer x of relative block b is the
+ * translate owned by a - b for each failed host a (into removed). */
+static void absent_removed(const struct sched_reduced *r, const struct sched_patch *p,
+			   const uint8_t *inr, const uint8_t *abs, const struct kmap *over,
+			   size_t *removed)
+{
+	const struct schedule *b = &r->prog;
+
+	for (uint32_t i = 0; i < p->nabsent; i++)
+		for (uint32_t t = 0; t < b->nsteps; t++)
+			for (size_t j = b->step_start[t]; j < b->step_start[t + 1]; j++) {
+				const struct xfer *x = &b->xfers[j];
+				uint32_t u = sched_group_sub(&r->group, p->absent[i], x->block);
+
+				if (!inr[u] && !abs[u] &&
+				    !kmap_get(over,
+					      key3(xfer_op(x) == XFER_REDUCE, u, p->absent[i])))
+					removed[t]++;
+			}
 }
 
 /* Per step of the base, how many of its translates the overridden pairs
@@ -161,21 +197,24 @@ static void removed_per_step(const struct sched_reduced *r, const struct kmap *o
 
 uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
 {
-	uint8_t *inr = xcalloc(r->group.nodes + 1, 1);
+	uint8_t *inr = xcalloc(r->group.nodes + 1, 1), *abs = absent_map(p, r->group.nodes);
 	struct kmap over;
 	size_t *removed = xcalloc((size_t)r->prog.nsteps + 1, sizeof(size_t));
-	uint64_t total =
-	    p->prog.nxfers + (uint64_t)(r->group.order - p->nregion) * sched_block_xfers(&r->prog);
+	uint64_t total = p->prog.nxfers + (uint64_t)(r->group.order - p->nregion - p->nabsent) *
+					      sched_block_xfers(&r->prog);
 
 	for (uint32_t i = 0; i < p->nregion; i++)
 		inr[p->region[i]] = 1;
 	overridden(p, inr, &over);
 	removed_per_step(r, &over, removed);
+	if (abs)
+		absent_removed(r, p, inr, abs, &over, removed);
 	for (uint32_t t = 0; t < r->prog.nsteps; t++)
 		total -= removed[t];
 	kmap_free(&over);
 	free(removed);
 	free(inr);
+	free(abs);
 	return total;
 }
 
@@ -224,7 +263,7 @@ static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
 			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
 							   sched_group_element(&ps->r->group, e));
 
-			if (!replaced(ps->inr, ps->over, &y))
+			if (!replaced(ps->inr, ps->abs, ps->over, &y))
 				out[pos++] = y;
 		}
 	for (size_t i = 0; i < kq; i++)
@@ -241,16 +280,20 @@ void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sch
 
 	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
 	ps->inr = xcalloc(r->group.nodes, 1);
+	ps->abs = absent_map(p, r->group.nodes);
 	for (uint32_t i = 0; i < p->nregion; i++)
 		ps->inr[p->region[i]] = 1;
 	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
 	ps->over = xmalloc(sizeof(struct kmap));
 	overridden(p, ps->inr, ps->over);
 	removed_per_step(r, ps->over, ps->count);
+	if (ps->abs)
+		absent_removed(r, p, ps->inr, ps->abs, ps->over, ps->count);
 	/* base transfers are node 0's own: one translate each per node */
 	for (uint32_t t = 0; t < b->nsteps; t++)
-		ps->count[t] = (size_t)(r->group.order - p->nregion) * sched_step_size(b, t) -
-			       ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
+		ps->count[t] =
+		    (size_t)(r->group.order - p->nregion - p->nabsent) * sched_step_size(b, t) -
+		    ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
 	*st = (struct sched_stream){
 	    .head = head, .nsteps = b->nsteps, .count = ps->count, .fill = patched_fill, .ctx = ps};
 }
@@ -260,6 +303,7 @@ void sched_patched_stream_free(struct sched_patched_stream *ps)
 	kmap_free(ps->over);
 	free(ps->over);
 	free(ps->inr);
+	free(ps->abs);
 	free(ps->count);
 }
 
@@ -269,16 +313,24 @@ struct pcheck {
 	const struct sched_reduced *r;
 	const struct sched_patch *p;
 	const struct graph *g, *gt;
-	const bool *gone;
+	const bool *gone; /* the caller's, with every arc of a failed host */
+	bool *own_gone;
 	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
 	uint8_t *inr;
+	uint8_t *abs;	     /* the failed hosts, or NULL */
+	uint32_t need;	     /* blocks a region node needs in a phase */
 	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
 	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
 	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
 	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
 	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
-	struct kmap over;    /* outside the region: (ph, owner, block) planned -> held after */
-	uint32_t *bstart;    /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
+	/* outside the region, the (ph, owner, block) pairs planned: per
+	 * (ph, owner) = ph n + owner, oblk[ooff[.] .. ooff[. + 1]) ascending,
+	 * ohold the time the owner holds each after (a binary search in a
+	 * short list: a hash map's lookup was a cache miss per patch
+	 * transfer, most of the check's time at 8,192 nodes) */
+	uint32_t *ooff, *oblk, *ohold;
+	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
 	uint32_t *bidx;
 	uint32_t *tails; /* of g's arcs */
 	uint32_t *bstep; /* per base transfer: its step */
@@ -386,6 +438,15 @@ static int patch_xfers(struct pcheck *c)
 		c->inr[c->p->region[i]] = 1;
 		c->ridx[c->p->region[i]] = i;
 	}
+	for (uint32_t i = 0; i < c->p->nabsent; i++) {
+		uint32_t a = c->p->absent[i];
+
+		if (a >= c->n || (i && a <= c->p->absent[i - 1]) || c->inr[a])
+			return pfail(c, 0,
+				     "the patch's failed hosts are not ascending nodes below %u "
+				     "outside its region",
+				     c->n);
+	}
 	for (uint32_t t = 0; t < q->nsteps; t++)
 		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
 		     i++) {
@@ -399,6 +460,13 @@ static int patch_xfers(struct pcheck *c)
 			if ((phase_of(x) == 1) != (t < c->S))
 				return pfail(c, t,
 					     "patch transfer %zu is in the other phase's steps", i);
+			if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
+				return pfail(
+				    c, t,
+				    "patch transfer %zu: node %u %s block %u of failed host "
+				    "%u",
+				    i, xfer_owner(x), phase_of(x) ? "reduces" : "receives",
+				    x->block, c->abs[x->block] ? x->block : xfer_owner(x));
 			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
 				return pfail(c, t,
 					     "patch transfer %zu: %u's port %u does not lead to %u",
@@ -487,7 +555,7 @@ static void cover_one(void *arg, size_t b, unsigned wid)
 		hold[o] = h;
 		blocks++;
 	}
-	if (blocks != c->n - 1)
+	if (blocks != c->need)
 		cover_fail(cv, b, 4, blocks, 0);
 }
 
@@ -563,7 +631,7 @@ static int patch_cover(struct pcheck *c)
 			break;
 		case 4:
 			rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u, o,
-				   c->n - 1);
+				   c->need);
 			break;
 		}
 	}
@@ -589,15 +657,41 @@ static int cmp_okey(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* The pair (ph, u, o) the patch plans outside the region: its hold, or
+ * NULL. */
+static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
+{
+	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->oblk[mid] == o)
+			return &c->ohold[mid];
+		if (c->oblk[mid] < o)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* Outside the region: each (owner, block) the patch plans is covered
- * once, never the owner's own; when the owner holds it. */
+ * once, never the owner's own; when the owner holds it. The pieces by
+ * (phase, owner) with a counting sort, each owner's few sorted. */
 static int partial_cover(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	struct okey *k = xmalloc((q->nxfers + 1) * sizeof(*k));
-	size_t m = 0;
+	size_t nb = (size_t)2 * c->n, m = 0;
+	size_t *bk = xcalloc(nb + 2, sizeof(size_t));
 	int rc = 0;
 
+	for (size_t i = 0; i < q->nxfers; i++)
+		if (!c->inr[xfer_owner(&q->xfers[i])])
+			bk[phase_of(&q->xfers[i]) * c->n + xfer_owner(&q->xfers[i]) + 2]++;
+	for (size_t b = 0; b < nb; b++)
+		bk[b + 2] += bk[b + 1];
+	struct okey *k = xmalloc((bk[nb + 1] + 1) * sizeof(*k));
 	for (uint32_t t = 0; t < q->nsteps; t++)
 		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
 		     i++) {
@@ -605,13 +699,19 @@ static int partial_cover(struct pcheck *c)
 
 			if (c->inr[xfer_owner(x)])
 				continue;
-			k[m++] = (struct okey){.key = key3(phase_of(x), xfer_owner(x), x->block),
-					       .off = x->offset,
-					       .end = x->offset + x->length,
-					       .tau = tau(c, x, t)};
+			k[bk[phase_of(x) * c->n + xfer_owner(x) + 1]++] =
+			    (struct okey){.key = key3(phase_of(x), xfer_owner(x), x->block),
+					  .off = x->offset,
+					  .end = x->offset + x->length,
+					  .tau = tau(c, x, t)};
 		}
-	qsort(k, m, sizeof(*k), cmp_okey);
-	kmap_init(&c->over, m / 2 + 16);
+	m = bk[nb];
+	for (size_t b = 0; b < nb; b++)
+		qsort(k + bk[b], bk[b + 1] - bk[b], sizeof(*k), cmp_okey);
+	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
+	c->oblk = xmalloc((m + 1) * sizeof(uint32_t));
+	c->ohold = xmalloc((m + 1) * sizeof(uint32_t));
+	uint32_t no = 0;
 	for (size_t a = 0; a < m && rc == 0;) {
 		uint32_t u = (uint32_t)(k[a].key >> 16) & 0xffff, o = (uint32_t)k[a].key & 0xffff;
 		uint32_t at = 0, h = 0;
@@ -629,10 +729,16 @@ static int partial_cover(struct pcheck *c)
 			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
 		if (rc == 0 && o == u)
 			rc = pfail(c, 0, "node %u receives its own block", u);
-		*kmap_put(&c->over, k[a].key, h) = h;
+		c->oblk[no] = o;
+		c->ohold[no++] = h;
+		c->ooff[(k[a].key >> 32) * c->n + u + 1] = no;
 		a = e;
 	}
+	for (size_t b = 0; b < nb; b++) /* the owners without a pair */
+		if (c->ooff[b + 1] < c->ooff[b])
+			c->ooff[b + 1] = c->ooff[b];
 	free(k);
+	free(bk);
 	return rc;
 }
 
@@ -642,7 +748,7 @@ static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_
 		return 0;
 	if (c->ridx[x] != UINT32_MAX)
 		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
-	const uint32_t *h = kmap_get(&c->over, key3(ph, x, o));
+	const uint32_t *h = over_get(c, ph, x, o);
 	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
 }
 
@@ -683,7 +789,7 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 		uint32_t u = rd->adj[a];
 		const uint32_t *m;
 
-		if (c->inr[u] || kmap_get(&c->over, key3(ph, u, o)))
+		if (c->inr[u] || (c->abs && c->abs[u]) || over_get(c, ph, u, o))
 			continue;
 		m = kmap_get(&c->minsend,
 			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
@@ -703,15 +809,17 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 {
 	const struct schedule *b = &c->r->prog;
 
-	if (c->inr[u] || !kmap_get(&c->lanes, key3(ph, rel, lane)))
+	if (c->inr[u] || (c->abs && c->abs[u]) || !kmap_get(&c->lanes, key3(ph, rel, lane)))
 		return 0;
-	for (uint32_t blk = 0; blk < c->n; blk++)
+	for (uint32_t blk = 0; blk < c->n; blk++) {
+		if (c->abs && c->abs[sched_group_add(&c->r->group, blk, u)])
+			continue; /* a failed host's block: dropped */
 		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1];
 		     j++) {
 			const struct xfer *x = &b->xfers[c->bidx[j]];
 
 			if (x->lane == lane && sched_group_sub(&c->r->group, x->src, 0) == rel &&
-			    !kmap_get(&c->over, key3(ph, u, sched_group_add(&c->r->group, blk, u))))
+			    !over_get(c, ph, u, sched_group_add(&c->r->group, blk, u)))
 				return pfail(
 				    c, 0,
 				    "node %u (unpatched) %s block %u over the failed arc %u "
@@ -719,6 +827,7 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 				    u, ph ? "reduces" : "receives",
 				    sched_group_add(&c->r->group, blk, u), tail, head);
 		}
+	}
 	return 0;
 }
 
@@ -735,14 +844,10 @@ static int base_untouched(struct pcheck *c)
 					 c->p->region[bi % c->p->nregion], o,
 					 c->hold[bi * c->n + o]) < 0)
 				return -1;
-	for (size_t i = 0; i < c->over.cap; i++) {
-		uint64_t key = c->over.key[i] - 1;
-
-		if (c->over.key[i] &&
-		    late_readers(c, (uint32_t)(key >> 32), (uint32_t)(key >> 16) & 0xffff,
-				 (uint32_t)key & 0xffff, c->over.val[i]) < 0)
-			return -1;
-	}
+	for (uint32_t b = 0; b < 2 * c->n; b++)
+		for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++)
+			if (late_readers(c, b / c->n, b % c->n, c->oblk[j], c->ohold[j]) < 0)
+				return -1;
 	for (uint32_t tail = 0; tail < c->n; tail++)
 		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
 			uint32_t head = g->adj[a], j = a - g->off[tail];
@@ -790,93 +895,184 @@ struct delta {
 	int64_t amount; /* SCHED_ONE units */
 };
 
-static int cmp_delta(const void *a, const void *b)
+/* What the base puts in step t on each arc of node 0's program, by
+ * (src, lane): the few distinct ones (a node's in-links, or its out-links
+ * in a reduction) summed once, into key[] and sum[]; their count. */
+static uint32_t base_arcs(const struct schedule *b, uint32_t t, uint64_t *key, uint64_t *sum)
 {
-	const struct delta *x = a, *y = b;
+	uint32_t k = 0;
 
-	return x->key < y->key ? -1 : x->key > y->key;
+	for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+		uint64_t kx = (uint64_t)b->xfers[i].src << 16 | b->xfers[i].lane;
+		uint32_t j = 0;
+
+		while (j < k && key[j] != kx)
+			j++;
+		if (j == k) {
+			key[k] = kx;
+			sum[k++] = 0;
+		}
+		sum[j] += b->xfers[i].length;
+	}
+	return k;
 }
 
-/* What the base puts on the arc of key (src - owner, lane) in step t, in
- * SCHED_ONE units (node 0's program: one arc per key). */
-static uint64_t base_arc(const struct schedule *b, uint32_t t, uint32_t rel, uint32_t lane)
+static void add_delta(struct delta **dl, size_t *nd, size_t *cap, uint32_t t, uint32_t arc,
+		      int64_t amount)
 {
-	uint64_t sum = 0;
-
-	for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
-		if (b->xfers[i].src == rel && b->xfers[i].lane == lane)
-			sum += b->xfers[i].length;
-	return sum;
+	if (*nd == *cap) {
+		*cap *= 2;
+		*dl = xrealloc(*dl, *cap * sizeof(**dl));
+	}
+	(*dl)[(*nd)++] = (struct delta){(uint64_t)t << 32 | arc, amount};
 }
 
+/* What the base no longer puts on arcs: its pieces of the pairs the
+ * patch plans outside the region and of the failed hosts' blocks (the
+ * patch's own transfers add, read from it step by step). */
+static size_t load_deltas(struct pcheck *c, struct delta **out)
+{
+	const struct schedule *b = &c->r->prog;
+	const struct sched_group *G = &c->r->group;
+	size_t nd = 0, cap = c->ooff[2 * c->n] + 16;
+	struct delta *dl = xmalloc(cap * sizeof(*dl));
+
+	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
+		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
+			uint32_t ph = ob / c->n, u = ob % c->n,
+				 r = sched_group_sub(G, c->oblk[k], u);
+
+			for (uint32_t j = c->bstart[ph * c->n + r];
+			     j < c->bstart[ph * c->n + r + 1]; j++) {
+				const struct xfer *x = &b->xfers[c->bidx[j]];
+				uint32_t src = sched_group_add(G, x->src, u);
+
+				add_delta(&dl, &nd, &cap, c->bstep[c->bidx[j]],
+					  c->g->off[src] + x->lane, -(int64_t)x->length);
+			}
+		}
+	for (uint32_t k = 0; k < c->p->nabsent; k++)
+		for (size_t i = 0; i < b->nxfers; i++) {
+			const struct xfer *x = &b->xfers[i];
+			uint32_t u = sched_group_sub(G, c->p->absent[k], x->block);
+
+			if (c->inr[u] || c->abs[u])
+				continue;
+			add_delta(&dl, &nd, &cap, c->bstep[i],
+				  c->g->off[sched_group_add(G, x->src, u)] + x->lane,
+				  -(int64_t)x->length);
+		}
+	*out = dl;
+	return nd;
+}
+
+/* Each step's busiest arc: the base's (its arcs are one of each orbit)
+ * unless the patch changes the arc, then the base's load on it (none
+ * where the owner is in the region or failed) with the changes. The
+ * changes go by step with a counting sort and are summed per arc in a
+ * dense array (a sort of them all was a fifth of the check). */
 static void patch_loads(struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
 	const struct sched_group *G = &c->r->group;
-	size_t big = 0, nd = 0, cap = q->nxfers + 16;
-	struct delta *dl = xmalloc(cap * sizeof(*dl));
+	struct delta *dl;
+	size_t nd = load_deltas(c, &dl), big = 0, most_t = 0;
+	size_t *at = xcalloc((size_t)b->nsteps + 2, sizeof(size_t));
 
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		if (sched_step_size(b, t) > big)
 			big = sched_step_size(b, t);
-	/* the patch's transfers add, the base's pieces of the pairs it plans
-	 * outside the region subtract */
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++) {
-			const struct xfer *x = &q->xfers[i];
-
-			dl[nd++] = (struct delta){(uint64_t)t << 32 | (c->g->off[x->src] + x->lane),
-						  x->length};
-		}
-	for (size_t i = 0; i < c->over.cap; i++) {
-		if (!c->over.key[i])
-			continue;
-		uint64_t key = c->over.key[i] - 1;
-		uint32_t ph = (uint32_t)(key >> 32), u = (uint32_t)(key >> 16) & 0xffff,
-			 r = sched_group_sub(G, (uint32_t)key & 0xffff, u);
-
-		for (uint32_t j = c->bstart[ph * c->n + r]; j < c->bstart[ph * c->n + r + 1]; j++) {
-			const struct xfer *x = &b->xfers[c->bidx[j]];
-			uint32_t src = sched_group_add(G, x->src, u), t = c->bstep[c->bidx[j]];
-
-			if (nd == cap) {
-				cap *= 2;
-				dl = xrealloc(dl, cap * sizeof(*dl));
-			}
-			dl[nd++] = (struct delta){(uint64_t)t << 32 | (c->g->off[src] + x->lane),
-						  -(int64_t)x->length};
-		}
-	}
-	qsort(dl, nd, sizeof(*dl), cmp_delta);
-	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
-	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
-	size_t di = 0;
+	for (size_t i = 0; i < nd; i++)
+		at[(dl[i].key >> 32) + 2]++;
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		at[t + 2] += at[t + 1];
+	struct delta *by = xmalloc((nd + 1) * sizeof(*by));
+	for (size_t i = 0; i < nd; i++)
+		by[at[(dl[i].key >> 32) + 1]++] = dl[i];
+	free(dl);
 	for (uint32_t t = 0; t < b->nsteps; t++) {
-		/* node 0's program: its arcs are one of each orbit */
+		size_t k = at[t + 1] - at[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
+
+		most_t = k > most_t ? k : most_t;
+	}
+	int64_t *acc = xmalloc(((size_t)c->g->m + 1) * sizeof(int64_t));
+	uint8_t *seen = xcalloc((size_t)c->g->m + 1, 1);
+	uint32_t *list = xmalloc((most_t + 1) * sizeof(uint32_t));
+	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
+	uint64_t *key = xmalloc((big + 1) * sizeof(uint64_t)), *sum = xmalloc((big + 1) * 8);
+	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
+	for (uint32_t t = 0; t < b->nsteps; t++) {
 		double most = c->p->nregion < c->n ? step_most(b->xfers + b->step_start[t],
 							       sched_step_size(b, t), scratch)
 						   : 0;
-		/* the arcs the patch changes: the base's load unless the owner is
-		 * in the region, with the changes */
-		while (di < nd && dl[di].key >> 32 == t) {
-			uint32_t a = (uint32_t)dl[di].key, src = c->tails[a];
-			uint32_t owner = t < c->S ? src : c->g->adj[a];
-			int64_t load = c->inr[owner]
-					   ? 0
-					   : (int64_t)base_arc(b, t, sched_group_sub(G, src, owner),
-							       a - c->g->off[src]);
+		uint32_t nk = base_arcs(b, t, key, sum), nt = 0;
+		size_t kq = t < q->nsteps ? sched_step_size(q, t) : 0,
+		       nt_all = at[t + 1] - at[t] + kq;
 
-			for (; di < nd && dl[di].key == ((uint64_t)t << 32 | a); di++)
-				load += dl[di].amount;
-			if ((double)load / SCHED_ONE > most)
-				most = (double)load / SCHED_ONE;
+		for (size_t i = 0; i < nt_all; i++) {
+			const struct xfer *x = i < kq ? &q->xfers[q->step_start[t] + i] : NULL;
+			uint32_t a =
+			    x ? c->g->off[x->src] + x->lane : (uint32_t)by[at[t] + i - kq].key;
+
+			if (!seen[a]) {
+				uint32_t src = c->tails[a], owner = t < c->S ? src : c->g->adj[a];
+				uint64_t kx = (uint64_t)sched_group_sub(G, src, owner) << 16 |
+					      (a - c->g->off[src]);
+
+				seen[a] = 1;
+				list[nt++] = a;
+				acc[a] = 0;
+				for (uint32_t j = 0;
+				     j < nk && !c->inr[owner] && !(c->abs && c->abs[owner]); j++)
+					if (key[j] == kx)
+						acc[a] = (int64_t)sum[j];
+			}
+			acc[a] += x ? (int64_t)x->length : by[at[t] + i - kq].amount;
+		}
+		for (uint32_t i = 0; i < nt; i++) {
+			if ((double)acc[list[i]] / SCHED_ONE > most)
+				most = (double)acc[list[i]] / SCHED_ONE;
+			seen[list[i]] = 0;
 		}
 		c->rep->sum_max_link_load += most;
 		if (most > c->rep->max_link_load)
 			c->rep->max_link_load = most;
 	}
+	free(key);
+	free(sum);
 	free(scratch);
-	free(dl);
+	free(list);
+	free(seen);
+	free(acc);
+	free(by);
+	free(at);
+}
+
+/* sched_patched_transfers from the check's tables (no map of the pairs
+ * built again): one translate of each base transfer per node outside
+ * the region and the failed hosts, less the pieces of the pairs the patch
+ * plans and of the failed hosts' blocks, plus the patch's. */
+static uint64_t checked_transfers(const struct pcheck *c)
+{
+	const struct schedule *b = &c->r->prog;
+	uint64_t total = c->p->prog.nxfers +
+			 (uint64_t)(c->r->group.order - c->p->nregion - c->p->nabsent) * b->nxfers;
+
+	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
+		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
+			uint32_t ph = ob / c->n,
+				 r = sched_group_sub(&c->r->group, c->oblk[k], ob % c->n);
+
+			total -= c->bstart[ph * c->n + r + 1] - c->bstart[ph * c->n + r];
+		}
+	for (uint32_t k = 0; k < c->p->nabsent; k++)
+		for (size_t i = 0; i < b->nxfers; i++) {
+			uint32_t u =
+			    sched_group_sub(&c->r->group, c->p->absent[k], b->xfers[i].block);
+
+			total -= !c->inr[u] && !c->abs[u];
+		}
+	return total;
 }
 
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
@@ -896,7 +1092,20 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (r->group.reps != 1 || g->n != c.n)
 		return pfail(
 		    &c, 0, "a patch applies to a program under the whole group of %u nodes", g->n);
+	if (p->nabsent + 2 > c.n)
+		return pfail(&c, 0, "%u of %u nodes failed: no collective is left", p->nabsent,
+			     c.n);
 	c.inr = xcalloc(c.n, 1);
+	c.abs = absent_map(p, c.n);
+	c.need = c.n - 1 - p->nabsent;
+	if (c.abs) {
+		/* a failed host's arcs are gone, whatever the caller says */
+		c.own_gone = xmalloc(((size_t)g->m + 1) * sizeof(bool));
+		for (uint32_t u = 0; u < c.n; u++)
+			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+				c.own_gone[a] = (gone && gone[a]) || c.abs[u] || c.abs[g->adj[a]];
+		c.gone = c.own_gone;
+	}
 	c.ridx = xmalloc(c.n * sizeof(uint32_t));
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
 	c.gt = graph_transpose(g);
@@ -915,11 +1124,13 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (rc == 0) {
 		patch_loads(&c);
 		rep->ok = true;
-		rep->ntransfers = (size_t)sched_patched_transfers(r, p);
+		rep->ntransfers = (size_t)checked_transfers(&c);
 		rep->nsteps = r->prog.nsteps;
 		rep->duplicate_blocks = 0;
 	}
 	free(c.inr);
+	free(c.abs);
+	free(c.own_gone);
 	free(c.hb[0]);
 	free(c.hb[1]);
 	kmap_free(&c.minsend);
@@ -930,8 +1141,9 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.bidx);
 	free(c.tails);
 	free(c.bstep);
-	if (c.over.key)
-		kmap_free(&c.over);
+	free(c.ooff);
+	free(c.oblk);
+	free(c.ohold);
 	graph_free((struct graph *)c.gt);
 	return rc;
 }

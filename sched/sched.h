@@ -646,6 +646,15 @@ struct sched_patch {
 	uint32_t nregion;
 	uint32_t *region;     /* ascending node ids, owned */
 	struct schedule prog; /* the region's programs in the base's steps */
+	/* Failed hosts (ascending node ids, owned; none when nabsent is 0),
+	 * never in the region: the others run the collective among
+	 * themselves. Such a node has no block of its own and needs none, so
+	 * every base translate it owns, and every one of its block (shard),
+	 * is dropped; its arcs count as gone. The survivors' blocks are the
+	 * data over n - nabsent (priced there), named by the whole graph's
+	 * nodes, as a renumbered survivors' schedule is (verify_opts.absent). */
+	uint32_t nabsent;
+	uint32_t *absent;
 };
 /* Finer: a transfer of prog whose owner is outside the region replaces
  * only its owner's healthy pieces of that block (in that phase), the
@@ -678,6 +687,7 @@ struct sched_patched_stream {
 	const struct graph *g;
 	const bool *gone;
 	uint8_t *inr;
+	uint8_t *abs;	   /* the failed hosts (p->absent), or NULL */
 	struct kmap *over; /* the (phase, owner, block) pairs replaced */
 	size_t *count;
 };

@@ -307,11 +307,11 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	if (o->is_patched)
 		fprintf(out,
 			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
-			"and a patch (%zu transfers) where the failures reach: %u nodes' "
-			"programs whole, the changed blocks of %llu more, checked without "
-			"expansion\n",
+			"and a patch (%zu transfers) where the failures reach: %u nodes "
+			"solved whole (the blocks that came out as the healthy ones kept), "
+			"the changed blocks of %llu more, checked without expansion\n",
 			o->s.nxfers, o->group.name, o->group.order, o->patch.prog.nxfers,
-			o->patch.nregion, (unsigned long long)o->bst.problems);
+			o->bst.whole, (unsigned long long)(o->bst.problems - o->bst.whole));
 	else if (o->is_reduced && o->group.reps > 1)
 		fprintf(out,
 			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
@@ -402,6 +402,54 @@ static void write_construction_text(const struct schedule_outcome *e, FILE *out)
 
 /* The whole main schedule to -o: the shared shape plus, on a fabric, the
  * links. */
+/* A schedule kept as structure under failures (the healthy program and a
+ * patch), its expansion streamed a step at a time into out. */
+static int write_patched(const struct schedule_print *p, const struct schedule_result *r, FILE *f,
+			 struct ofc_error *err)
+{
+	const struct schedule_outcome *o = r->main;
+	struct sched_reduced red = {.group = o->group, .prog = o->s};
+	struct sched_patched_stream ps;
+	struct sched_stream st;
+	char buf[64];
+	int rc = 0;
+
+	sched_patched_stream_init(&ps, &red, &o->patch, o->patch_graph, o->gone, &o->s, &st);
+	if (p->format == FMT_PB) {
+		rc = schedule_stream_write_pb(&st, f, err);
+		if (rc == 0) {
+			/* the direct-connect fields, merged as the explicit's */
+			struct arena a = {0};
+
+			rc = schedule_append_pb(schedule_extra_msg(&a, r), f, err);
+			arena_free(&a);
+		}
+	} else if (p->format == FMT_TEXT) {
+		sched_stream_write_text(f, &st, UINT32_MAX);
+		if (r->nabsent) {
+			fprintf(f, "failed (no part in it): ");
+			text_failed_nodes(f, r);
+			fprintf(f, "\n");
+		}
+	} else {
+		struct json_writer w;
+
+		jw_init(&w, f, true);
+		jw_obj_begin(&w);
+		sched_stream_write_json_members(&w, &st);
+		write_failed_nodes_json(&w, r);
+		jw_key(&w, "tau_b_fraction");
+		if (frac_valid(o->tau_b))
+			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
+		else
+			jw_null(&w);
+		jw_obj_end(&w);
+		jw_finish(&w);
+	}
+	sched_patched_stream_free(&ps);
+	return rc;
+}
+
 static int write_schedule(const struct schedule_print *p, const struct schedule_result *r,
 			  struct ofc_error *err)
 {
@@ -432,38 +480,7 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
 	if (o->is_patched) {
-		struct sched_reduced red = {.group = o->group, .prog = o->s};
-		struct sched_patched_stream ps;
-		struct sched_stream st;
-
-		sched_patched_stream_init(&ps, &red, &o->patch, o->patch_graph, o->gone, &o->s,
-					  &st);
-		if (p->format == FMT_PB) {
-			rc = schedule_stream_write_pb(&st, out.f, err);
-			if (rc == 0) {
-				/* the direct-connect fields, merged as the explicit's */
-				struct arena a = {0};
-
-				rc = schedule_append_pb(schedule_extra_msg(&a, r), out.f, err);
-				arena_free(&a);
-			}
-		} else if (p->format == FMT_TEXT) {
-			sched_stream_write_text(out.f, &st, UINT32_MAX);
-		} else {
-			struct json_writer w;
-
-			jw_init(&w, out.f, true);
-			jw_obj_begin(&w);
-			sched_stream_write_json_members(&w, &st);
-			jw_key(&w, "tau_b_fraction");
-			if (frac_valid(o->tau_b))
-				jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
-			else
-				jw_null(&w);
-			jw_obj_end(&w);
-			jw_finish(&w);
-		}
-		sched_patched_stream_free(&ps);
+		rc = write_patched(p, r, out.f, err);
 	} else if (p->format == FMT_MSCCL) {
 		struct msccl_info mi;
 

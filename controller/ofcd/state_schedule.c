@@ -12,11 +12,12 @@
  * Symmetry-reduced where the topology admits it (node 0's program and the
  * translation group, checked by the same symmetry: a Cayley family, as
  * `ofc schedule --reduced`): its figures are the explicit schedule's at a
- * small part of the cost. With failed links or ports in effect, BFB keeps
- * that structure: the healthy program and a patch of what the failures
- * change, checked without expansion (sched_verify_patched): one failed
- * port at 8,192 hosts was 134 M transfers, 18 s and 7 GB in every replica.
- * Else (another family, failed hosts, another engine) the explicit
+ * small part of the cost. With failed links, ports or hosts in effect, BFB
+ * keeps that structure: the healthy program and a patch of what the
+ * failures change (a failed host's block dropped), checked without
+ * expansion (sched_verify_patched): one failed port at 8,192 hosts was
+ * 134 M transfers, 18 s and 7 GB in every replica. Else (another family,
+ * another engine, a schedule longer than the healthy one) the explicit
  * schedule on the fabric, as before, and why goes to the log line.
  *
  * Who computes it: one ofcd, or the replica that leads, when it publishes
@@ -61,7 +62,7 @@ int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
 	     * failures change wherever `ofc schedule FILE` does (above 1,024
 	     * nodes, or where the explicit schedule is over the memory limit:
 	     * engine_bfb.c), so the state, the re-plan's event and GetSchedule
-	     * show the schedule the CLI computes; failed hosts and other
+	     * show the schedule the CLI computes (failed hosts too); other
 	     * engines get the explicit schedule there. */
 	    .reduced = failed ? SCHEDULE_REDUCED_AUTO : SCHEDULE_REDUCED_ALWAYS,
 	};

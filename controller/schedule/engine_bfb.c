@@ -88,8 +88,8 @@ static bool gone_arcs(const struct graph *healthy, const struct graph *g, bool *
 static const char *not_patchable(const struct schedule_result *r, struct sched_group *G,
 				 struct ofc_error *err)
 {
-	if (!r->healthy || r->keep)
-		return "a patch takes failed links and ports, not failed hosts";
+	if (!r->healthy)
+		return "no healthy graph to keep";
 	if (r->demand || r->link_rate || r->host_betas || r->bfb_inject || r->nic_ports)
 		return "the fabric's hosts or links are not alike";
 	/* r->tree is the degraded graph's (no family): the healthy spec's */
@@ -177,9 +177,12 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 		run_bfb_orbits(r, q, o, bo, &Gd);
 		return true;
 	}
+	/* failed hosts: the survivors run on r->g, renumbered; the patch
+	 * keeps the whole graph's numbering (r->whole, the hosts absent) */
+	const struct graph *deg = r->keep ? r->whole : r->g;
 	bool *gone = xcalloc((size_t)r->healthy->m + 1, sizeof(bool));
 	struct bfb_stats hst;
-	if (!gone_arcs(r->healthy, r->g, gone)) {
+	if (!gone_arcs(r->healthy, deg, gone)) {
 		free(gone);
 		return false;
 	}
@@ -189,7 +192,8 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 		return true;
 	}
 	outcome_phase(r, o, "generation");
-	if (bfb_patch(r->healthy, &red, gone, bo, limit, &o->patch, &o->bst, &err) < 0) {
+	if (bfb_patch(r->healthy, &red, gone, r->keep ? r->absent : NULL, bo, limit, &o->patch,
+		      &o->bst, &err) < 0) {
 		/* Nothing kept to build on (a longer schedule, the region over
 		 * the memory limit, a fabric cut apart): the explicit schedule,
 		 * as before, says the rest (who can no longer reach whom). */
@@ -204,7 +208,7 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 	}
 	o->s = red.prog;
 	/* the schedule's graph is the degraded one (the program the healthy's) */
-	snprintf(o->s.topology, sizeof(o->s.topology), "%s", r->g->spec);
+	snprintf(o->s.topology, sizeof(o->s.topology), "%s", deg->spec);
 	o->group = red.group;
 	o->gone = gone;
 	o->patch_graph = r->healthy;

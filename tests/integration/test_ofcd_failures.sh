@@ -143,6 +143,22 @@ for st in j['steps']:
     for t in st['transfers']:
         assert 27 not in (t['src'], t['dst'], t.get('origin', 0)), t
 EOF
+# Asked for its structure: the healthy program less h27's block and a
+# patch (its neighbours whole), streamed as the expansion `ofc schedule
+# --reduced` streams for the config with the host failed, on the whole
+# graph's node numbers, h27 listed as failed and named by no transfer.
+$OFC --socket "$SOCK" schedule --collective allgather --reduced --format json -o "$TMP/got.json" >/dev/null 2>"$TMP/err"
+$OFC schedule "$TMP/less27.yaml" --collective allgather --reduced --format json -o "$TMP/want.json" >/dev/null 2>>"$TMP/err"
+if same_as "$TMP/got.json" "$TMP/want.json" "" && grep -q "BFB kept as structure" "$TMP/err" &&
+	python3 - "$TMP/got.json" <<'EOF'; then ok; else bad "GetSchedule --reduced without h27: the patched expansion" "$(cat "$TMP/err")"; fi
+import json, sys
+j = json.load(open(sys.argv[1]))
+j = j.get('schedule', j)
+assert j['failed_nodes'] == [27] and j['nodes'] == 64, (j.get('failed_nodes'), j['nodes'])
+for st in j['steps']:
+    for t in st['transfers']:
+        assert 27 not in (t['src'], t['dst'], t.get('origin', 0)), t
+EOF
 expect_json 'j["failed"] == ["h27"]' \
 	$OFC --socket "$SOCK" status --json
 expect_exit 1 $OFC --socket "$SOCK" fail h20 h29 h36

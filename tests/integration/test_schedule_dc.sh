@@ -461,7 +461,7 @@ expect_error 2 "ofc schedule: bfb: --reduced: genkautz:64,4: genkautz graphs hav
 	$S --topology genkautz:64,4 --collective allgather --reduced
 # A degraded torus keeps the healthy group: the healthy program and a
 # patch (test_failures.sh checks its schedule).
-expect_stdout_has "where the failures reach: 2 nodes' programs whole" \
+expect_stdout_has "where the failures reach: 2 nodes solved whole" \
 	$S --topology torus:4x4 --fail 0-1 --collective allgather --reduced
 expect_error 2 "ofc schedule: bidir-ring: --reduced: a ring is kept by the translations along a dimension of even size >= 4 (its reflected Gray code cycle, reduced by 2 e_j); hypercube:6 has none (on a hypercube every translation is its own inverse, so at most two keep a cycle)" \
 	$S --topology hypercube:6 --collective allgather --algo bidir-ring --reduced

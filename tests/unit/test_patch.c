@@ -26,6 +26,7 @@ struct fx {
 	uint8_t *dead;
 	struct sched_reduced r;
 	struct sched_patch p;
+	struct bfb_stats st; /* the patch's */
 };
 
 static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched_collective c)
@@ -40,12 +41,14 @@ static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched
 		fail_msg("%s: %s", spec, err.msg);
 	f->gone = calloc(f->g->m + 1, sizeof(bool));
 	f->dead = calloc(f->g->n, 1);
+	uint8_t *dead2 = calloc(f->g->n, 1);
 	if (topo_mark_items(f->g, fail, f->gone, f->dead, &err) < 0 ||
-	    topo_fail_items(f->g, fail, &f->gd, f->dead, &err) < 0)
+	    topo_fail_items(f->g, fail, &f->gd, dead2, &err) < 0)
 		fail_msg("%s: %s", fail, err.msg);
+	free(dead2);
 	if (bfb_reduced(f->g, &f->G, c, &o, &f->r, &st, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
-	if (bfb_patch(f->g, &f->r, f->gone, &o, 0, &f->p, &st, &err) < 0)
+	if (bfb_patch(f->g, &f->r, f->gone, f->dead, &o, 0, &f->p, &f->st, &err) < 0)
 		fail_msg("%s --fail %s: %s", spec, fail, err.msg);
 }
 
@@ -67,7 +70,12 @@ static void fx_close(struct fx *f)
 static void agrees(struct fx *f, double tol)
 {
 	struct verify_report pr = {0}, er = {0}, dr = {0};
-	struct verify_opts vo = {.graph = f->gd};
+	/* failed hosts: the expansion names the whole graph's nodes, the
+	 * explicit BFB runs on the survivors, renumbered (as ofc schedule's
+	 * explicit path does) */
+	struct verify_opts vo = {.graph = f->gd, .absent = f->p.nabsent ? f->dead : NULL};
+	struct graph *alive = NULL;
+	uint32_t *keep = NULL, nkeep = f->g->n;
 	struct schedule s, d;
 	struct ofc_error err = {0};
 	struct bfb_stats st;
@@ -84,9 +92,13 @@ static void agrees(struct fx *f, double tol)
 	assert_true(fabs(pr.sum_max_link_load - er.sum_max_link_load) < 1e-9);
 	assert_true(fabs(pr.max_link_load - er.max_link_load) < 1e-9);
 	/* today's explicit degraded BFB: the same U* every step */
-	if (bfb_schedule(f->gd, f->r.prog.collective, &o, &d, &st, &err) < 0)
+	if (f->p.nabsent) {
+		alive = topo_survivors(f->gd, f->dead, f->gd->spec, &keep, &nkeep);
+		assert_int_equal(nkeep, f->g->n - f->p.nabsent);
+	}
+	if (bfb_schedule(alive ? alive : f->gd, f->r.prog.collective, &o, &d, &st, &err) < 0)
 		fail_msg("explicit: %s", err.msg);
-	if (sched_verify(&d, &vo, &dr) < 0)
+	if (sched_verify(&d, &(struct verify_opts){.graph = alive ? alive : f->gd}, &dr) < 0)
 		fail_msg("explicit: %s", dr.error);
 	if (pr.sum_max_link_load < dr.sum_max_link_load * (1 - 1e-9) ||
 	    (tol >= 0 && pr.sum_max_link_load > dr.sum_max_link_load * (1 + tol)))
@@ -96,6 +108,18 @@ static void agrees(struct fx *f, double tol)
 	assert_true(f->p.prog.nxfers < d.nxfers);
 	sched_free(&d);
 	sched_free(&s);
+	graph_free(alive);
+	free(keep);
+}
+
+/* The patch's transfers node u owns. */
+static size_t owned(const struct fx *f, uint32_t u)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < f->p.prog.nxfers; i++)
+		k += xfer_owner(&f->p.prog.xfers[i]) == u;
+	return k;
 }
 
 static void test_one_link(void **state)
@@ -107,10 +131,12 @@ static void test_one_link(void **state)
 		struct fx f;
 
 		fx_open(&f, "torus:16x16", "5-6", cs[i]);
-		/* whole programs only for the link's ends; the rest by block */
-		assert_int_equal(f.p.nregion, 2);
-		assert_int_equal(f.p.region[0], 5);
-		assert_int_equal(f.p.region[1], 6);
+		/* solved whole only the link's ends, the rest by block; of the
+		 * ends, the blocks that came out as the healthy ones are kept */
+		assert_int_equal(f.st.whole, 2);
+		assert_int_equal(f.p.nregion, 0);
+		assert_true(owned(&f, 5) > 0 && owned(&f, 6) > 0);
+		assert_true(owned(&f, 5) < (i == 2 ? 2 : 1) * 255);
 		agrees(&f, 0.02);
 		fx_close(&f);
 	}
@@ -129,9 +155,44 @@ static void test_one_port_and_3d(void **state)
 	fx_close(&f);
 }
 
+/* A failed host: the others run the collective among themselves, on the
+ * healthy program less the host's block and what it relayed. Only its
+ * neighbours (they lost a link) are solved whole; the expansion passes the
+ * explicit verifier with the host absent, and the link loads are the
+ * explicit survivors' BFB's within 2%, with a link failed beside it too. */
+static void test_failed_host(void **state)
+{
+	(void)state;
+	enum sched_collective cs[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER, SCHED_ALLREDUCE};
+
+	for (size_t i = 0; i < 3; i++) {
+		struct fx f;
+
+		fx_open(&f, "torus:16x16", "21", cs[i]);
+		assert_int_equal(f.p.nabsent, 1);
+		assert_int_equal(f.p.absent[0], 21);
+		/* its four neighbours solved whole, not the host */
+		assert_int_equal(f.st.whole, 4);
+		assert_true(owned(&f, 5) && owned(&f, 20) && owned(&f, 22) && owned(&f, 37));
+		assert_int_equal(owned(&f, 21), 0);
+		agrees(&f, 0.02);
+		fx_close(&f);
+	}
+	struct fx f;
+	fx_open(&f, "torus:16x16", "21,100-101,7>8", SCHED_ALLREDUCE);
+	assert_int_equal(f.p.nabsent, 1);
+	agrees(&f, 0.02);
+	fx_close(&f);
+	fx_open(&f, "torus:4x4x4", "0,42", SCHED_ALLGATHER);
+	assert_int_equal(f.p.nabsent, 2);
+	agrees(&f, -1);
+	fx_close(&f);
+}
+
 /* 1% of the arcs of torus:32x32 failed at random (a fixed seed), both
  * directions of each link: the patched schedule's link loads within 2% of
- * the explicit degraded BFB's (agrees). */
+ * the explicit degraded BFB's (agrees); and with two hosts failed beside
+ * them, of the explicit survivors' BFB's. */
 static void test_one_percent(void **state)
 {
 	(void)state;
@@ -156,11 +217,22 @@ static void test_one_percent(void **state)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u-%u", len ? "," : "",
 					u, v);
 	}
+	char hosts[sizeof(list) + 32];
+	uint32_t h1 = 100, h2 = 700;
+	while (used[h1])
+		h1++;
+	while (used[h2])
+		h2++;
+	snprintf(hosts, sizeof(hosts), "%s,%u,%u", list, h1, h2);
 	free(used);
 	graph_free(g);
 	topo_tree_free(t);
 	struct fx f;
 	fx_open(&f, "torus:32x32", list, SCHED_ALLREDUCE);
+	agrees(&f, 0.02);
+	fx_close(&f);
+	fx_open(&f, "torus:32x32", hosts, SCHED_ALLREDUCE);
+	assert_int_equal(f.p.nabsent, 2);
 	agrees(&f, 0.02);
 	fx_close(&f);
 }
@@ -256,6 +328,47 @@ static void test_corrupted_patch(void **state)
 	fx_close(&f);
 }
 
+/* A failed host's patch corrupted: refused each time. */
+static void test_failed_host_corrupted(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+
+	fx_open(&f, "torus:8x8", "9", SCHED_ALLREDUCE);
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &rep), 0);
+	/* the host not said to be absent: its own base program still runs
+	 * over its failed arcs */
+	struct sched_patch bad = {0};
+	corrupt(&f, SIZE_MAX, 0, &bad);
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+	assert_non_null(strstr(rep.error, "node 9 (unpatched) receives block"));
+	assert_non_null(strstr(rep.error, "over the failed arc"));
+	/* a patch transfer that moves the host's block (or shard) */
+	bad.nabsent = f.p.nabsent;
+	bad.absent = malloc(sizeof(uint32_t));
+	bad.absent[0] = 9;
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), 0);
+	size_t xi = bad.prog.nxfers / 2;
+	uint32_t was = bad.prog.xfers[xi].block;
+	bad.prog.xfers[xi].block = 9;
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+	assert_non_null(strstr(rep.error, "of failed host 9"));
+	bad.prog.xfers[xi].block = (uint16_t)was;
+	/* the host in the region as well */
+	bad.region = realloc(bad.region, (bad.nregion + 1) * sizeof(uint32_t));
+	uint32_t k = 0;
+	while (k < bad.nregion && bad.region[k] < 9)
+		k++;
+	memmove(bad.region + k + 1, bad.region + k, (bad.nregion - k) * sizeof(uint32_t));
+	bad.region[k] = 9;
+	bad.nregion++;
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+	assert_non_null(strstr(rep.error, "outside its region"));
+	sched_patch_free(&bad);
+	fx_close(&f);
+}
+
 /* The healthy schedule is what it was before the failures: a restore drops
  * the patch and has it bit for bit; no failure, no patch. */
 static void test_restore(void **state)
@@ -276,7 +389,7 @@ static void test_restore(void **state)
 	/* no failure: an empty region, the healthy schedule itself */
 	struct sched_patch empty;
 	bool *none = calloc(f.g->m + 1, sizeof(bool));
-	assert_int_equal(bfb_patch(f.g, &f.r, none, &o, 0, &empty, &st, &err), 0);
+	assert_int_equal(bfb_patch(f.g, &f.r, none, NULL, &o, 0, &empty, &st, &err), 0);
 	assert_int_equal(empty.nregion, 0);
 	assert_int_equal(empty.prog.nxfers, 0);
 	struct verify_report rep;
@@ -306,7 +419,7 @@ static void test_disconnected(void **state)
 	uint8_t *dead = calloc(g->n, 1);
 	/* every link of node 5 */
 	assert_int_equal(topo_mark_items(g, "5-4,5-6,5-1,5-9", gone, dead, &err), 0);
-	assert_int_equal(bfb_patch(g, &r, gone, &o, 0, &p, &st, &err), -1);
+	assert_int_equal(bfb_patch(g, &r, gone, NULL, &o, 0, &p, &st, &err), -1);
 	assert_non_null(strstr(err.msg, "can no longer reach node"));
 	assert_non_null(strstr(err.msg, "5"));
 	free(gone);
@@ -330,13 +443,13 @@ static void test_whole_estimate(void **state)
 
 	fx_open(&f, "torus:16x16", "5-6,40-41,100-101", SCHED_ALLREDUCE);
 	/* 6 nodes x 255 blocks x 2 phases x 1.2 pieces: about 72 KiB */
-	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, &o, 32 << 10, &p, &st, &err), -1);
+	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 32 << 10, &p, &st, &err), -1);
 	assert_int_equal(err.code, OFC_E_RUNTIME);
 	assert_non_null(strstr(err.msg, "6 nodes lost a link: solving them whole needs about "));
 	assert_null(p.region);
 	ofc_error_clear(&err);
-	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, &o, 64 << 20, &p, &st, &err), 0);
-	assert_int_equal(p.nregion, 6);
+	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 64 << 20, &p, &st, &err), 0);
+	assert_int_equal(st.whole, 6);
 	sched_patch_free(&p);
 	fx_close(&f);
 }
@@ -344,10 +457,15 @@ static void test_whole_estimate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_one_link),	   cmocka_unit_test(test_one_port_and_3d),
-	    cmocka_unit_test(test_one_percent),	   cmocka_unit_test(test_corrupted_patch),
-	    cmocka_unit_test(test_restore),	   cmocka_unit_test(test_disconnected),
+	    cmocka_unit_test(test_one_link),
+	    cmocka_unit_test(test_one_port_and_3d),
+	    cmocka_unit_test(test_one_percent),
+	    cmocka_unit_test(test_corrupted_patch),
+	    cmocka_unit_test(test_restore),
+	    cmocka_unit_test(test_disconnected),
 	    cmocka_unit_test(test_whole_estimate),
+	    cmocka_unit_test(test_failed_host),
+	    cmocka_unit_test(test_failed_host_corrupted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
