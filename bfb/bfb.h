@@ -185,4 +185,23 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	      const struct bfb_opts *o, uint64_t max_bytes, struct sched_patch *p,
 	      struct bfb_stats *st, struct ofc_error *err);
 
+/* BFB re-balanced across steps (bfb/rebalance.c): s, an explicit BFB
+ * allgather, reduce-scatter or allreduce on g (a degraded fabric's), has
+ * the receivers above each step's busiest link given their shards again
+ * over every step and link of the phase (a max flow each), each step's
+ * busiest link lowered as far as they fit under the others'. No step's
+ * busiest link gains, so tau_B never rises; the steps stay. Returns 1 with
+ * s replaced when tau_B fell, 0 with s as it was (nothing lower found, or
+ * not of the form: single-arc transfers of whole-shard relays, up to
+ * 4,096 nodes). work: flow slots built at most (0: BFB_REBALANCE_WORK). */
+struct bfb_rebalance_stats {
+	/* the phases' steps' busiest links summed, SCHED_ONE a block */
+	uint64_t sum_before, sum_after;
+	uint32_t steps_lowered, receivers; /* receivers solved again */
+	uint64_t work_spent;
+};
+#define BFB_REBALANCE_WORK 40000000ull
+int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work,
+		  struct bfb_rebalance_stats *st);
+
 #endif

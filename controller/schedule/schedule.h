@@ -233,6 +233,12 @@ struct schedule_outcome {
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;
+	/* A degraded fabric's BFB re-balanced across steps (bfb_rebalance):
+	 * tau_b is then the re-balanced schedule's, tau_bfb BFB's as built,
+	 * and rebalanced_receivers the nodes whose shards moved. */
+	bool rebalanced;
+	struct frac tau_bfb;
+	uint32_t rebalanced_receivers;
 	/* expansions: the construction's predicted figures (and Thm 13 for
 	 * BFB on a product) */
 	bool has_pred;
