@@ -189,19 +189,23 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
  * allgather, reduce-scatter or allreduce on g (a degraded fabric's), has
  * the receivers above each step's busiest link given their shards again
  * over every step and link of the phase (a max flow each), each step's
- * busiest link lowered as far as they fit under the others'. No step's
- * busiest link gains, so tau_B never rises; the steps stay. Returns 1 with
- * s replaced when tau_B fell, 0 with s as it was (nothing lower found, or
- * not of the form: single-arc transfers of whole-shard relays, up to
- * 4,096 nodes). work: flow slots built at most (0: BFB_REBALANCE_WORK). */
+ * busiest link lowered as far as they fit under the others', and a step's
+ * load shifted onto the phase's last step, or onto one step more per phase
+ * where step_blocks >= 0 (what a step costs, alpha, in blocks on the
+ * busiest link: alpha N / (d M/B)). Returns 1 with s replaced when tau_B
+ * fell by more than the added steps cost, 0 with s as it was (nothing
+ * lower found, or not of the form: single-arc transfers of whole-shard
+ * relays, up to 4,096 nodes). work: flow slots built at most, per phase
+ * half (0: BFB_REBALANCE_WORK). */
 struct bfb_rebalance_stats {
 	/* the phases' steps' busiest links summed, SCHED_ONE a block */
 	uint64_t sum_before, sum_after;
 	uint32_t steps_lowered, receivers; /* receivers solved again */
+	uint32_t steps_added;
 	uint64_t work_spent;
 };
-#define BFB_REBALANCE_WORK 40000000ull
-int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work,
+#define BFB_REBALANCE_WORK 300000000ull
+int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, double step_blocks,
 		  struct bfb_rebalance_stats *st);
 
 #endif

@@ -63,7 +63,8 @@ struct phase {
 	const struct graph *g;
 	const uint32_t *tail;
 	bool rs;	     /* reduce-scatter: the receiver is the arc's tail */
-	uint32_t n, T, first; /* the schedule's steps first .. first + T - 1 */
+	uint32_t n, first;   /* the phase's steps in the schedule: first .. first + T0 - 1 */
+	uint32_t T0, T;	     /* its steps, and T0 + the one it may add */
 	uint16_t *h, *r;      /* [s * n + v] */
 	struct rlist *in;     /* receipts by receiver */
 	bool *changed;
@@ -115,7 +116,7 @@ static void phase_links(struct phase *p)
 static bool phase_read(struct phase *p, const struct schedule *s)
 {
 	const struct graph *g = p->g;
-	uint32_t n = p->n, T = p->T;
+	uint32_t n = p->n, T = p->T0;
 	uint32_t *cnt = xcalloc(n + 1, sizeof(uint32_t));
 	bool ok = true;
 
@@ -401,35 +402,7 @@ static int cmp_peak(const void *x, const void *y)
 {
 	const struct by_peak *a = x, *b = y;
 
-	return (a->peak < b->peak) - (a->peak > b->peak);
-}
-
-/* Every receiver whose links carry more than c units at step t solved
- * again under the caps with step t's at c, heaviest first: false, all
- * undone, at the first that does not fit. */
-static bool trial(struct phase *p, uint32_t t, uint64_t c, struct by_peak *order)
-{
-	uint32_t T = p->T, m = 0;
-	uint64_t *cap = xmalloc((T + 1) * sizeof(uint64_t));
-
-	for (uint32_t x = 0; x < T; x++)
-		cap[x] = p->max[x] / RB_UNIT;
-	cap[t - 1] = c;
-	for (uint32_t v = 0; v < p->n; v++) {
-		uint64_t pk = peak(p, v, t);
-
-		if (pk > c * RB_UNIT)
-			order[m++] = (struct by_peak){.peak = pk, .v = v};
-	}
-	qsort(order, m, sizeof(*order), cmp_peak);
-	bool ok = true;
-	uint32_t i;
-	for (i = 0; ok && i < m; i++)
-		ok = resolve(p, order[i].v, cap, true);
-	free(cap);
-	if (!ok)
-		trial_end(p, false);
-	return ok;
+	return (a->peak > b->peak) - (a->peak < b->peak);
 }
 
 static void phase_maxima(struct phase *p)
@@ -439,6 +412,15 @@ static void phase_maxima(struct phase *p)
 		for (uint32_t t = 0; t < p->T; t++)
 			if (p->load[(size_t)a * p->T + t] > p->max[t])
 				p->max[t] = p->load[(size_t)a * p->T + t];
+}
+
+static uint64_t phase_sum(const struct phase *p)
+{
+	uint64_t s = 0;
+
+	for (uint32_t t = 0; t < p->T; t++)
+		s += p->max[t];
+	return s;
 }
 
 /* The least cap at step t every receiver fits under (each alone, on
@@ -466,101 +448,96 @@ static uint64_t least_cap(struct phase *p, uint32_t t, uint64_t *cap, uint64_t c
 	return c;
 }
 
-/* Step t's cap lowered by more than the last step's is raised: the
- * healthy nodes' last BFB step (their far shards) over two steps where a
- * damaged node's far shards made a step of their own. Raises of an
- * eighth of step t's level at a time, up to half, the best kept. */
-static bool phase_shift(struct phase *p, uint32_t t, struct by_peak *order)
+/* Step t's cap lowered, by more than the last step's is raised where
+ * shift (the healthy nodes' last BFB step spread over two where a damaged
+ * node's far shards made a step of their own): raises of an eighth of
+ * step t's level at a time up to half, each with the least cap every
+ * receiver fits under alone (least_cap), the best kept; then every
+ * receiver above it solved again in turn, heaviest first, and where the
+ * order took away what each alone fitted, the cap halfway back up, three
+ * times at most. Whether the step's load fell. */
+static bool move_step(struct phase *p, uint32_t t, bool shift, struct by_peak *order)
 {
 	uint32_t T = p->T;
 	uint64_t *cap = xmalloc((T + 1) * sizeof(uint64_t)), mt = p->max[t - 1] / RB_UNIT,
-		 mT = p->max[T - 1] / RB_UNIT, best = 0, best_c = mt;
+		 mT = p->max[T - 1] / RB_UNIT, best_e = 0, best_c = mt;
+	bool found = false;
 
-	for (uint32_t k = 1; k <= 4 && p->work; k++) {
+	for (uint32_t k = 0; k <= (shift && t < T ? 4u : 0u) && p->work && mt; k++) {
 		uint64_t e = mt * k / 8;
 
 		for (uint32_t x = 0; x < T; x++)
 			cap[x] = p->max[x] / RB_UNIT;
 		cap[T - 1] = mT + e;
 		uint64_t c = least_cap(p, t, cap, 0, mt);
-		if (c + e + RB_Q / 64 < mt && (!best || c + e < best_c + best)) {
-			best = e;
+		if (c + e + RB_Q / 64 < mt && (!found || c + e < best_c + best_e)) {
+			found = true;
+			best_e = e;
 			best_c = c;
 		}
 	}
 	bool done = false;
-	for (int tries = 0; best && tries < 3 && !done && p->work; tries++) {
+	if (found && p->work) {
+		uint64_t before = phase_sum(p), running = best_c;
+		uint32_t m = 0;
+
 		for (uint32_t x = 0; x < T; x++)
 			cap[x] = p->max[x] / RB_UNIT;
-		cap[T - 1] = mT + best;
-		uint32_t m = 0;
+		if (t < T)
+			cap[T - 1] = mT + best_e;
 		for (uint32_t v = 0; v < p->n; v++) {
 			uint64_t pk = peak(p, v, t);
 
-			if (pk > best_c * RB_UNIT || peak(p, v, T) > 0)
+			if (pk > best_c * RB_UNIT)
 				order[m++] = (struct by_peak){.peak = pk, .v = v};
 		}
 		qsort(order, m, sizeof(*order), cmp_peak);
-		cap[t - 1] = best_c;
-		done = true;
-		for (uint32_t i = 0; done && i < m; i++)
-			done = resolve(p, order[i].v, cap, true);
-		trial_end(p, done);
-		/* what the receivers' order took away: halfway back up */
-		best_c += (mt - best_c) / 2;
-		if (best_c + best + RB_Q / 64 >= mt)
-			break;
-	}
-	if (done)
+		for (uint32_t i = 0; i < m && p->work; i++) {
+			uint64_t top = (order[i].peak + RB_UNIT - 1) / RB_UNIT, lo = running, up = top;
+
+			if (order[i].peak <= running * RB_UNIT)
+				continue;
+			cap[t - 1] = running;
+			if (resolve(p, order[i].v, cap, true))
+				continue;
+			/* what the others took from it: its own least cap, from the
+			 * running one up to what it had (its old receipts stand
+			 * where even that fails on the units) */
+			while (up - lo > RB_Q / 64 && p->work) {
+				cap[t - 1] = lo + (up - lo) / 2;
+				if (resolve(p, order[i].v, cap, false))
+					up = cap[t - 1];
+				else
+					lo = cap[t - 1];
+			}
+			cap[t - 1] = up;
+			if (up < top && resolve(p, order[i].v, cap, true))
+				running = up;
+			else
+				running = top;
+		}
 		phase_maxima(p);
+		done = phase_sum(p) < before;
+		trial_end(p, done);
+	}
+	phase_maxima(p);
 	free(cap);
 	return done;
 }
 
-/* Step t's cap lowered as far as the receivers above it allow (by
- * bisection to a 64th of a shard): whether it was. */
-static bool lower_step(struct phase *p, uint32_t t, struct by_peak *order)
-{
-	if (!p->max[t - 1])
-		return false;
-	/* the most an improving cap may be, then bisection down */
-	uint64_t hi = (p->max[t - 1] - 1) / RB_UNIT;
-	if (!trial(p, t, hi, order))
-		return false;
-	trial_end(p, false);
-	int64_t lo = -1;
-	while ((int64_t)hi - lo > RB_Q / 64 && p->work) {
-		uint64_t mid = (uint64_t)(lo + ((int64_t)hi - lo) / 2);
-
-		if (trial(p, t, mid, order)) {
-			trial_end(p, false);
-			hi = mid;
-		} else {
-			lo = (int64_t)mid;
-		}
-	}
-	if (!trial(p, t, hi, order))
-		return false;
-	trial_end(p, true);
-	phase_maxima(p);
-	return true;
-}
-
-/* The steps before the last shifted onto it (the two before it: where
- * BFB's far shards are), then each step's cap lowered alone, last steps
- * first (where the damage puts what BFB cannot move); twice over. */
+/* Each step's load lowered, last steps first (where the damage puts what
+ * BFB cannot move), the two before the last also shifted onto it; until
+ * a pass lowers nothing, three passes at most. */
 static uint32_t phase_balance(struct phase *p)
 {
 	struct by_peak *order = xmalloc((p->n + 1) * sizeof(*order));
 	uint32_t lowered = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
 		uint32_t before = lowered;
 
-		for (uint32_t t = p->T - 1; t >= 1 && t + 2 >= p->T && p->work; t--)
-			lowered += phase_shift(p, t, order);
 		for (uint32_t t = p->T; t >= 1 && p->work; t--)
-			lowered += lower_step(p, t, order);
+			lowered += move_step(p, t, t + 2 >= p->T, order);
 		if (lowered == before)
 			break;
 	}
@@ -568,52 +545,59 @@ static uint32_t phase_balance(struct phase *p)
 	return lowered;
 }
 
-static uint64_t phase_sum(const struct phase *p)
-{
-	uint64_t s = 0;
 
-	for (uint32_t t = 0; t < p->T; t++)
-		s += p->max[t];
-	return s;
-}
-
-/* The transfers of step j (of the whole schedule) that phase p makes. */
-static void emit_step(const struct phase *p, const struct schedule *s, uint32_t j,
-		      struct schedule *out)
+/* Phase p's steps into out: each of the schedule's with the transfers of
+ * the receivers kept, and the new receipts; the added step (the
+ * allgather's last, the reduce-scatter's first) only where it is used. */
+static void emit_phase(const struct phase *p, const struct schedule *s, struct schedule *out)
 {
 	const struct graph *g = p->g;
-	uint32_t t = p->rs ? p->T - (j - p->first) : j - p->first + 1;
+	uint32_t extra = p->T - p->T0;
+	bool used = extra && p->max[p->T - 1];
 
-	for (uint32_t i = s->step_start[j]; i < s->step_start[j + 1]; i++) {
-		const struct xfer *x = &s->xfers[i];
+	for (uint32_t j = 0; j < p->T; j++) {
+		/* j: the phase's step in the schedule's order; o: the schedule's */
+		int64_t o = p->rs ? (int64_t)j - extra : (int64_t)j;
+		uint32_t t = p->rs ? p->T - j : j + 1;
 
-		if (!p->changed[p->rs ? x->src : x->dst])
-			sched_add(out, x);
-	}
-	for (uint32_t v = 0; v < p->n; v++) {
-		if (!p->changed[v])
-			continue;
-		for (uint32_t i = 0; i < p->in[v].n; i++) {
-			const struct rcpt *c = &p->in[v].r[i];
-			uint32_t src = p->tail[c->arc], dst = g->adj[c->arc];
-
-			if (c->t != t)
+		if (o < 0 || o >= p->T0) {
+			if (!used)
 				continue;
-			struct xfer x = {
-			    .src = (uint16_t)src,
-			    .dst = (uint16_t)dst,
-			    .block = c->s,
-			    .offset = c->off,
-			    .length = c->len,
-			    .lane = (uint16_t)(c->arc - g->off[src]),
-			    .flags = xfer_flags(DIR_NONE, p->rs ? XFER_REDUCE : XFER_COPY),
-			};
-			sched_add(out, &x);
+		}
+		sched_step(out);
+		if (o >= 0 && o < p->T0)
+			for (uint32_t i = s->step_start[p->first + o];
+			     i < s->step_start[p->first + o + 1]; i++) {
+				const struct xfer *x = &s->xfers[i];
+
+				if (!p->changed[p->rs ? x->src : x->dst])
+					sched_add(out, x);
+			}
+		for (uint32_t v = 0; v < p->n; v++) {
+			if (!p->changed[v])
+				continue;
+			for (uint32_t i = 0; i < p->in[v].n; i++) {
+				const struct rcpt *c = &p->in[v].r[i];
+				uint32_t src = p->tail[c->arc], dst = g->adj[c->arc];
+
+				if (c->t != t)
+					continue;
+				struct xfer x = {
+				    .src = (uint16_t)src,
+				    .dst = (uint16_t)dst,
+				    .block = c->s,
+				    .offset = c->off,
+				    .length = c->len,
+				    .lane = (uint16_t)(c->arc - g->off[src]),
+				    .flags = xfer_flags(DIR_NONE, p->rs ? XFER_REDUCE : XFER_COPY),
+				};
+				sched_add(out, &x);
+			}
 		}
 	}
 }
 
-int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work,
+int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, double step_blocks,
 		  struct bfb_rebalance_stats *st)
 {
 	struct phase ph[2];
@@ -651,11 +635,12 @@ int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work,
 		p->tail = tail;
 		p->rs = k == 0;
 		p->n = n;
-		p->T = T;
+		p->T0 = T;
+		p->T = T + (step_blocks >= 0);
 		p->first = first;
 		p->changed = xcalloc(n + 1, sizeof(bool));
 		p->work = work / 2;
-		if (T > RB_MAX_STEPS || !phase_read(p, s) || !phase_state(p))
+		if (p->T > RB_MAX_STEPS || !phase_read(p, s) || !phase_state(p))
 			goto out;
 		phase_links(p);
 		st->sum_before += phase_sum(p);
@@ -663,25 +648,27 @@ int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work,
 	for (uint32_t k = 0; k < nph; k++) {
 		st->steps_lowered += phase_balance(&ph[k]);
 		st->sum_after += phase_sum(&ph[k]);
+		st->steps_added += ph[k].T > ph[k].T0 && ph[k].max[ph[k].T - 1];
 		for (uint32_t v = 0; v < n; v++)
 			st->receivers += ph[k].changed[v];
 		st->work_spent += work / 2 - ph[k].work;
 	}
-	if (st->sum_after < st->sum_before) {
+	/* kept where tau_B falls by more than the added steps cost */
+	if ((double)st->sum_after + st->steps_added * step_blocks * SCHED_ONE <
+	    (double)st->sum_before) {
 		struct schedule out;
 
 		sched_init(&out, s->collective, s->algorithm, n);
-		sched_reserve_steps(&out, s->nsteps);
-		for (uint32_t j = 0; j < s->nsteps; j++) {
-			sched_step(&out);
-			emit_step(&ph[j >= split && nph == 2 ? 1 : 0], s, j, &out);
-		}
+		sched_reserve_steps(&out, s->nsteps + st->steps_added);
+		for (uint32_t k = 0; k < nph; k++)
+			emit_phase(&ph[k], s, &out);
 		out.root = s->root;
 		sched_free(s);
 		*s = out;
 		ret = 1;
 	} else {
 		st->sum_after = st->sum_before;
+		st->steps_added = 0;
 	}
 out:
 	for (uint32_t k = 0; k < nph; k++)

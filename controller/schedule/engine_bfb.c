@@ -234,8 +234,12 @@ static void rebalance_degraded(struct schedule_result *r, struct schedule_outcom
 	struct bfb_rebalance_stats st;
 	double t0 = now_seconds();
 
+	/* one step more is worth alpha over a block's time on one link */
+	double mb = cost_mb_us(&r->cost) * 1e-6,
+	       step_blocks = mb > 0 ? r->cost.alpha * r->g->n / (o->bst.degree * mb) : -1;
+
 	o->tau_bfb = o->tau_b;
-	if (bfb_rebalance(r->g, &o->s, 0, &st) != 1)
+	if (bfb_rebalance(r->g, &o->s, 0, step_blocks, &st) != 1)
 		return;
 	o->rebalanced = true;
 	o->rebalanced_receivers = st.receivers;
