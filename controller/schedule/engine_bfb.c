@@ -238,11 +238,14 @@ static void rebalance_degraded(struct schedule_result *r, struct schedule_outcom
 	double mb = cost_mb_us(&r->cost) * 1e-6,
 	       step_blocks = mb > 0 ? r->cost.alpha * r->g->n / (o->bst.degree * mb) : -1;
 
+	o->rebalance_tried = true;
 	o->tau_bfb = o->tau_b;
+	o->bfb_steps = o->s.nsteps;
 	if (bfb_rebalance(r->g, &o->s, 0, step_blocks, &st) != 1)
 		return;
 	o->rebalanced = true;
 	o->rebalanced_receivers = st.receivers;
+	o->rebalance_steps_added = st.steps_added;
 	o->tau_b = frac_make((int64_t)st.sum_after * o->bst.degree, (int64_t)SCHED_ONE * r->g->n);
 	o->tau_b_value = frac_value(o->tau_b);
 	o->gen_s += now_seconds() - t0;
