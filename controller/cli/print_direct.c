@@ -280,6 +280,9 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	else if (r->healthy)
 		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec, o->algo);
 	fprintf(out, "\n");
+	if (r->have_degraded)
+		fprintf(out, "               %+.1f%% vs the degraded fabric's own bound, %.6g us\n",
+			100 * (o->time_us / r->degraded_us - 1), r->degraded_us);
 	if (o->rebalanced) {
 		fprintf(out, "  schedule     BFB re-balanced across steps (%u nodes' shards moved, %u step%s "
 			     "added); BFB as built: %u steps, tau_B ",
@@ -293,8 +296,6 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			     "faster)\n");
 	}
 	if (r->have_degraded) {
-		fprintf(out, "               %+.1f%% vs the degraded fabric's own bound, %.6g us\n",
-			100 * (o->time_us / r->degraded_us - 1), r->degraded_us);
 		text_degraded_bound(out, r, mb);
 	} else {
 		fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
