@@ -196,7 +196,8 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
  * fell by more than the added steps cost, 0 with s as it was (nothing
  * lower found, or not of the form: single-arc transfers of whole-shard
  * relays, up to 4,096 nodes). work: flow slots built at most, per phase
- * half (0: BFB_REBALANCE_WORK). */
+ * half (0: BFB_REBALANCE_WORK); past work or clock's deadline (NULL: none)
+ * what was found so far stands. */
 struct bfb_rebalance_stats {
 	/* the phases' steps' busiest links summed, SCHED_ONE a block */
 	uint64_t sum_before, sum_after;
@@ -206,6 +207,6 @@ struct bfb_rebalance_stats {
 };
 #define BFB_REBALANCE_WORK 300000000ull
 int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, double step_blocks,
-		  struct bfb_rebalance_stats *st);
+		  const struct ofc_clock *clock, struct bfb_rebalance_stats *st);
 
 #endif

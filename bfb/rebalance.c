@@ -78,6 +78,7 @@ struct phase {
 	size_t nlists, caplists;
 	struct flow_net f;
 	uint64_t work; /* flow slots left to build */
+	const struct ofc_clock *clock;
 };
 
 static uint32_t partner(const struct phase *p, uint32_t a)
@@ -278,7 +279,7 @@ static bool resolve(struct phase *p, uint32_t v, const uint64_t *cap, bool commi
 					ne += 2;
 				}
 	}
-	if (ne > UINT32_MAX / 2 || p->work < ne) {
+	if (ne > UINT32_MAX / 2 || p->work < ne || clock_expired(p->clock)) {
 		free(deg);
 		p->work = 0;
 		return false;
@@ -598,7 +599,7 @@ static void emit_phase(const struct phase *p, const struct schedule *s, struct s
 }
 
 int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, double step_blocks,
-		  struct bfb_rebalance_stats *st)
+		  const struct ofc_clock *clock, struct bfb_rebalance_stats *st)
 {
 	struct phase ph[2];
 	uint32_t nph = 0, n = g->n, split = 0;
@@ -640,6 +641,7 @@ int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, doub
 		p->first = first;
 		p->changed = xcalloc(n + 1, sizeof(bool));
 		p->work = work / 2;
+		p->clock = clock;
 		if (p->T > RB_MAX_STEPS || !phase_read(p, s) || !phase_state(p))
 			goto out;
 		phase_links(p);

@@ -293,7 +293,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			cost_time_us(&r->cost, o->bfb_steps, frac_value(o->tau_bfb)));
 	} else if (o->rebalance_tried) {
 		fprintf(out, "  schedule     BFB as built (re-balancing it across steps found nothing "
-			     "faster)\n");
+			     "faster within its work and time)\n");
 	}
 	if (r->have_degraded) {
 		text_degraded_bound(out, r, mb);

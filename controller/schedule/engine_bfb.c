@@ -238,10 +238,15 @@ static void rebalance_degraded(struct schedule_result *r, struct schedule_outcom
 	double mb = cost_mb_us(&r->cost) * 1e-6,
 	       step_blocks = mb > 0 ? r->cost.alpha * r->g->n / (o->bst.degree * mb) : -1;
 
+	/* half the time left at most: verifying and pricing come after */
+	struct ofc_clock half = r->clock ? *r->clock : (struct ofc_clock){0};
+	if (half.deadline > 0)
+		half.deadline = t0 + (half.deadline - t0) / 2;
+
 	o->rebalance_tried = true;
 	o->tau_bfb = o->tau_b;
 	o->bfb_steps = o->s.nsteps;
-	if (bfb_rebalance(r->g, &o->s, 0, step_blocks, &st) != 1)
+	if (bfb_rebalance(r->g, &o->s, 0, step_blocks, &half, &st) != 1)
 		return;
 	o->rebalanced = true;
 	o->rebalanced_receivers = st.receivers;

@@ -102,7 +102,7 @@ static void one(const struct graph *g, uint32_t d, enum sched_collective c, doub
 		return; /* disconnected */
 	double tau0 = verified_tau(&s, g, d, what);
 	uint32_t steps0 = s.nsteps;
-	int ret = bfb_rebalance(g, &s, 0, step_blocks, &st);
+	int ret = bfb_rebalance(g, &s, 0, step_blocks, NULL, &st);
 	double tau1 = verified_tau(&s, g, d, what);
 
 	assert_true(ret == 0 || ret == 1);
@@ -206,7 +206,7 @@ static void test_kept(void **state)
 	sched_step(&s);
 	struct xfer x = {.src = 0, .dst = (uint16_t)g->adj[g->off[0]], .block = 1, .length = SCHED_ONE};
 	sched_add(&s, &x);
-	assert_int_equal(bfb_rebalance(g, &s, 0, 1.0, &st), 0);
+	assert_int_equal(bfb_rebalance(g, &s, 0, 1.0, NULL, &st), 0);
 	assert_int_equal(s.nxfers, 1);
 	sched_free(&s);
 	graph_free(g);
