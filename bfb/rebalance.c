@@ -77,7 +77,7 @@ struct phase {
 	struct undo_list *lists;
 	size_t nlists, caplists;
 	struct flow_net f;
-	uint64_t work; /* flow slots left to build */
+	uint64_t work; /* flow slots left to build and scan */
 	const struct ofc_clock *clock;
 };
 
@@ -317,7 +317,10 @@ static bool resolve(struct phase *p, uint32_t v, const uint64_t *cap, bool commi
 			flow_net_pair(f, next[q]++, next[sink]++, q, sink, (int64_t)cap[t - 1]);
 		}
 	free(deg);
-	if (flow_net_maxflow(f, S, sink) < (int64_t)ns * RB_Q)
+	uint64_t v0 = f->visits;
+	int64_t flow = flow_net_maxflow(f, S, sink);
+	p->work = p->work > f->visits - v0 ? p->work - (f->visits - v0) : 0;
+	if (flow < (int64_t)ns * RB_Q)
 		return false;
 	if (!commit)
 		return true;

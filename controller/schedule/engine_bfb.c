@@ -234,6 +234,10 @@ static void rebalance_degraded(struct schedule_result *r, struct schedule_outcom
 	struct bfb_rebalance_stats st;
 	double t0 = now_seconds();
 
+	/* at the degraded fabric's bound already: nothing to find */
+	if (r->have_degraded && o->tau_b_value <= r->degraded.tau_b * (1 + 1e-9))
+		return;
+
 	/* one step more is worth alpha over a block's time on one link */
 	double mb = cost_mb_us(&r->cost) * 1e-6,
 	       step_blocks = mb > 0 ? r->cost.alpha * r->g->n / (o->bst.degree * mb) : -1;
