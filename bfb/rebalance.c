@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RB_Q	1024u		       /* flow units a shard */
-#define RB_UNIT (SCHED_ONE / RB_Q)     /* fixed point per unit */
-#define RB_MAX_NODES 4096u	       /* h and r: 4 n^2 bytes */
-#define RB_MAX_STEPS 65535u	       /* uint16_t steps */
+#define RB_Q	     1024u		/* flow units a shard */
+#define RB_UNIT	     (SCHED_ONE / RB_Q) /* fixed point per unit */
+#define RB_MAX_NODES 4096u		/* h and r: 4 n^2 bytes */
+#define RB_MAX_STEPS 65535u		/* uint16_t steps */
 
 struct rcpt {
 	uint32_t s;	   /* the shard (block) */
@@ -62,11 +62,11 @@ struct undo_list {
 struct phase {
 	const struct graph *g;
 	const uint32_t *tail;
-	bool rs;	     /* reduce-scatter: the receiver is the arc's tail */
-	uint32_t n, first;   /* the phase's steps in the schedule: first .. first + T0 - 1 */
-	uint32_t T0, T;	     /* its steps, and T0 + the one it may add */
-	uint16_t *h, *r;      /* [s * n + v] */
-	struct rlist *in;     /* receipts by receiver */
+	bool rs;	   /* reduce-scatter: the receiver is the arc's tail */
+	uint32_t n, first; /* the phase's steps in the schedule: first .. first + T0 - 1 */
+	uint32_t T0, T;	   /* its steps, and T0 + the one it may add */
+	uint16_t *h, *r;   /* [s * n + v] */
+	struct rlist *in;  /* receipts by receiver */
 	bool *changed;
 	uint32_t *ioff, *iarc; /* receiver v's links in: iarc[ioff[v] .. ioff[v+1]) */
 	uint64_t *load;	       /* [arc * T + t - 1], fixed point */
@@ -339,11 +339,12 @@ static bool resolve(struct phase *p, uint32_t v, const uint64_t *cap, bool commi
 
 				if (fl <= 0 || q % T != t - 1)
 					continue;
-				nl.r[nl.n++] = (struct rcpt){.s = s,
-							     .arc = arcs[q / T],
-							     .off = (uint32_t)(at * RB_UNIT),
-							     .len = (uint32_t)((uint64_t)fl * RB_UNIT),
-							     .t = t};
+				nl.r[nl.n++] =
+				    (struct rcpt){.s = s,
+						  .arc = arcs[q / T],
+						  .off = (uint32_t)(at * RB_UNIT),
+						  .len = (uint32_t)((uint64_t)fl * RB_UNIT),
+						  .t = t};
 				at += (uint64_t)fl;
 			}
 	}
@@ -352,7 +353,8 @@ static bool resolve(struct phase *p, uint32_t v, const uint64_t *cap, bool commi
 		p->caplists = p->caplists ? 2 * p->caplists : 64;
 		p->lists = xreallocarray(p->lists, p->caplists, sizeof(*p->lists));
 	}
-	p->lists[p->nlists++] = (struct undo_list){.v = v, .old = p->in[v], .changed = p->changed[v]};
+	p->lists[p->nlists++] =
+	    (struct undo_list){.v = v, .old = p->in[v], .changed = p->changed[v]};
 	p->in[v] = nl;
 	p->changed[v] = true;
 	for (uint32_t s = 0; s < n; s++)
@@ -497,7 +499,8 @@ static bool move_step(struct phase *p, uint32_t t, bool shift, struct by_peak *o
 		}
 		qsort(order, m, sizeof(*order), cmp_peak);
 		for (uint32_t i = 0; i < m && p->work; i++) {
-			uint64_t top = (order[i].peak + RB_UNIT - 1) / RB_UNIT, lo = running, up = top;
+			uint64_t top = (order[i].peak + RB_UNIT - 1) / RB_UNIT, lo = running,
+				 up = top;
 
 			if (order[i].peak <= running * RB_UNIT)
 				continue;
@@ -548,7 +551,6 @@ static uint32_t phase_balance(struct phase *p)
 	free(order);
 	return lowered;
 }
-
 
 /* Phase p's steps into out: each of the schedule's with the transfers of
  * the receivers kept, and the new receipts; the added step (the

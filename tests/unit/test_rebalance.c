@@ -204,7 +204,8 @@ static void test_kept(void **state)
 	struct bfb_rebalance_stats st;
 	sched_init(&s, SCHED_ALLTOALL, "direct", g->n);
 	sched_step(&s);
-	struct xfer x = {.src = 0, .dst = (uint16_t)g->adj[g->off[0]], .block = 1, .length = SCHED_ONE};
+	struct xfer x = {
+	    .src = 0, .dst = (uint16_t)g->adj[g->off[0]], .block = 1, .length = SCHED_ONE};
 	sched_add(&s, &x);
 	assert_int_equal(bfb_rebalance(g, &s, 0, 1.0, NULL, &st), 0);
 	assert_int_equal(s.nxfers, 1);
