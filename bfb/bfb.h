@@ -195,7 +195,7 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
  * busiest link: alpha N / (d M/B)). Returns 1 with s replaced when tau_B
  * fell by more than the added steps cost, 0 with s as it was (nothing
  * lower found, or not of the form: single-arc transfers of whole-shard
- * relays, up to 4,096 nodes). work: flow slots built and scanned at most, per phase
+ * relays, up to 1,024 nodes). work: flow slots built and scanned at most, per phase
  * half (0: BFB_REBALANCE_WORK); past work or clock's deadline (NULL: none)
  * what was found so far stands. */
 struct bfb_rebalance_stats {

@@ -31,10 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RB_Q	     1024u		/* flow units a shard */
-#define RB_UNIT	     (SCHED_ONE / RB_Q) /* fixed point per unit */
-#define RB_MAX_NODES 4096u		/* h and r: 4 n^2 bytes */
-#define RB_MAX_STEPS 65535u		/* uint16_t steps */
+#define RB_Q	1024u		   /* flow units a shard */
+#define RB_UNIT (SCHED_ONE / RB_Q) /* fixed point per unit */
+/* h and r (4 n^2 bytes), the receipts and the new schedule beside BFB's
+ * (about 40 bytes a transfer, past bfb_memory_estimate's: some 90 MB for
+ * an allreduce at 1,024 nodes): kept to what BFB_PATCH_AUTO_NODES leaves
+ * explicit by default. */
+#define RB_MAX_NODES 1024u
+#define RB_MAX_STEPS 65535u /* uint16_t steps */
 
 struct rcpt {
 	uint32_t s;	   /* the shard (block) */
