@@ -190,4 +190,28 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	      const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
 	      struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err);
 
+/* BFB re-balanced across steps (bfb/rebalance.c): s, an explicit BFB
+ * allgather, reduce-scatter or allreduce on g (a degraded fabric's), has
+ * the receivers above each step's busiest link given their shards again
+ * over every step and link of the phase (a max flow each), each step's
+ * busiest link lowered as far as they fit under the others', and a step's
+ * load shifted onto the phase's last step, or onto one step more per phase
+ * where step_blocks >= 0 (what a step costs, alpha, in blocks on the
+ * busiest link: alpha N / (d M/B)). Returns 1 with s replaced when tau_B
+ * fell by more than the added steps cost, 0 with s as it was (nothing
+ * lower found, or not of the form: single-arc transfers of whole-shard
+ * relays, up to 1,024 nodes). work: flow slots built and scanned at most, per phase
+ * half (0: BFB_REBALANCE_WORK); past work or clock's deadline (NULL: none)
+ * what was found so far stands. */
+struct bfb_rebalance_stats {
+	/* the phases' steps' busiest links summed, SCHED_ONE a block */
+	uint64_t sum_before, sum_after;
+	uint32_t steps_lowered, receivers; /* receivers solved again */
+	uint32_t steps_added;
+	uint64_t work_spent;
+};
+#define BFB_REBALANCE_WORK 1500000000ull
+int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, double step_blocks,
+		  const struct ofc_clock *clock, struct bfb_rebalance_stats *st);
+
 #endif

@@ -293,7 +293,7 @@ struct degraded_bound {
  * work: about how many arc visits the max flows and BFS runs may take
  * (0: DEGRADED_BOUND_WORK). Never more than healthy's cost_lower_bound
  * would let a schedule beat: steps at least the Moore bound's. */
-#define DEGRADED_BOUND_WORK 150000000ull
+#define DEGRADED_BOUND_WORK 300000000ull
 int degraded_bound(const struct graph *g, enum sched_collective c, uint32_t d, uint64_t work,
 		   struct degraded_bound *b);
 /* Whether a cut of more than one node, or of fewer links than a node has,

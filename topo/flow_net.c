@@ -59,6 +59,7 @@ bool flow_net_bfs(struct flow_net *f, uint32_t s, uint32_t t, bool to_t)
 	while (qh < qt) {
 		uint32_t v = f->queue[qh++];
 
+		f->visits += f->start[v + 1] - f->start[v];
 		for (uint32_t e = f->start[v]; e < f->start[v + 1]; e++)
 			if (f->cap[e] > 0 && f->level[f->to[e]] < 0) {
 				f->level[f->to[e]] = f->level[v] + 1;
@@ -86,6 +87,7 @@ int64_t flow_net_maxflow(struct flow_net *f, uint32_t s, uint32_t t)
 				while (e < end &&
 				       (f->cap[e] <= 0 || f->level[f->to[e]] != f->level[v] + 1))
 					e++;
+				f->visits += e - f->it[v] + 1;
 				f->it[v] = e;
 				if (e < end) {
 					f->path[depth++] = e;

@@ -217,6 +217,7 @@ struct flow_net {
 	int32_t *level;
 	uint32_t *to, *rev; /* per slot */
 	int64_t *cap;
+	uint64_t visits; /* slots the searches scanned, summed: what the flows cost */
 };
 /* Room for nv nodes and ne slots (start[] is the caller's to fill). */
 void flow_net_reset(struct flow_net *f, uint32_t nv, uint32_t ne);

@@ -280,9 +280,25 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	else if (r->healthy)
 		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec, o->algo);
 	fprintf(out, "\n");
-	if (r->have_degraded) {
+	if (r->have_degraded)
 		fprintf(out, "               %+.1f%% vs the degraded fabric's own bound, %.6g us\n",
 			100 * (o->time_us / r->degraded_us - 1), r->degraded_us);
+	if (o->rebalanced) {
+		fprintf(out,
+			"  schedule     BFB re-balanced across steps (%u nodes' shards moved, %u "
+			"step%s "
+			"added); BFB as built: %u steps, tau_B ",
+			o->rebalanced_receivers, o->rebalance_steps_added,
+			o->rebalance_steps_added == 1 ? "" : "s", o->bfb_steps);
+		text_tau(out, o->tau_bfb, frac_value(o->tau_bfb));
+		fprintf(out, ", %.6g us\n",
+			cost_time_us(&r->cost, o->bfb_steps, frac_value(o->tau_bfb)));
+	} else if (o->rebalance_tried) {
+		fprintf(out,
+			"  schedule     BFB as built (re-balancing it across steps found nothing "
+			"faster within its work and time)\n");
+	}
+	if (r->have_degraded) {
 		text_degraded_bound(out, r, mb);
 	} else {
 		fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,

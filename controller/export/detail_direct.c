@@ -401,6 +401,18 @@ Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 	figures(a, r, o, m);
 	m->healthy = healthy_msg(a, r, o);
 	m->degraded_bound = degraded_msg(a, r, o);
+	if (o->rebalance_tried) {
+		Ofc__V1__DirectRebalanced *b =
+		    NEW(a, Ofc__V1__DirectRebalanced, OFC__V1__DIRECT_REBALANCED__INIT);
+
+		SET(b, kept, o->rebalanced);
+		SET(b, bfb_tau_b, frac_value(o->tau_bfb));
+		SET(b, bfb_steps, o->bfb_steps);
+		SET(b, bfb_time_us, cost_time_us(&r->cost, o->bfb_steps, frac_value(o->tau_bfb)));
+		SET(b, receivers, o->rebalanced_receivers);
+		SET(b, steps_added, o->rebalance_steps_added);
+		m->rebalanced = b;
+	}
 	if (!o->verified)
 		m->verify_error = (char *)o->verify_error;
 	if (o->is_a2a) /* runs cross several arcs each */

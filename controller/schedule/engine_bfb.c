@@ -228,6 +228,42 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 	return true;
 }
 
+/* A degraded fabric's BFB re-balanced across steps (bfb_rebalance) where
+ * that lowers tau_B: the failures leave some steps' busiest links to a
+ * few damaged nodes, whose shards fit under the healthy nodes' level over
+ * the other steps. The better of the two is kept and o->rebalanced says
+ * which. */
+static void rebalance_degraded(struct schedule_result *r, struct schedule_outcome *o)
+{
+	struct bfb_rebalance_stats st;
+	double t0 = now_seconds();
+
+	/* at the degraded fabric's bound already: nothing to find */
+	if (r->have_degraded && o->tau_b_value <= r->degraded.tau_b * (1 + 1e-9))
+		return;
+
+	/* one step more is worth alpha over a block's time on one link */
+	double mb = cost_mb_us(&r->cost) * 1e-6,
+	       step_blocks = mb > 0 ? r->cost.alpha * r->g->n / (o->bst.degree * mb) : -1;
+
+	/* half the time left at most: verifying and pricing come after */
+	struct ofc_clock half = r->clock ? *r->clock : (struct ofc_clock){0};
+	if (half.deadline > 0)
+		half.deadline = t0 + (half.deadline - t0) / 2;
+
+	o->rebalance_tried = true;
+	o->tau_bfb = o->tau_b;
+	o->bfb_steps = o->s.nsteps;
+	if (bfb_rebalance(r->g, &o->s, 0, step_blocks, &half, &st) != 1)
+		return;
+	o->rebalanced = true;
+	o->rebalanced_receivers = st.receivers;
+	o->rebalance_steps_added = st.steps_added;
+	o->tau_b = frac_make((int64_t)st.sum_after * o->bst.degree, (int64_t)SCHED_ONE * r->g->n);
+	o->tau_b_value = frac_value(o->tau_b);
+	o->gen_s += now_seconds() - t0;
+}
+
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		    struct schedule_outcome *o, const struct engine_ops *e, bool lp)
 {
@@ -335,6 +371,8 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	o->applies = true;
 	o->tau_b = o->bst.tau_b;
 	o->tau_b_value = o->bst.tau_b_value;
+	if (r->healthy && !r->link_rate && !bo.inject && !bo.chunks)
+		rebalance_degraded(r, o);
 	outcome_finish(r, o);
 }
 

@@ -233,6 +233,13 @@ struct schedule_outcome {
 	/* BFB */
 	bool is_bfb;
 	struct bfb_stats bst;
+	/* A degraded fabric's BFB re-balanced across steps (bfb_rebalance),
+	 * where tried: tau_b is then the re-balanced schedule's, tau_bfb and
+	 * bfb_steps BFB's as built, rebalanced_receivers the nodes whose
+	 * shards moved. */
+	bool rebalance_tried, rebalanced;
+	struct frac tau_bfb;
+	uint32_t bfb_steps, rebalanced_receivers, rebalance_steps_added;
 	/* expansions: the construction's predicted figures (and Thm 13 for
 	 * BFB on a product) */
 	bool has_pred;
