@@ -731,9 +731,6 @@ void strv_free(char **v, uint32_t n);
 /* wire.c: whether a string field of the packed message p (of type d),
  * nested ones too, holds a NUL byte, which protobuf-c's unpack cuts the
  * string at; *field names the first such field. */
-/* ReleasePartition's partition (partition, else its older spelling name;
- * NULL: neither, or both and unlike). */
-const char *wire_release_name(const Ofc__V1__ReleasePartition *rp);
 bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			  const char **field);
 

@@ -93,10 +93,12 @@ int release_partition(const struct request *rq)
 	const Ofc__V1__Request *req = rq->req;
 	struct ofcd *d = c->d;
 	const Ofc__V1__ReleasePartition *rp = req->release_partition;
-	const char *name = wire_release_name(rp);
+	bool two;
+	/* (the row's rule, as the authoriser read it) */
+	const char *name = api_named_partition(req, &two);
 	struct job *j;
 
-	if (rp->partition && rp->name && !name)
+	if (two)
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "release_partition names two partitions ('%.64s' as partition, "
 			     "'%.64s' as name, its older spelling): give one",

@@ -216,7 +216,8 @@ static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
 	const char *lw = workload_lowering(d->loop->cfg->f, NULL, coll);
 
 	return coll == SCHED_ALLTOALL && d->loop->cfg->coll == coll && lw && g->lowering &&
-	       strcmp(g->lowering, lw) == 0 && (!g->topology || !*g->topology) &&
+	       a2a_lowering_find(g->lowering) == a2a_lowering_find(lw) &&
+	       a2a_lowering_find(lw) && (!g->topology || !*g->topology) &&
 	       (!g->partition || !*g->partition) &&
 	       (!g->algorithm || !*g->algorithm || schedule_algorithm_lowers(g->algorithm)) &&
 	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->loop->cfg->size) &&

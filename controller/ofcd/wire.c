@@ -79,11 +79,3 @@ bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 	return walk(d, p, p + len, 0, field);
 }
 
-/* ReleasePartition's partition: `partition`, else the older `name`;
- * NULL when neither, or when both are given and differ. */
-const char *wire_release_name(const Ofc__V1__ReleasePartition *rp)
-{
-	if (rp->partition && rp->name && strcmp(rp->partition, rp->name) != 0)
-		return NULL;
-	return rp->partition ? rp->partition : rp->name;
-}
