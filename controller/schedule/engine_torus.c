@@ -55,6 +55,13 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)r->g->n, 1e-9);
 	o->time_us = torus_time_us(r, o->steps, &o->tf);
 	o->lb_us = r->lb_us;
+	/* Routed peers cross several hops in one step, so a degraded graph's
+	 * steps (its diameter, store-and-forward) bound them no more than the
+	 * healthy Moore steps do: its bandwidth term does (a node's links in,
+	 * a cut's, whatever the routes), with the healthy bound's steps. */
+	if (r->have_degraded)
+		o->lb_us = fmax(r->healthy_lb_us,
+				cost_time_us(&r->cost, r->lb.steps, r->degraded.tau_b));
 	o->lb_steps = r->lb.steps;
 	o->ratio = o->time_us / o->lb_us;
 	o->s.size_bytes = r->cost.size;
