@@ -49,7 +49,7 @@ struct optree_args {
 	struct schedule_print p;
 	struct optree_ring ring;
 	uint32_t interfaces, mrrs;
-	bool have_n, have_w, sweep;
+	bool have_n, have_w, have_algo, sweep;
 	const char *plot, *format;
 };
 
@@ -80,6 +80,7 @@ static int optree_option(const struct cli_cmd *cmd, int c, const char *arg, stru
 		break;
 	case 'a':
 		a->q.algorithm = arg;
+		a->have_algo = true;
 		break;
 	case 'c':
 		if (sched_collective_parse(arg, &a->q.collective) < 0)
@@ -216,8 +217,7 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    cli_output_format(cmd, "--plot", a.plot, NULL, NULL, FMT_SVG, FMT_SVG, &plot_format))
 		return 2;
 	if (a.sweep) {
-		if (a.p.json || a.p.output || a.q.depth ||
-		    strcmp(a.q.algorithm, schedule_default_algorithm(ENGINE_RING, SCHED_ALLGATHER)))
+		if (a.p.json || a.p.output || a.q.depth || a.have_algo)
 			return cli_usage_error(cmd,
 					       "--sweep compares every algorithm in a table: no "
 					       "--algo, --radices, --json or -o");
