@@ -12,6 +12,7 @@
 #include "controller/export/export.h"
 #include "drivers/drivers.h"
 #include "exec/exec.h"
+#include "proto/control.pb-c.h"
 
 #define RUN_PORT 7462
 #define MAX_RUNS 16
@@ -92,17 +93,11 @@ struct run_row {
 	size_t transfers;
 	bool verified;
 	char verify_error[320];
-	bool ran;
 	char error[600];
-	struct exec_result res;
-	double predicted_s;
-	struct testbed_prediction pred;
-	bool holds;	 /* measured within TESTBED_MODEL_TOLERANCE of predicted */
-	char model[400]; /* testbed_judge's sentence */
-	uint64_t size;
-	double circuit_bytes; /* per collective, from the veths' counters; < 0 unknown */
-	bool mpi;	      /* MPICH's collective: no schedule, no prediction */
-	double *step_model;   /* --steps: the model's time per step (lanes only) */
+	/* What ran and the model's price (predicted NaN: unpriced), as
+	 * testbed_run_schedule leaves it; MPICH's row fills what it has. */
+	struct testbed_run run;
+	bool mpi; /* MPICH's collective: no schedule, no prediction */
 	bool mpi_finalize_hung;
 };
 
@@ -224,7 +219,6 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 				     .step_times = a->steps,
 				     .progress = a->progress ? show_progress : NULL,
 				     .ctx = row->algo};
-	struct testbed_run r;
 	struct ofc_error err = {0};
 
 	if (a->drop_set) {
@@ -246,22 +240,8 @@ static void execute(struct run_args *a, const struct testbed_net *t, struct sche
 	}
 	row->steps = s->nsteps;
 	row->transfers = s->nxfers;
-	if (testbed_run_schedule(s, t, &a->model, &o, &r, &err) < 0)
+	if (testbed_run_schedule(s, t, &a->model, &o, &row->run, &err) < 0)
 		ofc_error_str(&err, row->error, sizeof(row->error));
-	row->predicted_s = r.predicted;
-	row->pred = r.pred;
-	if (r.ran) {
-		row->ran = true;
-		row->res = r.res;
-		r.res = (struct exec_result){0}; /* (the row's now) */
-		row->circuit_bytes = r.circuit_bytes;
-		row->holds = r.holds;
-		if (a->model.rate > 0)
-			snprintf(row->model, sizeof(row->model), "%s", r.model);
-	}
-	row->step_model = r.step_model;
-	r.step_model = NULL;
-	testbed_run_free(&r);
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");
 }
@@ -426,7 +406,8 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 	snprintf(row->algo, sizeof(row->algo), "mpi (MPICH)");
 	row->mpi = true;
 	row->verified = true; /* nothing to verify: MPICH's own algorithm */
-	row->predicted_s = NAN;
+	row->run.predicted = NAN;
+	row->run.circuit_bytes = -1;
 	for (; h < t->nhosts; h++)
 		if (netns_host_iface(t->netns[h], t->host_addr[h], true, &err) < 0)
 			break;
@@ -437,164 +418,68 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 		before = testbed_circuit_bytes(t);
 		if (exec_mpi_run(&net, &o, &r, &err) == 0) {
 			after = testbed_circuit_bytes(t);
-			row->ran = true;
-			row->res.seconds = r.seconds;
-			row->res.data_ok = r.data_ok;
-			row->res.checked_elements = r.checked_elements;
-			row->res.bad_elements = r.bad_elements;
+			row->run.ran = true;
+			row->run.measured = row->run.res.seconds = r.seconds;
+			row->run.data_ok = row->run.res.data_ok = r.data_ok;
+			row->run.res.checked_elements = r.checked_elements;
+			row->run.res.bad_elements = r.bad_elements;
 			if (!r.data_ok)
-				snprintf(row->res.first_bad, sizeof(row->res.first_bad),
+				snprintf(row->run.res.first_bad, sizeof(row->run.res.first_bad),
 					 "(the ranks count them; MPICH gave a wrong result)");
 			row->mpi_finalize_hung = r.finalize_hung;
-			row->circuit_bytes = before >= 0 && after >= 0
-						 ? (after - before) / (MPI_ITERATIONS + 1)
-						 : -1;
+			row->run.circuit_bytes = before >= 0 && after >= 0
+						     ? (after - before) / (MPI_ITERATIONS + 1)
+						     : -1;
 		}
 		if (a->progress)
 			fprintf(stderr, "\r%60s\r", "");
 	}
-	if (!row->ran)
+	if (!row->run.ran)
 		ofc_error_str(&err, row->error, sizeof(row->error));
 	/* The extra devices go whatever happened. */
 	for (uint32_t k = 0; k < t->nhosts; k++)
 		netns_host_iface(t->netns[k], t->host_addr[k], false, &(struct ofc_error){0});
 }
 
+/* The runs as the ofc.v1.TestbedRunAnswer ofcd's TestbedRun answers, so
+ * a script reads one shape from either. */
 static void print_json(const struct run_args *a, const struct testbed_net *t,
 		       const struct run_row *rows, uint32_t n)
 {
-	const struct fabric *f = a->fc.fabric;
-	struct json_writer w;
+	struct arena ar = {0};
+	Ofc__V1__TestbedRunAnswer *m =
+	    testbed_run_answer(&ar, &(struct testbed_run_head){.fabric = a->fc.fabric->name,
+							       .net = t,
+							       .topology = a->topo_spec,
+							       .topology_from = a->topo_from,
+							       .model = &a->model,
+							       .alpha_from = a->alpha_from,
+							       .collective = a->q.collective,
+							       .size = a->q.size,
+							       .note = a->carried_note});
 
-	jw_init(&w, stdout, true);
-	jw_obj_begin(&w);
-	jw_key(&w, "fabric");
-	jw_str(&w, f->name);
-	jw_key(&w, "hosts");
-	jw_uint(&w, t->nhosts);
-	jw_key(&w, "topology");
-	jw_str(&w, a->topo_spec);
-	jw_key(&w, "topology_from");
-	jw_str(&w, a->topo_from);
-	jw_key(&w, "collective");
-	jw_str(&w, sched_collective_name(a->q.collective));
-	jw_key(&w, "size");
-	jw_uint(&w, a->q.size);
-	jw_key(&w, "link_rate_bps");
-	jw_double(&w, t->rate);
-	if (t->rate > 0) {
-		jw_key(&w, "carried_bps");
-		jw_double(&w, t->carried);
-		jw_key(&w, "carried_circuits");
-		jw_uint(&w, t->ncarried);
-	}
-	jw_key(&w, "circuits");
-	jw_uint(&w, t->ncircuits);
-	if (a->carried_note[0]) {
-		jw_key(&w, "warning");
-		jw_str(&w, a->carried_note);
-	}
-	jw_key(&w, "alpha_s");
-	jw_double(&w, a->q.alpha);
-	jw_key(&w, "alpha_from");
-	jw_str(&w, a->alpha_from);
-	jw_key(&w, "model_rate_bps");
-	jw_double(&w, a->model.rate);
-	jw_key(&w, "runs");
-	jw_arr_begin(&w);
+	m->runs = arena_array(&ar, n + 1, sizeof(*m->runs));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct run_row *r = &rows[i];
+		Ofc__V1__TestbedRunResult *o = testbed_run_result(&ar, &r->run, a->q.size);
 
-		jw_obj_begin(&w);
-		jw_key(&w, "algorithm");
-		jw_str(&w, r->algo);
-		jw_key(&w, "ran");
-		jw_bool(&w, r->ran);
-		if (r->error[0]) {
-			jw_key(&w, "error");
-			jw_str(&w, r->error);
+		o->algorithm = arena_strdup(&ar, r->algo);
+		if (r->error[0])
+			o->error = arena_strdup(&ar, r->error);
+		o->has_steps = o->has_transfers = o->has_verified = 1;
+		o->steps = r->steps;
+		o->transfers = r->transfers;
+		o->verified = r->verified;
+		if (!r->verified && r->verify_error[0])
+			o->verify_error = arena_strdup(&ar, r->verify_error);
+		if (r->mpi && r->run.ran) {
+			o->has_mpi_finalize_hung = 1;
+			o->mpi_finalize_hung = r->mpi_finalize_hung;
 		}
-		jw_key(&w, "steps");
-		jw_uint(&w, r->steps);
-		jw_key(&w, "transfers");
-		jw_uint(&w, r->transfers);
-		jw_key(&w, "verified");
-		jw_bool(&w, r->verified);
-		if (!r->verified && r->verify_error[0]) {
-			jw_key(&w, "verify_error");
-			jw_str(&w, r->verify_error);
-		}
-		if (!r->mpi && !r->error[0]) {
-			jw_key(&w, "predicted_s");
-			jw_double(&w, r->predicted_s);
-			jw_key(&w, "predicted_alpha_s");
-			jw_double(&w, r->pred.alpha_s);
-			jw_key(&w, "predicted_bytes_s");
-			jw_double(&w, r->pred.bytes_s);
-			jw_key(&w, "circuits_used");
-			jw_uint(&w, r->pred.circuits_used);
-			jw_key(&w, "routed_transfers");
-			jw_uint(&w, r->pred.routed);
-		}
-		if (r->ran) {
-			jw_key(&w, "measured_s");
-			jw_double(&w, r->res.seconds);
-			if (!r->mpi) {
-				jw_key(&w, "ratio");
-				jw_double(&w, r->res.seconds / r->predicted_s);
-				if (r->model[0]) { /* priced: shaped circuits */
-					jw_key(&w, "model_holds");
-					jw_bool(&w, r->holds);
-					jw_key(&w, "model");
-					jw_str(&w, r->model);
-				}
-			} else {
-				jw_key(&w, "mpi_finalize_hung");
-				jw_bool(&w, r->mpi_finalize_hung);
-			}
-			if (r->circuit_bytes >= 0) {
-				jw_key(&w, "circuit_bytes");
-				jw_double(&w, r->circuit_bytes);
-			}
-			jw_key(&w, "algbw_bytes_per_s");
-			jw_double(&w, (double)a->q.size / r->res.seconds);
-			jw_key(&w, "block_bytes");
-			jw_uint(&w, r->res.block_bytes);
-			jw_key(&w, "payload_bytes");
-			jw_uint(&w, r->res.payload_bytes);
-			jw_key(&w, "connections");
-			jw_uint(&w, r->res.connections);
-			jw_key(&w, "data_ok");
-			jw_bool(&w, r->res.data_ok);
-			jw_key(&w, "checked_elements");
-			jw_uint(&w, r->res.checked_elements);
-			jw_key(&w, "bad_elements");
-			jw_uint(&w, r->res.bad_elements);
-			if (!r->res.data_ok) {
-				jw_key(&w, "first_bad");
-				jw_str(&w, r->res.first_bad);
-			}
-			if (r->step_model && r->res.step_end) {
-				jw_key(&w, "steps_detail");
-				jw_arr_begin(&w);
-				for (uint32_t k = 0; k < r->res.nsteps; k++) {
-					double prev = k ? r->res.step_end[k - 1] : 0;
-
-					jw_obj_begin(&w);
-					jw_key(&w, "measured_s");
-					jw_double(&w, r->res.step_end[k] - prev);
-					jw_key(&w, "predicted_s");
-					jw_double(&w, r->step_model[k]);
-					jw_obj_end(&w);
-				}
-				jw_arr_end(&w);
-			}
-		}
-		jw_obj_end(&w);
+		m->runs[m->n_runs++] = o;
 	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
-	jw_finish(&w);
+	cli_print_message(stdout, &m->base);
+	arena_free(&ar);
 }
 
 static void print_text(const struct run_args *a, const struct testbed_net *t,
@@ -616,41 +501,44 @@ static void print_text(const struct run_args *a, const struct testbed_net *t,
 	for (uint32_t i = 0; i < n; i++) {
 		const struct run_row *r = &rows[i];
 
-		if (!r->ran) {
+		if (!r->run.ran) {
 			printf("  %-18s failed: %s\n", r->algo, r->error);
 			continue;
 		}
 		if (r->mpi)
-			printf("  %-18s %6s %11.4f %11s %7s", r->algo, "-", r->res.seconds, "-",
+			printf("  %-18s %6s %11.4f %11s %7s", r->algo, "-", r->run.res.seconds, "-",
 			       "-");
 		else
-			printf("  %-18s %6u %11.4f %11.4f %7.3f", r->algo, r->steps, r->res.seconds,
-			       r->predicted_s, r->res.seconds / r->predicted_s);
-		printf(" %12.3f", (double)a->q.size / r->res.seconds / 1e6);
-		if (r->circuit_bytes >= 0)
-			printf(" %11.3f", r->circuit_bytes / 1e6);
+			printf("  %-18s %6u %11.4f %11.4f %7.3f", r->algo, r->steps,
+			       r->run.res.seconds, r->run.predicted,
+			       r->run.res.seconds / r->run.predicted);
+		printf(" %12.3f", (double)a->q.size / r->run.res.seconds / 1e6);
+		if (r->run.circuit_bytes >= 0)
+			printf(" %11.3f", r->run.circuit_bytes / 1e6);
 		else
 			printf(" %11s", "-");
-		printf("  %s", r->res.data_ok ? "ok" : "WRONG");
-		if (r->res.data_ok)
-			printf(" (%llu elements)\n", (unsigned long long)r->res.checked_elements);
+		printf("  %s", r->run.res.data_ok ? "ok" : "WRONG");
+		if (r->run.res.data_ok)
+			printf(" (%llu elements)\n",
+			       (unsigned long long)r->run.res.checked_elements);
 		else
 			printf(": %llu of %llu elements, first: %s\n",
-			       (unsigned long long)r->res.bad_elements,
-			       (unsigned long long)r->res.checked_elements, r->res.first_bad);
+			       (unsigned long long)r->run.res.bad_elements,
+			       (unsigned long long)r->run.res.checked_elements,
+			       r->run.res.first_bad);
 		if (!r->verified)
 			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
-		if (!r->mpi && !r->holds && r->model[0])
-			printf("  %-18s (%s)\n", "", r->model);
-		if (r->step_model && r->res.step_end) {
+		if (!r->mpi && !r->run.holds && !isnan(r->run.predicted))
+			printf("  %-18s (%s)\n", "", r->run.model);
+		if (r->run.step_model && r->run.res.step_end) {
 			printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s",
 			       "predicted_s", "ratio");
-			for (uint32_t k = 0; k < r->res.nsteps; k++) {
-				double prev = k ? r->res.step_end[k - 1] : 0;
-				double m = r->res.step_end[k] - prev;
+			for (uint32_t k = 0; k < r->run.res.nsteps; k++) {
+				double prev = k ? r->run.res.step_end[k - 1] : 0;
+				double m = r->run.res.step_end[k] - prev;
 
 				printf("  %-18s %6u %11.4f %11.4f %7.3f\n", "", k, m,
-				       r->step_model[k], m / r->step_model[k]);
+				       r->run.step_model[k], m / r->run.step_model[k]);
 			}
 		}
 		if (r->mpi_finalize_hung)
@@ -886,6 +774,8 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	a.q.fabric = what_if.open ? &what_if.f : committed.open ? &committed.f : a.fc.fabric;
 	rows = xcalloc(MAX_RUNS, sizeof(*rows));
+	for (uint32_t i = 0; i < MAX_RUNS; i++) /* (not priced, not measured until run) */
+		rows[i].run = (struct testbed_run){.predicted = NAN, .circuit_bytes = -1};
 	if (run_rows(&a, &t, rows, &nrows, &err) < 0) {
 		status = cli_fail(&err);
 		goto out;
@@ -895,15 +785,14 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	else
 		print_text(&a, &t, rows, nrows);
 	for (uint32_t i = 0; i < nrows; i++) {
-		if (!rows[i].ran) {
+		if (!rows[i].run.ran) {
 			/* (on stderr with --json too: the exit status's reason) */
 			fprintf(stderr, "ofc testbed run: %s: %s\n", rows[i].algo, rows[i].error);
 			status = 1;
-		} else if (!rows[i].res.data_ok) {
+		} else if (!rows[i].run.data_ok) {
 			status = 1;
 		}
-		exec_result_free(&rows[i].res);
-		free(rows[i].step_model);
+		testbed_run_free(&rows[i].run);
 	}
 out:
 	free(rows);

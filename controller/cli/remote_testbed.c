@@ -70,8 +70,9 @@ static void print_run(const Ofc__V1__TestbedRunAnswer *m)
 	printf("testbed %s: %s of %.4g MiB per host on %u hosts, alpha %.0f us (%s)\n",
 	       OR_DASH(m->fabric), OR_DASH(m->collective), (double)m->size / 1048576.0, m->hosts,
 	       m->alpha_s * 1e6, OR_DASH(m->alpha_from));
-	printf("  topology %s (committed, as ofcd holds it), %u circuits\n",
-	       m->topology && m->topology[0] ? m->topology : "the config's", m->circuits);
+	printf("  topology %s (%s), %u circuits\n",
+	       m->topology && m->topology[0] ? m->topology : "the config's",
+	       m->topology_from ? m->topology_from : "committed, as ofcd holds it", m->circuits);
 	if (m->model_rate_bps > 0)
 		printf("  the model prices a circuit at %.4g Mb/s (what all of them carried at "
 		       "once)\n",

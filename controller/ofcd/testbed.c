@@ -12,7 +12,6 @@
 #include "controller/ofcd/worker.h"
 #include "exec/exec.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +51,11 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 	struct ofc_error err = {0};
 	struct schedule_result r;
 	struct testbed_run run;
+	int rc;
 
 	ofc__v1__testbed_run_result__init(o);
 	o->algorithm = arena_strdup(&an->a, algo);
+	o->has_ran = 1; /* (false until it ran) */
 	clock.deadline = ro.deadline = clock.start + seconds;
 	q.clock = &clock;
 	q.algorithm = algo;
@@ -70,29 +71,15 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 		    arena_printf(&an->a, "the verifier rejected it: %s", r.main->verify_error);
 	} else {
 		ro.max_memory = q.max_memory;
-		o->has_steps = 1;
-		o->steps = r.main->s.nsteps;
-		if (testbed_run_schedule(&r.main->s, t, m, &ro, &run, &err) < 0) {
+		rc = testbed_run_schedule(&r.main->s, t, m, &ro, &run, &err);
+		o = testbed_run_result(&an->a, &run, q.size);
+		o->algorithm = arena_strdup(&an->a, algo);
+		if (rc < 0)
 			o->error = arena_strdup(&an->a, err.msg);
-		} else {
-			o->has_ran = o->has_measured_s = o->has_data_ok = 1;
-			o->ran = true;
-			o->measured_s = run.measured;
-			o->data_ok = run.data_ok;
-			o->model = arena_strdup(&an->a, run.model);
-			if (!isnan(run.predicted)) {
-				o->has_predicted_s = o->has_predicted_alpha_s = 1;
-				o->has_predicted_bytes_s = o->has_ratio = o->has_model_holds = 1;
-				o->has_routed_transfers = o->has_circuits_used = 1;
-				o->predicted_s = run.predicted;
-				o->predicted_alpha_s = run.pred.alpha_s;
-				o->predicted_bytes_s = run.pred.bytes_s;
-				o->ratio = run.measured / run.predicted;
-				o->model_holds = run.holds;
-				o->routed_transfers = run.pred.routed;
-				o->circuits_used = run.pred.circuits_used;
-			}
-		}
+		o->has_steps = o->has_transfers = o->has_verified = 1;
+		o->steps = r.main->s.nsteps;
+		o->transfers = r.main->s.nxfers;
+		o->verified = true;
 		testbed_run_free(&run);
 	}
 	schedule_result_free(&r);
@@ -126,9 +113,9 @@ static uint32_t algorithms(const struct schedule_query *q, const struct job *j, 
 	return n;
 }
 
-/* The runs into m; -1 with err when the testbed cannot be read or
- * measured. */
-static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__TestbedRunAnswer *m,
+/* The answer, its runs done, into *m; -1 with err when the testbed
+ * cannot be read or measured. */
+static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__TestbedRunAnswer **m,
 		   struct ofc_error *err)
 {
 	const struct fabric *f = d->w->ctl->fabric;
@@ -150,8 +137,6 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 	if (testbed_carried_now(f, d->state_dir, &t, note, sizeof(note), err) < 0 ||
 	    committed_topology(d->w->ctl, &committed, err) < 0)
 		goto out;
-	if (note[0])
-		m->carried_note = arena_strdup(&an->a, note);
 	testbed_model_of(&t, j->alpha, &model, &from);
 	most = testbed_most_circuits(&t);
 
@@ -164,23 +149,22 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 		q.bandwidth = model.rate * most;
 		q.bandwidth_set = true;
 	}
-	m->fabric = arena_strdup(&an->a, f->name);
-	m->topology = arena_strdup(&an->a, committed.open     ? committed.spec
-					   : f->topology.spec ? f->topology.spec
-							      : "");
-	m->has_hosts = m->has_circuits = m->has_model_rate_bps = m->has_alpha_s = m->has_size = 1;
-	m->hosts = t.nhosts;
-	m->circuits = t.ncircuits;
-	m->model_rate_bps = model.rate;
-	m->alpha_s = model.alpha;
-	m->alpha_from = (char *)from;
-	m->collective = (char *)sched_collective_name(j->coll);
-	m->size = j->size;
+	*m = testbed_run_answer(&an->a,
+				&(struct testbed_run_head){
+				    .fabric = f->name,
+				    .net = &t,
+				    .topology = committed.open ? committed.spec : f->topology.spec,
+				    .topology_from = "committed, as ofcd holds it",
+				    .model = &model,
+				    .alpha_from = from,
+				    .collective = j->coll,
+				    .size = j->size,
+				    .note = note});
 	if (!(n = algorithms(&q, j, names, err)))
 		goto out;
-	m->runs = arena_array(&an->a, n + 1, sizeof(*m->runs));
+	(*m)->runs = arena_array(&an->a, n + 1, sizeof(*(*m)->runs));
 	for (uint32_t i = 0; i < n; i++)
-		m->runs[m->n_runs++] = run_one(an, &q, names[i], &t, &model, j->max_time);
+		(*m)->runs[(*m)->n_runs++] = run_one(an, &q, names[i], &t, &model, j->max_time);
 	rc = 0;
 out:
 	testbed_topo_free(&committed);
@@ -281,7 +265,7 @@ static void run_down(struct ofcd *d, struct job *j)
  * data (whether the model held is each result's), FAILED otherwise. */
 void ofcd_run_testbed(struct ofcd *d, struct job *j)
 {
-	Ofc__V1__TestbedRunAnswer *m;
+	Ofc__V1__TestbedRunAnswer *m = NULL;
 	struct ofc_error err = {0};
 	struct answer an;
 	uint32_t bad = 0;
@@ -296,9 +280,7 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 	}
 	answer_init(&an, j);
 	an.t.kind = "testbed-run";
-	m = arena_alloc(&an.a, sizeof(*m));
-	ofc__v1__testbed_run_answer__init(m);
-	if (run_all(d, j, &an, m, &err) < 0) {
+	if (run_all(d, j, &an, &m, &err) < 0) {
 		answer_status(&an,
 			      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
 						      : OFC__V1__STATUS__STATUS_FAILED,

@@ -232,6 +232,26 @@ int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 			 const struct testbed_model *m, const struct testbed_run_opts *o,
 			 struct testbed_run *r, struct ofc_error *err);
 void testbed_run_free(struct testbed_run *r);
+/* r as the ofc.v1.TestbedRunResult ofcd answers and `ofc testbed run
+ * --json` prints (answer.c), in a; size is the bytes per host it ran. */
+struct Ofc__V1__TestbedRunResult;
+struct Ofc__V1__TestbedRunResult *testbed_run_result(struct arena *a, const struct testbed_run *r,
+						     uint64_t size);
+/* The ofc.v1.TestbedRunAnswer without its runs, in a: the testbed, the
+ * topology the runs are for (and why), the model they are priced at. */
+struct testbed_run_head {
+	const char *fabric;
+	const struct testbed_net *net;
+	const char *topology, *topology_from;
+	const struct testbed_model *model;
+	const char *alpha_from;
+	enum sched_collective collective;
+	uint64_t size;
+	const char *note; /* the circuits carry less than their shaping; "" or NULL: they do */
+};
+struct Ofc__V1__TestbedRunAnswer;
+struct Ofc__V1__TestbedRunAnswer *testbed_run_answer(struct arena *a,
+						     const struct testbed_run_head *h);
 /* What the circuits' source ends have sent so far, in bytes (the veths'
  * counters); < 0 when unreadable. */
 double testbed_circuit_bytes(const struct testbed_net *t);

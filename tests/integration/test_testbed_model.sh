@@ -176,11 +176,12 @@ expect_stdout_has "testbed $NAME down: 8 namespaces removed" \
 	$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST"
 
 # Unshaped circuits (no link rate anywhere): nothing to price a run at, so
-# it runs unpriced (predicted null, no verdict), every element checked.
+# it runs unpriced (no prediction, no ratio, no verdict; the model says so),
+# every element checked.
 sed -e "s/^name: .*/name: tu$$/" -e "/port_rate/d" "$TMP/torus.yaml" >"$TMP/unshaped.yaml"
 expect_exit 0 $OFC apply "$TMP/unshaped.yaml" --device "$DEV" --state-dir "$ST"
 expect_exit 0 $OFC testbed up "$TMP/unshaped.yaml" --device "$DEV" --state-dir "$ST"
-expect_json '(lambda r: r["data_ok"] and r["predicted_s"] is None and "model_holds" not in r)(j["runs"][0]) and j["link_rate_bps"]==0' \
+expect_json '(lambda r: r["data_ok"] and "predicted_s" not in r and "ratio" not in r and "model_holds" not in r and r["model"]=="unpriced: the circuits are unshaped")(j["runs"][0]) and j["link_rate_bps"]==0' \
 	$OFC testbed run "$TMP/unshaped.yaml" --state-dir "$ST" --collective allreduce --size 256KiB --json
 expect_exit 0 $OFC testbed down "$TMP/unshaped.yaml" --state-dir "$ST"
 

@@ -215,6 +215,11 @@ expect_stdout_has "$(head -n 2 "$TMP/remote.txt" | tail -n 1)" $OFC testbed chec
 # The text prints the same runs.
 expect_stdout_has "topology hypercube:3 (committed, as ofcd holds it), 24 circuits" \
 	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
+# The local run answers the same message: key by key, a run's too, for
+# what the daemon committed, with the executor's counts and the data check.
+$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB --json >"$TMP/remote.json" 2>"$TMP/err"
+expect_json 'j["topology"]=="hypercube:3" and (lambda r: sorted(r)==sorted(j) and sorted(r["runs"][0])==sorted(j["runs"][0]) and r["topology"]==j["topology"] and r["runs"][0]["connections"]==j["runs"][0]["connections"]>0 and r["runs"][0]["checked_elements"]==j["runs"][0]["checked_elements"]==8*65536 and r["runs"][0]["transfers"]==j["runs"][0]["transfers"]>0)(json.load(open(sys.argv[1][:-3] + "remote.json")))' \
+	$OFC testbed run "$TMP/torus.yaml" --state-dir "$ST" --collective allreduce --algo ring --size 256KiB --json
 # An algorithm that does not apply is a run that failed: said, exit 1,
 # the runs on stdout and the reason on stderr.
 expect_exit 1 $OFC --socket "$SOCK" testbed run --algo torus-rings --size 64KiB

@@ -5,8 +5,9 @@
  * host they do not; a transfer without a port is priced on every circuit
  * of its route; tbf's bucket saves a circuit's first bytes after it
  * idled; empty steps cost nothing; a transfer on no circuit is an
- * error; and the judge says when measured holds the prediction, or which
- * term is off and by how much. */
+ * error; the judge says when measured holds the prediction, or which
+ * term is off and by how much; and a run's result as the message both
+ * the local run and ofcd's answer print (answer.c) says only what it has. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "controller/testbed/testbed.h"
+#include "proto/control.pb-c.h"
 #include "sched/sched.h"
 
 #define HOSTS	4
@@ -266,12 +268,70 @@ static void test_judge(void **state)
 				  "cost 300 us in the run, the model 100 us)");
 }
 
+/* A run's result as the message: unpriced leaves the prediction, the
+ * ratio and the verdict out and says so; a run that failed says only
+ * that (and the prediction it had); a run with step times lists them. */
+static void test_result_message(void **state)
+{
+	struct arena a = {0};
+	double step_end[2] = {0.5, 1.25}, step_model[2] = {0.4, 0.8};
+	struct testbed_run r = {
+	    .ran = true,
+	    .data_ok = true,
+	    .measured = 2.0,
+	    .predicted = NAN,
+	    .circuit_bytes = -1,
+	    .res = {.seconds = 2.0, .connections = 8, .checked_elements = 1024}};
+	Ofc__V1__TestbedRunResult *m;
+
+	(void)state;
+	snprintf(r.model, sizeof(r.model), "unpriced: the circuits are unshaped");
+	m = testbed_run_result(&a, &r, 4 << 20);
+	assert_true(m->has_ran && m->ran && m->has_data_ok && m->data_ok);
+	assert_false(m->has_predicted_s || m->has_ratio || m->has_model_holds);
+	assert_false(m->has_circuit_bytes || m->first_bad);
+	assert_string_equal(m->model, "unpriced: the circuits are unshaped");
+	assert_true(m->has_connections && m->connections == 8 && m->checked_elements == 1024);
+	assert_true(m->algbw_bytes_per_s == (4 << 20) / 2.0);
+	assert_int_equal(m->n_steps_detail, 0);
+
+	r = (struct testbed_run){.predicted = 1.5, .circuit_bytes = -1};
+	r.pred.alpha_s = 0.5, r.pred.bytes_s = 1.0, r.pred.circuits_used = 3;
+	m = testbed_run_result(&a, &r, 4 << 20);
+	assert_true(m->has_ran && !m->ran);
+	assert_true(m->has_predicted_s && m->predicted_s == 1.5 && m->circuits_used == 3);
+	assert_false(m->has_measured_s || m->has_data_ok || m->has_ratio || m->model);
+
+	r = (struct testbed_run){
+	    .ran = true,
+	    .measured = 1.25,
+	    .predicted = 1.2,
+	    .holds = true,
+	    .circuit_bytes = 3e6,
+	    .step_model = step_model,
+	    .res = {.seconds = 1.25, .step_end = step_end, .nsteps = 2, .bad_elements = 7}};
+	snprintf(r.res.first_bad, sizeof(r.res.first_bad), "h1 element 3");
+	snprintf(r.model, sizeof(r.model), "the model holds");
+	m = testbed_run_result(&a, &r, 1 << 20);
+	assert_true(m->has_ratio && fabs(m->ratio - 1.25 / 1.2) < 1e-12 && m->model_holds);
+	assert_true(m->has_circuit_bytes && m->circuit_bytes == 3e6);
+	assert_true(m->has_data_ok && !m->data_ok && m->bad_elements == 7);
+	assert_string_equal(m->first_bad, "h1 element 3");
+	assert_int_equal(m->n_steps_detail, 2);
+	assert_true(m->steps_detail[0]->measured_s == 0.5 &&
+		    m->steps_detail[0]->predicted_s == 0.4);
+	assert_true(m->steps_detail[1]->measured_s == 0.75 &&
+		    m->steps_detail[1]->predicted_s == 0.8);
+	arena_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unused_ports), cmocka_unit_test(test_sharing),
-	    cmocka_unit_test(test_routed),	 cmocka_unit_test(test_no_circuit),
-	    cmocka_unit_test(test_judge),	 cmocka_unit_test(test_burst),
+	    cmocka_unit_test(test_unused_ports),   cmocka_unit_test(test_sharing),
+	    cmocka_unit_test(test_routed),	   cmocka_unit_test(test_no_circuit),
+	    cmocka_unit_test(test_judge),	   cmocka_unit_test(test_burst),
+	    cmocka_unit_test(test_result_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
