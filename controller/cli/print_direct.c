@@ -34,6 +34,21 @@ static void write_failed_nodes_json(struct json_writer *w, const struct schedule
 	}
 }
 
+/* What every written schedule ends with: the nodes that take no part, and
+ * tau_B as a fraction (null where it outgrew the exact one). */
+static void write_nodes_and_fraction(struct json_writer *w, const struct schedule_result *r,
+				     const struct schedule_outcome *o)
+{
+	char buf[64];
+
+	write_failed_nodes_json(w, r);
+	jw_key(w, "tau_b_fraction");
+	if (frac_valid(o->tau_b))
+		jw_str(w, frac_str(o->tau_b, buf, sizeof(buf)));
+	else
+		jw_null(w);
+}
+
 /* "node 5" or "nodes 5, 9" (host names on a fabric), at most a few. */
 static void text_failed_nodes(FILE *out, const struct schedule_result *r)
 {
@@ -427,7 +442,6 @@ static int write_patched(const struct schedule_print *p, const struct schedule_r
 	struct sched_reduced red = {.group = o->group, .prog = o->s};
 	struct sched_patched_stream ps;
 	struct sched_stream st;
-	char buf[64];
 	int rc = 0;
 
 	sched_patched_stream_init(&ps, &red, &o->patch, o->patch_graph, o->gone, &o->s, &st);
@@ -453,12 +467,7 @@ static int write_patched(const struct schedule_print *p, const struct schedule_r
 		jw_init(&w, f, true);
 		jw_obj_begin(&w);
 		sched_stream_write_json_members(&w, &st);
-		write_failed_nodes_json(&w, r);
-		jw_key(&w, "tau_b_fraction");
-		if (frac_valid(o->tau_b))
-			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
-		else
-			jw_null(&w);
+		write_nodes_and_fraction(&w, r, o);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	}
@@ -471,7 +480,6 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 {
 	const struct schedule_outcome *o = r->main;
 	struct cli_output out;
-	char buf[64];
 	int rc = 0;
 
 	if (!p->output)
@@ -563,12 +571,7 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 			    &w, &(struct sched_reduced){.group = o->group, .prog = o->s});
 		else
 			sched_write_json_members(&w, &o->s, true);
-		write_failed_nodes_json(&w, r);
-		jw_key(&w, "tau_b_fraction");
-		if (frac_valid(o->tau_b))
-			jw_str(&w, frac_str(o->tau_b, buf, sizeof(buf)));
-		else
-			jw_null(&w);
+		write_nodes_and_fraction(&w, r, o);
 		if (r->nic_ports)
 			write_links_json(r, &w);
 		if (o->is_reduced && !o->expand_on_write)
