@@ -58,13 +58,17 @@ until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 3000 ]; do
 	sleep 0.01
 	_w=$((_w + 1))
 done
+# The healthy state's schedule is the config's algorithm too, not only the
+# failures' re-plan (and not BFB, the default for a topology asked by spec).
+expect_json 'j["schedule"]["topology"] == "torus:8x8" and j["schedule"]["verified"] and j["schedule"]["algorithm"] == "swing"' \
+	$OFC --socket "$SOCK" status --json
 expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); swing allreduce on torus:8x8 without h0-h1: 12 steps, $cli_us us" \
 	$OFC --socket "$SOCK" fail h0-h1
 if grep -q ", verified, " "$TMP/out"; then ok; else bad "ofcd's swing answer not verified" "$(cat "$TMP/out")"; fi
 expect_json 'j["schedule"]["topology"] == "torus:8x8 without h0-h1" and j["schedule"]["verified"] and j["schedule"]["algorithm"] == "swing"' \
 	$OFC --socket "$SOCK" status --json
 expect_stdout_has "h0-h1 restored; no failure in effect; " $OFC --socket "$SOCK" restore h0-h1
-expect_json 'j["schedule"]["topology"] == "torus:8x8" and j["schedule"]["verified"]' \
+expect_json 'j["schedule"]["topology"] == "torus:8x8" and j["schedule"]["verified"] and j["schedule"]["algorithm"] == "swing"' \
 	$OFC --socket "$SOCK" status --json
 kill -TERM "$ofcd_pid"
 wait "$ofcd_pid"
