@@ -253,6 +253,44 @@ static void text_degraded_bound(FILE *out, const struct schedule_result *r, doub
 			       false);
 }
 
+/* The all-to-all's own lines: its theta against its bound, and the MCF's. */
+static void text_alltoall(FILE *out, const struct schedule_result *r,
+			  const struct schedule_outcome *o)
+{
+	fprintf(out,
+		"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
+		"ratio %.4f\n",
+		o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
+		r->host_beta <= 0 && r->theta_demand > 0 ? "the demand's Moore tree and node cuts"
+		: r->host_beta <= 0 && r->theta_cap > 0	 ? "min(sum c/(N L(N,d)), c_min/(N-1))"
+		: r->host_beta <= 0			 ? "d/L(N,d)"
+		: r->nic_forwarding			 ? "min(d/L(N,d), I/(N-1))"
+							 : "min(d/L, I_mean/L, I_min/(N-1))",
+		schedule_theta_bound(r), o->theta / schedule_theta_bound(r));
+	if (o->have_mcf) {
+		fprintf(out,
+			"  mcf          theta %.9g (%s, %u sources of %u, %u iterations, "
+			"%.3f s), lowered to %s, at most %u paths per pair\n",
+			o->theta_mcf, mcf_method_name(o->mcf.method), o->mcf.classes, o->mcf.nodes,
+			o->mcf.iterations, o->mcf.seconds, o->lowering, o->max_paths);
+		if (o->mcf.warm_started)
+			fprintf(out,
+				"               warm-started from the healthy solution (%.3f s "
+				"to solve): %u of its trees kept, its lengths bound theta "
+				"by %.9g\n",
+				o->healthy_mcf_s, o->mcf.warm_columns,
+				o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
+		if (o->mcf.optimal)
+			fprintf(out, "               optimal (the LP bound meets the flow)\n");
+		else
+			fprintf(out,
+				"               NOT proven optimal (%s): the optimum is at "
+				"most "
+				"%.9g, gap %.3g%%\n",
+				mcf_stop_name(o->mcf.stop), 1 / o->mcf.lower, 100 * o->mcf.gap);
+	}
+}
+
 static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
 			       FILE *out)
 {
@@ -359,46 +397,8 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"%u allgather step%s balanced over links and senders together\n",
 			r->nic_forwarding ? "NIC" : "host", o->bst.host_steps, o->steps,
 			o->bst.host_solved, o->bst.host_solved == 1 ? "" : "s");
-	if (o->is_a2a) {
-		fprintf(out,
-			"  theta        %.9g per link capacity (%s); bound %s = %.9g, "
-			"ratio %.4f\n",
-			o->theta, o->cut_through ? "cut-through routes" : "store-and-forward steps",
-			r->host_beta <= 0 && r->theta_demand > 0
-			    ? "the demand's Moore tree and node cuts"
-			: r->host_beta <= 0 && r->theta_cap > 0
-			    ? "min(sum c/(N L(N,d)), c_min/(N-1))"
-			: r->host_beta <= 0 ? "d/L(N,d)"
-			: r->nic_forwarding ? "min(d/L(N,d), I/(N-1))"
-					    : "min(d/L, I_mean/L, I_min/(N-1))",
-			schedule_theta_bound(r), o->theta / schedule_theta_bound(r));
-		if (o->have_mcf) {
-			fprintf(out,
-				"  mcf          theta %.9g (%s, %u sources of %u, %u iterations, "
-				"%.3f s), lowered to %s, at most %u paths per pair\n",
-				o->theta_mcf, mcf_method_name(o->mcf.method), o->mcf.classes,
-				o->mcf.nodes, o->mcf.iterations, o->mcf.seconds, o->lowering,
-				o->max_paths);
-			if (o->mcf.warm_started)
-				fprintf(
-				    out,
-				    "               warm-started from the healthy solution (%.3f s "
-				    "to solve): %u of its trees kept, its lengths bound theta "
-				    "by %.9g\n",
-				    o->healthy_mcf_s, o->mcf.warm_columns,
-				    o->mcf.warm_bound > 0 ? 1 / o->mcf.warm_bound : 0);
-			if (o->mcf.optimal)
-				fprintf(out,
-					"               optimal (the LP bound meets the flow)\n");
-			else
-				fprintf(out,
-					"               NOT proven optimal (%s): the optimum is at "
-					"most "
-					"%.9g, gap %.3g%%\n",
-					mcf_stop_name(o->mcf.stop), 1 / o->mcf.lower,
-					100 * o->mcf.gap);
-		}
-	}
+	if (o->is_a2a)
+		text_alltoall(out, r, o);
 	if (o->has_pred) {
 		fprintf(out, "  construction %s\n", o->pred.how);
 		fprintf(out, "    predicted  %u steps, tau_B ", o->pred.steps);
