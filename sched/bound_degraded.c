@@ -37,17 +37,6 @@ struct cutnet {
 	uint64_t cost; /* slots: one flow phase's arc visits, about */
 };
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* The network on nodes[0 .. nb) (every node of g when nb is g->n). Node
  * i's row: its links out within, the reverses of its links in from
  * within, the reverse of S -> i; S's row: S -> i for every i. loc is g->n
@@ -120,7 +109,7 @@ static void cutnet_build(struct cutnet *c, const struct graph *g, const struct g
 
 static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 {
-	uint64_t k = gcd64(p, q);
+	uint64_t k = gcd_u64(p, q);
 
 	c->p = p / k;
 	c->q = q / k;
