@@ -42,14 +42,11 @@ void (*state_schedule_test_hook)(struct schedule_result *r);
 
 /* ---- the computation (its thread) ----------------------------------------------------- */
 
-/* The config's algorithm for coll, if it names one: a query by the
- * config's own spec is a topology's, which takes no config's choice. */
 static const char *config_algorithm(const struct fabric *f, enum sched_collective coll)
 {
-	for (uint32_t i = 0; i < f->ncollectives; i++)
-		if (f->collectives[i].op == coll && f->collectives[i].algorithm)
-			return f->collectives[i].algorithm;
-	return NULL;
+	const struct collective *c = schedule_config_collective(f, coll);
+
+	return c ? c->algorithm : NULL;
 }
 
 int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
@@ -60,8 +57,9 @@ int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
 	bool failed = !spec && (cfg->nfailed || f->degraded);
 	struct schedule_query q = {
 	    .fabric = f,
-	    /* (the config's graph asked by its spec: the config's algorithm
-	     * as `ofc schedule FILE` and the failures' re-plan take it) */
+	    /* (the config's graph asked by its spec, which takes no config's
+	     * choice: the config's algorithm as `ofc schedule FILE` and the
+	     * failures' re-plan take it) */
 	    .algorithm = spec ? NULL : config_algorithm(f, coll),
 	    .spec = spec		  ? spec
 		    : f->graph && !failed ? f->graph->spec

@@ -225,14 +225,21 @@ void schedule_kept_free(struct schedule_kept *k)
 /* The config's entry under collectives for the request's collective that
  * names an algorithm, when the request schedules the fabric's own ring or
  * topology; else NULL. */
-static const struct collective *config_algorithm(const struct schedule_query *q)
+const struct collective *schedule_config_collective(const struct fabric *f,
+						    enum sched_collective coll)
 {
-	const struct fabric *f = q->fabric;
-
-	for (uint32_t i = 0; f && !q->spec && !q->graph && !q->ring && i < f->ncollectives; i++)
-		if (f->collectives[i].op == q->collective && f->collectives[i].algorithm)
+	for (uint32_t i = 0; f && i < f->ncollectives; i++)
+		if (f->collectives[i].op == coll && f->collectives[i].algorithm)
 			return &f->collectives[i];
 	return NULL;
+}
+
+/* A query by spec, graph or ring is a topology's: no config's choice. */
+static const struct collective *config_algorithm(const struct schedule_query *q)
+{
+	if (q->spec || q->graph || q->ring)
+		return NULL;
+	return schedule_config_collective(q->fabric, q->collective);
 }
 
 const char *schedule_pick_algorithm(const struct schedule_query *q)

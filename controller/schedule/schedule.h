@@ -473,6 +473,9 @@ struct schedule_optimality schedule_optimality(const struct schedule_result *r,
  * to its own collective); else the collective's default: on a WDM ring
  * optree, onestage for alltoall; else bfb, mcf for alltoall. */
 const char *schedule_pick_algorithm(const struct schedule_query *q);
+/* The config's collective of this kind that names an algorithm, if any. */
+const struct collective *schedule_config_collective(const struct fabric *f,
+						    enum sched_collective coll);
 /* The request's LP solver, else its fabric's `lp_solver`, else
  * LP_SOLVER_DEFAULT (each LP's own). */
 enum lp_solver schedule_lp_solver(const struct schedule_query *q);
