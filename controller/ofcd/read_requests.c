@@ -214,10 +214,10 @@ static bool is_workload(const struct ofcd *d, const Ofc__V1__GetSchedule *g,
 			enum sched_collective coll)
 {
 	const char *lw = workload_lowering(d->loop->cfg->f, NULL, coll);
+	const struct a2a_lowering *l = lw ? a2a_lowering_find(lw) : NULL;
 
-	return coll == SCHED_ALLTOALL && d->loop->cfg->coll == coll && lw && g->lowering &&
-	       a2a_lowering_find(g->lowering) == a2a_lowering_find(lw) &&
-	       a2a_lowering_find(lw) && (!g->topology || !*g->topology) &&
+	return coll == SCHED_ALLTOALL && d->loop->cfg->coll == coll && l && g->lowering &&
+	       a2a_lowering_find(g->lowering) == l && (!g->topology || !*g->topology) &&
 	       (!g->partition || !*g->partition) &&
 	       (!g->algorithm || !*g->algorithm || schedule_algorithm_lowers(g->algorithm)) &&
 	       (!g->has_size_bytes || !g->size_bytes || g->size_bytes == d->loop->cfg->size) &&
