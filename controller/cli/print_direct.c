@@ -627,8 +627,9 @@ static void write_model_text(const struct schedule_result *r, FILE *out)
 			ct = r->out[i].lb_us;
 	fprintf(out,
 		"  cost model: alpha per step plus each step's busiest link's bytes over its "
-		"bandwidth; s&f rows store and forward (every hop a step), c-t rows forward "
-		"within one step (one alpha); ratio: over the bound of the row's own (s&f %.6g "
+		"bandwidth; s&f rows store and forward (every hop a step), rtd rows route a "
+		"step's peers over several hops (an alpha a step), c-t rows forward within "
+		"one step (one alpha); ratio: over the bound of the row's own (s&f %.6g "
 		"us",
 		r->lb_us);
 	if (ct > 0)
@@ -667,7 +668,8 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 		else
 			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
 		fprintf(out, "  %-12s %7u %14s %12.6g %5s %8.4f  %s", o->algo, o->steps, buf,
-			o->time_us, o->cut_through ? "c-t" : "s&f", o->ratio,
+			o->time_us, (const char *[]){"s&f", "rtd", "c-t"}[schedule_outcome_model(o)],
+			o->ratio,
 			o->verified ? "yes" : "NO");
 		if ((int)i == best)
 			fprintf(out, "  best");

@@ -329,7 +329,8 @@ static Ofc__V1__DirectComparison *comparison_msg(struct arena *a, const struct s
 	SET(m, time_us, o->time_us);
 	m->healthy = healthy_msg(a, r, o);
 	SET(m, ratio, o->ratio);
-	m->model = o->cut_through ? "cut-through" : "store-and-forward";
+	m->model = (char *)(const char *[]){"store-and-forward", "routed",
+					    "cut-through"}[schedule_outcome_model(o)];
 	SET(m, lower_bound_us, o->lb_us);
 	SET(m, best, best);
 	if (o->store_forward_us > 0)

@@ -416,6 +416,18 @@ void direct_keep_first(struct schedule_result *r)
 		r->main = &r->out[0];
 }
 
+/* A torus row whose steps' longest messages cross more hops than it has
+ * steps routes its peers within a step (Swing, recursive doubling): an
+ * alpha a step, as store-and-forward pays, but not a step a hop. */
+enum outcome_model schedule_outcome_model(const struct schedule_outcome *o)
+{
+	if (o->cut_through)
+		return MODEL_CUT_THROUGH;
+	if (o->is_torus && o->tf.hops > o->steps)
+		return MODEL_ROUTED;
+	return MODEL_STORE_FORWARD;
+}
+
 int schedule_best_row(const struct schedule_result *r)
 {
 	int best = -1;

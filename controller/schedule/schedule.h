@@ -405,6 +405,11 @@ void schedule_result_free(struct schedule_result *r);
  * verified (each priced as its row says: store-and-forward steps, or a
  * cut-through all-to-all's one step), the first of equals; -1: none. */
 int schedule_best_row(const struct schedule_result *r);
+/* How a row relays, which its price assumes: every hop a step
+ * (store-and-forward), a step's peers routed over several hops (routed),
+ * or every route at once in one step (cut-through). */
+enum outcome_model { MODEL_STORE_FORWARD, MODEL_ROUTED, MODEL_CUT_THROUGH };
+enum outcome_model schedule_outcome_model(const struct schedule_outcome *o);
 /* For callers that want one schedule or an error (ofcd): 0 when the main
  * outcome was built; else -1 with its reason in err (OFC_E_INPUT when the
  * algorithm does not apply, OFC_E_RUNTIME) and r freed. */
