@@ -149,6 +149,10 @@ int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t input
 
 	*sched = NULL;
 	*len = 0;
+	if (!d->store) {
+		snprintf(why, n, "no store");
+		return 0;
+	}
 	if (store_get(d->store, c->f->name, STORE_SCHEDULE, STATE_SCHED_ANSWER_MAX, &data, &dlen,
 		      &missing, &err) < 0) {
 		snprintf(why, n, "the leader's answer cannot be read: %.200s", err.msg);
