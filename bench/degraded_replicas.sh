@@ -9,7 +9,11 @@
 #
 #   answer s        the leader's answer at the client, wall
 #   followers s     from the answer until both followers' states show the
-#                   failures and a verified schedule (asked by status --json)
+#                   failures and a verified schedule, asked by status --json
+#                   (whose own cost grows with the fabric: 60 MB at 65,536
+#                   hosts); then, from their logs, when the later follower
+#                   took the leader's answer, from the answer (negative:
+#                   before the answer reached the client)
 #   peak MiB        each replica's peak RSS over the row (VmHWM, reset
 #                   before the row through /proc/PID/clear_refs): leader,
 #                   follower, follower
@@ -100,10 +104,29 @@ row() {
 	wall=$(tail -n 1 "$TMP/t")
 	if followers_show "$_expect and j.get('schedule', {}).get('verified')"; then
 		fs=$(python3 -c "print('%.2f' % (($(now_ms) - $t1) / 1000))")
+		fs="$fs; $(read_at "$t1")"
 	else
 		fs="not shown in 600 s"
 	fi
 	answer_row "$_what" "$wall" "$fs"
+}
+
+# read_at MS: the later follower's last "read from the store" line since its
+# mark, in seconds from MS (unix ms), or "-" when one has none
+read_at() {
+	for f in $FOLLOWERS; do
+		eval "_m=\$${f}_mark"
+		tail -c +$((_m + 1)) "$TMP/$f.log" | grep "read from the store, not computed here" | tail -n 1
+		echo "--"
+	done | python3 -c '
+import sys, time
+at, lines = [], sys.stdin.read().split("--\n")[:-1]
+for l in lines:
+    if not l.strip():
+        print("-")
+        sys.exit()
+    at.append(time.mktime(time.strptime(l[:19], "%Y-%m-%d %H:%M:%S")) + float(l[19:23]))
+print("%+.2f" % (max(at) - int(sys.argv[1]) / 1000))' "$1"
 }
 
 answer_row() {
@@ -124,7 +147,7 @@ switch_rows() {
 	# shellcheck disable=SC2154
 	kill "$e0_pid"
 	wait "$e0_pid" 2>/dev/null
-	until_state "$LEADER" 600 "len(j.get('failed', [])) == $H and j.get('schedule', {}).get('verified')" ||
+	until_state "$LEADER" 120 "len(j.get('failed', [])) == $H and j.get('schedule', {}).get('verified')" ||
 		true
 	t1=$(now_ms)
 	wall=$(python3 -c "print('%.2f' % (($t1 - $t0) / 1000))")
@@ -184,6 +207,6 @@ one() {
 	rm -rf "$D"
 }
 
-echo "| hosts | failure | answer s | followers s | peak MiB (leader / followers) | time us | vs healthy | verified | kept | followers' schedule | load |"
+echo "| hosts | failure | answer s | followers s (status; log) | peak MiB (leader / followers) | time us | vs healthy | verified | kept | followers' schedule | load |"
 echo "|---:|---|---:|---:|---|---:|---:|---|---|---|---|"
 for h in "$@"; do one "$h"; done
