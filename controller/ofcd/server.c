@@ -163,7 +163,7 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		 * this state's (state_schedule_store.c). */
 		state_schedule_check(d, false);
 		return;
-	default:	/* (health: a deposed replica's reload that found etcd silent, again) */
+	default: /* (health: a deposed replica's reload that found etcd silent, again) */
 		if (d->loop->cl_reload)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;

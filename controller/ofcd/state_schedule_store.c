@@ -139,8 +139,8 @@ void state_schedule_publish(struct ofcd *d, const struct fabcfg *pub)
 
 /* ---- a replica reads ---------------------------------------------------------------------- */
 
-int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs,
-			  uint8_t **sched, size_t *len, char *why, size_t n)
+int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs, uint8_t **sched,
+			  size_t *len, char *why, size_t n)
 {
 	struct ofc_error err = {0};
 	char *data = NULL;
@@ -164,9 +164,10 @@ int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t input
 	}
 	Ofc__V1__StateScheduleAnswer *a =
 	    ofc__v1__state_schedule_answer__unpack(NULL, dlen, (const uint8_t *)data);
-	Ofc__V1__Schedule *s = a && a->has_schedule
-				   ? ofc__v1__schedule__unpack(NULL, a->schedule.len, a->schedule.data)
-				   : NULL;
+	Ofc__V1__Schedule *s =
+	    a && a->has_schedule
+		? ofc__v1__schedule__unpack(NULL, a->schedule.len, a->schedule.data)
+		: NULL;
 	int rc = 0;
 
 	free(data);

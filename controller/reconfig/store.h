@@ -20,9 +20,9 @@
  * queue.c), the held partitions an ofc.v1.HeldPartitions (controller/
  * ofcd/held.c), the event log an ofc.v1.EventLog (controller/ofcd/
  * event_log.c), the leader's state schedule an ofc.v1.StateScheduleAnswer
- * (controller/ofcd/state_schedule_store.c). A store is used by one thread at a time unless its backend
- * says otherwise: etcd's takes reads and writes from any thread (one
- * write at a time). */
+ * (controller/ofcd/state_schedule_store.c). A store is used by one thread
+ * at a time unless its backend says otherwise: etcd's takes reads and
+ * writes from any thread (one write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
 #define OFC_CONTROLLER_RECONFIG_STORE_H
 

@@ -531,7 +531,8 @@ static void set_failed(struct fabcfg *c, const char *a, const char *b)
 static void test_answer_inputs(void **state)
 {
 	struct world *w = *state;
-	struct fabcfg *a = small_cfg(w, "torus:4x4", "1MiB"), *b = small_cfg(w, "torus:4x4", "1MiB");
+	struct fabcfg *a = small_cfg(w, "torus:4x4", "1MiB"),
+		      *b = small_cfg(w, "torus:4x4", "1MiB");
 	struct fabcfg *other = small_cfg(w, "torus:2x8", "1MiB");
 	struct fabcfg *size = small_cfg(w, "torus:4x4", "2MiB");
 	uint64_t healthy = state_schedule_inputs(a, NULL);
