@@ -147,12 +147,17 @@ switch_rows() {
 	# shellcheck disable=SC2154
 	kill "$e0_pid"
 	wait "$e0_pid" 2>/dev/null
-	until_state "$LEADER" 120 "len(j.get('failed', [])) == $H and j.get('schedule', {}).get('verified')" ||
-		true
+	# (status exits 1 while a device is lost: its JSON is read whatever the exit)
+	_end=$(($(date +%s) + 120))
+	until "$OFC" --socket "$TMP/$LEADER.sock" status --json --timeout 60 >"$TMP/$LEADER.json" 2>/dev/null
+		python3 -c 'import json,sys; j = json.load(open(sys.argv[1]))
+sys.exit(0 if len(j.get("failed", [])) == int(sys.argv[2]) and (j.get("schedule") or {}).get("verified") else 1)' \
+			"$TMP/$LEADER.json" "$H" 2>/dev/null || [ "$(date +%s)" -gt $_end ]; do sleep 0.1; done
 	t1=$(now_ms)
 	wall=$(python3 -c "print('%.2f' % (($t1 - $t0) / 1000))")
 	grep "schedule re-planned: a switch was lost" "$TMP/$LEADER.log" | tail -n 1 >"$TMP/out"
-	echo "| $H | switch ocs0 lost (leader: $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("failed", [])))' "$TMP/$LEADER.json") failed) | $wall (from the kill) | - | $(peak "$LEADER") / $(peak ${FOLLOWERS% *}) / $(peak ${FOLLOWERS#* }) | - | - | - | - | $(how) | $(cut -d' ' -f1-3 /proc/loadavg) |"
+	_n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("failed", [])))' "$TMP/$LEADER.json")
+	answer_row "switch ocs0 lost ($_n failed at the leader)" "$wall (from the kill)" "-"
 }
 
 one() {
