@@ -165,6 +165,11 @@ struct ofcd_loop {
 		size_t sched_len;
 		char *why; /* none, or not verified: why */
 		struct state_sched_task *task;
+		/* The inputs' fingerprint of the config in_cfg (a reference)
+		 * on in_spec, as last asked (state_schedule_store.c). */
+		struct fabcfg *in_cfg;
+		char *in_spec;
+		uint64_t inputs;
 	} ss;
 	/* cluster.c: replicas on etcd (d->clustered). cl: the store's view as last refreshed
 	 * (GetState shows it, the gate decides on it); leading: this replica took over and leads;

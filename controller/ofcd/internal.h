@@ -709,6 +709,26 @@ struct state_sched_task {
 	char *line; /* for the log and the event */
 };
 
+/* state_schedule_store.c: the leader's answer for the state's schedule,
+ * shared with the other replicas through the store (etcd). */
+/* The most a written answer may hold (an ofc.v1.Schedule summary is a
+ * few hundred bytes). */
+#define STATE_SCHED_ANSWER_MAX (64u << 10)
+/* (any thread) The fingerprint of what cfg's state schedule on spec (NULL:
+ * the config's graph) is computed from. */
+uint64_t state_schedule_inputs(const struct fabcfg *c, const char *spec);
+/* (mutation worker) The leading replica writes pub's schedule (pub->plan,
+ * as its failure report or restore computed it) to the store for the
+ * others; nothing when not clustered, not leading, or none computed. A
+ * write that fails is logged: the others then compute their own. */
+void state_schedule_publish(struct ofcd *d, const struct fabcfg *pub);
+/* (loop) The store's answer for a state of config c whose inputs are
+ * `inputs`: 1 with *sched (packed ofc.v1.Schedule, caller frees) and why
+ * saying whose; 0 when there is none, it is another state's or damaged
+ * (why says which). */
+int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs,
+			  uint8_t **sched, size_t *len, char *why, size_t n);
+
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */

@@ -370,6 +370,8 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	/* Final for this config: GetSchedule may answer the workload from it,
 	 * and a planner still computing it drops its result. */
 	atomic_store_explicit(&pub->planned, true, memory_order_release);
+	/* The other replicas show this answer instead of computing it again. */
+	state_schedule_publish(d, pub);
 	snprintf(sentence, n, "%s", msg.buf);
 	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
 	ev->message = sb_detach(&msg);

@@ -158,7 +158,12 @@ static void cluster_event(struct ofcd *d, enum store_event ev)
 		atomic_store(&d->cl_events_posted, false);
 		event_log_pull(d);
 		return; /* (nothing GetState shows) */
-	default:	/* (health: a deposed replica's reload that found etcd silent, again) */
+	case STORE_EV_SCHEDULE:
+		/* The leader's answer for the state's schedule: shown if it is
+		 * this state's (state_schedule_store.c). */
+		state_schedule_check(d, false);
+		return;
+	default: /* (health: a deposed replica's reload that found etcd silent, again) */
 		if (d->loop->cl_reload)
 			ofcd_want_cluster_job(d, JOB_SYNC);
 		break;

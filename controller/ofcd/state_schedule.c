@@ -219,7 +219,74 @@ static void install(struct ofcd *d, struct snapshot *s)
 	changed(d);
 }
 
-static void start(struct ofcd *d, const struct snapshot *s)
+/* Let go of a computation: its thread drops its result. */
+static void let_go(struct state_sched_task *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->d = NULL;
+	pthread_mutex_unlock(&t->mu);
+	state_sched_task_unref(t);
+}
+
+static void kept_free(struct state_sched *k)
+{
+	fabcfg_unref(k->cfg);
+	free(k->spec);
+	free(k->sched);
+	free(k->why);
+	k->cfg = NULL;
+	k->spec = NULL;
+	k->sched = NULL;
+	k->why = NULL;
+	k->sched_len = 0;
+}
+
+/* The inputs' fingerprint of s's schedule, hashed once per config and
+ * topology (a follower asked again and again while it computes). */
+static uint64_t inputs_of(struct state_sched *k, const struct snapshot *s)
+{
+	if (!k->in_cfg || !same_key(k->in_cfg, k->in_spec, s->cfg, s->sched_spec)) {
+		fabcfg_unref(k->in_cfg);
+		free(k->in_spec);
+		k->in_cfg = fabcfg_ref(s->cfg);
+		k->in_spec = s->sched_spec ? xstrdup(s->sched_spec) : NULL;
+		k->inputs = state_schedule_inputs(s->cfg, s->sched_spec);
+	}
+	return k->inputs;
+}
+
+/* Replicas: the leader's answer for this very state, from the store, kept
+ * and shown instead of computed (a computation under way is let go: its
+ * result would be the same). why gets why not. */
+static bool from_store(struct ofcd *d, struct snapshot *s, char *why, size_t n)
+{
+	struct state_sched *k = &d->loop->ss;
+	uint8_t *sched;
+	size_t len;
+
+	if (!state_schedule_answer(d, s->cfg, inputs_of(k, s), &sched, &len, why, n))
+		return false;
+	if (k->task) {
+		let_go(k->task);
+		k->task = NULL;
+	}
+	kept_free(k);
+	k->cfg = fabcfg_ref(s->cfg);
+	k->spec = s->sched_spec ? xstrdup(s->sched_spec) : NULL;
+	k->sched = sched;
+	k->sched_len = len;
+	install(d, s);
+
+	const Ofc__V1__Schedule *h = s->plan;
+	ofcd_log(d, OFCD_LOG_INFO,
+		 "the state's schedule: %s %s on %s: %u steps, %.6g us, %s, %s, not computed here",
+		 h && h->algorithm ? h->algorithm : "?", h && h->collective ? h->collective : "?",
+		 h && h->topology ? h->topology : "?", h ? h->num_steps : 0, h ? h->time_us : 0,
+		 h && h->verified ? "verified" : "NOT verified", why);
+	return true;
+}
+
+static void start(struct ofcd *d, const struct snapshot *s, const char *why)
 {
 	struct state_sched_task *t = xcalloc(1, sizeof(*t));
 	pthread_attr_t attr;
@@ -244,6 +311,8 @@ static void start(struct ofcd *d, const struct snapshot *s)
 	}
 	pthread_attr_destroy(&attr);
 	d->loop->ss.task = t;
+	if (d->clustered)
+		ofcd_log(d, OFCD_LOG_INFO, "the state's schedule: computing it here (%s)", why);
 	changed(d); /* (schedule_computing_since_unix_ms) */
 }
 
@@ -254,15 +323,20 @@ void state_schedule_check(struct ofcd *d, bool asked)
 
 	if (!s || !s->sched_want || d->loop->stopping)
 		return;
+	char why[240] = "";
+
 	if (k->cfg && same_key(k->cfg, k->spec, s->cfg, s->sched_spec)) {
 		install(d, s);
 		return;
 	}
+	/* (a follower, or a leader that took over: the leader's answer) */
+	if (d->clustered && from_store(d, s, why, sizeof(why)))
+		return;
 	if (k->task)
 		return; /* one at a time: this state's when it lands */
 	if (d->clustered && !d->loop->leading && !asked)
 		return; /* a follower: when a client asks for the state */
-	start(d, s);
+	start(d, s, why);
 }
 
 uint64_t state_schedule_since(const struct ofcd *d)
@@ -285,10 +359,7 @@ void state_schedule_landed(struct ofcd *d, struct state_sched_task *t)
 	}
 	state_sched_task_unref(k->task); /* the daemon's reference */
 	k->task = NULL;
-	fabcfg_unref(k->cfg);
-	free(k->spec);
-	free(k->sched);
-	free(k->why);
+	kept_free(k);
 	k->cfg = fabcfg_ref(t->cfg);
 	k->spec = t->spec ? xstrdup(t->spec) : NULL;
 	k->sched = t->sched;
@@ -329,16 +400,11 @@ void state_schedule_stop(struct ofcd *d)
 	struct state_sched *k = &d->loop->ss;
 	struct state_sched_task *t = k->task;
 
-	if (t) {
-		pthread_mutex_lock(&t->mu);
-		t->d = NULL;
-		pthread_mutex_unlock(&t->mu);
-		state_sched_task_unref(t);
-	}
+	if (t)
+		let_go(t);
 	k->task = NULL;
-	fabcfg_unref(k->cfg);
-	free(k->spec);
-	free(k->sched);
-	free(k->why);
+	kept_free(k);
+	fabcfg_unref(k->in_cfg);
+	free(k->in_spec);
 	memset(k, 0, sizeof(*k));
 }

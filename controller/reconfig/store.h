@@ -19,9 +19,10 @@
  * failures.c), the queue an ofc.v1.MutationQueue (controller/ofcd/
  * queue.c), the held partitions an ofc.v1.HeldPartitions (controller/
  * ofcd/held.c), the event log an ofc.v1.EventLog (controller/ofcd/
- * event_log.c). A store is used by one thread at a time unless its backend
- * says otherwise: etcd's takes reads and writes from any thread (one
- * write at a time). */
+ * event_log.c), the leader's state schedule an ofc.v1.StateScheduleAnswer
+ * (controller/ofcd/state_schedule_store.c). A store is used by one thread
+ * at a time unless its backend says otherwise: etcd's takes reads and
+ * writes from any thread (one write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
 #define OFC_CONTROLLER_RECONFIG_STORE_H
 
@@ -39,6 +40,8 @@ enum store_item {
 			   * mutations (etcd only; no file) */
 	STORE_EVENTS,	  /* the fabric's last events, for every replica's watchers
 			   * (etcd only; no file) */
+	STORE_SCHEDULE,	  /* the leader's answer for the state's schedule, for the
+			   * other replicas to show (etcd only; no file) */
 	STORE_NITEMS
 };
 
@@ -111,6 +114,9 @@ enum store_event {
 	 * the state (no STORE_EV_CHANGED for it). Last, so that a change of the
 	 * state the same watch answer delivered is fired first. */
 	STORE_EV_EVENTS,
+	/* The watch delivered the leader's state schedule (STORE_SCHEDULE)
+	 * anew; not a change of the state either. */
+	STORE_EV_SCHEDULE,
 };
 
 struct store_etcd_opts {

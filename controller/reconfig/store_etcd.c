@@ -47,7 +47,7 @@
 static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
-    [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",
+    [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",	[STORE_SCHEDULE] = "schedule",
 };
 
 static const struct etcd_store *ces_of(const struct store *s)
@@ -71,7 +71,7 @@ static void fire(struct etcd_store *es)
 	p = es->pending;
 	es->pending = 0;
 	pthread_mutex_unlock(&es->mu);
-	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_EVENTS; ev++)
+	for (int ev = STORE_EV_LEADER; ev <= STORE_EV_SCHEDULE; ev++)
 		if (p & (1u << ev) && es->on_event)
 			es->on_event(es->ctx, (enum store_event)ev);
 }
@@ -194,6 +194,7 @@ static void cache_load(struct etcd_store *es, struct etcd_kv *kvs, uint32_t n, i
 	es_post(es, STORE_EV_CHANGED);
 	es_post(es, STORE_EV_HEALTH);
 	es_post(es, STORE_EV_EVENTS);
+	es_post(es, STORE_EV_SCHEDULE);
 }
 
 /* ---- the store's operations ------------------------------------------------------------ */
@@ -931,8 +932,9 @@ static int on_watch(void *ctx, struct json_object *msg)
 		size_t plen = strlen(es->prefix);
 		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
 		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
-		bool quiet =
-		    is_events || (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
+		bool is_sched = ours && strcmp(kv.key + plen, item_names[STORE_SCHEDULE]) == 0;
+		bool quiet = is_events || is_sched ||
+			     (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
 
 		/* (kv's key and value move into the cache: not read after) */
 		cache_set(es, kv.key, del ? NULL : kv.value, kv.len, kv.create_rev, kv.mod_rev,
@@ -946,6 +948,8 @@ static int on_watch(void *ctx, struct json_object *msg)
 			es_post(es, STORE_EV_HEALTH);
 		else if (is_events)
 			es_post(es, STORE_EV_EVENTS);
+		else if (is_sched)
+			es_post(es, STORE_EV_SCHEDULE);
 		else if (!is_leader && !quiet)
 			es_post(es, STORE_EV_CHANGED);
 	}

@@ -111,7 +111,7 @@ static inline struct etcd_store *es_of(struct store *s)
 static inline void es_post(struct etcd_store *es, enum store_event ev)
 {
 	es->pending |= 1u << ev;
-	if (ev != STORE_EV_CHANGED && ev != STORE_EV_EVENTS)
+	if (ev != STORE_EV_CHANGED && ev != STORE_EV_EVENTS && ev != STORE_EV_SCHEDULE)
 		es->serial++;
 }
 

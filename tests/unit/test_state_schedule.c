@@ -4,10 +4,12 @@
  * why; a follower computes none at a commit, only when a client asks it
  * for the state; the schedule kept is symmetry-reduced where the topology
  * admits it, and under a failed link above 1,024 hosts the healthy program
- * and a patch. */
+ * and a patch; the key of the leader's answer in the store is its inputs'. */
 #include "tests/unit/ofcd_world.h"
 
 #include <sys/eventfd.h>
+
+#include "proto/state.pb-c.h"
 
 /* The loop's half (d->loop) is complete in conn.h alone; its get_state
  * (the request's handler) is another than ofcd_world.h's (a client's
@@ -276,6 +278,114 @@ static void test_follower(void **state)
 	free(text);
 }
 
+/* The leader's answer in the store (a files store here: the same read as
+ * etcd's cache): a replica takes the one whose inputs are its state's
+ * and computes nothing; one of other inputs, or damaged, it computes its
+ * own and logs why; an answer that lands while it computes replaces the
+ * computation. */
+static void put_answer(struct ofcd *d, const struct fabcfg *cfg, uint64_t inputs,
+		       const char *algorithm)
+{
+	Ofc__V1__Schedule h = OFC__V1__SCHEDULE__INIT;
+	Ofc__V1__StateScheduleAnswer a = OFC__V1__STATE_SCHEDULE_ANSWER__INIT;
+	uint8_t hb[256], ab[512];
+	struct ofc_error err = {0};
+
+	h.algorithm = (char *)algorithm;
+	h.collective = "allreduce";
+	h.has_verified = h.has_time_us = 1;
+	h.verified = true;
+	h.time_us = 123;
+	a.has_inputs = a.has_schedule = 1;
+	a.inputs = inputs;
+	a.replica = "r9";
+	a.schedule.len = protobuf_c_message_pack(&h.base, hb);
+	a.schedule.data = hb;
+	struct store_write wr = {STORE_SCHEDULE, ab, protobuf_c_message_pack(&a.base, ab)};
+	assert_int_equal(store_write(d->store, cfg->f->name, &wr, 1, &err), 0);
+}
+
+static bool logged(struct world *w, const char *text)
+{
+	pthread_mutex_lock(&w->log_mu);
+	bool has = w->log.buf && strstr(w->log.buf, text);
+	pthread_mutex_unlock(&w->log_mu);
+	return has;
+}
+
+static void test_follower_reads_answer(void **state)
+{
+	struct world *w = *state;
+	struct ofcd *d = xcalloc(1, sizeof(*d));
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	char *text = xasprintf(cfg_fmt, "torus:8x8");
+
+	state_schedule_test_hook = NULL;
+	assert_int_equal(config_parse("fab.yaml", text, strlen(text), &f, &err), 0);
+	assert_int_equal(fabric_validate(f, &err), 0);
+	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", LP_SOLVER_DEFAULT);
+
+	d->loop = xcalloc(1, sizeof(*d->loop));
+	d->o.log = log_line;
+	d->o.log_ctx = w;
+	d->o.log_level = OFCD_LOG_DEBUG;
+	d->wake_fd = eventfd(0, EFD_CLOEXEC);
+	pthread_mutex_init(&d->notes.mu, NULL);
+	d->clustered = true;
+	d->store = store_open_files(w->dir);
+
+	/* The answer for this very state: shown unasked, nothing computed. */
+	put_answer(d, cfg, state_schedule_inputs(cfg, NULL), "from-leader");
+	d->loop->snap = wanting(cfg, NULL);
+	state_schedule_check(d, false);
+	assert_null(d->loop->ss.task);
+	assert_non_null(d->loop->snap->state->schedule);
+	assert_string_equal(d->loop->snap->state->schedule->algorithm, "from-leader");
+	assert_true(logged(w, "the answer of replica r9 (epoch 0), read from the store, not "
+			      "computed here"));
+	state_schedule_check(d, true);
+	assert_null(d->loop->ss.task);
+
+	/* Another state's answer (another topology committed): computed here. */
+	snapshot_free(d->loop->snap);
+	d->loop->snap = wanting(cfg, "torus:4x16");
+	state_schedule_check(d, true);
+	assert_non_null(d->loop->ss.task);
+	assert_true(logged(w, "computing it here (the leader's answer in the store is another "
+			      "state's (by r9, 0 failures in effect))"));
+	state_schedule_landed(d, landed_task(d));
+	assert_string_equal(d->loop->snap->state->schedule->topology, "torus:4x16");
+	assert_string_not_equal(d->loop->snap->state->schedule->algorithm, "from-leader");
+
+	/* Damaged: computed here, and said so. */
+	struct store_write junk = {STORE_SCHEDULE, "not a protobuf", 14};
+	assert_int_equal(store_write(d->store, cfg->f->name, &junk, 1, &err), 0);
+	snapshot_free(d->loop->snap);
+	d->loop->snap = wanting(cfg, "torus:2x32");
+	state_schedule_check(d, true);
+	assert_non_null(d->loop->ss.task);
+	assert_true(logged(w, "computing it here (the leader's answer in the store is damaged"));
+
+	/* The leader's answer lands while it computes: taken, the computation
+	 * let go (its thread drops its result). */
+	put_answer(d, cfg, state_schedule_inputs(cfg, "torus:2x32"), "landed-later");
+	state_schedule_check(d, false);
+	assert_null(d->loop->ss.task);
+	assert_string_equal(d->loop->snap->state->schedule->algorithm, "landed-later");
+
+	state_schedule_stop(d);
+	event_log_free(d);
+	snapshot_free(d->loop->snap);
+	fabcfg_unref(cfg);
+	store_close(d->store);
+	close(d->wake_fd);
+	pthread_mutex_destroy(&d->notes.mu);
+	free(d->loop);
+	free(d);
+	free(text);
+}
+
 /* Above 1,024 hosts the workload's schedule that the re-plan and the
  * state show (state_schedule_structured) keeps the structure by itself
  * under a failed link, an allgather too (whose explicit schedule the
@@ -378,6 +488,86 @@ static void test_expand_reduced(void **state)
 	sb_free(&fail);
 }
 
+/* The key of the leader's answer in the store (state_schedule_store.c):
+ * the same inputs give the same fingerprint whatever order the failures
+ * were reported in; any input that changes the schedule changes it. */
+static struct fabcfg *small_cfg(const struct world *w, const char *topology, const char *size)
+{
+	char *text = xasprintf("name: fp\n"
+			       "hosts: {count: 16, prefix: h, ports: 4}\n"
+			       "switches:\n"
+			       "  - {name: ocs0, type: ocs, ports: 64, driver: {type: sim}}\n"
+			       "wiring: {pattern: sequential, switches: [ocs0]}\n"
+			       "topology: %s\n"
+			       "collectives:\n"
+			       "  - {op: allreduce, size: %s}\n",
+			       topology, size);
+	char path[200];
+	struct ofc_error err = {0};
+	struct fabric *f;
+
+	snprintf(path, sizeof(path), "%s/fp.yaml", w->dir);
+	assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
+	if (fabric_open(path, &f, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct fabcfg *c = fabcfg_new(f, text, strlen(text), path, LP_SOLVER_DEFAULT);
+	free(text);
+	c->coll = SCHED_ALLREDUCE;
+	c->size = 1u << 20;
+	return c;
+}
+
+static void set_failed(struct fabcfg *c, const char *a, const char *b)
+{
+	strv_free(c->failed, c->nfailed);
+	c->nfailed = 0;
+	c->failed = xcalloc(3, sizeof(char *));
+	if (a)
+		c->failed[c->nfailed++] = xstrdup(a);
+	if (b)
+		c->failed[c->nfailed++] = xstrdup(b);
+}
+
+static void test_answer_inputs(void **state)
+{
+	struct world *w = *state;
+	struct fabcfg *a = small_cfg(w, "torus:4x4", "1MiB"),
+		      *b = small_cfg(w, "torus:4x4", "1MiB");
+	struct fabcfg *other = small_cfg(w, "torus:2x8", "1MiB");
+	struct fabcfg *size = small_cfg(w, "torus:4x4", "2MiB");
+	uint64_t healthy = state_schedule_inputs(a, NULL);
+
+	/* two configs read alike: the same key */
+	assert_true(state_schedule_inputs(b, NULL) == healthy);
+	/* another topology, config text, committed topology or workload */
+	assert_true(state_schedule_inputs(other, NULL) != healthy);
+	assert_true(state_schedule_inputs(size, NULL) != healthy);
+	assert_true(state_schedule_inputs(a, "torus:2x8") != healthy);
+	b->size = 2u << 20;
+	assert_true(state_schedule_inputs(b, NULL) != healthy);
+	b->size = a->size;
+	b->coll = SCHED_ALLGATHER;
+	assert_true(state_schedule_inputs(b, NULL) != healthy);
+	b->coll = a->coll;
+	/* the failures in effect, as a set */
+	set_failed(a, "h0-h1", "h5:2");
+	set_failed(b, "h5:2", "h0-h1");
+	uint64_t two = state_schedule_inputs(a, NULL);
+	assert_true(two != healthy);
+	assert_true(state_schedule_inputs(b, NULL) == two);
+	set_failed(b, "h0-h1", NULL);
+	assert_true(state_schedule_inputs(b, NULL) != two);
+	assert_true(state_schedule_inputs(b, NULL) != healthy);
+	set_failed(b, "h0-h1", "h5:3");
+	assert_true(state_schedule_inputs(b, NULL) != two);
+	set_failed(b, NULL, NULL);
+	assert_true(state_schedule_inputs(b, NULL) == healthy);
+	fabcfg_unref(a);
+	fabcfg_unref(b);
+	fabcfg_unref(other);
+	fabcfg_unref(size);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -392,6 +582,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_follower, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_structured_large, setup, teardown),
 	    cmocka_unit_test(test_expand_reduced),
+	    cmocka_unit_test_setup_teardown(test_answer_inputs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_follower_reads_answer, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

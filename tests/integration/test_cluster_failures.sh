@@ -1,0 +1,131 @@
+#!/bin/sh
+# A failure through three replicas on etcd (docs/ofcd.md, "Replicas"): the
+# leader answers `ofc fail` with the workload's schedule on what survives,
+# verified, shows that answer as its state's schedule without computing it
+# again, and writes it to the store (PREFIX/FABRIC/schedule); the followers
+# show the leader's answer, read from the store, and compute none (their
+# logs say which: "read from the store, not computed here" against
+# "computing it here"); a restore brings every replica back to the healthy
+# schedule, again the leader's; a new leader that takes over with the
+# failure in effect shows the answer from the store too; a follower that
+# finds the answer damaged (or another state's) computes its own, and says
+# why.
+SUITE=cluster_failures
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/cluster_env.sh"
+
+if ! command -v etcd >/dev/null; then
+	echo "cluster_failures: no etcd (scripts/install-deps.sh installs etcd-server): skipped"
+	exit 0
+fi
+three_replicas 5
+FAB=torus64-ocs
+
+# mark NAME: where NAME's log ends now; since NAME: the log after the mark
+mark() { eval "${1}_mark=\$(wc -c <\"\$TMP/\$1.log\")"; }
+since() { eval "tail -c +\$((\${1}_mark + 1)) \"\$TMP/\$1.log\""; }
+# logged NAME SECS TEXT: until NAME's log since its mark has TEXT
+logged() {
+	deadline "$2"
+	until since "$1" | grep -qF "$3" || past $_end; do sleep 0.1; done
+	since "$1" | grep -qF "$3"
+}
+# sched NAME: "ALGORITHM TOPOLOGY STEPS TIME VERIFIED FAILED" of NAME's state
+# (the time as the answer prints it: %.6g)
+sched() {
+	cluster_json "$1" && python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+s = j.get("schedule") or {}
+print(s.get("algorithm"), s.get("topology"), s.get("num_steps"), "%.6g" % s.get("time_us", 0), s.get("verified"),
+      ",".join(j.get("failed", [])) or "-")' "$TMP/$1.json"
+}
+READ="read from the store, not computed here"
+COMPUTING="the state's schedule: computing it here"
+
+wait_leader 20 r1 r2 r3 && ok || bad "no leader within 20 s" "$(tail -3 "$TMP/r1.log")"
+L=$LEADER
+set -- $(others "$L")
+F1=$1 F2=$2
+expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology torus:8x8
+# the healthy schedule, as every replica shows it (a follower computes it
+# when asked: the leader wrote no answer for a commit)
+for r in $L $F1 $F2; do
+	until_state $r 20 'j.get("schedule", {}).get("verified") and j["config_generation"] >= 1' ||
+		bad "$r shows no healthy schedule" "$(cat "$TMP/$r.json")"
+done
+HEALTHY=$(sched "$L")
+case $HEALTHY in "bfb torus:8x8 "*" True -") ok ;; *) bad "the healthy schedule" "$HEALTHY" ;; esac
+[ "$(sched "$F1")" = "$HEALTHY" ] && [ "$(sched "$F2")" = "$HEALTHY" ] && ok ||
+	bad "the replicas' healthy schedules differ" "$HEALTHY / $(sched "$F1") / $(sched "$F2")"
+
+# ---- a failed link: the leader's answer, shown by every replica --------------------
+for r in $L $F1 $F2; do mark $r; done
+expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); bfb allreduce on torus:8x8 without h0-h1: " \
+	$OFC --socket "$TMP/$L.sock" fail h0-h1
+ANSWER=$(sed -n 's/.*bfb allreduce on torus:8x8 without h0-h1: \([0-9]*\) steps, \([0-9.e+]*\) us.*/\1 \2/p' "$TMP/out")
+[ -n "$ANSWER" ] && ok || bad "the answer's steps and time" "$(cat "$TMP/out")"
+etcd_ctl get "/ofc/$FAB/schedule" --keys-only | grep -q "^/ofc/$FAB/schedule$" && ok ||
+	bad "the leader wrote no answer to the store" "$(etcd_ctl get /ofc/ --prefix --keys-only)"
+grep -qF "the state's schedule written to the store for the other replicas" "$TMP/$L.log" && ok ||
+	bad "the leader's log does not say it wrote the answer" "$(since "$L" | tail -5)"
+# each follower's watch delivers it: shown without a client asking, and
+# without computing
+for r in $F1 $F2; do
+	logged $r 20 "$READ" && ok || bad "$r did not read the leader's answer" "$(since $r | tail -8)"
+done
+FAILED=$(sched "$L")
+case $FAILED in "bfb torus:8x8 without h0-h1 ${ANSWER% *} ${ANSWER#* } True h0-h1") ok ;;
+*) bad "the leader's state is not its answer ($ANSWER)" "$FAILED" ;; esac
+for r in $F1 $F2; do
+	[ "$(sched $r)" = "$FAILED" ] && ok || bad "$r shows another schedule than the leader's" "$(sched $r) / $FAILED"
+	since $r | grep -qF "$COMPUTING" && bad "$r computed the schedule the leader answered" "$(since $r | grep -F "$COMPUTING")" || ok
+	grep -qF "the answer of replica $L (epoch " "$TMP/$r.log" && ok || bad "$r's log does not name the leader" "$(since $r | grep "$READ")"
+done
+# the leader computed it once, answering the failure: its state took that answer
+since "$L" | grep -qF "$COMPUTING" && bad "the leader computed its state's schedule again" "$(since "$L" | grep -F "$COMPUTING")" || ok
+
+# ---- a restore: every replica back on the healthy schedule, the leader's --------
+for r in $L $F1 $F2; do mark $r; done
+expect_stdout_has "h0-h1 restored; no failure in effect; bfb allreduce on torus:8x8: " \
+	$OFC --socket "$TMP/$L.sock" restore h0-h1
+for r in $F1 $F2; do
+	logged $r 20 "$READ" && ok || bad "$r did not read the leader's healthy answer" "$(since $r | tail -8)"
+done
+for r in $L $F1 $F2; do
+	[ "$(sched $r)" = "$HEALTHY" ] && ok || bad "$r after the restore" "$(sched $r) / $HEALTHY"
+	since $r | grep -qF "$COMPUTING" && bad "$r computed the healthy schedule again" "$(since $r | grep -F "$COMPUTING")" || ok
+done
+
+# ---- a takeover with a failure in effect: the new leader reads the answer ---------
+expect_exit 0 $OFC --socket "$TMP/$L.sock" fail h2:0
+for r in $F1 $F2; do mark $r; done
+for r in $F1 $F2; do
+	until_state $r 20 'j.get("failed") == ["h2:0"] and j.get("schedule", {}).get("verified")' ||
+		bad "$r does not show the failed port" "$(cat "$TMP/$r.json")"
+done
+PORT=$(sched "$L")
+replica_stop "$L" KILL
+wait_leader 30 $F1 $F2 && ok || bad "no new leader" "$(tail -5 "$TMP/$F1.log")"
+N=$LEADER
+until_state $N 20 'j.get("failed") == ["h2:0"] and j.get("schedule", {}).get("verified")' ||
+	bad "the new leader's state" "$(cat "$TMP/$N.json")"
+[ "$(sched $N)" = "$PORT" ] && ok || bad "the new leader shows another schedule" "$(sched $N) / $PORT"
+since $N | grep -qF "$COMPUTING" && bad "the new leader computed the schedule again" "$(since $N | grep -F "$COMPUTING")" || ok
+
+# ---- a damaged answer: a replica computes its own, and says why --------------------
+etcd_ctl put "/ofc/$FAB/schedule" "not a protobuf" >/dev/null && ok || bad "etcdctl put"
+mark "$L"
+replica_start "$L" --probe-interval 0
+until_state "$L" 20 'j.get("failed") == ["h2:0"] and j.get("schedule", {}).get("verified")' ||
+	bad "$L (restarted, the answer damaged) shows no schedule" "$(cat "$TMP/$L.json")"
+[ "$(sched "$L")" = "$PORT" ] && ok || bad "computed here, another schedule" "$(sched "$L") / $PORT"
+since "$L" | grep -qF "$COMPUTING (the leader's answer in the store is damaged" && ok ||
+	bad "the restarted follower does not say why it computed" "$(since "$L" | grep "state's schedule")"
+# the leader's next answer is read again
+mark "$L"
+expect_exit 0 $OFC --socket "$TMP/$N.sock" restore h2:0
+logged "$L" 20 "$READ" && ok || bad "$L did not read the next answer" "$(since "$L" | tail -8)"
+[ "$(sched "$L")" = "$HEALTHY" ] && ok || bad "$L after the restore" "$(sched "$L") / $HEALTHY"
+
+finish
