@@ -499,11 +499,22 @@ struct wkey {
 	uint32_t block, i;
 };
 
-static int cmp_wkey(const void *a, const void *b)
+/* One owner's m pieces (one phase) by block: a radix sort on the block's
+ * two bytes (node ids, below 65,536) in tmp; a qsort per owner here was
+ * an eighth of the whole answer at 8,192 nodes. */
+static void sort_wkeys(struct wkey *w, size_t m, struct wkey *tmp)
 {
-	const struct wkey *x = a, *y = b;
+	for (unsigned shift = 0; shift < 16; shift += 8) {
+		size_t at[257] = {0};
 
-	return x->block < y->block ? -1 : x->block > y->block;
+		for (size_t i = 0; i < m; i++)
+			at[((w[i].block >> shift) & 0xff) + 1]++;
+		for (unsigned d = 0; d < 256; d++)
+			at[d + 1] += at[d];
+		for (size_t i = 0; i < m; i++)
+			tmp[at[(w[i].block >> shift) & 0xff]++] = w[i];
+		memcpy(w, tmp, m * sizeof(*w));
+	}
 }
 
 /* Whether the k pieces w (of owner u's block, ws's transfers, at steps
@@ -580,7 +591,7 @@ static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
 
 		idx[wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 1]++] = (uint32_t)i;
 	}
-	struct wkey *w = xmalloc((most + 1) * sizeof(*w));
+	struct wkey *w = xmalloc((2 * most + 2) * sizeof(*w)); /* and the sort's */
 	uint8_t *drop = xcalloc(nx + 1, 1);
 	for (size_t bk = 0; bk < nb; bk++) {
 		size_t m = wstart[bk + 1] - wstart[bk];
@@ -589,7 +600,7 @@ static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
 		for (size_t j = 0; j < m; j++)
 			w[j] = (struct wkey){ws->xfers[idx[wstart[bk] + j]].block,
 					     idx[wstart[bk] + j]};
-		qsort(w, m, sizeof(*w), cmp_wkey);
+		sort_wkeys(w, m, w + most + 1);
 		for (size_t a = 0, e; a < m; a = e) {
 			uint32_t rel = sched_group_sub(G, w[a].block, u);
 

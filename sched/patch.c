@@ -657,6 +657,32 @@ static int cmp_okey(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* One owner's m pieces (one phase) by block, then offset: a radix sort
+ * on the block's two bytes in tmp (m entries), then an insertion sort by
+ * offset among a block's few pieces. A qsort per owner here was a tenth
+ * of the whole answer at 8,192 nodes. */
+static void sort_okeys(struct okey *k, size_t m, struct okey *tmp)
+{
+	for (unsigned shift = 0; shift < 16; shift += 8) {
+		size_t at[257] = {0};
+
+		for (size_t i = 0; i < m; i++)
+			at[((k[i].key >> shift) & 0xff) + 1]++;
+		for (unsigned d = 0; d < 256; d++)
+			at[d + 1] += at[d];
+		for (size_t i = 0; i < m; i++)
+			tmp[at[(k[i].key >> shift) & 0xff]++] = k[i];
+		memcpy(k, tmp, m * sizeof(*k));
+	}
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && cmp_okey(&k[j - 1], &k[j]) > 0; j--) {
+			struct okey x = k[j];
+
+			k[j] = k[j - 1];
+			k[j - 1] = x;
+		}
+}
+
 /* The pair (ph, u, o) the patch plans outside the region: its hold, or
  * NULL. */
 static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
@@ -706,8 +732,13 @@ static int partial_cover(struct pcheck *c)
 					  .tau = tau(c, x, t)};
 		}
 	m = bk[nb];
+	size_t most = 0;
 	for (size_t b = 0; b < nb; b++)
-		qsort(k + bk[b], bk[b + 1] - bk[b], sizeof(*k), cmp_okey);
+		most = bk[b + 1] - bk[b] > most ? bk[b + 1] - bk[b] : most;
+	struct okey *tmp = xmalloc((most + 1) * sizeof(*tmp));
+	for (size_t b = 0; b < nb; b++)
+		sort_okeys(k + bk[b], bk[b + 1] - bk[b], tmp);
+	free(tmp);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	c->oblk = xmalloc((m + 1) * sizeof(uint32_t));
 	c->ohold = xmalloc((m + 1) * sizeof(uint32_t));
