@@ -633,16 +633,24 @@ static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
 	free(bstep);
 }
 
-/* What solving the nwhole nodes that lost an in-link holds, refused
- * with the estimate before any is solved (-1, OFC_E_RUNTIME): each
- * receives every other block in each phase, in 1.2 pieces on average
- * (torus:128x128 less 1% of its links: 24 M transfers for its 636 such
- * nodes). 1% of torus:256x256's links is 2,514 nodes, about 7.4 GiB. */
+/* What answering with the nwhole nodes that lost an in-link solved whole
+ * holds at its peak, refused with the estimate before any is solved (-1,
+ * OFC_E_RUNTIME): each receives every other block in each phase, in 1.2
+ * pieces on average (torus:128x128 less 1% of its links: 24 M transfers
+ * for its 636 such nodes), and the whole answer held PATCH_PEAK_BYTES a
+ * piece at its peak: the solve's growing schedule, the patch copied out
+ * of it, the check's tables and the healthy parts beside them. Measured
+ * in `ofc schedule` with 1% of the links failed: 1.28 GiB at 16,384
+ * nodes (55 bytes a piece), 442 MiB at 8,192 (75, the fixed part weighs
+ * more there). 1% of torus:256x256's links is 2,514 nodes, about 24 GiB:
+ * refused (the solve's pieces alone, at 20 bytes, said 7.4 GiB, under a
+ * limit of half of this machine's 24 GiB; such a run grew past 9 GB). */
+#define PATCH_PEAK_BYTES 64
 static int whole_over_memory(uint32_t nwhole, uint32_t n, enum sched_collective c,
 			     uint64_t max_bytes, struct ofc_error *err)
 {
-	double est = (double)nwhole * (n - 1) * (c == SCHED_ALLREDUCE ? 2 : 1) * 1.2 *
-		     (double)sizeof(struct xfer);
+	double pieces = (double)nwhole * (n - 1) * (c == SCHED_ALLREDUCE ? 2 : 1) * 1.2;
+	double est = pieces * PATCH_PEAK_BYTES;
 	char need_s[32], max_s[32];
 
 	if (!max_bytes || est <= (double)max_bytes)
@@ -650,9 +658,9 @@ static int whole_over_memory(uint32_t nwhole, uint32_t n, enum sched_collective 
 	fmt_size(need_s, sizeof(need_s), (uint64_t)est);
 	fmt_size(max_s, sizeof(max_s), max_bytes);
 	return ofc_error_set(err, OFC_E_RUNTIME,
-			     "%u nodes lost a link: solving them whole needs about %s (%.3g "
-			     "transfers), over the memory limit of %s",
-			     nwhole, need_s, est / (double)sizeof(struct xfer), max_s);
+			     "%u nodes lost a link: the answer with them solved whole needs "
+			     "about %s at its peak (%.3g transfers), over the memory limit of %s",
+			     nwhole, need_s, pieces, max_s);
 }
 
 /* The patch of g without gone[] (every arc of a failed host among them),
