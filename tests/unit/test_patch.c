@@ -456,6 +456,44 @@ static void test_whole_estimate(void **state)
 	fx_close(&f);
 }
 
+/* The check's read-only passes run on threads by chunks of transfers: a
+ * copy sent in the step its sender receives the block, far past the first
+ * chunks, is refused, and the reason names it. */
+static void test_check_on_threads(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	size_t late = SIZE_MAX;
+	uint32_t lt = 0;
+	assert_true(q->nxfers > 3 * 4096);
+	/* the last copy whose sender got its block from the patch a step before */
+	for (uint32_t t = q->nsteps / 2 + 1; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++)
+			for (size_t j = q->step_start[t - 1]; j < q->step_start[t]; j++)
+				if (q->xfers[j].dst == q->xfers[i].src &&
+				    q->xfers[j].block == q->xfers[i].block &&
+				    xfer_op(&q->xfers[i]) != XFER_REDUCE) {
+					late = i;
+					lt = t;
+					break;
+				}
+	assert_true(late != SIZE_MAX && late > 2 * 4096);
+	struct sched_patch bad = {0};
+	corrupt(&f, late, 1, &bad);
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+	char want[96];
+	snprintf(want, sizeof(want), "sends block %u before it holds it (time %u, held after ",
+		 q->xfers[late].block, lt - q->nsteps / 2);
+	if (!strstr(rep.error, want))
+		fail_msg("%s (wanted ...%s)", rep.error, want);
+	sched_patch_free(&bad);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +506,7 @@ int main(void)
 	    cmocka_unit_test(test_whole_estimate),
 	    cmocka_unit_test(test_failed_host),
 	    cmocka_unit_test(test_failed_host_corrupted),
+	    cmocka_unit_test(test_check_on_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
