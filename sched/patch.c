@@ -689,6 +689,24 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
 {
 	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
 
+	if (hi - lo > 8) {
+		/* the blocks spread over the node ids: start where o would be
+		 * if evenly (one or two cache lines, where halving touched a
+		 * dozen), then widen by doubling to the range that holds it */
+		uint32_t at = lo + (uint32_t)((uint64_t)o * (hi - lo) / c->n), step = 4;
+
+		if (c->oblk[at] < o) {
+			while (at + step < hi && c->oblk[at + step] < o)
+				step *= 2;
+			lo = at + 1;
+			hi = at + step + 1 < hi ? at + step + 1 : hi;
+		} else {
+			while (at >= lo + step && c->oblk[at - step] > o)
+				step *= 2;
+			lo = at >= lo + step ? at - step : lo;
+			hi = at + 1;
+		}
+	}
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -933,18 +951,13 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 
 /* The base's nodes: none reads a patched block before it is held, none
  * moves a block it still plans by the base over a gone arc. */
-/* Item i of base_untouched's late readers: a region program's block
- * (i < nh, by (phase, region node) and block), or a pair the patch plans
- * outside the region (i - nh, as oblk is). */
-static int reader_item(struct pcheck *c, size_t nh, size_t i, bool say)
+/* The (phase, owner) bucket of ooff holding pair j: the last b with
+ * ooff[b] <= j. */
+static uint32_t pair_bucket(const struct pcheck *c, uint32_t j)
 {
-	if (i < nh)
-		return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
-				    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
-				    c->hold[i], say);
-	uint32_t j = (uint32_t)(i - nh), lo = 0, hi = 2 * c->n;
+	uint32_t lo = 0, hi = 2 * c->n;
 
-	while (hi - lo > 1) { /* the (phase, owner) holding pair j */
+	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
 		if (c->ooff[mid] <= j)
@@ -952,7 +965,21 @@ static int reader_item(struct pcheck *c, size_t nh, size_t i, bool say)
 		else
 			hi = mid;
 	}
-	return late_readers(c, lo / c->n, lo % c->n, c->oblk[j], c->ohold[j], say);
+	return lo;
+}
+
+/* Item i of base_untouched's late readers: a region program's block
+ * (i < nh, by (phase, region node) and block), or pair i - nh the patch
+ * plans outside the region, in bucket b (as oblk is). */
+static int reader_item(struct pcheck *c, size_t nh, size_t i, uint32_t b, bool say)
+{
+	if (i < nh)
+		return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
+				    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
+				    c->hold[i], say);
+	uint32_t j = (uint32_t)(i - nh);
+
+	return late_readers(c, b / c->n, b % c->n, c->oblk[j], c->ohold[j], say);
 }
 
 static void readers_chunk(void *arg, size_t j, unsigned wid)
@@ -961,13 +988,21 @@ static void readers_chunk(void *arg, size_t j, unsigned wid)
 	struct pcheck *c = k->c;
 	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
+	uint32_t b = 0;
 
 	(void)wid;
-	for (size_t i = lo; i < hi; i++)
-		if (reader_item(c, nh, i, false) < 0) {
+	for (size_t i = lo; i < hi; i++) {
+		if (i == lo && i >= nh)
+			b = pair_bucket(c, (uint32_t)(i - nh));
+		else if (i == nh)
+			b = 0;
+		while (i >= nh && i - nh >= c->ooff[b + 1])
+			b++;
+		if (reader_item(c, nh, i, b, false) < 0) {
 			k->first[j] = i;
 			return;
 		}
+	}
 }
 
 static int base_untouched(struct pcheck *c)
@@ -979,7 +1014,7 @@ static int base_untouched(struct pcheck *c)
 	size_t i = first_failing(c, nh + c->ooff[2 * c->n], readers_chunk);
 
 	if (i != SIZE_MAX)
-		return reader_item(c, nh, i, true);
+		return reader_item(c, nh, i, i < nh ? 0 : pair_bucket(c, (uint32_t)(i - nh)), true);
 	for (uint32_t tail = 0; tail < c->n; tail++)
 		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
 			uint32_t head = g->adj[a], j = a - g->off[tail];
