@@ -890,9 +890,9 @@ static int patch_causal(struct pcheck *c)
 }
 
 /* x holds o after h, later than the base says: no unpatched reader (one
- * whose (reader, o) the base still plans) takes it from x before. */
-static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h,
-			bool say)
+ * whose (reader, o) the base still plans) takes it from x before; the
+ * reason in c->rep only where say. */
+static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h, bool say)
 {
 	const struct sched_group *G = &c->r->group;
 	/* the owners that read x: copies, x's out-neighbours; reductions, its
