@@ -89,6 +89,29 @@ while len(out) < 4 * n // 100:
 print(' '.join(out))
 EOF
 }
+# The arcs the ports above take down on an A x B torus: port p of host u
+# (per-port wiring, generator p of +x -x +y -y) transmits on u's arc along
+# it and receives on the arc along it into u: "u>v,..." for the CLI row
+# that fails what ofcd's "1% of ports" row fails (three nodes lose a link
+# for each, against two for each of the CLI's "1% of links").
+ports_arcs() {
+	python3 - "$1" <<'EOF'
+import sys
+a, b = (int(x) for x in sys.argv[1].split(':')[1].split('x'))
+n, x, used, arcs = a * b, 0x9e3779b97f4a7c15, set(), []  # arcs: each once
+while len(used) < 4 * n // 100:
+    x ^= (x << 13) & (2**64 - 1); x ^= x >> 7; x ^= (x << 17) & (2**64 - 1)
+    u, p = x % n, (x >> 32) % 4
+    if u not in used:
+        used.add(u)
+        i, k = u % a, u // a
+        d = [(1, 0), (-1, 0), (0, 1), (0, -1)][p]
+        v = (i + d[0]) % a + ((k + d[1]) % b) * a
+        w = (i - d[0]) % a + ((k - d[1]) % b) * a
+        arcs += [a for a in ('%d>%d' % (u, v), '%d>%d' % (w, u)) if a not in arcs]
+print(','.join(arcs))
+EOF
+}
 # One ofcd row: `ofc --socket S ARGS...` timed, what it answered.
 ofcd_row() {
 	hosts=$1 what=$2
@@ -168,6 +191,7 @@ for h in $SIZES; do
 	! wanted link || row "$h" "1 link (5-6)" "$spec" --fail 5-6
 	! wanted host || row "$h" "1 host (5)" "$spec" --fail 5
 	! wanted percent || row "$h" "1% of links" "$spec" --fail "$(one_percent "$spec")"
+	! wanted percent || row "$h" "ofcd's 1% of ports" "$spec" --fail "$(ports_arcs "$spec")"
 	if [ "$h" -le 1024 ]; then # explicit by default here: the patch asked for
 		! wanted link || row "$h" "1 link, --reduced" "$spec" --fail 5-6 --reduced
 		! wanted host || row "$h" "1 host, --reduced" "$spec" --fail 5 --reduced

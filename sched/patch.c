@@ -657,12 +657,56 @@ static int cmp_okey(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* One owner's m pieces (one phase) by block, then offset: a radix sort
+ * on the block's two bytes in tmp (m entries), then an insertion sort by
+ * offset among a block's few pieces. A qsort per owner here was a tenth
+ * of the whole answer at 8,192 nodes. */
+static void sort_okeys(struct okey *k, size_t m, struct okey *tmp)
+{
+	for (unsigned shift = 0; shift < 16; shift += 8) {
+		size_t at[257] = {0};
+
+		for (size_t i = 0; i < m; i++)
+			at[((k[i].key >> shift) & 0xff) + 1]++;
+		for (unsigned d = 0; d < 256; d++)
+			at[d + 1] += at[d];
+		for (size_t i = 0; i < m; i++)
+			tmp[at[(k[i].key >> shift) & 0xff]++] = k[i];
+		memcpy(k, tmp, m * sizeof(*k));
+	}
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && cmp_okey(&k[j - 1], &k[j]) > 0; j--) {
+			struct okey x = k[j];
+
+			k[j] = k[j - 1];
+			k[j - 1] = x;
+		}
+}
+
 /* The pair (ph, u, o) the patch plans outside the region: its hold, or
  * NULL. */
 static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
 {
 	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
 
+	if (hi - lo > 8) {
+		/* the blocks spread over the node ids: start where o would be
+		 * if evenly (one or two cache lines, where halving touched a
+		 * dozen), then widen by doubling to the range that holds it */
+		uint32_t at = lo + (uint32_t)((uint64_t)o * (hi - lo) / c->n), step = 4;
+
+		if (c->oblk[at] < o) {
+			while (at + step < hi && c->oblk[at + step] < o)
+				step *= 2;
+			lo = at + 1;
+			hi = at + step + 1 < hi ? at + step + 1 : hi;
+		} else {
+			while (at >= lo + step && c->oblk[at - step] > o)
+				step *= 2;
+			lo = at >= lo + step ? at - step : lo;
+			hi = at + 1;
+		}
+	}
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -706,8 +750,13 @@ static int partial_cover(struct pcheck *c)
 					  .tau = tau(c, x, t)};
 		}
 	m = bk[nb];
+	size_t most = 0;
 	for (size_t b = 0; b < nb; b++)
-		qsort(k + bk[b], bk[b + 1] - bk[b], sizeof(*k), cmp_okey);
+		most = bk[b + 1] - bk[b] > most ? bk[b + 1] - bk[b] : most;
+	struct okey *tmp = xmalloc((most + 1) * sizeof(*tmp));
+	for (size_t b = 0; b < nb; b++)
+		sort_okeys(k + bk[b], bk[b + 1] - bk[b], tmp);
+	free(tmp);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	c->oblk = xmalloc((m + 1) * sizeof(uint32_t));
 	c->ohold = xmalloc((m + 1) * sizeof(uint32_t));
@@ -752,31 +801,98 @@ static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_
 	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
 }
 
+/* The step of q's transfer i (step_start ascending: a few compares in
+ * a short table, where a table per transfer would cost 4 bytes each). */
+static uint32_t step_of(const struct schedule *q, size_t i)
+{
+	uint32_t lo = 0, hi = q->nsteps;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (q->step_start[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Patch transfer i (at step t) after its sender holds the block; the
+ * reason in c->rep only where say (the threads below look, one says). */
+static int causal_one(struct pcheck *c, uint32_t t, size_t i, bool say)
+{
+	const struct xfer *x = &c->p->prog.xfers[i];
+	uint32_t ph = phase_of(x), s = sender(x), h = held_at(c, ph, s, x->block);
+
+	if (tau(c, x, t) > h)
+		return 0;
+	return !say ? -1
+		    : pfail(c, t,
+			    "patch transfer %zu: %u %s block %u before %s it (time %u, held "
+			    "after %u)",
+			    i, x->src, ph ? "reduces" : "sends", x->block,
+			    ph ? "the receiver sends its own" : "it holds", tau(c, x, t), h);
+}
+
+/* The read-only checks on threads, by chunks of CHECK_GRAIN items: each
+ * chunk keeps its first failing item (SIZE_MAX: none), and the first of
+ * all is checked again on this thread to say why, so the reason is the
+ * same whatever the threads. (The lookups behind them were a quarter of
+ * the answer at 8,192 nodes with 1% of the links failed, on one core.) */
+#define CHECK_GRAIN 4096
+struct checks {
+	struct pcheck *c;
+	size_t *first; /* per chunk */
+	size_t n;
+};
+
+static void causal_chunk(void *arg, size_t j, unsigned wid)
+{
+	struct checks *k = arg;
+	const struct schedule *q = &k->c->p->prog;
+	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
+	uint32_t t = step_of(q, lo);
+
+	(void)wid;
+	for (size_t i = lo; i < hi; i++) {
+		while (i >= q->step_start[t + 1])
+			t++;
+		if (causal_one(k->c, t, i, false) < 0) {
+			k->first[j] = i;
+			return;
+		}
+	}
+}
+
+/* fn over items [0, n) on threads; the first failing item, or SIZE_MAX. */
+static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_t, unsigned))
+{
+	size_t chunks = (n + CHECK_GRAIN - 1) / CHECK_GRAIN, first = SIZE_MAX;
+	struct checks k = {.c = c, .first = xmalloc((chunks + 1) * sizeof(size_t)), .n = n};
+
+	for (size_t j = 0; j < chunks; j++)
+		k.first[j] = SIZE_MAX;
+	parallel_for(chunks, 1, 0, fn, &k);
+	for (size_t j = 0; j < chunks && first == SIZE_MAX; j++)
+		first = k.first[j];
+	free(k.first);
+	return first;
+}
+
 /* Every patch transfer after its sender holds the block. */
 static int patch_causal(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
+	size_t i = first_failing(c, q->nxfers, causal_chunk);
 
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
-		     i++) {
-			const struct xfer *x = &q->xfers[i];
-			uint32_t ph = phase_of(x), s = sender(x), h = held_at(c, ph, s, x->block);
-
-			if (tau(c, x, t) <= h)
-				return pfail(c, t,
-					     "patch transfer %zu: %u %s block %u before %s it "
-					     "(time %u, held after %u)",
-					     i, x->src, ph ? "reduces" : "sends", x->block,
-					     ph ? "the receiver sends its own" : "it holds",
-					     tau(c, x, t), h);
-		}
-	return 0;
+	return i == SIZE_MAX ? 0 : causal_one(c, step_of(q, i), i, true);
 }
 
 /* x holds o after h, later than the base says: no unpatched reader (one
- * whose (reader, o) the base still plans) takes it from x before. */
-static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h)
+ * whose (reader, o) the base still plans) takes it from x before; the
+ * reason in c->rep only where say. */
+static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h, bool say)
 {
 	const struct sched_group *G = &c->r->group;
 	/* the owners that read x: copies, x's out-neighbours; reductions, its
@@ -793,6 +909,8 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 			continue;
 		m = kmap_get(&c->minsend,
 			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
+		if (m && *m <= h && !say)
+			return -1;
 		if (m && *m <= h)
 			return pfail(c, 0,
 				     "node %u (unpatched) takes block %u from %u at time %u, which "
@@ -833,21 +951,70 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 
 /* The base's nodes: none reads a patched block before it is held, none
  * moves a block it still plans by the base over a gone arc. */
+/* The (phase, owner) bucket of ooff holding pair j: the last b with
+ * ooff[b] <= j. */
+static uint32_t pair_bucket(const struct pcheck *c, uint32_t j)
+{
+	uint32_t lo = 0, hi = 2 * c->n;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->ooff[mid] <= j)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Item i of base_untouched's late readers: a region program's block
+ * (i < nh, by (phase, region node) and block), or pair i - nh the patch
+ * plans outside the region, in bucket b (as oblk is). */
+static int reader_item(struct pcheck *c, size_t nh, size_t i, uint32_t b, bool say)
+{
+	if (i < nh)
+		return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
+				    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
+				    c->hold[i], say);
+	uint32_t j = (uint32_t)(i - nh);
+
+	return late_readers(c, b / c->n, b % c->n, c->oblk[j], c->ohold[j], say);
+}
+
+static void readers_chunk(void *arg, size_t j, unsigned wid)
+{
+	struct checks *k = arg;
+	struct pcheck *c = k->c;
+	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
+	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
+	uint32_t b = 0;
+
+	(void)wid;
+	for (size_t i = lo; i < hi; i++) {
+		if (i == lo && i >= nh)
+			b = pair_bucket(c, (uint32_t)(i - nh));
+		else if (i == nh)
+			b = 0;
+		while (i >= nh && i - nh >= c->ooff[b + 1])
+			b++;
+		if (reader_item(c, nh, i, b, false) < 0) {
+			k->first[j] = i;
+			return;
+		}
+	}
+}
+
 static int base_untouched(struct pcheck *c)
 {
 	const struct graph *g = c->g;
 	const struct sched_group *G = &c->r->group;
 
-	for (size_t bi = 0; c->hold && bi < (size_t)2 * c->p->nregion; bi++)
-		for (uint32_t o = 0; o < c->n; o++)
-			if (late_readers(c, (uint32_t)(bi / c->p->nregion),
-					 c->p->region[bi % c->p->nregion], o,
-					 c->hold[bi * c->n + o]) < 0)
-				return -1;
-	for (uint32_t b = 0; b < 2 * c->n; b++)
-		for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++)
-			if (late_readers(c, b / c->n, b % c->n, c->oblk[j], c->ohold[j]) < 0)
-				return -1;
+	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
+	size_t i = first_failing(c, nh + c->ooff[2 * c->n], readers_chunk);
+
+	if (i != SIZE_MAX)
+		return reader_item(c, nh, i, i < nh ? 0 : pair_bucket(c, (uint32_t)(i - nh)), true);
 	for (uint32_t tail = 0; tail < c->n; tail++)
 		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
 			uint32_t head = g->adj[a], j = a - g->off[tail];
@@ -966,15 +1133,75 @@ static size_t load_deltas(struct pcheck *c, struct delta **out)
 	return nd;
 }
 
+/* patch_loads' steps on threads: each step's busiest arc into most[t],
+ * with scratch of its own per worker. */
+struct loads {
+	struct pcheck *c;
+	const struct delta *by;
+	const size_t *at;
+	double *most;
+	int64_t **acc;
+	uint8_t **seen;
+	uint32_t **list;
+	uint64_t **scratch, **key, **sum;
+};
+
+static void loads_step(void *arg, size_t ti, unsigned w)
+{
+	struct loads *L = arg;
+	struct pcheck *c = L->c;
+	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
+	const struct sched_group *G = &c->r->group;
+	uint32_t t = (uint32_t)ti;
+	int64_t *acc = L->acc[w];
+	uint8_t *seen = L->seen[w];
+	uint32_t *list = L->list[w];
+	uint64_t *key = L->key[w], *sum = L->sum[w];
+	double most = c->p->nregion < c->n ? step_most(b->xfers + b->step_start[t],
+						       sched_step_size(b, t), L->scratch[w])
+					   : 0;
+	uint32_t nk = base_arcs(b, t, key, sum), nt = 0;
+	size_t kq = t < q->nsteps ? sched_step_size(q, t) : 0,
+	       nt_all = L->at[t + 1] - L->at[t] + kq;
+
+	for (size_t i = 0; i < nt_all; i++) {
+		const struct xfer *x = i < kq ? &q->xfers[q->step_start[t] + i] : NULL;
+		uint32_t a =
+		    x ? c->g->off[x->src] + x->lane : (uint32_t)L->by[L->at[t] + i - kq].key;
+
+		if (!seen[a]) {
+			uint32_t src = c->tails[a], owner = t < c->S ? src : c->g->adj[a];
+			uint64_t kx =
+			    (uint64_t)sched_group_sub(G, src, owner) << 16 | (a - c->g->off[src]);
+
+			seen[a] = 1;
+			list[nt++] = a;
+			acc[a] = 0;
+			for (uint32_t j = 0; j < nk && !c->inr[owner] && !(c->abs && c->abs[owner]);
+			     j++)
+				if (key[j] == kx)
+					acc[a] = (int64_t)sum[j];
+		}
+		acc[a] += x ? (int64_t)x->length : L->by[L->at[t] + i - kq].amount;
+	}
+	for (uint32_t i = 0; i < nt; i++) {
+		if ((double)acc[list[i]] / SCHED_ONE > most)
+			most = (double)acc[list[i]] / SCHED_ONE;
+		seen[list[i]] = 0;
+	}
+	L->most[t] = most;
+}
+
 /* Each step's busiest arc: the base's (its arcs are one of each orbit)
  * unless the patch changes the arc, then the base's load on it (none
  * where the owner is in the region or failed) with the changes. The
  * changes go by step with a counting sort and are summed per arc in a
- * dense array (a sort of them all was a fifth of the check). */
+ * dense array (a sort of them all was a fifth of the check); the steps
+ * on threads (an eighth of the answer at 8,192 nodes on one core),
+ * summed in step order after (the same sum whatever the threads). */
 static void patch_loads(struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
-	const struct sched_group *G = &c->r->group;
 	struct delta *dl;
 	size_t nd = load_deltas(c, &dl), big = 0, most_t = 0;
 	size_t *at = xcalloc((size_t)b->nsteps + 2, sizeof(size_t));
@@ -995,55 +1222,45 @@ static void patch_loads(struct pcheck *c)
 
 		most_t = k > most_t ? k : most_t;
 	}
-	int64_t *acc = xmalloc(((size_t)c->g->m + 1) * sizeof(int64_t));
-	uint8_t *seen = xcalloc((size_t)c->g->m + 1, 1);
-	uint32_t *list = xmalloc((most_t + 1) * sizeof(uint32_t));
-	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
-	uint64_t *key = xmalloc((big + 1) * sizeof(uint64_t)), *sum = xmalloc((big + 1) * 8);
+	unsigned th = parallel_workers(b->nsteps, 1, 0);
+	struct loads L = {.c = c, .by = by, .at = at};
+	L.most = xcalloc((size_t)b->nsteps + 1, sizeof(double));
+	L.acc = xcalloc(th, sizeof(*L.acc));
+	L.seen = xcalloc(th, sizeof(*L.seen));
+	L.list = xcalloc(th, sizeof(*L.list));
+	L.scratch = xcalloc(th, sizeof(*L.scratch));
+	L.key = xcalloc(th, sizeof(*L.key));
+	L.sum = xcalloc(th, sizeof(*L.sum));
+	for (unsigned w = 0; w < th; w++) {
+		L.acc[w] = xmalloc(((size_t)c->g->m + 1) * sizeof(int64_t));
+		L.seen[w] = xcalloc((size_t)c->g->m + 1, 1);
+		L.list[w] = xmalloc((most_t + 1) * sizeof(uint32_t));
+		L.scratch[w] = xmalloc((big + 1) * sizeof(uint64_t));
+		L.key[w] = xmalloc((big + 1) * sizeof(uint64_t));
+		L.sum[w] = xmalloc((big + 1) * sizeof(uint64_t));
+	}
+	parallel_for(b->nsteps, 1, th, loads_step, &L);
 	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
 	for (uint32_t t = 0; t < b->nsteps; t++) {
-		double most = c->p->nregion < c->n ? step_most(b->xfers + b->step_start[t],
-							       sched_step_size(b, t), scratch)
-						   : 0;
-		uint32_t nk = base_arcs(b, t, key, sum), nt = 0;
-		size_t kq = t < q->nsteps ? sched_step_size(q, t) : 0,
-		       nt_all = at[t + 1] - at[t] + kq;
-
-		for (size_t i = 0; i < nt_all; i++) {
-			const struct xfer *x = i < kq ? &q->xfers[q->step_start[t] + i] : NULL;
-			uint32_t a =
-			    x ? c->g->off[x->src] + x->lane : (uint32_t)by[at[t] + i - kq].key;
-
-			if (!seen[a]) {
-				uint32_t src = c->tails[a], owner = t < c->S ? src : c->g->adj[a];
-				uint64_t kx = (uint64_t)sched_group_sub(G, src, owner) << 16 |
-					      (a - c->g->off[src]);
-
-				seen[a] = 1;
-				list[nt++] = a;
-				acc[a] = 0;
-				for (uint32_t j = 0;
-				     j < nk && !c->inr[owner] && !(c->abs && c->abs[owner]); j++)
-					if (key[j] == kx)
-						acc[a] = (int64_t)sum[j];
-			}
-			acc[a] += x ? (int64_t)x->length : by[at[t] + i - kq].amount;
-		}
-		for (uint32_t i = 0; i < nt; i++) {
-			if ((double)acc[list[i]] / SCHED_ONE > most)
-				most = (double)acc[list[i]] / SCHED_ONE;
-			seen[list[i]] = 0;
-		}
-		c->rep->sum_max_link_load += most;
-		if (most > c->rep->max_link_load)
-			c->rep->max_link_load = most;
+		c->rep->sum_max_link_load += L.most[t];
+		if (L.most[t] > c->rep->max_link_load)
+			c->rep->max_link_load = L.most[t];
 	}
-	free(key);
-	free(sum);
-	free(scratch);
-	free(list);
-	free(seen);
-	free(acc);
+	for (unsigned w = 0; w < th; w++) {
+		free(L.acc[w]);
+		free(L.seen[w]);
+		free(L.list[w]);
+		free(L.scratch[w]);
+		free(L.key[w]);
+		free(L.sum[w]);
+	}
+	free(L.acc);
+	free(L.seen);
+	free(L.list);
+	free(L.scratch);
+	free(L.key);
+	free(L.sum);
+	free(L.most);
 	free(by);
 	free(at);
 }

@@ -238,7 +238,7 @@ static void test_one_percent(void **state)
 }
 
 /* A copy of f's patch with transfer xi changed by how: 0 dropped, 1 a
- * step earlier, 2 twice, 3 over the next port. */
+ * step earlier, 2 twice, 3 over the next port, 4 a step later. */
 static void corrupt(const struct fx *f, size_t xi, int how, struct sched_patch *out)
 {
 	const struct schedule *q = &f->p.prog;
@@ -254,7 +254,7 @@ static void corrupt(const struct fx *f, size_t xi, int how, struct sched_patch *
 
 			if (i == xi && how == 0)
 				continue;
-			if (i == xi && how == 1)
+			if (i == xi && (how == 1 || how == 4))
 				continue;
 			if (i == xi && how == 3)
 				y.lane = (uint16_t)((y.lane + 1) % graph_outdeg(f->g, y.src));
@@ -262,6 +262,8 @@ static void corrupt(const struct fx *f, size_t xi, int how, struct sched_patch *
 			if (i == xi && how == 2)
 				sched_add(&out->prog, &y);
 		}
+		if (t > 0 && xi >= q->step_start[t - 1] && xi < q->step_start[t] && how == 4)
+			sched_add(&out->prog, &q->xfers[xi]);
 		/* the moved one lands in the step before its own */
 		if (t + 1 < q->nsteps && xi >= q->step_start[t + 1] && xi < q->step_start[t + 2] &&
 		    how == 1)
@@ -442,15 +444,77 @@ static void test_whole_estimate(void **state)
 	struct sched_patch p;
 
 	fx_open(&f, "torus:16x16", "5-6,40-41,100-101", SCHED_ALLREDUCE);
-	/* 6 nodes x 255 blocks x 2 phases x 1.2 pieces: about 72 KiB */
-	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 32 << 10, &p, &st, &err), -1);
+	/* 6 nodes x 255 blocks x 2 phases x 1.2 pieces, 64 bytes each at the
+	 * answer's peak: about 229.5 KiB, refused under 128 KiB */
+	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 128 << 10, &p, &st, &err), -1);
 	assert_int_equal(err.code, OFC_E_RUNTIME);
-	assert_non_null(strstr(err.msg, "6 nodes lost a link: solving them whole needs about "));
+	assert_non_null(strstr(err.msg, "6 nodes lost a link: the answer with them solved whole "
+					"needs about 229.5 KiB at its peak (3.67e+03 transfers)"));
 	assert_null(p.region);
 	ofc_error_clear(&err);
 	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 64 << 20, &p, &st, &err), 0);
 	assert_int_equal(st.whole, 6);
 	sched_patch_free(&p);
+	fx_close(&f);
+}
+
+/* The check's read-only passes run on threads by chunks of transfers: a
+ * copy sent in the step its sender receives the block, far past the first
+ * chunks, is refused, and the reason names it. */
+static void test_check_on_threads(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	size_t late = SIZE_MAX;
+	uint32_t lt = 0;
+	assert_true(q->nxfers > 3 * 4096);
+	/* the last copy whose sender got its block from the patch a step before */
+	for (uint32_t t = q->nsteps / 2 + 1; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++)
+			for (size_t j = q->step_start[t - 1]; j < q->step_start[t]; j++)
+				if (q->xfers[j].dst == q->xfers[i].src &&
+				    q->xfers[j].block == q->xfers[i].block &&
+				    xfer_op(&q->xfers[i]) != XFER_REDUCE) {
+					late = i;
+					lt = t;
+					break;
+				}
+	assert_true(late != SIZE_MAX && late > 2 * 4096);
+	struct sched_patch bad = {0};
+	corrupt(&f, late, 1, &bad);
+	assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+	char want[96];
+	snprintf(want, sizeof(want), "sends block %u before it holds it (time %u, held after ",
+		 q->xfers[late].block, lt - q->nsteps / 2);
+	if (!strstr(rep.error, want))
+		fail_msg("%s (wanted ...%s)", rep.error, want);
+	sched_patch_free(&bad);
+	/* a node receiving a block a step later than the patch had it, where
+	 * a node the patch leaves alone still takes it from that one on time:
+	 * the late readers' check, on threads by chunks of the pairs the patch
+	 * plans, refuses it and says who */
+	uint32_t said = 0, tried = 0;
+	for (size_t i = q->nxfers; i-- > 0 && said < 3 && tried < 400;) {
+		const struct xfer *x = &q->xfers[i];
+		uint32_t t = 0;
+
+		while (q->step_start[t + 1] <= i)
+			t++;
+		if (xfer_op(x) == XFER_REDUCE || t + 1 >= q->nsteps)
+			continue;
+		tried++;
+		corrupt(&f, i, 4, &bad);
+		if (sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep) < 0 &&
+		    strstr(rep.error, "(unpatched) takes block"))
+			said++;
+		sched_patch_free(&bad);
+	}
+	if (said == 0)
+		fail_msg("no late copy of %u tried was refused as read early", tried);
 	fx_close(&f);
 }
 
@@ -466,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_whole_estimate),
 	    cmocka_unit_test(test_failed_host),
 	    cmocka_unit_test(test_failed_host_corrupted),
+	    cmocka_unit_test(test_check_on_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
