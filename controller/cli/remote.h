@@ -106,6 +106,9 @@ void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m);
 /* A TestbedCheckAnswer as `ofc testbed check` prints it, local or through
  * ofcd. */
 void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m);
+/* A TestbedRunAnswer as `ofc testbed run` prints it, local or through
+ * ofcd: one printer for both, so the two read the same. */
+void testbed_print_run(const Ofc__V1__TestbedRunAnswer *m);
 
 /* Every command's row, in the order `ofc --help` lists them: their number. */
 size_t remote_rows(const struct remote_cmd *const **rows);

@@ -1,8 +1,9 @@
 /* ofc --socket PATH testbed up|run|check|down: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
- * a run: each algorithm measured against the model's prediction, the
- * ratio, the data check, and the term of the model that is off. */
+ * a run (testbed_print_run, both sides' one printer): each algorithm
+ * measured against the model's prediction, the ratio, the data check, and
+ * the term of the model that is off. */
 #include "controller/cli/remote.h"
 
 #include <stdlib.h>
@@ -65,39 +66,68 @@ void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m)
 		printf("  %s\n", m->notes[i]);
 }
 
-static void print_run(const Ofc__V1__TestbedRunAnswer *m)
+/* One run's row: measured beside predicted, the algorithm bandwidth, what
+ * crossed the circuits, the data check; then why the model does not hold
+ * and, with --steps, each step beside the model's. */
+static void print_result(const Ofc__V1__TestbedRunResult *o)
 {
-	printf("testbed %s: %s of %.4g MiB per host on %u hosts, alpha %.0f us (%s)\n",
+	if (!o->ran) {
+		printf("  %-18s failed: %s\n", OR_DASH(o->algorithm), OR_DASH(o->error));
+		return;
+	}
+	if (o->has_predicted_s)
+		printf("  %-18s %6u %11.4f %11.4f %7.3f", o->algorithm, o->steps, o->measured_s,
+		       o->predicted_s, o->ratio);
+	else if (o->has_mpi_finalize_hung) /* (MPICH's: no schedule to count) */
+		printf("  %-18s %6s %11.4f %11s %7s", o->algorithm, "-", o->measured_s, "-", "-");
+	else
+		printf("  %-18s %6u %11.4f %11s %7s", o->algorithm, o->steps, o->measured_s, "-",
+		       "-");
+	printf(" %12.3f", o->algbw_bytes_per_s / 1e6);
+	if (o->has_circuit_bytes)
+		printf(" %11.3f", o->circuit_bytes / 1e6);
+	else
+		printf(" %11s", "-");
+	if (o->data_ok)
+		printf("  ok (%llu elements)\n", (unsigned long long)o->checked_elements);
+	else
+		printf("  WRONG: %llu of %llu elements, first: %s\n",
+		       (unsigned long long)o->bad_elements, (unsigned long long)o->checked_elements,
+		       OR_DASH(o->first_bad));
+	if (o->has_verified && !o->verified)
+		printf("  %-18s (the verifier rejects it: %s)\n", "", OR_DASH(o->verify_error));
+	if (o->has_model_holds && !o->model_holds && o->model)
+		printf("  %-18s (%s)\n", "", o->model);
+	if (o->n_steps_detail)
+		printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s", "predicted_s",
+		       "ratio");
+	for (size_t k = 0; k < o->n_steps_detail; k++)
+		printf("  %-18s %6zu %11.4f %11.4f %7.3f\n", "", k, o->steps_detail[k]->measured_s,
+		       o->steps_detail[k]->predicted_s,
+		       o->steps_detail[k]->measured_s / o->steps_detail[k]->predicted_s);
+	if (o->mpi_finalize_hung)
+		printf("  %-18s (MPI_Finalize hung after the result, a known MPICH/UCX-TCP "
+		       "issue: the job was stopped)\n",
+		       "");
+}
+
+void testbed_print_run(const Ofc__V1__TestbedRunAnswer *m)
+{
+	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us (%s)\n",
 	       OR_DASH(m->fabric), OR_DASH(m->collective), (double)m->size / 1048576.0, m->hosts,
-	       m->alpha_s * 1e6, OR_DASH(m->alpha_from));
+	       m->link_rate_bps > 0 ? "shaped" : "unshaped", m->alpha_s * 1e6,
+	       OR_DASH(m->alpha_from));
 	printf("  topology %s (%s), %u circuits\n",
 	       m->topology && m->topology[0] ? m->topology : "the config's",
-	       m->topology_from ? m->topology_from : "committed, as ofcd holds it", m->circuits);
-	if (m->model_rate_bps > 0)
-		printf("  the model prices a circuit at %.4g Mb/s (what all of them carried at "
-		       "once)\n",
-		       m->model_rate_bps / 1e6);
-	if (m->carried_note)
-		printf("  warning: %s\n", m->carried_note);
-	printf("  %-18s %6s %11s %11s %7s  %s\n", "algorithm", "steps", "measured_s", "predicted_s",
-	       "ratio", "data");
-	for (size_t i = 0; i < m->n_runs; i++) {
-		const Ofc__V1__TestbedRunResult *o = m->runs[i];
-
-		if (!o->ran) {
-			printf("  %-18s failed: %s\n", OR_DASH(o->algorithm), OR_DASH(o->error));
-			continue;
-		}
-		if (o->has_predicted_s)
-			printf("  %-18s %6u %11.4f %11.4f %7.3f  %s\n", o->algorithm, o->steps,
-			       o->measured_s, o->predicted_s, o->ratio,
-			       o->data_ok ? "ok" : "WRONG");
-		else
-			printf("  %-18s %6u %11.4f %11s %7s  %s\n", o->algorithm, o->steps,
-			       o->measured_s, "-", "-", o->data_ok ? "ok" : "WRONG");
-		if (!o->model_holds && o->model)
-			printf("  %-18s (%s)\n", "", o->model);
-	}
+	       OR_DASH(m->topology_from), m->circuits);
+	if (m->link_rate_bps > 0)
+		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each, "
+		       "the rate the model prices a circuit at\n",
+		       m->link_rate_bps / 1e6, m->carried_circuits, m->model_rate_bps / 1e6);
+	printf("  %-18s %6s %11s %11s %7s %12s %11s  %s\n", "algorithm", "steps", "measured_s",
+	       "predicted_s", "ratio", "algbw_MB/s", "circuit_MB", "data");
+	for (size_t i = 0; i < m->n_runs; i++)
+		print_result(m->runs[i]);
 }
 
 /* As `ofc testbed check FILE` prints it, local or through ofcd: the
@@ -161,11 +191,14 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 	if ((rc = remote_call(r, req, 0, &resp)) != 0)
 		return rc;
-	if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN && r->json)
-		remote_print_json(stdout, &resp->testbed_run->base);
-	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN)
-		print_run(resp->testbed_run);
-	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
+	if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN) {
+		if (resp->testbed_run->carried_note) /* (on stderr, as the local run warns) */
+			fprintf(stderr, "ofc: warning: %s\n", resp->testbed_run->carried_note);
+		if (r->json)
+			remote_print_json(stdout, &resp->testbed_run->base);
+		else
+			testbed_print_run(resp->testbed_run);
+	} else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
 		remote_print_json(stdout, &resp->testbed_check->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
 		testbed_print_check(resp->testbed_check);
