@@ -296,44 +296,6 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	schedule_result_free(&r);
 }
 
-/* sched_verify's own memory on a schedule read back (measured):
- * the all-to-all's check sorts, 8 bytes a transfer (24.9 M transfers: 191
- * MB); the others' about 24 (a 256-node allreduce: 23) and tables of up to
- * 176 bytes a (node, shard) (VERIFY_PIECES_BYTES in schedule/direct.c). */
-static uint64_t verify_bytes(const struct schedule_pb *f)
-{
-	if (f->collective == SCHED_ALLTOALL)
-		return f->nxfers * 8;
-	return f->nxfers * 24 + (uint64_t)f->nodes * f->nodes * 176;
-}
-
-/* Whether reading, verifying and running f's schedule fits the memory
- * limit, before it is built (the file's bytes are held already, in have):
- * the peak is the file and the schedule while it is decoded, or the
- * schedule, the check and the run once the file is dropped. */
-static int loaded_fits(const struct run_args *a, const struct testbed_net *t,
-		       const struct schedule_pb *f, uint64_t have, struct ofc_error *err)
-{
-	uint64_t limit = schedule_memory_limit(&a->q), sched = schedule_pb_bytes(f);
-	uint64_t run = exec_memory_bound(f->collective, f->nodes, t->ports, f->nsteps, f->nxfers,
-					 a->q.size, a->steps);
-	double later = (double)verify_bytes(f) + (double)run + (a->steps ? 8.0 * f->nsteps : 0);
-	double need = (double)have + (double)sched + (later > (double)f->len ? later - f->len : 0);
-	char need_s[32], max_s[32], size_s[32];
-
-	if (need <= (double)limit)
-		return 0;
-	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
-	fmt_size(max_s, sizeof(max_s), limit);
-	fmt_size(size_s, sizeof(size_s), a->q.size);
-	return ofc_error_at(err, OFC_E_RUNTIME, f->name, 0, 0,
-			    "%llu steps and %llu transfers on %u hosts: reading, checking and "
-			    "running them at %s per host needs about %s, over the memory limit of "
-			    "%s (--max-memory)",
-			    (unsigned long long)f->nsteps, (unsigned long long)f->nxfers, f->nodes,
-			    size_s, need_s, max_s);
-}
-
 /* The schedule of --schedule FILE, counted and priced before it is built. */
 static int load(struct run_args *a, const struct testbed_net *t, const struct ofc_clock *clock,
 		struct schedule *s, struct ofc_error *err)
@@ -343,7 +305,15 @@ static int load(struct run_args *a, const struct testbed_net *t, const struct of
 
 	if (schedule_pb_open(a->schedule_file, schedule_memory_limit(&a->q), clock, &f, err) < 0)
 		return -1;
-	rc = loaded_fits(a, t, &f, mem_resident(), err);
+	rc = testbed_loaded_fits(&(struct testbed_loaded){.name = f.name,
+							  .collective = f.collective,
+							  .nodes = f.nodes,
+							  .nsteps = f.nsteps,
+							  .nxfers = f.nxfers,
+							  .len = f.len,
+							  .sched = schedule_pb_bytes(&f),
+							  .held = mem_resident()},
+				 t, a->q.size, a->steps, schedule_memory_limit(&a->q), err);
 	if (rc == 0)
 		rc = schedule_pb_decode(&f, clock, s, err);
 	schedule_pb_close(&f);
