@@ -364,8 +364,8 @@ static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_
 	row->verified = true; /* nothing to verify: MPICH's own algorithm */
 	if (a->progress)
 		fprintf(stderr, "\r  mpi: %u ranks running ", t->nhosts);
-	if (testbed_run_mpi(t, a->q.collective, a->q.size, (uint16_t)a->port, a->timeout,
-			    &row->run, &err) < 0)
+	if (testbed_run_mpi(t, a->q.collective, a->q.size, (uint16_t)a->port, a->timeout, &row->run,
+			    &err) < 0)
 		ofc_error_str(&err, row->error, sizeof(row->error));
 	if (a->progress)
 		fprintf(stderr, "\r%60s\r", "");

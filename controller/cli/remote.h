@@ -43,8 +43,9 @@ struct remote {
 	struct cli_targets *t; /* every address given; the walk finds the leader */
 	bool json;
 	double timeout;
-	struct reconfigure_ask ask;  /* reconfigure's options */
-	char *text, path[PATH_MAX];  /* apply: the config read, its real path */
+	struct reconfigure_ask ask; /* reconfigure's options */
+	/* apply: the config read, its real path; testbed run: --schedule's bytes */
+	char *text, path[PATH_MAX];
 	const char *output, *format; /* schedule: -o, --format */
 	enum out_format fmt;	     /* schedule: -o's format, by the rule of `ofc schedule` */
 	uint32_t count;		     /* watch --count */

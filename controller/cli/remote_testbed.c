@@ -11,12 +11,32 @@
 
 #define OR_DASH(p) ((p) && *(p) ? (p) : "-")
 
+/* The most bytes --schedule sends: a request's frame at the daemon's
+ * default limit (OFCD_MAX_FRAME_DEFAULT), less room for the rest of it. */
+#define SCHEDULE_MAX_BYTES ((16u << 20) - (64u << 10))
+
 static int run_opt(struct remote *r, union remote_body *b, int c, const char *arg)
 {
 	Ofc__V1__TestbedRun *q = &b->testbed_run;
+	struct ofc_error err = {0};
 	const char *why = NULL;
+	size_t len;
 
 	switch (c) {
+	case 'F':
+		if (r->text) /* (given twice: the last one) */
+			free(r->text);
+		r->text = NULL;
+		if (read_file(arg, SCHEDULE_MAX_BYTES, &r->text, &len, &err) < 0)
+			return cli_fail(&err);
+		q->has_schedule = 1;
+		q->schedule.data = (uint8_t *)r->text;
+		q->schedule.len = len;
+		return 0;
+	case 'M':
+		q->has_mpi = 1;
+		q->mpi = 1;
+		return 0;
 	case 'a':
 		q->algorithm = (char *)arg;
 		return 0;
@@ -223,8 +243,8 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 static const struct remote_cmd run_cmd = {
     .cmd = {"testbed run",
-	    "[--algo NAME|all] [--collective C] [--size N] [--alpha DUR] [--run-timeout DUR] "
-	    "[--json] [--timeout DUR]",
+	    "[--algo NAME|all | --schedule FILE] [--collective C] [--size N] [--mpi] [--alpha DUR] "
+	    "[--run-timeout DUR] [--json] [--timeout DUR]",
 	    "collectives on the testbed's hosts, run by the daemon for its committed topology",
 	    NULL},
     .kind = API_TESTBED_RUN,
@@ -233,6 +253,8 @@ static const struct remote_cmd run_cmd = {
 				    {"size", required_argument, NULL, 's'},
 				    {"alpha", required_argument, NULL, 'A'},
 				    {"run-timeout", required_argument, NULL, 'T'},
+				    {"schedule", required_argument, NULL, 'F'},
+				    {"mpi", no_argument, NULL, 'M'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
     .help = "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"
@@ -242,8 +264,13 @@ static const struct remote_cmd run_cmd = {
 	    "queued with the mutations. Exit 1 when a run failed or moved wrong data.\n\n"
 	    "  --algo NAME|all    one algorithm, or every one that applies (default: the\n"
 	    "                     pick)\n"
-	    "  --collective C     allreduce (default), allgather, reduce-scatter, alltoall\n"
+	    "  --collective C     allreduce (default; with --schedule, the file's), allgather,\n"
+	    "                     reduce-scatter, alltoall\n"
 	    "  --size N           bytes per host (default 1M)\n"
+	    "  --schedule FILE    run this exported schedule (ofc schedule --format pb),\n"
+	    "                     sent in the request (at most 16 MiB), not one computed\n"
+	    "  --mpi              also run MPICH's own collective on the same hosts and\n"
+	    "                     links (unpriced)\n"
 	    "  --alpha DUR        a step's cost (default: testbed check's calibration)\n"
 	    "  --run-timeout DUR  each run's limit (default 600s)\n"
 	    "  --json             the ofc.v1.TestbedRunAnswer as JSON\n",

@@ -162,6 +162,7 @@ void job_free(struct job *j)
 	free(j->key);
 	stream_free(j->stream);
 	free(j->algo);
+	free(j->schedule_pb);
 	free(j->lowering);
 	free(j->phase_name);
 	planner_unref(j->planner);

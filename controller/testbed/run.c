@@ -147,11 +147,11 @@ static uint64_t verify_bytes(const struct testbed_loaded *l)
 	return l->nxfers * 24 + (uint64_t)l->nodes * l->nodes * 176;
 }
 
-int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net *t,
-			uint64_t size, bool steps, uint64_t limit, struct ofc_error *err)
+int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net *t, uint64_t size,
+			bool steps, uint64_t limit, struct ofc_error *err)
 {
-	uint64_t run = exec_memory_bound(l->collective, l->nodes, t->ports, l->nsteps, l->nxfers,
-					 size, steps);
+	uint64_t run =
+	    exec_memory_bound(l->collective, l->nodes, t->ports, l->nsteps, l->nxfers, size, steps);
 	double later = (double)verify_bytes(l) + (double)run + (steps ? 8.0 * l->nsteps : 0);
 	double need = (double)l->held + (double)l->sched +
 		      (later > (double)l->len ? later - (double)l->len : 0);

@@ -248,8 +248,8 @@ struct testbed_loaded {
 	uint64_t sched; /* the schedule's, decoded */
 	uint64_t held;	/* what the process holds already, the file's bytes among them */
 };
-int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net *t,
-			uint64_t size, bool steps, uint64_t limit, struct ofc_error *err);
+int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net *t, uint64_t size,
+			bool steps, uint64_t limit, struct ofc_error *err);
 /* MPICH's own collective (coll, size bytes per host) on the testbed's
  * hosts and links (mpi.c), as a run that is not priced: the mean of a few
  * after a warm-up, the ranks' data check, the circuits' bytes per
