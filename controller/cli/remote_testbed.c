@@ -33,6 +33,9 @@ static int run_opt(struct remote *r, union remote_body *b, int c, const char *ar
 		q->schedule.data = (uint8_t *)r->text;
 		q->schedule.len = len;
 		return 0;
+	case 'G':
+		q->topology = (char *)arg;
+		return 0;
 	case 'M':
 		q->has_mpi = 1;
 		q->mpi = 1;
@@ -243,7 +246,8 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 static const struct remote_cmd run_cmd = {
     .cmd = {"testbed run",
-	    "[--algo NAME|all | --schedule FILE] [--collective C] [--size N] [--mpi] [--alpha DUR] "
+	    "[--algo NAME|all | --schedule FILE] [--collective C] [--size N] [--mpi] "
+	    "[--topology SPEC] [--alpha DUR] "
 	    "[--run-timeout DUR] [--json] [--timeout DUR]",
 	    "collectives on the testbed's hosts, run by the daemon for its committed topology",
 	    NULL},
@@ -255,6 +259,7 @@ static const struct remote_cmd run_cmd = {
 				    {"run-timeout", required_argument, NULL, 'T'},
 				    {"schedule", required_argument, NULL, 'F'},
 				    {"mpi", no_argument, NULL, 'M'},
+				    {"topology", required_argument, NULL, 'G'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
     .help = "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"
@@ -271,6 +276,9 @@ static const struct remote_cmd run_cmd = {
 	    "                     sent in the request (at most 16 MiB), not one computed\n"
 	    "  --mpi              also run MPICH's own collective on the same hosts and\n"
 	    "                     links (unpriced)\n"
+	    "  --topology SPEC    a what-if: the daemon reconfigures to SPEC for the runs\n"
+	    "                     and to the topology committed before again after (two\n"
+	    "                     committed transactions; nothing comes between)\n"
 	    "  --alpha DUR        a step's cost (default: testbed check's calibration)\n"
 	    "  --run-timeout DUR  each run's limit (default 600s)\n"
 	    "  --json             the ofc.v1.TestbedRunAnswer as JSON\n",

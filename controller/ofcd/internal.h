@@ -309,6 +309,7 @@ struct job {
 	uint8_t *schedule_pb;
 	size_t schedule_pb_len;
 	bool coll_asked, mpi;
+	char *what_if; /* testbed run --topology: applied for the runs (NULL: none) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */

@@ -163,6 +163,7 @@ void job_free(struct job *j)
 	stream_free(j->stream);
 	free(j->algo);
 	free(j->schedule_pb);
+	free(j->what_if);
 	free(j->lowering);
 	free(j->phase_name);
 	planner_unref(j->planner);

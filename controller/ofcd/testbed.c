@@ -250,17 +250,19 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 		q.bandwidth = model.rate * most;
 		q.bandwidth_set = true;
 	}
-	*m = testbed_run_answer(&an->a,
-				&(struct testbed_run_head){
-				    .fabric = f->name,
-				    .net = &t,
-				    .topology = committed.open ? committed.spec : f->topology.spec,
-				    .topology_from = "committed, as ofcd holds it",
-				    .model = &model,
-				    .alpha_from = from,
-				    .collective = j->coll,
-				    .size = j->size,
-				    .note = note});
+	*m = testbed_run_answer(
+	    &an->a, &(struct testbed_run_head){
+			.fabric = f->name,
+			.net = &t,
+			.topology = committed.open ? committed.spec : f->topology.spec,
+			.topology_from = j->what_if ? "--topology: applied for the run, "
+						      "the one before applied again after"
+						    : "committed, as ofcd holds it",
+			.model = &model,
+			.alpha_from = from,
+			.collective = j->coll,
+			.size = j->size,
+			.note = note});
 	if (j->schedule_pb) {
 		enum sched_collective coll = j->coll;
 
@@ -284,6 +286,40 @@ out:
 	testbed_topo_free(&committed);
 	testbed_net_free(&t);
 	return rc;
+}
+
+/* A what-if's topology applied (ofcd_testbed_reconfigure), the committed
+ * one's spec kept in before[n] to apply again after; before empty when
+ * nothing was applied. */
+static int what_if_apply(struct ofcd *d, struct job *j, char *before, size_t n,
+			 struct ofc_error *err)
+{
+	const struct fabric *f = d->w->ctl->fabric;
+	struct ctl_record r;
+	const char *spec;
+
+	before[0] = 0;
+	if (!testbed_is_up(d->state_dir, f->name))
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the testbed of fabric '%s' is not up (ofc testbed up)",
+				     f->name);
+	if (ctl_load_record_for(d->w->ctl, &r, err) < 0)
+		return -1;
+	if (!(spec = ctl_record_other_spec(f, &r)))
+		spec = f->topology.spec;
+	if (!spec || !*spec || strlen(spec) >= n) {
+		ctl_record_free(&r);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "--topology: the committed topology has no spec to apply "
+				     "again after the runs; reconfigure through ofcd, then run");
+	}
+	snprintf(before, n, "%s", spec);
+	ctl_record_free(&r);
+	if (ofcd_testbed_reconfigure(d, j, j->what_if, true, err) < 0) {
+		before[0] = 0;
+		return -1;
+	}
+	return 0;
 }
 
 /* (mutation worker) JOB_TESTBED_CHECK: testbed_check on the committed
@@ -381,6 +417,7 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 {
 	Ofc__V1__TestbedRunAnswer *m = NULL;
 	struct ofc_error err = {0};
+	char before[TOPO_MAX_SPEC + 1] = "";
 	struct answer an;
 	uint32_t bad = 0;
 
@@ -394,7 +431,8 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 	}
 	answer_init(&an, j);
 	an.t.kind = "testbed-run";
-	if (run_all(d, j, &an, &m, &err) < 0) {
+	if ((j->what_if && what_if_apply(d, j, before, sizeof(before), &err) < 0) ||
+	    run_all(d, j, &an, &m, &err) < 0) {
 		answer_status(&an,
 			      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
 						      : OFC__V1__STATUS__STATUS_FAILED,
@@ -412,6 +450,13 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 		an.t.state = bad ? "failed" : "done";
 		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_RUN;
 		an.r.testbed_run = m;
+	}
+	/* (after a what-if, whatever the runs did: the topology before) */
+	if (before[0] && ofcd_testbed_reconfigure(d, j, before, false, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+			      "--topology %s: applying %s again after the runs failed: %s",
+			      j->what_if, before, err.msg);
+		an.t.state = "failed";
 	}
 	j->outcome = an.t.state;
 	response_pack(&an.r, &j->reply, &j->reply_len);

@@ -597,7 +597,8 @@ class Client:
     # ---- the testbed ----------------------------------------------------
 
     def testbed_run(self, algorithm=None, collective=None, size_bytes=None, alpha=None,
-                    run_timeout=None, schedule=None, mpi=False, check=True):
+                    run_timeout=None, schedule=None, mpi=False, topology=None,
+                    check=True):
         """Run a collective on the testbed's hosts for the topology the
         daemon committed (`ofc --socket PATH testbed run`): each
         algorithm ("all": every one that applies) priced by the testbed's
@@ -605,7 +606,9 @@ class Client:
         measured_s, predicted_s, ratio, data_ok, model_holds and model
         (which term is off). schedule: the bytes of a schedule to run
         instead (what `ofc schedule --format pb` writes), sent in
-        the request; mpi: MPICH's own collective run too, unpriced. A run
+        the request; mpi: MPICH's own collective run too, unpriced;
+        topology: a what-if, the fabric reconfigured to it for the runs
+        and to the committed topology again after. A run
         that failed or moved wrong data raises OfcError (its response
         holds the answer) unless check is false."""
         req = control_pb2.Request()
@@ -625,6 +628,8 @@ class Client:
             t.schedule = bytes(schedule)
         if mpi:
             t.mpi = True
+        if topology is not None:
+            t.topology = topology
         return self.call(req, check=check).testbed_run
 
     def testbed_check(self, check=True):
