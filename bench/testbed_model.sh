@@ -6,14 +6,30 @@
 # reference run, then every allreduce algorithm runs at each of SIZES.
 # Prints one line per run: topology, algorithm, size, measured,
 # predicted (alpha + bytes), ratio, and the model's verdict.
+# HOSTS=N runs N hosts instead (TOPOLOGIES for them); CONFIG=FILE a
+# shipped config's hosts (count, ports) and topology, at RATE.
 # Needs root; skipped otherwise. Results: bench/RESULTS.md.
 #   RATE=30Mbps SIZES="4MiB 16MiB 64MiB" sh bench/testbed_model.sh
+#   CONFIG=configs/testbed12-patch.yaml SIZES=16MiB sh bench/testbed_model.sh
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 RATE=${RATE:-30Mbps}
 SIZES=${SIZES:-4MiB 16MiB 64MiB}
+HOSTS=${HOSTS:-8}
+PORTS=4
 TOPOLOGIES=${TOPOLOGIES:-torus:2x4 circulant:8:1,3 ring:8 hypercube:3}
+if [ -n "$CONFIG" ]; then
+	# (its hosts as a list or a count; every host's ports alike)
+	set -- $(python3 -c '
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+h, t = c["hosts"], c["topology"]
+n, p = (len(h), h[0]["ports"]) if isinstance(h, list) else (h["count"], h["ports"])
+print(n, p, t["spec"] if isinstance(t, dict) else t)' "$CONFIG") || exit 1
+	HOSTS=$1 PORTS=$2 TOPOLOGIES=$3
+	echo "$CONFIG: $HOSTS hosts of $PORTS ports, $TOPOLOGIES, circuits at $RATE"
+fi
 if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
 	echo "testbed model bench: SKIP (needs root and network namespaces)"
 	exit 0
@@ -32,9 +48,9 @@ for topo in $TOPOLOGIES; do
 	cat >"$TMP/t.yaml" <<EOF
 version: 1
 name: $NAME
-hosts: {count: 8, prefix: h, ports: 4, port_rate: $RATE}
+hosts: {count: $HOSTS, prefix: h, ports: $PORTS, port_rate: $RATE}
 switches:
-  - {name: ocs0, type: ocs, ports: 32, reconfig_time: 10ms}
+  - {name: ocs0, type: ocs, ports: $((HOSTS * PORTS)), reconfig_time: 10ms}
 wiring: {pattern: sequential, switches: [ocs0]}
 topology: $topo
 EOF

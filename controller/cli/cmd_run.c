@@ -3,6 +3,7 @@
  * byte against the collective's result, and set the time measured beside
  * the cost model's prediction for the shaped links. */
 #include "controller/cli/internal.h"
+#include "controller/cli/remote.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,8 +98,6 @@ struct run_row {
 	/* What ran and the model's price (predicted NaN: unpriced), as
 	 * testbed_run_schedule leaves it; MPICH's row fills what it has. */
 	struct testbed_run run;
-	bool mpi; /* MPICH's collective: no schedule, no prediction */
-	bool mpi_finalize_hung;
 };
 
 static int on_option(struct fabric_cmd *fc, int c, const char *arg)
@@ -297,44 +296,6 @@ static void run_computed(struct run_args *a, const struct testbed_net *t, const 
 	schedule_result_free(&r);
 }
 
-/* sched_verify's own memory on a schedule read back (measured):
- * the all-to-all's check sorts, 8 bytes a transfer (24.9 M transfers: 191
- * MB); the others' about 24 (a 256-node allreduce: 23) and tables of up to
- * 176 bytes a (node, shard) (VERIFY_PIECES_BYTES in schedule/direct.c). */
-static uint64_t verify_bytes(const struct schedule_pb *f)
-{
-	if (f->collective == SCHED_ALLTOALL)
-		return f->nxfers * 8;
-	return f->nxfers * 24 + (uint64_t)f->nodes * f->nodes * 176;
-}
-
-/* Whether reading, verifying and running f's schedule fits the memory
- * limit, before it is built (the file's bytes are held already, in have):
- * the peak is the file and the schedule while it is decoded, or the
- * schedule, the check and the run once the file is dropped. */
-static int loaded_fits(const struct run_args *a, const struct testbed_net *t,
-		       const struct schedule_pb *f, uint64_t have, struct ofc_error *err)
-{
-	uint64_t limit = schedule_memory_limit(&a->q), sched = schedule_pb_bytes(f);
-	uint64_t run = exec_memory_bound(f->collective, f->nodes, t->ports, f->nsteps, f->nxfers,
-					 a->q.size, a->steps);
-	double later = (double)verify_bytes(f) + (double)run + (a->steps ? 8.0 * f->nsteps : 0);
-	double need = (double)have + (double)sched + (later > (double)f->len ? later - f->len : 0);
-	char need_s[32], max_s[32], size_s[32];
-
-	if (need <= (double)limit)
-		return 0;
-	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
-	fmt_size(max_s, sizeof(max_s), limit);
-	fmt_size(size_s, sizeof(size_s), a->q.size);
-	return ofc_error_at(err, OFC_E_RUNTIME, f->name, 0, 0,
-			    "%llu steps and %llu transfers on %u hosts: reading, checking and "
-			    "running them at %s per host needs about %s, over the memory limit of "
-			    "%s (--max-memory)",
-			    (unsigned long long)f->nsteps, (unsigned long long)f->nxfers, f->nodes,
-			    size_s, need_s, max_s);
-}
-
 /* The schedule of --schedule FILE, counted and priced before it is built. */
 static int load(struct run_args *a, const struct testbed_net *t, const struct ofc_clock *clock,
 		struct schedule *s, struct ofc_error *err)
@@ -344,7 +305,15 @@ static int load(struct run_args *a, const struct testbed_net *t, const struct of
 
 	if (schedule_pb_open(a->schedule_file, schedule_memory_limit(&a->q), clock, &f, err) < 0)
 		return -1;
-	rc = loaded_fits(a, t, &f, mem_resident(), err);
+	rc = testbed_loaded_fits(&(struct testbed_loaded){.name = f.name,
+							  .collective = f.collective,
+							  .nodes = f.nodes,
+							  .nsteps = f.nsteps,
+							  .nxfers = f.nxfers,
+							  .len = f.len,
+							  .sched = schedule_pb_bytes(&f),
+							  .held = mem_resident()},
+				 t, a->q.size, a->steps, schedule_memory_limit(&a->q), err);
 	if (rc == 0)
 		rc = schedule_pb_decode(&f, clock, s, err);
 	schedule_pb_close(&f);
@@ -385,65 +354,27 @@ static void run_loaded(struct run_args *a, const struct testbed_net *t, struct r
 	sched_free(&s);
 }
 
-#define MPI_ITERATIONS 3
-
-/* MPICH's own collective on the same hosts and links. UCX picks its
- * address by device, so each host gets its address on a device of its own
- * (NETNS_HOST_IFACE) for the run; the bytes still leave by the circuits. */
+/* MPICH's own collective on the same hosts and links (testbed_run_mpi,
+ * as ofcd's TestbedRun runs it). */
 static void run_mpi(struct run_args *a, const struct testbed_net *t, struct run_row *row)
 {
-	struct exec_net net;
-	struct exec_mpi_opts o = {.collective = sched_collective_name(a->q.collective),
-				  .device = NETNS_HOST_IFACE,
-				  .size = a->q.size,
-				  .iterations = MPI_ITERATIONS,
-				  .timeout = a->timeout};
-	struct exec_mpi_result r;
 	struct ofc_error err = {0};
-	double before, after;
-	uint32_t h = 0;
 
 	snprintf(row->algo, sizeof(row->algo), "mpi (MPICH)");
-	row->mpi = true;
 	row->verified = true; /* nothing to verify: MPICH's own algorithm */
-	row->run.predicted = NAN;
-	row->run.circuit_bytes = -1;
-	for (; h < t->nhosts; h++)
-		if (netns_host_iface(t->netns[h], t->host_addr[h], true, &err) < 0)
-			break;
-	if (h == t->nhosts) {
-		testbed_exec_net(t, (uint16_t)a->port, &net);
-		if (a->progress)
-			fprintf(stderr, "\r  mpi: %u ranks running ", t->nhosts);
-		before = testbed_circuit_bytes(t);
-		if (exec_mpi_run(&net, &o, &r, &err) == 0) {
-			after = testbed_circuit_bytes(t);
-			row->run.ran = true;
-			row->run.measured = row->run.res.seconds = r.seconds;
-			row->run.data_ok = row->run.res.data_ok = r.data_ok;
-			row->run.res.checked_elements = r.checked_elements;
-			row->run.res.bad_elements = r.bad_elements;
-			if (!r.data_ok)
-				snprintf(row->run.res.first_bad, sizeof(row->run.res.first_bad),
-					 "(the ranks count them; MPICH gave a wrong result)");
-			row->mpi_finalize_hung = r.finalize_hung;
-			row->run.circuit_bytes = before >= 0 && after >= 0
-						     ? (after - before) / (MPI_ITERATIONS + 1)
-						     : -1;
-		}
-		if (a->progress)
-			fprintf(stderr, "\r%60s\r", "");
-	}
-	if (!row->run.ran)
+	if (a->progress)
+		fprintf(stderr, "\r  mpi: %u ranks running ", t->nhosts);
+	if (testbed_run_mpi(t, a->q.collective, a->q.size, (uint16_t)a->port, a->timeout, &row->run,
+			    &err) < 0)
 		ofc_error_str(&err, row->error, sizeof(row->error));
-	/* The extra devices go whatever happened. */
-	for (uint32_t k = 0; k < t->nhosts; k++)
-		netns_host_iface(t->netns[k], t->host_addr[k], false, &(struct ofc_error){0});
+	if (a->progress)
+		fprintf(stderr, "\r%60s\r", "");
 }
 
-/* The runs as the ofc.v1.TestbedRunAnswer ofcd's TestbedRun answers, so
- * a script reads one shape from either. */
-static void print_json(const struct run_args *a, const struct testbed_net *t,
+/* The runs as the ofc.v1.TestbedRunAnswer ofcd's TestbedRun answers,
+ * printed by the one printer (or as JSON), so a script and a reader see
+ * one shape from either. */
+static void print_runs(const struct run_args *a, const struct testbed_net *t,
 		       const struct run_row *rows, uint32_t n)
 {
 	struct arena ar = {0};
@@ -472,80 +403,13 @@ static void print_json(const struct run_args *a, const struct testbed_net *t,
 		o->verified = r->verified;
 		if (!r->verified && r->verify_error[0])
 			o->verify_error = arena_strdup(&ar, r->verify_error);
-		if (r->mpi && r->run.ran) {
-			o->has_mpi_finalize_hung = 1;
-			o->mpi_finalize_hung = r->mpi_finalize_hung;
-		}
 		m->runs[m->n_runs++] = o;
 	}
-	cli_print_message(stdout, &m->base);
+	if (a->fc.json)
+		cli_print_message(stdout, &m->base);
+	else
+		testbed_print_run(m);
 	arena_free(&ar);
-}
-
-static void print_text(const struct run_args *a, const struct testbed_net *t,
-		       const struct run_row *rows, uint32_t n)
-{
-	const struct fabric *f = a->fc.fabric;
-
-	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us (%s)\n",
-	       f->name, sched_collective_name(a->q.collective), (double)a->q.size / 1048576.0,
-	       t->nhosts, t->rate > 0 ? "shaped" : "unshaped", a->q.alpha * 1e6, a->alpha_from);
-	printf("  topology %s (%s), %u circuits\n", a->topo_spec, a->topo_from, t->ncircuits);
-	if (t->rate > 0)
-		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each, "
-		       "the rate the model prices a circuit at\n",
-		       t->rate / 1e6, t->ncarried, t->carried / 1e6);
-
-	printf("  %-18s %6s %11s %11s %7s %12s %11s  %s\n", "algorithm", "steps", "measured_s",
-	       "predicted_s", "ratio", "algbw_MB/s", "circuit_MB", "data");
-	for (uint32_t i = 0; i < n; i++) {
-		const struct run_row *r = &rows[i];
-
-		if (!r->run.ran) {
-			printf("  %-18s failed: %s\n", r->algo, r->error);
-			continue;
-		}
-		if (r->mpi)
-			printf("  %-18s %6s %11.4f %11s %7s", r->algo, "-", r->run.res.seconds, "-",
-			       "-");
-		else
-			printf("  %-18s %6u %11.4f %11.4f %7.3f", r->algo, r->steps,
-			       r->run.res.seconds, r->run.predicted,
-			       r->run.res.seconds / r->run.predicted);
-		printf(" %12.3f", (double)a->q.size / r->run.res.seconds / 1e6);
-		if (r->run.circuit_bytes >= 0)
-			printf(" %11.3f", r->run.circuit_bytes / 1e6);
-		else
-			printf(" %11s", "-");
-		printf("  %s", r->run.res.data_ok ? "ok" : "WRONG");
-		if (r->run.res.data_ok)
-			printf(" (%llu elements)\n",
-			       (unsigned long long)r->run.res.checked_elements);
-		else
-			printf(": %llu of %llu elements, first: %s\n",
-			       (unsigned long long)r->run.res.bad_elements,
-			       (unsigned long long)r->run.res.checked_elements,
-			       r->run.res.first_bad);
-		if (!r->verified)
-			printf("  %-18s (the verifier rejects it: %s)\n", "", r->verify_error);
-		if (!r->mpi && !r->run.holds && !isnan(r->run.predicted))
-			printf("  %-18s (%s)\n", "", r->run.model);
-		if (r->run.step_model && r->run.res.step_end) {
-			printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s",
-			       "predicted_s", "ratio");
-			for (uint32_t k = 0; k < r->run.res.nsteps; k++) {
-				double prev = k ? r->run.res.step_end[k - 1] : 0;
-				double m = r->run.res.step_end[k] - prev;
-
-				printf("  %-18s %6u %11.4f %11.4f %7.3f\n", "", k, m,
-				       r->run.step_model[k], m / r->run.step_model[k]);
-			}
-		}
-		if (r->mpi_finalize_hung)
-			printf("  %-18s (MPI_Finalize hung after the result, a known MPICH/UCX-TCP "
-			       "issue: the job was stopped)\n",
-			       "");
-	}
 }
 
 /* Flags that exclude or need each other; the usage error's exit code, or 0. */
@@ -780,10 +644,7 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 		status = cli_fail(&err);
 		goto out;
 	}
-	if (a.fc.json)
-		print_json(&a, &t, rows, nrows);
-	else
-		print_text(&a, &t, rows, nrows);
+	print_runs(&a, &t, rows, nrows);
 	for (uint32_t i = 0; i < nrows; i++) {
 		if (!rows[i].run.ran) {
 			/* (on stderr with --json too: the exit status's reason) */

@@ -130,6 +130,8 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 		free(fc.state_dir);
 		return cli_fail(&err);
 	}
+	/* (ofcd holding the fabric: its own up and down are the way) */
+	fc.daemon_ask = strcmp(action, "up") == 0 ? "testbed up" : "testbed down";
 	if (fabric_cmd_open(&fc, false, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);
 	if (strcmp(action, "check") == 0)

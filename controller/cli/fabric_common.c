@@ -140,6 +140,7 @@ int fabric_cmd_open(struct fabric_cmd *fc, bool with_testbed, struct ofc_error *
 	    .no_mkdir = fc->reads_only,
 	    /* (the audit's: who ran the command, as ofcd names a socket's client) */
 	    .principal = who,
+	    .daemon_ask = fc->daemon_ask,
 	};
 
 	snprintf(who, sizeof(who), "uid:%u", (unsigned)getuid());

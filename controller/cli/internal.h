@@ -172,6 +172,9 @@ struct fabric_cmd {
 	 * --relabel found, the transaction) */
 	struct reconfigure_result result;
 	double rate_scale; /* testbed up: --rate-scale (0: the config's) */
+	/* The command whose daemon form a locked fabric's refusal names
+	 * (ctl_opts.daemon_ask; NULL: apply) */
+	const char *daemon_ask;
 	/* plan --workload W (`config`: the config's own section), --plot
 	 * FILE, --time-limit T (each MCF's) */
 	const char *workload, *plot;

@@ -43,8 +43,9 @@ struct remote {
 	struct cli_targets *t; /* every address given; the walk finds the leader */
 	bool json;
 	double timeout;
-	struct reconfigure_ask ask;  /* reconfigure's options */
-	char *text, path[PATH_MAX];  /* apply: the config read, its real path */
+	struct reconfigure_ask ask; /* reconfigure's options */
+	/* apply: the config read, its real path; testbed run: --schedule's bytes */
+	char *text, path[PATH_MAX];
 	const char *output, *format; /* schedule: -o, --format */
 	enum out_format fmt;	     /* schedule: -o's format, by the rule of `ofc schedule` */
 	uint32_t count;		     /* watch --count */
@@ -106,6 +107,9 @@ void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m);
 /* A TestbedCheckAnswer as `ofc testbed check` prints it, local or through
  * ofcd. */
 void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m);
+/* A TestbedRunAnswer as `ofc testbed run` prints it, local or through
+ * ofcd: one printer for both, so the two read the same. */
+void testbed_print_run(const Ofc__V1__TestbedRunAnswer *m);
 
 /* Every command's row, in the order `ofc --help` lists them: their number. */
 size_t remote_rows(const struct remote_cmd *const **rows);

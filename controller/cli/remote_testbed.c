@@ -1,8 +1,9 @@
 /* ofc --socket PATH testbed up|run|check|down: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
- * a run: each algorithm measured against the model's prediction, the
- * ratio, the data check, and the term of the model that is off. */
+ * a run (testbed_print_run, both sides' one printer): each algorithm
+ * measured against the model's prediction, the ratio, the data check, and
+ * the term of the model that is off. */
 #include "controller/cli/remote.h"
 
 #include <stdlib.h>
@@ -10,12 +11,35 @@
 
 #define OR_DASH(p) ((p) && *(p) ? (p) : "-")
 
+/* The most bytes --schedule sends: a request's frame at the daemon's
+ * default limit (OFCD_MAX_FRAME_DEFAULT), less room for the rest of it. */
+#define SCHEDULE_MAX_BYTES ((16u << 20) - (64u << 10))
+
 static int run_opt(struct remote *r, union remote_body *b, int c, const char *arg)
 {
 	Ofc__V1__TestbedRun *q = &b->testbed_run;
+	struct ofc_error err = {0};
 	const char *why = NULL;
+	size_t len;
 
 	switch (c) {
+	case 'F':
+		if (r->text) /* (given twice: the last one) */
+			free(r->text);
+		r->text = NULL;
+		if (read_file(arg, SCHEDULE_MAX_BYTES, &r->text, &len, &err) < 0)
+			return cli_fail(&err);
+		q->has_schedule = 1;
+		q->schedule.data = (uint8_t *)r->text;
+		q->schedule.len = len;
+		return 0;
+	case 'G':
+		q->topology = (char *)arg;
+		return 0;
+	case 'M':
+		q->has_mpi = 1;
+		q->mpi = 1;
+		return 0;
 	case 'a':
 		q->algorithm = (char *)arg;
 		return 0;
@@ -65,39 +89,68 @@ void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m)
 		printf("  %s\n", m->notes[i]);
 }
 
-static void print_run(const Ofc__V1__TestbedRunAnswer *m)
+/* One run's row: measured beside predicted, the algorithm bandwidth, what
+ * crossed the circuits, the data check; then why the model does not hold
+ * and, with --steps, each step beside the model's. */
+static void print_result(const Ofc__V1__TestbedRunResult *o)
 {
-	printf("testbed %s: %s of %.4g MiB per host on %u hosts, alpha %.0f us (%s)\n",
+	if (!o->ran) {
+		printf("  %-18s failed: %s\n", OR_DASH(o->algorithm), OR_DASH(o->error));
+		return;
+	}
+	if (o->has_predicted_s)
+		printf("  %-18s %6u %11.4f %11.4f %7.3f", o->algorithm, o->steps, o->measured_s,
+		       o->predicted_s, o->ratio);
+	else if (o->has_mpi_finalize_hung) /* (MPICH's: no schedule to count) */
+		printf("  %-18s %6s %11.4f %11s %7s", o->algorithm, "-", o->measured_s, "-", "-");
+	else
+		printf("  %-18s %6u %11.4f %11s %7s", o->algorithm, o->steps, o->measured_s, "-",
+		       "-");
+	printf(" %12.3f", o->algbw_bytes_per_s / 1e6);
+	if (o->has_circuit_bytes)
+		printf(" %11.3f", o->circuit_bytes / 1e6);
+	else
+		printf(" %11s", "-");
+	if (o->data_ok)
+		printf("  ok (%llu elements)\n", (unsigned long long)o->checked_elements);
+	else
+		printf("  WRONG: %llu of %llu elements, first: %s\n",
+		       (unsigned long long)o->bad_elements, (unsigned long long)o->checked_elements,
+		       OR_DASH(o->first_bad));
+	if (o->has_verified && !o->verified)
+		printf("  %-18s (the verifier rejects it: %s)\n", "", OR_DASH(o->verify_error));
+	if (o->has_model_holds && !o->model_holds && o->model)
+		printf("  %-18s (%s)\n", "", o->model);
+	if (o->n_steps_detail)
+		printf("  %-18s %6s %11s %11s %7s\n", "", "step", "measured_s", "predicted_s",
+		       "ratio");
+	for (size_t k = 0; k < o->n_steps_detail; k++)
+		printf("  %-18s %6zu %11.4f %11.4f %7.3f\n", "", k, o->steps_detail[k]->measured_s,
+		       o->steps_detail[k]->predicted_s,
+		       o->steps_detail[k]->measured_s / o->steps_detail[k]->predicted_s);
+	if (o->mpi_finalize_hung)
+		printf("  %-18s (MPI_Finalize hung after the result, a known MPICH/UCX-TCP "
+		       "issue: the job was stopped)\n",
+		       "");
+}
+
+void testbed_print_run(const Ofc__V1__TestbedRunAnswer *m)
+{
+	printf("testbed %s: %s of %.4g MiB per host on %u hosts, links %s, alpha %.0f us (%s)\n",
 	       OR_DASH(m->fabric), OR_DASH(m->collective), (double)m->size / 1048576.0, m->hosts,
-	       m->alpha_s * 1e6, OR_DASH(m->alpha_from));
+	       m->link_rate_bps > 0 ? "shaped" : "unshaped", m->alpha_s * 1e6,
+	       OR_DASH(m->alpha_from));
 	printf("  topology %s (%s), %u circuits\n",
 	       m->topology && m->topology[0] ? m->topology : "the config's",
-	       m->topology_from ? m->topology_from : "committed, as ofcd holds it", m->circuits);
-	if (m->model_rate_bps > 0)
-		printf("  the model prices a circuit at %.4g Mb/s (what all of them carried at "
-		       "once)\n",
-		       m->model_rate_bps / 1e6);
-	if (m->carried_note)
-		printf("  warning: %s\n", m->carried_note);
-	printf("  %-18s %6s %11s %11s %7s  %s\n", "algorithm", "steps", "measured_s", "predicted_s",
-	       "ratio", "data");
-	for (size_t i = 0; i < m->n_runs; i++) {
-		const Ofc__V1__TestbedRunResult *o = m->runs[i];
-
-		if (!o->ran) {
-			printf("  %-18s failed: %s\n", OR_DASH(o->algorithm), OR_DASH(o->error));
-			continue;
-		}
-		if (o->has_predicted_s)
-			printf("  %-18s %6u %11.4f %11.4f %7.3f  %s\n", o->algorithm, o->steps,
-			       o->measured_s, o->predicted_s, o->ratio,
-			       o->data_ok ? "ok" : "WRONG");
-		else
-			printf("  %-18s %6u %11.4f %11s %7s  %s\n", o->algorithm, o->steps,
-			       o->measured_s, "-", "-", o->data_ok ? "ok" : "WRONG");
-		if (!o->model_holds && o->model)
-			printf("  %-18s (%s)\n", "", o->model);
-	}
+	       OR_DASH(m->topology_from), m->circuits);
+	if (m->link_rate_bps > 0)
+		printf("  link rate %.4g Mb/s; all %u circuits at once carried %.4g Mb/s each, "
+		       "the rate the model prices a circuit at\n",
+		       m->link_rate_bps / 1e6, m->carried_circuits, m->model_rate_bps / 1e6);
+	printf("  %-18s %6s %11s %11s %7s %12s %11s  %s\n", "algorithm", "steps", "measured_s",
+	       "predicted_s", "ratio", "algbw_MB/s", "circuit_MB", "data");
+	for (size_t i = 0; i < m->n_runs; i++)
+		print_result(m->runs[i]);
 }
 
 /* As `ofc testbed check FILE` prints it, local or through ofcd: the
@@ -161,11 +214,14 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 	if ((rc = remote_call(r, req, 0, &resp)) != 0)
 		return rc;
-	if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN && r->json)
-		remote_print_json(stdout, &resp->testbed_run->base);
-	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN)
-		print_run(resp->testbed_run);
-	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
+	if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_RUN) {
+		if (resp->testbed_run->carried_note) /* (on stderr, as the local run warns) */
+			fprintf(stderr, "ofc: warning: %s\n", resp->testbed_run->carried_note);
+		if (r->json)
+			remote_print_json(stdout, &resp->testbed_run->base);
+		else
+			testbed_print_run(resp->testbed_run);
+	} else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK && r->json)
 		remote_print_json(stdout, &resp->testbed_check->base);
 	else if (resp->body_case == OFC__V1__RESPONSE__BODY_TESTBED_CHECK)
 		testbed_print_check(resp->testbed_check);
@@ -190,8 +246,9 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 static const struct remote_cmd run_cmd = {
     .cmd = {"testbed run",
-	    "[--algo NAME|all] [--collective C] [--size N] [--alpha DUR] [--run-timeout DUR] "
-	    "[--json] [--timeout DUR]",
+	    "[--algo NAME|all | --schedule FILE] [--collective C] [--size N] [--mpi] "
+	    "[--topology SPEC] [--alpha DUR] "
+	    "[--run-timeout DUR] [--json] [--timeout DUR]",
 	    "collectives on the testbed's hosts, run by the daemon for its committed topology",
 	    NULL},
     .kind = API_TESTBED_RUN,
@@ -200,6 +257,9 @@ static const struct remote_cmd run_cmd = {
 				    {"size", required_argument, NULL, 's'},
 				    {"alpha", required_argument, NULL, 'A'},
 				    {"run-timeout", required_argument, NULL, 'T'},
+				    {"schedule", required_argument, NULL, 'F'},
+				    {"mpi", no_argument, NULL, 'M'},
+				    {"topology", required_argument, NULL, 'G'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
     .help = "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"
@@ -209,8 +269,16 @@ static const struct remote_cmd run_cmd = {
 	    "queued with the mutations. Exit 1 when a run failed or moved wrong data.\n\n"
 	    "  --algo NAME|all    one algorithm, or every one that applies (default: the\n"
 	    "                     pick)\n"
-	    "  --collective C     allreduce (default), allgather, reduce-scatter, alltoall\n"
+	    "  --collective C     allreduce (default; with --schedule, the file's), allgather,\n"
+	    "                     reduce-scatter, alltoall\n"
 	    "  --size N           bytes per host (default 1M)\n"
+	    "  --schedule FILE    run this exported schedule (ofc schedule --format pb),\n"
+	    "                     sent in the request (at most 16 MiB), not one computed\n"
+	    "  --mpi              also run MPICH's own collective on the same hosts and\n"
+	    "                     links (unpriced)\n"
+	    "  --topology SPEC    a what-if: the daemon reconfigures to SPEC for the runs\n"
+	    "                     and to the topology committed before again after (two\n"
+	    "                     committed transactions; nothing comes between)\n"
 	    "  --alpha DUR        a step's cost (default: testbed check's calibration)\n"
 	    "  --run-timeout DUR  each run's limit (default 600s)\n"
 	    "  --json             the ofc.v1.TestbedRunAnswer as JSON\n",

@@ -304,6 +304,12 @@ struct job {
 	uint64_t adopt_txn, adopt_gen;
 	double alpha;	   /* testbed run: seconds a step (0: the testbed's model's) */
 	double rate_scale; /* testbed up: of the config's link rate (0: not asked) */
+	/* testbed run: a schedule's bytes to run (ofc schedule --format pb;
+	 * NULL: computed), whether a collective was asked, MPICH's run too */
+	uint8_t *schedule_pb;
+	size_t schedule_pb_len;
+	bool coll_asked, mpi;
+	char *what_if; /* testbed run --topology: applied for the runs (NULL: none) */
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */

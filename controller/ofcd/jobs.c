@@ -162,6 +162,8 @@ void job_free(struct job *j)
 	free(j->key);
 	stream_free(j->stream);
 	free(j->algo);
+	free(j->schedule_pb);
+	free(j->what_if);
 	free(j->lowering);
 	free(j->phase_name);
 	planner_unref(j->planner);

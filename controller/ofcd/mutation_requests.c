@@ -375,7 +375,8 @@ int adopt_request(const struct request *rq)
  * request's memory limit too, this keeps a request from asking for hours. */
 #define TESTBED_MAX_SIZE (1ull << 30)
 
-/* (loop) TestbedRun {algorithm, collective, size, alpha, timeout}. */
+/* (loop) TestbedRun {algorithm, collective, size, alpha, timeout, schedule, mpi,
+ * topology}. */
 int testbed_run_request(const struct request *rq)
 {
 	struct conn *c = rq->c;
@@ -400,12 +401,26 @@ int testbed_run_request(const struct request *rq)
 	if (q->algorithm && strlen(q->algorithm) > 64)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "algorithm: a name of at most 64 characters");
+	if (q->topology && strlen(q->topology) > TOPO_MAX_SPEC)
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "topology: a spec of at most %u characters", TOPO_MAX_SPEC);
+	if (q->has_schedule && q->algorithm && q->algorithm[0])
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "a schedule and an algorithm exclude each other");
 	if (!(j = queued_job(rq, JOB_TESTBED_RUN)))
 		return 0;
 	j->coll = coll;
 	j->size = q->has_size ? q->size : 1u << 20;
 	j->algo = q->algorithm && q->algorithm[0] ? xstrdup(q->algorithm) : NULL;
 	j->alpha = q->has_alpha ? q->alpha : 0;
+	j->coll_asked = q->collective && q->collective[0];
+	j->mpi = q->has_mpi && q->mpi;
+	j->what_if = q->topology && q->topology[0] ? xstrdup(q->topology) : NULL;
+	if (q->has_schedule) { /* (an empty one is the worker's to refuse, as a file's) */
+		j->schedule_pb = xmalloc(q->schedule.len + 1);
+		memcpy(j->schedule_pb, q->schedule.data, q->schedule.len);
+		j->schedule_pb_len = q->schedule.len;
+	}
 	j->max_time = q->has_timeout ? q->timeout : 600;
 	j->target = xstrdup("testbed run");
 	enqueue(d, j, rq);

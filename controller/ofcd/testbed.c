@@ -3,10 +3,12 @@
  * up`) for the topology the daemon has committed, each algorithm priced by
  * the testbed's model, run and judged, so that a testbed and the daemon
  * that drives its hosts coexist and a script follows what the daemon
- * committed, not what a file says. It drives hosts, so it is an admin's
+ * committed, not what a file says; or a schedule the request carries, and
+ * MPICH's own collective beside. It drives hosts, so it is an admin's
  * mutation run by the mutation worker: no transaction moves the circuits
  * under a run. */
 #include "controller/testbed/testbed.h"
+#include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/testbed.h"
 #include "controller/ofcd/worker.h"
@@ -86,6 +88,105 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 	return o;
 }
 
+/* A run that did not start: the reason is the result's. */
+static Ofc__V1__TestbedRunResult *not_run(struct answer *an, const char *algo, const char *why)
+{
+	Ofc__V1__TestbedRunResult *o = arena_alloc(&an->a, sizeof(*o));
+
+	ofc__v1__testbed_run_result__init(o);
+	o->algorithm = arena_strdup(&an->a, algo);
+	o->has_ran = 1;
+	o->error = arena_strdup(&an->a, why);
+	return o;
+}
+
+/* The schedule the request carried (ofc schedule --format pb's bytes), as
+ * `testbed run --schedule FILE` runs a file: counted and priced before it
+ * is built, its collective the one asked (when one was; else it names the
+ * run's, into *coll), the verifier's verdict said and the run made either
+ * way (the data check is the point of running). */
+static Ofc__V1__TestbedRunResult *run_sent(struct answer *an, const struct job *j,
+					   const struct testbed_net *t,
+					   const struct testbed_model *m, uint64_t max_memory,
+					   enum sched_collective *coll)
+{
+	const char *name = "the request's schedule";
+	struct ofc_clock clock = {.start = now_seconds(), .limit = j->max_time};
+	struct testbed_run_opts ro = {
+	    .size = j->size, .port = TESTBED_RUN_PORT, .max_memory = max_memory};
+	Ofc__V1__TestbedRunResult *o;
+	struct verify_opts vo = {.clock = &clock};
+	struct ofc_error err = {0};
+	struct verify_report vr;
+	struct testbed_run run;
+	struct schedule_pb f;
+	struct schedule s;
+	bool verified;
+	int rc;
+
+	clock.deadline = ro.deadline = clock.start + j->max_time;
+	if (schedule_pb_parse(name, j->schedule_pb, j->schedule_pb_len, &clock, &f, &err) < 0)
+		return not_run(an, name, err.msg);
+	rc = testbed_loaded_fits(&(struct testbed_loaded){.name = name,
+							  .collective = f.collective,
+							  .nodes = f.nodes,
+							  .nsteps = f.nsteps,
+							  .nxfers = f.nxfers,
+							  .len = f.len,
+							  .sched = schedule_pb_bytes(&f),
+							  .held = mem_resident()},
+				 t, j->size, false, max_memory, &err);
+	if (rc == 0)
+		rc = schedule_pb_decode(&f, &clock, &s, &err);
+	schedule_pb_close(&f);
+	if (rc < 0)
+		return not_run(an, name, err.msg);
+	if (j->coll_asked && s.collective != j->coll) {
+		o = not_run(an, name,
+			    arena_printf(&an->a, "the schedule is for %s, not %s",
+					 sched_collective_name(s.collective),
+					 sched_collective_name(j->coll)));
+		sched_free(&s);
+		return o;
+	}
+	*coll = s.collective;
+	verified = sched_verify(&s, &vo, &vr) == 0;
+	rc = testbed_run_schedule(&s, t, m, &ro, &run, &err);
+	o = testbed_run_result(&an->a, &run, j->size);
+	o->algorithm = s.algorithm[0] ? arena_printf(&an->a, "%s (sent)", s.algorithm)
+				      : arena_strdup(&an->a, name);
+	if (rc < 0)
+		o->error = arena_strdup(&an->a, err.msg);
+	o->has_steps = o->has_transfers = o->has_verified = 1;
+	o->steps = s.nsteps;
+	o->transfers = s.nxfers;
+	o->verified = verified;
+	if (!verified)
+		o->verify_error = arena_strdup(&an->a, vr.error);
+	testbed_run_free(&run);
+	sched_free(&s);
+	return o;
+}
+
+/* MPICH's own collective on the same hosts and links, unpriced. */
+static Ofc__V1__TestbedRunResult *run_mpi(struct answer *an, const struct job *j,
+					  const struct testbed_net *t, enum sched_collective coll)
+{
+	struct ofc_error err = {0};
+	struct testbed_run run;
+	Ofc__V1__TestbedRunResult *o;
+	int rc = testbed_run_mpi(t, coll, j->size, TESTBED_RUN_PORT, j->max_time, &run, &err);
+
+	o = testbed_run_result(&an->a, &run, j->size);
+	o->algorithm = arena_strdup(&an->a, "mpi (MPICH)");
+	if (rc < 0)
+		o->error = arena_strdup(&an->a, err.msg);
+	o->has_verified = 1;
+	o->verified = true; /* (nothing to verify: MPICH's own algorithm) */
+	testbed_run_free(&run);
+	return o;
+}
+
 /* The algorithms asked: "all" is every one that applies (the comparison
  * schedule_compute makes), else the one named or the pick. */
 static uint32_t algorithms(const struct schedule_query *q, const struct job *j, char names[][48],
@@ -149,27 +250,76 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 		q.bandwidth = model.rate * most;
 		q.bandwidth_set = true;
 	}
-	*m = testbed_run_answer(&an->a,
-				&(struct testbed_run_head){
-				    .fabric = f->name,
-				    .net = &t,
-				    .topology = committed.open ? committed.spec : f->topology.spec,
-				    .topology_from = "committed, as ofcd holds it",
-				    .model = &model,
-				    .alpha_from = from,
-				    .collective = j->coll,
-				    .size = j->size,
-				    .note = note});
-	if (!(n = algorithms(&q, j, names, err)))
-		goto out;
-	(*m)->runs = arena_array(&an->a, n + 1, sizeof(*(*m)->runs));
-	for (uint32_t i = 0; i < n; i++)
-		(*m)->runs[(*m)->n_runs++] = run_one(an, &q, names[i], &t, &model, j->max_time);
+	*m = testbed_run_answer(
+	    &an->a, &(struct testbed_run_head){
+			.fabric = f->name,
+			.net = &t,
+			.topology = committed.open ? committed.spec : f->topology.spec,
+			.topology_from = j->what_if ? "--topology: applied for the run, "
+						      "the one before applied again after"
+						    : "committed, as ofcd holds it",
+			.model = &model,
+			.alpha_from = from,
+			.collective = j->coll,
+			.size = j->size,
+			.note = note});
+	if (j->schedule_pb) {
+		enum sched_collective coll = j->coll;
+
+		(*m)->runs = arena_array(&an->a, 3, sizeof(*(*m)->runs));
+		(*m)->runs[(*m)->n_runs++] =
+		    run_sent(an, j, &t, &model, schedule_memory_limit(&q), &coll);
+		(*m)->collective = arena_strdup(&an->a, sched_collective_name(coll));
+		q.collective = coll;
+	} else {
+		if (!(n = algorithms(&q, j, names, err)))
+			goto out;
+		(*m)->runs = arena_array(&an->a, n + 2, sizeof(*(*m)->runs));
+		for (uint32_t i = 0; i < n; i++)
+			(*m)->runs[(*m)->n_runs++] =
+			    run_one(an, &q, names[i], &t, &model, j->max_time);
+	}
+	if (j->mpi)
+		(*m)->runs[(*m)->n_runs++] = run_mpi(an, j, &t, q.collective);
 	rc = 0;
 out:
 	testbed_topo_free(&committed);
 	testbed_net_free(&t);
 	return rc;
+}
+
+/* A what-if's topology applied (ofcd_testbed_reconfigure), the committed
+ * one's spec kept in before[n] to apply again after; before empty when
+ * nothing was applied. */
+static int what_if_apply(struct ofcd *d, struct job *j, char *before, size_t n,
+			 struct ofc_error *err)
+{
+	const struct fabric *f = d->w->ctl->fabric;
+	struct ctl_record r;
+	const char *spec;
+
+	before[0] = 0;
+	if (!testbed_is_up(d->state_dir, f->name))
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the testbed of fabric '%s' is not up (ofc testbed up)",
+				     f->name);
+	if (ctl_load_record_for(d->w->ctl, &r, err) < 0)
+		return -1;
+	if (!(spec = ctl_record_other_spec(f, &r)))
+		spec = f->topology.spec;
+	if (!spec || !*spec || strlen(spec) >= n) {
+		ctl_record_free(&r);
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "--topology: the committed topology has no spec to apply "
+				     "again after the runs; reconfigure through ofcd, then run");
+	}
+	snprintf(before, n, "%s", spec);
+	ctl_record_free(&r);
+	if (ofcd_testbed_reconfigure(d, j, j->what_if, true, err) < 0) {
+		before[0] = 0;
+		return -1;
+	}
+	return 0;
 }
 
 /* (mutation worker) JOB_TESTBED_CHECK: testbed_check on the committed
@@ -267,6 +417,7 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 {
 	Ofc__V1__TestbedRunAnswer *m = NULL;
 	struct ofc_error err = {0};
+	char before[TOPO_MAX_SPEC + 1] = "";
 	struct answer an;
 	uint32_t bad = 0;
 
@@ -280,7 +431,8 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 	}
 	answer_init(&an, j);
 	an.t.kind = "testbed-run";
-	if (run_all(d, j, &an, &m, &err) < 0) {
+	if ((j->what_if && what_if_apply(d, j, before, sizeof(before), &err) < 0) ||
+	    run_all(d, j, &an, &m, &err) < 0) {
 		answer_status(&an,
 			      err.code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
 						      : OFC__V1__STATUS__STATUS_FAILED,
@@ -298,6 +450,13 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 		an.t.state = bad ? "failed" : "done";
 		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_RUN;
 		an.r.testbed_run = m;
+	}
+	/* (after a what-if, whatever the runs did: the topology before) */
+	if (before[0] && ofcd_testbed_reconfigure(d, j, before, false, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+			      "--topology %s: applying %s again after the runs failed: %s",
+			      j->what_if, before, err.msg);
+		an.t.state = "failed";
 	}
 	j->outcome = an.t.state;
 	response_pack(&an.r, &j->reply, &j->reply_len);

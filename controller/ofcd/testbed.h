@@ -13,4 +13,11 @@ void ofcd_run_testbed_up(struct ofcd *d, struct job *j);
  * is up, its hosts. */
 void ofcd_testbed_reopen_ctl(struct ofcd *d);
 
+/* (mutation worker) The fabric reconfigured to spec as a Reconfigure
+ * would be, for TestbedRun's what-if (testbed_what_if.c): 0, or -1 with
+ * why. Its state and config become j's to publish. from_client: spec came
+ * in the request (files it names read under the daemon's). */
+int ofcd_testbed_reconfigure(struct ofcd *d, struct job *j, const char *spec, bool from_client,
+			     struct ofc_error *err);
+
 #endif

@@ -380,8 +380,10 @@ static int lock_busy(const struct ctl *c, char *held, struct ofc_error *err)
 	if (sock && *sock)
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "fabric '%s' is held by ofcd (pid %s), which changes its "
-				     "devices: use `ofc --socket %s apply` (or reconfigure)",
-				     c->fabric->name, held[0] ? held : "?", sock);
+				     "devices: use `ofc --socket %s %s`%s",
+				     c->fabric->name, held[0] ? held : "?", sock,
+				     c->opts.daemon_ask ? c->opts.daemon_ask : "apply",
+				     c->opts.daemon_ask ? "" : " (or reconfigure)");
 	return ofc_error_set(err, OFC_E_RUNTIME,
 			     "fabric '%s' is being changed by another ofc (pid %s); try "
 			     "again when it has finished",

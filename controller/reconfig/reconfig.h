@@ -66,6 +66,9 @@ struct ctl_opts {
 	/* A daemon's control socket (ofcd's): the lock names it after the pid,
 	 * so whoever finds the fabric locked is told to ask the daemon. */
 	const char *daemon_socket;
+	/* The command whose daemon form the lock's refusal names ("testbed
+	 * up": `ofc --socket S testbed up`); NULL: apply (or reconfigure). */
+	const char *daemon_ask;
 	/* Where the record and journal live (borrowed; NULL: the files of
 	 * state_dir). */
 	struct store *store;

@@ -64,6 +64,10 @@ Ofc__V1__TestbedRunResult *testbed_run_result(struct arena *a, const struct test
 	m->bad_elements = x->bad_elements;
 	if (!r->data_ok)
 		m->first_bad = arena_strdup(a, x->first_bad);
+	if (r->mpi) {
+		m->has_mpi_finalize_hung = 1;
+		m->mpi_finalize_hung = r->mpi_finalize_hung;
+	}
 	if (r->circuit_bytes >= 0) {
 		m->has_circuit_bytes = 1;
 		m->circuit_bytes = r->circuit_bytes;

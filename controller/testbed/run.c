@@ -136,6 +136,40 @@ int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 	return 0;
 }
 
+/* sched_verify's own memory on a schedule read back (measured): the
+ * all-to-all's check sorts, 8 bytes a transfer (24.9 M transfers: 191
+ * MB); the others' about 24 (a 256-node allreduce: 23) and tables of up to
+ * 176 bytes a (node, shard) (VERIFY_PIECES_BYTES in schedule/direct.c). */
+static uint64_t verify_bytes(const struct testbed_loaded *l)
+{
+	if (l->collective == SCHED_ALLTOALL)
+		return l->nxfers * 8;
+	return l->nxfers * 24 + (uint64_t)l->nodes * l->nodes * 176;
+}
+
+int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net *t, uint64_t size,
+			bool steps, uint64_t limit, struct ofc_error *err)
+{
+	uint64_t run =
+	    exec_memory_bound(l->collective, l->nodes, t->ports, l->nsteps, l->nxfers, size, steps);
+	double later = (double)verify_bytes(l) + (double)run + (steps ? 8.0 * l->nsteps : 0);
+	double need = (double)l->held + (double)l->sched +
+		      (later > (double)l->len ? later - (double)l->len : 0);
+	char need_s[32], max_s[32], size_s[32];
+
+	if (need <= (double)limit)
+		return 0;
+	fmt_size(need_s, sizeof(need_s), need < 1.8e19 ? (uint64_t)need : UINT64_MAX);
+	fmt_size(max_s, sizeof(max_s), limit);
+	fmt_size(size_s, sizeof(size_s), size);
+	return ofc_error_at(err, OFC_E_RUNTIME, l->name, 0, 0,
+			    "%llu steps and %llu transfers on %u hosts: reading, checking and "
+			    "running them at %s per host needs about %s, over the memory limit of "
+			    "%s (--max-memory)",
+			    (unsigned long long)l->nsteps, (unsigned long long)l->nxfers, l->nodes,
+			    size_s, need_s, max_s);
+}
+
 void testbed_run_free(struct testbed_run *r)
 {
 	exec_result_free(&r->res);

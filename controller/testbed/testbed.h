@@ -220,6 +220,8 @@ struct testbed_run_opts {
  * ran. testbed_run_free frees it either way. */
 struct testbed_run {
 	bool ran, data_ok, holds;
+	bool mpi;		/* MPICH's collective (testbed_run_mpi): no schedule, no price */
+	bool mpi_finalize_hung; /* ... MPI_Finalize hung after the result: the job was stopped */
 	double measured, predicted;
 	struct testbed_prediction pred;
 	double *step_model;
@@ -232,6 +234,28 @@ int testbed_run_schedule(const struct schedule *s, const struct testbed_net *t,
 			 const struct testbed_model *m, const struct testbed_run_opts *o,
 			 struct testbed_run *r, struct ofc_error *err);
 void testbed_run_free(struct testbed_run *r);
+/* A schedule read back (ofc schedule --format pb: `testbed run --schedule`),
+ * counted before it is built: whether reading, verifying and running it
+ * fits limit bytes, the file's bytes held already; the peak is the file and
+ * the schedule while it is decoded, or the schedule, the check and the run
+ * once the file is dropped. -1 with the estimate in err when it does not. */
+struct testbed_loaded {
+	const char *name; /* for the error */
+	enum sched_collective collective;
+	uint32_t nodes;
+	uint64_t nsteps, nxfers;
+	uint64_t len;	/* the file's bytes */
+	uint64_t sched; /* the schedule's, decoded */
+	uint64_t held;	/* what the process holds already, the file's bytes among them */
+};
+int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net *t, uint64_t size,
+			bool steps, uint64_t limit, struct ofc_error *err);
+/* MPICH's own collective (coll, size bytes per host) on the testbed's
+ * hosts and links (mpi.c), as a run that is not priced: the mean of a few
+ * after a warm-up, the ranks' data check, the circuits' bytes per
+ * collective. -1 with err when it did not run to its result. */
+int testbed_run_mpi(const struct testbed_net *t, enum sched_collective coll, uint64_t size,
+		    uint16_t port, double timeout, struct testbed_run *r, struct ofc_error *err);
 /* r as the ofc.v1.TestbedRunResult ofcd answers and `ofc testbed run
  * --json` prints (answer.c), in a; size is the bytes per host it ran. */
 struct Ofc__V1__TestbedRunResult;

@@ -597,14 +597,20 @@ class Client:
     # ---- the testbed ----------------------------------------------------
 
     def testbed_run(self, algorithm=None, collective=None, size_bytes=None, alpha=None,
-                    run_timeout=None, check=True):
+                    run_timeout=None, schedule=None, mpi=False, topology=None,
+                    check=True):
         """Run a collective on the testbed's hosts for the topology the
         daemon committed (`ofc --socket PATH testbed run`): each
         algorithm ("all": every one that applies) priced by the testbed's
         model, run and judged. Returns the TestbedRunAnswer: runs with
         measured_s, predicted_s, ratio, data_ok, model_holds and model
-        (which term is off). A run that failed or moved wrong data raises
-        OfcError (its response holds the answer) unless check is false."""
+        (which term is off). schedule: the bytes of a schedule to run
+        instead (what `ofc schedule --format pb` writes), sent in
+        the request; mpi: MPICH's own collective run too, unpriced;
+        topology: a what-if, the fabric reconfigured to it for the runs
+        and to the committed topology again after. A run
+        that failed or moved wrong data raises OfcError (its response
+        holds the answer) unless check is false."""
         req = control_pb2.Request()
         t = req.testbed_run
         t.SetInParent()
@@ -618,6 +624,12 @@ class Client:
             t.alpha = alpha
         if run_timeout is not None:
             t.timeout = run_timeout
+        if schedule is not None:
+            t.schedule = bytes(schedule)
+        if mpi:
+            t.mpi = True
+        if topology is not None:
+            t.topology = topology
         return self.call(req, check=check).testbed_run
 
     def testbed_check(self, check=True):

@@ -107,6 +107,13 @@ expect_json 'j["fabric"]=="'"$NAME"'" and j["hosts"]==8 and j["circuits"]==24 an
 	$OFC --socket "$SOCK" testbed up --json
 [ "$(ip netns list | grep -c "^ofc-$NAME-")" -eq 8 ] && ok || bad "8 namespaces after up through ofcd" "$(ip netns list)"
 expect_json 'j["testbed_up"] is True' $OFC --socket "$SOCK" status --json
+# With ofcd holding the fabric, a local up or down is refused pointing at
+# the daemon's own (not at apply, which brings no testbed up).
+for act in up down; do
+	expect_exit 1 $OFC testbed $act "$TMP/torus.yaml" --state-dir "$ST"
+	grep -q "is held by ofcd (pid [0-9]*), which changes its devices: use \`ofc --socket $SOCK testbed $act\`$" "$TMP/err" &&
+		ok || bad "a local testbed $act beside ofcd: the hint" "$(cat "$TMP/err")"
+done
 
 # Refused before anything runs, as INVALID (exit 2), the reason on stderr.
 expect_error 2 "ofc: collective 'gossip': expected allreduce, allgather, reduce-scatter or alltoall" \
@@ -116,6 +123,34 @@ expect_error 2 "ofc: size 2147483648: expected 1 byte to 1024 MiB per host" \
 expect_error 2 "ofc --socket PATH testbed run: unexpected argument 'x'" \
 	$OFC --socket "$SOCK" testbed run x
 expect_exit 0 $OFC --socket "$SOCK" testbed run --help
+expect_error 2 "ofc: a schedule and an algorithm exclude each other" \
+	$OFC --socket "$SOCK" testbed run --schedule "$TMP/torus.yaml" --algo ring
+
+# A schedule sent in the request (--schedule FILE's bytes), its collective
+# the file's, verified and run as a local --schedule runs it, MPICH's own
+# collective beside it (--mpi: unpriced, its data checked by the ranks);
+# from Python too. One asked for another collective, or bytes that are no
+# schedule, are runs that failed: exit 1, the reason in the run.
+expect_exit 0 $OFC schedule "$TMP/torus.yaml" --collective allgather --algo bfb --size 64KiB \
+	--format pb -o "$TMP/ag.pb"
+expect_json 'j["collective"]=="allgather" and len(j["runs"])==2 and (lambda r, m: r["algorithm"]=="bfb (sent)" and r["verified"] and r["ran"] and r["data_ok"] and r["checked_elements"]==8*16384 and r["transfers"]>0 and "predicted_s" in r and m["algorithm"]=="mpi (MPICH)" and m["ran"] and m["data_ok"] and m["checked_elements"]>0 and "predicted_s" not in m and "mpi_finalize_hung" in m)(j["runs"][0], j["runs"][1])' \
+	$OFC --socket "$SOCK" testbed run --schedule "$TMP/ag.pb" --size 64KiB --mpi --json
+expect_exit 1 $OFC --socket "$SOCK" testbed run --schedule "$TMP/ag.pb" --collective allreduce --size 64KiB
+grep -q "^  the request's schedule *failed: the schedule is for allgather, not allreduce$" "$TMP/out" &&
+	ok || bad "a sent schedule of another collective" "$(cat "$TMP/out" "$TMP/err")"
+printf 'not a schedule' >"$TMP/junk.pb"
+expect_exit 1 $OFC --socket "$SOCK" testbed run --schedule "$TMP/junk.pb" --size 64KiB
+grep -q "^  the request's schedule *failed: ." "$TMP/out" &&
+	ok || bad "a sent schedule that is not one" "$(cat "$TMP/out" "$TMP/err")"
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" "$TMP/ag.pb" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_run(schedule=...)" "$(head -c 600 "$TMP/out")"
+import sys
+from ofc_client import Client
+with Client(sys.argv[1], timeout=600) as ofc:
+    a = ofc.testbed_run(schedule=open(sys.argv[2], "rb").read(), size_bytes=65536)
+assert a.collective == "allgather" and len(a.runs) == 1, a
+r = a.runs[0]
+assert r.algorithm == "bfb (sent)" and r.ran and r.data_ok and r.verified and r.checked_elements == 8 * 16384, r
+PY
 
 # held.py OUT [MIN]: as test_testbed_model.sh holds a local run.
 cat >"$TMP/held.py" <<'PY'
@@ -204,17 +239,25 @@ assert a.topology == "hypercube:3" and a.calibration.data_ok and a.calibration.a
 PY
 expect_stdout_has "testbed $NAME: 56 of 56 ordered pairs reach each other (8 hosts)" \
 	$OFC --socket "$SOCK" testbed check
-# The local check is the same use case: the same message, key by key, and
-# calibrated on what the daemon committed (the record's hypercube:3), not
-# on the file's torus:2x4.
-cp "$TMP/out" "$TMP/remote.txt"
-$OFC --socket "$SOCK" testbed check --json >"$TMP/remote.json" 2>"$TMP/err"
+# The local check is the same use case: the same message, key by key (as
+# the daemon's last check in the loop above answered it), and calibrated on
+# what the daemon committed (the record's hypercube:3), not on the file's
+# torus:2x4; its text is the same printer's (testbed_print_check).
+cp "$TMP/check.json" "$TMP/remote.json"
 expect_json 'j["topology"]=="hypercube:3" and len(j["circuits"])==24 and (lambda r: sorted(r)==sorted(j) and sorted(r["calibration"])==sorted(j["calibration"]) and sorted(r["circuits"][0])==sorted(j["circuits"][0]))(json.load(open(sys.argv[1][:-3] + "remote.json")))' \
 	$OFC testbed check "$TMP/torus.yaml" --state-dir "$ST" --json
-expect_stdout_has "$(head -n 2 "$TMP/remote.txt" | tail -n 1)" $OFC testbed check "$TMP/torus.yaml" --state-dir "$ST"
-# The text prints the same runs.
+# The text prints the same runs, by one printer: the local run's lines
+# and columns (the algorithm bandwidth, what crossed the circuits, the
+# elements checked) are the daemon's.
 expect_stdout_has "topology hypercube:3 (committed, as ofcd holds it), 24 circuits" \
 	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
+cp "$TMP/out" "$TMP/remote.txt"
+expect_exit 0 $OFC testbed run "$TMP/torus.yaml" --state-dir "$ST" --collective allreduce --algo ring --size 256KiB
+sed -n '4p' "$TMP/out" | grep -q "^  algorithm  *steps  *measured_s  *predicted_s  *ratio  *algbw_MB/s  *circuit_MB  data$" &&
+	[ "$(sed -n 4p "$TMP/out")" = "$(sed -n 4p "$TMP/remote.txt")" ] &&
+	[ "$(sed -n 1p "$TMP/out" | cut -d'(' -f1)" = "$(sed -n 1p "$TMP/remote.txt" | cut -d'(' -f1)" ] &&
+	grep -q "^  ring  *[0-9]* [0-9. ]* ok ([0-9]* elements)$" "$TMP/remote.txt" &&
+	ok || bad "the local and the daemon's text: one printer" "$(cat "$TMP/out" "$TMP/remote.txt")"
 # The local run answers the same message: key by key, a run's too, for
 # what the daemon committed, with the executor's counts and the data check.
 $OFC --socket "$SOCK" testbed run --algo ring --size 256KiB --json >"$TMP/remote.json" 2>"$TMP/err"
@@ -263,6 +306,22 @@ PY
 expect_stdout_has "testbed $NAME: 56 of 56 ordered pairs reach each other (8 hosts)" \
 	$OFC --socket "$SOCK" testbed check
 expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology ring:8
+# A what-if without a file (--topology SPEC): the daemon reconfigures to
+# it for the runs (their circuits measured again) and to ring:8 again
+# after, so the next run is on ring:8's circuits. From Python, a spec that
+# is no topology is refused, nothing applied (the field is the CLI's).
+expect_json 'j["topology"]=="circulant:8:1,3" and j["circuits"]==32 and j["topology_from"].startswith("--topology: applied for the run") and (lambda r: r["ran"] and r["data_ok"] and r["checked_elements"]==8*65536)(j["runs"][0])' \
+	$OFC --socket "$SOCK" testbed run --topology circulant:8:1,3 --algo ring --size 256KiB --json
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_run(topology=...)" "$(head -c 600 "$TMP/out")"
+import sys
+from ofc_client import Client, OfcError
+with Client(sys.argv[1], timeout=600) as ofc:
+    try:
+        ofc.testbed_run(topology="gossip:9", algorithm="ring", size_bytes=65536)
+        sys.exit("no OfcError")
+    except OfcError as e:
+        assert e.status == "STATUS_INVALID" and "reconfiguring to gossip:9: " in str(e), e
+PY
 expect_stdout_has "topology ring:8 (committed, as ofcd holds it), 8 circuits" \
 	$OFC --socket "$SOCK" testbed run --algo ring --size 256KiB
 PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_down" "$(head -c 600 "$TMP/out")"
