@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bfb/bfb.h"
+#include "degrade.h"
 #include "sched/sched.h"
 
 static struct graph *build(const char *spec)
@@ -24,48 +25,6 @@ static struct graph *build(const char *spec)
 	if (topo_build(spec, &g, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	return g;
-}
-
-/* g less each arc with probability pa (both arcs of a link on a symmetric
- * graph: sym), by a fixed generator; NULL when some node is left without
- * a link in or out. */
-static struct graph *degrade(const struct graph *g, double pa, bool sym, uint64_t *seed)
-{
-	bool *gone = calloc(g->m + 1, sizeof(bool));
-	uint32_t *in = calloc(g->n, sizeof(uint32_t)), *out = calloc(g->n, sizeof(uint32_t));
-
-	for (uint32_t u = 0; u < g->n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
-			uint32_t v = g->adj[a];
-
-			*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-			if (gone[a] || (sym && u > v) || u == v ||
-			    (double)(*seed >> 11) / 9007199254740992.0 >= pa)
-				continue;
-			gone[a] = true;
-			for (uint32_t b = g->off[v]; sym && b < g->off[v + 1]; b++)
-				if (g->adj[b] == u && !gone[b]) {
-					gone[b] = true;
-					break;
-				}
-		}
-	struct graph *d = topo_without_arcs(g, gone, "degraded");
-	for (uint32_t u = 0; u < d->n; u++)
-		for (uint32_t a = d->off[u]; a < d->off[u + 1]; a++)
-			if (d->adj[a] != u) {
-				out[u]++;
-				in[d->adj[a]]++;
-			}
-	for (uint32_t u = 0; u < d->n; u++)
-		if (!in[u] || !out[u]) {
-			graph_free(d);
-			d = NULL;
-			break;
-		}
-	free(gone);
-	free(in);
-	free(out);
-	return d;
 }
 
 /* The verifier's tau_B of s on g (links at B/d), failing if it does not
@@ -143,7 +102,7 @@ static void test_directed(void **state)
 		uint32_t d = graph_outdeg(h, 0);
 
 		for (int k = 0; k < 3; k++) {
-			struct graph *g = degrade(h, 0.05, false, &seed);
+			struct graph *g = degrade_at_random(h, 0, 0.05, &seed);
 
 			if (!g)
 				continue;
@@ -174,7 +133,7 @@ static void test_symmetric(void **state)
 		uint32_t d = graph_outdeg(h, 0);
 
 		for (int k = 0; k < 3; k++) {
-			struct graph *g = degrade(h, 0.06, true, &seed);
+			struct graph *g = degrade_at_random(h, 0.06, 0, &seed);
 
 			if (!g)
 				continue;
@@ -193,7 +152,7 @@ static void test_kept(void **state)
 	(void)state;
 	struct graph *h = build("genkautz:64,4");
 	uint64_t seed = 69;
-	struct graph *g = degrade(h, 0.05, false, &seed);
+	struct graph *g = degrade_at_random(h, 0, 0.05, &seed);
 	struct tally t = {0};
 
 	assert_non_null(g);
