@@ -92,8 +92,9 @@ done
 
 # The degraded schedules' goal on the benchmark's kind of fabric
 # (bench/degraded_quality.sh): with 1% of the links failed at random, or a
-# 32-port switch carrying port 0 of 32 hosts lost, allreduce within 10% of
-# the best bound ofc proves, verified, on a torus and a hypercube.
+# 32-port switch carrying port 0 of 32 hosts lost, allgather,
+# reduce-scatter and allreduce within 10% of the best bound ofc proves,
+# verified, on a torus and a hypercube.
 failures() { # SPEC WHAT SEED: the bench's failure list
 	$OFC topo "$1" --json --ports --threads 1 >"$TMP/topo.json" || return 1
 	python3 - "$TMP/topo.json" "$2" "$3" <<'PY'
@@ -117,8 +118,10 @@ for spec in torus:16x16 hypercube:8; do
 	for case in "0.01 1" "0.01 2" "0.01 3" "switch 1"; do
 		set -- $case
 		lost=$(failures $spec $1 $2) || { bad "$spec: no failure list"; continue; }
-		expect_json "j['verified'] and j['ratio']<=1.10 and j['lower_bound_us']>=j['degraded_bound']['healthy_lower_bound_us']" \
-			$S --topology $spec --fail "$lost" --collective allreduce --size 64MiB --json
+		for c in allgather reduce-scatter allreduce; do
+			expect_json "j['verified'] and j['ratio']<=1.10 and j['lower_bound_us']>=j['degraded_bound']['healthy_lower_bound_us']" \
+				$S --topology $spec --fail "$lost" --collective $c --size 64MiB --json
+		done
 	done
 done
 
