@@ -13,7 +13,7 @@
  * first each damaged node's ball (its nearest BALL nodes, the rest of the
  * graph merged into S: S -> u then carries p and q for each link into u
  * from outside), whose cuts are the whole graph's cuts inside the ball,
- * exactly; then, while the work lasts, every node over the whole graph,
+ * exactly; then, where the work allows, every node over the whole graph,
  * each merged into S once checked (cutnet_merge: the next node's flow
  * runs over a few short paths), which proves the optimum (torus:32x32
  * less 1% of its links: a seventh of the CPU the flows from a lone S
@@ -25,6 +25,13 @@
 #include <string.h>
 
 #define BALL 128 /* nodes of a damaged node's ball */
+/* A node's flow in the sweep over the whole graph, the checked nodes
+ * merged, visits some 5-7 times the network's arcs (torus:16x16 and
+ * 32x32, hypercube:10, genkautz:1024,4 with links failed; more as N grows,
+ * each phase's search from S scanning the merged nodes): the sweep starts
+ * only where the work has 8 a node, so a graph past it (torus:64x64)
+ * costs its balls alone. */
+#define SWEEP_PHASES 8
 
 struct cutnet {
 	const struct graph *g, *gt; /* the phase's graph and its transpose */
@@ -273,7 +280,8 @@ static uint32_t ball(const struct graph *g, const struct graph *gt, uint32_t v, 
 
 /* One phase: the worst node by its links in (of g) and the best cut of
  * sets by their links in: the damaged nodes' balls (ndamaged of them
- * first in order), then every node over g in order while *work lasts. */
+ * first in order), then every node over g in order where *work is
+ * enough for all of them (SWEEP_PHASES), while it lasts. */
 static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t d,
 			const uint32_t *order, uint32_t ndamaged, uint64_t *work,
 			struct degraded_phase *ph, uint64_t *flows)
@@ -325,14 +333,16 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 		 * flow crosses the graph, the next ones start beside the
 		 * checked nodes (cutnet_merge) */
 		cutnet_build(&c, g, gt, order, n, loc);
-		cutnet_rate(&c, p, q);
-		uint32_t i = 0;
-		while (i < n && check_node(&c, order[i], work, ph, flows, c.cost)) {
-			cutnet_merge(&c, i);
-			i++;
+		if (*work / n / c.cost >= SWEEP_PHASES) { /* all of them, or none */
+			cutnet_rate(&c, p, q);
+			uint32_t i = 0;
+			while (i < n && check_node(&c, order[i], work, ph, flows, c.cost)) {
+				cutnet_merge(&c, i);
+				i++;
+			}
+			ph->checked = i;
+			ph->exact = i == n;
 		}
-		ph->checked = i;
-		ph->exact = i == n;
 		cutnet_free(&c);
 	}
 	free(loc);

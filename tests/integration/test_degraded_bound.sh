@@ -31,11 +31,10 @@ expect_json "j['degraded_bound']['binds']=='node' and j['degraded_bound']['allga
 expect_stdout_has "cut bound    allgather tau_B >= 1.33203125: node 0's 3 links in bind (every node's max flow run: the fluid optimum)" \
 	$S --topology torus:32x32 --fail 0-1,5-6 --collective allgather
 # Past the work for every node's max flow (4,096 nodes): the four damaged
-# nodes' balls and the nodes checked before the work ran out, said to be
-# a bound not proven the optimum.
-expect_stdout_has "of 4096 nodes over the whole graph: a bound, not proven the optimum)" \
+# nodes' balls alone, said to be a bound not proven the optimum.
+expect_stdout_has "cut bound    allgather tau_B >= 1.33300781: node 0's 3 links in bind (max flows on the balls of 4 damaged nodes, 0 of 4096 nodes over the whole graph: a bound, not proven the optimum)" \
 	$S --topology torus:64x64 --fail 0-1,5-6 --collective allgather
-expect_json "not j['degraded_bound']['allgather']['optimal'] and j['degraded_bound']['allgather']['balls']==4 and 0<j['degraded_bound']['allgather']['checked']<4096 and j['degraded_bound']['allgather']['cut_tau_b']==1.3330078125" \
+expect_json "not j['degraded_bound']['allgather']['optimal'] and j['degraded_bound']['allgather']['balls']==4 and j['degraded_bound']['allgather']['checked']==0" \
 	$S --topology torus:64x64 --fail 0-1,5-6 --collective allgather --json
 # BFB re-balanced across steps where that is faster, said: on genkautz:64,4
 # less 13 arcs its time is under BFB's as built and still over the bound,

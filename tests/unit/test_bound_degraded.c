@@ -180,8 +180,8 @@ static void test_split_torus(void **state)
 /* torus:16x16 with the 2x2 block {0, 1, 16, 17} hearing the rest through
  * one link (17-33): tau_B >= 4 x 252 / (256 x 1) = 3.9375, where its
  * nodes' 2 links give 4 x 255 / (256 x 2). The damaged nodes' balls find
- * the block with work for them and a few flows over the whole graph (not
- * proven the optimum), and the whole graph's flows prove it. */
+ * the block with work for them alone (no max flow over the whole graph:
+ * not proven the optimum), and the whole graph's flows prove it. */
 static void test_balls(void **state)
 {
 	(void)state;
@@ -191,12 +191,12 @@ static void test_balls(void **state)
 
 	if (topo_fail_links(h, "0-15,0-240,1-2,1-241,16-31,16-32,17-18", &g, &err) < 0)
 		fail_msg("%s", err.msg);
-	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 400000, &b), 0);
+	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 2000000, &b), 0);
 	assert_true(fabs(b.ag.node - 4.0 * 255 / 512) < 1e-12);
 	assert_true(fabs(b.ag.cut - 3.9375) < 1e-12);
 	assert_int_equal(b.ag.cut_nodes, 4);
 	assert_int_equal(b.ag.cut_links, 1);
-	assert_true(b.ag.balls >= 1 && b.ag.checked < 256 && !b.ag.exact);
+	assert_true(b.ag.balls >= 1 && b.ag.checked == 0 && !b.ag.exact);
 	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 0, &b), 0);
 	assert_true(b.ag.exact && b.ag.checked == 256);
 	assert_true(fabs(b.ag.cut - 3.9375) < 1e-12);
