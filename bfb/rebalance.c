@@ -578,7 +578,7 @@ static bool move_step(struct phase *p, uint32_t t, bool shift, struct by_peak *o
 				order[m++] = (struct by_peak){.peak = pk, .v = v};
 		}
 		qsort(order, m, sizeof(*order), cmp_peak);
-		for (uint32_t i = m; i-- > 0 && p->work;) {
+		for (uint32_t i = 0; i < m && p->work; i++) {
 			uint64_t top = (order[i].peak + RB_UNIT - 1) / RB_UNIT, lo = running,
 				 up = top;
 
