@@ -537,7 +537,9 @@ static uint64_t least_cap(struct phase *p, uint32_t t, uint64_t *cap, uint64_t h
  * node's far shards made a step of their own): raises of an eighth of
  * step t's level at a time up to half, each with the least cap every
  * receiver fits under alone (least_cap), the best kept; then every
- * receiver above it solved again in turn, heaviest first, and where the
+ * receiver above it solved again in turn, lightest first (heaviest first
+ * found nothing on genkautz:1024,4 less 0.1% of its arcs, where this
+ * order lowers tau_B 4.4%), and where the
  * order took away what each alone fitted, the cap halfway back up, three
  * times at most. Whether the step's load fell. */
 static bool move_step(struct phase *p, uint32_t t, bool shift, struct by_peak *order)
