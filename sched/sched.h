@@ -265,9 +265,10 @@ int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cos
  * An allreduce is reduce-scatter then allgather (App. B.3): both phases
  * summed, steps doubled. The max flows run first on each damaged node's
  * ball (its nearest nodes, the rest merged into the source: the cuts
- * inside it, cheaply), then over the whole graph for every node where
- * `work` (arc visits, about) allows; past it the cuts found so far stand,
- * each a bound, and exact says whether every node was checked. */
+ * inside it, cheaply), then over the whole graph node by node, each merged
+ * into the source once checked, where `work` (arc visits) allows; past
+ * it the cuts found so far stand, each a bound, and exact says whether
+ * every node was checked. */
 struct degraded_phase {
 	double node; /* tau_B of the worst node alone */
 	uint32_t node_at, node_links;

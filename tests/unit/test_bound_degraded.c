@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bfb/bfb.h"
+#include "degrade.h"
 #include "sched/sched.h"
 
 static struct graph *build(const char *spec)
@@ -28,52 +29,6 @@ static struct graph *build(const char *spec)
 	if (topo_build(spec, &g, &err) < 0)
 		fail_msg("%s: %s", spec, err.msg);
 	return g;
-}
-
-/* g less each link (both arcs) with probability pl and each remaining arc
- * with probability pa, by a fixed generator; NULL when that leaves some
- * node without a link in or out (no collective runs there). */
-static struct graph *degrade(const struct graph *g, double pl, double pa, uint64_t *seed)
-{
-	bool *gone = calloc(g->m + 1, sizeof(bool));
-	uint32_t *in = calloc(g->n, sizeof(uint32_t)), *out = calloc(g->n, sizeof(uint32_t));
-
-	for (uint32_t u = 0; u < g->n; u++)
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
-			uint32_t v = g->adj[a];
-
-			*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-			double r = (double)(*seed >> 11) / 9007199254740992.0;
-			if (gone[a] || u > v || r >= pl)
-				continue;
-			gone[a] = true;
-			for (uint32_t b = g->off[v]; b < g->off[v + 1]; b++)
-				if (g->adj[b] == u && !gone[b]) {
-					gone[b] = true;
-					break;
-				}
-		}
-	for (uint32_t a = 0; a < g->m; a++) {
-		*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-		if ((double)(*seed >> 11) / 9007199254740992.0 < pa)
-			gone[a] = true;
-	}
-	struct graph *d = topo_without_arcs(g, gone, "degraded");
-	for (uint32_t u = 0; u < d->n; u++)
-		for (uint32_t a = d->off[u]; a < d->off[u + 1]; a++) {
-			out[u]++;
-			in[d->adj[a]]++;
-		}
-	for (uint32_t u = 0; u < d->n; u++)
-		if (!in[u] || !out[u]) {
-			graph_free(d);
-			d = NULL;
-			break;
-		}
-	free(gone);
-	free(in);
-	free(out);
-	return d;
 }
 
 /* Every cut T (a bitmask of nodes, neither empty nor all): the most
@@ -146,7 +101,7 @@ static void test_exhaustive(void **state)
 
 		for (int k = 0; k < 12; k++) {
 			double pl = k < 4 ? 0.3 : k < 8 ? 0.15 : 0.05, pa = k < 8 ? 0 : 0.1;
-			struct graph *g = degrade(h, pl, pa, &seed);
+			struct graph *g = degrade_at_random(h, pl, pa, &seed);
 			struct degraded_bound b;
 			double ag, rs;
 
@@ -288,7 +243,7 @@ static void test_below_schedules(void **state)
 		uint32_t d = graph_outdeg(h, 0);
 
 		for (int k = 0; k < 3; k++) {
-			struct graph *g = degrade(h, 0.05, k == 2 ? 0.03 : 0, &seed);
+			struct graph *g = degrade_at_random(h, 0.05, k == 2 ? 0.03 : 0, &seed);
 
 			if (!g)
 				continue;
