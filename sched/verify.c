@@ -14,9 +14,9 @@
  * then write (deliveries, grouped by receiver and block).
  *
  * This file is the way in: which way a schedule is checked (the step
- * loop, the all-to-all by sorting, or two parts side by side) and the
- * fallbacks between them. The checks themselves are in verify_*.c, listed
- * in verify_internal.h.
+ * loop, the all-to-all by sorting, two parts side by side, or a large
+ * reduction's shards in chunks) and the fallbacks between them. The checks themselves are in
+ * verify_*.c, listed in verify_internal.h.
  */
 #include "sched/verify_internal.h"
 
@@ -37,10 +37,14 @@ static void report_start(struct verify_report *report, const struct schedule *s)
 
 /* One check of s, the all-to-all's holdings by sorting when sorted. */
 static int verify_run(const struct schedule *s, const struct verify_opts *o,
-		      struct verify_report *report, bool sorted)
+		      struct verify_report *report, bool sorted, struct verify_win *win)
 {
-	struct vstate v = {
-	    .s = s, .o = o ? o : &no_opts, .r = report, .n = s->nodes, .sorted = sorted};
+	struct vstate v = {.s = s,
+			   .o = o ? o : &no_opts,
+			   .r = report,
+			   .n = s->nodes,
+			   .sorted = sorted,
+			   .win = win};
 	int rc = -1;
 
 	report_start(report, s);
@@ -88,9 +92,10 @@ static bool par_fits(const struct schedule *s, const struct verify_opts *o)
 
 /* s checked as sched_verify does, on two threads. */
 static int verify_par(const struct schedule *s, const struct verify_opts *o,
-		      struct verify_report *report, bool one_pass, bool guess_parts)
+		      struct verify_report *report, bool one_pass, bool guess_parts,
+		      struct verify_win *win)
 {
-	struct vstate v = {.s = s, .o = o ? o : &no_opts, .r = report, .n = s->nodes};
+	struct vstate v = {.s = s, .o = o ? o : &no_opts, .r = report, .n = s->nodes, .win = win};
 	struct par_job *j = xcalloc(1, sizeof(*j));
 	struct vstate *c = &j->w[1];
 	bool again = false;
@@ -165,10 +170,19 @@ out:
 	/* A step that reads what it writes is no error: two passes a step
 	 * then, still in two parts. */
 	if (again && v.read_written)
-		return verify_par(s, o, report, false, guess_parts);
+		return verify_par(s, o, report, false, guess_parts, win);
 	if (again && v.finer) /* parts finer than the first transfers' */
-		return verify_par(s, o, report, one_pass, false);
-	return again ? verify_run(s, o, report, false) : rc;
+		return verify_par(s, o, report, one_pass, false, win);
+	return again ? verify_run(s, o, report, false, win) : rc;
+}
+
+int verify_window(const struct schedule *s, const struct verify_opts *o,
+		  struct verify_report *report, struct verify_win *win)
+{
+	win->final_key = UINT64_MAX;
+	if (par_fits(s, o))
+		return verify_par(s, o, report, true, true, win);
+	return verify_run(s, o, report, false, win);
 }
 
 /* An all-to-all off networks is checked by sorting first (verify_a2a_sorted),
@@ -178,9 +192,11 @@ int sched_verify(const struct schedule *s, const struct verify_opts *o,
 		 struct verify_report *report)
 {
 	if (s->collective == SCHED_ALLTOALL && !(o && o->network) &&
-	    verify_run(s, o, report, true) == 0)
+	    verify_run(s, o, report, true, NULL) == 0)
 		return 0;
+	if (verify_chunks_needed(s, o ? o : &no_opts))
+		return verify_chunked(s, o, report);
 	if (par_fits(s, o))
-		return verify_par(s, o, report, true, true);
-	return verify_run(s, o, report, false);
+		return verify_par(s, o, report, true, true, NULL);
+	return verify_run(s, o, report, false, NULL);
 }

@@ -131,14 +131,15 @@ void verify_push_copy(struct vstate *v, const struct xfer *x, size_t xi, uint64_
 static inline __attribute__((always_inline)) bool block_ok(const struct vstate *v, uint64_t block)
 {
 	enum sched_collective c = v->s->collective;
+	uint64_t base = v->win ? v->win->base : 0; /* a chunk's shards */
 
 	if (c == SCHED_BROADCAST || c == SCHED_REDUCE)
-		return block == v->s->root;
+		return block + base == v->s->root;
 	if (!v->term)
 		return true;
 	if (c == SCHED_ALLTOALL)
 		return v->term[block / v->n] && v->term[block % v->n];
-	return v->term[block];
+	return v->term[block + base];
 }
 
 /* The packets at a vertex that cannot store that make up [lo, hi), first
