@@ -210,6 +210,24 @@ static void test_rings(void **state)
 	graph_free(g);
 }
 
+/* A reduce-scatter round a one-way ring of n, without a graph. */
+static void ring_reduce_scatter(struct schedule *s, uint32_t n)
+{
+	sched_init(s, SCHED_REDUCE_SCATTER, "ring", n);
+	for (uint32_t t = 0; t + 1 < n; t++) {
+		sched_step(s);
+		for (uint32_t u = 0; u < n; u++) {
+			struct xfer x = {.src = (uint16_t)u,
+					 .dst = (uint16_t)((u + 1) % n),
+					 .block = (u + n - 1 - t) % n,
+					 .length = SCHED_ONE,
+					 .lane = SCHED_NO_LANE,
+					 .flags = xfer_flags(DIR_NONE, XFER_REDUCE)};
+			sched_add(s, &x);
+		}
+	}
+}
+
 /* A reduce-scatter round a ring of 5 on 6 nodes, node 3 failed: each
  * shard sums the 5 survivors' inputs; a transfer to the failed node is
  * refused in chunks as whole. */
@@ -221,23 +239,27 @@ static void test_failed_host(void **state)
 	struct schedule s;
 	(void)state;
 
-	sched_init(&s, SCHED_REDUCE_SCATTER, "ring", 5);
-	for (uint32_t t = 0; t + 1 < 5; t++) {
-		sched_step(&s);
-		for (uint32_t u = 0; u < 5; u++) {
-			struct xfer x = {.src = (uint16_t)u,
-					 .dst = (uint16_t)((u + 1) % 5),
-					 .block = (u + 4 - t) % 5,
-					 .length = SCHED_ONE,
-					 .lane = SCHED_NO_LANE,
-					 .flags = xfer_flags(DIR_NONE, XFER_REDUCE)};
-			sched_add(&s, &x);
-		}
-	}
+	ring_reduce_scatter(&s, 5);
 	sched_renumber(&s, 6, map5);
 	assert_corruptions(&s, &o);
 	s.xfers[7].dst = 3;
 	assert_int_equal(assert_chunked_same(&s, &o), -1);
+	sched_free(&s);
+}
+
+/* More chunks than a byte names (each then copies its transfers from a
+ * pass over all of them): a ring of 300, a shard a chunk. */
+static void test_many_chunks(void **state)
+{
+	struct verify_opts o = {0};
+	struct schedule s, d;
+	(void)state;
+
+	ring_reduce_scatter(&s, 300);
+	assert_corruptions(&s, &o);
+	copy_with(&d, &s, s.step_start[150] + 7, SIZE_MAX, SIZE_MAX);
+	assert_int_equal(assert_chunked_same(&d, &o), -1);
+	sched_free(&d);
 	sched_free(&s);
 }
 
@@ -336,8 +358,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_degraded_bfb),   cmocka_unit_test(test_rings),
-	    cmocka_unit_test(test_failed_host),	   cmocka_unit_test(test_past_old_limit),
-	    cmocka_unit_test(test_budget_refused),
+	    cmocka_unit_test(test_failed_host),	   cmocka_unit_test(test_many_chunks),
+	    cmocka_unit_test(test_past_old_limit), cmocka_unit_test(test_budget_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
