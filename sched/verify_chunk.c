@@ -40,6 +40,7 @@ bool verify_chunks_needed(const struct schedule *s, const struct verify_opts *o)
 {
 	uint64_t n = s->nodes;
 
+	o = o ? o : &no_opts;
 	return reduction(s->collective) && !o->network && !o->wdm && n >= 2 &&
 	       n <= SCHED_MAX_NODES && n * n * VERIFY_ENTRY_BYTES > reduce_limit(o);
 }

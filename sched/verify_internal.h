@@ -17,10 +17,12 @@
  *   verify_setup.c  the state laid out before the first step, freed after
  *   verify_a2a.c    the all-to-all's holdings by sorting
  *   verify_par.c    the check in two parts, data and links, side by side
- *   verify.c        sched_verify: which way a schedule is checked
+ *   verify_ways.c   one schedule checked: the step loop or two parts, and
+ *                   the fallbacks between them
  *   verify_chunk.c  a reduction too large for one table: its shards in
- *                   chunks, each checked by verify.c's way as a schedule
- *                   of its own, and the links in one pass over them all
+ *                   chunks, each checked as a schedule of its own, and
+ *                   the links in one pass over them all
+ *   verify.c        sched_verify: which way a schedule is checked
  */
 #ifndef OFC_SCHED_VERIFY_INTERNAL_H
 #define OFC_SCHED_VERIFY_INTERNAL_H
@@ -501,11 +503,14 @@ void verify_teardown(struct vstate *v);
  * rest. */
 int verify_a2a_sorted(struct vstate *v);
 
-/* verify.c: a chunk's schedule checked as sched_verify checks one (win's
- * shards); verify_chunk.c: whether s is a reduction too large for one
- * table, and its check in chunks. */
+/* verify_ways.c: s checked by the step loop or in two parts (win: a
+ * chunk's shards, or NULL), or an all-to-all by sorting first (which
+ * only proves one right); verify_chunk.c: whether s is a reduction too
+ * large for one table (o may be NULL), and its check in chunks. */
 int verify_window(const struct schedule *s, const struct verify_opts *o,
 		  struct verify_report *report, struct verify_win *win);
+int verify_by_sorting(const struct schedule *s, const struct verify_opts *o,
+		      struct verify_report *report);
 bool verify_chunks_needed(const struct schedule *s, const struct verify_opts *o);
 int verify_chunked(const struct schedule *s, const struct verify_opts *o,
 		   struct verify_report *report);
