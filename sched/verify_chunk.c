@@ -117,8 +117,13 @@ struct chunk_job {
 	 * chunk's copy reads a byte a transfer and its own transfers (NULL:
 	 * every transfer, 20 bytes). */
 	const uint8_t *id;
+	/* the links pass's */
+	const struct verify_opts *whole_o;
+	struct verify_report *report;
+	int links_rc;
 };
-#define CHUNK_IDS_MAX 255u
+#define CHUNK_IDS_MAX 254u
+#define CHUNK_NONE    255u
 
 /* Chunk i's transfers out of s, their blocks from 0, in their steps. By
  * the chunks' ids, a byte a transfer; else every transfer written, the
@@ -222,6 +227,34 @@ static long first_failed(const struct chunk_job *j, size_t nc)
 	return best;
 }
 
+/* Item 0 the links pass over the whole schedule (into the caller's
+ * report), the others a chunk each. */
+static void chunk_item(void *ctx, size_t i, unsigned worker)
+{
+	struct chunk_job *j = ctx;
+
+	if (i == 0)
+		j->links_rc = links_pass(j->s, j->whole_o, j->report);
+	else
+		chunk_check(ctx, i - 1, worker);
+}
+
+/* Each transfer's chunk (CHUNK_NONE: a block past the nodes, which the
+ * links pass refuses), where the chunks are few enough; else NULL. */
+static uint8_t *chunk_ids(const struct schedule *s, const struct chunk *c, size_t nc)
+{
+	if (nc < 2 || nc > CHUNK_IDS_MAX)
+		return NULL;
+	uint8_t *of = xmalloc(s->nodes), *id = xmalloc(s->nxfers);
+
+	for (size_t i = 0; i < nc; i++)
+		memset(of + c[i].base, (int)i, c[i].nblocks);
+	for (size_t xi = 0; xi < s->nxfers; xi++)
+		id[xi] = s->xfers[xi].block < s->nodes ? of[s->xfers[xi].block] : CHUNK_NONE;
+	free(of);
+	return id;
+}
+
 int verify_chunked(const struct schedule *s, const struct verify_opts *o,
 		   struct verify_report *report)
 {
@@ -230,59 +263,57 @@ int verify_chunked(const struct schedule *s, const struct verify_opts *o,
 	report->ok = true;
 	report->nsteps = s->nsteps;
 	report->ntransfers = s->nxfers;
-	if (links_pass(s, o, report) < 0)
-		return -1;
 
+	/* The links pass checks every port and loads every link: a chunk
+	 * keeps its graph only for runs (a check without its graph refuses
+	 * them), and its loads go nowhere. Without a graph a chunk's check
+	 * is its data part alone, a thread; with one, its links part beside
+	 * it, two. */
+	bool runs = false;
+
+	for (size_t xi = 0; xi < s->nxfers && !runs; xi++)
+		runs = s->xfers[xi].run != 0;
 	struct vstate v = {.s = s, .o = o, .r = report, .n = s->nodes};
-	unsigned threads = check_threads(o);
-	unsigned at_once = threads / 2 ? threads / 2 : 1;
+	unsigned threads = check_threads(o), each = runs ? 2 : 1;
+	unsigned at_once = threads / each ? threads / each : 1;
 	size_t nc;
 	struct chunk *c = plan_chunks(s, reduce_limit(o) / at_once, &nc, &v);
 
 	if (!c)
 		return -1;
 	struct verify_opts co = *o;
-	struct chunk_job j = {.s = s, .o = &co, .c = c};
+	/* the chunks' deadline, without the caller's progress (the links
+	 * pass reports it, on one thread) */
+	struct ofc_clock quiet = o->clock ? *o->clock : (struct ofc_clock){0};
+	struct chunk_job j = {.s = s, .o = &co, .c = c, .whole_o = o, .report = report};
 
-	if (at_once > nc)
-		at_once = (unsigned)nc;
-	/* The links pass checked every port and loaded every link: a chunk
-	 * keeps its graph only for runs (a chunk's check without its graph
-	 * refuses them), and its loads go nowhere. */
+	quiet.progress = NULL;
+	co.clock = o->clock ? &quiet : NULL;
 	co.step_link_load = NULL;
-	co.threads = threads / at_once ? threads / at_once : 1;
-	bool runs = false;
-
-	for (size_t xi = 0; xi < s->nxfers && !runs; xi++)
-		runs = s->xfers[xi].run != 0;
+	co.threads = threads < each ? threads : each;
 	if (!runs) {
 		co.graph = NULL;
 		co.arc_capacity = NULL;
 	}
-	uint8_t *id = NULL;
+	uint8_t *id = chunk_ids(s, c, nc);
 
-	if (nc > 1 && nc <= CHUNK_IDS_MAX) {
-		uint8_t *of = xmalloc(s->nodes);
-
-		for (size_t i = 0; i < nc; i++)
-			memset(of + c[i].base, (int)i, c[i].nblocks);
-		id = xmalloc(s->nxfers);
-		for (size_t xi = 0; xi < s->nxfers; xi++) /* (blocks < n: the links pass) */
-			id[xi] = of[s->xfers[xi].block];
-		free(of);
-	}
 	j.id = id;
 	j.r = xcalloc(nc, sizeof(*j.r));
 	j.w = xcalloc(nc, sizeof(*j.w));
 	j.bad_xfer = xcalloc(nc, sizeof(*j.bad_xfer));
-	parallel_for(nc, 1, at_once, chunk_check, &j);
-
+	/* the links pass beside the chunks: a schedule it refuses is
+	 * reported as it says, whatever the chunks found */
+	parallel_for(nc + 1, 1, at_once, chunk_item, &j);
+	if (j.links_rc < 0)
+		nc = 0;
 	long bad = first_failed(&j, nc);
 	bool split = true;
 
 	for (size_t i = 0; i < nc; i++)
 		split = split && j.r[i].split;
-	if (bad >= 0) {
+	if (j.links_rc < 0) {
+		bad = 0; /* (its report, the caller's) */
+	} else if (bad >= 0) {
 		const struct verify_report *r = &j.r[bad];
 
 		report->ok = false;
