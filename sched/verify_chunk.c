@@ -3,21 +3,21 @@
  * its shards. A shard's sums only ever meet the same shard's: a transfer
  * reads and writes entries of its own block alone, so the shards split
  * into chunks that are each a schedule of their own (the transfers of its
- * shards, renumbered from 0, in their steps), checked by verify.c's own
+ * shards, renumbered from 0, in their steps), checked by verify_ways.c's
  * way on a table of n x its shards. What does not split by shard, a
  * step's link loads and every check of a transfer that does not read
  * what nodes hold (nodes, block, part, port, link, failed hosts), is one
- * pass of the step loop over the whole schedule without the table first
- * (links_only): it reports as the whole check would, and a schedule it
- * refuses goes no further. After it a reduction can fail only where
- * nodes end without their sums, and of the chunks' first such misses
- * the first in the whole check's order (node, then shard) is reported:
- * the whole check's verdict and words.
+ * pass of the step loop over the whole schedule without the table,
+ * beside the chunks (links_only): it reports as the whole check would,
+ * and a schedule it refuses is reported as it says. Otherwise a
+ * reduction can fail only where nodes end without their sums, and of the
+ * chunks' first such misses the first in the whole check's order (node,
+ * then shard) is reported: the whole check's verdict and words.
  *
  * Memory: a chunk's table and its copy of its transfers within the
- * budget (verify_opts.reduce_bytes) over the chunks checked at once, one
- * for every two threads; each chunk a pass over the whole schedule to
- * copy its transfers. Refused with the estimate where one shard's alone
+ * budget (verify_opts.reduce_bytes) over the chunks checked at once (a
+ * thread each, two where runs keep the graph), and a byte a transfer
+ * naming its chunk. Refused with the estimate where one shard's alone
  * would not fit. */
 #include "sched/verify_internal.h"
 
@@ -71,7 +71,7 @@ static struct chunk *plan_chunks(const struct schedule *s, uint64_t each, size_t
 
 	*nc = 0;
 	for (size_t xi = 0; xi < s->nxfers; xi++)
-		if (s->xfers[xi].block < n) /* (the links pass refused the rest) */
+		if (s->xfers[xi].block < n) /* (the rest: the links pass refuses them) */
 			count[s->xfers[xi].block]++;
 	uint32_t lo = s->collective == SCHED_REDUCE ? s->root : 0;
 	uint32_t hi = s->collective == SCHED_REDUCE ? s->root + 1 : n;
