@@ -122,7 +122,9 @@ static size_t reducing_in(const struct schedule *s, uint32_t t)
 	return SIZE_MAX;
 }
 
-/* Each corruption of s refused, chunked as whole. */
+/* Each corruption of s refused, chunked as whole: a transfer missing, one
+ * twice, one a step early, one of another shard, of no shard, past its
+ * shard's end. */
 static void assert_corruptions(const struct schedule *s, const struct verify_opts *o)
 {
 	struct schedule d;
@@ -140,6 +142,12 @@ static void assert_corruptions(const struct schedule *s, const struct verify_opt
 	sched_free(&d);
 	copy_with(&d, s, SIZE_MAX, SIZE_MAX, SIZE_MAX);
 	d.xfers[mid].block = (d.xfers[mid].block + 1) % d.nodes; /* another shard's */
+	assert_int_equal(assert_chunked_same(&d, o), -1);
+	d.xfers[mid] = s->xfers[mid];
+	d.xfers[mid].block = d.nodes; /* no such shard: the links pass's words */
+	assert_int_equal(assert_chunked_same(&d, o), -1);
+	d.xfers[mid] = s->xfers[mid];
+	d.xfers[mid].offset = SCHED_ONE - d.xfers[mid].length / 2 - 1; /* past its end */
 	assert_int_equal(assert_chunked_same(&d, o), -1);
 	sched_free(&d);
 }
