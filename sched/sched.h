@@ -401,6 +401,12 @@ struct verify_opts {
 	 * NULL: 1 each. A transfer then loads its links with its part times
 	 * its block's weight, and a block of weight 0 need not arrive. */
 	const double *block_weight;
+	/* The most bytes a reduction's check may keep of what nodes hold
+	 * (a table of nodes x shards) at once: past it (more than 4,096
+	 * nodes by default) the shards are checked in chunks, each a pass
+	 * over the transfers (sched/verify_chunk.c). 0: the verifier's own
+	 * (VERIFY_REDUCE_BYTES, 512 MiB); tests lower it to chunk small ones. */
+	uint64_t reduce_bytes;
 };
 
 struct verify_report {

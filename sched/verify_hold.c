@@ -25,9 +25,14 @@ int verify_fail(struct vstate *v, uint32_t step, size_t xi, const char *fmt, ...
 	if (xi < v->s->nxfers) {
 		const struct xfer *x = &v->s->xfers[xi];
 
+		/* a chunk's blocks are its shards from win->base, out of
+		 * range ones as they were (verify_chunk.c) */
+		uint64_t block =
+		    x->block + (v->win && x->block < v->win->nblocks ? v->win->base : 0);
+
 		snprintf(v->r->error, sizeof(v->r->error),
-			 "step %u, transfer %u -> %u of block %u [%.6g, %.6g): %s", step + 1,
-			 x->src, x->dst, x->block, sched_frac(x->offset),
+			 "step %u, transfer %u -> %u of block %llu [%.6g, %.6g): %s", step + 1,
+			 x->src, x->dst, (unsigned long long)block, sched_frac(x->offset),
 			 sched_frac(x->offset) + sched_frac(x->length), what);
 	} else {
 		snprintf(v->r->error, sizeof(v->r->error), "%s", what);

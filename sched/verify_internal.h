@@ -17,6 +17,11 @@
  *   verify_setup.c  the state laid out before the first step, freed after
  *   verify_a2a.c    the all-to-all's holdings by sorting
  *   verify_par.c    the check in two parts, data and links, side by side
+ *   verify_ways.c   one schedule checked: the step loop or two parts, and
+ *                   the fallbacks between them
+ *   verify_chunk.c  a reduction too large for one table: its shards in
+ *                   chunks, each checked as a schedule of its own, and
+ *                   the links in one pass over them all
  *   verify.c        sched_verify: which way a schedule is checked
  */
 #ifndef OFC_SCHED_VERIFY_INTERNAL_H
@@ -39,6 +44,20 @@
  * starting a thread costs. verify_opts.par_min_xfers overrides it (tests
  * and bench/verify_diff: 1, so that small schedules take that way). */
 #define PAR_MIN_XFERS (1u << 16)
+/* A reduction's table, at most: 2^24 entries of the fold table (32
+ * bytes; rw's and the grid's are smaller), every shard of 4,096 nodes.
+ * Larger ones are checked in chunks of shards (verify_chunk.c). */
+#define VERIFY_REDUCE_BYTES (512ull << 20)
+#define VERIFY_ENTRY_BYTES  32u
+
+/* A chunk of shards checked as a schedule of its own (verify_chunk.c):
+ * its block b is shard base + b of the whole schedule, its nblocks
+ * shards; what its final check found first, as the whole check's order
+ * (node * n + shard; UINT64_MAX: nothing). */
+struct verify_win {
+	uint32_t base, nblocks;
+	uint64_t final_key;
+};
 
 /* Open addressing, (node, block) -> seglist. */
 struct segmap {
@@ -63,6 +82,12 @@ struct vstate {
 	uint32_t n;
 	uint64_t nblocks;
 	bool reduce;
+	/* A chunk of a reduction's shards (NULL: every shard), laid out by
+	 * node; block b of the schedule is shard win->base + b. */
+	struct verify_win *win;
+	/* The links alone (verify_chunk.c's pass over the whole schedule):
+	 * no table of what nodes hold. */
+	bool links_only;
 	/* All-to-all: what is held and delivered checked by sorting (see
 	 * verify_a2a_sorted), the step loop only the rest. */
 	bool sorted;
@@ -342,7 +367,7 @@ static inline uint64_t cell(const struct vstate *v, uint32_t node, uint64_t bloc
  * thread; the step loop does everything). */
 static inline bool own_data(const struct vstate *v)
 {
-	return v->par != PAR_CHECKS;
+	return v->par != PAR_CHECKS && !v->links_only;
 }
 
 /* An rw entry's pieces: its list's, or its one written to buf. */
@@ -477,6 +502,18 @@ void verify_teardown(struct vstate *v);
 /* verify_a2a.c: an all-to-all's holdings by sorting, the step loop for the
  * rest. */
 int verify_a2a_sorted(struct vstate *v);
+
+/* verify_ways.c: s checked by the step loop or in two parts (win: a
+ * chunk's shards, or NULL), or an all-to-all by sorting first (which
+ * only proves one right); verify_chunk.c: whether s is a reduction too
+ * large for one table (o may be NULL), and its check in chunks. */
+int verify_window(const struct schedule *s, const struct verify_opts *o,
+		  struct verify_report *report, struct verify_win *win);
+int verify_by_sorting(const struct schedule *s, const struct verify_opts *o,
+		      struct verify_report *report);
+bool verify_chunks_needed(const struct schedule *s, const struct verify_opts *o);
+int verify_chunked(const struct schedule *s, const struct verify_opts *o,
+		   struct verify_report *report);
 
 /* verify_par.c: the two parts' threads (parallel_for items), or both on
  * one; the final scan (whether every entry is full) and the inputs'

@@ -72,7 +72,7 @@ bool verify_par_final(struct vstate *v)
 	struct par_parts p;
 	bool ok = true;
 
-	par_parts_init(&p, v, (uint64_t)v->n * v->n);
+	par_parts_init(&p, v, (uint64_t)v->n * v->nblocks);
 	parallel_for(p.np, 1, v->o->threads, par_final_part, &p);
 	for (unsigned i = 0; i < p.np; i++)
 		ok = ok && p.ok[i];
@@ -647,8 +647,8 @@ static void par_inputs_part(void *ctx, size_t i, unsigned worker)
 	uintptr_t base = v->grid ? (uintptr_t)v->grid
 			 : v->rw ? (uintptr_t)v->rw
 				 : (uintptr_t)v->fold.e;
-	uintptr_t page = 4096, a = base + (size_t)lo * v->n * entry,
-		  b = base + (size_t)hi * v->n * entry;
+	uintptr_t page = 4096, a = base + (size_t)lo * v->nblocks * entry,
+		  b = base + (size_t)hi * v->nblocks * entry;
 
 	a = (a + page - 1) & ~(page - 1);
 	b &= ~(page - 1);

@@ -75,10 +75,10 @@ static uint32_t part_shift(const struct vstate *v, size_t *cut)
  * an eighth where the grid is at most 16 M entries). */
 static bool grid_fits(const struct vstate *v, size_t cut)
 {
-	size_t n = v->n;
+	size_t entries = (size_t)v->n * v->nblocks;
 
 	return !v->o->network && cut * 4 > v->s->nxfers && v->s->nsteps < RW_MARK &&
-	       (v->gk == 1 || (v->gk <= 3 && (n * n << v->gk) <= (1u << 24)));
+	       (v->gk == 1 || (v->gk <= 3 && (entries << v->gk) <= (1u << 24)));
 }
 
 /* Node u's input as its entry of block b. On a network only terminals
@@ -126,7 +126,7 @@ void verify_init_inputs(struct vstate *v, uint32_t lo, uint32_t hi)
 		if (root_only(v))
 			put_input(v, u, v->s->root);
 		else
-			for (uint32_t b = 0; b < n; b++)
+			for (uint32_t b = 0; b < v->nblocks; b++)
 				put_input(v, u, b);
 }
 
@@ -205,15 +205,22 @@ static int setup_weights(struct vstate *v)
 }
 
 /* A reduction's state: the grid, rw by node or the fold table, and every
- * node's input. */
+ * node's input; in a chunk (v->win) its shards alone, by node. */
 static int setup_reduce(struct vstate *v)
 {
 	const struct schedule *s = v->s;
 	uint32_t n = v->n;
+	uint64_t limit = v->o->reduce_bytes ? v->o->reduce_bytes : VERIFY_REDUCE_BYTES;
+	size_t entries = (size_t)n * v->nblocks;
 
-	if ((uint64_t)n * n > (1ull << 24))
+	/* (sched_verify checks larger ones in chunks: off networks and WDM
+	 * rings, and a window past the limit is verify_chunk's own miss) */
+	if ((uint64_t)entries * VERIFY_ENTRY_BYTES > limit && !v->win)
 		return verify_fail(v, 0, SIZE_MAX,
-				   "%u nodes: too large to verify a reduction (limit 4096)", n);
+				   "%u nodes: too large to verify a reduction on a %s (%u nodes at "
+				   "most)",
+				   n, v->o->network ? "network" : "WDM ring",
+				   (uint32_t)sqrt((double)limit / VERIFY_ENTRY_BYTES));
 	/* The fold table (two pieces inline) when many transfers cut shards
 	 * (a bidirectional ring: all); else 16-byte entries and lists for the
 	 * entries cut (BFB: 8% of its transfers). */
@@ -238,19 +245,20 @@ static int setup_reduce(struct vstate *v)
 	}
 	if (!v->o->network) {
 		v->read_mark = true;
-		ring_rank(v);
+		if (!v->win) /* a chunk's shards are not the ring's diagonals */
+			ring_rank(v);
 	}
 	if (grid)
-		v->grid = v->rank ? xmalloc(((size_t)n * n << v->gk) * sizeof(*v->grid))
-				  : sched_huge_alloc(((size_t)n * n << v->gk) * sizeof(*v->grid));
+		v->grid = v->rank ? xmalloc((entries << v->gk) * sizeof(*v->grid))
+				  : sched_huge_alloc((entries << v->gk) * sizeof(*v->grid));
 	else if (!v->o->network && cut * 4 <= s->nxfers && s->nsteps < RW_MARK)
 		/* by node on huge pages too: a transfer's two entries are rows
 		 * apart, a TLB miss each on 4 KiB pages (torus:64x64 BFB:
 		 * 1.75-1.91 s to 1.45-1.51 s) */
-		v->rw = v->rank ? xmalloc((size_t)n * n * sizeof(*v->rw))
-				: sched_huge_alloc((size_t)n * n * sizeof(*v->rw));
+		v->rw = v->rank ? xmalloc(entries * sizeof(*v->rw))
+				: sched_huge_alloc(entries * sizeof(*v->rw));
 	else
-		foldmap_init(&v->fold, (size_t)n * n);
+		foldmap_init(&v->fold, entries);
 	if (v->grid && v->guess_parts)
 		v->pmask = (1u << (31 - v->gk)) - 1;
 	v->weight = xmalloc((size_t)n * sizeof(uint64_t));
@@ -347,7 +355,9 @@ int verify_setup(struct vstate *v)
 
 	v->reduce = s->collective == SCHED_REDUCE_SCATTER || s->collective == SCHED_ALLREDUCE ||
 		    s->collective == SCHED_REDUCE;
-	v->nblocks = s->collective == SCHED_ALLTOALL ? (uint64_t)n * n : n;
+	v->nblocks = s->collective == SCHED_ALLTOALL ? (uint64_t)n * n
+		     : v->win			     ? v->win->nblocks
+						     : n;
 	v->ninputs = n;
 	if ((s->collective == SCHED_BROADCAST || s->collective == SCHED_REDUCE) && s->root >= n)
 		return verify_fail(v, 0, SIZE_MAX, "the root %u is not a node", s->root);
@@ -357,7 +367,7 @@ int verify_setup(struct vstate *v)
 		return -1;
 	if (v->o->block_weight && setup_weights(v) < 0)
 		return -1;
-	if (v->reduce) {
+	if (v->reduce && !v->links_only) {
 		if (setup_reduce(v) < 0)
 			return -1;
 	} else if (!v->sorted && setup_copies(v) < 0) {

@@ -131,14 +131,15 @@ void verify_push_copy(struct vstate *v, const struct xfer *x, size_t xi, uint64_
 static inline __attribute__((always_inline)) bool block_ok(const struct vstate *v, uint64_t block)
 {
 	enum sched_collective c = v->s->collective;
+	uint64_t base = v->win ? v->win->base : 0; /* a chunk's shards */
 
 	if (c == SCHED_BROADCAST || c == SCHED_REDUCE)
-		return block == v->s->root;
+		return block + base == v->s->root;
 	if (!v->term)
 		return true;
 	if (c == SCHED_ALLTOALL)
 		return v->term[block / v->n] && v->term[block % v->n];
-	return v->term[block];
+	return v->term[block + base];
 }
 
 /* The packets at a vertex that cannot store that make up [lo, hi), first
@@ -372,6 +373,9 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 	/* run and flags, one word: a run, a span (flags bits 3-7), or a
 	 * reduction in copy mode */
 	uint16_t odd = (uint16_t)(0xffu | (v->reduce ? 0xf8u : 0xfcu) << 8);
+	/* verify_chunk's links pass: no data part checks the ranges after */
+	bool ranges = v->links_only;
+	uint64_t nblocks = v->nblocks;
 
 	_Static_assert(offsetof(struct xfer, flags) == offsetof(struct xfer, run) + 1,
 		       "run, then flags");
@@ -380,7 +384,9 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 		uint16_t rf;
 
 		memcpy(&rf, &x->run, sizeof(rf));
-		if (x->src >= n || x->src == x->dst || (rf & odd))
+		if (x->src >= n || x->src == x->dst || (rf & odd) ||
+		    (ranges && (x->dst >= n || x->block >= nblocks ||
+				(uint64_t)x->offset + (x->length - 1) >= SCHED_ONE)))
 			break;
 	}
 	for (; off && xi < end; xi++) {
@@ -396,7 +402,9 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 		memcpy(&rf, &x->run, sizeof(rf));
 		/* the arc's head is a node: dst < n */
 		if (src >= n || src == x->dst || (rf & odd) || x->lane >= off[src + 1] - off[src] ||
-		    arc[a = off[src] + x->lane].head != x->dst)
+		    arc[a = off[src] + x->lane].head != x->dst ||
+		    (ranges &&
+		     (x->block >= nblocks || (uint64_t)x->offset + (x->length - 1) >= SCHED_ONE)))
 			break;
 		load_arc(v, t, a, x->length);
 	}
@@ -406,8 +414,12 @@ static __attribute__((noinline)) size_t read_checks(struct vstate *v, uint32_t t
 int verify_read_phase(struct vstate *v, uint32_t t)
 {
 	const struct schedule *s = v->s;
-	/* verify_par's links part, every node taking part: read_checks first */
-	size_t first = v->par == PAR_CHECKS && !v->term ? read_checks(v, t) : s->step_start[t];
+	/* verify_par's links part or verify_chunk's links pass, every node
+	 * taking part (a reduce's one block: the full checks): read_checks
+	 * first */
+	bool quick =
+	    (v->par == PAR_CHECKS || (v->links_only && s->collective != SCHED_REDUCE)) && !v->term;
+	size_t first = quick ? read_checks(v, t) : s->step_start[t];
 
 	v->ndl = 0;
 	v->nwhole = 0;
