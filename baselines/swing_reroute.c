@@ -213,16 +213,16 @@ struct loads {
 	size_t *touched, ntouched, cap_touched;
 	const uint8_t *failed;			 /* narcs */
 	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
-	uint32_t *rep_of; /* n: each node's representative, so an arc's orbit */
+	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
 	uint64_t worth;	  /* relieve: a step's gain worth its walk (units) */
 	int64_t work;	  /* relieve: arcs and nodes it may still visit this step */
 };
 
+/* A table, not the arithmetic: every walk of a route asks it per arc (two
+ * divisions a lookup were a third of planning 1% of torus:128x128). */
 static size_t orbit_of(const struct loads *L, size_t arc)
 {
-	uint32_t v = (uint32_t)(arc / 2 / L->g->D);
-
-	return ((size_t)L->rep_of[v] * L->g->D + arc / 2 % L->g->D) * 2 + arc % 2;
+	return L->orbit_at[arc];
 }
 
 static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
@@ -234,9 +234,13 @@ static void loads_init(struct loads *L, const struct geo *g, const uint8_t *fail
 	L->delta = xcalloc(g->narcs, sizeof(int64_t));
 	L->stamp = xcalloc(g->narcs, sizeof(uint32_t));
 	L->failed = failed;
-	L->rep_of = xmalloc((size_t)g->n * sizeof(uint32_t));
-	for (uint32_t v = 0, h; v < g->n; v++)
-		L->rep_of[v] = sched_group_split(g->G, v, &h);
+	L->orbit_at = xmalloc(g->narcs * sizeof(uint32_t));
+	for (uint32_t v = 0, h; v < g->n; v++) {
+		uint32_t rep = sched_group_split(g->G, v, &h);
+
+		for (uint32_t a = 0; a < 2 * g->D; a++)
+			L->orbit_at[(size_t)v * 2 * g->D + a] = rep * 2 * g->D + a;
+	}
 }
 
 static void loads_free(struct loads *L)
@@ -249,7 +253,7 @@ static void loads_free(struct loads *L)
 	free(L->seen);
 	free(L->parent);
 	free(L->queue);
-	free(L->rep_of);
+	free(L->orbit_at);
 }
 
 /* The healthy loads of the step's orbits: each representative's pair
