@@ -214,8 +214,8 @@ struct loads {
 	const uint8_t *failed;			 /* narcs */
 	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
 	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
-	uint64_t worth;	  /* relieve: a step's gain worth its walk (units) */
-	int64_t work;	  /* relieve: arcs and nodes it may still visit this step */
+	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
+	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
 };
 
 /* A table, not the arithmetic: every walk of a route asks it per arc (two
@@ -812,8 +812,8 @@ static size_t arcs_over(const struct loads *L, int64_t target)
  * the step's longest (pairs_hops or a detour's), so the step's latency
  * stays and its busiest arc never grows: the relief costs nothing where it
  * gains nothing. Emptied detours are dropped. */
-static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t *out,
-		    size_t *cap, size_t *cap_legs, size_t max_det, uint32_t longest)
+static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t *out, size_t *cap,
+		    size_t *cap_legs, size_t max_det, uint32_t longest)
 {
 	const struct geo *g = L->g;
 	struct leg l[SWING_DETOUR_LEGS];
@@ -829,10 +829,14 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 
 	for (size_t o = 0; o < g->norbits; o++)
 		healthy = L->orbit[o] > healthy ? L->orbit[o] : healthy;
-	if ((uint64_t)top < healthy + L->worth)
+	uint64_t gain = (uint64_t)top - healthy; /* at most */
+	if (gain < L->busiest / RELIEF_SHARE)
 		return;
-
-	L->work = RELIEF_WORK;
+	/* its work as what it may gain, against the busiest step's load: a
+	 * link down costs every step a third, which its ends' three other
+	 * arcs bound, and the rounds would search in vain */
+	L->work =
+	    gain >= L->busiest ? RELIEF_WORK : (int64_t)((double)RELIEF_WORK * gain / L->busiest);
 	for (int round = 0; round < RELIEF_ROUNDS && L->work > 0; round++) {
 		int64_t cut = top / RELIEF_STEP, target = top - (cut ? cut : 1);
 
@@ -990,8 +994,8 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
 			loads_step(&L, pr, np);
-			uint64_t m = untouched_max(&L) / RELIEF_SHARE;
-			L.worth = m > L.worth ? m : L.worth;
+			uint64_t m = untouched_max(&L);
+			L.busiest = m > L.busiest ? m : L.busiest;
 		}
 	}
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
