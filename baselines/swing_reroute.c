@@ -481,7 +481,8 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 			}
 		}
 	}
-	qsort(*det + k0, k - k0, sizeof(**det), by_half);
+	if (k > k0) /* *det is NULL where nothing crosses yet */
+		qsort(*det + k0, k - k0, sizeof(**det), by_half);
 	size_t out = k0;
 	for (size_t i = k0; i < k; i++)
 		if (i == k0 || by_half(&(*det)[i], &(*det)[out - 1]))
@@ -892,7 +893,8 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
-	qsort(*tmp, k, sizeof(**tmp), by_units);
+	if (k)
+		qsort(*tmp, k, sizeof(**tmp), by_units);
 	/* Placed one at a time, a half does not see the detours placed
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
@@ -916,7 +918,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 			at[i] = start;
 		}
 		at[k] = out;
-		if (pass) { /* the second placing in the first's place */
+		if (pass && k) { /* the second placing in the first's place */
 			memmove(p->det + k0, p->det + from, (out - from) * sizeof(*p->det));
 			for (size_t i = 0; i <= k; i++)
 				at[i] -= from - k0;
@@ -931,7 +933,8 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 	}
-	qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
+	if (out > k0)
+		qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
 	p->ndet = out;
 	p->step_max[st] = step_max(L);
 	p->step_hops[st] = hops;
