@@ -219,8 +219,9 @@ int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, co
  * first transfer no detour reaches (the failures cut its peers apart), or
  * OFC_E_RUNTIME when the detours would hold more than max_bytes. Cost
  * O(steps x failed arcs x ring x the program's pairs a node, to find what
- * crosses them, + detours x route x candidates, to place them), memory
- * O(N x D) for a step's loads plus the patch. */
+ * crosses them, + detours x route x candidates, to place them, + a bounded
+ * rip-up over each step's busiest arcs), memory O(N x D) for a step's
+ * loads plus the patch. */
 int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
 		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
 		  struct swing_reroute *p, struct ofc_error *err);

@@ -213,14 +213,16 @@ struct loads {
 	size_t *touched, ntouched, cap_touched;
 	const uint8_t *failed;			 /* narcs */
 	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
-	uint32_t *rep_of; /* n: each node's representative, so an arc's orbit */
+	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
+	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
+	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
 };
 
+/* A table, not the arithmetic: every walk of a route asks it per arc (two
+ * divisions a lookup were a third of planning 1% of torus:128x128). */
 static size_t orbit_of(const struct loads *L, size_t arc)
 {
-	uint32_t v = (uint32_t)(arc / 2 / L->g->D);
-
-	return ((size_t)L->rep_of[v] * L->g->D + arc / 2 % L->g->D) * 2 + arc % 2;
+	return L->orbit_at[arc];
 }
 
 static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
@@ -232,9 +234,13 @@ static void loads_init(struct loads *L, const struct geo *g, const uint8_t *fail
 	L->delta = xcalloc(g->narcs, sizeof(int64_t));
 	L->stamp = xcalloc(g->narcs, sizeof(uint32_t));
 	L->failed = failed;
-	L->rep_of = xmalloc((size_t)g->n * sizeof(uint32_t));
-	for (uint32_t v = 0, h; v < g->n; v++)
-		L->rep_of[v] = sched_group_split(g->G, v, &h);
+	L->orbit_at = xmalloc(g->narcs * sizeof(uint32_t));
+	for (uint32_t v = 0, h; v < g->n; v++) {
+		uint32_t rep = sched_group_split(g->G, v, &h);
+
+		for (uint32_t a = 0; a < 2 * g->D; a++)
+			L->orbit_at[(size_t)v * 2 * g->D + a] = rep * 2 * g->D + a;
+	}
 }
 
 static void loads_free(struct loads *L)
@@ -247,7 +253,7 @@ static void loads_free(struct loads *L)
 	free(L->seen);
 	free(L->parent);
 	free(L->queue);
-	free(L->rep_of);
+	free(L->orbit_at);
 }
 
 /* The healthy loads of the step's orbits: each representative's pair
@@ -475,7 +481,8 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 			}
 		}
 	}
-	qsort(*det + k0, k - k0, sizeof(**det), by_half);
+	if (k > k0) /* *det is NULL where nothing crosses yet */
+		qsort(*det + k0, k - k0, sizeof(**det), by_half);
 	size_t out = k0;
 	for (size_t i = k0; i < k; i++)
 		if (i == k0 || by_half(&(*det)[i], &(*det)[out - 1]))
@@ -508,6 +515,18 @@ static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, in
  * (1% of torus:64x64's links: +95% placed once, +73% twice, +66% three
  * times, +65% four). */
 #define PLACINGS 3
+/* The rip-up over a step's busiest arcs (relieve): at most this many
+ * rounds, each aiming 1/RELIEF_STEP below the last max, moving parts down
+ * to 1/RELIEF_GRAIN of a detour; only in steps that may gain 1/RELIEF_SHARE
+ * of the busiest step's healthy load, and visiting at most RELIEF_WORK
+ * arcs and nodes a step (at torus:256x256 a long step has 150,000 detours
+ * of 85 hops: a walk of them all is 13 M visits, and its load is 1/400 of
+ * the first step's). */
+#define RELIEF_ROUNDS 64
+#define RELIEF_STEP   256
+#define RELIEF_GRAIN  16
+#define RELIEF_SHARE  32
+#define RELIEF_WORK   (1 << 22)
 
 /* x's detours that cross no failed arc, each with its busiest arc's load
  * now (base) and its length: first the other way round and one aside
@@ -576,16 +595,26 @@ static bool near(const struct geo *g, const struct leg *h, uint32_t u)
 	return true;
 }
 
-/* x's route where none of its candidates is whole: a shortest one over
- * live arcs near the healthy route (breadth first, at most 4 x
- * SWING_DETOUR_SIDE hops longer than it), its legs appended to p's. -1 where there is none that
- * short or it has more than SWING_DETOUR_LEGS legs. */
+/* Whether a route may take arc a: live, and (carrying u more) under below. */
+static bool arc_open(const struct loads *L, size_t a, uint64_t u, int64_t below)
+{
+	return !L->failed[a] && (below == INT64_MAX || load_of(L, a) + (int64_t)u < below);
+}
+
+/* x's route where none of its candidates is whole, or off the step's
+ * busiest arcs: a shortest one over live arcs that stay under `below`
+ * carrying x's units (INT64_MAX: any), near the healthy route (breadth
+ * first, at most 4 x SWING_DETOUR_SIDE hops longer than it and at most
+ * `longest`), its legs appended to p's. -1 where there is none that short or it has more than
+ * SWING_DETOUR_LEGS legs. */
 static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
-		     struct swing_detour *x)
+		     struct swing_detour *x, int64_t below, uint32_t longest)
 {
 	const struct geo *g = L->g;
 	struct leg h = healthy_leg(g, x);
 	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
+
+	limit = limit < longest ? limit : longest;
 
 	if (!L->seen) {
 		L->seen = xcalloc(g->n, sizeof(uint32_t));
@@ -599,14 +628,15 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 	while (head < tail && L->seen[x->dst] != now) {
 		uint32_t v = L->queue[head++];
 
+		L->work--;
 		if (depth[v] >= limit)
 			break;
 		for (uint32_t w = 0; w < g->D; w++)
 			for (uint32_t dir = 0; dir < 2; dir++) {
 				uint32_t u = hop(g, v, w, dir);
 
-				if (L->failed[arc_id(g, v, w, dir)] || L->seen[u] == now ||
-				    !near(g, &h, u))
+				if (!arc_open(L, arc_id(g, v, w, dir), x->units, below) ||
+				    L->seen[u] == now || !near(g, &h, u))
 					continue;
 				L->seen[u] = now;
 				depth[u] = depth[v] + 1;
@@ -626,7 +656,7 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 			for (uint32_t dir = 0; dir < 2; dir++) {
 				uint32_t u = hop(g, v, w, !dir);
 				bool ok = L->seen[u] == now && depth[u] + 1 == depth[v] &&
-					  !L->failed[arc_id(g, u, w, dir)];
+					  arc_open(L, arc_id(g, u, w, dir), x->units, below);
 
 				if (ok && (bw == g->D ||
 					   (n && rev[n - 1].dim == w && rev[n - 1].dir == dir))) {
@@ -668,7 +698,7 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len);
 
 	if (!nc) {
-		if (find_path(L, p, cap_legs, &x) < 0)
+		if (find_path(L, p, cap_legs, &x, INT64_MAX, UINT32_MAX) < 0)
 			return ofc_error_set(
 			    err, OFC_E_INPUT,
 			    "step %u: no route for Swing's transfer %u -> %u around "
@@ -704,6 +734,135 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	return 0;
 }
 
+/* Whether a route's arcs reach `top` anywhere (it is on a busiest arc). */
+static bool legs_reach(struct loads *L, const struct leg *l, uint32_t n, int64_t top)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++, L->work--) {
+			if (load_of(L, arc_id(L->g, v, l[i].w, l[i].dir)) >= top)
+				return true;
+			v = hop(L->g, v, l[i].w, l[i].dir);
+		}
+	return false;
+}
+
+/* The busiest arc of the orbits the patch leaves an arc of untouched: no
+ * detour moved can lower it. */
+static uint64_t untouched_max(const struct loads *L)
+{
+	uint64_t m = 0;
+
+	for (size_t o = 0; o < L->g->norbits; o++)
+		if (L->touched_in[o] < L->g->orbit_size && L->orbit[o] > m)
+			m = L->orbit[o];
+	return m;
+}
+
+/* Detour i (route l, n legs) on an arc over `target`: parts of it taken
+ * off (the whole, else halves down to RELIEF_GRAIN of it) onto searched
+ * routes that stay within target and `longest` hops, while its route
+ * still crosses one.
+ * Whether any moved. */
+static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, const struct leg *l,
+			uint32_t n, int64_t target, uint32_t longest, size_t *out, size_t *cap,
+			size_t *cap_legs)
+{
+	struct leg m[SWING_DETOUR_LEGS];
+	uint64_t all = p->det[i].units, q = all;
+	bool moved = false;
+
+	while (p->det[i].units && q >= all / RELIEF_GRAIN && legs_reach(L, l, n, target + 1)) {
+		struct swing_detour y = p->det[i];
+
+		q = q < y.units ? q : y.units;
+		y.units = q;
+		change_legs(L, l, n, -(int64_t)q);
+		if (find_path(L, p, cap_legs, &y, target + 1, longest) < 0) {
+			change_legs(L, l, n, (int64_t)q);
+			q /= 2;
+			continue;
+		}
+		change_legs(L, m, detour_legs(L->g, &y, m), (int64_t)q);
+		p->det[i].units -= q;
+		GROW(p->det, *cap, *out + 1);
+		p->det[(*out)++] = y;
+		moved = true;
+	}
+	return moved;
+}
+
+/* How many of the patch's arcs carry more than target. */
+static size_t arcs_over(const struct loads *L, int64_t target)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < L->ntouched; i++)
+		k += load_of(L, L->touched[i]) > target;
+	return k;
+}
+
+/* Rip-up and reroute over the step's busiest arcs: each round aims at a
+ * max RELIEF_STEP below the step's (at least one unit), and every detour
+ * on an arc over it moves parts onto searched routes within it; the next
+ * round aims lower, while a round reaches its aim, at most RELIEF_ROUNDS.
+ * Placed greedily, neighbouring failures' detours meet on the arcs between
+ * them (1% of torus:64x64's links: a short step's busiest arc 5/3 of its
+ * healthy load, where a node's three other arcs would carry 4/3). A
+ * round costs a walk of the step's detours, so the rounds stop where an
+ * arc no detour crosses is the busiest. No route moved to is longer than
+ * the step's longest (pairs_hops or a detour's), so the step's latency
+ * stays and its busiest arc never grows: the relief costs nothing where it
+ * gains nothing. Emptied detours are dropped. */
+static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t *out, size_t *cap,
+		    size_t *cap_legs, size_t max_det, uint32_t longest)
+{
+	const struct geo *g = L->g;
+	struct leg l[SWING_DETOUR_LEGS];
+	int64_t top = (int64_t)step_max(L);
+	size_t was = SIZE_MAX;
+	uint64_t healthy = 0;
+
+	for (size_t i = k0; i < *out; i++) {
+		uint32_t n = detour_legs(g, &p->det[i], l);
+
+		longest = legs_len(l, n) > longest ? legs_len(l, n) : longest;
+	}
+
+	for (size_t o = 0; o < g->norbits; o++)
+		healthy = L->orbit[o] > healthy ? L->orbit[o] : healthy;
+	uint64_t gain = (uint64_t)top - healthy; /* at most */
+	if (gain < L->busiest / RELIEF_SHARE)
+		return;
+	/* its work as what it may gain, against the busiest step's load: a
+	 * link down costs every step a third, which its ends' three other
+	 * arcs bound, and the rounds would search in vain */
+	L->work =
+	    gain >= L->busiest ? RELIEF_WORK : (int64_t)((double)RELIEF_WORK * gain / L->busiest);
+	for (int round = 0; round < RELIEF_ROUNDS && L->work > 0; round++) {
+		int64_t cut = top / RELIEF_STEP, target = top - (cut ? cut : 1);
+
+		if ((int64_t)untouched_max(L) > target)
+			break;
+		for (size_t i = k0, end = *out; i < end && *out < max_det && L->work > 0; i++) {
+			if (!p->det[i].units)
+				continue;
+			uint32_t n = detour_legs(g, &p->det[i], l);
+			relieve_one(L, p, i, l, n, target, longest, out, cap, cap_legs);
+		}
+		int64_t now = (int64_t)step_max(L);
+		size_t over = arcs_over(L, target);
+		if (now >= top && over >= was)
+			break;
+		was = now < top ? SIZE_MAX : over;
+		top = now;
+	}
+	size_t k = k0;
+	for (size_t i = k0; i < *out; i++)
+		if (p->det[i].units)
+			p->det[k++] = p->det[i];
+	*out = k;
+}
+
 /* One step: its crossing halves taken off their routes, then each put on
  * detours, the heaviest first, in SWING_DETOUR_PARTS parts each on the
  * route least loaded (one detour carrying a whole half doubles the load
@@ -734,7 +893,8 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
-	qsort(*tmp, k, sizeof(**tmp), by_units);
+	if (k)
+		qsort(*tmp, k, sizeof(**tmp), by_units);
 	/* Placed one at a time, a half does not see the detours placed
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
@@ -758,7 +918,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 			at[i] = start;
 		}
 		at[k] = out;
-		if (pass) { /* the second placing in the first's place */
+		if (pass && k) { /* the second placing in the first's place */
 			memmove(p->det + k0, p->det + from, (out - from) * sizeof(*p->det));
 			for (size_t i = 0; i <= k; i++)
 				at[i] -= from - k0;
@@ -766,13 +926,15 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		}
 	}
 	free(at);
+	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np));
 	uint32_t hops = pairs_hops(g, pr, np);
 	for (size_t i = k0; i < out; i++) {
 		uint32_t n = detour_legs(g, &p->det[i], l);
 
 		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 	}
-	qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
+	if (out > k0)
+		qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
 	p->ndet = out;
 	p->step_max[st] = step_max(L);
 	p->step_hops[st] = hops;
@@ -828,6 +990,17 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	p->step_max = xcalloc(s->nsteps + 1, sizeof(uint64_t));
 	p->step_hops = xcalloc(s->nsteps + 1, sizeof(uint32_t));
 	loads_init(&L, &g, bad);
+	/* The busiest step's healthy load: relieving a step is worth its walk
+	 * where it may gain 1/RELIEF_SHARE of that (Swing's long steps carry
+	 * little, and their detours are many and long). */
+	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
+		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
+		if (rc == 0) {
+			loads_step(&L, pr, np);
+			uint64_t m = untouched_max(&L);
+			L.busiest = m > L.busiest ? m : L.busiest;
+		}
+	}
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		p->step_start[st] = p->ndet;
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);

@@ -6,8 +6,10 @@
 # schedule is the healthy reduced program and the detours of the transfers
 # whose routes cross a failed arc (baselines/swing_reroute.c), verified;
 # the CLI also prices the healthy torus and the degraded bound. Prints, per
-# row: wall s, peak MiB, the schedule's time, its ratio to healthy Swing,
-# verified, the detours, and the planning and checking seconds.
+# row: wall s, CPU s (user + sys: the wall is several times it on a
+# loaded machine), peak MiB, the schedule's time, its ratio to healthy
+# Swing and to the degraded fabric's bound, verified, the detours, and the
+# planning and checking seconds.
 # Usage: sh bench/swing_degraded.sh [SPEC...]   (default torus:64x64 torus:256x256)
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
@@ -36,29 +38,32 @@ row() {
 	spec=$1 what=$2
 	shift 2
 	out=$(mktemp)
-	/usr/bin/time -f '%e %M' -o "$out.t" "$OFC" schedule --topology "$spec" --algo swing \
+	/usr/bin/time -f '%e %M %U %S' -o "$out.t" "$OFC" schedule --topology "$spec" --algo swing \
 		--collective allreduce --size 64MiB --threads 2 --json "$@" >"$out" 2>"$out.e"
-	read -r wall kib <<EOF
+	read -r wall kib usr sys <<EOF
 $(tail -n 1 "$out.t")
 EOF
 	case $kib in '' | *[!0-9]*) kib=0 ;; esac
+	cpu=$(python3 -c "import sys; print('%.2f' % sum(float(x) for x in sys.argv[1:]))" "${usr:-0}" "${sys:-0}")
 	cells=$(python3 - "$out" <<'EOF' 2>/dev/null
 import json, sys
 j = json.load(open(sys.argv[1]))
 h = j.get('healthy', {}).get('time_us')
 vs = '%+.1f%%' % (100 * (j['time_us'] / h - 1)) if h else '-'
-print('%.1f | %s | %s | %s | %.2f | %.2f' % (j['time_us'], vs, 'yes' if j['verified'] else 'NO',
+b = j.get('lower_bound_us') if 'healthy' in j else None
+vb = '%+.1f%%' % (100 * (j['time_us'] / b - 1)) if b else '-'
+print('%.1f | %s | %s | %s | %s | %.2f | %.2f' % (j['time_us'], vs, vb, 'yes' if j['verified'] else 'NO',
       int(j.get('rerouted_transfers', 0)), j['generate_s'], j['verify_s']))
 EOF
 )
-	[ -n "$cells" ] || cells="refused: $(head -c 120 "$out.e" | tr '\n' ' ') | - | - | - | - | -"
-	echo "| $spec | $what | $wall | $((kib / 1024)) | $cells |"
+	[ -n "$cells" ] || cells="refused: $(head -c 120 "$out.e" | tr '\n' ' ') | - | - | - | - | - | -"
+	echo "| $spec | $what | $wall | $cpu | $((kib / 1024)) | $cells |"
 	rm -f "$out" "$out.t" "$out.e"
 }
 
 echo "ofc schedule --algo swing --collective allreduce --size 64MiB (load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
-echo "| torus | failure | wall s | peak MiB | time us | vs healthy | verified | detours | plan s | check s |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| torus | failure | wall s | cpu s | peak MiB | time us | vs healthy | vs bound | verified | detours | plan s | check s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for spec in $SPECS; do
 	row "$spec" "healthy"
 	row "$spec" "1 link (5-6)" --fail 5-6

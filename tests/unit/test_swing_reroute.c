@@ -237,6 +237,60 @@ static void test_many_links(void **state)
 	fixture_free(&x);
 }
 
+/* Two failures on neighbouring lines, four apart: each alone costs a
+ * third, but placed greedily one's detour the other way round and the
+ * other's one aside meet on the arcs between them (+50%); the rip-up
+ * over the busiest arcs moves parts off them, back to a third at most. */
+static void test_neighbours_relieved(void **state)
+{
+	static const uint32_t links[][2] = {{82, 83}, {102, 103}};
+	struct fixture x;
+	struct swing_reroute p;
+	struct ofc_error err = {0};
+	uint32_t arcs[2 * ARRAY_SIZE(links)];
+	size_t na = 0, searched = 0;
+	(void)state;
+
+	fixture_make(&x, "torus:16x16", SWING_BANDWIDTH);
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	explicit_check(&x, &p);
+	for (size_t i = 0; i < p.ndet; i++)
+		searched += p.det[i].way == SWING_WAY_PATH;
+	assert_true(searched > 0); /* the relief's routes */
+	assert_true(p.f.tau_b <= 4.0 / 3 * x.hf.tau_b * (1 + 1e-9));
+	swing_reroute_free(&p);
+	fixture_free(&x);
+}
+
+/* 1% of torus:32x32's links (bench/swing_degraded.sh's pick): greedy
+ * placement alone costs +64% of tau_B, neighbouring failures' detours
+ * meeting; relieved, at most half more. */
+static void test_one_percent_relieved(void **state)
+{
+	static const uint32_t links[][2] = {
+	    {429, 461},	  {118, 117}, {310, 309}, {748, 749}, {889, 921}, {719, 720}, {234, 266},
+	    {651, 650},	  {398, 366}, {789, 757}, {771, 739}, {509, 510}, {158, 126}, {31, 0},
+	    {1023, 1022}, {696, 697}, {373, 341}, {847, 846}, {537, 505}};
+	struct fixture x;
+	struct swing_reroute p;
+	struct ofc_error err = {0};
+	uint32_t arcs[2 * ARRAY_SIZE(links)];
+	size_t na = 0;
+	(void)state;
+
+	fixture_make(&x, "torus:32x32", SWING_BANDWIDTH);
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_true(p.f.tau_b <= 1.5 * x.hf.tau_b);
+	swing_reroute_free(&p);
+	fixture_free(&x);
+}
+
 /* Node 5 left with its link to 4 alone and 3-4 down: no detour of the
  * model's is whole for 5 -> 6, a searched route is (5 4 12 13 14 6). */
 static void test_searched_route(void **state)
@@ -434,6 +488,8 @@ int main(void)
 	    cmocka_unit_test(test_healthy_is_no_patch),
 	    cmocka_unit_test(test_one_link_explicit),
 	    cmocka_unit_test(test_many_links),
+	    cmocka_unit_test(test_neighbours_relieved),
+	    cmocka_unit_test(test_one_percent_relieved),
 	    cmocka_unit_test(test_searched_route),
 	    cmocka_unit_test(test_corrupt_patch_refused),
 	    cmocka_unit_test(test_cut_off_refused),
