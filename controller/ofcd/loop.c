@@ -159,25 +159,54 @@ static int next_timeout(const struct loop *l)
 	return best > 1000000 ? 1000000 : (int)best;
 }
 
+static int due_cmp(const void *a, const void *b)
+{
+	const struct timer_ev *x = a, *y = b;
+
+	if (x->when_ms != y->when_ms)
+		return x->when_ms < y->when_ms ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The timers due now, earliest deadline first (ties: first added), each
+ * once: a loop that woke late (a loaded machine) still fires them in the
+ * order they were due, not in the order of their slots. A callback may
+ * add or delete timers: the due ones are found again by id. */
 static void run_timers(struct loop *l)
 {
 	int64_t now = now_ms();
+	size_t ndue = 0;
 
-	/* Index, not pointer: a callback may add timers and move the array. */
-	for (size_t i = 0; i < l->ntimers; i++) {
-		struct timer_ev t = l->timers[i];
-		int64_t again;
+	for (size_t i = 0; i < l->ntimers; i++)
+		ndue += l->timers[i].id && l->timers[i].when_ms <= now;
+	if (ndue == 0)
+		return;
+	struct timer_ev *due = xmalloc(ndue * sizeof(*due));
 
-		if (!t.id || t.when_ms > now)
-			continue;
-		again = t.fn(l, t.id, t.ctx);
-		if (l->timers[i].id != t.id)
+	ndue = 0;
+	for (size_t i = 0; i < l->ntimers; i++)
+		if (l->timers[i].id && l->timers[i].when_ms <= now)
+			due[ndue++] = l->timers[i];
+	qsort(due, ndue, sizeof(*due), due_cmp);
+	for (size_t k = 0; k < ndue; k++) {
+		size_t i = 0;
+
+		while (i < l->ntimers && l->timers[i].id != due[k].id)
+			i++;
+		if (i == l->ntimers)
+			continue; /* deleted by an earlier callback */
+		int64_t again = due[k].fn(l, due[k].id, due[k].ctx);
+
+		/* Index, not pointer: a callback may add timers and move the
+		 * array. */
+		if (l->timers[i].id != due[k].id)
 			continue; /* deleted by its own callback */
 		if (again == LOOP_NOMORE)
 			l->timers[i].id = 0;
 		else
 			l->timers[i].when_ms = now_ms() + again;
 	}
+	free(due);
 }
 
 int loop_run(struct loop *l, struct ofc_error *err)

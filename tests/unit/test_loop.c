@@ -137,11 +137,32 @@ static void test_timers(void **state)
 	loop_free(l);
 }
 
+/* A loop that wakes late (a loaded machine) finds several timers due at
+ * once and fires them in the order they were due, not in their slots'. */
+static void test_timers_late(void **state)
+{
+	struct ofc_error err = {0};
+	struct loop *l = loop_new(64, &err);
+	struct rec r = {0};
+
+	(void)state;
+	loop_timer(l, 30, mark_timer, &r); /* a, slot 0 */
+	loop_timer(l, 10, mark_timer, &r); /* b */
+	loop_timer(l, 20, mark_timer, &r); /* c */
+	usleep(50 * 1000);		   /* all three due before the loop runs */
+	loop_timer(l, 5, stop_timer, NULL);
+	assert_int_equal(loop_run(l, &err), 0);
+	assert_int_equal(r.norder, 3);
+	assert_memory_equal(r.order, "bca", 3);
+	loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_file_events),
 	    cmocka_unit_test(test_timers),
+	    cmocka_unit_test(test_timers_late),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
