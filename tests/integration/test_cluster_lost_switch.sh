@@ -5,8 +5,9 @@
 # switches, port j of every host on switch j; the replicas probe every
 # 200 ms while they lead. ocs0 killed: every replica shows every host's
 # port 0 failed and the leader's schedule for them, the followers reading
-# it from the store, computing none; ocs0 back: every replica healthy
-# again. A damaged lost item: the followers leave it out of effect and say
+# it from the store, computing none; a new leader starts from the store's
+# ports (no re-plan), a restarted replica too; ocs0 back: every replica
+# healthy again. A damaged lost item: the followers leave it out of effect and say
 # so, and the leader does not write over it.
 SUITE=cluster_lost_switch
 . "$(dirname "$0")/lib.sh"
@@ -104,6 +105,36 @@ for r in $F1 $F2; do
 	since $r | grep -qF "$READ" && ok || bad "$r did not read the leader's answer" "$(since $r | tail -8)"
 	since $r | grep -qF "$COMPUTING" && bad "$r computed the schedule the leader answered" "$(since $r | grep -F "$COMPUTING")" || ok
 done
+
+# ---- a takeover with ocs0 lost: the new leader starts from the store's ports -------
+for r in $F1 $F2; do mark $r; done
+replica_stop "$L" KILL
+# (wait_leader wants status's 0: by hand, the new leader's first probe finds ocs0 lost)
+N=""
+deadline 30
+_lead_end=$_end
+until [ -n "$N" ] || past $_lead_end; do
+	for r in $F1 $F2; do
+		state_is $r 0 'j["cluster"]["role"] == "leader" and j["cluster"].get("took_over_unix_ms")' 2>/dev/null && N=$r
+	done
+	sleep 0.1
+done
+[ -n "$N" ] && ok || bad "no new leader" "$(tail -5 "$TMP/$F1.log")"
+logged $N 10 "took over fabric $FAB" && ok || bad "$N's takeover" "$(since $N | tail -5)"
+state_is $N 10 "sorted(j.get('failed', [])) == $WANT" && ok || bad "the new leader's state" "$(head -c 600 "$TMP/$N.json")"
+[ "$(sched $N)" = "$LOST" ] && ok || bad "the new leader shows another schedule" "$(sched $N) / $LOST"
+sleep 1 # (five of its probes: ocs0 still lost, nothing changed)
+since $N | grep -qF "schedule re-planned" && bad "the new leader re-planned what the store said" "$(since $N | grep -F "re-planned")" || ok
+since $N | grep -qF "$COMPUTING" && bad "the new leader computed the schedule again" "$(since $N | grep -F "$COMPUTING")" || ok
+# the old leader back, as a follower: its start reads the lost ports
+mark "$L"
+replica_start "$L" --probe-interval 200ms
+state_is "$L" 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" && ok ||
+	bad "the restarted replica does not show ocs0's ports failed" "$(head -c 600 "$TMP/$L.json")"
+[ "$(sched "$L")" = "$LOST" ] && ok || bad "the restarted replica's schedule" "$(sched "$L") / $LOST"
+L=$N
+set -- $(others "$L")
+F1=$1 F2=$2
 
 # ---- ocs0 back: every replica healthy, the key gone ---------------------------------
 for r in $L $F1 $F2; do mark $r; done
