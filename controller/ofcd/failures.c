@@ -244,12 +244,23 @@ static void failures_clear(struct ofcd *d)
 
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
+	struct ofc_error e = {0};
 	int rc = read_lines(d, fabric, STORE_FAILED,
 			    (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096, take_failure,
 			    failed_what, failed_then, err);
 
 	if (rc < 0)
 		failures_clear(d);
+	/* A replica's lost ports are the leader's (only the leader reads the
+	 * devices): a follower shows those failures too, a new leader starts
+	 * from them until its first probe. A damaged item is left out of
+	 * effect, said, and not written over (failures_lost_share). */
+	if (d->clustered && failures_lost_load(d, fabric, &e) < 0) {
+		char buf[sizeof(e.file) + sizeof(e.msg) + 32];
+
+		ofcd_log(d, OFCD_LOG_ERR, "the leader's lost host ports are left out of effect: %s",
+			 ofc_error_str(&e, buf, sizeof(buf)));
+	}
 	return rc;
 }
 
@@ -635,6 +646,96 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n)
 	d->w->lost = now;
 	d->w->nlost = nnow;
 	return true;
+}
+
+/* ---- the lost ports through the store --------------------------------------------------- */
+
+/* Only the leader reads devices; the others learn what it lost from the
+ * store (STORE_LOST): one host port HOST:PORT a line, at most one a wired
+ * host port of the fabric (what failures_devices can find). A follower
+ * puts them in effect as the leader did, so its state shows the failures
+ * and the leader's schedule for them (state_schedule_store.c: the same
+ * inputs); a new leader starts from them until its first probe says. */
+
+static const char lost_what[] = "lost host ports (HOST:PORT)",
+		  lost_then[] = "(the leader writes it again when its devices change)";
+
+static void lost_clear(struct ofcd *d)
+{
+	strv_free(d->w->lost, d->w->nlost);
+	d->w->lost = NULL;
+	d->w->nlost = 0;
+}
+
+static int take_lost(struct ofcd *d, char *item, char *why, size_t n)
+{
+	if (!failure_item_ok(item) || !strrchr(item, ':')) {
+		snprintf(why, n, "not a host port HOST:PORT");
+		return -1;
+	}
+	if (d->w->nlost >= d->w->cfg->f->nwiring) {
+		snprintf(why, n, "more than the fabric's %u wired host ports",
+			 d->w->cfg->f->nwiring);
+		return -1;
+	}
+	strv_push(&d->w->lost, &d->w->nlost, item);
+	return 0;
+}
+
+int failures_lost_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	size_t max = (size_t)d->w->cfg->f->nwiring * (NAME_MAX_LEN + 12) + 4096;
+	int rc;
+
+	lost_clear(d);
+	rc = read_lines(d, fabric, STORE_LOST, max, take_lost, lost_what, lost_then, err);
+	if (rc < 0)
+		lost_clear(d);
+	return rc;
+}
+
+void failures_lost_share(struct ofcd *d)
+{
+	const char *fabric = d->w->cfg->f->name;
+	struct ofc_error err = {0};
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!d->clustered || !store_epoch(d->store))
+		return;
+	/* Whatever the store holds now must parse first: damage (an
+	 * operator's, or a bad write's) is for an operator to look at. */
+	char **keep = d->w->lost;
+	uint32_t nkeep = d->w->nlost;
+
+	d->w->lost = NULL;
+	d->w->nlost = 0;
+	int rc = failures_lost_load(d, fabric, &err);
+	lost_clear(d);
+	d->w->lost = keep;
+	d->w->nlost = nkeep;
+	if (rc < 0) {
+		char buf[sizeof(err.file) + sizeof(err.msg) + 32];
+
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "the lost host ports are not written to the store over a damaged item "
+			 "(the other replicas do not see them): %s",
+			 ofc_error_str(&err, buf, sizeof(buf)));
+		return;
+	}
+	sb_printf(&sb, "# host ports the leader's devices lost (a switch lost, a switch port "
+		       "failing), one per line: HOST:PORT\n");
+	for (uint32_t i = 0; i < d->w->nlost; i++)
+		sb_printf(&sb, "%s\n", d->w->lost[i]);
+	if (write_or_remove(d, STORE_LOST, d->w->nlost ? &sb : NULL, &err) < 0)
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "the lost host ports are not written to the store (%s): the other "
+			 "replicas do not see them",
+			 err.msg);
+	else
+		ofcd_log(d, OFCD_LOG_INFO,
+			 "the lost host ports written to the store for the other replicas (%u)",
+			 d->w->nlost);
+	sb_free(&sb);
 }
 
 /* ---- ReportFailure ----------------------------------------------------------------------- */

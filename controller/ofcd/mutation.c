@@ -643,6 +643,9 @@ void ofcd_run_probe(struct ofcd *d, struct job *j)
 		char sentence[600];
 
 		ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+		/* (after the answer: a follower that syncs on these finds the
+		 * leader's schedule for them in the store already) */
+		failures_lost_share(d);
 	}
 }
 

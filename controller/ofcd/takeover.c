@@ -9,7 +9,8 @@
 #include <string.h>
 
 /* Back to the config as read (d->w->base) with no moves or failures in
- * effect, before the store's state is adopted again. */
+ * effect, before the store's state is adopted again (the leader's lost
+ * ports with it: failures_load). */
 static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 {
 	if (d->w->cfg != d->w->base) {
@@ -37,7 +38,7 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 static char *sync_bytes(struct ofcd *d, size_t *len)
 {
 	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED,
-						STORE_HELD};
+						STORE_HELD, STORE_LOST};
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {

@@ -241,6 +241,14 @@ void ofcd_run_failure(struct ofcd *d, struct job *j);
  * true when that changed (the caller re-plans), with what changed in
  * cause. */
 bool failures_devices(struct ofcd *d, char *cause, size_t n);
+/* (mutation worker, a replica) The leader's d->w->lost into the store
+ * (STORE_LOST; none: removed) after it changed, for the other replicas;
+ * nothing while it does not lead, nor over a damaged one. */
+void failures_lost_share(struct ofcd *d);
+/* (mutation worker, a replica following or taking over) d->w->lost = the
+ * store's (the leader's); a damaged one is an error naming it (and
+ * d->w->lost empty). */
+int failures_lost_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
 /* (mutation worker) Change d->w->reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);

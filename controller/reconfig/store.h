@@ -20,7 +20,8 @@
  * queue.c), the held partitions an ofc.v1.HeldPartitions (controller/
  * ofcd/held.c), the event log an ofc.v1.EventLog (controller/ofcd/
  * event_log.c), the leader's state schedule an ofc.v1.StateScheduleAnswer
- * (controller/ofcd/state_schedule_store.c). A store is used by one thread
+ * (controller/ofcd/state_schedule_store.c), the host ports its devices
+ * lost lines of text (controller/ofcd/failures.c). A store is used by one thread
  * at a time unless its backend says otherwise: etcd's takes reads and
  * writes from any thread (one write at a time). */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_H
@@ -42,6 +43,8 @@ enum store_item {
 			   * (etcd only; no file) */
 	STORE_SCHEDULE,	  /* the leader's answer for the state's schedule, for the
 			   * other replicas to show (etcd only; no file) */
+	STORE_LOST,	  /* the host ports the leader found lost with their switch
+			   * or alarmed, for the other replicas (etcd only; no file) */
 	STORE_NITEMS
 };
 

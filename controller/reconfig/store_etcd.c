@@ -5,9 +5,10 @@
  * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
  * name and addresses, bound to its lease), .../state, .../journal,
  * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
- * .../held, .../outcomes, .../events, and .../replicas/NAME (each replica's registration, bound to
- * its lease). A value too large for one etcd request is a head naming its
- * parts, KEY/part/GEN/NNNN (store_parts.c).
+ * .../held, .../outcomes, .../events, .../schedule, .../lost, and
+ * .../replicas/NAME (each replica's registration, bound to its lease). A
+ * value too large for one etcd request is a head naming its parts,
+ * KEY/part/GEN/NNNN (store_parts.c).
  *
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does
@@ -48,6 +49,7 @@ static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
     [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",	[STORE_SCHEDULE] = "schedule",
+    [STORE_LOST] = "lost",
 };
 
 static const struct etcd_store *ces_of(const struct store *s)
