@@ -273,15 +273,19 @@ layers: all
 	@scripts/check-layers.py --build $(BUILD)
 
 # make test keeps both cores busy (JOBS, the machine's by default) when it
-# is called without -j, as CI calls it: the build, then the unit tests
-# beside the integration suites (run one after another: tests/integration/
-# run.sh). Called with -j, it uses what it was given.
+# is called without -j, as CI calls it: the build, then the integration
+# suites (tests/integration/run.sh, a pool of its own) beside the unit
+# tests, and layers and check-deps as those end. The integration suites,
+# the longest, start first: named after layers, they waited for it (half
+# a minute on a loaded machine). The netns testbed's suites, which run.sh
+# runs first and alone, have only the unit tests beside them, as before.
+# Called with -j, it uses what it was given.
 JOBS ?= $(shell nproc)
 TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 
 test:
 	@$(MAKE) --no-print-directory $(TEST_J) all $(TESTS)
-	@$(MAKE) --no-print-directory $(TEST_J) layers unit integration check-deps
+	@$(MAKE) --no-print-directory $(TEST_J) integration unit layers check-deps
 
 # Sanitizer build in its own directory; detect_leaks keeps LeakSanitizer on.
 # Then ofcd's threads under ThreadSanitizer (build-tsan/, scripts/check-tsan).

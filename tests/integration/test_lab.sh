@@ -278,7 +278,8 @@ left=""
 for ps in $PIDS; do
 	p=${ps%:*}
 	[ "$p" = "$REUSED" ] && continue
-	st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $20}')
+	# (a zombie has exited: it waits for whoever adopted it to reap it)
+	st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '$1 != "Z" {print $20}')
 	[ -n "$st" ] && [ "$st" = "${ps#*:}" ] && left="$left $p"
 done
 # (and none that names the lab's directory: a child a process left)

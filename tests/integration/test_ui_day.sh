@@ -70,7 +70,7 @@ grep -q "^ofc watch: lost .*; watching .* from event [0-9]*$" "$TMP/watch.err" &
 dead=""
 while read -r name pid st; do
 	case $name in ofcd-*) ;; *) continue ;; esac
-	[ "$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $20}')" = "$st" ] || dead=${name#ofcd-}
+	[ "$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | awk '$1 != "Z" {print $20}')" = "$st" ] || dead=${name#ofcd-}
 done <"$L/pids"
 for r in r1 r2 r3; do [ "$r" != "$dead" ] && live=$r; done
 deadline 15
