@@ -7,8 +7,9 @@
 //   UI_LAB     the lab's directory (rN.sock, rN.gwport, rN.pid, pki/)
 //   UI_OFC     the ofc CLI; UI_LABCMD scripts/lab
 //   UI_SHOTS   where the screenshots go (800 and 1,600 px wide)
-//   UI_MARK_WITHIN_MS  how soon a page must show an event (default 2000;
-//              what each took is printed)
+//   UI_MARK_WITHIN_MS  how soon a page must show an event (unset: within
+//              the 15 s wait, no timing in make test; what each took is
+//              printed, and a benchmark may set the bound)
 //   CHROMIUM   the browser
 // Prints "FAIL: ..." a failed check and last "ui-driver: P passed, F
 // failed"; exits 1 if any failed.
@@ -21,7 +22,7 @@ const env = (k) => {
 	return process.env[k];
 };
 const LAB = env("UI_LAB"), OFC = env("UI_OFC"), LABCMD = env("UI_LABCMD"), SHOTS = env("UI_SHOTS");
-const WITHIN = Number(process.env.UI_MARK_WITHIN_MS || 2000);
+const WITHIN = process.env.UI_MARK_WITHIN_MS ? Number(process.env.UI_MARK_WITHIN_MS) : Infinity;
 const REPLICAS = ["r1", "r2", "r3"];
 const SOCKS = REPLICAS.map((r) => `${LAB}/${r}.sock`).join(",");
 const url = (r) => `https://127.0.0.1:${readFileSync(`${LAB}/${r}.gwport`, "utf8").trim()}`;
@@ -78,15 +79,16 @@ async function open(browser, r) {
 	return page;
 }
 
-// Every page of `pages` shows `text` in `sel` within WITHIN ms of t0 (each
-// waits up to 15 s so a slow one is measured, not cut off).
+// Every page of `pages` shows `text` in `sel` without a reload, within
+// WITHIN ms of t0 where a bound is asked (each waits up to 15 s so a slow
+// one is measured, not cut off).
 async function allShow(pages, sel, text, what, t0) {
 	const took = [];
 	await Promise.all(Object.entries(pages).map(async ([r, p]) => {
 		const ok = await p.locator(sel, { hasText: text }).first().waitFor({ timeout: 15000 }).then(() => true, () => false);
 		const ms = Date.now() - t0;
 		took.push(`${r} ${ok ? ms + " ms" : "never"}`);
-		check(ok && ms <= WITHIN, `${r}'s page shows ${what} within ${WITHIN} ms`, ok ? `${ms} ms` : (await p.locator(sel).textContent()).slice(0, 400));
+		check(ok && ms <= WITHIN, `${r}'s page shows ${what}` + (isFinite(WITHIN) ? ` within ${WITHIN} ms` : ""), ok ? `${ms} ms` : (await p.locator(sel).textContent()).slice(0, 400));
 	}));
 	console.log(`ui-driver: ${what}: ${took.join(", ")}`);
 }
