@@ -104,8 +104,8 @@ replica_stop "$L" KILL
 wait_leader 30 $F1 $F2
 N=$LEADER
 [ -n "$N" ] && ok || bad "no new leader" "$(tail -5 "$TMP/$F1.log")"
-logged $N 10 "took over fabric $FAB" && ok || bad "$N's takeover" "$(since $N | tail -5)"
-until_state $N 10 "sorted(j.get('failed', [])) == $WANT" && ok || bad "the new leader's state" "$(head -c 600 "$TMP/$N.json")"
+logged "$N" 10 "took over fabric $FAB" && ok || bad "$N's takeover" "$(since $N | tail -5)"
+until_state "$N" 10 "sorted(j.get('failed', [])) == $WANT" && ok || bad "the new leader's state" "$(head -c 600 "$TMP/$N.json")"
 [ "$(sched $N)" = "$LOST" ] && ok || bad "the new leader shows another schedule" "$(sched $N) / $LOST"
 sleep 1 # (five of its probes: ocs0 still lost, nothing changed)
 since $N | grep -qF "schedule re-planned" && bad "the new leader re-planned what the store said" "$(since $N | grep -F "re-planned")" || ok
