@@ -48,7 +48,8 @@ MODULES = [
 OUTSIDE = ("exec/mpi/",)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # The mutable globals there are, each with why it is one: (file, name) ->
-# reason. A function's static is named as objdump shows it, less ".N".
+# reason. A function's static is named by its own name: objdump shows gcc's
+# as NAME.N and clang's (make check) as FUNCTION.NAME.
 GLOBALS = {
     ("topo/symmetry.c", "nauty_lock"): "nauty keeps global state: one call at a time",
     ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
@@ -127,7 +128,7 @@ def mutable_globals(build, files):
                 continue
             name = parts[-1]
             if not RUNTIME.match(name):
-                out.append((src, re.sub(r"\.\d+$", "", name)))
+                out.append((src, re.sub(r"\.\d+$", "", name).rsplit(".", 1)[-1]))
     return sorted(set(out))
 
 
