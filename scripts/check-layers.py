@@ -48,7 +48,8 @@ MODULES = [
 OUTSIDE = ("exec/mpi/",)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # The mutable globals there are, each with why it is one: (file, name) ->
-# reason. A function's static is named as objdump shows it, less ".N".
+# reason. A function's static is named by its own name: objdump shows gcc's
+# as NAME.N and clang's (make check) as FUNCTION.NAME.
 GLOBALS = {
     ("topo/symmetry.c", "nauty_lock"): "nauty keeps global state: one call at a time",
     ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
@@ -108,16 +109,17 @@ def sources(root):
 def mutable_globals(build, files):
     """(file, name) of every writable static datum in the objects of files,
     from their symbol tables (objdump -t), less the C++ runtime's."""
-    out = []
+    objs = {}
     for src in files:
         if not src.endswith((".c", ".cc")):
             continue
         obj = os.path.join(build, "obj", re.sub(r"\.cc?$", ".o", src))
-        if not os.path.exists(obj):
-            continue
-        table = subprocess.run(["objdump", "-t", obj], capture_output=True, text=True,
-                               check=True).stdout
-        for line in table.splitlines():
+        if os.path.exists(obj):
+            objs[obj] = src
+    tables = per_object(["objdump", "-t"], list(objs), objdump_header)
+    out = []
+    for obj, src in objs.items():
+        for line in tables.get(obj, ()):
             parts = line.split()
             if "O" not in parts[1:4] or len(parts) < 5:
                 continue
@@ -126,8 +128,52 @@ def mutable_globals(build, files):
                 continue
             name = parts[-1]
             if not RUNTIME.match(name):
-                out.append((src, re.sub(r"\.\d+$", "", name)))
+                out.append((src, re.sub(r"\.\d+$", "", name).rsplit(".", 1)[-1]))
     return sorted(set(out))
+
+
+# Objects named on one command line: their paths' bytes at most, far under
+# the kernel's limit on a command's arguments (ARG_MAX, 2 MiB and more).
+ARGS_BYTES = 64 * 1024
+
+
+def per_object(cmd, objs, split):
+    """The lines cmd prints for each of objs, as {obj: [line, ...]}: one
+    process for many objects (batched under ARGS_BYTES), not one each
+    (one nm and one objdump per object were 600 processes, 15 s of CPU).
+    split(line, known, cur) gives the object a line is about (cur, the one
+    before, where the tool names an object once above its lines) and the
+    line to keep of it (None: a header, nothing to keep)."""
+    out, i = {}, 0
+    while i < len(objs):
+        batch, size = [], 0
+        while i < len(objs) and (not batch or size + len(objs[i]) < ARGS_BYTES):
+            batch.append(objs[i])
+            size += len(objs[i]) + 1
+            i += 1
+        text = subprocess.run(cmd + batch, capture_output=True, text=True, check=True).stdout
+        known, cur = set(batch), None
+        for line in text.splitlines():
+            cur, line = split(line, known, cur)
+            if cur is not None and line is not None:
+                out.setdefault(cur, []).append(line)
+    return out
+
+
+def objdump_header(line, known, cur):
+    """objdump -t opens each object's table with 'OBJ:     file format ...'."""
+    m = re.match(r"^(.+):\s+file format ", line)
+    if m and m.group(1) in known:
+        return m.group(1), None
+    return cur, line
+
+
+def nm_prefix(line, known, cur):
+    """nm -A starts each line with 'OBJ: '."""
+    obj, sep, rest = line.partition(": ")
+    if sep and obj in known:
+        return obj, rest
+    return None, None
 
 
 def folder(path):
@@ -144,15 +190,18 @@ def public_header(path):
 
 
 def symbol_arrows(root, build, files):
-    defined, used = {}, {}
+    objs = {}
     for src in files:
         if not src.endswith(".c"):
             continue
         obj = os.path.join(build, "obj", src[:-2] + ".o")
         if not os.path.exists(obj):
             sys.exit(f"check-layers: {obj} is missing: build first (make)")
-        out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
+        objs[obj] = src
+    tables = per_object(["nm", "-A", "-P"], list(objs), nm_prefix)
+    defined, used = {}, {}
+    for obj, src in objs.items():
+        for line in tables.get(obj, ()):
             parts = line.split()
             if len(parts) < 2:
                 continue

@@ -93,9 +93,9 @@ etcd_start() {
 	done
 	# until every member answers (20 s by the clock: three members elect a
 	# raft leader in about a second)
-	deadline 20
+	deadline 20 _etcd_end
 	_i=1
-	while [ $_i -le "$_n" ] && ! past $_end; do
+	while [ $_i -le "$_n" ] && ! past $_etcd_end; do
 		eval "_c=\$ETCD_C$_i"
 		if etcd_curl "$_c" /v3/kv/range '{"key":"eA=="}' |
 			grep -q '"revision"'; then
@@ -160,8 +160,8 @@ replica_start() {
 		--foreground --log-file "$TMP/$_name.log" --log-level info "$@" 2>>"$TMP/$_name.stderr" &
 	eval "${_name}_pid=$!"
 	REPLICA_PIDS="$REPLICA_PIDS $!"
-	deadline 10
-	while [ ! -S "$TMP/$_name.sock" ] && ! past $_end; do sleep 0.02; done
+	deadline 10 _replica_end
+	while [ ! -S "$TMP/$_name.sock" ] && ! past $_replica_end; do sleep 0.02; done
 }
 
 replica_stop() {

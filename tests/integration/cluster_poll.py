@@ -4,7 +4,10 @@
 Each turn asks a replica's state as cluster_json does (`ofc --socket
 TMP/NAME.sock status --json --timeout 5` into TMP/NAME.json) and reads it
 here: a poll that started a Python for every replica at every turn spent
-most of its CPU starting interpreters (a tenth of a second each).
+most of its CPU starting interpreters (a tenth of a second each). `ofc
+status` exits 1 while a device is lost, its JSON whole: such a state (a
+device's reachable false) is an answer, so a suite with a switch lost
+polls here too; any other failure, or JSON cut short, is none.
 
   cluster_poll.py leader SECS OFC TMP NAME...
       until one of NAME... says it leads and took over: its name on stdout
@@ -27,19 +30,33 @@ def uptime():
         return int(float(f.read().split()[0]))
 
 
+def device_lost(j):
+    """Whether the state says a device does not answer: `ofc status` exits 1
+    for it (status_devices_exit), its JSON whole."""
+    devices = j.get("devices") or []
+    return isinstance(devices, list) and any(
+        isinstance(d, dict) and d.get("reachable") is False for d in devices)
+
+
 def state(ofc, tmp, name):
-    """cluster_json NAME: the state in TMP/NAME.json, or None if ofc failed."""
+    """cluster_json NAME: the state in TMP/NAME.json, or None where ofc gave
+    none. Exit 1 with a whole JSON state that says a device is lost is an
+    answer (a replica serving a fabric with a switch lost answers so every
+    time); any other failure, or JSON cut short, is none."""
     path = "%s/%s.json" % (tmp, name)
     with open(path, "w") as out:
         rc = subprocess.call(ofc + ["--socket", "%s/%s.sock" % (tmp, name), "status", "--json",
                                     "--timeout", "5"], stdout=out, stderr=subprocess.DEVNULL)
-    if rc != 0:
+    if rc not in (0, 1):
         return None
     try:
         with open(path) as f:
-            return json.load(f)
+            j = json.load(f)
     except ValueError:
         return None
+    if not isinstance(j, dict) or (rc == 1 and not device_lost(j)):
+        return None
+    return j
 
 
 def main():

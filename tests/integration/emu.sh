@@ -15,9 +15,9 @@ start_emu() {
 	# the test, longer than 2 ms on a loaded machine); each turn's sleep
 	# twice the last, up to 20 ms: an emulator takes tens of milliseconds
 	# to listen, and each sleep is a process
-	deadline 5
+	deadline 5 _emu_end
 	_nap=0.002
-	while [ ! -s "$TMP/$name.port" ] && ! past $_end; do
+	while [ ! -s "$TMP/$name.port" ] && ! past $_emu_end; do
 		sleep $_nap
 		case $_nap in 0.002) _nap=0.004 ;; 0.004) _nap=0.008 ;; *) _nap=0.02 ;; esac
 	done

@@ -23,13 +23,21 @@ fi
 pass=0
 fail=0
 
-# deadline S sets _end, S seconds from now; past T: whether now is past T.
+# deadline S [NAME]: sets NAME (default _end) to S seconds from now; past T:
+# whether now is past T. A poll passes its deadline's value to past on every
+# turn (`until ... || past $_end`), so a function that polls, and may run
+# inside another poll (cluster_env.sh's, emu.sh's and slurm_env.sh's do),
+# names a variable of its own: setting the caller's _end would move the
+# caller's deadline (to the inner one's, seconds away, or long past).
 # Now is the kernel's uptime, read without starting a process: a wait's
 # loop turns every few milliseconds, and a date each turn (a fork of the
 # shell and an exec) was a seventh of test_netconf's CPU.
 deadline() {
 	read -r _up _ </proc/uptime
-	_end=$((${_up%.*} + $1))
+	case ${2:-_end} in
+	[!A-Za-z_]* | *[!A-Za-z0-9_]*) echo "deadline: '$2' is not a variable's name" >&2 && return 2 ;;
+	esac
+	eval "${2:-_end}=\$((\${_up%.*} + \$1))"
 }
 past() {
 	read -r _up _ </proc/uptime

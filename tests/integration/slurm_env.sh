@@ -88,8 +88,8 @@ slurm_start() {
 		_i=$((_i + 1))
 	done
 	# every node idle, by the clock
-	deadline 60
-	until [ "$(sinfo -h -t idle -o '%D' 2>/dev/null)" = "$_n" ] || past $_end; do
+	deadline 60 _slurm_end
+	until [ "$(sinfo -h -t idle -o '%D' 2>/dev/null)" = "$_n" ] || past $_slurm_end; do
 		sleep 0.2
 	done
 	[ "$(sinfo -h -t idle -o '%D' 2>/dev/null)" = "$_n" ]
@@ -103,9 +103,9 @@ slurm_stop() {
 	done
 	for _p in $_pids; do kill "$_p" 2>/dev/null; done
 	# slurmd and slurmctld stop within a second or two; by the clock
-	deadline 10
+	deadline 10 _slurm_stop_end
 	for _p in $_pids; do
-		while kill -0 "$_p" 2>/dev/null && ! past $_end; do sleep 0.1; done
+		while kill -0 "$_p" 2>/dev/null && ! past $_slurm_stop_end; do sleep 0.1; done
 		kill -9 "$_p" 2>/dev/null
 	done
 }
@@ -125,8 +125,8 @@ job_fields() {
 wait_job() {
 	_id=$1
 	shift
-	deadline 60
-	while ! past $_end; do
+	deadline 60 _job_end
+	while ! past $_job_end; do
 		_s=$(job_field "$_id" JobState)
 		for _want in "$@"; do [ "$_s" = "$_want" ] && return 0; done
 		sleep 0.1

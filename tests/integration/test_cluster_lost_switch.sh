@@ -47,19 +47,9 @@ mark() { eval "${1}_mark=\$(wc -c <\"\$TMP/\$1.log\")"; }
 since() { eval "tail -c +\$((\${1}_mark + 1)) \"\$TMP/\$1.log\""; }
 # logged NAME SECS TEXT: until NAME's log since its mark has TEXT
 logged() {
-	deadline "$2"
-	until since "$1" | grep -qF "$3" || past $_end; do sleep 0.1; done
+	deadline "$2" _logged_end
+	until since "$1" | grep -qF "$3" || past $_logged_end; do sleep 0.1; done
 	since "$1" | grep -qF "$3"
-}
-# `status` exits 1 while a device is lost (its JSON whole): these read the
-# state whatever the exit, where cluster_env.sh's polls want 0.
-# state_is NAME SECS EXPR: until NAME's state (j) satisfies the Python EXPR
-state_is() {
-	deadline "$2"
-	until cluster_json "$1" || [ -s "$TMP/$1.json" ] &&
-		python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" \
-			"$TMP/$1.json" 2>/dev/null || past $_end; do sleep 0.1; done
-	python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" "$TMP/$1.json"
 }
 # sched NAME: "ALGORITHM TOPOLOGY STEPS TIME VERIFIED NFAILED" of NAME's state
 sched() {
@@ -89,7 +79,7 @@ WANT=$(python3 -c 'print(sorted("h%d:0" % h for h in range(64)))')
 for r in $L $F1 $F2; do mark $r; done
 kill "$e0_pid"
 wait "$e0_pid" 2>/dev/null
-state_is $L 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" &&
+until_state $L 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" &&
 	ok || bad "the leader does not show ocs0's ports failed" "$(head -c 600 "$TMP/$L.json")"
 LOST=$(sched "$L")
 case $LOST in "$HEALTHY") bad "the schedule did not change with the switch lost" "$LOST" ;;
@@ -99,7 +89,7 @@ logged $L 10 "the lost host ports written to the store for the other replicas (6
 etcd_ctl get "/ofc/$FAB/lost" --print-value-only | grep -qx "h5:0" && ok ||
 	bad "the store's lost item" "$(etcd_ctl get "/ofc/$FAB/lost" | head -5)"
 for r in $F1 $F2; do
-	state_is $r 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" &&
+	until_state $r 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" &&
 		ok || bad "$r does not show ocs0's ports failed" "$(head -c 600 "$TMP/$r.json")"
 	[ "$(sched $r)" = "$LOST" ] && ok || bad "$r shows another schedule than the leader's" "$(sched $r) / $LOST"
 	since $r | grep -qF "$READ" && ok || bad "$r did not read the leader's answer" "$(since $r | tail -8)"
@@ -109,19 +99,13 @@ done
 # ---- a takeover with ocs0 lost: the new leader starts from the store's ports -------
 for r in $F1 $F2; do mark $r; done
 replica_stop "$L" KILL
-# (wait_leader wants status's 0: by hand, the new leader's first probe finds ocs0 lost)
-N=""
-deadline 30
-_lead_end=$_end
-until [ -n "$N" ] || past $_lead_end; do
-	for r in $F1 $F2; do
-		state_is $r 0 'j["cluster"]["role"] == "leader" and j["cluster"].get("took_over_unix_ms")' 2>/dev/null && N=$r
-	done
-	sleep 0.1
-done
+# (the new leader's first probe finds ocs0 lost: status exits 1, its state
+# whole, which the shared polls take)
+wait_leader 30 $F1 $F2
+N=$LEADER
 [ -n "$N" ] && ok || bad "no new leader" "$(tail -5 "$TMP/$F1.log")"
-logged $N 10 "took over fabric $FAB" && ok || bad "$N's takeover" "$(since $N | tail -5)"
-state_is $N 10 "sorted(j.get('failed', [])) == $WANT" && ok || bad "the new leader's state" "$(head -c 600 "$TMP/$N.json")"
+logged "$N" 10 "took over fabric $FAB" && ok || bad "$N's takeover" "$(since $N | tail -5)"
+until_state "$N" 10 "sorted(j.get('failed', [])) == $WANT" && ok || bad "the new leader's state" "$(head -c 600 "$TMP/$N.json")"
 [ "$(sched $N)" = "$LOST" ] && ok || bad "the new leader shows another schedule" "$(sched $N) / $LOST"
 sleep 1 # (five of its probes: ocs0 still lost, nothing changed)
 since $N | grep -qF "schedule re-planned" && bad "the new leader re-planned what the store said" "$(since $N | grep -F "re-planned")" || ok
@@ -129,7 +113,7 @@ since $N | grep -qF "$COMPUTING" && bad "the new leader computed the schedule ag
 # the old leader back, as a follower: its start reads the lost ports
 mark "$L"
 replica_start "$L" --probe-interval 200ms
-state_is "$L" 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" && ok ||
+until_state "$L" 20 "sorted(j.get('failed', [])) == $WANT and j.get('schedule', {}).get('verified')" && ok ||
 	bad "the restarted replica does not show ocs0's ports failed" "$(head -c 600 "$TMP/$L.json")"
 [ "$(sched "$L")" = "$LOST" ] && ok || bad "the restarted replica's schedule" "$(sched "$L") / $LOST"
 L=$N
@@ -143,7 +127,7 @@ $BUILD/ocs-emu --listen "127.0.0.1:$e0_port" --ports 64 --credentials "$TMP/r1.c
 e0_pid=$!
 EMUS="$EMUS $e0_pid"
 for r in $L $F1 $F2; do
-	state_is $r 20 'not j.get("failed") and j.get("schedule", {}).get("verified")' && ok ||
+	until_state $r 20 'not j.get("failed") and j.get("schedule", {}).get("verified")' && ok ||
 		bad "$r: ocs0 back, yet failures in effect" "$(head -c 600 "$TMP/$r.json")"
 	[ "$(sched $r)" = "$HEALTHY" ] && ok || bad "$r's schedule after ocs0 is back" "$(sched $r) / $HEALTHY"
 done
@@ -156,7 +140,7 @@ for r in $F1 $F2; do
 	logged $r 20 "the leader's lost host ports are left out of effect: " && ok ||
 		bad "$r does not say the lost item is damaged" "$(since $r | tail -5)"
 	since $r | grep -qF "not a host port HOST:PORT" && ok || bad "$r does not say why" "$(since $r | grep lost)"
-	state_is $r 10 'not j.get("failed") and j.get("schedule", {}).get("verified")' && ok ||
+	until_state $r 10 'not j.get("failed") and j.get("schedule", {}).get("verified")' && ok ||
 		bad "$r put a damaged item in effect" "$(head -c 600 "$TMP/$r.json")"
 done
 kill "$e0_pid"
