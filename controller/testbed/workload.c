@@ -1,19 +1,19 @@
-/* ofc testbed run FILE --workload W: the job's plan executed on
- * the netns testbed. The plan is made for the testbed (its link rate and
- * alpha; every phase as the executor runs and checks it: a collective over
- * every host, groups together as a demand matrix); then each way asked for
- * (static, per-phase, chosen) runs its iterations: before a phase whose
- * topology is not the one up, the topology's circuits are applied as one
- * transaction (the switches, the emulator with its per-change delay, and
- * the testbed's veths and routes), timed; each phase's schedule then runs
- * its count (times its rounds) on the circuits, its data checked; measured
- * against predicted per phase, per switching and per iteration, and the
- * ways ranked both ways. The config's own topology is applied again at the
- * end. */
-#include "controller/cli/internal.h"
+/* A training job's plan executed on the netns testbed (`ofc testbed run
+ * FILE --workload W`, workload.h). The plan is made for the testbed (its
+ * link rate and alpha; every phase as the executor runs and checks it: a
+ * collective over every host, groups together as a demand matrix); then
+ * each way asked for (static, per-phase, chosen) runs its iterations:
+ * before a phase whose topology is not the one up, the topology's
+ * circuits are applied through the caller's hook, timed; each phase's
+ * schedule then runs its count (times its rounds) on the circuits, its
+ * data checked; measured against predicted per phase, per switching and
+ * per iteration, and the ways ranked both ways. The config's own topology
+ * is applied again at the end. */
+#include "controller/testbed/testbed.h"
 #include "proto/workload_run.pb-c.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +45,10 @@ struct calib_txn {
 };
 #define CALIB_MAX 4
 
-struct wrun {
-	struct fabric_cmd *fc;
-	const struct workload_run_opts *o;
+struct testbed_workload_state {
+	const struct fabric *f;
+	const struct testbed_workload_opts *o;
+	const struct testbed_workload_hooks *h;
 	struct testbed_net *t;
 	struct jobplan_query q;
 	struct jobplan_result r;
@@ -56,6 +57,12 @@ struct wrun {
 	/* the overhead measured (ncal transactions) or given */
 	struct calib_txn cal[CALIB_MAX];
 	uint32_t ncal;
+	struct workload own; /* the workload read, when a file */
+	struct way_row rows[JOBPLAN_KINDS];
+	uint32_t nrows;
+	char rank[2][96]; /* the rankings, predicted and measured */
+	Ofc__V1__WorkloadRunAnswer answer;
+	Ofc__V1__WorkloadRunOverhead ov;
 };
 
 /* Way k's iteration priced with the switches' own time alone (its
@@ -81,37 +88,15 @@ static double bare_iteration_us(const struct jobplan_result *r, enum jobplan_kin
 	return it;
 }
 
-/* Make candidate k the fabric's circuits: one transaction on a shallow
- * copy of the fabric whose target is k's; *secs the wall time of the plan
- * and the apply (the devices' switching, the emulator's delays, the
- * testbed's netlink work and the journal). */
-static int apply_topo(struct wrun *w, uint32_t k, double *secs, struct ofc_error *err)
+/* Make candidate k the fabric's circuits through the caller's hook; *secs
+ * the wall time of the plan and the apply (the devices' switching, the
+ * emulator's delays, the testbed's netlink work and the journal). */
+static int apply_topo(struct testbed_workload_state *w, uint32_t k, double *secs,
+		      struct ofc_error *err)
 {
-	const struct jobplan_topo *t = &w->r.topo[k];
-	struct fabric tf = *w->fc->fabric;
-	struct ctl_opts o = {.state_dir = w->fc->state_dir,
-			     .overrides = (const char *const *)w->fc->overrides,
-			     .noverrides = w->fc->noverrides};
-	struct ctl *ctl;
-	/* (committed: a trial deadline left each switching open, and the
-	 * next transaction's recovery rolled it back first) */
-	struct reconfigure_req q = {.lock = true, .recover = true, .skip_empty = true};
-	struct reconfigure_result r;
 	double t0 = now_seconds();
-	int rc;
+	int rc = w->h->apply(w->h->ctx, &w->r.topo[k], err);
 
-	tf.graph = t->g;
-	tf.ports = t->pm;
-	tf.circuits = t->circuits;
-	tf.ncircuits = t->ncircuits;
-	tf.degraded = NULL;
-	tf.topology.spec = t->spec ? t->spec : (char *)t->name; /* (what the record names) */
-	if (ctl_open(&tf, &o, &ctl, err) < 0)
-		return -1;
-	q.ctl = ctl;
-	rc = reconfigure_run(&q, &r, err);
-	reconfigure_result_free(&r);
-	ctl_close(ctl);
 	*secs = now_seconds() - t0;
 	return rc;
 }
@@ -160,7 +145,7 @@ static struct jobplan_overhead fit(const struct calib_txn *c, uint32_t n)
  * run: a transaction from the config's topology to each topology the ways
  * use (up to CALIB_MAX / 2 of them) and one back, timed, less the switches'
  * modelled time, fitted as a + b x changes into r->overhead. */
-static int calibrate(struct wrun *w, struct ofc_error *err)
+static int calibrate(struct testbed_workload_state *w, struct ofc_error *err)
 {
 	struct jobplan_result *r = &w->r;
 	uint32_t cfg = config_topo(r), ntos = 0, tos[CALIB_MAX / 2];
@@ -200,8 +185,8 @@ static int calibrate(struct wrun *w, struct ofc_error *err)
 
 /* One run of phase p on candidate k: its schedule (made once) run count x
  * rounds times; the summed seconds, or -1. */
-static double run_phase(struct wrun *w, uint32_t p, uint32_t k, bool *data_ok, char *why,
-			size_t whylen)
+static double run_phase(struct testbed_workload_state *w, uint32_t p, uint32_t k, bool *data_ok,
+			char *why, size_t whylen)
 {
 	struct jobplan_exec *x = &w->cache[(size_t)p * w->r.ntopo + k];
 	const struct wl_phase *ph = &w->r.workload->phases[p];
@@ -238,13 +223,12 @@ static double run_phase(struct wrun *w, uint32_t p, uint32_t k, bool *data_ok, c
 }
 
 /* The circuits are new: the testbed's lanes again. */
-static int reread(struct wrun *w, struct ofc_error *err)
+static int reread(struct testbed_workload_state *w, struct ofc_error *err)
 {
-	testbed_net_free(w->t);
-	return testbed_net_read(w->fc->fabric, w->fc->state_dir, w->t, err);
+	return w->h->reread(w->h->ctx, w->t, err);
 }
 
-static void run_way(struct wrun *w, struct way_row *row)
+static void run_way(struct testbed_workload_state *w, struct way_row *row)
 {
 	const struct jobplan_way *way = &w->r.way[row->kind];
 	uint32_t P = w->r.nphases, K = w->o->iterations, cur;
@@ -343,78 +327,12 @@ static void ranking(const struct way_row *rows, uint32_t n, bool measured, char 
 	}
 }
 
-static void overhead_text(const struct wrun *w)
-{
-	const struct jobplan_overhead *o = &w->r.overhead;
-
-	if (w->o->overhead_set) {
-		printf(
-		    "switching overhead (given): %.4f s a transaction + %.4f s a changed circuit, "
-		    "beyond the switches' own time\n",
-		    o->txn_s, o->change_s);
-		return;
-	}
-	if (!w->ncal) {
-		printf("switching overhead: not measured (no topology to switch to)\n");
-		return;
-	}
-	printf("switching overhead measured in %u transactions:", w->ncal);
-	for (uint32_t i = 0; i < w->ncal; i++)
-		printf("%s %u changes %.3f s (the switches' %.3f s)", i ? ";" : "",
-		       w->cal[i].changes, w->cal[i].measured_s, w->cal[i].switches_s);
-	printf("\n  -> %.4f s a transaction + %.4f s a changed circuit beyond the switches' own "
-	       "time, in the predictions below\n",
-	       o->txn_s, o->change_s);
-}
-
-static void print_text(const struct wrun *w, const struct way_row *rows, uint32_t n)
-{
-	const struct jobplan_result *r = &w->r;
-	char rate[32], rank[96];
-
-	printf("testbed %s: workload %s, %u iteration%s, links %s, alpha %.0f us\n",
-	       r->fabric->name, r->workload->name ? r->workload->name : "", w->o->iterations,
-	       w->o->iterations == 1 ? "" : "s",
-	       w->t->rate > 0 ? testbed_rate_str(w->t->rate, rate, sizeof(rate)) : "unshaped",
-	       w->q.alpha * 1e6);
-	overhead_text(w);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct way_row *row = &rows[i];
-
-		if (!row->ran) {
-			printf("%-10s failed: %s\n", jobplan_kind_name(row->kind), row->error);
-			continue;
-		}
-		printf("%-10s iteration predicted %.4f s (%.4f s with the switches' time alone), "
-		       "measured %.4f s, ratio %.3f (first switching %.3f s)\n",
-		       jobplan_kind_name(row->kind), row->iter_pred_us * 1e-6,
-		       bare_iteration_us(r, row->kind) * 1e-6, row->iter_meas_s,
-		       row->iter_meas_s / (row->iter_pred_us * 1e-6), row->first_meas_s);
-		for (uint32_t p = 0; p < r->nphases; p++) {
-			const struct phase_row *ph = &row->ph[p];
-
-			printf("  %-12s %-36.36s predicted %.4f s measured %.4f s ratio %.3f",
-			       r->workload->phases[p].name, r->topo[r->way[row->kind].topo[p]].name,
-			       ph->predicted_us * 1e-6, ph->measured_s,
-			       ph->measured_s / (ph->predicted_us * 1e-6));
-			if (ph->switched)
-				printf("; switching predicted %.4f s, measured %.4f s",
-				       ph->switch_pred_us * 1e-6, ph->switch_meas_s);
-			printf("  %s\n", ph->data_ok ? "data ok" : "WRONG DATA");
-		}
-	}
-	ranking(rows, n, false, rank, sizeof(rank));
-	printf("ranking predicted: %s; ", rank);
-	ranking(rows, n, true, rank, sizeof(rank));
-	printf("measured: %s\n", rank);
-}
-
 /* The answer as its message (proto/workload_run.proto), which --json
  * prints through the encoder; the strings are borrowed from w and rank,
  * the arrays freed by run_answer_free. */
 static void run_answer(Ofc__V1__WorkloadRunAnswer *a, Ofc__V1__WorkloadRunOverhead *ov,
-		       const struct wrun *w, const struct way_row *rows, uint32_t n,
-		       char rank[2][96])
+		       const struct testbed_workload_state *w, const struct way_row *rows,
+		       uint32_t n, char rank[2][96])
 {
 	const struct jobplan_result *r = &w->r;
 
@@ -500,107 +418,114 @@ static void run_answer_free(Ofc__V1__WorkloadRunAnswer *a)
 	free(a->ways);
 }
 
-static void print_json(const struct wrun *w, const struct way_row *rows, uint32_t n)
+static void workload_state_free(struct testbed_workload_state *w)
 {
-	Ofc__V1__WorkloadRunAnswer a;
-	Ofc__V1__WorkloadRunOverhead ov;
-	struct json_writer j;
-	char rank[2][96];
-
-	run_answer(&a, &ov, w, rows, n, rank);
-	jw_init(&j, stdout, true);
-	pb_write_json(&j, &a.base);
-	jw_finish(&j);
-	run_answer_free(&a);
+	for (uint32_t i = 0; i < w->nrows; i++)
+		free(w->rows[i].ph);
+	for (size_t i = 0; w->cache && i < (size_t)w->r.nphases * w->r.ntopo; i++)
+		jobplan_exec_free(&w->cache[i]);
+	free(w->cache);
+	free(w->cached);
+	jobplan_result_free(&w->r);
+	workload_free(&w->own);
+	free(w);
 }
 
-int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
-			 struct testbed_net *t)
+/* The ways in the order they run, each that the plan has and o asks for:
+ * its row, 1 when it failed or its data was wrong. */
+static int run_ways(struct testbed_workload_state *w)
 {
-	struct workload own;
-	struct ofc_error err = {0};
-	struct wrun w = {.fc = fc, .o = o, .t = t};
-	struct way_row rows[JOBPLAN_KINDS];
-	uint32_t n = 0;
+	static const enum jobplan_kind order[] = {JOBPLAN_STATIC, JOBPLAN_PER_PHASE,
+						  JOBPLAN_CHOSEN};
 	int status = 0;
 
-	if (strcmp(o->workload, "config") == 0 && !fc->fabric->workload.present)
-		return cli_usage_error(fc->cmd, "%s has no workload section", fc->file);
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		enum jobplan_kind k = order[i];
+		struct way_row *row = &w->rows[w->nrows];
+
+		if (!w->r.way[k].have || !(w->o->ways & (1u << k)))
+			continue;
+		memset(row, 0, sizeof(*row));
+		row->kind = k;
+		w->nrows++;
+		run_way(w, row);
+		if (!row->ran)
+			status = 1;
+		for (uint32_t p = 0; row->ph && p < w->r.nphases; p++)
+			if (!row->ph[p].data_ok)
+				status = 1;
+	}
+	return status;
+}
+
+int testbed_workload_run(const struct fabric *f, const struct testbed_workload_opts *o,
+			 struct testbed_net *net, const struct testbed_workload_hooks *h,
+			 struct testbed_workload *out, struct ofc_error *err)
+{
+	struct testbed_workload_state *w = xcalloc(1, sizeof(*w));
+
+	*out = (struct testbed_workload){0};
+	w->f = f;
+	w->o = o;
+	w->h = h;
+	w->t = net;
 	/* (serial: the run switches between phases, hiding nothing; the
 	 * switching's overhead comes after, given or measured) */
-	struct jobplan_request rq = {.q = {.fabric = fc->fabric,
+	struct jobplan_request rq = {.q = {.fabric = f,
 					   .executable = true,
 					   .serial_switching = true,
-					   .link_rate = t->rate,
+					   .link_rate = net->rate,
 					   .alpha = o->alpha,
 					   .alternatives = 2},
 				     .workload = o->workload,
 				     .alternatives_set = true,
 				     .overhead_set = true};
-	if (jobplan_plan_workload(&rq, &own, &w.r, &err) < 0) {
-		workload_free(&own);
-		return cli_fail(&err);
+	if (jobplan_plan_workload(&rq, &w->own, &w->r, err) < 0) {
+		workload_free(&w->own);
+		free(w);
+		return -1;
 	}
-	w.q = rq.q;
-	w.q.workload = w.r.workload;
+	w->q = rq.q;
+	w->q.workload = w->r.workload;
 	/* The ways weighed again with the switching's overhead, given or
 	 * measured here. */
 	if (o->overhead_set) {
-		w.r.overhead = o->overhead;
-	} else if (calibrate(&w, &err) < 0) {
-		fprintf(stderr, "ofc testbed run: measuring the switching: %s\n", err.msg);
-		jobplan_result_free(&w.r);
-		workload_free(&own);
-		return 1;
+		w->r.overhead = o->overhead;
+	} else if (calibrate(w, err) < 0) {
+		out->calibration_failed = true;
+		workload_state_free(w);
+		return -1;
 	}
-	if (w.r.overhead.txn_s > 0 || w.r.overhead.change_s > 0) {
+	if (w->r.overhead.txn_s > 0 || w->r.overhead.change_s > 0) {
 		for (int k = 0; k < JOBPLAN_KINDS; k++)
-			jobplan_way_free(&w.r.way[k]);
-		jobplan_ways(&w.r, -1, 1, w.r.way, &w.r.chosen_kind);
+			jobplan_way_free(&w->r.way[k]);
+		jobplan_ways(&w->r, -1, 1, w->r.way, &w->r.chosen_kind);
 	}
-	size_t nc = (size_t)w.r.nphases * w.r.ntopo;
-	w.cache = xcalloc(nc + 1, sizeof(*w.cache));
-	w.cached = xcalloc(nc + 1, sizeof(bool));
-	static const enum jobplan_kind order[] = {JOBPLAN_STATIC, JOBPLAN_PER_PHASE,
-						  JOBPLAN_CHOSEN};
-	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
-		enum jobplan_kind k = order[i];
-
-		if (!w.r.way[k].have || !(o->ways & (1u << k)))
-			continue;
-		memset(&rows[n], 0, sizeof(rows[n]));
-		rows[n].kind = k;
-		run_way(&w, &rows[n]);
-		if (!rows[n].ran)
-			status = 1;
-		for (uint32_t p = 0; rows[n].ph && p < w.r.nphases; p++)
-			if (!rows[n].ph[p].data_ok)
-				status = 1;
-		n++;
-	}
+	size_t nc = (size_t)w->r.nphases * w->r.ntopo;
+	w->cache = xcalloc(nc + 1, sizeof(*w->cache));
+	w->cached = xcalloc(nc + 1, sizeof(bool));
+	out->status = run_ways(w);
 	/* back to the config's own topology */
-	for (uint32_t k = 0; k < w.r.ntopo; k++)
-		if (w.r.topo[k].origin == JOBPLAN_CONFIG) {
-			double secs;
+	uint32_t cfg = config_topo(&w->r);
+	struct ofc_error back = {0};
+	double secs;
 
-			if (apply_topo(&w, k, &secs, &err) < 0) {
-				fprintf(stderr, "ofc testbed run: back to %s: %s\n",
-					w.r.topo[k].name, err.msg);
-				status = 1;
-			}
-			break;
-		}
-	if (fc->json)
-		print_json(&w, rows, n);
-	else
-		print_text(&w, rows, n);
-	for (uint32_t i = 0; i < n; i++)
-		free(rows[i].ph);
-	for (size_t i = 0; i < nc; i++)
-		jobplan_exec_free(&w.cache[i]);
-	free(w.cache);
-	free(w.cached);
-	jobplan_result_free(&w.r);
-	workload_free(&own);
-	return status;
+	if (cfg != UINT32_MAX && apply_topo(w, cfg, &secs, &back) < 0) {
+		snprintf(out->back_error, sizeof(out->back_error), "back to %s: %s",
+			 w->r.topo[cfg].name, back.msg);
+		out->status = 1;
+	}
+	run_answer(&w->answer, &w->ov, w, w->rows, w->nrows, w->rank);
+	out->answer = &w->answer;
+	out->st = w;
+	return 0;
+}
+
+void testbed_workload_free(struct testbed_workload *out)
+{
+	if (!out->st)
+		return;
+	run_answer_free(&out->st->answer);
+	workload_state_free(out->st);
+	out->st = NULL;
 }
