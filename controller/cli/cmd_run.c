@@ -535,7 +535,7 @@ static int restore_topology(struct run_args *a, struct fabric *before)
 
 static int run_workload(struct run_args *a, struct testbed_net *t)
 {
-	struct workload_run_opts wo = {
+	struct testbed_workload_opts wo = {
 	    .workload = a->workload,
 	    .iterations = a->iterations ? a->iterations : 1,
 	    .ways = !a->way || strcmp(a->way, "all") == 0

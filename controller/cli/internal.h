@@ -260,19 +260,13 @@ void print_status_items(const char *label, char *const *v, size_t n, bool kinds,
 struct Ofc__V1__State;
 void print_state(const struct Ofc__V1__State *s, bool https);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
-/* ofc testbed run --workload (run_workload.c): the job's plan run
- * on the testbed, way by way (ways: a mask of 1 << enum jobplan_kind). */
-struct workload_run_opts {
-	const char *workload; /* a file, or "config" */
-	uint32_t iterations;
-	unsigned ways;
-	double alpha, timeout;
-	uint32_t port;
-	uint64_t max_memory;
-	struct jobplan_overhead overhead; /* given: not measured */
-	bool overhead_set;
-};
-int testbed_run_workload(struct fabric_cmd *fc, const struct workload_run_opts *o,
+/* ofc testbed run --workload (run_workload.c): the job's plan run on the
+ * testbed, way by way, by the testbed's use case with a local transaction
+ * for each switching; its answer printed for people by print_workload_run. */
+struct testbed_workload_opts;
+struct Ofc__V1__WorkloadRunAnswer;
+void print_workload_run(const struct Ofc__V1__WorkloadRunAnswer *a);
+int testbed_run_workload(struct fabric_cmd *fc, const struct testbed_workload_opts *o,
 			 struct testbed_net *t);
 /* The topology the record says was committed, when it is another than
  * the file's (w->open; not when it was renumbered or a partition's). */

@@ -19,6 +19,7 @@
 #define OFC_CONTROLLER_TESTBED_H
 
 #include "controller/fabric/fabric.h"
+#include "controller/jobplan/jobplan.h"
 #include "drivers/drivers.h"
 #include "exec/exec.h"
 
@@ -348,5 +349,60 @@ void testbed_topo_free(struct testbed_topo *w);
  * is set when s reached d. Returns 0 when the probe itself ran. */
 int testbed_ping_all(const char *const *netns, uint32_t n, double timeout, uint8_t *reach,
 		     struct ofc_error *err);
+
+/* ---- a training job's phases on the testbed (workload.c) ------------------ */
+
+/* The use case of `ofc testbed run FILE --workload W`: the job's plan made
+ * for the testbed, each way asked for (static, per-phase, chosen) run its
+ * iterations, switching between phases' topologies, then the config's
+ * topology applied again. How a topology is applied is the caller's (the
+ * hooks): the CLI's is a local transaction on the state directory, a
+ * daemon's its own reconfigure. The answer is the message WorkloadRunAnswer,
+ * which every caller prints the same way. */
+struct jobplan_topo;
+struct Ofc__V1__WorkloadRunAnswer;
+struct testbed_workload_opts {
+	const char *workload; /* a file, or "config" (the fabric's own section) */
+	uint32_t iterations;
+	unsigned ways; /* a mask of 1 << enum jobplan_kind */
+	double alpha, timeout;
+	uint32_t port;
+	uint64_t max_memory;
+	struct jobplan_overhead overhead; /* given: not measured */
+	bool overhead_set;
+};
+
+/* What the caller supplies. apply makes candidate t the fabric's
+ * circuits, one transaction committed (a trial left open would be rolled
+ * back by the next one's recovery, doubling every switching measured);
+ * the run times the call. reread reads the testbed's lanes again after
+ * the circuits moved (net freed and read anew). */
+struct testbed_workload_hooks {
+	int (*apply)(void *ctx, const struct jobplan_topo *t, struct ofc_error *err);
+	int (*reread)(void *ctx, struct testbed_net *net, struct ofc_error *err);
+	void *ctx;
+};
+
+struct testbed_workload_state;
+struct testbed_workload {
+	/* valid after a run that returned 0, until testbed_workload_free
+	 * (its strings borrowed from the run's plan) */
+	const struct Ofc__V1__WorkloadRunAnswer *answer;
+	/* 1 when a way failed, its data was wrong or the last switching back
+	 * failed (then back_error says so: "back to TOPOLOGY: why") */
+	int status;
+	char back_error[700];
+	/* on -1: whether measuring the switching failed (else the plan) */
+	bool calibration_failed;
+	struct testbed_workload_state *st;
+};
+
+/* The run on the testbed net (its lanes reread as the circuits move):
+ * -1 with *err when the plan cannot be made or the switching cannot be
+ * measured; else 0 with out->answer (proto/workload_run.proto), out->status as above. */
+int testbed_workload_run(const struct fabric *f, const struct testbed_workload_opts *o,
+			 struct testbed_net *net, const struct testbed_workload_hooks *h,
+			 struct testbed_workload *out, struct ofc_error *err);
+void testbed_workload_free(struct testbed_workload *w);
 
 #endif

@@ -333,6 +333,17 @@ body_is 'j["status"]=="STATUS_FAILED" and j["message"].endswith("is not up (ofc 
 req reader 403 -X POST "$URL/v1/testbed/run" -d '{}'
 req tenant-a 403 -X POST "$URL/v1/testbed/check" -d '{}'
 req admin 400 -X POST "$URL/v1/testbed/run" -d '{"collective":"gossip"}'
+# A schedule's bytes come as base64 (protobuf's JSON mapping), beside a
+# what-if topology and MPI's row: ofcd gets them (a schedule with an
+# algorithm is its refusal; without, the run gets as far as the testbed);
+# what is not base64 is the gateway's 400, naming the field.
+SB64=$(printf 'schedule bytes \377\373' | base64 | tr -d '\n')
+req admin 400 -X POST "$URL/v1/testbed/run" -d "{\"schedule\":\"$SB64\",\"algorithm\":\"bfb\"}"
+body_is 'j["status"]=="STATUS_INVALID" and j["message"]=="a schedule and an algorithm exclude each other"'
+req admin 409 -X POST "$URL/v1/testbed/run" -d "{\"schedule\":\"$SB64\",\"topology\":\"ring:8\",\"mpi\":true}"
+body_is 'j["status"]=="STATUS_FAILED" and j["message"].endswith("is not up (ofc testbed up)")'
+req admin 400 -X POST "$URL/v1/testbed/run" -d '{"schedule":"not base64!","topology":"ring:8"}'
+body_is 'j["message"].startswith("bad request: schedule: not base64")'
 req reader 403 -X POST "$URL/v1/testbed/down" -d '{}'
 req tenant-a 403 -X POST "$URL/v1/testbed/down" -d '{}'
 req reader 403 -X POST "$URL/v1/testbed/up" -d '{}'

@@ -154,6 +154,25 @@ expect_json '[w["way"] for w in j["ways"]]==["static","per-phase","chosen"] and 
 # Given, it is not measured: no transactions, the figures as given.
 expect_json 'j["switch_overhead"]=={"measured": False, "transaction_s": 0.05, "change_s": 0.04, "transactions": []}' \
 	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --iterations 1 --device "$DEV" --way static --switch-overhead 50ms,40ms
+# The text is the answer's: the same run's predictions (the overhead
+# given, so they are the model's alone) printed from the same message.
+cp "$TMP/out" "$TMP/wl.json"
+expect_exit 0 $OFC testbed run --state-dir "$ST" "$TMP/torus.yaml" --workload "$TMP/wl.yaml" \
+	--iterations 1 --device "$DEV" --way static --switch-overhead 50ms,40ms
+python3 - "$TMP/wl.json" "$TMP/out" <<'PY' && ok || bad "workload run: its text is not its answer's" "$(head -c 1500 "$TMP/out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = open(sys.argv[2]).read().split("\n")
+want = ["testbed %s: workload small, 1 iteration, links 20 Mb/s, alpha %.0f us" % (j["fabric"], j["alpha_s"] * 1e6),
+        "switching overhead (given): 0.0500 s a transaction + 0.0400 s a changed circuit, beyond the switches' own time"]
+for w in j["ways"]:
+    want.append("%-10s iteration predicted %.4f s (%.4f s with the switches' time alone), measured "
+                % (w["way"], w["iteration_predicted_s"], w["iteration_predicted_switches_alone_s"]))
+    want += ["  %-12s %-36.36s predicted %.4f s measured " % (p["phase"], p["topology"], p["predicted_s"]) for p in w["phases"]]
+want.append("ranking predicted: %s; measured: " % j["ranking_predicted"])
+assert len(t) == len(want) + 1 and t[-1] == "", t
+sys.exit(0 if all(l.startswith(p) for l, p in zip(t, want)) and all(l.endswith("  data ok") for l in t if l.startswith("  ")) else 1)
+PY
 expect_error 2 "ofc testbed: bad --switch-overhead '50ms': expected T,C (a transaction's time and a changed circuit's, as 50ms,40ms)" \
 	$RUN "$TMP/torus.yaml" --workload "$TMP/wl.yaml" --switch-overhead 50ms
 expect_json '(lambda r: r["data_ok"])(j["runs"][0])' $RUN "$TMP/torus.yaml" --collective allreduce --size 64KiB
