@@ -119,6 +119,7 @@ static void renumber(struct schedule_result *r)
 		if (!o->have || o->is_patched) /* (a patch names the whole graph's) */
 			continue;
 		sched_renumber(&o->s, r->whole->n, r->keep);
+		vo.reduce_bytes = outcome_verify_bytes(r);
 		if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
 			o->verified = false;
 			o->s.verified = false;
@@ -324,6 +325,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 	r->algorithm = algo;
 	r->clock = q->clock;
 	r->collective = q->collective;
+	r->memory_limit = schedule_memory_limit(q);
 	if ((q->demand || q->demand_n) && (ring || q->collective != SCHED_ALLTOALL))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "a demand matrix is for --collective alltoall on a "
