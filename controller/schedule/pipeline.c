@@ -34,8 +34,8 @@ static void fail_item(const char *list, unsigned col, size_t *item, size_t *coun
 	*item = *count = 0;
 	for (size_t i = 0; list[i]; i++) {
 		bool sep = list[i] == ',' || isspace((unsigned char)list[i]);
-		bool starts = !sep && (i == 0 || list[i - 1] == ',' ||
-				       isspace((unsigned char)list[i - 1]));
+		bool starts =
+		    !sep && (i == 0 || list[i - 1] == ',' || isspace((unsigned char)list[i - 1]));
 
 		if (!starts)
 			continue;
