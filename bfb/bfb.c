@@ -521,21 +521,11 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
 uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 {
 	uint64_t cells = (uint64_t)n * n, phases = c == SCHED_ALLREDUCE ? 2 : 1;
-	uint64_t xfers = phases * (cells - n), chunked = sched_verify_chunked_bytes(n, 0);
-	uint64_t table;
+	bool reduce = c != SCHED_ALLGATHER;
 
 	/* The verifier's table: a bit per (node, block), or for reductions
 	 * 16 bytes per (node, shard), and a list for each entry BFB's shares
-	 * cut (few: the 1/8 is slack for them). A reduction's past the
-	 * verifier's budget (above 4,096 nodes) is checked in chunks within
-	 * it, with a byte a transfer naming its chunk: the whole table
-	 * overstated 8,192 nodes by 0.5 GB and 16,384 by 3.5 GB. (A request
-	 * with more left checks in fewer chunks, within its limit.) */
-	if (c == SCHED_ALLGATHER)
-		table = cells / 8;
-	else if (chunked)
-		table = chunked + xfers;
-	else
-		table = cells * 16 + cells / 8;
-	return xfers * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) + table;
+	 * cut (few: the 1/8 is slack for them). */
+	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
+	       (reduce ? cells * 16 + cells / 8 : cells / 8);
 }

@@ -93,8 +93,7 @@ int bfb_schedule(const struct graph *g, enum sched_collective c, const struct bf
  * (reduce-scatter, allgather) delivers each of the n (n - 1) shards a node
  * lacks at least once, at BFB_BYTES_PER_XFER each, plus the all-pairs
  * distances and the verifier's table (n^2 bits, or 16 bytes per (node,
- * shard) for reductions; past the verifier's budget, above 4,096 nodes,
- * the budget its chunks keep and a byte a transfer). With BFB_BYTES_PER_XFER (the 20-byte transfer,
+ * shard) for reductions). With BFB_BYTES_PER_XFER (the 20-byte transfer,
  * pieces split over several links, the verifier's interval lists) it came
  * within 1% below to 13% above the peak RSS of hypercube:12, torus:64x64
  * and genkautz:4096,4, allgather and allreduce. */

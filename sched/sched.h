@@ -446,13 +446,6 @@ struct verify_report {
 	uint32_t pieces_by_sums;
 };
 
-/* For estimates before a reduction on n nodes is built: the bytes its
- * check keeps of what nodes hold where its table passes budget
- * (verify_opts.reduce_bytes; 0: the verifier's own) and the shards are
- * checked in chunks within it (sched/verify_chunk.c), which is then the
- * budget; 0 where the whole table is kept (the caller's to count). */
-uint64_t sched_verify_chunked_bytes(uint32_t n, uint64_t budget);
-
 /* Returns 0 when the schedule is correct; otherwise -1 with the first error
  * in report->error. */
 int sched_verify(const struct schedule *s, const struct verify_opts *o,

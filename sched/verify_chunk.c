@@ -45,14 +45,6 @@ bool verify_chunks_needed(const struct schedule *s, const struct verify_opts *o)
 	       n <= SCHED_MAX_NODES && n * n * VERIFY_ENTRY_BYTES > reduce_limit(o);
 }
 
-uint64_t sched_verify_chunked_bytes(uint32_t n, uint64_t budget)
-{
-	struct verify_opts o = {.reduce_bytes = budget};
-	uint64_t limit = reduce_limit(&o);
-
-	return n >= 2 && (uint64_t)n * n * VERIFY_ENTRY_BYTES > limit ? limit : 0;
-}
-
 /* Shards [base, base + nblocks) and their transfers. */
 struct chunk {
 	uint32_t base, nblocks;

@@ -719,46 +719,6 @@ static void test_lp_clp(void **state)
 	}
 }
 
-/* The estimate counts the verifier's table where the check keeps it
- * whole (up to 4,096 nodes: 2^24 entries of 32 bytes is its 512 MiB
- * budget) and, past it, what the chunked check keeps: the budget and a
- * byte a transfer naming its chunk, so that 8,192 and 16,384 nodes are
- * not refused for a table no check holds. */
-static void test_memory_estimate(void **state)
-{
-	const uint64_t budget = 512ull << 20;
-
-	(void)state;
-	for (uint32_t n = 4096; n <= 16384; n *= 2) {
-		uint64_t cells = (uint64_t)n * n, ar = 2 * (cells - n), rs = cells - n;
-		uint64_t base = cells * sizeof(uint16_t); /* the distances */
-		uint64_t whole = cells * 16 + cells / 8;
-
-		assert_int_equal(bfb_memory_estimate(n, SCHED_ALLGATHER),
-				 rs * BFB_BYTES_PER_XFER + base + cells / 8);
-		if (n == 4096) {
-			assert_int_equal(sched_verify_chunked_bytes(n, 0), 0);
-			assert_int_equal(bfb_memory_estimate(n, SCHED_ALLREDUCE),
-					 ar * BFB_BYTES_PER_XFER + base + whole);
-			continue;
-		}
-		assert_int_equal(sched_verify_chunked_bytes(n, 0), budget);
-		assert_int_equal(bfb_memory_estimate(n, SCHED_ALLREDUCE),
-				 ar * BFB_BYTES_PER_XFER + base + budget + ar);
-		assert_int_equal(bfb_memory_estimate(n, SCHED_REDUCE_SCATTER),
-				 rs * BFB_BYTES_PER_XFER + base + budget + rs);
-		/* what the whole table overstated */
-		double saved = (double)(whole - budget - ar);
-		if (n == 8192)
-			assert_true(saved > 0.4e9 && saved < 0.5e9);
-		else
-			assert_true(saved > 3.2e9 && saved < 3.5e9);
-	}
-	/* a budget of the request's: the table kept whole below it */
-	assert_int_equal(sched_verify_chunked_bytes(8192, 4ull << 30), 0);
-	assert_int_equal(sched_verify_chunked_bytes(8192, 1ull << 30), 1ull << 30);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,7 +736,6 @@ int main(void)
 	    cmocka_unit_test(test_lp_clp),
 	    cmocka_unit_test(test_rates_vs_lp),
 	    cmocka_unit_test(test_host_injection),
-	    cmocka_unit_test(test_memory_estimate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
