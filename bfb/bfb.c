@@ -525,7 +525,11 @@ uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 
 	/* The verifier's table: a bit per (node, block), or for reductions
 	 * 16 bytes per (node, shard), and a list for each entry BFB's shares
-	 * cut (few: the 1/8 is slack for them). */
+	 * cut (few: the 1/8 is slack for them). Above 4,096 nodes the
+	 * check keeps less (chunks within its budget), but the count stands:
+	 * it covers the build's own peak, which 24 bytes a transfer miss
+	 * there (genkautz:8192,4 reduce-scatter: 2.64 GiB building, 1.9 GiB
+	 * checking, 2.63 estimated; bench/RESULTS.md). */
 	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
 	       (reduce ? cells * 16 + cells / 8 : cells / 8);
 }

@@ -405,7 +405,8 @@ struct verify_opts {
 	 * (a table of nodes x shards) at once: past it (more than 4,096
 	 * nodes by default) the shards are checked in chunks, each a pass
 	 * over the transfers (sched/verify_chunk.c). 0: the verifier's own
-	 * (VERIFY_REDUCE_BYTES, 512 MiB); tests lower it to chunk small ones. */
+	 * (VERIFY_REDUCE_BYTES, 512 MiB); ofc and ofcd give what the request
+	 * has left of its memory limit; tests lower it to chunk small ones. */
 	uint64_t reduce_bytes;
 };
 

@@ -105,7 +105,8 @@ static int parse_links(const char *text, size_t len, const char *file, bool quie
 	unsigned line = 1;
 
 	while (p < end) {
-		if (*p == '\n') {
+		/* (a command-line list is one line: col its offset in it) */
+		if (*p == '\n' && *file) {
 			line++;
 			line_start = ++p;
 			continue;

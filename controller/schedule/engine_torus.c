@@ -42,7 +42,9 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->have = true;
 	o->steps = o->s.nsteps;
 	o->ntransfers = o->s.nxfers;
-	struct verify_opts vo = {.clock = r->clock, .threads = r->bopts.threads};
+	struct verify_opts vo = {.clock = r->clock,
+				 .threads = r->bopts.threads,
+				 .reduce_bytes = outcome_verify_bytes(r)};
 	outcome_phase(r, o, "verification");
 	outcome_verify(o, &vo, &rep);
 	o->verify_s = now_seconds() - t0;

@@ -132,6 +132,9 @@ void outcome_phase(const struct schedule_result *r, const struct schedule_outcom
  * link[t], or whole (cut-through). */
 double outcome_host_priced(const struct schedule_result *r, const struct schedule *s,
 			   const double *link, bool whole);
+/* What a reduction's check may keep (verify_opts.reduce_bytes): what the
+ * request has left of r->memory_limit now, at least 1. */
+uint64_t outcome_verify_bytes(const struct schedule_result *r);
 /* o's schedule through the verifier (a reduced one by its symmetry). */
 void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
 		    struct verify_report *rep);

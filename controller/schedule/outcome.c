@@ -226,6 +226,25 @@ double outcome_host_priced(const struct schedule_result *r, const struct schedul
 	return whole ? h : total;
 }
 
+/* What a reduction's check may keep at once (verify_opts.reduce_bytes):
+ * what the request has left of its memory limit, the schedule built and
+ * held, so that a large limit checks a large reduction in few chunks and
+ * a small one in more (1 where nothing is left: the check then refuses
+ * with what one chunk would need, as 0 would not: the verifier's own,
+ * which a result without a limit, not from schedule_compute, gets). */
+uint64_t outcome_verify_bytes(const struct schedule_result *r)
+{
+	uint64_t held;
+
+	if (!r->memory_limit)
+		return 0;
+#ifdef __GLIBC__
+	malloc_trim(0); /* (what building freed, as schedule_memory_check) */
+#endif
+	held = mem_resident();
+	return r->memory_limit > held ? r->memory_limit - held : 1;
+}
+
 /* o's schedule through the verifier: a reduced one by the same symmetry,
  * never expanded (its transfer count is then the expanded one's). */
 void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
@@ -254,7 +273,8 @@ void outcome_finish(struct schedule_result *r, struct schedule_outcome *o)
 				 .clock = o->is_a2a ? NULL : r->clock,
 				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap,
 				 .threads = r->bopts.threads,
-				 .block_weight = o->is_a2a ? r->demand : NULL};
+				 .block_weight = o->is_a2a ? r->demand : NULL,
+				 .reduce_bytes = outcome_verify_bytes(r)};
 	double t0 = now_seconds();
 	double *step_link = NULL;
 

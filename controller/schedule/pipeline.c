@@ -3,6 +3,7 @@
 #include "alltoall/alltoall.h"
 #include "controller/schedule/internal.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,26 @@ struct schedule_optimality schedule_optimality(const struct schedule_result *r,
 				       : fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9};
 }
 
+/* The item of list (words between commas or spaces, as topo/links.c
+ * reads them) that begins at column col (1-based), and how many there are:
+ * an error names its item by position, so that a list of hundreds does
+ * not push the reason out of the message. */
+static void fail_item(const char *list, unsigned col, size_t *item, size_t *count)
+{
+	*item = *count = 0;
+	for (size_t i = 0; list[i]; i++) {
+		bool sep = list[i] == ',' || isspace((unsigned char)list[i]);
+		bool starts =
+		    !sep && (i == 0 || list[i - 1] == ',' || isspace((unsigned char)list[i - 1]));
+
+		if (!starts)
+			continue;
+		++*count;
+		if (i + 1 <= col)
+			*item = *count;
+	}
+}
+
 /* The query's failures taken out of the graph: the schedules run on what
  * is left, priced against the healthy graph as well. Failed nodes are
  * marked in dead (r->g->n bytes). */
@@ -34,9 +55,14 @@ static int degrade(struct schedule_result *r, const struct schedule_query *q, ui
 
 	if (topo_fail_items(r->g, q->fail, &g, dead, err) < 0) {
 		char msg[sizeof(err->msg)];
+		size_t item, count;
 
 		snprintf(msg, sizeof(msg), "%s", err->msg);
-		return ofc_error_set(err, OFC_E_INPUT, "--fail '%s': %s", q->fail, msg);
+		fail_item(q->fail, err->col, &item, &count);
+		if (!err->col || !item)
+			return ofc_error_set(err, OFC_E_INPUT, "--fail: %s", msg);
+		return ofc_error_set(err, OFC_E_INPUT, "--fail item %zu of %zu: %s", item, count,
+				     msg);
 	}
 	if (!r->healthy) { /* else the config's failures came first */
 		r->healthy = r->g;
@@ -93,6 +119,7 @@ static void renumber(struct schedule_result *r)
 		if (!o->have || o->is_patched) /* (a patch names the whole graph's) */
 			continue;
 		sched_renumber(&o->s, r->whole->n, r->keep);
+		vo.reduce_bytes = outcome_verify_bytes(r);
 		if (o->verified && sched_verify(&o->s, &vo, &rep) < 0) {
 			o->verified = false;
 			o->s.verified = false;
@@ -298,6 +325,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 	r->algorithm = algo;
 	r->clock = q->clock;
 	r->collective = q->collective;
+	r->memory_limit = schedule_memory_limit(q);
 	if ((q->demand || q->demand_n) && (ring || q->collective != SCHED_ALLTOALL))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "a demand matrix is for --collective alltoall on a "

@@ -277,6 +277,9 @@ struct schedule_result {
 	const char *algorithm;	       /* as asked, or the default */
 	const struct ofc_clock *clock; /* the query's */
 	enum sched_collective collective;
+	/* The bytes the request may hold (schedule_memory_limit): what is
+	 * left of them when a schedule is built bounds its verifier's. */
+	uint64_t memory_limit;
 	bool compare; /* a table of algorithms ("all", "swing-all") */
 	struct schedule_outcome *out;
 	uint32_t nout;

@@ -368,9 +368,9 @@ expect_exit 2 $S "$TMP/bad5.yaml" --collective allgather
 if grep -q "with 16 of 16 hosts failed there is no collective left to schedule" "$TMP/err"; then ok; else bad "all hosts failed: $(cat "$TMP/err")"; fi
 
 # Bad failed nodes on the command line, and survivors cut apart.
-expect_error 2 "ofc: --fail '5,5': failed node 5 is named twice" \
+expect_error 2 "ofc: --fail item 2 of 2: failed node 5 is named twice" \
 	$S --topology torus:4x4 --fail 5,5 --collective allgather
-expect_error 2 "ofc: --fail '16': failed node 16: torus:4x4 has nodes 0..15" \
+expect_error 2 "ofc: --fail item 1 of 1: failed node 16: torus:4x4 has nodes 0..15" \
 	$S --topology torus:4x4 --fail 16 --collective allgather
 expect_error 2 "ofc: ring:6 without 0,3: the 4 surviving nodes are no longer strongly connected (some could never reach others): nothing to schedule" \
 	$S --topology ring:6 --fail 0,3 --collective allgather
@@ -390,14 +390,25 @@ expect_error 2 "$TMP/cfg/bad.yaml:4:11: topology 'edges:bad.edges': $TMP/cfg/bad
 	$S "$TMP/cfg/bad.yaml" --collective allgather
 
 # Bad input.
-expect_error 2 "ofc: --fail '0-9': failed link 0-9: torus:8x8 has no such link (or it is named twice)" \
+expect_error 2 "ofc: --fail item 1 of 1: failed link 0-9: torus:8x8 has no such link (or it is named twice)" \
 	$S --topology torus:8x8 --fail 0-9 --collective allgather
-expect_error 2 "ofc: --fail '0-1,0-1': failed link 0-1: torus:8x8 has no such link (or it is named twice)" \
+expect_error 2 "ofc: --fail item 2 of 2: failed link 0-1: torus:8x8 has no such link (or it is named twice)" \
 	$S --topology torus:8x8 --fail 0-1,0-1 --collective allgather
-expect_error 2 "ofc: --fail '0-1,a': 'a' is not a link: write U-V (both directions) or U>V (one arc), or U for a node" \
+expect_error 2 "ofc: --fail item 2 of 2: 'a' is not a link: write U-V (both directions) or U>V (one arc), or U for a node" \
 	$S --topology torus:8x8 --fail 0-1,a --collective allgather
-expect_error 2 "ofc: --fail '0-64': failed link 0-64: torus:8x8 has nodes 0..63" \
+expect_error 2 "ofc: --fail item 1 of 1: failed link 0-64: torus:8x8 has nodes 0..63" \
 	$S --topology torus:8x8 --fail 0-64 --collective allgather
+# A long list names the bad item by its position, and its reason whole
+# (the list itself would push the reason out of the message): 800 links of
+# torus:32x32, each node's to its row's next, but the 700th, 0-999, no link.
+long=$(awk 'BEGIN { for (u = 0; u < 800; u++) {
+	w = u == 699 ? "0-999" : u "-" (int(u / 32) * 32 + (u + 1) % 32)
+	printf "%s%s", u ? "," : "", w } }')
+expect_error 2 "ofc: --fail item 700 of 800: failed link 0-999: torus:32x32 has no such link (or it is named twice)" \
+	$S --topology torus:32x32 --fail "$long" --collective allgather
+# (spaces and a line break separate items as commas do)
+expect_error 2 "ofc: --fail item 3 of 3: 'x' is not a link: write U-V (both directions) or U>V (one arc), or U for a node" \
+	$S --topology torus:8x8 --fail "$(printf '0-1 1-2\nx')" --collective allgather
 printf '0-1\n1-2 2+3\n' >"$TMP/bad.edges"
 expect_error 2 "$TMP/bad.edges:2:5: '2+3' is not a link: write U-V (both directions) or U>V (one arc)" \
 	$S --topology "edges:$TMP/bad.edges" --collective allgather

@@ -206,6 +206,43 @@ static void compute(struct schedule_result *r, const char *spec, const char *alg
 		fail_msg("%s on %s: %s", algo, spec, err.msg);
 }
 
+/* A reduction's check keeps what the request has left of its memory
+ * limit (verify_opts.reduce_bytes), not the verifier's own 512 MiB: with
+ * nothing left the same schedule is refused with what one chunk of it
+ * would need, and with the limit again verified. */
+static void test_verify_memory(void **state)
+{
+	struct schedule_query q = direct_query("bfb", SCHED_ALLREDUCE);
+	struct schedule_result r;
+	struct ofc_error err = {0};
+
+	(void)state;
+	q.spec = "hypercube:6";
+	q.reduced = SCHEDULE_REDUCED_NEVER;
+	q.max_memory = mem_resident() + (1ull << 30);
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.memory_limit, q.max_memory);
+	assert_false(r.main->is_reduced);
+	assert_true(r.main->verified);
+	/* the limit reached: what the check may hold is nothing */
+	r.memory_limit = mem_resident() / 2;
+	assert_int_equal(outcome_verify_bytes(&r), 1);
+	outcome_finish(&r, r.main);
+	assert_false(r.main->verified);
+	if (!strstr(r.main->verify_error, "checking shard 0 alone"))
+		fail_msg("%s", r.main->verify_error);
+	r.memory_limit = mem_resident() + (1ull << 30);
+	assert_true(outcome_verify_bytes(&r) >= (1ull << 30) - (64ull << 20));
+	outcome_finish(&r, r.main);
+	assert_true(r.main->verified);
+	schedule_result_free(&r);
+	/* without --max-memory: half the machine's */
+	compute(&r, "hypercube:4", "bfb", SCHED_ALLREDUCE, SCHEDULE_REDUCED_NEVER);
+	assert_int_equal(r.memory_limit, mem_physical() / 2);
+	schedule_result_free(&r);
+}
+
 /* The nodes node 0 sends to in an explicit schedule. */
 static unsigned peers_of_0(const struct schedule *s)
 {
@@ -461,6 +498,7 @@ int main(void)
 	    cmocka_unit_test(test_help_and_names), cmocka_unit_test(test_dispatch),
 	    cmocka_unit_test(test_unknown),	   cmocka_unit_test(test_config_names),
 	    cmocka_unit_test(test_row_properties), cmocka_unit_test(test_defaults_and_lowerings),
+	    cmocka_unit_test(test_verify_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
