@@ -1,4 +1,4 @@
-/* util — errors, growable strings, a JSON writer, unit parsing, atomic files,
+/* util — errors, growable strings, a JSON writer, base64, unit parsing, atomic files,
  * a parallel-for. The bottom of the module stack: depends on libc only.
  *
  * Allocation failure ends the process (xmalloc and friends), as in git and
@@ -143,6 +143,17 @@ void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 /* Hand the buffer to the caller (who frees it); sb is reset. Never NULL. */
 char *sb_detach(struct strbuf *sb);
+
+/* ---- base64 (RFC 4648) -------------------------------------------------- */
+
+/* Standard alphabet, padded; NUL-terminated, the caller frees it. */
+char *b64_encode(const void *data, size_t len);
+/* s[0..n) into *out (NUL-terminated beyond *len, the caller frees it): 0,
+ * or -1 for anything an encoder would not write (other characters,
+ * whitespace, bits left over, padding misplaced). Padding is required
+ * unless B64_UNPADDED; '-' and '_' for '+' and '/' with B64_URL_SAFE. */
+enum { B64_URL_SAFE = 1, B64_UNPADDED = 2 };
+int b64_decode(const char *s, size_t n, unsigned flags, uint8_t **out, size_t *len);
 
 /* ---- JSON writer -------------------------------------------------------
  * Streams to a FILE. Commas and indentation are automatic. Pretty mode puts

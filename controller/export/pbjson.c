@@ -64,26 +64,11 @@ static void scalar(struct json_writer *w, const ProtobufCFieldDescriptor *fd, co
 		jw_str(w, *(char *const *)p);
 		break;
 	case PROTOBUF_C_TYPE_BYTES: {
-		static const char b64[] =
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 		const ProtobufCBinaryData *b = p;
-		struct strbuf sb = STRBUF_INIT;
+		char *e = b64_encode(b->data, b->len);
 
-		for (size_t i = 0; i < b->len; i += 3) {
-			uint32_t v = (uint32_t)b->data[i] << 16;
-			size_t k = b->len - i;
-
-			if (k > 1)
-				v |= (uint32_t)b->data[i + 1] << 8;
-			if (k > 2)
-				v |= b->data[i + 2];
-			sb_putc(&sb, b64[(v >> 18) & 63]);
-			sb_putc(&sb, b64[(v >> 12) & 63]);
-			sb_putc(&sb, k > 1 ? b64[(v >> 6) & 63] : '=');
-			sb_putc(&sb, k > 2 ? b64[v & 63] : '=');
-		}
-		jw_str(w, sb.buf ? sb.buf : "");
-		sb_free(&sb);
+		jw_str(w, e);
+		free(e);
 		break;
 	}
 	case PROTOBUF_C_TYPE_MESSAGE: {
@@ -324,53 +309,6 @@ static int decode_msg(struct jdec *j, const char *path, const ProtobufCMessageDe
 		      json_object *o, ProtobufCMessage **out);
 
 /* One value of field fd (an element of it, when repeated) into p. */
-/* A bytes field's JSON: base64 as protobuf's JSON mapping writes it
- * (pb_write_json's), standard or URL-safe, padded or not; nothing else (no
- * whitespace, no bits after the last byte). The string is bounded by the
- * JSON read, the bytes are 3/4 of it. */
-static int unbase64(const char *t, size_t n, ProtobufCBinaryData *out)
-{
-	uint8_t *d = xmalloc(n / 4 * 3 + 3);
-	uint32_t acc = 0;
-	size_t len = 0, bits = 0, pad = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		char c = t[i];
-		int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-			: c >= 'a' && c <= 'z' ? c - 'a' + 26
-			: c >= '0' && c <= '9' ? c - '0' + 52
-			: c == '+' || c == '-' ? 62
-			: c == '/' || c == '_' ? 63
-			: c == '='	       ? -2
-					       : -1;
-
-		if (v == -1 || (v >= 0 && pad)) {
-			free(d);
-			return -1;
-		}
-		if (v == -2) {
-			pad++;
-			continue;
-		}
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			d[len++] = (uint8_t)(acc >> bits);
-		}
-	}
-	/* (a last group of 1 character, padding past a whole group, or bits
-	 * left that are not zero: not what an encoder writes) */
-	if (bits >= 6 || (acc & ((1u << bits) - 1)) || pad > 2 ||
-	    (pad && (n % 4 || pad != (4 - (n - pad) % 4) % 4))) {
-		free(d);
-		return -1;
-	}
-	out->data = d;
-	out->len = len;
-	return 0;
-}
-
 static int decode_value(struct jdec *j, const char *path, const ProtobufCFieldDescriptor *fd,
 			json_object *o, void *p)
 {
@@ -461,8 +399,10 @@ static int decode_value(struct jdec *j, const char *path, const ProtobufCFieldDe
 			return jfail(j, path, "expected a base64 string, not %s", jtype(o));
 		ProtobufCBinaryData *b = p;
 
-		if (unbase64(json_object_get_string(o), (size_t)json_object_get_string_len(o), b) <
-		    0)
+		/* protobuf's JSON mapping: standard or URL-safe, padded or not
+		 * (the string is bounded by the JSON read) */
+		if (b64_decode(json_object_get_string(o), (size_t)json_object_get_string_len(o),
+			       B64_URL_SAFE | B64_UNPADDED, &b->data, &b->len) < 0)
 			return jfail(j, path, "not base64 (standard or URL-safe, padded or not)");
 		return 0;
 	}

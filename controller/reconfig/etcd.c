@@ -103,72 +103,6 @@ struct etcd_tokens {
 	char **tok; /* [member] (NULL: none yet) */
 };
 
-/* ---- base64 (RFC 4648, the gateway's bytes) ------------------------------------ */
-
-static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *etcd_b64(const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	char *out = xmalloc((len + 2) / 3 * 4 + 1), *o = out;
-
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16;
-
-		if (i + 1 < len)
-			v |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < len)
-			v |= p[i + 2];
-		*o++ = b64_chars[v >> 18 & 63];
-		*o++ = b64_chars[v >> 12 & 63];
-		*o++ = i + 1 < len ? b64_chars[v >> 6 & 63] : '=';
-		*o++ = i + 2 < len ? b64_chars[v & 63] : '=';
-	}
-	*o = 0;
-	return out;
-}
-
-static int b64_val(char c)
-{
-	const char *p = c ? strchr(b64_chars, c) : NULL;
-
-	return p ? (int)(p - b64_chars) : -1;
-}
-
-int etcd_unb64(const char *s, uint8_t **out, size_t *len)
-{
-	size_t n = strlen(s), k = 0;
-	uint8_t *o;
-
-	if (n % 4)
-		return -1;
-	o = xmalloc(n / 4 * 3 + 1);
-	for (size_t i = 0; i < n; i += 4) {
-		int a = b64_val(s[i]), b = b64_val(s[i + 1]);
-		int c = s[i + 2] == '=' ? 0 : b64_val(s[i + 2]);
-		int d = s[i + 3] == '=' ? 0 : b64_val(s[i + 3]);
-		bool last = i + 4 == n;
-
-		if (a < 0 || b < 0 || c < 0 || d < 0 ||
-		    (!last && (s[i + 2] == '=' || s[i + 3] == '=')) ||
-		    (s[i + 2] == '=' && s[i + 3] != '=')) {
-			free(o);
-			return -1;
-		}
-		uint32_t v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
-
-		o[k++] = (uint8_t)(v >> 16);
-		if (s[i + 2] != '=')
-			o[k++] = (uint8_t)(v >> 8);
-		if (s[i + 3] != '=')
-			o[k++] = (uint8_t)v;
-	}
-	o[k] = 0;
-	*out = o;
-	*len = k;
-	return 0;
-}
-
 /* ---- JSON helpers ------------------------------------------------------------------ */
 
 /* A string member, or NULL. */
@@ -216,7 +150,7 @@ struct json_object *etcd_obj(struct json_object *o, const char *key)
 
 static void etcd_add_bytes(struct json_object *o, const char *key, const void *data, size_t len)
 {
-	char *b = etcd_b64(data, len);
+	char *b = b64_encode(data, len);
 
 	json_object_object_add(o, key, json_object_new_string(b));
 	free(b);
@@ -235,9 +169,9 @@ int etcd_kv_parse(struct json_object *o, struct etcd_kv *kv)
 	const char *k = etcd_str(o, "key"), *v = etcd_str(o, "value");
 
 	memset(kv, 0, sizeof(*kv));
-	if (!k || etcd_unb64(k, (uint8_t **)&kv->key, &kv->klen) < 0)
+	if (!k || b64_decode(k, strlen(k), 0, (uint8_t **)&kv->key, &kv->klen) < 0)
 		return -1;
-	if (v && etcd_unb64(v, &kv->value, &kv->len) < 0) {
+	if (v && b64_decode(v, strlen(v), 0, &kv->value, &kv->len) < 0) {
 		free(kv->key);
 		return -1;
 	}

@@ -197,7 +197,6 @@ void etcd_kv_free(struct etcd_kv *kv);
 /* A replica's registration (store_etcd.c: a JSON object) into r, name
  * from its key when it says none. */
 void etcd_reg_parse(const char *name, const uint8_t *value, struct store_replica *r);
-char *etcd_b64(const void *data, size_t len);
 
 /* store_parts.c: a value over one etcd request, as parts under keys of
  * their own and a head naming them (the why and the crash-safety there).
@@ -226,7 +225,6 @@ typedef const uint8_t *parts_lookup(void *ctx, const char *key, size_t *len);
  * caller frees); a missing or damaged part is OFC_R_GARBAGE naming it. */
 int parts_join(const char *key, const uint8_t *head, size_t hlen, parts_lookup *look, void *ctx,
 	       size_t max, char **data, size_t *len, struct ofc_error *err);
-int etcd_unb64(const char *s, uint8_t **out, size_t *len);
 const char *journal_phase_name(enum journal_phase p);
 /* states[i] belongs to c->devs[i]; meta says what they realise. */
 int record_write(const struct ctl *c, uint64_t generation, const struct device_state *states,
