@@ -91,7 +91,8 @@ static struct chunk *plan_chunks(const struct schedule *s, uint64_t each, size_t
 			fmt_size(have, sizeof(have), each);
 			verify_fail(v, 0, SIZE_MAX,
 				    "%u nodes: checking shard %u alone (%zu transfers) needs about "
-				    "%s, over the verifier's %s (verify_opts.reduce_bytes)",
+				    "%s, over the verifier's %s (what the request's memory limit "
+				    "leaves it)",
 				    n, b, count[b], need, have);
 			free(count);
 			free(c);
