@@ -174,6 +174,16 @@ cluster_json() {
 	$OFC --socket "$TMP/$1.sock" status --json --timeout 5 >"$TMP/$1.json" 2>/dev/null
 }
 
+# cluster_why NAME...: for a failure's message, each replica's view (role,
+# leader, took over, stale) and the last lines of its log: what CI keeps of
+# a run is its output, not $TMP
+cluster_why() {
+	for _w in "$@"; do
+		echo "$_w: $(cluster_view "$_w" 2>/dev/null)"
+		tail -n 6 "$TMP/$_w.log" 2>/dev/null | sed 's/^/  /'
+	done
+}
+
 # others NAME: the replicas r1 r2 r3 but NAME
 others() { for _o in r1 r2 r3; do [ "$_o" = "$1" ] || printf '%s ' "$_o"; done; }
 
@@ -232,4 +242,4 @@ stop_cluster() {
 	for p in $ETCD_PIDS $HELPER_PIDS; do kill -9 "$p" 2>/dev/null; done
 	stop_all_emus
 }
-trap 'stop_cluster; rm -rf "$TMP"' EXIT
+trap 'stop_cluster; rm_tmp' EXIT

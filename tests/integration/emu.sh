@@ -41,7 +41,7 @@ stop_all_emus() {
 	for p in $EMUS; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 }
-trap 'stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'stop_all_emus; rm_tmp' EXIT
 
 # A copy of configs/torus64-ocs.yaml in $TMP with the topology, timeout and
 # retries changed: make_torus_config OUT TOPOLOGY TIMEOUT RETRIES

@@ -4,7 +4,10 @@
 BUILD=${BUILD:-build}
 OFC=${OFC:-$BUILD/ofc}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ofc-it.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# rm_tmp: the suite's directory removed at exit, unless ITEST_KEEP is set
+# (the replicas', daemons' and emulators' logs kept for a failure's reading)
+rm_tmp() { [ -n "${ITEST_KEEP:-}" ] && echo "kept $TMP" >&2 || rm -rf "$TMP"; }
+trap rm_tmp EXIT
 # python3 looked up once, and Debian's by default: the suites call python3
 # over a thousand times in all. /usr/bin/python3 is the one
 # scripts/install-deps.sh gives the client's protobuf runtime and ncclient;

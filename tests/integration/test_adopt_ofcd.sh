@@ -16,7 +16,7 @@ fi
 
 OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 
 ST="$TMP/state"
 SOCK="$TMP/ofcd.sock"

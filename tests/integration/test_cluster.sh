@@ -455,7 +455,7 @@ replica_stop r2
 wait_leader 20 r3
 rstart r1
 rstart r2
-[ "$LEADER" = r3 ] && ok || bad "r3 never led"
+[ "$LEADER" = r3 ] && ok || bad "r3 never led" "$(cluster_why r3)"
 # (its client asks r3 alone, again until its deadline once r3 is cut off:
 # 10 s, not the default 30 s, before it is reaped; nothing is asked of it)
 $OFC --socket "$TMP/r3.sock" reconfigure --topology "$nxt" --timeout 10 >/dev/null 2>&1 &

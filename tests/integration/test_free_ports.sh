@@ -17,7 +17,7 @@ SUITE=free_ports
 TMP=$(cd "$TMP" && pwd -P)
 SOCK="$TMP/ofcd.sock"
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 export PYTHONPATH="$BUILD/python"

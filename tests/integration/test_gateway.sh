@@ -15,7 +15,7 @@ SUITE=gateway
 OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
 GW=${GW:-$BUILD/ofc-gateway}
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 chmod 755 "$TMP"
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3

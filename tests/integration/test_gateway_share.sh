@@ -12,7 +12,7 @@ SUITE=gateway_share
 
 GW=${GW:-$BUILD/ofc-gateway}
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 HOSTS=4096
 
 C="$TMP/pki"

@@ -14,7 +14,7 @@ SUITE=json
 ST="$TMP/state"
 SOCK="$TMP/ofcd.sock"
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 mkdir -p "$ST"
 # The shipped torus config (docs/json.md shows its commands), and the same
 # fabric as a circulant, its credentials the shipped file's.

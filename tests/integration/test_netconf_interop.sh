@@ -70,7 +70,7 @@ netconfd() {
 	deadline 10
 	until [ -S "$TMP/ncx.sock" ] || past $_end; do sleep 0.05; done
 }
-trap 'kill $NETCONFD $SSHD 2>/dev/null; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'kill $NETCONFD $SSHD 2>/dev/null; stop_all_emus; rm_tmp' EXIT
 netconfd 2017-08-04
 deadline 10
 until grep -q "Server listening" "$TMP/sshd.log" || past $_end; do sleep 0.05; done

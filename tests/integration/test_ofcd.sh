@@ -12,7 +12,7 @@ SUITE=ofcd
 # The credentials files the configs name are copied into $TMP.
 OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 # An unprivileged client must reach the sockets.
 chmod 755 "$TMP"
 

@@ -10,7 +10,7 @@ SUITE=partitions
 ST="$TMP/state"
 SOCK="$TMP/ofcd.sock"
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 mkdir -p "$ST"
 CFG="$TMP/part.yaml"
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"

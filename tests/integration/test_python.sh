@@ -31,7 +31,7 @@ for a, b in zip(subs[::2], subs[1::2]):
 exec(compile(code, f"docs/python.md ({name})", "exec"), {"__name__": "__main__"})
 PY
 }
-trap 'kill -9 $ofcd_pid 2>/dev/null; stop_cluster; rm -rf "$TMP"' EXIT
+trap 'kill -9 $ofcd_pid 2>/dev/null; stop_cluster; rm_tmp' EXIT
 
 ST="$TMP/state"
 SOCK="$TMP/ofcd.sock"

@@ -7,7 +7,7 @@ SUITE=security
 
 OFCD=${OFCD:-$BUILD/ofcd}
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 chmod 755 "$TMP"
 ST="$TMP/state"
 SOCK="$TMP/ofcd.sock"

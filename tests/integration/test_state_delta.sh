@@ -14,7 +14,7 @@ OFC=${OFC:-$BUILD/ofc}
 PY=python3
 python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 export PYTHONPATH="$BUILD/python:$(dirname "$0")"
-trap 'kill -9 $ofcd_pid 2>/dev/null; stop_cluster; rm -rf "$TMP"' EXIT
+trap 'kill -9 $ofcd_pid 2>/dev/null; stop_cluster; rm_tmp' EXIT
 
 # ---- a single ofcd --------------------------------------------------------------------
 make_torus_config "$TMP/torus.yaml" torus:8x8 2s 2

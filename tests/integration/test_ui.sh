@@ -29,7 +29,7 @@ fi
 OFCD="${OFCD:-$BUILD/ofcd} --credentials-dir $TMP"
 GW=${GW:-$BUILD/ofc-gateway}
 DAEMONS=""
-trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm -rf "$TMP"' EXIT
+trap 'for p in $DAEMONS; do kill -9 "$p" 2>/dev/null; done; stop_all_emus; rm_tmp' EXIT
 chmod 755 "$TMP"
 
 # ---- certificates (pki.sh, as test_gateway.sh makes them) and the policy -----
