@@ -85,6 +85,17 @@ static void reg_done(struct etcd_store *es, int64_t create, int64_t lease, bool 
 	es->reg_written = now_seconds();
 }
 
+/* Whether the registration that holds the name is this replica's own (its
+ * host, process and start): a write etcd applied whose answer was lost (a
+ * timeout on a loaded machine, a member that died after the commit).
+ * Written again over it, comparing its create revision, it is this
+ * replica's; taken for another's, the replica stopped campaigning for good. */
+static bool reg_ours(const struct etcd_store *es, const struct store_replica *o)
+{
+	return o->pid == (uint32_t)getpid() && o->started_ms == es->started_ms &&
+	       strcmp(o->host, es->host) == 0;
+}
+
 /* The name is another live replica's: the lease taken for it goes back
  * (nothing of this replica stays in etcd), and the error says where that
  * one runs. */
@@ -197,7 +208,12 @@ void es_reg_turn(struct etcd_store *es, struct etcd_conn *c)
 		    (es->reg_lease != lease || es->reg_leading != leading ||
 		     es->reg_epoch != epoch || now_seconds() - es->reg_written > es->ttl_asked / 2);
 	pthread_mutex_unlock(&es->mu);
-	if (!need || reg_write(es, c, expect, lease, leading, epoch, &won, &create, &o, &err) < 0)
+	if (!need)
+		return;
+	int rc = reg_write(es, c, expect, lease, leading, epoch, &won, &create, &o, &err);
+	if (rc == 0 && !won && reg_ours(es, &o))
+		rc = reg_write(es, c, create, lease, leading, epoch, &won, &create, &o, &err);
+	if (rc < 0)
 		return;
 	pthread_mutex_lock(&es->mu);
 	if (won) {

@@ -912,6 +912,62 @@ static void kvs_drop(struct etcd_kv *kvs, uint32_t n)
 	free(kvs);
 }
 
+/* The lease of NAME's registration in etcd (0: none, or no such key). */
+static int64_t registration_lease(const struct etcd_world *w, const char *name)
+{
+	char key[128];
+	struct etcd_kv *kv;
+
+	snprintf(key, sizeof(key), "/ofc/fab/replicas/%s", name);
+	uint32_t n = raw_range(w, key, NULL, &kv);
+	int64_t lease = n ? kv[0].lease : 0;
+	kvs_drop(kv, n);
+	return lease;
+}
+
+/* A registration write that etcd applied but whose answer was lost (a
+ * timeout on a loaded machine) leaves the name held by this very replica
+ * when it registers again under a new lease (here: its lease revoked
+ * behind its back, its registration put back as that write left it, bound
+ * to no lease the replica knows). The replica takes it as its own and
+ * leads again; taken for another replica's, it stopped campaigning for
+ * good ("another replica registered as a"). */
+static void test_etcd_own_registration(void **state)
+{
+	struct etcd_world *w = *state;
+	struct replica a;
+	struct ofc_error err = {0};
+	char **urls;
+	uint32_t n;
+
+	replica_open(&a, w, "a");
+	wait_leads(&a, 10);
+	int64_t first = registration_lease(w, "a");
+	assert_int_not_equal(first, 0);
+	struct etcd_kv *kv;
+	assert_int_equal(raw_range(w, "/ofc/fab/replicas/a", NULL, &kv), 1);
+
+	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
+	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
+	assert_int_equal(etcd_lease_revoke(c, first, 2, &err), 0);
+	etcd_conn_free(c);
+	etcd_endpoints_free(urls, n);
+	raw_write(w, "/ofc/fab/replicas/a", kv[0].value, kv[0].len);
+	kvs_drop(kv, 1);
+	double end = now_seconds() + 10;
+	while (now_seconds() < end &&
+	       !(leads(&a) && registration_lease(w, "a") != 0 && registration_lease(w, "a") != first))
+		usleep(50000);
+	assert_true(leads(&a));
+	int64_t second = registration_lease(w, "a");
+	assert_int_not_equal(second, 0);
+	assert_int_not_equal(second, first);
+	struct store_cluster cl;
+	store_cluster(a.s, &cl);
+	assert_true(strstr(cl.why, "another replica registered") == NULL);
+	store_close(a.s);
+}
+
 /* Wait (secs) until r's read of it is refused naming what. */
 static void refused_naming(struct replica *r, enum store_item it, const char *what, double secs)
 {
@@ -1150,6 +1206,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_etcd_key_deleted, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_rebound, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_key_unheld, etcd_setup, etcd_teardown),
+	    cmocka_unit_test_setup_teardown(test_etcd_own_registration, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_held_and_replicas, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_tls, etcd_setup, etcd_teardown),
 	    cmocka_unit_test_setup_teardown(test_etcd_parts, etcd_setup_small, etcd_teardown),
