@@ -144,7 +144,7 @@ struct jobplan_query {
 	 * the journal, fsync) and per circuit changed (on the testbed its
 	 * veth pair and routes moved in the hosts' namespaces), seconds,
 	 * never hidden behind the phase before. 0, 0: the switches' time
-	 * alone. `ofc testbed run --workload` measures them (calibrate.c). */
+	 * alone. `ofc testbed run --workload` measures them (controller/testbed/workload.c). */
 	struct jobplan_overhead {
 		double txn_s, change_s;
 	} overhead;
