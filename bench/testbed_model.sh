@@ -11,6 +11,8 @@
 # Needs root; skipped otherwise. Results: bench/RESULTS.md.
 #   RATE=30Mbps SIZES="4MiB 16MiB 64MiB" sh bench/testbed_model.sh
 #   CONFIG=configs/testbed12-patch.yaml SIZES=16MiB sh bench/testbed_model.sh
+#   CONFIG=configs/testbed16-ocs.yaml RATE=8Mbps sh bench/testbed_model.sh
+#     (16 hosts: at 8 Mb/s tbf, not 2 shared cores, sets the pace)
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc

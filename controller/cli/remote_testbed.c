@@ -36,6 +36,11 @@ static int run_opt(struct remote *r, union remote_body *b, int c, const char *ar
 	case 'G':
 		q->topology = (char *)arg;
 		return 0;
+	case 'w': /* (named, so the refusal says where a workload runs) */
+		return cli_usage_error(r->cmd,
+				       "--workload '%s' does not run through ofcd: 'ofc testbed run "
+				       "FILE --workload %s' runs it on a testbed it brings up itself",
+				       arg, arg);
 	case 'M':
 		q->has_mpi = 1;
 		q->mpi = 1;
@@ -260,6 +265,7 @@ static const struct remote_cmd run_cmd = {
 				    {"schedule", required_argument, NULL, 'F'},
 				    {"mpi", no_argument, NULL, 'M'},
 				    {"topology", required_argument, NULL, 'G'},
+				    {"workload", required_argument, NULL, 'w'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
     .help = "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"

@@ -163,9 +163,8 @@ struct testbed_model {
 /* A prediction and its terms: alpha_s (alpha for every step that moves
  * bytes) and bytes_s (each such step's busiest circuit at the rate), the
  * busiest circuits' bytes summed over the steps, the circuits that carry
- * any, and the transfers without a port (routed through other hosts: TCP
- * shares a circuit among flows of different paths less evenly than the
- * model's busiest circuit, Swing's 1.1-1.23x in bench/RESULTS.md). */
+ * any, and the transfers without a port (sent host to host along the
+ * routes: Swing's, whose 1.1-1.35x is not their routing, docs/testbed.md). */
 struct testbed_prediction {
 	double seconds, alpha_s, bytes_s;
 	double busiest_bytes;

@@ -11,6 +11,7 @@ done
 expect_stdout_has "configs/torus64-ocs.yaml: ok: fabric torus64-ocs, 64 hosts, 1 switch, 0 rings, topology torus:8x8 (256 circuits)" $OFC validate configs/torus64-ocs.yaml
 expect_stdout_has "topology genkautz:1024,4 (4096 circuits)" $OFC validate configs/genkautz1024-patch.yaml
 expect_stdout_has "topology circulant:12:2,3 (48 circuits)" $OFC validate configs/testbed12-patch.yaml
+expect_stdout_has "configs/testbed16-ocs.yaml: ok: fabric testbed16-ocs, 16 hosts, 1 switch, 0 rings, topology torus:4x4 (64 circuits)" $OFC validate configs/testbed16-ocs.yaml
 # The cost model against the ports' rates: a warning at the cost model, exit 0.
 expect_error 0 "configs/genkautz1024-patch.yaml:36:3: warning: cost_model link_bandwidth 25 Gb/s, but the ports run at 100 Gb/s: schedules are priced at 25 Gb/s a link (without link_bandwidth, at 100 Gb/s)" \
 	$OFC validate configs/genkautz1024-patch.yaml

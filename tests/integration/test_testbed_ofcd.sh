@@ -122,6 +122,8 @@ expect_error 2 "ofc: size 2147483648: expected 1 byte to 1024 MiB per host" \
 	$OFC --socket "$SOCK" testbed run --size 2GiB
 expect_error 2 "ofc --socket PATH testbed run: unexpected argument 'x'" \
 	$OFC --socket "$SOCK" testbed run x
+expect_error 2 "ofc --socket PATH testbed run: --workload 'config' does not run through ofcd: 'ofc testbed run FILE --workload config' runs it on a testbed it brings up itself" \
+	$OFC --socket "$SOCK" testbed run --workload config
 expect_exit 0 $OFC --socket "$SOCK" testbed run --help
 expect_error 2 "ofc: a schedule and an algorithm exclude each other" \
 	$OFC --socket "$SOCK" testbed run --schedule "$TMP/torus.yaml" --algo ring
