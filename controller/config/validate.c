@@ -903,8 +903,7 @@ static int degrade(struct fabric *f, bool renumbered, struct ofc_error *err)
 		for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++) {
 			uint32_t j = moved_port(f, h, f->hosts[h].failed_ports[k]);
 
-			if (mark_port(f, gone, inv, h, j, f->hosts[h].failed_port_locs[k], err) <
-			    0)
+			if (mark_port(f, gone, inv, h, j, f->hosts[h].failed_port_locs[k], err) < 0)
 				goto out;
 			if (j >= f->ports.d)
 				continue; /* dark (or moved off): it carried nothing */

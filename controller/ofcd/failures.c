@@ -506,7 +506,8 @@ static void config_failures(const struct fabric *f, struct strset *t, char ***ow
 		if (f->hosts[h].failed)
 			strv_push(own, n, f->hosts[h].name);
 		for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++) {
-			char *item = xasprintf("%s:%u", f->hosts[h].name, f->hosts[h].failed_ports[k]);
+			char *item =
+			    xasprintf("%s:%u", f->hosts[h].name, f->hosts[h].failed_ports[k]);
 
 			strv_push(own, n, item);
 			free(item);
@@ -586,7 +587,8 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 		for (const char *dash = strchr(items[i], '-'); dash; dash = strchr(dash + 1, '-')) {
 			char *a = xstrndup(items[i], (size_t)(dash - items[i]));
 
-			if (fabric_find_host(h->f, a) >= 0 && fabric_find_host(h->f, dash + 1) >= 0) {
+			if (fabric_find_host(h->f, a) >= 0 &&
+			    fabric_find_host(h->f, dash + 1) >= 0) {
 				t->failed_links =
 				    xrealloc(t->failed_links,
 					     (t->nfailed_links + 1) * sizeof(*t->failed_links));

@@ -453,7 +453,8 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 		return false;
 	if (!sd)
 		sd = d->loop->delta = xcalloc(1, sizeof(*sd));
-	bool same_snap = sd->have && sd->snap == d->loop->snap && sd->serial == d->loop->snap->serial;
+	bool same_snap =
+	    sd->have && sd->snap == d->loop->snap && sd->serial == d->loop->snap->serial;
 
 	if (same_snap && sd->epoch == leadership(d) && sd->version == d->loop->version)
 		return false;

@@ -579,7 +579,9 @@ static void test_failed_ports_take_their_arcs(void **state)
 	sb_printf(&sb, "name: t\nhosts:\n");
 	for (uint32_t h = 0; h < 16; h++)
 		sb_printf(&sb, "  - {name: h%u, ports: 4, failed_ports: [0%s]}\n", h,
-			  h == 5 ? ", 2" : h == 10 ? ", 3" : "");
+			  h == 5    ? ", 2"
+			  : h == 10 ? ", 3"
+				    : "");
 	sb_printf(&sb, "topology: torus:4x4\n");
 	struct fabric *f = load(sb.buf);
 	const struct graph *g = f->graph, *dg = f->degraded;
@@ -595,7 +597,8 @@ static void test_failed_ports_take_their_arcs(void **state)
 
 			for (uint32_t w = 0; w < n; w++) {
 				bool out = w == u, in = w != u && pm->to[(size_t)j * n + w] == u;
-				uint32_t from = out ? u : w, to = out ? pm->to[(size_t)j * n + u] : u;
+				uint32_t from = out ? u : w,
+					 to = out ? pm->to[(size_t)j * n + u] : u;
 
 				if (!out && !in)
 					continue;
