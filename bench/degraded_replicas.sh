@@ -22,15 +22,18 @@
 #                   logs: "read" (the leader's answer, from the store) or
 #                   "computed" (the count of each)
 #
-# SWITCH=1 adds a row for a switch lost: ocs-emu e0 killed (every host's
-# port 0 with it), the replicas probing every PROBE s (default 2); answer s
+# SWITCH=1 adds a row for a switch lost (SWITCH=only: that row alone):
+# ocs-emu e0 killed (every host's port 0 with it), the replicas probing
+# every PROBE s (default 2); answer s
 # is then from the kill until the leader's state shows HOSTS failures and a
-# verified schedule (the probe's interval and timeout included), and the
-# restore row is the emulator started again.
+# verified schedule (the probe's interval and timeout included), and
+# followers s from then until both followers show as many (the leader's
+# lost ports through the store, STORE_LOST) and a verified schedule.
 #
 #   sh bench/degraded_replicas.sh [HOSTS...]      # default: 1024 8192
 #   sh bench/degraded_replicas.sh 65536           # alone: ~1.5 GB in all
 #   SWITCH=1 sh bench/degraded_replicas.sh 8192
+#   SWITCH=only sh bench/degraded_replicas.sh 65536
 #
 # The machine's load is printed with each row.
 SUITE=degraded-replicas
@@ -157,7 +160,14 @@ sys.exit(0 if len(j.get("failed", [])) == int(sys.argv[2]) and (j.get("schedule"
 	wall=$(python3 -c "print('%.2f' % (($t1 - $t0) / 1000))")
 	grep "schedule re-planned: a switch was lost" "$TMP/$LEADER.log" | tail -n 1 >"$TMP/out"
 	_n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("failed", [])))' "$TMP/$LEADER.json")
-	answer_row "switch ocs0 lost ($_n failed at the leader)" "$wall (from the kill)" "-"
+	# the followers: the lost ports (STORE_LOST) and the leader's schedule
+	fs="not shown in 120 s"
+	_ok=1
+	for f in $FOLLOWERS; do
+		until_state "$f" 120 "len(j.get('failed', [])) == $H and j.get('schedule', {}).get('verified')" || _ok=0
+	done
+	[ $_ok = 1 ] && fs="$(python3 -c "print('%.2f' % (($(now_ms) - $t1) / 1000))"); $(read_at "$t1")"
+	answer_row "switch ocs0 lost ($_n failed at the leader)" "$wall (from the kill)" "$fs"
 }
 
 one() {
@@ -193,13 +203,15 @@ one() {
 		until_state $r 600 'j.get("schedule", {}).get("verified")' ||
 			{ echo "| $H | $r shows no healthy schedule in 600 s |"; return 1; }
 	done
-	row "1 port (h5:0)" 'j.get("failed") == ["h5:0"]' -- fail h5:0
-	row "restore" 'not j.get("failed")' -- restore --all
-	row "1 link (h5-h6)" 'j.get("failed") == ["h5-h6"]' -- fail h5-h6
-	row "restore" 'not j.get("failed")' -- restore --all
-	row "1 host (h5)" 'j.get("failed") == ["h5"]' -- fail h5
-	row "restore" 'not j.get("failed")' -- restore --all
-	[ "$SWITCH" = 1 ] && switch_rows
+	if [ "$SWITCH" != only ]; then
+		row "1 port (h5:0)" 'j.get("failed") == ["h5:0"]' -- fail h5:0
+		row "restore" 'not j.get("failed")' -- restore --all
+		row "1 link (h5-h6)" 'j.get("failed") == ["h5-h6"]' -- fail h5-h6
+		row "restore" 'not j.get("failed")' -- restore --all
+		row "1 host (h5)" 'j.get("failed") == ["h5"]' -- fail h5
+		row "restore" 'not j.get("failed")' -- restore --all
+	fi
+	[ "$SWITCH" != 0 ] && switch_rows
 	# (KEEP_LOGS=DIR: the replicas' logs kept there)
 	[ -n "${KEEP_LOGS:-}" ] && for r in r1 r2 r3; do cp "$TMP/$r.log" "$KEEP_LOGS/$r-$H.log"; done
 	for r in r1 r2 r3; do replica_stop $r 9; rm -rf "${TMP:?}/$r" "$TMP/$r.sock"; done

@@ -42,6 +42,51 @@ static bool strv_has(char *const *v, uint32_t n, const char *s)
 	return false;
 }
 
+/* A set of strings (borrowed, never copied), for the lists a lost switch
+ * makes long: 65,536 ports each looked up in lists of as many cost
+ * billions of comparisons by scanning. Open addressing, at most half full. */
+struct strset {
+	const char **v;
+	uint32_t cap;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void set_init(struct strset *t, uint32_t n)
+{
+	t->cap = 16;
+	while (t->cap < 2 * (uint64_t)n + 2)
+		t->cap *= 2;
+	t->v = xcalloc(t->cap, sizeof(*t->v));
+}
+
+/* Whether s is in t; added when add says (and t has the room it was made
+ * for). */
+static bool set_has_add(struct strset *t, const char *s, bool add)
+{
+	uint32_t i = (uint32_t)str_hash(s) & (t->cap - 1);
+
+	for (; t->v[i]; i = (i + 1) & (t->cap - 1))
+		if (strcmp(t->v[i], s) == 0)
+			return true;
+	if (add)
+		t->v[i] = s;
+	return false;
+}
+
+static void set_free(struct strset *t)
+{
+	free(t->v);
+	t->v = NULL;
+}
+
 /* ---- items ------------------------------------------------------------------------ */
 
 bool failure_item_ok(const char *item)
@@ -446,6 +491,43 @@ static bool in_config(const struct fabric *f, const char *item)
 	return false;
 }
 
+/* The config's own failures as canonical items (in_config's, for many):
+ * its strings in *own, the set over them in t. */
+static void config_failures(const struct fabric *f, struct strset *t, char ***own, uint32_t *n)
+{
+	uint32_t count = 2 * f->topology.nfailed_links + f->topology.nfailed_hosts;
+
+	*own = NULL;
+	*n = 0;
+	for (uint32_t h = 0; h < f->nhosts; h++)
+		count += f->hosts[h].nfailed_ports + (f->hosts[h].failed ? 1 : 0);
+	set_init(t, count);
+	for (uint32_t h = 0; h < f->nhosts; h++) {
+		if (f->hosts[h].failed)
+			strv_push(own, n, f->hosts[h].name);
+		for (uint32_t k = 0; k < f->hosts[h].nfailed_ports; k++) {
+			char *item =
+			    xasprintf("%s:%u", f->hosts[h].name, f->hosts[h].failed_ports[k]);
+
+			strv_push(own, n, item);
+			free(item);
+		}
+	}
+	for (uint32_t i = 0; i < f->topology.nfailed_hosts; i++)
+		strv_push(own, n, f->topology.failed_hosts[i].name);
+	for (uint32_t i = 0; i < f->topology.nfailed_links; i++) {
+		const char *a = f->topology.failed_links[i].a, *b = f->topology.failed_links[i].b;
+		char *x = xasprintf("%s-%s", a, b), *y = xasprintf("%s-%s", b, a);
+
+		strv_push(own, n, x);
+		strv_push(own, n, y);
+		free(x);
+		free(y);
+	}
+	for (uint32_t i = 0; i < *n; i++)
+		(void)set_has_add(t, (*own)[i], true);
+}
+
 /* The running YAML with its topology, its port moves and these failures
  * added (canonical items of f), validated. */
 static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uint32_t n,
@@ -467,9 +549,11 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 		f->topology.spec_quoted = 0;
 		f->topology.auto_picked = false;
 	}
+	/* (Looked up in h->f: the same YAML, so the same hosts in the same
+	 * order, and its names indexed; f's are not until validated.) */
 	for (uint32_t i = 0; i < n; i++) {
 		const char *colon = strrchr(items[i], ':');
-		int whole = fabric_find_host(f, items[i]);
+		int whole = fabric_find_host(h->f, items[i]);
 
 		if (whole >= 0) {
 			struct topo_target *t = &f->topology;
@@ -482,7 +566,7 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 		}
 		if (colon) {
 			char *name = xstrndup(items[i], (size_t)(colon - items[i]));
-			int k = fabric_find_host(f, name);
+			int k = fabric_find_host(h->f, name);
 
 			free(name);
 			if (k < 0)
@@ -503,7 +587,8 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 		for (const char *dash = strchr(items[i], '-'); dash; dash = strchr(dash + 1, '-')) {
 			char *a = xstrndup(items[i], (size_t)(dash - items[i]));
 
-			if (fabric_find_host(f, a) >= 0 && fabric_find_host(f, dash + 1) >= 0) {
+			if (fabric_find_host(h->f, a) >= 0 &&
+			    fabric_find_host(h->f, dash + 1) >= 0) {
 				t->failed_links =
 				    xrealloc(t->failed_links,
 					     (t->nfailed_links + 1) * sizeof(*t->failed_links));
@@ -532,8 +617,12 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	uint32_t neff = 0;
 	struct ofc_error err = {0};
 	struct fabric *f = NULL;
-	char *why = NULL;
+	char *why = NULL, **own;
+	uint32_t nown;
+	struct strset seen, in_cfg;
 
+	config_failures(h->f, &in_cfg, &own, &nown);
+	set_init(&seen, d->w->nreported + d->w->nlost);
 	for (uint32_t s = 0; s < 2; s++) {
 		char **v = s ? d->w->lost : d->w->reported;
 		uint32_t n = s ? d->w->nlost : d->w->nreported;
@@ -546,10 +635,16 @@ struct fabcfg *failures_publish(struct ofcd *d)
 				ofc_error_clear(&err);
 				continue;
 			}
-			if (!strv_has(eff, neff, canon) && !in_config(h->f, canon))
+			if (!set_has_add(&seen, canon, false) &&
+			    !set_has_add(&in_cfg, canon, false)) {
 				strv_push(&eff, &neff, canon);
+				(void)set_has_add(&seen, eff[neff - 1], true);
+			}
 		}
 	}
+	set_free(&seen);
+	set_free(&in_cfg);
+	strv_free(own, nown);
 	if (!neff)
 		return fabcfg_ref(d->w->cfg);
 	if (build(d, h, eff, neff, &f, &err) < 0) {
@@ -598,6 +693,9 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n)
 	char **now = NULL, item[NAME_MAX_LEN + 16];
 	uint32_t nnow = 0, lost = 0, alarmed = 0;
 	bool same;
+	struct strset seen, was;
+
+	set_init(&seen, f->nwiring);
 
 	for (uint32_t i = 0; i < c->ndevs; i++) {
 		const struct ctl_device *cd = &c->devs[i];
@@ -612,22 +710,30 @@ bool failures_devices(struct ofcd *d, char *cause, size_t n)
 					snprintf(item, sizeof(item), "%s:%u",
 						 f->hosts[f->wiring[k].host].name,
 						 f->wiring[k].host_port);
-					if (!strv_has(now, nnow, item))
+					if (!set_has_add(&seen, item, false)) {
 						strv_push(&now, &nnow, item);
+						(void)set_has_add(&seen, now[nnow - 1], true);
+					}
 				}
 			continue;
 		}
 		/* the switch's own word that a port in use is failing */
 		for (uint32_t a = 0; a < cd->dev.nalarms; a++)
 			if (wired_at(f, s, cd->dev.alarms[a].port, item, sizeof(item)) &&
-			    !strv_has(now, nnow, item)) {
+			    !set_has_add(&seen, item, false)) {
 				strv_push(&now, &nnow, item);
+				(void)set_has_add(&seen, now[nnow - 1], true);
 				alarmed++;
 			}
 	}
+	set_free(&seen);
+	set_init(&was, d->w->nlost);
+	for (uint32_t i = 0; i < d->w->nlost; i++)
+		(void)set_has_add(&was, d->w->lost[i], true);
 	same = nnow == d->w->nlost;
 	for (uint32_t i = 0; i < nnow && same; i++)
-		same = strv_has(d->w->lost, d->w->nlost, now[i]);
+		same = set_has_add(&was, now[i], false);
+	set_free(&was);
 	if (same) {
 		strv_free(now, nnow);
 		return false;

@@ -131,6 +131,7 @@ void fabcfg_unref(struct fabcfg *c);
  * it in place). */
 struct snapshot {
 	struct arena a;
+	uint64_t serial;       /* one per snapshot built, in this process */
 	struct fabcfg *cfg;    /* borrowed strings live here */
 	struct graph *graph;   /* the recorded topology when it is not the config's */
 	struct port_map ports; /* ... and its port layers */

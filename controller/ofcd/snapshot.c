@@ -163,6 +163,10 @@ static bool snapshot_devices(struct snapshot *s, const struct ctl *c, const stru
 
 /* ---- building ------------------------------------------------------------------------ */
 
+/* Each snapshot's serial: what the state's deltas compare (state_delta.c),
+ * as an address freed may be a later snapshot's. */
+static _Atomic uint64_t serials;
+
 struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
 				size_t why_len)
 {
@@ -175,6 +179,7 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	bool all_at_target;
 
 	why[0] = 0;
+	s->serial = atomic_fetch_add(&serials, 1) + 1;
 	s->cfg = fabcfg_ref(cfg);
 	st = s->state = arena_alloc(a, sizeof(*st));
 	ofc__v1__state__init(st);

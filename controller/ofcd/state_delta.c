@@ -20,7 +20,13 @@
  * function, and a path added later cannot forget to. The cost is one pack
  * of the state's kept parts an event or check after a change of the
  * published state's version (the same pack a GetState does); none while
- * the version stands. */
+ * the version stands. A switch's circuits are packed once per snapshot:
+ * they are built with it and nothing changes them after (a version that
+ * moves with the queue, a probe or a device's reachability repacks the
+ * devices' other fields only). At 65,536 hosts the circuits are some
+ * 262,000 messages, and packing them at every queued ticket and every
+ * check took the loop thread most of a core while a failure was re-planned
+ * beside it. */
 #include "controller/ofcd/conn.h"
 
 #include <stdlib.h>
@@ -48,7 +54,7 @@ static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15,
 
 struct part {
 	const char *name; /* a device's or a held partition's (the snapshot's) */
-	uint8_t *buf;
+	uint8_t *buf;	  /* (a device's is in its struct circuits: none here) */
 	size_t len;
 };
 
@@ -63,6 +69,11 @@ struct circuits {
 	size_t *off;   /* n + 1: each one's bytes in buf */
 	uint8_t *buf;
 	bool keyed;
+	/* The snapshot's array these were packed from (compared only while
+	 * that snapshot is the one described: its serial), and whether key,
+	 * off and buf are the last view's, lent to this one. */
+	const void *src;
+	bool lent;
 };
 
 struct state_view {
@@ -82,6 +93,7 @@ struct state_delta {
 	 * are the same, nothing changed (no pack) */
 	uint64_t version;
 	const struct snapshot *snap;
+	uint64_t serial; /* snap's (a freed snapshot's address may come back) */
 };
 
 static void view_free(struct state_view *v)
@@ -89,8 +101,9 @@ static void view_free(struct state_view *v)
 	for (uint32_t i = 0; i < NKEPT; i++)
 		free(v->field[i].buf);
 	for (uint32_t i = 0; i < v->ndev; i++) {
-		free(v->dev[i].buf);
 		free(v->circ[i].rest.buf);
+		if (v->circ[i].lent)
+			continue;
 		free(v->circ[i].key);
 		free(v->circ[i].off);
 		free(v->circ[i].buf);
@@ -144,8 +157,10 @@ static void pack_part(const ProtobufCMessage *m, struct part *p)
 	protobuf_c_message_pack(m, p->buf);
 }
 
-/* m's circuits and the rest of it, packed apart. */
-static void pack_circuits(const Ofc__V1__DeviceState *m, struct circuits *c)
+/* m's circuits and the rest of it, packed apart; the circuits lent by
+ * the last view (was) when it packed the same array. */
+static void pack_circuits(const Ofc__V1__DeviceState *m, struct circuits *c,
+			  const struct circuits *was)
 {
 	Ofc__V1__DeviceState rest = *m;
 	size_t len = 0;
@@ -153,6 +168,16 @@ static void pack_circuits(const Ofc__V1__DeviceState *m, struct circuits *c)
 	rest.n_circuits = 0;
 	rest.circuits = NULL;
 	pack_part(&rest.base, &c->rest);
+	c->src = m->circuits;
+	if (was && was->src == m->circuits && was->n == m->n_circuits) {
+		c->n = was->n;
+		c->key = was->key;
+		c->off = was->off;
+		c->buf = was->buf;
+		c->keyed = was->keyed;
+		c->lent = true;
+		return;
+	}
 	c->n = (uint32_t)m->n_circuits;
 	c->keyed = true;
 	c->key = xcalloc(2 * (size_t)c->n + 1, sizeof(*c->key));
@@ -176,8 +201,10 @@ static void pack_circuits(const Ofc__V1__DeviceState *m, struct circuits *c)
 /* ---- the view ----------------------------------------------------------------------------- */
 
 /* The published state as a read-only client reads its kept parts: vs
- * (shallow, its devices copies in a) and v (each part packed). */
-static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, struct state_view *v)
+ * (shallow, its devices copies in a) and v (each part packed; the
+ * circuits lent by last, the view of the same snapshot, when not NULL). */
+static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, struct state_view *v,
+		       const struct state_view *last)
 {
 	const struct snapshot *s = d->loop->snap;
 
@@ -210,8 +237,7 @@ static void view_build(struct ofcd *d, struct arena *a, Ofc__V1__State *vs, stru
 		m->error = m->error ? (char *)s->public_error[i] : NULL;
 		vs->devices[i] = m;
 		v->dev[i].name = m->name;
-		pack_part(&m->base, &v->dev[i]);
-		pack_circuits(m, &v->circ[i]);
+		pack_circuits(m, &v->circ[i], last && i < last->ndev ? &last->circ[i] : NULL);
 	}
 	v->held = xcalloc(vs->n_held + 1, sizeof(*v->held));
 	v->nheld = (uint32_t)vs->n_held;
@@ -236,6 +262,28 @@ static void view_keep(struct state_view *v)
 static bool part_same(const struct part *a, const struct part *b)
 {
 	return a->len == b->len && (a->len == 0 || memcmp(a->buf, b->buf, a->len) == 0);
+}
+
+/* A device the same in both views: the rest of it, its circuits. */
+static bool device_same(const struct circuits *a, const struct circuits *b)
+{
+	return part_same(&a->rest, &b->rest) && a->n == b->n &&
+	       (a->buf == b->buf ||
+		(memcmp(a->off, b->off, ((size_t)a->n + 1) * sizeof(*a->off)) == 0 &&
+		 memcmp(a->buf, b->buf, a->off[a->n]) == 0));
+}
+
+/* The circuits now borrowed from last become now's own. */
+static void view_take(struct state_view *now, struct state_view *last)
+{
+	for (uint32_t i = 0; i < now->ndev; i++) {
+		if (!now->circ[i].lent)
+			continue;
+		last->circ[i].key = NULL; /* (lent by the same device's entry) */
+		last->circ[i].off = NULL;
+		last->circ[i].buf = NULL;
+		now->circ[i].lent = false;
+	}
 }
 
 static bool names_same(const struct part *a, uint32_t na, const struct part *b, uint32_t nb)
@@ -327,11 +375,11 @@ static void devices_diff(struct arena *a, const struct state_view *old,
 		Ofc__V1__DeviceState *m = vs->devices[i];
 
 		if (!o || !o->keyed || !c->keyed) {
-			if (!o || !part_same(&old->dev[i], &now->dev[i]))
+			if (!o || !device_same(o, c))
 				set->devices[set->n_devices++] = m;
 			continue;
 		}
-		if (part_same(&old->dev[i], &now->dev[i]))
+		if (device_same(o, c))
 			continue;
 		bool rest = !part_same(&o->rest, &c->rest);
 
@@ -405,10 +453,12 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 		return false;
 	if (!sd)
 		sd = d->loop->delta = xcalloc(1, sizeof(*sd));
-	if (sd->have && sd->epoch == leadership(d) && sd->version == d->loop->version &&
-	    sd->snap == d->loop->snap)
+	bool same_snap =
+	    sd->have && sd->snap == d->loop->snap && sd->serial == d->loop->snap->serial;
+
+	if (same_snap && sd->epoch == leadership(d) && sd->version == d->loop->version)
 		return false;
-	view_build(d, a, &vs, &now);
+	view_build(d, a, &vs, &now, same_snap ? &sd->last : NULL);
 	ofc__v1__state_delta__init(dl);
 	if (!sd->have || sd->epoch != leadership(d)) {
 		any = sd->have || d->clustered;
@@ -430,12 +480,14 @@ static bool delta_now(struct ofcd *d, struct arena *a, Ofc__V1__StateDelta *dl)
 		}
 	}
 	view_keep(&now);
+	view_take(&now, &sd->last);
 	view_free(&sd->last);
 	sd->last = now;
 	sd->have = true;
 	sd->epoch = leadership(d);
 	sd->version = d->loop->version;
 	sd->snap = d->loop->snap;
+	sd->serial = d->loop->snap->serial;
 	return any;
 }
 

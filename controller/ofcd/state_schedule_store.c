@@ -83,7 +83,8 @@ uint64_t state_schedule_inputs(const struct fabcfg *c, const char *spec)
 	 * nothing differently. */
 	char **v = xcalloc((size_t)c->nfailed + 1, sizeof(*v));
 
-	memcpy(v, c->failed, (size_t)c->nfailed * sizeof(*v));
+	if (c->nfailed) /* (failed is NULL without) */
+		memcpy(v, c->failed, (size_t)c->nfailed * sizeof(*v));
 	qsort(v, c->nfailed, sizeof(*v), by_name);
 	fnv_u64(&h, c->nfailed);
 	for (uint32_t i = 0; i < c->nfailed; i++)

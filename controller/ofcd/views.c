@@ -306,7 +306,10 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 	struct ofc_error err = {0};
 	struct ctl_record rec;
 
-	if (!st || !c || s->ndevs != c->ndevs)
+	/* (Nothing held and nothing to explain: the record, read and parsed
+	 * again, would be read for nothing; at 65,536 hosts it is 262,144
+	 * circuits, at every failure report's snapshot.) */
+	if (!st || !c || s->ndevs != c->ndevs || (!st->n_held && st->at_target))
 		return;
 	const struct fabric *f = c->fabric;
 	if (ctl_load_record_for(c, &rec, &err) < 0)

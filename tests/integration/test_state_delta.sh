@@ -20,14 +20,16 @@ trap 'kill -9 $ofcd_pid 2>/dev/null; stop_cluster; rm_tmp' EXIT
 make_torus_config "$TMP/torus.yaml" torus:8x8 2s 2
 start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred
 $BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/torus.yaml" --socket "$TMP/o.sock" \
-	--state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>"$TMP/ofcd.log" &
+	--ro-socket "$TMP/ro.sock" --state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 2>"$TMP/ofcd.log" &
 ofcd_pid=$!
 deadline 10
 while [ ! -S "$TMP/o.sock" ] && ! past $_end; do sleep 0.02; done
 
-$PY - "$TMP/o.sock" >"$TMP/single.out" 2>&1 <<'PY' && ok || bad "single ofcd: the copy from deltas is the read" "$(cat "$TMP/single.out")"
-import sys
-from ofc_client import Client, control_pb2
+# (e's pid: the switch lost at the end, while the state's snapshot stands)
+# shellcheck disable=SC2154
+$PY - "$TMP/o.sock" "$e_pid" >"$TMP/single.out" 2>&1 <<'PY' && ok || bad "single ofcd: the copy from deltas is the read" "$(cat "$TMP/single.out")"
+import os, signal, sys
+from ofc_client import Client, OfcError, control_pb2
 from state_follow import Follower
 
 sock = sys.argv[1]
@@ -44,6 +46,17 @@ c.reconfigure(topology="circulant:64:3,8")
 c.report_failure(clear=True, restore=True)
 c.reconfigure("ring:8", partition="jD", hosts="h[0-7]")
 ok, why = f.agree(sock)
+assert ok, why
+# The switch lost: its reachability changes while its circuits (packed once
+# a snapshot) stay; the copy follows both. (Compared with a read-only
+# client's read: the copy, as such a client's, has the device's error as
+# its reason's word, not the text the admin socket shows.)
+os.kill(int(sys.argv[2]), signal.SIGKILL)
+try:
+    c.reconfigure("ring:4", partition="jE", hosts="h[12-15]")
+except OfcError:
+    pass
+ok, why = f.agree(sock.replace("o.sock", "ro.sock"))
 f.stop = True
 assert ok, why
 kinds = [control_pb2.Event.Kind.Name(e.kind) for e in f.events if e.HasField("delta")]
@@ -62,6 +75,10 @@ assert any("failed" in e.delta.cleared for e in f.events), "the failures' cleari
 # the copy really moved: the last topology, jD held, jA and jB gone
 assert f.copy.state.topology.spec.startswith("circulant"), f.copy.state.topology.spec
 assert [h.name for h in f.copy.state.held] == ["jD"], f.copy.state.held
+lost = [d for e in f.events for d in e.delta.set.devices
+        if d.name == "ocs0" and d.HasField("reachable") and not d.reachable]
+assert lost, "no event carried the switch lost"
+assert [d for d in f.copy.state.devices if d.name == "ocs0"][0].circuits, "the circuits went"
 PY
 kill $ofcd_pid 2>/dev/null
 wait $ofcd_pid 2>/dev/null

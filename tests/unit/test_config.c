@@ -565,6 +565,80 @@ static void test_failed_port_twice(void **state)
 	fabric_free(f);
 }
 
+/* Failed ports take the arcs their fibres carried, and no other: port j of
+ * host u transmits the arc u -> to[j][u] and receives the arc w -> u from
+ * the w whose port j transmits to u. Port 0 of every host (a switch
+ * lost) and two more, on torus:4x4: the degraded graph is the healthy one
+ * less exactly those arcs, found here by scanning the rows (what the
+ * validator's inverted rows replace). */
+static void test_failed_ports_take_their_arcs(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	(void)state;
+
+	sb_printf(&sb, "name: t\nhosts:\n");
+	for (uint32_t h = 0; h < 16; h++)
+		sb_printf(&sb, "  - {name: h%u, ports: 4, failed_ports: [0%s]}\n", h,
+			  h == 5    ? ", 2"
+			  : h == 10 ? ", 3"
+				    : "");
+	sb_printf(&sb, "topology: torus:4x4\n");
+	struct fabric *f = load(sb.buf);
+	const struct graph *g = f->graph, *dg = f->degraded;
+	const struct port_map *pm = &f->ports;
+	uint32_t n = g->n;
+	bool *gone = xcalloc(g->m, sizeof(bool));
+
+	assert_non_null(dg);
+	assert_non_null(pm->to);
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t k = 0; k < f->hosts[u].nfailed_ports; k++) {
+			uint32_t j = f->hosts[u].failed_ports[k];
+
+			for (uint32_t w = 0; w < n; w++) {
+				bool out = w == u, in = w != u && pm->to[(size_t)j * n + w] == u;
+				uint32_t from = out ? u : w,
+					 to = out ? pm->to[(size_t)j * n + u] : u;
+
+				if (!out && !in)
+					continue;
+				for (uint32_t a = g->off[from]; a < g->off[from + 1]; a++)
+					if (g->adj[a] == to && !gone[a]) {
+						gone[a] = true;
+						break;
+					}
+			}
+		}
+	uint32_t left = 0;
+	for (uint32_t a = 0; a < g->m; a++)
+		left += !gone[a];
+	assert_int_equal(dg->m, left);
+	assert_true(left < g->m - 16); /* (port 0 alone takes 32 arcs) */
+	for (uint32_t u = 0; u < n; u++) {
+		/* the same arcs out of u, as a multiset */
+		uint32_t want[8] = {0}, got[8] = {0}, nw = 0, ng = 0;
+
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (!gone[a])
+				want[nw++] = g->adj[a];
+		for (uint32_t a = dg->off[u]; a < dg->off[u + 1]; a++)
+			got[ng++] = dg->adj[a];
+		assert_int_equal(nw, ng);
+		for (uint32_t x = 0; x < nw; x++) {
+			uint32_t cw = 0, cg = 0;
+
+			for (uint32_t y = 0; y < nw; y++) {
+				cw += want[y] == want[x];
+				cg += got[y] == want[x];
+			}
+			assert_int_equal(cw, cg);
+		}
+	}
+	free(gone);
+	fabric_free(f);
+	sb_free(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +653,7 @@ int main(void)
 	    cmocka_unit_test(test_server_fabric_errors),
 	    cmocka_unit_test(test_server_fabric_size),
 	    cmocka_unit_test(test_failed_port_twice),
+	    cmocka_unit_test(test_failed_ports_take_their_arcs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
