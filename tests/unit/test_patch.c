@@ -17,6 +17,7 @@
 
 #include "bfb/bfb.h"
 #include "sched/sched.h"
+#include "sched/internal.h"
 
 struct fx {
 	struct graph *g, *gd;
@@ -518,6 +519,50 @@ static void test_check_on_threads(void **state)
 	fx_close(&f);
 }
 
+/* The check's two ways to find a pair the patch plans outside its region
+ * (a bit's rank in an index, or a search where the index would not fit)
+ * give the same verdict, reason and link loads on every corruption. */
+static void test_index_and_search(void **state)
+{
+	(void)state;
+	const char *fails[] = {"5-6,40-41,100-101", "21"};
+	size_t saved = sched_patch_index_max;
+	uint32_t refused = 0;
+
+	for (size_t fi = 0; fi < 2; fi++) {
+		struct fx f;
+
+		fx_open(&f, "torus:16x16", fails[fi], SCHED_ALLREDUCE);
+		const struct schedule *q = &f.p.prog;
+		for (size_t xi = 0; xi <= q->nxfers; xi += q->nxfers / 17 + 1)
+			for (int how = 0; how < 5; how++) {
+				struct sched_patch bad = {0};
+				struct verify_report a = {0}, b = {0};
+
+				corrupt(&f, xi < q->nxfers ? xi : SIZE_MAX, how, &bad);
+				bad.absent = f.p.absent;
+				bad.nabsent = f.p.nabsent;
+				sched_patch_index_max = saved;
+				int ra = sched_verify_patched(&f.r, &bad, f.g, f.gone, &a);
+				sched_patch_index_max = 0;
+				int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
+				sched_patch_index_max = saved;
+				if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
+					fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi,
+						 how, ra, ra < 0 ? a.error : "", rb,
+						 rb < 0 ? b.error : "");
+				if (ra == 0)
+					assert_true(a.sum_max_link_load == b.sum_max_link_load);
+				refused += ra < 0;
+				bad.absent = NULL;
+				bad.nabsent = 0;
+				sched_patch_free(&bad);
+			}
+		fx_close(&f);
+	}
+	assert_true(refused > 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +576,7 @@ int main(void)
 	    cmocka_unit_test(test_failed_host),
 	    cmocka_unit_test(test_failed_host_corrupted),
 	    cmocka_unit_test(test_check_on_threads),
+	    cmocka_unit_test(test_index_and_search),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
