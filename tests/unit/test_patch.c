@@ -18,6 +18,7 @@
 #include "bfb/bfb.h"
 #include "sched/sched.h"
 #include "sched/internal.h"
+#include "bfb/patch_internal.h"
 
 struct fx {
 	struct graph *g, *gd;
@@ -563,6 +564,36 @@ static void test_index_and_search(void **state)
 	assert_true(refused > 10);
 }
 
+/* The patch's search subtracts node ids on the whole word where G is a
+ * power-of-two group: the same as G's own, every pair, and G's own where
+ * it is not (mixed radices, Z_2^k). */
+static void test_word_subtraction(void **state)
+{
+	(void)state;
+	const char *specs[] = {"torus:8x4", "torus:4x16x2", "torus:64x2", "torus:6x4",
+			       "hypercube:5"};
+	const bool word[] = {true, true, true, false, false};
+
+	for (size_t i = 0; i < 5; i++) {
+		struct ofc_error err = {0};
+		struct graph *g;
+		struct topo_tree *t;
+		struct sched_group G;
+
+		if (topo_build_tree(specs[i], &g, &t, &err) < 0 || sched_group_of(g, t, &G, &err) < 0)
+			fail_msg("%s: %s", specs[i], err.msg);
+		uint32_t high = patch_high(&G);
+		assert_int_equal(high != 0, word[i]);
+		for (uint32_t a = 0; a < g->n; a++)
+			for (uint32_t b = 0; b < g->n; b++)
+				if (patch_sub(&G, high, a, b) != sched_group_sub(&G, a, b))
+					fail_msg("%s: %u - %u: %u, the group's %u", specs[i], a, b,
+						 patch_sub(&G, high, a, b), sched_group_sub(&G, a, b));
+		graph_free(g);
+		topo_tree_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +608,7 @@ int main(void)
 	    cmocka_unit_test(test_failed_host_corrupted),
 	    cmocka_unit_test(test_check_on_threads),
 	    cmocka_unit_test(test_index_and_search),
+	    cmocka_unit_test(test_word_subtraction),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
