@@ -1127,25 +1127,25 @@ static uint32_t base_arcs(const struct schedule *b, uint32_t t, uint64_t *key, u
 	return k;
 }
 
-/* A delta of step t: counted in at[t + 2] (by NULL: the first pass), or
- * written at by[at[t + 1]++] (the second, at[] summed between). */
-static void add_delta(size_t *at, struct delta *by, uint32_t t, uint32_t arc, int64_t amount)
+static void add_delta(struct delta **dl, size_t *nd, size_t *cap, uint32_t t, uint32_t arc,
+		      int64_t amount)
 {
-	if (!by)
-		at[(size_t)t + 2]++;
-	else
-		by[at[(size_t)t + 1]++] = (struct delta){(uint64_t)t << 32 | arc, amount};
+	if (*nd == *cap) {
+		*cap *= 2;
+		*dl = xrealloc(*dl, *cap * sizeof(**dl));
+	}
+	(*dl)[(*nd)++] = (struct delta){(uint64_t)t << 32 | arc, amount};
 }
 
 /* What the base no longer puts on arcs: its pieces of the pairs the
  * patch plans outside the region and of the failed hosts' blocks (the
- * patch's own transfers add, read from it step by step), by step: run
- * twice, counting then writing (one array of the right size, where a
- * growing list and its copy by step faulted in twice the memory). */
-static void load_deltas(struct pcheck *c, size_t *at, struct delta *by)
+ * patch's own transfers add, read from it step by step). */
+static size_t load_deltas(struct pcheck *c, struct delta **out)
 {
 	const struct schedule *b = &c->r->prog;
 	const struct sched_group *G = &c->r->group;
+	size_t nd = 0, cap = c->ooff[2 * c->n] + 16;
+	struct delta *dl = xmalloc(cap * sizeof(*dl));
 
 	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
 		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
@@ -1157,8 +1157,8 @@ static void load_deltas(struct pcheck *c, size_t *at, struct delta *by)
 				const struct xfer *x = &b->xfers[c->bidx[j]];
 				uint32_t src = sched_group_add(G, x->src, u);
 
-				add_delta(at, by, c->bstep[c->bidx[j]], c->g->off[src] + x->lane,
-					  -(int64_t)x->length);
+				add_delta(&dl, &nd, &cap, c->bstep[c->bidx[j]],
+					  c->g->off[src] + x->lane, -(int64_t)x->length);
 			}
 		}
 	for (uint32_t k = 0; k < c->p->nabsent; k++)
@@ -1168,10 +1168,12 @@ static void load_deltas(struct pcheck *c, size_t *at, struct delta *by)
 
 			if (c->inr[u] || c->abs[u])
 				continue;
-			add_delta(at, by, c->bstep[i],
+			add_delta(&dl, &nd, &cap, c->bstep[i],
 				  c->g->off[sched_group_add(G, x->src, u)] + x->lane,
 				  -(int64_t)x->length);
 		}
+	*out = dl;
+	return nd;
 }
 
 /* patch_loads' steps on threads: each step's busiest arc into most[t],
@@ -1243,17 +1245,21 @@ static void loads_step(void *arg, size_t ti, unsigned w)
 static void patch_loads(struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
-	size_t big = 0, most_t = 0;
+	struct delta *dl;
+	size_t nd = load_deltas(c, &dl), big = 0, most_t = 0;
 	size_t *at = xcalloc((size_t)b->nsteps + 2, sizeof(size_t));
 
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		if (sched_step_size(b, t) > big)
 			big = sched_step_size(b, t);
-	load_deltas(c, at, NULL);
+	for (size_t i = 0; i < nd; i++)
+		at[(dl[i].key >> 32) + 2]++;
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		at[t + 2] += at[t + 1];
-	struct delta *by = xmalloc((at[b->nsteps + 1] + 1) * sizeof(*by));
-	load_deltas(c, at, by);
+	struct delta *by = xmalloc((nd + 1) * sizeof(*by));
+	for (size_t i = 0; i < nd; i++)
+		by[at[(dl[i].key >> 32) + 1]++] = dl[i];
+	free(dl);
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		size_t k = at[t + 1] - at[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
 
