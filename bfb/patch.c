@@ -53,7 +53,7 @@ struct search {
 	const struct graph *k, *kin, *kout;
 	uint32_t nfail, *ftail, *fhead;
 	const uint16_t *row0;
-	uint32_t high; /* patch_high(G) */
+	uint32_t high;	       /* patch_high(G) */
 	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
 	/* per worker */
 	uint8_t **mark;	 /* 1 candidate, 2 raised */

@@ -60,8 +60,7 @@ static inline uint32_t patch_high(const struct sched_group *G)
  * crosses one, the last term putting the top bits right (Hacker's
  * Delight, 2nd ed., 2-18). The coordinate loop was a third of the
  * patch's search for the nodes a failure moves away from a root. */
-static inline uint32_t patch_sub(const struct sched_group *G, uint32_t high, uint32_t a,
-				 uint32_t b)
+static inline uint32_t patch_sub(const struct sched_group *G, uint32_t high, uint32_t a, uint32_t b)
 {
 	if (high)
 		return ((a | high) - (b & ~high)) ^ ((a ^ ~b) & high);

@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "bfb/bfb.h"
-#include "sched/sched.h"
-#include "sched/internal.h"
 #include "bfb/patch_internal.h"
+#include "sched/internal.h"
+#include "sched/sched.h"
 
 struct fx {
 	struct graph *g, *gd;
@@ -580,7 +580,8 @@ static void test_word_subtraction(void **state)
 		struct topo_tree *t;
 		struct sched_group G;
 
-		if (topo_build_tree(specs[i], &g, &t, &err) < 0 || sched_group_of(g, t, &G, &err) < 0)
+		if (topo_build_tree(specs[i], &g, &t, &err) < 0 ||
+		    sched_group_of(g, t, &G, &err) < 0)
 			fail_msg("%s: %s", specs[i], err.msg);
 		uint32_t high = patch_high(&G);
 		assert_int_equal(high != 0, word[i]);
@@ -588,7 +589,8 @@ static void test_word_subtraction(void **state)
 			for (uint32_t b = 0; b < g->n; b++)
 				if (patch_sub(&G, high, a, b) != sched_group_sub(&G, a, b))
 					fail_msg("%s: %u - %u: %u, the group's %u", specs[i], a, b,
-						 patch_sub(&G, high, a, b), sched_group_sub(&G, a, b));
+						 patch_sub(&G, high, a, b),
+						 sched_group_sub(&G, a, b));
 		graph_free(g);
 		topo_tree_free(t);
 	}
