@@ -1147,16 +1147,7 @@ static size_t load_deltas(struct pcheck *c, struct delta **out)
 {
 	const struct schedule *b = &c->r->prog;
 	const struct sched_group *G = &c->r->group;
-	/* sized at once (the pairs' base pieces, the failed hosts' at most):
-	 * grown by doubling, it was copied and faulted in again */
-	size_t nd = 0, cap = 16 + (size_t)c->p->nabsent * b->nxfers;
-
-	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
-		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			uint32_t ph = ob / c->n, r = sched_group_sub(G, c->oblk[k], ob % c->n);
-
-			cap += c->bstart[ph * c->n + r + 1] - c->bstart[ph * c->n + r];
-		}
+	size_t nd = 0, cap = c->ooff[2 * c->n] + 16;
 	struct delta *dl = xmalloc(cap * sizeof(*dl));
 
 	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
