@@ -53,6 +53,7 @@ struct search {
 	const struct graph *k, *kin, *kout;
 	uint32_t nfail, *ftail, *fhead;
 	const uint16_t *row0;
+	uint32_t high;	       /* patch_high(G) */
 	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
 	/* per worker */
 	uint8_t **mark;	 /* 1 candidate, 2 raised */
@@ -67,7 +68,7 @@ struct search {
 
 static uint32_t hdist(const struct search *sr, uint32_t x, uint32_t v)
 {
-	return sr->row0[sched_group_sub(sr->G, v, x)];
+	return sr->row0[patch_sub(sr->G, sr->high, v, x)];
 }
 
 static int cmp_level(const void *a, const void *b)
@@ -358,7 +359,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
 {
 	const struct graph *g = pp->g;
-	struct search sr = {.G = pp->G, .absent = pp->absent};
+	struct search sr = {.G = pp->G, .high = patch_high(pp->G), .absent = pp->absent};
 	uint32_t n = g->n, *queue = xmalloc((size_t)n * sizeof(uint32_t));
 	uint16_t *row0 = xmalloc((size_t)n * sizeof(uint16_t));
 	int rc = 0;
@@ -377,6 +378,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		}
 	bfb_bfs_row(sr.k, 0, row0, queue);
 	sr.row0 = pp->row0 = row0;
+	pp->high = sr.high;
 	unsigned th = parallel_workers(n, 64, threads);
 	sr.mark = xcalloc(th, sizeof(uint8_t *));
 	sr.tent = xcalloc(th, sizeof(uint16_t *));

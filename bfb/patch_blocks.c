@@ -121,7 +121,7 @@ static uint32_t ddist(const struct patch_phase *pp, uint32_t x, uint32_t w)
 		else
 			hi = mid;
 	}
-	return pp->row0[sched_group_sub(pp->G, w, x)];
+	return pp->row0[patch_sub(pp->G, pp->high, w, x)];
 }
 
 struct owner_job {

@@ -15,6 +15,7 @@ struct patch_phase {
 	uint32_t first;	      /* the phase's first step in the program */
 	uint32_t D;	      /* its steps */
 	const uint16_t *row0; /* distances from 0 in K = H^T (healthy) */
+	uint32_t high;	      /* patch_high(G) */
 	/* allgather: g's in-arcs of each node (in_arc[in_off[u] ..]) and
 	 * every arc's tail */
 	const uint32_t *in_off, *in_arc, *tails;
@@ -41,5 +42,29 @@ void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x);
  * reach) planned again into po. */
 int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t nowners,
 		 unsigned threads, struct patch_out *po, struct ofc_error *err);
+
+/* The top bit of each coordinate of G where its subtraction can be done
+ * on the whole word at once (a power-of-two group, one orbit), else 0. */
+static inline uint32_t patch_high(const struct sched_group *G)
+{
+	uint32_t high = 0;
+
+	for (uint32_t i = 0; G->pow2 && !G->binary && G->reps == 1 && i < G->ndims; i++)
+		if (G->radix[i] > 1)
+			high |= G->radix[i] / 2 << G->shift[i];
+	return high;
+}
+
+/* a - b in G, by high (patch_high) where it is not 0: each coordinate's
+ * top bit set in the minuend and cleared in the subtrahend, so no borrow
+ * crosses one, the last term putting the top bits right (Hacker's
+ * Delight, 2nd ed., 2-18). The coordinate loop was a third of the
+ * patch's search for the nodes a failure moves away from a root. */
+static inline uint32_t patch_sub(const struct sched_group *G, uint32_t high, uint32_t a, uint32_t b)
+{
+	if (high)
+		return ((a | high) - (b & ~high)) ^ ((a ^ ~b) & high);
+	return sched_group_sub(G, a, b);
+}
 
 #endif

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "bfb/bfb.h"
+#include "bfb/patch_internal.h"
+#include "sched/internal.h"
 #include "sched/sched.h"
 
 struct fx {
@@ -518,6 +520,82 @@ static void test_check_on_threads(void **state)
 	fx_close(&f);
 }
 
+/* The check's two ways to find a pair the patch plans outside its region
+ * (a bit's rank in an index, or a search where the index would not fit)
+ * give the same verdict, reason and link loads on every corruption. */
+static void test_index_and_search(void **state)
+{
+	(void)state;
+	const char *fails[] = {"5-6,40-41,100-101", "21"};
+	size_t saved = sched_patch_index_max;
+	uint32_t refused = 0;
+
+	for (size_t fi = 0; fi < 2; fi++) {
+		struct fx f;
+
+		fx_open(&f, "torus:16x16", fails[fi], SCHED_ALLREDUCE);
+		const struct schedule *q = &f.p.prog;
+		for (size_t xi = 0; xi <= q->nxfers; xi += q->nxfers / 17 + 1)
+			for (int how = 0; how < 5; how++) {
+				struct sched_patch bad = {0};
+				struct verify_report a = {0}, b = {0};
+
+				corrupt(&f, xi < q->nxfers ? xi : SIZE_MAX, how, &bad);
+				bad.absent = f.p.absent;
+				bad.nabsent = f.p.nabsent;
+				sched_patch_index_max = saved;
+				int ra = sched_verify_patched(&f.r, &bad, f.g, f.gone, &a);
+				sched_patch_index_max = 0;
+				int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
+				sched_patch_index_max = saved;
+				if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
+					fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi,
+						 how, ra, ra < 0 ? a.error : "", rb,
+						 rb < 0 ? b.error : "");
+				if (ra == 0)
+					assert_true(a.sum_max_link_load == b.sum_max_link_load);
+				refused += ra < 0;
+				bad.absent = NULL;
+				bad.nabsent = 0;
+				sched_patch_free(&bad);
+			}
+		fx_close(&f);
+	}
+	assert_true(refused > 10);
+}
+
+/* The patch's search subtracts node ids on the whole word where G is a
+ * power-of-two group: the same as G's own, every pair, and G's own where
+ * it is not (mixed radices, Z_2^k). */
+static void test_word_subtraction(void **state)
+{
+	(void)state;
+	const char *specs[] = {"torus:8x4", "torus:4x16x2", "torus:64x2", "torus:6x4",
+			       "hypercube:5"};
+	const bool word[] = {true, true, true, false, false};
+
+	for (size_t i = 0; i < 5; i++) {
+		struct ofc_error err = {0};
+		struct graph *g;
+		struct topo_tree *t;
+		struct sched_group G;
+
+		if (topo_build_tree(specs[i], &g, &t, &err) < 0 ||
+		    sched_group_of(g, t, &G, &err) < 0)
+			fail_msg("%s: %s", specs[i], err.msg);
+		uint32_t high = patch_high(&G);
+		assert_int_equal(high != 0, word[i]);
+		for (uint32_t a = 0; a < g->n; a++)
+			for (uint32_t b = 0; b < g->n; b++)
+				if (patch_sub(&G, high, a, b) != sched_group_sub(&G, a, b))
+					fail_msg("%s: %u - %u: %u, the group's %u", specs[i], a, b,
+						 patch_sub(&G, high, a, b),
+						 sched_group_sub(&G, a, b));
+		graph_free(g);
+		topo_tree_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +609,8 @@ int main(void)
 	    cmocka_unit_test(test_failed_host),
 	    cmocka_unit_test(test_failed_host_corrupted),
 	    cmocka_unit_test(test_check_on_threads),
+	    cmocka_unit_test(test_index_and_search),
+	    cmocka_unit_test(test_word_subtraction),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
