@@ -203,7 +203,9 @@ static double route_max_load(const struct graph *g, const struct a2a_routes *rt)
 /* The mirrored master (one source per orbit of Aut(g), one row per orbit of
  * arcs) finds the plain master's theta on graphs that are not Cayley graphs
  * of their ports, and its routes, mirrored to every source, realise it: no
- * arc carries more than 1 / theta. */
+ * arc carries more than 1 / theta. The plain master on Clp: on lp_solve
+ * (the default under 256 nodes) it took 6 of the test's 7 s, and the
+ * mirrored one, on the default, is held to the other engine's answer. */
 static void test_mirrored(void **state)
 {
 	static const struct {
@@ -217,8 +219,13 @@ static void test_mirrored(void **state)
 		struct mcf_opts o = {.method = MCF_MIRRORED, .routes = true};
 		struct mcf_result r;
 		struct ofc_error err = {0};
-		double plain = theta_of(t[i].spec, MCF_COLGEN);
+		struct mcf_opts oc = {.method = MCF_COLGEN, .lp_solver = LP_SOLVER_CLP};
+		struct mcf_result rc;
 
+		assert_int_equal(mcf_solve(g, &oc, &rc, &err), 0);
+		assert_true(rc.optimal && rc.objective - rc.lower <= 1e-8 * rc.objective);
+		double plain = rc.theta;
+		mcf_result_free(&rc);
 		assert_int_equal(mcf_solve(g, &o, &r, &err), 0);
 		assert_int_equal(r.method, MCF_MIRRORED);
 		assert_true(r.optimal);
