@@ -75,6 +75,7 @@ long="test_cluster test_testbed_ofcd test_gateway test_netconf test_msccl test_o
 first= rest=
 for l in $long; do
 	for t in $shared; do
+		case " $lane " in *" $t "*) continue ;; esac
 		[ "$(basename "$t" .sh)" = "$l" ] && first="$first $t"
 	done
 done
