@@ -21,8 +21,12 @@
 # of CPU in 97 s of wall and the unit tests one core, leaving half a core
 # idle, which suites that mostly wait on daemons (a sixth of a core or
 # less each) take without crowding the shaped circuits.
+# run.sh --plan [SUITE...]: the order only, a line a suite ("alone",
+# "lane" or "pool", then the suite), nothing run.
 self=$(cd "$(dirname "$0")" && pwd)/run.sh
 cd "$(dirname "$0")/../.." || exit 1
+plan=
+[ "$1" = --plan ] && plan=1 && shift
 
 # run.sh --one OUT SUITE: one suite, its output and time printed together
 if [ "$1" = --one ]; then
@@ -82,6 +86,12 @@ done
 for t in $shared; do
 	case " $first $lane " in *" $t "*) ;; *) rest="$rest $t" ;; esac
 done
+if [ -n "$plan" ]; then
+	for t in $alone; do echo "alone $t"; done
+	for t in $lane; do echo "lane $t"; done
+	for t in $first $rest; do echo "pool $t"; done
+	exit 0
+fi
 (for t in $lane; do sh "$self" --one "$out" "$t"; done) &
 lanepid=$!
 for t in $alone; do sh "$self" --one "$out" "$t"; done
