@@ -7,7 +7,7 @@
 # stand-in for `ofc status --json`: its exit 1 with a whole state that says
 # a device is lost is an answer, any other exit 1, a JSON cut short or
 # another exit none. run.sh's order (--plan): every suite once, the
-# "run alone" suites alone but for the lane of light ones.
+# netns testbed's suites by themselves but for the lane of light ones.
 SUITE=lib
 . "$(dirname "$0")/lib.sh"
 
