@@ -126,15 +126,17 @@ def main(path, norders=5):
     # Any interleaving the dependencies allow must give the same result:
     # replay in thread-block order, in reverse, and in shuffled orders one
     # step at a time, so a missing dependency (a race) shows in one of them.
+    inputs = {r: [Counter({(r, c): 1}) for c in range(g["sizes"]["i"])] for r, g in gpus.items()}
     for order in ("forward", 1, "reverse", 2, 3)[:norders]:
-        ran = replay(gpus, n, coll, per_loop, order)
+        ran = replay(gpus, n, coll, per_loop, order, inputs)
     print("msccl_replay: %s on %d gpus, %d steps, %d interleavings replayed: correct" %
           (coll, n, ran, norders))
 
 
-def replay(gpus, n, coll, per_loop, order):
+def replay(gpus, n, coll, per_loop, order, inputs):
     """One interleaving. A chunk's content is a Counter never changed in
-    place (a reduction makes a new one), so sends and copies share it."""
+    place (a reduction makes a new one), so sends and copies share it, and
+    so do the interleavings: inputs[r][c] is rank r's input chunk c."""
     import random
     pc = {(r, t): 0 for r, g in gpus.items() for t in g["tbs"]}
     # Buffers: lists of Counters (contributions), None where nothing was written.
@@ -143,10 +145,10 @@ def replay(gpus, n, coll, per_loop, order):
     buf = {}
     for r, g in gpus.items():
         b = {k: [None] * g["sizes"][k] for k in "ios"}
-        for c in range(g["sizes"]["i"]):
-            # allgather: rank r's input chunk c is piece c of block r; the
-            # other collectives: input chunk c is r's contribution to chunk c.
-            b["i"][c] = Counter({(r, c): 1})
+        # allgather: rank r's input chunk c is piece c of block r; the
+        # other collectives: input chunk c is r's contribution to chunk c.
+        # (Never changed in place: every interleaving starts from the same.)
+        b["i"] = list(inputs[r])
         buf[r] = b
     queues = {}
     done = {r: {t: -1 for t in g["tbs"]} for r, g in gpus.items()}
@@ -166,60 +168,68 @@ def replay(gpus, n, coll, per_loop, order):
             rng.shuffle(blocks)
         for r, t in blocks:
             tb = gpus[r]["tbs"][t]
-            if True:
-                while pc[(r, t)] < len(tb["steps"]):
-                    op = tb["steps"][pc[(r, t)]]
-                    if not ready(r, op):
+            steps, dn, br, k = tb["steps"], done[r], buf[r], pc[(r, t)]
+            while k < len(steps):
+                op = steps[k]
+                if not ready(r, op):
+                    break
+                ty, cnt = op["type"], op["cnt"]
+                if ty in ("r", "rrc"):
+                    q = queues.get((tb["recv"], r, tb["chan"]))
+                    if not q:
                         break
-                    ty, cnt = op["type"], op["cnt"]
-                    if ty in ("r", "rrc"):
-                        q = queues.get((tb["recv"], r, tb["chan"]))
-                        if not q:
-                            break
-                        data = q.popleft()
-                        if len(data) != cnt:
-                            fail("gpu %d tb %d: received %d chunks, step says %d" % (r, t, len(data), cnt))
+                    data = q.popleft()
+                    if len(data) != cnt:
+                        fail("gpu %d tb %d: received %d chunks, step says %d" % (r, t, len(data), cnt))
+                    if None in data:
+                        fail("gpu %d received a chunk nobody wrote" % r)
+                    dst, do = br[op["db"]], op["do"]
+                    if ty == "rrc":
+                        src, so = br[op["sb"]], op["so"]
                         for j in range(cnt):
-                            if data[j] is None:
-                                fail("gpu %d received a chunk nobody wrote" % r)
-                            if ty == "rrc":
-                                cur = buf[r][op["sb"]][op["so"] + j]
-                                if cur is None:
-                                    fail("gpu %d: reduce into an unwritten chunk" % r)
-                                buf[r][op["db"]][op["do"] + j] = cur + data[j]
-                            else:
-                                buf[r][op["db"]][op["do"] + j] = data[j]
-                    elif ty == "s":
-                        src = buf[r][op["sb"]][op["so"]:op["so"] + cnt]
-                        queues.setdefault((r, tb["send"], tb["chan"]), deque()).append(src)
-                    elif ty == "cpy":
-                        for j in range(cnt):
-                            buf[r][op["db"]][op["do"] + j] = buf[r][op["sb"]][op["so"] + j]
-                    done[r][t] = pc[(r, t)]
-                    pc[(r, t)] += 1
-                    ran += 1
-                    progress = True
-                    if rng:
-                        break  # one step, then another block
+                            cur = src[so + j]
+                            if cur is None:
+                                fail("gpu %d: reduce into an unwritten chunk" % r)
+                            dst[do + j] = cur + data[j]
+                    else:
+                        dst[do:do + cnt] = data
+                elif ty == "s":
+                    src = br[op["sb"]][op["so"]:op["so"] + cnt]
+                    queues.setdefault((r, tb["send"], tb["chan"]), deque()).append(src)
+                elif ty == "cpy":
+                    # element by element, as the executor copies: a copy
+                    # within one buffer that overlaps reads what it wrote
+                    src, dst, so, do = br[op["sb"]], br[op["db"]], op["so"], op["do"]
+                    for j in range(cnt):
+                        dst[do + j] = src[so + j]
+                dn[t] = k
+                k += 1
+                ran += 1
+                progress = True
+                if rng:
+                    break  # one step, then another block
+            pc[(r, t)] = k
     if ran != total:
         fail("deadlock: %d of %d steps ran" % (ran, total))
     if any(q for q in queues.values()):
         fail("sends left unreceived")
 
-    # The collective's result.
+    # The collective's result. Compared as dicts: a Counter's sums keep
+    # only positive counts, so no zero entry makes two equal Counters
+    # differ as dicts, and dict's == is Counter's without its Python loop.
     bad = 0
     for r in range(n):
         o = buf[r]["o"]
         for x in range(len(o)):
             if coll == "allgather":
-                want = Counter({(x // Q, x % Q): 1})
+                want = {(x // Q, x % Q): 1}
             elif coll == "allreduce":
-                want = Counter({(v, x): 1 for v in range(n)})
+                want = {(v, x): 1 for v in range(n)}
             elif coll == "reducescatter":
-                want = Counter({(v, r * Q + x): 1 for v in range(n)})
+                want = {(v, r * Q + x): 1 for v in range(n)}
             else:  # alltoall: chunk c of what rank v sent rank r
-                want = Counter({(x // Q, r * Q + x % Q): 1})
-            if o[x] != want:
+                want = {(x // Q, r * Q + x % Q): 1}
+            if o[x] is None or not dict.__eq__(o[x], want):
                 if bad == 0:
                     print("msccl_replay: gpu %d output chunk %d holds %s, want %s" %
                           (r, x, dict(o[x]) if o[x] else None, dict(want)))

@@ -6,7 +6,8 @@
 # variable's is refused. cluster_poll.py (until_state, wait_leader) on a
 # stand-in for `ofc status --json`: its exit 1 with a whole state that says
 # a device is lost is an answer, any other exit 1, a JSON cut short or
-# another exit none.
+# another exit none. run.sh's order (--plan): every suite once, the
+# netns testbed's suites by themselves but for the lane of light ones.
 SUITE=lib
 . "$(dirname "$0")/lib.sh"
 
@@ -67,4 +68,19 @@ FAKE_RC=1 expect_exit 1 $POLL state 0 "$TMP/ofc-standin" "$TMP" r1 'True'
 printf '%s\n' "$LOST" >"$TMP/st.json"
 FAKE_RC=2 expect_exit 1 $POLL state 0 "$TMP/ofc-standin" "$TMP" r1 'True'
 
+# run.sh's order (--plan): every suite once; the netns testbed's suites
+# that say "run alone" first, beside the lane of light suites only; with
+# no alone suite named, no lane: its suites join the pool.
+tests/integration/run.sh --plan >"$TMP/plan"
+ls tests/integration/test_*.sh >"$TMP/all"
+cut -d' ' -f2 "$TMP/plan" | sort >"$TMP/planned"
+cmp -s "$TMP/all" "$TMP/planned" && ok || bad "run.sh --plan: not every suite once" "$(diff "$TMP/all" "$TMP/planned")"
+for t in tests/integration/test_*.sh; do
+	if head -20 "$t" | grep -q "run alone"; then
+		grep -qx "alone $t" "$TMP/plan" || bad "$t says run alone: not planned alone"
+	fi
+done
+grep -q "^alone " "$TMP/plan" && grep -q "^lane " "$TMP/plan" && ok || bad "run.sh --plan: no alone or no lane" "$(head -c 600 "$TMP/plan")"
+[ "$(tests/integration/run.sh --plan tests/integration/test_lib.sh tests/integration/test_slurm.sh)" = "pool tests/integration/test_lib.sh
+pool tests/integration/test_slurm.sh" ] && ok || bad "run.sh --plan without an alone suite: the lane's suites in the pool"
 finish

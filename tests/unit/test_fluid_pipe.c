@@ -32,16 +32,26 @@ static void near(double got, double want, double rel, const char *what)
 		fail_msg("%s: %.12g, want %.12g", what, got, want);
 }
 
-static void solve(const struct fluid_net *n, enum fluid_collective c, uint32_t hops,
-		  struct fluid_result *r)
+static void solve_with(const struct fluid_net *n, enum fluid_collective c, uint32_t hops,
+		       const struct fluid_group *g, struct fluid_result *r)
 {
-	struct fluid_opts o = {
-	    .collective = c, .method = FLUID_DW, .hops = hops, .slack = 2e-5, .time_limit = 300};
+	struct fluid_opts o = {.collective = c,
+			       .method = g ? FLUID_MIRRORED : FLUID_DW,
+			       .group = g,
+			       .hops = hops,
+			       .slack = 2e-5,
+			       .time_limit = 300};
 	struct ofc_error err = {0};
 
 	if (fluid_solve(n, &o, r, &err) != 0)
 		fail_msg("fluid_solve: %s", err.msg);
 	fluid_routing_merge(&r->routing);
+}
+
+static void solve(const struct fluid_net *n, enum fluid_collective c, uint32_t hops,
+		  struct fluid_result *r)
+{
+	solve_with(n, c, hops, NULL, r);
 }
 
 /* Theorem 4's schedule as it was first written, piece by piece, chunk by
@@ -337,6 +347,7 @@ static void test_agree(void **state)
 	};
 	struct fluid_net n;
 	struct fluid_result r;
+	struct fluid_group g = {0};
 	struct ofc_error err = {0};
 
 	(void)state;
@@ -346,12 +357,19 @@ static void test_agree(void **state)
 	agree(&n, &r);
 	fluid_result_free(&r);
 	fluid_net_free(&n);
+	/* One server's routings by DW; two servers' (16 GPUs through host
+	 * memory, 10 hops) by mirrored DW over model W's group, its pieces
+	 * every GPU's images: DW took 7.8 s to route it, mirrored 0.4 s. */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(fluid_build_modelw(&n, cases[i].servers, cases[i].s, NULL, &err),
+		bool mirrored = cases[i].servers > 1;
+
+		assert_int_equal(fluid_build_modelw(&n, cases[i].servers, cases[i].s,
+						    mirrored ? &g : NULL, &err),
 				 0);
-		solve(&n, cases[i].c, cases[i].hops, &r);
+		solve_with(&n, cases[i].c, cases[i].hops, mirrored ? &g : NULL, &r);
 		agree(&n, &r);
 		fluid_result_free(&r);
+		fluid_group_free(&g);
 		fluid_net_free(&n);
 	}
 }
