@@ -118,6 +118,18 @@ static void cutnet_build(struct cutnet *c, const struct graph *g, const struct g
 	c->cost = ne + nb + 1;
 }
 
+/* The cost of cutnet_build's network on the whole of g (every node in
+ * it), without building it: whether the sweep can run is known first. */
+static uint64_t whole_cost(const struct graph *g)
+{
+	uint64_t arcs = 0;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			arcs += g->adj[a] != u;
+	return 2 * (uint64_t)g->n + 2 * arcs + g->n + 1;
+}
+
 static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 {
 	uint64_t k = gcd_u64(p, q);
@@ -332,8 +344,8 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 		/* the nodes in order, each merged into S once checked: the first
 		 * flow crosses the graph, the next ones start beside the
 		 * checked nodes (cutnet_merge) */
-		cutnet_build(&c, g, gt, order, n, loc);
-		if (*work / n / c.cost >= SWEEP_PHASES) { /* all of them, or none */
+		if (*work / n / whole_cost(g) >= SWEEP_PHASES) { /* all of them, or none */
+			cutnet_build(&c, g, gt, order, n, loc);
 			cutnet_rate(&c, p, q);
 			uint32_t i = 0;
 			while (i < n && check_node(&c, order[i], work, ph, flows, c.cost)) {
@@ -342,8 +354,8 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 			}
 			ph->checked = i;
 			ph->exact = i == n;
+			cutnet_free(&c);
 		}
-		cutnet_free(&c);
 	}
 	free(loc);
 	if (!least || !ph->cut_links) {
