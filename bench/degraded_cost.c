@@ -1,5 +1,6 @@
 /* What the degraded fabric's bound and BFB's re-balancing cost, alone:
- * CPU seconds and work of degraded_bound (sched/bound_degraded.c) and of
+ * CPU seconds and work of degraded_bound (sched/bound_degraded.c: its
+ * cuts, and its steps with the BFS run for them) and of
  * bfb_rebalance (bfb/rebalance.c) on BFB's explicit schedule, and what
  * each gave.
  *
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
 	printf("bound      %.3f s CPU: tau_B %.9g, %llu max flows, every node checked: %s\n",
 	       t1 - t0, b.tau_b, (unsigned long long)b.flows,
 	       (!b.in || b.ag.exact) && (!b.out || b.rs.exact) ? "yes" : "no");
+	printf("           %u steps from %u BFS (%s)\n", b.steps, b.ecc_checked,
+	       b.steps_exact ? "every node's: the diameter" : "an eccentricity");
 
 	struct bfb_opts o = {.threads = 1};
 	struct bfb_stats bst;

@@ -118,6 +118,18 @@ static void cutnet_build(struct cutnet *c, const struct graph *g, const struct g
 	c->cost = ne + nb + 1;
 }
 
+/* The cost of cutnet_build's network on the whole of g (every node in
+ * it), without building it: whether the sweep can run is known first. */
+static uint64_t whole_cost(const struct graph *g)
+{
+	uint64_t arcs = 0;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			arcs += g->adj[a] != u;
+	return 2 * (uint64_t)g->n + 2 * arcs + g->n + 1;
+}
+
 static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 {
 	uint64_t k = gcd_u64(p, q);
@@ -332,8 +344,8 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 		/* the nodes in order, each merged into S once checked: the first
 		 * flow crosses the graph, the next ones start beside the
 		 * checked nodes (cutnet_merge) */
-		cutnet_build(&c, g, gt, order, n, loc);
-		if (*work / n / c.cost >= SWEEP_PHASES) { /* all of them, or none */
+		if (*work / n / whole_cost(g) >= SWEEP_PHASES) { /* all of them, or none */
+			cutnet_build(&c, g, gt, order, n, loc);
 			cutnet_rate(&c, p, q);
 			uint32_t i = 0;
 			while (i < n && check_node(&c, order[i], work, ph, flows, c.cost)) {
@@ -342,8 +354,8 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 			}
 			ph->checked = i;
 			ph->exact = i == n;
+			cutnet_free(&c);
 		}
-		cutnet_free(&c);
 	}
 	free(loc);
 	if (!least || !ph->cut_links) {
@@ -356,38 +368,67 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 		ph->cut = ph->node;
 }
 
-/* Out-eccentricities from nodes in order while *work lasts: the largest,
- * a bound on the diameter (the diameter when every node ran). */
-static uint32_t eccentricity(const struct graph *g, const uint32_t *order, uint64_t *work,
-			     uint32_t *ran)
+/* The out-eccentricity of s in g (its in-eccentricity where g is the
+ * transpose): UINT32_MAX when some node is unreachable; the farthest node
+ * reached in *far_node. */
+static uint32_t bfs_ecc(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
+			uint32_t *far_node)
+{
+	uint32_t n = g->n, qh = 0, qt = 0, far = 0;
+
+	memset(dist, 0xff, n * sizeof(uint32_t));
+	dist[s] = 0;
+	queue[qt++] = s;
+	while (qh < qt) {
+		uint32_t u = queue[qh++];
+
+		far = dist[u];
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (dist[g->adj[a]] == UINT32_MAX) {
+				dist[g->adj[a]] = dist[u] + 1;
+				queue[qt++] = g->adj[a];
+			}
+	}
+	*far_node = queue[qt - 1];
+	return qt < n ? UINT32_MAX : far;
+}
+
+/* A bound on the diameter from eccentricities, each a search of the whole
+ * graph. Where *work has a search for every node, all of them: the
+ * diameter, proven (*exact). Past that, a prefix of the order proves
+ * nothing more than its largest eccentricity, and the nodes near the
+ * damage add little to the damaged nodes' own (torus:256x256 less a link:
+ * 114 searches, each 256, as the first): so the damaged nodes alone
+ * (ndamaged first in order, at least one, while *work lasts), then from
+ * the node farthest from the one of the largest, a search over g^T (the
+ * double sweep): that node's in-eccentricity, at least the distance that
+ * made the largest, and more on some graphs (the unit test finds them). */
+static uint32_t eccentricity(const struct graph *g, const struct graph *gt, const uint32_t *order,
+			     uint32_t ndamaged, uint64_t *work, uint32_t *ran, bool *exact)
 {
 	uint32_t n = g->n, *dist = xmalloc((n + 1) * sizeof(uint32_t)),
-		 *queue = xmalloc((n + 1) * sizeof(uint32_t)), best = 0;
+		 *queue = xmalloc((n + 1) * sizeof(uint32_t)), best = 0, far, best_far = 0;
 	uint64_t cost = (uint64_t)g->m + n;
+	bool all = *work / cost >= n;
+	uint32_t runs = all ? n : ndamaged ? ndamaged : 1;
 
 	*ran = 0;
-	for (uint32_t i = 0; i < n && (*work >= cost || i == 0); i++) {
-		uint32_t qh = 0, qt = 0, far = 0;
-
+	*exact = all;
+	for (uint32_t i = 0; i < runs && (*work >= cost || i == 0); i++) {
 		*work = *work >= cost ? *work - cost : 0;
-		memset(dist, 0xff, n * sizeof(uint32_t));
-		dist[order[i]] = 0;
-		queue[qt++] = order[i];
-		while (qh < qt) {
-			uint32_t u = queue[qh++];
-
-			far = dist[u];
-			for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-				if (dist[g->adj[a]] == UINT32_MAX) {
-					dist[g->adj[a]] = dist[u] + 1;
-					queue[qt++] = g->adj[a];
-				}
+		uint32_t e = bfs_ecc(g, order[i], dist, queue, &far);
+		if (e > best || i == 0) {
+			best = e;
+			best_far = far;
 		}
-		if (qt < n)
-			far = UINT32_MAX; /* some node unreachable */
-		if (far > best)
-			best = far;
 		++*ran;
+	}
+	if (!all && best != UINT32_MAX && *work >= cost) {
+		*work -= cost;
+		uint32_t e = bfs_ecc(gt, best_far, dist, queue, &far);
+		++*ran;
+		if (e > best)
+			best = e;
 	}
 	free(dist);
 	free(queue);
@@ -399,6 +440,23 @@ static int cmp_u32(const void *x, const void *y)
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 
 	return (a > b) - (a < b);
+}
+
+/* a[0 .. k) in order: by insertion where k is a node's few links (a
+ * qsort call each cost torus:256x256 more than its three BFS), else qsort. */
+static void sort_links(uint32_t *a, uint32_t k)
+{
+	if (k > 16) {
+		qsort(a, k, sizeof(uint32_t), cmp_u32);
+		return;
+	}
+	for (uint32_t i = 1; i < k; i++) {
+		uint32_t x = a[i], j = i;
+
+		for (; j > 0 && a[j - 1] > x; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
 }
 
 /* Whether every node has the same links in as out (as multisets). */
@@ -415,8 +473,8 @@ static bool symmetric(const struct graph *g, const struct graph *gt)
 			same = false;
 			break;
 		}
-		qsort(a + g->off[u], graph_outdeg(g, u), sizeof(uint32_t), cmp_u32);
-		qsort(b + gt->off[u], graph_outdeg(gt, u), sizeof(uint32_t), cmp_u32);
+		sort_links(a + g->off[u], graph_outdeg(g, u));
+		sort_links(b + gt->off[u], graph_outdeg(gt, u));
 		same =
 		    !memcmp(a + g->off[u], b + gt->off[u], graph_outdeg(g, u) * sizeof(uint32_t));
 	}
@@ -439,7 +497,8 @@ int degraded_bound(const struct graph *g, enum sched_collective c, uint32_t d, u
 	/* An eighth for the diameter, the rest for the cuts, shared by the
 	 * phases in order. */
 	uint64_t wecc = work / 8, wcut = work - wecc;
-	uint32_t ecc = eccentricity(g, order, &wecc, &b->ecc_checked);
+	uint32_t ecc =
+	    eccentricity(g, gt, order, ndamaged, &wecc, &b->ecc_checked, &b->steps_exact);
 
 	b->in = c != SCHED_REDUCE_SCATTER;
 	b->out = c != SCHED_ALLGATHER;
@@ -451,7 +510,6 @@ int degraded_bound(const struct graph *g, enum sched_collective c, uint32_t d, u
 	else if (b->out)
 		phase_bound(gt, g, d, order, ndamaged, &wcut, &b->rs, &b->flows);
 	b->tau_b = (b->in ? b->ag.cut : 0) + (b->out ? b->rs.cut : 0);
-	b->steps_exact = b->ecc_checked == g->n;
 	uint32_t moore = moore_diameter(g->n, d);
 	if (ecc < moore)
 		ecc = moore;

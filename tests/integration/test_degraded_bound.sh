@@ -3,7 +3,7 @@
 # links (sched/bound_degraded.c): what binds it is named (a 4-node block of
 # torus:16x16 hearing the rest through one link: a cut; one failed arc: a
 # node), the ratio is to it, the healthy bound stays beside it, a bound
-# past the work for a proof says so, and no
+# past the work for a proof says so (its cuts, its steps), and no
 # verified schedule of any engine beats it on torus:8x8 and hypercube:6 with
 # links failed (a routed one, its own: the bandwidth term with the healthy
 # steps); BFB is re-balanced across steps where that is faster and
@@ -36,6 +36,13 @@ expect_stdout_has "cut bound    allgather tau_B >= 1.33300781: node 0's 3 links 
 	$S --topology torus:64x64 --fail 0-1,5-6 --collective allgather
 expect_json "not j['degraded_bound']['allgather']['optimal'] and j['degraded_bound']['allgather']['balls']==4 and j['degraded_bound']['allgather']['checked']==0" \
 	$S --topology torus:64x64 --fail 0-1,5-6 --collective allgather --json
+# The steps: every node's BFS proves the diameter where they all fit the
+# work (1,024 nodes); past it (4,096) the damaged nodes' BFS and one more
+# give the same 64 a phase, an eccentricity, not proven the diameter.
+expect_stdout_has "the degraded fabric's: 64 steps (its diameter)" \
+	$S --topology torus:32x32 --fail 5-6 --collective allreduce
+expect_stdout_has "the degraded fabric's: 128 steps (an eccentricity)" \
+	$S --topology torus:64x64 --fail 5-6 --collective allreduce
 # BFB re-balanced across steps where that is faster, said: on genkautz:64,4
 # less 13 arcs its time is under BFB's as built and still over the bound,
 # both verified; where it finds nothing faster BFB as built is given and

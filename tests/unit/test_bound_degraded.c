@@ -5,9 +5,10 @@
  * splits a torus in two binds above every node's own, and a block of 4
  * nodes cut off but for one link is found from the damaged nodes' balls
  * alone; with the work cut
- * short the cuts found still lie between the node bound and the optimum;
- * and no verified BFB schedule on a degraded torus or hypercube beats the
- * bound, in steps or in tau_B. */
+ * short the cuts found still lie between the node bound and the optimum,
+ * and the steps from the damaged nodes' searches and one more lie between
+ * their eccentricities and the diameter; and no verified BFB schedule on a degraded torus or
+ * hypercube beats the bound, in steps or in tau_B. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,6 +230,100 @@ static void test_short_work(void **state)
 	graph_free(h);
 }
 
+/* s's out-eccentricity by a search here (UINT32_MAX: some node unreached). */
+static uint32_t ecc_of(const struct graph *g, uint32_t s)
+{
+	uint32_t dist[16], queue[16], qh = 0, qt = 0, far = 0;
+
+	memset(dist, 0xff, sizeof(dist));
+	dist[s] = 0;
+	queue[qt++] = s;
+	while (qh < qt) {
+		uint32_t u = queue[qh++];
+
+		far = dist[u];
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (dist[g->adj[a]] == UINT32_MAX) {
+				dist[g->adj[a]] = dist[u] + 1;
+				queue[qt++] = g->adj[a];
+			}
+	}
+	return qt < g->n ? UINT32_MAX : far;
+}
+
+/* Work for fewer searches than nodes: no diameter is proven, so the steps
+ * come from the damaged nodes' eccentricities and one more search (the
+ * double sweep), never below the damaged nodes' own and never above the
+ * diameter; on a torus less one link, three searches give the diameter
+ * every node's search proves, and where the damaged nodes' eccentricities
+ * fall short of the diameter the extra search raises the bound on some. */
+static void test_short_eccentricity(void **state)
+{
+	(void)state;
+	struct graph *h = build("torus:32x32"), *g;
+	struct ofc_error err = {0};
+	struct degraded_bound full, cut;
+
+	if (topo_fail_links(h, "5-6", &g, &err) < 0)
+		fail_msg("%s", err.msg);
+	uint64_t search = (uint64_t)g->m + g->n;
+	assert_int_equal(degraded_bound(g, SCHED_ALLREDUCE, 4, 0, &full), 0);
+	assert_true(full.steps_exact && full.ecc_checked == 1024);
+	assert_int_equal(full.steps, 2 * 32);
+	assert_int_equal(degraded_bound(g, SCHED_ALLREDUCE, 4, 8 * 3 * search, &cut), 0);
+	assert_false(cut.steps_exact);
+	assert_int_equal(cut.ecc_checked, 3);
+	assert_int_equal(cut.steps, full.steps);
+	graph_free(g);
+	graph_free(h);
+
+	const char *specs[] = {"genkautz:12,3", "genkautz:16,2", "torus:3x5", "hypercube:4"};
+	uint64_t seed = 62;
+	unsigned graphs = 0, raised = 0;
+
+	for (size_t s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
+		h = build(specs[s]);
+		uint32_t d = graph_outdeg(h, 0);
+
+		for (int k = 0; k < 40; k++) {
+			g = degrade_at_random(h, k < 20 ? 0.05 : 0, k < 20 ? 0 : 0.08, &seed);
+			if (!g)
+				continue;
+			struct graph *gt = graph_transpose(g);
+			uint32_t dia = diameter(g), nd = 0, dam = 0,
+				 moore = moore_diameter(g->n, d);
+
+			for (uint32_t v = 0; v < g->n; v++)
+				if (graph_outdeg(g, v) < d || graph_outdeg(gt, v) < d) {
+					uint32_t e = ecc_of(g, v);
+
+					nd++;
+					dam = e > dam ? e : dam;
+				}
+			graph_free(gt);
+			if (dia == UINT32_MAX || !nd || nd + 1 >= g->n) {
+				graph_free(g);
+				continue;
+			}
+			search = (uint64_t)g->m + g->n;
+			assert_int_equal(
+			    degraded_bound(g, SCHED_ALLGATHER, d, 8 * (nd + 1) * search, &cut), 0);
+			assert_false(cut.steps_exact);
+			assert_int_equal(cut.ecc_checked, nd + 1);
+			if (cut.steps < (dam > moore ? dam : moore) ||
+			    cut.steps > (dia > moore ? dia : moore))
+				fail_msg("%s: %u steps, the damaged nodes' %u, the diameter %u",
+					 specs[s], cut.steps, dam, dia);
+			raised += cut.steps > (dam > moore ? dam : moore);
+			graphs++;
+			graph_free(g);
+		}
+		graph_free(h);
+	}
+	print_message("%u graphs, the extra search raised %u\n", graphs, raised);
+	assert_true(graphs >= 30 && raised >= 1);
+}
+
 /* BFB on degraded graphs, verified: its steps and tau_B are never below
  * the bound's. */
 static void test_below_schedules(void **state)
@@ -278,8 +373,11 @@ static void test_below_schedules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exhaustive),	    cmocka_unit_test(test_split_torus),
-	    cmocka_unit_test(test_balls),	    cmocka_unit_test(test_short_work),
+	    cmocka_unit_test(test_exhaustive),
+	    cmocka_unit_test(test_split_torus),
+	    cmocka_unit_test(test_balls),
+	    cmocka_unit_test(test_short_work),
+	    cmocka_unit_test(test_short_eccentricity),
 	    cmocka_unit_test(test_below_schedules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
