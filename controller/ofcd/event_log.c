@@ -191,22 +191,27 @@ static size_t size_but_delta(Ofc__V1__Response *r)
 static void cut_failed(Ofc__V1__Response *r, char *msg, size_t msg_len)
 {
 	Ofc__V1__Event *e = r->event;
-	size_t names = 0, n = e->n_failed, keep = 0;
+	size_t n = e->n_failed, keep = 0;
 
-	for (size_t i = 0; i < n; i++)
-		names += strlen(e->failed[i]) + 3; /* (a tag and a length of 2 bytes) */
 	/* what the rest takes, with the sentence below at its longest */
-	size_t rest = size_but_delta(r) - names + msg_len + 8;
+	e->n_failed = 0;
+	size_t rest = size_but_delta(r) + msg_len + 8;
 	for (size_t used = 0; keep < n && rest < EVLOG_EVENT_MAX; keep++) {
-		used += strlen(e->failed[keep]) + 3;
+		used += strlen(e->failed[keep]) + 3; /* (a tag, a length of up to 2 bytes) */
 		if (rest + used > EVLOG_EVENT_MAX)
 			break;
 	}
 	e->n_failed = keep;
 	e->has_failed_left_out = 1;
 	e->failed_left_out = (uint32_t)(n - keep);
-	snprintf(msg, msg_len, "%s%sfailed lists %zu of %zu failures (GetState's failed has them all)",
-		 e->message ? e->message : "", e->message && *e->message ? "; " : "", keep, n);
+	/* (the message's own words cut, where long, to leave room for these) */
+	char says[120];
+	int m = snprintf(says, sizeof(says),
+			 "failed lists %zu of %zu failures (GetState's failed has them all)", keep, n);
+	const char *was = e->message ? e->message : "";
+	int room = (int)msg_len - m - 8;
+	snprintf(msg, msg_len, "%.*s%s%s%s", room, was, (int)strlen(was) > room ? "..." : "",
+		 *was ? "; " : "", says);
 	e->message = msg;
 }
 
