@@ -206,10 +206,14 @@ static void cut_failed(Ofc__V1__Response *r, char *msg, size_t msg_len)
 	e->failed_left_out = (uint32_t)(n - keep);
 	/* (the message's own words cut, where long, to leave room for these) */
 	char says[120];
-	int m = snprintf(says, sizeof(says),
-			 "failed lists %zu of %zu failures (GetState's failed has them all)", keep, n);
+	int m =
+	    snprintf(says, sizeof(says),
+		     "failed lists %zu of %zu failures (GetState's failed has them all)", keep, n);
 	const char *was = e->message ? e->message : "";
 	int room = (int)msg_len - m - 8;
+	/* (at a character's start: a string field is UTF-8) */
+	while (room > 0 && (int)strlen(was) > room && ((unsigned char)was[room] & 0xc0) == 0x80)
+		room--;
 	snprintf(msg, msg_len, "%.*s%s%s%s", room, was, (int)strlen(was) > room ? "..." : "",
 		 *was ? "; " : "", says);
 	e->message = msg;
