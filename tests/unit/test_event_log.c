@@ -259,8 +259,11 @@ static void test_cut_failed(void **state)
 		Ofc__V1__Event *e = a.r[i]->event;
 
 		assert_int_equal(e->seq, a.r[0]->event->seq + i);
+		Ofc__V1__StateDelta *dl = e->delta;
+
 		e->delta = NULL; /* (what a delta takes is bounded apart) */
 		assert_true(ofc__v1__response__get_packed_size(a.r[i]) <= 16 << 10);
+		e->delta = dl;
 		if (e->kind != OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED &&
 		    e->kind != OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED)
 			continue;
