@@ -19,16 +19,25 @@
  * is small (EVLOG_MAX_BYTES). */
 #include "controller/ofcd/conn.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 /* What the log keeps: the last EVLOG_KEEP events, fewer when they would
- * take more than EVLOG_MAX_BYTES (etcd refuses a request over 1.5 MiB);
- * an event over EVLOG_EVENT_MAX is kept without its schedule. */
+ * take more than EVLOG_MAX_BYTES (etcd refuses a request over 1.5 MiB),
+ * but always the newest: an empty log written over a full one would take
+ * every earlier event from the followers' watchers and a resuming watch,
+ * and leave the next leader numbering on from less than the last given.
+ * So an event is bounded: past EVLOG_EVENT_MAX without its delta, it is
+ * kept without its schedule, then with its failed list cut (a lost switch
+ * at 65,536 hosts fails 65,536 ports, some 600 KB of names; GetState has
+ * them all); past EVLOG_WHOLE_MAX with its delta (state_delta.c bounds
+ * that, so never yet), the delta says read_again. */
 #define EVLOG_KEEP	256
 #define EVLOG_MAX_BYTES ((size_t)512 << 10)
 #define EVLOG_EVENT_MAX ((size_t)16 << 10)
+#define EVLOG_WHOLE_MAX (EVLOG_MAX_BYTES / 4)
 
 struct evrec {
 	uint64_t seq;
@@ -165,25 +174,85 @@ static void send_all(struct ofcd *d, const struct evrec *rec)
 			send_rec(d->loop->conns[i], rec);
 }
 
-/* A packed copy of r with its number (and, when too large, without its
- * schedule). */
+/* Event e's size but for its delta's. */
+static size_t size_but_delta(Ofc__V1__Response *r)
+{
+	Ofc__V1__StateDelta *dl = r->event->delta;
+
+	r->event->delta = NULL;
+	size_t n = ofc__v1__response__get_packed_size(r);
+	r->event->delta = dl;
+	return n;
+}
+
+/* e's failed list cut to its first names, so that e but for its delta
+ * takes at most EVLOG_EVENT_MAX; its message says so (msg: room for it,
+ * the caller's). */
+static void cut_failed(Ofc__V1__Response *r, char *msg, size_t msg_len)
+{
+	Ofc__V1__Event *e = r->event;
+	size_t n = e->n_failed, keep = 0;
+
+	/* what the rest takes, with the sentence below at its longest */
+	e->n_failed = 0;
+	size_t rest = size_but_delta(r) + msg_len + 8;
+	for (size_t used = 0; keep < n && rest < EVLOG_EVENT_MAX; keep++) {
+		used += strlen(e->failed[keep]) + 3; /* (a tag, a length of up to 2 bytes) */
+		if (rest + used > EVLOG_EVENT_MAX)
+			break;
+	}
+	e->n_failed = keep;
+	e->has_failed_left_out = 1;
+	e->failed_left_out = (uint32_t)(n - keep);
+	/* (the message's own words cut, where long, to leave room for these) */
+	char says[120];
+	int m =
+	    snprintf(says, sizeof(says),
+		     "failed lists %zu of %zu failures (GetState's failed has them all)", keep, n);
+	const char *was = e->message ? e->message : "";
+	int room = (int)msg_len - m - 8;
+	/* (at a character's start: a string field is UTF-8) */
+	while (room > 0 && (int)strlen(was) > room && ((unsigned char)was[room] & 0xc0) == 0x80)
+		room--;
+	snprintf(msg, msg_len, "%.*s%s%s%s", room, was, (int)strlen(was) > room ? "..." : "",
+		 *was ? "; " : "", says);
+	e->message = msg;
+}
+
+/* A packed copy of r with its number, bounded (see EVLOG_EVENT_MAX). r is
+ * left as it came, but for its id and number. */
 static void pack_numbered(struct event_log *el, Ofc__V1__Response *r, uint64_t seq,
 			  struct evrec *out)
 {
 	Ofc__V1__Event *e = r->event;
-	Ofc__V1__Schedule *sched = e->schedule;
+	Ofc__V1__Event keep = *e;
+	Ofc__V1__StateDelta again;
+	char msg[1200];
 
 	r->has_id = 0;
 	e->has_seq = e->has_log = 1;
 	e->seq = seq;
 	e->log = el->log;
-	if (ofc__v1__response__get_packed_size(r) > EVLOG_EVENT_MAX)
+	if (size_but_delta(r) > EVLOG_EVENT_MAX)
 		e->schedule = NULL; /* (GetState and GetSchedule have it) */
+	if (size_but_delta(r) > EVLOG_EVENT_MAX && e->n_failed)
+		cut_failed(r, msg, sizeof(msg));
+	if (e->delta && ofc__v1__response__get_packed_size(r) > EVLOG_WHOLE_MAX) {
+		ofc__v1__state_delta__init(&again);
+		again.has_read_again = again.read_again = 1;
+		again.why = "the change is more than an event carries: read the state";
+		e->delta = &again;
+	}
 	out->seq = seq;
 	out->len = ofc__v1__response__get_packed_size(r);
 	out->buf = xmalloc(out->len ? out->len : 1);
 	ofc__v1__response__pack(r, out->buf);
-	e->schedule = sched;
+	e->schedule = keep.schedule;
+	e->n_failed = keep.n_failed;
+	e->has_failed_left_out = keep.has_failed_left_out;
+	e->failed_left_out = keep.failed_left_out;
+	e->message = keep.message;
+	e->delta = keep.delta;
 }
 
 static int64_t flush_timer(struct loop *l, uint64_t id, void *ctx);
@@ -387,9 +456,10 @@ static void write_log(struct ofcd *d, struct event_log *el, struct evrec *fresh,
 
 	for (uint32_t i = 0; i < total; i++)
 		recs[i] = i < el->n ? &el->ring[(el->head + i) % EVLOG_KEEP] : &fresh[i - el->n];
-	/* the newest that fit */
+	/* the newest that fit, and the newest whatever its size (pack_numbered
+	 * bounds it) */
 	while (first > 0 && total - first < EVLOG_KEEP &&
-	       bytes + recs[first - 1]->len + 8 <= EVLOG_MAX_BYTES)
+	       (first == total || bytes + recs[first - 1]->len + 8 <= EVLOG_MAX_BYTES))
 		bytes += recs[--first]->len + 8;
 	lg.has_log = 1;
 	lg.log = el->log;

@@ -4,7 +4,8 @@
  * it, the same bytes; one naming another log gets all it keeps; the log
  * keeps the last 256; a state read stands at the last event sent
  * (State.event_seq), and a commit's event carries the devices it changed
- * (Event.delta). */
+ * (Event.delta); an event of more failures than it carries lists the first
+ * and says how many more. */
 #include "tests/unit/ofcd_world.h"
 
 #define KEEP 256 /* event_log.c's EVLOG_KEEP */
@@ -205,6 +206,104 @@ static void test_keeps_the_last(void **state)
 	stop(w);
 }
 
+/* A failure report of more names than an event carries (16 KiB but for
+ * its delta): its events arrive numbered in turn, failed cut to the first
+ * names, failed_left_out and the message saying how many more and where
+ * they all are (GetState's failed); a resumed watch gets them the same. */
+#define LONG_PREFIX "a-host-whose-name-is-as-long-as-names-go-so-its-ports-fill-e"
+static void test_cut_failed(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c, wa, wb;
+	struct seen a = {0}, b = {0};
+	static const char big[] = "name: simfab\n"
+				  "hosts: {count: 256, prefix: " LONG_PREFIX ", ports: 4}\n"
+				  "switches:\n"
+				  "  - {name: ocs0, type: ocs, ports: 1024, driver: {type: sim}}\n"
+				  "wiring: {pattern: sequential, switches: [ocs0]}\n"
+				  "topology: torus:16x16\n"
+				  "collectives:\n"
+				  "  - {op: allreduce, size: 1MiB}\n";
+	enum { NITEMS = 256 }; /* (port 3 of every host: still connected) */
+	char *items[NITEMS];
+	size_t names = 0;
+
+	sim_device_free(&w->sim);
+	sim_device_init(&w->sim, DEV_SWITCH, 1024);
+	write_config(w, big);
+	for (int i = 0; i < NITEMS; i++) {
+		items[i] = xasprintf(LONG_PREFIX "%d:3", i);
+		names += strlen(items[i]) + 2; /* (packed: a tag and a length) */
+	}
+	assert_true(names > 16 << 10);
+	start(w, 60, 0);
+	connect_ok(w, &c);
+	watch_from(w, &wa, 900, false, 0, 0);
+
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
+	rf.n_items = NITEMS;
+	rf.items = items;
+	req.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
+	req.report_failure = &rf;
+	Ofc__V1__Response *r = call(&c, &req, 10);
+	assert_non_null(r);
+	if (r->status != OFC__V1__STATUS__STATUS_OK)
+		fail_msg("ReportFailure: %s", r->message);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(read_events(&wa, &a, 0));
+	assert_true(a.n > 0);
+
+	size_t cut = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		Ofc__V1__Event *e = a.r[i]->event;
+
+		assert_int_equal(e->seq, a.r[0]->event->seq + i);
+		Ofc__V1__StateDelta *dl = e->delta;
+
+		e->delta = NULL; /* (what a delta takes is bounded apart) */
+		assert_true(ofc__v1__response__get_packed_size(a.r[i]) <= 16 << 10);
+		e->delta = dl;
+		if (e->kind != OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED &&
+		    e->kind != OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED)
+			continue;
+		/* the first names, in order, and how many more */
+		assert_true(e->has_failed_left_out);
+		assert_true(e->n_failed > 100);
+		assert_int_equal(e->n_failed + e->failed_left_out, NITEMS);
+		if (e->kind == OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED)
+			for (size_t k = 0; k < e->n_failed; k++)
+				assert_string_equal(e->failed[k], items[k]);
+		char says[96];
+		snprintf(says, sizeof(says), "failed lists %zu of %d failures (GetState's failed",
+			 e->n_failed, NITEMS);
+		assert_non_null(e->message);
+		assert_non_null(strstr(e->message, says));
+		cut++;
+	}
+	assert_int_equal(cut, 2);
+	Ofc__V1__Response *st = get_state(&c, 50);
+	assert_non_null(st);
+	assert_int_equal(st->state->n_failed, NITEMS);
+	ofc__v1__response__free_unpacked(st, NULL);
+	/* kept as sent */
+	seen_free(&a);
+	watch_from(w, &wb, 901, true, 0, 0);
+	assert_true(read_events(&wb, &b, 0));
+	assert_true(b.n > 0);
+	for (size_t i = 0; i < b.n; i++)
+		if (b.r[i]->event->has_failed_left_out)
+			assert_int_equal(b.r[i]->event->n_failed + b.r[i]->event->failed_left_out,
+					 NITEMS);
+	seen_free(&b);
+	for (int i = 0; i < NITEMS; i++)
+		free(items[i]);
+	ofcd_disconnect(&wa);
+	ofcd_disconnect(&wb);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -215,6 +314,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_numbers_and_resume, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keeps_the_last, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cut_failed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
