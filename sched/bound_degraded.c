@@ -368,31 +368,6 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
 		ph->cut = ph->node;
 }
 
-/* The out-eccentricity of s in g (its in-eccentricity where g is the
- * transpose): UINT32_MAX when some node is unreachable; the farthest node
- * reached in *far_node. */
-static uint32_t bfs_ecc(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
-			uint32_t *far_node)
-{
-	uint32_t n = g->n, qh = 0, qt = 0, far = 0;
-
-	memset(dist, 0xff, n * sizeof(uint32_t));
-	dist[s] = 0;
-	queue[qt++] = s;
-	while (qh < qt) {
-		uint32_t u = queue[qh++];
-
-		far = dist[u];
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			if (dist[g->adj[a]] == UINT32_MAX) {
-				dist[g->adj[a]] = dist[u] + 1;
-				queue[qt++] = g->adj[a];
-			}
-	}
-	*far_node = queue[qt - 1];
-	return qt < n ? UINT32_MAX : far;
-}
-
 /* A bound on the diameter from eccentricities, each a search of the whole
  * graph. Where *work has a search for every node, all of them: the
  * diameter, proven (*exact). Past that, a prefix of the order proves
@@ -416,7 +391,7 @@ static uint32_t eccentricity(const struct graph *g, const struct graph *gt, cons
 	*exact = all;
 	for (uint32_t i = 0; i < runs && (*work >= cost || i == 0); i++) {
 		*work = *work >= cost ? *work - cost : 0;
-		uint32_t e = bfs_ecc(g, order[i], dist, queue, &far);
+		uint32_t e = topo_eccentricity(g, order[i], dist, queue, &far);
 		if (e > best || i == 0) {
 			best = e;
 			best_far = far;
@@ -425,7 +400,7 @@ static uint32_t eccentricity(const struct graph *g, const struct graph *gt, cons
 	}
 	if (!all && best != UINT32_MAX && *work >= cost) {
 		*work -= cost;
-		uint32_t e = bfs_ecc(gt, best_far, dist, queue, &far);
+		uint32_t e = topo_eccentricity(gt, best_far, dist, queue, &far);
 		++*ran;
 		if (e > best)
 			best = e;

@@ -103,12 +103,9 @@ static void bfs_batch(void *arg, size_t b, unsigned worker)
 		;
 }
 
-/* Eccentricity of one source by a plain queue BFS; UINT32_MAX if some node
- * is unreachable. */
-static uint32_t eccentricity(const struct graph *g, uint32_t s)
+uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
+			   uint32_t *far_node)
 {
-	uint32_t *dist = xmalloc((size_t)g->n * sizeof(uint32_t));
-	uint32_t *queue = xmalloc((size_t)g->n * sizeof(uint32_t));
 	uint32_t head = 0, tail = 0, ecc = 0;
 
 	memset(dist, 0xff, (size_t)g->n * sizeof(uint32_t));
@@ -124,9 +121,21 @@ static uint32_t eccentricity(const struct graph *g, uint32_t s)
 				queue[tail++] = g->adj[a];
 			}
 	}
+	if (far_node)
+		*far_node = queue[tail - 1];
+	return tail == g->n ? ecc : UINT32_MAX;
+}
+
+/* topo_eccentricity with buffers of its own. */
+static uint32_t eccentricity(const struct graph *g, uint32_t s)
+{
+	uint32_t *dist = xmalloc((size_t)g->n * sizeof(uint32_t));
+	uint32_t *queue = xmalloc((size_t)g->n * sizeof(uint32_t));
+	uint32_t ecc = topo_eccentricity(g, s, dist, queue, NULL);
+
 	free(dist);
 	free(queue);
-	return tail == g->n ? ecc : UINT32_MAX;
+	return ecc;
 }
 
 void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads)

@@ -200,6 +200,13 @@ uint32_t topo_components(const struct graph *g, uint32_t *comp);
  * diameter of any n-node digraph of out-degree d. n - 1 for d = 1. */
 uint32_t moore_diameter(uint64_t n, uint32_t d);
 
+/* The out-eccentricity of s by a plain queue BFS (run it on the transpose
+ * for the in-eccentricity): UINT32_MAX when some node is unreachable; the
+ * last node reached (a farthest) in *far_node when not NULL. dist and
+ * queue: n entries each, the caller's. */
+uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
+			   uint32_t *far_node);
+
 /* All-pairs distances, dist[s * n + t], TOPO_UNREACHABLE where none. The
  * caller frees. NULL (with err set) when n * n entries would not fit. */
 uint16_t *topo_distances(const struct graph *g, unsigned threads, struct ofc_error *err);
