@@ -47,9 +47,12 @@ void bound_beside_defer(struct schedule_result *r, enum sched_collective c)
 void bound_beside_start(struct schedule_result *r)
 {
 	struct bound_beside *t = r->bound;
+	unsigned threads = r->bopts.threads ? r->bopts.threads : ofc_cpu_count();
 
-	/* a thread that does not start: the wait computes it */
-	if (t && !t->started)
+	/* One core (--threads 1, or a process pinned to one): no thread
+	 * beside, as asked; the wait computes it. So does a thread that does
+	 * not start. */
+	if (t && !t->started && threads > 1)
 		t->started = pthread_create(&t->th, NULL, bound_run, t) == 0;
 }
 

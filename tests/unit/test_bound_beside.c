@@ -4,8 +4,9 @@
  * against it: a reader that ran before the bound was in would price
  * against the healthy bound alone. Rows: BFB kept as structure (the bound
  * on its own thread), explicit BFB (read first where it is re-balanced),
- * Swing re-routed (read in engine_torus.c), all-to-all (never read there:
- * waited for when the request ends). */
+ * Swing re-routed (read in engine_torus.c); a row refused before it is
+ * priced has it all the same, and an all-to-all, which has none, leaves
+ * nothing behind. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,8 @@
 
 #include "controller/schedule/internal.h"
 
+static unsigned threads = 2;
+
 static void expect_bound(const char *spec, const char *fail, const char *algo,
 			 enum sched_collective c, enum schedule_reduce reduced, bool priced)
 {
@@ -24,7 +27,7 @@ static void expect_bound(const char *spec, const char *fail, const char *algo,
 				   .collective = c,
 				   .algorithm = algo,
 				   .size = 64 << 20,
-				   .threads = 2,
+				   .threads = threads,
 				   .no_certify = true,
 				   .reduced = reduced};
 	struct schedule_result r;
@@ -64,6 +67,11 @@ static void test_kept_as_structure(void **state)
 		     true);
 	/* a failed host: the survivors' graph */
 	expect_bound("torus:16x16", "5", NULL, SCHED_REDUCE_SCATTER, SCHEDULE_REDUCED_ALWAYS, true);
+	/* --threads 1: no thread beside, the same bound where first read */
+	threads = 1;
+	expect_bound("torus:16x16", "5-6,40-41,77>93", NULL, SCHED_ALLREDUCE,
+		     SCHEDULE_REDUCED_ALWAYS, true);
+	threads = 2;
 }
 
 static void test_explicit_and_routed(void **state)
@@ -73,11 +81,49 @@ static void test_explicit_and_routed(void **state)
 	expect_bound("torus:8x8", "5-6", "swing", SCHED_ALLREDUCE, SCHEDULE_REDUCED_AUTO, false);
 }
 
+static void test_refused_and_alltoall(void **state)
+{
+	struct schedule_query q = {.spec = "torus:4x4",
+				   .fail = "5-6",
+				   .collective = SCHED_ALLTOALL,
+				   .size = 1 << 20,
+				   .threads = 2,
+				   .no_certify = true};
+	struct schedule_result r;
+	struct ofc_error err = {0};
+
+	(void)state;
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		fail_msg("alltoall without 5-6: %s", err.msg);
+	assert_null(r.bound);
+	assert_false(r.have_degraded);
+	assert_true(r.lb_us == r.healthy_lb_us);
+	schedule_result_free(&r);
+
+	/* a row refused before it is priced (over the memory limit): the
+	 * bound is in all the same, for what prints the refusal beside it */
+	q = (struct schedule_query){.spec = "torus:8x8",
+				    .fail = "5-6",
+				    .collective = SCHED_ALLREDUCE,
+				    .size = 1 << 20,
+				    .threads = 2,
+				    .max_memory = 1,
+				    .no_certify = true};
+	if (schedule_compute(&q, &r, NULL, &err) < 0)
+		fail_msg("allreduce without 5-6 in 1 byte: %s", err.msg);
+	assert_false(r.main->applies);
+	assert_non_null(strstr(r.main->why, "over the memory limit"));
+	assert_null(r.bound);
+	assert_true(r.have_degraded && r.lb_us == r.degraded_us);
+	schedule_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kept_as_structure),
 	    cmocka_unit_test(test_explicit_and_routed),
+	    cmocka_unit_test(test_refused_and_alltoall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
