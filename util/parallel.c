@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -21,6 +22,15 @@ struct pf_worker {
 
 unsigned ofc_cpu_count(void)
 {
+	/* The CPUs this process may run on (taskset, a cgroup's cpuset), not
+	 * the machine's: ofcd pinned to 2 of 16 cores ran 16 workers on the
+	 * two, each with its scratch (8,192 hosts, 1% of the ports failed:
+	 * 1,008 MB peak with 16 workers, 901 with 2). More CPUs than a
+	 * cpu_set_t holds: the machine's. */
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n > 0 ? (unsigned)n : 1;

@@ -261,8 +261,8 @@ void atomic_abort(struct atomic_file *af);
 int atomic_write(const char *path, const void *data, size_t len, struct ofc_error *err);
 
 /* ---- parallel loops ----------------------------------------------------
- * Run fn(ctx, i, worker) for i in [0, n) on `threads` threads (0 = the number
- * of online CPUs). Items are handed out in blocks of `grain`. worker is in
+ * Run fn(ctx, i, worker) for i in [0, n) on `threads` threads (0 =
+ * ofc_cpu_count(): the CPUs the process may run on, its affinity mask). Items are handed out in blocks of `grain`. worker is in
  * [0, threads) so callers can keep per-thread scratch space: as many as
  * parallel_workers(n, grain, threads) says (at most PARALLEL_MAX, at most
  * one per block, at least 1).

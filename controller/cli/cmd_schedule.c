@@ -38,7 +38,7 @@ static const char help_tail[] =
     "                   MSCCL XML program (msccl, direct-connect; docs/msccl.md);\n"
     "                   without --format OUT's extension says which (.txt, .json,\n"
     "                   .pb, .xml), else json\n"
-    "  --threads N      worker threads (default: all CPUs)\n";
+    "  --threads N      worker threads (default: the CPUs ofc may run on)\n";
 /* (--lowering's paragraph, from the lowerings' table: schedule_lowerings_help) */
 static const char help_end[] =
     "  --steps-try T    how long that default gives the time-stepped MCF (5s;\n"

@@ -386,21 +386,16 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 }
 
 /* With failures, the degraded graph's own bound: its worst node, its best
- * cut, its diameter (sched.h degraded_bound). Links of several rates and
- * NIC-limited hosts have bounds of their own (rate_bound, host_limits),
- * which the cuts here, counting links, do not take. */
+ * cut, its diameter (sched.h degraded_bound), computed where it is first
+ * read or beside a patch's generation (bound_beside.c). Links of several
+ * rates and NIC-limited hosts have bounds of their own (rate_bound,
+ * host_limits), which the cuts here, counting links, do not take. */
 static void degraded_setup(struct schedule_result *r, const struct schedule_query *q)
 {
 	r->healthy_lb_us = r->lb_us;
-	if (!r->healthy || r->link_rate || r->arc_cap || r->bfb_inject || r->host_betas ||
-	    degraded_bound(r->g, q->collective, r->degree, 0, &r->degraded) < 0)
+	if (!r->healthy || r->link_rate || r->arc_cap || r->bfb_inject || r->host_betas)
 		return;
-	if (r->degraded.steps == UINT32_MAX || !isfinite(r->degraded.tau_b))
-		return; /* some node cut off: no schedule to bound */
-	r->have_degraded = true;
-	r->degraded_us = cost_time_us(&r->cost, r->degraded.steps, r->degraded.tau_b);
-	if (r->degraded_us > r->lb_us)
-		r->lb_us = r->degraded_us;
+	bound_beside_defer(r, q->collective);
 }
 
 int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err)

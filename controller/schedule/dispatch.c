@@ -108,5 +108,6 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 		direct_certify(r, q, now_seconds() - t_start);
 	if (r->nic_ports && r->main->applies)
 		r->nlinks = fabric_view_links(&r->fv, q->fabric, &r->main->s, &r->links);
+	bound_beside_wait(r); /* (in before anyone prints or exports r) */
 	return 0;
 }

@@ -192,6 +192,8 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 		return true;
 	}
 	outcome_phase(r, o, "generation");
+	/* the degraded bound on the core the patch mostly leaves idle */
+	bound_beside_start(r);
 	if (bfb_patch(r->healthy, &red, gone, r->keep ? r->absent : NULL, bo, limit, &o->patch,
 		      &o->bst, &err) < 0) {
 		/* Nothing kept to build on (a longer schedule, the region over
@@ -238,6 +240,7 @@ static void rebalance_degraded(struct schedule_result *r, struct schedule_outcom
 	struct bfb_rebalance_stats st;
 	double t0 = now_seconds();
 
+	bound_beside_wait(r);
 	/* at the degraded fabric's bound already: nothing to find */
 	if (r->have_degraded && o->tau_b_value <= r->degraded.tau_b * (1 + 1e-9))
 		return;

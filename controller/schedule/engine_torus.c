@@ -56,6 +56,7 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	o->tau_b_value = o->tf.tau_b;
 	o->tau_b = frac_from_double(o->tf.tau_b, 16 * (int64_t)r->g->n, 1e-9);
 	o->time_us = torus_time_us(r, o->steps, &o->tf);
+	bound_beside_wait(r);
 	o->lb_us = r->lb_us;
 	/* Routed peers cross several hops in one step, so a degraded graph's
 	 * steps (its diameter, store-and-forward) bound them no more than the

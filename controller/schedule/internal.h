@@ -161,6 +161,13 @@ bool direct_explicit_baseline(struct schedule_result *r, const struct schedule_q
  * limits, the fabric view), and a comparison's end, one schedule kept
  * (outcome.c). */
 int direct_setup(struct schedule_result *r, const struct schedule_query *q, struct ofc_error *err);
+/* The degraded graph's bound (bound_beside.c): deferred by direct_setup,
+ * started beside a patch's generation, waited for (computed there if it
+ * never started) by whatever reads r->degraded, r->have_degraded,
+ * r->degraded_us or r->lb_us first. */
+void bound_beside_defer(struct schedule_result *r, enum sched_collective c);
+void bound_beside_start(struct schedule_result *r);
+void bound_beside_wait(struct schedule_result *r);
 void direct_keep_first(struct schedule_result *r);
 
 /* --algo all: the fluid bound on r->g beside every outcome (certify.c),

@@ -278,6 +278,7 @@ void outcome_finish(struct schedule_result *r, struct schedule_outcome *o)
 	double t0 = now_seconds();
 	double *step_link = NULL;
 
+	bound_beside_wait(r); /* (priced against it below) */
 	if (r->host_beta > 0 && o->is_a2a)
 		vo.step_link_load = step_link = xcalloc(o->s.nsteps + 1, sizeof(double));
 

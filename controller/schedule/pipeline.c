@@ -417,6 +417,7 @@ int schedule_compute(const struct schedule_query *q, struct schedule_result *r, 
 
 void schedule_result_free(struct schedule_result *r)
 {
+	bound_beside_wait(r); /* (schedule_direct's return has: none left) */
 	for (uint32_t i = 0; i < r->nout; i++)
 		schedule_outcome_free(&r->out[i]);
 	free(r->out);

@@ -354,6 +354,10 @@ struct schedule_result {
 	bool have_degraded;
 	struct degraded_bound degraded;
 	double degraded_us, healthy_lb_us;
+	/* ... until it is in: the bound still to compute or being computed
+	 * (controller/schedule/bound_beside.c), NULL once schedule_compute
+	 * returns */
+	struct bound_beside *bound;
 	struct bfb_opts bopts;
 	double hop_latency;
 	bool nic_ports; /* transfer ports are NIC ports of the fabric */

@@ -1,4 +1,5 @@
 /* util: units, the JSON writer, atomic files, errors, parallel_for, arena. */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -436,6 +437,32 @@ static void test_parallel_for(void **state)
 	}
 }
 
+/* threads 0 is what the process may run on, not the machine's CPUs: a
+ * daemon pinned to one core runs one worker there, not one per CPU of the
+ * machine (each with its scratch). */
+static void test_cpu_count_follows_affinity(void **state)
+{
+	cpu_set_t was, one;
+	struct sum_ctx c;
+	int first = -1;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	assert_int_equal(ofc_cpu_count(), CPU_COUNT(&was));
+	for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
+		if (CPU_ISSET(i, &was))
+			first = i;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(ofc_cpu_count(), 1);
+	memset(&c, 0, sizeof(c));
+	parallel_for(100000, 7, 0, add_one, &c);
+	assert_int_equal(atomic_load(&c.seen[0]), 100000);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+	assert_int_equal(ofc_cpu_count(), CPU_COUNT(&was));
+}
+
 /* One deadline per request: none without a clock or a deadline; past it
  * the phase is named; progress reaches the caller's callback. */
 static void note_progress(void *ctx, const char *phase, double done, double elapsed)
@@ -643,6 +670,7 @@ int main(void)
 	    cmocka_unit_test(test_read_file_kinds),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_parallel_for),
+	    cmocka_unit_test(test_cpu_count_follows_affinity),
 	    cmocka_unit_test(test_arena_and_strbuf),
 	    cmocka_unit_test(test_large_blocks),
 	    cmocka_unit_test(test_clock),
