@@ -12,6 +12,13 @@ struct kmap {
 	size_t cap, used;
 };
 
+/* A piece the patch plans outside its region, in its (phase, owner)
+ * bucket, which is the rest of its key (partial_cover, patch.c). */
+struct opiece {
+	uint32_t off, end, tau;
+	uint16_t block, sender; /* node ids are 16 bits (struct xfer) */
+};
+
 /* What the check of a patched schedule knows (sched_verify_patched). */
 struct pcheck {
 	const struct sched_reduced *r;
@@ -42,6 +49,10 @@ struct pcheck {
 	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
 	uint64_t *obits;
 	uint32_t *orank;
+	/* the pieces of those pairs by (ph, owner) bucket, each by block and
+	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
+	struct opiece *opc;
+	size_t *obk;
 	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
 	uint32_t *bidx;
 	uint32_t *tails; /* of g's arcs */
