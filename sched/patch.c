@@ -988,12 +988,49 @@ static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_
 	return first;
 }
 
-/* Every patch transfer after its sender holds the block. */
+/* Bucket b's pieces (partial_cover's) after their senders hold the
+ * blocks, as causal_one checks: bad[b] where one is not. By bucket the
+ * senders are the owner's few neighbours, so the lookups stay in a few
+ * rows of the pairs where the patch's order spread them over all (a
+ * cache miss each, a tenth of the answer at 8,192 nodes). */
+struct bcausal {
+	struct pcheck *c;
+	uint8_t *bad;
+};
+
+static void causal_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct bcausal *k = arg;
+	const struct pcheck *c = k->c;
+	uint32_t ph = (uint32_t)(b / c->n);
+
+	(void)wid;
+	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
+		if (c->opc[i].tau <= held_at(c, ph, c->opc[i].sender, c->opc[i].block)) {
+			k->bad[b] = 1;
+			return;
+		}
+}
+
+/* Every patch transfer after its sender holds the block: by bucket
+ * where the patch plans no region (as bfb_patch's never do), then in
+ * the patch's order where one fails or a region's are to be checked, so
+ * the first failing transfer is the one said. */
 static int patch_causal(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	size_t i = first_failing(c, q->nxfers, causal_chunk);
+	size_t nb = (size_t)2 * c->n, i;
+	struct bcausal k = {.c = c, .bad = xcalloc(nb, 1)};
+	bool bad = c->p->nregion > 0;
 
+	if (!bad)
+		parallel_for(nb, 16, 0, causal_bucket, &k);
+	for (size_t b = 0; b < nb && !bad; b++)
+		bad = k.bad[b];
+	free(k.bad);
+	if (!bad)
+		return 0;
+	i = first_failing(c, q->nxfers, causal_chunk);
 	return i == SIZE_MAX ? 0 : causal_one(c, step_of(q, i), i, true);
 }
 
@@ -1211,6 +1248,9 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (rc == 0)
 		rc = base_untouched(&c);
 	if (rc == 0) {
+		c.spare = c.opc; /* checked: its memory for patch_loads */
+		c.spare_bytes = (c.obk[2 * c.n] + 1) * sizeof(*c.opc);
+		c.opc = NULL;
 		patch_loads(&c);
 		rep->ok = true;
 		rep->ntransfers = (size_t)checked_transfers(&c);
@@ -1236,6 +1276,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.obits);
 	free(c.orank);
 	free(c.opc);
+	free(c.spare);
 	free(c.obk);
 	graph_free((struct graph *)c.gt);
 	return rc;

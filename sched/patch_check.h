@@ -53,6 +53,8 @@ struct pcheck {
 	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
 	size_t *obk;
+	void *spare; /* opc once checked: patch_loads' removals where they fit */
+	size_t spare_bytes;
 	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
 	uint32_t *bidx;
 	uint32_t *tails; /* of g's arcs */

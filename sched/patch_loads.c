@@ -61,51 +61,130 @@ static uint32_t base_arcs(const struct schedule *b, uint32_t t, uint64_t *key, u
 	return k;
 }
 
-/* Removal (t, arc, length): counted into at[t + 2] where out is NULL,
- * else put at out[at[t + 1]++] (a counting sort's two passes). */
-static void put_removal(size_t *at, struct removal *out, uint32_t t, uint32_t arc, uint32_t length)
-{
-	if (!out)
-		at[t + 2]++;
-	else
-		out[at[t + 1]++] = (struct removal){arc, length};
-}
-
 /* What the base no longer puts on arcs: its pieces of the pairs the
  * patch plans outside the region and of the failed hosts' blocks (the
- * patch's own transfers add, read from it step by step); counted, then
- * filled by step (see put_removal), with no list to sort after (a list
- * and its sorted copy were 32 bytes a piece, 320 MB at 8,192 nodes with
- * 1% of the ports failed, most of it the kernel's page zeroing). */
-static void removals(const struct pcheck *c, size_t *at, struct removal *out)
+ * patch's own transfers add, read from it step by step), put by step in
+ * one pass where a count per step says (a list and its sorted copy were
+ * 32 bytes a piece, 320 MB at 8,192 nodes with 1% of the ports failed,
+ * most of it the kernel's page zeroing). On threads by ranges of the
+ * (phase, owner) buckets, each with its own positions per step (the
+ * failed hosts' blocks in the last). */
+struct rjob {
+	const struct pcheck *c;
+	unsigned nchunk;
+	uint32_t **rel; /* per chunk: its pairs per (phase, block - owner) */
+	size_t **pos;	/* per chunk, per step */
+	struct removal *out;
+};
+
+/* Chunk j's pairs counted by (phase, relative block): what the count per
+ * step needs (each stands for the base's pieces of that block). */
+static void removals_count(void *arg, size_t j, unsigned wid)
 {
+	struct rjob *R = arg;
+	const struct pcheck *c = R->c;
+	size_t nb = (size_t)2 * c->n;
+	uint32_t *rel = R->rel[j];
+
+	(void)wid;
+	for (size_t ob = nb * j / R->nchunk; ob < nb * (j + 1) / R->nchunk; ob++)
+		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++)
+			rel[(ob / c->n) * c->n +
+			    sched_group_sub(&c->r->group, c->oblk[k], (uint32_t)(ob % c->n))]++;
+}
+
+static void removals_fill(void *arg, size_t j, unsigned wid)
+{
+	struct rjob *R = arg;
+	const struct pcheck *c = R->c;
 	const struct schedule *b = &c->r->prog;
 	const struct sched_group *G = &c->r->group;
+	size_t nb = (size_t)2 * c->n, *pos = R->pos[j];
 
-	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
+	(void)wid;
+	for (size_t ob = nb * j / R->nchunk; ob < nb * (j + 1) / R->nchunk; ob++)
 		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			uint32_t ph = ob / c->n, u = ob % c->n,
+			uint32_t ph = (uint32_t)(ob / c->n), u = (uint32_t)(ob % c->n),
 				 r = sched_group_sub(G, c->oblk[k], u);
 
-			for (uint32_t j = c->bstart[ph * c->n + r];
-			     j < c->bstart[ph * c->n + r + 1]; j++) {
-				const struct xfer *x = &b->xfers[c->bidx[j]];
+			for (uint32_t i = c->bstart[ph * c->n + r];
+			     i < c->bstart[ph * c->n + r + 1]; i++) {
+				const struct xfer *x = &b->xfers[c->bidx[i]];
 				uint32_t src = sched_group_add(G, x->src, u);
 
-				put_removal(at, out, c->bstep[c->bidx[j]], c->g->off[src] + x->lane,
-					    x->length);
+				R->out[pos[c->bstep[c->bidx[i]]]++] =
+				    (struct removal){c->g->off[src] + x->lane, x->length};
 			}
 		}
-	for (uint32_t k = 0; k < c->p->nabsent; k++)
+	for (uint32_t k = 0; j + 1 == R->nchunk && k < c->p->nabsent; k++)
 		for (size_t i = 0; i < b->nxfers; i++) {
 			const struct xfer *x = &b->xfers[i];
 			uint32_t u = sched_group_sub(G, c->p->absent[k], x->block);
 
 			if (c->inr[u] || c->abs[u])
 				continue;
-			put_removal(at, out, c->bstep[i],
-				    c->g->off[sched_group_add(G, x->src, u)] + x->lane, x->length);
+			R->out[pos[c->bstep[i]]++] = (struct removal){
+			    c->g->off[sched_group_add(G, x->src, u)] + x->lane, x->length};
 		}
+}
+
+/* The removals by step: step t's at (*out)[at[t] .. at[t + 1]) (at:
+ * nsteps + 1), in c->spare where they fit (partial_cover's pieces, done
+ * with: memory already faulted in), else in a new array. */
+static void removals(struct pcheck *c, size_t *at, struct removal **out)
+{
+	const struct schedule *b = &c->r->prog;
+	uint32_t nsteps = b->nsteps;
+	unsigned th = parallel_workers((size_t)2 * c->n, 256, 0);
+	struct rjob R = {.c = c, .nchunk = th, .pos = xcalloc(th, sizeof(size_t *))};
+	size_t total = 0;
+
+	R.rel = xcalloc(th, sizeof(uint32_t *));
+	for (unsigned j = 0; j < th; j++) {
+		R.pos[j] = xcalloc((size_t)nsteps + 1, sizeof(size_t));
+		R.rel[j] = xcalloc((size_t)2 * c->n, sizeof(uint32_t));
+	}
+	parallel_for(th, 1, th, removals_count, &R);
+	/* a pair of relative block r in phase ph stands for the base's
+	 * pieces of (ph, r), each in its step; the failed hosts' blocks'
+	 * pieces are the last chunk's */
+	for (unsigned j = 0; j < th; j++)
+		for (size_t i = 0; i < b->nxfers; i++) {
+			const struct xfer *x = &b->xfers[i];
+			size_t *in_step = &R.pos[j][c->bstep[i]];
+
+			*in_step += R.rel[j][(xfer_op(x) == XFER_REDUCE) * c->n + x->block];
+			for (uint32_t k = 0; j + 1 == th && k < c->p->nabsent; k++) {
+				uint32_t u =
+				    sched_group_sub(&c->r->group, c->p->absent[k], x->block);
+
+				*in_step += !c->inr[u] && !c->abs[u];
+			}
+		}
+	for (uint32_t t = 0; t < nsteps; t++) {
+		at[t] = total;
+		for (unsigned j = 0; j < th; j++) {
+			size_t k = R.pos[j][t];
+
+			R.pos[j][t] = total;
+			total += k;
+		}
+	}
+	at[nsteps] = total;
+	if (c->spare && (total + 1) * sizeof(struct removal) <= c->spare_bytes) {
+		R.out = c->spare;
+		c->spare = NULL;
+	} else {
+		R.out = xmalloc((total + 1) * sizeof(struct removal));
+	}
+	parallel_for(th, 1, th, removals_fill, &R);
+	for (unsigned j = 0; j < th; j++) {
+		free(R.pos[j]);
+		free(R.rel[j]);
+	}
+	free(R.pos);
+	free(R.rel);
+	*out = R.out;
 }
 
 /* patch_loads' steps on threads: each step's busiest arc into most[t],
@@ -178,15 +257,12 @@ void patch_loads(struct pcheck *c)
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
 	size_t big = 0, most_t = 0;
 	size_t *at = xcalloc((size_t)b->nsteps + 2, sizeof(size_t));
+	struct removal *by;
 
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		if (sched_step_size(b, t) > big)
 			big = sched_step_size(b, t);
-	removals(c, at, NULL);
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		at[t + 2] += at[t + 1];
-	struct removal *by = xmalloc((at[b->nsteps + 1] + 1) * sizeof(*by));
-	removals(c, at, by);
+	removals(c, at, &by);
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		size_t k = at[t + 1] - at[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
 
