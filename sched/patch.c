@@ -831,7 +831,7 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, at = 0;
-	unsigned th = parallel_workers(c->p->prog.nxfers, (size_t)1 << 16, 0);
+	unsigned th = parallel_workers(c->p->prog.nxfers, 8192, 0);
 
 	oc->nchunk = th;
 	oc->pos = xcalloc(th, sizeof(*oc->pos));
