@@ -333,6 +333,13 @@ static uint32_t sender(const struct xfer *x)
 	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The base program: node 0's, each phase in its steps; its tables. */
 static int base_tables(struct pcheck *c)
 {
@@ -349,7 +356,7 @@ static int base_tables(struct pcheck *c)
 	c->hb[0] = xcalloc(c->n, sizeof(uint32_t));
 	c->hb[1] = xcalloc(c->n, sizeof(uint32_t));
 	kmap_init(&c->minsend, b->nxfers);
-	kmap_init(&c->lanes, 64);
+	c->ports = xmalloc((b->nxfers + 1) * sizeof(uint64_t));
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t);
 		     i++) {
@@ -369,8 +376,10 @@ static int base_tables(struct pcheck *c)
 			    &c->minsend, key3(ph, sched_group_sub(G, sender(x), o), x->block), tt);
 			if (tt < *m)
 				*m = tt;
-			kmap_put(&c->lanes, key3(ph, sched_group_sub(G, x->src, o), x->lane), 1);
+			c->ports[i] =
+			    key3(ph, sched_group_sub(G, x->src, o), x->lane) << 16 | x->block;
 		}
+	qsort(c->ports, b->nxfers, sizeof(uint64_t), cmp_u64);
 	c->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
@@ -610,22 +619,25 @@ static int patch_cover(struct pcheck *c)
 }
 
 /* One bucket's m pieces by block, then offset: a radix sort on the
- * block's two bytes in tmp (m entries), then an insertion sort by offset
- * among a block's few pieces. A qsort per owner here was a tenth of the
- * whole answer at 8,192 nodes. */
+ * block's two bytes, into tmp (m entries) and back, then an insertion
+ * sort by offset among a block's few pieces. A qsort per owner here was
+ * a tenth of the whole answer at 8,192 nodes. */
 static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
 {
-	for (unsigned shift = 0; shift < 16; shift += 8) {
-		size_t at[257] = {0};
+	size_t at[257] = {0}, hi[257] = {0};
 
-		for (size_t i = 0; i < m; i++)
-			at[((k[i].block >> shift) & 0xff) + 1]++;
-		for (unsigned d = 0; d < 256; d++)
-			at[d + 1] += at[d];
-		for (size_t i = 0; i < m; i++)
-			tmp[at[(k[i].block >> shift) & 0xff]++] = k[i];
-		memcpy(k, tmp, m * sizeof(*k));
+	for (size_t i = 0; i < m; i++) {
+		at[(k[i].block & 0xff) + 1]++;
+		hi[(k[i].block >> 8) + 1]++;
 	}
+	for (unsigned d = 0; d < 256; d++) {
+		at[d + 1] += at[d];
+		hi[d + 1] += hi[d];
+	}
+	for (size_t i = 0; i < m; i++)
+		tmp[at[k[i].block & 0xff]++] = k[i];
+	for (size_t i = 0; i < m; i++)
+		k[hi[tmp[i].block >> 8]++] = tmp[i];
 	for (size_t i = 1; i < m; i++)
 		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block && k[j - 1].off > k[j].off;
 		     j--) {
@@ -634,6 +646,17 @@ static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
 			k[j] = k[j - 1];
 			k[j - 1] = x;
 		}
+}
+
+/* The bits set in w: a few shifts and adds, where the builtin is a call
+ * into libgcc without a -march that has the instruction (1% of the
+ * answer at 8,192 nodes). */
+static uint32_t ones(uint64_t w)
+{
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 /* The pair (ph, u, o) the patch plans outside the region: its hold, or
@@ -646,7 +669,7 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
 
 		if (!(w >> (bit % 64) & 1))
 			return NULL;
-		return &c->ohold[c->orank[bit / 64] + (uint32_t)__builtin_popcountll(below)];
+		return &c->ohold[c->orank[bit / 64] + ones(below)];
 	}
 	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
 
@@ -705,7 +728,7 @@ static void over_index(struct pcheck *c)
 	uint32_t before = 0;
 	for (size_t w = 0; w <= words; w++) {
 		c->orank[w] = before;
-		before += (uint32_t)__builtin_popcountll(c->obits[w]);
+		before += ones(c->obits[w]);
 	}
 }
 
@@ -1066,30 +1089,34 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 }
 
 /* Base translates of owner u over its port key (src - u, lane) in phase
- * ph: every one replaced (the pairs planned again), else -1. */
+ * ph: every one replaced (the pairs planned again), else -1. The base's
+ * transfers over that key, by block, from c->ports (a scan of all the
+ * base's for each failed arc was 1% of the answer at 8,192 nodes). */
 static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel, uint32_t lane,
 			 uint32_t tail, uint32_t head)
 {
-	const struct schedule *b = &c->r->prog;
+	uint64_t key = key3(ph, rel, lane);
+	size_t lo = 0, hi = c->r->prog.nxfers;
 
-	if (c->inr[u] || (c->abs && c->abs[u]) || !kmap_get(&c->lanes, key3(ph, rel, lane)))
+	if (c->inr[u] || (c->abs && c->abs[u]))
 		return 0;
-	for (uint32_t blk = 0; blk < c->n; blk++) {
-		if (c->abs && c->abs[sched_group_add(&c->r->group, blk, u)])
-			continue; /* a failed host's block: dropped */
-		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1];
-		     j++) {
-			const struct xfer *x = &b->xfers[c->bidx[j]];
+	while (lo < hi) { /* the first of key's */
+		size_t mid = lo + (hi - lo) / 2;
 
-			if (x->lane == lane && sched_group_sub(&c->r->group, x->src, 0) == rel &&
-			    !over_get(c, ph, u, sched_group_add(&c->r->group, blk, u)))
-				return pfail(
-				    c, 0,
-				    "node %u (unpatched) %s block %u over the failed arc %u "
-				    "-> %u",
-				    u, ph ? "reduces" : "receives",
-				    sched_group_add(&c->r->group, blk, u), tail, head);
-		}
+		if (c->ports[mid] >> 16 < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < c->r->prog.nxfers && c->ports[i] >> 16 == key; i++) {
+		uint32_t o = sched_group_add(&c->r->group, (uint32_t)(c->ports[i] & 0xffff), u);
+
+		if (c->abs && c->abs[o])
+			continue; /* a failed host's block: dropped */
+		if (!over_get(c, ph, u, o))
+			return pfail(c, 0,
+				     "node %u (unpatched) %s block %u over the failed arc %u -> %u",
+				     u, ph ? "reduces" : "receives", o, tail, head);
 	}
 	return 0;
 }
@@ -1263,7 +1290,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.hb[0]);
 	free(c.hb[1]);
 	kmap_free(&c.minsend);
-	kmap_free(&c.lanes);
+	free(c.ports);
 	free(c.hold);
 	free(c.ridx);
 	free(c.bstart);

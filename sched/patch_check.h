@@ -32,7 +32,7 @@ struct pcheck {
 	uint32_t need;	     /* blocks a region node needs in a phase */
 	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
 	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
-	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
+	uint64_t *ports;     /* base: (ph, src - owner, port) << 16 | block, ascending */
 	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
 	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
 	/* outside the region, the (ph, owner, block) pairs planned: per
