@@ -782,8 +782,7 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
 	for (size_t i = lo; i < hi; i++)
-		if (!c->inr[xfer_owner(&xs[i])])
-			at[phase_of(&xs[i]) * c->n + xfer_owner(&xs[i])]++;
+		at[phase_of(&xs[i]) * c->n + xfer_owner(&xs[i])]++;
 }
 
 static void ocover_fill(void *arg, size_t j, unsigned wid)
@@ -800,14 +799,13 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 
 		while (i >= q->step_start[t + 1])
 			t++;
-		if (c->inr[xfer_owner(x)])
-			continue;
-		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] =
-		    (struct opiece){.off = x->offset,
-				    .end = x->offset + x->length,
-				    .tau = tau(c, x, (uint32_t)t),
-				    .block = (uint16_t)x->block,
-				    .sender = (uint16_t)sender(x)};
+		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] = (struct opiece){
+		    .off = x->offset,
+		    .end = x->offset + x->length,
+		    .tau = tau(c, x, (uint32_t)t),
+		    .block = (uint16_t)x->block,
+		    .port =
+			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane])};
 	}
 }
 
@@ -829,6 +827,8 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 	uint32_t u = (uint32_t)(b % c->n), np = 0, *blk = c->oblk + c->obk[b],
 		 *hold = c->ohold + c->obk[b];
 
+	if (c->inr[u])
+		return; /* a region node's: patch_cover's */
 	sort_opieces(k, m, oc->tmp[wid]);
 	for (size_t a = 0, e; a < m; a = e) {
 		uint32_t o = k[a].block, at = 0, h = 0;
@@ -885,7 +885,8 @@ static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
  * (phase, owner) bucket, 16 bytes each (a self-keyed copy of 24 bytes a
  * piece, 258 MB at 8,192 nodes with 1% of the ports failed, cost the
  * kernel's page zeroing a tenth of the answer), each bucket sorted and
- * scanned on its own, on every core; kept in c->opc for patch_causal. */
+ * scanned on its own, on every core; kept in c->opc, the region's
+ * buckets too, for patch_causal and patch_loads. */
 static int partial_cover(struct pcheck *c)
 {
 	size_t nb = (size_t)2 * c->n, most = 0;
@@ -1011,6 +1012,15 @@ static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_
 	return first;
 }
 
+/* The node that sends owner u the piece in phase ph: the arc's tail in a
+ * copy, its head in a reduction. */
+static uint32_t piece_sender(const struct pcheck *c, uint32_t ph, uint32_t u,
+			     const struct opiece *pc)
+{
+	return ph ? c->g->adj[c->g->off[u] + pc->port]
+		  : c->tails[c->in_arcs[c->in_off[u] + pc->port]];
+}
+
 /* Bucket b's pieces (partial_cover's) after their senders hold the
  * blocks, as causal_one checks: bad[b] where one is not. By bucket the
  * senders are the owner's few neighbours, so the lookups stay in a few
@@ -1029,25 +1039,25 @@ static void causal_bucket(void *arg, size_t b, unsigned wid)
 
 	(void)wid;
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
-		if (c->opc[i].tau <= held_at(c, ph, c->opc[i].sender, c->opc[i].block)) {
+		if (c->opc[i].tau <= held_at(c, ph,
+					     piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
+					     c->opc[i].block)) {
 			k->bad[b] = 1;
 			return;
 		}
 }
 
-/* Every patch transfer after its sender holds the block: by bucket
- * where the patch plans no region (as bfb_patch's never do), then in
- * the patch's order where one fails or a region's are to be checked, so
- * the first failing transfer is the one said. */
+/* Every patch transfer after its sender holds the block: by bucket,
+ * then in the patch's order where one fails, so the first failing
+ * transfer is the one said. */
 static int patch_causal(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
 	size_t nb = (size_t)2 * c->n, i;
 	struct bcausal k = {.c = c, .bad = xcalloc(nb, 1)};
-	bool bad = c->p->nregion > 0;
+	bool bad = false;
 
-	if (!bad)
-		parallel_for(nb, 16, 0, causal_bucket, &k);
+	parallel_for(nb, 16, 0, causal_bucket, &k);
 	for (size_t b = 0; b < nb && !bad; b++)
 		bad = k.bad[b];
 	free(k.bad);
@@ -1228,6 +1238,27 @@ static uint64_t checked_transfers(const struct pcheck *c)
 	return total;
 }
 
+/* Each node's in-arcs in a row of their own (in_off, in_arcs) and each
+ * arc's place in its head's row (inpos): the port a copy's piece comes
+ * in by, as its owner sees it. */
+static void in_arcs(struct pcheck *c)
+{
+	const struct graph *g = c->g;
+
+	c->in_off = xcalloc((size_t)c->n + 2, sizeof(uint32_t));
+	c->in_arcs = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	c->inpos = xmalloc(((size_t)g->m + 1) * sizeof(uint16_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		c->in_off[g->adj[a] + 2]++;
+	for (uint32_t v = 0; v < c->n; v++)
+		c->in_off[v + 2] += c->in_off[v + 1];
+	for (uint32_t a = 0; a < g->m; a++)
+		c->in_arcs[c->in_off[g->adj[a] + 1]++] = a;
+	for (uint32_t v = 0; v < c->n; v++)
+		for (uint32_t i = c->in_off[v]; i < c->in_off[v + 1]; i++)
+			c->inpos[c->in_arcs[i]] = (uint16_t)(i - c->in_off[v]);
+}
+
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
 			 const struct graph *g, const bool *gone, struct verify_report *rep)
 {
@@ -1263,6 +1294,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
 	c.gt = graph_transpose(g);
 	c.tails = graph_arc_tails(g);
+	in_arcs(&c);
 	rc = base_tables(&c);
 	if (rc == 0)
 		rc = patch_xfers(&c);
@@ -1275,9 +1307,6 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (rc == 0)
 		rc = base_untouched(&c);
 	if (rc == 0) {
-		c.spare = c.opc; /* checked: its memory for patch_loads */
-		c.spare_bytes = (c.obk[2 * c.n] + 1) * sizeof(*c.opc);
-		c.opc = NULL;
 		patch_loads(&c);
 		rep->ok = true;
 		rep->ntransfers = (size_t)checked_transfers(&c);
@@ -1296,6 +1325,9 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.bstart);
 	free(c.bidx);
 	free(c.tails);
+	free(c.in_off);
+	free(c.in_arcs);
+	free(c.inpos);
 	free(c.bstep);
 	free(c.ooff);
 	free(c.oblk);
@@ -1303,7 +1335,6 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.obits);
 	free(c.orank);
 	free(c.opc);
-	free(c.spare);
 	free(c.obk);
 	graph_free((struct graph *)c.gt);
 	return rc;

@@ -16,7 +16,8 @@ struct kmap {
  * bucket, which is the rest of its key (partial_cover, patch.c). */
 struct opiece {
 	uint32_t off, end, tau;
-	uint16_t block, sender; /* node ids are 16 bits (struct xfer) */
+	uint16_t block; /* node ids are 16 bits (struct xfer) */
+	uint16_t port;	/* the owner's: a reduction's lane, a copy's in_arcs place */
 };
 
 /* What the check of a patched schedule knows (sched_verify_patched). */
@@ -53,11 +54,13 @@ struct pcheck {
 	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
 	size_t *obk;
-	void *spare; /* opc once checked: patch_loads' removals where they fit */
-	size_t spare_bytes;
 	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
 	uint32_t *bidx;
 	uint32_t *tails; /* of g's arcs */
+	/* g's arcs by head: v's are in_arcs[in_off[v] .. in_off[v + 1]),
+	 * arc a at place inpos[a] there */
+	uint32_t *in_off, *in_arcs;
+	uint16_t *inpos;
 	uint32_t *bstep; /* per base transfer: its step */
 	struct verify_report *rep;
 };

@@ -703,6 +703,52 @@ static void test_bucket_faults(void **state)
 	fx_close(&f);
 }
 
+/* A region node whose whole program the patch writes out (the base's
+ * own pieces for it) passes with the link loads and transfers of the
+ * patch without it: a region's pieces go through the causal and load
+ * checks' buckets too, the base left off its arcs there. */
+static void test_region_program(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report a, b;
+	struct sched_patch w = {0};
+
+	fx_open(&f, "torus:8x8", "5-6", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog, *base = &f.r.prog;
+	uint32_t u = 36, e = 0;
+	while (owned(&f, u))
+		u++;
+	for (struct xfer y = base->xfers[0]; xfer_owner(&y) != u; e++)
+		y = sched_reduced_move(&f.r, &base->xfers[0],
+				       sched_group_element(&f.r.group, e + 1));
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &a), 0);
+	w.nregion = 1;
+	w.region = malloc(sizeof(uint32_t));
+	w.region[0] = u;
+	sched_init(&w.prog, q->collective, q->algorithm, q->nodes);
+	for (uint32_t t = 0; t < base->nsteps; t++) {
+		sched_step(&w.prog);
+		for (size_t i = t < q->nsteps ? q->step_start[t] : 0;
+		     t < q->nsteps && i < q->step_start[t + 1]; i++)
+			sched_add(&w.prog, &q->xfers[i]);
+		for (size_t i = base->step_start[t]; i < base->step_start[t + 1]; i++) {
+			struct xfer y = sched_reduced_move(&f.r, &base->xfers[i],
+							   sched_group_element(&f.r.group, e));
+
+			assert_int_equal(xfer_owner(&y), u);
+			sched_add(&w.prog, &y);
+		}
+	}
+	if (sched_verify_patched(&f.r, &w, f.g, f.gone, &b) < 0)
+		fail_msg("node %u's program as a region: %s", u, b.error);
+	assert_true(a.sum_max_link_load == b.sum_max_link_load);
+	assert_true(a.max_link_load == b.max_link_load);
+	assert_int_equal(a.ntransfers, b.ntransfers);
+	sched_patch_free(&w);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -718,6 +764,7 @@ int main(void)
 	    cmocka_unit_test(test_check_on_threads),
 	    cmocka_unit_test(test_index_and_search),
 	    cmocka_unit_test(test_bucket_faults),
+	    cmocka_unit_test(test_region_program),
 	    cmocka_unit_test(test_word_subtraction),
 	};
 
