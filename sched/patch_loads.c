@@ -77,29 +77,31 @@ struct bloads {
 };
 
 struct bucket {
-	struct bloads *L;
-	unsigned w;
+	const struct pcheck *c;
+	int64_t *tbl; /* the worker's table, its entries in use and their list */
+	uint8_t *seen;
+	uint32_t *list;
 	uint32_t ph, u, t0, deg, nt;
 };
 
-static void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64_t amount)
+static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64_t amount)
 {
 	uint32_t i = (t - k->t0) * k->deg + port;
 
 	if (port >= k->deg)
 		return; /* no port of the owner's (the group moves arcs to arcs) */
-	if (!k->L->seen[k->w][i]) {
-		k->L->seen[k->w][i] = 1;
-		k->L->tbl[k->w][i] = 0;
-		k->L->list[k->w][k->nt++] = i;
+	if (!k->seen[i]) {
+		k->seen[i] = 1;
+		k->tbl[i] = 0;
+		k->list[k->nt++] = i;
 	}
-	k->L->tbl[k->w][i] += amount;
+	k->tbl[i] += amount;
 }
 
 /* The base's pieces of relative block r, translated to owner k->u, off. */
 static void bucket_removed(struct bucket *k, uint32_t r)
 {
-	const struct pcheck *c = k->L->c;
+	const struct pcheck *c = k->c;
 	const struct graph *g = c->g;
 
 	for (uint32_t j = c->bstart[k->ph * c->n + r]; j < c->bstart[k->ph * c->n + r + 1]; j++) {
@@ -116,7 +118,12 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 	struct bloads *L = arg;
 	const struct pcheck *c = L->c;
 	const struct graph *g = c->g;
-	struct bucket k = {.L = L, .w = w, .ph = (uint32_t)(b / c->n), .u = (uint32_t)(b % c->n)};
+	struct bucket k = {.c = c,
+			   .tbl = L->tbl[w],
+			   .seen = L->seen[w],
+			   .list = L->list[w],
+			   .ph = (uint32_t)(b / c->n),
+			   .u = (uint32_t)(b % c->n)};
 
 	k.t0 = k.ph ? 0 : c->S;
 	k.deg = k.ph ? g->off[k.u + 1] - g->off[k.u] : c->in_off[k.u + 1] - c->in_off[k.u];
@@ -131,12 +138,12 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 			   (int64_t)(pc->end - pc->off));
 	}
 	for (uint32_t i = 0; i < k.nt; i++) {
-		uint32_t e = L->list[w][i], t = k.t0 + e / k.deg, port = e % k.deg;
+		uint32_t e = k.list[i], t = k.t0 + e / k.deg, port = e % k.deg;
 		uint32_t a = k.ph ? g->off[k.u] + port : c->in_arcs[c->in_off[k.u] + port];
 		uint32_t src = c->tails[a];
 		uint64_t kx =
 		    (uint64_t)sched_group_sub(&c->r->group, src, k.u) << 16 | (a - g->off[src]);
-		int64_t load = L->tbl[w][e];
+		int64_t load = k.tbl[e];
 
 		for (uint32_t j = L->boff[t];
 		     j < L->boff[t + 1] && !c->inr[k.u] && !(c->abs && c->abs[k.u]); j++)
@@ -144,7 +151,7 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 				load += (int64_t)L->bsum[j];
 		if ((double)load / SCHED_ONE > L->most[w][t])
 			L->most[w][t] = (double)load / SCHED_ONE;
-		L->seen[w][e] = 0;
+		k.seen[e] = 0;
 	}
 }
 
