@@ -396,11 +396,51 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
-/* Each patch transfer on its own: ranges, owner in the region, its arc. */
+static uint32_t step_of(const struct schedule *q, size_t i);
+static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_t, unsigned));
+static void xfers_chunk(void *arg, size_t j, unsigned wid);
+
+/* Patch transfer i (at step t) on its own: its ranges, its phase, no
+ * failed host's, over an arc of its port that has not failed; the reason
+ * in c->rep only where say (the threads look, one says). */
+static int xfer_one(struct pcheck *c, uint32_t t, size_t i, bool say)
+{
+	const struct xfer *x = &c->p->prog.xfers[i];
+	const struct graph *g = c->g;
+	int why = 0;
+
+	if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run || xfer_blocks(x) != 1 ||
+	    x->length == 0 || x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
+		why = 1;
+	else if ((phase_of(x) == 1) != (t < c->S))
+		why = 2;
+	else if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
+		why = 3;
+	else if (x->lane >= graph_outdeg(g, x->src) || g->adj[g->off[x->src] + x->lane] != x->dst)
+		why = 4;
+	else if (c->gone[g->off[x->src] + x->lane])
+		why = 5;
+	if (!why || !say)
+		return why ? -1 : 0;
+	if (why == 1)
+		return pfail(c, t, "patch transfer %zu is out of range", i);
+	if (why == 2)
+		return pfail(c, t, "patch transfer %zu is in the other phase's steps", i);
+	if (why == 3)
+		return pfail(c, t, "patch transfer %zu: node %u %s block %u of failed host %u", i,
+			     xfer_owner(x), phase_of(x) ? "reduces" : "receives", x->block,
+			     c->abs[x->block] ? x->block : xfer_owner(x));
+	if (why == 4)
+		return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u", i,
+			     x->src, x->lane, x->dst);
+	return pfail(c, t, "patch transfer %zu: the arc %u -> %u has failed", i, x->src, x->dst);
+}
+
+/* The region and failed hosts in order; each patch transfer on its own
+ * (xfer_one), by chunks on every core. */
 static int patch_xfers(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	const struct graph *g = c->g;
 
 	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
 	    q->nsteps > c->r->prog.nsteps)
@@ -422,36 +462,9 @@ static int patch_xfers(struct pcheck *c)
 				     "outside its region",
 				     c->n);
 	}
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
-		     i++) {
-			const struct xfer *x = &q->xfers[i];
-			uint32_t a = g->off[x->src] + x->lane;
+	size_t i = first_failing(c, q->nxfers, xfers_chunk);
 
-			if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run ||
-			    xfer_blocks(x) != 1 || x->length == 0 || x->offset > SCHED_ONE ||
-			    x->length > SCHED_ONE - x->offset)
-				return pfail(c, t, "patch transfer %zu is out of range", i);
-			if ((phase_of(x) == 1) != (t < c->S))
-				return pfail(c, t,
-					     "patch transfer %zu is in the other phase's steps", i);
-			if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
-				return pfail(
-				    c, t,
-				    "patch transfer %zu: node %u %s block %u of failed host "
-				    "%u",
-				    i, xfer_owner(x), phase_of(x) ? "reduces" : "receives",
-				    x->block, c->abs[x->block] ? x->block : xfer_owner(x));
-			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
-				return pfail(c, t,
-					     "patch transfer %zu: %u's port %u does not lead to %u",
-					     i, x->src, x->lane, x->dst);
-			if (c->gone[a])
-				return pfail(c, t,
-					     "patch transfer %zu: the arc %u -> %u has failed", i,
-					     x->src, x->dst);
-		}
-	return 0;
+	return i == SIZE_MAX ? 0 : xfer_one(c, step_of(q, i), i, true);
 }
 
 /* A region node's pieces of one block: (block, offset), end, time. */
@@ -979,22 +992,35 @@ struct checks {
 	size_t n;
 };
 
-static void causal_chunk(void *arg, size_t j, unsigned wid)
+/* Chunk j of the patch's transfers through one (causal_one, xfer_one):
+ * its first failing transfer into k->first[j]. */
+static void xfers_by(struct checks *k, size_t j,
+		     int (*one)(struct pcheck *, uint32_t, size_t, bool))
 {
-	struct checks *k = arg;
 	const struct schedule *q = &k->c->p->prog;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
 	uint32_t t = step_of(q, lo);
 
-	(void)wid;
 	for (size_t i = lo; i < hi; i++) {
 		while (i >= q->step_start[t + 1])
 			t++;
-		if (causal_one(k->c, t, i, false) < 0) {
+		if (one(k->c, t, i, false) < 0) {
 			k->first[j] = i;
 			return;
 		}
 	}
+}
+
+static void causal_chunk(void *arg, size_t j, unsigned wid)
+{
+	(void)wid;
+	xfers_by(arg, j, causal_one);
+}
+
+static void xfers_chunk(void *arg, size_t j, unsigned wid)
+{
+	(void)wid;
+	xfers_by(arg, j, xfer_one);
 }
 
 /* fn over items [0, n) on threads; the first failing item, or SIZE_MAX. */

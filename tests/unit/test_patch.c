@@ -749,6 +749,57 @@ static void test_region_program(void **state)
 	fx_close(&f);
 }
 
+/* Each patch transfer's own checks run by chunks on every core: a
+ * transfer far into the patch out of range, in the other phase, over a
+ * port that leads elsewhere or over the failed arc is refused, and where
+ * two are bad the earlier one is named, whichever chunk finds it. */
+static void test_transfer_faults(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	struct sched_patch bad = {0};
+	char want[160];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	size_t late = q->nxfers - 3, later = q->nxfers - 1;
+	assert_true(late > 3 * 4096);
+	for (int how = 0; how < 4; how++) {
+		corrupt(&f, SIZE_MAX, 0, &bad);
+		struct xfer *x = &bad.prog.xfers[late];
+		if (how == 0) {
+			x->length = 0;
+			snprintf(want, sizeof(want), "patch transfer %zu is out of range", late);
+		} else if (how == 1) {
+			x->flags ^= 4; /* a copy made a reduction, or back */
+			snprintf(want, sizeof(want),
+				 "patch transfer %zu is in the other phase's steps", late);
+		} else if (how == 2) {
+			x->dst = (uint16_t)((x->dst + 2) % f.g->n);
+			snprintf(want, sizeof(want),
+				 "patch transfer %zu: %u's port %u does not lead to %u", late,
+				 x->src, x->lane, x->dst);
+		} else {
+			uint32_t j = 0;
+
+			while (graph_out(f.g, 5)[j] != 6)
+				j++;
+			x->src = 5;
+			x->dst = 6;
+			x->lane = (uint16_t)j;
+			snprintf(want, sizeof(want),
+				 "patch transfer %zu: the arc 5 -> 6 has failed", late);
+		}
+		bad.prog.xfers[later].length = 0; /* the later one is not said */
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+	}
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -765,6 +816,7 @@ int main(void)
 	    cmocka_unit_test(test_index_and_search),
 	    cmocka_unit_test(test_bucket_faults),
 	    cmocka_unit_test(test_region_program),
+	    cmocka_unit_test(test_transfer_faults),
 	    cmocka_unit_test(test_word_subtraction),
 	};
 
