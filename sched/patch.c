@@ -993,9 +993,11 @@ struct checks {
 };
 
 /* Chunk j of the patch's transfers through one (causal_one, xfer_one):
- * its first failing transfer into k->first[j]. */
-static void xfers_by(struct checks *k, size_t j,
-		     int (*one)(struct pcheck *, uint32_t, size_t, bool))
+ * its first failing transfer into k->first[j]. Inlined into each caller,
+ * so one is a direct call there (through the pointer it was a tenth of
+ * the transfers' own check). */
+static inline __attribute__((always_inline)) void
+xfers_by(struct checks *k, size_t j, int (*one)(struct pcheck *, uint32_t, size_t, bool))
 {
 	const struct schedule *q = &k->c->p->prog;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
