@@ -10,7 +10,7 @@
  * is Cor. 3.1 of Zhao et al. read the other way: the reduction is right
  * exactly when that allgather is. "x holds k at time h" is then: x has all
  * of k after time h (0: its own block from the start). */
-#include "sched/internal.h"
+#include "sched/patch_check.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,12 +18,6 @@
 #include <string.h>
 
 /* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
-
-struct kmap {
-	uint64_t *key; /* key + 1; 0 empty */
-	uint32_t *val;
-	size_t cap, used;
-};
 
 static void kmap_init(struct kmap *m, size_t expect)
 {
@@ -309,42 +303,6 @@ void sched_patched_stream_free(struct sched_patched_stream *ps)
 
 /* ---- the check ---------------------------------------------------------------------- */
 
-struct pcheck {
-	const struct sched_reduced *r;
-	const struct sched_patch *p;
-	const struct graph *g, *gt;
-	const bool *gone; /* the caller's, with every arc of a failed host */
-	bool *own_gone;
-	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
-	uint8_t *inr;
-	uint8_t *abs;	     /* the failed hosts, or NULL */
-	uint32_t need;	     /* blocks a region node needs in a phase */
-	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
-	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
-	struct kmap lanes;   /* base: (ph, sender - owner, port) used */
-	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
-	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
-	/* outside the region, the (ph, owner, block) pairs planned: per
-	 * (ph, owner) = ph n + owner, oblk[ooff[.] .. ooff[. + 1]) ascending,
-	 * ohold the time the owner holds each after (a binary search in a
-	 * short list: a hash map's lookup was a cache miss per patch
-	 * transfer, most of the check's time at 8,192 nodes) */
-	uint32_t *ooff, *oblk, *ohold;
-	/* the same pairs as a bit per (ph, owner, block), (ph n + owner) n +
-	 * block, and per 64-bit word the pairs before it: pair k's index is
-	 * its bit's rank, one cache line or two where the search above took
-	 * a dozen (a tenth of the answer at 8,192 nodes); NULL above
-	 * sched_patch_index_max bytes (2 n^2 bits and as many 32-bit counts a word:
-	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
-	uint64_t *obits;
-	uint32_t *orank;
-	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
-	uint32_t *bidx;
-	uint32_t *tails; /* of g's arcs */
-	uint32_t *bstep; /* per base transfer: its step */
-	struct verify_report *rep;
-};
-
 static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -375,6 +333,13 @@ static uint32_t sender(const struct xfer *x)
 	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The base program: node 0's, each phase in its steps; its tables. */
 static int base_tables(struct pcheck *c)
 {
@@ -391,7 +356,7 @@ static int base_tables(struct pcheck *c)
 	c->hb[0] = xcalloc(c->n, sizeof(uint32_t));
 	c->hb[1] = xcalloc(c->n, sizeof(uint32_t));
 	kmap_init(&c->minsend, b->nxfers);
-	kmap_init(&c->lanes, 64);
+	c->ports = xmalloc((b->nxfers + 1) * sizeof(uint64_t));
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		for (size_t i = b->step_start[t]; i < b->step_start[t] + sched_step_size(b, t);
 		     i++) {
@@ -411,8 +376,10 @@ static int base_tables(struct pcheck *c)
 			    &c->minsend, key3(ph, sched_group_sub(G, sender(x), o), x->block), tt);
 			if (tt < *m)
 				*m = tt;
-			kmap_put(&c->lanes, key3(ph, sched_group_sub(G, x->src, o), x->lane), 1);
+			c->ports[i] =
+			    key3(ph, sched_group_sub(G, x->src, o), x->lane) << 16 | x->block;
 		}
+	qsort(c->ports, b->nxfers, sizeof(uint64_t), cmp_u64);
 	c->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
 	for (uint32_t t = 0; t < b->nsteps; t++)
 		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
@@ -429,11 +396,51 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
-/* Each patch transfer on its own: ranges, owner in the region, its arc. */
+static uint32_t step_of(const struct schedule *q, size_t i);
+static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_t, unsigned));
+static void xfers_chunk(void *arg, size_t j, unsigned wid);
+
+/* Patch transfer i (at step t) on its own: its ranges, its phase, no
+ * failed host's, over an arc of its port that has not failed; the reason
+ * in c->rep only where say (the threads look, one says). */
+static int xfer_one(struct pcheck *c, uint32_t t, size_t i, bool say)
+{
+	const struct xfer *x = &c->p->prog.xfers[i];
+	const struct graph *g = c->g;
+	int why = 0;
+
+	if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run || xfer_blocks(x) != 1 ||
+	    x->length == 0 || x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
+		why = 1;
+	else if ((phase_of(x) == 1) != (t < c->S))
+		why = 2;
+	else if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
+		why = 3;
+	else if (x->lane >= graph_outdeg(g, x->src) || g->adj[g->off[x->src] + x->lane] != x->dst)
+		why = 4;
+	else if (c->gone[g->off[x->src] + x->lane])
+		why = 5;
+	if (!why || !say)
+		return why ? -1 : 0;
+	if (why == 1)
+		return pfail(c, t, "patch transfer %zu is out of range", i);
+	if (why == 2)
+		return pfail(c, t, "patch transfer %zu is in the other phase's steps", i);
+	if (why == 3)
+		return pfail(c, t, "patch transfer %zu: node %u %s block %u of failed host %u", i,
+			     xfer_owner(x), phase_of(x) ? "reduces" : "receives", x->block,
+			     c->abs[x->block] ? x->block : xfer_owner(x));
+	if (why == 4)
+		return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u", i,
+			     x->src, x->lane, x->dst);
+	return pfail(c, t, "patch transfer %zu: the arc %u -> %u has failed", i, x->src, x->dst);
+}
+
+/* The region and failed hosts in order; each patch transfer on its own
+ * (xfer_one), by chunks on every core. */
 static int patch_xfers(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	const struct graph *g = c->g;
 
 	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
 	    q->nsteps > c->r->prog.nsteps)
@@ -455,36 +462,9 @@ static int patch_xfers(struct pcheck *c)
 				     "outside its region",
 				     c->n);
 	}
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
-		     i++) {
-			const struct xfer *x = &q->xfers[i];
-			uint32_t a = g->off[x->src] + x->lane;
+	size_t i = first_failing(c, q->nxfers, xfers_chunk);
 
-			if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run ||
-			    xfer_blocks(x) != 1 || x->length == 0 || x->offset > SCHED_ONE ||
-			    x->length > SCHED_ONE - x->offset)
-				return pfail(c, t, "patch transfer %zu is out of range", i);
-			if ((phase_of(x) == 1) != (t < c->S))
-				return pfail(c, t,
-					     "patch transfer %zu is in the other phase's steps", i);
-			if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
-				return pfail(
-				    c, t,
-				    "patch transfer %zu: node %u %s block %u of failed host "
-				    "%u",
-				    i, xfer_owner(x), phase_of(x) ? "reduces" : "receives",
-				    x->block, c->abs[x->block] ? x->block : xfer_owner(x));
-			if (x->lane >= graph_outdeg(g, x->src) || g->adj[a] != x->dst)
-				return pfail(c, t,
-					     "patch transfer %zu: %u's port %u does not lead to %u",
-					     i, x->src, x->lane, x->dst);
-			if (c->gone[a])
-				return pfail(c, t,
-					     "patch transfer %zu: the arc %u -> %u has failed", i,
-					     x->src, x->dst);
-		}
-	return 0;
+	return i == SIZE_MAX ? 0 : xfer_one(c, step_of(q, i), i, true);
 }
 
 /* A region node's pieces of one block: (block, offset), end, time. */
@@ -651,44 +631,45 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
-struct okey {
-	uint64_t key; /* phase, owner, block */
-	uint32_t off, end, tau;
-};
-
-static int cmp_okey(const void *a, const void *b)
+/* One bucket's m pieces by block, then offset: a radix sort on the
+ * block's two bytes, into tmp (m entries) and back, then an insertion
+ * sort by offset among a block's few pieces. A qsort per owner here was
+ * a tenth of the whole answer at 8,192 nodes. */
+static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
 {
-	const struct okey *x = a, *y = b;
+	size_t at[257] = {0}, hi[257] = {0};
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* One owner's m pieces (one phase) by block, then offset: a radix sort
- * on the block's two bytes in tmp (m entries), then an insertion sort by
- * offset among a block's few pieces. A qsort per owner here was a tenth
- * of the whole answer at 8,192 nodes. */
-static void sort_okeys(struct okey *k, size_t m, struct okey *tmp)
-{
-	for (unsigned shift = 0; shift < 16; shift += 8) {
-		size_t at[257] = {0};
-
-		for (size_t i = 0; i < m; i++)
-			at[((k[i].key >> shift) & 0xff) + 1]++;
-		for (unsigned d = 0; d < 256; d++)
-			at[d + 1] += at[d];
-		for (size_t i = 0; i < m; i++)
-			tmp[at[(k[i].key >> shift) & 0xff]++] = k[i];
-		memcpy(k, tmp, m * sizeof(*k));
+	for (size_t i = 0; i < m; i++) {
+		at[(k[i].block & 0xff) + 1]++;
+		hi[(k[i].block >> 8) + 1]++;
 	}
+	for (unsigned d = 0; d < 256; d++) {
+		at[d + 1] += at[d];
+		hi[d + 1] += hi[d];
+	}
+	for (size_t i = 0; i < m; i++)
+		tmp[at[k[i].block & 0xff]++] = k[i];
+	for (size_t i = 0; i < m; i++)
+		k[hi[tmp[i].block >> 8]++] = tmp[i];
 	for (size_t i = 1; i < m; i++)
-		for (size_t j = i; j > 0 && cmp_okey(&k[j - 1], &k[j]) > 0; j--) {
-			struct okey x = k[j];
+		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block && k[j - 1].off > k[j].off;
+		     j--) {
+			struct opiece x = k[j];
 
 			k[j] = k[j - 1];
 			k[j - 1] = x;
 		}
+}
+
+/* The bits set in w: a few shifts and adds, where the builtin is a call
+ * into libgcc without a -march that has the instruction (1% of the
+ * answer at 8,192 nodes). */
+static uint32_t ones(uint64_t w)
+{
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 /* The pair (ph, u, o) the patch plans outside the region: its hold, or
@@ -701,7 +682,7 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
 
 		if (!(w >> (bit % 64) & 1))
 			return NULL;
-		return &c->ohold[c->orank[bit / 64] + (uint32_t)__builtin_popcountll(below)];
+		return &c->ohold[c->orank[bit / 64] + ones(below)];
 	}
 	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
 
@@ -760,91 +741,8 @@ static void over_index(struct pcheck *c)
 	uint32_t before = 0;
 	for (size_t w = 0; w <= words; w++) {
 		c->orank[w] = before;
-		before += (uint32_t)__builtin_popcountll(c->obits[w]);
+		before += ones(c->obits[w]);
 	}
-}
-
-/* Outside the region: each (owner, block) the patch plans is covered
- * once, never the owner's own; when the owner holds it. The pieces by
- * (phase, owner) with a counting sort, each owner's few sorted. */
-static int partial_cover(struct pcheck *c)
-{
-	const struct schedule *q = &c->p->prog;
-	size_t nb = (size_t)2 * c->n, m = 0;
-	size_t *bk = xcalloc(nb + 2, sizeof(size_t));
-	int rc = 0;
-
-	for (size_t i = 0; i < q->nxfers; i++)
-		if (!c->inr[xfer_owner(&q->xfers[i])])
-			bk[phase_of(&q->xfers[i]) * c->n + xfer_owner(&q->xfers[i]) + 2]++;
-	for (size_t b = 0; b < nb; b++)
-		bk[b + 2] += bk[b + 1];
-	struct okey *k = xmalloc((bk[nb + 1] + 1) * sizeof(*k));
-	for (uint32_t t = 0; t < q->nsteps; t++)
-		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
-		     i++) {
-			const struct xfer *x = &q->xfers[i];
-
-			if (c->inr[xfer_owner(x)])
-				continue;
-			k[bk[phase_of(x) * c->n + xfer_owner(x) + 1]++] =
-			    (struct okey){.key = key3(phase_of(x), xfer_owner(x), x->block),
-					  .off = x->offset,
-					  .end = x->offset + x->length,
-					  .tau = tau(c, x, t)};
-		}
-	m = bk[nb];
-	size_t most = 0;
-	for (size_t b = 0; b < nb; b++)
-		most = bk[b + 1] - bk[b] > most ? bk[b + 1] - bk[b] : most;
-	struct okey *tmp = xmalloc((most + 1) * sizeof(*tmp));
-	for (size_t b = 0; b < nb; b++)
-		sort_okeys(k + bk[b], bk[b + 1] - bk[b], tmp);
-	free(tmp);
-	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
-	c->oblk = xmalloc((m + 1) * sizeof(uint32_t));
-	c->ohold = xmalloc((m + 1) * sizeof(uint32_t));
-	uint32_t no = 0;
-	for (size_t a = 0; a < m && rc == 0;) {
-		uint32_t u = (uint32_t)(k[a].key >> 16) & 0xffff, o = (uint32_t)k[a].key & 0xffff;
-		uint32_t at = 0, h = 0;
-		size_t e = a;
-
-		for (; e < m && k[e].key == k[a].key; e++) {
-			if (k[e].off != at && rc == 0)
-				rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
-					   k[e].off < at ? "received twice" : "has a gap", k[e].off,
-					   SCHED_ONE);
-			at = k[e].end;
-			h = k[e].tau > h ? k[e].tau : h;
-		}
-		if (rc == 0 && at != SCHED_ONE)
-			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
-		if (rc == 0 && o == u)
-			rc = pfail(c, 0, "node %u receives its own block", u);
-		c->oblk[no] = o;
-		c->ohold[no++] = h;
-		c->ooff[(k[a].key >> 32) * c->n + u + 1] = no;
-		a = e;
-	}
-	for (size_t b = 0; b < nb; b++) /* the owners without a pair */
-		if (c->ooff[b + 1] < c->ooff[b])
-			c->ooff[b + 1] = c->ooff[b];
-	free(k);
-	free(bk);
-	if (rc == 0)
-		over_index(c);
-	return rc;
-}
-
-static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
-{
-	if (x == o)
-		return 0;
-	if (c->ridx[x] != UINT32_MAX)
-		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
-	const uint32_t *h = over_get(c, ph, x, o);
-	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
 }
 
 /* The step of q's transfer i (step_start ascending: a few compares in
@@ -862,6 +760,207 @@ static uint32_t step_of(const struct schedule *q, size_t i)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* partial_cover on threads: the patch in nchunk ranges, each counting
+ * its pieces per (phase, owner) bucket, then putting them at pos[chunk]
+ * (the chunks' pieces of a bucket in the patch's order, as one pass
+ * would); then the buckets, each sorted and scanned on its own, its
+ * pairs written where its pieces start (compacted after), its first
+ * fault kept (why: 1 twice, 2 a gap, 3 a gap at the end, 4 its own). */
+struct ocover {
+	struct pcheck *c;
+	unsigned nchunk;
+	size_t **pos; /* per chunk, per bucket */
+	uint32_t *npairs, *at_block, *at_off;
+	uint8_t *why;
+	struct opiece **tmp; /* per worker: the largest bucket */
+};
+
+static void ocover_range(const struct ocover *oc, unsigned j, size_t *lo, size_t *hi)
+{
+	size_t m = oc->c->p->prog.nxfers;
+
+	*lo = m / oc->nchunk * j;
+	*hi = j + 1 == oc->nchunk ? m : m / oc->nchunk * (j + 1);
+}
+
+static void ocover_count(void *arg, size_t j, unsigned wid)
+{
+	struct ocover *oc = arg;
+	const struct pcheck *c = oc->c;
+	const struct xfer *xs = c->p->prog.xfers;
+	size_t lo, hi, *at = oc->pos[j];
+
+	(void)wid;
+	ocover_range(oc, (unsigned)j, &lo, &hi);
+	for (size_t i = lo; i < hi; i++)
+		at[phase_of(&xs[i]) * c->n + xfer_owner(&xs[i])]++;
+}
+
+static void ocover_fill(void *arg, size_t j, unsigned wid)
+{
+	struct ocover *oc = arg;
+	const struct pcheck *c = oc->c;
+	const struct schedule *q = &c->p->prog;
+	size_t lo, hi, *at = oc->pos[j];
+
+	(void)wid;
+	ocover_range(oc, (unsigned)j, &lo, &hi);
+	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+		const struct xfer *x = &q->xfers[i];
+
+		while (i >= q->step_start[t + 1])
+			t++;
+		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] = (struct opiece){
+		    .off = x->offset,
+		    .end = x->offset + x->length,
+		    .tau = tau(c, x, (uint32_t)t),
+		    .block = (uint16_t)x->block,
+		    .port =
+			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane])};
+	}
+}
+
+static void ocover_fail(struct ocover *oc, size_t b, uint8_t why, uint32_t o, uint32_t off)
+{
+	oc->why[b] = why;
+	oc->at_block[b] = o;
+	oc->at_off[b] = off;
+}
+
+/* Bucket b's pieces sorted; each pair covered once, never the owner's
+ * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them. */
+static void ocover_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct ocover *oc = arg;
+	struct pcheck *c = oc->c;
+	struct opiece *k = c->opc + c->obk[b];
+	size_t m = c->obk[b + 1] - c->obk[b];
+	uint32_t u = (uint32_t)(b % c->n), np = 0, *blk = c->oblk + c->obk[b],
+		 *hold = c->ohold + c->obk[b];
+
+	if (c->inr[u])
+		return; /* a region node's: patch_cover's */
+	sort_opieces(k, m, oc->tmp[wid]);
+	for (size_t a = 0, e; a < m; a = e) {
+		uint32_t o = k[a].block, at = 0, h = 0;
+
+		for (e = a; e < m && k[e].block == o; e++) {
+			if (k[e].off != at)
+				return ocover_fail(oc, b, k[e].off < at ? 1 : 2, o, k[e].off);
+			at = k[e].end;
+			h = k[e].tau > h ? k[e].tau : h;
+		}
+		if (at != SCHED_ONE)
+			return ocover_fail(oc, b, 3, o, 0);
+		if (o == u)
+			return ocover_fail(oc, b, 4, o, 0);
+		blk[np] = o;
+		hold[np++] = h;
+	}
+	oc->npairs[b] = np;
+}
+
+/* The buckets' pieces into c->opc by c->obk, on threads (see struct
+ * ocover); the workers used. */
+static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
+{
+	size_t nb = (size_t)2 * c->n, at = 0;
+	unsigned th = parallel_workers(c->p->prog.nxfers, 8192, 0);
+
+	oc->nchunk = th;
+	oc->pos = xcalloc(th, sizeof(*oc->pos));
+	for (unsigned j = 0; j < th; j++)
+		oc->pos[j] = xcalloc(nb, sizeof(size_t));
+	parallel_for(th, 1, th, ocover_count, oc);
+	c->obk = xmalloc((nb + 1) * sizeof(size_t));
+	for (size_t b = 0; b < nb; b++) {
+		c->obk[b] = at;
+		for (unsigned j = 0; j < th; j++) {
+			size_t k = oc->pos[j][b];
+
+			oc->pos[j][b] = at;
+			at += k;
+		}
+	}
+	c->obk[nb] = at;
+	c->opc = xmalloc((at + 1) * sizeof(*c->opc));
+	parallel_for(th, 1, th, ocover_fill, oc);
+	for (unsigned j = 0; j < th; j++)
+		free(oc->pos[j]);
+	free(oc->pos);
+	return th;
+}
+
+/* Outside the region: each (owner, block) the patch plans is covered
+ * once, never the owner's own; when the owner holds it. The pieces by
+ * (phase, owner) bucket, 16 bytes each (a self-keyed copy of 24 bytes a
+ * piece, 258 MB at 8,192 nodes with 1% of the ports failed, cost the
+ * kernel's page zeroing a tenth of the answer), each bucket sorted and
+ * scanned on its own, on every core; kept in c->opc, the region's
+ * buckets too, for patch_causal and patch_loads. */
+static int partial_cover(struct pcheck *c)
+{
+	size_t nb = (size_t)2 * c->n, most = 0;
+	struct ocover oc = {.c = c};
+	int rc = 0;
+
+	ocover_gather(c, &oc);
+	for (size_t b = 0; b < nb; b++)
+		most = c->obk[b + 1] - c->obk[b] > most ? c->obk[b + 1] - c->obk[b] : most;
+	if (c->obk[nb] >= UINT32_MAX)
+		return pfail(c, 0, "%zu patch transfers outside its region: too many to check",
+			     c->obk[nb]);
+	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
+	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
+	oc.npairs = xcalloc(nb, sizeof(uint32_t));
+	oc.at_block = xcalloc(nb, sizeof(uint32_t));
+	oc.at_off = xcalloc(nb, sizeof(uint32_t));
+	oc.why = xcalloc(nb, 1);
+	unsigned th = parallel_workers(nb, 64, 0);
+	oc.tmp = xcalloc(th, sizeof(*oc.tmp));
+	for (unsigned w = 0; w < th; w++)
+		oc.tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
+	parallel_for(nb, 64, th, ocover_bucket, &oc);
+	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
+	for (size_t b = 0; b < nb && rc == 0; b++) {
+		uint32_t u = (uint32_t)(b % c->n), o = oc.at_block[b];
+
+		if (oc.why[b] == 1 || oc.why[b] == 2)
+			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+				   oc.why[b] == 1 ? "received twice" : "has a gap", oc.at_off[b],
+				   SCHED_ONE);
+		else if (oc.why[b] == 3)
+			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
+		else if (oc.why[b] == 4)
+			rc = pfail(c, 0, "node %u receives its own block", u);
+		/* the pairs down from where the bucket's pieces start */
+		c->ooff[b + 1] = c->ooff[b] + oc.npairs[b];
+		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc.npairs[b] * sizeof(uint32_t));
+		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
+			oc.npairs[b] * sizeof(uint32_t));
+	}
+	for (unsigned w = 0; w < th; w++)
+		free(oc.tmp[w]);
+	free(oc.tmp);
+	free(oc.npairs);
+	free(oc.at_block);
+	free(oc.at_off);
+	free(oc.why);
+	if (rc == 0)
+		over_index(c);
+	return rc;
+}
+
+static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
+{
+	if (x == o)
+		return 0;
+	if (c->ridx[x] != UINT32_MAX)
+		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
+	const uint32_t *h = over_get(c, ph, x, o);
+	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
 }
 
 /* Patch transfer i (at step t) after its sender holds the block; the
@@ -893,22 +992,37 @@ struct checks {
 	size_t n;
 };
 
-static void causal_chunk(void *arg, size_t j, unsigned wid)
+/* Chunk j of the patch's transfers through one (causal_one, xfer_one):
+ * its first failing transfer into k->first[j]. Inlined into each caller,
+ * so one is a direct call there (through the pointer it was a tenth of
+ * the transfers' own check). */
+static inline __attribute__((always_inline)) void
+xfers_by(struct checks *k, size_t j, int (*one)(struct pcheck *, uint32_t, size_t, bool))
 {
-	struct checks *k = arg;
 	const struct schedule *q = &k->c->p->prog;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
 	uint32_t t = step_of(q, lo);
 
-	(void)wid;
 	for (size_t i = lo; i < hi; i++) {
 		while (i >= q->step_start[t + 1])
 			t++;
-		if (causal_one(k->c, t, i, false) < 0) {
+		if (one(k->c, t, i, false) < 0) {
 			k->first[j] = i;
 			return;
 		}
 	}
+}
+
+static void causal_chunk(void *arg, size_t j, unsigned wid)
+{
+	(void)wid;
+	xfers_by(arg, j, causal_one);
+}
+
+static void xfers_chunk(void *arg, size_t j, unsigned wid)
+{
+	(void)wid;
+	xfers_by(arg, j, xfer_one);
 }
 
 /* fn over items [0, n) on threads; the first failing item, or SIZE_MAX. */
@@ -926,12 +1040,58 @@ static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_
 	return first;
 }
 
-/* Every patch transfer after its sender holds the block. */
+/* The node that sends owner u the piece in phase ph: the arc's tail in a
+ * copy, its head in a reduction. */
+static uint32_t piece_sender(const struct pcheck *c, uint32_t ph, uint32_t u,
+			     const struct opiece *pc)
+{
+	return ph ? c->g->adj[c->g->off[u] + pc->port]
+		  : c->tails[c->in_arcs[c->in_off[u] + pc->port]];
+}
+
+/* Bucket b's pieces (partial_cover's) after their senders hold the
+ * blocks, as causal_one checks: bad[b] where one is not. By bucket the
+ * senders are the owner's few neighbours, so the lookups stay in a few
+ * rows of the pairs where the patch's order spread them over all (a
+ * cache miss each, a tenth of the answer at 8,192 nodes). */
+struct bcausal {
+	struct pcheck *c;
+	uint8_t *bad;
+};
+
+static void causal_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct bcausal *k = arg;
+	const struct pcheck *c = k->c;
+	uint32_t ph = (uint32_t)(b / c->n);
+
+	(void)wid;
+	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
+		if (c->opc[i].tau <= held_at(c, ph,
+					     piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
+					     c->opc[i].block)) {
+			k->bad[b] = 1;
+			return;
+		}
+}
+
+/* Every patch transfer after its sender holds the block: by bucket,
+ * then in the patch's order where one fails, so the first failing
+ * transfer is the one said. */
 static int patch_causal(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	size_t i = first_failing(c, q->nxfers, causal_chunk);
+	size_t nb = (size_t)2 * c->n, i;
+	struct bcausal k = {.c = c, .bad = xcalloc(nb, 1)};
+	bool bad = false;
 
+	parallel_for(nb, 16, 0, causal_bucket, &k);
+	for (size_t b = 0; b < nb && !bad; b++)
+		bad = k.bad[b];
+	free(k.bad);
+	if (!bad)
+		return 0;
+	i = first_failing(c, q->nxfers, causal_chunk);
 	return i == SIZE_MAX ? 0 : causal_one(c, step_of(q, i), i, true);
 }
 
@@ -967,30 +1127,34 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 }
 
 /* Base translates of owner u over its port key (src - u, lane) in phase
- * ph: every one replaced (the pairs planned again), else -1. */
+ * ph: every one replaced (the pairs planned again), else -1. The base's
+ * transfers over that key, by block, from c->ports (a scan of all the
+ * base's for each failed arc was 1% of the answer at 8,192 nodes). */
 static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel, uint32_t lane,
 			 uint32_t tail, uint32_t head)
 {
-	const struct schedule *b = &c->r->prog;
+	uint64_t key = key3(ph, rel, lane);
+	size_t lo = 0, hi = c->r->prog.nxfers;
 
-	if (c->inr[u] || (c->abs && c->abs[u]) || !kmap_get(&c->lanes, key3(ph, rel, lane)))
+	if (c->inr[u] || (c->abs && c->abs[u]))
 		return 0;
-	for (uint32_t blk = 0; blk < c->n; blk++) {
-		if (c->abs && c->abs[sched_group_add(&c->r->group, blk, u)])
-			continue; /* a failed host's block: dropped */
-		for (uint32_t j = c->bstart[ph * c->n + blk]; j < c->bstart[ph * c->n + blk + 1];
-		     j++) {
-			const struct xfer *x = &b->xfers[c->bidx[j]];
+	while (lo < hi) { /* the first of key's */
+		size_t mid = lo + (hi - lo) / 2;
 
-			if (x->lane == lane && sched_group_sub(&c->r->group, x->src, 0) == rel &&
-			    !over_get(c, ph, u, sched_group_add(&c->r->group, blk, u)))
-				return pfail(
-				    c, 0,
-				    "node %u (unpatched) %s block %u over the failed arc %u "
-				    "-> %u",
-				    u, ph ? "reduces" : "receives",
-				    sched_group_add(&c->r->group, blk, u), tail, head);
-		}
+		if (c->ports[mid] >> 16 < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < c->r->prog.nxfers && c->ports[i] >> 16 == key; i++) {
+		uint32_t o = sched_group_add(&c->r->group, (uint32_t)(c->ports[i] & 0xffff), u);
+
+		if (c->abs && c->abs[o])
+			continue; /* a failed host's block: dropped */
+		if (!over_get(c, ph, u, o))
+			return pfail(c, 0,
+				     "node %u (unpatched) %s block %u over the failed arc %u -> %u",
+				     u, ph ? "reduces" : "receives", o, tail, head);
 	}
 	return 0;
 }
@@ -1075,242 +1239,6 @@ static int base_untouched(struct pcheck *c)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The most one arc carries among xs (k transfers of a step of node 0's
- * program, whose arcs are one of each orbit: each arc of the fabric
- * carries what its orbit's arc does). */
-static double step_most(const struct xfer *xs, size_t k, uint64_t *scratch)
-{
-	double most = 0, cur = 0;
-
-	for (size_t i = 0; i < k; i++)
-		scratch[i] = (uint64_t)xs[i].src << 48 | (uint64_t)xs[i].lane << 32 | xs[i].length;
-	qsort(scratch, k, sizeof(uint64_t), cmp_u64);
-	for (size_t i = 0; i < k; i++) {
-		if (i && scratch[i] >> 32 != scratch[i - 1] >> 32)
-			cur = 0;
-		cur += (double)(uint32_t)scratch[i] / SCHED_ONE;
-		if (cur > most)
-			most = cur;
-	}
-	return most;
-}
-
-/* A change to an arc's load in a step: (step, arc) and the amount. */
-struct delta {
-	uint64_t key;
-	int64_t amount; /* SCHED_ONE units */
-};
-
-/* What the base puts in step t on each arc of node 0's program, by
- * (src, lane): the few distinct ones (a node's in-links, or its out-links
- * in a reduction) summed once, into key[] and sum[]; their count. */
-static uint32_t base_arcs(const struct schedule *b, uint32_t t, uint64_t *key, uint64_t *sum)
-{
-	uint32_t k = 0;
-
-	for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
-		uint64_t kx = (uint64_t)b->xfers[i].src << 16 | b->xfers[i].lane;
-		uint32_t j = 0;
-
-		while (j < k && key[j] != kx)
-			j++;
-		if (j == k) {
-			key[k] = kx;
-			sum[k++] = 0;
-		}
-		sum[j] += b->xfers[i].length;
-	}
-	return k;
-}
-
-static void add_delta(struct delta **dl, size_t *nd, size_t *cap, uint32_t t, uint32_t arc,
-		      int64_t amount)
-{
-	if (*nd == *cap) {
-		*cap *= 2;
-		*dl = xrealloc(*dl, *cap * sizeof(**dl));
-	}
-	(*dl)[(*nd)++] = (struct delta){(uint64_t)t << 32 | arc, amount};
-}
-
-/* What the base no longer puts on arcs: its pieces of the pairs the
- * patch plans outside the region and of the failed hosts' blocks (the
- * patch's own transfers add, read from it step by step). */
-static size_t load_deltas(struct pcheck *c, struct delta **out)
-{
-	const struct schedule *b = &c->r->prog;
-	const struct sched_group *G = &c->r->group;
-	size_t nd = 0, cap = c->ooff[2 * c->n] + 16;
-	struct delta *dl = xmalloc(cap * sizeof(*dl));
-
-	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
-		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			uint32_t ph = ob / c->n, u = ob % c->n,
-				 r = sched_group_sub(G, c->oblk[k], u);
-
-			for (uint32_t j = c->bstart[ph * c->n + r];
-			     j < c->bstart[ph * c->n + r + 1]; j++) {
-				const struct xfer *x = &b->xfers[c->bidx[j]];
-				uint32_t src = sched_group_add(G, x->src, u);
-
-				add_delta(&dl, &nd, &cap, c->bstep[c->bidx[j]],
-					  c->g->off[src] + x->lane, -(int64_t)x->length);
-			}
-		}
-	for (uint32_t k = 0; k < c->p->nabsent; k++)
-		for (size_t i = 0; i < b->nxfers; i++) {
-			const struct xfer *x = &b->xfers[i];
-			uint32_t u = sched_group_sub(G, c->p->absent[k], x->block);
-
-			if (c->inr[u] || c->abs[u])
-				continue;
-			add_delta(&dl, &nd, &cap, c->bstep[i],
-				  c->g->off[sched_group_add(G, x->src, u)] + x->lane,
-				  -(int64_t)x->length);
-		}
-	*out = dl;
-	return nd;
-}
-
-/* patch_loads' steps on threads: each step's busiest arc into most[t],
- * with scratch of its own per worker. */
-struct loads {
-	struct pcheck *c;
-	const struct delta *by;
-	const size_t *at;
-	double *most;
-	int64_t **acc;
-	uint8_t **seen;
-	uint32_t **list;
-	uint64_t **scratch, **key, **sum;
-};
-
-static void loads_step(void *arg, size_t ti, unsigned w)
-{
-	struct loads *L = arg;
-	struct pcheck *c = L->c;
-	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
-	const struct sched_group *G = &c->r->group;
-	uint32_t t = (uint32_t)ti;
-	int64_t *acc = L->acc[w];
-	uint8_t *seen = L->seen[w];
-	uint32_t *list = L->list[w];
-	uint64_t *key = L->key[w], *sum = L->sum[w];
-	double most = c->p->nregion < c->n ? step_most(b->xfers + b->step_start[t],
-						       sched_step_size(b, t), L->scratch[w])
-					   : 0;
-	uint32_t nk = base_arcs(b, t, key, sum), nt = 0;
-	size_t kq = t < q->nsteps ? sched_step_size(q, t) : 0,
-	       nt_all = L->at[t + 1] - L->at[t] + kq;
-
-	for (size_t i = 0; i < nt_all; i++) {
-		const struct xfer *x = i < kq ? &q->xfers[q->step_start[t] + i] : NULL;
-		uint32_t a =
-		    x ? c->g->off[x->src] + x->lane : (uint32_t)L->by[L->at[t] + i - kq].key;
-
-		if (!seen[a]) {
-			uint32_t src = c->tails[a], owner = t < c->S ? src : c->g->adj[a];
-			uint64_t kx =
-			    (uint64_t)sched_group_sub(G, src, owner) << 16 | (a - c->g->off[src]);
-
-			seen[a] = 1;
-			list[nt++] = a;
-			acc[a] = 0;
-			for (uint32_t j = 0; j < nk && !c->inr[owner] && !(c->abs && c->abs[owner]);
-			     j++)
-				if (key[j] == kx)
-					acc[a] = (int64_t)sum[j];
-		}
-		acc[a] += x ? (int64_t)x->length : L->by[L->at[t] + i - kq].amount;
-	}
-	for (uint32_t i = 0; i < nt; i++) {
-		if ((double)acc[list[i]] / SCHED_ONE > most)
-			most = (double)acc[list[i]] / SCHED_ONE;
-		seen[list[i]] = 0;
-	}
-	L->most[t] = most;
-}
-
-/* Each step's busiest arc: the base's (its arcs are one of each orbit)
- * unless the patch changes the arc, then the base's load on it (none
- * where the owner is in the region or failed) with the changes. The
- * changes go by step with a counting sort and are summed per arc in a
- * dense array (a sort of them all was a fifth of the check); the steps
- * on threads (an eighth of the answer at 8,192 nodes on one core),
- * summed in step order after (the same sum whatever the threads). */
-static void patch_loads(struct pcheck *c)
-{
-	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
-	struct delta *dl;
-	size_t nd = load_deltas(c, &dl), big = 0, most_t = 0;
-	size_t *at = xcalloc((size_t)b->nsteps + 2, sizeof(size_t));
-
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		if (sched_step_size(b, t) > big)
-			big = sched_step_size(b, t);
-	for (size_t i = 0; i < nd; i++)
-		at[(dl[i].key >> 32) + 2]++;
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		at[t + 2] += at[t + 1];
-	struct delta *by = xmalloc((nd + 1) * sizeof(*by));
-	for (size_t i = 0; i < nd; i++)
-		by[at[(dl[i].key >> 32) + 1]++] = dl[i];
-	free(dl);
-	for (uint32_t t = 0; t < b->nsteps; t++) {
-		size_t k = at[t + 1] - at[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
-
-		most_t = k > most_t ? k : most_t;
-	}
-	unsigned th = parallel_workers(b->nsteps, 1, 0);
-	struct loads L = {.c = c, .by = by, .at = at};
-	L.most = xcalloc((size_t)b->nsteps + 1, sizeof(double));
-	L.acc = xcalloc(th, sizeof(*L.acc));
-	L.seen = xcalloc(th, sizeof(*L.seen));
-	L.list = xcalloc(th, sizeof(*L.list));
-	L.scratch = xcalloc(th, sizeof(*L.scratch));
-	L.key = xcalloc(th, sizeof(*L.key));
-	L.sum = xcalloc(th, sizeof(*L.sum));
-	for (unsigned w = 0; w < th; w++) {
-		L.acc[w] = xmalloc(((size_t)c->g->m + 1) * sizeof(int64_t));
-		L.seen[w] = xcalloc((size_t)c->g->m + 1, 1);
-		L.list[w] = xmalloc((most_t + 1) * sizeof(uint32_t));
-		L.scratch[w] = xmalloc((big + 1) * sizeof(uint64_t));
-		L.key[w] = xmalloc((big + 1) * sizeof(uint64_t));
-		L.sum[w] = xmalloc((big + 1) * sizeof(uint64_t));
-	}
-	parallel_for(b->nsteps, 1, th, loads_step, &L);
-	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
-	for (uint32_t t = 0; t < b->nsteps; t++) {
-		c->rep->sum_max_link_load += L.most[t];
-		if (L.most[t] > c->rep->max_link_load)
-			c->rep->max_link_load = L.most[t];
-	}
-	for (unsigned w = 0; w < th; w++) {
-		free(L.acc[w]);
-		free(L.seen[w]);
-		free(L.list[w]);
-		free(L.scratch[w]);
-		free(L.key[w]);
-		free(L.sum[w]);
-	}
-	free(L.acc);
-	free(L.seen);
-	free(L.list);
-	free(L.scratch);
-	free(L.key);
-	free(L.sum);
-	free(L.most);
-	free(by);
-	free(at);
-}
-
 /* sched_patched_transfers from the check's tables (no map of the pairs
  * built again): one translate of each base transfer per node outside
  * the region and the failed hosts, less the pieces of the pairs the patch
@@ -1336,6 +1264,27 @@ static uint64_t checked_transfers(const struct pcheck *c)
 			total -= !c->inr[u] && !c->abs[u];
 		}
 	return total;
+}
+
+/* Each node's in-arcs in a row of their own (in_off, in_arcs) and each
+ * arc's place in its head's row (inpos): the port a copy's piece comes
+ * in by, as its owner sees it. */
+static void in_arcs(struct pcheck *c)
+{
+	const struct graph *g = c->g;
+
+	c->in_off = xcalloc((size_t)c->n + 2, sizeof(uint32_t));
+	c->in_arcs = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+	c->inpos = xmalloc(((size_t)g->m + 1) * sizeof(uint16_t));
+	for (uint32_t a = 0; a < g->m; a++)
+		c->in_off[g->adj[a] + 2]++;
+	for (uint32_t v = 0; v < c->n; v++)
+		c->in_off[v + 2] += c->in_off[v + 1];
+	for (uint32_t a = 0; a < g->m; a++)
+		c->in_arcs[c->in_off[g->adj[a] + 1]++] = a;
+	for (uint32_t v = 0; v < c->n; v++)
+		for (uint32_t i = c->in_off[v]; i < c->in_off[v + 1]; i++)
+			c->inpos[c->in_arcs[i]] = (uint16_t)(i - c->in_off[v]);
 }
 
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
@@ -1373,6 +1322,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
 	c.gt = graph_transpose(g);
 	c.tails = graph_arc_tails(g);
+	in_arcs(&c);
 	rc = base_tables(&c);
 	if (rc == 0)
 		rc = patch_xfers(&c);
@@ -1397,18 +1347,23 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.hb[0]);
 	free(c.hb[1]);
 	kmap_free(&c.minsend);
-	kmap_free(&c.lanes);
+	free(c.ports);
 	free(c.hold);
 	free(c.ridx);
 	free(c.bstart);
 	free(c.bidx);
 	free(c.tails);
+	free(c.in_off);
+	free(c.in_arcs);
+	free(c.inpos);
 	free(c.bstep);
 	free(c.ooff);
 	free(c.oblk);
 	free(c.ohold);
 	free(c.obits);
 	free(c.orank);
+	free(c.opc);
+	free(c.obk);
 	graph_free((struct graph *)c.gt);
 	return rc;
 }

@@ -596,6 +596,210 @@ static void test_word_subtraction(void **state)
 	}
 }
 
+/* The pieces of (phase, owner, block) in f's patch. */
+static uint32_t pieces_of(const struct fx *f, const struct xfer *x)
+{
+	const struct schedule *q = &f->p.prog;
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < q->nxfers; i++)
+		k += xfer_op(&q->xfers[i]) == xfer_op(x) &&
+		     xfer_owner(&q->xfers[i]) == xfer_owner(x) && q->xfers[i].block == x->block;
+	return k;
+}
+
+/* f's patch with transfer xi's block, offset and length set. */
+static void reshaped(const struct fx *f, size_t xi, uint32_t block, uint32_t off, uint32_t len,
+		     struct sched_patch *out)
+{
+	corrupt(f, SIZE_MAX, 0, out); /* a copy */
+	out->prog.xfers[xi].block = block;
+	out->prog.xfers[xi].offset = off;
+	out->prog.xfers[xi].length = len;
+}
+
+/* The check of the pieces outside the region, by (phase, owner) bucket
+ * on threads (the patch gathered in ranges, each bucket sorted on its
+ * own), finds a fault in any bucket and says the one it is: a piece
+ * twice, a gap inside or at the end, a node's own block; and the causal
+ * check by bucket a reduction a step late. */
+static void test_bucket_faults(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	struct sched_patch bad = {0};
+	char want[160];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	assert_int_equal(f.p.nregion, 0);
+	assert_true(q->nxfers > 2 * 8192); /* gathered in two ranges on two cores */
+	for (size_t k = 0; k <= 6; k++) {
+		size_t xi = k < 6 ? q->nxfers / 6 * k : q->nxfers - 1;
+		const struct xfer *x = &q->xfers[xi];
+
+		corrupt(&f, xi, 2, &bad);
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		snprintf(want, sizeof(want), "node %u: block %u received twice at %u / %u",
+			 xfer_owner(x), x->block, x->offset, SCHED_ONE);
+		if (!strstr(rep.error, want))
+			fail_msg("transfer %zu twice: %s (wanted %s)", xi, rep.error, want);
+		sched_patch_free(&bad);
+	}
+	/* whole blocks alone in their pair, far into the patch, cut short,
+	 * moved up or made the owner's own */
+	uint32_t said = 0;
+	for (size_t xi = q->nxfers - 1; xi > q->nxfers / 2 && said < 3; xi--) {
+		const struct xfer *x = &q->xfers[xi];
+		uint32_t u = xfer_owner(x);
+
+		if (x->offset || x->length != SCHED_ONE || pieces_of(&f, x) != 1)
+			continue;
+		reshaped(&f, xi, x->block, 0, SCHED_ONE - 1, &bad);
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		snprintf(want, sizeof(want), "node %u: block %u has a gap at the end", u, x->block);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+		reshaped(&f, xi, x->block, 1, SCHED_ONE - 1, &bad);
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		snprintf(want, sizeof(want), "node %u: block %u has a gap at 1 / %u", u, x->block,
+			 SCHED_ONE);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+		reshaped(&f, xi, u, 0, SCHED_ONE, &bad);
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		snprintf(want, sizeof(want), "node %u receives its own block", u);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+		said++;
+	}
+	assert_int_equal(said, 3);
+	/* a reduction a step later: its receiver may not have sent its own
+	 * yet (the time runs backwards there); some are refused, saying so */
+	said = 0;
+	uint32_t tried = 0;
+	for (size_t i = q->step_start[q->nsteps / 2]; i-- > 0 && said < 2 && tried < 300;) {
+		uint32_t t = 0;
+
+		while (q->step_start[t + 1] <= i)
+			t++;
+		if (t + 1 >= q->nsteps / 2)
+			continue;
+		tried++;
+		corrupt(&f, i, 4, &bad);
+		snprintf(want, sizeof(want), "reduces block %u before the receiver sends its own",
+			 q->xfers[i].block);
+		if (sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep) < 0 &&
+		    strstr(rep.error, want))
+			said++;
+		sched_patch_free(&bad);
+	}
+	if (said == 0)
+		fail_msg("no reduction of %u moved a step later was refused as early", tried);
+	fx_close(&f);
+}
+
+/* A region node whose whole program the patch writes out (the base's
+ * own pieces for it) passes with the link loads and transfers of the
+ * patch without it: a region's pieces go through the causal and load
+ * checks' buckets too, the base left off its arcs there. */
+static void test_region_program(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report a, b;
+	struct sched_patch w = {0};
+
+	fx_open(&f, "torus:8x8", "5-6", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog, *base = &f.r.prog;
+	uint32_t u = 36, e = 0;
+	while (owned(&f, u))
+		u++;
+	for (struct xfer y = base->xfers[0]; xfer_owner(&y) != u; e++)
+		y = sched_reduced_move(&f.r, &base->xfers[0],
+				       sched_group_element(&f.r.group, e + 1));
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &a), 0);
+	w.nregion = 1;
+	w.region = malloc(sizeof(uint32_t));
+	w.region[0] = u;
+	sched_init(&w.prog, q->collective, q->algorithm, q->nodes);
+	for (uint32_t t = 0; t < base->nsteps; t++) {
+		sched_step(&w.prog);
+		for (size_t i = t < q->nsteps ? q->step_start[t] : 0;
+		     t < q->nsteps && i < q->step_start[t + 1]; i++)
+			sched_add(&w.prog, &q->xfers[i]);
+		for (size_t i = base->step_start[t]; i < base->step_start[t + 1]; i++) {
+			struct xfer y = sched_reduced_move(&f.r, &base->xfers[i],
+							   sched_group_element(&f.r.group, e));
+
+			assert_int_equal(xfer_owner(&y), u);
+			sched_add(&w.prog, &y);
+		}
+	}
+	if (sched_verify_patched(&f.r, &w, f.g, f.gone, &b) < 0)
+		fail_msg("node %u's program as a region: %s", u, b.error);
+	assert_true(a.sum_max_link_load == b.sum_max_link_load);
+	assert_true(a.max_link_load == b.max_link_load);
+	assert_int_equal(a.ntransfers, b.ntransfers);
+	sched_patch_free(&w);
+	fx_close(&f);
+}
+
+/* Each patch transfer's own checks run by chunks on every core: a
+ * transfer far into the patch out of range, in the other phase, over a
+ * port that leads elsewhere or over the failed arc is refused, and where
+ * two are bad the earlier one is named, whichever chunk finds it. */
+static void test_transfer_faults(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	struct sched_patch bad = {0};
+	char want[160];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	size_t late = q->nxfers - 3, later = q->nxfers - 1;
+	assert_true(late > 3 * 4096);
+	for (int how = 0; how < 4; how++) {
+		corrupt(&f, SIZE_MAX, 0, &bad);
+		struct xfer *x = &bad.prog.xfers[late];
+		if (how == 0) {
+			x->length = 0;
+			snprintf(want, sizeof(want), "patch transfer %zu is out of range", late);
+		} else if (how == 1) {
+			x->flags ^= 4; /* a copy made a reduction, or back */
+			snprintf(want, sizeof(want),
+				 "patch transfer %zu is in the other phase's steps", late);
+		} else if (how == 2) {
+			x->dst = (uint16_t)((x->dst + 2) % f.g->n);
+			snprintf(want, sizeof(want),
+				 "patch transfer %zu: %u's port %u does not lead to %u", late,
+				 x->src, x->lane, x->dst);
+		} else {
+			uint32_t j = 0;
+
+			while (graph_out(f.g, 5)[j] != 6)
+				j++;
+			x->src = 5;
+			x->dst = 6;
+			x->lane = (uint16_t)j;
+			snprintf(want, sizeof(want),
+				 "patch transfer %zu: the arc 5 -> 6 has failed", late);
+		}
+		bad.prog.xfers[later].length = 0; /* the later one is not said */
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+	}
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +814,9 @@ int main(void)
 	    cmocka_unit_test(test_failed_host_corrupted),
 	    cmocka_unit_test(test_check_on_threads),
 	    cmocka_unit_test(test_index_and_search),
+	    cmocka_unit_test(test_bucket_faults),
+	    cmocka_unit_test(test_region_program),
+	    cmocka_unit_test(test_transfer_faults),
 	    cmocka_unit_test(test_word_subtraction),
 	};
 

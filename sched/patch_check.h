@@ -1,0 +1,71 @@
+/* Private to sched/patch*.c: the patched schedule's check (patch.c)
+ * and its link loads (patch_loads.c) share its tables. */
+#ifndef OFC_SCHED_PATCH_CHECK_H
+#define OFC_SCHED_PATCH_CHECK_H
+
+#include "sched/internal.h"
+
+/* A small map of 48-bit keys (open addressing, patch.c). */
+struct kmap {
+	uint64_t *key; /* key + 1; 0 empty */
+	uint32_t *val;
+	size_t cap, used;
+};
+
+/* A piece the patch plans outside its region, in its (phase, owner)
+ * bucket, which is the rest of its key (partial_cover, patch.c). */
+struct opiece {
+	uint32_t off, end, tau;
+	uint16_t block; /* node ids are 16 bits (struct xfer) */
+	uint16_t port;	/* the owner's: a reduction's lane, a copy's in_arcs place */
+};
+
+/* What the check of a patched schedule knows (sched_verify_patched). */
+struct pcheck {
+	const struct sched_reduced *r;
+	const struct sched_patch *p;
+	const struct graph *g, *gt;
+	const bool *gone; /* the caller's, with every arc of a failed host */
+	bool *own_gone;
+	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
+	uint8_t *inr;
+	uint8_t *abs;	     /* the failed hosts, or NULL */
+	uint32_t need;	     /* blocks a region node needs in a phase */
+	uint32_t *hb[2];     /* base: node 0 holds block b after time hb[ph][b] */
+	struct kmap minsend; /* base: (ph, sender - owner, block - owner) -> first time */
+	uint64_t *ports;     /* base: (ph, src - owner, port) << 16 | block, ascending */
+	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
+	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
+	/* outside the region, the (ph, owner, block) pairs planned: per
+	 * (ph, owner) = ph n + owner, oblk[ooff[.] .. ooff[. + 1]) ascending,
+	 * ohold the time the owner holds each after (a binary search in a
+	 * short list: a hash map's lookup was a cache miss per patch
+	 * transfer, most of the check's time at 8,192 nodes) */
+	uint32_t *ooff, *oblk, *ohold;
+	/* the same pairs as a bit per (ph, owner, block), (ph n + owner) n +
+	 * block, and per 64-bit word the pairs before it: pair k's index is
+	 * its bit's rank, one cache line or two where the search above took
+	 * a dozen (a tenth of the answer at 8,192 nodes); NULL above
+	 * sched_patch_index_max bytes (2 n^2 bits and as many 32-bit counts a word:
+	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
+	uint64_t *obits;
+	uint32_t *orank;
+	/* the pieces of those pairs by (ph, owner) bucket, each by block and
+	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
+	struct opiece *opc;
+	size_t *obk;
+	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
+	uint32_t *bidx;
+	uint32_t *tails; /* of g's arcs */
+	/* g's arcs by head: v's are in_arcs[in_off[v] .. in_off[v + 1]),
+	 * arc a at place inpos[a] there */
+	uint32_t *in_off, *in_arcs;
+	uint16_t *inpos;
+	uint32_t *bstep; /* per base transfer: its step */
+	struct verify_report *rep;
+};
+
+/* The report's link loads: each step's busiest arc (patch_loads.c). */
+void patch_loads(struct pcheck *c);
+
+#endif
