@@ -46,6 +46,20 @@ static struct graph *without(const struct graph *g, const bool *gone)
 	return d;
 }
 
+/* Each arc of g without gone[] (without()'s numbering): its port in g,
+ * the sender's ordinal among g's arcs, which the patch's transfers name. */
+static uint16_t *healthy_lanes(const struct graph *g, const bool *gone)
+{
+	uint16_t *lane = xmalloc(((size_t)g->m + 1) * sizeof(uint16_t));
+	uint32_t m = 0;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (!gone[a])
+				lane[m++] = (uint16_t)(a - g->off[u]);
+	return lane;
+}
+
 /* One phase's search: K = H^T (healthy, its out-arcs), kin and kout the
  * degraded K's in- and out-arcs, the failed arcs of K. */
 struct search {
@@ -222,6 +236,81 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		mark[q[i]] = 0;
 }
 
+/* The healthy program's pieces by (phase, relative block): which the
+ * whole solve's sources match exactly (healthy_source). */
+struct healthy_base {
+	const struct sched_reduced *r;
+	uint32_t first;	  /* the phase being solved: its first step */
+	uint32_t *bstart; /* (reduce) * n + block: bidx[bstart[k] .. bstart[k + 1]) */
+	uint32_t *bidx, *bstep;
+	const uint16_t *lane; /* healthy_lanes() */
+};
+
+static void healthy_base_init(struct healthy_base *hb, const struct sched_reduced *r,
+			      const uint16_t *lane)
+{
+	const struct schedule *b = &r->prog;
+	uint32_t n = r->group.nodes;
+
+	hb->r = r;
+	hb->lane = lane;
+	hb->bstart = xcalloc(2 * (size_t)n + 2, sizeof(uint32_t));
+	hb->bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	hb->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
+			hb->bstep[i] = t;
+	for (size_t i = 0; i < b->nxfers; i++)
+		hb->bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
+	for (uint32_t k = 0; k < 2 * n; k++)
+		hb->bstart[k + 2] += hb->bstart[k + 1];
+	for (size_t i = 0; i < b->nxfers; i++)
+		hb->bidx[hb->bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block +
+				    1]++] = (uint32_t)i;
+}
+
+static void healthy_base_free(struct healthy_base *hb)
+{
+	free(hb->bstart);
+	free(hb->bidx);
+	free(hb->bstep);
+}
+
+/* Whether the k pieces x of one source at receiver u, step so of the
+ * phase, are the healthy translate's exactly: the base's pieces of its
+ * relative block, moved by u, at the same step. About half of a whole
+ * node's blocks on a torus are (those the lost link did not carry, whose
+ * LP flows the solve left alone): the base holds them, the patch does
+ * not, and the node's other blocks keep the whole problem's solution and
+ * so its link loads. */
+static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k)
+{
+	const struct healthy_base *hb = ctx;
+	const struct sched_reduced *r = hb->r;
+	uint32_t n = r->group.nodes, step = hb->first + so;
+	size_t key =
+	    (size_t)(xfer_op(x) == XFER_REDUCE) * n + sched_group_sub(&r->group, x->block, u);
+	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
+
+	if (hi - lo != k)
+		return false;
+	for (size_t j = 0; j < k; j++) {
+		bool found = false;
+
+		for (uint32_t q = lo; q < hi && !found; q++) {
+			struct xfer z = sched_reduced_move(r, &r->prog.xfers[hb->bidx[q]],
+							   sched_group_element(&r->group, u));
+
+			found = hb->bstep[hb->bidx[q]] == step && z.src == x[j].src &&
+				z.dst == x[j].dst && z.lane == x[j].lane &&
+				z.offset == x[j].offset && z.length == x[j].length;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* The nodes whose whole programs a phase solves again. */
 struct built_phase {
 	uint32_t *region, nregion;
@@ -246,10 +335,18 @@ static void one_row(void *arg, size_t i, unsigned wid)
 static int solve_region(const struct graph *gd, const struct graph *gdt, bool reverse,
 			const struct built_phase *bp, uint32_t D, uint32_t d,
 			const struct bfb_opts *o, const uint8_t *absent, uint64_t max_bytes,
-			struct schedule *s, struct ofc_error *err)
+			const struct healthy_base *hb, struct schedule *s, struct ofc_error *err)
 {
-	struct view vw = {
-	    .g = gd, .reverse = reverse, .n = gd->n, .o = o, .d = d, .D = D, .absent = absent};
+	struct view vw = {.g = gd,
+			  .reverse = reverse,
+			  .n = gd->n,
+			  .o = o,
+			  .d = d,
+			  .D = D,
+			  .absent = absent,
+			  .lane = hb->lane,
+			  .healthy = healthy_source,
+			  .healthy_ctx = hb};
 	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
 	uint8_t *want = xcalloc(n, 1);
 	int rc = 0;
@@ -335,21 +432,6 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 	free(want);
 	bfb_view_free(&vw);
 	return rc;
-}
-
-/* The degraded graph's ports are the surviving arcs' ordinals; the
- * patch's are the healthy graph's. */
-static void healthy_ports(const struct graph *g, const bool *gone, struct schedule *s)
-{
-	for (size_t i = 0; i < s->nxfers; i++) {
-		struct xfer *x = &s->xfers[i];
-		uint32_t k = x->lane, a = g->off[x->src];
-
-		for (;; a++)
-			if (!gone[a] && k-- == 0)
-				break;
-		x->lane = (uint16_t)(a - g->off[x->src]);
-	}
 }
 
 /* One phase: the raised sets of every root, then the owners whose blocks
@@ -497,144 +579,6 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	return rc;
 }
 
-struct wkey {
-	uint32_t block, i;
-};
-
-/* One owner's m pieces (one phase) by block: a radix sort on the block's
- * two bytes (node ids, below 65,536) in tmp; a qsort per owner here was
- * an eighth of the whole answer at 8,192 nodes. */
-static void sort_wkeys(struct wkey *w, size_t m, struct wkey *tmp)
-{
-	for (unsigned shift = 0; shift < 16; shift += 8) {
-		size_t at[257] = {0};
-
-		for (size_t i = 0; i < m; i++)
-			at[((w[i].block >> shift) & 0xff) + 1]++;
-		for (unsigned d = 0; d < 256; d++)
-			at[d + 1] += at[d];
-		for (size_t i = 0; i < m; i++)
-			tmp[at[(w[i].block >> shift) & 0xff]++] = w[i];
-		memcpy(w, tmp, m * sizeof(*w));
-	}
-}
-
-/* Whether the k pieces w (of owner u's block, ws's transfers, at steps
- * wstep) are the healthy translate's exactly: base pieces bidx[lo .. hi)
- * moved by u. */
-static bool healthy_pieces(const struct sched_reduced *r, const struct schedule *ws,
-			   const uint32_t *wstep, const struct wkey *w, size_t k, uint32_t u,
-			   const uint32_t *bidx, const uint32_t *bstep, uint32_t lo, uint32_t hi)
-{
-	if (hi - lo != k)
-		return false;
-	for (size_t j = 0; j < k; j++) {
-		const struct xfer *x = &ws->xfers[w[j].i];
-		bool found = false;
-
-		for (uint32_t q = lo; q < hi && !found; q++) {
-			struct xfer z = sched_reduced_move(r, &r->prog.xfers[bidx[q]],
-							   sched_group_element(&r->group, u));
-
-			found = bstep[bidx[q]] == wstep[w[j].i] && z.src == x->src &&
-				z.dst == x->dst && z.lane == x->lane && z.offset == x->offset &&
-				z.length == x->length;
-		}
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-/* The region's programs, solved whole, less every (phase, owner, block)
- * whose pieces are the healthy translate's exactly (about half of them on
- * a torus: the blocks the lost link did not carry, whose LP flows the
- * solve left alone): those are kept from the base, and the region's nodes
- * become owners planned by block, with the whole problem's solution and
- * so its link loads. ws is rewritten in place; by (phase, owner) with a
- * counting sort, each owner's pieces sorted by block (9 bytes a transfer
- * held beside ws). */
-static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
-{
-	const struct schedule *b = &r->prog;
-	const struct sched_group *G = &r->group;
-	uint32_t n = G->nodes;
-	size_t nx = ws->nxfers, nb = 2 * (size_t)n, most = 0;
-	uint32_t *bstart = xcalloc(nb + 2, sizeof(uint32_t));
-	uint32_t *bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-	uint32_t *bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
-			bstep[i] = t;
-	for (size_t i = 0; i < b->nxfers; i++)
-		bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
-	for (uint32_t k = 0; k < 2 * n; k++)
-		bstart[k + 2] += bstart[k + 1];
-	for (size_t i = 0; i < b->nxfers; i++)
-		bidx[bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 1]++] =
-		    (uint32_t)i;
-	uint32_t *wstep = xmalloc((nx + 1) * sizeof(uint32_t));
-	size_t *wstart = xcalloc(nb + 2, sizeof(size_t));
-	for (uint32_t t = 0; t < ws->nsteps; t++)
-		for (size_t i = ws->step_start[t]; i < ws->step_start[t + 1]; i++) {
-			const struct xfer *x = &ws->xfers[i];
-
-			wstep[i] = t;
-			wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 2]++;
-		}
-	for (size_t k = 0; k < nb; k++) {
-		wstart[k + 2] += wstart[k + 1];
-		most = wstart[k + 2] - wstart[k + 1] > most ? wstart[k + 2] - wstart[k + 1] : most;
-	}
-	uint32_t *idx = xmalloc((nx + 1) * sizeof(uint32_t));
-	for (size_t i = 0; i < nx; i++) {
-		const struct xfer *x = &ws->xfers[i];
-
-		idx[wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 1]++] = (uint32_t)i;
-	}
-	struct wkey *w = xmalloc((2 * most + 2) * sizeof(*w)); /* and the sort's */
-	uint8_t *drop = xcalloc(nx + 1, 1);
-	for (size_t bk = 0; bk < nb; bk++) {
-		size_t m = wstart[bk + 1] - wstart[bk];
-		uint32_t ph = (uint32_t)(bk / n), u = (uint32_t)(bk % n);
-
-		for (size_t j = 0; j < m; j++)
-			w[j] = (struct wkey){ws->xfers[idx[wstart[bk] + j]].block,
-					     idx[wstart[bk] + j]};
-		sort_wkeys(w, m, w + most + 1);
-		for (size_t a = 0, e; a < m; a = e) {
-			uint32_t rel = sched_group_sub(G, w[a].block, u);
-
-			for (e = a; e < m && w[e].block == w[a].block; e++)
-				;
-			if (healthy_pieces(r, ws, wstep, w + a, e - a, u, bidx, bstep,
-					   bstart[ph * n + rel], bstart[ph * n + rel + 1]))
-				for (size_t j = a; j < e; j++)
-					drop[w[j].i] = 1;
-		}
-	}
-	size_t at = 0;
-	for (uint32_t t = 0; t < ws->nsteps; t++) {
-		size_t from = ws->step_start[t], to = ws->step_start[t + 1];
-
-		ws->step_start[t] = (uint32_t)at;
-		for (size_t i = from; i < to; i++)
-			if (!drop[i])
-				ws->xfers[at++] = ws->xfers[i];
-	}
-	ws->step_start[ws->nsteps] = (uint32_t)at;
-	ws->nxfers = at;
-	free(drop);
-	free(w);
-	free(idx);
-	free(wstart);
-	free(wstep);
-	free(bstart);
-	free(bidx);
-	free(bstep);
-}
-
 /* What answering with the nwhole nodes that lost an in-link solved whole
  * holds at its peak, refused with the estimate before any is solved (-1,
  * OFC_E_RUNTIME): each receives every other block in each phase, in 1.2
@@ -705,6 +649,9 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 			al[nabs++] = u;
 	}
 	struct built_phase all = {.region = wl, .nregion = nwhole};
+	uint16_t *lane = healthy_lanes(g, gone);
+	struct healthy_base hb;
+	healthy_base_init(&hb, r, lane);
 	struct schedule ws;
 	sched_init(&ws, c, r->prog.algorithm, n);
 	rc = whole_over_memory(nwhole, n, c, max_bytes, err);
@@ -738,9 +685,10 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 					 .nabsent = nabs};
 		pp.partial = partial;
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
+		hb.first = pp.first;
 		if (rc == 0 && nwhole)
 			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, absent,
-					  max_bytes, &ws, err);
+					  max_bytes, &hb, &ws, err);
 		else if (rc == 0)
 			for (uint32_t t = 0; t < pp.D; t++)
 				sched_step(&ws);
@@ -763,9 +711,11 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	}
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
-		healthy_ports(g, gone, &ws);
+		size_t total = ws.nxfers;
+
+		for (uint32_t t = 0; t < po.nsteps; t++)
+			total += po.n[t];
 		if (nwhole) {
-			drop_healthy(r, &ws);
 			for (uint32_t i = 0; i < nwhole; i++)
 				partial[wl[i]] = 1;
 			st->whole = nwhole;
@@ -773,6 +723,10 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 		}
 		sched_init(&p->prog, c, r->prog.algorithm, n);
 		snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
+		/* room for all at once: grown step by step, each step's
+		 * sched_append_steps copied the whole patch again */
+		sched_reserve(&p->prog, total);
+		sched_reserve_steps(&p->prog, po.nsteps);
 		for (uint32_t t = 0; t < po.nsteps; t++) {
 			size_t kw = t < ws.nsteps ? sched_step_size(&ws, t) : 0, k = kw + po.n[t];
 
@@ -794,6 +748,8 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	for (uint32_t u = 0; u < n; u++)
 		st->problems += partial[u]; /* the nodes planned block by block */
 	sched_free(&ws);
+	healthy_base_free(&hb);
+	free(lane);
 	free(wl);
 	free(al);
 	free(whole);
