@@ -68,9 +68,11 @@ struct search {
 	uint32_t nfail, *ftail, *fhead;
 	const uint16_t *row0;
 	uint32_t high;	       /* patch_high(G) */
+	uint32_t D;	       /* the farthest level */
 	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
 	/* per worker */
 	uint8_t **mark;	 /* 1 candidate, 2 raised */
+	uint32_t **lvl;	 /* D + 2 counters, zero between roots */
 	uint16_t **tent; /* new distances of the raised */
 	uint32_t **cand, **raised;
 	uint64_t **heap; /* per worker: raised x (degree + 1) entries at most */
@@ -146,7 +148,9 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	uint32_t x = (uint32_t)xi, nseed = 0, nq = 0, qi = 0, si = 0, nr = 0;
 	uint8_t *mark = sr->mark[wid];
 	uint32_t *q = sr->cand[wid], *rs = sr->raised[wid];
-	uint64_t *seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
+	uint64_t *found_seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
+	uint64_t *seed = found_seed + sr->nfail;
+	uint32_t *at = sr->lvl[wid];
 
 	if (sr->absent && sr->absent[x])
 		return; /* a failed host needs no block */
@@ -157,12 +161,19 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 
 		if (b != x && !mark[b] && hdist(sr, x, b) == hdist(sr, x, a) + 1) {
 			mark[b] = 1;
-			seed[nseed++] = (uint64_t)hdist(sr, x, b) << 32 | b;
+			found_seed[nseed++] = (uint64_t)hdist(sr, x, b) << 32 | b;
+			at[hdist(sr, x, b) + 1]++;
 		}
 	}
 	if (!nseed)
 		return;
-	qsort(seed, nseed, sizeof(uint64_t), cmp_level);
+	/* by level (a counting sort: a qsort here was a twentieth of the
+	 * answer); the order within a level changes nothing found */
+	for (uint32_t l = 0; l <= sr->D; l++)
+		at[l + 1] += at[l];
+	for (uint32_t i = 0; i < nseed; i++)
+		seed[at[found_seed[i] >> 32]++] = found_seed[i];
+	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
 	while (si < nseed || qi < nq) {
 		uint32_t v;
 
@@ -241,6 +252,7 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 struct healthy_base {
 	const struct sched_reduced *r;
 	uint32_t first;	  /* the phase being solved: its first step */
+	uint32_t high;	  /* patch_high() */
 	uint32_t *bstart; /* (reduce) * n + block: bidx[bstart[k] .. bstart[k + 1]) */
 	uint32_t *bidx, *bstep;
 	const uint16_t *lane; /* healthy_lanes() */
@@ -254,6 +266,7 @@ static void healthy_base_init(struct healthy_base *hb, const struct sched_reduce
 
 	hb->r = r;
 	hb->lane = lane;
+	hb->high = patch_high(&r->group);
 	hb->bstart = xcalloc(2 * (size_t)n + 2, sizeof(uint32_t));
 	hb->bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
 	hb->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
@@ -287,23 +300,26 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 {
 	const struct healthy_base *hb = ctx;
 	const struct sched_reduced *r = hb->r;
-	uint32_t n = r->group.nodes, step = hb->first + so;
-	size_t key =
-	    (size_t)(xfer_op(x) == XFER_REDUCE) * n + sched_group_sub(&r->group, x->block, u);
+	const struct sched_group *G = &r->group;
+	uint32_t n = G->nodes, step = hb->first + so;
+	size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + patch_sub(G, hb->high, x->block, u);
 	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
 
 	if (hi - lo != k)
 		return false;
+	/* x moved back by u against the base as it is (u + b = x iff
+	 * b = x - u): one subtraction a piece, not a move a base piece */
 	for (size_t j = 0; j < k; j++) {
+		uint32_t src = patch_sub(G, hb->high, x[j].src, u),
+			 dst = patch_sub(G, hb->high, x[j].dst, u);
 		bool found = false;
 
 		for (uint32_t q = lo; q < hi && !found; q++) {
-			struct xfer z = sched_reduced_move(r, &r->prog.xfers[hb->bidx[q]],
-							   sched_group_element(&r->group, u));
+			const struct xfer *b = &r->prog.xfers[hb->bidx[q]];
 
-			found = hb->bstep[hb->bidx[q]] == step && z.src == x[j].src &&
-				z.dst == x[j].dst && z.lane == x[j].lane &&
-				z.offset == x[j].offset && z.length == x[j].length;
+			found = hb->bstep[hb->bidx[q]] == step && b->src == src && b->dst == dst &&
+				b->lane == x[j].lane && b->offset == x[j].offset &&
+				b->length == x[j].length;
 		}
 		if (!found)
 			return false;
@@ -317,26 +333,40 @@ struct built_phase {
 };
 
 struct rows_job {
-	const struct graph *kd;
+	const struct patch_phase *pp;
 	const uint32_t *need;
 	uint16_t **row;
-	uint32_t **queue;
 };
 
+/* Root x's row of the degraded K: the healthy row moved to x, its raised
+ * set over it (run_phase found every root's; a BFS a row was a tenth of
+ * the answer). A failed host's entry stays the healthy one: it is no
+ * source, and no row is read there. */
 static void one_row(void *arg, size_t i, unsigned wid)
 {
-	struct rows_job *j = arg;
+	const struct rows_job *j = arg;
+	const struct patch_phase *pp = j->pp;
+	uint32_t x = j->need[i], n = pp->g->n;
+	uint16_t *row = j->row[x];
 
-	bfb_bfs_row(j->kd, j->need[i], j->row[j->need[i]], j->queue[wid]);
+	(void)wid;
+	for (uint32_t v = 0; v < n; v++)
+		row[v] = pp->row0[patch_sub(pp->G, pp->high, v, x)];
+	for (uint32_t e = pp->rx_off[x]; e < pp->rx_off[x + 1]; e++)
+		row[pp->rx_w[e]] = pp->rx_d[e];
 }
 
-/* The region's problems solved on gd (H = gd, or gd^T run backwards),
- * appended to s in the base's steps (D of them). */
-static int solve_region(const struct graph *gd, const struct graph *gdt, bool reverse,
-			const struct built_phase *bp, uint32_t D, uint32_t d,
-			const struct bfb_opts *o, const uint8_t *absent, uint64_t max_bytes,
-			const struct healthy_base *hb, struct schedule *s, struct ofc_error *err)
+/* The region's problems of phase pp (its raised sets found, every
+ * distance within its steps) solved on gd (H = gd, or gd^T run
+ * backwards), appended to s in the base's steps (D of them). */
+static int solve_region(const struct patch_phase *pp, const struct graph *gd,
+			const struct built_phase *bp, uint32_t d, const struct bfb_opts *o,
+			uint64_t max_bytes, const struct healthy_base *hb, struct schedule *s,
+			struct ofc_error *err)
 {
+	bool reverse = pp->reverse;
+	uint32_t D = pp->D;
+	const uint8_t *absent = pp->absent;
 	struct view vw = {.g = gd,
 			  .reverse = reverse,
 			  .n = gd->n,
@@ -377,41 +407,15 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 				     "distances, over the memory limit of %s",
 				     bp->nregion, need_s, max_s);
 	}
-	/* rows[x][v] = d_H(v, x): BFS from x over H^T (gd^T for allgather) */
-	const struct graph *kd = reverse ? gd : gdt;
+	/* rows[x][v] = d_H(v, x) = d_K(x, v) */
 	unsigned th = parallel_workers(nneed, 4, o->threads);
-	struct rows_job job = {.kd = kd, .need = need};
+	struct rows_job job = {.pp = pp, .need = need};
 	vw.row = xcalloc(n, sizeof(uint16_t *));
 	vw.rows = xmalloc((size_t)nneed * n * sizeof(uint16_t));
 	job.row = (uint16_t **)vw.row;
 	for (uint32_t i = 0; i < nneed; i++)
 		vw.row[need[i]] = vw.rows + (size_t)i * n;
-	job.queue = xcalloc(th, sizeof(uint32_t *));
-	for (unsigned i = 0; i < th; i++)
-		job.queue[i] = xmalloc((size_t)n * sizeof(uint32_t));
 	parallel_for(nneed, 4, th, one_row, &job);
-	for (unsigned i = 0; i < th; i++)
-		free(job.queue[i]);
-	free(job.queue);
-	for (uint32_t i = 0; i < nneed && rc == 0; i++)
-		for (uint32_t v = 0; v < n && rc == 0; v++) {
-			uint32_t dv = vw.row[need[i]][v];
-
-			if (absent && absent[v])
-				continue; /* no block, needs none */
-			if (dv == TOPO_UNREACHABLE)
-				rc = ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "the failures disconnect the fabric: node %u can no "
-				    "longer reach node %u",
-				    reverse ? need[i] : v, reverse ? v : need[i]);
-			else if (dv > D)
-				rc = ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "the failures lengthen the schedule (node %u is %u "
-				    "steps from node %u, the healthy diameter %u)",
-				    v, dv, need[i], D);
-		}
 	if (rc == 0) {
 		vw.nrecv = bp->nregion;
 		vw.recv = bp->region;
@@ -434,8 +438,16 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 	return rc;
 }
 
-/* One phase: the raised sets of every root, then the owners whose blocks
- * change, planned again into po. */
+static void phase_free(struct patch_phase *pp)
+{
+	free(pp->row0);
+	free(pp->rx_off);
+	free(pp->rx_w);
+	free(pp->rx_d);
+}
+
+/* One phase: the raised sets of every root (pp's, for phase_free), then
+ * the owners whose blocks change, planned again into po. */
 static int run_phase(struct patch_phase *pp, const struct graph *gt, const struct graph *gd,
 		     const struct graph *gdt, const uint8_t *whole, unsigned threads,
 		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
@@ -461,8 +473,10 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	bfb_bfs_row(sr.k, 0, row0, queue);
 	sr.row0 = pp->row0 = row0;
 	pp->high = sr.high;
+	sr.D = pp->D;
 	unsigned th = parallel_workers(n, 64, threads);
 	sr.mark = xcalloc(th, sizeof(uint8_t *));
+	sr.lvl = xcalloc(th, sizeof(uint32_t *));
 	sr.tent = xcalloc(th, sizeof(uint16_t *));
 	sr.cand = xcalloc(th, sizeof(uint32_t *));
 	sr.raised = xcalloc(th, sizeof(uint32_t *));
@@ -474,9 +488,11 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	sr.ocap = xcalloc(th, sizeof(size_t));
 	for (unsigned i = 0; i < th; i++) {
 		sr.mark[i] = xcalloc(n, 1);
+		sr.lvl[i] = xcalloc((size_t)pp->D + 2, sizeof(uint32_t));
 		sr.tent[i] = xmalloc((size_t)n * sizeof(uint16_t));
-		/* candidates, then the seeds (64-bit) past them */
-		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 2 + 4) * sizeof(uint32_t) * 2);
+		/* candidates, then the seeds (64-bit) past them, as found and
+		 * by level */
+		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 4 + 4) * sizeof(uint32_t) * 2);
 		sr.raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
 		sr.heap[i] = xmalloc(((size_t)g->m + n + 1) * sizeof(uint64_t));
 	}
@@ -547,13 +563,9 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	free(owners);
 	free(hit);
 	free(rx);
-	free(rx_off);
-	free(rx_w);
-	free(rx_d);
-	pp->rx_off = pp->rx_w = NULL;
-	pp->rx_d = NULL;
 	for (unsigned i = 0; i < th; i++) {
 		free(sr.mark[i]);
+		free(sr.lvl[i]);
 		free(sr.tent[i]);
 		free(sr.cand[i]);
 		free(sr.raised[i]);
@@ -563,6 +575,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		free(sr.od[i]);
 	}
 	free(sr.mark);
+	free(sr.lvl);
 	free(sr.tent);
 	free(sr.cand);
 	free(sr.raised);
@@ -574,7 +587,6 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	free(sr.ocap);
 	free(sr.ftail);
 	free(sr.fhead);
-	free(row0);
 	free(queue);
 	return rc;
 }
@@ -687,11 +699,11 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
 		hb.first = pp.first;
 		if (rc == 0 && nwhole)
-			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, absent,
-					  max_bytes, &hb, &ws, err);
+			rc = solve_region(&pp, gd, &all, st->degree, o, max_bytes, &hb, &ws, err);
 		else if (rc == 0)
 			for (uint32_t t = 0; t < pp.D; t++)
 				sched_step(&ws);
+		phase_free(&pp);
 		if (rc == 0 && max_bytes) {
 			size_t held = 0;
 
