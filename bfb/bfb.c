@@ -204,14 +204,23 @@ void bfb_workers_init(struct view *vw)
 /* Gather the pieces step by step in receiver order, freeing each chunk
  * once copied: the schedule and the buffers hold every transfer about
  * once between them, never twice. */
-void bfb_view_gather(struct view *vw, struct schedule *s)
+void bfb_view_gather(struct view *vw, struct schedule *s, struct xfer *const *tail,
+		     const size_t *ntail)
 {
 	uint32_t D = vw->D;
 	bool reverse = vw->reverse;
+	size_t all = 0;
 
+	/* room for every step at once: a step at a time, each grew the
+	 * array to the byte and so moved it again */
+	for (size_t i = 0; i < (size_t)vw->nrecv * D; i++)
+		all += vw->count[i];
+	for (uint32_t so = 0; tail && so < D; so++)
+		all += ntail[so];
+	sched_reserve(s, all);
 	for (uint32_t so = 0; so < D; so++) {
 		uint32_t t = reverse ? D - so : so + 1;
-		size_t total = 0, pos = 0;
+		size_t total = tail ? ntail[so] : 0, pos = 0;
 
 		for (uint32_t u = 0; u < vw->nrecv; u++)
 			total += vw->count[(size_t)u * D + t - 1];
@@ -229,6 +238,8 @@ void bfb_view_gather(struct view *vw, struct schedule *s)
 			       vw->count[idx] * sizeof(struct xfer));
 			pos += vw->count[idx];
 		}
+		if (tail && ntail[so])
+			memcpy(out + pos, tail[so], ntail[so] * sizeof(struct xfer));
 		for (unsigned i = 0; i < vw->nworkers; i++) {
 			struct stepbuf *b = &vw->w[i].sb[so];
 
@@ -328,7 +339,7 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	}
 
 	if (s)
-		bfb_view_gather(&vw, s);
+		bfb_view_gather(&vw, s, NULL, NULL);
 	st->seconds_generate += now_seconds() - t0;
 	rc = 0;
 out:

@@ -132,7 +132,10 @@ void bfb_bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *que
 void bfb_in_arcs(const struct graph *g, uint32_t **in_off, uint32_t **in_arc);
 void bfb_view_free(struct view *vw);
 void bfb_workers_init(struct view *vw);
-void bfb_view_gather(struct view *vw, struct schedule *s);
+/* The pieces the view's receivers wrote, into s step by step (BUILD),
+ * each step's tail[so] (ntail[so] pieces; NULL: none) after them. */
+void bfb_view_gather(struct view *vw, struct schedule *s, struct xfer *const *tail,
+		     const size_t *ntail);
 void bfb_worker_free(struct worker *w);
 
 #endif

@@ -358,11 +358,12 @@ static void one_row(void *arg, size_t i, unsigned wid)
 
 /* The region's problems of phase pp (its raised sets found, every
  * distance within its steps) solved on gd (H = gd, or gd^T run
- * backwards), appended to s in the base's steps (D of them). */
+ * backwards), appended to s in the base's steps (D of them), each step's
+ * pieces of po after them. */
 static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 			const struct built_phase *bp, uint32_t d, const struct bfb_opts *o,
-			uint64_t max_bytes, const struct healthy_base *hb, struct schedule *s,
-			struct ofc_error *err)
+			uint64_t max_bytes, const struct healthy_base *hb,
+			const struct patch_out *po, struct schedule *s, struct ofc_error *err)
 {
 	bool reverse = pp->reverse;
 	uint32_t D = pp->D;
@@ -416,21 +417,19 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 	for (uint32_t i = 0; i < nneed; i++)
 		vw.row[need[i]] = vw.rows + (size_t)i * n;
 	parallel_for(nneed, 4, th, one_row, &job);
-	if (rc == 0) {
-		vw.nrecv = bp->nregion;
-		vw.recv = bp->region;
-		vw.pass = PASS_BUILD;
-		vw.count = xmalloc((size_t)vw.nrecv * D * sizeof(uint32_t) + 1);
-		vw.where = xmalloc((size_t)vw.nrecv * D * sizeof(uint64_t) + 1);
-		vw.owner = xmalloc((size_t)vw.nrecv * sizeof(uint32_t) + 1);
-		bfb_workers_init(&vw);
-		parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
-		for (unsigned i = 0; i < vw.nworkers && rc == 0; i++)
-			if (vw.w[i].failed)
-				rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
-		if (rc == 0)
-			bfb_view_gather(&vw, s);
-	}
+	vw.nrecv = bp->nregion;
+	vw.recv = bp->region;
+	vw.pass = PASS_BUILD;
+	vw.count = xmalloc((size_t)vw.nrecv * D * sizeof(uint32_t) + 1);
+	vw.where = xmalloc((size_t)vw.nrecv * D * sizeof(uint64_t) + 1);
+	vw.owner = xmalloc((size_t)vw.nrecv * sizeof(uint32_t) + 1);
+	bfb_workers_init(&vw);
+	parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
+	for (unsigned i = 0; i < vw.nworkers && rc == 0; i++)
+		if (vw.w[i].failed)
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
+	if (rc == 0)
+		bfb_view_gather(&vw, s, po->v + pp->first, po->n + pp->first);
 	vw.recv = NULL;
 	free(need);
 	free(want);
@@ -664,8 +663,11 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	uint16_t *lane = healthy_lanes(g, gone);
 	struct healthy_base hb;
 	healthy_base_init(&hb, r, lane);
-	struct schedule ws;
-	sched_init(&ws, c, r->prog.algorithm, n);
+	/* each phase's steps in turn: the whole nodes' pieces, then po's */
+	sched_init(&p->prog, c, r->prog.algorithm, n);
+	snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
+	sched_reserve_steps(&p->prog, po.nsteps);
+	size_t held = 0;
 	rc = whole_over_memory(nwhole, n, c, max_bytes, err);
 	double t0 = now_seconds();
 	st->nodes = n;
@@ -698,68 +700,58 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 		pp.partial = partial;
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
 		hb.first = pp.first;
-		if (rc == 0 && nwhole)
-			rc = solve_region(&pp, gd, &all, st->degree, o, max_bytes, &hb, &ws, err);
-		else if (rc == 0)
-			for (uint32_t t = 0; t < pp.D; t++)
-				sched_step(&ws);
-		phase_free(&pp);
-		if (rc == 0 && max_bytes) {
-			size_t held = 0;
+		if (rc == 0 && nwhole) {
+			rc = solve_region(&pp, gd, &all, st->degree, o, max_bytes, &hb, &po,
+					  &p->prog, err);
+		} else if (rc == 0) {
+			size_t k = 0;
 
-			for (uint32_t t = 0; t < po.nsteps; t++)
-				held += po.cap[t] * sizeof(struct xfer);
-			if (held > max_bytes) {
-				char need_s[32], max_s[32];
+			for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
+				k += po.n[t];
+			sched_reserve(&p->prog, k);
+			for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
+				struct xfer *out = sched_append_steps(&p->prog, 1, &po.n[t]);
 
-				fmt_size(need_s, sizeof(need_s), held);
-				fmt_size(max_s, sizeof(max_s), max_bytes);
-				rc = ofc_error_set(err, OFC_E_RUNTIME,
-						   "the failures reach %u of %u nodes: the patch "
-						   "holds %s, over the memory limit of %s",
-						   nowners, n, need_s, max_s);
+				if (po.n[t])
+					memcpy(out, po.v[t], po.n[t] * sizeof(struct xfer));
 			}
+		}
+		for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
+			held += po.cap[t] * sizeof(struct xfer);
+		if (rc == 0 && max_bytes && held > max_bytes) {
+			char need_s[32], max_s[32];
+
+			fmt_size(need_s, sizeof(need_s), held);
+			fmt_size(max_s, sizeof(max_s), max_bytes);
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "the failures reach %u of %u nodes: the patch holds %s, "
+					   "over the memory limit of %s",
+					   nowners, n, need_s, max_s);
+		}
+		phase_free(&pp);
+		for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
+			free(po.v[t]);
+			po.v[t] = NULL;
 		}
 	}
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
-		size_t total = ws.nxfers;
-
-		for (uint32_t t = 0; t < po.nsteps; t++)
-			total += po.n[t];
 		if (nwhole) {
 			for (uint32_t i = 0; i < nwhole; i++)
 				partial[wl[i]] = 1;
 			st->whole = nwhole;
 			nwhole = 0;
 		}
-		sched_init(&p->prog, c, r->prog.algorithm, n);
-		snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
-		/* room for all at once: grown step by step, each step's
-		 * sched_append_steps copied the whole patch again */
-		sched_reserve(&p->prog, total);
-		sched_reserve_steps(&p->prog, po.nsteps);
-		for (uint32_t t = 0; t < po.nsteps; t++) {
-			size_t kw = t < ws.nsteps ? sched_step_size(&ws, t) : 0, k = kw + po.n[t];
-
-			if (!k) {
-				sched_step(&p->prog);
-				continue;
-			}
-			struct xfer *out = sched_append_steps(&p->prog, 1, &k);
-			if (kw)
-				memcpy(out, ws.xfers + ws.step_start[t], kw * sizeof(struct xfer));
-			if (po.n[t])
-				memcpy(out + kw, po.v[t], po.n[t] * sizeof(struct xfer));
-		}
 		p->region = wl;
 		p->nregion = nwhole;
 		wl = NULL;
 		st->steps = r->prog.nsteps;
+	} else {
+		sched_free(&p->prog);
+		memset(&p->prog, 0, sizeof(p->prog));
 	}
 	for (uint32_t u = 0; u < n; u++)
 		st->problems += partial[u]; /* the nodes planned block by block */
-	sched_free(&ws);
 	healthy_base_free(&hb);
 	free(lane);
 	free(wl);
