@@ -249,12 +249,17 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 
 /* The healthy program's pieces by (phase, relative block): which the
  * whole solve's sources match exactly (healthy_source). */
+struct hpiece {
+	uint32_t offset, length, step;
+	uint16_t src, dst, lane;
+};
+
 struct healthy_base {
-	const struct sched_reduced *r;
-	uint32_t first;	  /* the phase being solved: its first step */
-	uint32_t high;	  /* patch_high() */
-	uint32_t *bstart; /* (reduce) * n + block: bidx[bstart[k] .. bstart[k + 1]) */
-	uint32_t *bidx, *bstep;
+	const struct sched_group *G;
+	uint32_t first;	      /* the phase being solved: its first step */
+	uint32_t high;	      /* patch_high() */
+	uint32_t *bstart;     /* (reduce) * n + block: piece[bstart[k] .. bstart[k + 1]) */
+	struct hpiece *piece; /* each key's together: one cache line, not three */
 	const uint16_t *lane; /* healthy_lanes() */
 };
 
@@ -264,29 +269,33 @@ static void healthy_base_init(struct healthy_base *hb, const struct sched_reduce
 	const struct schedule *b = &r->prog;
 	uint32_t n = r->group.nodes;
 
-	hb->r = r;
+	hb->G = &r->group;
 	hb->lane = lane;
 	hb->high = patch_high(&r->group);
 	hb->bstart = xcalloc(2 * (size_t)n + 2, sizeof(uint32_t));
-	hb->bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-	hb->bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
-			hb->bstep[i] = t;
+	hb->piece = xmalloc((b->nxfers + 1) * sizeof(struct hpiece));
 	for (size_t i = 0; i < b->nxfers; i++)
 		hb->bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
 	for (uint32_t k = 0; k < 2 * n; k++)
 		hb->bstart[k + 2] += hb->bstart[k + 1];
-	for (size_t i = 0; i < b->nxfers; i++)
-		hb->bidx[hb->bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block +
-				    1]++] = (uint32_t)i;
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			const struct xfer *x = &b->xfers[i];
+
+			hb->piece[hb->bstart[(xfer_op(x) == XFER_REDUCE) * n + x->block + 1]++] =
+			    (struct hpiece){.offset = x->offset,
+					    .length = x->length,
+					    .src = x->src,
+					    .dst = x->dst,
+					    .lane = x->lane,
+					    .step = t};
+		}
 }
 
 static void healthy_base_free(struct healthy_base *hb)
 {
 	free(hb->bstart);
-	free(hb->bidx);
-	free(hb->bstep);
+	free(hb->piece);
 }
 
 /* Whether the k pieces x of one source at receiver u, step so of the
@@ -299,8 +308,7 @@ static void healthy_base_free(struct healthy_base *hb)
 static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k)
 {
 	const struct healthy_base *hb = ctx;
-	const struct sched_reduced *r = hb->r;
-	const struct sched_group *G = &r->group;
+	const struct sched_group *G = hb->G;
 	uint32_t n = G->nodes, step = hb->first + so;
 	size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + patch_sub(G, hb->high, x->block, u);
 	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
@@ -315,9 +323,9 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 		bool found = false;
 
 		for (uint32_t q = lo; q < hi && !found; q++) {
-			const struct xfer *b = &r->prog.xfers[hb->bidx[q]];
+			const struct hpiece *b = &hb->piece[q];
 
-			found = hb->bstep[hb->bidx[q]] == step && b->src == src && b->dst == dst &&
+			found = b->step == step && b->src == src && b->dst == dst &&
 				b->lane == x[j].lane && b->offset == x[j].offset &&
 				b->length == x[j].length;
 		}
@@ -341,17 +349,35 @@ struct rows_job {
 /* Root x's row of the degraded K: the healthy row moved to x, its raised
  * set over it (run_phase found every root's; a BFS a row was a tenth of
  * the answer). A failed host's entry stays the healthy one: it is no
- * source, and no row is read there. */
+ * source, and no row is read there. Moved a line of G's unit-stride
+ * coordinate at a time (two copies: the line rotated by x's coordinate)
+ * where G has one. */
 static void one_row(void *arg, size_t i, unsigned wid)
 {
 	const struct rows_job *j = arg;
 	const struct patch_phase *pp = j->pp;
-	uint32_t x = j->need[i], n = pp->g->n;
+	const struct sched_group *G = pp->G;
+	uint32_t x = j->need[i], n = pp->g->n, R = 0;
 	uint16_t *row = j->row[x];
 
 	(void)wid;
-	for (uint32_t v = 0; v < n; v++)
-		row[v] = pp->row0[patch_sub(pp->G, pp->high, v, x)];
+	for (uint32_t d = 0; d < G->ndims && G->reps == 1 && G->nodes == n; d++)
+		if (G->stride[d] == 1)
+			R = G->radix[d];
+	if (R && n % R == 0) {
+		uint32_t x0 = x % R;
+
+		for (uint32_t v0 = 0; v0 < n; v0 += R) {
+			/* v0 - x has coordinate R - x0 (mod R): its line starts there less it */
+			uint32_t lb = patch_sub(G, pp->high, v0, x) - (R - x0) % R;
+
+			memcpy(row + v0 + x0, pp->row0 + lb, (R - x0) * sizeof(uint16_t));
+			memcpy(row + v0, pp->row0 + lb + R - x0, x0 * sizeof(uint16_t));
+		}
+	} else {
+		for (uint32_t v = 0; v < n; v++)
+			row[v] = pp->row0[patch_sub(G, pp->high, v, x)];
+	}
 	for (uint32_t e = pp->rx_off[x]; e < pp->rx_off[x + 1]; e++)
 		row[pp->rx_w[e]] = pp->rx_d[e];
 }

@@ -37,7 +37,6 @@ struct patch_out {
 	struct xfer **v;
 	size_t *n, *cap;
 };
-void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x);
 
 /* The changed blocks of each of owners (the nodes the phase's failures
  * reach) planned again into po. */
