@@ -237,9 +237,15 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 			}
 		}
 	}
+	/* found by node (a failed host has no block), sorted here on the
+	 * root's thread: the raised sets are looked up by node */
+	size_t nb = 0;
 	for (uint32_t i = 0; i < nr; i++)
-		if (!sr->absent || !sr->absent[rs[i]]) /* (a failed host has no block) */
-			found(sr, wid, x, rs[i], tent[rs[i]]);
+		if (!sr->absent || !sr->absent[rs[i]])
+			heap[nb++] = (uint64_t)rs[i] << 16 | tent[rs[i]];
+	qsort(heap, nb, sizeof(uint64_t), cmp_level);
+	for (size_t i = 0; i < nb; i++)
+		found(sr, wid, x, (uint32_t)(heap[i] >> 16), (uint16_t)heap[i]);
 	/* the marks cleared for the next root */
 	for (uint32_t i = 0; i < nseed; i++)
 		mark[(uint32_t)seed[i]] = 0;
@@ -532,17 +538,18 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	}
 	for (uint32_t x = 0; x < n; x++)
 		rx_off[x + 2] += rx_off[x + 1];
-	uint64_t *rx = xmalloc((total + 1) * sizeof(uint64_t));
-	for (unsigned i = 0; i < th; i++)
-		for (size_t e = 0; e < sr.on[i]; e++)
-			rx[rx_off[sr.ox[i][e] + 1]++] = (uint64_t)sr.ow[i][e] << 16 | sr.od[i][e];
+	/* (a root's, found on one thread, in node order already) */
 	uint32_t *rx_w = xmalloc((total + 1) * sizeof(uint32_t));
 	uint16_t *rx_d = xmalloc((total + 1) * sizeof(uint16_t));
+	for (unsigned i = 0; i < th; i++)
+		for (size_t e = 0; e < sr.on[i]; e++) {
+			uint32_t at = rx_off[sr.ox[i][e] + 1]++;
+
+			rx_w[at] = sr.ow[i][e];
+			rx_d[at] = sr.od[i][e];
+		}
 	for (uint32_t x = 0; x < n && rc == 0; x++) {
-		qsort(rx + rx_off[x], rx_off[x + 1] - rx_off[x], sizeof(uint64_t), cmp_level);
 		for (uint32_t e = rx_off[x]; e < rx_off[x + 1] && rc == 0; e++) {
-			rx_w[e] = (uint32_t)(rx[e] >> 16);
-			rx_d[e] = (uint16_t)rx[e];
 			/* x in K is the receiver; rx_w a source */
 			if (rx_d[e] == TOPO_UNREACHABLE)
 				rc = ofc_error_set(
@@ -587,7 +594,6 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		rc = patch_blocks(pp, owners, no, threads, po, err);
 	free(owners);
 	free(hit);
-	free(rx);
 	for (unsigned i = 0; i < th; i++) {
 		free(sr.mark[i]);
 		free(sr.lvl[i]);
