@@ -359,6 +359,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 		const struct group *gr = &w->groups[gi];
 		uint32_t np = gr->nl, i = 0;
 		int64_t used = 0;
+		uint64_t end = 0;	/* the last piece's end (SCHED_ONE units) */
 		size_t first = npieces; /* the source's first piece */
 
 		for (uint32_t p = 0; p < np; p++) {
@@ -370,16 +371,23 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 				uint32_t v = w->order[gr->first + i];
 				uint32_t peer = vw->in_peer[base + link];
 				uint32_t arc = vw->in_arc[base + link];
-				uint64_t a =
-				    ((uint64_t)used * SCHED_ONE + (uint64_t)su / 2) / (uint64_t)su;
+				/* round(used / su) and round((used + take) / su) in
+				 * SCHED_ONE units, exactly: 0 and SCHED_ONE at a
+				 * source's ends, the previous piece's end where it
+				 * goes on, so a source in one piece (most) costs no
+				 * 64-bit division, where each piece took two */
+				uint64_t a = used ? end : 0;
 				uint64_t b =
-				    ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
-				    (uint64_t)su;
+				    used + take == su
+					? SCHED_ONE
+					: ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
+					      (uint64_t)su;
 				struct xfer *x = &out[npieces];
 
 				x->block = v;
 				x->offset = (uint32_t)a;
 				x->length = (uint32_t)(b - a);
+				end = b;
 				x->fibre = 0;
 				if (!vw->reverse) {
 					x->src = (uint16_t)peer;
