@@ -204,38 +204,70 @@ void bfb_workers_init(struct view *vw)
 /* Gather the pieces step by step in receiver order, freeing each chunk
  * once copied: the schedule and the buffers hold every transfer about
  * once between them, never twice. */
-void bfb_view_gather(struct view *vw, struct schedule *s)
+struct gather_job {
+	struct view *vw;
+	struct xfer *out; /* step so's pieces from out + at[so] */
+	const size_t *at;
+	struct xfer *const *tail;
+	const size_t *ntail;
+};
+
+/* One step's pieces in receiver order, then its tail, its chunks freed
+ * as they are copied (a step's chunks are its own: steps run apart). */
+static void gather_step(void *arg, size_t i, unsigned wid)
+{
+	const struct gather_job *j = arg;
+	struct view *vw = j->vw;
+	uint32_t D = vw->D, so = (uint32_t)i, t = vw->reverse ? D - so : so + 1;
+	size_t pos = j->at[so]; /* (out is NULL where no step has any) */
+
+	(void)wid;
+	for (uint32_t u = 0; u < vw->nrecv; u++) {
+		size_t idx = (size_t)u * D + t - 1;
+		struct stepbuf *b = &vw->w[vw->owner[u]].sb[so];
+		uint32_t c = (uint32_t)(vw->where[idx] >> 32);
+
+		if (!vw->count[idx])
+			continue;
+		while (b->live < c)
+			free(b->chunk[b->live++]);
+		memcpy(j->out + pos, b->chunk[c] + (uint32_t)vw->where[idx],
+		       vw->count[idx] * sizeof(struct xfer));
+		pos += vw->count[idx];
+	}
+	if (j->tail && j->ntail[so])
+		memcpy(j->out + pos, j->tail[so], j->ntail[so] * sizeof(struct xfer));
+	for (unsigned k = 0; k < vw->nworkers; k++) {
+		struct stepbuf *b = &vw->w[k].sb[so];
+
+		while (b->live < b->nchunk)
+			free(b->chunk[b->live++]);
+	}
+}
+
+void bfb_view_gather(struct view *vw, struct schedule *s, struct xfer *const *tail,
+		     const size_t *ntail)
 {
 	uint32_t D = vw->D;
-	bool reverse = vw->reverse;
+	size_t *count = xcalloc((size_t)D + 1, sizeof(size_t)),
+	       *at = xmalloc(((size_t)D + 1) * sizeof(size_t));
 
 	for (uint32_t so = 0; so < D; so++) {
-		uint32_t t = reverse ? D - so : so + 1;
-		size_t total = 0, pos = 0;
+		uint32_t t = vw->reverse ? D - so : so + 1;
 
+		count[so] = tail ? ntail[so] : 0;
 		for (uint32_t u = 0; u < vw->nrecv; u++)
-			total += vw->count[(size_t)u * D + t - 1];
-		struct xfer *out = sched_append_steps(s, 1, &total);
-		for (uint32_t u = 0; u < vw->nrecv; u++) {
-			size_t idx = (size_t)u * D + t - 1;
-			struct stepbuf *b = &vw->w[vw->owner[u]].sb[so];
-			uint32_t c = (uint32_t)(vw->where[idx] >> 32);
-
-			if (!vw->count[idx])
-				continue;
-			while (b->live < c)
-				free(b->chunk[b->live++]);
-			memcpy(out + pos, b->chunk[c] + (uint32_t)vw->where[idx],
-			       vw->count[idx] * sizeof(struct xfer));
-			pos += vw->count[idx];
-		}
-		for (unsigned i = 0; i < vw->nworkers; i++) {
-			struct stepbuf *b = &vw->w[i].sb[so];
-
-			while (b->live < b->nchunk)
-				free(b->chunk[b->live++]);
-		}
+			count[so] += vw->count[(size_t)u * D + t - 1];
+		at[so] = so ? at[so - 1] + count[so - 1] : 0;
 	}
+	/* every step's room at once (a step at a time, each grew the array
+	 * to the byte and so moved it again), filled a step a thread: the
+	 * copy faults in the whole schedule's pages */
+	struct gather_job j = {.vw = vw, .at = at, .tail = tail, .ntail = ntail};
+	j.out = sched_append_steps(s, D, count);
+	parallel_for(D, 1, vw->o->threads, gather_step, &j);
+	free(count);
+	free(at);
 }
 
 struct phase_result {
@@ -328,7 +360,7 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	}
 
 	if (s)
-		bfb_view_gather(&vw, s);
+		bfb_view_gather(&vw, s, NULL, NULL);
 	st->seconds_generate += now_seconds() - t0;
 	rc = 0;
 out:

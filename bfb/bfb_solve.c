@@ -345,9 +345,11 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, enum lp_solver sv
 }
 
 /* Lay every group's link flows over its sources end to end (each source
- * `su` units long) and emit the pieces: count them, or write transfers. */
+ * `su` units long) and write the pieces (step so of the view): a source's
+ * pieces lie together, and go again where vw->healthy says the healthy
+ * program holds them. */
 static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
-			  int64_t su, struct xfer *out)
+			  uint32_t so, int64_t su, struct xfer *out)
 {
 	size_t npieces = 0;
 	const struct graph *g = vw->g;
@@ -357,6 +359,8 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 		const struct group *gr = &w->groups[gi];
 		uint32_t np = gr->nl, i = 0;
 		int64_t used = 0;
+		uint64_t end = 0;	/* the last piece's end (SCHED_ONE units) */
+		size_t first = npieces; /* the source's first piece */
 
 		for (uint32_t p = 0; p < np; p++) {
 			int64_t fl = w->gl_flow[gr->gl + p];
@@ -364,41 +368,51 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 
 			while (fl > 0 && i < gr->cnt) {
 				int64_t take = su - used < fl ? su - used : fl;
+				uint32_t v = w->order[gr->first + i];
+				uint32_t peer = vw->in_peer[base + link];
+				uint32_t arc = vw->in_arc[base + link];
+				/* round(used / su) and round((used + take) / su) in
+				 * SCHED_ONE units, exactly: 0 and SCHED_ONE at a
+				 * source's ends, the previous piece's end where it
+				 * goes on, so a source in one piece (most) costs no
+				 * 64-bit division, where each piece took two */
+				uint64_t a = used ? end : 0;
+				uint64_t b =
+				    used + take == su
+					? SCHED_ONE
+					: ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
+					      (uint64_t)su;
+				struct xfer *x = &out[npieces];
 
-				if (out) {
-					uint32_t v = w->order[gr->first + i];
-					uint32_t peer = vw->in_peer[base + link];
-					uint32_t arc = vw->in_arc[base + link];
-					uint64_t a =
-					    ((uint64_t)used * SCHED_ONE + (uint64_t)su / 2) /
-					    (uint64_t)su;
-					uint64_t b = ((uint64_t)(used + take) * SCHED_ONE +
-						      (uint64_t)su / 2) /
-						     (uint64_t)su;
-					struct xfer *x = &out[npieces];
-
-					x->block = v;
-					x->offset = (uint32_t)a;
-					x->length = (uint32_t)(b - a);
-					x->fibre = 0;
-					if (!vw->reverse) {
-						x->src = (uint16_t)peer;
-						x->dst = (uint16_t)u;
-						x->lane = (uint16_t)(arc - g->off[peer]);
-						x->flags = xfer_flags(DIR_NONE, XFER_COPY);
-					} else {
-						x->src = (uint16_t)u;
-						x->dst = (uint16_t)peer;
-						x->lane = (uint16_t)(arc - g->off[u]);
-						x->flags = xfer_flags(DIR_NONE, XFER_REDUCE);
-					}
+				x->block = v;
+				x->offset = (uint32_t)a;
+				x->length = (uint32_t)(b - a);
+				end = b;
+				x->fibre = 0;
+				if (!vw->reverse) {
+					x->src = (uint16_t)peer;
+					x->dst = (uint16_t)u;
+					x->lane = (uint16_t)(arc - g->off[peer]);
+					x->flags = xfer_flags(DIR_NONE, XFER_COPY);
+				} else {
+					x->src = (uint16_t)u;
+					x->dst = (uint16_t)peer;
+					x->lane = (uint16_t)(arc - g->off[u]);
+					x->flags = xfer_flags(DIR_NONE, XFER_REDUCE);
 				}
+				if (vw->lane)
+					x->lane = vw->lane[arc];
 				npieces++;
 				used += take;
 				fl -= take;
 				if (used == su) {
+					if (vw->healthy &&
+					    vw->healthy(vw->healthy_ctx, u, so, out + first,
+							npieces - first))
+						npieces = first;
 					i++;
 					used = 0;
+					first = npieces;
 				}
 			}
 		}
@@ -606,7 +620,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 			most += w->groups[g].nl;
 		struct xfer *out = step_room(w, so, most);
 		struct stepbuf *sb = &w->sb[so];
-		size_t np = emit_pieces(vw, w, ng, u, su, out);
+		size_t np = emit_pieces(vw, w, ng, u, so, su, out);
 
 		vw->where[idx] = (uint64_t)(sb->nchunk - 1) << 32 | sb->used;
 		vw->count[idx] = (uint32_t)np;

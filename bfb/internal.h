@@ -97,6 +97,17 @@ struct view {
 	uint32_t nrecv;	       /* receivers to process: n, or 1 (vertex-transitive figures) */
 	const uint32_t *recv;  /* NULL: receiver i is node i; else recv[i] (a patch's region) */
 	const uint8_t *absent; /* a patch's failed hosts: no sources (NULL: none) */
+	/* A patch's whole solve (bfb/patch.c), on the degraded graph: each
+	 * arc's port in the healthy graph (NULL: g's own), and whether a
+	 * source's k pieces at receiver u, schedule step `so` of the view,
+	 * are the healthy program's translate, which the patch need not hold
+	 * (NULL: every piece kept). Tested as each source's pieces are
+	 * written, on the solving thread: the pieces the healthy program
+	 * holds are most of a whole node's, and were written, gathered and
+	 * thrown away. */
+	const uint16_t *lane;
+	bool (*healthy)(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k);
+	const void *healthy_ctx;
 	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
 	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
 	 * low half */
@@ -121,7 +132,10 @@ void bfb_bfs_row(const struct graph *g, uint32_t s, uint16_t *row, uint32_t *que
 void bfb_in_arcs(const struct graph *g, uint32_t **in_off, uint32_t **in_arc);
 void bfb_view_free(struct view *vw);
 void bfb_workers_init(struct view *vw);
-void bfb_view_gather(struct view *vw, struct schedule *s);
+/* The pieces the view's receivers wrote, into s step by step (BUILD),
+ * each step's tail[so] (ntail[so] pieces; NULL: none) after them. */
+void bfb_view_gather(struct view *vw, struct schedule *s, struct xfer *const *tail,
+		     const size_t *ntail);
 void bfb_worker_free(struct worker *w);
 
 #endif

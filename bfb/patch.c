@@ -46,6 +46,20 @@ static struct graph *without(const struct graph *g, const bool *gone)
 	return d;
 }
 
+/* Each arc of g without gone[] (without()'s numbering): its port in g,
+ * the sender's ordinal among g's arcs, which the patch's transfers name. */
+static uint16_t *healthy_lanes(const struct graph *g, const bool *gone)
+{
+	uint16_t *lane = xmalloc(((size_t)g->m + 1) * sizeof(uint16_t));
+	uint32_t m = 0;
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (!gone[a])
+				lane[m++] = (uint16_t)(a - g->off[u]);
+	return lane;
+}
+
 /* One phase's search: K = H^T (healthy, its out-arcs), kin and kout the
  * degraded K's in- and out-arcs, the failed arcs of K. */
 struct search {
@@ -54,9 +68,11 @@ struct search {
 	uint32_t nfail, *ftail, *fhead;
 	const uint16_t *row0;
 	uint32_t high;	       /* patch_high(G) */
+	uint32_t D;	       /* the farthest level */
 	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
 	/* per worker */
 	uint8_t **mark;	 /* 1 candidate, 2 raised */
+	uint32_t **lvl;	 /* D + 2 counters, zero between roots */
 	uint16_t **tent; /* new distances of the raised */
 	uint32_t **cand, **raised;
 	uint64_t **heap; /* per worker: raised x (degree + 1) entries at most */
@@ -132,7 +148,9 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	uint32_t x = (uint32_t)xi, nseed = 0, nq = 0, qi = 0, si = 0, nr = 0;
 	uint8_t *mark = sr->mark[wid];
 	uint32_t *q = sr->cand[wid], *rs = sr->raised[wid];
-	uint64_t *seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
+	uint64_t *found_seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
+	uint64_t *seed = found_seed + sr->nfail;
+	uint32_t *at = sr->lvl[wid];
 
 	if (sr->absent && sr->absent[x])
 		return; /* a failed host needs no block */
@@ -143,12 +161,19 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 
 		if (b != x && !mark[b] && hdist(sr, x, b) == hdist(sr, x, a) + 1) {
 			mark[b] = 1;
-			seed[nseed++] = (uint64_t)hdist(sr, x, b) << 32 | b;
+			found_seed[nseed++] = (uint64_t)hdist(sr, x, b) << 32 | b;
+			at[hdist(sr, x, b) + 1]++;
 		}
 	}
 	if (!nseed)
 		return;
-	qsort(seed, nseed, sizeof(uint64_t), cmp_level);
+	/* by level (a counting sort: a qsort here was a twentieth of the
+	 * answer); the order within a level changes nothing found */
+	for (uint32_t l = 0; l <= sr->D; l++)
+		at[l + 1] += at[l];
+	for (uint32_t i = 0; i < nseed; i++)
+		seed[at[found_seed[i] >> 32]++] = found_seed[i];
+	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
 	while (si < nseed || qi < nq) {
 		uint32_t v;
 
@@ -212,14 +237,108 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 			}
 		}
 	}
+	/* found by node (a failed host has no block), sorted here on the
+	 * root's thread: the raised sets are looked up by node */
+	size_t nb = 0;
 	for (uint32_t i = 0; i < nr; i++)
-		if (!sr->absent || !sr->absent[rs[i]]) /* (a failed host has no block) */
-			found(sr, wid, x, rs[i], tent[rs[i]]);
+		if (!sr->absent || !sr->absent[rs[i]])
+			heap[nb++] = (uint64_t)rs[i] << 16 | tent[rs[i]];
+	qsort(heap, nb, sizeof(uint64_t), cmp_level);
+	for (size_t i = 0; i < nb; i++)
+		found(sr, wid, x, (uint32_t)(heap[i] >> 16), (uint16_t)heap[i]);
 	/* the marks cleared for the next root */
 	for (uint32_t i = 0; i < nseed; i++)
 		mark[(uint32_t)seed[i]] = 0;
 	for (uint32_t i = 0; i < nq; i++)
 		mark[q[i]] = 0;
+}
+
+/* The healthy program's pieces by (phase, relative block): which the
+ * whole solve's sources match exactly (healthy_source). */
+struct hpiece {
+	uint32_t offset, length, step;
+	uint16_t src, dst, lane;
+};
+
+struct healthy_base {
+	const struct sched_group *G;
+	uint32_t first;	      /* the phase being solved: its first step */
+	uint32_t high;	      /* patch_high() */
+	uint32_t *bstart;     /* (reduce) * n + block: piece[bstart[k] .. bstart[k + 1]) */
+	struct hpiece *piece; /* each key's together: one cache line, not three */
+	const uint16_t *lane; /* healthy_lanes() */
+};
+
+static void healthy_base_init(struct healthy_base *hb, const struct sched_reduced *r,
+			      const uint16_t *lane)
+{
+	const struct schedule *b = &r->prog;
+	uint32_t n = r->group.nodes;
+
+	hb->G = &r->group;
+	hb->lane = lane;
+	hb->high = patch_high(&r->group);
+	hb->bstart = xcalloc(2 * (size_t)n + 2, sizeof(uint32_t));
+	hb->piece = xmalloc((b->nxfers + 1) * sizeof(struct hpiece));
+	for (size_t i = 0; i < b->nxfers; i++)
+		hb->bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
+	for (uint32_t k = 0; k < 2 * n; k++)
+		hb->bstart[k + 2] += hb->bstart[k + 1];
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			const struct xfer *x = &b->xfers[i];
+
+			hb->piece[hb->bstart[(xfer_op(x) == XFER_REDUCE) * n + x->block + 1]++] =
+			    (struct hpiece){.offset = x->offset,
+					    .length = x->length,
+					    .src = x->src,
+					    .dst = x->dst,
+					    .lane = x->lane,
+					    .step = t};
+		}
+}
+
+static void healthy_base_free(struct healthy_base *hb)
+{
+	free(hb->bstart);
+	free(hb->piece);
+}
+
+/* Whether the k pieces x of one source at receiver u, step so of the
+ * phase, are the healthy translate's exactly: the base's pieces of its
+ * relative block, moved by u, at the same step. About half of a whole
+ * node's blocks on a torus are (those the lost link did not carry, whose
+ * LP flows the solve left alone): the base holds them, the patch does
+ * not, and the node's other blocks keep the whole problem's solution and
+ * so its link loads. */
+static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k)
+{
+	const struct healthy_base *hb = ctx;
+	const struct sched_group *G = hb->G;
+	uint32_t n = G->nodes, step = hb->first + so;
+	size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + patch_sub(G, hb->high, x->block, u);
+	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
+
+	if (hi - lo != k)
+		return false;
+	/* x moved back by u against the base as it is (u + b = x iff
+	 * b = x - u): one subtraction a piece, not a move a base piece */
+	for (size_t j = 0; j < k; j++) {
+		uint32_t src = patch_sub(G, hb->high, x[j].src, u),
+			 dst = patch_sub(G, hb->high, x[j].dst, u);
+		bool found = false;
+
+		for (uint32_t q = lo; q < hi && !found; q++) {
+			const struct hpiece *b = &hb->piece[q];
+
+			found = b->step == step && b->src == src && b->dst == dst &&
+				b->lane == x[j].lane && b->offset == x[j].offset &&
+				b->length == x[j].length;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
 }
 
 /* The nodes whose whole programs a phase solves again. */
@@ -228,28 +347,69 @@ struct built_phase {
 };
 
 struct rows_job {
-	const struct graph *kd;
+	const struct patch_phase *pp;
 	const uint32_t *need;
 	uint16_t **row;
-	uint32_t **queue;
 };
 
+/* Root x's row of the degraded K: the healthy row moved to x, its raised
+ * set over it (run_phase found every root's; a BFS a row was a tenth of
+ * the answer). A failed host's entry stays the healthy one: it is no
+ * source, and no row is read there. Moved a line of G's unit-stride
+ * coordinate at a time (two copies: the line rotated by x's coordinate)
+ * where G has one. */
 static void one_row(void *arg, size_t i, unsigned wid)
 {
-	struct rows_job *j = arg;
+	const struct rows_job *j = arg;
+	const struct patch_phase *pp = j->pp;
+	const struct sched_group *G = pp->G;
+	uint32_t x = j->need[i], n = pp->g->n, R = 0;
+	uint16_t *row = j->row[x];
 
-	bfb_bfs_row(j->kd, j->need[i], j->row[j->need[i]], j->queue[wid]);
+	(void)wid;
+	for (uint32_t d = 0; d < G->ndims && G->reps == 1 && G->nodes == n; d++)
+		if (G->stride[d] == 1)
+			R = G->radix[d];
+	if (R && n % R == 0) {
+		uint32_t x0 = x % R;
+
+		for (uint32_t v0 = 0; v0 < n; v0 += R) {
+			/* v0 - x has coordinate R - x0 (mod R): its line starts there less it */
+			uint32_t lb = patch_sub(G, pp->high, v0, x) - (R - x0) % R;
+
+			memcpy(row + v0 + x0, pp->row0 + lb, (R - x0) * sizeof(uint16_t));
+			memcpy(row + v0, pp->row0 + lb + R - x0, x0 * sizeof(uint16_t));
+		}
+	} else {
+		for (uint32_t v = 0; v < n; v++)
+			row[v] = pp->row0[patch_sub(G, pp->high, v, x)];
+	}
+	for (uint32_t e = pp->rx_off[x]; e < pp->rx_off[x + 1]; e++)
+		row[pp->rx_w[e]] = pp->rx_d[e];
 }
 
-/* The region's problems solved on gd (H = gd, or gd^T run backwards),
- * appended to s in the base's steps (D of them). */
-static int solve_region(const struct graph *gd, const struct graph *gdt, bool reverse,
-			const struct built_phase *bp, uint32_t D, uint32_t d,
-			const struct bfb_opts *o, const uint8_t *absent, uint64_t max_bytes,
-			struct schedule *s, struct ofc_error *err)
+/* The region's problems of phase pp (its raised sets found, every
+ * distance within its steps) solved on gd (H = gd, or gd^T run
+ * backwards), appended to s in the base's steps (D of them), each step's
+ * pieces of po after them. */
+static int solve_region(const struct patch_phase *pp, const struct graph *gd,
+			const struct built_phase *bp, uint32_t d, const struct bfb_opts *o,
+			uint64_t max_bytes, const struct healthy_base *hb,
+			const struct patch_out *po, struct schedule *s, struct ofc_error *err)
 {
-	struct view vw = {
-	    .g = gd, .reverse = reverse, .n = gd->n, .o = o, .d = d, .D = D, .absent = absent};
+	bool reverse = pp->reverse;
+	uint32_t D = pp->D;
+	const uint8_t *absent = pp->absent;
+	struct view vw = {.g = gd,
+			  .reverse = reverse,
+			  .n = gd->n,
+			  .o = o,
+			  .d = d,
+			  .D = D,
+			  .absent = absent,
+			  .lane = hb->lane,
+			  .healthy = healthy_source,
+			  .healthy_ctx = hb};
 	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
 	uint8_t *want = xcalloc(n, 1);
 	int rc = 0;
@@ -280,56 +440,28 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 				     "distances, over the memory limit of %s",
 				     bp->nregion, need_s, max_s);
 	}
-	/* rows[x][v] = d_H(v, x): BFS from x over H^T (gd^T for allgather) */
-	const struct graph *kd = reverse ? gd : gdt;
+	/* rows[x][v] = d_H(v, x) = d_K(x, v) */
 	unsigned th = parallel_workers(nneed, 4, o->threads);
-	struct rows_job job = {.kd = kd, .need = need};
+	struct rows_job job = {.pp = pp, .need = need};
 	vw.row = xcalloc(n, sizeof(uint16_t *));
 	vw.rows = xmalloc((size_t)nneed * n * sizeof(uint16_t));
 	job.row = (uint16_t **)vw.row;
 	for (uint32_t i = 0; i < nneed; i++)
 		vw.row[need[i]] = vw.rows + (size_t)i * n;
-	job.queue = xcalloc(th, sizeof(uint32_t *));
-	for (unsigned i = 0; i < th; i++)
-		job.queue[i] = xmalloc((size_t)n * sizeof(uint32_t));
 	parallel_for(nneed, 4, th, one_row, &job);
-	for (unsigned i = 0; i < th; i++)
-		free(job.queue[i]);
-	free(job.queue);
-	for (uint32_t i = 0; i < nneed && rc == 0; i++)
-		for (uint32_t v = 0; v < n && rc == 0; v++) {
-			uint32_t dv = vw.row[need[i]][v];
-
-			if (absent && absent[v])
-				continue; /* no block, needs none */
-			if (dv == TOPO_UNREACHABLE)
-				rc = ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "the failures disconnect the fabric: node %u can no "
-				    "longer reach node %u",
-				    reverse ? need[i] : v, reverse ? v : need[i]);
-			else if (dv > D)
-				rc = ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "the failures lengthen the schedule (node %u is %u "
-				    "steps from node %u, the healthy diameter %u)",
-				    v, dv, need[i], D);
-		}
-	if (rc == 0) {
-		vw.nrecv = bp->nregion;
-		vw.recv = bp->region;
-		vw.pass = PASS_BUILD;
-		vw.count = xmalloc((size_t)vw.nrecv * D * sizeof(uint32_t) + 1);
-		vw.where = xmalloc((size_t)vw.nrecv * D * sizeof(uint64_t) + 1);
-		vw.owner = xmalloc((size_t)vw.nrecv * sizeof(uint32_t) + 1);
-		bfb_workers_init(&vw);
-		parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
-		for (unsigned i = 0; i < vw.nworkers && rc == 0; i++)
-			if (vw.w[i].failed)
-				rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
-		if (rc == 0)
-			bfb_view_gather(&vw, s);
-	}
+	vw.nrecv = bp->nregion;
+	vw.recv = bp->region;
+	vw.pass = PASS_BUILD;
+	vw.count = xmalloc((size_t)vw.nrecv * D * sizeof(uint32_t) + 1);
+	vw.where = xmalloc((size_t)vw.nrecv * D * sizeof(uint64_t) + 1);
+	vw.owner = xmalloc((size_t)vw.nrecv * sizeof(uint32_t) + 1);
+	bfb_workers_init(&vw);
+	parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
+	for (unsigned i = 0; i < vw.nworkers && rc == 0; i++)
+		if (vw.w[i].failed)
+			rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
+	if (rc == 0)
+		bfb_view_gather(&vw, s, po->v + pp->first, po->n + pp->first);
 	vw.recv = NULL;
 	free(need);
 	free(want);
@@ -337,23 +469,16 @@ static int solve_region(const struct graph *gd, const struct graph *gdt, bool re
 	return rc;
 }
 
-/* The degraded graph's ports are the surviving arcs' ordinals; the
- * patch's are the healthy graph's. */
-static void healthy_ports(const struct graph *g, const bool *gone, struct schedule *s)
+static void phase_free(struct patch_phase *pp)
 {
-	for (size_t i = 0; i < s->nxfers; i++) {
-		struct xfer *x = &s->xfers[i];
-		uint32_t k = x->lane, a = g->off[x->src];
-
-		for (;; a++)
-			if (!gone[a] && k-- == 0)
-				break;
-		x->lane = (uint16_t)(a - g->off[x->src]);
-	}
+	free(pp->row0);
+	free(pp->rx_off);
+	free(pp->rx_w);
+	free(pp->rx_d);
 }
 
-/* One phase: the raised sets of every root, then the owners whose blocks
- * change, planned again into po. */
+/* One phase: the raised sets of every root (pp's, for phase_free), then
+ * the owners whose blocks change, planned again into po. */
 static int run_phase(struct patch_phase *pp, const struct graph *gt, const struct graph *gd,
 		     const struct graph *gdt, const uint8_t *whole, unsigned threads,
 		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
@@ -379,8 +504,10 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	bfb_bfs_row(sr.k, 0, row0, queue);
 	sr.row0 = pp->row0 = row0;
 	pp->high = sr.high;
+	sr.D = pp->D;
 	unsigned th = parallel_workers(n, 64, threads);
 	sr.mark = xcalloc(th, sizeof(uint8_t *));
+	sr.lvl = xcalloc(th, sizeof(uint32_t *));
 	sr.tent = xcalloc(th, sizeof(uint16_t *));
 	sr.cand = xcalloc(th, sizeof(uint32_t *));
 	sr.raised = xcalloc(th, sizeof(uint32_t *));
@@ -392,9 +519,11 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	sr.ocap = xcalloc(th, sizeof(size_t));
 	for (unsigned i = 0; i < th; i++) {
 		sr.mark[i] = xcalloc(n, 1);
+		sr.lvl[i] = xcalloc((size_t)pp->D + 2, sizeof(uint32_t));
 		sr.tent[i] = xmalloc((size_t)n * sizeof(uint16_t));
-		/* candidates, then the seeds (64-bit) past them */
-		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 2 + 4) * sizeof(uint32_t) * 2);
+		/* candidates, then the seeds (64-bit) past them, as found and
+		 * by level */
+		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 4 + 4) * sizeof(uint32_t) * 2);
 		sr.raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
 		sr.heap[i] = xmalloc(((size_t)g->m + n + 1) * sizeof(uint64_t));
 	}
@@ -409,17 +538,18 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	}
 	for (uint32_t x = 0; x < n; x++)
 		rx_off[x + 2] += rx_off[x + 1];
-	uint64_t *rx = xmalloc((total + 1) * sizeof(uint64_t));
-	for (unsigned i = 0; i < th; i++)
-		for (size_t e = 0; e < sr.on[i]; e++)
-			rx[rx_off[sr.ox[i][e] + 1]++] = (uint64_t)sr.ow[i][e] << 16 | sr.od[i][e];
+	/* (a root's, found on one thread, in node order already) */
 	uint32_t *rx_w = xmalloc((total + 1) * sizeof(uint32_t));
 	uint16_t *rx_d = xmalloc((total + 1) * sizeof(uint16_t));
+	for (unsigned i = 0; i < th; i++)
+		for (size_t e = 0; e < sr.on[i]; e++) {
+			uint32_t at = rx_off[sr.ox[i][e] + 1]++;
+
+			rx_w[at] = sr.ow[i][e];
+			rx_d[at] = sr.od[i][e];
+		}
 	for (uint32_t x = 0; x < n && rc == 0; x++) {
-		qsort(rx + rx_off[x], rx_off[x + 1] - rx_off[x], sizeof(uint64_t), cmp_level);
 		for (uint32_t e = rx_off[x]; e < rx_off[x + 1] && rc == 0; e++) {
-			rx_w[e] = (uint32_t)(rx[e] >> 16);
-			rx_d[e] = (uint16_t)rx[e];
 			/* x in K is the receiver; rx_w a source */
 			if (rx_d[e] == TOPO_UNREACHABLE)
 				rc = ofc_error_set(
@@ -464,14 +594,9 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		rc = patch_blocks(pp, owners, no, threads, po, err);
 	free(owners);
 	free(hit);
-	free(rx);
-	free(rx_off);
-	free(rx_w);
-	free(rx_d);
-	pp->rx_off = pp->rx_w = NULL;
-	pp->rx_d = NULL;
 	for (unsigned i = 0; i < th; i++) {
 		free(sr.mark[i]);
+		free(sr.lvl[i]);
 		free(sr.tent[i]);
 		free(sr.cand[i]);
 		free(sr.raised[i]);
@@ -481,6 +606,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		free(sr.od[i]);
 	}
 	free(sr.mark);
+	free(sr.lvl);
 	free(sr.tent);
 	free(sr.cand);
 	free(sr.raised);
@@ -492,147 +618,8 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	free(sr.ocap);
 	free(sr.ftail);
 	free(sr.fhead);
-	free(row0);
 	free(queue);
 	return rc;
-}
-
-struct wkey {
-	uint32_t block, i;
-};
-
-/* One owner's m pieces (one phase) by block: a radix sort on the block's
- * two bytes (node ids, below 65,536) in tmp; a qsort per owner here was
- * an eighth of the whole answer at 8,192 nodes. */
-static void sort_wkeys(struct wkey *w, size_t m, struct wkey *tmp)
-{
-	for (unsigned shift = 0; shift < 16; shift += 8) {
-		size_t at[257] = {0};
-
-		for (size_t i = 0; i < m; i++)
-			at[((w[i].block >> shift) & 0xff) + 1]++;
-		for (unsigned d = 0; d < 256; d++)
-			at[d + 1] += at[d];
-		for (size_t i = 0; i < m; i++)
-			tmp[at[(w[i].block >> shift) & 0xff]++] = w[i];
-		memcpy(w, tmp, m * sizeof(*w));
-	}
-}
-
-/* Whether the k pieces w (of owner u's block, ws's transfers, at steps
- * wstep) are the healthy translate's exactly: base pieces bidx[lo .. hi)
- * moved by u. */
-static bool healthy_pieces(const struct sched_reduced *r, const struct schedule *ws,
-			   const uint32_t *wstep, const struct wkey *w, size_t k, uint32_t u,
-			   const uint32_t *bidx, const uint32_t *bstep, uint32_t lo, uint32_t hi)
-{
-	if (hi - lo != k)
-		return false;
-	for (size_t j = 0; j < k; j++) {
-		const struct xfer *x = &ws->xfers[w[j].i];
-		bool found = false;
-
-		for (uint32_t q = lo; q < hi && !found; q++) {
-			struct xfer z = sched_reduced_move(r, &r->prog.xfers[bidx[q]],
-							   sched_group_element(&r->group, u));
-
-			found = bstep[bidx[q]] == wstep[w[j].i] && z.src == x->src &&
-				z.dst == x->dst && z.lane == x->lane && z.offset == x->offset &&
-				z.length == x->length;
-		}
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-/* The region's programs, solved whole, less every (phase, owner, block)
- * whose pieces are the healthy translate's exactly (about half of them on
- * a torus: the blocks the lost link did not carry, whose LP flows the
- * solve left alone): those are kept from the base, and the region's nodes
- * become owners planned by block, with the whole problem's solution and
- * so its link loads. ws is rewritten in place; by (phase, owner) with a
- * counting sort, each owner's pieces sorted by block (9 bytes a transfer
- * held beside ws). */
-static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
-{
-	const struct schedule *b = &r->prog;
-	const struct sched_group *G = &r->group;
-	uint32_t n = G->nodes;
-	size_t nx = ws->nxfers, nb = 2 * (size_t)n, most = 0;
-	uint32_t *bstart = xcalloc(nb + 2, sizeof(uint32_t));
-	uint32_t *bidx = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-	uint32_t *bstep = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++)
-			bstep[i] = t;
-	for (size_t i = 0; i < b->nxfers; i++)
-		bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 2]++;
-	for (uint32_t k = 0; k < 2 * n; k++)
-		bstart[k + 2] += bstart[k + 1];
-	for (size_t i = 0; i < b->nxfers; i++)
-		bidx[bstart[(xfer_op(&b->xfers[i]) == XFER_REDUCE) * n + b->xfers[i].block + 1]++] =
-		    (uint32_t)i;
-	uint32_t *wstep = xmalloc((nx + 1) * sizeof(uint32_t));
-	size_t *wstart = xcalloc(nb + 2, sizeof(size_t));
-	for (uint32_t t = 0; t < ws->nsteps; t++)
-		for (size_t i = ws->step_start[t]; i < ws->step_start[t + 1]; i++) {
-			const struct xfer *x = &ws->xfers[i];
-
-			wstep[i] = t;
-			wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 2]++;
-		}
-	for (size_t k = 0; k < nb; k++) {
-		wstart[k + 2] += wstart[k + 1];
-		most = wstart[k + 2] - wstart[k + 1] > most ? wstart[k + 2] - wstart[k + 1] : most;
-	}
-	uint32_t *idx = xmalloc((nx + 1) * sizeof(uint32_t));
-	for (size_t i = 0; i < nx; i++) {
-		const struct xfer *x = &ws->xfers[i];
-
-		idx[wstart[(xfer_op(x) == XFER_REDUCE) * n + xfer_owner(x) + 1]++] = (uint32_t)i;
-	}
-	struct wkey *w = xmalloc((2 * most + 2) * sizeof(*w)); /* and the sort's */
-	uint8_t *drop = xcalloc(nx + 1, 1);
-	for (size_t bk = 0; bk < nb; bk++) {
-		size_t m = wstart[bk + 1] - wstart[bk];
-		uint32_t ph = (uint32_t)(bk / n), u = (uint32_t)(bk % n);
-
-		for (size_t j = 0; j < m; j++)
-			w[j] = (struct wkey){ws->xfers[idx[wstart[bk] + j]].block,
-					     idx[wstart[bk] + j]};
-		sort_wkeys(w, m, w + most + 1);
-		for (size_t a = 0, e; a < m; a = e) {
-			uint32_t rel = sched_group_sub(G, w[a].block, u);
-
-			for (e = a; e < m && w[e].block == w[a].block; e++)
-				;
-			if (healthy_pieces(r, ws, wstep, w + a, e - a, u, bidx, bstep,
-					   bstart[ph * n + rel], bstart[ph * n + rel + 1]))
-				for (size_t j = a; j < e; j++)
-					drop[w[j].i] = 1;
-		}
-	}
-	size_t at = 0;
-	for (uint32_t t = 0; t < ws->nsteps; t++) {
-		size_t from = ws->step_start[t], to = ws->step_start[t + 1];
-
-		ws->step_start[t] = (uint32_t)at;
-		for (size_t i = from; i < to; i++)
-			if (!drop[i])
-				ws->xfers[at++] = ws->xfers[i];
-	}
-	ws->step_start[ws->nsteps] = (uint32_t)at;
-	ws->nxfers = at;
-	free(drop);
-	free(w);
-	free(idx);
-	free(wstart);
-	free(wstep);
-	free(bstart);
-	free(bidx);
-	free(bstep);
 }
 
 /* What answering with the nwhole nodes that lost an in-link solved whole
@@ -646,7 +633,11 @@ static void drop_healthy(const struct sched_reduced *r, struct schedule *ws)
  * nodes (55 bytes a piece), 442 MiB at 8,192 (75, the fixed part weighs
  * more there). 1% of torus:256x256's links is 2,514 nodes, about 24 GiB:
  * refused (the solve's pieces alone, at 20 bytes, said 7.4 GiB, under a
- * limit of half of this machine's 24 GiB; such a run grew past 9 GB). */
+ * limit of half of this machine's 24 GiB; such a run grew past 9 GB).
+ * Measured when the solve still wrote the pieces the base holds and a
+ * copy of the rest: now 1% of torus:128x64's ports (942 nodes, 18.5 M
+ * pieces) peaks at 625 MiB, 35 bytes a piece, so the figure errs high
+ * until measured again at 16,384. */
 #define PATCH_PEAK_BYTES 64
 static int whole_over_memory(uint32_t nwhole, uint32_t n, enum sched_collective c,
 			     uint64_t max_bytes, struct ofc_error *err)
@@ -705,8 +696,14 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 			al[nabs++] = u;
 	}
 	struct built_phase all = {.region = wl, .nregion = nwhole};
-	struct schedule ws;
-	sched_init(&ws, c, r->prog.algorithm, n);
+	uint16_t *lane = healthy_lanes(g, gone);
+	struct healthy_base hb;
+	healthy_base_init(&hb, r, lane);
+	/* each phase's steps in turn: the whole nodes' pieces, then po's */
+	sched_init(&p->prog, c, r->prog.algorithm, n);
+	snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
+	sched_reserve_steps(&p->prog, po.nsteps);
+	size_t held = 0;
 	rc = whole_over_memory(nwhole, n, c, max_bytes, err);
 	double t0 = now_seconds();
 	st->nodes = n;
@@ -738,62 +735,61 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 					 .nabsent = nabs};
 		pp.partial = partial;
 		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
-		if (rc == 0 && nwhole)
-			rc = solve_region(gd, gdt, reverse, &all, pp.D, st->degree, o, absent,
-					  max_bytes, &ws, err);
-		else if (rc == 0)
-			for (uint32_t t = 0; t < pp.D; t++)
-				sched_step(&ws);
-		if (rc == 0 && max_bytes) {
-			size_t held = 0;
+		hb.first = pp.first;
+		if (rc == 0 && nwhole) {
+			rc = solve_region(&pp, gd, &all, st->degree, o, max_bytes, &hb, &po,
+					  &p->prog, err);
+		} else if (rc == 0) {
+			size_t k = 0;
 
-			for (uint32_t t = 0; t < po.nsteps; t++)
-				held += po.cap[t] * sizeof(struct xfer);
-			if (held > max_bytes) {
-				char need_s[32], max_s[32];
+			for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
+				k += po.n[t];
+			sched_reserve(&p->prog, k);
+			for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
+				struct xfer *out = sched_append_steps(&p->prog, 1, &po.n[t]);
 
-				fmt_size(need_s, sizeof(need_s), held);
-				fmt_size(max_s, sizeof(max_s), max_bytes);
-				rc = ofc_error_set(err, OFC_E_RUNTIME,
-						   "the failures reach %u of %u nodes: the patch "
-						   "holds %s, over the memory limit of %s",
-						   nowners, n, need_s, max_s);
+				if (po.n[t])
+					memcpy(out, po.v[t], po.n[t] * sizeof(struct xfer));
 			}
+		}
+		for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
+			held += po.cap[t] * sizeof(struct xfer);
+		if (rc == 0 && max_bytes && held > max_bytes) {
+			char need_s[32], max_s[32];
+
+			fmt_size(need_s, sizeof(need_s), held);
+			fmt_size(max_s, sizeof(max_s), max_bytes);
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "the failures reach %u of %u nodes: the patch holds %s, "
+					   "over the memory limit of %s",
+					   nowners, n, need_s, max_s);
+		}
+		phase_free(&pp);
+		for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
+			free(po.v[t]);
+			po.v[t] = NULL;
 		}
 	}
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
-		healthy_ports(g, gone, &ws);
 		if (nwhole) {
-			drop_healthy(r, &ws);
 			for (uint32_t i = 0; i < nwhole; i++)
 				partial[wl[i]] = 1;
 			st->whole = nwhole;
 			nwhole = 0;
 		}
-		sched_init(&p->prog, c, r->prog.algorithm, n);
-		snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
-		for (uint32_t t = 0; t < po.nsteps; t++) {
-			size_t kw = t < ws.nsteps ? sched_step_size(&ws, t) : 0, k = kw + po.n[t];
-
-			if (!k) {
-				sched_step(&p->prog);
-				continue;
-			}
-			struct xfer *out = sched_append_steps(&p->prog, 1, &k);
-			if (kw)
-				memcpy(out, ws.xfers + ws.step_start[t], kw * sizeof(struct xfer));
-			if (po.n[t])
-				memcpy(out + kw, po.v[t], po.n[t] * sizeof(struct xfer));
-		}
 		p->region = wl;
 		p->nregion = nwhole;
 		wl = NULL;
 		st->steps = r->prog.nsteps;
+	} else {
+		sched_free(&p->prog);
+		memset(&p->prog, 0, sizeof(p->prog));
 	}
 	for (uint32_t u = 0; u < n; u++)
 		st->problems += partial[u]; /* the nodes planned block by block */
-	sched_free(&ws);
+	healthy_base_free(&hb);
+	free(lane);
 	free(wl);
 	free(al);
 	free(whole);

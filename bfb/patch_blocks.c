@@ -17,15 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x)
-{
-	if (po->n[step] == po->cap[step]) {
-		po->cap[step] = po->cap[step] ? 2 * po->cap[step] : 256;
-		po->v[step] = xrealloc(po->v[step], po->cap[step] * sizeof(struct xfer));
-	}
-	po->v[step][po->n[step]++] = *x;
-}
-
 /* The base program of one phase, by node 0's in-links (key: the
  * in-neighbour relative to 0 and the sender's port) and by block. */
 struct base_index {
@@ -106,22 +97,28 @@ static void base_index_free(struct base_index *bi)
 	free(bi->bkey);
 }
 
-/* d'(w, x): the raised set of root x, else the healthy distance. */
-static uint32_t ddist(const struct patch_phase *pp, uint32_t x, uint32_t w)
+/* The raised sets of u (row d) and of its in-neighbours peer[k] (row k)
+ * spread over rows of n entries (zero where not raised), or taken back. */
+static void spread(const struct patch_phase *pp, uint32_t u, const uint32_t *peer, uint32_t d,
+		   uint16_t *rows, bool clear)
 {
-	uint32_t lo = pp->rx_off[x], hi = pp->rx_off[x + 1];
+	uint32_t n = pp->g->n;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	for (uint32_t k = 0; k <= d; k++) {
+		uint32_t x = k < d ? peer[k] : u;
+		uint16_t *row = rows + (size_t)k * n;
 
-		if (pp->rx_w[mid] == w)
-			return pp->rx_d[mid];
-		if (pp->rx_w[mid] < w)
-			lo = mid + 1;
-		else
-			hi = mid;
+		for (uint32_t i = pp->rx_off[x]; i < pp->rx_off[x + 1]; i++)
+			row[pp->rx_w[i]] = clear ? 0 : pp->rx_d[i];
 	}
-	return pp->row0[patch_sub(pp->G, pp->high, w, x)];
+}
+
+/* d'(w, x): root x's raised distance spread over row, else the healthy
+ * one (a raised distance is never 0: w is not x). A binary search in x's
+ * raised set, the lookup before, was a twentieth of the answer. */
+static uint32_t ddist(const struct patch_phase *pp, const uint16_t *row, uint32_t x, uint32_t w)
+{
+	return row[w] ? row[w] : pp->row0[patch_sub(pp->G, pp->high, w, x)];
 }
 
 struct owner_job {
@@ -132,6 +129,7 @@ struct owner_job {
 	uint8_t **wmark;
 	uint32_t **wlist;
 	uint64_t **load;
+	uint16_t **raised; /* (most in-links + 1) x n, zero between owners */
 	struct xfer **out;
 	size_t *nout, *capout;
 	uint32_t **ostep; /* the schedule step of each out transfer */
@@ -216,15 +214,17 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	const struct patch_phase *pp = j->pp;
 	const struct base_index *bi = j->bi;
 	uint32_t u = j->owners[oi], D = pp->D, n = pp->g->n;
-	uint32_t peer[BFB_MAX_DEGREE], lane[BFB_MAX_DEGREE], arc[BFB_MAX_DEGREE],
-	    k0[BFB_MAX_DEGREE], of0[BFB_MAX_DEGREE + 1];
+	uint32_t peer[BFB_MAX_DEGREE] = {0}, lane[BFB_MAX_DEGREE], arc[BFB_MAX_DEGREE],
+		 k0[BFB_MAX_DEGREE], of0[BFB_MAX_DEGREE + 1];
 	uint8_t *wmark = j->wmark[wid];
 	uint32_t *wl = j->wlist[wid], nw = 0;
 	uint64_t *load = j->load[wid];
+	uint16_t *raised = j->raised[wid];
 
 	if (j->failed[wid])
 		return;
 	uint32_t d = in_links(pp, u, peer, lane, arc);
+	spread(pp, u, peer, d, raised, false);
 	for (uint32_t k = 0; k <= bi->d; k++)
 		of0[k] = UINT32_MAX;
 	for (uint32_t k = 0; k < d; k++) {
@@ -257,8 +257,10 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 				}
 	}
 #undef ADD
-	if (!nw)
+	if (!nw) {
+		spread(pp, u, peer, d, raised, true);
 		return;
+	}
 	/* the loads the kept blocks leave (not the changed ones', nor the
 	 * failed hosts', which are dropped) */
 	for (uint32_t k = 0; k < d; k++)
@@ -278,12 +280,13 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	}
 	/* each changed block at its degraded step, water-filled */
 	for (uint32_t i = 0; i < nw && !j->failed[wid]; i++) {
-		uint32_t w = wl[i], t = ddist(pp, u, w), m = 0, ck[BFB_MAX_DEGREE],
-			 amount[BFB_MAX_DEGREE];
+		uint32_t w = wl[i], t = ddist(pp, raised + (size_t)d * n, u, w), m = 0,
+			 ck[BFB_MAX_DEGREE], amount[BFB_MAX_DEGREE];
 		uint64_t *cl[BFB_MAX_DEGREE];
 
 		for (uint32_t k = 0; k < d; k++)
-			if (!pp->gone[arc[k]] && t >= 1 && ddist(pp, peer[k], w) + 1 == t) {
+			if (!pp->gone[arc[k]] && t >= 1 &&
+			    ddist(pp, raised + (size_t)k * n, peer[k], w) + 1 == t) {
 				ck[m] = k;
 				cl[m++] = &load[(size_t)k * (D + 1) + t];
 			}
@@ -320,6 +323,7 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	}
 	for (uint32_t i = 0; i < nw; i++)
 		wmark[wl[i]] = 0;
+	spread(pp, u, peer, d, raised, true);
 }
 
 int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t nowners,
@@ -335,6 +339,14 @@ int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t 
 		return -1;
 	}
 	unsigned th = parallel_workers(nowners ? nowners : 1, 4, threads);
+	uint32_t most = 0; /* in-links of a node in H */
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t din = pp->reverse ? pp->g->off[u + 1] - pp->g->off[u]
+					   : pp->in_off[u + 1] - pp->in_off[u];
+
+		most = din > most ? din : most;
+	}
+	j.raised = xcalloc(th, sizeof(uint16_t *));
 	j.wmark = xcalloc(th, sizeof(uint8_t *));
 	j.wlist = xcalloc(th, sizeof(uint32_t *));
 	j.load = xcalloc(th, sizeof(uint64_t *));
@@ -346,23 +358,37 @@ int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t 
 	j.why = xcalloc(th, sizeof(*j.why));
 	for (unsigned i = 0; i < th; i++) {
 		j.wmark[i] = xcalloc(n, 1);
+		j.raised[i] = xcalloc(((size_t)most + 1) * n, sizeof(uint16_t));
 		j.wlist[i] = xmalloc((size_t)n * sizeof(uint32_t));
 		j.load[i] = xmalloc((size_t)BFB_MAX_DEGREE * (pp->D + 1) * sizeof(uint64_t));
 	}
 	if (nowners)
 		parallel_for(nowners, 4, th, one_owner, &j);
+	/* each step's room made once, then the workers' pieces in turn */
+	size_t *more = xcalloc(po->nsteps + 1, sizeof(size_t));
+	for (unsigned i = 0; i < th; i++)
+		for (size_t x = 0; x < j.nout[i]; x++)
+			more[j.ostep[i][x]]++;
+	for (uint32_t t = 0; t < po->nsteps; t++)
+		if (po->n[t] + more[t] > po->cap[t]) {
+			po->cap[t] = po->n[t] + more[t];
+			po->v[t] = xreallocarray(po->v[t], po->cap[t], sizeof(struct xfer));
+		}
+	free(more);
 	for (unsigned i = 0; i < th; i++) {
 		if (j.failed[i] && rc == 0)
 			rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", j.why[i]);
 		for (size_t x = 0; x < j.nout[i]; x++)
-			patch_out_add(po, j.ostep[i][x], &j.out[i][x]);
+			po->v[j.ostep[i][x]][po->n[j.ostep[i][x]]++] = j.out[i][x];
 		free(j.wmark[i]);
+		free(j.raised[i]);
 		free(j.wlist[i]);
 		free(j.load[i]);
 		free(j.out[i]);
 		free(j.ostep[i]);
 	}
 	free(j.wmark);
+	free(j.raised);
 	free(j.wlist);
 	free(j.load);
 	free(j.out);

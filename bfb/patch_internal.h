@@ -11,18 +11,19 @@ struct patch_phase {
 	const bool *gone;      /* per arc of g */
 	const struct sched_reduced *r;
 	const struct sched_group *G;
-	bool reverse;	      /* reduce-scatter: H = g^T */
-	uint32_t first;	      /* the phase's first step in the program */
-	uint32_t D;	      /* its steps */
-	const uint16_t *row0; /* distances from 0 in K = H^T (healthy) */
-	uint32_t high;	      /* patch_high(G) */
+	bool reverse;	/* reduce-scatter: H = g^T */
+	uint32_t first; /* the phase's first step in the program */
+	uint32_t D;	/* its steps */
+	uint16_t *row0; /* distances from 0 in K = H^T (healthy) */
+	uint32_t high;	/* patch_high(G) */
 	/* allgather: g's in-arcs of each node (in_arc[in_off[u] ..]) and
 	 * every arc's tail */
 	const uint32_t *in_off, *in_arc, *tails;
 	/* the raised set of each root x in K: the sources w whose distance to
-	 * x grew, ascending, with the new distance */
-	const uint32_t *rx_off, *rx_w;
-	const uint16_t *rx_d;
+	 * x grew, ascending, with the new distance (row0 and these: bfb/patch.c's
+	 * run_phase allocates them, phase_free frees them) */
+	uint32_t *rx_off, *rx_w;
+	uint16_t *rx_d;
 	uint8_t *partial; /* marked: the nodes planned block by block */
 	/* the failed hosts: per node (NULL: none) and ascending */
 	const uint8_t *absent;
@@ -36,7 +37,6 @@ struct patch_out {
 	struct xfer **v;
 	size_t *n, *cap;
 };
-void patch_out_add(struct patch_out *po, uint32_t step, const struct xfer *x);
 
 /* The changed blocks of each of owners (the nodes the phase's failures
  * reach) planned again into po. */

@@ -276,6 +276,143 @@ static void corrupt(const struct fx *f, size_t xi, int how, struct sched_patch *
 /* A corrupted patch is refused, or (a block planned again whole whose
  * healthy pieces were right: dropping it keeps those) its expansion passes
  * the explicit verifier too; most are refused. */
+/* A piece as the whole-node test compares it. */
+struct wpiece {
+	uint32_t step, reduce, block, src, dst, lane, offset, length;
+};
+
+static int cmp_wpiece(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct wpiece));
+}
+
+static int cmp_by_block(const void *a, const void *b)
+{
+	const struct wpiece *x = a, *y = b;
+
+	if (x->reduce != y->reduce)
+		return x->reduce < y->reduce ? -1 : 1;
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return 0;
+}
+
+/* Whether the k pieces e (one block at owner u) are the healthy program's
+ * translate by u exactly, step for step. */
+static bool is_healthy_translate(const struct fx *f, uint32_t u, const struct wpiece *e, size_t k)
+{
+	const struct schedule *b = &f->r.prog;
+	size_t found = 0, base = 0;
+
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			struct xfer z =
+			    sched_reduced_move(&f->r, &b->xfers[i], sched_group_element(&f->G, u));
+			struct wpiece w = {t,	     xfer_op(&z) == XFER_REDUCE,
+					   z.block,  z.src,
+					   z.dst,    z.lane,
+					   z.offset, z.length};
+
+			if (w.reduce != e[0].reduce || w.block != e[0].block)
+				continue;
+			base++;
+			for (size_t j = 0; j < k; j++)
+				found += memcmp(&w, &e[j], sizeof(w)) == 0;
+		}
+	return base == k && found == k;
+}
+
+/* A node that lost an in-link is solved whole, on the degraded graph, as
+ * the explicit degraded BFB solves it, and of its pieces the patch holds
+ * exactly those of the blocks that did not come out as the healthy
+ * translate: the explicit's pieces of that node, ports named in the
+ * healthy graph, less every block the base already holds. Fails when the
+ * whole solve reads a wrong distance (its rows come from the raised sets,
+ * not a search of the degraded graph) or a source is kept or left out
+ * wrongly as it is written. */
+static void test_whole_nodes_as_explicit(void **state)
+{
+	(void)state;
+	const char *fails[] = {"5-6,40>41", "100-101,7>8"};
+	enum sched_collective cs[] = {SCHED_ALLREDUCE, SCHED_ALLGATHER};
+
+	for (size_t c = 0; c < 2; c++) {
+		struct fx f;
+		struct schedule d;
+		struct bfb_stats st;
+		struct ofc_error err = {0};
+		struct bfb_opts o = {.threads = 2};
+
+		fx_open(&f, "torus:16x16", fails[c], cs[c]);
+		if (bfb_schedule(f.gd, cs[c], &o, &d, &st, &err) < 0)
+			fail_msg("explicit: %s", err.msg);
+		uint32_t n = f.g->n, checked = 0, *tails = graph_arc_tails(f.g);
+		struct wpiece *e = calloc(d.nxfers + 1, sizeof(*e)),
+			      *p = calloc(f.p.prog.nxfers + 1, sizeof(*p));
+		for (uint32_t u = 0; u < n; u++) {
+			bool whole = false;
+
+			for (uint32_t a = 0; a < f.g->m; a++)
+				whole |= f.gone[a] && (f.g->adj[a] == u ||
+						       (cs[c] != SCHED_ALLGATHER && tails[a] == u));
+			if (!whole)
+				continue;
+			size_t ne = 0, np = 0;
+			for (uint32_t t = 0; t < d.nsteps; t++)
+				for (size_t i = d.step_start[t]; i < d.step_start[t + 1]; i++) {
+					const struct xfer *x = &d.xfers[i];
+					uint32_t k = x->lane, a = f.g->off[x->src];
+
+					if (xfer_owner(x) != u)
+						continue;
+					for (;; a++) /* gd's k-th port of src is g's a */
+						if (!f.gone[a] && k-- == 0)
+							break;
+					e[ne++] =
+					    (struct wpiece){t,	       xfer_op(x) == XFER_REDUCE,
+							    x->block,  x->src,
+							    x->dst,    a - f.g->off[x->src],
+							    x->offset, x->length};
+				}
+			for (uint32_t t = 0; t < f.p.prog.nsteps; t++)
+				for (size_t i = f.p.prog.step_start[t];
+				     i < f.p.prog.step_start[t + 1]; i++) {
+					const struct xfer *x = &f.p.prog.xfers[i];
+
+					if (xfer_owner(x) == u)
+						p[np++] = (struct wpiece){
+						    t,	       xfer_op(x) == XFER_REDUCE,
+						    x->block,  x->src,
+						    x->dst,    x->lane,
+						    x->offset, x->length};
+				}
+			/* the explicit's, less the blocks that are the base's:
+			 * grouped by (phase, block), each group kept or not */
+			qsort(e, ne, sizeof(*e), cmp_by_block);
+			size_t kept = 0;
+			for (size_t i = 0, j; i < ne; i = j) {
+				for (j = i; j < ne && cmp_by_block(&e[j], &e[i]) == 0; j++)
+					;
+				if (!is_healthy_translate(&f, u, e + i, j - i))
+					for (size_t q = i; q < j; q++)
+						e[kept++] = e[q];
+			}
+			qsort(e, kept, sizeof(*e), cmp_wpiece);
+			qsort(p, np, sizeof(*p), cmp_wpiece);
+			assert_true(kept > 0 && kept < ne); /* some blocks of each */
+			assert_int_equal(kept, np);
+			assert_memory_equal(e, p, np * sizeof(*p));
+			checked++;
+		}
+		assert_int_equal(checked, f.st.whole);
+		free(tails);
+		free(e);
+		free(p);
+		sched_free(&d);
+		fx_close(&f);
+	}
+}
+
 static void test_corrupted_patch(void **state)
 {
 	(void)state;
@@ -806,6 +943,7 @@ int main(void)
 	    cmocka_unit_test(test_one_link),
 	    cmocka_unit_test(test_one_port_and_3d),
 	    cmocka_unit_test(test_one_percent),
+	    cmocka_unit_test(test_whole_nodes_as_explicit),
 	    cmocka_unit_test(test_corrupted_patch),
 	    cmocka_unit_test(test_restore),
 	    cmocka_unit_test(test_disconnected),
