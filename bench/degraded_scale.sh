@@ -17,10 +17,13 @@
 # 4 sim switches, the torus above, an allreduce of 64 MiB) applied, ofcd
 # started on it, then per row `ofc --socket S fail ITEM...` (1 port h5:0,
 # 1 link h5-h6, 1 host h5, 1% of the ports at random with a fixed seed)
-# and `restore --all`: each answer's wall time, ofcd's peak RSS over it
+# and `restore --all`: each answer's wall time, ofcd's user and system CPU
+# seconds and page faults over it (/proc/PID/stat: less swayed by a loaded
+# machine than the wall), ofcd's peak RSS over it
 # (the kernel's high-water mark, reset before each row through
-# /proc/PID/clear_refs), the schedule's time and its ratio to the healthy
-# one, verified, and how it is kept, from the answer. Sim switches: the
+# /proc/PID/clear_refs), its RSS once answered (after `restore --all`: what
+# it keeps between requests), the schedule's time and its ratio to the
+# healthy one, verified, and how it is kept, from the answer. Sim switches: the
 # devices take no part in a failure's answer (nothing is rewired), only the
 # re-plan does.
 BUILD=${BUILD:-build}
@@ -112,21 +115,33 @@ while len(used) < 4 * n // 100:
 print(','.join(arcs))
 EOF
 }
+# ofcd's page faults so far, its user and system CPU in clock ticks
+# (/proc/PID/stat's 10th, 14th and 15th fields, counted after the command
+# name's parenthesis).
+ofcd_cpu() {
+	sed 's/.*) //' /proc/"$ofcd_pid"/stat | cut -d' ' -f8,12,13
+}
 # One ofcd row: `ofc --socket S ARGS...` timed, what it answered.
 ofcd_row() {
 	hosts=$1 what=$2
 	shift 2
 	echo 5 >/proc/"$ofcd_pid"/clear_refs
+	cpu0=$(ofcd_cpu)
 	/usr/bin/time -f '%e' -o "$TMP/t" "$OFC" --socket "$TMP/s.sock" "$@" --timeout 600 >"$TMP/out" 2>&1
+	cpu=$(ofcd_cpu)
+	cpu=$(awk -v a="$cpu0" -v b="$cpu" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%.2f / %.2f | %d", (y[2] - x[2]) / hz, (y[3] - x[3]) / hz, y[1] - x[1] }')
 	wall=$(tail -n 1 "$TMP/t")
 	kib=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/"$ofcd_pid"/status)
+	rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/"$ofcd_pid"/status)
 	t=$(sed -n 's/.*: [0-9]* steps, \([0-9.]*\) us.*/\1/p' "$TMP/out" | head -n 1)
 	vs=$(sed -n 's/.* us (\([^ ]*\) vs healthy).*/\1/p' "$TMP/out" | head -n 1)
 	ver=NO
 	grep -q ' us[^,]*, verified' "$TMP/out" && ver=yes
 	kept=$(sed -n 's/.*, kept as structure (the healthy program x [^)]* and a patch of \([0-9]*\) transfers for the \([0-9]*\) nodes.*/patch: \1 transfers, \2 nodes/p; s/.*, symmetry-reduced (node 0.s program.*/reduced/p; s/.* (explicit: \(.*\)), re-planned.*/explicit: \1/p' "$TMP/out" | head -n 1)
 	[ -n "$t" ] || t="no schedule: $(sed 's/.* in effect ([^)]*); //' "$TMP/out" | head -c 200 | tr '\n' ' ')"
-	echo "| $hosts | $what | $wall | $((kib / 1024)) | $t | ${vs:--} | $ver | ${kept:-explicit} |"
+	echo "| $hosts | $what | $wall | $cpu | $((kib / 1024)) | $((rss / 1024)) | $t | ${vs:--} | $ver | ${kept:-explicit} |"
 }
 run_ofcd() {
 	h=$1 spec=$(spec_of "$1")
@@ -171,8 +186,8 @@ run_ofcd() {
 if [ -n "${OFCD:-}" ]; then
 	echo "ofcd, $OFC --socket S fail ITEM (allreduce 64 MiB on tori, 4 sim switches; load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
 	echo
-	echo "| hosts | failure | answer s | ofcd peak MiB | time us | vs healthy | verified | kept |"
-	echo "|---:|---|---:|---:|---:|---:|---|---|"
+	echo "| hosts | failure | answer s | ofcd CPU s user / sys | page faults | ofcd peak MiB | RSS after MiB | time us | vs healthy | verified | kept |"
+	echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
 	for h in $SIZES; do
 		run_ofcd "$h"
 	done
