@@ -160,14 +160,7 @@ static size_t piece_home(const struct piecemap *m, uint64_t key, size_t cap)
  * (THP "madvise") it is rarely a TLB miss as well. Not zeroed; free(). */
 void *sched_huge_alloc(size_t bytes)
 {
-	size_t huge = 2u << 20;
-	void *p = NULL;
-
-	if (bytes >= huge && posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) == 0) {
-		(void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
-		return p;
-	}
-	return xmalloc(bytes ? bytes : 1);
+	return xmalloc_huge(bytes);
 }
 
 static struct piece_slot *piece_table(size_t cap)

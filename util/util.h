@@ -96,6 +96,7 @@ uint64_t mem_resident(void);
 uint64_t mem_physical(void);
 
 void *xmalloc(size_t n);
+void *xmalloc_huge(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 /* realloc to n * size, aborting on multiplication overflow. */
