@@ -82,34 +82,6 @@ struct search {
 	size_t *on, *ocap;
 };
 
-/* Distances from one root x in the healthy K: row0 at v - x, x's half of
- * patch_sub's word form taken once a root (the subtraction, a call a
- * lookup, was a sixth of the patch's instructions). */
-struct from_root {
-	const uint16_t *row0;
-	const struct sched_group *G;
-	uint32_t x, high;
-	uint32_t xlo, xhi; /* x & ~high, ~x & high */
-};
-
-static inline void from_root_init(struct from_root *fr, const struct search *sr, uint32_t x)
-{
-	*fr = (struct from_root){.row0 = sr->row0,
-				 .G = sr->G,
-				 .x = x,
-				 .high = sr->high,
-				 .xlo = x & ~sr->high,
-				 .xhi = ~x & sr->high};
-}
-
-/* d(x, v) in K: row0[v - x], by patch_sub's formula with x's terms ready */
-static inline uint32_t hdist(const struct from_root *fr, uint32_t v)
-{
-	if (fr->high)
-		return fr->row0[((v | fr->high) - fr->xlo) ^ ((v & fr->high) ^ fr->xhi)];
-	return fr->row0[sched_group_sub(fr->G, v, fr->x)];
-}
-
 static int cmp_level(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -174,17 +146,17 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	uint64_t *found_seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
 	uint64_t *seed = found_seed + sr->nfail;
 	uint32_t *at = sr->lvl[wid];
-	struct from_root fr;
+	struct patch_root fr;
 
 	if (sr->absent && sr->absent[x])
 		return; /* a failed host needs no block */
-	from_root_init(&fr, sr, x);
+	patch_root_init(&fr, sr->row0, sr->G, sr->high, x);
 	/* seeds: heads of failed tight arcs, by level; then their tight
 	 * out-neighbours as they lose theirs (a FIFO: levels ascend) */
 	for (uint32_t i = 0; i < sr->nfail; i++) {
 		uint32_t a = sr->ftail[i], b = sr->fhead[i], db;
 
-		if (b != x && !mark[b] && (db = hdist(&fr, b)) == hdist(&fr, a) + 1) {
+		if (b != x && !mark[b] && (db = patch_rdist(&fr, b)) == patch_rdist(&fr, a) + 1) {
 			mark[b] = 1;
 			found_seed[nseed++] = (uint64_t)db << 32 | b;
 			at[db + 1]++;
@@ -202,17 +174,17 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	while (si < nseed || qi < nq) {
 		uint32_t v;
 
-		if (qi < nq && (si == nseed || hdist(&fr, q[qi]) <= (uint32_t)(seed[si] >> 32)))
+		if (qi < nq && (si == nseed || patch_rdist(&fr, q[qi]) <= (uint32_t)(seed[si] >> 32)))
 			v = q[qi++];
 		else
 			v = (uint32_t)seed[si++];
-		uint32_t lvl = hdist(&fr, v);
+		uint32_t lvl = patch_rdist(&fr, v);
 		bool ok = false;
 
 		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1] && !ok; a++) {
 			uint32_t p = sr->kin->adj[a];
 
-			ok = mark[p] != 2 && hdist(&fr, p) + 1 == lvl;
+			ok = mark[p] != 2 && patch_rdist(&fr, p) + 1 == lvl;
 		}
 		if (ok)
 			continue;
@@ -221,7 +193,7 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		for (uint32_t a = sr->k->off[v]; a < sr->k->off[v + 1]; a++) {
 			uint32_t w = sr->k->adj[a];
 
-			if (!mark[w] && hdist(&fr, w) == lvl + 1) {
+			if (!mark[w] && patch_rdist(&fr, w) == lvl + 1) {
 				mark[w] = 1;
 				q[nq++] = w;
 			}
@@ -235,7 +207,7 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1]; a++) {
 			uint32_t p = sr->kin->adj[a];
 
-			uint32_t dp = hdist(&fr, p) + 1;
+			uint32_t dp = patch_rdist(&fr, p) + 1;
 
 			if (mark[p] != 2 && dp < best)
 				best = dp;

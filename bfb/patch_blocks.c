@@ -116,9 +116,9 @@ static void spread(const struct patch_phase *pp, uint32_t u, const uint32_t *pee
 /* d'(w, x): root x's raised distance spread over row, else the healthy
  * one (a raised distance is never 0: w is not x). A binary search in x's
  * raised set, the lookup before, was a twentieth of the answer. */
-static uint32_t ddist(const struct patch_phase *pp, const uint16_t *row, uint32_t x, uint32_t w)
+static inline uint32_t ddist(const uint16_t *row, const struct patch_root *x, uint32_t w)
 {
-	return row[w] ? row[w] : pp->row0[patch_sub(pp->G, pp->high, w, x)];
+	return row[w] ? row[w] : patch_rdist(x, w);
 }
 
 struct owner_job {
@@ -224,7 +224,10 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	if (j->failed[wid])
 		return;
 	uint32_t d = in_links(pp, u, peer, lane, arc);
+	struct patch_root at[BFB_MAX_DEGREE + 1]; /* peer[k]'s, then u's */
 	spread(pp, u, peer, d, raised, false);
+	for (uint32_t k = 0; k <= d; k++)
+		patch_root_init(&at[k], pp->row0, pp->G, pp->high, k < d ? peer[k] : u);
 	for (uint32_t k = 0; k <= bi->d; k++)
 		of0[k] = UINT32_MAX;
 	for (uint32_t k = 0; k < d; k++) {
@@ -280,13 +283,13 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	}
 	/* each changed block at its degraded step, water-filled */
 	for (uint32_t i = 0; i < nw && !j->failed[wid]; i++) {
-		uint32_t w = wl[i], t = ddist(pp, raised + (size_t)d * n, u, w), m = 0,
+		uint32_t w = wl[i], t = ddist(raised + (size_t)d * n, &at[d], w), m = 0,
 			 ck[BFB_MAX_DEGREE], amount[BFB_MAX_DEGREE];
 		uint64_t *cl[BFB_MAX_DEGREE];
 
 		for (uint32_t k = 0; k < d; k++)
 			if (!pp->gone[arc[k]] && t >= 1 &&
-			    ddist(pp, raised + (size_t)k * n, peer[k], w) + 1 == t) {
+			    ddist(raised + (size_t)k * n, &at[k], w) + 1 == t) {
 				ck[m] = k;
 				cl[m++] = &load[(size_t)k * (D + 1) + t];
 			}
