@@ -303,6 +303,33 @@ static void healthy_base_free(struct healthy_base *hb)
 	free(hb->piece);
 }
 
+/* healthy_source's k pieces x, each found among the base's k of its key
+ * (from lo) at step. */
+static bool healthy_pieces(const struct healthy_base *hb, uint32_t u, uint32_t step,
+			   const struct xfer *x, size_t k, uint32_t lo)
+{
+	const struct sched_group *G = hb->G;
+
+	/* x moved back by u against the base as it is (u + b = x iff
+	 * b = x - u): one subtraction a piece, not a move a base piece */
+	for (size_t j = 0; j < k; j++) {
+		uint32_t src = patch_sub(G, hb->high, x[j].src, u),
+			 dst = patch_sub(G, hb->high, x[j].dst, u);
+		bool found = false;
+
+		for (uint32_t q = lo; q < lo + k && !found; q++) {
+			const struct hpiece *b = &hb->piece[q];
+
+			found = b->step == step && b->src == src && b->dst == dst &&
+				b->lane == x[j].lane && b->offset == x[j].offset &&
+				b->length == x[j].length;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* Whether the k pieces x of one source at receiver u, step so of the
  * phase, are the healthy translate's exactly: the base's pieces of its
  * relative block, moved by u, at the same step. About half of a whole
@@ -320,24 +347,15 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 
 	if (hi - lo != k)
 		return false;
-	/* x moved back by u against the base as it is (u + b = x iff
-	 * b = x - u): one subtraction a piece, not a move a base piece */
-	for (size_t j = 0; j < k; j++) {
-		uint32_t src = patch_sub(G, hb->high, x[j].src, u),
-			 dst = patch_sub(G, hb->high, x[j].dst, u);
-		bool found = false;
+	if (k == 1) {
+		/* most sources: one piece against one, the cheap fields first */
+		const struct hpiece *b = &hb->piece[lo];
 
-		for (uint32_t q = lo; q < hi && !found; q++) {
-			const struct hpiece *b = &hb->piece[q];
-
-			found = b->step == step && b->src == src && b->dst == dst &&
-				b->lane == x[j].lane && b->offset == x[j].offset &&
-				b->length == x[j].length;
-		}
-		if (!found)
-			return false;
+		return b->step == step && b->offset == x->offset && b->length == x->length &&
+		       b->lane == x->lane && b->src == patch_sub(G, hb->high, x->src, u) &&
+		       b->dst == patch_sub(G, hb->high, x->dst, u);
 	}
-	return true;
+	return healthy_pieces(hb, u, step, x, k, lo);
 }
 
 /* The nodes whose whole programs a phase solves again. */
