@@ -226,8 +226,11 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	uint32_t d = in_links(pp, u, peer, lane, arc);
 	struct patch_root at[BFB_MAX_DEGREE + 1]; /* peer[k]'s, then u's */
 	spread(pp, u, peer, d, raised, false);
+	bool live[BFB_MAX_DEGREE]; /* in-link k not failed */
 	for (uint32_t k = 0; k <= d; k++)
 		patch_root_init(&at[k], pp->row0, pp->G, pp->high, k < d ? peer[k] : u);
+	for (uint32_t k = 0; k < d; k++)
+		live[k] = !pp->gone[arc[k]];
 	for (uint32_t k = 0; k <= bi->d; k++)
 		of0[k] = UINT32_MAX;
 	for (uint32_t k = 0; k < d; k++) {
@@ -266,10 +269,13 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	}
 	/* the loads the kept blocks leave (not the changed ones', nor the
 	 * failed hosts', which are dropped) */
-	for (uint32_t k = 0; k < d; k++)
-		for (uint32_t t = 0; t <= D; t++)
-			load[(size_t)k * (D + 1) + t] =
-			    k0[k] == UINT32_MAX ? 0 : bi->load[(size_t)k0[k] * (D + 1) + t];
+	for (uint32_t k = 0; k < d; k++) {
+		if (k0[k] == UINT32_MAX)
+			memset(load + (size_t)k * (D + 1), 0, ((size_t)D + 1) * sizeof(uint64_t));
+		else
+			memcpy(load + (size_t)k * (D + 1), bi->load + (size_t)k0[k] * (D + 1),
+			       ((size_t)D + 1) * sizeof(uint64_t));
+	}
 	for (uint32_t i = 0; i < nw + pp->nabsent; i++) {
 		uint32_t r = sched_group_sub(pp->G, i < nw ? wl[i] : pp->absent_list[i - nw], u);
 
@@ -287,9 +293,8 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 			 ck[BFB_MAX_DEGREE], amount[BFB_MAX_DEGREE];
 		uint64_t *cl[BFB_MAX_DEGREE];
 
-		for (uint32_t k = 0; k < d; k++)
-			if (!pp->gone[arc[k]] && t >= 1 &&
-			    ddist(raised + (size_t)k * n, &at[k], w) + 1 == t) {
+		for (uint32_t k = 0; k < d && t >= 1; k++)
+			if (live[k] && ddist(raised + (size_t)k * n, &at[k], w) + 1 == t) {
 				ck[m] = k;
 				cl[m++] = &load[(size_t)k * (D + 1) + t];
 			}
