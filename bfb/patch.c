@@ -82,11 +82,36 @@ struct search {
 	size_t *on, *ocap;
 };
 
-static int cmp_level(const void *a, const void *b)
+static int cmp_node(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* v's nb distinct node ids (of n) ascending, tmp as long: two counting
+ * passes of a byte each where n fits 16 bits (a qsort a root with its
+ * comparison calls was a fortieth of the patch's instructions). */
+static void sort_nodes(uint32_t *v, uint32_t *tmp, uint32_t nb, uint32_t n)
+{
+	uint32_t lo[257] = {0}, hi[257] = {0};
+
+	if (n > 65536) {
+		qsort(v, nb, sizeof(uint32_t), cmp_node);
+		return;
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		lo[(v[i] & 255) + 1]++;
+		hi[(v[i] >> 8 & 255) + 1]++;
+	}
+	for (uint32_t b = 0; b < 256; b++) {
+		lo[b + 1] += lo[b];
+		hi[b + 1] += hi[b];
+	}
+	for (uint32_t i = 0; i < nb; i++)
+		tmp[lo[v[i] & 255]++] = v[i];
+	for (uint32_t i = 0; i < nb; i++)
+		v[hi[tmp[i] >> 8 & 255]++] = tmp[i];
 }
 
 static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint16_t d)
@@ -238,13 +263,13 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	}
 	/* found by node (a failed host has no block), sorted here on the
 	 * root's thread: the raised sets are looked up by node */
-	size_t nb = 0;
+	uint32_t nb = 0, *by = (uint32_t *)heap;
 	for (uint32_t i = 0; i < nr; i++)
 		if (!sr->absent || !sr->absent[rs[i]])
-			heap[nb++] = (uint64_t)rs[i] << 16 | tent[rs[i]];
-	qsort(heap, nb, sizeof(uint64_t), cmp_level);
-	for (size_t i = 0; i < nb; i++)
-		found(sr, wid, x, (uint32_t)(heap[i] >> 16), (uint16_t)heap[i]);
+			by[nb++] = rs[i];
+	sort_nodes(by, by + sr->k->n, nb, sr->k->n);
+	for (uint32_t i = 0; i < nb; i++)
+		found(sr, wid, x, by[i], tent[by[i]]);
 	/* the marks cleared for the next root */
 	for (uint32_t i = 0; i < nseed; i++)
 		mark[(uint32_t)seed[i]] = 0;
