@@ -389,9 +389,14 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 	const struct sched_group *G = hb->G;
 	uint32_t n = G->nodes, step = hb->first + so;
 	size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + patch_sub(G, hb->high, x->block, u);
-	if (k == 1 && x->offset == 0 && x->length == SCHED_ONE && hb->sig[key] != HB_SLOW)
-		return hb->sig[key] == hb_sig(step, x->lane, patch_sub(G, hb->high, x->src, u),
-					      patch_sub(G, hb->high, x->dst, u));
+	if (k == 1 && x->offset == 0 && x->length == SCHED_ONE && hb->sig[key] != HB_SLOW) {
+		uint64_t sg = hb->sig[key];
+
+		/* the step and lane first: the ends' subtractions only then */
+		return sg >> 32 == hb_sig(step, x->lane, 0, 0) >> 32 &&
+		       sg == hb_sig(step, x->lane, patch_sub(G, hb->high, x->src, u),
+				    patch_sub(G, hb->high, x->dst, u));
+	}
 	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
 
 	if (hi - lo != k)
