@@ -199,7 +199,8 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	while (si < nseed || qi < nq) {
 		uint32_t v;
 
-		if (qi < nq && (si == nseed || patch_rdist(&fr, q[qi]) <= (uint32_t)(seed[si] >> 32)))
+		if (qi < nq &&
+		    (si == nseed || patch_rdist(&fr, q[qi]) <= (uint32_t)(seed[si] >> 32)))
 			v = q[qi++];
 		else
 			v = (uint32_t)seed[si++];
