@@ -420,6 +420,9 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 	return npieces;
 }
 
+/* Eight distances (GCC and clang vector extensions; SSE2's width). */
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
+
 /* Sort the sources of u by distance (src[tstart[t] .. tstart[t + 1]) are
  * those at distance t) and find each one's candidate in-links: in-link k
  * from w is a candidate for v at distance t when d(v, w) = t - 1. */
@@ -439,13 +442,44 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 	for (uint32_t t = 1; t <= D; t++)
 		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
 	memcpy(w->tcur, w->tstart, ((size_t)D + 2) * sizeof(uint32_t));
+	uint16_t *tb = NULL;
+	if (deg <= 16) {
+		/* in-link by in-link over every source, eight 16-bit lanes
+		 * at once (a source at a time, the links inside, was a
+		 * quarter of the receiver's own instructions); a row's
+		 * unreachable entry wraps to 0, which no counted source's
+		 * distance is */
+		if (!w->tight)
+			w->tight = xmalloc(((size_t)n + 8) * sizeof(uint16_t));
+		tb = w->tight;
+		memset(tb, 0, (size_t)n * sizeof(uint16_t));
+		for (uint32_t k = 0; k < deg; k++) {
+			const uint16_t *r = rw[k];
+			uint16_t bit = (uint16_t)(1u << k);
+			uint32_t v = 0;
+
+			for (; v + 8 <= n; v += 8) {
+				u16x8 a, b, c;
+
+				memcpy(&a, r + v, sizeof(a));
+				memcpy(&b, ru + v, sizeof(b));
+				memcpy(&c, tb + v, sizeof(c));
+				c |= (u16x8)(a + 1 == b) & bit;
+				memcpy(tb + v, &c, sizeof(c));
+			}
+			for (; v < n; v++)
+				tb[v] |= (uint16_t)(r[v] + 1) == ru[v] ? bit : 0;
+		}
+	}
 	for (uint32_t v = 0; v < n; v++) {
 		uint32_t t = ru[v];
 		uint64_t m = 0;
 
 		if (t == 0 || (vw->absent && vw->absent[v]))
 			continue;
-		for (uint32_t k = 0; k < deg; k++)
+		if (tb)
+			m = tb[v];
+		for (uint32_t k = 0; !tb && k < deg; k++)
 			m |= (uint64_t)(rw[k][v] + 1u == t) << k;
 		uint32_t p = w->tcur[t]++;
 		w->src[p] = v;
@@ -632,6 +666,7 @@ void bfb_worker_free(struct worker *w)
 {
 	free(w->src);
 	free(w->mask);
+	free(w->tight);
 	free(w->tstart);
 	free(w->tcur);
 	free(w->gid);

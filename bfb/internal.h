@@ -50,6 +50,7 @@ struct stepbuf {
 struct worker {
 	uint32_t *src; /* the sources of u, by distance */
 	uint64_t *mask;
+	uint16_t *tight; /* n: each source's candidate in-links (16 or fewer), on first use */
 	uint32_t *tstart, *tcur; /* D + 2 */
 	uint32_t *gid, *order;
 	struct group *groups;

@@ -82,16 +82,36 @@ struct search {
 	size_t *on, *ocap;
 };
 
-static uint32_t hdist(const struct search *sr, uint32_t x, uint32_t v)
+static int cmp_node(const void *a, const void *b)
 {
-	return sr->row0[patch_sub(sr->G, sr->high, v, x)];
-}
-
-static int cmp_level(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* v's nb distinct node ids (of n) ascending, tmp as long: two counting
+ * passes of a byte each where n fits 16 bits (a qsort a root with its
+ * comparison calls was a fortieth of the patch's instructions). */
+static void sort_nodes(uint32_t *v, uint32_t *tmp, uint32_t nb, uint32_t n)
+{
+	uint32_t lo[257] = {0}, hi[257] = {0};
+
+	if (n > 65536) {
+		qsort(v, nb, sizeof(uint32_t), cmp_node);
+		return;
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		lo[(v[i] & 255) + 1]++;
+		hi[(v[i] >> 8 & 255) + 1]++;
+	}
+	for (uint32_t b = 0; b < 256; b++) {
+		lo[b + 1] += lo[b];
+		hi[b + 1] += hi[b];
+	}
+	for (uint32_t i = 0; i < nb; i++)
+		tmp[lo[v[i] & 255]++] = v[i];
+	for (uint32_t i = 0; i < nb; i++)
+		v[hi[tmp[i] >> 8 & 255]++] = tmp[i];
 }
 
 static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint16_t d)
@@ -151,18 +171,20 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	uint64_t *found_seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
 	uint64_t *seed = found_seed + sr->nfail;
 	uint32_t *at = sr->lvl[wid];
+	struct patch_root fr;
 
 	if (sr->absent && sr->absent[x])
 		return; /* a failed host needs no block */
+	patch_root_init(&fr, sr->row0, sr->G, sr->high, x);
 	/* seeds: heads of failed tight arcs, by level; then their tight
 	 * out-neighbours as they lose theirs (a FIFO: levels ascend) */
 	for (uint32_t i = 0; i < sr->nfail; i++) {
-		uint32_t a = sr->ftail[i], b = sr->fhead[i];
+		uint32_t a = sr->ftail[i], b = sr->fhead[i], db;
 
-		if (b != x && !mark[b] && hdist(sr, x, b) == hdist(sr, x, a) + 1) {
+		if (b != x && !mark[b] && (db = patch_rdist(&fr, b)) == patch_rdist(&fr, a) + 1) {
 			mark[b] = 1;
-			found_seed[nseed++] = (uint64_t)hdist(sr, x, b) << 32 | b;
-			at[hdist(sr, x, b) + 1]++;
+			found_seed[nseed++] = (uint64_t)db << 32 | b;
+			at[db + 1]++;
 		}
 	}
 	if (!nseed)
@@ -177,17 +199,18 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	while (si < nseed || qi < nq) {
 		uint32_t v;
 
-		if (qi < nq && (si == nseed || hdist(sr, x, q[qi]) <= (uint32_t)(seed[si] >> 32)))
+		if (qi < nq &&
+		    (si == nseed || patch_rdist(&fr, q[qi]) <= (uint32_t)(seed[si] >> 32)))
 			v = q[qi++];
 		else
 			v = (uint32_t)seed[si++];
-		uint32_t lvl = hdist(sr, x, v);
+		uint32_t lvl = patch_rdist(&fr, v);
 		bool ok = false;
 
 		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1] && !ok; a++) {
 			uint32_t p = sr->kin->adj[a];
 
-			ok = mark[p] != 2 && hdist(sr, x, p) + 1 == lvl;
+			ok = mark[p] != 2 && patch_rdist(&fr, p) + 1 == lvl;
 		}
 		if (ok)
 			continue;
@@ -196,7 +219,7 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		for (uint32_t a = sr->k->off[v]; a < sr->k->off[v + 1]; a++) {
 			uint32_t w = sr->k->adj[a];
 
-			if (!mark[w] && hdist(sr, x, w) == lvl + 1) {
+			if (!mark[w] && patch_rdist(&fr, w) == lvl + 1) {
 				mark[w] = 1;
 				q[nq++] = w;
 			}
@@ -210,8 +233,10 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1]; a++) {
 			uint32_t p = sr->kin->adj[a];
 
-			if (mark[p] != 2 && hdist(sr, x, p) + 1 < best)
-				best = hdist(sr, x, p) + 1;
+			uint32_t dp = patch_rdist(&fr, p) + 1;
+
+			if (mark[p] != 2 && dp < best)
+				best = dp;
 		}
 		tent[v] = (uint16_t)best;
 	}
@@ -239,13 +264,13 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	}
 	/* found by node (a failed host has no block), sorted here on the
 	 * root's thread: the raised sets are looked up by node */
-	size_t nb = 0;
+	uint32_t nb = 0, *by = (uint32_t *)heap;
 	for (uint32_t i = 0; i < nr; i++)
 		if (!sr->absent || !sr->absent[rs[i]])
-			heap[nb++] = (uint64_t)rs[i] << 16 | tent[rs[i]];
-	qsort(heap, nb, sizeof(uint64_t), cmp_level);
-	for (size_t i = 0; i < nb; i++)
-		found(sr, wid, x, (uint32_t)(heap[i] >> 16), (uint16_t)heap[i]);
+			by[nb++] = rs[i];
+	sort_nodes(by, by + sr->k->n, nb, sr->k->n);
+	for (uint32_t i = 0; i < nb; i++)
+		found(sr, wid, x, by[i], tent[by[i]]);
 	/* the marks cleared for the next root */
 	for (uint32_t i = 0; i < nseed; i++)
 		mark[(uint32_t)seed[i]] = 0;
@@ -266,8 +291,19 @@ struct healthy_base {
 	uint32_t high;	      /* patch_high() */
 	uint32_t *bstart;     /* (reduce) * n + block: piece[bstart[k] .. bstart[k + 1]) */
 	struct hpiece *piece; /* each key's together: one cache line, not three */
+	/* per key: its one piece where it is a whole block (step, lane, src,
+	 * dst in 16 bits each), else HB_SLOW: most keys, one load where
+	 * bstart and piece were two cache misses a source at 8,192 nodes */
+	uint64_t *sig;
 	const uint16_t *lane; /* healthy_lanes() */
 };
+
+#define HB_SLOW UINT64_MAX
+
+static inline uint64_t hb_sig(uint32_t step, uint32_t lane, uint32_t src, uint32_t dst)
+{
+	return (uint64_t)step << 48 | (uint64_t)lane << 32 | (uint64_t)src << 16 | dst;
+}
 
 static void healthy_base_init(struct healthy_base *hb, const struct sched_reduced *r,
 			      const uint16_t *lane)
@@ -296,12 +332,49 @@ static void healthy_base_init(struct healthy_base *hb, const struct sched_reduce
 					    .lane = x->lane,
 					    .step = t};
 		}
+	hb->sig = xmalloc((2 * (size_t)n + 1) * sizeof(uint64_t));
+	for (size_t k = 0; k < 2 * (size_t)n; k++) {
+		const struct hpiece *p = &hb->piece[hb->bstart[k]];
+
+		hb->sig[k] = HB_SLOW;
+		if (hb->bstart[k + 1] - hb->bstart[k] == 1 && p->offset == 0 &&
+		    p->length == SCHED_ONE && p->step < 0xffff)
+			hb->sig[k] = hb_sig(p->step, p->lane, p->src, p->dst);
+	}
 }
 
 static void healthy_base_free(struct healthy_base *hb)
 {
 	free(hb->bstart);
 	free(hb->piece);
+	free(hb->sig);
+}
+
+/* healthy_source's k pieces x, each found among the base's k of its key
+ * (from lo) at step. */
+static bool healthy_pieces(const struct healthy_base *hb, uint32_t u, uint32_t step,
+			   const struct xfer *x, size_t k, uint32_t lo)
+{
+	const struct sched_group *G = hb->G;
+
+	/* x moved back by u against the base as it is (u + b = x iff
+	 * b = x - u): one subtraction a piece, not a move a base piece */
+	for (size_t j = 0; j < k; j++) {
+		uint32_t src = patch_sub(G, hb->high, x[j].src, u),
+			 dst = patch_sub(G, hb->high, x[j].dst, u);
+		bool found = false;
+
+		for (uint32_t q = lo; q < lo + k && !found; q++) {
+			const struct hpiece *b = &hb->piece[q];
+
+			found = b->step == step && b->src == src && b->dst == dst &&
+				b->lane == x[j].lane && b->offset == x[j].offset &&
+				b->length == x[j].length;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
 }
 
 /* Whether the k pieces x of one source at receiver u, step so of the
@@ -317,28 +390,27 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 	const struct sched_group *G = hb->G;
 	uint32_t n = G->nodes, step = hb->first + so;
 	size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + patch_sub(G, hb->high, x->block, u);
+	if (k == 1 && x->offset == 0 && x->length == SCHED_ONE && hb->sig[key] != HB_SLOW) {
+		uint64_t sg = hb->sig[key];
+
+		/* the step and lane first: the ends' subtractions only then */
+		return sg >> 32 == hb_sig(step, x->lane, 0, 0) >> 32 &&
+		       sg == hb_sig(step, x->lane, patch_sub(G, hb->high, x->src, u),
+				    patch_sub(G, hb->high, x->dst, u));
+	}
 	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
 
 	if (hi - lo != k)
 		return false;
-	/* x moved back by u against the base as it is (u + b = x iff
-	 * b = x - u): one subtraction a piece, not a move a base piece */
-	for (size_t j = 0; j < k; j++) {
-		uint32_t src = patch_sub(G, hb->high, x[j].src, u),
-			 dst = patch_sub(G, hb->high, x[j].dst, u);
-		bool found = false;
+	if (k == 1) {
+		/* most sources: one piece against one, the cheap fields first */
+		const struct hpiece *b = &hb->piece[lo];
 
-		for (uint32_t q = lo; q < hi && !found; q++) {
-			const struct hpiece *b = &hb->piece[q];
-
-			found = b->step == step && b->src == src && b->dst == dst &&
-				b->lane == x[j].lane && b->offset == x[j].offset &&
-				b->length == x[j].length;
-		}
-		if (!found)
-			return false;
+		return b->step == step && b->offset == x->offset && b->length == x->length &&
+		       b->lane == x->lane && b->src == patch_sub(G, hb->high, x->src, u) &&
+		       b->dst == patch_sub(G, hb->high, x->dst, u);
 	}
-	return true;
+	return healthy_pieces(hb, u, step, x, k, lo);
 }
 
 /* The nodes whose whole programs a phase solves again. */

@@ -116,9 +116,9 @@ static void spread(const struct patch_phase *pp, uint32_t u, const uint32_t *pee
 /* d'(w, x): root x's raised distance spread over row, else the healthy
  * one (a raised distance is never 0: w is not x). A binary search in x's
  * raised set, the lookup before, was a twentieth of the answer. */
-static uint32_t ddist(const struct patch_phase *pp, const uint16_t *row, uint32_t x, uint32_t w)
+static inline uint32_t ddist(const uint16_t *row, const struct patch_root *x, uint32_t w)
 {
-	return row[w] ? row[w] : pp->row0[patch_sub(pp->G, pp->high, w, x)];
+	return row[w] ? row[w] : patch_rdist(x, w);
 }
 
 struct owner_job {
@@ -224,7 +224,13 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	if (j->failed[wid])
 		return;
 	uint32_t d = in_links(pp, u, peer, lane, arc);
+	struct patch_root at[BFB_MAX_DEGREE + 1]; /* peer[k]'s, then u's */
 	spread(pp, u, peer, d, raised, false);
+	bool live[BFB_MAX_DEGREE]; /* in-link k not failed */
+	for (uint32_t k = 0; k <= d; k++)
+		patch_root_init(&at[k], pp->row0, pp->G, pp->high, k < d ? peer[k] : u);
+	for (uint32_t k = 0; k < d; k++)
+		live[k] = !pp->gone[arc[k]];
 	for (uint32_t k = 0; k <= bi->d; k++)
 		of0[k] = UINT32_MAX;
 	for (uint32_t k = 0; k < d; k++) {
@@ -263,10 +269,13 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	}
 	/* the loads the kept blocks leave (not the changed ones', nor the
 	 * failed hosts', which are dropped) */
-	for (uint32_t k = 0; k < d; k++)
-		for (uint32_t t = 0; t <= D; t++)
-			load[(size_t)k * (D + 1) + t] =
-			    k0[k] == UINT32_MAX ? 0 : bi->load[(size_t)k0[k] * (D + 1) + t];
+	for (uint32_t k = 0; k < d; k++) {
+		if (k0[k] == UINT32_MAX)
+			memset(load + (size_t)k * (D + 1), 0, ((size_t)D + 1) * sizeof(uint64_t));
+		else
+			memcpy(load + (size_t)k * (D + 1), bi->load + (size_t)k0[k] * (D + 1),
+			       ((size_t)D + 1) * sizeof(uint64_t));
+	}
 	for (uint32_t i = 0; i < nw + pp->nabsent; i++) {
 		uint32_t r = sched_group_sub(pp->G, i < nw ? wl[i] : pp->absent_list[i - nw], u);
 
@@ -280,13 +289,12 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	}
 	/* each changed block at its degraded step, water-filled */
 	for (uint32_t i = 0; i < nw && !j->failed[wid]; i++) {
-		uint32_t w = wl[i], t = ddist(pp, raised + (size_t)d * n, u, w), m = 0,
+		uint32_t w = wl[i], t = ddist(raised + (size_t)d * n, &at[d], w), m = 0,
 			 ck[BFB_MAX_DEGREE], amount[BFB_MAX_DEGREE];
 		uint64_t *cl[BFB_MAX_DEGREE];
 
-		for (uint32_t k = 0; k < d; k++)
-			if (!pp->gone[arc[k]] && t >= 1 &&
-			    ddist(pp, raised + (size_t)k * n, peer[k], w) + 1 == t) {
+		for (uint32_t k = 0; k < d && t >= 1; k++)
+			if (live[k] && ddist(raised + (size_t)k * n, &at[k], w) + 1 == t) {
 				ck[m] = k;
 				cl[m++] = &load[(size_t)k * (D + 1) + t];
 			}

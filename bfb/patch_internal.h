@@ -67,4 +67,30 @@ static inline uint32_t patch_sub(const struct sched_group *G, uint32_t high, uin
 	return sched_group_sub(G, a, b);
 }
 
+/* Distances from one root x in the healthy K, row0 at v - x: x's half of
+ * patch_sub's word form taken once a root (the subtraction, a call a
+ * lookup, was a sixth of the patch's instructions in the search for
+ * the raised sets). */
+struct patch_root {
+	const uint16_t *row0;
+	const struct sched_group *G;
+	uint32_t x, high;
+	uint32_t xlo, xhi; /* x & ~high, ~x & high */
+};
+
+static inline void patch_root_init(struct patch_root *pr, const uint16_t *row0,
+				   const struct sched_group *G, uint32_t high, uint32_t x)
+{
+	*pr = (struct patch_root){
+	    .row0 = row0, .G = G, .x = x, .high = high, .xlo = x & ~high, .xhi = ~x & high};
+}
+
+/* row0[v - x] (patch_sub's formula with x's terms ready) */
+static inline uint32_t patch_rdist(const struct patch_root *pr, uint32_t v)
+{
+	if (pr->high)
+		return pr->row0[((v | pr->high) - pr->xlo) ^ ((v & pr->high) ^ pr->xhi)];
+	return pr->row0[sched_group_sub(pr->G, v, pr->x)];
+}
+
 #endif
