@@ -1239,33 +1239,6 @@ static int base_untouched(struct pcheck *c)
 	return 0;
 }
 
-/* sched_patched_transfers from the check's tables (no map of the pairs
- * built again): one translate of each base transfer per node outside
- * the region and the failed hosts, less the pieces of the pairs the patch
- * plans and of the failed hosts' blocks, plus the patch's. */
-static uint64_t checked_transfers(const struct pcheck *c)
-{
-	const struct schedule *b = &c->r->prog;
-	uint64_t total = c->p->prog.nxfers +
-			 (uint64_t)(c->r->group.order - c->p->nregion - c->p->nabsent) * b->nxfers;
-
-	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
-		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			uint32_t ph = ob / c->n,
-				 r = sched_group_sub(&c->r->group, c->oblk[k], ob % c->n);
-
-			total -= c->bstart[ph * c->n + r + 1] - c->bstart[ph * c->n + r];
-		}
-	for (uint32_t k = 0; k < c->p->nabsent; k++)
-		for (size_t i = 0; i < b->nxfers; i++) {
-			uint32_t u =
-			    sched_group_sub(&c->r->group, c->p->absent[k], b->xfers[i].block);
-
-			total -= !c->inr[u] && !c->abs[u];
-		}
-	return total;
-}
-
 /* Each node's in-arcs in a row of their own (in_off, in_arcs) and each
  * arc's place in its head's row (inpos): the port a copy's piece comes
  * in by, as its owner sees it. */
@@ -1337,7 +1310,6 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (rc == 0) {
 		patch_loads(&c);
 		rep->ok = true;
-		rep->ntransfers = (size_t)checked_transfers(&c);
 		rep->nsteps = r->prog.nsteps;
 		rep->duplicate_blocks = 0;
 	}

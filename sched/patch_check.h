@@ -65,7 +65,8 @@ struct pcheck {
 	struct verify_report *rep;
 };
 
-/* The report's link loads: each step's busiest arc (patch_loads.c). */
+/* The report's link loads, each step's busiest arc, and its transfers
+ * (patch_loads.c). */
 void patch_loads(struct pcheck *c);
 
 #endif
