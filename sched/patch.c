@@ -396,10 +396,6 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
-static uint32_t step_of(const struct schedule *q, size_t i);
-static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_t, unsigned));
-static void xfers_chunk(void *arg, size_t j, unsigned wid);
-
 /* Patch transfer i (at step t) on its own: its ranges, its phase, no
  * failed host's, over an arc of its port that has not failed; the reason
  * in c->rep only where say (the threads look, one says). */
@@ -434,37 +430,6 @@ static int xfer_one(struct pcheck *c, uint32_t t, size_t i, bool say)
 		return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u", i,
 			     x->src, x->lane, x->dst);
 	return pfail(c, t, "patch transfer %zu: the arc %u -> %u has failed", i, x->src, x->dst);
-}
-
-/* The region and failed hosts in order; each patch transfer on its own
- * (xfer_one), by chunks on every core. */
-static int patch_xfers(struct pcheck *c)
-{
-	const struct schedule *q = &c->p->prog;
-
-	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
-	    q->nsteps > c->r->prog.nsteps)
-		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
-			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
-	for (uint32_t i = 0; i < c->p->nregion; i++) {
-		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
-			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
-				     c->n);
-		c->inr[c->p->region[i]] = 1;
-		c->ridx[c->p->region[i]] = i;
-	}
-	for (uint32_t i = 0; i < c->p->nabsent; i++) {
-		uint32_t a = c->p->absent[i];
-
-		if (a >= c->n || (i && a <= c->p->absent[i - 1]) || c->inr[a])
-			return pfail(c, 0,
-				     "the patch's failed hosts are not ascending nodes below %u "
-				     "outside its region",
-				     c->n);
-	}
-	size_t i = first_failing(c, q->nxfers, xfers_chunk);
-
-	return i == SIZE_MAX ? 0 : xfer_one(c, step_of(q, i), i, true);
 }
 
 /* A region node's pieces of one block: (block, offset), end, time. */
@@ -762,8 +727,10 @@ static uint32_t step_of(const struct schedule *q, size_t i)
 	return lo;
 }
 
-/* partial_cover on threads: the patch in nchunk ranges, each counting
- * its pieces per (phase, owner) bucket, then putting them at pos[chunk]
+/* partial_cover on threads: the patch in nchunk ranges, each checking
+ * its transfers on their own (xfer_one) as it counts their pieces per
+ * (phase, owner) bucket (one pass over the patch, where the transfers'
+ * own check was a pass of its own), then putting them at pos[chunk]
  * (the chunks' pieces of a bucket in the patch's order, as one pass
  * would); then the buckets, each sorted and scanned on its own, its
  * pairs written where its pieces start (compacted after), its first
@@ -771,7 +738,8 @@ static uint32_t step_of(const struct schedule *q, size_t i)
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
-	size_t **pos; /* per chunk, per bucket */
+	size_t **pos;  /* per chunk, per bucket */
+	size_t *first; /* per chunk, its first transfer xfer_one refuses */
 	uint32_t *npairs, *at_block, *at_off;
 	uint8_t *why;
 	struct opiece **tmp; /* per worker: the largest bucket */
@@ -788,14 +756,23 @@ static void ocover_range(const struct ocover *oc, unsigned j, size_t *lo, size_t
 static void ocover_count(void *arg, size_t j, unsigned wid)
 {
 	struct ocover *oc = arg;
-	const struct pcheck *c = oc->c;
-	const struct xfer *xs = c->p->prog.xfers;
+	struct pcheck *c = oc->c;
+	const struct schedule *q = &c->p->prog;
 	size_t lo, hi, *at = oc->pos[j];
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
-		at[phase_of(&xs[i]) * c->n + xfer_owner(&xs[i])]++;
+	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+		const struct xfer *x = &q->xfers[i];
+
+		while (i >= q->step_start[t + 1])
+			t++;
+		if (xfer_one(c, (uint32_t)t, i, false) < 0) {
+			oc->first[j] = i;
+			return;
+		}
+		at[phase_of(x) * c->n + xfer_owner(x)]++;
+	}
 }
 
 static void ocover_fill(void *arg, size_t j, unsigned wid)
@@ -862,22 +839,61 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 	oc->npairs[b] = np;
 }
 
-/* The buckets' pieces into c->opc by c->obk, on threads (see struct
- * ocover); the workers used. */
-static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
+/* The region and failed hosts in order; each patch transfer on its own
+ * (xfer_one), as the chunks of oc count its pieces, on every core; the
+ * first refused said. */
+static int patch_xfers(struct pcheck *c, struct ocover *oc)
+{
+	const struct schedule *q = &c->p->prog;
+	unsigned th = parallel_workers(q->nxfers, 8192, 0);
+	size_t first = SIZE_MAX;
+
+	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
+	    q->nsteps > c->r->prog.nsteps)
+		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
+			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
+	for (uint32_t i = 0; i < c->p->nregion; i++) {
+		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
+			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
+				     c->n);
+		c->inr[c->p->region[i]] = 1;
+		c->ridx[c->p->region[i]] = i;
+	}
+	for (uint32_t i = 0; i < c->p->nabsent; i++) {
+		uint32_t a = c->p->absent[i];
+
+		if (a >= c->n || (i && a <= c->p->absent[i - 1]) || c->inr[a])
+			return pfail(c, 0,
+				     "the patch's failed hosts are not ascending nodes below %u "
+				     "outside its region",
+				     c->n);
+	}
+	/* a few chunks a worker: one slowed by another process's load
+	 * leaves the rest to the others */
+	oc->nchunk = th > 1 ? 4 * th : 1;
+	oc->pos = xcalloc(oc->nchunk, sizeof(*oc->pos));
+	oc->first = xmalloc(oc->nchunk * sizeof(size_t));
+	for (unsigned j = 0; j < oc->nchunk; j++) {
+		oc->pos[j] = xcalloc((size_t)2 * c->n, sizeof(size_t));
+		oc->first[j] = SIZE_MAX;
+	}
+	parallel_for(oc->nchunk, 1, th, ocover_count, oc);
+	for (unsigned j = 0; j < oc->nchunk && first == SIZE_MAX; j++)
+		first = oc->first[j];
+	return first == SIZE_MAX ? 0 : xfer_one(c, step_of(q, first), first, true);
+}
+
+/* The buckets' pieces into c->opc by c->obk, on threads, from
+ * patch_xfers' counts (see struct ocover). */
+static void ocover_gather(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, at = 0;
-	unsigned th = parallel_workers(c->p->prog.nxfers, 8192, 0);
+	unsigned th = parallel_workers(oc->nchunk, 1, 0);
 
-	oc->nchunk = th;
-	oc->pos = xcalloc(th, sizeof(*oc->pos));
-	for (unsigned j = 0; j < th; j++)
-		oc->pos[j] = xcalloc(nb, sizeof(size_t));
-	parallel_for(th, 1, th, ocover_count, oc);
 	c->obk = xmalloc((nb + 1) * sizeof(size_t));
 	for (size_t b = 0; b < nb; b++) {
 		c->obk[b] = at;
-		for (unsigned j = 0; j < th; j++) {
+		for (unsigned j = 0; j < oc->nchunk; j++) {
 			size_t k = oc->pos[j][b];
 
 			oc->pos[j][b] = at;
@@ -886,11 +902,15 @@ static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
 	}
 	c->obk[nb] = at;
 	c->opc = xmalloc((at + 1) * sizeof(*c->opc));
-	parallel_for(th, 1, th, ocover_fill, oc);
-	for (unsigned j = 0; j < th; j++)
+	parallel_for(oc->nchunk, 1, th, ocover_fill, oc);
+}
+
+static void ocover_free(struct ocover *oc)
+{
+	for (unsigned j = 0; oc->pos && j < oc->nchunk; j++)
 		free(oc->pos[j]);
 	free(oc->pos);
-	return th;
+	free(oc->first);
 }
 
 /* Outside the region: each (owner, block) the patch plans is covered
@@ -900,13 +920,12 @@ static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
  * kernel's page zeroing a tenth of the answer), each bucket sorted and
  * scanned on its own, on every core; kept in c->opc, the region's
  * buckets too, for patch_causal and patch_loads. */
-static int partial_cover(struct pcheck *c)
+static int partial_cover(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, most = 0;
-	struct ocover oc = {.c = c};
 	int rc = 0;
 
-	ocover_gather(c, &oc);
+	ocover_gather(c, oc);
 	for (size_t b = 0; b < nb; b++)
 		most = c->obk[b + 1] - c->obk[b] > most ? c->obk[b + 1] - c->obk[b] : most;
 	if (c->obk[nb] >= UINT32_MAX)
@@ -914,40 +933,40 @@ static int partial_cover(struct pcheck *c)
 			     c->obk[nb]);
 	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
 	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
-	oc.npairs = xcalloc(nb, sizeof(uint32_t));
-	oc.at_block = xcalloc(nb, sizeof(uint32_t));
-	oc.at_off = xcalloc(nb, sizeof(uint32_t));
-	oc.why = xcalloc(nb, 1);
+	oc->npairs = xcalloc(nb, sizeof(uint32_t));
+	oc->at_block = xcalloc(nb, sizeof(uint32_t));
+	oc->at_off = xcalloc(nb, sizeof(uint32_t));
+	oc->why = xcalloc(nb, 1);
 	unsigned th = parallel_workers(nb, 64, 0);
-	oc.tmp = xcalloc(th, sizeof(*oc.tmp));
+	oc->tmp = xcalloc(th, sizeof(*oc->tmp));
 	for (unsigned w = 0; w < th; w++)
-		oc.tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
-	parallel_for(nb, 64, th, ocover_bucket, &oc);
+		oc->tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
+	parallel_for(nb, 64, th, ocover_bucket, oc);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	for (size_t b = 0; b < nb && rc == 0; b++) {
-		uint32_t u = (uint32_t)(b % c->n), o = oc.at_block[b];
+		uint32_t u = (uint32_t)(b % c->n), o = oc->at_block[b];
 
-		if (oc.why[b] == 1 || oc.why[b] == 2)
+		if (oc->why[b] == 1 || oc->why[b] == 2)
 			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
-				   oc.why[b] == 1 ? "received twice" : "has a gap", oc.at_off[b],
+				   oc->why[b] == 1 ? "received twice" : "has a gap", oc->at_off[b],
 				   SCHED_ONE);
-		else if (oc.why[b] == 3)
+		else if (oc->why[b] == 3)
 			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
-		else if (oc.why[b] == 4)
+		else if (oc->why[b] == 4)
 			rc = pfail(c, 0, "node %u receives its own block", u);
 		/* the pairs down from where the bucket's pieces start */
-		c->ooff[b + 1] = c->ooff[b] + oc.npairs[b];
-		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc.npairs[b] * sizeof(uint32_t));
+		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
+		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc->npairs[b] * sizeof(uint32_t));
 		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
-			oc.npairs[b] * sizeof(uint32_t));
+			oc->npairs[b] * sizeof(uint32_t));
 	}
 	for (unsigned w = 0; w < th; w++)
-		free(oc.tmp[w]);
-	free(oc.tmp);
-	free(oc.npairs);
-	free(oc.at_block);
-	free(oc.at_off);
-	free(oc.why);
+		free(oc->tmp[w]);
+	free(oc->tmp);
+	free(oc->npairs);
+	free(oc->at_block);
+	free(oc->at_off);
+	free(oc->why);
 	if (rc == 0)
 		over_index(c);
 	return rc;
@@ -992,37 +1011,24 @@ struct checks {
 	size_t n;
 };
 
-/* Chunk j of the patch's transfers through one (causal_one, xfer_one):
- * its first failing transfer into k->first[j]. Inlined into each caller,
- * so one is a direct call there (through the pointer it was a tenth of
- * the transfers' own check). */
-static inline __attribute__((always_inline)) void
-xfers_by(struct checks *k, size_t j, int (*one)(struct pcheck *, uint32_t, size_t, bool))
+/* Chunk j of the patch's transfers through causal_one: its first
+ * failing transfer into k->first[j]. */
+static void causal_chunk(void *arg, size_t j, unsigned wid)
 {
+	struct checks *k = arg;
 	const struct schedule *q = &k->c->p->prog;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
 	uint32_t t = step_of(q, lo);
 
+	(void)wid;
 	for (size_t i = lo; i < hi; i++) {
 		while (i >= q->step_start[t + 1])
 			t++;
-		if (one(k->c, t, i, false) < 0) {
+		if (causal_one(k->c, t, i, false) < 0) {
 			k->first[j] = i;
 			return;
 		}
 	}
-}
-
-static void causal_chunk(void *arg, size_t j, unsigned wid)
-{
-	(void)wid;
-	xfers_by(arg, j, causal_one);
-}
-
-static void xfers_chunk(void *arg, size_t j, unsigned wid)
-{
-	(void)wid;
-	xfers_by(arg, j, xfer_one);
 }
 
 /* fn over items [0, n) on threads; the first failing item, or SIZE_MAX. */
@@ -1265,6 +1271,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 {
 	struct verify_opts vo = {.graph = g};
 	struct pcheck c = {.r = r, .p = p, .g = g, .gone = gone, .n = r->group.nodes, .rep = rep};
+	struct ocover oc = {.c = &c};
 	int rc;
 
 	if (sched_verify_reduced(r, &vo, rep) < 0) {
@@ -1298,11 +1305,11 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	in_arcs(&c);
 	rc = base_tables(&c);
 	if (rc == 0)
-		rc = patch_xfers(&c);
+		rc = patch_xfers(&c, &oc);
 	if (rc == 0)
 		rc = patch_cover(&c);
 	if (rc == 0)
-		rc = partial_cover(&c);
+		rc = partial_cover(&c, &oc);
 	if (rc == 0)
 		rc = patch_causal(&c);
 	if (rc == 0)
@@ -1313,6 +1320,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 		rep->nsteps = r->prog.nsteps;
 		rep->duplicate_blocks = 0;
 	}
+	ocover_free(&oc);
 	free(c.inr);
 	free(c.abs);
 	free(c.own_gone);

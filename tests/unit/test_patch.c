@@ -937,6 +937,40 @@ static void test_transfer_faults(void **state)
 	fx_close(&f);
 }
 
+/* The transfers' own check runs in the same pass, by chunks on every
+ * core, as the count of their pieces by bucket: a fault in each of
+ * several chunks, the first in the patch's order is said, whichever
+ * chunk a thread finished first; the count never runs on past it (a
+ * transfer out of range has no bucket). */
+static void test_xfers_with_count(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	char want[96];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	assert_true(q->nxfers > 2 * 8192); /* two workers or more: 8 chunks */
+	size_t at[] = {0, q->nxfers / 9, q->nxfers / 2 + 1, q->nxfers - 1};
+	for (size_t k = 0; k < 4; k++) {
+		struct sched_patch bad = {0};
+
+		corrupt(&f, SIZE_MAX, 0, &bad);
+		/* this one and every later one of at[] out of range, the
+		 * later ones with a node past the last (no bucket) */
+		bad.prog.xfers[at[k]].length = 0;
+		for (size_t l = k + 1; l < 4; l++)
+			bad.prog.xfers[at[l]].src = (uint16_t)(f.g->n + 7);
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		snprintf(want, sizeof(want), "patch transfer %zu is out of range", at[k]);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+	}
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +990,7 @@ int main(void)
 	    cmocka_unit_test(test_region_program),
 	    cmocka_unit_test(test_transfer_faults),
 	    cmocka_unit_test(test_word_subtraction),
+	    cmocka_unit_test(test_xfers_with_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
