@@ -687,8 +687,37 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
  * few percent of the peak there), so it keeps the search */
 size_t sched_patch_index_max = (size_t)32 << 20;
 
+/* Bucket b's part of obits and orank: its pairs' bits (a word it
+ * shares with a bucket beside it set atomically), and the rank of each
+ * word that starts in its bits, from ooff[b] and its pairs below. */
+static void index_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct pcheck *c = arg;
+	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)2 * c->n * c->n + 63) / 64;
+	uint32_t k = c->ooff[b];
+
+	(void)wid;
+	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
+		size_t bit = lo + c->oblk[j];
+		uint64_t m = UINT64_C(1) << (bit % 64);
+
+		if (bit / 64 * 64 < lo || bit / 64 * 64 + 64 > hi)
+			__atomic_fetch_or(&c->obits[bit / 64], m, __ATOMIC_RELAXED);
+		else
+			c->obits[bit / 64] |= m;
+	}
+	for (size_t w = (lo + 63) / 64; w * 64 < hi; w++) {
+		while (k < c->ooff[b + 1] && lo + c->oblk[k] < w * 64)
+			k++;
+		c->orank[w] = k;
+	}
+	if (b + 1 == (size_t)2 * c->n)
+		c->orank[words] = c->ooff[b + 1];
+}
+
 /* obits and orank from ooff and oblk, where they fit
- * sched_patch_index_max. */
+ * sched_patch_index_max; by bucket on every core (one pass over the
+ * pairs on one core was a tenth of the check at 8,192 nodes). */
 static void over_index(struct pcheck *c)
 {
 	size_t words = ((size_t)2 * c->n * c->n + 63) / 64;
@@ -697,17 +726,7 @@ static void over_index(struct pcheck *c)
 		return;
 	c->obits = xcalloc(words + 1, sizeof(uint64_t));
 	c->orank = xmalloc((words + 1) * sizeof(uint32_t));
-	for (size_t ob = 0; ob < (size_t)2 * c->n; ob++)
-		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			size_t bit = ob * c->n + c->oblk[k];
-
-			c->obits[bit / 64] |= UINT64_C(1) << (bit % 64);
-		}
-	uint32_t before = 0;
-	for (size_t w = 0; w <= words; w++) {
-		c->orank[w] = before;
-		before += ones(c->obits[w]);
-	}
+	parallel_for((size_t)2 * c->n, 64, 0, index_bucket, c);
 }
 
 /* The step of q's transfer i (step_start ascending: a few compares in

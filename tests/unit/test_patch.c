@@ -971,6 +971,49 @@ static void test_xfers_with_count(void **state)
 	fx_close(&f);
 }
 
+/* The index of the pairs is built by bucket on threads; where the
+ * nodes are not a multiple of 64 a word of its bits holds the ends of
+ * two buckets (set by two threads): the index and the search still give
+ * the same verdict, reason, transfers and link loads. */
+static void test_index_shared_words(void **state)
+{
+	(void)state;
+	size_t saved = sched_patch_index_max;
+	uint32_t refused = 0;
+	struct fx f;
+
+	fx_open(&f, "torus:12x10", "5-6,40-41,100-101,17", SCHED_ALLREDUCE);
+	assert_true(f.g->n % 64 != 0);
+	const struct schedule *q = &f.p.prog;
+	for (size_t xi = 0; xi <= q->nxfers; xi += q->nxfers / 29 + 1)
+		for (int how = 0; how < 5; how++) {
+			struct sched_patch bad = {0};
+			struct verify_report a = {0}, b = {0};
+
+			corrupt(&f, xi < q->nxfers ? xi : SIZE_MAX, how, &bad);
+			bad.absent = f.p.absent;
+			bad.nabsent = f.p.nabsent;
+			int ra = sched_verify_patched(&f.r, &bad, f.g, f.gone, &a);
+			sched_patch_index_max = 0;
+			int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
+			sched_patch_index_max = saved;
+			if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
+				fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi, how, ra,
+					 ra < 0 ? a.error : "", rb, rb < 0 ? b.error : "");
+			if (ra == 0) {
+				assert_true(a.sum_max_link_load == b.sum_max_link_load);
+				assert_int_equal(a.ntransfers, b.ntransfers);
+			}
+			refused += ra < 0;
+			bad.absent = NULL;
+			bad.nabsent = 0;
+			sched_patch_free(&bad);
+		}
+	assert_true(refused > 10);
+	agrees(&f, -1);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -991,6 +1034,7 @@ int main(void)
 	    cmocka_unit_test(test_transfer_faults),
 	    cmocka_unit_test(test_word_subtraction),
 	    cmocka_unit_test(test_xfers_with_count),
+	    cmocka_unit_test(test_index_shared_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
