@@ -833,8 +833,8 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 	struct pcheck *c = oc->c;
 	struct opiece *k = c->opc + c->obk[b];
 	size_t m = c->obk[b + 1] - c->obk[b];
-	uint32_t u = (uint32_t)(b % c->n), np = 0, *blk = c->oblk + c->obk[b],
-		 *hold = c->ohold + c->obk[b];
+	uint32_t u = (uint32_t)(b % c->n), np = 0, *hold = c->ohold + c->obk[b];
+	uint16_t *blk = c->oblk + c->obk[b];
 
 	if (c->inr[u])
 		return; /* a region node's: patch_cover's */
@@ -852,7 +852,7 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 			return ocover_fail(oc, b, 3, o, 0);
 		if (o == u)
 			return ocover_fail(oc, b, 4, o, 0);
-		blk[np] = o;
+		blk[np] = (uint16_t)o;
 		hold[np++] = h;
 	}
 	oc->npairs[b] = np;
@@ -950,7 +950,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	if (c->obk[nb] >= UINT32_MAX)
 		return pfail(c, 0, "%zu patch transfers outside its region: too many to check",
 			     c->obk[nb]);
-	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
+	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint16_t));
 	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
 	oc->npairs = xcalloc(nb, sizeof(uint32_t));
 	oc->at_block = xcalloc(nb, sizeof(uint32_t));
@@ -975,7 +975,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 			rc = pfail(c, 0, "node %u receives its own block", u);
 		/* the pairs down from where the bucket's pieces start */
 		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
-		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc->npairs[b] * sizeof(uint32_t));
+		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc->npairs[b] * sizeof(uint16_t));
 		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
 			oc->npairs[b] * sizeof(uint32_t));
 	}

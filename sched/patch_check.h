@@ -41,7 +41,8 @@ struct pcheck {
 	 * ohold the time the owner holds each after (a binary search in a
 	 * short list: a hash map's lookup was a cache miss per patch
 	 * transfer, most of the check's time at 8,192 nodes) */
-	uint32_t *ooff, *oblk, *ohold;
+	uint32_t *ooff, *ohold;
+	uint16_t *oblk; /* node ids are 16 bits (struct xfer) */
 	/* the same pairs as a bit per (ph, owner, block), (ph n + owner) n +
 	 * block, and per 64-bit word the pairs before it: pair k's index is
 	 * its bit's rank, one cache line or two where the search above took
