@@ -600,7 +600,7 @@ static int patch_cover(struct pcheck *c)
  * block's two bytes, into tmp (m entries) and back, then an insertion
  * sort by offset among a block's few pieces. A qsort per owner here was
  * a tenth of the whole answer at 8,192 nodes. */
-static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
+static void sort_opieces(const struct pcheck *c, struct opiece *k, size_t m, struct opiece *tmp)
 {
 	size_t at[257] = {0}, hi[257] = {0};
 
@@ -617,7 +617,8 @@ static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
 	for (size_t i = 0; i < m; i++)
 		k[hi[tmp[i].block >> 8]++] = tmp[i];
 	for (size_t i = 1; i < m; i++)
-		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block && k[j - 1].off > k[j].off;
+		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block &&
+				   opiece_off(c, &k[j - 1]) > opiece_off(c, &k[j]);
 		     j--) {
 			struct opiece x = k[j];
 
@@ -759,6 +760,7 @@ struct ocover {
 	unsigned nchunk;
 	size_t **pos;  /* per chunk, per bucket */
 	size_t *first; /* per chunk, its first transfer xfer_one refuses */
+	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
 	uint32_t *npairs, *at_block, *at_off;
 	uint8_t *why;
 	struct opiece **tmp; /* per worker: the largest bucket */
@@ -791,6 +793,7 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 			return;
 		}
 		at[phase_of(x) * c->n + xfer_owner(x)]++;
+		oc->part[j] += x->offset != 0 || x->length != SCHED_ONE;
 	}
 }
 
@@ -799,22 +802,27 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 	struct ocover *oc = arg;
 	const struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
-	size_t lo, hi, *at = oc->pos[j];
+	size_t lo, hi, *at = oc->pos[j], part = oc->part[j];
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
 	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
 		const struct xfer *x = &q->xfers[i];
+		uint32_t tt;
 
 		while (i >= q->step_start[t + 1])
 			t++;
+		tt = tau(c, x, (uint32_t)t);
+		if (x->offset != 0 || x->length != SCHED_ONE) {
+			c->opart[part] = (struct opart){
+			    .off = x->offset, .end = x->offset + x->length, .tau = tt};
+			tt = OPIECE_PART | (uint32_t)part++;
+		}
 		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] = (struct opiece){
-		    .off = x->offset,
-		    .end = x->offset + x->length,
-		    .tau = tau(c, x, (uint32_t)t),
 		    .block = (uint16_t)x->block,
 		    .port =
-			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane])};
+			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane]),
+		    .t = tt};
 	}
 }
 
@@ -838,15 +846,17 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 
 	if (c->inr[u])
 		return; /* a region node's: patch_cover's */
-	sort_opieces(k, m, oc->tmp[wid]);
+	sort_opieces(c, k, m, oc->tmp[wid]);
 	for (size_t a = 0, e; a < m; a = e) {
 		uint32_t o = k[a].block, at = 0, h = 0;
 
 		for (e = a; e < m && k[e].block == o; e++) {
-			if (k[e].off != at)
-				return ocover_fail(oc, b, k[e].off < at ? 1 : 2, o, k[e].off);
-			at = k[e].end;
-			h = k[e].tau > h ? k[e].tau : h;
+			uint32_t off = opiece_off(c, &k[e]), tau = opiece_tau(c, &k[e]);
+
+			if (off != at)
+				return ocover_fail(oc, b, off < at ? 1 : 2, o, off);
+			at = opiece_end(c, &k[e]);
+			h = tau > h ? tau : h;
 		}
 		if (at != SCHED_ONE)
 			return ocover_fail(oc, b, 3, o, 0);
@@ -871,6 +881,9 @@ static int patch_xfers(struct pcheck *c, struct ocover *oc)
 	    q->nsteps > c->r->prog.nsteps)
 		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
 			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
+	if (c->r->prog.nsteps >= OPIECE_PART || q->nxfers >= OPIECE_PART)
+		return pfail(c, 0, "%u steps and %zu patch transfers: too many to check",
+			     c->r->prog.nsteps, q->nxfers);
 	for (uint32_t i = 0; i < c->p->nregion; i++) {
 		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
 			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
@@ -892,6 +905,7 @@ static int patch_xfers(struct pcheck *c, struct ocover *oc)
 	oc->nchunk = th > 1 ? 4 * th : 1;
 	oc->pos = xcalloc(oc->nchunk, sizeof(*oc->pos));
 	oc->first = xmalloc(oc->nchunk * sizeof(size_t));
+	oc->part = xcalloc(oc->nchunk, sizeof(size_t));
 	for (unsigned j = 0; j < oc->nchunk; j++) {
 		oc->pos[j] = xcalloc((size_t)2 * c->n, sizeof(size_t));
 		oc->first[j] = SIZE_MAX;
@@ -921,6 +935,14 @@ static void ocover_gather(struct pcheck *c, struct ocover *oc)
 	}
 	c->obk[nb] = at;
 	c->opc = xmalloc((at + 1) * sizeof(*c->opc));
+	at = 0;
+	for (unsigned j = 0; j < oc->nchunk; j++) {
+		size_t k = oc->part[j];
+
+		oc->part[j] = at;
+		at += k;
+	}
+	c->opart = xmalloc((at + 1) * sizeof(*c->opart));
 	parallel_for(oc->nchunk, 1, th, ocover_fill, oc);
 }
 
@@ -930,6 +952,7 @@ static void ocover_free(struct ocover *oc)
 		free(oc->pos[j]);
 	free(oc->pos);
 	free(oc->first);
+	free(oc->part);
 }
 
 /* Outside the region: each (owner, block) the patch plans is covered
@@ -1092,7 +1115,7 @@ static void causal_bucket(void *arg, size_t b, unsigned wid)
 
 	(void)wid;
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
-		if (c->opc[i].tau <= held_at(c, ph,
+		if (opiece_tau(c, &c->opc[i]) <= held_at(c, ph,
 					     piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
 					     c->opc[i].block)) {
 			k->bad[b] = 1;
@@ -1362,6 +1385,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.obits);
 	free(c.orank);
 	free(c.opc);
+	free(c.opart);
 	free(c.obk);
 	graph_free((struct graph *)c.gt);
 	return rc;

@@ -177,8 +177,10 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
 		const struct opiece *pc = &c->opc[i];
 
-		bucket_add(&k, k.ph ? c->S - pc->tau : pc->tau + c->S - 1, pc->port,
-			   (int64_t)(pc->end - pc->off));
+		uint32_t tau = opiece_tau(c, pc);
+
+		bucket_add(&k, k.ph ? c->S - tau : tau + c->S - 1, pc->port,
+			   (int64_t)(opiece_end(c, pc) - opiece_off(c, pc)));
 	}
 	for (uint32_t i = 0; i < k.nt; i++) {
 		uint32_t e = k.list[i], t = k.t0 + e / k.deg;

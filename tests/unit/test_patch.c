@@ -1014,6 +1014,55 @@ static void test_index_shared_words(void **state)
 	fx_close(&f);
 }
 
+/* A block the patch plans in parts for a node outside its region (its
+ * pieces kept apart from the whole ones in the check): a part moved
+ * along leaves a gap, one moved back arrives twice, each said at its
+ * offset; the patch as made passes. */
+static void test_part_pieces(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	char want[128];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	size_t part = SIZE_MAX, parts = 0;
+	uint8_t *inr = calloc(f.g->n, 1);
+	for (uint32_t i = 0; i < f.p.nregion; i++)
+		inr[f.p.region[i]] = 1;
+	for (size_t i = 0; i < q->nxfers; i++)
+		if (!inr[xfer_owner(&q->xfers[i])] && q->xfers[i].offset > 0) {
+			parts++;
+			part = part == SIZE_MAX && i > q->nxfers / 2 ? i : part;
+		}
+	free(inr);
+	assert_true(parts > 100 && part != SIZE_MAX);
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &rep), 0);
+	for (int how = 0; how < 2; how++) {
+		struct sched_patch bad = {0};
+		const struct xfer *x = &q->xfers[part];
+
+		corrupt(&f, SIZE_MAX, 0, &bad);
+		if (how == 0) {
+			bad.prog.xfers[part].offset++;
+			bad.prog.xfers[part].length--;
+			snprintf(want, sizeof(want), "node %u: block %u has a gap at %u / %u",
+				 xfer_owner(x), x->block, x->offset + 1, SCHED_ONE);
+		} else {
+			bad.prog.xfers[part].offset--;
+			bad.prog.xfers[part].length++;
+			snprintf(want, sizeof(want), "node %u: block %u received twice at %u / %u",
+				 xfer_owner(x), x->block, x->offset - 1, SCHED_ONE);
+		}
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+	}
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1035,6 +1084,7 @@ int main(void)
 	    cmocka_unit_test(test_word_subtraction),
 	    cmocka_unit_test(test_xfers_with_count),
 	    cmocka_unit_test(test_index_shared_words),
+	    cmocka_unit_test(test_part_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
