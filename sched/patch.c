@@ -998,7 +998,8 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 			rc = pfail(c, 0, "node %u receives its own block", u);
 		/* the pairs down from where the bucket's pieces start */
 		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
-		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc->npairs[b] * sizeof(uint16_t));
+		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b],
+			oc->npairs[b] * sizeof(uint16_t));
 		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
 			oc->npairs[b] * sizeof(uint32_t));
 	}
@@ -1115,9 +1116,9 @@ static void causal_bucket(void *arg, size_t b, unsigned wid)
 
 	(void)wid;
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
-		if (opiece_tau(c, &c->opc[i]) <= held_at(c, ph,
-					     piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
-					     c->opc[i].block)) {
+		if (opiece_tau(c, &c->opc[i]) <=
+		    held_at(c, ph, piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
+			    c->opc[i].block)) {
 			k->bad[b] = 1;
 			return;
 		}

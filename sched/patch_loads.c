@@ -77,10 +77,10 @@ struct bloads {
 	 * port: step t's bkey/bsum[boff[t] .. boff[t + 1]) */
 	uint32_t *boff;
 	uint64_t *bkey, *bsum;
-	uint32_t deg; /* the most ports a node has one way */
-	struct brec *rec;   /* per base transfer, in bidx's order */
-	uint64_t *ckey;	    /* the classes: (ph, src, lane), ascending */
-	uint32_t cph[3];    /* phase ph's classes: ckey[cph[ph] .. cph[ph + 1]) */
+	uint32_t deg;	  /* the most ports a node has one way */
+	struct brec *rec; /* per base transfer, in bidx's order */
+	uint64_t *ckey;	  /* the classes: (ph, src, lane), ascending */
+	uint32_t cph[3];  /* phase ph's classes: ckey[cph[ph] .. cph[ph + 1]) */
 	/* per worker: the table, its entries in use, each step's most, the
 	 * base's translates its buckets drop */
 	int64_t **tbl;
@@ -145,8 +145,8 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 		uint32_t a = k->ph ? g->off[k->u] + port : c->in_arcs[c->in_off[k->u] + port];
 		uint32_t s = c->tails[a];
 
-		L->kxp[w][port] = (uint64_t)sched_group_sub(&c->r->group, s, k->u) << 16 |
-				  (a - g->off[s]);
+		L->kxp[w][port] =
+		    (uint64_t)sched_group_sub(&c->r->group, s, k->u) << 16 | (a - g->off[s]);
 	}
 }
 
@@ -209,8 +209,8 @@ static void base_classes(const struct pcheck *c, struct bloads *L)
 	for (size_t i = 0; i < b->nxfers; i++) {
 		const struct xfer *x = &b->xfers[i];
 
-		L->ckey[i] = (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 |
-			     (uint64_t)x->src << 16 | x->lane;
+		L->ckey[i] =
+		    (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 | (uint64_t)x->src << 16 | x->lane;
 	}
 	qsort(L->ckey, b->nxfers, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 0; i < b->nxfers; i++)
@@ -223,8 +223,8 @@ static void base_classes(const struct pcheck *c, struct bloads *L)
 	L->cph[2] = k;
 	for (size_t j = 0; j < b->nxfers; j++) {
 		const struct xfer *x = &b->xfers[c->bidx[j]];
-		uint64_t key = (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 |
-			       (uint64_t)x->src << 16 | x->lane;
+		uint64_t key =
+		    (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 | (uint64_t)x->src << 16 | x->lane;
 		uint32_t lo = 0, hi = k;
 
 		while (lo < hi) {
@@ -235,7 +235,8 @@ static void base_classes(const struct pcheck *c, struct bloads *L)
 			else
 				hi = mid;
 		}
-		L->rec[j] = (struct brec){.length = x->length, .t = c->bstep[c->bidx[j]], .cls = lo};
+		L->rec[j] =
+		    (struct brec){.length = x->length, .t = c->bstep[c->bidx[j]], .cls = lo};
 	}
 }
 

@@ -998,8 +998,8 @@ static void test_index_shared_words(void **state)
 			int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
 			sched_patch_index_max = saved;
 			if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
-				fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi, how, ra,
-					 ra < 0 ? a.error : "", rb, rb < 0 ? b.error : "");
+				fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi, how,
+					 ra, ra < 0 ? a.error : "", rb, rb < 0 ? b.error : "");
 			if (ra == 0) {
 				assert_true(a.sum_max_link_load == b.sum_max_link_load);
 				assert_int_equal(a.ntransfers, b.ntransfers);
