@@ -602,7 +602,10 @@ static int patch_cover(struct pcheck *c)
  * a tenth of the whole answer at 8,192 nodes. */
 static void sort_opieces(const struct pcheck *c, struct opiece *k, size_t m, struct opiece *tmp)
 {
-	size_t at[257] = {0}, hi[257] = {0};
+	/* 32-bit counts (a bucket's pieces are fewer than UINT32_MAX,
+	 * partial_cover says): the two tables cleared per bucket were as
+	 * many bytes as its pieces at 8,192 nodes */
+	uint32_t at[257] = {0}, hi[257] = {0};
 
 	for (size_t i = 0; i < m; i++) {
 		at[(k[i].block & 0xff) + 1]++;
