@@ -782,7 +782,7 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 	struct ocover *oc = arg;
 	struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
-	size_t lo, hi, *at = oc->pos[j];
+	size_t lo, hi, *at = oc->pos[j], part = 0;
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
@@ -796,8 +796,11 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 			return;
 		}
 		at[phase_of(x) * c->n + xfer_owner(x)]++;
-		oc->part[j] += x->offset != 0 || x->length != SCHED_ONE;
+		part += x->offset != 0 || x->length != SCHED_ONE;
 	}
+	/* once: the chunks' counts share a cache line, which the cores
+	 * passed back and forth at every transfer */
+	oc->part[j] = part;
 }
 
 static void ocover_fill(void *arg, size_t j, unsigned wid)
