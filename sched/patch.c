@@ -396,10 +396,6 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
-static uint32_t step_of(const struct schedule *q, size_t i);
-static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_t, unsigned));
-static void xfers_chunk(void *arg, size_t j, unsigned wid);
-
 /* Patch transfer i (at step t) on its own: its ranges, its phase, no
  * failed host's, over an arc of its port that has not failed; the reason
  * in c->rep only where say (the threads look, one says). */
@@ -434,37 +430,6 @@ static int xfer_one(struct pcheck *c, uint32_t t, size_t i, bool say)
 		return pfail(c, t, "patch transfer %zu: %u's port %u does not lead to %u", i,
 			     x->src, x->lane, x->dst);
 	return pfail(c, t, "patch transfer %zu: the arc %u -> %u has failed", i, x->src, x->dst);
-}
-
-/* The region and failed hosts in order; each patch transfer on its own
- * (xfer_one), by chunks on every core. */
-static int patch_xfers(struct pcheck *c)
-{
-	const struct schedule *q = &c->p->prog;
-
-	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
-	    q->nsteps > c->r->prog.nsteps)
-		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
-			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
-	for (uint32_t i = 0; i < c->p->nregion; i++) {
-		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
-			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
-				     c->n);
-		c->inr[c->p->region[i]] = 1;
-		c->ridx[c->p->region[i]] = i;
-	}
-	for (uint32_t i = 0; i < c->p->nabsent; i++) {
-		uint32_t a = c->p->absent[i];
-
-		if (a >= c->n || (i && a <= c->p->absent[i - 1]) || c->inr[a])
-			return pfail(c, 0,
-				     "the patch's failed hosts are not ascending nodes below %u "
-				     "outside its region",
-				     c->n);
-	}
-	size_t i = first_failing(c, q->nxfers, xfers_chunk);
-
-	return i == SIZE_MAX ? 0 : xfer_one(c, step_of(q, i), i, true);
 }
 
 /* A region node's pieces of one block: (block, offset), end, time. */
@@ -635,9 +600,12 @@ static int patch_cover(struct pcheck *c)
  * block's two bytes, into tmp (m entries) and back, then an insertion
  * sort by offset among a block's few pieces. A qsort per owner here was
  * a tenth of the whole answer at 8,192 nodes. */
-static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
+static void sort_opieces(const struct pcheck *c, struct opiece *k, size_t m, struct opiece *tmp)
 {
-	size_t at[257] = {0}, hi[257] = {0};
+	/* 32-bit counts (a bucket's pieces are fewer than UINT32_MAX,
+	 * partial_cover says): the two tables cleared per bucket were as
+	 * many bytes as its pieces at 8,192 nodes */
+	uint32_t at[257] = {0}, hi[257] = {0};
 
 	for (size_t i = 0; i < m; i++) {
 		at[(k[i].block & 0xff) + 1]++;
@@ -652,7 +620,8 @@ static void sort_opieces(struct opiece *k, size_t m, struct opiece *tmp)
 	for (size_t i = 0; i < m; i++)
 		k[hi[tmp[i].block >> 8]++] = tmp[i];
 	for (size_t i = 1; i < m; i++)
-		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block && k[j - 1].off > k[j].off;
+		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block &&
+				   opiece_off(c, &k[j - 1]) > opiece_off(c, &k[j]);
 		     j--) {
 			struct opiece x = k[j];
 
@@ -722,8 +691,37 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
  * few percent of the peak there), so it keeps the search */
 size_t sched_patch_index_max = (size_t)32 << 20;
 
+/* Bucket b's part of obits and orank: its pairs' bits (a word it
+ * shares with a bucket beside it set atomically), and the rank of each
+ * word that starts in its bits, from ooff[b] and its pairs below. */
+static void index_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct pcheck *c = arg;
+	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)2 * c->n * c->n + 63) / 64;
+	uint32_t k = c->ooff[b];
+
+	(void)wid;
+	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
+		size_t bit = lo + c->oblk[j];
+		uint64_t m = UINT64_C(1) << (bit % 64);
+
+		if (bit / 64 * 64 < lo || bit / 64 * 64 + 64 > hi)
+			__atomic_fetch_or(&c->obits[bit / 64], m, __ATOMIC_RELAXED);
+		else
+			c->obits[bit / 64] |= m;
+	}
+	for (size_t w = (lo + 63) / 64; w * 64 < hi; w++) {
+		while (k < c->ooff[b + 1] && lo + c->oblk[k] < w * 64)
+			k++;
+		c->orank[w] = k;
+	}
+	if (b + 1 == (size_t)2 * c->n)
+		c->orank[words] = c->ooff[b + 1];
+}
+
 /* obits and orank from ooff and oblk, where they fit
- * sched_patch_index_max. */
+ * sched_patch_index_max; by bucket on every core (one pass over the
+ * pairs on one core was a tenth of the check at 8,192 nodes). */
 static void over_index(struct pcheck *c)
 {
 	size_t words = ((size_t)2 * c->n * c->n + 63) / 64;
@@ -732,17 +730,7 @@ static void over_index(struct pcheck *c)
 		return;
 	c->obits = xcalloc(words + 1, sizeof(uint64_t));
 	c->orank = xmalloc((words + 1) * sizeof(uint32_t));
-	for (size_t ob = 0; ob < (size_t)2 * c->n; ob++)
-		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			size_t bit = ob * c->n + c->oblk[k];
-
-			c->obits[bit / 64] |= UINT64_C(1) << (bit % 64);
-		}
-	uint32_t before = 0;
-	for (size_t w = 0; w <= words; w++) {
-		c->orank[w] = before;
-		before += ones(c->obits[w]);
-	}
+	parallel_for((size_t)2 * c->n, 64, 0, index_bucket, c);
 }
 
 /* The step of q's transfer i (step_start ascending: a few compares in
@@ -762,8 +750,10 @@ static uint32_t step_of(const struct schedule *q, size_t i)
 	return lo;
 }
 
-/* partial_cover on threads: the patch in nchunk ranges, each counting
- * its pieces per (phase, owner) bucket, then putting them at pos[chunk]
+/* partial_cover on threads: the patch in nchunk ranges, each checking
+ * its transfers on their own (xfer_one) as it counts their pieces per
+ * (phase, owner) bucket (one pass over the patch, where the transfers'
+ * own check was a pass of its own), then putting them at pos[chunk]
  * (the chunks' pieces of a bucket in the patch's order, as one pass
  * would); then the buckets, each sorted and scanned on its own, its
  * pairs written where its pieces start (compacted after), its first
@@ -771,7 +761,9 @@ static uint32_t step_of(const struct schedule *q, size_t i)
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
-	size_t **pos; /* per chunk, per bucket */
+	size_t **pos;  /* per chunk, per bucket */
+	size_t *first; /* per chunk, its first transfer xfer_one refuses */
+	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
 	uint32_t *npairs, *at_block, *at_off;
 	uint8_t *why;
 	struct opiece **tmp; /* per worker: the largest bucket */
@@ -788,22 +780,9 @@ static void ocover_range(const struct ocover *oc, unsigned j, size_t *lo, size_t
 static void ocover_count(void *arg, size_t j, unsigned wid)
 {
 	struct ocover *oc = arg;
-	const struct pcheck *c = oc->c;
-	const struct xfer *xs = c->p->prog.xfers;
-	size_t lo, hi, *at = oc->pos[j];
-
-	(void)wid;
-	ocover_range(oc, (unsigned)j, &lo, &hi);
-	for (size_t i = lo; i < hi; i++)
-		at[phase_of(&xs[i]) * c->n + xfer_owner(&xs[i])]++;
-}
-
-static void ocover_fill(void *arg, size_t j, unsigned wid)
-{
-	struct ocover *oc = arg;
-	const struct pcheck *c = oc->c;
+	struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
-	size_t lo, hi, *at = oc->pos[j];
+	size_t lo, hi, *at = oc->pos[j], part = 0;
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
@@ -812,13 +791,44 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 
 		while (i >= q->step_start[t + 1])
 			t++;
+		if (xfer_one(c, (uint32_t)t, i, false) < 0) {
+			oc->first[j] = i;
+			return;
+		}
+		at[phase_of(x) * c->n + xfer_owner(x)]++;
+		part += x->offset != 0 || x->length != SCHED_ONE;
+	}
+	/* once: the chunks' counts share a cache line, which the cores
+	 * passed back and forth at every transfer */
+	oc->part[j] = part;
+}
+
+static void ocover_fill(void *arg, size_t j, unsigned wid)
+{
+	struct ocover *oc = arg;
+	const struct pcheck *c = oc->c;
+	const struct schedule *q = &c->p->prog;
+	size_t lo, hi, *at = oc->pos[j], part = oc->part[j];
+
+	(void)wid;
+	ocover_range(oc, (unsigned)j, &lo, &hi);
+	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+		const struct xfer *x = &q->xfers[i];
+		uint32_t tt;
+
+		while (i >= q->step_start[t + 1])
+			t++;
+		tt = tau(c, x, (uint32_t)t);
+		if (x->offset != 0 || x->length != SCHED_ONE) {
+			c->opart[part] = (struct opart){
+			    .off = x->offset, .end = x->offset + x->length, .tau = tt};
+			tt = OPIECE_PART | (uint32_t)part++;
+		}
 		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] = (struct opiece){
-		    .off = x->offset,
-		    .end = x->offset + x->length,
-		    .tau = tau(c, x, (uint32_t)t),
 		    .block = (uint16_t)x->block,
 		    .port =
-			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane])};
+			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane]),
+		    .t = tt};
 	}
 }
 
@@ -837,47 +847,92 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 	struct pcheck *c = oc->c;
 	struct opiece *k = c->opc + c->obk[b];
 	size_t m = c->obk[b + 1] - c->obk[b];
-	uint32_t u = (uint32_t)(b % c->n), np = 0, *blk = c->oblk + c->obk[b],
-		 *hold = c->ohold + c->obk[b];
+	uint32_t u = (uint32_t)(b % c->n), np = 0, *hold = c->ohold + c->obk[b];
+	uint16_t *blk = c->oblk + c->obk[b];
 
 	if (c->inr[u])
 		return; /* a region node's: patch_cover's */
-	sort_opieces(k, m, oc->tmp[wid]);
+	sort_opieces(c, k, m, oc->tmp[wid]);
 	for (size_t a = 0, e; a < m; a = e) {
 		uint32_t o = k[a].block, at = 0, h = 0;
 
 		for (e = a; e < m && k[e].block == o; e++) {
-			if (k[e].off != at)
-				return ocover_fail(oc, b, k[e].off < at ? 1 : 2, o, k[e].off);
-			at = k[e].end;
-			h = k[e].tau > h ? k[e].tau : h;
+			uint32_t off = opiece_off(c, &k[e]), tau = opiece_tau(c, &k[e]);
+
+			if (off != at)
+				return ocover_fail(oc, b, off < at ? 1 : 2, o, off);
+			at = opiece_end(c, &k[e]);
+			h = tau > h ? tau : h;
 		}
 		if (at != SCHED_ONE)
 			return ocover_fail(oc, b, 3, o, 0);
 		if (o == u)
 			return ocover_fail(oc, b, 4, o, 0);
-		blk[np] = o;
+		blk[np] = (uint16_t)o;
 		hold[np++] = h;
 	}
 	oc->npairs[b] = np;
 }
 
-/* The buckets' pieces into c->opc by c->obk, on threads (see struct
- * ocover); the workers used. */
-static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
+/* The region and failed hosts in order; each patch transfer on its own
+ * (xfer_one), as the chunks of oc count its pieces, on every core; the
+ * first refused said. */
+static int patch_xfers(struct pcheck *c, struct ocover *oc)
+{
+	const struct schedule *q = &c->p->prog;
+	unsigned th = parallel_workers(q->nxfers, 8192, 0);
+	size_t first = SIZE_MAX;
+
+	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
+	    q->nsteps > c->r->prog.nsteps)
+		return pfail(c, 0, "the patch is for %u nodes and %u steps, the schedule %u and %u",
+			     q->nodes, q->nsteps, c->n, c->r->prog.nsteps);
+	if (c->r->prog.nsteps >= OPIECE_PART || q->nxfers >= OPIECE_PART)
+		return pfail(c, 0, "%u steps and %zu patch transfers: too many to check",
+			     c->r->prog.nsteps, q->nxfers);
+	for (uint32_t i = 0; i < c->p->nregion; i++) {
+		if (c->p->region[i] >= c->n || (i && c->p->region[i] <= c->p->region[i - 1]))
+			return pfail(c, 0, "the patch's region is not ascending nodes below %u",
+				     c->n);
+		c->inr[c->p->region[i]] = 1;
+		c->ridx[c->p->region[i]] = i;
+	}
+	for (uint32_t i = 0; i < c->p->nabsent; i++) {
+		uint32_t a = c->p->absent[i];
+
+		if (a >= c->n || (i && a <= c->p->absent[i - 1]) || c->inr[a])
+			return pfail(c, 0,
+				     "the patch's failed hosts are not ascending nodes below %u "
+				     "outside its region",
+				     c->n);
+	}
+	/* a few chunks a worker: one slowed by another process's load
+	 * leaves the rest to the others */
+	oc->nchunk = th > 1 ? 4 * th : 1;
+	oc->pos = xcalloc(oc->nchunk, sizeof(*oc->pos));
+	oc->first = xmalloc(oc->nchunk * sizeof(size_t));
+	oc->part = xcalloc(oc->nchunk, sizeof(size_t));
+	for (unsigned j = 0; j < oc->nchunk; j++) {
+		oc->pos[j] = xcalloc((size_t)2 * c->n, sizeof(size_t));
+		oc->first[j] = SIZE_MAX;
+	}
+	parallel_for(oc->nchunk, 1, th, ocover_count, oc);
+	for (unsigned j = 0; j < oc->nchunk && first == SIZE_MAX; j++)
+		first = oc->first[j];
+	return first == SIZE_MAX ? 0 : xfer_one(c, step_of(q, first), first, true);
+}
+
+/* The buckets' pieces into c->opc by c->obk, on threads, from
+ * patch_xfers' counts (see struct ocover). */
+static void ocover_gather(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, at = 0;
-	unsigned th = parallel_workers(c->p->prog.nxfers, 8192, 0);
+	unsigned th = parallel_workers(oc->nchunk, 1, 0);
 
-	oc->nchunk = th;
-	oc->pos = xcalloc(th, sizeof(*oc->pos));
-	for (unsigned j = 0; j < th; j++)
-		oc->pos[j] = xcalloc(nb, sizeof(size_t));
-	parallel_for(th, 1, th, ocover_count, oc);
 	c->obk = xmalloc((nb + 1) * sizeof(size_t));
 	for (size_t b = 0; b < nb; b++) {
 		c->obk[b] = at;
-		for (unsigned j = 0; j < th; j++) {
+		for (unsigned j = 0; j < oc->nchunk; j++) {
 			size_t k = oc->pos[j][b];
 
 			oc->pos[j][b] = at;
@@ -886,11 +941,24 @@ static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
 	}
 	c->obk[nb] = at;
 	c->opc = xmalloc((at + 1) * sizeof(*c->opc));
-	parallel_for(th, 1, th, ocover_fill, oc);
-	for (unsigned j = 0; j < th; j++)
+	at = 0;
+	for (unsigned j = 0; j < oc->nchunk; j++) {
+		size_t k = oc->part[j];
+
+		oc->part[j] = at;
+		at += k;
+	}
+	c->opart = xmalloc((at + 1) * sizeof(*c->opart));
+	parallel_for(oc->nchunk, 1, th, ocover_fill, oc);
+}
+
+static void ocover_free(struct ocover *oc)
+{
+	for (unsigned j = 0; oc->pos && j < oc->nchunk; j++)
 		free(oc->pos[j]);
 	free(oc->pos);
-	return th;
+	free(oc->first);
+	free(oc->part);
 }
 
 /* Outside the region: each (owner, block) the patch plans is covered
@@ -900,54 +968,54 @@ static unsigned ocover_gather(struct pcheck *c, struct ocover *oc)
  * kernel's page zeroing a tenth of the answer), each bucket sorted and
  * scanned on its own, on every core; kept in c->opc, the region's
  * buckets too, for patch_causal and patch_loads. */
-static int partial_cover(struct pcheck *c)
+static int partial_cover(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, most = 0;
-	struct ocover oc = {.c = c};
 	int rc = 0;
 
-	ocover_gather(c, &oc);
+	ocover_gather(c, oc);
 	for (size_t b = 0; b < nb; b++)
 		most = c->obk[b + 1] - c->obk[b] > most ? c->obk[b + 1] - c->obk[b] : most;
 	if (c->obk[nb] >= UINT32_MAX)
 		return pfail(c, 0, "%zu patch transfers outside its region: too many to check",
 			     c->obk[nb]);
-	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
+	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint16_t));
 	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
-	oc.npairs = xcalloc(nb, sizeof(uint32_t));
-	oc.at_block = xcalloc(nb, sizeof(uint32_t));
-	oc.at_off = xcalloc(nb, sizeof(uint32_t));
-	oc.why = xcalloc(nb, 1);
+	oc->npairs = xcalloc(nb, sizeof(uint32_t));
+	oc->at_block = xcalloc(nb, sizeof(uint32_t));
+	oc->at_off = xcalloc(nb, sizeof(uint32_t));
+	oc->why = xcalloc(nb, 1);
 	unsigned th = parallel_workers(nb, 64, 0);
-	oc.tmp = xcalloc(th, sizeof(*oc.tmp));
+	oc->tmp = xcalloc(th, sizeof(*oc->tmp));
 	for (unsigned w = 0; w < th; w++)
-		oc.tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
-	parallel_for(nb, 64, th, ocover_bucket, &oc);
+		oc->tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
+	parallel_for(nb, 64, th, ocover_bucket, oc);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	for (size_t b = 0; b < nb && rc == 0; b++) {
-		uint32_t u = (uint32_t)(b % c->n), o = oc.at_block[b];
+		uint32_t u = (uint32_t)(b % c->n), o = oc->at_block[b];
 
-		if (oc.why[b] == 1 || oc.why[b] == 2)
+		if (oc->why[b] == 1 || oc->why[b] == 2)
 			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
-				   oc.why[b] == 1 ? "received twice" : "has a gap", oc.at_off[b],
+				   oc->why[b] == 1 ? "received twice" : "has a gap", oc->at_off[b],
 				   SCHED_ONE);
-		else if (oc.why[b] == 3)
+		else if (oc->why[b] == 3)
 			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
-		else if (oc.why[b] == 4)
+		else if (oc->why[b] == 4)
 			rc = pfail(c, 0, "node %u receives its own block", u);
 		/* the pairs down from where the bucket's pieces start */
-		c->ooff[b + 1] = c->ooff[b] + oc.npairs[b];
-		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b], oc.npairs[b] * sizeof(uint32_t));
+		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
+		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b],
+			oc->npairs[b] * sizeof(uint16_t));
 		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
-			oc.npairs[b] * sizeof(uint32_t));
+			oc->npairs[b] * sizeof(uint32_t));
 	}
 	for (unsigned w = 0; w < th; w++)
-		free(oc.tmp[w]);
-	free(oc.tmp);
-	free(oc.npairs);
-	free(oc.at_block);
-	free(oc.at_off);
-	free(oc.why);
+		free(oc->tmp[w]);
+	free(oc->tmp);
+	free(oc->npairs);
+	free(oc->at_block);
+	free(oc->at_off);
+	free(oc->why);
 	if (rc == 0)
 		over_index(c);
 	return rc;
@@ -992,37 +1060,24 @@ struct checks {
 	size_t n;
 };
 
-/* Chunk j of the patch's transfers through one (causal_one, xfer_one):
- * its first failing transfer into k->first[j]. Inlined into each caller,
- * so one is a direct call there (through the pointer it was a tenth of
- * the transfers' own check). */
-static inline __attribute__((always_inline)) void
-xfers_by(struct checks *k, size_t j, int (*one)(struct pcheck *, uint32_t, size_t, bool))
+/* Chunk j of the patch's transfers through causal_one: its first
+ * failing transfer into k->first[j]. */
+static void causal_chunk(void *arg, size_t j, unsigned wid)
 {
+	struct checks *k = arg;
 	const struct schedule *q = &k->c->p->prog;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
 	uint32_t t = step_of(q, lo);
 
+	(void)wid;
 	for (size_t i = lo; i < hi; i++) {
 		while (i >= q->step_start[t + 1])
 			t++;
-		if (one(k->c, t, i, false) < 0) {
+		if (causal_one(k->c, t, i, false) < 0) {
 			k->first[j] = i;
 			return;
 		}
 	}
-}
-
-static void causal_chunk(void *arg, size_t j, unsigned wid)
-{
-	(void)wid;
-	xfers_by(arg, j, causal_one);
-}
-
-static void xfers_chunk(void *arg, size_t j, unsigned wid)
-{
-	(void)wid;
-	xfers_by(arg, j, xfer_one);
 }
 
 /* fn over items [0, n) on threads; the first failing item, or SIZE_MAX. */
@@ -1067,9 +1122,9 @@ static void causal_bucket(void *arg, size_t b, unsigned wid)
 
 	(void)wid;
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
-		if (c->opc[i].tau <= held_at(c, ph,
-					     piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
-					     c->opc[i].block)) {
+		if (opiece_tau(c, &c->opc[i]) <=
+		    held_at(c, ph, piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
+			    c->opc[i].block)) {
 			k->bad[b] = 1;
 			return;
 		}
@@ -1239,33 +1294,6 @@ static int base_untouched(struct pcheck *c)
 	return 0;
 }
 
-/* sched_patched_transfers from the check's tables (no map of the pairs
- * built again): one translate of each base transfer per node outside
- * the region and the failed hosts, less the pieces of the pairs the patch
- * plans and of the failed hosts' blocks, plus the patch's. */
-static uint64_t checked_transfers(const struct pcheck *c)
-{
-	const struct schedule *b = &c->r->prog;
-	uint64_t total = c->p->prog.nxfers +
-			 (uint64_t)(c->r->group.order - c->p->nregion - c->p->nabsent) * b->nxfers;
-
-	for (uint32_t ob = 0; ob < 2 * c->n; ob++)
-		for (uint32_t k = c->ooff[ob]; k < c->ooff[ob + 1]; k++) {
-			uint32_t ph = ob / c->n,
-				 r = sched_group_sub(&c->r->group, c->oblk[k], ob % c->n);
-
-			total -= c->bstart[ph * c->n + r + 1] - c->bstart[ph * c->n + r];
-		}
-	for (uint32_t k = 0; k < c->p->nabsent; k++)
-		for (size_t i = 0; i < b->nxfers; i++) {
-			uint32_t u =
-			    sched_group_sub(&c->r->group, c->p->absent[k], b->xfers[i].block);
-
-			total -= !c->inr[u] && !c->abs[u];
-		}
-	return total;
-}
-
 /* Each node's in-arcs in a row of their own (in_off, in_arcs) and each
  * arc's place in its head's row (inpos): the port a copy's piece comes
  * in by, as its owner sees it. */
@@ -1292,6 +1320,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 {
 	struct verify_opts vo = {.graph = g};
 	struct pcheck c = {.r = r, .p = p, .g = g, .gone = gone, .n = r->group.nodes, .rep = rep};
+	struct ocover oc = {.c = &c};
 	int rc;
 
 	if (sched_verify_reduced(r, &vo, rep) < 0) {
@@ -1325,11 +1354,11 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	in_arcs(&c);
 	rc = base_tables(&c);
 	if (rc == 0)
-		rc = patch_xfers(&c);
+		rc = patch_xfers(&c, &oc);
 	if (rc == 0)
 		rc = patch_cover(&c);
 	if (rc == 0)
-		rc = partial_cover(&c);
+		rc = partial_cover(&c, &oc);
 	if (rc == 0)
 		rc = patch_causal(&c);
 	if (rc == 0)
@@ -1337,10 +1366,10 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	if (rc == 0) {
 		patch_loads(&c);
 		rep->ok = true;
-		rep->ntransfers = (size_t)checked_transfers(&c);
 		rep->nsteps = r->prog.nsteps;
 		rep->duplicate_blocks = 0;
 	}
+	ocover_free(&oc);
 	free(c.inr);
 	free(c.abs);
 	free(c.own_gone);
@@ -1363,6 +1392,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.obits);
 	free(c.orank);
 	free(c.opc);
+	free(c.opart);
 	free(c.obk);
 	graph_free((struct graph *)c.gt);
 	return rc;

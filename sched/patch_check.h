@@ -13,11 +13,20 @@ struct kmap {
 };
 
 /* A piece the patch plans outside its region, in its (phase, owner)
- * bucket, which is the rest of its key (partial_cover, patch.c). */
+ * bucket, which is the rest of its key (partial_cover, patch.c): most
+ * are a whole block, kept in 8 bytes (16 with their range and time were
+ * 172 MB at 8,192 nodes with 1% of the ports failed, the kernel's
+ * zeroing of it a fifth of the check's CPU; 86 MB now, and 18 MB for
+ * the 1.5 M parts); t is the time of a whole one, or OPIECE_PART and
+ * the place of the part's range and time in opart. */
 struct opiece {
-	uint32_t off, end, tau;
 	uint16_t block; /* node ids are 16 bits (struct xfer) */
 	uint16_t port;	/* the owner's: a reduction's lane, a copy's in_arcs place */
+	uint32_t t;
+};
+#define OPIECE_PART (UINT32_C(1) << 31)
+struct opart {
+	uint32_t off, end, tau;
 };
 
 /* What the check of a patched schedule knows (sched_verify_patched). */
@@ -41,7 +50,8 @@ struct pcheck {
 	 * ohold the time the owner holds each after (a binary search in a
 	 * short list: a hash map's lookup was a cache miss per patch
 	 * transfer, most of the check's time at 8,192 nodes) */
-	uint32_t *ooff, *oblk, *ohold;
+	uint32_t *ooff, *ohold;
+	uint16_t *oblk; /* node ids are 16 bits (struct xfer) */
 	/* the same pairs as a bit per (ph, owner, block), (ph n + owner) n +
 	 * block, and per 64-bit word the pairs before it: pair k's index is
 	 * its bit's rank, one cache line or two where the search above took
@@ -53,6 +63,7 @@ struct pcheck {
 	/* the pieces of those pairs by (ph, owner) bucket, each by block and
 	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
+	struct opart *opart;
 	size_t *obk;
 	uint32_t *bstart; /* base transfers by (ph, block): bidx[bstart[ph n + b] ..] */
 	uint32_t *bidx;
@@ -65,7 +76,23 @@ struct pcheck {
 	struct verify_report *rep;
 };
 
-/* The report's link loads: each step's busiest arc (patch_loads.c). */
+static inline uint32_t opiece_off(const struct pcheck *c, const struct opiece *pc)
+{
+	return pc->t & OPIECE_PART ? c->opart[pc->t & ~OPIECE_PART].off : 0;
+}
+
+static inline uint32_t opiece_end(const struct pcheck *c, const struct opiece *pc)
+{
+	return pc->t & OPIECE_PART ? c->opart[pc->t & ~OPIECE_PART].end : SCHED_ONE;
+}
+
+static inline uint32_t opiece_tau(const struct pcheck *c, const struct opiece *pc)
+{
+	return pc->t & OPIECE_PART ? c->opart[pc->t & ~OPIECE_PART].tau : pc->t;
+}
+
+/* The report's link loads, each step's busiest arc, and its transfers
+ * (patch_loads.c). */
 void patch_loads(struct pcheck *c);
 
 #endif

@@ -55,6 +55,15 @@ static uint32_t base_arcs(const struct schedule *b, uint32_t t, uint64_t *key, u
 	return k;
 }
 
+/* A base transfer in c->bidx's order (by phase and block): its length,
+ * its step, and its arc as one of node 0's (src, lane) classes, whose
+ * port at an owner a bucket finds once (the group's sum, the arc's and
+ * its place looked up per transfer of every pair were most of the
+ * link loads' time at 8,192 nodes). */
+struct brec {
+	uint32_t length, t, cls;
+};
+
 /* patch_loads by (phase, owner) bucket: in a step of one phase an arc
  * carries what one owner plans (a copy's head, a reduction's tail), so bucket (ph, u)
  * sums the changes on u's arcs (the base's pieces of its pairs planned
@@ -68,12 +77,19 @@ struct bloads {
 	 * port: step t's bkey/bsum[boff[t] .. boff[t + 1]) */
 	uint32_t *boff;
 	uint64_t *bkey, *bsum;
-	uint32_t deg; /* the most ports a node has one way */
-	/* per worker: the table, its entries in use, each step's most */
+	uint32_t deg;	  /* the most ports a node has one way */
+	struct brec *rec; /* per base transfer, in bidx's order */
+	uint64_t *ckey;	  /* the classes: (ph, src, lane), ascending */
+	uint32_t cph[3];  /* phase ph's classes: ckey[cph[ph] .. cph[ph + 1]) */
+	/* per worker: the table, its entries in use, each step's most, the
+	 * base's translates its buckets drop */
 	int64_t **tbl;
 	uint8_t **seen;
 	uint32_t **list;
 	double **most;
+	uint64_t *dropped;
+	uint32_t **cport; /* per class: its port at the bucket's owner */
+	uint64_t **kxp;	  /* per port: its arc as the base's key (src - owner, port) */
 };
 
 struct bucket {
@@ -81,7 +97,10 @@ struct bucket {
 	int64_t *tbl; /* the worker's table, its entries in use and their list */
 	uint8_t *seen;
 	uint32_t *list;
+	const struct brec *rec;
+	const uint32_t *cport;
 	uint32_t ph, u, t0, deg, nt;
+	uint64_t dropped; /* the base's translates taken off */
 };
 
 static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64_t amount)
@@ -102,14 +121,32 @@ static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64
 static void bucket_removed(struct bucket *k, uint32_t r)
 {
 	const struct pcheck *c = k->c;
+	uint32_t lo = c->bstart[k->ph * c->n + r], hi = c->bstart[k->ph * c->n + r + 1];
+
+	k->dropped += hi - lo;
+	for (uint32_t j = lo; j < hi; j++)
+		bucket_add(k, k->rec[j].t, k->cport[k->rec[j].cls], -(int64_t)k->rec[j].length);
+}
+
+/* The port at owner u of each class of phase ph, and the base's key of
+ * each of u's ports (src - u, the arc's place at src). */
+static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
+{
+	const struct pcheck *c = L->c;
 	const struct graph *g = c->g;
 
-	for (uint32_t j = c->bstart[k->ph * c->n + r]; j < c->bstart[k->ph * c->n + r + 1]; j++) {
-		const struct xfer *x = &c->r->prog.xfers[c->bidx[j]];
-		uint32_t a = g->off[sched_group_add(&c->r->group, x->src, k->u)] + x->lane;
+	for (uint32_t i = L->cph[k->ph]; i < L->cph[k->ph + 1]; i++) {
+		uint32_t src = (uint32_t)(L->ckey[i] >> 16) & 0xffff, lane = L->ckey[i] & 0xffff,
+			 a = g->off[sched_group_add(&c->r->group, src, k->u)] + lane;
 
-		bucket_add(k, c->bstep[c->bidx[j]], k->ph ? a - g->off[k->u] : c->inpos[a],
-			   -(int64_t)x->length);
+		L->cport[w][i] = k->ph ? a - g->off[k->u] : c->inpos[a];
+	}
+	for (uint32_t port = 0; port < k->deg; port++) {
+		uint32_t a = k->ph ? g->off[k->u] + port : c->in_arcs[c->in_off[k->u] + port];
+		uint32_t s = c->tails[a];
+
+		L->kxp[w][port] =
+		    (uint64_t)sched_group_sub(&c->r->group, s, k->u) << 16 | (a - g->off[s]);
 	}
 }
 
@@ -122,41 +159,90 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 			   .tbl = L->tbl[w],
 			   .seen = L->seen[w],
 			   .list = L->list[w],
+			   .rec = L->rec,
+			   .cport = L->cport[w],
 			   .ph = (uint32_t)(b / c->n),
 			   .u = (uint32_t)(b % c->n)};
+	bool base = !c->inr[k.u] && !(c->abs && c->abs[k.u]);
 
 	k.t0 = k.ph ? 0 : c->S;
 	k.deg = k.ph ? g->off[k.u + 1] - g->off[k.u] : c->in_off[k.u + 1] - c->in_off[k.u];
+	if (c->ooff[b] == c->ooff[b + 1] && c->obk[b] == c->obk[b + 1] && (!base || !c->p->nabsent))
+		return; /* nothing of its own changed */
+	bucket_ports(L, &k, w);
 	for (uint32_t i = c->ooff[b]; i < c->ooff[b + 1]; i++)
 		bucket_removed(&k, sched_group_sub(&c->r->group, c->oblk[i], k.u));
-	for (uint32_t i = 0; i < c->p->nabsent && !c->inr[k.u] && !c->abs[k.u]; i++)
+	for (uint32_t i = 0; i < c->p->nabsent && base; i++)
 		bucket_removed(&k, sched_group_sub(&c->r->group, c->p->absent[i], k.u));
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
 		const struct opiece *pc = &c->opc[i];
 
-		bucket_add(&k, k.ph ? c->S - pc->tau : pc->tau + c->S - 1, pc->port,
-			   (int64_t)(pc->end - pc->off));
+		uint32_t tau = opiece_tau(c, pc);
+
+		bucket_add(&k, k.ph ? c->S - tau : tau + c->S - 1, pc->port,
+			   (int64_t)(opiece_end(c, pc) - opiece_off(c, pc)));
 	}
 	for (uint32_t i = 0; i < k.nt; i++) {
-		uint32_t e = k.list[i], t = k.t0 + e / k.deg, port = e % k.deg;
-		uint32_t a = k.ph ? g->off[k.u] + port : c->in_arcs[c->in_off[k.u] + port];
-		uint32_t src = c->tails[a];
-		uint64_t kx =
-		    (uint64_t)sched_group_sub(&c->r->group, src, k.u) << 16 | (a - g->off[src]);
+		uint32_t e = k.list[i], t = k.t0 + e / k.deg;
+		uint64_t kx = L->kxp[w][e % k.deg];
 		int64_t load = k.tbl[e];
 
-		for (uint32_t j = L->boff[t];
-		     j < L->boff[t + 1] && !c->inr[k.u] && !(c->abs && c->abs[k.u]); j++)
+		for (uint32_t j = L->boff[t]; j < L->boff[t + 1] && base; j++)
 			if (L->bkey[j] == kx)
 				load += (int64_t)L->bsum[j];
 		if ((double)load / SCHED_ONE > L->most[w][t])
 			L->most[w][t] = (double)load / SCHED_ONE;
 		k.seen[e] = 0;
 	}
+	L->dropped[w] += k.dropped;
 }
 
-/* Each step's busiest arc by bucket (struct bloads) into most[]. */
-static void loads_by_bucket(struct pcheck *c, double *most)
+/* L's classes of node 0's arcs (struct brec) and the base's transfers
+ * as records in c->bidx's order. */
+static void base_classes(const struct pcheck *c, struct bloads *L)
+{
+	const struct schedule *b = &c->r->prog;
+	uint32_t k = 0;
+
+	L->ckey = xmalloc((b->nxfers + 1) * sizeof(uint64_t));
+	L->rec = xmalloc((b->nxfers + 1) * sizeof(struct brec));
+	for (size_t i = 0; i < b->nxfers; i++) {
+		const struct xfer *x = &b->xfers[i];
+
+		L->ckey[i] =
+		    (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 | (uint64_t)x->src << 16 | x->lane;
+	}
+	qsort(L->ckey, b->nxfers, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < b->nxfers; i++)
+		if (i == 0 || L->ckey[i] != L->ckey[k - 1])
+			L->ckey[k++] = L->ckey[i];
+	L->cph[0] = 0;
+	L->cph[1] = 0;
+	while (L->cph[1] < k && !(L->ckey[L->cph[1]] >> 32))
+		L->cph[1]++;
+	L->cph[2] = k;
+	for (size_t j = 0; j < b->nxfers; j++) {
+		const struct xfer *x = &b->xfers[c->bidx[j]];
+		uint64_t key =
+		    (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 | (uint64_t)x->src << 16 | x->lane;
+		uint32_t lo = 0, hi = k;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (L->ckey[mid] < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		L->rec[j] =
+		    (struct brec){.length = x->length, .t = c->bstep[c->bidx[j]], .cls = lo};
+	}
+}
+
+/* Each step's busiest arc by bucket (struct bloads) into most[]; the
+ * base's translates the buckets drop. */
+static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 {
 	const struct schedule *b = &c->r->prog;
 	const struct graph *g = c->g;
@@ -171,6 +257,7 @@ static void loads_by_bucket(struct pcheck *c, double *most)
 		L.boff[t + 1] = L.boff[t] + base_arcs(b, t, L.bkey + L.boff[t], L.bsum + L.boff[t]);
 		big = sched_step_size(b, t) > big ? sched_step_size(b, t) : big;
 	}
+	base_classes(c, &L);
 	for (uint32_t v = 0; v < c->n; v++) {
 		uint32_t out = g->off[v + 1] - g->off[v], in = c->in_off[v + 1] - c->in_off[v];
 
@@ -183,11 +270,16 @@ static void loads_by_bucket(struct pcheck *c, double *most)
 	L.seen = xcalloc(th, sizeof(*L.seen));
 	L.list = xcalloc(th, sizeof(*L.list));
 	L.most = xcalloc(th, sizeof(*L.most));
+	L.dropped = xcalloc(th, sizeof(*L.dropped));
+	L.cport = xcalloc(th, sizeof(*L.cport));
+	L.kxp = xcalloc(th, sizeof(*L.kxp));
 	for (unsigned w = 0; w < th; w++) {
 		L.tbl[w] = xmalloc(cells * sizeof(int64_t));
 		L.seen[w] = xcalloc(cells, 1);
 		L.list[w] = xmalloc(cells * sizeof(uint32_t));
 		L.most[w] = xcalloc((size_t)b->nsteps + 1, sizeof(double));
+		L.cport[w] = xmalloc(((size_t)L.cph[2] + 1) * sizeof(uint32_t));
+		L.kxp[w] = xmalloc(((size_t)L.deg + 1) * sizeof(uint64_t));
 	}
 	parallel_for((size_t)2 * c->n, 64, th, bucket_loads, &L);
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
@@ -197,32 +289,50 @@ static void loads_by_bucket(struct pcheck *c, double *most)
 			most[t] = L.most[w][t] > most[t] ? L.most[w][t] : most[t];
 	}
 	free(scratch);
+	uint64_t dropped = 0;
 	for (unsigned w = 0; w < th; w++) {
+		dropped += L.dropped[w];
 		free(L.tbl[w]);
 		free(L.seen[w]);
 		free(L.list[w]);
 		free(L.most[w]);
+		free(L.cport[w]);
+		free(L.kxp[w]);
 	}
 	free(L.tbl);
 	free(L.seen);
 	free(L.list);
 	free(L.most);
+	free(L.dropped);
+	free(L.cport);
+	free(L.kxp);
+	free(L.rec);
+	free(L.ckey);
 	free(L.boff);
 	free(L.bkey);
 	free(L.bsum);
+	return dropped;
 }
 
 /* Each step's busiest arc: the base's (its arcs are one of each orbit)
  * unless the patch changes the arc, then the base's load on it (none
  * where the owner is in the region or failed) with the changes, by
  * bucket (struct bloads) on every core; summed in step order after (the
- * same sum whatever the threads). */
+ * same sum whatever the threads). And the transfers, from what the
+ * buckets took off (a serial pass over the pairs again was 7% of the
+ * check at 8,192 nodes): one translate of each base transfer per node
+ * outside the region and the failed hosts, less the pieces of the pairs
+ * the patch plans and of the failed hosts' blocks, plus the patch's. */
 void patch_loads(struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog;
 	double *most = xcalloc((size_t)b->nsteps + 1, sizeof(double));
+	uint64_t dropped = loads_by_bucket(c, most);
 
-	loads_by_bucket(c, most);
+	c->rep->ntransfers =
+	    (size_t)(c->p->prog.nxfers +
+		     (uint64_t)(c->r->group.order - c->p->nregion - c->p->nabsent) * b->nxfers -
+		     dropped);
 	c->rep->sum_max_link_load = c->rep->max_link_load = 0;
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		c->rep->sum_max_link_load += most[t];

@@ -937,6 +937,132 @@ static void test_transfer_faults(void **state)
 	fx_close(&f);
 }
 
+/* The transfers' own check runs in the same pass, by chunks on every
+ * core, as the count of their pieces by bucket: a fault in each of
+ * several chunks, the first in the patch's order is said, whichever
+ * chunk a thread finished first; the count never runs on past it (a
+ * transfer out of range has no bucket). */
+static void test_xfers_with_count(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	char want[96];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	assert_true(q->nxfers > 2 * 8192); /* two workers or more: 8 chunks */
+	size_t at[] = {0, q->nxfers / 9, q->nxfers / 2 + 1, q->nxfers - 1};
+	for (size_t k = 0; k < 4; k++) {
+		struct sched_patch bad = {0};
+
+		corrupt(&f, SIZE_MAX, 0, &bad);
+		/* this one and every later one of at[] out of range, the
+		 * later ones with a node past the last (no bucket) */
+		bad.prog.xfers[at[k]].length = 0;
+		for (size_t l = k + 1; l < 4; l++)
+			bad.prog.xfers[at[l]].src = (uint16_t)(f.g->n + 7);
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		snprintf(want, sizeof(want), "patch transfer %zu is out of range", at[k]);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+	}
+	fx_close(&f);
+}
+
+/* The index of the pairs is built by bucket on threads; where the
+ * nodes are not a multiple of 64 a word of its bits holds the ends of
+ * two buckets (set by two threads): the index and the search still give
+ * the same verdict, reason, transfers and link loads. */
+static void test_index_shared_words(void **state)
+{
+	(void)state;
+	size_t saved = sched_patch_index_max;
+	uint32_t refused = 0;
+	struct fx f;
+
+	fx_open(&f, "torus:12x10", "5-6,40-41,100-101,17", SCHED_ALLREDUCE);
+	assert_true(f.g->n % 64 != 0);
+	const struct schedule *q = &f.p.prog;
+	for (size_t xi = 0; xi <= q->nxfers; xi += q->nxfers / 29 + 1)
+		for (int how = 0; how < 5; how++) {
+			struct sched_patch bad = {0};
+			struct verify_report a = {0}, b = {0};
+
+			corrupt(&f, xi < q->nxfers ? xi : SIZE_MAX, how, &bad);
+			bad.absent = f.p.absent;
+			bad.nabsent = f.p.nabsent;
+			int ra = sched_verify_patched(&f.r, &bad, f.g, f.gone, &a);
+			sched_patch_index_max = 0;
+			int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
+			sched_patch_index_max = saved;
+			if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
+				fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi, how,
+					 ra, ra < 0 ? a.error : "", rb, rb < 0 ? b.error : "");
+			if (ra == 0) {
+				assert_true(a.sum_max_link_load == b.sum_max_link_load);
+				assert_int_equal(a.ntransfers, b.ntransfers);
+			}
+			refused += ra < 0;
+			bad.absent = NULL;
+			bad.nabsent = 0;
+			sched_patch_free(&bad);
+		}
+	assert_true(refused > 10);
+	agrees(&f, -1);
+	fx_close(&f);
+}
+
+/* A block the patch plans in parts for a node outside its region (its
+ * pieces kept apart from the whole ones in the check): a part moved
+ * along leaves a gap, one moved back arrives twice, each said at its
+ * offset; the patch as made passes. */
+static void test_part_pieces(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct verify_report rep;
+	char want[128];
+
+	fx_open(&f, "torus:32x32", "5-6,40-41,300-301,600-601,900-901", SCHED_ALLREDUCE);
+	const struct schedule *q = &f.p.prog;
+	size_t part = SIZE_MAX, parts = 0;
+	uint8_t *inr = calloc(f.g->n, 1);
+	for (uint32_t i = 0; i < f.p.nregion; i++)
+		inr[f.p.region[i]] = 1;
+	for (size_t i = 0; i < q->nxfers; i++)
+		if (!inr[xfer_owner(&q->xfers[i])] && q->xfers[i].offset > 0) {
+			parts++;
+			part = part == SIZE_MAX && i > q->nxfers / 2 ? i : part;
+		}
+	free(inr);
+	assert_true(parts > 100 && part != SIZE_MAX);
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &rep), 0);
+	for (int how = 0; how < 2; how++) {
+		struct sched_patch bad = {0};
+		const struct xfer *x = &q->xfers[part];
+
+		corrupt(&f, SIZE_MAX, 0, &bad);
+		if (how == 0) {
+			bad.prog.xfers[part].offset++;
+			bad.prog.xfers[part].length--;
+			snprintf(want, sizeof(want), "node %u: block %u has a gap at %u / %u",
+				 xfer_owner(x), x->block, x->offset + 1, SCHED_ONE);
+		} else {
+			bad.prog.xfers[part].offset--;
+			bad.prog.xfers[part].length++;
+			snprintf(want, sizeof(want), "node %u: block %u received twice at %u / %u",
+				 xfer_owner(x), x->block, x->offset - 1, SCHED_ONE);
+		}
+		assert_int_equal(sched_verify_patched(&f.r, &bad, f.g, f.gone, &rep), -1);
+		if (!strstr(rep.error, want))
+			fail_msg("%s (wanted %s)", rep.error, want);
+		sched_patch_free(&bad);
+	}
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +1082,9 @@ int main(void)
 	    cmocka_unit_test(test_region_program),
 	    cmocka_unit_test(test_transfer_faults),
 	    cmocka_unit_test(test_word_subtraction),
+	    cmocka_unit_test(test_xfers_with_count),
+	    cmocka_unit_test(test_index_shared_words),
+	    cmocka_unit_test(test_part_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
