@@ -196,23 +196,22 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	for (uint32_t i = 0; i < nseed; i++)
 		seed[at[found_seed[i] >> 32]++] = found_seed[i];
 	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
+	const uint32_t *ioff = sr->kin->off, *iadj = sr->kin->adj;
 	while (si < nseed || qi < nq) {
-		uint32_t v;
+		uint32_t v, lvl = qi < nq ? patch_rdist(&fr, q[qi]) : UINT32_MAX;
 
-		if (qi < nq &&
-		    (si == nseed || patch_rdist(&fr, q[qi]) <= (uint32_t)(seed[si] >> 32)))
-			v = q[qi++];
-		else
+		/* each candidate's level read once: a seed's is in its key */
+		if (si < nseed && (uint32_t)(seed[si] >> 32) < lvl) {
+			lvl = (uint32_t)(seed[si] >> 32);
 			v = (uint32_t)seed[si++];
-		uint32_t lvl = patch_rdist(&fr, v);
-		bool ok = false;
-
-		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1] && !ok; a++) {
-			uint32_t p = sr->kin->adj[a];
-
-			ok = mark[p] != 2 && patch_rdist(&fr, p) + 1 == lvl;
+		} else {
+			v = q[qi++];
 		}
-		if (ok)
+		/* kept where an unraised in-neighbour is still a level nearer */
+		uint32_t ia = ioff[v], end = ioff[v + 1];
+		while (ia < end && (mark[iadj[ia]] == 2 || patch_rdist(&fr, iadj[ia]) + 1 != lvl))
+			ia++;
+		if (ia < end)
 			continue;
 		mark[v] = 2;
 		rs[nr++] = v;
