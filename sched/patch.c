@@ -438,25 +438,68 @@ struct pkey {
 	uint32_t end, tau;
 };
 
+/* A bucket's first fault in covering its blocks, found on a worker and
+ * said after in bucket order (the same reason whatever the threads). */
+enum { FAULT_TWICE = 1, FAULT_GAP, FAULT_OWN, FAULT_COUNT, FAULT_GAP_END };
+struct cover_faults {
+	uint8_t *why; /* per bucket: 0 fine, else a FAULT_ */
+	uint32_t *at_block, *at_off;
+};
+
+static void faults_init(struct cover_faults *f, size_t nb)
+{
+	f->why = xcalloc(nb, 1);
+	f->at_block = xcalloc(nb, sizeof(uint32_t));
+	f->at_off = xcalloc(nb, sizeof(uint32_t));
+}
+
+static void faults_free(struct cover_faults *f)
+{
+	free(f->why);
+	free(f->at_block);
+	free(f->at_off);
+}
+
+static void fault_first(struct cover_faults *f, size_t b, uint8_t why, uint32_t o, uint32_t off)
+{
+	if (!f->why[b]) {
+		f->why[b] = why;
+		f->at_block[b] = o;
+		f->at_off[b] = off;
+	}
+}
+
+/* Bucket b's fault, of node u, said (-1), else 0. */
+static int fault_say(struct pcheck *c, const struct cover_faults *f, size_t b, uint32_t u)
+{
+	uint32_t o = f->at_block[b];
+
+	switch (f->why[b]) {
+	case FAULT_TWICE:
+	case FAULT_GAP:
+		return pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
+			     f->why[b] == FAULT_TWICE ? "received twice" : "has a gap",
+			     f->at_off[b], SCHED_ONE);
+	case FAULT_OWN:
+		return pfail(c, 0, "node %u receives its own block", u);
+	case FAULT_COUNT:
+		return pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u, o,
+			     c->need);
+	case FAULT_GAP_END:
+		return pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
+	}
+	return 0;
+}
+
 /* Per program (phase, region node), bucket b = ph * nregion + i. */
 struct cover {
 	struct pcheck *c;
 	struct pkey *k;
 	size_t *start; /* 2 nregion + 1 */
-	uint8_t *why;  /* per bucket: 0 fine, 1 twice, 2 gap, 3 own, 4 count */
-	uint32_t *at_block, *at_off;
+	struct cover_faults f;
 	uint32_t **count;  /* per worker: n + 1 */
 	struct pkey **tmp; /* per worker: the largest program */
 };
-
-static void cover_fail(struct cover *cv, size_t b, uint8_t why, uint32_t o, uint32_t off)
-{
-	if (!cv->why[b]) {
-		cv->why[b] = why;
-		cv->at_block[b] = o;
-		cv->at_off[b] = off;
-	}
-}
 
 /* One program's pieces by block (a counting sort: most blocks come in one
  * or two pieces, put in order of offset by insertion). */
@@ -481,7 +524,7 @@ static void cover_one(void *arg, size_t b, unsigned wid)
 	for (size_t i = 0; i < m; i++)
 		by[at[k[i].key >> 32]++] = k[i];
 	/* at[o] is now where block o's pieces end */
-	for (uint32_t o = 0, lo = 0; o < c->n && !cv->why[b]; lo = at[o++]) {
+	for (uint32_t o = 0, lo = 0; o < c->n && !cv->f.why[b]; lo = at[o++]) {
 		uint32_t hi = at[o], pos = 0, h = 0;
 
 		if (lo == hi)
@@ -497,19 +540,19 @@ static void cover_one(void *arg, size_t b, unsigned wid)
 			uint32_t off = (uint32_t)by[i].key;
 
 			if (off != pos)
-				cover_fail(cv, b, off < pos ? 1 : 2, o, off);
+				fault_first(&cv->f, b, off < pos ? FAULT_TWICE : FAULT_GAP, o, off);
 			pos = by[i].end;
 			h = by[i].tau > h ? by[i].tau : h;
 		}
 		if (pos != SCHED_ONE)
-			cover_fail(cv, b, 2, o, pos);
+			fault_first(&cv->f, b, FAULT_GAP, o, pos);
 		if (o == u)
-			cover_fail(cv, b, 3, o, 0);
+			fault_first(&cv->f, b, FAULT_OWN, o, 0);
 		hold[o] = h;
 		blocks++;
 	}
 	if (blocks != c->need)
-		cover_fail(cv, b, 4, blocks, 0);
+		fault_first(&cv->f, b, FAULT_COUNT, blocks, 0);
 }
 
 /* A region node's pieces of each block cover it once, and when it holds
@@ -526,9 +569,7 @@ static int patch_cover(struct pcheck *c)
 		return 0;
 	cv.k = xmalloc((q->nxfers + 1) * sizeof(*cv.k));
 	cv.start = xcalloc(nb + 2, sizeof(size_t));
-	cv.why = xcalloc(nb, 1);
-	cv.at_block = xcalloc(nb, sizeof(uint32_t));
-	cv.at_off = xcalloc(nb, sizeof(uint32_t));
+	faults_init(&cv.f, nb);
 	c->hold = xcalloc(nb * c->n, sizeof(uint32_t));
 	for (size_t i = 0; i < q->nxfers; i++) {
 		const struct xfer *x = &q->xfers[i];
@@ -569,30 +610,11 @@ static int patch_cover(struct pcheck *c)
 	}
 	free(cv.count);
 	free(cv.tmp);
-	for (size_t b = 0; b < nb && rc == 0; b++) {
-		uint32_t u = c->p->region[b % nr], o = cv.at_block[b];
-
-		switch (cv.why[b]) {
-		case 1:
-		case 2:
-			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
-				   cv.why[b] == 1 ? "received twice" : "has a gap", cv.at_off[b],
-				   SCHED_ONE);
-			break;
-		case 3:
-			rc = pfail(c, 0, "node %u receives its own block", u);
-			break;
-		case 4:
-			rc = pfail(c, 0, "node %u: %u of the %u blocks it needs in a phase", u, o,
-				   c->need);
-			break;
-		}
-	}
+	for (size_t b = 0; b < nb && rc == 0; b++)
+		rc = fault_say(c, &cv.f, b, c->p->region[b % nr]);
 	free(cv.k);
 	free(cv.start);
-	free(cv.why);
-	free(cv.at_block);
-	free(cv.at_off);
+	faults_free(&cv.f);
 	return rc;
 }
 
@@ -757,15 +779,15 @@ static uint32_t step_of(const struct schedule *q, size_t i)
  * (the chunks' pieces of a bucket in the patch's order, as one pass
  * would); then the buckets, each sorted and scanned on its own, its
  * pairs written where its pieces start (compacted after), its first
- * fault kept (why: 1 twice, 2 a gap, 3 a gap at the end, 4 its own). */
+ * fault kept (struct cover_faults). */
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
 	size_t **pos;  /* per chunk, per bucket */
 	size_t *first; /* per chunk, its first transfer xfer_one refuses */
 	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
-	uint32_t *npairs, *at_block, *at_off;
-	uint8_t *why;
+	uint32_t *npairs;
+	struct cover_faults f;
 	struct opiece **tmp; /* per worker: the largest bucket */
 };
 
@@ -832,13 +854,6 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 	}
 }
 
-static void ocover_fail(struct ocover *oc, size_t b, uint8_t why, uint32_t o, uint32_t off)
-{
-	oc->why[b] = why;
-	oc->at_block[b] = o;
-	oc->at_off[b] = off;
-}
-
 /* Bucket b's pieces sorted; each pair covered once, never the owner's
  * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them. */
 static void ocover_bucket(void *arg, size_t b, unsigned wid)
@@ -860,14 +875,15 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 			uint32_t off = opiece_off(c, &k[e]), tau = opiece_tau(c, &k[e]);
 
 			if (off != at)
-				return ocover_fail(oc, b, off < at ? 1 : 2, o, off);
+				return fault_first(&oc->f, b, off < at ? FAULT_TWICE : FAULT_GAP, o,
+						   off);
 			at = opiece_end(c, &k[e]);
 			h = tau > h ? tau : h;
 		}
 		if (at != SCHED_ONE)
-			return ocover_fail(oc, b, 3, o, 0);
+			return fault_first(&oc->f, b, FAULT_GAP_END, o, 0);
 		if (o == u)
-			return ocover_fail(oc, b, 4, o, 0);
+			return fault_first(&oc->f, b, FAULT_OWN, o, 0);
 		blk[np] = (uint16_t)o;
 		hold[np++] = h;
 	}
@@ -982,9 +998,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint16_t));
 	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
 	oc->npairs = xcalloc(nb, sizeof(uint32_t));
-	oc->at_block = xcalloc(nb, sizeof(uint32_t));
-	oc->at_off = xcalloc(nb, sizeof(uint32_t));
-	oc->why = xcalloc(nb, 1);
+	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
 	oc->tmp = xcalloc(th, sizeof(*oc->tmp));
 	for (unsigned w = 0; w < th; w++)
@@ -992,16 +1006,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	parallel_for(nb, 64, th, ocover_bucket, oc);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	for (size_t b = 0; b < nb && rc == 0; b++) {
-		uint32_t u = (uint32_t)(b % c->n), o = oc->at_block[b];
-
-		if (oc->why[b] == 1 || oc->why[b] == 2)
-			rc = pfail(c, 0, "node %u: block %u %s at %u / %u", u, o,
-				   oc->why[b] == 1 ? "received twice" : "has a gap", oc->at_off[b],
-				   SCHED_ONE);
-		else if (oc->why[b] == 3)
-			rc = pfail(c, 0, "node %u: block %u has a gap at the end", u, o);
-		else if (oc->why[b] == 4)
-			rc = pfail(c, 0, "node %u receives its own block", u);
+		rc = fault_say(c, &oc->f, b, (uint32_t)(b % c->n));
 		/* the pairs down from where the bucket's pieces start */
 		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
 		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b],
@@ -1013,9 +1018,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		free(oc->tmp[w]);
 	free(oc->tmp);
 	free(oc->npairs);
-	free(oc->at_block);
-	free(oc->at_off);
-	free(oc->why);
+	faults_free(&oc->f);
 	if (rc == 0)
 		over_index(c);
 	return rc;
