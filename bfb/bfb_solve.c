@@ -101,7 +101,7 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
  * its edge back to the source, a link's groups last first and then its
  * sink edge, the sink's links last first (the order of the adjacency
  * stacks this network was first built with, so the flows are the same). */
-static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
+static void build_and_flow_net(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
 {
 	struct flow_net *f = &w->net;
 	uint32_t sink = ng + d + 1, lnk = 1 + ng, gl = 0, *ls;
@@ -141,7 +141,12 @@ static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t
 	w->net_valid = true;
 	w->net_su = su;
 	w->net_cap = cap;
-	w->net_flow = flow_net_maxflow(f, 0, sink);
+}
+
+static int64_t build_and_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
+{
+	build_and_flow_net(w, ng, d, su, cap);
+	w->net_flow = flow_net_maxflow(&w->net, 0, ng + d + 1);
 	return w->net_flow;
 }
 
@@ -344,33 +349,179 @@ static int solve_lp(struct worker *w, uint32_t ng, uint32_t d, enum lp_solver sv
 	return 0;
 }
 
+/* Source v's piece [a, b) (SCHED_ONE units) over u's in-link `link`. */
+static void put_piece(const struct view *vw, uint32_t u, uint32_t link, uint32_t v, uint64_t a,
+		      uint64_t b, struct xfer *x)
+{
+	const struct graph *g = vw->g;
+	uint32_t peer = vw->in_peer[vw->in_off[u] + link];
+	uint32_t arc = vw->in_arc[vw->in_off[u] + link];
+
+	x->block = v;
+	x->offset = (uint32_t)a;
+	x->length = (uint32_t)(b - a);
+	x->fibre = 0;
+	if (!vw->reverse) {
+		x->src = (uint16_t)peer;
+		x->dst = (uint16_t)u;
+		x->lane = (uint16_t)(arc - g->off[peer]);
+		x->flags = xfer_flags(DIR_NONE, XFER_COPY);
+	} else {
+		x->src = (uint16_t)u;
+		x->dst = (uint16_t)peer;
+		x->lane = (uint16_t)(arc - g->off[u]);
+		x->flags = xfer_flags(DIR_NONE, XFER_REDUCE);
+	}
+	if (vw->lane)
+		x->lane = vw->lane[arc];
+}
+
+/* A source's mark (w->mark, by its place in w->order): 1 + the link p
+ * of its group over which the healthy program sends it whole; MARK_NOT
+ * where the healthy program sends it whole over no link of the group (or
+ * the flows leave no room for it there: keep_healthy), so that no layout
+ * of the group's flows is its healthy pieces; MARK_ASK where the healthy
+ * program sends it in parts (vw->healthy asked once it is written). */
+#define MARK_NOT 0xff
+#define MARK_ASK 0
+
+/* Every source of the problem marked, where vw->healthy says what the
+ * healthy program holds: one key a source against its group's links'. */
+static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
+			  uint32_t so)
+{
+	uint32_t d = vw->in_off[u + 1] - vw->in_off[u];
+	uint64_t lkey[BFB_MAX_DEGREE];
+	struct xfer x;
+
+	if (!w->mark)
+		w->mark = xmalloc(vw->n);
+	for (uint32_t k = 0; k < d; k++) {
+		put_piece(vw, u, k, u, 0, SCHED_ONE, &x);
+		lkey[k] = vw->whole_key(vw->healthy_ctx, u, so, &x);
+	}
+	for (uint32_t gi = 0; gi < ng; gi++) {
+		const struct group *gr = &w->groups[gi];
+		const uint32_t *gl = w->gl_link + gr->gl;
+
+		for (uint32_t i = 0; i < gr->cnt; i++) {
+			uint64_t key = vw->base_key(vw->healthy_ctx, u, w->order[gr->first + i],
+						    vw->reverse);
+			uint8_t mark = key == UINT64_MAX ? MARK_ASK : MARK_NOT;
+
+			for (uint32_t p = 0; p < gr->nl && mark == MARK_NOT; p++)
+				if (lkey[gl[p]] == key)
+					mark = (uint8_t)(p + 1);
+			w->mark[gr->first + i] = mark;
+		}
+	}
+}
+
+/* The fractions' max flow started from the healthy program's: each
+ * group's sources the healthy program sends whole over one of its links
+ * (healthy_marks) put there first, as far as the link's capacity holds
+ * whole sources, and the rest augmented on top (Dinic's shortest paths:
+ * a source moved, or a chain of them, only where the flow needs it).
+ * Any maximum flow gives the same link loads; this one moves the fewest
+ * blocks the searches find, and a block not moved is left to the base. */
+static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
+{
+	struct flow_net *f;
+	uint32_t lnk = 1 + ng;
+	int64_t room[BFB_MAX_DEGREE], pre_total = 0;
+
+	build_and_flow_net(w, ng, d, su, cap);
+	f = &w->net;
+	for (uint32_t k = 0; k < d; k++)
+		room[k] = cap * (int64_t)w->wt[k];
+	for (uint32_t g = 0; g < ng; g++) {
+		const struct group *gr = &w->groups[g];
+		uint32_t row = f->start[1 + g];
+		int64_t tot = 0;
+
+		for (uint32_t i = 0; i < gr->cnt; i++) {
+			uint8_t mark = w->mark[gr->first + i];
+
+			if (mark != MARK_ASK && mark != MARK_NOT) {
+				uint32_t e = row + mark - 1, k = w->gl_link[gr->gl + mark - 1];
+
+				if (room[k] < su)
+					continue;
+				room[k] -= su;
+				f->cap[e] -= su;
+				f->cap[f->rev[e]] += su;
+				tot += su;
+			}
+		}
+		uint32_t e0 = ng - 1 - g;
+		f->cap[e0] -= tot;
+		f->cap[f->rev[e0]] += tot;
+		pre_total += tot;
+	}
+	for (uint32_t k = 0; k < d; k++) {
+		uint32_t es = f->start[lnk + k + 1] - 1;
+		int64_t lf = cap * (int64_t)w->wt[k] - room[k];
+
+		f->cap[es] -= lf;
+		f->cap[f->rev[es]] += lf;
+	}
+	w->net_flow = pre_total + flow_net_maxflow(f, 0, ng + d + 1);
+	return w->net_flow;
+}
+
+/* The sources of group gr marked healthy (healthy_marks) kept on their
+ * link while its flow rem[] has a whole source left (their flow taken
+ * from rem; MARK_NOT where it has not). Any layout of a group's flows
+ * gives the same link loads; this one keeps as many sources as the flows
+ * allow as the healthy translate has them, which the patch then need not
+ * hold. */
+static void keep_healthy(struct worker *w, const struct group *gr, int64_t su, int64_t *rem)
+{
+	uint8_t *mark = w->mark + gr->first;
+
+	for (uint32_t i = 0; i < gr->cnt; i++)
+		if (mark[i] != MARK_ASK && mark[i] != MARK_NOT) {
+			uint32_t p = mark[i] - 1u;
+
+			if (rem[p] >= su)
+				rem[p] -= su;
+			else
+				mark[i] = MARK_NOT;
+		}
+}
+
 /* Lay every group's link flows over its sources end to end (each source
  * `su` units long) and write the pieces (step so of the view): a source's
- * pieces lie together, and go again where vw->healthy says the healthy
- * program holds them. */
+ * pieces lie together. With marks (healthy_marks), the sources the
+ * healthy program holds whole on one of the group's links are first kept
+ * there and not written (keep_healthy), and a source it holds in parts
+ * goes again where vw->healthy says these pieces are the healthy ones. */
 static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
-			  uint32_t so, int64_t su, struct xfer *out)
+			  uint32_t so, int64_t su, bool marked, struct xfer *out)
 {
 	size_t npieces = 0;
-	const struct graph *g = vw->g;
-	uint32_t base = vw->in_off[u];
+	int64_t rem[BFB_MAX_DEGREE];
 
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
+		const uint8_t *mark = marked ? w->mark + gr->first : NULL;
 		uint32_t np = gr->nl, i = 0;
 		int64_t used = 0;
 		uint64_t end = 0;	/* the last piece's end (SCHED_ONE units) */
 		size_t first = npieces; /* the source's first piece */
 
+		for (uint32_t p = 0; p < np; p++)
+			rem[p] = w->gl_flow[gr->gl + p];
+		if (mark)
+			keep_healthy(w, gr, su, rem);
 		for (uint32_t p = 0; p < np; p++) {
-			int64_t fl = w->gl_flow[gr->gl + p];
+			int64_t fl = rem[p];
 			uint32_t link = w->gl_link[gr->gl + p];
 
+			while (mark && i < gr->cnt && mark[i] != MARK_ASK && mark[i] != MARK_NOT)
+				i++;
 			while (fl > 0 && i < gr->cnt) {
 				int64_t take = su - used < fl ? su - used : fl;
-				uint32_t v = w->order[gr->first + i];
-				uint32_t peer = vw->in_peer[base + link];
-				uint32_t arc = vw->in_arc[base + link];
 				/* round(used / su) and round((used + take) / su) in
 				 * SCHED_ONE units, exactly: 0 and SCHED_ONE at a
 				 * source's ends, the previous piece's end where it
@@ -382,37 +533,23 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 					? SCHED_ONE
 					: ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
 					      (uint64_t)su;
-				struct xfer *x = &out[npieces];
 
-				x->block = v;
-				x->offset = (uint32_t)a;
-				x->length = (uint32_t)(b - a);
+				put_piece(vw, u, link, w->order[gr->first + i], a, b, &out[npieces]);
 				end = b;
-				x->fibre = 0;
-				if (!vw->reverse) {
-					x->src = (uint16_t)peer;
-					x->dst = (uint16_t)u;
-					x->lane = (uint16_t)(arc - g->off[peer]);
-					x->flags = xfer_flags(DIR_NONE, XFER_COPY);
-				} else {
-					x->src = (uint16_t)u;
-					x->dst = (uint16_t)peer;
-					x->lane = (uint16_t)(arc - g->off[u]);
-					x->flags = xfer_flags(DIR_NONE, XFER_REDUCE);
-				}
-				if (vw->lane)
-					x->lane = vw->lane[arc];
 				npieces++;
 				used += take;
 				fl -= take;
 				if (used == su) {
-					if (vw->healthy &&
+					if (vw->healthy && (!mark || mark[i] == MARK_ASK) &&
 					    vw->healthy(vw->healthy_ctx, u, so, out + first,
 							npieces - first))
 						npieces = first;
 					i++;
 					used = 0;
 					first = npieces;
+					while (mark && i < gr->cnt && mark[i] != MARK_ASK &&
+					       mark[i] != MARK_NOT)
+						i++;
 				}
 			}
 		}
@@ -596,7 +733,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		size_t idx = ui * D + t - 1;
 		uint64_t c, k;
 		double ulp = 0;
-		bool single = true;
+		bool single = true, marked = false;
 
 		if (m == 0) { /* no node at distance t from u */
 			if (vw->pass == PASS_BUILD)
@@ -630,12 +767,24 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 			continue;
 
 		/* The fractions: one integral max flow (or the LP's own); the
-		 * value's last flow when it was this one. */
+		 * value's last flow when it was this one, or one started from
+		 * the healthy program's (warm_flow). */
+		if (vw->healthy) {
+			healthy_marks(vw, w, ng, u, so);
+			marked = true;
+		}
 		if (single) {
 			for (uint32_t g = 0; g < ng; g++)
 				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
 		} else if (lp && !P) {
 			su = LP_UNITS; /* solve_lp set the flows in these units */
+		} else if (marked) {
+			if (warm_flow(w, ng, d, su, cap) != su * (int64_t)m) {
+				worker_fail(w,
+					    "BFB: the max flow falls short of U* (internal error)");
+				return;
+			}
+			flows_from_net(w, ng);
 		} else {
 			int64_t fl = w->net_valid && w->net_su == su && w->net_cap == cap
 					 ? w->net_flow
@@ -654,7 +803,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 			most += w->groups[g].nl;
 		struct xfer *out = step_room(w, so, most);
 		struct stepbuf *sb = &w->sb[so];
-		size_t np = emit_pieces(vw, w, ng, u, so, su, out);
+		size_t np = emit_pieces(vw, w, ng, u, so, su, marked, out);
 
 		vw->where[idx] = (uint64_t)(sb->nchunk - 1) << 32 | sb->used;
 		vw->count[idx] = (uint32_t)np;
@@ -667,6 +816,7 @@ void bfb_worker_free(struct worker *w)
 	free(w->src);
 	free(w->mask);
 	free(w->tight);
+	free(w->mark);
 	free(w->tstart);
 	free(w->tcur);
 	free(w->gid);

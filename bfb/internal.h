@@ -51,6 +51,7 @@ struct worker {
 	uint32_t *src; /* the sources of u, by distance */
 	uint64_t *mask;
 	uint16_t *tight; /* n: each source's candidate in-links (16 or fewer), on first use */
+	uint8_t *mark;	 /* n: each source's healthy in-link (bfb_solve's marks) */
 	uint32_t *tstart, *tcur; /* D + 2 */
 	uint32_t *gid, *order;
 	struct group *groups;
@@ -108,6 +109,14 @@ struct view {
 	 * thrown away. */
 	const uint16_t *lane;
 	bool (*healthy)(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k);
+	/* With healthy: the healthy program's one piece of block v at u in
+	 * the view's phase where it sends it whole (else UINT64_MAX), as a
+	 * key that whole_key gives a whole piece x at step `so` exactly when
+	 * healthy would say x is that piece. A source's healthy in-link is
+	 * then found once a problem (bfb_solve's marks), not tried a link at
+	 * a time. */
+	uint64_t (*base_key)(const void *ctx, uint32_t u, uint32_t v, bool reduce);
+	uint64_t (*whole_key)(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x);
 	const void *healthy_ctx;
 	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
 	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's

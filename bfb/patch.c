@@ -412,6 +412,30 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 	return healthy_pieces(hb, u, step, x, k, lo);
 }
 
+/* view.base_key: the base's one whole piece of block v at u (relative to
+ * u, its step first: hb_sig), else UINT64_MAX. */
+static uint64_t healthy_base_key(const void *ctx, uint32_t u, uint32_t v, bool reduce)
+{
+	const struct healthy_base *hb = ctx;
+	const struct sched_group *G = hb->G;
+
+	return hb->sig[(size_t)reduce * G->nodes + patch_sub(G, hb->high, v, u)];
+}
+
+/* view.whole_key: the key of whole piece x at u, step so of the phase, as
+ * healthy_base_key's (equal iff healthy_source says x is the base's). */
+static uint64_t healthy_whole_key(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x)
+{
+	const struct healthy_base *hb = ctx;
+	const struct sched_group *G = hb->G;
+	uint32_t step = hb->first + so;
+
+	if (step >= 0xffff)
+		return UINT64_MAX - 1; /* no base key has it */
+	return hb_sig(step, x->lane, patch_sub(G, hb->high, x->src, u),
+		      patch_sub(G, hb->high, x->dst, u));
+}
+
 /* The nodes whose whole programs a phase solves again. */
 struct built_phase {
 	uint32_t *region, nregion;
@@ -480,6 +504,8 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 			  .absent = absent,
 			  .lane = hb->lane,
 			  .healthy = healthy_source,
+			  .base_key = healthy_base_key,
+			  .whole_key = healthy_whole_key,
 			  .healthy_ctx = hb};
 	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
 	uint8_t *want = xcalloc(n, 1);

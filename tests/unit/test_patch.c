@@ -281,11 +281,6 @@ struct wpiece {
 	uint32_t step, reduce, block, src, dst, lane, offset, length;
 };
 
-static int cmp_wpiece(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct wpiece));
-}
-
 static int cmp_by_block(const void *a, const void *b)
 {
 	const struct wpiece *x = a, *y = b;
@@ -322,14 +317,87 @@ static bool is_healthy_translate(const struct fx *f, uint32_t u, const struct wp
 	return base == k && found == k;
 }
 
+static int cmp_by_link(const void *a, const void *b)
+{
+	const struct wpiece *x = a, *y = b;
+	uint32_t kx[4] = {x->step, x->src, x->dst, x->lane}, ky[4] = {y->step, y->src, y->dst, y->lane};
+
+	for (int i = 0; i < 4; i++)
+		if (kx[i] != ky[i])
+			return kx[i] < ky[i] ? -1 : 1;
+	return 0;
+}
+
+/* Each step's total and largest link load (SCHED_ONE units) of the
+ * pieces e (one owner's): what the owner's
+ * problems are (their sources, by distance) and what they cost. */
+static void step_loads(struct wpiece *e, size_t ne, uint32_t nsteps, uint64_t *total,
+		       uint64_t *most)
+{
+	memset(total, 0, nsteps * sizeof(uint64_t));
+	memset(most, 0, nsteps * sizeof(uint64_t));
+	qsort(e, ne, sizeof(*e), cmp_by_link);
+	for (size_t i = 0, j; i < ne; i = j) {
+		uint64_t load = 0;
+
+		for (j = i; j < ne && cmp_by_link(&e[j], &e[i]) == 0; j++)
+			load += e[j].length;
+		total[e[i].step] += load;
+		if (load > most[e[i].step])
+			most[e[i].step] = load;
+	}
+}
+
+/* Node u's program in the patched schedule: the patch's pieces it owns,
+ * and the healthy translate of every (phase, block) the patch does not
+ * plan there. Returns the pieces' count; *planned the blocks planned. */
+static size_t patched_program(const struct fx *f, uint32_t u, struct wpiece *out, size_t *planned)
+{
+	const struct schedule *q = &f->p.prog, *b = &f->r.prog;
+	uint32_t n = f->g->n;
+	uint8_t *mine = calloc(2 * (size_t)n, 1);
+	size_t np = 0;
+
+	*planned = 0;
+	for (uint32_t t = 0; t < q->nsteps; t++)
+		for (size_t i = q->step_start[t]; i < q->step_start[t + 1]; i++) {
+			const struct xfer *x = &q->xfers[i];
+			size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + x->block;
+
+			if (xfer_owner(x) != u)
+				continue;
+			*planned += !mine[key];
+			mine[key] = 1;
+			out[np++] = (struct wpiece){t,	      xfer_op(x) == XFER_REDUCE,
+						    x->block, x->src,
+						    x->dst,   x->lane,
+						    x->offset, x->length};
+		}
+	for (uint32_t t = 0; t < b->nsteps; t++)
+		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
+			struct xfer z =
+			    sched_reduced_move(&f->r, &b->xfers[i], sched_group_element(&f->G, u));
+
+			if (!mine[(size_t)(xfer_op(&z) == XFER_REDUCE) * n + z.block])
+				out[np++] = (struct wpiece){t,	      xfer_op(&z) == XFER_REDUCE,
+							    z.block,  z.src,
+							    z.dst,    z.lane,
+							    z.offset, z.length};
+		}
+	free(mine);
+	return np;
+}
+
 /* A node that lost an in-link is solved whole, on the degraded graph, as
- * the explicit degraded BFB solves it, and of its pieces the patch holds
- * exactly those of the blocks that did not come out as the healthy
- * translate: the explicit's pieces of that node, ports named in the
- * healthy graph, less every block the base already holds. Fails when the
- * whole solve reads a wrong distance (its rows come from the raised sets,
- * not a search of the degraded graph) or a source is kept or left out
- * wrongly as it is written. */
+ * the explicit degraded BFB solves it: the same sources at each step
+ * (each step's load in total) at the same cost (each step's largest link
+ * load, U* of the problem), with the fractions' flow started from the
+ * healthy program's, so that the patch plans fewer of its blocks than
+ * differ between the explicit's and the healthy translate (the blocks it
+ * does not plan keep the base's pieces). Fails when the whole solve reads
+ * a wrong distance (its rows come from the raised sets, not a search of
+ * the degraded graph), a source is kept or left out wrongly, or the
+ * flows start cold. */
 static void test_whole_nodes_as_explicit(void **state)
 {
 	(void)state;
@@ -346,9 +414,14 @@ static void test_whole_nodes_as_explicit(void **state)
 		fx_open(&f, "torus:16x16", fails[c], cs[c]);
 		if (bfb_schedule(f.gd, cs[c], &o, &d, &st, &err) < 0)
 			fail_msg("explicit: %s", err.msg);
-		uint32_t n = f.g->n, checked = 0, *tails = graph_arc_tails(f.g);
+		uint32_t n = f.g->n, checked = 0, *tails = graph_arc_tails(f.g), S = d.nsteps;
+		size_t moved = 0, planned_all = 0;
 		struct wpiece *e = calloc(d.nxfers + 1, sizeof(*e)),
-			      *p = calloc(f.p.prog.nxfers + 1, sizeof(*p));
+			      *p = calloc(f.p.prog.nxfers + f.r.prog.nxfers + 1, sizeof(*p));
+		uint64_t *et = calloc(4 * (size_t)S, sizeof(uint64_t)), *em = et + S,
+			 *pt = em + S, *pm = pt + S;
+
+		assert_int_equal(S, f.p.prog.nsteps);
 		for (uint32_t u = 0; u < n; u++) {
 			bool whole = false;
 
@@ -357,7 +430,7 @@ static void test_whole_nodes_as_explicit(void **state)
 						       (cs[c] != SCHED_ALLGATHER && tails[a] == u));
 			if (!whole)
 				continue;
-			size_t ne = 0, np = 0;
+			size_t ne = 0, np, planned;
 			for (uint32_t t = 0; t < d.nsteps; t++)
 				for (size_t i = d.step_start[t]; i < d.step_start[t + 1]; i++) {
 					const struct xfer *x = &d.xfers[i];
@@ -374,37 +447,25 @@ static void test_whole_nodes_as_explicit(void **state)
 							    x->dst,    a - f.g->off[x->src],
 							    x->offset, x->length};
 				}
-			for (uint32_t t = 0; t < f.p.prog.nsteps; t++)
-				for (size_t i = f.p.prog.step_start[t];
-				     i < f.p.prog.step_start[t + 1]; i++) {
-					const struct xfer *x = &f.p.prog.xfers[i];
-
-					if (xfer_owner(x) == u)
-						p[np++] = (struct wpiece){
-						    t,	       xfer_op(x) == XFER_REDUCE,
-						    x->block,  x->src,
-						    x->dst,    x->lane,
-						    x->offset, x->length};
-				}
-			/* the explicit's, less the blocks that are the base's:
-			 * grouped by (phase, block), each group kept or not */
+			np = patched_program(&f, u, p, &planned);
+			/* the explicit's blocks that are not the base's */
 			qsort(e, ne, sizeof(*e), cmp_by_block);
-			size_t kept = 0;
 			for (size_t i = 0, j; i < ne; i = j) {
 				for (j = i; j < ne && cmp_by_block(&e[j], &e[i]) == 0; j++)
 					;
-				if (!is_healthy_translate(&f, u, e + i, j - i))
-					for (size_t q = i; q < j; q++)
-						e[kept++] = e[q];
+				moved += !is_healthy_translate(&f, u, e + i, j - i);
 			}
-			qsort(e, kept, sizeof(*e), cmp_wpiece);
-			qsort(p, np, sizeof(*p), cmp_wpiece);
-			assert_true(kept > 0 && kept < ne); /* some blocks of each */
-			assert_int_equal(kept, np);
-			assert_memory_equal(e, p, np * sizeof(*p));
+			step_loads(e, ne, S, et, em);
+			step_loads(p, np, S, pt, pm);
+			assert_memory_equal(et, pt, S * sizeof(uint64_t));
+			assert_memory_equal(em, pm, S * sizeof(uint64_t));
+			assert_true(planned > 0);
+			planned_all += planned;
 			checked++;
 		}
 		assert_int_equal(checked, f.st.whole);
+		assert_true(planned_all < moved);
+		free(et);
 		free(tails);
 		free(e);
 		free(p);
