@@ -250,8 +250,22 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	for (uint32_t i = pp->rx_off[u]; i < pp->rx_off[u + 1]; i++)
 		ADD(pp->rx_w[i]);
 	for (uint32_t k = 0; k < d; k++) {
-		for (uint32_t i = pp->rx_off[peer[k]]; i < pp->rx_off[peer[k] + 1]; i++)
-			ADD(pp->rx_w[i]);
+		/* a source farther from in-neighbour k than it was: k is no
+		 * longer a candidate for it (distances only grow), which moves
+		 * the block only where its healthy pieces came over k (its
+		 * distance to u the same: raised at u, it was added above) */
+		for (uint32_t i = pp->rx_off[peer[k]]; i < pp->rx_off[peer[k] + 1]; i++) {
+			uint32_t w = pp->rx_w[i], r;
+
+			if (w == u || wmark[w])
+				continue;
+			r = sched_group_sub(pp->G, w, u);
+			for (uint32_t q = bi->bstart[r]; q < bi->bstart[r + 1]; q++)
+				if (k0[k] == UINT32_MAX || bi->bkey[bi->bpiece[q]] == k0[k]) {
+					ADD(w);
+					break;
+				}
+		}
 		if (!pp->gone[arc[k]] || k0[k] == UINT32_MAX)
 			continue;
 		/* a failed in-link: every block whose healthy pieces crossed it */
