@@ -575,9 +575,10 @@ static void phase_free(struct patch_phase *pp)
 }
 
 /* One phase: the raised sets of every root (pp's, for phase_free), then
- * the owners whose blocks change, planned again into po. */
+ * the owners whose blocks change, planned again into po (not the nodes
+ * solved whole in this phase: whole[u] & bit). */
 static int run_phase(struct patch_phase *pp, const struct graph *gt, const struct graph *gd,
-		     const struct graph *gdt, const uint8_t *whole, unsigned threads,
+		     const struct graph *gdt, const uint8_t *whole, uint8_t bit, unsigned threads,
 		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
 {
 	const struct graph *g = pp->g;
@@ -682,7 +683,7 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 			hit[pp->reverse ? pp->tails[a] : g->adj[a]] = 1;
 	uint32_t *owners = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), no = 0;
 	for (uint32_t u = 0; u < n; u++)
-		if (hit[u] && !whole[u] && (!pp->absent || !pp->absent[u])) {
+		if (hit[u] && !(whole[u] & bit) && (!pp->absent || !pp->absent[u])) {
 			owners[no++] = u;
 			pp->partial[u] = 1;
 		}
@@ -736,10 +737,10 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
  * pieces) peaks at 625 MiB, 35 bytes a piece, so the figure errs high
  * until measured again at 16,384. */
 #define PATCH_PEAK_BYTES 64
-static int whole_over_memory(uint32_t nwhole, uint32_t n, enum sched_collective c,
-			     uint64_t max_bytes, struct ofc_error *err)
+static int whole_over_memory(uint32_t nwhole, uint32_t nsolved, uint32_t n, uint64_t max_bytes,
+			     struct ofc_error *err)
 {
-	double pieces = (double)nwhole * (n - 1) * (c == SCHED_ALLREDUCE ? 2 : 1) * 1.2;
+	double pieces = (double)nsolved * (n - 1) * 1.2;
 	double est = pieces * PATCH_PEAK_BYTES;
 	char need_s[32], max_s[32];
 
@@ -773,26 +774,32 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	po.v = xcalloc(po.nsteps + 1, sizeof(struct xfer *));
 	po.n = xcalloc(po.nsteps + 1, sizeof(size_t));
 	po.cap = xcalloc(po.nsteps + 1, sizeof(size_t));
-	/* The nodes that lost an in-link (in either phase's H) are solved
-	 * whole, as bfb_schedule would: their blocks move between in-links
-	 * that keep them, which only the whole problem (LP (3)) balances. */
+	/* The nodes that lost an in-link in a phase's H are solved whole
+	 * there, as bfb_schedule would: their blocks move between in-links
+	 * that keep them, which only the whole problem (LP (3)) balances. A
+	 * failed arc's head in the copies (bit 1: H = g), its tail in the
+	 * reductions (bit 2: H = g^T); in the other phase such a node only
+	 * sees distances grow, and plans those blocks as the others do (a
+	 * failed port's three nodes: two whole a phase, not three). */
 	uint8_t *whole = xcalloc(n, 1), *partial = xcalloc(n, 1);
 	for (uint32_t a = 0; a < g->m; a++)
 		if (gone[a]) {
 			if (c != SCHED_REDUCE_SCATTER)
-				whole[g->adj[a]] = 1;
+				whole[g->adj[a]] |= 1;
 			if (c != SCHED_ALLGATHER)
-				whole[tails[a]] = 1;
+				whole[tails[a]] |= 2;
 		}
-	uint32_t *wl = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nwhole = 0;
+	uint32_t *wl = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nwhole = 0, nsolved = 0;
+	uint32_t *pl = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
 	uint32_t *al = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nabs = 0;
 	for (uint32_t u = 0; u < n; u++) {
-		if (whole[u] && (!absent || !absent[u]))
+		if (whole[u] && (!absent || !absent[u])) {
 			wl[nwhole++] = u;
+			nsolved += (whole[u] & 1) + (whole[u] >> 1);
+		}
 		if (absent && absent[u])
 			al[nabs++] = u;
 	}
-	struct built_phase all = {.region = wl, .nregion = nwhole};
 	uint16_t *lane = healthy_lanes(g, gone);
 	struct healthy_base hb;
 	healthy_base_init(&hb, r, lane);
@@ -801,7 +808,7 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
 	sched_reserve_steps(&p->prog, po.nsteps);
 	size_t held = 0;
-	rc = whole_over_memory(nwhole, n, c, max_bytes, err);
+	rc = whole_over_memory(nwhole, nsolved, n, max_bytes, err);
 	double t0 = now_seconds();
 	st->nodes = n;
 	st->degree = 0;
@@ -830,11 +837,16 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 					 .absent = absent,
 					 .absent_list = al,
 					 .nabsent = nabs};
+		uint8_t bit = reverse ? 2 : 1;
+		struct built_phase here = {.region = pl};
+		for (uint32_t i = 0; i < nwhole; i++)
+			if (whole[wl[i]] & bit)
+				pl[here.nregion++] = wl[i];
 		pp.partial = partial;
-		rc = run_phase(&pp, gt, gd, gdt, whole, o->threads, &po, &nowners, err);
+		rc = run_phase(&pp, gt, gd, gdt, whole, bit, o->threads, &po, &nowners, err);
 		hb.first = pp.first;
-		if (rc == 0 && nwhole) {
-			rc = solve_region(&pp, gd, &all, st->degree, o, max_bytes, &hb, &po,
+		if (rc == 0 && here.nregion) {
+			rc = solve_region(&pp, gd, &here, st->degree, o, max_bytes, &hb, &po,
 					  &p->prog, err);
 		} else if (rc == 0) {
 			size_t k = 0;
@@ -888,6 +900,7 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	healthy_base_free(&hb);
 	free(lane);
 	free(wl);
+	free(pl);
 	free(al);
 	free(whole);
 	free(partial);

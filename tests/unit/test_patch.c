@@ -422,13 +422,16 @@ static void test_whole_nodes_as_explicit(void **state)
 			 *pt = em + S, *pm = pt + S;
 
 		assert_int_equal(S, f.p.prog.nsteps);
+		/* the reductions' steps first (an allreduce's half) */
+		uint32_t rsteps = cs[c] == SCHED_ALLREDUCE ? S / 2 : 0;
 		for (uint32_t u = 0; u < n; u++) {
-			bool whole = false;
+			bool head = false, tail = false;
 
-			for (uint32_t a = 0; a < f.g->m; a++)
-				whole |= f.gone[a] && (f.g->adj[a] == u ||
-						       (cs[c] != SCHED_ALLGATHER && tails[a] == u));
-			if (!whole)
+			for (uint32_t a = 0; a < f.g->m; a++) {
+				head |= f.gone[a] && f.g->adj[a] == u;
+				tail |= f.gone[a] && cs[c] != SCHED_ALLGATHER && tails[a] == u;
+			}
+			if (!head && !tail)
 				continue;
 			size_t ne = 0, np, planned;
 			for (uint32_t t = 0; t < d.nsteps; t++)
@@ -457,8 +460,12 @@ static void test_whole_nodes_as_explicit(void **state)
 			}
 			step_loads(e, ne, S, et, em);
 			step_loads(p, np, S, pt, pm);
-			assert_memory_equal(et, pt, S * sizeof(uint64_t));
-			assert_memory_equal(em, pm, S * sizeof(uint64_t));
+			/* solved whole in the phases where it lost an in-link of
+			 * H: the copies' where it is a failed arc's head, the
+			 * reductions' where it is one's tail */
+			uint32_t lo = tail ? 0 : rsteps, hi = head ? S : rsteps;
+			assert_memory_equal(et + lo, pt + lo, (hi - lo) * sizeof(uint64_t));
+			assert_memory_equal(em + lo, pm + lo, (hi - lo) * sizeof(uint64_t));
 			assert_true(planned > 0);
 			planned_all += planned;
 			checked++;
@@ -1075,6 +1082,75 @@ static void test_index_shared_words(void **state)
 	fx_close(&f);
 }
 
+/* Outside the nodes solved whole in a phase (those that lost an in-link
+ * of its H), a block is planned again only where it must move:
+ * its distance to its owner u grew (another step), or one of its healthy
+ * pieces came over a failed arc or from an in-neighbour now farther from
+ * it (no longer a candidate: distances only grow). A block whose distance
+ * to some other in-neighbour grew keeps its pieces; fails when the patch
+ * plans every block a raised in-neighbour touches. */
+static void test_blocks_planned_where_they_must(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct ofc_error err = {0};
+
+	fx_open(&f, "torus:16x16", "5-6,40>41,100-101,7>8,200-216", SCHED_ALLREDUCE);
+	uint32_t n = f.g->n, kept_beside = 0, *tails = graph_arc_tails(f.g);
+	uint16_t *dh = topo_distances(f.g, 2, &err), *dd = topo_distances(f.gd, 2, &err);
+	uint8_t *whole = calloc(n, 1); /* bit 1: the copies' H, 2: the reductions' */
+	const struct schedule *q = &f.p.prog, *b = &f.r.prog;
+
+	assert_non_null(dh);
+	assert_non_null(dd);
+	for (uint32_t a = 0; a < f.g->m; a++)
+		if (f.gone[a]) {
+			whole[f.g->adj[a]] |= 1;
+			whole[tails[a]] |= 2;
+		}
+	/* H-distance from w to x: g's for the copies, g^T's for reductions */
+#define HD(dist, red, w, x) ((red) ? (dist)[(size_t)(x) * n + (w)] : (dist)[(size_t)(w) * n + (x)])
+	for (size_t i = 0; i < q->nxfers; i++) {
+		const struct xfer *x = &q->xfers[i];
+		uint32_t u = xfer_owner(x), w = x->block;
+		bool red = xfer_op(x) == XFER_REDUCE,
+		     must = HD(dd, red, w, u) != HD(dh, red, w, u);
+
+		if (whole[u] & (red ? 2 : 1))
+			continue;
+		for (size_t k = 0; k < b->nxfers && !must; k++) {
+			struct xfer z =
+			    sched_reduced_move(&f.r, &b->xfers[k], sched_group_element(&f.G, u));
+			uint32_t peer = red ? z.dst : z.src;
+
+			if (z.block != w || (xfer_op(&z) == XFER_REDUCE) != red)
+				continue;
+			must = f.gone[f.g->off[z.src] + z.lane] ||
+			       HD(dd, red, w, peer) != HD(dh, red, w, peer);
+		}
+		if (!must)
+			fail_msg("node %u plans block %u (%s) again, which needs no move", u, w,
+				 red ? "reduce" : "copy");
+	}
+	/* and some block beside a raised in-neighbour is kept */
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t w = 0; w < n && !(whole[u] & 2); w++)
+			for (uint32_t a = f.g->off[u]; a < f.g->off[u + 1]; a++) {
+				uint32_t v = f.g->adj[a]; /* an in-neighbour of u in g^T */
+
+				kept_beside += w != u && w != v && dd[(size_t)u * n + w] ==
+					dh[(size_t)u * n + w] && dd[(size_t)v * n + w] != dh[(size_t)v * n + w];
+			}
+#undef HD
+	assert_true(kept_beside > 0);
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &(struct verify_report){0}), 0);
+	free(whole);
+	free(tails);
+	free(dh);
+	free(dd);
+	fx_close(&f);
+}
+
 /* A block the patch plans in parts for a node outside its region (its
  * pieces kept apart from the whole ones in the check): a part moved
  * along leaves a gap, one moved back arrives twice, each said at its
@@ -1146,6 +1222,7 @@ int main(void)
 	    cmocka_unit_test(test_xfers_with_count),
 	    cmocka_unit_test(test_index_shared_words),
 	    cmocka_unit_test(test_part_pieces),
+	    cmocka_unit_test(test_blocks_planned_where_they_must),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
