@@ -21,6 +21,10 @@ struct search {
 	const struct sched_group *G;
 	const struct graph *k, *kin, *kout;
 	uint32_t nfail, *ftail, *fhead;
+	/* each root's seeds (level << 32 | node), seed[seed_off[x] ..
+	 * seed_off[x + 1]): seed_roots' */
+	uint32_t *seed_off;
+	uint64_t *seed;
 	const uint16_t *row0;
 	uint32_t high;	       /* patch_high(G) */
 	uint32_t D;	       /* the farthest level */
@@ -131,15 +135,15 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	if (sr->absent && sr->absent[x])
 		return; /* a failed host needs no block */
 	patch_root_init(&fr, sr->row0, sr->G, sr->high, x);
-	/* seeds: heads of failed tight arcs, by level; then their tight
-	 * out-neighbours as they lose theirs (a FIFO: levels ascend) */
-	for (uint32_t i = 0; i < sr->nfail; i++) {
-		uint32_t a = sr->ftail[i], b = sr->fhead[i], db;
+	/* the seeds (seed_roots'), by level; then their tight out-neighbours
+	 * as they lose theirs (a FIFO: levels ascend) */
+	for (uint32_t i = sr->seed_off[x]; i < sr->seed_off[x + 1]; i++) {
+		uint64_t sd = sr->seed[i];
 
-		if (b != x && !mark[b] && (db = patch_rdist(&fr, b)) == patch_rdist(&fr, a) + 1) {
-			mark[b] = 1;
-			found_seed[nseed++] = (uint64_t)db << 32 | b;
-			at[db + 1]++;
+		if (!mark[(uint32_t)sd]) {
+			mark[(uint32_t)sd] = 1;
+			found_seed[nseed++] = sd;
+			at[(sd >> 32) + 1]++;
 		}
 	}
 	if (!nseed)
@@ -233,6 +237,139 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 }
 
 
+/* What seed_roots reads: K's tight in-arcs by translation, the failed
+ * arcs by head. */
+struct seeding {
+	uint16_t *tight;  /* per y: K's tight in-arcs of y from root 0 */
+	uint32_t *gen;	  /* per y of one: y - its tail, the arc's generator */
+	uint32_t *bstart; /* the y of one tight in-arc by generator s: */
+	uint32_t *by_gen; /* by_gen[bstart[s] .. bstart[s + 1]) */
+	uint32_t *fstart; /* the failed arcs into b: */
+	uint32_t *ftail;  /* ftail[fstart[b] .. fstart[b + 1]) */
+};
+
+static void seeding_init(struct seeding *sg, const struct search *sr, uint32_t n)
+{
+	const struct graph *k = sr->k;
+	const uint16_t *row0 = sr->row0;
+
+	sg->tight = xcalloc(n, sizeof(uint16_t));
+	sg->gen = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t a = k->off[u]; a < k->off[u + 1]; a++) {
+			uint32_t w = k->adj[a];
+
+			if ((uint32_t)row0[u] + 1 == row0[w]) {
+				sg->tight[w]++;
+				sg->gen[w] = patch_sub(sr->G, sr->high, w, u);
+			}
+		}
+	sg->bstart = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	sg->by_gen = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	for (uint32_t y = 0; y < n; y++)
+		if (sg->tight[y] == 1)
+			sg->bstart[sg->gen[y] + 2]++;
+	for (uint32_t s = 0; s < n; s++)
+		sg->bstart[s + 2] += sg->bstart[s + 1];
+	for (uint32_t y = 0; y < n; y++)
+		if (sg->tight[y] == 1)
+			sg->by_gen[sg->bstart[sg->gen[y] + 1]++] = y;
+	sg->fstart = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	sg->ftail = xmalloc(((size_t)sr->nfail + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < sr->nfail; i++)
+		sg->fstart[sr->fhead[i] + 2]++;
+	for (uint32_t b = 0; b < n; b++)
+		sg->fstart[b + 2] += sg->fstart[b + 1];
+	for (uint32_t i = 0; i < sr->nfail; i++)
+		sg->ftail[sg->fstart[sr->fhead[i] + 1]++] = sr->ftail[i];
+}
+
+static void seeding_free(struct seeding *sg)
+{
+	free(sg->tight);
+	free(sg->gen);
+	free(sg->bstart);
+	free(sg->by_gen);
+	free(sg->fstart);
+	free(sg->ftail);
+}
+
+/* Root x's seed b at level: counted (seed NULL), else placed. */
+static inline void seed_at(struct search *sr, uint32_t x, uint32_t b, uint32_t level)
+{
+	if (sr->absent && sr->absent[x])
+		return; /* no root */
+	if (!sr->seed)
+		sr->seed_off[x + 2]++;
+	else
+		sr->seed[sr->seed_off[x + 1]++] = (uint64_t)level << 32 | b;
+}
+
+/* Every (root, seed) pair once, to seed_at. */
+static void seed_pass(struct search *sr, const struct seeding *sg, uint32_t n)
+{
+	for (uint32_t b = 0; b < n; b++) {
+		uint32_t f0 = sg->fstart[b], nf = sg->fstart[b + 1] - f0;
+
+		if (nf == 1) {
+			/* for root x = b - y the arc p -> b is y's one tight
+			 * in-arc translated where gen(y) = b - p */
+			uint32_t s = patch_sub(sr->G, sr->high, b, sg->ftail[f0]);
+
+			for (uint32_t j = sg->bstart[s]; j < sg->bstart[s + 1]; j++) {
+				uint32_t y = sg->by_gen[j];
+
+				seed_at(sr, patch_sub(sr->G, sr->high, b, y), b, sr->row0[y]);
+			}
+			continue;
+		}
+		/* two failed in-arcs or more (a failed host's, rare): each
+		 * root asked whether they were all of b's tight ones */
+		for (uint32_t x = 0; x < n && nf; x++) {
+			uint32_t y = patch_sub(sr->G, sr->high, b, x), cut = 0;
+
+			if (!sg->tight[y])
+				continue; /* b is the root */
+			for (uint32_t i = f0; i < f0 + nf; i++) {
+				uint32_t p = patch_sub(sr->G, sr->high, sg->ftail[i], x);
+
+				cut += (uint32_t)sr->row0[p] + 1 == sr->row0[y];
+			}
+			if (cut == sg->tight[y])
+				seed_at(sr, x, b, sr->row0[y]);
+		}
+	}
+}
+
+/* Every root's seeds, the nodes first raised: those whose every tight
+ * in-arc failed. A node with a tight in-arc left is raised only where
+ * that arc's tail is, and is then reached as the tail's tight
+ * out-neighbour (levels ascend): the search from these seeds finds the
+ * raised sets a seed at every failed tight arc's head would. Found by
+ * G's translations, not by a scan of every failed arc for every root
+ * (8,192 roots x 654 arcs at 1% of torus:128x64's ports, the search's
+ * largest part): b's tight in-arcs from root x are those of y = b - x
+ * from root 0 (G is abelian: a product of cyclic groups, one orbit), so
+ * a head whose one failed in-arc p -> b is a seed exactly for the roots
+ * b - y with y's one tight in-arc of generator b - p. Two passes: the
+ * count of each root's, then them in place. */
+static void seed_roots(struct search *sr, uint32_t n)
+{
+	struct seeding sg;
+
+	seeding_init(&sg, sr, n);
+	sr->seed_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	sr->seed = NULL;
+	seed_pass(sr, &sg, n);
+	for (uint32_t x = 0; x < n; x++)
+		sr->seed_off[x + 2] += sr->seed_off[x + 1];
+	/* placed at seed_off[x + 1], which then ends x's and starts x + 1's */
+	uint64_t *seed = xmalloc(((size_t)sr->seed_off[n + 1] + 1) * sizeof(uint64_t));
+	sr->seed = seed;
+	seed_pass(sr, &sg, n);
+	seeding_free(&sg);
+}
+
 /* The search's per-worker buffers, th of them. */
 static unsigned search_alloc(struct search *sr, uint32_t n, uint32_t m, unsigned threads)
 {
@@ -288,6 +425,8 @@ static void search_free(struct search *sr, unsigned th)
 	free(sr->ocap);
 	free(sr->ftail);
 	free(sr->fhead);
+	free(sr->seed_off);
+	free(sr->seed);
 }
 
 /* The workers' (root, node, distance) found into pp's raised sets by
@@ -345,6 +484,7 @@ void patch_raised(struct patch_phase *pp, const struct graph *k, const struct gr
 	free(queue);
 	sr.row0 = pp->row0 = row0;
 	pp->high = sr.high;
+	seed_roots(&sr, n);
 	unsigned th = search_alloc(&sr, n, g->m, threads);
 	parallel_for(n, 64, th, root_raised, &sr);
 	gather(pp, &sr, th, n);
