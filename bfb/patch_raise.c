@@ -249,7 +249,6 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		mark[q[i]] = 0;
 }
 
-
 /* What seed_roots reads: K's tight in-arcs by translation, the failed
  * arcs by head. */
 struct seeding {
@@ -405,7 +404,8 @@ static unsigned search_alloc(struct search *sr, uint32_t n, uint32_t m, unsigned
 		sr->tent[i] = xmalloc((size_t)n * sizeof(uint16_t));
 		/* candidates, then the seeds (64-bit) past them, as found and
 		 * by level */
-		sr->cand[i] = xmalloc(((size_t)n + (size_t)sr->nfail * 4 + 4) * sizeof(uint32_t) * 2);
+		sr->cand[i] =
+		    xmalloc(((size_t)n + (size_t)sr->nfail * 4 + 4) * sizeof(uint32_t) * 2);
 		sr->raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
 		sr->heap[i] = xmalloc(((size_t)m + n + 1) * sizeof(uint64_t));
 	}

@@ -89,11 +89,13 @@ static size_t raised_as_bfs(const char *spec, const char *fail)
 			for (uint32_t w = 0; w < n; w++) {
 				if (absent[w] || now[w] == old[w])
 					continue;
-				if (e >= pp.rx_off[x + 1] || pp.rx_w[e] != w || pp.rx_d[e] != now[w])
-					fail_msg("%s less %s, %s phase: root %u, node %u from %u to "
-						 "%u not found as raised",
-						 spec, fail, reverse ? "reduce" : "copy", x, w, old[w],
-						 now[w]);
+				if (e >= pp.rx_off[x + 1] || pp.rx_w[e] != w ||
+				    pp.rx_d[e] != now[w])
+					fail_msg(
+					    "%s less %s, %s phase: root %u, node %u from %u to "
+					    "%u not found as raised",
+					    spec, fail, reverse ? "reduce" : "copy", x, w, old[w],
+					    now[w]);
 				e++;
 			}
 			assert_int_equal(e, pp.rx_off[x + 1]); /* and no other */
