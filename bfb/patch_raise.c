@@ -323,6 +323,10 @@ static void seed_pass(struct search *sr, const struct seeding *sg, uint32_t n)
 	for (uint32_t b = 0; b < n; b++) {
 		uint32_t f0 = sg->fstart[b], nf = sg->fstart[b + 1] - f0;
 
+		/* a failed host: raised or not, it is no source, and with its
+		 * arcs all gone no other node's distance is read through it */
+		if (sr->absent && sr->absent[b])
+			continue;
 		if (nf == 1) {
 			/* for root x = b - y the arc p -> b is y's one tight
 			 * in-arc translated where gen(y) = b - p */
@@ -335,8 +339,8 @@ static void seed_pass(struct search *sr, const struct seeding *sg, uint32_t n)
 			}
 			continue;
 		}
-		/* two failed in-arcs or more (a failed host's, rare): each
-		 * root asked whether they were all of b's tight ones */
+		/* two failed in-arcs or more (rare): each root asked whether
+		 * they were all of b's tight ones */
 		for (uint32_t x = 0; x < n && nf; x++) {
 			uint32_t y = patch_sub(sr->G, sr->high, b, x), cut = 0;
 
