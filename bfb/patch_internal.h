@@ -25,6 +25,9 @@ struct patch_phase {
 	uint32_t *rx_off, *rx_w;
 	uint16_t *rx_d;
 	uint8_t *partial; /* marked: the nodes planned block by block */
+	/* the raised-set search's (root, seed) pairs held at most (0: its
+	 * default), past it each root tests every failed arc */
+	uint64_t seed_max;
 	/* the failed hosts: per node (NULL: none) and ascending */
 	const uint8_t *absent;
 	const uint32_t *absent_list;

@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The (root, seed) pairs held at most, 8 bytes each (128 MiB): 1% of
+ * torus:128x64's ports has 45,000-55,000 a phase. */
+#define PATCH_SEED_MAX ((uint64_t)16 << 20)
+
 /* One phase's search: K = H^T (healthy, its out-arcs), kin and kout the
  * degraded K's in- and out-arcs, the failed arcs of K. */
 struct search {
@@ -22,9 +26,11 @@ struct search {
 	const struct graph *k, *kin, *kout;
 	uint32_t nfail, *ftail, *fhead;
 	/* each root's seeds (level << 32 | node), seed[seed_off[x] ..
-	 * seed_off[x + 1]): seed_roots' */
+	 * seed_off[x + 1]): seed_roots' (NULL: too many to hold, each root
+	 * tests every failed arc) */
 	uint32_t *seed_off;
 	uint64_t *seed;
+	uint64_t seed_max; /* the (root, seed) pairs held at most */
 	const uint16_t *row0;
 	uint32_t high;	       /* patch_high(G) */
 	uint32_t D;	       /* the farthest level */
@@ -148,15 +154,28 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	if (sr->absent && sr->absent[x])
 		return; /* a failed host needs no block */
 	patch_root_init(&fr, sr->row0, sr->G, sr->high, x);
-	/* the seeds (seed_roots'), by level; then their tight out-neighbours
-	 * as they lose theirs (a FIFO: levels ascend) */
-	for (uint32_t i = sr->seed_off[x]; i < sr->seed_off[x + 1]; i++) {
-		uint64_t sd = sr->seed[i];
+	/* the seeds (seed_roots', else the heads of failed tight arcs), by
+	 * level; then their tight out-neighbours as they lose theirs (a
+	 * FIFO: levels ascend) */
+	if (sr->seed_off) {
+		for (uint32_t i = sr->seed_off[x]; i < sr->seed_off[x + 1]; i++) {
+			uint64_t sd = sr->seed[i];
 
-		if (!mark[(uint32_t)sd]) {
-			mark[(uint32_t)sd] = 1;
-			found_seed[nseed++] = sd;
-			at[(sd >> 32) + 1]++;
+			if (!mark[(uint32_t)sd]) {
+				mark[(uint32_t)sd] = 1;
+				found_seed[nseed++] = sd;
+				at[(sd >> 32) + 1]++;
+			}
+		}
+	} else {
+		for (uint32_t i = 0; i < sr->nfail; i++) {
+			uint32_t a = sr->ftail[i], b = sr->fhead[i], db = patch_rdist(&fr, b);
+
+			if (b != x && !mark[b] && db == patch_rdist(&fr, a) + 1) {
+				mark[b] = 1;
+				found_seed[nseed++] = (uint64_t)db << 32 | b;
+				at[db + 1]++;
+			}
 		}
 	}
 	if (!nseed)
@@ -368,7 +387,8 @@ static void seed_pass(struct search *sr, const struct seeding *sg, uint32_t n)
  * from root 0 (G is abelian: a product of cyclic groups, one orbit), so
  * a head whose one failed in-arc p -> b is a seed exactly for the roots
  * b - y with y's one tight in-arc of generator b - p. Two passes: the
- * count of each root's, then them in place. */
+ * count of each root's, then them in place where no more than
+ * sr->seed_max. */
 static void seed_roots(struct search *sr, uint32_t n)
 {
 	struct seeding sg;
@@ -377,6 +397,17 @@ static void seed_roots(struct search *sr, uint32_t n)
 	sr->seed_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
 	sr->seed = NULL;
 	seed_pass(sr, &sg, n);
+	uint64_t total = 0;
+	for (uint32_t x = 0; x < n; x++)
+		total += sr->seed_off[x + 2];
+	if (total > sr->seed_max) {
+		/* a ring's: n / 2 roots a failed arc; the scan costs as much
+		 * and holds nothing */
+		free(sr->seed_off);
+		sr->seed_off = NULL;
+		seeding_free(&sg);
+		return;
+	}
 	for (uint32_t x = 0; x < n; x++)
 		sr->seed_off[x + 2] += sr->seed_off[x + 1];
 	/* placed at seed_off[x + 1], which then ends x's and starts x + 1's */
@@ -485,7 +516,8 @@ void patch_raised(struct patch_phase *pp, const struct graph *k, const struct gr
 			    .kout = kout,
 			    .high = patch_high(pp->G),
 			    .D = pp->D,
-			    .absent = pp->absent};
+			    .absent = pp->absent,
+			    .seed_max = pp->seed_max ? pp->seed_max : PATCH_SEED_MAX};
 	uint32_t n = g->n, *queue = xmalloc((size_t)n * sizeof(uint32_t));
 	uint16_t *row0 = xmalloc((size_t)n * sizeof(uint16_t));
 
