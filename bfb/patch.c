@@ -1,6 +1,7 @@
 /* BFB on a degraded Cayley graph as the healthy reduced schedule plus a
  * patch (sched.h, struct sched_patch): what the failures change, found
- * here, and planned again block by block (patch_blocks.c).
+ * here (the distances they change: patch_raise.c), and planned again
+ * block by block (patch_blocks.c).
  *
  * Node u's BFB problems (u, t) read only its in-links and the distances
  * to u and to its in-neighbours (Zhao et al., LP (3)). A failed arc
@@ -10,16 +11,7 @@
  * translated) is then a solution of the degraded problem, the same U* a
  * step. So the patch is the blocks of the nodes the failures reach: a
  * block whose distance to the node, or to one of its in-neighbours,
- * changed, or whose healthy pieces crossed a failed in-link.
- *
- * Which distances change is found root by root without a full BFS (most
- * roots see no change): from the root x of a BFS over H^T, the heads of
- * failed arcs that were tight (one level below their tail) lose their
- * distance only when no other tight in-arc from an unchanged node is
- * left, and the loss spreads to the tight out-neighbours of a node that
- * lost it, level by level; the raised nodes' new distances then from
- * their unchanged in-neighbours inwards (the deletion half of Ramalingam
- * and Reps' dynamic shortest paths, for unit lengths). */
+ * changed, or whose healthy pieces crossed a failed in-link. */
 #include "bfb/patch_internal.h"
 
 #include <stdlib.h>
@@ -58,223 +50,6 @@ static uint16_t *healthy_lanes(const struct graph *g, const bool *gone)
 			if (!gone[a])
 				lane[m++] = (uint16_t)(a - g->off[u]);
 	return lane;
-}
-
-/* One phase's search: K = H^T (healthy, its out-arcs), kin and kout the
- * degraded K's in- and out-arcs, the failed arcs of K. */
-struct search {
-	const struct sched_group *G;
-	const struct graph *k, *kin, *kout;
-	uint32_t nfail, *ftail, *fhead;
-	const uint16_t *row0;
-	uint32_t high;	       /* patch_high(G) */
-	uint32_t D;	       /* the farthest level */
-	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
-	/* per worker */
-	uint8_t **mark;	 /* 1 candidate, 2 raised */
-	uint32_t **lvl;	 /* D + 2 counters, zero between roots */
-	uint16_t **tent; /* new distances of the raised */
-	uint32_t **cand, **raised;
-	uint64_t **heap; /* per worker: raised x (degree + 1) entries at most */
-	/* per worker: the raised (root, node, new distance) found */
-	uint32_t **ox, **ow;
-	uint16_t **od;
-	size_t *on, *ocap;
-};
-
-static int cmp_node(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* v's nb distinct node ids (of n) ascending, tmp as long: two counting
- * passes of a byte each where n fits 16 bits (a qsort a root with its
- * comparison calls was a fortieth of the patch's instructions). */
-static void sort_nodes(uint32_t *v, uint32_t *tmp, uint32_t nb, uint32_t n)
-{
-	uint32_t lo[257] = {0}, hi[257] = {0};
-
-	if (n > 65536) {
-		qsort(v, nb, sizeof(uint32_t), cmp_node);
-		return;
-	}
-	for (uint32_t i = 0; i < nb; i++) {
-		lo[(v[i] & 255) + 1]++;
-		hi[(v[i] >> 8 & 255) + 1]++;
-	}
-	for (uint32_t b = 0; b < 256; b++) {
-		lo[b + 1] += lo[b];
-		hi[b + 1] += hi[b];
-	}
-	for (uint32_t i = 0; i < nb; i++)
-		tmp[lo[v[i] & 255]++] = v[i];
-	for (uint32_t i = 0; i < nb; i++)
-		v[hi[tmp[i] >> 8 & 255]++] = tmp[i];
-}
-
-static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint16_t d)
-{
-	if (sr->on[wid] == sr->ocap[wid]) {
-		sr->ocap[wid] = sr->ocap[wid] ? 2 * sr->ocap[wid] : 1024;
-		sr->ox[wid] = xrealloc(sr->ox[wid], sr->ocap[wid] * sizeof(uint32_t));
-		sr->ow[wid] = xrealloc(sr->ow[wid], sr->ocap[wid] * sizeof(uint32_t));
-		sr->od[wid] = xrealloc(sr->od[wid], sr->ocap[wid] * sizeof(uint16_t));
-	}
-	sr->ox[wid][sr->on[wid]] = x;
-	sr->ow[wid][sr->on[wid]] = w;
-	sr->od[wid][sr->on[wid]++] = d;
-}
-
-/* A binary min-heap of 64-bit keys. */
-static void heap_push(uint64_t *h, size_t *n, uint64_t key)
-{
-	size_t i = (*n)++;
-
-	while (i > 0 && h[(i - 1) / 2] > key) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = key;
-}
-
-static uint64_t heap_pop(uint64_t *h, size_t *n)
-{
-	uint64_t top = h[0], last = h[--*n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1] < h[c])
-			c++;
-		if (h[c] >= last)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = last;
-	return top;
-}
-
-/* Root x: the nodes whose distance from x grows, and by how much. */
-static void root_raised(void *arg, size_t xi, unsigned wid)
-{
-	struct search *sr = arg;
-	uint32_t x = (uint32_t)xi, nseed = 0, nq = 0, qi = 0, si = 0, nr = 0;
-	uint8_t *mark = sr->mark[wid];
-	uint32_t *q = sr->cand[wid], *rs = sr->raised[wid];
-	uint64_t *found_seed = (uint64_t *)sr->cand[wid] + sr->k->n / 2 + 1;
-	uint64_t *seed = found_seed + sr->nfail;
-	uint32_t *at = sr->lvl[wid];
-	struct patch_root fr;
-
-	if (sr->absent && sr->absent[x])
-		return; /* a failed host needs no block */
-	patch_root_init(&fr, sr->row0, sr->G, sr->high, x);
-	/* seeds: heads of failed tight arcs, by level; then their tight
-	 * out-neighbours as they lose theirs (a FIFO: levels ascend) */
-	for (uint32_t i = 0; i < sr->nfail; i++) {
-		uint32_t a = sr->ftail[i], b = sr->fhead[i], db;
-
-		if (b != x && !mark[b] && (db = patch_rdist(&fr, b)) == patch_rdist(&fr, a) + 1) {
-			mark[b] = 1;
-			found_seed[nseed++] = (uint64_t)db << 32 | b;
-			at[db + 1]++;
-		}
-	}
-	if (!nseed)
-		return;
-	/* by level (a counting sort: a qsort here was a twentieth of the
-	 * answer); the order within a level changes nothing found */
-	for (uint32_t l = 0; l <= sr->D; l++)
-		at[l + 1] += at[l];
-	for (uint32_t i = 0; i < nseed; i++)
-		seed[at[found_seed[i] >> 32]++] = found_seed[i];
-	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
-	const uint32_t *ioff = sr->kin->off, *iadj = sr->kin->adj;
-	while (si < nseed || qi < nq) {
-		uint32_t v, lvl = qi < nq ? patch_rdist(&fr, q[qi]) : UINT32_MAX;
-
-		/* each candidate's level read once: a seed's is in its key */
-		if (si < nseed && (uint32_t)(seed[si] >> 32) < lvl) {
-			lvl = (uint32_t)(seed[si] >> 32);
-			v = (uint32_t)seed[si++];
-		} else {
-			v = q[qi++];
-		}
-		/* kept where an unraised in-neighbour is still a level nearer */
-		uint32_t ia = ioff[v], end = ioff[v + 1];
-		while (ia < end && (mark[iadj[ia]] == 2 || patch_rdist(&fr, iadj[ia]) + 1 != lvl))
-			ia++;
-		if (ia < end)
-			continue;
-		mark[v] = 2;
-		rs[nr++] = v;
-		for (uint32_t a = sr->k->off[v]; a < sr->k->off[v + 1]; a++) {
-			uint32_t w = sr->k->adj[a];
-
-			if (!mark[w] && patch_rdist(&fr, w) == lvl + 1) {
-				mark[w] = 1;
-				q[nq++] = w;
-			}
-		}
-	}
-	/* new distances: from the unchanged in-neighbours, then inwards */
-	uint16_t *tent = sr->tent[wid];
-	for (uint32_t i = 0; i < nr; i++) {
-		uint32_t v = rs[i], best = TOPO_UNREACHABLE;
-
-		for (uint32_t a = sr->kin->off[v]; a < sr->kin->off[v + 1]; a++) {
-			uint32_t p = sr->kin->adj[a];
-
-			uint32_t dp = patch_rdist(&fr, p) + 1;
-
-			if (mark[p] != 2 && dp < best)
-				best = dp;
-		}
-		tent[v] = (uint16_t)best;
-	}
-	/* then inwards, nearest first (Dijkstra with unit lengths over the
-	 * raised, a heap of (distance, node) with stale entries skipped) */
-	uint64_t *heap = sr->heap[wid];
-	size_t nh = 0;
-	for (uint32_t i = 0; i < nr; i++)
-		if (tent[rs[i]] != TOPO_UNREACHABLE)
-			heap_push(heap, &nh, (uint64_t)tent[rs[i]] << 32 | rs[i]);
-	while (nh) {
-		uint64_t top = heap_pop(heap, &nh);
-		uint32_t v = (uint32_t)top, dv = (uint32_t)(top >> 32);
-
-		if (dv != tent[v])
-			continue;
-		for (uint32_t a = sr->kout->off[v]; a < sr->kout->off[v + 1]; a++) {
-			uint32_t w = sr->kout->adj[a];
-
-			if (mark[w] == 2 && dv + 1 < tent[w]) {
-				tent[w] = (uint16_t)(dv + 1);
-				heap_push(heap, &nh, (uint64_t)(dv + 1) << 32 | w);
-			}
-		}
-	}
-	/* found by node (a failed host has no block), sorted here on the
-	 * root's thread: the raised sets are looked up by node */
-	uint32_t nb = 0, *by = (uint32_t *)heap;
-	for (uint32_t i = 0; i < nr; i++)
-		if (!sr->absent || !sr->absent[rs[i]])
-			by[nb++] = rs[i];
-	sort_nodes(by, by + sr->k->n, nb, sr->k->n);
-	for (uint32_t i = 0; i < nb; i++)
-		found(sr, wid, x, by[i], tent[by[i]]);
-	/* the marks cleared for the next root */
-	for (uint32_t i = 0; i < nseed; i++)
-		mark[(uint32_t)seed[i]] = 0;
-	for (uint32_t i = 0; i < nq; i++)
-		mark[q[i]] = 0;
 }
 
 /* The healthy program's pieces by (phase, relative block): which the
@@ -582,70 +357,14 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
 {
 	const struct graph *g = pp->g;
-	struct search sr = {.G = pp->G, .high = patch_high(pp->G), .absent = pp->absent};
-	uint32_t n = g->n, *queue = xmalloc((size_t)n * sizeof(uint32_t));
-	uint16_t *row0 = xmalloc((size_t)n * sizeof(uint16_t));
+	uint32_t n = g->n;
 	int rc = 0;
 
 	/* K = H^T: allgather g^T, reduce-scatter g */
-	sr.k = pp->reverse ? g : gt;
-	sr.kin = pp->reverse ? gdt : gd;
-	sr.kout = pp->reverse ? gd : gdt;
-	sr.ftail = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	sr.fhead = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t a = 0; a < g->m; a++)
-		if (pp->gone[a]) {
-			/* g's arc w -> v is K's arc v -> w for allgather */
-			sr.ftail[sr.nfail] = pp->reverse ? pp->tails[a] : g->adj[a];
-			sr.fhead[sr.nfail++] = pp->reverse ? g->adj[a] : pp->tails[a];
-		}
-	bfb_bfs_row(sr.k, 0, row0, queue);
-	sr.row0 = pp->row0 = row0;
-	pp->high = sr.high;
-	sr.D = pp->D;
-	unsigned th = parallel_workers(n, 64, threads);
-	sr.mark = xcalloc(th, sizeof(uint8_t *));
-	sr.lvl = xcalloc(th, sizeof(uint32_t *));
-	sr.tent = xcalloc(th, sizeof(uint16_t *));
-	sr.cand = xcalloc(th, sizeof(uint32_t *));
-	sr.raised = xcalloc(th, sizeof(uint32_t *));
-	sr.heap = xcalloc(th, sizeof(uint64_t *));
-	sr.ox = xcalloc(th, sizeof(uint32_t *));
-	sr.ow = xcalloc(th, sizeof(uint32_t *));
-	sr.od = xcalloc(th, sizeof(uint16_t *));
-	sr.on = xcalloc(th, sizeof(size_t));
-	sr.ocap = xcalloc(th, sizeof(size_t));
-	for (unsigned i = 0; i < th; i++) {
-		sr.mark[i] = xcalloc(n, 1);
-		sr.lvl[i] = xcalloc((size_t)pp->D + 2, sizeof(uint32_t));
-		sr.tent[i] = xmalloc((size_t)n * sizeof(uint16_t));
-		/* candidates, then the seeds (64-bit) past them, as found and
-		 * by level */
-		sr.cand[i] = xmalloc(((size_t)n + (size_t)sr.nfail * 4 + 4) * sizeof(uint32_t) * 2);
-		sr.raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
-		sr.heap[i] = xmalloc(((size_t)g->m + n + 1) * sizeof(uint64_t));
-	}
-	parallel_for(n, 64, th, root_raised, &sr);
-	/* the raised sets by root, ascending */
-	uint32_t *rx_off = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	size_t total = 0;
-	for (unsigned i = 0; i < th; i++) {
-		for (size_t e = 0; e < sr.on[i]; e++)
-			rx_off[sr.ox[i][e] + 2]++;
-		total += sr.on[i];
-	}
-	for (uint32_t x = 0; x < n; x++)
-		rx_off[x + 2] += rx_off[x + 1];
-	/* (a root's, found on one thread, in node order already) */
-	uint32_t *rx_w = xmalloc((total + 1) * sizeof(uint32_t));
-	uint16_t *rx_d = xmalloc((total + 1) * sizeof(uint16_t));
-	for (unsigned i = 0; i < th; i++)
-		for (size_t e = 0; e < sr.on[i]; e++) {
-			uint32_t at = rx_off[sr.ox[i][e] + 1]++;
-
-			rx_w[at] = sr.ow[i][e];
-			rx_d[at] = sr.od[i][e];
-		}
+	patch_raised(pp, pp->reverse ? g : gt, pp->reverse ? gdt : gd, pp->reverse ? gd : gdt,
+		     threads);
+	const uint32_t *rx_off = pp->rx_off, *rx_w = pp->rx_w;
+	const uint16_t *rx_d = pp->rx_d;
 	for (uint32_t x = 0; x < n && rc == 0; x++) {
 		for (uint32_t e = rx_off[x]; e < rx_off[x + 1] && rc == 0; e++) {
 			/* x in K is the receiver; rx_w a source */
@@ -664,9 +383,6 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 				    pp->D);
 		}
 	}
-	pp->rx_off = rx_off;
-	pp->rx_w = rx_w;
-	pp->rx_d = rx_d;
 	/* the owners: a raised set of their own or an in-neighbour's, or a
 	 * failed in-link (H's in-arcs: allgather g's into u, reduce-scatter
 	 * g's out of u) */
@@ -692,31 +408,6 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 		rc = patch_blocks(pp, owners, no, threads, po, err);
 	free(owners);
 	free(hit);
-	for (unsigned i = 0; i < th; i++) {
-		free(sr.mark[i]);
-		free(sr.lvl[i]);
-		free(sr.tent[i]);
-		free(sr.cand[i]);
-		free(sr.raised[i]);
-		free(sr.heap[i]);
-		free(sr.ox[i]);
-		free(sr.ow[i]);
-		free(sr.od[i]);
-	}
-	free(sr.mark);
-	free(sr.lvl);
-	free(sr.tent);
-	free(sr.cand);
-	free(sr.raised);
-	free(sr.heap);
-	free(sr.ox);
-	free(sr.ow);
-	free(sr.od);
-	free(sr.on);
-	free(sr.ocap);
-	free(sr.ftail);
-	free(sr.fhead);
-	free(queue);
 	return rc;
 }
 

@@ -234,7 +234,7 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 	for (uint32_t k = 0; k <= bi->d; k++)
 		of0[k] = UINT32_MAX;
 	for (uint32_t k = 0; k < d; k++) {
-		k0[k] = key_of(bi, sched_group_sub(pp->G, peer[k], u), lane[k]);
+		k0[k] = key_of(bi, patch_sub(pp->G, pp->high, peer[k], u), lane[k]);
 		if (k0[k] != UINT32_MAX)
 			of0[k0[k]] = k;
 	}
@@ -259,7 +259,7 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 
 			if (w == u || wmark[w])
 				continue;
-			r = sched_group_sub(pp->G, w, u);
+			r = patch_sub(pp->G, pp->high, w, u);
 			for (uint32_t q = bi->bstart[r]; q < bi->bstart[r + 1]; q++)
 				if (k0[k] == UINT32_MAX || bi->bkey[bi->bpiece[q]] == k0[k]) {
 					ADD(w);
@@ -291,7 +291,8 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 			       ((size_t)D + 1) * sizeof(uint64_t));
 	}
 	for (uint32_t i = 0; i < nw + pp->nabsent; i++) {
-		uint32_t r = sched_group_sub(pp->G, i < nw ? wl[i] : pp->absent_list[i - nw], u);
+		uint32_t r =
+		    patch_sub(pp->G, pp->high, i < nw ? wl[i] : pp->absent_list[i - nw], u);
 
 		for (uint32_t p = bi->bstart[r]; p < bi->bstart[r + 1]; p++) {
 			uint32_t x = bi->bpiece[p], k = of0[bi->bkey[x]];

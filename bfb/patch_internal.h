@@ -20,16 +20,25 @@ struct patch_phase {
 	 * every arc's tail */
 	const uint32_t *in_off, *in_arc, *tails;
 	/* the raised set of each root x in K: the sources w whose distance to
-	 * x grew, ascending, with the new distance (row0 and these: bfb/patch.c's
-	 * run_phase allocates them, phase_free frees them) */
+	 * x grew, ascending, with the new distance (row0 and these:
+	 * patch_raised allocates them, phase_free frees them) */
 	uint32_t *rx_off, *rx_w;
 	uint16_t *rx_d;
 	uint8_t *partial; /* marked: the nodes planned block by block */
+	/* the raised-set search's (root, seed) pairs held at most (0: its
+	 * default), past it each root tests every failed arc */
+	uint64_t seed_max;
 	/* the failed hosts: per node (NULL: none) and ascending */
 	const uint8_t *absent;
 	const uint32_t *absent_list;
 	uint32_t nabsent;
 };
+
+/* The raised sets of every root of pp's phase, K = H^T (k: healthy, kin
+ * and kout: the degraded K's in- and out-arcs): pp->row0, high, rx_off,
+ * rx_w and rx_d (bfb/patch_raise.c; phase_free frees them). */
+void patch_raised(struct patch_phase *pp, const struct graph *k, const struct graph *kin,
+		  const struct graph *kout, unsigned threads);
 
 /* The patch's transfers by schedule step. */
 struct patch_out {
