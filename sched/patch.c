@@ -340,6 +340,34 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* c->ghi and c->gmask for pc_sub and pc_add (patch_check.h): each field's top bit where
+ * the group's radices are powers of two whose fields tile the ids' bits
+ * from the lowest (mixed radix: stride = 1 << shift), else 0. */
+void pcheck_group_fields(struct pcheck *c)
+{
+	const struct sched_group *G = &c->r->group;
+	uint32_t hi = 0, bits = 0;
+
+	c->ghi = 0;
+	if (!G->pow2 || G->nodes != G->order || G->nodes == 0 || (G->nodes & (G->nodes - 1)) != 0)
+		return;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t w = 0;
+
+		while ((UINT32_C(1) << w) < G->radix[i])
+			w++;
+		if (G->shift[i] != bits || G->stride[i] != UINT32_C(1) << bits)
+			return;
+		if (w)
+			hi |= UINT32_C(1) << (bits + w - 1);
+		bits += w;
+	}
+	if ((UINT32_C(1) << bits) != G->nodes || bits == 0)
+		return;
+	c->gmask = G->nodes - 1;
+	c->ghi = hi;
+}
+
 /* The base program: node 0's, each phase in its steps; its tables. */
 static int base_tables(struct pcheck *c)
 {
@@ -1031,7 +1059,7 @@ static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_
 	if (c->ridx[x] != UINT32_MAX)
 		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
 	const uint32_t *h = over_get(c, ph, x, o);
-	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
+	return h ? *h : c->hb[ph][pc_sub(c, o, x)];
 }
 
 /* Patch transfer i (at step t) after its sender holds the block; the
@@ -1158,12 +1186,11 @@ static int patch_causal(struct pcheck *c)
  * reason in c->rep only where say. */
 static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h, bool say)
 {
-	const struct sched_group *G = &c->r->group;
 	/* the owners that read x: copies, x's out-neighbours; reductions, its
 	 * in-neighbours (they send to x) */
 	const struct graph *rd = ph ? c->gt : c->g;
 
-	if (o == x || h <= c->hb[ph][sched_group_sub(G, o, x)])
+	if (o == x || h <= c->hb[ph][pc_sub(c, o, x)])
 		return 0;
 	for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
 		uint32_t u = rd->adj[a];
@@ -1171,8 +1198,7 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 
 		if (c->inr[u] || (c->abs && c->abs[u]) || over_get(c, ph, u, o))
 			continue;
-		m = kmap_get(&c->minsend,
-			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
+		m = kmap_get(&c->minsend, key3(ph, pc_sub(c, x, u), pc_sub(c, o, u)));
 		if (m && *m <= h && !say)
 			return -1;
 		if (m && *m <= h)
@@ -1205,7 +1231,7 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 			hi = mid;
 	}
 	for (size_t i = lo; i < c->r->prog.nxfers && c->ports[i] >> 16 == key; i++) {
-		uint32_t o = sched_group_add(&c->r->group, (uint32_t)(c->ports[i] & 0xffff), u);
+		uint32_t o = pc_add(c, (uint32_t)(c->ports[i] & 0xffff), u);
 
 		if (c->abs && c->abs[o])
 			continue; /* a failed host's block: dropped */
@@ -1352,6 +1378,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	}
 	c.ridx = xmalloc(c.n * sizeof(uint32_t));
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
+	pcheck_group_fields(&c);
 	c.gt = graph_transpose(g);
 	c.tails = graph_arc_tails(g);
 	in_arcs(&c);

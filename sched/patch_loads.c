@@ -137,7 +137,7 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 
 	for (uint32_t i = L->cph[k->ph]; i < L->cph[k->ph + 1]; i++) {
 		uint32_t src = (uint32_t)(L->ckey[i] >> 16) & 0xffff, lane = L->ckey[i] & 0xffff,
-			 a = g->off[sched_group_add(&c->r->group, src, k->u)] + lane;
+			 a = g->off[pc_add(c, src, k->u)] + lane;
 
 		L->cport[w][i] = k->ph ? a - g->off[k->u] : c->inpos[a];
 	}
@@ -145,8 +145,7 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 		uint32_t a = k->ph ? g->off[k->u] + port : c->in_arcs[c->in_off[k->u] + port];
 		uint32_t s = c->tails[a];
 
-		L->kxp[w][port] =
-		    (uint64_t)sched_group_sub(&c->r->group, s, k->u) << 16 | (a - g->off[s]);
+		L->kxp[w][port] = (uint64_t)pc_sub(c, s, k->u) << 16 | (a - g->off[s]);
 	}
 }
 
@@ -171,9 +170,9 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 		return; /* nothing of its own changed */
 	bucket_ports(L, &k, w);
 	for (uint32_t i = c->ooff[b]; i < c->ooff[b + 1]; i++)
-		bucket_removed(&k, sched_group_sub(&c->r->group, c->oblk[i], k.u));
+		bucket_removed(&k, pc_sub(c, c->oblk[i], k.u));
 	for (uint32_t i = 0; i < c->p->nabsent && base; i++)
-		bucket_removed(&k, sched_group_sub(&c->r->group, c->p->absent[i], k.u));
+		bucket_removed(&k, pc_sub(c, c->p->absent[i], k.u));
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
 		const struct opiece *pc = &c->opc[i];
 
