@@ -424,28 +424,37 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
-/* Patch transfer i (at step t) on its own: its ranges, its phase, no
- * failed host's, over an arc of its port that has not failed; the reason
- * in c->rep only where say (the threads look, one says). */
-static int xfer_one(struct pcheck *c, uint32_t t, size_t i, bool say)
+/* Why patch transfer x (at step t) is refused on its own, or 0: its
+ * ranges, its phase, no failed host's, over an arc of its port that has
+ * not failed. Inline in the pass that counts the pieces, where a call
+ * that could also say why was a tenth of the check's instructions. */
+static inline int xfer_why(const struct pcheck *c, uint32_t t, const struct xfer *x)
+{
+	const struct graph *g = c->g;
+
+	if (x->src >= c->n || x->dst >= c->n || x->block >= c->n ||
+	    (x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0 || x->length == 0 ||
+	    x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
+		return 1;
+	if ((phase_of(x) == 1) != (t < c->S))
+		return 2;
+	if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
+		return 3;
+	uint32_t a = g->off[x->src] + x->lane;
+	if (x->lane >= g->off[x->src + 1] - g->off[x->src] || g->adj[a] != x->dst)
+		return 4;
+	return c->gone[a] ? 5 : 0;
+}
+
+/* Patch transfer i (at step t) on its own (xfer_why): the reason said
+ * where it is refused (the threads look, one says). */
+static int xfer_one(struct pcheck *c, uint32_t t, size_t i)
 {
 	const struct xfer *x = &c->p->prog.xfers[i];
-	const struct graph *g = c->g;
-	int why = 0;
+	int why = xfer_why(c, t, x);
 
-	if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run || xfer_blocks(x) != 1 ||
-	    x->length == 0 || x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
-		why = 1;
-	else if ((phase_of(x) == 1) != (t < c->S))
-		why = 2;
-	else if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
-		why = 3;
-	else if (x->lane >= graph_outdeg(g, x->src) || g->adj[g->off[x->src] + x->lane] != x->dst)
-		why = 4;
-	else if (c->gone[g->off[x->src] + x->lane])
-		why = 5;
-	if (!why || !say)
-		return why ? -1 : 0;
+	if (!why)
+		return 0;
 	if (why == 1)
 		return pfail(c, t, "patch transfer %zu is out of range", i);
 	if (why == 2)
@@ -841,7 +850,7 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 
 		while (i >= q->step_start[t + 1])
 			t++;
-		if (xfer_one(c, (uint32_t)t, i, false) < 0) {
+		if (xfer_why(c, (uint32_t)t, x)) {
 			oc->first[j] = i;
 			return;
 		}
@@ -963,7 +972,7 @@ static int patch_xfers(struct pcheck *c, struct ocover *oc)
 	parallel_for(oc->nchunk, 1, th, ocover_count, oc);
 	for (unsigned j = 0; j < oc->nchunk && first == SIZE_MAX; j++)
 		first = oc->first[j];
-	return first == SIZE_MAX ? 0 : xfer_one(c, step_of(q, first), first, true);
+	return first == SIZE_MAX ? 0 : xfer_one(c, step_of(q, first), first);
 }
 
 /* The buckets' pieces into c->opc by c->obk, on threads, from
@@ -1243,80 +1252,91 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 	return 0;
 }
 
-/* The base's nodes: none reads a patched block before it is held, none
- * moves a block it still plans by the base over a gone arc. */
-/* The (phase, owner) bucket of ooff holding pair j: the last b with
- * ooff[b] <= j. */
-static uint32_t pair_bucket(const struct pcheck *c, uint32_t j)
+/* Item i of base_untouched's late readers in the region: a region
+ * program's block, by (phase, region node) and block. */
+static int region_item(struct pcheck *c, size_t i, bool say)
 {
-	uint32_t lo = 0, hi = 2 * c->n;
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (c->ooff[mid] <= j)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
+			    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
+			    c->hold[i], say);
 }
 
-/* Item i of base_untouched's late readers: a region program's block
- * (i < nh, by (phase, region node) and block), or pair i - nh the patch
- * plans outside the region, in bucket b (as oblk is). */
-static int reader_item(struct pcheck *c, size_t nh, size_t i, uint32_t b, bool say)
-{
-	if (i < nh)
-		return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
-				    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
-				    c->hold[i], say);
-	uint32_t j = (uint32_t)(i - nh);
-
-	return late_readers(c, b / c->n, b % c->n, c->oblk[j], c->ohold[j], say);
-}
-
-static void readers_chunk(void *arg, size_t j, unsigned wid)
+static void region_chunk(void *arg, size_t j, unsigned wid)
 {
 	struct checks *k = arg;
-	struct pcheck *c = k->c;
-	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
-	uint32_t b = 0;
 
 	(void)wid;
-	for (size_t i = lo; i < hi; i++) {
-		if (i == lo && i >= nh)
-			b = pair_bucket(c, (uint32_t)(i - nh));
-		else if (i == nh)
-			b = 0;
-		while (i >= nh && i - nh >= c->ooff[b + 1])
-			b++;
-		if (reader_item(c, nh, i, b, false) < 0) {
+	for (size_t i = lo; i < hi; i++)
+		if (region_item(k->c, i, false) < 0) {
 			k->first[j] = i;
+			return;
+		}
+}
+
+/* Bucket b's pairs (ph, x, o) outside the region through late_readers:
+ * the first failing one's place into first[b] (UINT32_MAX: none). The
+ * hold is tested against the base's here, before the call: nine pairs
+ * in ten hold no later than the base (no reader can be early), and the
+ * call and its place found from a pair's index cost more than the test. */
+struct breaders {
+	struct pcheck *c;
+	uint32_t *first;
+};
+
+static void readers_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct breaders *k = arg;
+	struct pcheck *c = k->c;
+	uint32_t ph = (uint32_t)(b / c->n), x = (uint32_t)(b % c->n);
+	const uint32_t *hb = c->hb[ph];
+
+	(void)wid;
+	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
+		uint32_t o = c->oblk[j];
+
+		if (o == x || c->ohold[j] <= hb[pc_sub(c, o, x)])
+			continue;
+		if (late_readers(c, ph, x, o, c->ohold[j], false) < 0) {
+			k->first[b] = j;
 			return;
 		}
 	}
 }
 
+/* The base's nodes: none reads a patched block before it is held (the
+ * region's blocks first, then the pairs outside in bucket order: the
+ * first failing said), none moves a block it still plans by the base
+ * over a gone arc. */
 static int base_untouched(struct pcheck *c)
 {
 	const struct graph *g = c->g;
-	const struct sched_group *G = &c->r->group;
+	size_t nb = (size_t)2 * c->n, nh = c->hold ? nb * c->p->nregion : 0;
+	size_t i = nh ? first_failing(c, nh, region_chunk) : SIZE_MAX;
+	struct breaders k = {.c = c, .first = xmalloc((nb + 1) * sizeof(uint32_t))};
 
-	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
-	size_t i = first_failing(c, nh + c->ooff[2 * c->n], readers_chunk);
+	if (i != SIZE_MAX) {
+		free(k.first);
+		return region_item(c, i, true);
+	}
+	memset(k.first, 0xff, nb * sizeof(uint32_t));
+	parallel_for(nb, 64, 0, readers_bucket, &k);
+	for (size_t b = 0; b < nb; b++)
+		if (k.first[b] != UINT32_MAX) {
+			uint32_t j = k.first[b];
 
-	if (i != SIZE_MAX)
-		return reader_item(c, nh, i, i < nh ? 0 : pair_bucket(c, (uint32_t)(i - nh)), true);
+			free(k.first);
+			return late_readers(c, (uint32_t)(b / c->n), (uint32_t)(b % c->n),
+					    c->oblk[j], c->ohold[j], true);
+		}
+	free(k.first);
 	for (uint32_t tail = 0; tail < c->n; tail++)
 		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
 			uint32_t head = g->adj[a], j = a - g->off[tail];
 
 			if (!c->gone[a])
 				continue;
-			if (gone_replaced(c, 0, head, sched_group_sub(G, tail, head), j, tail,
-					  head) < 0 ||
+			if (gone_replaced(c, 0, head, pc_sub(c, tail, head), j, tail, head) < 0 ||
 			    gone_replaced(c, 1, tail, 0, j, tail, head) < 0)
 				return -1;
 		}
