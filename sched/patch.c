@@ -655,40 +655,6 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
-/* One bucket's m pieces by block, then offset: a radix sort on the
- * block's two bytes, into tmp (m entries) and back, then an insertion
- * sort by offset among a block's few pieces. A qsort per owner here was
- * a tenth of the whole answer at 8,192 nodes. */
-static void sort_opieces(const struct pcheck *c, struct opiece *k, size_t m, struct opiece *tmp)
-{
-	/* 32-bit counts (a bucket's pieces are fewer than UINT32_MAX,
-	 * partial_cover says): the two tables cleared per bucket were as
-	 * many bytes as its pieces at 8,192 nodes */
-	uint32_t at[257] = {0}, hi[257] = {0};
-
-	for (size_t i = 0; i < m; i++) {
-		at[(k[i].block & 0xff) + 1]++;
-		hi[(k[i].block >> 8) + 1]++;
-	}
-	for (unsigned d = 0; d < 256; d++) {
-		at[d + 1] += at[d];
-		hi[d + 1] += hi[d];
-	}
-	for (size_t i = 0; i < m; i++)
-		tmp[at[k[i].block & 0xff]++] = k[i];
-	for (size_t i = 0; i < m; i++)
-		k[hi[tmp[i].block >> 8]++] = tmp[i];
-	for (size_t i = 1; i < m; i++)
-		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block &&
-				   opiece_off(c, &k[j - 1]) > opiece_off(c, &k[j]);
-		     j--) {
-			struct opiece x = k[j];
-
-			k[j] = k[j - 1];
-			k[j - 1] = x;
-		}
-}
-
 /* The bits set in w: a few shifts and adds, where the builtin is a call
  * into libgcc without a -march that has the instruction (1% of the
  * answer at 8,192 nodes). */
@@ -825,7 +791,17 @@ struct ocover {
 	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
 	uint32_t *npairs;
 	struct cover_faults f;
-	struct opiece **tmp; /* per worker: the largest bucket */
+	struct oscratch *w; /* per worker */
+};
+
+/* A worker's tables for a bucket's pieces by block (ocover_bucket): the
+ * blocks seen as bits, each one's last piece, each piece's one before it
+ * of the same block, a block's pieces gathered to be put in order. */
+struct oscratch {
+	uint64_t *seen; /* n bits, clear between buckets */
+	uint32_t *head; /* per block, where its bit is set */
+	uint32_t *next; /* per piece of the largest bucket */
+	struct opiece *one;
 };
 
 static void ocover_range(const struct ocover *oc, unsigned j, size_t *lo, size_t *hi)
@@ -891,38 +867,97 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 	}
 }
 
-/* Bucket b's pieces sorted; each pair covered once, never the owner's
- * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them. */
+/* Block o's pieces in bucket b (the chain from ws->head[o]) cover it once,
+ * in order of offset, never the owner u's own; its hold, or a fault kept. */
+static bool ocover_block(struct ocover *oc, struct oscratch *ws, const struct opiece *k, size_t b,
+			 uint32_t u, uint32_t o, uint32_t *hold)
+{
+	const struct pcheck *c = oc->c;
+	uint32_t m = 0, at = 0, h = 0, one = ws->head[o];
+
+	if (ws->next[one] == UINT32_MAX && !(k[one].t & OPIECE_PART)) {
+		/* most blocks: one piece, whole */
+		if (o == u) {
+			fault_first(&oc->f, b, FAULT_OWN, o, 0);
+			return false;
+		}
+		*hold = k[one].t;
+		return true;
+	}
+	for (uint32_t i = one;; i = ws->next[i]) {
+		ws->one[m++] = k[i];
+		if (ws->next[i] == UINT32_MAX)
+			break;
+	}
+	/* by offset: a block's few pieces; those at one offset in either
+	 * order, the first fault the same */
+	for (uint32_t e = 1; e < m; e++)
+		for (uint32_t j = e;
+		     j > 0 && opiece_off(c, &ws->one[j - 1]) > opiece_off(c, &ws->one[j]); j--) {
+			struct opiece x = ws->one[j];
+
+			ws->one[j] = ws->one[j - 1];
+			ws->one[j - 1] = x;
+		}
+	for (uint32_t e = 0; e < m; e++) {
+		uint32_t off = opiece_off(c, &ws->one[e]), tau = opiece_tau(c, &ws->one[e]);
+
+		if (off != at) {
+			fault_first(&oc->f, b, off < at ? FAULT_TWICE : FAULT_GAP, o, off);
+			return false;
+		}
+		at = opiece_end(c, &ws->one[e]);
+		h = tau > h ? tau : h;
+	}
+	if (at != SCHED_ONE) {
+		fault_first(&oc->f, b, FAULT_GAP_END, o, 0);
+		return false;
+	}
+	if (o == u) {
+		fault_first(&oc->f, b, FAULT_OWN, o, 0);
+		return false;
+	}
+	*hold = h;
+	return true;
+}
+
+/* Bucket b's pieces by block: each pair covered once, never the owner's
+ * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them,
+ * in order of block. The blocks found by a bit each and a chain of their
+ * pieces, in the bucket's n bits: its pieces stay in the patch's order
+ * (causal_bucket and patch_loads read them in any), where a radix sort
+ * of them by block, through a copy and back, was a third more of the
+ * pass's work than the rest of it. */
 static void ocover_bucket(void *arg, size_t b, unsigned wid)
 {
 	struct ocover *oc = arg;
 	struct pcheck *c = oc->c;
-	struct opiece *k = c->opc + c->obk[b];
-	size_t m = c->obk[b + 1] - c->obk[b];
-	uint32_t u = (uint32_t)(b % c->n), np = 0, *hold = c->ohold + c->obk[b];
+	struct oscratch *ws = &oc->w[wid];
+	const struct opiece *k = c->opc + c->obk[b];
+	uint32_t m = (uint32_t)(c->obk[b + 1] - c->obk[b]), u = (uint32_t)(b % c->n), np = 0;
+	uint32_t *hold = c->ohold + c->obk[b], words = (c->n + 63) / 64;
 	uint16_t *blk = c->oblk + c->obk[b];
+	bool ok = true;
 
 	if (c->inr[u])
 		return; /* a region node's: patch_cover's */
-	sort_opieces(c, k, m, oc->tmp[wid]);
-	for (size_t a = 0, e; a < m; a = e) {
-		uint32_t o = k[a].block, at = 0, h = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t o = k[i].block;
+		uint64_t bit = UINT64_C(1) << (o % 64);
 
-		for (e = a; e < m && k[e].block == o; e++) {
-			uint32_t off = opiece_off(c, &k[e]), tau = opiece_tau(c, &k[e]);
+		ws->next[i] = ws->seen[o / 64] & bit ? ws->head[o] : UINT32_MAX;
+		ws->seen[o / 64] |= bit;
+		ws->head[o] = i;
+	}
+	for (uint32_t w = 0; w < words; w++) {
+		for (uint64_t bits = ws->seen[w]; bits && ok; bits &= bits - 1) {
+			uint32_t o = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
-			if (off != at)
-				return fault_first(&oc->f, b, off < at ? FAULT_TWICE : FAULT_GAP, o,
-						   off);
-			at = opiece_end(c, &k[e]);
-			h = tau > h ? tau : h;
+			ok = ocover_block(oc, ws, k, b, u, o, &hold[np]);
+			if (ok)
+				blk[np++] = (uint16_t)o;
 		}
-		if (at != SCHED_ONE)
-			return fault_first(&oc->f, b, FAULT_GAP_END, o, 0);
-		if (o == u)
-			return fault_first(&oc->f, b, FAULT_OWN, o, 0);
-		blk[np] = (uint16_t)o;
-		hold[np++] = h;
+		ws->seen[w] = 0; /* clear for the worker's next bucket */
 	}
 	oc->npairs[b] = np;
 }
@@ -1037,9 +1072,13 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	oc->npairs = xcalloc(nb, sizeof(uint32_t));
 	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
-	oc->tmp = xcalloc(th, sizeof(*oc->tmp));
-	for (unsigned w = 0; w < th; w++)
-		oc->tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
+	oc->w = xcalloc(th, sizeof(*oc->w));
+	for (unsigned w = 0; w < th; w++) {
+		oc->w[w].seen = xcalloc(((size_t)c->n + 63) / 64, sizeof(uint64_t));
+		oc->w[w].head = xmalloc(((size_t)c->n + 1) * sizeof(uint32_t));
+		oc->w[w].next = xmalloc((most + 1) * sizeof(uint32_t));
+		oc->w[w].one = xmalloc((most + 1) * sizeof(struct opiece));
+	}
 	parallel_for(nb, 64, th, ocover_bucket, oc);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	for (size_t b = 0; b < nb && rc == 0; b++) {
@@ -1051,9 +1090,13 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
 			oc->npairs[b] * sizeof(uint32_t));
 	}
-	for (unsigned w = 0; w < th; w++)
-		free(oc->tmp[w]);
-	free(oc->tmp);
+	for (unsigned w = 0; w < th; w++) {
+		free(oc->w[w].seen);
+		free(oc->w[w].head);
+		free(oc->w[w].next);
+		free(oc->w[w].one);
+	}
+	free(oc->w);
 	free(oc->npairs);
 	faults_free(&oc->f);
 	if (rc == 0)
