@@ -424,26 +424,44 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
+/* What a patch transfer is checked against on its own, copied out of
+ * struct pcheck for the loop that counts the pieces: kept in registers
+ * there, where each field read through c again cost a load a test. */
+struct xcheck {
+	uint32_t n, S;
+	const uint8_t *abs;
+	const uint32_t *off, *adj;
+	const bool *gone;
+};
+
+static struct xcheck xcheck_of(const struct pcheck *c)
+{
+	return (struct xcheck){.n = c->n,
+			       .S = c->S,
+			       .abs = c->abs,
+			       .off = c->g->off,
+			       .adj = c->g->adj,
+			       .gone = c->gone};
+}
+
 /* Why patch transfer x (at step t) is refused on its own, or 0: its
  * ranges, its phase, no failed host's, over an arc of its port that has
  * not failed. Inline in the pass that counts the pieces, where a call
  * that could also say why was a tenth of the check's instructions. */
-static inline int xfer_why(const struct pcheck *c, uint32_t t, const struct xfer *x)
+static inline int xfer_why(const struct xcheck *v, uint32_t t, const struct xfer *x)
 {
-	const struct graph *g = c->g;
-
-	if (x->src >= c->n || x->dst >= c->n || x->block >= c->n ||
+	if (x->src >= v->n || x->dst >= v->n || x->block >= v->n ||
 	    (x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0 || x->length == 0 ||
 	    x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
 		return 1;
-	if ((phase_of(x) == 1) != (t < c->S))
+	if ((phase_of(x) == 1) != (t < v->S))
 		return 2;
-	if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
+	if (v->abs && (v->abs[x->block] || v->abs[xfer_owner(x)]))
 		return 3;
-	uint32_t a = g->off[x->src] + x->lane;
-	if (x->lane >= g->off[x->src + 1] - g->off[x->src] || g->adj[a] != x->dst)
+	uint32_t a = v->off[x->src] + x->lane;
+	if (x->lane >= v->off[x->src + 1] - v->off[x->src] || v->adj[a] != x->dst)
 		return 4;
-	return c->gone[a] ? 5 : 0;
+	return v->gone[a] ? 5 : 0;
 }
 
 /* Patch transfer i (at step t) on its own (xfer_why): the reason said
@@ -451,7 +469,8 @@ static inline int xfer_why(const struct pcheck *c, uint32_t t, const struct xfer
 static int xfer_one(struct pcheck *c, uint32_t t, size_t i)
 {
 	const struct xfer *x = &c->p->prog.xfers[i];
-	int why = xfer_why(c, t, x);
+	struct xcheck v = xcheck_of(c);
+	int why = xfer_why(&v, t, x);
 
 	if (!why)
 		return 0;
@@ -818,19 +837,21 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 	struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
 	size_t lo, hi, *at = oc->pos[j], part = 0;
+	const struct xcheck v = xcheck_of(c);
+	const uint32_t *step_start = q->step_start;
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
-	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+	for (size_t i = lo, t = step_of(q, lo), next = step_start[t + 1]; i < hi; i++) {
 		const struct xfer *x = &q->xfers[i];
 
-		while (i >= q->step_start[t + 1])
-			t++;
-		if (xfer_why(c, (uint32_t)t, x)) {
+		while (i >= next)
+			next = step_start[++t + 1];
+		if (xfer_why(&v, (uint32_t)t, x)) {
 			oc->first[j] = i;
 			return;
 		}
-		at[phase_of(x) * c->n + xfer_owner(x)]++;
+		at[phase_of(x) * v.n + xfer_owner(x)]++;
 		part += x->offset != 0 || x->length != SCHED_ONE;
 	}
 	/* once: the chunks' counts share a cache line, which the cores
