@@ -81,10 +81,9 @@ struct bloads {
 	struct brec *rec; /* per base transfer, in bidx's order */
 	uint64_t *ckey;	  /* the classes: (ph, src, lane), ascending */
 	uint32_t cph[3];  /* phase ph's classes: ckey[cph[ph] .. cph[ph + 1]) */
-	/* per worker: the table, its entries in use, each step's most, the
-	 * base's translates its buckets drop */
+	/* per worker: the table (CELL_FREE where not in use), its entries in
+	 * use, each step's most, the base's translates its buckets drop */
 	int64_t **tbl;
-	uint8_t **seen;
 	uint32_t **list;
 	double **most;
 	uint64_t *dropped;
@@ -92,10 +91,15 @@ struct bloads {
 	uint64_t **kxp;	  /* per port: its arc as the base's key (src - owner, port) */
 };
 
+/* A table cell no change has touched (a sum of loads never comes near:
+ * a step's loads are fewer than 2^32 pieces of at most SCHED_ONE), where
+ * a byte per cell to say so was a store that every later read of the
+ * bucket's fields had to load again after (a byte may alias them). */
+#define CELL_FREE INT64_MIN
+
 struct bucket {
 	const struct pcheck *c;
-	int64_t *tbl; /* the worker's table, its entries in use and their list */
-	uint8_t *seen;
+	int64_t *tbl; /* the worker's table, its entries in use listed */
 	uint32_t *list;
 	const struct brec *rec;
 	const uint32_t *cport;
@@ -109,12 +113,12 @@ static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64
 
 	if (port >= k->deg)
 		return; /* no port of the owner's (the group moves arcs to arcs) */
-	if (!k->seen[i]) {
-		k->seen[i] = 1;
-		k->tbl[i] = 0;
+	if (k->tbl[i] == CELL_FREE) {
+		k->tbl[i] = amount;
 		k->list[k->nt++] = i;
+	} else {
+		k->tbl[i] += amount;
 	}
-	k->tbl[i] += amount;
 }
 
 /* The base's pieces of relative block r, translated to owner k->u, off. */
@@ -156,7 +160,6 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 	const struct graph *g = c->g;
 	struct bucket k = {.c = c,
 			   .tbl = L->tbl[w],
-			   .seen = L->seen[w],
 			   .list = L->list[w],
 			   .rec = L->rec,
 			   .cport = L->cport[w],
@@ -186,12 +189,13 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 		uint64_t kx = L->kxp[w][e % k.deg];
 		int64_t load = k.tbl[e];
 
+		k.tbl[e] = CELL_FREE;
+
 		for (uint32_t j = L->boff[t]; j < L->boff[t + 1] && base; j++)
 			if (L->bkey[j] == kx)
 				load += (int64_t)L->bsum[j];
 		if ((double)load / SCHED_ONE > L->most[w][t])
 			L->most[w][t] = (double)load / SCHED_ONE;
-		k.seen[e] = 0;
 	}
 	L->dropped[w] += k.dropped;
 }
@@ -266,7 +270,6 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	unsigned th = parallel_workers((size_t)2 * c->n, 64, 0);
 	size_t cells = (size_t)steps * L.deg + 1;
 	L.tbl = xcalloc(th, sizeof(*L.tbl));
-	L.seen = xcalloc(th, sizeof(*L.seen));
 	L.list = xcalloc(th, sizeof(*L.list));
 	L.most = xcalloc(th, sizeof(*L.most));
 	L.dropped = xcalloc(th, sizeof(*L.dropped));
@@ -274,7 +277,8 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	L.kxp = xcalloc(th, sizeof(*L.kxp));
 	for (unsigned w = 0; w < th; w++) {
 		L.tbl[w] = xmalloc(cells * sizeof(int64_t));
-		L.seen[w] = xcalloc(cells, 1);
+		for (size_t i = 0; i < cells; i++)
+			L.tbl[w][i] = CELL_FREE;
 		L.list[w] = xmalloc(cells * sizeof(uint32_t));
 		L.most[w] = xcalloc((size_t)b->nsteps + 1, sizeof(double));
 		L.cport[w] = xmalloc(((size_t)L.cph[2] + 1) * sizeof(uint32_t));
@@ -292,14 +296,12 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	for (unsigned w = 0; w < th; w++) {
 		dropped += L.dropped[w];
 		free(L.tbl[w]);
-		free(L.seen[w]);
 		free(L.list[w]);
 		free(L.most[w]);
 		free(L.cport[w]);
 		free(L.kxp[w]);
 	}
 	free(L.tbl);
-	free(L.seen);
 	free(L.list);
 	free(L.most);
 	free(L.dropped);
