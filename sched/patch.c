@@ -1049,7 +1049,12 @@ static void ocover_gather(struct pcheck *c, struct ocover *oc)
 		}
 	}
 	c->obk[nb] = at;
-	c->opc = xmalloc((at + 1) * sizeof(*c->opc));
+	/* the pieces, their parts and (partial_cover) their pairs on huge
+	 * pages where the kernel gives them: first touched here, scattered
+	 * over the buckets, a 4 KiB fault each 512 times as often (the
+	 * gather 0.26-0.30 s -> 0.09-0.22 s at 8,192 nodes with 1% of the
+	 * ports failed, load 2) */
+	c->opc = xmalloc_huge((at + 1) * sizeof(*c->opc));
 	at = 0;
 	for (unsigned j = 0; j < oc->nchunk; j++) {
 		size_t k = oc->part[j];
@@ -1057,7 +1062,7 @@ static void ocover_gather(struct pcheck *c, struct ocover *oc)
 		oc->part[j] = at;
 		at += k;
 	}
-	c->opart = xmalloc((at + 1) * sizeof(*c->opart));
+	c->opart = xmalloc_huge((at + 1) * sizeof(*c->opart));
 	parallel_for(oc->nchunk, 1, th, ocover_fill, oc);
 }
 
@@ -1088,8 +1093,8 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	if (c->obk[nb] >= UINT32_MAX)
 		return pfail(c, 0, "%zu patch transfers outside its region: too many to check",
 			     c->obk[nb]);
-	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint16_t));
-	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
+	c->oblk = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint16_t));
+	c->ohold = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint32_t));
 	oc->npairs = xcalloc(nb, sizeof(uint32_t));
 	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
