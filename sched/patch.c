@@ -799,9 +799,9 @@ static uint32_t step_of(const struct schedule *q, size_t i)
  * (phase, owner) bucket (one pass over the patch, where the transfers'
  * own check was a pass of its own), then putting them at pos[chunk]
  * (the chunks' pieces of a bucket in the patch's order, as one pass
- * would); then the buckets, each sorted and scanned on its own, its
- * pairs written where its pieces start (compacted after), its first
- * fault kept (struct cover_faults). */
+ * would); then the buckets, each scanned by block on its own
+ * (ocover_bucket), its pairs written where its pieces start (compacted
+ * after), its first fault kept (struct cover_faults). */
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
@@ -1077,11 +1077,11 @@ static void ocover_free(struct ocover *oc)
 
 /* Outside the region: each (owner, block) the patch plans is covered
  * once, never the owner's own; when the owner holds it. The pieces by
- * (phase, owner) bucket, 16 bytes each (a self-keyed copy of 24 bytes a
- * piece, 258 MB at 8,192 nodes with 1% of the ports failed, cost the
- * kernel's page zeroing a tenth of the answer), each bucket sorted and
- * scanned on its own, on every core; kept in c->opc, the region's
- * buckets too, for patch_causal and patch_loads. */
+ * (phase, owner) bucket, 8 bytes each where whole (a self-keyed copy
+ * of 24 bytes a piece, 258 MB at 8,192 nodes with 1% of the ports
+ * failed, cost the kernel's page zeroing a tenth of the answer), each
+ * bucket scanned by block on its own, on every core; kept in c->opc, the
+ * region's buckets too, for patch_causal and patch_loads. */
 static int partial_cover(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, most = 0;

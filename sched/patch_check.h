@@ -60,8 +60,8 @@ struct pcheck {
 	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
 	uint64_t *obits;
 	uint32_t *orank;
-	/* the pieces of those pairs by (ph, owner) bucket, each by block and
-	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
+	/* the pieces of those pairs by (ph, owner) bucket, each in the
+	 * patch's order: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
 	struct opart *opart;
 	size_t *obk;

@@ -703,8 +703,8 @@ static void test_check_on_threads(void **state)
 	sched_patch_free(&bad);
 	/* a node receiving a block a step later than the patch had it, where
 	 * a node the patch leaves alone still takes it from that one on time:
-	 * the late readers' check, on threads by chunks of the pairs the patch
-	 * plans, refuses it and says who */
+	 * the late readers' check, on threads by (phase, owner) bucket of the
+	 * pairs the patch plans, refuses it and says who */
 	uint32_t said = 0, tried = 0;
 	for (size_t i = q->nxfers; i-- > 0 && said < 3 && tried < 400;) {
 		const struct xfer *x = &q->xfers[i];
