@@ -865,26 +865,30 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 	const struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
 	size_t lo, hi, *at = oc->pos[j], part = oc->part[j];
+	/* in registers, as ocover_count's (struct xcheck) */
+	const uint32_t n = c->n, S = c->S, *off = c->g->off, *step_start = q->step_start;
+	const uint16_t *inpos = c->inpos;
+	struct opiece *opc = c->opc;
+	struct opart *opart = c->opart;
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
-	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+	for (size_t i = lo, t = step_of(q, lo), next = step_start[t + 1]; i < hi; i++) {
 		const struct xfer *x = &q->xfers[i];
-		uint32_t tt;
+		uint32_t ph = phase_of(x), tt;
 
-		while (i >= q->step_start[t + 1])
-			t++;
-		tt = tau(c, x, (uint32_t)t);
+		while (i >= next)
+			next = step_start[++t + 1];
+		tt = ph ? S - (uint32_t)t : (uint32_t)t - S + 1;
 		if (x->offset != 0 || x->length != SCHED_ONE) {
-			c->opart[part] = (struct opart){
+			opart[part] = (struct opart){
 			    .off = x->offset, .end = x->offset + x->length, .tau = tt};
 			tt = OPIECE_PART | (uint32_t)part++;
 		}
-		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] = (struct opiece){
-		    .block = (uint16_t)x->block,
-		    .port =
-			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane]),
-		    .t = tt};
+		opc[at[ph * n + xfer_owner(x)]++] =
+		    (struct opiece){.block = (uint16_t)x->block,
+				    .port = (uint16_t)(ph ? x->lane : inpos[off[x->src] + x->lane]),
+				    .t = tt};
 	}
 }
 
