@@ -1,5 +1,6 @@
 /* Private to sched/patch*.c: the patched schedule's check (patch.c)
- * and its link loads (patch_loads.c) share its tables. */
+ * and its link loads (patch_loads.c) share its tables, and the check
+ * and the expansion (patch_expand.c) its map of keys. */
 #ifndef OFC_SCHED_PATCH_CHECK_H
 #define OFC_SCHED_PATCH_CHECK_H
 
@@ -11,6 +12,22 @@ struct kmap {
 	uint32_t *val;
 	size_t cap, used;
 };
+
+void kmap_init(struct kmap *m, size_t expect);
+void kmap_free(struct kmap *m);
+uint32_t *kmap_get(const struct kmap *m, uint64_t key);
+/* The value of key, made with v when new; grows at half full. */
+uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v);
+
+/* (phase, a, b) as a kmap key: node ids are 16 bits (struct xfer) */
+static inline uint64_t key3(uint32_t ph, uint32_t a, uint32_t b)
+{
+	return (uint64_t)ph << 32 | (uint64_t)(a & 0xffff) << 16 | (b & 0xffff);
+}
+
+/* The failed hosts of p as one byte per node (n), or NULL when none
+ * (patch.c). */
+uint8_t *absent_map(const struct sched_patch *p, uint32_t n);
 
 /* A piece the patch plans outside its region, in its (phase, owner)
  * bucket, which is the rest of its key (partial_cover, patch.c): most
