@@ -1,6 +1,6 @@
 /* Degraded schedules kept as structure (see sched.h, struct sched_patch):
  * the healthy reduced schedule with the programs of a region's nodes
- * replaced, its expansion and its check without expansion.
+ * replaced, checked without expansion (its expansion: patch_expand.c).
  *
  * The check reads every transfer as an allgather's: the node that owns it
  * receives block `blk` from `send` at time `tau`. A copy is that as it
@@ -19,7 +19,7 @@
 
 /* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
 
-static void kmap_init(struct kmap *m, size_t expect)
+void kmap_init(struct kmap *m, size_t expect)
 {
 	m->cap = 64;
 	while (m->cap < expect * 2)
@@ -29,7 +29,7 @@ static void kmap_init(struct kmap *m, size_t expect)
 	m->used = 0;
 }
 
-static void kmap_free(struct kmap *m)
+void kmap_free(struct kmap *m)
 {
 	free(m->key);
 	free(m->val);
@@ -44,7 +44,7 @@ static size_t kmap_slot(const struct kmap *m, uint64_t key)
 	return i;
 }
 
-static uint32_t *kmap_get(const struct kmap *m, uint64_t key)
+uint32_t *kmap_get(const struct kmap *m, uint64_t key)
 {
 	size_t i = kmap_slot(m, key);
 
@@ -52,7 +52,7 @@ static uint32_t *kmap_get(const struct kmap *m, uint64_t key)
 }
 
 /* The value of key, made with v when new; grows at half full. */
-static uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v)
+uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v)
 {
 	if ((m->used + 1) * 2 > m->cap) {
 		struct kmap big;
@@ -78,36 +78,8 @@ static uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v)
 	return &m->val[i];
 }
 
-static uint64_t key3(uint32_t ph, uint32_t a, uint32_t b)
-{
-	return (uint64_t)ph << 32 | (uint64_t)(a & 0xffff) << 16 | (b & 0xffff);
-}
-
-void sched_patch_free(struct sched_patch *p)
-{
-	if (!p)
-		return;
-	free(p->region);
-	free(p->absent);
-	sched_free(&p->prog);
-	memset(p, 0, sizeof(*p));
-}
-
-/* The (phase, owner, block) pairs the patch plans for owners outside
- * its region (those nodes keep their other blocks' healthy pieces). */
-static void overridden(const struct sched_patch *p, const uint8_t *inr, struct kmap *m)
-{
-	kmap_init(m, p->prog.nxfers / 2 + 16);
-	for (size_t i = 0; i < p->prog.nxfers; i++) {
-		const struct xfer *x = &p->prog.xfers[i];
-
-		if (x->src < p->prog.nodes && x->dst < p->prog.nodes && !inr[xfer_owner(x)])
-			kmap_put(m, key3(xfer_op(x) == XFER_REDUCE, xfer_owner(x), x->block), 0);
-	}
-}
-
 /* The failed hosts of p as one byte per node (n), or NULL when none. */
-static uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
+uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
 {
 	uint8_t *abs = p->nabsent ? xcalloc(n, 1) : NULL;
 
@@ -115,190 +87,6 @@ static uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
 		if (p->absent[i] < n)
 			abs[p->absent[i]] = 1;
 	return abs;
-}
-
-/* Whether base translate y is replaced: its owner's whole program, or its
- * (owner, block); or dropped: a failed host's, or of its block. */
-static bool replaced(const uint8_t *inr, const uint8_t *abs, const struct kmap *over,
-		     const struct xfer *y)
-{
-	return inr[xfer_owner(y)] || (abs && (abs[xfer_owner(y)] || abs[y->block])) ||
-	       kmap_get(over, key3(xfer_op(y) == XFER_REDUCE, xfer_owner(y), y->block));
-}
-
-/* Per step of the base, how many translates of the failed hosts' blocks
- * it drops beyond those already counted (owned in the region, by a failed
- * host, or planned again): base transfer x of relative block b is the
- * translate owned by a - b for each failed host a (into removed). */
-static void absent_removed(const struct sched_reduced *r, const struct sched_patch *p,
-			   const uint8_t *inr, const uint8_t *abs, const struct kmap *over,
-			   size_t *removed)
-{
-	const struct schedule *b = &r->prog;
-
-	for (uint32_t i = 0; i < p->nabsent; i++)
-		for (uint32_t t = 0; t < b->nsteps; t++)
-			for (size_t j = b->step_start[t]; j < b->step_start[t + 1]; j++) {
-				const struct xfer *x = &b->xfers[j];
-				uint32_t u = sched_group_sub(&r->group, p->absent[i], x->block);
-
-				if (!inr[u] && !abs[u] &&
-				    !kmap_get(over,
-					      key3(xfer_op(x) == XFER_REDUCE, u, p->absent[i])))
-					removed[t]++;
-			}
-}
-
-/* Per step of the base, how many of its translates the overridden pairs
- * of over replace (into removed, nsteps entries, added to). */
-static void removed_per_step(const struct sched_reduced *r, const struct kmap *over,
-			     size_t *removed)
-{
-	const struct schedule *b = &r->prog;
-	uint32_t n = r->group.nodes;
-	uint32_t *start = xcalloc((size_t)2 * n + 2, sizeof(uint32_t));
-	uint32_t *step = xmalloc((b->nxfers + 1) * sizeof(uint32_t));
-
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
-			const struct xfer *x = &b->xfers[i];
-
-			if (x->block < n)
-				start[(xfer_op(x) == XFER_REDUCE) * n + x->block + 2]++;
-		}
-	for (uint32_t k = 0; k < 2 * n; k++)
-		start[k + 2] += start[k + 1];
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
-			const struct xfer *x = &b->xfers[i];
-
-			if (x->block < n)
-				step[start[(xfer_op(x) == XFER_REDUCE) * n + x->block + 1]++] = t;
-		}
-	for (size_t i = 0; i < over->cap; i++) {
-		if (!over->key[i])
-			continue;
-		uint64_t key = over->key[i] - 1;
-		uint32_t ph = (uint32_t)(key >> 32), u = (uint32_t)(key >> 16) & 0xffff,
-			 o = (uint32_t)key & 0xffff, rb = ph * n + sched_group_sub(&r->group, o, u);
-
-		for (uint32_t j = start[rb]; j < start[rb + 1]; j++)
-			removed[step[j]]++;
-	}
-	free(start);
-	free(step);
-}
-
-uint64_t sched_patched_transfers(const struct sched_reduced *r, const struct sched_patch *p)
-{
-	uint8_t *inr = xcalloc(r->group.nodes + 1, 1), *abs = absent_map(p, r->group.nodes);
-	struct kmap over;
-	size_t *removed = xcalloc((size_t)r->prog.nsteps + 1, sizeof(size_t));
-	uint64_t total = p->prog.nxfers + (uint64_t)(r->group.order - p->nregion - p->nabsent) *
-					      sched_block_xfers(&r->prog);
-
-	for (uint32_t i = 0; i < p->nregion; i++)
-		inr[p->region[i]] = 1;
-	overridden(p, inr, &over);
-	removed_per_step(r, &over, removed);
-	if (abs)
-		absent_removed(r, p, inr, abs, &over, removed);
-	for (uint32_t t = 0; t < r->prog.nsteps; t++)
-		total -= removed[t];
-	kmap_free(&over);
-	free(removed);
-	free(inr);
-	free(abs);
-	return total;
-}
-
-/* The ordinal of the lane-th arc of u among its surviving ones. */
-static uint16_t surviving_port(const struct graph *g, const bool *gone, uint32_t u, uint32_t lane)
-{
-	uint32_t k = 0;
-
-	for (uint32_t a = g->off[u]; a < g->off[u] + lane; a++)
-		k += !gone[a];
-	return (uint16_t)k;
-}
-
-int sched_patched_expand(const struct sched_reduced *r, const struct sched_patch *p,
-			 const struct graph *g, const bool *gone, struct schedule *s,
-			 struct ofc_error *err)
-{
-	struct sched_patched_stream ps;
-	struct sched_stream st;
-
-	if (r->group.nodes > SCHED_MAX_NODES || r->prog.nodes != r->group.nodes ||
-	    p->prog.nsteps > r->prog.nsteps)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%u nodes: no explicit schedule of this patch",
-				     r->group.nodes);
-	if (sched_patched_transfers(r, p) >= UINT32_MAX)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "%llu transfers: too many for an explicit schedule",
-				     (unsigned long long)sched_patched_transfers(r, p));
-	sched_patched_stream_init(&ps, r, p, g, gone, &r->prog, &st);
-	int rc = sched_stream_expand(&st, s, err);
-	if (rc == 0)
-		s->size_bytes = r->prog.size_bytes;
-	sched_patched_stream_free(&ps);
-	return rc;
-}
-
-static void patched_fill(const void *ctx, uint32_t t, struct xfer *out)
-{
-	const struct sched_patched_stream *ps = ctx;
-	const struct schedule *b = &ps->r->prog, *q = &ps->p->prog;
-	size_t k = sched_step_size(b, t), kq = t < q->nsteps ? sched_step_size(q, t) : 0, pos = 0;
-
-	for (uint32_t e = 0; e < ps->r->group.order; e++)
-		for (size_t i = 0; i < k; i++) {
-			struct xfer y = sched_reduced_move(ps->r, &b->xfers[b->step_start[t] + i],
-							   sched_group_element(&ps->r->group, e));
-
-			if (!replaced(ps->inr, ps->abs, ps->over, &y))
-				out[pos++] = y;
-		}
-	for (size_t i = 0; i < kq; i++)
-		out[pos++] = q->xfers[q->step_start[t] + i];
-	for (size_t i = 0; ps->gone && i < pos; i++)
-		out[i].lane = surviving_port(ps->g, ps->gone, out[i].src, out[i].lane);
-}
-
-void sched_patched_stream_init(struct sched_patched_stream *ps, const struct sched_reduced *r,
-			       const struct sched_patch *p, const struct graph *g, const bool *gone,
-			       const struct schedule *head, struct sched_stream *st)
-{
-	const struct schedule *b = &r->prog, *q = &p->prog;
-
-	*ps = (struct sched_patched_stream){.r = r, .p = p, .g = g, .gone = gone};
-	ps->inr = xcalloc(r->group.nodes, 1);
-	ps->abs = absent_map(p, r->group.nodes);
-	for (uint32_t i = 0; i < p->nregion; i++)
-		ps->inr[p->region[i]] = 1;
-	ps->count = xcalloc((size_t)b->nsteps + 1, sizeof(size_t));
-	ps->over = xmalloc(sizeof(struct kmap));
-	overridden(p, ps->inr, ps->over);
-	removed_per_step(r, ps->over, ps->count);
-	if (ps->abs)
-		absent_removed(r, p, ps->inr, ps->abs, ps->over, ps->count);
-	/* base transfers are node 0's own: one translate each per node */
-	for (uint32_t t = 0; t < b->nsteps; t++)
-		ps->count[t] =
-		    (size_t)(r->group.order - p->nregion - p->nabsent) * sched_step_size(b, t) -
-		    ps->count[t] + (t < q->nsteps ? sched_step_size(q, t) : 0);
-	*st = (struct sched_stream){
-	    .head = head, .nsteps = b->nsteps, .count = ps->count, .fill = patched_fill, .ctx = ps};
-}
-
-void sched_patched_stream_free(struct sched_patched_stream *ps)
-{
-	kmap_free(ps->over);
-	free(ps->over);
-	free(ps->inr);
-	free(ps->abs);
-	free(ps->count);
 }
 
 /* ---- the check ---------------------------------------------------------------------- */
@@ -338,6 +126,34 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* c->ghi and c->gmask for pc_sub and pc_add (patch_check.h): each field's top bit where
+ * the group's radices are powers of two whose fields tile the ids' bits
+ * from the lowest (mixed radix: stride = 1 << shift), else 0. */
+void pcheck_group_fields(struct pcheck *c)
+{
+	const struct sched_group *G = &c->r->group;
+	uint32_t hi = 0, bits = 0;
+
+	c->ghi = 0;
+	if (!G->pow2 || G->nodes != G->order || G->nodes == 0 || (G->nodes & (G->nodes - 1)) != 0)
+		return;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t w = 0;
+
+		while ((UINT32_C(1) << w) < G->radix[i])
+			w++;
+		if (G->shift[i] != bits || G->stride[i] != UINT32_C(1) << bits)
+			return;
+		if (w)
+			hi |= UINT32_C(1) << (bits + w - 1);
+		bits += w;
+	}
+	if ((UINT32_C(1) << bits) != G->nodes || bits == 0)
+		return;
+	c->gmask = G->nodes - 1;
+	c->ghi = hi;
 }
 
 /* The base program: node 0's, each phase in its steps; its tables. */
@@ -396,28 +212,56 @@ static int base_tables(struct pcheck *c)
 	return 0;
 }
 
-/* Patch transfer i (at step t) on its own: its ranges, its phase, no
- * failed host's, over an arc of its port that has not failed; the reason
- * in c->rep only where say (the threads look, one says). */
-static int xfer_one(struct pcheck *c, uint32_t t, size_t i, bool say)
+/* What a patch transfer is checked against on its own, copied out of
+ * struct pcheck for the loop that counts the pieces: kept in registers
+ * there, where each field read through c again cost a load a test. */
+struct xcheck {
+	uint32_t n, S;
+	const uint8_t *abs;
+	const uint32_t *off, *adj;
+	const bool *gone;
+};
+
+static struct xcheck xcheck_of(const struct pcheck *c)
+{
+	return (struct xcheck){.n = c->n,
+			       .S = c->S,
+			       .abs = c->abs,
+			       .off = c->g->off,
+			       .adj = c->g->adj,
+			       .gone = c->gone};
+}
+
+/* Why patch transfer x (at step t) is refused on its own, or 0: its
+ * ranges, its phase, no failed host's, over an arc of its port that has
+ * not failed. Inline in the pass that counts the pieces, where a call
+ * that could also say why was a tenth of the check's instructions. */
+static inline int xfer_why(const struct xcheck *v, uint32_t t, const struct xfer *x)
+{
+	if (x->src >= v->n || x->dst >= v->n || x->block >= v->n ||
+	    (x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0 || x->length == 0 ||
+	    x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
+		return 1;
+	if ((phase_of(x) == 1) != (t < v->S))
+		return 2;
+	if (v->abs && (v->abs[x->block] || v->abs[xfer_owner(x)]))
+		return 3;
+	uint32_t a = v->off[x->src] + x->lane;
+	if (x->lane >= v->off[x->src + 1] - v->off[x->src] || v->adj[a] != x->dst)
+		return 4;
+	return v->gone[a] ? 5 : 0;
+}
+
+/* Patch transfer i (at step t) on its own (xfer_why): the reason said
+ * where it is refused (the threads look, one says). */
+static int xfer_one(struct pcheck *c, uint32_t t, size_t i)
 {
 	const struct xfer *x = &c->p->prog.xfers[i];
-	const struct graph *g = c->g;
-	int why = 0;
+	struct xcheck v = xcheck_of(c);
+	int why = xfer_why(&v, t, x);
 
-	if (x->src >= c->n || x->dst >= c->n || x->block >= c->n || x->run || xfer_blocks(x) != 1 ||
-	    x->length == 0 || x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
-		why = 1;
-	else if ((phase_of(x) == 1) != (t < c->S))
-		why = 2;
-	else if (c->abs && (c->abs[x->block] || c->abs[xfer_owner(x)]))
-		why = 3;
-	else if (x->lane >= graph_outdeg(g, x->src) || g->adj[g->off[x->src] + x->lane] != x->dst)
-		why = 4;
-	else if (c->gone[g->off[x->src] + x->lane])
-		why = 5;
-	if (!why || !say)
-		return why ? -1 : 0;
+	if (!why)
+		return 0;
 	if (why == 1)
 		return pfail(c, t, "patch transfer %zu is out of range", i);
 	if (why == 2)
@@ -618,40 +462,6 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
-/* One bucket's m pieces by block, then offset: a radix sort on the
- * block's two bytes, into tmp (m entries) and back, then an insertion
- * sort by offset among a block's few pieces. A qsort per owner here was
- * a tenth of the whole answer at 8,192 nodes. */
-static void sort_opieces(const struct pcheck *c, struct opiece *k, size_t m, struct opiece *tmp)
-{
-	/* 32-bit counts (a bucket's pieces are fewer than UINT32_MAX,
-	 * partial_cover says): the two tables cleared per bucket were as
-	 * many bytes as its pieces at 8,192 nodes */
-	uint32_t at[257] = {0}, hi[257] = {0};
-
-	for (size_t i = 0; i < m; i++) {
-		at[(k[i].block & 0xff) + 1]++;
-		hi[(k[i].block >> 8) + 1]++;
-	}
-	for (unsigned d = 0; d < 256; d++) {
-		at[d + 1] += at[d];
-		hi[d + 1] += hi[d];
-	}
-	for (size_t i = 0; i < m; i++)
-		tmp[at[k[i].block & 0xff]++] = k[i];
-	for (size_t i = 0; i < m; i++)
-		k[hi[tmp[i].block >> 8]++] = tmp[i];
-	for (size_t i = 1; i < m; i++)
-		for (size_t j = i; j > 0 && k[j - 1].block == k[j].block &&
-				   opiece_off(c, &k[j - 1]) > opiece_off(c, &k[j]);
-		     j--) {
-			struct opiece x = k[j];
-
-			k[j] = k[j - 1];
-			k[j - 1] = x;
-		}
-}
-
 /* The bits set in w: a few shifts and adds, where the builtin is a call
  * into libgcc without a -march that has the instruction (1% of the
  * answer at 8,192 nodes). */
@@ -777,9 +587,9 @@ static uint32_t step_of(const struct schedule *q, size_t i)
  * (phase, owner) bucket (one pass over the patch, where the transfers'
  * own check was a pass of its own), then putting them at pos[chunk]
  * (the chunks' pieces of a bucket in the patch's order, as one pass
- * would); then the buckets, each sorted and scanned on its own, its
- * pairs written where its pieces start (compacted after), its first
- * fault kept (struct cover_faults). */
+ * would); then the buckets, each scanned by block on its own
+ * (ocover_bucket), its pairs written where its pieces start (compacted
+ * after), its first fault kept (struct cover_faults). */
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
@@ -788,7 +598,17 @@ struct ocover {
 	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
 	uint32_t *npairs;
 	struct cover_faults f;
-	struct opiece **tmp; /* per worker: the largest bucket */
+	struct oscratch *w; /* per worker */
+};
+
+/* A worker's tables for a bucket's pieces by block (ocover_bucket): the
+ * blocks seen as bits, each one's last piece, each piece's one before it
+ * of the same block, a block's pieces gathered to be put in order. */
+struct oscratch {
+	uint64_t *seen; /* n bits, clear between buckets */
+	uint32_t *head; /* per block, where its bit is set */
+	uint32_t *next; /* per piece of the largest bucket */
+	struct opiece *one;
 };
 
 static void ocover_range(const struct ocover *oc, unsigned j, size_t *lo, size_t *hi)
@@ -805,19 +625,21 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 	struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
 	size_t lo, hi, *at = oc->pos[j], part = 0;
+	const struct xcheck v = xcheck_of(c);
+	const uint32_t *step_start = q->step_start;
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
-	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+	for (size_t i = lo, t = step_of(q, lo), next = step_start[t + 1]; i < hi; i++) {
 		const struct xfer *x = &q->xfers[i];
 
-		while (i >= q->step_start[t + 1])
-			t++;
-		if (xfer_one(c, (uint32_t)t, i, false) < 0) {
+		while (i >= next)
+			next = step_start[++t + 1];
+		if (xfer_why(&v, (uint32_t)t, x)) {
 			oc->first[j] = i;
 			return;
 		}
-		at[phase_of(x) * c->n + xfer_owner(x)]++;
+		at[phase_of(x) * v.n + xfer_owner(x)]++;
 		part += x->offset != 0 || x->length != SCHED_ONE;
 	}
 	/* once: the chunks' counts share a cache line, which the cores
@@ -831,61 +653,124 @@ static void ocover_fill(void *arg, size_t j, unsigned wid)
 	const struct pcheck *c = oc->c;
 	const struct schedule *q = &c->p->prog;
 	size_t lo, hi, *at = oc->pos[j], part = oc->part[j];
+	/* in registers, as ocover_count's (struct xcheck) */
+	const uint32_t n = c->n, S = c->S, *off = c->g->off, *step_start = q->step_start;
+	const uint16_t *inpos = c->inpos;
+	struct opiece *opc = c->opc;
+	struct opart *opart = c->opart;
 
 	(void)wid;
 	ocover_range(oc, (unsigned)j, &lo, &hi);
-	for (size_t i = lo, t = step_of(q, lo); i < hi; i++) {
+	for (size_t i = lo, t = step_of(q, lo), next = step_start[t + 1]; i < hi; i++) {
 		const struct xfer *x = &q->xfers[i];
-		uint32_t tt;
+		uint32_t ph = phase_of(x), tt;
 
-		while (i >= q->step_start[t + 1])
-			t++;
-		tt = tau(c, x, (uint32_t)t);
+		while (i >= next)
+			next = step_start[++t + 1];
+		tt = ph ? S - (uint32_t)t : (uint32_t)t - S + 1;
 		if (x->offset != 0 || x->length != SCHED_ONE) {
-			c->opart[part] = (struct opart){
+			opart[part] = (struct opart){
 			    .off = x->offset, .end = x->offset + x->length, .tau = tt};
 			tt = OPIECE_PART | (uint32_t)part++;
 		}
-		c->opc[at[phase_of(x) * c->n + xfer_owner(x)]++] = (struct opiece){
-		    .block = (uint16_t)x->block,
-		    .port =
-			(uint16_t)(phase_of(x) ? x->lane : c->inpos[c->g->off[x->src] + x->lane]),
-		    .t = tt};
+		opc[at[ph * n + xfer_owner(x)]++] =
+		    (struct opiece){.block = (uint16_t)x->block,
+				    .port = (uint16_t)(ph ? x->lane : inpos[off[x->src] + x->lane]),
+				    .t = tt};
 	}
 }
 
-/* Bucket b's pieces sorted; each pair covered once, never the owner's
- * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them. */
+/* Block o's pieces in bucket b (the chain from ws->head[o]) cover it once,
+ * in order of offset, never the owner u's own; its hold, or a fault kept. */
+static bool ocover_block(struct ocover *oc, struct oscratch *ws, const struct opiece *k, size_t b,
+			 uint32_t u, uint32_t o, uint32_t *hold)
+{
+	const struct pcheck *c = oc->c;
+	uint32_t m = 0, at = 0, h = 0, one = ws->head[o];
+
+	if (ws->next[one] == UINT32_MAX && !(k[one].t & OPIECE_PART)) {
+		/* most blocks: one piece, whole */
+		if (o == u) {
+			fault_first(&oc->f, b, FAULT_OWN, o, 0);
+			return false;
+		}
+		*hold = k[one].t;
+		return true;
+	}
+	for (uint32_t i = one;; i = ws->next[i]) {
+		ws->one[m++] = k[i];
+		if (ws->next[i] == UINT32_MAX)
+			break;
+	}
+	/* by offset: a block's few pieces; those at one offset in either
+	 * order, the first fault the same */
+	for (uint32_t e = 1; e < m; e++)
+		for (uint32_t j = e;
+		     j > 0 && opiece_off(c, &ws->one[j - 1]) > opiece_off(c, &ws->one[j]); j--) {
+			struct opiece x = ws->one[j];
+
+			ws->one[j] = ws->one[j - 1];
+			ws->one[j - 1] = x;
+		}
+	for (uint32_t e = 0; e < m; e++) {
+		uint32_t off = opiece_off(c, &ws->one[e]), tau = opiece_tau(c, &ws->one[e]);
+
+		if (off != at) {
+			fault_first(&oc->f, b, off < at ? FAULT_TWICE : FAULT_GAP, o, off);
+			return false;
+		}
+		at = opiece_end(c, &ws->one[e]);
+		h = tau > h ? tau : h;
+	}
+	if (at != SCHED_ONE) {
+		fault_first(&oc->f, b, FAULT_GAP_END, o, 0);
+		return false;
+	}
+	if (o == u) {
+		fault_first(&oc->f, b, FAULT_OWN, o, 0);
+		return false;
+	}
+	*hold = h;
+	return true;
+}
+
+/* Bucket b's pieces by block: each pair covered once, never the owner's
+ * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them,
+ * in order of block. The blocks found by a bit each and a chain of their
+ * pieces, in the bucket's n bits: its pieces stay in the patch's order
+ * (causal_bucket and patch_loads read them in any), where a radix sort
+ * of them by block, through a copy and back, was a third more of the
+ * pass's work than the rest of it. */
 static void ocover_bucket(void *arg, size_t b, unsigned wid)
 {
 	struct ocover *oc = arg;
 	struct pcheck *c = oc->c;
-	struct opiece *k = c->opc + c->obk[b];
-	size_t m = c->obk[b + 1] - c->obk[b];
-	uint32_t u = (uint32_t)(b % c->n), np = 0, *hold = c->ohold + c->obk[b];
+	struct oscratch *ws = &oc->w[wid];
+	const struct opiece *k = c->opc + c->obk[b];
+	uint32_t m = (uint32_t)(c->obk[b + 1] - c->obk[b]), u = (uint32_t)(b % c->n), np = 0;
+	uint32_t *hold = c->ohold + c->obk[b], words = (c->n + 63) / 64;
 	uint16_t *blk = c->oblk + c->obk[b];
+	bool ok = true;
 
 	if (c->inr[u])
 		return; /* a region node's: patch_cover's */
-	sort_opieces(c, k, m, oc->tmp[wid]);
-	for (size_t a = 0, e; a < m; a = e) {
-		uint32_t o = k[a].block, at = 0, h = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t o = k[i].block;
+		uint64_t bit = UINT64_C(1) << (o % 64);
 
-		for (e = a; e < m && k[e].block == o; e++) {
-			uint32_t off = opiece_off(c, &k[e]), tau = opiece_tau(c, &k[e]);
+		ws->next[i] = ws->seen[o / 64] & bit ? ws->head[o] : UINT32_MAX;
+		ws->seen[o / 64] |= bit;
+		ws->head[o] = i;
+	}
+	for (uint32_t w = 0; w < words; w++) {
+		for (uint64_t bits = ws->seen[w]; bits && ok; bits &= bits - 1) {
+			uint32_t o = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
-			if (off != at)
-				return fault_first(&oc->f, b, off < at ? FAULT_TWICE : FAULT_GAP, o,
-						   off);
-			at = opiece_end(c, &k[e]);
-			h = tau > h ? tau : h;
+			ok = ocover_block(oc, ws, k, b, u, o, &hold[np]);
+			if (ok)
+				blk[np++] = (uint16_t)o;
 		}
-		if (at != SCHED_ONE)
-			return fault_first(&oc->f, b, FAULT_GAP_END, o, 0);
-		if (o == u)
-			return fault_first(&oc->f, b, FAULT_OWN, o, 0);
-		blk[np] = (uint16_t)o;
-		hold[np++] = h;
+		ws->seen[w] = 0; /* clear for the worker's next bucket */
 	}
 	oc->npairs[b] = np;
 }
@@ -935,7 +820,7 @@ static int patch_xfers(struct pcheck *c, struct ocover *oc)
 	parallel_for(oc->nchunk, 1, th, ocover_count, oc);
 	for (unsigned j = 0; j < oc->nchunk && first == SIZE_MAX; j++)
 		first = oc->first[j];
-	return first == SIZE_MAX ? 0 : xfer_one(c, step_of(q, first), first, true);
+	return first == SIZE_MAX ? 0 : xfer_one(c, step_of(q, first), first);
 }
 
 /* The buckets' pieces into c->opc by c->obk, on threads, from
@@ -956,7 +841,12 @@ static void ocover_gather(struct pcheck *c, struct ocover *oc)
 		}
 	}
 	c->obk[nb] = at;
-	c->opc = xmalloc((at + 1) * sizeof(*c->opc));
+	/* the pieces, their parts and (partial_cover) their pairs on huge
+	 * pages where the kernel gives them: first touched here, scattered
+	 * over the buckets, a 4 KiB fault each 512 times as often (the
+	 * gather 0.26-0.30 s -> 0.09-0.22 s at 8,192 nodes with 1% of the
+	 * ports failed, load 2) */
+	c->opc = xmalloc_huge((at + 1) * sizeof(*c->opc));
 	at = 0;
 	for (unsigned j = 0; j < oc->nchunk; j++) {
 		size_t k = oc->part[j];
@@ -964,7 +854,7 @@ static void ocover_gather(struct pcheck *c, struct ocover *oc)
 		oc->part[j] = at;
 		at += k;
 	}
-	c->opart = xmalloc((at + 1) * sizeof(*c->opart));
+	c->opart = xmalloc_huge((at + 1) * sizeof(*c->opart));
 	parallel_for(oc->nchunk, 1, th, ocover_fill, oc);
 }
 
@@ -979,11 +869,11 @@ static void ocover_free(struct ocover *oc)
 
 /* Outside the region: each (owner, block) the patch plans is covered
  * once, never the owner's own; when the owner holds it. The pieces by
- * (phase, owner) bucket, 16 bytes each (a self-keyed copy of 24 bytes a
- * piece, 258 MB at 8,192 nodes with 1% of the ports failed, cost the
- * kernel's page zeroing a tenth of the answer), each bucket sorted and
- * scanned on its own, on every core; kept in c->opc, the region's
- * buckets too, for patch_causal and patch_loads. */
+ * (phase, owner) bucket, 8 bytes each where whole (a self-keyed copy
+ * of 24 bytes a piece, 258 MB at 8,192 nodes with 1% of the ports
+ * failed, cost the kernel's page zeroing a tenth of the answer), each
+ * bucket scanned by block on its own, on every core; kept in c->opc, the
+ * region's buckets too, for patch_causal and patch_loads. */
 static int partial_cover(struct pcheck *c, struct ocover *oc)
 {
 	size_t nb = (size_t)2 * c->n, most = 0;
@@ -995,14 +885,18 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	if (c->obk[nb] >= UINT32_MAX)
 		return pfail(c, 0, "%zu patch transfers outside its region: too many to check",
 			     c->obk[nb]);
-	c->oblk = xmalloc((c->obk[nb] + 1) * sizeof(uint16_t));
-	c->ohold = xmalloc((c->obk[nb] + 1) * sizeof(uint32_t));
+	c->oblk = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint16_t));
+	c->ohold = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint32_t));
 	oc->npairs = xcalloc(nb, sizeof(uint32_t));
 	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
-	oc->tmp = xcalloc(th, sizeof(*oc->tmp));
-	for (unsigned w = 0; w < th; w++)
-		oc->tmp[w] = xmalloc((most + 1) * sizeof(struct opiece));
+	oc->w = xcalloc(th, sizeof(*oc->w));
+	for (unsigned w = 0; w < th; w++) {
+		oc->w[w].seen = xcalloc(((size_t)c->n + 63) / 64, sizeof(uint64_t));
+		oc->w[w].head = xmalloc(((size_t)c->n + 1) * sizeof(uint32_t));
+		oc->w[w].next = xmalloc((most + 1) * sizeof(uint32_t));
+		oc->w[w].one = xmalloc((most + 1) * sizeof(struct opiece));
+	}
 	parallel_for(nb, 64, th, ocover_bucket, oc);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	for (size_t b = 0; b < nb && rc == 0; b++) {
@@ -1014,9 +908,13 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
 			oc->npairs[b] * sizeof(uint32_t));
 	}
-	for (unsigned w = 0; w < th; w++)
-		free(oc->tmp[w]);
-	free(oc->tmp);
+	for (unsigned w = 0; w < th; w++) {
+		free(oc->w[w].seen);
+		free(oc->w[w].head);
+		free(oc->w[w].next);
+		free(oc->w[w].one);
+	}
+	free(oc->w);
 	free(oc->npairs);
 	faults_free(&oc->f);
 	if (rc == 0)
@@ -1031,7 +929,7 @@ static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_
 	if (c->ridx[x] != UINT32_MAX)
 		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
 	const uint32_t *h = over_get(c, ph, x, o);
-	return h ? *h : c->hb[ph][sched_group_sub(&c->r->group, o, x)];
+	return h ? *h : c->hb[ph][pc_sub(c, o, x)];
 }
 
 /* Patch transfer i (at step t) after its sender holds the block; the
@@ -1117,20 +1015,73 @@ struct bcausal {
 	uint8_t *bad;
 };
 
+/* held_at for the pieces of a bucket whose owner has at most
+ * CAUSAL_PORTS ports one way: each port's sender and where its blocks'
+ * holds are (its region program's, its row of the pairs' bits) found
+ * once, not per piece (the lookups were two thirds of the pass). */
+#define CAUSAL_PORTS 64
+struct senders {
+	uint32_t s[CAUSAL_PORTS];
+	const uint32_t *hold[CAUSAL_PORTS]; /* a region node's, else NULL */
+	size_t row[CAUSAL_PORTS];	    /* its first bit in obits */
+};
+
+static inline uint32_t sender_holds(const struct pcheck *c, const struct senders *sd, uint32_t ph,
+				    uint32_t port, uint32_t o)
+{
+	uint32_t s = sd->s[port];
+
+	if (o == s)
+		return 0;
+	if (sd->hold[port])
+		return sd->hold[port][o];
+	size_t bit = sd->row[port] + o;
+	uint64_t w = c->obits[bit / 64];
+
+	if (w >> (bit % 64) & 1)
+		return c->ohold[c->orank[bit / 64] + ones(w & ((UINT64_C(1) << (bit % 64)) - 1))];
+	return c->hb[ph][pc_sub(c, o, s)];
+}
+
 static void causal_bucket(void *arg, size_t b, unsigned wid)
 {
 	struct bcausal *k = arg;
 	const struct pcheck *c = k->c;
-	uint32_t ph = (uint32_t)(b / c->n);
+	uint32_t ph = (uint32_t)(b / c->n), u = (uint32_t)(b % c->n);
+	uint32_t deg = ph ? c->g->off[u + 1] - c->g->off[u] : c->in_off[u + 1] - c->in_off[u];
+	struct senders sd;
 
 	(void)wid;
-	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
-		if (opiece_tau(c, &c->opc[i]) <=
-		    held_at(c, ph, piece_sender(c, ph, (uint32_t)(b % c->n), &c->opc[i]),
-			    c->opc[i].block)) {
+	if (!c->obits || deg > CAUSAL_PORTS) {
+		for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
+			if (opiece_tau(c, &c->opc[i]) <=
+			    held_at(c, ph, piece_sender(c, ph, u, &c->opc[i]), c->opc[i].block)) {
+				k->bad[b] = 1;
+				return;
+			}
+		return;
+	}
+	for (uint32_t port = 0; port < deg; port++) {
+		struct opiece pc = {.port = (uint16_t)port};
+		uint32_t s = piece_sender(c, ph, u, &pc);
+
+		sd.s[port] = s;
+		sd.hold[port] = c->ridx[s] == UINT32_MAX
+				    ? NULL
+				    : c->hold + ((size_t)ph * c->p->nregion + c->ridx[s]) * c->n;
+		sd.row[port] = ((size_t)ph * c->n + s) * c->n;
+	}
+	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
+		const struct opiece *pc = &c->opc[i];
+
+		uint32_t h = pc->port < deg ? sender_holds(c, &sd, ph, pc->port, pc->block)
+					    : held_at(c, ph, piece_sender(c, ph, u, pc), pc->block);
+
+		if (opiece_tau(c, pc) <= h) {
 			k->bad[b] = 1;
 			return;
 		}
+	}
 }
 
 /* Every patch transfer after its sender holds the block: by bucket,
@@ -1158,12 +1109,11 @@ static int patch_causal(struct pcheck *c)
  * reason in c->rep only where say. */
 static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h, bool say)
 {
-	const struct sched_group *G = &c->r->group;
 	/* the owners that read x: copies, x's out-neighbours; reductions, its
 	 * in-neighbours (they send to x) */
 	const struct graph *rd = ph ? c->gt : c->g;
 
-	if (o == x || h <= c->hb[ph][sched_group_sub(G, o, x)])
+	if (o == x || h <= c->hb[ph][pc_sub(c, o, x)])
 		return 0;
 	for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
 		uint32_t u = rd->adj[a];
@@ -1171,8 +1121,7 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 
 		if (c->inr[u] || (c->abs && c->abs[u]) || over_get(c, ph, u, o))
 			continue;
-		m = kmap_get(&c->minsend,
-			     key3(ph, sched_group_sub(G, x, u), sched_group_sub(G, o, u)));
+		m = kmap_get(&c->minsend, key3(ph, pc_sub(c, x, u), pc_sub(c, o, u)));
 		if (m && *m <= h && !say)
 			return -1;
 		if (m && *m <= h)
@@ -1189,7 +1138,7 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
  * transfers over that key, by block, from c->ports (a scan of all the
  * base's for each failed arc was 1% of the answer at 8,192 nodes). */
 static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel, uint32_t lane,
-			 uint32_t tail, uint32_t head)
+			 uint32_t tail, uint32_t head, bool say)
 {
 	uint64_t key = key3(ph, rel, lane);
 	size_t lo = 0, hi = c->r->prog.nxfers;
@@ -1205,10 +1154,12 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 			hi = mid;
 	}
 	for (size_t i = lo; i < c->r->prog.nxfers && c->ports[i] >> 16 == key; i++) {
-		uint32_t o = sched_group_add(&c->r->group, (uint32_t)(c->ports[i] & 0xffff), u);
+		uint32_t o = pc_add(c, (uint32_t)(c->ports[i] & 0xffff), u);
 
 		if (c->abs && c->abs[o])
 			continue; /* a failed host's block: dropped */
+		if (!over_get(c, ph, u, o) && !say)
+			return -1;
 		if (!over_get(c, ph, u, o))
 			return pfail(c, 0,
 				     "node %u (unpatched) %s block %u over the failed arc %u -> %u",
@@ -1217,84 +1168,155 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 	return 0;
 }
 
-/* The base's nodes: none reads a patched block before it is held, none
- * moves a block it still plans by the base over a gone arc. */
-/* The (phase, owner) bucket of ooff holding pair j: the last b with
- * ooff[b] <= j. */
-static uint32_t pair_bucket(const struct pcheck *c, uint32_t j)
+/* Arc a, where it is gone: every base transfer over it planned again, a
+ * copy's by its head, a reduction's by its tail (gone_replaced); the
+ * reason said where say. */
+static int gone_arc(struct pcheck *c, uint32_t a, bool say)
 {
-	uint32_t lo = 0, hi = 2 * c->n;
+	uint32_t tail = c->tails[a], head = c->g->adj[a], j = a - c->g->off[tail];
 
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (c->ooff[mid] <= j)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (!c->gone[a])
+		return 0;
+	if (gone_replaced(c, 0, head, pc_sub(c, tail, head), j, tail, head, say) < 0 ||
+	    gone_replaced(c, 1, tail, 0, j, tail, head, say) < 0)
+		return -1;
+	return 0;
 }
 
-/* Item i of base_untouched's late readers: a region program's block
- * (i < nh, by (phase, region node) and block), or pair i - nh the patch
- * plans outside the region, in bucket b (as oblk is). */
-static int reader_item(struct pcheck *c, size_t nh, size_t i, uint32_t b, bool say)
-{
-	if (i < nh)
-		return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
-				    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
-				    c->hold[i], say);
-	uint32_t j = (uint32_t)(i - nh);
-
-	return late_readers(c, b / c->n, b % c->n, c->oblk[j], c->ohold[j], say);
-}
-
-static void readers_chunk(void *arg, size_t j, unsigned wid)
+/* The gone arcs by chunks on threads (one core for them all was a tenth
+ * of the check's wall at 8,192 nodes with 1% of the ports failed). */
+static void gone_chunk(void *arg, size_t j, unsigned wid)
 {
 	struct checks *k = arg;
-	struct pcheck *c = k->c;
-	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
 	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
-	uint32_t b = 0;
 
 	(void)wid;
-	for (size_t i = lo; i < hi; i++) {
-		if (i == lo && i >= nh)
-			b = pair_bucket(c, (uint32_t)(i - nh));
-		else if (i == nh)
-			b = 0;
-		while (i >= nh && i - nh >= c->ooff[b + 1])
-			b++;
-		if (reader_item(c, nh, i, b, false) < 0) {
+	for (size_t a = lo; a < hi; a++)
+		if (gone_arc(k->c, (uint32_t)a, false) < 0) {
+			k->first[j] = a;
+			return;
+		}
+}
+
+/* Item i of base_untouched's late readers in the region: a region
+ * program's block, by (phase, region node) and block. */
+static int region_item(struct pcheck *c, size_t i, bool say)
+{
+	return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
+			    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
+			    c->hold[i], say);
+}
+
+static void region_chunk(void *arg, size_t j, unsigned wid)
+{
+	struct checks *k = arg;
+	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
+
+	(void)wid;
+	for (size_t i = lo; i < hi; i++)
+		if (region_item(k->c, i, false) < 0) {
 			k->first[j] = i;
+			return;
+		}
+}
+
+/* Bucket b's pairs (ph, x, o) outside the region through late_readers:
+ * the first failing one's place into first[b] (UINT32_MAX: none). The
+ * hold is tested against the base's here, before the call: nine pairs
+ * in ten hold no later than the base (no reader can be early), and the
+ * call and its place found from a pair's index cost more than the test. */
+struct breaders {
+	struct pcheck *c;
+	uint32_t *first;
+};
+
+/* x's readers (late_readers) found once a bucket where x has at most
+ * CAUSAL_PORTS of them: each one's place from x, its row of the pairs'
+ * bits, whether it is in the region or failed (not the base's). */
+struct readers {
+	uint32_t n;
+	uint32_t u[CAUSAL_PORTS];
+	uint32_t rel[CAUSAL_PORTS]; /* x - u */
+	size_t row[CAUSAL_PORTS];
+	bool skip[CAUSAL_PORTS];
+};
+
+/* late_readers' answer (say false) past its first test, from rs. */
+static bool readers_early(const struct pcheck *c, const struct readers *rs, uint32_t ph, uint32_t o,
+			  uint32_t h)
+{
+	for (uint32_t r = 0; r < rs->n; r++) {
+		size_t bit = rs->row[r] + o;
+		const uint32_t *m;
+
+		if (rs->skip[r] || (c->obits[bit / 64] >> (bit % 64) & 1))
+			continue; /* the pair planned again: not the base's */
+		m = kmap_get(&c->minsend, key3(ph, rs->rel[r], pc_sub(c, o, rs->u[r])));
+		if (m && *m <= h)
+			return true;
+	}
+	return false;
+}
+
+static void readers_bucket(void *arg, size_t b, unsigned wid)
+{
+	struct breaders *k = arg;
+	struct pcheck *c = k->c;
+	uint32_t ph = (uint32_t)(b / c->n), x = (uint32_t)(b % c->n);
+	const uint32_t *hb = c->hb[ph];
+	const struct graph *rd = ph ? c->gt : c->g;
+	struct readers rs = {.n = rd->off[x + 1] - rd->off[x]};
+	bool fast = c->obits && rs.n <= CAUSAL_PORTS;
+
+	(void)wid;
+	for (uint32_t r = 0; fast && r < rs.n; r++) {
+		uint32_t u = rd->adj[rd->off[x] + r];
+
+		rs.u[r] = u;
+		rs.rel[r] = pc_sub(c, x, u);
+		rs.row[r] = ((size_t)ph * c->n + u) * c->n;
+		rs.skip[r] = c->inr[u] || (c->abs && c->abs[u]);
+	}
+	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
+		uint32_t o = c->oblk[j];
+
+		if (o == x || c->ohold[j] <= hb[pc_sub(c, o, x)])
+			continue;
+		if (fast ? readers_early(c, &rs, ph, o, c->ohold[j])
+			 : late_readers(c, ph, x, o, c->ohold[j], false) < 0) {
+			k->first[b] = j;
 			return;
 		}
 	}
 }
 
+/* The base's nodes: none reads a patched block before it is held (the
+ * region's blocks first, then the pairs outside in bucket order: the
+ * first failing said), none moves a block it still plans by the base
+ * over a gone arc. */
 static int base_untouched(struct pcheck *c)
 {
-	const struct graph *g = c->g;
-	const struct sched_group *G = &c->r->group;
+	size_t nb = (size_t)2 * c->n, nh = c->hold ? nb * c->p->nregion : 0;
+	size_t i = nh ? first_failing(c, nh, region_chunk) : SIZE_MAX;
+	struct breaders k = {.c = c, .first = xmalloc((nb + 1) * sizeof(uint32_t))};
 
-	size_t nh = c->hold ? (size_t)2 * c->p->nregion * c->n : 0;
-	size_t i = first_failing(c, nh + c->ooff[2 * c->n], readers_chunk);
+	if (i != SIZE_MAX) {
+		free(k.first);
+		return region_item(c, i, true);
+	}
+	memset(k.first, 0xff, nb * sizeof(uint32_t));
+	parallel_for(nb, 64, 0, readers_bucket, &k);
+	for (size_t b = 0; b < nb; b++)
+		if (k.first[b] != UINT32_MAX) {
+			uint32_t j = k.first[b];
 
-	if (i != SIZE_MAX)
-		return reader_item(c, nh, i, i < nh ? 0 : pair_bucket(c, (uint32_t)(i - nh)), true);
-	for (uint32_t tail = 0; tail < c->n; tail++)
-		for (uint32_t a = g->off[tail]; a < g->off[tail + 1]; a++) {
-			uint32_t head = g->adj[a], j = a - g->off[tail];
-
-			if (!c->gone[a])
-				continue;
-			if (gone_replaced(c, 0, head, sched_group_sub(G, tail, head), j, tail,
-					  head) < 0 ||
-			    gone_replaced(c, 1, tail, 0, j, tail, head) < 0)
-				return -1;
+			free(k.first);
+			return late_readers(c, (uint32_t)(b / c->n), (uint32_t)(b % c->n),
+					    c->oblk[j], c->ohold[j], true);
 		}
-	return 0;
+	free(k.first);
+	i = first_failing(c, c->g->m, gone_chunk);
+	return i == SIZE_MAX ? 0 : gone_arc(c, (uint32_t)i, true);
 }
 
 /* Each node's in-arcs in a row of their own (in_off, in_arcs) and each
@@ -1352,6 +1374,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	}
 	c.ridx = xmalloc(c.n * sizeof(uint32_t));
 	memset(c.ridx, 0xff, c.n * sizeof(uint32_t));
+	pcheck_group_fields(&c);
 	c.gt = graph_transpose(g);
 	c.tails = graph_arc_tails(g);
 	in_arcs(&c);

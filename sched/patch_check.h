@@ -1,5 +1,6 @@
 /* Private to sched/patch*.c: the patched schedule's check (patch.c)
- * and its link loads (patch_loads.c) share its tables. */
+ * and its link loads (patch_loads.c) share its tables, and the check
+ * and the expansion (patch_expand.c) its map of keys. */
 #ifndef OFC_SCHED_PATCH_CHECK_H
 #define OFC_SCHED_PATCH_CHECK_H
 
@@ -11,6 +12,22 @@ struct kmap {
 	uint32_t *val;
 	size_t cap, used;
 };
+
+void kmap_init(struct kmap *m, size_t expect);
+void kmap_free(struct kmap *m);
+uint32_t *kmap_get(const struct kmap *m, uint64_t key);
+/* The value of key, made with v when new; grows at half full. */
+uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v);
+
+/* (phase, a, b) as a kmap key: node ids are 16 bits (struct xfer) */
+static inline uint64_t key3(uint32_t ph, uint32_t a, uint32_t b)
+{
+	return (uint64_t)ph << 32 | (uint64_t)(a & 0xffff) << 16 | (b & 0xffff);
+}
+
+/* The failed hosts of p as one byte per node (n), or NULL when none
+ * (patch.c). */
+uint8_t *absent_map(const struct sched_patch *p, uint32_t n);
 
 /* A piece the patch plans outside its region, in its (phase, owner)
  * bucket, which is the rest of its key (partial_cover, patch.c): most
@@ -60,8 +77,8 @@ struct pcheck {
 	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
 	uint64_t *obits;
 	uint32_t *orank;
-	/* the pieces of those pairs by (ph, owner) bucket, each by block and
-	 * offset: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
+	/* the pieces of those pairs by (ph, owner) bucket, each in the
+	 * patch's order: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
 	struct opart *opart;
 	size_t *obk;
@@ -73,8 +90,35 @@ struct pcheck {
 	uint32_t *in_off, *in_arcs;
 	uint16_t *inpos;
 	uint32_t *bstep; /* per base transfer: its step */
+	/* the group's top bit of each field, where every radix is a power
+	 * of two and the fields tile the ids' bits (see pc_sub), else 0 */
+	uint32_t ghi, gmask;
 	struct verify_report *rep;
 };
+
+/* c->ghi and c->gmask from c->r's group (patch.c) */
+void pcheck_group_fields(struct pcheck *c);
+
+/* a - b in the group: where every radix is a power of two, the fields of
+ * an id tile its bits and one subtraction with each field's top bit set
+ * in a and clear in b does them all, no borrow crossing a field, the top
+ * bits put right after (Hacker's Delight, 2-18); sched_group_sub's loop
+ * over the dimensions was a sixth of the check's instructions at 8,192
+ * nodes (one to three per pair the patch plans). */
+static inline uint32_t pc_sub(const struct pcheck *c, uint32_t a, uint32_t b)
+{
+	if (c->ghi)
+		return (((a | c->ghi) - (b & ~c->ghi)) ^ ((a ^ ~b) & c->ghi)) & c->gmask;
+	return sched_group_sub(&c->r->group, a, b);
+}
+
+/* a + b in the group, as pc_sub */
+static inline uint32_t pc_add(const struct pcheck *c, uint32_t a, uint32_t b)
+{
+	if (c->ghi)
+		return (((a & ~c->ghi) + (b & ~c->ghi)) ^ ((a ^ b) & c->ghi)) & c->gmask;
+	return sched_group_add(&c->r->group, a, b);
+}
 
 static inline uint32_t opiece_off(const struct pcheck *c, const struct opiece *pc)
 {

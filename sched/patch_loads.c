@@ -81,10 +81,9 @@ struct bloads {
 	struct brec *rec; /* per base transfer, in bidx's order */
 	uint64_t *ckey;	  /* the classes: (ph, src, lane), ascending */
 	uint32_t cph[3];  /* phase ph's classes: ckey[cph[ph] .. cph[ph + 1]) */
-	/* per worker: the table, its entries in use, each step's most, the
-	 * base's translates its buckets drop */
+	/* per worker: the table (CELL_FREE where not in use), its entries in
+	 * use, each step's most, the base's translates its buckets drop */
 	int64_t **tbl;
-	uint8_t **seen;
 	uint32_t **list;
 	double **most;
 	uint64_t *dropped;
@@ -92,10 +91,15 @@ struct bloads {
 	uint64_t **kxp;	  /* per port: its arc as the base's key (src - owner, port) */
 };
 
+/* A table cell no change has touched (a sum of loads never comes near:
+ * a step's loads are fewer than 2^32 pieces of at most SCHED_ONE), where
+ * a byte per cell to say so was a store that every later read of the
+ * bucket's fields had to load again after (a byte may alias them). */
+#define CELL_FREE INT64_MIN
+
 struct bucket {
 	const struct pcheck *c;
-	int64_t *tbl; /* the worker's table, its entries in use and their list */
-	uint8_t *seen;
+	int64_t *tbl; /* the worker's table, its entries in use listed */
 	uint32_t *list;
 	const struct brec *rec;
 	const uint32_t *cport;
@@ -109,12 +113,12 @@ static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64
 
 	if (port >= k->deg)
 		return; /* no port of the owner's (the group moves arcs to arcs) */
-	if (!k->seen[i]) {
-		k->seen[i] = 1;
-		k->tbl[i] = 0;
+	if (k->tbl[i] == CELL_FREE) {
+		k->tbl[i] = amount;
 		k->list[k->nt++] = i;
+	} else {
+		k->tbl[i] += amount;
 	}
-	k->tbl[i] += amount;
 }
 
 /* The base's pieces of relative block r, translated to owner k->u, off. */
@@ -137,7 +141,7 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 
 	for (uint32_t i = L->cph[k->ph]; i < L->cph[k->ph + 1]; i++) {
 		uint32_t src = (uint32_t)(L->ckey[i] >> 16) & 0xffff, lane = L->ckey[i] & 0xffff,
-			 a = g->off[sched_group_add(&c->r->group, src, k->u)] + lane;
+			 a = g->off[pc_add(c, src, k->u)] + lane;
 
 		L->cport[w][i] = k->ph ? a - g->off[k->u] : c->inpos[a];
 	}
@@ -145,8 +149,7 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 		uint32_t a = k->ph ? g->off[k->u] + port : c->in_arcs[c->in_off[k->u] + port];
 		uint32_t s = c->tails[a];
 
-		L->kxp[w][port] =
-		    (uint64_t)sched_group_sub(&c->r->group, s, k->u) << 16 | (a - g->off[s]);
+		L->kxp[w][port] = (uint64_t)pc_sub(c, s, k->u) << 16 | (a - g->off[s]);
 	}
 }
 
@@ -157,7 +160,6 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 	const struct graph *g = c->g;
 	struct bucket k = {.c = c,
 			   .tbl = L->tbl[w],
-			   .seen = L->seen[w],
 			   .list = L->list[w],
 			   .rec = L->rec,
 			   .cport = L->cport[w],
@@ -171,9 +173,9 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 		return; /* nothing of its own changed */
 	bucket_ports(L, &k, w);
 	for (uint32_t i = c->ooff[b]; i < c->ooff[b + 1]; i++)
-		bucket_removed(&k, sched_group_sub(&c->r->group, c->oblk[i], k.u));
+		bucket_removed(&k, pc_sub(c, c->oblk[i], k.u));
 	for (uint32_t i = 0; i < c->p->nabsent && base; i++)
-		bucket_removed(&k, sched_group_sub(&c->r->group, c->p->absent[i], k.u));
+		bucket_removed(&k, pc_sub(c, c->p->absent[i], k.u));
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
 		const struct opiece *pc = &c->opc[i];
 
@@ -187,12 +189,13 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 		uint64_t kx = L->kxp[w][e % k.deg];
 		int64_t load = k.tbl[e];
 
+		k.tbl[e] = CELL_FREE;
+
 		for (uint32_t j = L->boff[t]; j < L->boff[t + 1] && base; j++)
 			if (L->bkey[j] == kx)
 				load += (int64_t)L->bsum[j];
 		if ((double)load / SCHED_ONE > L->most[w][t])
 			L->most[w][t] = (double)load / SCHED_ONE;
-		k.seen[e] = 0;
 	}
 	L->dropped[w] += k.dropped;
 }
@@ -267,7 +270,6 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	unsigned th = parallel_workers((size_t)2 * c->n, 64, 0);
 	size_t cells = (size_t)steps * L.deg + 1;
 	L.tbl = xcalloc(th, sizeof(*L.tbl));
-	L.seen = xcalloc(th, sizeof(*L.seen));
 	L.list = xcalloc(th, sizeof(*L.list));
 	L.most = xcalloc(th, sizeof(*L.most));
 	L.dropped = xcalloc(th, sizeof(*L.dropped));
@@ -275,7 +277,8 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	L.kxp = xcalloc(th, sizeof(*L.kxp));
 	for (unsigned w = 0; w < th; w++) {
 		L.tbl[w] = xmalloc(cells * sizeof(int64_t));
-		L.seen[w] = xcalloc(cells, 1);
+		for (size_t i = 0; i < cells; i++)
+			L.tbl[w][i] = CELL_FREE;
 		L.list[w] = xmalloc(cells * sizeof(uint32_t));
 		L.most[w] = xcalloc((size_t)b->nsteps + 1, sizeof(double));
 		L.cport[w] = xmalloc(((size_t)L.cph[2] + 1) * sizeof(uint32_t));
@@ -293,14 +296,12 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	for (unsigned w = 0; w < th; w++) {
 		dropped += L.dropped[w];
 		free(L.tbl[w]);
-		free(L.seen[w]);
 		free(L.list[w]);
 		free(L.most[w]);
 		free(L.cport[w]);
 		free(L.kxp[w]);
 	}
 	free(L.tbl);
-	free(L.seen);
 	free(L.list);
 	free(L.most);
 	free(L.dropped);

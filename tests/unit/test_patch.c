@@ -18,6 +18,7 @@
 #include "bfb/bfb.h"
 #include "bfb/patch_internal.h"
 #include "sched/internal.h"
+#include "sched/patch_check.h"
 #include "sched/sched.h"
 
 struct fx {
@@ -702,8 +703,8 @@ static void test_check_on_threads(void **state)
 	sched_patch_free(&bad);
 	/* a node receiving a block a step later than the patch had it, where
 	 * a node the patch leaves alone still takes it from that one on time:
-	 * the late readers' check, on threads by chunks of the pairs the patch
-	 * plans, refuses it and says who */
+	 * the late readers' check, on threads by (phase, owner) bucket of the
+	 * pairs the patch plans, refuses it and says who */
 	uint32_t said = 0, tried = 0;
 	for (size_t i = q->nxfers; i-- > 0 && said < 3 && tried < 400;) {
 		const struct xfer *x = &q->xfers[i];
@@ -1200,10 +1201,37 @@ static void test_part_pieces(void **state)
 	fx_close(&f);
 }
 
+/* The check's group sums (pc_sub, pc_add: one subtraction over all the
+ * fields where the radices are powers of two) are sched_group_sub's and
+ * sched_group_add's on every pair of ids, the fast form taken where it
+ * applies; other radices take the group's own. */
+static void test_check_group_sums(void **state)
+{
+	static const uint32_t radix[][4] = {{64, 32}, {2, 2, 2, 2}, {4, 1, 8},
+					    {16},     {6, 4},	    {3, 5, 2}};
+	static const uint32_t dims[] = {2, 4, 3, 1, 2, 3};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+		struct sched_reduced r = {0};
+		struct pcheck c = {.r = &r};
+
+		sched_group_make(&r.group, radix[k], dims[k]);
+		pcheck_group_fields(&c);
+		assert_int_equal(c.ghi != 0, r.group.pow2);
+		for (uint32_t a = 0; a < r.group.nodes; a++)
+			for (uint32_t b = 0; b < r.group.nodes; b++) {
+				assert_int_equal(pc_sub(&c, a, b), sched_group_sub(&r.group, a, b));
+				assert_int_equal(pc_add(&c, a, b), sched_group_add(&r.group, a, b));
+			}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_one_link),
+	    cmocka_unit_test(test_check_group_sums),
 	    cmocka_unit_test(test_one_port_and_3d),
 	    cmocka_unit_test(test_one_percent),
 	    cmocka_unit_test(test_whole_nodes_as_explicit),
