@@ -35,11 +35,36 @@ static void worker_fail(struct worker *w, const char *msg)
 
 /* ---- one (u, t) problem ------------------------------------------------------- */
 
-/* Group the sources src[lo, hi) by candidate set; fills groups, gid and
- * order (sources grouped, in source order within a group). */
-static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
+#define GROUP_DIRECT_LINKS 12 /* masks of 12 links or fewer: a direct table */
+
+/* Each source's group by its candidate set (gid[], groups[].mask and cnt,
+ * groups numbered as first seen): a table indexed by the mask where u has
+ * GROUP_DIRECT_LINKS links or fewer (a torus's four: the hash and its
+ * probes were most of the grouping), else a hash. */
+static uint32_t group_keys(struct worker *w, uint32_t lo, uint32_t m, uint32_t d)
 {
-	uint32_t m = hi - lo, ng = 0;
+	uint32_t ng = 0;
+
+	if (d <= GROUP_DIRECT_LINKS) {
+		if (!w->gdir) {
+			w->gdir = xmalloc(((size_t)1 << GROUP_DIRECT_LINKS) * sizeof(uint32_t));
+			memset(w->gdir, 0xff, ((size_t)1 << GROUP_DIRECT_LINKS) * sizeof(uint32_t));
+		}
+		for (uint32_t i = 0; i < m; i++) {
+			uint64_t key = w->mask[lo + i];
+			uint32_t *slot = &w->gdir[key];
+
+			if (*slot == UINT32_MAX) {
+				*slot = ng;
+				w->groups[ng++] = (struct group){.mask = key};
+			}
+			w->gid[i] = *slot;
+			w->groups[*slot].cnt++;
+		}
+		for (uint32_t g = 0; g < ng; g++) /* the table all free again */
+			w->gdir[w->groups[g].mask] = UINT32_MAX;
+		return ng;
+	}
 	size_t cap = 16;
 
 	while (cap < 2 * (size_t)m)
@@ -50,7 +75,6 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 		w->hval = xreallocarray(w->hval, cap, sizeof(uint32_t));
 	}
 	memset(w->hval, 0xff, cap * sizeof(uint32_t));
-	w->net_valid = false;
 	for (uint32_t i = 0; i < m; i++) {
 		uint64_t key = w->mask[lo + i];
 		size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
@@ -66,6 +90,18 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi)
 		w->gid[i] = w->hval[h];
 		w->groups[w->hval[h]].cnt++;
 	}
+	return ng;
+}
+
+/* Group the sources src[lo, hi) (candidate sets among d links) by
+ * candidate set; fills groups, gid and order (sources grouped, in source
+ * order within a group). */
+static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32_t d)
+{
+	uint32_t m = hi - lo, ng;
+
+	w->net_valid = false;
+	ng = group_keys(w, lo, m, d);
 	uint32_t pos = 0, gl = 0;
 	for (uint32_t g = 0; g < ng; g++) {
 		w->groups[g].first = pos;
@@ -740,7 +776,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 				vw->count[idx] = 0;
 			continue;
 		}
-		ng = group_sources(w, lo, hi);
+		ng = group_sources(w, lo, hi, d);
 		for (uint32_t g = 0; g < ng; g++)
 			if (w->groups[g].nl != 1)
 				single = false;
@@ -817,6 +853,7 @@ void bfb_worker_free(struct worker *w)
 	free(w->mask);
 	free(w->tight);
 	free(w->mark);
+	free(w->gdir);
 	free(w->tstart);
 	free(w->tcur);
 	free(w->gid);
@@ -876,7 +913,7 @@ int bfb_solve_node(uint32_t m, const uint64_t *masks, uint32_t d, const uint32_t
 		w.src[i] = i;
 		w.mask[i] = masks[i];
 	}
-	uint32_t ng = group_sources(&w, 0, m);
+	uint32_t ng = group_sources(&w, 0, m, d);
 	for (uint32_t g = 0; g < ng; g++)
 		single &= w.groups[g].nl == 1;
 	if (solve_value(&vw, &w, ng, m, d, single, c, k, &ulp) < 0)

@@ -55,6 +55,7 @@ struct worker {
 	uint32_t *tstart, *tcur; /* D + 2 */
 	uint32_t *gid, *order;
 	struct group *groups;
+	uint32_t *gdir; /* group_sources' table by mask (few links), all free between */
 	uint64_t *hkey;
 	uint32_t *hval;
 	size_t hcap;
