@@ -464,12 +464,19 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, 
 {
 	struct flow_net *f;
 	uint32_t lnk = 1 + ng;
-	int64_t room[BFB_MAX_DEGREE], pre_total = 0;
+	int64_t room[BFB_MAX_DEGREE], pre_total = 0, left[BFB_MAX_DEGREE * 4];
+	bool greedy = ng <= BFB_MAX_DEGREE * 4;
 
 	build_and_flow_net(w, ng, d, su, cap);
 	f = &w->net;
 	for (uint32_t k = 0; k < d; k++)
 		room[k] = cap * (int64_t)w->wt[k];
+	/* f's edge e carries a more */
+#define PUSH(e, a)                                                                                 \
+	do {                                                                                       \
+		f->cap[e] -= (a);                                                                  \
+		f->cap[f->rev[e]] += (a);                                                          \
+	} while (0)
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
 		uint32_t row = f->start[1 + g];
@@ -479,29 +486,47 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, 
 			uint8_t mark = w->mark[gr->first + i];
 
 			if (mark != MARK_ASK && mark != MARK_NOT) {
-				uint32_t e = row + mark - 1, k = w->gl_link[gr->gl + mark - 1];
+				uint32_t k = w->gl_link[gr->gl + mark - 1];
 
 				if (room[k] < su)
 					continue;
 				room[k] -= su;
-				f->cap[e] -= su;
-				f->cap[f->rev[e]] += su;
+				PUSH(row + mark - 1, su);
 				tot += su;
 			}
 		}
-		uint32_t e0 = ng - 1 - g;
-		f->cap[e0] -= tot;
-		f->cap[f->rev[e0]] += tot;
+		PUSH(ng - 1 - g, tot);
 		pre_total += tot;
+		if (greedy)
+			left[g] = su * (int64_t)gr->cnt - tot;
 	}
-	for (uint32_t k = 0; k < d; k++) {
-		uint32_t es = f->start[lnk + k + 1] - 1;
-		int64_t lf = cap * (int64_t)w->wt[k] - room[k];
+	/* then the rest where the links have room, group by group (most
+	 * problems end here: no search); what does not fit is Dinic's */
+	int64_t short_by = 0;
+	for (uint32_t g = 0; g < ng && greedy; g++) {
+		const struct group *gr = &w->groups[g];
+		uint32_t row = f->start[1 + g];
 
-		f->cap[es] -= lf;
-		f->cap[f->rev[es]] += lf;
+		for (uint32_t p = 0; p < gr->nl && left[g] > 0; p++) {
+			uint32_t k = w->gl_link[gr->gl + p];
+			int64_t a = room[k] < left[g] ? room[k] : left[g];
+
+			if (a <= 0)
+				continue;
+			room[k] -= a;
+			left[g] -= a;
+			PUSH(row + p, a);
+			PUSH(ng - 1 - g, a);
+			pre_total += a;
+		}
+		short_by += left[g];
 	}
-	w->net_flow = pre_total + flow_net_maxflow(f, 0, ng + d + 1);
+	for (uint32_t k = 0; k < d; k++)
+		PUSH(f->start[lnk + k + 1] - 1, cap * (int64_t)w->wt[k] - room[k]);
+#undef PUSH
+	w->net_flow = pre_total;
+	if (!greedy || short_by > 0)
+		w->net_flow += flow_net_maxflow(f, 0, ng + d + 1);
 	return w->net_flow;
 }
 
