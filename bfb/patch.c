@@ -413,25 +413,23 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 
 /* What answering with the nwhole nodes that lost an in-link solved whole
  * holds at its peak, refused with the estimate before any is solved (-1,
- * OFC_E_RUNTIME): each receives every other block in each phase, in 1.2
- * pieces on average (torus:128x128 less 1% of its links: 24 M transfers
- * for its 636 such nodes), and the whole answer held PATCH_PEAK_BYTES a
- * piece at its peak: the solve's growing schedule, the patch copied out
- * of it, the check's tables and the healthy parts beside them. Measured
- * in `ofc schedule` with 1% of the links failed: 1.28 GiB at 16,384
- * nodes (55 bytes a piece), 442 MiB at 8,192 (75, the fixed part weighs
- * more there). 1% of torus:256x256's links is 2,514 nodes, about 24 GiB:
- * refused (the solve's pieces alone, at 20 bytes, said 7.4 GiB, under a
- * limit of half of this machine's 24 GiB; such a run grew past 9 GB).
- * Measured when the solve still wrote the pieces the base holds and a
- * copy of the rest: now 1% of torus:128x64's ports (942 nodes, 18.5 M
- * pieces) peaks at 625 MiB, 35 bytes a piece, so the figure errs high
- * until measured again at 16,384. */
-#define PATCH_PEAK_BYTES 64
+ * OFC_E_RUNTIME): nsolved (node, phase) problems, each of every other
+ * block, of which the patch holds PATCH_PIECES_PER_BLOCK pieces a block
+ * with the other nodes' moved blocks beside them (a whole node leaves
+ * about half of its blocks to the base), and the answer held
+ * PATCH_PEAK_BYTES a piece at its peak: the solve's pieces, the patch
+ * gathered from them, the check's tables, the healthy parts beside.
+ * Measured (`ofc schedule`, bench/degraded_scale.sh): 1% of
+ * torus:128x64's ports, 1,279 problems, 7.75 M transfers (0.74 a block),
+ * 327 MB at the peak (42 bytes a transfer); 1% of torus:128x128's ports
+ * 27.8 M transfers in 1,041 MB (37.5), its links 17.0 M in 690 MB (40.6).
+ * The figures err high, by a fifth to a half. */
+#define PATCH_PIECES_PER_BLOCK 0.9
+#define PATCH_PEAK_BYTES 48
 static int whole_over_memory(uint32_t nwhole, uint32_t nsolved, uint32_t n, uint64_t max_bytes,
 			     struct ofc_error *err)
 {
-	double pieces = (double)nsolved * (n - 1) * 1.2;
+	double pieces = (double)nsolved * (n - 1) * PATCH_PIECES_PER_BLOCK;
 	double est = pieces * PATCH_PEAK_BYTES;
 	char need_s[32], max_s[32];
 

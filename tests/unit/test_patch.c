@@ -652,12 +652,13 @@ static void test_whole_estimate(void **state)
 	struct sched_patch p;
 
 	fx_open(&f, "torus:16x16", "5-6,40-41,100-101", SCHED_ALLREDUCE);
-	/* 6 nodes x 255 blocks x 2 phases x 1.2 pieces, 64 bytes each at the
-	 * answer's peak: about 229.5 KiB, refused under 128 KiB */
-	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 128 << 10, &p, &st, &err), -1);
+	/* 6 nodes whole in both phases (a link's two ends each lost an
+	 * in-link of g and of g^T) x 255 blocks x 0.9 pieces, 48 bytes each
+	 * at the answer's peak: about 129.1 KiB, refused under 100 KiB */
+	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 100 << 10, &p, &st, &err), -1);
 	assert_int_equal(err.code, OFC_E_RUNTIME);
 	assert_non_null(strstr(err.msg, "6 nodes lost a link: the answer with them solved whole "
-					"needs about 229.5 KiB at its peak (3.67e+03 transfers)"));
+					"needs about 129.1 KiB at its peak (2.75e+03 transfers)"));
 	assert_null(p.region);
 	ofc_error_clear(&err);
 	assert_int_equal(bfb_patch(f.g, &f.r, f.gone, NULL, &o, 64 << 20, &p, &st, &err), 0);
