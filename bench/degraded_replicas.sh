@@ -22,6 +22,8 @@
 #                   logs: "read" (the leader's answer, from the store) or
 #                   "computed" (the count of each)
 #
+# PERCENT=1 adds a row for 1% of the ports at once (bench/failures_lib.sh's,
+# the ones bench/degraded_scale.sh fails) and its restore.
 # SWITCH=1 adds a row for a switch lost (SWITCH=only: that row alone):
 # ocs-emu e0 killed (every host's port 0 with it), the replicas probing
 # every PROBE s (default 2); answer s
@@ -33,6 +35,7 @@
 #   sh bench/degraded_replicas.sh [HOSTS...]      # default: 1024 8192
 #   sh bench/degraded_replicas.sh 65536           # alone: ~1.5 GB in all
 #   SWITCH=1 sh bench/degraded_replicas.sh 8192
+#   PERCENT=1 sh bench/degraded_replicas.sh 8192
 #   SWITCH=only sh bench/degraded_replicas.sh 65536
 #
 # The machine's load is printed with each row.
@@ -42,8 +45,10 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
 . tests/integration/emu.sh
 . tests/integration/cluster_env.sh
+. bench/failures_lib.sh
 [ $# -gt 0 ] || set -- 1024 8192
 SWITCH=${SWITCH:-0}
+PERCENT=${PERCENT:-0}
 PROBE=${PROBE:-2}
 trap 'kill $EMUS $REPLICA_PIDS $ETCD_PIDS 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
@@ -209,6 +214,13 @@ one() {
 		row "1 link (h5-h6)" 'j.get("failed") == ["h5-h6"]' -- fail h5-h6
 		row "restore" 'not j.get("failed")' -- restore --all
 		row "1 host (h5)" 'j.get("failed") == ["h5"]' -- fail h5
+		row "restore" 'not j.get("failed")' -- restore --all
+	fi
+	if [ "$PERCENT" != 0 ]; then
+		_ports=$(ports_percent "$H")
+		_np=$(echo "$_ports" | wc -w)
+		# shellcheck disable=SC2086 # one word per port
+		row "1% of ports ($_np)" "len(j.get('failed') or []) == $_np" -- fail $_ports
 		row "restore" 'not j.get("failed")' -- restore --all
 	fi
 	[ "$SWITCH" != 0 ] && switch_rows

@@ -29,6 +29,7 @@
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 SIZES=${*:-1024 4096 8192}
+. "$(dirname "$0")/failures_lib.sh"
 # ROWS="port link host percent" (the default: all) picks the failures run
 # (1% of the ports takes minutes at 16,384 hosts).
 ROWS=${ROWS:-port link host percent}
@@ -77,20 +78,6 @@ EOF
 	[ -n "$t" ] || t="refused: $(head -c 120 "$out.e" | tr '\n' ' ')"
 	echo "| $hosts | $what | $wall | $((kib / 1024)) | $t | ${vs:--} | ${ver:--} | ${kept:-explicit} |"
 	rm -f "$out" "$out.t" "$out.e"
-}
-# 1% of the ports of HOSTS hosts (4 each), none two of one host: "hU:P ..."
-ports_percent() {
-	python3 - "$1" <<'EOF'
-import sys
-n, x, used, out = int(sys.argv[1]), 0x9e3779b97f4a7c15, set(), []
-while len(out) < 4 * n // 100:
-    x ^= (x << 13) & (2**64 - 1); x ^= x >> 7; x ^= (x << 17) & (2**64 - 1)
-    u, p = x % n, (x >> 32) % 4
-    if u not in used:
-        used.add(u)
-        out.append('h%d:%d' % (u, p))
-print(' '.join(out))
-EOF
 }
 # The arcs the ports above take down on an A x B torus: port p of host u
 # (per-port wiring, generator p of +x -x +y -y) transmits on u's arc along
