@@ -14,27 +14,6 @@
 #include "bfb/patch_internal.h"
 #include "sched/sched.h"
 
-/* g less gone[], every node kept (a failed host without arcs) */
-static struct graph *less(const struct graph *g, const bool *gone)
-{
-	struct graph *d = calloc(1, sizeof(*d));
-	uint32_t m = 0;
-
-	d->n = g->n;
-	d->off = malloc(((size_t)g->n + 1) * sizeof(uint32_t));
-	d->adj = malloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t u = 0; u < g->n; u++) {
-		d->off[u] = m;
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			if (!gone[a])
-				d->adj[m++] = g->adj[a];
-	}
-	d->off[g->n] = m;
-	d->m = m;
-	d->spec = strdup("degraded");
-	return d;
-}
-
 /* Both phases' raised sets of spec less fail against BFS from every root
  * in K and in the degraded K, the search's seeds held up to seed_max
  * pairs (0: its default); the raised (root, node) pairs found. */
@@ -59,7 +38,7 @@ static size_t raised_as_bfs_held(const char *spec, const char *fail, uint64_t se
 		gone[a] = gone[a] || absent[tails[a]] || absent[g->adj[a]];
 		hosts = hosts || absent[tails[a]];
 	}
-	struct graph *gt = graph_transpose(g), *gd = less(g, gone), *gdt = graph_transpose(gd);
+	struct graph *gt = graph_transpose(g), *gd = topo_without_arcs(g, gone, "degraded"), *gdt = graph_transpose(gd);
 	uint16_t *old = malloc(n * sizeof(uint16_t)), *now = malloc(n * sizeof(uint16_t));
 
 	for (int ph = 0; ph < 2; ph++) {
