@@ -421,6 +421,12 @@ static void put_piece(const struct view *vw, uint32_t u, uint32_t link, uint32_t
 #define MARK_NOT 0xff
 #define MARK_ASK 0
 
+/* Whether a mark names a link the source is kept on. */
+static inline bool mark_kept(uint8_t mark)
+{
+	return mark != MARK_ASK && mark != MARK_NOT;
+}
+
 /* Every source of the problem marked, where vw->healthy says what the
  * healthy program holds: one key a source against its group's links'. */
 static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
@@ -460,72 +466,57 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
  * a source moved, or a chain of them, only where the flow needs it).
  * Any maximum flow gives the same link loads; this one moves the fewest
  * blocks the searches find, and a block not moved is left to the base. */
-static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, int64_t su, int64_t cap)
+static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, int64_t su,
+			 int64_t cap)
 {
 	struct flow_net *f;
 	uint32_t lnk = 1 + ng;
-	int64_t room[BFB_MAX_DEGREE], pre_total = 0, left[BFB_MAX_DEGREE * 4];
-	bool greedy = ng <= BFB_MAX_DEGREE * 4;
+	int64_t room[BFB_MAX_DEGREE], placed = 0;
 
 	build_and_flow_net(w, ng, d, su, cap);
 	f = &w->net;
 	for (uint32_t k = 0; k < d; k++)
 		room[k] = cap * (int64_t)w->wt[k];
-	/* f's edge e carries a more */
+	/* group g's a more over its link p (its source edge's residual is
+	 * then what g has left to place) */
 #define PUSH(e, a)                                                                                 \
 	do {                                                                                       \
 		f->cap[e] -= (a);                                                                  \
 		f->cap[f->rev[e]] += (a);                                                          \
 	} while (0)
+#define PLACE(g, p, a)                                                                             \
+	do {                                                                                       \
+		room[w->gl_link[w->groups[g].gl + (p)]] -= (a);                                    \
+		PUSH(f->start[1 + (g)] + (p), a);                                                  \
+		PUSH(ng - 1 - (g), a);                                                             \
+		placed += (a);                                                                     \
+	} while (0)
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
-		uint32_t row = f->start[1 + g];
-		int64_t tot = 0;
 
 		for (uint32_t i = 0; i < gr->cnt; i++) {
 			uint8_t mark = w->mark[gr->first + i];
 
-			if (mark != MARK_ASK && mark != MARK_NOT) {
-				uint32_t k = w->gl_link[gr->gl + mark - 1];
-
-				if (room[k] < su)
-					continue;
-				room[k] -= su;
-				PUSH(row + mark - 1, su);
-				tot += su;
-			}
+			if (mark_kept(mark) && room[w->gl_link[gr->gl + mark - 1]] >= su)
+				PLACE(g, mark - 1u, su);
 		}
-		PUSH(ng - 1 - g, tot);
-		pre_total += tot;
-		if (greedy)
-			left[g] = su * (int64_t)gr->cnt - tot;
 	}
 	/* then the rest where the links have room, group by group (most
 	 * problems end here: no search); what does not fit is Dinic's */
-	int64_t short_by = 0;
-	for (uint32_t g = 0; g < ng && greedy; g++) {
-		const struct group *gr = &w->groups[g];
-		uint32_t row = f->start[1 + g];
+	for (uint32_t g = 0; g < ng; g++)
+		for (uint32_t p = 0; p < w->groups[g].nl; p++) {
+			int64_t left = f->cap[ng - 1 - g], r = room[w->gl_link[w->groups[g].gl + p]];
+			int64_t a = r < left ? r : left;
 
-		for (uint32_t p = 0; p < gr->nl && left[g] > 0; p++) {
-			uint32_t k = w->gl_link[gr->gl + p];
-			int64_t a = room[k] < left[g] ? room[k] : left[g];
-
-			if (a <= 0)
-				continue;
-			room[k] -= a;
-			left[g] -= a;
-			PUSH(row + p, a);
-			PUSH(ng - 1 - g, a);
-			pre_total += a;
+			if (a > 0)
+				PLACE(g, p, a);
 		}
-		short_by += left[g];
-	}
 	for (uint32_t k = 0; k < d; k++)
 		PUSH(f->start[lnk + k + 1] - 1, cap * (int64_t)w->wt[k] - room[k]);
+#undef PLACE
 #undef PUSH
-	w->net_flow = pre_total;
-	if (!greedy || short_by > 0)
+	w->net_flow = placed;
+	if (placed < su * (int64_t)m)
 		w->net_flow += flow_net_maxflow(f, 0, ng + d + 1);
 	return w->net_flow;
 }
@@ -541,7 +532,7 @@ static void keep_healthy(struct worker *w, const struct group *gr, int64_t su, i
 	uint8_t *mark = w->mark + gr->first;
 
 	for (uint32_t i = 0; i < gr->cnt; i++)
-		if (mark[i] != MARK_ASK && mark[i] != MARK_NOT) {
+		if (mark_kept(mark[i])) {
 			uint32_t p = mark[i] - 1u;
 
 			if (rem[p] >= su)
@@ -579,7 +570,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 			int64_t fl = rem[p];
 			uint32_t link = w->gl_link[gr->gl + p];
 
-			while (mark && i < gr->cnt && mark[i] != MARK_ASK && mark[i] != MARK_NOT)
+			while (mark && i < gr->cnt && mark_kept(mark[i]))
 				i++;
 			while (fl > 0 && i < gr->cnt) {
 				int64_t take = su - used < fl ? su - used : fl;
@@ -608,8 +599,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 					i++;
 					used = 0;
 					first = npieces;
-					while (mark && i < gr->cnt && mark[i] != MARK_ASK &&
-					       mark[i] != MARK_NOT)
+					while (mark && i < gr->cnt && mark_kept(mark[i]))
 						i++;
 				}
 			}
@@ -840,7 +830,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		} else if (lp && !P) {
 			su = LP_UNITS; /* solve_lp set the flows in these units */
 		} else if (marked) {
-			if (warm_flow(w, ng, d, su, cap) != su * (int64_t)m) {
+			if (warm_flow(w, ng, d, m, su, cap) != su * (int64_t)m) {
 				worker_fail(w,
 					    "BFB: the max flow falls short of U* (internal error)");
 				return;
