@@ -52,27 +52,20 @@ struct patch_out {
 int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t nowners,
 		 unsigned threads, struct patch_out *po, struct ofc_error *err);
 
-/* The top bit of each coordinate of G where its subtraction can be done
- * on the whole word at once (a power-of-two group, one orbit), else 0. */
+/* sched_group_high(G) where its subtraction is not already one XOR (a
+ * binary group's), else 0. */
 static inline uint32_t patch_high(const struct sched_group *G)
 {
-	uint32_t high = 0;
-
-	for (uint32_t i = 0; G->pow2 && !G->binary && G->reps == 1 && i < G->ndims; i++)
-		if (G->radix[i] > 1)
-			high |= G->radix[i] / 2 << G->shift[i];
-	return high;
+	return G->binary ? 0 : sched_group_high(G);
 }
 
-/* a - b in G, by high (patch_high) where it is not 0: each coordinate's
- * top bit set in the minuend and cleared in the subtrahend, so no borrow
- * crosses one, the last term putting the top bits right (Hacker's
- * Delight, 2nd ed., 2-18). The coordinate loop was a third of the
- * patch's search for the nodes a failure moves away from a root. */
+/* a - b in G, by high (patch_high) where it is not 0. The coordinate loop
+ * was a third of the patch's search for the nodes a failure moves away
+ * from a root. */
 static inline uint32_t patch_sub(const struct sched_group *G, uint32_t high, uint32_t a, uint32_t b)
 {
 	if (high)
-		return ((a | high) - (b & ~high)) ^ ((a ^ ~b) & high);
+		return sched_group_sub_word(high, a, b);
 	return sched_group_sub(G, a, b);
 }
 

@@ -128,32 +128,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* c->ghi and c->gmask for pc_sub and pc_add (patch_check.h): each field's top bit where
- * the group's radices are powers of two whose fields tile the ids' bits
- * from the lowest (mixed radix: stride = 1 << shift), else 0. */
+/* c->ghi for pc_sub and pc_add (patch_check.h): the group's word form,
+ * where it has one. */
 void pcheck_group_fields(struct pcheck *c)
 {
-	const struct sched_group *G = &c->r->group;
-	uint32_t hi = 0, bits = 0;
-
-	c->ghi = 0;
-	if (!G->pow2 || G->nodes != G->order || G->nodes == 0 || (G->nodes & (G->nodes - 1)) != 0)
-		return;
-	for (uint32_t i = 0; i < G->ndims; i++) {
-		uint32_t w = 0;
-
-		while ((UINT32_C(1) << w) < G->radix[i])
-			w++;
-		if (G->shift[i] != bits || G->stride[i] != UINT32_C(1) << bits)
-			return;
-		if (w)
-			hi |= UINT32_C(1) << (bits + w - 1);
-		bits += w;
-	}
-	if ((UINT32_C(1) << bits) != G->nodes || bits == 0)
-		return;
-	c->gmask = G->nodes - 1;
-	c->ghi = hi;
+	c->ghi = sched_group_high(&c->r->group);
 }
 
 /* The base program: node 0's, each phase in its steps; its tables. */

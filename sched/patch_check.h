@@ -90,25 +90,19 @@ struct pcheck {
 	uint32_t *in_off, *in_arcs;
 	uint16_t *inpos;
 	uint32_t *bstep; /* per base transfer: its step */
-	/* the group's top bit of each field, where every radix is a power
-	 * of two and the fields tile the ids' bits (see pc_sub), else 0 */
-	uint32_t ghi, gmask;
+	uint32_t ghi; /* sched_group_high(the group): 0 where none */
 	struct verify_report *rep;
 };
 
-/* c->ghi and c->gmask from c->r's group (patch.c) */
+/* c->ghi from c->r's group (patch.c) */
 void pcheck_group_fields(struct pcheck *c);
 
-/* a - b in the group: where every radix is a power of two, the fields of
- * an id tile its bits and one subtraction with each field's top bit set
- * in a and clear in b does them all, no borrow crossing a field, the top
- * bits put right after (Hacker's Delight, 2-18); sched_group_sub's loop
- * over the dimensions was a sixth of the check's instructions at 8,192
- * nodes (one to three per pair the patch plans). */
+/* a - b in the group: one word operation where its coordinates tile the
+ * ids' bits (sched_group_sub_word), else the group's loop */
 static inline uint32_t pc_sub(const struct pcheck *c, uint32_t a, uint32_t b)
 {
 	if (c->ghi)
-		return (((a | c->ghi) - (b & ~c->ghi)) ^ ((a ^ ~b) & c->ghi)) & c->gmask;
+		return sched_group_sub_word(c->ghi, a, b);
 	return sched_group_sub(&c->r->group, a, b);
 }
 
@@ -116,7 +110,7 @@ static inline uint32_t pc_sub(const struct pcheck *c, uint32_t a, uint32_t b)
 static inline uint32_t pc_add(const struct pcheck *c, uint32_t a, uint32_t b)
 {
 	if (c->ghi)
-		return (((a & ~c->ghi) + (b & ~c->ghi)) ^ ((a ^ b) & c->ghi)) & c->gmask;
+		return sched_group_add_word(c->ghi, a, b);
 	return sched_group_add(&c->r->group, a, b);
 }
 

@@ -46,6 +46,26 @@ void sched_group_make(struct sched_group *G, const uint32_t *radix, uint32_t k)
 	group_dims(G, radix, k < SCHED_GROUP_MAX_DIMS ? k : SCHED_GROUP_MAX_DIMS);
 }
 
+uint32_t sched_group_high(const struct sched_group *G)
+{
+	uint32_t hi = 0, bits = 0;
+
+	if (!G->pow2 || G->nodes != G->order || G->nodes == 0 || (G->nodes & (G->nodes - 1)) != 0)
+		return 0;
+	for (uint32_t i = 0; i < G->ndims; i++) {
+		uint32_t w = 0;
+
+		while ((UINT32_C(1) << w) < G->radix[i])
+			w++;
+		if (G->shift[i] != bits || G->stride[i] != UINT32_C(1) << bits)
+			return 0;
+		if (w)
+			hi |= UINT32_C(1) << (bits + w - 1);
+		bits += w;
+	}
+	return (UINT32_C(1) << bits) == G->nodes && bits ? hi : 0;
+}
+
 int sched_group_of(const struct graph *g, const struct topo_tree *t, struct sched_group *G,
 		   struct ofc_error *err)
 {
