@@ -549,14 +549,14 @@ static void keep_healthy(struct worker *w, const struct group *gr, int64_t su, i
  * there and not written (keep_healthy), and a source it holds in parts
  * goes again where vw->healthy says these pieces are the healthy ones. */
 static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
-			  uint32_t so, int64_t su, bool marked, struct xfer *out)
+			  uint32_t so, int64_t su, struct xfer *out)
 {
 	size_t npieces = 0;
 	int64_t rem[BFB_MAX_DEGREE];
 
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
-		const uint8_t *mark = marked ? w->mark + gr->first : NULL;
+		const uint8_t *mark = vw->healthy ? w->mark + gr->first : NULL;
 		uint32_t np = gr->nl, i = 0;
 		int64_t used = 0;
 		uint64_t end = 0;	/* the last piece's end (SCHED_ONE units) */
@@ -592,7 +592,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 				used += take;
 				fl -= take;
 				if (used == su) {
-					if (vw->healthy && (!mark || mark[i] == MARK_ASK) &&
+					if (mark && mark[i] == MARK_ASK &&
 					    vw->healthy(vw->healthy_ctx, u, so, out + first,
 							npieces - first))
 						npieces = first;
@@ -784,7 +784,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		size_t idx = ui * D + t - 1;
 		uint64_t c, k;
 		double ulp = 0;
-		bool single = true, marked = false;
+		bool single = true;
 
 		if (m == 0) { /* no node at distance t from u */
 			if (vw->pass == PASS_BUILD)
@@ -820,16 +820,14 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		/* The fractions: one integral max flow (or the LP's own); the
 		 * value's last flow when it was this one, or one started from
 		 * the healthy program's (warm_flow). */
-		if (vw->healthy) {
+		if (vw->healthy)
 			healthy_marks(vw, w, ng, u, so);
-			marked = true;
-		}
 		if (single) {
 			for (uint32_t g = 0; g < ng; g++)
 				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
 		} else if (lp && !P) {
 			su = LP_UNITS; /* solve_lp set the flows in these units */
-		} else if (marked) {
+		} else if (vw->healthy) {
 			if (warm_flow(w, ng, d, m, su, cap) != su * (int64_t)m) {
 				worker_fail(w,
 					    "BFB: the max flow falls short of U* (internal error)");
@@ -854,7 +852,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 			most += w->groups[g].nl;
 		struct xfer *out = step_room(w, so, most);
 		struct stepbuf *sb = &w->sb[so];
-		size_t np = emit_pieces(vw, w, ng, u, so, su, marked, out);
+		size_t np = emit_pieces(vw, w, ng, u, so, su, out);
 
 		vw->where[idx] = (uint64_t)(sb->nchunk - 1) << 32 | sb->used;
 		vw->count[idx] = (uint32_t)np;

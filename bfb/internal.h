@@ -104,10 +104,9 @@ struct view {
 	 * arc's port in the healthy graph (NULL: g's own), and whether a
 	 * source's k pieces at receiver u, schedule step `so` of the view,
 	 * are the healthy program's translate, which the patch need not hold
-	 * (NULL: every piece kept). Tested as each source's pieces are
-	 * written, on the solving thread: the pieces the healthy program
-	 * holds are most of a whole node's, and were written, gathered and
-	 * thrown away. */
+	 * (NULL: every piece kept). Asked, on the solving thread, of a
+	 * source the healthy program holds in parts once its pieces are
+	 * written; one it sends whole is told by base_key below first. */
 	const uint16_t *lane;
 	bool (*healthy)(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k);
 	/* With healthy: the healthy program's one piece of block v at u in

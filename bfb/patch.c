@@ -153,25 +153,15 @@ static bool healthy_pieces(const struct healthy_base *hb, uint32_t u, uint32_t s
 
 /* Whether the k pieces x of one source at receiver u, step so of the
  * phase, are the healthy translate's exactly: the base's pieces of its
- * relative block, moved by u, at the same step. About half of a whole
- * node's blocks on a torus are (those the lost link did not carry, whose
- * LP flows the solve left alone): the base holds them, the patch does
- * not, and the node's other blocks keep the whole problem's solution and
- * so its link loads. */
+ * relative block, moved by u, at the same step. Asked only of a source
+ * the base holds in parts (one it sends whole is told by its key before
+ * it is written: healthy_base_key). */
 static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k)
 {
 	const struct healthy_base *hb = ctx;
 	const struct sched_group *G = hb->G;
 	uint32_t n = G->nodes, step = hb->first + so;
 	size_t key = (size_t)(xfer_op(x) == XFER_REDUCE) * n + patch_sub(G, hb->high, x->block, u);
-	if (k == 1 && x->offset == 0 && x->length == SCHED_ONE && hb->sig[key] != HB_SLOW) {
-		uint64_t sg = hb->sig[key];
-
-		/* the step and lane first: the ends' subtractions only then */
-		return sg >> 32 == hb_sig(step, x->lane, 0, 0) >> 32 &&
-		       sg == hb_sig(step, x->lane, patch_sub(G, hb->high, x->src, u),
-				    patch_sub(G, hb->high, x->dst, u));
-	}
 	uint32_t lo = hb->bstart[key], hi = hb->bstart[key + 1];
 
 	if (hi - lo != k)
