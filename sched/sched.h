@@ -95,6 +95,25 @@ static inline uint8_t xfer_span_flags(uint8_t flags, uint32_t log2_blocks)
 	return (uint8_t)((flags & ((1u << XFER_SPAN_SHIFT) - 1)) | log2_blocks << XFER_SPAN_SHIFT);
 }
 
+/* A reduction's transfer as the mirror of a copy x on a graph equal to its
+ * transpose (twin: graph_arc_twins): the same block and part, the other way
+ * over the twin arc, so that a reduce-scatter is an allgather run backwards
+ * (Zhao et al., Cor. 3.1, with g^T = g). An allreduce whose reduction step
+ * R - 1 - j holds the mirrors of its copy step j, in order (R = nsteps / 2),
+ * is a mirrored allreduce: generated and checked as its copy phase. x crosses
+ * one arc (x->run == 0). */
+static inline struct xfer sched_xfer_mirror(const struct graph *g, const uint32_t *twin,
+					    const struct xfer *x)
+{
+	struct xfer y = *x;
+
+	y.src = x->dst;
+	y.dst = x->src;
+	y.lane = (uint16_t)(twin[g->off[x->src] + x->lane] - g->off[x->dst]);
+	y.flags = (uint8_t)(x->flags | 4u);
+	return y;
+}
+
 #define SCHED_MAX_METRICS 16
 
 struct sched_metric {

@@ -68,3 +68,28 @@ void graph_free(struct graph *g)
 	free(g->spec);
 	free(g);
 }
+
+uint32_t *graph_arc_twins(const struct graph *g)
+{
+	uint32_t *twin = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
+
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++) {
+			uint32_t v = g->adj[a], found = 0;
+
+			for (uint32_t b = g->off[u]; b < a; b++)
+				if (g->adj[b] == v)
+					goto none; /* parallel arcs: no one twin */
+			for (uint32_t b = g->off[v]; b < g->off[v + 1]; b++)
+				if (g->adj[b] == u) {
+					twin[a] = b;
+					found++;
+				}
+			if (found != 1 || v == u)
+				goto none;
+		}
+	return twin;
+none:
+	free(twin);
+	return NULL;
+}

@@ -156,6 +156,10 @@ int topo_edges_text(const char *path, const char *text, size_t len, bool quiet, 
 struct graph *graph_transpose(const struct graph *g);
 /* The tail of every arc, in CSR order (m + 1 entries; caller frees). */
 uint32_t *graph_arc_tails(const struct graph *g);
+/* twin[a]: the arc v -> u of each arc a = u -> v (owned), or NULL where an
+ * arc has none, or parallel arcs or a self-loop leave it no one twin: a
+ * graph equal to its transpose, arc for arc (a torus, a hypercube). */
+uint32_t *graph_arc_twins(const struct graph *g);
 
 /* Expansions (Zhao et al., "Efficient Direct-Connect Topologies", Sec. 5):
  * the line graph L(G) (nodes are arcs, uv -> vw), degree expansion G*n
