@@ -76,6 +76,7 @@ struct bfb_stats {
 	uint32_t host_steps;  /* steps the injection limit priced (inject) */
 	uint32_t host_solved; /* allgather steps solved again for it */
 	uint32_t whole;	      /* a patch: nodes solved whole (problems counts them too) */
+	bool mirrored;	      /* a patch: its reductions its copies mirrored, one phase solved */
 	double seconds_distances, seconds_generate;
 };
 

@@ -401,6 +401,108 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 	return rc;
 }
 
+/* ---- a mirrored allreduce ------------------------------------------------
+ * On a graph equal to its transpose arc for arc, without arcs closed under
+ * twins (a failed port or host takes both ways of its links), reduce-scatter
+ * is the allgather run backwards (Zhao et al., Cor. 3.1, with g^T = g).
+ * Where the base's reductions are so its copies' mirrors, step for step and
+ * transfer for transfer (sched_xfer_mirror; BFB's programs are), the copy
+ * phase's patch mirrored is a reduction phase's patch, on the same
+ * (owner, block) pairs, and only the copies are solved: half the work. */
+
+/* twin[] (owned) where r is such an allreduce and gone[] is closed under
+ * g's twins, else NULL: both phases are solved. */
+static uint32_t *mirror_twins(const struct graph *g, const struct sched_reduced *r,
+			      const bool *gone)
+{
+	const struct schedule *s = &r->prog;
+	uint32_t R = s->nsteps / 2, *twin;
+
+	if (s->collective != SCHED_ALLREDUCE || s->nsteps % 2 || !(twin = graph_arc_twins(g)))
+		return NULL;
+	for (uint32_t a = 0; a < g->m; a++)
+		if (gone[a] != gone[twin[a]])
+			goto no;
+	for (uint32_t j = 0; j < R; j++) {
+		uint32_t c = R + j, d = R - 1 - j;
+
+		if (sched_step_size(s, c) != sched_step_size(s, d))
+			goto no;
+		for (uint32_t i = 0; i < sched_step_size(s, c); i++) {
+			const struct xfer *x = &s->xfers[s->step_start[c] + i];
+			struct xfer y = sched_xfer_mirror(g, twin, x);
+
+			if (x->run || xfer_op(x) != XFER_COPY ||
+			    memcmp(&y, &s->xfers[s->step_start[d] + i], sizeof(y)))
+				goto no;
+		}
+	}
+	return twin;
+no:
+	free(twin);
+	return NULL;
+}
+
+struct mirror_job {
+	const struct graph *g;
+	const uint32_t *twin;
+	struct xfer *x;
+	const uint32_t *start; /* the copy steps' own offsets, before the move */
+	uint32_t R;
+	size_t K; /* the copy phase's transfers */
+};
+
+/* Copy step j to its place after the reductions (K up). */
+static void mirror_move(void *arg, size_t j, unsigned wid)
+{
+	const struct mirror_job *m = arg;
+
+	(void)wid;
+	memcpy(m->x + m->K + m->start[j], m->x + m->start[j],
+	       (m->start[j + 1] - m->start[j]) * sizeof(struct xfer));
+}
+
+/* Reduction step R - 1 - j: copy step j's mirrors, in order. */
+static void mirror_write(void *arg, size_t j, unsigned wid)
+{
+	const struct mirror_job *m = arg;
+	const struct xfer *from = m->x + m->K + m->start[j];
+	struct xfer *to = m->x + m->K - m->start[j + 1];
+
+	(void)wid;
+	for (uint32_t i = 0; i < m->start[j + 1] - m->start[j]; i++)
+		to[i] = sched_xfer_mirror(m->g, m->twin, &from[i]);
+}
+
+/* s, the copy phase's R steps, becomes the allreduce's 2R: the copies'
+ * mirrors, then the copies. The room grows in place (a large block is
+ * remapped, not copied): the copies move up once into pages the schedule
+ * needs anyway. */
+static void mirror_reductions(struct schedule *s, const struct graph *g, const uint32_t *twin,
+			      unsigned threads)
+{
+	uint32_t R = s->nsteps;
+	size_t K = s->nxfers;
+	uint32_t *start = xmalloc(((size_t)R + 1) * sizeof(uint32_t));
+	struct mirror_job m = {.g = g, .twin = twin, .start = start, .R = R, .K = K};
+
+	memcpy(start, s->step_start, ((size_t)R + 1) * sizeof(uint32_t));
+	sched_reserve(s, K);
+	sched_reserve_steps(s, R);
+	m.x = s->xfers;
+	if (K) {
+		parallel_for(R, 1, threads, mirror_move, &m);
+		parallel_for(R, 1, threads, mirror_write, &m);
+	}
+	for (uint32_t t = 0; t <= R; t++)
+		s->step_start[t] = (uint32_t)(K - start[R - t]);
+	for (uint32_t j = 1; j <= R; j++)
+		s->step_start[R + j] = (uint32_t)(K + start[j]);
+	s->nsteps = 2 * R;
+	s->nxfers = 2 * K;
+	free(start);
+}
+
 /* What answering with the nwhole nodes that lost an in-link solved whole
  * holds at its peak, refused with the estimate before any is solved (-1,
  * OFC_E_RUNTIME): nsolved (node, phase) problems, each of every other
@@ -433,167 +535,239 @@ static int whole_over_memory(uint32_t nwhole, uint32_t nsolved, uint32_t n, uint
 			     nwhole, need_s, pieces, max_s);
 }
 
+/* The nodes solved whole in each phase: those that lost an in-link in its
+ * H, as bfb_schedule would solve them: their blocks move between in-links
+ * that keep them, which only the whole problem (LP (3)) balances. A failed
+ * arc's head in the copies (bit 1: H = g), its tail in the reductions (bit
+ * 2: H = g^T); in the other phase such a node only sees distances grow,
+ * and plans those blocks as the others do (a failed port's three nodes:
+ * two whole a phase, not three). The failed hosts are listed apart. */
+struct wholes {
+	uint8_t *whole;
+	uint32_t *list, n;  /* whole in either phase, ascending */
+	uint32_t nsolved;   /* (node, phase) problems */
+	uint32_t *absent, nabsent;
+};
+
+static void wholes_init(struct wholes *w, const struct graph *g, enum sched_collective c,
+			const bool *gone, const uint32_t *tails, const uint8_t *absent)
+{
+	uint32_t n = g->n;
+
+	memset(w, 0, sizeof(*w));
+	w->whole = xcalloc(n, 1);
+	for (uint32_t a = 0; a < g->m; a++)
+		if (gone[a]) {
+			if (c != SCHED_REDUCE_SCATTER)
+				w->whole[g->adj[a]] |= 1;
+			if (c != SCHED_ALLGATHER)
+				w->whole[tails[a]] |= 2;
+		}
+	w->list = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	w->absent = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++) {
+		if (w->whole[u] && (!absent || !absent[u])) {
+			w->list[w->n++] = u;
+			w->nsolved += (w->whole[u] & 1) + (w->whole[u] >> 1);
+		}
+		if (absent && absent[u])
+			w->absent[w->nabsent++] = u;
+	}
+}
+
+static void wholes_free(struct wholes *w)
+{
+	free(w->whole);
+	free(w->list);
+	free(w->absent);
+}
+
+/* What one patch_build holds across its phases. */
+struct build {
+	const struct graph *g, *gt, *gd, *gdt;
+	const struct sched_reduced *r;
+	const bool *gone;
+	const uint8_t *absent;
+	const struct bfb_opts *o;
+	uint64_t max_bytes;
+	uint32_t *tails, *in_off, *in_arc;
+	uint32_t *region; /* a phase's whole nodes */
+	uint8_t *partial;
+	struct wholes w;
+	struct healthy_base hb;
+	struct patch_out po;
+	size_t held; /* po's room over the phases, bytes */
+};
+
+/* Phase reverse's steps appended to s: its whole nodes' pieces, then
+ * po's for the nodes planned block by block. */
+static int build_phase(struct build *b, bool reverse, uint32_t degree, struct schedule *s,
+		       struct ofc_error *err)
+{
+	const struct sched_reduced *r = b->r;
+	uint32_t rsteps = r->prog.collective == SCHED_ALLREDUCE ? r->prog.nsteps / 2
+			  : r->prog.collective == SCHED_ALLGATHER ? 0
+								  : r->prog.nsteps;
+	uint32_t nowners = 0;
+	struct patch_phase pp = {.g = b->g,
+				 .gone = b->gone,
+				 .r = r,
+				 .G = &r->group,
+				 .reverse = reverse,
+				 .first = reverse ? 0 : rsteps,
+				 .D = reverse ? rsteps : r->prog.nsteps - rsteps,
+				 .in_off = b->in_off,
+				 .in_arc = b->in_arc,
+				 .tails = b->tails,
+				 .absent = b->absent,
+				 .absent_list = b->w.absent,
+				 .nabsent = b->w.nabsent,
+				 .partial = b->partial};
+	uint8_t bit = reverse ? 2 : 1;
+	struct built_phase here = {.region = b->region};
+	struct patch_out *po = &b->po;
+	int rc;
+
+	for (uint32_t i = 0; i < b->w.n; i++)
+		if (b->w.whole[b->w.list[i]] & bit)
+			b->region[here.nregion++] = b->w.list[i];
+	rc = run_phase(&pp, b->gt, b->gd, b->gdt, b->w.whole, bit, b->o->threads, po, &nowners,
+		       err);
+	b->hb.first = pp.first;
+	if (rc == 0 && here.nregion) {
+		rc = solve_region(&pp, b->gd, &here, degree, b->o, b->max_bytes, &b->hb, po, s,
+				  err);
+	} else if (rc == 0) {
+		size_t k = 0;
+
+		for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
+			k += po->n[t];
+		sched_reserve(s, k);
+		for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
+			struct xfer *out = sched_append_steps(s, 1, &po->n[t]);
+
+			if (po->n[t])
+				memcpy(out, po->v[t], po->n[t] * sizeof(struct xfer));
+		}
+	}
+	for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
+		b->held += po->cap[t] * sizeof(struct xfer);
+	if (rc == 0 && b->max_bytes && b->held > b->max_bytes) {
+		char need_s[32], max_s[32];
+
+		fmt_size(need_s, sizeof(need_s), b->held);
+		fmt_size(max_s, sizeof(max_s), b->max_bytes);
+		rc = ofc_error_set(err, OFC_E_RUNTIME,
+				   "the failures reach %u of %u nodes: the patch holds %s, "
+				   "over the memory limit of %s",
+				   nowners, b->g->n, need_s, max_s);
+	}
+	phase_free(&pp);
+	for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
+		free(po->v[t]);
+		po->v[t] = NULL;
+	}
+	return rc;
+}
+
+/* The most arcs into or out of a node of g without gone. */
+static uint32_t max_degree(const struct graph *gd, const struct graph *gdt)
+{
+	uint32_t d = 0;
+
+	for (uint32_t u = 0; u < gd->n; u++) {
+		uint32_t in = gdt->off[u + 1] - gdt->off[u], out = graph_outdeg(gd, u);
+
+		d = in > d ? in : d;
+		d = out > d ? out : d;
+	}
+	return d;
+}
+
+static void build_free(struct build *b)
+{
+	healthy_base_free(&b->hb);
+	wholes_free(&b->w);
+	free((void *)b->hb.lane);
+	free(b->region);
+	free(b->partial);
+	for (uint32_t t = 0; t < b->po.nsteps; t++)
+		free(b->po.v[t]);
+	free(b->po.v);
+	free(b->po.n);
+	free(b->po.cap);
+	free(b->in_off);
+	free(b->in_arc);
+	free(b->tails);
+	graph_free((struct graph *)b->gt);
+	graph_free((struct graph *)b->gd);
+	graph_free((struct graph *)b->gdt);
+}
+
 /* The patch of g without gone[] (every arc of a failed host among them),
  * the failed hosts absent[] (NULL: none), into p (bfb_patch's checks
- * made). */
+ * made). A mirrored allreduce (mirror_twins) solves its copies only. */
 static int patch_build(const struct graph *g, const struct sched_reduced *r, const bool *gone,
 		       const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
 		       struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err)
 {
 	enum sched_collective c = r->prog.collective;
-	uint32_t rsteps =
-	    c == SCHED_ALLGATHER ? 0 : (c == SCHED_ALLREDUCE ? r->prog.nsteps / 2 : r->prog.nsteps);
-	int rc = 0;
-	struct graph *gt = graph_transpose(g), *gd = without(g, gone), *gdt = graph_transpose(gd);
-	uint32_t n = g->n, *tails = graph_arc_tails(g);
-	uint32_t *in_off, *in_arc;
+	uint32_t n = g->n, *twin = mirror_twins(g, r, gone);
+	struct build b = {.g = g, .r = r, .gone = gone, .absent = absent, .o = o,
+			  .max_bytes = max_bytes};
+	int rc;
 
-	bfb_in_arcs(g, &in_off, &in_arc);
-	struct patch_out po = {.nsteps = r->prog.nsteps};
-	po.v = xcalloc(po.nsteps + 1, sizeof(struct xfer *));
-	po.n = xcalloc(po.nsteps + 1, sizeof(size_t));
-	po.cap = xcalloc(po.nsteps + 1, sizeof(size_t));
-	/* The nodes that lost an in-link in a phase's H are solved whole
-	 * there, as bfb_schedule would: their blocks move between in-links
-	 * that keep them, which only the whole problem (LP (3)) balances. A
-	 * failed arc's head in the copies (bit 1: H = g), its tail in the
-	 * reductions (bit 2: H = g^T); in the other phase such a node only
-	 * sees distances grow, and plans those blocks as the others do (a
-	 * failed port's three nodes: two whole a phase, not three). */
-	uint8_t *whole = xcalloc(n, 1), *partial = xcalloc(n, 1);
-	for (uint32_t a = 0; a < g->m; a++)
-		if (gone[a]) {
-			if (c != SCHED_REDUCE_SCATTER)
-				whole[g->adj[a]] |= 1;
-			if (c != SCHED_ALLGATHER)
-				whole[tails[a]] |= 2;
-		}
-	uint32_t *wl = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nwhole = 0, nsolved = 0;
-	uint32_t *pl = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
-	uint32_t *al = xmalloc(((size_t)n + 1) * sizeof(uint32_t)), nabs = 0;
-	for (uint32_t u = 0; u < n; u++) {
-		if (whole[u] && (!absent || !absent[u])) {
-			wl[nwhole++] = u;
-			nsolved += (whole[u] & 1) + (whole[u] >> 1);
-		}
-		if (absent && absent[u])
-			al[nabs++] = u;
-	}
-	uint16_t *lane = healthy_lanes(g, gone);
-	struct healthy_base hb;
-	healthy_base_init(&hb, r, lane);
-	/* each phase's steps in turn: the whole nodes' pieces, then po's */
+	b.gt = graph_transpose(g);
+	b.gd = without(g, gone);
+	b.gdt = graph_transpose(b.gd);
+	b.tails = graph_arc_tails(g);
+	bfb_in_arcs(g, &b.in_off, &b.in_arc);
+	b.po.nsteps = r->prog.nsteps;
+	b.po.v = xcalloc(b.po.nsteps + 1, sizeof(struct xfer *));
+	b.po.n = xcalloc(b.po.nsteps + 1, sizeof(size_t));
+	b.po.cap = xcalloc(b.po.nsteps + 1, sizeof(size_t));
+	wholes_init(&b.w, g, c, gone, b.tails, absent);
+	b.region = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+	b.partial = xcalloc(n, 1);
+	healthy_base_init(&b.hb, r, healthy_lanes(g, gone));
 	sched_init(&p->prog, c, r->prog.algorithm, n);
 	snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
-	sched_reserve_steps(&p->prog, po.nsteps);
-	size_t held = 0;
-	rc = whole_over_memory(nwhole, nsolved, n, max_bytes, err);
+	sched_reserve_steps(&p->prog, b.po.nsteps);
+	/* a mirrored allreduce solves half the problems but holds as many
+	 * pieces at its peak: its reductions' patch is its copies' mirrored */
+	rc = whole_over_memory(b.w.n, b.w.nsolved, n, max_bytes, err);
 	double t0 = now_seconds();
 	st->nodes = n;
-	st->degree = 0;
-	for (uint32_t u = 0; u < n; u++) {
-		uint32_t in = gdt->off[u + 1] - gdt->off[u], out = graph_outdeg(gd, u);
-
-		st->degree = in > st->degree ? in : st->degree;
-		st->degree = out > st->degree ? out : st->degree;
-	}
+	st->degree = max_degree(b.gd, b.gdt);
 	for (int ph = 0; ph < 2 && rc == 0; ph++) {
 		bool reverse = ph == 0;
-		uint32_t nowners = 0;
 
-		if ((reverse && c == SCHED_ALLGATHER) || (!reverse && c == SCHED_REDUCE_SCATTER))
+		if ((reverse && (c == SCHED_ALLGATHER || twin)) ||
+		    (!reverse && c == SCHED_REDUCE_SCATTER))
 			continue;
-		struct patch_phase pp = {.g = g,
-					 .gone = gone,
-					 .r = r,
-					 .G = &r->group,
-					 .reverse = reverse,
-					 .first = reverse ? 0 : rsteps,
-					 .D = reverse ? rsteps : r->prog.nsteps - rsteps,
-					 .in_off = in_off,
-					 .in_arc = in_arc,
-					 .tails = tails,
-					 .absent = absent,
-					 .absent_list = al,
-					 .nabsent = nabs};
-		uint8_t bit = reverse ? 2 : 1;
-		struct built_phase here = {.region = pl};
-		for (uint32_t i = 0; i < nwhole; i++)
-			if (whole[wl[i]] & bit)
-				pl[here.nregion++] = wl[i];
-		pp.partial = partial;
-		rc = run_phase(&pp, gt, gd, gdt, whole, bit, o->threads, &po, &nowners, err);
-		hb.first = pp.first;
-		if (rc == 0 && here.nregion) {
-			rc = solve_region(&pp, gd, &here, st->degree, o, max_bytes, &hb, &po,
-					  &p->prog, err);
-		} else if (rc == 0) {
-			size_t k = 0;
-
-			for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
-				k += po.n[t];
-			sched_reserve(&p->prog, k);
-			for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
-				struct xfer *out = sched_append_steps(&p->prog, 1, &po.n[t]);
-
-				if (po.n[t])
-					memcpy(out, po.v[t], po.n[t] * sizeof(struct xfer));
-			}
-		}
-		for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
-			held += po.cap[t] * sizeof(struct xfer);
-		if (rc == 0 && max_bytes && held > max_bytes) {
-			char need_s[32], max_s[32];
-
-			fmt_size(need_s, sizeof(need_s), held);
-			fmt_size(max_s, sizeof(max_s), max_bytes);
-			rc = ofc_error_set(err, OFC_E_RUNTIME,
-					   "the failures reach %u of %u nodes: the patch holds %s, "
-					   "over the memory limit of %s",
-					   nowners, n, need_s, max_s);
-		}
-		phase_free(&pp);
-		for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
-			free(po.v[t]);
-			po.v[t] = NULL;
-		}
+		rc = build_phase(&b, reverse, st->degree, &p->prog, err);
 	}
+	if (rc == 0 && twin)
+		mirror_reductions(&p->prog, g, twin, o->threads);
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
-		if (nwhole) {
-			for (uint32_t i = 0; i < nwhole; i++)
-				partial[wl[i]] = 1;
-			st->whole = nwhole;
-			nwhole = 0;
-		}
-		p->region = wl;
-		p->nregion = nwhole;
-		wl = NULL;
+		for (uint32_t i = 0; i < b.w.n; i++)
+			b.partial[b.w.list[i]] = 1;
+		st->whole = b.w.n;
+		st->mirrored = twin != NULL;
 		st->steps = r->prog.nsteps;
+		/* every whole node is planned block by block as the others are:
+		 * the region (nodes whose every block the patch plans) is empty */
+		p->region = xmalloc(sizeof(uint32_t));
+		p->nregion = 0;
 	} else {
 		sched_free(&p->prog);
 		memset(&p->prog, 0, sizeof(p->prog));
 	}
 	for (uint32_t u = 0; u < n; u++)
-		st->problems += partial[u]; /* the nodes planned block by block */
-	healthy_base_free(&hb);
-	free(lane);
-	free(wl);
-	free(pl);
-	free(al);
-	free(whole);
-	free(partial);
-	for (uint32_t t = 0; t < po.nsteps; t++)
-		free(po.v[t]);
-	free(po.v);
-	free(po.n);
-	free(po.cap);
-	free(in_off);
-	free(in_arc);
-	free(tails);
-	graph_free(gt);
-	graph_free(gd);
-	graph_free(gdt);
+		st->problems += b.partial[u]; /* the nodes planned block by block */
+	free(twin);
+	build_free(&b);
 	return rc;
 }
 

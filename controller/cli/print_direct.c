@@ -378,9 +378,10 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
 			"and a patch (%zu transfers) where the failures reach: %u nodes "
 			"solved whole (the blocks that came out as the healthy ones kept), "
-			"the changed blocks of %llu more, checked without expansion\n",
+			"the changed blocks of %llu more%s, checked without expansion\n",
 			o->s.nxfers, o->group.name, o->group.order, o->patch.prog.nxfers,
-			o->bst.whole, (unsigned long long)(o->bst.problems - o->bst.whole));
+			o->bst.whole, (unsigned long long)(o->bst.problems - o->bst.whole),
+			o->bst.mirrored ? " (the reductions: the copies run backwards)" : "");
 	else if (o->is_reduced && o->group.reps > 1)
 		fprintf(out,
 			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "

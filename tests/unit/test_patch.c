@@ -145,6 +145,55 @@ static void test_one_link(void **state)
 	}
 }
 
+/* Whether the patch's reduction step R - 1 - j is its copy step R + j's
+ * transfers mirrored, in order, for every j. */
+static bool patch_mirrored(const struct fx *f)
+{
+	const struct schedule *q = &f->p.prog;
+	uint32_t R = q->nsteps / 2, *twin = graph_arc_twins(f->g);
+	bool same = twin && q->nsteps == 2 * R;
+
+	for (uint32_t j = 0; same && j < R; j++) {
+		uint32_t c = R + j, d = R - 1 - j;
+
+		same = sched_step_size(q, c) == sched_step_size(q, d);
+		for (uint32_t i = 0; same && i < sched_step_size(q, c); i++) {
+			struct xfer y = sched_xfer_mirror(f->g, twin, &q->xfers[q->step_start[c] + i]);
+
+			same = !memcmp(&y, &q->xfers[q->step_start[d] + i], sizeof(y));
+		}
+	}
+	free(twin);
+	return same;
+}
+
+/* An allreduce whose failures take both ways of each link (links, a host)
+ * on a torus solves its copies only and writes its reductions as their
+ * mirror, which the check takes as it takes a solved phase, at the
+ * explicit BFB's time; one way of a link (a port's arc) solves both. */
+static void test_mirrored_allreduce(void **state)
+{
+	(void)state;
+	const char *both[] = {"5-6,40-41,100-101", "21", "21,100-101"};
+	struct fx f;
+
+	for (size_t i = 0; i < 3; i++) {
+		fx_open(&f, "torus:16x16", both[i], SCHED_ALLREDUCE);
+		assert_true(f.st.mirrored);
+		assert_true(f.p.prog.nxfers > 0);
+		assert_true(patch_mirrored(&f));
+		agrees(&f, 0.02);
+		fx_close(&f);
+	}
+	fx_open(&f, "torus:16x16", "5-6,7>8", SCHED_ALLREDUCE);
+	assert_false(f.st.mirrored);
+	agrees(&f, 0.02);
+	fx_close(&f);
+	fx_open(&f, "torus:16x16", "5-6", SCHED_ALLGATHER);
+	assert_false(f.st.mirrored);
+	fx_close(&f);
+}
+
 static void test_one_port_and_3d(void **state)
 {
 	(void)state;
@@ -1240,6 +1289,7 @@ int main(void)
 	    cmocka_unit_test(test_restore),
 	    cmocka_unit_test(test_disconnected),
 	    cmocka_unit_test(test_whole_estimate),
+	    cmocka_unit_test(test_mirrored_allreduce),
 	    cmocka_unit_test(test_failed_host),
 	    cmocka_unit_test(test_failed_host_corrupted),
 	    cmocka_unit_test(test_check_on_threads),
