@@ -1360,7 +1360,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	c.tails = graph_arc_tails(g);
 	in_arcs(&c);
 	rc = base_tables(&c);
-	if (rc == 0 && patch_mirrored(&c)) {
+	if (rc == 0 && pcheck_mirrored(&c)) {
 		/* the reductions the copies' mirrors: the copies alone */
 		c.nph = 1;
 		c.xlo = c.S < p->prog.nsteps ? p->prog.step_start[c.S] : p->prog.nxfers;

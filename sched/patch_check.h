@@ -55,7 +55,7 @@ struct pcheck {
 	bool *own_gone;
 	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
 	/* the phases checked: 2, or 1 (the copies) where the reductions are
-	 * their mirrors (patch_mirrored); the patch's transfers checked are
+	 * their mirrors (pcheck_mirrored); the patch's transfers checked are
 	 * then those from xlo (0 with both) */
 	uint32_t nph;
 	size_t xlo;
@@ -137,7 +137,7 @@ static inline uint32_t opiece_tau(const struct pcheck *c, const struct opiece *p
 /* Whether c's allreduce is mirrored, base and patch, on a graph equal to
  * its transpose with c->gone closed under twins: its reduction phase is
  * then right exactly when its copy phase is (patch_mirror.c). */
-bool patch_mirrored(const struct pcheck *c);
+bool pcheck_mirrored(const struct pcheck *c);
 
 /* The report's link loads, each step's busiest arc, and its transfers
  * (patch_loads.c). */

@@ -315,7 +315,7 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	return dropped;
 }
 
-/* One phase checked (patch_mirrored): the reductions' loads are the
+/* One phase checked (pcheck_mirrored): the reductions' loads are the
  * copies', step S - 1 - j's on each arc being step S + j's on its twin
  * (the same most: the twins pair the arcs one for one), and their
  * buckets drop what the copies' do (a mirror keeps its owner and

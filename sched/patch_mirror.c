@@ -137,7 +137,7 @@ static bool mirrored(const struct graph *g, const uint32_t *twin, const struct s
 	return ok;
 }
 
-bool patch_mirrored(const struct pcheck *c)
+bool pcheck_mirrored(const struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
 	uint32_t R = b->nsteps / 2, *twin;

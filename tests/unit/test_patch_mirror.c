@@ -335,24 +335,27 @@ static void test_one_way_full(void **state)
 }
 
 /* The allgather and the reduce-scatter alone: the full check, as before
- * (accepted, the explicit verifier's totals); and bfb_patch's own
- * allreduce patch, not mirrored, likewise. */
+ * (accepted, the explicit verifier's totals); bfb_patch's own allreduce
+ * patch, mirrored where the failures take both ways of each link, by one
+ * phase, and by both where one way of a link failed (a port's arc). */
 static void test_other_collectives_full(void **state)
 {
 	(void)state;
-	enum sched_collective cs[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER, SCHED_ALLREDUCE};
+	enum sched_collective cs[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER, SCHED_ALLREDUCE,
+				      SCHED_ALLREDUCE};
+	const char *fail[] = {"5-6,100-101", "5-6,100-101", "5-6,100-101", "5-6,7>8"};
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		struct fx f;
 		struct verify_report rep, er;
 		struct schedule s;
 		struct ofc_error err = {0};
 
-		fx_open(&f, "torus:16x16", "5-6,100-101", cs[i]);
+		fx_open(&f, "torus:16x16", fail[i], cs[i]);
 		struct verify_opts vo = {.graph = f.gd};
 		if (sched_verify_patched(&f.r, &f.p, f.g, f.gone, &rep) < 0)
 			fail_msg("%s", rep.error);
-		assert_false(rep.one_phase);
+		assert_int_equal(rep.one_phase, i == 2);
 		if (sched_patched_expand(&f.r, &f.p, f.g, f.gone, &s, &err) < 0)
 			fail_msg("expand: %s", err.msg);
 		if (sched_verify(&s, &vo, &er) < 0)
