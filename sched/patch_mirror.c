@@ -17,6 +17,7 @@
 #include "sched/patch_check.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Whether every node's port j has its twin at one port, the same at
  * every node: then a translate's mirror is the mirror's translate (the
@@ -48,10 +49,15 @@ static bool gone_closed(const bool *gone, const uint32_t *twin, uint32_t m)
 }
 
 /* What the mirror test compares a reduction with: sched_xfer_mirror of
- * copy x, where x crosses one arc of g that it names. */
+ * copy x, by its port: the twin of port j is port tl[j] at every node
+ * (twins_keep_ports), so the mirror's port is tl[x's] wherever x's port
+ * leads to its dst, which the copy phase's check asks of every copy (a
+ * lookup in a few ports and a compare of the bytes, where the twin's arc
+ * by x's nodes and a compare by field were 83 instructions a copy, as
+ * many as the copies' own check). */
 struct mirror {
-	const struct graph *g;
-	const uint32_t *twin;
+	uint32_t d; /* ports a node */
+	const uint16_t *tl;
 	const struct schedule *s;
 	uint32_t R;
 	size_t lo, n; /* the copy phase's transfers: [lo, lo + n) */
@@ -63,31 +69,26 @@ static uint32_t steps_size(const struct schedule *s, uint32_t t)
 	return t < s->nsteps ? sched_step_size(s, t) : 0;
 }
 
-static bool xfer_same(const struct xfer *a, const struct xfer *b)
-{
-	return a->src == b->src && a->dst == b->dst && a->block == b->block &&
-	       a->offset == b->offset && a->length == b->length && a->lane == b->lane &&
-	       a->run == b->run && a->flags == b->flags;
-}
+/* the bytes compared are the fields: no padding between them */
+_Static_assert(sizeof(struct xfer) == 20, "struct xfer has padding");
 
-/* Copy i (at step t) and the transfer at its place in step 2R - 1 - t. */
-static bool mirrored_one(const struct mirror *k, uint32_t t, size_t i)
+/* Copy x and z, the transfer at its place in the mirror step. */
+static inline bool mirrored_one(const struct mirror *k, const struct xfer *x, const struct xfer *z)
 {
-	const struct schedule *s = k->s;
-	const struct xfer *x = &s->xfers[i];
-	const struct graph *g = k->g;
+	struct xfer y = *x;
 
-	if (x->src >= g->n || x->dst >= g->n || x->run ||
-	    x->lane >= g->off[x->src + 1] - g->off[x->src] ||
-	    g->adj[g->off[x->src] + x->lane] != x->dst)
+	if (x->lane >= k->d)
 		return false; /* no mirror: the full check says why */
-	struct xfer y = sched_xfer_mirror(g, k->twin, x);
-
-	return xfer_same(&s->xfers[s->step_start[2 * k->R - 1 - t] + (i - s->step_start[t])], &y);
+	y.src = x->dst;
+	y.dst = x->src;
+	y.lane = k->tl[x->lane];
+	y.flags = (uint8_t)(x->flags | 4u); /* as sched_xfer_mirror */
+	return !memcmp(z, &y, sizeof(y));
 }
 
 #define MIRROR_GRAIN 65536
 
+/* Chunk j of the copies, a step's run at a time beside its mirror's. */
 static void mirror_chunk(void *arg, size_t j, unsigned wid)
 {
 	struct mirror *k = arg;
@@ -99,23 +100,27 @@ static void mirror_chunk(void *arg, size_t j, unsigned wid)
 	(void)wid;
 	while (s->step_start[t + 1] <= lo)
 		t++;
-	for (size_t i = lo; i < hi; i++) {
-		while (i >= s->step_start[t + 1])
-			t++;
-		if (!mirrored_one(k, t, i)) {
-			k->bad[j] = 1;
-			return;
-		}
+	for (size_t i = lo; i < hi; t++) {
+		size_t stop = s->step_start[t + 1] < hi ? s->step_start[t + 1] : hi;
+		const struct xfer *x = s->xfers + i, *z = s->xfers +
+							  s->step_start[2 * k->R - 1 - t] +
+							  (i - s->step_start[t]);
+
+		for (; i < stop; i++, x++, z++)
+			if (!mirrored_one(k, x, z)) {
+				k->bad[j] = 1;
+				return;
+			}
 	}
 }
 
 /* s's steps R - 1 - j the mirrors of its steps R + j, in order, for every
  * j (R: the base's half, s's steps past its own empty); on every core
  * where threads. */
-static bool mirrored(const struct graph *g, const uint32_t *twin, const struct schedule *s,
-		     uint32_t R, bool threads)
+static bool mirrored(const uint16_t *tl, uint32_t d, const struct schedule *s, uint32_t R,
+		     bool threads)
 {
-	struct mirror k = {.g = g, .twin = twin, .s = s, .R = R};
+	struct mirror k = {.d = d, .tl = tl, .s = s, .R = R};
 	size_t chunks;
 	bool ok = true;
 
@@ -140,15 +145,22 @@ static bool mirrored(const struct graph *g, const uint32_t *twin, const struct s
 bool pcheck_mirrored(const struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
-	uint32_t R = b->nsteps / 2, *twin;
+	const struct graph *g = c->g;
+	uint32_t R = b->nsteps / 2, *twin, d;
+	uint16_t *tl;
 	bool ok;
 
 	if (b->collective != SCHED_ALLREDUCE || q->collective != SCHED_ALLREDUCE || b->nsteps % 2 ||
-	    c->S != R || c->g->n < 2)
+	    c->S != R || g->n < 2)
 		return false;
-	twin = graph_arc_twins(c->g);
-	ok = twin && twins_keep_ports(c->g, twin) && gone_closed(c->gone, twin, c->g->m) &&
-	     mirrored(c->g, twin, b, R, false) && mirrored(c->g, twin, q, R, true);
+	d = g->off[1] - g->off[0];
+	twin = graph_arc_twins(g);
+	ok = twin && twins_keep_ports(g, twin) && gone_closed(c->gone, twin, g->m);
+	tl = xmalloc(((size_t)d + 1) * sizeof(uint16_t));
+	for (uint32_t j = 0; ok && j < d; j++)
+		tl[j] = (uint16_t)(twin[j] - g->off[g->adj[j]]); /* node 0's port j */
+	ok = ok && mirrored(tl, d, b, R, false) && mirrored(tl, d, q, R, true);
+	free(tl);
 	free(twin);
 	return ok;
 }
