@@ -508,7 +508,7 @@ size_t sched_patch_index_max = (size_t)32 << 20;
 static void index_bucket(void *arg, size_t b, unsigned wid)
 {
 	struct pcheck *c = arg;
-	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)2 * c->n * c->n + 63) / 64;
+	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)c->nph * c->n * c->n + 63) / 64;
 	uint32_t k = c->ooff[b];
 
 	(void)wid;
@@ -526,22 +526,23 @@ static void index_bucket(void *arg, size_t b, unsigned wid)
 			k++;
 		c->orank[w] = k;
 	}
-	if (b + 1 == (size_t)2 * c->n)
+	if (b + 1 == (size_t)c->nph * c->n)
 		c->orank[words] = c->ooff[b + 1];
 }
 
 /* obits and orank from ooff and oblk, where they fit
  * sched_patch_index_max; by bucket on every core (one pass over the
- * pairs on one core was a tenth of the check at 8,192 nodes). */
+ * pairs on one core was a tenth of the check at 8,192 nodes); the phases
+ * checked only (c->nph). */
 static void over_index(struct pcheck *c)
 {
-	size_t words = ((size_t)2 * c->n * c->n + 63) / 64;
+	size_t words = ((size_t)c->nph * c->n * c->n + 63) / 64;
 
 	if (words * (sizeof(uint64_t) + sizeof(uint32_t)) > sched_patch_index_max)
 		return;
 	c->obits = xcalloc(words + 1, sizeof(uint64_t));
 	c->orank = xmalloc((words + 1) * sizeof(uint32_t));
-	parallel_for((size_t)2 * c->n, 64, 0, index_bucket, c);
+	parallel_for((size_t)c->nph * c->n, 64, 0, index_bucket, c);
 }
 
 /* The step of q's transfer i (step_start ascending: a few compares in
