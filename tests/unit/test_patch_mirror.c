@@ -99,10 +99,12 @@ static void mirrored(const struct fx *f, size_t xi, enum edit how, struct sched_
 	memset(out, 0, sizeof(*out));
 	out->nregion = f->p.nregion;
 	out->region = malloc((f->p.nregion + 1) * sizeof(uint32_t));
-	memcpy(out->region, f->p.region, f->p.nregion * sizeof(uint32_t));
+	if (f->p.nregion) /* (none: region may be NULL) */
+		memcpy(out->region, f->p.region, f->p.nregion * sizeof(uint32_t));
 	out->nabsent = f->p.nabsent;
 	out->absent = malloc((f->p.nabsent + 1) * sizeof(uint32_t));
-	memcpy(out->absent, f->p.absent, f->p.nabsent * sizeof(uint32_t));
+	if (f->p.nabsent)
+		memcpy(out->absent, f->p.absent, f->p.nabsent * sizeof(uint32_t));
 	sched_init(&out->prog, q->collective, q->algorithm, q->nodes);
 	for (uint32_t t = 0; t < R; t++) {
 		uint32_t j = R - 1 - t;
