@@ -102,9 +102,8 @@ static void mirror_chunk(void *arg, size_t j, unsigned wid)
 		t++;
 	for (size_t i = lo; i < hi; t++) {
 		size_t stop = s->step_start[t + 1] < hi ? s->step_start[t + 1] : hi;
-		const struct xfer *x = s->xfers + i, *z = s->xfers +
-							  s->step_start[2 * k->R - 1 - t] +
-							  (i - s->step_start[t]);
+		size_t at = s->step_start[2 * k->R - 1 - t] + (i - s->step_start[t]);
+		const struct xfer *x = s->xfers + i, *z = s->xfers + at;
 
 		for (; i < stop; i++, x++, z++)
 			if (!mirrored_one(k, x, z)) {
