@@ -691,6 +691,15 @@ static void test_lengthened(void **state)
 		agrees(&f, 0.02);
 		fx_close(&f);
 	}
+	/* one way of one more link: both phases solved, not mirrored */
+	struct fx f;
+	char more[80];
+	snprintf(more, sizeof(more), "%s,9>10", f8);
+	fx_open(&f, "torus:8x8", more, SCHED_ALLREDUCE);
+	assert_int_equal(f.st.longer, 1);
+	assert_false(f.st.mirrored);
+	agrees(&f, 0.02);
+	fx_close(&f);
 }
 
 /* Failures that cut a node off: refused, naming who cannot reach whom. */
