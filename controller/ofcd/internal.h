@@ -651,6 +651,10 @@ struct planner_task {
 		char kept_why[240];
 		char *message; /* what the event says */
 		bool ok;       /* a verified schedule */
+		/* where planner_compute's wall went (the debug log's split):
+		 * the schedule's computation and check, of which its
+		 * generation and verification, then the summary's packing */
+		double compute_s, gen_s, verify_s, summary_s;
 	} out;
 };
 /* Whether cfg's workload schedule is left to the planner: an all-to-all on

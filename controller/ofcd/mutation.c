@@ -804,6 +804,7 @@ void ofcd_run_failure(struct ofcd *d, struct job *j)
 		snprintf(err.msg, sizeof(err.msg), "refused: %.400s; fix or remove it first",
 			 d->w->damaged);
 	}
+	double t0 = now_seconds();
 	if (d->w->damaged || failures_report(d, j, &err) < 0) {
 		if (!answer_fenced(d, &an, &err))
 			answer_status(&an,
@@ -833,6 +834,8 @@ void ofcd_run_failure(struct ofcd *d, struct job *j)
 		sb_printf(&cause, "%s", moves.buf);
 	}
 	sb_free(&moves);
+	ofcd_log(d, OFCD_LOG_DEBUG, "the failures recorded and re-wired in %.3f s",
+		 now_seconds() - t0);
 	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
 	sb_free(&cause);
 	an.t.state = "replanned";
