@@ -643,8 +643,12 @@ void ofcd_run_probe(struct ofcd *d, struct job *j)
 		char sentence[600];
 
 		ofcd_replan(d, j, cause, sentence, sizeof(sentence));
-		/* (after the answer: a follower that syncs on these finds the
-		 * leader's schedule for them in the store already) */
+		/* The schedule first, then the lost ports: a follower that
+		 * syncs on these finds the leader's schedule for them in the
+		 * store already (no client waits on a probe's answer). */
+		state_schedule_publish(d, j->share);
+		fabcfg_unref(j->share);
+		j->share = NULL;
 		failures_lost_share(d);
 	}
 }

@@ -297,8 +297,9 @@ struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg)
 /* Publish d->w->cfg with the failures now in effect (failures.c): the config
  * and the snapshot travel on j to the loop, followed by a
  * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
- * surviving graph, verified (summary: GetSchedule has the steps). sentence
- * gets what happened, for the answer. */
+ * surviving graph, verified (summary: GetSchedule has the steps); j->share,
+ * the config whose schedule the other replicas are to read from the store
+ * (the caller writes it). sentence gets what happened, for the answer. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n)
 {
 	double t0 = now_seconds();
@@ -307,7 +308,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
 	char why[400];
 	/* where the wall goes, for the debug log */
-	double t_pub = now_seconds() - t0, t_plan = 0, t_store, t_snap;
+	double t_pub = now_seconds() - t0, t_plan = 0, t_snap;
 	struct planner_out split = {0};
 
 	fabcfg_unref(d->w->pub);
@@ -383,10 +384,11 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	/* Final for this config: GetSchedule may answer the workload from it,
 	 * and a planner still computing it drops its result. */
 	atomic_store_explicit(&pub->planned, true, memory_order_release);
-	/* The other replicas show this answer instead of computing it again. */
-	t_store = now_seconds();
-	state_schedule_publish(d, pub);
-	t_store = now_seconds() - t_store;
+	/* The other replicas show this answer instead of computing it again;
+	 * written to the store by whoever called once its answer is out (the
+	 * loop after a failure report's reply, the probe at once). */
+	fabcfg_unref(j->share);
+	j->share = fabcfg_ref(pub);
 	snprintf(sentence, n, "%s", msg.buf);
 	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
 	ev->message = sb_detach(&msg);
@@ -407,9 +409,9 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	ofcd_log(d, OFCD_LOG_DEBUG,
 		 "the re-plan's wall, %.3f s: failures published %.3f s, the schedule %.3f s "
 		 "(computed and checked %.3f s: generated %.3f s, verified %.3f s; its summary "
-		 "%.3f s), the store's write %.3f s, the snapshot %.3f s",
+		 "%.3f s), the snapshot %.3f s",
 		 now_seconds() - t0, t_pub, t_plan, split.compute_s, split.gen_s, split.verify_s,
-		 split.summary_s, t_store, t_snap);
+		 split.summary_s, t_snap);
 }
 
 void ofcd_run_planner(struct ofcd *d, struct job *j)
