@@ -695,8 +695,8 @@ static void port_wires_build(struct port_wires *w, const struct fabric *f)
 	}
 }
 
-static const struct attachment *attached(struct port_wires *w, const struct fabric *f,
-					 uint32_t h, uint32_t p)
+static const struct attachment *attached(struct port_wires *w, const struct fabric *f, uint32_t h,
+					 uint32_t p)
 {
 	if (w->f != f)
 		port_wires_build(w, f);
