@@ -658,7 +658,9 @@ struct planner_task {
 		/* where planner_compute's wall went (the debug log's split):
 		 * the schedule's computation and check, of which its
 		 * generation and verification, then the summary's packing */
-		double compute_s, gen_s, verify_s, summary_s;
+		struct planner_split {
+			double compute_s, gen_s, verify_s, summary_s;
+		} split;
 	} out;
 };
 /* Whether cfg's workload schedule is left to the planner: an all-to-all on

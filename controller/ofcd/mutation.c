@@ -655,7 +655,6 @@ void ofcd_run_probe(struct ofcd *d, struct job *j)
 
 /* ---- failures -------------------------------------------------------------------------- */
 
-/* The attachment of host port (h, p), or NULL. */
 /* Which attachment of f's wiring holds each host port: at[first[h] + p]
  * (UINT32_MAX: a dark port), built once per failure report and again when
  * a move changes the running config. A scan of the wiring for each failed
@@ -695,6 +694,8 @@ static void port_wires_build(struct port_wires *w, const struct fabric *f)
 	}
 }
 
+/* The attachment of host port (h, p) of f, or NULL (w built for f first
+ * when it was built for none or another). */
 static const struct attachment *attached(struct port_wires *w, const struct fabric *f, uint32_t h,
 					 uint32_t p)
 {

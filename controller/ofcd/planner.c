@@ -171,9 +171,9 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	const struct schedule *s = &r.main->s;
 	struct arena a = {0};
 
-	out->compute_s = now_seconds() - tc;
-	out->gen_s = r.main->gen_s;
-	out->verify_s = r.main->verify_s;
+	out->split.compute_s = now_seconds() - tc;
+	out->split.gen_s = r.main->gen_s;
+	out->split.verify_s = r.main->verify_s;
 	tc = now_seconds();
 
 	if (keep && schedule_kept_take(&out->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
@@ -190,7 +190,7 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		out->ok = true;
 		if (max_frame)
 			full_answer(&r, max_frame, out);
-		out->summary_s = now_seconds() - tc;
+		out->split.summary_s = now_seconds() - tc;
 		/* (a long list of failures is in the event's and the state's
 		 * failed items; named here too, it left the answer no room for
 		 * the schedule) */
@@ -309,7 +309,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	char why[400];
 	/* where the wall goes, for the debug log */
 	double t_pub = now_seconds() - t0, t_plan = 0, t_snap;
-	struct planner_out split = {0};
+	struct planner_split split = {0};
 
 	fabcfg_unref(d->w->pub);
 	d->w->pub = pub;
@@ -362,7 +362,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 				NULL, t0, "re-planned",
 				pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg, &out);
 		t_plan = now_seconds() - tp;
-		split = out;
+		split = out.split;
 		if (keep) {
 			pub->kept = out.kept;
 			memset(&out.kept, 0, sizeof(out.kept));
