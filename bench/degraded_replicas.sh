@@ -21,7 +21,12 @@
 #   followers       how the followers got their state's schedule, from their
 #                   logs: "read" (the leader's answer, from the store) or
 #                   "computed" (the count of each)
+#   CPU s           the CPU seconds (user + system, /proc/PID/stat) spent
+#                   while the client waited for its answer: the leader, the
+#                   two followers together, the three etcd members together
 #
+# ROWS="port link host" (the default) picks the single failures run (ROWS=""
+# none: with PERCENT=1, the 1% row alone).
 # PERCENT=1 adds a row for 1% of the ports at once (bench/failures_lib.sh's,
 # the ones bench/degraded_scale.sh fails) and its restore.
 # SWITCH=1 adds a row for a switch lost (SWITCH=only: that row alone):
@@ -50,6 +55,10 @@ cd "$(dirname "$0")/.." || exit 1
 SWITCH=${SWITCH:-0}
 PERCENT=${PERCENT:-0}
 PROBE=${PROBE:-2}
+ROWS=${ROWS-port link host}
+wanted() {
+	case " $ROWS " in *" $1 "*) return 0 ;; *) return 1 ;; esac
+}
 trap 'kill $EMUS $REPLICA_PIDS $ETCD_PIDS 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
 torus() {
@@ -93,6 +102,24 @@ how() {
 	done
 	echo "read $_r, computed $_c"
 }
+# cpu PID...: their user + system CPU, in clock ticks
+cpu() {
+	_t=0
+	for _p in "$@"; do
+		_t=$((_t + $(awk '{print $14 + $15}' "/proc/$_p/stat" 2>/dev/null || echo 0)))
+	done
+	echo $_t
+}
+# cpu_now: "leader followers etcd" ticks
+cpu_now() {
+	# shellcheck disable=SC2046,SC2086
+	echo "$(cpu "$(pid_of "$LEADER")") $(cpu $(for f in $FOLLOWERS; do pid_of "$f"; done)) $(cpu $ETCD_PIDS)"
+}
+# cpu_since "L F E": the ticks since, in seconds, "L / F / E"
+cpu_since() {
+	echo "$1 $(cpu_now)" | awk -v hz="$(getconf CLK_TCK)" \
+		'{printf "%.2f / %.2f / %.2f", ($4 - $1) / hz, ($5 - $2) / hz, ($6 - $3) / hz}'
+}
 mark_all() { for r in r1 r2 r3; do eval "${r}_mark=\$(wc -c <\"\$TMP/\$r.log\")"; done; }
 # followers_show EXPR: until both followers' states satisfy EXPR (j)
 followers_show() {
@@ -105,10 +132,12 @@ row() {
 	shift 3
 	mark_all
 	reset_peaks
+	c0=$(cpu_now)
 	t0=$(now_ms)
 	/usr/bin/time -f '%e' -o "$TMP/t" "$OFC" --socket "$TMP/$LEADER.sock" "$@" --timeout 600 \
 		>"$TMP/out" 2>&1
 	t1=$(now_ms)
+	CPU=$(cpu_since "$c0")
 	wall=$(tail -n 1 "$TMP/t")
 	if followers_show "$_expect and j.get('schedule', {}).get('verified')"; then
 		fs=$(python3 -c "print('%.2f' % (($(now_ms) - $t1) / 1000))")
@@ -144,13 +173,14 @@ answer_row() {
 	grep -q ' us[^,]*, verified' "$TMP/out" && ver=yes
 	kept=$(sed -n 's/.*, kept as structure (the healthy program x [^)]* and a patch of \([0-9]*\) transfers for the \([0-9]*\) nodes.*/patch: \1 transfers, \2 nodes/p; s/.*, symmetry-reduced (node 0.s program.*/reduced/p; s/.* (explicit: \(.*\)), re-planned.*/explicit: \1/p' "$TMP/out" | head -n 1)
 	[ -n "$t" ] || t="no schedule: $(head -c 200 "$TMP/out" | tr '\n' ' ')"
-	echo "| $H | $1 | $2 | $3 | $(peak "$LEADER") / $(peak ${FOLLOWERS% *}) / $(peak ${FOLLOWERS#* }) | $t | ${vs:--} | $ver | ${kept:-explicit} | $(how) | $(cut -d' ' -f1-3 /proc/loadavg) |"
+	echo "| $H | $1 | $2 | $3 | $(peak "$LEADER") / $(peak ${FOLLOWERS% *}) / $(peak ${FOLLOWERS#* }) | $t | ${vs:--} | $ver | ${kept:-explicit} | $(how) | ${CPU:--} | $(cut -d' ' -f1-3 /proc/loadavg) |"
 }
 
 # the switch lost: e0 killed; the leader's probe finds it
 switch_rows() {
 	mark_all
 	reset_peaks
+	CPU=""
 	t0=$(now_ms)
 	# shellcheck disable=SC2154
 	kill "$e0_pid"
@@ -195,7 +225,8 @@ one() {
 		cp "$D/$r.cred" "$TMP/$r/ocs0.cred"
 		chmod 600 "$TMP/$r/ocs0.cred"
 		cp "$D/a.yaml" "$TMP/$r/fab.yaml"
-		replica_start $r --probe-interval "${PROBE}s"
+		# (LOG_LEVEL=debug: the replicas log at that level)
+		replica_start $r --probe-interval "${PROBE}s" ${LOG_LEVEL:+--log-level "$LOG_LEVEL"}
 	done
 	wait_leader 300 r1 r2 r3 || { echo "| $H | no leader in 300 s |"; return 1; }
 	FOLLOWERS=$(others "$LEADER")
@@ -209,12 +240,18 @@ one() {
 			{ echo "| $H | $r shows no healthy schedule in 600 s |"; return 1; }
 	done
 	if [ "$SWITCH" != only ]; then
-		row "1 port (h5:0)" 'j.get("failed") == ["h5:0"]' -- fail h5:0
-		row "restore" 'not j.get("failed")' -- restore --all
-		row "1 link (h5-h6)" 'j.get("failed") == ["h5-h6"]' -- fail h5-h6
-		row "restore" 'not j.get("failed")' -- restore --all
-		row "1 host (h5)" 'j.get("failed") == ["h5"]' -- fail h5
-		row "restore" 'not j.get("failed")' -- restore --all
+		if wanted port; then
+			row "1 port (h5:0)" 'j.get("failed") == ["h5:0"]' -- fail h5:0
+			row "restore" 'not j.get("failed")' -- restore --all
+		fi
+		if wanted link; then
+			row "1 link (h5-h6)" 'j.get("failed") == ["h5-h6"]' -- fail h5-h6
+			row "restore" 'not j.get("failed")' -- restore --all
+		fi
+		if wanted host; then
+			row "1 host (h5)" 'j.get("failed") == ["h5"]' -- fail h5
+			row "restore" 'not j.get("failed")' -- restore --all
+		fi
 	fi
 	if [ "$PERCENT" != 0 ]; then
 		_ports=$(ports_percent "$H")
@@ -236,6 +273,6 @@ one() {
 	rm -rf "$D"
 }
 
-echo "| hosts | failure | answer s | followers s (status; log) | peak MiB (leader / followers) | time us | vs healthy | verified | kept | followers' schedule | load |"
-echo "|---:|---|---:|---:|---|---:|---:|---|---|---|---|"
+echo "| hosts | failure | answer s | followers s (status; log) | peak MiB (leader / followers) | time us | vs healthy | verified | kept | followers' schedule | CPU s (leader / followers / etcd) | load |"
+echo "|---:|---|---:|---:|---|---:|---:|---|---|---|---|---|"
 for h in "$@"; do one "$h"; done

@@ -77,6 +77,7 @@ struct bfb_stats {
 	uint32_t host_solved; /* allgather steps solved again for it */
 	uint32_t whole;	      /* a patch: nodes solved whole (problems counts them too) */
 	bool mirrored;	      /* a patch: its reductions its copies mirrored, one phase solved */
+	uint32_t longer;      /* a patch: steps a phase gained past the healthy diameter */
 	double seconds_distances, seconds_generate;
 };
 
@@ -180,14 +181,17 @@ int bfb_reduced(const struct graph *g, const struct sched_group *G, enum sched_c
  * changed) only the blocks whose choice changed, filled over the loads
  * its kept blocks leave. Every other node keeps its healthy program, which
  * solves its unchanged problem. st->problems: the nodes planned block by
- * block, those solved whole among them. OFC_E_INPUT
- * when the failures disconnect the fabric (naming a node that can no
- * longer reach another) or make a distance longer than the healthy
- * diameter (the base's steps would not hold it); OFC_E_RUNTIME, with
- * what it holds, past max_bytes (0: no limit). absent (g->n bytes, NULL:
- * none) marks failed hosts: the others run the collective among
- * themselves (p->absent; their arcs are gone whatever gone[] says). */
-int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
+ * block, those solved whole among them. Where the failures make a
+ * distance longer than the healthy diameter, r is padded first with the
+ * steps it needs, empty, in front of the reductions and behind the copies
+ * (st->longer a phase; every base transfer keeps its time within its
+ * phase): the patched schedule's base. OFC_E_INPUT when the failures
+ * disconnect the fabric (naming a node that can no longer reach another);
+ * OFC_E_RUNTIME, with what it holds, past max_bytes (0: no limit). absent
+ * (g->n bytes, NULL: none) marks failed hosts: the others run the
+ * collective among themselves (p->absent; their arcs are gone whatever
+ * gone[] says). */
+int bfb_patch(const struct graph *g, struct sched_reduced *r, const bool *gone,
 	      const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
 	      struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err);
 

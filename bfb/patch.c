@@ -344,10 +344,11 @@ static void phase_free(struct patch_phase *pp)
  * solved whole in this phase: whole[u] & bit). */
 static int run_phase(struct patch_phase *pp, const struct graph *gt, const struct graph *gd,
 		     const struct graph *gdt, const uint8_t *whole, uint8_t bit, unsigned threads,
-		     struct patch_out *po, uint32_t *nowners, struct ofc_error *err)
+		     struct patch_out *po, uint32_t *nowners, uint32_t *longer,
+		     struct ofc_error *err)
 {
 	const struct graph *g = pp->g;
-	uint32_t n = g->n;
+	uint32_t n = g->n, most = 0;
 	int rc = 0;
 
 	/* K = H^T: allgather g^T, reduce-scatter g */
@@ -364,14 +365,15 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 				    "the failures disconnect the fabric: node %u can no "
 				    "longer reach node %u",
 				    pp->reverse ? x : rx_w[e], pp->reverse ? rx_w[e] : x);
-			else if (rx_d[e] > pp->D)
-				rc = ofc_error_set(
-				    err, OFC_E_INPUT,
-				    "the failures lengthen the schedule (node %u is %u "
-				    "steps from node %u, the healthy diameter %u)",
-				    pp->reverse ? x : rx_w[e], rx_d[e], pp->reverse ? rx_w[e] : x,
-				    pp->D);
+			else if (rx_d[e] > most)
+				most = rx_d[e];
 		}
+	}
+	/* a distance past the phase's steps: the base is padded (bfb_patch)
+	 * and the patch built again */
+	if (rc == 0 && most > pp->D) {
+		*longer = most;
+		return 0;
 	}
 	/* the owners: a raised set of their own or an in-neighbour's, or a
 	 * failed in-link (H's in-arcs: allgather g's into u, reduce-scatter
@@ -597,6 +599,7 @@ struct build {
 	struct healthy_base hb;
 	struct patch_out po;
 	size_t held; /* po's room over the phases, bytes */
+	uint32_t longer; /* a phase's distance past its steps (0: none) */
 };
 
 /* Phase reverse's steps appended to s: its whole nodes' pieces, then
@@ -632,8 +635,12 @@ static int build_phase(struct build *b, bool reverse, uint32_t degree, struct sc
 		if (b->w.whole[b->w.list[i]] & bit)
 			b->region[here.nregion++] = b->w.list[i];
 	rc = run_phase(&pp, b->gt, b->gd, b->gdt, b->w.whole, bit, b->o->threads, po, &nowners,
-		       err);
+		       &b->longer, err);
 	b->hb.first = pp.first;
+	if (rc == 0 && b->longer) {
+		phase_free(&pp);
+		return 0;
+	}
 	if (rc == 0 && here.nregion) {
 		rc = solve_region(&pp, b->gd, &here, degree, b->o, b->max_bytes, &b->hb, po, s,
 				  err);
@@ -709,7 +716,8 @@ static void build_free(struct build *b)
  * made). A mirrored allreduce (mirror_twins) solves its copies only. */
 static int patch_build(const struct graph *g, const struct sched_reduced *r, const bool *gone,
 		       const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
-		       struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err)
+		       struct sched_patch *p, struct bfb_stats *st, uint32_t *longer,
+		       struct ofc_error *err)
 {
 	enum sched_collective c = r->prog.collective;
 	uint32_t n = g->n, *twin = mirror_twins(g, r, gone);
@@ -739,7 +747,7 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	double t0 = now_seconds();
 	st->nodes = n;
 	st->degree = max_degree(b.gd, b.gdt);
-	for (int ph = 0; ph < 2 && rc == 0; ph++) {
+	for (int ph = 0; ph < 2 && rc == 0 && !b.longer; ph++) {
 		bool reverse = ph == 0;
 
 		if ((reverse && (c == SCHED_ALLGATHER || twin)) ||
@@ -747,7 +755,10 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 			continue;
 		rc = build_phase(&b, reverse, st->degree, &p->prog, err);
 	}
-	if (rc == 0 && twin)
+	if (rc == 0 && b.longer) {
+		*longer = b.longer;
+		rc = 1;
+	} else if (rc == 0 && twin)
 		mirror_reductions(&p->prog, g, twin, o->threads);
 	st->seconds_generate = now_seconds() - t0;
 	if (rc == 0) {
@@ -760,7 +771,7 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 		 * the region (nodes whose every block the patch plans) is empty */
 		p->region = xmalloc(sizeof(uint32_t));
 		p->nregion = 0;
-	} else {
+	} else { /* refused, or built again on a longer base */
 		sched_free(&p->prog);
 		memset(&p->prog, 0, sizeof(p->prog));
 	}
@@ -771,7 +782,36 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	return rc;
 }
 
-int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *gone,
+/* patch_build on r, and where the failures put a node farther than a
+ * phase's steps, again on r padded to that distance: each phase longer by
+ * the same steps (g's diameter is g^T's), the reductions' in front (a
+ * reduction's time counts back from its phase's end) and the copies'
+ * behind, every base transfer at the same time within its phase. */
+static int build_padded(const struct graph *g, struct sched_reduced *r, const bool *gone,
+			const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
+			struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err)
+{
+	enum sched_collective c = r->prog.collective;
+	uint32_t D = c == SCHED_ALLREDUCE ? r->prog.nsteps / 2 : r->prog.nsteps, longer = 0;
+	int rc = patch_build(g, r, gone, absent, o, max_bytes, p, st, &longer, err);
+
+	if (rc != 1)
+		return rc;
+	sched_pad_steps(&r->prog, c == SCHED_ALLGATHER ? 0 : longer - D,
+			c == SCHED_REDUCE_SCATTER ? 0 : longer - D);
+	memset(p, 0, sizeof(*p));
+	memset(st, 0, sizeof(*st));
+	rc = patch_build(g, r, gone, absent, o, max_bytes, p, st, &longer, err);
+	if (rc == 1) /* the other phase farther still: g's diameter is g^T's */
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the failures lengthen one phase past the other's %u steps",
+				     longer);
+	if (rc == 0)
+		st->longer = longer - D;
+	return rc;
+}
+
+int bfb_patch(const struct graph *g, struct sched_reduced *r, const bool *gone,
 	      const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
 	      struct sched_patch *p, struct bfb_stats *st, struct ofc_error *err)
 {
@@ -794,7 +834,7 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	for (uint32_t u = 0; absent && u < n; u++)
 		nabs += absent[u] != 0;
 	if (!nabs)
-		return patch_build(g, r, gone, NULL, o, max_bytes, p, st, err);
+		return build_padded(g, r, gone, NULL, o, max_bytes, p, st, err);
 	if (nabs + 2 > n)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%u of %u nodes failed, no collective is left to schedule",
@@ -807,7 +847,7 @@ int bfb_patch(const struct graph *g, const struct sched_reduced *r, const bool *
 	for (uint32_t u = 0; u < n; u++)
 		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
 			all[a] = (gone && gone[a]) || absent[u] || absent[g->adj[a]];
-	int rc = patch_build(g, r, all, absent, o, max_bytes, p, st, err);
+	int rc = build_padded(g, r, all, absent, o, max_bytes, p, st, err);
 	free(all);
 	if (rc < 0)
 		return rc;

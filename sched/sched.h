@@ -150,6 +150,8 @@ void sched_reserve(struct schedule *s, size_t n);
 /* Room for n more steps (optional; sched_step grows by doubling: a reader
  * that knows the count holds 4 bytes a step, not up to 8). */
 void sched_reserve_steps(struct schedule *s, size_t n);
+/* before empty steps put in front of s's, after more behind them. */
+void sched_pad_steps(struct schedule *s, uint32_t before, uint32_t after);
 /* Open a new step; transfers added after belong to it. Empty steps count. */
 void sched_step(struct schedule *s);
 void sched_add(struct schedule *s, const struct xfer *x);

@@ -80,6 +80,17 @@ void sched_step(struct schedule *s)
 	s->step_start[s->nsteps] = (uint32_t)s->nxfers;
 }
 
+void sched_pad_steps(struct schedule *s, uint32_t before, uint32_t after)
+{
+	sched_reserve_steps(s, (size_t)before + after);
+	memmove(s->step_start + before, s->step_start, ((size_t)s->nsteps + 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < before; t++)
+		s->step_start[t] = 0;
+	s->nsteps += before;
+	for (uint32_t t = 0; t < after; t++)
+		s->step_start[++s->nsteps] = (uint32_t)s->nxfers;
+}
+
 void sched_add(struct schedule *s, const struct xfer *x)
 {
 	if (s->nsteps == 0)

@@ -292,6 +292,10 @@ struct job {
 #define FRAME_ROOM 4
 	struct snapshot *snap;	/* to publish */
 	struct fabcfg *new_cfg; /* the config now running, when it changed */
+	/* A failure report's re-plan: the config whose state's schedule the
+	 * loop writes to the store for the other replicas once it has sent
+	 * the answer (state_schedule_publish), not before it. */
+	struct fabcfg *share;
 	struct probe_dev *probe;
 	uint32_t nprobe;
 	bool startup;	  /* probe: the check once at start, reported in the log */
@@ -651,6 +655,12 @@ struct planner_task {
 		char kept_why[240];
 		char *message; /* what the event says */
 		bool ok;       /* a verified schedule */
+		/* where planner_compute's wall went (the debug log's split):
+		 * the schedule's computation and check, of which its
+		 * generation and verification, then the summary's packing */
+		struct planner_split {
+			double compute_s, gen_s, verify_s, summary_s;
+		} split;
 	} out;
 };
 /* Whether cfg's workload schedule is left to the planner: an all-to-all on
@@ -724,10 +734,13 @@ struct state_sched_task {
 /* (any thread) The fingerprint of what cfg's state schedule on spec (NULL:
  * the config's graph) is computed from. */
 uint64_t state_schedule_inputs(const struct fabcfg *c, const char *spec);
-/* (mutation worker) The leading replica writes pub's schedule (pub->plan,
- * as its failure report or restore computed it) to the store for the
- * others; nothing when not clustered, not leading, or none computed. A
- * write that fails is logged: the others then compute their own. */
+/* The leading replica writes pub's schedule (pub->plan, as its failure
+ * report or restore computed it) to the store for the others; nothing when
+ * not clustered, not leading, or none computed. A write that fails is
+ * logged: the others then compute their own. (The loop, once it has sent
+ * a failure report's answer: the failures themselves were written before
+ * the re-plan, the answer waits for no more; the mutation worker, for a
+ * probe's re-plan.) */
 void state_schedule_publish(struct ofcd *d, const struct fabcfg *pub);
 /* (loop) The store's answer for a state of config c whose inputs are
  * `inputs`: 1 with *sched (packed ofc.v1.Schedule, caller frees) and why

@@ -405,6 +405,18 @@ static void mutation_done(struct ofcd *d, struct job *j)
 	else if (j->conn_id)
 		ofcd_log(d, OFCD_LOG_INFO, "ticket %llu: its client went away before the answer",
 			 (unsigned long long)j->ticket);
+	/* A failure report's schedule, for the other replicas, after its
+	 * answer (conn_queue has written what the socket takes): the answer
+	 * waits on the failures' write alone, which the re-plan followed. A
+	 * leader that dies before this write leaves the store the previous
+	 * state's answer, which no replica takes for this state (its inputs
+	 * differ): the next leader computes it from the failures, as a
+	 * follower asked for its state does. */
+	if (j->share) {
+		state_schedule_publish(d, j->share);
+		fabcfg_unref(j->share);
+		j->share = NULL;
+	}
 }
 
 void ofcd_job_done(struct ofcd *d, struct job *j)

@@ -173,6 +173,7 @@ void job_free(struct job *j)
 	free(j->reply_buf ? j->reply_buf : j->reply);
 	snapshot_free(j->snap);
 	fabcfg_unref(j->new_cfg);
+	fabcfg_unref(j->share);
 	free(j->probe);
 	ahead_drop(j->ahead);
 	while (j->batch) {

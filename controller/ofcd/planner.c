@@ -159,6 +159,7 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	 * healthy reduced program, and under failures a patch of what they
 	 * change), as the state's schedule is: a failed port at 8,192 hosts
 	 * is then milliseconds, not 134 M transfers. Else explicit. */
+	double tc = now_seconds();
 	bool structured = q.collective != SCHED_ALLTOALL &&
 			  state_schedule_structured(pub, NULL, q.collective, q.size, &r, &err) == 0;
 	ofc_error_clear(&err);
@@ -169,6 +170,11 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	}
 	const struct schedule *s = &r.main->s;
 	struct arena a = {0};
+
+	out->split.compute_s = now_seconds() - tc;
+	out->split.gen_s = r.main->gen_s;
+	out->split.verify_s = r.main->verify_s;
+	tc = now_seconds();
 
 	if (keep && schedule_kept_take(&out->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
 		snprintf(out->kept_why, sizeof(out->kept_why), "%.200s", err.msg);
@@ -184,6 +190,7 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		out->ok = true;
 		if (max_frame)
 			full_answer(&r, max_frame, out);
+		out->split.summary_s = now_seconds() - tc;
 		/* (a long list of failures is in the event's and the state's
 		 * failed items; named here too, it left the answer no room for
 		 * the schedule) */
@@ -290,8 +297,9 @@ struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg)
 /* Publish d->w->cfg with the failures now in effect (failures.c): the config
  * and the snapshot travel on j to the loop, followed by a
  * KIND_SCHEDULE_REPLANNED event with the workload's schedule on the
- * surviving graph, verified (summary: GetSchedule has the steps). sentence
- * gets what happened, for the answer. */
+ * surviving graph, verified (summary: GetSchedule has the steps); j->share,
+ * the config whose schedule the other replicas are to read from the store
+ * (the caller writes it). sentence gets what happened, for the answer. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n)
 {
 	double t0 = now_seconds();
@@ -299,6 +307,9 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	struct note *ev = xcalloc(1, sizeof(*ev));
 	struct strbuf list = STRBUF_INIT, msg = STRBUF_INIT;
 	char why[400];
+	/* where the wall goes, for the debug log */
+	double t_pub = now_seconds() - t0, t_plan = 0, t_snap;
+	struct planner_split split = {0};
 
 	fabcfg_unref(d->w->pub);
 	d->w->pub = pub;
@@ -346,9 +357,12 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 
 		/* The whole answer is kept for an all-to-all only (GetSchedule
 		 * answers the workload from it: is_workload in read_requests.c). */
+		double tp = now_seconds();
 		planner_compute(pub, from ? &d->w->cfg->kept : NULL, d->w->cfg->kept_why, keep,
 				NULL, t0, "re-planned",
 				pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg, &out);
+		t_plan = now_seconds() - tp;
+		split = out.split;
 		if (keep) {
 			pub->kept = out.kept;
 			memset(&out.kept, 0, sizeof(out.kept));
@@ -370,8 +384,11 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	/* Final for this config: GetSchedule may answer the workload from it,
 	 * and a planner still computing it drops its result. */
 	atomic_store_explicit(&pub->planned, true, memory_order_release);
-	/* The other replicas show this answer instead of computing it again. */
-	state_schedule_publish(d, pub);
+	/* The other replicas show this answer instead of computing it again;
+	 * written to the store by whoever called once its answer is out (the
+	 * loop after a failure report's reply, the probe at once). */
+	fabcfg_unref(j->share);
+	j->share = fabcfg_ref(pub);
 	snprintf(sentence, n, "%s", msg.buf);
 	ev->kind = OFC__V1__EVENT__KIND__KIND_SCHEDULE_REPLANNED;
 	ev->message = sb_detach(&msg);
@@ -381,12 +398,20 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	ev->nfailed = pub->nfailed;
 	ev->time_ms = unix_ms();
 	snapshot_free(j->snap);
+	t_snap = now_seconds();
 	j->snap = snapshot_build(d->state_dir, d->w->ctl, pub, why, sizeof(why));
 	held_state(d, j->snap);
+	t_snap = now_seconds() - t_snap;
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 	ofcd_post_note(d, ev);
 	sb_free(&list);
+	ofcd_log(d, OFCD_LOG_DEBUG,
+		 "the re-plan's wall, %.3f s: failures published %.3f s, the schedule %.3f s "
+		 "(computed and checked %.3f s: generated %.3f s, verified %.3f s; its summary "
+		 "%.3f s), the snapshot %.3f s",
+		 now_seconds() - t0, t_pub, t_plan, split.compute_s, split.gen_s, split.verify_s,
+		 split.summary_s, t_snap);
 }
 
 void ofcd_run_planner(struct ofcd *d, struct job *j)

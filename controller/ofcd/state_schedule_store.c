@@ -1,7 +1,9 @@
 /* The state's schedule shared through the store: the leading replica,
  * having answered a failure report (or a restore) with the workload's
  * schedule on what survives, verified, writes that schedule's summary to
- * etcd (STORE_SCHEDULE, an ofc.v1.StateScheduleAnswer) under its fence; a
+ * etcd (STORE_SCHEDULE, an ofc.v1.StateScheduleAnswer) under its fence,
+ * after the answer has gone to its client (the failures were written
+ * before the re-plan; this write only spares the others the computation); a
  * follower, or the next leader, whose state wants its schedule shows that
  * answer instead of computing it again, when the answer's inputs are the
  * ones its own state would be computed from. One failed port at 8,192 hosts
@@ -18,10 +20,11 @@
  * synced yet, a lost switch only the leader sees) computes its own, as
  * before. A damaged answer is the same: computed here, and said so.
  *
- * Both threads call in here: the mutation worker writes (the only thread
- * that writes the store), the loop reads (etcd's store reads from its
- * cache, from any thread). Nothing here touches either half of the daemon's
- * state: the store, the config given and the options only. */
+ * Both threads call in here: the loop writes a failure report's answer
+ * once it has sent it, the mutation worker a probe's (before it shares the
+ * lost ports, which the followers sync on); the loop reads (etcd's store
+ * reads from its cache, from any thread). Nothing here touches either half
+ * of the daemon's state: the store, the config given and the options only. */
 #include "controller/ofcd/internal.h"
 
 #include <stdlib.h>

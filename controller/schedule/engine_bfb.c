@@ -226,6 +226,11 @@ static bool run_bfb_patched(struct schedule_result *r, const struct schedule_que
 		 "transfers for the %llu nodes the failures reach",
 		 len ? "; " : "", G.name, o->patch.prog.nxfers,
 		 (unsigned long long)(o->patch.nregion + o->bst.problems));
+	len = strlen(r->note);
+	if (o->bst.longer) /* the base padded (bfb_patch) */
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 ", each phase %u step%s past the healthy diameter", o->bst.longer,
+			 o->bst.longer == 1 ? "" : "s");
 	outcome_finish(r, o);
 	return true;
 }

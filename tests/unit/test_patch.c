@@ -658,6 +658,50 @@ static void test_restore(void **state)
 	fx_close(&f);
 }
 
+/* Failures that put a node past the healthy diameter (torus:8x8 with 8
+ * links down: 9 steps where it had 8) pad the base with the steps they
+ * add, empty, in front of the reductions and behind the copies, and the
+ * patch is planned on it: checked, at the explicit degraded BFB's time. */
+static void test_lengthened(void **state)
+{
+	(void)state;
+	const char *f8 = "0-1,27-35,7-0,56-0,12-13,42-50,63-62,20-28";
+	enum sched_collective cs[] = {SCHED_ALLGATHER, SCHED_REDUCE_SCATTER, SCHED_ALLREDUCE};
+
+	for (size_t i = 0; i < 3; i++) {
+		struct fx f;
+		uint32_t phases = cs[i] == SCHED_ALLREDUCE ? 2 : 1;
+
+		fx_open(&f, "torus:8x8", f8, cs[i]);
+		assert_int_equal(f.st.longer, 1);
+		assert_int_equal(f.r.prog.nsteps, phases * 9);
+		assert_int_equal(f.p.prog.nsteps, f.r.prog.nsteps);
+		/* the added steps, the reductions' first and the copies' last:
+		 * the base's empty, the patch's not */
+		if (cs[i] != SCHED_ALLGATHER) {
+			assert_int_equal(sched_step_size(&f.r.prog, 0), 0);
+			assert_true(sched_step_size(&f.p.prog, 0) > 0);
+		}
+		if (cs[i] != SCHED_REDUCE_SCATTER) {
+			uint32_t last = f.r.prog.nsteps - 1;
+
+			assert_int_equal(sched_step_size(&f.r.prog, last), 0);
+			assert_true(sched_step_size(&f.p.prog, last) > 0);
+		}
+		agrees(&f, 0.02);
+		fx_close(&f);
+	}
+	/* one way of one more link: both phases solved, not mirrored */
+	struct fx f;
+	char more[80];
+	snprintf(more, sizeof(more), "%s,9>10", f8);
+	fx_open(&f, "torus:8x8", more, SCHED_ALLREDUCE);
+	assert_int_equal(f.st.longer, 1);
+	assert_false(f.st.mirrored);
+	agrees(&f, 0.02);
+	fx_close(&f);
+}
+
 /* Failures that cut a node off: refused, naming who cannot reach whom. */
 static void test_disconnected(void **state)
 {
@@ -1290,6 +1334,7 @@ int main(void)
 	    cmocka_unit_test(test_disconnected),
 	    cmocka_unit_test(test_whole_estimate),
 	    cmocka_unit_test(test_mirrored_allreduce),
+	    cmocka_unit_test(test_lengthened),
 	    cmocka_unit_test(test_failed_host),
 	    cmocka_unit_test(test_failed_host_corrupted),
 	    cmocka_unit_test(test_check_on_threads),
