@@ -2,14 +2,18 @@
  * the healthy reduced schedule, then the patch for the failures, its
  * check without expansion, and the figures against the healthy schedule.
  *
- *   build/bench/degraded SPEC COLLECTIVE FAILURES [explicit]
+ *   build/bench/degraded SPEC COLLECTIVE FAILURES [explicit|swapped]
  *
  * FAILURES as ofc schedule --fail writes them (5-6, 7>8, 9), or "1%": that
  * share of the links, picked with a fixed seed, none two at one node.
  * "explicit" also builds and verifies today's explicit degraded BFB (up to
  * 4,096 nodes: the explicit verifier's reach for reductions) for its
- * link loads. Prints seconds, peak RSS, the region, the patch's transfers
- * and the link loads (sum over steps of the busiest link, in blocks). */
+ * link loads. "swapped" checks the patch with two transfers of a reduction
+ * step swapped: the same schedule, no longer mirrored in order, so a
+ * mirrored allreduce gets the check of both phases (against the one phase
+ * it gets as it is). Prints seconds, peak RSS, the region, the patch's
+ * transfers, the phases checked and the link loads (sum over steps of the
+ * busiest link, in blocks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,25 @@ static char *random_links(const struct graph *g, double share)
 	}
 	free(used);
 	return list;
+}
+
+/* Two different transfers of p's first reduction step that has them
+ * swapped (false: none). */
+static bool swap_reductions(struct sched_patch *p)
+{
+	struct schedule *q = &p->prog;
+
+	for (uint32_t t = 0; t < q->nsteps / 2; t++)
+		for (size_t i = q->step_start[t] + 1; i < q->step_start[t + 1]; i++)
+			if (q->xfers[i].dst != q->xfers[i - 1].dst ||
+			    q->xfers[i].block != q->xfers[i - 1].block) {
+				struct xfer x = q->xfers[i];
+
+				q->xfers[i] = q->xfers[i - 1];
+				q->xfers[i - 1] = x;
+				return true;
+			}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -87,6 +110,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "patch: %s\n", err.msg);
 		return 1;
 	}
+	if (argc > 4 && strcmp(argv[4], "swapped") == 0 && !swap_reductions(&p)) {
+		fprintf(stderr, "swapped: no reduction step with two different transfers\n");
+		return 1;
+	}
 	double t2 = now_seconds();
 	int ok = sched_verify_patched(&r, &p, g, gone, &pr);
 	double t3 = now_seconds();
@@ -94,10 +121,11 @@ int main(int argc, char **argv)
 	for (uint32_t a = 0; a < g->m; a++)
 		ngone += gone[a];
 	printf("%s %s, %u arcs failed: healthy %.3f s; patch %.3f s (%u nodes solved whole, "
-	       "%zu transfers, %.1f MB); verified %s in %.3f s%s%s; peak RSS %.0f MB\n",
+	       "%zu transfers, %.1f MB); verified %s (%s) in %.3f s%s%s; peak RSS %.0f MB\n",
 	       argv[1], argv[2], ngone, t1 - t0, t2 - t1, st.whole, p.prog.nxfers,
-	       p.prog.nxfers * sizeof(struct xfer) / 1e6, ok == 0 ? "yes" : "NO", t3 - t2,
-	       ok ? ": " : "", ok ? pr.error : "", rss_mb());
+	       p.prog.nxfers * sizeof(struct xfer) / 1e6, ok == 0 ? "yes" : "NO",
+	       pr.one_phase ? "one phase" : "both phases", t3 - t2, ok ? ": " : "",
+	       ok ? pr.error : "", rss_mb());
 	printf("link loads (sum of the busiest link a step, blocks): healthy %.6f, patched %.6f "
 	       "(%+.2f%%)\n",
 	       hr.sum_max_link_load, pr.sum_max_link_load,

@@ -384,7 +384,7 @@ static int patch_cover(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
 	uint32_t nr = c->p->nregion;
-	size_t nb = (size_t)2 * nr;
+	size_t nb = (size_t)c->nph * nr;
 	struct cover cv = {.c = c};
 	int rc = 0;
 
@@ -394,7 +394,7 @@ static int patch_cover(struct pcheck *c)
 	cv.start = xcalloc(nb + 2, sizeof(size_t));
 	faults_init(&cv.f, nb);
 	c->hold = xcalloc(nb * c->n, sizeof(uint32_t));
-	for (size_t i = 0; i < q->nxfers; i++) {
+	for (size_t i = c->xlo; i < q->nxfers; i++) {
 		const struct xfer *x = &q->xfers[i];
 
 		if (c->inr[xfer_owner(x)])
@@ -402,7 +402,7 @@ static int patch_cover(struct pcheck *c)
 	}
 	for (size_t b = 0; b < nb; b++)
 		cv.start[b + 2] += cv.start[b + 1];
-	for (uint32_t t = 0; t < q->nsteps; t++)
+	for (uint32_t t = c->nph == 2 ? 0 : c->S; t < q->nsteps; t++)
 		for (size_t i = q->step_start[t]; i < q->step_start[t] + sched_step_size(q, t);
 		     i++) {
 			const struct xfer *x = &q->xfers[i];
@@ -508,7 +508,7 @@ size_t sched_patch_index_max = (size_t)32 << 20;
 static void index_bucket(void *arg, size_t b, unsigned wid)
 {
 	struct pcheck *c = arg;
-	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)2 * c->n * c->n + 63) / 64;
+	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)c->nph * c->n * c->n + 63) / 64;
 	uint32_t k = c->ooff[b];
 
 	(void)wid;
@@ -526,22 +526,23 @@ static void index_bucket(void *arg, size_t b, unsigned wid)
 			k++;
 		c->orank[w] = k;
 	}
-	if (b + 1 == (size_t)2 * c->n)
+	if (b + 1 == (size_t)c->nph * c->n)
 		c->orank[words] = c->ooff[b + 1];
 }
 
 /* obits and orank from ooff and oblk, where they fit
  * sched_patch_index_max; by bucket on every core (one pass over the
- * pairs on one core was a tenth of the check at 8,192 nodes). */
+ * pairs on one core was a tenth of the check at 8,192 nodes); the phases
+ * checked only (c->nph). */
 static void over_index(struct pcheck *c)
 {
-	size_t words = ((size_t)2 * c->n * c->n + 63) / 64;
+	size_t words = ((size_t)c->nph * c->n * c->n + 63) / 64;
 
 	if (words * (sizeof(uint64_t) + sizeof(uint32_t)) > sched_patch_index_max)
 		return;
 	c->obits = xcalloc(words + 1, sizeof(uint64_t));
 	c->orank = xmalloc((words + 1) * sizeof(uint32_t));
-	parallel_for((size_t)2 * c->n, 64, 0, index_bucket, c);
+	parallel_for((size_t)c->nph * c->n, 64, 0, index_bucket, c);
 }
 
 /* The step of q's transfer i (step_start ascending: a few compares in
@@ -592,10 +593,10 @@ struct oscratch {
 
 static void ocover_range(const struct ocover *oc, unsigned j, size_t *lo, size_t *hi)
 {
-	size_t m = oc->c->p->prog.nxfers;
+	size_t x0 = oc->c->xlo, m = oc->c->p->prog.nxfers - x0;
 
-	*lo = m / oc->nchunk * j;
-	*hi = j + 1 == oc->nchunk ? m : m / oc->nchunk * (j + 1);
+	*lo = x0 + m / oc->nchunk * j;
+	*hi = x0 + (j + 1 == oc->nchunk ? m : m / oc->nchunk * (j + 1));
 }
 
 static void ocover_count(void *arg, size_t j, unsigned wid)
@@ -760,7 +761,7 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 static int patch_xfers(struct pcheck *c, struct ocover *oc)
 {
 	const struct schedule *q = &c->p->prog;
-	unsigned th = parallel_workers(q->nxfers, 8192, 0);
+	unsigned th = parallel_workers(q->nxfers - c->xlo, 8192, 0);
 	size_t first = SIZE_MAX;
 
 	if (q->nodes != c->n || q->collective != c->r->prog.collective ||
@@ -876,7 +877,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		oc->w[w].next = xmalloc((most + 1) * sizeof(uint32_t));
 		oc->w[w].one = xmalloc((most + 1) * sizeof(struct opiece));
 	}
-	parallel_for(nb, 64, th, ocover_bucket, oc);
+	parallel_for((size_t)c->nph * c->n, 64, th, ocover_bucket, oc);
 	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
 	for (size_t b = 0; b < nb && rc == 0; b++) {
 		rc = fault_say(c, &oc->f, b, (uint32_t)(b % c->n));
@@ -940,13 +941,14 @@ struct checks {
 	size_t n;
 };
 
-/* Chunk j of the patch's transfers through causal_one: its first
- * failing transfer into k->first[j]. */
+/* Chunk j of the patch's transfers checked (from c->xlo) through
+ * causal_one: its first failing transfer into k->first[j]. */
 static void causal_chunk(void *arg, size_t j, unsigned wid)
 {
 	struct checks *k = arg;
 	const struct schedule *q = &k->c->p->prog;
-	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
+	size_t x0 = k->c->xlo, lo = x0 + j * CHECK_GRAIN;
+	size_t hi = lo + CHECK_GRAIN < x0 + k->n ? lo + CHECK_GRAIN : x0 + k->n;
 	uint32_t t = step_of(q, lo);
 
 	(void)wid;
@@ -1069,8 +1071,8 @@ static void causal_bucket(void *arg, size_t b, unsigned wid)
 static int patch_causal(struct pcheck *c)
 {
 	const struct schedule *q = &c->p->prog;
-	size_t nb = (size_t)2 * c->n, i;
-	struct bcausal k = {.c = c, .bad = xcalloc(nb, 1)};
+	size_t nb = (size_t)c->nph * c->n, i;
+	struct bcausal k = {.c = c, .bad = xcalloc(nb + 1, 1)};
 	bool bad = false;
 
 	parallel_for(nb, 16, 0, causal_bucket, &k);
@@ -1079,7 +1081,7 @@ static int patch_causal(struct pcheck *c)
 	free(k.bad);
 	if (!bad)
 		return 0;
-	i = first_failing(c, q->nxfers, causal_chunk);
+	i = first_failing(c, q->nxfers - c->xlo, causal_chunk);
 	return i == SIZE_MAX ? 0 : causal_one(c, step_of(q, i), i, true);
 }
 
@@ -1157,7 +1159,7 @@ static int gone_arc(struct pcheck *c, uint32_t a, bool say)
 	if (!c->gone[a])
 		return 0;
 	if (gone_replaced(c, 0, head, pc_sub(c, tail, head), j, tail, head, say) < 0 ||
-	    gone_replaced(c, 1, tail, 0, j, tail, head, say) < 0)
+	    (c->nph > 1 && gone_replaced(c, 1, tail, 0, j, tail, head, say) < 0))
 		return -1;
 	return 0;
 }
@@ -1275,7 +1277,7 @@ static void readers_bucket(void *arg, size_t b, unsigned wid)
  * over a gone arc. */
 static int base_untouched(struct pcheck *c)
 {
-	size_t nb = (size_t)2 * c->n, nh = c->hold ? nb * c->p->nregion : 0;
+	size_t nb = (size_t)c->nph * c->n, nh = c->hold ? nb * c->p->nregion : 0;
 	size_t i = nh ? first_failing(c, nh, region_chunk) : SIZE_MAX;
 	struct breaders k = {.c = c, .first = xmalloc((nb + 1) * sizeof(uint32_t))};
 
@@ -1323,7 +1325,8 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 			 const struct graph *g, const bool *gone, struct verify_report *rep)
 {
 	struct verify_opts vo = {.graph = g};
-	struct pcheck c = {.r = r, .p = p, .g = g, .gone = gone, .n = r->group.nodes, .rep = rep};
+	struct pcheck c = {
+	    .r = r, .p = p, .g = g, .gone = gone, .n = r->group.nodes, .nph = 2, .rep = rep};
 	struct ocover oc = {.c = &c};
 	int rc;
 
@@ -1358,6 +1361,12 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	c.tails = graph_arc_tails(g);
 	in_arcs(&c);
 	rc = base_tables(&c);
+	if (rc == 0 && pcheck_mirrored(&c)) {
+		/* the reductions the copies' mirrors: the copies alone */
+		c.nph = 1;
+		c.xlo = c.S < p->prog.nsteps ? p->prog.step_start[c.S] : p->prog.nxfers;
+	}
+	rep->one_phase = c.nph == 1;
 	if (rc == 0)
 		rc = patch_xfers(&c, &oc);
 	if (rc == 0)

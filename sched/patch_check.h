@@ -54,6 +54,11 @@ struct pcheck {
 	const bool *gone; /* the caller's, with every arc of a failed host */
 	bool *own_gone;
 	uint32_t n, S; /* S: the reduction phase's steps (copies start there) */
+	/* the phases checked: 2, or 1 (the copies) where the reductions are
+	 * their mirrors (pcheck_mirrored); the patch's transfers checked are
+	 * then those from xlo (0 with both) */
+	uint32_t nph;
+	size_t xlo;
 	uint8_t *inr;
 	uint8_t *abs;	     /* the failed hosts, or NULL */
 	uint32_t need;	     /* blocks a region node needs in a phase */
@@ -90,7 +95,7 @@ struct pcheck {
 	uint32_t *in_off, *in_arcs;
 	uint16_t *inpos;
 	uint32_t *bstep; /* per base transfer: its step */
-	uint32_t ghi; /* sched_group_high(the group): 0 where none */
+	uint32_t ghi;	 /* sched_group_high(the group): 0 where none */
 	struct verify_report *rep;
 };
 
@@ -128,6 +133,11 @@ static inline uint32_t opiece_tau(const struct pcheck *c, const struct opiece *p
 {
 	return pc->t & OPIECE_PART ? c->opart[pc->t & ~OPIECE_PART].tau : pc->t;
 }
+
+/* Whether c's allreduce is mirrored, base and patch, on a graph equal to
+ * its transpose with c->gone closed under twins: its reduction phase is
+ * then right exactly when its copy phase is (patch_mirror.c). */
+bool pcheck_mirrored(const struct pcheck *c);
 
 /* The report's link loads, each step's busiest arc, and its transfers
  * (patch_loads.c). */

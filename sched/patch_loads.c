@@ -284,7 +284,7 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 		L.cport[w] = xmalloc(((size_t)L.cph[2] + 1) * sizeof(uint32_t));
 		L.kxp[w] = xmalloc(((size_t)L.deg + 1) * sizeof(uint64_t));
 	}
-	parallel_for((size_t)2 * c->n, 64, th, bucket_loads, &L);
+	parallel_for((size_t)c->nph * c->n, 64, th, bucket_loads, &L);
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
 	for (uint32_t t = 0; t < b->nsteps; t++) {
 		most[t] = step_most(b->xfers + b->step_start[t], sched_step_size(b, t), scratch);
@@ -315,6 +315,20 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	return dropped;
 }
 
+/* One phase checked (pcheck_mirrored): the reductions' loads are the
+ * copies', step S - 1 - j's on each arc being step S + j's on its twin
+ * (the same most: the twins pair the arcs one for one), and their
+ * buckets drop what the copies' do (a mirror keeps its owner and
+ * block, and the base's steps are mirrored as well). */
+static uint64_t loads_mirrored(const struct pcheck *c, double *most, uint64_t dropped)
+{
+	if (c->nph == 2)
+		return dropped;
+	for (uint32_t j = 0; j < c->S; j++)
+		most[c->S - 1 - j] = most[c->S + j];
+	return 2 * dropped;
+}
+
 /* Each step's busiest arc: the base's (its arcs are one of each orbit)
  * unless the patch changes the arc, then the base's load on it (none
  * where the owner is in the region or failed) with the changes, by
@@ -328,7 +342,7 @@ void patch_loads(struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog;
 	double *most = xcalloc((size_t)b->nsteps + 1, sizeof(double));
-	uint64_t dropped = loads_by_bucket(c, most);
+	uint64_t dropped = loads_mirrored(c, most, loads_by_bucket(c, most));
 
 	c->rep->ntransfers =
 	    (size_t)(c->p->prog.nxfers +

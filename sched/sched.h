@@ -465,6 +465,11 @@ struct verify_report {
 	 * is a span of the whole vector, checked by the spans' sums (the
 	 * nodes whose inputs every block ends with), not block by block. */
 	uint32_t pieces_by_sums;
+	/* A patched allreduce (sched_verify_patched) checked by its copy
+	 * phase alone, its reductions being the copies' mirrors (Zhao et
+	 * al., Cor. 3.1, on a graph equal to its transpose); false where
+	 * both phases were. */
+	bool one_phase;
 };
 
 /* Returns 0 when the schedule is correct; otherwise -1 with the first error
@@ -765,7 +770,9 @@ void sched_patched_stream_free(struct sched_patched_stream *ps);
  * less the replaced pieces and plus the patch's where it plans. Cost
  * O(patch + program + late pairs x degree), memory O(patch + N). The
  * report as sched_verify's: steps, transfers, link loads of the whole
- * schedule. */
+ * schedule. A mirrored allreduce (sched_xfer_mirror, base and patch) on a
+ * graph with twins, the gone arcs closed under them, is checked by its
+ * copy phase alone, the same report (report->one_phase). */
 int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch *p,
 			 const struct graph *g, const bool *gone, struct verify_report *rep);
 
