@@ -276,8 +276,12 @@ static void gather_step(void *arg, size_t i, unsigned wid)
 		while (b->live < b->nchunk)
 			free(b->chunk[b->live++]);
 	}
-	for (unsigned k = 0; j->tail && k < j->ntail; k++)
-		pos += piecebuf_drain(&j->tail[(size_t)k * D + so], j->out + pos);
+	for (unsigned k = 0; j->tail && k < j->ntail; k++) {
+		struct piecebuf *b = &j->tail[(size_t)k * D + so];
+
+		if (b->nchunk)
+			pos += piecebuf_drain(b, j->out + pos);
+	}
 }
 
 void bfb_view_gather(struct view *vw, struct schedule *s, struct piecebuf *tail, unsigned ntail)
