@@ -201,6 +201,41 @@ void bfb_workers_init(struct view *vw)
 	}
 }
 
+void piecebuf_grow(struct piecebuf *b)
+{
+	if (b->nchunk == b->cap_chunk) {
+		b->cap_chunk = b->cap_chunk ? b->cap_chunk * 2 : 16;
+		b->chunk = xreallocarray(b->chunk, b->cap_chunk, sizeof(struct xfer *));
+	}
+	b->chunk[b->nchunk++] = xmalloc(PIECEBUF_XFERS * sizeof(struct xfer));
+	b->used = 0;
+}
+
+void piecebuf_free(struct piecebuf *b)
+{
+	for (uint32_t c = 0; c < b->nchunk; c++)
+		free(b->chunk[c]);
+	free(b->chunk);
+	memset(b, 0, sizeof(*b));
+}
+
+/* b's pieces copied to out, each chunk freed once copied; their count. */
+static size_t piecebuf_drain(struct piecebuf *b, struct xfer *out)
+{
+	size_t pos = 0;
+
+	for (uint32_t c = 0; c < b->nchunk; c++) {
+		uint32_t k = c + 1 < b->nchunk ? PIECEBUF_XFERS : b->used;
+
+		memcpy(out + pos, b->chunk[c], k * sizeof(struct xfer));
+		pos += k;
+		free(b->chunk[c]);
+	}
+	free(b->chunk);
+	memset(b, 0, sizeof(*b));
+	return pos;
+}
+
 /* Gather the pieces step by step in receiver order, freeing each chunk
  * once copied: the schedule and the buffers hold every transfer about
  * once between them, never twice. */
@@ -208,8 +243,8 @@ struct gather_job {
 	struct view *vw;
 	struct xfer *out; /* step so's pieces from out + at[so] */
 	const size_t *at;
-	struct xfer *const *tail;
-	const size_t *ntail;
+	struct piecebuf *tail;
+	unsigned ntail;
 };
 
 /* One step's pieces in receiver order, then its tail, its chunks freed
@@ -235,18 +270,21 @@ static void gather_step(void *arg, size_t i, unsigned wid)
 		       vw->count[idx] * sizeof(struct xfer));
 		pos += vw->count[idx];
 	}
-	if (j->tail && j->ntail[so])
-		memcpy(j->out + pos, j->tail[so], j->ntail[so] * sizeof(struct xfer));
 	for (unsigned k = 0; k < vw->nworkers; k++) {
 		struct stepbuf *b = &vw->w[k].sb[so];
 
 		while (b->live < b->nchunk)
 			free(b->chunk[b->live++]);
 	}
+	for (unsigned k = 0; j->tail && k < j->ntail; k++) {
+		struct piecebuf *b = &j->tail[(size_t)k * D + so];
+
+		if (b->nchunk)
+			pos += piecebuf_drain(b, j->out + pos);
+	}
 }
 
-void bfb_view_gather(struct view *vw, struct schedule *s, struct xfer *const *tail,
-		     const size_t *ntail)
+void bfb_view_gather(struct view *vw, struct schedule *s, struct piecebuf *tail, unsigned ntail)
 {
 	uint32_t D = vw->D;
 	size_t *count = xcalloc((size_t)D + 1, sizeof(size_t)),
@@ -255,7 +293,8 @@ void bfb_view_gather(struct view *vw, struct schedule *s, struct xfer *const *ta
 	for (uint32_t so = 0; so < D; so++) {
 		uint32_t t = vw->reverse ? D - so : so + 1;
 
-		count[so] = tail ? ntail[so] : 0;
+		for (unsigned k = 0; tail && k < ntail; k++)
+			count[so] += piecebuf_count(&tail[(size_t)k * D + so]);
 		for (uint32_t u = 0; u < vw->nrecv; u++)
 			count[so] += vw->count[(size_t)u * D + t - 1];
 		at[so] = so ? at[so - 1] + count[so - 1] : 0;
@@ -360,7 +399,7 @@ static int run_view(const struct graph *g, uint32_t d, bool reverse, const struc
 	}
 
 	if (s)
-		bfb_view_gather(&vw, s, NULL, NULL);
+		bfb_view_gather(&vw, s, NULL, 0);
 	st->seconds_generate += now_seconds() - t0;
 	rc = 0;
 out:

@@ -251,11 +251,11 @@ static void one_row(void *arg, size_t i, unsigned wid)
 /* The region's problems of phase pp (its raised sets found, every
  * distance within its steps) solved on gd (H = gd, or gd^T run
  * backwards), appended to s in the base's steps (D of them), each step's
- * pieces of po after them. */
+ * pieces of po after them (po emptied). */
 static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 			const struct built_phase *bp, uint32_t d, const struct bfb_opts *o,
-			uint64_t max_bytes, const struct healthy_base *hb,
-			const struct patch_out *po, struct schedule *s, struct ofc_error *err)
+			uint64_t max_bytes, const struct healthy_base *hb, struct patch_out *po,
+			struct schedule *s, struct ofc_error *err)
 {
 	bool reverse = pp->reverse;
 	uint32_t D = pp->D;
@@ -323,7 +323,7 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 		if (vw.w[i].failed)
 			rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", vw.w[i].why);
 	if (rc == 0)
-		bfb_view_gather(&vw, s, po->v + pp->first, po->n + pp->first);
+		bfb_view_gather(&vw, s, po->pb, po->nworkers);
 	vw.recv = NULL;
 	free(need);
 	free(want);
@@ -597,9 +597,9 @@ struct build {
 	uint8_t *partial;
 	struct wholes w;
 	struct healthy_base hb;
-	struct patch_out po;
-	size_t held; /* po's room over the phases, bytes */
-	uint32_t longer; /* a phase's distance past its steps (0: none) */
+	struct patch_out po; /* a phase's planned blocks until gathered */
+	size_t held;	     /* their bytes over the phases */
+	uint32_t longer;     /* a phase's distance past its steps (0: none) */
 };
 
 /* Phase reverse's steps appended to s: its whole nodes' pieces, then
@@ -639,26 +639,18 @@ static int build_phase(struct build *b, bool reverse, uint32_t degree, struct sc
 	b->hb.first = pp.first;
 	if (rc == 0 && b->longer) {
 		phase_free(&pp);
+		patch_out_free(po);
 		return 0;
 	}
 	if (rc == 0 && here.nregion) {
 		rc = solve_region(&pp, b->gd, &here, degree, b->o, b->max_bytes, &b->hb, po, s,
 				  err);
 	} else if (rc == 0) {
-		size_t k = 0;
+		struct view none = {.D = pp.D, .reverse = reverse, .o = b->o};
 
-		for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
-			k += po->n[t];
-		sched_reserve(s, k);
-		for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
-			struct xfer *out = sched_append_steps(s, 1, &po->n[t]);
-
-			if (po->n[t])
-				memcpy(out, po->v[t], po->n[t] * sizeof(struct xfer));
-		}
+		bfb_view_gather(&none, s, po->pb, po->nworkers);
 	}
-	for (uint32_t t = pp.first; t < pp.first + pp.D; t++)
-		b->held += po->cap[t] * sizeof(struct xfer);
+	b->held += po->pieces * sizeof(struct xfer);
 	if (rc == 0 && b->max_bytes && b->held > b->max_bytes) {
 		char need_s[32], max_s[32];
 
@@ -670,10 +662,7 @@ static int build_phase(struct build *b, bool reverse, uint32_t degree, struct sc
 				   nowners, b->g->n, need_s, max_s);
 	}
 	phase_free(&pp);
-	for (uint32_t t = pp.first; t < pp.first + pp.D; t++) {
-		free(po->v[t]);
-		po->v[t] = NULL;
-	}
+	patch_out_free(po);
 	return rc;
 }
 
@@ -698,11 +687,7 @@ static void build_free(struct build *b)
 	free((void *)b->hb.lane);
 	free(b->region);
 	free(b->partial);
-	for (uint32_t t = 0; t < b->po.nsteps; t++)
-		free(b->po.v[t]);
-	free(b->po.v);
-	free(b->po.n);
-	free(b->po.cap);
+	patch_out_free(&b->po);
 	free(b->in_off);
 	free(b->in_arc);
 	free(b->tails);
@@ -730,17 +715,13 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	b.gdt = graph_transpose(b.gd);
 	b.tails = graph_arc_tails(g);
 	bfb_in_arcs(g, &b.in_off, &b.in_arc);
-	b.po.nsteps = r->prog.nsteps;
-	b.po.v = xcalloc(b.po.nsteps + 1, sizeof(struct xfer *));
-	b.po.n = xcalloc(b.po.nsteps + 1, sizeof(size_t));
-	b.po.cap = xcalloc(b.po.nsteps + 1, sizeof(size_t));
 	wholes_init(&b.w, g, c, gone, b.tails, absent);
 	b.region = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
 	b.partial = xcalloc(n, 1);
 	healthy_base_init(&b.hb, r, healthy_lanes(g, gone));
 	sched_init(&p->prog, c, r->prog.algorithm, n);
 	snprintf(p->prog.topology, sizeof(p->prog.topology), "%s", r->prog.topology);
-	sched_reserve_steps(&p->prog, b.po.nsteps);
+	sched_reserve_steps(&p->prog, r->prog.nsteps);
 	/* a mirrored allreduce solves half the problems but holds as many
 	 * pieces at its peak: its reductions' patch is its copies' mirrored */
 	rc = whole_over_memory(b.w.n, b.w.nsolved, n, max_bytes, err);

@@ -129,23 +129,17 @@ struct owner_job {
 	uint8_t **wmark;
 	uint32_t **wlist;
 	uint64_t **load;
-	uint16_t **raised; /* (most in-links + 1) x n, zero between owners */
-	struct xfer **out;
-	size_t *nout, *capout;
-	uint32_t **ostep; /* the schedule step of each out transfer */
+	uint16_t **raised;   /* (most in-links + 1) x n, zero between owners */
+	struct piecebuf *pb; /* patch_out's: worker wid's step so at wid * D + so */
 	bool *failed;
 	char (*why)[160];
 };
 
-static void emit(struct owner_job *j, unsigned wid, uint32_t step, const struct xfer *x)
+/* x at the phase's step so, where it ends up: after the step's whole
+ * nodes' pieces in the schedule, worker by worker (bfb_view_gather) */
+static void emit(struct owner_job *j, unsigned wid, uint32_t so, const struct xfer *x)
 {
-	if (j->nout[wid] == j->capout[wid]) {
-		j->capout[wid] = j->capout[wid] ? 2 * j->capout[wid] : 1024;
-		j->out[wid] = xrealloc(j->out[wid], j->capout[wid] * sizeof(struct xfer));
-		j->ostep[wid] = xrealloc(j->ostep[wid], j->capout[wid] * sizeof(uint32_t));
-	}
-	j->out[wid][j->nout[wid]] = *x;
-	j->ostep[wid][j->nout[wid]++] = step;
+	*piecebuf_put(&j->pb[(size_t)wid * j->pp->D + so]) = *x;
 }
 
 /* u's in-links in H: (peer, the sender's port, its arc of g) */
@@ -341,7 +335,7 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 			x.lane = (uint16_t)lane[k];
 			*cl[c] += amount[c];
 			off += amount[c];
-			emit(j, wid, pp->first + so, &x);
+			emit(j, wid, so, &x);
 		}
 	}
 	for (uint32_t i = 0; i < nw; i++)
@@ -373,10 +367,10 @@ int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t 
 	j.wmark = xcalloc(th, sizeof(uint8_t *));
 	j.wlist = xcalloc(th, sizeof(uint32_t *));
 	j.load = xcalloc(th, sizeof(uint64_t *));
-	j.out = xcalloc(th, sizeof(struct xfer *));
-	j.ostep = xcalloc(th, sizeof(uint32_t *));
-	j.nout = xcalloc(th, sizeof(size_t));
-	j.capout = xcalloc(th, sizeof(size_t));
+	po->D = pp->D;
+	po->nworkers = th;
+	po->pb = xcalloc((size_t)th * pp->D + 1, sizeof(struct piecebuf));
+	j.pb = po->pb;
 	j.failed = xcalloc(th, sizeof(bool));
 	j.why = xcalloc(th, sizeof(*j.why));
 	for (unsigned i = 0; i < th; i++) {
@@ -387,39 +381,30 @@ int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t 
 	}
 	if (nowners)
 		parallel_for(nowners, 4, th, one_owner, &j);
-	/* each step's room made once, then the workers' pieces in turn */
-	size_t *more = xcalloc(po->nsteps + 1, sizeof(size_t));
-	for (unsigned i = 0; i < th; i++)
-		for (size_t x = 0; x < j.nout[i]; x++)
-			more[j.ostep[i][x]]++;
-	for (uint32_t t = 0; t < po->nsteps; t++)
-		if (po->n[t] + more[t] > po->cap[t]) {
-			po->cap[t] = po->n[t] + more[t];
-			po->v[t] = xreallocarray(po->v[t], po->cap[t], sizeof(struct xfer));
-		}
-	free(more);
+	for (size_t b = 0; b < (size_t)th * pp->D; b++)
+		po->pieces += piecebuf_count(&po->pb[b]);
 	for (unsigned i = 0; i < th; i++) {
 		if (j.failed[i] && rc == 0)
 			rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", j.why[i]);
-		for (size_t x = 0; x < j.nout[i]; x++)
-			po->v[j.ostep[i][x]][po->n[j.ostep[i][x]]++] = j.out[i][x];
 		free(j.wmark[i]);
 		free(j.raised[i]);
 		free(j.wlist[i]);
 		free(j.load[i]);
-		free(j.out[i]);
-		free(j.ostep[i]);
 	}
 	free(j.wmark);
 	free(j.raised);
 	free(j.wlist);
 	free(j.load);
-	free(j.out);
-	free(j.ostep);
-	free(j.nout);
-	free(j.capout);
 	free(j.failed);
 	free(j.why);
 	base_index_free(&bi);
 	return rc;
+}
+
+void patch_out_free(struct patch_out *po)
+{
+	for (size_t b = 0; po->pb && b < (size_t)po->nworkers * po->D; b++)
+		piecebuf_free(&po->pb[b]);
+	free(po->pb);
+	memset(po, 0, sizeof(*po));
 }

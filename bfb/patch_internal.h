@@ -40,15 +40,22 @@ struct patch_phase {
 void patch_raised(struct patch_phase *pp, const struct graph *k, const struct graph *kin,
 		  const struct graph *kout, unsigned threads);
 
-/* The patch's transfers by schedule step. */
+/* One phase's planned blocks, as its workers wrote them: pb[k * D + so]
+ * worker k's pieces of the phase's step so (pp->first + so in the
+ * program), gathered into the schedule after the step's whole nodes'
+ * (bfb_view_gather's tail) and freed as they go. */
 struct patch_out {
-	uint32_t nsteps;
-	struct xfer **v;
-	size_t *n, *cap;
+	uint32_t D;
+	unsigned nworkers;
+	struct piecebuf *pb;
+	size_t pieces; /* in all */
 };
 
+void patch_out_free(struct patch_out *po);
+
 /* The changed blocks of each of owners (the nodes the phase's failures
- * reach) planned again into po. */
+ * reach) planned again into po (empty before; patch_out_free frees it,
+ * error or not). */
 int patch_blocks(const struct patch_phase *pp, const uint32_t *owners, uint32_t nowners,
 		 unsigned threads, struct patch_out *po, struct ofc_error *err);
 

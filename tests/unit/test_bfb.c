@@ -1,7 +1,8 @@
 /* BFB schedules: the paper's exact tau_B values, every schedule through the
  * verifier with the link loads adding up to the reported tau_B, the three
  * exact methods and lp_solve agreeing, reduce-scatter by reversal on a
- * graph that is not reverse-symmetric, integer chunks within Thm 20. */
+ * graph that is not reverse-symmetric, integer chunks within Thm 20; the
+ * gather of a patch's planned blocks into the schedule. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -719,6 +720,52 @@ static void test_lp_clp(void **state)
 	}
 }
 
+/* A patch's planned blocks (bfb_view_gather's tail): each step's pieces
+ * worker by worker, each worker's in the order written, across chunk
+ * boundaries, after the steps the schedule already held; the buffers
+ * emptied as they are copied. */
+static void test_gather_tail(void **state)
+{
+	(void)state;
+	enum { D = 3, NW = 2 };
+	/* worker k's pieces at step so: more than a chunk in one of them */
+	const size_t count[NW][D] = {{5, 0, PIECEBUF_XFERS + 7}, {PIECEBUF_XFERS * 2, 3, 1}};
+	struct bfb_opts o = {.threads = 2};
+	struct view vw = {.D = D, .o = &o};
+	struct piecebuf tail[NW * D];
+	struct schedule s;
+	struct xfer first = {.src = 1, .dst = 2, .length = SCHED_ONE};
+
+	memset(tail, 0, sizeof(tail));
+	for (unsigned k = 0; k < NW; k++)
+		for (uint32_t so = 0; so < D; so++)
+			for (size_t i = 0; i < count[k][so]; i++)
+				*piecebuf_put(&tail[k * D + so]) = (struct xfer){
+				    .src = (uint16_t)k, .dst = (uint16_t)so, .block = (uint32_t)i};
+	assert_int_equal(piecebuf_count(&tail[D + 0]), PIECEBUF_XFERS * 2);
+	sched_init(&s, SCHED_ALLGATHER, "bfb", 4);
+	sched_add(&s, &first);
+	bfb_view_gather(&vw, &s, tail, NW);
+	assert_int_equal(s.nsteps, 1 + D);
+	assert_memory_equal(&s.xfers[0], &first, sizeof(first));
+	for (uint32_t so = 0; so < D; so++) {
+		size_t at = s.step_start[1 + so];
+
+		assert_int_equal(s.step_start[2 + so] - at, count[0][so] + count[1][so]);
+		for (unsigned k = 0; k < NW; k++)
+			for (size_t i = 0; i < count[k][so]; i++, at++) {
+				assert_int_equal(s.xfers[at].src, k);
+				assert_int_equal(s.xfers[at].dst, so);
+				assert_int_equal(s.xfers[at].block, i);
+			}
+	}
+	for (unsigned b = 0; b < NW * D; b++) {
+		assert_int_equal(tail[b].nchunk, 0);
+		assert_null(tail[b].chunk);
+	}
+	sched_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -736,6 +783,7 @@ int main(void)
 	    cmocka_unit_test(test_lp_clp),
 	    cmocka_unit_test(test_rates_vs_lp),
 	    cmocka_unit_test(test_host_injection),
+	    cmocka_unit_test(test_gather_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
