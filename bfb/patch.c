@@ -546,8 +546,8 @@ static int whole_over_memory(uint32_t nwhole, uint32_t nsolved, uint32_t n, uint
  * two whole a phase, not three). The failed hosts are listed apart. */
 struct wholes {
 	uint8_t *whole;
-	uint32_t *list, n;  /* whole in either phase, ascending */
-	uint32_t nsolved;   /* (node, phase) problems */
+	uint32_t *list, n; /* whole in either phase, ascending */
+	uint32_t nsolved;  /* (node, phase) problems */
 	uint32_t *absent, nabsent;
 };
 
@@ -643,8 +643,8 @@ static int build_phase(struct build *b, bool reverse, uint32_t degree, struct sc
 		return 0;
 	}
 	if (rc == 0 && here.nregion) {
-		rc = solve_region(&pp, b->gd, &here, degree, b->o, b->max_bytes, &b->hb, po, s,
-				  err);
+		rc =
+		    solve_region(&pp, b->gd, &here, degree, b->o, b->max_bytes, &b->hb, po, s, err);
 	} else if (rc == 0) {
 		struct view none = {.D = pp.D, .reverse = reverse, .o = b->o};
 
@@ -706,8 +706,8 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 {
 	enum sched_collective c = r->prog.collective;
 	uint32_t n = g->n, *twin = mirror_twins(g, r, gone);
-	struct build b = {.g = g, .r = r, .gone = gone, .absent = absent, .o = o,
-			  .max_bytes = max_bytes};
+	struct build b = {
+	    .g = g, .r = r, .gone = gone, .absent = absent, .o = o, .max_bytes = max_bytes};
 	int rc;
 
 	b.gt = graph_transpose(g);

@@ -158,7 +158,8 @@ static bool patch_mirrored(const struct fx *f)
 
 		same = sched_step_size(q, c) == sched_step_size(q, d);
 		for (uint32_t i = 0; same && i < sched_step_size(q, c); i++) {
-			struct xfer y = sched_xfer_mirror(f->g, twin, &q->xfers[q->step_start[c] + i]);
+			struct xfer y =
+			    sched_xfer_mirror(f->g, twin, &q->xfers[q->step_start[c] + i]);
 
 			same = !memcmp(&y, &q->xfers[q->step_start[d] + i], sizeof(y));
 		}
