@@ -19,54 +19,8 @@
 
 #include "bfb/bfb.h"
 #include "sched/sched.h"
+#include "tests/unit/patch_fx.h"
 
-struct fx {
-	struct graph *g, *gd;
-	struct topo_tree *t;
-	struct sched_group G;
-	bool *gone;
-	uint8_t *dead;
-	uint32_t *twin;
-	struct sched_reduced r;
-	struct sched_patch p; /* bfb_patch's */
-};
-
-static void fx_open(struct fx *f, const char *spec, const char *fail, enum sched_collective c)
-{
-	struct ofc_error err = {0};
-	struct bfb_opts o = {.threads = 2};
-	struct bfb_stats st;
-
-	memset(f, 0, sizeof(*f));
-	if (topo_build_tree(spec, &f->g, &f->t, &err) < 0 ||
-	    sched_group_of(f->g, f->t, &f->G, &err) < 0)
-		fail_msg("%s: %s", spec, err.msg);
-	f->gone = calloc(f->g->m + 1, sizeof(bool));
-	f->dead = calloc(f->g->n, 1);
-	uint8_t *dead2 = calloc(f->g->n, 1);
-	if (topo_mark_items(f->g, fail, f->gone, f->dead, &err) < 0 ||
-	    topo_fail_items(f->g, fail, &f->gd, dead2, &err) < 0)
-		fail_msg("%s: %s", fail, err.msg);
-	free(dead2);
-	f->twin = graph_arc_twins(f->g);
-	assert_non_null(f->twin);
-	if (bfb_reduced(f->g, &f->G, c, &o, &f->r, &st, &err) < 0)
-		fail_msg("%s: %s", spec, err.msg);
-	if (bfb_patch(f->g, &f->r, f->gone, f->dead, &o, 0, &f->p, &st, &err) < 0)
-		fail_msg("%s --fail %s: %s", spec, fail, err.msg);
-}
-
-static void fx_close(struct fx *f)
-{
-	sched_patch_free(&f->p);
-	sched_reduced_free(&f->r);
-	graph_free(f->g);
-	graph_free(f->gd);
-	topo_tree_free(f->t);
-	free(f->gone);
-	free(f->dead);
-	free(f->twin);
-}
 
 enum edit { KEEP, DROP, EARLIER, TWICE };
 
@@ -79,6 +33,8 @@ static void mirrored(const struct fx *f, size_t xi, enum edit how, struct sched_
 	const struct schedule *q = &f->p.prog;
 	uint32_t R = f->r.prog.nsteps / 2;
 	struct schedule cp; /* the copy phase edited: its step j is R + j */
+
+	assert_non_null(f->twin);
 
 	sched_init(&cp, q->collective, q->algorithm, q->nodes);
 	for (uint32_t t = R; t < 2 * R; t++) {
