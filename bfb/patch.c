@@ -204,6 +204,10 @@ static uint64_t healthy_whole_key(const void *ctx, uint32_t u, uint32_t so, cons
 /* The nodes whose whole programs a phase solves again. */
 struct built_phase {
 	uint32_t *region, nregion;
+	/* the distance rows' room, kept from phase to phase (its pages
+	 * faulted in once, not twice: a tenth of the answer's faults) */
+	uint16_t **rows;
+	size_t *rows_bytes;
 };
 
 struct rows_job {
@@ -306,7 +310,12 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 	unsigned th = parallel_workers(nneed, 4, o->threads);
 	struct rows_job job = {.pp = pp, .need = need};
 	vw.row = xcalloc(n, sizeof(uint16_t *));
-	vw.rows = xmalloc((size_t)nneed * n * sizeof(uint16_t));
+	if (*bp->rows_bytes < rows) {
+		free(*bp->rows);
+		*bp->rows = xmalloc(rows + 1);
+		*bp->rows_bytes = rows;
+	}
+	vw.rows = *bp->rows;
 	job.row = (uint16_t **)vw.row;
 	for (uint32_t i = 0; i < nneed; i++)
 		vw.row[need[i]] = vw.rows + (size_t)i * n;
@@ -325,6 +334,7 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 	if (rc == 0)
 		bfb_view_gather(&vw, s, po->pb, po->nworkers);
 	vw.recv = NULL;
+	vw.rows = NULL; /* bp's, for the next phase */
 	free(need);
 	free(want);
 	bfb_view_free(&vw);
@@ -599,6 +609,8 @@ struct build {
 	struct healthy_base hb;
 	struct patch_out po; /* a phase's planned blocks until gathered */
 	size_t held;	     /* their bytes over the phases */
+	uint16_t *rows;	     /* the whole nodes' distance rows (solve_region) */
+	size_t rows_bytes;
 	uint32_t longer;     /* a phase's distance past its steps (0: none) */
 };
 
@@ -627,7 +639,8 @@ static int build_phase(struct build *b, bool reverse, uint32_t degree, struct sc
 				 .nabsent = b->w.nabsent,
 				 .partial = b->partial};
 	uint8_t bit = reverse ? 2 : 1;
-	struct built_phase here = {.region = b->region};
+	struct built_phase here = {
+	    .region = b->region, .rows = &b->rows, .rows_bytes = &b->rows_bytes};
 	struct patch_out *po = &b->po;
 	int rc;
 
@@ -682,6 +695,7 @@ static uint32_t max_degree(const struct graph *gd, const struct graph *gdt)
 
 static void build_free(struct build *b)
 {
+	free(b->rows);
 	healthy_base_free(&b->hb);
 	wholes_free(&b->w);
 	free((void *)b->hb.lane);
