@@ -121,7 +121,11 @@ async function main() {
 		for (const w of [800, 1600]) {
 			await pages.r1.setViewportSize({ width: w, height: 1000 });
 			// the hold's release in view, not scrolled off the table's right
-			const b = await pages.r1.locator('button[data-action="release"][data-arg="a-day1"]').boundingBox();
+			// (once there: an event redraws the table, and a box asked in
+			// between is none; a loaded fresh clone's make test met it)
+			const rel = pages.r1.locator('button[data-action="release"][data-arg="a-day1"]');
+			await rel.waitFor({ state: "visible", timeout: 15000 }).catch(() => {});
+			const b = await rel.boundingBox();
 			check(b && b.x >= 0 && b.x + b.width <= w, `at ${w} px the release button is in view`, JSON.stringify(b));
 			await pages.r1.screenshot({ path: `${SHOTS}/day-${w}.png`, fullPage: true });
 		}
