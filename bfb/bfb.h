@@ -78,6 +78,9 @@ struct bfb_stats {
 	uint32_t whole;	      /* a patch: nodes solved whole (problems counts them too) */
 	bool mirrored;	      /* a patch: its reductions its copies mirrored, one phase solved */
 	uint32_t longer;      /* a patch: steps a phase gained past the healthy diameter */
+	/* a patch: the whole nodes' sources the healthy program sends whole over
+	 * a link their degraded problem keeps, and of them those left there */
+	uint64_t healthy_marked, healthy_kept;
 	double seconds_distances, seconds_generate;
 };
 

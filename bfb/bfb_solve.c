@@ -455,6 +455,7 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 				if (lkey[gl[p]] == key)
 					mark = (uint8_t)(p + 1);
 			w->mark[gr->first + i] = mark;
+			w->marked += mark_kept(mark);
 		}
 	}
 }
@@ -535,10 +536,12 @@ static void keep_healthy(struct worker *w, const struct group *gr, int64_t su, i
 		if (mark_kept(mark[i])) {
 			uint32_t p = mark[i] - 1u;
 
-			if (rem[p] >= su)
+			if (rem[p] >= su) {
 				rem[p] -= su;
-			else
+				w->kept++;
+			} else {
 				mark[i] = MARK_NOT;
+			}
 		}
 }
 
@@ -806,6 +809,13 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		if (ulp > w->max_u[t - 1])
 			w->max_u[t - 1] = ulp;
 		int64_t su = (int64_t)k, cap = (int64_t)c;
+		if (vw->step_k && vw->pass == PASS_BUILD) {
+			/* the step's largest U*, in this problem's units, rounded
+			 * down: never above it, never below this one's (c / k) */
+			int64_t most = (int64_t)(vw->step_c[t - 1] * k / vw->step_k[t - 1]);
+
+			cap = most > cap ? most : cap;
+		}
 		if (P) {
 			/* IP (12): P chunks per source; capacity ceil(P U*) is optimal
 			 * because flows with integral capacities are integral. */

@@ -113,6 +113,9 @@ struct worker {
 	/* rates of the links of the node being solved (1 without rates) */
 	uint32_t wt[BFB_MAX_DEGREE];
 	uint64_t problems, lps;
+	/* with healthy: sources sent whole over a link the problem keeps,
+	 * and of them those kept there (not written) */
+	uint64_t marked, kept;
 	bool failed;
 	char why[200];
 };
@@ -149,6 +152,11 @@ struct view {
 	uint64_t (*base_key)(const void *ctx, uint32_t u, uint32_t v, bool reduce);
 	uint64_t (*whole_key)(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x);
 	const void *healthy_ctx;
+	/* A patch's whole solve: step t's largest U* over the receivers,
+	 * step_c[t - 1] / step_k[t - 1] (NULL: each node's own), up to which
+	 * each may load its links there: the step costs that anyway, and the
+	 * room keeps more of its sources on their healthy links. */
+	const uint64_t *step_c, *step_k;
 	/* BUILD, per (u, t) at index u * D + t - 1: u's pieces at step t are
 	 * count pieces of w[owner[u]].sb[so], chunk where >> 32 from where's
 	 * low half */
