@@ -259,6 +259,28 @@ static void one_row(void *arg, size_t i, unsigned wid)
  * distance within its steps) solved on gd (H = gd, or gd^T run
  * backwards), appended to s in the base's steps (D of them), each step's
  * pieces of po after them (po emptied). */
+/* Each step's largest U* over vw's receivers, the values alone (without
+ * the fractions), into step_c / step_k (D each), which the fractions'
+ * pass then lets every receiver load its links up to (view.step_c): the
+ * step costs that anyway, and a node whose own is lower keeps more of its
+ * sources on their healthy links (1% of torus:64x32's ports: a patch of
+ * 311 K transfers, not 460 K, the same time). */
+static void steps_most(struct view *vw, uint64_t *step_c, uint64_t *step_k)
+{
+	vw->pass = PASS_EVAL;
+	parallel_for(vw->nrecv, 4, vw->nworkers, bfb_solve_receiver, vw);
+	for (uint32_t t = 0; t < vw->D; t++) {
+		step_k[t] = 1;
+		for (unsigned i = 0; i < vw->nworkers; i++)
+			if (vw->w[i].max_c[t] * step_k[t] > step_c[t] * vw->w[i].max_k[t]) {
+				step_c[t] = vw->w[i].max_c[t];
+				step_k[t] = vw->w[i].max_k[t];
+			}
+	}
+	vw->step_c = step_c;
+	vw->step_k = step_k;
+}
+
 static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 			const struct built_phase *bp, uint32_t d, const struct bfb_opts *o,
 			uint64_t max_bytes, const struct healthy_base *hb, struct patch_out *po,
@@ -330,25 +352,9 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 	vw.where = xmalloc((size_t)vw.nrecv * D * sizeof(uint64_t) + 1);
 	vw.owner = xmalloc((size_t)vw.nrecv * sizeof(uint32_t) + 1);
 	bfb_workers_init(&vw);
-	/* Each step's largest U* over the region first (the value alone,
-	 * without the fractions): a node whose own is lower may load its
-	 * links up to it, which the step costs anyway, and keeps more of its
-	 * sources on their healthy links (1% of torus:64x32's ports: a patch
-	 * of 311 K transfers, not 460 K, the same time) */
 	uint64_t *step_c = xcalloc((size_t)D + 1, sizeof(uint64_t)),
 		 *step_k = xmalloc(((size_t)D + 1) * sizeof(uint64_t));
-	vw.pass = PASS_EVAL;
-	parallel_for(vw.nrecv, 4, vw.nworkers, bfb_solve_receiver, &vw);
-	for (uint32_t t = 0; t < D; t++) {
-		step_k[t] = 1;
-		for (unsigned i = 0; i < vw.nworkers; i++)
-			if (vw.w[i].max_c[t] * step_k[t] > step_c[t] * vw.w[i].max_k[t]) {
-				step_c[t] = vw.w[i].max_c[t];
-				step_k[t] = vw.w[i].max_k[t];
-			}
-	}
-	vw.step_c = step_c;
-	vw.step_k = step_k;
+	steps_most(&vw, step_c, step_k);
 	vw.pass = PASS_BUILD;
 	for (unsigned i = 0; i < vw.nworkers && rc == 0; i++)
 		if (vw.w[i].failed)
@@ -644,7 +650,7 @@ struct build {
 	size_t held;	     /* their bytes over the phases */
 	uint16_t *rows;	     /* the whole nodes' distance rows (solve_region) */
 	size_t rows_bytes;
-	uint32_t longer;     /* a phase's distance past its steps (0: none) */
+	uint32_t longer; /* a phase's distance past its steps (0: none) */
 	struct bfb_stats *st;
 };
 
