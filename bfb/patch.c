@@ -17,29 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* g without the arcs gone[], the arcs of each node in g's order. */
-static struct graph *without(const struct graph *g, const bool *gone)
-{
-	struct graph *d = xcalloc(1, sizeof(*d));
-	uint32_t m = 0;
-
-	d->n = g->n;
-	d->off = xmalloc(((size_t)g->n + 1) * sizeof(uint32_t));
-	d->adj = xmalloc(((size_t)g->m + 1) * sizeof(uint32_t));
-	for (uint32_t u = 0; u < g->n; u++) {
-		d->off[u] = m;
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			if (!gone[a])
-				d->adj[m++] = g->adj[a];
-	}
-	d->off[g->n] = m;
-	d->m = m;
-	d->spec = xstrdup(g->spec ? g->spec : "degraded");
-	return d;
-}
-
-/* Each arc of g without gone[] (without()'s numbering): its port in g,
- * the sender's ordinal among g's arcs, which the patch's transfers name. */
+/* Each arc of g without gone[] (topo_without_arcs' numbering, each node's
+ * arcs in g's order): its port in g, the sender's ordinal among g's arcs,
+ * which the patch's transfers name. */
 static uint16_t *healthy_lanes(const struct graph *g, const bool *gone)
 {
 	uint16_t *lane = xmalloc(((size_t)g->m + 1) * sizeof(uint16_t));
@@ -789,7 +769,7 @@ static int patch_build(const struct graph *g, const struct sched_reduced *r, con
 	int rc;
 
 	b.gt = graph_transpose(g);
-	b.gd = without(g, gone);
+	b.gd = topo_without_arcs(g, gone, g->spec ? g->spec : "degraded");
 	b.gdt = graph_transpose(b.gd);
 	b.tails = graph_arc_tails(g);
 	bfb_in_arcs(g, &b.in_off, &b.in_arc);
