@@ -450,45 +450,13 @@ static int run_phase(struct patch_phase *pp, const struct graph *gt, const struc
 
 /* ---- a mirrored allreduce ------------------------------------------------
  * On a graph equal to its transpose arc for arc, without arcs closed under
- * twins (a failed port or host takes both ways of its links), reduce-scatter
- * is the allgather run backwards (Zhao et al., Cor. 3.1, with g^T = g).
- * Where the base's reductions are so its copies' mirrors, step for step and
- * transfer for transfer (sched_xfer_mirror; BFB's programs are), the copy
- * phase's patch mirrored is a reduction phase's patch, on the same
- * (owner, block) pairs, and only the copies are solved: half the work. */
-
-/* twin[] (owned) where r is such an allreduce and gone[] is closed under
- * g's twins, else NULL: both phases are solved. */
-static uint32_t *mirror_twins(const struct graph *g, const struct sched_reduced *r,
-			      const bool *gone)
-{
-	const struct schedule *s = &r->prog;
-	uint32_t R = s->nsteps / 2, *twin;
-
-	if (s->collective != SCHED_ALLREDUCE || s->nsteps % 2 || !(twin = graph_arc_twins(g)))
-		return NULL;
-	for (uint32_t a = 0; a < g->m; a++)
-		if (gone[a] != gone[twin[a]])
-			goto no;
-	for (uint32_t j = 0; j < R; j++) {
-		uint32_t c = R + j, d = R - 1 - j;
-
-		if (sched_step_size(s, c) != sched_step_size(s, d))
-			goto no;
-		for (uint32_t i = 0; i < sched_step_size(s, c); i++) {
-			const struct xfer *x = &s->xfers[s->step_start[c] + i];
-			struct xfer y = sched_xfer_mirror(g, twin, x);
-
-			if (x->run || xfer_op(x) != XFER_COPY ||
-			    memcmp(&y, &s->xfers[s->step_start[d] + i], sizeof(y)))
-				goto no;
-		}
-	}
-	return twin;
-no:
-	free(twin);
-	return NULL;
-}
+ * twins (a failed link or host takes both ways of its links; a port one way
+ * of two), reduce-scatter is the allgather run backwards (Zhao et al., Cor.
+ * 3.1, with g^T = g). Where the base's reductions are so its copies'
+ * mirrors, step for step and transfer for transfer (sched_mirror_of, which
+ * the check asks too; BFB's programs are), the copy phase's patch mirrored
+ * is a reduction phase's patch, on the same (owner, block) pairs, and only
+ * the copies are solved: half the work. */
 
 struct mirror_job {
 	const struct graph *g;
@@ -751,14 +719,14 @@ static void build_free(struct build *b)
 
 /* The patch of g without gone[] (every arc of a failed host among them),
  * the failed hosts absent[] (NULL: none), into p (bfb_patch's checks
- * made). A mirrored allreduce (mirror_twins) solves its copies only. */
+ * made). A mirrored allreduce (sched_mirror_of) solves its copies only. */
 static int patch_build(const struct graph *g, const struct sched_reduced *r, const bool *gone,
 		       const uint8_t *absent, const struct bfb_opts *o, uint64_t max_bytes,
 		       struct sched_patch *p, struct bfb_stats *st, uint32_t *longer,
 		       struct ofc_error *err)
 {
 	enum sched_collective c = r->prog.collective;
-	uint32_t n = g->n, *twin = mirror_twins(g, r, gone);
+	uint32_t n = g->n, *twin = sched_mirror_of(g, gone, &r->prog, false);
 	struct build b = {.g = g,
 			  .r = r,
 			  .gone = gone,

@@ -1,5 +1,6 @@
 /* Whether a patched allreduce may be checked by its copy phase alone (part
- * of sched_verify_patched, patch.c).
+ * of sched_verify_patched, patch.c), and whether a program is mirrored
+ * (sched_mirror_of: the patch's generation asks it of its base).
  *
  * On a graph equal to its transpose arc for arc (graph_arc_twins), with
  * the arcs gone closed under twins, an allreduce whose reduction step
@@ -77,7 +78,7 @@ static inline bool mirrored_one(const struct mirror *k, const struct xfer *x, co
 {
 	struct xfer y = *x;
 
-	if (x->lane >= k->d)
+	if (x->lane >= k->d || x->run)
 		return false; /* no mirror: the full check says why */
 	y.src = x->dst;
 	y.dst = x->src;
@@ -141,24 +142,56 @@ static bool mirrored(const uint16_t *tl, uint32_t d, const struct schedule *s, u
 	return ok;
 }
 
+/* Node 0's port j's twin port, tl[j] (the same at every node where
+ * twins_keep_ports), d of them; the caller frees it. */
+static uint16_t *twin_ports(const struct graph *g, const uint32_t *twin, uint32_t d)
+{
+	uint16_t *tl = xmalloc(((size_t)d + 1) * sizeof(uint16_t));
+
+	for (uint32_t j = 0; j < d; j++)
+		tl[j] = (uint16_t)(twin[j] - g->off[g->adj[j]]);
+	return tl;
+}
+
+uint32_t *sched_mirror_of(const struct graph *g, const bool *gone, const struct schedule *s,
+			  bool threads)
+{
+	uint32_t R = s->nsteps / 2, d, *twin;
+	uint16_t *tl;
+	bool ok;
+
+	if (s->collective != SCHED_ALLREDUCE || s->nsteps % 2 || g->n < 2)
+		return NULL;
+	twin = graph_arc_twins(g);
+	if (!twin || !twins_keep_ports(g, twin) || !gone_closed(gone, twin, g->m)) {
+		free(twin);
+		return NULL;
+	}
+	d = g->off[1] - g->off[0];
+	tl = twin_ports(g, twin, d);
+	ok = mirrored(tl, d, s, R, threads);
+	free(tl);
+	if (!ok) {
+		free(twin);
+		return NULL;
+	}
+	return twin;
+}
+
 bool pcheck_mirrored(const struct pcheck *c)
 {
 	const struct schedule *b = &c->r->prog, *q = &c->p->prog;
 	const struct graph *g = c->g;
-	uint32_t R = b->nsteps / 2, *twin, d;
+	uint32_t *twin, d;
 	uint16_t *tl;
 	bool ok;
 
-	if (b->collective != SCHED_ALLREDUCE || q->collective != SCHED_ALLREDUCE || b->nsteps % 2 ||
-	    c->S != R || g->n < 2)
+	if (q->collective != SCHED_ALLREDUCE || c->S != b->nsteps / 2 ||
+	    !(twin = sched_mirror_of(g, c->gone, b, false)))
 		return false;
 	d = g->off[1] - g->off[0];
-	twin = graph_arc_twins(g);
-	ok = twin && twins_keep_ports(g, twin) && gone_closed(c->gone, twin, g->m);
-	tl = xmalloc(((size_t)d + 1) * sizeof(uint16_t));
-	for (uint32_t j = 0; ok && j < d; j++)
-		tl[j] = (uint16_t)(twin[j] - g->off[g->adj[j]]); /* node 0's port j */
-	ok = ok && mirrored(tl, d, b, R, false) && mirrored(tl, d, q, R, true);
+	tl = twin_ports(g, twin, d);
+	ok = mirrored(tl, d, q, b->nsteps / 2, true);
 	free(tl);
 	free(twin);
 	return ok;

@@ -152,6 +152,13 @@ void sched_reserve(struct schedule *s, size_t n);
 void sched_reserve_steps(struct schedule *s, size_t n);
 /* before empty steps put in front of s's, after more behind them. */
 void sched_pad_steps(struct schedule *s, uint32_t before, uint32_t after);
+/* graph_arc_twins(g) (owned) where s is a mirrored allreduce on g without
+ * gone[] (NULL: none): twins at the same port at every node, the arcs gone
+ * closed under them, and step R - 1 - j the mirrors of step R + j, in
+ * order (R = nsteps / 2); else NULL. On every core where threads
+ * (sched/patch_mirror.c: the patch's check and its generation both ask). */
+uint32_t *sched_mirror_of(const struct graph *g, const bool *gone, const struct schedule *s,
+			  bool threads);
 /* Open a new step; transfers added after belong to it. Empty steps count. */
 void sched_step(struct schedule *s);
 void sched_add(struct schedule *s, const struct xfer *x);
