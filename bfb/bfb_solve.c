@@ -809,8 +809,9 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		if (ulp > w->max_u[t - 1])
 			w->max_u[t - 1] = ulp;
 		int64_t su = (int64_t)k, cap = (int64_t)c;
-		if (vw->step_k && vw->pass == PASS_BUILD) {
-			/* the step's largest U*, in this problem's units, rounded
+		if (vw->step_k) {
+			/* the step's largest U* (the fractions' pass: steps_most sets
+			 * it after the values'), in this problem's units, rounded
 			 * down: never above it, never below this one's (c / k) */
 			int64_t most = (int64_t)(vw->step_c[t - 1] * k / vw->step_k[t - 1]);
 
