@@ -35,7 +35,7 @@ static double torus_time_us(const struct schedule_result *r, uint32_t steps,
  * routed loads (torus_time_us). */
 static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 {
-	struct verify_report rep;
+	struct verify_report rep = {0};
 	double t0 = now_seconds();
 
 	o->is_torus = true;
@@ -407,7 +407,7 @@ static void run_torus_baseline(struct schedule_result *r, const struct schedule_
 	o->applies = true;
 	torus_finish(r, o);
 	/* Neighbour-only: the graph check holds too. */
-	struct verify_report rep;
+	struct verify_report rep = {0};
 	struct verify_opts vo = {.graph = r->g};
 	if (o->is_reduced) {
 		struct sched_reduced chk = {.group = o->group, .prog = o->s};

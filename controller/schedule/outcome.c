@@ -268,7 +268,7 @@ void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
 
 void outcome_finish(struct schedule_result *r, struct schedule_outcome *o)
 {
-	struct verify_report rep;
+	struct verify_report rep = {0};
 	struct verify_opts vo = {.graph = r->nic_ports ? r->fv.pg : r->g,
 				 .clock = o->is_a2a ? NULL : r->clock,
 				 .arc_capacity = r->nic_ports ? r->pg_cap : r->arc_cap,

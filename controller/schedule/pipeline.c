@@ -111,7 +111,7 @@ static int survivors(struct schedule_result *r, uint8_t *dead, struct ofc_error 
 static void renumber(struct schedule_result *r)
 {
 	struct verify_opts vo = {.graph = r->whole, .absent = r->absent};
-	struct verify_report rep;
+	struct verify_report rep = {0};
 
 	for (uint32_t i = 0; i < r->nout; i++) {
 		struct schedule_outcome *o = &r->out[i];
