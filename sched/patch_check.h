@@ -1,12 +1,16 @@
-/* Private to sched/patch*.c: the patched schedule's check (patch.c)
- * and its link loads (patch_loads.c) share its tables, and the check
- * and the expansion (patch_expand.c) its map of keys. */
+/* Private to sched/patch*.c: the patched schedule's check (patch.c, its
+ * order in time patch_causal.c) and its link loads (patch_loads.c) share
+ * its tables, and the check and the expansion (patch_expand.c) its map of
+ * keys. */
 #ifndef OFC_SCHED_PATCH_CHECK_H
 #define OFC_SCHED_PATCH_CHECK_H
 
 #include "sched/internal.h"
 
-/* A small map of 48-bit keys (open addressing, patch.c). */
+#include <stdarg.h>
+#include <stdio.h>
+
+/* A small map of 48-bit keys (open addressing, patch_kmap.c). */
 struct kmap {
 	uint64_t *key; /* key + 1; 0 empty */
 	uint32_t *val;
@@ -98,6 +102,73 @@ struct pcheck {
 	uint32_t ghi;	 /* sched_group_high(the group): 0 where none */
 	struct verify_report *rep;
 };
+
+/* The check refused: the reason in c->rep, at step; -1. */
+static inline int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->rep->error, sizeof(c->rep->error), fmt, ap);
+	va_end(ap);
+	c->rep->ok = false;
+	c->rep->bad_step = step;
+	return -1;
+}
+
+/* Every patch transfer after its sender holds the block; then the base's
+ * nodes: none reads a patched block before it is held, none moves a block
+ * it still plans by the base over a gone arc (patch_causal.c). */
+int patch_causal(struct pcheck *c);
+int base_untouched(struct pcheck *c);
+
+/* A transfer read as an allgather's (patch.c's head comment): its phase
+ * (1: a reduction), its time, the node that sends the piece. */
+static inline uint32_t phase_of(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE;
+}
+
+static inline uint32_t tau(const struct pcheck *c, const struct xfer *x, uint32_t t)
+{
+	return phase_of(x) ? c->S - t : t - c->S + 1;
+}
+
+static inline uint32_t sender(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
+}
+
+/* The step of q's transfer i (step_start ascending: a few compares in
+ * a short table, where a table per transfer would cost 4 bytes each). */
+static inline uint32_t step_of(const struct schedule *q, size_t i)
+{
+	uint32_t lo = 0, hi = q->nsteps;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (q->step_start[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The bits set in w: a few shifts and adds, where the builtin is a call
+ * into libgcc without a -march that has the instruction (1% of the
+ * answer at 8,192 nodes). */
+static inline uint32_t ones(uint64_t w)
+{
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
 
 /* c->ghi from c->r's group (patch.c) */
 void pcheck_group_fields(struct pcheck *c);
