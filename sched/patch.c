@@ -349,53 +349,10 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
-/* 8,192 nodes' 24 MiB fits; 16,384 nodes' 96 MiB is not counted in the
+/* 8,192 nodes' 20 MiB fits; 16,384 nodes' 80 MiB is not counted in the
  * answer's estimate (bfb/patch.c's whole_over_memory, measured within a
  * few percent of the peak there), so it keeps the search */
 size_t sched_patch_index_max = (size_t)32 << 20;
-
-/* Bucket b's part of obits and orank: its pairs' bits (a word it
- * shares with a bucket beside it set atomically), and the rank of each
- * word that starts in its bits, from ooff[b] and its pairs below. */
-static void index_bucket(void *arg, size_t b, unsigned wid)
-{
-	struct pcheck *c = arg;
-	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)c->nph * c->n * c->n + 63) / 64;
-	uint32_t k = c->ooff[b];
-
-	(void)wid;
-	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
-		size_t bit = lo + c->oblk[j];
-		uint64_t m = UINT64_C(1) << (bit % 64);
-
-		if (bit / 64 * 64 < lo || bit / 64 * 64 + 64 > hi)
-			__atomic_fetch_or(&c->obits[bit / 64], m, __ATOMIC_RELAXED);
-		else
-			c->obits[bit / 64] |= m;
-	}
-	for (size_t w = (lo + 63) / 64; w * 64 < hi; w++) {
-		while (k < c->ooff[b + 1] && lo + c->oblk[k] < w * 64)
-			k++;
-		c->orank[w] = k;
-	}
-	if (b + 1 == (size_t)c->nph * c->n)
-		c->orank[words] = c->ooff[b + 1];
-}
-
-/* obits and orank from ooff and oblk, where they fit
- * sched_patch_index_max; by bucket on every core (one pass over the
- * pairs on one core was a tenth of the check at 8,192 nodes); the phases
- * checked only (c->nph). */
-static void over_index(struct pcheck *c)
-{
-	size_t words = ((size_t)c->nph * c->n * c->n + 63) / 64;
-
-	if (words * (sizeof(uint64_t) + sizeof(uint32_t)) > sched_patch_index_max)
-		return;
-	c->obits = xcalloc(words + 1, sizeof(uint64_t));
-	c->orank = xmalloc((words + 1) * sizeof(uint32_t));
-	parallel_for((size_t)c->nph * c->n, 64, 0, index_bucket, c);
-}
 
 /* partial_cover on threads: the patch in nchunk ranges, each checking
  * its transfers on their own (xfer_one) as it counts their pieces per
@@ -564,11 +521,17 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 	const struct opiece *k = c->opc + c->obk[b];
 	uint32_t m = (uint32_t)(c->obk[b + 1] - c->obk[b]), u = (uint32_t)(b % c->n), np = 0;
 	uint32_t *hold = c->ohold + c->obk[b], words = (c->n + 63) / 64;
-	uint16_t *blk = c->oblk + c->obk[b];
+	uint16_t *blk = c->oblk + c->obk[b], *rank = c->obits ? c->orank + b * c->ow : NULL;
+	uint64_t *row = c->obits ? c->obits + b * c->ow : NULL;
 	bool ok = true;
 
-	if (c->inr[u])
-		return; /* a region node's: patch_cover's */
+	if (c->inr[u]) {
+		if (row) { /* none: a region node's are patch_cover's */
+			memset(row, 0, c->ow * sizeof(uint64_t));
+			memset(rank, 0, c->ow * sizeof(uint16_t));
+		}
+		return;
+	}
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t o = k[i].block;
 		uint64_t bit = UINT64_C(1) << (o % 64);
@@ -578,6 +541,10 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 		ws->head[o] = i;
 	}
 	for (uint32_t w = 0; w < words; w++) {
+		if (row) {
+			row[w] = ws->seen[w]; /* all of them pairs, unless a fault */
+			rank[w] = (uint16_t)np;
+		}
 		for (uint64_t bits = ws->seen[w]; bits && ok; bits &= bits - 1) {
 			uint32_t o = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
@@ -682,6 +649,19 @@ static void ocover_free(struct ocover *oc)
 	free(oc->part);
 }
 
+/* Room for the pairs' index (struct pcheck's obits), where it fits
+ * sched_patch_index_max: the phases checked only (c->nph). */
+static void pairs_index(struct pcheck *c)
+{
+	size_t words = (size_t)c->nph * c->n * ((c->n + 63) / 64);
+
+	c->ow = (c->n + 63) / 64;
+	if (words * (sizeof(uint64_t) + sizeof(uint16_t)) > sched_patch_index_max)
+		return;
+	c->obits = xmalloc_huge((words + 1) * sizeof(uint64_t));
+	c->orank = xmalloc_huge((words + 1) * sizeof(uint16_t));
+}
+
 /* Outside the region: each (owner, block) the patch plans is covered
  * once, never the owner's own; when the owner holds it. The pieces by
  * (phase, owner) bucket, 8 bytes each where whole (a self-keyed copy
@@ -703,6 +683,7 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	c->oblk = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint16_t));
 	c->ohold = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint32_t));
 	oc->npairs = xcalloc(nb, sizeof(uint32_t));
+	pairs_index(c);
 	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
 	oc->w = xcalloc(th, sizeof(*oc->w));
@@ -732,8 +713,6 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 	free(oc->w);
 	free(oc->npairs);
 	faults_free(&oc->f);
-	if (rc == 0)
-		over_index(c);
 	return rc;
 }
 

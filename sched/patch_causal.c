@@ -11,15 +11,13 @@
  * NULL. */
 static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
 {
-	if (c->obits) {
-		size_t bit = ((size_t)ph * c->n + u) * c->n + o;
-		uint64_t w = c->obits[bit / 64], below = w & ((UINT64_C(1) << (bit % 64)) - 1);
+	size_t b = (size_t)ph * c->n + u;
+	uint32_t lo = c->ooff[b], hi = c->ooff[b + 1];
 
-		if (!(w >> (bit % 64) & 1))
-			return NULL;
-		return &c->ohold[c->orank[bit / 64] + ones(below)];
-	}
-	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
+	if (lo == hi)
+		return NULL;
+	if (c->obits)
+		return pairs_find(c->obits + b * c->ow, c->orank + b * c->ow, c->ohold + lo, o);
 
 	if (hi - lo > 8) {
 		/* the blocks spread over the node ids: start where o would be
@@ -50,6 +48,15 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* Whether the patch plans (ph, u, o) outside the region: its bit where
+ * the index is (no rank to count), else over_get. */
+static bool over_has(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
+{
+	if (c->obits)
+		return c->obits[((size_t)ph * c->n + u) * c->ow + o / 64] >> (o % 64) & 1;
+	return over_get(c, ph, u, o) != NULL;
 }
 
 static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
@@ -148,30 +155,43 @@ struct bcausal {
 
 /* held_at for the pieces of a bucket whose owner has at most
  * CAUSAL_PORTS ports one way: each port's sender and where its blocks'
- * holds are (its region program's, its row of the pairs' bits) found
+ * holds are (its region program's, its pairs and their index) found
  * once, not per piece (the lookups were two thirds of the pass). */
 #define CAUSAL_PORTS 64
+struct pairs_of {
+	const uint64_t *bits; /* the node's bucket's rows of obits, orank, ohold */
+	const uint16_t *rank;
+	const uint32_t *hold;
+};
 struct senders {
 	uint32_t s[CAUSAL_PORTS];
 	const uint32_t *hold[CAUSAL_PORTS]; /* a region node's, else NULL */
-	size_t row[CAUSAL_PORTS];	    /* its first bit in obits */
+	struct pairs_of pairs[CAUSAL_PORTS];
 };
+
+/* Node s's pairs in phase ph (c->obits not NULL). */
+static struct pairs_of pairs_of(const struct pcheck *c, uint32_t ph, uint32_t s)
+{
+	size_t b = (size_t)ph * c->n + s;
+
+	return (struct pairs_of){.bits = c->obits + b * c->ow,
+				 .rank = c->orank + b * c->ow,
+				 .hold = c->ohold + c->ooff[b]};
+}
 
 static inline uint32_t sender_holds(const struct pcheck *c, const struct senders *sd, uint32_t ph,
 				    uint32_t port, uint32_t o)
 {
 	uint32_t s = sd->s[port];
+	const struct pairs_of *q = &sd->pairs[port];
+	const uint32_t *h;
 
 	if (o == s)
 		return 0;
 	if (sd->hold[port])
 		return sd->hold[port][o];
-	size_t bit = sd->row[port] + o;
-	uint64_t w = c->obits[bit / 64];
-
-	if (w >> (bit % 64) & 1)
-		return c->ohold[c->orank[bit / 64] + ones(w & ((UINT64_C(1) << (bit % 64)) - 1))];
-	return c->hb[ph][pc_sub(c, o, s)];
+	h = pairs_find(q->bits, q->rank, q->hold, o);
+	return h ? *h : c->hb[ph][pc_sub(c, o, s)];
 }
 
 static void causal_bucket(void *arg, size_t b, unsigned wid)
@@ -200,7 +220,7 @@ static void causal_bucket(void *arg, size_t b, unsigned wid)
 		sd.hold[port] = c->ridx[s] == UINT32_MAX
 				    ? NULL
 				    : c->hold + ((size_t)ph * c->p->nregion + c->ridx[s]) * c->n;
-		sd.row[port] = ((size_t)ph * c->n + s) * c->n;
+		sd.pairs[port] = pairs_of(c, ph, s);
 	}
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
 		const struct opiece *pc = &c->opc[i];
@@ -250,7 +270,7 @@ static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, u
 		uint32_t u = rd->adj[a];
 		const uint32_t *m;
 
-		if (c->inr[u] || (c->abs && c->abs[u]) || over_get(c, ph, u, o))
+		if (c->inr[u] || (c->abs && c->abs[u]) || over_has(c, ph, u, o))
 			continue;
 		m = kmap_get(&c->minsend, key3(ph, pc_sub(c, x, u), pc_sub(c, o, u)));
 		if (m && *m <= h && !say)
@@ -289,12 +309,12 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 
 		if (c->abs && c->abs[o])
 			continue; /* a failed host's block: dropped */
-		if (!over_get(c, ph, u, o) && !say)
+		if (over_has(c, ph, u, o))
+			continue;
+		if (!say)
 			return -1;
-		if (!over_get(c, ph, u, o))
-			return pfail(c, 0,
-				     "node %u (unpatched) %s block %u over the failed arc %u -> %u",
-				     u, ph ? "reduces" : "receives", o, tail, head);
+		return pfail(c, 0, "node %u (unpatched) %s block %u over the failed arc %u -> %u",
+			     u, ph ? "reduces" : "receives", o, tail, head);
 	}
 	return 0;
 }
@@ -368,7 +388,7 @@ struct readers {
 	uint32_t n;
 	uint32_t u[CAUSAL_PORTS];
 	uint32_t rel[CAUSAL_PORTS]; /* x - u */
-	size_t row[CAUSAL_PORTS];
+	struct pairs_of pairs[CAUSAL_PORTS];
 	bool skip[CAUSAL_PORTS];
 };
 
@@ -377,10 +397,10 @@ static bool readers_early(const struct pcheck *c, const struct readers *rs, uint
 			  uint32_t h)
 {
 	for (uint32_t r = 0; r < rs->n; r++) {
-		size_t bit = rs->row[r] + o;
+		const struct pairs_of *q = &rs->pairs[r];
 		const uint32_t *m;
 
-		if (rs->skip[r] || (c->obits[bit / 64] >> (bit % 64) & 1))
+		if (rs->skip[r] || (q->bits[o / 64] >> (o % 64) & 1))
 			continue; /* the pair planned again: not the base's */
 		m = kmap_get(&c->minsend, key3(ph, rs->rel[r], pc_sub(c, o, rs->u[r])));
 		if (m && *m <= h)
@@ -405,7 +425,7 @@ static void readers_bucket(void *arg, size_t b, unsigned wid)
 
 		rs.u[r] = u;
 		rs.rel[r] = pc_sub(c, x, u);
-		rs.row[r] = ((size_t)ph * c->n + u) * c->n;
+		rs.pairs[r] = pairs_of(c, ph, u);
 		rs.skip[r] = c->inr[u] || (c->abs && c->abs[u]);
 	}
 	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {

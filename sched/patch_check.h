@@ -78,14 +78,18 @@ struct pcheck {
 	 * transfer, most of the check's time at 8,192 nodes) */
 	uint32_t *ooff, *ohold;
 	uint16_t *oblk; /* node ids are 16 bits (struct xfer) */
-	/* the same pairs as a bit per (ph, owner, block), (ph n + owner) n +
-	 * block, and per 64-bit word the pairs before it: pair k's index is
-	 * its bit's rank, one cache line or two where the search above took
-	 * a dozen (a tenth of the answer at 8,192 nodes); NULL above
-	 * sched_patch_index_max bytes (2 n^2 bits and as many 32-bit counts a word:
-	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
+	/* the same pairs as a bit per block in a row of ow words per (ph,
+	 * owner), and per word the owner's pairs before it: a pair's index
+	 * in its bucket is its bit's rank, one cache line or two where the
+	 * search above took a dozen (a tenth of the answer at 8,192 nodes).
+	 * Written as partial_cover finds the pairs, a bucket's blocks in
+	 * order, from the bits it finds them by (a pass of its own and 32-bit
+	 * ranks were 0.02-0.03 s of the answer at 8,192 nodes and 4 MiB more
+	 * fresh pages). NULL above sched_patch_index_max bytes (10 bytes a
+	 * word: 20 MiB at 8,192 nodes, 1.25 GiB at 65,536), the search then */
 	uint64_t *obits;
-	uint32_t *orank;
+	uint16_t *orank; /* < n: node ids are 16 bits */
+	uint32_t ow;
 	/* the pieces of those pairs by (ph, owner) bucket, each in the
 	 * patch's order: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
@@ -188,6 +192,16 @@ static inline uint32_t pc_add(const struct pcheck *c, uint32_t a, uint32_t b)
 	if (c->ghi)
 		return sched_group_add_word(c->ghi, a, b);
 	return sched_group_add(&c->r->group, a, b);
+}
+
+/* The hold of block o among a bucket's pairs (hold by block ascending;
+ * bits and rank its row of struct pcheck's obits and orank), or NULL. */
+static inline const uint32_t *pairs_find(const uint64_t *bits, const uint16_t *rank,
+					 const uint32_t *hold, uint32_t o)
+{
+	uint64_t w = bits[o / 64], m = UINT64_C(1) << (o % 64);
+
+	return w & m ? &hold[rank[o / 64] + ones(w & (m - 1))] : NULL;
 }
 
 static inline uint32_t opiece_off(const struct pcheck *c, const struct opiece *pc)
