@@ -360,15 +360,14 @@ size_t sched_patch_index_max = (size_t)32 << 20;
  * own check was a pass of its own), then putting them at pos[chunk]
  * (the chunks' pieces of a bucket in the patch's order, as one pass
  * would); then the buckets, each scanned by block on its own
- * (ocover_bucket), its pairs written where its pieces start (compacted
- * after), its first fault kept (struct cover_faults). */
+ * (ocover_bucket), its pairs written where its pieces start, its first
+ * fault kept (struct cover_faults). */
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
 	size_t **pos;  /* per chunk, per bucket */
 	size_t *first; /* per chunk, its first transfer xfer_one refuses */
 	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
-	uint32_t *npairs;
 	struct cover_faults f;
 	struct oscratch *w; /* per worker */
 };
@@ -507,8 +506,8 @@ static bool ocover_block(struct ocover *oc, struct oscratch *ws, const struct op
 }
 
 /* Bucket b's pieces by block: each pair covered once, never the owner's
- * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them,
- * in order of block. The blocks found by a bit each and a chain of their
+ * own; its pairs (block, hold) in oblk, ohold [obk[b], oend[b]), in
+ * order of block. The blocks found by a bit each and a chain of their
  * pieces, in the bucket's n bits: its pieces stay in the patch's order
  * (causal_bucket and patch_loads read them in any), where a radix sort
  * of them by block, through a copy and back, was a third more of the
@@ -554,7 +553,7 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 		}
 		ws->seen[w] = 0; /* clear for the worker's next bucket */
 	}
-	oc->npairs[b] = np;
+	c->oend[b] = (uint32_t)c->obk[b] + np;
 }
 
 /* The region and failed hosts in order; each patch transfer on its own
@@ -682,7 +681,9 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 			     c->obk[nb]);
 	c->oblk = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint16_t));
 	c->ohold = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint32_t));
-	oc->npairs = xcalloc(nb, sizeof(uint32_t));
+	c->oend = xmalloc((nb + 1) * sizeof(uint32_t));
+	for (size_t b = 0; b < nb; b++)
+		c->oend[b] = (uint32_t)c->obk[b]; /* none, where not checked */
 	pairs_index(c);
 	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
@@ -694,16 +695,8 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		oc->w[w].one = xmalloc((most + 1) * sizeof(struct opiece));
 	}
 	parallel_for((size_t)c->nph * c->n, 64, th, ocover_bucket, oc);
-	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
-	for (size_t b = 0; b < nb && rc == 0; b++) {
+	for (size_t b = 0; b < nb && rc == 0; b++)
 		rc = fault_say(c, &oc->f, b, (uint32_t)(b % c->n));
-		/* the pairs down from where the bucket's pieces start */
-		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
-		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b],
-			oc->npairs[b] * sizeof(uint16_t));
-		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
-			oc->npairs[b] * sizeof(uint32_t));
-	}
 	for (unsigned w = 0; w < th; w++) {
 		free(oc->w[w].seen);
 		free(oc->w[w].head);
@@ -711,7 +704,6 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		free(oc->w[w].one);
 	}
 	free(oc->w);
-	free(oc->npairs);
 	faults_free(&oc->f);
 	return rc;
 }
@@ -816,7 +808,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.in_arcs);
 	free(c.inpos);
 	free(c.bstep);
-	free(c.ooff);
+	free(c.oend);
 	free(c.oblk);
 	free(c.ohold);
 	free(c.obits);

@@ -12,7 +12,7 @@
 static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
 {
 	size_t b = (size_t)ph * c->n + u;
-	uint32_t lo = c->ooff[b], hi = c->ooff[b + 1];
+	uint32_t lo = (uint32_t)c->obk[b], hi = c->oend[b];
 
 	if (lo == hi)
 		return NULL;
@@ -176,7 +176,7 @@ static struct pairs_of pairs_of(const struct pcheck *c, uint32_t ph, uint32_t s)
 
 	return (struct pairs_of){.bits = c->obits + b * c->ow,
 				 .rank = c->orank + b * c->ow,
-				 .hold = c->ohold + c->ooff[b]};
+				 .hold = c->ohold + c->obk[b]};
 }
 
 static inline uint32_t sender_holds(const struct pcheck *c, const struct senders *sd, uint32_t ph,
@@ -428,7 +428,7 @@ static void readers_bucket(void *arg, size_t b, unsigned wid)
 		rs.pairs[r] = pairs_of(c, ph, u);
 		rs.skip[r] = c->inr[u] || (c->abs && c->abs[u]);
 	}
-	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
+	for (uint32_t j = (uint32_t)c->obk[b]; j < c->oend[b]; j++) {
 		uint32_t o = c->oblk[j];
 
 		if (o == x || c->ohold[j] <= hb[pc_sub(c, o, x)])

@@ -169,10 +169,10 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 
 	k.t0 = k.ph ? 0 : c->S;
 	k.deg = k.ph ? g->off[k.u + 1] - g->off[k.u] : c->in_off[k.u + 1] - c->in_off[k.u];
-	if (c->ooff[b] == c->ooff[b + 1] && c->obk[b] == c->obk[b + 1] && (!base || !c->p->nabsent))
+	if (c->obk[b] == c->obk[b + 1] && (!base || !c->p->nabsent))
 		return; /* nothing of its own changed */
 	bucket_ports(L, &k, w);
-	for (uint32_t i = c->ooff[b]; i < c->ooff[b + 1]; i++)
+	for (uint32_t i = (uint32_t)c->obk[b]; i < c->oend[b]; i++)
 		bucket_removed(&k, pc_sub(c, c->oblk[i], k.u));
 	for (uint32_t i = 0; i < c->p->nabsent && base; i++)
 		bucket_removed(&k, pc_sub(c, c->p->absent[i], k.u));
