@@ -125,9 +125,11 @@ static struct xcheck xcheck_of(const struct pcheck *c)
  * that could also say why was a tenth of the check's instructions. */
 static inline int xfer_why(const struct xcheck *v, uint32_t t, const struct xfer *x)
 {
-	if (x->src >= v->n || x->dst >= v->n || x->block >= v->n ||
-	    (x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0 || x->length == 0 ||
-	    x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
+	/* each test a flag, one branch for all: the range is refused once in a
+	 * patch, and a branch each was a third of the pass's instructions */
+	if ((x->src >= v->n) | (x->dst >= v->n) | (x->block >= v->n) |
+	    ((x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0) | (x->length - 1 >= SCHED_ONE) |
+	    ((uint64_t)x->offset + x->length > SCHED_ONE))
 		return 1;
 	if ((phase_of(x) == 1) != (t < v->S))
 		return 2;
