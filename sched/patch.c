@@ -413,7 +413,7 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 			return;
 		}
 		at[phase_of(x) * v.n + xfer_owner(x)]++;
-		part += x->offset != 0 || x->length != SCHED_ONE;
+		part += (x->offset | (x->length ^ SCHED_ONE)) != 0; /* no branch */
 	}
 	/* once: the chunks' counts share a cache line, which the cores
 	 * passed back and forth at every transfer */
