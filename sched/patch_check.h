@@ -73,8 +73,8 @@ struct pcheck {
 	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
 	/* outside the region, the (ph, owner, block) pairs planned: per
 	 * (ph, owner) = ph n + owner, oblk[obk[.] .. oend[.]) ascending, where
-	 * the bucket's pieces start (moved down to close the gaps they were
-	 * a serial pass, 28 MB at 8,192 nodes), ohold the time the owner
+	 * the bucket's pieces start (not moved down to close the gaps: a
+	 * serial pass of 28 MB at 8,192 nodes), ohold the time the owner
 	 * holds each after (a binary search in a short list: a hash map's
 	 * lookup was a cache miss per patch transfer, most of the check's
 	 * time at 8,192 nodes) */
@@ -86,7 +86,7 @@ struct pcheck {
 	 * search above took a dozen (a tenth of the answer at 8,192 nodes).
 	 * Written as partial_cover finds the pairs, a bucket's blocks in
 	 * order, from the bits it finds them by (a pass of its own and 32-bit
-	 * ranks were 0.02-0.03 s of the answer at 8,192 nodes and 4 MiB more
+	 * ranks were 0.02-0.03 s of the check at 8,192 nodes and 4 MiB more
 	 * fresh pages). NULL above sched_patch_index_max bytes (10 bytes a
 	 * word: 20 MiB at 8,192 nodes, 1.25 GiB at 65,536), the search then */
 	uint64_t *obits;
