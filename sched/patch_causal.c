@@ -54,7 +54,7 @@ static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u,
  * the index is (no rank to count), else over_get. */
 static bool over_has(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
 {
-	if (c->obits)
+	if (c->obits && ph < c->nph) /* the index has the phases checked */
 		return c->obits[((size_t)ph * c->n + u) * c->ow + o / 64] >> (o % 64) & 1;
 	return over_get(c, ph, u, o) != NULL;
 }
@@ -306,7 +306,8 @@ static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel
 	}
 	/* u's row of the pairs' bits found once (a call per block was a
 	 * quarter of the pass) */
-	const uint64_t *row = c->obits ? c->obits + ((size_t)ph * c->n + u) * c->ow : NULL;
+	const uint64_t *row =
+	    c->obits && ph < c->nph ? c->obits + ((size_t)ph * c->n + u) * c->ow : NULL;
 	for (size_t i = lo; i < c->r->prog.nxfers && c->ports[i] >> 16 == key; i++) {
 		uint32_t o = pc_add(c, (uint32_t)(c->ports[i] & 0xffff), u);
 
