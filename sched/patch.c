@@ -12,71 +12,9 @@
  * of k after time h (0: its own block from the start). */
 #include "sched/patch_check.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- a small map of 48-bit keys (open addressing) ---------------------------------- */
-
-void kmap_init(struct kmap *m, size_t expect)
-{
-	m->cap = 64;
-	while (m->cap < expect * 2)
-		m->cap *= 2;
-	m->key = xcalloc(m->cap, sizeof(uint64_t));
-	m->val = xmalloc(m->cap * sizeof(uint32_t));
-	m->used = 0;
-}
-
-void kmap_free(struct kmap *m)
-{
-	free(m->key);
-	free(m->val);
-}
-
-static size_t kmap_slot(const struct kmap *m, uint64_t key)
-{
-	size_t i = (size_t)(sched_mix64(key) & (m->cap - 1));
-
-	while (m->key[i] && m->key[i] != key + 1)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-uint32_t *kmap_get(const struct kmap *m, uint64_t key)
-{
-	size_t i = kmap_slot(m, key);
-
-	return m->key[i] ? &m->val[i] : NULL;
-}
-
-/* The value of key, made with v when new; grows at half full. */
-uint32_t *kmap_put(struct kmap *m, uint64_t key, uint32_t v)
-{
-	if ((m->used + 1) * 2 > m->cap) {
-		struct kmap big;
-
-		kmap_init(&big, m->cap);
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->key[i]) {
-				size_t j = kmap_slot(&big, m->key[i] - 1);
-
-				big.key[j] = m->key[i];
-				big.val[j] = m->val[i];
-				big.used++;
-			}
-		kmap_free(m);
-		*m = big;
-	}
-	size_t i = kmap_slot(m, key);
-	if (!m->key[i]) {
-		m->key[i] = key + 1;
-		m->val[i] = v;
-		m->used++;
-	}
-	return &m->val[i];
-}
 
 /* The failed hosts of p as one byte per node (n), or NULL when none. */
 uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
@@ -90,36 +28,6 @@ uint8_t *absent_map(const struct sched_patch *p, uint32_t n)
 }
 
 /* ---- the check ---------------------------------------------------------------------- */
-
-static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->rep->error, sizeof(c->rep->error), fmt, ap);
-	va_end(ap);
-	c->rep->ok = false;
-	c->rep->bad_step = step;
-	return -1;
-}
-
-static uint32_t phase_of(const struct xfer *x)
-{
-	return xfer_op(x) == XFER_REDUCE;
-}
-
-static uint32_t tau(const struct pcheck *c, const struct xfer *x, uint32_t t)
-{
-	return phase_of(x) ? c->S - t : t - c->S + 1;
-}
-
-static uint32_t sender(const struct xfer *x)
-{
-	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -217,9 +125,11 @@ static struct xcheck xcheck_of(const struct pcheck *c)
  * that could also say why was a tenth of the check's instructions. */
 static inline int xfer_why(const struct xcheck *v, uint32_t t, const struct xfer *x)
 {
-	if (x->src >= v->n || x->dst >= v->n || x->block >= v->n ||
-	    (x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0 || x->length == 0 ||
-	    x->offset > SCHED_ONE || x->length > SCHED_ONE - x->offset)
+	/* each test a flag, one branch for all: the range is refused once in a
+	 * patch, and a branch each was a third of the pass's instructions */
+	if ((x->src >= v->n) | (x->dst >= v->n) | (x->block >= v->n) |
+	    ((x->run | (x->flags >> XFER_SPAN_SHIFT)) != 0) | (x->length - 1 >= SCHED_ONE) |
+	    ((uint64_t)x->offset + x->length > SCHED_ONE))
 		return 1;
 	if ((phase_of(x) == 1) != (t < v->S))
 		return 2;
@@ -441,126 +351,10 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
-/* The bits set in w: a few shifts and adds, where the builtin is a call
- * into libgcc without a -march that has the instruction (1% of the
- * answer at 8,192 nodes). */
-static uint32_t ones(uint64_t w)
-{
-	w -= (w >> 1) & UINT64_C(0x5555555555555555);
-	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
-}
-
-/* The pair (ph, u, o) the patch plans outside the region: its hold, or
- * NULL. */
-static const uint32_t *over_get(const struct pcheck *c, uint32_t ph, uint32_t u, uint32_t o)
-{
-	if (c->obits) {
-		size_t bit = ((size_t)ph * c->n + u) * c->n + o;
-		uint64_t w = c->obits[bit / 64], below = w & ((UINT64_C(1) << (bit % 64)) - 1);
-
-		if (!(w >> (bit % 64) & 1))
-			return NULL;
-		return &c->ohold[c->orank[bit / 64] + ones(below)];
-	}
-	uint32_t lo = c->ooff[ph * c->n + u], hi = c->ooff[ph * c->n + u + 1];
-
-	if (hi - lo > 8) {
-		/* the blocks spread over the node ids: start where o would be
-		 * if evenly (one or two cache lines, where halving touched a
-		 * dozen), then widen by doubling to the range that holds it */
-		uint32_t at = lo + (uint32_t)((uint64_t)o * (hi - lo) / c->n), step = 4;
-
-		if (c->oblk[at] < o) {
-			while (at + step < hi && c->oblk[at + step] < o)
-				step *= 2;
-			lo = at + 1;
-			hi = at + step + 1 < hi ? at + step + 1 : hi;
-		} else {
-			while (at >= lo + step && c->oblk[at - step] > o)
-				step *= 2;
-			lo = at >= lo + step ? at - step : lo;
-			hi = at + 1;
-		}
-	}
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (c->oblk[mid] == o)
-			return &c->ohold[mid];
-		if (c->oblk[mid] < o)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* 8,192 nodes' 24 MiB fits; 16,384 nodes' 96 MiB is not counted in the
+/* 8,192 nodes' 20 MiB fits; 16,384 nodes' 80 MiB is not counted in the
  * answer's estimate (bfb/patch.c's whole_over_memory, measured within a
  * few percent of the peak there), so it keeps the search */
 size_t sched_patch_index_max = (size_t)32 << 20;
-
-/* Bucket b's part of obits and orank: its pairs' bits (a word it
- * shares with a bucket beside it set atomically), and the rank of each
- * word that starts in its bits, from ooff[b] and its pairs below. */
-static void index_bucket(void *arg, size_t b, unsigned wid)
-{
-	struct pcheck *c = arg;
-	size_t lo = b * c->n, hi = lo + c->n, words = ((size_t)c->nph * c->n * c->n + 63) / 64;
-	uint32_t k = c->ooff[b];
-
-	(void)wid;
-	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
-		size_t bit = lo + c->oblk[j];
-		uint64_t m = UINT64_C(1) << (bit % 64);
-
-		if (bit / 64 * 64 < lo || bit / 64 * 64 + 64 > hi)
-			__atomic_fetch_or(&c->obits[bit / 64], m, __ATOMIC_RELAXED);
-		else
-			c->obits[bit / 64] |= m;
-	}
-	for (size_t w = (lo + 63) / 64; w * 64 < hi; w++) {
-		while (k < c->ooff[b + 1] && lo + c->oblk[k] < w * 64)
-			k++;
-		c->orank[w] = k;
-	}
-	if (b + 1 == (size_t)c->nph * c->n)
-		c->orank[words] = c->ooff[b + 1];
-}
-
-/* obits and orank from ooff and oblk, where they fit
- * sched_patch_index_max; by bucket on every core (one pass over the
- * pairs on one core was a tenth of the check at 8,192 nodes); the phases
- * checked only (c->nph). */
-static void over_index(struct pcheck *c)
-{
-	size_t words = ((size_t)c->nph * c->n * c->n + 63) / 64;
-
-	if (words * (sizeof(uint64_t) + sizeof(uint32_t)) > sched_patch_index_max)
-		return;
-	c->obits = xcalloc(words + 1, sizeof(uint64_t));
-	c->orank = xmalloc((words + 1) * sizeof(uint32_t));
-	parallel_for((size_t)c->nph * c->n, 64, 0, index_bucket, c);
-}
-
-/* The step of q's transfer i (step_start ascending: a few compares in
- * a short table, where a table per transfer would cost 4 bytes each). */
-static uint32_t step_of(const struct schedule *q, size_t i)
-{
-	uint32_t lo = 0, hi = q->nsteps;
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (q->step_start[mid] <= i)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 /* partial_cover on threads: the patch in nchunk ranges, each checking
  * its transfers on their own (xfer_one) as it counts their pieces per
@@ -568,15 +362,14 @@ static uint32_t step_of(const struct schedule *q, size_t i)
  * own check was a pass of its own), then putting them at pos[chunk]
  * (the chunks' pieces of a bucket in the patch's order, as one pass
  * would); then the buckets, each scanned by block on its own
- * (ocover_bucket), its pairs written where its pieces start (compacted
- * after), its first fault kept (struct cover_faults). */
+ * (ocover_bucket), its pairs written where its pieces start, its first
+ * fault kept (struct cover_faults). */
 struct ocover {
 	struct pcheck *c;
 	unsigned nchunk;
 	size_t **pos;  /* per chunk, per bucket */
 	size_t *first; /* per chunk, its first transfer xfer_one refuses */
 	size_t *part;  /* per chunk, its parts of blocks (struct opart), then where they go */
-	uint32_t *npairs;
 	struct cover_faults f;
 	struct oscratch *w; /* per worker */
 };
@@ -620,7 +413,7 @@ static void ocover_count(void *arg, size_t j, unsigned wid)
 			return;
 		}
 		at[phase_of(x) * v.n + xfer_owner(x)]++;
-		part += x->offset != 0 || x->length != SCHED_ONE;
+		part += (x->offset | (x->length ^ SCHED_ONE)) != 0; /* no branch */
 	}
 	/* once: the chunks' counts share a cache line, which the cores
 	 * passed back and forth at every transfer */
@@ -715,8 +508,8 @@ static bool ocover_block(struct ocover *oc, struct oscratch *ws, const struct op
 }
 
 /* Bucket b's pieces by block: each pair covered once, never the owner's
- * own; its pairs (block, hold) from oblk[obk[b]] on, npairs[b] of them,
- * in order of block. The blocks found by a bit each and a chain of their
+ * own; its pairs (block, hold) in oblk, ohold [obk[b], oend[b]), in
+ * order of block. The blocks found by a bit each and a chain of their
  * pieces, in the bucket's n bits: its pieces stay in the patch's order
  * (causal_bucket and patch_loads read them in any), where a radix sort
  * of them by block, through a copy and back, was a third more of the
@@ -729,11 +522,17 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 	const struct opiece *k = c->opc + c->obk[b];
 	uint32_t m = (uint32_t)(c->obk[b + 1] - c->obk[b]), u = (uint32_t)(b % c->n), np = 0;
 	uint32_t *hold = c->ohold + c->obk[b], words = (c->n + 63) / 64;
-	uint16_t *blk = c->oblk + c->obk[b];
+	uint16_t *blk = c->oblk + c->obk[b], *rank = c->obits ? c->orank + b * c->ow : NULL;
+	uint64_t *row = c->obits ? c->obits + b * c->ow : NULL;
 	bool ok = true;
 
-	if (c->inr[u])
-		return; /* a region node's: patch_cover's */
+	if (c->inr[u]) {
+		if (row) { /* none: a region node's are patch_cover's */
+			memset(row, 0, c->ow * sizeof(uint64_t));
+			memset(rank, 0, c->ow * sizeof(uint16_t));
+		}
+		return;
+	}
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t o = k[i].block;
 		uint64_t bit = UINT64_C(1) << (o % 64);
@@ -743,6 +542,10 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 		ws->head[o] = i;
 	}
 	for (uint32_t w = 0; w < words; w++) {
+		if (row) {
+			row[w] = ws->seen[w]; /* all of them pairs, unless a fault */
+			rank[w] = (uint16_t)np;
+		}
 		for (uint64_t bits = ws->seen[w]; bits && ok; bits &= bits - 1) {
 			uint32_t o = w * 64 + (uint32_t)__builtin_ctzll(bits);
 
@@ -752,7 +555,7 @@ static void ocover_bucket(void *arg, size_t b, unsigned wid)
 		}
 		ws->seen[w] = 0; /* clear for the worker's next bucket */
 	}
-	oc->npairs[b] = np;
+	c->oend[b] = (uint32_t)c->obk[b] + np;
 }
 
 /* The region and failed hosts in order; each patch transfer on its own
@@ -847,6 +650,19 @@ static void ocover_free(struct ocover *oc)
 	free(oc->part);
 }
 
+/* Room for the pairs' index (struct pcheck's obits), where it fits
+ * sched_patch_index_max: the phases checked only (c->nph). */
+static void pairs_index(struct pcheck *c)
+{
+	size_t words = (size_t)c->nph * c->n * ((c->n + 63) / 64);
+
+	c->ow = (c->n + 63) / 64;
+	if (words * (sizeof(uint64_t) + sizeof(uint16_t)) > sched_patch_index_max)
+		return;
+	c->obits = xmalloc_huge((words + 1) * sizeof(uint64_t));
+	c->orank = xmalloc_huge((words + 1) * sizeof(uint16_t));
+}
+
 /* Outside the region: each (owner, block) the patch plans is covered
  * once, never the owner's own; when the owner holds it. The pieces by
  * (phase, owner) bucket, 8 bytes each where whole (a self-keyed copy
@@ -867,7 +683,10 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 			     c->obk[nb]);
 	c->oblk = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint16_t));
 	c->ohold = xmalloc_huge((c->obk[nb] + 1) * sizeof(uint32_t));
-	oc->npairs = xcalloc(nb, sizeof(uint32_t));
+	c->oend = xmalloc((nb + 1) * sizeof(uint32_t));
+	for (size_t b = 0; b < nb; b++)
+		c->oend[b] = (uint32_t)c->obk[b]; /* none, where not checked */
+	pairs_index(c);
 	faults_init(&oc->f, nb);
 	unsigned th = parallel_workers(nb, 64, 0);
 	oc->w = xcalloc(th, sizeof(*oc->w));
@@ -878,16 +697,8 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		oc->w[w].one = xmalloc((most + 1) * sizeof(struct opiece));
 	}
 	parallel_for((size_t)c->nph * c->n, 64, th, ocover_bucket, oc);
-	c->ooff = xcalloc(nb + 1, sizeof(uint32_t));
-	for (size_t b = 0; b < nb && rc == 0; b++) {
+	for (size_t b = 0; b < nb && rc == 0; b++)
 		rc = fault_say(c, &oc->f, b, (uint32_t)(b % c->n));
-		/* the pairs down from where the bucket's pieces start */
-		c->ooff[b + 1] = c->ooff[b] + oc->npairs[b];
-		memmove(c->oblk + c->ooff[b], c->oblk + c->obk[b],
-			oc->npairs[b] * sizeof(uint16_t));
-		memmove(c->ohold + c->ooff[b], c->ohold + c->obk[b],
-			oc->npairs[b] * sizeof(uint32_t));
-	}
 	for (unsigned w = 0; w < th; w++) {
 		free(oc->w[w].seen);
 		free(oc->w[w].head);
@@ -895,409 +706,8 @@ static int partial_cover(struct pcheck *c, struct ocover *oc)
 		free(oc->w[w].one);
 	}
 	free(oc->w);
-	free(oc->npairs);
 	faults_free(&oc->f);
-	if (rc == 0)
-		over_index(c);
 	return rc;
-}
-
-static uint32_t held_at(const struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o)
-{
-	if (x == o)
-		return 0;
-	if (c->ridx[x] != UINT32_MAX)
-		return c->hold[((size_t)ph * c->p->nregion + c->ridx[x]) * c->n + o];
-	const uint32_t *h = over_get(c, ph, x, o);
-	return h ? *h : c->hb[ph][pc_sub(c, o, x)];
-}
-
-/* Patch transfer i (at step t) after its sender holds the block; the
- * reason in c->rep only where say (the threads below look, one says). */
-static int causal_one(struct pcheck *c, uint32_t t, size_t i, bool say)
-{
-	const struct xfer *x = &c->p->prog.xfers[i];
-	uint32_t ph = phase_of(x), s = sender(x), h = held_at(c, ph, s, x->block);
-
-	if (tau(c, x, t) > h)
-		return 0;
-	return !say ? -1
-		    : pfail(c, t,
-			    "patch transfer %zu: %u %s block %u before %s it (time %u, held "
-			    "after %u)",
-			    i, x->src, ph ? "reduces" : "sends", x->block,
-			    ph ? "the receiver sends its own" : "it holds", tau(c, x, t), h);
-}
-
-/* The read-only checks on threads, by chunks of CHECK_GRAIN items: each
- * chunk keeps its first failing item (SIZE_MAX: none), and the first of
- * all is checked again on this thread to say why, so the reason is the
- * same whatever the threads. (The lookups behind them were a quarter of
- * the answer at 8,192 nodes with 1% of the links failed, on one core.) */
-#define CHECK_GRAIN 4096
-struct checks {
-	struct pcheck *c;
-	size_t *first; /* per chunk */
-	size_t n;
-};
-
-/* Chunk j of the patch's transfers checked (from c->xlo) through
- * causal_one: its first failing transfer into k->first[j]. */
-static void causal_chunk(void *arg, size_t j, unsigned wid)
-{
-	struct checks *k = arg;
-	const struct schedule *q = &k->c->p->prog;
-	size_t x0 = k->c->xlo, lo = x0 + j * CHECK_GRAIN;
-	size_t hi = lo + CHECK_GRAIN < x0 + k->n ? lo + CHECK_GRAIN : x0 + k->n;
-	uint32_t t = step_of(q, lo);
-
-	(void)wid;
-	for (size_t i = lo; i < hi; i++) {
-		while (i >= q->step_start[t + 1])
-			t++;
-		if (causal_one(k->c, t, i, false) < 0) {
-			k->first[j] = i;
-			return;
-		}
-	}
-}
-
-/* fn over items [0, n) on threads; the first failing item, or SIZE_MAX. */
-static size_t first_failing(struct pcheck *c, size_t n, void (*fn)(void *, size_t, unsigned))
-{
-	size_t chunks = (n + CHECK_GRAIN - 1) / CHECK_GRAIN, first = SIZE_MAX;
-	struct checks k = {.c = c, .first = xmalloc((chunks + 1) * sizeof(size_t)), .n = n};
-
-	for (size_t j = 0; j < chunks; j++)
-		k.first[j] = SIZE_MAX;
-	parallel_for(chunks, 1, 0, fn, &k);
-	for (size_t j = 0; j < chunks && first == SIZE_MAX; j++)
-		first = k.first[j];
-	free(k.first);
-	return first;
-}
-
-/* The node that sends owner u the piece in phase ph: the arc's tail in a
- * copy, its head in a reduction. */
-static uint32_t piece_sender(const struct pcheck *c, uint32_t ph, uint32_t u,
-			     const struct opiece *pc)
-{
-	return ph ? c->g->adj[c->g->off[u] + pc->port]
-		  : c->tails[c->in_arcs[c->in_off[u] + pc->port]];
-}
-
-/* Bucket b's pieces (partial_cover's) after their senders hold the
- * blocks, as causal_one checks: bad[b] where one is not. By bucket the
- * senders are the owner's few neighbours, so the lookups stay in a few
- * rows of the pairs where the patch's order spread them over all (a
- * cache miss each, a tenth of the answer at 8,192 nodes). */
-struct bcausal {
-	struct pcheck *c;
-	uint8_t *bad;
-};
-
-/* held_at for the pieces of a bucket whose owner has at most
- * CAUSAL_PORTS ports one way: each port's sender and where its blocks'
- * holds are (its region program's, its row of the pairs' bits) found
- * once, not per piece (the lookups were two thirds of the pass). */
-#define CAUSAL_PORTS 64
-struct senders {
-	uint32_t s[CAUSAL_PORTS];
-	const uint32_t *hold[CAUSAL_PORTS]; /* a region node's, else NULL */
-	size_t row[CAUSAL_PORTS];	    /* its first bit in obits */
-};
-
-static inline uint32_t sender_holds(const struct pcheck *c, const struct senders *sd, uint32_t ph,
-				    uint32_t port, uint32_t o)
-{
-	uint32_t s = sd->s[port];
-
-	if (o == s)
-		return 0;
-	if (sd->hold[port])
-		return sd->hold[port][o];
-	size_t bit = sd->row[port] + o;
-	uint64_t w = c->obits[bit / 64];
-
-	if (w >> (bit % 64) & 1)
-		return c->ohold[c->orank[bit / 64] + ones(w & ((UINT64_C(1) << (bit % 64)) - 1))];
-	return c->hb[ph][pc_sub(c, o, s)];
-}
-
-static void causal_bucket(void *arg, size_t b, unsigned wid)
-{
-	struct bcausal *k = arg;
-	const struct pcheck *c = k->c;
-	uint32_t ph = (uint32_t)(b / c->n), u = (uint32_t)(b % c->n);
-	uint32_t deg = ph ? c->g->off[u + 1] - c->g->off[u] : c->in_off[u + 1] - c->in_off[u];
-	struct senders sd;
-
-	(void)wid;
-	if (!c->obits || deg > CAUSAL_PORTS) {
-		for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++)
-			if (opiece_tau(c, &c->opc[i]) <=
-			    held_at(c, ph, piece_sender(c, ph, u, &c->opc[i]), c->opc[i].block)) {
-				k->bad[b] = 1;
-				return;
-			}
-		return;
-	}
-	for (uint32_t port = 0; port < deg; port++) {
-		struct opiece pc = {.port = (uint16_t)port};
-		uint32_t s = piece_sender(c, ph, u, &pc);
-
-		sd.s[port] = s;
-		sd.hold[port] = c->ridx[s] == UINT32_MAX
-				    ? NULL
-				    : c->hold + ((size_t)ph * c->p->nregion + c->ridx[s]) * c->n;
-		sd.row[port] = ((size_t)ph * c->n + s) * c->n;
-	}
-	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
-		const struct opiece *pc = &c->opc[i];
-
-		uint32_t h = pc->port < deg ? sender_holds(c, &sd, ph, pc->port, pc->block)
-					    : held_at(c, ph, piece_sender(c, ph, u, pc), pc->block);
-
-		if (opiece_tau(c, pc) <= h) {
-			k->bad[b] = 1;
-			return;
-		}
-	}
-}
-
-/* Every patch transfer after its sender holds the block: by bucket,
- * then in the patch's order where one fails, so the first failing
- * transfer is the one said. */
-static int patch_causal(struct pcheck *c)
-{
-	const struct schedule *q = &c->p->prog;
-	size_t nb = (size_t)c->nph * c->n, i;
-	struct bcausal k = {.c = c, .bad = xcalloc(nb + 1, 1)};
-	bool bad = false;
-
-	parallel_for(nb, 16, 0, causal_bucket, &k);
-	for (size_t b = 0; b < nb && !bad; b++)
-		bad = k.bad[b];
-	free(k.bad);
-	if (!bad)
-		return 0;
-	i = first_failing(c, q->nxfers - c->xlo, causal_chunk);
-	return i == SIZE_MAX ? 0 : causal_one(c, step_of(q, i), i, true);
-}
-
-/* x holds o after h, later than the base says: no unpatched reader (one
- * whose (reader, o) the base still plans) takes it from x before; the
- * reason in c->rep only where say. */
-static int late_readers(struct pcheck *c, uint32_t ph, uint32_t x, uint32_t o, uint32_t h, bool say)
-{
-	/* the owners that read x: copies, x's out-neighbours; reductions, its
-	 * in-neighbours (they send to x) */
-	const struct graph *rd = ph ? c->gt : c->g;
-
-	if (o == x || h <= c->hb[ph][pc_sub(c, o, x)])
-		return 0;
-	for (uint32_t a = rd->off[x]; a < rd->off[x + 1]; a++) {
-		uint32_t u = rd->adj[a];
-		const uint32_t *m;
-
-		if (c->inr[u] || (c->abs && c->abs[u]) || over_get(c, ph, u, o))
-			continue;
-		m = kmap_get(&c->minsend, key3(ph, pc_sub(c, x, u), pc_sub(c, o, u)));
-		if (m && *m <= h && !say)
-			return -1;
-		if (m && *m <= h)
-			return pfail(c, 0,
-				     "node %u (unpatched) takes block %u from %u at time %u, which "
-				     "holds it after %u",
-				     u, o, x, *m, h);
-	}
-	return 0;
-}
-
-/* Base translates of owner u over its port key (src - u, lane) in phase
- * ph: every one replaced (the pairs planned again), else -1. The base's
- * transfers over that key, by block, from c->ports (a scan of all the
- * base's for each failed arc was 1% of the answer at 8,192 nodes). */
-static int gone_replaced(struct pcheck *c, uint32_t ph, uint32_t u, uint32_t rel, uint32_t lane,
-			 uint32_t tail, uint32_t head, bool say)
-{
-	uint64_t key = key3(ph, rel, lane);
-	size_t lo = 0, hi = c->r->prog.nxfers;
-
-	if (c->inr[u] || (c->abs && c->abs[u]))
-		return 0;
-	while (lo < hi) { /* the first of key's */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->ports[mid] >> 16 < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < c->r->prog.nxfers && c->ports[i] >> 16 == key; i++) {
-		uint32_t o = pc_add(c, (uint32_t)(c->ports[i] & 0xffff), u);
-
-		if (c->abs && c->abs[o])
-			continue; /* a failed host's block: dropped */
-		if (!over_get(c, ph, u, o) && !say)
-			return -1;
-		if (!over_get(c, ph, u, o))
-			return pfail(c, 0,
-				     "node %u (unpatched) %s block %u over the failed arc %u -> %u",
-				     u, ph ? "reduces" : "receives", o, tail, head);
-	}
-	return 0;
-}
-
-/* Arc a, where it is gone: every base transfer over it planned again, a
- * copy's by its head, a reduction's by its tail (gone_replaced); the
- * reason said where say. */
-static int gone_arc(struct pcheck *c, uint32_t a, bool say)
-{
-	uint32_t tail = c->tails[a], head = c->g->adj[a], j = a - c->g->off[tail];
-
-	if (!c->gone[a])
-		return 0;
-	if (gone_replaced(c, 0, head, pc_sub(c, tail, head), j, tail, head, say) < 0 ||
-	    (c->nph > 1 && gone_replaced(c, 1, tail, 0, j, tail, head, say) < 0))
-		return -1;
-	return 0;
-}
-
-/* The gone arcs by chunks on threads (one core for them all was a tenth
- * of the check's wall at 8,192 nodes with 1% of the ports failed). */
-static void gone_chunk(void *arg, size_t j, unsigned wid)
-{
-	struct checks *k = arg;
-	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
-
-	(void)wid;
-	for (size_t a = lo; a < hi; a++)
-		if (gone_arc(k->c, (uint32_t)a, false) < 0) {
-			k->first[j] = a;
-			return;
-		}
-}
-
-/* Item i of base_untouched's late readers in the region: a region
- * program's block, by (phase, region node) and block. */
-static int region_item(struct pcheck *c, size_t i, bool say)
-{
-	return late_readers(c, (uint32_t)(i / c->n / c->p->nregion),
-			    c->p->region[i / c->n % c->p->nregion], (uint32_t)(i % c->n),
-			    c->hold[i], say);
-}
-
-static void region_chunk(void *arg, size_t j, unsigned wid)
-{
-	struct checks *k = arg;
-	size_t lo = j * CHECK_GRAIN, hi = lo + CHECK_GRAIN < k->n ? lo + CHECK_GRAIN : k->n;
-
-	(void)wid;
-	for (size_t i = lo; i < hi; i++)
-		if (region_item(k->c, i, false) < 0) {
-			k->first[j] = i;
-			return;
-		}
-}
-
-/* Bucket b's pairs (ph, x, o) outside the region through late_readers:
- * the first failing one's place into first[b] (UINT32_MAX: none). The
- * hold is tested against the base's here, before the call: nine pairs
- * in ten hold no later than the base (no reader can be early), and the
- * call and its place found from a pair's index cost more than the test. */
-struct breaders {
-	struct pcheck *c;
-	uint32_t *first;
-};
-
-/* x's readers (late_readers) found once a bucket where x has at most
- * CAUSAL_PORTS of them: each one's place from x, its row of the pairs'
- * bits, whether it is in the region or failed (not the base's). */
-struct readers {
-	uint32_t n;
-	uint32_t u[CAUSAL_PORTS];
-	uint32_t rel[CAUSAL_PORTS]; /* x - u */
-	size_t row[CAUSAL_PORTS];
-	bool skip[CAUSAL_PORTS];
-};
-
-/* late_readers' answer (say false) past its first test, from rs. */
-static bool readers_early(const struct pcheck *c, const struct readers *rs, uint32_t ph, uint32_t o,
-			  uint32_t h)
-{
-	for (uint32_t r = 0; r < rs->n; r++) {
-		size_t bit = rs->row[r] + o;
-		const uint32_t *m;
-
-		if (rs->skip[r] || (c->obits[bit / 64] >> (bit % 64) & 1))
-			continue; /* the pair planned again: not the base's */
-		m = kmap_get(&c->minsend, key3(ph, rs->rel[r], pc_sub(c, o, rs->u[r])));
-		if (m && *m <= h)
-			return true;
-	}
-	return false;
-}
-
-static void readers_bucket(void *arg, size_t b, unsigned wid)
-{
-	struct breaders *k = arg;
-	struct pcheck *c = k->c;
-	uint32_t ph = (uint32_t)(b / c->n), x = (uint32_t)(b % c->n);
-	const uint32_t *hb = c->hb[ph];
-	const struct graph *rd = ph ? c->gt : c->g;
-	struct readers rs = {.n = rd->off[x + 1] - rd->off[x]};
-	bool fast = c->obits && rs.n <= CAUSAL_PORTS;
-
-	(void)wid;
-	for (uint32_t r = 0; fast && r < rs.n; r++) {
-		uint32_t u = rd->adj[rd->off[x] + r];
-
-		rs.u[r] = u;
-		rs.rel[r] = pc_sub(c, x, u);
-		rs.row[r] = ((size_t)ph * c->n + u) * c->n;
-		rs.skip[r] = c->inr[u] || (c->abs && c->abs[u]);
-	}
-	for (uint32_t j = c->ooff[b]; j < c->ooff[b + 1]; j++) {
-		uint32_t o = c->oblk[j];
-
-		if (o == x || c->ohold[j] <= hb[pc_sub(c, o, x)])
-			continue;
-		if (fast ? readers_early(c, &rs, ph, o, c->ohold[j])
-			 : late_readers(c, ph, x, o, c->ohold[j], false) < 0) {
-			k->first[b] = j;
-			return;
-		}
-	}
-}
-
-/* The base's nodes: none reads a patched block before it is held (the
- * region's blocks first, then the pairs outside in bucket order: the
- * first failing said), none moves a block it still plans by the base
- * over a gone arc. */
-static int base_untouched(struct pcheck *c)
-{
-	size_t nb = (size_t)c->nph * c->n, nh = c->hold ? nb * c->p->nregion : 0;
-	size_t i = nh ? first_failing(c, nh, region_chunk) : SIZE_MAX;
-	struct breaders k = {.c = c, .first = xmalloc((nb + 1) * sizeof(uint32_t))};
-
-	if (i != SIZE_MAX) {
-		free(k.first);
-		return region_item(c, i, true);
-	}
-	memset(k.first, 0xff, nb * sizeof(uint32_t));
-	parallel_for(nb, 64, 0, readers_bucket, &k);
-	for (size_t b = 0; b < nb; b++)
-		if (k.first[b] != UINT32_MAX) {
-			uint32_t j = k.first[b];
-
-			free(k.first);
-			return late_readers(c, (uint32_t)(b / c->n), (uint32_t)(b % c->n),
-					    c->oblk[j], c->ohold[j], true);
-		}
-	free(k.first);
-	i = first_failing(c, c->g->m, gone_chunk);
-	return i == SIZE_MAX ? 0 : gone_arc(c, (uint32_t)i, true);
 }
 
 /* Each node's in-arcs in a row of their own (in_off, in_arcs) and each
@@ -1400,7 +810,7 @@ int sched_verify_patched(const struct sched_reduced *r, const struct sched_patch
 	free(c.in_arcs);
 	free(c.inpos);
 	free(c.bstep);
-	free(c.ooff);
+	free(c.oend);
 	free(c.oblk);
 	free(c.ohold);
 	free(c.obits);

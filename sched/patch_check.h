@@ -1,12 +1,16 @@
-/* Private to sched/patch*.c: the patched schedule's check (patch.c)
- * and its link loads (patch_loads.c) share its tables, and the check
- * and the expansion (patch_expand.c) its map of keys. */
+/* Private to sched/patch*.c: the patched schedule's check (patch.c, its
+ * order in time patch_causal.c) and its link loads (patch_loads.c) share
+ * its tables, and the check and the expansion (patch_expand.c) its map of
+ * keys. */
 #ifndef OFC_SCHED_PATCH_CHECK_H
 #define OFC_SCHED_PATCH_CHECK_H
 
 #include "sched/internal.h"
 
-/* A small map of 48-bit keys (open addressing, patch.c). */
+#include <stdarg.h>
+#include <stdio.h>
+
+/* A small map of 48-bit keys (open addressing, patch_kmap.c). */
 struct kmap {
 	uint64_t *key; /* key + 1; 0 empty */
 	uint32_t *val;
@@ -68,20 +72,26 @@ struct pcheck {
 	uint32_t *ridx;	     /* per node: its index in the region, or UINT32_MAX */
 	uint32_t *hold;	     /* per program (ph, region index) and block: held after */
 	/* outside the region, the (ph, owner, block) pairs planned: per
-	 * (ph, owner) = ph n + owner, oblk[ooff[.] .. ooff[. + 1]) ascending,
-	 * ohold the time the owner holds each after (a binary search in a
-	 * short list: a hash map's lookup was a cache miss per patch
-	 * transfer, most of the check's time at 8,192 nodes) */
-	uint32_t *ooff, *ohold;
+	 * (ph, owner) = ph n + owner, oblk[obk[.] .. oend[.]) ascending, where
+	 * the bucket's pieces start (not moved down to close the gaps: a
+	 * serial pass of 28 MB at 8,192 nodes), ohold the time the owner
+	 * holds each after (a binary search in a short list: a hash map's
+	 * lookup was a cache miss per patch transfer, most of the check's
+	 * time at 8,192 nodes) */
+	uint32_t *oend, *ohold;
 	uint16_t *oblk; /* node ids are 16 bits (struct xfer) */
-	/* the same pairs as a bit per (ph, owner, block), (ph n + owner) n +
-	 * block, and per 64-bit word the pairs before it: pair k's index is
-	 * its bit's rank, one cache line or two where the search above took
-	 * a dozen (a tenth of the answer at 8,192 nodes); NULL above
-	 * sched_patch_index_max bytes (2 n^2 bits and as many 32-bit counts a word:
-	 * 24 MiB at 8,192 nodes, 1.5 GiB at 65,536), the search then */
+	/* the same pairs as a bit per block in a row of ow words per (ph,
+	 * owner), and per word the owner's pairs before it: a pair's index
+	 * in its bucket is its bit's rank, one cache line or two where the
+	 * search above took a dozen (a tenth of the answer at 8,192 nodes).
+	 * Written as partial_cover finds the pairs, a bucket's blocks in
+	 * order, from the bits it finds them by (a pass of its own and 32-bit
+	 * ranks were 0.02-0.03 s of the check at 8,192 nodes and 4 MiB more
+	 * fresh pages). NULL above sched_patch_index_max bytes (10 bytes a
+	 * word: 20 MiB at 8,192 nodes, 1.25 GiB at 65,536), the search then */
 	uint64_t *obits;
-	uint32_t *orank;
+	uint16_t *orank; /* < n: node ids are 16 bits */
+	uint32_t ow;
 	/* the pieces of those pairs by (ph, owner) bucket, each in the
 	 * patch's order: opc[obk[ph n + owner] .. obk[ph n + owner + 1]) */
 	struct opiece *opc;
@@ -98,6 +108,73 @@ struct pcheck {
 	uint32_t ghi;	 /* sched_group_high(the group): 0 where none */
 	struct verify_report *rep;
 };
+
+/* The check refused: the reason in c->rep, at step; -1. */
+static inline int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline int pfail(struct pcheck *c, uint32_t step, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->rep->error, sizeof(c->rep->error), fmt, ap);
+	va_end(ap);
+	c->rep->ok = false;
+	c->rep->bad_step = step;
+	return -1;
+}
+
+/* Every patch transfer after its sender holds the block; then the base's
+ * nodes: none reads a patched block before it is held, none moves a block
+ * it still plans by the base over a gone arc (patch_causal.c). */
+int patch_causal(struct pcheck *c);
+int base_untouched(struct pcheck *c);
+
+/* A transfer read as an allgather's (patch.c's head comment): its phase
+ * (1: a reduction), its time, the node that sends the piece. */
+static inline uint32_t phase_of(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE;
+}
+
+static inline uint32_t tau(const struct pcheck *c, const struct xfer *x, uint32_t t)
+{
+	return phase_of(x) ? c->S - t : t - c->S + 1;
+}
+
+static inline uint32_t sender(const struct xfer *x)
+{
+	return xfer_op(x) == XFER_REDUCE ? x->dst : x->src;
+}
+
+/* The step of q's transfer i (step_start ascending: a few compares in
+ * a short table, where a table per transfer would cost 4 bytes each). */
+static inline uint32_t step_of(const struct schedule *q, size_t i)
+{
+	uint32_t lo = 0, hi = q->nsteps;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (q->step_start[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The bits set in w: a few shifts and adds, where the builtin is a call
+ * into libgcc without a -march that has the instruction (1% of the
+ * answer at 8,192 nodes). */
+static inline uint32_t ones(uint64_t w)
+{
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
 
 /* c->ghi from c->r's group (patch.c) */
 void pcheck_group_fields(struct pcheck *c);
@@ -117,6 +194,16 @@ static inline uint32_t pc_add(const struct pcheck *c, uint32_t a, uint32_t b)
 	if (c->ghi)
 		return sched_group_add_word(c->ghi, a, b);
 	return sched_group_add(&c->r->group, a, b);
+}
+
+/* The hold of block o among a bucket's pairs (hold by block ascending;
+ * bits and rank its row of struct pcheck's obits and orank), or NULL. */
+static inline const uint32_t *pairs_find(const uint64_t *bits, const uint16_t *rank,
+					 const uint32_t *hold, uint32_t o)
+{
+	uint64_t w = bits[o / 64], m = UINT64_C(1) << (o % 64);
+
+	return w & m ? &hold[rank[o / 64] + ones(w & (m - 1))] : NULL;
 }
 
 static inline uint32_t opiece_off(const struct pcheck *c, const struct opiece *pc)

@@ -33,28 +33,6 @@ static double step_most(const struct xfer *xs, size_t k, uint64_t *scratch)
 	return most;
 }
 
-/* What the base puts in step t on each arc of node 0's program, by
- * (src, lane): the few distinct ones (a node's in-links, or its out-links
- * in a reduction) summed once, into key[] and sum[]; their count. */
-static uint32_t base_arcs(const struct schedule *b, uint32_t t, uint64_t *key, uint64_t *sum)
-{
-	uint32_t k = 0;
-
-	for (size_t i = b->step_start[t]; i < b->step_start[t + 1]; i++) {
-		uint64_t kx = (uint64_t)b->xfers[i].src << 16 | b->xfers[i].lane;
-		uint32_t j = 0;
-
-		while (j < k && key[j] != kx)
-			j++;
-		if (j == k) {
-			key[k] = kx;
-			sum[k++] = 0;
-		}
-		sum[j] += b->xfers[i].length;
-	}
-	return k;
-}
-
 /* A base transfer in c->bidx's order (by phase and block): its length,
  * its step, and its arc as one of node 0's (src, lane) classes, whose
  * port at an owner a bucket finds once (the group's sum, the arc's and
@@ -73,10 +51,12 @@ struct brec {
  * 8,192 nodes with 1% of the ports failed, and the patch read again). */
 struct bloads {
 	struct pcheck *c;
-	/* the base's load per step on its arcs by (src - owner) << 16 |
-	 * port: step t's bkey/bsum[boff[t] .. boff[t + 1]) */
-	uint32_t *boff;
-	uint64_t *bkey, *bsum;
+	/* the base's load per step and class: tsum[t (ncls + 1) + cls], the
+	 * last of a step 0 (no class: an arc the base leaves idle then),
+	 * where a scan of the step's arcs by key for each changed cell was
+	 * a tenth of the loads' instructions */
+	uint64_t *tsum;
+	uint32_t ncls;
 	uint32_t deg;	  /* the most ports a node has one way */
 	struct brec *rec; /* per base transfer, in bidx's order */
 	uint64_t *ckey;	  /* the classes: (ph, src, lane), ascending */
@@ -88,7 +68,7 @@ struct bloads {
 	double **most;
 	uint64_t *dropped;
 	uint32_t **cport; /* per class: its port at the bucket's owner */
-	uint64_t **kxp;	  /* per port: its arc as the base's key (src - owner, port) */
+	uint32_t **pcls;  /* per port: its arc's class, ncls where none */
 };
 
 /* A table cell no change has touched (a sum of loads never comes near:
@@ -122,18 +102,17 @@ static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64
 }
 
 /* The base's pieces of relative block r, translated to owner k->u, off. */
-static void bucket_removed(struct bucket *k, uint32_t r)
+static inline void bucket_removed(struct bucket *k, const uint32_t *bstart, uint32_t r)
 {
-	const struct pcheck *c = k->c;
-	uint32_t lo = c->bstart[k->ph * c->n + r], hi = c->bstart[k->ph * c->n + r + 1];
+	uint32_t lo = bstart[r], hi = bstart[r + 1];
 
 	k->dropped += hi - lo;
 	for (uint32_t j = lo; j < hi; j++)
 		bucket_add(k, k->rec[j].t, k->cport[k->rec[j].cls], -(int64_t)k->rec[j].length);
 }
 
-/* The port at owner u of each class of phase ph, and the base's key of
- * each of u's ports (src - u, the arc's place at src). */
+/* The port at owner u of each class of phase ph, and the class of each
+ * of u's ports (its arc's key as the base's: src - u, its place at src). */
 static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 {
 	const struct pcheck *c = L->c;
@@ -149,7 +128,19 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 		uint32_t a = k->ph ? g->off[k->u] + port : c->in_arcs[c->in_off[k->u] + port];
 		uint32_t s = c->tails[a];
 
-		L->kxp[w][port] = (uint64_t)pc_sub(c, s, k->u) << 16 | (a - g->off[s]);
+		uint64_t key =
+		    (uint64_t)k->ph << 32 | (uint64_t)pc_sub(c, s, k->u) << 16 | (a - g->off[s]);
+		uint32_t lo = L->cph[k->ph], hi = L->cph[k->ph + 1];
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (L->ckey[mid] < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		L->pcls[w][port] = lo < L->cph[k->ph + 1] && L->ckey[lo] == key ? lo : L->ncls;
 	}
 }
 
@@ -169,13 +160,14 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 
 	k.t0 = k.ph ? 0 : c->S;
 	k.deg = k.ph ? g->off[k.u + 1] - g->off[k.u] : c->in_off[k.u + 1] - c->in_off[k.u];
-	if (c->ooff[b] == c->ooff[b + 1] && c->obk[b] == c->obk[b + 1] && (!base || !c->p->nabsent))
+	if (c->obk[b] == c->obk[b + 1] && (!base || !c->p->nabsent))
 		return; /* nothing of its own changed */
 	bucket_ports(L, &k, w);
-	for (uint32_t i = c->ooff[b]; i < c->ooff[b + 1]; i++)
-		bucket_removed(&k, pc_sub(c, c->oblk[i], k.u));
+	const uint32_t *bstart = c->bstart + k.ph * c->n;
+	for (uint32_t i = (uint32_t)c->obk[b]; i < c->oend[b]; i++)
+		bucket_removed(&k, bstart, pc_sub(c, c->oblk[i], k.u));
 	for (uint32_t i = 0; i < c->p->nabsent && base; i++)
-		bucket_removed(&k, pc_sub(c, c->p->absent[i], k.u));
+		bucket_removed(&k, bstart, pc_sub(c, c->p->absent[i], k.u));
 	for (size_t i = c->obk[b]; i < c->obk[b + 1]; i++) {
 		const struct opiece *pc = &c->opc[i];
 
@@ -186,14 +178,11 @@ static void bucket_loads(void *arg, size_t b, unsigned w)
 	}
 	for (uint32_t i = 0; i < k.nt; i++) {
 		uint32_t e = k.list[i], t = k.t0 + e / k.deg;
-		uint64_t kx = L->kxp[w][e % k.deg];
 		int64_t load = k.tbl[e];
 
 		k.tbl[e] = CELL_FREE;
-
-		for (uint32_t j = L->boff[t]; j < L->boff[t + 1] && base; j++)
-			if (L->bkey[j] == kx)
-				load += (int64_t)L->bsum[j];
+		if (base)
+			load += (int64_t)L->tsum[(size_t)t * (L->ncls + 1) + L->pcls[w][e % k.deg]];
 		if ((double)load / SCHED_ONE > L->most[w][t])
 			L->most[w][t] = (double)load / SCHED_ONE;
 	}
@@ -224,6 +213,8 @@ static void base_classes(const struct pcheck *c, struct bloads *L)
 	while (L->cph[1] < k && !(L->ckey[L->cph[1]] >> 32))
 		L->cph[1]++;
 	L->cph[2] = k;
+	L->ncls = k;
+	L->tsum = xcalloc((size_t)b->nsteps * (k + 1) + 1, sizeof(uint64_t));
 	for (size_t j = 0; j < b->nxfers; j++) {
 		const struct xfer *x = &b->xfers[c->bidx[j]];
 		uint64_t key =
@@ -240,6 +231,7 @@ static void base_classes(const struct pcheck *c, struct bloads *L)
 		}
 		L->rec[j] =
 		    (struct brec){.length = x->length, .t = c->bstep[c->bidx[j]], .cls = lo};
+		L->tsum[(size_t)L->rec[j].t * (k + 1) + lo] += x->length;
 	}
 }
 
@@ -253,13 +245,8 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	uint32_t S = c->S, steps = S > b->nsteps - S ? S : b->nsteps - S;
 	size_t big = 0;
 
-	L.boff = xcalloc((size_t)b->nsteps + 1, sizeof(uint32_t));
-	L.bkey = xmalloc((b->nxfers + 1) * sizeof(uint64_t));
-	L.bsum = xmalloc((b->nxfers + 1) * sizeof(uint64_t));
-	for (uint32_t t = 0; t < b->nsteps; t++) {
-		L.boff[t + 1] = L.boff[t] + base_arcs(b, t, L.bkey + L.boff[t], L.bsum + L.boff[t]);
+	for (uint32_t t = 0; t < b->nsteps; t++)
 		big = sched_step_size(b, t) > big ? sched_step_size(b, t) : big;
-	}
 	base_classes(c, &L);
 	for (uint32_t v = 0; v < c->n; v++) {
 		uint32_t out = g->off[v + 1] - g->off[v], in = c->in_off[v + 1] - c->in_off[v];
@@ -274,7 +261,7 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 	L.most = xcalloc(th, sizeof(*L.most));
 	L.dropped = xcalloc(th, sizeof(*L.dropped));
 	L.cport = xcalloc(th, sizeof(*L.cport));
-	L.kxp = xcalloc(th, sizeof(*L.kxp));
+	L.pcls = xcalloc(th, sizeof(*L.pcls));
 	for (unsigned w = 0; w < th; w++) {
 		L.tbl[w] = xmalloc(cells * sizeof(int64_t));
 		for (size_t i = 0; i < cells; i++)
@@ -282,7 +269,7 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 		L.list[w] = xmalloc(cells * sizeof(uint32_t));
 		L.most[w] = xcalloc((size_t)b->nsteps + 1, sizeof(double));
 		L.cport[w] = xmalloc(((size_t)L.cph[2] + 1) * sizeof(uint32_t));
-		L.kxp[w] = xmalloc(((size_t)L.deg + 1) * sizeof(uint64_t));
+		L.pcls[w] = xmalloc(((size_t)L.deg + 1) * sizeof(uint32_t));
 	}
 	parallel_for((size_t)c->nph * c->n, 64, th, bucket_loads, &L);
 	uint64_t *scratch = xmalloc((big + 1) * sizeof(uint64_t));
@@ -299,19 +286,17 @@ static uint64_t loads_by_bucket(struct pcheck *c, double *most)
 		free(L.list[w]);
 		free(L.most[w]);
 		free(L.cport[w]);
-		free(L.kxp[w]);
+		free(L.pcls[w]);
 	}
 	free(L.tbl);
 	free(L.list);
 	free(L.most);
 	free(L.dropped);
 	free(L.cport);
-	free(L.kxp);
+	free(L.pcls);
 	free(L.rec);
 	free(L.ckey);
-	free(L.boff);
-	free(L.bkey);
-	free(L.bsum);
+	free(L.tsum);
 	return dropped;
 }
 

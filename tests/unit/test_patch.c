@@ -1140,10 +1140,11 @@ static void test_xfers_with_count(void **state)
 	fx_close(&f);
 }
 
-/* The index of the pairs is built by bucket on threads; where the
- * nodes are not a multiple of 64 a word of its bits holds the ends of
- * two buckets (set by two threads): the index and the search still give
- * the same verdict, reason, transfers and link loads. */
+/* The index of the pairs has a row of whole words per bucket; where the
+ * nodes are not a multiple of 64 a row's last word is part padding, and
+ * the group's sums take its loop (radices not powers of two): the index
+ * and the search still give the same verdict, reason, transfers and link
+ * loads. */
 static void test_index_shared_words(void **state)
 {
 	(void)state;
