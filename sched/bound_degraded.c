@@ -409,36 +409,45 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
  * (ndamaged first in order, at least one, while *work lasts), then from
  * the node farthest from the one of the largest, a search over g^T (the
  * double sweep): that node's in-eccentricity, at least the distance that
- * made the largest, and more on some graphs (the unit test finds them). */
+ * made the largest, and more on some graphs (the unit test finds them).
+ * The prefix's searches run 256 at a time (topo_eccentricities), each
+ * still charged a search: the same nodes are searched whatever the
+ * machine, and the farthest node is a queue search's, run again for the
+ * sweep alone. */
 static uint32_t eccentricity(const struct graph *g, const struct graph *gt, const uint32_t *order,
 			     uint32_t ndamaged, uint64_t *work, uint32_t *ran, bool *exact)
 {
-	uint32_t n = g->n, *dist = xmalloc((n + 1) * sizeof(uint32_t)),
-		 *queue = xmalloc((n + 1) * sizeof(uint32_t)), best = 0, far, best_far = 0;
-	uint64_t cost = (uint64_t)g->m + n;
-	bool all = *work / cost >= n;
+	uint32_t n = g->n, best = 0, first = 0, far;
+	uint64_t cost = (uint64_t)g->m + n, afford = *work / cost;
+	bool all = afford >= n;
 	uint32_t runs = all ? n : ndamaged ? ndamaged : 1;
+	/* each search while the work lasts, the first whatever it is */
+	uint32_t k = afford >= runs ? runs : afford ? (uint32_t)afford : 1;
+	uint32_t *ecc = xmalloc((size_t)k * sizeof(uint32_t));
 
-	*ran = 0;
-	*exact = all;
-	for (uint32_t i = 0; i < runs && (*work >= cost || i == 0); i++) {
-		*work = *work >= cost ? *work - cost : 0;
-		uint32_t e = topo_eccentricity(g, order[i], dist, queue, &far);
-		if (e > best || i == 0) {
-			best = e;
-			best_far = far;
+	*work = *work >= k * cost ? *work - k * cost : 0;
+	topo_eccentricities(gt, order, k, ecc);
+	for (uint32_t i = 0; i < k; i++)
+		if (ecc[i] > best || i == 0) {
+			best = ecc[i];
+			first = i;
 		}
-		++*ran;
-	}
+	free(ecc);
+	*ran = k;
+	*exact = all;
 	if (!all && best != UINT32_MAX && *work >= cost) {
+		uint32_t *dist = xmalloc((n + 1) * sizeof(uint32_t)),
+			 *queue = xmalloc((n + 1) * sizeof(uint32_t));
+
 		*work -= cost;
-		uint32_t e = topo_eccentricity(gt, best_far, dist, queue, &far);
+		topo_eccentricity(g, order[first], dist, queue, &far);
+		uint32_t e = topo_eccentricity(gt, far, dist, queue, &far);
 		++*ran;
 		if (e > best)
 			best = e;
+		free(dist);
+		free(queue);
 	}
-	free(dist);
-	free(queue);
 	return best;
 }
 
