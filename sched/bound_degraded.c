@@ -44,6 +44,7 @@ struct cutnet {
 	uint32_t *kq;
 	uint8_t *merged; /* by the network's numbers: on S's side (cutnet_merge) */
 	uint64_t p, q;	 /* the rate being checked */
+	bool stale;	 /* cap0 not yet set for it (cutnet_caps) */
 	uint64_t cost;	 /* slots: one flow phase's arc visits, about */
 };
 
@@ -130,12 +131,20 @@ static uint64_t whole_cost(const struct graph *g)
 	return 2 * (uint64_t)g->n + 2 * arcs + g->n + 1;
 }
 
+/* The rate p/q, in lowest terms; the capacities wait for a flow that
+ * needs them (cutnet_caps): most checks end at the links. */
 static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 {
 	uint64_t k = gcd_u64(p, q);
 
 	c->p = p / k;
 	c->q = q / k;
+	c->stale = true;
+}
+
+static void cutnet_caps(struct cutnet *c)
+{
+	c->stale = false;
 	for (uint32_t e = 0; e < c->f.ne; e++)
 		c->cap0[e] = (int64_t)(c->kp[e] * c->p + c->kq[e] * c->q);
 	for (uint32_t i = 0; i < c->nb; i++)
@@ -155,7 +164,8 @@ static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 static void cutnet_merge(struct cutnet *c, uint32_t i)
 {
 	c->merged[i] = 1;
-	c->cap0[c->f.start[c->nb] + i] = (int64_t)(c->p * c->n);
+	if (!c->stale)
+		c->cap0[c->f.start[c->nb] + i] = (int64_t)(c->p * c->n);
 }
 
 static void cutnet_free(struct cutnet *c)
@@ -179,6 +189,8 @@ static bool cutnet_holds(struct cutnet *c, uint32_t v, uint32_t *tn, uint64_t *t
 	const struct graph *gt = c->gt;
 	uint32_t nb = c->nb;
 
+	if (c->stale)
+		cutnet_caps(c);
 	memcpy(f->cap, c->cap0, f->ne * sizeof(int64_t));
 	if (flow_net_maxflow(f, nb, c->loc[v]) >= (int64_t)(c->p * c->n))
 		return true;
