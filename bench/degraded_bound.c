@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 	double t1 = cpu_s();
 	printf("bound  %.4f s CPU a run (%d runs): tau_B %.9g, %u steps from %u BFS, %llu max "
 	       "flows, balls %u and %u, nodes over the whole graph %u and %u\n",
-	       (t1 - t0) / reps, reps, b.tau_b, b.steps, b.ecc_checked,
-	       (unsigned long long)b.flows, b.ag.balls, b.rs.balls, b.ag.checked, b.rs.checked);
+	       (t1 - t0) / reps, reps, b.tau_b, b.steps, b.ecc_checked, (unsigned long long)b.flows,
+	       b.ag.balls, b.rs.balls, b.ag.checked, b.rs.checked);
 	graph_free(g);
 	graph_free(h);
 	return 0;

@@ -134,9 +134,9 @@ typedef uint64_t ecc_bits __attribute__((vector_size(16)));
 /* One level of topo_eccentricities' search, np pairs of words a node (a
  * constant where it is inlined, so its loops unroll): nx the new bits,
  * any their union; whether there were any. */
-static inline __attribute__((always_inline)) bool
-ecc_level(const struct graph *t, uint32_t np, const ecc_bits *fr, ecc_bits *seen, ecc_bits *nx,
-	  ecc_bits *any)
+static inline __attribute__((always_inline)) bool ecc_level(const struct graph *t, uint32_t np,
+							    const ecc_bits *fr, ecc_bits *seen,
+							    ecc_bits *nx, ecc_bits *any)
 {
 	ecc_bits some = {0, 0};
 
@@ -197,8 +197,7 @@ static void ecc_batch(const struct graph *t, const uint32_t *src, uint32_t ns, u
 			ecc[i] = UINT32_MAX;
 }
 
-void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k,
-			 uint32_t *ecc)
+void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k, uint32_t *ecc)
 {
 	size_t pairs = (size_t)t->n * (k < BFS_BATCH ? (k + 127) / 128 : ECC_PAIRS);
 	ecc_bits *buf = xmalloc((3 * pairs + 1) * sizeof(ecc_bits));

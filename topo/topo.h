@@ -216,8 +216,7 @@ uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, ui
  * over the in-arcs (t: the graph's transpose), each node's bits the
  * sources that reached it, so a pass serves 256 sources for about what a
  * queue search costs one. */
-void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k,
-			 uint32_t *ecc);
+void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k, uint32_t *ecc);
 
 /* All-pairs distances, dist[s * n + t], TOPO_UNREACHABLE where none. The
  * caller frees. NULL (with err set) when n * n entries would not fit. */

@@ -404,12 +404,9 @@ static void test_below_schedules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exhaustive),
-	    cmocka_unit_test(test_split_torus),
-	    cmocka_unit_test(test_balls),
-	    cmocka_unit_test(test_balls_links),
-	    cmocka_unit_test(test_short_work),
-	    cmocka_unit_test(test_short_eccentricity),
+	    cmocka_unit_test(test_exhaustive),	    cmocka_unit_test(test_split_torus),
+	    cmocka_unit_test(test_balls),	    cmocka_unit_test(test_balls_links),
+	    cmocka_unit_test(test_short_work),	    cmocka_unit_test(test_short_eccentricity),
 	    cmocka_unit_test(test_below_schedules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

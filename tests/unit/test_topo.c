@@ -178,8 +178,8 @@ static void test_diameter_against_bfs(void **state)
 static void test_eccentricities(void **state)
 {
 	static const char *const specs[] = {
-	    "genkautz:300,3",	   "debruijn:3,4",	   "reverse(genkautz:77,2)",
-	    "line(circulant:12:4)", "circulant:12:4,6",	   "torus:16x16",
+	    "genkautz:300,3",	    "debruijn:3,4",	"reverse(genkautz:77,2)",
+	    "line(circulant:12:4)", "circulant:12:4,6", "torus:16x16",
 	};
 	(void)state;
 
@@ -207,8 +207,8 @@ static void test_eccentricities(void **state)
 				uint32_t want = topo_eccentricity(g, src[j], dist, queue, &far);
 
 				if (ecc[j] != want)
-					fail_msg("%s: source %u (%u of %u): %u, a search %u", specs[i],
-						 src[j], j, ks[k], ecc[j], want);
+					fail_msg("%s: source %u (%u of %u): %u, a search %u",
+						 specs[i], src[j], j, ks[k], ecc[j], want);
 				unreached += want == UINT32_MAX;
 			}
 		}
