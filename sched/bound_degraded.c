@@ -44,6 +44,7 @@ struct cutnet {
 	uint32_t *kq;
 	uint8_t *merged; /* by the network's numbers: on S's side (cutnet_merge) */
 	uint64_t p, q;	 /* the rate being checked */
+	bool stale;	 /* cap0 not yet set for it (cutnet_caps) */
 	uint64_t cost;	 /* slots: one flow phase's arc visits, about */
 };
 
@@ -130,12 +131,20 @@ static uint64_t whole_cost(const struct graph *g)
 	return 2 * (uint64_t)g->n + 2 * arcs + g->n + 1;
 }
 
+/* The rate p/q, in lowest terms; the capacities wait for a flow that
+ * needs them (cutnet_caps): most checks end at the links. */
 static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 {
 	uint64_t k = gcd_u64(p, q);
 
 	c->p = p / k;
 	c->q = q / k;
+	c->stale = true;
+}
+
+static void cutnet_caps(struct cutnet *c)
+{
+	c->stale = false;
 	for (uint32_t e = 0; e < c->f.ne; e++)
 		c->cap0[e] = (int64_t)(c->kp[e] * c->p + c->kq[e] * c->q);
 	for (uint32_t i = 0; i < c->nb; i++)
@@ -155,7 +164,8 @@ static void cutnet_rate(struct cutnet *c, uint64_t p, uint64_t q)
 static void cutnet_merge(struct cutnet *c, uint32_t i)
 {
 	c->merged[i] = 1;
-	c->cap0[c->f.start[c->nb] + i] = (int64_t)(c->p * c->n);
+	if (!c->stale)
+		c->cap0[c->f.start[c->nb] + i] = (int64_t)(c->p * c->n);
 }
 
 static void cutnet_free(struct cutnet *c)
@@ -179,6 +189,8 @@ static bool cutnet_holds(struct cutnet *c, uint32_t v, uint32_t *tn, uint64_t *t
 	const struct graph *gt = c->gt;
 	uint32_t nb = c->nb;
 
+	if (c->stale)
+		cutnet_caps(c);
 	memcpy(f->cap, c->cap0, f->ne * sizeof(int64_t));
 	if (flow_net_maxflow(f, nb, c->loc[v]) >= (int64_t)(c->p * c->n))
 		return true;
@@ -200,9 +212,32 @@ static bool cutnet_holds(struct cutnet *c, uint32_t v, uint32_t *tn, uint64_t *t
 	return false;
 }
 
+/* Whether every set T holding v has at least x (N - 1) links in, counted
+ * as c(T) is (the outside's too): then c(T) >= x (N - |T|) for every T
+ * and the rate holds, as cutnet_holds would find. A max flow of a few
+ * units, one a link (merged nodes send as many as needed): at most v's
+ * links in, so a few short searches, where cutnet_holds pushes N p in
+ * pieces of p from every node of the ball (on torus:128x64 less 1% of
+ * its ports every ball held so: the flows' instructions fell to a
+ * quarter). */
+static bool cutnet_links_hold(struct cutnet *c, uint32_t v)
+{
+	struct flow_net *f = &c->f;
+	uint64_t need = (c->p * (c->n - 1) + c->q - 1) / c->q;
+
+	for (uint32_t e = 0; e < f->ne; e++)
+		f->cap[e] = c->kq[e];
+	for (uint32_t i = 0; i < c->nb; i++)
+		if (c->merged[i])
+			f->cap[f->start[c->nb] + i] = (int64_t)need;
+	return flow_net_maxflow(f, c->nb, c->loc[v]) >= (int64_t)need;
+}
+
 /* Checks v in c at the phase's rate until it holds (each cut found lowers
- * the rate): false when the work ran out first. A flow starts only with
- * work left for min_cost and is charged the arcs it visited. */
+ * the rate): false when the work ran out first. Each round asks the
+ * links first (cutnet_links_hold), the cut network only if they fall
+ * short. A flow starts only with work left for min_cost and is charged
+ * the arcs it visited. */
 static bool check_node(struct cutnet *c, uint32_t v, uint64_t *work, struct degraded_phase *ph,
 		       uint64_t *flows, uint64_t min_cost)
 {
@@ -213,8 +248,17 @@ static bool check_node(struct cutnet *c, uint32_t v, uint64_t *work, struct degr
 		if (*work < min_cost)
 			return false;
 		++*flows;
-		bool holds = cutnet_holds(c, v, &tn, &tl);
+		bool held = cutnet_links_hold(c, v);
 		uint64_t spent = c->f.visits - v0;
+		*work = *work > spent ? *work - spent : 0;
+		if (held)
+			return true;
+		if (*work < min_cost)
+			return false;
+		++*flows;
+		v0 = c->f.visits;
+		bool holds = cutnet_holds(c, v, &tn, &tl);
+		spent = c->f.visits - v0;
 		*work = *work > spent ? *work - spent : 0;
 		if (holds)
 			return true;
@@ -377,36 +421,45 @@ static void phase_bound(const struct graph *g, const struct graph *gt, uint32_t 
  * (ndamaged first in order, at least one, while *work lasts), then from
  * the node farthest from the one of the largest, a search over g^T (the
  * double sweep): that node's in-eccentricity, at least the distance that
- * made the largest, and more on some graphs (the unit test finds them). */
+ * made the largest, and more on some graphs (the unit test finds them).
+ * The prefix's searches run 256 at a time (topo_eccentricities), each
+ * still charged a search: the same nodes are searched whatever the
+ * machine, and the farthest node is a queue search's, run again for the
+ * sweep alone. */
 static uint32_t eccentricity(const struct graph *g, const struct graph *gt, const uint32_t *order,
 			     uint32_t ndamaged, uint64_t *work, uint32_t *ran, bool *exact)
 {
-	uint32_t n = g->n, *dist = xmalloc((n + 1) * sizeof(uint32_t)),
-		 *queue = xmalloc((n + 1) * sizeof(uint32_t)), best = 0, far, best_far = 0;
-	uint64_t cost = (uint64_t)g->m + n;
-	bool all = *work / cost >= n;
+	uint32_t n = g->n, best = 0, first = 0, far;
+	uint64_t cost = (uint64_t)g->m + n, afford = *work / cost;
+	bool all = afford >= n;
 	uint32_t runs = all ? n : ndamaged ? ndamaged : 1;
+	/* each search while the work lasts, the first whatever it is */
+	uint32_t k = afford >= runs ? runs : afford ? (uint32_t)afford : 1;
+	uint32_t *ecc = xmalloc((size_t)k * sizeof(uint32_t));
 
-	*ran = 0;
-	*exact = all;
-	for (uint32_t i = 0; i < runs && (*work >= cost || i == 0); i++) {
-		*work = *work >= cost ? *work - cost : 0;
-		uint32_t e = topo_eccentricity(g, order[i], dist, queue, &far);
-		if (e > best || i == 0) {
-			best = e;
-			best_far = far;
+	*work = *work >= k * cost ? *work - k * cost : 0;
+	topo_eccentricities(gt, order, k, ecc);
+	for (uint32_t i = 0; i < k; i++)
+		if (ecc[i] > best || i == 0) {
+			best = ecc[i];
+			first = i;
 		}
-		++*ran;
-	}
+	free(ecc);
+	*ran = k;
+	*exact = all;
 	if (!all && best != UINT32_MAX && *work >= cost) {
+		uint32_t *dist = xmalloc((n + 1) * sizeof(uint32_t)),
+			 *queue = xmalloc((n + 1) * sizeof(uint32_t));
+
 		*work -= cost;
-		uint32_t e = topo_eccentricity(gt, best_far, dist, queue, &far);
+		topo_eccentricity(g, order[first], dist, queue, &far);
+		uint32_t e = topo_eccentricity(gt, far, dist, queue, &far);
 		++*ran;
 		if (e > best)
 			best = e;
+		free(dist);
+		free(queue);
 	}
-	free(dist);
-	free(queue);
 	return best;
 }
 

@@ -296,7 +296,8 @@ int cost_lower_bound(enum sched_collective c, uint32_t n, uint32_t d, struct cos
  * inside it, cheaply), then over the whole graph node by node, each merged
  * into the source once checked, where `work` (arc visits) allows; past
  * it the cuts found so far stand, each a bound, and exact says whether
- * every node was checked. */
+ * every node was checked. Each check asks the node's links first (a flow
+ * of a few units); `flows` counts those flows too. */
 struct degraded_phase {
 	double node; /* tau_B of the worst node alone */
 	uint32_t node_at, node_links;
@@ -312,7 +313,7 @@ struct degraded_bound {
 	struct degraded_phase ag, rs; /* links into a set, links out of it */
 	bool symmetric;		      /* every link both ways: rs is ag's */
 	uint32_t steps;		      /* phases x the largest eccentricity found */
-	uint32_t ecc_checked;	      /* BFS runs */
+	uint32_t ecc_checked;	      /* eccentricities found, a BFS each */
 	bool steps_exact;	      /* ... from every node: the diameter */
 	double tau_b;		      /* the phases' cuts summed */
 	uint64_t flows;		      /* max flows run */

@@ -126,6 +126,88 @@ uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, ui
 	return tail == g->n ? ecc : UINT32_MAX;
 }
 
+/* topo_eccentricities' bits in pairs of words: one SSE2 operation on
+ * x86-64 where two ORs were. */
+typedef uint64_t ecc_bits __attribute__((vector_size(16)));
+#define ECC_PAIRS (BFS_WORDS / 2)
+
+/* One level of topo_eccentricities' search, np pairs of words a node (a
+ * constant where it is inlined, so its loops unroll): nx the new bits,
+ * any their union; whether there were any. */
+static inline __attribute__((always_inline)) bool ecc_level(const struct graph *t, uint32_t np,
+							    const ecc_bits *fr, ecc_bits *seen,
+							    ecc_bits *nx, ecc_bits *any)
+{
+	ecc_bits some = {0, 0};
+
+	for (uint32_t w = 0; w < np; w++)
+		any[w] = some;
+	for (uint32_t v = 0; v < t->n; v++) {
+		ecc_bits acc[ECC_PAIRS] = {{0, 0}}, *sv = seen + (size_t)v * np;
+
+		for (uint32_t a = t->off[v]; a < t->off[v + 1]; a++) {
+			const ecc_bits *f = fr + (size_t)t->adj[a] * np;
+
+			for (uint32_t w = 0; w < np; w++)
+				acc[w] |= f[w];
+		}
+		for (uint32_t w = 0; w < np; w++) {
+			acc[w] &= ~sv[w];
+			sv[w] |= acc[w];
+			nx[(size_t)v * np + w] = acc[w];
+			any[w] |= acc[w];
+		}
+	}
+	for (uint32_t w = 0; w < np; w++)
+		some |= any[w];
+	return (some[0] | some[1]) != 0;
+}
+
+/* One batch of topo_eccentricities: sources src[0 .. ns), np = ns / 128
+ * rounded up pairs of words a node; seen, fr, nx: n * np pairs each. */
+static void ecc_batch(const struct graph *t, const uint32_t *src, uint32_t ns, uint32_t *ecc,
+		      ecc_bits *seen, ecc_bits *fr, ecc_bits *nx)
+{
+	uint32_t n = t->n, np = (ns + 127) / 128, level = 0;
+	ecc_bits all[ECC_PAIRS], any[ECC_PAIRS];
+
+	memset(seen, 0, (size_t)n * np * sizeof(ecc_bits));
+	memset(fr, 0, (size_t)n * np * sizeof(ecc_bits));
+	for (uint32_t i = 0; i < ns; i++) {
+		seen[(size_t)src[i] * np + i / 128][i / 64 % 2] |= 1ull << (i % 64);
+		fr[(size_t)src[i] * np + i / 128][i / 64 % 2] |= 1ull << (i % 64);
+		ecc[i] = 0;
+	}
+	while (np == 2 ? ecc_level(t, 2, fr, seen, nx, any) : ecc_level(t, 1, fr, seen, nx, any)) {
+		level++;
+		for (uint32_t w = 0; w < 2 * np; w++)
+			for (uint64_t x = any[w / 2][w % 2]; x; x &= x - 1)
+				ecc[64 * w + (uint32_t)__builtin_ctzll(x)] = level;
+		ecc_bits *tmp = fr;
+		fr = nx;
+		nx = tmp;
+	}
+	for (uint32_t w = 0; w < np; w++)
+		all[w] = ~(ecc_bits){0, 0};
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t w = 0; w < np; w++)
+			all[w] &= seen[(size_t)v * np + w];
+	for (uint32_t i = 0; i < ns; i++)
+		if (!(all[i / 128][i / 64 % 2] >> (i % 64) & 1))
+			ecc[i] = UINT32_MAX;
+}
+
+void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k, uint32_t *ecc)
+{
+	size_t pairs = (size_t)t->n * (k < BFS_BATCH ? (k + 127) / 128 : ECC_PAIRS);
+	ecc_bits *buf = xmalloc((3 * pairs + 1) * sizeof(ecc_bits));
+
+	for (uint32_t s0 = 0; s0 < k; s0 += BFS_BATCH)
+		ecc_batch(t, sources + s0, k - s0 < BFS_BATCH ? k - s0 : BFS_BATCH, ecc + s0, buf,
+			  buf + pairs, buf + 2 * pairs);
+	free(buf);
+}
+
 /* topo_eccentricity with buffers of its own. */
 static uint32_t eccentricity(const struct graph *g, uint32_t s)
 {

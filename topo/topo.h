@@ -211,6 +211,13 @@ uint32_t moore_diameter(uint64_t n, uint32_t d);
 uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
 			   uint32_t *far_node);
 
+/* The out-eccentricities of sources[0 .. k) in ecc[0 .. k), each as
+ * topo_eccentricity gives it, 256 sources a search: a level is one pass
+ * over the in-arcs (t: the graph's transpose), each node's bits the
+ * sources that reached it, so a pass serves 256 sources for about what a
+ * queue search costs one. */
+void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k, uint32_t *ecc);
+
 /* All-pairs distances, dist[s * n + t], TOPO_UNREACHABLE where none. The
  * caller frees. NULL (with err set) when n * n entries would not fit. */
 uint16_t *topo_distances(const struct graph *g, unsigned threads, struct ofc_error *err);

@@ -205,6 +205,37 @@ static void test_balls(void **state)
 	graph_free(h);
 }
 
+/* A ball's links decide alone only when every set holding its node has
+ * ceil(x (N - 1)) links in. torus:16x16 with the 2x3 block A = {0, 1, 2,
+ * 16, 17, 18} hearing the rest through one link (18-19; each 5 of it
+ * through 2) and, later in the order, the 2x2 block B = {100, 101, 116,
+ * 117} through one (117-118): A's ball lowers x to 1 / 250, where
+ * x (N - 1) = 255 / 250 asks 2 links of B's nodes; one link (a floor,
+ * not a ceiling) would pass B, and B binds: 4 x 252 / (256 x 1) = 3.9375
+ * against A's 4 x 250 / 256. */
+static void test_balls_links(void **state)
+{
+	(void)state;
+	struct graph *h = build("torus:16x16"), *g;
+	struct ofc_error err = {0};
+	struct degraded_bound b;
+
+	if (topo_fail_links(h,
+			    "0-15,0-240,1-241,2-3,2-242,16-31,16-32,17-33,18-34,"
+			    "100-99,100-84,101-85,101-102,116-115,116-132,117-133",
+			    &g, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 2000000, &b), 0);
+	assert_true(b.ag.balls >= 2 && b.ag.checked == 0 && !b.ag.exact);
+	assert_int_equal(b.ag.cut_nodes, 4);
+	assert_int_equal(b.ag.cut_links, 1);
+	assert_true(fabs(b.ag.cut - 3.9375) < 1e-12);
+	assert_int_equal(degraded_bound(g, SCHED_ALLGATHER, 4, 0, &b), 0);
+	assert_true(b.ag.exact && b.ag.cut_nodes == 4 && b.ag.cut_links == 1);
+	graph_free(g);
+	graph_free(h);
+}
+
 /* Work for a few max flows only: what was found is still a bound, between
  * the node's and the optimum, and says it is not exact. */
 static void test_short_work(void **state)
@@ -373,11 +404,9 @@ static void test_below_schedules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exhaustive),
-	    cmocka_unit_test(test_split_torus),
-	    cmocka_unit_test(test_balls),
-	    cmocka_unit_test(test_short_work),
-	    cmocka_unit_test(test_short_eccentricity),
+	    cmocka_unit_test(test_exhaustive),	    cmocka_unit_test(test_split_torus),
+	    cmocka_unit_test(test_balls),	    cmocka_unit_test(test_balls_links),
+	    cmocka_unit_test(test_short_work),	    cmocka_unit_test(test_short_eccentricity),
 	    cmocka_unit_test(test_below_schedules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,6 +171,60 @@ static void test_diameter_against_bfs(void **state)
 	}
 }
 
+/* The 256-at-a-time eccentricities agree with a queue search's for every
+ * source, first or last of a batch, on digraphs, a torus less a link and
+ * some arcs, and graphs not strongly connected (UINT32_MAX); batches of
+ * 1, 130 (a second pair of words) and every node (a batch and a part). */
+static void test_eccentricities(void **state)
+{
+	static const char *const specs[] = {
+	    "genkautz:300,3",	    "debruijn:3,4",	"reverse(genkautz:77,2)",
+	    "line(circulant:12:4)", "circulant:12:4,6", "torus:16x16",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct graph *h = build(specs[i]), *g = h;
+		struct ofc_error err = {0};
+
+		if (!strcmp(specs[i], "torus:16x16") &&
+		    topo_fail_links(h, "5-6,40>41,41>57,200>216", &g, &err) < 0)
+			fail_msg("%s", err.msg);
+		struct graph *t = graph_transpose(g);
+		uint32_t n = g->n, *src = malloc(n * sizeof(uint32_t)),
+			 *ecc = malloc(n * sizeof(uint32_t)), *dist = malloc(n * sizeof(uint32_t)),
+			 *queue = malloc(n * sizeof(uint32_t)), far, unreached = 0;
+		uint32_t ks[] = {1, n < 130 ? n : 130, n};
+
+		for (uint32_t v = 0; v < n; v++)
+			src[v] = (uint32_t)(((uint64_t)v * 7 + 3) % n); /* not in order */
+		if (n % 7 == 0)
+			for (uint32_t v = 0; v < n; v++)
+				src[v] = n - 1 - v;
+		for (size_t k = 0; k < 3; k++) {
+			topo_eccentricities(t, src, ks[k], ecc);
+			for (uint32_t j = 0; j < ks[k]; j++) {
+				uint32_t want = topo_eccentricity(g, src[j], dist, queue, &far);
+
+				if (ecc[j] != want)
+					fail_msg("%s: source %u (%u of %u): %u, a search %u",
+						 specs[i], src[j], j, ks[k], ecc[j], want);
+				unreached += want == UINT32_MAX;
+			}
+		}
+		if (i >= 3 && i <= 4)
+			assert_true(unreached > 0);
+		free(src);
+		free(ecc);
+		free(dist);
+		free(queue);
+		graph_free(t);
+		if (g != h)
+			graph_free(g);
+		graph_free(h);
+	}
+}
+
 static void test_not_connected(void **state)
 {
 	struct topo_facts f;
@@ -1179,6 +1233,7 @@ int main(void)
 	    cmocka_unit_test(test_genkautz_near_moore),
 	    cmocka_unit_test(test_kautz_matches_genkautz),
 	    cmocka_unit_test(test_diameter_against_bfs),
+	    cmocka_unit_test(test_eccentricities),
 	    cmocka_unit_test(test_not_connected),
 	    cmocka_unit_test(test_components),
 	    cmocka_unit_test(test_symmetry),
