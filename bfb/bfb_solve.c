@@ -93,28 +93,18 @@ static uint32_t group_keys(struct worker *w, uint32_t lo, uint32_t m, uint32_t d
 	return ng;
 }
 
-/* Group the sources src[lo, hi) (candidate sets among d links) by
- * candidate set; fills groups, gid and order (sources grouped, in source
- * order within a group). */
-static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32_t d)
+/* Each group's place in the order (first), link flows (gl, nl) and
+ * links (gl_link), the groups' counts set. */
+static void group_layout(struct worker *w, uint32_t ng)
 {
-	uint32_t m = hi - lo, ng;
-
-	w->net_valid = false;
-	ng = group_keys(w, lo, m, d);
 	uint32_t pos = 0, gl = 0;
+
 	for (uint32_t g = 0; g < ng; g++) {
 		w->groups[g].first = pos;
 		w->groups[g].gl = gl;
 		w->groups[g].nl = (uint32_t)popcount64(w->groups[g].mask);
 		pos += w->groups[g].cnt;
 		gl += w->groups[g].nl;
-		w->groups[g].cnt = 0;
-	}
-	for (uint32_t i = 0; i < m; i++) {
-		struct group *g = &w->groups[w->gid[i]];
-
-		w->order[g->first + g->cnt++] = w->src[lo + i];
 	}
 	if (gl > w->cap_gl) {
 		w->cap_gl = gl * 2;
@@ -127,6 +117,41 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32
 		for (uint64_t b = w->groups[g].mask; b; b &= b - 1)
 			w->gl_link[k++] = (uint32_t)__builtin_ctzll(b);
 	}
+}
+
+/* Group the sources src[lo, hi) (candidate sets among d links) by
+ * candidate set; fills groups, gid and order (sources grouped, in source
+ * order within a group), and ord. */
+static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32_t d)
+{
+	uint32_t m = hi - lo, ng;
+
+	w->net_valid = false;
+	ng = group_keys(w, lo, m, d);
+	group_layout(w, ng);
+	for (uint32_t g = 0; g < ng; g++)
+		w->groups[g].cnt = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		struct group *g = &w->groups[w->gid[i]];
+
+		w->order[g->first + g->cnt++] = w->src[lo + i];
+	}
+	w->ord = w->order;
+	return ng;
+}
+
+/* The groups of the sources at distance t where collect keyed them
+ * (src[lo ..) grouped already): read from its counts. */
+static uint32_t group_keyed(struct worker *w, uint32_t t, uint32_t lo, uint32_t d)
+{
+	uint32_t ng = w->tcur[t];
+	const uint16_t *kg = w->kgl + ((size_t)t << d);
+
+	w->net_valid = false;
+	for (uint32_t g = 0; g < ng; g++)
+		w->groups[g] = (struct group){.mask = kg[g], .cnt = w->kcnt[t << d | kg[g]]};
+	group_layout(w, ng);
+	w->ord = w->src + lo;
 	return ng;
 }
 
@@ -412,7 +437,7 @@ static void put_piece(const struct view *vw, uint32_t u, uint32_t link, uint32_t
 		x->lane = vw->lane[arc];
 }
 
-/* A source's mark (w->mark, by its place in w->order): 1 + the link p
+/* A source's mark (w->mark, by its place in w->ord): 1 + the link p
  * of its group over which the healthy program sends it whole; MARK_NOT
  * where the healthy program sends it whole over no link of the group (or
  * the flows leave no room for it there: keep_healthy), so that no layout
@@ -447,7 +472,7 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 		const uint32_t *gl = w->gl_link + gr->gl;
 
 		for (uint32_t i = 0; i < gr->cnt; i++) {
-			uint64_t key = vw->base_key(vw->healthy_ctx, u, w->order[gr->first + i],
+			uint64_t key = vw->base_key(vw->healthy_ctx, u, w->ord[gr->first + i],
 						    vw->reverse);
 			uint8_t mark = key == UINT64_MAX ? MARK_ASK : MARK_NOT;
 
@@ -589,7 +614,7 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 					: ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
 					      (uint64_t)su;
 
-				put_piece(vw, u, link, w->order[gr->first + i], a, b, &out[npieces]);
+				put_piece(vw, u, link, w->ord[gr->first + i], a, b, &out[npieces]);
 				end = b;
 				npieces++;
 				used += take;
@@ -614,6 +639,73 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 /* Eight distances (GCC and clang vector extensions; SSE2's width). */
 typedef uint16_t u16x8 __attribute__((vector_size(16)));
 
+/* Keys t << deg | candidate set up to this many (they fit 16 bits), and
+ * no more than about four a node (the counts are cleared a receiver). */
+#define KEYED_MAX ((size_t)1 << 16)
+
+/* collect's sort where the keys are few (w->keyed): tb[v] each source's
+ * candidate set, turned into its key (0: no source); the sources sorted
+ * by distance and, within one, grouped as group_sources would (groups in
+ * the order first seen, sources ascending within one) in two passes over
+ * the nodes, where sorting by distance, keying and grouping took four. */
+static void collect_keyed(const struct view *vw, struct worker *w, const uint16_t *ru,
+			  uint32_t deg)
+{
+	uint32_t n = vw->n, D = vw->D, pos = 0, v = 0;
+	size_t keys = ((size_t)D + 1) << deg;
+	uint16_t *tb = w->tight, *kgl;
+	uint32_t *kcnt, *kpos, *ngr = w->tcur; /* groups a distance */
+	const uint8_t *absent = vw->absent;
+
+	if (keys > w->kcap) {
+		w->kcap = keys;
+		w->kcnt = xreallocarray(w->kcnt, keys, sizeof(uint32_t));
+		w->kpos = xreallocarray(w->kpos, keys, sizeof(uint32_t));
+		w->kgl = xreallocarray(w->kgl, keys, sizeof(uint16_t));
+	}
+	kcnt = w->kcnt;
+	kpos = w->kpos;
+	kgl = w->kgl;
+	memset(kcnt, 0, keys * sizeof(uint32_t));
+	memset(ngr, 0, ((size_t)D + 2) * sizeof(uint32_t));
+	/* the keys, eight at once; u itself (distance 0) none */
+	for (; v + 8 <= n; v += 8) {
+		u16x8 r, c;
+
+		memcpy(&r, ru + v, sizeof(r));
+		memcpy(&c, tb + v, sizeof(c));
+		c = (c | r << deg) & (u16x8)(r != 0);
+		memcpy(tb + v, &c, sizeof(c));
+	}
+	for (; v < n; v++)
+		tb[v] = ru[v] ? (uint16_t)(ru[v] << deg | tb[v]) : 0;
+	for (v = 0; absent && v < n; v++)
+		if (absent[v])
+			tb[v] = 0;
+	for (v = 0; v < n; v++) {
+		uint32_t key = tb[v];
+
+		if (key && kcnt[key]++ == 0) {
+			uint32_t t = key >> deg;
+
+			kgl[((size_t)t << deg) + ngr[t]++] = (uint16_t)(key & ((1u << deg) - 1));
+		}
+	}
+	for (uint32_t t = 1; t <= D; t++) {
+		w->tstart[t] = pos;
+		for (uint32_t j = 0; j < ngr[t]; j++) {
+			uint32_t key = t << deg | kgl[((size_t)t << deg) + j];
+
+			kpos[key] = pos;
+			pos += kcnt[key];
+		}
+	}
+	w->tstart[D + 1] = pos;
+	for (v = 0; v < n; v++)
+		if (tb[v])
+			w->src[kpos[tb[v]]++] = v;
+}
+
 /* Sort the sources of u by distance (src[tstart[t] .. tstart[t + 1]) are
  * those at distance t) and find each one's candidate in-links: in-link k
  * from w is a candidate for v at distance t when d(v, w) = t - 1. */
@@ -625,14 +717,6 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 
 	for (uint32_t k = 0; k < deg; k++)
 		rw[k] = vw->row[vw->in_peer[vw->in_off[u] + k]];
-	memset(w->tcur, 0, ((size_t)D + 2) * sizeof(uint32_t));
-	for (uint32_t v = 0; v < n; v++)
-		if (!vw->absent || !vw->absent[v])
-			w->tcur[ru[v]]++;
-	w->tstart[1] = 0;
-	for (uint32_t t = 1; t <= D; t++)
-		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
-	memcpy(w->tcur, w->tstart, ((size_t)D + 2) * sizeof(uint32_t));
 	uint16_t *tb = NULL;
 	if (deg <= 16) {
 		/* in-link by in-link over every source, eight 16-bit lanes
@@ -662,6 +746,21 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 				tb[v] |= (uint16_t)(r[v] + 1) == ru[v] ? bit : 0;
 		}
 	}
+	size_t keys = ((size_t)D + 1) << deg;
+
+	w->keyed = tb && keys <= KEYED_MAX && keys <= 4 * (size_t)n + 64;
+	if (w->keyed) {
+		collect_keyed(vw, w, ru, deg);
+		return;
+	}
+	memset(w->tcur, 0, ((size_t)D + 2) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++)
+		if (!vw->absent || !vw->absent[v])
+			w->tcur[ru[v]]++;
+	w->tstart[1] = 0;
+	for (uint32_t t = 1; t <= D; t++)
+		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
+	memcpy(w->tcur, w->tstart, ((size_t)D + 2) * sizeof(uint32_t));
 	for (uint32_t v = 0; v < n; v++) {
 		uint32_t t = ru[v];
 		uint64_t m = 0;
@@ -794,7 +893,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 				vw->count[idx] = 0;
 			continue;
 		}
-		ng = group_sources(w, lo, hi, d);
+		ng = w->keyed ? group_keyed(w, t, lo, d) : group_sources(w, lo, hi, d);
 		for (uint32_t g = 0; g < ng; g++)
 			if (w->groups[g].nl != 1)
 				single = false;
@@ -878,6 +977,9 @@ void bfb_worker_free(struct worker *w)
 	free(w->tight);
 	free(w->mark);
 	free(w->gdir);
+	free(w->kcnt);
+	free(w->kpos);
+	free(w->kgl);
 	free(w->tstart);
 	free(w->tcur);
 	free(w->gid);

@@ -85,6 +85,17 @@ struct worker {
 	uint8_t *mark;	 /* n: each source's healthy in-link (bfb_solve's marks) */
 	uint32_t *tstart, *tcur; /* D + 2 */
 	uint32_t *gid, *order;
+	/* the problem's sources, grouped: order, or src + lo where collect
+	 * grouped them already (keyed) */
+	const uint32_t *ord;
+	/* keyed (u has few links, its keys few): collect sorts the sources
+	 * by key t << deg | candidate set, the keys of each distance t in the
+	 * order first seen (kgl from t << deg, tcur[t] of them), so src is
+	 * grouped already and group_sources reads kcnt */
+	bool keyed;
+	uint32_t *kcnt, *kpos; /* per key: its sources, the next one's place */
+	uint16_t *kgl;
+	size_t kcap;
 	struct group *groups;
 	uint32_t *gdir; /* group_sources' table by mask (few links), all free between */
 	uint64_t *hkey;
