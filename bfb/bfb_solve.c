@@ -110,6 +110,7 @@ static void group_layout(struct worker *w, uint32_t ng)
 		w->cap_gl = gl * 2;
 		w->gl_link = xreallocarray(w->gl_link, w->cap_gl, sizeof(uint32_t));
 		w->gl_flow = xreallocarray(w->gl_flow, w->cap_gl, sizeof(int64_t));
+		w->gl_kept = xreallocarray(w->gl_kept, w->cap_gl, sizeof(uint32_t));
 	}
 	for (uint32_t g = 0; g < ng; g++) {
 		uint32_t k = w->groups[g].gl;
@@ -470,7 +471,9 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
 		const uint32_t *gl = w->gl_link + gr->gl;
+		uint32_t *kept = w->gl_kept + gr->gl;
 
+		memset(kept, 0, gr->nl * sizeof(uint32_t));
 		for (uint32_t i = 0; i < gr->cnt; i++) {
 			uint64_t key = vw->base_key(vw->healthy_ctx, u, w->ord[gr->first + i],
 						    vw->reverse);
@@ -480,7 +483,10 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 				if (lkey[gl[p]] == key)
 					mark = (uint8_t)(p + 1);
 			w->mark[gr->first + i] = mark;
-			w->marked += mark_kept(mark);
+			if (mark_kept(mark)) {
+				kept[mark - 1]++;
+				w->marked++;
+			}
 		}
 	}
 }
@@ -517,14 +523,17 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, 
 		PUSH(ng - 1 - (g), a);                                                             \
 		placed += (a);                                                                     \
 	} while (0)
+	/* (a link's room changes only with its own sources, so the sources
+	 * of (g, p) that fit are its first room / su, placed at once) */
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
 
-		for (uint32_t i = 0; i < gr->cnt; i++) {
-			uint8_t mark = w->mark[gr->first + i];
+		for (uint32_t p = 0; p < gr->nl; p++) {
+			int64_t c = w->gl_kept[gr->gl + p], r = room[w->gl_link[gr->gl + p]];
+			int64_t fit = r >= c * su ? c : r / su;
 
-			if (mark_kept(mark) && room[w->gl_link[gr->gl + mark - 1]] >= su)
-				PLACE(g, mark - 1u, su);
+			if (fit > 0)
+				PLACE(g, p, fit * su);
 		}
 	}
 	/* then the rest where the links have room, group by group (most
@@ -556,7 +565,19 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, 
 static void keep_healthy(struct worker *w, const struct group *gr, int64_t su, int64_t *rem)
 {
 	uint8_t *mark = w->mark + gr->first;
+	const uint32_t *kept = w->gl_kept + gr->gl;
+	bool all = true;
 
+	/* most groups: every marked source fits, no mark changes */
+	for (uint32_t p = 0; p < gr->nl && all; p++)
+		all = rem[p] >= (int64_t)kept[p] * su;
+	if (all) {
+		for (uint32_t p = 0; p < gr->nl; p++) {
+			rem[p] -= (int64_t)kept[p] * su;
+			w->kept += kept[p];
+		}
+		return;
+	}
 	for (uint32_t i = 0; i < gr->cnt; i++)
 		if (mark_kept(mark[i])) {
 			uint32_t p = mark[i] - 1u;
@@ -989,6 +1010,7 @@ void bfb_worker_free(struct worker *w)
 	free(w->hval);
 	free(w->gl_link);
 	free(w->gl_flow);
+	free(w->gl_kept);
 	free(w->subset);
 	free(w->subset_rate);
 	flow_net_free(&w->net);

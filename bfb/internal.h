@@ -103,6 +103,7 @@ struct worker {
 	size_t hcap;
 	uint32_t *gl_link;
 	int64_t *gl_flow;
+	uint32_t *gl_kept; /* with marks: the group's sources marked kept on each link */
 	size_t cap_gl;
 	uint64_t *subset;      /* 2^SUBSET_MAX counters, allocated on first use */
 	uint32_t *subset_rate; /* r(K) of every subset K, likewise */
