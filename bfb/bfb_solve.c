@@ -455,19 +455,22 @@ static inline bool mark_kept(uint8_t mark)
 
 /* Every source of the problem marked, where vw->healthy says what the
  * healthy program holds: one key a source against its group's links'. */
-static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
-			  uint32_t so)
+static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, uint32_t m,
+			  uint32_t u, uint32_t so)
 {
 	uint32_t d = vw->in_off[u + 1] - vw->in_off[u];
 	uint64_t lkey[BFB_MAX_DEGREE];
 	struct xfer x;
 
-	if (!w->mark)
+	if (!w->mark) {
 		w->mark = xmalloc(vw->n);
+		w->bkey = xmalloc((size_t)vw->n * sizeof(uint64_t));
+	}
 	for (uint32_t k = 0; k < d; k++) {
 		put_piece(vw, u, k, u, 0, SCHED_ONE, &x);
 		lkey[k] = vw->whole_key(vw->healthy_ctx, u, so, &x);
 	}
+	vw->base_keys(vw->healthy_ctx, u, vw->reverse, w->ord, m, w->bkey);
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
 		const uint32_t *gl = w->gl_link + gr->gl;
@@ -475,8 +478,7 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 
 		memset(kept, 0, gr->nl * sizeof(uint32_t));
 		for (uint32_t i = 0; i < gr->cnt; i++) {
-			uint64_t key = vw->base_key(vw->healthy_ctx, u, w->ord[gr->first + i],
-						    vw->reverse);
+			uint64_t key = w->bkey[gr->first + i];
 			uint8_t mark = key == UINT64_MAX ? MARK_ASK : MARK_NOT;
 
 			for (uint32_t p = 0; p < gr->nl && mark == MARK_NOT; p++)
@@ -952,7 +954,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		 * value's last flow when it was this one, or one started from
 		 * the healthy program's (warm_flow). */
 		if (vw->healthy)
-			healthy_marks(vw, w, ng, u, so);
+			healthy_marks(vw, w, ng, m, u, so);
 		if (single) {
 			for (uint32_t g = 0; g < ng; g++)
 				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
@@ -997,6 +999,7 @@ void bfb_worker_free(struct worker *w)
 	free(w->mask);
 	free(w->tight);
 	free(w->mark);
+	free(w->bkey);
 	free(w->gdir);
 	free(w->kcnt);
 	free(w->kpos);
