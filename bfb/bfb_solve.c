@@ -473,17 +473,23 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 	vw->base_keys(vw->healthy_ctx, u, vw->reverse, w->ord, m, w->bkey);
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
-		const uint32_t *gl = w->gl_link + gr->gl;
-		uint32_t *kept = w->gl_kept + gr->gl;
+		uint32_t *kept = w->gl_kept + gr->gl, nl = gr->nl;
+		uint64_t gkey[BFB_MAX_DEGREE];
 
-		memset(kept, 0, gr->nl * sizeof(uint32_t));
+		for (uint32_t p = 0; p < nl; p++) {
+			gkey[p] = lkey[w->gl_link[gr->gl + p]];
+			kept[p] = 0;
+		}
 		for (uint32_t i = 0; i < gr->cnt; i++) {
 			uint64_t key = w->bkey[gr->first + i];
-			uint8_t mark = key == UINT64_MAX ? MARK_ASK : MARK_NOT;
+			uint8_t mark = MARK_NOT;
 
-			for (uint32_t p = 0; p < gr->nl && mark == MARK_NOT; p++)
-				if (lkey[gl[p]] == key)
-					mark = (uint8_t)(p + 1);
+			/* the links' keys differ (one arc each), so one matches
+			 * at most: no early exit, no branch a link */
+			for (uint32_t p = 0; p < nl; p++)
+				mark = gkey[p] == key ? (uint8_t)(p + 1) : mark;
+			if (key == UINT64_MAX)
+				mark = MARK_ASK;
 			w->mark[gr->first + i] = mark;
 			if (mark_kept(mark)) {
 				kept[mark - 1]++;
