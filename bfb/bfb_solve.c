@@ -711,10 +711,12 @@ static void collect_keyed(const struct view *vw, struct worker *w, const uint16_
 	for (v = 0; absent && v < n; v++)
 		if (absent[v])
 			tb[v] = 0;
+	/* key 0 (no source) counted as any other, its nodes placed last:
+	 * no test a node */
 	for (v = 0; v < n; v++) {
 		uint32_t key = tb[v];
 
-		if (key && kcnt[key]++ == 0) {
+		if (kcnt[key]++ == 0) {
 			uint32_t t = key >> deg;
 
 			kgl[((size_t)t << deg) + ngr[t]++] = (uint16_t)(key & ((1u << deg) - 1));
@@ -730,9 +732,9 @@ static void collect_keyed(const struct view *vw, struct worker *w, const uint16_
 		}
 	}
 	w->tstart[D + 1] = pos;
+	kpos[0] = pos;
 	for (v = 0; v < n; v++)
-		if (tb[v])
-			w->src[kpos[tb[v]]++] = v;
+		w->src[kpos[tb[v]]++] = v;
 }
 
 /* Sort the sources of u by distance (src[tstart[t] .. tstart[t + 1]) are
