@@ -610,7 +610,11 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 {
 	size_t npieces = 0;
 	int64_t rem[BFB_MAX_DEGREE];
+	uint32_t d = vw->in_off[u + 1] - vw->in_off[u];
+	struct xfer tmpl[BFB_MAX_DEGREE]; /* a link's pieces but their block and part */
 
+	for (uint32_t k = 0; k < d; k++)
+		put_piece(vw, u, k, 0, 0, SCHED_ONE, &tmpl[k]);
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
 		const uint8_t *mark = vw->healthy ? w->mark + gr->first : NULL;
@@ -643,7 +647,12 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 					: ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
 					      (uint64_t)su;
 
-				put_piece(vw, u, link, w->ord[gr->first + i], a, b, &out[npieces]);
+				struct xfer *x = &out[npieces];
+
+				*x = tmpl[link];
+				x->block = w->ord[gr->first + i];
+				x->offset = (uint32_t)a;
+				x->length = (uint32_t)(b - a);
 				end = b;
 				npieces++;
 				used += take;
