@@ -485,9 +485,17 @@ static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, 
 			uint8_t mark = MARK_NOT;
 
 			/* the links' keys differ (one arc each), so one matches
-			 * at most: no early exit, no branch a link */
-			for (uint32_t p = 0; p < nl; p++)
-				mark = gkey[p] == key ? (uint8_t)(p + 1) : mark;
+			 * at most: no early exit, no branch a link; two
+			 * links or one (most groups) without the loop, the
+			 * first link's key standing for a second where there
+			 * is none (checked last, it wins) */
+			if (nl == 1 || nl == 2) {
+				mark = key == gkey[nl - 1] ? (uint8_t)nl : mark;
+				mark = key == gkey[0] ? 1 : mark;
+			} else {
+				for (uint32_t p = 0; p < nl; p++)
+					mark = gkey[p] == key ? (uint8_t)(p + 1) : mark;
+			}
 			if (key == UINT64_MAX)
 				mark = MARK_ASK;
 			w->mark[gr->first + i] = mark;
