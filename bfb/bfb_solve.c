@@ -694,8 +694,7 @@ typedef uint16_t u16x8 __attribute__((vector_size(16)));
  * by distance and, within one, grouped as group_sources would (groups in
  * the order first seen, sources ascending within one) in two passes over
  * the nodes, where sorting by distance, keying and grouping took four. */
-static void collect_keyed(const struct view *vw, struct worker *w, const uint16_t *ru,
-			  uint32_t deg)
+static void collect_keyed(const struct view *vw, struct worker *w, const uint16_t *ru, uint32_t deg)
 {
 	uint32_t n = vw->n, D = vw->D, pos = 0, v = 0;
 	size_t keys = ((size_t)D + 1) << deg;

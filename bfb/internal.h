@@ -164,8 +164,8 @@ struct view {
 	 * (bfb_solve's marks), not tried a link at a time; the problem's
 	 * sources asked in one call (one a source was a tenth of the whole
 	 * nodes' solve at 8,192 nodes). */
-	void (*base_keys)(const void *ctx, uint32_t u, bool reduce, const uint32_t *v,
-			  uint32_t cnt, uint64_t *key);
+	void (*base_keys)(const void *ctx, uint32_t u, bool reduce, const uint32_t *v, uint32_t cnt,
+			  uint64_t *key);
 	uint64_t (*whole_key)(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x);
 	const void *healthy_ctx;
 	/* A patch's whole solve: step t's largest U* over the receivers,
