@@ -93,33 +93,24 @@ static uint32_t group_keys(struct worker *w, uint32_t lo, uint32_t m, uint32_t d
 	return ng;
 }
 
-/* Group the sources src[lo, hi) (candidate sets among d links) by
- * candidate set; fills groups, gid and order (sources grouped, in source
- * order within a group). */
-static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32_t d)
+/* Each group's place in the order (first), link flows (gl, nl) and
+ * links (gl_link), the groups' counts set. */
+static void group_layout(struct worker *w, uint32_t ng)
 {
-	uint32_t m = hi - lo, ng;
-
-	w->net_valid = false;
-	ng = group_keys(w, lo, m, d);
 	uint32_t pos = 0, gl = 0;
+
 	for (uint32_t g = 0; g < ng; g++) {
 		w->groups[g].first = pos;
 		w->groups[g].gl = gl;
 		w->groups[g].nl = (uint32_t)popcount64(w->groups[g].mask);
 		pos += w->groups[g].cnt;
 		gl += w->groups[g].nl;
-		w->groups[g].cnt = 0;
-	}
-	for (uint32_t i = 0; i < m; i++) {
-		struct group *g = &w->groups[w->gid[i]];
-
-		w->order[g->first + g->cnt++] = w->src[lo + i];
 	}
 	if (gl > w->cap_gl) {
 		w->cap_gl = gl * 2;
 		w->gl_link = xreallocarray(w->gl_link, w->cap_gl, sizeof(uint32_t));
 		w->gl_flow = xreallocarray(w->gl_flow, w->cap_gl, sizeof(int64_t));
+		w->gl_kept = xreallocarray(w->gl_kept, w->cap_gl, sizeof(uint32_t));
 	}
 	for (uint32_t g = 0; g < ng; g++) {
 		uint32_t k = w->groups[g].gl;
@@ -127,6 +118,41 @@ static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32
 		for (uint64_t b = w->groups[g].mask; b; b &= b - 1)
 			w->gl_link[k++] = (uint32_t)__builtin_ctzll(b);
 	}
+}
+
+/* Group the sources src[lo, hi) (candidate sets among d links) by
+ * candidate set; fills groups, gid and order (sources grouped, in source
+ * order within a group), and ord. */
+static uint32_t group_sources(struct worker *w, uint32_t lo, uint32_t hi, uint32_t d)
+{
+	uint32_t m = hi - lo, ng;
+
+	w->net_valid = false;
+	ng = group_keys(w, lo, m, d);
+	group_layout(w, ng);
+	for (uint32_t g = 0; g < ng; g++)
+		w->groups[g].cnt = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		struct group *g = &w->groups[w->gid[i]];
+
+		w->order[g->first + g->cnt++] = w->src[lo + i];
+	}
+	w->ord = w->order;
+	return ng;
+}
+
+/* The groups of the sources at distance t where collect keyed them
+ * (src[lo ..) grouped already): read from its counts. */
+static uint32_t group_keyed(struct worker *w, uint32_t t, uint32_t lo, uint32_t d)
+{
+	uint32_t ng = w->tcur[t];
+	const uint16_t *kg = w->kgl + ((size_t)t << d);
+
+	w->net_valid = false;
+	for (uint32_t g = 0; g < ng; g++)
+		w->groups[g] = (struct group){.mask = kg[g], .cnt = w->kcnt[t << d | kg[g]]};
+	group_layout(w, ng);
+	w->ord = w->src + lo;
 	return ng;
 }
 
@@ -412,7 +438,7 @@ static void put_piece(const struct view *vw, uint32_t u, uint32_t link, uint32_t
 		x->lane = vw->lane[arc];
 }
 
-/* A source's mark (w->mark, by its place in w->order): 1 + the link p
+/* A source's mark (w->mark, by its place in w->ord): 1 + the link p
  * of its group over which the healthy program sends it whole; MARK_NOT
  * where the healthy program sends it whole over no link of the group (or
  * the flows leave no room for it there: keep_healthy), so that no layout
@@ -429,33 +455,54 @@ static inline bool mark_kept(uint8_t mark)
 
 /* Every source of the problem marked, where vw->healthy says what the
  * healthy program holds: one key a source against its group's links'. */
-static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, uint32_t u,
-			  uint32_t so)
+static void healthy_marks(const struct view *vw, struct worker *w, uint32_t ng, uint32_t m,
+			  uint32_t u, uint32_t so)
 {
 	uint32_t d = vw->in_off[u + 1] - vw->in_off[u];
 	uint64_t lkey[BFB_MAX_DEGREE];
 	struct xfer x;
 
-	if (!w->mark)
+	if (!w->mark) {
 		w->mark = xmalloc(vw->n);
+		w->bkey = xmalloc((size_t)vw->n * sizeof(uint64_t));
+	}
 	for (uint32_t k = 0; k < d; k++) {
 		put_piece(vw, u, k, u, 0, SCHED_ONE, &x);
 		lkey[k] = vw->whole_key(vw->healthy_ctx, u, so, &x);
 	}
+	vw->base_keys(vw->healthy_ctx, u, vw->reverse, w->ord, m, w->bkey);
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
-		const uint32_t *gl = w->gl_link + gr->gl;
+		uint32_t *kept = w->gl_kept + gr->gl, nl = gr->nl;
+		uint64_t gkey[BFB_MAX_DEGREE];
 
+		for (uint32_t p = 0; p < nl; p++) {
+			gkey[p] = lkey[w->gl_link[gr->gl + p]];
+			kept[p] = 0;
+		}
 		for (uint32_t i = 0; i < gr->cnt; i++) {
-			uint64_t key = vw->base_key(vw->healthy_ctx, u, w->order[gr->first + i],
-						    vw->reverse);
-			uint8_t mark = key == UINT64_MAX ? MARK_ASK : MARK_NOT;
+			uint64_t key = w->bkey[gr->first + i];
+			uint8_t mark = MARK_NOT;
 
-			for (uint32_t p = 0; p < gr->nl && mark == MARK_NOT; p++)
-				if (lkey[gl[p]] == key)
-					mark = (uint8_t)(p + 1);
+			/* the links' keys differ (one arc each), so one matches
+			 * at most: no early exit, no branch a link; two
+			 * links or one (most groups) without the loop, the
+			 * first link's key standing for a second where there
+			 * is none (checked last, it wins) */
+			if (nl == 1 || nl == 2) {
+				mark = key == gkey[nl - 1] ? (uint8_t)nl : mark;
+				mark = key == gkey[0] ? 1 : mark;
+			} else {
+				for (uint32_t p = 0; p < nl; p++)
+					mark = gkey[p] == key ? (uint8_t)(p + 1) : mark;
+			}
+			if (key == UINT64_MAX)
+				mark = MARK_ASK;
 			w->mark[gr->first + i] = mark;
-			w->marked += mark_kept(mark);
+			if (mark_kept(mark)) {
+				kept[mark - 1]++;
+				w->marked++;
+			}
 		}
 	}
 }
@@ -492,14 +539,17 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, 
 		PUSH(ng - 1 - (g), a);                                                             \
 		placed += (a);                                                                     \
 	} while (0)
+	/* (a link's room changes only with its own sources, so the sources
+	 * of (g, p) that fit are its first room / su, placed at once) */
 	for (uint32_t g = 0; g < ng; g++) {
 		const struct group *gr = &w->groups[g];
 
-		for (uint32_t i = 0; i < gr->cnt; i++) {
-			uint8_t mark = w->mark[gr->first + i];
+		for (uint32_t p = 0; p < gr->nl; p++) {
+			int64_t c = w->gl_kept[gr->gl + p], r = room[w->gl_link[gr->gl + p]];
+			int64_t fit = r >= c * su ? c : r / su;
 
-			if (mark_kept(mark) && room[w->gl_link[gr->gl + mark - 1]] >= su)
-				PLACE(g, mark - 1u, su);
+			if (fit > 0)
+				PLACE(g, p, fit * su);
 		}
 	}
 	/* then the rest where the links have room, group by group (most
@@ -531,7 +581,19 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, 
 static void keep_healthy(struct worker *w, const struct group *gr, int64_t su, int64_t *rem)
 {
 	uint8_t *mark = w->mark + gr->first;
+	const uint32_t *kept = w->gl_kept + gr->gl;
+	bool all = true;
 
+	/* most groups: every marked source fits, no mark changes */
+	for (uint32_t p = 0; p < gr->nl && all; p++)
+		all = rem[p] >= (int64_t)kept[p] * su;
+	if (all) {
+		for (uint32_t p = 0; p < gr->nl; p++) {
+			rem[p] -= (int64_t)kept[p] * su;
+			w->kept += kept[p];
+		}
+		return;
+	}
 	for (uint32_t i = 0; i < gr->cnt; i++)
 		if (mark_kept(mark[i])) {
 			uint32_t p = mark[i] - 1u;
@@ -556,7 +618,11 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 {
 	size_t npieces = 0;
 	int64_t rem[BFB_MAX_DEGREE];
+	uint32_t d = vw->in_off[u + 1] - vw->in_off[u];
+	struct xfer tmpl[BFB_MAX_DEGREE]; /* a link's pieces but their block and part */
 
+	for (uint32_t k = 0; k < d; k++)
+		put_piece(vw, u, k, 0, 0, SCHED_ONE, &tmpl[k]);
 	for (uint32_t gi = 0; gi < ng; gi++) {
 		const struct group *gr = &w->groups[gi];
 		const uint8_t *mark = vw->healthy ? w->mark + gr->first : NULL;
@@ -589,7 +655,12 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 					: ((uint64_t)(used + take) * SCHED_ONE + (uint64_t)su / 2) /
 					      (uint64_t)su;
 
-				put_piece(vw, u, link, w->order[gr->first + i], a, b, &out[npieces]);
+				struct xfer *x = &out[npieces];
+
+				*x = tmpl[link];
+				x->block = w->ord[gr->first + i];
+				x->offset = (uint32_t)a;
+				x->length = (uint32_t)(b - a);
 				end = b;
 				npieces++;
 				used += take;
@@ -614,6 +685,74 @@ static size_t emit_pieces(const struct view *vw, struct worker *w, uint32_t ng, 
 /* Eight distances (GCC and clang vector extensions; SSE2's width). */
 typedef uint16_t u16x8 __attribute__((vector_size(16)));
 
+/* Keys t << deg | candidate set up to this many (they fit 16 bits), and
+ * no more than about four a node (the counts are cleared a receiver). */
+#define KEYED_MAX ((size_t)1 << 16)
+
+/* collect's sort where the keys are few (w->keyed): tb[v] each source's
+ * candidate set, turned into its key (0: no source); the sources sorted
+ * by distance and, within one, grouped as group_sources would (groups in
+ * the order first seen, sources ascending within one) in two passes over
+ * the nodes, where sorting by distance, keying and grouping took four. */
+static void collect_keyed(const struct view *vw, struct worker *w, const uint16_t *ru, uint32_t deg)
+{
+	uint32_t n = vw->n, D = vw->D, pos = 0, v = 0;
+	size_t keys = ((size_t)D + 1) << deg;
+	uint16_t *tb = w->tight, *kgl;
+	uint32_t *kcnt, *kpos, *ngr = w->tcur; /* groups a distance */
+	const uint8_t *absent = vw->absent;
+
+	if (keys > w->kcap) {
+		w->kcap = keys;
+		w->kcnt = xreallocarray(w->kcnt, keys, sizeof(uint32_t));
+		w->kpos = xreallocarray(w->kpos, keys, sizeof(uint32_t));
+		w->kgl = xreallocarray(w->kgl, keys, sizeof(uint16_t));
+	}
+	kcnt = w->kcnt;
+	kpos = w->kpos;
+	kgl = w->kgl;
+	memset(kcnt, 0, keys * sizeof(uint32_t));
+	memset(ngr, 0, ((size_t)D + 2) * sizeof(uint32_t));
+	/* the keys, eight at once; u itself (distance 0) none */
+	for (; v + 8 <= n; v += 8) {
+		u16x8 r, c;
+
+		memcpy(&r, ru + v, sizeof(r));
+		memcpy(&c, tb + v, sizeof(c));
+		c = (c | r << deg) & (u16x8)(r != 0);
+		memcpy(tb + v, &c, sizeof(c));
+	}
+	for (; v < n; v++)
+		tb[v] = ru[v] ? (uint16_t)(ru[v] << deg | tb[v]) : 0;
+	for (v = 0; absent && v < n; v++)
+		if (absent[v])
+			tb[v] = 0;
+	/* key 0 (no source) counted as any other, its nodes placed last:
+	 * no test a node */
+	for (v = 0; v < n; v++) {
+		uint32_t key = tb[v];
+
+		if (kcnt[key]++ == 0) {
+			uint32_t t = key >> deg;
+
+			kgl[((size_t)t << deg) + ngr[t]++] = (uint16_t)(key & ((1u << deg) - 1));
+		}
+	}
+	for (uint32_t t = 1; t <= D; t++) {
+		w->tstart[t] = pos;
+		for (uint32_t j = 0; j < ngr[t]; j++) {
+			uint32_t key = t << deg | kgl[((size_t)t << deg) + j];
+
+			kpos[key] = pos;
+			pos += kcnt[key];
+		}
+	}
+	w->tstart[D + 1] = pos;
+	kpos[0] = pos;
+	for (v = 0; v < n; v++)
+		w->src[kpos[tb[v]]++] = v;
+}
+
 /* Sort the sources of u by distance (src[tstart[t] .. tstart[t + 1]) are
  * those at distance t) and find each one's candidate in-links: in-link k
  * from w is a candidate for v at distance t when d(v, w) = t - 1. */
@@ -625,14 +764,6 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 
 	for (uint32_t k = 0; k < deg; k++)
 		rw[k] = vw->row[vw->in_peer[vw->in_off[u] + k]];
-	memset(w->tcur, 0, ((size_t)D + 2) * sizeof(uint32_t));
-	for (uint32_t v = 0; v < n; v++)
-		if (!vw->absent || !vw->absent[v])
-			w->tcur[ru[v]]++;
-	w->tstart[1] = 0;
-	for (uint32_t t = 1; t <= D; t++)
-		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
-	memcpy(w->tcur, w->tstart, ((size_t)D + 2) * sizeof(uint32_t));
 	uint16_t *tb = NULL;
 	if (deg <= 16) {
 		/* in-link by in-link over every source, eight 16-bit lanes
@@ -662,6 +793,21 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 				tb[v] |= (uint16_t)(r[v] + 1) == ru[v] ? bit : 0;
 		}
 	}
+	size_t keys = ((size_t)D + 1) << deg;
+
+	w->keyed = tb && keys <= KEYED_MAX && keys <= 4 * (size_t)n + 64;
+	if (w->keyed) {
+		collect_keyed(vw, w, ru, deg);
+		return;
+	}
+	memset(w->tcur, 0, ((size_t)D + 2) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++)
+		if (!vw->absent || !vw->absent[v])
+			w->tcur[ru[v]]++;
+	w->tstart[1] = 0;
+	for (uint32_t t = 1; t <= D; t++)
+		w->tstart[t + 1] = w->tstart[t] + w->tcur[t];
+	memcpy(w->tcur, w->tstart, ((size_t)D + 2) * sizeof(uint32_t));
 	for (uint32_t v = 0; v < n; v++) {
 		uint32_t t = ru[v];
 		uint64_t m = 0;
@@ -794,7 +940,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 				vw->count[idx] = 0;
 			continue;
 		}
-		ng = group_sources(w, lo, hi, d);
+		ng = w->keyed ? group_keyed(w, t, lo, d) : group_sources(w, lo, hi, d);
 		for (uint32_t g = 0; g < ng; g++)
 			if (w->groups[g].nl != 1)
 				single = false;
@@ -832,7 +978,7 @@ void bfb_solve_receiver(void *arg, size_t ui, unsigned wid)
 		 * value's last flow when it was this one, or one started from
 		 * the healthy program's (warm_flow). */
 		if (vw->healthy)
-			healthy_marks(vw, w, ng, u, so);
+			healthy_marks(vw, w, ng, m, u, so);
 		if (single) {
 			for (uint32_t g = 0; g < ng; g++)
 				w->gl_flow[w->groups[g].gl] = su * (int64_t)w->groups[g].cnt;
@@ -877,7 +1023,11 @@ void bfb_worker_free(struct worker *w)
 	free(w->mask);
 	free(w->tight);
 	free(w->mark);
+	free(w->bkey);
 	free(w->gdir);
+	free(w->kcnt);
+	free(w->kpos);
+	free(w->kgl);
 	free(w->tstart);
 	free(w->tcur);
 	free(w->gid);
@@ -887,6 +1037,7 @@ void bfb_worker_free(struct worker *w)
 	free(w->hval);
 	free(w->gl_link);
 	free(w->gl_flow);
+	free(w->gl_kept);
 	free(w->subset);
 	free(w->subset_rate);
 	flow_net_free(&w->net);

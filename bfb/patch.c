@@ -135,7 +135,7 @@ static bool healthy_pieces(const struct healthy_base *hb, uint32_t u, uint32_t s
  * phase, are the healthy translate's exactly: the base's pieces of its
  * relative block, moved by u, at the same step. Asked only of a source
  * the base holds in parts (one it sends whole is told by its key before
- * it is written: healthy_base_key). */
+ * it is written: healthy_base_keys). */
 static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x, size_t k)
 {
 	const struct healthy_base *hb = ctx;
@@ -157,18 +157,27 @@ static bool healthy_source(const void *ctx, uint32_t u, uint32_t so, const struc
 	return healthy_pieces(hb, u, step, x, k, lo);
 }
 
-/* view.base_key: the base's one whole piece of block v at u (relative to
- * u, its step first: hb_sig), else UINT64_MAX. */
-static uint64_t healthy_base_key(const void *ctx, uint32_t u, uint32_t v, bool reduce)
+/* view.base_keys: the base's one whole piece of each block v[i] at u
+ * (relative to u, its step first: hb_sig), else UINT64_MAX. */
+static void healthy_base_keys(const void *ctx, uint32_t u, bool reduce, const uint32_t *v,
+			      uint32_t cnt, uint64_t *key)
 {
 	const struct healthy_base *hb = ctx;
 	const struct sched_group *G = hb->G;
+	const uint64_t *sig = hb->sig + (size_t)reduce * G->nodes;
+	uint32_t high = hb->high;
 
-	return hb->sig[(size_t)reduce * G->nodes + patch_sub(G, hb->high, v, u)];
+	if (high) {
+		for (uint32_t i = 0; i < cnt; i++)
+			key[i] = sig[sched_group_sub_word(high, v[i], u)];
+		return;
+	}
+	for (uint32_t i = 0; i < cnt; i++)
+		key[i] = sig[sched_group_sub(G, v[i], u)];
 }
 
 /* view.whole_key: the key of whole piece x at u, step so of the phase, as
- * healthy_base_key's (equal iff healthy_source says x is the base's). */
+ * healthy_base_keys' (equal iff healthy_source says x is the base's). */
 static uint64_t healthy_whole_key(const void *ctx, uint32_t u, uint32_t so, const struct xfer *x)
 {
 	const struct healthy_base *hb = ctx;
@@ -294,7 +303,7 @@ static int solve_region(const struct patch_phase *pp, const struct graph *gd,
 			  .absent = absent,
 			  .lane = hb->lane,
 			  .healthy = healthy_source,
-			  .base_key = healthy_base_key,
+			  .base_keys = healthy_base_keys,
 			  .whole_key = healthy_whole_key,
 			  .healthy_ctx = hb};
 	uint32_t n = gd->n, nneed = 0, *need = xmalloc((size_t)n * sizeof(uint32_t));
