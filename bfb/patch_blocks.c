@@ -27,6 +27,10 @@ struct base_index {
 	uint32_t *bpiece; /* indices into the program */
 	uint32_t *btime;  /* per program transfer: H-time t (1..D) */
 	uint8_t *bkey;	  /* per program transfer: its key index */
+	uint64_t *bmask;  /* per relative block: a bit per key its pieces cross */
+	/* the relative blocks with a piece over key k, ascending:
+	 * kblock[kstart[k] .. kstart[k + 1]) */
+	uint32_t *kstart, *kblock;
 };
 
 static uint32_t key_of(const struct base_index *bi, uint32_t peer, uint32_t lane)
@@ -39,6 +43,27 @@ static uint32_t key_of(const struct base_index *bi, uint32_t peer, uint32_t lane
 
 /* The program's transfers of the phase (copies: dst 0, the peer is the
  * sender; reductions: src 0, the peer is the receiver). */
+/* Which keys each relative block's pieces cross, and by key the blocks:
+ * what an owner asks of its raised in-neighbours' blocks and of its failed
+ * in-links, a test or a list where it was a scan of the pieces. */
+static void key_blocks(struct base_index *bi, uint32_t n)
+{
+	bi->bmask = xcalloc((size_t)n + 1, sizeof(uint64_t));
+	bi->kstart = xcalloc((size_t)bi->d + 2, sizeof(uint32_t));
+	for (uint32_t r = 0; r < n; r++) {
+		for (uint32_t i = bi->bstart[r]; i < bi->bstart[r + 1]; i++)
+			bi->bmask[r] |= (uint64_t)1 << bi->bkey[bi->bpiece[i]];
+		for (uint32_t k = 0; k < bi->d; k++)
+			bi->kstart[k + 2] += (uint32_t)(bi->bmask[r] >> k & 1);
+	}
+	for (uint32_t k = 0; k < bi->d; k++)
+		bi->kstart[k + 2] += bi->kstart[k + 1];
+	bi->kblock = xmalloc(((size_t)bi->kstart[bi->d + 1] + 1) * sizeof(uint32_t));
+	for (uint32_t r = 0; r < n; r++)
+		for (uint64_t m = bi->bmask[r]; m; m &= m - 1)
+			bi->kblock[bi->kstart[__builtin_ctzll(m) + 1]++] = r;
+}
+
 static int base_index(const struct patch_phase *pp, struct base_index *bi, struct ofc_error *err)
 {
 	const struct schedule *s = &pp->r->prog;
@@ -85,6 +110,7 @@ static int base_index(const struct patch_phase *pp, struct base_index *bi, struc
 			bi->bpiece[bi->bstart[x->block + 1]++] = (uint32_t)i;
 			bi->load[(size_t)bi->bkey[i] * (D + 1) + bi->btime[i]] += x->length;
 		}
+	key_blocks(bi, n);
 	return 0;
 }
 
@@ -95,6 +121,9 @@ static void base_index_free(struct base_index *bi)
 	free(bi->bpiece);
 	free(bi->btime);
 	free(bi->bkey);
+	free(bi->bmask);
+	free(bi->kstart);
+	free(bi->kblock);
 }
 
 /* The raised sets of u (row d) and of its in-neighbours peer[k] (row k)
@@ -254,21 +283,14 @@ static void one_owner(void *arg, size_t oi, unsigned wid)
 			if (w == u || wmark[w])
 				continue;
 			r = patch_sub(pp->G, pp->high, w, u);
-			for (uint32_t q = bi->bstart[r]; q < bi->bstart[r + 1]; q++)
-				if (k0[k] == UINT32_MAX || bi->bkey[bi->bpiece[q]] == k0[k]) {
-					ADD(w);
-					break;
-				}
+			if (k0[k] == UINT32_MAX ? bi->bmask[r] != 0 : bi->bmask[r] >> k0[k] & 1)
+				ADD(w);
 		}
 		if (!pp->gone[arc[k]] || k0[k] == UINT32_MAX)
 			continue;
 		/* a failed in-link: every block whose healthy pieces crossed it */
-		for (uint32_t r = 0; r < n; r++)
-			for (uint32_t i = bi->bstart[r]; i < bi->bstart[r + 1]; i++)
-				if (bi->bkey[bi->bpiece[i]] == k0[k]) {
-					ADD(sched_group_add(pp->G, r, u));
-					break;
-				}
+		for (uint32_t i = bi->kstart[k0[k]]; i < bi->kstart[k0[k] + 1]; i++)
+			ADD(sched_group_add(pp->G, bi->kblock[i], u));
 	}
 #undef ADD
 	if (!nw) {
