@@ -40,7 +40,7 @@ struct search {
 	uint32_t **lvl;	 /* D + 2 counters, zero between roots */
 	uint16_t **tent; /* new distances of the raised */
 	uint32_t **cand, **raised;
-	uint64_t **heap; /* per worker: raised x (degree + 1) entries at most */
+	uint64_t **heap; /* per worker: the starts (n), then the FIFO, then the sort's room */
 	/* per worker: the raised (root, node, new distance) found */
 	uint32_t **ox, **ow;
 	uint16_t **od;
@@ -103,40 +103,6 @@ static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint1
 	sr->ox[wid][sr->on[wid]] = x;
 	sr->ow[wid][sr->on[wid]] = w;
 	sr->od[wid][sr->on[wid]++] = d;
-}
-
-/* A binary min-heap of 64-bit keys. */
-static void heap_push(uint64_t *h, size_t *n, uint64_t key)
-{
-	size_t i = (*n)++;
-
-	while (i > 0 && h[(i - 1) / 2] > key) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = key;
-}
-
-static uint64_t heap_pop(uint64_t *h, size_t *n)
-{
-	uint64_t top = h[0], last = h[--*n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1] < h[c])
-			c++;
-		if (h[c] >= last)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = last;
-	return top;
 }
 
 /* Root x: the nodes whose distance from x grows, and by how much. */
@@ -230,31 +196,50 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 		}
 		tent[v] = (uint16_t)best;
 	}
-	/* then inwards, nearest first (Dijkstra with unit lengths over the
-	 * raised, a heap of (distance, node) with stale entries skipped) */
-	uint64_t *heap = sr->heap[wid];
-	size_t nh = 0;
+	/* then inwards, nearest first: the lengths are units and every
+	 * starting distance is at most D + 1 (an unchanged in-neighbour's
+	 * healthy one plus one), so a breadth-first search from them all,
+	 * sorted by distance (a counting sort), merged with a FIFO of the
+	 * nodes it lowers, whose distances never descend: Dijkstra's order
+	 * without a heap. A start a lower node has lowered since is skipped;
+	 * a node joins the FIFO once (its first lowering is its last). */
+	uint64_t *start = sr->heap[wid];
+	uint32_t ns = 0, *fifo = (uint32_t *)(start + sr->k->n), fh = 0, ft = 0;
 	for (uint32_t i = 0; i < nr; i++)
 		if (tent[rs[i]] != TOPO_UNREACHABLE)
-			heap_push(heap, &nh, (uint64_t)tent[rs[i]] << 32 | rs[i]);
-	while (nh) {
-		uint64_t top = heap_pop(heap, &nh);
-		uint32_t v = (uint32_t)top, dv = (uint32_t)(top >> 32);
+			at[tent[rs[i]]]++; /* tent is 1 .. D + 1 */
+	for (uint32_t l = 0; l <= sr->D; l++)
+		at[l + 1] += at[l];
+	for (uint32_t i = 0; i < nr; i++)
+		if (tent[rs[i]] != TOPO_UNREACHABLE) {
+			start[at[tent[rs[i]] - 1]++] = (uint64_t)tent[rs[i]] << 32 | rs[i];
+			ns++;
+		}
+	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
+	for (uint32_t sj = 0; sj < ns || fh < ft;) {
+		uint32_t v, dv;
 
-		if (dv != tent[v])
-			continue;
+		if (fh == ft || (sj < ns && (uint32_t)(start[sj] >> 32) <= tent[fifo[fh]])) {
+			v = (uint32_t)start[sj];
+			dv = (uint32_t)(start[sj++] >> 32);
+			if (dv != tent[v])
+				continue;
+		} else {
+			v = fifo[fh++];
+			dv = tent[v];
+		}
 		for (uint32_t a = sr->kout->off[v]; a < sr->kout->off[v + 1]; a++) {
 			uint32_t w = sr->kout->adj[a];
 
 			if (mark[w] == 2 && dv + 1 < tent[w]) {
 				tent[w] = (uint16_t)(dv + 1);
-				heap_push(heap, &nh, (uint64_t)(dv + 1) << 32 | w);
+				fifo[ft++] = w;
 			}
 		}
 	}
 	/* found by node (a failed host has no block), sorted here on the
 	 * root's thread: the raised sets are looked up by node */
-	uint32_t nb = 0, *by = (uint32_t *)heap;
+	uint32_t nb = 0, *by = (uint32_t *)sr->heap[wid];
 	for (uint32_t i = 0; i < nr; i++)
 		if (!sr->absent || !sr->absent[rs[i]])
 			by[nb++] = rs[i];
