@@ -688,6 +688,7 @@ typedef uint16_t u16x8 __attribute__((vector_size(16)));
 /* Keys t << deg | candidate set up to this many (they fit 16 bits), and
  * no more than about four a node (the counts are cleared a receiver). */
 #define KEYED_MAX ((size_t)1 << 16)
+size_t bfb_keyed_max = KEYED_MAX;
 
 /* collect's sort where the keys are few (w->keyed): tb[v] each source's
  * candidate set, turned into its key (0: no source); the sources sorted
@@ -795,7 +796,7 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 	}
 	size_t keys = ((size_t)D + 1) << deg;
 
-	w->keyed = tb && keys <= KEYED_MAX && keys <= 4 * (size_t)n + 64;
+	w->keyed = tb && keys <= bfb_keyed_max && keys <= 4 * (size_t)n + 64;
 	if (w->keyed) {
 		collect_keyed(vw, w, ru, deg);
 		return;

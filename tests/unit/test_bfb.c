@@ -766,6 +766,51 @@ static void test_gather_tail(void **state)
 	sched_free(&s);
 }
 
+/* collect's keyed grouping (two counting passes) gives the groups the sort
+ * does, so the same schedule, transfer for transfer: healthy, a
+ * non-torus, and a degraded torus (each node's problem its own). */
+static void test_keyed_groups_same(void **state)
+{
+	(void)state;
+	const char *specs[] = {"torus:8x8", "genkautz:64,4", "torus:6x6"};
+	const char *fails[] = {NULL, NULL, "0-1,8-9,2>3"};
+	size_t saved = bfb_keyed_max;
+
+	for (int i = 0; i < 3; i++)
+		for (int c = 0; c < 2; c++) {
+			enum sched_collective col = c ? SCHED_ALLREDUCE : SCHED_ALLGATHER;
+			struct graph *h = build(specs[i]), *g = h;
+			struct ofc_error err = {0};
+			struct bfb_opts o = {.threads = 1};
+			struct schedule s[2];
+			struct bfb_stats st[2];
+
+			if (fails[i] && topo_fail_links(h, fails[i], &g, &err) < 0)
+				fail_msg("%s less %s: %s", specs[i], fails[i], err.msg);
+			for (int k = 0; k < 2; k++) {
+				bfb_keyed_max = k ? 0 : saved;
+				if (bfb_schedule(g, col, &o, &s[k], &st[k], &err) < 0) {
+					bfb_keyed_max = saved;
+					fail_msg("%s: %s", specs[i], err.msg);
+				}
+			}
+			bfb_keyed_max = saved;
+			assert_int_equal(s[0].nsteps, s[1].nsteps);
+			assert_int_equal(s[0].nxfers, s[1].nxfers);
+			assert_memory_equal(s[0].step_start, s[1].step_start,
+					    (s[0].nsteps + 1) * sizeof(s[0].step_start[0]));
+			assert_memory_equal(s[0].xfers, s[1].xfers,
+					    s[0].nxfers * sizeof(struct xfer));
+			assert_true(st[0].tau_b.num * st[1].tau_b.den ==
+				    st[1].tau_b.num * st[0].tau_b.den);
+			sched_free(&s[0]);
+			sched_free(&s[1]);
+			if (g != h)
+				graph_free(g);
+			graph_free(h);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +829,7 @@ int main(void)
 	    cmocka_unit_test(test_rates_vs_lp),
 	    cmocka_unit_test(test_host_injection),
 	    cmocka_unit_test(test_gather_tail),
+	    cmocka_unit_test(test_keyed_groups_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
