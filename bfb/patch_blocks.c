@@ -202,6 +202,10 @@ static uint32_t water_fill(uint64_t *const *cl, uint32_t m, uint32_t *amount)
 	uint64_t sum = 0, level = 0;
 	uint32_t j = 0;
 
+	if (m == 1) { /* (most blocks: one in-neighbour a step nearer) */
+		amount[0] = SCHED_ONE;
+		return 1;
+	}
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t k = i;
 
