@@ -87,6 +87,20 @@ struct bucket {
 	uint64_t dropped; /* the base's translates taken off */
 };
 
+/* The first of a[lo .. hi) (ascending) not below key; hi where none. */
+static uint32_t lower_bound(const uint64_t *a, uint32_t lo, uint32_t hi, uint64_t key)
+{
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static inline void bucket_add(struct bucket *k, uint32_t t, uint32_t port, int64_t amount)
 {
 	uint32_t i = (t - k->t0) * k->deg + port;
@@ -130,16 +144,8 @@ static void bucket_ports(const struct bloads *L, struct bucket *k, unsigned w)
 
 		uint64_t key =
 		    (uint64_t)k->ph << 32 | (uint64_t)pc_sub(c, s, k->u) << 16 | (a - g->off[s]);
-		uint32_t lo = L->cph[k->ph], hi = L->cph[k->ph + 1];
+		uint32_t lo = lower_bound(L->ckey, L->cph[k->ph], L->cph[k->ph + 1], key);
 
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (L->ckey[mid] < key)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		L->pcls[w][port] = lo < L->cph[k->ph + 1] && L->ckey[lo] == key ? lo : L->ncls;
 	}
 }
@@ -219,16 +225,7 @@ static void base_classes(const struct pcheck *c, struct bloads *L)
 		const struct xfer *x = &b->xfers[c->bidx[j]];
 		uint64_t key =
 		    (uint64_t)(xfer_op(x) == XFER_REDUCE) << 32 | (uint64_t)x->src << 16 | x->lane;
-		uint32_t lo = 0, hi = k;
-
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (L->ckey[mid] < key)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		uint32_t lo = lower_bound(L->ckey, 0, k, key);
 		L->rec[j] =
 		    (struct brec){.length = x->length, .t = c->bstep[c->bidx[j]], .cls = lo};
 		L->tsum[(size_t)L->rec[j].t * (k + 1) + lo] += x->length;
