@@ -71,6 +71,7 @@ GLOBALS = {
     ("controller/ofcd/state_schedule.c", "state_schedule_test_hook"): "a test's hook, NULL in ofcd",
     ("controller/ofcd/snapshot.c", "serials"): "each snapshot's serial, one atomic count a process",
     ("sched/patch.c", "sched_patch_index_max"): "the pairs' index's bound, lowered by a test only",
+    ("bfb/bfb_solve.c", "bfb_keyed_max"): "the keyed grouping's bound, lowered by a test only",
 }
 # ofcd's thread line: the headers of each side, and which struct holds each
 # side's half of the daemon's state (complete in that header alone).
