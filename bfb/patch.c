@@ -165,15 +165,9 @@ static void healthy_base_keys(const void *ctx, uint32_t u, bool reduce, const ui
 	const struct healthy_base *hb = ctx;
 	const struct sched_group *G = hb->G;
 	const uint64_t *sig = hb->sig + (size_t)reduce * G->nodes;
-	uint32_t high = hb->high;
 
-	if (high) {
-		for (uint32_t i = 0; i < cnt; i++)
-			key[i] = sig[sched_group_sub_word(high, v[i], u)];
-		return;
-	}
 	for (uint32_t i = 0; i < cnt; i++)
-		key[i] = sig[sched_group_sub(G, v[i], u)];
+		key[i] = sig[patch_sub(G, hb->high, v[i], u)];
 }
 
 /* view.whole_key: the key of whole piece x at u, step so of the phase, as

@@ -41,8 +41,6 @@ static uint32_t key_of(const struct base_index *bi, uint32_t peer, uint32_t lane
 	return UINT32_MAX;
 }
 
-/* The program's transfers of the phase (copies: dst 0, the peer is the
- * sender; reductions: src 0, the peer is the receiver). */
 /* Which keys each relative block's pieces cross, and by key the blocks:
  * what an owner asks of its raised in-neighbours' blocks and of its failed
  * in-links, a test or a list where it was a scan of the pieces. */
@@ -64,6 +62,8 @@ static void key_blocks(struct base_index *bi, uint32_t n)
 			bi->kblock[bi->kstart[__builtin_ctzll(m) + 1]++] = r;
 }
 
+/* The program's transfers of the phase (copies: dst 0, the peer is the
+ * sender; reductions: src 0, the peer is the receiver). */
 static int base_index(const struct patch_phase *pp, struct base_index *bi, struct ofc_error *err)
 {
 	const struct schedule *s = &pp->r->prog;
