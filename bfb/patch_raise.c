@@ -37,10 +37,12 @@ struct search {
 	const uint8_t *absent; /* failed hosts: no root, no source (NULL: none) */
 	/* per worker */
 	uint8_t **mark;	 /* 1 candidate, 2 raised */
-	uint32_t **lvl;	 /* D + 2 counters, zero between roots */
+	uint32_t **lvl;	 /* D + 3 counters (levels to D + 1), zero between roots */
 	uint16_t **tent; /* new distances of the raised */
 	uint32_t **cand, **raised;
-	uint64_t **heap; /* per worker: the starts (n), then the FIFO, then the sort's room */
+	/* per worker, m + n + 1: the new distances' starts (n) and the FIFO
+	 * past them, then the sort by node's room */
+	uint64_t **scratch;
 	/* per worker: the raised (root, node, new distance) found */
 	uint32_t **ox, **ow;
 	uint16_t **od;
@@ -105,6 +107,21 @@ static void found(struct search *sr, unsigned wid, uint32_t x, uint32_t w, uint1
 	sr->od[wid][sr->on[wid]++] = d;
 }
 
+/* in[0 .. n) (level << 32 | node, each level at most top) into out by
+ * level: a counting sort on at's top + 2 counters, left zero (a qsort
+ * of the seeds was a twentieth of the answer); the order within a level
+ * changes nothing found. */
+static void by_level(uint32_t *at, uint32_t top, const uint64_t *in, uint32_t n, uint64_t *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		at[(in[i] >> 32) + 1]++;
+	for (uint32_t l = 0; l <= top; l++)
+		at[l + 1] += at[l];
+	for (uint32_t i = 0; i < n; i++)
+		out[at[in[i] >> 32]++] = in[i];
+	memset(at, 0, ((size_t)top + 2) * sizeof(uint32_t));
+}
+
 /* Root x: the nodes whose distance from x grows, and by how much. */
 static void root_raised(void *arg, size_t xi, unsigned wid)
 {
@@ -130,7 +147,6 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 			if (!mark[(uint32_t)sd]) {
 				mark[(uint32_t)sd] = 1;
 				found_seed[nseed++] = sd;
-				at[(sd >> 32) + 1]++;
 			}
 		}
 	} else {
@@ -140,19 +156,12 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 			if (b != x && !mark[b] && db == patch_rdist(&fr, a) + 1) {
 				mark[b] = 1;
 				found_seed[nseed++] = (uint64_t)db << 32 | b;
-				at[db + 1]++;
 			}
 		}
 	}
 	if (!nseed)
 		return;
-	/* by level (a counting sort: a qsort here was a twentieth of the
-	 * answer); the order within a level changes nothing found */
-	for (uint32_t l = 0; l <= sr->D; l++)
-		at[l + 1] += at[l];
-	for (uint32_t i = 0; i < nseed; i++)
-		seed[at[found_seed[i] >> 32]++] = found_seed[i];
-	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
+	by_level(at, sr->D, found_seed, nseed, seed);
 	const uint32_t *ioff = sr->kin->off, *iadj = sr->kin->adj;
 	while (si < nseed || qi < nq) {
 		uint32_t v, lvl = qi < nq ? patch_rdist(&fr, q[qi]) : UINT32_MAX;
@@ -203,19 +212,12 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	 * nodes it lowers, whose distances never descend: Dijkstra's order
 	 * without a heap. A start a lower node has lowered since is skipped;
 	 * a node joins the FIFO once (its first lowering is its last). */
-	uint64_t *start = sr->heap[wid];
-	uint32_t ns = 0, *fifo = (uint32_t *)(start + sr->k->n), fh = 0, ft = 0;
+	uint64_t *start = sr->scratch[wid], *unsorted = start + sr->k->n;
+	uint32_t ns = 0, *fifo = (uint32_t *)unsorted, fh = 0, ft = 0;
 	for (uint32_t i = 0; i < nr; i++)
 		if (tent[rs[i]] != TOPO_UNREACHABLE)
-			at[tent[rs[i]]]++; /* tent is 1 .. D + 1 */
-	for (uint32_t l = 0; l <= sr->D; l++)
-		at[l + 1] += at[l];
-	for (uint32_t i = 0; i < nr; i++)
-		if (tent[rs[i]] != TOPO_UNREACHABLE) {
-			start[at[tent[rs[i]] - 1]++] = (uint64_t)tent[rs[i]] << 32 | rs[i];
-			ns++;
-		}
-	memset(at, 0, ((size_t)sr->D + 2) * sizeof(uint32_t));
+			unsorted[ns++] = (uint64_t)tent[rs[i]] << 32 | rs[i];
+	by_level(at, sr->D + 1, unsorted, ns, start); /* (the FIFO over them after) */
 	for (uint32_t sj = 0; sj < ns || fh < ft;) {
 		uint32_t v, dv;
 
@@ -239,7 +241,7 @@ static void root_raised(void *arg, size_t xi, unsigned wid)
 	}
 	/* found by node (a failed host has no block), sorted here on the
 	 * root's thread: the raised sets are looked up by node */
-	uint32_t nb = 0, *by = (uint32_t *)sr->heap[wid];
+	uint32_t nb = 0, *by = (uint32_t *)sr->scratch[wid];
 	for (uint32_t i = 0; i < nr; i++)
 		if (!sr->absent || !sr->absent[rs[i]])
 			by[nb++] = rs[i];
@@ -412,7 +414,7 @@ static unsigned search_alloc(struct search *sr, uint32_t n, uint32_t m, unsigned
 	sr->tent = xcalloc(th, sizeof(uint16_t *));
 	sr->cand = xcalloc(th, sizeof(uint32_t *));
 	sr->raised = xcalloc(th, sizeof(uint32_t *));
-	sr->heap = xcalloc(th, sizeof(uint64_t *));
+	sr->scratch = xcalloc(th, sizeof(uint64_t *));
 	sr->ox = xcalloc(th, sizeof(uint32_t *));
 	sr->ow = xcalloc(th, sizeof(uint32_t *));
 	sr->od = xcalloc(th, sizeof(uint16_t *));
@@ -420,14 +422,14 @@ static unsigned search_alloc(struct search *sr, uint32_t n, uint32_t m, unsigned
 	sr->ocap = xcalloc(th, sizeof(size_t));
 	for (unsigned i = 0; i < th; i++) {
 		sr->mark[i] = xcalloc(n, 1);
-		sr->lvl[i] = xcalloc((size_t)sr->D + 2, sizeof(uint32_t));
+		sr->lvl[i] = xcalloc((size_t)sr->D + 3, sizeof(uint32_t));
 		sr->tent[i] = xmalloc((size_t)n * sizeof(uint16_t));
 		/* candidates, then the seeds (64-bit) past them, as found and
 		 * by level */
 		sr->cand[i] =
 		    xmalloc(((size_t)n + (size_t)sr->nfail * 4 + 4) * sizeof(uint32_t) * 2);
 		sr->raised[i] = xmalloc((size_t)n * sizeof(uint32_t));
-		sr->heap[i] = xmalloc(((size_t)m + n + 1) * sizeof(uint64_t));
+		sr->scratch[i] = xmalloc(((size_t)m + n + 1) * sizeof(uint64_t));
 	}
 	return th;
 }
@@ -440,7 +442,7 @@ static void search_free(struct search *sr, unsigned th)
 		free(sr->tent[i]);
 		free(sr->cand[i]);
 		free(sr->raised[i]);
-		free(sr->heap[i]);
+		free(sr->scratch[i]);
 		free(sr->ox[i]);
 		free(sr->ow[i]);
 		free(sr->od[i]);
@@ -450,7 +452,7 @@ static void search_free(struct search *sr, unsigned th)
 	free(sr->tent);
 	free(sr->cand);
 	free(sr->raised);
-	free(sr->heap);
+	free(sr->scratch);
 	free(sr->ox);
 	free(sr->ow);
 	free(sr->od);
