@@ -41,97 +41,12 @@ static int cmp_u32(const void *a, const void *b)
 #define BFS_WORDS 4
 #define BFS_BATCH (64 * BFS_WORDS)
 
-struct bfs_ctx {
-	const struct graph *t; /* transpose: pull along in-arcs */
-	uint32_t nbatches;
-	uint64_t **buf; /* per worker: seen, frontier, next (n * BFS_WORDS each) */
-	_Atomic uint32_t ecc_max;
-	atomic_bool disconnected;
-};
-
-static void bfs_batch(void *arg, size_t b, unsigned worker)
-{
-	struct bfs_ctx *c = arg;
-	const struct graph *t = c->t;
-	uint32_t n = t->n, s0 = (uint32_t)b * BFS_BATCH;
-	uint32_t ns = n - s0 < BFS_BATCH ? n - s0 : BFS_BATCH;
-	uint64_t *seen = c->buf[worker], *fr = seen + (size_t)n * BFS_WORDS,
-		 *nx = fr + (size_t)n * BFS_WORDS;
-	uint64_t full[BFS_WORDS] = {0};
-	uint32_t level = 0;
-
-	for (uint32_t i = 0; i < ns; i++)
-		full[i / 64] |= 1ull << (i % 64);
-	memset(seen, 0, (size_t)n * BFS_WORDS * sizeof(uint64_t) * 2);
-	for (uint32_t i = 0; i < ns; i++) {
-		seen[(size_t)(s0 + i) * BFS_WORDS + i / 64] |= 1ull << (i % 64);
-		fr[(size_t)(s0 + i) * BFS_WORDS + i / 64] |= 1ull << (i % 64);
-	}
-	for (;;) {
-		uint64_t any = 0;
-
-		for (uint32_t v = 0; v < n; v++) {
-			uint64_t acc[BFS_WORDS] = {0};
-			uint64_t *sv = seen + (size_t)v * BFS_WORDS;
-
-			for (uint32_t a = t->off[v]; a < t->off[v + 1]; a++) {
-				const uint64_t *f = fr + (size_t)t->adj[a] * BFS_WORDS;
-
-				for (int w = 0; w < BFS_WORDS; w++)
-					acc[w] |= f[w];
-			}
-			for (int w = 0; w < BFS_WORDS; w++) {
-				acc[w] &= ~sv[w];
-				sv[w] |= acc[w];
-				nx[(size_t)v * BFS_WORDS + w] = acc[w];
-				any |= acc[w];
-			}
-		}
-		if (!any)
-			break;
-		level++;
-		uint64_t *tmp = fr;
-		fr = nx;
-		nx = tmp;
-	}
-	for (uint32_t v = 0; v < n; v++)
-		for (int w = 0; w < BFS_WORDS; w++)
-			if ((seen[(size_t)v * BFS_WORDS + w] & full[w]) != full[w])
-				atomic_store(&c->disconnected, true);
-	uint32_t cur = atomic_load(&c->ecc_max);
-	while (level > cur && !atomic_compare_exchange_weak(&c->ecc_max, &cur, level))
-		;
-}
-
-uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
-			   uint32_t *far_node)
-{
-	uint32_t head = 0, tail = 0, ecc = 0;
-
-	memset(dist, 0xff, (size_t)g->n * sizeof(uint32_t));
-	dist[s] = 0;
-	queue[tail++] = s;
-	while (head < tail) {
-		uint32_t u = queue[head++];
-
-		ecc = dist[u];
-		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
-			if (dist[g->adj[a]] == UINT32_MAX) {
-				dist[g->adj[a]] = dist[u] + 1;
-				queue[tail++] = g->adj[a];
-			}
-	}
-	if (far_node)
-		*far_node = queue[tail - 1];
-	return tail == g->n ? ecc : UINT32_MAX;
-}
-
-/* topo_eccentricities' bits in pairs of words: one SSE2 operation on
- * x86-64 where two ORs were. */
+/* The bits in pairs of words: one SSE2 operation on x86-64 where two ORs
+ * were. */
 typedef uint64_t ecc_bits __attribute__((vector_size(16)));
 #define ECC_PAIRS (BFS_WORDS / 2)
 
-/* One level of topo_eccentricities' search, np pairs of words a node (a
+/* One level of the search, np pairs of words a node (a
  * constant where it is inlined, so its loops unroll): nx the new bits,
  * any their union; whether there were any. */
 static inline __attribute__((always_inline)) bool ecc_level(const struct graph *t, uint32_t np,
@@ -163,7 +78,7 @@ static inline __attribute__((always_inline)) bool ecc_level(const struct graph *
 	return (some[0] | some[1]) != 0;
 }
 
-/* One batch of topo_eccentricities: sources src[0 .. ns), np = ns / 128
+/* One batch (topo_eccentricities', topo_facts'): sources src[0 .. ns), np = ns / 128
  * rounded up pairs of words a node; seen, fr, nx: n * np pairs each. */
 static void ecc_batch(const struct graph *t, const uint32_t *src, uint32_t ns, uint32_t *ecc,
 		      ecc_bits *seen, ecc_bits *fr, ecc_bits *nx)
@@ -195,6 +110,61 @@ static void ecc_batch(const struct graph *t, const uint32_t *src, uint32_t ns, u
 	for (uint32_t i = 0; i < ns; i++)
 		if (!(all[i / 128][i / 64 % 2] >> (i % 64) & 1))
 			ecc[i] = UINT32_MAX;
+}
+
+struct bfs_ctx {
+	const struct graph *t; /* transpose: pull along in-arcs */
+	uint32_t nbatches;
+	ecc_bits **buf; /* per worker: seen, frontier, next (n * ECC_PAIRS each) */
+	_Atomic uint32_t ecc_max;
+	atomic_bool disconnected;
+};
+
+/* topo_facts' sources b * BFS_BATCH on: their largest eccentricity, and
+ * whether one misses a node. */
+static void bfs_batch(void *arg, size_t b, unsigned worker)
+{
+	struct bfs_ctx *c = arg;
+	uint32_t n = c->t->n, s0 = (uint32_t)b * BFS_BATCH;
+	uint32_t ns = n - s0 < BFS_BATCH ? n - s0 : BFS_BATCH, np = (ns + 127) / 128;
+	uint32_t src[BFS_BATCH] = {0}, ecc[BFS_BATCH], level = 0;
+	ecc_bits *seen = c->buf[worker];
+
+	for (uint32_t i = 0; i < ns; i++)
+		src[i] = s0 + i;
+	ecc_batch(c->t, src, ns, ecc, seen, seen + (size_t)n * np, seen + (size_t)2 * n * np);
+	for (uint32_t i = 0; i < ns; i++) {
+		if (ecc[i] == UINT32_MAX)
+			atomic_store(&c->disconnected, true);
+		else if (ecc[i] > level)
+			level = ecc[i];
+	}
+	uint32_t cur = atomic_load(&c->ecc_max);
+	while (level > cur && !atomic_compare_exchange_weak(&c->ecc_max, &cur, level))
+		;
+}
+
+uint32_t topo_eccentricity(const struct graph *g, uint32_t s, uint32_t *dist, uint32_t *queue,
+			   uint32_t *far_node)
+{
+	uint32_t head = 0, tail = 0, ecc = 0;
+
+	memset(dist, 0xff, (size_t)g->n * sizeof(uint32_t));
+	dist[s] = 0;
+	queue[tail++] = s;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		ecc = dist[u];
+		for (uint32_t a = g->off[u]; a < g->off[u + 1]; a++)
+			if (dist[g->adj[a]] == UINT32_MAX) {
+				dist[g->adj[a]] = dist[u] + 1;
+				queue[tail++] = g->adj[a];
+			}
+	}
+	if (far_node)
+		*far_node = queue[tail - 1];
+	return tail == g->n ? ecc : UINT32_MAX;
 }
 
 void topo_eccentricities(const struct graph *t, const uint32_t *sources, uint32_t k, uint32_t *ecc)
@@ -286,9 +256,9 @@ void topo_facts(const struct graph *g, struct topo_facts *f, unsigned threads)
 			threads = ofc_cpu_count();
 		if (threads > c.nbatches)
 			threads = c.nbatches;
-		c.buf = xcalloc(threads, sizeof(uint64_t *));
+		c.buf = xcalloc(threads, sizeof(ecc_bits *));
 		for (unsigned w = 0; w < threads; w++)
-			c.buf[w] = xmalloc((size_t)n * BFS_WORDS * 3 * sizeof(uint64_t));
+			c.buf[w] = xmalloc((size_t)n * ECC_PAIRS * 3 * sizeof(ecc_bits));
 		atomic_init(&c.ecc_max, 0);
 		atomic_init(&c.disconnected, false);
 		parallel_for(c.nbatches, 1, threads, bfs_batch, &c);
