@@ -33,7 +33,8 @@
 # ocs-emu e0 killed (every host's port 0 with it), the replicas probing
 # every PROBE s (default 2); answer s
 # is then from the kill until the leader's state shows HOSTS failures and a
-# verified schedule (the probe's interval and timeout included), and
+# verified schedule (the probe's interval and timeout included), then from
+# the leader's log "device lost" (the probe's finding) to its re-plan, and
 # followers s from then until both followers show as many (the leader's
 # lost ports through the store, STORE_LOST) and a verified schedule.
 #
@@ -194,6 +195,12 @@ sys.exit(0 if len(j.get("failed", [])) == int(sys.argv[2]) and (j.get("schedule"
 	t1=$(now_ms)
 	wall=$(python3 -c "print('%.2f' % (($t1 - $t0) / 1000))")
 	grep "schedule re-planned: a switch was lost" "$TMP/$LEADER.log" | tail -n 1 >"$TMP/out"
+	# the part ofcd answers for: from the probe's "device lost" to the re-plan
+	_found=$(grep "warning: device lost" "$TMP/$LEADER.log" | tail -n 1 | cat - "$TMP/out" | python3 -c '
+import sys, time
+at = [time.mktime(time.strptime(l[:19], "%Y-%m-%d %H:%M:%S")) + float(l[19:23])
+      for l in sys.stdin.read().splitlines()]
+print("%.2f" % (at[1] - at[0]) if len(at) == 2 else "-")')
 	_n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("failed", [])))' "$TMP/$LEADER.json")
 	# the followers: the lost ports (STORE_LOST) and the leader's schedule
 	fs="not shown in 120 s"
@@ -202,7 +209,7 @@ sys.exit(0 if len(j.get("failed", [])) == int(sys.argv[2]) and (j.get("schedule"
 		until_state "$f" 120 "len(j.get('failed', [])) == $H and j.get('schedule', {}).get('verified')" || _ok=0
 	done
 	[ $_ok = 1 ] && fs="$(python3 -c "print('%.2f' % (($(now_ms) - $t1) / 1000))"); $(read_at "$t1")"
-	answer_row "switch ocs0 lost ($_n failed at the leader)" "$wall (from the kill)" "$fs"
+	answer_row "switch ocs0 lost ($_n failed at the leader)" "$wall (from the kill; $_found from the loss found)" "$fs"
 }
 
 one() {
