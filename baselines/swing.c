@@ -380,15 +380,6 @@ static uint64_t *send_sets(const struct tplan *pl, uint32_t c)
 	return X;
 }
 
-static size_t popcount_set(const uint64_t *a, size_t words)
-{
-	size_t n = 0;
-
-	for (size_t w = 0; w < words; w++)
-		n += (size_t)__builtin_popcountll(a[w]);
-	return n;
-}
-
 /* ---- the schedules ---------------------------------------------------------------- */
 
 static void add(struct schedule *s, uint32_t src, uint32_t dst, uint32_t block, uint32_t lo,
@@ -536,7 +527,6 @@ int torus_allreduce(const struct topo_tree *t, enum torus_algo a, enum swing_var
 	if (torus_routed_figures(t, s, psi_of(&pl, v), f, err) < 0)
 		return -1;
 	f->instances = pl.k;
-	(void)popcount_set;
 	return 0;
 }
 

@@ -20,11 +20,6 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static int popcount64(uint64_t x)
-{
-	return __builtin_popcountll(x);
-}
-
 static void worker_fail(struct worker *w, const char *msg)
 {
 	if (!w->failed) {
@@ -102,7 +97,7 @@ static void group_layout(struct worker *w, uint32_t ng)
 	for (uint32_t g = 0; g < ng; g++) {
 		w->groups[g].first = pos;
 		w->groups[g].gl = gl;
-		w->groups[g].nl = (uint32_t)popcount64(w->groups[g].mask);
+		w->groups[g].nl = popcount64(w->groups[g].mask);
 		pos += w->groups[g].cnt;
 		gl += w->groups[g].nl;
 	}
@@ -869,7 +864,7 @@ static int solve_value(const struct view *vw, struct worker *w, uint32_t ng, uin
 	uint64_t uni = 0;
 	for (uint32_t g = 0; g < ng; g++)
 		uni |= w->groups[g].mask;
-	int dp = popcount64(uni);
+	int dp = (int)popcount64(uni);
 	enum bfb_method method = vw->o->method;
 	/* Building without chunks, the fractions need the max flow at U*
 	 * anyway, and the min cut's first flow, at the bound m / r(all links),

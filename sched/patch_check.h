@@ -165,17 +165,6 @@ static inline uint32_t step_of(const struct schedule *q, size_t i)
 	return lo;
 }
 
-/* The bits set in w: a few shifts and adds, where the builtin is a call
- * into libgcc without a -march that has the instruction (1% of the
- * answer at 8,192 nodes). */
-static inline uint32_t ones(uint64_t w)
-{
-	w -= (w >> 1) & UINT64_C(0x5555555555555555);
-	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 /* c->ghi from c->r's group (patch.c) */
 void pcheck_group_fields(struct pcheck *c);
 
@@ -203,7 +192,7 @@ static inline const uint32_t *pairs_find(const uint64_t *bits, const uint16_t *r
 {
 	uint64_t w = bits[o / 64], m = UINT64_C(1) << (o % 64);
 
-	return w & m ? &hold[rank[o / 64] + ones(w & (m - 1))] : NULL;
+	return w & m ? &hold[rank[o / 64] + popcount64(w & (m - 1))] : NULL;
 }
 
 static inline uint32_t opiece_off(const struct pcheck *c, const struct opiece *pc)

@@ -431,7 +431,7 @@ static int check_complete(struct rcheck *c)
 		uint32_t have = 0, b = 0;
 
 		for (uint32_t i = 0; i < c->st.words; i++)
-			have += (uint32_t)__builtin_popcountll(row(&c->st, q)[i]);
+			have += popcount64(row(&c->st, q)[i]);
 		if (have == n)
 			continue;
 		while (b < n && held(&c->st, q, b))

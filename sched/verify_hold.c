@@ -200,7 +200,7 @@ uint64_t verify_bits_or(uint64_t *w, uint64_t a, uint64_t k)
 		w[a >> 6] |= 1ull << (a & 63);
 	}
 	for (; k >= 64; a += 64, k -= 64) {
-		had += (uint64_t)__builtin_popcountll(w[a >> 6]);
+		had += popcount64(w[a >> 6]);
 		w[a >> 6] = ~0ull;
 	}
 	for (; k; a++, k--) {

@@ -595,7 +595,7 @@ static void seq_writes(struct vstate *d)
 		uint64_t *w = d->cw[i].w, mask = d->cw[i].mask;
 
 		if (__builtin_expect((*w & mask) != 0, 0))
-			dup += (uint64_t)__builtin_popcountll(*w & mask);
+			dup += popcount64(*w & mask);
 		*w |= mask;
 	}
 	d->r->duplicate_blocks += (double)dup / (double)(1u << d->gk);

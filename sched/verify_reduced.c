@@ -310,7 +310,7 @@ static int verify_reduced(const struct sched_reduced *r, const struct verify_opt
 		    fmax(report->max_total_link_load, (double)v.port_total[j] / SCHED_ONE);
 	if (v.sums)
 		reduced_span_sums(&v);
-	report->pieces_by_sums = (uint32_t)__builtin_popcount(v.sums);
+	report->pieces_by_sums = popcount64(v.sums);
 	rc = final_check(&v) < 0 ? -1 : 0;
 out:
 	report->duplicate_blocks = v.dup * r->group.order;

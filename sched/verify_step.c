@@ -616,7 +616,7 @@ void verify_cgrid_write(struct vstate *v, uint32_t t)
 		w = part_bits(cgrid, gk, cell_in(rank, n, nblocks, x->dst, x->block), x->offset,
 			      x->offset + x->length, &mask);
 		if (__builtin_expect((*w & mask) != 0, 0)) /* no popcnt by default */
-			dup += (uint64_t)__builtin_popcountll(*w & mask);
+			dup += popcount64(*w & mask);
 		*w |= mask;
 	}
 	v->r->duplicate_blocks += (double)dup / (double)(1u << gk);

@@ -306,6 +306,17 @@ int frame_recv(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t max, doub
  * Returns dst. */
 const char *str_printable(char *dst, size_t n, const char *src, size_t len, size_t max);
 
+/* The bits set in w: a few shifts and adds, where __builtin_popcountll is
+ * a call into libgcc unless ARCH gives a -march with the instruction (1%
+ * of the patch check's answer at 8,192 nodes). */
+static inline uint32_t popcount64(uint64_t w)
+{
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 /* Greatest common divisor (gcd(0, 0) = 0). */
 uint64_t gcd_u64(uint64_t a, uint64_t b);
 /* ceil(a / b) for b > 0, without overflow for any a. */
