@@ -29,7 +29,8 @@ static char *fraction(struct arena *a, struct frac f)
 }
 
 /* With failed links: the healthy topology and how much slower this is
- * (time_us and excess absent when the algorithm does not apply there). */
+ * (time_us and excess absent when the algorithm does not apply there; a
+ * fallback's against the algorithm asked, which algorithm names). */
 static Ofc__V1__DirectHealthy *healthy_msg(struct arena *a, const struct schedule_result *r,
 					   const struct schedule_outcome *o)
 {
@@ -43,6 +44,7 @@ static Ofc__V1__DirectHealthy *healthy_msg(struct arena *a, const struct schedul
 		SET(m, time_us, o->healthy_us);
 		SET(m, excess, o->time_us / o->healthy_us - 1);
 	}
+	m->algorithm = (char *)o->fallback_from;
 	return m;
 }
 
@@ -413,6 +415,10 @@ Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 		SET(b, receivers, o->rebalanced_receivers);
 		SET(b, steps_added, o->rebalance_steps_added);
 		m->rebalanced = b;
+	}
+	if (o->fallback_from) {
+		m->fallback_from = (char *)o->fallback_from;
+		m->fallback_why = (char *)o->fallback_why;
 	}
 	if (!o->verified)
 		m->verify_error = (char *)o->verify_error;
