@@ -448,3 +448,18 @@ Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 		compare(a, r, m);
 	return d;
 }
+
+Ofc__V1__ScheduleDetail *schedule_fallback_detail_msg(struct arena *a,
+						      const struct schedule_result *r)
+{
+	const struct schedule_outcome *o = r->main;
+
+	if (!o || !o->fallback_from)
+		return NULL;
+	Ofc__V1__ScheduleDetail *d =
+	    NEW(a, Ofc__V1__ScheduleDetail, OFC__V1__SCHEDULE_DETAIL__INIT);
+	d->direct = NEW(a, Ofc__V1__DirectDetail, OFC__V1__DIRECT_DETAIL__INIT);
+	d->direct->fallback_from = arena_strdup(a, o->fallback_from);
+	d->direct->fallback_why = arena_strdup(a, o->fallback_why);
+	return d;
+}
