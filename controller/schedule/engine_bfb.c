@@ -272,69 +272,6 @@ static void rebalance_degraded(struct schedule_result *r, struct schedule_outcom
 	o->gen_s += now_seconds() - t0;
 }
 
-/* Whether the healthy graph a degraded one came from is a torus (Swing's
- * detours re-route on one). */
-static bool healthy_torus(const struct schedule_result *r)
-{
-	struct ofc_error err = {0};
-	struct topo_tree *t = NULL;
-	bool torus = r->healthy && r->healthy->spec &&
-		     topo_build_tree(r->healthy->spec, NULL, &t, &err) == 0 &&
-		     t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
-
-	topo_tree_free(t);
-	return torus;
-}
-
-/* BFB refused for size (o->why: its explicit estimate and why its
- * structure was not kept) on a torus with failed links or ports: an
- * allreduce still gets a schedule, Swing's healthy program and the
- * detours of what crosses a failed arc, verified and priced against the
- * degraded bound, o then Swing's outcome with fallback_from and
- * fallback_why saying what was asked and why it was refused. Where Swing
- * cannot answer either, o keeps BFB's refusal with Swing's reason after
- * it. Any other collective or topology keeps BFB's refusal as it is. */
-static void swing_instead(struct schedule_result *r, const struct schedule_query *q,
-			  struct schedule_outcome *o, const char *asked)
-{
-	struct schedule_outcome sw = {0};
-	size_t n0 = strlen(r->note);
-
-	if (q->collective != SCHED_ALLREDUCE || !healthy_torus(r))
-		return;
-	if (!direct_swing_fallback(r, q, &sw)) {
-		size_t len = strlen(o->why);
-
-		r->note[n0] = 0;
-		snprintf(o->why + len, sizeof(o->why) - len,
-			 "; nor Swing around the failed links: %s", sw.why);
-		schedule_outcome_free(&sw);
-		return;
-	}
-	snprintf(sw.fallback_why, sizeof(sw.fallback_why), "%s", o->why);
-	sw.fallback_from = asked;
-	schedule_outcome_free(o);
-	*o = sw;
-	/* The note: what came before the patch's attempt ("BFB explicit on
-	 * the degraded graph: ...", last before n0, which the refusal
-	 * repeats), the refusal, then Swing's own ("Swing kept as
-	 * structure: ...", after n0). */
-	char tail[sizeof(r->note)], *cut = strstr(r->note, "BFB explicit on the degraded graph: ");
-	const char *sw_note = r->note + n0;
-	sw_note += strncmp(sw_note, "; ", 2) == 0 ? 2 : 0;
-	snprintf(tail, sizeof(tail), "%s", sw_note);
-	if (!cut || cut > r->note + n0)
-		cut = r->note + n0;
-	while (cut > r->note && (cut[-1] == ' ' || cut[-1] == ';'))
-		cut--;
-	*cut = 0;
-	size_t len = strlen(r->note);
-	snprintf(r->note + len, sizeof(r->note) - len,
-		 "%s%s refused (%.500s): Swing around the failed links instead, %s-optimal (the "
-		 "cost model's choice)%s%s",
-		 len ? "; " : "", asked, o->fallback_why, o->variant, tail[0] ? "; " : "", tail);
-}
-
 static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 		    struct schedule_outcome *o, const struct engine_ops *e, bool lp)
 {
@@ -417,8 +354,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 			snprintf(o->why + len, sizeof(o->why) - len, "; not kept as structure: %s",
 				 kept + strlen("BFB explicit on the degraded graph: "));
 		o->why_code = OFC_E_RUNTIME;
-		if (patch)
-			swing_instead(r, q, o, e->name);
+		o->size_refused = patch;
 		return;
 	}
 	outcome_phase(r, o, "generation");

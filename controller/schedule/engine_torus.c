@@ -463,22 +463,6 @@ void direct_build_torus(struct schedule_result *r, const struct schedule_query *
 	run_torus_auto(r, q, outcome_next(r), e);
 }
 
-bool direct_swing_fallback(struct schedule_result *r, const struct schedule_query *q,
-			   struct schedule_outcome *o)
-{
-	const struct engine_ops *e = engine_find("swing", ENGINE_DIRECT);
-	struct schedule_query qs = *q;
-
-	/* The variant the cost model prefers, as --algo swing picks it: the
-	 * latency-optimal one is priced from its healthy figures first and
-	 * built only where it could win (small sizes), and one over the
-	 * memory limit leaves the other. */
-	qs.algorithm = e->name;
-	qs.variant = NULL;
-	run_torus_auto(r, &qs, o, e);
-	return o->applies;
-}
-
 /* bucket alone, and each baseline in swing-all's table. */
 void direct_torus_routed(struct schedule_result *r, const struct schedule_query *q,
 			 const struct engine_ops *e)

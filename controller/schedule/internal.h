@@ -105,13 +105,6 @@ void direct_torus_variants(struct schedule_result *r, const struct schedule_quer
 			   const struct engine_ops *e);
 void direct_torus_routed(struct schedule_result *r, const struct schedule_query *q,
 			 const struct engine_ops *e);
-/* BFB's fallback on a torus with failed links or ports (engine_bfb.c):
- * Swing's healthy program and the detours of the transfers that cross a
- * failed arc, in the variant the cost model prefers, into o (zeroed);
- * false with o->why when Swing cannot answer either (a failed host, a
- * collective other than allreduce, not a torus, over the memory limit). */
-bool direct_swing_fallback(struct schedule_result *r, const struct schedule_query *q,
-			   struct schedule_outcome *o);
 void direct_build_alltoall(struct schedule_result *r, const struct schedule_query *q,
 			   const struct engine_ops *e);
 /* ---- what every direct-connect outcome goes through (outcome.c) ----------------

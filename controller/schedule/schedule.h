@@ -264,11 +264,13 @@ struct schedule_outcome {
 	 * transfers whose routes cross a failed arc (swing_reroute) and tf
 	 * their figures; checked by swing_reroute_verify on the program. */
 	struct swing_reroute *reroute;
-	/* BFB refused for size on a torus with failed links or ports (its
-	 * explicit schedule and its structure both over the memory limit), an
-	 * allreduce answered by Swing around the failed links instead
-	 * (engine_bfb.c): the engine asked ("bfb", "bfb-lp") and its refusal,
-	 * both reasons; NULL and "" otherwise. The outcome is Swing's (algo
+	/* BFB refused for size with its structure tried too (its explicit
+	 * schedule over the memory limit, the healthy program and a patch not
+	 * kept): where an allreduce on a torus with failed links or ports is
+	 * answered by Swing around them instead (dispatch.c). */
+	bool size_refused;
+	/* ... so answered: the engine asked ("bfb", "bfb-lp") and its
+	 * refusal, both reasons; NULL and "" otherwise. The outcome is Swing's (algo
 	 * "swing", reroute, tf), priced against the degraded bound as BFB's
 	 * would be, and healthy_us is the asked engine's on the healthy graph:
 	 * what the fabric ran before the failures. */
