@@ -76,7 +76,7 @@ $(tail -n 1 "$out.t")
 EOF
 	case $kib in '' | *[!0-9]*) kib=0 ;; esac
 	t=$(sed -n 's/^  time *\([0-9.]*\) us.*/\1/p' "$out")
-	vs=$(sed -n 's/^  time *[0-9.]* us (\([^ ]*\) vs healthy.*/\1/p' "$out")
+	vs=$(sed -n 's/^  time *[0-9.]* us (\([^ ]*\) vs .*healthy.*/\1/p' "$out")
 	ver=$(sed -n 's/^  verified *\(yes\|NO\).*/\1/p' "$out")
 	kept=$(sed -n "s/^  instead of   \([a-z-]*\), refused: .*/swing instead of \1/p; s/^  reduced .*and a patch (\([0-9]*\) transfers) where the failures reach: \([0-9]*\) nodes solved whole.*, the changed blocks of \([0-9]*\) more.*/patch: \1 transfers, \2 nodes whole, \3 by block/p; s/^  reduced *node 0.s program.*/reduced/p" "$out")
 	[ -n "$t" ] || t="refused: $(head -c 120 "$out.e" | tr '\n' ' ')"
