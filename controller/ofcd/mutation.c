@@ -134,8 +134,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		}
 		free(ps);
 		an->t.target = j->target;
-		*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path,
-				  &d->o);
+		*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, &d->o);
 		(*out)->coll = d->w->cfg->coll;
 		(*out)->size = d->w->cfg->size;
 		return 0;

@@ -115,12 +115,13 @@ void state_schedule_form(const struct schedule_result *r, char *buf, size_t n)
 	const char *explicit = strstr(r->note, "explicit on the degraded graph: ");
 
 	if (o->fallback_from)
-		snprintf(buf, n,
-			 ", Swing around the failed links (the healthy %s%s, %zu transfers re-routed "
-			 "around %zu failed arcs) instead of %s, refused: %s",
-			 o->is_reduced ? "program x " : "schedule", o->is_reduced ? o->group.name : "",
-			 o->reroute ? o->reroute->ndet : 0, o->reroute ? o->reroute->nfailed : 0,
-			 o->fallback_from, o->fallback_why);
+		snprintf(
+		    buf, n,
+		    ", Swing around the failed links (the healthy %s%s, %zu transfers re-routed "
+		    "around %zu failed arcs) instead of %s, refused: %s",
+		    o->is_reduced ? "program x " : "schedule", o->is_reduced ? o->group.name : "",
+		    o->reroute ? o->reroute->ndet : 0, o->reroute ? o->reroute->nfailed : 0,
+		    o->fallback_from, o->fallback_why);
 	else if (o->is_patched)
 		snprintf(buf, n,
 			 ", kept as structure (the healthy program x %s and a patch of %zu "
@@ -152,8 +153,8 @@ static void compute(struct state_sched_task *t)
 			 * the CLI's: everything tried, as the re-plan says) */
 			bool failed = !t->spec && t->cfg->coll != SCHED_ALLTOALL &&
 				      (t->cfg->nfailed || t->cfg->f->degraded);
-			t->why = xasprintf("no schedule for %s: %s", coll,
-					   failed ? rerr.msg : err.msg);
+			t->why =
+			    xasprintf("no schedule for %s: %s", coll, failed ? rerr.msg : err.msg);
 			t->line = xasprintf("the state's schedule: %s", t->why);
 			return;
 		}
