@@ -160,8 +160,8 @@ static bool run_healthy(struct schedule_result *h, const struct schedule_result 
 }
 
 /* Each outcome learns the time its algorithm takes on the healthy graph
- * (a fallback's: the algorithm asked). What the healthy run cannot do (an error, an algorithm that
- * does not apply) leaves healthy_us at 0. */
+ * (a fallback's: the algorithm asked). What the healthy run cannot do
+ * (an error, an algorithm that does not apply) leaves healthy_us at 0. */
 static void price_healthy(struct schedule_result *r, const struct schedule_result *h)
 {
 	for (uint32_t i = 0; i < r->nout; i++) {
