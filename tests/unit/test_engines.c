@@ -283,8 +283,8 @@ static void ports_failed(uint32_t a, uint32_t b, char *buf, size_t len)
  * schedule and its healthy program and patch over the memory limit): an
  * allreduce is Swing's around the failed arcs, verified, with BFB named
  * and its refusal kept, priced against BFB on the healthy torus; a failed
- * host leaves BFB's refusal with Swing's reason after it, an allgather
- * BFB's alone. */
+ * host, or Swing over the limit too, leaves BFB's refusal with Swing's
+ * reason after it, an allgather BFB's alone. */
 static void test_swing_instead(void **state)
 {
 	static char fail[16384];
@@ -329,6 +329,14 @@ static void test_swing_instead(void **state)
 	    !strstr(err.msg, "; nor Swing around the failed links: a failed host"))
 		fail_msg("%s", err.msg);
 	fail[len] = 0;
+	/* Swing over the limit too: its own estimate after BFB's */
+	q.max_memory = 1u << 20;
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), -1);
+	if (!strstr(err.msg, "; not kept as structure: ") ||
+	    !strstr(err.msg, "; nor Swing around the failed links: reduced bandwidth-optimal swing "
+			     "on 4096 nodes needs about "))
+		fail_msg("%s", err.msg);
 	/* an allgather: BFB's refusal, no Swing tried */
 	q.collective = SCHED_ALLGATHER;
 	q.max_memory = 48ull << 20; /* (its patch: about 54 MiB) */
