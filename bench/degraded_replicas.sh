@@ -172,7 +172,7 @@ answer_row() {
 	vs=$(sed -n 's/.* us (\([^ ]*\) vs healthy).*/\1/p' "$TMP/out" | head -n 1)
 	ver=NO
 	grep -q ' us[^,]*, verified' "$TMP/out" && ver=yes
-	kept=$(sed -n 's/.*, kept as structure (the healthy program x [^)]* and a patch of \([0-9]*\) transfers for the \([0-9]*\) nodes.*/patch: \1 transfers, \2 nodes/p; s/.*, symmetry-reduced (node 0.s program.*/reduced/p; s/.* (explicit: \(.*\)), re-planned.*/explicit: \1/p' "$TMP/out" | head -n 1)
+	kept=$(sed -n 's/.*, verified, Swing around the failed links (the healthy [^,]*, \([0-9]*\) transfers re-routed[^)]*) instead of \([a-z-]*\), refused.*/swing instead of \2: \1 re-routed/p; s/.*, kept as structure (the healthy program x [^)]* and a patch of \([0-9]*\) transfers for the \([0-9]*\) nodes.*/patch: \1 transfers, \2 nodes/p; s/.*, symmetry-reduced (node 0.s program.*/reduced/p; s/.* (explicit: \(.*\)), re-planned.*/explicit: \1/p' "$TMP/out" | head -n 1)
 	[ -n "$t" ] || t="no schedule: $(head -c 200 "$TMP/out" | tr '\n' ' ')"
 	echo "| $H | $1 | $2 | $3 | $(peak "$LEADER") / $(peak ${FOLLOWERS% *}) / $(peak ${FOLLOWERS#* }) | $t | ${vs:--} | $ver | ${kept:-explicit} | $(how) | ${CPU:--} | $(cut -d' ' -f1-3 /proc/loadavg) |"
 }

@@ -11,6 +11,10 @@
 # the healthy one, verified, and the structure kept (the patch's region).
 # Usage: sh bench/degraded_scale.sh [HOSTS...]   (default 1024 4096 8192)
 # 16384 and 65536 take minutes and GBs here; run them alone.
+# MAXMEM=SIZE: the memory limit (--max-memory, ofcd's --max-request-memory);
+# below what BFB's patch needs, an allreduce is Swing's around the failed
+# links instead (kept: "swing instead of bfb").
+MAXMEM=${MAXMEM:-}
 #
 # OFCD=1 sh bench/degraded_scale.sh [HOSTS...] measures the same through a
 # running ofcd instead: a fabric of HOSTS hosts (4 ports each, per-port onto
@@ -66,15 +70,15 @@ row() {
 	shift 3
 	out=$(mktemp)
 	/usr/bin/time -f '%e %M' -o "$out.t" "$OFC" schedule --topology "$spec" --collective allreduce \
-		--size 64MiB --threads 2 "$@" >"$out" 2>"$out.e"
+		--size 64MiB --threads 2 ${MAXMEM:+--max-memory "$MAXMEM"} "$@" >"$out" 2>"$out.e"
 	read -r wall kib <<EOF
 $(tail -n 1 "$out.t")
 EOF
 	case $kib in '' | *[!0-9]*) kib=0 ;; esac
 	t=$(sed -n 's/^  time *\([0-9.]*\) us.*/\1/p' "$out")
-	vs=$(sed -n 's/^  time *[0-9.]* us (\([^ ]*\) vs healthy.*/\1/p' "$out")
+	vs=$(sed -n 's/^  time *[0-9.]* us (\([^ ]*\) vs .*healthy.*/\1/p' "$out")
 	ver=$(sed -n 's/^  verified *\(yes\|NO\).*/\1/p' "$out")
-	kept=$(sed -n "s/^  reduced .*and a patch (\([0-9]*\) transfers) where the failures reach: \([0-9]*\) nodes solved whole.*, the changed blocks of \([0-9]*\) more.*/patch: \1 transfers, \2 nodes whole, \3 by block/p; s/^  reduced *node 0.s program.*/reduced/p" "$out")
+	kept=$(sed -n "s/^  instead of   \([a-z-]*\), refused: .*/swing instead of \1/p; s/^  reduced .*and a patch (\([0-9]*\) transfers) where the failures reach: \([0-9]*\) nodes solved whole.*, the changed blocks of \([0-9]*\) more.*/patch: \1 transfers, \2 nodes whole, \3 by block/p; s/^  reduced *node 0.s program.*/reduced/p" "$out")
 	[ -n "$t" ] || t="refused: $(head -c 120 "$out.e" | tr '\n' ' ')"
 	echo "| $hosts | $what | $wall | $((kib / 1024)) | $t | ${vs:--} | ${ver:--} | ${kept:-explicit} |"
 	rm -f "$out" "$out.t" "$out.e"
@@ -126,7 +130,7 @@ ofcd_row() {
 	vs=$(sed -n 's/.* us (\([^ ]*\) vs healthy).*/\1/p' "$TMP/out" | head -n 1)
 	ver=NO
 	grep -q ' us[^,]*, verified' "$TMP/out" && ver=yes
-	kept=$(sed -n 's/.*, kept as structure (the healthy program x [^)]* and a patch of \([0-9]*\) transfers for the \([0-9]*\) nodes.*/patch: \1 transfers, \2 nodes/p; s/.*, symmetry-reduced (node 0.s program.*/reduced/p; s/.* (explicit: \(.*\)), re-planned.*/explicit: \1/p' "$TMP/out" | head -n 1)
+	kept=$(sed -n 's/.*, verified, Swing around the failed links (the healthy [^,]*, \([0-9]*\) transfers re-routed[^)]*) instead of \([a-z-]*\), refused.*/swing instead of \2: \1 re-routed/p; s/.*, kept as structure (the healthy program x [^)]* and a patch of \([0-9]*\) transfers for the \([0-9]*\) nodes.*/patch: \1 transfers, \2 nodes/p; s/.*, symmetry-reduced (node 0.s program.*/reduced/p; s/.* (explicit: \(.*\)), re-planned.*/explicit: \1/p' "$TMP/out" | head -n 1)
 	[ -n "$t" ] || t="no schedule: $(sed 's/.* in effect ([^)]*); //' "$TMP/out" | head -c 200 | tr '\n' ' ')"
 	echo "| $hosts | $what | $wall | $cpu | $((kib / 1024)) | $((rss / 1024)) | $t | ${vs:--} | $ver | ${kept:-explicit} |"
 }
@@ -144,6 +148,7 @@ run_ofcd() {
 	mkdir -p "$TMP/st"
 	"$OFC" apply "$TMP/fab.yaml" --state-dir "$TMP/st" >/dev/null || exit 1
 	"$BUILD/ofcd" --foreground --config "$TMP/fab.yaml" --socket "$TMP/s.sock" \
+		${MAXMEM:+--max-request-memory "$MAXMEM"} \
 		--state-dir "$TMP/st" --credentials-dir "$TMP" 2>"$TMP/d.log" &
 	ofcd_pid=$!
 	until "$OFC" --socket "$TMP/s.sock" status >/dev/null 2>&1; do sleep 0.1; done

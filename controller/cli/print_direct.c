@@ -327,15 +327,22 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		fprintf(out, ", Thm 20 bound %.9g\n", schedule_thm20_bound(r, o));
 	}
 	fprintf(out, "  time         %.6g us", o->time_us);
-	if (r->healthy && o->healthy_us > 0)
+	if (r->healthy && o->healthy_us > 0 && o->fallback_from)
+		fprintf(out, " (%+.1f%% vs %s on the healthy %s, %.6g us)",
+			100 * (o->time_us / o->healthy_us - 1), o->fallback_from, r->healthy->spec,
+			o->healthy_us);
+	else if (r->healthy && o->healthy_us > 0)
 		fprintf(out, " (%+.1f%% vs healthy %s, %.6g us)",
 			100 * (o->time_us / o->healthy_us - 1), r->healthy->spec, o->healthy_us);
 	else if (r->healthy)
-		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec, o->algo);
+		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec,
+			o->fallback_from ? o->fallback_from : o->algo);
 	fprintf(out, "\n");
 	if (r->have_degraded)
 		fprintf(out, "               %+.1f%% vs the degraded fabric's own bound, %.6g us\n",
 			100 * (o->time_us / r->degraded_us - 1), r->degraded_us);
+	if (o->fallback_from)
+		fprintf(out, "  instead of   %s, refused: %s\n", o->fallback_from, o->fallback_why);
 	if (o->rebalanced) {
 		fprintf(out,
 			"  schedule     BFB re-balanced across steps (%u nodes' shards moved, %u "

@@ -29,7 +29,8 @@ static char *fraction(struct arena *a, struct frac f)
 }
 
 /* With failed links: the healthy topology and how much slower this is
- * (time_us and excess absent when the algorithm does not apply there). */
+ * (time_us and excess absent when the algorithm does not apply there; a
+ * fallback's against the algorithm asked, which algorithm names). */
 static Ofc__V1__DirectHealthy *healthy_msg(struct arena *a, const struct schedule_result *r,
 					   const struct schedule_outcome *o)
 {
@@ -43,6 +44,7 @@ static Ofc__V1__DirectHealthy *healthy_msg(struct arena *a, const struct schedul
 		SET(m, time_us, o->healthy_us);
 		SET(m, excess, o->time_us / o->healthy_us - 1);
 	}
+	m->algorithm = (char *)o->fallback_from;
 	return m;
 }
 
@@ -414,6 +416,10 @@ Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 		SET(b, steps_added, o->rebalance_steps_added);
 		m->rebalanced = b;
 	}
+	if (o->fallback_from) {
+		m->fallback_from = (char *)o->fallback_from;
+		m->fallback_why = (char *)o->fallback_why;
+	}
 	if (!o->verified)
 		m->verify_error = (char *)o->verify_error;
 	if (o->is_a2a) /* runs cross several arcs each */
@@ -440,5 +446,20 @@ Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 		m->expansion = expansion_msg(a, r->construction);
 	if (r->compare)
 		compare(a, r, m);
+	return d;
+}
+
+Ofc__V1__ScheduleDetail *schedule_fallback_detail_msg(struct arena *a,
+						      const struct schedule_result *r)
+{
+	const struct schedule_outcome *o = r->main;
+
+	if (!o || !o->fallback_from)
+		return NULL;
+	Ofc__V1__ScheduleDetail *d =
+	    NEW(a, Ofc__V1__ScheduleDetail, OFC__V1__SCHEDULE_DETAIL__INIT);
+	d->direct = NEW(a, Ofc__V1__DirectDetail, OFC__V1__DIRECT_DETAIL__INIT);
+	d->direct->fallback_from = arena_strdup(a, o->fallback_from);
+	d->direct->fallback_why = arena_strdup(a, o->fallback_why);
 	return d;
 }

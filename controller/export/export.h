@@ -207,6 +207,11 @@ Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct
  * working, the expansion beside it, --algo all's comparison. */
 Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,
 						    const struct schedule_result *r);
+/* ... and of it only what says another engine answered in the asked
+ * one's place (fallback_from, fallback_why, copied into a), for ofcd's
+ * summaries, which carry no detail otherwise; NULL when none did. */
+Ofc__V1__ScheduleDetail *schedule_fallback_detail_msg(struct arena *a,
+						      const struct schedule_result *r);
 /* A WDM ring's (detail_ring.c): outcome o of result q, beside s, the
  * summary's message, whose metrics it does not repeat. */
 struct schedule_outcome;

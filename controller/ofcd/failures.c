@@ -662,7 +662,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 			return fabcfg_ref(d->w->cfg);
 		}
 	}
-	struct fabcfg *c = fabcfg_new(f, h->yaml, h->yaml_len, h->path, d->o.lp_solver);
+	struct fabcfg *c = fabcfg_new(f, h->yaml, h->yaml_len, h->path, &d->o);
 	c->coll = h->coll;
 	c->size = h->size;
 	c->failed = eff;

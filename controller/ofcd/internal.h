@@ -87,6 +87,10 @@ struct fabcfg {
 	 * reference; NULL on a healthy config): a planner computing that one
 	 * is not let go of when the failures are published. */
 	struct fabcfg *healthy;
+	/* What the config's own schedules may hold (the state's, the
+	 * planner's, a failure's re-plan): the daemon's --max-request-memory,
+	 * as one GetSchedule; 0: half the machine's (schedule_memory_limit). */
+	uint64_t max_memory;
 };
 
 /* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
@@ -120,9 +124,11 @@ const char *workload_lowering(const struct fabric *f, const char *spec, enum sch
 /* ... and the whole schedule in frames of a step or less, any engine's. */
 #define ASK_STREAM "ask with stream (ofc --socket PATH schedule -o FILE streams)"
 
-/* lp: the daemon's --lp-solver, the config's `lp_solver` unless it names one. */
+/* o: the daemon's options (NULL: the defaults): its --lp-solver, the
+ * config's `lp_solver` unless it names one, and its --max-request-memory,
+ * what the config's own schedules may hold (max_memory). */
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path,
-			  enum lp_solver lp);
+			  const struct ofcd_opts *o);
 struct fabcfg *fabcfg_ref(struct fabcfg *c);
 void fabcfg_unref(struct fabcfg *c);
 
@@ -705,8 +711,12 @@ void planner_out_free(struct planner_out *o);
 int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
 			      enum sched_collective coll, uint64_t size, struct schedule_result *r,
 			      struct ofc_error *err);
-/* How r's main outcome is kept, for a log line or an event: ", kept as
- * structure (...)", ", symmetry-reduced (...)", " (explicit: WHY)" or "". */
+/* How r's main outcome is kept, for a log line or an event: ", Swing
+ * around the failed links (...) instead of bfb, refused: WHY" (BFB's
+ * fallback: its refusal whole), ", kept as structure (...)",
+ * ", symmetry-reduced (...)", " (explicit: WHY)" or ""; buf of
+ * STATE_FORM_LEN holds any. */
+#define STATE_FORM_LEN 800
 void state_schedule_form(const struct schedule_result *r, char *buf, size_t n);
 /* (jobs.c: a task is handed between threads, as the planner's) */
 void state_sched_task_unref(struct state_sched_task *t);

@@ -89,7 +89,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			fabric_free(f);
 			return -1;
 		}
-		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename, d->o.lp_solver);
+		*out = fabcfg_new(f, j->yaml, j->yaml_len, j->filename, &d->o);
 		return 0;
 	}
 	/* Reconfigure of a partition: the running config as it is; the plan
@@ -134,8 +134,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		}
 		free(ps);
 		an->t.target = j->target;
-		*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path,
-				  d->o.lp_solver);
+		*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, &d->o);
 		(*out)->coll = d->w->cfg->coll;
 		(*out)->size = d->w->cfg->size;
 		return 0;
@@ -158,7 +157,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		answer_status(an, OFC__V1__STATUS__STATUS_INVALID, "%s", err.msg);
 		return -1;
 	}
-	*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, d->o.lp_solver);
+	*out = fabcfg_new(f, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, &d->o);
 	if (j->workload) {
 		(*out)->coll = j->coll;
 		(*out)->size = j->size;
@@ -813,7 +812,7 @@ static void rewire(struct ofcd *d, const char *item, struct port_wires *wires, s
 		goto undo;
 	}
 	struct fabcfg *ncfg =
-	    fabcfg_new(nf, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, d->o.lp_solver);
+	    fabcfg_new(nf, d->w->cfg->yaml, d->w->cfg->yaml_len, d->w->cfg->path, &d->o);
 	ncfg->coll = d->w->cfg->coll;
 	ncfg->size = d->w->cfg->size;
 	nf = NULL;

@@ -146,6 +146,7 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	    .kept = kept && kept->warm ? kept : NULL,
 	    .keep_warm = keep,
 	    .cancel = cancel,
+	    .max_memory = pub->max_memory,
 	};
 	struct schedule_result r;
 	struct ofc_error err = {0};
@@ -160,12 +161,18 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 	 * change), as the state's schedule is: a failed port at 8,192 hosts
 	 * is then milliseconds, not 134 M transfers. Else explicit. */
 	double tc = now_seconds();
-	bool structured = q.collective != SCHED_ALLTOALL &&
-			  state_schedule_structured(pub, NULL, q.collective, q.size, &r, &err) == 0;
-	ofc_error_clear(&err);
+	struct ofc_error serr = {0};
+	bool tried = q.collective != SCHED_ALLTOALL;
+	bool structured =
+	    tried && state_schedule_structured(pub, NULL, q.collective, q.size, &r, &serr) == 0;
 	if (!structured &&
 	    (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)) {
-		sb_printf(msg, "no schedule: %s", err.msg);
+		/* With failures in effect the structured run is `ofc schedule
+		 * FILE`'s, whose refusal says everything tried (BFB's explicit
+		 * estimate, why its structure was not kept, Swing's detours);
+		 * the explicit one's would give the estimate alone. */
+		bool failed = pub->nfailed || pub->f->degraded;
+		sb_printf(msg, "no schedule: %s", tried && failed ? serr.msg : err.msg);
 		return;
 	}
 	const struct schedule *s = &r.main->s;
@@ -205,7 +212,7 @@ void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
 		if (r.main->healthy_us > 0 && pub->nfailed)
 			sb_printf(msg, " (%+.1f%% vs healthy)",
 				  100.0 * (s->time_us / r.main->healthy_us - 1));
-		char form[240];
+		char form[STATE_FORM_LEN];
 
 		state_schedule_form(&r, form, sizeof(form));
 		sb_printf(msg, ", verified%s, %s in %.3f s", form, done, now_seconds() - t0);

@@ -289,11 +289,15 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 		return -1;
 	}
 	const struct schedule *s = &r->main->s;
+	char form[STATE_FORM_LEN] = "";
+	/* BFB refused for size, Swing in its place: the answer says so */
+	if (r->main->fallback_from)
+		state_schedule_form(r, form, sizeof(form));
 	resp->status = s->verified ? OFC__V1__STATUS__STATUS_OK : OFC__V1__STATUS__STATUS_INTERNAL;
 	resp->message = s->verified
-			    ? arena_printf(a, "%s %s on %s: %u steps, %.6g us, verified",
+			    ? arena_printf(a, "%s %s on %s: %u steps, %.6g us, verified%s",
 					   s->algorithm, sched_collective_name(s->collective),
-					   s->topology, s->nsteps, s->time_us)
+					   s->topology, s->nsteps, s->time_us, form)
 			    : arena_printf(a, "the %s schedule failed verification: %s",
 					   s->algorithm, r->main->verify_error);
 	return 0;
@@ -312,6 +316,7 @@ Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_res
 		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
 	if (!h->verified && r->main->verify_error[0])
 		h->verify_error = arena_strdup(a, r->main->verify_error);
+	h->detail = schedule_fallback_detail_msg(a, r);
 	return h;
 }
 

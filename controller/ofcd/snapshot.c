@@ -20,12 +20,13 @@ void strv_free(char **v, uint32_t n)
 }
 
 struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const char *path,
-			  enum lp_solver lp)
+			  const struct ofcd_opts *o)
 {
 	struct fabcfg *c = xcalloc(1, sizeof(*c));
 
-	if (f->lp_solver == LP_SOLVER_DEFAULT)
-		f->lp_solver = lp;
+	if (f->lp_solver == LP_SOLVER_DEFAULT && o)
+		f->lp_solver = o->lp_solver;
+	c->max_memory = o ? o->max_request_memory : 0;
 	atomic_init(&c->refs, 1);
 	c->f = f;
 	c->yaml = xmalloc(len + 1);
@@ -115,6 +116,7 @@ Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct sched
 		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
 	if (!h->verified && r->main->verify_error[0])
 		h->verify_error = arena_strdup(a, r->main->verify_error);
+	h->detail = schedule_fallback_detail_msg(a, r);
 	return h;
 }
 

@@ -161,7 +161,7 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 			    ofcd_open_ctl(d, nf, false, &nc, &e2) == 0) {
 				struct fabcfg *nc_cfg =
 				    fabcfg_new(nf, d->w->cfg->yaml, d->w->cfg->yaml_len,
-					       d->w->cfg->path, d->o.lp_solver);
+					       d->w->cfg->path, &d->o);
 
 				if (other)
 					ofcd_log(d,
@@ -246,7 +246,7 @@ int ofcd_start(struct ofcd *d, struct snapshot **snap, struct fabcfg **cfg, stru
 		return -1;
 	}
 	ofcd_trust_config(d, f);
-	d->w->cfg = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
+	d->w->cfg = fabcfg_new(f, text, len, d->o.config_path, &d->o);
 	d->w->base = fabcfg_ref(d->w->cfg);
 	free(text);
 	/* A replica's state is etcd's: it leads, locks and

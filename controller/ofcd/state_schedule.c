@@ -76,6 +76,7 @@ int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
 	     * show the schedule the CLI computes (failed hosts too); other
 	     * engines get the explicit schedule there. */
 	    .reduced = failed ? SCHEDULE_REDUCED_AUTO : SCHEDULE_REDUCED_ALWAYS,
+	    .max_memory = cfg->max_memory,
 	};
 
 	if (!f->graph && !spec)
@@ -100,6 +101,7 @@ static int compute_explicit(const struct state_sched_task *t, struct schedule_re
 	    .collective = t->cfg->coll,
 	    .size = t->cfg->size,
 	    .lowering = workload_lowering(f, t->spec, t->cfg->coll),
+	    .max_memory = t->cfg->max_memory,
 	};
 
 	if (schedule_compute(&q, r, NULL, err) < 0)
@@ -112,7 +114,15 @@ void state_schedule_form(const struct schedule_result *r, char *buf, size_t n)
 	const struct schedule_outcome *o = r->main;
 	const char *explicit = strstr(r->note, "explicit on the degraded graph: ");
 
-	if (o->is_patched)
+	if (o->fallback_from)
+		snprintf(
+		    buf, n,
+		    ", Swing around the failed links (the healthy %s%s, %zu transfers re-routed "
+		    "around %zu failed arcs) instead of %s, refused: %s",
+		    o->is_reduced ? "program x " : "schedule", o->is_reduced ? o->group.name : "",
+		    o->reroute ? o->reroute->ndet : 0, o->reroute ? o->reroute->nfailed : 0,
+		    o->fallback_from, o->fallback_why);
+	else if (o->is_patched)
 		snprintf(buf, n,
 			 ", kept as structure (the healthy program x %s and a patch of %zu "
 			 "transfers for the %llu nodes the failures reach)",
@@ -139,7 +149,12 @@ static void compute(struct state_sched_task *t)
 	if (state_schedule_structured(t->cfg, t->spec, t->cfg->coll, t->cfg->size, &r, &rerr) < 0) {
 		snprintf(reduced_why, sizeof(reduced_why), " (explicit: %.160s)", rerr.msg);
 		if (compute_explicit(t, &r, &err) < 0) {
-			t->why = xasprintf("no schedule for %s: %s", coll, err.msg);
+			/* (with failures in effect, the structured refusal is
+			 * the CLI's: everything tried, as the re-plan says) */
+			bool failed = !t->spec && t->cfg->coll != SCHED_ALLTOALL &&
+				      (t->cfg->nfailed || t->cfg->f->degraded);
+			t->why =
+			    xasprintf("no schedule for %s: %s", coll, failed ? rerr.msg : err.msg);
 			t->line = xasprintf("the state's schedule: %s", t->why);
 			return;
 		}
@@ -149,7 +164,7 @@ static void compute(struct state_sched_task *t)
 	const struct schedule_outcome *o = r.main;
 	const struct schedule *s = &o->s;
 	Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
-	char form[240];
+	char form[STATE_FORM_LEN];
 
 	state_schedule_form(&r, form, sizeof(form));
 	t->verified = s->verified;

@@ -84,7 +84,7 @@ static void reread_base(struct ofcd *d)
 	}
 	ofcd_trust_config(d, f);
 	fabcfg_unref(d->w->base);
-	d->w->base = fabcfg_new(f, text, len, d->o.config_path, d->o.lp_solver);
+	d->w->base = fabcfg_new(f, text, len, d->o.config_path, &d->o);
 	free(text);
 }
 

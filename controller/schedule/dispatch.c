@@ -1,10 +1,12 @@
 /* A direct-connect request through the engine table: the request's
  * options checked against the engine it names (the names in every message
  * from the table), the set-up (direct.c), then the engine's build, or every
- * row 'all' compares for the collective side by side. */
+ * row 'all' compares for the collective side by side; BFB refused for size
+ * on a degraded torus, Swing around the failed links in its place. */
 #include "controller/schedule/internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* The names the engine table lists for a message, as a C string (kept in
  * buf). */
@@ -82,6 +84,84 @@ static void build_torus_all(struct schedule_result *r, const struct schedule_que
 				x->torus(r, q, x);
 }
 
+/* Whether the healthy graph a degraded one came from is a torus (Swing's
+ * detours re-route on one). */
+static bool healthy_torus(const struct schedule_result *r)
+{
+	struct ofc_error err = {0};
+	struct topo_tree *t = NULL;
+	bool torus = r->healthy && r->healthy->spec &&
+		     topo_build_tree(r->healthy->spec, NULL, &t, &err) == 0 &&
+		     t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
+
+	topo_tree_free(t);
+	return torus;
+}
+
+/* r->note once Swing answered in BFB's place (o, its refusal kept in
+ * fallback_why): what came before BFB's attempt at a patch (its "BFB
+ * explicit on the degraded graph: ...", last before n0, which the
+ * refusal repeats), the refusal, then Swing's own note (from n0 on). */
+static void note_instead(struct schedule_result *r, const struct schedule_outcome *o, size_t n0)
+{
+	char tail[sizeof(r->note)], *cut = strstr(r->note, "BFB explicit on the degraded graph: ");
+	const char *sw = r->note + n0;
+
+	sw += strncmp(sw, "; ", 2) == 0 ? 2 : 0;
+	snprintf(tail, sizeof(tail), "%s", sw);
+	if (!cut || cut > r->note + n0)
+		cut = r->note + n0;
+	while (cut > r->note && (cut[-1] == ' ' || cut[-1] == ';'))
+		cut--;
+	*cut = 0;
+	size_t len = strlen(r->note);
+	snprintf(r->note + len, sizeof(r->note) - len,
+		 "%s%s refused (%.500s): Swing around the failed links instead, %s-optimal (the "
+		 "cost model's choice)%s%s",
+		 len ? "; " : "", o->fallback_from, o->fallback_why, o->variant,
+		 tail[0] ? "; " : "", tail);
+}
+
+/* BFB (row e) refused for size on a torus with failed links or ports, its
+ * explicit schedule and its structure both over the memory limit: an
+ * allreduce still gets a schedule, Swing's healthy program and the
+ * detours of the transfers that cross a failed arc (engine_torus.c), in
+ * the variant the cost model prefers as --algo swing picks it, verified
+ * and priced against the degraded bound; the outcome is Swing's, with
+ * fallback_from and fallback_why saying what was asked and why it was
+ * refused. Where Swing cannot answer either (a failed host, over the
+ * memory limit too), BFB's refusal stands with Swing's reason after its
+ * own two; any other collective or topology keeps BFB's as it is. */
+static void swing_instead(struct schedule_result *r, const struct schedule_query *q,
+			  const struct engine_ops *e)
+{
+	const struct engine_ops *sw = engine_find("swing", ENGINE_DIRECT);
+	struct schedule_outcome *o = &r->out[0], *n = &r->out[1];
+	size_t n0 = strlen(r->note);
+
+	if (r->compare || r->nout != 1 || !o->size_refused || q->collective != SCHED_ALLREDUCE ||
+	    !healthy_torus(r))
+		return;
+	sw->build(r, q, sw); /* into n */
+	if (!n->applies) {
+		size_t len = strlen(o->why);
+
+		snprintf(o->why + len, sizeof(o->why) - len,
+			 "; nor Swing around the failed links: %s", n->why);
+		r->note[n0] = 0;
+	} else {
+		snprintf(n->fallback_why, sizeof(n->fallback_why), "%s", o->why);
+		n->fallback_from = e->name;
+		schedule_outcome_free(o);
+		*o = *n;
+		memset(n, 0, sizeof(*n));
+		note_instead(r, o, n0);
+	}
+	schedule_outcome_free(n);
+	memset(n, 0, sizeof(*n));
+	r->nout = 1;
+}
+
 int schedule_direct(struct schedule_result *r, const struct schedule_query *q, const char *algo,
 		    struct ofc_error *err)
 {
@@ -98,6 +178,7 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 		build_torus_all(r, q);
 	else
 		e->build(r, q, e);
+	swing_instead(r, q, e);
 	if (r->compare)
 		direct_keep_first(r);
 	if (!r->main)

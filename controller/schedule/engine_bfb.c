@@ -354,6 +354,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 			snprintf(o->why + len, sizeof(o->why) - len, "; not kept as structure: %s",
 				 kept + strlen("BFB explicit on the degraded graph: "));
 		o->why_code = OFC_E_RUNTIME;
+		o->size_refused = patch;
 		return;
 	}
 	outcome_phase(r, o, "generation");

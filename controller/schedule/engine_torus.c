@@ -307,12 +307,25 @@ static bool latency_loses(const struct schedule_result *r, const struct schedule
 	struct ofc_error err = {0};
 	struct sched_group G;
 	struct torus_figures f;
+	struct topo_tree *own = NULL;
+	/* A degraded torus (r->tree has no family): the healthy torus's
+	 * figures, which detours only raise (longer routes; a link class's
+	 * load, alike on every arc of it, moves onto its surviving arcs). */
+	const struct graph *g = r->healthy ? r->healthy : r->g;
+	const struct topo_tree *t = r->tree;
+	bool loses = false;
 
-	if (!o->applies || !o->is_reduced || !(e->flags & ENGINE_SPLIT) ||
-	    sched_group_of(r->g, r->tree, &G, &err) < 0 ||
-	    torus_allreduce_reduced(r->tree, e->torus_algo, SWING_LATENCY, &G, NULL, &f, &err) < 0)
+	if (!o->applies || !o->is_reduced || !(e->flags & ENGINE_SPLIT))
 		return false;
-	return !(torus_time_us(r, f.steps, &f) < o->time_us);
+	if (r->healthy && topo_build_tree(r->healthy->spec, NULL, &own, &err) < 0)
+		return false;
+	if (own)
+		t = own;
+	if (sched_group_of(g, t, &G, &err) == 0 &&
+	    torus_allreduce_reduced(t, e->torus_algo, SWING_LATENCY, &G, NULL, &f, &err) == 0)
+		loses = !(torus_time_us(r, f.steps, &f) < o->time_us);
+	topo_tree_free(own);
+	return loses;
 }
 
 /* The variant the cost model prefers (the paper picks per size). */

@@ -159,16 +159,18 @@ static bool run_healthy(struct schedule_result *h, const struct schedule_result 
 	return schedule_direct(h, &qh, algo, &err) == 0;
 }
 
-/* Each outcome learns the time its algorithm takes on the healthy graph.
- * What the healthy run cannot do (an error, an algorithm that does not
- * apply) leaves healthy_us at 0. */
+/* Each outcome learns the time its algorithm takes on the healthy graph
+ * (a fallback's: the algorithm asked). What the healthy run cannot do
+ * (an error, an algorithm that does not apply) leaves healthy_us at 0. */
 static void price_healthy(struct schedule_result *r, const struct schedule_result *h)
 {
 	for (uint32_t i = 0; i < r->nout; i++) {
 		struct schedule_outcome *o = &r->out[i];
+		/* (a fallback against what the fabric ran healthy: the asked) */
+		const char *algo = o->fallback_from ? o->fallback_from : o->algo;
 
 		for (uint32_t j = 0; j < h->nout; j++)
-			if (strcmp(h->out[j].algo, o->algo) == 0 && h->out[j].applies &&
+			if (strcmp(h->out[j].algo, algo) == 0 && h->out[j].applies &&
 			    h->out[j].verified) {
 				o->healthy_us = h->out[j].time_us;
 				if (h->out[j].have_mcf)

@@ -264,6 +264,18 @@ struct schedule_outcome {
 	 * transfers whose routes cross a failed arc (swing_reroute) and tf
 	 * their figures; checked by swing_reroute_verify on the program. */
 	struct swing_reroute *reroute;
+	/* BFB refused for size with its structure tried too (its explicit
+	 * schedule over the memory limit, the healthy program and a patch not
+	 * kept): where an allreduce on a torus with failed links or ports is
+	 * answered by Swing around them instead (dispatch.c). */
+	bool size_refused;
+	/* ... so answered: the engine asked ("bfb", "bfb-lp") and its
+	 * refusal, both reasons; NULL and "" otherwise. The outcome is Swing's (algo
+	 * "swing", reroute, tf), priced against the degraded bound as BFB's
+	 * would be, and healthy_us is the asked engine's on the healthy graph:
+	 * what the fabric ran before the failures. */
+	const char *fallback_from;
+	char fallback_why[520];
 	/* WDM rings */
 	bool is_ring;
 	struct ring_outcome ring;
@@ -286,7 +298,7 @@ struct schedule_result {
 	struct schedule_outcome *main; /* the one asked for (first of a comparison) */
 	/* BFB next to the expansion construction it implements (or NULL) */
 	struct schedule_outcome *construction;
-	char note[512]; /* something to tell people (several rings), or "" */
+	char note[1024]; /* something to tell people (several rings), or "" */
 
 	/* direct-connect */
 	const struct graph *g;

@@ -33,7 +33,7 @@ static struct fabcfg *config(void)
 		if (config_parse("fuzz.yaml", yaml, strlen(yaml), &f, &err) < 0 ||
 		    fabric_validate(f, &err) < 0)
 			abort();
-		cfg = fabcfg_new(f, yaml, strlen(yaml), "fuzz.yaml", LP_SOLVER_DEFAULT);
+		cfg = fabcfg_new(f, yaml, strlen(yaml), "fuzz.yaml", NULL);
 	}
 	return cfg;
 }

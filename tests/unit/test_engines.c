@@ -243,6 +243,109 @@ static void test_verify_memory(void **state)
 	schedule_result_free(&r);
 }
 
+/* 3% of an A x B torus's ports failed, none two of one host, as the arcs
+ * they take down ("u>v,...": port p of u along +x -x +y -y, both ways
+ * through it), into buf. */
+static void ports_failed(uint32_t a, uint32_t b, char *buf, size_t len)
+{
+	uint32_t n = a * b, nused = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	bool *used = calloc(n, sizeof(bool)), *arc = calloc(4 * (size_t)n, sizeof(bool));
+	size_t at = 0;
+
+	assert_true(used && arc);
+	while (nused < 4 * n * 3 / 100) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t u = (uint32_t)(x % n), p = (uint32_t)((x >> 32) % 4);
+		if (used[u])
+			continue;
+		used[u] = true;
+		nused++;
+		int di = p == 0 ? 1 : p == 1 ? -1 : 0, dk = p == 2 ? 1 : p == 3 ? -1 : 0;
+		uint32_t i = u % a, k = u / a;
+		uint32_t v = (i + a + di) % a + (k + b + dk) % b * a;
+		uint32_t w = (i + a - di) % a + (k + b - dk) % b * a;
+		/* (each arc once: (u, p) is u's along p, (w, p) w's into u) */
+		if (!arc[4 * (size_t)u + p])
+			at += (size_t)snprintf(buf + at, len - at, "%s%u>%u", at ? "," : "", u, v);
+		if (!arc[4 * (size_t)w + p])
+			at += (size_t)snprintf(buf + at, len - at, ",%u>%u", w, u);
+		arc[4 * (size_t)u + p] = arc[4 * (size_t)w + p] = true;
+		assert_true(at < len);
+	}
+	free(used);
+	free(arc);
+}
+
+/* BFB refused for size on a torus with failed ports (its explicit
+ * schedule and its healthy program and patch over the memory limit): an
+ * allreduce is Swing's around the failed arcs, verified, with BFB named
+ * and its refusal kept, priced against BFB on the healthy torus; a failed
+ * host, or Swing over the limit too, leaves BFB's refusal with Swing's
+ * reason after it, an allgather BFB's alone. */
+static void test_swing_instead(void **state)
+{
+	static char fail[16384];
+	struct schedule_query q = direct_query(NULL, SCHED_ALLREDUCE);
+	struct schedule_result r;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_failed(64, 64, fail, sizeof(fail) - 8);
+	q.spec = "torus:64x64";
+	q.fail = fail;
+	q.size = 64u << 20;
+	/* BFB's patch needs about 306 MiB here (its own estimate), Swing's
+	 * program a few over what the process holds (a sanitizer's build
+	 * holds more) */
+	q.max_memory = 288ull << 20;
+	if (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)
+		fail_msg("%s", err.msg);
+	const struct schedule_outcome *o = r.main;
+	assert_string_equal(o->algo, "swing");
+	assert_string_equal(o->s.algorithm, "swing");
+	assert_true(o->verified && o->reroute && o->reroute->ndet > 0);
+	assert_string_equal(o->fallback_from, "bfb");
+	if (!strstr(o->fallback_why, "BFB allreduce on 4096 nodes needs about ") ||
+	    !strstr(o->fallback_why, "; not kept as structure: "))
+		fail_msg("%s", o->fallback_why);
+	if (!strstr(r.note, "bfb refused (BFB allreduce") ||
+	    !strstr(r.note, "): Swing around the failed links instead, bandwidth-optimal") ||
+	    strstr(r.note, "BFB explicit on the degraded graph"))
+		fail_msg("%s", r.note);
+	/* against BFB on the healthy torus, and the degraded bound */
+	assert_true(o->healthy_us > 0 && o->healthy_us < o->time_us);
+	assert_true(r.have_degraded && o->lb_us > r.healthy_lb_us);
+	schedule_result_free(&r);
+
+	/* a failed host: Swing's exchanges include it */
+	size_t len = strlen(fail);
+	snprintf(fail + len, sizeof(fail) - len, ",7");
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), -1);
+	if (!strstr(err.msg, "; not kept as structure: ") ||
+	    !strstr(err.msg, "; nor Swing around the failed links: a failed host"))
+		fail_msg("%s", err.msg);
+	fail[len] = 0;
+	/* Swing over the limit too: its own estimate after BFB's */
+	q.max_memory = 1u << 20;
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), -1);
+	if (!strstr(err.msg, "; not kept as structure: ") ||
+	    !strstr(err.msg, "; nor Swing around the failed links: reduced bandwidth-optimal swing "
+			     "on 4096 nodes needs about "))
+		fail_msg("%s", err.msg);
+	/* an allgather: BFB's refusal, no Swing tried */
+	q.collective = SCHED_ALLGATHER;
+	q.max_memory = 48ull << 20; /* (its patch: about 54 MiB) */
+	assert_int_equal(schedule_compute(&q, &r, NULL, &err), 0);
+	assert_int_equal(schedule_check(&r, &err), -1);
+	if (!strstr(err.msg, "; not kept as structure: ") || strstr(err.msg, "Swing"))
+		fail_msg("%s", err.msg);
+}
+
 /* The nodes node 0 sends to in an explicit schedule. */
 static unsigned peers_of_0(const struct schedule *s)
 {
@@ -498,7 +601,7 @@ int main(void)
 	    cmocka_unit_test(test_help_and_names), cmocka_unit_test(test_dispatch),
 	    cmocka_unit_test(test_unknown),	   cmocka_unit_test(test_config_names),
 	    cmocka_unit_test(test_row_properties), cmocka_unit_test(test_defaults_and_lowerings),
-	    cmocka_unit_test(test_verify_memory),
+	    cmocka_unit_test(test_verify_memory),  cmocka_unit_test(test_swing_instead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

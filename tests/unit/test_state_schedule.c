@@ -224,7 +224,7 @@ static void test_follower(void **state)
 	state_schedule_test_hook = NULL;
 	assert_int_equal(config_parse("fab.yaml", text, strlen(text), &f, &err), 0);
 	assert_int_equal(fabric_validate(f, &err), 0);
-	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", LP_SOLVER_DEFAULT);
+	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", NULL);
 
 	d->loop = xcalloc(1, sizeof(*d->loop));
 	d->o.log = log_line;
@@ -324,7 +324,7 @@ static void test_follower_reads_answer(void **state)
 	state_schedule_test_hook = NULL;
 	assert_int_equal(config_parse("fab.yaml", text, strlen(text), &f, &err), 0);
 	assert_int_equal(fabric_validate(f, &err), 0);
-	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", LP_SOLVER_DEFAULT);
+	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", NULL);
 
 	d->loop = xcalloc(1, sizeof(*d->loop));
 	d->o.log = log_line;
@@ -416,7 +416,7 @@ static void test_structured_large(void **state)
 		assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
 		if (fabric_open(path, &f, &err) < 0)
 			fail_msg("%s", err.msg);
-		struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), path, LP_SOLVER_DEFAULT);
+		struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), path, NULL);
 		free(text);
 		assert_int_equal(
 		    state_schedule_structured(cfg, NULL, SCHED_ALLGATHER, 1u << 20, &r, &err), 0);
@@ -510,7 +510,7 @@ static struct fabcfg *small_cfg(const struct world *w, const char *topology, con
 	assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
 	if (fabric_open(path, &f, &err) < 0)
 		fail_msg("%s", err.msg);
-	struct fabcfg *c = fabcfg_new(f, text, strlen(text), path, LP_SOLVER_DEFAULT);
+	struct fabcfg *c = fabcfg_new(f, text, strlen(text), path, NULL);
 	free(text);
 	c->coll = SCHED_ALLREDUCE;
 	c->size = 1u << 20;
