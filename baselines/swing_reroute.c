@@ -204,25 +204,87 @@ static uint32_t legs_len(const struct leg *l, uint32_t n)
 
 /* ---- loads of one step ------------------------------------------------------------- */
 
+/* Each ring line (a dimension, a way, the other coordinates) keeps its
+ * arcs' loads in a row of slots (slot pos: the arc from the node whose
+ * coordinate along the line is pos), in blocks of LINE_BLOCK with an add
+ * and a max each. A leg is a range of one row (two where it wraps), so
+ * adding a part to it or finding its busiest arc costs O(LINE_BLOCK + row
+ * / LINE_BLOCK), not a walk of its hops: Swing's long steps move halves of
+ * 85 hops and more, a dozen parts each, and walking them arc by arc was
+ * most of planning 1% of torus:256x256's ports. A row is filled from the
+ * orbits' loads when the step first touches its line. */
+#define LINE_BLOCK 16
+#define LINE_PAD   (INT64_MIN / 4) /* a row's slots past its ring: never the max */
+
 struct loads {
 	const struct geo *g;
-	uint64_t *orbit;      /* norbits: the healthy load of each arc of the orbit */
-	uint64_t *touched_in; /* norbits: arcs of the orbit the patch changes */
-	int64_t *delta;	      /* narcs: what the patch changes on an arc */
-	uint32_t *stamp, now; /* narcs: delta is this step's */
-	size_t *touched, ntouched, cap_touched;
-	const uint8_t *failed;			 /* narcs */
+	uint64_t *orbit;       /* norbits: the healthy load of each arc of the orbit */
+	uint64_t *touched_in;  /* norbits: arcs of the orbit the patch changes */
+	const uint8_t *failed; /* narcs */
 	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
 	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
 	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
 	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
+	/* the lines' rows */
+	uint32_t now, nlines, nrows;	      /* nrows: the lines this step touched */
+	uint32_t *arc_line, *arc_pos;	      /* narcs: an arc's line and slot in its row */
+	uint32_t *line_base, *line_d;	      /* nlines: its first slot (a block's), its ring */
+	uint32_t *line_stamp, *rows;	      /* nlines: its row is step `now`'s; those rows */
+	int64_t *val;			      /* slots: the arc's load less its block's add */
+	uint8_t *chg;			      /* slots: the patch changed the arc this step */
+	uint32_t *slot_orbit, *failed_before; /* slots: its orbit; failed arcs before it */
+	int64_t *badd, *bmax;		      /* blocks: added to the whole; its slots' max */
+	uint8_t *bchg;			      /* blocks: every arc of it changed */
 };
 
-/* A table, not the arithmetic: every walk of a route asks it per arc (two
- * divisions a lookup were a third of planning 1% of torus:128x128). */
-static size_t orbit_of(const struct loads *L, size_t arc)
+static void lines_init(struct loads *L)
 {
-	return L->orbit_at[arc];
+	const struct geo *g = L->g;
+	size_t slots = 0;
+	uint32_t line = 0;
+
+	L->nlines = 0;
+	for (uint32_t w = 0; w < g->D; w++)
+		L->nlines += 2 * (g->n / g->dims[w]);
+	L->arc_line = xmalloc(g->narcs * sizeof(uint32_t));
+	L->arc_pos = xmalloc(g->narcs * sizeof(uint32_t));
+	L->line_base = xmalloc(L->nlines * sizeof(uint32_t));
+	L->line_d = xmalloc(L->nlines * sizeof(uint32_t));
+	L->line_stamp = xcalloc(L->nlines, sizeof(uint32_t));
+	L->rows = xmalloc(L->nlines * sizeof(uint32_t));
+	for (uint32_t w = 0; w < g->D; w++) /* a row has room for its d + 1 prefix counts */
+		slots += 2 * (size_t)(g->n / g->dims[w]) *
+			 ((g->dims[w] + LINE_BLOCK) / LINE_BLOCK * LINE_BLOCK);
+	L->val = xmalloc(slots * sizeof(int64_t));
+	L->chg = xcalloc(slots, 1);
+	L->slot_orbit = xcalloc(slots, sizeof(uint32_t));
+	L->failed_before = xcalloc(slots, sizeof(uint32_t));
+	L->badd = xcalloc(slots / LINE_BLOCK, sizeof(int64_t));
+	L->bmax = xcalloc(slots / LINE_BLOCK, sizeof(int64_t));
+	L->bchg = xcalloc(slots / LINE_BLOCK, 1);
+	slots = 0;
+	for (uint32_t w = 0; w < g->D; w++)
+		for (uint32_t dir = 0; dir < 2; dir++)
+			for (uint32_t v = 0; v < g->n; v++) {
+				uint32_t d = g->dims[w], fails = 0;
+
+				if (coord(g, v, w))
+					continue;
+				L->line_base[line] = (uint32_t)slots;
+				L->line_d[line] = d;
+				for (uint32_t x = 0; x < d; x++) {
+					size_t a = arc_id(g, v + x * g->stride[w], w, dir);
+
+					L->arc_line[a] = line;
+					L->arc_pos[a] = x;
+					L->slot_orbit[slots + x] = L->orbit_at[a];
+					L->failed_before[slots + x] = fails;
+					fails += L->failed[a];
+				}
+				L->failed_before[slots + d] = fails;
+				slots += (d + LINE_BLOCK) / LINE_BLOCK * LINE_BLOCK;
+				line++;
+			}
 }
 
 static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
@@ -231,8 +293,6 @@ static void loads_init(struct loads *L, const struct geo *g, const uint8_t *fail
 	L->g = g;
 	L->orbit = xcalloc(g->norbits, sizeof(uint64_t));
 	L->touched_in = xcalloc(g->norbits, sizeof(uint64_t));
-	L->delta = xcalloc(g->narcs, sizeof(int64_t));
-	L->stamp = xcalloc(g->narcs, sizeof(uint32_t));
 	L->failed = failed;
 	L->orbit_at = xmalloc(g->narcs * sizeof(uint32_t));
 	for (uint32_t v = 0, h; v < g->n; v++) {
@@ -241,19 +301,30 @@ static void loads_init(struct loads *L, const struct geo *g, const uint8_t *fail
 		for (uint32_t a = 0; a < 2 * g->D; a++)
 			L->orbit_at[(size_t)v * 2 * g->D + a] = rep * 2 * g->D + a;
 	}
+	lines_init(L);
 }
 
 static void loads_free(struct loads *L)
 {
 	free(L->orbit);
 	free(L->touched_in);
-	free(L->delta);
-	free(L->stamp);
-	free(L->touched);
 	free(L->seen);
 	free(L->parent);
 	free(L->queue);
 	free(L->orbit_at);
+	free(L->arc_line);
+	free(L->arc_pos);
+	free(L->line_base);
+	free(L->line_d);
+	free(L->line_stamp);
+	free(L->rows);
+	free(L->val);
+	free(L->chg);
+	free(L->slot_orbit);
+	free(L->failed_before);
+	free(L->badd);
+	free(L->bmax);
+	free(L->bchg);
 }
 
 /* The healthy loads of the step's orbits: each representative's pair
@@ -263,7 +334,7 @@ static void loads_step(struct loads *L, const struct rpair *p, size_t np)
 	const struct geo *g = L->g;
 
 	L->now++;
-	L->ntouched = 0;
+	L->nrows = 0;
 	memset(L->orbit, 0, g->norbits * sizeof(uint64_t));
 	memset(L->touched_in, 0, g->norbits * sizeof(uint64_t));
 	for (size_t i = 0; i < np; i++)
@@ -272,36 +343,148 @@ static void loads_step(struct loads *L, const struct rpair *p, size_t np)
 			uint64_t u = half_units(d, p[i].f, p[i].units);
 
 			for (uint32_t h = 0; h < len; h++, v = hop(g, v, p[i].w, dir))
-				L->orbit[orbit_of(L, arc_id(g, v, p[i].w, dir))] += u;
+				L->orbit[L->orbit_at[arc_id(g, v, p[i].w, dir)]] += u;
 		}
+}
+
+static void block_max(struct loads *L, uint32_t b)
+{
+	const int64_t *v = L->val + (size_t)b * LINE_BLOCK;
+	int64_t m = v[0];
+
+	for (uint32_t i = 1; i < LINE_BLOCK; i++)
+		m = v[i] > m ? v[i] : m;
+	L->bmax[b] = m;
+}
+
+/* The line's row, filled from the orbits' loads the first time the step
+ * touches it. */
+static uint32_t row_of(struct loads *L, uint32_t line)
+{
+	uint32_t base = L->line_base[line], d = L->line_d[line];
+	uint32_t end = (d + LINE_BLOCK) / LINE_BLOCK * LINE_BLOCK;
+
+	if (L->line_stamp[line] == L->now)
+		return base;
+	L->line_stamp[line] = L->now;
+	L->rows[L->nrows++] = line;
+	for (uint32_t x = 0; x < end; x++)
+		L->val[base + x] = x < d ? (int64_t)L->orbit[L->slot_orbit[base + x]] : LINE_PAD;
+	memset(L->chg + base, 0, end);
+	for (uint32_t b = base / LINE_BLOCK; b < (base + end) / LINE_BLOCK; b++) {
+		L->badd[b] = 0;
+		L->bchg[b] = 0;
+		block_max(L, b);
+	}
+	return base;
 }
 
 static int64_t load_of(const struct loads *L, size_t arc)
 {
-	int64_t v = (int64_t)L->orbit[orbit_of(L, arc)];
+	uint32_t line = L->arc_line[arc];
 
-	return L->stamp[arc] == L->now ? v + L->delta[arc] : v;
+	if (L->line_stamp[line] != L->now)
+		return (int64_t)L->orbit[L->orbit_at[arc]];
+	size_t s = L->line_base[line] + L->arc_pos[arc];
+	return L->val[s] + L->badd[s / LINE_BLOCK];
 }
 
-static void change(struct loads *L, size_t arc, int64_t dv)
+/* Slots [a, b) of a row (from its base) changed by dv: the blocks within
+ * take it as their add, the ends slot by slot. Each arc changed for the
+ * first time counts at its orbit. */
+static void range_add(struct loads *L, uint32_t a, uint32_t b, int64_t dv)
 {
-	if (L->stamp[arc] != L->now) {
-		L->stamp[arc] = L->now;
-		L->delta[arc] = 0;
-		GROW(L->touched, L->cap_touched, L->ntouched + 1);
-		L->touched[L->ntouched++] = arc;
-		L->touched_in[orbit_of(L, arc)]++;
+	while (a < b) {
+		uint32_t blk = a / LINE_BLOCK, end = (blk + 1) * LINE_BLOCK;
+
+		if (a % LINE_BLOCK == 0 && b >= end) {
+			L->badd[blk] += dv;
+		} else {
+			end = end < b ? end : b;
+			for (uint32_t s = a; s < end; s++)
+				L->val[s] += dv;
+			block_max(L, blk);
+		}
+		if (!L->bchg[blk]) {
+			for (uint32_t s = a; s < end; s++)
+				if (!L->chg[s]) {
+					L->chg[s] = 1;
+					L->touched_in[L->slot_orbit[s]]++;
+				}
+			L->bchg[blk] = a % LINE_BLOCK == 0 && end == (blk + 1) * LINE_BLOCK;
+		}
+		a = end;
 	}
-	L->delta[arc] += dv;
+}
+
+/* The busiest arc of slots [a, b) of a row. */
+static int64_t range_max(const struct loads *L, uint32_t a, uint32_t b)
+{
+	int64_t m = INT64_MIN;
+
+	while (a < b) {
+		uint32_t blk = a / LINE_BLOCK, end = (blk + 1) * LINE_BLOCK;
+		int64_t v;
+
+		if (a % LINE_BLOCK == 0 && b >= end) {
+			v = L->bmax[blk];
+		} else {
+			end = end < b ? end : b;
+			v = L->val[a];
+			for (uint32_t s = a + 1; s < end; s++)
+				v = L->val[s] > v ? L->val[s] : v;
+		}
+		v += L->badd[blk];
+		m = v > m ? v : m;
+		a = end;
+	}
+	return m;
+}
+
+/* A leg as ranges of its line's row: up to two, [r[i][0], r[i][1]), in
+ * the order the leg walks them (a leg the - way walks its ranges down). */
+static uint32_t leg_ranges(struct loads *L, const struct leg *l, uint32_t r[2][2])
+{
+	size_t arc = arc_id(L->g, l->start, l->w, l->dir);
+	uint32_t line = L->arc_line[arc], x = L->arc_pos[arc], d = L->line_d[line];
+	uint32_t base = row_of(L, line), len = l->len;
+
+	if (!len)
+		return 0;
+	if (l->dir == 0) {
+		r[0][0] = base + x;
+		r[0][1] = base + (x + len <= d ? x + len : d);
+		r[1][0] = base;
+		r[1][1] = base + (x + len <= d ? 0 : x + len - d);
+	} else {
+		r[0][0] = base + (len <= x + 1 ? x + 1 - len : 0);
+		r[0][1] = base + x + 1;
+		r[1][0] = base + (len <= x + 1 ? d : d - (len - x - 1));
+		r[1][1] = base + d;
+	}
+	return r[1][0] < r[1][1] ? 2 : 1;
+}
+
+/* Whether a leg crosses a failed arc. */
+static bool leg_failed(const struct loads *L, const struct leg *l)
+{
+	size_t arc = arc_id(L->g, l->start, l->w, l->dir);
+	uint32_t line = L->arc_line[arc], x = L->arc_pos[arc], d = L->line_d[line];
+	const uint32_t *f = L->failed_before + L->line_base[line];
+	uint32_t a = l->dir ? (x + d - (l->len - 1) % d) % d : x, b = a + l->len;
+
+	if (!l->len)
+		return false;
+	return b <= d ? f[b] > f[a] : f[d] > f[a] || f[b - d] > 0;
 }
 
 static void change_legs(struct loads *L, const struct leg *l, uint32_t n, int64_t dv)
 {
+	uint32_t r[2][2];
+
 	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
-			change(L, arc_id(L->g, v, l[i].w, l[i].dir), dv);
-			v = hop(L->g, v, l[i].w, l[i].dir);
-		}
+		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++)
+			range_add(L, r[k][0], r[k][1], dv);
 }
 
 /* The healthy half `half` of x's pair, as a leg. */
@@ -316,21 +499,42 @@ static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
 	return (struct leg){x->src, w, x->half, half_len(d, f, x->half)};
 }
 
-/* The step's busiest arc: a touched one's own load, or any orbit with an
- * arc the patch left alone. */
+/* The step's busiest arc: one of a row (a changed arc's own load, or an
+ * unchanged one's orbit's), or any orbit with an arc the patch left
+ * alone. */
 static uint64_t step_max(const struct loads *L)
 {
 	int64_t m = 0;
 
-	for (size_t i = 0; i < L->ntouched; i++) {
-		int64_t v = load_of(L, L->touched[i]);
+	for (uint32_t i = 0; i < L->nrows; i++) {
+		uint32_t line = L->rows[i], base = L->line_base[line], d = L->line_d[line];
 
-		m = v > m ? v : m;
+		for (uint32_t b = base / LINE_BLOCK; b * LINE_BLOCK < base + d; b++)
+			m = L->bmax[b] + L->badd[b] > m ? L->bmax[b] + L->badd[b] : m;
 	}
 	for (size_t o = 0; o < L->g->norbits; o++)
 		if (L->touched_in[o] < L->g->orbit_size && (int64_t)L->orbit[o] > m)
 			m = (int64_t)L->orbit[o];
 	return (uint64_t)m;
+}
+
+/* How many of the patch's arcs carry more than target. */
+static size_t arcs_over(const struct loads *L, int64_t target)
+{
+	size_t k = 0;
+
+	for (uint32_t i = 0; i < L->nrows; i++) {
+		uint32_t line = L->rows[i], base = L->line_base[line], d = L->line_d[line];
+
+		for (uint32_t b = base / LINE_BLOCK; b * LINE_BLOCK < base + d; b++) {
+			if (L->bmax[b] + L->badd[b] <= target)
+				continue;
+			for (uint32_t s = b * LINE_BLOCK; s < (b + 1) * LINE_BLOCK && s < base + d;
+			     s++)
+				k += L->chg[s] && L->val[s] + L->badd[b] > target;
+		}
+	}
+	return k;
 }
 
 static uint32_t pairs_hops(const struct geo *g, const struct rpair *p, size_t np)
@@ -493,19 +697,22 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 /* Whether the route crosses no failed arc and its busiest arc (*worst)
  * carries at most bound (past it, the walk stops: a route that loaded
  * would get no part). */
-static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
+static bool legs_free(struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
 		      int64_t *worst)
 {
+	uint32_t r[2][2];
+
 	*worst = 0;
 	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
-			size_t a = arc_id(L->g, v, l[i].w, l[i].dir);
-			int64_t load = load_of(L, a);
+		if (leg_failed(L, &l[i]))
+			return false;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++) {
+			int64_t load = range_max(L, r[k][0], r[k][1]);
 
-			if (L->failed[a] || load > bound)
+			if (load > bound)
 				return false;
 			*worst = load > *worst ? load : *worst;
-			v = hop(L->g, v, l[i].w, l[i].dir);
 		}
 	return true;
 }
@@ -535,8 +742,8 @@ static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, in
  * those is whole, further aside (up to SWING_DETOUR_SIDE). A route whose
  * busiest arc is past the best one's by the whole transfer would get no
  * part, and its walk stops there. */
-static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
-			   struct swing_detour *cand, int64_t *base, uint32_t *len)
+static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct swing_detour *cand,
+			   int64_t *base, uint32_t *len)
 {
 	const struct geo *g = L->g;
 	struct swing_detour c = *x;
@@ -734,14 +941,28 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	return 0;
 }
 
-/* Whether a route's arcs reach `top` anywhere (it is on a busiest arc). */
+/* Whether a route's arcs reach `top` anywhere (it is on a busiest arc);
+ * the arcs before the first that does count as work, as a walk would. */
 static bool legs_reach(struct loads *L, const struct leg *l, uint32_t n, int64_t top)
 {
+	uint32_t r[2][2];
+
 	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++, L->work--) {
-			if (load_of(L, arc_id(L->g, v, l[i].w, l[i].dir)) >= top)
-				return true;
-			v = hop(L->g, v, l[i].w, l[i].dir);
+		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++) {
+			uint32_t a = r[k][0], b = r[k][1];
+
+			if (range_max(L, a, b) < top) {
+				L->work -= b - a;
+				continue;
+			}
+			for (uint32_t h = 0; h < b - a; h++) {
+				uint32_t sl = l[i].dir ? b - 1 - h : a + h;
+
+				if (L->val[sl] + L->badd[sl / LINE_BLOCK] >= top) {
+					L->work -= h;
+					return true;
+				}
+			}
 		}
 	return false;
 }
@@ -789,16 +1010,6 @@ static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, cons
 		moved = true;
 	}
 	return moved;
-}
-
-/* How many of the patch's arcs carry more than target. */
-static size_t arcs_over(const struct loads *L, int64_t target)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < L->ntouched; i++)
-		k += load_of(L, L->touched[i]) > target;
-	return k;
 }
 
 /* Rip-up and reroute over the step's busiest arcs: each round aims at a
@@ -1089,6 +1300,13 @@ static int check_route(const struct loads *L, const struct swing_detour *x, stru
 				     x->step, x->src, x->dst);
 	struct leg l[SWING_DETOUR_LEGS];
 	uint32_t n = detour_legs(g, x, l), at = l[0].start;
+	bool crosses = false;
+	for (uint32_t i = 0; i < n; i++)
+		crosses = crosses || leg_failed(L, &l[i]);
+	if (!crosses) { /* else the walk below names the arc */
+		at = shift(g, l[n - 1].start, l[n - 1].w, l[n - 1].dir, l[n - 1].len);
+		n = 0;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t k = 0; k < l[i].len; k++) {
 			size_t a = arc_id(g, at, l[i].w, l[i].dir);
@@ -1105,6 +1323,22 @@ static int check_route(const struct loads *L, const struct swing_detour *x, stru
 		return ofc_error_set(err, OFC_E_INPUT, "step %u: detour %u -> %u ends at %u",
 				     x->step, x->src, x->dst, at);
 	return 0;
+}
+
+/* An arc the step's detours leave carrying less than nothing (narcs:
+ * none). */
+static size_t negative_arc(const struct loads *L)
+{
+	for (uint32_t i = 0; i < L->nrows; i++) {
+		uint32_t line = L->rows[i], base = L->line_base[line], d = L->line_d[line];
+
+		for (uint32_t x = 0; x < d; x++)
+			if (L->val[base + x] + L->badd[(base + x) / LINE_BLOCK] < 0)
+				for (size_t a = 0; a < L->g->narcs; a++)
+					if (L->arc_line[a] == line && L->arc_pos[a] == x)
+						return a;
+	}
+	return L->g->narcs;
 }
 
 /* One step: every detour checked, the loads rebuilt from the base and the
@@ -1147,12 +1381,12 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 		}
 	}
-	for (size_t i = 0; i < L->ntouched; i++)
-		if (load_of(L, L->touched[i]) < 0)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "step %u: the patch takes more off arc %zu than its "
-					     "transfers carry",
-					     st, L->touched[i]);
+	size_t neg = negative_arc(L);
+	if (neg < g->narcs)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: the patch takes more off arc %zu than its "
+				     "transfers carry",
+				     st, neg);
 	for (size_t i = 0; i < p->nfailed; i++) {
 		int64_t v = load_of(L, p->failed[i]);
 
