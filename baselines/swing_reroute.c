@@ -222,6 +222,7 @@ struct loads {
 	uint64_t *touched_in;  /* norbits: arcs of the orbit the patch changes */
 	const uint8_t *failed; /* narcs */
 	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
+	uint8_t *legs;				 /* find_path's: nodes x degree */
 	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
 	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
 	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
@@ -311,6 +312,7 @@ static void loads_free(struct loads *L)
 	free(L->seen);
 	free(L->parent);
 	free(L->queue);
+	free(L->legs);
 	free(L->orbit_at);
 	free(L->arc_line);
 	free(L->arc_pos);
@@ -808,25 +810,21 @@ static bool arc_open(const struct loads *L, size_t a, uint64_t u, int64_t below)
 	return !L->failed[a] && (below == INT64_MAX || load_of(L, a) + (int64_t)u < below);
 }
 
-/* x's route where none of its candidates is whole, or off the step's
- * busiest arcs: a shortest one over live arcs that stay under `below`
- * carrying x's units (INT64_MAX: any), near the healthy route (breadth
- * first, at most 4 x SWING_DETOUR_SIDE hops longer than it and at most
- * `longest`), its legs appended to p's. -1 where there is none that short or it has more than
- * SWING_DETOUR_LEGS legs. */
-static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
-		     struct swing_detour *x, int64_t below, uint32_t longest)
+/* find_path's breadth-first search from x->src over live arcs that stay
+ * under `below` carrying x's units: near the healthy route h and within
+ * `limit` hops where bounded, else over the whole torus. Whether it
+ * reached x->dst; *queued: the nodes it queued, by depth. */
+static bool search(struct loads *L, const struct swing_detour *x, const struct leg *h,
+		   int64_t below, uint32_t limit, bool bounded, uint32_t *queued)
 {
 	const struct geo *g = L->g;
-	struct leg h = healthy_leg(g, x);
-	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
-
-	limit = limit < longest ? limit : longest;
+	uint32_t head = 0, tail = 0;
 
 	if (!L->seen) {
 		L->seen = xcalloc(g->n, sizeof(uint32_t));
 		L->parent = xcalloc(g->n, sizeof(uint32_t));
 		L->queue = xcalloc(g->n, sizeof(uint32_t));
+		L->legs = xmalloc((size_t)g->n * g->degree);
 	}
 	uint32_t now = ++L->search, *depth = L->parent;
 	L->seen[x->src] = now;
@@ -836,48 +834,106 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 		uint32_t v = L->queue[head++];
 
 		L->work--;
-		if (depth[v] >= limit)
+		if (bounded && depth[v] >= limit)
 			break;
 		for (uint32_t w = 0; w < g->D; w++)
 			for (uint32_t dir = 0; dir < 2; dir++) {
 				uint32_t u = hop(g, v, w, dir);
 
 				if (!arc_open(L, arc_id(g, v, w, dir), x->units, below) ||
-				    L->seen[u] == now || !near(g, &h, u))
+				    L->seen[u] == now || (bounded && !near(g, h, u)))
 					continue;
 				L->seen[u] = now;
 				depth[u] = depth[v] + 1;
 				L->queue[tail++] = u;
 			}
 	}
-	if (L->seen[x->dst] != now)
+	*queued = tail;
+	return L->seen[x->dst] == now;
+}
+
+/* The fewest legs of a shortest route the search found to each node up
+ * to dst's depth, by the way its last hop goes (k: dimension k / 2, way k
+ * % 2): L->legs[v x degree + k], in the search's order (a node's
+ * predecessors, one level nearer, come first); 255: none (or as many). */
+static void fewest_legs(struct loads *L, const struct swing_detour *x, int64_t below,
+			uint32_t queued)
+{
+	const struct geo *g = L->g;
+	const uint32_t *depth = L->parent;
+	uint32_t K = g->degree, last = depth[x->dst];
+	uint8_t *legs = L->legs;
+
+	for (uint32_t q = 1; q < queued; q++) {
+		uint32_t v = L->queue[q];
+
+		if (depth[v] > last)
+			break;
+		if (depth[v] == last && v != x->dst)
+			continue;
+		for (uint32_t k = 0; k < K; k++) {
+			uint32_t w = k / 2, dir = k % 2, u = hop(g, v, w, !dir), best = 255;
+
+			legs[(size_t)v * K + k] = 255;
+			if (L->seen[u] != L->search || depth[u] + 1 != depth[v] ||
+			    !arc_open(L, arc_id(g, u, w, dir), x->units, below))
+				continue;
+			if (u == x->src) {
+				legs[(size_t)v * K + k] = 1;
+				continue;
+			}
+			for (uint32_t j = 0; j < K; j++) {
+				uint32_t c = legs[(size_t)u * K + j] + (j != k);
+
+				best = c < best ? c : best;
+			}
+			legs[(size_t)v * K + k] = (uint8_t)(best < 255 ? best : 255);
+		}
+	}
+}
+
+/* x's route where none of its candidates is whole, or off the step's
+ * busiest arcs: a shortest one over live arcs that stay under `below`
+ * carrying x's units (INT64_MAX: any), and of those one with the fewest
+ * straight legs. Bounded: near the healthy route (breadth first, at most
+ * 4 x SWING_DETOUR_SIDE hops longer than it and at most `longest`); else
+ * over the whole torus. Its legs appended to p's; 0, or -1 where the
+ * search reaches no route, -2 where the fewest legs are more than
+ * SWING_DETOUR_LEGS (need: the route's hops and legs). */
+static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
+		     struct swing_detour *x, int64_t below, uint32_t longest, bool bounded,
+		     uint32_t need[2])
+{
+	const struct geo *g = L->g;
+	struct leg h = healthy_leg(g, x);
+	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, queued, K = g->degree, best = 0;
+
+	limit = limit < longest ? limit : longest;
+	if (!search(L, x, &h, below, limit, bounded, &queued))
 		return -1;
-	/* Back from dst one level at a time (every node nearer than dst has
-	 * its depth), keeping to the leg it is on where it can: few legs. */
+	fewest_legs(L, x, below, queued);
+	const uint8_t *legs = L->legs;
+	for (uint32_t k = 1; k < K; k++)
+		if (legs[(size_t)x->dst * K + k] < legs[(size_t)x->dst * K + best])
+			best = k;
+	need[0] = L->parent[x->dst];
+	need[1] = legs[(size_t)x->dst * K + best];
+	if (need[1] > SWING_DETOUR_LEGS)
+		return -2;
+	/* Back from dst: along the leg while that keeps the fewest, else
+	 * onto the first way that does. */
 	struct swing_leg rev[SWING_DETOUR_LEGS];
 	uint32_t n = 0;
-	for (uint32_t v = x->dst; v != x->src;) {
-		uint32_t bw = g->D, bd = 0;
+	for (uint32_t v = x->dst, k = best; v != x->src;) {
+		uint32_t u = hop(g, v, k / 2, !(k % 2)), here = legs[(size_t)v * K + k];
 
-		for (uint32_t w = 0; w < g->D; w++)
-			for (uint32_t dir = 0; dir < 2; dir++) {
-				uint32_t u = hop(g, v, w, !dir);
-				bool ok = L->seen[u] == now && depth[u] + 1 == depth[v] &&
-					  arc_open(L, arc_id(g, u, w, dir), x->units, below);
-
-				if (ok && (bw == g->D ||
-					   (n && rev[n - 1].dim == w && rev[n - 1].dir == dir))) {
-					bw = w;
-					bd = dir;
-				}
-			}
-		if (!n || rev[n - 1].dim != bw || rev[n - 1].dir != bd) {
-			if (n == SWING_DETOUR_LEGS)
-				return -1;
-			rev[n++] = (struct swing_leg){(uint8_t)bw, (uint8_t)bd, 0};
-		}
+		if (!n || rev[n - 1].dim != k / 2 || rev[n - 1].dir != k % 2)
+			rev[n++] = (struct swing_leg){(uint8_t)(k / 2), (uint8_t)(k % 2), 0};
 		rev[n - 1].len++;
-		v = hop(g, v, bw, !bd);
+		if (u != x->src && legs[(size_t)u * K + k] != here)
+			for (k = 0; legs[(size_t)u * K + k] + 1u != here; k++)
+				;
+		v = u;
 	}
 	GROW(p->legs, *cap_legs, p->nlegs + n);
 	x->way = SWING_WAY_PATH;
@@ -890,12 +946,38 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 	return 0;
 }
 
+/* x's route where none of its candidates is whole: the bounded search's,
+ * else the whole torus's. -1 with why there is none: the failures cut
+ * the peers apart, or its fewest legs are too many. */
+static int route_around(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
+			struct swing_detour *x, uint32_t st, struct ofc_error *err)
+{
+	uint32_t need[2];
+
+	if (find_path(L, p, cap_legs, x, INT64_MAX, UINT32_MAX, true, need) == 0)
+		return 0;
+	int rc = find_path(L, p, cap_legs, x, INT64_MAX, UINT32_MAX, false, need);
+	if (rc == 0)
+		return 0;
+	if (rc == -1)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: no route for Swing's transfer %u -> %u: the "
+				     "failures cut the peers apart",
+				     st, x->src, x->dst);
+	return ofc_error_set(err, OFC_E_INPUT,
+			     "step %u: no route for Swing's transfer %u -> %u around the failed "
+			     "links in at most %u straight legs (its shortest routes, %u hops, "
+			     "need %u)",
+			     st, x->src, x->dst, SWING_DETOUR_LEGS, need[0], need[1]);
+}
+
 /* Half x put on its routes: its SWING_DETOUR_PARTS parts each to the route
  * whose busiest arc it leaves least loaded (then the shorter), counting
- * the parts given before; appended at p->det[*out], the loads changed. */
+ * the parts given before; appended at p->det[*out], the loads changed.
+ * *searched: the route searched for it at an earlier placing (0: none). */
 static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		 const struct swing_detour *half, size_t *cap, size_t *out, size_t *cap_legs,
-		 struct ofc_error *err)
+		 uint64_t *searched, struct ofc_error *err)
 {
 	const struct geo *g = L->g;
 	struct swing_detour cand[MAX_CANDS], x = *half;
@@ -904,14 +986,15 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	uint64_t given[MAX_CANDS] = {0};
 	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len);
 
-	if (!nc) {
-		if (find_path(L, p, cap_legs, &x, INT64_MAX, UINT32_MAX) < 0)
-			return ofc_error_set(
-			    err, OFC_E_INPUT,
-			    "step %u: no route for Swing's transfer %u -> %u around "
-			    "the failed links within %u hops more than its own: the "
-			    "failures cut the peers apart",
-			    st, x.src, x.dst, 4 * SWING_DETOUR_SIDE);
+	if (!nc) { /* the same each placing: the search depends on the failures alone */
+		if (*searched) {
+			x.way = SWING_WAY_PATH;
+			x.path = (uint32_t)(*searched >> 8);
+			x.nlegs = (uint8_t)*searched;
+		} else if (route_around(L, p, cap_legs, &x, st, err) < 0) {
+			return -1;
+		}
+		*searched = (uint64_t)x.path << 8 | x.nlegs;
 		cand[0] = x;
 		base[0] = 0;
 		nc = 1;
@@ -998,7 +1081,8 @@ static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, cons
 		q = q < y.units ? q : y.units;
 		y.units = q;
 		change_legs(L, l, n, -(int64_t)q);
-		if (find_path(L, p, cap_legs, &y, target + 1, longest) < 0) {
+		uint32_t need[2];
+		if (find_path(L, p, cap_legs, &y, target + 1, longest, true, need) < 0) {
 			change_legs(L, l, n, (int64_t)q);
 			q /= 2;
 			continue;
@@ -1110,6 +1194,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
 	size_t *at = xmalloc((k + 1) * sizeof(size_t));
+	uint64_t *searched = xcalloc(k + 1, sizeof(uint64_t)); /* place's searched route */
 	for (int pass = 0; pass < PLACINGS; pass++) {
 		size_t from = out;
 
@@ -1122,8 +1207,10 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 				change_legs(L, l2, n, -(int64_t)p->det[j].units);
 			}
-			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, err) < 0) {
+			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, &searched[i], err) <
+			    0) {
 				free(at);
+				free(searched);
 				return -1;
 			}
 			at[i] = start;
@@ -1137,6 +1224,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		}
 	}
 	free(at);
+	free(searched);
 	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np));
 	uint32_t hops = pairs_hops(g, pr, np);
 	for (size_t i = k0; i < out; i++) {
