@@ -25,11 +25,22 @@ struct geo {
 	const struct swing_reroute *p; /* its paths (SWING_WAY_PATH detours) */
 	size_t narcs, norbits;
 	uint64_t orbit_size; /* arcs of an orbit: the group's order */
+	uint32_t *xy;	     /* n x D: the nodes' coordinates (geo_coords), or NULL */
 };
 
+/* A table, not two divisions: planning and its check ask for coordinates
+ * at every hop of a search and every leg of a route. */
 static uint32_t coord(const struct geo *g, uint32_t v, uint32_t w)
 {
-	return v / g->stride[w] % g->dims[w];
+	return g->xy ? g->xy[(size_t)v * g->D + w] : v / g->stride[w] % g->dims[w];
+}
+
+static void geo_coords(struct geo *g)
+{
+	g->xy = xmalloc((size_t)g->n * g->D * sizeof(uint32_t));
+	for (uint32_t v = 0; v < g->n; v++)
+		for (uint32_t w = 0; w < g->D; w++)
+			g->xy[(size_t)v * g->D + w] = v / g->stride[w] % g->dims[w];
 }
 
 /* The node k hops from v along dimension w, the + way (dir 0) or the -. */
@@ -43,9 +54,11 @@ static uint32_t shift(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir,
 /* The node one hop from v along dimension w, the + way (dir 0) or the -. */
 static uint32_t hop(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
 {
-	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - 1) % d : (x + 1) % d;
+	uint32_t d = g->dims[w], x = coord(g, v, w);
 
-	return v - x * g->stride[w] + y * g->stride[w];
+	if (dir)
+		return x ? v - g->stride[w] : v + (d - 1) * g->stride[w];
+	return x + 1 < d ? v + g->stride[w] : v - (d - 1) * g->stride[w];
 }
 
 static size_t arc_id(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
@@ -1280,6 +1293,7 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		}
 		bad[failed[i]] = 1;
 	}
+	geo_coords(&g);
 	p->failed = xmalloc((nfailed + 1) * sizeof(uint32_t));
 	for (size_t a = 0; a < g.narcs; a++)
 		if (bad[a])
@@ -1311,6 +1325,7 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	}
 	p->step_start[s->nsteps] = p->ndet;
 	loads_free(&L);
+	free(g.xy);
 	free(pr);
 	free(tmp);
 	free(bad);
@@ -1523,6 +1538,7 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 		else
 			bad[p->failed[i]] = 1;
 	}
+	geo_coords(&g);
 	loads_init(&L, &g, bad);
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		if (p->step_start[st] > p->step_start[st + 1]) {
@@ -1539,6 +1555,7 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 	loads_free(&L);
 	free(pr);
 	free(bad);
+	free(g.xy);
 	if (rc < 0)
 		return -1;
 	struct swing_reroute q = *p;
