@@ -678,12 +678,15 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 
 	for (size_t i = 0; i < p->nfailed; i++) {
 		uint32_t u = (uint32_t)(p->failed[i] / 2 / g->D), w = p->failed[i] / 2 % g->D,
-			 dir = p->failed[i] % 2, d = g->dims[w], xu = coord(g, u, w);
+			 dir = p->failed[i] % 2, d = g->dims[w], xu = coord(g, u, w), reach = 0;
 
-		for (uint32_t x = 0; x < d; x++) {
-			uint32_t r = u - xu * g->stride[w] + x * g->stride[w], h;
+		for (size_t j = 0; j < np; j++) /* no source further back crosses it */
+			if (pr[j].w == w && half_len(d, pr[j].f, dir) > reach)
+				reach = half_len(d, pr[j].f, dir);
+		for (uint32_t along = 0; along < reach; along++) {
+			uint32_t x = dir ? (xu + along) % d : (xu + d - along) % d, h;
+			uint32_t r = u - xu * g->stride[w] + x * g->stride[w];
 			uint32_t rep = sched_group_rep_node(g->G, sched_group_split(g->G, r, &h));
-			uint32_t along = dir ? (x + d - xu) % d : (xu + d - x) % d;
 
 			for (size_t j = 0; j < np; j++) {
 				uint32_t len = half_len(d, pr[j].f, dir);
@@ -709,18 +712,23 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 	return out;
 }
 
-/* Whether the route crosses no failed arc and its busiest arc (*worst)
- * carries at most bound (past it, the walk stops: a route that loaded
- * would get no part). */
-static bool legs_free(struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
-		      int64_t *worst)
+/* What place learns of a half at its first placing and keeps for the
+ * others: which of its candidates cross a failed arc (the first 63, in
+ * candidates' order; bits of `known` say which were looked at), and the
+ * route searched for it (path << 8 | legs; 0: none). All hang on the
+ * failures alone. */
+struct half_memo {
+	uint64_t crossed, known, searched;
+};
+
+/* Whether the route's busiest arc (*worst) carries at most bound (a route
+ * so loaded would get no part). */
+static bool legs_under(struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
+		       int64_t *worst)
 {
 	uint32_t r[2][2];
 
 	*worst = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (leg_failed(L, &l[i]))
-			return false;
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++) {
 			int64_t load = range_max(L, r[k][0], r[k][1]);
@@ -758,13 +766,13 @@ static bool legs_free(struct loads *L, const struct leg *l, uint32_t n, int64_t 
  * busiest arc is past the best one's by the whole transfer would get no
  * part, and its walk stops there. */
 static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct swing_detour *cand,
-			   int64_t *base, uint32_t *len)
+			   int64_t *base, uint32_t *len, struct half_memo *memo)
 {
 	const struct geo *g = L->g;
 	struct swing_detour c = *x;
 	struct leg l[SWING_DETOUR_LEGS];
 	struct leg h = healthy_leg(g, x);
-	uint32_t k = 0, n;
+	uint32_t k = 0, n, idx = 0;
 	int64_t bound = INT64_MAX;
 
 	for (int pass = 0; pass < 2 && !k; pass++)
@@ -781,14 +789,23 @@ static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct
 			    m1 = dim < 0 ? 0
 				 : pass	 ? 2 * J + 1
 					 : 3;
-			for (int m = m0; m <= m1; m++) {
+			for (int m = m0; m <= m1; m++, idx++) {
 				int j = m / 2 * (m % 2 ? -1 : 1);
+				uint64_t bit = idx < 63 ? 1ull << idx : 0;
+				bool crosses = false;
 
+				if (memo->known & bit && memo->crossed & bit)
+					continue;
 				c.way = dim < 0 ? (uint8_t)!x->half : x->half;
 				c.side_dim = (uint8_t)(dim < 0 ? 0 : dim);
 				c.side = (int8_t)j;
 				n = detour_legs(g, &c, l);
-				if (k < MAX_CANDS && legs_free(L, l, n, bound, &base[k])) {
+				for (uint32_t i = 0; i < n && !(memo->known & bit); i++)
+					crosses = crosses || leg_failed(L, &l[i]);
+				memo->known |= bit;
+				memo->crossed |= crosses ? bit : 0;
+				if (!crosses && k < MAX_CANDS &&
+				    legs_under(L, l, n, bound, &base[k])) {
 					cand[k] = c;
 					len[k++] = legs_len(l, n);
 					if (base[k - 1] + (int64_t)x->units < bound)
@@ -987,27 +1004,27 @@ static int route_around(struct loads *L, struct swing_reroute *p, size_t *cap_le
 /* Half x put on its routes: its SWING_DETOUR_PARTS parts each to the route
  * whose busiest arc it leaves least loaded (then the shorter), counting
  * the parts given before; appended at p->det[*out], the loads changed.
- * *searched: the route searched for it at an earlier placing (0: none). */
+ * memo: what its earlier placings learnt. */
 static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		 const struct swing_detour *half, size_t *cap, size_t *out, size_t *cap_legs,
-		 uint64_t *searched, struct ofc_error *err)
+		 struct half_memo *memo, struct ofc_error *err)
 {
 	const struct geo *g = L->g;
 	struct swing_detour cand[MAX_CANDS], x = *half;
 	struct leg l[SWING_DETOUR_LEGS];
 	int64_t base[MAX_CANDS];
 	uint64_t given[MAX_CANDS] = {0};
-	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len);
+	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, memo);
 
 	if (!nc) { /* the same each placing: the search depends on the failures alone */
-		if (*searched) {
+		if (memo->searched) {
 			x.way = SWING_WAY_PATH;
-			x.path = (uint32_t)(*searched >> 8);
-			x.nlegs = (uint8_t)*searched;
+			x.path = (uint32_t)(memo->searched >> 8);
+			x.nlegs = (uint8_t)memo->searched;
 		} else if (route_around(L, p, cap_legs, &x, st, err) < 0) {
 			return -1;
 		}
-		*searched = (uint64_t)x.path << 8 | x.nlegs;
+		memo->searched = (uint64_t)x.path << 8 | x.nlegs;
 		cand[0] = x;
 		base[0] = 0;
 		nc = 1;
@@ -1207,7 +1224,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
 	size_t *at = xmalloc((k + 1) * sizeof(size_t));
-	uint64_t *searched = xcalloc(k + 1, sizeof(uint64_t)); /* place's searched route */
+	struct half_memo *memo = xcalloc(k + 1, sizeof(*memo));
 	for (int pass = 0; pass < PLACINGS; pass++) {
 		size_t from = out;
 
@@ -1220,10 +1237,9 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 				change_legs(L, l2, n, -(int64_t)p->det[j].units);
 			}
-			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, &searched[i], err) <
-			    0) {
+			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, &memo[i], err) < 0) {
 				free(at);
-				free(searched);
+				free(memo);
 				return -1;
 			}
 			at[i] = start;
@@ -1237,7 +1253,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		}
 	}
 	free(at);
-	free(searched);
+	free(memo);
 	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np));
 	uint32_t hops = pairs_hops(g, pr, np);
 	for (size_t i = k0; i < out; i++) {
