@@ -174,7 +174,7 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_a
  * (a bounded search: within 2 x SWING_DETOUR_SIDE of the healthy route, at
  * most 4 x SWING_DETOUR_SIDE hops longer, in at most SWING_DETOUR_LEGS
  * straight legs), else refused. */
-#define SWING_DETOUR_LEGS 8
+#define SWING_DETOUR_LEGS 16
 #define SWING_WAY_PATH	  2
 
 struct swing_leg {

@@ -1105,7 +1105,7 @@ static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, cons
 	uint64_t all = p->det[i].units, q = all;
 	bool moved = false;
 
-	while (p->det[i].units && q >= all / RELIEF_GRAIN && legs_reach(L, l, n, target + 1)) {
+	while (p->det[i].units && q && q >= all / RELIEF_GRAIN && legs_reach(L, l, n, target + 1)) {
 		struct swing_detour y = p->det[i];
 
 		q = q < y.units ? q : y.units;
