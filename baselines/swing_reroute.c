@@ -13,58 +13,10 @@
  * healthy figures' way) plus what the patch moves on it, so a failed arc
  * carries exactly nothing once every transfer crossing it has a detour,
  * which is what the check tests instead of trusting a list. */
-#include "baselines/baselines.h"
+#include "baselines/swing_loads.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-struct geo {
-	uint32_t D, n, degree;
-	uint32_t dims[SCHED_GROUP_MAX_DIMS], stride[SCHED_GROUP_MAX_DIMS];
-	const struct sched_group *G;   /* the program's group */
-	const struct swing_reroute *p; /* its paths (SWING_WAY_PATH detours) */
-	size_t narcs, norbits;
-	uint64_t orbit_size; /* arcs of an orbit: the group's order */
-	uint32_t *xy;	     /* n x D: the nodes' coordinates (geo_coords), or NULL */
-};
-
-/* A table, not two divisions: planning and its check ask for coordinates
- * at every hop of a search and every leg of a route. */
-static uint32_t coord(const struct geo *g, uint32_t v, uint32_t w)
-{
-	return g->xy ? g->xy[(size_t)v * g->D + w] : v / g->stride[w] % g->dims[w];
-}
-
-static void geo_coords(struct geo *g)
-{
-	g->xy = xmalloc((size_t)g->n * g->D * sizeof(uint32_t));
-	for (uint32_t v = 0; v < g->n; v++)
-		for (uint32_t w = 0; w < g->D; w++)
-			g->xy[(size_t)v * g->D + w] = v / g->stride[w] % g->dims[w];
-}
-
-/* The node k hops from v along dimension w, the + way (dir 0) or the -. */
-static uint32_t shift(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir, uint32_t k)
-{
-	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - k % d) % d : (x + k) % d;
-
-	return v - x * g->stride[w] + y * g->stride[w];
-}
-
-/* The node one hop from v along dimension w, the + way (dir 0) or the -. */
-static uint32_t hop(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
-{
-	uint32_t d = g->dims[w], x = coord(g, v, w);
-
-	if (dir)
-		return x ? v - g->stride[w] : v + (d - 1) * g->stride[w];
-	return x + 1 < d ? v + g->stride[w] : v - (d - 1) * g->stride[w];
-}
-
-static size_t arc_id(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
-{
-	return ((size_t)v * g->D + w) * 2 + dir;
-}
 
 static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
 		    struct ofc_error *err)
@@ -97,12 +49,6 @@ static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched
 }
 
 /* ---- a step's pairs and their healthy routes ------------------------------------- */
-
-/* Representative rep (its node) sends dst what units says, in one step. */
-struct rpair {
-	uint32_t rep, dst, w, f; /* the dimension it moves in; dst's coordinate - rep's, mod d */
-	uint64_t units;		 /* 2 x the sum of blocks x length (fixed point) */
-};
 
 /* The step's program transfers summed by (source, destination). Each must
  * start at a representative and move in one dimension. */
@@ -154,24 +100,6 @@ static int step_pairs(const struct geo *g, const struct schedule *s, uint32_t st
 	return 0;
 }
 
-/* Half `dir` of a pair's healthy route: its length (0: none) and units. */
-static uint32_t half_len(uint32_t d, uint32_t f, uint32_t dir)
-{
-	uint32_t len = dir ? d - f : f;
-
-	return 2 * len <= d ? len : 0;
-}
-
-static uint64_t half_units(uint32_t d, uint32_t f, uint64_t units)
-{
-	return 2 * f == d ? units / 2 : units;
-}
-
-/* A route: straight legs (up to SWING_DETOUR_LEGS). */
-struct leg {
-	uint32_t start, w, dir, len;
-};
-
 static uint32_t detour_legs(const struct geo *g, const struct swing_detour *x, struct leg *l)
 {
 	uint32_t w = 0, n = 0;
@@ -215,293 +143,6 @@ static uint32_t legs_len(const struct leg *l, uint32_t n)
 	return len;
 }
 
-/* ---- loads of one step ------------------------------------------------------------- */
-
-/* Each ring line (a dimension, a way, the other coordinates) keeps its
- * arcs' loads in a row of slots (slot pos: the arc from the node whose
- * coordinate along the line is pos), in blocks of LINE_BLOCK with an add
- * and a max each. A leg is a range of one row (two where it wraps), so
- * adding a part to it or finding its busiest arc costs O(LINE_BLOCK + row
- * / LINE_BLOCK), not a walk of its hops: Swing's long steps move halves of
- * 85 hops and more, a dozen parts each, and walking them arc by arc was
- * most of planning 1% of torus:256x256's ports. A row is filled from the
- * orbits' loads when the step first touches its line. */
-#define LINE_BLOCK 16
-#define LINE_PAD   (INT64_MIN / 4) /* a row's slots past its ring: never the max */
-
-struct loads {
-	const struct geo *g;
-	uint64_t *orbit;       /* norbits: the healthy load of each arc of the orbit */
-	uint64_t *touched_in;  /* norbits: arcs of the orbit the patch changes */
-	const uint8_t *failed; /* narcs */
-	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
-	uint8_t *legs;				 /* find_path's: nodes x degree */
-	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
-	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
-	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
-	/* the lines' rows */
-	uint32_t now, nlines, nrows;	      /* nrows: the lines this step touched */
-	uint32_t *arc_line, *arc_pos;	      /* narcs: an arc's line and slot in its row */
-	uint32_t *line_base, *line_d;	      /* nlines: its first slot (a block's), its ring */
-	uint32_t *line_stamp, *rows;	      /* nlines: its row is step `now`'s; those rows */
-	int64_t *val;			      /* slots: the arc's load less its block's add */
-	uint8_t *chg;			      /* slots: the patch changed the arc this step */
-	uint32_t *slot_orbit, *failed_before; /* slots: its orbit; failed arcs before it */
-	int64_t *badd, *bmax;		      /* blocks: added to the whole; its slots' max */
-	uint8_t *bchg;			      /* blocks: every arc of it changed */
-};
-
-static void lines_init(struct loads *L)
-{
-	const struct geo *g = L->g;
-	size_t slots = 0;
-	uint32_t line = 0;
-
-	L->nlines = 0;
-	for (uint32_t w = 0; w < g->D; w++)
-		L->nlines += 2 * (g->n / g->dims[w]);
-	L->arc_line = xmalloc(g->narcs * sizeof(uint32_t));
-	L->arc_pos = xmalloc(g->narcs * sizeof(uint32_t));
-	L->line_base = xmalloc(L->nlines * sizeof(uint32_t));
-	L->line_d = xmalloc(L->nlines * sizeof(uint32_t));
-	L->line_stamp = xcalloc(L->nlines, sizeof(uint32_t));
-	L->rows = xmalloc(L->nlines * sizeof(uint32_t));
-	for (uint32_t w = 0; w < g->D; w++) /* a row has room for its d + 1 prefix counts */
-		slots += 2 * (size_t)(g->n / g->dims[w]) *
-			 ((g->dims[w] + LINE_BLOCK) / LINE_BLOCK * LINE_BLOCK);
-	L->val = xmalloc(slots * sizeof(int64_t));
-	L->chg = xcalloc(slots, 1);
-	L->slot_orbit = xcalloc(slots, sizeof(uint32_t));
-	L->failed_before = xcalloc(slots, sizeof(uint32_t));
-	L->badd = xcalloc(slots / LINE_BLOCK, sizeof(int64_t));
-	L->bmax = xcalloc(slots / LINE_BLOCK, sizeof(int64_t));
-	L->bchg = xcalloc(slots / LINE_BLOCK, 1);
-	slots = 0;
-	for (uint32_t w = 0; w < g->D; w++)
-		for (uint32_t dir = 0; dir < 2; dir++)
-			for (uint32_t v = 0; v < g->n; v++) {
-				uint32_t d = g->dims[w], fails = 0;
-
-				if (coord(g, v, w))
-					continue;
-				L->line_base[line] = (uint32_t)slots;
-				L->line_d[line] = d;
-				for (uint32_t x = 0; x < d; x++) {
-					size_t a = arc_id(g, v + x * g->stride[w], w, dir);
-
-					L->arc_line[a] = line;
-					L->arc_pos[a] = x;
-					L->slot_orbit[slots + x] = L->orbit_at[a];
-					L->failed_before[slots + x] = fails;
-					fails += L->failed[a];
-				}
-				L->failed_before[slots + d] = fails;
-				slots += (d + LINE_BLOCK) / LINE_BLOCK * LINE_BLOCK;
-				line++;
-			}
-}
-
-static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
-{
-	memset(L, 0, sizeof(*L));
-	L->g = g;
-	L->orbit = xcalloc(g->norbits, sizeof(uint64_t));
-	L->touched_in = xcalloc(g->norbits, sizeof(uint64_t));
-	L->failed = failed;
-	L->orbit_at = xmalloc(g->narcs * sizeof(uint32_t));
-	for (uint32_t v = 0, h; v < g->n; v++) {
-		uint32_t rep = sched_group_split(g->G, v, &h);
-
-		for (uint32_t a = 0; a < 2 * g->D; a++)
-			L->orbit_at[(size_t)v * 2 * g->D + a] = rep * 2 * g->D + a;
-	}
-	lines_init(L);
-}
-
-static void loads_free(struct loads *L)
-{
-	free(L->orbit);
-	free(L->touched_in);
-	free(L->seen);
-	free(L->parent);
-	free(L->queue);
-	free(L->legs);
-	free(L->orbit_at);
-	free(L->arc_line);
-	free(L->arc_pos);
-	free(L->line_base);
-	free(L->line_d);
-	free(L->line_stamp);
-	free(L->rows);
-	free(L->val);
-	free(L->chg);
-	free(L->slot_orbit);
-	free(L->failed_before);
-	free(L->badd);
-	free(L->bmax);
-	free(L->bchg);
-}
-
-/* The healthy loads of the step's orbits: each representative's pair
- * routed from it, every arc counted at its orbit. */
-static void loads_step(struct loads *L, const struct rpair *p, size_t np)
-{
-	const struct geo *g = L->g;
-
-	L->now++;
-	L->nrows = 0;
-	memset(L->orbit, 0, g->norbits * sizeof(uint64_t));
-	memset(L->touched_in, 0, g->norbits * sizeof(uint64_t));
-	for (size_t i = 0; i < np; i++)
-		for (uint32_t dir = 0; dir < 2; dir++) {
-			uint32_t d = g->dims[p[i].w], len = half_len(d, p[i].f, dir), v = p[i].rep;
-			uint64_t u = half_units(d, p[i].f, p[i].units);
-
-			for (uint32_t h = 0; h < len; h++, v = hop(g, v, p[i].w, dir))
-				L->orbit[L->orbit_at[arc_id(g, v, p[i].w, dir)]] += u;
-		}
-}
-
-static void block_max(struct loads *L, uint32_t b)
-{
-	const int64_t *v = L->val + (size_t)b * LINE_BLOCK;
-	int64_t m = v[0];
-
-	for (uint32_t i = 1; i < LINE_BLOCK; i++)
-		m = v[i] > m ? v[i] : m;
-	L->bmax[b] = m;
-}
-
-/* The line's row, filled from the orbits' loads the first time the step
- * touches it. */
-static uint32_t row_of(struct loads *L, uint32_t line)
-{
-	uint32_t base = L->line_base[line], d = L->line_d[line];
-	uint32_t end = (d + LINE_BLOCK) / LINE_BLOCK * LINE_BLOCK;
-
-	if (L->line_stamp[line] == L->now)
-		return base;
-	L->line_stamp[line] = L->now;
-	L->rows[L->nrows++] = line;
-	for (uint32_t x = 0; x < end; x++)
-		L->val[base + x] = x < d ? (int64_t)L->orbit[L->slot_orbit[base + x]] : LINE_PAD;
-	memset(L->chg + base, 0, end);
-	for (uint32_t b = base / LINE_BLOCK; b < (base + end) / LINE_BLOCK; b++) {
-		L->badd[b] = 0;
-		L->bchg[b] = 0;
-		block_max(L, b);
-	}
-	return base;
-}
-
-static int64_t load_of(const struct loads *L, size_t arc)
-{
-	uint32_t line = L->arc_line[arc];
-
-	if (L->line_stamp[line] != L->now)
-		return (int64_t)L->orbit[L->orbit_at[arc]];
-	size_t s = L->line_base[line] + L->arc_pos[arc];
-	return L->val[s] + L->badd[s / LINE_BLOCK];
-}
-
-/* Slots [a, b) of a row (from its base) changed by dv: the blocks within
- * take it as their add, the ends slot by slot. Each arc changed for the
- * first time counts at its orbit. */
-static void range_add(struct loads *L, uint32_t a, uint32_t b, int64_t dv)
-{
-	while (a < b) {
-		uint32_t blk = a / LINE_BLOCK, end = (blk + 1) * LINE_BLOCK;
-
-		if (a % LINE_BLOCK == 0 && b >= end) {
-			L->badd[blk] += dv;
-		} else {
-			end = end < b ? end : b;
-			for (uint32_t s = a; s < end; s++)
-				L->val[s] += dv;
-			block_max(L, blk);
-		}
-		if (!L->bchg[blk]) {
-			for (uint32_t s = a; s < end; s++)
-				if (!L->chg[s]) {
-					L->chg[s] = 1;
-					L->touched_in[L->slot_orbit[s]]++;
-				}
-			L->bchg[blk] = a % LINE_BLOCK == 0 && end == (blk + 1) * LINE_BLOCK;
-		}
-		a = end;
-	}
-}
-
-/* The busiest arc of slots [a, b) of a row. */
-static int64_t range_max(const struct loads *L, uint32_t a, uint32_t b)
-{
-	int64_t m = INT64_MIN;
-
-	while (a < b) {
-		uint32_t blk = a / LINE_BLOCK, end = (blk + 1) * LINE_BLOCK;
-		int64_t v;
-
-		if (a % LINE_BLOCK == 0 && b >= end) {
-			v = L->bmax[blk];
-		} else {
-			end = end < b ? end : b;
-			v = L->val[a];
-			for (uint32_t s = a + 1; s < end; s++)
-				v = L->val[s] > v ? L->val[s] : v;
-		}
-		v += L->badd[blk];
-		m = v > m ? v : m;
-		a = end;
-	}
-	return m;
-}
-
-/* A leg as ranges of its line's row: up to two, [r[i][0], r[i][1]), in
- * the order the leg walks them (a leg the - way walks its ranges down). */
-static uint32_t leg_ranges(struct loads *L, const struct leg *l, uint32_t r[2][2])
-{
-	size_t arc = arc_id(L->g, l->start, l->w, l->dir);
-	uint32_t line = L->arc_line[arc], x = L->arc_pos[arc], d = L->line_d[line];
-	uint32_t base = row_of(L, line), len = l->len;
-
-	if (!len)
-		return 0;
-	if (l->dir == 0) {
-		r[0][0] = base + x;
-		r[0][1] = base + (x + len <= d ? x + len : d);
-		r[1][0] = base;
-		r[1][1] = base + (x + len <= d ? 0 : x + len - d);
-	} else {
-		r[0][0] = base + (len <= x + 1 ? x + 1 - len : 0);
-		r[0][1] = base + x + 1;
-		r[1][0] = base + (len <= x + 1 ? d : d - (len - x - 1));
-		r[1][1] = base + d;
-	}
-	return r[1][0] < r[1][1] ? 2 : 1;
-}
-
-/* Whether a leg crosses a failed arc. */
-static bool leg_failed(const struct loads *L, const struct leg *l)
-{
-	size_t arc = arc_id(L->g, l->start, l->w, l->dir);
-	uint32_t line = L->arc_line[arc], x = L->arc_pos[arc], d = L->line_d[line];
-	const uint32_t *f = L->failed_before + L->line_base[line];
-	uint32_t a = l->dir ? (x + d - (l->len - 1) % d) % d : x, b = a + l->len;
-
-	if (!l->len)
-		return false;
-	return b <= d ? f[b] > f[a] : f[d] > f[a] || f[b - d] > 0;
-}
-
-static void change_legs(struct loads *L, const struct leg *l, uint32_t n, int64_t dv)
-{
-	uint32_t r[2][2];
-
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++)
-			range_add(L, r[k][0], r[k][1], dv);
-}
-
 /* The healthy half `half` of x's pair, as a leg. */
 static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
 {
@@ -512,44 +153,6 @@ static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
 			w = j;
 	uint32_t d = g->dims[w], f = (coord(g, x->dst, w) + d - coord(g, x->src, w)) % d;
 	return (struct leg){x->src, w, x->half, half_len(d, f, x->half)};
-}
-
-/* The step's busiest arc: one of a row (a changed arc's own load, or an
- * unchanged one's orbit's), or any orbit with an arc the patch left
- * alone. */
-static uint64_t step_max(const struct loads *L)
-{
-	int64_t m = 0;
-
-	for (uint32_t i = 0; i < L->nrows; i++) {
-		uint32_t line = L->rows[i], base = L->line_base[line], d = L->line_d[line];
-
-		for (uint32_t b = base / LINE_BLOCK; b * LINE_BLOCK < base + d; b++)
-			m = L->bmax[b] + L->badd[b] > m ? L->bmax[b] + L->badd[b] : m;
-	}
-	for (size_t o = 0; o < L->g->norbits; o++)
-		if (L->touched_in[o] < L->g->orbit_size && (int64_t)L->orbit[o] > m)
-			m = (int64_t)L->orbit[o];
-	return (uint64_t)m;
-}
-
-/* How many of the patch's arcs carry more than target. */
-static size_t arcs_over(const struct loads *L, int64_t target)
-{
-	size_t k = 0;
-
-	for (uint32_t i = 0; i < L->nrows; i++) {
-		uint32_t line = L->rows[i], base = L->line_base[line], d = L->line_d[line];
-
-		for (uint32_t b = base / LINE_BLOCK; b * LINE_BLOCK < base + d; b++) {
-			if (L->bmax[b] + L->badd[b] <= target)
-				continue;
-			for (uint32_t s = b * LINE_BLOCK; s < (b + 1) * LINE_BLOCK && s < base + d;
-			     s++)
-				k += L->chg[s] && L->val[s] + L->badd[b] > target;
-		}
-	}
-	return k;
 }
 
 static uint32_t pairs_hops(const struct geo *g, const struct rpair *p, size_t np)
@@ -721,25 +324,6 @@ struct half_memo {
 	uint64_t crossed, known, searched;
 };
 
-/* Whether the route's busiest arc (*worst) carries at most bound (a route
- * so loaded would get no part). */
-static bool legs_under(struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
-		       int64_t *worst)
-{
-	uint32_t r[2][2];
-
-	*worst = 0;
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++) {
-			int64_t load = range_max(L, r[k][0], r[k][1]);
-
-			if (load > bound)
-				return false;
-			*worst = load > *worst ? load : *worst;
-		}
-	return true;
-}
-
 #define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
 /* Each half placed once, then again twice over all the others' detours
  * (1% of torus:64x64's links: +95% placed once, +73% twice, +66% three
@@ -801,11 +385,11 @@ static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct
 				c.side = (int8_t)j;
 				n = detour_legs(g, &c, l);
 				for (uint32_t i = 0; i < n && !(memo->known & bit); i++)
-					crosses = crosses || leg_failed(L, &l[i]);
+					crosses = crosses || swing_leg_failed(L, &l[i]);
 				memo->known |= bit;
 				memo->crossed |= crosses ? bit : 0;
 				if (!crosses && k < MAX_CANDS &&
-				    legs_under(L, l, n, bound, &base[k])) {
+				    swing_legs_under(L, l, n, bound, &base[k])) {
 					cand[k] = c;
 					len[k++] = legs_len(l, n);
 					if (base[k - 1] + (int64_t)x->units < bound)
@@ -837,7 +421,7 @@ static bool near(const struct geo *g, const struct leg *h, uint32_t u)
 /* Whether a route may take arc a: live, and (carrying u more) under below. */
 static bool arc_open(const struct loads *L, size_t a, uint64_t u, int64_t below)
 {
-	return !L->failed[a] && (below == INT64_MAX || load_of(L, a) + (int64_t)u < below);
+	return !L->failed[a] && (below == INT64_MAX || swing_load_of(L, a) + (int64_t)u < below);
 }
 
 /* find_path's breadth-first search from x->src over live arcs that stay
@@ -1047,49 +631,11 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 			continue;
 		cand[c].units = given[c];
 		uint32_t n = detour_legs(g, &cand[c], l);
-		change_legs(L, l, n, (int64_t)given[c]);
+		swing_change_legs(L, l, n, (int64_t)given[c]);
 		GROW(p->det, *cap, *out + 1);
 		p->det[(*out)++] = cand[c];
 	}
 	return 0;
-}
-
-/* Whether a route's arcs reach `top` anywhere (it is on a busiest arc);
- * the arcs before the first that does count as work, as a walk would. */
-static bool legs_reach(struct loads *L, const struct leg *l, uint32_t n, int64_t top)
-{
-	uint32_t r[2][2];
-
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t k = 0, m = leg_ranges(L, &l[i], r); k < m; k++) {
-			uint32_t a = r[k][0], b = r[k][1];
-
-			if (range_max(L, a, b) < top) {
-				L->work -= b - a;
-				continue;
-			}
-			for (uint32_t h = 0; h < b - a; h++) {
-				uint32_t sl = l[i].dir ? b - 1 - h : a + h;
-
-				if (L->val[sl] + L->badd[sl / LINE_BLOCK] >= top) {
-					L->work -= h;
-					return true;
-				}
-			}
-		}
-	return false;
-}
-
-/* The busiest arc of the orbits the patch leaves an arc of untouched: no
- * detour moved can lower it. */
-static uint64_t untouched_max(const struct loads *L)
-{
-	uint64_t m = 0;
-
-	for (size_t o = 0; o < L->g->norbits; o++)
-		if (L->touched_in[o] < L->g->orbit_size && L->orbit[o] > m)
-			m = L->orbit[o];
-	return m;
 }
 
 /* Detour i (route l, n legs) on an arc over `target`: parts of it taken
@@ -1105,19 +651,20 @@ static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, cons
 	uint64_t all = p->det[i].units, q = all;
 	bool moved = false;
 
-	while (p->det[i].units && q && q >= all / RELIEF_GRAIN && legs_reach(L, l, n, target + 1)) {
+	while (p->det[i].units && q && q >= all / RELIEF_GRAIN &&
+	       swing_legs_reach(L, l, n, target + 1)) {
 		struct swing_detour y = p->det[i];
 
 		q = q < y.units ? q : y.units;
 		y.units = q;
-		change_legs(L, l, n, -(int64_t)q);
+		swing_change_legs(L, l, n, -(int64_t)q);
 		uint32_t need[2];
 		if (find_path(L, p, cap_legs, &y, target + 1, longest, true, need) < 0) {
-			change_legs(L, l, n, (int64_t)q);
+			swing_change_legs(L, l, n, (int64_t)q);
 			q /= 2;
 			continue;
 		}
-		change_legs(L, m, detour_legs(L->g, &y, m), (int64_t)q);
+		swing_change_legs(L, m, detour_legs(L->g, &y, m), (int64_t)q);
 		p->det[i].units -= q;
 		GROW(p->det, *cap, *out + 1);
 		p->det[(*out)++] = y;
@@ -1143,7 +690,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 {
 	const struct geo *g = L->g;
 	struct leg l[SWING_DETOUR_LEGS];
-	int64_t top = (int64_t)step_max(L);
+	int64_t top = (int64_t)swing_step_max(L);
 	size_t was = SIZE_MAX;
 	uint64_t healthy = 0;
 
@@ -1166,7 +713,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 	for (int round = 0; round < RELIEF_ROUNDS && L->work > 0; round++) {
 		int64_t cut = top / RELIEF_STEP, target = top - (cut ? cut : 1);
 
-		if ((int64_t)untouched_max(L) > target)
+		if ((int64_t)swing_untouched_max(L) > target)
 			break;
 		for (size_t i = k0, end = *out; i < end && *out < max_det && L->work > 0; i++) {
 			if (!p->det[i].units)
@@ -1174,8 +721,8 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 			uint32_t n = detour_legs(g, &p->det[i], l);
 			relieve_one(L, p, i, l, n, target, longest, out, cap, cap_legs);
 		}
-		int64_t now = (int64_t)step_max(L);
-		size_t over = arcs_over(L, target);
+		int64_t now = (int64_t)swing_step_max(L);
+		size_t over = swing_arcs_over(L, target);
 		if (now >= top && over >= was)
 			break;
 		was = now < top ? SIZE_MAX : over;
@@ -1216,7 +763,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	for (size_t i = 0; i < k; i++) {
 		struct leg h = healthy_leg(g, &(*tmp)[i]);
 
-		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
+		swing_change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
 	if (k)
 		qsort(*tmp, k, sizeof(**tmp), by_units);
@@ -1235,7 +782,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 				struct leg l2[SWING_DETOUR_LEGS];
 				uint32_t n = detour_legs(g, &p->det[j], l2);
 
-				change_legs(L, l2, n, -(int64_t)p->det[j].units);
+				swing_change_legs(L, l2, n, -(int64_t)p->det[j].units);
 			}
 			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, &memo[i], err) < 0) {
 				free(at);
@@ -1264,7 +811,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	if (out > k0)
 		qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
 	p->ndet = out;
-	p->step_max[st] = step_max(L);
+	p->step_max[st] = swing_step_max(L);
 	p->step_hops[st] = hops;
 	return 0;
 }
@@ -1309,7 +856,7 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		}
 		bad[failed[i]] = 1;
 	}
-	geo_coords(&g);
+	swing_geo_coords(&g);
 	p->failed = xmalloc((nfailed + 1) * sizeof(uint32_t));
 	for (size_t a = 0; a < g.narcs; a++)
 		if (bad[a])
@@ -1318,15 +865,15 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	p->step_start = xcalloc(s->nsteps + 1, sizeof(size_t));
 	p->step_max = xcalloc(s->nsteps + 1, sizeof(uint64_t));
 	p->step_hops = xcalloc(s->nsteps + 1, sizeof(uint32_t));
-	loads_init(&L, &g, bad);
+	swing_loads_init(&L, &g, bad);
 	/* The busiest step's healthy load: relieving a step is worth its walk
 	 * where it may gain 1/RELIEF_SHARE of that (Swing's long steps carry
 	 * little, and their detours are many and long). */
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
-			loads_step(&L, pr, np);
-			uint64_t m = untouched_max(&L);
+			swing_loads_step(&L, pr, np);
+			uint64_t m = swing_untouched_max(&L);
 			L.busiest = m > L.busiest ? m : L.busiest;
 		}
 	}
@@ -1334,13 +881,13 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		p->step_start[st] = p->ndet;
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
-			loads_step(&L, pr, np);
+			swing_loads_step(&L, pr, np);
 			rc = plan_step(&L, p, st, pr, np, &tmp, &cap_tmp, &cap, &cap_legs,
 				       max_bytes / sizeof(struct swing_detour), err);
 		}
 	}
 	p->step_start[s->nsteps] = p->ndet;
-	loads_free(&L);
+	swing_loads_free(&L);
 	free(g.xy);
 	free(pr);
 	free(tmp);
@@ -1421,7 +968,7 @@ static int check_route(const struct loads *L, const struct swing_detour *x, stru
 	uint32_t n = detour_legs(g, x, l), at = l[0].start;
 	bool crosses = false;
 	for (uint32_t i = 0; i < n; i++)
-		crosses = crosses || leg_failed(L, &l[i]);
+		crosses = crosses || swing_leg_failed(L, &l[i]);
 	if (!crosses) { /* else the walk below names the arc */
 		at = shift(g, l[n - 1].start, l[n - 1].w, l[n - 1].dir, l[n - 1].len);
 		n = 0;
@@ -1442,22 +989,6 @@ static int check_route(const struct loads *L, const struct swing_detour *x, stru
 		return ofc_error_set(err, OFC_E_INPUT, "step %u: detour %u -> %u ends at %u",
 				     x->step, x->src, x->dst, at);
 	return 0;
-}
-
-/* An arc the step's detours leave carrying less than nothing (narcs:
- * none). */
-static size_t negative_arc(const struct loads *L)
-{
-	for (uint32_t i = 0; i < L->nrows; i++) {
-		uint32_t line = L->rows[i], base = L->line_base[line], d = L->line_d[line];
-
-		for (uint32_t x = 0; x < d; x++)
-			if (L->val[base + x] + L->badd[(base + x) / LINE_BLOCK] < 0)
-				for (size_t a = 0; a < L->g->narcs; a++)
-					if (L->arc_line[a] == line && L->arc_pos[a] == x)
-						return a;
-	}
-	return L->g->narcs;
 }
 
 /* One step: every detour checked, the loads rebuilt from the base and the
@@ -1492,22 +1023,22 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 		if (check_half(g, pr, np, x, units, err) < 0)
 			return -1;
 		struct leg h = healthy_leg(g, x);
-		change_legs(L, &h, 1, -(int64_t)units);
+		swing_change_legs(L, &h, 1, -(int64_t)units);
 		for (size_t k = i; k < j; k++) {
 			uint32_t n = detour_legs(g, &p->det[k], l);
 
-			change_legs(L, l, n, (int64_t)p->det[k].units);
+			swing_change_legs(L, l, n, (int64_t)p->det[k].units);
 			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 		}
 	}
-	size_t neg = negative_arc(L);
+	size_t neg = swing_negative_arc(L);
 	if (neg < g->narcs)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "step %u: the patch takes more off arc %zu than its "
 				     "transfers carry",
 				     st, neg);
 	for (size_t i = 0; i < p->nfailed; i++) {
-		int64_t v = load_of(L, p->failed[i]);
+		int64_t v = swing_load_of(L, p->failed[i]);
 
 		if (v)
 			return ofc_error_set(
@@ -1519,7 +1050,7 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 				p->failed[i] % 2),
 			    (double)v / (2.0 * SCHED_ONE * g->n));
 	}
-	uint64_t m = step_max(L);
+	uint64_t m = swing_step_max(L);
 	if (m != p->step_max[st] || hops != p->step_hops[st])
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "step %u: the busiest arc carries %.9g and the longest route "
@@ -1554,8 +1085,8 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 		else
 			bad[p->failed[i]] = 1;
 	}
-	geo_coords(&g);
-	loads_init(&L, &g, bad);
+	swing_geo_coords(&g);
+	swing_loads_init(&L, &g, bad);
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		if (p->step_start[st] > p->step_start[st + 1]) {
 			rc = ofc_error_set(err, OFC_E_INPUT, "step %u: the patch's steps overlap",
@@ -1564,11 +1095,11 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 		}
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
-			loads_step(&L, pr, np);
+			swing_loads_step(&L, pr, np);
 			rc = check_step(&L, p, st, pr, np, err);
 		}
 	}
-	loads_free(&L);
+	swing_loads_free(&L);
 	free(pr);
 	free(bad);
 	free(g.xy);
