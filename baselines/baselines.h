@@ -170,11 +170,13 @@ double torus_allreduce_reduced_transfers(const struct topo_tree *t, enum torus_a
  * loaded at the time. */
 #define SWING_DETOUR_PARTS 12
 
-/* Where none of those is whole, a shortest route around the failures
- * (a bounded search: within 2 x SWING_DETOUR_SIDE of the healthy route, at
- * most 4 x SWING_DETOUR_SIDE hops longer, in at most SWING_DETOUR_LEGS
- * straight legs), else refused. */
-#define SWING_DETOUR_LEGS 8
+/* Where none of those is whole, a shortest route around the failures,
+ * of those one with the fewest straight legs: a bounded search (within 2
+ * x SWING_DETOUR_SIDE of the healthy route, at most 4 x SWING_DETOUR_SIDE
+ * hops longer), else the whole torus's; refused where the failures cut
+ * the peers apart or the fewest legs are more than SWING_DETOUR_LEGS (a
+ * leg costs 4 bytes, on the routes searched alone). */
+#define SWING_DETOUR_LEGS 16
 #define SWING_WAY_PATH	  2
 
 struct swing_leg {
@@ -216,12 +218,14 @@ int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, co
 		      uint32_t **arcs, size_t *narcs, struct ofc_error *err);
 /* Plan r's (Swing on t, torus_allreduce_reduced's, healthy figures
  * `healthy`) detours around the failed arcs: -1 with OFC_E_INPUT naming the
- * first transfer no detour reaches (the failures cut its peers apart), or
+ * first transfer no route reaches (the failures cut its peers apart, or
+ * its fewest legs are more than SWING_DETOUR_LEGS), or
  * OFC_E_RUNTIME when the detours would hold more than max_bytes. Cost
- * O(steps x failed arcs x ring x the program's pairs a node, to find what
- * crosses them, + detours x route x candidates, to place them, + a bounded
- * rip-up over each step's busiest arcs), memory O(N x D) for a step's
- * loads plus the patch. */
+ * O(steps x failed arcs x the longest half x the program's pairs a node,
+ * to find what crosses them, + detours x legs x candidates x (16 + ring /
+ * 16), to place them on the ring lines' blocked loads, + a bounded rip-up
+ * over each step's busiest arcs), memory O(N x D) for a step's loads plus
+ * the patch. */
 int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
 		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
 		  struct swing_reroute *p, struct ofc_error *err);

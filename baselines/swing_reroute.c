@@ -13,45 +13,10 @@
  * healthy figures' way) plus what the patch moves on it, so a failed arc
  * carries exactly nothing once every transfer crossing it has a detour,
  * which is what the check tests instead of trusting a list. */
-#include "baselines/baselines.h"
+#include "baselines/swing_loads.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-struct geo {
-	uint32_t D, n, degree;
-	uint32_t dims[SCHED_GROUP_MAX_DIMS], stride[SCHED_GROUP_MAX_DIMS];
-	const struct sched_group *G;   /* the program's group */
-	const struct swing_reroute *p; /* its paths (SWING_WAY_PATH detours) */
-	size_t narcs, norbits;
-	uint64_t orbit_size; /* arcs of an orbit: the group's order */
-};
-
-static uint32_t coord(const struct geo *g, uint32_t v, uint32_t w)
-{
-	return v / g->stride[w] % g->dims[w];
-}
-
-/* The node k hops from v along dimension w, the + way (dir 0) or the -. */
-static uint32_t shift(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir, uint32_t k)
-{
-	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - k % d) % d : (x + k) % d;
-
-	return v - x * g->stride[w] + y * g->stride[w];
-}
-
-/* The node one hop from v along dimension w, the + way (dir 0) or the -. */
-static uint32_t hop(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
-{
-	uint32_t d = g->dims[w], x = coord(g, v, w), y = dir ? (x + d - 1) % d : (x + 1) % d;
-
-	return v - x * g->stride[w] + y * g->stride[w];
-}
-
-static size_t arc_id(const struct geo *g, uint32_t v, uint32_t w, uint32_t dir)
-{
-	return ((size_t)v * g->D + w) * 2 + dir;
-}
 
 static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
 		    struct ofc_error *err)
@@ -84,12 +49,6 @@ static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched
 }
 
 /* ---- a step's pairs and their healthy routes ------------------------------------- */
-
-/* Representative rep (its node) sends dst what units says, in one step. */
-struct rpair {
-	uint32_t rep, dst, w, f; /* the dimension it moves in; dst's coordinate - rep's, mod d */
-	uint64_t units;		 /* 2 x the sum of blocks x length (fixed point) */
-};
 
 /* The step's program transfers summed by (source, destination). Each must
  * start at a representative and move in one dimension. */
@@ -141,24 +100,6 @@ static int step_pairs(const struct geo *g, const struct schedule *s, uint32_t st
 	return 0;
 }
 
-/* Half `dir` of a pair's healthy route: its length (0: none) and units. */
-static uint32_t half_len(uint32_t d, uint32_t f, uint32_t dir)
-{
-	uint32_t len = dir ? d - f : f;
-
-	return 2 * len <= d ? len : 0;
-}
-
-static uint64_t half_units(uint32_t d, uint32_t f, uint64_t units)
-{
-	return 2 * f == d ? units / 2 : units;
-}
-
-/* A route: straight legs (up to SWING_DETOUR_LEGS). */
-struct leg {
-	uint32_t start, w, dir, len;
-};
-
 static uint32_t detour_legs(const struct geo *g, const struct swing_detour *x, struct leg *l)
 {
 	uint32_t w = 0, n = 0;
@@ -202,108 +143,6 @@ static uint32_t legs_len(const struct leg *l, uint32_t n)
 	return len;
 }
 
-/* ---- loads of one step ------------------------------------------------------------- */
-
-struct loads {
-	const struct geo *g;
-	uint64_t *orbit;      /* norbits: the healthy load of each arc of the orbit */
-	uint64_t *touched_in; /* norbits: arcs of the orbit the patch changes */
-	int64_t *delta;	      /* narcs: what the patch changes on an arc */
-	uint32_t *stamp, now; /* narcs: delta is this step's */
-	size_t *touched, ntouched, cap_touched;
-	const uint8_t *failed;			 /* narcs */
-	uint32_t *seen, *parent, *queue, search; /* find_path's, made on first use */
-	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
-	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
-	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
-};
-
-/* A table, not the arithmetic: every walk of a route asks it per arc (two
- * divisions a lookup were a third of planning 1% of torus:128x128). */
-static size_t orbit_of(const struct loads *L, size_t arc)
-{
-	return L->orbit_at[arc];
-}
-
-static void loads_init(struct loads *L, const struct geo *g, const uint8_t *failed)
-{
-	memset(L, 0, sizeof(*L));
-	L->g = g;
-	L->orbit = xcalloc(g->norbits, sizeof(uint64_t));
-	L->touched_in = xcalloc(g->norbits, sizeof(uint64_t));
-	L->delta = xcalloc(g->narcs, sizeof(int64_t));
-	L->stamp = xcalloc(g->narcs, sizeof(uint32_t));
-	L->failed = failed;
-	L->orbit_at = xmalloc(g->narcs * sizeof(uint32_t));
-	for (uint32_t v = 0, h; v < g->n; v++) {
-		uint32_t rep = sched_group_split(g->G, v, &h);
-
-		for (uint32_t a = 0; a < 2 * g->D; a++)
-			L->orbit_at[(size_t)v * 2 * g->D + a] = rep * 2 * g->D + a;
-	}
-}
-
-static void loads_free(struct loads *L)
-{
-	free(L->orbit);
-	free(L->touched_in);
-	free(L->delta);
-	free(L->stamp);
-	free(L->touched);
-	free(L->seen);
-	free(L->parent);
-	free(L->queue);
-	free(L->orbit_at);
-}
-
-/* The healthy loads of the step's orbits: each representative's pair
- * routed from it, every arc counted at its orbit. */
-static void loads_step(struct loads *L, const struct rpair *p, size_t np)
-{
-	const struct geo *g = L->g;
-
-	L->now++;
-	L->ntouched = 0;
-	memset(L->orbit, 0, g->norbits * sizeof(uint64_t));
-	memset(L->touched_in, 0, g->norbits * sizeof(uint64_t));
-	for (size_t i = 0; i < np; i++)
-		for (uint32_t dir = 0; dir < 2; dir++) {
-			uint32_t d = g->dims[p[i].w], len = half_len(d, p[i].f, dir), v = p[i].rep;
-			uint64_t u = half_units(d, p[i].f, p[i].units);
-
-			for (uint32_t h = 0; h < len; h++, v = hop(g, v, p[i].w, dir))
-				L->orbit[orbit_of(L, arc_id(g, v, p[i].w, dir))] += u;
-		}
-}
-
-static int64_t load_of(const struct loads *L, size_t arc)
-{
-	int64_t v = (int64_t)L->orbit[orbit_of(L, arc)];
-
-	return L->stamp[arc] == L->now ? v + L->delta[arc] : v;
-}
-
-static void change(struct loads *L, size_t arc, int64_t dv)
-{
-	if (L->stamp[arc] != L->now) {
-		L->stamp[arc] = L->now;
-		L->delta[arc] = 0;
-		GROW(L->touched, L->cap_touched, L->ntouched + 1);
-		L->touched[L->ntouched++] = arc;
-		L->touched_in[orbit_of(L, arc)]++;
-	}
-	L->delta[arc] += dv;
-}
-
-static void change_legs(struct loads *L, const struct leg *l, uint32_t n, int64_t dv)
-{
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
-			change(L, arc_id(L->g, v, l[i].w, l[i].dir), dv);
-			v = hop(L->g, v, l[i].w, l[i].dir);
-		}
-}
-
 /* The healthy half `half` of x's pair, as a leg. */
 static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
 {
@@ -314,23 +153,6 @@ static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
 			w = j;
 	uint32_t d = g->dims[w], f = (coord(g, x->dst, w) + d - coord(g, x->src, w)) % d;
 	return (struct leg){x->src, w, x->half, half_len(d, f, x->half)};
-}
-
-/* The step's busiest arc: a touched one's own load, or any orbit with an
- * arc the patch left alone. */
-static uint64_t step_max(const struct loads *L)
-{
-	int64_t m = 0;
-
-	for (size_t i = 0; i < L->ntouched; i++) {
-		int64_t v = load_of(L, L->touched[i]);
-
-		m = v > m ? v : m;
-	}
-	for (size_t o = 0; o < L->g->norbits; o++)
-		if (L->touched_in[o] < L->g->orbit_size && (int64_t)L->orbit[o] > m)
-			m = (int64_t)L->orbit[o];
-	return (uint64_t)m;
 }
 
 static uint32_t pairs_hops(const struct geo *g, const struct rpair *p, size_t np)
@@ -459,12 +281,15 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 
 	for (size_t i = 0; i < p->nfailed; i++) {
 		uint32_t u = (uint32_t)(p->failed[i] / 2 / g->D), w = p->failed[i] / 2 % g->D,
-			 dir = p->failed[i] % 2, d = g->dims[w], xu = coord(g, u, w);
+			 dir = p->failed[i] % 2, d = g->dims[w], xu = coord(g, u, w), reach = 0;
 
-		for (uint32_t x = 0; x < d; x++) {
-			uint32_t r = u - xu * g->stride[w] + x * g->stride[w], h;
+		for (size_t j = 0; j < np; j++) /* no source further back crosses it */
+			if (pr[j].w == w && half_len(d, pr[j].f, dir) > reach)
+				reach = half_len(d, pr[j].f, dir);
+		for (uint32_t along = 0; along < reach; along++) {
+			uint32_t x = dir ? (xu + along) % d : (xu + d - along) % d, h;
+			uint32_t r = u - xu * g->stride[w] + x * g->stride[w];
 			uint32_t rep = sched_group_rep_node(g->G, sched_group_split(g->G, r, &h));
-			uint32_t along = dir ? (x + d - xu) % d : (xu + d - x) % d;
 
 			for (size_t j = 0; j < np; j++) {
 				uint32_t len = half_len(d, pr[j].f, dir);
@@ -490,25 +315,14 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 	return out;
 }
 
-/* Whether the route crosses no failed arc and its busiest arc (*worst)
- * carries at most bound (past it, the walk stops: a route that loaded
- * would get no part). */
-static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, int64_t bound,
-		      int64_t *worst)
-{
-	*worst = 0;
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++) {
-			size_t a = arc_id(L->g, v, l[i].w, l[i].dir);
-			int64_t load = load_of(L, a);
-
-			if (L->failed[a] || load > bound)
-				return false;
-			*worst = load > *worst ? load : *worst;
-			v = hop(L->g, v, l[i].w, l[i].dir);
-		}
-	return true;
-}
+/* What place learns of a half at its first placing and keeps for the
+ * others: which of its candidates cross a failed arc (the first 63, in
+ * candidates' order; bits of `known` say which were looked at), and the
+ * route searched for it (path << 8 | legs; 0: none). All hang on the
+ * failures alone. */
+struct half_memo {
+	uint64_t crossed, known, searched;
+};
 
 #define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
 /* Each half placed once, then again twice over all the others' detours
@@ -535,14 +349,14 @@ static bool legs_free(const struct loads *L, const struct leg *l, uint32_t n, in
  * those is whole, further aside (up to SWING_DETOUR_SIDE). A route whose
  * busiest arc is past the best one's by the whole transfer would get no
  * part, and its walk stops there. */
-static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
-			   struct swing_detour *cand, int64_t *base, uint32_t *len)
+static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct swing_detour *cand,
+			   int64_t *base, uint32_t *len, struct half_memo *memo)
 {
 	const struct geo *g = L->g;
 	struct swing_detour c = *x;
 	struct leg l[SWING_DETOUR_LEGS];
 	struct leg h = healthy_leg(g, x);
-	uint32_t k = 0, n;
+	uint32_t k = 0, n, idx = 0;
 	int64_t bound = INT64_MAX;
 
 	for (int pass = 0; pass < 2 && !k; pass++)
@@ -559,14 +373,23 @@ static uint32_t candidates(const struct loads *L, const struct swing_detour *x,
 			    m1 = dim < 0 ? 0
 				 : pass	 ? 2 * J + 1
 					 : 3;
-			for (int m = m0; m <= m1; m++) {
+			for (int m = m0; m <= m1; m++, idx++) {
 				int j = m / 2 * (m % 2 ? -1 : 1);
+				uint64_t bit = idx < 63 ? 1ull << idx : 0;
+				bool crosses = false;
 
+				if (memo->known & bit && memo->crossed & bit)
+					continue;
 				c.way = dim < 0 ? (uint8_t)!x->half : x->half;
 				c.side_dim = (uint8_t)(dim < 0 ? 0 : dim);
 				c.side = (int8_t)j;
 				n = detour_legs(g, &c, l);
-				if (k < MAX_CANDS && legs_free(L, l, n, bound, &base[k])) {
+				for (uint32_t i = 0; i < n && !(memo->known & bit); i++)
+					crosses = crosses || swing_leg_failed(L, &l[i]);
+				memo->known |= bit;
+				memo->crossed |= crosses ? bit : 0;
+				if (!crosses && k < MAX_CANDS &&
+				    swing_legs_under(L, l, n, bound, &base[k])) {
 					cand[k] = c;
 					len[k++] = legs_len(l, n);
 					if (base[k - 1] + (int64_t)x->units < bound)
@@ -598,28 +421,24 @@ static bool near(const struct geo *g, const struct leg *h, uint32_t u)
 /* Whether a route may take arc a: live, and (carrying u more) under below. */
 static bool arc_open(const struct loads *L, size_t a, uint64_t u, int64_t below)
 {
-	return !L->failed[a] && (below == INT64_MAX || load_of(L, a) + (int64_t)u < below);
+	return !L->failed[a] && (below == INT64_MAX || swing_load_of(L, a) + (int64_t)u < below);
 }
 
-/* x's route where none of its candidates is whole, or off the step's
- * busiest arcs: a shortest one over live arcs that stay under `below`
- * carrying x's units (INT64_MAX: any), near the healthy route (breadth
- * first, at most 4 x SWING_DETOUR_SIDE hops longer than it and at most
- * `longest`), its legs appended to p's. -1 where there is none that short or it has more than
- * SWING_DETOUR_LEGS legs. */
-static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
-		     struct swing_detour *x, int64_t below, uint32_t longest)
+/* find_path's breadth-first search from x->src over live arcs that stay
+ * under `below` carrying x's units: near the healthy route h and within
+ * `limit` hops where bounded, else over the whole torus. Whether it
+ * reached x->dst; *queued: the nodes it queued, by depth. */
+static bool search(struct loads *L, const struct swing_detour *x, const struct leg *h,
+		   int64_t below, uint32_t limit, bool bounded, uint32_t *queued)
 {
 	const struct geo *g = L->g;
-	struct leg h = healthy_leg(g, x);
-	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, head = 0, tail = 0;
-
-	limit = limit < longest ? limit : longest;
+	uint32_t head = 0, tail = 0;
 
 	if (!L->seen) {
 		L->seen = xcalloc(g->n, sizeof(uint32_t));
 		L->parent = xcalloc(g->n, sizeof(uint32_t));
 		L->queue = xcalloc(g->n, sizeof(uint32_t));
+		L->legs = xmalloc((size_t)g->n * g->degree);
 	}
 	uint32_t now = ++L->search, *depth = L->parent;
 	L->seen[x->src] = now;
@@ -629,48 +448,106 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 		uint32_t v = L->queue[head++];
 
 		L->work--;
-		if (depth[v] >= limit)
+		if (bounded && depth[v] >= limit)
 			break;
 		for (uint32_t w = 0; w < g->D; w++)
 			for (uint32_t dir = 0; dir < 2; dir++) {
 				uint32_t u = hop(g, v, w, dir);
 
 				if (!arc_open(L, arc_id(g, v, w, dir), x->units, below) ||
-				    L->seen[u] == now || !near(g, &h, u))
+				    L->seen[u] == now || (bounded && !near(g, h, u)))
 					continue;
 				L->seen[u] = now;
 				depth[u] = depth[v] + 1;
 				L->queue[tail++] = u;
 			}
 	}
-	if (L->seen[x->dst] != now)
+	*queued = tail;
+	return L->seen[x->dst] == now;
+}
+
+/* The fewest legs of a shortest route the search found to each node up
+ * to dst's depth, by the way its last hop goes (k: dimension k / 2, way k
+ * % 2): L->legs[v x degree + k], in the search's order (a node's
+ * predecessors, one level nearer, come first); 255: none (or as many). */
+static void fewest_legs(struct loads *L, const struct swing_detour *x, int64_t below,
+			uint32_t queued)
+{
+	const struct geo *g = L->g;
+	const uint32_t *depth = L->parent;
+	uint32_t K = g->degree, last = depth[x->dst];
+	uint8_t *legs = L->legs;
+
+	for (uint32_t q = 1; q < queued; q++) {
+		uint32_t v = L->queue[q];
+
+		if (depth[v] > last)
+			break;
+		if (depth[v] == last && v != x->dst)
+			continue;
+		for (uint32_t k = 0; k < K; k++) {
+			uint32_t w = k / 2, dir = k % 2, u = hop(g, v, w, !dir), best = 255;
+
+			legs[(size_t)v * K + k] = 255;
+			if (L->seen[u] != L->search || depth[u] + 1 != depth[v] ||
+			    !arc_open(L, arc_id(g, u, w, dir), x->units, below))
+				continue;
+			if (u == x->src) {
+				legs[(size_t)v * K + k] = 1;
+				continue;
+			}
+			for (uint32_t j = 0; j < K; j++) {
+				uint32_t c = legs[(size_t)u * K + j] + (j != k);
+
+				best = c < best ? c : best;
+			}
+			legs[(size_t)v * K + k] = (uint8_t)(best < 255 ? best : 255);
+		}
+	}
+}
+
+/* x's route where none of its candidates is whole, or off the step's
+ * busiest arcs: a shortest one over live arcs that stay under `below`
+ * carrying x's units (INT64_MAX: any), and of those one with the fewest
+ * straight legs. Bounded: near the healthy route (breadth first, at most
+ * 4 x SWING_DETOUR_SIDE hops longer than it and at most `longest`); else
+ * over the whole torus. Its legs appended to p's; 0, or -1 where the
+ * search reaches no route, -2 where the fewest legs are more than
+ * SWING_DETOUR_LEGS (need: the route's hops and legs). */
+static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
+		     struct swing_detour *x, int64_t below, uint32_t longest, bool bounded,
+		     uint32_t need[2])
+{
+	const struct geo *g = L->g;
+	struct leg h = healthy_leg(g, x);
+	uint32_t limit = h.len + 4 * SWING_DETOUR_SIDE, queued, K = g->degree, best = 0;
+
+	limit = limit < longest ? limit : longest;
+	if (!search(L, x, &h, below, limit, bounded, &queued))
 		return -1;
-	/* Back from dst one level at a time (every node nearer than dst has
-	 * its depth), keeping to the leg it is on where it can: few legs. */
+	fewest_legs(L, x, below, queued);
+	const uint8_t *legs = L->legs;
+	for (uint32_t k = 1; k < K; k++)
+		if (legs[(size_t)x->dst * K + k] < legs[(size_t)x->dst * K + best])
+			best = k;
+	need[0] = L->parent[x->dst];
+	need[1] = legs[(size_t)x->dst * K + best];
+	if (need[1] > SWING_DETOUR_LEGS)
+		return -2;
+	/* Back from dst: along the leg while that keeps the fewest, else
+	 * onto the first way that does. */
 	struct swing_leg rev[SWING_DETOUR_LEGS];
 	uint32_t n = 0;
-	for (uint32_t v = x->dst; v != x->src;) {
-		uint32_t bw = g->D, bd = 0;
+	for (uint32_t v = x->dst, k = best; v != x->src;) {
+		uint32_t u = hop(g, v, k / 2, !(k % 2)), here = legs[(size_t)v * K + k];
 
-		for (uint32_t w = 0; w < g->D; w++)
-			for (uint32_t dir = 0; dir < 2; dir++) {
-				uint32_t u = hop(g, v, w, !dir);
-				bool ok = L->seen[u] == now && depth[u] + 1 == depth[v] &&
-					  arc_open(L, arc_id(g, u, w, dir), x->units, below);
-
-				if (ok && (bw == g->D ||
-					   (n && rev[n - 1].dim == w && rev[n - 1].dir == dir))) {
-					bw = w;
-					bd = dir;
-				}
-			}
-		if (!n || rev[n - 1].dim != bw || rev[n - 1].dir != bd) {
-			if (n == SWING_DETOUR_LEGS)
-				return -1;
-			rev[n++] = (struct swing_leg){(uint8_t)bw, (uint8_t)bd, 0};
-		}
+		if (!n || rev[n - 1].dim != k / 2 || rev[n - 1].dir != k % 2)
+			rev[n++] = (struct swing_leg){(uint8_t)(k / 2), (uint8_t)(k % 2), 0};
 		rev[n - 1].len++;
-		v = hop(g, v, bw, !bd);
+		if (u != x->src && legs[(size_t)u * K + k] != here)
+			for (k = 0; legs[(size_t)u * K + k] + 1u != here; k++)
+				;
+		v = u;
 	}
 	GROW(p->legs, *cap_legs, p->nlegs + n);
 	x->way = SWING_WAY_PATH;
@@ -683,28 +560,55 @@ static int find_path(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
 	return 0;
 }
 
+/* x's route where none of its candidates is whole: the bounded search's,
+ * else the whole torus's. -1 with why there is none: the failures cut
+ * the peers apart, or its fewest legs are too many. */
+static int route_around(struct loads *L, struct swing_reroute *p, size_t *cap_legs,
+			struct swing_detour *x, uint32_t st, struct ofc_error *err)
+{
+	uint32_t need[2];
+
+	if (find_path(L, p, cap_legs, x, INT64_MAX, UINT32_MAX, true, need) == 0)
+		return 0;
+	int rc = find_path(L, p, cap_legs, x, INT64_MAX, UINT32_MAX, false, need);
+	if (rc == 0)
+		return 0;
+	if (rc == -1)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: no route for Swing's transfer %u -> %u: the "
+				     "failures cut the peers apart",
+				     st, x->src, x->dst);
+	return ofc_error_set(err, OFC_E_INPUT,
+			     "step %u: no route for Swing's transfer %u -> %u around the failed "
+			     "links in at most %u straight legs (its shortest routes, %u hops, "
+			     "need %u)",
+			     st, x->src, x->dst, SWING_DETOUR_LEGS, need[0], need[1]);
+}
+
 /* Half x put on its routes: its SWING_DETOUR_PARTS parts each to the route
  * whose busiest arc it leaves least loaded (then the shorter), counting
- * the parts given before; appended at p->det[*out], the loads changed. */
+ * the parts given before; appended at p->det[*out], the loads changed.
+ * memo: what its earlier placings learnt. */
 static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		 const struct swing_detour *half, size_t *cap, size_t *out, size_t *cap_legs,
-		 struct ofc_error *err)
+		 struct half_memo *memo, struct ofc_error *err)
 {
 	const struct geo *g = L->g;
 	struct swing_detour cand[MAX_CANDS], x = *half;
 	struct leg l[SWING_DETOUR_LEGS];
 	int64_t base[MAX_CANDS];
 	uint64_t given[MAX_CANDS] = {0};
-	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len);
+	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, memo);
 
-	if (!nc) {
-		if (find_path(L, p, cap_legs, &x, INT64_MAX, UINT32_MAX) < 0)
-			return ofc_error_set(
-			    err, OFC_E_INPUT,
-			    "step %u: no route for Swing's transfer %u -> %u around "
-			    "the failed links within %u hops more than its own: the "
-			    "failures cut the peers apart",
-			    st, x.src, x.dst, 4 * SWING_DETOUR_SIDE);
+	if (!nc) { /* the same each placing: the search depends on the failures alone */
+		if (memo->searched) {
+			x.way = SWING_WAY_PATH;
+			x.path = (uint32_t)(memo->searched >> 8);
+			x.nlegs = (uint8_t)memo->searched;
+		} else if (route_around(L, p, cap_legs, &x, st, err) < 0) {
+			return -1;
+		}
+		memo->searched = (uint64_t)x.path << 8 | x.nlegs;
 		cand[0] = x;
 		base[0] = 0;
 		nc = 1;
@@ -727,35 +631,11 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 			continue;
 		cand[c].units = given[c];
 		uint32_t n = detour_legs(g, &cand[c], l);
-		change_legs(L, l, n, (int64_t)given[c]);
+		swing_change_legs(L, l, n, (int64_t)given[c]);
 		GROW(p->det, *cap, *out + 1);
 		p->det[(*out)++] = cand[c];
 	}
 	return 0;
-}
-
-/* Whether a route's arcs reach `top` anywhere (it is on a busiest arc). */
-static bool legs_reach(struct loads *L, const struct leg *l, uint32_t n, int64_t top)
-{
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t h = 0, v = l[i].start; h < l[i].len; h++, L->work--) {
-			if (load_of(L, arc_id(L->g, v, l[i].w, l[i].dir)) >= top)
-				return true;
-			v = hop(L->g, v, l[i].w, l[i].dir);
-		}
-	return false;
-}
-
-/* The busiest arc of the orbits the patch leaves an arc of untouched: no
- * detour moved can lower it. */
-static uint64_t untouched_max(const struct loads *L)
-{
-	uint64_t m = 0;
-
-	for (size_t o = 0; o < L->g->norbits; o++)
-		if (L->touched_in[o] < L->g->orbit_size && L->orbit[o] > m)
-			m = L->orbit[o];
-	return m;
 }
 
 /* Detour i (route l, n legs) on an arc over `target`: parts of it taken
@@ -771,34 +651,26 @@ static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, cons
 	uint64_t all = p->det[i].units, q = all;
 	bool moved = false;
 
-	while (p->det[i].units && q >= all / RELIEF_GRAIN && legs_reach(L, l, n, target + 1)) {
+	while (p->det[i].units && q && q >= all / RELIEF_GRAIN &&
+	       swing_legs_reach(L, l, n, target + 1)) {
 		struct swing_detour y = p->det[i];
 
 		q = q < y.units ? q : y.units;
 		y.units = q;
-		change_legs(L, l, n, -(int64_t)q);
-		if (find_path(L, p, cap_legs, &y, target + 1, longest) < 0) {
-			change_legs(L, l, n, (int64_t)q);
+		swing_change_legs(L, l, n, -(int64_t)q);
+		uint32_t need[2];
+		if (find_path(L, p, cap_legs, &y, target + 1, longest, true, need) < 0) {
+			swing_change_legs(L, l, n, (int64_t)q);
 			q /= 2;
 			continue;
 		}
-		change_legs(L, m, detour_legs(L->g, &y, m), (int64_t)q);
+		swing_change_legs(L, m, detour_legs(L->g, &y, m), (int64_t)q);
 		p->det[i].units -= q;
 		GROW(p->det, *cap, *out + 1);
 		p->det[(*out)++] = y;
 		moved = true;
 	}
 	return moved;
-}
-
-/* How many of the patch's arcs carry more than target. */
-static size_t arcs_over(const struct loads *L, int64_t target)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < L->ntouched; i++)
-		k += load_of(L, L->touched[i]) > target;
-	return k;
 }
 
 /* Rip-up and reroute over the step's busiest arcs: each round aims at a
@@ -818,7 +690,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 {
 	const struct geo *g = L->g;
 	struct leg l[SWING_DETOUR_LEGS];
-	int64_t top = (int64_t)step_max(L);
+	int64_t top = (int64_t)swing_step_max(L);
 	size_t was = SIZE_MAX;
 	uint64_t healthy = 0;
 
@@ -841,7 +713,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 	for (int round = 0; round < RELIEF_ROUNDS && L->work > 0; round++) {
 		int64_t cut = top / RELIEF_STEP, target = top - (cut ? cut : 1);
 
-		if ((int64_t)untouched_max(L) > target)
+		if ((int64_t)swing_untouched_max(L) > target)
 			break;
 		for (size_t i = k0, end = *out; i < end && *out < max_det && L->work > 0; i++) {
 			if (!p->det[i].units)
@@ -849,8 +721,8 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 			uint32_t n = detour_legs(g, &p->det[i], l);
 			relieve_one(L, p, i, l, n, target, longest, out, cap, cap_legs);
 		}
-		int64_t now = (int64_t)step_max(L);
-		size_t over = arcs_over(L, target);
+		int64_t now = (int64_t)swing_step_max(L);
+		size_t over = swing_arcs_over(L, target);
 		if (now >= top && over >= was)
 			break;
 		was = now < top ? SIZE_MAX : over;
@@ -891,7 +763,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	for (size_t i = 0; i < k; i++) {
 		struct leg h = healthy_leg(g, &(*tmp)[i]);
 
-		change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
+		swing_change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
 	if (k)
 		qsort(*tmp, k, sizeof(**tmp), by_units);
@@ -899,6 +771,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
 	size_t *at = xmalloc((k + 1) * sizeof(size_t));
+	struct half_memo *memo = xcalloc(k + 1, sizeof(*memo));
 	for (int pass = 0; pass < PLACINGS; pass++) {
 		size_t from = out;
 
@@ -909,10 +782,11 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 				struct leg l2[SWING_DETOUR_LEGS];
 				uint32_t n = detour_legs(g, &p->det[j], l2);
 
-				change_legs(L, l2, n, -(int64_t)p->det[j].units);
+				swing_change_legs(L, l2, n, -(int64_t)p->det[j].units);
 			}
-			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, err) < 0) {
+			if (place(L, p, st, &(*tmp)[i], cap, &out, cap_legs, &memo[i], err) < 0) {
 				free(at);
+				free(memo);
 				return -1;
 			}
 			at[i] = start;
@@ -926,6 +800,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		}
 	}
 	free(at);
+	free(memo);
 	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np));
 	uint32_t hops = pairs_hops(g, pr, np);
 	for (size_t i = k0; i < out; i++) {
@@ -936,7 +811,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	if (out > k0)
 		qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
 	p->ndet = out;
-	p->step_max[st] = step_max(L);
+	p->step_max[st] = swing_step_max(L);
 	p->step_hops[st] = hops;
 	return 0;
 }
@@ -981,6 +856,7 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		}
 		bad[failed[i]] = 1;
 	}
+	swing_geo_coords(&g);
 	p->failed = xmalloc((nfailed + 1) * sizeof(uint32_t));
 	for (size_t a = 0; a < g.narcs; a++)
 		if (bad[a])
@@ -989,15 +865,15 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	p->step_start = xcalloc(s->nsteps + 1, sizeof(size_t));
 	p->step_max = xcalloc(s->nsteps + 1, sizeof(uint64_t));
 	p->step_hops = xcalloc(s->nsteps + 1, sizeof(uint32_t));
-	loads_init(&L, &g, bad);
+	swing_loads_init(&L, &g, bad);
 	/* The busiest step's healthy load: relieving a step is worth its walk
 	 * where it may gain 1/RELIEF_SHARE of that (Swing's long steps carry
 	 * little, and their detours are many and long). */
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
-			loads_step(&L, pr, np);
-			uint64_t m = untouched_max(&L);
+			swing_loads_step(&L, pr, np);
+			uint64_t m = swing_untouched_max(&L);
 			L.busiest = m > L.busiest ? m : L.busiest;
 		}
 	}
@@ -1005,13 +881,14 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		p->step_start[st] = p->ndet;
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
-			loads_step(&L, pr, np);
+			swing_loads_step(&L, pr, np);
 			rc = plan_step(&L, p, st, pr, np, &tmp, &cap_tmp, &cap, &cap_legs,
 				       max_bytes / sizeof(struct swing_detour), err);
 		}
 	}
 	p->step_start[s->nsteps] = p->ndet;
-	loads_free(&L);
+	swing_loads_free(&L);
+	free(g.xy);
 	free(pr);
 	free(tmp);
 	free(bad);
@@ -1089,6 +966,13 @@ static int check_route(const struct loads *L, const struct swing_detour *x, stru
 				     x->step, x->src, x->dst);
 	struct leg l[SWING_DETOUR_LEGS];
 	uint32_t n = detour_legs(g, x, l), at = l[0].start;
+	bool crosses = false;
+	for (uint32_t i = 0; i < n; i++)
+		crosses = crosses || swing_leg_failed(L, &l[i]);
+	if (!crosses) { /* else the walk below names the arc */
+		at = shift(g, l[n - 1].start, l[n - 1].w, l[n - 1].dir, l[n - 1].len);
+		n = 0;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t k = 0; k < l[i].len; k++) {
 			size_t a = arc_id(g, at, l[i].w, l[i].dir);
@@ -1139,22 +1023,22 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 		if (check_half(g, pr, np, x, units, err) < 0)
 			return -1;
 		struct leg h = healthy_leg(g, x);
-		change_legs(L, &h, 1, -(int64_t)units);
+		swing_change_legs(L, &h, 1, -(int64_t)units);
 		for (size_t k = i; k < j; k++) {
 			uint32_t n = detour_legs(g, &p->det[k], l);
 
-			change_legs(L, l, n, (int64_t)p->det[k].units);
+			swing_change_legs(L, l, n, (int64_t)p->det[k].units);
 			hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 		}
 	}
-	for (size_t i = 0; i < L->ntouched; i++)
-		if (load_of(L, L->touched[i]) < 0)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "step %u: the patch takes more off arc %zu than its "
-					     "transfers carry",
-					     st, L->touched[i]);
+	size_t neg = swing_negative_arc(L);
+	if (neg < g->narcs)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "step %u: the patch takes more off arc %zu than its "
+				     "transfers carry",
+				     st, neg);
 	for (size_t i = 0; i < p->nfailed; i++) {
-		int64_t v = load_of(L, p->failed[i]);
+		int64_t v = swing_load_of(L, p->failed[i]);
 
 		if (v)
 			return ofc_error_set(
@@ -1166,7 +1050,7 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 				p->failed[i] % 2),
 			    (double)v / (2.0 * SCHED_ONE * g->n));
 	}
-	uint64_t m = step_max(L);
+	uint64_t m = swing_step_max(L);
 	if (m != p->step_max[st] || hops != p->step_hops[st])
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "step %u: the busiest arc carries %.9g and the longest route "
@@ -1201,7 +1085,8 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 		else
 			bad[p->failed[i]] = 1;
 	}
-	loads_init(&L, &g, bad);
+	swing_geo_coords(&g);
+	swing_loads_init(&L, &g, bad);
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		if (p->step_start[st] > p->step_start[st + 1]) {
 			rc = ofc_error_set(err, OFC_E_INPUT, "step %u: the patch's steps overlap",
@@ -1210,13 +1095,14 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 		}
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
-			loads_step(&L, pr, np);
+			swing_loads_step(&L, pr, np);
 			rc = check_step(&L, p, st, pr, np, err);
 		}
 	}
-	loads_free(&L);
+	swing_loads_free(&L);
 	free(pr);
 	free(bad);
+	free(g.xy);
 	if (rc < 0)
 		return -1;
 	struct swing_reroute q = *p;

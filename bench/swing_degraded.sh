@@ -2,7 +2,8 @@
 # What a failure costs Swing's allreduce on a torus, through the CLI:
 # `ofc schedule --topology torus:AxB --algo swing --collective allreduce
 # --size 64MiB [--fail F]`, healthy, one link, 1% of the links (the same
-# fixed-seed pick as bench/degraded_scale.sh: no two at one node). The
+# fixed-seed pick as bench/degraded_scale.sh: no two at one node) and 1%
+# of the ports (its ports_arcs: one way of a link, 4% of the nodes). The
 # schedule is the healthy reduced program and the detours of the transfers
 # whose routes cross a failed arc (baselines/swing_reroute.c), verified;
 # the CLI also prices the healthy torus and the degraded bound. Prints, per
@@ -34,6 +35,8 @@ for _ in range(2 * n // 100):
 print(','.join(out))
 EOF
 }
+# 1% of the ports, "u>v,...": bench/degraded_scale.sh's ports_arcs
+eval "$(sed -n '/^ports_arcs()/,/^}/p' "$(dirname "$0")/degraded_scale.sh")"
 row() {
 	spec=$1 what=$2
 	shift 2
@@ -68,4 +71,5 @@ for spec in $SPECS; do
 	row "$spec" "healthy"
 	row "$spec" "1 link (5-6)" --fail 5-6
 	row "$spec" "1% of links" --fail "$(one_percent "$spec")"
+	row "$spec" "1% of ports" --fail "$(ports_arcs "$spec")"
 done

@@ -425,6 +425,87 @@ static void test_corrupt_patch_refused(void **state)
 	fixture_free(&x);
 }
 
+/* 0 -> 11 on torus:32x32 with a wall of failed links between columns 2
+ * and 3 across rows -8..4 (no detour of the model's is whole: the other
+ * way is cut at 20-21) and a staircase of failures below row 5 before
+ * 11: every shortest route goes up to row 5 and back; one goes along row
+ * 5 and down column 11 in 3 legs, but a backtrack from 11 that keeps to
+ * its leg where it can comes in along row 0 and down the staircase, 12
+ * legs, more than SWING_DETOUR_LEGS. The search takes the fewest. */
+static void test_fewest_legs(void **state)
+{
+	struct fixture x;
+	struct swing_reroute p;
+	struct ofc_error err = {0};
+	uint32_t arcs[2 * 32];
+	size_t na = 0, found = 0;
+	(void)state;
+
+#define AT(i, j) ((uint32_t)(((i) + 32) % 32 + ((j) + 32) % 32 * 32))
+	fixture_make(&x, "torus:32x32", SWING_BANDWIDTH);
+	for (int y = -8; y <= 4; y++)
+		na += link_arcs(&x, AT(2, y), AT(3, y), arcs + na);
+	na += link_arcs(&x, AT(20, 0), AT(21, 0), arcs + na);
+	for (int i = 0; i < 5; i++) {
+		na += link_arcs(&x, AT(9 - i, i), AT(10 - i, i), arcs + na);
+		if (i < 4)
+			na += link_arcs(&x, AT(10 - i, i + 1), AT(10 - i, i + 2), arcs + na);
+	}
+#undef AT
+	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	for (size_t i = 0; i < p.ndet; i++)
+		if (p.det[i].src == 0 && p.det[i].dst == 11 && p.det[i].way == SWING_WAY_PATH) {
+			assert_int_equal(p.det[i].nlegs, 3);
+			found++;
+		}
+	assert_true(found > 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	explicit_check(&x, &p);
+	swing_reroute_free(&p);
+	fixture_free(&x);
+}
+
+/* Two walls of failed links across rows -10..10 of torus:32x32, between
+ * columns 0 and 1 and between 16 and 17: 0 -> 1 has no detour of the
+ * model's, none within the bounded search's band (2 x SWING_DETOUR_SIDE
+ * aside), but the torus is not cut: round a wall's end, 11 aside, across
+ * and back, 23 hops in 3 legs, routed, not refused as cut apart. */
+static void test_wall_routed_round(void **state)
+{
+	struct fixture x;
+	struct swing_reroute p;
+	struct ofc_error err = {0};
+	uint32_t arcs[4 * 21 * 2], tails[64];
+	uint8_t ports[64];
+	size_t na = 0, found = 0;
+	(void)state;
+
+	fixture_make(&x, "torus:32x32", SWING_BANDWIDTH);
+	for (int y = -10; y <= 10; y++) {
+		uint32_t row = (uint32_t)((y + 32) % 32) * 32;
+
+		na += link_arcs(&x, row, row + 1, arcs + na);
+		na += link_arcs(&x, row + 16, row + 17, arcs + na);
+	}
+	assert_int_equal(na, 4 * 21);
+	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	for (size_t i = 0; i < p.ndet; i++)
+		if (p.det[i].step == 0 && p.det[i].src == 0 && p.det[i].dst == 1) {
+			assert_int_equal(p.det[i].way, SWING_WAY_PATH);
+			assert_int_equal(p.det[i].nlegs, 3);
+			assert_int_equal(swing_detour_route(x.t, &p, &p.det[i], tails, ports, 64),
+					 23);
+			found++;
+		}
+	assert_true(found > 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	explicit_check(&x, &p);
+	swing_reroute_free(&p);
+	fixture_free(&x);
+}
+
 /* A node with every link down: its exchanges have no route, refused by
  * name; its figures were never made. */
 static void test_cut_off_refused(void **state)
@@ -492,6 +573,8 @@ int main(void)
 	    cmocka_unit_test(test_one_percent_relieved),
 	    cmocka_unit_test(test_searched_route),
 	    cmocka_unit_test(test_corrupt_patch_refused),
+	    cmocka_unit_test(test_fewest_legs),
+	    cmocka_unit_test(test_wall_routed_round),
 	    cmocka_unit_test(test_cut_off_refused),
 	    cmocka_unit_test(test_restore_bit_for_bit),
 	};
