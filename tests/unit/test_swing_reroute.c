@@ -595,7 +595,7 @@ static void assert_same_patch(const struct swing_reroute *p, const struct swing_
 	assert_true(p->f.tau_b == q->f.tau_b && p->f.hops == q->f.hops);
 }
 
-/* The steps planned on 2, 3 and 8 workers and merged: the patch one
+/* The steps planned on 2, 3 and 5 workers and merged: the patch one
  * worker makes in turn, bit for bit, on torus:32x32 with two walls (routes
  * searched round them in many steps, their legs merged past the earlier
  * steps') and links down across both dimensions; and under memory limits
