@@ -225,19 +225,21 @@ int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, co
  * to find what crosses them, + detours x legs x candidates x (16 + ring /
  * 16), to place them on the ring lines' blocked loads, + a bounded rip-up
  * over each step's busiest arcs), memory O(N x D) for a step's loads plus
- * the patch. */
+ * the patch. The steps are planned on up to `threads` workers (0: one a
+ * CPU), each on its own loads, O(N x D) more a worker; the patch is the
+ * same for any count. */
 int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
 		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
-		  struct swing_reroute *p, struct ofc_error *err);
+		  unsigned threads, struct swing_reroute *p, struct ofc_error *err);
 /* Check p against r without expanding either: every detour replaces a
  * half of an exchange the program makes, with its data, over live arcs
  * from its source to its destination, once; rebuilt from the program's
  * loads and the detours, every failed arc carries nothing in every step
  * (so no transfer still crosses one), and every step's busiest arc, its
  * longest route and the figures are the patch's. 0, or -1 with the first
- * fault. */
+ * fault (the steps checked on up to `threads` workers, as planned). */
 int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *r,
-			 const struct swing_reroute *p, struct ofc_error *err);
+			 const struct swing_reroute *p, unsigned threads, struct ofc_error *err);
 void swing_reroute_free(struct swing_reroute *p);
 /* x's route as arcs (tails[i], and ports[i] = dimension x 2 + way), up to
  * cap of them; returns its length (for tests that route every transfer). */

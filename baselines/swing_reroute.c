@@ -684,9 +684,10 @@ static bool relieve_one(struct loads *L, struct swing_reroute *p, size_t i, cons
  * arc no detour crosses is the busiest. No route moved to is longer than
  * the step's longest (pairs_hops or a detour's), so the step's latency
  * stays and its busiest arc never grows: the relief costs nothing where it
- * gains nothing. Emptied detours are dropped. */
+ * gains nothing. Emptied detours are dropped. *peak: the most detours the
+ * step held against max_det. */
 static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t *out, size_t *cap,
-		    size_t *cap_legs, size_t max_det, uint32_t longest)
+		    size_t *cap_legs, size_t max_det, uint32_t longest, size_t *peak)
 {
 	const struct geo *g = L->g;
 	struct leg l[SWING_DETOUR_LEGS];
@@ -700,6 +701,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 		longest = legs_len(l, n) > longest ? legs_len(l, n) : longest;
 	}
 
+	*peak = *out;
 	for (size_t o = 0; o < g->norbits; o++)
 		healthy = L->orbit[o] > healthy ? L->orbit[o] : healthy;
 	uint64_t gain = (uint64_t)top - healthy; /* at most */
@@ -728,6 +730,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 		was = now < top ? SIZE_MAX : over;
 		top = now;
 	}
+	*peak = *out;
 	size_t k = k0;
 	for (size_t i = k0; i < *out; i++)
 		if (p->det[i].units)
@@ -735,31 +738,41 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 	*out = k;
 }
 
+/* The memory limit's refusal at step st: k halves to move after k0 detours. */
+static int over_limit(uint32_t st, size_t k0, size_t k, uint64_t max_det, struct ofc_error *err)
+{
+	char need[32], have[32];
+
+	fmt_size(need, sizeof(need), (k0 + k * SWING_DETOUR_PARTS) * sizeof(struct swing_detour));
+	fmt_size(have, sizeof(have), max_det * sizeof(struct swing_detour));
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "Swing's detours around the failed links need about %s by step "
+			     "%u (%zu transfers re-routed so far), over the memory limit of "
+			     "%s",
+			     need, st, k0 + k, have);
+}
+
 /* One step: its crossing halves taken off their routes, then each put on
  * detours, the heaviest first, in SWING_DETOUR_PARTS parts each on the
  * route least loaded (one detour carrying a whole half doubles the load
  * of the arcs it shares with their own transfers: a link down on
- * torus:8x8 cost +90% so, +33% in twelve parts over three routes). */
+ * torus:8x8 cost +90% so, +33% in twelve parts over three routes). The
+ * plan hangs on p's earlier detours only through the memory limit:
+ * crossed_peak says the halves crossing and the most detours the step
+ * held, past p's earlier ones, where it was tested. */
 static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
 		     size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
-		     size_t *cap_legs, uint64_t max_det, struct ofc_error *err)
+		     size_t *cap_legs, uint64_t max_det, size_t crossed_peak[2],
+		     struct ofc_error *err)
 {
 	const struct geo *g = L->g;
 	size_t k0 = p->ndet, k = crossing(g, p, st, pr, np, tmp, cap_tmp, 0), out = k0;
 	struct leg l[SWING_DETOUR_LEGS];
 
-	if (k0 + k * SWING_DETOUR_PARTS > max_det) {
-		char need[32], have[32];
-
-		fmt_size(need, sizeof(need), (k0 + k * SWING_DETOUR_PARTS) * sizeof(*p->det));
-		fmt_size(have, sizeof(have), max_det * sizeof(*p->det));
-		return ofc_error_set(
-		    err, OFC_E_RUNTIME,
-		    "Swing's detours around the failed links need about %s by step "
-		    "%u (%zu transfers re-routed so far), over the memory limit of "
-		    "%s",
-		    need, st, k0 + k, have);
-	}
+	crossed_peak[0] = k;
+	crossed_peak[1] = 0;
+	if (k0 + k * SWING_DETOUR_PARTS > max_det)
+		return over_limit(st, k0, k, max_det, err);
 	for (size_t i = 0; i < k; i++) {
 		struct leg h = healthy_leg(g, &(*tmp)[i]);
 
@@ -801,7 +814,8 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	}
 	free(at);
 	free(memo);
-	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np));
+	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np), &crossed_peak[1]);
+	crossed_peak[1] -= k0;
 	uint32_t hops = pairs_hops(g, pr, np);
 	for (size_t i = k0; i < out; i++) {
 		uint32_t n = detour_legs(g, &p->det[i], l);
@@ -831,16 +845,209 @@ static void figures_of(const struct geo *g, struct swing_reroute *p,
 	p->f.xi = p->f.psi > 0 ? p->f.tau_b / (2 * p->f.psi) : 0;
 }
 
+/* ---- the steps on worker threads ------------------------------------------------------ */
+
+/* A worker's own: the geometry (its paths those of the step it plans), a
+ * step's loads and search arrays, its pairs. */
+struct worker {
+	struct geo g;
+	struct loads L;
+	struct rpair *pr;
+	struct swing_detour *tmp;
+	size_t cap_pr, cap_tmp;
+	bool ready;
+};
+
+static struct worker *worker_ready(struct worker *w, const struct geo *g, const uint8_t *bad,
+				   uint64_t busiest)
+{
+	if (!w->ready) {
+		w->g = *g;
+		swing_loads_init(&w->L, &w->g, bad);
+		w->L.busiest = busiest;
+		w->ready = true;
+	}
+	return w;
+}
+
+static void worker_free(struct worker *w)
+{
+	if (w->ready)
+		swing_loads_free(&w->L);
+	free(w->pr);
+	free(w->tmp);
+}
+
+/* The steps by cost, the dearest first (then in order), so that the long
+ * steps start at once and the short ones fill in after. */
+static uint32_t *dearest_first(const uint64_t *cost, uint32_t n)
+{
+	uint32_t *o = xmalloc((n + 1) * sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = i;
+
+		for (; j > 0 && cost[o[j - 1]] < cost[i]; j--)
+			o[j] = o[j - 1];
+		o[j] = i;
+	}
+	return o;
+}
+
+/* A step planned on its own (each on its own loads): its detours and
+ * searched legs, paths counted from 0, merged into the patch in step
+ * order. */
+struct step_plan {
+	struct swing_reroute q;
+	size_t cap, cap_legs, crossed_peak[2];
+	int rc;
+	struct ofc_error err;
+};
+
+struct plan_job {
+	const struct geo *g;
+	const struct schedule *s;
+	const struct swing_reroute *p;
+	const uint8_t *bad;
+	uint64_t busiest, max_det;
+	const uint32_t *order;
+	struct step_plan *plan;
+	struct worker *w;
+};
+
+static void plan_one(void *ctx, size_t i, unsigned worker)
+{
+	struct plan_job *j = ctx;
+	uint32_t st = j->order[i];
+	struct step_plan *sp = &j->plan[st];
+	struct worker *w = worker_ready(&j->w[worker], j->g, j->bad, j->busiest);
+	size_t np = 0;
+
+	sp->q.failed = j->p->failed;
+	sp->q.nfailed = j->p->nfailed;
+	sp->q.step_max = j->p->step_max;
+	sp->q.step_hops = j->p->step_hops;
+	w->g.p = &sp->q;
+	sp->rc = step_pairs(&w->g, j->s, st, &w->pr, &w->cap_pr, &np, &sp->err);
+	if (sp->rc == 0) {
+		swing_loads_step(&w->L, w->pr, np);
+		sp->rc = plan_step(&w->L, &sp->q, st, w->pr, np, &w->tmp, &w->cap_tmp, &sp->cap,
+				   &sp->cap_legs, j->max_det, sp->crossed_peak, &sp->err);
+	}
+	/* held until merged: the room its placings took given back (the
+	 * steps held at once would otherwise need twice the patch) */
+	if (sp->q.ndet) {
+		sp->q.det = xreallocarray(sp->q.det, sp->q.ndet, sizeof(*sp->q.det));
+		sp->cap = sp->q.ndet;
+	}
+}
+
+/* A step's plan appended to p, its searched paths moved past p's; the
+ * first taken whole (a copy would hold the patch twice). */
+static void merge_step(struct swing_reroute *p, size_t *cap, size_t *cap_legs, struct step_plan *sp)
+{
+	struct swing_reroute *q = &sp->q;
+
+	for (size_t i = 0; i < q->ndet; i++)
+		if (q->det[i].way == SWING_WAY_PATH)
+			q->det[i].path += (uint32_t)p->nlegs;
+	if (!p->det) {
+		p->det = q->det;
+		p->ndet = q->ndet;
+		*cap = sp->cap;
+		q->det = NULL;
+	} else if (q->ndet) {
+		GROW(p->det, *cap, p->ndet + q->ndet);
+		memcpy(p->det + p->ndet, q->det, q->ndet * sizeof(*q->det));
+		p->ndet += q->ndet;
+	}
+	if (!p->legs) {
+		p->legs = q->legs;
+		p->nlegs = q->nlegs;
+		*cap_legs = sp->cap_legs;
+		q->legs = NULL;
+	} else if (q->nlegs) {
+		GROW(p->legs, *cap_legs, p->nlegs + q->nlegs);
+		memcpy(p->legs + p->nlegs, q->legs, q->nlegs * sizeof(*q->legs));
+		p->nlegs += q->nlegs;
+	}
+	free(q->det);
+	free(q->legs);
+	q->det = NULL;
+	q->legs = NULL;
+}
+
+/* The steps planned on `threads` workers, merged in step order: the patch
+ * one worker makes (each step planned in turn straight into p), bit for
+ * bit. A step's plan depends on the earlier steps' only through the memory
+ * limit: where it was reached given their detours, refused as in turn,
+ * and where it may have cut the step's rip-up short, the step planned
+ * again after them. */
+static int plan_steps(const struct geo *g, const struct schedule *s, struct swing_reroute *p,
+		      const uint8_t *bad, uint64_t busiest, const uint64_t *cost, uint64_t max_det,
+		      unsigned threads, struct ofc_error *err)
+{
+	uint32_t *order = dearest_first(cost, s->nsteps);
+	unsigned nw = parallel_workers(s->nsteps, 1, threads);
+	struct plan_job j = {.g = g,
+			     .s = s,
+			     .p = p,
+			     .bad = bad,
+			     .busiest = busiest,
+			     .max_det = max_det,
+			     .order = order,
+			     .plan = xcalloc(s->nsteps + 1, sizeof(struct step_plan)),
+			     .w = xcalloc(nw, sizeof(struct worker))};
+	size_t cap = 0, cap_legs = 0, np = 0, cp[2];
+	int rc = 0;
+
+	if (nw > 1)
+		parallel_for(s->nsteps, 1, nw, plan_one, &j);
+	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
+		struct step_plan *sp = &j.plan[st];
+
+		p->step_start[st] = p->ndet;
+		if (nw > 1 && p->ndet + sp->crossed_peak[0] * SWING_DETOUR_PARTS > max_det) {
+			rc = over_limit(st, p->ndet, sp->crossed_peak[0], max_det, err);
+		} else if (nw > 1 && sp->rc < 0) {
+			*err = sp->err;
+			rc = -1;
+		} else if (nw > 1 && p->ndet + sp->crossed_peak[1] < max_det) {
+			merge_step(p, &cap, &cap_legs, sp);
+		} else { /* in turn, straight into p */
+			struct worker *w = worker_ready(&j.w[0], g, bad, busiest);
+
+			w->g.p = p;
+			rc = step_pairs(&w->g, s, st, &w->pr, &w->cap_pr, &np, err);
+			if (rc == 0) {
+				swing_loads_step(&w->L, w->pr, np);
+				rc = plan_step(&w->L, p, st, w->pr, np, &w->tmp, &w->cap_tmp, &cap,
+					       &cap_legs, max_det, cp, err);
+			}
+		}
+	}
+	p->step_start[s->nsteps] = p->ndet;
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		free(j.plan[st].q.det);
+		free(j.plan[st].q.legs);
+	}
+	for (unsigned i = 0; i < nw; i++)
+		worker_free(&j.w[i]);
+	free(j.w);
+	free(j.plan);
+	free(order);
+	return rc;
+}
+
 int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
 		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
-		  struct swing_reroute *p, struct ofc_error *err)
+		  unsigned threads, struct swing_reroute *p, struct ofc_error *err)
 {
 	const struct schedule *s = &r->prog;
 	struct geo g;
 	struct loads L;
 	struct rpair *pr = NULL;
-	struct swing_detour *tmp = NULL;
-	size_t cap_pr = 0, np = 0, cap = 0, cap_tmp = 0, cap_legs = 0;
+	size_t cap_pr = 0, np = 0;
 	int rc = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -865,32 +1072,30 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	p->step_start = xcalloc(s->nsteps + 1, sizeof(size_t));
 	p->step_max = xcalloc(s->nsteps + 1, sizeof(uint64_t));
 	p->step_hops = xcalloc(s->nsteps + 1, sizeof(uint32_t));
+	uint64_t *cost = xcalloc(s->nsteps + 1, sizeof(uint64_t));
 	swing_loads_init(&L, &g, bad);
 	/* The busiest step's healthy load: relieving a step is worth its walk
 	 * where it may gain 1/RELIEF_SHARE of that (Swing's long steps carry
-	 * little, and their detours are many and long). */
+	 * little, and their detours are many and long). A step's cost: its
+	 * longest half (the halves crossing a failed arc, and their detours'
+	 * hops, grow with it). */
 	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
 		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
 		if (rc == 0) {
 			swing_loads_step(&L, pr, np);
 			uint64_t m = swing_untouched_max(&L);
 			L.busiest = m > L.busiest ? m : L.busiest;
+			cost[st] = pairs_hops(&g, pr, np);
 		}
 	}
-	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
-		p->step_start[st] = p->ndet;
-		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
-		if (rc == 0) {
-			swing_loads_step(&L, pr, np);
-			rc = plan_step(&L, p, st, pr, np, &tmp, &cap_tmp, &cap, &cap_legs,
-				       max_bytes / sizeof(struct swing_detour), err);
-		}
-	}
-	p->step_start[s->nsteps] = p->ndet;
+	uint64_t busiest = L.busiest;
 	swing_loads_free(&L);
-	free(g.xy);
 	free(pr);
-	free(tmp);
+	if (rc == 0)
+		rc = plan_steps(&g, s, p, bad, busiest, cost,
+				max_bytes / sizeof(struct swing_detour), threads, err);
+	free(cost);
+	free(g.xy);
 	free(bad);
 	if (rc < 0) {
 		swing_reroute_free(p);
@@ -1060,14 +1265,77 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 	return 0;
 }
 
+struct check_job {
+	const struct geo *g;
+	const struct schedule *s;
+	const struct swing_reroute *p;
+	const uint8_t *bad;
+	const uint32_t *order;
+	int *rc;
+	struct ofc_error *err;
+	struct worker *w;
+};
+
+static void check_one(void *ctx, size_t i, unsigned worker)
+{
+	struct check_job *j = ctx;
+	uint32_t st = j->order[i];
+	struct worker *w = worker_ready(&j->w[worker], j->g, j->bad, 0);
+	size_t np = 0;
+
+	j->rc[st] = step_pairs(&w->g, j->s, st, &w->pr, &w->cap_pr, &np, &j->err[st]);
+	if (j->rc[st] == 0) {
+		swing_loads_step(&w->L, w->pr, np);
+		j->rc[st] = check_step(&w->L, j->p, st, w->pr, np, &j->err[st]);
+	}
+}
+
+/* The steps up to the first whose detours overlap the next's, each on its
+ * own loads, on `threads` workers; the first fault in step order. */
+static int check_steps(const struct geo *g, const struct schedule *s, const struct swing_reroute *p,
+		       const uint8_t *bad, unsigned threads, struct ofc_error *err)
+{
+	uint32_t n = 0;
+
+	while (n < p->nsteps && p->step_start[n] <= p->step_start[n + 1])
+		n++;
+	uint64_t *cost = xcalloc(n + 1, sizeof(uint64_t));
+	for (uint32_t st = 0; st < n; st++)
+		cost[st] = p->step_start[st + 1] - p->step_start[st];
+	unsigned nw = parallel_workers(n, 1, threads);
+	struct check_job j = {.g = g,
+			      .s = s,
+			      .p = p,
+			      .bad = bad,
+			      .order = dearest_first(cost, n),
+			      .rc = xcalloc(n + 1, sizeof(int)),
+			      .err = xcalloc(n + 1, sizeof(struct ofc_error)),
+			      .w = xcalloc(nw, sizeof(struct worker))};
+	int rc = 0;
+
+	parallel_for(n, 1, nw, check_one, &j);
+	for (uint32_t st = 0; st < n && rc == 0; st++)
+		if (j.rc[st] < 0) {
+			*err = j.err[st];
+			rc = -1;
+		}
+	if (rc == 0 && n < p->nsteps)
+		rc = ofc_error_set(err, OFC_E_INPUT, "step %u: the patch's steps overlap", n);
+	for (unsigned i = 0; i < nw; i++)
+		worker_free(&j.w[i]);
+	free(j.w);
+	free(j.err);
+	free(j.rc);
+	free((void *)j.order);
+	free(cost);
+	return rc;
+}
+
 int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *r,
-			 const struct swing_reroute *p, struct ofc_error *err)
+			 const struct swing_reroute *p, unsigned threads, struct ofc_error *err)
 {
 	const struct schedule *s = &r->prog;
 	struct geo g;
-	struct loads L;
-	struct rpair *pr = NULL;
-	size_t cap_pr = 0, np = 0;
 	int rc = 0;
 
 	if (geo_make(&g, t, &r->group, err) < 0)
@@ -1086,21 +1354,8 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 			bad[p->failed[i]] = 1;
 	}
 	swing_geo_coords(&g);
-	swing_loads_init(&L, &g, bad);
-	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
-		if (p->step_start[st] > p->step_start[st + 1]) {
-			rc = ofc_error_set(err, OFC_E_INPUT, "step %u: the patch's steps overlap",
-					   st);
-			break;
-		}
-		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
-		if (rc == 0) {
-			swing_loads_step(&L, pr, np);
-			rc = check_step(&L, p, st, pr, np, err);
-		}
-	}
-	swing_loads_free(&L);
-	free(pr);
+	if (rc == 0)
+		rc = check_steps(&g, s, p, bad, threads, err);
 	free(bad);
 	free(g.xy);
 	if (rc < 0)

@@ -135,7 +135,7 @@ static void run_swing_rerouted(struct schedule_result *r, const struct schedule_
 		goto out;
 	}
 	o->reroute = xcalloc(1, sizeof(*o->reroute));
-	if (swing_reroute(t, &red, arcs, na, &o->tf, limit, o->reroute, &err) < 0) {
+	if (swing_reroute(t, &red, arcs, na, &o->tf, limit, q->threads, o->reroute, &err) < 0) {
 		sched_reduced_free(&red);
 		free(o->reroute);
 		o->reroute = NULL;
@@ -185,7 +185,7 @@ static void run_swing_rerouted(struct schedule_result *r, const struct schedule_
 	 * the loads the patch's. */
 	struct sched_reduced chk = {.group = red.group, .prog = expand ? red.prog : o->s};
 	double t1 = now_seconds();
-	if (o->verified && swing_reroute_verify(t, &chk, o->reroute, &err) < 0) {
+	if (o->verified && swing_reroute_verify(t, &chk, o->reroute, q->threads, &err) < 0) {
 		o->verified = false;
 		o->s.verified = false;
 		snprintf(o->verify_error, sizeof(o->verify_error), "%.300s", err.msg);

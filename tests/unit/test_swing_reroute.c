@@ -159,11 +159,11 @@ static void test_healthy_is_no_patch(void **state)
 				continue;
 			fixture_make(&x, specs[i], (enum swing_variant)v);
 			assert_int_equal(
-			    swing_reroute(x.t, &x.red, NULL, 0, &x.hf, 1ull << 30, &p, &err), 0);
+			    swing_reroute(x.t, &x.red, NULL, 0, &x.hf, 1ull << 30, 1, &p, &err), 0);
 			assert_int_equal(p.ndet, 0);
 			assert_true(fabs(p.f.tau_b - x.hf.tau_b) <= 1e-12 * x.hf.tau_b);
 			assert_true(p.f.hops == x.hf.hops);
-			assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+			assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 			explicit_check(&x, &p);
 			swing_reroute_free(&p);
 			fixture_free(&x);
@@ -200,9 +200,10 @@ static void test_one_link_explicit(void **state)
 			if (cases[i].one_way)
 				na = 1;
 			assert_int_equal(
-			    swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+			    swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err),
+			    0);
 			assert_true(p.ndet > 0);
-			assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+			assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 			explicit_check(&x, &p);
 			assert_true(p.f.tau_b >= x.hf.tau_b * (1 - 1e-12));
 			/* its parts spread over the other way and one aside
@@ -229,9 +230,9 @@ static void test_many_links(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
 	memcpy(all, arcs, sizeof(all));
-	assert_int_equal(swing_reroute(x.t, &x.red, all, na, &x.hf, 1ull << 30, &p, &err), 0);
+	assert_int_equal(swing_reroute(x.t, &x.red, all, na, &x.hf, 1ull << 30, 1, &p, &err), 0);
 	assert_int_equal(p.nfailed, na);
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 	explicit_check(&x, &p);
 	swing_reroute_free(&p);
 	fixture_free(&x);
@@ -254,8 +255,8 @@ static void test_neighbours_relieved(void **state)
 	fixture_make(&x, "torus:16x16", SWING_BANDWIDTH);
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
-	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 	explicit_check(&x, &p);
 	for (size_t i = 0; i < p.ndet; i++)
 		searched += p.det[i].way == SWING_WAY_PATH;
@@ -284,8 +285,8 @@ static void test_one_percent_relieved(void **state)
 	fixture_make(&x, "torus:32x32", SWING_BANDWIDTH);
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
-	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 	assert_true(p.f.tau_b <= 1.5 * x.hf.tau_b);
 	swing_reroute_free(&p);
 	fixture_free(&x);
@@ -306,7 +307,7 @@ static void test_searched_route(void **state)
 	fixture_make(&x, "torus:8x8", SWING_BANDWIDTH);
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		na += link_arcs(&x, links[i][0], links[i][1], arcs + na);
-	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err), 0);
 	for (size_t i = 0; i < p.ndet; i++)
 		if (p.det[i].way == SWING_WAY_PATH) {
 			searched++;
@@ -314,7 +315,7 @@ static void test_searched_route(void **state)
 				assert_int_equal(p.det[i].nlegs, 4);
 		}
 	assert_true(searched > 0);
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 	explicit_check(&x, &p);
 	/* a searched route's leg one hop short: it ends elsewhere */
 	for (size_t i = 0; i < p.ndet; i++)
@@ -322,7 +323,7 @@ static void test_searched_route(void **state)
 			p.legs[p.det[i].path + 2].len--;
 			break;
 		}
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), -1);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), -1);
 	swing_reroute_free(&p);
 	fixture_free(&x);
 }
@@ -331,7 +332,7 @@ static void expect_refused(struct fixture *x, const struct swing_reroute *p, con
 {
 	struct ofc_error err = {0};
 
-	assert_int_equal(swing_reroute_verify(x->t, &x->red, p, &err), -1);
+	assert_int_equal(swing_reroute_verify(x->t, &x->red, p, 1, &err), -1);
 	if (!strstr(err.msg, what))
 		fail_msg("expected '%s' in: %s", what, err.msg);
 }
@@ -346,7 +347,7 @@ static void test_corrupt_patch_refused(void **state)
 
 	fixture_make(&x, "torus:8x8", SWING_BANDWIDTH);
 	size_t na = link_arcs(&x, 5, 6, arcs);
-	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err), 0);
 	assert_true(p.ndet >= 2);
 	q = p;
 	q.det = malloc(p.ndet * sizeof(*p.det));
@@ -361,7 +362,7 @@ static void test_corrupt_patch_refused(void **state)
 		q.f = p.f;                                                                         \
 	} while (0)
 	RESET();
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &q, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &q, 1, &err), 0);
 	/* the first half's detours dropped: it still crosses the link */
 	uint32_t st = q.det[0].step;
 	size_t m = 1;
@@ -452,7 +453,7 @@ static void test_fewest_legs(void **state)
 			na += link_arcs(&x, AT(10 - i, i + 1), AT(10 - i, i + 2), arcs + na);
 	}
 #undef AT
-	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err) < 0)
+	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err) < 0)
 		fail_msg("refused: %s", err.msg);
 	for (size_t i = 0; i < p.ndet; i++)
 		if (p.det[i].src == 0 && p.det[i].dst == 11 && p.det[i].way == SWING_WAY_PATH) {
@@ -460,7 +461,7 @@ static void test_fewest_legs(void **state)
 			found++;
 		}
 	assert_true(found > 0);
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 	explicit_check(&x, &p);
 	swing_reroute_free(&p);
 	fixture_free(&x);
@@ -489,7 +490,7 @@ static void test_wall_routed_round(void **state)
 		na += link_arcs(&x, row + 16, row + 17, arcs + na);
 	}
 	assert_int_equal(na, 4 * 21);
-	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err) < 0)
+	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err) < 0)
 		fail_msg("refused: %s", err.msg);
 	for (size_t i = 0; i < p.ndet; i++)
 		if (p.det[i].step == 0 && p.det[i].src == 0 && p.det[i].dst == 1) {
@@ -500,7 +501,7 @@ static void test_wall_routed_round(void **state)
 			found++;
 		}
 	assert_true(found > 0);
-	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, &err), 0);
+	assert_int_equal(swing_reroute_verify(x.t, &x.red, &p, 1, &err), 0);
 	explicit_check(&x, &p);
 	swing_reroute_free(&p);
 	fixture_free(&x);
@@ -521,7 +522,7 @@ static void test_cut_off_refused(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(nb); i++)
 		na += link_arcs(&x, 0, nb[i], arcs + na);
 	assert_int_equal(na, 8);
-	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), -1);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err), -1);
 	assert_int_equal(err.code, OFC_E_INPUT);
 	assert_non_null(strstr(err.msg, "cut the peers apart"));
 	assert_null(p.det);
@@ -529,7 +530,7 @@ static void test_cut_off_refused(void **state)
 	uint32_t one[2];
 	err = (struct ofc_error){0};
 	link_arcs(&x, 5, 6, one);
-	assert_int_equal(swing_reroute(x.t, &x.red, one, 2, &x.hf, 64, &p, &err), -1);
+	assert_int_equal(swing_reroute(x.t, &x.red, one, 2, &x.hf, 64, 1, &p, &err), -1);
 	assert_int_equal(err.code, OFC_E_RUNTIME);
 	assert_non_null(strstr(err.msg, "over the memory limit"));
 	fixture_free(&x);
@@ -547,7 +548,7 @@ static void test_restore_bit_for_bit(void **state)
 
 	fixture_make(&x, "torus:16x16", SWING_BANDWIDTH);
 	size_t na = link_arcs(&x, 3, 19, arcs);
-	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, &p, &err), 0);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err), 0);
 	assert_true(p.f.tau_b > x.hf.tau_b);
 	swing_reroute_free(&p);
 	fixture_make(&y, "torus:16x16", SWING_BANDWIDTH);
@@ -561,6 +562,102 @@ static void test_restore_bit_for_bit(void **state)
 	assert_true(x.hf.tau_b == y.hf.tau_b);
 	fixture_free(&x);
 	fixture_free(&y);
+}
+
+/* p and q the same patch, field by field (a detour's padding aside). */
+static void assert_same_patch(const struct swing_reroute *p, const struct swing_reroute *q)
+{
+	assert_int_equal(p->ndet, q->ndet);
+	assert_int_equal(p->nlegs, q->nlegs);
+	assert_int_equal(p->nsteps, q->nsteps);
+	for (size_t i = 0; i < p->ndet; i++) {
+		const struct swing_detour *a = &p->det[i], *b = &q->det[i];
+
+		assert_int_equal(a->step, b->step);
+		assert_int_equal(a->src, b->src);
+		assert_int_equal(a->dst, b->dst);
+		assert_int_equal(a->path, b->path);
+		assert_int_equal(a->half, b->half);
+		assert_int_equal(a->way, b->way);
+		assert_int_equal(a->side_dim, b->side_dim);
+		assert_int_equal(a->side, b->side);
+		assert_int_equal(a->nlegs, b->nlegs);
+		assert_int_equal(a->units, b->units);
+	}
+	for (size_t i = 0; i < p->nlegs; i++) {
+		assert_int_equal(p->legs[i].dim, q->legs[i].dim);
+		assert_int_equal(p->legs[i].dir, q->legs[i].dir);
+		assert_int_equal(p->legs[i].len, q->legs[i].len);
+	}
+	assert_memory_equal(p->step_start, q->step_start, (p->nsteps + 1) * sizeof(size_t));
+	assert_memory_equal(p->step_max, q->step_max, p->nsteps * sizeof(uint64_t));
+	assert_memory_equal(p->step_hops, q->step_hops, p->nsteps * sizeof(uint32_t));
+	assert_true(p->f.tau_b == q->f.tau_b && p->f.hops == q->f.hops);
+}
+
+/* The steps planned on 2, 3 and 5 workers and merged: the patch one
+ * worker makes in turn, bit for bit, on torus:32x32 with two walls (routes
+ * searched round them in many steps, their legs merged past the earlier
+ * steps') and links down across both dimensions; and under memory limits
+ * that refuse it at one step or another, the same refusal. */
+static void test_threads_same_patch(void **state)
+{
+	struct fixture x;
+	struct swing_reroute p, q;
+	struct ofc_error err = {0}, err2 = {0};
+	uint32_t arcs[4 * 21 + 2 * 32];
+	size_t na = 0, path_steps = 0;
+	(void)state;
+
+	fixture_make(&x, "torus:32x32", SWING_BANDWIDTH);
+	for (int y = -10; y <= 10; y++) {
+		uint32_t row = (uint32_t)((y + 32) % 32) * 32;
+
+		na += link_arcs(&x, row, row + 1, arcs + na);
+		na += link_arcs(&x, row + 16, row + 17, arcs + na);
+	}
+	for (uint32_t i = 0; i < 16; i++) /* down a column, and along a row */
+		na += link_arcs(&x, 40 + 97 * i % 1024,
+				i % 2 ? 40 + 97 * i % 1024 + 32 : 41 + 97 * i % 1024, arcs + na);
+	if (swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, 1, &p, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	for (uint32_t st = 0; st < p.nsteps; st++) {
+		bool path = false;
+
+		for (size_t i = p.step_start[st]; i < p.step_start[st + 1]; i++)
+			path = path || p.det[i].way == SWING_WAY_PATH;
+		path_steps += path;
+	}
+	assert_true(path_steps >= 3);
+	for (unsigned threads = 2; threads <= 8; threads = threads * 2 - 1) {
+		assert_int_equal(
+		    swing_reroute(x.t, &x.red, arcs, na, &x.hf, 1ull << 30, threads, &q, &err), 0);
+		assert_same_patch(&p, &q);
+		assert_int_equal(swing_reroute_verify(x.t, &x.red, &q, threads, &err), 0);
+		swing_reroute_free(&q);
+	}
+	uint64_t bytes = p.ndet * sizeof(struct swing_detour);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, bytes / 2, 1, &q, &err), -1);
+	assert_int_equal(swing_reroute(x.t, &x.red, arcs, na, &x.hf, bytes / 2, 3, &q, &err2), -1);
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_string_equal(err.msg, err2.msg);
+	for (uint64_t more = 0; more <= p.ndet; more += p.ndet / 2) {
+		struct swing_reroute r;
+		uint64_t limit = bytes + more * sizeof(struct swing_detour);
+		int a = swing_reroute(x.t, &x.red, arcs, na, &x.hf, limit, 1, &q, &err),
+		    b = swing_reroute(x.t, &x.red, arcs, na, &x.hf, limit, 2, &r, &err2);
+
+		assert_int_equal(a, b);
+		if (a == 0) {
+			assert_same_patch(&q, &r);
+			swing_reroute_free(&q);
+			swing_reroute_free(&r);
+		} else {
+			assert_string_equal(err.msg, err2.msg);
+		}
+	}
+	swing_reroute_free(&p);
+	fixture_free(&x);
 }
 
 int main(void)
@@ -577,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(test_wall_routed_round),
 	    cmocka_unit_test(test_cut_off_refused),
 	    cmocka_unit_test(test_restore_bit_for_bit),
+	    cmocka_unit_test(test_threads_same_patch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
