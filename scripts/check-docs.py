@@ -38,10 +38,12 @@ description. The rules:
    it must list every option `BINARY --help` prints (but --help and
    --version) and none that it does not, so the docs' table and the man
    page (made from --help) never disagree.
+7. A reference `bench/RESULTS.md, "SECTION"` names the start of one of
+   its headings (case aside).
 
 A command no rule covers, a synopsis option the command lacks, a command
-that fails, output that differs or an options table that is not the
-binary's is reported as FILE:LINE: why, and the check exits 1. --list prints every command with the rule that took it.
+that fails, output that differs, an options table that is not the
+binary's or a results section that is not there is reported as FILE:LINE: why, and the check exits 1. --list prints every command with the rule that took it.
 """
 import argparse
 import concurrent.futures
@@ -508,6 +510,24 @@ def classify(c):
     return "cover"
 
 
+def check_results_refs(files, results="bench/RESULTS.md"):
+    """A doc's `bench/RESULTS.md, "SECTION"` names a heading there (its
+    start, case aside): sections are renamed and cut as figures change, and
+    a reference that names none sends the reader nowhere."""
+    heads = [l.lstrip("#").strip().lower()
+             for l in open(results, encoding="utf-8") if l.startswith("#")]
+    problems = []
+    for f in files:
+        text = open(f, encoding="utf-8").read()
+        for m in re.finditer(r'RESULTS\.md,?\s+"([^"]+)"', text):
+            name = " ".join(m.group(1).split()).lower()
+            if not any(h.startswith(name) for h in heads):
+                problems.append('%s:%d: bench/RESULTS.md has no section "%s"'
+                                % (f, text.count("\n", 0, m.start()) + 1,
+                                   " ".join(m.group(1).split())))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -560,7 +580,7 @@ def main():
             if c.text not in done:
                 done.add(c.text)
                 ck.run_make(c, tokens(c.text)[1])
-        table_problems = check_option_tables(ck, files)
+        table_problems = check_option_tables(ck, files) + check_results_refs(files)
         block_problem, skipped = {}, []
         for b in run_blocks:
             why = ck.run_block(b)
