@@ -644,7 +644,7 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	struct swing_detour cand[MAX_CANDS], x = *half;
 	struct leg l[SWING_DETOUR_LEGS];
 	int64_t base[MAX_CANDS];
-	uint64_t given[MAX_CANDS] = {0};
+	uint64_t given[MAX_CANDS];
 	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, memo);
 
 	if (!nc) { /* the same each placing: the search depends on the failures alone */
@@ -660,6 +660,8 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		base[0] = 0;
 		nc = 1;
 	}
+	/* MAX_CANDS is for the most dimensions; a half has a few */
+	memset(given, 0, nc * sizeof(given[0]));
 	for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
 		uint64_t u =
 		    x.units * (j + 1) / SWING_DETOUR_PARTS - x.units * j / SWING_DETOUR_PARTS;
