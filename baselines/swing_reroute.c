@@ -372,6 +372,12 @@ struct half_memo {
 };
 
 #define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
+
+/* A candidate's legs (aside, along, back), kept for placing its parts. */
+struct cand_legs {
+	struct leg l[3];
+	uint32_t n;
+};
 /* Each half placed once, then again twice over all the others' detours
  * (1% of torus:64x64's links: +95% placed once, +73% twice, +66% three
  * times, +65% four). */
@@ -397,7 +403,7 @@ struct half_memo {
  * busiest arc is past the best one's by the whole transfer would get no
  * part, and its walk stops there. */
 static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct swing_detour *cand,
-			   int64_t *base, uint32_t *len, struct half_memo *memo)
+			   int64_t *base, uint32_t *len, struct cand_legs *cl, struct half_memo *memo)
 {
 	const struct geo *g = L->g;
 	struct swing_detour c = *x;
@@ -438,6 +444,8 @@ static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct
 				if (!crosses && k < MAX_CANDS &&
 				    swing_legs_under(L, l, n, bound, &base[k])) {
 					cand[k] = c;
+					memcpy(cl[k].l, l, n * sizeof(*l));
+					cl[k].n = n;
 					len[k++] = legs_len(l, n);
 					if (base[k - 1] + (int64_t)x->units < bound)
 						bound = base[k - 1] + (int64_t)x->units;
@@ -645,7 +653,9 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	struct leg l[SWING_DETOUR_LEGS];
 	int64_t base[MAX_CANDS];
 	uint64_t given[MAX_CANDS];
-	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, memo);
+	struct cand_legs cl[MAX_CANDS];
+	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, cl, memo);
+	bool searched = !nc;
 
 	if (!nc) { /* the same each placing: the search depends on the failures alone */
 		if (memo->searched) {
@@ -679,8 +689,10 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		if (!given[c])
 			continue;
 		cand[c].units = given[c];
-		uint32_t n = detour_legs(g, &cand[c], l);
-		swing_change_legs(L, l, n, (int64_t)given[c]);
+		if (searched)
+			swing_change_legs(L, l, detour_legs(g, &cand[c], l), (int64_t)given[c]);
+		else
+			swing_change_legs(L, cl[c].l, cl[c].n, (int64_t)given[c]);
 		GROW(p->det, *cap, *out + 1);
 		p->det[(*out)++] = cand[c];
 	}
