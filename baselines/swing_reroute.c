@@ -672,9 +672,8 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	}
 	/* MAX_CANDS is for the most dimensions; a half has a few */
 	memset(given, 0, nc * sizeof(given[0]));
-	for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
-		uint64_t u =
-		    x.units * (j + 1) / SWING_DETOUR_PARTS - x.units * j / SWING_DETOUR_PARTS;
+	for (uint64_t j = 0, was = 0, upto; j < SWING_DETOUR_PARTS; j++, was = upto) {
+		uint64_t u = (upto = x.units * (j + 1) / SWING_DETOUR_PARTS) - was;
 		uint32_t b = 0;
 
 		for (uint32_t c = 1; c < nc; c++) {
