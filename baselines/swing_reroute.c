@@ -276,42 +276,42 @@ static int by_units(const void *a, const void *b)
  * was a tenth of planning 1% of torus:128x128's ports. Stable like qsort's
  * merge (and each order here is total besides), so the patch is the same. */
 #define SORT_RUN 16
-#define DETOUR_SORT(name, cmp)                                                                \
-	static void name(struct swing_detour *a, size_t n)                                    \
-	{                                                                                     \
-		if (n < 2)                                                                    \
-			return;                                                               \
-		for (size_t lo = 0; lo < n; lo += SORT_RUN)                                   \
-			for (size_t i = lo + 1; i < n && i < lo + SORT_RUN; i++) {            \
-				struct swing_detour x = a[i];                                 \
-				size_t j = i;                                                 \
-				for (; j > lo && cmp(&a[j - 1], &x) > 0; j--)                 \
-					a[j] = a[j - 1];                                      \
-				a[j] = x;                                                     \
-			}                                                                     \
-		if (n <= SORT_RUN)                                                            \
-			return;                                                               \
-		struct swing_detour *t = xmalloc(n * sizeof(*t)), *from = a, *to = t;         \
-		for (size_t w = SORT_RUN; w < n; w *= 2) {                                    \
-			for (size_t lo = 0; lo < n; lo += 2 * w) {                            \
-				size_t mid = lo + w < n ? lo + w : n;                         \
-				size_t hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid; \
-				size_t k = lo;                                                \
-				while (i < mid && j < hi)                                     \
-					to[k++] = cmp(&from[j], &from[i]) < 0 ? from[j++]     \
-									      : from[i++];    \
-				while (i < mid)                                               \
-					to[k++] = from[i++];                                  \
-				while (j < hi)                                                \
-					to[k++] = from[j++];                                  \
-			}                                                                     \
-			struct swing_detour *u = from;                                        \
-			from = to;                                                            \
-			to = u;                                                               \
-		}                                                                             \
-		if (from != a)                                                                \
-			memcpy(a, from, n * sizeof(*a));                                      \
-		free(t);                                                                      \
+#define DETOUR_SORT(name, cmp)                                                                     \
+	static void name(struct swing_detour *a, size_t n)                                         \
+	{                                                                                          \
+		if (n < 2)                                                                         \
+			return;                                                                    \
+		for (size_t lo = 0; lo < n; lo += SORT_RUN)                                        \
+			for (size_t i = lo + 1; i < n && i < lo + SORT_RUN; i++) {                 \
+				struct swing_detour x = a[i];                                      \
+				size_t j = i;                                                      \
+				for (; j > lo && cmp(&a[j - 1], &x) > 0; j--)                      \
+					a[j] = a[j - 1];                                           \
+				a[j] = x;                                                          \
+			}                                                                          \
+		if (n <= SORT_RUN)                                                                 \
+			return;                                                                    \
+		struct swing_detour *t = xmalloc(n * sizeof(*t)), *from = a, *to = t;              \
+		for (size_t w = SORT_RUN; w < n; w *= 2) {                                         \
+			for (size_t lo = 0; lo < n; lo += 2 * w) {                                 \
+				size_t mid = lo + w < n ? lo + w : n;                              \
+				size_t hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid;      \
+				size_t k = lo;                                                     \
+				while (i < mid && j < hi)                                          \
+					to[k++] =                                                  \
+					    cmp(&from[j], &from[i]) < 0 ? from[j++] : from[i++];   \
+				while (i < mid)                                                    \
+					to[k++] = from[i++];                                       \
+				while (j < hi)                                                     \
+					to[k++] = from[j++];                                       \
+			}                                                                          \
+			struct swing_detour *u = from;                                             \
+			from = to;                                                                 \
+			to = u;                                                                    \
+		}                                                                                  \
+		if (from != a)                                                                     \
+			memcpy(a, from, n * sizeof(*a));                                           \
+		free(t);                                                                           \
 	}
 DETOUR_SORT(sort_by_half, by_half)
 DETOUR_SORT(sort_by_key, by_key)
@@ -403,7 +403,8 @@ struct cand_legs {
  * busiest arc is past the best one's by the whole transfer would get no
  * part, and its walk stops there. */
 static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct swing_detour *cand,
-			   int64_t *base, uint32_t *len, struct cand_legs *cl, struct half_memo *memo)
+			   int64_t *base, uint32_t *len, struct cand_legs *cl,
+			   struct half_memo *memo)
 {
 	const struct geo *g = L->g;
 	struct swing_detour c = *x;
