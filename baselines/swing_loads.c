@@ -177,14 +177,14 @@ static void range_add(struct loads *L, uint32_t a, uint32_t b, int64_t dv)
 		if (a % LINE_BLOCK == 0 && b >= end) {
 			L->badd[blk] += dv;
 		} else {
-			int64_t was = INT64_MIN, now = INT64_MIN;
+			int64_t was = INT64_MIN, now;
 
 			end = end < b ? end : b;
 			for (uint32_t s = a; s < end; s++) {
 				was = L->val[s] > was ? L->val[s] : was;
 				L->val[s] += dv;
-				now = L->val[s] > now ? L->val[s] : now;
 			}
+			now = was + dv; /* every slot moved by dv */
 			/* the block's max moves with the slots changed, unless it
 			 * fell where the max was */
 			if (dv >= 0)

@@ -270,6 +270,53 @@ static int by_units(const void *a, const void *b)
 	return by_half(a, b);
 }
 
+/* A stable merge sort (insertion-sorted runs of SORT_RUN, merged bottom
+ * up), one per order so the comparison is inlined: qsort's own merge calls
+ * the comparator through a pointer and copies each element bytewise, which
+ * was a tenth of planning 1% of torus:128x128's ports. Stable like qsort's
+ * merge (and each order here is total besides), so the patch is the same. */
+#define SORT_RUN 16
+#define DETOUR_SORT(name, cmp)                                                                     \
+	static void name(struct swing_detour *a, size_t n)                                         \
+	{                                                                                          \
+		if (n < 2)                                                                         \
+			return;                                                                    \
+		for (size_t lo = 0; lo < n; lo += SORT_RUN)                                        \
+			for (size_t i = lo + 1; i < n && i < lo + SORT_RUN; i++) {                 \
+				struct swing_detour x = a[i];                                      \
+				size_t j = i;                                                      \
+				for (; j > lo && cmp(&a[j - 1], &x) > 0; j--)                      \
+					a[j] = a[j - 1];                                           \
+				a[j] = x;                                                          \
+			}                                                                          \
+		if (n <= SORT_RUN)                                                                 \
+			return;                                                                    \
+		struct swing_detour *t = xmalloc(n * sizeof(*t)), *from = a, *to = t;              \
+		for (size_t w = SORT_RUN; w < n; w *= 2) {                                         \
+			for (size_t lo = 0; lo < n; lo += 2 * w) {                                 \
+				size_t mid = lo + w < n ? lo + w : n;                              \
+				size_t hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid;      \
+				size_t k = lo;                                                     \
+				while (i < mid && j < hi)                                          \
+					to[k++] =                                                  \
+					    cmp(&from[j], &from[i]) < 0 ? from[j++] : from[i++];   \
+				while (i < mid)                                                    \
+					to[k++] = from[i++];                                       \
+				while (j < hi)                                                     \
+					to[k++] = from[j++];                                       \
+			}                                                                          \
+			struct swing_detour *u = from;                                             \
+			from = to;                                                                 \
+			to = u;                                                                    \
+		}                                                                                  \
+		if (from != a)                                                                     \
+			memcpy(a, from, n * sizeof(*a));                                           \
+		free(t);                                                                           \
+	}
+DETOUR_SORT(sort_by_half, by_half)
+DETOUR_SORT(sort_by_key, by_key)
+DETOUR_SORT(sort_by_units, by_units)
+
 /* The halves of the step's pairs whose healthy route covers a failed arc
  * (appended at *det from index k; sorted, each once). A failed arc (u, w,
  * dir) is crossed only by sources on u's line along w. */
@@ -307,7 +354,7 @@ static size_t crossing(const struct geo *g, const struct swing_reroute *p, uint3
 		}
 	}
 	if (k > k0) /* *det is NULL where nothing crosses yet */
-		qsort(*det + k0, k - k0, sizeof(**det), by_half);
+		sort_by_half(*det + k0, k - k0);
 	size_t out = k0;
 	for (size_t i = k0; i < k; i++)
 		if (i == k0 || by_half(&(*det)[i], &(*det)[out - 1]))
@@ -325,6 +372,12 @@ struct half_memo {
 };
 
 #define MAX_CANDS (1 + (SCHED_GROUP_MAX_DIMS - 1) * 2 * SWING_DETOUR_SIDE)
+
+/* A candidate's legs (aside, along, back), kept for placing its parts. */
+struct cand_legs {
+	struct leg l[3];
+	uint32_t n;
+};
 /* Each half placed once, then again twice over all the others' detours
  * (1% of torus:64x64's links: +95% placed once, +73% twice, +66% three
  * times, +65% four). */
@@ -350,7 +403,8 @@ struct half_memo {
  * busiest arc is past the best one's by the whole transfer would get no
  * part, and its walk stops there. */
 static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct swing_detour *cand,
-			   int64_t *base, uint32_t *len, struct half_memo *memo)
+			   int64_t *base, uint32_t *len, struct cand_legs *cl,
+			   struct half_memo *memo)
 {
 	const struct geo *g = L->g;
 	struct swing_detour c = *x;
@@ -391,6 +445,8 @@ static uint32_t candidates(struct loads *L, const struct swing_detour *x, struct
 				if (!crosses && k < MAX_CANDS &&
 				    swing_legs_under(L, l, n, bound, &base[k])) {
 					cand[k] = c;
+					memcpy(cl[k].l, l, n * sizeof(*l));
+					cl[k].n = n;
 					len[k++] = legs_len(l, n);
 					if (base[k - 1] + (int64_t)x->units < bound)
 						bound = base[k - 1] + (int64_t)x->units;
@@ -597,8 +653,10 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 	struct swing_detour cand[MAX_CANDS], x = *half;
 	struct leg l[SWING_DETOUR_LEGS];
 	int64_t base[MAX_CANDS];
-	uint64_t given[MAX_CANDS] = {0};
-	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, memo);
+	uint64_t given[MAX_CANDS];
+	struct cand_legs cl[MAX_CANDS];
+	uint32_t len[MAX_CANDS], nc = candidates(L, &x, cand, base, len, cl, memo);
+	bool searched = !nc;
 
 	if (!nc) { /* the same each placing: the search depends on the failures alone */
 		if (memo->searched) {
@@ -613,9 +671,10 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		base[0] = 0;
 		nc = 1;
 	}
-	for (uint32_t j = 0; j < SWING_DETOUR_PARTS; j++) {
-		uint64_t u =
-		    x.units * (j + 1) / SWING_DETOUR_PARTS - x.units * j / SWING_DETOUR_PARTS;
+	/* MAX_CANDS is for the most dimensions; a half has a few */
+	memset(given, 0, nc * sizeof(given[0]));
+	for (uint64_t j = 0, was = 0, upto; j < SWING_DETOUR_PARTS; j++, was = upto) {
+		uint64_t u = (upto = x.units * (j + 1) / SWING_DETOUR_PARTS) - was;
 		uint32_t b = 0;
 
 		for (uint32_t c = 1; c < nc; c++) {
@@ -630,8 +689,10 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		if (!given[c])
 			continue;
 		cand[c].units = given[c];
-		uint32_t n = detour_legs(g, &cand[c], l);
-		swing_change_legs(L, l, n, (int64_t)given[c]);
+		if (searched)
+			swing_change_legs(L, l, detour_legs(g, &cand[c], l), (int64_t)given[c]);
+		else
+			swing_change_legs(L, cl[c].l, cl[c].n, (int64_t)given[c]);
 		GROW(p->det, *cap, *out + 1);
 		p->det[(*out)++] = cand[c];
 	}
@@ -779,7 +840,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		swing_change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
 	}
 	if (k)
-		qsort(*tmp, k, sizeof(**tmp), by_units);
+		sort_by_units(*tmp, k);
 	/* Placed one at a time, a half does not see the detours placed
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
@@ -823,7 +884,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 		hops = legs_len(l, n) > hops ? legs_len(l, n) : hops;
 	}
 	if (out > k0)
-		qsort(p->det + k0, out - k0, sizeof(*p->det), by_key);
+		sort_by_key(p->det + k0, out - k0);
 	p->ndet = out;
 	p->step_max[st] = swing_step_max(L);
 	p->step_hops[st] = hops;
