@@ -418,6 +418,12 @@ int direct_setup(struct schedule_result *r, const struct schedule_query *q, stru
 	} else if (topo_build_tree(g->spec, NULL, &r->tree, err) < 0) {
 		return -1;
 	}
+	if (r->healthy && r->healthy->spec) {
+		struct ofc_error e = {0};
+
+		if (topo_build_tree(r->healthy->spec, NULL, &r->healthy_tree, &e) < 0)
+			r->healthy_tree = NULL; /* (then as a graph without a spec) */
+	}
 	r->cost.size = pick_size(q);
 	if (!r->cost.size)
 		return ofc_error_set(err, OFC_E_USAGE, "missing --size (data per node, e.g. 1MiB)");

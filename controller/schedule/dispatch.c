@@ -88,14 +88,9 @@ static void build_torus_all(struct schedule_result *r, const struct schedule_que
  * detours re-route on one). */
 static bool healthy_torus(const struct schedule_result *r)
 {
-	struct ofc_error err = {0};
-	struct topo_tree *t = NULL;
-	bool torus = r->healthy && r->healthy->spec &&
-		     topo_build_tree(r->healthy->spec, NULL, &t, &err) == 0 &&
-		     t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
+	const struct topo_tree *t = r->healthy_tree;
 
-	topo_tree_free(t);
-	return torus;
+	return t && t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
 }
 
 /* r->note once Swing answered in BFB's place (o, its refusal kept in

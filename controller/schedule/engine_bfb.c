@@ -93,12 +93,11 @@ static const char *not_patchable(const struct schedule_result *r, struct sched_g
 	if (r->demand || r->link_rate || r->host_betas || r->bfb_inject || r->nic_ports)
 		return "the fabric's hosts or links are not alike";
 	/* r->tree is the degraded graph's (no family): the healthy spec's */
-	struct topo_tree *t = NULL;
-	int rc = r->healthy->spec ? topo_build_tree(r->healthy->spec, NULL, &t, err) : -1;
-	if (rc == 0)
-		rc = sched_group_of(r->healthy, t, G, err);
-	topo_tree_free(t);
-	return rc < 0 ? (err->msg[0] ? err->msg : "the healthy graph has no spec") : NULL;
+	if (!r->healthy_tree)
+		return "the healthy graph has no spec";
+	if (sched_group_of(r->healthy, r->healthy_tree, G, err) < 0)
+		return err->msg[0] ? err->msg : "the healthy graph has no translation group";
+	return NULL;
 }
 
 /* Failures that take whole orbits of arcs (a switch carrying port j of
@@ -110,12 +109,9 @@ static const char *not_patchable(const struct schedule_result *r, struct sched_g
 static bool orbits_gone(const struct schedule_result *r, struct sched_group *G)
 {
 	struct ofc_error err = {0};
-	struct topo_tree *t = NULL;
-	bool ok = r->healthy->spec && topo_build_tree(r->healthy->spec, NULL, &t, &err) == 0 &&
-		  graph_outdeg(r->g, 0) > 0 && sched_group_of(r->g, t, G, &err) == 0;
 
-	topo_tree_free(t);
-	return ok;
+	return r->healthy_tree && graph_outdeg(r->g, 0) > 0 &&
+	       sched_group_of(r->g, r->healthy_tree, G, &err) == 0;
 }
 
 /* BFB reduced on the degraded graph (orbits_gone): node 0's program x G,

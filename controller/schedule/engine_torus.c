@@ -101,7 +101,8 @@ static void run_swing_rerouted(struct schedule_result *r, const struct schedule_
 			       struct schedule_outcome *o, enum swing_variant v)
 {
 	struct ofc_error err = {0};
-	struct topo_tree *t = NULL;
+	/* r->tree is the degraded graph's (no family): the healthy spec's */
+	const struct topo_tree *t = r->healthy_tree;
 	struct sched_reduced red;
 	uint32_t *arcs = NULL, nreps;
 	size_t na = 0;
@@ -115,12 +116,11 @@ static void run_swing_rerouted(struct schedule_result *r, const struct schedule_
 		o->why_code = OFC_E_INPUT;
 		return;
 	}
-	/* r->tree is the degraded graph's (no family): the healthy spec's */
-	if (topo_build_tree(r->healthy->spec, NULL, &t, &err) < 0 ||
-	    sched_group_of(r->healthy, t, &o->group, &err) < 0 ||
+	if (!t)
+		ofc_error_set(&err, OFC_E_INPUT, "the healthy graph has no spec");
+	if (!t || sched_group_of(r->healthy, t, &o->group, &err) < 0 ||
 	    swing_failed_arcs(t, r->healthy, r->g, &arcs, &na, &err) < 0) {
 		outcome_not_applies(o, &err);
-		topo_tree_free(t);
 		return;
 	}
 	snprintf(what, sizeof(what), "%s swing",
@@ -196,7 +196,6 @@ out_red:
 	sched_reduced_free(&red);
 out:
 	free(arcs);
-	topo_tree_free(t);
 }
 
 /* Row e's variant v (ENGINE_SPLIT: Swing's collectives, one a dimension). */
@@ -307,25 +306,17 @@ static bool latency_loses(const struct schedule_result *r, const struct schedule
 	struct ofc_error err = {0};
 	struct sched_group G;
 	struct torus_figures f;
-	struct topo_tree *own = NULL;
 	/* A degraded torus (r->tree has no family): the healthy torus's
 	 * figures, which detours only raise (longer routes; a link class's
 	 * load, alike on every arc of it, moves onto its surviving arcs). */
 	const struct graph *g = r->healthy ? r->healthy : r->g;
-	const struct topo_tree *t = r->tree;
-	bool loses = false;
+	const struct topo_tree *t = r->healthy ? r->healthy_tree : r->tree;
 
-	if (!o->applies || !o->is_reduced || !(e->flags & ENGINE_SPLIT))
+	if (!o->applies || !o->is_reduced || !(e->flags & ENGINE_SPLIT) || !t ||
+	    sched_group_of(g, t, &G, &err) < 0 ||
+	    torus_allreduce_reduced(t, e->torus_algo, SWING_LATENCY, &G, NULL, &f, &err) < 0)
 		return false;
-	if (r->healthy && topo_build_tree(r->healthy->spec, NULL, &own, &err) < 0)
-		return false;
-	if (own)
-		t = own;
-	if (sched_group_of(g, t, &G, &err) == 0 &&
-	    torus_allreduce_reduced(t, e->torus_algo, SWING_LATENCY, &G, NULL, &f, &err) == 0)
-		loses = !(torus_time_us(r, f.steps, &f) < o->time_us);
-	topo_tree_free(own);
-	return loses;
+	return !(torus_time_us(r, f.steps, &f) < o->time_us);
 }
 
 /* The variant the cost model prefers (the paper picks per size). */

@@ -424,6 +424,7 @@ void schedule_result_free(struct schedule_result *r)
 		schedule_outcome_free(&r->out[i]);
 	free(r->out);
 	topo_tree_free(r->tree);
+	topo_tree_free(r->healthy_tree);
 	fabric_view_free(&r->fv);
 	graph_free(r->own_graph);
 	graph_free(r->own_healthy);

@@ -307,6 +307,9 @@ struct schedule_result {
 	 * before (own_healthy when built here); else NULL. */
 	const struct graph *healthy;
 	struct graph *own_healthy;
+	/* healthy's spec as a tree, once (r->tree is the degraded graph's: no
+	 * family); NULL without a healthy graph or its spec */
+	struct topo_tree *healthy_tree;
 	/* With failed nodes (hosts): g is the survivors' graph, renumbered
 	 * (topo_survivors; the figures are theirs: nodes, degree, bounds), and
 	 * whole the degraded graph on every node, the failed ones without
