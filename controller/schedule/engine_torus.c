@@ -63,8 +63,8 @@ static void torus_finish(struct schedule_result *r, struct schedule_outcome *o)
 	 * healthy Moore steps do: its bandwidth term does (a node's links in,
 	 * a cut's, whatever the routes), with the healthy bound's steps. */
 	if (r->have_degraded)
-		o->lb_us = fmax(r->healthy_lb_us,
-				cost_time_us(&r->cost, r->lb.steps, r->degraded.tau_b));
+		o->lb_us =
+		    fmax(r->healthy_lb_us, cost_time_us(&r->cost, r->lb.steps, r->degraded.tau_b));
 	o->lb_steps = r->lb.steps;
 	o->ratio = o->time_us / o->lb_us;
 	o->s.size_bytes = r->cost.size;
