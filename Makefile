@@ -46,9 +46,9 @@ CLP_PLUGIN = $(BUILD)/libofc-clp.so
 # Recursive (=) so pkg-config runs only after the dependency stamp is built.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 # nauty is linked statically: its shared library's relocated pages alone
-# added 0.3 MB to every run's resident memory, which the engines' memory
-# estimates count (the all-to-all MCF under --max-memory 8MiB, as libcurl's
-# did: controller/cli/https.c); libnauty.a is position-independent.
+# added 0.3 MB to every run's resident memory (the memory limits count
+# only what a run holds beyond its start, util/mem.c mem_held, so this is
+# the program's size, not a limit's); libnauty.a is position-independent.
 PKG_LIBS   = $(filter-out -lnauty,$(shell pkg-config --libs $(PKGS)))
 NAUTY_LIBS = -Wl,-Bstatic -lnauty -Wl,-Bdynamic
 CFLAGS_ALL = $(CSTD) $(OPT) $(ARCH) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP

@@ -925,7 +925,7 @@ static bool over_budget(const struct graph *g, const struct a2a_routes *rt,
 	double copies = rt->symmetric ? g->n : 1;
 	double hops = copies * (double)(rt->nroutes ? rt->off[rt->nroutes] : 0);
 	double need =
-	    (double)mem_resident() + hops * A2A_BYTES_PER_HOP + copies * (double)rt->nroutes * 40.0;
+	    (double)mem_held() + hops * A2A_BYTES_PER_HOP + copies * (double)rt->nroutes * 40.0;
 	char need_s[32], max_s[32];
 
 	if (need <= (double)q->max_memory)

@@ -957,7 +957,7 @@ static int run_unspanned(const struct schedule *s, const struct exec_net *net,
 			 struct ofc_error *err)
 {
 	uint64_t nx = sched_block_xfers(s);
-	uint64_t need = mem_resident() + nx * sizeof(struct xfer) + (uint64_t)s->nsteps * 4;
+	uint64_t need = mem_held() + nx * sizeof(struct xfer) + (uint64_t)s->nsteps * 4;
 	struct schedule u;
 	int rc;
 
@@ -1058,7 +1058,7 @@ int exec_run(const struct schedule *s, const struct exec_net *net, const struct 
 	if (count_run(&r, err) < 0)
 		goto out;
 	assign_slots(&r);
-	need = mem_resident() + run_bytes(&r);
+	need = mem_held() + run_bytes(&r);
 	if (need > limit) {
 		char what[160];
 

@@ -260,6 +260,24 @@ uint64_t mem_resident(void)
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* What the program held when it was loaded: its code and its libraries'
+ * relocated pages, which differ from one machine's packages to another's.
+ * The request-memory limits count what a request holds on top of it, so
+ * whether a request fits is the same on every machine. */
+static uint64_t mem_base;
+
+__attribute__((constructor)) static void mem_base_init(void)
+{
+	mem_base = mem_resident();
+}
+
+uint64_t mem_held(void)
+{
+	uint64_t now = mem_resident();
+
+	return now > mem_base ? now - mem_base : 0;
+}
+
 uint64_t mem_physical(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);

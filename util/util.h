@@ -94,6 +94,9 @@ void mem_oom(size_t asked) __attribute__((noreturn));
  * the machine's physical memory. */
 uint64_t mem_resident(void);
 uint64_t mem_physical(void);
+/* Resident bytes beyond what the program held when it was loaded: what
+ * --max-memory and --max-request-memory count with a request's estimate. */
+uint64_t mem_held(void);
 
 void *xmalloc(size_t n);
 void *xmalloc_huge(size_t n);

@@ -312,7 +312,7 @@ static int load(struct run_args *a, const struct testbed_net *t, const struct of
 							  .nxfers = f.nxfers,
 							  .len = f.len,
 							  .sched = schedule_pb_bytes(&f),
-							  .held = mem_resident()},
+							  .held = mem_held()},
 				 t, a->q.size, a->steps, schedule_memory_limit(&a->q), err);
 	if (rc == 0)
 		rc = schedule_pb_decode(&f, clock, s, err);

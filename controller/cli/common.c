@@ -306,7 +306,7 @@ void cli_print_message(FILE *f, const ProtobufCMessage *m)
 int cli_export_check(const struct schedule_print *p, uint64_t limit, const struct schedule *s,
 		     struct ofc_error *err)
 {
-	uint64_t need = 0, have = mem_resident();
+	uint64_t need = 0, have = mem_held();
 	const char *what = NULL;
 	char need_s[32], max_s[32];
 

@@ -26,10 +26,8 @@
 
 /* libcurl is loaded when --server is used, not linked: linked, it and the
  * thirty libraries it pulls in (OpenSSL, nghttp2, LDAP, Kerberos, ...) were
- * mapped into every `ofc` run, and their relocated pages raised the
- * resident memory the schedule engines count in their estimates (the
- * all-to-all MCF under --max-memory 8MiB no longer fit). Only its types
- * come from curl/curl.h. */
+ * mapped into every `ofc` run, and their relocated pages raised every
+ * run's resident memory. Only its types come from curl/curl.h. */
 struct curl_api {
 	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);

@@ -1050,7 +1050,7 @@ out:
 int schedule_pb_open(const char *path, uint64_t max_memory, const struct ofc_clock *clock,
 		     struct schedule_pb *f, struct ofc_error *err)
 {
-	uint64_t have = mem_resident(), max = SCHEDULE_PB_MAX;
+	uint64_t have = mem_held(), max = SCHEDULE_PB_MAX;
 	char *data = NULL;
 	size_t len = 0;
 	struct stat st;

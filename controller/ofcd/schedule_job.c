@@ -20,7 +20,7 @@
 static bool reply_over_memory(const struct schedule_query *q, const struct schedule *s,
 			      struct arena *a, Ofc__V1__Response *resp)
 {
-	uint64_t need = mem_resident() + schedule_pb_memory(s, true);
+	uint64_t need = mem_held() + schedule_pb_memory(s, true);
 	char need_s[32], max_s[32];
 
 	if (need <= schedule_memory_limit(q))
@@ -122,7 +122,7 @@ static void whole_reply(struct job *j, const struct sched_stream *st, size_t nxf
 			uint32_t nsteps, const char *what, Ofc__V1__Response *resp, struct arena *a)
 {
 	struct schedule_query q = {.max_memory = j->max_memory};
-	uint64_t limit = schedule_memory_limit(&q), held = mem_resident();
+	uint64_t limit = schedule_memory_limit(&q), held = mem_held();
 	uint64_t left = limit > held ? limit - held : 0;
 	size_t max = j->max_frame < left ? j->max_frame : left;
 	Ofc__V1__Status status = OFC__V1__STATUS__STATUS_FAILED;

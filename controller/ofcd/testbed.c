@@ -134,7 +134,7 @@ static Ofc__V1__TestbedRunResult *run_sent(struct answer *an, const struct job *
 							  .nxfers = f.nxfers,
 							  .len = f.len,
 							  .sched = schedule_pb_bytes(&f),
-							  .held = mem_resident()},
+							  .held = mem_held()},
 				 t, j->size, false, max_memory, &err);
 	if (rc == 0)
 		rc = schedule_pb_decode(&f, &clock, &s, &err);

@@ -350,7 +350,7 @@ bool fluid_answer_stream(const struct fluid_answer *a, struct sched_stream *st)
 int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 			struct ofc_error *err)
 {
-	uint64_t limit = schedule_memory_limit(q), held = mem_resident();
+	uint64_t limit = schedule_memory_limit(q), held = mem_held();
 	uint64_t left = limit > held ? limit - held : 1;
 	double total = (double)fluid_answer_transfers(a);
 	struct sched_stream st;

@@ -69,8 +69,8 @@ int schedule_memory_check(const struct schedule_query *q, const char *what, uint
 	 * resident in malloc's heap until trimmed. */
 	malloc_trim(0);
 #endif
-	double need = (double)mem_resident() + own;
-	double room = (double)limit - (double)mem_resident();
+	double need = (double)mem_held() + own;
+	double room = (double)limit - (double)mem_held();
 	char need_s[32], max_s[32], fit[96] = "";
 
 	if (xfers > UINT32_MAX) {
@@ -117,7 +117,7 @@ bool outcome_reduced_over_limit(const struct schedule_result *r, const struct sc
 		table = cells / 8;
 	else
 		table = cells * 16 + cells / 8;
-	double need = (double)mem_resident() + xfers * BFB_BYTES_PER_XFER + table;
+	double need = (double)mem_held() + xfers * BFB_BYTES_PER_XFER + table;
 	if (need <= (double)limit)
 		return false;
 	char need_s[32], max_s[32];
@@ -241,7 +241,7 @@ uint64_t outcome_verify_bytes(const struct schedule_result *r)
 #ifdef __GLIBC__
 	malloc_trim(0); /* (what building freed, as schedule_memory_check) */
 #endif
-	held = mem_resident();
+	held = mem_held();
 	return r->memory_limit > held ? r->memory_limit - held : 1;
 }
 

@@ -85,7 +85,7 @@ expect_error 2 "ofc optree: bad --nodes '70000': must be 2..65535 (node ids are 
 	$OFC optree --nodes 70000 --wavelengths 2
 
 # Just under the limit it builds: the refusal's own estimate, plus 5% for
-# what the process holds varying between runs, is enough.
+# what the run holds beyond its start varying between runs, is enough.
 $S --topology torus:32x32 --collective allreduce --algo swing --variant bandwidth --max-memory 8MiB \
 	>"$TMP/out" 2>"$TMP/err"
 need=$(sed -n 's/.*needs about \([0-9.]*\) MiB.*/\1/p' "$TMP/err")
@@ -102,8 +102,8 @@ fi
 
 # Exports: pb holds a chunk of transfers (4,096), msccl every rank's chunks; json and
 # text are streamed. Refused before a byte is written.
-# (Not under the sanitizers: the limit sits between what two ways need over
-# ofc's resident memory, which their shadow and quarantine put past it.)
+# (Not under the sanitizers: the limit sits between what two ways need,
+# which their shadow and quarantine put past it.)
 [ -n "$SAN" ] ||
 	expect_refused '^ofc: writing the 1024-node schedule \([0-9]+ transfers\) as msccl needs about .* over the memory limit of 80 MiB \(--max-memory\); --format json, text or pb is written as it goes and fits$' \
 		$S --topology torus:32x32 --collective allreduce --algo bfb --format msccl -o "$TMP/x.xml" --max-memory 80MiB

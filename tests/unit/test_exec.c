@@ -211,7 +211,7 @@ static void test_empty_steps(void **state)
 
 	lo_init(&l);
 	ring(&s, SCHED_ALLGATHER, empty);
-	o.max_memory = mem_resident() + (4 << 20);
+	o.max_memory = mem_held() + (4 << 20);
 	bool peak = reset_peak();
 	uint64_t before = mem_resident();
 	if (exec_run(&s, &l.net, &o, &r, &err) < 0)
@@ -226,7 +226,7 @@ static void test_empty_steps(void **state)
 	exec_result_free(&r);
 
 	o.step_times = true;
-	o.max_memory = mem_resident() + (4 << 20);
+	o.max_memory = mem_held() + (4 << 20);
 	assert_int_equal(exec_run(&s, &l.net, &o, &r, &err), -1);
 	assert_int_equal(err.code, OFC_E_RUNTIME);
 	assert_non_null(strstr(err.msg, "the run (4 hosts, 16 KiB blocks, 1000003 steps, 12 "

@@ -509,7 +509,7 @@ static void test_schedule_pb_counted(void **state)
 	sched_free(&back);
 
 	/* Holding the file would pass the limit: refused before reading. */
-	assert_int_equal(schedule_pb_open(path, mem_resident() + len / 2, NULL, &f, &err), -1);
+	assert_int_equal(schedule_pb_open(path, mem_held() + len / 2, NULL, &f, &err), -1);
 	assert_int_equal(err.code, OFC_E_RUNTIME);
 	assert_string_equal(err.file, path);
 	assert_non_null(strstr(err.msg, "reading it would take the process over the memory limit"));
