@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,6 +112,37 @@ static int setup_inside(uint32_t host_addr, struct ofc_error *err)
 	return rc < 0 ? -1 : 0;
 }
 
+/* NETNS_DIR a shared mount point of its own, as `ip netns add` leaves it
+ * (iproute2's netns_add): were the testbed's namespaces mounted on the
+ * plain directory, the first `ip netns add` after them bind-mounts the
+ * directory over itself, and their files, mount points in the mounts
+ * below, can no longer be removed ("Device or resource busy"). Made once,
+ * under the directory's lock as iproute2 takes it, so the two never bind
+ * it twice when they start at the same time. */
+static int netns_dir_shared(struct ofc_error *err)
+{
+	int lock = open(NETNS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool bound = false;
+	int rc = 0;
+
+	if (lock >= 0)
+		flock(lock, LOCK_EX); /* best effort, as iproute2's */
+	while (mount("", NETNS_DIR, "none", MS_SHARED | MS_REC, NULL) != 0) {
+		/* EINVAL: not a mount point yet; make it one, once. */
+		if (errno != EINVAL || bound ||
+		    mount(NETNS_DIR, NETNS_DIR, "none", MS_BIND | MS_REC, NULL) != 0) {
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "cannot make %s a shared mount point: %s", NETNS_DIR,
+					   strerror(errno));
+			break;
+		}
+		bound = true;
+	}
+	if (lock >= 0)
+		close(lock); /* and its lock */
+	return rc;
+}
+
 int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err)
 {
 	char *path = xasprintf("%s/%s", NETNS_DIR, name);
@@ -126,6 +158,8 @@ int netns_create(const char *name, uint32_t host_addr, struct ofc_error *err)
 			      strerror(errno));
 		goto out;
 	}
+	if (netns_dir_shared(err) < 0)
+		goto out;
 	orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (orig < 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "no network namespace support: %s",

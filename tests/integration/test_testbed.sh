@@ -65,6 +65,23 @@ expect_stdout_has "testbed $NAME down: 16 namespaces removed" \
 [ "$(ls /run/netns 2>/dev/null | grep -c "^ofc-$NAME-")" -eq 0 ] && ok || bad "namespaces left behind"
 expect_json 'not j["testbed_up"] and len(j["devices"])==1' \
 	$OFC status "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST" --json
+# Beside iproute2: `ip netns add` while the testbed is up (the first one on
+# a machine bind-mounts /run/netns over itself), then down, which must
+# still remove every namespace. In a mount namespace of its own whose
+# /run/netns is a plain directory, as on a machine where nobody has run
+# `ip netns add` yet; the machine's own /run/netns is not touched.
+cat >"$TMP/beside.sh" <<EOF
+set -e
+mount -t tmpfs ofc-itest /run
+mkdir /run/netns
+$OFC testbed up "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST" >/dev/null
+ip netns add ofc-itest-$$
+$OFC testbed down "$TMP/torus.yaml" --state-dir "$ST"
+ip netns del ofc-itest-$$
+echo "left: \$(ls /run/netns | grep -c "^ofc-$NAME-" || true)"
+EOF
+expect_stdout_has "testbed $NAME down: 16 namespaces removed" unshare --mount --propagation private sh "$TMP/beside.sh"
+grep -qx "left: 0" "$TMP/out" && ok || bad "namespaces left beside ip netns add" "$(cat "$TMP/out" "$TMP/err")"
 # ---- configs/testbed12-patch.yaml, renamed so runs side by side do not meet -----------------
 N12="tb12x$$"
 ST12="$TMP/state12"
