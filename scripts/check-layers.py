@@ -54,6 +54,7 @@ GLOBALS = {
     ("topo/symmetry.c", "nauty_lock"): "nauty keeps global state: one call at a time",
     ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
     ("util/mem.c", "oom_hook"): "set once by a main before any thread starts",
+    ("util/mem.c", "mem_base"): "set once by a constructor when the program is loaded, before main",
     ("alltoall/mcf.c", "mcf_standin"): "the stand-in's tuning, set by benches and tests only",
     ("rwa/lp.c", "refused_said"): "a refused LP plugin is said once a process",
     ("controller/reconfig/etcd.c", "cu"): "libcurl's calls, dlopen'd once a process",
