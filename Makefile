@@ -7,7 +7,7 @@
 #   make test       build and run every unit and integration test (installs
 #                   the servers and tools the tests run against first)
 #   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make bench      benchmarks (results are recorded in bench/RESULTS.md)
+#   make bench      benchmarks (results: bench/results/, a page each)
 #   make fuzz       build the libFuzzer targets (clang)
 #   make install    binaries, man pages, completion, systemd unit, sysusers.d
 #                   and tmpfiles.d, headers, libofc.a and ofc.pc, the docs,

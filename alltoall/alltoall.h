@@ -108,7 +108,7 @@ struct mcf_opts {
 	enum lp_solver lp_solver;
 };
 /* The MCF's LP solver when the request names none (measured in
- * bench/RESULTS.md, "LP solvers"). */
+ * bench/results/lp.md, "LP solvers"). */
 #define MCF_LP	      LP_SOLVER_LPSOLVE
 #define MCF_CLP_NODES 256
 

@@ -60,7 +60,7 @@ struct bfb_opts {
 	enum lp_solver lp_solver;
 };
 /* LP (3)'s solver when the request names none (measured in
- * bench/RESULTS.md, "LP solvers"). */
+ * bench/results/lp.md, "LP solvers"). */
 #define BFB_LP_SOLVER LP_SOLVER_LPSOLVE
 
 struct bfb_stats {

@@ -57,7 +57,7 @@ static const char filter_all[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>"
 
 /* Port health is read at most this often. A switch's status and power of
  * 2N ports are most of a read (on 384 ports, most of a transaction's time
- * in the driver: bench/RESULTS.md), and the reads inside one transaction
+ * in the driver: bench/results/netconf.md), and the reads inside one transaction
  * (under the lock, the read-back) need only the cross-connects; a probe
  * (ofcd's, every --probe-interval, 10 s by default), a plan's read and
  * `ofc status` get health. */
@@ -373,7 +373,7 @@ static int take_data(const struct lyd_node *tree, void *arg, struct ofc_error *e
  * health (the reads inside a transaction) a reply in its plain form is
  * read in place (plain_data); any other reply's data is checked on the
  * tree libnetconf2 parsed it into (the session's context holds the model:
- * check_caps), not printed back to XML and parsed again (bench/RESULTS.md,
+ * check_caps), not printed back to XML and parsed again (bench/results/netconf.md,
  * "NETCONF"). */
 static int get_once(struct device *dev, struct opsw_data *d, bool health, double deadline,
 		    struct ofc_error *err)
