@@ -32,7 +32,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "controller/ofcd/ofcd.h"
+#include "controller/client/client.h"
 #include "proto/control.pb-c.h"
 
 struct load {

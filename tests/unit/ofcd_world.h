@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "controller/cli/cli.h"
+#include "controller/client/client.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"
