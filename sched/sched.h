@@ -727,6 +727,11 @@ struct sched_patch {
 	 * nodes, as a renumbered survivors' schedule is (verify_opts.absent). */
 	uint32_t nabsent;
 	uint32_t *absent;
+	/* Its check (sched_verify_patched) finds the pairs it plans outside
+	 * its region by searching each owner's sorted list even where their
+	 * index would fit: the same verdicts, reasons and loads (test_patch
+	 * holds the two alike); false is the fast way. */
+	bool check_by_search;
 };
 /* Finer: a transfer of prog whose owner is outside the region replaces
  * only its owner's healthy pieces of that block (in that phase), the

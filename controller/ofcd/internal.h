@@ -728,6 +728,7 @@ struct state_sched_task {
 	struct fabcfg *cfg; /* a reference */
 	char *spec;	    /* the committed topology, NULL: the config's */
 	uint64_t since_ms;
+	void (*hook)(struct schedule_result *r); /* ofcd_opts.state_schedule_hook */
 	/* the result */
 	uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
 	size_t sched_len;
@@ -756,8 +757,8 @@ void state_schedule_publish(struct ofcd *d, const struct fabcfg *pub);
  * `inputs`: 1 with *sched (packed ofc.v1.Schedule, caller frees) and why
  * saying whose; 0 when there is none, it is another state's or damaged
  * (why says which). */
-int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs,
-			  uint8_t **sched, size_t *len, char *why, size_t n);
+int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs, uint8_t **sched,
+			  size_t *len, char *why, size_t n);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 
