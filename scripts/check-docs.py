@@ -42,7 +42,7 @@ description. The rules:
    the sources, scripts and tests) names a page that exists and the start
    of one of its headings (case aside); a bare `bench/results/PAGE.md`
    names a page that exists. bench/RESULTS.md is the pages' index: a
-   section named after it is reported.
+   section named after it is reported, and so is a page it does not link.
 
 A command no rule covers, a synopsis option the command lacks, a command
 that fails, output that differs, an options table that is not the
@@ -534,6 +534,18 @@ def results_ref_files(root):
     return sorted(f for f in out if f != os.path.join("scripts", "check-docs.py"))
 
 
+def check_results_index(index="bench/RESULTS.md", pages="bench/results"):
+    """The index links every page of bench/results/ (a page it lacks is
+    found by no one who starts there)."""
+    try:
+        text = open(index, encoding="utf-8").read()
+    except OSError:
+        return ["%s: missing: it is bench/results/'s index" % index]
+    return ["%s: bench/results/%s is not in the index" % (index, n)
+            for n in sorted(os.listdir(pages)) if n.endswith(".md")
+            and "(results/%s)" % n not in text]
+
+
 def check_results_refs(files):
     """A reference `bench/results/PAGE.md, "SECTION"` names a page that
     exists and the start of one of its headings (case aside; the section may
@@ -628,6 +640,8 @@ def main():
                 ck.run_make(c, tokens(c.text)[1])
         refs = files if a.files else sorted(set(files) | set(results_ref_files(root)))
         table_problems = check_option_tables(ck, files) + check_results_refs(refs)
+        if not a.files:
+            table_problems += check_results_index()
         block_problem, skipped = {}, []
         for b in run_blocks:
             why = ck.run_block(b)

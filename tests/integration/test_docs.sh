@@ -84,6 +84,17 @@ for want in \
 	grep -qF -- "$want" "$TMP/out" && ok || bad "the docs check did not report: $want" "$(cat "$TMP/out")"
 done
 grep -q "^$TMP/refs.md:[3-5]:" "$TMP/out" && bad "the docs check reported a reference that resolves" "$(cat "$TMP/out")" || ok
+# ... and the index links every page: a page it lacks is said.
+mkdir -p "$TMP/res/pages" && printf '# a\n' >"$TMP/res/pages/a.md" && printf '# b\n' >"$TMP/res/pages/b.md"
+printf -- '- [a.md](results/a.md)\n' >"$TMP/res/index.md"
+python3 - "$TMP/res" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the index check should name the page it lacks, alone" "$(cat "$TMP/out")"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("check_docs", "scripts/check-docs.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+got = m.check_results_index(index=sys.argv[1] + "/index.md", pages=sys.argv[1] + "/pages")
+sys.exit(0 if got == [sys.argv[1] + "/index.md: bench/results/b.md is not in the index"] else print(got) or 1)
+PY
 
 # The replica's options in docs/production.md keep what the shipped
 # /etc/default/ofcd gives (--admin-group ...: the line is edited in place,
