@@ -41,6 +41,17 @@ enum mcf_method {
 	MCF_MIRRORED,  /* one source per orbit of Aut(g), one row per arc orbit */
 };
 
+/* A re-plan's stand-in (mcf.c): the degraded graph less its lost arcs'
+ * whole orbits, solved under the kept solution's group, its flow the answer
+ * when better. Tried from min_classes classes of sources, when the orbits
+ * take at most arc_share of the arcs and the kept flow loads each lost arc at
+ * most load times its objective; column generation on the degraded graph
+ * follows when at least rest of the time limit is left. */
+struct mcf_standin_tuning {
+	uint32_t min_classes;
+	double arc_share, load, rest;
+};
+
 struct mcf_opts {
 	enum mcf_method method;
 	uint32_t steps;	   /* 0: fluid MCF; T > 0: time-stepped with T steps */
@@ -83,6 +94,10 @@ struct mcf_opts {
 	 * head and rank among parallel arcs: a graph less failed links). */
 	bool keep_warm;
 	const struct mcf_warm *warm;
+	/* When a re-plan tries its stand-in (NULL: mcf.c's defaults, measured on
+	 * genkautz:1024,4 less 0>1023); a test lowers them to try it on a small
+	 * graph. */
+	const struct mcf_standin_tuning *standin;
 	/* The caller vouches that the ports are translations of one Cayley
 	 * graph (a2a_reduced: the group read off the spec, checked port by
 	 * port): the one-source master skips its O(N^2) check and the routes
@@ -108,7 +123,7 @@ struct mcf_opts {
 	enum lp_solver lp_solver;
 };
 /* The MCF's LP solver when the request names none (measured in
- * bench/RESULTS.md, "LP solvers"). */
+ * bench/results/lp.md, "LP solvers"). */
 #define MCF_LP	      LP_SOLVER_LPSOLVE
 #define MCF_CLP_NODES 256
 

@@ -55,19 +55,6 @@ uint32_t *mcf_warm_arc_map(const struct graph *g, const struct mcf_warm *w);
 /* (mcf_repair.c) The kept flow's load on w's arcs arcs[0..narcs), into load[]. */
 void mcf_warm_loads(const struct mcf_warm *w, const uint32_t *arcs, uint32_t narcs, double *load);
 
-/* A re-plan's stand-in (mcf.c): the degraded graph less its lost
- * arcs' whole orbits, solved under the kept solution's group, its flow the
- * answer when better. Tried from min_classes classes of sources, when the
- * orbits take at most arc_share of the arcs and the kept flow loads each
- * lost arc at most load times its objective; column generation on the
- * degraded graph follows when at least rest of the time limit is left.
- * Tests change them to try it on small graphs. */
-struct mcf_standin_tuning {
-	uint32_t min_classes;
-	double arc_share, load, rest;
-};
-extern struct mcf_standin_tuning mcf_standin;
-
 /* Re-planning by repair (mcf_repair.c): the kept healthy
  * solution (opts->warm) on g, a graph less lost arcs, with the flow of a
  * region around them (radius -1: the lost arcs alone; r: every arc at a

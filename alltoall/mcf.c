@@ -40,10 +40,15 @@
  * re-plan's), when the lost arcs' orbits take at most 1% of the arcs and
  * leave at most 1 / STANDIN_FEWER as many classes, and the kept flow loads
  * no lost arc above 95% of its objective; column generation on the
- * degraded graph follows when half the time limit is left
- * (internal.h: tests change them). */
-struct mcf_standin_tuning mcf_standin = {
+ * degraded graph follows when half the time limit is left (mcf_opts.standin
+ * replaces them). */
+static const struct mcf_standin_tuning standin_default = {
     .min_classes = 256, .arc_share = 0.01, .load = 0.95, .rest = 0.5};
+
+static const struct mcf_standin_tuning *standin_of(const struct mcf_opts *o)
+{
+	return o->standin ? o->standin : &standin_default;
+}
 #define STANDIN_FEWER 4u
 
 const char *mcf_method_name(enum mcf_method m)
@@ -147,7 +152,7 @@ static int standin_try(const struct graph *g, const struct mcf_opts *o, uint32_t
 	 * less 0>1023 in the time, where lp_solve's rebuilt ones reached
 	 * 1250.90 in two masters, no better than the degraded graph's own. */
 	if (!w || o->steps || o->demand || o->capacity || o->keep_warm || !(o->time_limit > 0) ||
-	    w->n != g->n || classes < mcf_standin.min_classes || !(left > 0) ||
+	    w->n != g->n || classes < standin_of(o)->min_classes || !(left > 0) ||
 	    lp_solver_or(o->lp_solver, mcf_default_solver(g, MCF_MIRRORED)) != LP_SOLVER_CLP)
 		return 0;
 	uint32_t *map = mcf_warm_arc_map(g, w), lost = 0, gone_n = 0;
@@ -175,10 +180,10 @@ static int standin_try(const struct graph *g, const struct mcf_opts *o, uint32_t
 	bool slack = true;
 	mcf_warm_loads(w, lost_arc, lost, load);
 	for (uint32_t i = 0; i < lost; i++)
-		slack = slack && load[i] <= mcf_standin.load * w->objective;
+		slack = slack && load[i] <= standin_of(o)->load * w->objective;
 	free(load);
 	free(lost_arc);
-	if (!lost || !slack || !gone_n || gone_n > mcf_standin.arc_share * g->m) {
+	if (!lost || !slack || !gone_n || gone_n > standin_of(o)->arc_share * g->m) {
 		free(gone);
 		return 0;
 	}
@@ -273,7 +278,7 @@ static int replan_solve(const struct graph *g, const struct mcf_opts *o, bool st
 
 	if (sr < 0)
 		return -1;
-	if (sr == 0 || now_seconds() < t0 + mcf_standin.rest * o->time_limit) {
+	if (sr == 0 || now_seconds() < t0 + standin_of(o)->rest * o->time_limit) {
 		rc = mcf_colgen_solve(g, o, method, grp, inj, injs, t0, rp, r, err);
 		ran = true;
 	}

@@ -246,7 +246,7 @@ static double demand_most(uint32_t n, const double *demand)
 	return most;
 }
 
-/* Column generation's solver when the request names none (bench/RESULTS.md,
+/* Column generation's solver when the request names none (bench/results/lp.md,
  * "LP solvers"): Clp from MCF_CLP_NODES nodes (2-2.6x faster on
  * genkautz:256,4 to 1024,4's masters), lp_solve below and for the
  * one-source master (where Clp's load costs more than it saves); lp_solve

@@ -19,7 +19,7 @@
  * at a node within r hops of the lost arcs' ends; the runs' flow, one
  * commodity per run end q with its supply at each run start, is rerouted by
  * the same LP. mcf_solve tries radius -1 (the lost arcs alone); the wider
- * regions are measured by bench/mcf_repair (bench/RESULTS.md). */
+ * regions are measured by bench/mcf_repair (bench/results/replan.md). */
 #include "alltoall/internal.h"
 
 #include "rwa/rwa.h"

@@ -162,7 +162,7 @@ static uint32_t gray_cycle(const struct graph *g, const struct topo_tree *t, boo
 {
 	uint32_t D, j = UINT32_MAX, stride[32], order[32], k = 0;
 
-	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
+	if (!topo_torus_dims(t, NULL))
 		return UINT32_MAX;
 	D = t->nparams;
 	for (uint32_t i = 0, p = 1; i < D; i++) {
@@ -492,7 +492,7 @@ struct txfer {
  * back by the step, a set that moves with x). */
 static int torus_check(const struct topo_tree *t, struct ofc_error *err)
 {
-	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
+	if (!topo_torus_dims(t, NULL))
 		return ofc_error_set(err, OFC_E_INPUT, "torus-rings needs a torus:AxB... topology");
 	return 0;
 }
@@ -690,7 +690,7 @@ int baseline_reduced(const struct graph *g, const struct topo_tree *t, enum base
 double baseline_reduced_transfers(const struct graph *g, const struct topo_tree *t,
 				  enum baseline_algo a, enum sched_collective c, uint32_t *reps)
 {
-	bool torus = t && t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
+	bool torus = topo_torus_dims(t, NULL) > 0;
 	uint32_t order = g->n;
 
 	*reps = 1;

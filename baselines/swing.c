@@ -104,7 +104,7 @@ static int make_plan(const struct topo_tree *t, const char *algo, bool rd, bool 
 		     struct tplan *pl, struct ofc_error *err)
 {
 	memset(pl, 0, sizeof(*pl));
-	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0)
+	if (!topo_torus_dims(t, NULL))
 		return ofc_error_set(err, OFC_E_INPUT, "%s needs a torus:AxB... topology", algo);
 	pl->rd = rd;
 	pl->D = t->nparams;

@@ -22,8 +22,7 @@ static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched
 		    struct ofc_error *err)
 {
 	memset(g, 0, sizeof(*g));
-	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0 ||
-	    t->nparams > SCHED_GROUP_MAX_DIMS)
+	if (!topo_torus_dims(t, NULL) || t->nparams > SCHED_GROUP_MAX_DIMS)
 		return ofc_error_set(err, OFC_E_INPUT, "Swing re-routes on a torus:AxB... only");
 	g->D = t->nparams;
 	g->n = 1;

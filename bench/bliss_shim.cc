@@ -1,7 +1,7 @@
 // bliss (Junttila and Kaski) beside nauty for bench/symmetry.c:
 // the same coloured digraphs topo/symmetry.c hands nauty, given to bliss's
 // Digraph (its C interface has undirected graphs only). For the benchmark
-// alone: ofc itself calls nauty (bench/RESULTS.md, "Symmetry through nauty").
+// alone: ofc itself calls nauty (bench/results/symmetry.md, "Symmetry through nauty").
 #include <bliss/graph.hh>
 
 #include <cstddef>

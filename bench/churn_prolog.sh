@@ -1,5 +1,5 @@
 #!/bin/sh
-# Slurm churn through one ofcd at HOSTS hosts (bench/RESULTS.md, "Slurm
+# Slurm churn through one ofcd at HOSTS hosts (bench/results/slurm.md, "Slurm
 # churn through ofcd"): HOSTS hosts of 4 ports wired per port to four
 # ocs-emus of HOSTS ports (port j of every host on switch j), the fabric
 # first at the squarest torus, then ROUNDS rounds of CONC jobs whose

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Slurm's prolog against three ofcd replicas (bench/RESULTS.md, "Slurm jobs
+# Slurm's prolog against three ofcd replicas (bench/results/slurm.md, "Slurm jobs
 # on replicas"): three replicas on a 3-member etcd on loopback, one ocs-emu
 # of 2,048 ports (512 hosts of 4 ports, torus:16x32), every hook given every
 # replica's socket (OFC_SOCKET=r1,r2,r3) as ofc-slurm.env says to.

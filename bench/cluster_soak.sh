@@ -1,5 +1,5 @@
 #!/bin/sh
-# The replicas' figures (bench/RESULTS.md, "Replicas on etcd"): three ofcd
+# The replicas' figures (bench/results/cluster.md, "Replicas on etcd"): three ofcd
 # replicas on a 3-member etcd on loopback, a switch emulator taking
 # DELAY_MS a change (tests/integration/cluster_env.sh, as test_cluster.sh).
 #

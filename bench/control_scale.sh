@@ -1,5 +1,5 @@
 #!/bin/sh
-# The control plane's scale table (bench/RESULTS.md, "The control plane at
+# The control plane's scale table (bench/results/cluster.md, "The control plane at
 # scale"): for each fabric size, HOSTS hosts of 4 NIC ports, port j of
 # every host on ocs-emu switch j (4 switches of HOSTS ports), at the
 # squarest torus and reconfigured to a torus of another shape (every

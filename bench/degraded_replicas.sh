@@ -1,6 +1,6 @@
 #!/bin/sh
-# A failure through three replicas on etcd (bench/RESULTS.md, "A failure
-# through three replicas"): for each fabric size, HOSTS hosts of 4 NIC
+# A failure through three replicas on etcd (bench/results/failures.md,
+# "Failures at every size"): for each fabric size, HOSTS hosts of 4 NIC
 # ports, port j of every host on ocs-emu switch j (4 switches of HOSTS
 # ports), the squarest torus, an allreduce of 64 MiB as the workload; three
 # replicas (--cluster-ttl 2s) on a 3-member etcd with TLS and its defaults.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The network API's figures (bench/RESULTS.md, "The network API"):
+# The network API's figures (bench/results/gateway.md, "The network API"):
 # GetState with 64 concurrent persistent clients over mutual TLS through
 # ofc-gateway and over ofcd's Unix socket, alternated in one run, on
 # configs/torus64-ocs.yaml applied to an ocs-emu (a State of 128 circuits,
@@ -83,7 +83,7 @@ emu_fabric() { # NAME: ofcd (from $B) and its gateway on torus64-ocs applied to 
 	wait_file "$T/$1.emu"
 	start "$1" configs/torus64-ocs.yaml --device "ocs0=127.0.0.1:$(cat "$T/$1.emu")"
 	"$BUILD/ofc" --socket "$T/$1.sock" apply configs/torus64-ocs.yaml >/dev/null ||
-		echo "ofc apply failed: the State is not the one measured in RESULTS.md"
+		echo "ofc apply failed: the State is not the one measured in bench/results/gateway.md"
 }
 if [ "$PART" != stream ]; then
 	emu_fabric t

@@ -14,7 +14,7 @@
  * libmicrohttpd modes and GnuTLS priorities, a client certificate required
  * when given a certificate) that answers every request with FILE's bytes
  * and asks no one: what HTTP over mutual TLS on loopback costs these
- * clients and this server without ofcd behind it (bench/RESULTS.md). It
+ * clients and this server without ofcd behind it (bench/results/gateway.md). It
  * serves until SIGTERM.
  *
  * bench/gateway.sh starts the daemons and runs it; with no arguments it
@@ -32,7 +32,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "controller/ofcd/ofcd.h"
+#include "controller/client/client.h"
 #include "proto/control.pb-c.h"
 
 struct load {

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "controller/cli/cli.h"
+#include "controller/client/client.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
-#include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run every benchmark binary (bench/*.c -> $BUILD/bench/*) and the shell
-# benchmarks (bench/*.sh). Each prints its own table; bench/RESULTS.md
-# records the numbers with the command that produced them.
+# benchmarks (bench/*.sh). Each prints its own table; bench/results/ keeps
+# the current numbers, a page a benchmark, with the command that produced them.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 status=0

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A whole state read at scale (bench/RESULTS.md, "A whole state read at
+# A whole state read at scale (bench/results/gateway.md, "A whole state read at
 # 65,536 hosts"): HOSTS hosts of 4 ports wired per port to four ocs-emus of
 # HOSTS ports (bench/churn_prolog.sh's fabric, without its collective: the
 # state's schedule at 65,536 hosts is another matter), brought to the

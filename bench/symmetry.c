@@ -1,5 +1,5 @@
 /* Symmetry by nauty and by bliss on the same graphs: which
- * library ofc calls was chosen by this table (bench/RESULTS.md, "Symmetry
+ * library ofc calls was chosen by this table (bench/results/symmetry.md, "Symmetry
  * through nauty"). Each graph goes through topo/symmetry.c's encoding (a
  * simple coloured digraph), then to nauty (the code ofc runs) and to bliss
  * (bench/bliss_shim.cc, its Digraph): the generators of Aut and |Aut|, and

@@ -5,7 +5,7 @@
 # load before and after, and the suites by their CPU (the `time:` lines of
 # tests/integration/run.sh: wall, then user + system of the suite and what
 # it waited for), heaviest first, with their sum. The budget is about 10
-# minutes on 2 cores (bench/RESULTS.md, "make test's time").
+# minutes on 2 cores (bench/results/tests.md, "make test's time").
 #
 #   ITEST_JOBS=N   suites side by side (run.sh's default: the cores + 1)
 #   KEEP=1         keep the clone and its log (else removed)

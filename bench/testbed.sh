@@ -4,7 +4,7 @@
 # every algorithm that applies at 1 MiB and 64 MiB per host; prints ofc's
 # table (measured, predicted, ratio, algorithm bandwidth, data check).
 # MPI=1 adds MPICH's own collective on the same hosts and links (--mpi).
-# Needs root; skipped otherwise. Results: bench/RESULTS.md.
+# Needs root; skipped otherwise. Results: bench/results/testbed.md.
 #   RATE_SCALE=0.05 SIZES="1MiB 64MiB" COLLECTIVES="allreduce alltoall" sh bench/testbed.sh
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}

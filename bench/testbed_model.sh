@@ -8,7 +8,7 @@
 # predicted (alpha + bytes), ratio, and the model's verdict.
 # HOSTS=N runs N hosts instead (TOPOLOGIES for them); CONFIG=FILE a
 # shipped config's hosts (count, ports) and topology, at RATE.
-# Needs root; skipped otherwise. Results: bench/RESULTS.md.
+# Needs root; skipped otherwise. Results: bench/results/testbed.md.
 #   RATE=30Mbps SIZES="4MiB 16MiB 64MiB" sh bench/testbed_model.sh
 #   CONFIG=configs/testbed12-patch.yaml SIZES=16MiB sh bench/testbed_model.sh
 #   CONFIG=configs/testbed16-ocs.yaml RATE=8Mbps sh bench/testbed_model.sh

@@ -7,7 +7,7 @@
 # run --workload` measures the switching's overhead first (unless
 # OVERHEAD=T,C gives it), weighs the ways with it, runs static, per-phase
 # and chosen ITERATIONS times each and prints predicted against measured.
-# Needs root; skipped otherwise. Results: bench/RESULTS.md.
+# Needs root; skipped otherwise. Results: bench/results/workload.md.
 #   RATE_SCALE=0.02 ITERATIONS=2 sh bench/workload_testbed.sh
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}

@@ -600,7 +600,7 @@ uint64_t bfb_memory_estimate(uint32_t n, enum sched_collective c)
 	 * check keeps less (chunks within its budget), but the count stands:
 	 * it covers the build's own peak, which 24 bytes a transfer miss
 	 * there (genkautz:8192,4 reduce-scatter: 2.64 GiB building, 1.9 GiB
-	 * checking, 2.63 estimated; bench/RESULTS.md). */
+	 * checking, 2.63 estimated; bench/results/bfb.md). */
 	return phases * (cells - n) * BFB_BYTES_PER_XFER + cells * sizeof(uint16_t) +
 	       (reduce ? cells * 16 + cells / 8 : cells / 8);
 }

@@ -53,6 +53,10 @@ struct bfb_opts {
 	 * the schedule unchanged. Built schedules, exact methods, no chunks. */
 	const struct frac *inject;
 	bool nic_forwarding;
+	/* Group every receiver's sources by sorting them, never by the keyed
+	 * counting passes where those fit: the same groups either way
+	 * (test_bfb compares the two schedules); false is the fast way. */
+	bool sort_groups;
 	/* The request's deadline, or NULL: checked per node
 	 * solved; past it bfb_schedule fails (OFC_E_RUNTIME). */
 	const struct ofc_clock *clock;
@@ -60,7 +64,7 @@ struct bfb_opts {
 	enum lp_solver lp_solver;
 };
 /* LP (3)'s solver when the request names none (measured in
- * bench/RESULTS.md, "LP solvers"). */
+ * bench/results/lp.md, "LP solvers"). */
 #define BFB_LP_SOLVER LP_SOLVER_LPSOLVE
 
 struct bfb_stats {

@@ -520,8 +520,8 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, 
 	f = &w->net;
 	for (uint32_t k = 0; k < d; k++)
 		room[k] = cap * (int64_t)w->wt[k];
-	/* group g's a more over its link p (its source edge's residual is
-	 * then what g has left to place) */
+		/* group g's a more over its link p (its source edge's residual is
+		 * then what g has left to place) */
 #define PUSH(e, a)                                                                                 \
 	do {                                                                                       \
 		f->cap[e] -= (a);                                                                  \
@@ -551,7 +551,8 @@ static int64_t warm_flow(struct worker *w, uint32_t ng, uint32_t d, uint32_t m, 
 	 * problems end here: no search); what does not fit is Dinic's */
 	for (uint32_t g = 0; g < ng; g++)
 		for (uint32_t p = 0; p < w->groups[g].nl; p++) {
-			int64_t left = f->cap[ng - 1 - g], r = room[w->gl_link[w->groups[g].gl + p]];
+			int64_t left = f->cap[ng - 1 - g],
+				r = room[w->gl_link[w->groups[g].gl + p]];
 			int64_t a = r < left ? r : left;
 
 			if (a > 0)
@@ -683,7 +684,6 @@ typedef uint16_t u16x8 __attribute__((vector_size(16)));
 /* Keys t << deg | candidate set up to this many (they fit 16 bits), and
  * no more than about four a node (the counts are cleared a receiver). */
 #define KEYED_MAX ((size_t)1 << 16)
-size_t bfb_keyed_max = KEYED_MAX;
 
 /* collect's sort where the keys are few (w->keyed): tb[v] each source's
  * candidate set, turned into its key (0: no source); the sources sorted
@@ -791,7 +791,7 @@ static void collect(const struct view *vw, struct worker *w, uint32_t u)
 	}
 	size_t keys = ((size_t)D + 1) << deg;
 
-	w->keyed = tb && keys <= bfb_keyed_max && keys <= 4 * (size_t)n + 64;
+	w->keyed = tb && !vw->o->sort_groups && keys <= KEYED_MAX && keys <= 4 * (size_t)n + 64;
 	if (w->keyed) {
 		collect_keyed(vw, w, ru, deg);
 		return;

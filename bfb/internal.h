@@ -205,10 +205,4 @@ void bfb_workers_init(struct view *vw);
 void bfb_view_gather(struct view *vw, struct schedule *s, struct piecebuf *tail, unsigned ntail);
 void bfb_worker_free(struct worker *w);
 
-/* The most keys (distance, candidate links) a receiver's sources are
- * grouped by in two counting passes (bfb_solve.c's collect); past it, or
- * where the graph gives no keys, they are sorted and grouped. Both give
- * the same groups: tests lower it to 0 to compare the two. */
-extern size_t bfb_keyed_max;
-
 #endif

@@ -134,6 +134,33 @@ int device_read(struct device *dev, struct device_state *out, struct ofc_error *
 	return counted(dev, sent, rc, err);
 }
 
+/* A switch's cross-connects are checked against its ports once, here, for
+ * every driver: nothing outside 1..N is sent (N + out would wrap in TL1's
+ * egress numbering: egress 4294967042 on 256 ports was sent as port 2). A
+ * disconnect is named by its ingress; where a protocol also names the
+ * egress (Calient's), its driver says what it lacks. */
+static int check_ports(const struct device *dev, const struct op_batch *b, struct ofc_error *err)
+{
+	uint32_t n = dev->cfg.ports;
+
+	if (dev->cfg.cls != DEV_SWITCH || !n)
+		return 0;
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct op *op = &b->ops[i];
+		bool connect = op->kind == OP_CONNECT;
+
+		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
+			continue; /* (the driver refuses what it cannot do) */
+		if (op->xc.in < 1 || op->xc.in > n ||
+		    (connect && (op->xc.out < 1 || op->xc.out > n)))
+			return ofc_error_setr(
+			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
+			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
+			    op->xc.out, n);
+	}
+	return 0;
+}
+
 int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 		 struct ofc_error *err)
 {
@@ -142,7 +169,9 @@ int device_apply(struct device *dev, const struct op_batch *b, uint32_t *done,
 	int rc;
 
 	*done = 0;
-	rc = device_fence(dev, NULL, err);
+	rc = check_ports(dev, b, err);
+	if (rc == 0)
+		rc = device_fence(dev, NULL, err);
 	if (rc == 0)
 		rc = ensure_open(dev, err);
 	if (rc == 0 && b->n)
@@ -160,8 +189,10 @@ int device_apply_batch(struct device *dev, const struct op_batch *b, struct ofc_
 	double t0 = now_seconds();
 	uint64_t sent = dev->stats.commands;
 	uint32_t done = 0;
-	int rc = device_fence(dev, NULL, err);
+	int rc = check_ports(dev, b, err);
 
+	if (rc == 0)
+		rc = device_fence(dev, NULL, err);
 	if (rc == 0)
 		rc = ensure_open(dev, err);
 	if (rc == 0 && b->n)

@@ -57,7 +57,7 @@ static const char filter_all[] = "<cross-connects xmlns=\"" OPSW_NS "\"/>"
 
 /* Port health is read at most this often. A switch's status and power of
  * 2N ports are most of a read (on 384 ports, most of a transaction's time
- * in the driver: bench/RESULTS.md), and the reads inside one transaction
+ * in the driver: bench/results/netconf.md), and the reads inside one transaction
  * (under the lock, the read-back) need only the cross-connects; a probe
  * (ofcd's, every --probe-interval, 10 s by default), a plan's read and
  * `ofc status` get health. */
@@ -373,7 +373,7 @@ static int take_data(const struct lyd_node *tree, void *arg, struct ofc_error *e
  * health (the reads inside a transaction) a reply in its plain form is
  * read in place (plain_data); any other reply's data is checked on the
  * tree libnetconf2 parsed it into (the session's context holds the model:
- * check_caps), not printed back to XML and parsed again (bench/RESULTS.md,
+ * check_caps), not printed back to XML and parsed again (bench/results/netconf.md,
  * "NETCONF"). */
 static int get_once(struct device *dev, struct opsw_data *d, bool health, double deadline,
 		    struct ofc_error *err)
@@ -596,23 +596,15 @@ static void remaining(const struct device_state *cur, const struct op_batch *b,
 	state_free(&want);
 }
 
+/* The ports were checked by the core (device.c's check_ports). */
 static int check_ops(const struct device *dev, const struct op_batch *b, struct ofc_error *err)
 {
-	uint32_t n = dev->cfg.ports;
-
-	for (uint32_t i = 0; i < b->n; i++) {
-		const struct op *op = &b->ops[i];
-
-		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
+	(void)dev;
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->ops[i].kind != OP_CONNECT && b->ops[i].kind != OP_DISCONNECT)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
-					      "a switch cannot do operation %d", (int)op->kind);
-		if (op->xc.in < 1 || op->xc.in > n ||
-		    (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))
-			return ofc_error_setr(
-			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
-			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
-			    op->xc.out, n);
-	}
+					      "a switch cannot do operation %d",
+					      (int)b->ops[i].kind);
 	return 0;
 }
 

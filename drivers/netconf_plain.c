@@ -2,7 +2,7 @@
  * form, without libyang: the read-back's <get> reply (the driver) and the
  * <edit-config> of the cross-connects (build/netconf-emu). libyang types
  * 384 pairs in 1.5 to 2 ms of CPU, most of an apply's time past its round
- * trips (bench/RESULTS.md, "NETCONF"); these scanners read the same
+ * trips (bench/results/netconf.md, "NETCONF"); these scanners read the same
  * message in tens of microseconds.
  *
  * Each accepts only a narrow form: the elements and attributes libnetconf2

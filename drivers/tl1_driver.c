@@ -22,22 +22,14 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 		     struct ofc_error *err)
 {
 	const struct tl1_dialect *d = dialect_of(dev);
-	uint32_t n = dev->cfg.ports;
 
 	for (uint32_t i = 0; i < b->n; i++) {
 		const struct op *op = &b->ops[i];
 
+		/* (the ports were checked by the core: device.c's check_ports) */
 		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
 					      "a switch cannot do operation %d", (int)op->kind);
-		if (op->xc.in < 1 || op->xc.in > n ||
-		    (op->kind == OP_CONNECT && (op->xc.out < 1 || op->xc.out > n)))
-			/* N + out would wrap: egress 4294967042 on 256 ports
-			 * was sent as port 2. */
-			return ofc_error_setr(
-			    err, OFC_E_RUNTIME, OFC_R_REFUSED,
-			    "not sent: cross-connect %u -> %u is outside ports 1..%u", op->xc.in,
-			    op->xc.out, n);
 		if (d->apply_op(dev, op, err) < 0)
 			return -1;
 		(*done)++;

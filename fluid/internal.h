@@ -63,7 +63,7 @@ struct problem {
 	const struct fluid_opts *opts;
 };
 /* The LP solver of a new model: the request's (opts->lp_solver),
- * else the default measured for its kind and size (bench/RESULTS.md, "LP
+ * else the default measured for its kind and size (bench/results/lp.md, "LP
  * solvers"): Clp for the full LP, for plain DW's pricing and for Mirrored
  * DW's pricing LPs of FLUID_CLP_PRICING_COLS columns and more (lp_solve is
  * as fast below, without loading Clp), Clp for masters of

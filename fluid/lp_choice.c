@@ -1,6 +1,6 @@
 /* Which LP solver a fluid model runs on: a leaf of the files that
  * make models (dw.c, pricing.c, full.c), so none of them calls solve.c.
- * The defaults and why: fluid/internal.h, bench/RESULTS.md "LP solvers". */
+ * The defaults and why: fluid/internal.h, bench/results/lp.md "LP solvers". */
 #include "fluid/internal.h"
 
 enum lp_solver fluid_lp_solver(const struct problem *p, enum fluid_lp_kind kind, bool mirrored,

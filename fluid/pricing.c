@@ -116,7 +116,7 @@ static void lp_fresh(struct pricer *pr)
  * basis anyway), and a pooled cut that the LP's solution violates goes
  * back in before max flows look for new ones. Model W, user CPU: all links
  * at 16 GPUs 0.90 -> 0.33 s, no NVLink at 64 GPUs 7.4 -> 1.3 s
- * (bench/RESULTS.md, "Fluid engine on model W"). */
+ * (bench/results/fluid.md, "Fluid engine on model W"). */
 #define PURGE_ROUNDS 16
 #define PURGE_MIN    64
 
@@ -473,7 +473,7 @@ void pricer_free(struct pricer *pr)
  * 3.5 s, with geometric scaling 2.1 s. Another (16 GPUs, plain DW,
  * 1160 rows) took 0.05 s with mean scaling and ran out 15 s every other
  * way. The first way is the one that solved model W fastest overall
- * (bench/RESULTS.md, "Fluid engine on model W"). */
+ * (bench/results/fluid.md, "Fluid engine on model W"). */
 static const struct {
 	enum lp_scaling scaling;
 	double rho;
@@ -490,7 +490,7 @@ static const struct {
  * next ways get twice as many, and after STALL_TRIES the call gives up (the
  * caller goes on without this bound). Counted in iterations, not seconds,
  * so that where a solve is given up, and so the answer, does not depend on
- * the machine's speed or load. The floor: bench/RESULTS.md, "The fluid cut
+ * the machine's speed or load. The floor: bench/results/fluid.md, "The fluid cut
  * LP's stall cap by iterations" (the most any solve that finishes took on
  * the corpus and model W, and a margin). */
 #define STALL_FACTOR 20

@@ -97,7 +97,7 @@ void lp_set_threads(struct lp *lp, unsigned threads);
  * or none (Clp: automatic, geometric, none; its dynamic modes are its plain
  * ones, as Clp scales the model as it is at every solve). Column generation masters with dense
  * columns solve about twice as fast with geometric alone, and do not stall or fail in LUSOL the way
- * they do when equilibrated (bench/RESULTS.md). */
+ * they do when equilibrated (bench/results/lp.md). */
 enum lp_scaling {
 	LP_SCALE_DEFAULT = 0,
 	LP_SCALE_GEOMETRIC,
@@ -265,7 +265,7 @@ const char *rwa_engine_name(enum rwa_engine e);
 enum rwa_objective { RWA_MIN_WAVELENGTHS = 1, RWA_MAX_SERVED = 2 };
 
 /* The relaxation's solver when the request names none (measured
- * in bench/RESULTS.md, "LP solvers": 3.5-15x faster on the all-to-all of
+ * in bench/results/lp.md, "LP solvers": 3.5-15x faster on the all-to-all of
  * 32-128 nodes), lp_solve when Clp's plugin cannot be loaded. */
 #define RWA_LP_SOLVER LP_SOLVER_CLP
 struct rwa_opts {

@@ -157,10 +157,4 @@ uint32_t foldmap_list(struct foldmap *m);
 void foldmap_unlist(struct foldmap *m, uint32_t slot);
 void foldmap_free(struct foldmap *m);
 
-/* The most bytes sched_verify_patched's index of the pairs the patch
- * plans outside its region may take (sched/patch.c); above it the check
- * searches each owner's sorted list instead. Tests lower it to 0 to hold
- * the search to the index's verdicts. */
-extern size_t sched_patch_index_max;
-
 #endif

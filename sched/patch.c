@@ -351,10 +351,12 @@ static int patch_cover(struct pcheck *c)
 	return rc;
 }
 
-/* 8,192 nodes' 20 MiB fits; 16,384 nodes' 80 MiB is not counted in the
+/* The most bytes the index of the pairs the patch plans outside its region
+ * may take; above it the check searches each owner's sorted list instead.
+ * 8,192 nodes' 20 MiB fits; 16,384 nodes' 80 MiB is not counted in the
  * answer's estimate (bfb/patch.c's whole_over_memory, measured within a
  * few percent of the peak there), so it keeps the search */
-size_t sched_patch_index_max = (size_t)32 << 20;
+#define PATCH_INDEX_MAX ((size_t)32 << 20)
 
 /* partial_cover on threads: the patch in nchunk ranges, each checking
  * its transfers on their own (xfer_one) as it counts their pieces per
@@ -651,13 +653,15 @@ static void ocover_free(struct ocover *oc)
 }
 
 /* Room for the pairs' index (struct pcheck's obits), where it fits
- * sched_patch_index_max: the phases checked only (c->nph). */
+ * PATCH_INDEX_MAX and the patch asks for no search: the phases checked
+ * only (c->nph). */
 static void pairs_index(struct pcheck *c)
 {
 	size_t words = (size_t)c->nph * c->n * ((c->n + 63) / 64);
 
 	c->ow = (c->n + 63) / 64;
-	if (words * (sizeof(uint64_t) + sizeof(uint16_t)) > sched_patch_index_max)
+	if (c->p->check_by_search ||
+	    words * (sizeof(uint64_t) + sizeof(uint16_t)) > PATCH_INDEX_MAX)
 		return;
 	c->obits = xmalloc_huge((words + 1) * sizeof(uint64_t));
 	c->orank = xmalloc_huge((words + 1) * sizeof(uint16_t));

@@ -87,7 +87,7 @@ struct pcheck {
 	 * Written as partial_cover finds the pairs, a bucket's blocks in
 	 * order, from the bits it finds them by (a pass of its own and 32-bit
 	 * ranks were 0.02-0.03 s of the check at 8,192 nodes and 4 MiB more
-	 * fresh pages). NULL above sched_patch_index_max bytes (10 bytes a
+	 * fresh pages). NULL above PATCH_INDEX_MAX bytes (patch.c) (10 bytes a
 	 * word: 20 MiB at 8,192 nodes, 1.25 GiB at 65,536), the search then */
 	uint64_t *obits;
 	uint16_t *orank; /* < n: node ids are 16 bits */

@@ -253,6 +253,13 @@ struct frac frac_from_double(double x, int64_t maxden, double tol);
  * bandwidth term in units of M/B. A node's egress B is split over its d
  * links, so a step whose busiest link carries sigma shards (of M/N bytes)
  * adds (d/N) sigma to tau_B. */
+/* The model's defaults where nothing says otherwise, written once for every
+ * door that prices (a config's validation, the schedule pipeline, the pick
+ * of a topology, `ofc finder`): a step's latency, and a node's egress B
+ * when no link rate is known (100 Gb/s a node). */
+#define COST_ALPHA_DEFAULT     10e-6
+#define COST_NODE_RATE_DEFAULT 100e9
+
 struct sched_cost {
 	double alpha;	  /* seconds per communication step */
 	double bandwidth; /* a node's egress, bits/s; each of its d links gets B/d */
@@ -720,6 +727,11 @@ struct sched_patch {
 	 * nodes, as a renumbered survivors' schedule is (verify_opts.absent). */
 	uint32_t nabsent;
 	uint32_t *absent;
+	/* Its check (sched_verify_patched) finds the pairs it plans outside
+	 * its region by searching each owner's sorted list even where their
+	 * index would fit: the same verdicts, reasons and loads (test_patch
+	 * holds the two alike); false is the fast way. */
+	bool check_by_search;
 };
 /* Finer: a transfer of prog whose owner is outside the region replaces
  * only its owner's healthy pieces of that block (in that phase), the

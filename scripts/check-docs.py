@@ -38,8 +38,11 @@ description. The rules:
    it must list every option `BINARY --help` prints (but --help and
    --version) and none that it does not, so the docs' table and the man
    page (made from --help) never disagree.
-7. A reference `bench/RESULTS.md, "SECTION"` names the start of one of
-   its headings (case aside).
+7. A reference `bench/results/PAGE.md, "SECTION"` (in the docs, and in
+   the sources, scripts and tests) names a page that exists and the start
+   of one of its headings (case aside); a bare `bench/results/PAGE.md`
+   names a page that exists. bench/RESULTS.md is the pages' index: a
+   section named after it is reported, and so is a page it does not link.
 
 A command no rule covers, a synopsis option the command lacks, a command
 that fails, output that differs, an options table that is not the
@@ -510,21 +513,76 @@ def classify(c):
     return "cover"
 
 
-def check_results_refs(files, results="bench/RESULTS.md"):
-    """A doc's `bench/RESULTS.md, "SECTION"` names a heading there (its
-    start, case aside): sections are renamed and cut as figures change, and
-    a reference that names none sends the reader nowhere."""
-    heads = [l.lstrip("#").strip().lower()
-             for l in open(results, encoding="utf-8") if l.startswith("#")]
-    problems = []
+RESULTS_REF_RE = re.compile(
+    r'bench/(results/[A-Za-z0-9_.-]+\.md|RESULTS\.md)'
+    r'(?:(?:,[ \t]*|[ \t]+)(?:\n[ \t]*(?:\*|#+|//)?[ \t]*)?"([^"\n]+(?:\n[^"\n]*){0,2})")?')
+COMMENT_BREAK_RE = re.compile(r"\n[ \t]*(?:\*|#+|//)?[ \t]*")
+RESULTS_SOURCES = ("*.c", "*.h", "*.cc", "*.sh", "*.py", "Makefile", "*.md")
+
+
+def results_ref_files(root):
+    """The files whose references to bench's results are checked besides the
+    docs: the sources, scripts, tests and the results pages themselves."""
+    out = []
+    for d, dirs, names in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith(".") and x not in ("build", "shared")
+                   and not x.startswith("build-")]
+        for n in names:
+            if any(glob.fnmatch.fnmatch(n, pat) for pat in RESULTS_SOURCES):
+                out.append(os.path.relpath(os.path.join(d, n), root))
+    # This file's own docstring shows the forms with placeholders.
+    return sorted(f for f in out if f != os.path.join("scripts", "check-docs.py"))
+
+
+def check_results_index(index="bench/RESULTS.md", pages="bench/results"):
+    """The index links every page of bench/results/ (a page it lacks is
+    found by no one who starts there)."""
+    try:
+        text = open(index, encoding="utf-8").read()
+    except OSError:
+        return ["%s: missing: it is bench/results/'s index" % index]
+    return ["%s: bench/results/%s is not in the index" % (index, n)
+            for n in sorted(os.listdir(pages)) if n.endswith(".md")
+            and "(results/%s)" % n not in text]
+
+
+def check_results_refs(files):
+    """A reference `bench/results/PAGE.md, "SECTION"` names a page that
+    exists and the start of one of its headings (case aside; the section may
+    run on over a comment's next line); a bare `bench/results/PAGE.md` names
+    a page that exists. Pages are rewritten as figures change, and a
+    reference that names none sends the reader nowhere. The old form,
+    `bench/RESULTS.md, "SECTION"`, names a section that moved to a page."""
+    heads, problems = {}, []
     for f in files:
-        text = open(f, encoding="utf-8").read()
-        for m in re.finditer(r'RESULTS\.md,?\s+"([^"]+)"', text):
-            name = " ".join(m.group(1).split()).lower()
-            if not any(h.startswith(name) for h in heads):
-                problems.append('%s:%d: bench/RESULTS.md has no section "%s"'
-                                % (f, text.count("\n", 0, m.start()) + 1,
-                                   " ".join(m.group(1).split())))
+        try:
+            text = open(f, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for m in RESULTS_REF_RE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            page, section = m.group(1), m.group(2)
+            if section:
+                section = COMMENT_BREAK_RE.sub(" ", section)
+            if page == "RESULTS.md":
+                if section:
+                    problems.append('%s:%d: bench/RESULTS.md is an index; name the page under '
+                                    'bench/results/ that holds "%s"' % (f, line, section))
+                continue
+            path = "bench/" + page
+            if path not in heads:
+                try:
+                    heads[path] = [" ".join(l.lstrip("#").split()).lower()
+                                   for l in open(path, encoding="utf-8") if l.startswith("#")]
+                except OSError:
+                    heads[path] = None
+            if heads[path] is None:
+                problems.append("%s:%d: %s does not exist" % (f, line, path))
+            elif section:
+                name = " ".join(section.split()).lower()
+                if not any(h.startswith(name) for h in heads[path]):
+                    problems.append('%s:%d: %s has no section "%s"' % (f, line, path,
+                                                                       " ".join(section.split())))
     return problems
 
 
@@ -580,7 +638,10 @@ def main():
             if c.text not in done:
                 done.add(c.text)
                 ck.run_make(c, tokens(c.text)[1])
-        table_problems = check_option_tables(ck, files) + check_results_refs(files)
+        refs = files if a.files else sorted(set(files) | set(results_ref_files(root)))
+        table_problems = check_option_tables(ck, files) + check_results_refs(refs)
+        if not a.files:
+            table_problems += check_results_index()
         block_problem, skipped = {}, []
         for b in run_blocks:
             why = ck.run_block(b)

@@ -55,7 +55,6 @@ GLOBALS = {
     ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
     ("util/mem.c", "oom_hook"): "set once by a main before any thread starts",
     ("util/mem.c", "mem_base"): "set once by a constructor when the program is loaded, before main",
-    ("alltoall/mcf.c", "mcf_standin"): "the stand-in's tuning, set by benches and tests only",
     ("rwa/lp.c", "refused_said"): "a refused LP plugin is said once a process",
     ("controller/reconfig/etcd.c", "cu"): "libcurl's calls, dlopen'd once a process",
     ("controller/reconfig/etcd.c", "curl_once"): "libcurl's calls, dlopen'd once a process",
@@ -69,10 +68,7 @@ GLOBALS = {
     ("drivers/emu/emu.c", "got_signal"): "an emulator's signal flag",
     ("drivers/netconf_session.c", "once"): "libnetconf2's process-wide log quieted once",
     ("drivers/netconf_session.c", "last_log"): "libnetconf2's last log line, per thread",
-    ("controller/ofcd/state_schedule.c", "state_schedule_test_hook"): "a test's hook, NULL in ofcd",
     ("controller/ofcd/snapshot.c", "serials"): "each snapshot's serial, one atomic count a process",
-    ("sched/patch.c", "sched_patch_index_max"): "the pairs' index's bound, lowered by a test only",
-    ("bfb/bfb_solve.c", "bfb_keyed_max"): "the keyed grouping's bound, lowered by a test only",
 }
 # ofcd's thread line: the headers of each side, and which struct holds each
 # side's half of the daemon's state (complete in that header alone).

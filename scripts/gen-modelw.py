@@ -11,8 +11,8 @@ links, 0 elsewhere. The vertex order matches fluid_build_modelw().
 
 Usage: scripts/gen-modelw.py [OUTDIR]   (default examples/modelw)
 """
+import argparse
 import os
-import sys
 
 SCENARIOS = ("all-links", "no-nvlink", "only-nvlink")
 SIZES = (1, 2, 4, 8, 16, 32)
@@ -55,7 +55,10 @@ def config(s, n):
 
 
 def main():
-    outdir = sys.argv[1] if len(sys.argv) > 1 else "examples/modelw"
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("outdir", nargs="?", default="examples/modelw",
+                    help="the folder the configs are written to (default: examples/modelw)")
+    outdir = ap.parse_args().outdir
     os.makedirs(outdir, exist_ok=True)
     for s in SCENARIOS:
         for n in SIZES:

@@ -806,6 +806,15 @@ static int parse_node(struct parser *p, size_t lo, size_t hi, struct graph **out
 	return fail(p, lo, "unknown topology '%s'", name);
 }
 
+uint32_t topo_torus_dims(const struct topo_tree *t, const uint32_t **dims)
+{
+	if (!t || t->op != TOPO_FAMILY || strcmp(t->name, "torus") != 0 || !t->nparams)
+		return 0;
+	if (dims)
+		*dims = t->params;
+	return t->nparams;
+}
+
 void topo_tree_free(struct topo_tree *t)
 {
 	if (!t)

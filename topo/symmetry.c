@@ -1,7 +1,7 @@
 /* Automorphism groups and canonical labellings through nauty (McKay and
  * Piperno, "Practical graph isomorphism, II", J. Symb. Comput. 60, 2014),
  * the field's library for them, in place of the individualisation and
- * refinement search ofc carried by hand (bench/RESULTS.md,
+ * refinement search ofc carried by hand (bench/results/symmetry.md,
  * "Symmetry through nauty", says why nauty rather than bliss).
  *
  * ofc's graphs are multigraphs with self-loops and ports; nauty takes simple
@@ -101,7 +101,7 @@ static uint64_t mix(uint64_t h, uint64_t x)
  * are a finer start for nauty, whose refinement of a digraph counts
  * out-neighbours (its adjacency invariant adds the in-neighbours at every
  * node of its search, where this is paid once): a shuffled
- * genkautz:4096,4's canonical form 0.2-0.6 s -> 15-60 ms, bench/RESULTS.md.
+ * genkautz:4096,4's canonical form 0.2-0.6 s -> 15-60 ms, bench/results/symmetry.md.
  * False when the deadline stopped it (the keys are then a coarser but
  * still invariant colouring, of no use to compare two graphs by). */
 #define REFINE_ROUNDS 64

@@ -109,6 +109,11 @@ struct topo_tree {
 int topo_build_tree(const char *spec, struct graph **out, struct topo_tree **tree,
 		    struct ofc_error *err);
 void topo_tree_free(struct topo_tree *t);
+/* Whether t is a plain torus (torus:A0xA1x..., not a product or a line
+ * graph of one): its number of dimensions, *dims (when not NULL) pointing
+ * at A0, A1, ... in t; 0 for anything else, NULL included. The one test
+ * every torus-only engine asks. */
+uint32_t topo_torus_dims(const struct topo_tree *t, const uint32_t **dims);
 
 /* Build from an arc list (tails[i] -> heads[i]); arcs keep their order per
  * tail. Takes no ownership. */

@@ -33,7 +33,7 @@ static void oom(size_t n)
  * transparent huge pages where the kernel gives them on request (THP
  * "madvise", Debian's default). A fresh 4 KiB page costs a fault, and on
  * a virtual machine a fault is dear: nearly half of `ofc schedule` on
- * hypercube:12 went to them (bench/RESULTS.md, "Huge pages"). Only a hint:
+ * hypercube:12 went to them (bench/results/memory.md, "Huge pages"). Only a hint:
  * where THP is off nothing changes, and a block from malloc's heap rather
  * than a mapping of its own lends the hint to its neighbours' pages, which
  * is harmless. The cost: a table touched sparsely holds 2 MiB where it

@@ -8,10 +8,10 @@
 #include <sys/types.h>
 
 #include "controller/cli/cli.h"
+#include "controller/client/client.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/jobplan/jobplan.h"
-#include "controller/ofcd/ofcd.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 #include "controller/testbed/testbed.h"

@@ -1218,7 +1218,7 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (fabric_server_check(f, err) < 0)
 		goto out;
 	if (!f->cost.alpha_set)
-		f->cost.alpha = 10e-6;
+		f->cost.alpha = COST_ALPHA_DEFAULT;
 	/* Hosts of different port rates: a schedule that loads its links
 	 * evenly waits for the slowest, so that is the price (and said). */
 	for (uint32_t h = 0; h < f->nhosts; h++) {

@@ -1,7 +1,7 @@
 /* The gateway's cache of answers already written as JSON (internal.h).
  * Decoding a State and writing it as JSON was most of the gateway's time
  * per GetState (torus64-ocs's 30 KiB State: its CPU a request fell from
- * 380-510 us to 80-110 us with this, bench/RESULTS.md), and pollers ask for
+ * 380-510 us to 80-110 us with this, bench/results/gateway.md), and pollers ask for
  * the same state again and again. */
 #include "controller/gateway/internal.h"
 

@@ -323,10 +323,6 @@ void state_schedule_landed(struct ofcd *d, struct state_sched_task *t);
 /* When the computation of the published state's schedule began (unix
  * ms), 0: none runs for it. */
 uint64_t state_schedule_since(const struct ofcd *d);
-/* Tests' seam: called on the computation's thread with the schedule found,
- * before it is summarised (a slow engine, a schedule the verifier
- * refuses); NULL: none. */
-extern void (*state_schedule_test_hook)(struct schedule_result *r);
 /* ofcd_close: let go of the computation (its thread drops its result) and
  * of what is kept. */
 void state_schedule_stop(struct ofcd *d);

@@ -95,7 +95,7 @@ struct fabcfg {
 
 /* The most a config's kept healthy MCF solution may hold. genkautz:1024,4's
  * (mirrored: the group, 51 classes' trees, the lengths) holds 1.2 MiB
- * (bench/RESULTS.md); a plain solution (no symmetry) keeps a
+ * (bench/results/replan.md); a plain solution (no symmetry) keeps a
  * class per node, at least n trees of n arcs: 4 MiB and up at 1024 nodes. */
 #define KEPT_MAX_BYTES ((size_t)256 << 20)
 /* A re-plan's all-to-all MCF on the degraded graph stops here (the target:
@@ -467,7 +467,7 @@ struct ofcd_ahead {
 	bool stop;
 };
 /* The renumbering search's budget for a run-time partition (a Slurm job's
- * prolog): bench/RESULTS.md, "The renumbering's budget". */
+ * prolog): bench/results/relabel.md, "The renumbering's budget". */
 #define RELABEL_BUDGET_S 0.1
 void ahead_init(struct ofcd *d);
 /* (opening thread, before the workers start) The threads, and the first
@@ -728,6 +728,7 @@ struct state_sched_task {
 	struct fabcfg *cfg; /* a reference */
 	char *spec;	    /* the committed topology, NULL: the config's */
 	uint64_t since_ms;
+	void (*hook)(struct schedule_result *r); /* ofcd_opts.state_schedule_hook */
 	/* the result */
 	uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
 	size_t sched_len;
@@ -756,8 +757,8 @@ void state_schedule_publish(struct ofcd *d, const struct fabcfg *pub);
  * `inputs`: 1 with *sched (packed ofc.v1.Schedule, caller frees) and why
  * saying whose; 0 when there is none, it is another state's or damaged
  * (why says which). */
-int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs,
-			  uint8_t **sched, size_t *len, char *why, size_t n);
+int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t inputs, uint8_t **sched,
+			  size_t *len, char *why, size_t n);
 
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 

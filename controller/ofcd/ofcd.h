@@ -1,7 +1,8 @@
-/* controller/ofcd — the controller daemon and its clients. */
+/* controller/ofcd — the controller daemon (its clients: controller/client/). */
 #ifndef OFC_CONTROLLER_OFCD_H
 #define OFC_CONTROLLER_OFCD_H
 
+#include "controller/client/client.h"
 #include "controller/fabric/fabric.h"
 
 /* ---- ofcd: the controller daemon (controller/ofcd/) ----------------------
@@ -22,9 +23,6 @@
  * RLIMIT_NOFILE (LimitNOFILE=) should be at least max_clients + devices + this. */
 #define OFCD_FDS_RESERVED	     64
 #define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
-/* Where the packaged unit listens and clients look when told nothing else
- * (ofc's daemon-only commands, the Python client). */
-#define OFCD_SOCKET_DEFAULT "/run/ofc/ofcd.sock"
 /* A replica's lease on etcd, seconds. */
 #define OFCD_CLUSTER_TTL_DEFAULT 2
 /* Seconds a GetSchedule from the read-only socket may take by default. */
@@ -38,6 +36,8 @@ enum ofcd_log_level {
 	OFCD_LOG_INFO = 6,
 	OFCD_LOG_DEBUG = 7,
 };
+
+struct schedule_result;
 
 struct ofcd_opts {
 	const char *config_path;
@@ -138,6 +138,10 @@ struct ofcd_opts {
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void *sim_ctx;
+	/* Tests: called on the state's schedule's thread with the schedule
+	 * found, before it is summarised (a slow engine, a schedule the
+	 * verifier refuses); NULL (ofcd's): none. */
+	void (*state_schedule_hook)(struct schedule_result *r);
 };
 
 struct ofcd;
@@ -157,27 +161,5 @@ void ofcd_stop(struct ofcd *d);
 void ofcd_reload(struct ofcd *d);
 /* Removes the sockets and frees everything. */
 void ofcd_close(struct ofcd *d);
-
-/* ---- ofcd clients (controller/ofcd_client.c) -------------------------------
- * One connection; requests and responses are ofc.v1.Request and
- * ofc.v1.Response (include "proto/control.pb-c.h" to build them). */
-struct Ofc__V1__Request;
-struct Ofc__V1__Response;
-
-struct ofcd_client {
-	int fd;
-	uint32_t max_frame; /* largest response accepted */
-	double timeout;	    /* seconds per send or receive; 0: wait forever */
-	char path[108];
-};
-
-int ofcd_connect(struct ofcd_client *c, const char *path, struct ofc_error *err);
-int ofcd_send(struct ofcd_client *c, const struct Ofc__V1__Request *req, struct ofc_error *err);
-/* The next response; free it with ofc__v1__response__free_unpacked. */
-int ofcd_recv(struct ofcd_client *c, struct Ofc__V1__Response **resp, struct ofc_error *err);
-/* Send req, then receive until the response with req's id. */
-int ofcd_call(struct ofcd_client *c, const struct Ofc__V1__Request *req,
-	      struct Ofc__V1__Response **resp, struct ofc_error *err);
-void ofcd_disconnect(struct ofcd_client *c);
 
 #endif

@@ -38,8 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void (*state_schedule_test_hook)(struct schedule_result *r);
-
 /* ---- the computation (its thread) ----------------------------------------------------- */
 
 static const char *config_algorithm(const struct fabric *f, enum sched_collective coll)
@@ -159,8 +157,8 @@ static void compute(struct state_sched_task *t)
 			return;
 		}
 	}
-	if (state_schedule_test_hook)
-		state_schedule_test_hook(&r);
+	if (t->hook)
+		t->hook(&r);
 	const struct schedule_outcome *o = r.main;
 	const struct schedule *s = &o->s;
 	Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
@@ -313,6 +311,7 @@ static void start(struct ofcd *d, const struct snapshot *s, const char *why)
 	t->cfg = fabcfg_ref(s->cfg);
 	t->spec = s->sched_spec ? xstrdup(s->sched_spec) : NULL;
 	t->since_ms = unix_ms();
+	t->hook = d->o.state_schedule_hook;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, task_thread, t) != 0) {

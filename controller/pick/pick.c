@@ -7,7 +7,7 @@
 
 void pick_model_default(struct pick_model *m)
 {
-	*m = (struct pick_model){.alpha = PICK_ALPHA_DEFAULT};
+	*m = (struct pick_model){.alpha = COST_ALPHA_DEFAULT};
 }
 
 static void slowest(double *r, double rate)
@@ -46,7 +46,7 @@ struct sched_cost pick_cost(const struct pick_model *m, uint32_t degree, uint64_
 	    .alpha = m->alpha,
 	    .bandwidth = m->node_rate > 0   ? m->node_rate
 			 : m->link_rate > 0 ? m->link_rate * degree
-					    : PICK_NODE_RATE_DEFAULT,
+					    : COST_NODE_RATE_DEFAULT,
 	    .size = size,
 	};
 }

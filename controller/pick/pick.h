@@ -15,23 +15,15 @@
 #include "bfb/bfb.h"
 #include "controller/fabric/fabric.h"
 
-/* The defaults of the cost model a topology is picked under: a step's
- * latency, and a node's egress when no link rate is known. The same
- * defaults as the schedule pipeline's (controller/schedule/direct.c),
- * which then schedules and prices the pick, and as `ofc schedule
- * --topology` and `ofc finder`: the paper's B is a node's egress. */
-#define PICK_ALPHA_DEFAULT     10e-6
-#define PICK_NODE_RATE_DEFAULT 100e9
-
 struct pick_model {
 	double alpha;	  /* seconds per step */
 	double link_rate; /* bits/s of one link (a NIC port); 0: not known */
 	/* > 0: a node's egress whatever its degree (`ofc finder --bandwidth`).
-	 * Else degree x link_rate, or PICK_NODE_RATE_DEFAULT without one. */
+	 * Else degree x link_rate, or COST_NODE_RATE_DEFAULT (sched.h) without one. */
 	double node_rate;
 };
 
-/* The defaults above. */
+/* The cost model's defaults (COST_ALPHA_DEFAULT, sched.h), no link rate. */
 void pick_model_default(struct pick_model *m);
 /* A fabric's model, before or after validation: cost_model.alpha if the
  * config sets it; cost_model.link_bandwidth if it sets it, else the

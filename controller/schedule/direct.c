@@ -427,15 +427,15 @@ int direct_setup(struct schedule_result *r, const struct schedule_query *q, stru
 	r->cost.size = pick_size(q);
 	if (!r->cost.size)
 		return ofc_error_set(err, OFC_E_USAGE, "missing --size (data per node, e.g. 1MiB)");
-	r->cost.alpha = q->alpha_set ? q->alpha : f ? f->cost.alpha : 10e-6;
+	r->cost.alpha = q->alpha_set ? q->alpha : f ? f->cost.alpha : COST_ALPHA_DEFAULT;
 	/* B is a node's egress: d links of the config's link bandwidth, or
-	 * 100 Gb/s when nothing says otherwise. */
+	 * the model's default when nothing says otherwise. */
 	if (q->bandwidth_set)
 		r->cost.bandwidth = q->bandwidth;
 	else if (f && f->cost.link_bandwidth > 0)
 		r->cost.bandwidth = f->cost.link_bandwidth * r->degree;
 	else
-		r->cost.bandwidth = 100e9;
+		r->cost.bandwidth = COST_NODE_RATE_DEFAULT;
 	if (!q->bandwidth_set && f && !f->cost.bandwidth_set && f->cost.rate_min > 0) {
 		char lo[32], hi[32];
 

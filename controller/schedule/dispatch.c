@@ -88,9 +88,7 @@ static void build_torus_all(struct schedule_result *r, const struct schedule_que
  * detours re-route on one). */
 static bool healthy_torus(const struct schedule_result *r)
 {
-	const struct topo_tree *t = r->healthy_tree;
-
-	return t && t->op == TOPO_FAMILY && strcmp(t->name, "torus") == 0;
+	return topo_torus_dims(r->healthy_tree, NULL) > 0;
 }
 
 /* r->note once Swing answered in BFB's place (o, its refusal kept in

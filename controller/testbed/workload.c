@@ -141,7 +141,7 @@ static struct jobplan_overhead fit(const struct calib_txn *c, uint32_t n)
  * switches' own time (the emulator's per-change delay), but a transaction
  * here also reads every device, moves each changed circuit's veth pair and
  * routes by netlink in the hosts' namespaces and writes the journal, which
- * took 14 times the switches' time (bench/RESULTS.md). So before the ways
+ * took 14 times the switches' time (bench/results/workload.md). So before the ways
  * run: a transaction from the config's topology to each topology the ways
  * use (up to CALIB_MAX / 2 of them) and one back, timed, less the switches'
  * modelled time, fitted as a + b x changes into r->overhead. */

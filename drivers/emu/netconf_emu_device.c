@@ -829,7 +829,7 @@ static uint32_t *plain_table(struct nemu *e, const struct nemu_client *c,
 
 /* A switch's own parse of an edit is the switch's, but libyang's typing of
  * 384 pairs here (about 2 ms of CPU) was most of the round trip a bench
- * charges to the driver (bench/RESULTS.md, "NETCONF"). The next message of
+ * charges to the driver (bench/results/netconf.md, "NETCONF"). The next message of
  * c is looked at in place: when it is an <edit-config> in its plain form
  * (netconf_plain.c) that takes effect whole, it is read, acted on, logged
  * and answered <ok/> here, as nemu_rpc would; anything else is left for

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "controller/cli/cli.h"
+#include "controller/client/client.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"

@@ -60,6 +60,43 @@ expect_exit 1 scripts/check-docs.py --build "$BUILD" "$TMP/table.md"
 grep -qF "$TMP/table.md:3: the options table lacks --cluster-ttl, --gateway-uid ('ofcd --help' lists them)" "$TMP/out" &&
 	grep -qE "^$TMP/table.md:[0-9]+: the options table lists --no-such-option, which 'ofcd --help' does not" "$TMP/out" &&
 	ok || bad "the docs check should name the table's missing and unknown options" "$(cat "$TMP/out")"
+# Rule 7: a reference to bench's results names a page that exists and
+# one of its headings, also where a comment's line break splits the name;
+# bench/RESULTS.md is an index with no sections of its own.
+# (The page names are put together here, so that the check of this file
+# itself does not read them as references.)
+R=bench/results I=bench/RESULTS
+cat >"$TMP/refs.md" <<MD
+# References to bench's results
+
+Found: $R/failures.md, "Failures at every size"; a split name,
+$R/netconf.md, "The per-command
+floor"; a page alone, $R/lp.md.
+
+Missing: $R/failures.md, "No such section"; $R/no-such-page.md;
+the old form, $I.md, "Huge pages".
+MD
+expect_exit 1 scripts/check-docs.py --build "$BUILD" "$TMP/refs.md"
+for want in \
+	"$TMP/refs.md:7: $R/failures.md has no section \"No such section\"" \
+	"$TMP/refs.md:7: $R/no-such-page.md does not exist" \
+	"$TMP/refs.md:8: $I.md is an index; name the page under $R/ that holds \"Huge pages\""; do
+	grep -qF -- "$want" "$TMP/out" && ok || bad "the docs check did not report: $want" "$(cat "$TMP/out")"
+done
+grep -q "^$TMP/refs.md:[3-5]:" "$TMP/out" && bad "the docs check reported a reference that resolves" "$(cat "$TMP/out")" || ok
+# ... and the index links every page: a page it lacks is said.
+mkdir -p "$TMP/res/pages" && printf '# a\n' >"$TMP/res/pages/a.md" && printf '# b\n' >"$TMP/res/pages/b.md"
+printf -- '- [a.md](results/a.md)\n' >"$TMP/res/index.md"
+python3 - "$TMP/res" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the index check should name the page it lacks, alone" "$(cat "$TMP/out")"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("check_docs", "scripts/check-docs.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+got = m.check_results_index(index=sys.argv[1] + "/index.md", pages=sys.argv[1] + "/pages")
+want = sys.argv[1] + "/index.md: bench/" + "results/b.md is not in the index"
+sys.exit(0 if got == [want] else print(got) or 1)
+PY
+
 # The replica's options in docs/production.md keep what the shipped
 # /etc/default/ofcd gives (--admin-group ...: the line is edited in place,
 # its options kept as \1) and add the gateway's and the cluster's

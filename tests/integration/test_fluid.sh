@@ -46,6 +46,12 @@ done
 # examples/modelw is what scripts/gen-modelw.py writes (examples/README.md).
 python3 scripts/gen-modelw.py "$TMP/mw" >/dev/null && diff -r "$TMP/mw" $W >"$TMP/diff" && ok ||
 	bad "examples/modelw differs from scripts/gen-modelw.py's" "$(head -5 "$TMP/diff")"
+# --help is help: it prints the usage and writes nothing (it used to write
+# the 18 configs into a folder named --help).
+G="$PWD/scripts/gen-modelw.py"
+mkdir "$TMP/gh" && (cd "$TMP/gh" && python3 "$G" --help) >"$TMP/gh.out" 2>&1 &&
+	grep -q '^usage: gen-modelw.py' "$TMP/gh.out" && [ -z "$(ls -A "$TMP/gh")" ] && ok ||
+	bad "scripts/gen-modelw.py --help should print its usage and write nothing" "$(cat "$TMP/gh.out"; ls -A "$TMP/gh")"
 # `ofc show` describes a server fabric: its servers' GPUs, switches, NICs
 # and links, and the rails between them, not "1 port
 # each" of hosts that have no ports of their own.

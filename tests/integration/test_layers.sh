@@ -75,6 +75,34 @@ grep -qF "check-layers: controller/ofcd/ca.c: 'hits' is a mutable global" "$TMP/
 	bad "the check should see ca.c's static counter (objdump)" "$(cat "$TMP/out")"
 grep -qF "check-layers: 2 problem(s)" "$TMP/out" && ok || bad "two problems, no more" "$(cat "$TMP/out")"
 
+# The map's derivable claims (scripts/check-architecture.py): the real
+# docs/ARCHITECTURE.md holds; a copy with one caller of a use case left out
+# of its "Called by", one thread's function left out of the threads list,
+# a header's include left out, or a symbol put in another file does not,
+# and each is said.
+M=docs/ARCHITECTURE.md
+expect_exit 0 scripts/check-architecture.py
+grep -q . "$TMP/out" && bad "the real map should hold, silently" "$(cat "$TMP/out")" || ok
+grep -q "what-if's topology (cli/cmd_testbed_topo.c)" "$M" && ok ||
+	bad "the map no longer names cmd_testbed_topo.c as reconfigure_run's caller as this test expects"
+sed "s|what-if's topology (cli/cmd_testbed_topo.c)|what-if's topology|" "$M" >"$TMP/map.md"
+expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
+grep -qF "controller/cli/cmd_testbed_topo.c calls reconfigure_run, but the map's \"Called by\" does not name it" "$TMP/out" &&
+	grep -qF "check-architecture: 1 claims" "$TMP/out" && ok ||
+	bad "a caller left out of the map should be named, alone" "$(cat "$TMP/out")"
+sed 's|`health_main`|health_main|' "$M" >"$TMP/map.md"
+expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
+grep -qF "controller/reconfig/store_etcd.c starts a thread running health_main" "$TMP/out" && ok ||
+	bad "a thread left out of the map should be named" "$(cat "$TMP/out")"
+sed 's|util/util.h,$|util/util.h, util/no-such.h,|; s|, drivers/types.h and rwa/rwa.h| and drivers/types.h|' "$M" >"$TMP/map.md"
+expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
+grep -qE "controller/fabric/fabric.h includes .*rwa/rwa.h.*; the map says only" "$TMP/out" && ok ||
+	bad "a header's include left out of the map should be said" "$(cat "$TMP/out")"
+sed 's|(`batch_gather`, batch_gather.c;|(`batch_gather`, batch.c;|' "$M" >"$TMP/map.md"
+expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
+grep -qF "the map puts \`batch_gather\` in batch.c, which does not define it" "$TMP/out" && ok ||
+	bad "a symbol put in the wrong file should be said" "$(cat "$TMP/out")"
+
 # (That the real tree keeps the line, no file of controller/ofcd/ reaching
 # both, is make test's layers target: the same check-layers.py --build on
 # the same build, not run twice.)

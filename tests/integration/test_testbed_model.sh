@@ -106,7 +106,7 @@ for r in rows:
 print(" ".join("%s %.3f" % (r["algorithm"], r["ratio"]) for r in rows))
 # Transfers without a port (Swing's, routed through other hosts) share
 # circuits among TCP flows of different paths less evenly than the model
-# says (1.07-1.23x in bench/RESULTS.md): where such a run misses, the
+# says (1.07-1.23x in bench/results/testbed.md): where such a run misses, the
 # run must name the term and by how much, as the bar allows.
 def named(r):
     return r["routed_transfers"] > 0 and r["model"].startswith(

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "controller/cli/cli.h"
+#include "controller/client/client.h"
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"
@@ -56,6 +57,8 @@ struct world {
 	int run_rc;
 	pthread_mutex_t log_mu;
 	struct strbuf log;
+	/* ofcd_opts.state_schedule_hook of the next start (NULL: none) */
+	void (*state_schedule_hook)(struct schedule_result *r);
 };
 
 static inline struct sim_device *lookup(void *ctx, const char *name)
@@ -131,6 +134,7 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 	    .log_ctx = w,
 	    .sim_lookup = lookup,
 	    .sim_ctx = w,
+	    .state_schedule_hook = w->state_schedule_hook,
 	};
 	struct ofc_error err = {0};
 

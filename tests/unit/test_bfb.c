@@ -774,27 +774,23 @@ static void test_keyed_groups_same(void **state)
 	(void)state;
 	const char *specs[] = {"torus:8x8", "genkautz:64,4", "torus:6x6"};
 	const char *fails[] = {NULL, NULL, "0-1,8-9,2>3"};
-	size_t saved = bfb_keyed_max;
 
 	for (int i = 0; i < 3; i++)
 		for (int c = 0; c < 2; c++) {
 			enum sched_collective col = c ? SCHED_ALLREDUCE : SCHED_ALLGATHER;
 			struct graph *h = build(specs[i]), *g = h;
 			struct ofc_error err = {0};
-			struct bfb_opts o = {.threads = 1};
 			struct schedule s[2];
 			struct bfb_stats st[2];
 
 			if (fails[i] && topo_fail_links(h, fails[i], &g, &err) < 0)
 				fail_msg("%s less %s: %s", specs[i], fails[i], err.msg);
 			for (int k = 0; k < 2; k++) {
-				bfb_keyed_max = k ? 0 : saved;
-				if (bfb_schedule(g, col, &o, &s[k], &st[k], &err) < 0) {
-					bfb_keyed_max = saved;
+				struct bfb_opts o = {.threads = 1, .sort_groups = k == 1};
+
+				if (bfb_schedule(g, col, &o, &s[k], &st[k], &err) < 0)
 					fail_msg("%s: %s", specs[i], err.msg);
-				}
 			}
-			bfb_keyed_max = saved;
 			assert_int_equal(s[0].nsteps, s[1].nsteps);
 			assert_int_equal(s[0].nxfers, s[1].nxfers);
 			assert_memory_equal(s[0].step_start, s[1].step_start,

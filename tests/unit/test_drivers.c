@@ -27,6 +27,50 @@ static int sim_run(struct sim_device *sim, const struct op_batch *b, uint32_t *d
 	return rc;
 }
 
+/* The core checks a switch's cross-connects against its ports for every
+ * driver, before anything is sent: the sim driver, which checks none
+ * itself, gets no command for a batch with a port outside 1..N. */
+static void test_ports_checked_by_core(void **state)
+{
+	static const struct {
+		struct op op;
+		bool ok;
+	} c[] = {{{.kind = OP_CONNECT, .xc = {1, 8}}, true},
+		 {{.kind = OP_CONNECT, .xc = {9, 1}}, false},
+		 {{.kind = OP_CONNECT, .xc = {1, 9}}, false},
+		 {{.kind = OP_CONNECT, .xc = {0, 1}}, false},
+		 {{.kind = OP_CONNECT, .xc = {1, 4294967042u}}, false},
+		 {{.kind = OP_DISCONNECT, .xc = {9, 0}}, false}};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct sim_device sim;
+		struct device dev;
+		struct device_cfg cfg = {
+		    .name = "s", .driver = "sim", .cls = DEV_SWITCH, .ports = 8};
+		struct op_batch b = {0};
+		struct ofc_error err = {0};
+		uint32_t done = 7;
+
+		sim_device_init(&sim, DEV_SWITCH, 0); /* the emulator takes any port */
+		cfg.sim = &sim;
+		batch_add(&b, c[i].op);
+		assert_int_equal(device_init(&dev, &cfg, &err), 0);
+		assert_int_equal(device_apply(&dev, &b, &done, &err), c[i].ok ? 0 : -1);
+		if (!c[i].ok) {
+			assert_non_null(strstr(err.msg, "not sent: cross-connect"));
+			assert_non_null(strstr(err.msg, "outside ports 1..8"));
+			assert_int_equal(done, 0);
+			assert_int_equal(sim.commands, 0);
+			assert_int_equal(device_apply_batch(&dev, &b, &err), -1);
+			assert_int_equal(sim.commands, 0);
+		}
+		device_close(&dev);
+		batch_free(&b);
+		sim_device_free(&sim);
+	}
+}
+
 static void test_switch_diff(void **state)
 {
 	struct device_state cur, want;
@@ -731,13 +775,21 @@ static void test_state_as_recorded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_switch_diff),	      cmocka_unit_test(test_hosts_diff),
-	    cmocka_unit_test(test_sim_faults),	      cmocka_unit_test(test_tl1_parse),
-	    cmocka_unit_test(test_tl1_replies),	      cmocka_unit_test(test_tl1_may_finish),
-	    cmocka_unit_test(test_tl1_reply_bound),   cmocka_unit_test(test_tl1_calient),
-	    cmocka_unit_test(test_device_lock),	      cmocka_unit_test(test_credentials),
-	    cmocka_unit_test(test_credentials_dir),   cmocka_unit_test(test_fault_names),
-	    cmocka_unit_test(test_reply_numbers),     cmocka_unit_test(test_state_check),
+	    cmocka_unit_test(test_ports_checked_by_core),
+	    cmocka_unit_test(test_switch_diff),
+	    cmocka_unit_test(test_hosts_diff),
+	    cmocka_unit_test(test_sim_faults),
+	    cmocka_unit_test(test_tl1_parse),
+	    cmocka_unit_test(test_tl1_replies),
+	    cmocka_unit_test(test_tl1_may_finish),
+	    cmocka_unit_test(test_tl1_reply_bound),
+	    cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_device_lock),
+	    cmocka_unit_test(test_credentials),
+	    cmocka_unit_test(test_credentials_dir),
+	    cmocka_unit_test(test_fault_names),
+	    cmocka_unit_test(test_reply_numbers),
+	    cmocka_unit_test(test_state_check),
 	    cmocka_unit_test(test_state_as_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

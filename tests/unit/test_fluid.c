@@ -509,7 +509,7 @@ static void test_modelw16_mirrored(void **state)
 }
 
 /* The thesis's 32 and 64 GPUs (Tables 6.3-6.6), Mirrored DW: seconds each
- * since the pricing's stall handling (bench/RESULTS.md). */
+ * since the pricing's stall handling (bench/results/fluid.md). */
 static void test_modelw32_64_mirrored(void **state)
 {
 	(void)state;

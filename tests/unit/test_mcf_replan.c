@@ -140,13 +140,15 @@ static void replan_checks(const struct graph *g, const struct mcf_result *w, con
 /* The re-plan lowered (paths) and verified, as every MCF answer is: the
  * schedule loads its busiest link by what the outcome says (*o: the
  * caller frees it). */
+/* (tune: the stand-in's tuning, NULL: mcf.c's) */
 static void replan_lowered(const struct graph *g, const struct mcf_warm *warm, double limit,
-			   enum lp_solver sv, const char *spec, const char *fail,
-			   struct a2a_outcome *o)
+			   enum lp_solver sv, const struct mcf_standin_tuning *tune,
+			   const char *spec, const char *fail, struct a2a_outcome *o)
 {
-	struct a2a_request q = {.algo = A2A_MCF,
-				.lowering = a2a_lowering_at(A2A_LOWER_PATHS),
-				.mcf = {.warm = warm, .time_limit = limit, .lp_solver = sv}};
+	struct a2a_request q = {
+	    .algo = A2A_MCF,
+	    .lowering = a2a_lowering_at(A2A_LOWER_PATHS),
+	    .mcf = {.warm = warm, .time_limit = limit, .lp_solver = sv, .standin = tune}};
 	struct schedule s;
 	struct verify_report rep;
 	struct verify_opts vo = {.graph = g};
@@ -213,7 +215,8 @@ static void test_warm_repair(void **state)
 		replan_checks(g, &w, t[i].spec, t[i].fail);
 		/* Lowered and verified as every MCF answer is. */
 		struct a2a_outcome o;
-		replan_lowered(g, rh.warm, t[i].limit, LP_SOLVER_DEFAULT, t[i].spec, t[i].fail, &o);
+		replan_lowered(g, rh.warm, t[i].limit, LP_SOLVER_DEFAULT, NULL, t[i].spec,
+			       t[i].fail, &o);
 		/* through a2a_build with the same limit: the same repair */
 		assert_true(o.mcf.repaired == t[i].taken);
 		a2a_outcome_free(&o);
@@ -236,7 +239,6 @@ static void test_warm_repair(void **state)
  * lengths'), below g's optimum, which the flow is above. */
 static void test_warm_standin(void **state)
 {
-	const struct mcf_standin_tuning keep = mcf_standin;
 	struct graph *h = build("genkautz:64,4"), *g = NULL;
 	struct ofc_error err = {0};
 	struct mcf_opts oh = {.keep_warm = true, .lp_solver = LP_SOLVER_CLP};
@@ -266,10 +268,12 @@ static void test_warm_standin(void **state)
 	assert_true(cold.optimal && cold2.optimal);
 	assert_true(cold2.objective > cold.objective * (1 + 1e-6));
 
-	mcf_standin =
-	    (struct mcf_standin_tuning){.min_classes = 0, .arc_share = 1, .load = 1, .rest = 0};
-	struct mcf_opts ow = {
-	    .routes = true, .warm = rh.warm, .time_limit = 60, .lp_solver = LP_SOLVER_CLP};
+	struct mcf_standin_tuning tune = {.min_classes = 0, .arc_share = 1, .load = 1, .rest = 0};
+	struct mcf_opts ow = {.routes = true,
+			      .warm = rh.warm,
+			      .time_limit = 60,
+			      .lp_solver = LP_SOLVER_CLP,
+			      .standin = &tune};
 	assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
 	if (!strstr(w.note, "orbits") || w.repaired ||
 	    fabs(w.objective - cold2.objective) > 1e-6 * cold2.objective)
@@ -282,7 +286,7 @@ static void test_warm_standin(void **state)
 	assert_true(fabs(w.gap - (w.objective / w.lower - 1)) <= 1e-12 * (1 + w.gap));
 	replan_checks(g, &w, "genkautz:64,4", "0>63");
 	struct a2a_outcome o;
-	replan_lowered(g, rh.warm, 60, LP_SOLVER_CLP, "genkautz:64,4", "0>63", &o);
+	replan_lowered(g, rh.warm, 60, LP_SOLVER_CLP, &tune, "genkautz:64,4", "0>63", &o);
 	assert_true(fabs(o.mcf.objective - w.objective) <= 1e-9 * w.objective);
 	a2a_outcome_free(&o);
 
@@ -291,11 +295,11 @@ static void test_warm_standin(void **state)
 	double lost_load;
 	mcf_warm_loads(rh.warm, &a0, 1, &lost_load);
 	assert_true(lost_load > 0.5 * rh.objective && lost_load <= rh.objective * (1 + 1e-9));
-	mcf_standin.load = 0.5;
+	tune.load = 0.5;
 	mcf_result_free(&w);
 	assert_int_equal(mcf_solve(g, &ow, &w, &err), 0);
 	assert_null(strstr(w.note, "orbits"));
-	mcf_standin = keep;
+	ow.standin = NULL;
 
 	/* Untuned, a graph of 36 classes does not try it. */
 	mcf_result_free(&w);

@@ -22,7 +22,6 @@
 #include "sched/sched.h"
 #include "tests/unit/patch_fx.h"
 
-
 /* The patch's check against the explicit one on the expansion, and the
  * link loads against the explicit degraded BFB's: never below them (each
  * node's problem has the explicit one's optimum at best), above by at
@@ -328,7 +327,8 @@ static bool is_healthy_translate(const struct fx *f, uint32_t u, const struct wp
 static int cmp_by_link(const void *a, const void *b)
 {
 	const struct wpiece *x = a, *y = b;
-	uint32_t kx[4] = {x->step, x->src, x->dst, x->lane}, ky[4] = {y->step, y->src, y->dst, y->lane};
+	uint32_t kx[4] = {x->step, x->src, x->dst, x->lane},
+		 ky[4] = {y->step, y->src, y->dst, y->lane};
 
 	for (int i = 0; i < 4; i++)
 		if (kx[i] != ky[i])
@@ -376,9 +376,9 @@ static size_t patched_program(const struct fx *f, uint32_t u, struct wpiece *out
 				continue;
 			*planned += !mine[key];
 			mine[key] = 1;
-			out[np++] = (struct wpiece){t,	      xfer_op(x) == XFER_REDUCE,
-						    x->block, x->src,
-						    x->dst,   x->lane,
+			out[np++] = (struct wpiece){t,	       xfer_op(x) == XFER_REDUCE,
+						    x->block,  x->src,
+						    x->dst,    x->lane,
 						    x->offset, x->length};
 		}
 	for (uint32_t t = 0; t < b->nsteps; t++)
@@ -426,8 +426,8 @@ static void test_whole_nodes_as_explicit(void **state)
 		size_t moved = 0, planned_all = 0;
 		struct wpiece *e = calloc(d.nxfers + 1, sizeof(*e)),
 			      *p = calloc(f.p.prog.nxfers + f.r.prog.nxfers + 1, sizeof(*p));
-		uint64_t *et = calloc(4 * (size_t)S, sizeof(uint64_t)), *em = et + S,
-			 *pt = em + S, *pm = pt + S;
+		uint64_t *et = calloc(4 * (size_t)S, sizeof(uint64_t)), *em = et + S, *pt = em + S,
+			 *pm = pt + S;
 
 		assert_int_equal(S, f.p.prog.nsteps);
 		/* the reductions' steps first (an allreduce's half) */
@@ -639,8 +639,8 @@ static void ports_arcs(uint32_t a, uint32_t b, char *out, size_t size)
 		uint32_t i = u % a, k = u / a;
 		uint32_t v = (i + a + dx[p]) % a + ((k + b + dy[p]) % b) * a;
 		uint32_t w = (i + a - dx[p]) % a + ((k + b - dy[p]) % b) * a;
-		len += (size_t)snprintf(out + len, size - len, "%s%u>%u,%u>%u", len ? "," : "", u, v,
-					w, u);
+		len += (size_t)snprintf(out + len, size - len, "%s%u>%u,%u>%u", len ? "," : "", u,
+					v, w, u);
 	}
 	free(used);
 }
@@ -833,7 +833,6 @@ static void test_index_and_search(void **state)
 {
 	(void)state;
 	const char *fails[] = {"5-6,40-41,100-101", "21"};
-	size_t saved = sched_patch_index_max;
 	uint32_t refused = 0;
 
 	for (size_t fi = 0; fi < 2; fi++) {
@@ -849,11 +848,9 @@ static void test_index_and_search(void **state)
 				corrupt(&f, xi < q->nxfers ? xi : SIZE_MAX, how, &bad);
 				bad.absent = f.p.absent;
 				bad.nabsent = f.p.nabsent;
-				sched_patch_index_max = saved;
 				int ra = sched_verify_patched(&f.r, &bad, f.g, f.gone, &a);
-				sched_patch_index_max = 0;
+				bad.check_by_search = true;
 				int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
-				sched_patch_index_max = saved;
 				if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
 					fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi,
 						 how, ra, ra < 0 ? a.error : "", rb,
@@ -1148,7 +1145,6 @@ static void test_xfers_with_count(void **state)
 static void test_index_shared_words(void **state)
 {
 	(void)state;
-	size_t saved = sched_patch_index_max;
 	uint32_t refused = 0;
 	struct fx f;
 
@@ -1164,9 +1160,8 @@ static void test_index_shared_words(void **state)
 			bad.absent = f.p.absent;
 			bad.nabsent = f.p.nabsent;
 			int ra = sched_verify_patched(&f.r, &bad, f.g, f.gone, &a);
-			sched_patch_index_max = 0;
+			bad.check_by_search = true;
 			int rb = sched_verify_patched(&f.r, &bad, f.g, f.gone, &b);
-			sched_patch_index_max = saved;
 			if (ra != rb || (ra < 0 && strcmp(a.error, b.error) != 0))
 				fail_msg("transfer %zu (%d): index %d %s, search %d %s", xi, how,
 					 ra, ra < 0 ? a.error : "", rb, rb < 0 ? b.error : "");
@@ -1210,13 +1205,12 @@ static void test_blocks_planned_where_they_must(void **state)
 			whole[f.g->adj[a]] |= 1;
 			whole[tails[a]] |= 2;
 		}
-	/* H-distance from w to x: g's for the copies, g^T's for reductions */
-#define HD(dist, red, w, x) ((red) ? (dist)[(size_t)(x) * n + (w)] : (dist)[(size_t)(w) * n + (x)])
+		/* H-distance from w to x: g's for the copies, g^T's for reductions */
+#define HD(dist, red, w, x) ((red) ? (dist)[(size_t)(x)*n + (w)] : (dist)[(size_t)(w)*n + (x)])
 	for (size_t i = 0; i < q->nxfers; i++) {
 		const struct xfer *x = &q->xfers[i];
 		uint32_t u = xfer_owner(x), w = x->block;
-		bool red = xfer_op(x) == XFER_REDUCE,
-		     must = HD(dd, red, w, u) != HD(dh, red, w, u);
+		bool red = xfer_op(x) == XFER_REDUCE, must = HD(dd, red, w, u) != HD(dh, red, w, u);
 
 		if (whole[u] & (red ? 2 : 1))
 			continue;
@@ -1240,12 +1234,14 @@ static void test_blocks_planned_where_they_must(void **state)
 			for (uint32_t a = f.g->off[u]; a < f.g->off[u + 1]; a++) {
 				uint32_t v = f.g->adj[a]; /* an in-neighbour of u in g^T */
 
-				kept_beside += w != u && w != v && dd[(size_t)u * n + w] ==
-					dh[(size_t)u * n + w] && dd[(size_t)v * n + w] != dh[(size_t)v * n + w];
+				kept_beside += w != u && w != v &&
+					       dd[(size_t)u * n + w] == dh[(size_t)u * n + w] &&
+					       dd[(size_t)v * n + w] != dh[(size_t)v * n + w];
 			}
 #undef HD
 	assert_true(kept_beside > 0);
-	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &(struct verify_report){0}), 0);
+	assert_int_equal(sched_verify_patched(&f.r, &f.p, f.g, f.gone, &(struct verify_report){0}),
+			 0);
 	free(whole);
 	free(tails);
 	free(dh);

@@ -64,7 +64,7 @@ static void test_model_of_fabric(void **state)
 	(void)state;
 	/* Nothing said: 10 us a step, 100 Gb/s a node (the pipeline's). */
 	model_both(CFG("", ""), &m);
-	assert_true(m.alpha == PICK_ALPHA_DEFAULT && m.link_rate == 0);
+	assert_true(m.alpha == COST_ALPHA_DEFAULT && m.link_rate == 0);
 	c = pick_cost(&m, 4, 4096);
 	assert_true(c.alpha == 10e-6 && c.bandwidth == 100e9 && c.size == 4096);
 	/* The hosts' port rate is a link's: a node of 4 sends at 4 x. */

@@ -67,7 +67,7 @@ static void test_slow_engine(void **state)
 	atomic_store(&hold_engine, true);
 	atomic_store(&engine_held, false);
 	atomic_store(&engine_gave_up, false);
-	state_schedule_test_hook = slow_engine;
+	w->state_schedule_hook = slow_engine;
 	start(w, 30, 0);
 	connect_ok(w, &c);
 	/* The commit answers while the engine is held... */
@@ -107,7 +107,6 @@ static void test_slow_engine(void **state)
 	assert_true(log_count(w, "the state's schedule: bfb allreduce on torus:4x16") >= 1);
 	ofcd_disconnect(&c);
 	stop(w);
-	state_schedule_test_hook = NULL;
 }
 
 static void test_not_verified_says_why(void **state)
@@ -116,7 +115,7 @@ static void test_not_verified_says_why(void **state)
 	struct ofcd_client c;
 	Ofc__V1__Response *r;
 
-	state_schedule_test_hook = corrupt_schedule;
+	w->state_schedule_hook = corrupt_schedule;
 	start(w, 30, 0);
 	connect_ok(w, &c);
 	r = reconfigure(&c, "torus:8x8", 1);
@@ -136,7 +135,6 @@ static void test_not_verified_says_why(void **state)
 	ofc__v1__response__free_unpacked(r, NULL);
 	ofcd_disconnect(&c);
 	stop(w);
-	state_schedule_test_hook = NULL;
 }
 
 /* GetSchedule reduced: node 0's program and its group, on the fabric's
@@ -150,7 +148,6 @@ static void test_get_schedule_reduced(void **state)
 	Ofc__V1__Response *r;
 	size_t nx = 0;
 
-	state_schedule_test_hook = NULL;
 	start(w, 30, 0);
 	connect_ok(w, &c);
 	gs.collective = "allreduce";
@@ -221,7 +218,6 @@ static void test_follower(void **state)
 	struct fabric *f = NULL;
 	char *text = xasprintf(cfg_fmt, "torus:8x8");
 
-	state_schedule_test_hook = NULL;
 	assert_int_equal(config_parse("fab.yaml", text, strlen(text), &f, &err), 0);
 	assert_int_equal(fabric_validate(f, &err), 0);
 	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", NULL);
@@ -321,7 +317,6 @@ static void test_follower_reads_answer(void **state)
 	struct fabric *f = NULL;
 	char *text = xasprintf(cfg_fmt, "torus:8x8");
 
-	state_schedule_test_hook = NULL;
 	assert_int_equal(config_parse("fab.yaml", text, strlen(text), &f, &err), 0);
 	assert_int_equal(fabric_validate(f, &err), 0);
 	struct fabcfg *cfg = fabcfg_new(f, text, strlen(text), "fab.yaml", NULL);

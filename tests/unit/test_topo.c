@@ -1075,6 +1075,39 @@ static void test_fail_nodes(void **state)
 }
 
 /* edges:FILE builds the graph the file lists; errors carry FILE:LINE:COL. */
+/* topo_torus_dims: a plain torus gives its dimensions; a product, a line
+ * graph of a torus, another family and no tree give 0. */
+static void test_torus_dims(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec;
+		uint32_t k, d0, d1;
+	} c[] = {{"torus:8x4", 2, 8, 4},
+		 {"torus:4x4x2", 3, 4, 4},
+		 {"hypercube:4", 0, 0, 0},
+		 {"line(torus:4x4)", 0, 0, 0},
+		 {"product(ring:4,ring:4)", 0, 0, 0},
+		 {"circulant:16:1,4", 0, 0, 0}};
+	struct ofc_error err = {0};
+
+	assert_int_equal(topo_torus_dims(NULL, NULL), 0);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct topo_tree *t = NULL;
+		const uint32_t *dims = NULL;
+
+		assert_int_equal(topo_build_tree(c[i].spec, NULL, &t, &err), 0);
+		assert_int_equal(topo_torus_dims(t, &dims), c[i].k);
+		assert_int_equal(topo_torus_dims(t, NULL), c[i].k);
+		if (c[i].k) {
+			assert_non_null(dims);
+			assert_int_equal(dims[0], c[i].d0);
+			assert_int_equal(dims[1], c[i].d1);
+		}
+		topo_tree_free(t);
+	}
+}
+
 static void test_edges_file(void **state)
 {
 	char path[] = "/tmp/ofc-edges-XXXXXX";
@@ -1251,6 +1284,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_errors),
 	    cmocka_unit_test(test_fail_links),
 	    cmocka_unit_test(test_fail_nodes),
+	    cmocka_unit_test(test_torus_dims),
 	    cmocka_unit_test(test_edges_file),
 	    cmocka_unit_test(test_edges_policy),
 	};

@@ -1,7 +1,5 @@
-/* A client of ofcd's control socket (docs/control.md): frames of a 4-byte
- * big-endian length and one protobuf message, blocking, with a timeout per
- * send and receive. Used by `ofc --socket`, the tests and the benchmark. */
-#include "controller/ofcd/ofcd.h"
+/* A client of ofcd's control socket: client.h says what and for whom. */
+#include "controller/client/client.h"
 #include "proto/control.pb-c.h"
 
 #include <errno.h>
