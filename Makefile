@@ -114,6 +114,18 @@ MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,
 # (make mpi, and the targets that run or install it, install MPICH first).
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
+# libofc-mpi, the PMPI library (exec/mpi/pmpi*.c, docs/mpi.md): one source
+# built against each MPI of Debian, whose ABIs differ; the schedule's
+# protobuf-c code compiled into it, position-independent; only the MPI_
+# functions exported (exec/mpi/pmpi.map), so a program's own symbols and
+# the library's never meet.
+MPICC_OPENMPI ?= mpicc.openmpi
+PMPI_SRC  = $(sort $(wildcard exec/mpi/pmpi*.c))
+PMPI_DEPS = $(PMPI_SRC) exec/mpi/pmpi.h exec/mpi/pmpi.map $(BUILD)/gen/proto/schedule.pb-c.c
+PMPI_LIBS = $(BUILD)/libofc-mpi.so $(BUILD)/libofc-mpi-openmpi.so
+PMPI_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -shared -I. -I$(BUILD)/gen \
+	      -Wl,--version-script=exec/mpi/pmpi.map -Wl,--no-undefined
+PMPI_LDLIBS = $(shell pkg-config --libs libprotobuf-c json-c)
 
 .PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python \
         check-deps deb clean-deb
@@ -129,11 +141,28 @@ BUILT_TESTS = $(filter $(wildcard $(BUILD)/tests/test_* $(BUILD)/bench/*),$(TEST
 
 all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
 
-mpi: $(MPI_RANK)
+# The check program (tests/mpi/, MPI alone) built with each mpicc.
+MPI_CHECKS = $(BUILD)/tests/ofc-mpi-check $(BUILD)/tests/ofc-mpi-check-openmpi
+mpi: $(MPI_RANK) $(PMPI_LIBS) $(MPI_CHECKS)
+$(BUILD)/tests/ofc-mpi-check: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $<"
+	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
+$(BUILD)/tests/ofc-mpi-check-openmpi: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $< (Open MPI)"
+	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@
 $(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
 	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
+$(BUILD)/libofc-mpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
+	@echo "  MPICC   $@"
+	$(Q)$(MPICC) $(PMPI_CFLAGS) $(PMPI_SRC) $(BUILD)/gen/proto/schedule.pb-c.c -o $@ $(PMPI_LDLIBS)
+$(BUILD)/libofc-mpi-openmpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
+	@echo "  MPICC   $@"
+	$(Q)$(MPICC_OPENMPI) $(PMPI_CFLAGS) $(PMPI_SRC) $(BUILD)/gen/proto/schedule.pb-c.c -o $@ \
+	  $(PMPI_LDLIBS)
 
 # SEE ALSO names the installed documents and data (DOCDIR, OFCDATADIR
 # below). The pages in $(BUILD)/man name this make's paths; make install
