@@ -294,7 +294,7 @@ unit: $(TESTS) | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
-integration: all $(MPI_RANK) | $(TEST_STAMP)
+integration: all $(MPI_RANK) $(PMPI_LIBS) $(MPI_CHECKS) | $(TEST_STAMP)
 	@BUILD=$(BUILD) CC="$(CC)" SAN="$(SAN)" tests/integration/run.sh
 
 # No circles between files or folders, no private header across folders.
