@@ -143,7 +143,7 @@ all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
 
 # The check program (tests/mpi/, MPI alone) built with each mpicc.
 MPI_CHECKS = $(BUILD)/tests/ofc-mpi-check $(BUILD)/tests/ofc-mpi-check-openmpi
-mpi: $(MPI_RANK) $(PMPI_LIBS) $(MPI_CHECKS)
+mpi: $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS)
 $(BUILD)/tests/ofc-mpi-check: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
@@ -152,10 +152,17 @@ $(BUILD)/tests/ofc-mpi-check-openmpi: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $< (Open MPI)"
 	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@
-$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
+$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c exec/mpi/netns_enter.c exec/mpi/netns_enter.h \
+		       | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
-	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
+	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) -I. $< exec/mpi/netns_enter.c -o $@
+# Any program's rank on the testbed (ofc testbed mpirun): no MPI in it.
+NETNS_EXEC_SRC = exec/mpi/ofc_netns_exec.c exec/mpi/netns_enter.c exec/mpi/pmix_relay.c
+$(BUILD)/ofc-netns-exec: $(NETNS_EXEC_SRC) exec/mpi/netns_enter.h exec/mpi/pmix_relay.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -I. $(NETNS_EXEC_SRC) -o $@
 $(BUILD)/libofc-mpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
 	@echo "  MPICC   $@"
 	$(Q)$(MPICC) $(PMPI_CFLAGS) $(PMPI_SRC) $(BUILD)/gen/proto/schedule.pb-c.c -o $@ $(PMPI_LDLIBS)
@@ -294,7 +301,7 @@ unit: $(TESTS) | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
-integration: all $(MPI_RANK) $(PMPI_LIBS) $(MPI_CHECKS) | $(TEST_STAMP)
+integration: all $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS) | $(TEST_STAMP)
 	@BUILD=$(BUILD) CC="$(CC)" SAN="$(SAN)" tests/integration/run.sh
 
 # No circles between files or folders, no private header across folders.

@@ -52,7 +52,8 @@ static const struct cli_cmd commands[] = {
      "[--lowering L] [--schedule FILE] [--topology SPEC] [--alpha T] [--timeout T] "
      "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
      "[--iterations K] "
-     "[--way static|per-phase|chosen|all] [--switch-overhead T,C]]",
+     "[--way static|per-phase|chosen|all] [--switch-overhead T,C] | mpirun: [--mpi "
+     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
