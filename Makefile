@@ -399,7 +399,7 @@ $(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
 # The Slurm wrappers go to share/ofc/slurm, to be copied into /etc/slurm
 # (docs/slurm.md); they and their env file name the ofc installed here
 # ($(BINDIR)/ofc), not /usr/bin's, which a PREFIX=/usr/local install lacks.
-install: all $(LIB) $(MPI_RANK)
+install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
@@ -409,9 +409,9 @@ install: all $(LIB) $(MPI_RANK)
 	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(OFCDATADIR)/slurm $(DESTDIR)$(LIBDIR)/ofc \
 	  $(DESTDIR)$(OFCDATADIR)/ui
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
-	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
+	  $(BUILD)/ofc-mpi-rank $(BUILD)/ofc-netns-exec $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
-	install -m 0644 $(CLP_PLUGIN) $(DESTDIR)$(LIBDIR)/ofc/
+	install -m 0644 $(CLP_PLUGIN) $(PMPI_LIBS) $(DESTDIR)$(LIBDIR)/ofc/
 	for p in $(MAN1); do scripts/man.py $(BUILD)/$$p $$p 1 $(VERSION) docs/man/$$p.extra \
 	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man1/$$p.1 || exit 1; done
 	for p in $(MAN8); do scripts/man.py $(BUILD)/$$p $$p 8 $(VERSION) docs/man/$$p.extra \

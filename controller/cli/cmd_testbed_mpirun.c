@@ -139,24 +139,25 @@ static char *write_schedules(const struct mpirun_args *a, const struct fabric *f
 	return list.buf ? list.buf : xstrdup("");
 }
 
-static void print_text(const struct mpirun_args *a, const struct testbed_net *t,
-		       const struct testbed_mpirun_result *r, json_object *rep)
+static void print_text(const struct mpirun_args *a, const struct fabric *f,
+		       const struct testbed_net *t, const struct testbed_mpirun_result *r,
+		       json_object *rep)
 {
 	json_object *colls = NULL;
 	char mb[32];
 
 	if (r->timed_out)
-		printf("ofc testbed mpirun: %u ranks, %s%s: stopped after %.0f s\n", t->nhosts,
-		       a->openmpi ? "Open MPI" : "MPICH",
+		printf("testbed %s mpirun: %u ranks, %s%s: stopped after %.0f s\n", f->name,
+		       t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
 		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded",
 		       a->timeout);
 	else if (r->finalize_hung)
-		printf("ofc testbed mpirun: %u ranks, %s%s: every rank reached MPI_Finalize, "
+		printf("testbed %s mpirun: %u ranks, %s%s: every rank reached MPI_Finalize, "
 		       "which hung: stopped\n",
-		       t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
+		       f->name, t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
 		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded");
 	else
-		printf("ofc testbed mpirun: %u ranks, %s%s: exit %d\n", t->nhosts,
+		printf("testbed %s mpirun: %u ranks, %s%s: exit %d\n", f->name, t->nhosts,
 		       a->openmpi ? "Open MPI" : "MPICH",
 		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded",
 		       r->exit_code);
@@ -285,7 +286,7 @@ static int mpirun(struct mpirun_args *a)
 	if (a->fc.json)
 		print_json(a, &t, spec, &r, rep);
 	else
-		print_text(a, &t, &r, rep);
+		print_text(a, a->fc.fabric, &t, &r, rep);
 	/* (a hung MPI_Finalize after every rank reached it: the program ran) */
 	status = r.timed_out ? 1 : r.finalize_hung ? 0 : r.exit_code;
 	json_object_put(rep);
