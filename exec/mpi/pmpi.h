@@ -117,7 +117,12 @@ struct pmpi_state {
 	uint32_t nsched;
 	int for_kind[PK_COUNT]; /* index into sched, -1 none */
 	bool unknown_refused;	/* a file refused before it said its collective */
-	char mapping[32];	/* how ranks were matched to nodes */
+	/* OFC_SCHEDULE_WATCH=1: each collective on MPI_COMM_WORLD's group
+	 * starts with rank 0 saying whether the files changed (pmpi_sched_watch) */
+	bool watch;
+	uint64_t signature; /* rank 0's view of the files */
+	uint64_t replans;   /* schedules taken anew while the job ran */
+	char mapping[32];   /* how ranks were matched to nodes */
 	struct pmpi_stats stats[PC_COUNT];
 	uint64_t *peer_bytes; /* [size]: bytes sent to each rank by the schedules */
 	/* Scratch, grown as calls need it, freed at MPI_Finalize. */
@@ -144,6 +149,10 @@ extern const char *const pmpi_reason_names[PR_COUNT];
  * stderr, from rank 0 for what every rank sees alike. */
 void pmpi_sched_load(struct pmpi_state *s);
 void pmpi_sched_free(struct pmpi_state *s);
+/* A re-plan taken at a collective boundary: called by every rank at the
+ * start of each collective on MPI_COMM_WORLD's group (so the same calls
+ * on all), before the call chooses its schedule. */
+void pmpi_sched_watch(struct pmpi_state *s);
 
 /* pmpi_run.c: one call run by a schedule's program. Buffers are as the
  * call's (recvbuf holds the result); es the element size; counts in

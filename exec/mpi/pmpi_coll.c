@@ -127,6 +127,8 @@ static const struct pmpi_sched *choose(struct pmpi_state *s, enum pmpi_kind k, M
 		*why = PR_THREAD_MULTIPLE;
 		return NULL;
 	}
+	if (s->watch && world_group(comm))
+		pmpi_sched_watch(s);
 	if (s->for_kind[k] < 0) {
 		*why = s->unknown_refused ? PR_BAD_SCHEDULE : PR_NO_SCHEDULE;
 		return NULL;

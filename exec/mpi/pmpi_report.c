@@ -156,6 +156,7 @@ void pmpi_report(struct pmpi_state *s)
 	json_object_object_add(root, "mpi", json_object_new_string(version));
 	json_object_object_add(root, "ranks", json_object_new_int(s->size));
 	json_object_object_add(root, "mapping", json_object_new_string(s->mapping));
+	json_object_object_add(root, "replans", json_object_new_int64((int64_t)s->replans));
 	hosts = json_object_new_array();
 	for (int r = 0; r < s->size; r++)
 		json_object_array_add(hosts, json_object_new_string(s->hosts[r]));

@@ -91,11 +91,13 @@ static void find_host(struct pmpi_state *s)
 	snprintf(s->host, sizeof(s->host), "%.*s", len, name);
 }
 
-static Ofc__V1__Schedule *read_file(struct pmpi_sched *sc)
+/* Rank 0 reads the file; every rank gets its bytes, so that all decode
+ * the same schedule (the files need only be on rank 0's host). NULL with
+ * sc->error when rank 0 could not read it. */
+static uint8_t *read_bytes(struct pmpi_sched *sc, uint64_t *len)
 {
-	Ofc__V1__Schedule *m = NULL;
 	struct stat st;
-	uint8_t *data = NULL;
+	uint8_t *data;
 	size_t got = 0;
 	int fd = open(sc->file, O_RDONLY | O_CLOEXEC);
 
@@ -118,8 +120,29 @@ static Ofc__V1__Schedule *read_file(struct pmpi_sched *sc)
 		got += (size_t)r;
 	}
 	close(fd);
-	if (got == (size_t)st.st_size)
-		m = ofc__v1__schedule__unpack(NULL, got, data);
+	*len = got;
+	return data;
+}
+
+static Ofc__V1__Schedule *read_file(struct pmpi_state *s, struct pmpi_sched *sc)
+{
+	Ofc__V1__Schedule *m = NULL;
+	uint64_t len = UINT64_MAX;
+	uint8_t *data = s->rank == 0 ? read_bytes(sc, &len) : NULL;
+
+	if (s->rank == 0 && !data)
+		len = UINT64_MAX;
+	PMPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (len == UINT64_MAX) {
+		if (s->rank != 0)
+			snprintf(sc->error, sizeof(sc->error), "%s: rank 0 could not read it",
+				 sc->file);
+		return NULL;
+	}
+	if (s->rank != 0)
+		data = zalloc((size_t)len, 1);
+	PMPI_Bcast(data, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+	m = ofc__v1__schedule__unpack(NULL, (size_t)len, data);
 	if (!m)
 		snprintf(sc->error, sizeof(sc->error),
 			 "%s: not an ofc.v1.Schedule message (corrupted, or not written by `ofc "
@@ -349,7 +372,7 @@ static int map_ranks(struct pmpi_state *s, struct pmpi_sched *sc)
 
 static void load_one(struct pmpi_state *s, struct pmpi_sched *sc)
 {
-	Ofc__V1__Schedule *m = read_file(sc);
+	Ofc__V1__Schedule *m = read_file(s, sc);
 
 	sc->refused = PR_BAD_SCHEDULE;
 	if (!m)
@@ -383,20 +406,45 @@ static void agree(struct pmpi_state *s, struct pmpi_sched *sc)
 			sc->kind_known ? pmpi_kind_names[sc->kind] : "its collective");
 }
 
-void pmpi_sched_load(struct pmpi_state *s)
+/* What rank 0 sees of the files now (inode, size, modification time):
+ * a schedule published anew changes it. */
+static uint64_t signature(const char *list)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchrnul(p, ':');
+		char path[4096];
+		struct stat st = {0};
+		uint64_t v[4];
+
+		snprintf(path, sizeof(path), "%.*s", (int)(end - p), p);
+		stat(path, &st);
+		v[0] = (uint64_t)st.st_ino;
+		v[1] = (uint64_t)st.st_size;
+		v[2] = (uint64_t)st.st_mtim.tv_sec;
+		v[3] = (uint64_t)st.st_mtim.tv_nsec;
+		for (int i = 0; i < 4; i++)
+			h = (h ^ v[i]) * 1099511628211ull;
+		p = *end ? end + 1 : end;
+	}
+	return h;
+}
+
+/* The schedules of OFC_SCHEDULE read, checked and agreed. */
+static void read_all(struct pmpi_state *s)
 {
 	const char *env = getenv("OFC_SCHEDULE");
 	char *list, *save = NULL;
 
 	for (int k = 0; k < PK_COUNT; k++)
 		s->for_kind[k] = -1;
-	snprintf(s->mapping, sizeof(s->mapping), "none");
-	find_host(s);
-	s->hosts = zalloc((size_t)s->size, PMPI_HOST_MAX);
-	PMPI_Allgather(s->host, PMPI_HOST_MAX, MPI_CHAR, s->hosts, PMPI_HOST_MAX, MPI_CHAR,
-		       MPI_COMM_WORLD);
+	s->unknown_refused = false;
 	if (!env || !*env)
 		return;
+	if (s->rank == 0)
+		s->signature = signature(env);
 	list = strdup(env);
 	for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save)) {
 		struct pmpi_sched *sc = &s->sched[s->nsched];
@@ -409,6 +457,7 @@ void pmpi_sched_load(struct pmpi_state *s)
 					PMPI_MAX_SCHEDS, f);
 			break;
 		}
+		memset(sc, 0, sizeof(*sc));
 		sc->file = strdup(f);
 		if (!sc->file)
 			abort();
@@ -426,7 +475,7 @@ void pmpi_sched_load(struct pmpi_state *s)
 	free(list);
 }
 
-void pmpi_sched_free(struct pmpi_state *s)
+static void free_schedules(struct pmpi_state *s)
 {
 	for (uint32_t i = 0; i < s->nsched; i++) {
 		struct pmpi_sched *sc = &s->sched[i];
@@ -443,6 +492,39 @@ void pmpi_sched_free(struct pmpi_state *s)
 		free(sc->prog.x);
 		free(sc->prog.relay);
 	}
-	free(s->hosts);
 	s->nsched = 0;
+}
+
+void pmpi_sched_load(struct pmpi_state *s)
+{
+	const char *watch = getenv("OFC_SCHEDULE_WATCH");
+
+	snprintf(s->mapping, sizeof(s->mapping), "none");
+	find_host(s);
+	s->hosts = zalloc((size_t)s->size, PMPI_HOST_MAX);
+	PMPI_Allgather(s->host, PMPI_HOST_MAX, MPI_CHAR, s->hosts, PMPI_HOST_MAX, MPI_CHAR,
+		       MPI_COMM_WORLD);
+	s->watch = watch && strcmp(watch, "1") == 0;
+	read_all(s);
+}
+
+/* Rank 0 says, on the library's communicator, whether the files changed;
+ * when they did every rank reads them anew here, at the same call. */
+void pmpi_sched_watch(struct pmpi_state *s)
+{
+	const char *env = getenv("OFC_SCHEDULE");
+	int changed = s->rank == 0 && signature(env) != s->signature;
+
+	PMPI_Bcast(&changed, 1, MPI_INT, 0, s->comm);
+	if (!changed)
+		return;
+	free_schedules(s);
+	read_all(s);
+	s->replans++;
+}
+
+void pmpi_sched_free(struct pmpi_state *s)
+{
+	free_schedules(s);
+	free(s->hosts);
 }

@@ -154,6 +154,38 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "MPI_Allreduce int sum: element" "$TMP/err" && ok ||
 	bad "a transfer left out: exit $rc, want 1 and the wrong elements named" "$(head -c 600 "$TMP/err")"
 
+# A re-plan while the job runs (OFC_SCHEDULE_WATCH=1): the allreduce's
+# file replaced (renamed over) by the ring's; every rank takes it at the
+# same call (a rank on the old schedule and one on the new would not
+# match their messages, and the data would be wrong), the report counts
+# the re-plan and names the new algorithm; all calls on MPI_COMM_WORLD
+# stayed ofc's. The job runs until the stop file is there.
+cp "$TMP/allreduce.pb" "$TMP/w-allreduce.pb"
+$OFC schedule --topology torus:2x2 --collective allreduce --algo ring --size 1MiB --format pb \
+	-o "$TMP/ring.pb" >/dev/null || bad "ofc schedule --algo ring"
+R="$TMP/replan.json"
+mpiexec -n 4 -genv LD_PRELOAD "$LIB" -genv OFC_SCHEDULE "$TMP/w-allreduce.pb:$TMP/allgather.pb" \
+	-genv OFC_SCHEDULE_WATCH 1 -genv OFC_MPI_REPORT "$R" $CHECK -u "$TMP/stop" 5 4099 \
+	>"$TMP/out" 2>"$TMP/err" &
+job=$!
+sleep 1
+cp "$TMP/ring.pb" "$TMP/w.tmp" && mv "$TMP/w.tmp" "$TMP/w-allreduce.pb"
+sleep 1
+touch "$TMP/stop"
+deadline 120 wait_end
+while kill -0 $job 2>/dev/null && ! past $wait_end; do sleep 0.2; done
+kill $job 2>/dev/null
+wait $job
+rc=$?
+[ $rc -eq 0 ] && python3 - "$TMP/out" "$R" <<'EOF2' && ok || bad "re-plan: exit $rc" "$(tail -c 800 "$TMP/out")" "$(head -c 800 "$TMP/err")" "$(head -c 1500 "$R" 2>/dev/null)"
+import json, sys
+prog = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+rep = json.load(open(sys.argv[2]))
+ar = [c for c in rep["collectives"] if c["name"] == "MPI_Allreduce"][0]
+sys.exit(0 if prog["bad_elements"] == 0 and rep["replans"] == 1 and rep["schedules"][0]["algorithm"] == "ring"
+         and ar["ofc_calls"] == 4 * prog["calls"]["MPI_Allreduce"] else 1)
+EOF2
+
 # Without the library: no report, and the MPI's own results still right.
 mpiexec -n 4 -genv OFC_MPI_REPORT "$TMP/none.json" $CHECK 17 >"$TMP/out" 2>&1
 [ $? -eq 0 ] && [ ! -e "$TMP/none.json" ] && ok || bad "the program alone" "$(head -c 600 "$TMP/out")"

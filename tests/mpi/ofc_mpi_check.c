@@ -2,7 +2,7 @@
  * nothing of ofc, to run under libofc-mpi (LD_PRELOAD) and check every
  * element of every collective the library intercepts.
  *
- *   mpiexec -n N ofc-mpi-check [COUNT...]
+ *   mpiexec -n N ofc-mpi-check [-u STOP-FILE] [COUNT...]
  *
  * For each COUNT (elements; default a spread from 1 to 256 Ki, odd ones
  * among them so that blocks do not divide evenly), every rank calls on
@@ -15,14 +15,20 @@
  * same ranks in reverse order (its inputs laid out for that order), which
  * a library serving MPI_COMM_WORLD's group in its order leaves to the MPI.
  *
+ * With -u, the counts run again and again until STOP-FILE exists (rank 0
+ * looks, and says so to the others by MPI_Bcast): a job that runs while
+ * its schedules change.
+ *
  * Rank 0 prints one JSON line: the calls made on each communicator and the
  * elements checked and wrong. Exit status 0 when every element is right,
  * 1 when one is not, 2 on bad usage. */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { AR, AG, RS, A2A, BC, NCOLL };
 static const char *const names[NCOLL] = {"MPI_Allreduce", "MPI_Allgather",
@@ -247,32 +253,64 @@ static void report(const struct ctx *c)
 	fflush(stdout);
 }
 
+static void run_counts(struct ctx *c, size_t n)
+{
+	allreduce_int(c, n);
+	allreduce_more(c, n);
+	allgather(c, n);
+	reduce_scatter(c, n);
+	alltoall(c, n);
+	bcast(c, n);
+}
+
+/* Until the stop file exists (at most an hour's worth of rounds). */
+static bool again(struct ctx *c, const char *stop)
+{
+	int done = c->rank == 0 && access(stop, F_OK) == 0;
+
+	MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	c->calls[BC]++;
+	return !done;
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t defaults[] = {1, 2, 5, 17, 1000, 4099, 65537, 262144};
+	size_t counts[64];
+	int ncounts = 0, a = 1;
+	const char *stop = NULL;
 	struct ctx c = {0};
 	long long bad = 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c.size);
-	MPI_Comm_split(MPI_COMM_WORLD, 0, c.size - 1 - c.rank, &c.rev);
-	for (int a = 1; a < argc || (argc == 1 && a <= 8); a++) {
-		size_t n = argc > 1 ? strtoull(argv[a], NULL, 10) : defaults[a - 1];
+	if (a + 1 < argc && strcmp(argv[a], "-u") == 0) {
+		stop = argv[a + 1];
+		a += 2;
+	}
+	for (; a < argc && ncounts < 64; a++) {
+		char *end;
+		unsigned long long n = strtoull(argv[a], &end, 10);
 
-		if (n == 0 || n > (1u << 26)) {
+		if (*end || n == 0 || n > (1u << 26)) {
 			if (c.rank == 0)
-				fprintf(stderr, "usage: ofc-mpi-check [COUNT...] (1 to 2^26)\n");
+				fprintf(
+				    stderr,
+				    "usage: ofc-mpi-check [-u STOP-FILE] [COUNT...] (1 to 2^26)\n");
 			MPI_Finalize();
 			return 2;
 		}
-		allreduce_int(&c, n);
-		allreduce_more(&c, n);
-		allgather(&c, n);
-		reduce_scatter(&c, n);
-		alltoall(&c, n);
-		bcast(&c, n);
+		counts[ncounts++] = (size_t)n;
 	}
+	if (ncounts == 0)
+		for (; ncounts < 8; ncounts++)
+			counts[ncounts] = defaults[ncounts];
+	MPI_Comm_split(MPI_COMM_WORLD, 0, c.size - 1 - c.rank, &c.rev);
+	do
+		for (int k = 0; k < ncounts; k++)
+			run_counts(&c, counts[k]);
+	while (stop && again(&c, stop));
 	MPI_Allreduce(&c.bad, &bad, 1, MPI_LONG_LONG, MPI_SUM, c.rev);
 	c.ref_calls[AR]++;
 	report(&c);
