@@ -176,6 +176,10 @@ static int check_header(struct pmpi_sched *sc, const Ofc__V1__Schedule *m)
 				"%s: a symmetry-reduced schedule (node 0's program): write it "
 				"without --reduced",
 				sc->file);
+	if (!m->has_verified || !m->verified)
+		return snprintf(sc->error, sizeof(sc->error),
+				"%s: ofc's verifier did not accept it (verified is not true)",
+				sc->file);
 	if (!m->has_nodes || m->nodes == 0 || m->nodes > PMPI_MAX_NODES)
 		return snprintf(sc->error, sizeof(sc->error), "%s: %u nodes (1 to %u)", sc->file,
 				m->nodes, PMPI_MAX_NODES);
@@ -278,6 +282,16 @@ static int build_prog(struct pmpi_sched *sc, const Ofc__V1__Schedule *m, uint32_
 
 			mine += (x->src == me) + (x->dst == me);
 		}
+	}
+	/* (a file cut or spliced short of what its header counts) */
+	if ((m->has_num_steps && m->num_steps != m->n_steps) ||
+	    (m->has_num_transfers && m->num_transfers != sc->transfers)) {
+		snprintf(sc->error, sizeof(sc->error),
+			 "%s: holds %zu steps and %llu transfers, its header says %u and %llu "
+			 "(corrupted)",
+			 sc->file, m->n_steps, (unsigned long long)sc->transfers, m->num_steps,
+			 (unsigned long long)m->num_transfers);
+		return -1;
 	}
 	p->nsteps = (uint32_t)m->n_steps;
 	p->first = zalloc(m->n_steps + 1, sizeof(uint32_t));

@@ -77,12 +77,14 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
-# reasons_are REPORT REASON: every call fell back, for REASON.
+# reasons_are REPORT REASON: every call fell back, for REASON (only
+# $ONLY's calls when that names a collective).
 reasons_are() {
-	python3 - "$1" "$2" <<'EOF'
+	python3 - "$1" "$2" "${ONLY:-}" <<'EOF'
 import json, sys
 rep = json.load(open(sys.argv[1]))
-sys.exit(0 if all(c["ofc_calls"] == 0 and c["calls"] > 0 and c["fallback_reasons"] == {sys.argv[2]: c["calls"]} for c in rep["collectives"]) else 1)
+cs = [c for c in rep["collectives"] if sys.argv[3] in ("", c["name"])]
+sys.exit(0 if cs and all(c["ofc_calls"] == 0 and c["calls"] > 0 and c["fallback_reasons"] == {sys.argv[2]: c["calls"]} for c in cs) else 1)
 EOF
 }
 
@@ -138,8 +140,10 @@ bad_input rank_count rank_count \
 	"libofc-mpi: $TMP/allgather.pb: the job has 3 ranks, the schedule 4 nodes taking part; allgather falls back to the MPI's own" \
 	-genv OFC_SCHEDULE "$S" -n 3 $CHECK 5
 
-# One transfer of the allreduce left out: the program sees wrong elements.
-python3 - "$TMP/allreduce.pb" "$TMP/short.pb" <<'EOF'
+# One transfer of the allreduce left out: the library refuses it (its
+# header counts one more); with the count made to match, the program sees
+# wrong elements: the check catches a schedule that is wrong.
+python3 - "$TMP/allreduce.pb" "$TMP/cut1.pb" "$TMP/short.pb" <<'EOF'
 import sys
 sys.path.insert(0, "build/python")
 from ofc_client.pb import schedule_pb2
@@ -147,7 +151,13 @@ m = schedule_pb2.Schedule()
 m.ParseFromString(open(sys.argv[1], "rb").read())
 del m.steps[-1].transfers[0]
 open(sys.argv[2], "wb").write(m.SerializeToString())
+m.num_transfers -= 1
+open(sys.argv[3], "wb").write(m.SerializeToString())
 EOF
+ONLY=MPI_Allreduce bad_input cut_transfer bad_schedule \
+	"libofc-mpi: $TMP/cut1.pb: holds 4 steps and 31 transfers, its header says 4 and 32 (corrupted); allreduce falls back to the MPI's own" \
+	-genv OFC_SCHEDULE "$TMP/cut1.pb" -n 4 $CHECK 5
+unset ONLY
 mpiexec -n 4 -genv LD_PRELOAD "$LIB" -genv OFC_SCHEDULE "$TMP/short.pb" $CHECK 17 \
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
