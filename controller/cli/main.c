@@ -47,7 +47,7 @@ static const struct cli_cmd commands[] = {
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
     {"testbed",
-     "up|check|run|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "
+     "up|check|run|mpirun|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "
      "[up: --rate-scale X] [run: --collective C [--algo A] [--size M] [--chunks P] "
      "[--lowering L] [--schedule FILE] [--topology SPEC] [--alpha T] [--timeout T] "
      "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
