@@ -121,7 +121,8 @@ MPI_RANK  = $(BUILD)/ofc-mpi-rank
 # the library's never meet.
 MPICC_OPENMPI ?= mpicc.openmpi
 PMPI_SRC  = $(sort $(wildcard exec/mpi/pmpi*.c))
-PMPI_DEPS = $(PMPI_SRC) exec/mpi/pmpi.h exec/mpi/pmpi.map $(BUILD)/gen/proto/schedule.pb-c.c
+PMPI_PROTO = $(patsubst %,$(BUILD)/gen/proto/%.pb-c.c,schedule control fabric mrr topology)
+PMPI_DEPS = $(PMPI_SRC) exec/mpi/pmpi.h exec/mpi/pmpi.map $(PMPI_PROTO)
 PMPI_LIBS = $(BUILD)/libofc-mpi.so $(BUILD)/libofc-mpi-openmpi.so
 PMPI_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -shared -I. -I$(BUILD)/gen \
 	      -Wl,--version-script=exec/mpi/pmpi.map -Wl,--no-undefined
@@ -175,11 +176,10 @@ $(BUILD)/ofc-netns-exec: $(NETNS_EXEC_SRC) exec/mpi/netns_enter.h exec/mpi/pmix_
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -I. $(NETNS_EXEC_SRC) -o $@
 $(BUILD)/libofc-mpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
 	@echo "  MPICC   $@"
-	$(Q)$(MPICC) $(PMPI_CFLAGS) $(PMPI_SRC) $(BUILD)/gen/proto/schedule.pb-c.c -o $@ $(PMPI_LDLIBS)
+	$(Q)$(MPICC) $(PMPI_CFLAGS) $(PMPI_SRC) $(PMPI_PROTO) -o $@ $(PMPI_LDLIBS)
 $(BUILD)/libofc-mpi-openmpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
 	@echo "  MPICC   $@"
-	$(Q)$(MPICC_OPENMPI) $(PMPI_CFLAGS) $(PMPI_SRC) $(BUILD)/gen/proto/schedule.pb-c.c -o $@ \
-	  $(PMPI_LDLIBS)
+	$(Q)$(MPICC_OPENMPI) $(PMPI_CFLAGS) $(PMPI_SRC) $(PMPI_PROTO) -o $@ $(PMPI_LDLIBS)
 
 # SEE ALSO names the installed documents and data (DOCDIR, OFCDATADIR
 # below). The pages in $(BUILD)/man name this make's paths; make install

@@ -46,6 +46,7 @@ enum pmpi_reason {
 	PR_SIZE,	    /* an empty call, or pieces too large for one message */
 	PR_THREAD_MULTIPLE, /* the job asked for MPI_THREAD_MULTIPLE */
 	PR_INVALID_ARGS,    /* arguments the MPI's own call reports as an error */
+	PR_NO_OFCD,	    /* OFC_SCHEDULE=ofcd and ofcd did not answer */
 	PR_COUNT
 };
 
@@ -120,7 +121,9 @@ struct pmpi_state {
 	/* OFC_SCHEDULE_WATCH=1: each collective on MPI_COMM_WORLD's group
 	 * starts with rank 0 saying whether the files changed (pmpi_sched_watch) */
 	bool watch;
-	uint64_t signature; /* rank 0's view of the files */
+	bool from_ofcd;	    /* OFC_SCHEDULE=ofcd (pmpi_ofcd.c) */
+	uint64_t signature; /* rank 0's view of the files, or of ofcd's answers */
+	double polled;	    /* ofcd: when rank 0 last asked (MPI_Wtime) */
 	uint64_t replans;   /* schedules taken anew while the job ran */
 	char mapping[32];   /* how ranks were matched to nodes */
 	struct pmpi_stats stats[PC_COUNT];
@@ -153,6 +156,13 @@ void pmpi_sched_free(struct pmpi_state *s);
  * start of each collective on MPI_COMM_WORLD's group (so the same calls
  * on all), before the call chooses its schedule. */
 void pmpi_sched_watch(struct pmpi_state *s);
+
+/* pmpi_ofcd.c: collective's schedule from ofcd for the job's partition
+ * (named into buf, n bytes; NULL: the whole fabric), packed; NULL with why
+ * (unreachable: ofcd did not answer at all). */
+const char *pmpi_ofcd_partition(char *buf, size_t n);
+uint8_t *pmpi_ofcd_schedule(const char *collective, size_t *len, bool *unreachable, char *why,
+			    size_t n);
 
 /* pmpi_run.c: one call run by a schedule's program. Buffers are as the
  * call's (recvbuf holds the result); es the element size; counts in

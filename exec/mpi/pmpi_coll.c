@@ -21,8 +21,19 @@ const char *const pmpi_coll_names[PC_COUNT] = {
     "MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block", "MPI_Alltoall", "MPI_Bcast"};
 
 const char *const pmpi_reason_names[PR_COUNT] = {
-    "no_schedule", "bad_schedule", "hosts", "rank_count",      "communicator", "datatype",
-    "op",	   "in_place",	   "size",  "thread_multiple", "invalid_args"};
+    [PR_NO_SCHEDULE] = "no_schedule",
+    [PR_BAD_SCHEDULE] = "bad_schedule",
+    [PR_HOSTS] = "hosts",
+    [PR_RANK_COUNT] = "rank_count",
+    [PR_COMMUNICATOR] = "communicator",
+    [PR_DATATYPE] = "datatype",
+    [PR_OP] = "op",
+    [PR_IN_PLACE] = "in_place",
+    [PR_SIZE] = "size",
+    [PR_THREAD_MULTIPLE] = "thread_multiple",
+    [PR_INVALID_ARGS] = "invalid_args",
+    [PR_NO_OFCD] = "no_ofcd",
+};
 
 static void setup(int provided)
 {

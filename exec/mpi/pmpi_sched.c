@@ -99,8 +99,19 @@ static uint8_t *read_bytes(struct pmpi_sched *sc, uint64_t *len)
 	struct stat st;
 	uint8_t *data;
 	size_t got = 0;
-	int fd = open(sc->file, O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	if (strncmp(sc->file, "ofcd:", 5) == 0) {
+		bool unreachable = false;
+
+		data = pmpi_ofcd_schedule(sc->file + 5, &got, &unreachable, sc->error,
+					  sizeof(sc->error));
+		if (unreachable)
+			sc->refused = PR_NO_OFCD;
+		*len = got;
+		return data;
+	}
+	fd = open(sc->file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(sc->error, sizeof(sc->error), "%s: %s", sc->file, strerror(errno));
 		return NULL;
@@ -124,6 +135,13 @@ static uint8_t *read_bytes(struct pmpi_sched *sc, uint64_t *len)
 	return data;
 }
 
+static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
 static Ofc__V1__Schedule *read_file(struct pmpi_state *s, struct pmpi_sched *sc)
 {
 	Ofc__V1__Schedule *m = NULL;
@@ -132,6 +150,9 @@ static Ofc__V1__Schedule *read_file(struct pmpi_state *s, struct pmpi_sched *sc)
 
 	if (s->rank == 0 && !data)
 		len = UINT64_MAX;
+	if (s->rank == 0 && s->from_ofcd)
+		s->signature =
+		    data ? mix(s->signature, data, (size_t)len) : mix(s->signature, NULL, 0) + 1;
 	PMPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	if (len == UINT64_MAX) {
 		if (s->rank != 0)
@@ -386,9 +407,10 @@ static int map_ranks(struct pmpi_state *s, struct pmpi_sched *sc)
 
 static void load_one(struct pmpi_state *s, struct pmpi_sched *sc)
 {
-	Ofc__V1__Schedule *m = read_file(s, sc);
+	Ofc__V1__Schedule *m;
 
 	sc->refused = PR_BAD_SCHEDULE;
+	m = read_file(s, sc);
 	if (!m)
 		return;
 	if (check_header(sc, m) == 0) {
@@ -447,22 +469,59 @@ static uint64_t signature(const char *list)
 }
 
 /* The schedules of OFC_SCHEDULE read, checked and agreed. */
+/* One schedule of the list: read, checked, agreed, and the one its
+ * collective's calls take unless an earlier one is usable. */
+static void add_entry(struct pmpi_state *s, const char *name)
+{
+	struct pmpi_sched *sc = &s->sched[s->nsched];
+
+	memset(sc, 0, sizeof(*sc));
+	sc->file = strdup(name);
+	if (!sc->file)
+		abort();
+	/* (ofcd's: the collective is known before the answer is) */
+	for (int k = 0; k < PK_COUNT && strncmp(name, "ofcd:", 5) == 0; k++)
+		if (strcmp(name + 5, pmpi_kind_names[k]) == 0) {
+			sc->kind = (enum pmpi_kind)k;
+			sc->kind_known = true;
+		}
+	load_one(s, sc);
+	agree(s, sc);
+	/* A collective's first usable schedule, else its first refused
+	 * one (its calls then count why). */
+	if (!sc->kind_known)
+		s->unknown_refused = true;
+	else if ((s->for_kind[sc->kind] < 0 ||
+		  (s->sched[s->for_kind[sc->kind]].error[0] && !sc->error[0])))
+		s->for_kind[sc->kind] = (int)s->nsched;
+	s->nsched++;
+}
+
+/* The schedules of OFC_SCHEDULE read, checked and agreed: its files, or
+ * ofcd's four when it says "ofcd". */
 static void read_all(struct pmpi_state *s)
 {
 	const char *env = getenv("OFC_SCHEDULE");
-	char *list, *save = NULL;
+	char *list, *save = NULL, name[32];
 
 	for (int k = 0; k < PK_COUNT; k++)
 		s->for_kind[k] = -1;
 	s->unknown_refused = false;
 	if (!env || !*env)
 		return;
+	s->from_ofcd = strcmp(env, "ofcd") == 0;
 	if (s->rank == 0)
-		s->signature = signature(env);
+		s->signature = s->from_ofcd ? 1469598103934665603ull : signature(env);
+	if (s->from_ofcd) {
+		for (int k = 0; k < PK_COUNT; k++) {
+			snprintf(name, sizeof(name), "ofcd:%s", pmpi_kind_names[k]);
+			add_entry(s, name);
+		}
+		s->polled = PMPI_Wtime();
+		return;
+	}
 	list = strdup(env);
 	for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save)) {
-		struct pmpi_sched *sc = &s->sched[s->nsched];
-
 		if (s->nsched == PMPI_MAX_SCHEDS) {
 			if (s->rank == 0)
 				fprintf(stderr,
@@ -471,22 +530,34 @@ static void read_all(struct pmpi_state *s)
 					PMPI_MAX_SCHEDS, f);
 			break;
 		}
-		memset(sc, 0, sizeof(*sc));
-		sc->file = strdup(f);
-		if (!sc->file)
-			abort();
-		load_one(s, sc);
-		agree(s, sc);
-		/* A collective's first usable schedule, else its first refused
-		 * one (its calls then count why). */
-		if (!sc->kind_known)
-			s->unknown_refused = true;
-		else if ((s->for_kind[sc->kind] < 0 ||
-			  (s->sched[s->for_kind[sc->kind]].error[0] && !sc->error[0])))
-			s->for_kind[sc->kind] = (int)s->nsched;
-		s->nsched++;
+		add_entry(s, f);
 	}
 	free(list);
+}
+
+/* Rank 0: ofcd's answers now, hashed as read_all hashes them, when
+ * OFC_MPI_OFCD_POLL seconds (1 by default) have passed since it last
+ * asked; else the signature it has. */
+static uint64_t ofcd_signature(struct pmpi_state *s)
+{
+	const char *e = getenv("OFC_MPI_OFCD_POLL");
+	double every = e && atof(e) > 0 ? atof(e) : 1.0, t = PMPI_Wtime();
+	uint64_t h = 1469598103934665603ull;
+
+	if (t - s->polled < every)
+		return s->signature;
+	s->polled = t;
+	for (int k = 0; k < PK_COUNT; k++) {
+		char why[PMPI_ERROR_MAX];
+		size_t len = 0;
+		bool unreachable;
+		uint8_t *b =
+		    pmpi_ofcd_schedule(pmpi_kind_names[k], &len, &unreachable, why, sizeof(why));
+
+		h = b ? mix(h, b, len) : mix(h, NULL, 0) + 1;
+		free(b);
+	}
+	return h;
 }
 
 static void free_schedules(struct pmpi_state *s)
@@ -527,7 +598,8 @@ void pmpi_sched_load(struct pmpi_state *s)
 void pmpi_sched_watch(struct pmpi_state *s)
 {
 	const char *env = getenv("OFC_SCHEDULE");
-	int changed = s->rank == 0 && signature(env) != s->signature;
+	int changed =
+	    s->rank == 0 && (s->from_ofcd ? ofcd_signature(s) : signature(env)) != s->signature;
 
 	PMPI_Bcast(&changed, 1, MPI_INT, 0, s->comm);
 	if (!changed)
