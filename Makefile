@@ -454,10 +454,13 @@ install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	install -m 0644 contrib/ui/* $(DESTDIR)$(OFCDATADIR)/ui/
 	install -m 0644 examples/README.md $(DESTDIR)$(OFCDATADIR)/examples/
 	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
-	for f in ofc-prolog ofc-epilog; do \
-	  sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' contrib/slurm/$$f >$(DESTDIR)$(OFCDATADIR)/slurm/$$f && \
+	for f in ofc-prolog ofc-epilog ofc-task-prolog; do \
+	  sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' \
+	      -e 's|^OFC_MPI_LIB=/usr/lib/ofc/|OFC_MPI_LIB=$(LIBDIR)/ofc/|' \
+	      contrib/slurm/$$f >$(DESTDIR)$(OFCDATADIR)/slurm/$$f && \
 	  chmod 0755 $(DESTDIR)$(OFCDATADIR)/slurm/$$f || exit 1; done
-	sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' contrib/slurm/ofc-slurm.env \
+	sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' \
+	    -e 's|^OFC_MPI_LIB=/usr/lib/ofc/|OFC_MPI_LIB=$(LIBDIR)/ofc/|' contrib/slurm/ofc-slurm.env \
 	  >$(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	chmod 0644 $(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/

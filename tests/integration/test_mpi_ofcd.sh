@@ -43,7 +43,7 @@ cleanup() {
 	kill -TERM "$ofcd_pid" 2>/dev/null
 	wait "$ofcd_pid" 2>/dev/null
 	stop_all_emus
-	rm -rf "$TMP"
+	rm_tmp
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP

@@ -40,7 +40,7 @@ DEV="ocs0=127.0.0.1:$e_port"
 cleanup() {
 	$OFC testbed down "$TMP/tb4.yaml" --state-dir "$ST" >/dev/null 2>&1
 	stop_all_emus
-	rm -rf "$TMP"
+	rm_tmp
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
