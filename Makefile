@@ -144,14 +144,15 @@ all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
 
 # The check program (tests/mpi/, MPI alone) built with each mpicc.
 MPI_CHECKS = $(BUILD)/tests/ofc-mpi-check $(BUILD)/tests/ofc-mpi-check-openmpi \
-	     $(BUILD)/bench/ofc-mpi-bench $(BUILD)/bench/ofc-mpi-bench-openmpi
+	     $(BUILD)/bench-mpi/ofc-mpi-bench $(BUILD)/bench-mpi/ofc-mpi-bench-openmpi
 mpi: $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS)
-# bench/mpi.sh's program (bench/mpi/, MPI alone), with each mpicc.
-$(BUILD)/bench/ofc-mpi-bench: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
+# bench/mpi.sh's program (bench/mpi/, MPI alone), with each mpicc: not in
+# $(BUILD)/bench, whose programs bench/run.sh runs without arguments.
+$(BUILD)/bench-mpi/ofc-mpi-bench: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
 	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
-$(BUILD)/bench/ofc-mpi-bench-openmpi: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
+$(BUILD)/bench-mpi/ofc-mpi-bench-openmpi: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $< (Open MPI)"
 	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@

@@ -20,7 +20,7 @@
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
-BENCH=$(pwd)/$BUILD/bench/ofc-mpi-bench
+BENCH=$(pwd)/$BUILD/bench-mpi/ofc-mpi-bench
 ITERS=${ITERS:-20000}
 ROUNDS=${ROUNDS:-5}
 HOSTS=${HOSTS:-16}
