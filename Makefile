@@ -114,6 +114,19 @@ MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,
 # (make mpi, and the targets that run or install it, install MPICH first).
 MPICC    ?= mpicc
 MPI_RANK  = $(BUILD)/ofc-mpi-rank
+# libofc-mpi, the PMPI library (exec/mpi/pmpi*.c, docs/mpi.md): one source
+# built against each MPI of Debian, whose ABIs differ; the schedule's
+# protobuf-c code compiled into it, position-independent; only the MPI_
+# functions exported (exec/mpi/pmpi.map), so a program's own symbols and
+# the library's never meet.
+MPICC_OPENMPI ?= mpicc.openmpi
+PMPI_SRC  = $(sort $(wildcard exec/mpi/pmpi*.c))
+PMPI_PROTO = $(patsubst %,$(BUILD)/gen/proto/%.pb-c.c,schedule control fabric mrr topology)
+PMPI_DEPS = $(PMPI_SRC) exec/mpi/pmpi.h exec/mpi/pmpi.map $(PMPI_PROTO)
+PMPI_LIBS = $(BUILD)/libofc-mpi.so $(BUILD)/libofc-mpi-openmpi.so
+PMPI_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -shared -I. -I$(BUILD)/gen \
+	      -Wl,--version-script=exec/mpi/pmpi.map -Wl,--no-undefined
+PMPI_LDLIBS = $(shell pkg-config --libs libprotobuf-c json-c)
 
 .PHONY: all run mpi test layers unit integration check bench fuzz clean deps format install python \
         check-deps deb clean-deb
@@ -129,11 +142,45 @@ BUILT_TESTS = $(filter $(wildcard $(BUILD)/tests/test_* $(BUILD)/bench/*),$(TEST
 
 all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
 
-mpi: $(MPI_RANK)
-$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c | $(MPI_STAMP)
+# The check program (tests/mpi/, MPI alone) built with each mpicc.
+MPI_CHECKS = $(BUILD)/tests/ofc-mpi-check $(BUILD)/tests/ofc-mpi-check-openmpi \
+	     $(BUILD)/bench-mpi/ofc-mpi-bench $(BUILD)/bench-mpi/ofc-mpi-bench-openmpi
+mpi: $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS)
+# bench/mpi.sh's program (bench/mpi/, MPI alone), with each mpicc: not in
+# $(BUILD)/bench, whose programs bench/run.sh runs without arguments.
+$(BUILD)/bench-mpi/ofc-mpi-bench: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
 	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
+$(BUILD)/bench-mpi/ofc-mpi-bench-openmpi: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $< (Open MPI)"
+	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@
+$(BUILD)/tests/ofc-mpi-check: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $<"
+	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
+$(BUILD)/tests/ofc-mpi-check-openmpi: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $< (Open MPI)"
+	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@
+$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c exec/mpi/netns_enter.c exec/mpi/netns_enter.h \
+		       | $(MPI_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  MPICC   $<"
+	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) -I. $< exec/mpi/netns_enter.c -o $@
+# Any program's rank on the testbed (ofc testbed mpirun): no MPI in it.
+NETNS_EXEC_SRC = exec/mpi/ofc_netns_exec.c exec/mpi/netns_enter.c exec/mpi/pmix_relay.c
+$(BUILD)/ofc-netns-exec: $(NETNS_EXEC_SRC) exec/mpi/netns_enter.h exec/mpi/pmix_relay.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -I. $(NETNS_EXEC_SRC) -o $@
+$(BUILD)/libofc-mpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
+	@echo "  MPICC   $@"
+	$(Q)$(MPICC) $(PMPI_CFLAGS) $(PMPI_SRC) $(PMPI_PROTO) -o $@ $(PMPI_LDLIBS)
+$(BUILD)/libofc-mpi-openmpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
+	@echo "  MPICC   $@"
+	$(Q)$(MPICC_OPENMPI) $(PMPI_CFLAGS) $(PMPI_SRC) $(PMPI_PROTO) -o $@ $(PMPI_LDLIBS)
 
 # SEE ALSO names the installed documents and data (DOCDIR, OFCDATADIR
 # below). The pages in $(BUILD)/man name this make's paths; make install
@@ -265,7 +312,7 @@ unit: $(TESTS) | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
-integration: all $(MPI_RANK) | $(TEST_STAMP)
+integration: all $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS) | $(TEST_STAMP)
 	@BUILD=$(BUILD) CC="$(CC)" SAN="$(SAN)" tests/integration/run.sh
 
 # No circles between files or folders, no private header across folders;
@@ -365,7 +412,7 @@ $(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
 # The Slurm wrappers go to share/ofc/slurm, to be copied into /etc/slurm
 # (docs/slurm.md); they and their env file name the ofc installed here
 # ($(BINDIR)/ofc), not /usr/bin's, which a PREFIX=/usr/local install lacks.
-install: all $(LIB) $(MPI_RANK)
+install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
@@ -375,9 +422,9 @@ install: all $(LIB) $(MPI_RANK)
 	  $(DESTDIR)$(OFCDATADIR)/yang $(DESTDIR)$(OFCDATADIR)/slurm $(DESTDIR)$(LIBDIR)/ofc \
 	  $(DESTDIR)$(OFCDATADIR)/ui
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
-	  $(BUILD)/ofc-mpi-rank $(DESTDIR)$(BINDIR)/
+	  $(BUILD)/ofc-mpi-rank $(BUILD)/ofc-netns-exec $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
-	install -m 0644 $(CLP_PLUGIN) $(DESTDIR)$(LIBDIR)/ofc/
+	install -m 0644 $(CLP_PLUGIN) $(PMPI_LIBS) $(DESTDIR)$(LIBDIR)/ofc/
 	for p in $(MAN1); do scripts/man.py $(BUILD)/$$p $$p 1 $(VERSION) docs/man/$$p.extra \
 	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man1/$$p.1 || exit 1; done
 	for p in $(MAN8); do scripts/man.py $(BUILD)/$$p $$p 8 $(VERSION) docs/man/$$p.extra \
@@ -410,10 +457,13 @@ install: all $(LIB) $(MPI_RANK)
 	install -m 0644 contrib/ui/* $(DESTDIR)$(OFCDATADIR)/ui/
 	install -m 0644 examples/README.md $(DESTDIR)$(OFCDATADIR)/examples/
 	install -m 0644 examples/modelw/*.yaml $(DESTDIR)$(OFCDATADIR)/examples/modelw/
-	for f in ofc-prolog ofc-epilog; do \
-	  sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' contrib/slurm/$$f >$(DESTDIR)$(OFCDATADIR)/slurm/$$f && \
+	for f in ofc-prolog ofc-epilog ofc-task-prolog; do \
+	  sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' \
+	      -e 's|^OFC_MPI_LIB=/usr/lib/ofc/|OFC_MPI_LIB=$(LIBDIR)/ofc/|' \
+	      contrib/slurm/$$f >$(DESTDIR)$(OFCDATADIR)/slurm/$$f && \
 	  chmod 0755 $(DESTDIR)$(OFCDATADIR)/slurm/$$f || exit 1; done
-	sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' contrib/slurm/ofc-slurm.env \
+	sed -e 's|^OFC=.*|OFC=$(BINDIR)/ofc|' \
+	    -e 's|^OFC_MPI_LIB=/usr/lib/ofc/|OFC_MPI_LIB=$(LIBDIR)/ofc/|' contrib/slurm/ofc-slurm.env \
 	  >$(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	chmod 0644 $(DESTDIR)$(OFCDATADIR)/slurm/ofc-slurm.env
 	cp -r $(BUILD)/python/ofc_client $(DESTDIR)$(PYTHONDIR)/

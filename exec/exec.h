@@ -64,7 +64,7 @@ struct exec_opts {
 	/* Refuse a run that would take the process (what it holds already and
 	 * the run: exec_memory) past this; 0: half the machine's memory. */
 	uint64_t max_memory;
-	uint64_t seed;	 /* input data; 0: fixed default */
+	uint64_t seed; /* input data; 0: fixed default */
 	/* An all-to-all of skewed pairs: block b (origin x N +
 	 * target) holds its weight times M / N (verify_opts.block_weight's
 	 * meaning), a block of weight 0 nothing and unchecked. NULL: all 1. */
@@ -146,5 +146,33 @@ struct exec_mpi_result {
 };
 int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
 		 struct exec_mpi_result *r, struct ofc_error *err);
+
+/* ---- any MPI program on the hosts (exec/mpi.c) -------------------------------
+ * PROGRAM as one rank per host of net, started by MPICH's mpiexec or Open
+ * MPI's through ofc-netns-exec (beside the running executable, or
+ * $OFC_NETNS_EXEC), which enters host h's namespace for rank h, says the
+ * host's name in OFC_HOST and preloads libofc-mpi (preload) with the
+ * schedules and the report path in its variables. The job runs in a
+ * process group of its own, stopped at the deadline. */
+struct exec_mpirun_opts {
+	bool openmpi;
+	const char *preload;	  /* the library's path; NULL: the MPI's own collectives */
+	const char *schedules;	  /* OFC_SCHEDULE */
+	const char *report;	  /* OFC_MPI_REPORT; once it is there the job has a
+				     few seconds to exit before it is stopped */
+	const char *device;	  /* the host's device (UCX_NET_DEVICES, btl_tcp_if_include) */
+	const char *const *hosts; /* [host] the fabric's name of each */
+	char *const *argv;	  /* PROGRAM ARGS..., NULL-terminated */
+	const char *dir;	  /* where the hosts file goes */
+	const char *output;	  /* the job's stdout and stderr into this file; NULL: ours */
+	double timeout;		  /* seconds, > 0 */
+};
+struct exec_mpirun_result {
+	int exit_code; /* the launcher's; 128 + N: killed by signal N; -1: stopped */
+	bool timed_out;
+	bool finalize_hung; /* the report came, the job did not end: stopped */
+};
+int exec_mpirun(const struct exec_net *net, const struct exec_mpirun_opts *o,
+		struct exec_mpirun_result *r, struct ofc_error *err);
 
 #endif

@@ -10,7 +10,8 @@
 #          its headers too, as the CLI takes libcurl's types from
 #          curl/curl.h and loads the library itself; the Python client's
 #          protobuf, iproute2 for the testbed)
-#   mpi    MPICH, for the MPI baseline's rank (make mpi, make install)
+#   mpi    MPICH and Open MPI, for the MPI baseline's rank and libofc-mpi
+#          (make mpi, make install); MPICH stays the default mpicc
 #   unit   what the unit tests run against: cmocka, etcd and openssl
 #          (the store's tests start an etcd with certificates they make):
 #          make unit needs no more
@@ -40,7 +41,7 @@ python3 libsystemd-dev libyang2-dev libnauty2-dev coinor-libclp-dev g++
 libjson-c-dev libmicrohttpd-dev libgnutls28-dev libnetconf2-dev libssh-dev
 libyuma-base libcurl4-openssl-dev python3-protobuf iproute2 zlib1g-dev"
 
-MPI_PKGS="mpich libmpich-dev"
+MPI_PKGS="mpich libmpich-dev openmpi-bin libopenmpi-dev"
 
 UNIT_PKGS="libcmocka-dev etcd-server openssl"
 
@@ -139,6 +140,16 @@ ui_npm() {
 	npm ci --prefix "$ui" --prefer-offline --ignore-scripts --no-audit --no-fund >/dev/null
 }
 
+# Open MPI's alternatives outrank MPICH's: installed beside it, it would
+# take over mpicc and mpiexec, which ofc's MPI baseline and `make mpi`
+# mean as MPICH (Open MPI is named mpicc.openmpi, mpiexec.openmpi).
+pin_mpich() {
+	[ -x /usr/bin/mpicc.mpich ] || return 0
+	$SUDO update-alternatives --set mpi /usr/bin/mpicc.mpich >/dev/null
+	$SUDO update-alternatives --set mpirun /usr/bin/mpirun.mpich >/dev/null
+	$SUDO update-alternatives --set mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich >/dev/null
+}
+
 SUDO=""
 if [ -z "$missing" ]; then
 	ui_npm
@@ -158,4 +169,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+pin_mpich
 ui_npm

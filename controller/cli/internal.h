@@ -276,6 +276,8 @@ int testbed_topo_committed(const struct fabric_cmd *fc, struct testbed_topo *w,
 int testbed_topo_apply(const struct fabric_cmd *fc, struct fabric *f, struct ofc_error *err);
 /* `ofc testbed run` (cmd_run.c): argv[0] is "run". */
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
+/* `ofc testbed mpirun` (cmd_testbed_mpirun.c): argv[0] is "mpirun". */
+int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv);

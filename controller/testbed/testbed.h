@@ -256,6 +256,38 @@ int testbed_loaded_fits(const struct testbed_loaded *l, const struct testbed_net
  * collective. -1 with err when it did not run to its result. */
 int testbed_run_mpi(const struct testbed_net *t, enum sched_collective coll, uint64_t size,
 		    uint16_t port, double timeout, struct testbed_run *r, struct ofc_error *err);
+/* An unmodified MPI program (argv) as one rank per host of t, by MPICH or
+ * Open MPI (mpirun.c): with libofc-mpi (preload, its path) running the
+ * schedules of `schedules` (OFC_SCHEDULE: files ':' apart, the caller's),
+ * or the MPI's own collectives (no schedules: the library only counts
+ * them, and its report says when the job reached MPI_Finalize). dir is the
+ * caller's scratch directory.
+ * The result: the program's exit status, the bytes the circuits carried
+ * while it ran, the library's JSON report and (capture) the program's
+ * output, each NUL-terminated and bounded (1 MiB of output, said cut).
+ * -1 with err when the job could not start. */
+struct testbed_mpirun_opts {
+	bool openmpi;
+	const char *preload;   /* NULL: no library */
+	const char *schedules; /* "": none (the library counts the MPI's own) */
+	char *const *argv;
+	const char *dir;
+	double timeout;
+	bool capture; /* the output into r->output, else to ours */
+};
+struct testbed_mpirun_result {
+	int exit_code; /* -1: stopped (timed out, or finalize hung) */
+	bool timed_out;
+	bool finalize_hung;   /* the report came, the job did not end after it */
+	double circuit_bytes; /* < 0: unreadable */
+	char *report, *output;
+	size_t report_len, output_len;
+	bool output_cut;
+};
+int testbed_mpirun(const struct fabric *f, const struct testbed_net *t,
+		   const struct testbed_mpirun_opts *o, struct testbed_mpirun_result *r,
+		   struct ofc_error *err);
+void testbed_mpirun_free(struct testbed_mpirun_result *r);
 /* r as the ofc.v1.TestbedRunResult ofcd answers and `ofc testbed run
  * --json` prints (answer.c), in a; size is the bytes per host it ran. */
 struct Ofc__V1__TestbedRunResult;

@@ -22,18 +22,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "exec/mpi/netns_enter.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <mpi.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <unistd.h>
-
-#define MAX_LINE 512
 
 static uint32_t value(uint32_t r, uint64_t i)
 {
@@ -47,69 +43,16 @@ static uint32_t value(uint32_t r, uint64_t i)
 	return (uint32_t)x;
 }
 
-/* Line `rank` of the hosts file: the namespace and the device. */
-static int read_host(const char *path, int rank, char *netns, size_t nn, char *dev, size_t nd)
-{
-	char line[MAX_LINE];
-	FILE *f = fopen(path, "r");
-	int at = 0;
-
-	if (!f) {
-		fprintf(stderr, "ofc-mpi-rank: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char a[256], b[64];
-
-		if (at++ != rank)
-			continue;
-		fclose(f);
-		if (sscanf(line, "%255s %63s", a, b) != 2) {
-			fprintf(stderr, "ofc-mpi-rank: %s:%d: expected 'NETNS DEVICE'\n", path,
-				rank + 1);
-			return -1;
-		}
-		snprintf(netns, nn, "%s", a);
-		snprintf(dev, nd, "%s", b);
-		return 0;
-	}
-	fclose(f);
-	fprintf(stderr, "ofc-mpi-rank: %s has no line for rank %d\n", path, rank);
-	return -1;
-}
-
 static int enter_host(const char *hosts_file)
 {
 	const char *r = getenv("PMI_RANK");
-	char netns[256], dev[64], path[320];
-	int fd;
+	char host[256];
 
 	if (!r) {
 		fprintf(stderr, "ofc-mpi-rank: PMI_RANK is not set (start me with mpiexec)\n");
 		return -1;
 	}
-	if (read_host(hosts_file, atoi(r), netns, sizeof(netns), dev, sizeof(dev)) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) {
-		fprintf(stderr, "ofc-mpi-rank: cannot enter %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	/* UCX finds devices under /sys/class/net, which shows the namespace
-	 * of whoever mounted /sys: a private mount of it here, as `ip netns
-	 * exec` does. */
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0 ||
-	    umount2("/sys", MNT_DETACH) < 0 || mount(netns, "/sys", "sysfs", 0, NULL) < 0) {
-		fprintf(stderr, "ofc-mpi-rank: cannot mount /sys for %s: %s\n", netns,
-			strerror(errno));
-		return -1;
-	}
-	setenv("UCX_NET_DEVICES", dev, 1);
-	return 0;
+	return netns_enter("ofc-mpi-rank", hosts_file, atoi(r), host, sizeof(host));
 }
 
 enum coll { ALLREDUCE, ALLTOALL, ALLGATHER, REDUCE_SCATTER };

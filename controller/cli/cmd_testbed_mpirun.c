@@ -1,0 +1,336 @@
+/* ofc testbed mpirun FILE [--mpi mpich|openmpi] [--no-preload] [--json]
+ *     -- PROGRAM [ARGS...]: an unmodified MPI program on the testbed's
+ * hosts and circuits, one rank per host namespace, with libofc-mpi
+ * preloaded running ofc's schedules for the topology the hosts hold
+ * (computed here and written as the files OFC_SCHEDULE names), or the
+ * MPI's own collectives on the same links (--no-preload). Prints what the
+ * library counted per collective and the bytes that crossed the circuits
+ * (controller/testbed/mpirun.c runs it). */
+#include "controller/cli/internal.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char help[] =
+    "Runs PROGRAM (an MPI program, unmodified) as one rank per host namespace over\n"
+    "the circuits the hosts hold, with libofc-mpi preloaded: its MPI_Allreduce,\n"
+    "MPI_Allgather, MPI_Reduce_scatter_block, MPI_Alltoall and MPI_Bcast run ofc's\n"
+    "schedules for the committed topology (docs/mpi.md). Prints the program's output,\n"
+    "then per collective the calls, those ofc's schedules ran, the fallbacks to the\n"
+    "MPI's own and why, the bytes and the time, and the bytes that crossed the\n"
+    "circuits. Exits with the program's status (1 when it timed out; 0 when every\n"
+    "rank reached MPI_Finalize and it hung there, as MPICH's over UCX now and then\n"
+    "does: the job is stopped 3 s after).\n\n"
+    "  --mpi M          mpich (default) or openmpi\n"
+    "  --no-preload     the MPI's own collectives on the same links (the library,\n"
+    "                   given no schedule, only counts them)\n"
+    "  --size M         the data per host the schedules are priced for (default\n"
+    "                   1MiB; they serve any size)\n"
+    "  --timeout T      stop the job after T (default 10min)\n"
+    "  --json           {exit_code, ranks, mpi, preload, circuit_bytes, collectives,\n"
+    "                   schedules, output}: the program's output in it\n\n";
+
+static const enum sched_collective kinds[] = {SCHED_ALLREDUCE, SCHED_ALLGATHER,
+					      SCHED_REDUCE_SCATTER, SCHED_ALLTOALL};
+
+struct mpirun_args {
+	struct fabric_cmd fc;
+	bool openmpi, no_preload;
+	uint64_t size;
+	double timeout;
+	char **prog;
+};
+
+static int on_option(struct fabric_cmd *fc, int c, const char *arg)
+{
+	struct mpirun_args *a = (struct mpirun_args *)fc; /* fc is a's first member */
+	const char *why = NULL;
+
+	switch (c) {
+	case 'M':
+		if (strcmp(arg, "mpich") && strcmp(arg, "openmpi"))
+			return cli_usage_error(fc->cmd, "--mpi is mpich or openmpi, got '%s'", arg);
+		a->openmpi = strcmp(arg, "openmpi") == 0;
+		return 0;
+	case 'N':
+		a->no_preload = true;
+		return 0;
+	case 's':
+		if (parse_size(arg, &a->size, &why) < 0 || a->size == 0)
+			return cli_usage_error(fc->cmd, "bad --size '%s': %s", arg,
+					       why ? why : "must be > 0");
+		return 0;
+	case 'T':
+		if (parse_duration(arg, &a->timeout, &why) < 0 || a->timeout <= 0)
+			return cli_usage_error(fc->cmd, "bad --timeout '%s'", arg);
+		return 0;
+	}
+	return 2;
+}
+
+/* libofc-mpi for the MPI: $OFC_MPI_LIB, else beside ofc (a build), else
+ * ../lib/ofc/ from it (an install). */
+static char *find_library(bool openmpi)
+{
+	const char *env = getenv("OFC_MPI_LIB"),
+		   *name = openmpi ? "libofc-mpi-openmpi.so" : "libofc-mpi.so";
+	char self[PATH_MAX], *slash, *p;
+	ssize_t n;
+
+	if (env && *env)
+		return xstrdup(env);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	if (!(slash = strrchr(self, '/')))
+		return NULL;
+	*slash = 0;
+	p = xasprintf("%s/%s", self, name);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return xasprintf("%s/../lib/ofc/%s", self, name);
+}
+
+/* The schedules of the four collectives for the committed topology, by
+ * their default algorithms, verified, written into dir; their paths ':'
+ * apart. A collective without a verified schedule is said and left to the
+ * MPI (the library counts its calls as no_schedule). */
+static char *write_schedules(const struct mpirun_args *a, const struct fabric *f, const char *dir,
+			     struct ofc_error *err)
+{
+	struct strbuf list = {0};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct schedule_query q = {.fabric = f, .collective = kinds[i], .size = a->size};
+		const char *name = sched_collective_name(kinds[i]);
+		char *path = xasprintf("%s/%s.pb", dir, name);
+		struct schedule_result r;
+		int rc = -1;
+
+		if (schedule_compute(&q, &r, NULL, err) < 0) {
+			free(path);
+			sb_free(&list);
+			return NULL;
+		}
+		if (!r.main->applies || !r.main->have || !r.main->verified)
+			fprintf(stderr,
+				"ofc testbed mpirun: no verified %s schedule (%s): the MPI's "
+				"own runs it\n",
+				name, r.main->why[0] ? r.main->why : r.main->verify_error);
+		else
+			rc = cli_write_schedule(
+			    &(struct schedule_print){.format = FMT_PB, .output = path}, &r.main->s,
+			    &r, err);
+		schedule_result_free(&r);
+		if (rc == 0)
+			sb_printf(&list, "%s%s", list.len ? ":" : "", path);
+		free(path);
+		if (err->code) {
+			sb_free(&list);
+			return NULL;
+		}
+	}
+	return list.buf ? list.buf : xstrdup("");
+}
+
+static void print_text(const struct mpirun_args *a, const struct fabric *f,
+		       const struct testbed_net *t, const struct testbed_mpirun_result *r,
+		       json_object *rep)
+{
+	json_object *colls = NULL;
+	char mb[32];
+
+	if (r->timed_out)
+		printf("testbed %s mpirun: %u ranks, %s%s: stopped after %.0f s\n", f->name,
+		       t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
+		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded",
+		       a->timeout);
+	else if (r->finalize_hung)
+		printf("testbed %s mpirun: %u ranks, %s%s: every rank reached MPI_Finalize, "
+		       "which hung: stopped\n",
+		       f->name, t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
+		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded");
+	else
+		printf("testbed %s mpirun: %u ranks, %s%s: exit %d\n", f->name, t->nhosts,
+		       a->openmpi ? "Open MPI" : "MPICH",
+		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded",
+		       r->exit_code);
+	if (rep && json_object_object_get_ex(rep, "collectives", &colls)) {
+		printf("  %-26s %8s %9s %9s %12s %10s\n", "collective", "calls", "ofc_calls",
+		       "fallbacks", "MB", "seconds");
+		for (size_t i = 0; i < json_object_array_length(colls); i++) {
+			json_object *c = json_object_array_get_idx(colls, i), *v, *why = NULL;
+
+			if (!json_object_object_get_ex(c, "calls", &v) || !json_object_get_int64(v))
+				continue;
+			printf("  %-26s %8lld",
+			       json_object_get_string(json_object_object_get(c, "name")),
+			       (long long)json_object_get_int64(v));
+			printf(" %9lld %9lld %12.3f %10.6f",
+			       (long long)json_object_get_int64(
+				   json_object_object_get(c, "ofc_calls")),
+			       (long long)json_object_get_int64(
+				   json_object_object_get(c, "fallbacks")),
+			       (double)json_object_get_int64(json_object_object_get(c, "bytes")) /
+				   1e6,
+			       json_object_get_double(json_object_object_get(c, "seconds")));
+			json_object_object_get_ex(c, "fallback_reasons", &why);
+			json_object_object_foreach(why, key, n)
+			    printf(" %s %lld", key, (long long)json_object_get_int64(n));
+			printf("\n");
+		}
+	} else if (!a->no_preload) {
+		printf("  (no report from libofc-mpi: did the program call MPI_Finalize?)\n");
+	}
+	if (r->circuit_bytes >= 0)
+		snprintf(mb, sizeof(mb), "%.3f MB", r->circuit_bytes / 1e6);
+	else
+		snprintf(mb, sizeof(mb), "unreadable");
+	printf("  circuit bytes: %s\n", mb);
+}
+
+static void print_json(const struct mpirun_args *a, const struct testbed_net *t, const char *spec,
+		       const struct testbed_mpirun_result *r, json_object *rep)
+{
+	json_object *o = json_object_new_object(), *v;
+	static const char *const keep[] = {"collectives", "schedules", "mapping", "hosts",
+					   "bytes_per_peer"};
+
+	json_object_object_add(o, "exit_code",
+			       r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);
+	json_object_object_add(o, "timed_out", json_object_new_boolean(r->timed_out));
+	json_object_object_add(o, "finalize_hung", json_object_new_boolean(r->finalize_hung));
+	json_object_object_add(o, "ranks", json_object_new_int64(t->nhosts));
+	json_object_object_add(o, "mpi", json_object_new_string(a->openmpi ? "openmpi" : "mpich"));
+	json_object_object_add(o, "preload", json_object_new_boolean(!a->no_preload));
+	json_object_object_add(o, "topology", json_object_new_string(spec));
+	json_object_object_add(
+	    o, "circuit_bytes",
+	    r->circuit_bytes >= 0 ? json_object_new_int64((int64_t)r->circuit_bytes) : NULL);
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (rep && json_object_object_get_ex(rep, keep[i], &v))
+			json_object_object_add(o, keep[i], json_object_get(v));
+	if (!json_object_object_get_ex(o, "collectives", &v))
+		json_object_object_add(o, "collectives", json_object_new_array());
+	json_object_object_add(
+	    o, "output",
+	    json_object_new_string_len(r->output ? r->output : "", (int)r->output_len));
+	json_object_object_add(o, "output_cut", json_object_new_boolean(r->output_cut));
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* The fabric, its testbed, the committed topology's schedules in a
+ * scratch directory, the job; its exit status. */
+static int mpirun(struct mpirun_args *a)
+{
+	struct ofc_error err = {0};
+	struct testbed_topo committed = {0};
+	struct testbed_mpirun_result r = {0};
+	struct testbed_net t;
+	char dir[] = "/tmp/ofc-mpirun-XXXXXX";
+	char *schedules = NULL, *lib = NULL;
+	const struct fabric *f;
+	const char *spec;
+	json_object *rep = NULL;
+	int status = 1;
+
+	if (testbed_need_root(&err) < 0 || fabric_open(a->fc.file, &a->fc.fabric, &err) < 0)
+		return cli_fail(&err);
+	if (testbed_net_read(a->fc.fabric, a->fc.state_dir, &t, &err) < 0)
+		return cli_fail(&err);
+	if (testbed_topo_committed(&a->fc, &committed, &err) < 0 || !mkdtemp(dir)) {
+		if (!err.code)
+			ofc_error_set(&err, OFC_E_RUNTIME, "mkdtemp: %s", strerror(errno));
+		status = cli_fail(&err);
+		goto out_net;
+	}
+	f = committed.open ? &committed.f : a->fc.fabric;
+	spec = committed.open ? committed.spec : f->topology.spec ? f->topology.spec : "";
+	lib = find_library(a->openmpi);
+	if (!lib || access(lib, R_OK) != 0) {
+		ofc_error_set(&err, OFC_E_RUNTIME,
+			      "libofc-mpi (make mpi builds it) is not at %s; OFC_MPI_LIB names "
+			      "another",
+			      lib ? lib : "the directory of ofc");
+		status = cli_fail(&err);
+		goto out;
+	}
+	schedules = a->no_preload ? xstrdup("") : write_schedules(a, f, dir, &err);
+	if (!schedules) {
+		status = cli_fail(&err);
+		goto out;
+	}
+	fflush(stdout);
+	if (testbed_mpirun(a->fc.fabric, &t,
+			   &(struct testbed_mpirun_opts){.openmpi = a->openmpi,
+							 .preload = lib,
+							 .schedules = schedules,
+							 .argv = a->prog,
+							 .dir = dir,
+							 .timeout = a->timeout,
+							 .capture = a->fc.json},
+			   &r, &err) < 0) {
+		status = cli_fail(&err);
+		goto out;
+	}
+	if (r.report && !(rep = json_tokener_parse(r.report)))
+		fprintf(stderr, "ofc testbed mpirun: libofc-mpi's report is not JSON\n");
+	if (a->fc.json)
+		print_json(a, &t, spec, &r, rep);
+	else
+		print_text(a, a->fc.fabric, &t, &r, rep);
+	/* (a hung MPI_Finalize after every rank reached it: the program ran) */
+	status = r.timed_out ? 1 : r.finalize_hung ? 0 : r.exit_code;
+	json_object_put(rep);
+	testbed_mpirun_free(&r);
+out:
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char *p = xasprintf("%s/%s.pb", dir, sched_collective_name(kinds[i]));
+
+		unlink(p);
+		free(p);
+	}
+	rmdir(dir);
+	free(schedules);
+	free(lib);
+	testbed_topo_free(&committed);
+out_net:
+	testbed_net_free(&t);
+	return status;
+}
+
+int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"mpi", required_argument, NULL, 'M'},
+	    {"no-preload", no_argument, NULL, 'N'},
+	    {"size", required_argument, NULL, 's'},
+	    {"timeout", required_argument, NULL, 'T'},
+	    {0},
+	};
+	struct mpirun_args a = {.size = 1u << 20, .timeout = 600};
+	int dash = 0, rc;
+
+	while (dash < argc && strcmp(argv[dash], "--") != 0)
+		dash++;
+	rc = fabric_cmd_parse(&a.fc, cmd, dash, argv, opts, on_option, help, false);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (dash >= argc - 1) {
+		free(a.fc.state_dir);
+		return cli_usage_error(cmd, "mpirun: missing -- PROGRAM [ARGS...]");
+	}
+	a.prog = argv + dash + 1;
+	rc = mpirun(&a);
+	fabric_free(a.fc.fabric);
+	free(a.fc.state_dir);
+	return rc;
+}

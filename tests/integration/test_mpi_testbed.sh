@@ -1,0 +1,102 @@
+#!/bin/sh
+# ofc testbed mpirun: an unmodified MPI program (tests/mpi/ofc_mpi_check.c)
+# as one rank per host namespace of a 4-host testbed (torus:2x2 through an
+# emulated OCS), with libofc-mpi running the committed topology's
+# schedules, by MPICH and by Open MPI: every element right, the
+# collectives on MPI_COMM_WORLD all run by ofc's schedules, every fallback
+# explained, ranks matched to the hosts by name, and the schedules' bytes
+# crossed the circuits; --no-preload leaves every call to the MPI, on the
+# same circuits. Bad usage and a testbed that is not up are refused.
+# (run alone: its circuits carry traffic at rates this machine's cores
+# must keep up with)
+SUITE=mpi_testbed
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
+	echo "mpi_testbed: SKIP: needs root and network namespaces (running as uid $(id -u))"
+	echo "$SUITE: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+ST="$TMP/state"
+NAME="mpt$$"
+CHECK=$(pwd)/$BUILD/tests/ofc-mpi-check
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+cat >"$TMP/tb4.yaml" <<EOF
+version: 1
+name: $NAME
+hosts: {count: 4, prefix: h, ports: 4, port_rate: 200Mbps}
+switches:
+  - name: ocs0
+    type: ocs
+    ports: 16
+    driver: {type: tl1, address: 127.0.0.1:3082, credentials: ocs0.cred}
+wiring: {pattern: sequential, switches: [ocs0]}
+topology: torus:2x2
+EOF
+start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
+DEV="ocs0=127.0.0.1:$e_port"
+cleanup() {
+	$OFC testbed down "$TMP/tb4.yaml" --state-dir "$ST" >/dev/null 2>&1
+	stop_all_emus
+	rm_tmp
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+RUN="$OFC testbed mpirun $TMP/tb4.yaml --state-dir $ST --timeout 120"
+
+expect_error 2 "ofc testbed: mpirun: missing -- PROGRAM [ARGS...]" $RUN
+expect_error 2 "ofc testbed: --mpi is mpich or openmpi, got 'lam'" $RUN --mpi lam -- true
+expect_exit 0 $OFC apply "$TMP/tb4.yaml" --device "$DEV" --state-dir "$ST"
+expect_error 1 "ofc: the testbed of fabric '$NAME' is not up (run 'ofc testbed up')" $RUN -- $CHECK
+expect_exit 0 $OFC testbed up "$TMP/tb4.yaml" --rate-scale 1 --device "$DEV" --state-dir "$ST"
+
+# the JSON's checks: the program's own line (its last) says every element
+# was right; with the schedules, each collective's calls on MPI_COMM_WORLD
+# ran them and the reference calls fell back for their communicator; the
+# schedules' bytes crossed the circuits.
+cat >"$TMP/check.py" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+preload = sys.argv[2] == "preload"
+prog = json.loads([l for l in j["output"].splitlines() if l.startswith('{"ranks"')][-1])
+n = j["ranks"]
+ok = (j["exit_code"] == 0 or j["finalize_hung"]) and not j["timed_out"] and prog["bad_elements"] == 0
+ok = ok and prog["checked_elements"] > 0 and n == 4 and j["preload"] == preload
+sent = 0
+for c in j["collectives"]:
+    want, ref = prog["calls"][c["name"]] * n, prog["reference_calls"][c["name"]] * n
+    if preload:
+        good = c["ofc_calls"] == want and c["fallbacks"] == ref and c["fallback_reasons"] == {"communicator": ref}
+    else:
+        good = c["ofc_calls"] == 0 and c["fallback_reasons"] == {"no_schedule": want + ref}
+    if not good:
+        print("wrong counts:", c)
+    ok = ok and good and c["calls"] == want + ref
+    sent += c["sent_bytes"]
+if preload:
+    ok = ok and j["mapping"] == "host names" and j["hosts"] == ["h0", "h1", "h2", "h3"]
+    ok = ok and sent > 0 and j["circuit_bytes"] >= sent and all(s["ok"] for s in j["schedules"])
+else:
+    ok = ok and sent == 0 and j["circuit_bytes"] > 0
+sys.exit(0 if ok else 1)
+EOF
+mpirun_ok() {
+	what=$1
+	shift
+	$RUN --json "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/out" "$what" && ok ||
+		bad "mpirun $*: exit $rc" "$(head -c 2000 "$TMP/out")" "$(tail -c 600 "$TMP/err")"
+}
+mpirun_ok preload -- "$CHECK" 1 17 4099 65537
+mpirun_ok preload --mpi openmpi -- "$CHECK-openmpi" 1 17 4099 65537
+mpirun_ok no --no-preload -- "$CHECK" 17 4099
+# The text: a line per collective, and the circuits' bytes.
+expect_stdout_has "  MPI_Allreduce" $RUN --mpi openmpi -- "$CHECK-openmpi" 5
+grep -q "circuit bytes: [0-9.]* MB" "$TMP/out" && ok || bad "no circuit bytes" "$(cat "$TMP/out")"
+# A program that fails: its exit status.
+expect_exit 3 $RUN --mpi openmpi -- sh -c 'exit 3'
+
+finish
