@@ -260,7 +260,7 @@ static void cluster_text(struct strbuf *sb, const struct ofcd *d)
 		     "1 when this replica leads, 0 when it follows");
 		sb_printf(sb, "ofc_cluster_leader %d\n", d->loop->cl.leading ? 1 : 0);
 		head(sb, "ofc_cluster_epoch", "gauge",
-		     "the leader's epoch (its etcd key's create revision; 0: no leader now)");
+		     "the leader's epoch (the elections won so far, one a won campaign; 0: no leader now)");
 		sb_printf(sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->loop->cl.epoch);
 		head(sb, "ofc_cluster_lease_left_seconds", "gauge",
 		     "seconds this replica's lease on etcd surely has left");
