@@ -1085,6 +1085,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		pthread_rwlock_unlock(&g->lock);
 		char *conns = gw_conns_metrics(&g->conns);
 		char *streams = up_stream_metrics(&g->up);
+		char *reads = gw_shares_metrics(&g->shares);
 		char *text = xasprintf(
 		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
 		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
@@ -1106,13 +1107,14 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    "# HELP ofc_gateway_trust_reload_failures_total SIGHUP reloads refused (a bad "
 		    "CA, CRL or policy file): the old ones stay.\n"
 		    "# TYPE ofc_gateway_trust_reload_failures_total counter\n"
-		    "ofc_gateway_trust_reload_failures_total %llu\n%s%s",
+		    "ofc_gateway_trust_reload_failures_total %llu\n%s%s%s",
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
 		    (unsigned long long)atomic_load(&g->n_refused), conns,
 		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits,
 		    (unsigned long long)built,
-		    (unsigned long long)atomic_load(&g->n_reload_failures), trust, streams);
+		    (unsigned long long)atomic_load(&g->n_reload_failures), trust, streams, reads);
 		free(streams);
+		free(reads);
 		free(conns);
 		free(trust);
 		ofc__v1__response__free_unpacked(resp, NULL);
