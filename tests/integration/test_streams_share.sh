@@ -4,7 +4,8 @@
 # together and one each, so two local users reading slowly leave root's
 # streamed schedule its own (before, two public callers held all four, and
 # root's got BUSY). A refused stream says which share is full, names no
-# other caller, and ofc_streams_refused_total counts it.
+# other caller, and ofc_streams_refused_total counts it. An all-to-all MCF
+# whose steps no frame holds is refused before it is lowered.
 SUITE=streams_share
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -96,4 +97,9 @@ $OFC --socket "$SOCK" metrics >"$TMP/m"
 grep -qx 'ofc_streams_refused_total{share="caller"} 2' "$TMP/m" &&
 	grep -qx 'ofc_streams_refused_total{share="public"} 1' "$TMP/m" && ok ||
 	bad "the refusals are not counted" "$(grep streams_refused "$TMP/m")"
+# A schedule no frame holds is refused from the MCF's routes, before they
+# are lowered and verified (before: the steps of torus:16x16, 2.5e7
+# transfers, computed for 13-20 s, then refused for the frame)
+expect_error 1 "ofc: mcf on 256 nodes has about 2.49e+07 transfers, more than one reply holds (699050: ofcd's --max-frame): ask for a summary, or for the schedule as a stream" \
+	$OFC --socket "$RO" schedule --topology torus:16x16 --collective alltoall --size 1MiB --json
 finish
