@@ -8,7 +8,10 @@
  * whole state is read again only at the start, when the stream opens
  * anew, at a gap in the events' numbers, on another log, or when a delta
  * says read_again (a new leader's first event), at most one read in
- * flight; nothing is asked while nothing happens. What a delta does not
+ * flight, each with If-None-Match (a 304 costs no body); nothing is asked
+ * while nothing happens, but while a replicated fabric's device shows no
+ * last contact (after a failover: a delta never carries it), a read every
+ * 5 s, a minute at most. What a delta does not
  * carry (the devices' counters, the replicas' leases) is as of the last
  * read. Replicated ofcd says who leads on the Watch too
  * (KIND_LEADER_CHANGED, from every replica), so the replicas need no
@@ -474,8 +477,31 @@
 		$("events").replaceChildren(table(["time", "kind", "what"], events.map((e) => [when(e.time_unix_ms), e.kind.replace(/^KIND_/, "").toLowerCase(), e.text]), "none yet"));
 	}
 
+	/* A replicated fabric's device with no last contact (a new leader has
+	 * not talked to it yet, or a follower has not seen the leader's
+	 * registration say it): a delta never carries it, so the copy is read
+	 * again (conditionally) every CONTACT_MS until it shows one, at most
+	 * CONTACT_TRIES times; nothing is asked once every device has one. */
+	const CONTACT_MS = 5000, CONTACT_TRIES = 12;
+	const contact = {timer: 0, tries: 0};
+
+	function checkContacts() {
+		const missing = state && state.cluster && !state.tenant && (state.devices || []).some((d) => !d.last_contact_unix_ms);
+		if (!missing) {
+			contact.tries = 0;
+			return;
+		}
+		if (contact.timer || contact.tries >= CONTACT_TRIES) return;
+		contact.tries++;
+		contact.timer = setTimeout(() => {
+			contact.timer = 0;
+			refresh();
+		}, CONTACT_MS);
+	}
+
 	function render() {
 		if (!state) return;
+		checkContacts();
 		renderHeader(state);
 		renderAlarms(state);
 		renderFabric(state);
