@@ -110,6 +110,12 @@ struct upstream {
 	uint32_t nstreams, nholders;
 	struct up_holder *holders; /* 2 * lim.total */
 	uint64_t refused[UP_REFUSED_N];
+	/* ---- the requests' connections (under mu): those in use by
+	 * principals but admins, together (npublic) and each (users,
+	 * max_open rows), and the waits that ran out over a share ---- */
+	uint32_t npublic, nusers;
+	struct up_holder *users;
+	uint64_t share_refused;
 };
 
 void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout,
@@ -120,7 +126,9 @@ void up_fini(struct upstream *u);
 /* Send req (its id is set here) and wait for its answer, on a pooled
  * connection; reads are retried once on a fresh one when a kept
  * connection turns out closed. Errors: OFC_E_RUNTIME (ofcd unreachable,
- * no answer in time, no free connection in time). */
+ * no answer in time, no free connection in time): -1; -2 when the
+ * principal's share of the connections (a principal but an admin: a
+ * quarter each, three quarters together) stayed full until the timeout. */
 int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	    struct ofc_error *err);
 /* A follower's NOT_LEADER names the leader's socket; through the gateway
