@@ -945,6 +945,27 @@ static bool over_budget(const struct graph *g, const struct a2a_routes *rt,
 	return true;
 }
 
+/* Whether rt, lowered by low, is surely more transfers than q->max_transfers
+ * (err set): a stepped route is a transfer a hop, a routed one a transfer
+ * a hop unless said in runs (then a route at least). */
+static bool over_reply(const struct graph *g, const struct a2a_routes *rt,
+		       const struct a2a_request *q, const struct a2a_lowering *low,
+		       struct ofc_error *err)
+{
+	double copies = rt->symmetric ? g->n : 1;
+	double hops = copies * (double)(rt->nroutes ? rt->off[rt->nroutes] : 0);
+	double least =
+	    low->kind != A2A_LOWER_STEPS && q->runs ? copies * (double)rt->nroutes : hops;
+
+	if (!q->max_transfers || least <= (double)q->max_transfers)
+		return false;
+	ofc_error_set(err, OFC_E_RUNTIME,
+		      "%s on %u nodes has about %.3g transfers, more than one reply holds (%llu: "
+		      "ofcd's --max-frame): ask for a summary, or for the schedule as a stream",
+		      a2a_algo_name(q->algo), g->n, least, (unsigned long long)q->max_transfers);
+	return true;
+}
+
 int a2a_solve(const struct graph *g, const struct a2a_request *q, const struct topo_facts *f,
 	      bool *steps, struct mcf_result *m, struct a2a_outcome *o, struct ofc_error *err)
 {
@@ -1023,6 +1044,10 @@ int a2a_build(const struct graph *g, const struct a2a_request *q, struct schedul
 		 * keep them first, so only they are mirrored. */
 		if (low->kind == A2A_LOWER_PATHS)
 			a2a_routes_limit(rt, graph_outdeg(g, 0), q->mcf.threads);
+		if (over_reply(g, rt, q, low, err)) {
+			a2a_outcome_free(o);
+			return -1;
+		}
 		if (q->max_memory && over_budget(g, rt, q, low, err)) {
 			/* The default's time-stepped schedule may prove its optimum
 			 * and still not fit: the paths lowering instead, saying why. */

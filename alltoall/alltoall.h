@@ -247,6 +247,13 @@ struct a2a_request {
 	 * symmetric solution is mirrored to every node: a larger request is
 	 * refused with its estimate (A2A_BYTES_PER_HOP per mirrored hop). */
 	uint64_t max_memory;
+	/* Transfers one reply may hold (ofcd's --max-frame; 0: no limit):
+	 * the MCF's routes, once solved, tell what its lowering will have
+	 * (a stepped route a transfer a hop), and more is refused before the
+	 * routes are mirrored, lowered and verified (the steps of torus:16x16:
+	 * millions of transfers, seconds of work, for an answer no frame
+	 * holds). */
+	uint64_t max_transfers;
 	/* The time-stepped lowering by default (lowering NULL): its MCF gets
 	 * at most steps_try seconds (0: A2A_STEPS_TRY_SECONDS) to prove its
 	 * optimum, else the fluid MCF is lowered to paths instead and

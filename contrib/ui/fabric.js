@@ -182,7 +182,9 @@
 				t.title = "port " + a.port + " " + (a.kind || "") + (a.host_port ? " (" + a.host_port + ")" : "");
 				bar.appendChild(t);
 			}
-			row.append(label, bar);
+			/* (ports unknown, as on a tenant's page: no bar drawn full) */
+			if (s.ports) row.append(label, bar);
+			else row.append(label);
 			out.push(row);
 		}
 		container.replaceChildren(...out);

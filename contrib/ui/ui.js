@@ -8,7 +8,10 @@
  * whole state is read again only at the start, when the stream opens
  * anew, at a gap in the events' numbers, on another log, or when a delta
  * says read_again (a new leader's first event), at most one read in
- * flight; nothing is asked while nothing happens. What a delta does not
+ * flight, each with If-None-Match (a 304 costs no body); nothing is asked
+ * while nothing happens, but while a replicated fabric's device shows no
+ * last contact (after a failover: a delta never carries it), a read every
+ * 5 s, a minute at most. What a delta does not
  * carry (the devices' counters, the replicas' leases) is as of the last
  * read. Replicated ofcd says who leads on the Watch too
  * (KIND_LEADER_CHANGED, from every replica), so the replicas need no
@@ -40,6 +43,8 @@
 	const MAX_TXNS = 10;
 	const colors = new Map();
 	let inflight = false, again = false;
+	/* when the copy was last read (this browser's clock) */
+	let readAt = 0;
 	/* The running config (hosts, switches) is read with the state once, and
 	 * again only when a config is applied or the stream opens anew: the
 	 * other events change the state, not the config, and the config is
@@ -108,6 +113,47 @@
 		const f = $("error");
 		f.hidden = !msg;
 		f.textContent = msg || "";
+	}
+
+	/* The last state read of each URL and its ETag: a read again asks with
+	 * If-None-Match, and a 304 costs no body (a reload too: kept in the
+	 * tab's sessionStorage while it fits, else in memory alone). */
+	const kept = new Map();
+
+	function keptOf(url) {
+		if (kept.has(url)) return kept.get(url);
+		try {
+			const v = sessionStorage.getItem("ofc:" + url);
+			if (v) return JSON.parse(v);
+		} catch (e) {
+			/* (no storage: asked whole) */
+		}
+		return null;
+	}
+
+	function keep(url, etag, text) {
+		kept.set(url, {etag, text});
+		try {
+			sessionStorage.setItem("ofc:" + url, JSON.stringify({etag, text}));
+		} catch (e) {
+			/* (over the tab's quota: kept in memory alone) */
+		}
+	}
+
+	async function readState(url) {
+		const k = keptOf(url);
+		const r = await fetch(url, {cache: "no-store", headers: k ? {"If-None-Match": k.etag} : {}});
+		if (r.status === 304 && k) return {ok: true, status: 200, j: JSON.parse(k.text)};
+		const text = await r.text();
+		let j;
+		try {
+			j = JSON.parse(text);
+		} catch (e) {
+			j = {message: "HTTP " + r.status};
+		}
+		const etag = r.headers.get("ETag");
+		if (r.ok && etag) keep(url, etag, text);
+		return {ok: r.ok, status: r.status, j};
 	}
 
 	async function api(path, body) {
@@ -379,6 +425,14 @@
 
 	function renderSchedule(s) {
 		const c = s.schedule;
+		/* a tenant is shown its partitions' schedules, not the fabric's */
+		const own = (s.held || []).filter((p) => p.schedule);
+		if (!c && s.tenant && own.length) {
+			const rows = own.map((p) => [p.name, p.schedule.collective + " (" + p.schedule.algorithm + ") on " + p.schedule.topology + ", " +
+				p.schedule.nodes + " nodes", String(p.schedule.num_steps), (p.schedule.time_us || 0).toFixed(1) + " µs", p.schedule.verified ? "yes" : "no"]);
+			$("schedule").replaceChildren(table(["partition", "collective", "steps", "time", "verified"], rows, ""));
+			return;
+		}
 		if (!c) {
 			const why = s.schedule_computing_since_unix_ms ? "being computed since " + when(s.schedule_computing_since_unix_ms) : s.schedule_error || "none";
 			$("schedule").replaceChildren(node("p", why, "dim"));
@@ -403,7 +457,8 @@
 				: by ? node("span", "answered" + by, "ok") : node("span", "not yet", "dim");
 			const al = (d.port_alarms || []).map((a) => "port " + a.port + " " + a.kind + (a.power_dbm !== undefined ? " " + a.power_dbm + " dBm" : "")).join(", ");
 			/* what ofcd counted talking to it (absent: not talked to yet) */
-			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) + by : "never", d.last_contact_unix_ms ? "" : "dim");
+			/* (a tenant is shown no device figures: not "never") */
+			const last = node("span", d.last_contact_unix_ms ? when(d.last_contact_unix_ms) + by : s.tenant ? "not shown" : "never", d.last_contact_unix_ms ? "" : "dim");
 			last.setAttribute("data-device", d.name);
 			if (d.last_contact_by)
 				last.setAttribute("data-contact-by", d.last_contact_by);
@@ -422,8 +477,31 @@
 		$("events").replaceChildren(table(["time", "kind", "what"], events.map((e) => [when(e.time_unix_ms), e.kind.replace(/^KIND_/, "").toLowerCase(), e.text]), "none yet"));
 	}
 
+	/* A replicated fabric's device with no last contact (a new leader has
+	 * not talked to it yet, or a follower has not seen the leader's
+	 * registration say it): a delta never carries it, so the copy is read
+	 * again (conditionally) every CONTACT_MS until it shows one, at most
+	 * CONTACT_TRIES times; nothing is asked once every device has one. */
+	const CONTACT_MS = 5000, CONTACT_TRIES = 12;
+	const contact = {timer: 0, tries: 0};
+
+	function checkContacts() {
+		const missing = state && state.cluster && !state.tenant && (state.devices || []).some((d) => !d.last_contact_unix_ms);
+		if (!missing) {
+			contact.tries = 0;
+			return;
+		}
+		if (contact.timer || contact.tries >= CONTACT_TRIES) return;
+		contact.tries++;
+		contact.timer = setTimeout(() => {
+			contact.timer = 0;
+			refresh();
+		}, CONTACT_MS);
+	}
+
 	function render() {
 		if (!state) return;
+		checkContacts();
 		renderHeader(state);
 		renderAlarms(state);
 		renderFabric(state);
@@ -450,8 +528,9 @@
 				again = false;
 				const withFabric = needFabric;
 				needFabric = false;
-				const r = await api(withFabric ? "/v1/state?with_fabric=true&fabric_brief=true" : "/v1/state");
+				const r = await readState(withFabric ? "/v1/state?with_fabric=true&fabric_brief=true" : "/v1/state");
 				if (r.ok) {
+					readAt = Date.now();
 					state = r.j.state || {};
 					at.seq = Number(state.event_seq || 0);
 					at.log = String(state.event_log || "");
@@ -480,6 +559,16 @@
 		return r;
 	}
 
+	/* A device of a delta with the counters the copy's had (a delta does
+	 * not carry them: what ofcd counted, the leader's last contact). */
+	function withCounters(e, old) {
+		const merged = Object.assign({}, e);
+		if (!old) return merged;
+		for (const c of ["last_contact_unix_ms", "last_contact_by", "commands", "errors"])
+			if (old[c] !== undefined && merged[c] === undefined) merged[c] = old[c];
+		return merged;
+	}
+
 	/* A delta (event.delta) applied to the copy: each field of set replaces
 	 * the copy's, but devices and held, whose entries replace the entry of
 	 * their name (the list whole when *_whole); cleared removes fields. The
@@ -494,7 +583,11 @@
 		for (const [k, whole] of [["devices", d.devices_whole], ["held", d.held_whole]]) {
 			const given = set[k] || [];
 			if (whole) {
-				if (given.length) s[k] = given;
+				/* (a device keeps the counters the delta does not carry: a
+				 * follower's page showed its switch "never" contacted after
+				 * a failover's whole list) */
+				const before = new Map((s[k] || []).map((e) => [e.name, e]));
+				if (given.length) s[k] = given.map((e) => (k === "devices" ? withCounters(e, before.get(e.name)) : e));
 				else delete s[k];
 				continue;
 			}
@@ -506,10 +599,8 @@
 				/* (a device keeps its counters, which a delta does not carry,
 				 * and its circuits when a patch changes them) */
 				const old = where.has(e.name) ? list[where.get(e.name)] : null;
-				const keep = k === "devices" && old ? {last_contact_unix_ms: old.last_contact_unix_ms, last_contact_by: old.last_contact_by, commands: old.commands, errors: old.errors} : {};
-				if (k === "devices" && old && patched.has(e.name)) keep.circuits = old.circuits;
-				const merged = Object.assign({}, e);
-				for (const c of Object.keys(keep)) if (keep[c] !== undefined) merged[c] = keep[c];
+				const merged = k === "devices" ? withCounters(e, old) : Object.assign({}, e);
+				if (k === "devices" && old && patched.has(e.name)) merged.circuits = old.circuits;
 				if (old) list[where.get(e.name)] = merged;
 				else list.push(merged);
 			}
@@ -564,7 +655,7 @@
 	}
 
 	async function watch() {
-		let wait = 1000;
+		let wait = 1000, opened = false;
 		for (;;) {
 			try {
 				/* From the first event the replica keeps (the fabric's log:
@@ -575,8 +666,14 @@
 				if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
 				setLive(true, "live");
 				wait = 1000;
-				needFabric = true;
-				refresh(); /* what happened while it was not open */
+				/* what happened while it was not open (at the first open,
+				 * the read start() made is the copy: the stream's history
+				 * brings what came after it) */
+				if (opened) {
+					needFabric = true;
+					refresh();
+				}
+				opened = true;
 				const rd = r.body.getReader(), dec = new TextDecoder();
 				let buf = "";
 				for (;;) {
@@ -648,6 +745,10 @@
 			recent.push({seq, log, delta: e.delta || null});
 			if (recent.length > MAX_RECENT) recent.shift();
 			fresh = follow(seq, log, e.delta || null);
+			/* A tenant's state has no place in the log (its events are a
+			 * part of it): an event from before its read, as the stream's
+			 * history replays, is in it already (2 s for the clocks). */
+			if (!fresh && state && state.tenant && Number(e.time_unix_ms || 0) < readAt - 2000) fresh = true;
 		}
 		events.unshift({kind: e.kind || "", time_unix_ms: e.time_unix_ms, text: j.message || e.message || ""});
 		if (events.length > MAX_EVENTS) events.length = MAX_EVENTS;

@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,10 @@ static const char help[] =
     "                        jobs run on the circuits as they are)\n"
     "  --timeout S           seconds the prolog waits for the commit (default\n"
     "                        PrologEpilogTimeout less 5 s from slurm.conf, else 300)\n"
+    "  --release-grace S     a prolog refused because another partition holds its\n"
+    "                        hosts waits up to S for it to be released, whatever it\n"
+    "                        is (default $OFC_SLURM_RELEASE_GRACE, else 0: only for\n"
+    "                        the partition of a job Slurm says ended, up to 60 s)\n"
     "  --slurm-conf FILE     slurm.conf (default $SLURM_CONF, else\n"
     "                        /etc/slurm/slurm.conf)\n"
     "  --scontrol PATH       scontrol, to record a failure's reason on the job\n"
@@ -55,6 +60,7 @@ struct slurm_opts {
 	struct cli_targets *t; /* every replica (or gateway) given; the walk finds the leader */
 	const char *map_path, *default_topo, *slurm_conf, *scontrol, *config;
 	double timeout; /* < 0: from slurm.conf */
+	double grace;	/* seconds a prolog waits for any holder's release (0: ended jobs' only) */
 	uint32_t group;
 };
 
@@ -85,47 +91,110 @@ static double prolog_timeout(const struct slurm_opts *o)
 	return t > 10 ? t - 5 : (double)t / 2;
 }
 
-/* Run scontrol ARGS with the deadline's last seconds; its output is
- * dropped (the prolog's own line says what it did). */
-static int run_scontrol(const struct slurm_opts *o, char *const args[])
+/* Run scontrol ARGS within 10 s; its output into out (up to outsz - 1
+ * bytes, the rest dropped; out NULL: all dropped, the prolog's own line
+ * says what it did). */
+static int run_scontrol_out(const struct slurm_opts *o, char *const args[], char *out, size_t outsz)
 {
 	char *argv[8];
-	int n = 0;
+	int n = 0, fd[2] = {-1, -1};
+	size_t got = 0;
 	pid_t pid;
 
 	argv[n++] = (char *)o->scontrol;
 	for (int i = 0; args[i] && n < 7; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	pid = fork();
-	if (pid < 0)
+	if (out && pipe(fd) < 0)
 		return -1;
+	pid = fork();
+	if (pid < 0) {
+		if (out) {
+			close(fd[0]);
+			close(fd[1]);
+		}
+		return -1;
+	}
 	if (pid == 0) {
-		FILE *devnull = freopen("/dev/null", "w", stdout);
+		if (out) {
+			dup2(fd[1], 1);
+			close(fd[0]);
+			close(fd[1]);
+		} else {
+			FILE *devnull = freopen("/dev/null", "w", stdout);
 
-		(void)devnull;
+			(void)devnull;
+		}
 		if (!getenv("SLURM_CONF"))
 			setenv("SLURM_CONF", o->slurm_conf, 1);
 		execv(o->scontrol, argv);
 		_exit(127);
 	}
+	if (out) {
+		close(fd[1]);
+		fcntl(fd[0], F_SETFL, O_NONBLOCK);
+		out[0] = 0;
+	}
 	double end = now_seconds() + 10;
 	for (;;) {
 		int st;
+		char drop[512];
+
+		while (out) { /* (drained as it comes: a full pipe would stall it) */
+			ssize_t k = got + 1 < outsz ? read(fd[0], out + got, outsz - 1 - got)
+						    : read(fd[0], drop, sizeof(drop));
+			if (k <= 0)
+				break;
+			if (got + 1 < outsz)
+				got += (size_t)k;
+		}
+		if (out)
+			out[got] = 0;
 		pid_t r = waitpid(pid, &st, WNOHANG);
 
-		if (r == pid)
-			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (now_seconds() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
+		if (r == pid || (r < 0 && errno != EINTR) || now_seconds() > end) {
+			if (r != pid && r >= 0) {
+				kill(pid, SIGKILL);
+				waitpid(pid, &st, 0);
+			}
+			if (out)
+				close(fd[0]);
+			return r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 		}
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+static int run_scontrol(const struct slurm_opts *o, char *const args[])
+{
+	return run_scontrol_out(o, args, NULL, 0);
+}
+
+/* The value of FIELD= in `scontrol show job -o JOB`'s line, into v ("":
+ * no such field); -1: scontrol failed (no such job any more: purged). */
+static int job_field(const struct slurm_opts *o, const char *job, const char *field, char *v,
+		     size_t vsz)
+{
+	char out[8192], key[64];
+	char *show[] = {"show", "job", "-o", (char *)job, NULL};
+
+	v[0] = 0;
+	if (run_scontrol_out(o, show, out, sizeof(out)) < 0)
+		return -1;
+	snprintf(key, sizeof(key), " %s=", field);
+	const char *p = strstr(out, key);
+	if (!p && strncmp(out, key + 1, strlen(key) - 1) == 0)
+		p = out - 1;
+	if (!p)
+		return 0;
+	p += strlen(key);
+	size_t k = 0;
+	while (p[k] && p[k] != '\n' && p[k] != ' ' && k + 1 < vsz)
+		k++;
+	memcpy(v, p, k);
+	v[k] = 0;
+	return 0;
 }
 
 /* Tell Slurm why: AdminComment (scontrol show job prints it), and a hold
@@ -306,6 +375,209 @@ static bool held_by_deadline(const struct slurm_opts *o, const char *name, char 
 	}
 }
 
+/* Whether partition p, which holds some of a job's hosts, is on its way
+ * out: the partition of a Slurm job that ended (its EpilogSlurmctld is
+ * releasing it; with replicas, the release may reach the next leader a
+ * moment after the next job's prolog). A job Slurm does not know (purged,
+ * or scontrol failed) is not counted as ended. */
+static bool holder_ended(const struct slurm_opts *o, const char *p)
+{
+	static const char *const ended[] = {
+	    "COMPLETING", "COMPLETED", "CANCELLED", "FAILED",	"TIMEOUT",
+	    "NODE_FAIL",  "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
+	};
+	const char *id = strncmp(p, "slurm-job-", 10) == 0 ? p + 10 : NULL;
+	char st[64];
+
+	if (!id || !*id || strlen(id) > 20 || strspn(id, "0123456789") != strlen(id) ||
+	    job_field(o, id, "JobState", st, sizeof(st)) < 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(ended); i++)
+		if (strcmp(st, ended[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The first partition but `name` in state s that holds one of hosts (NULL:
+ * none). */
+static const char *holder_of(const Ofc__V1__State *s, const char *name, char **hosts, uint32_t n)
+{
+	for (size_t i = 0; i < s->n_held; i++) {
+		const Ofc__V1__HeldPartition *h = s->held[i];
+
+		if (!h->name || strcmp(h->name, name) == 0)
+			continue;
+		for (size_t a = 0; a < h->n_hosts; a++)
+			for (uint32_t b = 0; b < n; b++)
+				if (strcmp(h->hosts[a], hosts[b]) == 0)
+					return h->name;
+	}
+	return NULL;
+}
+
+/* After a refusal: while another partition holds some of the job's hosts
+ * and is on its way out (holder_ended), or for the operator's grace
+ * (--release-grace) whatever holds them, wait until none does, then true
+ * (ask again). The wait ends at the prolog's deadline, and an ended job's
+ * release is waited for at most SLURM_RELEASE_WAIT s. false: a holder that
+ * is not leaving, or one still there at the bound (why says which). */
+#define SLURM_RELEASE_WAIT 60.0
+static bool release_came(const struct slurm_opts *o, const char *name, char **hosts, uint32_t n,
+			 double deadline, char *why, size_t whysz)
+{
+	double t0 = now_seconds(), bound = deadline;
+	char last[128] = "";
+
+	if (o->grace > 0 && t0 + o->grace < bound)
+		bound = t0 + o->grace;
+	else if (o->grace <= 0 && t0 + SLURM_RELEASE_WAIT < bound)
+		bound = t0 + SLURM_RELEASE_WAIT;
+	for (;;) {
+		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+		Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
+		Ofc__V1__Response *resp = NULL;
+		struct ofc_error err = {0};
+		double left = bound - now_seconds();
+		bool gone = false, leaving = false, read = false;
+
+		req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+		req.get_state = &gs;
+		if (left > 0 &&
+		    ask(o, &req, left < 5 ? left : 5, CLI_CALL_READ, &resp, &err) == 0 &&
+		    resp->status == OFC__V1__STATUS__STATUS_OK &&
+		    resp->body_case == OFC__V1__RESPONSE__BODY_STATE) {
+			read = true;
+			const char *h = holder_of(resp->state, name, hosts, n);
+
+			gone = !h;
+			if (h && strcmp(h, last) != 0) { /* (asked of Slurm once a holder) */
+				snprintf(last, sizeof(last), "%s", h);
+				leaving = o->grace > 0 || holder_ended(o, h);
+				if (!leaving)
+					snprintf(why, whysz, "%s holds its hosts and is not ending",
+						 h);
+			} else {
+				leaving = h != NULL;
+			}
+		}
+		if (resp)
+			ofc__v1__response__free_unpacked(resp, NULL);
+		if (gone)
+			return true;
+		if (read && !leaving)
+			return false;
+		if (now_seconds() + 0.25 >= bound) {
+			snprintf(why, whysz, "%s%s did not let its hosts go within %.0f s",
+				 last[0] ? "" : "the state could not be read, or ",
+				 last[0] ? last : "a holder", bound - t0);
+			return false;
+		}
+		struct timespec ts = {0, 250 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The job runs: a reason an earlier try recorded (AdminComment=ofc: ...)
+ * is cleared, so `scontrol show job` no longer shows an old refusal. */
+static void clear_reason(const struct slurm_opts *o, const char *job)
+{
+	char v[16], id[64];
+
+	if (job_field(o, job, "AdminComment", v, sizeof(v)) < 0 || strncmp(v, "ofc:", 4) != 0)
+		return;
+	snprintf(id, sizeof(id), "JobId=%s", job);
+	char *upd[] = {"update", id, "AdminComment=", NULL};
+	if (run_scontrol(o, upd) < 0)
+		fprintf(stderr,
+			"ofc slurm: job %s: %s could not clear the reason recorded before\n", job,
+			o->scontrol);
+}
+
+/* The prolog's request: partition name of the job's hosts at spec,
+ * asked until it commits, is found held across a failover, or is refused
+ * for good; a refusal because hosts are still held by a partition on its
+ * way out waits for its release and asks again (release_came). Returns the
+ * prolog's exit status. */
+static int prolog_ask(const struct slurm_opts *o, const char *job, const char *name,
+		      const char *spec, char **hosts, uint32_t n, bool relabel, double t0,
+		      double timeout)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Reconfigure rc_msg = OFC__V1__RECONFIGURE__INIT;
+	Ofc__V1__Response *resp = NULL;
+	struct ofc_error err = {0};
+	char waited[200] = "", why[200] = "";
+	int rc = 1;
+	/* the request `ofc reconfigure --partition NAME --topology SPEC
+	 * --hosts ...` sends, through its builder */
+	struct reconfigure_ask a = {
+	    .partition = name, .topology = spec, .hosts = hosts, .nhosts = n, .relabel = relabel};
+
+	req.has_id = 1;
+	req.id = 1;
+	if (reconfigure_build(&a, &rc_msg, &err) < 0) {
+		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, err.msg);
+		tell_slurm(o, job, err.msg, true);
+		return 1;
+	}
+	api_set_body(&req, &api_requests[API_RECONFIGURE], &rc_msg.base);
+	for (int tries = 0;; tries++) {
+		if (ask(o, &req, timeout - (now_seconds() - t0), CLI_CALL_PERSIST, &resp, &err) <
+		    0) {
+			char w[700];
+
+			snprintf(w, sizeof(w), "%.400s (partition %s: %.200s on %u hosts)", err.msg,
+				 name, spec, n);
+			fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, w);
+			tell_slurm(o, job, w, false);
+			return 1;
+		}
+		if (resp->status == OFC__V1__STATUS__STATUS_OK ||
+		    held_by_deadline(o, name, hosts, n, spec, t0 + timeout,
+				     resp->status == OFC__V1__STATUS__STATUS_UNAVAILABLE))
+			break;
+		if (tries >= 8 || final_status(resp->status) ||
+		    !release_came(o, name, hosts, n, t0 + timeout, why, sizeof(why)))
+			break;
+		snprintf(waited, sizeof(waited), " after waiting %.1f s for a release (%.120s)",
+			 now_seconds() - t0, resp->message ? resp->message : "refused");
+		ofc__v1__response__free_unpacked(resp, NULL);
+		req.request_key = NULL; /* (another request: the first's outcome is recorded) */
+	}
+	if (resp->status == OFC__V1__STATUS__STATUS_OK) {
+		const Ofc__V1__TransactionInfo *t =
+		    resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? resp->transaction
+									   : NULL;
+
+		printf("ofc: job %s: partition %s: %s on %u host%s committed: %u operation%s "
+		       "(transaction %llu) in %.3f s%s\n",
+		       job, name, spec, n, n == 1 ? "" : "s", t ? t->operations : 0,
+		       t && t->operations == 1 ? "" : "s", t ? (unsigned long long)t->id : 0ULL,
+		       now_seconds() - t0, waited);
+		rc = 0;
+	} else if (held_by_deadline(o, name, hosts, n, spec, t0 + timeout, false)) {
+		/* asked twice across a failover: the first commit stands; or
+		 * the next leader ran what the deposed one handed on */
+		printf("ofc: job %s: partition %s: %s on %u host%s is held (committed across a "
+		       "failover; %s answered: %s) in %.3f s\n",
+		       job, name, spec, n, n == 1 ? "" : "s", o->t->answered,
+		       resp->message ? resp->message : "refused", now_seconds() - t0);
+		rc = 0;
+	} else {
+		bool final = final_status(resp->status);
+
+		fprintf(stderr, "ofc slurm prolog: job %s: %s%s%s%s\n", job,
+			resp->message ? resp->message : "ofcd refused",
+			final ? " (held: the request cannot be met)" : " (requeued)",
+			why[0] ? "; " : "", why);
+		tell_slurm(o, job, resp->message ? resp->message : "ofcd refused", final);
+	}
+	ofc__v1__response__free_unpacked(resp, NULL);
+	if (rc == 0)
+		clear_reason(o, job);
+	return rc;
+}
+
 static int prolog(const struct slurm_opts *o)
 {
 	const char *job = job_id();
@@ -342,66 +614,44 @@ static int prolog(const struct slurm_opts *o)
 	snprintf(spec, sizeof(spec), "%s", rq.topology);
 	snprintf(name, sizeof(name), "slurm-job-%s", job);
 
-	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
-	Ofc__V1__Reconfigure rc_msg = OFC__V1__RECONFIGURE__INIT;
-	Ofc__V1__Response *resp = NULL;
-	/* the request `ofc reconfigure --partition NAME --topology SPEC
-	 * --hosts ...` sends, through its builder */
-	struct reconfigure_ask a = {.partition = name,
-				    .topology = spec,
-				    .hosts = hosts,
-				    .nhosts = n,
-				    .relabel = rq.relabel};
-
-	req.has_id = 1;
-	req.id = 1;
-	if (reconfigure_build(&a, &rc_msg, &err) < 0) {
-		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, err.msg);
-		tell_slurm(o, job, err.msg, true);
-		goto out;
-	}
-	api_set_body(&req, &api_requests[API_RECONFIGURE], &rc_msg.base);
-	if (ask(o, &req, timeout - (now_seconds() - t0), CLI_CALL_PERSIST, &resp, &err) < 0) {
-		char why[700];
-
-		snprintf(why, sizeof(why), "%.400s (partition %s: %.200s on %u hosts)", err.msg,
-			 name, spec, n);
-		fprintf(stderr, "ofc slurm prolog: job %s: %s\n", job, why);
-		tell_slurm(o, job, why, false);
-		goto out;
-	}
-	if (resp->status == OFC__V1__STATUS__STATUS_OK) {
-		const Ofc__V1__TransactionInfo *t =
-		    resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? resp->transaction
-									   : NULL;
-
-		printf("ofc: job %s: partition %s: %s on %u host%s committed: %u operation%s "
-		       "(transaction %llu) in %.3f s\n",
-		       job, name, spec, n, n == 1 ? "" : "s", t ? t->operations : 0,
-		       t && t->operations == 1 ? "" : "s", t ? (unsigned long long)t->id : 0ULL,
-		       now_seconds() - t0);
-		rc = 0;
-	} else if (held_by_deadline(o, name, hosts, n, spec, t0 + timeout,
-				    resp->status == OFC__V1__STATUS__STATUS_UNAVAILABLE)) {
-		/* asked twice across a failover: the first commit stands; or
-		 * the next leader ran what the deposed one handed on */
-		printf("ofc: job %s: partition %s: %s on %u host%s is held (committed across a "
-		       "failover; %s answered: %s) in %.3f s\n",
-		       job, name, spec, n, n == 1 ? "" : "s", o->t->answered,
-		       resp->message ? resp->message : "refused", now_seconds() - t0);
-		rc = 0;
-	} else {
-		bool final = final_status(resp->status);
-
-		fprintf(stderr, "ofc slurm prolog: job %s: %s%s\n", job,
-			resp->message ? resp->message : "ofcd refused",
-			final ? " (held: the request cannot be met)" : " (requeued)");
-		tell_slurm(o, job, resp->message ? resp->message : "ofcd refused", final);
-	}
-	ofc__v1__response__free_unpacked(resp, NULL);
+	rc = prolog_ask(o, job, name, spec, hosts, n, rq.relabel, t0, timeout);
 out:
 	slurm_strv_free(hosts, n);
 	return rc;
+}
+
+/* Whether every address answered and none holds `name` (held on any, or
+ * one not answering: false, and the epilog asks the release). */
+static bool held_nowhere(const struct slurm_opts *o, const char *name)
+{
+	struct cli_targets *one = xcalloc(1, sizeof(*one));
+	bool nowhere = true;
+
+	for (uint32_t i = 0; i < o->t->n && nowhere; i++) {
+		Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+		Ofc__V1__GetState gs = OFC__V1__GET_STATE__INIT;
+		Ofc__V1__Response *resp = NULL;
+		struct ofc_error err = {0};
+
+		memset(one, 0, sizeof(*one));
+		one->https = o->t->https;
+		one->srv = o->t->srv;
+		req.body_case = OFC__V1__REQUEST__BODY_GET_STATE;
+		req.get_state = &gs;
+		if (cli_targets_add(one, o->t->opt, o->t->addr[i], &err) < 0 ||
+		    cli_call(one, &req, 5, CLI_CALL_READ, &resp, &err) < 0) {
+			nowhere = false;
+			continue;
+		}
+		nowhere = resp->status == OFC__V1__STATUS__STATUS_OK &&
+			  resp->body_case == OFC__V1__RESPONSE__BODY_STATE;
+		for (size_t k = 0; nowhere && k < resp->state->n_held; k++)
+			nowhere = !resp->state->held[k]->name ||
+				  strcmp(resp->state->held[k]->name, name) != 0;
+		ofc__v1__response__free_unpacked(resp, NULL);
+	}
+	free(one);
+	return nowhere;
 }
 
 static int epilog(const struct slurm_opts *o)
@@ -417,6 +667,12 @@ static int epilog(const struct slurm_opts *o)
 		return 2;
 	}
 	snprintf(name, sizeof(name), "slurm-job-%s", job);
+	/* A job whose prolog was refused holds nothing: no release is asked,
+	 * so the refusal is the one event its job makes. */
+	if (held_nowhere(o, name)) {
+		printf("ofc: job %s held no partition (nothing to release: done)\n", job);
+		return 0;
+	}
 
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__ReleasePartition rel = OFC__V1__RELEASE_PARTITION__INIT;
@@ -509,6 +765,7 @@ int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char 
 	    {"map", required_argument, NULL, 'm'},
 	    {"default-topology", required_argument, NULL, 'T'},
 	    {"timeout", required_argument, NULL, 't'},
+	    {"release-grace", required_argument, NULL, 'G'},
 	    {"slurm-conf", required_argument, NULL, 'S'},
 	    {"scontrol", required_argument, NULL, 'C'},
 	    {"config", required_argument, NULL, 'c'},
@@ -524,6 +781,7 @@ int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char 
 	    .scontrol = env_or("OFC_SLURM_SCONTROL", "/usr/bin/scontrol"),
 	    .timeout = -1,
 	};
+	const char *grace = env_or("OFC_SLURM_RELEASE_GRACE", NULL);
 	const char *sub;
 	int c;
 
@@ -548,6 +806,9 @@ int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char 
 			if (cli_opt_duration(cmd, "timeout", optarg, &o.timeout))
 				return 2;
 			break;
+		case 'G':
+			grace = optarg;
+			break;
 		case 'S':
 			o.slurm_conf = optarg;
 			break;
@@ -568,6 +829,8 @@ int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char 
 		}
 	}
 	int rest = argc - optind;
+	if (grace && cli_opt_duration(cmd, "release-grace", grace, &o.grace))
+		return 2;
 	if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0) {
 		struct ofc_error err = {0};
 

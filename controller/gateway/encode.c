@@ -137,6 +137,9 @@ enum MHD_Result gw_send_encoded(struct MHD_Connection *mc, unsigned code, const 
 		MHD_add_response_header(r, "ETag", etag);
 	if (close)
 		MHD_add_response_header(r, "Connection", "close");
+	/* (ofcd's BUSY, a share taken, or no leader now: when to ask again) */
+	if (code == MHD_HTTP_SERVICE_UNAVAILABLE || code == MHD_HTTP_TOO_MANY_REQUESTS)
+		MHD_add_response_header(r, "Retry-After", GW_RETRY_AFTER);
 	rc = MHD_queue_response(mc, code, r);
 	MHD_destroy_response(r);
 	return rc;

@@ -855,7 +855,10 @@ static enum MHD_Result call_once(struct gateway *g, struct MHD_Connection *mc, O
 	uint8_t *frame, pre[16];
 	size_t len, skip, plen;
 
-	if (up_call_frame(&g->up, q, &frame, &len, &skip, &err) < 0)
+	int urc = up_call_frame(&g->up, q, &frame, &len, &skip, &err);
+	if (urc == -2)
+		return send_busy(mc, err.msg);
+	if (urc < 0)
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg);
 	/* a small answer may be a follower's: its words name the leader's URL */
@@ -992,8 +995,11 @@ static enum MHD_Result forward_state(struct gateway *g, struct MHD_Connection *m
 	if (turn.refused)
 		return send_busy(mc, err.msg);
 	gw_shares_fetched(&turn);
-	if (up_call_frame(&g->up, q, &frame, &len, &skip, &err) < 0) {
+	int urc = up_call_frame(&g->up, q, &frame, &len, &skip, &err);
+	if (urc < 0) {
 		gw_shares_end(&g->shares, &turn);
+		if (urc == -2)
+			return send_busy(mc, err.msg);
 		gw_log(g, 3, "ofcd: %s", err.msg);
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg);
@@ -1066,8 +1072,11 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		protobuf_c_message_free_unpacked(m, NULL);
 		return rc;
 	}
-	if (up_call(&g->up, &q, &resp, &err) < 0) {
+	int urc = up_call(&g->up, &q, &resp, &err);
+	if (urc < 0) {
 		protobuf_c_message_free_unpacked(m, NULL);
+		if (urc == -2)
+			return send_busy(mc, err.msg);
 		gw_log(g, 3, "ofcd: %s", err.msg);
 		return send_error(mc, MHD_HTTP_BAD_GATEWAY, OFC__V1__STATUS__STATUS_UNAVAILABLE,
 				  "ofcd did not answer: %s", err.msg);
@@ -1085,6 +1094,7 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		pthread_rwlock_unlock(&g->lock);
 		char *conns = gw_conns_metrics(&g->conns);
 		char *streams = up_stream_metrics(&g->up);
+		char *reads = gw_shares_metrics(&g->shares);
 		char *text = xasprintf(
 		    "%s# HELP ofc_gateway_tls_handshakes_total TLS handshakes with a verified "
 		    "client certificate.\n# TYPE ofc_gateway_tls_handshakes_total counter\n"
@@ -1106,13 +1116,14 @@ static enum MHD_Result forward(struct gateway *g, struct MHD_Connection *mc, str
 		    "# HELP ofc_gateway_trust_reload_failures_total SIGHUP reloads refused (a bad "
 		    "CA, CRL or policy file): the old ones stay.\n"
 		    "# TYPE ofc_gateway_trust_reload_failures_total counter\n"
-		    "ofc_gateway_trust_reload_failures_total %llu\n%s%s",
+		    "ofc_gateway_trust_reload_failures_total %llu\n%s%s%s",
 		    resp->metrics, (unsigned long long)atomic_load(&g->n_handshakes),
 		    (unsigned long long)atomic_load(&g->n_refused), conns,
 		    (unsigned long long)atomic_load(&g->n_requests), (unsigned long long)hits,
 		    (unsigned long long)built,
-		    (unsigned long long)atomic_load(&g->n_reload_failures), trust, streams);
+		    (unsigned long long)atomic_load(&g->n_reload_failures), trust, streams, reads);
 		free(streams);
+		free(reads);
 		free(conns);
 		free(trust);
 		ofc__v1__response__free_unpacked(resp, NULL);

@@ -110,6 +110,12 @@ struct upstream {
 	uint32_t nstreams, nholders;
 	struct up_holder *holders; /* 2 * lim.total */
 	uint64_t refused[UP_REFUSED_N];
+	/* ---- the requests' connections (under mu): those in use by
+	 * principals but admins, together (npublic) and each (users,
+	 * max_open rows), and the waits that ran out over a share ---- */
+	uint32_t npublic, nusers;
+	struct up_holder *users;
+	uint64_t share_refused;
 };
 
 void up_init(struct upstream *u, const char *path, uint32_t max_open, double timeout,
@@ -120,7 +126,9 @@ void up_fini(struct upstream *u);
 /* Send req (its id is set here) and wait for its answer, on a pooled
  * connection; reads are retried once on a fresh one when a kept
  * connection turns out closed. Errors: OFC_E_RUNTIME (ofcd unreachable,
- * no answer in time, no free connection in time). */
+ * no answer in time, no free connection in time): -1; -2 when the
+ * principal's share of the connections (a principal but an admin: a
+ * quarter each, three quarters together) stayed full until the timeout. */
 int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	    struct ofc_error *err);
 /* A follower's NOT_LEADER names the leader's socket; through the gateway
@@ -199,20 +207,32 @@ void gw_cache_put(struct gw_cache *c, const uint8_t *key, size_t klen, const cha
 /* ---- share.c ----
  * Answers to a GetState whose state is bigger than the cache takes
  * (GW_CACHE_MAX_KEY): written once as JSON and gzip, shared by reference
- * with every reader of the same state, and read one at a time (its turn):
- * one such answer from ofcd in flight and one JSON being written. A read is
- * keyed by its request (options and principal); at most GW_SHARES kept.
+ * with every reader of the same state, and read one at a time in a lane
+ * (its turn): one such answer from ofcd in flight and one JSON being
+ * written a lane. Admins have a lane of their own, everyone else shares
+ * the other, each lane first come first served; a principal but an admin
+ * may have reads of at most GW_SHARE_PER_PRINCIPAL distinct requests in
+ * its lane at once (more: 429 at once; reads of the same request share
+ * one answer), so one principal's reads add at most that many turns to
+ * anyone else's wait, and none to an admin's. A read is keyed by its request
+ * (options and principal); at most GW_SHARES kept. Whether a read is big
+ * is its key's last answer, else its principal's last (GW_SHARE_WHO
+ * principals remembered, so another's many distinct reads cannot make a
+ * small reader's wait), else the last of anyone's.
  *
  *   sh = gw_shares_begin(...)      kept and fetched after the reader came:
  *                                  answer it (gw_send_shared); NULL: fetch
- *                                  (turn->refused: the wait ran out, err)
+ *                                  (turn->refused: over its share or the
+ *                                  wait ran out, err)
  *   gw_shares_fetched(turn)        just before asking ofcd
  *   gw_shares_same / _put          a big answer: the kept one if the same
  *                                  bytes, else store the JSON (owned now)
  *   gw_shares_small(...)           the answer was small: no turns for it
  *   gw_shares_end(...)             always, after the fetch */
-#define GW_SHARES	 4
-#define GW_SHARE_MAX_KEY 4096
+#define GW_SHARES	       4
+#define GW_SHARE_MAX_KEY       4096
+#define GW_SHARE_WHO	       64
+#define GW_SHARE_PER_PRINCIPAL 2
 struct gw_shared;
 struct gw_share_entry {
 	uint8_t *key;
@@ -223,20 +243,39 @@ struct gw_share_entry {
 	double fetched;	  /* when sh's answer was asked of ofcd (monotonic) */
 	uint64_t used;
 };
+/* A principal's reads in a lane (n[i] of the request whose key hashes to
+ * key[i]; n[i] 0: a free slot), and the size of its last answer (0:
+ * small; SIZE_MAX: none yet). */
+struct gw_share_who {
+	char id[128];
+	uint64_t key[GW_SHARE_PER_PRINCIPAL];
+	uint32_t n[GW_SHARE_PER_PRINCIPAL];
+	size_t last;
+	uint64_t used;
+};
+struct gw_share_waiter;
+struct gw_share_lane {
+	bool busy; /* a read holds the turn */
+	struct gw_share_waiter *head, *tail;
+};
+enum { GW_LANE_ADMIN, GW_LANE_OTHERS, GW_NLANES };
+enum { GW_SHARE_REFUSED_PRINCIPAL, GW_SHARE_REFUSED_WAIT, GW_SHARE_NREFUSED };
 struct gw_shares {
-	pthread_mutex_t turn; /* held by the one big read under way */
-	pthread_mutex_t mu;   /* the entries and counts */
+	pthread_mutex_t mu; /* everything here */
+	struct gw_share_lane lane[GW_NLANES];
 	struct gw_share_entry e[GW_SHARES];
-	uint64_t tick, built, reused;
+	struct gw_share_who who[GW_SHARE_WHO];
+	uint64_t tick, built, reused, refused[GW_SHARE_NREFUSED];
 	size_t any_big; /* the last big answer's size (0: none, or small since) */
-	atomic_uint waiting;
 };
 struct gw_share_turn {
 	uint8_t *key;
 	size_t klen;
+	char id[128];	/* the principal ("": none) */
+	int lane, slot; /* slot: of its who row, while counted */
 	double came, fetched;
 	uint8_t sum[32];
-	bool held, refused;
+	bool held, counted, refused;
 };
 void gw_shares_init(struct gw_shares *t);
 void gw_shares_fini(struct gw_shares *t);
@@ -250,6 +289,8 @@ struct gw_shared *gw_shares_put(struct gw_shares *t, struct gw_share_turn *turn,
 void gw_shares_small(struct gw_shares *t, struct gw_share_turn *turn);
 void gw_shares_end(struct gw_shares *t, struct gw_share_turn *turn);
 void gw_shares_counts(struct gw_shares *t, uint64_t *built, uint64_t *reused);
+/* The refusals' counters as Prometheus text (caller frees). */
+char *gw_shares_metrics(struct gw_shares *t);
 void gw_shared_unref(struct gw_shared *s);
 /* The answer (304 for its ETag, gzip when accepted), sh's reference
  * handed to the response. */
@@ -432,6 +473,9 @@ void gw_etag(const char *body, size_t len, char *tag, size_t n);
 bool gw_etag_matches(struct MHD_Connection *mc, const char *tag);
 enum MHD_Result gw_send_encoded(struct MHD_Connection *mc, unsigned code, const char *type,
 				char *body, size_t len, bool close, const char *etag);
+/* The seconds a 503 or 429 of ofcd's or the gateway's tells a client to
+ * wait (Retry-After) */
+#define GW_RETRY_AFTER "5"
 enum MHD_Result gw_send_not_modified(struct MHD_Connection *mc, const char *etag);
 /* A stream's gzip (the Watch's lines, when the client takes gzip): each
  * put's bytes flushed, readable at once; last: the gzip trailer too (NULL

@@ -5,8 +5,15 @@
  * peak, 21-24 s each), and their ten 11 MB answers on its connections to
  * ofcd passed ofcd's --max-buffer-per-uid, so four of them got 502.
  *
- * So a read of a state last seen big waits its turn (one at a time, up to
- * half the request timeout, then 429): one answer from ofcd in flight and one JSON being written.
+ * So a read of a state last seen big waits its turn (one at a time in its
+ * lane, up to half the request timeout, then 429): one answer from ofcd in
+ * flight and one JSON being written a lane. One turn for everyone let a
+ * read-only certificate's thirty reads of distinct options (nothing to
+ * share) hold admins' reads 1-5 s, and their distinct keys pushed a
+ * tenant's small read out of the entries, so it waited as a big one: so
+ * admins have a lane of their own, each lane is first come first served,
+ * a principal has at most GW_SHARE_PER_PRINCIPAL reads in it, and whether
+ * a principal's reads are big is remembered per principal (internal.h).
  * A reader that waited while another fetched a state after it came takes
  * that one, and an answer byte for byte the one before (by its SHA-256)
  * takes the JSON already written; both are shared by reference, never
@@ -18,6 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* A read waiting in a lane: its turn comes when go is set. */
+struct gw_share_waiter {
+	pthread_cond_t cv;
+	bool go;
+	struct gw_share_waiter *next;
+};
 
 struct gw_shared {
 	atomic_uint refs;
@@ -40,7 +54,6 @@ static double mono(void)
 void gw_shares_init(struct gw_shares *t)
 {
 	memset(t, 0, sizeof(*t));
-	pthread_mutex_init(&t->turn, NULL);
 	pthread_mutex_init(&t->mu, NULL);
 }
 
@@ -66,7 +79,6 @@ void gw_shares_fini(struct gw_shares *t)
 		free(t->e[i].key);
 		gw_shared_unref(t->e[i].sh);
 	}
-	pthread_mutex_destroy(&t->turn);
 	pthread_mutex_destroy(&t->mu);
 }
 
@@ -97,14 +109,192 @@ static struct gw_share_entry *entry(struct gw_shares *t, const uint8_t *key, siz
 	return v;
 }
 
+static struct gw_share_who *who_of(struct gw_shares *t, const char *id, bool make);
+
+static bool in_lane(const struct gw_share_who *w)
+{
+	for (size_t i = 0; i < GW_SHARE_PER_PRINCIPAL; i++)
+		if (w->n[i])
+			return true;
+	return false;
+}
+
+/* FNV-1a of a request's key: which of a principal's reads are the same. */
+static uint64_t key_hash(const uint8_t *k, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ k[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Count turn's read in w's row: a slot of the same request's, else a free
+ * one; false: every slot holds another request's (its share is full).
+ * Under t->mu. */
+static bool who_count(struct gw_share_who *w, struct gw_share_turn *turn)
+{
+	uint64_t h = key_hash(turn->key, turn->klen);
+	int free_slot = -1;
+
+	for (int i = 0; i < GW_SHARE_PER_PRINCIPAL; i++) {
+		if (w->n[i] && w->key[i] == h) {
+			free_slot = i;
+			break;
+		}
+		if (!w->n[i] && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return false;
+	w->key[free_slot] = h;
+	w->n[free_slot]++;
+	turn->slot = free_slot;
+	turn->counted = true;
+	return true;
+}
+
+/* Its read leaves the lane. Under t->mu. */
+static void who_uncount(struct gw_shares *t, struct gw_share_turn *turn)
+{
+	struct gw_share_who *w = turn->counted ? who_of(t, turn->id, false) : NULL;
+
+	if (w && w->n[turn->slot])
+		w->n[turn->slot]--;
+	turn->counted = false;
+}
+
+/* The principal id's row (made in place of the least lately used one
+ * with no read in a lane when absent and make; NULL: none, or every row
+ * has reads in a lane). Under t->mu. */
+static struct gw_share_who *who_of(struct gw_shares *t, const char *id, bool make)
+{
+	struct gw_share_who *v = NULL;
+
+	for (size_t i = 0; i < GW_SHARE_WHO; i++) {
+		struct gw_share_who *w = &t->who[i];
+
+		if (w->id[0] && strcmp(w->id, id) == 0) {
+			w->used = ++t->tick;
+			return w;
+		}
+		if (!in_lane(w) && (!v || !w->id[0] || (v->id[0] && w->used < v->used)))
+			v = w;
+	}
+	if (!make || !v)
+		return NULL;
+	*v = (struct gw_share_who){.last = SIZE_MAX, .used = ++t->tick};
+	snprintf(v->id, sizeof(v->id), "%s", id);
+	return v;
+}
+
+/* Whether turn's read is big, and how big its principal saw it (0: not
+ * known to it). Under t->mu. */
+static bool read_big(struct gw_shares *t, const struct gw_share_turn *turn, size_t *flen)
+{
+	struct gw_share_entry *e = entry(t, turn->key, turn->klen, false);
+	struct gw_share_who *w = turn->id[0] ? who_of(t, turn->id, false) : NULL;
+
+	*flen = e ? e->flen_seen : w && w->last != SIZE_MAX ? w->last : 0;
+	if (e)
+		return e->big;
+	if (w && w->last != SIZE_MAX)
+		return w->last > 0;
+	return t->any_big > 0;
+}
+
+/* Wait for the turn of turn's lane until `until` (CLOCK_REALTIME): first
+ * come, first served. Under t->mu; false: the wait ran out. */
+static bool lane_wait(struct gw_shares *t, struct gw_share_turn *turn, const struct timespec *until)
+{
+	struct gw_share_lane *l = &t->lane[turn->lane];
+	struct gw_share_waiter w = {.go = false};
+
+	if (!l->busy && !l->head) {
+		l->busy = true;
+		return true;
+	}
+	pthread_cond_init(&w.cv, NULL);
+	if (l->tail)
+		l->tail->next = &w;
+	else
+		l->head = &w;
+	l->tail = &w;
+	while (!w.go && pthread_cond_timedwait(&w.cv, &t->mu, until) != ETIMEDOUT)
+		;
+	if (!w.go) { /* (out of the line: it is not its turn yet, so it is in it) */
+		struct gw_share_waiter **p = &l->head, *prev = NULL;
+
+		while (*p != &w) {
+			prev = *p;
+			p = &(*p)->next;
+		}
+		*p = w.next;
+		if (l->tail == &w)
+			l->tail = prev;
+	}
+	pthread_cond_destroy(&w.cv);
+	return w.go;
+}
+
+/* The turn of turn's lane goes to the next in line. Under t->mu. */
+static void lane_pass(struct gw_shares *t, struct gw_share_turn *turn)
+{
+	struct gw_share_lane *l = &t->lane[turn->lane];
+	struct gw_share_waiter *w = l->head;
+
+	if (!w) {
+		l->busy = false;
+		return;
+	}
+	l->head = w->next;
+	if (!l->head)
+		l->tail = NULL;
+	w->go = true;
+	pthread_cond_signal(&w->cv);
+}
+
+/* (under t->mu) A refusal: its words say only what the asker may see (its
+ * own state's size, its own reads). */
+static void refuse(struct gw_shares *t, struct gw_share_turn *turn, int why, size_t flen,
+		   double wait, struct ofc_error *err)
+{
+	t->refused[why]++;
+	if (why == GW_SHARE_REFUSED_PRINCIPAL)
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "%s has reads of %u other big states waiting or under way, the most "
+			      "one principal may have at once; try again when one is answered",
+			      turn->id, GW_SHARE_PER_PRINCIPAL);
+	else if (flen)
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "the state is %zu bytes; big states are read one at a time, and its "
+			      "turn did not come within %.0f s",
+			      flen, wait);
+	else
+		ofc_error_set(
+		    err, OFC_E_RUNTIME,
+		    "big states are read one at a time, and this read's turn did not come "
+		    "within %.0f s",
+		    wait);
+	free(turn->key);
+	turn->key = NULL;
+	turn->refused = true;
+}
+
 struct gw_shared *gw_shares_begin(struct gw_shares *t, Ofc__V1__Request *q, double wait,
 				  struct gw_share_turn *turn, struct ofc_error *err)
 {
 	uint64_t id = q->id;
 	bool has_id = q->has_id;
+	const Ofc__V1__Principal *pr = q->principal;
 
 	memset(turn, 0, sizeof(*turn));
 	turn->came = mono();
+	if (pr && pr->identity)
+		snprintf(turn->id, sizeof(turn->id), "%s", pr->identity);
+	turn->lane = pr && pr->has_role && pr->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN
+			 ? GW_LANE_ADMIN
+			 : GW_LANE_OTHERS;
 	q->id = 0;
 	q->has_id = 0;
 	turn->klen = protobuf_c_message_get_packed_size(&q->base);
@@ -117,14 +307,21 @@ struct gw_shared *gw_shares_begin(struct gw_shares *t, Ofc__V1__Request *q, doub
 	if (!turn->key)
 		return NULL; /* (a request that long: read as any other) */
 	pthread_mutex_lock(&t->mu);
-	/* (a read not seen before: as big as another's, when one was) */
-	struct gw_share_entry *e = entry(t, turn->key, turn->klen, false);
-	bool big = e ? e->big : t->any_big;
-	size_t flen = e ? e->flen_seen : t->any_big;
-	pthread_mutex_unlock(&t->mu);
-	if (!big)
+	size_t flen;
+	if (!read_big(t, turn, &flen)) {
+		pthread_mutex_unlock(&t->mu);
 		return NULL;
-
+	}
+	/* (admins: a lane of their own, not shared with the public; no
+	 * principal: ofcd's own tests; the rows all of principals in a lane:
+	 * the lane's wait still bounds it) */
+	struct gw_share_who *w =
+	    turn->id[0] && turn->lane != GW_LANE_ADMIN ? who_of(t, turn->id, true) : NULL;
+	if (w && !who_count(w, turn)) {
+		refuse(t, turn, GW_SHARE_REFUSED_PRINCIPAL, 0, wait, err);
+		pthread_mutex_unlock(&t->mu);
+		return NULL;
+	}
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += (time_t)wait;
@@ -133,24 +330,15 @@ struct gw_shared *gw_shares_begin(struct gw_shares *t, Ofc__V1__Request *q, doub
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	atomic_fetch_add(&t->waiting, 1);
-	int rc = pthread_mutex_timedlock(&t->turn, &until);
-	unsigned ahead = atomic_fetch_sub(&t->waiting, 1) - 1;
-	if (rc != 0) {
-		ofc_error_set(
-		    err, OFC_E_RUNTIME,
-		    "the state is %zu bytes; %u more reads of it wait, and its turn did not "
-		    "come within %.0f s",
-		    flen, ahead, wait);
-		free(turn->key);
-		turn->key = NULL;
-		turn->refused = true;
+	if (!lane_wait(t, turn, &until)) {
+		who_uncount(t, turn);
+		refuse(t, turn, GW_SHARE_REFUSED_WAIT, flen, wait, err);
+		pthread_mutex_unlock(&t->mu);
 		return NULL;
 	}
 	turn->held = true;
 	/* Fetched after this reader came: as fresh as it asked. */
-	pthread_mutex_lock(&t->mu);
-	e = entry(t, turn->key, turn->klen, false);
+	struct gw_share_entry *e = entry(t, turn->key, turn->klen, false);
 	struct gw_shared *sh = e && e->sh && e->fetched >= turn->came ? shared_ref(e->sh) : NULL;
 	if (sh)
 		t->reused++;
@@ -209,6 +397,9 @@ struct gw_shared *gw_shares_put(struct gw_shares *t, struct gw_share_turn *turn,
 	e->flen_seen = t->any_big = flen;
 	e->fetched = turn->fetched;
 	t->built++;
+	struct gw_share_who *w = turn->id[0] ? who_of(t, turn->id, true) : NULL;
+	if (w)
+		w->last = flen;
 	pthread_mutex_unlock(&t->mu);
 	return sh;
 }
@@ -225,13 +416,19 @@ void gw_shares_small(struct gw_shares *t, struct gw_share_turn *turn)
 	e->big = false;
 	gw_shared_unref(e->sh);
 	e->sh = NULL;
+	struct gw_share_who *w = turn->id[0] ? who_of(t, turn->id, true) : NULL;
+	if (w)
+		w->last = 0;
 	pthread_mutex_unlock(&t->mu);
 }
 
 void gw_shares_end(struct gw_shares *t, struct gw_share_turn *turn)
 {
+	pthread_mutex_lock(&t->mu);
 	if (turn->held)
-		pthread_mutex_unlock(&t->turn);
+		lane_pass(t, turn);
+	who_uncount(t, turn);
+	pthread_mutex_unlock(&t->mu);
 	turn->held = false;
 	free(turn->key);
 	turn->key = NULL;
@@ -243,6 +440,21 @@ void gw_shares_counts(struct gw_shares *t, uint64_t *built, uint64_t *reused)
 	*built = t->built;
 	*reused = t->reused;
 	pthread_mutex_unlock(&t->mu);
+}
+
+char *gw_shares_metrics(struct gw_shares *t)
+{
+	pthread_mutex_lock(&t->mu);
+	char *m = xasprintf(
+	    "# HELP ofc_gateway_state_reads_refused_total Reads of a big state refused with 429, "
+	    "by the limit reached: the principal's reads in its lane, or the wait for its "
+	    "turn.\n# TYPE ofc_gateway_state_reads_refused_total counter\n"
+	    "ofc_gateway_state_reads_refused_total{limit=\"principal\"} %llu\n"
+	    "ofc_gateway_state_reads_refused_total{limit=\"wait\"} %llu\n",
+	    (unsigned long long)t->refused[GW_SHARE_REFUSED_PRINCIPAL],
+	    (unsigned long long)t->refused[GW_SHARE_REFUSED_WAIT]);
+	pthread_mutex_unlock(&t->mu);
+	return m;
 }
 
 static void release(void *cls)

@@ -2,7 +2,9 @@
  * of at most max_open, each carrying one request at a time, so an answer
  * is the next frame; streams take a connection of their own from a budget
  * of their own, capped per principal and per client address, so that one
- * tenant's watches never hold the connections an admin's request needs.
+ * tenant's watches never hold the connections an admin's request needs;
+ * a principal but an admin holds a quarter of the requests' connections
+ * at most, and such principals three quarters together (share_each).
  * Waits are bounded by the request timeout. */
 #include "controller/gateway/internal.h"
 
@@ -32,6 +34,7 @@ void up_init(struct upstream *u, const char *path, uint32_t max_open, double tim
 	u->idle = xcalloc(u->max_open, sizeof(int));
 	u->lim = *lim;
 	u->holders = xcalloc(2 * (size_t)u->lim.total + 1, sizeof(*u->holders));
+	u->users = xcalloc(u->max_open + 1, sizeof(*u->users));
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cond, NULL);
 }
@@ -42,6 +45,7 @@ void up_fini(struct upstream *u)
 		close(u->idle[i]);
 	free(u->idle);
 	free(u->holders);
+	free(u->users);
 	free(u->path);
 	pthread_mutex_destroy(&u->mu);
 	pthread_cond_destroy(&u->cond);
@@ -68,20 +72,93 @@ static int up_connect(const struct upstream *u, struct ofc_error *err)
 	return fd;
 }
 
+/* The requests' connections principals but admins may hold: a quarter of
+ * them each, three quarters together, so that a tenant's many requests
+ * queued at ofcd (each holds its connection until answered) leave a
+ * quarter to the admins and room to the other principals. */
+static uint32_t share_each(const struct upstream *u)
+{
+	return u->max_open / 4 ? u->max_open / 4 : 1;
+}
+
+static uint32_t share_public(const struct upstream *u)
+{
+	return u->max_open > 1 ? u->max_open - share_each(u) : 1;
+}
+
+/* (under mu) who's row of the connections in use (make: a new one). */
+static struct up_holder *user_of(struct upstream *u, const char *who, bool make)
+{
+	for (uint32_t i = 0; i < u->nusers; i++)
+		if (strcmp(u->users[i].key, who) == 0)
+			return &u->users[i];
+	if (!make || u->nusers >= u->max_open)
+		return NULL;
+	struct up_holder *h = &u->users[u->nusers++];
+	snprintf(h->key, sizeof(h->key), "%s", who);
+	h->n = 0;
+	return h;
+}
+
+/* (under mu) A connection for who (NULL: an admin, or no principal) within
+ * its shares: counted, true; else false. */
+static bool share_take(struct upstream *u, const char *who)
+{
+	if (!who)
+		return true;
+	struct up_holder *h = user_of(u, who, true);
+	if (!h || h->n >= share_each(u) || u->npublic >= share_public(u))
+		return false;
+	h->n++;
+	u->npublic++;
+	return true;
+}
+
+static void share_give(struct upstream *u, const char *who)
+{
+	struct up_holder *h = who ? user_of(u, who, false) : NULL;
+
+	if (!h)
+		return;
+	u->npublic--;
+	if (--h->n == 0)
+		*h = u->users[--u->nusers];
+}
+
 /* A connection: an idle one (*reused), else a new one while fewer than
- * max_open are open, else wait for one until the deadline. */
-static int up_take(struct upstream *u, double deadline, bool *reused, struct ofc_error *err)
+ * max_open are open, else wait for one until the deadline; for who (a
+ * principal but an admin) only within its shares (share_each), waiting
+ * for them too. */
+static int up_take(struct upstream *u, const char *who, double deadline, bool *reused,
+		   struct ofc_error *err)
 {
 	pthread_mutex_lock(&u->mu);
 	for (;;) {
-		if (u->nidle) {
+		bool room = u->nidle || u->nopen < u->max_open;
+
+		if (room && !share_take(u, who)) {
+			room = false;
+			if (deadline - now_seconds() <= 0) {
+				u->share_refused++;
+				pthread_mutex_unlock(&u->mu);
+				ofc_error_set(
+				    err, OFC_E_RUNTIME,
+				    "%s has %u requests at ofcd, its share of the gateway's %u "
+				    "connections to ofcd (a quarter each, the admins' quarter "
+				    "kept); "
+				    "try again when one is answered",
+				    who, share_each(u), u->max_open);
+				return -2;
+			}
+		}
+		if (room && u->nidle) {
 			int fd = u->idle[--u->nidle];
 
 			pthread_mutex_unlock(&u->mu);
 			*reused = true;
 			return fd;
 		}
-		if (u->nopen < u->max_open) {
+		if (room) {
 			u->nopen++;
 			pthread_mutex_unlock(&u->mu);
 			*reused = false;
@@ -89,7 +166,8 @@ static int up_take(struct upstream *u, double deadline, bool *reused, struct ofc
 			if (fd < 0) {
 				pthread_mutex_lock(&u->mu);
 				u->nopen--;
-				pthread_cond_signal(&u->cond);
+				share_give(u, who);
+				pthread_cond_broadcast(&u->cond);
 				pthread_mutex_unlock(&u->mu);
 			}
 			return fd;
@@ -109,16 +187,18 @@ static int up_take(struct upstream *u, double deadline, bool *reused, struct ofc
 	}
 }
 
-static void up_give(struct upstream *u, int fd, bool keep)
+static void up_give(struct upstream *u, const char *who, int fd, bool keep)
 {
 	pthread_mutex_lock(&u->mu);
+	share_give(u, who);
 	if (keep && u->nidle < u->max_open) {
 		u->idle[u->nidle++] = fd;
 	} else {
 		close(fd);
 		u->nopen--;
 	}
-	pthread_cond_signal(&u->cond);
+	/* (all: a waiter over its share may not be the one this frees) */
+	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->mu);
 }
 
@@ -207,6 +287,13 @@ int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, si
 	double deadline = now_seconds() + u->timeout;
 	const struct api_request *k = api_request_of(req->body_case);
 	bool read = k && (k->flags & API_READ);
+	const Ofc__V1__Principal *pr = req->principal;
+	/* (admins, and requests of the gateway's own: no share) */
+	const char *who =
+	    pr && pr->identity &&
+		    !(pr->has_role && pr->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN)
+		? pr->identity
+		: NULL;
 
 	req->has_id = 1;
 	req->id = up_id(u);
@@ -214,20 +301,20 @@ int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, si
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool reused;
 		size_t cap = 0;
-		int fd = up_take(u, deadline, &reused, err);
+		int fd = up_take(u, who, deadline, &reused, err);
 
 		if (fd < 0)
-			return -1;
+			return fd == -2 ? -2 : -1;
 		int rc = send_req(fd, req, deadline, err);
 		if (rc == 0 &&
 		    (rc = recv_frame(fd, req->id, frame, &cap, len, skip, deadline, err)) >= 0) {
 			/* an answer about the connection (id 0) ends it */
-			up_give(u, fd, rc == 0);
+			up_give(u, who, fd, rc == 0);
 			return 0;
 		}
 		free(*frame);
 		*frame = NULL;
-		up_give(u, fd, false);
+		up_give(u, who, fd, false);
 		/* ofcd closed a kept connection (it restarted): once more on a
 		 * new one, for reads only (a mutation may have been taken). */
 		if (!reused || !read || err->reason == OFC_R_TIMEOUT)
@@ -264,8 +351,9 @@ int up_call(struct upstream *u, Ofc__V1__Request *req, Ofc__V1__Response **resp,
 	size_t len, skip;
 
 	*resp = NULL;
-	if (up_call_frame(u, req, &frame, &len, &skip, err) < 0)
-		return -1;
+	int rc = up_call_frame(u, req, &frame, &len, &skip, err);
+	if (rc < 0)
+		return rc;
 	*resp = ofc__v1__response__unpack(NULL, len, frame);
 	free(frame);
 	if (!*resp)
@@ -387,10 +475,15 @@ char *up_stream_metrics(struct upstream *u)
 	    "reached.\n# TYPE ofc_gateway_streams_refused_total counter\n"
 	    "ofc_gateway_streams_refused_total{limit=\"total\"} %llu\n"
 	    "ofc_gateway_streams_refused_total{limit=\"principal\"} %llu\n"
-	    "ofc_gateway_streams_refused_total{limit=\"address\"} %llu\n",
+	    "ofc_gateway_streams_refused_total{limit=\"address\"} %llu\n"
+	    "# HELP ofc_gateway_upstream_share_refused_total Requests of a principal but an admin "
+	    "refused with 429 when their share of the connections to ofcd stayed full until the "
+	    "request timeout.\n# TYPE ofc_gateway_upstream_share_refused_total counter\n"
+	    "ofc_gateway_upstream_share_refused_total %llu\n",
 	    u->nstreams, (unsigned long long)u->refused[UP_REFUSED_TOTAL],
 	    (unsigned long long)u->refused[UP_REFUSED_PRINCIPAL],
-	    (unsigned long long)u->refused[UP_REFUSED_ADDRESS]);
+	    (unsigned long long)u->refused[UP_REFUSED_ADDRESS],
+	    (unsigned long long)u->share_refused);
 	pthread_mutex_unlock(&u->mu);
 	return t;
 }

@@ -624,10 +624,12 @@ void ofcd_run_batch(struct ofcd *d, struct job *head)
 		v[n++] = x;
 	head->order = xcalloc(n + 1, sizeof(*head->order));
 	head->norder = 0;
+	d->w->batch = head;
 	if (head->kind == JOB_RELEASE)
 		run_releases(d, head, v, n);
 	else
 		run_prologs(d, head, v, n);
 	d->w->job = head;
+	d->w->batch = NULL;
 	free(v);
 }

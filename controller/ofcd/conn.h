@@ -110,8 +110,11 @@ struct ofcd_loop {
 	struct job *queue, *queue_tail; /* mutations waiting, in order */
 	struct job *ev_job;		/* a job taken out of the queue, while its event goes out */
 	struct stream **streams;	/* streamed GetSchedules running */
+	/* ... their callers (the loop's: NULL for root's and admins') */
+	char **stream_who;
 	uint32_t nstreams;
-	size_t cap_streams;
+	size_t cap_streams, cap_stream_who;
+	uint64_t streams_refused[2]; /* by PUBLIC_STREAMS, STREAMS_PER_CALLER */
 	uint32_t nqueue;
 	struct job *running; /* on the mutation worker */
 	uint64_t running_txn;
@@ -362,6 +365,12 @@ void outcomes_takeover(struct ofcd *d);
 #define MAX_QUEUE     64 /* mutations waiting */
 #define MAX_SCHEDULES 16 /* GetSchedule jobs handed out */
 #define MAX_STREAMS   4	 /* streamed GetSchedules at once */
+/* ... of which public callers (the read-only socket's uids, gateway
+ * principals but admins) hold PUBLIC_STREAMS together and
+ * STREAMS_PER_CALLER each: two public callers reading slowly once held
+ * every stream, and root's and the admins' schedules were refused. */
+#define PUBLIC_STREAMS	   2
+#define STREAMS_PER_CALLER 1
 /* Schedule jobs one public caller (the read-only socket's uid, a gateway
  * principal but an admin) may have handed out at once: with a schedule
  * worker of their own for root's and the admins' (work.c), a local user's

@@ -170,7 +170,7 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 void ofcd_on_event(struct ofcd *d, struct note *n)
 {
 	int level = OFCD_LOG_INFO;
-	uint64_t ticket = d->loop->running ? d->loop->running->ticket : 0;
+	uint64_t ticket = n->ticket ? n->ticket : d->loop->running ? d->loop->running->ticket : 0;
 
 	switch (n->kind) {
 	case OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED:

@@ -70,14 +70,28 @@ static char *owner_of(const struct job *j)
 
 /* ---- events ------------------------------------------------------------------------- */
 
+/* The job of a batch the worker runs that asked for partition `name`
+ * (NULL: none, or no batch). */
+static const struct job *batch_owner(const struct ofcd *d, const char *name)
+{
+	for (const struct job *j = d->w->batch; j; j = j == d->w->batch ? j->batch : j->next)
+		if (j->partition && strcmp(j->partition, name) == 0)
+			return j;
+	return NULL;
+}
+
 /* An event about partition `name` for the loop: with the job's outcome
  * (after its snapshot is published, as ofcd_post_note does for a
- * commit), else at once. detail (NULL: the message) goes to the log. */
+ * commit), else at once. detail (NULL: the message) goes to the log. In
+ * a batch, the event carries the ticket of the job that asked for the
+ * partition, not the batch's first (another tenant's, maybe). */
 static void post_partition(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn,
 			   const char *name, const char *message, const char *detail)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
+	const struct job *owner = batch_owner(d, name);
 
+	n->ticket = owner ? owner->ticket : 0;
 	n->kind = kind;
 	n->txn = txn;
 	n->partition = xstrdup(name);

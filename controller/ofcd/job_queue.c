@@ -438,8 +438,13 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		sched_caller(d, j, -1);
 		if (j->stream) {
 			for (uint32_t i = 0; i < d->loop->nstreams; i++)
-				if (d->loop->streams[i] == j->stream)
-					d->loop->streams[i] = d->loop->streams[--d->loop->nstreams];
+				if (d->loop->streams[i] == j->stream) {
+					uint32_t last = --d->loop->nstreams;
+
+					free(d->loop->stream_who[i]);
+					d->loop->streams[i] = d->loop->streams[last];
+					d->loop->stream_who[i] = d->loop->stream_who[last];
+				}
 			if (c && c->stream == j->stream) {
 				c->stream = NULL;
 				c->stream_owed = 0;

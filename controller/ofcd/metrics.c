@@ -260,7 +260,8 @@ static void cluster_text(struct strbuf *sb, const struct ofcd *d)
 		     "1 when this replica leads, 0 when it follows");
 		sb_printf(sb, "ofc_cluster_leader %d\n", d->loop->cl.leading ? 1 : 0);
 		head(sb, "ofc_cluster_epoch", "gauge",
-		     "the leader's epoch (its etcd key's create revision; 0: no leader now)");
+		     "the leader's epoch (the elections won so far, one a won campaign; 0: no "
+		     "leader now)");
 		sb_printf(sb, "ofc_cluster_epoch %llu\n", (unsigned long long)d->loop->cl.epoch);
 		head(sb, "ofc_cluster_lease_left_seconds", "gauge",
 		     "seconds this replica's lease on etcd surely has left");
@@ -296,6 +297,14 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		  (unsigned long long)m->txn_failed);
 	hist(&sb, "ofc_transaction_duration_seconds", "a transaction from its start to its end",
 	     &m->txn_seconds, txn_bounds);
+	head(&sb, "ofc_streams_refused_total", "counter",
+	     "streamed schedules refused to public callers (BUSY), by the share that was full: "
+	     "the public callers' together, or the caller's own");
+	sb_printf(&sb,
+		  "ofc_streams_refused_total{share=\"public\"} %llu\n"
+		  "ofc_streams_refused_total{share=\"caller\"} %llu\n",
+		  (unsigned long long)d->loop->streams_refused[0],
+		  (unsigned long long)d->loop->streams_refused[1]);
 	head(&sb, "ofc_queue_length", "gauge", "mutations waiting");
 	sb_printf(&sb, "ofc_queue_length %u\n", d->loop->nqueue);
 	head(&sb, "ofc_clients", "gauge", "connections by who they are");

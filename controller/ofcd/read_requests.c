@@ -507,11 +507,41 @@ static void to_schedule_worker(struct ofcd *d, struct job *j)
 	pthread_mutex_unlock(&d->jobs.mu);
 }
 
+/* Why a public caller's stream is refused ("": it is not): the public
+ * callers' share of the streams is taken, or the caller's own. */
+static const char *stream_share_full(struct ofcd *d, const struct job *j)
+{
+	uint32_t pub = 0, mine = 0;
+
+	if (!j->public_caller)
+		return "";
+	for (uint32_t i = 0; i < d->loop->nstreams; i++) {
+		pub += d->loop->stream_who[i] != NULL;
+		mine += d->loop->stream_who[i] && j->principal &&
+			strcmp(d->loop->stream_who[i], j->principal) == 0;
+	}
+	if (mine >= STREAMS_PER_CALLER) {
+		d->loop->streams_refused[1]++;
+		return "it has a schedule being streamed already, the most one caller may have";
+	}
+	if (pub >= PUBLIC_STREAMS) {
+		d->loop->streams_refused[0]++;
+		return "the streams public callers may hold are all taken (the others are kept "
+		       "for root and the admins)";
+	}
+	return "";
+}
+
 /* Stream job j's schedule from a thread of its own. */
 static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 {
 	struct ofcd *d = c->d;
+	const char *full = stream_share_full(d, j);
 
+	if (*full) {
+		job_free(j);
+		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY, "%s; try again shortly", full);
+	}
 	if (d->loop->nstreams >= MAX_STREAMS) {
 		job_free(j);
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
@@ -528,6 +558,9 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 	d->loop->sched_pending++;
 	sched_caller(d, j, 1);
 	GROW(d->loop->streams, d->loop->cap_streams, d->loop->nstreams + 1);
+	GROW(d->loop->stream_who, d->loop->cap_stream_who, d->loop->nstreams + 1);
+	d->loop->stream_who[d->loop->nstreams] =
+	    j->public_caller ? xstrdup(j->principal ? j->principal : "?") : NULL;
 	d->loop->streams[d->loop->nstreams++] = j->stream;
 	return 0;
 }

@@ -633,6 +633,9 @@ void ofcd_close(struct ofcd *d)
 		pthread_mutex_unlock(&d->loop->streams[i]->mu);
 	}
 	free(d->loop->streams);
+	for (uint32_t i = 0; i < d->loop->nstreams; i++)
+		free(d->loop->stream_who[i]);
+	free(d->loop->stream_who);
 	for (uint32_t i = 0; i < d->loop->nsched_callers; i++)
 		free(d->loop->sched_callers[i].who);
 	free(d->loop->sched_callers);

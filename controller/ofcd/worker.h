@@ -33,8 +33,9 @@ struct held_scheds {
 struct ofcd_worker {
 	struct fabcfg *cfg;
 	struct ctl *ctl;
-	struct job *job; /* the job the mutation worker runs */
-	char **trusted;	 /* device addresses of the --config file, as last read */
+	struct job *job;   /* the job the mutation worker runs */
+	struct job *batch; /* ... the head of the batch it runs (NULL: none) */
+	char **trusted;	   /* device addresses of the --config file, as last read */
 	uint32_t ntrusted;
 	/* Failures (failures.c): reported at run time (persisted in
 	 * STATE_DIR/FABRIC.failed), and the host ports of switches found

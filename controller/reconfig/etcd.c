@@ -824,6 +824,12 @@ void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t cre
 	compare_equal(t, key, "CREATE", "create_revision", create_rev);
 }
 
+/* (a key that is not there has mod revision 0) */
+void etcd_txn_compare_mod(struct json_object *t, const char *key, int64_t mod_rev)
+{
+	compare_equal(t, key, "MOD", "mod_revision", mod_rev);
+}
+
 /* (etcd 3.3 and later: target LEASE; a key without a lease has lease 0) */
 void etcd_txn_compare_lease(struct json_object *t, const char *key, int64_t lease)
 {
@@ -1118,6 +1124,7 @@ void etcd_reg_parse(const char *name, const uint8_t *value, struct store_replica
 	snprintf(r->url, sizeof(r->url), "%s", (v = etcd_str(o, "url")) ? v : "");
 	snprintf(r->host, sizeof(r->host), "%s", (v = etcd_str(o, "host")) ? v : "");
 	r->epoch = (uint64_t)etcd_int(o, "epoch");
+	r->revision = (uint64_t)etcd_int(o, "revision");
 	r->pid = (uint32_t)etcd_int(o, "pid");
 	r->started_ms = (uint64_t)etcd_int(o, "started_unix_ms");
 	r->written_ms = (uint64_t)etcd_int(o, "written_unix_ms");

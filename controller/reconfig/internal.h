@@ -157,6 +157,8 @@ int etcd_range(struct etcd_conn *c, const char *key, const char *range_end, doub
  * range in the branch taken found, when range_kv). */
 struct json_object *etcd_txn_new(void);
 void etcd_txn_compare_create(struct json_object *t, const char *key, int64_t create_rev);
+/* The key was last written at mod_rev (0: it is not there). */
+void etcd_txn_compare_mod(struct json_object *t, const char *key, int64_t mod_rev);
 /* The key is bound to lease (0: to none). */
 void etcd_txn_compare_lease(struct json_object *t, const char *key, int64_t lease);
 void etcd_txn_put(struct json_object *t, bool success, const char *key, const void *value,

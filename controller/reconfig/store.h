@@ -10,9 +10,9 @@
  *          .rewired and .held, each replaced whole by write-temp, fsync, rename
  *          (store_files.c); `ofc` and a single ofcd use it;
  *   etcd   an etcd 3.4 cluster's keys (store_etcd.c): every write is one
- *          transaction that compares the writer's epoch (the create
- *          revision of the fabric's leader key) first, so a replica that
- *          lost its leadership cannot change anything any more.
+ *          transaction that compares the writer's leader key (its create
+ *          revision and lease) first, so a replica that lost its
+ *          leadership cannot change anything any more.
  *
  * Values are opaque bytes: the record and journal are protobuf messages
  * (journal.c), .failed and .rewired lines of text (controller/ofcd/
@@ -97,9 +97,10 @@ const char *store_state_dir(const struct store *s);
 
 /* ---- leadership (the etcd backend; a files store always leads) -----------
  * Replicas of ofcd share one etcd store; the one whose lease holds the
- * fabric's leader key (PREFIX/FABRIC/leader) leads, and its epoch is the
- * key's create revision. Only the leader writes, and every write compares
- * the epoch and the lease. */
+ * fabric's leader key (PREFIX/FABRIC/leader) leads, and its epoch counts the
+ * elections won (PREFIX/FABRIC/epoch, raised by the campaign that creates
+ * the key). Only the leader writes, and every write compares the key's
+ * create revision and lease. */
 
 enum store_event {
 	STORE_EV_LEADER = 1, /* this replica leads now (store_epoch) */
@@ -177,7 +178,8 @@ struct store_member {
 /* A replica as its registration says (the fabric's replicas/NAME key). */
 struct store_replica {
 	char name[64], role[16], socket[256], url[256], host[128];
-	uint64_t epoch; /* while it leads */
+	uint64_t epoch;	   /* while it leads */
+	uint64_t revision; /* ... and its leader key's create revision */
 	uint32_t pid;
 	uint64_t started_ms, written_ms; /* unix ms: its start, its registration's last write */
 	double lease_left;		 /* seconds its lease surely has left (-1: not known) */
@@ -190,7 +192,7 @@ struct store_cluster {
 	char name[64]; /* this replica */
 	/* The leader as its key says (empty: none now). */
 	char leader[64], leader_socket[256], leader_url[256];
-	uint64_t epoch;	   /* the leader key's create revision (0: no leader) */
+	uint64_t epoch;	   /* the leader's: the elections won so far (0: no leader) */
 	double lease_ttl;  /* seconds granted */
 	double lease_left; /* seconds this replica's lease surely has left (0: none) */
 	bool fresh;	   /* etcd answered within the lease's time, and the watch is current */

@@ -5,22 +5,28 @@
  * Keys (PREFIX is /ofc/ unless told): PREFIX FABRIC/leader (the leader's
  * name and addresses, bound to its lease), .../state, .../journal,
  * .../failed, .../rewired (the files' bytes, unchanged), .../queue,
- * .../held, .../outcomes, .../events, .../schedule, .../lost, and
- * .../replicas/NAME (each replica's registration, bound to its lease). A
+ * .../held, .../outcomes, .../events, .../schedule, .../lost, .../epoch
+ * (the elections won, as decimal text) and .../replicas/NAME (each
+ * replica's registration, bound to its lease). A
  * value too large for one etcd request is a head naming its parts,
  * KEY/part/GEN/NNNN (store_parts.c).
  *
  * Leadership is etcd's, not ours: a replica grants itself a lease and
  * campaigns with a transaction that creates the leader key only if it does
  * not exist (compare create_revision = 0). The key's create revision is the
- * epoch; every write of the state is a transaction that compares it and the
+ * fence; every write of the state is a transaction that compares it and the
  * key's lease first, so a replica whose key was deleted (its lease expired:
  * killed, paused, cut off) writes nothing any more, whatever it believes.
  * (The lease too because a put over the key keeps its create revision:
- * `etcdctl put KEY V --lease=<another replica's>` rebinds the epoch to
- * another lease without changing it.) A replica leads only under an epoch
- * it won itself: one that finds the key bound to its lease with another
- * epoch did not create it, deletes it, and campaigns. Jepsen found
+ * `etcdctl put KEY V --lease=<another replica's>` rebinds the fence to
+ * another lease without changing it.) A replica leads only under a key
+ * it created itself: one that finds the key bound to its lease with another
+ * create revision did not create it, deletes it, and campaigns. The epoch
+ * operators see counts elections: the campaign's transaction also raises
+ * the counter .../epoch, comparing its mod revision with the one it read,
+ * so two campaigns never win the same number and each win adds one
+ * (etcd's revision, the fence, grows with every write etcd takes between
+ * two elections); the leader key's value carries it. Jepsen found
  * etcd 3.4's transactions strict serializable and its locks alone unsafe;
  * this is the fencing it asks for. Devices cannot compare an epoch, so the
  * leader also stops sending them commands before its lease can end
@@ -142,7 +148,7 @@ static void leader_of(struct etcd_store *es, struct store_cluster *out)
 	const char *v;
 
 	out->leader[0] = out->leader_socket[0] = out->leader_url[0] = 0;
-	out->epoch = c ? (uint64_t)c->create : 0;
+	out->epoch = o ? (uint64_t)etcd_int(o, "epoch") : 0;
 	if (c && !o)
 		snprintf(out->leader, sizeof(out->leader), "?");
 	if ((v = etcd_str(o, "name")))
@@ -164,7 +170,7 @@ static const char *lead_lost(const struct etcd_store *es, int64_t create, int64_
 		return NULL;
 	if (!create)
 		return "the leader key was deleted (the lease expired, or an operator deleted it)";
-	if ((uint64_t)create != es->epoch)
+	if ((uint64_t)create != es->fence)
 		return "another replica created the leader key";
 	if (lease != es->lease)
 		return "the leader key was written over, bound to another lease (not by this "
@@ -249,16 +255,17 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 	char **keys = xcalloc(n + 1, sizeof(char *));
 	bool ok = false;
 	int64_t rev = 0;
-	uint64_t epoch;
+	uint64_t epoch, fence;
 	int64_t lease;
 	int rc;
 
 	(void)fabric;
 	pthread_mutex_lock(&es->mu);
 	epoch = es->leading ? es->epoch : 0;
+	fence = es->leading ? es->fence : 0;
 	lease = es->lease;
 	pthread_mutex_unlock(&es->mu);
-	if (!epoch) {
+	if (!fence) {
 		free(keys);
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
 				      "this replica (%s) does not lead fabric '%s': nothing was "
@@ -269,7 +276,7 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 		keys[i] = key_of(es, w[i].item);
 	pthread_mutex_lock(&es->wmu);
 	rc = parts_write(es->wconn,
-			 &(struct parts_fence){es->leader_key, epoch, lease, es_call_timeout(es)},
+			 &(struct parts_fence){es->leader_key, fence, lease, es_call_timeout(es)},
 			 keys, w, n, &es->part_size, &ok, &rev, &resp, err);
 	pthread_mutex_unlock(&es->wmu);
 	pthread_mutex_lock(&es->mu);
@@ -292,15 +299,16 @@ static int es_write(struct store *s, const char *fabric, const struct store_writ
 		struct etcd_kv *kv;
 		uint32_t nk = etcd_txn_kvs(resp, 0, &kv);
 
-		es_depose(es, nk && kv[0].create_rev == (int64_t)epoch
+		es_depose(es, nk && kv[0].create_rev == (int64_t)fence
 				  ? "a write found the leader key bound to another lease"
 				  : "a write found another replica's leader key");
 		rc = ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_FENCED,
 				    "this replica (%s) leads fabric '%s' no more: its epoch %llu "
-				    "under lease %llx is over (the leader key's is %lld under "
-				    "lease %llx); nothing was written",
+				    "(leader key of revision %llu under lease %llx) is over (the "
+				    "leader key's revision is %lld under lease %llx); nothing was "
+				    "written",
 				    es->name, es->fabric, (unsigned long long)epoch,
-				    (unsigned long long)lease,
+				    (unsigned long long)fence, (unsigned long long)lease,
 				    nk ? (long long)kv[0].create_rev : 0LL,
 				    nk ? (unsigned long long)kv[0].lease : 0ULL);
 		es_kvs_free(kv, nk);
@@ -341,6 +349,17 @@ static char *es_aside(const struct store *s, const char *fabric, enum store_item
 	return cmd;
 }
 
+/* The epoch a leader key's value says (NULL or none: 0). */
+static uint64_t key_epoch(const struct cached *c)
+{
+	struct json_object *o = c && c->value ? json_tokener_parse((const char *)c->value) : NULL;
+	uint64_t e = o ? (uint64_t)etcd_int(o, "epoch") : 0;
+
+	if (o)
+		json_object_put(o);
+	return e > 0 ? e : 0;
+}
+
 static bool es_writer_alive(struct store *s, const char *fabric, uint32_t pid, uint64_t epoch)
 {
 	struct etcd_store *es = es_of(s);
@@ -349,8 +368,7 @@ static bool es_writer_alive(struct store *s, const char *fabric, uint32_t pid, u
 	(void)fabric;
 	(void)pid;
 	pthread_mutex_lock(&es->mu);
-	struct cached *c = find(es, es->leader_key);
-	alive = epoch && c && (uint64_t)c->create == epoch;
+	alive = epoch && key_epoch(find(es, es->leader_key)) == epoch;
 	pthread_mutex_unlock(&es->mu);
 	return alive;
 }
@@ -498,8 +516,8 @@ static void check_behind(struct etcd_store *es, const struct etcd_kv *keys, uint
  * very one this replica created, still bound to its lease: it stepped down
  * only because it could not renew the lease in time, and etcd kept it. It
  * leads again under that epoch (nobody else led meanwhile: the key stayed
- * its own). A key bound to its lease under any other epoch is not its
- * leadership: someone wrote it (or a campaign's answer was lost): -1. */
+ * its own). A key bound to its lease of any other create revision is not
+ * its leadership: someone wrote it (or a campaign's answer was lost): -1. */
 static int ours_again(struct etcd_store *es, struct json_object *resp, int64_t lease,
 		      int64_t *create)
 {
@@ -512,18 +530,20 @@ static int ours_again(struct etcd_store *es, struct json_object *resp, int64_t l
 	if (ours) {
 		es->leading = true;
 		es->behind = false;
-		es->epoch = es->again;
+		es->fence = es->again;
+		es->epoch = es->again_epoch;
 		es->last_ok = now_seconds();
 	}
-	es->again = 0;
+	es->again = es->again_epoch = 0;
 	es_kvs_free(kv, n);
 	return ours ? 1 : bound ? -1 : 0;
 }
 
-/* (under mu) Whether another replica may lead under epoch, by the
- * registrations in keys (a campaign's read of etcd, keys only) and their
- * values in the cache: one says it does, or was last written before that
- * epoch began (a replica registers before it campaigns and writes its
+/* (under mu) Whether another replica may lead under the leader key of
+ * create revision rev, by the registrations in keys (a campaign's read of
+ * etcd, keys only) and their values in the cache: one says it does (its
+ * registration names that revision), or was last written before that
+ * key was created (a replica registers before it campaigns and writes its
  * registration again once it won, so one that won this epoch may not have
  * said so yet), or the cache has not caught up with it. It may still
  * command devices (a put over its key deposes it only once its watch
@@ -531,7 +551,7 @@ static int ours_again(struct etcd_store *es, struct json_object *resp, int64_t l
  * stopped, or its registration went with its lease. Each replica writes
  * its registration at least every half lease, and a registration's change
  * wakes the session: the wait ends. */
-static bool claimed(struct etcd_store *es, int64_t epoch, const struct etcd_kv *keys, uint32_t n)
+static bool claimed(struct etcd_store *es, int64_t rev, const struct etcd_kv *keys, uint32_t n)
 {
 	size_t plen = strlen(es->reg_prefix);
 	struct store_replica r;
@@ -542,10 +562,10 @@ static bool claimed(struct etcd_store *es, int64_t epoch, const struct etcd_kv *
 		if (strncmp(key, es->reg_prefix, plen) != 0 || strcmp(key, es->reg_key) == 0)
 			continue;
 		struct cached *c = find(es, key);
-		if (keys[i].mod_rev < epoch || !c || c->mod < keys[i].mod_rev)
+		if (keys[i].mod_rev < rev || !c || c->mod < keys[i].mod_rev)
 			return true;
 		etcd_reg_parse(key + plen, c->value, &r);
-		if (strcmp(r.role, "leader") == 0 && r.epoch == (uint64_t)epoch)
+		if (strcmp(r.role, "leader") == 0 && r.revision == (uint64_t)rev)
 			return true;
 	}
 	return false;
@@ -640,30 +660,88 @@ static double campaign_timeout(const struct etcd_store *es)
 				     es->loaded, bytes);
 }
 
+/* (under mu) The elections won so far, as the cache holds the counter,
+ * and the counter's mod revision (0: none yet); a text that is no count
+ * counts as none (its mod revision still fences the next campaign). */
+static uint64_t elections(struct etcd_store *es, int64_t *mod)
+{
+	struct cached *c = find(es, es->epoch_key);
+	char *end = NULL;
+	unsigned long long n = c && c->value ? strtoull((const char *)c->value, &end, 10) : 0;
+
+	*mod = c ? c->mod : 0;
+	return end && *end == 0 ? (uint64_t)n : 0;
+}
+
+/* (session thread) The campaign's transaction: create the leader key
+ * bound to lease, saying epoch, and raise the counter to epoch, if nobody
+ * holds the key and the counter is still the one read (its mod revision
+ * emod); read the fabric's keys in the same transaction. Failing, read
+ * the leader key, the keys' names and the counter. */
+static struct json_object *campaign_txn(struct etcd_store *es, int64_t lease, uint64_t epoch,
+					int64_t emod)
+{
+	struct json_object *t = etcd_txn_new();
+	struct json_object *v = json_tokener_parse(es->value);
+	char n[24];
+
+	json_object_object_add(v, "epoch", json_object_new_int64((int64_t)epoch));
+	const char *value = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)epoch);
+	etcd_txn_compare_create(t, es->leader_key, 0);
+	etcd_txn_compare_mod(t, es->epoch_key, emod);
+	etcd_txn_put(t, true, es->leader_key, value, strlen(value), lease);
+	etcd_txn_put(t, true, es->epoch_key, n, strlen(n), 0);
+	etcd_txn_range(t, true, es->prefix, es->range_end, false);
+	etcd_txn_range(t, false, es->leader_key, NULL, false);
+	etcd_txn_range(t, false, es->prefix, es->range_end, true);
+	etcd_txn_range(t, false, es->epoch_key, NULL, false);
+	json_object_put(v);
+	return t;
+}
+
+/* (session thread, under mu) A campaign lost with no leader key there: the
+ * counter moved since the cache read it (another replica won and is gone
+ * already, or the watch is behind). The cache takes etcd's, and the
+ * session campaigns again at once. */
+static void counter_moved(struct etcd_store *es, struct json_object *resp)
+{
+	struct etcd_kv *kv;
+	uint32_t n = etcd_txn_kvs(resp, 2, &kv);
+	struct cached *c = find(es, es->epoch_key);
+
+	if (n && (!c || c->mod < kv[0].mod_rev)) {
+		cache_set(es, kv[0].key, kv[0].value, kv[0].len, kv[0].create_rev, kv[0].mod_rev,
+			  kv[0].lease);
+		kv[0].key = NULL;
+		kv[0].value = NULL;
+	}
+	es->wake = true;
+	es_kvs_free(kv, n);
+}
+
 /* (session thread) Campaign: create the leader key bound to our lease if
- * nobody holds it, and read the fabric's keys in the same transaction, so
- * the new leader starts from everything its predecessors wrote (any write
- * of theirs that succeeded came before their key was deleted, hence before
- * this revision). Losing, it learns who leads and what etcd holds. */
+ * nobody holds it, count the election, and read the fabric's keys in the
+ * same transaction, so the new leader starts from everything its
+ * predecessors wrote (any write of theirs that succeeded came before their
+ * key was deleted, hence before this revision). Losing, it learns who
+ * leads and what etcd holds. */
 static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 {
-	struct json_object *t = etcd_txn_new(), *resp = NULL;
+	struct json_object *t, *resp = NULL;
 	struct ofc_error err = {0};
 	bool won = false;
-	int64_t rev = 0, forged = 0, unheld = 0, unheld_lease = 0;
+	int64_t rev = 0, forged = 0, unheld = 0, unheld_lease = 0, emod;
 	struct etcd_kv *keys = NULL;
 	uint32_t nk = 0;
 	int again = 0;
 	char bad[160];
 
-	etcd_txn_compare_create(t, es->leader_key, 0);
-	etcd_txn_put(t, true, es->leader_key, es->value, strlen(es->value), lease);
-	etcd_txn_range(t, true, es->prefix, es->range_end, false);
-	etcd_txn_range(t, false, es->leader_key, NULL, false);
-	etcd_txn_range(t, false, es->prefix, es->range_end, true);
 	pthread_mutex_lock(&es->mu);
 	double timeout = campaign_timeout(es);
+	uint64_t epoch = elections(es, &emod) + 1;
 	pthread_mutex_unlock(&es->mu);
+	t = campaign_txn(es, lease, epoch, emod);
 	int rc = etcd_txn(c, t, timeout, &won, &rev, &resp, &err);
 	json_object_put(t);
 	if (rc == 0 && !won)
@@ -677,14 +755,15 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		es_post(es, STORE_EV_LEADER);
 	} else if (won && !es->resigned) {
 		struct etcd_kv *kvs;
-		uint32_t n = etcd_txn_kvs(resp, 1, &kvs);
+		uint32_t n = etcd_txn_kvs(resp, 2, &kvs);
 
 		cache_load(es, kvs, n, rev);
 		es_kvs_free(kvs, n);
 		es->leading = true;
 		es->behind = false;
-		es->epoch = (uint64_t)rev;
-		es->again = 0;
+		es->fence = (uint64_t)rev;
+		es->epoch = epoch;
+		es->again = es->again_epoch = 0;
 		es->last_ok = now_seconds();
 		es_post(es, STORE_EV_LEADER);
 	} else {
@@ -698,7 +777,8 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 			unheld = kv[0].create_rev;
 			unheld_lease = kv[0].lease;
 			snprintf(es->unheld, sizeof(es->unheld),
-				 "the leader key (epoch %lld) was %s", (long long)unheld, bad);
+				 "the leader key (created at revision %lld) was %.130s",
+				 (long long)unheld, bad);
 		}
 		/* Someone leads: the cache learns who even if the watch has
 		 * not said it yet. */
@@ -711,6 +791,8 @@ static void campaign(struct etcd_store *es, struct etcd_conn *c, int64_t lease)
 		}
 		if (es->loaded)
 			check_behind(es, keys, nk);
+		if (!n && !es->resigned)
+			counter_moved(es, resp);
 		es->last_ok = now_seconds();
 		es_kvs_free(kv, n);
 	}
@@ -785,7 +867,8 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 		 * closed a margin before). If etcd kept it after all, the
 		 * campaign finds the key ours and leads again. */
 		if (es->leading && now_seconds() > es->valid_until) {
-			es->again = es->epoch;
+			es->again = es->fence;
+			es->again_epoch = es->epoch;
 			es_depose(es, "this replica could not renew its lease in time (etcd did "
 				      "not answer)");
 		}
@@ -935,7 +1018,7 @@ static int on_watch(void *ctx, struct json_object *msg)
 		bool ours = strncmp(kv.key, es->prefix, plen) == 0;
 		bool is_events = ours && strcmp(kv.key + plen, item_names[STORE_EVENTS]) == 0;
 		bool is_sched = ours && strcmp(kv.key + plen, item_names[STORE_SCHEDULE]) == 0;
-		bool quiet = is_events || is_sched ||
+		bool quiet = is_events || is_sched || strcmp(kv.key, es->epoch_key) == 0 ||
 			     (ours && strcmp(kv.key + plen, item_names[STORE_OUTCOMES]) == 0);
 
 		/* (kv's key and value move into the cache: not read after) */
@@ -1174,6 +1257,7 @@ static void es_close(struct store *s)
 	free(es->prefix);
 	free(es->range_end);
 	free(es->leader_key);
+	free(es->epoch_key);
 	free(es->reg_prefix);
 	free(es->reg_key);
 	free(es->contacts);
@@ -1266,6 +1350,7 @@ int store_open_etcd(const struct store_etcd_opts *o, struct store **out, struct 
 	es->range_end = xstrdup(es->prefix);
 	es->range_end[strlen(es->range_end) - 1]++; /* '/' + 1: every key under the prefix */
 	es->leader_key = xasprintf("%sleader", es->prefix);
+	es->epoch_key = xasprintf("%sepoch", es->prefix);
 	es->reg_prefix = xasprintf("%sreplicas/", es->prefix);
 	es->reg_key = xasprintf("%s%s", es->reg_prefix, o->name);
 	es->known_prefix = xasprintf("%sknown/", es->prefix);

@@ -24,7 +24,7 @@ struct etcd_store {
 	char **urls;
 	uint32_t nurls;
 	struct etcd_tls tls; /* its strings owned; all NULL: plain http */
-	char *prefix, *range_end, *leader_key, *value;
+	char *prefix, *range_end, *leader_key, *epoch_key, *value;
 	double ttl_asked, margin, tick;
 	void (*on_event)(void *ctx, enum store_event ev);
 	void *ctx;
@@ -34,14 +34,16 @@ struct etcd_store {
 	/* ---- under mu ---- */
 	struct cached *kv; /* the fabric's keys as the watch (or a load) left them */
 	uint32_t nkv;
-	int64_t rev;	    /* of the cache: every change up to it is in */
-	bool loaded;	    /* the cache holds a whole range */
-	int64_t lease, ttl; /* ours (0: none) and the TTL granted */
-	double valid_until; /* the lease surely lasts until then (now_seconds) */
-	uint64_t epoch;	    /* ours while leading */
-	uint64_t again;	    /* the epoch it lapsed from only here (ours_again) */
-	char deposed[160];  /* why it last stopped leading */
-	char unheld[200];   /* the last leader key no replica held, and why */
+	int64_t rev;	      /* of the cache: every change up to it is in */
+	bool loaded;	      /* the cache holds a whole range */
+	int64_t lease, ttl;   /* ours (0: none) and the TTL granted */
+	double valid_until;   /* the lease surely lasts until then (now_seconds) */
+	uint64_t epoch;	      /* ours while leading: the elections' count when it won */
+	uint64_t fence;	      /* ... and its leader key's create revision, which writes compare */
+	uint64_t again;	      /* the fence it lapsed from only here (ours_again) */
+	uint64_t again_epoch; /* ... and that leadership's epoch */
+	char deposed[160];    /* why it last stopped leading */
+	char unheld[200];     /* the last leader key no replica held, and why */
 	bool leading;
 	double last_ok;	   /* etcd last answered the session */
 	bool watching;	   /* the watch stream is open and current */
@@ -85,7 +87,7 @@ struct etcd_store {
 	uint64_t started_ms;
 	int64_t reg_create, reg_lease;
 	bool reg_leading, dup;
-	uint64_t reg_epoch;
+	uint64_t reg_epoch, reg_fence;
 	double reg_written;
 	/* (under mu) this replica's devices' last contacts, as the JSON
 	 * object its registration carries ("devices"; NULL: none) */
@@ -122,6 +124,7 @@ static inline void es_depose(struct etcd_store *es, const char *why)
 		return;
 	es->leading = false;
 	es->epoch = 0;
+	es->fence = 0;
 	snprintf(es->why, sizeof(es->why), "%s", why);
 	snprintf(es->deposed, sizeof(es->deposed), "%.150s", why);
 	es_post(es, STORE_EV_DEPOSED);

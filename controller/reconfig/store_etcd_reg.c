@@ -11,8 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The leadership a registration says: the epoch and the leader key's
+ * create revision (both 0: it follows). */
+struct reg_lead {
+	uint64_t epoch, fence;
+};
+
 /* What this replica's registration says (caller frees). Not under mu. */
-static char *reg_value(struct etcd_store *es, bool leading, uint64_t epoch)
+static char *reg_value(struct etcd_store *es, bool leading, struct reg_lead l)
 {
 	struct json_object *v = json_object_new_object(), *dev = NULL;
 	char *out;
@@ -28,7 +34,8 @@ static char *reg_value(struct etcd_store *es, bool leading, uint64_t epoch)
 		json_object_object_add(v, "socket", json_object_new_string(es->sock));
 	if (es->url)
 		json_object_object_add(v, "url", json_object_new_string(es->url));
-	json_object_object_add(v, "epoch", json_object_new_int64((int64_t)epoch));
+	json_object_object_add(v, "epoch", json_object_new_int64((int64_t)l.epoch));
+	json_object_object_add(v, "revision", json_object_new_int64((int64_t)l.fence));
 	json_object_object_add(v, "pid", json_object_new_int64((int64_t)getpid()));
 	json_object_object_add(v, "host", json_object_new_string(es->host));
 	json_object_object_add(v, "started_unix_ms",
@@ -45,11 +52,11 @@ static char *reg_value(struct etcd_store *es, bool leading, uint64_t epoch)
  * still `expect` (0: none there): *won, and *create its create revision;
  * lost, *other is what holds the name (its create revision in *create). */
 static int reg_write(struct etcd_store *es, struct etcd_conn *c, int64_t expect, int64_t lease,
-		     bool leading, uint64_t epoch, bool *won, int64_t *create,
+		     bool leading, struct reg_lead l, bool *won, int64_t *create,
 		     struct store_replica *other, struct ofc_error *err)
 {
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
-	char *v = reg_value(es, leading, epoch);
+	char *v = reg_value(es, leading, l);
 	int64_t rev = 0;
 	int rc;
 
@@ -76,12 +83,13 @@ static int reg_write(struct etcd_store *es, struct etcd_conn *c, int64_t expect,
 
 /* (under mu) This replica's registration is written as it is now. */
 static void reg_done(struct etcd_store *es, int64_t create, int64_t lease, bool leading,
-		     uint64_t epoch)
+		     struct reg_lead l)
 {
 	es->reg_create = create;
 	es->reg_lease = lease;
 	es->reg_leading = leading;
-	es->reg_epoch = epoch;
+	es->reg_epoch = l.epoch;
+	es->reg_fence = l.fence;
 	es->reg_written = now_seconds();
 }
 
@@ -124,7 +132,7 @@ static int reg_refused(struct etcd_store *es, int64_t lease, const struct store_
 static void known_write(struct etcd_store *es)
 {
 	struct json_object *t = etcd_txn_new(), *resp = NULL;
-	char *v = reg_value(es, false, 0);
+	char *v = reg_value(es, false, (struct reg_lead){0, 0});
 	struct ofc_error e = {0};
 	bool ok = false;
 	int64_t rev = 0;
@@ -162,13 +170,14 @@ int es_register(struct store *s, double timeout, struct ofc_error *err)
 		bool won = false;
 
 		pthread_mutex_lock(&es->wmu);
-		rc = reg_write(es, es->wconn, expect, lease, false, 0, &won, &create, &o, &e);
+		rc = reg_write(es, es->wconn, expect, lease, false, (struct reg_lead){0, 0}, &won,
+			       &create, &o, &e);
 		pthread_mutex_unlock(&es->wmu);
 		if (rc < 0)
 			return 0;
 		if (won) {
 			pthread_mutex_lock(&es->mu);
-			reg_done(es, create, lease, false, 0);
+			reg_done(es, create, lease, false, (struct reg_lead){0, 0});
 			pthread_mutex_unlock(&es->mu);
 			known_write(es);
 			return 0;
@@ -197,27 +206,28 @@ void es_reg_turn(struct etcd_store *es, struct etcd_conn *c)
 	struct store_replica o;
 	int64_t create = 0, expect, lease;
 	bool won = false, leading;
-	uint64_t epoch;
+	struct reg_lead l;
 
 	pthread_mutex_lock(&es->mu);
 	lease = es->lease;
 	leading = es->leading;
-	epoch = es->epoch;
+	l = (struct reg_lead){es->epoch, es->fence};
 	expect = es->reg_lease == lease ? es->reg_create : 0;
-	bool need = !es->dup && lease &&
-		    (es->reg_lease != lease || es->reg_leading != leading ||
-		     es->reg_epoch != epoch || now_seconds() - es->reg_written > es->ttl_asked / 2);
+	bool need =
+	    !es->dup && lease &&
+	    (es->reg_lease != lease || es->reg_leading != leading || es->reg_epoch != l.epoch ||
+	     es->reg_fence != l.fence || now_seconds() - es->reg_written > es->ttl_asked / 2);
 	pthread_mutex_unlock(&es->mu);
 	if (!need)
 		return;
-	int rc = reg_write(es, c, expect, lease, leading, epoch, &won, &create, &o, &err);
+	int rc = reg_write(es, c, expect, lease, leading, l, &won, &create, &o, &err);
 	if (rc == 0 && !won && reg_ours(es, &o))
-		rc = reg_write(es, c, create, lease, leading, epoch, &won, &create, &o, &err);
+		rc = reg_write(es, c, create, lease, leading, l, &won, &create, &o, &err);
 	if (rc < 0)
 		return;
 	pthread_mutex_lock(&es->mu);
 	if (won) {
-		reg_done(es, create, lease, leading, epoch);
+		reg_done(es, create, lease, leading, l);
 	} else {
 		char why[sizeof(es->why)];
 

@@ -17,7 +17,8 @@
 #   `ofc cluster status` healthy, then naming the dead replica;
 # - transaction ids unique over the day in every replica's log;
 # - the same day through ofc-gateway: OFC_SERVER listing every gateway, a
-#   dead one first, a job started and released across a second kill -9.
+#   dead one first, a job started and released across a second kill -9;
+# - the epoch every live replica shows one higher after each failover.
 SUITE=cluster-day
 . "$(dirname "$0")/lib.sh"
 for t in etcd openssl; do
@@ -108,9 +109,27 @@ held_is slurm-job-1 slurm-job-2
 every_replica "all(h.get('at_target') for h in j['held'])" "each job's partition at its target" && ok
 cp "$D/ocs-emu.state" "$TMP/switch.morning"
 
+# epochs: the epoch each live replica shows, "r1:E r2:E ..."; epoch_is E:
+# every live replica shows E (up to 10 s: a follower hears the new
+# leader's key from its watch)
+epochs() {
+	for _r in r1 r2 r3; do
+		_e=$($OFC --socket "$D/$_r.sock" status --json --timeout 2 2>/dev/null | python3 -c '
+import json, sys
+print((json.load(sys.stdin).get("cluster", {}).get("leader") or {}).get("epoch", 0))' 2>/dev/null) &&
+			printf '%s:%s ' "$_r" "$_e"
+	done
+}
+epoch_is() {
+	deadline 10
+	until ! epochs | tr ' ' '\n' | grep -v "^$" | grep -qv ":$1\$" || past $_end; do sleep 0.2; done
+	! epochs | tr ' ' '\n' | grep -v "^$" | grep -qv ":$1\$"
+}
+
 # ---- noon: the leader dies during job 3's transaction ------------------------------
 leader 10 || bad "a leader before the kill"
 VICTIM=$LEADER
+E0=$(epochs | tr ' ' '\n' | sed -n "s/^$LEADER://p")
 prolog 3 'h[32-63]' 'ofc:topology=circulant:32:1,5' >"$TMP/j3.out" 2>"$TMP/j3.err" &
 j3=$!
 # the kill lands once job 3's transaction has started (its journal written,
@@ -132,6 +151,7 @@ else
 		bad "job 3 across the kill: exit $rc without a reason" "$(cat "$TMP/j3.err")"
 fi
 leader 20 && [ "$LEADER" != "$VICTIM" ] && ok || bad "a new leader after kill -9 of $VICTIM"
+epoch_is $((E0 + 1)) && ok || bad "the epoch after the first failover is not $((E0 + 1))" "$(epochs)"
 grep -q "recovered an unfinished transaction" "$D/$LEADER.log" && ok ||
 	bad "the new leader $LEADER repaired job 3's transaction (the kill landed in it)" "$(tail -5 "$D/$LEADER.log")"
 # nothing edited: the hooks' environment is the morning's
@@ -173,6 +193,7 @@ kill -9 "$(cat "$D/$LEADER.pid")"
 VICTIM2=$LEADER
 expect_stdout_has "partition slurm-job-7: ring:8 on 8 hosts committed" prolog 7 'h[8-15]' 'ofc:topology=ring:8'
 leader 20 && [ "$LEADER" != "$VICTIM2" ] && ok || bad "a new leader after the second kill"
+epoch_is $((E0 + 2)) && ok || bad "the epoch after the second failover is not $((E0 + 2))" "$(epochs)"
 held_is slurm-job-6 slurm-job-7
 expect_stdout_has "released partition 'slurm-job-6'" epilog 6
 expect_stdout_has "released partition 'slurm-job-7'" epilog 7

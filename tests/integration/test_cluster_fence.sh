@@ -2,10 +2,10 @@
 # Fencing of ofcd's replicas against whoever writes etcd (docs/ofcd.md,
 # "Replicas"; docs/security.md). With the replicas' own certificate, the
 # leader key written over and bound to the follower's lease (`etcdctl put
-# KEY V --lease=<r2's>`: its create revision, the epoch, stays) never makes
+# KEY V --lease=<r2's>`: its create revision, the fence, stays) never makes
 # two replicas lead: the leader's next look at the key deposes it, the
-# follower does not lead under an epoch it did not win and deletes the key,
-# and one of them wins a new epoch; two reconfigures sent at once, one to
+# follower does not lead under a key it did not create and deletes it,
+# and one of them wins the next epoch (the elections' counter, one up); two reconfigures sent at once, one to
 # each replica, never both commit; once the leader key is deleted every
 # replica shows the generation etcd holds, not stale. Without the
 # certificate (none, another CA's, plain http), a local user's MutationQueue
@@ -53,6 +53,8 @@ kv() {
 kvs = json.load(sys.stdin).get("kvs") or [{}]
 print(kvs[0].get(sys.argv[1], 0))' "$2"
 }
+# elections: the elections' counter etcd holds (the epoch; 0: none)
+elections() { etcd_ctl get --print-value-only "$K/epoch" 2>/dev/null | grep -x '[0-9]*' || echo 0; }
 # gen_etcd: the generation of the record etcd holds
 gen_etcd() {
 	etcd_ctl get --print-value-only "$K/state" 2>/dev/null | head -c -1 | $PY -c 'import sys
@@ -71,8 +73,10 @@ print(j.get("config_generation", 0), j.get("cluster", {}).get("stale", False))' 
 deadline 10
 until [ "$(kv "$K/replicas/r2" lease)" != 0 ] || past $_end; do sleep 0.1; done
 L2=$(kv "$K/replicas/r2" lease)
-E0=$(kv "$K/leader" create_revision)
-[ "$L2" != 0 ] && [ "$E0" != 0 ] && ok || bad "r2's registration or r1's leader key missing" "lease $L2, epoch $E0"
+R0=$(kv "$K/leader" create_revision)
+E0=$(elections)
+[ "$L2" != 0 ] && [ "$R0" != 0 ] && [ "$E0" != 0 ] && ok ||
+	bad "r2's registration or r1's leader key missing" "lease $L2, revision $R0, epoch $E0"
 
 # ---- the leader key written over, bound to r2's lease ------------------------------
 # leaders.py SECS NAME...: each replica's status in turn for SECS seconds;
@@ -121,17 +125,21 @@ grep -q "the leader key was bound to this replica's lease under an epoch it neve
 ! grep -q "leading fabric torus64-ocs (epoch $E0)" "$TMP/r2.log" &&
 	ok || bad "r2 led under r1's epoch $E0"
 wait_leader 20 r1 r2 && ok || bad "no leader after the forgery" "$(tail -3 "$TMP/r1.log" "$TMP/r2.log")"
-E1=$(kv "$K/leader" create_revision)
-[ "$E1" -gt "$E0" ] && [ "$(kv "$K/leader" lease)" = "$(kv "$K/replicas/$LEADER" lease)" ] &&
-	ok || bad "the new leader's key" "epoch $E1 (was $E0), lease $(kv "$K/leader" lease), $LEADER's $(kv "$K/replicas/$LEADER" lease)"
+R1=$(kv "$K/leader" create_revision)
+E1=$(elections)
+[ "$R1" -gt "$R0" ] && [ "$(kv "$K/leader" lease)" = "$(kv "$K/replicas/$LEADER" lease)" ] &&
+	ok || bad "the new leader's key" "revision $R1 (was $R0), lease $(kv "$K/leader" lease), $LEADER's $(kv "$K/replicas/$LEADER" lease)"
 
-# The epoch every replica shows is the leader key's create revision: etcd's
-# revision when the campaign won, so it grows at each election by the
-# writes etcd took since, not by one (docs/ofcd.md, "Replicas").
+# The epoch every replica shows counts elections: the forged key was
+# deleted and one campaign won, so it is one more, however many writes
+# etcd took meanwhile (docs/ofcd.md, "Replicas"); the leader key says it.
 epoch_of() { cluster_json "$1" && python3 -c 'import json,sys
 print(((json.load(open(sys.argv[1])).get("cluster") or {}).get("leader") or {}).get("epoch", 0))' "$TMP/$1.json"; }
+[ "$E1" = $((E0 + 1)) ] && ok || bad "one election after the forgery: epoch $E1, was $E0"
+[ "$(etcd_ctl get --print-value-only "$K/leader" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("epoch"))')" = "$E1" ] &&
+	ok || bad "the leader key does not say epoch $E1" "$(etcd_ctl get --print-value-only "$K/leader")"
 for r in r1 r2; do
-	[ "$(epoch_of $r)" = "$E1" ] && ok || bad "$r shows epoch $(epoch_of $r), the key's create revision is $E1"
+	[ "$(epoch_of $r)" = "$E1" ] && ok || bad "$r shows epoch $(epoch_of $r), the elections' counter is $E1"
 done
 
 # ---- a leader key no replica holds: the replicas delete it and campaign ------------
@@ -140,6 +148,7 @@ done
 # runs. Before, every replica followed it for as long as it stayed.
 for how in nolease otherlease; do
 	E=$(kv "$K/leader" create_revision)
+	N=$(elections)
 	case $how in
 	nolease) etcd_ctl put "$K/leader" '{"name":"r9","socket":"/tmp/r9.sock"}' >/dev/null ;;
 	otherlease)
@@ -148,18 +157,19 @@ for how in nolease otherlease; do
 		;;
 	esac
 	deadline 20
-	until grep -q "the leader key (epoch $E) was .*no replica leads under it; deleted it" "$TMP/r1.log" "$TMP/r2.log" ||
+	until grep -q "the leader key (created at revision $E) was .*no replica leads under it; deleted it" "$TMP/r1.log" "$TMP/r2.log" ||
 		past $_end; do sleep 0.1; done
 	case $how in
 	nolease) why="bound to no lease" ;;
 	otherlease) why="naming $LEADER but bound to a lease that is not its" ;;
 	esac
-	grep -q "the leader key (epoch $E) was $why (written by someone holding etcd's credentials): no replica leads under it; deleted it" "$TMP/r1.log" "$TMP/r2.log" &&
+	grep -q "the leader key (created at revision $E) was $why (written by someone holding etcd's credentials): no replica leads under it; deleted it" "$TMP/r1.log" "$TMP/r2.log" &&
 		ok || bad "the leader key $how was not deleted as no replica's" "$(tail -3 "$TMP/r1.log" "$TMP/r2.log")"
 	wait_leader 20 r1 r2 && ok || bad "no leader after the key $how" "$(tail -3 "$TMP/r1.log" "$TMP/r2.log")"
 	[ "$(kv "$K/leader" create_revision)" -gt "$E" ] &&
 		[ "$(kv "$K/leader" lease)" = "$(kv "$K/replicas/$LEADER" lease)" ] &&
-		ok || bad "the leader key after the key $how" "epoch $(kv "$K/leader" create_revision), lease $(kv "$K/leader" lease)"
+		ok || bad "the leader key after the key $how" "revision $(kv "$K/leader" create_revision), lease $(kv "$K/leader" lease)"
+	[ "$(elections)" = $((N + 1)) ] && ok || bad "the key $how: epoch $(elections) after one election, was $N"
 done
 expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$A"
 
@@ -293,7 +303,8 @@ replica_stop r2
 mv "$TMP/r2.log" "$TMP/r2.log.1"
 wait_leader 20 r1 && ok || bad "r1 does not lead with r2 stopped"
 replica_start r2 --probe-interval 0 --cluster-ttl 4s --gateway-socket "$TMP/r2.gw" --gateway-uid 65534
-E0=$(kv "$K/leader" create_revision)
+R0=$(kv "$K/leader" create_revision)
+E0=$(elections)
 etcd_ctl lease keep-alive "$(printf '%x' "$(kv "$K/replicas/r1" lease)")" >/dev/null 2>&1 &
 KEEP=$!
 HELPER_PIDS="$HELPER_PIDS $KEEP"
@@ -311,9 +322,9 @@ until [ "$(grep -c "leading fabric torus64-ocs (epoch $E0): taking over" "$TMP/r
 kill $KEEP
 cp "$TMP/r2.log" "$TMP/r2.log.2"
 wait_leader 10 r1 r2
-[ "$LEADER" = r1 ] && [ "$(kv "$K/leader" create_revision)" = "$E0" ] &&
+[ "$LEADER" = r1 ] && [ "$(kv "$K/leader" create_revision)" = "$R0" ] && [ "$(elections)" = "$E0" ] &&
 	[ "$(grep -c "leading fabric torus64-ocs (epoch $E0): taking over" "$TMP/r1.log")" = 2 ] &&
-	ok || bad "r1 did not lead again under its epoch $E0" "leader $LEADER, epoch $(kv "$K/leader" create_revision)" "$(tail -4 "$TMP/r1.log")"
+	ok || bad "r1 did not lead again under its epoch $E0" "leader $LEADER, epoch $(elections), revision $(kv "$K/leader" create_revision)" "$(tail -4 "$TMP/r1.log")"
 ! grep -q "taking over" "$TMP/r2.log.2" && ok || bad "r2 led while r1's key stood" "$(grep "taking over" "$TMP/r2.log")"
 
 finish

@@ -64,7 +64,7 @@ kill -9 $OFCD
 wait $OFCD 2>/dev/null
 ofcd_start "$TMP/a.yaml"
 [ "$(held "$SOCK")" = "slurm-job-1 $ME True h0 h1 h2 h3" ] && ok || bad "held after kill -9 and a restart" "$(held "$SOCK")"
-expect_error 1 "ofc slurm prolog: job 2: partition 'slurm-job-2': host h3 is held by partition 'slurm-job-1' (requeued)" \
+expect_error 1 "ofc slurm prolog: job 2: partition 'slurm-job-2': host h3 is held by partition 'slurm-job-1' (requeued); slurm-job-1 holds its hosts and is not ending" \
 	prolog "$SOCK" 2 'h[3-6]' ring:4
 # a whole-fabric change over its circuits is refused, as before the restart
 expect_exit 1 $OFC --socket "$SOCK" reconfigure --topology circulant:64:3,8
@@ -222,7 +222,7 @@ until [ "$(replicas "$TMP/$F.sock" | cut -d' ' -f1,2 | tr '\n' ' ')" = "$(printf
 $OFC --socket "$TMP/$F.sock" watch --json >"$TMP/watch4.out" 2>&1 &
 W=$!
 sleep 0.3
-expect_error 1 "ofc slurm prolog: job 12: partition 'slurm-job-12': host h4 is held by partition 'slurm-job-11' (requeued)" \
+expect_error 1 "ofc slurm prolog: job 12: partition 'slurm-job-12': host h4 is held by partition 'slurm-job-11' (requeued); slurm-job-11 holds its hosts and is not ending" \
 	prolog "$TMP/$N.sock" 12 'h[4-11]' ring:8
 expect_exit 1 $OFC --socket "$TMP/$N.sock" reconfigure --topology circulant:64:3,8
 grep -q "of partition 'slurm-job-11', held for its owner; refused" "$TMP/err" && ok || bad "the new leader let a reconfigure over a hold" "$(cat "$TMP/err")"

@@ -4,7 +4,10 @@
 # state about 560 KB. Readers at once all get the same state, written as
 # JSON once for them; a state that changed is written anew, never the old
 # one served; a principal of another role gets its own; If-None-Match
-# answers 304; gzip is the same JSON.
+# answers 304; gzip is the same JSON. Fair shares of the turns: with a
+# read-only certificate's reads holding the turn past the wait, a third of
+# its reads is refused at once (its own limit, a metric counts it), and an
+# admin's read and a tenant's small one are answered, not refused.
 SUITE=gateway_share
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -17,9 +20,9 @@ HOSTS=4096
 
 C="$TMP/pki"
 pki_ca "$C"
-for n in admin reader; do pki_cert $n client; done
+for n in admin reader tenant; do pki_cert $n client; done
 pki_cert server server
-printf 'cn:admin admin\ncn:reader read-only\n' >"$TMP/policy"
+printf 'cn:admin admin\ncn:reader read-only\ncn:tenant tenant jobT\n' >"$TMP/policy"
 
 mkdir -p "$TMP/cred"
 chmod 700 "$TMP/cred"
@@ -148,7 +151,46 @@ sleep 0.5
 code=$(get2 "$TMP/late.json")
 kill -CONT "$OFCD_PID"
 wait $holder
-[ "$code" = 429 ] && grep -q 'more reads of it wait, and its turn did not come within 1 s' "$TMP/late.json" && ok ||
+[ "$code" = 429 ] && grep -q 'its turn did not come within 1 s' "$TMP/late.json" && ok ||
 	bad "a read past its turn's wait: not 429 with why" "$code $(head -c 300 "$TMP/late.json")"
 [ "$(get2 "$TMP/g3.json")" = 200 ] && state_is "$TMP/g3.json" $((gen + 1)) && ok || bad "a read once ofcd answers again"
+
+# ---- fair shares of the turns ---------------------------------------------------
+# q2 WHO OUT QUERY: WHO's read of /v1/state?QUERY from the second gateway
+q2() { curl -sS -o "$2" -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/$1.pem" --key "$C/$1.key" "$URL2/v1/state?$3" 2>>"$TMP/curl.err"; }
+# the tenant's state is small; then the reader's distinct reads push every
+# kept key out (before, the tenant's read was then taken for a big one)
+[ "$(q2 tenant "$TMP/t0.json" "")" = 200 ] && [ "$(wc -c <"$TMP/t0.json")" -lt 100000 ] && ok ||
+	bad "the tenant's first read" "$(head -c 300 "$TMP/t0.json")"
+for qs in with_fabric=false with_edges=false fabric_brief=false 'with_fabric=false&with_edges=false' with_edges=true; do
+	[ "$(q2 reader "$TMP/rd.json" "$qs")" = 200 ] || bad "the reader's read of $qs"
+done
+kill -STOP "$OFCD_PID"
+(q2 reader "$TMP/rh1.json" with_fabric=false >"$TMP/rh1.code") &
+h1=$!
+sleep 0.3
+(q2 reader "$TMP/rh2.json" with_edges=false >"$TMP/rh2.code") &
+h2=$!
+sleep 0.3
+# a third of the reader's: refused at once, by its own limit, naming only it
+code=$(q2 reader "$TMP/rh3.json" fabric_brief=false)
+[ "$code" = 429 ] && grep -q 'reader has reads of 2 other big states waiting or under way, the most one principal may have' "$TMP/rh3.json" &&
+	! grep -q 'bytes' "$TMP/rh3.json" && ok ||
+	bad "the reader's third read at once: not 429 for its own share" "$code $(head -c 300 "$TMP/rh3.json")"
+# an admin's read and the tenant's, while the reader's holds the turn past
+# the wait (1 s): answered once ofcd is back, not refused
+(q2 admin "$TMP/ah.json" "" >"$TMP/ah.code") &
+ah=$!
+(q2 tenant "$TMP/th.json" "" >"$TMP/th.code") &
+th=$!
+sleep 1.6
+kill -CONT "$OFCD_PID"
+wait $h1 $h2 $ah $th
+[ "$(cat "$TMP/ah.code")" = 200 ] && state_is "$TMP/ah.json" $((gen + 1)) && ok ||
+	bad "an admin's read behind the reader's: not answered" "$(cat "$TMP/ah.code") $(head -c 300 "$TMP/ah.json")"
+[ "$(cat "$TMP/th.code")" = 200 ] && cmp -s "$TMP/th.json" "$TMP/t0.json" && ok ||
+	bad "the tenant's small read behind the reader's: not answered" "$(cat "$TMP/th.code") $(head -c 300 "$TMP/th.json")"
+m=$(curl -sS --cacert "$C/ca.pem" --cert "$C/admin.pem" --key "$C/admin.key" "$URL2/metrics" |
+	awk '$1 == "ofc_gateway_state_reads_refused_total{limit=\"principal\"}" {print $2}')
+[ "${m:-0}" -ge 1 ] && ok || bad "no refusal counted by principal" "$m"
 finish

@@ -258,10 +258,25 @@ deadline 15
 until { ! $OFC --socket "$L/r1.sock" cluster status >"$TMP/cs.out" 2>&1; } && grep -q "replica r2 is missing" "$TMP/cs.out" ||
 	past $_end; do sleep 0.2; done
 grep -q "replica r2 is missing" "$TMP/cs.out" && ok || bad "cluster status from r1 names the stopped r2" "$(cat "$TMP/cs.out")"
-$LAB restart "$L" r2 >"$TMP/re.out" 2>&1 && grep -q "^started r2 (pid [0-9]*), log $L/r2.log$" "$TMP/re.out" && ok ||
-	bad "lab restart r2" "$(cat "$TMP/re.out")"
+# (from the build `up` used, whatever BUILD says now: here one whose ofcd
+# cannot start)
+mkdir -p "$TMP/wrong"
+printf '#!/bin/sh\necho "the wrong build" >&2\nexit 3\n' >"$TMP/wrong/ofcd"
+chmod 755 "$TMP/wrong/ofcd"
+BUILD="$TMP/wrong" $LAB restart "$L" r2 >"$TMP/re.out" 2>&1 && grep -q "^started r2 (pid [0-9]*), log $L/r2.log$" "$TMP/re.out" &&
+	grep -q "^lab: r2 from the build $L was started with, $W/build (not $TMP/wrong)$" "$TMP/re.out" && ok ||
+	bad "lab restart r2 with another BUILD" "$(cat "$TMP/re.out")"
 [ "$(grep -c '^ofcd-r2 ' "$L/pids")" -eq 2 ] && ok || bad "the restarted r2 recorded" "$(cat "$L/pids")"
 $OFC --socket "$L/r2.sock" status >"$TMP/out" 2>&1 && ok || bad "r2 answers after its restart" "$(cat "$TMP/out")"
+# a replica that cannot start: the reason ofcd gave, and its exit status
+cp "$L/lab.env" "$TMP/lab.env"
+sed -i "s|^LAB_BUILD=.*|LAB_BUILD=$TMP/wrong|" "$L/lab.env"
+expect_exit 1 $LAB restart "$L" r2
+grep -q "^lab: ofcd r2 did not start (exit status 3; $TMP/wrong/ofcd):$" "$TMP/err" && grep -qx "  the wrong build" "$TMP/err" &&
+	ok || bad "a failed restart's reason" "$(cat "$TMP/err")"
+cp "$TMP/lab.env" "$L/lab.env"
+$LAB restart "$L" r2 >"$TMP/re.out" 2>&1 && $OFC --socket "$L/r2.sock" status >/dev/null 2>&1 && ok ||
+	bad "lab restart r2 after a failed one" "$(cat "$TMP/re.out")"
 
 # Down: every process it started is gone; the decoy, and a process whose
 # pid the list names with another start time (a pid used again), are not
@@ -303,6 +318,16 @@ $LAB up "$L" >"$TMP/up2.out" 2>"$TMP/up2.err" && $OFC --socket "$L/r1.sock" stat
 grep -q "^The last run (logs, etcd's data, certificates, state) is kept in $L/run-1$" "$TMP/up2.out" &&
 	[ "$(cksum <"$L/run-1/r1.log")" = "$(cut -d' ' -f1,2 "$TMP/r1.sum")" ] && [ -d "$L/run-1/etcd/e1" ] &&
 	[ -s "$L/run-1/pki/ca.pem" ] && ok || bad "the last run kept in run-1" "$(head -3 "$TMP/up2.out"; ls "$L" "$L/run-1")"
+# the same CA and certificates (a browser that imported them trusts the
+# gateways still), unless LAB_NEW_CA=1 asks for new ones
+grep -q "^Its CA and certificates are used again (LAB_NEW_CA=1 makes new ones)$" "$TMP/up2.out" &&
+	cmp -s "$L/pki/ca.pem" "$L/run-1/pki/ca.pem" && cmp -s "$L/pki/admin.p12" "$L/run-1/pki/admin.p12" &&
+	curl -s -o /dev/null --cacert "$L/run-1/pki/ca.pem" --cert "$L/run-1/pki/admin.pem" --key "$L/run-1/pki/admin.key" \
+		"https://127.0.0.1:$(cat "$L/r1.gwport")/v1/state" && ok ||
+	bad "up again made a new CA" "$(head -3 "$TMP/up2.out")"
 $LAB down "$L" >/dev/null 2>&1 && ok || bad "scripts/lab down, the second"
+LAB_NEW_CA=1 $LAB up "$L" >"$TMP/up3.out" 2>"$TMP/up3.err" && ! cmp -s "$L/pki/ca.pem" "$L/run-2/pki/ca.pem" &&
+	! grep -q "used again" "$TMP/up3.out" && ok || bad "LAB_NEW_CA=1: not a new CA" "$(cat "$TMP/up3.err"; head -3 "$TMP/up3.out")"
+$LAB down "$L" >/dev/null 2>&1 && ok || bad "scripts/lab down, the third"
 
 finish

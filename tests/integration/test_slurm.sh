@@ -80,7 +80,7 @@ prolog() { # JOB NODELIST COMMENT
 }
 epilog() { env -i SLURM_JOB_ID="$1" OFC_SOCKET="$SOCK" $OFC slurm epilog; }
 expect_stdout_has "ofc: job 901: partition slurm-job-901: ring:4 on 4 hosts committed" prolog 901 'h[0-3]' 'ofc:topology=ring:4'
-expect_error 1 "ofc slurm prolog: job 902: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901' (requeued)" \
+expect_error 1 "ofc slurm prolog: job 902: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901' (requeued); slurm-job-901 holds its hosts and is not ending" \
 	prolog 902 'h[3-6]' 'ofc:topology=ring:4'
 grep -qx "update JobId=902 AdminComment=ofc: partition 'slurm-job-902': host h3 is held by partition 'slurm-job-901'" "$TMP/scontrol.log" &&
 	! grep -q "^hold 902" "$TMP/scontrol.log" && ok || bad "scontrol for job 902 (reason, no hold)" "$(cat "$TMP/scontrol.log")"

@@ -77,6 +77,25 @@ async function main() {
 		check((await page.locator(next).count()) === 1, `after kill -9 of the leader, the page names ${env("UI_NEW_LEADER")}`,
 			await page.locator("#replicas").textContent());
 		console.log(`ui-driver: the new leader named ${Date.now() - t0} ms after the kill`);
+		// the page shows what the state carries through the failover and the
+		// new leader's deltas: once the new leader talked to the switch, its
+		// last contact, as a fresh read has it (before: "never" until the
+		// page was reloaded: a delta does not carry it)
+		const fresh = async () => (await page.evaluate(async () => {
+			const r = await fetch("/v1/state", { cache: "no-store" });
+			return (await r.json()).state.devices[0].last_contact_unix_ms || 0;
+		}));
+		await page.evaluate(async () => fetch("/v1/reconfigure", { method: "POST", headers: { "Content-Type": "application/json" },
+			body: JSON.stringify({ topology: "circulant:64:3,8" }) }).then((r) => r.status));
+		let alc = 0, flc = 0;
+		for (let i = 0; i < 40 && !(flc && alc); i++) {
+			await page.waitForTimeout(500);
+			flc = Number(await fresh().catch(() => 0));
+			alc = Number(await page.locator("#devices [data-last-contact]").first().getAttribute("data-last-contact", { timeout: 1000 }).catch(() => 0));
+		}
+		const after = await page.locator("#devices").textContent();
+		check(flc > 0 && alc > 0 && !after.includes("never"), "after the failover the page shows the switch's last contact a fresh read has",
+			`page ${alc}, fresh read ${flc}: ${after}`);
 		await page.screenshot({ path: `${SHOTS}/replicas-after.png`, fullPage: true });
 		// the dead leader's page: its replica named as silent, not as leading,
 		// and an alarm that the page hears nothing

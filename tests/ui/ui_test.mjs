@@ -58,6 +58,14 @@ async function open(browser, who, prep = null) {
 	const key = prep ? who + "-prep" : who;
 	consoleErrors.set(key, []);
 	page.on("console", (m) => m.type() === "error" && consoleErrors.get(key).push(m.text()));
+	// the page's reads of the state: each request, and whether it was
+	// conditional (If-None-Match)
+	page.stateReads = [];
+	page.on("request", async (r) => {
+		if (!/\/v1\/state/.test(r.url())) return;
+		const h = await r.allHeaders().catch(() => ({}));
+		page.stateReads.push({ url: r.url(), conditional: Boolean(h["if-none-match"]) });
+	});
 	page.on("pageerror", (e) => consoleErrors.get(key).push(e.message));
 	if (prep) await prep(page);
 	await page.goto(URL + "/ui/");
@@ -83,6 +91,13 @@ async function main() {
 		const admin = await open(browser, "admin");
 		const reader = await open(browser, "reader");
 		const tenant = await open(browser, "tenant-a");
+
+		// Opening reads the state once (the watch's history brings what came
+		// after: before, every page read it two or three times, 1-1.5 MB
+		// gzipped each at 8,192 hosts)
+		await admin.waitForTimeout(1500);
+		for (const [who, p] of [["admin", admin], ["reader", reader], ["tenant", tenant]])
+			check(p.stateReads.length === 1, `the ${who}'s page reads the state once as it opens`, JSON.stringify(p.stateReads));
 
 		// Who each is shown as.
 		check((await admin.getAttribute("body", "data-role")) === "admin", "the admin's page says admin");
@@ -154,8 +169,13 @@ async function main() {
 		// (which has ops-1 too, first) and the tenant's (which has only
 		// slurm-job-7), and after a reload.
 		const tstroke = await tenant.locator(job).first().getAttribute("stroke", { timeout: 2000 });
+		const before = admin.stateReads.length;
 		await admin.reload();
 		await admin.locator("#live.on").waitFor({ timeout: 10000 });
+		await admin.waitForTimeout(500);
+		const reread = admin.stateReads.slice(before);
+		check(reread.length === 1 && reread[0].conditional, "a reloaded page reads the state once, conditionally (If-None-Match)",
+			JSON.stringify(reread));
 		await waitFor(admin, job, 5000);
 		const again = await admin.locator(job).first().getAttribute("stroke", { timeout: 2000 });
 		check(tstroke === stroke && again === stroke, "slurm-job-7 has one colour on every page and after a reload",
@@ -175,6 +195,17 @@ async function main() {
 		check(/[0-9]+cn:tenant-areconfigure partition slurm-job-7: ring:4 on 4 hosts4 operations on 1 devicecommitted[0-9.]+ s/.test(tx),
 			"the admin's page lists the tenant's transaction: who, what, what changed, outcome, time", tx.slice(0, 600));
 		check(/[0-9]+uid:[0-9]+report-failure h5:0/.test(tx), "... and the failure reported on the socket, by uid", tx.slice(0, 600));
+		// The tenant's page from the tenant's own state: its partition's
+		// schedule, no device figures ("not shown", not "never"), and no
+		// switch bar drawn full for the few ports it is shown
+		await waitFor(tenant, '#schedule tr:has-text("slurm-job-7")', 5000);
+		const tsched = await tenant.locator("#schedule").textContent();
+		check(/slurm-job-7.*ring:4, 4 nodes/.test(tsched) && !/^none$/.test(tsched.trim()),
+			"the tenant's page shows its partition's schedule", tsched.slice(0, 300));
+		check((await tenant.locator('#devices [data-device="ocs0"]').textContent()) === "not shown",
+			"the tenant's page says the device's contact is not shown to it", await tenant.locator("#devices").textContent());
+		check((await tenant.locator('#switches [data-switch="ocs0"] .bar').count()) === 0,
+			"the tenant's page draws no switch bar it cannot know the size of", await tenant.locator("#switches").innerHTML());
 		// What ofcd counted talking to ocs0 (GetState's device figures): its
 		// last contact recent, its commands counted; a tenant is shown none.
 		const dev = '#devices [data-device="ocs0"]';
@@ -227,6 +258,17 @@ async function main() {
 				`at ${width} px: nothing wider than the window, the release button in view`, JSON.stringify(L));
 			check(L.drawn >= 0.6 * Math.min(L.section, 0.6 * L.vh),
 				`at ${width} px: the fabric drawn in most of the room it has`, JSON.stringify(L));
+			// every table whole within its section, every column in view
+			// (the admin's Partitions table lost its "at target" column at
+			// 1,280 and 800 px)
+			await admin.setViewportSize({ width, height: 900 });
+			await admin.waitForTimeout(100);
+			for (const [who, p] of [["admin", admin], ["tenant", tenant]]) {
+				const cut = await p.evaluate(() => [...document.querySelectorAll("section table")]
+					.filter((t) => t.getBoundingClientRect().width > 0 && t.scrollWidth > t.closest("section").clientWidth + 1)
+					.map((t) => (t.closest("section").querySelector("h2") || {}).textContent + ": " + t.scrollWidth + " > " + t.closest("section").clientWidth));
+				check(cut.length === 0, `at ${width} px: every table of the ${who}'s page fits its section`, cut.join("; "));
+			}
 			if (width === 800 || width === 1600) await tenant.screenshot({ path: `${SHOTS}/tenant-${width}.png`, fullPage: true });
 		}
 		await tenant.setViewportSize({ width: 1280, height: 900 });

@@ -464,11 +464,12 @@ static void test_etcd_leadership(void **state)
 	assert_false(store_writer_alive(f->s, "fab", 0, epoch + 1));
 
 	/* the leader resigns: the other takes over at once (no TTL to wait),
-	 * with a later epoch, and starts from what the first wrote */
+	 * with the next epoch (one election: one more, though etcd took
+	 * writes since), and starts from what the first wrote */
 	store_resign(l->s);
 	struct replica *l2 = one_leader(&a, &b, 5);
 	assert_ptr_equal(l2, f);
-	assert_true(store_epoch(l2->s) > epoch);
+	assert_int_equal(store_epoch(l2->s), epoch + 1);
 	assert_true(read_is(l2, STORE_JOURNAL, "j1", 0.01));
 	assert_true(store_fence(l->s) < 0);
 	/* the old leader writes nothing any more */
@@ -597,7 +598,7 @@ static void test_etcd_key_rebound(void **state)
  * naming a replica that is not registered (r9). Every replica followed it
  * for as long as it stayed; now one of them deletes it (comparing its
  * create revision and lease) once the deposed leader's registration says
- * it stopped, and one leads under a later epoch. */
+ * it stopped, and one leads under the next epoch: one election, one more. */
 static void test_etcd_key_unheld(void **state)
 {
 	struct etcd_world *w = *state;
@@ -615,12 +616,19 @@ static void test_etcd_key_unheld(void **state)
 	assert_int_equal(etcd_endpoints_parse(w->endpoints, &urls, &n, &err), 0);
 	struct etcd_conn *c = etcd_conn_new(urls, n, &w->tls);
 	struct json_object *t = etcd_txn_new(), *resp;
+	struct etcd_kv *kv;
+	uint32_t nk;
+	assert_int_equal(etcd_range(c, "/ofc/fab/leader", NULL, 2, &kv, &nk, &rev, &err), 0);
+	assert_int_equal(nk, 1);
+	int64_t created = kv[0].create_rev;
+	etcd_kv_free(&kv[0]);
+	free(kv);
 	etcd_txn_put(t, true, "/ofc/fab/leader", "{\"name\":\"r9\"}", 13, 0);
 	assert_int_equal(etcd_txn(c, t, 2, &ok, &rev, &resp, &err), 0);
 	assert_true(ok);
 	json_object_put(resp);
 	json_object_put(t);
-	new_leader(&a, &b, epoch, 15);
+	assert_int_equal(store_epoch(new_leader(&a, &b, epoch, 15)->s), epoch + 1);
 	wait_told(&a, &b, 1u << STORE_EV_NO_LEADER, 10);
 	pthread_mutex_lock(&a.mu);
 	unsigned ae = a.events;
@@ -632,8 +640,9 @@ static void test_etcd_key_unheld(void **state)
 	struct store_cluster cl;
 	store_cluster(((ae & (1u << STORE_EV_NO_LEADER)) ? &a : &b)->s, &cl);
 	char want[96];
-	snprintf(want, sizeof(want), "the leader key (epoch %llu) was bound to no lease",
-		 (unsigned long long)epoch);
+	snprintf(want, sizeof(want),
+		 "the leader key (created at revision %lld) was bound to no lease",
+		 (long long)created);
 	assert_string_equal(cl.unheld, want);
 	etcd_conn_free(c);
 	etcd_endpoints_free(urls, n);
@@ -955,8 +964,8 @@ static void test_etcd_own_registration(void **state)
 	raw_write(w, "/ofc/fab/replicas/a", kv[0].value, kv[0].len);
 	kvs_drop(kv, 1);
 	double end = now_seconds() + 10;
-	while (now_seconds() < end &&
-	       !(leads(&a) && registration_lease(w, "a") != 0 && registration_lease(w, "a") != first))
+	while (now_seconds() < end && !(leads(&a) && registration_lease(w, "a") != 0 &&
+					registration_lease(w, "a") != first))
 		usleep(50000);
 	assert_true(leads(&a));
 	int64_t second = registration_lease(w, "a");

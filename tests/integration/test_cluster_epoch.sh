@@ -1,0 +1,86 @@
+#!/bin/sh
+# The epoch counts elections (docs/ofcd.md, "Replicas"): five kill -9s of
+# the leader, each after the fabric stood idle a few seconds while etcd
+# took writes (every replica's registration, written again every half
+# lease, and a key of another program's), and the epoch every replica
+# shows, in its status, its metrics and the leader key, is one higher
+# after each failover. etcd's revision, what the epoch was before, moves
+# by more than one between two elections here (checked too), so an epoch
+# that followed it would not pass.
+SUITE=cluster_epoch
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/cluster_env.sh"
+
+if ! command -v etcd >/dev/null; then
+	echo "cluster_epoch: no etcd (scripts/install-deps.sh installs etcd-server): skipped"
+	exit 0
+fi
+three_replicas 5
+K=/ofc/torus64-ocs
+IDLE=${EPOCH_IDLE:-3}
+
+# revision: etcd's revision now
+revision() {
+	etcd_ctl get /x -w json 2>/dev/null | python3 -c 'import json,sys
+print(json.load(sys.stdin)["header"]["revision"])'
+}
+# shown NAME: the epoch NAME's status and metrics show, "STATUS METRIC"
+shown() {
+	cluster_json "$1"
+	s=$(python3 -c 'import json,sys
+print(((json.load(open(sys.argv[1])).get("cluster") or {}).get("leader") or {}).get("epoch", 0))' "$TMP/$1.json" 2>/dev/null)
+	m=$($OFC --socket "$TMP/$1.sock" metrics 2>/dev/null | awk '$1 == "ofc_cluster_epoch" {print $2}')
+	echo "${s:-?} ${m:-?}"
+}
+# key_epoch: what the leader key's value says
+key_epoch() {
+	etcd_ctl get --print-value-only "$K/leader" 2>/dev/null | python3 -c 'import json,sys
+print(json.load(sys.stdin).get("epoch", 0))' 2>/dev/null || echo 0
+}
+# until_shown SECS EPOCH NAME...: until every NAME shows EPOCH (status and metric)
+until_shown() {
+	_s=$1 _e=$2
+	shift 2
+	deadline "$_s" _shown_end
+	while :; do
+		_all=1
+		for _n in "$@"; do [ "$(shown "$_n")" = "$_e $_e" ] || _all=0; done
+		[ $_all = 1 ] && return 0
+		past $_shown_end && return 1
+		sleep 0.2
+	done
+}
+
+wait_leader 20 r1 r2 r3 && ok || bad "no leader" "$(cluster_why r1 r2 r3)"
+expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$B"
+E=$(key_epoch)
+[ "$E" -ge 1 ] && until_shown 10 "$E" r1 r2 r3 && ok ||
+	bad "the replicas do not show the leader key's epoch $E" "r1 $(shown r1), r2 $(shown r2), r3 $(shown r3)"
+DELTAS=""
+for i in 1 2 3 4 5; do
+	L=$LEADER
+	R0=$(revision)
+	# idle: no mutation, while etcd takes writes (the registrations', and
+	# another program's key)
+	etcd_ctl put /elsewhere/k "$i" >/dev/null
+	sleep "$IDLE"
+	R1=$(revision)
+	replica_stop "$L" KILL
+	set -- $(others "$L")
+	wait_leader 20 "$@" && ok || bad "kill $i of $L: no replica took over" "$(cluster_why "$@")"
+	until_shown 10 $((E + 1)) "$@" && [ "$(key_epoch)" = $((E + 1)) ] &&
+		ok || bad "kill $i of $L: the epoch after one election is not $((E + 1))" \
+		"$1 $(shown "$1"), $2 $(shown "$2"), the key's $(key_epoch); etcd's revision moved $((R1 - R0)) while idle"
+	E=$((E + 1))
+	DELTAS="$DELTAS $((R1 - R0))"
+	[ $((R1 - R0)) -gt 1 ] && ok || bad "kill $i: etcd took no writes while the leader was idle" "revision $R0 -> $R1"
+	replica_start "$L" --probe-interval 0
+	until_shown 10 "$E" r1 r2 r3 && ok || bad "$L restarted does not show epoch $E" "$(shown "$L")"
+done
+echo "cluster_epoch: etcd's revision moved by$DELTAS in ${IDLE} s idle before each failover; the epoch by 1"
+# the new leader still changes the fabric under its epoch
+expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$A"
+grep -q "transaction committed (transaction [0-9]*): by replica $LEADER (epoch $E)" "$TMP/$LEADER.log" &&
+	ok || bad "the last transaction is not logged under epoch $E" "$(grep "transaction committed" "$TMP/$LEADER.log" | tail -2)"
+finish
