@@ -419,8 +419,9 @@ static const char *holder_of(const Ofc__V1__State *s, const char *name, char **h
  * and is on its way out (holder_ended), or for the operator's grace
  * (--release-grace) whatever holds them, wait until none does, then true
  * (ask again). The wait ends at the prolog's deadline, and an ended job's
- * release is waited for at most SLURM_RELEASE_WAIT s. false: a holder that
- * is not leaving, or one still there at the bound (why says which). */
+ * release is waited for at most SLURM_RELEASE_WAIT s. false: no holder at
+ * the first read (the refusal was not about the hosts), a holder that is
+ * not leaving, or one still there at the bound (why says which). */
 #define SLURM_RELEASE_WAIT 60.0
 static bool release_came(const struct slurm_opts *o, const char *name, char **hosts, uint32_t n,
 			 double deadline, char *why, size_t whysz)
@@ -462,6 +463,11 @@ static bool release_came(const struct slurm_opts *o, const char *name, char **ho
 		}
 		if (resp)
 			ofc__v1__response__free_unpacked(resp, NULL);
+		/* No other partition held the hosts when the refusal came: it
+		 * was not about them (a device that failed the transaction),
+		 * and Slurm requeues the job as before. */
+		if (gone && !last[0])
+			return false;
 		if (gone)
 			return true;
 		if (read && !leaving)
