@@ -68,7 +68,7 @@ static const struct cli_cmd commands[] = {
      "run a verified schedule on a WDM ring's MRR agents, step by step", cmd_ring},
     {"slurm",
      "prolog|epilog | topology FILE --config FABRIC [--group N] | hostlist LIST "
-     "[--map FILE] [--default-topology T] [--timeout S] [--slurm-conf FILE] "
+     "[--map FILE] [--default-topology T] [--timeout S] [--release-grace S] [--slurm-conf FILE] "
      "[--scontrol PATH]",
      "give Slurm jobs their own topology before they start", cmd_slurm},
     {"rwa",
