@@ -18,8 +18,9 @@
 # as each service (the uid and groups systemd gave its running process),
 # SlurmUser, an admin and nobody.
 #
-# Skipped only where no container can boot here: not root, or systemd in
-# the first container does not come up (its console's last lines said).
+# Skipped only where no container can boot here: not root, no user
+# namespaces (a chroot: below), or systemd in the first container does not
+# come up (its console's last lines said).
 #
 # SYSTEMD_TEST_OLD_FILTER=1  ofcd under the SystemCallFilter= its unit had
 #                    before it allowed chown (a drop-in on each machine):
@@ -46,6 +47,12 @@ skip() {
 	exit
 }
 [ "$(id -u)" -eq 0 ] || skip "needs root (mounts, network namespaces, systemd-nspawn)"
+# The kernel refuses user namespaces to a process whose root is not its
+# mount namespace's (a chroot), and so to the containers nspawn starts
+# there; ofc-gateway's unit has PrivateUsers=yes. A clean root entered
+# with pivot_root in a mount namespace of its own is not a chroot.
+unshare --user true 2>"$TMP/userns" ||
+	skip "no user namespace here ($(cat "$TMP/userns")): in a chroot the kernel refuses them, and so would systemd to ofc-gateway's PrivateUsers=yes; enter the root with pivot_root in a mount namespace of its own (unshare -m) instead of chroot"
 for t in systemd-nspawn debootstrap nsenter setpriv ip flock openssl etcdctl curl; do
 	command -v $t >/dev/null || bad "$t is missing: scripts/install-deps.sh test installs it"
 done
@@ -69,11 +76,18 @@ umount_under() {
 	[ -z "$(mounts_under "$1")" ]
 }
 cleanup() {
-	for p in $NSPAWNS; do kill -TERM "$p" 2>/dev/null; done # the containers halt
+	# The containers halt on nspawn's SIGTERM. One that has not halted by
+	# the deadline is ended by SIGKILL to its PID 1 (which ends every
+	# process of its PID namespace): killing nspawn alone would leave it
+	# running, its init adopted by ours.
+	for p in $NSPAWNS; do kill -TERM "$p" 2>/dev/null; done
 	deadline 30 _stop
 	for p in $NSPAWNS; do
 		while kill -0 "$p" 2>/dev/null && ! past $_stop; do sleep 0.2; done
-		kill -KILL "$p" 2>/dev/null
+		if kill -0 "$p" 2>/dev/null; then
+			for c in $(pgrep -P "$p"); do kill -KILL "$c"; done
+			kill -KILL "$p"
+		fi
 	done
 	for p in $OTHER; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -190,16 +204,18 @@ boot() { # N
 	# and etcd's defaults look up localhost)
 	printf '127.0.0.1\tlocalhost\n127.0.1.1\tofc-m%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$1" >"$r/root/etc/hosts"
 	(exec systemd-nspawn --boot --quiet -D "$r/root" -M "$NS-m$1" --register=no --keep-unit \
-		--console=read-only --network-namespace-path="/run/netns/$NS-m$1" >"$r/console.log" 2>&1) &
+		--console=read-only --network-namespace-path="/run/netns/$NS-m$1" >"$r/console.log" 2>&1 9>&-) &
 	echo $! >"$r/nspawn"
 	NSPAWNS="$NSPAWNS $!"
 }
 for n in 1 2 3; do boot $n || bad "machine $n: its root"; done
-# in_m N CMD...: CMD in machine N as root, in all its namespaces
+# in_m N CMD...: CMD in machine N as root, in all its namespaces, and its
+# root and working directory (-r -w: in a chroot, setns alone leaves the
+# chroot's root, whose /proc is this machine's)
 in_m() {
 	_n=$1
 	shift
-	nsenter -t "$(cat "$W/m$_n/leader")" -a env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	nsenter -t "$(cat "$W/m$_n/leader")" -a -r -w env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "$@"
 }
 booted() { # N: its systemd up (running, or degraded: a unit failed)
@@ -210,7 +226,7 @@ booted() { # N: its systemd up (running, or degraded: a unit failed)
 	# (systemctl fails until PID 1 listens on /run/systemd/private)
 	deadline 120 _b
 	until past $_b; do
-		st=$(timeout 120 nsenter -t "$(cat "$W/m$1/leader")" -a systemctl is-system-running --wait 2>&1)
+		st=$(timeout 120 nsenter -t "$(cat "$W/m$1/leader")" -a -r -w systemctl is-system-running --wait 2>&1)
 		echo "$st" >"$W/m$1/state"
 		case $st in
 		running | degraded) return 0 ;;
@@ -264,8 +280,9 @@ phase "the package and etcd-server installed"
 mkdir -p "$W/ca"
 (cd "$W/ca" && sh -e -c "$(block pki)") >"$W/pki.log" 2>&1 && ok || bad "the pki block" "$(tail -5 "$W/pki.log")"
 P="$W/ca/pki"
-in_ca "$BUILD/ocs-emu" --listen 198.18.0.9:0 --port-file "$W/ocs0.port" --ports 256 \
-	--credentials configs/credentials/ocs0.cred 2>"$W/ocs0.err" &
+# (ip execs ocs-emu: $! is the emulator's pid; the lock stays here)
+ip netns exec "$NS-ca" "$BUILD/ocs-emu" --listen 198.18.0.9:0 --port-file "$W/ocs0.port" --ports 256 \
+	--credentials configs/credentials/ocs0.cred 2>"$W/ocs0.err" 9>&- &
 OTHER="$OTHER $!"
 deadline 10
 until [ -s "$W/ocs0.port" ] || past $_end; do sleep 0.1; done
@@ -345,7 +362,8 @@ code() { # N CLIENT: the HTTP status of GET /v1/state on gateway N as CLIENT (00
 for n in 1 2 3; do
 	deadline 30
 	until [ "$(code $n dashboard)" = 200 ] || past $_end; do sleep 0.5; done
-	[ "$(code $n dashboard)" = 200 ] && ok || bad "gateway $n: GET /v1/state as dashboard: $(code $n dashboard)"
+	[ "$(code $n dashboard)" = 200 ] && ok || bad "gateway $n: GET /v1/state as dashboard: $(code $n dashboard)" \
+		"$(in_m $n journalctl -u ofc-gateway -n 4 --no-pager -o cat 2>&1)"
 done
 # The units' documentation links name files the package installed.
 for u in ofcd ofc-gateway; do
