@@ -25,8 +25,9 @@
 #          bliss (make integration, make test, make bench), Debian's chromium and node
 #          with playwright-core as tests/ui/package-lock.json pins it (npm
 #          ci: the operator page's test), debootstrap (scripts/fresh-check
-#          makes its clean Debian roots with it); it includes unit, mpi
-#          and deb
+#          makes its clean Debian roots with it), systemd-container
+#          (test_systemd.sh boots those roots with systemd-nspawn); it
+#          includes unit, mpi and deb
 #
 # With no group named, every group (what a developer's machine wants).
 # Usage: scripts/install-deps.sh [build|mpi|unit|deb|test]...
@@ -51,7 +52,7 @@ TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
 openssl curl prometheus netconfd openssh-server
 openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs
-debootstrap"
+debootstrap systemd-container"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a

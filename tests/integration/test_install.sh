@@ -78,6 +78,12 @@ S="$TMP/pfx/share/ofc/slurm"
 sed -i -e "s|^OFC_SLURM_LOG=.*|OFC_SLURM_LOG=$TMP/slurm.log|" -e "s|^OFC_SOCKET=.*|OFC_SOCKET=$TMP/none.sock|" "$S/ofc-slurm.env"
 env -i "$S/ofc-epilog" >/dev/null 2>&1
 [ $? -ne 0 ] && grep -q "SLURM_JOB_ID" "$TMP/slurm.log" && ok || bad "the installed epilog should run $TMP/pfx/bin/ofc" "$(cat "$TMP/slurm.log" 2>&1)"
+# A log whose folder is missing (no /var/log/slurm yet): ofc runs all the
+# same, its output to slurmctld's, and the wrapper says why there.
+sed -i -e "s|^OFC_SLURM_LOG=.*|OFC_SLURM_LOG=$TMP/no-such-dir/ofc-slurm.log|" "$S/ofc-slurm.env"
+env -i "$S/ofc-epilog" >"$TMP/nolog.out" 2>&1
+grep -q "SLURM_JOB_ID" "$TMP/nolog.out" && grep -q "ofc-epilog: cannot append to $TMP/no-such-dir/ofc-slurm.log" "$TMP/nolog.out" &&
+	ok || bad "the epilog should run ofc when its log cannot be opened" "$(cat "$TMP/nolog.out")"
 
 # One version string for every binary.
 V=$(cat VERSION)

@@ -38,7 +38,7 @@ block() {
 		sed 's/10\.0\.0\./127.0.1./g' |
 		sed '/sign e\$i-peer/s/IP:127.0.1.\$i\\n/IP:127.0.1.$i,IP:127.0.0.1\\n/'
 }
-for b in pki machine etcd rbac ofcd; do
+for b in pki bundle machine etcd rbac ofcd slurmctld; do
 	[ -n "$(block $b)" ] && ok || bad "$DOC has no block '$b'"
 done
 
@@ -103,24 +103,35 @@ for f in etcd-ca etcd-peer-ca gateway-ca e1 e1-peer gw3 ofcd admin dashboard slu
 done
 [ "$(stat -c %a "$P/gateway-ca.key")" = 600 ] && ok || bad "pki: the CA's key is not 0600"
 
-# What each machine gets: pki/ without the CAs' keys, the config, the credentials.
+# What each machine gets: its tar (the bundle block), in a folder of its own.
 start_emu ocs-emu ocs0 --ports 256 --credentials configs/credentials/ocs0.cred
 [ -n "$ocs0_port" ] && ok || bad "ocs-emu did not start" "$(cat "$TMP/ocs0.stderr")"
-FILES="$TMP/files"
-mkdir -p "$FILES/pki"
-cp "$P"/*.pem "$P"/*.key "$P/policy" "$P/etcd-ofcd.password" "$FILES/pki/" && rm -f "$FILES/pki/"*-ca.key
-sed "s/127.0.0.1:3082/127.0.0.1:$ocs0_port/" configs/torus64-ocs.yaml >"$FILES/fabric.yaml"
-cp configs/credentials/ocs0.cred "$FILES/ocs0.cred"
+sed "s/127.0.0.1:3082/127.0.0.1:$ocs0_port/" configs/torus64-ocs.yaml >"$TMP/ca/fabric.yaml"
+cp configs/credentials/ocs0.cred "$TMP/ca/ocs0.cred"
+(cd "$TMP/ca" && sh -e -c "$(block bundle)") >"$TMP/bundle.log" 2>&1 && ok || bad "the bundle block" "$(tail -5 "$TMP/bundle.log")"
+for n in 1 2 3 4; do
+	mkdir -p "$TMP/files$n"
+	cp "$TMP/ca/machine$((n == 4 ? 1 : n)).tar" "$TMP/files$n/"
+done
+cp "$TMP/ca/slurmctld.tar" "$TMP/files1/"
 chmod -R go+rX "$TMP" # the machines' root reads them; the services never do
 
 # ---- 2. Each machine, as the docs write it -----------------------------------------
 for n in 1 2 3; do
 	machine $n
 	for b in machine etcd ofcd; do
-		in_m $n sh -e -c "cd $FILES && $(block $b | sed "s/^N=1\$/N=$n/")" >"$TMP/m$n.$b.log" 2>&1 && ok ||
+		in_m $n sh -e -c "cd $TMP/files$n && $(block $b | sed "s/^N=1\$/N=$n/")" >"$TMP/m$n.$b.log" 2>&1 && ok ||
 			bad "machine $n: the $b block" "$(tail -5 "$TMP/m$n.$b.log")"
 	done
+	[ -z "$(ls "$TMP/files$n" | grep -v slurmctld.tar)" ] && ok || bad "machine $n: the machine block left $(ls "$TMP/files$n")"
 done
+# Machine 1 is the slurmctld host too: SlurmUser (slurmctld's package
+# adds it) and its files, the wrappers from make install's share/ofc.
+in_m 1 sh -c 'getent passwd slurm >/dev/null || useradd --system --user-group --no-create-home slurm; mkdir -p /etc/slurm' </dev/null
+in_m 1 sh -e -c "cd $TMP/files1 && $(block slurmctld | sed 's|/usr/share/ofc/|/usr/local/share/ofc/|g')" >"$TMP/slurmctld.log" 2>&1 && ok ||
+	bad "machine 1: the slurmctld block" "$(tail -5 "$TMP/slurmctld.log")"
+# This machine's /var/log is the host's: the hooks' output comes to the test.
+in_m 1 sed -i 's|^OFC_SLURM_LOG=.*|OFC_SLURM_LOG=|' /etc/slurm/ofc-slurm.env </dev/null
 
 # ---- 3. etcd, then ofcd and the gateways, as their units run them ------------------
 U=/usr/local/lib/systemd/system
@@ -186,12 +197,11 @@ env OFC_SERVER="$SERVERS" OFC_CACERT="$P/gateway-ca.pem" OFC_CERT="$P/admin.pem"
 	$OFC status >"$TMP/status.out" 2>&1 && grep -q 'torus64-ocs' "$TMP/status.out" && ok ||
 	bad "ofc status through OFC_SERVER" "$(head -5 "$TMP/status.out")"
 
-# A Slurm job through the gateways, as the slurmctld tenant.
-printf '#!/bin/sh\n:\n' >"$TMP/scontrol" && chmod 755 "$TMP/scontrol"
+# A Slurm job through the gateways, as the slurmctld tenant: the wrapper
+# the slurmctld block installed, as SlurmUser with only SLURM_* set.
 slurm() { # prolog|epilog JOB
-	env -i SLURM_JOB_ID="$2" SLURM_JOB_NODELIST='h[0-3]' SLURM_JOB_COMMENT='ofc:topology=ring:4' PATH="$PATH" \
-		OFC_SLURM_SCONTROL="$TMP/scontrol" $OFC --server "$SERVERS" --cert "$P/slurmctld.pem" \
-		--key "$P/slurmctld.key" --cacert "$P/gateway-ca.pem" slurm "$1" --timeout 30
+	in_m 1 setpriv --reuid slurm --regid slurm --init-groups env -i SLURM_JOB_ID="$2" SLURM_JOB_NODELIST='h[0-3]' \
+		SLURM_JOB_COMMENT='ofc:topology=ring:4' "/etc/slurm/ofc-$1"
 }
 expect_stdout_has "ofc: job 7: partition slurm-job-7: ring:4 on 4 hosts committed" slurm prolog 7
 
@@ -205,6 +215,7 @@ as() {
 	ofcd) in_m "$_n" python3 "$UNIT_RUN" $U/ofcd.service --exec "$@" ;;
 	ofc-gateway) in_m "$_n" python3 "$UNIT_RUN" $U/ofc-gateway.service --exec "$@" ;;
 	etcd) in_m "$_n" python3 "$UNIT_RUN" /lib/systemd/system/etcd.service --exec "$@" ;;
+	slurm) in_m "$_n" setpriv --reuid slurm --regid slurm --init-groups "$@" ;;
 	admin) in_m "$_n" setpriv --reuid ofcadmin --regid ofcadmin --init-groups "$@" ;;
 	nobody) in_m "$_n" setpriv --reuid nobody --regid nogroup --clear-groups "$@" ;;
 	esac
@@ -224,15 +235,18 @@ sed -n '/^<!-- secrets:/,/^$/p' docs/security.md | grep '^| `' |
 # secrets N: every row on machine N, as everyone; the problems on stdout
 secrets() {
 	in_m "$1" sh -c 'getent passwd ofcadmin >/dev/null || { groupadd ofcadmin && useradd -M -g ofcadmin -G ofc ofcadmin; }' </dev/null
+	whos="ofcd ofc-gateway etcd admin nobody"
+	[ "$1" = 1 ] && whos="$whos slurm" # the slurmctld host
 	while IFS='|' read -r f own readers; do
 		f=$(echo "$f" | sed "s/eN/e$1/")
+		case $f in /etc/slurm/*) [ "$1" = 1 ] || continue ;; esac
 		if ! in_m "$1" test -e "$f" </dev/null; then
 			echo "$f: missing"
 			continue
 		fi
 		got=$(in_m "$1" stat -c '%U %G 0%a' "$f" </dev/null)
 		[ "$got" = "$(echo $own)" ] || echo "$f: $got, the table says $own"
-		for who in ofcd ofc-gateway etcd admin nobody; do
+		for who in $whos; do
 			case " $(echo "$readers" | tr ',' ' ') " in
 			*" $who "*) want=yes ;;
 			*) want=no ;;
@@ -261,7 +275,7 @@ sed 's|^d /etc/ofc/credentials 0750|d /etc/ofc/credentials 0755|' contrib/ofc.tm
 { cat contrib/ofc.sysusers; echo 'm ofcd ofc-gateway'; } >"$TMP/broken.sysusers"
 ! cmp -s contrib/ofc.tmpfiles "$TMP/broken.tmpfiles" && ok || bad "the broken copy of the tmpfiles snippet is not broken"
 machine 4 "$TMP/broken.sysusers" "$TMP/broken.tmpfiles"
-in_m 4 sh -e -c "cd $FILES && $(block machine | sed 's/^N=1$/N=1/')" >"$TMP/m4.log" 2>&1 || bad "machine 4: the machine block" "$(tail -3 "$TMP/m4.log")"
+in_m 4 sh -e -c "cd $TMP/files4 && $(block machine)" >"$TMP/m4.log" 2>&1 || bad "machine 4: the machine block" "$(tail -3 "$TMP/m4.log")"
 secrets 4 >"$TMP/secrets4" 2>&1
 grep -qx "/etc/ofc/credentials: root ofcd 0755, the table says root ofcd 0750" "$TMP/secrets4" &&
 	grep -qx "/etc/ofc/credentials: nobody reads it: yes, the table says no" "$TMP/secrets4" &&
