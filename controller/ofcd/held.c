@@ -337,6 +337,7 @@ static void sched_keep(struct held_scheds *c, const struct snapshot *s)
 
 void held_state(struct ofcd *d, struct snapshot *s)
 {
+	drained_state(d, s);
 	if (s && !d->w->nheld)
 		held_view(d, s); /* (at_target explained) */
 	if (!s || !d->w->nheld)

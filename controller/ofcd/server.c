@@ -270,6 +270,8 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			state_schedule_landed(d, n->state_sched);
 		else if (n->cluster)
 			cluster_event(d, n->cluster);
+		else if (n->snap || n->cfg)
+			ofcd_published(d, n);
 		else
 			ofcd_on_event(d, n);
 		n->job = NULL;	       /* ofcd_job_done freed it */
