@@ -57,17 +57,18 @@ static int want_add(struct drain_want *w, const char *item, const char *sw, uint
 	return 0;
 }
 
-/* One item of a drain: SWITCH (its ports cabled to hosts) or SWITCH:PORT
- * (one so cabled), none drained already. */
+/* One item of a drain: SWITCH (its ports cabled to hosts and not drained
+ * yet: a switch drained in part can be drained whole) or SWITCH:PORT (one
+ * so cabled, not drained yet). */
 static int resolve_drain(const struct ofcd *d, const char *item, struct drain_want *w,
 			 struct ofc_error *err)
 {
 	const struct fabric *f = d->w->cfg->f;
 	const char *colon = strrchr(item, ':');
 	char sw[NAME_MAX_LEN + 1], hp[NAME_MAX_LEN + 16];
-	uint32_t port = 0, before = w->n;
+	uint32_t port = 0, before = w->n, already = 0;
 	size_t l = colon ? (size_t)(colon - item) : strlen(item);
-	int s;
+	int s, at = -1;
 
 	if (l == 0 || l > NAME_MAX_LEN)
 		return ofc_error_set(err, OFC_E_INPUT, "'%s': not a switch or SWITCH:PORT", item);
@@ -86,14 +87,17 @@ static int resolve_drain(const struct ofcd *d, const char *item, struct drain_wa
 
 		if ((int)f->wiring[k].sw != s || (colon && p != port))
 			continue;
-		int at = drained_at(d, sw, p);
-		if (at >= 0)
-			return ofc_error_set(err, OFC_E_INPUT,
-					     "'%s': %s:%u is drained already (by %s)", item, sw, p,
-					     d->w->drained[at].by);
+		if ((at = drained_at(d, sw, p)) >= 0) {
+			already++;
+			continue;
+		}
 		if (want_add(w, item, sw, p, err) < 0)
 			return -1;
 	}
+	if (w->n == before && already)
+		return ofc_error_set(err, OFC_E_INPUT, "'%s': %s drained already (by %s)", item,
+				     colon ? item : "every port of it cabled to a host is",
+				     d->w->drained[at < 0 ? d->w->ndrained - 1 : (uint32_t)at].by);
 	if (w->n == before)
 		return ofc_error_set(err, OFC_E_INPUT, "'%s': no port of %s is cabled to a host",
 				     item, sw);

@@ -108,7 +108,8 @@ grep -q "^  drained    ocs1 ports .* (64), since .*, by uid:$(id -u): out of ser
 	"$TMP/out" && ok || bad "status's drained line" "$(grep drained "$TMP/out")"
 expect_json 'len(j["drained"]) == 64 and j["at_target"] and all(d["switch_name"] == "ocs1" and d["host_port"].endswith(":1") and d["since_unix_ms"] > 0 for d in j["drained"])' \
 	$OFC --socket "$SOCK" status --json
-refused 2 "'ocs1:5': ocs1:5 is drained already (by uid:$(id -u))" $OFC --socket "$SOCK" drain ocs1:5
+refused 2 "'ocs1:5': ocs1:5 drained already (by uid:$(id -u))" $OFC --socket "$SOCK" drain ocs1:5
+refused 2 "'ocs1': every port of it cabled to a host is drained already" $OFC --socket "$SOCK" drain ocs1
 [ "$(sched)" = "$DRAINED" ] && ok || bad "the schedule changed after the circuits went" "$(sched) / $DRAINED"
 
 # ---- a restart keeps the ports drained ----------------------------------------------------
