@@ -521,30 +521,3 @@ void ofcd_run_drain(struct ofcd *d, struct job *j)
 	response_pack(&an.r, &j->reply, &j->reply_len);
 	arena_free(&an.a);
 }
-
-/* ---- the state ---------------------------------------------------------------------------- */
-
-void drained_state(const struct ofcd *d, struct snapshot *s)
-{
-	if (!s || !d->w->ndrained)
-		return;
-	Ofc__V1__State *st = s->state;
-	char hp[NAME_MAX_LEN + 16];
-
-	st->drained = arena_array(&s->a, d->w->ndrained, sizeof(*st->drained));
-	st->n_drained = d->w->ndrained;
-	for (uint32_t i = 0; i < d->w->ndrained; i++) {
-		const struct drain_entry *e = &d->w->drained[i];
-		Ofc__V1__DrainedPort *m = arena_alloc(&s->a, sizeof(*m));
-
-		ofc__v1__drained_port__init(m);
-		m->switch_name = arena_strdup(&s->a, e->sw);
-		m->has_port = m->has_since_unix_ms = 1;
-		m->port = e->port;
-		m->since_unix_ms = e->since_ms;
-		m->by = arena_strdup(&s->a, e->by);
-		if (drained_host_port(d->w->cfg->f, e->sw, e->port, hp, sizeof(hp)))
-			m->host_port = arena_strdup(&s->a, hp);
-		st->drained[i] = m;
-	}
-}

@@ -299,8 +299,6 @@ void drained_copy(struct fabric *dst, const struct fabric *src);
 /* The host port "HOST:PORT" cabled to port `port` of switch `sw` of f, into
  * item: false when none is. */
 bool drained_host_port(const struct fabric *f, const char *sw, uint32_t port, char *item, size_t n);
-/* (mutation worker) State.drained of a snapshot being built. */
-void drained_state(const struct ofcd *d, struct snapshot *s);
 /* (mutation worker) JOB_DRAIN. */
 void ofcd_run_drain(struct ofcd *d, struct job *j);
 
