@@ -41,6 +41,9 @@ sort "$TMP/e.state" >"$TMP/before"
 [ "$(wc -l <"$TMP/before")" -eq 256 ] && ok || bad "the switch holds the torus" "$(wc -l <"$TMP/before")"
 
 # ---- drained on the leader, shown by every replica ------------------------------------
+$OFC --socket "$TMP/$F1.sock" watch --json >"$TMP/fwatch" 2>/dev/null & # a follower's watcher
+fwatch_pid=$!
+HELPER_PIDS="$HELPER_PIDS $fwatch_pid"
 expect_stdout_has "ocs0:5 drained (1 switch port; circuits removed: transaction" \
 	$OFC --socket "$TMP/$L.sock" drain ocs0:5 --grace 1s
 [ "$(wc -l <"$TMP/e.state")" -eq 254 ] && ok || bad "the drained port's two circuits are still up" "$(wc -l <"$TMP/e.state")"
@@ -54,6 +57,9 @@ DRAINED=$(sched "$L")
 case $DRAINED in *" True "*" ocs0:5") ok ;; *) bad "the leader's drained schedule" "$DRAINED" ;; esac
 [ "$DRAINED" != "$HEALTHY" ] && [ "$(sched "$F1")" = "$DRAINED" ] && [ "$(sched "$F2")" = "$DRAINED" ] && ok ||
 	bad "the replicas' drained schedules differ" "$DRAINED / $(sched "$F1") / $(sched "$F2")"
+deadline 10
+until grep -q '"KIND_DRAINED"' "$TMP/fwatch" || past $_end; do sleep 0.1; done
+grep -q '"KIND_DRAINED"' "$TMP/fwatch" && ok || bad "a follower's watcher did not hear the drain" "$(grep -o '"kind":"[A-Z_]*"' "$TMP/fwatch" | sort | uniq -c)"
 refused_twice=$($OFC --socket "$TMP/$F1.sock" drain ocs0:5 2>&1)
 case $refused_twice in *"not the leader"* | *"ocs0:5 drained already"*) ok ;;
 *) bad "a follower's drain of a drained port" "$refused_twice" ;; esac

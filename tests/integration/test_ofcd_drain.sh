@@ -140,9 +140,25 @@ expect_stdout_has "ocs3:5 drained (1 switch port; circuits removed" $OFC --socke
 [ "$(wc -l <"$TMP/e3.state")" -eq 62 ] && ok || bad "one port drained: its two circuits go" "$(wc -l <"$TMP/e3.state")"
 expect_exit 0 $OFC --socket "$SOCK" undrain ocs3
 xcs 3 | cmp -s - "$TMP/before3" && ok || bad "ocs3 after undrain"
+# --force drains what cuts hosts off (the switches are going anyway): the
+# answer names them, the state says no schedule survives; undrain restores
+expect_stdout_has "forced: cut off h8, h9, " $OFC --socket "$SOCK" drain ocs1 ocs2 ocs3 --force --grace 0s
+for i in 1 2 3; do [ ! -s "$TMP/e$i.state" ] && ok || bad "--force left ocs$i's circuits"; done
+expect_json 'len(j["drained"]) == 192 and j.get("schedule_error")' $OFC --socket "$SOCK" status --json
+expect_exit 0 $OFC --socket "$SOCK" undrain ocs1 ocs2 ocs3
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the forced drain's undrain"; done
+until_state 10 'not j.get("drained") and not j.get("failed") and not j.get("schedule_error")' && ok ||
+	bad "the forced drain's undrain left the state drained" "$(head -c 600 "$TMP/st.json")"
+[ "$(sched)" = "$HEALTHY" ] && ok || bad "the healthy schedule after the forced drain's undrain" "$(sched) / $HEALTHY"
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
+# a damaged drained file stops the start, with its line and the mv
+printf 'ocs1 x 1 uid:0\n' >"$ST/drainfab.drained"
+expect_exit 1 $BUILD/ofcd --foreground --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" \
+	--credentials-dir "$TMP" --log-file "$TMP/ofcd.log"
+grep -qF "$ST/drainfab.drained:1:1: not SWITCH PORT SINCE_MS BY: not a line of ofcd's drained switch ports (SWITCH PORT SINCE_MS BY) file; the file is damaged: look at it, then \`mv '$ST/drainfab.drained' '$ST/drainfab.drained.bad'\`" \
+	"$TMP/err" "$TMP/ofcd.log" && ok || bad "a damaged .drained file" "$(cat "$TMP/err"; tail -2 "$TMP/ofcd.log")"
 grep -q '"KIND_DRAINED"' "$TMP/watch" && grep -q '"KIND_UNDRAINED"' "$TMP/watch2" && ok ||
 	bad "watchers did not hear drained and undrained" "$(grep -o '"kind": *"[A-Z_]*"' "$TMP/watch" "$TMP/watch2" | sort | uniq -c)"
 # the drain's order for a watcher: the schedule re-planned before the drain is done
