@@ -322,12 +322,13 @@ static void publish_now(struct ofcd *d, struct job *j)
 	ofcd_note(d, n);
 }
 
-/* A bounded wait (ms), in steps, ended early when the daemon stops. */
+/* A bounded wait (ms), in steps, ended early when the daemon stops (it
+ * stops once this job is done: the circuits go then, not later). */
 static void grace_wait(struct ofcd *d, uint32_t ms)
 {
 	double end = now_seconds() + ms / 1000.0;
 
-	for (double left; (left = end - now_seconds()) > 0 && !atomic_load(&d->stop_req);) {
+	for (double left; (left = end - now_seconds()) > 0 && !atomic_load(&d->stop_begun);) {
 		double step = left < 0.05 ? left : 0.05;
 		struct timespec ts = {0, (long)(step * 1e9)};
 

@@ -62,6 +62,7 @@ static void begin_stop(struct ofcd *d)
 	if (d->loop->stopping)
 		return;
 	d->loop->stopping = true;
+	atomic_store(&d->stop_begun, true);
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "STOPPING=1");
 	if (d->loop->running && is_mutation(d->loop->running))
