@@ -304,6 +304,39 @@ static int apply_drained(struct ofcd *d, struct strbuf *say, struct ofc_error *e
 	return 0;
 }
 
+/* The held partitions with a host on w's ports, into say: their circuits
+ * stay (a drain aims the free ports alone), so the switch is not empty
+ * until they are released. */
+static void held_on(const struct ofcd *d, const struct drain_want *w, struct strbuf *say)
+{
+	const struct fabric *f = d->w->cfg->f;
+	char hp[NAME_MAX_LEN + 16];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct partition *p = &d->w->held[i].p;
+		bool on = false;
+
+		for (uint32_t k = 0; k < w->n && !on; k++) {
+			if (!drained_host_port(f, w->v[k].sw, w->v[k].port, hp, sizeof(hp)))
+				continue;
+			*strrchr(hp, ':') = 0;
+			for (uint32_t m = 0; m < p->nmembers && !on; m++) {
+				size_t l = strcspn(p->members[m], ":");
+
+				on = strlen(hp) == l && strncmp(p->members[m], hp, l) == 0;
+			}
+		}
+		if (on)
+			sb_printf(say, "%s%s", n++ ? ", " : "; held partition ", p->name);
+	}
+	if (n)
+		sb_printf(say,
+			  " keep%s %s circuits on these ports (a drain moves the free ports "
+			  "alone): release %s for the switch to hold nothing",
+			  n == 1 ? "s" : "", n == 1 ? "its" : "their", n == 1 ? "it" : "them");
+}
+
 /* ---- the job ------------------------------------------------------------------------------ */
 
 /* What the job re-planned so far, published now: the loop makes j's
@@ -430,6 +463,7 @@ static void run_drain(struct ofcd *d, struct job *j, struct drain_want *w, struc
 	sb_printf(&cause, "%s drained (%u switch port%s; circuits removed: %s)%s%s", j->target,
 		  w->n, w->n == 1 ? "" : "s", say.buf, ncut ? ", forced: cut off " : "",
 		  ncut ? cut.buf : "");
+	held_on(d, w, &cause);
 	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
 	answer_status(an,
 		      d->w->pub->no_schedule && !j->force ? OFC__V1__STATUS__STATUS_FAILED

@@ -150,6 +150,15 @@ for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after
 until_state 10 'not j.get("drained") and not j.get("failed") and not j.get("schedule_error")' && ok ||
 	bad "the forced drain's undrain left the state drained" "$(head -c 600 "$TMP/st.json")"
 [ "$(sched)" = "$HEALTHY" ] && ok || bad "the healthy schedule after the forced drain's undrain" "$(sched) / $HEALTHY"
+# a held partition's circuits stay through a drain (it aims the free ports
+# alone), and the answer says so
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --partition t-a \
+	--topology ring:4 --hosts 'h[0-3]'
+expect_stdout_has "; held partition t-a keeps its circuits on these ports (a drain moves the free ports alone): release it for the switch to hold nothing" \
+	$OFC --socket "$SOCK" drain ocs0 --grace 0s
+[ -s "$TMP/e0.state" ] && ok || bad "the held partition's circuits on ocs0 went with the drain"
+expect_exit 0 $OFC --socket "$SOCK" undrain ocs0
+expect_exit 0 $OFC --socket "$SOCK" release t-a
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
