@@ -111,6 +111,11 @@ expect_json 'len(j["drained"]) == 64 and j["at_target"] and all(d["switch_name"]
 refused 2 "'ocs1:5': ocs1:5 drained already (by uid:$(id -u))" $OFC --socket "$SOCK" drain ocs1:5
 refused 2 "'ocs1': every port of it cabled to a host is drained already" $OFC --socket "$SOCK" drain ocs1
 [ "$(sched)" = "$DRAINED" ] && ok || bad "the schedule changed after the circuits went" "$(sched) / $DRAINED"
+# the config applied again: the drained ports stay dark
+expect_exit 0 $OFC --socket "$SOCK" apply "$TMP/fab.yaml"
+[ ! -s "$TMP/e1.state" ] && ok || bad "an apply put ocs1's drained circuits back" "$(wc -l <"$TMP/e1.state")"
+until_state 10 "len(j.get('drained', [])) == 64 and j.get('at_target')" && ok ||
+	bad "after an apply, drained and at target" "$(head -c 600 "$TMP/st.json")"
 
 # ---- a restart keeps the ports drained ----------------------------------------------------
 kill "$ofcd_pid"
