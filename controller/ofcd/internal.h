@@ -543,7 +543,7 @@ struct ofcd {
 	 * wake_fd wakes it (the loop clears them as it takes them). */
 	atomic_int stop_req, reload_req;
 	atomic_bool stop_begun; /* the loop is stopping: a worker's wait ends early (drain.c) */
-	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
+	atomic_int news_req;	/* a device's news (ofcd_device_news), from a driver's thread */
 	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way (cluster.c) */
 	atomic_bool cl_events_posted; /* ... a STORE_EV_EVENTS note */
 
