@@ -54,6 +54,7 @@ ROW(TESTBED_RUN,       TestbedRun,       testbed_run,       "testbed-run",      
 ROW(TESTBED_CHECK,     TestbedCheck,     testbed_check,     "testbed-check",     POST, "/v1/testbed/check",     BODY,    MUTATION),
 ROW(TESTBED_DOWN,      TestbedDown,      testbed_down,      "testbed-down",      POST, "/v1/testbed/down",      BODY,    MUTATION),
 ROW(TESTBED_UP,        TestbedUp,        testbed_up,        "testbed-up",        POST, "/v1/testbed/up",        BODY,    MUTATION),
+ROW(DRAIN,             Drain,            drain,             "drain",             POST, "/v1/drain",             BODY,    QUEUED),
 };
 /* clang-format on */
 

@@ -387,6 +387,76 @@ static const struct remote_cmd restore_cmd = {
     .build = failure_build,
 };
 
+/* drain / undrain (SWITCH|SWITCH:PORT)...: Drain. */
+static const struct remote_cmd undrain_cmd;
+
+static int drain_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	Ofc__V1__Drain *dr = &b->drain;
+	double s;
+	int rc;
+
+	if (c == 'f') {
+		dr->has_force = dr->force = 1;
+		return 0;
+	}
+	if (c != 'g')
+		return 2;
+	if ((rc = cli_opt_duration(r->cmd, "grace", arg, &s)) != 0)
+		return rc;
+	if (s > 600)
+		return cli_usage_error(r->cmd, "--grace is at most 600 s");
+	dr->has_grace_ms = 1;
+	dr->grace_ms = (uint32_t)(s * 1000 + 0.5);
+	return 0;
+}
+
+static int drain_build(struct remote *r, union remote_body *b, int argc, char **argv)
+{
+	Ofc__V1__Drain *dr = &b->drain;
+
+	if (argc == 0)
+		return cli_usage_error(r->cmd, "missing SWITCH or SWITCH:PORT");
+	dr->n_items = (size_t)argc;
+	dr->items = argv;
+	dr->has_undrain = dr->undrain = r->row == &undrain_cmd;
+	return 0;
+}
+
+static const struct remote_cmd drain_cmd = {
+    .cmd = {"drain", "SWITCH|SWITCH:PORT... [--grace DUR] [--force] [--json] [--timeout DUR]",
+	    "take switch ports out of service for planned work, jobs moved off them first", NULL},
+    .kind = API_DRAIN,
+    .opts = (const struct option[]){{"grace", required_argument, NULL, 'g'},
+				    {"force", no_argument, NULL, 'f'},
+				    REMOTE_COMMON_OPTS,
+				    {0}},
+    .help = "Takes a switch (SWITCH: its every port cabled to a host) or some of its ports\n"
+	    "(SWITCH:PORT) out of service. ofcd plans the fabric without the host ports\n"
+	    "cabled to them, as for a failure, publishes that schedule first, waits --grace\n"
+	    "(default 3 s, at most 600 s) so running jobs take it, then removes the circuits.\n"
+	    "The ports are drained, not failed; `ofc status` says since when and by whom; the\n"
+	    "set survives a restart. A drain that would cut hosts off the fabric is refused\n"
+	    "with their names; --force drains anyway. `ofc undrain` puts them back.\n",
+    .timeout = 660,
+    .operands = OPERANDS_ANY,
+    .opt = drain_opt,
+    .build = drain_build,
+};
+
+static const struct remote_cmd undrain_cmd = {
+    .cmd = {"undrain", "SWITCH|SWITCH:PORT... [--json] [--timeout DUR]",
+	    "put drained switch ports back in service", NULL},
+    .kind = API_DRAIN,
+    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
+    .help = "Puts drained switch ports back (SWITCH: every drained port of the switch):\n"
+	    "ofcd sets their circuits again, verified on the device, then publishes the\n"
+	    "schedule that uses them.\n",
+    .timeout = 120,
+    .operands = OPERANDS_ANY,
+    .build = drain_build,
+};
+
 /* ---- plan ----------------------------------------------------------------------- */
 
 /* A string a message may lack (a tenant's view leaves fields out). */
@@ -459,6 +529,8 @@ static const struct remote_cmd *const remote_cmds[] = {
     &cancel_cmd,
     &fail_cmd,
     &restore_cmd,
+    &drain_cmd,
+    &undrain_cmd,
 };
 /* clang-format on */
 

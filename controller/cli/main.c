@@ -87,6 +87,9 @@ static const struct cli_cmd commands[] = {
     {"cancel", NULL, "cancel a mutation queued in ofcd", cmd_daemon_only},
     {"fail", NULL, "tell ofcd links, ports or hosts failed; it re-plans", cmd_daemon_only},
     {"restore", NULL, "tell ofcd failed links, ports or hosts work again", cmd_daemon_only},
+    {"drain", NULL, "take switch ports out of service for planned work, jobs moved first",
+     cmd_daemon_only},
+    {"undrain", NULL, "put drained switch ports back in service", cmd_daemon_only},
 };
 
 static void usage_all(void)
@@ -95,7 +98,7 @@ static void usage_all(void)
 
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
 		     "status|apply|reconfigure|release|schedule|plan|watch|cancel|fail|restore|"
-		     "cluster|metrics [ARGS]\n"
+		     "drain|undrain|cluster|metrics [ARGS]\n"
 		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert "
 		     "FILE COMMAND [ARGS]\n"
 		     "       ofc --help | --version\n\ncommands:\n");
@@ -105,7 +108,8 @@ static void usage_all(void)
 		"\n'ofc COMMAND --help' shows a command's options (they may also come before "
 		"the\ncommand). --socket PATH may come anywhere; OFC_SOCKET=PATH is --socket PATH "
 		"for\nstatus, apply, reconfigure, release, schedule, watch, cancel, fail, restore, "
-		"cluster\nand metrics (OFC_SOCKET= unset or empty: status, apply and schedule act "
+		"drain,\nundrain, cluster and metrics (OFC_SOCKET= unset or empty: status, apply "
+		"and schedule act "
 		"locally;\nthe others ask ofcd at " OFCD_SOCKET_DEFAULT
 		"). Replicas: --socket and --server "
 		"repeat, and each (and OFC_SOCKET)\ntakes a comma list (PATH,PATH...); ofc asks "

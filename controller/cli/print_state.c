@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* A string a message may lack (a tenant's view leaves fields out). */
 #define OR_DASH(p) ((p) ? (p) : "-")
@@ -53,6 +54,34 @@ static void print_cluster(const Ofc__V1__Cluster *c, bool https)
 		printf("  STALE      %s (%s): what is shown may be behind%s\n",
 		       c->stale_reason ? c->stale_reason : "etcd does not answer", when,
 		       c->role && strcmp(c->role, "leader") == 0 ? "; mutations are refused" : "");
+	}
+}
+
+/* The drained switch ports: a line for each run of ports of one switch
+ * drained by the same request (switch, since and by alike). */
+static void print_drained(const Ofc__V1__State *s)
+{
+	for (size_t i = 0, k; i < s->n_drained; i = k) {
+		const Ofc__V1__DrainedPort *a = s->drained[i];
+		uint64_t now = unix_ms(), t = a->since_unix_ms;
+		time_t when = (time_t)(t / 1000);
+		struct tm tm;
+		char iso[32] = "?";
+
+		if (gmtime_r(&when, &tm))
+			strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		printf("  drained    %s ports ", OR_DASH(a->switch_name));
+		for (k = i; k < s->n_drained; k++) {
+			const Ofc__V1__DrainedPort *b = s->drained[k];
+
+			if (strcmp(OR_DASH(b->switch_name), OR_DASH(a->switch_name)) ||
+			    strcmp(OR_DASH(b->by), OR_DASH(a->by)) ||
+			    b->since_unix_ms != a->since_unix_ms)
+				break;
+			printf("%s%u", k > i ? "," : "", b->port);
+		}
+		printf(" (%zu), since %s (%.0f s ago), by %s: out of service, no circuits\n", k - i,
+		       iso, now > t ? (double)(now - t) / 1000 : 0.0, OR_DASH(a->by));
 	}
 }
 
@@ -118,6 +147,7 @@ void print_state(const Ofc__V1__State *s, bool https)
 	if (s->n_failed)
 		print_status_items("failed", s->failed, s->n_failed, true, NULL,
 				   "schedules run without them");
+	print_drained(s);
 	if (s->n_moved)
 		print_status_items("moved", s->moved, s->n_moved, false, "ports",
 				   "circuits re-wired onto spare ports; kept after a restore: "

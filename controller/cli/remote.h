@@ -33,6 +33,7 @@ union remote_body {
 	Ofc__V1__TestbedCheck testbed_check;
 	Ofc__V1__TestbedDown testbed_down;
 	Ofc__V1__TestbedUp testbed_up;
+	Ofc__V1__Drain drain;
 };
 
 /* One command being run: where it asks, what its options said beyond the

@@ -31,11 +31,43 @@ static uint32_t *index_host_ports(const struct fabric *f, uint32_t *maxports)
 	return by;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The drained switch ports as sorted keys (switch index << 32 | port);
+ * those naming no switch of f are left out. */
+static uint64_t *drained_keys(const struct fabric *f, uint32_t *n)
+{
+	uint64_t *k = xcalloc((size_t)f->ndrained + 1, sizeof(*k));
+
+	*n = 0;
+	for (uint32_t i = 0; i < f->ndrained; i++)
+		for (uint32_t s = 0; s < f->nswitches; s++)
+			if (strcmp(f->switches[s].name, f->drained[i].sw) == 0) {
+				k[(*n)++] = (uint64_t)s << 32 | f->drained[i].port;
+				break;
+			}
+	qsort(k, *n, sizeof(*k), cmp_u64);
+	return k;
+}
+
+static bool is_drained(const uint64_t *k, uint32_t n, uint32_t sw, uint32_t port)
+{
+	uint64_t key = (uint64_t)sw << 32 | port;
+
+	return n && bsearch(&key, k, n, sizeof(*k), cmp_u64);
+}
+
 int fabric_circuits(struct fabric *f, struct ofc_error *err)
 {
 	const struct topo_target *t = &f->topology;
 	uint32_t n = f->ports.n, d = f->ports.d, mp;
-	uint32_t *by = index_host_ports(f, &mp);
+	uint32_t *by = index_host_ports(f, &mp), ndk;
+	uint64_t *dk = drained_keys(f, &ndk);
 	int rc = 0;
 
 	free(f->circuits);
@@ -58,6 +90,9 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 				break;
 			}
 			const struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
+			if (is_drained(dk, ndk, a->sw, a->sw_port) ||
+			    is_drained(dk, ndk, b->sw, b->sw_port))
+				continue;
 			if (a->sw != b->sw) {
 				rc = fabric_error_at(
 				    err, f, t->spec_loc,
@@ -76,6 +111,7 @@ int fabric_circuits(struct fabric *f, struct ofc_error *err)
 								       .dst_port = j};
 		}
 	free(by);
+	free(dk);
 	return rc;
 }
 

@@ -103,6 +103,9 @@ void fabric_free(struct fabric *f)
 		free(f->hosts[i].port_rates.v);
 	}
 	free(f->hosts);
+	for (uint32_t i = 0; i < f->ndrained; i++)
+		free(f->drained[i].sw);
+	free(f->drained);
 	for (uint32_t i = 0; i < f->nrings; i++) {
 		struct ring *r = &f->rings[i];
 

@@ -190,6 +190,12 @@ struct fswitch {
 
 /* Host port (host, host_port) is cabled to switch port sw_port: transmit
  * fibre to ingress sw_port, receive fibre from egress sw_port. */
+/* A switch port out of service: its circuits are left out. */
+struct drained_port {
+	char *sw;
+	uint32_t port;
+};
+
 struct attachment {
 	struct src_loc loc;
 	char *host_name, *switch_name; /* as written (explicit wiring) */
@@ -460,6 +466,10 @@ struct fabric {
 	/* Port moves to apply (set before fabric_validate; owned). */
 	struct port_move *moves;
 	uint32_t nmoves;
+	/* Switch ports out of service (drained; set before fabric_validate;
+	 * owned): no circuit uses them. */
+	struct drained_port *drained;
+	uint32_t ndrained;
 
 	/* Filled by fabric_validate(). */
 	bool validated;

@@ -21,6 +21,7 @@ void answer_init(struct answer *an, const struct job *j)
 	an->t.kind = j->kind == JOB_APPLY_CONFIG ? "apply-config"
 		     : j->kind == JOB_RELOAD	 ? "reload"
 		     : j->kind == JOB_FAILURE	 ? "report-failure"
+		     : j->kind == JOB_DRAIN	 ? (j->restore ? "undrain" : "drain")
 		     : j->kind == JOB_RELEASE	 ? "release-partition"
 						 : "reconfigure";
 	an->t.target = j->target;

@@ -489,6 +489,8 @@ void conn_listeners(struct ofcd *d, bool on);
 void ofcd_hand_to_worker(struct ofcd *d, struct job *j);
 void ofcd_maybe_start(struct ofcd *d); /* hand the mutation worker its next job */
 void ofcd_job_done(struct ofcd *d, struct job *j);
+/* (loop) A note with a running job's state and config (struct note). */
+void ofcd_published(struct ofcd *d, struct note *n);
 /* n (may be NULL): a note with a re-planned schedule and the failures. */
 void ofcd_broadcast_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, uint64_t ticket,
 			  const char *device, const char *message, const char *sentence,
@@ -557,5 +559,6 @@ int testbed_check_request(const struct request *rq);
 int testbed_up_request(const struct request *rq); /* TestbedUp (the worker's: testbed_up.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
+int drain_request(const struct request *rq);
 
 #endif

@@ -139,6 +139,8 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 		return;
 	e.has_kind = e.has_time_unix_ms = e.has_ticket = e.has_status = 1;
 	e.kind = !ok			  ? OFC__V1__EVENT__KIND__KIND_REQUEST_REFUSED
+		 : j->kind == JOB_DRAIN	  ? (j->restore ? OFC__V1__EVENT__KIND__KIND_UNDRAINED
+							: OFC__V1__EVENT__KIND__KIND_DRAINED)
 		 : j->kind != JOB_FAILURE ? OFC__V1__EVENT__KIND__KIND_REQUEST_DONE
 		 : j->restore || j->clear ? OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED
 					  : OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED;
@@ -151,7 +153,7 @@ void ofcd_request_event(struct ofcd *d, const struct job *j, const Ofc__V1__Resp
 		e.has_transaction = 1;
 		e.transaction = t->id;
 	}
-	if (j->kind == JOB_FAILURE) {
+	if (j->kind == JOB_FAILURE || j->kind == JOB_DRAIN) {
 		e.n_failed = j->nitems;
 		e.failed = j->items;
 	}

@@ -87,6 +87,8 @@ static void set_free(struct strset *t)
 	t->v = NULL;
 }
 
+static bool wired_at(const struct fabric *f, int s, uint32_t p, char *item, size_t n);
+
 /* ---- items ------------------------------------------------------------------------ */
 
 bool failure_item_ok(const char *item)
@@ -442,6 +444,130 @@ void moves_apply(const struct ofcd *d, struct fabric *f)
 						 d->w->moves[i].to};
 }
 
+/* ---- drained switch ports ------------------------------------------------------------ */
+
+/* A line "SWITCH PORT SINCE_MS BY" (BY the rest of the line): a switch
+ * name, a whole port number, unix ms, who; no port twice. Checked against
+ * the config where it is put in effect (a switch or port a new config
+ * lacks is left out of the circuits and named by drain). */
+static int take_drained(struct ofcd *d, char *line, char *why, size_t n)
+{
+	char *tok[3], *save = NULL, *by;
+	uint32_t ntok = 0, port;
+	unsigned long long since;
+	char *end;
+
+	/* (three tokens, then the rest: a for loop's step would cut a fourth) */
+	while (ntok < 3 && (tok[ntok] = strtok_r(ntok ? NULL : line, " \t", &save)))
+		ntok++;
+	by = ntok == 3 && save ? save + strspn(save, " \t") : NULL;
+	errno = 0;
+	if (ntok != 3 || !by || !*by || !failure_item_ok(tok[0]) || parse_u32(tok[1], &port) < 0 ||
+	    !isdigit((unsigned char)tok[2][0]) || (since = strtoull(tok[2], &end, 10), *end) ||
+	    errno) {
+		snprintf(why, n, "not SWITCH PORT SINCE_MS BY");
+		return -1;
+	}
+	for (uint32_t i = 0; i < d->w->ndrained; i++)
+		if (strcmp(d->w->drained[i].sw, tok[0]) == 0 && d->w->drained[i].port == port) {
+			snprintf(why, n, "%s:%u drained twice", tok[0], port);
+			return -1;
+		}
+	if (d->w->ndrained >= FAIL_MAX_ITEMS) {
+		snprintf(why, n, "more than %u drained ports", FAIL_MAX_ITEMS);
+		return -1;
+	}
+	d->w->drained = xrealloc(d->w->drained, (d->w->ndrained + 1) * sizeof(*d->w->drained));
+	d->w->drained[d->w->ndrained++] =
+	    (struct drain_entry){xstrdup(tok[0]), port, (uint64_t)since, xstrdup(by)};
+	return 0;
+}
+
+static const char drained_what[] = "drained switch ports (SWITCH PORT SINCE_MS BY)",
+		  drained_then[] = "and drain the switch ports again";
+
+void drained_clear(struct ofcd *d)
+{
+	for (uint32_t i = 0; i < d->w->ndrained; i++) {
+		free(d->w->drained[i].sw);
+		free(d->w->drained[i].by);
+	}
+	free(d->w->drained);
+	d->w->drained = NULL;
+	d->w->ndrained = 0;
+}
+
+int drained_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
+{
+	int rc;
+
+	drained_clear(d);
+	rc = read_lines(d, fabric, STORE_DRAINED,
+			(size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 48) + 4096, take_drained,
+			drained_what, drained_then, err);
+	if (rc < 0)
+		drained_clear(d);
+	return rc;
+}
+
+int drained_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
+{
+	int rc =
+	    parse_file_lines(path, text, len, take_drained, d, drained_what, drained_then, err);
+
+	if (rc < 0)
+		drained_clear(d);
+	return rc;
+}
+
+int drained_save(struct ofcd *d, struct ofc_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	sb_printf(&sb, "# switch ports drained for planned work (ofc drain): SWITCH PORT "
+		       "SINCE_MS BY\n");
+	for (uint32_t i = 0; i < d->w->ndrained; i++)
+		sb_printf(&sb, "%s %u %llu %s\n", d->w->drained[i].sw, d->w->drained[i].port,
+			  (unsigned long long)d->w->drained[i].since_ms, d->w->drained[i].by);
+	rc = write_or_remove(d, STORE_DRAINED, d->w->ndrained ? &sb : NULL, err);
+	sb_free(&sb);
+	return rc;
+}
+
+static void drained_set(struct fabric *f, const struct drained_port *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < f->ndrained; i++)
+		free(f->drained[i].sw);
+	free(f->drained);
+	f->drained = n ? xcalloc(n, sizeof(*f->drained)) : NULL;
+	f->ndrained = n;
+	for (uint32_t i = 0; i < n; i++)
+		f->drained[i] = (struct drained_port){xstrdup(v[i].sw), v[i].port};
+}
+
+void drained_apply(const struct ofcd *d, struct fabric *f)
+{
+	struct drained_port *v = xcalloc((size_t)d->w->ndrained + 1, sizeof(*v));
+
+	for (uint32_t i = 0; i < d->w->ndrained; i++)
+		v[i] = (struct drained_port){d->w->drained[i].sw, d->w->drained[i].port};
+	drained_set(f, v, d->w->ndrained);
+	free(v);
+}
+
+void drained_copy(struct fabric *dst, const struct fabric *src)
+{
+	drained_set(dst, src->drained, src->ndrained);
+}
+
+bool drained_host_port(const struct fabric *f, const char *sw, uint32_t port, char *item, size_t n)
+{
+	int s = fabric_find_switch(f, sw);
+
+	return s >= 0 && wired_at(f, s, port, item, n);
+}
+
 bool failures_has(const struct ofcd *d, const char *item)
 {
 	return strv_has(d->w->reported, d->w->nreported, item) ||
@@ -542,6 +668,7 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 	free(f->dir); /* a config sent without a filename resolves where it did */
 	f->dir = xstrdup(h->f->dir);
 	moves_apply(d, f);
+	drained_copy(f, h->f); /* the circuits the running config has */
 	if (h->f->topology.present) {
 		free(f->topology.spec);
 		f->topology.spec = xstrdup(h->f->topology.spec);
@@ -621,11 +748,18 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	uint32_t nown;
 	struct strset seen, in_cfg;
 
+	char **dr = NULL; /* the host ports cabled to drained switch ports */
+	uint32_t ndr = 0;
+
+	for (uint32_t i = 0; i < d->w->ndrained; i++)
+		if (drained_host_port(h->f, d->w->drained[i].sw, d->w->drained[i].port, canon,
+				      sizeof(canon)))
+			strv_push(&dr, &ndr, canon);
 	config_failures(h->f, &in_cfg, &own, &nown);
-	set_init(&seen, d->w->nreported + d->w->nlost);
-	for (uint32_t s = 0; s < 2; s++) {
-		char **v = s ? d->w->lost : d->w->reported;
-		uint32_t n = s ? d->w->nlost : d->w->nreported;
+	set_init(&seen, d->w->nreported + d->w->nlost + ndr);
+	for (uint32_t s = 0; s < 3; s++) {
+		char **v = s == 2 ? dr : s ? d->w->lost : d->w->reported;
+		uint32_t n = s == 2 ? ndr : s ? d->w->nlost : d->w->nreported;
 
 		for (uint32_t i = 0; i < n; i++) {
 			if (item_resolve(h->f, v[i], canon, sizeof(canon), &err) < 0) {
@@ -645,6 +779,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	set_free(&seen);
 	set_free(&in_cfg);
 	strv_free(own, nown);
+	strv_free(dr, ndr);
 	if (!neff)
 		return fabcfg_ref(d->w->cfg);
 	if (build(d, h, eff, neff, &f, &err) < 0) {

@@ -335,8 +335,43 @@ static void sched_keep(struct held_scheds *c, const struct snapshot *s)
 	}
 }
 
+/* State.drained: the worker's drained switch ports, each with the host
+ * port cabled to it. */
+static void drained_state(const struct ofcd *d, struct snapshot *s)
+{
+	if (!s || !d->w->ndrained)
+		return;
+	Ofc__V1__State *st = s->state;
+	const struct fabric *f = d->w->cfg->f;
+	char hp[NAME_MAX_LEN + 16];
+
+	st->drained = arena_array(&s->a, d->w->ndrained, sizeof(*st->drained));
+	st->n_drained = d->w->ndrained;
+	for (uint32_t i = 0; i < d->w->ndrained; i++) {
+		const struct drain_entry *e = &d->w->drained[i];
+		Ofc__V1__DrainedPort *m = arena_alloc(&s->a, sizeof(*m));
+
+		ofc__v1__drained_port__init(m);
+		m->switch_name = arena_strdup(&s->a, e->sw);
+		m->has_port = m->has_since_unix_ms = 1;
+		m->port = e->port;
+		m->since_unix_ms = e->since_ms;
+		m->by = arena_strdup(&s->a, e->by);
+		int sw = fabric_find_switch(f, e->sw);
+
+		for (uint32_t k = 0; sw >= 0 && k < f->nwiring; k++)
+			if ((int)f->wiring[k].sw == sw && f->wiring[k].sw_port == e->port) {
+				snprintf(hp, sizeof(hp), "%s:%u", f->hosts[f->wiring[k].host].name,
+					 f->wiring[k].host_port);
+				m->host_port = arena_strdup(&s->a, hp);
+			}
+		st->drained[i] = m;
+	}
+}
+
 void held_state(struct ofcd *d, struct snapshot *s)
 {
+	drained_state(d, s);
 	if (s && !d->w->nheld)
 		held_view(d, s); /* (at_target explained) */
 	if (!s || !d->w->nheld)

@@ -185,6 +185,7 @@ enum job_kind {
 	JOB_PROBE,  /* read every device (health, drift) */
 	JOB_SCHEDULE,
 	JOB_FAILURE, /* ReportFailure: the failed set changes, the schedule is re-planned */
+	JOB_DRAIN,   /* Drain: switch ports out of service or back (drain.c) */
 	JOB_PLANNER, /* the planner's result: install it on its config, publish */
 	JOB_RELEASE, /* ReleasePartition: let go of a run-time partition */
 	/* cluster.c: this replica leads now: repair what the last
@@ -278,6 +279,10 @@ struct job {
 	char **items;
 	uint32_t nitems;
 	bool restore, clear;
+	/* drain (restore: undrain): items SWITCH or SWITCH:PORT; force: cut
+	 * hosts off if it must; grace_ms: between publishing and removing */
+	bool force;
+	uint32_t grace_ms;
 	/* The Request as its client sent it (a mutation a replica
 	 * leading on etcd keeps in etcd's queue while it waits: queue.c) */
 	uint8_t *req;
@@ -377,6 +382,12 @@ struct note {
 	uint64_t stream_conn;
 	enum store_event cluster; /* what the store said (0: none) */
 	char *partition;	  /* KIND_PARTITION_*: which (Event.partition) */
+	/* A running job's state and config published before it ends (a
+	 * drain's schedule before its circuits go): the loop makes them the
+	 * daemon's, then delivers the events deferred with them. */
+	struct snapshot *snap;
+	struct fabcfg *cfg;
+	struct note *deferred;
 };
 
 /* stream.c: a streamed GetSchedule's thread and the loop agree
@@ -531,7 +542,8 @@ struct ofcd {
 	/* Any thread, without a lock: what the loop is asked to do when
 	 * wake_fd wakes it (the loop clears them as it takes them). */
 	atomic_int stop_req, reload_req;
-	atomic_int news_req; /* a device's news (ofcd_device_news), from a driver's thread */
+	atomic_bool stop_begun; /* the loop is stopping: a worker's wait ends early (drain.c) */
+	atomic_int news_req;	/* a device's news (ofcd_device_news), from a driver's thread */
 	atomic_bool cl_change_posted; /* a STORE_EV_CHANGED note is on its way (cluster.c) */
 	atomic_bool cl_events_posted; /* ... a STORE_EV_EVENTS note */
 

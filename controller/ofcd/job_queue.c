@@ -236,6 +236,30 @@ static void publish(struct ofcd *d, struct job *j)
 	}
 }
 
+/* A running job's state and config, published before it ends (a note). */
+void ofcd_published(struct ofcd *d, struct note *n)
+{
+	if (n->snap) {
+		snapshot_free(d->loop->snap);
+		d->loop->snap = n->snap;
+		n->snap = NULL;
+	}
+	if (n->cfg) {
+		fabcfg_unref(d->loop->cfg);
+		d->loop->cfg = n->cfg;
+		n->cfg = NULL;
+	}
+	changed(d);
+	while (n->deferred) {
+		struct note *x = n->deferred;
+
+		n->deferred = x->next;
+		x->next = NULL;
+		ofcd_on_event(d, x);
+		note_free(x);
+	}
+}
+
 /* The events a job held back until its state was published, in order. */
 static void flush_deferred(struct ofcd *d, struct job *j)
 {

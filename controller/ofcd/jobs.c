@@ -277,6 +277,14 @@ void note_free(struct note *n)
 	strv_free(n->failed, n->nfailed);
 	planner_unref(n->planner);
 	state_sched_task_unref(n->state_sched);
+	snapshot_free(n->snap);
+	fabcfg_unref(n->cfg);
+	while (n->deferred) {
+		struct note *x = n->deferred;
+
+		n->deferred = x->next;
+		note_free(x);
+	}
 	free(n);
 }
 
@@ -338,6 +346,8 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 	    [OFC__V1__EVENT__KIND__KIND_REQUEST_REFUSED] = "request refused",
 	    [OFC__V1__EVENT__KIND__KIND_FAILURE_REPORTED] = "failure reported",
 	    [OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED] = "failure restored",
+	    [OFC__V1__EVENT__KIND__KIND_DRAINED] = "drained",
+	    [OFC__V1__EVENT__KIND__KIND_UNDRAINED] = "undrained",
 	};
 
 	if (k == OFC__V1__EVENT__KIND__KIND_STATE_CHANGED)
@@ -358,6 +368,7 @@ const char *job_kind_name(enum job_kind k)
 	       : k == JOB_RELOAD      ? "reload"
 	       : k == JOB_PROBE	      ? "probe"
 	       : k == JOB_FAILURE     ? "report-failure"
+	       : k == JOB_DRAIN	      ? "drain"
 	       : k == JOB_PLANNER     ? "plan"
 	       : k == JOB_RELEASE     ? "release-partition"
 	       : k == JOB_TAKEOVER    ? "takeover"

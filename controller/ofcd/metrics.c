@@ -31,6 +31,7 @@ void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double se
 		observe(&m->schedule_seconds, sched_bounds, seconds);
 		break;
 	case JOB_FAILURE:
+	case JOB_DRAIN:
 		m->replans++;
 		observe(&m->replan_seconds, txn_bounds, seconds);
 		break;

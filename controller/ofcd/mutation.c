@@ -72,6 +72,9 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 				f->dir = xstrdup(cur->dir);
 			}
 		}
+		/* Drained switch ports stay dark under a new config too. */
+		if (f)
+			drained_apply(d, f);
 		if (!f || ofcd_check_config(d, f, from_api, &err) < 0 ||
 		    fabric_validate(f, &err) < 0) {
 			fabric_free(f);

@@ -345,6 +345,53 @@ int report_failure(const struct request *rq)
 	return 0;
 }
 
+/* Drain and undrain: queued with the mutations; the items are checked
+ * against the config that runs when its turn comes (drain.c). */
+#define DRAIN_GRACE_MS_DEFAULT 3000u
+#define DRAIN_GRACE_MS_MAX     600000u
+
+int drain_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	const Ofc__V1__Request *req = rq->req;
+	const Ofc__V1__Drain *dr = req->drain;
+	bool undrain = dr->has_undrain && dr->undrain;
+	struct strbuf t = STRBUF_INIT;
+	struct job *j;
+
+	if (!dr->n_items)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "drain needs items: switches SWITCH or switch ports SWITCH:PORT");
+	if (dr->n_items > FAIL_MAX_ITEMS)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "drain takes up to %u items", FAIL_MAX_ITEMS);
+	if (dr->has_grace_ms && dr->grace_ms > DRAIN_GRACE_MS_MAX)
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "drain's grace is at most %u ms, not %u", DRAIN_GRACE_MS_MAX,
+			     dr->grace_ms);
+	for (size_t i = 0; i < dr->n_items; i++)
+		if (!failure_item_ok(dr->items[i]))
+			return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+				     "item %zu is not a switch SWITCH or a port SWITCH:PORT",
+				     i + 1);
+	if (!(j = queued_job(rq, JOB_DRAIN)))
+		return 0;
+	j->restore = undrain;
+	j->force = dr->has_force && dr->force;
+	j->grace_ms = dr->has_grace_ms ? dr->grace_ms : DRAIN_GRACE_MS_DEFAULT;
+	j->items = xcalloc(dr->n_items + 1, sizeof(char *));
+	for (size_t i = 0; i < dr->n_items; i++) {
+		j->items[j->nitems++] = xstrdup(dr->items[i]);
+		if (i < 4)
+			sb_printf(&t, "%s%s", i ? "," : "", dr->items[i]);
+	}
+	if (dr->n_items > 4)
+		sb_printf(&t, " and %zu more", dr->n_items - 4);
+	j->target = sb_detach(&t);
+	enqueue(c->d, j, rq);
+	return 0;
+}
+
 /* ---- adopt and the testbed --------------------------------------------------------- */
 
 /* (loop) Adopt {commit, transaction, generation}: queued with the

@@ -62,6 +62,7 @@ static void begin_stop(struct ofcd *d)
 	if (d->loop->stopping)
 		return;
 	d->loop->stopping = true;
+	atomic_store(&d->stop_begun, true);
 	if (d->o.notify)
 		d->o.notify(d->o.log_ctx, "STOPPING=1");
 	if (d->loop->running && is_mutation(d->loop->running))
@@ -270,6 +271,8 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 			state_schedule_landed(d, n->state_sched);
 		else if (n->cluster)
 			cluster_event(d, n->cluster);
+		else if (n->snap || n->cfg)
+			ofcd_published(d, n);
 		else
 			ofcd_on_event(d, n);
 		n->job = NULL;	       /* ofcd_job_done freed it */

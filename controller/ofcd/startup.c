@@ -121,6 +121,14 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 		}
 		damaged_item(d, &e);
 	}
+	/* Switch ports drained before a restart (or by the leader) are still. */
+	if (drained_load(d, f->name, &e) < 0) {
+		if (strict) {
+			*err = e;
+			return -1;
+		}
+		damaged_item(d, &e);
+	}
 	/* Serve what the devices hold: a Reconfigure before a restart left a
 	 * topology the config file does not name (or ports moved). */
 	struct ctl_record rec;
@@ -151,7 +159,8 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 			memset(&rec, 0, sizeof(rec));
 			other = false;
 		}
-		if (other || (d->w->nmoves && f->topology.present && f->nswitches)) {
+		if (other ||
+		    ((d->w->nmoves || d->w->ndrained) && f->topology.present && f->nswitches)) {
 			const char *spec = other ? fab : f->topology.spec;
 			struct fabric *nf;
 			struct ctl *nc;

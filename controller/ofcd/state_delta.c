@@ -48,8 +48,8 @@
  * schedule_computing_since_unix_ms, state_dir, state_dir_exists,
  * testbed_up, tenant, cluster, and the devices' counters (commands,
  * errors, last_contact_unix_ms, last_contact_by). */
-static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15,
-				       16, 20, 21, 23, 24, 25, 26, 202};
+static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15, 16,
+				       20, 21, 23, 24, 25, 26, 27, 202};
 #define NKEPT (sizeof(kept_fields) / sizeof(kept_fields[0]))
 
 struct part {

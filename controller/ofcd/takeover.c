@@ -25,6 +25,7 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 		d->w->cfg = fabcfg_ref(d->w->base);
 	}
 	moves_clear(d);
+	drained_clear(d);
 	strv_free(d->w->reported, d->w->nreported);
 	d->w->reported = NULL;
 	d->w->nreported = 0;
@@ -38,7 +39,7 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 static char *sync_bytes(struct ofcd *d, size_t *len)
 {
 	static const enum store_item items[] = {STORE_RECORD, STORE_FAILED, STORE_REWIRED,
-						STORE_HELD, STORE_LOST};
+						STORE_HELD,   STORE_LOST,   STORE_DRAINED};
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < ARRAY_SIZE(items); i++) {

@@ -28,6 +28,9 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_FAILURE:
 		ofcd_run_failure(d, j);
 		break;
+	case JOB_DRAIN:
+		ofcd_run_drain(d, j);
+		break;
 	case JOB_PLANNER:
 		ofcd_run_planner(d, j);
 		break;

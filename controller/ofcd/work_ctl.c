@@ -226,6 +226,7 @@ int ofcd_fabric_with_topology(const struct ofcd *d, const struct fabcfg *cfg, co
 	f->topology.spec_quoted = 0;
 	f->topology.auto_picked = false;
 	moves_apply(d, f);
+	drained_apply(d, f);
 	if (fabric_validate(f, err) < 0) {
 		fabric_free(f);
 		err->file[0] = 0;

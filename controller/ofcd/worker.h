@@ -25,6 +25,14 @@ struct held_scheds {
 	uint32_t n;
 };
 
+/* A drained switch port: since when and by whom. */
+struct drain_entry {
+	char *sw;
+	uint32_t port;
+	uint64_t since_ms;
+	char *by;
+};
+
 /* The mutation worker's own: the running config and its ctl, the failures,
  * port moves and holds in effect, what the last sync saw. Only the mutation
  * worker touches them (before ofcd_run, the opening thread; after the
@@ -49,6 +57,11 @@ struct ofcd_worker {
 	 * persisted in STATE_DIR/FABRIC.rewired): part of cfg. */
 	struct port_move *moves;
 	uint32_t nmoves;
+	/* Switch ports out of service (drain.c; persisted in
+	 * STATE_DIR/FABRIC.drained): no circuit of cfg uses them, and the
+	 * host ports cabled to them are failures in pub. */
+	struct drain_entry *drained;
+	uint32_t ndrained;
 	/* Partitions made at run time and held for their owners (held.c),
 	 * kept in the store (STORE_HELD) so a restart or a new leader holds
 	 * them too; the last few let go of (gone, for the followers' events)
@@ -271,5 +284,23 @@ int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct
 int moves_save(struct ofcd *d, struct ofc_error *err);
 void moves_apply(const struct ofcd *d, struct fabric *f);
 bool failures_has(const struct ofcd *d, const char *item);
+
+/* drain.c and failures.c: switch ports out of service. */
+/* STATE_DIR/FABRIC.drained into d->w->drained (none: empty); a damaged
+ * item is an error naming it and the mv that sets it aside. */
+int drained_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
+int drained_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err);
+/* d->w->drained into the store (none: removed). */
+int drained_save(struct ofcd *d, struct ofc_error *err);
+void drained_clear(struct ofcd *d);
+/* f's drained ports = d->w->drained (before fabric_validate). */
+void drained_apply(const struct ofcd *d, struct fabric *f);
+/* dst's drained ports = src's (before dst is validated). */
+void drained_copy(struct fabric *dst, const struct fabric *src);
+/* The host port "HOST:PORT" cabled to port `port` of switch `sw` of f, into
+ * item: false when none is. */
+bool drained_host_port(const struct fabric *f, const char *sw, uint32_t port, char *item, size_t n);
+/* (mutation worker) JOB_DRAIN. */
+void ofcd_run_drain(struct ofcd *d, struct job *j);
 
 #endif

@@ -45,6 +45,7 @@ enum store_item {
 			   * other replicas to show (etcd only; no file) */
 	STORE_LOST,	  /* the host ports the leader found lost with their switch
 			   * or alarmed, for the other replicas (etcd only; no file) */
+	STORE_DRAINED,	  /* FABRIC.drained: switch ports out of service (ofc drain) */
 	STORE_NITEMS
 };
 

@@ -96,7 +96,8 @@ _ids = itertools.count(1)
 # STATUS_NOT_LEADER and names the leader. Any replica answers the others.
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
                         "release_partition", "move_to_phase", "adopt",
-                        "testbed_run", "testbed_check", "testbed_down", "testbed_up"))
+                        "testbed_run", "testbed_check", "testbed_down", "testbed_up",
+                        "drain"))
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -562,6 +563,29 @@ class Client:
             rf.restore = True
         if clear:
             rf.clear = True
+        return self.call(req, check=check)
+
+    def drain(self, items, grace_s=None, force=False, check=True):
+        """Take switches ("SWITCH": every port cabled to a host) or switch
+        ports ("SWITCH:PORT") out of service for planned work: ofcd
+        publishes the schedule without them first, waits grace_s (None: its
+        default, 3 s) for running jobs to take it, then removes their
+        circuits. A drain that would cut hosts off is refused (INVALID,
+        raised when check) unless force. Returns the Response."""
+        req = control_pb2.Request()
+        req.drain.items.extend(items)
+        if grace_s is not None:
+            req.drain.grace_ms = int(round(grace_s * 1000))
+        if force:
+            req.drain.force = True
+        return self.call(req, check=check)
+
+    def undrain(self, items, check=True):
+        """Put drained switches or switch ports back: their circuits first,
+        verified on the devices, then the schedule that uses them."""
+        req = control_pb2.Request()
+        req.drain.items.extend(items)
+        req.drain.undrain = True
         return self.call(req, check=check)
 
     def get_plan(self):

@@ -14,10 +14,11 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const ProtobufCMessageDescriptor *const descs[] = {
-    &ofc__v1__request__descriptor,	  &ofc__v1__get_state__descriptor,
-    &ofc__v1__get_schedule__descriptor,	  &ofc__v1__apply_config__descriptor,
-    &ofc__v1__reconfigure__descriptor,	  &ofc__v1__cancel__descriptor,
-    &ofc__v1__report_failure__descriptor, &ofc__v1__release_partition__descriptor,
+    &ofc__v1__request__descriptor,	     &ofc__v1__get_state__descriptor,
+    &ofc__v1__get_schedule__descriptor,	     &ofc__v1__apply_config__descriptor,
+    &ofc__v1__reconfigure__descriptor,	     &ofc__v1__cancel__descriptor,
+    &ofc__v1__report_failure__descriptor,    &ofc__v1__drain__descriptor,
+    &ofc__v1__release_partition__descriptor,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

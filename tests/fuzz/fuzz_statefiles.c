@@ -1,8 +1,9 @@
 /* libFuzzer: ofcd's line files in the state directory, the
  * failures reported (FABRIC.failed: failures_parse) and the ports moved
  * onto spares (FABRIC.rewired: moves_parse, against a fabric of 16 hosts
- * with 5 ports). The first byte picks the file (even: .failed, odd:
- * .rewired); the rest is its text. What is accepted is what ofcd writes:
+ * with 5 ports) and the switch ports drained (FABRIC.drained:
+ * drained_parse). The first byte picks the file (2 mod 3: .drained; else
+ * even: .failed, odd: .rewired); the rest is its text. What is accepted is what ofcd writes:
  * items of the names a config may have, each once; moves of the fabric's
  * hosts, two different ports of the host, no port in two moves; and what
  * ofcd would write for it reads back the same. Every refusal names the
@@ -131,7 +132,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d.w->cfg = config();
 	text = xmalloc(size);
 	memcpy(text, data + 1, size - 1);
-	if (data[0] % 2 == 0) {
+	if (data[0] % 3 == 2) {
+		/* FABRIC.drained: parsed whole, or refused and emptied */
+		if (drained_parse(&d, "fuzz.drained", text, size - 1, &err) < 0 &&
+		    (refused(&err, "fuzz.drained"), d.w->ndrained))
+			abort();
+		drained_clear(&d);
+	} else if (data[0] % 2 == 0) {
 		if (failures_parse(&d, "fuzz.failed", text, size - 1, &err) == 0)
 			check_failures(&d);
 		else if (refused(&err, "fuzz.failed"), d.w->nreported)

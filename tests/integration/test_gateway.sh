@@ -297,6 +297,13 @@ req tenant-b 403 -X POST "$URL/v1/cancel" -d '{"request_id":1}'
 req tenant-a 403 -X POST "$URL/v1/report-failure" -d '{"items":["h0:0"]}'
 req admin 400 -X POST "$URL/v1/report-failure" -d '{"items":[]}'
 body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("report_failure needs items")'
+# Drain: the admin's alone; bad input refused through the gateway as on the socket
+req tenant-a 403 -X POST "$URL/v1/drain" -d '{"items":["ocs0:1"]}'
+req reader 403 -X POST "$URL/v1/drain" -d '{"items":["ocs0:1"]}'
+req admin 400 -X POST "$URL/v1/drain" -d '{"items":[]}'
+body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("drain needs items")'
+req admin 400 -X POST "$URL/v1/drain" -d '{"items":["ocs9"],"grace_ms":0}'
+body_is 'j["status"]=="STATUS_INVALID" and j["message"].endswith(" has no switch " + chr(39) + "ocs9" + chr(39))'
 req tenant-a 403 -X POST "$URL/v1/release-partition" -d '{"partition":"jobB"}'
 body_is 'j["message"].startswith("permission denied: partition jobB belongs to another tenant")'
 # a name that is nobody's hold is said to be none, not another tenant's

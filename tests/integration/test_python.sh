@@ -133,6 +133,23 @@ except OfcError as e:
 r = c.report_failure(clear=True, restore=True)
 sc = c.get_schedule("allreduce", summary_only=True)
 assert sc.topology == "torus:8x8" and sc.time_us == healthy.time_us, sc
+# A switch port drained: the schedule without the host port cabled to it,
+# the state says so; the whole switch would cut every host off: refused.
+r = c.drain(["ocs0:1"], grace_s=0)
+assert r.transaction.kind == "drain" and r.transaction.state == "drained", r
+d = list(c.get_state().drained)
+assert len(d) == 1 and d[0].switch_name == "ocs0" and d[0].port == 1 and d[0].host_port, d
+sc = c.get_schedule("allreduce", summary_only=True)
+assert sc.verified and sc.topology == "torus:8x8 without %s" % d[0].host_port, sc
+try:
+    c.drain(["ocs0"])
+    raise SystemExit("a drain that cuts every host off was accepted")
+except OfcError as e:
+    assert e.status == "STATUS_INVALID" and "would cut" in str(e), str(e)
+r = c.undrain(["ocs0"])
+assert r.transaction.kind == "undrain" and not c.get_state().drained, r
+sc = c.get_schedule("allreduce", summary_only=True)
+assert sc.topology == "torus:8x8" and sc.time_us == healthy.time_us, sc
 print("ok")
 PY
 # A python3 that cannot see Debian's python3-protobuf (-S: no site-packages,
@@ -143,7 +160,7 @@ PYTHONPATH="$BUILD/python" /usr/bin/python3 -S -c 'import ofc_client' >/dev/null
 	ok || bad "the client without protobuf" "$(tail -1 "$TMP/imp.err")"
 # The runnable example in the package.
 $PY -m ofc_client --socket "$SOCK" status >"$TMP/ex.out" 2>&1 &&
-	grep -q "^fabric torus64-ocs generation 1 topology torus:8x8 at target" "$TMP/ex.out" && ok ||
+	grep -q "^fabric torus64-ocs generation [0-9]* topology torus:8x8 at target" "$TMP/ex.out" && ok ||
 	bad "python3 -m ofc_client status" "$(cat "$TMP/ex.out")"
 $PY -m ofc_client --socket "$SOCK" reconfigure torus:4x4 >"$TMP/ex.out" 2>&1
 [ $? -eq 2 ] && grep -q "STATUS_INVALID" "$TMP/ex.out" && ok || bad "example: error exit" "$(cat "$TMP/ex.out")"

@@ -44,6 +44,12 @@ c.release_partition("jA")
 c.release_partition("jB")
 c.reconfigure(topology="circulant:64:3,8")
 c.report_failure(clear=True, restore=True)
+# a drain's state (State.drained, published mid-drain too) follows by delta
+c.drain(["ocs0:100"], grace_s=0)
+ok, why = f.agree(sock)
+assert ok, why
+assert len(f.copy.state.drained) == 1, f.copy.state.drained
+c.undrain(["ocs0"])
 c.reconfigure("ring:8", partition="jD", hosts="h[0-7]")
 ok, why = f.agree(sock)
 assert ok, why

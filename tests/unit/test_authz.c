@@ -88,6 +88,7 @@ static const struct {
     {API_MOVE_TO_PHASE, {1, 0, 0, 0, 0, 1}},  {API_ADOPT, {1, 0, 0, 0, 0, 1}},
     {API_TESTBED_RUN, {1, 0, 0, 0, 0, 1}},    {API_TESTBED_CHECK, {1, 0, 0, 0, 0, 1}},
     {API_TESTBED_DOWN, {1, 0, 0, 0, 0, 1}},   {API_TESTBED_UP, {1, 0, 0, 0, 0, 1}},
+    {API_DRAIN, {1, 0, 0, 0, 0, 1}},
 };
 
 /* Set the field `name` of the body m (of kind k): a string, or a uint64

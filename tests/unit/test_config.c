@@ -279,6 +279,35 @@ static void test_partitions(void **state)
 }
 
 /* A partition's circuits join only its own hosts' switch ports. */
+/* Drained switch ports are dark: no circuit goes in or out of them, the
+ * others are as without the drain; a drain naming no switch of the
+ * fabric changes nothing. */
+static void test_drained_circuits(void **state)
+{
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	char buf[1024];
+	(void)state;
+
+	assert_int_equal(config_parse("t.yaml", ocs_cfg, strlen(ocs_cfg), &f, &err), 0);
+	/* g1's port 0 is on s0 port 1, g3's port 1 on port 6 */
+	f->drained = calloc(3, sizeof(*f->drained));
+	f->drained[0] = (struct drained_port){strdup("s0"), 1};
+	f->drained[1] = (struct drained_port){strdup("s0"), 6};
+	f->drained[2] = (struct drained_port){strdup("s9"), 2};
+	f->ndrained = 3;
+	if (fabric_validate(f, &err) < 0)
+		fail_msg("%s", ofc_error_str(&err, buf, sizeof(buf)));
+	assert_int_equal(f->ncircuits, 12); /* 16 less 2 in and 2 out of the two ports */
+	for (uint32_t k = 0; k < f->ncircuits; k++) {
+		const struct circuit *c = &f->circuits[k];
+
+		assert_true(c->in_port != 1 && c->out_port != 1);
+		assert_true(c->in_port != 6 && c->out_port != 6);
+	}
+	fabric_free(f);
+}
+
 static void test_partition_circuits(void **state)
 {
 	struct ofc_error err = {0};
@@ -644,6 +673,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ring_model),
 	    cmocka_unit_test(test_ocs_circuits),
+	    cmocka_unit_test(test_drained_circuits),
 	    cmocka_unit_test(test_dark_self_loops),
 	    cmocka_unit_test(test_errors_carry_positions),
 	    cmocka_unit_test(test_partitions),

@@ -1,0 +1,192 @@
+#!/bin/sh
+# Planned work on a switch (docs/ofcd.md, "A switch's maintenance
+# window"): torus:8x8 on four ocs-emu switches, port j of every host on
+# switch j. `ofc drain ocs1` publishes the schedule without ocs1's host
+# ports while ocs1 still holds its circuits (read from the emulator's own
+# state file during the grace), then removes them; the ports are drained
+# (the state says by whom), kept across a restart of ofcd; `ofc undrain`
+# puts the very circuits back and the healthy schedule with them. Bad
+# input (no such switch, a port twice, undraining what is not drained, a
+# drain that cuts hosts off) is refused with nothing changed.
+SUITE=ofcd-drain
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu.sh"
+
+cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
+for i in 0 1 2 3; do
+	start_emu ocs-emu "e$i" --ports 64 --credentials "$TMP/ocs0.cred" --state "$TMP/e$i.state"
+done
+{
+	printf 'version: 1\nname: drainfab\nhosts: {count: 64, prefix: h, ports: 4, port_rate: 100Gbps}\nswitches:\n'
+	for i in 0 1 2 3; do
+		eval "p=\$e${i}_port"
+		printf '  - {name: ocs%s, type: ocs, ports: 64, driver: {type: tl1, address: "127.0.0.1:%s", credentials: ocs0.cred, timeout: 1s, retries: 1}}\n' "$i" "$p"
+	done
+	printf 'wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\ntopology: torus:8x8\n'
+	printf 'collectives:\n  - {op: allreduce, size: 64MiB}\n'
+} >"$TMP/fab.yaml"
+ST="$TMP/st"
+mkdir -p "$ST"
+expect_exit 0 $OFC apply "$TMP/fab.yaml" --state-dir "$ST"
+SOCK="$TMP/ofcd.sock"
+start_ofcd() {
+	$BUILD/ofcd --foreground --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" \
+		--credentials-dir "$TMP" --log-file "$TMP/ofcd.log" --log-level info \
+		2>>"$TMP/ofcd.stderr" &
+	ofcd_pid=$!
+}
+start_ofcd
+# until_state SECS EXPR: until ofcd's state (j) satisfies EXPR
+until_state() {
+	deadline "$1"
+	until $OFC --socket "$SOCK" status --json --timeout 5 >"$TMP/st.json" 2>/dev/null &&
+		python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" \
+			"$TMP/st.json" 2>/dev/null || past $_end; do sleep 0.1; done
+	python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$TMP/st.json"
+}
+# sched: "TOPOLOGY STEPS TIME VERIFIED" of the state's schedule
+sched() {
+	python3 -c 'import json,sys
+s = json.load(open(sys.argv[1])).get("schedule") or {}
+print(s.get("topology"), s.get("num_steps"), "%.6g" % s.get("time_us", 0), s.get("verified"))' "$TMP/st.json"
+}
+# xcs N: the cross-connects emulator eN holds, sorted
+xcs() { sort "$TMP/e$1.state" 2>/dev/null; }
+# refused CODE TEXT CMD...: exits CODE and stderr or stdout says TEXT
+refused() {
+	want=$1 text=$2
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -eq "$want" ] && cat "$TMP/out" "$TMP/err" | grep -qF -- "$text"; then ok; else
+		bad "$* should exit $want saying '$text'" "exit $got: $(head -c 600 "$TMP/err") $(head -c 300 "$TMP/out")"
+	fi
+}
+until_state 30 'j.get("schedule", {}).get("verified") and all(d.get("reachable") for d in j["devices"])' &&
+	ok || bad "no healthy schedule" "$(head -c 600 "$TMP/st.json")"
+HEALTHY=$(sched)
+for i in 0 1 2 3; do xcs $i >"$TMP/before$i"; done
+[ "$(wc -l <"$TMP/before1")" -eq 64 ] && ok || bad "ocs1 holds 64 circuits" "$(wc -l <"$TMP/before1")"
+$OFC --socket "$SOCK" watch --json >"$TMP/watch" 2>/dev/null & # ends with the daemon
+watch_pid=$!
+
+# ---- bad input: each refused, nothing changed -------------------------------------------
+refused 2 "fabric 'drainfab' has no switch 'ocs9'" $OFC --socket "$SOCK" drain ocs9
+refused 2 "port ocs1:5 is named twice" $OFC --socket "$SOCK" drain ocs1:5 ocs1:5
+refused 2 "port ocs1:5 is named twice" $OFC --socket "$SOCK" drain ocs1 ocs1:5
+refused 2 "'ocs1:99': port 99 of ocs1 is not cabled to a host" $OFC --socket "$SOCK" drain ocs1:99
+refused 2 "'ocs1' is not drained (nothing is)" $OFC --socket "$SOCK" undrain ocs1
+refused 2 "would cut 56 hosts off from the rest of the fabric: " \
+	$OFC --socket "$SOCK" drain ocs1 ocs2 ocs3 --grace 0s
+refused 2 "missing SWITCH or SWITCH:PORT" $OFC --socket "$SOCK" drain
+refused 2 "--grace is at most 600 s" $OFC --socket "$SOCK" drain ocs1 --grace 700
+$OFC --socket "$SOCK" status --json >"$TMP/st.json"
+python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if not j.get("drained") and not j.get("failed") else 1)' \
+	"$TMP/st.json" && ok || bad "a refused drain changed the state" "$(head -c 600 "$TMP/st.json")"
+[ "$(sched)" = "$HEALTHY" ] && ok || bad "a refused drain changed the schedule" "$(sched)"
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" || bad "a refused drain changed ocs$i"; done
+
+# ---- drain ocs1: the schedule first, then the circuits ------------------------------------
+$OFC --socket "$SOCK" drain ocs1 --grace 3s >"$TMP/drain.out" 2>&1 &
+drain_pid=$!
+WANT1=$(python3 -c 'print(sorted("h%d:1" % h for h in range(64)))')
+until_state 20 "sorted(j.get('failed', [])) == $WANT1 and j.get('schedule', {}).get('verified')" &&
+	ok || bad "the drain's schedule not published" "$(head -c 600 "$TMP/st.json")"
+DRAINED=$(sched)
+# published while the circuits are still there (the grace is 3 s)
+xcs 1 | cmp -s - "$TMP/before1" && ok || bad "ocs1's circuits went before the schedule was published" \
+	"$(wc -l <"$TMP/e1.state")"
+case $DRAINED in "$HEALTHY") bad "the drain did not change the schedule" "$DRAINED" ;; *" True") ok ;;
+*) bad "the drain's schedule" "$DRAINED" ;; esac
+wait "$drain_pid" && ok || bad "ofc drain ocs1 failed" "$(cat "$TMP/drain.out")"
+grep -q "ocs1 drained (64 switch ports; circuits removed: transaction [0-9]*, 64 operations, verified on the devices)" \
+	"$TMP/drain.out" && ok || bad "drain's answer" "$(cat "$TMP/drain.out")"
+[ ! -s "$TMP/e1.state" ] && ok || bad "ocs1 still holds circuits after the drain" "$(head -3 "$TMP/e1.state")"
+for i in 0 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "the drain changed ocs$i"; done
+expect_stdout_has "  drained    ocs1 ports " $OFC --socket "$SOCK" status
+grep -q "^  drained    ocs1 ports .* (64), since .*, by uid:$(id -u): out of service, no circuits$" \
+	"$TMP/out" && ok || bad "status's drained line" "$(grep drained "$TMP/out")"
+expect_json 'len(j["drained"]) == 64 and j["at_target"] and all(d["switch_name"] == "ocs1" and d["host_port"].endswith(":1") and d["since_unix_ms"] > 0 for d in j["drained"])' \
+	$OFC --socket "$SOCK" status --json
+refused 2 "'ocs1:5': ocs1:5 drained already (by uid:$(id -u))" $OFC --socket "$SOCK" drain ocs1:5
+refused 2 "'ocs1': every port of it cabled to a host is drained already" $OFC --socket "$SOCK" drain ocs1
+[ "$(sched)" = "$DRAINED" ] && ok || bad "the schedule changed after the circuits went" "$(sched) / $DRAINED"
+# the config applied again: the drained ports stay dark
+expect_exit 0 $OFC --socket "$SOCK" apply "$TMP/fab.yaml"
+[ ! -s "$TMP/e1.state" ] && ok || bad "an apply put ocs1's drained circuits back" "$(wc -l <"$TMP/e1.state")"
+until_state 10 "len(j.get('drained', [])) == 64 and j.get('at_target')" && ok ||
+	bad "after an apply, drained and at target" "$(head -c 600 "$TMP/st.json")"
+
+# ---- a restart keeps the ports drained ----------------------------------------------------
+kill "$ofcd_pid"
+wait "$ofcd_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+start_ofcd
+until_state 30 "len(j.get('drained', [])) == 64 and sorted(j.get('failed', [])) == $WANT1 and j.get('schedule', {}).get('verified')" &&
+	ok || bad "drained ports not kept across a restart" "$(head -c 600 "$TMP/st.json")"
+[ "$(sched)" = "$DRAINED" ] && ok || bad "the drained schedule after a restart" "$(sched) / $DRAINED"
+[ ! -s "$TMP/e1.state" ] && ok || bad "a restart put ocs1's circuits back" "$(head -3 "$TMP/e1.state")"
+$OFC --socket "$SOCK" watch --json >"$TMP/watch2" 2>/dev/null &
+watch_pid=$!
+
+# ---- undrain: the circuits back as before, then the healthy schedule ----------------------
+refused 2 "'ocs2' is not drained" $OFC --socket "$SOCK" undrain ocs2
+expect_stdout_has "ocs1 undrained (64 switch ports; circuits back: transaction" \
+	$OFC --socket "$SOCK" undrain ocs1
+xcs 1 | cmp -s - "$TMP/before1" && ok || bad "ocs1's circuits after undrain differ from before the drain" \
+	"$(xcs 1 | diff - "$TMP/before1" | head -5)"
+until_state 10 'not j.get("drained") and not j.get("failed") and j.get("at_target")' && ok ||
+	bad "undrained, yet drained or failed in the state" "$(head -c 600 "$TMP/st.json")"
+[ "$(sched)" = "$HEALTHY" ] && ok || bad "the healthy schedule after undrain" "$(sched) / $HEALTHY"
+refused 2 "'ocs1:5' is not drained (nothing is)" $OFC --socket "$SOCK" undrain ocs1:5
+
+# ---- one port, and the events -----------------------------------------------------------
+expect_stdout_has "ocs3:5 drained (1 switch port; circuits removed" $OFC --socket "$SOCK" drain ocs3:5 --grace 0s
+[ "$(wc -l <"$TMP/e3.state")" -eq 62 ] && ok || bad "one port drained: its two circuits go" "$(wc -l <"$TMP/e3.state")"
+expect_exit 0 $OFC --socket "$SOCK" undrain ocs3
+xcs 3 | cmp -s - "$TMP/before3" && ok || bad "ocs3 after undrain"
+# --force drains what cuts hosts off (the switches are going anyway): the
+# answer names them, the state says no schedule survives; undrain restores
+expect_stdout_has "forced: cut off h8, h9, " $OFC --socket "$SOCK" drain ocs1 ocs2 ocs3 --force --grace 0s
+for i in 1 2 3; do [ ! -s "$TMP/e$i.state" ] && ok || bad "--force left ocs$i's circuits"; done
+expect_json 'len(j["drained"]) == 192 and j.get("schedule_error")' $OFC --socket "$SOCK" status --json
+expect_exit 0 $OFC --socket "$SOCK" undrain ocs1 ocs2 ocs3
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the forced drain's undrain"; done
+until_state 10 'not j.get("drained") and not j.get("failed") and not j.get("schedule_error")' && ok ||
+	bad "the forced drain's undrain left the state drained" "$(head -c 600 "$TMP/st.json")"
+[ "$(sched)" = "$HEALTHY" ] && ok || bad "the healthy schedule after the forced drain's undrain" "$(sched) / $HEALTHY"
+# a held partition's circuits stay through a drain (it aims the free ports
+# alone), and the answer says so
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --partition t-a \
+	--topology ring:4 --hosts 'h[0-3]'
+expect_stdout_has "; held partition t-a keeps its circuits on these ports (a drain moves the free ports alone): release it for the switch to hold nothing" \
+	$OFC --socket "$SOCK" drain ocs0 --grace 0s
+[ -s "$TMP/e0.state" ] && ok || bad "the held partition's circuits on ocs0 went with the drain"
+expect_exit 0 $OFC --socket "$SOCK" undrain ocs0
+expect_exit 0 $OFC --socket "$SOCK" release t-a
+kill "$ofcd_pid"
+wait "$ofcd_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+# a damaged drained file stops the start, with its line and the mv
+printf 'ocs1 x 1 uid:0\n' >"$ST/drainfab.drained"
+expect_exit 1 $BUILD/ofcd --foreground --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" \
+	--credentials-dir "$TMP" --log-file "$TMP/ofcd.log"
+grep -qF "$ST/drainfab.drained:1:1: not SWITCH PORT SINCE_MS BY: not a line of ofcd's drained switch ports (SWITCH PORT SINCE_MS BY) file; the file is damaged: look at it, then \`mv '$ST/drainfab.drained' '$ST/drainfab.drained.bad'\`" \
+	"$TMP/err" "$TMP/ofcd.log" && ok || bad "a damaged .drained file" "$(cat "$TMP/err"; tail -2 "$TMP/ofcd.log")"
+grep -q '"KIND_DRAINED"' "$TMP/watch" && grep -q '"KIND_UNDRAINED"' "$TMP/watch2" && ok ||
+	bad "watchers did not hear drained and undrained" "$(grep -o '"kind": *"[A-Z_]*"' "$TMP/watch" "$TMP/watch2" | sort | uniq -c)"
+# the drain's order for a watcher: the schedule re-planned before the drain is done
+python3 - "$TMP/watch" <<'EOF' && ok || bad "the drain's re-plan was not announced before it ended" "$(grep -o '"kind": *"[A-Z_]*"' "$TMP/watch")"
+import json, sys
+kinds = []
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith('{'):
+        try:
+            kinds.append(json.loads(line).get('kind'))
+        except ValueError:
+            pass
+i = kinds.index('KIND_DRAINED')
+sys.exit(0 if 'KIND_SCHEDULE_REPLANNED' in kinds[:i] else 1)
+EOF
+finish
