@@ -197,7 +197,7 @@ static void test_request_key_by_row(void **state)
 			assert_null(req.request_key);
 		}
 	}
-	assert_int_equal(keyed, 6); /* apply, reconfigure, fail, release, phase, adopt */
+	assert_int_equal(keyed, 7); /* apply, reconfigure, fail, release, phase, adopt, drain */
 	free(t);
 }
 
