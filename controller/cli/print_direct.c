@@ -543,14 +543,17 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 	} else if (p->format == FMT_MSCCL) {
 		struct msccl_info mi;
 
-		rc = schedule_write_msccl(&o->s, out.f, &mi, err);
+		rc = schedule_write_msccl(&o->s, p->msccl_runtime, out.f, &mi, err);
 		if (rc == 0)
 			fprintf(stderr,
 				"ofc schedule: MSCCL program: %u chunks per block (%s), %u "
-				"channel%s, %u thread blocks, %zu operations\n",
+				"channel%s, %u thread blocks, %zu operations, %zu XML nodes a "
+				"rank at most (%s)\n",
 				mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded",
 				mi.channels, mi.channels == 1 ? "" : "s", mi.thread_blocks,
-				mi.operations);
+				mi.operations, mi.most_nodes,
+				p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
+								 : "msccl-executor-nccl's limits");
 	} else if (p->format == FMT_PB) {
 		rc = schedule_write_pb(&o->s, out.f, err);
 		if (rc == 0) {
