@@ -189,6 +189,21 @@ struct schedule_args {
 	bool collective_set;
 };
 
+/* --lowering L: -1 to go on, else the exit status. */
+static int lowering_option(const struct cli_cmd *cmd, const char *arg, struct schedule_query *q)
+{
+	if (!a2a_lowering_find(arg)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		a2a_lowering_names(&sb, false, " or ");
+		cli_usage_error(cmd, "--lowering is %s", sb.buf);
+		sb_free(&sb);
+		return 2;
+	}
+	q->lowering = arg;
+	return -1;
+}
+
 /* One option into a: -1 to go on, else the exit status. */
 static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 			   struct schedule_args *a)
@@ -268,16 +283,7 @@ static int schedule_option(const struct cli_cmd *cmd, int c, const char *arg,
 			return cli_usage_error(cmd, "--threads must be 0..64");
 		break;
 	case 'L':
-		if (!a2a_lowering_find(arg)) {
-			struct strbuf sb = STRBUF_INIT;
-
-			a2a_lowering_names(&sb, false, " or ");
-			cli_usage_error(cmd, "--lowering is %s", sb.buf);
-			sb_free(&sb);
-			return 2;
-		}
-		a->q->lowering = arg;
-		break;
+		return lowering_option(cmd, arg, a->q);
 	case 'S':
 		if (cli_opt_duration(cmd, "steps-try", arg, &a->q->steps_try))
 			return 2;
