@@ -231,6 +231,14 @@ int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, co
 int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
 		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
 		  unsigned threads, struct swing_reroute *p, struct ofc_error *err);
+/* The same where a hop more on a step's longest route costs hop_tau (in
+ * tau_B: alpha over M/B, where hosts forward): a part of a half goes on a
+ * longer route only where the load it spares is worth the alphas it adds
+ * to its step. swing_reroute is hop_tau 0 (hops free). */
+int swing_reroute_priced(const struct topo_tree *t, const struct sched_reduced *r,
+			 const uint32_t *failed, size_t nfailed,
+			 const struct torus_figures *healthy, double hop_tau, uint64_t max_bytes,
+			 unsigned threads, struct swing_reroute *p, struct ofc_error *err);
 /* Check p against r without expanding either: every detour replaces a
  * half of an exchange the program makes, with its data, over live arcs
  * from its source to its destination, once; rebuilt from the program's

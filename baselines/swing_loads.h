@@ -15,6 +15,9 @@ struct geo {
 	size_t narcs, norbits;
 	uint64_t orbit_size; /* arcs of an orbit: the group's order */
 	uint32_t *xy;	     /* n x D: the nodes' coordinates (swing_geo_coords), or NULL */
+	/* What a hop more on a step's longest route costs, in load units
+	 * (an alpha where hosts forward; 0: hops are free) */
+	int64_t hop_units;
 };
 
 /* A table, not two divisions: planning and its check ask for coordinates
@@ -93,6 +96,8 @@ struct loads {
 	uint32_t *orbit_at; /* narcs: each arc's orbit (its tail's representative's arc) */
 	uint64_t busiest;   /* relieve: the busiest step's healthy load (units) */
 	int64_t work;	    /* relieve: arcs and nodes it may still visit this step */
+	uint32_t longest;   /* plan_step: the step's longest route placed so far */
+	int64_t floor;	    /* ... and its busiest arc's load, as far as placing knows */
 	/* the lines' rows */
 	uint32_t now, nlines, nrows;	      /* nrows: the lines this step touched */
 	uint32_t *arc_line, *arc_pos;	      /* narcs: an arc's line and slot in its row */

@@ -642,8 +642,23 @@ static int route_around(struct loads *L, struct swing_reroute *p, size_t *cap_le
 
 /* Half x put on its routes: its SWING_DETOUR_PARTS parts each to the route
  * whose busiest arc it leaves least loaded (then the shorter), counting
- * the parts given before; appended at p->det[*out], the loads changed.
- * memo: what its earlier placings learnt. */
+ * the parts given before and, where hops cost (g->hop_units), the alphas
+ * a route longer than the step's longest adds to the step; appended at
+ * p->det[*out], the loads changed. memo: what its earlier placings
+ * learnt. */
+/* What a part on a route of len hops whose busiest arc would carry load
+ * costs its step, in load units: where hops are free, that load (the
+ * least loaded route, as ever); where they cost, the step's busiest arc
+ * after it (a route under the step's busiest arc costs nothing) and the
+ * alphas it adds to the step's longest route. */
+static int64_t part_cost(const struct loads *L, int64_t load, uint32_t len)
+{
+	if (!L->g->hop_units)
+		return load;
+	return (load > L->floor ? load : L->floor) +
+	       (len > L->longest ? (int64_t)(len - L->longest) * L->g->hop_units : 0);
+}
+
 static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		 const struct swing_detour *half, size_t *cap, size_t *out, size_t *cap_legs,
 		 struct half_memo *memo, struct ofc_error *err)
@@ -668,6 +683,7 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		memo->searched = (uint64_t)x.path << 8 | x.nlegs;
 		cand[0] = x;
 		base[0] = 0;
+		len[0] = legs_len(l, detour_legs(g, &x, l));
 		nc = 1;
 	}
 	/* MAX_CANDS is for the most dimensions; a half has a few */
@@ -677,12 +693,16 @@ static int place(struct loads *L, struct swing_reroute *p, uint32_t st,
 		uint32_t b = 0;
 
 		for (uint32_t c = 1; c < nc; c++) {
-			int64_t vc = base[c] + (int64_t)given[c], vb = base[b] + (int64_t)given[b];
+			int64_t vc = part_cost(L, base[c] + (int64_t)given[c], len[c]),
+				vb = part_cost(L, base[b] + (int64_t)given[b], len[b]);
 
 			if (vc < vb || (vc == vb && len[c] < len[b]))
 				b = c;
 		}
 		given[b] += u;
+		L->longest = len[b] > L->longest ? len[b] : L->longest;
+		if (base[b] + (int64_t)given[b] > L->floor)
+			L->floor = base[b] + (int64_t)given[b];
 	}
 	for (uint32_t c = 0; c < nc; c++) {
 		if (!given[c])
@@ -831,6 +851,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 	crossed_peak[0] = k;
 	crossed_peak[1] = 0;
+	L->longest = pairs_hops(g, pr, np);
 	if (k0 + k * SWING_DETOUR_PARTS > max_det)
 		return over_limit(st, k0, k, max_det, err);
 	for (size_t i = 0; i < k; i++) {
@@ -840,6 +861,7 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	}
 	if (k)
 		sort_by_units(*tmp, k);
+	L->floor = g->hop_units ? (int64_t)swing_step_max(L) : 0;
 	/* Placed one at a time, a half does not see the detours placed
 	 * after it: each is then taken off and placed again over all the
 	 * others' (PLACINGS). */
@@ -1103,6 +1125,14 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
 		  unsigned threads, struct swing_reroute *p, struct ofc_error *err)
 {
+	return swing_reroute_priced(t, r, failed, nfailed, healthy, 0, max_bytes, threads, p, err);
+}
+
+int swing_reroute_priced(const struct topo_tree *t, const struct sched_reduced *r,
+			 const uint32_t *failed, size_t nfailed,
+			 const struct torus_figures *healthy, double hop_tau, uint64_t max_bytes,
+			 unsigned threads, struct swing_reroute *p, struct ofc_error *err)
+{
 	const struct schedule *s = &r->prog;
 	struct geo g;
 	struct loads L;
@@ -1114,6 +1144,9 @@ int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, cons
 	if (geo_make(&g, t, &r->group, err) < 0)
 		return -1;
 	g.p = p;
+	/* tau_B is degree x load / (2 SCHED_ONE n) a step (figures_of) */
+	double hu = hop_tau * 2.0 * SCHED_ONE * g.n / g.degree;
+	g.hop_units = hu > 0 ? (hu < (double)INT64_MAX / 4096 ? (int64_t)hu : INT64_MAX / 4096) : 0;
 	uint8_t *bad = xcalloc(g.narcs, 1);
 	for (size_t i = 0; i < nfailed; i++) {
 		if (failed[i] >= g.narcs) {

@@ -82,9 +82,10 @@ void cli_output_abort(struct cli_output *o);
 /* `ofc schedule` and `ofc optree`: what to print of a schedule_result. */
 struct schedule_print {
 	const struct cli_cmd *cmd;
-	bool json;		/* --json: the summary as JSON */
-	enum out_format format; /* --format for -o */
-	const char *output;	/* -o FILE: the whole schedule */
+	bool json;			  /* --json: the summary as JSON */
+	enum out_format format;		  /* --format for -o */
+	const char *output;		  /* -o FILE: the whole schedule */
+	enum msccl_runtime msccl_runtime; /* --msccl-runtime: whose limits */
 };
 
 /* A binary format with no -o: stdout is fine unless it is a terminal; then

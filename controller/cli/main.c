@@ -20,7 +20,7 @@ static const struct cli_cmd commands[] = {
      "[--hops T] "
      "[--epsilon E] [--method M] [--root NAME] [--bound-any-hops] [--fail ITEMS] [--threads N] "
      "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
-     "[--format text|json|pb|msccl -o OUT]",
+     "[--format text|json|pb|msccl -o OUT] [--msccl-runtime executor|legacy]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder",
      "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] "

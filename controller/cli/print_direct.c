@@ -227,15 +227,24 @@ static void text_cut_phase(FILE *out, const struct schedule_result *r, const cha
 
 /* With failures: the degraded fabric's own bound, what binds it, and the
  * bound of any topology of its size and degree beside it. */
-static void text_degraded_bound(FILE *out, const struct schedule_result *r, double mb)
+static void text_degraded_bound(FILE *out, const struct schedule_result *r,
+				const struct schedule_outcome *o, double mb)
 {
 	const struct degraded_bound *b = &r->degraded;
 	bool cut = degraded_cut_binds(b);
+	bool routed = o->lb_us < r->degraded_us * (1 - 1e-9);
 
+	/* NICs forwarding a routed schedule's circuits: its steps are not
+	 * the degraded graph's hops, so its bound is below that one */
+	if (routed)
+		fprintf(out,
+			"  lower bound  %.6g us: NICs forward its routes (an alpha a step), so "
+			"the healthy bound's %u steps with the degraded fabric's tau_B*\n",
+			o->lb_us, r->lb.steps);
 	fprintf(out,
-		"  lower bound  %.6g us, the degraded fabric's: %u steps (%s), tau_B* %.9g "
+		"  %s %.6g us, the degraded fabric's: %u steps (%s), tau_B* %.9g "
 		"(T_B = %.6g us, %s bind)\n",
-		r->degraded_us, b->steps,
+		routed ? "hop by hop  " : "lower bound ", r->degraded_us, b->steps,
 		b->steps > r->lb.steps ? (b->steps_exact ? "its diameter" : "an eccentricity")
 		: b->steps_exact       ? "the Moore bound; its diameter is no more"
 				       : "the Moore bound",
@@ -311,10 +320,20 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			r->whole->n, r->g->n);
 	}
 	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
-	if (o->cut_through) /* every route at once: one start-up */
+	if (o->cut_through && o->alphas > 1) /* every route at once, hosts forward */
+		fprintf(out,
+			"  steps        %u hops at most, cut-through: one step and an alpha for "
+			"each host forward (T_L = %.6g us)\n",
+			o->max_hops, o->alphas * r->cost.alpha * 1e6);
+	else if (o->cut_through) /* every route at once: one start-up */
 		fprintf(out,
 			"  steps        %u hops at most, cut-through: one step (T_L = %.6g us)\n",
 			o->max_hops, r->cost.alpha * 1e6);
+	else if (o->alphas > o->steps) /* routed: the hosts between forward */
+		fprintf(out,
+			"  steps        %u, their longest routes %.6g circuits: an alpha a "
+			"circuit, where hosts forward (T_L = %.6g us)\n",
+			o->steps, o->alphas, o->alphas * r->cost.alpha * 1e6);
 	else
 		fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
 			o->steps * r->cost.alpha * 1e6);
@@ -338,9 +357,17 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 		fprintf(out, " (healthy %s: %s does not apply there)", r->healthy->spec,
 			o->fallback_from ? o->fallback_from : o->algo);
 	fprintf(out, "\n");
+	/* Against the bound the ratio takes: the degraded fabric's where it
+	 * binds, else the healthy one (any N nodes of degree d) above it. */
 	if (r->have_degraded)
-		fprintf(out, "               %+.1f%% vs the degraded fabric's own bound, %.6g us\n",
-			100 * (o->time_us / r->degraded_us - 1), r->degraded_us);
+		fprintf(out, "               %+.1f%% vs its lower bound, %.6g us (%s)\n",
+			100 * (o->time_us / o->lb_us - 1), o->lb_us,
+			fabs(o->lb_us - r->degraded_us) <= 1e-9 * o->lb_us
+			    ? "the degraded fabric's own"
+			: fabs(o->lb_us - r->healthy_lb_us) <= 1e-9 * o->lb_us
+			    ? "the healthy bound, above the degraded fabric's"
+			    : "the degraded fabric's tau_B* with the healthy steps: NICs forward "
+			      "its routes");
 	if (o->fallback_from)
 		fprintf(out, "  instead of   %s, refused: %s\n", o->fallback_from, o->fallback_why);
 	if (o->rebalanced) {
@@ -359,7 +386,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			"faster within its work and time)\n");
 	}
 	if (r->have_degraded) {
-		text_degraded_bound(out, r, mb);
+		text_degraded_bound(out, r, o, mb);
 	} else {
 		fprintf(out, "  lower bound  %.6g us (%u step%s%s, tau_B* ", o->lb_us, o->lb_steps,
 			o->lb_steps == 1 ? "" : "s", o->cut_through ? ", cut-through" : "");
@@ -516,14 +543,17 @@ static int write_schedule(const struct schedule_print *p, const struct schedule_
 	} else if (p->format == FMT_MSCCL) {
 		struct msccl_info mi;
 
-		rc = schedule_write_msccl(&o->s, out.f, &mi, err);
+		rc = schedule_write_msccl(&o->s, p->msccl_runtime, out.f, &mi, err);
 		if (rc == 0)
 			fprintf(stderr,
 				"ofc schedule: MSCCL program: %u chunks per block (%s), %u "
-				"channel%s, %u thread blocks, %zu operations\n",
+				"channel%s, %u thread blocks, %zu operations, %zu XML nodes a "
+				"rank at most (%s)\n",
 				mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded",
 				mi.channels, mi.channels == 1 ? "" : "s", mi.thread_blocks,
-				mi.operations);
+				mi.operations, mi.most_nodes,
+				p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
+								 : "msccl-executor-nccl's limits");
 	} else if (p->format == FMT_PB) {
 		rc = schedule_write_pb(&o->s, out.f, err);
 		if (rc == 0) {
@@ -633,13 +663,22 @@ static void write_model_text(const struct schedule_result *r, FILE *out)
 	for (unsigned i = 0; i < r->nout; i++)
 		if (r->out[i].applies && r->out[i].cut_through)
 			ct = r->out[i].lb_us;
-	fprintf(out,
-		"  cost model: alpha per step plus each step's busiest link's bytes over its "
-		"bandwidth; s&f rows store and forward (every hop a step), rtd rows route a "
-		"step's peers over several hops (an alpha a step), c-t rows forward within "
-		"one step (one alpha); ratio: over the bound of the row's own (s&f %.6g "
-		"us",
-		r->lb_us);
+	if (r->nic_forwarding)
+		fprintf(out,
+			"  cost model: alpha per step plus each step's busiest link's bytes over "
+			"its bandwidth; s&f rows store and forward (every hop a step), rtd rows "
+			"route a step's peers over several hops (NICs forward: an alpha a "
+			"step), c-t rows forward within one step (one alpha); ratio: over the "
+			"bound of the row's own (s&f %.6g us",
+			r->lb_us);
+	else
+		fprintf(out,
+			"  cost model: alpha per step plus each step's busiest link's bytes over "
+			"its bandwidth; s&f rows store and forward (every hop a step), rtd rows "
+			"route a step's peers over several hops and c-t rows all routes at once "
+			"(hosts forward: an alpha a circuit on the longest route, as s&f); "
+			"ratio: over the bound of the row's own (s&f %.6g us",
+			r->lb_us);
 	if (ct > 0)
 		fprintf(out, ", c-t %.6g us", ct);
 	fprintf(out, "); best: the least time verified\n");
@@ -647,9 +686,13 @@ static void write_model_text(const struct schedule_result *r, FILE *out)
 
 static void write_table_text(const struct schedule_result *r, FILE *out)
 {
+	/* the degraded fabric's figures where its bound is the one given */
+	bool deg = r->have_degraded && r->lb_us == r->degraded_us;
+
 	fprintf(out, "%s on %s: %u nodes, degree %u; lower bound %.6g us (%u steps, tau_B* %.6g)\n",
 		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree, r->lb_us,
-		r->lb.steps, frac_value(r->lb.tau_b));
+		deg ? r->degraded.steps : r->lb.steps,
+		deg ? r->degraded.tau_b : frac_value(r->lb.tau_b));
 	write_fluid_text(&r->fluid, out);
 	if (r->nabsent) {
 		fprintf(out, "  failed ");
@@ -676,8 +719,8 @@ static void write_table_text(const struct schedule_result *r, FILE *out)
 		else
 			snprintf(buf, sizeof(buf), "%.6g", o->tau_b_value);
 		fprintf(out, "  %-12s %7u %14s %12.6g %5s %8.4f  %s", o->algo, o->steps, buf,
-			o->time_us, (const char *[]){"s&f", "rtd", "c-t"}[schedule_outcome_model(o)],
-			o->ratio,
+			o->time_us,
+			(const char *[]){"s&f", "rtd", "c-t"}[schedule_outcome_model(o)], o->ratio,
 			o->verified ? "yes" : "NO");
 		if ((int)i == best)
 			fprintf(out, "  best");

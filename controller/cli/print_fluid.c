@@ -74,11 +74,17 @@ static void write_phase_text(FILE *out, const struct fluid_answer *a, const stru
 							 : " (least K within epsilon)")
 				  : "",
 		rep->steps, rep->step_time, unit, rep->latency, unit);
+	/* What this decomposition found, against the relaxation: its trees'
+	 * gap, which another method's may close on the same fabric (no proof
+	 * that no schedule meets R*). */
 	if (!r->routing.exact)
 		fprintf(out,
-			"                (no schedule meets the relaxation here: the trees need R "
-			"%.6g, cost %.6f)\n",
-			r->routing.r_actual, r->routing.cost);
+			"                (%s's trees need R %.6g s/GB, x%.4f R*, cost %.6f, "
+			"x%.4f the objective: the gap its decomposition left to the "
+			"relaxation)\n",
+			fluid_method_name(r->method), r->routing.r_actual,
+			r->rstar > 0 ? r->routing.r_actual / r->rstar : NAN, r->routing.cost,
+			r->objective > 0 ? r->routing.cost / r->objective : NAN);
 }
 
 static void write_text(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
@@ -160,7 +166,7 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 		sched_free(&g);
 		return -1;
 	}
-	rc = schedule_write_msccl(&g, out.f, &mi, err);
+	rc = schedule_write_msccl(&g, p->msccl_runtime, out.f, &mi, err);
 	sched_free(&g);
 	if (rc < 0) {
 		cli_output_abort(&out);
@@ -168,11 +174,14 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 	}
 	fprintf(stderr,
 		"ofc schedule: MSCCL program on %u GPUs (verified on them): %u chunks per block "
-		"(%s), %u channel%s, %u thread blocks, %zu operations\n"
+		"(%s), %u channel%s, %u thread blocks, %zu operations, %zu XML nodes a rank at "
+		"most (%s)\n"
 		"ofc schedule: approximated: the hops through switches, memory and NICs are the "
 		"runtime's, a part a relay copied is sent once per GPU (docs/msccl.md)",
 		gi.gpus, mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded", mi.channels,
-		mi.channels == 1 ? "" : "s", mi.thread_blocks, mi.operations);
+		mi.channels == 1 ? "" : "s", mi.thread_blocks, mi.operations, mi.most_nodes,
+		p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
+						 : "msccl-executor-nccl's limits");
 	if (gi.priced)
 		fprintf(stderr,
 			"; its steps' loads on the fabric take %.6g s/GB of block, the "

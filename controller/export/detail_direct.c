@@ -76,8 +76,9 @@ static Ofc__V1__DirectDegradedBound *degraded_msg(struct arena *a, const struct 
 		return NULL;
 	m = NEW(a, Ofc__V1__DirectDegradedBound, OFC__V1__DIRECT_DEGRADED_BOUND__INIT);
 	SET(m, time_us, r->degraded_us);
-	if (o->applies && o->time_us > 0)
-		SET(m, excess, o->time_us / r->degraded_us - 1);
+	/* against the bound the ratio takes (which is this one or above it) */
+	if (o->applies && o->time_us > 0 && o->lb_us > 0)
+		SET(m, excess, o->time_us / o->lb_us - 1);
 	SET(m, steps, b->steps);
 	m->steps_from =
 	    (char *)(b->steps > r->lb.steps ? (b->steps_exact ? "diameter" : "eccentricity")
@@ -385,7 +386,7 @@ static void figures(struct arena *a, const struct schedule_result *r,
 	if (!has_metric(s, "bandwidth_bps"))
 		SET(m, bandwidth_bps, r->cost.bandwidth);
 	if (!has_metric(s, "tau_l"))
-		SET(m, tau_l, o->cut_through ? 1 : o->steps);
+		SET(m, tau_l, o->alphas > 0 ? o->alphas : o->steps);
 	if (!has_metric(s, "tau_b"))
 		SET(m, tau_b, o->tau_b_value);
 	if (!has_metric(s, "tau_b_measured"))

@@ -89,12 +89,17 @@ struct msccl_info {
 	bool exact;		   /* every bound on a chunk bound (else rounded) */
 	uint32_t channels, thread_blocks;
 	size_t operations;
+	size_t most_nodes; /* the XML nodes the runtime's parser reads for a rank, at most */
 };
+/* The runtime that loads the program, whose limits it is written within
+ * (msccl.c, msccl_limits): msccl-executor-nccl (NCCL 2.x's MSCCL, the
+ * default), or the legacy MSCCL (microsoft/msccl). */
+enum msccl_runtime { MSCCL_EXECUTOR, MSCCL_LEGACY };
 /* What schedule_write_msccl holds for s, before it starts: every
  * rank's chunk states, its operations and the lane tables. */
 uint64_t schedule_msccl_memory(const struct schedule *s);
-int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
-			 struct ofc_error *err);
+int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *out,
+			 struct msccl_info *info, struct ofc_error *err);
 /* A server fabric's schedule s (on n's vertices, the fluid engine's,
  * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
  * reaches a GPU becomes a send from the GPU it left, the hops through

@@ -18,7 +18,8 @@
  *   (an all-to-all's time steps) is several thread blocks. The send and
  *   the receive of a transfer take the same channel, and each channel
  *   keeps the schedule's order, so the k-th send matches the k-th receive.
- *   S is the least that keeps every thread block within MSCCL_MAX_STEPS.
+ *   S is the least that keeps every thread block within the runtime's
+ *   steps (msccl_limits).
  * - Order: transfers in schedule order, a step's sends before its receives
  *   (a send carries what was held at the start of the step, as the
  *   verifier assumes). Each operation depends on the last operation that
@@ -32,12 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The executor's limits (msccl-executor-nccl's msccl_struct.h and
- * msccl_parser.cc; the older MSCCL's where they are tighter). */
+/* The limits both runtimes share (msccl-executor-nccl's msccl_struct.h and
+ * msccl_parser.cc, the older MSCCL's msccl.h and graph/xml.cc); those
+ * that differ are the runtime's (msccl_limits). */
 #define MSCCL_MAX_Q	    64u
-#define MSCCL_MAX_STEPS	    256u  /* per thread block, MSCCL_MAX_NUM_STEPS */
 #define MSCCL_MAX_COUNT	    72u	  /* cnt < 72 */
-#define MSCCL_MAX_TBS	    216u  /* per rank, MSCCL_MAX_NUM_THREAD_BLOCKS (108 x 2) */
 #define MSCCL_MAX_CHANNELS  32u	  /* chan < MAXCHANNELS */
 #define MSCCL_MAX_TB_PER_CH 32u	  /* send (and receive) blocks per channel */
 #define MSCCL_MAX_DEPID	    127	  /* dependentBid is an int8_t */
@@ -46,6 +46,22 @@
 #define BUF_I		    0
 #define BUF_O		    1
 #define BUF_S		    2
+
+/* What the runtime that loads the program takes: MSCCL_MAX_NUM_STEPS
+ * operations (steps, nops too) a thread block, MSCCL_MAX_NUM_THREAD_BLOCKS
+ * a rank, and the XML nodes its parser holds for one rank (MAX_NODES,
+ * 4,096, checked before each node is read, so 4,095 at most: the <algo>,
+ * every <gpu>, and the rank's own <tb> and <step> elements). The
+ * executor's default build (makefiles/common.mk) has 64 steps and 32
+ * thread blocks a channel times MAXCHANNELS (32); the older MSCCL 256 and
+ * 108 x 2. */
+static const struct msccl_limits {
+	const char *name;
+	uint32_t steps, tbs, nodes;
+} msccl_limits[] = {
+    [MSCCL_EXECUTOR] = {"msccl-executor-nccl", 64, 1024, 4095},
+    [MSCCL_LEGACY] = {"the legacy MSCCL", 256, 216, 4095},
+};
 
 struct mop {
 	char type[5]; /* s, r, rrc, cpy, nop */
@@ -84,6 +100,7 @@ struct rank {
 
 struct mx {
 	const struct schedule *s;
+	const struct msccl_limits *lim;
 	uint32_t n, Q;
 	uint32_t spread;    /* S: channels per port (see the top) */
 	uint32_t *pair_seq; /* per phase and (src, dst): transfers so far */
@@ -94,14 +111,20 @@ struct mx {
 	size_t capdep;
 };
 
+static int32_t tb_new(struct rank *r, int32_t send, int32_t recv, int32_t chan)
+{
+	GROW(r->tb, r->captb, (size_t)r->ntb + 1);
+	r->tb[r->ntb] = (struct mtb){.send = send, .recv = recv, .chan = chan};
+	return (int32_t)r->ntb++;
+}
+
+/* The first thread block with these peers and channel, made if none. */
 static int32_t tb_find(struct rank *r, int32_t send, int32_t recv, int32_t chan)
 {
 	for (uint32_t i = 0; i < r->ntb; i++)
 		if (r->tb[i].send == send && r->tb[i].recv == recv && r->tb[i].chan == chan)
 			return (int32_t)i;
-	GROW(r->tb, r->captb, (size_t)r->ntb + 1);
-	r->tb[r->ntb] = (struct mtb){.send = send, .recv = recv, .chan = chan};
-	return (int32_t)r->ntb++;
+	return tb_new(r, send, recv, chan);
 }
 
 static struct chunk_state *chunk(struct rank *r, unsigned buf, uint32_t off)
@@ -393,10 +416,10 @@ static void rank_buffers(struct mx *m, uint32_t u)
 	}
 }
 
-static struct opref emit_copy(struct mx *m, uint32_t u, unsigned from, uint32_t from_off,
+static struct opref emit_copy(struct mx *m, uint32_t u, int32_t t, unsigned from, uint32_t from_off,
 			      unsigned to, uint32_t to_off)
 {
-	return emit(m, u, 0,
+	return emit(m, u, t,
 		    (struct mop){.type = "cpy",
 				 .srcbuf = (uint8_t)from,
 				 .srcoff = (int32_t)from_off,
@@ -407,23 +430,30 @@ static struct opref emit_copy(struct mx *m, uint32_t u, unsigned from, uint32_t 
 
 /* Rank u's local copies, first, in its thread block 0: a reduction's
  * input into where it accumulates; allgather's own block into the output;
- * all-to-all's block a rank sends itself. */
+ * all-to-all's block a rank sends itself. A reduction's N copies, one a
+ * block, take as many peerless thread blocks as the runtime's steps need
+ * (the copies are independent): 64 ranks' would pass the executor's 64 in
+ * one. */
 static void local_copies(struct mx *m, uint32_t u)
 {
 	enum sched_collective c = m->s->collective;
-	uint32_t Q = m->Q;
+	uint32_t Q = m->Q, per = m->lim->steps;
+	int32_t t = tb_find(&m->rk[u], -1, -1, 0);
 
-	tb_find(&m->rk[u], -1, -1, 0);
 	if (c == SCHED_ALLREDUCE || c == SCHED_REDUCE_SCATTER) {
 		unsigned dst = c == SCHED_ALLREDUCE ? BUF_O : BUF_S;
 
-		for (uint32_t b = 0; b < m->n; b++)
-			note_write(m, u, dst, b * Q, Q, emit_copy(m, u, BUF_I, b * Q, dst, b * Q));
+		for (uint32_t b = 0; b < m->n; b++) {
+			if (b && b % per == 0)
+				t = tb_new(&m->rk[u], -1, -1, 0);
+			note_write(m, u, dst, b * Q, Q,
+				   emit_copy(m, u, t, BUF_I, b * Q, dst, b * Q));
+		}
 		return;
 	}
 	uint32_t so = c == SCHED_ALLGATHER ? 0 : u * Q;
 
-	note_write(m, u, BUF_O, u * Q, Q, emit_copy(m, u, BUF_I, so, BUF_O, u * Q));
+	note_write(m, u, BUF_O, u * Q, Q, emit_copy(m, u, t, BUF_I, so, BUF_O, u * Q));
 }
 
 /* Transfer k's send of chunks [c0, c1) of its block, on channel ch. */
@@ -538,7 +568,7 @@ static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint3
 }
 
 /* The most operations one thread block of the program has: what the
- * spread must bring within MSCCL_MAX_STEPS. */
+ * spread must bring within the runtime's steps. */
 static size_t most_ops(const struct mx *m, uint32_t *rank, uint32_t *tb)
 {
 	size_t most = 0;
@@ -570,10 +600,29 @@ static int check_limits(const struct mx *m, uint32_t nchan, struct msccl_info *i
 	for (uint32_t u = 0; u < m->n && rc == 0; u++) {
 		const struct rank *r = &m->rk[u];
 
-		if (r->ntb > MSCCL_MAX_TBS) {
+		size_t nodes = 1 + (size_t)m->n + r->ntb;
+
+		for (uint32_t i = 0; i < r->ntb; i++)
+			nodes += r->tb[i].nops;
+		info->most_nodes = nodes > info->most_nodes ? nodes : info->most_nodes;
+		if (r->ntb > m->lim->tbs) {
 			rc = ofc_error_set(err, OFC_E_INPUT,
-					   "rank %u needs %u thread blocks, over MSCCL's %u", u,
-					   r->ntb, MSCCL_MAX_TBS);
+					   "rank %u needs %u thread blocks, %u over %s's %u", u,
+					   r->ntb, r->ntb - m->lim->tbs, m->lim->name, m->lim->tbs);
+			break;
+		}
+		if (nodes > m->lim->nodes) {
+			rc = ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "rank %u's program is %zu XML nodes (its %u thread blocks' %zu "
+			    "steps, the <algo> and %u <gpu>), %zu over the %u %s's parser "
+			    "reads for a rank (MAX_NODES %u): %s",
+			    u, nodes, r->ntb, nodes - 1 - m->n - r->ntb, m->n,
+			    nodes - m->lim->nodes, m->lim->nodes, m->lim->name, m->lim->nodes + 1,
+			    m->s->collective == SCHED_ALLTOALL
+				? "--lowering paths or single (a send per path, not per time "
+				  "step)"
+				: "a schedule of fewer transfers a rank");
 			break;
 		}
 		memset(per_ch, 0, 2 * (size_t)nchan * sizeof(uint32_t));
@@ -704,11 +753,22 @@ static int build(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint32_t *ncha
 	}
 	if (emit_transfers(m, lanes, nlanes, nchan, err) < 0)
 		return -1;
-	/* reduce-scatter: the rank's shard from scratch into the output. */
+	/* reduce-scatter: the rank's shard from scratch into the output; where
+	 * the copies' last thread block is full, in a peerless one of its own
+	 * (its nops, one a thread block that reduced into the shard, on top
+	 * of no copies). */
 	if (s->collective == SCHED_REDUCE_SCATTER)
 		for (uint32_t u = 0; u < n; u++) {
+			struct rank *r = &m->rk[u];
+			int32_t t = 0;
+
+			for (uint32_t i = 0; i < r->ntb; i++)
+				if (r->tb[i].send < 0 && r->tb[i].recv < 0)
+					t = (int32_t)i; /* the copies' last */
+			if (n > m->lim->steps / 2)
+				t = tb_new(r, -1, -1, 0);
 			deps_write(m, u, BUF_S, u * m->Q, m->Q);
-			emit_copy(m, u, BUF_S, u * m->Q, BUF_O, 0);
+			emit_copy(m, u, t, BUF_S, u * m->Q, BUF_O, 0);
 		}
 	return 0;
 }
@@ -735,10 +795,11 @@ static void rebuild(struct mx *m, uint16_t *lanes, uint32_t *nlanes)
 	memset(nlanes, 0, (n * n + 1) * sizeof(uint32_t));
 }
 
-int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info *info,
-			 struct ofc_error *err)
+int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *out,
+			 struct msccl_info *info, struct ofc_error *err)
 {
-	struct mx m = {.s = s, .n = s->nodes, .spread = 1};
+	struct mx m = {.s = s, .n = s->nodes, .spread = 1, .lim = &msccl_limits[rt]};
+	uint32_t max_steps = m.lim->steps;
 	uint32_t n = s->nodes, nchan = 1, ports = 1, rank = 0, tb = 0;
 	bool exact;
 	int rc = -1;
@@ -751,7 +812,7 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		struct schedule u;
 
 		sched_unspan(s, &u);
-		rc = schedule_write_msccl(&u, out, info, err);
+		rc = schedule_write_msccl(&u, rt, out, info, err);
 		sched_free(&u);
 		return rc;
 	}
@@ -764,7 +825,7 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 	uint16_t *lanes = xcalloc((size_t)n * n * 64 + 1, sizeof(uint16_t));
 	uint32_t *nlanes = xcalloc((size_t)n * n + 1, sizeof(uint32_t));
 
-	/* The least spread within MSCCL_MAX_STEPS: from what the busiest
+	/* The least spread within the runtime's steps: from what the busiest
 	 * thread block needs split evenly, one more while the nops that
 	 * splitting adds keep it over (each try is built whole). */
 	for (;;) {
@@ -785,22 +846,21 @@ int schedule_write_msccl(const struct schedule *s, FILE *out, struct msccl_info 
 		}
 		size_t most = most_ops(&m, &rank, &tb);
 
-		if (most <= MSCCL_MAX_STEPS)
+		if (most <= max_steps)
 			break;
 		uint32_t next = m.spread + 1,
-			 even =
-			     (uint32_t)((most * m.spread + MSCCL_MAX_STEPS - 1) / MSCCL_MAX_STEPS);
+			 even = (uint32_t)((most * m.spread + max_steps - 1) / max_steps);
 
 		if (m.spread == 1 && even > next)
 			next = even;
 		if ((uint64_t)next * ports > MSCCL_MAX_CHANNELS) {
 			rc = ofc_error_set(
 			    err, OFC_E_INPUT,
-			    "rank %u, thread block %u has %zu operations on %u channel%s, over "
-			    "MSCCL's %u, and %u channels are MSCCL's most: fewer chunks "
-			    "(--chunks)%s",
-			    rank, tb, most, nchan, nchan == 1 ? "" : "s", MSCCL_MAX_STEPS,
-			    MSCCL_MAX_CHANNELS,
+			    "rank %u, thread block %u has %zu operations on %u channel%s, %zu "
+			    "over %s's %u (MSCCL_MAX_NUM_STEPS), and %u channels are MSCCL's "
+			    "most: fewer chunks (--chunks)%s",
+			    rank, tb, most, nchan, nchan == 1 ? "" : "s", most - max_steps,
+			    m.lim->name, max_steps, MSCCL_MAX_CHANNELS,
 			    s->collective == SCHED_ALLTOALL
 				? ", or --lowering paths or --lowering single (each pair's data "
 				  "once along each path, not a transfer per time step)"

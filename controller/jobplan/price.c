@@ -193,7 +193,7 @@ static int take(const struct schedule_result *sr, double rounds, struct jobplan_
 		snprintf(out->why, sizeof(out->why), "not verified: %.170s", o->verify_error);
 		return -1;
 	}
-	double steps = o->cut_through ? 1 : o->steps;
+	double steps = o->alphas; /* routed: a host's forwards too */
 
 	out->us = rounds * o->time_us;
 	out->lat_us = rounds * steps * sr->cost.alpha * 1e6;

@@ -70,7 +70,7 @@ static int price_graph(const struct scope *sc, const struct graph *g, double *us
 			return -1;
 		}
 		*us += r.main->time_us;
-		*steps += r.main->cut_through ? 1 : r.main->steps;
+		*steps += (uint32_t)r.main->alphas; /* routed: a host's forwards too */
 		schedule_result_free(&r);
 	}
 	return 0;

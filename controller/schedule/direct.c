@@ -339,11 +339,13 @@ static int host_limits(struct schedule_result *r, const struct schedule_query *q
 		hi = fmax(hi, beta[v]);
 		sum += beta[v];
 	}
+	/* Whether a forward is an alpha of its own (routed_alphas), with or
+	 * without injection limits. */
+	r->nic_forwarding = fwd == NIC_FORWARDING;
 	if (!any) {
 		free(beta);
 		return 0;
 	}
-	r->nic_forwarding = fwd == NIC_FORWARDING;
 	if (q->collective != SCHED_ALLTOALL) {
 		bfb_limits(r, q, beta, lo, sum / n);
 		free(beta);

@@ -50,14 +50,21 @@ static void a2a_finish(struct schedule_result *r, struct schedule_outcome *o,
 		o->theta = 1 / z;
 		o->measured = o->tau_b_value;
 		sched_set_metric(&o->s, "tau_b_measured", o->measured);
-		o->time_us = cost_time_us(&r->cost, 1, o->tau_b_value);
-		/* Priced as one step, so bounded as one: the result's bound
-		 * counts the diameter's store-and-forward steps, which a
-		 * cut-through schedule does not take (it would sit above it). */
-		o->lb_steps = 1;
-		o->lb_us = cost_time_us(&r->cost, 1, frac_value(r->lb.tau_b));
+		/* One start-up, and where hosts forward an alpha for each
+		 * forward on the longest route (routed_alphas). */
+		o->alphas = routed_alphas(r, 1, o->max_hops);
+		o->time_us = cost_time_us(&r->cost, o->alphas, o->tau_b_value);
+		/* Where NICs forward it is priced as one step, so bounded as
+		 * one: the result's bound counts the diameter's
+		 * store-and-forward steps, which it does not take (it would sit
+		 * above it). Where hosts forward, every forward is an alpha and
+		 * the result's bound holds. */
+		if (r->nic_forwarding) {
+			o->lb_steps = 1;
+			o->lb_us = cost_time_us(&r->cost, 1, frac_value(r->lb.tau_b));
+		}
 		o->s.lower_bound_us = o->lb_us;
-		sched_set_metric(&o->s, "tau_l", 1);
+		sched_set_metric(&o->s, "tau_l", o->alphas);
 	} else {
 		/* tau_B = (d/N) sum_t U_t: the theta of a fluid flow as fast. */
 		o->theta = (double)r->degree / r->g->n / o->measured;

@@ -140,6 +140,14 @@ void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
 		    struct verify_report *rep);
 /* A built o verified on r's graph (NIC ports on a fabric) and priced. */
 void outcome_finish(struct schedule_result *r, struct schedule_outcome *o);
+/* The alphas of a routed schedule of `steps` start-ups whose longest
+ * routes cross `hops` circuits in all (summed over its steps): where hosts
+ * forward (the default: relayed bytes cross the host, which sends them
+ * again), every forward is a start-up of its own, so a transfer over k
+ * circuits costs k alphas, what k hop-by-hop steps cost, and the degraded
+ * graph's step bound (its diameter in circuits) holds for it; where NICs
+ * forward cut-through, one a step. */
+double routed_alphas(const struct schedule_result *r, double steps, double hops);
 void outcome_not_applies(struct schedule_outcome *o, const struct ofc_error *err);
 /* Why r->g cannot be symmetry-reduced, or NULL (then *G is its group). */
 const char *outcome_not_reducible(const struct schedule_result *r, struct sched_group *G,

@@ -266,6 +266,11 @@ void outcome_verify(struct schedule_outcome *o, const struct verify_opts *vo,
 	}
 }
 
+double routed_alphas(const struct schedule_result *r, double steps, double hops)
+{
+	return r->nic_forwarding || hops < steps ? steps : hops;
+}
+
 void outcome_finish(struct schedule_result *r, struct schedule_outcome *o)
 {
 	struct verify_report rep = {0};
@@ -310,6 +315,7 @@ void outcome_finish(struct schedule_result *r, struct schedule_outcome *o)
 		    fabs(frac_value(o->pred.tau_b) - o->measured) < 1e-7)
 			o->tau_b = o->pred.tau_b;
 	}
+	o->alphas = o->steps;
 	o->time_us = cost_time_us(&r->cost, o->steps, o->tau_b_value);
 	o->lb_us = r->lb_us;
 	o->lb_steps = r->lb.steps;

@@ -20,7 +20,7 @@ struct schedule_optimality schedule_optimality(const struct schedule_result *r,
 					       const struct schedule_outcome *o)
 {
 	return (struct schedule_optimality){
-	    .moore = (o->cut_through ? 1 : o->steps) == o->lb_steps,
+	    .moore = o->alphas == o->lb_steps,
 	    .bw = frac_valid(o->tau_b) ? frac_cmp(o->tau_b, r->lb.tau_b) == 0
 				       : fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9};
 }

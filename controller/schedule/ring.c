@@ -127,6 +127,7 @@ static void run_one(struct schedule_result *r, const struct schedule_query *q, e
 	o->s = *s;
 	memset(s, 0, sizeof(*s));
 	o->steps = o->s.nsteps;
+	o->alphas = o->steps;
 	o->ntransfers = reduce ? w->vr.ntransfers : o->s.nxfers;
 	sched_set_metric(&o->s, "max_wavelengths_used", w->vr.max_wavelengths_used);
 	return;

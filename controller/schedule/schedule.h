@@ -184,8 +184,12 @@ struct schedule_outcome {
 	bool have;		   /* s is held (comparisons keep only the main one) */
 	struct schedule s;	   /* verified (s.verified) and priced */
 	uint32_t steps;		   /* s.nsteps (a cut-through all-to-all is priced as 1) */
-	uint32_t max_hops;	   /* cut-through all-to-all: arcs on its longest route */
-	size_t nhops;		   /* all-to-all: arcs its transfers cross (runs: more) */
+	/* The alphas its time pays (routed_alphas): a start-up a step and,
+	 * where hosts forward, one for each forward on a step's longest
+	 * route; the steps of a hop-by-hop schedule. */
+	double alphas;
+	uint32_t max_hops; /* cut-through all-to-all: arcs on its longest route */
+	size_t nhops;	   /* all-to-all: arcs its transfers cross (runs: more) */
 	size_t ntransfers;
 	struct frac tau_b; /* exact for BFB, else from the measured link loads */
 	double tau_b_value;
@@ -198,8 +202,11 @@ struct schedule_outcome {
 	double gen_s, verify_s;
 	double time_us, ratio; /* ratio to the lower bound */
 	/* The lower bound in this outcome's model: the result's (lb_us,
-	 * lb.steps), but one step for a cut-through all-to-all, which is
-	 * priced as one step. */
+	 * lb.steps), the same for routed schedules where hosts forward (each
+	 * forward an alpha, so a route of k circuits costs what k hop-by-hop
+	 * steps do); where NICs forward cut-through, one step for a
+	 * cut-through all-to-all and the healthy Moore steps for a torus's
+	 * routed steps (a route's circuits cost no alpha). */
 	double lb_us;
 	uint32_t lb_steps;
 	/* A cut-through all-to-all's time were its relays to store and

@@ -55,7 +55,8 @@ static void others(const struct schedule *s)
 
 	(void)sched_verify(s, &(struct verify_opts){.threads = 1}, &vr);
 	if (null && schedule_msccl_memory(s) < (64u << 20) &&
-	    schedule_write_msccl(s, null, &mi, &err) < 0 && (!err.msg[0] || err.code == OFC_OK))
+	    schedule_write_msccl(s, MSCCL_EXECUTOR, null, &mi, &err) < 0 &&
+	    (!err.msg[0] || err.code == OFC_OK))
 		abort();
 	if (null)
 		fclose(null);

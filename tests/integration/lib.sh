@@ -91,15 +91,18 @@ expect_stdout_has() {
 	fi
 }
 
-# expect_json 'PYTHON-EXPR' CMD...: exits 0 and the expression over the JSON
-# on stdout (bound to j) is true.
+# expect_json 'PYTHON-EXPR' CMD...: exits 0, the expression over the JSON
+# on stdout (bound to j) is true, and no schedule in it is priced below its
+# own lower bound or given a ratio to another (bound_check.py: every JSON
+# answer the suites read here passes through it).
+_itdir=$(cd "$(dirname "$0")" && pwd)
 expect_json() {
 	expr=$1
 	shift
 	"$@" >"$TMP/out" 2>"$TMP/err"
 	got=$?
-	if [ "$got" -eq 0 ] && python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" "$TMP/out"; then ok; else
-		bad "$*: $expr" "exit $got; stdout: $(head -c 3000 "$TMP/out")" "stderr: $(head -c 300 "$TMP/err")"
+	if [ "$got" -eq 0 ] && python3 -c "import json,sys; sys.path.insert(0, sys.argv[2]); import bound_check; j=json.load(open(sys.argv[1])); v=bound_check.violations(j); [print('bound_check: ' + m, file=sys.stderr) for m in v]; sys.exit(0 if ($expr) and not v else 1)" "$TMP/out" "$_itdir" 2>"$TMP/why"; then ok; else
+		bad "$*: $expr" "exit $got; stdout: $(head -c 3000 "$TMP/out")" "stderr: $(head -c 300 "$TMP/err")" "$(head -c 600 "$TMP/why")"
 	fi
 }
 

@@ -17,24 +17,31 @@ nop. Data is symbolic: an element is a multiset of (rank, input chunk)
 contributions, so a reduction that misses or doubles an input, or a copy
 of the wrong chunk, shows in the final buffers.
 
-The limits are msccl-executor-nccl's parser's (msccl_parser.cc,
-msccl_struct.h), and the older MSCCL's where tighter: at most 256 steps a
-thread block, cnt < 72, 216 thread blocks a GPU numbered 0.. without gaps,
-channels 0..nchannels-1 with nchannels at most 32 (MAXCHANNELS), at most 32
-send and 32 receive thread blocks a channel, depid at most 127 (an int8_t),
-offsets at most 32767 (int16_t), and after nops that carry dependencies the
-operation that ends them carries one too.
+The limits are the runtime's parser's. msccl-executor-nccl (the default;
+msccl_parser.cc, msccl_struct.h, makefiles/common.mk's default build): at
+most 64 steps a thread block (MSCCL_MAX_NUM_STEPS, nops too), 1,024 thread
+blocks a GPU (32 a channel x MAXCHANNELS), and fewer than 4,096 XML nodes
+read for a rank (MAX_NODES, checked before each node: the <algo>, every
+<gpu>, the rank's own <tb> and <step> elements). The legacy MSCCL
+(--runtime legacy; msccl.h, graph/xml.cc): 256 steps, 216 thread blocks,
+the same 4,096 nodes. Both: cnt < 72, thread blocks numbered 0.. without
+gaps, channels 0..nchannels-1 with nchannels at most 32 (MAXCHANNELS), at
+most 32 send and 32 receive thread blocks a channel, depid at most 127 (an
+int8_t), offsets at most 32767 (int16_t), and after nops that carry
+dependencies the operation that ends them carries one too.
 
-Usage: msccl_replay.py [--orders N] FILE.xml   (exit 0 and one summary line
-when correct; --orders: the first N of the five interleavings, for programs
-of hundreds of thousands of steps)
+Usage: msccl_replay.py [--runtime executor|legacy] [--orders N] FILE.xml
+(exit 0 and one summary line when correct; --orders: the first N of the
+five interleavings, for programs of hundreds of thousands of steps)
 """
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter, deque
 
-MAX_STEPS, MAX_COUNT, MAX_TBS = 256, 72, 216
-MAX_CHANNELS, MAX_TB_PER_CHANNEL, MAX_DEPID, MAX_OFFSET = 32, 32, 127, 32767
+RUNTIMES = {"executor": dict(steps=64, tbs=1024, nodes=4096),
+            "legacy": dict(steps=256, tbs=216, nodes=4096)}
+MAX_STEPS, MAX_TBS, MAX_NODES = 64, 1024, 4096
+MAX_COUNT, MAX_CHANNELS, MAX_TB_PER_CHANNEL, MAX_DEPID, MAX_OFFSET = 72, 32, 32, 127, 32767
 
 
 def fail(msg):
@@ -117,6 +124,11 @@ def main(path, norders=5):
                 steps.append(op)
             tbs[t] = dict(send=send, recv=recv, chan=chan, steps=steps, pc=0)
         gpus[r] = dict(sizes=sizes, tbs=tbs)
+        # the nodes the parser holds for rank r: it stops before reading
+        # one more once it holds MAX_NODES (closing tags are read too)
+        nodes = 1 + len(root.findall("gpu")) + len(tbs) + sum(len(x["steps"]) for x in tbs.values())
+        if nodes >= MAX_NODES:
+            fail("gpu %d: %d XML nodes, the parser reads fewer than %d" % (r, nodes, MAX_NODES))
     for r, g in gpus.items():
         if sorted(g["tbs"]) != list(range(len(g["tbs"]))):
             fail("gpu %d: thread blocks are not numbered 0.. without gaps" % r)
@@ -240,9 +252,14 @@ def replay(gpus, n, coll, per_loop, order, inputs):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--orders" and sys.argv[2] in ("1", "2", "3", "4", "5"):
-        main(sys.argv[3], int(sys.argv[2]))
-    elif len(sys.argv) == 2:
-        main(sys.argv[1])
+    args = sys.argv[1:]
+    if len(args) > 2 and args[0] == "--runtime" and args[1] in RUNTIMES:
+        lim = RUNTIMES[args[1]]
+        MAX_STEPS, MAX_TBS, MAX_NODES = lim["steps"], lim["tbs"], lim["nodes"]
+        args = args[2:]
+    if len(args) == 3 and args[0] == "--orders" and args[1] in ("1", "2", "3", "4", "5"):
+        main(args[2], int(args[1]))
+    elif len(args) == 1:
+        main(args[0])
     else:
-        fail("usage: msccl_replay.py [--orders 1-5] FILE.xml")
+        fail("usage: msccl_replay.py [--runtime executor|legacy] [--orders 1-5] FILE.xml")

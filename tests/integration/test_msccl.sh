@@ -2,9 +2,11 @@
 # MSCCL XML export (ofc schedule --format msccl): programs for BFB allgather
 # and allreduce on torus:4x4 and genkautz:16,2 (and the other collectives)
 # are replayed by an independent reader (msccl_replay.py) in several
-# interleavings and must compute their collective; broken programs (a send
-# removed, a reduction turned into a copy, the dependencies stripped) must
-# be caught by the same reader.
+# interleavings and must compute their collective, within the limits of
+# the runtime they are for (msccl-executor-nccl's by default, the legacy
+# MSCCL's by --msccl-runtime legacy); broken programs (a send removed, a
+# reduction turned into a copy, the dependencies stripped) must be caught
+# by the same reader.
 SUITE=msccl
 . "$(dirname "$0")/lib.sh"
 REPLAY="python3 tests/integration/msccl_replay.py"
@@ -25,19 +27,48 @@ replays reducescatter "$TMP/rs.xml"
 expect_exit 0 $OFC schedule --topology genkautz:16,2 --collective alltoall --size 1MiB \
 	--format msccl -o "$TMP/a2a.xml"
 replays alltoall "$TMP/a2a.xml"
-# The default all-to-all (MCF lowered to time steps) on 64 nodes carries
-# hundreds of operations a link: the writer spreads each link over
-# channels (torus:8x8 4, hypercube:6 2) and, its bounds rounded anyway,
-# takes fewer chunks a block so the relays' scratch offsets fit MSCCL's
-# int16_t; the replay checks every limit of msccl-executor-nccl's parser
-# (two interleavings: half a million steps).
+# The default all-to-all on 64 nodes, written for msccl-executor-nccl (its
+# parser reads fewer than 4,096 XML nodes a rank, 64 steps a thread block):
+# lowered to paths, as fast in the cost model, a send per path, within
+# every limit the replay checks as the runtime's parser does. The
+# time-stepped lowering is over the node limit (torus:8x8 8,033 nodes a
+# rank, hypercube:6 5,569) and refused, the limit and the excess named,
+# nothing written; for the legacy runtime (256 steps a thread block) it
+# is spread over channels and refused the same (its parser has the same
+# MAX_NODES).
 for t in torus:8x8 hypercube:6; do
 	expect_exit 0 $OFC schedule --topology $t --collective alltoall --size 64KiB \
 		--format msccl -o "$TMP/a2a64.xml"
-	grep -q "MSCCL program: [0-9]* chunks per block (bounds rounded), [2-9] channels" "$TMP/err" && ok ||
-		bad "$t: the all-to-all spread over channels" "$(cat "$TMP/err")"
-	expect_stdout_has "alltoall on 64 gpus" $REPLAY --orders 2 "$TMP/a2a64.xml"
+	grep -q "^ofc schedule: MSCCL program: the all-to-all lowered to paths" "$TMP/err" &&
+		grep -q "XML nodes a rank at most (msccl-executor-nccl's limits)" "$TMP/err" && ok ||
+		bad "$t: the all-to-all lowered to paths for the runtime" "$(cat "$TMP/err")"
+	expect_stdout_has "alltoall on 64 gpus" $REPLAY --orders 1 "$TMP/a2a64.xml"
+	for rt in executor legacy; do
+		rm -f "$TMP/steps.xml"
+		expect_exit 2 $OFC schedule --topology $t --collective alltoall --size 64KiB \
+			--lowering steps --msccl-runtime $rt --format msccl -o "$TMP/steps.xml"
+		grep -q "^ofc[a-z ]*: rank [0-9]*'s program is [0-9]* XML nodes (.*), [0-9]* over the 4095 .*parser reads for a rank (MAX_NODES 4096): --lowering paths" "$TMP/err" &&
+			[ ! -e "$TMP/steps.xml" ] && ok ||
+			bad "$t --lowering steps ($rt): refused, the node limit named" "$(cat "$TMP/err")"
+	done
 done
+# The replay holds a program to its runtime's limits: the legacy MSCCL's
+# 256 steps a thread block take a program the executor's 64 refuse.
+expect_exit 0 $OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --lowering steps \
+	--msccl-runtime legacy --format msccl -o "$TMP/legacy.xml"
+expect_stdout_has "alltoall on 16 gpus" $REPLAY --runtime legacy "$TMP/legacy.xml"
+python3 -c "
+import re, sys
+x = open(sys.argv[1]).read()
+sys.exit(0 if any(len(re.findall('<step ', t)) > 64 for t in x.split('</tb>')) else 1)" "$TMP/legacy.xml" &&
+	ok || bad "the legacy program has no thread block past the executor's 64 steps"
+expect_exit 1 $REPLAY "$TMP/legacy.xml"
+grep -q "over 64 steps" "$TMP/out" && ok || bad "the replay names the executor's 64 steps" "$(cat "$TMP/out")"
+expect_exit 0 $OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --lowering steps \
+	--format msccl -o "$TMP/exec.xml"
+expect_stdout_has "alltoall on 16 gpus" $REPLAY "$TMP/exec.xml"
+expect_error 2 "ofc schedule: --msccl-runtime is executor or legacy" $OFC schedule --topology torus:4x4 \
+	--collective allgather --size 1MiB --msccl-runtime nccl --format msccl -o "$TMP/x"
 # Server fabrics (16 GPUs behind NVSwitch, PCIe, host memory and NICs):
 # each part that reaches a GPU is a send from the GPU it left, the
 # reductions turned round, checked by the verifier on the GPUs alone and
@@ -47,6 +78,8 @@ done
 # schedule's.
 for f in all-links-2 only-nvlink-2; do
 	for c in allgather reduce-scatter allreduce; do
+		# (all-links-2's allreduce: 5,002 XML nodes a rank, below)
+		[ $f$c = all-links-2allreduce ] && continue
 		expect_exit 0 $OFC schedule examples/modelw/$f.yaml --collective $c \
 			--format msccl -o "$TMP/fab-$c.xml"
 		grep -q "^ofc schedule: MSCCL program on 16 GPUs (verified on them): " "$TMP/err" &&
@@ -61,6 +94,22 @@ for f in all-links-2 only-nvlink-2; do
 			bad "all-links-2: memory's copies sent once per GPU should price higher" "$ratio"
 	else
 		[ "$ratio" = 1.000 ] && ok || bad "only-nvlink-2: nothing copied, the same price" "$ratio"
+	fi
+done
+# Model W's server fabrics up to 8 servers: each export fits
+# msccl-executor-nccl and replays, or is refused with the limit named and
+# by how much (docs/msccl.md's table), nothing written.
+for case in "all-links-2 allreduce" "no-nvlink-2 allgather" "no-nvlink-2 allreduce" \
+	"all-links-4 allgather" "only-nvlink-4 reduce-scatter" "only-nvlink-4 allreduce" \
+	"all-links-8 allgather" "only-nvlink-8 reduce-scatter"; do
+	set -- $case
+	rm -f "$TMP/w.xml"
+	if $OFC schedule examples/modelw/$1.yaml --collective $2 --format msccl -o "$TMP/w.xml" \
+		>"$TMP/out" 2>"$TMP/err"; then
+		expect_stdout_has "$(echo $2 | tr -d -) on" $REPLAY --orders 1 "$TMP/w.xml"
+	else
+		grep -q "XML nodes (.*), [0-9]* over the 4095 msccl-executor-nccl's parser reads for a rank (MAX_NODES 4096)" "$TMP/err" &&
+			[ ! -e "$TMP/w.xml" ] && ok || bad "$1 $2: refused without the limit" "$(cat "$TMP/err")"
 	fi
 done
 # On a fabric: transfers on NIC ports, chunked BFB (exact at 2 chunks).

@@ -64,14 +64,21 @@ expect_json 'j["tau_b_fraction"]=="15/4" and j["num_steps"]==15 and j["verified"
 expect_json 'j["tau_b_fraction"]=="15/4" and j["num_steps"]==30 and j["verified"]' $S --topology torus:4x4 --collective allreduce --algo bidir-ring --json
 expect_json 'j["tau_b_fraction"]=="15/4" and j["num_steps"]==4 and j["verified"]' $S --topology hypercube:4 --collective reduce-scatter --algo recursive --json
 expect_json 'j["tau_b_fraction"]=="15/8" and j["num_steps"]==12 and j["verified"]' $S --topology torus:4x4 --collective allreduce --algo torus-rings --json
-# Every engine that applies is ranked, Swing too on a torus (swing/B at 1
-# MiB beats BFB), each row under the one cost model as it assumes its
-# relays work (store-and-forward; Swing's peers routed within a step)
-# against that model's bound,
-# and the least time verified is marked best, once.
+# Every engine that applies is ranked, Swing too on a torus, each row
+# under the one cost model as it assumes its relays work
+# (store-and-forward; Swing's peers routed within a step) against that
+# model's bound, and the least time verified is marked best, once. Where
+# NICs forward, a routed step is one alpha and swing/B at 1 MiB beats
+# BFB; where hosts forward (the default) every circuit of a step's
+# longest route is an alpha (20 over Swing's 12 steps on torus:8x8: 80 us
+# more) and BFB is best.
 expect_json '[c["algorithm"] for c in j["comparison"]]==["bfb","expansion","ring","bidir-ring","recursive","torus-rings","swing"] and all(c["verified"] for c in j["comparison"] if "error" not in c) and "error" in j["comparison"][1] and [c["algorithm"] for c in j["comparison"] if c.get("best")]==["swing"] and j["comparison"][6]["time_us"]==min(c["time_us"] for c in j["comparison"] if "time_us" in c) and j["comparison"][6]["time_us"]<j["comparison"][0]["time_us"] and [c.get("model") for c in j["comparison"]]==["store-and-forward",None,"store-and-forward","store-and-forward",None,"store-and-forward","routed"] and all(abs(c["ratio"]*c["lower_bound_us"]-c["time_us"])<1e-6*c["time_us"] for c in j["comparison"] if "error" not in c)' \
-	$S --topology torus:8x8 --collective allreduce --algo all --json
+	$S --topology torus:8x8 --collective allreduce --algo all --forwarding nic --json
 expect_stdout_has '  swing             12          69/32      300.879   rtd   1.3363  yes  best  xi 1.07812' \
+	$S --topology torus:8x8 --collective allreduce --algo all --forwarding nic
+expect_json '[c["algorithm"] for c in j["comparison"] if c.get("best")]==["bfb"] and abs(j["comparison"][6]["time_us"]-380.879)<1e-3' \
+	$S --topology torus:8x8 --collective allreduce --algo all --json
+expect_stdout_has '  swing             12          69/32      380.879   rtd   1.6917  yes  xi 1.07812' \
 	$S --topology torus:8x8 --collective allreduce --algo all
 expect_stdout_has 'swing        n/a: swing needs a torus:AxB... topology' \
 	$S --topology hypercube:4 --collective allreduce --algo all

@@ -4,7 +4,8 @@
  * against it: a reader that ran before the bound was in would price
  * against the healthy bound alone. Rows: BFB kept as structure (the bound
  * on its own thread), explicit BFB (read first where it is re-balanced),
- * Swing re-routed (read in engine_torus.c); a row refused before it is
+ * Swing re-routed (read in engine_torus.c; the whole bound where hosts
+ * forward, its bandwidth term with the healthy steps where NICs do); a row refused before it is
  * priced has it all the same, and an all-to-all, which has none, leaves
  * nothing behind. */
 #include <math.h>
@@ -18,6 +19,7 @@
 #include "controller/schedule/internal.h"
 
 static unsigned threads = 2;
+static int forwarding; /* the query's: 0 the hosts', 2 NIC */
 
 static void expect_bound(const char *spec, const char *fail, const char *algo,
 			 enum sched_collective c, enum schedule_reduce reduced, bool priced)
@@ -28,6 +30,7 @@ static void expect_bound(const char *spec, const char *fail, const char *algo,
 				   .algorithm = algo,
 				   .size = 64 << 20,
 				   .threads = threads,
+				   .forwarding = forwarding,
 				   .no_certify = true,
 				   .reduced = reduced};
 	struct schedule_result r;
@@ -51,7 +54,8 @@ static void expect_bound(const char *spec, const char *fail, const char *algo,
 	assert_true(r.main->applies && r.main->verified);
 	if (priced)
 		assert_true(r.main->lb_us == r.lb_us);
-	else /* routed peers: the healthy steps, the degraded links (engine_torus.c) */
+	else /* routed peers NICs forward: the healthy steps, the degraded links
+	      * (engine_torus.c) */
 		assert_true(r.main->lb_us ==
 				fmax(r.healthy_lb_us, cost_time_us(&r.cost, r.lb.steps, b.tau_b)) &&
 			    r.main->lb_us > r.healthy_lb_us);
@@ -78,7 +82,11 @@ static void test_explicit_and_routed(void **state)
 {
 	(void)state;
 	expect_bound("torus:8x8", "5-6", NULL, SCHED_ALLREDUCE, SCHEDULE_REDUCED_AUTO, true);
+	/* where hosts forward, each forward an alpha: the whole bound */
+	expect_bound("torus:8x8", "5-6", "swing", SCHED_ALLREDUCE, SCHEDULE_REDUCED_AUTO, true);
+	forwarding = 1 + NIC_FORWARDING;
 	expect_bound("torus:8x8", "5-6", "swing", SCHED_ALLREDUCE, SCHEDULE_REDUCED_AUTO, false);
+	forwarding = 0;
 }
 
 static void test_refused_and_alltoall(void **state)

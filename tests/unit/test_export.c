@@ -314,7 +314,7 @@ static void test_schedule_pb_runs(void **state)
 	char *xml = NULL;
 	size_t xlen = 0;
 	FILE *mem = open_memstream(&xml, &xlen);
-	assert_int_equal(schedule_write_msccl(&s, mem, &mi, &err), -1);
+	assert_int_equal(schedule_write_msccl(&s, MSCCL_EXECUTOR, mem, &mi, &err), -1);
 	fclose(mem);
 	free(xml);
 	assert_non_null(strstr(err.msg, "arcs cut-through: an MSCCL program sends one link"));
@@ -370,10 +370,10 @@ static void test_schedule_pb_spans(void **state)
 	struct msccl_info mi;
 	sched_unspan(&s, &u);
 	FILE *mem = open_memstream(&x1, &l1);
-	assert_int_equal(schedule_write_msccl(&s, mem, &mi, &err), 0);
+	assert_int_equal(schedule_write_msccl(&s, MSCCL_EXECUTOR, mem, &mi, &err), 0);
 	fclose(mem);
 	mem = open_memstream(&x2, &l2);
-	assert_int_equal(schedule_write_msccl(&u, mem, &mi, &err), 0);
+	assert_int_equal(schedule_write_msccl(&u, MSCCL_EXECUTOR, mem, &mi, &err), 0);
 	fclose(mem);
 	assert_int_equal(l1, l2);
 	assert_memory_equal(x1, x2, l1);
@@ -588,15 +588,17 @@ static void test_msccl_refuses_unheld(void **state)
 	sched_init(&s, SCHED_ALLTOALL, "stray", 4);
 	sched_step(&s);
 	sched_add(&s, &x);
-	assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), -1);
+	assert_int_equal(schedule_write_msccl(&s, MSCCL_EXECUTOR, null, &mi, &err), -1);
 	assert_string_equal(err.msg, "transfer 0: rank 0 sends block 6, which it never holds");
 	fclose(null);
 	sched_free(&s);
 }
 
 /* A link with more operations than one thread block may run is spread
- * over channels (the k-th send still meets the k-th receive on each); past
- * MSCCL's 32 channels the writer says which options would fit it. */
+ * over channels (the k-th send still meets the k-th receive on each): 64
+ * steps a thread block for msccl-executor-nccl, 256 for the legacy MSCCL;
+ * past MSCCL's 32 channels the writer says by how much and which options
+ * would fit it. */
 static void test_msccl_spreads_channels(void **state)
 {
 	struct schedule s;
@@ -630,18 +632,70 @@ static void test_msccl_spreads_channels(void **state)
 			sched_add(&s, &x);
 		}
 		if (!over) {
-			assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), 0);
+			assert_int_equal(schedule_write_msccl(&s, MSCCL_LEGACY, null, &mi, &err),
+					 0);
 			assert_int_equal(mi.channels, 3);
 			/* per rank: the copies' block, a send and a receive block
 			 * a channel */
 			assert_int_equal(mi.thread_blocks, 2 * (1 + 2 * 3));
+			assert_int_equal(schedule_write_msccl(&s, MSCCL_EXECUTOR, null, &mi, &err),
+					 0);
+			assert_int_equal(mi.channels, 10); /* 600 / 64 */
+			assert_int_equal(mi.thread_blocks, 2 * (1 + 2 * 10));
 		} else {
-			assert_int_equal(schedule_write_msccl(&s, null, &mi, &err), -1);
+			assert_int_equal(schedule_write_msccl(&s, MSCCL_LEGACY, null, &mi, &err),
+					 -1);
 			assert_non_null(strstr(err.msg,
-					       "has 9000 operations on 1 channel, over "
-					       "MSCCL's 256, and 32 channels are MSCCL's "
-					       "most: fewer chunks (--chunks), or --lowering "
-					       "paths or --lowering single"));
+					       "has 9000 operations on 1 channel, 8744 over the "
+					       "legacy MSCCL's 256 (MSCCL_MAX_NUM_STEPS), and 32 "
+					       "channels are MSCCL's most: fewer chunks "
+					       "(--chunks), or --lowering paths or --lowering "
+					       "single"));
+		}
+		sched_free(&s);
+	}
+	fclose(null);
+}
+
+/* A rank whose program is more XML nodes than the runtime's parser reads
+ * (its <tb> and <step> elements, the <algo> and every <gpu>: fewer than
+ * MAX_NODES, 4,096) is refused, the limit and the excess named: 8 ranks,
+ * every pair both ways in each of 300 steps, 4,200 operations a rank. */
+static void test_msccl_node_limit(void **state)
+{
+	struct schedule s;
+	struct msccl_info mi;
+	struct ofc_error err = {0};
+	FILE *null = fopen("/dev/null", "w");
+
+	(void)state;
+	for (uint32_t steps = 200; steps <= 300; steps += 100) {
+		sched_init(&s, SCHED_ALLTOALL, "nodes", 8);
+		for (uint32_t t = 0; t < steps; t++) {
+			sched_step(&s);
+			for (uint32_t u = 0; u < 8; u++)
+				for (uint32_t v = 0; v < 8; v++) {
+					struct xfer x = {.src = u,
+							 .dst = v,
+							 .block = u * 8 + v,
+							 .length = SCHED_ONE,
+							 .lane = SCHED_NO_LANE,
+							 .flags = xfer_flags(DIR_NONE, XFER_COPY)};
+
+					if (u != v)
+						sched_add(&s, &x);
+				}
+		}
+		int rc = schedule_write_msccl(&s, MSCCL_EXECUTOR, null, &mi, &err);
+		if (steps == 200) { /* 2,800 operations: within */
+			assert_int_equal(rc, 0);
+			assert_true(mi.most_nodes > 2800 && mi.most_nodes <= 4095);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(err.msg, "XML nodes"));
+			assert_non_null(strstr(err.msg, "over the 4095 msccl-executor-nccl's "
+							"parser reads for a rank (MAX_NODES 4096): "
+							"--lowering paths"));
 		}
 		sched_free(&s);
 	}
@@ -759,6 +813,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_pb_counted),
 	    cmocka_unit_test(test_msccl_refuses_unheld),
 	    cmocka_unit_test(test_msccl_spreads_channels),
+	    cmocka_unit_test(test_msccl_node_limit),
 	    cmocka_unit_test(test_json_and_text),
 	    cmocka_unit_test(test_summary_json),
 	};
