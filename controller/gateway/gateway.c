@@ -260,7 +260,10 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, const Ofc__V1__R
 	const char *url = path ? leader_url(r) : NULL;
 
 	if (!url)
-		return send_bytes(mc, http_status(r->status), "application/json", body, len, false);
+		return send_bytes(mc,
+				  r->has_over_share && r->over_share ? MHD_HTTP_TOO_MANY_REQUESTS
+								     : http_status(r->status),
+				  "application/json", body, len, false);
 	size_t n = strlen(url);
 	char *loc = xasprintf("%.*s%s", (int)(n && url[n - 1] == '/' ? n - 1 : n), url, path);
 	struct MHD_Response *resp =

@@ -32,11 +32,17 @@
 /* x on its own, as it runs outside a batch; answered in this turn. */
 static void run_alone(struct ofcd *d, struct job *head, struct job *x)
 {
+	struct job *const one[1] = {x};
+
 	d->w->job = x;
+	d->w->txn_members = one; /* (its transaction's events carry its ticket) */
+	d->w->ntxn_members = 1;
 	if (x->kind == JOB_RELEASE)
 		ofcd_run_release(d, x);
 	else
 		ofcd_run_mutation(d, x);
+	d->w->txn_members = NULL;
+	d->w->ntxn_members = 0;
 	head->order[head->norder++] = x;
 	d->w->job = head;
 }
@@ -430,11 +436,19 @@ static int batch_commit(struct batch *b, struct job *head, struct job **first_ou
 	/* Its events go with the first member answered (below): kept aside
 	 * meanwhile, not with a job answered before it. */
 	struct job stub = {0};
+	for (uint32_t k = 0; k < b->n; k++)
+		if (b->m[k].in)
+			in[nin++] = b->m[k].j;
 	d->w->job = &stub;
+	d->w->txn_members = in;
+	d->w->ntxn_members = nin;
 	int rc = reconfigure_run(&q, &r, &err);
 	double t_done = now_seconds();
 	d->w->job = head;
+	d->w->txn_members = NULL;
+	d->w->ntxn_members = 0;
 
+	nin = 0;
 	for (uint32_t k = 0; k < b->n; k++)
 		if (b->m[k].in)
 			in[nin++] = b->m[k].j;

@@ -115,6 +115,8 @@ struct ofcd_loop {
 	uint32_t nstreams;
 	size_t cap_streams, cap_stream_who;
 	uint64_t streams_refused[2]; /* by PUBLIC_STREAMS, STREAMS_PER_CALLER */
+	/* by the tenants' share together, the tenant's own (mutation_requests.c) */
+	uint64_t mutations_refused[2];
 	uint32_t nqueue;
 	struct job *running; /* on the mutation worker */
 	uint64_t running_txn;
@@ -362,9 +364,9 @@ bool outcome_recorded(struct ofcd *d, const struct job *j);
 void outcome_done(struct ofcd *d, struct job *j);
 void outcomes_takeover(struct ofcd *d);
 
-#define MAX_QUEUE     64 /* mutations waiting */
-#define MAX_SCHEDULES 16 /* GetSchedule jobs handed out */
-#define MAX_STREAMS   4	 /* streamed GetSchedules at once */
+#define MAX_QUEUE     OFCD_MAX_QUEUE /* mutations waiting */
+#define MAX_SCHEDULES 16	     /* GetSchedule jobs handed out */
+#define MAX_STREAMS   4		     /* streamed GetSchedules at once */
 /* ... of which public callers (the read-only socket's uids, gateway
  * principals but admins) hold PUBLIC_STREAMS together and
  * STREAMS_PER_CALLER each: two public callers reading slowly once held

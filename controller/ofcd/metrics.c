@@ -306,6 +306,14 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		  "ofc_streams_refused_total{share=\"caller\"} %llu\n",
 		  (unsigned long long)d->loop->streams_refused[0],
 		  (unsigned long long)d->loop->streams_refused[1]);
+	head(&sb, "ofc_mutations_refused_total", "counter",
+	     "mutations refused to tenants (BUSY), by the share that was full: the tenants' "
+	     "together, or the tenant's own");
+	sb_printf(&sb,
+		  "ofc_mutations_refused_total{share=\"public\"} %llu\n"
+		  "ofc_mutations_refused_total{share=\"principal\"} %llu\n",
+		  (unsigned long long)d->loop->mutations_refused[0],
+		  (unsigned long long)d->loop->mutations_refused[1]);
 	head(&sb, "ofc_queue_length", "gauge", "mutations waiting");
 	sb_printf(&sb, "ofc_queue_length %u\n", d->loop->nqueue);
 	head(&sb, "ofc_clients", "gauge", "connections by who they are");

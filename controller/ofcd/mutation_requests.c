@@ -65,8 +65,60 @@ static int runtime_partition(struct conn *c, const Ofc__V1__Reconfigure *r, stru
 	return 0;
 }
 
-/* A mutation's job for rq, of kind: NULL when ofcd is shutting down or the
- * queue is full (answered BUSY). */
+/* The public principals' share of the queue (OFCD_MUTATION_SHARE_DEFAULT):
+ * a tenant of the gateway past its own share, or past the public
+ * principals' together, is refused BUSY naming only its own count, the
+ * answer marked over_share (the gateway's 429). Root, a socket's admins and
+ * the gateway's admins are never refused by it; what is admitted keeps its
+ * place in the queue. -1: refused and answered. */
+static int over_mutation_share(const struct request *rq)
+{
+	struct ofcd *d = rq->c->d;
+	const Ofc__V1__Principal *p = rq->who.p;
+	const char *id = p && p->identity ? p->identity : "?";
+	uint32_t mine = 0, public = 0, share = d->o.mutation_share;
+	bool exempt = false;
+
+	if (!rq->who.gateway || !authz_public(&rq->who))
+		return 0;
+	for (uint32_t i = 0; i < d->o.nmutation_share_exempt; i++)
+		exempt |= strcmp(d->o.mutation_share_exempt[i], id) == 0;
+	for (const struct job *j = d->loop->queue; j; j = j->next) {
+		public += j->tenant;
+		mine += j->who && strcmp(j->who, id) == 0;
+	}
+	if (!share)
+		share = OFCD_MUTATION_SHARE_DEFAULT;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	char msg[400];
+
+	if (!exempt && mine >= share) {
+		snprintf(msg, sizeof(msg),
+			 "%.200s has %u mutations waiting already, the most one tenant may have "
+			 "queued at once; try again when one is answered",
+			 id, mine);
+		d->loop->mutations_refused[1]++;
+	} else if (public >= OFCD_PUBLIC_MUTATIONS) {
+		snprintf(msg, sizeof(msg),
+			 "the tenants' share of the queue is full (%.200s has %u of them); try "
+			 "again later",
+			 id, mine);
+		d->loop->mutations_refused[0]++;
+	} else {
+		return 0;
+	}
+	r.has_id = r.has_status = r.has_over_share = 1;
+	r.id = rq->req->id;
+	r.status = OFC__V1__STATUS__STATUS_BUSY;
+	r.over_share = true;
+	r.message = msg;
+	d->loop->errors++;
+	send_response(rq->c, &r);
+	return -1;
+}
+
+/* A mutation's job for rq, of kind: NULL when ofcd is shutting down, the
+ * queue is full or the asker's share of it is (answered BUSY). */
 static struct job *queued_job(const struct request *rq, enum job_kind kind)
 {
 	struct conn *c = rq->c;
@@ -82,6 +134,8 @@ static struct job *queued_job(const struct request *rq, enum job_kind kind)
 		      "%u mutations are waiting already; try again later", d->loop->nqueue);
 		return NULL;
 	}
+	if (over_mutation_share(rq) < 0)
+		return NULL;
 	return request_job(rq, kind);
 }
 

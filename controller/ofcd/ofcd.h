@@ -14,6 +14,14 @@
  * daemon holds the fabric's lock for its whole life. Nothing here prints:
  * log lines go to opts.log. */
 
+/* Mutations waiting in the queue at most, and of them what one public
+ * principal (a gateway tenant) may have by default: a tenant's burst of
+ * reconfigures of its own partition once sat ahead of every admin's
+ * mutation. Public principals together hold three quarters of the queue,
+ * so root and the admins always find room. */
+#define OFCD_MAX_QUEUE			 64
+#define OFCD_MUTATION_SHARE_DEFAULT	 8
+#define OFCD_PUBLIC_MUTATIONS		 (OFCD_MAX_QUEUE * 3 / 4)
 #define OFCD_MAX_FRAME_DEFAULT		 (16u << 20)
 #define OFCD_MAX_RO_FRAME_DEFAULT	 (64u << 10)
 #define OFCD_MAX_CLIENTS_DEFAULT	 1024
@@ -64,6 +72,14 @@ struct ofcd_opts {
 	const char *const *allow_devices;
 	uint32_t nallow_devices;
 	uint32_t max_frame; /* bytes, both ways; 0: OFCD_MAX_FRAME_DEFAULT */
+	/* Mutations one public principal (a gateway tenant) may have queued at
+	 * once; past it its next is refused BUSY (0: OFCD_MUTATION_SHARE_DEFAULT).
+	 * The principals named in mutation_share_exempt (the Slurm hooks'
+	 * certificate, whose prologs come in bursts) are held only to the
+	 * public principals' share together. */
+	uint32_t mutation_share;
+	const char *const *mutation_share_exempt;
+	uint32_t nmutation_share_exempt;
 	/* Largest request on the read-only socket, whose requests are all
 	 * small: anyone may connect there. 0: OFCD_MAX_RO_FRAME_DEFAULT. */
 	uint32_t max_ro_frame;

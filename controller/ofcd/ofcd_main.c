@@ -22,7 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_DEVICES 256
+#define MAX_DEVICES	 256
+#define MAX_SHARE_EXEMPT 8
 
 static const char usage_line[] =
     "usage: ofcd --config FILE --socket PATH [--ro-socket PATH] [--state-dir DIR]\n"
@@ -33,7 +34,8 @@ static const char usage_line[] =
     "            [--max-request-memory SIZE] [--max-request-time DUR]\n"
     "            [--ro-max-request-memory SIZE] [--ro-max-request-time DUR]\n"
     "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER\n"
-    "            [--gateway-group GROUP]]\n"
+    "            [--gateway-group GROUP]] [--mutation-share N]\n"
+    "            [--mutation-share-exempt ID]...\n"
     "            [--cluster etcds://HOST:PORT[,HOST:PORT...] --cluster-cacert FILE\n"
     "             --cluster-cert FILE --cluster-key FILE | --cluster etcd://...\n"
     "             --cluster-insecure] [--cluster-user NAME --cluster-password-file FILE]\n"
@@ -101,6 +103,10 @@ static const char help_text[] =
     "  --gateway-group GROUP    the gateway socket's group when ofcd is not root (mode\n"
     "                           0660; ofcd's user must be a member): a group that\n"
     "                           grants nothing else (default: the gateway user's own)\n"
+    "  --mutation-share N       mutations one tenant of the gateway may have queued at\n"
+    "                           once (default 8); past it the next is refused BUSY\n"
+    "  --mutation-share-exempt ID  a principal (cn:NAME) held only to the tenants'\n"
+    "                           share together, the Slurm hooks' (repeatable, 8 at most)\n"
     "  --cluster etcds://HOST:PORT[,...]  run as one of several replicas whose state\n"
     "                           lives in this etcd cluster (docs/ofcd.md, \"Replicas\"):\n"
     "                           the one holding the fabric's lease leads, the others\n"
@@ -272,6 +278,7 @@ struct args {
 	struct ofcd_opts o;
 	const char *devices[MAX_DEVICES];
 	const char *allow[MAX_DEVICES];
+	const char *share_exempt[MAX_SHARE_EXEMPT];
 	const char *config, *sock, *ro, *state, *topo, *log_file, *pid_file;
 	bool foreground, use_syslog, use_journal, check;
 	bool have_gateway_uid;
@@ -367,7 +374,14 @@ static int parse_cluster_opt(int c, const char *arg, struct args *a)
 /* ---- end of the replicas' options ---------------------------------------- */
 
 /* ---- the network API's options ------------------------------------------ */
-enum { OPT_GATEWAY_SOCKET = 0x3600, OPT_GATEWAY_UID, OPT_GATEWAY_GROUP, OPT_LP_SOLVER = 0x3800 };
+enum {
+	OPT_GATEWAY_SOCKET = 0x3600,
+	OPT_GATEWAY_UID,
+	OPT_GATEWAY_GROUP,
+	OPT_MUTATION_SHARE,
+	OPT_MUTATION_SHARE_EXEMPT,
+	OPT_LP_SOLVER = 0x3800
+};
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_net_opt(int c, const char *arg, struct args *a)
@@ -377,6 +391,25 @@ static int parse_net_opt(int c, const char *arg, struct args *a)
 
 	if (c == OPT_GATEWAY_SOCKET) {
 		o->gateway_socket_path = arg;
+		return -1;
+	}
+	if (c == OPT_MUTATION_SHARE) {
+		if (parse_u64(arg, &v) < 0 || v < 1 || v > OFCD_MAX_QUEUE)
+			return usage("--mutation-share '%s': expected 1..64 (mutations one "
+				     "tenant may have queued at once)",
+				     arg);
+		o->mutation_share = (uint32_t)v;
+		return -1;
+	}
+	if (c == OPT_MUTATION_SHARE_EXEMPT) {
+		if (!*arg || strlen(arg) > 256)
+			return usage("--mutation-share-exempt '%.64s': expected a principal's "
+				     "identity as the gateway's policy names it (cn:NAME)",
+				     arg);
+		if (o->nmutation_share_exempt == MAX_SHARE_EXEMPT)
+			return usage("--mutation-share-exempt: at most %s", "8");
+		a->share_exempt[o->nmutation_share_exempt++] = arg;
+		o->mutation_share_exempt = a->share_exempt;
 		return -1;
 	}
 	if (c == OPT_GATEWAY_GROUP) {
@@ -569,6 +602,8 @@ static const struct option ofcd_options[] = {
     {"gateway-socket", required_argument, NULL, OPT_GATEWAY_SOCKET},
     {"gateway-uid", required_argument, NULL, OPT_GATEWAY_UID},
     {"gateway-group", required_argument, NULL, OPT_GATEWAY_GROUP},
+    {"mutation-share", required_argument, NULL, OPT_MUTATION_SHARE},
+    {"mutation-share-exempt", required_argument, NULL, OPT_MUTATION_SHARE_EXEMPT},
     /* Replicas on etcd (parse_cluster_opt). */
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
@@ -803,6 +838,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_GATEWAY_SOCKET:
 		case OPT_GATEWAY_UID:
 		case OPT_GATEWAY_GROUP:
+		case OPT_MUTATION_SHARE:
+		case OPT_MUTATION_SHARE_EXEMPT:
 			if ((c = parse_net_opt(c, optarg, a)) >= 0)
 				return c;
 			break;

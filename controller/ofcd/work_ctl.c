@@ -33,20 +33,45 @@ void ofcd_post_note(struct ofcd *d, struct note *n)
 	ofcd_note(d, n);
 }
 
-/* message goes to watchers, detail (NULL: the message) to the log. */
+/* A transaction's own events (not a device's loss or return, nor a
+ * repair's): what each member of a batch hears. */
+static bool txn_kind(Ofc__V1__Event__Kind kind)
+{
+	return kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_STARTED ||
+	       kind == OFC__V1__EVENT__KIND__KIND_DEVICE_APPLIED ||
+	       kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_COMMITTED ||
+	       kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLING_BACK ||
+	       kind == OFC__V1__EVENT__KIND__KIND_TRANSACTION_ROLLED_BACK;
+}
+
+/* message goes to watchers, detail (NULL: the message) to the log. In a
+ * batch's transaction, one event for each member, its ticket and
+ * partition (a tenant hears of its own partitions alone, so one event
+ * with the first member's ticket told that tenant another's ticket and
+ * the others nothing). */
 void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
 		     const char *message, const char *detail, enum ofc_reason reason)
 {
-	struct note *n = xcalloc(1, sizeof(*n));
+	uint32_t each = txn_kind(kind) ? d->w->ntxn_members : 0;
 
-	n->kind = kind;
-	n->txn = txn;
-	n->device = device ? xstrdup(device) : NULL;
-	n->message = xstrdup(message ? message : "");
-	n->detail = detail ? xstrdup(detail) : NULL;
-	n->reason = reason;
-	n->time_ms = unix_ms();
-	ofcd_post_note(d, n);
+	for (uint32_t i = 0; i < (each ? each : 1); i++) {
+		struct note *n = xcalloc(1, sizeof(*n));
+
+		n->kind = kind;
+		n->txn = txn;
+		n->device = device ? xstrdup(device) : NULL;
+		n->message = xstrdup(message ? message : "");
+		n->detail = detail ? xstrdup(detail) : NULL;
+		n->reason = reason;
+		n->time_ms = unix_ms();
+		if (each) {
+			const struct job *m = d->w->txn_members[i];
+
+			n->ticket = m->ticket;
+			n->partition = m->partition ? xstrdup(m->partition) : NULL;
+		}
+		ofcd_post_note(d, n);
+	}
 }
 
 static void on_ctl_event(void *ctx, const struct ctl_event *ev)

@@ -43,7 +43,12 @@ struct ofcd_worker {
 	struct ctl *ctl;
 	struct job *job;   /* the job the mutation worker runs */
 	struct job *batch; /* ... the head of the batch it runs (NULL: none) */
-	char **trusted;	   /* device addresses of the --config file, as last read */
+	/* ... the members of the batch's one transaction while it runs: its
+	 * events go to each, with the member's ticket and partition, so every
+	 * tenant hears its own and none another's (n 0: none) */
+	struct job *const *txn_members;
+	uint32_t ntxn_members;
+	char **trusted; /* device addresses of the --config file, as last read */
 	uint32_t ntrusted;
 	/* Failures (failures.c): reported at run time (persisted in
 	 * STATE_DIR/FABRIC.failed), and the host ports of switches found
