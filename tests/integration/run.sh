@@ -72,8 +72,8 @@ fi
 # The suites that take longest, longest first (their wall time in a
 # fresh clone's make test on 2 cores, beside fresh-check); the others after
 # them in order.
-long="test_cluster test_testbed_ofcd test_gateway test_netconf test_msccl test_ofcd
-	test_lab test_docs test_ui_day test_failover_client test_threads
+long="test_bounds test_systemd test_cluster test_testbed_ofcd test_gateway
+	test_netconf test_msccl test_ofcd test_lab test_docs test_ui_day test_failover_client test_threads
 	test_production test_cluster_dedup test_python test_cluster_day
 	test_adopt_ofcd test_clients test_netconf_interop test_deps"
 first= rest=
