@@ -31,22 +31,7 @@
 /* ofc-mpi-rank: $OFC_MPI_RANK, else beside the running executable. */
 static char *find_rank_binary(void)
 {
-	const char *env = getenv("OFC_MPI_RANK");
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env)
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	return xasprintf("%s/ofc-mpi-rank", self);
+	return exe_sibling("OFC_MPI_RANK", "ofc-mpi-rank");
 }
 
 static bool on_path(const char *prog)
@@ -289,20 +274,7 @@ out:
 /* ofc-netns-exec: $OFC_NETNS_EXEC, else beside the running executable. */
 static char *find_launcher(void)
 {
-	const char *env = getenv("OFC_NETNS_EXEC");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (env && *env)
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	if (!(slash = strrchr(self, '/')))
-		return NULL;
-	*slash = 0;
-	return xasprintf("%s/ofc-netns-exec", self);
+	return exe_sibling("OFC_NETNS_EXEC", "ofc-netns-exec");
 }
 
 /* The launcher's command line: MPICH's Hydra (fork launcher; UCX over

@@ -1,10 +1,13 @@
 /* Small helpers with no better home. */
 #include "util/util.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 unsigned edit_distance(const char *a, const char *b)
 {
@@ -124,4 +127,22 @@ const char *str_printable(char *dst, size_t n, const char *src, size_t len, size
 	}
 	dst[o] = 0;
 	return dst;
+}
+
+char *exe_sibling(const char *env, const char *file)
+{
+	const char *set = env ? getenv(env) : NULL;
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (set && *set)
+		return xstrdup(set);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	if (!(slash = strrchr(self, '/')))
+		return NULL;
+	*slash = 0;
+	return xasprintf("%s/%s", self, file);
 }

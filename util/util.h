@@ -332,6 +332,9 @@ double now_seconds(void);
 uint64_t unix_ms(void);
 /* Peak resident set size of this process in bytes (0 when unknown). */
 uint64_t peak_rss_bytes(void);
+/* $env where set and not empty, else file in the running program's folder
+ * (/proc/self/exe's); NULL when that folder is not known. */
+char *exe_sibling(const char *env, const char *file);
 
 /* A request's clock: one absolute deadline on the now_seconds()
  * clock that every phase of a long request checks, and where people watch,

@@ -78,23 +78,18 @@ static char *find_library(bool openmpi)
 {
 	const char *env = getenv("OFC_MPI_LIB"),
 		   *name = openmpi ? "libofc-mpi-openmpi.so" : "libofc-mpi.so";
-	char self[PATH_MAX], *slash, *p;
-	ssize_t n;
+	char *p, *sub;
 
 	if (env && *env)
 		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	if (!(slash = strrchr(self, '/')))
-		return NULL;
-	*slash = 0;
-	p = xasprintf("%s/%s", self, name);
-	if (access(p, R_OK) == 0)
+	p = exe_sibling(NULL, name);
+	if (!p || access(p, R_OK) == 0)
 		return p;
 	free(p);
-	return xasprintf("%s/../lib/ofc/%s", self, name);
+	sub = xasprintf("../lib/ofc/%s", name);
+	p = exe_sibling(NULL, sub);
+	free(sub);
+	return p;
 }
 
 /* The schedules of the four collectives for the committed topology, by
