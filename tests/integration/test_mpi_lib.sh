@@ -14,33 +14,17 @@
 # transfer left out gives wrong elements, which the program catches.
 SUITE=mpi_lib
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mpi_env.sh"
 
 LIB=$BUILD/libofc-mpi.so
 LIBO=$BUILD/libofc-mpi-openmpi.so
 CHECK=$BUILD/tests/ofc-mpi-check
 CHECKO=$BUILD/tests/ofc-mpi-check-openmpi
-for f in $LIB $LIBO $CHECK $CHECKO; do
-	if [ ! -x "$f" ] && [ ! -f "$f" ]; then
-		bad "$f is missing (make mpi builds it)"
-		finish
-		exit 1
-	fi
-done
+mpi_need $LIB $LIBO $CHECK $CHECKO
 COUNTS="1 5 17 4099 65537"
 
 cp configs/credentials/ocs0.cred "$TMP/"
-cat >"$TMP/lab4.yaml" <<EOF
-version: 1
-name: lab4
-hosts: {count: 4, prefix: h, ports: 4, port_rate: 20Mbps}
-switches:
-  - name: ocs0
-    type: ocs
-    ports: 16
-    driver: {type: tl1, address: 127.0.0.1:3082, credentials: ocs0.cred}
-wiring: {pattern: sequential, switches: [ocs0]}
-topology: torus:2x2
-EOF
+mpi_fabric "$TMP/lab4.yaml" lab4 20Mbps
 # Schedules on the topology alone (no host names: ranks in order) and on
 # the fabric (its links name h0..h3).
 S=""

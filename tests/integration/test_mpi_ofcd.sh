@@ -10,29 +10,15 @@
 # a partition ofcd does not hold: every call falls back, with the reason.
 SUITE=mpi_ofcd
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mpi_env.sh"
 . "$(dirname "$0")/emu.sh"
 
 LIB=$BUILD/libofc-mpi.so
 CHECK=$BUILD/tests/ofc-mpi-check
-[ -f "$LIB" ] && [ -x "$CHECK" ] || {
-	bad "$LIB or $CHECK is missing (make mpi builds them)"
-	finish
-	exit 1
-}
+mpi_need "$LIB" "$CHECK"
 SOCK="$TMP/ofcd.sock"
 cp configs/credentials/ocs0.cred "$TMP/"
-cat >"$TMP/f.yaml" <<EOF
-version: 1
-name: mpiofcd
-hosts: {count: 4, prefix: h, ports: 4, port_rate: 200Mbps}
-switches:
-  - name: ocs0
-    type: ocs
-    ports: 16
-    driver: {type: tl1, address: 127.0.0.1:3082, credentials: ocs0.cred}
-wiring: {pattern: sequential, switches: [ocs0]}
-topology: torus:2x2
-EOF
+mpi_fabric "$TMP/f.yaml" mpiofcd 200Mbps
 start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
 mkdir -p "$TMP/st"
 $BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/f.yaml" --socket "$SOCK" \

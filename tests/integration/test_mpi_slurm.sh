@@ -12,6 +12,7 @@
 # names (OFC_HOST, from the TaskProlog).
 SUITE=mpi_slurm
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mpi_env.sh"
 . "$(dirname "$0")/emu.sh"
 . "$(dirname "$0")/slurm_env.sh"
 
@@ -29,11 +30,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 CHECK=$(pwd -P)/$BUILD/tests/ofc-mpi-check-openmpi
 LIB=$(pwd -P)/$BUILD/libofc-mpi-openmpi.so
-[ -x "$CHECK" ] && [ -f "$LIB" ] || {
-	bad "$CHECK or $LIB is missing (make mpi builds them)"
-	finish
-	exit 1
-}
+mpi_need "$CHECK" "$LIB"
 
 TMP=$(cd "$TMP" && pwd -P)
 chmod 755 "$TMP"
@@ -52,18 +49,7 @@ mkdir -p "$TMP/st" "$TMP/cred"
 chmod 700 "$TMP/cred"
 cp configs/credentials/ocs0.cred "$TMP/cred/"
 chmod 600 "$TMP/cred/ocs0.cred"
-cat >"$TMP/fab.yaml" <<EOF
-version: 1
-name: slurm4
-hosts: {count: 4, prefix: h, ports: 4, port_rate: 100Gbps}
-switches:
-  - name: ocs0
-    type: ocs
-    ports: 16
-    driver: {type: tl1, address: 127.0.0.1:3082, credentials: cred/ocs0.cred}
-wiring: {pattern: sequential, switches: [ocs0]}
-topology: ring:4
-EOF
+mpi_fabric "$TMP/fab.yaml" slurm4 100Gbps ring:4 cred/ocs0.cred
 start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
 $BUILD/ofcd --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$TMP/st" \
 	--credentials-dir "$TMP/cred" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 \

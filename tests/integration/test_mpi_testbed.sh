@@ -11,6 +11,7 @@
 # must keep up with)
 SUITE=mpi_testbed
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mpi_env.sh"
 . "$(dirname "$0")/emu.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null; then
@@ -23,18 +24,7 @@ ST="$TMP/state"
 NAME="mpt$$"
 CHECK=$(pwd)/$BUILD/tests/ofc-mpi-check
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
-cat >"$TMP/tb4.yaml" <<EOF
-version: 1
-name: $NAME
-hosts: {count: 4, prefix: h, ports: 4, port_rate: 200Mbps}
-switches:
-  - name: ocs0
-    type: ocs
-    ports: 16
-    driver: {type: tl1, address: 127.0.0.1:3082, credentials: ocs0.cred}
-wiring: {pattern: sequential, switches: [ocs0]}
-topology: torus:2x2
-EOF
+mpi_fabric "$TMP/tb4.yaml" "$NAME" 200Mbps
 start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
 DEV="ocs0=127.0.0.1:$e_port"
 cleanup() {
