@@ -10,19 +10,7 @@ SUITE=ofcd-lost-switch
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
 
-cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
-for i in 0 1 2 3; do
-	start_emu ocs-emu "e$i" --ports 64 --credentials "$TMP/ocs0.cred" --state "$TMP/e$i.state"
-done
-{
-	printf 'version: 1\nname: lost\nhosts: {count: 64, prefix: h, ports: 4, port_rate: 100Gbps}\nswitches:\n'
-	for i in 0 1 2 3; do
-		eval "p=\$e${i}_port"
-		printf '  - {name: ocs%s, type: ocs, ports: 64, driver: {type: tl1, address: "127.0.0.1:%s", credentials: ocs0.cred, timeout: 1s, retries: 1}}\n' "$i" "$p"
-	done
-	printf 'wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\ntopology: torus:8x8\n'
-	printf 'collectives:\n  - {op: allreduce, size: 64MiB}\n'
-} >"$TMP/fab.yaml"
+four_ocs_fabric "$TMP/fab.yaml" lost
 ST="$TMP/st"
 mkdir -p "$ST"
 expect_exit 0 $OFC apply "$TMP/fab.yaml" --state-dir "$ST"
