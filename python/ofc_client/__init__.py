@@ -98,6 +98,9 @@ _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure
                         "release_partition", "move_to_phase", "adopt",
                         "testbed_run", "testbed_check", "testbed_down", "testbed_up",
                         "drain"))
+# ... and a job's report, which only the leader keeps (any number of sends
+# of one report keep it once: it replaces its partition's last)
+_LEADER_ONLY = _MUTATIONS | {"report_mpi"}
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -225,7 +228,7 @@ class Client:
         MAX_BACKOFF) and again, until the call's deadline. finish(conn,
         first) reads the rest of the answer (a stream's pieces); a break
         there is passed over too. The caller closes the connection."""
-        mutation = request.WhichOneof("body") in _MUTATIONS
+        mutation = request.WhichOneof("body") in _LEADER_ONLY
         start = time.monotonic()
         deadline = None if self.timeout is None else start + self.timeout
         tried = {}  # address -> why it did not answer, in the order first asked
@@ -617,6 +620,17 @@ class Client:
         req = control_pb2.Request()
         req.cancel.ticket = ticket
         return self.call(req)
+
+    def report_mpi(self, report, check=True):
+        """Send a job's libofc-mpi report (a control_pb2.ReportMpi, as the
+        library sends it at MPI_Finalize; docs/mpi.md): the leader keeps it
+        as its partition's latest (State.mpi_reports, the ofc_mpi_*
+        metrics). A report ofcd refuses (malformed, too large, another
+        partition's hosts) raises OfcError saying why. Returns the
+        Response."""
+        req = control_pb2.Request()
+        req.report_mpi.CopyFrom(report)
+        return self.call(req, check=check)
 
     # ---- the testbed ----------------------------------------------------
 
