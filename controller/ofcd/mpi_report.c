@@ -235,8 +235,10 @@ int report_mpi(const struct request *rq)
 	}
 	/* ofcd's own fields, set for the copy kept (the sender's are not
 	 * taken) */
+	/* (who asked, as a job's principal is written: the gateway's
+	 * identity, cn:NAME, else the socket peer's uid) */
 	if (rq->who.p)
-		snprintf(who, sizeof(who), "cn:%.64s",
+		snprintf(who, sizeof(who), "%.64s",
 			 rq->who.p->identity ? rq->who.p->identity : "?");
 	else
 		snprintf(who, sizeof(who), "uid:%u", (unsigned)rq->who.peer.uid);
