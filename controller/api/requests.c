@@ -57,6 +57,7 @@ ROW(TESTBED_UP,        TestbedUp,        testbed_up,        "testbed-up",       
 ROW(DRAIN,             Drain,            drain,             "drain",             POST, "/v1/drain",             BODY,    QUEUED),
 ROW(REPORT_MPI,        ReportMpi,        report_mpi,        "report-mpi",        POST, "/v1/mpi-report",        BODY,    API_REPORT | API_LEADER | API_TENANT,
     TENANT(PARTITION, "partition", .needs = "reports its own partitions' jobs only", .absent = "nothing to report on")),
+ROW(TESTBED_MPIRUN,    TestbedMpirun,    testbed_mpirun,    "testbed-mpirun",    POST, "/v1/testbed/mpirun",    BODY,    MUTATION),
 };
 /* clang-format on */
 

@@ -565,7 +565,8 @@ int adopt_request(const struct request *rq); /* Adopt (the worker's: adopt.c) */
 /* TestbedRun, TestbedCheck, TestbedDown (the worker's: testbed.c) and TestbedUp */
 int testbed_run_request(const struct request *rq);
 int testbed_check_request(const struct request *rq);
-int testbed_up_request(const struct request *rq); /* TestbedUp (the worker's: testbed_up.c) */
+int testbed_up_request(const struct request *rq);     /* TestbedUp (the worker's: testbed_up.c) */
+int testbed_mpirun_request(const struct request *rq); /* TestbedMpirun (the worker's: testbed.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 int drain_request(const struct request *rq);

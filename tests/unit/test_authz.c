@@ -99,6 +99,7 @@ static const struct {
     {API_DRAIN, {1, 0, 0, 0, 0, 1}},
     /* a job's report: jobs run as their users on the main socket */
     {API_REPORT_MPI, {1, 1, 0, 0, 1, 1}},
+    {API_TESTBED_MPIRUN, {1, 0, 0, 0, 0, 1}},
 };
 
 /* Set the field `name` of the body m (of kind k): a string, or a uint64
