@@ -163,6 +163,12 @@ void pmpi_sched_watch(struct pmpi_state *s);
 const char *pmpi_ofcd_partition(char *buf, size_t n);
 uint8_t *pmpi_ofcd_schedule(const char *collective, size_t *len, bool *unreachable, char *why,
 			    size_t n);
+/* pmpi_gateway.c: a packed Request through ofc-gateway's POST /v1/call
+ * (OFC_GATEWAY, the client certificate OFC_CERT and OFC_KEY, OFC_CACERT):
+ * the answer's first frame (a packed Response, *len bytes), or NULL with
+ * why. */
+uint8_t *pmpi_gateway_call(const uint8_t *req, size_t req_len, size_t *len, double timeout,
+			   char *why, size_t n);
 /* The report (an Ofc__V1__ReportMpi, pmpi_report.c) sent to ofcd: 0 and
  * ofcd's words in why, or -1 and why not. */
 struct Ofc__V1__ReportMpi;

@@ -11,11 +11,13 @@
 # metrics. No ofcd reachable, and a partition ofcd does not hold: every
 # call falls back, with the reason, and the report is not kept, saying
 # why; reports that are malformed, too large or not the fabric's hosts'
-# are refused with the reason.
+# are refused with the reason. The same through ofc-gateway, by the job's
+# client certificate.
 SUITE=mpi_ofcd
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mpi_env.sh"
 . "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/pki.sh"
 
 LIB=$BUILD/libofc-mpi.so
 CHECK=$BUILD/tests/ofc-mpi-check
@@ -27,9 +29,11 @@ start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
 mkdir -p "$TMP/st"
 $BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/f.yaml" --socket "$SOCK" \
 	--state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 \
-	2>>"$TMP/ofcd.log" &
+	--gateway-socket "$TMP/gw.sock" --gateway-uid "$(id -u)" 2>>"$TMP/ofcd.log" &
 ofcd_pid=$!
+gw_pid=
 cleanup() {
+	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
 	kill -TERM "$ofcd_pid" 2>/dev/null
 	wait "$ofcd_pid" 2>/dev/null
 	stop_all_emus
@@ -175,5 +179,36 @@ st = Client(sys.argv[1], timeout=30).get_state()
 if len(st.mpi_reports) != 1 or st.mpi_reports[0].ranks != 4:
     sys.exit("the kept report changed: %s" % st.mpi_reports)
 PY
+
+# Through ofc-gateway (OFC_GATEWAY, the job's client certificate): the
+# schedules and the report as through the socket, the report's reporter
+# the certificate's identity; a tenant's job asking for the whole fabric
+# is refused its schedules and its report, each saying why.
+C="$TMP/pki"
+pki_ca "$C"
+for n in job tenant; do pki_cert $n client; done
+pki_cert server server
+printf 'cn:job admin\ncn:tenant tenant slurm-job-*\n' >"$TMP/policy"
+$BUILD/ofc-gateway --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" \
+	--ca "$C/ca.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" \
+	--port-file "$TMP/gw.port" 2>"$TMP/gw.log" &
+gw_pid=$!
+deadline 30 gwup
+while [ ! -s "$TMP/gw.port" ] && ! past $gwup; do sleep 0.05; done
+read -r P <"$TMP/gw.port"
+GWENV="OFC_SOCKET=$TMP/none.sock OFC_GATEWAY=https://127.0.0.1:$P OFC_CACERT=$C/ca.pem"
+JOB_ENV="$GWENV OFC_CERT=$C/job.pem OFC_KEY=$C/job.key" job "$TMP/r5.json" $(ranks 5 4099) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/out" "$TMP/r5.json" \
+	'all(s["ok"] for s in rep["schedules"]) and rep["ofcd_report"]["sent"]' &&
+	$OFC --socket "$SOCK" status >"$TMP/status" 2>&1 &&
+	grep -q "^  mpi report the fabric: 4 ranks, host names, from cn:job at " "$TMP/status" && ok ||
+	bad "through the gateway: exit $rc" "$(head -c 600 "$TMP/err")" "$(head -c 1200 "$TMP/r5.json")" "$(tail -3 "$TMP/gw.log")"
+JOB_ENV="$GWENV OFC_CERT=$C/tenant.pem OFC_KEY=$C/tenant.key" job "$TMP/r6.json" $(ranks 5) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && reasons_are "$TMP/r6.json" bad_schedule &&
+	grep -qF "libofc-mpi: ofcd: no allreduce schedule: permission denied: cn:tenant is a tenant and asks for its partitions' schedules (partition)" "$TMP/err" &&
+	grep -qF "libofc-mpi: the report was not sent to ofcd: ofcd refused it: permission denied: cn:tenant is a tenant and reports its own partitions' jobs only (partition)" "$TMP/err" &&
+	ok || bad "a tenant's job for the whole fabric: exit $rc" "$(head -c 1200 "$TMP/err")" "$(head -c 800 "$TMP/r6.json")"
 
 finish
