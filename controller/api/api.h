@@ -38,6 +38,8 @@ enum api_kind {
 	API_TESTBED_DOWN,
 	API_TESTBED_UP,
 	API_DRAIN,
+	API_REPORT_MPI,
+	API_TESTBED_MPIRUN,
 	API_NKINDS
 };
 
@@ -65,6 +67,12 @@ enum api_flag {
 	 * it wrote for ofcd's bytes (cache.c) and answers a client that holds
 	 * it already (If-None-Match) 304. */
 	API_CACHED = 1u << 6,
+	/* Adds what a job measured to what ofcd shows, and changes nothing of
+	 * the fabric or the queue (ReportMpi): a main-socket peer may send it
+	 * (a job runs as its user, and the socket's mode says who may open
+	 * it), and a tenant of its own partition; not the read-only socket
+	 * nor the read-only role. */
+	API_REPORT = 1u << 7,
 };
 
 /* What a tenant's request names, for ofcd's authoriser to hold to the

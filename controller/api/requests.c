@@ -55,6 +55,9 @@ ROW(TESTBED_CHECK,     TestbedCheck,     testbed_check,     "testbed-check",    
 ROW(TESTBED_DOWN,      TestbedDown,      testbed_down,      "testbed-down",      POST, "/v1/testbed/down",      BODY,    MUTATION),
 ROW(TESTBED_UP,        TestbedUp,        testbed_up,        "testbed-up",        POST, "/v1/testbed/up",        BODY,    MUTATION),
 ROW(DRAIN,             Drain,            drain,             "drain",             POST, "/v1/drain",             BODY,    QUEUED),
+ROW(REPORT_MPI,        ReportMpi,        report_mpi,        "report-mpi",        POST, "/v1/mpi-report",        BODY,    API_REPORT | API_LEADER | API_TENANT,
+    TENANT(PARTITION, "partition", .needs = "reports its own partitions' jobs only", .absent = "nothing to report on")),
+ROW(TESTBED_MPIRUN,    TestbedMpirun,    testbed_mpirun,    "testbed-mpirun",    POST, "/v1/testbed/mpirun",    BODY,    MUTATION),
 };
 /* clang-format on */
 

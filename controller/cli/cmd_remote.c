@@ -585,13 +585,14 @@ int remote_main(struct cli_targets *t, int argc, char **argv)
 	if (strcmp(argv[0], "metrics") == 0)
 		return metrics_main(t, argc, argv);
 	if (strcmp(argv[0], "testbed") == 0 && argc > 1 && (r.row = remote_testbed_row(argv[1]))) {
-		/* `testbed up|run|check|down`: the action is the command's second word */
+		/* `testbed up|run|check|down|mpirun`: the action is the command's second word */
 		argc--;
 		argv++;
 	} else if (!(r.row = remote_find(argv[0]))) {
 		fprintf(stderr,
 			"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, release, "
-			"schedule, plan, watch, cancel, fail, restore, testbed up|run|check|down, "
+			"schedule, plan, watch, cancel, fail, restore, testbed "
+			"up|run|check|down|mpirun, "
 			"cluster "
 			"and metrics do)\nTry 'ofc --help'.\n",
 			argv[0]);

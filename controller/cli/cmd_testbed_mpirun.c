@@ -34,9 +34,6 @@ static const char help[] =
     "  --json           {exit_code, ranks, mpi, preload, circuit_bytes, collectives,\n"
     "                   schedules, output}: the program's output in it\n\n";
 
-static const enum sched_collective kinds[] = {SCHED_ALLREDUCE, SCHED_ALLGATHER,
-					      SCHED_REDUCE_SCATTER, SCHED_ALLTOALL};
-
 struct mpirun_args {
 	struct fabric_cmd fc;
 	bool openmpi, no_preload;
@@ -72,90 +69,24 @@ static int on_option(struct fabric_cmd *fc, int c, const char *arg)
 	return 2;
 }
 
-/* libofc-mpi for the MPI: $OFC_MPI_LIB, else beside ofc (a build), else
- * ../lib/ofc/ from it (an install). */
-static char *find_library(bool openmpi)
+static void print_text(const struct mpirun_shown *m, json_object *rep)
 {
-	const char *env = getenv("OFC_MPI_LIB"),
-		   *name = openmpi ? "libofc-mpi-openmpi.so" : "libofc-mpi.so";
-	char *p, *sub;
-
-	if (env && *env)
-		return xstrdup(env);
-	p = exe_sibling(NULL, name);
-	if (!p || access(p, R_OK) == 0)
-		return p;
-	free(p);
-	sub = xasprintf("../lib/ofc/%s", name);
-	p = exe_sibling(NULL, sub);
-	free(sub);
-	return p;
-}
-
-/* The schedules of the four collectives for the committed topology, by
- * their default algorithms, verified, written into dir; their paths ':'
- * apart. A collective without a verified schedule is said and left to the
- * MPI (the library counts its calls as no_schedule). */
-static char *write_schedules(const struct mpirun_args *a, const struct fabric *f, const char *dir,
-			     struct ofc_error *err)
-{
-	struct strbuf list = {0};
-
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		struct schedule_query q = {.fabric = f, .collective = kinds[i], .size = a->size};
-		const char *name = sched_collective_name(kinds[i]);
-		char *path = xasprintf("%s/%s.pb", dir, name);
-		struct schedule_result r;
-		int rc = -1;
-
-		if (schedule_compute(&q, &r, NULL, err) < 0) {
-			free(path);
-			sb_free(&list);
-			return NULL;
-		}
-		if (!r.main->applies || !r.main->have || !r.main->verified)
-			fprintf(stderr,
-				"ofc testbed mpirun: no verified %s schedule (%s): the MPI's "
-				"own runs it\n",
-				name, r.main->why[0] ? r.main->why : r.main->verify_error);
-		else
-			rc = cli_write_schedule(
-			    &(struct schedule_print){.format = FMT_PB, .output = path}, &r.main->s,
-			    &r, err);
-		schedule_result_free(&r);
-		if (rc == 0)
-			sb_printf(&list, "%s%s", list.len ? ":" : "", path);
-		free(path);
-		if (err->code) {
-			sb_free(&list);
-			return NULL;
-		}
-	}
-	return list.buf ? list.buf : xstrdup("");
-}
-
-static void print_text(const struct mpirun_args *a, const struct fabric *f,
-		       const struct testbed_net *t, const struct testbed_mpirun_result *r,
-		       json_object *rep)
-{
+	const struct testbed_mpirun_result *r = m->r;
+	const char *mpi = m->openmpi ? "Open MPI" : "MPICH",
+		   *how = m->preload ? ", libofc-mpi preloaded" : ", its own collectives";
 	json_object *colls = NULL;
 	char mb[32];
 
 	if (r->timed_out)
-		printf("testbed %s mpirun: %u ranks, %s%s: stopped after %.0f s\n", f->name,
-		       t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
-		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded",
-		       a->timeout);
+		printf("testbed %s mpirun: %u ranks, %s%s: stopped after %.0f s\n", m->fabric,
+		       m->ranks, mpi, how, m->timeout);
 	else if (r->finalize_hung)
 		printf("testbed %s mpirun: %u ranks, %s%s: every rank reached MPI_Finalize, "
 		       "which hung: stopped\n",
-		       f->name, t->nhosts, a->openmpi ? "Open MPI" : "MPICH",
-		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded");
+		       m->fabric, m->ranks, mpi, how);
 	else
-		printf("testbed %s mpirun: %u ranks, %s%s: exit %d\n", f->name, t->nhosts,
-		       a->openmpi ? "Open MPI" : "MPICH",
-		       a->no_preload ? ", its own collectives" : ", libofc-mpi preloaded",
-		       r->exit_code);
+		printf("testbed %s mpirun: %u ranks, %s%s: exit %d\n", m->fabric, m->ranks, mpi,
+		       how, r->exit_code);
 	if (rep && json_object_object_get_ex(rep, "collectives", &colls)) {
 		printf("  %-26s %8s %9s %9s %12s %10s\n", "collective", "calls", "ofc_calls",
 		       "fallbacks", "MB", "seconds");
@@ -180,7 +111,7 @@ static void print_text(const struct mpirun_args *a, const struct fabric *f,
 			    printf(" %s %lld", key, (long long)json_object_get_int64(n));
 			printf("\n");
 		}
-	} else if (!a->no_preload) {
+	} else if (m->preload) {
 		printf("  (no report from libofc-mpi: did the program call MPI_Finalize?)\n");
 	}
 	if (r->circuit_bytes >= 0)
@@ -190,9 +121,9 @@ static void print_text(const struct mpirun_args *a, const struct fabric *f,
 	printf("  circuit bytes: %s\n", mb);
 }
 
-static void print_json(const struct mpirun_args *a, const struct testbed_net *t, const char *spec,
-		       const struct testbed_mpirun_result *r, json_object *rep)
+static void print_json(const struct mpirun_shown *m, json_object *rep)
 {
+	const struct testbed_mpirun_result *r = m->r;
 	json_object *o = json_object_new_object(), *v;
 	static const char *const keep[] = {"collectives", "schedules", "mapping", "hosts",
 					   "bytes_per_peer"};
@@ -201,10 +132,10 @@ static void print_json(const struct mpirun_args *a, const struct testbed_net *t,
 			       r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);
 	json_object_object_add(o, "timed_out", json_object_new_boolean(r->timed_out));
 	json_object_object_add(o, "finalize_hung", json_object_new_boolean(r->finalize_hung));
-	json_object_object_add(o, "ranks", json_object_new_int64(t->nhosts));
-	json_object_object_add(o, "mpi", json_object_new_string(a->openmpi ? "openmpi" : "mpich"));
-	json_object_object_add(o, "preload", json_object_new_boolean(!a->no_preload));
-	json_object_object_add(o, "topology", json_object_new_string(spec));
+	json_object_object_add(o, "ranks", json_object_new_int64(m->ranks));
+	json_object_object_add(o, "mpi", json_object_new_string(m->openmpi ? "openmpi" : "mpich"));
+	json_object_object_add(o, "preload", json_object_new_boolean(m->preload));
+	json_object_object_add(o, "topology", json_object_new_string(m->topology));
 	json_object_object_add(
 	    o, "circuit_bytes",
 	    r->circuit_bytes >= 0 ? json_object_new_int64((int64_t)r->circuit_bytes) : NULL);
@@ -222,6 +153,22 @@ static void print_json(const struct mpirun_args *a, const struct testbed_net *t,
 	json_object_put(o);
 }
 
+int testbed_mpirun_print(const struct mpirun_shown *m, bool json)
+{
+	const struct testbed_mpirun_result *r = m->r;
+	json_object *rep = NULL;
+
+	if (r->report && !(rep = json_tokener_parse(r->report)))
+		fprintf(stderr, "ofc testbed mpirun: libofc-mpi's report is not JSON\n");
+	if (json)
+		print_json(m, rep);
+	else
+		print_text(m, rep);
+	json_object_put(rep);
+	/* (a hung MPI_Finalize after every rank reached it: the program ran) */
+	return r->timed_out ? 1 : r->finalize_hung ? 0 : r->exit_code;
+}
+
 /* The fabric, its testbed, the committed topology's schedules in a
  * scratch directory, the job; its exit status. */
 static int mpirun(struct mpirun_args *a)
@@ -234,7 +181,7 @@ static int mpirun(struct mpirun_args *a)
 	char *schedules = NULL, *lib = NULL;
 	const struct fabric *f;
 	const char *spec;
-	json_object *rep = NULL;
+	struct strbuf notes = {0};
 	int status = 1;
 
 	if (testbed_need_root(&err) < 0 || fabric_open(a->fc.file, &a->fc.fabric, &err) < 0)
@@ -249,7 +196,7 @@ static int mpirun(struct mpirun_args *a)
 	}
 	f = committed.open ? &committed.f : a->fc.fabric;
 	spec = committed.open ? committed.spec : f->topology.spec ? f->topology.spec : "";
-	lib = find_library(a->openmpi);
+	lib = mpirun_library(a->openmpi);
 	if (!lib || access(lib, R_OK) != 0) {
 		ofc_error_set(&err, OFC_E_RUNTIME,
 			      "libofc-mpi (make mpi builds it) is not at %s; OFC_MPI_LIB names "
@@ -258,7 +205,10 @@ static int mpirun(struct mpirun_args *a)
 		status = cli_fail(&err);
 		goto out;
 	}
-	schedules = a->no_preload ? xstrdup("") : write_schedules(a, f, dir, &err);
+	schedules =
+	    a->no_preload ? xstrdup("") : mpirun_schedules_write(f, a->size, dir, &notes, &err);
+	if (notes.len)
+		fprintf(stderr, "ofc testbed mpirun: %s", notes.buf);
 	if (!schedules) {
 		status = cli_fail(&err);
 		goto out;
@@ -276,25 +226,20 @@ static int mpirun(struct mpirun_args *a)
 		status = cli_fail(&err);
 		goto out;
 	}
-	if (r.report && !(rep = json_tokener_parse(r.report)))
-		fprintf(stderr, "ofc testbed mpirun: libofc-mpi's report is not JSON\n");
-	if (a->fc.json)
-		print_json(a, &t, spec, &r, rep);
-	else
-		print_text(a, a->fc.fabric, &t, &r, rep);
-	/* (a hung MPI_Finalize after every rank reached it: the program ran) */
-	status = r.timed_out ? 1 : r.finalize_hung ? 0 : r.exit_code;
-	json_object_put(rep);
+	status = testbed_mpirun_print(&(struct mpirun_shown){.fabric = a->fc.fabric->name,
+							     .topology = spec,
+							     .ranks = t.nhosts,
+							     .openmpi = a->openmpi,
+							     .preload = !a->no_preload,
+							     .timeout = a->timeout,
+							     .r = &r},
+				      a->fc.json);
 	testbed_mpirun_free(&r);
 out:
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		char *p = xasprintf("%s/%s.pb", dir, sched_collective_name(kinds[i]));
-
-		unlink(p);
-		free(p);
-	}
+	mpirun_schedules_remove(dir);
 	rmdir(dir);
 	free(schedules);
+	sb_free(&notes);
 	free(lib);
 	testbed_topo_free(&committed);
 out_net:

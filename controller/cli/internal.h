@@ -279,6 +279,18 @@ int testbed_topo_apply(const struct fabric_cmd *fc, struct fabric *f, struct ofc
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 /* `ofc testbed mpirun` (cmd_testbed_mpirun.c): argv[0] is "mpirun". */
 int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv);
+/* A job's result as `ofc testbed mpirun` prints it, run here or by ofcd
+ * (TestbedMpirun): the text, or (json) its JSON; the exit status the
+ * command gives (the program's; 1 when stopped, 0 when only its
+ * MPI_Finalize hung). */
+struct mpirun_shown {
+	const char *fabric, *topology;
+	uint32_t ranks;
+	bool openmpi, preload;
+	double timeout;
+	const struct testbed_mpirun_result *r;
+};
+int testbed_mpirun_print(const struct mpirun_shown *m, bool json);
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv);

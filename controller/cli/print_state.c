@@ -85,6 +85,38 @@ static void print_drained(const Ofc__V1__State *s)
 	}
 }
 
+/* The latest libofc-mpi report of each partition: a line per report, one
+ * per collective it saw. */
+static void print_mpi_reports(const Ofc__V1__State *s)
+{
+	for (size_t i = 0; i < s->n_mpi_reports; i++) {
+		const Ofc__V1__ReportMpi *r = s->mpi_reports[i];
+		time_t t = (time_t)(r->received_unix_ms / 1000);
+		char when[32] = "?";
+		struct tm tm;
+
+		if (r->has_received_unix_ms && gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%H:%M:%S UTC", &tm);
+		printf("  mpi report %s%s: %u ranks, %s, from %s at %s, %llu replan%s\n",
+		       r->partition && *r->partition ? "partition " : "the fabric",
+		       r->partition && *r->partition ? r->partition : "", r->ranks,
+		       OR_DASH(r->mapping), OR_DASH(r->reporter), when,
+		       (unsigned long long)r->replans, r->replans == 1 ? "" : "s");
+		for (size_t k = 0; k < r->n_collectives; k++) {
+			const Ofc__V1__MpiCollective *c = r->collectives[k];
+
+			printf("             %-25s %llu calls, %llu by ofc's schedule, %.3f MB",
+			       OR_DASH(c->name), (unsigned long long)c->calls,
+			       (unsigned long long)c->ofc_calls, (double)c->bytes / 1e6);
+			for (size_t f = 0; f < c->n_fallbacks; f++)
+				printf("%s%s %llu",
+				       f ? ", " : "; fell back: ", OR_DASH(c->fallbacks[f]->reason),
+				       (unsigned long long)c->fallbacks[f]->calls);
+			printf("\n");
+		}
+	}
+}
+
 void print_state(const Ofc__V1__State *s, bool https)
 {
 	/* A tenant through the gateway is not shown the config's path, nor
@@ -172,6 +204,7 @@ void print_state(const Ofc__V1__State *s, bool https)
 	}
 	if (s->tenant && !s->n_held)
 		printf("  held       none of %s's\n", s->tenant);
+	print_mpi_reports(s);
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu%s%s)\n",
 		       (unsigned long long)s->transaction->id,

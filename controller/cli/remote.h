@@ -33,6 +33,7 @@ union remote_body {
 	Ofc__V1__TestbedCheck testbed_check;
 	Ofc__V1__TestbedDown testbed_down;
 	Ofc__V1__TestbedUp testbed_up;
+	Ofc__V1__TestbedMpirun testbed_mpirun;
 	Ofc__V1__Drain drain;
 };
 
@@ -45,7 +46,8 @@ struct remote {
 	bool json;
 	double timeout;
 	struct reconfigure_ask ask; /* reconfigure's options */
-	/* apply: the config read, its real path; testbed run: --schedule's bytes */
+	/* apply: the config read, its real path; testbed run: --schedule's
+	 * bytes; testbed mpirun: PROGRAM's whole path */
 	char *text, path[PATH_MAX];
 	const char *output, *format; /* schedule: -o, --format */
 	enum out_format fmt;	     /* schedule: -o's format, by the rule of `ofc schedule` */

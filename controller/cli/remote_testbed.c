@@ -1,4 +1,4 @@
-/* ofc --socket PATH testbed up|run|check|down: the daemon runs collectives on the
+/* ofc --socket PATH testbed up|run|check|down|mpirun: the daemon runs collectives on the
  * testbed's hosts for the topology it committed (controller/ofcd/
  * testbed.c), and its answer is printed as `ofc testbed run FILE` prints
  * a run (testbed_print_run, both sides' one printer): each algorithm
@@ -6,6 +6,7 @@
  * the term of the model that is off. */
 #include "controller/cli/remote.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,10 +38,11 @@ static int run_opt(struct remote *r, union remote_body *b, int c, const char *ar
 		q->topology = (char *)arg;
 		return 0;
 	case 'w': /* (named, so the refusal says where a workload runs) */
-		return cli_usage_error(r->cmd,
-				       "--workload '%s' does not run through ofcd: 'ofc testbed run "
-				       "FILE --workload %s' runs it on a testbed it brings up itself",
-				       arg, arg);
+		return cli_usage_error(
+		    r->cmd,
+		    "--workload '%s' does not run through ofcd: 'ofc testbed run "
+		    "FILE --workload %s' runs it on a testbed it brings up itself",
+		    arg, arg);
 	case 'M':
 		q->has_mpi = 1;
 		q->mpi = 1;
@@ -295,6 +297,127 @@ static const struct remote_cmd run_cmd = {
     .run = run_run,
 };
 
+static int mpirun_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	Ofc__V1__TestbedMpirun *q = &b->testbed_mpirun;
+	const char *why = NULL;
+
+	switch (c) {
+	case 'M':
+		if (strcmp(arg, "mpich") && strcmp(arg, "openmpi"))
+			return cli_usage_error(r->cmd, "--mpi is mpich or openmpi, got '%s'", arg);
+		q->mpi = (char *)arg;
+		return 0;
+	case 'N':
+		q->has_no_preload = q->no_preload = 1;
+		return 0;
+	case 's':
+		q->has_size_bytes = 1;
+		if (parse_size(arg, &q->size_bytes, &why) == 0 && q->size_bytes > 0)
+			return 0;
+		return cli_usage_error(r->cmd, "--size '%s': %s", arg, why ? why : "must be > 0");
+	case 'T':
+		q->has_timeout = 1;
+		if (parse_duration(arg, &q->timeout, &why) == 0 && q->timeout > 0)
+			return 0;
+		return cli_usage_error(r->cmd, "--run-timeout '%s': %s", arg,
+				       why ? why : "must be > 0");
+	}
+	return 2;
+}
+
+/* PROGRAM [ARGS...]: a PROGRAM named by a relative path made whole, since
+ * ofcd's working directory is not ours (a bare name is looked up on the
+ * hosts' PATH). */
+static int mpirun_build(struct remote *r, union remote_body *b, int argc, char **argv)
+{
+	Ofc__V1__TestbedMpirun *q = &b->testbed_mpirun;
+
+	if (argc < 1)
+		return cli_usage_error(r->cmd, "mpirun: missing -- PROGRAM [ARGS...]");
+	q->n_argv = (size_t)argc;
+	q->argv = argv;
+	if (strchr(argv[0], '/') && argv[0][0] != '/') {
+		if (!(r->text = realpath(argv[0], NULL)))
+			return cli_usage_error(r->cmd, "PROGRAM '%s': %s", argv[0],
+					       strerror(errno));
+		argv[0] = r->text;
+	}
+	return 0;
+}
+
+/* The job's result as `ofc testbed mpirun FILE` prints it, its exit status
+ * the program's; a job that did not start: the reason, exit 1. */
+static int mpirun_run(struct remote *r, Ofc__V1__Request *req)
+{
+	const Ofc__V1__TestbedMpirun *q = req->testbed_mpirun;
+	Ofc__V1__Response *resp;
+	const Ofc__V1__TestbedMpirunAnswer *m;
+	struct testbed_mpirun_result res = {0};
+	int rc;
+
+	if ((rc = remote_call(r, req, 0, &resp)) != 0)
+		return rc;
+	if (resp->body_case != OFC__V1__RESPONSE__BODY_TESTBED_MPIRUN)
+		return remote_finish(r, resp);
+	m = resp->testbed_mpirun;
+	res.exit_code = m->has_exit_code ? m->exit_code : -1;
+	res.timed_out = m->timed_out;
+	res.finalize_hung = m->finalize_hung;
+	res.circuit_bytes = m->has_circuit_bytes ? m->circuit_bytes : -1;
+	res.report = m->report;
+	res.output = m->output;
+	res.output_len = m->output ? strlen(m->output) : 0;
+	res.output_cut = m->output_cut;
+	if (!r->json && res.output_len) /* (the local run's output comes first) */
+		fwrite(res.output, 1, res.output_len, stdout);
+	rc = testbed_mpirun_print(
+	    &(struct mpirun_shown){.fabric = OR_DASH(m->fabric),
+				   .topology = OR_DASH(m->topology),
+				   .ranks = m->ranks,
+				   .openmpi = m->mpi && strcmp(m->mpi, "openmpi") == 0,
+				   .preload = m->preload,
+				   .timeout = q->has_timeout ? q->timeout : 600,
+				   .r = &res},
+	    r->json);
+	ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+static const struct remote_cmd mpirun_cmd = {
+    .cmd = {"testbed mpirun",
+	    "[--mpi mpich|openmpi] [--no-preload] [--size M] [--run-timeout T] [--json] "
+	    "[--timeout DUR] -- PROGRAM [ARGS...]",
+	    "an unmodified MPI program on the testbed's hosts with libofc-mpi, run by the daemon",
+	    NULL},
+    .kind = API_TESTBED_MPIRUN,
+    .opts = (const struct option[]){{"mpi", required_argument, NULL, 'M'},
+				    {"no-preload", no_argument, NULL, 'N'},
+				    {"size", required_argument, NULL, 's'},
+				    {"run-timeout", required_argument, NULL, 'T'},
+				    REMOTE_COMMON_OPTS,
+				    {0}},
+    .shortopts = "+h",
+    .help = "Asks ofcd to run PROGRAM (an MPI program, unmodified) as one rank per host\n"
+	    "namespace of the testbed (brought up with 'ofc testbed up') over the circuits\n"
+	    "of the topology the daemon committed, with libofc-mpi preloaded running ofc's\n"
+	    "schedules for it, as 'ofc testbed mpirun FILE' does without a daemon (docs/mpi.md).\n"
+	    "PROGRAM runs as the daemon's user: admin only; queued with the mutations.\n"
+	    "Prints what the library counted per collective and the bytes that crossed the\n"
+	    "circuits; exits with the program's status.\n\n"
+	    "  --mpi M            mpich (default) or openmpi\n"
+	    "  --no-preload       the MPI's own collectives on the same links\n"
+	    "  --size M           the data per host the schedules are priced for (default\n"
+	    "                     1MiB; they serve any size)\n"
+	    "  --run-timeout T    stop the job after T (default 10min, at most 1h)\n"
+	    "  --json             as 'ofc testbed mpirun FILE --json'\n",
+    .timeout = 3660, /* the job's limit, and the schedules before it */
+    .operands = OPERANDS_ANY,
+    .opt = mpirun_opt,
+    .build = mpirun_build,
+    .run = mpirun_run,
+};
+
 static const struct remote_cmd check_cmd = {
     .cmd = {"testbed check", "[--json] [--timeout DUR]",
 	    "the testbed's hosts and circuits checked and its model calibrated, by the daemon",
@@ -355,9 +478,10 @@ static const struct remote_cmd up_cmd = {
 
 const struct remote_cmd *remote_testbed_row(const char *action)
 {
-	return strcmp(action, "up") == 0      ? &up_cmd
-	       : strcmp(action, "run") == 0   ? &run_cmd
-	       : strcmp(action, "check") == 0 ? &check_cmd
-	       : strcmp(action, "down") == 0  ? &down_cmd
-					      : NULL;
+	return strcmp(action, "up") == 0       ? &up_cmd
+	       : strcmp(action, "run") == 0    ? &run_cmd
+	       : strcmp(action, "check") == 0  ? &check_cmd
+	       : strcmp(action, "down") == 0   ? &down_cmd
+	       : strcmp(action, "mpirun") == 0 ? &mpirun_cmd
+					       : NULL;
 }

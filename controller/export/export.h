@@ -257,4 +257,18 @@ bool txn_planned_msg(struct arena *a, const struct reconfigure_result *r, size_t
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
 
+/* libofc-mpi's inputs on a testbed (mpirun_files.c), for `ofc testbed
+ * mpirun` and ofcd's TestbedMpirun alike: the allreduce, allgather,
+ * reduce-scatter and all-to-all schedules for f's topology priced at size
+ * bytes, verified, written into dir as COLLECTIVE.pb; their paths ':'
+ * apart ("" when none), a collective without a verified schedule said in
+ * notes (the MPI's own runs it). NULL with err when one could not be
+ * computed or written. mpirun_schedules_remove: those files gone. */
+char *mpirun_schedules_write(const struct fabric *f, uint64_t size, const char *dir,
+			     struct strbuf *notes, struct ofc_error *err);
+void mpirun_schedules_remove(const char *dir);
+/* Where the library for the MPI is: $OFC_MPI_LIB, else beside the running
+ * program (a build), else ../lib/ofc/ from it (an install). */
+char *mpirun_library(bool openmpi);
+
 #endif

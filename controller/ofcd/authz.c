@@ -13,7 +13,8 @@
  * nothing else. A refusal names the partition and says it belongs to another
  * tenant, and never more: no owner, no host, no state. A socket's peer is
  * decided by the same table (authz_decide): root or --admin-group on the
- * main socket everything, anyone else the API_READ kinds. */
+ * main socket everything, anyone else the API_READ kinds, and on the main
+ * socket a job's report (API_REPORT). */
 #include "controller/ofcd/conn.h"
 
 #include <stdarg.h>
@@ -254,6 +255,10 @@ static int socket_request(const struct ofcd *d, const struct principal *who,
 {
 	if (!k || (k->flags & API_READ) || (who->admin && !who->ro))
 		return 0;
+	/* A job's report: whoever the main socket's mode lets open it (jobs
+	 * run as their users); what it names is checked by its handler. */
+	if ((k->flags & API_REPORT) && !who->ro)
+		return 0;
 	if (who->ro)
 		return refuse(st, why, len,
 			      "permission denied: %s on the read-only socket, which answers reads "
@@ -395,6 +400,14 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 	for (size_t i = 0; i < src->n_moved; i++)
 		if (item_visible(d, p, src->moved[i]))
 			st->moved[st->n_moved++] = src->moved[i];
+	/* its own partitions' libofc-mpi reports (none of the whole fabric's) */
+	st->mpi_reports = arena_array(a, d->loop->mpi.n + 1, sizeof(*st->mpi_reports));
+	for (uint32_t i = 0; i < d->loop->mpi.n; i++) {
+		Ofc__V1__ReportMpi *r = d->loop->mpi.v[i];
+
+		if (r->partition && *r->partition && authz_owns(p, r->partition))
+			st->mpi_reports[st->n_mpi_reports++] = r;
+	}
 	if (src->partition && authz_owns(p, src->partition))
 		st->partition = src->partition;
 	st->queue = arena_array(a, d->loop->nqueue + 1, sizeof(*st->queue));

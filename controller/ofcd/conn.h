@@ -205,6 +205,13 @@ struct ofcd_loop {
 	/* event_log.c: the fabric's event log as this replica sent it */
 	struct event_log *evlog;
 	struct state_delta *delta; /* what the last event's delta described (state_delta.c) */
+	/* mpi_report.c: the latest libofc-mpi report of each partition,
+	 * oldest first; how many were taken and refused */
+	struct mpi_reports {
+		Ofc__V1__ReportMpi **v;
+		uint32_t n;
+		uint64_t received, refused;
+	} mpi;
 };
 
 /* (loop thread) A line a client's doing caused: rate-limited (struct log_limit). */
@@ -558,9 +565,15 @@ int adopt_request(const struct request *rq); /* Adopt (the worker's: adopt.c) */
 /* TestbedRun, TestbedCheck, TestbedDown (the worker's: testbed.c) and TestbedUp */
 int testbed_run_request(const struct request *rq);
 int testbed_check_request(const struct request *rq);
-int testbed_up_request(const struct request *rq); /* TestbedUp (the worker's: testbed_up.c) */
+int testbed_up_request(const struct request *rq);     /* TestbedUp (the worker's: testbed_up.c) */
+int testbed_mpirun_request(const struct request *rq); /* TestbedMpirun (the worker's: testbed.c) */
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 int drain_request(const struct request *rq);
+
+/* mpi_report.c: ReportMpi, a job's libofc-mpi report, kept on the loop
+ * thread (d->loop->mpi, which GetState shows). */
+int report_mpi(const struct request *rq);
+void mpi_reports_free(struct ofcd *d);
 
 #endif

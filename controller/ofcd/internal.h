@@ -195,9 +195,10 @@ enum job_kind {
 	JOB_ADOPT, /* Adopt: end an incomplete rollback (adopt.c) */
 	/* TestbedRun: collectives on the testbed's hosts (testbed.c) */
 	JOB_TESTBED_RUN,
-	JOB_TESTBED_CHECK, /* TestbedCheck (testbed.c) */
-	JOB_TESTBED_DOWN,  /* TestbedDown (testbed.c) */
-	JOB_TESTBED_UP,	   /* TestbedUp (testbed_up.c) */
+	JOB_TESTBED_CHECK,  /* TestbedCheck (testbed.c) */
+	JOB_TESTBED_DOWN,   /* TestbedDown (testbed.c) */
+	JOB_TESTBED_UP,	    /* TestbedUp (testbed_up.c) */
+	JOB_TESTBED_MPIRUN, /* TestbedMpirun (testbed.c) */
 };
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
@@ -326,6 +327,11 @@ struct job {
 	size_t schedule_pb_len;
 	bool coll_asked, mpi;
 	char *what_if; /* testbed run --topology: applied for the runs (NULL: none) */
+	/* testbed mpirun: the program and its arguments (NULL-terminated),
+	 * the MPI, and whether libofc-mpi runs none of ofc's schedules */
+	char **argv;
+	uint32_t nargv;
+	bool openmpi, no_preload;
 	/* Events that say how it ended (committed, rolled back, config
 	 * applied): delivered after its snapshot is published, so a client
 	 * that sees one and asks for the state sees what it announced. */

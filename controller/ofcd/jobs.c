@@ -164,6 +164,7 @@ void job_free(struct job *j)
 	free(j->algo);
 	free(j->schedule_pb);
 	free(j->what_if);
+	strv_free(j->argv, j->nargv);
 	free(j->lowering);
 	free(j->phase_name);
 	planner_unref(j->planner);
@@ -358,11 +359,12 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 const char *job_kind_name(enum job_kind k)
 {
 	if (k == JOB_TESTBED_RUN || k == JOB_TESTBED_CHECK || k == JOB_TESTBED_DOWN ||
-	    k == JOB_TESTBED_UP)
-		return k == JOB_TESTBED_RUN	? "testbed-run"
-		       : k == JOB_TESTBED_CHECK ? "testbed-check"
-		       : k == JOB_TESTBED_UP	? "testbed-up"
-						: "testbed-down";
+	    k == JOB_TESTBED_UP || k == JOB_TESTBED_MPIRUN)
+		return k == JOB_TESTBED_RUN	 ? "testbed-run"
+		       : k == JOB_TESTBED_CHECK	 ? "testbed-check"
+		       : k == JOB_TESTBED_UP	 ? "testbed-up"
+		       : k == JOB_TESTBED_MPIRUN ? "testbed-mpirun"
+						 : "testbed-down";
 	return k == JOB_APPLY_CONFIG  ? "apply-config"
 	       : k == JOB_RECONFIGURE ? "reconfigure"
 	       : k == JOB_RELOAD      ? "reload"

@@ -249,6 +249,68 @@ static void devices_text(struct strbuf *sb, struct ofcd *d, const struct snapsho
 	pthread_mutex_unlock(&dm->mu);
 }
 
+/* ` {partition="P",collective="C"` of a kept report's collective (the
+ * fabric's jobs: partition=""). */
+static void mpi_labels(struct strbuf *sb, const char *name, const Ofc__V1__ReportMpi *r,
+		       const Ofc__V1__MpiCollective *c)
+{
+	sb_printf(sb, "%s{partition=\"", name);
+	label(sb, r->partition);
+	sb_printf(sb, "\",collective=\"");
+	label(sb, c->name);
+	sb_putc(sb, '"');
+}
+
+/* The latest libofc-mpi report of each partition (mpi_report.c): gauges,
+ * each report's own figures, summed over its ranks. */
+static void mpi_text(struct strbuf *sb, const struct ofcd *d)
+{
+	const struct mpi_reports *m = &d->loop->mpi;
+	static const char *const series[4][2] = {
+	    {"ofc_mpi_calls", "calls of the collective in the partition's latest libofc-mpi "
+			      "report, summed over its ranks"},
+	    {"ofc_mpi_ofc_calls", "of those, the calls run by ofc's schedule"},
+	    {"ofc_mpi_bytes", "the calls' data (each rank's buffer), summed over the ranks"},
+	    {"ofc_mpi_sent_bytes", "what ofc's schedules sent in those calls"},
+	};
+
+	head(sb, "ofc_mpi_reports_total", "counter",
+	     "libofc-mpi reports taken (ReportMpi), and refused");
+	sb_printf(sb,
+		  "ofc_mpi_reports_total{result=\"kept\"} %llu\n"
+		  "ofc_mpi_reports_total{result=\"refused\"} %llu\n",
+		  (unsigned long long)m->received, (unsigned long long)m->refused);
+	for (int k = 0; k < 4; k++) {
+		head(sb, series[k][0], "gauge", series[k][1]);
+		for (uint32_t i = 0; i < m->n; i++)
+			for (size_t j = 0; j < m->v[i]->n_collectives; j++) {
+				const Ofc__V1__MpiCollective *c = m->v[i]->collectives[j];
+				uint64_t v = k == 0   ? c->calls
+					     : k == 1 ? c->ofc_calls
+					     : k == 2 ? c->bytes
+						      : c->sent_bytes;
+
+				mpi_labels(sb, series[k][0], m->v[i], c);
+				sb_printf(sb, "} %llu\n", (unsigned long long)v);
+			}
+	}
+	head(sb, "ofc_mpi_fallbacks", "gauge",
+	     "calls of the collective in the partition's latest libofc-mpi report that ran the "
+	     "MPI's own, by reason");
+	for (uint32_t i = 0; i < m->n; i++)
+		for (size_t j = 0; j < m->v[i]->n_collectives; j++) {
+			const Ofc__V1__MpiCollective *c = m->v[i]->collectives[j];
+
+			for (size_t f = 0; f < c->n_fallbacks; f++) {
+				mpi_labels(sb, "ofc_mpi_fallbacks", m->v[i], c);
+				sb_printf(sb, ",reason=\"");
+				label(sb, c->fallbacks[f]->reason);
+				sb_printf(sb, "\"} %llu\n",
+					  (unsigned long long)c->fallbacks[f]->calls);
+			}
+		}
+}
+
 /* A replica on etcd (d->loop->cl, the loop's last view). */
 static void cluster_text(struct strbuf *sb, const struct ofcd *d)
 {
@@ -360,6 +422,7 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 		  (unsigned long long)m->schedules[0], (unsigned long long)m->schedules[1]);
 	hist(&sb, "ofc_schedule_duration_seconds", "a GetSchedule computed and answered",
 	     &m->schedule_seconds, sched_bounds);
+	mpi_text(&sb, d);
 	cluster_text(&sb, d);
 	return sb_detach(&sb);
 }

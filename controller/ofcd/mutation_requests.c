@@ -528,6 +528,57 @@ int testbed_run_request(const struct request *rq)
 	return 0;
 }
 
+/* The most arguments, and characters an argument, a TestbedMpirun takes. */
+#define MPIRUN_MAX_ARGS 256
+#define MPIRUN_MAX_ARG	4096
+
+/* (loop) TestbedMpirun {argv, mpi, no_preload, size_bytes, timeout}; the
+ * worker's is testbed.c. */
+int testbed_mpirun_request(const struct request *rq)
+{
+	struct conn *c = rq->c;
+	struct ofcd *d = c->d;
+	const Ofc__V1__TestbedMpirun *q = rq->req->testbed_mpirun;
+	struct job *j;
+
+	if (!q->n_argv || q->n_argv > MPIRUN_MAX_ARGS)
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "argv: PROGRAM [ARGS...], 1 to %d of them, not %zu", MPIRUN_MAX_ARGS,
+			     q->n_argv);
+	for (size_t i = 0; i < q->n_argv; i++)
+		if (!q->argv[i] || !q->argv[i][0] || strlen(q->argv[i]) > MPIRUN_MAX_ARG)
+			return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+				     "argv[%zu]: empty, or over %d characters", i, MPIRUN_MAX_ARG);
+	if (strchr(q->argv[0], '/') && q->argv[0][0] != '/')
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "PROGRAM '%.200s' is a relative path, and ofcd's working directory "
+			     "is not yours: give it whole",
+			     q->argv[0]);
+	if (q->mpi && q->mpi[0] && strcmp(q->mpi, "mpich") && strcmp(q->mpi, "openmpi"))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "mpi is mpich or openmpi, not '%.64s'", q->mpi);
+	if (q->has_size_bytes && (q->size_bytes == 0 || q->size_bytes > TESTBED_MAX_SIZE))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "size_bytes %llu: expected 1 byte to %llu MiB per host",
+			     (unsigned long long)q->size_bytes, TESTBED_MAX_SIZE >> 20);
+	if (q->has_timeout && !(q->timeout > 0 && q->timeout <= 3600))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "timeout above 0 and at most 3600 s, not %g", q->timeout);
+	if (!(j = queued_job(rq, JOB_TESTBED_MPIRUN)))
+		return 0;
+	j->argv = xcalloc(q->n_argv + 1, sizeof(*j->argv));
+	for (size_t i = 0; i < q->n_argv; i++)
+		j->argv[i] = xstrdup(q->argv[i]);
+	j->nargv = (uint32_t)q->n_argv;
+	j->openmpi = q->mpi && strcmp(q->mpi, "openmpi") == 0;
+	j->no_preload = q->has_no_preload && q->no_preload;
+	j->size = q->has_size_bytes ? q->size_bytes : 1u << 20;
+	j->max_time = q->has_timeout ? q->timeout : 600;
+	j->target = xasprintf("testbed mpirun %.200s", q->argv[0]);
+	enqueue(d, j, rq);
+	return 0;
+}
+
 /* (loop) TestbedCheck {} and TestbedDown {}: nothing to read but the
  * kind. */
 int testbed_check_request(const struct request *rq)

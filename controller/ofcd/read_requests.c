@@ -70,6 +70,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	}
 	/* a replica's view of the cluster, as of the last refresh */
 	st->cluster = d->clustered ? cluster_msg(&a, d, &d->loop->cl) : NULL;
+	st->n_mpi_reports = d->loop->mpi.n;
+	st->mpi_reports = d->loop->mpi.v;
 	st->n_queue = d->loop->nqueue;
 	st->queue = arena_array(&a, d->loop->nqueue, sizeof(*st->queue));
 	size_t k = 0;
@@ -142,6 +144,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->transaction = NULL;
 	st->queue = NULL;
 	st->n_queue = 0;
+	st->mpi_reports = NULL;
+	st->n_mpi_reports = 0;
 	st->cluster = NULL;
 	st->has_event_seq = st->has_event_log = 0;
 	arena_free(&a);

@@ -690,6 +690,7 @@ void ofcd_close(struct ofcd *d)
 	free(d->state_dir);
 	queue_forget(d);
 	outcomes_free(&d->loop->outcomes);
+	mpi_reports_free(d);
 	ahead_free(d);
 	free(d->loop);
 	free(d);

@@ -4,7 +4,8 @@
  * the testbed's model, run and judged, so that a testbed and the daemon
  * that drives its hosts coexist and a script follows what the daemon
  * committed, not what a file says; or a schedule the request carries, and
- * MPICH's own collective beside. It drives hosts, so it is an admin's
+ * MPICH's own collective beside; TestbedMpirun runs an unmodified MPI
+ * program there with libofc-mpi. It drives hosts, so it is an admin's
  * mutation run by the mutation worker: no transaction moves the circuits
  * under a run. */
 #include "controller/testbed/testbed.h"
@@ -14,9 +15,11 @@
 #include "controller/ofcd/worker.h"
 #include "exec/exec.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The most algorithms one request runs ("all" on a direct topology). */
 #define TESTBED_MAX_RUNS 16
@@ -411,6 +414,127 @@ static void run_down(struct ofcd *d, struct job *j)
 	arena_free(&an.a);
 }
 
+/* An unmodified MPI program on the testbed's hosts (TestbedMpirun), as
+ * `ofc testbed mpirun` runs it: the committed topology's schedules written
+ * into a scratch directory for libofc-mpi, the job run with its output
+ * captured, the answer made of the result. 0, or -1 with err when the job
+ * did not start. */
+static int mpirun_job(struct ofcd *d, const struct job *j, struct answer *an,
+		      Ofc__V1__TestbedMpirunAnswer *m, struct ofc_error *err)
+{
+	const struct fabric *f = d->w->ctl->fabric;
+	struct testbed_topo committed = {0};
+	struct testbed_mpirun_result r = {0};
+	struct testbed_net t;
+	struct strbuf notes = {0};
+	char dir[] = "/tmp/ofcd-mpirun-XXXXXX", *lib = NULL, *schedules = NULL;
+	int rc = -1;
+
+	if (!testbed_is_up(d->state_dir, f->name))
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the testbed of fabric '%s' is not up (ofc testbed up)",
+				     f->name);
+	if (testbed_need_root(err) < 0 || testbed_net_read(f, d->state_dir, &t, err) < 0)
+		return -1;
+	if (committed_topology(d->w->ctl, &committed, err) < 0)
+		goto out_net;
+	if (!mkdtemp(dir)) {
+		ofc_error_set(err, OFC_E_RUNTIME, "mkdtemp %s: %s", dir, strerror(errno));
+		goto out_net;
+	}
+	lib = mpirun_library(j->openmpi);
+	if (!lib || access(lib, R_OK) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "libofc-mpi (make mpi builds it) is not at %s; OFC_MPI_LIB in "
+			      "ofcd's environment names another",
+			      lib ? lib : "the directory of ofcd");
+		goto out;
+	}
+	schedules = j->no_preload ? xstrdup("")
+				  : mpirun_schedules_write(committed.open ? &committed.f : f,
+							   j->size, dir, &notes, err);
+	if (notes.len)
+		ofcd_log(d, OFCD_LOG_WARNING, "testbed mpirun: %s", notes.buf);
+	if (!schedules || testbed_mpirun(f, &t,
+					 &(struct testbed_mpirun_opts){.openmpi = j->openmpi,
+								       .preload = lib,
+								       .schedules = schedules,
+								       .argv = j->argv,
+								       .dir = dir,
+								       .timeout = j->max_time,
+								       .capture = true},
+					 &r, err) < 0)
+		goto out;
+	m->fabric = arena_strdup(&an->a, f->name);
+	m->topology = arena_strdup(&an->a, committed.open     ? committed.spec
+					   : f->topology.spec ? f->topology.spec
+							      : "");
+	m->has_ranks = m->has_preload = m->has_timed_out = m->has_finalize_hung = 1;
+	m->ranks = t.nhosts;
+	m->mpi = j->openmpi ? "openmpi" : "mpich";
+	m->preload = !j->no_preload;
+	m->has_exit_code = r.exit_code >= 0;
+	m->exit_code = r.exit_code;
+	m->timed_out = r.timed_out;
+	m->finalize_hung = r.finalize_hung;
+	m->has_circuit_bytes = r.circuit_bytes >= 0;
+	m->circuit_bytes = r.circuit_bytes;
+	m->report = r.report ? arena_strdup(&an->a, r.report) : NULL;
+	m->output = arena_strdup(&an->a, r.output ? r.output : "");
+	m->has_output_cut = 1;
+	m->output_cut = r.output_cut;
+	testbed_mpirun_free(&r);
+	rc = 0;
+out:
+	mpirun_schedules_remove(dir);
+	rmdir(dir);
+	free(schedules);
+	free(lib);
+	sb_free(&notes);
+out_net:
+	testbed_topo_free(&committed);
+	testbed_net_free(&t);
+	return rc;
+}
+
+/* (mutation worker) JOB_TESTBED_MPIRUN: OK when the program exited 0 (or
+ * only its MPI_Finalize hung, after the report); FAILED with the answer
+ * when it failed or was stopped, and without one when it did not start. */
+static void run_mpirun(struct ofcd *d, struct job *j)
+{
+	Ofc__V1__TestbedMpirunAnswer *m;
+	struct ofc_error err = {0};
+	struct answer an;
+
+	answer_init(&an, j);
+	an.t.kind = "testbed-mpirun";
+	m = arena_alloc(&an.a, sizeof(*m));
+	ofc__v1__testbed_mpirun_answer__init(m);
+	if (mpirun_job(d, j, &an, m, &err) < 0) {
+		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s", err.msg);
+		an.t.state = "refused";
+	} else {
+		bool good = m->finalize_hung || (m->has_exit_code && m->exit_code == 0);
+
+		if (m->timed_out)
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,
+				      "%s stopped after %.0f s", j->argv[0], j->max_time);
+		else if (!good)
+			answer_status(&an, OFC__V1__STATUS__STATUS_FAILED, "%s exited %d",
+				      j->argv[0], m->exit_code);
+		else
+			answer_status(&an, OFC__V1__STATUS__STATUS_OK, "%u ranks of %s: exit %d%s",
+				      m->ranks, j->argv[0], m->exit_code,
+				      m->finalize_hung ? " (MPI_Finalize hung: stopped)" : "");
+		an.t.state = good ? "done" : "failed";
+		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_MPIRUN;
+		an.r.testbed_mpirun = m;
+	}
+	j->outcome = an.t.state;
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}
+
 /* (mutation worker) JOB_TESTBED_RUN: OK when every run ran with the right
  * data (whether the model held is each result's), FAILED otherwise. */
 void ofcd_run_testbed(struct ofcd *d, struct job *j)
@@ -427,6 +551,10 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j)
 	}
 	if (j->kind == JOB_TESTBED_DOWN) {
 		run_down(d, j);
+		return;
+	}
+	if (j->kind == JOB_TESTBED_MPIRUN) {
+		run_mpirun(d, j);
 		return;
 	}
 	answer_init(&an, j);

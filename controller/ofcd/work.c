@@ -49,6 +49,7 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_TESTBED_RUN:
 	case JOB_TESTBED_CHECK:
 	case JOB_TESTBED_DOWN:
+	case JOB_TESTBED_MPIRUN:
 		ofcd_run_testbed(d, j);
 		break;
 	case JOB_TESTBED_UP:

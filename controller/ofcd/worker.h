@@ -243,7 +243,7 @@ void held_scheds_free(struct held_scheds *c);
 void ofcd_run_release(struct ofcd *d, struct job *j);
 /* (mutation worker) JOB_ADOPT (adopt.c). */
 void ofcd_run_adopt(struct ofcd *d, struct job *j);
-/* (mutation worker) JOB_TESTBED_RUN, _CHECK and _DOWN (testbed.c). */
+/* (mutation worker) JOB_TESTBED_RUN, _CHECK, _DOWN and _MPIRUN (testbed.c). */
 void ofcd_run_testbed(struct ofcd *d, struct job *j);
 
 /* failures.c */

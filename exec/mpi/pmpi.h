@@ -163,6 +163,16 @@ void pmpi_sched_watch(struct pmpi_state *s);
 const char *pmpi_ofcd_partition(char *buf, size_t n);
 uint8_t *pmpi_ofcd_schedule(const char *collective, size_t *len, bool *unreachable, char *why,
 			    size_t n);
+/* pmpi_gateway.c: a packed Request through ofc-gateway's POST /v1/call
+ * (OFC_GATEWAY, the client certificate OFC_CERT and OFC_KEY, OFC_CACERT):
+ * the answer's first frame (a packed Response, *len bytes), or NULL with
+ * why. */
+uint8_t *pmpi_gateway_call(const uint8_t *req, size_t req_len, size_t *len, double timeout,
+			   char *why, size_t n);
+/* The report (an Ofc__V1__ReportMpi, pmpi_report.c) sent to ofcd: 0 and
+ * ofcd's words in why, or -1 and why not. */
+struct Ofc__V1__ReportMpi;
+int pmpi_ofcd_report(struct Ofc__V1__ReportMpi *r, char *why, size_t n);
 
 /* pmpi_run.c: one call run by a schedule's program. Buffers are as the
  * call's (recvbuf holds the result); es the element size; counts in
@@ -180,8 +190,9 @@ struct pmpi_call {
 int pmpi_run(struct pmpi_state *s, const struct pmpi_sched *sc, const struct pmpi_call *c,
 	     uint64_t *sent);
 
-/* pmpi_report.c: the counts of every rank gathered to rank 0 and written
- * as JSON to OFC_MPI_REPORT (collective: every rank calls it). */
+/* pmpi_report.c: the counts of every rank gathered to rank 0, written as
+ * JSON to OFC_MPI_REPORT and, with OFC_SCHEDULE=ofcd, sent to ofcd for the
+ * job's partition (collective: every rank calls it). */
 void pmpi_report(struct pmpi_state *s);
 
 #endif

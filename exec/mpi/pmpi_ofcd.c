@@ -92,11 +92,9 @@ static uint64_t size_bytes(void)
 	return v ? v : 1u << 20;
 }
 
-/* The request sent, the answer's frame read; -1 with why. */
-static uint8_t *ask(const char *collective, const char *partition, size_t *len, char *why, size_t n)
+/* The request sent, the answer's frame read; NULL with why. */
+static uint8_t *call(Ofc__V1__Request *req, size_t *len, char *why, size_t n)
 {
-	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
-	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	double deadline = now() + timeout();
 	const char *path = socket_path();
@@ -105,27 +103,33 @@ static uint8_t *ask(const char *collective, const char *partition, size_t *len, 
 	uint32_t alen;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
-	gs.collective = (char *)collective;
-	gs.partition = (char *)partition;
-	/* (what the engines plan for; the schedule serves any size) */
-	gs.has_size_bytes = 1;
-	gs.size_bytes = size_bytes();
-	req.has_id = 1;
-	req.id = 1;
-	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
-	req.get_schedule = &gs;
+	req->has_id = 1;
+	req->id = 1;
+	if (getenv("OFC_GATEWAY") && *getenv("OFC_GATEWAY")) {
+		uint8_t *body;
+
+		if (fd >= 0)
+			close(fd);
+		plen = ofc__v1__request__get_packed_size(req);
+		if (!(body = calloc(plen ? plen : 1, 1)))
+			abort();
+		ofc__v1__request__pack(req, body);
+		ans = pmpi_gateway_call(body, plen, len, timeout(), why, n);
+		free(body);
+		return ans;
+	}
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	if (fd < 0 || (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS)) {
 		snprintf(why, n, "ofcd at %s: %s", path, strerror(errno));
 		goto out;
 	}
-	plen = ofc__v1__request__get_packed_size(&req);
+	plen = ofc__v1__request__get_packed_size(req);
 	frame = calloc(plen + 4, 1);
 	if (!frame)
 		abort();
 	frame[0] = (uint8_t)(plen >> 24), frame[1] = (uint8_t)(plen >> 16);
 	frame[2] = (uint8_t)(plen >> 8), frame[3] = (uint8_t)plen;
-	ofc__v1__request__pack(&req, frame + 4);
+	ofc__v1__request__pack(req, frame + 4);
 	if (io_all(fd, frame, plen + 4, true, deadline) < 0 ||
 	    io_all(fd, head, 4, false, deadline) < 0) {
 		snprintf(why, n, "ofcd at %s: no answer within %.0f s", path, timeout());
@@ -151,6 +155,49 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return ans;
+}
+
+static uint8_t *ask(const char *collective, const char *partition, size_t *len, char *why, size_t n)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
+
+	gs.collective = (char *)collective;
+	gs.partition = (char *)partition;
+	/* (what the engines plan for; the schedule serves any size) */
+	gs.has_size_bytes = 1;
+	gs.size_bytes = size_bytes();
+	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
+	req.get_schedule = &gs;
+	return call(&req, len, why, n);
+}
+
+int pmpi_ofcd_report(Ofc__V1__ReportMpi *r, char *why, size_t n)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__Response *resp;
+	size_t alen = 0;
+	uint8_t *ans;
+	int rc = -1;
+
+	req.body_case = OFC__V1__REQUEST__BODY_REPORT_MPI;
+	req.report_mpi = r;
+	if (!(ans = call(&req, &alen, why, n)))
+		return -1;
+	resp = ofc__v1__response__unpack(NULL, alen, ans);
+	free(ans);
+	if (!resp)
+		snprintf(why, n, "ofcd at %s: its answer is not an ofc.v1.Response", socket_path());
+	else if (resp->status != OFC__V1__STATUS__STATUS_OK)
+		snprintf(why, n, "ofcd refused it: %s",
+			 resp->message ? resp->message : "(no message)");
+	else {
+		snprintf(why, n, "%s", resp->message ? resp->message : "kept");
+		rc = 0;
+	}
+	if (resp)
+		ofc__v1__response__free_unpacked(resp, NULL);
+	return rc;
 }
 
 uint8_t *pmpi_ofcd_schedule(const char *collective, size_t *len, bool *unreachable, char *why,

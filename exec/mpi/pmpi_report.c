@@ -12,13 +12,21 @@
  *    "collectives": [{"name", "calls", "ofc_calls", "fallbacks",
  *                     "fallback_reasons": {reason: calls}, "bytes",
  *                     "sent_bytes", "seconds", "ofc_seconds"}],
- *    "bytes_per_peer": [[bytes rank i sent rank j]]}
+ *    "bytes_per_peer": [[bytes rank i sent rank j]],
+ *    "ofcd_report": {"sent", "message"}}
  *
  * Counts are summed over the ranks (a collective on MPI_COMM_WORLD called
  * once is `ranks` calls); bytes are the calls' data (each rank's buffer:
  * an allreduce's count, an all-gather's result), sent_bytes what the
- * schedules sent. */
+ * schedules sent.
+ *
+ * With OFC_SCHEDULE=ofcd rank 0 also sends them to ofcd (a ReportMpi, for
+ * the partition it asked the schedules of; bytes_per_peer up to 256 ranks,
+ * ofcd's bound), and says in ofcd_report whether ofcd kept them; one it
+ * did not is a line on stderr. */
 #include "exec/mpi/pmpi.h"
+
+#include "proto/control.pb-c.h"
 
 #include <json-c/json.h>
 #include <stdio.h>
@@ -26,7 +34,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PMPI_PEERS_MAX 4096 /* ranks beyond which bytes_per_peer is left out */
+#define PMPI_PEERS_MAX	4096 /* ranks beyond which bytes_per_peer is left out */
+#define PMPI_PEERS_SENT 256  /* ... of the report sent to ofcd (its bound) */
 
 enum { U_CALLS, U_OFC, U_BYTES, U_SENT, U_REASONS, U_PER = U_REASONS + PR_COUNT };
 
@@ -115,17 +124,76 @@ static json_object *peers_json(const struct pmpi_state *s, const uint64_t *m)
 	return a;
 }
 
+/* The report as ofcd takes it (ReportMpi): sent, and ofcd's words or why
+ * not in why. */
+static bool send_report(const struct pmpi_state *s, uint64_t su[PC_COUNT][U_PER],
+			double sd[PC_COUNT][2], const uint64_t *m, const char *version, char *why,
+			size_t n)
+{
+	Ofc__V1__ReportMpi r = OFC__V1__REPORT_MPI__INIT;
+	Ofc__V1__MpiCollective cs[PC_COUNT], *cp[PC_COUNT];
+	Ofc__V1__MpiFallback fb[PC_COUNT][PR_COUNT], *fp[PC_COUNT][PR_COUNT];
+	char buf[128], **hosts = calloc((size_t)s->size + 1, sizeof(*hosts));
+	bool ok;
+
+	if (!hosts)
+		abort();
+	r.partition = (char *)pmpi_ofcd_partition(buf, sizeof(buf));
+	r.has_ranks = r.has_replans = 1;
+	r.ranks = (uint32_t)s->size;
+	r.replans = s->replans;
+	r.mpi = (char *)version;
+	r.mapping = (char *)s->mapping;
+	for (int i = 0; i < s->size; i++)
+		hosts[i] = (char *)s->hosts[i];
+	r.n_hosts = (size_t)s->size;
+	r.hosts = hosts;
+	for (int k = 0; k < PC_COUNT; k++) {
+		Ofc__V1__MpiCollective *c = &cs[k];
+
+		ofc__v1__mpi_collective__init(c);
+		c->name = (char *)pmpi_coll_names[k];
+		c->has_calls = c->has_ofc_calls = c->has_bytes = c->has_sent_bytes = 1;
+		c->has_seconds = 1;
+		c->calls = su[k][U_CALLS];
+		c->ofc_calls = su[k][U_OFC];
+		c->bytes = su[k][U_BYTES];
+		c->sent_bytes = su[k][U_SENT];
+		c->seconds = sd[k][0];
+		c->fallbacks = fp[k];
+		for (int w = 0; w < PR_COUNT; w++) {
+			if (!su[k][U_REASONS + w])
+				continue;
+			ofc__v1__mpi_fallback__init(&fb[k][w]);
+			fb[k][w].reason = (char *)pmpi_reason_names[w];
+			fb[k][w].has_calls = 1;
+			fb[k][w].calls = su[k][U_REASONS + w];
+			fp[k][c->n_fallbacks++] = &fb[k][w];
+		}
+		cp[k] = c;
+	}
+	r.n_collectives = PC_COUNT;
+	r.collectives = cp;
+	if (m && s->size <= PMPI_PEERS_SENT) {
+		r.n_bytes_per_peer = (size_t)s->size * s->size;
+		r.bytes_per_peer = (uint64_t *)m;
+	}
+	ok = pmpi_ofcd_report(&r, why, n) == 0;
+	free(hosts);
+	return ok;
+}
+
 void pmpi_report(struct pmpi_state *s)
 {
 	const char *path = getenv("OFC_MPI_REPORT");
 	uint64_t u[PC_COUNT][U_PER], su[PC_COUNT][U_PER], *m = NULL;
 	double d[PC_COUNT][2], sd[PC_COUNT][2];
-	bool peers = s->size <= PMPI_PEERS_MAX;
-	char version[MPI_MAX_LIBRARY_VERSION_STRING];
-	json_object *root, *colls, *hosts;
+	bool peers = s->size <= PMPI_PEERS_MAX, sent = false;
+	char version[MPI_MAX_LIBRARY_VERSION_STRING], why[PMPI_ERROR_MAX];
+	json_object *root, *colls, *hosts, *o;
 	int vlen = 0;
 
-	if (!path || !*path)
+	if ((!path || !*path) && !s->from_ofcd)
 		return;
 	for (int k = 0; k < PC_COUNT; k++) {
 		const struct pmpi_stats *st = &s->stats[k];
@@ -151,6 +219,15 @@ void pmpi_report(struct pmpi_state *s)
 		return;
 	PMPI_Get_library_version(version, &vlen);
 	version[strcspn(version, "\n")] = 0;
+	if (s->from_ofcd) {
+		sent = send_report(s, su, sd, m, version, why, sizeof(why));
+		if (!sent)
+			fprintf(stderr, "libofc-mpi: the report was not sent to ofcd: %s\n", why);
+	}
+	if (!path || !*path) {
+		free(m);
+		return;
+	}
 	root = json_object_new_object();
 	json_object_object_add(root, "library", json_object_new_string("libofc-mpi"));
 	json_object_object_add(root, "mpi", json_object_new_string(version));
@@ -168,6 +245,12 @@ void pmpi_report(struct pmpi_state *s)
 	json_object_object_add(root, "collectives", colls);
 	if (peers)
 		json_object_object_add(root, "bytes_per_peer", peers_json(s, m));
+	if (s->from_ofcd) {
+		o = json_object_new_object();
+		json_object_object_add(o, "sent", json_object_new_boolean(sent));
+		json_object_object_add(o, "message", json_object_new_string(why));
+		json_object_object_add(root, "ofcd_report", o);
+	}
 	write_report(path, root);
 	json_object_put(root);
 	free(m);

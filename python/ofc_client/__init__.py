@@ -97,7 +97,10 @@ _ids = itertools.count(1)
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
                         "release_partition", "move_to_phase", "adopt",
                         "testbed_run", "testbed_check", "testbed_down", "testbed_up",
-                        "drain"))
+                        "testbed_mpirun", "drain"))
+# ... and a job's report, which only the leader keeps (any number of sends
+# of one report keep it once: it replaces its partition's last)
+_LEADER_ONLY = _MUTATIONS | {"report_mpi"}
 
 # How errors name the Client's options; `python3 -m ofc_client` passes its
 # command line's, so that its errors name what its user typed.
@@ -225,7 +228,7 @@ class Client:
         MAX_BACKOFF) and again, until the call's deadline. finish(conn,
         first) reads the rest of the answer (a stream's pieces); a break
         there is passed over too. The caller closes the connection."""
-        mutation = request.WhichOneof("body") in _MUTATIONS
+        mutation = request.WhichOneof("body") in _LEADER_ONLY
         start = time.monotonic()
         deadline = None if self.timeout is None else start + self.timeout
         tried = {}  # address -> why it did not answer, in the order first asked
@@ -618,6 +621,17 @@ class Client:
         req.cancel.ticket = ticket
         return self.call(req)
 
+    def report_mpi(self, report, check=True):
+        """Send a job's libofc-mpi report (a control_pb2.ReportMpi, as the
+        library sends it at MPI_Finalize; docs/mpi.md): the leader keeps it
+        as its partition's latest (State.mpi_reports, the ofc_mpi_*
+        metrics). A report ofcd refuses (malformed, too large, another
+        partition's hosts) raises OfcError saying why. Returns the
+        Response."""
+        req = control_pb2.Request()
+        req.report_mpi.CopyFrom(report)
+        return self.call(req, check=check)
+
     # ---- the testbed ----------------------------------------------------
 
     def testbed_run(self, algorithm=None, collective=None, size_bytes=None, alpha=None,
@@ -655,6 +669,29 @@ class Client:
         if topology is not None:
             t.topology = topology
         return self.call(req, check=check).testbed_run
+
+    def testbed_mpirun(self, argv, mpi="mpich", preload=True, size_bytes=None,
+                       run_timeout=None, check=True):
+        """An unmodified MPI program (argv: PROGRAM, a whole path or a name
+        on the hosts' PATH, then its arguments) as one rank per host of the
+        testbed, over the circuits of the topology ofcd committed, with
+        libofc-mpi running ofc's schedules (preload=False: the MPI's own
+        collectives on the same links); mpi: "mpich" or "openmpi". Returns
+        the TestbedMpirunAnswer (.exit_code, .report: the library's JSON
+        report, .output, .circuit_bytes, ...). A program that fails or is
+        stopped raises OfcError (its .response holds the answer) unless
+        check is false."""
+        req = control_pb2.Request()
+        q = req.testbed_mpirun
+        q.argv.extend(argv)
+        q.mpi = mpi
+        if not preload:
+            q.no_preload = True
+        if size_bytes is not None:
+            q.size_bytes = size_bytes
+        if run_timeout is not None:
+            q.timeout = run_timeout
+        return self.call(req, check=check).testbed_mpirun
 
     def testbed_check(self, check=True):
         """Check the testbed's hosts (`ofc --socket PATH testbed check`):

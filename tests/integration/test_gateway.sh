@@ -285,6 +285,22 @@ req tenant-b 200 "$URL/v1/state?with_fabric=true&with_edges=true"
 body_is 'j["state"]["devices"][0]["circuits"]==[] and "fabric" not in j["state"] and "partition" not in j["state"]'
 grep -q 'jobA\|h1[0-9]' "$TMP/out" && bad "tenant b's state names jobA or its hosts" || ok
 
+# A job's libofc-mpi report through the gateway: a tenant's of its own
+# partition kept and in its state (not tenant b's); of another tenant's
+# partition, of hosts not its partition's, or from the read-only role,
+# refused.
+req tenant-a 200 -X POST "$URL/v1/mpi-report" -d '{"partition":"jobA","ranks":2,"hosts":["h0","h1"],"collectives":[{"name":"MPI_Allreduce","calls":4,"ofc_calls":2,"fallbacks":[{"reason":"communicator","calls":2}],"bytes":64}]}'
+body_is 'j["message"]=="report of 2 ranks kept for partition jobA: 4 calls, 2 by ofc" + chr(39) + "s schedule"'
+req tenant-a 403 -X POST "$URL/v1/mpi-report" -d '{"partition":"jobB","ranks":1,"hosts":["h40"]}'
+body_is 'j["message"]=="permission denied: partition jobB belongs to another tenant"'
+req tenant-a 400 -X POST "$URL/v1/mpi-report" -d '{"partition":"jobA","ranks":1,"hosts":["h40"]}'
+body_is '"host " + chr(39) + "h40" + chr(39) + " is not one of partition jobA" in j["message"]'
+req reader 403 -X POST "$URL/v1/mpi-report" -d '{"partition":"jobA","ranks":1,"hosts":["h0"]}'
+req tenant-a 200 "$URL/v1/state"
+body_is '[(r["partition"], r["reporter"], r["collectives"][0]["ofc_calls"]) for r in j["state"]["mpi_reports"]]==[("jobA", "cn:tenant-a", 2)]'
+req tenant-b 200 "$URL/v1/state"
+body_is 'j["state"]["mpi_reports"]==[]'
+
 req tenant-a 403 -X POST "$URL/v1/apply" -d '{"yaml":"x"}'
 body_is 'j["message"]=="permission denied: cn:tenant-a is a tenant; this request needs the admin role"'
 req admin 200 -X POST "$URL/v1/apply" --data-binary @- <<EOF

@@ -6,12 +6,18 @@
 # ranks matched by the hosts ofcd's answer names, every element right. A
 # port failed through `ofc fail` while the job runs is re-planned by ofcd
 # and taken by the job at a collective boundary (OFC_SCHEDULE_WATCH=1),
-# every rank at the same call, the data still right. No ofcd reachable, and
-# a partition ofcd does not hold: every call falls back, with the reason.
+# every rank at the same call, the data still right. At MPI_Finalize the
+# job's report reaches ofcd (ReportMpi), which shows it in its state and
+# metrics. No ofcd reachable, and a partition ofcd does not hold: every
+# call falls back, with the reason, and the report is not kept, saying
+# why; reports that are malformed, too large or not the fabric's hosts'
+# are refused with the reason. The same through ofc-gateway, by the job's
+# client certificate.
 SUITE=mpi_ofcd
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mpi_env.sh"
 . "$(dirname "$0")/emu.sh"
+. "$(dirname "$0")/pki.sh"
 
 LIB=$BUILD/libofc-mpi.so
 CHECK=$BUILD/tests/ofc-mpi-check
@@ -23,9 +29,11 @@ start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
 mkdir -p "$TMP/st"
 $BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/f.yaml" --socket "$SOCK" \
 	--state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 \
-	2>>"$TMP/ofcd.log" &
+	--gateway-socket "$TMP/gw.sock" --gateway-uid "$(id -u)" 2>>"$TMP/ofcd.log" &
 ofcd_pid=$!
+gw_pid=
 cleanup() {
+	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
 	kill -TERM "$ofcd_pid" 2>/dev/null
 	wait "$ofcd_pid" 2>/dev/null
 	stop_all_emus
@@ -66,6 +74,37 @@ rc=$?
 	'[s["file"] for s in rep["schedules"]] == ["ofcd:allreduce", "ofcd:allgather", "ofcd:reduce-scatter", "ofcd:alltoall"] and all(s["ok"] for s in rep["schedules"])' &&
 	ok || bad "schedules from ofcd: exit $rc" "$(tail -c 600 "$TMP/out")" "$(head -c 600 "$TMP/err")" "$(head -c 1200 "$TMP/r1.json")"
 
+# The report reached ofcd: rank 0 sent it at MPI_Finalize; ofcd's state
+# (JSON and text) and metrics show the job's counts for the fabric (no
+# partition), each figure the job's own report's.
+cat >"$TMP/state.py" <<'EOF'
+import json, sys
+rep, st = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+met = open(sys.argv[3]).read()
+r = st["mpi_reports"][-1]
+ok = rep["ofcd_report"]["sent"] and "partition" not in r and r["ranks"] == 4
+ok = ok and r["hosts"] == ["h0", "h1", "h2", "h3"] and r["reporter"].startswith("uid:")
+ok = ok and [int(b) for b in r["bytes_per_peer"]] == sum(rep["bytes_per_peer"], [])
+for c in rep["collectives"]:
+    k = next(x for x in r["collectives"] if x["name"] == c["name"])
+    why = {f["reason"]: int(f["calls"]) for f in k.get("fallbacks", [])}
+    ok = ok and int(k["calls"]) == c["calls"] and int(k["ofc_calls"]) == c["ofc_calls"] > 0
+    ok = ok and why == c["fallback_reasons"] and int(k["bytes"]) == c["bytes"]
+    lab = 'partition="",collective="%s"' % c["name"]
+    ok = ok and "ofc_mpi_calls{%s} %d\n" % (lab, c["calls"]) in met
+    ok = ok and "ofc_mpi_ofc_calls{%s} %d\n" % (lab, c["ofc_calls"]) in met
+    ok = ok and "ofc_mpi_bytes{%s} %d\n" % (lab, c["bytes"]) in met
+    ok = ok and all("ofc_mpi_fallbacks{%s,reason=\"%s\"} %d\n" % (lab, w, n) in met
+                    for w, n in c["fallback_reasons"].items())
+sys.exit(0 if ok else 1)
+EOF
+$OFC --socket "$SOCK" status --json >"$TMP/st.json" 2>&1 &&
+	$OFC --socket "$SOCK" metrics >"$TMP/met" 2>&1 &&
+	python3 "$TMP/state.py" "$TMP/r1.json" "$TMP/st.json" "$TMP/met" && ok ||
+	bad "the report in ofcd's state and metrics" "$(head -c 400 "$TMP/r1.json")" \
+		"$(grep -A40 mpi_reports "$TMP/st.json" | head -c 1500)" "$(grep ofc_mpi "$TMP/met" | head -c 1500)"
+expect_stdout_has "mpi report the fabric: 4 ranks, host names, from uid:" $OFC --socket "$SOCK" status
+
 # A re-plan while the job runs: h0's port 0 fails, ofcd moves it to a
 # spare and re-plans; the job, asking every 0.2 s, takes it.
 job "$TMP/r2.json" -genv OFC_SCHEDULE_WATCH 1 -genv OFC_MPI_OFCD_POLL 0.2 \
@@ -92,6 +131,7 @@ sys.exit(0 if all(c["ofc_calls"] == 0 and c["calls"] > 0 and c["fallback_reasons
 }
 JOB_ENV="OFC_SOCKET=$TMP/none.sock" job "$TMP/r3.json" -n 4 $CHECK 5 >"$TMP/out" 2>"$TMP/err"
 rc=$?
+cp "$TMP/err" "$TMP/err3"
 [ $rc -eq 0 ] && reasons_are "$TMP/r3.json" no_ofcd &&
 	grep -qF "libofc-mpi: ofcd at $TMP/none.sock: No such file or directory; allreduce falls back to the MPI's own" "$TMP/err" &&
 	ok || bad "no ofcd: exit $rc" "$(head -c 600 "$TMP/err")" "$(head -c 800 "$TMP/r3.json")"
@@ -99,6 +139,76 @@ JOB_ENV=OFC_PARTITION=nosuch job "$TMP/r4.json" $(ranks 5) >"$TMP/out" 2>"$TMP/e
 rc=$?
 [ $rc -eq 0 ] && reasons_are "$TMP/r4.json" bad_schedule &&
 	grep -q "^libofc-mpi: ofcd: no allreduce schedule for partition nosuch: " "$TMP/err" &&
+	grep -qF "libofc-mpi: the report was not sent to ofcd: ofcd refused it: report-mpi refused: no partition nosuch: neither the config's nor held; nothing to report on" "$TMP/err" &&
 	ok || bad "a partition ofcd does not hold: exit $rc" "$(head -c 600 "$TMP/err")" "$(head -c 800 "$TMP/r4.json")"
+# ... and the job without ofcd said its report went nowhere
+grep -qF "libofc-mpi: the report was not sent to ofcd: ofcd at $TMP/none.sock: No such file or directory" \
+	"$TMP/err3" && ok || bad "no ofcd: the report's fate unsaid" "$(head -c 600 "$TMP/err3")"
+
+# Reports ofcd refuses, each with its reason, the kept one untouched: a
+# host that is not the fabric's (a report for another partition), counts
+# that do not add up, a collective it does not intercept, hosts that are
+# not one a rank, and one too large.
+PYTHONPATH="$BUILD/python" python3 - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "bad reports" "$(head -c 1500 "$TMP/out")"
+import sys
+from ofc_client import Client, OfcError, control_pb2 as pb
+
+def refused(want, status, **kw):
+    colls = kw.pop("collectives", [])
+    q = pb.ReportMpi(**kw)
+    for c in colls:
+        q.collectives.add(**c)
+    try:
+        r = Client(sys.argv[1], timeout=30).report_mpi(q)
+        sys.exit("%s: kept: %r" % (want, r.message))
+    except OfcError as e:
+        if e.status != pb.Status.Name(status) or want not in str(e):
+            sys.exit("%s: got %s %r" % (want, e.status, str(e)))
+
+h4 = ["h0", "h1", "h2", "h3"]
+refused("report-mpi refused: rank 1's host 'h9' is not one of the fabric's hosts: a report for another partition",
+        pb.STATUS_INVALID, ranks=2, hosts=["h0", "h9"])
+refused("report-mpi refused: MPI_Allreduce: 10 calls, but 4 by ofc's schedule and 0 fallbacks",
+        pb.STATUS_INVALID, ranks=4, hosts=h4, collectives=[dict(name="MPI_Allreduce", calls=10, ofc_calls=4)])
+refused("report-mpi refused: collective 0 is 'MPI_Barrier': not one libofc-mpi intercepts",
+        pb.STATUS_INVALID, ranks=4, hosts=h4, collectives=[dict(name="MPI_Barrier", calls=1, ofc_calls=1)])
+refused("report-mpi refused: 3 hosts for 4 ranks", pb.STATUS_INVALID, ranks=4, hosts=h4[:3])
+refused("report-mpi refused: the report is ", pb.STATUS_INVALID, ranks=256,
+        hosts=["h0"] * 256, bytes_per_peer=[1 << 62] * (256 * 256))
+st = Client(sys.argv[1], timeout=30).get_state()
+if len(st.mpi_reports) != 1 or st.mpi_reports[0].ranks != 4:
+    sys.exit("the kept report changed: %s" % st.mpi_reports)
+PY
+
+# Through ofc-gateway (OFC_GATEWAY, the job's client certificate): the
+# schedules and the report as through the socket, the report's reporter
+# the certificate's identity; a tenant's job asking for the whole fabric
+# is refused its schedules and its report, each saying why.
+C="$TMP/pki"
+pki_ca "$C"
+for n in job tenant; do pki_cert $n client; done
+pki_cert server server
+printf 'cn:job admin\ncn:tenant tenant slurm-job-*\n' >"$TMP/policy"
+$BUILD/ofc-gateway --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" \
+	--ca "$C/ca.pem" --policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" \
+	--port-file "$TMP/gw.port" 2>"$TMP/gw.log" &
+gw_pid=$!
+deadline 30 gwup
+while [ ! -s "$TMP/gw.port" ] && ! past $gwup; do sleep 0.05; done
+read -r P <"$TMP/gw.port"
+GWENV="OFC_SOCKET=$TMP/none.sock OFC_GATEWAY=https://127.0.0.1:$P OFC_CACERT=$C/ca.pem"
+JOB_ENV="$GWENV OFC_CERT=$C/job.pem OFC_KEY=$C/job.key" job "$TMP/r5.json" $(ranks 5 4099) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/out" "$TMP/r5.json" \
+	'all(s["ok"] for s in rep["schedules"]) and rep["ofcd_report"]["sent"]' &&
+	$OFC --socket "$SOCK" status >"$TMP/status" 2>&1 &&
+	grep -q "^  mpi report the fabric: 4 ranks, host names, from cn:job at " "$TMP/status" && ok ||
+	bad "through the gateway: exit $rc" "$(head -c 600 "$TMP/err")" "$(head -c 1200 "$TMP/r5.json")" "$(tail -3 "$TMP/gw.log")"
+JOB_ENV="$GWENV OFC_CERT=$C/tenant.pem OFC_KEY=$C/tenant.key" job "$TMP/r6.json" $(ranks 5) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && reasons_are "$TMP/r6.json" bad_schedule &&
+	grep -qF "libofc-mpi: ofcd: no allreduce schedule: permission denied: cn:tenant is a tenant and asks for its partitions' schedules (partition)" "$TMP/err" &&
+	grep -qF "libofc-mpi: the report was not sent to ofcd: ofcd refused it: permission denied: cn:tenant is a tenant and reports its own partitions' jobs only (partition)" "$TMP/err" &&
+	ok || bad "a tenant's job for the whole fabric: exit $rc" "$(head -c 1200 "$TMP/err")" "$(head -c 800 "$TMP/r6.json")"
 
 finish

@@ -9,7 +9,8 @@
 # (tests/mpi/ofc_mpi_check.c) as one task a node: every element right,
 # the report shows the collectives on MPI_COMM_WORLD run by ofcd's
 # schedules for the job's topology, each task on the host the node map
-# names (OFC_HOST, from the TaskProlog).
+# names (OFC_HOST, from the TaskProlog); at its end the report reaches
+# ofcd, which shows it as the partition's.
 SUITE=mpi_slurm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mpi_env.sh"
@@ -90,8 +91,15 @@ ok = ok and rep["hosts"] == ["h0", "h1", "h2", "h3"] and all(s["ok"] and s["topo
 for c in rep["collectives"]:
     want, ref = prog["calls"][c["name"]] * 4, prog["reference_calls"][c["name"]] * 4
     ok = ok and c["ofc_calls"] == want > 0 and c["fallback_reasons"] == {"communicator": ref}
+# ... sent to ofcd for the job's partition, which kept it
+ok = ok and rep["ofcd_report"]["sent"] and "kept for partition %s:" % sys.argv[3] in rep["ofcd_report"]["message"]
 sys.exit(0 if ok else 1)
 EOF
 	bad "the job's report" "$(tail -c 800 "$TMP/job.out")" "$(tail -c 800 "$TMP/job.err")" "$(head -c 1500 "$TMP/report.json" 2>/dev/null)"
+# ofcd shows it as the partition's, after the job (its partition let go)
+$OFC --socket "$SOCK" status >"$TMP/status" 2>&1 &&
+	grep -q "^  mpi report partition slurm-job-$id: 4 ranks, rank order, from uid:" "$TMP/status" &&
+	grep -q "^ *MPI_Allreduce  *[0-9]* calls, [1-9][0-9]* by ofc's schedule" "$TMP/status" && ok ||
+	bad "ofcd's state lacks the job's report" "$(head -c 1500 "$TMP/status")"
 
 finish

@@ -6,7 +6,8 @@
 # collectives on MPI_COMM_WORLD all run by ofc's schedules, every fallback
 # explained, ranks matched to the hosts by name, and the schedules' bytes
 # crossed the circuits; --no-preload leaves every call to the MPI, on the
-# same circuits. Bad usage and a testbed that is not up are refused.
+# same circuits. Bad usage and a testbed that is not up are refused. The
+# same through ofcd (TestbedMpirun), from the CLI and the Python client.
 # (run alone: its circuits carry traffic at rates this machine's cores
 # must keep up with)
 SUITE=mpi_testbed
@@ -27,7 +28,9 @@ cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
 mpi_fabric "$TMP/tb4.yaml" "$NAME" 200Mbps
 start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
 DEV="ocs0=127.0.0.1:$e_port"
+ofcd_pid=
 cleanup() {
+	[ -n "$ofcd_pid" ] && kill "$ofcd_pid" 2>/dev/null && wait "$ofcd_pid" 2>/dev/null
 	$OFC testbed down "$TMP/tb4.yaml" --state-dir "$ST" >/dev/null 2>&1
 	stop_all_emus
 	rm_tmp
@@ -88,5 +91,38 @@ expect_stdout_has "  MPI_Allreduce" $RUN --mpi openmpi -- "$CHECK-openmpi" 5
 grep -q "circuit bytes: [0-9.]* MB" "$TMP/out" && ok || bad "no circuit bytes" "$(cat "$TMP/out")"
 # A program that fails: its exit status.
 expect_exit 3 $RUN --mpi openmpi -- sh -c 'exit 3'
+
+# Through ofcd, which holds the fabric and its testbed: the same job by
+# the CLI (`ofc --socket PATH testbed mpirun`, the same JSON) and by the
+# Python client (Open MPI); a relative PROGRAM and a failing one refused
+# with the reason.
+SOCK="$TMP/ofcd.sock"
+$BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/tb4.yaml" --socket "$SOCK" \
+	--state-dir "$ST" --device "$DEV" --probe-interval 0 2>>"$TMP/ofcd.log" &
+ofcd_pid=$!
+deadline 30 up
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $up; do sleep 0.05; done
+RUN="$OFC --socket $SOCK testbed mpirun --run-timeout 120"
+mpirun_ok preload -- "$CHECK" 1 17 4099
+expect_error 2 "ofc --socket PATH testbed mpirun: --mpi is mpich or openmpi, got 'lam'" $RUN --mpi lam -- true
+expect_exit 3 $RUN -- sh -c 'exit 3'
+PYTHONPATH="$BUILD/python" python3 - "$SOCK" "$CHECK-openmpi" >"$TMP/out" 2>&1 <<'PY' && ok || bad "testbed_mpirun from Python" "$(head -c 1500 "$TMP/out")"
+import json, sys
+from ofc_client import Client, OfcError
+ofc = Client(sys.argv[1], timeout=300)
+a = ofc.testbed_mpirun([sys.argv[2], "5"], mpi="openmpi", run_timeout=120)
+rep = json.loads(a.report)
+prog = json.loads([l for l in a.output.splitlines() if l.startswith('{"ranks"')][-1])
+if (a.exit_code, a.ranks, a.mpi, prog["bad_elements"]) != (0, 4, "openmpi", 0):
+    sys.exit("answer: %s" % a)
+if not all(c["ofc_calls"] == prog["calls"][c["name"]] * 4 > 0 for c in rep["collectives"]):
+    sys.exit("report: %s" % a.report)
+try:
+    ofc.testbed_mpirun(["tests/x"])
+    sys.exit("a relative PROGRAM was taken")
+except OfcError as e:
+    if e.status != "STATUS_INVALID" or "is a relative path" not in str(e):
+        sys.exit("relative PROGRAM: %s %s" % (e.status, e))
+PY
 
 finish

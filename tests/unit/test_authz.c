@@ -80,15 +80,26 @@ static const struct {
 	bool may[NSENDERS];
 } expected[] = {
     /*                          admin tenant ro-role ro-sock peer sock-admin */
-    {API_APPLY_CONFIG, {1, 0, 0, 0, 0, 1}},   {API_RECONFIGURE, {1, 1, 0, 0, 0, 1}},
-    {API_GET_SCHEDULE, {1, 1, 1, 1, 1, 1}},   {API_GET_STATE, {1, 1, 1, 1, 1, 1}},
-    {API_WATCH, {1, 1, 1, 1, 1, 1}},	      {API_CANCEL, {1, 1, 0, 0, 0, 1}},
-    {API_REPORT_FAILURE, {1, 0, 0, 0, 0, 1}}, {API_RELEASE_PARTITION, {1, 1, 0, 0, 0, 1}},
-    {API_GET_METRICS, {1, 0, 1, 1, 1, 1}},    {API_GET_PLAN, {1, 0, 1, 1, 1, 1}},
-    {API_MOVE_TO_PHASE, {1, 0, 0, 0, 0, 1}},  {API_ADOPT, {1, 0, 0, 0, 0, 1}},
-    {API_TESTBED_RUN, {1, 0, 0, 0, 0, 1}},    {API_TESTBED_CHECK, {1, 0, 0, 0, 0, 1}},
-    {API_TESTBED_DOWN, {1, 0, 0, 0, 0, 1}},   {API_TESTBED_UP, {1, 0, 0, 0, 0, 1}},
+    {API_APPLY_CONFIG, {1, 0, 0, 0, 0, 1}},
+    {API_RECONFIGURE, {1, 1, 0, 0, 0, 1}},
+    {API_GET_SCHEDULE, {1, 1, 1, 1, 1, 1}},
+    {API_GET_STATE, {1, 1, 1, 1, 1, 1}},
+    {API_WATCH, {1, 1, 1, 1, 1, 1}},
+    {API_CANCEL, {1, 1, 0, 0, 0, 1}},
+    {API_REPORT_FAILURE, {1, 0, 0, 0, 0, 1}},
+    {API_RELEASE_PARTITION, {1, 1, 0, 0, 0, 1}},
+    {API_GET_METRICS, {1, 0, 1, 1, 1, 1}},
+    {API_GET_PLAN, {1, 0, 1, 1, 1, 1}},
+    {API_MOVE_TO_PHASE, {1, 0, 0, 0, 0, 1}},
+    {API_ADOPT, {1, 0, 0, 0, 0, 1}},
+    {API_TESTBED_RUN, {1, 0, 0, 0, 0, 1}},
+    {API_TESTBED_CHECK, {1, 0, 0, 0, 0, 1}},
+    {API_TESTBED_DOWN, {1, 0, 0, 0, 0, 1}},
+    {API_TESTBED_UP, {1, 0, 0, 0, 0, 1}},
     {API_DRAIN, {1, 0, 0, 0, 0, 1}},
+    /* a job's report: jobs run as their users on the main socket */
+    {API_REPORT_MPI, {1, 1, 0, 0, 1, 1}},
+    {API_TESTBED_MPIRUN, {1, 0, 0, 0, 0, 1}},
 };
 
 /* Set the field `name` of the body m (of kind k): a string, or a uint64
@@ -232,6 +243,20 @@ static void test_refusals_say_why(void **state)
 	assert_string_equal(why, "permission denied: partition other-3 belongs to another tenant");
 	free(m);
 
+	/* a job's report, of a partition not the tenant's, or of none (the
+	 * whole fabric's jobs: an admin's or a socket peer's) */
+	k = &api_requests[API_REPORT_MPI];
+	m = request_of(k, &q);
+	q.report_mpi->partition = "other-3";
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why, "permission denied: no partition other-3 exists (nothing to "
+				 "report on), and cn:tenant-a may name only its own partitions");
+	q.report_mpi->partition = NULL;
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why, "permission denied: cn:tenant-a is a tenant and reports its own "
+				 "partitions' jobs only (partition)");
+	free(m);
+
 	/* a Request without a body: through to its INVALID answer, but for
 	 * the roles that may not send what a body could hold */
 	ofc__v1__request__init(&q);
@@ -299,7 +324,8 @@ static void test_tenant_sees_no_peer(void **state)
 static void test_tenant_rules(void **state)
 {
 	static struct ofcd_loop l;
-	static struct ofcd d = {.loop = &l}; /* (no partition: every name but the tenant's is none) */
+	static struct ofcd d = {.loop =
+				    &l}; /* (no partition: every name but the tenant's is none) */
 	Ofc__V1__Principal gw;
 	struct principal who = sender(GW_TENANT, &gw);
 	size_t rules = 0;

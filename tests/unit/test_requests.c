@@ -81,9 +81,12 @@ static void test_rows_are_the_oneof(void **state)
 		assert_string_equal(k->desc->short_name, k->name);
 		assert_ptr_equal(api_request_of(k->body), k);
 		/* a read changes nothing; whatever changes something is the
-		 * leader's alone */
-		assert_true(!(k->flags & API_READ) != !(k->flags & API_MUTATION));
-		assert_true(!(k->flags & API_MUTATION) == !(k->flags & API_LEADER));
+		 * leader's alone; a job's report is one of the three */
+		assert_int_equal(!!(k->flags & API_READ) + !!(k->flags & API_MUTATION) +
+				     !!(k->flags & API_REPORT),
+				 1);
+		assert_true(!(k->flags & API_MUTATION) || (k->flags & API_LEADER));
+		assert_true(!(k->flags & API_LEADER) || (k->flags & (API_MUTATION | API_REPORT)));
 		assert_ptr_equal(api_route(k->method, k->route), k);
 		assert_ptr_equal(api_route(NULL, k->route), k);
 		assert_string_equal(k->method, k->flags & API_READ ? "GET" : "POST");
@@ -264,9 +267,9 @@ static void test_docs_table_is_the_table(void **state)
 	static const struct {
 		unsigned flag;
 		const char *word;
-	} words[] = {{API_READ, "read"},     {API_MUTATION, "mutation"}, {API_STREAM, "stream"},
-		     {API_TENANT, "tenant"}, {API_LEADER, "leader"},	 {API_KEYED, "keyed"},
-		     {API_CACHED, "cached"}};
+	} words[] = {{API_READ, "read"},     {API_MUTATION, "mutation"}, {API_REPORT, "report"},
+		     {API_STREAM, "stream"}, {API_TENANT, "tenant"},	 {API_LEADER, "leader"},
+		     {API_KEYED, "keyed"},   {API_CACHED, "cached"}};
 	char *doc = read_doc();
 	char *sec = strstr(doc, "\n### The request table\n");
 	char cells[64][64];
