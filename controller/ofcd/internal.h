@@ -32,6 +32,7 @@
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
+#include "proto/planner.pb-c.h"
 
 /* A validated config, immutable once shared: the mutation worker, the
  * snapshots and the schedule jobs each hold a reference. */
@@ -442,6 +443,13 @@ struct dev_metrics {
  * waits behind a local user's and one user's never behind another's
  * many. */
 #define SCHEDULE_WORKERS 2
+/* A schedule worker's planner process (planner_proc.c): pid 0 when none
+ * runs (started on the next job); fd the socket to it. Only its worker
+ * touches it; pid is atomic so ofcd_close may read it. */
+struct planner_proc {
+	_Atomic pid_t pid;
+	int fd;
+};
 struct ofcd_jobs {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -450,6 +458,7 @@ struct ofcd_jobs {
 	struct job *srunning[SCHEDULE_WORKERS];
 	bool stop; /* the workers return */
 	pthread_t mthread, sthread[SCHEDULE_WORKERS];
+	struct planner_proc planner[SCHEDULE_WORKERS];
 	bool started;
 };
 
@@ -579,9 +588,10 @@ int ofcd_allow_parse(struct ofcd *d, struct ofc_error *err);
  * move what c's devices counted (commands, errors) into d->devm and take
  * their last contact; c's counts start again from 0. */
 void metrics_devices_take(struct ofcd *d, struct ctl *c);
-/* (schedule worker, schedule_job.c) GetSchedule's answers: the
- * pipeline's, and the fluid engine's on a server fabric. */
-void ofcd_run_schedule(const struct ofcd *d, struct job *j);
+/* (the planner process, schedule_job.c) GetSchedule's answers: the
+ * pipeline's (edge lists a client named read under files), and the fluid
+ * engine's on a server fabric. */
+void ofcd_run_schedule(const struct topo_files *files, struct job *j);
 void ofcd_run_schedule_fluid(struct job *j);
 /* The fluid engine's schedule for j (ofcd_run_schedule_fluid, stream.c),
  * planned from its period: 0 with resp's status and message set and
@@ -639,6 +649,33 @@ void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void *ofcd_schedule_worker_2(void *arg); /* the second (SCHEDULE_WORKERS) */
 void ofcd_run_job(struct ofcd *d, struct job *j);
+/* (schedule worker, planner_proc.c) j (GetSchedule) computed by p's
+ * planner process: j->reply its answer, or a refusal saying why the
+ * planner gave none (ended, killed, past the time limit). */
+void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j);
+/* p's planner told to end (its socket closed) and reaped; killed if it
+ * does not end within 2 s. */
+void planner_stop(struct planner_proc *p);
+/* (planner_fabric.c) j's config as the planner rebuilds it
+ * (ofc.v1.PlannerFabric, packed; the caller frees it). */
+uint8_t *planner_fabric_pack(const struct fabcfg *c, size_t *len);
+/* ... and rebuilt, validated but for the drivers (drivers_unchecked):
+ * the fabric ofcd's config c had. */
+int planner_fabric_build(const Ofc__V1__PlannerFabric *m, const struct topo_files *files,
+			 struct fabric **out, struct ofc_error *err);
+/* Failure items ("HOST", "HOST:PORT", "U-V", canonical) added to f's
+ * failed hosts, ports and links, named as in names (validated: the same
+ * YAML, so the same hosts in the same order). */
+void fabric_add_failures(struct fabric *f, const struct fabric *names, char *const *items,
+			 uint32_t n);
+/* (the planner process, planner_serve.c) Serve ofcd's jobs on fd until it
+ * closes it: 0, or -1 with err when the planner cannot set itself up. */
+struct planner_serve_opts {
+	int fd;
+	const char *topology_dir; /* NULL: none */
+	uint64_t max_memory;	  /* the most any request may hold */
+};
+int planner_serve(const struct planner_serve_opts *o, struct ofc_error *err);
 /* The mutation worker's half (d->w), made by ofcd_open; when ofcd_close
  * has joined the workers, its devices closed (before the store: their
  * drivers' threads wake the loop until they stop), then the rest let go
