@@ -233,6 +233,7 @@ struct job {
 	bool tenant;
 	double t0;	       /* metrics: started (schedules: asked for) */
 	struct stream *stream; /* a streamed GetSchedule (stream.c) */
+	bool streamed;	       /* ... answered a frame at a time (the planner's) */
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
 	/* apply-config; unnamed: sent without a filename, so its relative
@@ -395,14 +396,22 @@ struct note {
  * on how many frames the loop holds for the client (inflight, at most a
  * window); the loop acknowledges each once the client's unsent answers
  * are below OUT_HIGH, and cancels when the client is gone. */
+/* What starting a planner process takes (planner_proc.c), copied from
+ * the daemon (planner_how) by whoever may outlive it: the program, the
+ * topology directory, the most any request may hold. */
+struct planner_how {
+	char *path;
+	char *topo_dir;
+	uint64_t max_memory;
+};
 struct stream {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct ofcd *d; /* only under mu, and only while !orphan */
 	/* What the thread reads of the daemon, copied when the stream is
 	 * made: ofcd_close may free d while the thread computes. */
-	double wait;		 /* 2 x the client timeout */
-	struct topo_files files; /* --topology-dir: its own descriptor */
+	double wait;		/* 2 x the client timeout */
+	struct planner_how how; /* the stream's planner process */
 	uint64_t conn_id;
 	uint32_t inflight;
 	bool cancel; /* stop sending */
@@ -653,9 +662,26 @@ void ofcd_run_job(struct ofcd *d, struct job *j);
  * planner process: j->reply its answer, or a refusal saying why the
  * planner gave none (ended, killed, past the time limit). */
 void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j);
-/* p's planner told to end (its socket closed) and reaped; killed if it
- * does not end within 2 s. */
-void planner_stop(struct planner_proc *p);
+/* p's planner ended and reaped: told to (its socket closed; killed if it
+ * does not end within 2 s) or killed at once (kill_it); how it ended, in
+ * words, into why (NULL: not wanted). */
+void planner_end(struct planner_proc *p, bool kill_it, char *why, size_t n);
+void planner_how(const struct ofcd *d, struct planner_how *h);
+void planner_how_free(struct planner_how *h);
+/* j sent to p's planner (started where none runs; one that ended at rest
+ * is started again once), as a stream's or a whole answer's job. */
+int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
+		 bool stream, double deadline, struct ofc_error *err);
+/* How long ofcd waits for a planner's next frame: j's time limit and
+ * PLANNER_GRACE, or a day when it has none. */
+double planner_wait(const struct job *j);
+/* (the planner process, stream_produce.c) j's schedule as a stream's
+ * Responses, each handed to emit (false: stop). */
+struct stream_out {
+	bool (*emit)(void *ctx, const Ofc__V1__Response *r);
+	void *ctx;
+};
+void stream_produce(const struct topo_files *files, struct job *j, struct stream_out *out);
 /* (planner_fabric.c) j's config as the planner rebuilds it
  * (ofc.v1.PlannerFabric, packed; the caller frees it). */
 uint8_t *planner_fabric_pack(const struct fabcfg *c, size_t *len);

@@ -52,56 +52,60 @@ static void child_exec(int fd, const char *path, char *const argv[])
 	_exit(127);
 }
 
-/* The most a planner may hold for any request: the larger of the two
- * sockets' request limits. */
-static uint64_t planner_memory(const struct ofcd *d)
+void planner_how(const struct ofcd *d, struct planner_how *h)
 {
 	struct schedule_query a = {.max_memory = d->o.max_request_memory};
 	struct schedule_query b = {.max_memory = d->o.ro_max_request_memory};
 	uint64_t x = schedule_memory_limit(&a), y = schedule_memory_limit(&b);
 
-	return x > y ? x : y;
+	h->path = d->o.planner_path && *d->o.planner_path
+		      ? xstrdup(d->o.planner_path)
+		      : exe_sibling("OFC_PLANNER", "ofc-planner");
+	h->topo_dir = d->topo_dir ? xstrdup(d->topo_dir) : NULL;
+	/* (the most it may hold for any request: the larger of the two
+	 * sockets' request limits) */
+	h->max_memory = x > y ? x : y;
 }
 
-static int start(struct ofcd *d, struct planner_proc *p, struct ofc_error *err)
+void planner_how_free(struct planner_how *h)
 {
-	char *path = d->o.planner_path && *d->o.planner_path
-			 ? xstrdup(d->o.planner_path)
-			 : exe_sibling("OFC_PLANNER", "ofc-planner");
+	free(h->path);
+	free(h->topo_dir);
+	h->path = h->topo_dir = NULL;
+}
+
+double planner_wait(const struct job *j)
+{
+	return j->max_time > 0 ? j->max_time + PLANNER_GRACE : PLANNER_LONGEST;
+}
+
+static int start(const struct planner_how *h, struct planner_proc *p, struct ofc_error *err)
+{
 	char mem[32];
 	int sv[2];
 	pid_t pid;
 
-	if (!path)
+	if (!h->path)
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "cannot find the planner program (ofc-planner beside ofcd, "
 				     "or $OFC_PLANNER)");
-	if (access(path, X_OK) != 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "the planner program %s: %s", path,
-			      strerror(errno));
-		free(path);
-		return -1;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
-		free(path);
-		return -1;
-	}
-	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)planner_memory(d));
+	if (access(h->path, X_OK) != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "the planner program %s: %s", h->path,
+				     strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
+	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)h->max_memory);
 	char *argv[] = {
-	    path, "--max-memory", mem, d->topo_dir ? "--topology-dir" : NULL, d->topo_dir, NULL};
+	    h->path, "--max-memory", mem, h->topo_dir ? "--topology-dir" : NULL, h->topo_dir, NULL};
 	pid = fork();
 	if (pid == 0)
-		child_exec(sv[1], path, argv);
+		child_exec(sv[1], h->path, argv);
 	close(sv[1]);
 	if (pid < 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "cannot start the planner %s: %s", path,
-			      strerror(errno));
 		close(sv[0]);
-		free(path);
-		return -1;
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the planner %s: %s", h->path,
+				     strerror(errno));
 	}
-	free(path);
 	p->fd = sv[0];
 	atomic_store(&p->pid, pid);
 	return 0;
@@ -128,14 +132,16 @@ static void ended(int status, char *why, size_t n)
 				: "");
 }
 
-/* End p's planner (killed, reaped) and say how it ended into why. */
-static void stop(struct planner_proc *p, bool kill_it, char *why, size_t n)
+void planner_end(struct planner_proc *p, bool kill_it, char *why, size_t n)
 {
 	pid_t pid = atomic_load(&p->pid);
 	int status = 0;
 
-	if (pid <= 0)
+	if (pid <= 0) {
+		if (why)
+			snprintf(why, n, "was not running");
 		return;
+	}
 	close(p->fd);
 	p->fd = -1;
 	if (kill_it)
@@ -158,13 +164,8 @@ static void stop(struct planner_proc *p, bool kill_it, char *why, size_t n)
 		ended(status, why, n);
 }
 
-void planner_stop(struct planner_proc *p)
-{
-	stop(p, false, NULL, 0);
-}
-
 /* j's job as the planner reads it. */
-static uint8_t *job_pack(const struct job *j, size_t *len)
+static uint8_t *job_pack(const struct job *j, bool stream, size_t *len)
 {
 	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
 	uint8_t *buf;
@@ -188,6 +189,8 @@ static uint8_t *job_pack(const struct job *j, size_t *len)
 	m.has_max_time = m.has_max_frame = 1;
 	m.max_time = j->max_time;
 	m.max_frame = j->max_frame;
+	m.has_stream = 1;
+	m.stream = stream;
 	*len = protobuf_c_message_get_packed_size(&m.base);
 	buf = xmalloc(*len ? *len : 1);
 	protobuf_c_message_pack(&m.base, buf);
@@ -206,57 +209,59 @@ static void refuse(struct job *j, Ofc__V1__Status status, const char *msg)
 	response_pack(&resp, &j->reply, &j->reply_len);
 }
 
-/* Send the job to p's planner, starting one where none runs; a planner
- * that ended at rest is started again and sent the job once more. */
-static int send_job(struct ofcd *d, struct planner_proc *p, const uint8_t *buf, size_t len,
-		    double deadline, struct ofc_error *err)
+int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
+		 bool stream, double deadline, struct ofc_error *err)
 {
-	for (int attempt = 0;; attempt++) {
-		if (atomic_load(&p->pid) <= 0 && start(d, p, err) < 0)
-			return -1;
-		if (frame_send(p->fd, buf, len, len, deadline, err) == 0)
-			return 0;
-		char why[160];
+	size_t len;
+	uint8_t *buf = job_pack(j, stream, &len);
 
-		stop(p, true, why, sizeof(why));
-		ofcd_log(d, OFCD_LOG_WARNING, "the planner process %s at rest: starting another",
-			 why);
+	for (int attempt = 0;; attempt++) {
+		if (atomic_load(&p->pid) <= 0 && start(h, p, err) < 0)
+			break;
+		if (frame_send(p->fd, buf, len, len, deadline, err) == 0) {
+			free(buf);
+			return 0;
+		}
+		/* (a planner that ended at rest: another one, sent the job once
+		 * more) */
+		planner_end(p, true, NULL, 0);
 		if (attempt)
-			return -1;
+			break;
 		ofc_error_clear(err);
 	}
+	free(buf);
+	return -1;
 }
 
 void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)
 {
-	double limit = j->max_time > 0 ? j->max_time + PLANNER_GRACE : PLANNER_LONGEST;
-	double deadline = now_seconds() + limit;
+	double limit = planner_wait(j);
 	struct ofc_error err = {0};
-	size_t len, cap = 0, got = 0;
-	uint8_t *buf = job_pack(j, &len), *rbuf = NULL;
+	struct planner_how h;
+	size_t cap = 0, got = 0;
+	uint8_t *rbuf = NULL;
 	char why[160], msg[sizeof(err.msg) + 200];
-	pid_t pid;
+	int rc;
 
-	if (send_job(d, p, buf, len, deadline, &err) < 0) {
-		free(buf);
+	planner_how(d, &h);
+	rc = planner_send(&h, p, j, false, now_seconds() + limit, &err);
+	planner_how_free(&h);
+	if (rc < 0) {
 		snprintf(msg, sizeof(msg), "the planner process cannot take the request: %s",
 			 err.msg);
 		refuse(j, OFC__V1__STATUS__STATUS_INTERNAL, msg);
 		return;
 	}
-	free(buf);
-	pid = atomic_load(&p->pid);
-	if (frame_recv(p->fd, &rbuf, &cap, &got, (size_t)j->max_frame + 4096, deadline, &err) ==
-	    0) {
+	pid_t pid = atomic_load(&p->pid);
+	if (frame_recv(p->fd, &rbuf, &cap, &got, (size_t)j->max_frame + 4096, now_seconds() + limit,
+		       &err) == 0) {
 		j->reply = rbuf;
 		j->reply_len = got;
 		return;
 	}
 	free(rbuf);
-	bool late = err.reason == OFC_R_TIMEOUT;
-
-	stop(p, true, why, sizeof(why));
-	if (late)
+	planner_end(p, true, why, sizeof(why));
+	if (err.reason == OFC_R_TIMEOUT)
 		snprintf(why, sizeof(why), "did not answer within %.0f s", limit);
 	ofcd_log(d, OFCD_LOG_WARNING,
 		 "the planner process (pid %d) computing request %llu of %s %s; the next "

@@ -129,14 +129,30 @@ static void refuse(struct job *j, const char *msg)
 	response_pack(&resp, &j->reply, &j->reply_len);
 }
 
-/* One job: its answer sent back. -1 when ofcd is gone or sent garbage. */
+/* A stream's Response, sent to ofcd as it is made. */
+static bool emit(void *ctx, const Ofc__V1__Response *r)
+{
+	const struct planner *p = ctx;
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	response_pack(r, &buf, &len);
+	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
+	free(buf);
+	return rc == 0;
+}
+
+/* One job: its answer sent back (a stream's frames, then an empty one).
+ * -1 when ofcd is gone or sent garbage. */
 static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 {
 	Ofc__V1__PlannerJob *m = ofc__v1__planner_job__unpack(NULL, len, buf);
 	struct ofc_error err = {0};
 	struct fabcfg c = {0};
 	struct job j = {0};
-	int rc;
+	int rc = 0;
 
 	if (!m)
 		return -1;
@@ -154,6 +170,7 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 	j.max_memory = m->max_memory;
 	j.max_time = m->max_time;
 	j.max_frame = m->max_frame;
+	j.streamed = m->stream;
 	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
 		char msg[sizeof(err.msg) + 64];
 
@@ -164,13 +181,24 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 		c.f = p->f;
 		c.nfailed = m->nfailed;
 		j.cfg = &c;
-		if (job_fluid(&j))
+		if (m->stream) {
+			struct stream_out out = {emit, p};
+
+			stream_produce(&p->files, &j, &out);
+		} else if (job_fluid(&j)) {
 			ofcd_run_schedule_fluid(&j);
-		else
+		} else {
 			ofcd_run_schedule(&p->files, &j);
+		}
 	}
+	bool stream = m->stream;
+
 	ofc__v1__planner_job__free_unpacked(m, NULL);
-	rc = frame_send(p->o->fd, j.reply, j.reply_len, j.reply_len, now_seconds() + 3600, &err);
+	if (j.reply)
+		rc = frame_send(p->o->fd, j.reply, j.reply_len, j.reply_len, now_seconds() + 3600,
+				&err);
+	if (rc == 0 && stream)
+		rc = frame_send(p->o->fd, "", 0, 0, now_seconds() + 3600, &err);
 	free(j.reply_buf ? j.reply_buf : j.reply);
 	return rc;
 }

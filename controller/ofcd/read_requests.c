@@ -549,6 +549,7 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 			     d->loop->nstreams);
 	}
 	j->stream = stream_new(d);
+	j->streamed = true;
 	j->stream->conn_id = c->id;
 	if (stream_start(j) < 0) {
 		job_free(j);

@@ -242,7 +242,7 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	    /* (one frame holds the whole answer, each transfer at least
 	     * MIN_TRANSFER_BYTES of it: refused from the estimate, before the
 	     * schedule is built; a stream or a summary holds no such frame) */
-	    .max_transfers = j->stream || j->summary_only ? 0 : j->max_frame / MIN_TRANSFER_BYTES,
+	    .max_transfers = j->streamed || j->summary_only ? 0 : j->max_frame / MIN_TRANSFER_BYTES,
 	    .time_limit = j->max_time,
 	    .clock = clk,
 	};

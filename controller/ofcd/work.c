@@ -169,7 +169,7 @@ static void *schedule_worker(struct ofcd *d, int w)
 		pthread_mutex_lock(&d->jobs.mu);
 	}
 	pthread_mutex_unlock(&d->jobs.mu);
-	planner_stop(&d->jobs.planner[w]);
+	planner_end(&d->jobs.planner[w], false, NULL, 0);
 	return NULL;
 }
 

@@ -65,9 +65,11 @@ E=$(key_epoch)
 # ---- the planner process killed mid-plan -------------------------------------------
 L=$LEADER
 eval "LPID=\$${L}_pid"
-# planner_busy: the pid of a planner of the leader's that has used CPU
+# planner_busy [PID...]: the pid of a planner of the leader's, not one of
+# PIDs, that has used CPU
 planner_busy() {
 	for _p in $(pgrep -P "$LPID" -x ofc-planner); do
+		case " $* " in *" $_p "*) continue ;; esac
 		awk '{exit !($14 + $15 > 20)}' "/proc/$_p/stat" 2>/dev/null && echo "$_p" && return 0
 	done
 	return 1
@@ -103,6 +105,22 @@ NEW=$(pgrep -P "$LPID" -x ofc-planner | tr '\n' ' ')
 [ -n "$NEW" ] && ! echo " $NEW" | grep -q " $PP " && ok || bad "the next GetSchedule's planner is not a new one" "$PP; now $NEW"
 grep -q "the planner process (pid $PP) computing request [0-9]* of .* was killed by SIGKILL" "$TMP/$L.log" &&
 	ok || bad "the leader's log does not say its planner was killed" "$(grep planner "$TMP/$L.log" | tail -3)"
+# A streamed schedule's planner (one of its own) killed the same way: the
+# stream ends with the reason, and the leader keeps leading.
+$OFC --socket "$TMP/$L.sock" schedule --collective alltoall --algo mcf --topology torus:16x16 \
+	--size 1MiB -o "$TMP/plan.pb" >"$TMP/stream.out" 2>&1 &
+ASK=$!
+deadline 30 _busy_end
+# shellcheck disable=SC2086 # (NEW: pids)
+until SP=$(planner_busy $NEW) || past $_busy_end; do sleep 0.05; done
+[ -n "$SP" ] && kill -9 "$SP"
+wait "$ASK"
+RC=$?
+[ -n "$SP" ] && [ "$RC" = 1 ] &&
+	grep -q "the planner process computing this schedule was killed by SIGKILL .* before the stream's end" "$TMP/stream.out" &&
+	ok || bad "a killed stream's planner: not refused with the reason (exit $RC, planner ${SP:-none})" "$(cat "$TMP/stream.out")"
+wait_leader 5 r1 r2 r3 && [ "$LEADER" = "$L" ] && [ "$(key_epoch)" = "$E" ] &&
+	ok || bad "a killed stream's planner cost $L the lease or the epoch" "leader $LEADER, key's $(key_epoch)"
 
 DELTAS=""
 for i in 1 2 3 4 5; do
