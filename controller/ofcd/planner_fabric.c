@@ -1,4 +1,5 @@
-/* The fabric a schedule job runs on, as the planner process gets it: the
+/* What ofcd hands a planner process: how to start it (planner_how), and
+ * the fabric a schedule job runs on, as the planner process gets it: the
  * config's YAML and what ofcd changed of it (ofc.v1.PlannerFabric), packed
  * by ofcd from a running config and rebuilt by the planner
  * (planner_serve.c) the way ofcd built it (ofcd_fabric_with_topology, the
@@ -196,4 +197,26 @@ int planner_fabric_build(const Ofc__V1__PlannerFabric *m, const struct topo_file
 	}
 	*out = f;
 	return 0;
+}
+
+void planner_how(const struct ofcd *d, struct planner_how *h)
+{
+	struct schedule_query a = {.max_memory = d->o.max_request_memory};
+	struct schedule_query b = {.max_memory = d->o.ro_max_request_memory};
+	uint64_t x = schedule_memory_limit(&a), y = schedule_memory_limit(&b);
+
+	h->path = d->o.planner_path && *d->o.planner_path
+		      ? xstrdup(d->o.planner_path)
+		      : exe_sibling("OFC_PLANNER", "ofc-planner");
+	h->topo_dir = d->topo_dir ? xstrdup(d->topo_dir) : NULL;
+	/* (the most it may hold for any request: the larger of the two
+	 * sockets' request limits) */
+	h->max_memory = x > y ? x : y;
+}
+
+void planner_how_free(struct planner_how *h)
+{
+	free(h->path);
+	free(h->topo_dir);
+	h->path = h->topo_dir = NULL;
 }

@@ -52,28 +52,6 @@ static void child_exec(int fd, const char *path, char *const argv[])
 	_exit(127);
 }
 
-void planner_how(const struct ofcd *d, struct planner_how *h)
-{
-	struct schedule_query a = {.max_memory = d->o.max_request_memory};
-	struct schedule_query b = {.max_memory = d->o.ro_max_request_memory};
-	uint64_t x = schedule_memory_limit(&a), y = schedule_memory_limit(&b);
-
-	h->path = d->o.planner_path && *d->o.planner_path
-		      ? xstrdup(d->o.planner_path)
-		      : exe_sibling("OFC_PLANNER", "ofc-planner");
-	h->topo_dir = d->topo_dir ? xstrdup(d->topo_dir) : NULL;
-	/* (the most it may hold for any request: the larger of the two
-	 * sockets' request limits) */
-	h->max_memory = x > y ? x : y;
-}
-
-void planner_how_free(struct planner_how *h)
-{
-	free(h->path);
-	free(h->topo_dir);
-	h->path = h->topo_dir = NULL;
-}
-
 double planner_wait(const struct job *j)
 {
 	return j->max_time > 0 ? j->max_time + PLANNER_GRACE : PLANNER_LONGEST;
