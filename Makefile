@@ -308,7 +308,8 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 run: all
 	@BUILD=$(BUILD) scripts/demo.sh configs/torus64-ocs.yaml
 
-unit: $(TESTS) | $(UNIT_STAMP)
+# (test_ofcd's daemon hands GetSchedule to the build's planner)
+unit: $(TESTS) $(BUILD)/ofc-planner | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
