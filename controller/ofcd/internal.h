@@ -838,7 +838,7 @@ int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t input
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */
-void ofcd_run_get_plan(const struct ofcd *d, struct job *j);
+void ofcd_run_get_plan(struct job *j);
 /* MoveToPhase's target: the spec of the topology the chosen way gives j's
  * phase (*spec, the caller frees), which the running config then takes as a
  * Reconfigure's (and a restart the record's); j->target says which. */

@@ -167,8 +167,9 @@ static uint8_t *job_pack(const struct job *j, bool stream, size_t *len)
 	m.has_max_time = m.has_max_frame = 1;
 	m.max_time = j->max_time;
 	m.max_frame = j->max_frame;
-	m.has_stream = 1;
+	m.has_stream = m.has_get_plan = 1;
 	m.stream = stream;
+	m.get_plan = j->get_plan;
 	*len = protobuf_c_message_get_packed_size(&m.base);
 	buf = xmalloc(*len ? *len : 1);
 	protobuf_c_message_pack(&m.base, buf);

@@ -1,8 +1,9 @@
 /* The planner process (build/ofc-planner): what ofcd's schedule workers
  * hand it (planner_proc.c), computed out of the process that holds the
  * lease, the devices' sessions and the store's token. It starts with
- * nothing of ofcd's but a socket (fd 3), drops root for nobody, sets no
- * new privileges, and lives under limits of its own: RLIMIT_AS the
+ * nothing of ofcd's but a socket (fd 3), gives up every capability root
+ * has (keeping the uid: it reads the files the config names, as ofcd
+ * does), sets no new privileges, and lives under limits of its own: RLIMIT_AS the
  * request's memory limit and PLANNER_AS_ROOM more, RLIMIT_CPU the
  * request's time on every CPU, no core file, few descriptors. One job at
  * a time: the fabric rebuilt from the YAML and what ofcd changed of it
@@ -13,12 +14,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* What the process holds besides a request's memory: its code and
@@ -31,7 +34,6 @@
 #define PLANNER_JOB_MAX ((size_t)256 << 20)
 /* The descriptors it may hold: the socket, edge lists it reads, /dev/null. */
 #define PLANNER_NOFILE 64
-#define NOBODY	       65534
 
 struct planner {
 	const struct planner_serve_opts *o;
@@ -52,14 +54,34 @@ static int set_limit(int res, rlim_t soft, rlim_t hard, const char *name, struct
 	return 0;
 }
 
-/* Root's powers given up (for nobody), none to be gained by exec, and the
- * limits every job shares. */
+/* Root's powers given up: every capability, for good (an exec regains
+ * none); the uid stays, so the planner reads what ofcd's config names
+ * (a demand file, an edge list) and nothing it could not before. */
+static int drop_capabilities(struct ofc_error *err)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct none[2] = {{0, 0, 0}, {0, 0, 0}};
+
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+					 SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+					 SECBIT_KEEP_CAPS_LOCKED,
+		  0, 0, 0) < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "securebits: %s", strerror(errno));
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			return ofc_error_set(err, OFC_E_RUNTIME, "dropping capability %d: %s", c,
+					     strerror(errno));
+	if (syscall(SYS_capset, &h, none) < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "capset: %s", strerror(errno));
+	return 0;
+}
+
+/* No capability, none to be gained by exec, and the limits every job
+ * shares. */
 static int confine(struct planner *p, struct ofc_error *err)
 {
-	if (geteuid() == 0 &&
-	    (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0 || setuid(0) == 0))
-		return ofc_error_set(err, OFC_E_RUNTIME, "cannot drop root for uid %u: %s", NOBODY,
-				     strerror(errno));
+	if (geteuid() == 0 && drop_capabilities(err) < 0)
+		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no_new_privs: %s", strerror(errno));
 	p->room = PLANNER_AS_ROOM(ofc_cpu_count());
@@ -181,7 +203,9 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 		c.f = p->f;
 		c.nfailed = m->nfailed;
 		j.cfg = &c;
-		if (m->stream) {
+		if (m->get_plan) {
+			ofcd_run_get_plan(&j);
+		} else if (m->stream) {
 			struct stream_out out = {emit, p};
 
 			stream_produce(&p->files, &j, &out);

@@ -613,6 +613,7 @@ int get_plan(const struct request *rq)
 	j->t0 = now_seconds();
 	j->get_plan = true;
 	j->cfg = fabcfg_ref(d->loop->cfg);
+	j->max_frame = d->o.max_frame; /* (the planner's answer's bound) */
 	j->public_caller = authz_public(&rq->who);
 	if (caller_refused(c, id, j) < 0)
 		return 0;

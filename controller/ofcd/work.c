@@ -54,9 +54,6 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 	case JOB_TESTBED_UP:
 		ofcd_run_testbed_up(d, j);
 		break;
-	case JOB_SCHEDULE: /* (GetSchedule: a schedule worker's planner process) */
-		ofcd_run_get_plan(d, j);
-		break;
 	default:
 		ofcd_run_mutation(d, j);
 		break;
@@ -156,7 +153,7 @@ static void *schedule_worker(struct ofcd *d, int w)
 		if (!j)
 			break;
 		pthread_mutex_unlock(&d->jobs.mu);
-		if (j->kind == JOB_SCHEDULE && !j->get_plan)
+		if (j->kind == JOB_SCHEDULE)
 			planner_run_schedule(d, &d->jobs.planner[w], j);
 		else
 			ofcd_run_job(d, j);

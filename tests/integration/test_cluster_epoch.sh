@@ -90,6 +90,11 @@ if [ -n "$PP" ]; then
 	awk -v w="$WANT" '/^Max address space/ {a = ($4 == w)} /^Max cpu time/ {c = ($4 ~ /^[0-9]+$/)}
 		/^Max core file size/ {k = ($5 == 0)} END {exit !(a && c && k)}' "/proc/$PP/limits" &&
 		ok || bad "the planner's limits are not the request's (address space $WANT bytes)" "$(cat "/proc/$PP/limits")"
+	# no capability (as root, not even in its bounding set), none to gain
+	{ [ "$(id -u)" != 0 ] || grep -q "^CapBnd:[[:space:]]*0*$" "/proc/$PP/status"; } &&
+		grep -q "^CapEff:[[:space:]]*0*$" "/proc/$PP/status" &&
+		grep -q "^NoNewPrivs:[[:space:]]*1$" "/proc/$PP/status" &&
+		ok || bad "the planner keeps privileges" "$(grep -E "^(Cap|NoNew)" "/proc/$PP/status")"
 	kill -9 "$PP"
 else
 	bad "no planner process of $L's computed the schedule" "$(ps -o pid,comm --ppid "$LPID")"
