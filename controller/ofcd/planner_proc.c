@@ -30,8 +30,9 @@ extern char **environ;
 /* (the forked child: async-signal-safe calls only) The socket as fd 3,
  * /dev/null as stdin and stdout (stderr stays: a crash's last words reach
  * ofcd's log), no other descriptor, no signal blocked, then the planner. */
-static void child_exec(int fd, const char *path, char *const argv[]) __attribute__((noreturn));
-static void child_exec(int fd, const char *path, char *const argv[])
+static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
+    __attribute__((noreturn));
+static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
 {
 	sigset_t none;
 	int null;
@@ -48,8 +49,32 @@ static void child_exec(int fd, const char *path, char *const argv[])
 	(void)syscall(SYS_close_range, 4u, ~0u, 0u);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(path, argv, environ);
+	execve(path, argv, env);
 	_exit(127);
+}
+
+/* ofcd's environment less what systemd gave ofcd alone (its notify
+ * socket, its listening sockets): the planner has no word to say to the
+ * service manager. */
+static char **planner_env(void)
+{
+	static const char *const drop[] = {
+	    "NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "WATCHDOG_", NULL};
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	env = xcalloc(n + 1, sizeof(*env));
+	for (size_t i = 0; i < n; i++) {
+		bool keep = true;
+
+		for (const char *const *d = drop; *d && keep; d++)
+			keep = strncmp(environ[i], *d, strlen(*d)) != 0;
+		if (keep)
+			env[k++] = environ[i];
+	}
+	return env;
 }
 
 double planner_wait(const struct job *j)
@@ -75,9 +100,11 @@ static int start(const struct planner_how *h, struct planner_proc *p, struct ofc
 	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)h->max_memory);
 	char *argv[] = {
 	    h->path, "--max-memory", mem, h->topo_dir ? "--topology-dir" : NULL, h->topo_dir, NULL};
+	char **env = planner_env();
 	pid = fork();
 	if (pid == 0)
-		child_exec(sv[1], h->path, argv);
+		child_exec(sv[1], h->path, argv, env);
+	free(env);
 	close(sv[1]);
 	if (pid < 0) {
 		close(sv[0]);
