@@ -62,9 +62,9 @@ static int drop_capabilities(struct ofc_error *err)
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct none[2] = {{0, 0, 0}, {0, 0, 0}};
 
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-					 SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-					 SECBIT_KEEP_CAPS_LOCKED,
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
 		  0, 0, 0) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "securebits: %s", strerror(errno));
 	for (int c = 0; c < 64; c++)
