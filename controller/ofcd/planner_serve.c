@@ -70,6 +70,18 @@ static int set_limit(int res, rlim_t soft, rlim_t hard, const char *name, struct
 	return 0;
 }
 
+/* res's soft limit set to at most want, within the hard limit the
+ * process was given (the hard one lowered to want too when lower_hard). */
+static int limit_to(int res, rlim_t want, bool lower_hard, const char *name, struct ofc_error *err)
+{
+	struct rlimit cur = {RLIM_INFINITY, RLIM_INFINITY};
+
+	(void)getrlimit(res, &cur);
+	if (cur.rlim_max != RLIM_INFINITY && (want == RLIM_INFINITY || want > cur.rlim_max))
+		want = cur.rlim_max;
+	return set_limit(res, want, lower_hard ? want : cur.rlim_max, name, err);
+}
+
 /* Root's powers given up: every capability, for good (an exec regains
  * none); the uid stays, so the planner reads what ofcd's config names
  * (a demand file, an edge list) and nothing it could not before. */
@@ -101,10 +113,9 @@ static int confine(struct planner *p, struct ofc_error *err)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "no_new_privs: %s", strerror(errno));
 	p->room = PLANNER_AS_ROOM(ofc_cpu_count());
-	if (set_limit(RLIMIT_CORE, 0, 0, "RLIMIT_CORE", err) < 0 ||
-	    set_limit(RLIMIT_NOFILE, PLANNER_NOFILE, PLANNER_NOFILE, "RLIMIT_NOFILE", err) < 0 ||
-	    set_limit(RLIMIT_AS, p->o->max_memory + p->room, p->o->max_memory + p->room,
-		      "RLIMIT_AS", err) < 0)
+	if (limit_to(RLIMIT_CORE, 0, true, "RLIMIT_CORE", err) < 0 ||
+	    limit_to(RLIMIT_NOFILE, PLANNER_NOFILE, true, "RLIMIT_NOFILE", err) < 0 ||
+	    limit_to(RLIMIT_AS, p->o->max_memory + p->room, true, "RLIMIT_AS", err) < 0)
 		return -1;
 	return 0;
 }
@@ -125,8 +136,8 @@ static int job_limits(struct planner *p, const Ofc__V1__PlannerJob *m, struct of
 
 		cpu = (rlim_t)ceil(used + m->max_time * ofc_cpu_count()) + 5;
 	}
-	if (set_limit(RLIMIT_AS, as + p->room, p->o->max_memory + p->room, "RLIMIT_AS", err) < 0 ||
-	    set_limit(RLIMIT_CPU, cpu, RLIM_INFINITY, "RLIMIT_CPU", err) < 0)
+	if (limit_to(RLIMIT_AS, as + p->room, false, "RLIMIT_AS", err) < 0 ||
+	    limit_to(RLIMIT_CPU, cpu, false, "RLIMIT_CPU", err) < 0)
 		return -1;
 	return 0;
 }
