@@ -308,7 +308,8 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 run: all
 	@BUILD=$(BUILD) scripts/demo.sh configs/torus64-ocs.yaml
 
-unit: $(TESTS) | $(UNIT_STAMP)
+# (test_ofcd's daemon hands GetSchedule to the build's planner)
+unit: $(TESTS) $(BUILD)/ofc-planner | $(UNIT_STAMP)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 # CC and SAN: test_install builds a program against the library as built.
@@ -423,7 +424,7 @@ install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	  $(DESTDIR)$(OFCDATADIR)/ui
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(BUILD)/ofc-netns-exec $(DESTDIR)$(BINDIR)/
-	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-planner $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(CLP_PLUGIN) $(PMPI_LIBS) $(DESTDIR)$(LIBDIR)/ofc/
 	for p in $(MAN1); do scripts/man.py $(BUILD)/$$p $$p 1 $(VERSION) docs/man/$$p.extra \
 	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man1/$$p.1 || exit 1; done

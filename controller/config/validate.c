@@ -192,7 +192,7 @@ static int check_driver(struct fabric *f, struct driver_cfg *d, const char *devi
 	struct strbuf sb = STRBUF_INIT;
 	bool ok = false;
 
-	if (!d->present)
+	if (!d->present || f->drivers_unchecked)
 		return 0;
 	for (const char *const *a = allowed; *a; a++) {
 		sb_printf(&sb, "%s%s", a == allowed ? "" : " or ", *a);

@@ -428,6 +428,10 @@ struct fabric {
 	 * relative edges:FILE resolve in dir; a daemon's policy for a config a
 	 * client sent, whose files are read only under it (topo_build_in). */
 	const struct topo_files *files;
+	/* Validation leaves the drivers unchecked (set before fabric_validate):
+	 * ofcd's planner process rebuilds a config ofcd validated already, and
+	 * may not read its credentials files (controller/ofcd/planner_serve.c). */
+	bool drivers_unchecked;
 	char *name;
 	char *description;
 	uint32_t version;

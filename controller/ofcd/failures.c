@@ -676,59 +676,7 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 		f->topology.spec_quoted = 0;
 		f->topology.auto_picked = false;
 	}
-	/* (Looked up in h->f: the same YAML, so the same hosts in the same
-	 * order, and its names indexed; f's are not until validated.) */
-	for (uint32_t i = 0; i < n; i++) {
-		const char *colon = strrchr(items[i], ':');
-		int whole = fabric_find_host(h->f, items[i]);
-
-		if (whole >= 0) {
-			struct topo_target *t = &f->topology;
-
-			t->failed_hosts = xrealloc(t->failed_hosts, (t->nfailed_hosts + 1) *
-									sizeof(*t->failed_hosts));
-			memset(&t->failed_hosts[t->nfailed_hosts], 0, sizeof(*t->failed_hosts));
-			t->failed_hosts[t->nfailed_hosts++].name = xstrdup(items[i]);
-			continue;
-		}
-		if (colon) {
-			char *name = xstrndup(items[i], (size_t)(colon - items[i]));
-			int k = fabric_find_host(h->f, name);
-
-			free(name);
-			if (k < 0)
-				continue;
-			struct host *ho = &f->hosts[k];
-			ho->failed_ports =
-			    xrealloc(ho->failed_ports, (ho->nfailed_ports + 1) * sizeof(uint32_t));
-			ho->failed_port_locs = xrealloc(
-			    ho->failed_port_locs, (ho->nfailed_ports + 1) * sizeof(struct src_loc));
-			ho->failed_ports[ho->nfailed_ports] =
-			    (uint32_t)strtoul(colon + 1, NULL, 10);
-			memset(&ho->failed_port_locs[ho->nfailed_ports], 0, sizeof(struct src_loc));
-			ho->nfailed_ports++;
-			continue;
-		}
-		/* Canonical: the first '-' whose two sides are hosts. */
-		struct topo_target *t = &f->topology;
-		for (const char *dash = strchr(items[i], '-'); dash; dash = strchr(dash + 1, '-')) {
-			char *a = xstrndup(items[i], (size_t)(dash - items[i]));
-
-			if (fabric_find_host(h->f, a) >= 0 &&
-			    fabric_find_host(h->f, dash + 1) >= 0) {
-				t->failed_links =
-				    xrealloc(t->failed_links,
-					     (t->nfailed_links + 1) * sizeof(*t->failed_links));
-				memset(&t->failed_links[t->nfailed_links], 0,
-				       sizeof(*t->failed_links));
-				t->failed_links[t->nfailed_links].a = a;
-				t->failed_links[t->nfailed_links].b = xstrdup(dash + 1);
-				t->nfailed_links++;
-				break;
-			}
-			free(a);
-		}
-	}
+	fabric_add_failures(f, h->f, items, n);
 	if (fabric_validate(f, err) < 0) {
 		fabric_free(f);
 		return -1;

@@ -32,6 +32,7 @@
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
+#include "proto/planner.pb-c.h"
 
 /* A validated config, immutable once shared: the mutation worker, the
  * snapshots and the schedule jobs each hold a reference. */
@@ -233,6 +234,7 @@ struct job {
 	bool tenant;
 	double t0;	       /* metrics: started (schedules: asked for) */
 	struct stream *stream; /* a streamed GetSchedule (stream.c) */
+	bool streamed;	       /* ... answered a frame at a time (the planner's) */
 	bool dry_run;
 	char *target; /* for people: the topology, workload or file */
 	/* apply-config; unnamed: sent without a filename, so its relative
@@ -400,14 +402,22 @@ struct note {
  * on how many frames the loop holds for the client (inflight, at most a
  * window); the loop acknowledges each once the client's unsent answers
  * are below OUT_HIGH, and cancels when the client is gone. */
+/* What starting a planner process takes (planner_proc.c), copied from
+ * the daemon (planner_how) by whoever may outlive it: the program, the
+ * topology directory, the most any request may hold. */
+struct planner_how {
+	char *path;
+	char *topo_dir;
+	uint64_t max_memory;
+};
 struct stream {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct ofcd *d; /* only under mu, and only while !orphan */
 	/* What the thread reads of the daemon, copied when the stream is
 	 * made: ofcd_close may free d while the thread computes. */
-	double wait;		 /* 2 x the client timeout */
-	struct topo_files files; /* --topology-dir: its own descriptor */
+	double wait;		/* 2 x the client timeout */
+	struct planner_how how; /* the stream's planner process */
 	uint64_t conn_id;
 	uint32_t inflight;
 	bool cancel; /* stop sending */
@@ -448,6 +458,13 @@ struct dev_metrics {
  * waits behind a local user's and one user's never behind another's
  * many. */
 #define SCHEDULE_WORKERS 2
+/* A schedule worker's planner process (planner_proc.c): pid 0 when none
+ * runs (started on the next job); fd the socket to it. Only its worker
+ * touches it; pid is atomic so ofcd_close may read it. */
+struct planner_proc {
+	_Atomic pid_t pid;
+	int fd;
+};
 struct ofcd_jobs {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -456,6 +473,7 @@ struct ofcd_jobs {
 	struct job *srunning[SCHEDULE_WORKERS];
 	bool stop; /* the workers return */
 	pthread_t mthread, sthread[SCHEDULE_WORKERS];
+	struct planner_proc planner[SCHEDULE_WORKERS];
 	bool started;
 };
 
@@ -585,9 +603,10 @@ int ofcd_allow_parse(struct ofcd *d, struct ofc_error *err);
  * move what c's devices counted (commands, errors) into d->devm and take
  * their last contact; c's counts start again from 0. */
 void metrics_devices_take(struct ofcd *d, struct ctl *c);
-/* (schedule worker, schedule_job.c) GetSchedule's answers: the
- * pipeline's, and the fluid engine's on a server fabric. */
-void ofcd_run_schedule(const struct ofcd *d, struct job *j);
+/* (the planner process, schedule_job.c) GetSchedule's answers: the
+ * pipeline's (edge lists a client named read under files), and the fluid
+ * engine's on a server fabric. */
+void ofcd_run_schedule(const struct topo_files *files, struct job *j);
 void ofcd_run_schedule_fluid(struct job *j);
 /* The fluid engine's schedule for j (ofcd_run_schedule_fluid, stream.c),
  * planned from its period: 0 with resp's status and message set and
@@ -645,6 +664,50 @@ void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void *ofcd_schedule_worker_2(void *arg); /* the second (SCHEDULE_WORKERS) */
 void ofcd_run_job(struct ofcd *d, struct job *j);
+/* (schedule worker, planner_proc.c) j (GetSchedule) computed by p's
+ * planner process: j->reply its answer, or a refusal saying why the
+ * planner gave none (ended, killed, past the time limit). */
+void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j);
+/* p's planner ended and reaped: told to (its socket closed; killed if it
+ * does not end within 2 s) or killed at once (kill_it); how it ended, in
+ * words, into why (NULL: not wanted). */
+void planner_end(struct planner_proc *p, bool kill_it, char *why, size_t n);
+void planner_how(const struct ofcd *d, struct planner_how *h);
+void planner_how_free(struct planner_how *h);
+/* j sent to p's planner (started where none runs; one that ended at rest
+ * is started again once), as a stream's or a whole answer's job. */
+int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
+		 bool stream, double deadline, struct ofc_error *err);
+/* How long ofcd waits for a planner's next frame: j's time limit and
+ * PLANNER_GRACE, or a day when it has none. */
+double planner_wait(const struct job *j);
+/* (the planner process, stream_produce.c) j's schedule as a stream's
+ * Responses, each handed to emit (false: stop). */
+struct stream_out {
+	bool (*emit)(void *ctx, const Ofc__V1__Response *r);
+	void *ctx;
+};
+void stream_produce(const struct topo_files *files, struct job *j, struct stream_out *out);
+/* (planner_fabric.c) j's config as the planner rebuilds it
+ * (ofc.v1.PlannerFabric, packed; the caller frees it). */
+uint8_t *planner_fabric_pack(const struct fabcfg *c, size_t *len);
+/* ... and rebuilt, validated but for the drivers (drivers_unchecked):
+ * the fabric ofcd's config c had. */
+int planner_fabric_build(const Ofc__V1__PlannerFabric *m, const struct topo_files *files,
+			 struct fabric **out, struct ofc_error *err);
+/* Failure items ("HOST", "HOST:PORT", "U-V", canonical) added to f's
+ * failed hosts, ports and links, named as in names (validated: the same
+ * YAML, so the same hosts in the same order). */
+void fabric_add_failures(struct fabric *f, const struct fabric *names, char *const *items,
+			 uint32_t n);
+/* (the planner process, planner_serve.c) Serve ofcd's jobs on fd until it
+ * closes it: 0, or -1 with err when the planner cannot set itself up. */
+struct planner_serve_opts {
+	int fd;
+	const char *topology_dir; /* NULL: none */
+	uint64_t max_memory;	  /* the most any request may hold */
+};
+int planner_serve(const struct planner_serve_opts *o, struct ofc_error *err);
 /* The mutation worker's half (d->w), made by ofcd_open; when ofcd_close
  * has joined the workers, its devices closed (before the store: their
  * drivers' threads wake the loop until they stop), then the rest let go
@@ -781,7 +844,7 @@ int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t input
 /* ---- the job's plan (jobplan.c) -------------------------------------------- */
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */
-void ofcd_run_get_plan(const struct ofcd *d, struct job *j);
+void ofcd_run_get_plan(struct job *j);
 /* MoveToPhase's target: the spec of the topology the chosen way gives j's
  * phase (*spec, the caller frees), which the running config then takes as a
  * Reconfigure's (and a restart the record's); j->target says which. */

@@ -1,6 +1,6 @@
 /* ofcd and the job's plan: GetPlan plans the running config's
- * workload as `ofc plan FILE --workload config` does (on a schedule worker:
- * it prices every phase on every candidate), and MoveToPhase takes the
+ * workload as `ofc plan FILE --workload config` does (in a schedule
+ * worker's planner process: it prices every phase on every candidate), and MoveToPhase takes the
  * fabric to the topology the chosen way gives a phase (a mutation, on the
  * mutation worker: the config again with that candidate's spec, applied
  * and committed as a Reconfigure is). */
@@ -26,14 +26,13 @@ static int plan_of(const struct fabric *f, struct jobplan_result *r, struct ofc_
 	return jobplan_plan_workload(&rq, &none, r, err);
 }
 
-void ofcd_run_get_plan(const struct ofcd *d, struct job *j)
+void ofcd_run_get_plan(struct job *j)
 {
 	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
 	struct jobplan_result r;
 	struct ofc_error err = {0};
 	struct arena a = {0};
 
-	(void)d;
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	if (plan_of(j->cfg->f, &r, &err) < 0) {

@@ -301,9 +301,7 @@ void stream_free(struct stream *st)
 	pthread_mutex_unlock(&st->mu);
 	pthread_mutex_destroy(&st->mu);
 	pthread_cond_destroy(&st->cond);
-	if (st->files.dirfd >= 0)
-		close(st->files.dirfd);
-	free((char *)st->files.dir);
+	planner_how_free(&st->how);
 	free(st);
 }
 
@@ -317,11 +315,7 @@ struct stream *stream_new(struct ofcd *d)
 	/* A client that reads nothing for twice the client timeout is gone
 	 * (the loop cuts it after one, which cancels the stream). */
 	st->wait = 2 * d->o.client_timeout;
-	st->files = (struct topo_files){.dirfd = -1, .why = d->files.why};
-	if (d->files.dirfd >= 0)
-		st->files.dirfd = fcntl(d->files.dirfd, F_DUPFD_CLOEXEC, 3);
-	if (d->files.dir)
-		st->files.dir = xstrdup(d->files.dir);
+	planner_how(d, &st->how);
 	return st;
 }
 

@@ -158,6 +158,9 @@ struct ofcd_opts {
 	 * found, before it is summarised (a slow engine, a schedule the
 	 * verifier refuses); NULL (ofcd's): none. */
 	void (*state_schedule_hook)(struct schedule_result *r);
+	/* The planner program GetSchedule runs in (NULL: $OFC_PLANNER, else
+	 * ofc-planner beside the running program). */
+	const char *planner_path;
 };
 
 struct ofcd;

@@ -553,6 +553,7 @@ static int schedule_stream(struct conn *c, uint64_t id, struct job *j)
 			     d->loop->nstreams);
 	}
 	j->stream = stream_new(d);
+	j->streamed = true;
 	j->stream->conn_id = c->id;
 	if (stream_start(j) < 0) {
 		job_free(j);
@@ -616,6 +617,7 @@ int get_plan(const struct request *rq)
 	j->t0 = now_seconds();
 	j->get_plan = true;
 	j->cfg = fabcfg_ref(d->loop->cfg);
+	j->max_frame = d->o.max_frame; /* (the planner's answer's bound) */
 	j->public_caller = authz_public(&rq->who);
 	if (caller_refused(c, id, j) < 0)
 		return 0;

@@ -242,7 +242,7 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	    /* (one frame holds the whole answer, each transfer at least
 	     * MIN_TRANSFER_BYTES of it: refused from the estimate, before the
 	     * schedule is built; a stream or a summary holds no such frame) */
-	    .max_transfers = j->stream || j->summary_only ? 0 : j->max_frame / MIN_TRANSFER_BYTES,
+	    .max_transfers = j->streamed || j->summary_only ? 0 : j->max_frame / MIN_TRANSFER_BYTES,
 	    .time_limit = j->max_time,
 	    .clock = clk,
 	};
@@ -320,7 +320,7 @@ Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_res
 	return h;
 }
 
-void ofcd_run_schedule(const struct ofcd *d, struct job *j)
+void ofcd_run_schedule(const struct topo_files *files, struct job *j)
 {
 	struct ofc_clock clk = {0};
 	struct schedule_query q = {.max_memory = j->max_memory};
@@ -332,7 +332,7 @@ void ofcd_run_schedule(const struct ofcd *d, struct job *j)
 	resp.has_id = resp.has_status = 1;
 	resp.id = j->req_id;
 	fmt_size(lim, sizeof(lim), j->max_frame);
-	if (ofcd_schedule_compute(&d->files, j, &clk, &r, &resp, &a) < 0) {
+	if (ofcd_schedule_compute(files, j, &clk, &r, &resp, &a) < 0) {
 		response_pack(&resp, &j->reply, &j->reply_len);
 		arena_free(&a);
 		return;

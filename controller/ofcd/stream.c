@@ -1,20 +1,17 @@
-/* Streamed GetSchedule (GetSchedule.stream): a thread of its own
- * computes the schedule as ofcd_run_schedule does (a server fabric's as
- * ofcd_run_schedule_fluid does: its period), then hands the loop one frame
- * at a time: the status, message and header (every figure, no steps), then
- * the steps, at most STREAM_TRANSFERS transfers a frame (a frame with
- * continues_step adds to the previous frame's step), then an empty last
- * frame. Every frame but the last has `more`. A fluid schedule's steps are
- * made from its period one at a time: the frames its expansion would give.
+/* Streamed GetSchedule (GetSchedule.stream): a thread of its own starts a
+ * planner process for the stream (planner_proc.c), which computes the
+ * schedule and makes its frames (stream_produce.c), and hands the loop the
+ * frames the planner sends, one at a time, up to the planner's empty
+ * frame that ends them. A planner that ends before it (killed, crashed,
+ * past its limits) ends the stream with a FAILED frame that says so.
  *
- * Memory: the schedule as computed (what `ofc schedule` holds too; a fluid
- * schedule's period and its largest step) and one frame's messages while
- * it is packed; the loop holds at most
- * STREAM_WINDOW frames for the client beyond what it has read, because the
- * thread waits for the loop to acknowledge each frame once the client's
- * unsent answers are below OUT_HIGH (conn_io.c stream_ack). A client that
- * stops reading is cut by the usual client timeout, which cancels the
- * stream.
+ * Memory: one frame in ofcd; the loop holds at most STREAM_WINDOW frames
+ * for the client beyond what it has read, because the thread waits for
+ * the loop to acknowledge each frame once the client's unsent answers are
+ * below OUT_HIGH (conn_io.c stream_ack), and reads the planner's next
+ * frame only then (the planner waits on the socket meanwhile). A client
+ * that stops reading is cut by the usual client timeout, which cancels
+ * the stream and kills its planner.
  *
  * Lifetime: the job (and its struct stream) is the thread's until it posts
  * the finished job; ofcd_close marks a live stream orphaned under its mutex
@@ -22,11 +19,11 @@
  * planner.c). */
 #include "controller/ofcd/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define STREAM_TRANSFERS 16384
-#define STREAM_WINDOW	 2
+#define STREAM_WINDOW 2
 
 /* Post a note while the daemon is there to take it (under st->mu). */
 static bool post(struct stream *st, struct note *n)
@@ -43,10 +40,10 @@ static bool post(struct stream *st, struct note *n)
 	return ok;
 }
 
-/* Hand one packed Response to the loop, after waiting (at most `wait`
- * seconds) for room in the window. false: cancelled (the client went away,
- * the daemon stops) or the wait ran out. */
-static bool send_frame(struct stream *st, const Ofc__V1__Response *r, double wait)
+/* Hand one packed Response (msg, len bytes: taken) to the loop, after
+ * waiting (at most `wait` seconds) for room in the window. false:
+ * cancelled (the client went away, the daemon stops) or the wait ran out. */
+static bool send_bytes(struct stream *st, uint8_t *msg, size_t len, double wait)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 	double end = now_seconds() + wait;
@@ -72,171 +69,84 @@ static bool send_frame(struct stream *st, const Ofc__V1__Response *r, double wai
 	pthread_mutex_unlock(&st->mu);
 	if (!go) {
 		free(n);
+		free(msg);
 		return false;
 	}
-	response_pack(r, &n->sched, &n->sched_len);
+	n->sched = msg;
+	n->sched_len = len;
 	n->stream = st;
 	n->stream_conn = st->conn_id;
 	return post(st, n);
 }
 
-/* Where the streamed steps come from: a schedule as computed, or one made
- * a step at a time (a fluid schedule's period) into buf, its largest
- * step's room. */
-struct steps_src {
-	const struct schedule *head; /* how blocks read; the steps when !made */
-	uint32_t nsteps;
-	size_t nxfers;
-	const struct sched_stream *made;
-	struct xfer *buf;
-};
-
-static const struct xfer *src_step(struct steps_src *src, uint32_t t, size_t *n)
+/* The stream's last frame when its planner gave none: a FAILED Response
+ * saying why (msg). */
+static void send_failed(struct stream *st, const struct job *j, const char *msg)
 {
-	const struct schedule *s = src->head;
+	Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
+	uint8_t *buf;
+	size_t len;
 
-	if (src->made) {
-		src->made->fill(src->made->ctx, t, src->buf);
-		*n = src->made->count[t];
-		return src->buf;
-	}
-	*n = sched_step_size(s, t);
-	return *n ? &s->xfers[s->step_start[t]] : NULL;
+	r.has_id = r.has_status = 1;
+	r.id = j->req_id;
+	r.status = OFC__V1__STATUS__STATUS_FAILED;
+	r.message = (char *)msg;
+	response_pack(&r, &buf, &len);
+	send_bytes(st, buf, len, st->wait);
 }
 
-/* The steps, a frame of at most chunk transfers at a time, each frame's
- * messages made as it is packed. */
-static bool send_steps(struct stream *st, const struct job *j, struct steps_src *src, double wait)
+/* Forward the planner's frames until its empty one; false when it ended
+ * first (why says how) or the stream was cancelled (why ""). */
+static bool forward(struct stream *st, struct planner_proc *p, const struct job *j, char *why,
+		    size_t n)
 {
-	uint32_t chunk = STREAM_TRANSFERS;
+	double limit = planner_wait(j);
+	struct ofc_error err = {0};
 
-	if (chunk > j->max_frame / 64)
-		chunk = j->max_frame / 64 ? j->max_frame / 64 : 1;
-	for (uint32_t t = 0; t < src->nsteps; t++) {
-		size_t n, off = 0;
-		const struct xfer *xs = src_step(src, t, &n);
+	for (;;) {
+		uint8_t *buf = NULL;
+		size_t cap = 0, len;
 
-		do {
-			Ofc__V1__Response r = OFC__V1__RESPONSE__INIT;
-			Ofc__V1__Schedule m = OFC__V1__SCHEDULE__INIT;
-			struct arena a = {0};
-			size_t k = n - off < chunk ? n - off : chunk;
-			Ofc__V1__Step *part =
-			    schedule_transfers_msg(&a, src->head, k ? xs + off : NULL, k);
-			bool sent;
-
-			m.n_steps = 1;
-			m.steps = &part;
-			r.has_id = r.has_more = 1;
-			r.id = j->req_id;
-			r.more = true;
-			if (off) {
-				r.has_continues_step = 1;
-				r.continues_step = true;
-			}
-			r.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-			r.schedule = &m;
-			sent = send_frame(st, &r, wait);
-			arena_free(&a);
-			if (!sent)
-				return false;
-			off += k;
-		} while (off < n);
-	}
-	return true;
-}
-
-/* The schedule j asks for, computed (the pipeline's, held whole) or
- * planned (the fluid engine's period, made a step at a time as it is
- * sent): 0 with resp's status, message and head and src the steps; -1
- * with resp's refusal. */
-static int stream_compute(struct stream *st, struct job *j, struct schedule_result *r,
-			  struct fluid_answer *fa, struct sched_stream *made,
-			  struct ofcd_patched *pat, struct steps_src *src, Ofc__V1__Response *resp,
-			  struct arena *a)
-{
-	struct ofc_clock clk = {0};
-
-	if (job_fluid(j)) {
-		if (ofcd_fluid_compute(j, fa, resp, a) < 0)
-			return -1;
-		/* schedule_fluid plans from the period; nothing here expanded it */
-		if (!fluid_answer_stream(fa, made)) {
-			resp->status = OFC__V1__STATUS__STATUS_INTERNAL;
-			resp->message = "the fluid schedule has no period to answer from";
-			resp->body_case = OFC__V1__RESPONSE__BODY__NOT_SET;
-			return -1;
+		if (frame_recv(p->fd, &buf, &cap, &len, (size_t)j->max_frame + 4096,
+			       now_seconds() + limit, &err) < 0) {
+			free(buf);
+			planner_end(p, true, why, n);
+			if (err.reason == OFC_R_TIMEOUT)
+				snprintf(why, n, "did not answer within %.0f s", limit);
+			return false;
 		}
-		*src = (struct steps_src){.head = made->head,
-					  .nsteps = made->nsteps,
-					  .nxfers = fluid_answer_transfers(fa),
-					  .made = made,
-					  .buf = sched_stream_step_buffer(made)};
-		return 0;
+		if (len == 0) {
+			free(buf);
+			return true;
+		}
+		if (!send_bytes(st, buf, len, st->wait)) {
+			planner_end(p, true, NULL, 0);
+			*why = 0;
+			return false;
+		}
 	}
-	if (ofcd_schedule_compute(&st->files, j, &clk, r, resp, a) < 0)
-		return -1;
-	resp->schedule = ofcd_schedule_head(a, r, ofcd_expanded(j, r));
-	resp->body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-	if (ofcd_expanded(j, r)) {
-		/* the healthy program and a patch, or a reduced one not asked
-		 * for: its expansion a step at a time */
-		ofcd_patched_open(pat, r->main);
-		*src = (struct steps_src){.head = pat->st.head,
-					  .nsteps = pat->st.nsteps,
-					  .nxfers = r->main->ntransfers,
-					  .made = &pat->st,
-					  .buf = sched_stream_step_buffer(&pat->st)};
-		return 0;
-	}
-	*src = (struct steps_src){
-	    .head = &r->main->s, .nsteps = r->main->s.nsteps, .nxfers = r->main->s.nxfers};
-	return 0;
 }
 
 static void *stream_main(void *arg)
 {
 	struct job *j = arg;
 	struct stream *st = j->stream;
-	struct schedule_result r;
-	struct fluid_answer fa = {0};
-	struct sched_stream made;
-	struct ofcd_patched pat;
-	struct steps_src src = {0};
-	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
-	struct arena a = {0};
-	double wait = st->wait;
-	bool fluid = job_fluid(j), computed;
+	struct planner_proc p = {.pid = 0, .fd = -1};
+	struct ofc_error err = {0};
+	char why[160] = "", msg[sizeof(err.msg) + 200];
 
-	resp.has_id = resp.has_status = 1;
-	resp.id = j->req_id;
-	computed = stream_compute(st, j, &r, &fa, &made, &pat, &src, &resp, &a) == 0;
-	if (computed) {
-		resp.has_more = 1;
-		resp.more = true;
+	if (planner_send(&st->how, &p, j, true, now_seconds() + planner_wait(j), &err) < 0) {
+		snprintf(msg, sizeof(msg), "the planner process cannot take the request: %s",
+			 err.msg);
+		send_failed(st, j, msg);
+	} else if (!forward(st, &p, j, why, sizeof(why)) && *why) {
+		snprintf(msg, sizeof(msg),
+			 "the planner process computing this schedule %s before the stream's "
+			 "end; ofcd and its other requests go on: ask again, or for less",
+			 why);
+		send_failed(st, j, msg);
 	}
-	bool sent = send_frame(st, &resp, wait);
-	if (computed && sent && send_steps(st, j, &src, wait)) {
-		Ofc__V1__Response end = OFC__V1__RESPONSE__INIT;
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "%u steps, %zu transfers streamed", src.nsteps,
-			 src.nxfers);
-		end.has_id = end.has_status = end.has_more = 1;
-		end.id = j->req_id;
-		end.status = OFC__V1__STATUS__STATUS_OK;
-		end.message = msg;
-		send_frame(st, &end, wait);
-	}
-	arena_free(&a);
-	free(src.buf);
-	if (fluid) {
-		fluid_answer_free(&fa);
-	} else if (computed) {
-		if (ofcd_expanded(j, &r))
-			ofcd_patched_close(&pat);
-		schedule_result_free(&r);
-	}
+	planner_end(&p, false, NULL, 0);
 	/* Done: the job goes back to the loop (ofcd_job_done), or is freed here
 	 * when the daemon let go of it. */
 	struct note *n = xcalloc(1, sizeof(*n));

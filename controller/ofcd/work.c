@@ -3,8 +3,8 @@
  * as the loop hands them over: mutations, probes and ReportFailure
  * (mutation.c), the planner's results (planner.c), a replica's takeover and
  * sync (takeover.c), prologs and releases queued together (batch.c). The
- * schedule worker computes GetSchedule and GetPlan
- * answers (schedule_job.c, jobplan.c). Both hand finished jobs back as
+ * schedule workers hand GetSchedule to a planner process each
+ * (planner_proc.c) and compute GetPlan (jobplan.c). Both hand finished jobs back as
  * notes; the loop answers and publishes. */
 #include "controller/ofcd/batch.h"
 #include "controller/ofcd/testbed.h"
@@ -54,14 +54,6 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		break;
 	case JOB_TESTBED_UP:
 		ofcd_run_testbed_up(d, j);
-		break;
-	case JOB_SCHEDULE:
-		if (j->get_plan)
-			ofcd_run_get_plan(d, j);
-		else if (job_fluid(j))
-			ofcd_run_schedule_fluid(j);
-		else
-			ofcd_run_schedule(d, j);
 		break;
 	default:
 		ofcd_run_mutation(d, j);
@@ -162,7 +154,10 @@ static void *schedule_worker(struct ofcd *d, int w)
 		if (!j)
 			break;
 		pthread_mutex_unlock(&d->jobs.mu);
-		ofcd_run_job(d, j);
+		if (j->kind == JOB_SCHEDULE)
+			planner_run_schedule(d, &d->jobs.planner[w], j);
+		else
+			ofcd_run_job(d, j);
 		pthread_mutex_lock(&d->jobs.mu);
 		d->jobs.srunning[w] = NULL;
 		/* (what waited for this one may run now, on either worker) */
@@ -172,6 +167,7 @@ static void *schedule_worker(struct ofcd *d, int w)
 		pthread_mutex_lock(&d->jobs.mu);
 	}
 	pthread_mutex_unlock(&d->jobs.mu);
+	planner_end(&d->jobs.planner[w], false, NULL, 0);
 	return NULL;
 }
 

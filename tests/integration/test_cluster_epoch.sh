@@ -6,7 +6,11 @@
 # shows, in its status, its metrics and the leader key, is one higher
 # after each failover. etcd's revision, what the epoch was before, moves
 # by more than one between two elections here (checked too), so an epoch
-# that followed it would not pass.
+# that followed it would not pass. First, the leader's planner process
+# (docs/ofcd.md, "The planner process") killed with kill -9 in the middle
+# of a GetSchedule: the request is refused with the reason, the leader
+# keeps leading under the same epoch, and the next GetSchedule is answered
+# by another planner; /proc/PID/limits shows the planner's limits.
 SUITE=cluster_epoch
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -57,6 +61,74 @@ expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology "$B"
 E=$(key_epoch)
 [ "$E" -ge 1 ] && until_shown 10 "$E" r1 r2 r3 && ok ||
 	bad "the replicas do not show the leader key's epoch $E" "r1 $(shown r1), r2 $(shown r2), r3 $(shown r3)"
+
+# ---- the planner process killed mid-plan -------------------------------------------
+L=$LEADER
+eval "LPID=\$${L}_pid"
+# planner_busy [PID...]: the pid of a planner of the leader's, not one of
+# PIDs, that has used CPU
+planner_busy() {
+	for _p in $(pgrep -P "$LPID" -x ofc-planner); do
+		case " $* " in *" $_p "*) continue ;; esac
+		awk '{exit !($14 + $15 > 20)}' "/proc/$_p/stat" 2>/dev/null && echo "$_p" && return 0
+	done
+	return 1
+}
+# an all-to-all MCF on a 256-node torus: about 12 s on one core, killed long before
+$OFC --socket "$TMP/$L.sock" schedule --collective alltoall --algo mcf --topology torus:16x16 \
+	--size 1MiB --summary >"$TMP/plan.out" 2>&1 &
+ASK=$!
+deadline 30 _busy_end
+until PP=$(planner_busy) || past $_busy_end; do sleep 0.05; done
+if [ -n "$PP" ]; then
+	ok
+	# its limits: the request's memory limit (--max-request-memory: a
+	# quarter of the machine's by default)
+	# and the room for the code and the threads' arenas; CPU time; no core
+	MEM=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+	WANT=$((MEM * 1024 / 4 + (1 << 30) + $(nproc) * (128 << 20)))
+	# (a sanitizer's build leaves it unbounded: its shadow memory)
+	[ -z "${SAN:-}" ] || WANT=unlimited
+	awk -v w="$WANT" '/^Max address space/ {a = ($4 == w)} /^Max cpu time/ {c = ($4 ~ /^[0-9]+$/)}
+		/^Max core file size/ {k = ($5 == 0)} END {exit !(a && c && k)}' "/proc/$PP/limits" &&
+		ok || bad "the planner's limits are not the request's (address space $WANT bytes)" "$(cat "/proc/$PP/limits")"
+	# no capability (as root, not even in its bounding set), none to gain
+	{ [ "$(id -u)" != 0 ] || grep -q "^CapBnd:[[:space:]]*0*$" "/proc/$PP/status"; } &&
+		grep -q "^CapEff:[[:space:]]*0*$" "/proc/$PP/status" &&
+		grep -q "^NoNewPrivs:[[:space:]]*1$" "/proc/$PP/status" &&
+		ok || bad "the planner keeps privileges" "$(grep -E "^(Cap|NoNew)" "/proc/$PP/status")"
+	kill -9 "$PP"
+else
+	bad "no planner process of $L's computed the schedule" "$(ps -o pid,comm --ppid "$LPID")"
+fi
+wait "$ASK"
+RC=$?
+[ "$RC" = 1 ] && grep -q "the planner process computing this schedule was killed by SIGKILL" "$TMP/plan.out" &&
+	ok || bad "a killed planner's request is not refused with the reason (exit $RC)" "$(cat "$TMP/plan.out")"
+wait_leader 5 r1 r2 r3 && [ "$LEADER" = "$L" ] && until_shown 5 "$E" r1 r2 r3 && [ "$(key_epoch)" = "$E" ] &&
+	ok || bad "a killed planner cost $L the lease or the epoch" "leader $LEADER, $(shown "$L"), key's $(key_epoch)"
+expect_stdout_has "verified     yes" $OFC --socket "$TMP/$L.sock" schedule --collective allreduce --size 1MiB --summary
+NEW=$(pgrep -P "$LPID" -x ofc-planner | tr '\n' ' ')
+[ -n "$NEW" ] && ! echo " $NEW" | grep -q " $PP " && ok || bad "the next GetSchedule's planner is not a new one" "$PP; now $NEW"
+grep -q "the planner process (pid $PP) computing request [0-9]* of .* was killed by SIGKILL" "$TMP/$L.log" &&
+	ok || bad "the leader's log does not say its planner was killed" "$(grep planner "$TMP/$L.log" | tail -3)"
+# A streamed schedule's planner (one of its own) killed the same way: the
+# stream ends with the reason, and the leader keeps leading.
+$OFC --socket "$TMP/$L.sock" schedule --collective alltoall --algo mcf --topology torus:16x16 \
+	--size 1MiB -o "$TMP/plan.pb" >"$TMP/stream.out" 2>&1 &
+ASK=$!
+deadline 30 _busy_end
+# shellcheck disable=SC2086 # (NEW: pids)
+until SP=$(planner_busy $NEW) || past $_busy_end; do sleep 0.05; done
+[ -n "$SP" ] && kill -9 "$SP"
+wait "$ASK"
+RC=$?
+[ -n "$SP" ] && [ "$RC" = 1 ] &&
+	grep -q "the planner process computing this schedule was killed by SIGKILL .* before the stream's end" "$TMP/stream.out" &&
+	ok || bad "a killed stream's planner: not refused with the reason (exit $RC, planner ${SP:-none})" "$(cat "$TMP/stream.out")"
+wait_leader 5 r1 r2 r3 && [ "$LEADER" = "$L" ] && [ "$(key_epoch)" = "$E" ] &&
+	ok || bad "a killed stream's planner cost $L the lease or the epoch" "leader $LEADER, key's $(key_epoch)"
+
 DELTAS=""
 for i in 1 2 3 4 5; do
 	L=$LEADER

@@ -9,7 +9,7 @@ D="$TMP/root"
 P=/usr/local
 make --no-print-directory BUILD="$BUILD" DESTDIR="$D" PREFIX="$P" CC="${CC:-cc}" SAN="${SAN:-}" install >"$TMP/install.log" 2>&1 &&
 	ok || bad "make install" "$(tail -5 "$TMP/install.log")"
-for f in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd lib/libofc.a lib/pkgconfig/ofc.pc \
+for f in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd sbin/ofc-planner lib/libofc.a lib/pkgconfig/ofc.pc \
 	share/man/man1/ofc.1 share/man/man1/ocs-emu.1 share/man/man1/mrr-emu.1 \
 	share/man/man1/netconf-emu.1 share/man/man8/ofcd.8 \
 	share/bash-completion/completions/ofc lib/systemd/system/ofcd.service \

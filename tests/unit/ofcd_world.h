@@ -59,6 +59,8 @@ struct world {
 	struct strbuf log;
 	/* ofcd_opts.state_schedule_hook of the next start (NULL: none) */
 	void (*state_schedule_hook)(struct schedule_result *r);
+	/* ofcd_opts.planner_path: the build's ofc-planner, beside tests/ */
+	char planner[4096];
 };
 
 static inline struct sim_device *lookup(void *ctx, const char *name)
@@ -117,6 +119,10 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(cred_dir, sizeof(cred_dir), "%s/configs/credentials", cwd);
+	char *planner = exe_sibling(NULL, "../ofc-planner");
+
+	snprintf(w->planner, sizeof(w->planner), "%s", planner ? planner : "");
+	free(planner);
 	struct ofcd_opts o = {
 	    .credentials_dir = cred_dir,
 	    .config_path = w->cfg,
@@ -135,6 +141,7 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 	    .sim_lookup = lookup,
 	    .sim_ctx = w,
 	    .state_schedule_hook = w->state_schedule_hook,
+	    .planner_path = w->planner,
 	};
 	struct ofc_error err = {0};
 

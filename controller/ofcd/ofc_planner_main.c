@@ -1,0 +1,56 @@
+/* ofc-planner: ofcd's planner process (planner_serve.c). ofcd starts it
+ * with the socket to it as fd 3; it is not a command for people. Exit
+ * status: 0 when ofcd closed the socket, 1 when it could not set itself
+ * up, 2 on bad options. */
+#include "controller/ofcd/internal.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage_line[] =
+    "usage: ofc-planner --max-memory BYTES [--topology-dir DIR]   (run by ofcd, socket on fd 3)\n";
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {{"max-memory", required_argument, NULL, 'm'},
+					     {"topology-dir", required_argument, NULL, 't'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct planner_serve_opts o = {.fd = 3};
+	struct ofc_error err = {0};
+	struct stat st;
+	sigset_t none;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'm' && parse_u64(optarg, &o.max_memory) == 0 && o.max_memory > 0)
+			continue;
+		if (c == 't') {
+			o.topology_dir = optarg;
+			continue;
+		}
+		fputs(usage_line, c == 'h' ? stdout : stderr);
+		return c == 'h' ? 0 : 2;
+	}
+	if (optind != argc || !o.max_memory) {
+		fputs(usage_line, stderr);
+		return 2;
+	}
+	if (fstat(o.fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "ofc-planner: fd 3 is not a socket: ofcd runs this program\n");
+		return 2;
+	}
+	/* (the limits' signals end it; a closed socket is an error, not one) */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGXCPU, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	if (planner_serve(&o, &err) < 0) {
+		fprintf(stderr, "ofc-planner: %s\n", err.msg);
+		return 1;
+	}
+	return 0;
+}
