@@ -252,6 +252,11 @@ struct job {
 	/* reconfigure (spec or workload): on the ports no held partition
 	 * has, the held partitions' circuits left as they are */
 	bool free_ports;
+	/* reconfigure of the fabric's topology in stages (staged.c): at most
+	 * max_loss percent of its bandwidth lost at any moment, grace_ms for
+	 * the jobs between a stage's schedule and its circuits */
+	bool staged;
+	double max_loss;
 	/* GetPlan (a schedule worker's read), MoveToPhase (a
 	 * reconfigure to the chosen way's topology of phase `phase`, or of the
 	 * phase named phase_name). */
