@@ -264,11 +264,12 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 }
 
 static const struct remote_cmd reconfigure_cmd = {
-    .cmd = {"reconfigure",
-	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
-	    "SPEC --hosts LIST [--relabel]]) [--free-ports] [--max-loss P% [--grace DUR]] [--dry-run] "
-	    "[--json] [--timeout DUR]",
-	    "rewire the fabric through the daemon", NULL},
+    .cmd =
+	{"reconfigure",
+	 "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
+	 "SPEC --hosts LIST [--relabel]]) [--free-ports] [--max-loss P% [--grace DUR]] [--dry-run] "
+	 "[--json] [--timeout DUR]",
+	 "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
     .opts = (const struct option[]){{"topology", required_argument, NULL, 'T'},
 				    {"collective", required_argument, NULL, 'c'},

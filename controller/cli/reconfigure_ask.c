@@ -16,9 +16,10 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 	if (a->topology && workload)
 		return ofc_error_set(err, OFC_E_USAGE, "give --topology or a workload, not both");
 	if (a->free_ports && (hosts || a->partition))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--free-ports aims the fabric's topology or workload: not with "
-				     "--partition or --hosts");
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--free-ports aims the fabric's topology or workload: not with "
+		    "--partition or --hosts");
 	if (hosts && (!a->partition || !a->topology))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--hosts makes a partition: give --partition NAME and "

@@ -756,10 +756,13 @@ struct fabcfg *failures_publish(struct ofcd *d)
 				      sizeof(canon)))
 			strv_push(&dr, &ndr, canon);
 	config_failures(h->f, &in_cfg, &own, &nown);
-	set_init(&seen, d->w->nreported + d->w->nlost + ndr);
-	for (uint32_t s = 0; s < 3; s++) {
-		char **v = s == 2 ? dr : s ? d->w->lost : d->w->reported;
-		uint32_t n = s == 2 ? ndr : s ? d->w->nlost : d->w->nreported;
+	set_init(&seen, d->w->nreported + d->w->nlost + ndr + d->w->nstaging);
+	for (uint32_t s = 0; s < 4; s++) {
+		char **v = s == 3 ? d->w->staging : s == 2 ? dr : s ? d->w->lost : d->w->reported;
+		uint32_t n = s == 3   ? d->w->nstaging
+			     : s == 2 ? ndr
+			     : s      ? d->w->nlost
+				      : d->w->nreported;
 
 		for (uint32_t i = 0; i < n; i++) {
 			if (item_resolve(h->f, v[i], canon, sizeof(canon), &err) < 0) {

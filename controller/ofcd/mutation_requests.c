@@ -257,19 +257,21 @@ static int reconfigure_staged(const struct request *rq, const Ofc__V1__Reconfigu
 	double p = r->max_loss_percent;
 
 	if (!(p > 0 && p < 100))
-		return refuse_req(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "max_loss_percent must be above 0 and below 100, not %g: the share "
-			     "of the fabric's bandwidth a stage may take away; nothing changed",
-			     p);
+		return refuse_req(
+		    rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+		    "max_loss_percent must be above 0 and below 100, not %g: the share "
+		    "of the fabric's bandwidth a stage may take away; nothing changed",
+		    p);
 	if (!j->spec || j->workload || j->free_ports || j->partition)
-		return refuse_req(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "max_loss_percent stages a change of the whole fabric's topology: "
-			     "give a topology, not a workload, a partition, hosts or "
-			     "free_ports");
+		return refuse_req(
+		    rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+		    "max_loss_percent stages a change of the whole fabric's topology: "
+		    "give a topology, not a workload, a partition, hosts or "
+		    "free_ports");
 	if (r->has_grace_ms && r->grace_ms > DRAIN_GRACE_MS_MAX)
 		return refuse_req(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-			     "a stage's grace is at most %u ms, not %u", DRAIN_GRACE_MS_MAX,
-			     r->grace_ms);
+				  "a stage's grace is at most %u ms, not %u", DRAIN_GRACE_MS_MAX,
+				  r->grace_ms);
 	j->staged = true;
 	j->max_loss = p;
 	j->grace_ms = r->has_grace_ms ? r->grace_ms : DRAIN_GRACE_MS_DEFAULT;

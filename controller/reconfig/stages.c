@@ -168,9 +168,9 @@ struct planning {
 	const struct stage_req *q;
 	struct port_map cur;
 	bool *dark;
-	uint32_t *ports, nports;   /* the stage's dark host ports */
-	uint16_t *per_node;	   /* dark ports per node in the stage */
-	uint32_t cap;		   /* per node (the cheap filter) */
+	uint32_t *ports, nports; /* the stage's dark host ports */
+	uint16_t *per_node;	 /* dark ports per node in the stage */
+	uint32_t cap;		 /* per node (the cheap filter) */
 	double ref;
 };
 
@@ -243,15 +243,17 @@ static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struc
 		}
 		/* one unit over the budget: fewer of its circuits */
 		if (ch[0].k <= 1) {
-			ofc_error_set(err, OFC_E_INPUT,
-				      "no stage fits a loss of %.4g%%: moving one circuit alone (host "
-				      "port %u of node %u) takes %.4g%% of the bandwidth away",
-				      100 * p->q->max_loss, units[ch[0].unit].row,
-				      units[ch[0].unit].first, 100 * loss_of(p->ref, tau));
+			ofc_error_set(
+			    err, OFC_E_INPUT,
+			    "no stage fits a loss of %.4g%%: moving one circuit alone (host "
+			    "port %u of node %u) takes %.4g%% of the bandwidth away",
+			    100 * p->q->max_loss, units[ch[0].unit].row, units[ch[0].unit].first,
+			    100 * loss_of(p->ref, tau));
 			free(ch);
 			return -1;
 		}
-		ch[0].k = (ch[0].k >= units[ch[0].unit].len ? units[ch[0].unit].len - 1 : ch[0].k) / 2;
+		ch[0].k =
+		    (ch[0].k >= units[ch[0].unit].len ? units[ch[0].unit].len - 1 : ch[0].k) / 2;
 		if (ch[0].k == 0)
 			ch[0].k = 1;
 	}
@@ -317,17 +319,19 @@ int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_
 				     "not %g%%",
 				     100 * q->max_loss);
 	if (!a->to || !b->to || a->n != b->n || a->d != b->d || a->n < 2)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "a staged change needs both topologies as port permutations of "
-				     "the same hosts and ports (%u x %u and %u x %u)",
-				     a->n, a->d, b->n, b->d);
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "a staged change needs both topologies as port permutations of "
+		    "the same hosts and ports (%u x %u and %u x %u)",
+		    a->n, a->d, b->n, b->d);
 	size_t len = (size_t)a->n * a->d;
 	struct planning pl = {.q = q};
 	bool exact;
 	double from_tau = price(q, a, NULL, &exact), to_tau = price(q, b, NULL, &exact);
 
 	if (!isfinite(from_tau) || !isfinite(to_tau))
-		return ofc_error_set(err, OFC_E_INPUT, "the %s topology does not connect every host",
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "the %s topology does not connect every host",
 				     isfinite(from_tau) ? "target" : "running");
 	pl.ref = from_tau > to_tau ? from_tau : to_tau;
 	pl.cur = (struct port_map){.n = a->n, .d = a->d, .to = xmalloc(len * sizeof(uint32_t))};
@@ -388,7 +392,8 @@ void stage_plan_text(const struct stage_plan *p, const char *target, struct strb
 		  "%u stage%s to %s within a loss of %.4g%%: %u circuit%s moved (the fewest "
 		  "possible %u), at least %u stage%s by the ports a host may lose at once",
 		  p->n, p->n == 1 ? "" : "s", target, 100 * p->max_loss, p->moved,
-		  p->moved == 1 ? "" : "s", p->fewest, p->min_stages, p->min_stages == 1 ? "" : "s");
+		  p->moved == 1 ? "" : "s", p->fewest, p->min_stages,
+		  p->min_stages == 1 ? "" : "s");
 	for (uint32_t i = 0; i < p->n; i++)
 		sb_printf(out, "; stage %u: %u circuit%s, %u host port%s out of use, loss %.2f%%%s",
 			  i + 1, p->v[i].moved, p->v[i].moved == 1 ? "" : "s", p->v[i].ndark,

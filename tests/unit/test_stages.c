@@ -88,13 +88,15 @@ static void check_plan(const struct port_map *from, const struct port_map *to,
 			bool *hit = calloc(n, sizeof(*hit));
 
 			for (uint32_t u = 0; u < n; u++) {
-				uint32_t a = cur->to[(size_t)j * n + u], b = st->after.to[(size_t)j * n + u];
+				uint32_t a = cur->to[(size_t)j * n + u],
+					 b = st->after.to[(size_t)j * n + u];
 
 				assert_false(hit[b]); /* a permutation */
 				hit[b] = true;
 				if (a != b) {
 					changed++;
-					/* the old circuit's both ends and the new one's out of use */
+					/* the old circuit's both ends and the new one's out of use
+					 */
 					assert_true(is_dark(st, j * n + u));
 					assert_true(is_dark(st, j * n + a));
 					assert_true(is_dark(st, j * n + b));
