@@ -567,8 +567,11 @@ static void tickets_past(struct ofcd *d, const Ofc__V1__MutationQueue *q)
 }
 
 /* One request the last leader left, run here as if its client had sent
- * it (answered to nobody). what: where it was, for the log. */
-static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, const char *what)
+ * it (answered to nobody). what: where it was, for the log. unkeyed: its
+ * request_key left out (a staged change resumes: the key's outcome,
+ * settled as committed when a stage was, must not answer for it). */
+static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, const char *what,
+		       bool unkeyed)
 {
 	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
 	struct conn *c;
@@ -581,6 +584,18 @@ static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, c
 			 (unsigned long long)e->ticket, what);
 		return;
 	}
+	const uint8_t *raw = e->request.data;
+	size_t len = e->request.len;
+	uint8_t *own = NULL;
+
+	if (unkeyed && req->request_key) {
+		free(req->request_key); /* (unpacked with the default allocator) */
+		req->request_key = NULL;
+		len = ofc__v1__request__get_packed_size(req);
+		own = xmalloc(len + 1);
+		ofc__v1__request__pack(req, own);
+		raw = own;
+	}
 	c = xcalloc(1, sizeof(*c));
 	c->d = d;
 	c->dead = c->replay = true;
@@ -590,7 +605,7 @@ static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, c
 			 "the last leader's ticket %llu in %s (uid %u): not run: %s",
 			 (unsigned long long)e->ticket, what, e->uid, why);
 	} else {
-		d->loop->chain.request(c, req, e->request.data, e->request.len);
+		d->loop->chain.request(c, req, raw, len);
 		if (d->loop->next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
 				 "ticket %llu is the last leader's ticket %llu, from %s: run here",
@@ -598,6 +613,7 @@ static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, c
 				 (unsigned long long)e->ticket, what);
 	}
 	ofc__v1__request__free_unpacked(req, NULL);
+	free(own);
 	free(c);
 }
 
@@ -626,7 +642,7 @@ static void replay_staged(struct ofcd *d)
 			 "the last leader's staged reconfiguration to %.200s (%u of %u stages "
 			 "committed): resumed here",
 			 r->target ? r->target : "?", r->done, r->stages);
-		replay_one(d, r->request, "the staged reconfiguration's record");
+		replay_one(d, r->request, "the staged reconfiguration's record", true);
 	}
 	if (r)
 		ofc__v1__staged_reconfigure__free_unpacked(r, NULL);
@@ -648,7 +664,7 @@ void ofcd_replay_queue(struct ofcd *d)
 	tickets_past(d, q);
 	replay_staged(d);
 	for (size_t i = 0; q && i < q->n_entries; i++)
-		replay_one(d, q->entries[i], "etcd's queue");
+		replay_one(d, q->entries[i], "etcd's queue", false);
 	if (q)
 		ofc__v1__mutation_queue__free_unpacked(q, NULL);
 	queue_takeover_end(d, mine);
