@@ -151,6 +151,18 @@ expect_stdout_has "; held partition t-a keeps its circuits on these ports (a dra
 	$OFC --socket "$SOCK" drain ocs0 --grace 0s
 [ -s "$TMP/e0.state" ] && ok || bad "the held partition's circuits on ocs0 went with the drain"
 expect_exit 0 $OFC --socket "$SOCK" undrain ocs0
+# admission without moves: t-b on the same four switches takes its own
+# ports (renumbered for fewest moves); t-a's circuits stay as they are, and
+# one that would need t-a's hosts is refused, naming the holder
+for i in 0 1 2 3; do awk '$1 >= 1 && $1 <= 4' "$TMP/e$i.state" | sort >"$TMP/ta$i"; done
+[ -s "$TMP/ta0" ] || bad "t-a holds no circuit on ocs0"
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --partition t-b \
+	--topology ring:4 --hosts 'h[4-7]' --relabel
+for i in 0 1 2 3; do awk '$1 >= 1 && $1 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
+	bad "admitting t-b moved t-a's circuits on ocs$i"; done
+refused 1 "partition 't-c': host h3 is held by partition 't-a'" $OFC --socket "$SOCK" reconfigure --partition t-c \
+	--topology ring:4 --hosts 'h[3-6]'
+expect_exit 0 $OFC --socket "$SOCK" release t-b
 # a staged change moves no held circuit: refused while t-a is held
 refused 2 "1 partition is held: a staged change moves no held circuit" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25%
