@@ -35,12 +35,25 @@ struct unit {
 	uint32_t *u; /* into the stage's node buffer */
 };
 
+/* Biggest first (fewest stages by packing), or smallest first: a change
+ * whose small cycles keep the rest connected (a torus's wrap-around links
+ * of a new width) may leave no stage that fits when done last. */
 static int cmp_unit(const void *x, const void *y)
 {
 	const struct unit *a = x, *b = y;
 
 	if (a->len != b->len)
 		return a->len > b->len ? -1 : 1;
+	return a->row != b->row ? (a->row < b->row ? -1 : 1)
+				: (a->first > b->first) - (a->first < b->first);
+}
+
+static int cmp_unit_small(const void *x, const void *y)
+{
+	const struct unit *a = x, *b = y;
+
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
 	if (a->row != b->row)
 		return a->row < b->row ? -1 : 1;
 	return a->first < b->first ? -1 : a->first > b->first;
@@ -49,7 +62,7 @@ static int cmp_unit(const void *x, const void *y)
 /* The cycles of every row where cur and to differ, biggest first; nodes
  * into *buf (n * d at most). */
 static uint32_t find_units(const struct port_map *cur, const struct port_map *to, uint32_t *buf,
-			   struct unit *units)
+			   struct unit *units, bool small_first)
 {
 	uint32_t n = cur->n, nu = 0, at = 0;
 	uint32_t *inv = xmalloc(((size_t)n + 1) * sizeof(*inv));
@@ -76,7 +89,7 @@ static uint32_t find_units(const struct port_map *cur, const struct port_map *to
 	}
 	free(inv);
 	free(seen);
-	qsort(units, nu, sizeof(*units), cmp_unit);
+	qsort(units, nu, sizeof(*units), small_first ? cmp_unit_small : cmp_unit);
 	return nu;
 }
 
@@ -119,6 +132,48 @@ static uint32_t unit_apply(struct port_map *cur, const struct port_map *to, cons
 	return k + 1;
 }
 
+/* Whether every node of g is reached from node 0. */
+static bool reaches_all(const struct graph *g, uint32_t *queue, bool *seen)
+{
+	uint32_t head = 0, tail = 0;
+
+	memset(seen, 0, g->n * sizeof(*seen));
+	seen[0] = true;
+	queue[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+		const uint32_t *out = graph_out(g, u);
+
+		for (uint32_t k = 0; k < graph_outdeg(g, u); k++)
+			if (!seen[out[k]]) {
+				seen[out[k]] = true;
+				queue[tail++] = out[k];
+			}
+	}
+	return tail == g->n;
+}
+
+/* Strongly connected: node 0 reaches every node, and every node reaches
+ * it. Checked here, exactly, before the bound: degraded_bound within its
+ * work may not have looked at the cut that splits the graph. */
+static bool strongly_connected(const struct graph *g, uint32_t m, const uint32_t *t,
+			       const uint32_t *h)
+{
+	uint32_t *queue = xmalloc(((size_t)g->n + 1) * sizeof(*queue));
+	bool *seen = xmalloc(((size_t)g->n + 1) * sizeof(*seen));
+	bool ok = reaches_all(g, queue, seen);
+
+	if (ok) {
+		struct graph *r = graph_from_arcs(g->n, m, h, t, "reverse");
+
+		ok = reaches_all(r, queue, seen);
+		graph_free(r);
+	}
+	free(queue);
+	free(seen);
+	return ok;
+}
+
 /* tau_B of cur less the dark host ports (NULL: none); INFINITY when it
  * falls apart. */
 static double price(const struct stage_req *q, const struct port_map *cur, const bool *dark,
@@ -139,7 +194,9 @@ static double price(const struct stage_req *q, const struct port_map *cur, const
 			h[m++] = v;
 		}
 	struct graph *g = graph_from_arcs(n, m, t, h, "stage");
-	int rc = degraded_bound(g, q->coll ? q->coll : SCHED_ALLGATHER, d, q->work, &b);
+	int rc = strongly_connected(g, m, t, h)
+		     ? degraded_bound(g, q->coll ? q->coll : SCHED_ALLGATHER, d, q->work, &b)
+		     : -1;
 
 	graph_free(g);
 	free(t);
@@ -308,6 +365,34 @@ static uint32_t node_bound(const struct port_map *a, const struct port_map *b, u
 	return best;
 }
 
+/* The stages in one order of the units (pl set up; p's totals set). */
+static int plan_in_order(struct planning *pl, const struct port_map *b, bool small_first,
+			 struct stage_plan *p, struct ofc_error *err)
+{
+	size_t len = (size_t)b->n * b->d;
+	uint32_t *buf = xmalloc((len + 1) * sizeof(*buf));
+	struct unit *units = xmalloc((len + 1) * sizeof(*units));
+	int rc = 0;
+
+	memcpy(pl->cur.to, pl->q->from->to, len * sizeof(uint32_t));
+	for (uint32_t nu; rc == 0 && (nu = find_units(&pl->cur, b, buf, units, small_first)) > 0;) {
+		if (p->n >= STAGE_MAX) {
+			rc = ofc_error_set(err, OFC_E_INPUT,
+					   "more than %u stages: allow a larger loss", STAGE_MAX);
+			break;
+		}
+		p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
+		memset(&p->v[p->n], 0, sizeof(p->v[p->n]));
+		if ((rc = plan_stage(pl, units, nu, &p->v[p->n], err)) == 0) {
+			p->moved += p->v[p->n].moved;
+			p->n++;
+		}
+	}
+	free(buf);
+	free(units);
+	return rc;
+}
+
 int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_error *err)
 {
 	const struct port_map *a = q->from, *b = q->to;
@@ -335,45 +420,52 @@ int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_
 				     isfinite(from_tau) ? "target" : "running");
 	pl.ref = from_tau > to_tau ? from_tau : to_tau;
 	pl.cur = (struct port_map){.n = a->n, .d = a->d, .to = xmalloc(len * sizeof(uint32_t))};
-	memcpy(pl.cur.to, a->to, len * sizeof(uint32_t));
 	pl.dark = xcalloc(len, sizeof(*pl.dark));
 	pl.ports = xmalloc((2 * len + 2) * sizeof(*pl.ports));
 	pl.per_node = xcalloc(a->n, sizeof(*pl.per_node));
 	pl.cap = (uint32_t)floor(q->max_loss * a->d + 1e-9);
 	if (pl.cap == 0)
 		pl.cap = 1;
+
+	/* Both orders; the fewer stages, then the fewer circuits, wins (the
+	 * biggest-first on a tie). */
+	struct stage_plan best = {0};
+	struct ofc_error first_err = {0};
+	int rc = -1;
+
+	for (int small = 0; small < 2; small++) {
+		struct stage_plan t = {0};
+		struct ofc_error e = {0};
+
+		if (plan_in_order(&pl, b, small, &t, &e) < 0) {
+			if (small == 0)
+				first_err = e;
+			stage_plan_free(&t);
+			continue;
+		}
+		if (rc < 0 || t.n < best.n || (t.n == best.n && t.moved < best.moved)) {
+			stage_plan_free(&best);
+			best = t;
+			rc = 0;
+		} else {
+			stage_plan_free(&t);
+		}
+	}
+	free(pl.cur.to);
+	free(pl.dark);
+	free(pl.ports);
+	free(pl.per_node);
+	if (rc < 0) {
+		*err = first_err;
+		return -1;
+	}
+	*p = best;
 	for (size_t i = 0; i < len; i++)
 		p->fewest += a->to[i] != b->to[i];
 	p->min_stages = p->fewest ? node_bound(a, b, pl.cap) : 0;
 	p->ref_tau_b = pl.ref;
 	p->max_loss = q->max_loss;
-
-	uint32_t *buf = xmalloc((len + 1) * sizeof(*buf));
-	struct unit *units = xmalloc((len + 1) * sizeof(*units));
-	int rc = 0;
-
-	for (uint32_t nu; rc == 0 && (nu = find_units(&pl.cur, b, buf, units)) > 0;) {
-		if (p->n >= STAGE_MAX) {
-			rc = ofc_error_set(err, OFC_E_INPUT,
-					   "more than %u stages: allow a larger loss", STAGE_MAX);
-			break;
-		}
-		p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
-		memset(&p->v[p->n], 0, sizeof(p->v[p->n]));
-		if ((rc = plan_stage(&pl, units, nu, &p->v[p->n], err)) == 0) {
-			p->moved += p->v[p->n].moved;
-			p->n++;
-		}
-	}
-	free(buf);
-	free(units);
-	free(pl.cur.to);
-	free(pl.dark);
-	free(pl.ports);
-	free(pl.per_node);
-	if (rc < 0)
-		stage_plan_free(p);
-	return rc;
+	return 0;
 }
 
 void stage_plan_free(struct stage_plan *p)

@@ -58,6 +58,41 @@ static double tau_without(const struct port_map *pm, const uint32_t *dark, uint3
 	return rc < 0 ? INFINITY : b.tau_b;
 }
 
+/* Whether pm less the dark host ports is strongly connected: every node
+ * reached from node 0 along the arcs, and node 0 from every node (a
+ * fixpoint over the arcs, independent of the planner's own search). */
+static bool connected_without(const struct port_map *pm, const uint32_t *dark, uint32_t ndark)
+{
+	uint32_t n = pm->n, d = pm->d;
+	bool *off = calloc((size_t)n * d, sizeof(*off)), ok = true;
+
+	for (uint32_t i = 0; i < ndark; i++)
+		off[dark[i]] = true;
+	for (int dir = 0; dir < 2 && ok; dir++) {
+		bool *in = calloc(n, sizeof(*in)), more = true;
+
+		in[0] = true;
+		while (more) {
+			more = false;
+			for (uint32_t j = 0; j < d; j++)
+				for (uint32_t u = 0; u < n; u++) {
+					uint32_t v = pm->to[(size_t)j * n + u], from = dir ? v : u,
+						 to = dir ? u : v;
+
+					if (off[(size_t)j * n + u] || off[(size_t)j * n + v] || !in[from] ||
+					    in[to])
+						continue;
+					in[to] = more = true;
+				}
+		}
+		for (uint32_t u = 0; u < n; u++)
+			ok = ok && in[u];
+		free(in);
+	}
+	free(off);
+	return ok;
+}
+
 static bool is_dark(const struct stage *s, uint32_t port)
 {
 	for (uint32_t i = 0; i < s->ndark; i++)
@@ -82,6 +117,7 @@ static void check_plan(const struct port_map *from, const struct port_map *to,
 		double tau = tau_without(cur, st->dark, st->ndark), loss = fmax(0, 1 - ref / tau);
 		uint32_t changed = 0;
 
+		assert_true(connected_without(cur, st->dark, st->ndark));
 		assert_true(loss <= max_loss + 1e-9);
 		assert_true(fabs(loss - st->loss) < 1e-9);
 		for (uint32_t j = 0; j < d; j++) {
@@ -105,6 +141,8 @@ static void check_plan(const struct port_map *from, const struct port_map *to,
 			free(hit);
 		}
 		assert_int_equal(changed, st->moved);
+		/* every stage's own topology connects every host */
+		assert_true(isfinite(tau_without(&st->after, NULL, 0)));
 		moved += st->moved;
 		cur = &st->after;
 	}
@@ -141,6 +179,29 @@ static void test_torus_to_circulant_within_budget(void **state)
 	stage_plan_free(&p25);
 	stage_plan_free(&p40);
 	stage_plan_free(&p99);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
+/* A torus to its transpose: the y links of the new width connect the
+ * hosts only once the wrap-around x links are changed, so the small
+ * cycles go first; every stage stays connected and within 25%. */
+static void test_torus_transpose(void **state)
+{
+	struct port_map a, b;
+	struct stage_plan p;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_of("torus:8x16", &a);
+	ports_of("torus:16x8", &b);
+	struct stage_req q = {.from = &a, .to = &b, .max_loss = 0.25};
+
+	if (stage_plan_make(&q, &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	check_plan(&a, &b, &p, 0.25);
+	assert_int_equal(p.moved, p.fewest);
+	stage_plan_free(&p);
 	port_map_free(&a);
 	port_map_free(&b);
 }
@@ -216,6 +277,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_torus_to_circulant_within_budget),
+	    cmocka_unit_test(test_torus_transpose),
 	    cmocka_unit_test(test_long_cycle_cut),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_nothing_to_do),
