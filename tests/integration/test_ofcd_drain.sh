@@ -189,6 +189,31 @@ expect_stdout_has "would reconfigure in 2 stages to circulant:64:1,8 within a lo
 grep -q "; stage 2's schedule: [a-z-]* allreduce, [0-9]* steps, [0-9.]* us, verified" "$TMP/out" && ok ||
 	bad "the plan shows no schedule for stage 2" "$(cat "$TMP/out")"
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "a staged dry run moved ocs$i"; done
+# the Python client plans it too, and ofcd refuses a budget out of range
+# that a client sends
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/py.out" 2>&1 <<'PY' && ok || bad "the Python client's staged plan" "$(cat "$TMP/py.out")"
+import sys
+from ofc_client import Client, OfcError, control_pb2
+ofc = Client(sys.argv[1])
+r = ofc.reconfigure(topology="circulant:64:1,8", max_loss_percent=25, dry_run=True)
+assert "would reconfigure in 2 stages" in r.message, r.message
+req = control_pb2.Request()
+req.reconfigure.topology = "circulant:64:1,8"
+req.reconfigure.max_loss_percent = 100
+try:
+    ofc.call(req)
+    sys.exit("ofcd took max_loss_percent 100")
+except OfcError as e:
+    assert e.response.status == control_pb2.STATUS_INVALID, e.response
+    assert "max_loss_percent must be above 0 and below 100, not 100" in str(e), e
+try:
+    ofc.reconfigure(topology="circulant:64:1,8", max_loss_percent=0)
+    sys.exit("the client sent max_loss_percent 0")
+except ValueError as e:
+    assert "above 0 and below 100" in str(e), e
+PY
 $OFC --socket "$SOCK" watch --json >"$TMP/watch3" 2>/dev/null &
 watch_pid=$!
 $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 2s >"$TMP/staged.out" 2>&1 &
