@@ -88,6 +88,7 @@ call() {
 	WALL=$(secs "$T0" "$T1")
 }
 followers() {
+	[ "$RC" = 0 ] || { echo "-"; return; }
 	for f in $FOLLOWERS; do until_state "$f" 600 "$1" || { echo "not in 600 s"; return; }; done
 	secs "$T1" "$(now_ms)"
 }

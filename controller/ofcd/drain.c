@@ -49,9 +49,9 @@ static int want_add(struct drain_want *w, const char *item, const char *sw, uint
 		if (strcmp(w->v[i].sw, sw) == 0 && w->v[i].port == port)
 			return ofc_error_set(err, OFC_E_INPUT, "'%s': port %s:%u is named twice",
 					     item, sw, port);
-	if (w->n >= FAIL_MAX_ITEMS)
+	if (w->n >= DRAIN_MAX_PORTS)
 		return ofc_error_set(err, OFC_E_INPUT, "more than %u switch ports at once",
-				     FAIL_MAX_ITEMS);
+				     DRAIN_MAX_PORTS);
 	w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
 	w->v[w->n++] = (struct drain_entry){xstrdup(sw), port, 0, NULL};
 	return 0;

@@ -473,8 +473,8 @@ static int take_drained(struct ofcd *d, char *line, char *why, size_t n)
 			snprintf(why, n, "%s:%u drained twice", tok[0], port);
 			return -1;
 		}
-	if (d->w->ndrained >= FAIL_MAX_ITEMS) {
-		snprintf(why, n, "more than %u drained ports", FAIL_MAX_ITEMS);
+	if (d->w->ndrained >= DRAIN_MAX_PORTS) {
+		snprintf(why, n, "more than %u drained ports", DRAIN_MAX_PORTS);
 		return -1;
 	}
 	d->w->drained = xrealloc(d->w->drained, (d->w->ndrained + 1) * sizeof(*d->w->drained));
@@ -503,7 +503,7 @@ int drained_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 
 	drained_clear(d);
 	rc = read_lines(d, fabric, STORE_DRAINED,
-			(size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 48) + 4096, take_drained,
+			(size_t)DRAIN_MAX_PORTS * (2 * NAME_MAX_LEN + 48) + 4096, take_drained,
 			drained_what, drained_then, err);
 	if (rc < 0)
 		drained_clear(d);

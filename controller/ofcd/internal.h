@@ -791,6 +791,9 @@ int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct
 
 /* failures.c: failures reported at run time and lost switches */
 #define FAIL_MAX_ITEMS 4096
+/* Switch ports drained at once: every port of a switch of the largest
+ * fabrics (65,536 hosts, one switch per NIC port). */
+#define DRAIN_MAX_PORTS 65536u
 /* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
 bool failure_item_ok(const char *item);
 /* (snapshot.c) Free n strings and the array. */
