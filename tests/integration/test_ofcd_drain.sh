@@ -216,7 +216,7 @@ except ValueError as e:
 PY
 $OFC --socket "$SOCK" watch --json >"$TMP/watch3" 2>/dev/null &
 watch_pid=$!
-$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 2s >"$TMP/staged.out" 2>&1 &
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 3s >"$TMP/staged.out" 2>&1 &
 staged_pid=$!
 # stage 1's schedule is published, its 16 host ports left out, while every
 # circuit is still the torus's
