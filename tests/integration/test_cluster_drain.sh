@@ -91,9 +91,9 @@ etcd_ctl get "/ofc/$FAB/drained" --keys-only | grep -q drained && bad "the store
 # resumes at stage 2 and ends with the very circuits of before.
 replica_start "$L" --probe-interval 0
 # staged_kill R TARGET N: R runs the staged change to TARGET, killed -9 once
-# its log says stage N's schedule is out (its grace is 5 s)
+# its log says stage N's schedule is out (its grace is 2 s)
 staged_kill() {
-	$OFC --socket "$TMP/$1.sock" reconfigure --topology "$2" --max-loss 25% --grace 5s \
+	$OFC --socket "$TMP/$1.sock" reconfigure --topology "$2" --max-loss 25% --grace 2s \
 		>"$TMP/staged-$1.out" 2>&1 &
 	_spid=$!
 	deadline 30
