@@ -79,8 +79,8 @@ static bool connected_without(const struct port_map *pm, const uint32_t *dark, u
 					uint32_t v = pm->to[(size_t)j * n + u], from = dir ? v : u,
 						 to = dir ? u : v;
 
-					if (off[(size_t)j * n + u] || off[(size_t)j * n + v] || !in[from] ||
-					    in[to])
+					if (off[(size_t)j * n + u] || off[(size_t)j * n + v] ||
+					    !in[from] || in[to])
 						continue;
 					in[to] = more = true;
 				}
