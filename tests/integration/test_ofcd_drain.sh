@@ -216,7 +216,7 @@ except ValueError as e:
 PY
 $OFC --socket "$SOCK" watch --json >"$TMP/watch3" 2>/dev/null &
 watch_pid=$!
-$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 3s >"$TMP/staged.out" 2>&1 &
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 2s >"$TMP/staged.out" 2>&1 &
 staged_pid=$!
 # stage 1's schedule is published, its 16 host ports left out, while every
 # circuit is still the torus's
@@ -245,6 +245,32 @@ expect_stdout_has "fabric 'drainfab' is at circulant:64:1,8 already: nothing to 
 expect_stdout_has "reconfigured to torus:8x8 in stages" \
 	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --grace 0s
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the staged change back"; done
+# a stage that fails is undone alone, the stages before it stay, and the
+# same request resumes from there: ocs1 stopped in stage 2's grace
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 2s >"$TMP/staged2.out" 2>&1 &
+staged_pid=$!
+deadline 30
+until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "circulant:64:1,8: stage 2 of 2, .*its schedule published" ||
+	past $_end; do sleep 0.1; done
+stop_emu "$e1_pid"
+wait "$staged_pid" && bad "stage 2 went through without ocs1" "$(cat "$TMP/staged2.out")" || ok
+grep -q "stage 2 of 2 to circulant:64:1,8 failed: .*; the fabric is at stage 1 (its record says so), its circuits as that stage left them; the same request resumes from there" \
+	"$TMP/staged2.out" && ok || bad "the failed stage's answer" "$(cat "$TMP/staged2.out")"
+[ -s "$ST/drainfab.staged" ] && ok || bad "the record went with the failed stage"
+xcs 0 | cmp -s - "$TMP/before0" && bad "stage 1's circuits on ocs0 were undone with stage 2" || ok
+xcs 1 | cmp -s - "$TMP/before1" && ok || bad "ocs1 changed though its stage failed"
+"$BUILD/ocs-emu" --listen "127.0.0.1:$e1_port" --ports 64 --credentials "$TMP/ocs0.cred" --state "$TMP/e1.state" \
+	2>>"$TMP/e1.stderr" &
+e1_pid=$!
+EMUS="$EMUS $e1_pid"
+sleep 0.5
+expect_stdout_has "reconfigured to circulant:64:1,8 in stages (resumed), 1 run here in " \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 0s
+grep -q "resumed at stage 2 (1 committed before)" "$TMP/out" && ok || bad "the resumed answer" "$(cat "$TMP/out")"
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the resumed change"
+expect_stdout_has "0 operations on 4 devices would take fabric 'drainfab' to circulant:64:1,8" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --dry-run
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
