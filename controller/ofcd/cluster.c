@@ -567,11 +567,13 @@ static void tickets_past(struct ofcd *d, const Ofc__V1__MutationQueue *q)
 }
 
 /* One request the last leader left, run here as if its client had sent
- * it (answered to nobody). what: where it was, for the log. unkeyed: its
+ * it (answered to nobody). where and how: where it was and why it is run
+ * here, for the log ("in etcd's queue", "queued there and not started").
+ * unkeyed: its
  * request_key left out (a staged change resumes: the key's outcome,
  * settled as committed when a stage was, must not answer for it). */
-static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, const char *what,
-		       bool unkeyed)
+static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, const char *where,
+		       const char *how, bool unkeyed)
 {
 	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
 	struct conn *c;
@@ -581,7 +583,7 @@ static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, c
 	if (!req) {
 		ofcd_log(d, OFCD_LOG_ERR,
 			 "the last leader's ticket %llu in %s is not a Request: not run",
-			 (unsigned long long)e->ticket, what);
+			 (unsigned long long)e->ticket, where);
 		return;
 	}
 	const uint8_t *raw = e->request.data;
@@ -603,14 +605,14 @@ static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, c
 		d->loop->metrics.denied++;
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "the last leader's ticket %llu in %s (uid %u): not run: %s",
-			 (unsigned long long)e->ticket, what, e->uid, why);
+			 (unsigned long long)e->ticket, where, e->uid, why);
 	} else {
 		d->loop->chain.request(c, req, raw, len);
 		if (d->loop->next_ticket != before)
 			ofcd_log(d, OFCD_LOG_NOTICE,
-				 "ticket %llu is the last leader's ticket %llu, from %s: run here",
+				 "ticket %llu is the last leader's ticket %llu, %s: run here",
 				 (unsigned long long)d->loop->next_ticket,
-				 (unsigned long long)e->ticket, what);
+				 (unsigned long long)e->ticket, how);
 	}
 	ofc__v1__request__free_unpacked(req, NULL);
 	free(own);
@@ -642,7 +644,8 @@ static void replay_staged(struct ofcd *d)
 			 "the last leader's staged reconfiguration to %.200s (%u of %u stages "
 			 "committed): resumed here",
 			 r->target ? r->target : "?", r->done, r->stages);
-		replay_one(d, r->request, "the staged reconfiguration's record", true);
+		replay_one(d, r->request, "the staged reconfiguration's record",
+			   "its staged reconfiguration resumed", true);
 	}
 	if (r)
 		ofc__v1__staged_reconfigure__free_unpacked(r, NULL);
@@ -664,7 +667,7 @@ void ofcd_replay_queue(struct ofcd *d)
 	tickets_past(d, q);
 	replay_staged(d);
 	for (size_t i = 0; q && i < q->n_entries; i++)
-		replay_one(d, q->entries[i], "etcd's queue", false);
+		replay_one(d, q->entries[i], "etcd's queue", "queued there and not started", false);
 	if (q)
 		ofc__v1__mutation_queue__free_unpacked(q, NULL);
 	queue_takeover_end(d, mine);
