@@ -236,6 +236,19 @@ static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const 
 	case 'F':
 		a->free_ports = true;
 		return 0;
+	case 'L':
+		a->max_loss = arg;
+		return 0;
+	case 'g': {
+		int rc = cli_opt_duration(r->cmd, "grace", arg, &a->grace_s);
+
+		if (rc != 0)
+			return rc;
+		if (a->grace_s > 600)
+			return cli_usage_error(r->cmd, "--grace is at most 600 s");
+		a->has_grace = true;
+		return 0;
+	}
 	}
 	return dry_run_opt(r, b, c, arg);
 }
@@ -251,10 +264,12 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 }
 
 static const struct remote_cmd reconfigure_cmd = {
-    .cmd = {"reconfigure",
-	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
-	    "SPEC --hosts LIST [--relabel]]) [--free-ports] [--dry-run] [--json] [--timeout DUR]",
-	    "rewire the fabric through the daemon", NULL},
+    .cmd =
+	{"reconfigure",
+	 "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
+	 "SPEC --hosts LIST [--relabel]]) [--free-ports] [--max-loss P% [--grace DUR]] [--dry-run] "
+	 "[--json] [--timeout DUR]",
+	 "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
     .opts = (const struct option[]){{"topology", required_argument, NULL, 'T'},
 				    {"collective", required_argument, NULL, 'c'},
@@ -264,6 +279,8 @@ static const struct remote_cmd reconfigure_cmd = {
 				    {"hosts", required_argument, NULL, 'H'},
 				    {"relabel", no_argument, NULL, 'R'},
 				    {"free-ports", no_argument, NULL, 'F'},
+				    {"max-loss", required_argument, NULL, 'L'},
+				    {"grace", required_argument, NULL, 'g'},
 				    {"dry-run", no_argument, NULL, 'n'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
@@ -278,6 +295,13 @@ static const struct remote_cmd reconfigure_cmd = {
 	    "  --relabel  renumber the topology over the hosts for fewest moves\n"
 	    "  --free-ports  the topology or workload on the ports no held partition has:\n"
 	    "                the held partitions' circuits stay as they are\n"
+	    "  --max-loss P%  in stages, each one transaction verified on the devices,\n"
+	    "                so that the fabric keeps at least (100-P)% of its bandwidth\n"
+	    "                at every moment (the cost model's, on the links left in use);\n"
+	    "                each stage's schedule is published before its circuits go;\n"
+	    "                with --dry-run, the stages and the loss at each\n"
+	    "  --grace DUR   with --max-loss: each stage's wait between its schedule\n"
+	    "                and its circuits (default 3s)\n"
 	    "  --dry-run  validate and plan only\n"
 	    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n",
     .extra = "",

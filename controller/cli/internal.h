@@ -399,6 +399,11 @@ struct reconfigure_ask {
 	bool has_size, has_nodes;
 	bool relabel, dry_run;
 	bool free_ports; /* --free-ports: only the ports no held partition has */
+	/* --max-loss P%: staged, at most P percent of the bandwidth lost at
+	 * any moment; --grace DUR: each stage's wait for the jobs */
+	const char *max_loss;
+	double grace_s;
+	bool has_grace;
 	/* the builder's: the hosts it expanded, the workload's message */
 	char **own;
 	Ofc__V1__Workload wl;

@@ -5,6 +5,9 @@
 #include "controller/cli/internal.h"
 #include "controller/slurm/slurm.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struct ofc_error *err)
 {
 	bool workload = a->collective || a->has_size || a->has_nodes;
@@ -13,9 +16,10 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 	if (a->topology && workload)
 		return ofc_error_set(err, OFC_E_USAGE, "give --topology or a workload, not both");
 	if (a->free_ports && (hosts || a->partition))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--free-ports aims the fabric's topology or workload: not with "
-				     "--partition or --hosts");
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--free-ports aims the fabric's topology or workload: not with "
+		    "--partition or --hosts");
 	if (hosts && (!a->partition || !a->topology))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--hosts makes a partition: give --partition NAME and "
@@ -30,6 +34,29 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "give --topology SPEC, --collective C and --size M, or "
 				     "--partition NAME");
+	if (a->has_grace && !a->max_loss)
+		return ofc_error_set(err, OFC_E_USAGE, "--grace goes with --max-loss");
+	if (a->max_loss && (a->partition || hosts || workload || a->free_ports))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--max-loss stages a change of the whole fabric's topology: "
+				     "give --topology SPEC alone");
+	if (a->max_loss) {
+		char *end;
+		double p = strtod(a->max_loss, &end);
+
+		if (end == a->max_loss || (*end && strcmp(end, "%") != 0) || !(p > 0 && p < 100))
+			return ofc_error_set(err, OFC_E_USAGE,
+					     "--max-loss '%s': a percentage above 0 and below 100 "
+					     "(25 or 25%%), the share of the fabric's bandwidth a "
+					     "stage may take away",
+					     a->max_loss);
+		rq->has_max_loss_percent = 1;
+		rq->max_loss_percent = p;
+		if (a->has_grace) {
+			rq->has_grace_ms = 1;
+			rq->grace_ms = (uint32_t)(a->grace_s * 1000 + 0.5);
+		}
+	}
 	if (a->hostlist && !a->hosts) {
 		struct ofc_error e = {0};
 

@@ -566,6 +566,92 @@ static void tickets_past(struct ofcd *d, const Ofc__V1__MutationQueue *q)
 	d->loop->next_ticket = top;
 }
 
+/* One request the last leader left, run here as if its client had sent
+ * it (answered to nobody). where and how: where it was and why it is run
+ * here, for the log ("in etcd's queue", "queued there and not started").
+ * unkeyed: its
+ * request_key left out (a staged change resumes: the key's outcome,
+ * settled as committed when a stage was, must not answer for it). */
+static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, const char *where,
+		       const char *how, bool unkeyed)
+{
+	Ofc__V1__Request *req = ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
+	struct conn *c;
+	uint64_t before = d->loop->next_ticket;
+	const char *why;
+
+	if (!req) {
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "the last leader's ticket %llu in %s is not a Request: not run",
+			 (unsigned long long)e->ticket, where);
+		return;
+	}
+	const uint8_t *raw = e->request.data;
+	size_t len = e->request.len;
+	uint8_t *own = NULL;
+
+	if (unkeyed && req->request_key) {
+		free(req->request_key); /* (unpacked with the default allocator) */
+		req->request_key = NULL;
+		len = ofc__v1__request__get_packed_size(req);
+		own = xmalloc(len + 1);
+		ofc__v1__request__pack(req, own);
+		raw = own;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->d = d;
+	c->dead = c->replay = true;
+	if ((why = replay_peer(d, e, c))) {
+		d->loop->metrics.denied++;
+		ofcd_log(d, OFCD_LOG_WARNING,
+			 "the last leader's ticket %llu in %s (uid %u): not run: %s",
+			 (unsigned long long)e->ticket, where, e->uid, why);
+	} else {
+		d->loop->chain.request(c, req, raw, len);
+		if (d->loop->next_ticket != before)
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "ticket %llu is the last leader's ticket %llu, %s: run here",
+				 (unsigned long long)d->loop->next_ticket,
+				 (unsigned long long)e->ticket, how);
+	}
+	ofc__v1__request__free_unpacked(req, NULL);
+	free(own);
+	free(c);
+}
+
+/* A staged reconfiguration the last leader was running (the store's
+ * FABRIC.staged): its request first, which resumes at the stage the record
+ * is at (staged.c). */
+static void replay_staged(struct ofcd *d)
+{
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len = 0;
+	bool missing = false;
+	Ofc__V1__StagedReconfigure *r = NULL;
+
+	if (store_get(d->store, d->loop->cfg->f->name, STORE_STAGED, 4u << 20, &data, &len,
+		      &missing, &err) < 0) {
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "the staged reconfiguration's record cannot be read (%s): "
+			 "not resumed",
+			 err.msg);
+		return;
+	}
+	if (!missing && (r = ofc__v1__staged_reconfigure__unpack(NULL, len, (uint8_t *)data)) &&
+	    r->request && r->request->has_request) {
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "the last leader's staged reconfiguration to %.200s (%u of %u stages "
+			 "committed): resumed here",
+			 r->target ? r->target : "?", r->done, r->stages);
+		replay_one(d, r->request, "the staged reconfiguration's record",
+			   "its staged reconfiguration resumed", true);
+	}
+	if (r)
+		ofc__v1__staged_reconfigure__free_unpacked(r, NULL);
+	free(data);
+}
+
 /* After a takeover: the mutations the last leader queued and
  * had not started, from etcd's queue, queued here in their order as if
  * their clients had sent them here, with the rights their record gives
@@ -579,45 +665,9 @@ void ofcd_replay_queue(struct ofcd *d)
 
 	outcomes_takeover(d); /* (what a resend queued here is answered from) */
 	tickets_past(d, q);
-	for (size_t i = 0; q && i < q->n_entries; i++) {
-		const Ofc__V1__MutationQueue__Entry *e = q->entries[i];
-		Ofc__V1__Request *req =
-		    ofc__v1__request__unpack(NULL, e->request.len, e->request.data);
-		struct conn *c = xcalloc(1, sizeof(*c));
-		uint64_t before = d->loop->next_ticket;
-
-		if (!req) {
-			ofcd_log(d, OFCD_LOG_ERR,
-				 "the last leader's ticket %llu in etcd's queue is not a Request: "
-				 "not run",
-				 (unsigned long long)e->ticket);
-			free(c);
-			continue;
-		}
-		c->d = d;
-		c->dead = c->replay = true;
-		const char *why = replay_peer(d, e, c);
-
-		if (why) {
-			d->loop->metrics.denied++;
-			ofcd_log(
-			    d, OFCD_LOG_WARNING,
-			    "the last leader's ticket %llu in etcd's queue (uid %u): not run: %s",
-			    (unsigned long long)e->ticket, e->uid, why);
-			ofc__v1__request__free_unpacked(req, NULL);
-			free(c);
-			continue;
-		}
-		d->loop->chain.request(c, req, e->request.data, e->request.len);
-		if (d->loop->next_ticket != before)
-			ofcd_log(d, OFCD_LOG_NOTICE,
-				 "ticket %llu is the last leader's ticket %llu, queued there and "
-				 "not started: run here",
-				 (unsigned long long)d->loop->next_ticket,
-				 (unsigned long long)e->ticket);
-		ofc__v1__request__free_unpacked(req, NULL);
-		free(c);
-	}
+	replay_staged(d);
+	for (size_t i = 0; q && i < q->n_entries; i++)
+		replay_one(d, q->entries[i], "etcd's queue", "queued there and not started", false);
 	if (q)
 		ofc__v1__mutation_queue__free_unpacked(q, NULL);
 	queue_takeover_end(d, mine);

@@ -49,9 +49,9 @@ static int want_add(struct drain_want *w, const char *item, const char *sw, uint
 		if (strcmp(w->v[i].sw, sw) == 0 && w->v[i].port == port)
 			return ofc_error_set(err, OFC_E_INPUT, "'%s': port %s:%u is named twice",
 					     item, sw, port);
-	if (w->n >= FAIL_MAX_ITEMS)
+	if (w->n >= DRAIN_MAX_PORTS)
 		return ofc_error_set(err, OFC_E_INPUT, "more than %u switch ports at once",
-				     FAIL_MAX_ITEMS);
+				     DRAIN_MAX_PORTS);
 	w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
 	w->v[w->n++] = (struct drain_entry){xstrdup(sw), port, 0, NULL};
 	return 0;
@@ -232,6 +232,7 @@ static void hosts_cut_off(const struct ofcd *d, const struct drain_want *w, stru
 
 struct drain_target {
 	struct ofcd *d;
+	const char *spec;
 	struct fabric *nf;
 };
 
@@ -239,19 +240,15 @@ static int drain_target(void *ctx, struct ctl **out, struct ofc_error *err)
 {
 	struct drain_target *t = ctx;
 
-	if (ofcd_fabric_with_topology(t->d, t->d->w->cfg, t->d->w->cfg->f->topology.spec, false,
-				      &t->nf, err) < 0 ||
+	if (ofcd_fabric_with_topology(t->d, t->d->w->cfg, t->spec, false, &t->nf, err) < 0 ||
 	    ofcd_open_next_ctl(t->d, t->nf, out, err) < 0)
 		return -1;
 	return 0;
 }
 
-/* The devices to the running config with d->w->drained's ports dark (held
- * partitions' ports kept as they are), in one transaction; on success that
- * is the running config. say: what it did, or why not. */
-static int apply_drained(struct ofcd *d, struct strbuf *say, struct ofc_error *err)
+int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say, struct ofc_error *err)
 {
-	struct drain_target t = {.d = d};
+	struct drain_target t = {.d = d, .spec = spec ? spec : d->w->cfg->f->topology.spec};
 	const struct partition **keep = NULL;
 	struct reconfigure_req q = {
 	    .ctl = d->w->ctl, .recover = true, .target = drain_target, .ctx = &t};
@@ -342,7 +339,7 @@ static void held_on(const struct ofcd *d, const struct drain_want *w, struct str
 /* What the job re-planned so far, published now: the loop makes j's
  * snapshot and config the daemon's and delivers its deferred events, so
  * GetSchedule and watchers have the schedule before the circuits go. */
-static void publish_now(struct ofcd *d, struct job *j)
+void ofcd_publish_now(struct ofcd *d, struct job *j)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 
@@ -357,7 +354,7 @@ static void publish_now(struct ofcd *d, struct job *j)
 
 /* A bounded wait (ms), in steps, ended early when the daemon stops (it
  * stops once this job is done: the circuits go then, not later). */
-static void grace_wait(struct ofcd *d, uint32_t ms)
+void ofcd_grace_wait(struct ofcd *d, uint32_t ms)
 {
 	double end = now_seconds() + ms / 1000.0;
 
@@ -441,12 +438,12 @@ static void run_drain(struct ofcd *d, struct job *j, struct drain_want *w, struc
 	}
 	sb_printf(&cause, "%s draining (%u switch port%s)", j->target, w->n, w->n == 1 ? "" : "s");
 	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
-	publish_now(d, j);
+	ofcd_publish_now(d, j);
 	ofcd_log(d, OFCD_LOG_NOTICE, "%s: the schedule without them published; %u ms of grace",
 		 cause.buf, j->grace_ms);
-	grace_wait(d, j->grace_ms);
+	ofcd_grace_wait(d, j->grace_ms);
 	sb_reset(&cause);
-	if (apply_drained(d, &say, &err) < 0) {
+	if (ofcd_apply_topology(d, NULL, &say, &err) < 0) {
 		/* The schedule stays off the ports; the circuits are up still. */
 		sb_printf(&cause,
 			  "%s drained in the schedules, but its circuits are still up: %s%s",
@@ -500,7 +497,7 @@ static void run_undrain(struct ofcd *d, struct job *j, struct drain_want *w, str
 		refuse(d, j, an, &err);
 		goto out;
 	}
-	if (apply_drained(d, &say, &err) < 0) {
+	if (ofcd_apply_topology(d, NULL, &say, &err) < 0) {
 		struct ofc_error e2 = {0};
 
 		sb_printf(&cause, "%s not undrained: %s%s", j->target, err.msg,

@@ -473,8 +473,8 @@ static int take_drained(struct ofcd *d, char *line, char *why, size_t n)
 			snprintf(why, n, "%s:%u drained twice", tok[0], port);
 			return -1;
 		}
-	if (d->w->ndrained >= FAIL_MAX_ITEMS) {
-		snprintf(why, n, "more than %u drained ports", FAIL_MAX_ITEMS);
+	if (d->w->ndrained >= DRAIN_MAX_PORTS) {
+		snprintf(why, n, "more than %u drained ports", DRAIN_MAX_PORTS);
 		return -1;
 	}
 	d->w->drained = xrealloc(d->w->drained, (d->w->ndrained + 1) * sizeof(*d->w->drained));
@@ -503,7 +503,7 @@ int drained_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 
 	drained_clear(d);
 	rc = read_lines(d, fabric, STORE_DRAINED,
-			(size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 48) + 4096, take_drained,
+			(size_t)DRAIN_MAX_PORTS * (2 * NAME_MAX_LEN + 48) + 4096, take_drained,
 			drained_what, drained_then, err);
 	if (rc < 0)
 		drained_clear(d);
@@ -704,10 +704,13 @@ struct fabcfg *failures_publish(struct ofcd *d)
 				      sizeof(canon)))
 			strv_push(&dr, &ndr, canon);
 	config_failures(h->f, &in_cfg, &own, &nown);
-	set_init(&seen, d->w->nreported + d->w->nlost + ndr);
-	for (uint32_t s = 0; s < 3; s++) {
-		char **v = s == 2 ? dr : s ? d->w->lost : d->w->reported;
-		uint32_t n = s == 2 ? ndr : s ? d->w->nlost : d->w->nreported;
+	set_init(&seen, d->w->nreported + d->w->nlost + ndr + d->w->nstaging);
+	for (uint32_t s = 0; s < 4; s++) {
+		char **v = s == 3 ? d->w->staging : s == 2 ? dr : s ? d->w->lost : d->w->reported;
+		uint32_t n = s == 3   ? d->w->nstaging
+			     : s == 2 ? ndr
+			     : s      ? d->w->nlost
+				      : d->w->nreported;
 
 		for (uint32_t i = 0; i < n; i++) {
 			if (item_resolve(h->f, v[i], canon, sizeof(canon), &err) < 0) {

@@ -255,6 +255,11 @@ struct job {
 	/* reconfigure (spec or workload): on the ports no held partition
 	 * has, the held partitions' circuits left as they are */
 	bool free_ports;
+	/* reconfigure of the fabric's topology in stages (staged.c): at most
+	 * max_loss percent of its bandwidth lost at any moment, grace_ms for
+	 * the jobs between a stage's schedule and its circuits */
+	bool staged;
+	double max_loss;
 	/* GetPlan (a schedule worker's read), MoveToPhase (a
 	 * reconfigure to the chosen way's topology of phase `phase`, or of the
 	 * phase named phase_name). */
@@ -855,6 +860,9 @@ int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct
 
 /* failures.c: failures reported at run time and lost switches */
 #define FAIL_MAX_ITEMS 4096
+/* Switch ports drained at once: every port of a switch of the largest
+ * fabrics (65,536 hosts, one switch per NIC port). */
+#define DRAIN_MAX_PORTS 65536u
 /* Syntax alone: "U-V" or "HOST:PORT" with names a config may have. */
 bool failure_item_ok(const char *item);
 /* (snapshot.c) Free n strings and the array. */

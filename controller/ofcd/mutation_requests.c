@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A drain's and a staged change's wait for the jobs to take the new schedule. */
+#define DRAIN_GRACE_MS_DEFAULT 3000u
+#define DRAIN_GRACE_MS_MAX     600000u
+
 /* ---- mutations --------------------------------------------------------------------- */
 
 /* A name or a host a request gives, as the config allows them. */
@@ -244,6 +248,36 @@ static int reconfigure_target(struct conn *c, uint64_t id, const Ofc__V1__Reconf
 			  TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
 }
 
+/* A staged Reconfigure (max_loss_percent): the fabric's topology, a loss
+ * above 0 and below 100 percent, a grace in bounds. Answers and returns -1
+ * when refused (nothing queued, nothing changed). */
+static int reconfigure_staged(const struct request *rq, const Ofc__V1__Reconfigure *r,
+			      struct job *j)
+{
+	double p = r->max_loss_percent;
+
+	if (!(p > 0 && p < 100))
+		return refuse_req(
+		    rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+		    "max_loss_percent must be above 0 and below 100, not %g: the share "
+		    "of the fabric's bandwidth a stage may take away; nothing changed",
+		    p);
+	if (!j->spec || j->workload || j->free_ports || j->partition)
+		return refuse_req(
+		    rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+		    "max_loss_percent stages a change of the whole fabric's topology: "
+		    "give a topology, not a workload, a partition, hosts or "
+		    "free_ports");
+	if (r->has_grace_ms && r->grace_ms > DRAIN_GRACE_MS_MAX)
+		return refuse_req(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+				  "a stage's grace is at most %u ms, not %u", DRAIN_GRACE_MS_MAX,
+				  r->grace_ms);
+	j->staged = true;
+	j->max_loss = p;
+	j->grace_ms = r->has_grace_ms ? r->grace_ms : DRAIN_GRACE_MS_DEFAULT;
+	return 0;
+}
+
 /* Reconfigure: its target checked, queued. */
 int reconfigure_request(const struct request *rq)
 {
@@ -262,6 +296,10 @@ int reconfigure_request(const struct request *rq)
 			     "partition or hosts");
 	}
 	if (reconfigure_target(rq->c, rq->req->id, r, j) < 0) {
+		job_free(j);
+		return 0;
+	}
+	if (r->has_max_loss_percent && reconfigure_staged(rq, r, j) < 0) {
 		job_free(j);
 		return 0;
 	}
@@ -401,8 +439,6 @@ int report_failure(const struct request *rq)
 
 /* Drain and undrain: queued with the mutations; the items are checked
  * against the config that runs when its turn comes (drain.c). */
-#define DRAIN_GRACE_MS_DEFAULT 3000u
-#define DRAIN_GRACE_MS_MAX     600000u
 
 int drain_request(const struct request *rq)
 {

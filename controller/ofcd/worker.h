@@ -67,6 +67,11 @@ struct ofcd_worker {
 	 * host ports cabled to them are failures in pub. */
 	struct drain_entry *drained;
 	uint32_t ndrained;
+	/* The host ports ("HOST:PORT") a staged reconfiguration's stage
+	 * takes out of use while its circuits change (staged.c): published
+	 * as failures are, in memory only (the stage's record says which). */
+	char **staging;
+	uint32_t nstaging;
 	/* Partitions made at run time and held for their owners (held.c),
 	 * kept in the store (STORE_HELD) so a restart or a new leader holds
 	 * them too; the last few let go of (gone, for the followers' events)
@@ -307,5 +312,19 @@ void drained_copy(struct fabric *dst, const struct fabric *src);
 bool drained_host_port(const struct fabric *f, const char *sw, uint32_t port, char *item, size_t n);
 /* (mutation worker) JOB_DRAIN. */
 void ofcd_run_drain(struct ofcd *d, struct job *j);
+/* The devices to the running config at topology spec (NULL: its own) with
+ * d->w->drained's ports dark (held partitions' ports kept as they are),
+ * in one transaction verified on the devices; on success that is the
+ * running config. say: what it did, or why not (drain.c). */
+int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say,
+			struct ofc_error *err);
+/* What j re-planned so far, published now: the loop makes j's snapshot
+ * and config the daemon's and delivers its deferred events, so
+ * GetSchedule and watchers have the schedule before circuits go. */
+void ofcd_publish_now(struct ofcd *d, struct job *j);
+/* A bounded wait (ms), in steps, ended early when the daemon stops. */
+void ofcd_grace_wait(struct ofcd *d, uint32_t ms);
+/* (mutation worker) a staged Reconfigure (j->staged, staged.c). */
+void ofcd_run_staged(struct ofcd *d, struct job *j);
 
 #endif

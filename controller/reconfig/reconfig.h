@@ -443,6 +443,47 @@ int reconfigure_run(const struct reconfigure_req *q, struct reconfigure_result *
 		    struct ofc_error *err);
 void reconfigure_result_free(struct reconfigure_result *r);
 
+/* ---- a change in stages under a loss budget (reconfig/stages.c) ----------
+ * From the port permutations `from` to `to` (the same hosts and ports) in
+ * stages, each one transaction, so that during each stage the topology
+ * before it less the host ports its changing circuits end at keeps at
+ * least (1 - max_loss) of the bandwidth of the poorer of from and to, as
+ * the cost model prices a degraded graph (degraded_bound's tau_B of coll,
+ * 0: allgather; work as its). Cycles of each row's change are the units
+ * (a row stays a permutation, so every stage's topology is a ports:
+ * spec); a cycle too big for one stage is cut, one circuit more a cut.
+ * Fewest stages first (greedy, biggest units first; min_stages a lower
+ * bound by the nodes alone), then fewest circuits (fewest: the circuits
+ * that differ). Deterministic: every replica makes the same plan. */
+#define STAGE_MAX 4096
+struct stage_req {
+	const struct port_map *from, *to;
+	double max_loss; /* a fraction, above 0 and below 1 */
+	enum sched_collective coll;
+	uint64_t work;
+};
+struct stage {
+	struct port_map after; /* the topology once it commits (owned) */
+	uint32_t *dark;	       /* host ports out of use during it: row * n + node, sorted */
+	uint32_t ndark;
+	uint32_t moved; /* circuits it sets */
+	uint32_t units; /* cycles (or parts) it changes */
+	bool cut;	/* one of them is a cycle's first part */
+	double loss;	/* the bandwidth share lost during it */
+	bool exact;	/* the price checked every cut (else within work) */
+};
+struct stage_plan {
+	struct stage *v;
+	uint32_t n;
+	uint32_t moved, fewest, min_stages;
+	double ref_tau_b, max_loss;
+};
+int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_error *err);
+void stage_plan_free(struct stage_plan *p);
+/* The plan in words, appended: the totals, then each stage's circuits,
+ * ports out of use and loss. */
+void stage_plan_text(const struct stage_plan *p, const char *target, struct strbuf *out);
+
 /* Commit (confirmed) or undo the open trial. */
 int ctl_trial_finish(struct ctl *c, bool confirmed, struct ctl_result *res, struct ofc_error *err);
 /* Whether `ofc confirm` has confirmed the open trial of this ctl. */

@@ -46,6 +46,8 @@ enum store_item {
 	STORE_LOST,	  /* the host ports the leader found lost with their switch
 			   * or alarmed, for the other replicas (etcd only; no file) */
 	STORE_DRAINED,	  /* FABRIC.drained: switch ports out of service (ofc drain) */
+	STORE_STAGED,	  /* FABRIC.staged: a staged reconfiguration under way
+			   * (an ofc.v1.StagedReconfigure) */
 	STORE_NITEMS
 };
 

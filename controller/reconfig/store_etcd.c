@@ -55,7 +55,7 @@ static const char *const item_names[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
     [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",	[STORE_SCHEDULE] = "schedule",
-    [STORE_LOST] = "lost",	   [STORE_DRAINED] = "drained",
+    [STORE_LOST] = "lost",	   [STORE_DRAINED] = "drained", [STORE_STAGED] = "staged",
 };
 
 static const struct etcd_store *ces_of(const struct store *s)

@@ -27,7 +27,7 @@ static const char *const exts[STORE_NITEMS] = {
     [STORE_RECORD] = "state",	   [STORE_JOURNAL] = "journal", [STORE_FAILED] = "failed",
     [STORE_REWIRED] = "rewired",   [STORE_QUEUE] = "queue",	[STORE_HELD] = "held",
     [STORE_OUTCOMES] = "outcomes", [STORE_EVENTS] = "events",	[STORE_SCHEDULE] = "schedule",
-    [STORE_LOST] = "lost",	   [STORE_DRAINED] = "drained",
+    [STORE_LOST] = "lost",	   [STORE_DRAINED] = "drained", [STORE_STAGED] = "staged",
 };
 
 static const char *dir_of(const struct store *s)

@@ -492,7 +492,7 @@ class Client:
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
                     dry_run=False, partition=None, hosts=None, relabel=False,
-                    free_ports=False):
+                    free_ports=False, max_loss_percent=None, grace_ms=None):
         """Rewire to a topology spec, to the finder's pick for a workload
         (collective and size_bytes), or one partition of the config to its
         own topology (partition alone). With hosts (a list of host names, or
@@ -501,7 +501,10 @@ class Client:
         name until release_partition (relabel: the topology renumbered over
         the hosts for the fewest moves). free_ports: a topology or workload
         on the ports no held partition has alone, the held partitions'
-        circuits left as they are. Returns the Response."""
+        circuits left as they are. max_loss_percent: a topology in stages,
+        each one transaction, at most that share (above 0, below 100) of the
+        fabric's bandwidth lost at any moment; grace_ms: each stage's wait
+        between its schedule and its circuits. Returns the Response."""
         req = control_pb2.Request()
         rq = req.reconfigure
         if topology and collective:
@@ -538,6 +541,18 @@ class Client:
             rq.dry_run = True
         if free_ports:
             rq.free_ports = True
+        if max_loss_percent is not None:
+            if not topology or collective or partition or hosts is not None or free_ports:
+                raise ValueError("max_loss_percent stages a change of the whole fabric's "
+                                 "topology: give topology= alone")
+            if not 0 < max_loss_percent < 100:
+                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
+                                 % (max_loss_percent,))
+            rq.max_loss_percent = max_loss_percent
+            if grace_ms is not None:
+                rq.grace_ms = grace_ms
+        elif grace_ms is not None:
+            raise ValueError("grace_ms goes with max_loss_percent")
         return self.call(req)
 
     def release_partition(self, name):

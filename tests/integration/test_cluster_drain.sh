@@ -81,4 +81,54 @@ for r in $F1 $F2; do
 	[ "$(sched "$r")" = "$HEALTHY" ] && ok || bad "$r: the healthy schedule after undrain" "$(sched "$r") / $HEALTHY"
 done
 etcd_ctl get "/ofc/$FAB/drained" --keys-only | grep -q drained && bad "the store still has drained ports" || ok
+
+# ---- a change in stages, its leader killed at each stage ---------------------------------
+# (docs/ofcd.md, "A change in stages"): torus:8x8 to circulant:64:1,8 at
+# --max-loss 25% is two stages; the leader killed -9 in stage 1's grace, the
+# next one resumes from the store's record (stage 1 again: it had not
+# committed) and ends at the target; back to torus:8x8 the same way, the
+# leader killed in stage 2's grace, after stage 1 committed: the next one
+# resumes at stage 2 and ends with the very circuits of before.
+replica_start "$L" --probe-interval 0
+# staged_kill R TARGET N: R runs the staged change to TARGET, killed -9 once
+# its log says stage N's schedule is out (its grace is 2 s)
+staged_kill() {
+	$OFC --socket "$TMP/$1.sock" reconfigure --topology "$2" --max-loss 25% --grace 2s \
+		>"$TMP/staged-$1.out" 2>&1 &
+	_spid=$!
+	deadline 30
+	until grep -q "$2: stage $3 of 2, .*its schedule published" "$TMP/$1.log" || past $_end; do sleep 0.1; done
+	grep -q "$2: stage $3 of 2, .*its schedule published" "$TMP/$1.log" && ok ||
+		bad "$1 did not reach stage $3 of the change to $2" "$(tail -5 "$TMP/$1.log")"
+	etcd_ctl get "/ofc/$FAB/staged" --keys-only | grep -q staged && ok || bad "no record of the staged change in etcd"
+	replica_stop "$1" KILL
+	wait "$_spid" 2>/dev/null
+}
+staged_kill "$N" circulant:64:1,8 1
+set -- $(others "$N")
+wait_leader 30 "$@" && ok || bad "no leader after the kill in stage 1" "$(cluster_why "$@")"
+M=$LEADER
+until_state $M 60 'j.get("target_topology") == "circulant:64:1,8" and j.get("at_target") and not j.get("failed") and j.get("schedule", {}).get("verified")' &&
+	ok || bad "$M did not end the staged change at its target" "$(head -c 600 "$TMP/$M.json")"
+grep -q "the last leader's staged reconfiguration to circulant:64:1,8 (0 of 2 stages committed): resumed here" "$TMP/$M.log" &&
+	ok || bad "$M did not say it resumed the staged change" "$(grep -i staged "$TMP/$M.log" | tail -3)"
+etcd_ctl get "/ofc/$FAB/staged" --keys-only | grep -q staged && bad "the record stays after the last stage" || ok
+expect_stdout_has "0 operations on 1 device would take fabric '$FAB' to circulant:64:1,8" \
+	$OFC --socket "$TMP/$M.sock" reconfigure --topology circulant:64:1,8 --dry-run
+replica_start "$N" --probe-interval 0
+staged_kill "$M" torus:8x8 2
+set -- $(others "$M")
+wait_leader 30 "$@" && ok || bad "no leader after the kill in stage 2" "$(cluster_why "$@")"
+K=$LEADER
+until_state $K 60 'j.get("target_topology") == "torus:8x8" and j.get("at_target") and not j.get("failed") and j.get("schedule", {}).get("verified")' &&
+	ok || bad "$K did not end the staged change back at torus:8x8" "$(head -c 600 "$TMP/$K.json")"
+grep -q "the last leader's staged reconfiguration to torus:8x8 (1 of 2 stages committed): resumed here" "$TMP/$K.log" &&
+	ok || bad "$K did not resume at stage 2" "$(grep -i staged "$TMP/$K.log" | tail -3)"
+grep -q "torus:8x8: stage 1 of 2, " "$TMP/$K.log" && bad "$K ran stage 1 again" "$(grep 'stage 1 of 2' "$TMP/$K.log")" || ok
+sort "$TMP/e.state" | cmp -s - "$TMP/before" && ok || bad "the switch after the staged change back differs from before" \
+	"$(sort "$TMP/e.state" | diff - "$TMP/before" | head -5)"
+# every stage that ran, on whichever leader, within the budget
+cat "$TMP"/r[123].log | python3 -c 'import re,sys
+l = [float(x) for x in re.findall(r": stage \d of 2, \d+ circuits? to move, \d+ host ports? out of use \(loss ([0-9.]+)%, at most 25%\)", sys.stdin.read())]
+sys.exit(0 if len(l) >= 4 and max(l) <= 25 else 1)' && ok || bad "a stage's loss over 25%" "$(grep -h 'at most 25%' "$TMP"/r[123].log)"
 finish

@@ -151,7 +151,126 @@ expect_stdout_has "; held partition t-a keeps its circuits on these ports (a dra
 	$OFC --socket "$SOCK" drain ocs0 --grace 0s
 [ -s "$TMP/e0.state" ] && ok || bad "the held partition's circuits on ocs0 went with the drain"
 expect_exit 0 $OFC --socket "$SOCK" undrain ocs0
+# admission without moves: t-b on the same four switches takes its own
+# ports (renumbered for fewest moves); t-a's circuits stay as they are, and
+# one that would need t-a's hosts is refused, naming the holder
+for i in 0 1 2 3; do awk '$1 >= 1 && $1 <= 4' "$TMP/e$i.state" | sort >"$TMP/ta$i"; done
+[ -s "$TMP/ta0" ] || bad "t-a holds no circuit on ocs0"
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --partition t-b \
+	--topology ring:4 --hosts 'h[4-7]' --relabel
+for i in 0 1 2 3; do awk '$1 >= 1 && $1 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
+	bad "admitting t-b moved t-a's circuits on ocs$i"; done
+refused 1 "partition 't-c': host h3 is held by partition 't-a'" $OFC --socket "$SOCK" reconfigure --partition t-c \
+	--topology ring:4 --hosts 'h[3-6]'
+expect_exit 0 $OFC --socket "$SOCK" release t-b
+# a staged change moves no held circuit: refused while t-a is held
+refused 2 "1 partition is held: a staged change moves no held circuit" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25%
 expect_exit 0 $OFC --socket "$SOCK" release t-a
+expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
+
+# ---- a change in stages (docs/ofcd.md, "A change in stages") ------------------------------
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" || bad "ocs$i is not at torus:8x8 before the staged change"; done
+refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 0
+refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 100%
+refused 2 "--max-loss 'lots': a percentage" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss lots
+refused 2 "--max-loss stages a change of the whole fabric's topology: give --topology SPEC alone" \
+	$OFC --socket "$SOCK" reconfigure --collective allreduce --size 1MiB --max-loss 25
+refused 2 "--grace goes with --max-loss" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --grace 1s
+refused 2 "no stage fits a loss of 1%: moving one circuit alone" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 1%
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "a refused staged change moved ocs$i"; done
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "a refused staged change left a record"
+# the plan: its stages, the loss at each and each stage's schedule, nothing moved
+expect_stdout_has "would reconfigure in 2 stages to circulant:64:1,8 within a loss of 25%: 16 circuits moved (the fewest possible 16), at least 2 stages by the ports a host may lose at once; stage 1: 8 circuits, 16 host ports out of use, loss 25.00%" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --dry-run
+grep -q "; stage 2's schedule: [a-z-]* allreduce, [0-9]* steps, [0-9.]* us, verified" "$TMP/out" && ok ||
+	bad "the plan shows no schedule for stage 2" "$(cat "$TMP/out")"
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "a staged dry run moved ocs$i"; done
+# the Python client plans it too, and ofcd refuses a budget out of range
+# that a client sends
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/py.out" 2>&1 <<'PY' && ok || bad "the Python client's staged plan" "$(cat "$TMP/py.out")"
+import sys
+from ofc_client import Client, OfcError, control_pb2
+ofc = Client(sys.argv[1])
+r = ofc.reconfigure(topology="circulant:64:1,8", max_loss_percent=25, dry_run=True)
+assert "would reconfigure in 2 stages" in r.message, r.message
+req = control_pb2.Request()
+req.reconfigure.topology = "circulant:64:1,8"
+req.reconfigure.max_loss_percent = 100
+try:
+    ofc.call(req)
+    sys.exit("ofcd took max_loss_percent 100")
+except OfcError as e:
+    assert e.response.status == control_pb2.STATUS_INVALID, e.response
+    assert "max_loss_percent must be above 0 and below 100, not 100" in str(e), e
+try:
+    ofc.reconfigure(topology="circulant:64:1,8", max_loss_percent=0)
+    sys.exit("the client sent max_loss_percent 0")
+except ValueError as e:
+    assert "above 0 and below 100" in str(e), e
+PY
+$OFC --socket "$SOCK" watch --json >"$TMP/watch3" 2>/dev/null &
+watch_pid=$!
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 2s >"$TMP/staged.out" 2>&1 &
+staged_pid=$!
+# stage 1's schedule is published, its 16 host ports left out, while every
+# circuit is still the torus's
+until_state 20 "len(j.get('failed', [])) == 16 and j.get('schedule', {}).get('verified')" &&
+	ok || bad "stage 1's schedule not published" "$(head -c 600 "$TMP/st.json")"
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i moved before stage 1's schedule was out"; done
+python3 -c 'import json,sys; s = json.load(open(sys.argv[1]))["schedule"]; m = s["metrics"]; sys.exit(0 if s["verified"] and s["time_us"] > m["healthy_time_us"] > 0 else 1)' "$TMP/st.json" &&
+	ok || bad "stage 1's schedule is not on the torus less its ports" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["schedule"])' "$TMP/st.json" | head -c 600)"
+[ -s "$ST/drainfab.staged" ] && ok || bad "no record of the staged change while it runs"
+wait "$staged_pid" && ok || bad "the staged reconfigure failed" "$(cat "$TMP/staged.out")"
+grep -q "reconfigured to circulant:64:1,8 in stages, 2 run here in " "$TMP/staged.out" && ok ||
+	bad "the staged change's answer" "$(cat "$TMP/staged.out")"
+python3 - "$TMP/staged.out" <<'EOF' && ok || bad "a stage's loss over 25%" "$(cat "$TMP/staged.out")"
+import re, sys
+losses = [float(x) for x in re.findall(r"stage \d+: \d+ circuits?, \d+ host ports? out of use, loss ([0-9.]+)%", open(sys.argv[1]).read())]
+sys.exit(0 if len(losses) == 2 and max(losses) <= 25 else 1)
+EOF
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the last stage"
+until_state 10 'not j.get("failed") and j.get("at_target") and j.get("schedule", {}).get("verified")' && ok ||
+	bad "after the staged change, not at target" "$(head -c 600 "$TMP/st.json")"
+expect_stdout_has "0 operations on 4 devices would take fabric 'drainfab' to circulant:64:1,8" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --dry-run
+expect_stdout_has "fabric 'drainfab' is at circulant:64:1,8 already: nothing to stage" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25%
+# and back in one stage under a larger budget: the very circuits of before
+expect_stdout_has "reconfigured to torus:8x8 in stages" \
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --grace 0s
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the staged change back"; done
+# a stage that fails is undone alone, the stages before it stay, and the
+# same request resumes from there: ocs1 stopped in stage 2's grace
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 2s >"$TMP/staged2.out" 2>&1 &
+staged_pid=$!
+deadline 30
+until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "circulant:64:1,8: stage 2 of 2, .*its schedule published" ||
+	past $_end; do sleep 0.1; done
+stop_emu "$e1_pid"
+wait "$staged_pid" && bad "stage 2 went through without ocs1" "$(cat "$TMP/staged2.out")" || ok
+grep -q "stage 2 of 2 to circulant:64:1,8 failed: .*; the fabric is at stage 1 (its record says so), its circuits as that stage left them; the same request resumes from there" \
+	"$TMP/staged2.out" && ok || bad "the failed stage's answer" "$(cat "$TMP/staged2.out")"
+[ -s "$ST/drainfab.staged" ] && ok || bad "the record went with the failed stage"
+xcs 0 | cmp -s - "$TMP/before0" && bad "stage 1's circuits on ocs0 were undone with stage 2" || ok
+xcs 1 | cmp -s - "$TMP/before1" && ok || bad "ocs1 changed though its stage failed"
+"$BUILD/ocs-emu" --listen "127.0.0.1:$e1_port" --ports 64 --credentials "$TMP/ocs0.cred" --state "$TMP/e1.state" \
+	2>>"$TMP/e1.stderr" &
+e1_pid=$!
+EMUS="$EMUS $e1_pid"
+sleep 0.5
+expect_stdout_has "reconfigured to circulant:64:1,8 in stages (resumed), 1 run here in " \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25% --grace 0s
+grep -q "resumed at stage 2 (1 committed before)" "$TMP/out" && ok || bad "the resumed answer" "$(cat "$TMP/out")"
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the resumed change"
+expect_stdout_has "0 operations on 4 devices would take fabric 'drainfab' to circulant:64:1,8" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --dry-run
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
@@ -161,6 +280,9 @@ expect_exit 1 $BUILD/ofcd --foreground --config "$TMP/fab.yaml" --socket "$SOCK"
 	--credentials-dir "$TMP" --log-file "$TMP/ofcd.log"
 grep -qF "$ST/drainfab.drained:1:1: not SWITCH PORT SINCE_MS BY: not a line of ofcd's drained switch ports (SWITCH PORT SINCE_MS BY) file; the file is damaged: look at it, then \`mv '$ST/drainfab.drained' '$ST/drainfab.drained.bad'\`" \
 	"$TMP/err" "$TMP/ofcd.log" && ok || bad "a damaged .drained file" "$(cat "$TMP/err"; tail -2 "$TMP/ofcd.log")"
+# each stage re-planned twice: its schedule before its circuits, its topology's after
+[ "$(grep -c '"KIND_SCHEDULE_REPLANNED"' "$TMP/watch3")" -ge 4 ] && ok ||
+	bad "the staged change's schedules were not announced" "$(grep -o '"kind": *"[A-Z_]*"' "$TMP/watch3" | sort | uniq -c)"
 grep -q '"KIND_DRAINED"' "$TMP/watch" && grep -q '"KIND_UNDRAINED"' "$TMP/watch2" && ok ||
 	bad "watchers did not hear drained and undrained" "$(grep -o '"kind": *"[A-Z_]*"' "$TMP/watch" "$TMP/watch2" | sort | uniq -c)"
 # the drain's order for a watcher: the schedule re-planned before the drain is done

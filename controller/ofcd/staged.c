@@ -1,0 +1,426 @@
+/* A staged reconfiguration (Reconfigure.max_loss_percent): the fabric's
+ * topology changed in stages (controller/reconfig/stages.c plans them),
+ * each as a drain does it: the stage's schedule (the topology before it
+ * less the host ports its circuits end at, published as failures are)
+ * first, a grace for the running jobs to take it, then its circuits in one
+ * transaction verified on the devices, then the stage's own topology's
+ * schedule. A stage that fails is rolled back by its transaction alone;
+ * the stages before it stay.
+ *
+ * The record, FABRIC.staged in the store (an ofc.v1.StagedReconfigure),
+ * holds the request, where the plan began and the stages committed, from
+ * the plan until the last stage. The plan is a function of its start,
+ * target and budget, so a new leader (cluster.c replays the request) or
+ * the same request sent again makes it again and resumes from the stage
+ * the record's topology is at. */
+#include "controller/ofcd/answer.h"
+#include "controller/ofcd/worker.h"
+#include "controller/schedule/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/state.pb-c.h"
+
+#define STAGED_MAX_BYTES (4u << 20)
+
+/* The record as the store has it: NULL when there is none (or it is no
+ * StagedReconfigure: logged, and planned afresh). */
+static Ofc__V1__StagedReconfigure *record_read(struct ofcd *d)
+{
+	struct ofc_error err = {0};
+	char *data = NULL;
+	size_t len = 0;
+	bool missing = false;
+	Ofc__V1__StagedReconfigure *r = NULL;
+
+	if (store_get(d->store, d->w->cfg->f->name, STORE_STAGED, STAGED_MAX_BYTES, &data, &len,
+		      &missing, &err) < 0)
+		ofcd_log_error(d, "the staged reconfiguration's record cannot be read: ", &err);
+	else if (!missing &&
+		 !(r = ofc__v1__staged_reconfigure__unpack(NULL, len, (const uint8_t *)data)))
+		ofcd_log(d, OFCD_LOG_ERR,
+			 "the staged reconfiguration's record (%zu bytes) is no "
+			 "StagedReconfigure: planned afresh",
+			 len);
+	free(data);
+	return r;
+}
+
+static int record_write(struct ofcd *d, const struct job *j, const char *from,
+			const struct stage_plan *p, uint32_t done, uint64_t since,
+			struct ofc_error *err)
+{
+	Ofc__V1__StagedReconfigure r = OFC__V1__STAGED_RECONFIGURE__INIT;
+	Ofc__V1__MutationQueue__Entry e = OFC__V1__MUTATION_QUEUE__ENTRY__INIT;
+	struct store_write w = {STORE_STAGED, NULL, 0};
+	int rc;
+
+	if (j->req) {
+		e.has_request = e.has_uid = e.has_gid = e.has_pid = e.has_gateway = 1;
+		e.request.data = j->req;
+		e.request.len = j->req_len;
+		e.uid = j->peer.uid;
+		e.gid = j->peer.gid;
+		e.pid = j->peer.pid;
+		e.gateway = j->via_gateway;
+		e.kind = (char *)job_kind_name(j->kind);
+		e.target = j->target;
+		r.request = &e;
+	}
+	r.from_topology = (char *)from;
+	r.target = j->spec;
+	r.has_max_loss_percent = r.has_stages = r.has_done = r.has_since_unix_ms = 1;
+	r.max_loss_percent = j->max_loss;
+	r.stages = p->n;
+	r.done = done;
+	r.since_unix_ms = since;
+	w.len = ofc__v1__staged_reconfigure__get_packed_size(&r);
+	uint8_t *buf = xmalloc(w.len + 1);
+
+	ofc__v1__staged_reconfigure__pack(&r, buf);
+	w.data = buf;
+	rc = store_write(d->store, d->w->cfg->f->name, &w, 1, err);
+	free(buf);
+	return rc;
+}
+
+static int record_remove(struct ofcd *d, struct ofc_error *err)
+{
+	struct store_write w = {STORE_STAGED, NULL, 0};
+
+	return store_write(d->store, d->w->cfg->f->name, &w, 1, err);
+}
+
+static void staging_clear(struct ofcd *d)
+{
+	strv_free(d->w->staging, d->w->nstaging);
+	d->w->staging = NULL;
+	d->w->nstaging = 0;
+}
+
+/* The stage's host ports out of use, as failure items HOST:PORT. */
+static void staging_set(struct ofcd *d, const struct stage *st)
+{
+	const struct fabric *f = d->w->cfg->f;
+	uint32_t n = f->ports.n;
+	char item[NAME_MAX_LEN + 16];
+
+	staging_clear(d);
+	for (uint32_t i = 0; i < st->ndark; i++) {
+		snprintf(item, sizeof(item), "%s:%u", f->hosts[st->dark[i] % n].name,
+			 st->dark[i] / n);
+		d->w->staging = xrealloc(d->w->staging, (d->w->nstaging + 2) * sizeof(char *));
+		d->w->staging[d->w->nstaging++] = xstrdup(item);
+		d->w->staging[d->w->nstaging] = NULL;
+	}
+}
+
+static bool same_ports(const struct port_map *a, const struct port_map *b)
+{
+	return a->to && b->to && a->n == b->n && a->d == b->d &&
+	       memcmp(a->to, b->to, (size_t)a->n * a->d * sizeof(*a->to)) == 0;
+}
+
+/* ---- the plan ---------------------------------------------------------------------------- */
+
+struct staged {
+	struct ofcd *d;
+	struct job *j;
+	struct answer *an;
+	struct stage_plan p;
+	char *from;	     /* the plan's start (a spec) */
+	uint32_t done;	     /* stages committed before this run */
+	uint64_t since;	     /* the record's */
+	bool resumed;	     /* from a record */
+	struct strbuf words; /* the plan in words */
+};
+
+/* The port permutations spec names over the running config. */
+static int ports_of(struct ofcd *d, const char *spec, bool from_client, struct port_map *pm,
+		    struct ofc_error *err)
+{
+	struct fabric *f = NULL;
+
+	if (ofcd_fabric_with_topology(d, d->w->cfg, spec, from_client, &f, err) < 0)
+		return -1;
+	if (!f->ports.to || f->ports.n != f->nhosts) {
+		fabric_free(f);
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "topology %.200s has no port permutations over the hosts' ports "
+		    "to stage",
+		    spec);
+	}
+	*pm = f->ports;
+	f->ports = (struct port_map){0};
+	fabric_free(f);
+	return 0;
+}
+
+/* Where this run starts: the record's plan when it is for the same target
+ * and budget and the running topology is one of its stages, else a plan
+ * from the running topology. */
+static int make_plan(struct staged *s, struct ofc_error *err)
+{
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	const struct fabric *f = d->w->cfg->f;
+	Ofc__V1__StagedReconfigure *rec = record_read(d);
+	struct port_map from = {0}, to = {0};
+	int rc = -1;
+
+	if (!f->ports.to || f->ports.n != f->nhosts)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "fabric '%s' has no topology of port permutations over its "
+				     "hosts to change in stages",
+				     f->name);
+	if (ports_of(d, j->spec, j->spec_from_client, &to, err) < 0)
+		goto out;
+	if (rec && rec->target && rec->from_topology && strcmp(rec->target, j->spec) == 0 &&
+	    rec->max_loss_percent == j->max_loss &&
+	    ports_of(d, rec->from_topology, false, &from, err) == 0) {
+		struct stage_req q = {&from, &to, j->max_loss / 100, d->w->cfg->coll, 0};
+
+		if (stage_plan_make(&q, &s->p, err) < 0)
+			goto out;
+		s->done = UINT32_MAX;
+		if (same_ports(&from, &f->ports))
+			s->done = 0;
+		for (uint32_t i = 0; i < s->p.n && s->done == UINT32_MAX; i++)
+			if (same_ports(&s->p.v[i].after, &f->ports))
+				s->done = i + 1;
+		if (s->done != UINT32_MAX) {
+			s->from = xstrdup(rec->from_topology);
+			s->since = rec->since_unix_ms;
+			s->resumed = true;
+			rc = 0;
+			goto out;
+		}
+		ofcd_log(d, OFCD_LOG_NOTICE,
+			 "the staged reconfiguration's record is for %s from %.60s, but the "
+			 "fabric is at none of its stages: planned afresh",
+			 rec->target, rec->from_topology);
+		stage_plan_free(&s->p);
+	}
+	ofc_error_clear(err);
+	port_map_free(&from);
+	{
+		struct stage_req q = {&f->ports, &to, j->max_loss / 100, d->w->cfg->coll, 0};
+
+		if (stage_plan_make(&q, &s->p, err) < 0)
+			goto out;
+	}
+	s->from = xstrdup(f->topology.spec);
+	s->done = 0;
+	s->since = unix_ms();
+	rc = 0;
+out:
+	port_map_free(&from);
+	port_map_free(&to);
+	if (rec)
+		ofc__v1__staged_reconfigure__free_unpacked(rec, NULL);
+	return rc;
+}
+
+/* A dry run's words for each stage's schedule: the workload's collective
+ * on the topology in use during it, as it would be published (small
+ * fabrics; a large one's are computed as each stage runs). */
+static void dry_schedules(struct staged *s)
+{
+	struct ofcd *d = s->d;
+	const struct fabric *f = d->w->cfg->f;
+
+	if (f->nhosts > 1024 || !d->w->cfg->coll) {
+		sb_printf(&s->words, "; each stage's schedule is computed and published before "
+				     "its circuits go");
+		return;
+	}
+	for (uint32_t i = s->done; i < s->p.n; i++) {
+		struct fabcfg *pub;
+		struct schedule_result r;
+		struct ofc_error err = {0};
+
+		staging_set(d, &s->p.v[i]);
+		pub = failures_publish(d);
+		struct schedule_query q = {
+		    .fabric = pub->f, .collective = pub->coll, .size = pub->size};
+
+		if (pub->no_schedule)
+			sb_printf(&s->words, "; stage %u's schedule: none (%s)", i + 1,
+				  pub->no_schedule);
+		else if (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)
+			sb_printf(&s->words, "; stage %u's schedule: none (%s)", i + 1, err.msg);
+		else
+			sb_printf(
+			    &s->words, "; stage %u's schedule: %s %s, %u steps, %.6g us, verified",
+			    i + 1, r.main->s.algorithm, sched_collective_name(r.main->s.collective),
+			    r.main->s.nsteps, r.main->s.time_us);
+		if (!pub->no_schedule)
+			schedule_result_free(&r);
+		fabcfg_unref(pub);
+	}
+	staging_clear(d);
+}
+
+/* ---- the stages ------------------------------------------------------------------------- */
+
+static void refuse(struct ofcd *d, struct job *j, struct answer *an, const struct ofc_error *err)
+{
+	if (!answer_fenced(d, an, err))
+		answer_status(an,
+			      err->code == OFC_E_INPUT ? OFC__V1__STATUS__STATUS_INVALID
+						       : OFC__V1__STATUS__STATUS_FAILED,
+			      "%s", err->msg);
+	an->t.state = "refused";
+	j->outcome = "refused";
+}
+
+/* Stage i: its schedule published, the grace, its circuits in one
+ * transaction, its record, its topology's schedule published. -1: err
+ * and say why; the transaction undid itself, the stages before stay. */
+static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct ofc_error *err)
+{
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	const struct stage *st = &s->p.v[i];
+	char *spec = i + 1 == s->p.n ? xstrdup(j->spec) : topo_ports_spec(&st->after);
+	char sentence[1000], *cause;
+	int rc;
+
+	staging_set(d, st);
+	cause = xasprintf("%s: stage %u of %u, %u circuit%s to move, %u host port%s out of use "
+			  "(loss %.2f%%, at most %.4g%%)",
+			  j->target, i + 1, s->p.n, st->moved, st->moved == 1 ? "" : "s", st->ndark,
+			  st->ndark == 1 ? "" : "s", 100 * st->loss, j->max_loss);
+	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+	ofcd_publish_now(d, j);
+	ofcd_log(d, OFCD_LOG_NOTICE, "%s: its schedule published; %u ms of grace", cause,
+		 j->grace_ms);
+	free(cause);
+	ofcd_grace_wait(d, j->grace_ms);
+	rc = ofcd_apply_topology(d, spec, say, err);
+	staging_clear(d);
+	free(spec);
+	if (rc == 0 && record_write(d, j, s->from, &s->p, i + 1, s->since, err) < 0) {
+		/* committed; the record's topology still says where it is */
+		ofcd_log_error(d, "the staged reconfiguration's record not written: ", err);
+		ofc_error_clear(err);
+	}
+	cause = rc == 0 ? xasprintf("%s: stage %u of %u committed (%s)", j->target, i + 1, s->p.n,
+				    say->buf ? say->buf : "")
+			: xasprintf("%s: stage %u of %u failed and was undone: %s%s", j->target,
+				    i + 1, s->p.n, err->msg, say->buf ? say->buf : "");
+	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+	free(cause);
+	if (rc == 0 && i + 1 < s->p.n)
+		ofcd_publish_now(d, j);
+	return rc;
+}
+
+static void run_stages(struct staged *s)
+{
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	struct answer *an = s->an;
+	struct ofc_error err = {0};
+	struct strbuf say = STRBUF_INIT;
+	double t0 = now_seconds();
+
+	if (s->p.n > s->done && record_write(d, j, s->from, &s->p, s->done, s->since, &err) < 0) {
+		refuse(d, j, an, &err);
+		return;
+	}
+	for (uint32_t i = s->done; i < s->p.n; i++) {
+		sb_reset(&say);
+		if (run_stage(s, i, &say, &err) < 0) {
+			if (answer_fenced(d, an, &err)) {
+				an->t.state = "stopped";
+				j->outcome = "stopped";
+				break;
+			}
+			answer_status(
+			    an, OFC__V1__STATUS__STATUS_FAILED,
+			    "stage %u of %u to %s failed: %s%s; the fabric is at stage %u "
+			    "(its record says so), its circuits as that stage left them; "
+			    "the same request resumes from there",
+			    i + 1, s->p.n, j->target, err.msg, say.buf ? say.buf : "", i);
+			an->t.state = "failed";
+			j->outcome = "failed";
+			break;
+		}
+		an->t.has_id = 1;
+		an->t.id = j->txn = d->w->ctl->txn;
+	}
+	if (!an->t.state) {
+		if (record_remove(d, &err) < 0) {
+			ofcd_log_error(d,
+				       "the staged reconfiguration's record not removed: ", &err);
+			ofc_error_clear(&err);
+		}
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "reconfigured to %s in stages%s, %u run here in %.3f s: %s",
+			      j->target, s->resumed ? " (resumed)" : "", s->p.n - s->done,
+			      now_seconds() - t0, s->words.buf);
+		an->t.state = "committed";
+		j->outcome = "committed";
+	}
+	sb_free(&say);
+}
+
+void ofcd_run_staged(struct ofcd *d, struct job *j)
+{
+	struct answer an;
+	struct ofc_error err = {0};
+	struct staged s = {.d = d, .j = j, .an = &an};
+
+	answer_init(&an, j);
+	if (d->w->damaged) {
+		ofc_error_set(&err, OFC_E_RUNTIME, "refused: %.400s; fix or remove it first",
+			      d->w->damaged);
+		refuse(d, j, &an, &err);
+	} else if (d->w->nheld) {
+		ofc_error_set(&err, OFC_E_INPUT,
+			      "%u partition%s held: a staged change moves no held circuit, so "
+			      "release %s first (or reconfigure --free-ports, in one transaction)",
+			      d->w->nheld, d->w->nheld == 1 ? " is" : "s are",
+			      d->w->nheld == 1 ? "it" : "them");
+		refuse(d, j, &an, &err);
+	} else if (make_plan(&s, &err) < 0) {
+		refuse(d, j, &an, &err);
+	} else {
+		stage_plan_text(&s.p, j->target, &s.words);
+		if (s.resumed)
+			sb_printf(&s.words, "; resumed at stage %u (%u committed before)",
+				  s.done + 1, s.done);
+		if (j->dry_run) {
+			dry_schedules(&s);
+			answer_status(&an, OFC__V1__STATUS__STATUS_OK, "would reconfigure in %s",
+				      s.words.buf);
+			an.t.state = "planned";
+			j->outcome = "planned";
+		} else if (s.p.n == s.done) {
+			answer_status(&an, OFC__V1__STATUS__STATUS_OK,
+				      "fabric '%s' is at %s already: nothing to stage",
+				      d->w->cfg->f->name, j->target);
+			an.t.state = "committed";
+			j->outcome = "committed";
+			if (s.resumed && record_remove(d, &err) < 0)
+				ofcd_log_error(
+				    d, "the staged reconfiguration's record not removed: ", &err);
+		} else {
+			run_stages(&s);
+		}
+	}
+	if (!j->snap) {
+		char why[400];
+
+		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		held_state(d, j->snap);
+	}
+	stage_plan_free(&s.p);
+	free(s.from);
+	sb_free(&s.words);
+	response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+}

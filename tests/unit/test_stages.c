@@ -1,0 +1,286 @@
+/* A change in stages under a loss budget (controller/reconfig/stages.c):
+ * the stages, replayed here one by one from the start, end at the target;
+ * every stage's topology is port permutations; each stage changes only
+ * circuits whose host ports it says are out of use; its loss, priced again
+ * here on the topology before it less those ports, is within the budget;
+ * a tighter budget never takes fewer stages; a budget no single circuit
+ * fits and one out of range are refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/reconfig/reconfig.h"
+#include "sched/sched.h"
+#include "topo/topo.h"
+
+static void ports_of(const char *spec, struct port_map *pm)
+{
+	struct ofc_error err = {0};
+	struct graph *g = NULL;
+
+	if (topo_build(spec, &g, &err) < 0 || topo_ports(g, pm, &err) < 0)
+		fail_msg("%s: %s", spec, err.msg);
+	graph_free(g);
+}
+
+/* tau_B of pm less the host ports in dark (row * n + node), as the
+ * planner's doc says a stage is priced: recomputed from the arcs. */
+static double tau_without(const struct port_map *pm, const uint32_t *dark, uint32_t ndark)
+{
+	uint32_t n = pm->n, d = pm->d, m = 0;
+	bool *off = calloc((size_t)n * d, sizeof(*off));
+	uint32_t *t = malloc((size_t)n * d * sizeof(*t)), *h = malloc((size_t)n * d * sizeof(*h));
+	struct degraded_bound b;
+
+	for (uint32_t i = 0; i < ndark; i++)
+		off[dark[i]] = true;
+	for (uint32_t j = 0; j < d; j++)
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t v = pm->to[(size_t)j * n + u];
+
+			if (!off[(size_t)j * n + u] && !off[(size_t)j * n + v]) {
+				t[m] = u;
+				h[m++] = v;
+			}
+		}
+	struct graph *g = graph_from_arcs(n, m, t, h, "check");
+	int rc = degraded_bound(g, SCHED_ALLGATHER, d, 0, &b);
+
+	graph_free(g);
+	free(off);
+	free(t);
+	free(h);
+	return rc < 0 ? INFINITY : b.tau_b;
+}
+
+/* Whether pm less the dark host ports is strongly connected: every node
+ * reached from node 0 along the arcs, and node 0 from every node (a
+ * fixpoint over the arcs, independent of the planner's own search). */
+static bool connected_without(const struct port_map *pm, const uint32_t *dark, uint32_t ndark)
+{
+	uint32_t n = pm->n, d = pm->d;
+	bool *off = calloc((size_t)n * d, sizeof(*off)), ok = true;
+
+	for (uint32_t i = 0; i < ndark; i++)
+		off[dark[i]] = true;
+	for (int dir = 0; dir < 2 && ok; dir++) {
+		bool *in = calloc(n, sizeof(*in)), more = true;
+
+		in[0] = true;
+		while (more) {
+			more = false;
+			for (uint32_t j = 0; j < d; j++)
+				for (uint32_t u = 0; u < n; u++) {
+					uint32_t v = pm->to[(size_t)j * n + u], from = dir ? v : u,
+						 to = dir ? u : v;
+
+					if (off[(size_t)j * n + u] || off[(size_t)j * n + v] ||
+					    !in[from] || in[to])
+						continue;
+					in[to] = more = true;
+				}
+		}
+		for (uint32_t u = 0; u < n; u++)
+			ok = ok && in[u];
+		free(in);
+	}
+	free(off);
+	return ok;
+}
+
+static bool is_dark(const struct stage *s, uint32_t port)
+{
+	for (uint32_t i = 0; i < s->ndark; i++)
+		if (s->dark[i] == port)
+			return true;
+	return false;
+}
+
+/* Replays p from `from`: each stage's changes inside its dark ports, each
+ * row a permutation, the loss within budget, the end at `to`. */
+static void check_plan(const struct port_map *from, const struct port_map *to,
+		       const struct stage_plan *p, double max_loss)
+{
+	uint32_t n = from->n, d = from->d, moved = 0;
+	const struct port_map *cur = from;
+	double ref = fmax(tau_without(from, NULL, 0), tau_without(to, NULL, 0));
+
+	assert_true(p->n >= 1);
+	assert_true(p->n >= p->min_stages);
+	for (uint32_t s = 0; s < p->n; s++) {
+		const struct stage *st = &p->v[s];
+		double tau = tau_without(cur, st->dark, st->ndark), loss = fmax(0, 1 - ref / tau);
+		uint32_t changed = 0;
+
+		assert_true(connected_without(cur, st->dark, st->ndark));
+		assert_true(loss <= max_loss + 1e-9);
+		assert_true(fabs(loss - st->loss) < 1e-9);
+		for (uint32_t j = 0; j < d; j++) {
+			bool *hit = calloc(n, sizeof(*hit));
+
+			for (uint32_t u = 0; u < n; u++) {
+				uint32_t a = cur->to[(size_t)j * n + u],
+					 b = st->after.to[(size_t)j * n + u];
+
+				assert_false(hit[b]); /* a permutation */
+				hit[b] = true;
+				if (a != b) {
+					changed++;
+					/* the old circuit's both ends and the new one's out of use
+					 */
+					assert_true(is_dark(st, j * n + u));
+					assert_true(is_dark(st, j * n + a));
+					assert_true(is_dark(st, j * n + b));
+				}
+			}
+			free(hit);
+		}
+		assert_int_equal(changed, st->moved);
+		/* every stage's own topology connects every host */
+		assert_true(isfinite(tau_without(&st->after, NULL, 0)));
+		moved += st->moved;
+		cur = &st->after;
+	}
+	assert_memory_equal(cur->to, to->to, (size_t)n * d * sizeof(uint32_t));
+	assert_int_equal(moved, p->moved);
+	assert_true(p->moved >= p->fewest);
+}
+
+static void test_torus_to_circulant_within_budget(void **state)
+{
+	struct port_map a, b;
+	struct stage_plan p25, p40;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_of("torus:8x8", &a);
+	ports_of("circulant:64:1,8", &b);
+	struct stage_req q = {.from = &a, .to = &b, .max_loss = 0.25};
+
+	assert_int_equal(stage_plan_make(&q, &p25, &err), 0);
+	check_plan(&a, &b, &p25, 0.25);
+	q.max_loss = 0.40;
+	assert_int_equal(stage_plan_make(&q, &p40, &err), 0);
+	check_plan(&a, &b, &p40, 0.40);
+	/* a larger budget never needs more stages */
+	assert_true(p40.n <= p25.n);
+	/* and one stage when the whole change fits: a budget of 99% */
+	struct stage_plan p99;
+
+	q.max_loss = 0.99;
+	assert_int_equal(stage_plan_make(&q, &p99, &err), 0);
+	check_plan(&a, &b, &p99, 0.99);
+	assert_true(p99.n <= p40.n);
+	stage_plan_free(&p25);
+	stage_plan_free(&p40);
+	stage_plan_free(&p99);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
+/* A torus to its transpose: the y links of the new width connect the
+ * hosts only once the wrap-around x links are changed, so the small
+ * cycles go first; every stage stays connected and within 25%. */
+static void test_torus_transpose(void **state)
+{
+	struct port_map a, b;
+	struct stage_plan p;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_of("torus:8x16", &a);
+	ports_of("torus:16x8", &b);
+	struct stage_req q = {.from = &a, .to = &b, .max_loss = 0.25};
+
+	if (stage_plan_make(&q, &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	check_plan(&a, &b, &p, 0.25);
+	assert_int_equal(p.moved, p.fewest);
+	stage_plan_free(&p);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
+/* A long cycle cut into parts: a budget too small for a whole cycle of
+ * one row still ends at the target, each part within the budget. */
+static void test_long_cycle_cut(void **state)
+{
+	struct port_map a, b;
+	struct stage_plan p;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_of("circulant:64:1", &a);
+	ports_of("circulant:64:1", &b);
+	/* row 0 of b: u -> u + 3 (mod 64), one cycle through every node */
+	for (uint32_t u = 0; u < 64; u++)
+		b.to[u] = (u + 3) % 64;
+	for (uint32_t u = 0; u < 64; u++) /* row 1 its inverse, as a link both ways */
+		b.to[64 + u] = (u + 61) % 64;
+	struct stage_req q = {.from = &a, .to = &b, .max_loss = 0.6};
+
+	if (stage_plan_make(&q, &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	check_plan(&a, &b, &p, 0.6);
+	stage_plan_free(&p);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
+static void test_refused(void **state)
+{
+	struct port_map a, b;
+	struct stage_plan p;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_of("torus:8x8", &a);
+	ports_of("circulant:64:1,8", &b);
+	struct stage_req q = {.from = &a, .to = &b, .max_loss = 0};
+
+	assert_int_equal(stage_plan_make(&q, &p, &err), -1);
+	assert_non_null(strstr(err.msg, "above 0% and below 100%"));
+	q.max_loss = 1;
+	assert_int_equal(stage_plan_make(&q, &p, &err), -1);
+	/* 1%: no circuit moves without taking more */
+	q.max_loss = 0.01;
+	assert_int_equal(stage_plan_make(&q, &p, &err), -1);
+	assert_non_null(strstr(err.msg, "no stage fits a loss of 1%"));
+	assert_null(p.v);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
+static void test_nothing_to_do(void **state)
+{
+	struct port_map a;
+	struct stage_plan p;
+	struct ofc_error err = {0};
+
+	(void)state;
+	ports_of("torus:8x8", &a);
+	struct stage_req q = {.from = &a, .to = &a, .max_loss = 0.25};
+
+	assert_int_equal(stage_plan_make(&q, &p, &err), 0);
+	assert_int_equal(p.n, 0);
+	assert_int_equal(p.moved, 0);
+	stage_plan_free(&p);
+	port_map_free(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_torus_to_circulant_within_budget),
+	    cmocka_unit_test(test_torus_transpose),
+	    cmocka_unit_test(test_long_cycle_cut),
+	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_nothing_to_do),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
