@@ -55,6 +55,8 @@ ROW(TESTBED_CHECK,     TestbedCheck,     testbed_check,     "testbed-check",    
 ROW(TESTBED_DOWN,      TestbedDown,      testbed_down,      "testbed-down",      POST, "/v1/testbed/down",      BODY,    MUTATION),
 ROW(TESTBED_UP,        TestbedUp,        testbed_up,        "testbed-up",        POST, "/v1/testbed/up",        BODY,    MUTATION),
 ROW(DRAIN,             Drain,            drain,             "drain",             POST, "/v1/drain",             BODY,    QUEUED),
+ROW(REPORT_LINKS,      ReportLinks,      report_links,      "report-links",      POST, "/v1/report-links",      BODY,    MUTATION | API_HOST,
+    TENANT(HOST, "host", .needs = "reports its own host's links only")),
 };
 /* clang-format on */
 
@@ -160,6 +162,13 @@ const char *api_named_partition(const Ofc__V1__Request *q, bool *two)
 		return NULL;
 	}
 	return p ? p : a;
+}
+
+const char *api_named_host(const Ofc__V1__Request *q)
+{
+	const struct api_request *k = api_request_of(q->body_case);
+
+	return k && k->tenant.names == API_NAMES_HOST ? body_string(q, k->tenant.field) : NULL;
 }
 
 uint64_t api_named_ticket(const Ofc__V1__Request *q)

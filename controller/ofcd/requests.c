@@ -34,6 +34,7 @@ static int (*const handlers[API_NKINDS])(const struct request *rq) = {
     [API_TESTBED_DOWN] = testbed_check_request,
     [API_TESTBED_UP] = testbed_up_request,
     [API_DRAIN] = drain_request,
+    [API_REPORT_LINKS] = report_links,
 };
 
 /* The chain's second step, who a request is from: the socket's peer, or
