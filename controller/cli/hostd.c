@@ -57,7 +57,7 @@ static const char usage_text[] =
     "usage: ofc-hostd --host NAME (--port P=IFNAME... | --testbed-ports N)\n"
     "                 [--socket PATH | --server URL --cert FILE --key FILE --cacert FILE]\n"
     "                 [--interval DUR] [--lldp-socket PATH] [--lldpcli PATH]\n"
-    "                 [--netns NAME] [--once] [--quiet]\n"
+    "                 [--netns NAME] [--once] [--quiet] | --help | --version\n"
     "\n"
     "A host's agent: reports the host's fabric ports' link state (netlink) and\n"
     "their LLDP neighbours (lldpd) to ofcd (docs/hosts.md). A port down becomes\n"
@@ -77,7 +77,8 @@ static const char usage_text[] =
     "                           (the testbed's hosts)\n"
     "  --once                   report once and exit (0: ofcd took it)\n"
     "  --quiet                  say only errors\n"
-    "  --help                   this text\n";
+    "  --help                   this text\n"
+    "  --version                the version\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -135,6 +136,7 @@ static int parse(int argc, char **argv, struct hostd *h)
 	    {"once", no_argument, NULL, '1'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
 	struct ofc_error err = {0};
@@ -203,6 +205,9 @@ static int parse(int argc, char **argv, struct hostd *h)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("ofc-hostd %s\n", OFC_VERSION);
 			return 0;
 		default:
 			return usage("%s", "unknown option");
