@@ -45,6 +45,10 @@ struct hostd {
 	char rx[HOSTD_MAX_PORTS][IF_NAMESIZE + 1]; /* port p's receiving interface */
 	char tx[HOSTD_MAX_PORTS][IF_NAMESIZE + 1]; /* ... and its sending one ("": the same) */
 	int ifindex[HOSTD_MAX_PORTS];		   /* as lldpd was last told of it (0: not) */
+	/* Reports at which lldpd is told again: an interface just made may not
+	 * be lldpd's yet when it is first told (the same notification wakes
+	 * both), and a port ID set on a port lldpd lacks is lost. */
+	uint8_t again[HOSTD_MAX_PORTS];
 	struct cli_targets t;
 	struct hostd_links links;
 	struct hostd_neighbours nb;
@@ -257,8 +261,12 @@ static void name_ports(struct hostd *h)
 			continue;
 		if (h->tx[p][0])
 			hostd_link(&h->links, h->tx[p], &up, &idx2);
-		if (h->ifindex[p] == idx * 65536 + idx2)
+		if (h->ifindex[p] != idx * 65536 + idx2)
+			h->again[p] = 3;
+		else if (!h->again[p])
 			continue;
+		else
+			h->again[p]--;
 		snprintf(ifs, sizeof(ifs), "%s%s%s", h->rx[p], idx2 ? "," : "",
 			 idx2 ? h->tx[p] : "");
 		snprintf(num, sizeof(num), "%u", p);

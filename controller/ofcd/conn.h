@@ -94,6 +94,7 @@ struct port_seen {
 	struct link_damp damp;
 	char *neighbour; /* "HOST:PORT" heard by LLDP; NULL: none */
 	bool reported;
+	bool miswired_said; /* its difference from the record is in the log */
 };
 struct host_seen {
 	char *name;
@@ -104,6 +105,19 @@ struct host_seen {
 	uint32_t nports; /* the host's ports in the config of the last report */
 };
 void host_links_free(struct ofcd *d);
+/* The record's circuits by what their ends' hosts hear (host_links.c):
+ * confirmed (the end hears the circuit's source), miswired (another),
+ * dark (nothing: the port absent, or no LLDP heard) or not seen (its host
+ * has not reported, or its lldpd does not answer); *age_s the oldest
+ * report's age (-1: none). */
+enum wiring_verdict {
+	WIRING_CONFIRMED,
+	WIRING_MISWIRED,
+	WIRING_DARK,
+	WIRING_NOT_SEEN,
+	WIRING_NVERDICTS
+};
+void host_links_wiring(const struct ofcd *d, uint32_t counts[WIRING_NVERDICTS], double *age_s);
 
 struct ofcd_loop {
 	struct loop *ev; /* the event loop (loop.h) */

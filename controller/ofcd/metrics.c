@@ -297,6 +297,20 @@ static void host_links_text(struct strbuf *sb, const struct ofcd *d)
 	sb_printf(sb, "ofc_host_links_suppressed %u\n", suppressed);
 	head(sb, "ofc_hosts_reporting", "gauge", "hosts whose agent has reported its links");
 	sb_printf(sb, "ofc_hosts_reporting %u\n", d->loop->nhosts_seen);
+	uint32_t w[WIRING_NVERDICTS];
+	double age;
+	static const char *const words[WIRING_NVERDICTS] = {"confirmed", "miswired", "dark",
+							    "not-seen"};
+	host_links_wiring(d, w, &age);
+	head(sb, "ofc_wiring_links", "gauge",
+	     "the record's circuits by what the hosts' LLDP hears at their ends");
+	for (int v = 0; v < WIRING_NVERDICTS; v++)
+		sb_printf(sb, "ofc_wiring_links{verdict=\"%s\"} %u\n", words[v], w[v]);
+	if (age >= 0) {
+		head(sb, "ofc_wiring_report_age_seconds", "gauge",
+		     "age of the oldest host report the wiring verdict rests on");
+		sb_printf(sb, "ofc_wiring_report_age_seconds %.1f\n", age);
+	}
 }
 
 char *metrics_text(struct ofcd *d, const uint32_t clients[4])

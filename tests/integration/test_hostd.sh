@@ -113,10 +113,35 @@ wait_for '"h2:1" not in j.get("failed", [])' "h2:1 restored after the hold-down"
 grep -q "host h2's link h2:1 down" "$TMP/ofcd.log" &&
 	ok || bad "ofcd's log names the host's link" "$(grep -i h2:1 "$TMP/ofcd.log" | head -5)"
 
+# The wiring: every circuit's end hears its source over LLDP.
+wait_metric() { # 'TEXT' WHAT: ofc metrics prints the line TEXT within 20 s
+	deadline 20 _w
+	until $OFC --socket "$SOCK" metrics 2>/dev/null | grep -qxF "$1"; do
+		past $_w && { bad "$2" "$($OFC --socket "$SOCK" metrics | grep wiring)"; return 1; }
+		sleep 0.2
+	done
+	ok
+}
+wait_metric 'ofc_wiring_links{verdict="confirmed"} 8' "the 8 circuits confirmed by LLDP"
+# Two fibres swapped behind ofc's back (h0:0's and h2:0's circuits' far
+# ends exchanged): the switch still holds what ofc asked for, the hosts
+# hear the difference, and ofcd names it.
+set -- $(grep '^h0 0 ' "$TMP/veths") && a_dst=$3 a_port=$4
+set -- $(grep '^h2 0 ' "$TMP/veths") && b_dst=$3 b_port=$4
+ip -n "$NS-h0" link del o0 && ip -n "$NS-h2" link del o0
+ip link add o0 netns "$NS-h0" type veth peer name "i$b_port" netns "$NS-$b_dst" &&
+	ip link add o0 netns "$NS-h2" type veth peer name "i$a_port" netns "$NS-$a_dst" &&
+	ip -n "$NS-h0" link set o0 up && ip -n "$NS-h2" link set o0 up &&
+	ip -n "$NS-$b_dst" link set "i$b_port" up && ip -n "$NS-$a_dst" link set "i$a_port" up
+wait_metric 'ofc_wiring_links{verdict="miswired"} 2' "the swapped pair found miswired"
+grep -qF "wiring: h0:0 reaches $b_dst:$b_port where the record's circuits give $a_dst:$a_port (and $b_dst:$b_port should hear h2:0)" "$TMP/ofcd.log" &&
+	ok || bad "ofcd names the swapped fibre" "$(grep wiring "$TMP/ofcd.log")"
+
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.
 kill "$lldpd_h3"
 deadline 20 _w
 until grep -q "lldpd does not answer" "$TMP/hostd-h3.log" || past $_w; do sleep 0.2; done
+wait_metric 'ofc_wiring_links{verdict="not-seen"} 2' "h3's circuits in: not seen, once its lldpd is gone"
 grep -q "ofc-hostd: h3: lldpd does not answer at $TMP/lldp-h3.sock (.*): no LLDP neighbours, wiring not seen" "$TMP/hostd-h3.log" &&
 	ok || bad "h3's agent says lldpd is gone" "$(cat "$TMP/hostd-h3.log")"
 
