@@ -105,7 +105,7 @@ struct host_seen {
 	uint32_t nports; /* the host's ports in the config of the last report */
 };
 void host_links_free(struct ofcd *d);
-/* The record's circuits by what their ends' hosts hear (host_links.c):
+/* The record's circuits by what their ends' hosts hear (wiring.c):
  * confirmed (the end hears the circuit's source), miswired (another),
  * dark (nothing: the port absent, or no LLDP heard) or not seen (its host
  * has not reported, or its lldpd does not answer); *age_s the oldest
@@ -118,6 +118,11 @@ enum wiring_verdict {
 	WIRING_NVERDICTS
 };
 void host_links_wiring(const struct ofcd *d, uint32_t counts[WIRING_NVERDICTS], double *age_s);
+/* (wiring.c) The record's circuit arriving at host:port ("SRC:P" in buf),
+ * or with dst leaving it ("DST:Q"); NULL: none (dark). */
+const char *wiring_record_end(const struct ofcd *d, const char *host, uint32_t port, bool dst,
+			      char *buf, size_t n);
+int64_t wiring_now_ms(void); /* the reports' clock: monotonic ms */
 
 struct ofcd_loop {
 	struct loop *ev; /* the event loop (loop.h) */

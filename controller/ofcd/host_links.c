@@ -18,14 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The record of host `name`, made on its first report. */
 static struct host_seen *host_record(struct ofcd *d, const char *name)
 {
@@ -194,72 +186,6 @@ static struct job *ports_job(const struct request *rq, const char *host, const u
 	return j;
 }
 
-/* ---- wiring: what the hosts hear against what the record's circuits give */
-
-/* The record's circuit arriving at host:port ("SRC:P" in buf), or leaving
- * src:port (dst: true; "DST:Q"); NULL: none (dark). */
-static const char *record_end(const struct ofcd *d, const char *host, uint32_t port, bool dst,
-			      char *buf, size_t n)
-{
-	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
-
-	for (size_t i = 0; st && i < st->n_devices; i++)
-		for (size_t k = 0; k < st->devices[i]->n_circuits; k++) {
-			const Ofc__V1__Circuit *c = st->devices[i]->circuits[k];
-			const char *at = dst ? c->src_host : c->dst_host;
-
-			if (!at || !c->src_host || !c->dst_host || strcmp(at, host) != 0 ||
-			    (dst ? c->src_port : c->dst_port) != port)
-				continue;
-			snprintf(buf, n, "%s:%u", dst ? c->dst_host : c->src_host,
-				 dst ? c->dst_port : c->src_port);
-			return buf;
-		}
-	return NULL;
-}
-
-/* A circuit's verdict from its end's host's last report. */
-static enum wiring_verdict verdict(const struct ofcd *d, const char *src, const char *dst_host,
-				   uint32_t dst_port)
-{
-	for (uint32_t i = 0; i < d->loop->nhosts_seen; i++) {
-		const struct host_seen *h = &d->loop->hosts_seen[i];
-
-		if (strcmp(h->name, dst_host) != 0)
-			continue;
-		if (!h->lldp_running)
-			return WIRING_NOT_SEEN;
-		if (dst_port >= h->nports || !h->ports[dst_port].reported ||
-		    !h->ports[dst_port].neighbour)
-			return WIRING_DARK;
-		return strcmp(h->ports[dst_port].neighbour, src) == 0 ? WIRING_CONFIRMED
-								      : WIRING_MISWIRED;
-	}
-	return WIRING_NOT_SEEN;
-}
-
-void host_links_wiring(const struct ofcd *d, uint32_t counts[WIRING_NVERDICTS], double *age_s)
-{
-	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
-	int64_t oldest = -1;
-
-	memset(counts, 0, WIRING_NVERDICTS * sizeof(counts[0]));
-	for (size_t i = 0; st && i < st->n_devices; i++)
-		for (size_t k = 0; k < st->devices[i]->n_circuits; k++) {
-			const Ofc__V1__Circuit *c = st->devices[i]->circuits[k];
-			char src[NAME_MAX_LEN + 16];
-
-			if (!c->src_host || !c->dst_host)
-				continue;
-			snprintf(src, sizeof(src), "%s:%u", c->src_host, c->src_port);
-			counts[verdict(d, src, c->dst_host, c->dst_port)]++;
-		}
-	for (uint32_t i = 0; i < d->loop->nhosts_seen; i++)
-		if (oldest < 0 || d->loop->hosts_seen[i].reported_ms < oldest)
-			oldest = d->loop->hosts_seen[i].reported_ms;
-	*age_s = oldest < 0 ? -1 : (double)(mono_ms() - oldest) / 1000;
-}
-
 /* Each reported port's neighbour against the record: a difference named in
  * the log when it is first seen ("h3:1 reaches h9:2 where the record's
  * circuits give h4:2"), and again when it changes. */
@@ -272,7 +198,7 @@ static void check_wiring(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Re
 		bool wrong;
 
 		snprintf(here, sizeof(here), "%s:%u", hs->name, r->ports[i]->port);
-		exp = record_end(d, hs->name, r->ports[i]->port, false, want, sizeof(want));
+		exp = wiring_record_end(d, hs->name, r->ports[i]->port, false, want, sizeof(want));
 		wrong = ps->neighbour && (!exp || strcmp(exp, ps->neighbour) != 0);
 		if (!wrong) {
 			ps->miswired_said = false;
@@ -289,7 +215,8 @@ static void check_wiring(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Re
 
 			snprintf(nh, sizeof(nh), "%.*s", (int)(colon ? colon - ps->neighbour : 0),
 				 ps->neighbour);
-			to = colon ? record_end(d, nh, np, true, gives, sizeof(gives)) : NULL;
+			to =
+			    colon ? wiring_record_end(d, nh, np, true, gives, sizeof(gives)) : NULL;
 		}
 		if (to)
 			ofcd_log(
@@ -330,7 +257,7 @@ int report_links(const struct request *rq)
 		if (check_port(f, h, r, i, why, sizeof(why)) < 0)
 			return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID, "%s", why);
 
-	int64_t now = mono_ms();
+	int64_t now = wiring_now_ms();
 	struct host_seen *hs = host_record(d, f->hosts[h].name);
 	uint32_t *fail = xcalloc(2 * r->n_ports + 2, sizeof(uint32_t)),
 		 *restore = fail + r->n_ports + 1, nfail, nrestore;
