@@ -56,6 +56,7 @@ DEV="ocs0=127.0.0.1:$e_port"
 expect_exit 0 $OFC apply "$TMP/fab.yaml" --device "$DEV" --state-dir "$TMP/st"
 $BUILD/ofcd --foreground --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$TMP/st" \
 	--device "$DEV" --credentials-dir "$TMP" --probe-interval 0 --link-hold-down 1s \
+	--flap-half-life 2s --flap-max-suppress 4s \
 	2>>"$TMP/ofcd.log" &
 PIDS="$PIDS $!"
 deadline 30
@@ -112,6 +113,23 @@ ip -n "$NS-h2" link set i1 up
 wait_for '"h2:1" not in j.get("failed", [])' "h2:1 restored after the hold-down"
 grep -q "host h2's link h2:1 down" "$TMP/ofcd.log" &&
 	ok || bad "ofcd's log names the host's link" "$(grep -i h2:1 "$TMP/ofcd.log" | head -5)"
+
+# h1's port 0 flapping (5 bounces, 0.4 s apart): failed once, held failed
+# while suppressed though it is up past the hold-down, then restored once
+# the penalty has decayed (a 2 s half-life, at most 4 s suppressed here):
+# two re-plans in all, not ten.
+replans() { $OFC --socket "$SOCK" metrics | sed -n 's/^ofc_replans_total //p'; }
+r0=$(replans)
+for i in 1 2 3 4 5; do
+	ip -n "$NS-h1" link set i0 down && sleep 0.2 && ip -n "$NS-h1" link set i0 up && sleep 0.2
+done
+wait_for '"h1:0" in j.get("failed", [])' "a flapping h1:0 failed"
+sleep 1.5 # past the hold-down: still failed, suppressed
+$OFC --socket "$SOCK" metrics >"$TMP/m"
+grep -qx "ofc_host_links_suppressed 1" "$TMP/m" && grep -qx "ofc_replans_total $((r0 + 1))" "$TMP/m" &&
+	ok || bad "h1:0 suppressed after 5 flaps, re-planned once" "$(grep -E 'ofc_host|replans_total' "$TMP/m")" "before: $r0"
+wait_for '"h1:0" not in j.get("failed", [])' "h1:0 restored once its penalty decayed"
+[ "$(replans)" -eq $((r0 + 2)) ] && ok || bad "the flapping port: two re-plans" "$r0 -> $(replans)"
 
 # The wiring: every circuit's end hears its source over LLDP.
 wait_metric() { # 'TEXT' WHAT: ofc metrics prints the line TEXT within 20 s
