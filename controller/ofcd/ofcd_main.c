@@ -801,6 +801,28 @@ static int check_cluster_tls(struct args *a)
 	return -1;
 }
 
+/* What the options ask together, once they are read: -1 to go on, else
+ * the exit status. */
+static int check_args(struct args *a)
+{
+	const struct ofcd_opts *o = &a->o;
+
+	if (!a->config)
+		return usage("missing --config FILE%s", "");
+	if (a->check)
+		return -1;
+	if (!a->sock && !getenv("LISTEN_FDS"))
+		return usage("missing --socket PATH%s", "");
+	if (!!o->gateway_socket_path != a->have_gateway_uid)
+		return usage("--gateway-socket and --gateway-uid go together%s", "");
+	if (a->have_gateway_group && !o->gateway_socket_path)
+		return usage("--gateway-group goes with --gateway-socket and --gateway-uid%s", "");
+	if (a->log_file && (a->use_syslog || a->use_journal))
+		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
+			     a->log_file);
+	return check_cluster_tls(a);
+}
+
 /* Options into args; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -810,6 +832,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", ofcd_options, NULL)) != -1) {
+		if (c >= OPT_LINK_HOLD_DOWN && c <= OPT_FLAP_MAX_SUPPRESS) {
+			if ((c = parse_link_opt(c, optarg, &a->o.link_damp)) >= 0)
+				return c;
+			continue;
+		}
 		switch (c) {
 		case 'c':
 			a->config = optarg;
@@ -907,15 +934,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if ((c = parse_net_opt(c, optarg, a)) >= 0)
 				return c;
 			break;
-		case OPT_LINK_HOLD_DOWN:
-		case OPT_FLAP_HALF_LIFE:
-		case OPT_FLAP_PENALTY:
-		case OPT_FLAP_SUPPRESS:
-		case OPT_FLAP_REUSE:
-		case OPT_FLAP_MAX_SUPPRESS:
-			if ((c = parse_link_opt(c, optarg, &a->o.link_damp)) >= 0)
-				return c;
-			break;
 		case OPT_CLUSTER:
 		case OPT_CLUSTER_TTL:
 		case OPT_CLUSTER_NAME:
@@ -945,20 +963,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (optind < argc)
 		return usage("unexpected argument '%s'", argv[optind]);
-	if (!a->config)
-		return usage("missing --config FILE%s", "");
-	if (a->check)
-		return -1;
-	if (!a->sock && !getenv("LISTEN_FDS"))
-		return usage("missing --socket PATH%s", "");
-	if (!!o->gateway_socket_path != a->have_gateway_uid)
-		return usage("--gateway-socket and --gateway-uid go together%s", "");
-	if (a->have_gateway_group && !o->gateway_socket_path)
-		return usage("--gateway-group goes with --gateway-socket and --gateway-uid%s", "");
-	if (a->log_file && (a->use_syslog || a->use_journal))
-		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
-			     a->log_file);
-	return check_cluster_tls(a);
+	return check_args(a);
 }
 
 /* A file ofcd will create (--pid-file, --log-file) needs a directory
