@@ -106,7 +106,7 @@ UNIT_STAMP = $(BUILD)/.deps-unit-ok
 # the hand-written sections in docs/man/NAME.extra, so they list every
 # option the binary has.
 MAN1     = ofc ocs-emu mrr-emu netconf-emu
-MAN8     = ofcd ofc-gateway
+MAN8     = ofcd ofc-gateway ofc-hostd
 MANS     = $(patsubst %,$(BUILD)/man/%.1,$(MAN1)) $(patsubst %,$(BUILD)/man/%.8,$(MAN8))
 
 # The MPI baseline's rank (ofc testbed run --mpi), built with MPICH's
@@ -424,7 +424,7 @@ install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	  $(DESTDIR)$(OFCDATADIR)/ui
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(BUILD)/ofc-netns-exec $(DESTDIR)$(BINDIR)/
-	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-planner $(BUILD)/ofc-gateway $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-planner $(BUILD)/ofc-gateway $(BUILD)/ofc-hostd $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(CLP_PLUGIN) $(PMPI_LIBS) $(DESTDIR)$(LIBDIR)/ofc/
 	for p in $(MAN1); do scripts/man.py $(BUILD)/$$p $$p 1 $(VERSION) docs/man/$$p.extra \
 	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man1/$$p.1 || exit 1; done
@@ -439,6 +439,9 @@ install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/share|$(DATADIR)|g' \
 	  contrib/ofc-gateway.service >$(DESTDIR)$(UNITDIR)/ofc-gateway.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/ofc-gateway.service
+	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/share|$(DATADIR)|g' \
+	  contrib/ofc-hostd.service >$(DESTDIR)$(UNITDIR)/ofc-hostd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ofc-hostd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/ofc-gateway || \
 	  install -m 0644 contrib/ofc-gateway.conf $(DESTDIR)$(SYSCONFDIR)/default/ofc-gateway
 	install -m 0644 contrib/ofc.sysusers $(DESTDIR)$(SYSUSERSDIR)/ofc.conf

@@ -4,7 +4,7 @@
 Reads README.md and docs/*.md, takes the command lines out of their code
 blocks (indented or fenced) and checks each one; `make test` runs it. A
 line is a command when it starts with build/ofc, build/ofcd, build/ocs-emu,
-build/mrr-emu, build/ofc-gateway, build/netconf-emu, the same without
+build/mrr-emu, build/ofc-gateway, build/netconf-emu, build/ofc-hostd, the same without
 build/, make, sh or python3 (after a `$ ` prompt, if any); a trailing `\\`
 continues it, and so does a deeper indented line starting with `[`, `-` or
 `|` (a long synopsis). Text after two spaces or ` # ` is the line's
@@ -60,10 +60,10 @@ import subprocess
 import sys
 import tempfile
 
-BINARIES = ("ofc", "ofcd", "ocs-emu", "mrr-emu", "ofc-gateway", "netconf-emu")
+BINARIES = ("ofc", "ofcd", "ocs-emu", "mrr-emu", "ofc-gateway", "netconf-emu", "ofc-hostd")
 COMMAND_RE = re.compile(
-    r"^(?:build/(?:ofc|ofcd|ocs-emu|mrr-emu|ofc-gateway|netconf-emu)|ofc|ofcd|ocs-emu|mrr-emu"
-    r"|ofc-gateway|netconf-emu|make|sh|python3)(?:\s|$)")
+    r"^(?:build/(?:ofc|ofcd|ocs-emu|mrr-emu|ofc-gateway|netconf-emu|ofc-hostd)|ofc|ofcd|ocs-emu"
+    r"|mrr-emu|ofc-gateway|netconf-emu|ofc-hostd|make|sh|python3)(?:\s|$)")
 SAFE_OFC = {"validate", "show", "topo", "schedule", "optree", "rwa", "finder"}
 WHERE_OPTS = {"--socket", "--state-dir", "--device", "--credentials-dir", "--port-file",
               "--pid-file", "--log-file", "-o"}

@@ -26,8 +26,9 @@
 #          with playwright-core as tests/ui/package-lock.json pins it (npm
 #          ci: the operator page's test), debootstrap (scripts/fresh-check
 #          makes its clean Debian roots with it), systemd-container
-#          (test_systemd.sh boots those roots with systemd-nspawn); it
-#          includes unit, mpi and deb
+#          (test_systemd.sh boots those roots with systemd-nspawn), lldpd
+#          (test_hostd.sh runs it in each host's namespace beside
+#          ofc-hostd); it includes unit, mpi and deb
 #
 # With no group named, every group (what a developer's machine wants).
 # Usage: scripts/install-deps.sh [build|mpi|unit|deb|test]...
@@ -52,7 +53,7 @@ TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
 openssl curl prometheus netconfd openssh-server
 openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs
-debootstrap systemd-container"
+debootstrap systemd-container lldpd"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a

@@ -115,6 +115,7 @@ def main():
             "mrr-emu": "an emulated MRR-based WDM ring agent",
             "ofc-gateway": "the network API: ofcd's control API as JSON over HTTPS with client certificates",
             "netconf-emu": "an emulated optical circuit switch speaking NETCONF",
+            "ofc-hostd": "a host's agent: its fabric links and LLDP neighbours to ofcd",
         }[name],
         ".SH SYNOPSIS",
     ]

@@ -40,6 +40,7 @@ enum api_kind {
 	API_DRAIN,
 	API_REPORT_MPI,
 	API_TESTBED_MPIRUN,
+	API_REPORT_LINKS,
 	API_NKINDS
 };
 
@@ -73,6 +74,10 @@ enum api_flag {
 	 * it), and a tenant of its own partition; not the read-only socket
 	 * nor the read-only role. */
 	API_REPORT = 1u << 7,
+	/* A host's agent (the gateway's host role) may send it, of its own
+	 * host only: the row's rule names the body's host field
+	 * (API_NAMES_HOST), and the host role may send nothing else. */
+	API_HOST = 1u << 8,
 };
 
 /* What a tenant's request names, for ofcd's authoriser to hold to the
@@ -84,6 +89,7 @@ enum api_names {
 	API_NAMES_PARTITION, /* a partition (`field`, or its `alias`): the tenant's */
 	API_NAMES_TICKET,    /* a ticket (`field`): the queue checks its request
 				is the tenant's own */
+	API_NAMES_HOST,	     /* a host (`field`): the host role's own host */
 };
 
 struct api_tenant_rule {
@@ -141,6 +147,8 @@ bool api_streams(const Ofc__V1__Request *q);
 /* The partition q names by its row's rule (`tenant.field`, else its
  * `alias`): NULL when it names none, or two that differ (then *two). */
 const char *api_named_partition(const Ofc__V1__Request *q, bool *two);
+/* The host q names by its row's rule (API_NAMES_HOST); NULL: none. */
+const char *api_named_host(const Ofc__V1__Request *q);
 /* The ticket q names by its row's rule; 0: none. */
 uint64_t api_named_ticket(const Ofc__V1__Request *q);
 /* The hosts q names by its row's rule (`tenant.hosts`): their number, the

@@ -58,6 +58,8 @@ ROW(DRAIN,             Drain,            drain,             "drain",            
 ROW(REPORT_MPI,        ReportMpi,        report_mpi,        "report-mpi",        POST, "/v1/mpi-report",        BODY,    API_REPORT | API_LEADER | API_TENANT,
     TENANT(PARTITION, "partition", .needs = "reports its own partitions' jobs only", .absent = "nothing to report on")),
 ROW(TESTBED_MPIRUN,    TestbedMpirun,    testbed_mpirun,    "testbed-mpirun",    POST, "/v1/testbed/mpirun",    BODY,    MUTATION),
+ROW(REPORT_LINKS,      ReportLinks,      report_links,      "report-links",      POST, "/v1/report-links",      BODY,    MUTATION | API_HOST,
+    TENANT(HOST, "host", .needs = "reports its own host's links only")),
 };
 /* clang-format on */
 
@@ -163,6 +165,13 @@ const char *api_named_partition(const Ofc__V1__Request *q, bool *two)
 		return NULL;
 	}
 	return p ? p : a;
+}
+
+const char *api_named_host(const Ofc__V1__Request *q)
+{
+	const struct api_request *k = api_request_of(q->body_case);
+
+	return k && k->tenant.names == API_NAMES_HOST ? body_string(q, k->tenant.field) : NULL;
 }
 
 uint64_t api_named_ticket(const Ofc__V1__Request *q)

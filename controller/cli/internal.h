@@ -4,6 +4,7 @@
 #define OFC_CONTROLLER_CLI_INTERNAL_H
 
 #include <getopt.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -441,5 +442,43 @@ int cmd_metrics(const struct cli_cmd *cmd, int argc, char **argv);
  * status FILE` and `ofc --socket S status` both say), else 0. */
 struct Ofc__V1__State;
 int status_devices_exit(const struct Ofc__V1__State *s);
+
+/* ofc-hostd (hostd.c): what lldpd hears (hostd_lldp.c) and the links
+ * (hostd_links.c). */
+struct hostd_neighbour {
+	char ifname[IF_NAMESIZE + 1]; /* where it is heard */
+	char host[NAME_MAX_LEN + 1];  /* its system name ("": none sent) */
+	char port[64];		      /* its port ID */
+	bool port_local;	      /* ... of the local subtype (ofc-hostd's: the number) */
+};
+struct hostd_neighbours {
+	struct hostd_neighbour v[256];
+	uint32_t n;
+};
+/* Run `lldpcli [-u sock] args...` (NULL-terminated), its output (stdout
+ * and stderr) in out; -1 with why when it cannot run, exits non-zero
+ * (its last line), passes timeout seconds (killed) or prints over 4 MiB. */
+int hostd_lldpcli(const char *lldpcli, const char *sock, const char *const *args, double timeout,
+		  struct strbuf *out, struct ofc_error *err);
+/* `lldpcli -f json show neighbors`'s output: every interface's neighbour
+ * (the first 256). */
+int hostd_lldp_parse(const char *text, size_t len, struct hostd_neighbours *out,
+		     struct ofc_error *err);
+struct hostd_links {
+	struct nl_cache_mngr *mngr; /* the kernel's link notifications: wake-ups */
+	struct nl_cache *events;    /* (the manager's) */
+	struct nl_sock *sk;	    /* dumps into cache before each report */
+	struct nl_cache *cache;
+	bool changed; /* a link changed since the caller last cleared it */
+};
+int hostd_links_open(struct hostd_links *l, struct ofc_error *err);
+int hostd_links_fd(const struct hostd_links *l);
+/* Read the kernel's notifications waiting on the fd into the cache. */
+int hostd_links_ready(struct hostd_links *l, struct ofc_error *err);
+/* The links read again (a dump), for hostd_link. */
+int hostd_links_refill(struct hostd_links *l, struct ofc_error *err);
+/* Whether ifname exists: *up (IFF_UP and carrier), *ifindex. */
+bool hostd_link(struct hostd_links *l, const char *ifname, bool *up, int *ifindex);
+void hostd_links_close(struct hostd_links *l);
 
 #endif

@@ -411,9 +411,14 @@ static bool principal(struct gateway *g, struct MHD_Connection *mc, struct gw_re
 		r->pr.role = e->role == GW_ROLE_ADMIN ? OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN
 			     : e->role == GW_ROLE_READ_ONLY
 				 ? OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY
-				 : OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
-		r->pr.n_partitions = r->nparts;
-		r->pr.partitions = r->parts;
+			     : e->role == GW_ROLE_HOST ? OFC__V1__PRINCIPAL__ROLE__ROLE_HOST
+						       : OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT;
+		if (e->role == GW_ROLE_HOST) {
+			r->pr.host = r->parts[0]; /* (the entry's one partition) */
+		} else {
+			r->pr.n_partitions = r->nparts;
+			r->pr.partitions = r->parts;
+		}
 	}
 	pthread_rwlock_unlock(&g->lock);
 	if (!e) {

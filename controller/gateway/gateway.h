@@ -72,10 +72,12 @@ void gw_close(struct gateway *g);
 /* ---- the policy file (policy.c) ----------------------------------------
  * Lines `IDENTITY ROLE [PARTITION[,PARTITION]...]`, '#' comments:
  * IDENTITY is cn:NAME (the subject's common name), dns:NAME, uri:NAME or
- * email:NAME (a subject alternative name); ROLE admin, read-only or
- * tenant (which takes one or more partitions). The first line naming
- * any of a certificate's names decides. */
-enum gw_role { GW_ROLE_ADMIN = 1, GW_ROLE_READ_ONLY, GW_ROLE_TENANT };
+ * email:NAME (a subject alternative name); ROLE admin, read-only,
+ * tenant (which takes one or more partitions) or host (a host's agent,
+ * ofc-hostd, which takes the one fabric host it speaks for, kept as the
+ * entry's only partition). The first line naming any of a certificate's
+ * names decides. */
+enum gw_role { GW_ROLE_ADMIN = 1, GW_ROLE_READ_ONLY, GW_ROLE_TENANT, GW_ROLE_HOST };
 
 struct gw_policy_entry {
 	char *identity;

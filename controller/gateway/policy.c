@@ -12,6 +12,7 @@ const char *gw_role_name(enum gw_role r)
 	return r == GW_ROLE_ADMIN	? "admin"
 	       : r == GW_ROLE_READ_ONLY ? "read-only"
 	       : r == GW_ROLE_TENANT	? "tenant"
+	       : r == GW_ROLE_HOST	? "host"
 					: "none";
 }
 
@@ -59,7 +60,7 @@ static int parse_line(const char *name, uint32_t lineno, char *line, struct gw_p
 	if (!role)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%s:%u: '%.64s' has no role (admin, "
-				     "read-only, tenant)",
+				     "read-only, tenant, host)",
 				     name, lineno, id);
 	if (strtok_r(NULL, " \t", &save))
 		return ofc_error_set(err, OFC_E_INPUT,
@@ -84,15 +85,22 @@ static int parse_line(const char *name, uint32_t lineno, char *line, struct gw_p
 		e.role = GW_ROLE_READ_ONLY;
 	else if (!strcmp(role, "tenant"))
 		e.role = GW_ROLE_TENANT;
+	else if (!strcmp(role, "host"))
+		e.role = GW_ROLE_HOST;
 	else
 		return ofc_error_set(err, OFC_E_INPUT,
-				     "%s:%u: unknown role '%.32s' (admin, read-only, tenant)", name,
-				     lineno, role);
+				     "%s:%u: unknown role '%.32s' (admin, read-only, tenant, host)",
+				     name, lineno, role);
 	if (e.role == GW_ROLE_TENANT && !parts)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "%s:%u: a tenant needs its partitions (PARTITION,...)", name,
 				     lineno);
-	if (e.role != GW_ROLE_TENANT && parts)
+	if (e.role == GW_ROLE_HOST && (!parts || strchr(parts, ',')))
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%s:%u: a host's agent names the one fabric host it speaks "
+				     "for (IDENTITY host HOST)",
+				     name, lineno);
+	if (e.role != GW_ROLE_TENANT && e.role != GW_ROLE_HOST && parts)
 		return ofc_error_set(err, OFC_E_INPUT, "%s:%u: only a tenant has partitions", name,
 				     lineno);
 	if (p->n >= GW_POLICY_MAX_ENTRIES)

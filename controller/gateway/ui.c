@@ -152,6 +152,7 @@ static enum MHD_Result whoami(struct MHD_Connection *mc, const Ofc__V1__Principa
 	json_object *o = json_object_new_object(), *parts = json_object_new_array();
 	const char *role = pr->role == OFC__V1__PRINCIPAL__ROLE__ROLE_ADMIN	  ? "admin"
 			   : pr->role == OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY ? "read-only"
+			   : pr->role == OFC__V1__PRINCIPAL__ROLE__ROLE_HOST	  ? "host"
 										  : "tenant";
 
 	json_object_object_add(o, "identity", json_object_new_string(pr->identity));

@@ -30,6 +30,8 @@ const char *authz_role_name(const Ofc__V1__Principal *p)
 		return "read-only";
 	case OFC__V1__PRINCIPAL__ROLE__ROLE_TENANT:
 		return "tenant";
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_HOST:
+		return "host";
 	default:
 		return "none";
 	}
@@ -218,6 +220,32 @@ static int tenant_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 	}
 }
 
+/* A host's agent's request (the host role): only a kind flagged API_HOST,
+ * naming by its row's rule the one host the policy gave it. A refusal
+ * names the asker's own host and never another's state. */
+static int host_request(const Ofc__V1__Principal *p, const struct api_request *k,
+			const Ofc__V1__Request *req, Ofc__V1__Status *st, char *why, size_t len)
+{
+	const char *name = p->identity ? p->identity : "?", *own = p->host ? p->host : "?";
+	const char *named;
+
+	if (!k || !(k->flags & API_HOST) || k->tenant.names != API_NAMES_HOST)
+		return refuse(st, why, len,
+			      "permission denied: %.64s is host %.64s's agent; it may only report "
+			      "%.64s's links",
+			      name, own, own);
+	named = api_named_host(req);
+	if (!named)
+		return refuse(st, why, len,
+			      "permission denied: %.64s is a host's agent and %s (%s)", name,
+			      k->tenant.needs, k->tenant.field);
+	if (!p->host || strcmp(named, p->host) != 0)
+		return refuse(st, why, len,
+			      "permission denied: %.64s speaks for host %.64s, not %.64s", name,
+			      own, named);
+	return 0;
+}
+
 /* A principal from the gateway: by its role. */
 static int gateway_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 			   const struct api_request *k, const Ofc__V1__Request *req,
@@ -243,6 +271,8 @@ static int gateway_request(const struct ofcd *d, const Ofc__V1__Principal *p,
 				      "the admin role",
 				      name);
 		return tenant_request(d, p, k, req, st, why, len);
+	case OFC__V1__PRINCIPAL__ROLE__ROLE_HOST:
+		return host_request(p, k, req, st, why, len);
 	default:
 		return refuse(st, why, len, "permission denied: %.64s has no role", name);
 	}

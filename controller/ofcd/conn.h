@@ -56,6 +56,7 @@ struct metrics {
 	uint64_t schedules[2]; /* answered OK, with an error */
 	struct metrics_hist schedule_seconds;
 	uint64_t denied, devices_lost;
+	uint64_t host_link_flaps;      /* up -> down of hosts' reported links */
 	uint64_t received[API_NKINDS]; /* requests decoded, by the request table's kind */
 };
 
@@ -87,6 +88,42 @@ struct log_limit {
  * mutation queue and what runs, the planner's hold, the replica's view.
  * No other thread touches them: the workers get what they need in their
  * jobs and answer with notes. */
+/* What a host's agent reported last (host_links.c): per port the link's
+ * damping and its LLDP neighbour, the wiring check's input. */
+struct port_seen {
+	struct link_damp damp;
+	char *neighbour; /* "HOST:PORT" heard by LLDP; NULL: none */
+	bool reported;
+	bool miswired_said; /* its difference from the record is in the log */
+};
+struct host_seen {
+	char *name;
+	int64_t reported_ms; /* monotonic, of the last report */
+	bool lldp_running;
+	char *lldp_error; /* the agent's word when lldpd did not answer */
+	struct port_seen *ports;
+	uint32_t nports; /* the host's ports in the config of the last report */
+};
+void host_links_free(struct ofcd *d);
+/* The record's circuits by what their ends' hosts hear (wiring.c):
+ * confirmed (the end hears the circuit's source), miswired (another),
+ * dark (nothing: the port absent, or no LLDP heard) or not seen (its host
+ * has not reported, or its lldpd does not answer); *age_s the oldest
+ * report's age (-1: none). */
+enum wiring_verdict {
+	WIRING_CONFIRMED,
+	WIRING_MISWIRED,
+	WIRING_DARK,
+	WIRING_NOT_SEEN,
+	WIRING_NVERDICTS
+};
+void host_links_wiring(const struct ofcd *d, uint32_t counts[WIRING_NVERDICTS], double *age_s);
+/* (wiring.c) The record's circuit arriving at host:port ("SRC:P" in buf),
+ * or with dst leaving it ("DST:Q"); NULL: none (dark). */
+const char *wiring_record_end(const struct ofcd *d, const char *host, uint32_t port, bool dst,
+			      char *buf, size_t n);
+int64_t wiring_now_ms(void); /* the reports' clock: monotonic ms */
+
 struct ofcd_loop {
 	struct loop *ev; /* the event loop (loop.h) */
 	int listen_fd, ro_fd;
@@ -151,6 +188,8 @@ struct ofcd_loop {
 	bool accept_told;	  /* this episode was logged: log its end */
 	struct log_limit peer_log;
 	struct metrics metrics;
+	struct host_seen *hosts_seen; /* hosts' agents' reports (host_links.c) */
+	uint32_t nhosts_seen;
 	/* The planner computing the workload's schedule of cfg (planner.c), or
 	 * NULL; mutations wait for it until planner_hold_until (unix seconds,
 	 * 0: not holding). planner_job: its result, to run before the queue. */
@@ -570,6 +609,12 @@ int testbed_mpirun_request(const struct request *rq); /* TestbedMpirun (the work
 int cancel(const struct request *rq);
 int report_failure(const struct request *rq);
 int drain_request(const struct request *rq);
+int report_links(const struct request *rq); /* host_links.c */
+/* mutation_requests.c: a name or host a request gives, as a config allows
+ * them; a mutation's job for rq of kind (NULL: refused and answered: ofcd
+ * stopping, the queue or the asker's share of it full). */
+bool plain_name(const char *s);
+struct job *queued_job(const struct request *rq, enum job_kind kind);
 
 /* mpi_report.c: ReportMpi, a job's libofc-mpi report, kept on the loop
  * thread (d->loop->mpi, which GetState shows). */

@@ -877,4 +877,26 @@ bool wire_string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 /* A packed Response (caller frees *buf). */
 void response_pack(const Ofc__V1__Response *r, uint8_t **buf, size_t *len);
 
+/* link_damp.c: one host port's flap damping (pure logic on the caller's
+ * millisecond clock). `failed` is the caller's: whether ofcd holds the port
+ * failed on the link's account; the rest is the damping's. Zeroed: a port
+ * never reported. */
+struct link_damp {
+	double penalty;	     /* the figure of merit, decayed to at_ms */
+	int64_t at_ms;	     /* the last observation */
+	int64_t up_since_ms; /* up continuously since (-1: down) */
+	uint32_t flaps;	     /* up -> down transitions seen */
+	bool seen, up, suppressed, failed;
+};
+/* Zero fields of o to their OFCD_LINK_* defaults. */
+void link_damp_defaults(struct link_damp_opts *o);
+/* The highest penalty a port may hold (suppressed at most max_suppress_ms). */
+double link_damp_ceiling(const struct link_damp_opts *o);
+/* Observe the link up or down at now_ms: whether ofcd should hold the port
+ * failed now (down: always; up: while s->failed and it has been up less
+ * than the hold-down or is suppressed). The caller acts on a change and
+ * sets s->failed. */
+bool link_damp_observe(const struct link_damp_opts *o, struct link_damp *s, bool up,
+		       int64_t now_ms);
+
 #endif

@@ -338,6 +338,43 @@ static void cluster_text(struct strbuf *sb, const struct ofcd *d)
 	}
 }
 
+/* Hosts' links as their agents report them (host_links.c). */
+static void host_links_text(struct strbuf *sb, const struct ofcd *d)
+{
+	uint32_t held = 0, suppressed = 0;
+
+	for (uint32_t i = 0; i < d->loop->nhosts_seen; i++)
+		for (uint32_t p = 0; p < d->loop->hosts_seen[i].nports; p++) {
+			held += d->loop->hosts_seen[i].ports[p].damp.failed;
+			suppressed += d->loop->hosts_seen[i].ports[p].damp.suppressed;
+		}
+	head(sb, "ofc_host_link_flaps_total", "counter",
+	     "hosts' reported links going down after they were up");
+	sb_printf(sb, "ofc_host_link_flaps_total %llu\n",
+		  (unsigned long long)d->loop->metrics.host_link_flaps);
+	head(sb, "ofc_host_links_failed", "gauge",
+	     "host ports failed because their host reported the link down (or damped)");
+	sb_printf(sb, "ofc_host_links_failed %u\n", held);
+	head(sb, "ofc_host_links_suppressed", "gauge", "host ports held failed by flap damping");
+	sb_printf(sb, "ofc_host_links_suppressed %u\n", suppressed);
+	head(sb, "ofc_hosts_reporting", "gauge", "hosts whose agent has reported its links");
+	sb_printf(sb, "ofc_hosts_reporting %u\n", d->loop->nhosts_seen);
+	uint32_t w[WIRING_NVERDICTS];
+	double age;
+	static const char *const words[WIRING_NVERDICTS] = {"confirmed", "miswired", "dark",
+							    "not-seen"};
+	host_links_wiring(d, w, &age);
+	head(sb, "ofc_wiring_links", "gauge",
+	     "the record's circuits by what the hosts' LLDP hears at their ends");
+	for (int v = 0; v < WIRING_NVERDICTS; v++)
+		sb_printf(sb, "ofc_wiring_links{verdict=\"%s\"} %u\n", words[v], w[v]);
+	if (age >= 0) {
+		head(sb, "ofc_wiring_report_age_seconds", "gauge",
+		     "age of the oldest host report the wiring verdict rests on");
+		sb_printf(sb, "ofc_wiring_report_age_seconds %.1f\n", age);
+	}
+}
+
 char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 {
 	const struct metrics *m = &d->loop->metrics;
@@ -410,6 +447,7 @@ char *metrics_text(struct ofcd *d, const uint32_t clients[4])
 	}
 	head(&sb, "ofc_failures", "gauge", "failed links, ports and hosts in effect");
 	sb_printf(&sb, "ofc_failures %zu\n", s->state->n_failed);
+	host_links_text(&sb, d);
 	head(&sb, "ofc_replans_total", "counter",
 	     "re-plans after failures were reported or restored");
 	sb_printf(&sb, "ofc_replans_total %llu\n", (unsigned long long)m->replans);

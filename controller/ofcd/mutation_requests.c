@@ -20,7 +20,7 @@
 /* ---- mutations --------------------------------------------------------------------- */
 
 /* A name or a host a request gives, as the config allows them. */
-static bool plain_name(const char *s)
+bool plain_name(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -123,7 +123,7 @@ static int over_mutation_share(const struct request *rq)
 
 /* A mutation's job for rq, of kind: NULL when ofcd is shutting down, the
  * queue is full or the asker's share of it is (answered BUSY). */
-static struct job *queued_job(const struct request *rq, enum job_kind kind)
+struct job *queued_job(const struct request *rq, enum job_kind kind)
 {
 	struct conn *c = rq->c;
 	struct ofcd *d = c->d;

@@ -29,7 +29,17 @@
 /* Descriptors ofcd needs besides one per client: listeners, epoll, eventfd,
  * signalfd, stdio, the lock, state files, syslog (one per device is added):
  * RLIMIT_NOFILE (LimitNOFILE=) should be at least max_clients + devices + this. */
-#define OFCD_FDS_RESERVED	     64
+#define OFCD_FDS_RESERVED 64
+/* Host links' damping (struct link_damp_opts), as BGP's route-flap damping
+ * defaults scaled to seconds: a link is restored after 5 s up; two flaps
+ * close together suppress it, until the penalty halves below the reuse
+ * threshold (about 20 s later), and never more than a minute. */
+#define OFCD_LINK_HOLD_DOWN_MS	     5000u
+#define OFCD_LINK_HALF_LIFE_MS	     15000u
+#define OFCD_LINK_PENALTY	     1000u
+#define OFCD_LINK_SUPPRESS	     1500u
+#define OFCD_LINK_REUSE		     750u
+#define OFCD_LINK_MAX_SUPPRESS_MS    60000u
 #define OFCD_CREDENTIALS_DIR_DEFAULT "/etc/ofc/credentials"
 /* A replica's lease on etcd, seconds. */
 #define OFCD_CLUSTER_TTL_DEFAULT 2
@@ -80,6 +90,15 @@ struct ofcd_opts {
 	uint32_t mutation_share;
 	const char *const *mutation_share_exempt;
 	uint32_t nmutation_share_exempt;
+	/* Host links (ReportLinks, docs/hosts.md): a port its host reports
+	 * up again is restored after it stays up hold_down_ms; a port that
+	 * flaps gains `penalty` a flap, halving every half_life_ms, and is
+	 * held failed while the penalty is above `suppress` until it falls
+	 * below `reuse` (capped so that takes at most max_suppress_ms). 0:
+	 * the defaults, OFCD_LINK_* below. */
+	struct link_damp_opts {
+		uint32_t hold_down_ms, half_life_ms, penalty, suppress, reuse, max_suppress_ms;
+	} link_damp;
 	/* Largest request on the read-only socket, whose requests are all
 	 * small: anyone may connect there. 0: OFCD_MAX_RO_FRAME_DEFAULT. */
 	uint32_t max_ro_frame;

@@ -36,6 +36,8 @@ static const char usage_line[] =
     "            [--topology-dir DIR] [--gateway-socket PATH --gateway-uid USER\n"
     "            [--gateway-group GROUP]] [--mutation-share N]\n"
     "            [--mutation-share-exempt ID]...\n"
+    "            [--link-hold-down DUR] [--flap-half-life DUR] [--flap-penalty N]\n"
+    "            [--flap-suppress N] [--flap-reuse N] [--flap-max-suppress DUR]\n"
     "            [--cluster etcds://HOST:PORT[,HOST:PORT...] --cluster-cacert FILE\n"
     "             --cluster-cert FILE --cluster-key FILE | --cluster etcd://...\n"
     "             --cluster-insecure] [--cluster-user NAME --cluster-password-file FILE]\n"
@@ -107,6 +109,13 @@ static const char help_text[] =
     "                           once (default 8); past it the next is refused BUSY\n"
     "  --mutation-share-exempt ID  a principal (cn:NAME) held only to the tenants'\n"
     "                           share together, the Slurm hooks' (repeatable, 8 at most)\n"
+    "  --link-hold-down DUR     a host port its agent reported down is restored after\n"
+    "                           it stays up this long (default 5s; docs/hosts.md)\n"
+    "  --flap-half-life DUR     a flapping port's penalty halves in this (default 15s)\n"
+    "  --flap-penalty N         penalty a flap adds (default 1000)\n"
+    "  --flap-suppress N        above it the port is held failed (default 1500) ...\n"
+    "  --flap-reuse N           ... until it decays below this (default 750)\n"
+    "  --flap-max-suppress DUR  the longest a port stays suppressed (default 60s)\n"
     "  --cluster etcds://HOST:PORT[,...]  run as one of several replicas whose state\n"
     "                           lives in this etcd cluster (docs/ofcd.md, \"Replicas\"):\n"
     "                           the one holding the fabric's lease leads, the others\n"
@@ -380,8 +389,57 @@ enum {
 	OPT_GATEWAY_GROUP,
 	OPT_MUTATION_SHARE,
 	OPT_MUTATION_SHARE_EXEMPT,
+	OPT_LINK_HOLD_DOWN,
+	OPT_FLAP_HALF_LIFE,
+	OPT_FLAP_PENALTY,
+	OPT_FLAP_SUPPRESS,
+	OPT_FLAP_REUSE,
+	OPT_FLAP_MAX_SUPPRESS,
 	OPT_LP_SOLVER = 0x3800
 };
+
+/* The host links' damping (struct link_damp_opts). Returns -1 to go on,
+ * else the exit status. */
+static int parse_link_opt(int c, const char *arg, struct link_damp_opts *o)
+{
+	static const struct {
+		int opt;
+		const char *name;
+		bool duration;
+		size_t off;
+	} rows[] = {
+	    {OPT_LINK_HOLD_DOWN, "link-hold-down", true,
+	     offsetof(struct link_damp_opts, hold_down_ms)},
+	    {OPT_FLAP_HALF_LIFE, "flap-half-life", true,
+	     offsetof(struct link_damp_opts, half_life_ms)},
+	    {OPT_FLAP_PENALTY, "flap-penalty", false, offsetof(struct link_damp_opts, penalty)},
+	    {OPT_FLAP_SUPPRESS, "flap-suppress", false, offsetof(struct link_damp_opts, suppress)},
+	    {OPT_FLAP_REUSE, "flap-reuse", false, offsetof(struct link_damp_opts, reuse)},
+	    {OPT_FLAP_MAX_SUPPRESS, "flap-max-suppress", true,
+	     offsetof(struct link_damp_opts, max_suppress_ms)},
+	};
+	const char *why = NULL;
+	char msg[160];
+	double sec;
+	uint32_t v;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (rows[i].opt != c)
+			continue;
+		if (rows[i].duration
+			? parse_duration(arg, &sec, &why) < 0 || sec < 0.001 || sec > 86400
+			: parse_u32(arg, &v) < 0 || v < 1 || v > 1000000) {
+			snprintf(msg, sizeof(msg), "--%s '%%.64s': expected %s", rows[i].name,
+				 rows[i].duration ? "a duration from 1ms to 1 day"
+						  : "a number from 1 to 1000000");
+			return usage(msg, arg);
+		}
+		if (rows[i].duration)
+			v = (uint32_t)(sec * 1000 + 0.5);
+		*(uint32_t *)((char *)o + rows[i].off) = v;
+	}
+	return -1;
+}
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_net_opt(int c, const char *arg, struct args *a)
@@ -604,6 +662,12 @@ static const struct option ofcd_options[] = {
     {"gateway-group", required_argument, NULL, OPT_GATEWAY_GROUP},
     {"mutation-share", required_argument, NULL, OPT_MUTATION_SHARE},
     {"mutation-share-exempt", required_argument, NULL, OPT_MUTATION_SHARE_EXEMPT},
+    {"link-hold-down", required_argument, NULL, OPT_LINK_HOLD_DOWN},
+    {"flap-half-life", required_argument, NULL, OPT_FLAP_HALF_LIFE},
+    {"flap-penalty", required_argument, NULL, OPT_FLAP_PENALTY},
+    {"flap-suppress", required_argument, NULL, OPT_FLAP_SUPPRESS},
+    {"flap-reuse", required_argument, NULL, OPT_FLAP_REUSE},
+    {"flap-max-suppress", required_argument, NULL, OPT_FLAP_MAX_SUPPRESS},
     /* Replicas on etcd (parse_cluster_opt). */
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"cluster-ttl", required_argument, NULL, OPT_CLUSTER_TTL},
@@ -737,6 +801,28 @@ static int check_cluster_tls(struct args *a)
 	return -1;
 }
 
+/* What the options ask together, once they are read: -1 to go on, else
+ * the exit status. */
+static int check_args(struct args *a)
+{
+	const struct ofcd_opts *o = &a->o;
+
+	if (!a->config)
+		return usage("missing --config FILE%s", "");
+	if (a->check)
+		return -1;
+	if (!a->sock && !getenv("LISTEN_FDS"))
+		return usage("missing --socket PATH%s", "");
+	if (!!o->gateway_socket_path != a->have_gateway_uid)
+		return usage("--gateway-socket and --gateway-uid go together%s", "");
+	if (a->have_gateway_group && !o->gateway_socket_path)
+		return usage("--gateway-group goes with --gateway-socket and --gateway-uid%s", "");
+	if (a->log_file && (a->use_syslog || a->use_journal))
+		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
+			     a->log_file);
+	return check_cluster_tls(a);
+}
+
 /* Options into args; returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -746,6 +832,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", ofcd_options, NULL)) != -1) {
+		if (c >= OPT_LINK_HOLD_DOWN && c <= OPT_FLAP_MAX_SUPPRESS) {
+			if ((c = parse_link_opt(c, optarg, &a->o.link_damp)) >= 0)
+				return c;
+			continue;
+		}
 		switch (c) {
 		case 'c':
 			a->config = optarg;
@@ -872,20 +963,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (optind < argc)
 		return usage("unexpected argument '%s'", argv[optind]);
-	if (!a->config)
-		return usage("missing --config FILE%s", "");
-	if (a->check)
-		return -1;
-	if (!a->sock && !getenv("LISTEN_FDS"))
-		return usage("missing --socket PATH%s", "");
-	if (!!o->gateway_socket_path != a->have_gateway_uid)
-		return usage("--gateway-socket and --gateway-uid go together%s", "");
-	if (a->have_gateway_group && !o->gateway_socket_path)
-		return usage("--gateway-group goes with --gateway-socket and --gateway-uid%s", "");
-	if (a->log_file && (a->use_syslog || a->use_journal))
-		return usage("--log-file %s: choose one of --log-file, --syslog and --journal",
-			     a->log_file);
-	return check_cluster_tls(a);
+	return check_args(a);
 }
 
 /* A file ofcd will create (--pid-file, --log-file) needs a directory

@@ -36,6 +36,7 @@ static int (*const handlers[API_NKINDS])(const struct request *rq) = {
     [API_DRAIN] = drain_request,
     [API_REPORT_MPI] = report_mpi,
     [API_TESTBED_MPIRUN] = testbed_mpirun_request,
+    [API_REPORT_LINKS] = report_links,
 };
 
 /* The chain's second step, who a request is from: the socket's peer, or

@@ -371,6 +371,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	ofcd_worker_new(d);
 	d->loop->chain = *chain;
 	d->o = *o;
+	link_damp_defaults(&d->o.link_damp);
 	if (!d->o.max_frame)
 		d->o.max_frame = OFCD_MAX_FRAME_DEFAULT;
 	if (!d->o.max_clients)
@@ -625,6 +626,7 @@ void ofcd_close(struct ofcd *d)
 	job_free(d->loop->cluster_job);
 	event_log_free(d);
 	state_delta_free(d);
+	host_links_free(d);
 	/* The detached threads let go of d: no note of theirs comes after */
 	planner_abandon(d->loop->planner);
 	state_schedule_stop(d);

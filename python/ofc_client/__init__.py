@@ -97,7 +97,7 @@ _ids = itertools.count(1)
 _MUTATIONS = frozenset(("apply_config", "reconfigure", "cancel", "report_failure",
                         "release_partition", "move_to_phase", "adopt",
                         "testbed_run", "testbed_check", "testbed_down", "testbed_up",
-                        "testbed_mpirun", "drain"))
+                        "testbed_mpirun", "drain", "report_links"))
 # ... and a job's report, which only the leader keeps (any number of sends
 # of one report keep it once: it replaces its partition's last)
 _LEADER_ONLY = _MUTATIONS | {"report_mpi"}
@@ -604,6 +604,28 @@ class Client:
         req = control_pb2.Request()
         req.drain.items.extend(items)
         req.drain.undrain = True
+        return self.call(req, check=check)
+
+    def report_links(self, host, ports, lldp_running=True, lldp_error=None, check=True):
+        """A host's agent's report (what ofc-hostd sends, docs/hosts.md):
+        ports is a list of dicts {"port": N, "up": bool, "ifname": str,
+        "neighbour_host": str, "neighbour_port": N} (the LLDP neighbour
+        optional). A port down becomes the failure "HOST:PORT"; one up again
+        is restored after ofcd's hold-down, at a later report. Returns the
+        Response (a transaction when ports were failed or restored)."""
+        req = control_pb2.Request()
+        rl = req.report_links
+        rl.host = host
+        for p in ports:
+            m = rl.ports.add()
+            m.port = p["port"]
+            m.up = bool(p["up"])
+            for key in ("ifname", "neighbour_host", "neighbour_port"):
+                if p.get(key) is not None:
+                    setattr(m, key, p[key])
+        rl.lldp_running = bool(lldp_running)
+        if lldp_error:
+            rl.lldp_error = lldp_error
         return self.call(req, check=check)
 
     def get_plan(self):

@@ -23,7 +23,7 @@ python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 # ---- certificates: the openssl CLI (pki.sh), as docs/control.md shows ------
 C="$TMP/pki"
 pki_ca "$C"
-for n in admin reader tenant-a tenant-b tenant-c stranger revoked; do pki_cert $n client; done
+for n in admin reader tenant-a tenant-b tenant-c stranger revoked host-h3; do pki_cert $n client; done
 pki_cert server server
 # A server's certificate (serverAuth only) the policy names as an admin:
 # refused as a client all the same.
@@ -63,6 +63,7 @@ cn:tenant-c   tenant     slurm-job-*
 cn:revoked    admin
 cn:expired    admin
 cn:srvauth    admin
+cn:host-h3    host       h3
 EOF
 
 # ---- the policy file's errors --------------------------------------------------
@@ -74,6 +75,9 @@ printf 'x admin\n' >"$TMP/bad.policy"
 expect_error 2 "ofc-gateway: $TMP/bad.policy:1: identity 'x' is not cn:NAME, dns:NAME, uri:NAME or email:NAME" \
 	$GW $GWOPTS --policy "$TMP/bad.policy" --ofcd-socket "$TMP/gw.sock"
 expect_error 2 "ofc-gateway: missing --ofcd-socket PATH" $GW $GWOPTS --policy "$TMP/policy"
+printf 'cn:x host h1,h2\n' >"$TMP/bad.policy"
+expect_error 2 "ofc-gateway: $TMP/bad.policy:1: a host's agent names the one fabric host it speaks for (IDENTITY host HOST)" \
+	$GW $GWOPTS --policy "$TMP/bad.policy" --ofcd-socket "$TMP/gw.sock"
 
 # ---- CRLs that would switch revocation off: refused at start, naming the file ----
 # (GnuTLS skips a CRL it cannot verify and adds nothing: each of these
@@ -311,6 +315,21 @@ req tenant-b 404 -X POST "$URL/v1/cancel" -d '{"ticket":1}'
 body_is 'j["message"]=="no request of yours with ticket 1 is waiting"'
 req tenant-b 403 -X POST "$URL/v1/cancel" -d '{"request_id":1}'
 req tenant-a 403 -X POST "$URL/v1/report-failure" -d '{"items":["h0:0"]}'
+# A host's agent (the host role): its own host's links, and nothing else:
+# not another host's, not a read of the state, not a failure or a change
+# of the fabric (docs/security.md)
+req host-h3 200 -X POST "$URL/v1/report-links" -d '{"host":"h3","ports":[{"port":0,"up":true}],"lldp_running":true}'
+body_is 'j["status"]=="STATUS_OK" and j["message"].startswith("host h3: 1 of 4 ports up, 0 held failed")'
+req host-h3 403 -X POST "$URL/v1/report-links" -d '{"host":"h9","ports":[{"port":0,"up":false}]}'
+body_is 'j["message"]=="permission denied: cn:host-h3 speaks for host h3, not h9"'
+req host-h3 403 "$URL/v1/state"
+body_is 'j["message"]=="permission denied: cn:host-h3 is host h3'"'"'s agent; it may only report h3'"'"'s links"'
+req host-h3 403 "$URL/v1/watch"
+req host-h3 403 -X POST "$URL/v1/report-failure" -d '{"items":["h9:0"]}'
+req host-h3 403 -X POST "$URL/v1/reconfigure" -d '{"topology":"torus:8x8"}'
+req host-h3 403 -X POST "$URL/v1/drain" -d '{"items":["ocs0:1"]}'
+req host-h3 400 -X POST "$URL/v1/report-links" -d '{"host":"h3","ports":[{"port":9,"up":false}]}'
+body_is 'j["message"]=="host h3 has ports 0..3; the report names port 9, which the fabric does not have"'
 req admin 400 -X POST "$URL/v1/report-failure" -d '{"items":[]}'
 body_is 'j["status"]=="STATUS_INVALID" and j["message"].startswith("report_failure needs items")'
 # Drain: the admin's alone; bad input refused through the gateway as on the socket

@@ -14,6 +14,7 @@ for f in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd sbin/ofc-plan
 	share/man/man1/netconf-emu.1 share/man/man8/ofcd.8 \
 	share/bash-completion/completions/ofc lib/systemd/system/ofcd.service \
 	sbin/ofc-gateway share/man/man8/ofc-gateway.8 lib/systemd/system/ofc-gateway.service \
+	sbin/ofc-hostd share/man/man8/ofc-hostd.8 lib/systemd/system/ofc-hostd.service \
 	lib/sysusers.d/ofc.conf lib/tmpfiles.d/ofc.conf include/ofc/util/util.h \
 	include/ofc/controller/config/config.h include/ofc/proto/fabric.pb-c.h share/doc/ofc/ofcd.md; do
 	[ -f "$D$P/$f" ] && ok || bad "not installed: $P/$f"
@@ -87,7 +88,7 @@ grep -q "SLURM_JOB_ID" "$TMP/nolog.out" && grep -q "ofc-epilog: cannot append to
 
 # One version string for every binary.
 V=$(cat VERSION)
-for b in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd sbin/ofc-gateway; do
+for b in bin/ofc bin/ocs-emu bin/mrr-emu bin/netconf-emu sbin/ofcd sbin/ofc-gateway sbin/ofc-hostd; do
 	[ "$("$D$P/$b" --version)" = "$(basename $b) $V" ] && ok || bad "$b --version: $("$D$P/$b" --version 2>&1)"
 done
 

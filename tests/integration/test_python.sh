@@ -133,6 +133,17 @@ except OfcError as e:
 r = c.report_failure(clear=True, restore=True)
 sc = c.get_schedule("allreduce", summary_only=True)
 assert sc.topology == "torus:8x8" and sc.time_us == healthy.time_us, sc
+# A host's agent's report: its port down is the failure h2:1 (as ofc fail
+# makes it); a neighbour naming no host is refused by name.
+r = c.report_links("h2", [{"port": 0, "up": True}, {"port": 1, "up": False, "ifname": "eth1"}])
+assert r.transaction.kind == "report-failure" and "h2:1" in r.message, r
+assert list(c.get_state().failed) == ["h2:1"]
+try:
+    c.report_links("h2", [{"port": 0, "up": True, "neighbour_host": "nas", "neighbour_port": 0}])
+    raise SystemExit("a neighbour naming no host was accepted")
+except OfcError as e:
+    assert e.status == "STATUS_INVALID" and "'nas' names no host" in str(e), str(e)
+c.report_failure(clear=True, restore=True)
 # A switch port drained: the schedule without the host port cabled to it,
 # the state says so; the whole switch would cut every host off: refused.
 r = c.drain(["ocs0:1"], grace_s=0)

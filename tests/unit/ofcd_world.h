@@ -110,6 +110,7 @@ struct limits {
 	uint32_t max_clients_per_uid, max_ro_frame;
 	uint64_t max_buffer_per_uid;
 	double probe_interval;
+	struct link_damp_opts link_damp;
 };
 
 static inline void start_with(struct world *w, double client_timeout, uint32_t max_frame,
@@ -135,6 +136,7 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 	    .max_ro_frame = lim.max_ro_frame,
 	    .max_buffer_per_uid = lim.max_buffer_per_uid,
 	    .probe_interval = lim.probe_interval,
+	    .link_damp = lim.link_damp,
 	    .log_level = OFCD_LOG_DEBUG,
 	    .log = log_line,
 	    .log_ctx = w,

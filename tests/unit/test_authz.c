@@ -67,6 +67,7 @@ enum sender {
 	GW_ADMIN,     /* the gateway's admin role */
 	GW_TENANT,    /* a tenant, of its own partition */
 	GW_READ_ONLY, /* the gateway's read-only role */
+	GW_HOST,      /* a host's agent (the host role, host h3), of its own host */
 	SOCK_RO,      /* the read-only socket */
 	SOCK_PEER,    /* the main socket, neither root nor --admin-group */
 	SOCK_ADMIN,   /* the main socket, root or --admin-group */
@@ -79,27 +80,18 @@ static const struct {
 	enum api_kind kind;
 	bool may[NSENDERS];
 } expected[] = {
-    /*                          admin tenant ro-role ro-sock peer sock-admin */
-    {API_APPLY_CONFIG, {1, 0, 0, 0, 0, 1}},
-    {API_RECONFIGURE, {1, 1, 0, 0, 0, 1}},
-    {API_GET_SCHEDULE, {1, 1, 1, 1, 1, 1}},
-    {API_GET_STATE, {1, 1, 1, 1, 1, 1}},
-    {API_WATCH, {1, 1, 1, 1, 1, 1}},
-    {API_CANCEL, {1, 1, 0, 0, 0, 1}},
-    {API_REPORT_FAILURE, {1, 0, 0, 0, 0, 1}},
-    {API_RELEASE_PARTITION, {1, 1, 0, 0, 0, 1}},
-    {API_GET_METRICS, {1, 0, 1, 1, 1, 1}},
-    {API_GET_PLAN, {1, 0, 1, 1, 1, 1}},
-    {API_MOVE_TO_PHASE, {1, 0, 0, 0, 0, 1}},
-    {API_ADOPT, {1, 0, 0, 0, 0, 1}},
-    {API_TESTBED_RUN, {1, 0, 0, 0, 0, 1}},
-    {API_TESTBED_CHECK, {1, 0, 0, 0, 0, 1}},
-    {API_TESTBED_DOWN, {1, 0, 0, 0, 0, 1}},
-    {API_TESTBED_UP, {1, 0, 0, 0, 0, 1}},
-    {API_DRAIN, {1, 0, 0, 0, 0, 1}},
+    /*                             admin tenant ro-role host ro-sock peer sock-admin */
+    {API_APPLY_CONFIG, {1, 0, 0, 0, 0, 0, 1}},	 {API_RECONFIGURE, {1, 1, 0, 0, 0, 0, 1}},
+    {API_GET_SCHEDULE, {1, 1, 1, 0, 1, 1, 1}},	 {API_GET_STATE, {1, 1, 1, 0, 1, 1, 1}},
+    {API_WATCH, {1, 1, 1, 0, 1, 1, 1}},		 {API_CANCEL, {1, 1, 0, 0, 0, 0, 1}},
+    {API_REPORT_FAILURE, {1, 0, 0, 0, 0, 0, 1}}, {API_RELEASE_PARTITION, {1, 1, 0, 0, 0, 0, 1}},
+    {API_GET_METRICS, {1, 0, 1, 0, 1, 1, 1}},	 {API_GET_PLAN, {1, 0, 1, 0, 1, 1, 1}},
+    {API_MOVE_TO_PHASE, {1, 0, 0, 0, 0, 0, 1}},	 {API_ADOPT, {1, 0, 0, 0, 0, 0, 1}},
+    {API_TESTBED_RUN, {1, 0, 0, 0, 0, 0, 1}},	 {API_TESTBED_CHECK, {1, 0, 0, 0, 0, 0, 1}},
+    {API_TESTBED_DOWN, {1, 0, 0, 0, 0, 0, 1}},	 {API_TESTBED_UP, {1, 0, 0, 0, 0, 0, 1}},
+    {API_DRAIN, {1, 0, 0, 0, 0, 0, 1}},		 {API_REPORT_LINKS, {1, 0, 0, 1, 0, 0, 1}},
     /* a job's report: jobs run as their users on the main socket */
-    {API_REPORT_MPI, {1, 1, 0, 0, 1, 1}},
-    {API_TESTBED_MPIRUN, {1, 0, 0, 0, 0, 1}},
+    {API_REPORT_MPI, {1, 1, 0, 0, 0, 1, 1}},	 {API_TESTBED_MPIRUN, {1, 0, 0, 0, 0, 0, 1}},
 };
 
 /* Set the field `name` of the body m (of kind k): a string, or a uint64
@@ -133,6 +125,8 @@ static ProtobufCMessage *request_of(const struct api_request *k, Ofc__V1__Reques
 			  0);
 	if (k->tenant.names == API_NAMES_TICKET)
 		set_field(k, m, k->tenant.field, NULL, 3);
+	if (k->tenant.names == API_NAMES_HOST)
+		set_field(k, m, k->tenant.field, "h3", 0);
 	return m;
 }
 
@@ -149,6 +143,11 @@ static struct principal sender(enum sender s, Ofc__V1__Principal *gw)
 		break;
 	case GW_READ_ONLY:
 		*gw = principal("cn:viewer", OFC__V1__PRINCIPAL__ROLE__ROLE_READ_ONLY);
+		break;
+	case GW_HOST:
+		*gw = principal("cn:hostd-h3", OFC__V1__PRINCIPAL__ROLE__ROLE_HOST);
+		gw->n_partitions = 0;
+		gw->host = "h3";
 		break;
 	case SOCK_RO:
 		who.ro = true;
@@ -340,7 +339,7 @@ static void test_tenant_rules(void **state)
 		char why[512] = "", want[512];
 		int rc = authz_decide(&d, &who, k, &q, &st, why, sizeof(why));
 
-		if (r->names == API_NAMES_NONE) {
+		if (r->names == API_NAMES_NONE || r->names == API_NAMES_HOST) {
 			assert_int_equal(rc, -1); /* (test_every_request_by_every_sender) */
 			free(m);
 			continue;
@@ -385,6 +384,53 @@ static void test_tenant_rules(void **state)
 	assert_true(rules >= 5); /* (GetState, Watch, GetSchedule, Reconfigure, ...) */
 }
 
+/* A host's agent: its own host's ReportLinks through; another host's, one
+ * naming none, and every other request (a read, a failure report, a
+ * change of the fabric) refused, naming only its own host. */
+static void test_host_role(void **state)
+{
+	static struct ofcd_loop l;
+	static struct ofcd d = {.loop = &l};
+	Ofc__V1__Principal gw;
+	struct principal who = sender(GW_HOST, &gw);
+	const struct api_request *k = &api_requests[API_REPORT_LINKS];
+	Ofc__V1__Request q;
+	ProtobufCMessage *m = request_of(k, &q);
+	Ofc__V1__Status st;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), 0);
+	q.report_links->host = "h9";
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_int_equal(st, OFC__V1__STATUS__STATUS_DENIED);
+	assert_string_equal(why, "permission denied: cn:hostd-h3 speaks for host h3, not h9");
+	q.report_links->host = NULL;
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	assert_string_equal(why, "permission denied: cn:hostd-h3 is a host's agent and reports "
+				 "its own host's links only (host)");
+	free(m);
+	/* a host role whose policy gave no host reports nothing */
+	gw.host = NULL;
+	m = request_of(k, &q);
+	assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+	free(m);
+	gw.host = "h3";
+	for (size_t i = 0; i < API_NKINDS; i++) {
+		if (i == API_REPORT_LINKS)
+			continue;
+		k = &api_requests[i];
+		m = request_of(k, &q);
+		assert_int_equal(authz_decide(&d, &who, k, &q, &st, why, sizeof(why)), -1);
+		assert_string_equal(why,
+				    "permission denied: cn:hostd-h3 is host h3's agent; it may "
+				    "only report h3's links");
+		free(m);
+	}
+	assert_false(authz_sees_all(&who));
+	assert_true(authz_public(&who));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +439,7 @@ int main(void)
 	    cmocka_unit_test(test_every_request_by_every_sender),
 	    cmocka_unit_test(test_refusals_say_why),
 	    cmocka_unit_test(test_tenant_rules),
+	    cmocka_unit_test(test_host_role),
 	    cmocka_unit_test(test_sees_all),
 	    cmocka_unit_test(test_tenant_sees_no_peer),
 	};

@@ -37,8 +37,17 @@ static void check_tenant_rule(const struct api_request *k)
 {
 	const struct api_tenant_rule *r = &k->tenant;
 
-	assert_true(!(k->flags & API_TENANT) == (r->names == API_NAMES_NONE));
+	assert_true(!(k->flags & (API_TENANT | API_HOST)) == (r->names == API_NAMES_NONE));
+	/* a host's kind names its host, and only a host's kind does */
+	assert_true(!(k->flags & API_HOST) == (r->names != API_NAMES_HOST));
 	switch (r->names) {
+	case API_NAMES_HOST:
+		field_is(k, r->field, PROTOBUF_C_TYPE_STRING, PROTOBUF_C_LABEL_OPTIONAL);
+		assert_non_null(r->needs);
+		assert_null(r->alias);
+		assert_null(r->hosts);
+		assert_null(r->absent);
+		break;
 	case API_NAMES_PARTITION:
 		field_is(k, r->field, PROTOBUF_C_TYPE_STRING, PROTOBUF_C_LABEL_OPTIONAL);
 		if (r->alias)
@@ -251,6 +260,7 @@ static void names_cell(const struct api_tenant_rule *r, char *out, size_t len)
 		break;
 	}
 	case API_NAMES_TICKET:
+	case API_NAMES_HOST:
 		snprintf(out, len, "`%s` |\n", r->field);
 		break;
 	case API_NAMES_NONE:
@@ -269,7 +279,7 @@ static void test_docs_table_is_the_table(void **state)
 		const char *word;
 	} words[] = {{API_READ, "read"},     {API_MUTATION, "mutation"}, {API_REPORT, "report"},
 		     {API_STREAM, "stream"}, {API_TENANT, "tenant"},	 {API_LEADER, "leader"},
-		     {API_KEYED, "keyed"},   {API_CACHED, "cached"}};
+		     {API_KEYED, "keyed"},   {API_CACHED, "cached"},	 {API_HOST, "host"}};
 	char *doc = read_doc();
 	char *sec = strstr(doc, "\n### The request table\n");
 	char cells[64][64];

@@ -1,0 +1,446 @@
+/* ofc-hostd: a host's agent (docs/hosts.md). It watches the host's fabric
+ * ports' links (hostd_links.c, libnl) and what lldpd hears on them
+ * (hostd_lldp.c, lldpcli), and reports both to ofcd as ReportLinks: at
+ * once when a link changes, and every --interval whether or not anything
+ * did (ofcd decides a restore's hold-down at a report). It sends through
+ * the CLI's walk of the replicas (cli_call): ofcd's socket, or ofc-gateway
+ * with the host's certificate (the host role), so a follower sends it on to
+ * the leader. It sets lldpd's system name to the fabric host's name and
+ * each fabric interface's port ID to its port number (the local subtype),
+ * so what a neighbour hears names the fabric's host and port.
+ *
+ * A port is its receiving interface (--port P=IFNAME; on the testbed,
+ * --testbed-ports N: port p is i<p>, the end of the circuit arriving at it,
+ * and its frames go out on o<p> too): up when that interface is up with
+ * carrier, its neighbour the host and port lldpd hears there. A port whose
+ * interface does not exist (a testbed port without a circuit) is not
+ * reported: dark is not down. lldpd absent or stopped is said (on stderr
+ * and in the report, lldp_running false), and ofcd then takes the host's
+ * wiring as not seen. */
+#include "controller/cli/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/control.pb-c.h"
+
+#define HOSTD_MAX_PORTS 64
+#define LLDPCLI_TIMEOUT 2.0 /* s: lldpd answers in milliseconds */
+
+struct hostd {
+	const char *host, *lldpcli, *lldp_sock, *netns;
+	double interval; /* s */
+	bool once, testbed, quiet;
+	uint32_t nports;
+	char rx[HOSTD_MAX_PORTS][IF_NAMESIZE + 1]; /* port p's receiving interface */
+	char tx[HOSTD_MAX_PORTS][IF_NAMESIZE + 1]; /* ... and its sending one ("": the same) */
+	int ifindex[HOSTD_MAX_PORTS];		   /* as lldpd was last told of it (0: not) */
+	/* Reports at which lldpd is told again: an interface just made may not
+	 * be lldpd's yet when it is first told (the same notification wakes
+	 * both), and a port ID set on a port lldpd lacks is lost. */
+	uint8_t again[HOSTD_MAX_PORTS];
+	struct cli_targets t;
+	struct hostd_links links;
+	struct hostd_neighbours nb;
+	bool lldp_ok, lldp_said, named;
+	char lldp_error[400];
+	char last[512]; /* the last answer said, not said again */
+};
+
+static const char usage_text[] =
+    "usage: ofc-hostd --host NAME (--port P=IFNAME... | --testbed-ports N)\n"
+    "                 [--socket PATH | --server URL --cert FILE --key FILE --cacert FILE]\n"
+    "                 [--interval DUR] [--lldp-socket PATH] [--lldpcli PATH]\n"
+    "                 [--netns NAME] [--once] [--quiet] | --help | --version\n"
+    "\n"
+    "A host's agent: reports the host's fabric ports' link state (netlink) and\n"
+    "their LLDP neighbours (lldpd) to ofcd (docs/hosts.md). A port down becomes\n"
+    "a failure; ofcd checks the neighbours against the committed circuits.\n"
+    "\n"
+    "  --host NAME              the fabric host this machine is (the config's name)\n"
+    "  --port P=IFNAME          fabric port P is interface IFNAME (repeatable)\n"
+    "  --testbed-ports N        the testbed's naming: port p is i<p> (and o<p>)\n"
+    "  --socket PATH            ofcd's socket (repeatable, a comma list: replicas)\n"
+    "  --server URL             ofc-gateway's https:// URL (repeatable), with\n"
+    "  --cert FILE, --key FILE  the host's certificate (the policy's host role)\n"
+    "  --cacert FILE            the CA that signed the gateway's certificate\n"
+    "  --interval DUR           report every DUR even when nothing changed (1s)\n"
+    "  --lldp-socket PATH       lldpd's control socket (lldpd's default)\n"
+    "  --lldpcli PATH           the lldpcli to run (lldpcli)\n"
+    "  --netns NAME             enter the network namespace /run/netns/NAME first\n"
+    "                           (the testbed's hosts)\n"
+    "  --once                   report once and exit (0: ofcd took it)\n"
+    "  --quiet                  say only errors\n"
+    "  --help                   this text\n"
+    "  --version                the version\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofc-hostd: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'ofc-hostd --help'.\n");
+	return 2;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --port P=IFNAME */
+static int add_port(struct hostd *h, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	uint32_t p;
+	char num[16];
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(num) || !eq[1] || strlen(eq + 1) > IF_NAMESIZE - 1)
+		return usage("--port '%s': expected P=IFNAME", arg);
+	snprintf(num, sizeof(num), "%.*s", (int)(eq - arg), arg);
+	if (parse_u32(num, &p) < 0 || p >= HOSTD_MAX_PORTS)
+		return usage("--port '%s': the port is a number below 64", arg);
+	if (h->rx[p][0])
+		return usage("--port '%s': that port is named twice", arg);
+	snprintf(h->rx[p], sizeof(h->rx[p]), "%s", eq + 1);
+	if (p + 1 > h->nports)
+		h->nports = p + 1;
+	return -1;
+}
+
+enum { OPT_SOCKET = 0x100, OPT_SERVER, OPT_CERT, OPT_KEY, OPT_CACERT, OPT_LLDP_SOCKET };
+
+static int parse(int argc, char **argv, struct hostd *h)
+{
+	static const struct option opts[] = {
+	    {"host", required_argument, NULL, 'H'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"testbed-ports", required_argument, NULL, 'T'},
+	    {"socket", required_argument, NULL, OPT_SOCKET},
+	    {"server", required_argument, NULL, OPT_SERVER},
+	    {"cert", required_argument, NULL, OPT_CERT},
+	    {"key", required_argument, NULL, OPT_KEY},
+	    {"cacert", required_argument, NULL, OPT_CACERT},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"lldp-socket", required_argument, NULL, OPT_LLDP_SOCKET},
+	    {"lldpcli", required_argument, NULL, 'L'},
+	    {"netns", required_argument, NULL, 'n'},
+	    {"once", no_argument, NULL, '1'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
+	};
+	struct ofc_error err = {0};
+	const char *why = NULL;
+	uint32_t n;
+	int c, rc;
+	bool sock = false, srv = false;
+
+	h->interval = 1;
+	h->lldpcli = "lldpcli";
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			h->host = optarg;
+			break;
+		case 'p':
+			if ((rc = add_port(h, optarg)) >= 0)
+				return rc;
+			break;
+		case 'T':
+			if (parse_u32(optarg, &n) < 0 || n < 1 || n > HOSTD_MAX_PORTS)
+				return usage("--testbed-ports '%s': expected 1..64", optarg);
+			h->testbed = true;
+			h->nports = n;
+			for (uint32_t p = 0; p < n; p++) {
+				snprintf(h->rx[p], sizeof(h->rx[p]), "i%u", p);
+				snprintf(h->tx[p], sizeof(h->tx[p]), "o%u", p);
+			}
+			break;
+		case OPT_SOCKET:
+		case OPT_SERVER:
+			*(c == OPT_SOCKET ? &sock : &srv) = true;
+			if (cli_targets_add(&h->t, c == OPT_SOCKET ? "--socket" : "--server",
+					    optarg, &err) < 0)
+				return usage("%s", err.msg);
+			break;
+		case OPT_CERT:
+			h->t.srv.cert = optarg;
+			break;
+		case OPT_KEY:
+			h->t.srv.key = optarg;
+			break;
+		case OPT_CACERT:
+			h->t.srv.cacert = optarg;
+			break;
+		case 'i':
+			if (parse_duration(optarg, &h->interval, &why) < 0 || h->interval < 0.05 ||
+			    h->interval > 3600)
+				return usage("--interval '%s': expected a duration from 50ms to 1h",
+					     optarg);
+			break;
+		case OPT_LLDP_SOCKET:
+			h->lldp_sock = optarg;
+			break;
+		case 'L':
+			h->lldpcli = optarg;
+			break;
+		case 'n':
+			h->netns = optarg;
+			break;
+		case '1':
+			h->once = true;
+			break;
+		case 'q':
+			h->quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("ofc-hostd %s\n", OFC_VERSION);
+			return 0;
+		default:
+			return usage("%s", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return usage("unexpected '%s'", argv[optind]);
+	if (!h->host || !*h->host)
+		return usage("%s", "--host NAME: the fabric host this machine is");
+	if (!h->nports)
+		return usage("%s", "no ports: --port P=IFNAME... or --testbed-ports N");
+	if (sock && srv)
+		return usage("%s", "--server and --socket: choose one");
+	h->t.https = srv;
+	if (!sock && !srv && cli_targets_from_env(&h->t, &err) < 0)
+		return usage("%s", err.msg);
+	if (cli_targets_check(&h->t, &err) < 0)
+		return usage("%s", err.msg);
+	return -1;
+}
+
+/* Tell lldpd who we are: the fabric host's name, and each present fabric
+ * interface's port ID its port number, once per interface (again when it
+ * is made anew: a new ifindex). Failures are lldpd's absence, said by the
+ * neighbours' read. */
+static void name_ports(struct hostd *h)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct ofc_error err = {0};
+
+	if (!h->named) {
+		const char *args[] = {"configure", "system", "hostname", h->host, NULL};
+		const char *tx[] = {"configure", "lldp", "tx-interval", "1", NULL};
+
+		h->named =
+		    hostd_lldpcli(h->lldpcli, h->lldp_sock, args, LLDPCLI_TIMEOUT, &out, &err) == 0;
+		if (h->named && h->testbed) /* seconds matter on the testbed */
+			hostd_lldpcli(h->lldpcli, h->lldp_sock, tx, LLDPCLI_TIMEOUT, &out, &err);
+		memset(h->ifindex, 0, sizeof(h->ifindex));
+	}
+	for (uint32_t p = 0; h->named && p < h->nports; p++) {
+		char ifs[2 * IF_NAMESIZE + 4], num[16];
+		bool up;
+		int idx = 0, idx2 = 0;
+
+		if (!h->rx[p][0] || !hostd_link(&h->links, h->rx[p], &up, &idx))
+			continue;
+		if (h->tx[p][0])
+			hostd_link(&h->links, h->tx[p], &up, &idx2);
+		if (h->ifindex[p] != idx * 65536 + idx2)
+			h->again[p] = 3;
+		else if (!h->again[p])
+			continue;
+		else
+			h->again[p]--;
+		snprintf(ifs, sizeof(ifs), "%s%s%s", h->rx[p], idx2 ? "," : "",
+			 idx2 ? h->tx[p] : "");
+		snprintf(num, sizeof(num), "%u", p);
+		const char *args[] = {"configure",     "ports", ifs, "lldp",
+				      "portidsubtype", "local", num, NULL};
+		if (hostd_lldpcli(h->lldpcli, h->lldp_sock, args, LLDPCLI_TIMEOUT, &out, &err) == 0)
+			h->ifindex[p] = idx * 65536 + idx2;
+	}
+	sb_free(&out);
+}
+
+/* What lldpd hears now; lldpd's absence said once when it starts and
+ * once when it ends. */
+static void read_lldp(struct hostd *h)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct ofc_error err = {0};
+	const char *args[] = {"-f", "json", "show", "neighbors", NULL};
+	bool ok = hostd_lldpcli(h->lldpcli, h->lldp_sock, args, LLDPCLI_TIMEOUT, &out, &err) == 0 &&
+		  hostd_lldp_parse(out.buf ? out.buf : "", out.len, &h->nb, &err) == 0;
+
+	if (!ok) {
+		h->nb.n = 0;
+		h->named = false;
+		snprintf(h->lldp_error, sizeof(h->lldp_error),
+			 "lldpd does not answer%s%.100s (%.200s): no LLDP neighbours, wiring not "
+			 "seen",
+			 h->lldp_sock ? " at " : "", h->lldp_sock ? h->lldp_sock : "", err.msg);
+		if (!h->lldp_said || h->lldp_ok)
+			fprintf(stderr, "ofc-hostd: %s: %s\n", h->host, h->lldp_error);
+	} else if (!h->lldp_ok && h->lldp_said) {
+		fprintf(stderr, "ofc-hostd: %s: lldpd answers again\n", h->host);
+	}
+	h->lldp_ok = ok;
+	h->lldp_said = true;
+	sb_free(&out);
+}
+
+static const struct hostd_neighbour *heard_on(const struct hostd *h, const char *ifname)
+{
+	for (uint32_t i = 0; i < h->nb.n; i++)
+		if (strcmp(h->nb.v[i].ifname, ifname) == 0)
+			return &h->nb.v[i];
+	return NULL;
+}
+
+/* One report of every present port; 0 when ofcd took it. */
+static int report(struct hostd *h)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReportLinks rl = OFC__V1__REPORT_LINKS__INIT;
+	Ofc__V1__ReportLinks__Port ports[HOSTD_MAX_PORTS], *pp[HOSTD_MAX_PORTS];
+	Ofc__V1__Response *r = NULL;
+	struct ofc_error err = {0};
+	int rc;
+
+	rl.host = (char *)h->host;
+	rl.ports = pp;
+	for (uint32_t p = 0; p < h->nports; p++) {
+		Ofc__V1__ReportLinks__Port *m = &ports[rl.n_ports];
+		const struct hostd_neighbour *nb;
+		bool up;
+		int idx;
+		uint32_t q;
+
+		if (!h->rx[p][0] || !hostd_link(&h->links, h->rx[p], &up, &idx))
+			continue; /* no interface: dark, not down */
+		ofc__v1__report_links__port__init(m);
+		m->has_port = m->has_up = 1;
+		m->port = p;
+		m->up = up;
+		m->ifname = h->rx[p];
+		nb = up && h->lldp_ok ? heard_on(h, h->rx[p]) : NULL;
+		if (nb && nb->host[0] && nb->port_local && parse_u32(nb->port, &q) == 0) {
+			m->neighbour_host = (char *)nb->host;
+			m->has_neighbour_port = 1;
+			m->neighbour_port = q;
+		}
+		pp[rl.n_ports++] = m;
+	}
+	rl.has_lldp_running = 1;
+	rl.lldp_running = h->lldp_ok;
+	rl.lldp_error = h->lldp_ok ? NULL : h->lldp_error;
+	req.body_case = OFC__V1__REQUEST__BODY_REPORT_LINKS;
+	req.report_links = &rl;
+	rc = cli_call(&h->t, &req, 10, CLI_CALL_ONCE, &r, &err);
+	if (rc < 0) {
+		fprintf(stderr, "ofc-hostd: %s: %s\n", h->host, err.msg);
+		return -1;
+	}
+	rc = r->status == OFC__V1__STATUS__STATUS_OK ? 0 : -1;
+	if (rc < 0 || (!h->quiet && strcmp(h->last, r->message ? r->message : "") != 0))
+		fprintf(rc < 0 ? stderr : stdout, "ofc-hostd: %s: %s\n", h->host,
+			r->message ? r->message : "(no message)");
+	fflush(stdout);
+	snprintf(h->last, sizeof(h->last), "%s", r->message ? r->message : "");
+	ofc__v1__response__free_unpacked(r, NULL);
+	return rc;
+}
+
+static int enter_netns(const char *name)
+{
+	char path[300];
+	int fd;
+
+	if (strchr(name, '/') || strlen(name) > 200)
+		return usage("--netns '%s': a namespace's name under /run/netns", name);
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) {
+		fprintf(stderr, "ofc-hostd: --netns %s: %s\n", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	close(fd);
+	return -1;
+}
+
+int ofc_hostd_main(int argc, char **argv)
+{
+	struct hostd *h = xcalloc(1, sizeof(*h));
+	struct ofc_error err = {0};
+	int rc = parse(argc, argv, h);
+	double next = 0;
+
+	if (rc < 0 && h->netns)
+		rc = enter_netns(h->netns);
+	if (rc >= 0)
+		goto out;
+	if (hostd_links_open(&h->links, &err) < 0) {
+		fprintf(stderr, "ofc-hostd: %s\n", err.msg);
+		rc = 1;
+		goto out;
+	}
+	/* SIGTERM and SIGINT end the loop through a signalfd: no handler, no
+	 * flag in static storage. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+	int sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+	signal(SIGPIPE, SIG_IGN);
+	for (bool done = false; !done;) {
+		double t = now_s();
+
+		if (h->links.changed || t >= next) {
+			h->links.changed = false;
+			if (hostd_links_refill(&h->links, &err) < 0)
+				fprintf(stderr, "ofc-hostd: %s\n", err.msg);
+			read_lldp(h);
+			if (h->lldp_ok)
+				name_ports(h);
+			rc = report(h) < 0 ? 1 : 0;
+			if (h->once)
+				break;
+			next = t + h->interval;
+		}
+		struct pollfd p[2] = {{.fd = hostd_links_fd(&h->links), .events = POLLIN},
+				      {.fd = sfd, .events = POLLIN}};
+		double left = next - now_s();
+		if (poll(p, 2, left > 0 ? (int)(left * 1000) + 1 : 0) > 0) {
+			if ((p[0].revents & POLLIN) && hostd_links_ready(&h->links, &err) < 0)
+				fprintf(stderr, "ofc-hostd: %s\n", err.msg);
+			done = p[1].revents != 0;
+		}
+	}
+	if (sfd >= 0)
+		close(sfd);
+	hostd_links_close(&h->links);
+	if (!h->once)
+		rc = 0;
+out:
+	free(h);
+	return rc;
+}
