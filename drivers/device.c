@@ -57,24 +57,47 @@ static const struct driver_ops *netconf_ops(struct ofc_error *err)
 	return netconf_loaded;
 }
 
-const struct driver_ops *driver_find(const char *name)
+/* Drivers built as plugins: by name, how to get the driver (linked, or
+ * loaded the first time a config names it); NULL with err when neither. */
+static const struct {
+	const char *name;
+	const struct driver_ops *(*get)(struct ofc_error *err);
+} plugins[] = {
+    {"netconf", netconf_ops},
+};
+
+/* The driver named, linked or a plugin's; NULL with err (may be NULL) set
+ * when a plugin cannot be had, and with err untouched when no driver has
+ * that name. */
+static const struct driver_ops *driver_get(const char *name, struct ofc_error *err)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++)
 		if (strcmp(drivers[i]->name, name) == 0)
 			return drivers[i];
-	return strcmp(name, "netconf") == 0 ? netconf_ops(NULL) : NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(plugins); i++)
+		if (strcmp(plugins[i].name, name) == 0)
+			return plugins[i].get(err);
+	return NULL;
+}
+
+const struct driver_ops *driver_find(const char *name)
+{
+	return driver_get(name, NULL);
 }
 
 int device_init(struct device *dev, const struct device_cfg *cfg, struct ofc_error *err)
 {
+	struct ofc_error why = {0};
+
 	memset(dev, 0, sizeof(*dev));
 	dev->cfg = *cfg;
-	if (strcmp(cfg->driver, "netconf") == 0) {
-		if (!(dev->ops = netconf_ops(err))) {
-			ofc_error_prefix(err, "%s", cfg->name);
-			return -1;
-		}
-	} else if (!(dev->ops = driver_find(cfg->driver)))
+	dev->ops = driver_get(cfg->driver, &why);
+	if (!dev->ops && why.code) {
+		*err = why;
+		ofc_error_prefix(err, "%s", cfg->name);
+		return -1;
+	}
+	if (!dev->ops)
 		return ofc_error_set(err, OFC_E_INPUT, "%s: no driver named '%s'", cfg->name,
 				     cfg->driver);
 	if (dev->ops->cls && dev->ops->cls != cfg->cls)
