@@ -59,7 +59,9 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(ARCH) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLA
 # ocs-emu only libc (Debian's gcc does this by default, clang and gcc's
 # sanitizer builds do not; test_install.sh checks the lists).
 AS_NEEDED  = -Wl,--as-needed
-LDLIBS_ALL = $(AS_NEEDED) $(PKG_LIBS) $(NAUTY_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
+# NETCONF_DYN: what the netconf plugin calls back in the program (below).
+LDLIBS_ALL = $(AS_NEEDED) -Wl,--dynamic-list=$(NETCONF_DYN) $(PKG_LIBS) $(NAUTY_LIBS) \
+	     $(LPSOLVE_LIBS) -lpthread -lm
 
 MODULES  = util topo sched rwa bfb alltoall baselines optree fluid drivers exec controller
 # Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).
@@ -87,6 +89,21 @@ YANG_C   = $(BUILD)/gen/yang/yang_texts.c
 
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o) $(YANG_C:.c=.o)
 LIB      = $(BUILD)/libofc.a
+
+# The netconf driver is also a plugin of its own (drivers/internal.h):
+# ofc and ofcd load it, and libnetconf2, libssh, GnuTLS and libyang with
+# it, only when a config names a netconf device, as these libraries and
+# what they pull in were two thirds of every command's start-up. Its
+# objects are position-independent, the same ones in libofc.a and in the
+# plugin; the plugin exports its table alone (drivers/netconf.map) and
+# calls back into the program for the rest of libofc (ofc_error_set,
+# state_diff, ...), which every program exports (NETCONF_DYN: the symbols
+# its objects need that the rest of libofc defines, made from the objects).
+NETCONF_OBJ    = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter drivers/netconf%.c,$(LIB_SRC))) \
+		 $(YANG_C:.c=.o)
+NETCONF_PLUGIN = $(BUILD)/libofc-netconf.so
+NETCONF_DYN    = $(BUILD)/netconf.dyn
+NETCONF_PC     = libnetconf2 libssh gnutls libyang
 
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 TESTS    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -140,7 +157,7 @@ PMPI_LDLIBS = $(shell pkg-config --libs libprotobuf-c json-c)
 # and make bench, as they need the tests' packages.
 BUILT_TESTS = $(filter $(wildcard $(BUILD)/tests/test_* $(BUILD)/bench/*),$(TESTS) $(BENCHES))
 
-all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(BUILT_TESTS)
+all: $(BINS) $(MANS) $(BUILD)/ofc.pc python $(CLP_PLUGIN) $(NETCONF_PLUGIN) $(BUILT_TESTS)
 
 # The check program (tests/mpi/, MPI alone) built with each mpicc.
 MPI_CHECKS = $(BUILD)/tests/ofc-mpi-check $(BUILD)/tests/ofc-mpi-check-openmpi \
@@ -233,7 +250,21 @@ $(YANG_C): scripts/embed-yang.py $(YANG_SRC) | $(STAMP)
 	$(Q)scripts/embed-yang.py $@ $(YANG_SRC)
 $(YANG_C:.c=.o): $(YANG_C)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -I. $(PKG_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -fPIC -I. $(PKG_CFLAGS) -c $< -o $@
+
+$(NETCONF_OBJ): CFLAGS_ALL += -fPIC
+$(NETCONF_PLUGIN): $(NETCONF_OBJ) drivers/netconf.map
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(OPT) $(SAN) $(NETCONF_OBJ) -o $@ -Wl,--version-script=drivers/netconf.map \
+	  $(AS_NEEDED) $(shell pkg-config --libs $(NETCONF_PC)) -lpthread -lm
+$(NETCONF_DYN): $(LIB)
+	@echo "  NM      $@"
+	$(Q)nm -g --defined-only $(NETCONF_OBJ) | awk 'NF == 3 { print $$3 }' | sort -u >$@.own
+	$(Q)nm -g --defined-only $(filter-out $(NETCONF_OBJ),$(LIB_OBJ)) | awk 'NF == 3 { print $$3 }' | \
+	  sort -u >$@.lib
+	$(Q)nm -u $(NETCONF_OBJ) | awk 'NF == 2 { print $$2 }' | sort -u | comm -23 - $@.own | \
+	  comm -12 - $@.lib | awk 'BEGIN { print "{" } { print "  " $$1 ";" } END { print "};" }' >$@.tmp
+	$(Q)rm -f $@.own $@.lib && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: %.c | $(STAMP) $(PROTO_H)
 	@mkdir -p $(dir $@)
@@ -251,7 +282,7 @@ $(LIB): $(LIB_OBJ)
 	$(Q)ar rcs $@ $^
 
 define main_rule
-$(BUILD)/$(subst _,-,$(patsubst %_main.c,%,$(notdir $(1)))): $(BUILD)/obj/$(1:.c=.o) $(LIB)
+$(BUILD)/$(subst _,-,$(patsubst %_main.c,%,$(notdir $(1)))): $(BUILD)/obj/$(1:.c=.o) $(LIB) | $(NETCONF_DYN)
 	@echo "  LD      $$@"
 	$$(Q)$$(CC) $$(OPT) $$(SAN) $$^ -o $$@ $$(LDLIBS_ALL)
 endef
@@ -264,7 +295,7 @@ TEST_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC) $(TESTLIB_SRC))
 BENCH_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
 $(TEST_OBJ): | $(UNIT_STAMP)
 $(BENCH_OBJ): | $(TEST_STAMP)
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB) | $(NETCONF_DYN)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) -lcmocka
@@ -292,13 +323,13 @@ $(BUILD)/obj/bench/%.o: bench/%.cc bench/bliss_shim.h | $(TEST_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) -std=c++11 $(OPT) $(SAN) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(BLISS_PC)) -c $< -o $@
-$(BUILD)/bench/symmetry: $(BUILD)/obj/bench/symmetry.o $(BUILD)/obj/bench/bliss_shim.o $(LIB)
+$(BUILD)/bench/symmetry: $(BUILD)/obj/bench/symmetry.o $(BUILD)/obj/bench/bliss_shim.o $(LIB) | $(NETCONF_DYN)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CXX) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs $(BLISS_PC))
 
 # libcurl: only bench/gateway_load links it (ofc loads it for --server, https.c).
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB) | $(NETCONF_DYN)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs libcurl)
@@ -405,7 +436,7 @@ PUBLIC_H = $(filter-out %/internal.h %/loop.h,$(HDR_ALL))
 # file in $(BUILD) made per prefix is remade by two makes at once).
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	  -e 's|@REQUIRES@|$(filter-out libsystemd,$(PKGS))|' -e 's|@LIBS@|$(LPSOLVE_LIBS) -lpthread -lm|'
+	  -e 's|@REQUIRES@|$(filter-out libsystemd,$(PKGS))|' -e 's|@LIBS@|-Wl,-u,netconf_driver_ops $(LPSOLVE_LIBS) -lpthread -lm|'
 $(BUILD)/ofc.pc: contrib/ofc.pc.in VERSION Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(PC_SED) $< >$@
@@ -425,7 +456,7 @@ install: all $(LIB) $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS)
 	install -m 0755 $(BUILD)/ofc $(BUILD)/ocs-emu $(BUILD)/mrr-emu $(BUILD)/netconf-emu \
 	  $(BUILD)/ofc-mpi-rank $(BUILD)/ofc-netns-exec $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/ofcd $(BUILD)/ofc-planner $(BUILD)/ofc-gateway $(BUILD)/ofc-hostd $(DESTDIR)$(SBINDIR)/
-	install -m 0644 $(CLP_PLUGIN) $(PMPI_LIBS) $(DESTDIR)$(LIBDIR)/ofc/
+	install -m 0644 $(CLP_PLUGIN) $(NETCONF_PLUGIN) $(PMPI_LIBS) $(DESTDIR)$(LIBDIR)/ofc/
 	for p in $(MAN1); do scripts/man.py $(BUILD)/$$p $$p 1 $(VERSION) docs/man/$$p.extra \
 	  $(MAN_PATHS) >$(DESTDIR)$(MANDIR)/man1/$$p.1 || exit 1; done
 	for p in $(MAN8); do scripts/man.py $(BUILD)/$$p $$p 8 $(VERSION) docs/man/$$p.extra \

@@ -9,29 +9,94 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 static const struct driver_ops *const drivers[] = {
-    &tl1_driver_ops,	 &patch_panel_driver_ops, &mrr_driver_ops,
-    &netlink_driver_ops, &sim_driver_ops,	  &netconf_driver_ops,
+    &tl1_driver_ops, &patch_panel_driver_ops, &mrr_driver_ops, &netlink_driver_ops, &sim_driver_ops,
 };
 
-const struct driver_ops *driver_find(const char *name)
+/* Weak: a program that links the netconf driver from libofc.a (for its
+ * other functions, or with -u netconf_driver_ops as ofc.pc asks) drives
+ * netconf devices with it; the others (ofc, ofcd) load it as a plugin
+ * the first time a config names one (drivers/internal.h). */
+#pragma weak netconf_driver_ops
+
+static const struct driver_ops *netconf_loaded;
+static struct ofc_error netconf_why;
+
+static void netconf_load(void)
+{
+	static const struct plugin_spec spec = {
+	    .what = "the netconf driver",
+	    .kind = "netconf driver",
+	    .file = NETCONF_PLUGIN,
+	    .env = "OFC_NETCONF_PLUGIN",
+	    .symbol = NETCONF_PLUGIN_API,
+	    .size = sizeof(struct driver_ops),
+	};
+	const struct netconf_plugin *p = plugin_load(&spec, &netconf_why);
+
+	netconf_loaded = p ? p->ops : NULL;
+}
+
+/* The netconf driver, linked or loaded (once per process); NULL with err
+ * (may be NULL) when neither. */
+static const struct driver_ops *netconf_ops(struct ofc_error *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (&netconf_driver_ops)
+		return &netconf_driver_ops;
+	pthread_once(&once, netconf_load);
+	if (!netconf_loaded && err)
+		*err = netconf_why;
+	return netconf_loaded;
+}
+
+/* Drivers built as plugins: by name, how to get the driver (linked, or
+ * loaded the first time a config names it); NULL with err when neither. */
+static const struct {
+	const char *name;
+	const struct driver_ops *(*get)(struct ofc_error *err);
+} plugins[] = {
+    {"netconf", netconf_ops},
+};
+
+/* The driver named, linked or a plugin's; NULL with err (may be NULL) set
+ * when a plugin cannot be had, and with err untouched when no driver has
+ * that name. */
+static const struct driver_ops *driver_get(const char *name, struct ofc_error *err)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++)
 		if (strcmp(drivers[i]->name, name) == 0)
 			return drivers[i];
+	for (size_t i = 0; i < ARRAY_SIZE(plugins); i++)
+		if (strcmp(plugins[i].name, name) == 0)
+			return plugins[i].get(err);
 	return NULL;
+}
+
+const struct driver_ops *driver_find(const char *name)
+{
+	return driver_get(name, NULL);
 }
 
 int device_init(struct device *dev, const struct device_cfg *cfg, struct ofc_error *err)
 {
+	struct ofc_error why = {0};
+
 	memset(dev, 0, sizeof(*dev));
 	dev->cfg = *cfg;
-	dev->ops = driver_find(cfg->driver);
+	dev->ops = driver_get(cfg->driver, &why);
+	if (!dev->ops && why.code) {
+		*err = why;
+		ofc_error_prefix(err, "%s", cfg->name);
+		return -1;
+	}
 	if (!dev->ops)
 		return ofc_error_set(err, OFC_E_INPUT, "%s: no driver named '%s'", cfg->name,
 				     cfg->driver);

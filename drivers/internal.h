@@ -224,6 +224,21 @@ int opsw_plain_reply(const char *body, size_t len, uint64_t msgid, uint32_t port
 /* ---- the netconf driver (netconf.c, netconf_ssh.c, netconf_session.c) ---- */
 
 extern const struct driver_ops netconf_driver_ops;
+/* The driver is also built as a plugin of its own, libofc-netconf.so
+ * (util/plugin.c), which drivers/device.c loads the first time a config
+ * names a netconf device: linked into ofc and ofcd, libnetconf2, libssh,
+ * GnuTLS and libyang and the libraries they pull in (OpenSSL, Kerberos,
+ * ...) were two thirds of every command's start-up, --help's included.
+ * A program that links the driver from libofc.a (the emulator, the unit
+ * tests, a program built with ofc.pc) uses that one instead. The plugin's
+ * table is the driver's, behind its size; the program exports what the
+ * plugin calls back (the Makefile's dynamic list). */
+#define NETCONF_PLUGIN	   "libofc-netconf.so"
+#define NETCONF_PLUGIN_API "ofc_netconf_plugin"
+struct netconf_plugin {
+	size_t size; /* sizeof(struct driver_ops): another build's is refused */
+	const struct driver_ops *ops;
+};
 
 /* What a device's hello says (netconf_caps_read, pure). */
 struct netconf_caps {

@@ -805,3 +805,9 @@ const struct driver_ops netconf_driver_ops = {
     .unlock = nc_unlock,
     .confirm = nc_confirm,
 };
+
+/* The plugin's table (drivers/internal.h): the same driver. */
+__attribute__((visibility("default"))) const struct netconf_plugin ofc_netconf_plugin = {
+    .size = sizeof(struct driver_ops),
+    .ops = &netconf_driver_ops,
+};

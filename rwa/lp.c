@@ -4,7 +4,6 @@
 #include "rwa/lp_clp.h"
 #include "rwa/rwa.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <lpsolve/lp_lib.h>
 #include <math.h>
@@ -12,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct lp {
 	const struct clp_api *api; /* Clp's plugin (rwa/lp_clp.h) ... */
@@ -92,66 +90,21 @@ static void say_refused(const char *why)
 		fprintf(stderr, "warning: %s: models that default to Clp run on lp_solve\n", why);
 }
 
-/* The plugin at path, its table; NULL (why in err) when it cannot be loaded
- * or is of another build (said on stderr, say_refused). RTLD_NODELETE:
- * never unloaded (Clp is C++, its statics live as long as the process), so
- * a handle per model costs only dlopen's reference count. */
-static const struct clp_api *clp_try(const char *path, char *why, size_t len)
-{
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	const struct clp_api *api;
-
-	if (!h) {
-		snprintf(why, len, "%s", dlerror());
-		return NULL;
-	}
-	api = dlsym(h, OFC_CLP_API);
-	if (!api)
-		snprintf(why, len, "%s is not a Clp plugin of ofc (no " OFC_CLP_API ")", path);
-	else if (api->size != sizeof(*api))
-		snprintf(why, len,
-			 "%s is not this build's Clp plugin (its table is %zu bytes, this "
-			 "build's %zu)",
-			 path, api->size, sizeof(*api));
-	else
-		return api;
-	say_refused(why);
-	dlclose(h);
-	return NULL;
-}
-
-/* Clp's plugin: $OFC_CLP_PLUGIN, else libofc-clp.so beside the program,
- * one folder up (build/tests/ -> build/) or in ../lib/ofc (bin/ofc and
- * sbin/ofcd of an installation: make install puts it in $(LIBDIR)/ofc). */
+/* Clp's plugin (util/plugin.c): $OFC_CLP_PLUGIN, else libofc-clp.so
+ * beside the program, one folder up or in ../lib/ofc. */
 static const struct clp_api *clp_load(struct ofc_error *err)
 {
-	static const char *const where[] = {"", "/..", "/../lib/ofc"};
-	char exe[PATH_MAX], path[PATH_MAX + 64], why[PATH_MAX + 128] = "not found";
-	const char *env = getenv("OFC_CLP_PLUGIN");
-	const struct clp_api *api;
-	ssize_t n;
+	static const struct plugin_spec clp = {
+	    .what = "the Clp LP solver",
+	    .kind = "Clp",
+	    .file = OFC_CLP_PLUGIN,
+	    .env = "OFC_CLP_PLUGIN",
+	    .symbol = OFC_CLP_API,
+	    .size = sizeof(struct clp_api),
+	    .refused = say_refused,
+	};
 
-	if (env && *env) {
-		if ((api = clp_try(env, why, sizeof(why))))
-			return api;
-		ofc_error_set(err, OFC_E_RUNTIME, "the Clp LP solver is not available: %s", why);
-		return NULL;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		*strrchr(exe, '/') = 0;
-		for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
-			snprintf(path, sizeof(path), "%s%s/" OFC_CLP_PLUGIN, exe, where[i]);
-			if (access(path, F_OK) == 0 && (api = clp_try(path, why, sizeof(why))))
-				return api;
-		}
-	}
-	ofc_error_set(err, OFC_E_RUNTIME,
-		      "the Clp LP solver is not available (%s beside the program, one folder up "
-		      "or in ../lib/ofc, or $OFC_CLP_PLUGIN): %s",
-		      OFC_CLP_PLUGIN, why);
-	return NULL;
+	return plugin_load(&clp, err);
 }
 
 bool lp_solver_available(enum lp_solver s, struct ofc_error *err)

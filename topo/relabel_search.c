@@ -40,6 +40,9 @@ struct rgraph {
 	uint32_t *off, *adj;   /* sorted heads */
 	uint32_t *ioff, *iadj; /* sorted tails, per head */
 	uint32_t *uoff, *uadj;
+	/* beside uadj: the arcs u -> uadj[x] (umo) and uadj[x] -> u (umi),
+	 * what the swaps ask of the target for every neighbour they visit */
+	uint32_t *umo, *umi;
 	uint8_t *dense; /* n x n multiplicities when small (NULL: search adj) */
 };
 
@@ -103,6 +106,8 @@ static void rgraph_dense(struct rgraph *r)
 	r->dense = d;
 }
 
+static inline uint32_t mult(const struct rgraph *r, uint32_t u, uint32_t v);
+
 static void rgraph_build(struct rgraph *r, const struct graph *g)
 {
 	uint32_t n = g->n;
@@ -141,6 +146,13 @@ static void rgraph_build(struct rgraph *r, const struct graph *g)
 	r->uoff[n] = k;
 	graph_free(tr);
 	rgraph_dense(r);
+	r->umo = xmalloc(((size_t)k + 1) * sizeof(uint32_t));
+	r->umi = xmalloc(((size_t)k + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t x = r->uoff[u]; x < r->uoff[u + 1]; x++) {
+			r->umo[x] = mult(r, u, r->uadj[x]);
+			r->umi[x] = mult(r, r->uadj[x], u);
+		}
 }
 
 static void rgraph_free(struct rgraph *r)
@@ -151,15 +163,19 @@ static void rgraph_free(struct rgraph *r)
 	free(r->iadj);
 	free(r->uoff);
 	free(r->uadj);
+	free(r->umo);
+	free(r->umi);
 	free(r->dense);
 }
 
-/* Arcs u -> v in r. */
-static uint32_t mult(const struct rgraph *r, uint32_t u, uint32_t v)
+static uint32_t min_u32(uint32_t a, uint32_t b)
 {
-	if (r->dense)
-		return r->dense[(size_t)u * r->n + v];
+	return a < b ? a : b;
+}
 
+/* Arcs u -> v in r, by binary search in u's sorted heads. */
+static uint32_t mult_search(const struct rgraph *r, uint32_t u, uint32_t v)
+{
 	const uint32_t *lo = r->adj + r->off[u], *hi = r->adj + r->off[u + 1];
 
 	while (lo < hi) { /* first >= v */
@@ -176,9 +192,17 @@ static uint32_t mult(const struct rgraph *r, uint32_t u, uint32_t v)
 	return k;
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b)
+/* Arcs u -> v in r: the swaps' innermost question, inlined. */
+static inline uint32_t mult(const struct rgraph *r, uint32_t u, uint32_t v)
 {
-	return a < b ? a : b;
+	return r->dense ? r->dense[(size_t)u * r->n + v] : mult_search(r, u, v);
+}
+
+/* Target arcs kept beside uadj[x] of u: t arcs (from the table) against
+ * the wiring's between hu and hv. */
+static inline uint32_t kept_t(const struct search *s, uint32_t tm, uint32_t hu, uint32_t hv)
+{
+	return tm ? min_u32(tm, mult(&s->c, hu, hv)) : 0;
 }
 
 /* Target arcs u -> v kept when u and v sit at hosts hu and hv. */
@@ -212,16 +236,16 @@ static uint64_t kept_around(const struct search *s, uint32_t a, uint32_t b)
 	uint64_t k = 0;
 
 	for (int i = 0; i < 2 && nodes[i] != NONE; i++) {
-		uint32_t u = nodes[i];
+		uint32_t u = nodes[i], hu = s->map[u];
 
 		for (uint32_t x = s->t.uoff[u]; x < s->t.uoff[u + 1]; x++) {
-			uint32_t v = s->t.uadj[x];
+			uint32_t v = s->t.uadj[x], hv = s->map[v];
 
-			k += kept_pair(s, u, v, s->map[u], s->map[v]);
+			k += kept_t(s, s->t.umo[x], hu, hv);
 			if (v != a && v != b) /* pairs inside {a, b} come from both ends */
-				k += kept_pair(s, v, u, s->map[v], s->map[u]);
+				k += kept_t(s, s->t.umi[x], hv, hu);
 		}
-		k += kept_pair(s, u, u, s->map[u], s->map[u]);
+		k += kept_pair(s, u, u, hu, hu);
 	}
 	return k;
 }
@@ -315,10 +339,10 @@ static uint32_t place_score(const struct search *s, uint32_t b, uint32_t c)
 	uint32_t k = kept_pair(s, b, b, c, c);
 
 	for (uint32_t x = s->t.uoff[b]; x < s->t.uoff[b + 1]; x++) {
-		uint32_t v = s->t.uadj[x];
+		uint32_t hv = s->map[s->t.uadj[x]];
 
-		if (s->map[v] != NONE)
-			k += kept_pair(s, b, v, c, s->map[v]) + kept_pair(s, v, b, s->map[v], c);
+		if (hv != NONE)
+			k += kept_t(s, s->t.umo[x], c, hv) + kept_t(s, s->t.umi[x], hv, c);
 	}
 	return k;
 }
@@ -415,13 +439,12 @@ static void swap_nodes(struct search *s, uint32_t a, uint32_t b)
 /* Arcs kept at node u under the mapping (a loop once). */
 static uint32_t kept_node(const struct search *s, uint32_t u)
 {
-	uint32_t k = kept_pair(s, u, u, s->map[u], s->map[u]);
+	uint32_t hu = s->map[u], k = kept_pair(s, u, u, hu, hu);
 
 	for (uint32_t x = s->t.uoff[u]; x < s->t.uoff[u + 1]; x++) {
-		uint32_t v = s->t.uadj[x];
+		uint32_t hv = s->map[s->t.uadj[x]];
 
-		k += kept_pair(s, u, v, s->map[u], s->map[v]) +
-		     kept_pair(s, v, u, s->map[v], s->map[u]);
+		k += kept_t(s, s->t.umo[x], hu, hv) + kept_t(s, s->t.umi[x], hv, hu);
 	}
 	return k;
 }

@@ -4,7 +4,8 @@
  * Allocation failure ends the process (xmalloc and friends), as in git and
  * Redis: every caller would otherwise have to unwind a state that cannot be
  * reported anyway. The CLI's hook (mem_on_oom) says what the request needed
- * at least and exits 1; without a hook it aborts. Everything else reports through struct ofc_error and never prints.
+ * at least and exits 1; without a hook it aborts. Everything else reports through struct ofc_error
+ * and never prints.
  */
 #ifndef OFC_UTIL_H
 #define OFC_UTIL_H
@@ -266,10 +267,10 @@ int atomic_write(const char *path, const void *data, size_t len, struct ofc_erro
 
 /* ---- parallel loops ----------------------------------------------------
  * Run fn(ctx, i, worker) for i in [0, n) on `threads` threads (0 =
- * ofc_cpu_count(): the CPUs the process may run on, its affinity mask). Items are handed out in blocks of `grain`. worker is in
- * [0, threads) so callers can keep per-thread scratch space: as many as
- * parallel_workers(n, grain, threads) says (at most PARALLEL_MAX, at most
- * one per block, at least 1).
+ * ofc_cpu_count(): the CPUs the process may run on, its affinity mask). Items are handed out in
+ * blocks of `grain`. worker is in [0, threads) so callers can keep per-thread scratch space: as
+ * many as parallel_workers(n, grain, threads) says (at most PARALLEL_MAX, at most one per block, at
+ * least 1).
  */
 #define PARALLEL_MAX 64
 unsigned ofc_cpu_count(void);
@@ -335,6 +336,24 @@ uint64_t peak_rss_bytes(void);
 /* $env where set and not empty, else file in the running program's folder
  * (/proc/self/exe's); NULL when that folder is not known. */
 char *exe_sibling(const char *env, const char *file);
+
+/* A plugin of ofc's (util/plugin.c): a shared object whose one exported
+ * table starts with its own size, a size_t, so that one of another build
+ * is refused. Found through $env where set and not empty, else file
+ * beside the program, one folder up (build/tests/ -> build/) or in
+ * ../lib/ofc (bin/ofc and sbin/ofcd of an installation). */
+struct plugin_spec {
+	const char *what;   /* for errors: "the Clp LP solver" */
+	const char *kind;   /* "Clp": "... is not this build's Clp plugin" */
+	const char *file;   /* "libofc-clp.so" */
+	const char *env;    /* "OFC_CLP_PLUGIN" */
+	const char *symbol; /* the table's */
+	size_t size;	    /* this build's table size */
+	/* Told when a plugin was found but is not this build's; may be NULL. */
+	void (*refused)(const char *why);
+};
+/* The plugin's table, or NULL with err (OFC_E_RUNTIME) saying why. */
+const void *plugin_load(const struct plugin_spec *s, struct ofc_error *err);
 
 /* A request's clock: one absolute deadline on the now_seconds()
  * clock that every phase of a long request checks, and where people watch,

@@ -509,6 +509,16 @@ struct ofcd_ahead {
 /* The renumbering search's budget for a run-time partition (a Slurm job's
  * prolog): bench/results/relabel.md, "The renumbering's budget". */
 #define RELABEL_BUDGET_S 0.1
+/* A burst's share: a job planned ahead with `behind` jobs waiting after it
+ * on `threads` threads gets RELABEL_BUDGET_S * threads / (threads +
+ * behind), at least RELABEL_BUDGET_MIN_S, so that a burst of prologs (32
+ * jobs at once) is planned in about one budget's time, not 16 (the search
+ * ran its whole budget on most jobs of 32 hosts and more, and that was
+ * the prologs' time at 1,024 hosts: bench/results/slurm.md). The cross-
+ * connects kept drop by about 3% at a third of the budget
+ * (bench/results/relabel.md); a lone job keeps the whole budget. */
+#define RELABEL_BUDGET_MIN_S 0.01
+double ahead_budget(uint32_t threads, uint32_t behind);
 void ahead_init(struct ofcd *d);
 /* (opening thread, before the workers start) The threads, and the first
  * base; ahead_stop joins them (after the workers), ahead_free at close. */

@@ -85,12 +85,21 @@ static void ahead_unref(struct ahead *a)
 
 /* ---- the pool's threads ---------------------------------------------------------------- */
 
-/* a's partition on its base, renumbered as ctl_partition renumbers it. */
-static void plan_one(const struct ofcd *d, struct ahead *a)
+double ahead_budget(uint32_t threads, uint32_t behind)
+{
+	double b =
+	    RELABEL_BUDGET_S * (threads ? threads : 1) / ((double)(threads ? threads : 1) + behind);
+
+	return b < RELABEL_BUDGET_MIN_S ? RELABEL_BUDGET_MIN_S : b;
+}
+
+/* a's partition on its base, renumbered as ctl_partition renumbers it,
+ * within budget seconds of search. */
+static void plan_one(const struct ofcd *d, struct ahead *a, double budget)
 {
 	const struct fabric *f = a->base->cfg->f;
 	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
-	struct relabel_opts o = {.budget_s = RELABEL_BUDGET_S};
+	struct relabel_opts o = {.budget_s = budget};
 	struct ofc_error err = {0};
 	struct partition p;
 
@@ -111,6 +120,7 @@ static void *ahead_thread(void *arg)
 
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
+		uint32_t behind = 0;
 		struct ahead *a;
 
 		while (!q->stop && !(q->head && q->base))
@@ -120,13 +130,15 @@ static void *ahead_thread(void *arg)
 		a = q->head;
 		q->head = a->next;
 		a->next = NULL;
+		for (struct ahead *x = q->head; x; x = x->next)
+			behind++;
 		a->state = AHEAD_RUNNING;
 		q->started++;
 		a->refs++;
 		a->base = q->base;
 		a->base->refs++;
 		pthread_mutex_unlock(&q->mu);
-		plan_one(d, a);
+		plan_one(d, a, ahead_budget(q->nthreads, behind));
 		pthread_mutex_lock(&q->mu);
 		a->state = AHEAD_DONE;
 		pthread_cond_broadcast(&q->done);

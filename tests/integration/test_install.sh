@@ -31,6 +31,12 @@ for f in proto/control.proto proto/schedule.proto configs/torus64-ocs.yaml \
 	[ -f "$D$P/share/ofc/$f" ] && ok || bad "not installed: $P/share/ofc/$f"
 done
 expect_exit 0 "$D$P/bin/ofc" validate "$D$P/share/ofc/configs/torus64-ocs.yaml"
+# the installed ofc finds the netconf plugin in ../lib/ofc: the device is
+# tried (nothing listens on port 1), not the plugin refused
+mkdir -p "$TMP/nc"
+"$D$P/bin/ofc" status "$D$P/share/ofc/configs/torus64-netconf.yaml" --device ocs0=127.0.0.1:1 \
+	--state-dir "$TMP/nc" >"$TMP/nc.out" 2>&1
+grep -q 'cannot connect to 127.0.0.1:1' "$TMP/nc.out" && ok || bad "installed ofc and its netconf plugin" "$(cat "$TMP/nc.out")"
 protoc -I"$D$P/share/ofc" --python_out="$TMP" "$D$P/share/ofc/proto/control.proto" &&
 	ok || bad "protoc on the installed protos"
 # Every path a man page's SEE ALSO names is installed (under DESTDIR),
@@ -192,4 +198,14 @@ needed() {
 [ "$(needed ocs-emu)" = "" ] && ok || bad "ocs-emu links more than libc" "$(needed ocs-emu)"
 [ "$(needed mrr-emu)" = "libprotobuf-c " ] && ok || bad "mrr-emu links more than it uses" "$(needed mrr-emu)"
 needed ofc | grep -q libmicrohttpd && bad "ofc links libmicrohttpd" "$(needed ofc)" || ok
+# ofc and ofcd load the netconf driver, and NETCONF's libraries with it,
+# as a plugin when a config names a netconf device (drivers/internal.h):
+# none of them at start-up; each exports what the plugin calls back.
+for b in ofc ofcd; do
+	needed $b | grep -qE 'lib(netconf2|ssh|gnutls|yang) ' && bad "$b links NETCONF's libraries" "$(needed $b)" || ok
+	missing=$(sed -n 's/^ *\([a-z_0-9]*\);$/\1/p' "$BUILD/netconf.dyn" | while read -r s; do
+		nm -D --defined-only "$BUILD/$b" | grep -qw "$s" || echo "$s"
+	done)
+	[ -s "$BUILD/netconf.dyn" ] && [ -z "$missing" ] && ok || bad "$b lacks what the netconf plugin calls" "$missing"
+done
 finish

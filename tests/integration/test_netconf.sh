@@ -72,6 +72,12 @@ expect_json 'j["operations"]==0 and j["device_plan"]["devices"][0]["unchanged"]=
 	$OFC plan "$CIRC" --device "$D" --state-dir "$ST" --json
 expect_json 'j["in_sync"] and j["at_target"] and j.get("transaction") is None' \
 	$OFC status "$CIRC" --device "$D" --state-dir "$ST" --json
+# ofc loads the driver as a plugin (drivers/internal.h): one that cannot
+# be loaded, or is not the driver's, is an error that names it
+expect_error 1 "ofc: ocs0: the netconf driver is not available: /nonexistent: cannot open shared object file: No such file or directory" \
+	env OFC_NETCONF_PLUGIN=/nonexistent $OFC status "$CIRC" --device "$D" --state-dir "$ST"
+expect_error 1 "ofc: ocs0: the netconf driver is not available: $BUILD/libofc-clp.so is not a netconf driver plugin of ofc (no ofc_netconf_plugin)" \
+	env OFC_NETCONF_PLUGIN="$BUILD/libofc-clp.so" $OFC status "$CIRC" --device "$D" --state-dir "$ST"
 # the same switch over its Unix socket
 expect_json 'j["in_sync"] and j["at_target"]' \
 	$OFC status "$CIRC" --device "$(unix_dev e)" --state-dir "$ST" --json

@@ -9,6 +9,8 @@
 #include "controller/ofcd/worker.h"
 #include "proto/state.pb-c.h"
 
+#include <math.h>
+
 /* The sim switch's commands wait while the gate is closed: the mutation
  * worker stops inside a transaction, and the jobs behind it are planned
  * ahead meanwhile. */
@@ -35,6 +37,25 @@ static void gate_set(struct gate *g, bool closed)
 	g->closed = closed;
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
+}
+
+/* ---- ahead_budget -------------------------------------------------------------------- */
+
+/* A lone job's renumbering gets the whole budget; a burst shares it, so
+ * that the jobs waiting behind one are planned in about one budget's time
+ * on the pool's threads, never under the floor. */
+static void test_budget(void **state)
+{
+	(void)state;
+	assert_true(ahead_budget(2, 0) == RELABEL_BUDGET_S);
+	assert_true(ahead_budget(4, 0) == RELABEL_BUDGET_S);
+	assert_true(ahead_budget(0, 0) == RELABEL_BUDGET_S);
+	/* two threads, two jobs behind: half each */
+	assert_true(fabs(ahead_budget(2, 2) - RELABEL_BUDGET_S / 2) < 1e-12);
+	/* 31 prologs behind the first of a burst of 32 on two threads */
+	assert_true(ahead_budget(2, 31) == RELABEL_BUDGET_MIN_S);
+	for (uint32_t behind = 1; behind < 64; behind++)
+		assert_true(ahead_budget(2, behind) <= ahead_budget(2, behind - 1));
 }
 
 /* ---- ahead_same --------------------------------------------------------------------- */
@@ -595,6 +616,7 @@ int main(int argc, char **argv)
 	snprintf(build_dir, sizeof(build_dir), "%s/..", dirname(copy));
 	free(copy);
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_same),
 	    cmocka_unit_test_setup_teardown(test_conflict_replanned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
