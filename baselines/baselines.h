@@ -208,6 +208,8 @@ struct swing_reroute {
 	uint64_t *step_max;	/* per step: the busiest arc's load, in det's units */
 	uint32_t *step_hops;	/* per step: the longest route */
 	struct torus_figures f; /* the degraded figures, priced by step_max */
+	uint32_t planned;	/* the steps planned for it: a step with an earlier
+				   one's pairs is not (its plan is that one's) */
 };
 
 /* The arcs of torus t's healthy graph that the degraded g lacks, as
@@ -239,6 +241,26 @@ int swing_reroute_priced(const struct topo_tree *t, const struct sched_reduced *
 			 const uint32_t *failed, size_t nfailed,
 			 const struct torus_figures *healthy, double hop_tau, uint64_t max_bytes,
 			 unsigned threads, struct swing_reroute *p, struct ofc_error *err);
+/* What a plan of the detours costs: hop_us a hop of a step's longest
+ * route, tau_us a unit of its tau_B (a step's busiest arc's load); hop_tau
+ * the weighed plan's hop (swing_reroute_priced's). */
+struct swing_price {
+	double hop_us, tau_us, hop_tau;
+};
+/* The detours planned both ways, hops free (*p, swing_reroute's) and
+ * weighed (*w, swing_reroute_priced's with c->hop_tau), the plans the
+ * same, their steps priced by c as they are planned, best first: a plan
+ * whose least price (its planned steps at theirs, the others at their
+ * longest healthy half and their loads less the halves that must move,
+ * which no detour lowers) is above the other's whole price cannot be the
+ * cheaper and is given up, left zeroed (step_start NULL) but for the steps
+ * it had planned (planned). The weighed plan
+ * is also given up where it fails (the memory limit, a route); the
+ * hops-free plan's failure is the answer, -1, as swing_reroute's. */
+int swing_reroute_both(const struct topo_tree *t, const struct sched_reduced *r,
+		       const uint32_t *failed, size_t nfailed, const struct torus_figures *healthy,
+		       const struct swing_price *c, uint64_t max_bytes, unsigned threads,
+		       struct swing_reroute *p, struct swing_reroute *w, struct ofc_error *err);
 /* Check p against r without expanding either: every detour replaces a
  * half of an exchange the program makes, with its data, over live arcs
  * from its source to its destination, once; rebuilt from the program's

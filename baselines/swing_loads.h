@@ -127,4 +127,51 @@ bool swing_legs_reach(struct loads *L, const struct leg *l, uint32_t n, int64_t 
 uint64_t swing_untouched_max(const struct loads *L);
 size_t swing_negative_arc(const struct loads *L);
 
+/* A worker's own, planning or checking steps (swing_reroute.c): the
+ * geometry (its paths those of the step at hand, its hop price the
+ * plan's), a step's loads and search arrays, its pairs. Made ready on
+ * first use (g copied, its hop_units each time), freed by
+ * swing_worker_free. */
+struct swing_worker {
+	struct geo g;
+	struct loads L;
+	struct rpair *pr;
+	struct swing_detour *tmp;
+	size_t cap_pr, cap_tmp;
+	bool ready;
+};
+struct swing_worker *swing_worker_ready(struct swing_worker *w, const struct geo *g,
+					const uint8_t *bad, uint64_t busiest);
+void swing_worker_free(struct swing_worker *w);
+/* Steps 0..n-1 by cost, the dearest or the cheapest first, then in order
+ * (n + 1 of them, the caller frees). */
+uint32_t *swing_steps_by_cost(const uint64_t *cost, uint32_t n, bool dearest);
+
+/* ---- planning a step (swing_reroute.c; the steps together in swing_plan.c) ----------
+ * swing_geo_make: t's geometry under the program's group G (OFC_E_INPUT
+ * where t is no torus of sides 4 and more, or G not its translations).
+ * swing_step_pairs: step st's program transfers summed by (source,
+ * destination), in *out (grown; *np of them). swing_pairs_hops: their
+ * longest healthy half. swing_plan_step: the step's detours appended to p
+ * (L loaded with its pairs; crossed_peak: the halves crossing and the most
+ * detours it held, against max_det). swing_over_limit: the memory limit's
+ * refusal at step st. swing_step_floor: the least any plan of step st can
+ * leave on its busiest arc, its loads with the halves that must move
+ * taken off (L loaded with the pairs, g->p holding the failed arcs; L's
+ * loads are left so). swing_figures_of: p's figures from its steps'. */
+int swing_geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
+		   struct ofc_error *err);
+int swing_step_pairs(const struct geo *g, const struct schedule *s, uint32_t st, struct rpair **out,
+		     size_t *cap, size_t *np, struct ofc_error *err);
+uint32_t swing_pairs_hops(const struct geo *g, const struct rpair *p, size_t np);
+int swing_plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
+		    size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
+		    size_t *cap_legs, uint64_t max_det, size_t crossed_peak[2],
+		    struct ofc_error *err);
+int swing_over_limit(uint32_t st, size_t k0, size_t k, uint64_t max_det, struct ofc_error *err);
+uint64_t swing_step_floor(struct loads *L, uint32_t st, const struct rpair *pr, size_t np,
+			  struct swing_detour **tmp, size_t *cap_tmp);
+void swing_figures_of(const struct geo *g, struct swing_reroute *p,
+		      const struct torus_figures *healthy);
+
 #endif

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
-		    struct ofc_error *err)
+int swing_geo_make(struct geo *g, const struct topo_tree *t, const struct sched_group *G,
+		   struct ofc_error *err)
 {
 	memset(g, 0, sizeof(*g));
 	if (!topo_torus_dims(t, NULL) || t->nparams > SCHED_GROUP_MAX_DIMS)
@@ -51,8 +51,8 @@ static int geo_make(struct geo *g, const struct topo_tree *t, const struct sched
 
 /* The step's program transfers summed by (source, destination). Each must
  * start at a representative and move in one dimension. */
-static int step_pairs(const struct geo *g, const struct schedule *s, uint32_t st,
-		      struct rpair **out, size_t *cap, size_t *np, struct ofc_error *err)
+int swing_step_pairs(const struct geo *g, const struct schedule *s, uint32_t st, struct rpair **out,
+		     size_t *cap, size_t *np, struct ofc_error *err)
 {
 	size_t k = 0, last = 0;
 
@@ -154,7 +154,7 @@ static struct leg healthy_leg(const struct geo *g, const struct swing_detour *x)
 	return (struct leg){x->src, w, x->half, half_len(d, f, x->half)};
 }
 
-static uint32_t pairs_hops(const struct geo *g, const struct rpair *p, size_t np)
+uint32_t swing_pairs_hops(const struct geo *g, const struct rpair *p, size_t np)
 {
 	uint32_t m = 0;
 
@@ -179,7 +179,7 @@ int swing_failed_arcs(const struct topo_tree *t, const struct graph *healthy, co
 	*narcs = 0;
 	sched_group_make(&G, t && t->op == TOPO_FAMILY ? t->params : NULL,
 			 t && t->op == TOPO_FAMILY ? t->nparams : 0);
-	if (geo_make(&geo, t, &G, err) < 0)
+	if (swing_geo_make(&geo, t, &G, err) < 0)
 		return -1;
 	if (healthy->n != geo.n || g->n != geo.n)
 		return ofc_error_set(err, OFC_E_INPUT,
@@ -819,7 +819,7 @@ static void relieve(struct loads *L, struct swing_reroute *p, size_t k0, size_t 
 }
 
 /* The memory limit's refusal at step st: k halves to move after k0 detours. */
-static int over_limit(uint32_t st, size_t k0, size_t k, uint64_t max_det, struct ofc_error *err)
+int swing_over_limit(uint32_t st, size_t k0, size_t k, uint64_t max_det, struct ofc_error *err)
 {
 	char need[32], have[32];
 
@@ -840,10 +840,10 @@ static int over_limit(uint32_t st, size_t k0, size_t k, uint64_t max_det, struct
  * plan hangs on p's earlier detours only through the memory limit:
  * crossed_peak says the halves crossing and the most detours the step
  * held, past p's earlier ones, where it was tested. */
-static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
-		     size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
-		     size_t *cap_legs, uint64_t max_det, size_t crossed_peak[2],
-		     struct ofc_error *err)
+int swing_plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, const struct rpair *pr,
+		    size_t np, struct swing_detour **tmp, size_t *cap_tmp, size_t *cap,
+		    size_t *cap_legs, uint64_t max_det, size_t crossed_peak[2],
+		    struct ofc_error *err)
 {
 	const struct geo *g = L->g;
 	size_t k0 = p->ndet, k = crossing(g, p, st, pr, np, tmp, cap_tmp, 0), out = k0;
@@ -851,9 +851,9 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 
 	crossed_peak[0] = k;
 	crossed_peak[1] = 0;
-	L->longest = pairs_hops(g, pr, np);
+	L->longest = swing_pairs_hops(g, pr, np);
 	if (k0 + k * SWING_DETOUR_PARTS > max_det)
-		return over_limit(st, k0, k, max_det, err);
+		return swing_over_limit(st, k0, k, max_det, err);
 	for (size_t i = 0; i < k; i++) {
 		struct leg h = healthy_leg(g, &(*tmp)[i]);
 
@@ -896,9 +896,10 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	}
 	free(at);
 	free(memo);
-	relieve(L, p, k0, &out, cap, cap_legs, max_det, pairs_hops(g, pr, np), &crossed_peak[1]);
+	relieve(L, p, k0, &out, cap, cap_legs, max_det, swing_pairs_hops(g, pr, np),
+		&crossed_peak[1]);
 	crossed_peak[1] -= k0;
-	uint32_t hops = pairs_hops(g, pr, np);
+	uint32_t hops = swing_pairs_hops(g, pr, np);
 	for (size_t i = k0; i < out; i++) {
 		uint32_t n = detour_legs(g, &p->det[i], l);
 
@@ -912,8 +913,22 @@ static int plan_step(struct loads *L, struct swing_reroute *p, uint32_t st, cons
 	return 0;
 }
 
-static void figures_of(const struct geo *g, struct swing_reroute *p,
-		       const struct torus_figures *healthy)
+uint64_t swing_step_floor(struct loads *L, uint32_t st, const struct rpair *pr, size_t np,
+			  struct swing_detour **tmp, size_t *cap_tmp)
+{
+	const struct geo *g = L->g;
+	size_t k = crossing(g, g->p, st, pr, np, tmp, cap_tmp, 0);
+
+	for (size_t i = 0; i < k; i++) {
+		struct leg h = healthy_leg(g, &(*tmp)[i]);
+
+		swing_change_legs(L, &h, 1, -(int64_t)(*tmp)[i].units);
+	}
+	return swing_step_max(L);
+}
+
+void swing_figures_of(const struct geo *g, struct swing_reroute *p,
+		      const struct torus_figures *healthy)
 {
 	double scale = 2.0 * SCHED_ONE * g->n;
 
@@ -927,21 +942,10 @@ static void figures_of(const struct geo *g, struct swing_reroute *p,
 	p->f.xi = p->f.psi > 0 ? p->f.tau_b / (2 * p->f.psi) : 0;
 }
 
-/* ---- the steps on worker threads ------------------------------------------------------ */
+/* ---- workers, for planning (swing_plan.c) and checking ------------------------------ */
 
-/* A worker's own: the geometry (its paths those of the step it plans), a
- * step's loads and search arrays, its pairs. */
-struct worker {
-	struct geo g;
-	struct loads L;
-	struct rpair *pr;
-	struct swing_detour *tmp;
-	size_t cap_pr, cap_tmp;
-	bool ready;
-};
-
-static struct worker *worker_ready(struct worker *w, const struct geo *g, const uint8_t *bad,
-				   uint64_t busiest)
+struct swing_worker *swing_worker_ready(struct swing_worker *w, const struct geo *g,
+					const uint8_t *bad, uint64_t busiest)
 {
 	if (!w->ready) {
 		w->g = *g;
@@ -949,10 +953,11 @@ static struct worker *worker_ready(struct worker *w, const struct geo *g, const 
 		w->L.busiest = busiest;
 		w->ready = true;
 	}
+	w->g.hop_units = g->hop_units; /* a worker serves both plans */
 	return w;
 }
 
-static void worker_free(struct worker *w)
+void swing_worker_free(struct swing_worker *w)
 {
 	if (w->ready)
 		swing_loads_free(&w->L);
@@ -960,242 +965,23 @@ static void worker_free(struct worker *w)
 	free(w->tmp);
 }
 
-/* The steps by cost, the dearest first (then in order), so that the long
- * steps start at once and the short ones fill in after. */
-static uint32_t *dearest_first(const uint64_t *cost, uint32_t n)
+/* The steps by cost, the dearest first where one batch plans them all (the
+ * long steps start at once and the short ones fill in after), the
+ * cheapest first where each batch is priced (a plan that cannot win is
+ * given up before its dearest steps); then in order. */
+uint32_t *swing_steps_by_cost(const uint64_t *cost, uint32_t n, bool dearest)
 {
 	uint32_t *o = xmalloc((n + 1) * sizeof(uint32_t));
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t j = i;
 
-		for (; j > 0 && cost[o[j - 1]] < cost[i]; j--)
+		for (; j > 0 && (dearest ? cost[o[j - 1]] < cost[i] : cost[o[j - 1]] > cost[i]);
+		     j--)
 			o[j] = o[j - 1];
 		o[j] = i;
 	}
 	return o;
-}
-
-/* A step planned on its own (each on its own loads): its detours and
- * searched legs, paths counted from 0, merged into the patch in step
- * order. */
-struct step_plan {
-	struct swing_reroute q;
-	size_t cap, cap_legs, crossed_peak[2];
-	int rc;
-	struct ofc_error err;
-};
-
-struct plan_job {
-	const struct geo *g;
-	const struct schedule *s;
-	const struct swing_reroute *p;
-	const uint8_t *bad;
-	uint64_t busiest, max_det;
-	const uint32_t *order;
-	struct step_plan *plan;
-	struct worker *w;
-};
-
-static void plan_one(void *ctx, size_t i, unsigned worker)
-{
-	struct plan_job *j = ctx;
-	uint32_t st = j->order[i];
-	struct step_plan *sp = &j->plan[st];
-	struct worker *w = worker_ready(&j->w[worker], j->g, j->bad, j->busiest);
-	size_t np = 0;
-
-	sp->q.failed = j->p->failed;
-	sp->q.nfailed = j->p->nfailed;
-	sp->q.step_max = j->p->step_max;
-	sp->q.step_hops = j->p->step_hops;
-	w->g.p = &sp->q;
-	sp->rc = step_pairs(&w->g, j->s, st, &w->pr, &w->cap_pr, &np, &sp->err);
-	if (sp->rc == 0) {
-		swing_loads_step(&w->L, w->pr, np);
-		sp->rc = plan_step(&w->L, &sp->q, st, w->pr, np, &w->tmp, &w->cap_tmp, &sp->cap,
-				   &sp->cap_legs, j->max_det, sp->crossed_peak, &sp->err);
-	}
-	/* held until merged: the room its placings took given back (the
-	 * steps held at once would otherwise need twice the patch) */
-	if (sp->q.ndet) {
-		sp->q.det = xreallocarray(sp->q.det, sp->q.ndet, sizeof(*sp->q.det));
-		sp->cap = sp->q.ndet;
-	}
-}
-
-/* A step's plan appended to p, its searched paths moved past p's; the
- * first taken whole (a copy would hold the patch twice). */
-static void merge_step(struct swing_reroute *p, size_t *cap, size_t *cap_legs, struct step_plan *sp)
-{
-	struct swing_reroute *q = &sp->q;
-
-	for (size_t i = 0; i < q->ndet; i++)
-		if (q->det[i].way == SWING_WAY_PATH)
-			q->det[i].path += (uint32_t)p->nlegs;
-	if (!p->det) {
-		p->det = q->det;
-		p->ndet = q->ndet;
-		*cap = sp->cap;
-		q->det = NULL;
-	} else if (q->ndet) {
-		GROW(p->det, *cap, p->ndet + q->ndet);
-		memcpy(p->det + p->ndet, q->det, q->ndet * sizeof(*q->det));
-		p->ndet += q->ndet;
-	}
-	if (!p->legs) {
-		p->legs = q->legs;
-		p->nlegs = q->nlegs;
-		*cap_legs = sp->cap_legs;
-		q->legs = NULL;
-	} else if (q->nlegs) {
-		GROW(p->legs, *cap_legs, p->nlegs + q->nlegs);
-		memcpy(p->legs + p->nlegs, q->legs, q->nlegs * sizeof(*q->legs));
-		p->nlegs += q->nlegs;
-	}
-	free(q->det);
-	free(q->legs);
-	q->det = NULL;
-	q->legs = NULL;
-}
-
-/* The steps planned on `threads` workers, merged in step order: the patch
- * one worker makes (each step planned in turn straight into p), bit for
- * bit. A step's plan depends on the earlier steps' only through the memory
- * limit: where it was reached given their detours, refused as in turn,
- * and where it may have cut the step's rip-up short, the step planned
- * again after them. */
-static int plan_steps(const struct geo *g, const struct schedule *s, struct swing_reroute *p,
-		      const uint8_t *bad, uint64_t busiest, const uint64_t *cost, uint64_t max_det,
-		      unsigned threads, struct ofc_error *err)
-{
-	uint32_t *order = dearest_first(cost, s->nsteps);
-	unsigned nw = parallel_workers(s->nsteps, 1, threads);
-	struct plan_job j = {.g = g,
-			     .s = s,
-			     .p = p,
-			     .bad = bad,
-			     .busiest = busiest,
-			     .max_det = max_det,
-			     .order = order,
-			     .plan = xcalloc(s->nsteps + 1, sizeof(struct step_plan)),
-			     .w = xcalloc(nw, sizeof(struct worker))};
-	size_t cap = 0, cap_legs = 0, np = 0, cp[2];
-	int rc = 0;
-
-	if (nw > 1)
-		parallel_for(s->nsteps, 1, nw, plan_one, &j);
-	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
-		struct step_plan *sp = &j.plan[st];
-
-		p->step_start[st] = p->ndet;
-		if (nw > 1 && p->ndet + sp->crossed_peak[0] * SWING_DETOUR_PARTS > max_det) {
-			rc = over_limit(st, p->ndet, sp->crossed_peak[0], max_det, err);
-		} else if (nw > 1 && sp->rc < 0) {
-			*err = sp->err;
-			rc = -1;
-		} else if (nw > 1 && p->ndet + sp->crossed_peak[1] < max_det) {
-			merge_step(p, &cap, &cap_legs, sp);
-		} else { /* in turn, straight into p */
-			struct worker *w = worker_ready(&j.w[0], g, bad, busiest);
-
-			w->g.p = p;
-			rc = step_pairs(&w->g, s, st, &w->pr, &w->cap_pr, &np, err);
-			if (rc == 0) {
-				swing_loads_step(&w->L, w->pr, np);
-				rc = plan_step(&w->L, p, st, w->pr, np, &w->tmp, &w->cap_tmp, &cap,
-					       &cap_legs, max_det, cp, err);
-			}
-		}
-	}
-	p->step_start[s->nsteps] = p->ndet;
-	for (uint32_t st = 0; st < s->nsteps; st++) {
-		free(j.plan[st].q.det);
-		free(j.plan[st].q.legs);
-	}
-	for (unsigned i = 0; i < nw; i++)
-		worker_free(&j.w[i]);
-	free(j.w);
-	free(j.plan);
-	free(order);
-	return rc;
-}
-
-int swing_reroute(const struct topo_tree *t, const struct sched_reduced *r, const uint32_t *failed,
-		  size_t nfailed, const struct torus_figures *healthy, uint64_t max_bytes,
-		  unsigned threads, struct swing_reroute *p, struct ofc_error *err)
-{
-	return swing_reroute_priced(t, r, failed, nfailed, healthy, 0, max_bytes, threads, p, err);
-}
-
-int swing_reroute_priced(const struct topo_tree *t, const struct sched_reduced *r,
-			 const uint32_t *failed, size_t nfailed,
-			 const struct torus_figures *healthy, double hop_tau, uint64_t max_bytes,
-			 unsigned threads, struct swing_reroute *p, struct ofc_error *err)
-{
-	const struct schedule *s = &r->prog;
-	struct geo g;
-	struct loads L;
-	struct rpair *pr = NULL;
-	size_t cap_pr = 0, np = 0;
-	int rc = 0;
-
-	memset(p, 0, sizeof(*p));
-	if (geo_make(&g, t, &r->group, err) < 0)
-		return -1;
-	g.p = p;
-	/* tau_B is degree x load / (2 SCHED_ONE n) a step (figures_of) */
-	double hu = hop_tau * 2.0 * SCHED_ONE * g.n / g.degree;
-	g.hop_units = hu > 0 ? (hu < (double)INT64_MAX / 4096 ? (int64_t)hu : INT64_MAX / 4096) : 0;
-	uint8_t *bad = xcalloc(g.narcs, 1);
-	for (size_t i = 0; i < nfailed; i++) {
-		if (failed[i] >= g.narcs) {
-			free(bad);
-			return ofc_error_set(err, OFC_E_INPUT, "failed arc %u: %s has %zu",
-					     failed[i], t->spec, g.narcs);
-		}
-		bad[failed[i]] = 1;
-	}
-	swing_geo_coords(&g);
-	p->failed = xmalloc((nfailed + 1) * sizeof(uint32_t));
-	for (size_t a = 0; a < g.narcs; a++)
-		if (bad[a])
-			p->failed[p->nfailed++] = (uint32_t)a;
-	p->nsteps = s->nsteps;
-	p->step_start = xcalloc(s->nsteps + 1, sizeof(size_t));
-	p->step_max = xcalloc(s->nsteps + 1, sizeof(uint64_t));
-	p->step_hops = xcalloc(s->nsteps + 1, sizeof(uint32_t));
-	uint64_t *cost = xcalloc(s->nsteps + 1, sizeof(uint64_t));
-	swing_loads_init(&L, &g, bad);
-	/* The busiest step's healthy load: relieving a step is worth its walk
-	 * where it may gain 1/RELIEF_SHARE of that (Swing's long steps carry
-	 * little, and their detours are many and long). A step's cost: its
-	 * longest half (the halves crossing a failed arc, and their detours'
-	 * hops, grow with it). */
-	for (uint32_t st = 0; st < s->nsteps && rc == 0; st++) {
-		rc = step_pairs(&g, s, st, &pr, &cap_pr, &np, err);
-		if (rc == 0) {
-			swing_loads_step(&L, pr, np);
-			uint64_t m = swing_untouched_max(&L);
-			L.busiest = m > L.busiest ? m : L.busiest;
-			cost[st] = pairs_hops(&g, pr, np);
-		}
-	}
-	uint64_t busiest = L.busiest;
-	swing_loads_free(&L);
-	free(pr);
-	if (rc == 0)
-		rc = plan_steps(&g, s, p, bad, busiest, cost,
-				max_bytes / sizeof(struct swing_detour), threads, err);
-	free(cost);
-	free(g.xy);
-	free(bad);
-	if (rc < 0) {
-		swing_reroute_free(p);
-		return -1;
-	}
-	figures_of(&g, p, healthy);
-	return 0;
 }
 
 /* ---- the check ---------------------------------------------------------------------- */
@@ -1297,7 +1083,7 @@ static int check_step(struct loads *L, const struct swing_reroute *p, uint32_t s
 {
 	const struct geo *g = L->g;
 	struct leg l[SWING_DETOUR_LEGS];
-	uint32_t hops = pairs_hops(g, pr, np);
+	uint32_t hops = swing_pairs_hops(g, pr, np);
 	size_t end = p->step_start[st + 1];
 
 	for (size_t i = p->step_start[st], j; i < end; i = j) {
@@ -1366,17 +1152,17 @@ struct check_job {
 	const uint32_t *order;
 	int *rc;
 	struct ofc_error *err;
-	struct worker *w;
+	struct swing_worker *w;
 };
 
 static void check_one(void *ctx, size_t i, unsigned worker)
 {
 	struct check_job *j = ctx;
 	uint32_t st = j->order[i];
-	struct worker *w = worker_ready(&j->w[worker], j->g, j->bad, 0);
+	struct swing_worker *w = swing_worker_ready(&j->w[worker], j->g, j->bad, 0);
 	size_t np = 0;
 
-	j->rc[st] = step_pairs(&w->g, j->s, st, &w->pr, &w->cap_pr, &np, &j->err[st]);
+	j->rc[st] = swing_step_pairs(&w->g, j->s, st, &w->pr, &w->cap_pr, &np, &j->err[st]);
 	if (j->rc[st] == 0) {
 		swing_loads_step(&w->L, w->pr, np);
 		j->rc[st] = check_step(&w->L, j->p, st, w->pr, np, &j->err[st]);
@@ -1400,10 +1186,10 @@ static int check_steps(const struct geo *g, const struct schedule *s, const stru
 			      .s = s,
 			      .p = p,
 			      .bad = bad,
-			      .order = dearest_first(cost, n),
+			      .order = swing_steps_by_cost(cost, n, true),
 			      .rc = xcalloc(n + 1, sizeof(int)),
 			      .err = xcalloc(n + 1, sizeof(struct ofc_error)),
-			      .w = xcalloc(nw, sizeof(struct worker))};
+			      .w = xcalloc(nw, sizeof(struct swing_worker))};
 	int rc = 0;
 
 	parallel_for(n, 1, nw, check_one, &j);
@@ -1415,7 +1201,7 @@ static int check_steps(const struct geo *g, const struct schedule *s, const stru
 	if (rc == 0 && n < p->nsteps)
 		rc = ofc_error_set(err, OFC_E_INPUT, "step %u: the patch's steps overlap", n);
 	for (unsigned i = 0; i < nw; i++)
-		worker_free(&j.w[i]);
+		swing_worker_free(&j.w[i]);
 	free(j.w);
 	free(j.err);
 	free(j.rc);
@@ -1431,7 +1217,7 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 	struct geo g;
 	int rc = 0;
 
-	if (geo_make(&g, t, &r->group, err) < 0)
+	if (swing_geo_make(&g, t, &r->group, err) < 0)
 		return -1;
 	g.p = p;
 	if (p->nsteps != s->nsteps || p->step_start[p->nsteps] != p->ndet)
@@ -1454,7 +1240,7 @@ int swing_reroute_verify(const struct topo_tree *t, const struct sched_reduced *
 	if (rc < 0)
 		return -1;
 	struct swing_reroute q = *p;
-	figures_of(&g, &q, &p->f);
+	swing_figures_of(&g, &q, &p->f);
 	if (q.f.tau_b != p->f.tau_b || q.f.hops != p->f.hops)
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "the patch's figures (tau_B %.9g, %.0f hops) are not its "
@@ -1474,7 +1260,7 @@ uint32_t swing_detour_route(const struct topo_tree *t, const struct swing_rerout
 	uint32_t k = 0;
 
 	sched_group_make(&G, t->params, t->nparams);
-	if (geo_make(&g, t, &G, &err) < 0)
+	if (swing_geo_make(&g, t, &G, &err) < 0)
 		return 0;
 	g.p = p;
 	uint32_t n = detour_legs(&g, x, l);

@@ -70,9 +70,10 @@ static void write_phase_text(FILE *out, const struct fluid_answer *a, const stru
 	fprintf(out,
 		"  Theorem 4     K = %u chunks%s, %u steps of %.6g s/GB%s: latency %.6g s/GB%s\n",
 		rep->chunks,
-		rep->chose_chunks ? (a->chunks_for_alpha ? " (chosen for alpha and size)"
-							 : " (least K within epsilon)")
-				  : "",
+		a->chunks_engine    ? " (the most the MSCCL runtime takes)"
+		: rep->chose_chunks ? (a->chunks_for_alpha ? " (chosen for alpha and size)"
+							   : " (least K within epsilon)")
+				    : "",
 		rep->steps, rep->step_time, unit, rep->latency, unit);
 	/* What this decomposition found, against the relaxation: its trees'
 	 * gap, which another method's may close on the same fabric (no proof
@@ -138,22 +139,19 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
 		r->seconds_total + a->r_ag.seconds_total + a->seconds_group);
 }
 
-/* The schedule as an MSCCL program on its GPUs (docs/msccl.md, "Server
- * fabrics"): expanded, traced to GPU-to-GPU sends, verified on the GPUs
- * alone, written; stderr says what it approximates and prices both. */
-static int write_msccl(const struct schedule_print *p, const struct schedule_query *q,
-		       struct fluid_answer *a, struct ofc_error *err)
+/* The schedule at a's K as an MSCCL program on its GPUs, written to f:
+ * expanded, traced to GPU-to-GPU sends, verified on the GPUs alone. */
+static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
+		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
+		     struct fabric_gpu_info *gi, struct ofc_error *err)
 {
 	struct schedule g;
-	struct fabric_gpu_info gi;
 	struct verify_report vr;
 	struct verify_opts vo = {.threads = q->threads, .clock = q->clock};
-	struct msccl_info mi;
-	struct cli_output out;
 	int rc;
 
 	if (fluid_answer_expand(q, a, err) < 0 ||
-	    fabric_gpu_schedule(a->net, &a->s, a->allreduce ? a->pipe.steps : 0, &g, &gi, err) < 0)
+	    fabric_gpu_schedule(a->net, &a->s, a->allreduce ? a->pipe.steps : 0, &g, gi, err) < 0)
 		return -1;
 	if (sched_verify(&g, &vo, &vr) < 0) {
 		sched_free(&g);
@@ -161,16 +159,101 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 				     "the schedule on its GPUs alone does not verify: %s",
 				     vr.error);
 	}
-	if (cli_export_check(p, schedule_memory_limit(q), &g, err) < 0 ||
-	    cli_output_open(&out, p->output, err) < 0) {
-		sched_free(&g);
-		return -1;
-	}
-	rc = schedule_write_msccl(&g, p->msccl_runtime, out.f, &mi, err);
+	rc = cli_export_check(p, schedule_memory_limit(q), &g, err);
+	if (rc == 0)
+		rc = schedule_write_msccl(&g, p->msccl_runtime, f, mi, err);
 	sched_free(&g);
-	if (rc < 0) {
-		cli_output_abort(&out);
+	return rc;
+}
+
+/* Where the runtime refuses the program at the engine's K (model W's
+ * servers from 4 on: the XML nodes a rank grow with K), the most chunks
+ * it takes, which the cost model prices lowest of those (Theorem 4's
+ * time falls with K up to the engine's): the powers of two down from K
+ * until one fits, then bisected above it, each try written to /dev/null,
+ * until the K known to fit is within 1% of the time of the most that
+ * might. a is left laid out at that K; -1 with the
+ * runtime's refusal at 1 chunk where none fits. */
+static int msccl_fit(const struct schedule_print *p, const struct schedule_query *q,
+		     struct fluid_answer *a, struct ofc_error *err)
+{
+	uint32_t lo = 0, hi = a->rep.chunks;
+	struct msccl_info mi;
+	struct fabric_gpu_info gi;
+	FILE *null = fopen("/dev/null", "w");
+
+	if (!null)
+		return ofc_error_set(err, OFC_E_RUNTIME, "/dev/null: cannot open");
+	a->chunks_engine = a->rep.chunks;
+	while (hi - lo > 1 &&
+	       !(lo && fluid_answer_time_at(a, lo) <= 1.01 * fluid_answer_time_at(a, hi - 1))) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		/* none known yet: powers of two first (a block of 2^j chunks
+		 * is exact in the program's 64 a block, where K = 35 is
+		 * rounded into more operations than K = 64 is) */
+		if (!lo)
+			for (mid = 1; mid * 2 < hi; mid *= 2)
+				;
+		struct ofc_error e = {0};
+
+		if (fluid_answer_rechunk(q, a, mid, err) < 0) {
+			fclose(null);
+			return -1;
+		}
+		if (msccl_try(p, q, a, null, &mi, &gi, &e) == 0) {
+			lo = mid;
+		} else if (e.code != OFC_E_INPUT || mid <= 1) {
+			*err = e;
+			fclose(null);
+			return -1;
+		} else {
+			hi = mid;
+		}
+	}
+	fclose(null);
+	if (!lo)
+		return ofc_error_set(err, OFC_E_INPUT, "no chunk count fits the runtime");
+	return fluid_answer_rechunk(q, a, lo, err);
+}
+
+/* The schedule as an MSCCL program on its GPUs (docs/msccl.md, "Server
+ * fabrics"), at the engine's K or, where the runtime refuses that and no
+ * --chunks was given, the most it takes (msccl_fit); stderr says what it
+ * approximates and prices both. */
+static int write_msccl(const struct schedule_print *p, const struct schedule_query *q,
+		       struct fluid_answer *a, struct ofc_error *err)
+{
+	struct fabric_gpu_info gi;
+	struct msccl_info mi;
+	struct cli_output out;
+	struct ofc_error e = {0};
+
+	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
+	if (msccl_try(p, q, a, out.f, &mi, &gi, &e) < 0) {
+		cli_output_abort(&out);
+		bool fits_some = q->collective == SCHED_ALLGATHER ||
+				 q->collective == SCHED_REDUCE_SCATTER ||
+				 q->collective == SCHED_ALLREDUCE;
+
+		if (e.code != OFC_E_INPUT || q->chunks || a->rep.chunks <= 1 || !fits_some ||
+		    msccl_fit(p, q, a, &e) < 0 || cli_output_open(&out, p->output, err) < 0) {
+			if (e.code)
+				*err = e;
+			return -1;
+		}
+		if (msccl_try(p, q, a, out.f, &mi, &gi, err) < 0) {
+			cli_output_abort(&out);
+			return -1;
+		}
+		fprintf(stderr,
+			"ofc schedule: K = %u chunks, the most within %s (the engine's %u are "
+			"over them): %.6g s against %.6g s\n",
+			a->rep.chunks,
+			p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
+							 : "msccl-executor-nccl's limits",
+			a->chunks_engine, a->predicted, fluid_answer_time_at(a, a->chunks_engine));
 	}
 	fprintf(stderr,
 		"ofc schedule: MSCCL program on %u GPUs (verified on them): %u chunks per block "

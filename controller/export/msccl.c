@@ -102,7 +102,11 @@ struct mx {
 	const struct schedule *s;
 	const struct msccl_limits *lim;
 	uint32_t n, Q;
-	uint32_t spread;    /* S: channels per port (see the top) */
+	uint32_t spread; /* S: channels per port (see the top) */
+	/* peer groups: a pair (u, v) on channels of group ((v - u) mod n -
+	 * 1) / 32, so no rank has more than MSCCL's 32 send or 32 receive
+	 * peers on a channel (1 up to 33 ranks) */
+	uint32_t groups;
 	uint32_t *pair_seq; /* per phase and (src, dst): transfers so far */
 	struct rank *rk;
 	/* deps being gathered for one op */
@@ -556,6 +560,9 @@ static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint3
 				ch = ch * (int32_t)m->spread +
 				     (int32_t)(m->pair_seq[(size_t)phase * n * n + pair]++ %
 					       m->spread);
+				ch = ch * (int32_t)m->groups +
+				     (int32_t)(((x->dst + n - x->src) % n - 1) /
+					       MSCCL_MAX_TB_PER_CH);
 				if ((uint32_t)ch + 1 > *nchan)
 					*nchan = (uint32_t)ch + 1;
 				int rc = phase == 0 ? emit_send(m, k, ch, c0, c1, err)
@@ -798,7 +805,11 @@ static void rebuild(struct mx *m, uint16_t *lanes, uint32_t *nlanes)
 int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *out,
 			 struct msccl_info *info, struct ofc_error *err)
 {
-	struct mx m = {.s = s, .n = s->nodes, .spread = 1, .lim = &msccl_limits[rt]};
+	struct mx m = {.s = s,
+		       .n = s->nodes,
+		       .spread = 1,
+		       .groups = s->nodes > 1 ? (s->nodes - 2) / MSCCL_MAX_TB_PER_CH + 1 : 1,
+		       .lim = &msccl_limits[rt]};
 	uint32_t max_steps = m.lim->steps;
 	uint32_t n = s->nodes, nchan = 1, ports = 1, rank = 0, tb = 0;
 	bool exact;

@@ -105,7 +105,8 @@ static const char *not_reroutable(const struct schedule_result *r)
  * on a step's longest route as the alpha it costs (routed_alphas): the
  * one the cost model prices lower is kept in *p. Neither greedy plan is
  * the cheaper everywhere (torus:16x16 without a link: the weighed one is
- * slower; torus:64x64: faster). */
+ * slower; torus:64x64: faster); swing_reroute_both gives up the one that
+ * cannot win before its dearest steps. */
 static int reroute_cheaper(const struct schedule_result *r, const struct schedule_query *q,
 			   const struct topo_tree *t, const struct sched_reduced *red,
 			   const uint32_t *arcs, size_t na, const struct torus_figures *healthy,
@@ -113,16 +114,16 @@ static int reroute_cheaper(const struct schedule_result *r, const struct schedul
 {
 	struct swing_reroute w;
 
-	if (swing_reroute(t, red, arcs, na, healthy, limit, q->threads, p, err) < 0)
-		return -1;
 	if (r->nic_forwarding || r->cost.alpha <= 0)
-		return 0;
-	double hop_tau = r->cost.alpha * 1e6 / cost_mb_us(&r->cost);
-	struct ofc_error e = {0};
+		return swing_reroute(t, red, arcs, na, healthy, limit, q->threads, p, err);
+	struct swing_price c = {.hop_us = r->cost.alpha * 1e6 + r->hop_latency * 1e6,
+				.tau_us = cost_mb_us(&r->cost),
+				.hop_tau = r->cost.alpha * 1e6 / cost_mb_us(&r->cost)};
 
-	if (swing_reroute_priced(t, red, arcs, na, healthy, hop_tau, limit, q->threads, &w, &e) < 0)
-		return 0; /* (the first stands) */
-	if (torus_time_us(r, w.f.steps, &w.f) < torus_time_us(r, p->f.steps, &p->f)) {
+	if (swing_reroute_both(t, red, arcs, na, healthy, &c, limit, q->threads, p, &w, err) < 0)
+		return -1;
+	if (!p->step_start || (w.step_start && torus_time_us(r, w.f.steps, &w.f) <
+						   torus_time_us(r, p->f.steps, &p->f))) {
 		swing_reroute_free(p);
 		*p = w;
 	} else {

@@ -205,6 +205,21 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 	return 0;
 }
 
+/* An allreduce's head and its steps' counts, from its two periods. */
+static void allreduce_head(struct fluid_answer *a)
+{
+	uint32_t S1 = a->pipe.steps, S2 = a->pipe_ag.steps;
+
+	a->count = xmalloc(((size_t)S1 + S2 + 1) * sizeof(size_t));
+	memcpy(a->count, a->pipe.count, S1 * sizeof(size_t));
+	memcpy(a->count + S1, a->pipe_ag.count, S2 * sizeof(size_t));
+	sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
+	a->have_schedule = true;
+	a->by_period = true;
+	sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
+	sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
+}
+
 /* An allreduce: the reduce-scatter's period, then the allgather's from
  * the step after its last, one schedule of the shared type planned,
  * verified and priced from the two periods; each phase moves one shard
@@ -213,7 +228,6 @@ static int allreduce(const struct schedule_query *q, struct fluid_answer *a, str
 		     const struct fluid_steps_opts *so, struct ofc_error *err)
 {
 	struct schedule head;
-	uint32_t S1, S2;
 
 	if (solve_phase(q, a->net, o, *so, &a->r, &a->have_result, &a->rep, &head, &a->pipe, err) <
 	    0)
@@ -224,16 +238,7 @@ static int allreduce(const struct schedule_query *q, struct fluid_answer *a, str
 			&a->pipe_ag, err) < 0)
 		return -1;
 	sched_free(&head);
-	S1 = a->pipe.steps;
-	S2 = a->pipe_ag.steps;
-	a->count = xmalloc(((size_t)S1 + S2 + 1) * sizeof(size_t));
-	memcpy(a->count, a->pipe.count, S1 * sizeof(size_t));
-	memcpy(a->count + S1, a->pipe_ag.count, S2 * sizeof(size_t));
-	sched_init(&a->s, SCHED_ALLREDUCE, "fluid", a->net->nverts);
-	a->have_schedule = true;
-	a->by_period = true;
-	sched_set_metric(&a->s, "rstar", a->r.rstar + a->r_ag.rstar);
-	sched_set_metric(&a->s, "cost", a->rep.cost + a->rep_ag.cost);
+	allreduce_head(a);
 	return 0;
 }
 
@@ -321,6 +326,51 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
 		a->have_schedule = true;
 	}
 	return check(q, a, err);
+}
+
+int fluid_answer_rechunk(const struct schedule_query *q, struct fluid_answer *a, uint32_t chunks,
+			 struct ofc_error *err)
+{
+	struct fluid_steps_opts so = {.chunks = chunks, .clock = q->clock, .threads = q->threads};
+
+	if (!a->have_result || (a->allreduce && !a->have_result_ag))
+		return ofc_error_set(err, OFC_E_RUNTIME, "no solved schedule to lay out again");
+	if (a->have_schedule)
+		sched_free(&a->s);
+	a->have_schedule = false;
+	fluid_pipe_free(&a->pipe);
+	fluid_pipe_free(&a->pipe_ag);
+	free(a->count);
+	a->count = NULL;
+	if (fluid_pipeline(a->net, &a->r, &so, &a->pipe, &a->rep, err) < 0)
+		return -1;
+	if (a->allreduce) {
+		if (fluid_pipeline(a->net, &a->r_ag, &so, &a->pipe_ag, &a->rep_ag, err) < 0)
+			return -1;
+		allreduce_head(a);
+	} else {
+		fluid_pipe_head(&a->pipe, &so, &a->rep, &a->s);
+		a->have_schedule = true;
+		a->by_period = true;
+	}
+	a->chunks_for_alpha = false;
+	return check(q, a, err);
+}
+
+double fluid_answer_time_at(const struct fluid_answer *a, uint32_t chunks)
+{
+	double gb = a->size ? (double)a->size / 1e9 : 1, k = a->allreduce ? a->terminals : 1;
+	double t = 0;
+
+	for (int ph = 0; ph < (a->allreduce ? 2 : 1); ph++) {
+		const struct fluid_steps_report *rep = ph ? &a->rep_ag : &a->rep;
+		/* Theorem 4: T + K - 1 steps of R / K */
+		double steps = (double)rep->steps - rep->chunks + chunks,
+		       step = rep->step_time * rep->chunks / chunks;
+
+		t += steps * (a->alpha + step * gb / k);
+	}
+	return t;
 }
 
 /* Step t of the whole schedule from the period: an allreduce's

@@ -592,6 +592,7 @@ struct fluid_answer {
 	uint64_t size;
 	double predicted;
 	bool chunks_for_alpha;
+	uint32_t chunks_engine; /* K before the export lowered it for its runtime (0: not) */
 	bool verified;
 	struct verify_report vr;
 	bool have_net, have_result, have_result_ag, have_schedule;
@@ -610,6 +611,15 @@ int schedule_fluid(const struct schedule_query *q, const struct fluid_query *x,
  * q's memory limit leaves; nothing to do for a schedule already whole. */
 int fluid_answer_expand(const struct schedule_query *q, struct fluid_answer *a,
 			struct ofc_error *err);
+/* Theorem 4's schedule laid out again from the solved LP at `chunks`
+ * chunks (K), priced and verified again (a's figures are then K's): for a
+ * consumer with limits the engine's K passes (an MSCCL runtime's). */
+int fluid_answer_rechunk(const struct schedule_query *q, struct fluid_answer *a, uint32_t chunks,
+			 struct ofc_error *err);
+/* The time a's schedule would take at `chunks` chunks, as a->predicted
+ * prices its own K: Theorem 4's T + K - 1 steps of R / K each, an alpha
+ * each. */
+double fluid_answer_time_at(const struct fluid_answer *a, uint32_t chunks);
 /* The whole schedule a step at a time from its period, for a consumer of
  * every transfer that need not hold them (-o: sched_stream_write_*,
  * schedule_stream_write_pb); false when s holds it whole already. st
