@@ -162,9 +162,14 @@ mpiexec -n 4 -genv LD_PRELOAD "$LIB" -genv OFC_SCHEDULE "$TMP/w-allreduce.pb:$TM
 	-genv OFC_SCHEDULE_WATCH 1 -genv OFC_MPI_REPORT "$R" $CHECK -u "$TMP/stop" 5 4099 \
 	>"$TMP/out" 2>"$TMP/err" &
 job=$!
-sleep 1
+# (the rounds rank 0 has done: ofc-mpi-check writes them to STOP.round)
+rounds() { cat "$TMP/stop.round" 2>/dev/null || echo 0; }
+deadline 120 wait_run
+while [ "$(rounds)" -lt 1 ] && kill -0 $job 2>/dev/null && ! past $wait_run; do sleep 0.1; done
 cp "$TMP/ring.pb" "$TMP/w.tmp" && mv "$TMP/w.tmp" "$TMP/w-allreduce.pb"
-sleep 1
+# two whole rounds after the new file is there: the re-plan is taken
+r0=$(rounds)
+while [ "$(rounds)" -lt $((r0 + 2)) ] && kill -0 $job 2>/dev/null && ! past $wait_run; do sleep 0.1; done
 touch "$TMP/stop"
 deadline 120 wait_end
 while kill -0 $job 2>/dev/null && ! past $wait_end; do sleep 0.2; done
