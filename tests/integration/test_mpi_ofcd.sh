@@ -110,11 +110,16 @@ expect_stdout_has "mpi report the fabric: 4 ranks, host names, from uid:" $OFC -
 job "$TMP/r2.json" -genv OFC_SCHEDULE_WATCH 1 -genv OFC_MPI_OFCD_POLL 0.2 \
 	$(ranks -u "$TMP/stop" 5 4099) >"$TMP/out" 2>"$TMP/err" &
 jid=$!
-sleep 1
-expect_stdout_has "h0:0 failed" $OFC --socket "$SOCK" fail h0:0
-sleep 1.5
-touch "$TMP/stop"
+# (the rounds rank 0 has done: ofc-mpi-check writes them to STOP.round;
+# the failure after the first, the stop two rounds and a poll after it)
+rounds() { cat "$TMP/stop.round" 2>/dev/null || echo 0; }
 deadline 120 end
+while [ "$(rounds)" -lt 1 ] && kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.1; done
+expect_stdout_has "h0:0 failed" $OFC --socket "$SOCK" fail h0:0
+sleep 0.4
+r0=$(rounds)
+while [ "$(rounds)" -lt $((r0 + 2)) ] && kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.1; done
+touch "$TMP/stop"
 while kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.2; done
 kill $jid 2>/dev/null
 wait $jid
