@@ -223,9 +223,33 @@ out:
 	return rc;
 }
 
+/* The running config at the topology stage i starts from (the one stage
+ * i - 1 leaves; the running config itself for the first stage to run): a
+ * new reference, or NULL with err. */
+static struct fabcfg *cfg_before(struct staged *s, uint32_t i, struct ofc_error *err)
+{
+	struct ofcd *d = s->d;
+	struct fabcfg *h = d->w->cfg, *c;
+	struct fabric *f;
+
+	if (i == s->done)
+		return fabcfg_ref(h);
+	char *spec = topo_ports_spec(&s->p.v[i - 1].after);
+	int rc = ofcd_fabric_with_topology(d, h, spec, false, &f, err);
+
+	free(spec);
+	if (rc < 0)
+		return NULL;
+	c = fabcfg_new(f, h->yaml, h->yaml_len, h->path, &d->o);
+	c->coll = h->coll;
+	c->size = h->size;
+	return c;
+}
+
 /* A dry run's words for each stage's schedule: the workload's collective
- * on the topology in use during it, as it would be published (small
- * fabrics; a large one's are computed as each stage runs). */
+ * on the topology in use during it (the one before it less its host
+ * ports), as it would be published (small fabrics; a large one's are
+ * computed as each stage runs). */
 static void dry_schedules(struct staged *s)
 {
 	struct ofcd *d = s->d;
@@ -241,8 +265,15 @@ static void dry_schedules(struct staged *s)
 		struct schedule_result r;
 		struct ofc_error err = {0};
 
+		struct fabcfg *before = cfg_before(s, i, &err);
+
+		if (!before) {
+			sb_printf(&s->words, "; stage %u's schedule: none (%s)", i + 1, err.msg);
+			continue;
+		}
 		staging_set(d, &s->p.v[i]);
-		pub = failures_publish(d);
+		pub = failures_publish_on(d, before);
+		fabcfg_unref(before);
 		struct schedule_query q = {
 		    .fabric = pub->f, .collective = pub->coll, .size = pub->size};
 

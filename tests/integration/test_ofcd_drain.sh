@@ -189,6 +189,37 @@ expect_stdout_has "would reconfigure in 2 stages to circulant:64:1,8 within a lo
 grep -q "; stage 2's schedule: [a-z-]* allreduce, [0-9]* steps, [0-9.]* us, verified" "$TMP/out" && ok ||
 	bad "the plan shows no schedule for stage 2" "$(cat "$TMP/out")"
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "a staged dry run moved ocs$i"; done
+# ofc plan makes the same plan locally, no ofcd asked, no device read:
+# the same stages, losses and schedules (each on the topology before it)
+cp "$TMP/out" "$TMP/dry.out"
+expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved (the fewest possible 16), at least 2 stages by the ports a host may lose at once" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25%
+python3 - "$TMP/dry.out" "$TMP/out" <<'EOF' && ok || bad "ofc plan's stages differ from ofcd's dry run's" "$(cat "$TMP/dry.out" "$TMP/out")"
+import re, sys
+dry, plan = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+st = r"stage (\d+): (\d+) circuits?, (\d+) host ports? out of use, loss ([0-9.]+)%"
+sc = r"(\S+) (\S+), (\d+) steps, ([0-9.e+]+) us, verified"
+a = [x + y for x, y in zip(re.findall(st, dry), re.findall(r"stage \d+'s schedule: " + sc, dry))]
+b = re.findall(st + r"[^;\n]*; schedule: " + sc, plan)
+sys.exit(0 if len(a) == 2 and a == b else 1)
+EOF
+expect_json 'j["moved"] == 16 and j["from_topology"] == "torus:8x8" and [s["stage"] for s in j["stages"]] == [1, 2] and all(s["verified"] and s["num_steps"] > 0 and 0 < s["loss_percent"] <= 25 for s in j["stages"])' \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25 --json
+refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 0
+refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 100%
+refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8
+refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --max-loss 25
+refused 2 "--max-loss plans the stages of a change of the whole fabric's topology from the config's, reading no device: not with" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25 --partition p
+refused 2 "topology 'circulant:32:1,8' has 32 nodes but the fabric has 64 hosts" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:32:1,8 --max-loss 25
+refused 2 "a staged change needs both topologies as port permutations of the same hosts and ports (64 x 4 and 64 x 2)" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1 --max-loss 25
+refused 2 "no stage fits a loss of 1%: moving one circuit alone" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 1%
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ofc plan's stages moved ocs$i"; done
 # the Python client plans it too, and ofcd refuses a budget out of range
 # that a client sends
 PY=python3
