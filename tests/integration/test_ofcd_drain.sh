@@ -302,6 +302,32 @@ grep -q "resumed at stage 2 (1 committed before)" "$TMP/out" && ok || bad "the r
 [ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the resumed change"
 expect_stdout_has "0 operations on 4 devices would take fabric 'drainfab' to circulant:64:1,8" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --dry-run
+# a single ofcd killed (-9) between stages goes on from its stage when it
+# starts again: its record says where, as a new leader's does
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25% --grace 2s >"$TMP/staged3.out" 2>&1 &
+staged_pid=$!
+deadline 30
+until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "torus:8x8: stage 2 of 2, .*its schedule published" ||
+	past $_end; do sleep 0.1; done
+kill -9 "$ofcd_pid"
+wait "$ofcd_pid" 2>/dev/null
+wait "$staged_pid" && bad "the staged change answered though ofcd was killed" "$(cat "$TMP/staged3.out")" || ok
+[ -s "$ST/drainfab.staged" ] && ok || bad "no record of the staged change ofcd was killed in"
+at=0
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && at=$((at + 1)); done
+[ "$at" -lt 4 ] && ok || bad "every switch back at the torus though only stage 1 ran"
+start_ofcd
+deadline 60
+until [ ! -e "$ST/drainfab.staged" ] || past $_end; do sleep 0.2; done
+grep -q "ofcd's last run's staged reconfiguration to torus:8x8 (1 of 2 stages committed): resumed here" \
+	"$TMP/ofcd.log" && ok || bad "a restarted ofcd did not resume the staged change" "$(tail -5 "$TMP/ofcd.log")"
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the resumed change"
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i is not at torus:8x8 after the resume"; done
+until_state 20 'not j.get("failed") and j.get("at_target") and j.get("schedule", {}).get("verified")' && ok ||
+	bad "after the resumed change, not at target" "$(head -c 600 "$TMP/st.json")"
+expect_stdout_has "fabric 'drainfab' is at torus:8x8 already: nothing to stage" \
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25%
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
