@@ -205,6 +205,9 @@ sys.exit(0 if len(a) == 2 and a == b else 1)
 EOF
 expect_json 'j["moved"] == 16 and j["from_topology"] == "torus:8x8" and [s["stage"] for s in j["stages"]] == [1, 2] and all(s["verified"] and s["num_steps"] > 0 and 0 < s["loss_percent"] <= 25 for s in j["stages"])' \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25 --json
+# (docs/ofcd.md's: a shipped config, one OCS, the same torus)
+expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved" \
+	$OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25%
 refused 2 "--max-loss '0': a percentage above 0 and below 100" \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 0
 refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
