@@ -308,7 +308,7 @@ expect_stdout_has "0 operations on 4 devices would take fabric 'drainfab' to cir
 # a single ofcd killed (-9) between stages goes on from its stage when it
 # starts again: its record says where, as a new leader's does
 mark=$(wc -c <"$TMP/ofcd.log")
-$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25% --grace 2s >"$TMP/staged3.out" 2>&1 &
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25% --grace 1s >"$TMP/staged3.out" 2>&1 &
 staged_pid=$!
 deadline 30
 until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "torus:8x8: stage 2 of 2, .*its schedule published" ||
