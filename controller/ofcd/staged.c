@@ -399,6 +399,32 @@ static void run_stages(struct staged *s)
 	sb_free(&say);
 }
 
+/* Why a staged change waits for the holds to go: each stage commits the
+ * whole fabric's topology (a ports: spec every replica builds again), and
+ * a held partition's circuits are its own topology on its members' ports,
+ * not the fabric's, so every stage would move them. */
+static void held_refusal(struct ofcd *d, struct ofc_error *err)
+{
+	struct strbuf names = STRBUF_INIT;
+	uint32_t n = d->w->nheld;
+
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		sb_printf(&names, "%s%s (%s, held by %s)", i ? ", " : "", d->w->held[i].p.name,
+			  d->w->held[i].p.topology.spec ? d->w->held[i].p.topology.spec : "?",
+			  d->w->held[i].owner ? d->w->held[i].owner : "?");
+	if (n > 8)
+		sb_printf(&names, " and %u more", n - 8);
+	ofc_error_set(err, OFC_E_INPUT,
+		      "%u partition%s held: a staged change moves no held circuit, so release "
+		      "%s first (or reconfigure --free-ports, in one transaction): each stage "
+		      "commits the whole fabric's topology, and %s: %s",
+		      n, n == 1 ? " is" : "s are", n == 1 ? "it" : "them",
+		      n == 1 ? "this partition's circuits are its own topology on its ports"
+			     : "these partitions' circuits are their own topologies on their ports",
+		      names.buf ? names.buf : "");
+	sb_free(&names);
+}
+
 void ofcd_run_staged(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -411,11 +437,7 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 			      d->w->damaged);
 		refuse(d, j, &an, &err);
 	} else if (d->w->nheld) {
-		ofc_error_set(&err, OFC_E_INPUT,
-			      "%u partition%s held: a staged change moves no held circuit, so "
-			      "release %s first (or reconfigure --free-ports, in one transaction)",
-			      d->w->nheld, d->w->nheld == 1 ? " is" : "s are",
-			      d->w->nheld == 1 ? "it" : "them");
+		held_refusal(d, &err);
 		refuse(d, j, &an, &err);
 	} else if (make_plan(&s, &err) < 0) {
 		refuse(d, j, &an, &err);

@@ -164,7 +164,7 @@ refused 1 "partition 't-c': host h3 is held by partition 't-a'" $OFC --socket "$
 	--topology ring:4 --hosts 'h[3-6]'
 expect_exit 0 $OFC --socket "$SOCK" release t-b
 # a staged change moves no held circuit: refused while t-a is held
-refused 2 "1 partition is held: a staged change moves no held circuit" \
+refused 2 "1 partition is held: a staged change moves no held circuit, so release it first (or reconfigure --free-ports, in one transaction): each stage commits the whole fabric's topology, and this partition's circuits are its own topology on its ports: t-a (ring:4, held by uid:$(id -u))" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25%
 expect_exit 0 $OFC --socket "$SOCK" release t-a
 expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
