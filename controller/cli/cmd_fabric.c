@@ -128,6 +128,27 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		fabric_cmd_free(&fc);
 		return cli_usage_error(cmd, "--in-place goes with --workload");
 	}
+	if (fc.stage_topology || fc.max_loss_set) {
+		/* A staged change's plan: the config and the target alone. */
+		if (!fc.stage_topology || !fc.max_loss_set)
+			rc = cli_usage_error(cmd, "--topology and --max-loss go together: the "
+						  "stages of a change to that topology");
+		else if (fc.workload || fc.relabel || fc.no_relabel || fc.partition ||
+			 fc.horizon_set || fc.max_moves_set || fc.alternatives_set || fc.plot ||
+			 fc.mcf_time_limit > 0 || fc.overhead_set || fc.noverrides ||
+			 fc.state_dir_opt)
+			rc = cli_usage_error(cmd,
+					     "--max-loss plans the stages of a change of the "
+					     "whole fabric's topology from the config's, reading "
+					     "no device: not with --workload, --relabel, "
+					     "--no-relabel, --partition, --horizon, --max-moves, "
+					     "--alternatives, --plot, --time-limit, "
+					     "--switch-overhead, --device or --state-dir");
+		else
+			rc = plan_stages(&fc);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 	enum out_format plot_format;
 
 	/* a --plot name it cannot write (x.png) is refused before any work */

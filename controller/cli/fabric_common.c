@@ -56,17 +56,19 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 			fc->json = true;
 			break;
 		case 'h': {
-			bool relabel = false, choose = false, job = false;
+			bool relabel = false, choose = false, job = false, stages = false;
 
 			for (const struct option *o = extra; o && o->name; o++) {
 				relabel |= o->val == 'R';
 				choose |= o->val == 'H';
 				job |= o->val == 'w';
+				stages |= o->val == 'L';
 			}
-			char *text = xasprintf("%s%s%s%s%s", help, fabric_cmd_options,
+			char *text = xasprintf("%s%s%s%s%s%s", help, fabric_cmd_options,
 					       relabel ? fabric_cmd_relabel_help : "",
 					       choose ? fabric_cmd_choose_help : "",
-					       job ? fabric_cmd_workload_help : "");
+					       job ? fabric_cmd_workload_help : "",
+					       stages ? fabric_cmd_stages_help : "");
 
 			cli_help(cmd, text);
 			free(text);
@@ -272,6 +274,28 @@ int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
 		fc->overhead_set = true;
 		return 0;
 	}
+	if (c == 'T') {
+		if (!*arg)
+			return cli_usage_error(fc->cmd, "--topology needs a topology (SPEC)");
+		fc->stage_topology = arg;
+		return 0;
+	}
+	if (c == 'L') {
+		char *end;
+
+		errno = 0;
+		fc->max_loss = strtod(arg, &end);
+		if (errno || end == arg || (*end && strcmp(end, "%") != 0) ||
+		    !(fc->max_loss > 0 && fc->max_loss < 100))
+			return cli_usage_error(
+			    fc->cmd,
+			    "--max-loss '%s': a percentage above 0 and below 100 "
+			    "(25 or 25%%), the share of the fabric's bandwidth a "
+			    "stage may take away",
+			    arg);
+		fc->max_loss_set = true;
+		return 0;
+	}
 	if (c == 't') {
 		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
 			return 2;
@@ -333,8 +357,18 @@ const struct option fabric_cmd_plan_options[] = {
     {"time-limit", required_argument, NULL, 'l'},
     {"switch-overhead", required_argument, NULL, 'O'},
     {"in-place", no_argument, NULL, 'I'},
+    {"topology", required_argument, NULL, 'T'},
+    {"max-loss", required_argument, NULL, 'L'},
     {0},
 };
+
+const char fabric_cmd_stages_help[] =
+    "  --topology T --max-loss P%\n"
+    "                           the stages of a change from the config's topology\n"
+    "                           to T, each one transaction, none taking more than P%\n"
+    "                           of the fabric's bandwidth (as ofcd's reconfigure\n"
+    "                           --max-loss runs them): the loss at each and each\n"
+    "                           stage's schedule; no device or state is read\n";
 
 const char fabric_cmd_choose_help[] =
     "  --horizon RUNS           weigh moves against collective time: plan the target\n"

@@ -184,8 +184,12 @@ struct fabric_cmd {
 	struct jobplan_overhead overhead; /* plan --switch-overhead T,C */
 	bool overhead_set;
 	bool in_place; /* plan --workload --in-place: read the devices too */
-	bool dot;      /* status: --dot, the circuits for Graphviz */
-	bool yes;      /* adopt: --yes, no question asked */
+	/* plan --topology T --max-loss P: the stages to T (plan_stages.c) */
+	const char *stage_topology;
+	double max_loss; /* a percentage, above 0 and below 100 */
+	bool max_loss_set;
+	bool dot; /* status: --dot, the circuits for Graphviz */
+	bool yes; /* adopt: --yes, no question asked */
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
@@ -205,6 +209,7 @@ extern const char fabric_cmd_workload_help[];
 extern const char fabric_cmd_relabel_help[];
 /* ... and plan's --horizon and --alternatives (ctl_choose). */
 extern const char fabric_cmd_choose_help[];
+extern const char fabric_cmd_stages_help[];
 /* The reconfiguration those options ask for (reconfigure_run into
  * fc->result): repair first (the lock and a crash's journal) when asked;
  * the devices read and planned; with --horizon the cheapest target, with
@@ -222,6 +227,9 @@ int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err);
 void fabric_cmd_free(struct fabric_cmd *fc);
 
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
+/* plan FILE --topology T --max-loss P%: the stages, printed (plan_stages.c);
+ * an exit status. */
+int plan_stages(struct fabric_cmd *fc);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);

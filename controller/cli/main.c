@@ -30,7 +30,7 @@ static const struct cli_cmd commands[] = {
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
      "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
      "[--workload W [--plot FILE] [--time-limit T] [--switch-overhead T,C] [--in-place]] "
-     "[--json]",
+     "[--topology T --max-loss P%] [--json]",
      "read every device and show what would change to reach the config", cmd_plan},
     {"apply",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--relabel] "

@@ -619,11 +619,12 @@ static void replay_one(struct ofcd *d, const Ofc__V1__MutationQueue__Entry *e, c
 	free(c);
 }
 
-/* A staged reconfiguration the last leader was running (the store's
- * FABRIC.staged): its request first, which resumes at the stage the record
- * is at (staged.c). */
-static void replay_staged(struct ofcd *d)
+/* A staged reconfiguration the last leader (or this ofcd's last run) was
+ * running (the store's FABRIC.staged): its request first, which resumes at
+ * the stage the record is at (staged.c). */
+void ofcd_resume_staged(struct ofcd *d)
 {
+	const char *who = d->clustered ? "the last leader's" : "ofcd's last run's";
 	struct ofc_error err = {0};
 	char *data = NULL;
 	size_t len = 0;
@@ -641,9 +642,9 @@ static void replay_staged(struct ofcd *d)
 	if (!missing && (r = ofc__v1__staged_reconfigure__unpack(NULL, len, (uint8_t *)data)) &&
 	    r->request && r->request->has_request) {
 		ofcd_log(d, OFCD_LOG_NOTICE,
-			 "the last leader's staged reconfiguration to %.200s (%u of %u stages "
-			 "committed): resumed here",
-			 r->target ? r->target : "?", r->done, r->stages);
+			 "%s staged reconfiguration to %.200s (%u of %u stages committed): "
+			 "resumed here",
+			 who, r->target ? r->target : "?", r->done, r->stages);
 		replay_one(d, r->request, "the staged reconfiguration's record",
 			   "its staged reconfiguration resumed", true);
 	}
@@ -665,7 +666,7 @@ void ofcd_replay_queue(struct ofcd *d)
 
 	outcomes_takeover(d); /* (what a resend queued here is answered from) */
 	tickets_past(d, q);
-	replay_staged(d);
+	ofcd_resume_staged(d);
 	for (size_t i = 0; q && i < q->n_entries; i++)
 		replay_one(d, q->entries[i], "etcd's queue", "queued there and not started", false);
 	if (q)

@@ -588,6 +588,9 @@ void ofcd_planner_landed(struct ofcd *d, struct planner_task *t);
 void ofcd_want_cluster_job(struct ofcd *d, enum job_kind kind);
 void ofcd_refuse_queue(struct ofcd *d); /* this replica leads no more */
 void ofcd_replay_queue(struct ofcd *d); /* after a takeover: the last leader's queue */
+/* A staged reconfiguration the store's record says is unfinished, run
+ * again from its stage (a new leader's takeover; a single ofcd's start). */
+void ofcd_resume_staged(struct ofcd *d);
 
 /* read_requests.c and mutation_requests.c: the request table's handlers
  * (requests.c). */

@@ -685,9 +685,8 @@ static int build(const struct ofcd *d, const struct fabcfg *h, char **items, uin
 	return 0;
 }
 
-struct fabcfg *failures_publish(struct ofcd *d)
+struct fabcfg *failures_publish_on(struct ofcd *d, struct fabcfg *h)
 {
-	const struct fabcfg *h = d->w->cfg;
 	char **eff = NULL, canon[2 * NAME_MAX_LEN + 24];
 	uint32_t neff = 0;
 	struct ofc_error err = {0};
@@ -732,7 +731,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	strv_free(own, nown);
 	strv_free(dr, ndr);
 	if (!neff)
-		return fabcfg_ref(d->w->cfg);
+		return fabcfg_ref(h);
 	if (build(d, h, eff, neff, &f, &err) < 0) {
 		/* No schedule survives (disconnected, or ports without port
 		 * permutations): serve the config as it is, for the state, and
@@ -745,7 +744,7 @@ struct fabcfg *failures_publish(struct ofcd *d)
 				 err.msg);
 			free(why);
 			strv_free(eff, neff);
-			return fabcfg_ref(d->w->cfg);
+			return fabcfg_ref(h);
 		}
 	}
 	struct fabcfg *c = fabcfg_new(f, h->yaml, h->yaml_len, h->path, &d->o);
@@ -754,8 +753,13 @@ struct fabcfg *failures_publish(struct ofcd *d)
 	c->failed = eff;
 	c->nfailed = neff;
 	c->no_schedule = why;
-	c->healthy = fabcfg_ref(d->w->cfg);
+	c->healthy = fabcfg_ref(h);
 	return c;
+}
+
+struct fabcfg *failures_publish(struct ofcd *d)
+{
+	return failures_publish_on(d, d->w->cfg);
 }
 
 /* ---- devices ------------------------------------------------------------------------- */

@@ -193,7 +193,9 @@ void outcome_adopt(struct ofcd *d, struct job *j, bool mutation, const uint8_t *
 
 	if (!raw || !mutation)
 		return;
-	if (d->clustered) {
+	/* (kept for the queue in etcd; and a staged change's for its record,
+	 * from which a new leader or this ofcd's next start resumes it) */
+	if (d->clustered || j->staged) {
 		j->req = xmalloc(len ? len : 1);
 		memcpy(j->req, raw, len);
 		j->req_len = len;

@@ -543,6 +543,11 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		j->startup = true;
 		ofcd_hand_to_worker(d, j);
 	}
+	/* A staged change this ofcd's last run left between stages (killed,
+	 * or a stage that failed) goes on from its stage, as a new leader's
+	 * does after a failover (a replica's, once it leads). */
+	if (!d->clustered)
+		ofcd_resume_staged(d);
 	/* A replica campaigns now: it reads its devices once it
 	 * leads. */
 	if (d->clustered) {

@@ -223,9 +223,33 @@ out:
 	return rc;
 }
 
+/* The running config at the topology stage i starts from (the one stage
+ * i - 1 leaves; the running config itself for the first stage to run): a
+ * new reference, or NULL with err. */
+static struct fabcfg *cfg_before(struct staged *s, uint32_t i, struct ofc_error *err)
+{
+	struct ofcd *d = s->d;
+	struct fabcfg *h = d->w->cfg, *c;
+	struct fabric *f;
+
+	if (i == s->done)
+		return fabcfg_ref(h);
+	char *spec = topo_ports_spec(&s->p.v[i - 1].after);
+	int rc = ofcd_fabric_with_topology(d, h, spec, false, &f, err);
+
+	free(spec);
+	if (rc < 0)
+		return NULL;
+	c = fabcfg_new(f, h->yaml, h->yaml_len, h->path, &d->o);
+	c->coll = h->coll;
+	c->size = h->size;
+	return c;
+}
+
 /* A dry run's words for each stage's schedule: the workload's collective
- * on the topology in use during it, as it would be published (small
- * fabrics; a large one's are computed as each stage runs). */
+ * on the topology in use during it (the one before it less its host
+ * ports), as it would be published (small fabrics; a large one's are
+ * computed as each stage runs). */
 static void dry_schedules(struct staged *s)
 {
 	struct ofcd *d = s->d;
@@ -241,8 +265,15 @@ static void dry_schedules(struct staged *s)
 		struct schedule_result r;
 		struct ofc_error err = {0};
 
+		struct fabcfg *before = cfg_before(s, i, &err);
+
+		if (!before) {
+			sb_printf(&s->words, "; stage %u's schedule: none (%s)", i + 1, err.msg);
+			continue;
+		}
 		staging_set(d, &s->p.v[i]);
-		pub = failures_publish(d);
+		pub = failures_publish_on(d, before);
+		fabcfg_unref(before);
 		struct schedule_query q = {
 		    .fabric = pub->f, .collective = pub->coll, .size = pub->size};
 
@@ -368,6 +399,32 @@ static void run_stages(struct staged *s)
 	sb_free(&say);
 }
 
+/* Why a staged change waits for the holds to go: each stage commits the
+ * whole fabric's topology (a ports: spec every replica builds again), and
+ * a held partition's circuits are its own topology on its members' ports,
+ * not the fabric's, so every stage would move them. */
+static void held_refusal(struct ofcd *d, struct ofc_error *err)
+{
+	struct strbuf names = STRBUF_INIT;
+	uint32_t n = d->w->nheld;
+
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		sb_printf(&names, "%s%s (%s, held by %s)", i ? ", " : "", d->w->held[i].p.name,
+			  d->w->held[i].p.topology.spec ? d->w->held[i].p.topology.spec : "?",
+			  d->w->held[i].owner ? d->w->held[i].owner : "?");
+	if (n > 8)
+		sb_printf(&names, " and %u more", n - 8);
+	ofc_error_set(err, OFC_E_INPUT,
+		      "%u partition%s held: a staged change moves no held circuit, so release "
+		      "%s first (or reconfigure --free-ports, in one transaction): each stage "
+		      "commits the whole fabric's topology, and %s: %s",
+		      n, n == 1 ? " is" : "s are", n == 1 ? "it" : "them",
+		      n == 1 ? "this partition's circuits are its own topology on its ports"
+			     : "these partitions' circuits are their own topologies on their ports",
+		      names.buf ? names.buf : "");
+	sb_free(&names);
+}
+
 void ofcd_run_staged(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -380,11 +437,7 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 			      d->w->damaged);
 		refuse(d, j, &an, &err);
 	} else if (d->w->nheld) {
-		ofc_error_set(&err, OFC_E_INPUT,
-			      "%u partition%s held: a staged change moves no held circuit, so "
-			      "release %s first (or reconfigure --free-ports, in one transaction)",
-			      d->w->nheld, d->w->nheld == 1 ? " is" : "s are",
-			      d->w->nheld == 1 ? "it" : "them");
+		held_refusal(d, &err);
 		refuse(d, j, &an, &err);
 	} else if (make_plan(&s, &err) < 0) {
 		refuse(d, j, &an, &err);

@@ -257,6 +257,9 @@ void ofcd_run_testbed(struct ofcd *d, struct job *j);
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err);
 /* d->w->cfg with d->w->reported and d->w->lost in effect (a new reference). */
 struct fabcfg *failures_publish(struct ofcd *d);
+/* ... of h instead of d->w->cfg (a staged dry run's later stages: the
+ * topology an earlier stage leaves). */
+struct fabcfg *failures_publish_on(struct ofcd *d, struct fabcfg *h);
 /* (mutation worker) ReportFailure: change the set, persist it, re-plan. */
 void ofcd_run_failure(struct ofcd *d, struct job *j);
 /* (mutation worker) After reading the devices: d->w->lost = the host ports

@@ -164,7 +164,7 @@ refused 1 "partition 't-c': host h3 is held by partition 't-a'" $OFC --socket "$
 	--topology ring:4 --hosts 'h[3-6]'
 expect_exit 0 $OFC --socket "$SOCK" release t-b
 # a staged change moves no held circuit: refused while t-a is held
-refused 2 "1 partition is held: a staged change moves no held circuit" \
+refused 2 "1 partition is held: a staged change moves no held circuit, so release it first (or reconfigure --free-ports, in one transaction): each stage commits the whole fabric's topology, and this partition's circuits are its own topology on its ports: t-a (ring:4, held by uid:$(id -u))" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25%
 expect_exit 0 $OFC --socket "$SOCK" release t-a
 expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
@@ -189,6 +189,40 @@ expect_stdout_has "would reconfigure in 2 stages to circulant:64:1,8 within a lo
 grep -q "; stage 2's schedule: [a-z-]* allreduce, [0-9]* steps, [0-9.]* us, verified" "$TMP/out" && ok ||
 	bad "the plan shows no schedule for stage 2" "$(cat "$TMP/out")"
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "a staged dry run moved ocs$i"; done
+# ofc plan makes the same plan locally, no ofcd asked, no device read:
+# the same stages, losses and schedules (each on the topology before it)
+cp "$TMP/out" "$TMP/dry.out"
+expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved (the fewest possible 16), at least 2 stages by the ports a host may lose at once" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25%
+python3 - "$TMP/dry.out" "$TMP/out" <<'EOF' && ok || bad "ofc plan's stages differ from ofcd's dry run's" "$(cat "$TMP/dry.out" "$TMP/out")"
+import re, sys
+dry, plan = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+st = r"stage (\d+): (\d+) circuits?, (\d+) host ports? out of use, loss ([0-9.]+)%"
+sc = r"(\S+) (\S+), (\d+) steps, ([0-9.e+]+) us, verified"
+a = [x + y for x, y in zip(re.findall(st, dry), re.findall(r"stage \d+'s schedule: " + sc, dry))]
+b = re.findall(st + r"[^;\n]*; schedule: " + sc, plan)
+sys.exit(0 if len(a) == 2 and a == b else 1)
+EOF
+expect_json 'j["moved"] == 16 and j["from_topology"] == "torus:8x8" and [s["stage"] for s in j["stages"]] == [1, 2] and all(s["verified"] and s["num_steps"] > 0 and 0 < s["loss_percent"] <= 25 for s in j["stages"])' \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25 --json
+# (docs/ofcd.md's: a shipped config, one OCS, the same torus)
+expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved" \
+	$OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25%
+refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 0
+refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 100%
+refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8
+refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --max-loss 25
+refused 2 "--max-loss plans the stages of a change of the whole fabric's topology from the config's, reading no device: not with" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25 --partition p
+refused 2 "topology 'circulant:32:1,8' has 32 nodes but the fabric has 64 hosts" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:32:1,8 --max-loss 25
+refused 2 "a staged change needs both topologies as port permutations of the same hosts and ports (64 x 4 and 64 x 2)" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1 --max-loss 25
+refused 2 "no stage fits a loss of 1%: moving one circuit alone" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 1%
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ofc plan's stages moved ocs$i"; done
 # the Python client plans it too, and ofcd refuses a budget out of range
 # that a client sends
 PY=python3
@@ -271,6 +305,32 @@ grep -q "resumed at stage 2 (1 committed before)" "$TMP/out" && ok || bad "the r
 [ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the resumed change"
 expect_stdout_has "0 operations on 4 devices would take fabric 'drainfab' to circulant:64:1,8" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --dry-run
+# a single ofcd killed (-9) between stages goes on from its stage when it
+# starts again: its record says where, as a new leader's does
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25% --grace 1s >"$TMP/staged3.out" 2>&1 &
+staged_pid=$!
+deadline 30
+until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "torus:8x8: stage 2 of 2, .*its schedule published" ||
+	past $_end; do sleep 0.1; done
+kill -9 "$ofcd_pid"
+wait "$ofcd_pid" 2>/dev/null
+wait "$staged_pid" && bad "the staged change answered though ofcd was killed" "$(cat "$TMP/staged3.out")" || ok
+[ -s "$ST/drainfab.staged" ] && ok || bad "no record of the staged change ofcd was killed in"
+at=0
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && at=$((at + 1)); done
+[ "$at" -lt 4 ] && ok || bad "every switch back at the torus though only stage 1 ran"
+start_ofcd
+deadline 60
+until [ ! -e "$ST/drainfab.staged" ] || past $_end; do sleep 0.2; done
+grep -q "ofcd's last run's staged reconfiguration to torus:8x8 (1 of 2 stages committed): resumed here" \
+	"$TMP/ofcd.log" && ok || bad "a restarted ofcd did not resume the staged change" "$(tail -5 "$TMP/ofcd.log")"
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the resumed change"
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i is not at torus:8x8 after the resume"; done
+until_state 20 'not j.get("failed") and j.get("at_target") and j.get("schedule", {}).get("verified")' && ok ||
+	bad "after the resumed change, not at target" "$(head -c 600 "$TMP/st.json")"
+expect_stdout_has "fabric 'drainfab' is at torus:8x8 already: nothing to stage" \
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25%
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
