@@ -15,6 +15,9 @@
 #    the library's names and its report), the bytes ofc's schedule sends,
 #    the time of the call (the program's timed one, the slowest rank's) and
 #    ofc's prediction for it (its cost model at RATE, alpha 10 us).
+#    PIECES="0 default": the library's runs once for each OFC_MPI_PIECE
+#    given, in turn (0: messages not cut, as before the library cut them
+#    under the MPI's eager limit; default: the library's own choice).
 #   sh bench/mpi.sh
 #   SIZES="16MiB" COLLS=allreduce sh bench/mpi.sh
 cd "$(dirname "$0")/.." || exit 1
@@ -29,6 +32,7 @@ RATE=${RATE:-100Mbps}
 SIZES=${SIZES:-1KiB 1MiB 16MiB}
 COLLS=${COLLS:-allreduce allgather reduce-scatter alltoall}
 MPIS=${MPIS:-mpich openmpi}
+PIECES=${PIECES:-default}
 for f in "$BENCH" "$BENCH-openmpi" "$BUILD/libofc-mpi.so" "$BUILD/libofc-mpi-openmpi.so"; do
 	[ -e "$f" ] || { echo "mpi bench: $f is missing (make mpi)"; exit 1; }
 done
@@ -99,16 +103,22 @@ run() {
 		--size "$3" --timeout 600 -- "$prog" "$COLL" "$4" 1 2>>"$TMP/err"
 }
 echo "2. $HOSTS hosts as $TOPOLOGY, circuits at $RATE; one call each"
-echo "  mpi      collective     size    circuit_MB(ofc) circuit_MB(own) schedule_MB  s(ofc)   s(own)  predicted_s"
+echo "  mpi      collective     size    circuit_MB(ofc) circuit_MB(own) schedule_MB  s(ofc)   s(own)  predicted_s  piece"
 for mpi in $MPIS; do
 	for COLL in $COLLS; do
 		run $mpi "" 1KiB $((HOSTS * 4)) >"$TMP/base-ofc.json" || exit 1
 		run $mpi --no-preload 1KiB $((HOSTS * 4)) >"$TMP/base-own.json" || exit 1
 		for size in $SIZES; do
 			bytes=$(python3 -c "import sys; s=sys.argv[1]; print(int(s[:-3]) * {'KiB': 1024, 'MiB': 1 << 20}[s[-3:]])" $size)
-			run $mpi "" $size $bytes >"$TMP/ofc.json" || exit 1
 			run $mpi --no-preload $size $bytes >"$TMP/own.json" || exit 1
-			python3 - "$mpi" "$COLL" "$size" "$TMP" <<'EOF'
+			for piece in $PIECES; do
+				if [ "$piece" = default ]; then
+					run $mpi "" $size $bytes >"$TMP/ofc.json" || exit 1
+				else
+					OFC_MPI_PIECE=$piece run $mpi "" $size $bytes >"$TMP/ofc.json" ||
+						exit 1
+				fi
+				python3 - "$mpi" "$COLL" "$size" "$TMP" <<'EOF'
 import json, sys
 mpi, coll, size, d = sys.argv[1:]
 j = {k: json.load(open("%s/%s.json" % (d, k))) for k in ("ofc", "own", "base-ofc", "base-own")}
@@ -123,10 +133,12 @@ sched = [s for s in j["ofc"]["schedules"] if s["collective"] == coll][0]
 ok = o["ofc_calls"] == o["calls"] > 0 and w["ofc_calls"] == 0
 # (two calls: the program's untimed one and its one timed; the bytes per call)
 per = lambda x, b: (j[x]["circuit_bytes"] - j[b]["circuit_bytes"]) / 2 / 1e6
-print("  %-8s %-14s %-6s %15.2f %15.2f %11.2f %8.3f %8.3f %11.3f%s" % (
+print("  %-8s %-14s %-6s %15.2f %15.2f %11.2f %8.3f %8.3f %11.3f  %5d%s" % (
     mpi, coll, size, per("ofc", "base-ofc"), per("own", "base-own"), o["sent_bytes"] / 2 / 1e6,
-    secs("ofc"), secs("own"), sched["time_us"] / 1e6, "" if ok else "  (calls not as expected)"))
+    secs("ofc"), secs("own"), sched["time_us"] / 1e6, j["ofc"].get("piece_bytes", -1),
+    "" if ok else "  (calls not as expected)"))
 EOF
+			done
 		done
 	done
 done

@@ -302,6 +302,8 @@ static char **mpirun_argv(const struct exec_mpirun_opts *o, uint32_t n, const ch
 			ARG("-x"), ARG(KEEP(xasprintf("OFC_MPI_PRELOAD=%s", o->preload)));
 			ARG("-x"), ARG(KEEP(xasprintf("OFC_SCHEDULE=%s", o->schedules)));
 			ARG("-x"), ARG(KEEP(xasprintf("OFC_MPI_REPORT=%s", o->report)));
+			if (getenv("OFC_MPI_PIECE")) /* Open MPI passes only what -x names */
+				ARG("-x"), ARG("OFC_MPI_PIECE");
 		}
 		ARG("-x"), ARG("PATH");
 	} else {

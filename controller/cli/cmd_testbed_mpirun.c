@@ -125,8 +125,8 @@ static void print_json(const struct mpirun_shown *m, json_object *rep)
 {
 	const struct testbed_mpirun_result *r = m->r;
 	json_object *o = json_object_new_object(), *v;
-	static const char *const keep[] = {"collectives", "schedules", "mapping", "hosts",
-					   "bytes_per_peer"};
+	static const char *const keep[] = {"collectives", "schedules",	    "mapping",
+					   "hosts",	  "bytes_per_peer", "piece_bytes"};
 
 	json_object_object_add(o, "exit_code",
 			       r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);

@@ -126,6 +126,7 @@ struct pmpi_state {
 	double polled;	    /* ofcd: when rank 0 last asked (MPI_Wtime) */
 	uint64_t replans;   /* schedules taken anew while the job ran */
 	char mapping[32];   /* how ranks were matched to nodes */
+	size_t piece;	    /* a message's most bytes (pmpi_piece_setup); 0: uncut */
 	struct pmpi_stats stats[PC_COUNT];
 	uint64_t *peer_bytes; /* [size]: bytes sent to each rank by the schedules */
 	/* Scratch, grown as calls need it, freed at MPI_Finalize. */
@@ -189,6 +190,10 @@ struct pmpi_call {
 };
 int pmpi_run(struct pmpi_state *s, const struct pmpi_sched *sc, const struct pmpi_call *c,
 	     uint64_t *sent);
+/* The most bytes one of the library's messages holds: OFC_MPI_PIECE, else
+ * just under the MPI's eager limit (Open MPI: its TCP BTL's, read through
+ * MPI_T; MPICH: UCX's TCP rendezvous threshold). */
+void pmpi_piece_setup(struct pmpi_state *s);
 
 /* pmpi_report.c: the counts of every rank gathered to rank 0, written as
  * JSON to OFC_MPI_REPORT and, with OFC_SCHEDULE=ofcd, sent to ofcd for the

@@ -46,6 +46,7 @@ static void setup(int provided)
 	s->peer_bytes = calloc((size_t)s->size, sizeof(uint64_t));
 	if (!s->peer_bytes)
 		abort();
+	pmpi_piece_setup(s);
 	pmpi_sched_load(s);
 	s->ready = true;
 }

@@ -5,7 +5,8 @@
  * writes them as one JSON object to OFC_MPI_REPORT (written beside and
  * renamed, so a reader never sees half of one), through json-c:
  *
- *   {"library", "mpi", "ranks", "mapping", "hosts": [rank's host],
+ *   {"library", "mpi", "ranks", "mapping", "replans", "piece_bytes",
+ *    "hosts": [rank's host],
  *    "schedules": [{"file", "collective", "algorithm", "topology", "nodes",
  *                   "steps", "transfers", "time_us", "size_bytes", "ok",
  *                   "error"}],
@@ -234,6 +235,7 @@ void pmpi_report(struct pmpi_state *s)
 	json_object_object_add(root, "ranks", json_object_new_int(s->size));
 	json_object_object_add(root, "mapping", json_object_new_string(s->mapping));
 	json_object_object_add(root, "replans", json_object_new_int64((int64_t)s->replans));
+	json_object_object_add(root, "piece_bytes", json_object_new_int64((int64_t)s->piece));
 	hosts = json_object_new_array();
 	for (int r = 0; r < s->size; r++)
 		json_object_array_add(hosts, json_object_new_string(s->hosts[r]));

@@ -12,15 +12,20 @@
  * the block, whatever the count.
  *
  * Steps are self-timed as in ofc's executor: a rank posts its step's
- * receives and sends (PMPI_Irecv, PMPI_Isend) and waits for all of them
- * (PMPI_Waitall) before the next step. A step sends what the rank held at
+ * receives, then its sends (PMPI_Irecv, PMPI_Isend), and waits for all of
+ * them (PMPI_Waitall) before the next step. Every message is cut into
+ * pieces under the MPI's eager limit (OFC_MPI_PIECE), so a step's data
+ * flows without a rendezvous handshake. A step sends what the rank held at
  * its start: a reducing collective's receives land in a stage and are
  * added (PMPI_Reduce_local, the MPI's own operation) or copied in only
  * after the step's sends are done. Messages travel on the library's own
- * duplicate of MPI_COMM_WORLD, tagged by step, one per transfer and block,
- * in the schedule's order at both ends, so they match without headers. */
+ * duplicate of MPI_COMM_WORLD, tagged by step, one per transfer and block
+ * (or its pieces), in the schedule's order at both ends, so they match
+ * without headers. */
 #include "exec/mpi/pmpi.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,51 +129,76 @@ static bool piece(const struct where *w, const struct pmpi_xfer *x, uint32_t k, 
 	return *elems > 0;
 }
 
-/* Step t's messages posted: sends from where the data is, receives in
- * place or (stage) into s->stage, listed in s->staged. */
+/* A message's bytes posted as pieces of at most `most` bytes each, in
+ * order (the MPI keeps the order of messages between two ranks on one tag,
+ * so the pieces match at both ends). */
+static int post_pieces(struct pmpi_state *s, char *buf, size_t bytes, size_t most, bool send,
+		       int peer, int tag, int *nreq)
+{
+	int rc = MPI_SUCCESS;
+
+	for (size_t off = 0; off < bytes && rc == MPI_SUCCESS; off += most) {
+		int len = (int)(bytes - off < most ? bytes - off : most);
+		MPI_Request *r = &s->req[(*nreq)++];
+
+		if (send)
+			rc = PMPI_Isend(buf + off, len, MPI_BYTE, peer, tag, s->comm, r);
+		else
+			rc = PMPI_Irecv(buf + off, len, MPI_BYTE, peer, tag, s->comm, r);
+	}
+	return rc;
+}
+
+/* Step t's messages posted, its receives before its sends: receives in
+ * place or (stage) into s->stage, listed in s->staged; sends from where
+ * the data is. Each message is cut into pieces of at most s->piece bytes
+ * (whole elements), under the MPI's eager limit, so a step's data flows
+ * at once instead of waiting, per message, for the rendezvous handshake
+ * (whose answer queues behind bulk data on the reverse circuit). */
 static int post_step(struct pmpi_state *s, const struct where *w, uint32_t t, bool stage, int *nreq,
 		     size_t *nstaged, uint64_t *sent)
 {
 	const struct pmpi_prog *p = &w->sc->prog;
-	size_t es = w->c->es, need = 0, at = 0, elems;
+	size_t es = w->c->es, need = 0, npieces = 0, at = 0, elems, most = SIZE_MAX;
 	int tag = (int)(t % PMPI_TAG_MOD), rc = MPI_SUCCESS;
 	char *ptr;
 
-	for (uint32_t i = p->first[t]; stage && i < p->first[t + 1]; i++)
-		for (uint32_t k = 0; !p->x[i].send && k < p->x[i].nblocks; k++)
-			if (piece(w, &p->x[i], k, &ptr, &elems))
-				need += elems * es;
+	if (s->piece)
+		most = s->piece / es > 0 ? s->piece / es * es : es;
+	for (uint32_t i = p->first[t]; i < p->first[t + 1]; i++)
+		for (uint32_t k = 0; k < p->x[i].nblocks; k++)
+			if (piece(w, &p->x[i], k, &ptr, &elems)) {
+				npieces += (elems * es - 1) / most + 1;
+				need += stage && !p->x[i].send ? elems * es : 0;
+			}
 	s->stage = grow(s->stage, &s->stage_cap, need, 1);
+	s->req = grow(s->req, &s->req_cap, npieces, sizeof(MPI_Request));
+	s->status = grow(s->status, &s->status_cap, npieces, sizeof(MPI_Status));
 	*nreq = 0;
 	*nstaged = 0;
-	for (uint32_t i = p->first[t]; i < p->first[t + 1] && rc == MPI_SUCCESS; i++) {
-		const struct pmpi_xfer *x = &p->x[i];
-		int peer = w->sc->rank_of[x->peer];
+	for (int pass = 0; pass < 2 && rc == MPI_SUCCESS; pass++)
+		for (uint32_t i = p->first[t]; i < p->first[t + 1] && rc == MPI_SUCCESS; i++) {
+			const struct pmpi_xfer *x = &p->x[i];
+			int peer = w->sc->rank_of[x->peer];
 
-		for (uint32_t k = 0; k < x->nblocks && rc == MPI_SUCCESS; k++) {
-			MPI_Request *r = &s->req[*nreq];
-			int bytes;
-
-			if (!piece(w, x, k, &ptr, &elems))
+			if ((bool)x->send != (pass == 1))
 				continue;
-			bytes = (int)(elems * es);
-			(*nreq)++;
-			if (x->send) {
-				rc = PMPI_Isend(ptr, bytes, MPI_BYTE, peer, tag, s->comm, r);
-				*sent += (uint64_t)bytes;
-				s->peer_bytes[peer] += (uint64_t)bytes;
-			} else if (stage) {
-				struct pmpi_staged *g = &s->staged[(*nstaged)++];
-
-				*g = (struct pmpi_staged){at, ptr, elems, x->reduce};
-				rc = PMPI_Irecv((char *)s->stage + at, bytes, MPI_BYTE, peer, tag,
-						s->comm, r);
-				at += (size_t)bytes;
-			} else {
-				rc = PMPI_Irecv(ptr, bytes, MPI_BYTE, peer, tag, s->comm, r);
+			for (uint32_t k = 0; k < x->nblocks && rc == MPI_SUCCESS; k++) {
+				if (!piece(w, x, k, &ptr, &elems))
+					continue;
+				if (x->send) {
+					*sent += (uint64_t)(elems * es);
+					s->peer_bytes[peer] += (uint64_t)(elems * es);
+				} else if (stage) {
+					s->staged[(*nstaged)++] =
+					    (struct pmpi_staged){at, ptr, elems, x->reduce};
+					ptr = (char *)s->stage + at;
+					at += elems * es;
+				}
+				rc =
+				    post_pieces(s, ptr, elems * es, most, x->send, peer, tag, nreq);
 			}
 		}
-	}
 	return rc;
 }
 
@@ -229,8 +259,6 @@ int pmpi_run(struct pmpi_state *s, const struct pmpi_sched *sc, const struct pmp
 	size_t nstaged;
 	int rc = MPI_SUCCESS, nreq;
 
-	s->req = grow(s->req, &s->req_cap, p->max_step_pieces, sizeof(MPI_Request));
-	s->status = grow(s->status, &s->status_cap, p->max_step_pieces, sizeof(MPI_Status));
 	s->staged = grow(s->staged, &s->staged_cap, p->max_step_pieces, sizeof(struct pmpi_staged));
 	w.work = prepare(s, sc, c);
 	for (uint32_t t = 0; t < p->nsteps && rc == MPI_SUCCESS; t++) {
@@ -246,4 +274,73 @@ int pmpi_run(struct pmpi_state *s, const struct pmpi_sched *sc, const struct pmp
 	if (rc == MPI_SUCCESS && c->coll == PC_REDUCE_SCATTER)
 		memcpy(c->recvbuf, w.work + (size_t)s->rank * c->count * c->es, c->count * c->es);
 	return rc;
+}
+
+/* Below the MPI's eager limit by this much: room for its headers (Open
+ * MPI's TCP BTL counts its match header, about 56 bytes, in its limit). */
+#define PIECE_MARGIN 128
+/* MPICH 4.0.2 over UCX 1.13's TCP transport sends by rendezvous from 8,192
+ * bytes (UCX_RNDV_THRESH=auto: measured, a send completing before its
+ * receive was posted or not), the size of UCX's TCP segment. */
+#define UCX_TCP_RNDV 8192
+/* Open MPI's TCP BTL eager limit when MPI_T does not say (its default). */
+#define OMPI_TCP_EAGER 65536
+
+#ifdef OPEN_MPI
+/* Open MPI's btl_tcp_eager_limit (bytes, its header included) as MPI_T
+ * reads it, so an --mca or OMPI_MCA_ setting is seen; 0 when unknown. */
+static size_t ompi_tcp_eager(void)
+{
+	int provided, idx, count, verb, bind, scope, nlen = 64, dlen = 0;
+	char name[64];
+	MPI_Datatype type;
+	MPI_T_enum en;
+	MPI_T_cvar_handle h;
+	unsigned long long v = 0;
+	unsigned int u = 0;
+
+	if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+		return 0;
+	if (MPI_T_cvar_get_index("btl_tcp_eager_limit", &idx) == MPI_SUCCESS &&
+	    MPI_T_cvar_get_info(idx, name, &nlen, &verb, &type, &en, NULL, &dlen, &bind, &scope) ==
+		MPI_SUCCESS &&
+	    MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS) {
+		if (count == 1 && (type == MPI_UNSIGNED_LONG || type == MPI_UNSIGNED_LONG_LONG ||
+				   type == MPI_LONG || type == MPI_LONG_LONG))
+			MPI_T_cvar_read(h, &v);
+		else if (count == 1 && (type == MPI_UNSIGNED || type == MPI_INT) &&
+			 MPI_T_cvar_read(h, &u) == MPI_SUCCESS)
+			v = u;
+		MPI_T_cvar_handle_free(&h);
+	}
+	MPI_T_finalize();
+	return (size_t)v;
+}
+#endif
+
+void pmpi_piece_setup(struct pmpi_state *s)
+{
+	const char *e = getenv("OFC_MPI_PIECE");
+	size_t limit = UCX_TCP_RNDV;
+	unsigned long long v;
+	char *end;
+
+#ifdef OPEN_MPI
+	limit = ompi_tcp_eager();
+	limit = limit ? limit : OMPI_TCP_EAGER;
+#endif
+	s->piece = limit > 2 * PIECE_MARGIN ? limit - PIECE_MARGIN : PIECE_MARGIN;
+	if (!e || !*e)
+		return;
+	errno = 0;
+	v = strtoull(e, &end, 10);
+	if (errno || *end || e[0] == '-' || v > (unsigned long long)INT_MAX) {
+		if (s->rank == 0)
+			fprintf(stderr,
+				"libofc-mpi: OFC_MPI_PIECE=%s is not a byte count (0 to %d); "
+				"messages cut into pieces of %zu bytes\n",
+				e, INT_MAX, s->piece);
+		return;
+	}
+	s->piece = (size_t)v;
 }

@@ -11,7 +11,11 @@
 # ranks'. Bad input loses nothing: a corrupted file, a schedule for other
 # hosts and a rank count that does not match each say so, fall back with
 # their reason counted, and the results stay right. A schedule with one
-# transfer left out gives wrong elements, which the program catches.
+# transfer left out gives wrong elements, which the program catches. The
+# library's messages are cut under the MPI's eager limit (MPICH: 8,064
+# bytes; Open MPI: its btl_tcp_eager_limit read through MPI_T, less 128) or
+# into OFC_MPI_PIECE bytes, the results right either way; a piece size
+# that is not a byte count is said and the default kept.
 SUITE=mpi_lib
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mpi_env.sh"
@@ -77,27 +81,44 @@ R="$TMP/mpich.json"
 mpiexec -n 4 -genv LD_PRELOAD "$LIB" -genv OFC_SCHEDULE "$S" -genv OFC_MPI_REPORT "$R" \
 	$CHECK $COUNTS >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && report_ok "$R" && grep -q '"mapping":"rank order"' "$R" && ok ||
+[ $rc -eq 0 ] && report_ok "$R" && grep -q '"mapping":"rank order"' "$R" &&
+	grep -q '"piece_bytes":8064' "$R" && ok ||
 	bad "MPICH with the library: exit $rc" "$(tail -c 1500 "$TMP/out")" "$(head -c 600 "$TMP/err")"
 
-# Open MPI, 4 ranks (as root it asks to be told so).
+# Open MPI, 4 ranks (as root it asks to be told so); its TCP eager limit
+# set, which the library reads through MPI_T to cut its messages under it.
 R="$TMP/openmpi.json"
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LD_PRELOAD="$LIBO" OFC_SCHEDULE="$S" \
 	OFC_MPI_REPORT="$R" timeout 300 mpiexec.openmpi --oversubscribe -n 4 -x LD_PRELOAD \
-	-x OFC_SCHEDULE -x OFC_MPI_REPORT $CHECKO $COUNTS >"$TMP/out" 2>"$TMP/err"
+	-x OFC_SCHEDULE -x OFC_MPI_REPORT --mca btl_tcp_eager_limit 32768 $CHECKO $COUNTS \
+	>"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && report_ok "$R" && grep -q '"mpi":"Open MPI' "$R" && ok ||
+[ $rc -eq 0 ] && report_ok "$R" && grep -q '"mpi":"Open MPI' "$R" &&
+	grep -q '"piece_bytes":32640' "$R" && ok ||
 	bad "Open MPI with the library: exit $rc" "$(tail -c 1500 "$TMP/out")" "$(head -c 600 "$TMP/err")"
 
-# Ranks matched to the fabric's hosts by name (OFC_HOST), in reverse order.
+# Ranks matched to the fabric's hosts by name (OFC_HOST), in reverse order;
+# messages cut into pieces of 100 bytes, not a whole number of every type's
+# elements.
 R="$TMP/names.json"
 mpiexec -genv LD_PRELOAD "$LIB" -genv OFC_SCHEDULE "$N" -genv OFC_MPI_REPORT "$R" \
+	-genv OFC_MPI_PIECE 100 \
 	-n 1 -env OFC_HOST h3 $CHECK 5 4099 : -n 1 -env OFC_HOST h2 $CHECK 5 4099 : \
 	-n 1 -env OFC_HOST h1 $CHECK 5 4099 : -n 1 -env OFC_HOST h0 $CHECK 5 4099 \
 	>"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && report_ok "$R" && grep -q '"mapping":"host names"' "$R" && ok ||
+[ $rc -eq 0 ] && report_ok "$R" && grep -q '"mapping":"host names"' "$R" &&
+	grep -q '"piece_bytes":100' "$R" && ok ||
 	bad "ranks matched by host name: exit $rc" "$(tail -c 1500 "$TMP/out")" "$(head -c 600 "$TMP/err")"
+
+# A piece size that is not a byte count: said, the default kept.
+R="$TMP/piece.json"
+mpiexec -n 4 -genv LD_PRELOAD "$LIB" -genv OFC_SCHEDULE "$S" -genv OFC_MPI_REPORT "$R" \
+	-genv OFC_MPI_PIECE 12k $CHECK 5 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && report_ok "$R" && grep -q '"piece_bytes":8064' "$R" &&
+	grep -qF "libofc-mpi: OFC_MPI_PIECE=12k is not a byte count (0 to 2147483647); messages cut into pieces of 8064 bytes" "$TMP/err" &&
+	ok || bad "OFC_MPI_PIECE=12k: exit $rc" "$(head -c 600 "$TMP/err")" "$(head -c 800 "$R")"
 
 # bad_input NAME REASON 'MESSAGE' ARGS...: the program still right, every
 # call fell back for REASON, and stderr says MESSAGE.
