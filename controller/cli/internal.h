@@ -261,6 +261,9 @@ void print_status_items(const char *label, char *const *v, size_t n, bool kinds,
  * (print_state.c); https: reached through a gateway. */
 struct Ofc__V1__State;
 void print_state(const struct Ofc__V1__State *s, bool https);
+struct Ofc__V1__Wiring;
+/* (print_state.c) State.wiring's links, one a line, for `ofc wiring`. */
+void print_wiring_links(const struct Ofc__V1__Wiring *w);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* ofc testbed run --workload (run_workload.c): the job's plan run on the
  * testbed, way by way, by the testbed's use case with a local transaction

@@ -80,6 +80,7 @@ static const struct cli_cmd commands[] = {
     {"reconfigure", NULL, "rewire the fabric, or make a partition of hosts, through ofcd",
      cmd_daemon_only},
     {"release", NULL, "let go of a partition made with reconfigure --hosts", cmd_daemon_only},
+    {"wiring", NULL, "each circuit as the hosts' LLDP hears it, through ofcd", cmd_daemon_only},
     {"cluster", "status [--json] [--timeout DUR]",
      "every replica's role, lease and contact, etcd, devices, queue and holds", cmd_cluster},
     {"metrics", "[--timeout DUR]", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
@@ -97,7 +98,8 @@ static void usage_all(void)
 	FILE *out = stdout;
 
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
-		     "status|apply|reconfigure|release|schedule|plan|watch|cancel|fail|restore|"
+		     "status|wiring|apply|reconfigure|release|schedule|plan|watch|cancel|fail|"
+		     "restore|"
 		     "drain|undrain|cluster|metrics [ARGS]\n"
 		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert "
 		     "FILE COMMAND [ARGS]\n"

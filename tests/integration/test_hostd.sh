@@ -141,6 +141,14 @@ wait_metric() { # 'TEXT' WHAT: ofc metrics prints the line TEXT within 20 s
 	ok
 }
 wait_metric 'ofc_wiring_links{verdict="confirmed"} 8' "the 8 circuits confirmed by LLDP"
+# ... and in the state: status's line, every link of `ofc wiring` (exit 0)
+$OFC --socket "$SOCK" status >"$TMP/status.txt"
+grep -q "^  wiring     8 confirmed, 0 miswired, 0 dark, 0 not seen; 4 hosts reporting, the oldest report [0-9.]* s old$" "$TMP/status.txt" &&
+	ok || bad "status says the wiring's verdict and age" "$(cat "$TMP/status.txt")"
+expect_exit 0 $OFC --socket "$SOCK" wiring
+$OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
+[ "$(grep -c '^  h[0-3]:[01] -> h[0-3]:[01]  confirmed (reported [0-9.]* s ago)$' "$TMP/wiring.txt")" -eq 8 ] &&
+	ok || bad "ofc wiring lists the 8 links confirmed" "$(cat "$TMP/wiring.txt")"
 # Two fibres swapped behind ofc's back (h0:0's and h2:0's circuits' far
 # ends exchanged): the switch still holds what ofc asked for, the hosts
 # hear the difference, and ofcd names it.
@@ -152,8 +160,24 @@ ip link add o0 netns "$NS-h0" type veth peer name "i$b_port" netns "$NS-$b_dst" 
 	ip -n "$NS-h0" link set o0 up && ip -n "$NS-h2" link set o0 up &&
 	ip -n "$NS-$b_dst" link set "i$b_port" up && ip -n "$NS-$a_dst" link set "i$a_port" up
 wait_metric 'ofc_wiring_links{verdict="miswired"} 2' "the swapped pair found miswired"
-grep -qF "wiring: h0:0 reaches $b_dst:$b_port where the record's circuits give $a_dst:$a_port (and $b_dst:$b_port should hear h2:0)" "$TMP/ofcd.log" &&
+SAID="h0:0 reaches $b_dst:$b_port where the record's circuits give $a_dst:$a_port (and $b_dst:$b_port should hear h2:0)"
+grep -qF "wiring: $SAID" "$TMP/ofcd.log" &&
 	ok || bad "ofcd names the swapped fibre" "$(grep wiring "$TMP/ofcd.log")"
+# the same words in status, and the two links miswired in `ofc wiring`
+# (exit 1: a check) and its JSON, each with what its end hears
+$OFC --socket "$SOCK" status >"$TMP/status.txt"
+grep -q "^  wiring     6 confirmed, 2 miswired, 0 dark, 0 not seen; 4 hosts reporting" "$TMP/status.txt" &&
+	grep -qxF "             $SAID" "$TMP/status.txt" &&
+	ok || bad "status names the swapped fibre" "$(cat "$TMP/status.txt")"
+expect_exit 1 $OFC --socket "$SOCK" wiring
+$OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
+sed 's/ (reported [0-9.]* s ago)$//' "$TMP/wiring.txt" | grep -qxF "  h2:0 -> $b_dst:$b_port  miswired: $SAID" &&
+	ok || bad "ofc wiring names the swapped link" "$(cat "$TMP/wiring.txt")"
+$OFC --socket "$SOCK" wiring --json >"$TMP/wiring.json"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if sorted((k['src'], k['dst'], k['heard']) for k in j['links'] if k['verdict'] == 'miswired') == sorted([('h0:0', '$a_dst:$a_port', 'h2:0'), ('h2:0', '$b_dst:$b_port', 'h0:0')]) and j['confirmed'] == 6 and all(k['age_seconds'] >= 0 for k in j['links']) else 1)" "$TMP/wiring.json" &&
+	ok || bad "ofc wiring --json: the two links miswired, with what each end hears" "$(head -c 1500 "$TMP/wiring.json")"
+expect_json "j['wiring']['miswired'] == 2 and j['wiring']['hosts_reporting'] == 4" \
+	$OFC --socket "$SOCK" status --json
 
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.
 kill "$lldpd_h3"
@@ -162,5 +186,8 @@ until grep -q "lldpd does not answer" "$TMP/hostd-h3.log" || past $_w; do sleep 
 wait_metric 'ofc_wiring_links{verdict="not-seen"} 2' "h3's circuits in: not seen, once its lldpd is gone"
 grep -q "ofc-hostd: h3: lldpd does not answer at $TMP/lldp-h3.sock (.*): no LLDP neighbours, wiring not seen" "$TMP/hostd-h3.log" &&
 	ok || bad "h3's agent says lldpd is gone" "$(cat "$TMP/hostd-h3.log")"
+$OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
+[ "$(grep -c -- "-> h3:[01]  not-seen: h3's lldpd does not answer" "$TMP/wiring.txt")" -eq 2 ] &&
+	ok || bad "ofc wiring: h3's links not seen, and why" "$(cat "$TMP/wiring.txt")"
 
 finish
