@@ -283,6 +283,8 @@ int testbed_topo_apply(const struct fabric_cmd *fc, struct fabric *f, struct ofc
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 /* `ofc testbed mpirun` (cmd_testbed_mpirun.c): argv[0] is "mpirun". */
 int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv);
+/* `ofc testbed link|miswire` (cmd_testbed_fault.c): argv[0] is the action. */
+int cmd_testbed_fault(const struct cli_cmd *cmd, int argc, char **argv);
 /* A job's result as `ofc testbed mpirun` prints it, run here or by ofcd
  * (TestbedMpirun): the text, or (json) its JSON; the exit status the
  * command gives (the program's; 1 when stopped, 0 when only its

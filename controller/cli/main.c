@@ -53,7 +53,9 @@ static const struct cli_cmd commands[] = {
      "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
      "[--iterations K] "
      "[--way static|per-phase|chosen|all] [--switch-overhead T,C] | mpirun: [--mpi "
-     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]]",
+     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] | "
+     "link FILE HOST:PORT down|up|flap [--count N] [--period T] | miswire FILE HOST:PORT "
+     "HOST:PORT",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
