@@ -47,15 +47,15 @@ static const struct cli_cmd commands[] = {
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
     {"testbed",
-     "up|check|run|mpirun|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "
+     "up|check|run|mpirun|down|link|miswire FILE [--device NAME=HOST:PORT]... [--state-dir DIR] "
+     "[--json] "
      "[up: --rate-scale X] [run: --collective C [--algo A] [--size M] [--chunks P] "
      "[--lowering L] [--schedule FILE] [--topology SPEC] [--alpha T] [--timeout T] "
      "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
      "[--iterations K] "
      "[--way static|per-phase|chosen|all] [--switch-overhead T,C] | mpirun: [--mpi "
-     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] | "
-     "link FILE HOST:PORT down|up|flap [--count N] [--period T] | miswire FILE HOST:PORT "
-     "HOST:PORT",
+     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] "
+     "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
