@@ -175,6 +175,10 @@ python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if sorte
 	ok || bad "ofc wiring --json: the two links miswired, with what each end hears" "$(head -c 1500 "$TMP/wiring.json")"
 expect_json "j['wiring']['miswired'] == 2 and j['wiring']['hosts_reporting'] == 4" \
 	$OFC --socket "$SOCK" status --json
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+PYTHONPATH="$BUILD/python" $PY -c "import ofc_client, sys; w = ofc_client.Client(sys.argv[1]).get_state(with_wiring=True).wiring; sys.exit(0 if w.miswired == 2 and sorted(k.src for k in w.links if k.verdict == 'miswired') == ['h0:0', 'h2:0'] else 1)" "$SOCK" &&
+	ok || bad "the Python client reads the wiring"
 
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.
 kill "$lldpd_h3"
