@@ -422,6 +422,9 @@ bool netns_exists(const char *name);
  * other hosts still leaves by the circuits' routes. */
 #define NETNS_HOST_IFACE "ofchost"
 int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err);
+/* Interface ifname in namespace `name` up or down (IFF_UP): a fault made
+ * behind ofc's back (`ofc testbed link`). */
+int netns_link_set(const char *name, const char *ifname, bool up, struct ofc_error *err);
 /* Host h's own address (on lo) and the two ends of the circuit from host
  * port (h, p): addresses in 198.18.0.0/15, as host-order uint32. */
 uint32_t netlink_host_addr(uint32_t host);

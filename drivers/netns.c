@@ -319,3 +319,53 @@ int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_
 	free(path);
 	return rc;
 }
+
+/* In the namespace already entered: ifname up or down (IFF_UP). */
+static int link_set_inside(const char *ifname, bool up, struct ofc_error *err)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct rtnl_link *l = NULL, *change;
+	int rc = nl_connect(sk, NETLINK_ROUTE);
+
+	if (rc == 0)
+		rc = rtnl_link_get_kernel(sk, 0, ifname, &l);
+	if (rc == 0) {
+		change = rtnl_link_alloc();
+		if (up)
+			rtnl_link_set_flags(change, IFF_UP);
+		else
+			rtnl_link_unset_flags(change, IFF_UP);
+		rc = rtnl_link_change(sk, l, change, 0);
+		rtnl_link_put(change);
+		rtnl_link_put(l);
+	}
+	nl_socket_free(sk);
+	if (rc < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "setting %s %s: %s", ifname,
+				     up ? "up" : "down", nl_geterror(rc));
+	return 0;
+}
+
+int netns_link_set(const char *name, const char *ifname, bool up, struct ofc_error *err)
+{
+	char *path = xasprintf("%s/%s", NETNS_DIR, name);
+	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (orig < 0 || fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "cannot enter %s: %s", path, strerror(errno));
+	} else {
+		rc = link_set_inside(ifname, up, err);
+		if (setns(orig, CLONE_NEWNET) != 0 && rc == 0)
+			rc = ofc_error_set(err, OFC_E_RUNTIME,
+					   "cannot return to the original namespace");
+		if (rc < 0)
+			ofc_error_prefix(err, "%s", name);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (orig >= 0)
+		close(orig);
+	free(path);
+	return rc;
+}

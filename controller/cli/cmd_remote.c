@@ -114,6 +114,15 @@ static int status_opt(struct remote *r, union remote_body *b, int c, const char 
 	return 0;
 }
 
+/* The wiring as the hosts hear it, with every status (computed at the
+ * request; ofcd leaves it out of its cached answer). */
+static int status_build(struct remote *r, union remote_body *b, int argc, char **argv)
+{
+	(void)r, (void)argc, (void)argv;
+	b->get_state.has_with_wiring = b->get_state.with_wiring = 1;
+	return 0;
+}
+
 static int status_print(struct remote *r, const Ofc__V1__Response *resp)
 {
 	/* --json: the ofc.v1.State, as `ofc status FILE --json` prints it */
@@ -143,8 +152,47 @@ static const struct remote_cmd status_cmd = {
     .call = CLI_CALL_QUICK,
     .extra = " (the daemon knows its config)",
     .opt = status_opt,
+    .build = status_build,
     .answer = OFC__V1__RESPONSE__BODY_STATE,
     .print = status_print,
+};
+
+/* ---- wiring ----------------------------------------------------------------------------- */
+
+static int wiring_print(struct remote *r, const Ofc__V1__Response *resp)
+{
+	const Ofc__V1__Wiring *w = resp->state->wiring;
+
+	if (!w) { /* (a tenant's state has none) */
+		fprintf(stderr, "ofc: %s: the answer has no wiring (a tenant's state)\n",
+			r->cmd->name);
+		return 1;
+	}
+	if (r->json)
+		remote_print_json(stdout, &w->base);
+	else
+		print_wiring_links(w);
+	/* a link the hosts hear wrong: 1, as a check */
+	return w->miswired ? 1 : 0;
+}
+
+static const struct remote_cmd wiring_cmd = {
+    .cmd = {"wiring", "[--json] [--timeout DUR]",
+	    "each circuit as the hosts' LLDP hears it: confirmed, miswired, dark, not seen", NULL},
+    .kind = API_GET_STATE,
+    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
+    .help = "Asks ofcd for the wiring as the hosts' agents (ofc-hostd) hear it: each\n"
+	    "circuit of the record, SRC -> DST, as confirmed (DST hears SRC over LLDP),\n"
+	    "miswired (it hears another: the difference named), dark (DST's port absent\n"
+	    "or hearing nothing) or not seen (DST's host has not reported, or its lldpd\n"
+	    "does not answer), with the age of the report it rests on. Exit status 1\n"
+	    "when a link is miswired.\n\n"
+	    "  --json     the ofc.v1.Wiring as JSON (docs/json.md)\n",
+    .timeout = 30,
+    .call = CLI_CALL_QUICK,
+    .build = status_build,
+    .answer = OFC__V1__RESPONSE__BODY_STATE,
+    .print = wiring_print,
 };
 
 /* ---- apply ------------------------------------------------------------------------------ */
@@ -543,6 +591,7 @@ static const struct remote_cmd plan_cmd = {
 /* clang-format off */
 static const struct remote_cmd *const remote_cmds[] = {
     &status_cmd,
+    &wiring_cmd,
     &apply_cmd,
     &reconfigure_cmd,
     &release_cmd,
@@ -613,13 +662,14 @@ int remote_main(struct cli_targets *t, int argc, char **argv)
 		argc--;
 		argv++;
 	} else if (!(r.row = remote_find(argv[0]))) {
-		fprintf(stderr,
-			"ofc: '%s' does not talk to ofcd (status, apply, reconfigure, release, "
-			"schedule, plan, watch, cancel, fail, restore, testbed "
-			"up|run|check|down|mpirun, "
-			"cluster "
-			"and metrics do)\nTry 'ofc --help'.\n",
-			argv[0]);
+		fprintf(
+		    stderr,
+		    "ofc: '%s' does not talk to ofcd (status, wiring, apply, reconfigure, release, "
+		    "schedule, plan, watch, cancel, fail, restore, testbed "
+		    "up|run|check|down|mpirun, "
+		    "cluster "
+		    "and metrics do)\nTry 'ofc --help'.\n",
+		    argv[0]);
 		return 2;
 	}
 	/* usage errors name the option given: --server, not --socket */

@@ -94,17 +94,22 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		action = "help";
 	else if (argc < 2 || argv[1][0] == '-')
-		return cli_usage_error(cmd, "missing up, check, run, mpirun or down");
+		return cli_usage_error(cmd,
+				       "missing up, check, run, mpirun, down, link or miswire");
 	else
 		action = argv[1];
 	if (strcmp(action, "run") == 0)
 		return cmd_testbed_run(cmd, argc - 1, argv + 1);
 	if (strcmp(action, "mpirun") == 0)
 		return cmd_testbed_mpirun(cmd, argc - 1, argv + 1);
+	if (strcmp(action, "link") == 0 || strcmp(action, "miswire") == 0)
+		return cmd_testbed_fault(cmd, argc - 1, argv + 1);
 	if (strcmp(action, "help") && strcmp(action, "up") && strcmp(action, "check") &&
 	    strcmp(action, "down"))
 		return cli_usage_error(
-		    cmd, "unknown action '%s' (expected up, check, run, mpirun or down)", action);
+		    cmd,
+		    "unknown action '%s' (expected up, check, run, mpirun, down, link or miswire)",
+		    action);
 	rc = fabric_cmd_parse(
 	    &fc, cmd, strcmp(action, "help") ? argc - 1 : argc,
 	    strcmp(action, "help") ? argv + 1 : argv,
@@ -126,6 +131,7 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	    "mpirun: an MPI program, one rank per host, with libofc-mpi (see ofc testbed\n"
 	    "mpirun --help).\n"
 	    "down: remove every namespace the testbed made.\n"
+	    "link, miswire: faults behind ofc's back (see ofc testbed link --help).\n"
 	    "Needs root (network namespaces).\n\n",
 	    false);
 	if (rc)

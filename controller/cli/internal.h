@@ -269,6 +269,9 @@ void print_status_items(const char *label, char *const *v, size_t n, bool kinds,
  * (print_state.c); https: reached through a gateway. */
 struct Ofc__V1__State;
 void print_state(const struct Ofc__V1__State *s, bool https);
+struct Ofc__V1__Wiring;
+/* (print_state.c) State.wiring's links, one a line, for `ofc wiring`. */
+void print_wiring_links(const struct Ofc__V1__Wiring *w);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* ofc testbed run --workload (run_workload.c): the job's plan run on the
  * testbed, way by way, by the testbed's use case with a local transaction
@@ -288,6 +291,8 @@ int testbed_topo_apply(const struct fabric_cmd *fc, struct fabric *f, struct ofc
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv);
 /* `ofc testbed mpirun` (cmd_testbed_mpirun.c): argv[0] is "mpirun". */
 int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv);
+/* `ofc testbed link|miswire` (cmd_testbed_fault.c): argv[0] is the action. */
+int cmd_testbed_fault(const struct cli_cmd *cmd, int argc, char **argv);
 /* A job's result as `ofc testbed mpirun` prints it, run here or by ofcd
  * (TestbedMpirun): the text, or (json) its JSON; the exit status the
  * command gives (the program's; 1 when stopped, 0 when only its

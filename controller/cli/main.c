@@ -47,13 +47,15 @@ static const struct cli_cmd commands[] = {
     {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
      "recorded and live device state, and any unfinished transaction", cmd_status},
     {"testbed",
-     "up|check|run|mpirun|down FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--json] "
+     "up|check|run|mpirun|down|link|miswire FILE [--device NAME=HOST:PORT]... [--state-dir DIR] "
+     "[--json] "
      "[up: --rate-scale X] [run: --collective C [--algo A] [--size M] [--chunks P] "
      "[--lowering L] [--schedule FILE] [--topology SPEC] [--alpha T] [--timeout T] "
      "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
      "[--iterations K] "
      "[--way static|per-phase|chosen|all] [--switch-overhead T,C] | mpirun: [--mpi "
-     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]]",
+     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] "
+     "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree",
      "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
@@ -80,6 +82,7 @@ static const struct cli_cmd commands[] = {
     {"reconfigure", NULL, "rewire the fabric, or make a partition of hosts, through ofcd",
      cmd_daemon_only},
     {"release", NULL, "let go of a partition made with reconfigure --hosts", cmd_daemon_only},
+    {"wiring", NULL, "each circuit as the hosts' LLDP hears it, through ofcd", cmd_daemon_only},
     {"cluster", "status [--json] [--timeout DUR]",
      "every replica's role, lease and contact, etcd, devices, queue and holds", cmd_cluster},
     {"metrics", "[--timeout DUR]", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
@@ -97,7 +100,8 @@ static void usage_all(void)
 	FILE *out = stdout;
 
 	fprintf(out, "usage: ofc COMMAND [ARGS]\n       ofc --socket PATH "
-		     "status|apply|reconfigure|release|schedule|plan|watch|cancel|fail|restore|"
+		     "status|wiring|apply|reconfigure|release|schedule|plan|watch|cancel|fail|"
+		     "restore|"
 		     "drain|undrain|cluster|metrics [ARGS]\n"
 		     "       ofc --server https://HOST:PORT --cert FILE --key FILE --cacert "
 		     "FILE COMMAND [ARGS]\n"

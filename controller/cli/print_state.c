@@ -87,6 +87,55 @@ static void print_drained(const Ofc__V1__State *s)
 
 /* The latest libofc-mpi report of each partition: a line per report, one
  * per collective it saw. */
+/* The wiring's counts and the age they rest on, after PREFIX. */
+static void wiring_counts(const char *prefix, const Ofc__V1__Wiring *w)
+{
+	printf("%s%u confirmed, %u miswired, %u dark, %u not seen; %u host%s reporting", prefix,
+	       w->confirmed, w->miswired, w->dark, w->not_seen, w->hosts_reporting,
+	       w->hosts_reporting == 1 ? "" : "s");
+	if (w->has_oldest_report_age_seconds)
+		printf(", the oldest report %.1f s old", w->oldest_report_age_seconds);
+	printf("\n");
+}
+
+/* What the hosts' agents hear against the record (none reporting: no
+ * line, an ofcd without agents reads as before), each miswired link
+ * named. */
+static void print_wiring(const Ofc__V1__State *s)
+{
+	const Ofc__V1__Wiring *w = s->wiring;
+	size_t shown = 0;
+
+	if (!w || !w->hosts_reporting)
+		return;
+	wiring_counts("  wiring     ", w);
+	for (size_t i = 0; i < w->n_links; i++) {
+		const Ofc__V1__Wiring__Link *k = w->links[i];
+
+		if (!k->verdict || strcmp(k->verdict, "miswired") != 0)
+			continue;
+		if (shown++ < 8)
+			printf("             %s\n", OR_DASH(k->detail));
+	}
+	if (shown > 8)
+		printf("             and %zu more miswired ('ofc wiring' lists them)\n", shown - 8);
+}
+
+void print_wiring_links(const Ofc__V1__Wiring *w)
+{
+	wiring_counts("wiring: ", w);
+	for (size_t i = 0; i < w->n_links; i++) {
+		const Ofc__V1__Wiring__Link *k = w->links[i];
+
+		printf("  %s -> %s  %s", OR_DASH(k->src), OR_DASH(k->dst), OR_DASH(k->verdict));
+		if (k->detail)
+			printf(": %s", k->detail);
+		if (k->has_age_seconds)
+			printf(" (reported %.1f s ago)", k->age_seconds);
+		printf("\n");
+	}
+}
+
 static void print_mpi_reports(const Ofc__V1__State *s)
 {
 	for (size_t i = 0; i < s->n_mpi_reports; i++) {
@@ -205,6 +254,7 @@ void print_state(const Ofc__V1__State *s, bool https)
 	if (s->tenant && !s->n_held)
 		printf("  held       none of %s's\n", s->tenant);
 	print_mpi_reports(s);
+	print_wiring(s);
 	if (s->transaction)
 		printf("  transaction %llu: %s (%s %s, ticket %llu%s%s)\n",
 		       (unsigned long long)s->transaction->id,

@@ -122,7 +122,15 @@ void host_links_wiring(const struct ofcd *d, uint32_t counts[WIRING_NVERDICTS], 
  * or with dst leaving it ("DST:Q"); NULL: none (dark). */
 const char *wiring_record_end(const struct ofcd *d, const char *host, uint32_t port, bool dst,
 			      char *buf, size_t n);
-int64_t wiring_now_ms(void); /* the reports' clock: monotonic ms */
+int64_t wiring_now_ms(void);				/* the reports' clock: monotonic ms */
+const char *wiring_verdict_word(enum wiring_verdict v); /* "confirmed", ..., "not-seen" */
+/* (wiring.c) here hears heard where the record gives exp (NULL: none), in
+ * words: "h0:0 reaches h3:0 where the record's circuits give h1:0 (and
+ * h3:0 should hear h2:0)". */
+void wiring_difference(const struct ofcd *d, const char *here, const char *heard, const char *exp,
+		       char *buf, size_t n);
+/* (wiring.c) State.wiring now: every circuit's verdict, in arena a. */
+Ofc__V1__Wiring *wiring_msg(const struct ofcd *d, struct arena *a);
 
 struct ofcd_loop {
 	struct loop *ev; /* the event loop (loop.h) */

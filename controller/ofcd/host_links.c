@@ -193,43 +193,20 @@ static void check_wiring(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Re
 {
 	for (size_t i = 0; i < r->n_ports && hs->lldp_running; i++) {
 		struct port_seen *ps = &hs->ports[r->ports[i]->port];
-		char here[NAME_MAX_LEN + 16], want[NAME_MAX_LEN + 16], gives[NAME_MAX_LEN + 16];
-		const char *exp, *to;
-		bool wrong;
+		char here[NAME_MAX_LEN + 16], want[NAME_MAX_LEN + 16], said[2 * NAME_MAX_LEN + 300];
+		const char *exp;
 
 		snprintf(here, sizeof(here), "%s:%u", hs->name, r->ports[i]->port);
 		exp = wiring_record_end(d, hs->name, r->ports[i]->port, false, want, sizeof(want));
-		wrong = ps->neighbour && (!exp || strcmp(exp, ps->neighbour) != 0);
-		if (!wrong) {
+		if (!ps->neighbour || (exp && strcmp(exp, ps->neighbour) == 0)) {
 			ps->miswired_said = false;
 			continue;
 		}
 		if (ps->miswired_said)
 			continue;
 		ps->miswired_said = true;
-		/* the heard source's fibre reaches here; the record sends it elsewhere */
-		{
-			const char *colon = strrchr(ps->neighbour, ':');
-			char nh[NAME_MAX_LEN + 1];
-			uint32_t np = colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : 0;
-
-			snprintf(nh, sizeof(nh), "%.*s", (int)(colon ? colon - ps->neighbour : 0),
-				 ps->neighbour);
-			to =
-			    colon ? wiring_record_end(d, nh, np, true, gives, sizeof(gives)) : NULL;
-		}
-		if (to)
-			ofcd_log(
-			    d, OFCD_LOG_WARNING,
-			    "wiring: %s reaches %s where the record's circuits give %s (and %s "
-			    "should hear %s)",
-			    ps->neighbour, here, to, here, exp ? exp : "nothing: dark");
-		else
-			ofcd_log(
-			    d, OFCD_LOG_WARNING,
-			    "wiring: %s reaches %s, but the record's circuits give %s no circuit "
-			    "(%s should hear %s)",
-			    ps->neighbour, here, ps->neighbour, here, exp ? exp : "nothing: dark");
+		wiring_difference(d, here, ps->neighbour, exp, said, sizeof(said));
+		ofcd_log(d, OFCD_LOG_WARNING, "wiring: %s", said);
 	}
 }
 

@@ -18,7 +18,10 @@
  * protobuf merges concatenated messages, so the two make one Response,
  * whose bytes after the id are the same for every request (ofc-gateway
  * keeps the JSON it wrote for them: controller/gateway/cache.c). */
-static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, size_t *len)
+/* With w (State.wiring, computed at the request: its ages are now's): the
+ * answer packed afresh into *own, not cached. */
+static void state_answer(struct ofcd *d, unsigned variant, const Ofc__V1__Wiring *w, uint8_t **own,
+			 const uint8_t **buf, size_t *len)
 {
 	struct snapshot *s = d->loop->snap;
 	Ofc__V1__State *st = s->state;
@@ -30,7 +33,8 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 
 	/* (where in the event log it stands is in the answer: a new event
 	 * makes a new one, though nothing else changed) */
-	if (d->loop->cache[variant].valid && d->loop->cache[variant].version == d->loop->version &&
+	if (!w && d->loop->cache[variant].valid &&
+	    d->loop->cache[variant].version == d->loop->version &&
 	    d->loop->cache[variant].seq == seq && d->loop->cache[variant].log == log) {
 		*buf = d->loop->cache[variant].buf;
 		*len = d->loop->cache[variant].len;
@@ -120,12 +124,18 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->has_event_seq = st->has_event_log = 1;
 	st->event_seq = seq;
 	st->event_log = log;
-	free(d->loop->cache[variant].buf);
-	response_pack(&r, &d->loop->cache[variant].buf, &d->loop->cache[variant].len);
-	d->loop->cache[variant].valid = true;
-	d->loop->cache[variant].version = d->loop->version;
-	d->loop->cache[variant].seq = seq;
-	d->loop->cache[variant].log = log;
+	st->wiring = (Ofc__V1__Wiring *)w;
+	if (w) {
+		response_pack(&r, own, len);
+		*buf = *own;
+	} else {
+		free(d->loop->cache[variant].buf);
+		response_pack(&r, &d->loop->cache[variant].buf, &d->loop->cache[variant].len);
+		d->loop->cache[variant].valid = true;
+		d->loop->cache[variant].version = d->loop->version;
+		d->loop->cache[variant].seq = seq;
+		d->loop->cache[variant].log = log;
+	}
 	for (uint32_t i = 0; ro && i < s->ndevs; i++)
 		s->devs[i]->error = (char *)errs[i];
 	for (size_t i = 0; creds && i < nsw + nrg; i++) {
@@ -148,9 +158,12 @@ static void state_answer(struct ofcd *d, unsigned variant, const uint8_t **buf, 
 	st->n_mpi_reports = 0;
 	st->cluster = NULL;
 	st->has_event_seq = st->has_event_log = 0;
+	st->wiring = NULL;
 	arena_free(&a);
-	*buf = d->loop->cache[variant].buf;
-	*len = d->loop->cache[variant].len;
+	if (!w) {
+		*buf = d->loop->cache[variant].buf;
+		*len = d->loop->cache[variant].len;
+	}
 }
 
 /* A tenant's state (authz.c): its partitions' part, built per request. */
@@ -187,14 +200,17 @@ int get_state(const struct request *rq)
 			   (authz_sees_all(&rq->who) ? 0u : 4u) |
 			   (g && g->with_fabric && g->fabric_brief ? 8u : 0u);
 	const uint8_t *body;
-	uint8_t idbuf[16];
+	uint8_t idbuf[16], *own = NULL;
 	size_t len, idlen;
+	struct arena a = {0};
 
 	if (authz_is_tenant(rq->who.p))
 		return tenant_state(rq);
 	/* A follower computes the state's schedule when asked (state_schedule.c). */
 	state_schedule_check(c->d, true);
-	state_answer(c->d, variant, &body, &len);
+	state_answer(c->d, variant, g && g->with_wiring ? wiring_msg(c->d, &a) : NULL, &own, &body,
+		     &len);
+	arena_free(&a);
 	idr.has_id = 1;
 	idr.id = id;
 	idlen = protobuf_c_message_pack(&idr.base, idbuf);
@@ -205,9 +221,11 @@ int get_state(const struct request *rq)
 		      (variant & 9) == 1 ? ": ask with fabric_brief, or without with_fabric"
 		      : variant & 3	 ? ": ask without with_fabric / with_edges"
 					 : "");
+		free(own);
 		return 0;
 	}
 	conn_queue(c, idbuf, idlen, body, len);
+	free(own);
 	return 0;
 }
 

@@ -47,7 +47,8 @@
  * fabric (with_fabric), config_file (each replica's own), daemon_pid,
  * schedule_computing_since_unix_ms, state_dir, state_dir_exists,
  * testbed_up, tenant, cluster, mpi_reports (the leader's, in memory: a
- * finished job's report, mpi_report.c), and the devices' counters (commands,
+ * finished job's report, mpi_report.c), wiring (with_wiring, computed at
+ * each request from the hosts' reports), and the devices' counters (commands,
  * errors, last_contact_unix_ms, last_contact_by). */
 static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15, 16,
 				       20, 21, 23, 24, 25, 26, 27, 202};

@@ -12,7 +12,8 @@
  * up|check|run|down`, the CLI's and ofcd's): bringing the namespaces up
  * and down (testbed.c; up.c as a user asks it, shaped to what this
  * machine carries), what a run sees of them and what their circuits carry (testbed_net.c),
- * and whether every host reaches every other (icmp.c). hosts.c holds
+ * and whether every host reaches every other (icmp.c); faults made
+ * behind ofc's back for the hosts' agents to find (faults.c). hosts.c holds
  * the names, the state directory's two files and the hosts' target.
  * Nothing here prints. */
 #ifndef OFC_CONTROLLER_TESTBED_H
@@ -101,6 +102,14 @@ struct Ofc__V1__TestbedUpAnswer *testbed_up_answer(struct arena *a, const char *
  * forgotten. */
 int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
 		    struct ofc_error *err);
+/* Faults behind ofc's back (faults.c), the record untouched: host port
+ * (host, port)'s link (i<port> in its namespace) down or up; the far ends
+ * of the circuits leaving host ports a and b ({host, port}) swapped, said
+ * in words in said ("h0:0 now reaches h3:1 and h2:0 reaches h1:0"). */
+int testbed_link_set(const struct fabric *f, uint32_t host, uint32_t port, bool up,
+		     struct ofc_error *err);
+int testbed_miswire(const struct fabric *f, const char *state_dir, const uint32_t a[2],
+		    const uint32_t b[2], char *said, size_t n, struct ofc_error *err);
 /* Remove every namespace the testbed made (those its file lists, else
  * this config's names) and its files. */
 int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremoved,

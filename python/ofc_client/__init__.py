@@ -400,14 +400,18 @@ class Client:
 
     # ---- reads ----------------------------------------------------------
 
-    def get_state(self, with_fabric=False, with_edges=False, fabric_brief=False):
+    def get_state(self, with_fabric=False, with_edges=False, fabric_brief=False,
+                  with_wiring=False):
         """The last committed state: devices, topology, schedule, the
         transaction running and the queue (ofc.v1.State). fabric_brief:
-        the fabric without its wiring, circuits and logical topology."""
+        the fabric without its wiring, circuits and logical topology.
+        with_wiring: .wiring, each circuit as the hosts' agents hear it
+        (docs/hosts.md)."""
         req = control_pb2.Request()
         req.get_state.with_fabric = with_fabric
         req.get_state.with_edges = with_edges
         req.get_state.fabric_brief = fabric_brief
+        req.get_state.with_wiring = with_wiring
         return self.call(req).state
 
     def get_schedule(self, collective, algorithm=None, size_bytes=None, topology=None,

@@ -1,8 +1,9 @@
 #!/bin/sh
-# ofc-hostd, a host's agent, on 4 hosts made here as network namespaces
-# with a veth per committed circuit (o<p> at its source, i<q> at its end,
-# as the testbed names them), lldpd in each: every agent reports its ports
-# to ofcd through its socket. A link taken down in a host's namespace
+# ofc-hostd, a host's agent, on the 4 hosts of a testbed ofcd brings up
+# (network namespaces, a veth per committed circuit: o<p> at its source,
+# i<q> at its end), lldpd in each: every agent reports its ports to ofcd
+# through its socket. The faults are made with `ofc testbed link` and
+# `ofc testbed miswire`, behind ofc's back. A link taken down in a host's namespace
 # becomes the failure HOST:PORT in ofcd's state (as `ofc fail` makes it),
 # restored once it has stayed up for the hold-down; lldpd stopped on a
 # host is said by its agent. Bad options are refused by name.
@@ -23,7 +24,8 @@ if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null || ! command -v lldp
 	exit $?
 fi
 
-NS="hd$$"
+FAB="hd$$"
+NS="ofc-$FAB"
 SOCK="$TMP/ofcd.sock"
 PIDS=""
 cleanup() {
@@ -41,7 +43,7 @@ chmod 711 "$TMP"
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
 cat >"$TMP/fab.yaml" <<EOF
 version: 1
-name: hostd
+name: $FAB
 hosts: {count: 4, prefix: h, ports: 2}
 switches:
   - name: ocs0
@@ -62,9 +64,9 @@ PIDS="$PIDS $!"
 deadline 30
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
 
-# The hosts: a namespace each, a veth per committed circuit.
+# The hosts: the testbed, a namespace each, a veth per committed circuit.
+expect_exit 0 $OFC --socket "$SOCK" testbed up
 $OFC --socket "$SOCK" status --json >"$TMP/state.json"
-for h in 0 1 2 3; do ip netns add "$NS-h$h" && ip -n "$NS-h$h" link set lo up; done
 python3 - "$TMP/state.json" >"$TMP/veths" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -72,10 +74,6 @@ for d in j["devices"]:
     for c in d.get("circuits", []):
         print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
 PY
-while read -r sh sp dh dp; do
-	ip link add "o$sp" netns "$NS-$sh" type veth peer name "i$dp" netns "$NS-$dh" &&
-		ip -n "$NS-$sh" link set "o$sp" up && ip -n "$NS-$dh" link set "i$dp" up
-done <"$TMP/veths"
 [ "$(wc -l <"$TMP/veths")" -eq 8 ] && ok || bad "8 circuits of biring:4" "$(cat "$TMP/veths")"
 
 start_host() { # N: lldpd and the agent in host hN's namespace
@@ -107,9 +105,9 @@ grep -q "host h0: 2 of 2 ports up, 0 held failed (0 suppressed); lldpd answers" 
 
 # h2's port 1 down in its namespace: the failure h2:1; up: restored after
 # the hold-down (1 s), as ofc fail and ofc restore would.
-ip -n "$NS-h2" link set i1 down
+expect_stdout_has "testbed: h2:1 down (behind ofc's back)" $OFC testbed link "$TMP/fab.yaml" h2:1 down
 wait_for '"h2:1" in j.get("failed", [])' "h2:1 failed once its link went down"
-ip -n "$NS-h2" link set i1 up
+expect_exit 0 $OFC testbed link "$TMP/fab.yaml" h2:1 up
 wait_for '"h2:1" not in j.get("failed", [])' "h2:1 restored after the hold-down"
 grep -q "host h2's link h2:1 down" "$TMP/ofcd.log" &&
 	ok || bad "ofcd's log names the host's link" "$(grep -i h2:1 "$TMP/ofcd.log" | head -5)"
@@ -120,9 +118,7 @@ grep -q "host h2's link h2:1 down" "$TMP/ofcd.log" &&
 # two re-plans in all, not ten.
 replans() { $OFC --socket "$SOCK" metrics | sed -n 's/^ofc_replans_total //p'; }
 r0=$(replans)
-for i in 1 2 3 4 5; do
-	ip -n "$NS-h1" link set i0 down && sleep 0.2 && ip -n "$NS-h1" link set i0 up && sleep 0.2
-done
+expect_stdout_has "testbed: h1:0 flapped" $OFC testbed link "$TMP/fab.yaml" h1:0 flap --count 5 --period 0.4
 wait_for '"h1:0" in j.get("failed", [])' "a flapping h1:0 failed"
 sleep 1.5 # past the hold-down: still failed, suppressed
 $OFC --socket "$SOCK" metrics >"$TMP/m"
@@ -141,19 +137,48 @@ wait_metric() { # 'TEXT' WHAT: ofc metrics prints the line TEXT within 20 s
 	ok
 }
 wait_metric 'ofc_wiring_links{verdict="confirmed"} 8' "the 8 circuits confirmed by LLDP"
+# ... and in the state: status's line, every link of `ofc wiring` (exit 0)
+$OFC --socket "$SOCK" status >"$TMP/status.txt"
+grep -q "^  wiring     8 confirmed, 0 miswired, 0 dark, 0 not seen; 4 hosts reporting, the oldest report [0-9.]* s old$" "$TMP/status.txt" &&
+	ok || bad "status says the wiring's verdict and age" "$(cat "$TMP/status.txt")"
+expect_exit 0 $OFC --socket "$SOCK" wiring
+$OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
+[ "$(grep -c '^  h[0-3]:[01] -> h[0-3]:[01]  confirmed (reported [0-9.]* s ago)$' "$TMP/wiring.txt")" -eq 8 ] &&
+	ok || bad "ofc wiring lists the 8 links confirmed" "$(cat "$TMP/wiring.txt")"
 # Two fibres swapped behind ofc's back (h0:0's and h2:0's circuits' far
 # ends exchanged): the switch still holds what ofc asked for, the hosts
 # hear the difference, and ofcd names it.
 set -- $(grep '^h0 0 ' "$TMP/veths") && a_dst=$3 a_port=$4
 set -- $(grep '^h2 0 ' "$TMP/veths") && b_dst=$3 b_port=$4
-ip -n "$NS-h0" link del o0 && ip -n "$NS-h2" link del o0
-ip link add o0 netns "$NS-h0" type veth peer name "i$b_port" netns "$NS-$b_dst" &&
-	ip link add o0 netns "$NS-h2" type veth peer name "i$a_port" netns "$NS-$a_dst" &&
-	ip -n "$NS-h0" link set o0 up && ip -n "$NS-h2" link set o0 up &&
-	ip -n "$NS-$b_dst" link set "i$b_port" up && ip -n "$NS-$a_dst" link set "i$a_port" up
+expect_stdout_has "testbed: h0:0 now reaches $b_dst:$b_port and h2:0 reaches $a_dst:$a_port (behind ofc's back)" \
+	$OFC testbed miswire "$TMP/fab.yaml" h0:0 h2:0 --state-dir "$TMP/st"
+expect_error 2 "ofc testbed: 'h9:0': fabric $FAB has no host h9" $OFC testbed link "$TMP/fab.yaml" h9:0 down
+expect_error 2 "ofc testbed: 'h1:2': host h1 has ports 0..1" $OFC testbed miswire "$TMP/fab.yaml" h0:1 h1:2
+expect_error 2 "ofc testbed: link: 'sideways': expected down, up or flap" $OFC testbed link "$TMP/fab.yaml" h1:0 sideways
+expect_error 2 "ofc: h0:1 twice: miswire swaps two ports" $OFC testbed miswire "$TMP/fab.yaml" h0:1 h0:1
 wait_metric 'ofc_wiring_links{verdict="miswired"} 2' "the swapped pair found miswired"
-grep -qF "wiring: h0:0 reaches $b_dst:$b_port where the record's circuits give $a_dst:$a_port (and $b_dst:$b_port should hear h2:0)" "$TMP/ofcd.log" &&
+SAID="h0:0 reaches $b_dst:$b_port where the record's circuits give $a_dst:$a_port (and $b_dst:$b_port should hear h2:0)"
+grep -qF "wiring: $SAID" "$TMP/ofcd.log" &&
 	ok || bad "ofcd names the swapped fibre" "$(grep wiring "$TMP/ofcd.log")"
+# the same words in status, and the two links miswired in `ofc wiring`
+# (exit 1: a check) and its JSON, each with what its end hears
+$OFC --socket "$SOCK" status >"$TMP/status.txt"
+grep -q "^  wiring     6 confirmed, 2 miswired, 0 dark, 0 not seen; 4 hosts reporting" "$TMP/status.txt" &&
+	grep -qxF "             $SAID" "$TMP/status.txt" &&
+	ok || bad "status names the swapped fibre" "$(cat "$TMP/status.txt")"
+expect_exit 1 $OFC --socket "$SOCK" wiring
+$OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
+sed 's/ (reported [0-9.]* s ago)$//' "$TMP/wiring.txt" | grep -qxF "  h2:0 -> $b_dst:$b_port  miswired: $SAID" &&
+	ok || bad "ofc wiring names the swapped link" "$(cat "$TMP/wiring.txt")"
+$OFC --socket "$SOCK" wiring --json >"$TMP/wiring.json"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if sorted((k['src'], k['dst'], k['heard']) for k in j['links'] if k['verdict'] == 'miswired') == sorted([('h0:0', '$a_dst:$a_port', 'h2:0'), ('h2:0', '$b_dst:$b_port', 'h0:0')]) and j['confirmed'] == 6 and all(k['age_seconds'] >= 0 for k in j['links']) else 1)" "$TMP/wiring.json" &&
+	ok || bad "ofc wiring --json: the two links miswired, with what each end hears" "$(head -c 1500 "$TMP/wiring.json")"
+expect_json "j['wiring']['miswired'] == 2 and j['wiring']['hosts_reporting'] == 4" \
+	$OFC --socket "$SOCK" status --json
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+PYTHONPATH="$BUILD/python" $PY -c "import ofc_client, sys; w = ofc_client.Client(sys.argv[1]).get_state(with_wiring=True).wiring; sys.exit(0 if w.miswired == 2 and sorted(k.src for k in w.links if k.verdict == 'miswired') == ['h0:0', 'h2:0'] else 1)" "$SOCK" &&
+	ok || bad "the Python client reads the wiring"
 
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.
 kill "$lldpd_h3"
@@ -162,5 +187,8 @@ until grep -q "lldpd does not answer" "$TMP/hostd-h3.log" || past $_w; do sleep 
 wait_metric 'ofc_wiring_links{verdict="not-seen"} 2' "h3's circuits in: not seen, once its lldpd is gone"
 grep -q "ofc-hostd: h3: lldpd does not answer at $TMP/lldp-h3.sock (.*): no LLDP neighbours, wiring not seen" "$TMP/hostd-h3.log" &&
 	ok || bad "h3's agent says lldpd is gone" "$(cat "$TMP/hostd-h3.log")"
+$OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
+[ "$(grep -c -- "-> h3:[01]  not-seen: h3's lldpd does not answer" "$TMP/wiring.txt")" -eq 2 ] &&
+	ok || bad "ofc wiring: h3's links not seen, and why" "$(cat "$TMP/wiring.txt")"
 
 finish

@@ -80,9 +80,10 @@ def agree(a, b, where):
 
 if kind == "status":
     local_only = {"in_sync"}
-    # (event_seq, event_log: where in ofcd's event log the state stands)
+    # (event_seq, event_log: where in ofcd's event log the state stands;
+    # wiring: what the hosts' agents reported to it)
     daemon_only = {"daemon_pid", "schedule", "schedule_error", "schedule_computing_since_unix_ms",
-                   "event_seq", "event_log"}
+                   "event_seq", "event_log", "wiring"}
     dev_local_only = {"reachable", "in_sync", "error"}
     # what ofcd counted talking to a device (docs/json.md): nothing here counts
     dev_daemon_only = {"last_contact_unix_ms", "commands", "errors"}

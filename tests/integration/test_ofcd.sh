@@ -76,7 +76,7 @@ expect_error 2 "ofcd: --device 'ocs9': $TMP/torus.yaml has no switch or ring of 
 	$OFCD --config "$TORUS" --socket "$SOCK" --foreground --state-dir "$ST" --device ocs9=127.0.0.1:5
 expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" \
 	$OFC --socket "$TMP/none.sock" status
-expect_error 2 "ofc: 'topo' does not talk to ofcd (status, apply, reconfigure, release, schedule, plan, watch, cancel, fail, restore, testbed up|run|check|down|mpirun, cluster and metrics do)" \
+expect_error 2 "ofc: 'topo' does not talk to ofcd (status, wiring, apply, reconfigure, release, schedule, plan, watch, cancel, fail, restore, testbed up|run|check|down|mpirun, cluster and metrics do)" \
 	$OFC --socket "$SOCK" topo ring:4
 # Neither --socket nor OFC_SOCKET: the daemon's own commands ask the socket
 # its unit listens on (the Python client's default too) and say so. (Exit 0

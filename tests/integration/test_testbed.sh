@@ -142,7 +142,7 @@ sys.exit(0 if holds or named else 1)' "$TMP/out" && ok ||
 echo "testbed: testbed12-patch allreduce 4 MiB shaped by up, measured/predicted: $(python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["runs"][0]["ratio"])' "$TMP/out" 2>/dev/null) (load $(cut -d' ' -f1 /proc/loadavg))"
 expect_stdout_has "testbed $N12 down: 12 namespaces removed" $OFC testbed down "$TMP/tb12.yaml" --state-dir "$ST12"
 
-expect_error 2 "ofc testbed: unknown action 'sideways' (expected up, check, run, mpirun or down)" $OFC testbed sideways "$TMP/torus.yaml"
-expect_error 2 "ofc testbed: missing up, check, run, mpirun or down" $OFC testbed
+expect_error 2 "ofc testbed: unknown action 'sideways' (expected up, check, run, mpirun, down, link or miswire)" $OFC testbed sideways "$TMP/torus.yaml"
+expect_error 2 "ofc testbed: missing up, check, run, mpirun, down, link or miswire" $OFC testbed
 
 finish

@@ -1,0 +1,131 @@
+/* `ofc testbed link FILE HOST:PORT down|up|flap` and `ofc testbed miswire
+ * FILE HOST:PORT HOST:PORT`: faults made on a testbed behind ofc's back
+ * (controller/testbed/faults.c), so that what the hosts' agents find
+ * (docs/hosts.md) can be shown and tested. The record is not touched. */
+#include "controller/cli/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* "HOST:PORT" of fabric f into {host, port}; 0, or 2 after saying why. */
+static int host_port(const struct cli_cmd *cmd, const struct fabric *f, const char *s,
+		     uint32_t out[2])
+{
+	const char *colon = strrchr(s, ':');
+	char name[NAME_MAX_LEN + 1], *end;
+	unsigned long p;
+	int h;
+
+	if (!colon || colon == s || (size_t)(colon - s) > NAME_MAX_LEN)
+		return cli_usage_error(cmd, "'%s': expected HOST:PORT", s);
+	snprintf(name, sizeof(name), "%.*s", (int)(colon - s), s);
+	if ((h = fabric_find_host(f, name)) < 0)
+		return cli_usage_error(cmd, "'%s': fabric %s has no host %s", s, f->name, name);
+	p = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || p >= f->hosts[h].ports)
+		return cli_usage_error(cmd, "'%s': host %s has ports 0..%u", s, name,
+				       f->hosts[h].ports - 1);
+	out[0] = (uint32_t)h;
+	out[1] = (uint32_t)p;
+	return 0;
+}
+
+static void pause_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* down, up, or flap: count bounces, each down then up for period/2. */
+static int link_action(const struct fabric *f, const uint32_t hp[2], const char *what,
+		       uint32_t count, double period, struct ofc_error *err)
+{
+	if (strcmp(what, "flap") != 0)
+		return testbed_link_set(f, hp[0], hp[1], strcmp(what, "up") == 0, err);
+	for (uint32_t i = 0; i < count; i++) {
+		if (testbed_link_set(f, hp[0], hp[1], false, err) < 0)
+			return -1;
+		pause_s(period / 2);
+		if (testbed_link_set(f, hp[0], hp[1], true, err) < 0)
+			return -1;
+		if (i + 1 < count)
+			pause_s(period / 2);
+	}
+	return 0;
+}
+
+/* argv[0] is "link" or "miswire". */
+int cmd_testbed_fault(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {{"state-dir", required_argument, NULL, 'S'},
+					     {"count", required_argument, NULL, 'c'},
+					     {"period", required_argument, NULL, 'p'},
+					     {"help", no_argument, NULL, 'h'},
+					     {0}};
+	bool link = strcmp(argv[0], "link") == 0;
+	const char *state_dir_opt = NULL;
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	uint32_t a[2], b[2], count = 5;
+	double period = 0.4;
+	char said[400] = "";
+	int c, rc;
+
+	optind = 1;
+	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h')
+			return cli_help(
+			    cmd,
+			    "link FILE HOST:PORT down|up|flap: the host port's link (i<PORT> in "
+			    "the\n"
+			    "host's namespace) down or up, or bounced --count times (5), down "
+			    "then\n"
+			    "up each --period (0.4 s).\n"
+			    "miswire FILE HOST:PORT HOST:PORT: the far ends of the circuits "
+			    "leaving\n"
+			    "the two host ports swapped, as two fibres crossed behind the switch.\n"
+			    "Both act behind ofc's back: the record still holds its circuits, and\n"
+			    "only the hosts' agents (ofc-hostd) can tell. Needs root.\n");
+		if (c == 'S')
+			state_dir_opt = optarg;
+		else if (c == 'c')
+			rc = cli_opt_u32(cmd, "count", optarg, 1, 1000, NULL, &count);
+		else
+			rc = cli_opt_duration(cmd, "period", optarg, &period);
+		if (c != 'S' && rc)
+			return rc;
+	}
+	if (argc - optind != 3)
+		return cli_usage_error(cmd, link ? "link: expected FILE HOST:PORT down|up|flap"
+						 : "miswire: expected FILE HOST:PORT HOST:PORT");
+	if (link && strcmp(argv[optind + 2], "down") && strcmp(argv[optind + 2], "up") &&
+	    strcmp(argv[optind + 2], "flap"))
+		return cli_usage_error(cmd, "link: '%s': expected down, up or flap",
+				       argv[optind + 2]);
+	if (testbed_need_root(&err) < 0 || fabric_open(argv[optind], &f, &err) < 0)
+		return cli_fail(&err);
+	if ((rc = host_port(cmd, f, argv[optind + 1], a)) ||
+	    (!link && (rc = host_port(cmd, f, argv[optind + 2], b)))) {
+		fabric_free(f);
+		return rc;
+	}
+	if (link) {
+		rc = link_action(f, a, argv[optind + 2], count, period, &err);
+		snprintf(said, sizeof(said), "%s:%u %s", f->hosts[a[0]].name, a[1],
+			 strcmp(argv[optind + 2], "flap") == 0 ? "flapped" : argv[optind + 2]);
+	} else {
+		char *dir = ctl_state_dir(state_dir_opt);
+
+		rc = testbed_miswire(f, dir, a, b, said, sizeof(said), &err);
+		free(dir);
+	}
+	fabric_free(f);
+	if (rc < 0)
+		return cli_fail(&err);
+	printf("testbed: %s (behind ofc's back)\n", said);
+	return 0;
+}
