@@ -62,7 +62,8 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 				relabel |= o->val == 'R';
 				choose |= o->val == 'H';
 				job |= o->val == 'w';
-				stages |= o->val == 'L';
+				/* (by name: testbed run's --lowering is an 'L' too) */
+				stages |= strcmp(o->name, "max-loss") == 0;
 			}
 			char *text = xasprintf("%s%s%s%s%s%s", help, fabric_cmd_options,
 					       relabel ? fabric_cmd_relabel_help : "",
