@@ -1,9 +1,8 @@
 /* The option tables (util/opts.c; ofcd's controller/ofcd/options.c and
- * ofc-gateway's controller/gateway/options.c): every row has a name, its
- * help and, for a numeric parser, a range that the parser keeps: its ends
- * are taken, a value past either end is refused with the row's words; one
- * loop reads any table (flags, repeats, --help, unknown options, missing
- * values, stray arguments); and the help lists every row. */
+ * ofc-gateway's controller/gateway/options.c, ofc-hostd's controller/cli/hostd.c): every row has a
+ * name, its help and, for a numeric parser, a range that the parser keeps: its ends are taken, a
+ * value past either end is refused with the row's words; one loop reads any table (flags, repeats,
+ * --help, unknown options, missing values, stray arguments); and the help lists every row. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "controller/cli/internal.h"
 #include "controller/gateway/options.h"
 #include "controller/ofcd/options.h"
 
@@ -143,6 +143,12 @@ static void test_gateway_rows(void **state)
 {
 	(void)state;
 	check_table(gw_option_table, sizeof(struct gw_opts));
+}
+
+static void test_hostd_rows(void **state)
+{
+	(void)state;
+	check_table(hostd_option_table, hostd_struct_size);
 }
 
 /* Every row is in --help and in the usage, and the help's lines fit. */
@@ -283,11 +289,9 @@ static void test_ofcd_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ofcd_rows),
-	    cmocka_unit_test(test_gateway_rows),
-	    cmocka_unit_test(test_help_lists_every_row),
-	    cmocka_unit_test(test_loop),
-	    cmocka_unit_test(test_ofcd_args),
+	    cmocka_unit_test(test_ofcd_rows),  cmocka_unit_test(test_gateway_rows),
+	    cmocka_unit_test(test_hostd_rows), cmocka_unit_test(test_help_lists_every_row),
+	    cmocka_unit_test(test_loop),       cmocka_unit_test(test_ofcd_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
