@@ -118,11 +118,11 @@ static int p_testbed_ports(const struct opt *row, const char *arg, void *base,
 static int p_target(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
 	struct hostd *h = base;
-	char option[32];
+	bool socket = strcmp(row->name, "socket") == 0;
 
-	*(strcmp(row->name, "socket") == 0 ? &h->asked_socket : &h->asked_server) = true;
-	snprintf(option, sizeof(option), "--%s", row->name);
-	if (cli_targets_add(&h->t, option, arg, err) < 0) {
+	*(socket ? &h->asked_socket : &h->asked_server) = true;
+	/* The option's words stay with the target, for later messages. */
+	if (cli_targets_add(&h->t, socket ? "--socket" : "--server", arg, err) < 0) {
 		err->code = OFC_E_USAGE;
 		return -1;
 	}
