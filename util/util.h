@@ -228,6 +228,74 @@ void fmt_duration(char *buf, size_t n, double seconds);
 /* ... and past 10 minutes in minutes, hours or days ("5.3 h"). */
 void fmt_duration_long(char *buf, size_t n, double seconds);
 
+/* ---- command-line options (opts.c) --------------------------------------
+ * A program's options as one table, as the YAML loader's keys are
+ * (controller/config/loader.h): a row per option with its long name, the
+ * field it fills (offsetof into the caller's struct), a typed parser, the
+ * range and the help. One loop (opt_parse, getopt_long built from the
+ * table) reads any table; the usage and --help (and through --help the man
+ * page, scripts/man.py) are written from it (opt_usage, opt_help). A value
+ * out of range is refused as "--NAME 'VALUE': EXPECT" (OFC_E_USAGE). */
+struct opt;
+/* Fill the row's field of base from arg (NULL for a flag); 0, or -1 with
+ * err: OFC_E_USAGE (the main adds its usage), OFC_E_INPUT (bad, exit 2,
+ * no usage) or OFC_E_RUNTIME (exit 1). */
+typedef int (*opt_parse_fn)(const struct opt *row, const char *arg, void *base,
+			    struct ofc_error *err);
+enum {
+	OPT_REQUIRED = 1, /* shown without brackets in the usage */
+	OPT_REPEAT = 2,	  /* may be given again: "[--NAME ARG]..." */
+	OPT_STOP = 4,	  /* --help, --version: opt_parse stops and returns 1 */
+	OPT_HIDE_USAGE = 8, /* in --help only (its usage is another row's) */
+};
+struct opt_choice {
+	const char *name;
+	int value;
+};
+struct opt {
+	const char *name;   /* without "--" */
+	opt_parse_fn parse; /* NULL: a flag, true into the bool at off */
+	size_t off;	    /* the field in base */
+	const char *arg;    /* the value's placeholder (FILE, DUR); NULL: no value */
+	const char *help;   /* one paragraph, wrapped by opt_help */
+	double min, max;    /* the numeric parsers' range */
+	const char *expect; /* after "--NAME 'VALUE': " when the value is refused */
+	unsigned flags;
+	char letter;		       /* a short option too (-h); 0: none */
+	const struct opt_choice *choices; /* opt_choice's, ending with a NULL name */
+};
+/* Parse argv with table (ending with a NULL name) into base: 0 when all
+ * were read, 1 when an OPT_STOP row was given (*stop names it), -1 with
+ * err (OFC_E_USAGE: an unknown option, a missing or a refused value, an
+ * argument that is no option). Uses getopt_long (not reentrant). */
+int opt_parse(const struct opt *table, int argc, char **argv, void *base,
+	      const struct opt **stop, struct ofc_error *err);
+/* "usage: PROG " and the rows wrapped under it, then "| --help | --version"
+ * (the OPT_STOP rows): required rows first, then the others in order. */
+void opt_usage(FILE *f, const char *prog, const struct opt *table);
+/* Each row: "  --NAME ARG" and its help from column 27 (or two spaces after
+ * a longer name), wrapped at 79 columns; continuation lines as deep as the
+ * help's first, so scripts/man.py joins them. */
+void opt_help(FILE *f, const struct opt *table);
+/* The generic parsers: strings (argv's, not copied), unsigned integers
+ * (uint32_t), sizes (uint64_t; opt_size32: uint32_t), durations in seconds
+ * (double; opt_seconds_or_0: 0 besides the range; opt_seconds_none: 0
+ * stored as -1, "none"), durations in whole milliseconds (uint32_t), octal
+ * modes (unsigned, at most max) and choices (int, from row->choices). */
+int opt_str(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_u32(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_size(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_size32(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_seconds(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_seconds_or_0(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_seconds_none(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_ms(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_octal(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int opt_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* "--NAME 'VALUE': " and fmt, OFC_E_USAGE: for a table's own parsers. */
+int opt_refuse(const struct opt *row, const char *arg, struct ofc_error *err, const char *fmt,
+	       ...) OFC_PRINTF(4, 5);
+
 /* ---- files ------------------------------------------------------------- */
 
 /* Read a whole regular file (at most max bytes) into a NUL-terminated

@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,6 +40,7 @@ struct hostd {
 	const char *host, *lldpcli, *lldp_sock, *netns;
 	double interval; /* s */
 	bool once, testbed, quiet;
+	bool asked_socket, asked_server; /* --socket, --server given */
 	uint32_t nports;
 	char rx[HOSTD_MAX_PORTS][IF_NAMESIZE + 1]; /* port p's receiving interface */
 	char tx[HOSTD_MAX_PORTS][IF_NAMESIZE + 1]; /* ... and its sending one ("": the same) */
@@ -56,33 +56,6 @@ struct hostd {
 	char lldp_error[400];
 	char last[512]; /* the last answer said, not said again */
 };
-
-static const char usage_text[] =
-    "usage: ofc-hostd --host NAME (--port P=IFNAME... | --testbed-ports N)\n"
-    "                 [--socket PATH | --server URL --cert FILE --key FILE --cacert FILE]\n"
-    "                 [--interval DUR] [--lldp-socket PATH] [--lldpcli PATH]\n"
-    "                 [--netns NAME] [--once] [--quiet] | --help | --version\n"
-    "\n"
-    "A host's agent: reports the host's fabric ports' link state (netlink) and\n"
-    "their LLDP neighbours (lldpd) to ofcd (docs/hosts.md). A port down becomes\n"
-    "a failure; ofcd checks the neighbours against the committed circuits.\n"
-    "\n"
-    "  --host NAME              the fabric host this machine is (the config's name)\n"
-    "  --port P=IFNAME          fabric port P is interface IFNAME (repeatable)\n"
-    "  --testbed-ports N        the testbed's naming: port p is i<p> (and o<p>)\n"
-    "  --socket PATH            ofcd's socket (repeatable, a comma list: replicas)\n"
-    "  --server URL             ofc-gateway's https:// URL (repeatable), with\n"
-    "  --cert FILE, --key FILE  the host's certificate (the policy's host role)\n"
-    "  --cacert FILE            the CA that signed the gateway's certificate\n"
-    "  --interval DUR           report every DUR even when nothing changed (1s)\n"
-    "  --lldp-socket PATH       lldpd's control socket (lldpd's default)\n"
-    "  --lldpcli PATH           the lldpcli to run (lldpcli)\n"
-    "  --netns NAME             enter the network namespace /run/netns/NAME first\n"
-    "                           (the testbed's hosts)\n"
-    "  --once                   report once and exit (0: ofcd took it)\n"
-    "  --quiet                  say only errors\n"
-    "  --help                   this text\n"
-    "  --version                the version\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -100,133 +73,127 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* ---- the options -------------------------------------------------------- */
+
+#define H(field) offsetof(struct hostd, field)
+
 /* --port P=IFNAME */
-static int add_port(struct hostd *h, const char *arg)
+static int p_port(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
+	struct hostd *h = base;
 	const char *eq = strchr(arg, '=');
 	uint32_t p;
 	char num[16];
 
 	if (!eq || (size_t)(eq - arg) >= sizeof(num) || !eq[1] || strlen(eq + 1) > IF_NAMESIZE - 1)
-		return usage("--port '%s': expected P=IFNAME", arg);
+		return opt_refuse(row, arg, err, "expected P=IFNAME");
 	snprintf(num, sizeof(num), "%.*s", (int)(eq - arg), arg);
 	if (parse_u32(num, &p) < 0 || p >= HOSTD_MAX_PORTS)
-		return usage("--port '%s': the port is a number below 64", arg);
+		return opt_refuse(row, arg, err, "the port is a number below 64");
 	if (h->rx[p][0])
-		return usage("--port '%s': that port is named twice", arg);
+		return opt_refuse(row, arg, err, "that port is named twice");
 	snprintf(h->rx[p], sizeof(h->rx[p]), "%s", eq + 1);
 	if (p + 1 > h->nports)
 		h->nports = p + 1;
-	return -1;
+	return 0;
 }
 
-enum { OPT_SOCKET = 0x100, OPT_SERVER, OPT_CERT, OPT_KEY, OPT_CACERT, OPT_LLDP_SOCKET };
+/* --testbed-ports N: port p is i<p>, and its frames go out on o<p>. */
+static int p_testbed_ports(const struct opt *row, const char *arg, void *base,
+			   struct ofc_error *err)
+{
+	struct hostd *h = base;
 
+	if (opt_u32(row, arg, base, err) < 0)
+		return -1;
+	h->testbed = true;
+	for (uint32_t p = 0; p < h->nports; p++) {
+		snprintf(h->rx[p], sizeof(h->rx[p]), "i%u", p);
+		snprintf(h->tx[p], sizeof(h->tx[p]), "o%u", p);
+	}
+	return 0;
+}
+
+/* --socket and --server: the replicas to walk (cli_targets_add). */
+static int p_target(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct hostd *h = base;
+	bool socket = strcmp(row->name, "socket") == 0;
+
+	*(socket ? &h->asked_socket : &h->asked_server) = true;
+	/* The option's words stay with the target, for later messages. */
+	if (cli_targets_add(&h->t, socket ? "--socket" : "--server", arg, err) < 0) {
+		err->code = OFC_E_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
+const struct opt hostd_option_table[] = {
+    {"host", opt_str, H(host), "NAME", "the fabric host this machine is (the config's name)",
+     .flags = OPT_REQUIRED},
+    {"port", p_port, 0, "P=IFNAME", "fabric port P is interface IFNAME (repeatable)",
+     .flags = OPT_REPEAT},
+    {"testbed-ports", p_testbed_ports, H(nports), "N",
+     "the testbed's naming: port p is i<p> (and o<p>)", 1, HOSTD_MAX_PORTS, "expected 1..64"},
+    {"socket", p_target, 0, "PATH", "ofcd's socket (repeatable, a comma list: replicas)",
+     .flags = OPT_REPEAT},
+    {"server", p_target, 0, "URL",
+     "ofc-gateway's https:// URL (repeatable), with --cert, --key and --cacert",
+     .flags = OPT_REPEAT},
+    {"cert", opt_str, H(t.srv.cert), "FILE", "the host's certificate (the policy's host role)"},
+    {"key", opt_str, H(t.srv.key), "FILE", "its private key"},
+    {"cacert", opt_str, H(t.srv.cacert), "FILE", "the CA that signed the gateway's certificate"},
+    {"interval", opt_seconds, H(interval), "DUR", "report every DUR even when nothing changed (1s)",
+     0.05, 3600, "expected a duration from 50ms to 1h"},
+    {"lldp-socket", opt_str, H(lldp_sock), "PATH", "lldpd's control socket (lldpd's default)"},
+    {"lldpcli", opt_str, H(lldpcli), "PATH", "the lldpcli to run (lldpcli)"},
+    {"netns", opt_str, H(netns), "NAME",
+     "enter the network namespace /run/netns/NAME first (the testbed's hosts)"},
+    {"once", NULL, H(once), NULL, "report once and exit (0: ofcd took it)"},
+    {"quiet", NULL, H(quiet), NULL, "say only errors"},
+    {"help", NULL, 0, NULL, "this text", .flags = OPT_STOP},
+    {"version", NULL, 0, NULL, "the version", .flags = OPT_STOP},
+    {NULL},
+};
+const size_t hostd_struct_size = sizeof(struct hostd);
+
+static void help(void)
+{
+	opt_usage(stdout, "ofc-hostd", hostd_option_table);
+	fputs("\nA host's agent: reports the host's fabric ports' link state (netlink) and\n"
+	      "their LLDP neighbours (lldpd) to ofcd (docs/hosts.md). A port down becomes\n"
+	      "a failure; ofcd checks the neighbours against the committed circuits.\n\n",
+	      stdout);
+	opt_help(stdout, hostd_option_table);
+}
+
+/* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, struct hostd *h)
 {
-	static const struct option opts[] = {
-	    {"host", required_argument, NULL, 'H'},
-	    {"port", required_argument, NULL, 'p'},
-	    {"testbed-ports", required_argument, NULL, 'T'},
-	    {"socket", required_argument, NULL, OPT_SOCKET},
-	    {"server", required_argument, NULL, OPT_SERVER},
-	    {"cert", required_argument, NULL, OPT_CERT},
-	    {"key", required_argument, NULL, OPT_KEY},
-	    {"cacert", required_argument, NULL, OPT_CACERT},
-	    {"interval", required_argument, NULL, 'i'},
-	    {"lldp-socket", required_argument, NULL, OPT_LLDP_SOCKET},
-	    {"lldpcli", required_argument, NULL, 'L'},
-	    {"netns", required_argument, NULL, 'n'},
-	    {"once", no_argument, NULL, '1'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {0},
-	};
 	struct ofc_error err = {0};
-	const char *why = NULL;
-	uint32_t n;
-	int c, rc;
-	bool sock = false, srv = false;
+	const struct opt *stop = NULL;
+	int rc;
 
 	h->interval = 1;
 	h->lldpcli = "lldpcli";
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			h->host = optarg;
-			break;
-		case 'p':
-			if ((rc = add_port(h, optarg)) >= 0)
-				return rc;
-			break;
-		case 'T':
-			if (parse_u32(optarg, &n) < 0 || n < 1 || n > HOSTD_MAX_PORTS)
-				return usage("--testbed-ports '%s': expected 1..64", optarg);
-			h->testbed = true;
-			h->nports = n;
-			for (uint32_t p = 0; p < n; p++) {
-				snprintf(h->rx[p], sizeof(h->rx[p]), "i%u", p);
-				snprintf(h->tx[p], sizeof(h->tx[p]), "o%u", p);
-			}
-			break;
-		case OPT_SOCKET:
-		case OPT_SERVER:
-			*(c == OPT_SOCKET ? &sock : &srv) = true;
-			if (cli_targets_add(&h->t, c == OPT_SOCKET ? "--socket" : "--server",
-					    optarg, &err) < 0)
-				return usage("%s", err.msg);
-			break;
-		case OPT_CERT:
-			h->t.srv.cert = optarg;
-			break;
-		case OPT_KEY:
-			h->t.srv.key = optarg;
-			break;
-		case OPT_CACERT:
-			h->t.srv.cacert = optarg;
-			break;
-		case 'i':
-			if (parse_duration(optarg, &h->interval, &why) < 0 || h->interval < 0.05 ||
-			    h->interval > 3600)
-				return usage("--interval '%s': expected a duration from 50ms to 1h",
-					     optarg);
-			break;
-		case OPT_LLDP_SOCKET:
-			h->lldp_sock = optarg;
-			break;
-		case 'L':
-			h->lldpcli = optarg;
-			break;
-		case 'n':
-			h->netns = optarg;
-			break;
-		case '1':
-			h->once = true;
-			break;
-		case 'q':
-			h->quiet = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		case 'V':
+	if ((rc = opt_parse(hostd_option_table, argc, argv, h, &stop, &err)) < 0)
+		return usage("%s", err.msg);
+	if (rc > 0) {
+		if (strcmp(stop->name, "help") == 0)
+			help();
+		else
 			printf("ofc-hostd %s\n", OFC_VERSION);
-			return 0;
-		default:
-			return usage("%s", "unknown option");
-		}
+		return 0;
 	}
-	if (optind < argc)
-		return usage("unexpected '%s'", argv[optind]);
 	if (!h->host || !*h->host)
 		return usage("%s", "--host NAME: the fabric host this machine is");
 	if (!h->nports)
 		return usage("%s", "no ports: --port P=IFNAME... or --testbed-ports N");
-	if (sock && srv)
+	if (h->asked_socket && h->asked_server)
 		return usage("%s", "--server and --socket: choose one");
-	h->t.https = srv;
-	if (!sock && !srv && cli_targets_from_env(&h->t, &err) < 0)
+	h->t.https = h->asked_server;
+	if (!h->asked_socket && !h->asked_server && cli_targets_from_env(&h->t, &err) < 0)
 		return usage("%s", err.msg);
 	if (cli_targets_check(&h->t, &err) < 0)
 		return usage("%s", err.msg);

@@ -456,6 +456,10 @@ int cmd_metrics(const struct cli_cmd *cmd, int argc, char **argv);
 struct Ofc__V1__State;
 int status_devices_exit(const struct Ofc__V1__State *s);
 
+/* ofc-hostd's options (hostd.c), into its struct hostd of that size. */
+extern const struct opt hostd_option_table[];
+extern const size_t hostd_struct_size;
+
 /* ofc-hostd (hostd.c): what lldpd hears (hostd_lldp.c) and the links
  * (hostd_links.c). */
 struct hostd_neighbour {

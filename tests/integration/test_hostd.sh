@@ -17,6 +17,10 @@ expect_error 2 "ofc-hostd: no ports: --port P=IFNAME... or --testbed-ports N" $H
 expect_error 2 "ofc-hostd: --port 'eth0': expected P=IFNAME" $HOSTD --host h0 --port eth0
 expect_error 2 "ofc-hostd: --interval '0': expected a duration from 50ms to 1h" \
 	$HOSTD --host h0 --testbed-ports 2 --interval 0
+# A target's option is named in its own messages, after the command line is read.
+expect_error 2 "ofc-hostd: --server 'http://x': expected https://HOST:PORT" \
+	$HOSTD --host h0 --testbed-ports 2 --server http://x
+expect_error 2 "ofc-hostd: --port '0=b': that port is named twice" $HOSTD --host h0 --port 0=a --port 0=b
 
 if [ "$(id -u)" -ne 0 ] || ! unshare --net true 2>/dev/null || ! command -v lldpd >/dev/null; then
 	echo "hostd: SKIP the hosts: needs root, network namespaces and lldpd (scripts/install-deps.sh test)"

@@ -1,0 +1,297 @@
+/* The option tables (util/opts.c; ofcd's controller/ofcd/options.c and
+ * ofc-gateway's controller/gateway/options.c, ofc-hostd's controller/cli/hostd.c): every row has a
+ * name, its help and, for a numeric parser, a range that the parser keeps: its ends are taken, a
+ * value past either end is refused with the row's words; one loop reads any table (flags, repeats,
+ * --help, unknown options, missing values, stray arguments); and the help lists every row. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/cli/internal.h"
+#include "controller/gateway/options.h"
+#include "controller/ofcd/options.h"
+
+/* A row's value, however the parser stores it, as a double. */
+static double stored(const struct opt *r, const void *base)
+{
+	const char *p = (const char *)base + r->off;
+
+	if (r->parse == opt_size)
+		return (double)*(const uint64_t *)p;
+	if (r->parse == opt_u32 || r->parse == opt_size32 || r->parse == opt_ms)
+		return (double)*(const uint32_t *)p * (r->parse == opt_ms ? 0.001 : 1);
+	if (r->parse == opt_octal)
+		return (double)*(const unsigned *)p;
+	return *(const double *)p;
+}
+
+static bool numeric(const struct opt *r)
+{
+	return r->parse == opt_u32 || r->parse == opt_size || r->parse == opt_size32 ||
+	       r->parse == opt_seconds || r->parse == opt_seconds_or_0 ||
+	       r->parse == opt_seconds_none || r->parse == opt_ms || r->parse == opt_octal;
+}
+
+/* v as the row's parser reads it: integers for counts, sizes and modes
+ * (octal), seconds for durations. */
+static void text(const struct opt *r, double v, char *buf, size_t n)
+{
+	if (r->parse == opt_octal)
+		snprintf(buf, n, "%llo", (unsigned long long)v);
+	else if (r->parse == opt_u32 || r->parse == opt_size || r->parse == opt_size32)
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.6g", v);
+}
+
+static void expect_taken(const struct opt *r, double v, size_t size)
+{
+	char *base = calloc(1, size), arg[64];
+	struct ofc_error err = {0};
+
+	text(r, v, arg, sizeof(arg));
+	if (r->parse(r, arg, base, &err) != 0)
+		fail_msg("--%s %s refused: %s", r->name, arg, err.msg);
+	double got = stored(r, base);
+	if (r->parse == opt_seconds_none && v == 0)
+		assert_true(got == -1); /* 0: none */
+	else if (fabs(got - v) > 1e-9 * fmax(1, v))
+		fail_msg("--%s %s stored %g", r->name, arg, got);
+	free(base);
+}
+
+static void expect_refused(const struct opt *r, double v, size_t size)
+{
+	char *base = calloc(1, size), arg[64], want[600];
+	struct ofc_error err = {0};
+
+	text(r, v, arg, sizeof(arg));
+	if (r->parse(r, arg, base, &err) == 0)
+		fail_msg("--%s %s taken, out of [%g, %g]", r->name, arg, r->min, r->max);
+	snprintf(want, sizeof(want), "--%s '%s': %s", r->name, arg, r->expect);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(err.code, OFC_E_USAGE);
+	free(base);
+}
+
+static void check_table(const struct opt *table, size_t size)
+{
+	size_t n = 0;
+
+	for (const struct opt *r = table; r->name; r++, n++) {
+		/* A name as getopt_long and the docs' check read it, said once. */
+		assert_true(r->name[0] >= 'a' && r->name[0] <= 'z');
+		assert_int_equal(strspn(r->name, "abcdefghijklmnopqrstuvwxyz0123456789-"),
+				 strlen(r->name));
+		for (const struct opt *q = table; q < r; q++)
+			if (strcmp(q->name, r->name) == 0)
+				fail_msg("--%s twice", r->name);
+		if (!r->help || strlen(r->help) < 8)
+			fail_msg("--%s has no help", r->name);
+		/* A value has a placeholder and a parser; a flag neither. */
+		if (!!r->arg != !!r->parse)
+			fail_msg("--%s: a placeholder without a parser or the reverse", r->name);
+		if (r->off + (r->parse ? sizeof(double) : sizeof(bool)) > size &&
+		    !(r->flags & OPT_STOP) && r->off)
+			fail_msg("--%s: its field is outside the struct", r->name);
+		if (r->parse == opt_choice) {
+			assert_non_null(r->expect);
+			assert_non_null(r->choices);
+			assert_non_null(r->choices[0].name);
+		}
+		if (!numeric(r))
+			continue;
+		/* A range, the words that say it, and a parser that keeps it. */
+		if (!r->expect)
+			fail_msg("--%s: no words for its range", r->name);
+		if (!(r->min >= 0 && r->min <= r->max))
+			fail_msg("--%s: range [%g, %g]", r->name, r->min, r->max);
+		expect_taken(r, r->min, size);
+		if (isfinite(r->max))
+			expect_taken(r, r->max, size);
+		if (r->min > 0)
+			expect_refused(r,
+				       r->parse == opt_u32 || r->parse == opt_size ||
+					       r->parse == opt_size32
+					   ? r->min - 1
+					   : r->min / 2,
+				       size);
+		if (isfinite(r->max))
+			expect_refused(r,
+				       r->parse == opt_u32 || r->parse == opt_size ||
+					       r->parse == opt_size32 || r->parse == opt_octal
+					   ? r->max + 1
+					   : r->max * 2,
+				       size);
+	}
+	assert_true(n > 10);
+}
+
+static void test_ofcd_rows(void **state)
+{
+	(void)state;
+	check_table(ofcd_option_table, sizeof(struct ofcd_args));
+}
+
+static void test_gateway_rows(void **state)
+{
+	(void)state;
+	check_table(gw_option_table, sizeof(struct gw_opts));
+}
+
+static void test_hostd_rows(void **state)
+{
+	(void)state;
+	check_table(hostd_option_table, hostd_struct_size);
+}
+
+/* Every row is in --help and in the usage, and the help's lines fit. */
+static void check_help(const struct opt *table, void (*help)(FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	help(f);
+	fclose(f);
+	for (const struct opt *r = table; r->name; r++) {
+		char want[80];
+
+		snprintf(want, sizeof(want), "--%s%s", r->name, r->arg ? " " : "");
+		if (!strstr(buf, want))
+			fail_msg("--help lacks %s", want);
+		snprintf(want, sizeof(want), "\n  --%s", r->name);
+		if (!(r->flags & OPT_STOP) && !strstr(buf, want))
+			fail_msg("--help has no paragraph for --%s", r->name);
+	}
+	for (char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		if (nl - line > 80 && !strstr(line, "  --"))
+			fail_msg("a help line of %d columns: %.*s", (int)(nl - line),
+				 (int)(nl - line), line);
+	free(buf);
+}
+
+static void ofcd_help(FILE *f)
+{
+	ofcd_args_help(f);
+}
+
+static void gw_help(FILE *f)
+{
+	gw_args_help(f);
+}
+
+static void test_help_lists_every_row(void **state)
+{
+	(void)state;
+	check_help(ofcd_option_table, ofcd_help);
+	check_help(gw_option_table, gw_help);
+}
+
+/* The loop: flags, repeats, values, --help and -h, and each way to get
+ * the command line wrong, said as ofcd's tests expect. */
+struct small {
+	bool flag;
+	const char *name;
+	uint32_t n;
+};
+
+static int p_count(const struct opt *r, const char *arg, void *base, struct ofc_error *err)
+{
+	(void)r;
+	(void)arg;
+	(void)err;
+	((struct small *)base)->n++;
+	return 0;
+}
+
+static const struct opt small_table[] = {
+    {"flag", NULL, offsetof(struct small, flag), NULL, "a flag"},
+    {"name", opt_str, offsetof(struct small, name), "NAME", "a name", .flags = OPT_REQUIRED},
+    {"again", p_count, 0, "X", "counted", .flags = OPT_REPEAT},
+    {"help", NULL, 0, NULL, "this", .flags = OPT_STOP, .letter = 'h'},
+    {NULL},
+};
+
+static int run(struct small *s, const struct opt **stop, struct ofc_error *err, int argc, ...)
+{
+	char *argv[16] = {"prog"};
+	va_list ap;
+
+	va_start(ap, argc);
+	for (int i = 1; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	*s = (struct small){0};
+	*stop = NULL;
+	*err = (struct ofc_error){0};
+	return opt_parse(small_table, argc, argv, s, stop, err);
+}
+
+static void test_loop(void **state)
+{
+	struct small s;
+	const struct opt *stop;
+	struct ofc_error err;
+
+	(void)state;
+	assert_int_equal(run(&s, &stop, &err, 6, "--flag", "--name", "x", "--again=1", "--again"),
+			 -1);
+	assert_string_equal(err.msg, "unknown option or missing value: --again");
+	assert_int_equal(run(&s, &stop, &err, 6, "--flag", "--name", "x", "--again=1", "--again=2"),
+			 0);
+	assert_true(s.flag);
+	assert_string_equal(s.name, "x");
+	assert_int_equal(s.n, 2);
+	assert_int_equal(run(&s, &stop, &err, 3, "--name", "x"), 0);
+	assert_false(s.flag);
+	assert_int_equal(run(&s, &stop, &err, 2, "-h"), 1);
+	assert_string_equal(stop->name, "help");
+	assert_int_equal(run(&s, &stop, &err, 2, "--help"), 1);
+	assert_int_equal(run(&s, &stop, &err, 2, "--bogus"), -1);
+	assert_string_equal(err.msg, "unknown option '--bogus'");
+	assert_int_equal(err.code, OFC_E_USAGE);
+	assert_int_equal(run(&s, &stop, &err, 2, "-x"), -1);
+	assert_string_equal(err.msg, "unknown option or missing value: -x");
+	assert_int_equal(run(&s, &stop, &err, 4, "--name", "x", "stray"), -1);
+	assert_string_equal(err.msg, "unexpected argument 'stray'");
+}
+
+/* ofcd's own rows: the options asked together, and a value into its field. */
+static void test_ofcd_args(void **state)
+{
+	struct ofcd_args a;
+	const struct opt *stop = NULL;
+	struct ofc_error err = {0};
+	char *ok[] = {"ofcd", "--config",    "c.yaml", "--socket", "s",	    "--max-request-time",
+		      "0",    "--device",    "a=h:1",  "--device", "b=h:2", "--link-hold-down",
+		      "2.5s", "--log-level", "debug"};
+	char *gw[] = {"ofcd", "--config", "c.yaml", "--socket", "s", "--gateway-socket", "g"};
+
+	(void)state;
+	assert_int_equal(ofcd_args_parse((int)ARRAY_SIZE(ok), ok, &a, &stop, &err), 0);
+	assert_true(a.o.max_request_time == -1);
+	assert_int_equal(a.o.noverrides, 2);
+	assert_string_equal(a.o.overrides[1], "b=h:2");
+	assert_int_equal(a.o.link_damp.hold_down_ms, 2500);
+	assert_int_equal(a.o.log_level, OFCD_LOG_DEBUG);
+	assert_true(a.o.probe_interval == 10); /* the default */
+	assert_int_equal(ofcd_args_parse((int)ARRAY_SIZE(gw), gw, &a, &stop, &err), -1);
+	assert_string_equal(err.msg, "--gateway-socket and --gateway-uid go together");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ofcd_rows),  cmocka_unit_test(test_gateway_rows),
+	    cmocka_unit_test(test_hostd_rows), cmocka_unit_test(test_help_lists_every_row),
+	    cmocka_unit_test(test_loop),       cmocka_unit_test(test_ofcd_args),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
