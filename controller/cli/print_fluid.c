@@ -143,7 +143,7 @@ static void write_text(FILE *out, const struct schedule_query *q, const struct f
  * expanded, traced to GPU-to-GPU sends, verified on the GPUs alone. */
 static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
 		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
-		     struct fabric_gpu_info *gi, struct ofc_error *err)
+		     struct fabric_gpu_info *gi, struct msccl_price *price, struct ofc_error *err)
 {
 	struct schedule g;
 	struct verify_report vr;
@@ -155,6 +155,7 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 		return -1;
 	if (sched_verify(&g, &vo, &vr) < 0) {
 		sched_free(&g);
+		fabric_gpu_info_free(gi);
 		return ofc_error_set(err, OFC_E_RUNTIME,
 				     "the schedule on its GPUs alone does not verify: %s",
 				     vr.error);
@@ -162,8 +163,26 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 	rc = cli_export_check(p, schedule_memory_limit(q), &g, err);
 	if (rc == 0)
 		rc = schedule_write_msccl(&g, p->msccl_runtime, f, mi, err);
+	/* its own price: a block is the size a GPU (an allreduce's shard) */
+	if (rc == 0 && price)
+		rc = msccl_program_price(a->net, &g, gi, mi->chunks_per_block, a->alpha,
+					 (a->size ? (double)a->size / 1e9 : 1) /
+					     (a->allreduce ? a->terminals : 1),
+					 price, err);
 	sched_free(&g);
+	fabric_gpu_info_free(gi);
 	return rc;
+}
+
+/* The fluid optimum's time (R*, each phase's, without latency) for a's
+ * size: what ForestColl's optimum is for a server fabric. */
+static double optimum_time(const struct fluid_answer *a)
+{
+	double gb = a->size ? (double)a->size / 1e9 : 1;
+
+	if (a->allreduce)
+		return (a->r.rstar + a->r_ag.rstar) * gb / a->terminals;
+	return a->r.rstar * gb;
 }
 
 /* Where the runtime refuses the program at the engine's K (model W's
@@ -201,7 +220,7 @@ static int msccl_fit(const struct schedule_print *p, const struct schedule_query
 			fclose(null);
 			return -1;
 		}
-		if (msccl_try(p, q, a, null, &mi, &gi, &e) == 0) {
+		if (msccl_try(p, q, a, null, &mi, &gi, NULL, &e) == 0) {
 			lo = mid;
 		} else if (e.code != OFC_E_INPUT || mid <= 1) {
 			*err = e;
@@ -226,12 +245,13 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 {
 	struct fabric_gpu_info gi;
 	struct msccl_info mi;
+	struct msccl_price price;
 	struct cli_output out;
 	struct ofc_error e = {0};
 
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
-	if (msccl_try(p, q, a, out.f, &mi, &gi, &e) < 0) {
+	if (msccl_try(p, q, a, out.f, &mi, &gi, &price, &e) < 0) {
 		cli_output_abort(&out);
 		bool fits_some = q->collective == SCHED_ALLGATHER ||
 				 q->collective == SCHED_REDUCE_SCATTER ||
@@ -243,7 +263,7 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 				*err = e;
 			return -1;
 		}
-		if (msccl_try(p, q, a, out.f, &mi, &gi, err) < 0) {
+		if (msccl_try(p, q, a, out.f, &mi, &gi, &price, err) < 0) {
 			cli_output_abort(&out);
 			return -1;
 		}
@@ -273,6 +293,7 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 			gi.program_s_per_gb / gi.schedule_s_per_gb);
 	else
 		fprintf(stderr, "; not priced (over 64 MiB of per-step loads)\n");
+	msccl_price_write(stderr, a->net, &price, a->predicted, optimum_time(a));
 	return cli_output_commit(&out, err);
 }
 

@@ -269,7 +269,7 @@ static bool locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t
 	return false;
 }
 
-static uint32_t quant(uint64_t fixed, uint32_t Q)
+uint32_t msccl_chunk_bound(uint64_t fixed, uint32_t Q)
 {
 	return (uint32_t)((fixed * Q + (SCHED_ONE / 2)) >> 31);
 }
@@ -285,7 +285,7 @@ static uint32_t pick_q(const struct schedule *s, bool *exact)
 					 (uint64_t)s->xfers[k].offset + s->xfers[k].length};
 
 			for (int j = 0; j < 2 && ok; j++) {
-				uint64_t x = b[j] * Q, q = quant(b[j], Q);
+				uint64_t x = b[j] * Q, q = msccl_chunk_bound(b[j], Q);
 				uint64_t y = q << 31;
 				uint64_t d = x > y ? x - y : y - x;
 
@@ -536,8 +536,8 @@ static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint3
 			for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
 				const struct xfer *x = &s->xfers[k];
 				size_t pair = (size_t)x->src * n + x->dst;
-				uint32_t c0 = quant(x->offset, Q);
-				uint32_t c1 = quant((uint64_t)x->offset + x->length, Q);
+				uint32_t c0 = msccl_chunk_bound(x->offset, Q);
+				uint32_t c1 = msccl_chunk_bound((uint64_t)x->offset + x->length, Q);
 
 				if (x->src >= n || x->dst >= n || x->src == x->dst)
 					return ofc_error_set(

@@ -88,6 +88,10 @@ for f in all-links-2 only-nvlink-2; do
 		cp "$TMP/err" "$TMP/fab-$c.err"
 		expect_stdout_has "$(echo $c | tr -d -) on 16 gpus" $REPLAY --orders 2 "$TMP/fab-$c.xml"
 	done
+	# the program's own price (its chain of sends, its busiest arc)
+	# beside the planned time and the optimum, each gap said
+	grep -Eq "^ofc schedule: the program's own price: [0-9.e-]+ s \(its critical path [0-9]+ sends, [0-9.e-]+ s; its busiest arc s[01]/[a-z0-9]+ -> s[01]/[a-z0-9]+, [0-9.e-]+ GB, [0-9.e-]+ s\); planned [0-9.e-]+ s: [-+][0-9.]+%; optimum [0-9.e-]+ s: [-+][0-9.]+%$" \
+		"$TMP/fab-allgather.err" && ok || bad "$f: the program's own price" "$(cat "$TMP/fab-allgather.err")"
 	ratio=$(sed -n 's/.*schedule.s [0-9.e-]* (x\([0-9.]*\))$/\1/p' "$TMP/fab-allgather.err")
 	if [ $f = all-links-2 ]; then
 		python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 1.2)" "$ratio" && ok ||
