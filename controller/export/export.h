@@ -100,6 +100,14 @@ enum msccl_runtime { MSCCL_EXECUTOR, MSCCL_LEGACY };
 uint64_t schedule_msccl_memory(const struct schedule *s);
 int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *out,
 			 struct msccl_info *info, struct ofc_error *err);
+/* The same at q chunks a block (1 to 71, an operation's cnt: the local
+ * copies move a block), 0 for the writer's own choice. */
+int schedule_write_msccl_at(const struct schedule *s, enum msccl_runtime rt, uint32_t q, FILE *out,
+			    struct msccl_info *info, struct ofc_error *err);
+/* The chunks a block the writer rounds s's bounds to (no Q up to 64 has
+ * them all on chunk bounds), 0 where it writes s exactly. */
+uint32_t msccl_rounded_q(const struct schedule *s);
+#define MSCCL_MOST_Q 71u /* the most chunks a block: the local copies' cnt < 72 */
 /* A server fabric's schedule s (on n's vertices, the fluid engine's,
  * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
  * reaches a GPU becomes a send from the GPU it left, the hops through
