@@ -201,9 +201,11 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 		else if (rc < 0)
 			*err = e;
 	}
-	if (rc == 0 && price)
-		rc = msccl_program_price(a->net, &g, gi, mi->chunks_per_block, a->alpha, block_gb,
-					 price, err);
+	/* a program too large to price is written all the same, said unpriced */
+	if (rc == 0 && price &&
+	    msccl_program_price(a->net, &g, gi, mi->chunks_per_block, a->alpha, block_gb, price,
+				&(struct ofc_error){0}) < 0)
+		price->price_s = NAN;
 	sched_free(&g);
 	fabric_gpu_info_free(gi);
 	return rc;

@@ -154,7 +154,8 @@ int msccl_program_price(const struct fluid_net *n, const struct schedule *g,
 			const struct fabric_gpu_info *info, uint32_t Q, double alpha,
 			double block_gb, struct msccl_price *p, struct ofc_error *err);
 /* "the program's own price: ..." beside the planned time (s, > 0) and the
- * optimum (s, 0 for none), each gap as a percentage. */
+ * optimum (s, 0 for none), each gap as a percentage; "not priced" where
+ * p->price_s is NaN. */
 void msccl_price_write(FILE *out, const struct fluid_net *n, const struct msccl_price *p,
 		       double planned, double optimum);
 /* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */

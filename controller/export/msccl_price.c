@@ -136,9 +136,17 @@ static double gap(double a, double b)
 void msccl_price_write(FILE *out, const struct fluid_net *n, const struct msccl_price *p,
 		       double planned, double optimum)
 {
-	const char *what = p->busiest_set ? fluid_set_name(n, p->busiest)
-					  : fluid_vertex_name(n, n->tail[p->busiest]);
+	const char *what;
 
+	if (isnan(p->price_s) || n->narcs == 0) {
+		fprintf(out,
+			"ofc schedule: the program's own price: not priced (past %llu chunk "
+			"states)\n",
+			(unsigned long long)MAX_CELLS);
+		return;
+	}
+	what = p->busiest_set ? fluid_set_name(n, p->busiest)
+			      : fluid_vertex_name(n, n->tail[p->busiest]);
 	fprintf(out,
 		"ofc schedule: the program's own price: %.6g s (its critical path %u sends, "
 		"%.6g s; its busiest %s %s%s%s, %.6g GB, %.6g s); planned %.6g s: %+.2f%%",

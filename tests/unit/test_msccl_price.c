@@ -3,6 +3,7 @@
  * program small enough to price by hand, its chain of dependent sends,
  * its busiest arc or capacity set, the chunk rounding its bytes carry,
  * and the line that sets the price beside the planned time with the gap. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,6 +169,14 @@ static void test_price_line(void **state)
 	assert_non_null(strstr(buf, "the program's own price: 0.402 s (its critical path 2 "
 				    "sends, 0.402 s; its busiest arc g0 -> sw, 2 GB, 0.2 s)"));
 	assert_non_null(strstr(buf, "planned 0.3 s: +34.00%; optimum 0.4 s: +0.50%\n"));
+	free(buf);
+	/* one too large to price: said, no figures */
+	p.price_s = NAN;
+	f = open_memstream(&buf, &len);
+	msccl_price_write(f, &n, &p, 0.3, 0.4);
+	fclose(f);
+	assert_string_equal(buf, "ofc schedule: the program's own price: not priced (past 67108864 "
+				 "chunk states)\n");
 	free(buf);
 	fluid_net_free(&n);
 }
