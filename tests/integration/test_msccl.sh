@@ -78,7 +78,7 @@ expect_error 2 "ofc schedule: --msccl-runtime is executor or legacy" $OFC schedu
 # schedule's.
 for f in all-links-2 only-nvlink-2; do
 	for c in allgather reduce-scatter allreduce; do
-		# (all-links-2's allreduce: 5,002 XML nodes a rank, below)
+		# (all-links-2's allreduce: with the larger ones below)
 		[ $f$c = all-links-2allreduce ] && continue
 		expect_exit 0 $OFC schedule examples/modelw/$f.yaml --collective $c \
 			--format msccl -o "$TMP/fab-$c.xml"
