@@ -100,6 +100,14 @@ enum msccl_runtime { MSCCL_EXECUTOR, MSCCL_LEGACY };
 uint64_t schedule_msccl_memory(const struct schedule *s);
 int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *out,
 			 struct msccl_info *info, struct ofc_error *err);
+/* The same at q chunks a block (1 to 71, an operation's cnt: the local
+ * copies move a block), 0 for the writer's own choice. */
+int schedule_write_msccl_at(const struct schedule *s, enum msccl_runtime rt, uint32_t q, FILE *out,
+			    struct msccl_info *info, struct ofc_error *err);
+/* The chunks a block the writer rounds s's bounds to (no Q up to 64 has
+ * them all on chunk bounds), 0 where it writes s exactly. */
+uint32_t msccl_rounded_q(const struct schedule *s);
+#define MSCCL_MOST_Q 71u /* the most chunks a block: the local copies' cnt < 72 */
 /* A server fabric's schedule s (on n's vertices, the fluid engine's,
  * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
  * reaches a GPU becomes a send from the GPU it left, the hops through
@@ -115,9 +123,41 @@ struct fabric_gpu_info {
 	size_t transfers;
 	bool priced; /* false past 64 MiB of per-step loads */
 	double schedule_s_per_gb, program_s_per_gb;
+	/* each send of out (in order): the fabric's arcs it crosses, the
+	 * hops the runtime takes for it (route_arc[route_off[i]..[i + 1]]) */
+	uint32_t *route_off, *route_arc;
 };
 int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uint32_t ag_first,
 			struct schedule *out, struct fabric_gpu_info *info, struct ofc_error *err);
+void fabric_gpu_info_free(struct fabric_gpu_info *info);
+/* The MSCCL chunk bound a schedule's fixed-point bound rounds to at Q
+ * chunks a block (msccl.c: to the nearest chunk). */
+uint32_t msccl_chunk_bound(uint64_t fixed, uint32_t Q);
+/* The price of the program on its GPUs as the runtime runs it
+ * (msccl_price.c), from its own sends at Q chunks a block (their bounds
+ * rounded as the XML has them), alpha s a send and block_gb GB a block:
+ * - critical: its longest chain of dependent sends (a send waits for
+ *   every earlier send into its source that overlaps the chunks it
+ *   sends), each an alpha plus its bytes over the slowest arc of its
+ *   route;
+ * - busiest: its busiest arc or capacity set, all the bytes the
+ *   program's routes put on it over its GB/s;
+ * - price: the larger, what no run of the program can beat. */
+struct msccl_price {
+	double critical_s, busiest_s, price_s;
+	uint32_t critical_sends; /* sends on the critical path */
+	double busiest_gb;	 /* GB over the busiest arc or set */
+	uint32_t busiest;	 /* its arc, or its set when busiest_set */
+	bool busiest_set;
+};
+int msccl_program_price(const struct fluid_net *n, const struct schedule *g,
+			const struct fabric_gpu_info *info, uint32_t Q, double alpha,
+			double block_gb, struct msccl_price *p, struct ofc_error *err);
+/* "the program's own price: ..." beside the planned time (s, > 0) and the
+ * optimum (s, 0 for none), each gap as a percentage; "not priced" where
+ * p->price_s is NaN. */
+void msccl_price_write(FILE *out, const struct fluid_net *n, const struct msccl_price *p,
+		       double planned, double optimum);
 /* The JSON form of the same ofc.v1.Fabric message (`ofc show --json`). */
 int fabric_write_json(const struct fabric *f, FILE *out, struct ofc_error *err);
 /* People's form (`ofc show`). */

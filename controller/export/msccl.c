@@ -269,30 +269,37 @@ static bool locate(struct mx *m, uint32_t u, uint32_t b, unsigned *buf, uint32_t
 	return false;
 }
 
-static uint32_t quant(uint64_t fixed, uint32_t Q)
+uint32_t msccl_chunk_bound(uint64_t fixed, uint32_t Q)
 {
 	return (uint32_t)((fixed * Q + (SCHED_ONE / 2)) >> 31);
+}
+
+/* Whether every bound of s is a chunk bound at Q chunks a block. */
+static bool exact_at(const struct schedule *s, uint32_t Q)
+{
+	bool ok = true;
+
+	for (size_t k = 0; k < s->nxfers && ok; k++) {
+		uint64_t b[2] = {s->xfers[k].offset,
+				 (uint64_t)s->xfers[k].offset + s->xfers[k].length};
+
+		for (int j = 0; j < 2 && ok; j++) {
+			uint64_t x = b[j] * Q, q = msccl_chunk_bound(b[j], Q);
+			uint64_t y = q << 31;
+			uint64_t d = x > y ? x - y : y - x;
+
+			ok = d <= 2u * Q; /* sched_fix rounds each fraction by half a unit */
+		}
+	}
+	return ok;
 }
 
 /* The smallest Q at which every bound is a chunk bound, else MSCCL_MAX_Q. */
 static uint32_t pick_q(const struct schedule *s, bool *exact)
 {
 	for (uint32_t Q = 1; Q <= MSCCL_MAX_Q; Q++) {
-		bool ok = true;
+		bool ok = exact_at(s, Q);
 
-		for (size_t k = 0; k < s->nxfers && ok; k++) {
-			uint64_t b[2] = {s->xfers[k].offset,
-					 (uint64_t)s->xfers[k].offset + s->xfers[k].length};
-
-			for (int j = 0; j < 2 && ok; j++) {
-				uint64_t x = b[j] * Q, q = quant(b[j], Q);
-				uint64_t y = q << 31;
-				uint64_t d = x > y ? x - y : y - x;
-
-				ok =
-				    d <= 2u * Q; /* sched_fix rounds each fraction by half a unit */
-			}
-		}
 		if (ok) {
 			*exact = true;
 			return Q;
@@ -300,6 +307,14 @@ static uint32_t pick_q(const struct schedule *s, bool *exact)
 	}
 	*exact = false;
 	return MSCCL_MAX_Q;
+}
+
+uint32_t msccl_rounded_q(const struct schedule *s)
+{
+	bool exact;
+	uint32_t Q = pick_q(s, &exact);
+
+	return exact ? 0 : Q;
 }
 
 uint64_t schedule_msccl_memory(const struct schedule *s)
@@ -536,8 +551,8 @@ static int emit_transfers(struct mx *m, uint16_t *lanes, uint32_t *nlanes, uint3
 			for (size_t k = s->step_start[t]; k < s->step_start[t + 1]; k++) {
 				const struct xfer *x = &s->xfers[k];
 				size_t pair = (size_t)x->src * n + x->dst;
-				uint32_t c0 = quant(x->offset, Q);
-				uint32_t c1 = quant((uint64_t)x->offset + x->length, Q);
+				uint32_t c0 = msccl_chunk_bound(x->offset, Q);
+				uint32_t c1 = msccl_chunk_bound((uint64_t)x->offset + x->length, Q);
 
 				if (x->src >= n || x->dst >= n || x->src == x->dst)
 					return ofc_error_set(
@@ -805,6 +820,12 @@ static void rebuild(struct mx *m, uint16_t *lanes, uint32_t *nlanes)
 int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *out,
 			 struct msccl_info *info, struct ofc_error *err)
 {
+	return schedule_write_msccl_at(s, rt, 0, out, info, err);
+}
+
+int schedule_write_msccl_at(const struct schedule *s, enum msccl_runtime rt, uint32_t q, FILE *out,
+			    struct msccl_info *info, struct ofc_error *err)
+{
 	struct mx m = {.s = s,
 		       .n = s->nodes,
 		       .spread = 1,
@@ -823,13 +844,17 @@ int schedule_write_msccl(const struct schedule *s, enum msccl_runtime rt, FILE *
 		struct schedule u;
 
 		sched_unspan(s, &u);
-		rc = schedule_write_msccl(&u, rt, out, info, err);
+		rc = schedule_write_msccl_at(&u, rt, q, out, info, err);
 		sched_free(&u);
 		return rc;
 	}
 	if (msccl_refuse(s, err) < 0)
 		return -1;
 	m.Q = pick_q(s, &exact);
+	if (q && q < MSCCL_MAX_COUNT) { /* the caller's, where it is priced lower */
+		m.Q = q;
+		exact = exact_at(s, q);
+	}
 	info->chunks_per_block = m.Q;
 	info->exact = exact;
 	/* per (src, dst): lanes seen, at most 64 */

@@ -272,6 +272,33 @@ static void price(const struct tracer *tr, const struct schedule *s, struct fabr
 	free(xml);
 }
 
+/* Each send's route (tr->sends in order, as out has them): its chain's
+ * arcs, which the runtime's hops follow. */
+static void routes(const struct tracer *tr, struct fabric_gpu_info *info)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < tr->nsends; i++)
+		for (uint32_t h = tr->sends[i].hop; h != NONE; h = tr->hops[h].parent)
+			total++;
+	info->route_off = xmalloc((tr->nsends + 1) * sizeof(uint32_t));
+	info->route_arc = xmalloc((total + 1) * sizeof(uint32_t));
+	total = 0;
+	for (size_t i = 0; i < tr->nsends; i++) {
+		info->route_off[i] = (uint32_t)total;
+		for (uint32_t h = tr->sends[i].hop; h != NONE; h = tr->hops[h].parent)
+			info->route_arc[total++] = tr->hops[h].arc;
+	}
+	info->route_off[tr->nsends] = (uint32_t)total;
+}
+
+void fabric_gpu_info_free(struct fabric_gpu_info *info)
+{
+	free(info->route_off);
+	free(info->route_arc);
+	info->route_off = info->route_arc = NULL;
+}
+
 static void tracer_free(struct tracer *tr)
 {
 	for (size_t k = 0; tr->held && k < (size_t)tr->n->nverts * tr->n->nverts; k++)
@@ -353,6 +380,7 @@ int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uin
 			sched_add(out, &x);
 		}
 	}
+	routes(&tr, info);
 	info->gpus = tr.nranks;
 	info->transfers = out->nxfers;
 	price(&tr, s, info);
