@@ -55,8 +55,6 @@ enum ofcd_log_level {
 	OFCD_LOG_DEBUG = 7,
 };
 
-struct schedule_result;
-
 struct ofcd_opts {
 	const char *config_path;
 	const char *socket_path;    /* mutations (root, admin group) and reads */

@@ -1,10 +1,12 @@
-/* The state's schedule off the commit's path (controller/ofcd/state_schedule.c):
- * a slow engine delays neither a commit's answer nor the state's new
- * generation; a schedule the verifier refuses is shown and logged with
- * why; a follower computes none at a commit, only when a client asks it
- * for the state; the schedule kept is symmetry-reduced where the topology
- * admits it, and under a failed link above 1,024 hosts the healthy program
- * and a patch; the key of the leader's answer in the store is its inputs'. */
+/* The state's schedule off the commit's path (controller/ofcd/state_schedule.c),
+ * in a planner process (this program, run as one with a hook): a slow
+ * engine delays neither a commit's answer nor the state's new generation;
+ * a schedule the verifier refuses is shown and logged with why; a planner
+ * killed mid-plan costs a retry, two State.schedule_error; a follower
+ * computes none at a commit, only when a client asks it for the state; the
+ * schedule kept is symmetry-reduced where the topology admits it, and under
+ * a failed link above 1,024 hosts the healthy program and a patch; the key
+ * of the leader's answer in the store is its inputs'. */
 #include "tests/unit/ofcd_world.h"
 
 #include <sys/eventfd.h>
