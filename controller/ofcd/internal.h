@@ -693,6 +693,9 @@ void planner_how_free(struct planner_how *h);
  * is started again once), as a stream's or a whole answer's job. */
 int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
 		 bool stream, double deadline, struct ofc_error *err);
+/* ... a packed PlannerJob as it is. */
+int planner_send_frame(const struct planner_how *h, struct planner_proc *p, const uint8_t *buf,
+		       size_t len, double deadline, struct ofc_error *err);
 /* How long ofcd waits for a planner's next frame: j's time limit and
  * PLANNER_GRACE, or a day when it has none. */
 double planner_wait(const struct job *j);
@@ -721,6 +724,9 @@ struct planner_serve_opts {
 	int fd;
 	const char *topology_dir; /* NULL: none */
 	uint64_t max_memory;	  /* the most any request may hold */
+	/* Tests: called with the state's schedule found, before it is
+	 * summarised (a slow engine, a schedule the verifier refuses). */
+	void (*state_hook)(struct schedule_result *r);
 };
 int planner_serve(const struct planner_serve_opts *o, struct ofc_error *err);
 /* The mutation worker's half (d->w), made by ofcd_open; when ofcd_close
@@ -794,7 +800,8 @@ void planner_out_free(struct planner_out *o);
  * topology admits it, by the leader (one ofcd, or the replica that leads)
  * when it publishes a state; a follower computes it when a client asks
  * for the state. One computation at a time; a state published meanwhile
- * waits for it. The loop thread's calls are in conn.h; here what any
+ * waits for it. Computed by a planner process of its own
+ * (planner_state.c). The loop thread's calls are in conn.h; here what any
  * thread calls and the task handed over. */
 /* (any thread) The workload's schedule (coll, size) on cfg kept as
  * structure: on spec, or the config's healthy graph, its symmetry-reduced
@@ -814,6 +821,12 @@ int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
  * STATE_FORM_LEN holds any. */
 #define STATE_FORM_LEN 800
 void state_schedule_form(const struct schedule_result *r, char *buf, size_t n);
+/* (the planner process, planner_state.c) cfg's state schedule (its coll
+ * and size) on spec (NULL: the config's graph, the failures in effect)
+ * computed, hook (tests; NULL: none) called on it before it is
+ * summarised: a packed ofc.v1.PlannerStateSchedule of *len bytes. */
+uint8_t *state_schedule_compute(const struct fabcfg *cfg, const char *spec,
+				void (*hook)(struct schedule_result *r), size_t *len);
 /* (jobs.c: a task is handed between threads, as the planner's) */
 void state_sched_task_unref(struct state_sched_task *t);
 /* A computation: the loop's and its thread's, handed over in a note. */
@@ -824,7 +837,8 @@ struct state_sched_task {
 	struct fabcfg *cfg; /* a reference */
 	char *spec;	    /* the committed topology, NULL: the config's */
 	uint64_t since_ms;
-	void (*hook)(struct schedule_result *r); /* ofcd_opts.state_schedule_hook */
+	struct planner_how how; /* its planner process */
+	pid_t pid;		/* under mu: that planner while it computes */
 	/* the result */
 	uint8_t *sched; /* packed ofc.v1.Schedule summary, NULL: none */
 	size_t sched_len;

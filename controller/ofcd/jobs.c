@@ -259,6 +259,7 @@ void state_sched_task_unref(struct state_sched_task *t)
 	pthread_mutex_destroy(&t->mu);
 	fabcfg_unref(t->cfg);
 	free(t->spec);
+	planner_how_free(&t->how);
 	free(t->sched);
 	free(t->why);
 	free(t->line);

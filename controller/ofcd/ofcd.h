@@ -55,8 +55,6 @@ enum ofcd_log_level {
 	OFCD_LOG_DEBUG = 7,
 };
 
-struct schedule_result;
-
 struct ofcd_opts {
 	const char *config_path;
 	const char *socket_path;    /* mutations (root, admin group) and reads */
@@ -173,12 +171,8 @@ struct ofcd_opts {
 	/* Tests: in-process twins of sim devices (ctl_opts.sim_lookup). */
 	struct sim_device *(*sim_lookup)(void *ctx, const char *device);
 	void *sim_ctx;
-	/* Tests: called on the state's schedule's thread with the schedule
-	 * found, before it is summarised (a slow engine, a schedule the
-	 * verifier refuses); NULL (ofcd's): none. */
-	void (*state_schedule_hook)(struct schedule_result *r);
-	/* The planner program GetSchedule runs in (NULL: $OFC_PLANNER, else
-	 * ofc-planner beside the running program). */
+	/* The planner program GetSchedule and the state's schedule run in
+	 * (NULL: $OFC_PLANNER, else ofc-planner beside the running program). */
 	const char *planner_path;
 };
 

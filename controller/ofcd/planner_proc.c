@@ -215,28 +215,32 @@ static void refuse(struct job *j, Ofc__V1__Status status, const char *msg)
 	response_pack(&resp, &j->reply, &j->reply_len);
 }
 
+int planner_send_frame(const struct planner_how *h, struct planner_proc *p, const uint8_t *buf,
+		       size_t len, double deadline, struct ofc_error *err)
+{
+	for (int attempt = 0;; attempt++) {
+		if (atomic_load(&p->pid) <= 0 && start(h, p, err) < 0)
+			return -1;
+		if (frame_send(p->fd, buf, len, len, deadline, err) == 0)
+			return 0;
+		/* (a planner that ended at rest: another one, sent the job once
+		 * more) */
+		planner_end(p, true, NULL, 0);
+		if (attempt)
+			return -1;
+		ofc_error_clear(err);
+	}
+}
+
 int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
 		 bool stream, double deadline, struct ofc_error *err)
 {
 	size_t len;
 	uint8_t *buf = job_pack(j, stream, &len);
+	int rc = planner_send_frame(h, p, buf, len, deadline, err);
 
-	for (int attempt = 0;; attempt++) {
-		if (atomic_load(&p->pid) <= 0 && start(h, p, err) < 0)
-			break;
-		if (frame_send(p->fd, buf, len, len, deadline, err) == 0) {
-			free(buf);
-			return 0;
-		}
-		/* (a planner that ended at rest: another one, sent the job once
-		 * more) */
-		planner_end(p, true, NULL, 0);
-		if (attempt)
-			break;
-		ofc_error_clear(err);
-	}
 	free(buf);
-	return -1;
+	return rc;
 }
 
 void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)

@@ -9,7 +9,8 @@
  * a time: the fabric rebuilt from the YAML and what ofcd changed of it
  * (kept while the next job's is the same), the schedule computed as the
  * schedule worker did in ofcd (schedule_job.c), the packed Response sent
- * back. It ends when ofcd closes the socket. */
+ * back; or the state's schedule (planner_state.c) and what it came to. It ends when ofcd closes the
+ * socket. */
 #include "controller/ofcd/internal.h"
 
 #include <errno.h>
@@ -193,6 +194,40 @@ static bool emit(void *ctx, const Ofc__V1__Response *r)
 	return rc == 0;
 }
 
+/* The state's schedule (state_schedule.c): its answer, a packed
+ * PlannerStateSchedule, sent back. */
+static int serve_state(struct planner *p, const Ofc__V1__PlannerJob *m)
+{
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
+		Ofc__V1__PlannerStateSchedule a = OFC__V1__PLANNER_STATE_SCHEDULE__INIT;
+		char why[sizeof(err.msg) + 64], line[sizeof(why) + 32];
+
+		snprintf(why, sizeof(why), "the planner process cannot compute it: %s", err.msg);
+		snprintf(line, sizeof(line), "the state's schedule: %s", why);
+		a.why = why;
+		a.line = line;
+		len = protobuf_c_message_get_packed_size(&a.base);
+		buf = xmalloc(len ? len : 1);
+		protobuf_c_message_pack(&a.base, buf);
+	} else {
+		struct fabcfg c = {.f = p->f,
+				   .coll = (enum sched_collective)m->collective,
+				   .size = m->size_bytes,
+				   .nfailed = m->nfailed,
+				   .max_memory = m->max_memory};
+
+		buf = state_schedule_compute(&c, m->topology, p->o->state_hook, &len);
+	}
+	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
+	free(buf);
+	return rc;
+}
+
 /* One job: its answer sent back (a stream's frames, then an empty one).
  * -1 when ofcd is gone or sent garbage. */
 static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
@@ -205,6 +240,11 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
+	if (m->state_schedule) {
+		rc = serve_state(p, m);
+		ofc__v1__planner_job__free_unpacked(m, NULL);
+		return rc;
+	}
 	j.kind = JOB_SCHEDULE;
 	j.req_id = m->id;
 	j.coll = (enum sched_collective)m->collective;

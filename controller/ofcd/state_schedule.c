@@ -9,16 +9,11 @@
  * allreduce at 8,192 hosts is 134 M transfers: built here before the
  * commit's answer it took 21 s and 4 GB on every replica at once.
  *
- * Symmetry-reduced where the topology admits it (node 0's program and the
- * translation group, checked by the same symmetry: a Cayley family, as
- * `ofc schedule --reduced`): its figures are the explicit schedule's at a
- * small part of the cost. With failed links, ports or hosts in effect, BFB
- * keeps that structure: the healthy program and a patch of what the
- * failures change (a failed host's block dropped), checked without
- * expansion (sched_verify_patched): one failed port at 8,192 hosts was
- * 134 M transfers, 18 s and 7 GB in every replica. Else (another family,
- * another engine, a schedule longer than the healthy one) the explicit
- * schedule on the fabric, as before, and why goes to the log line.
+ * Computed in a planner process (docs/ofcd.md, "The planner process";
+ * the computation is planner_state.c's), not in the process that holds
+ * the lease: one started for each computation, killed when the daemon lets
+ * go of it; one that ends before it answers costs a second, and a second
+ * that ends too, State.schedule_error.
  *
  * Who computes it: one ofcd, or the replica that leads, when it publishes
  * a state; a follower only when a client asks it for the state (its
@@ -30,156 +25,156 @@
  * State.schedule_error.
  *
  * Why a detached thread: as the planner's (planner.c), a stop or a new
- * state goes on at once; the thread drops its result when it finds the
- * daemon gone (task.d NULL under task.mu). */
-#include "controller/export/export.h"
+ * state goes on at once; the thread waits on its planner process and drops
+ * its result when it finds the daemon gone (task.d NULL under task.mu). */
 #include "controller/ofcd/conn.h"
+#include "proto/planner.pb-c.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the computation (its thread) ----------------------------------------------------- */
+/* ---- the computation: its thread and its planner process ------------------------------- */
 
-static const char *config_algorithm(const struct fabric *f, enum sched_collective coll)
+/* How long the state's schedule may take its planner: no request's time
+ * limit applies to it, so ofcd's longest wait. */
+#define STATE_PLANNER_WAIT 86400.0
+/* The most its answer may hold: a summary (a few hundred bytes) and two
+ * lines. */
+#define STATE_ANSWER_MAX (STATE_SCHED_ANSWER_MAX + 16384)
+
+/* t's computation as the planner reads it. */
+static uint8_t *job_pack(const struct state_sched_task *t, size_t *len)
 {
-	const struct collective *c = schedule_config_collective(f, coll);
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	uint8_t *buf;
 
-	return c ? c->algorithm : NULL;
+	m.has_fabric = m.has_nfailed = m.has_collective = m.has_size_bytes = 1;
+	m.fabric.data = planner_fabric_pack(t->cfg, &m.fabric.len);
+	m.nfailed = t->cfg->nfailed;
+	m.collective = (uint32_t)t->cfg->coll;
+	m.topology = t->spec;
+	m.size_bytes = t->cfg->size;
+	m.has_max_memory = m.has_state_schedule = 1;
+	m.max_memory = t->cfg->max_memory;
+	m.state_schedule = true;
+	*len = protobuf_c_message_get_packed_size(&m.base);
+	buf = xmalloc(*len ? *len : 1);
+	protobuf_c_message_pack(&m.base, buf);
+	free(m.fabric.data);
+	return buf;
 }
 
-int state_schedule_structured(const struct fabcfg *cfg, const char *spec,
-			      enum sched_collective coll, uint64_t size, struct schedule_result *r,
-			      struct ofc_error *err)
+/* Whether the daemon still wants t (it let go: d NULL), with pid, t's
+ * planner now (0: none), recorded under mu for let_go to kill. */
+static bool wanted(struct state_sched_task *t, pid_t pid)
 {
-	const struct fabric *f = cfg->f;
-	bool failed = !spec && (cfg->nfailed || f->degraded);
-	struct schedule_query q = {
-	    .fabric = f,
-	    /* (the config's graph asked by its spec, which takes no config's
-	     * choice: the config's algorithm as `ofc schedule FILE` and the
-	     * failures' re-plan take it) */
-	    .algorithm = spec ? NULL : config_algorithm(f, coll),
-	    .spec = spec		  ? spec
-		    : f->graph && !failed ? f->graph->spec
-					  : NULL,
-	    .files = f->files,
-	    .collective = coll,
-	    .size = size,
-	    .lowering = workload_lowering(f, spec, coll),
-	    /* Failures in effect on the config's graph: the fabric's degraded
-	     * graph, where BFB keeps the healthy program and patches what the
-	     * failures change wherever `ofc schedule FILE` does (above 1,024
-	     * nodes, or where the explicit schedule is over the memory limit:
-	     * engine_bfb.c), so the state, the re-plan's event and GetSchedule
-	     * show the schedule the CLI computes (failed hosts too); other
-	     * engines get the explicit schedule there. */
-	    .reduced = failed ? SCHEDULE_REDUCED_AUTO : SCHEDULE_REDUCED_ALWAYS,
-	    .max_memory = cfg->max_memory,
-	};
+	bool on;
 
-	if (!f->graph && !spec)
-		return ofc_error_set(err, OFC_E_INPUT, "no direct-connect topology");
-	if (failed && coll == SCHED_ALLTOALL)
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "failures in effect are not alike at every node");
-	if (schedule_compute(&q, r, NULL, err) < 0)
+	pthread_mutex_lock(&t->mu);
+	on = t->d != NULL;
+	t->pid = on ? pid : 0;
+	pthread_mutex_unlock(&t->mu);
+	return on;
+}
+
+static void warn(struct state_sched_task *t, const char *msg)
+{
+	pthread_mutex_lock(&t->mu);
+	if (t->d)
+		ofcd_log(t->d, OFCD_LOG_WARNING, "%s", msg);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* The planner's answer into t; -1 with why when it is not one. */
+static int take(struct state_sched_task *t, const uint8_t *buf, size_t len, char *why, size_t n)
+{
+	Ofc__V1__PlannerStateSchedule *m = ofc__v1__planner_state_schedule__unpack(NULL, len, buf);
+
+	if (!m || !m->line) {
+		if (m)
+			ofc__v1__planner_state_schedule__free_unpacked(m, NULL);
+		snprintf(why, n, "answered what is not a state's schedule");
 		return -1;
-	return schedule_check(r, err);
+	}
+	if (m->has_schedule) {
+		t->sched = xmalloc(m->schedule.len + 1);
+		memcpy(t->sched, m->schedule.data, m->schedule.len);
+		t->sched_len = m->schedule.len;
+	}
+	t->verified = m->verified;
+	t->why = m->why ? xstrdup(m->why) : NULL;
+	t->line = xstrdup(m->line);
+	ofc__v1__planner_state_schedule__free_unpacked(m, NULL);
+	return 0;
 }
 
-/* As snapshot_build computed it before: explicit, on the fabric's ports
- * (or the committed topology's spec). */
-static int compute_explicit(const struct state_sched_task *t, struct schedule_result *r,
-			    struct ofc_error *err)
+/* One planner process asked: 0 with its answer in t, 1 when the daemon
+ * let go (the planner killed), -1 with why it gave none. */
+static int ask(struct state_sched_task *t, const uint8_t *job, size_t len, char *why, size_t n)
 {
-	const struct fabric *f = t->cfg->f;
-	struct schedule_query q = {
-	    .fabric = f,
-	    .spec = t->spec,
-	    .collective = t->cfg->coll,
-	    .size = t->cfg->size,
-	    .lowering = workload_lowering(f, t->spec, t->cfg->coll),
-	    .max_memory = t->cfg->max_memory,
-	};
+	struct planner_proc p = {.pid = 0, .fd = -1};
+	double deadline = now_seconds() + STATE_PLANNER_WAIT;
+	struct ofc_error err = {0};
+	size_t cap = 0, got = 0;
+	uint8_t *buf = NULL;
+	int rc;
 
-	if (schedule_compute(&q, r, NULL, err) < 0)
+	if (planner_send_frame(&t->how, &p, job, len, deadline, &err) < 0) {
+		snprintf(why, n, "could not start: %.160s", err.msg);
 		return -1;
-	return schedule_check(r, err);
+	}
+	if (!wanted(t, atomic_load(&p.pid))) {
+		planner_end(&p, true, NULL, 0);
+		return 1;
+	}
+	rc = frame_recv(p.fd, &buf, &cap, &got, STATE_ANSWER_MAX, deadline, &err);
+	bool gone = !wanted(t, 0);
+	if (rc == 0) {
+		/* (closed, a planner at rest ends) */
+		planner_end(&p, false, NULL, 0);
+		rc = gone ? 1 : take(t, buf, got, why, n);
+	} else {
+		planner_end(&p, true, why, n);
+		if (err.reason == OFC_R_TIMEOUT)
+			snprintf(why, n, "did not answer within %.0f s", STATE_PLANNER_WAIT);
+		rc = gone ? 1 : -1;
+	}
+	free(buf);
+	return rc;
 }
 
-void state_schedule_form(const struct schedule_result *r, char *buf, size_t n)
-{
-	const struct schedule_outcome *o = r->main;
-	const char *explicit = strstr(r->note, "explicit on the degraded graph: ");
-
-	if (o->fallback_from)
-		snprintf(
-		    buf, n,
-		    ", Swing around the failed links (the healthy %s%s, %zu transfers re-routed "
-		    "around %zu failed arcs) instead of %s, refused: %s",
-		    o->is_reduced ? "program x " : "schedule", o->is_reduced ? o->group.name : "",
-		    o->reroute ? o->reroute->ndet : 0, o->reroute ? o->reroute->nfailed : 0,
-		    o->fallback_from, o->fallback_why);
-	else if (o->is_patched)
-		snprintf(buf, n,
-			 ", kept as structure (the healthy program x %s and a patch of %zu "
-			 "transfers for the %llu nodes the failures reach)",
-			 o->group.name, o->patch.prog.nxfers,
-			 (unsigned long long)(o->patch.nregion + o->bst.problems));
-	else if (o->is_reduced)
-		snprintf(buf, n, ", symmetry-reduced (node 0's program x %s)", o->group.name);
-	else if (explicit)
-		snprintf(buf, n, " (explicit: %.160s)",
-			 explicit + strlen("explicit on the degraded graph: "));
-	else
-		buf[0] = 0;
-}
-
+/* Computed by a planner process of its own; one that ends before it
+ * answers (crashed, out of its memory, killed) costs one more, and a
+ * second, State.schedule_error saying why. */
 static void compute(struct state_sched_task *t)
 {
-	const char *coll = sched_collective_name(t->cfg->coll);
-	double t0 = now_seconds();
-	struct schedule_result r;
-	struct ofc_error err = {0}, rerr = {0};
-	struct arena a = {0};
-	char reduced_why[200] = "";
+	char why[200], first[200] = "";
+	size_t len;
+	uint8_t *job = job_pack(t, &len);
 
-	if (state_schedule_structured(t->cfg, t->spec, t->cfg->coll, t->cfg->size, &r, &rerr) < 0) {
-		snprintf(reduced_why, sizeof(reduced_why), " (explicit: %.160s)", rerr.msg);
-		if (compute_explicit(t, &r, &err) < 0) {
-			/* (with failures in effect, the structured refusal is
-			 * the CLI's: everything tried, as the re-plan says) */
-			bool failed = !t->spec && t->cfg->coll != SCHED_ALLTOALL &&
-				      (t->cfg->nfailed || t->cfg->f->degraded);
-			t->why =
-			    xasprintf("no schedule for %s: %s", coll, failed ? rerr.msg : err.msg);
-			t->line = xasprintf("the state's schedule: %s", t->why);
-			return;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int rc = ask(t, job, len, why, sizeof(why));
+
+		if (rc >= 0)
+			break;
+		if (attempt == 0) {
+			char *line =
+			    xasprintf("the state's schedule: the planner process computing "
+				      "it %s; computing it again in another",
+				      why);
+
+			warn(t, line);
+			free(line);
+			snprintf(first, sizeof(first), "%s", why);
+			continue;
 		}
+		t->why = xasprintf("no schedule: the planner process computing it %s (the one "
+				   "before it %s)",
+				   why, first);
+		t->line = xasprintf("the state's schedule: %s", t->why);
 	}
-	if (t->hook)
-		t->hook(&r);
-	const struct schedule_outcome *o = r.main;
-	const struct schedule *s = &o->s;
-	Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
-	char form[STATE_FORM_LEN];
-
-	state_schedule_form(&r, form, sizeof(form));
-	t->verified = s->verified;
-	t->sched_len = protobuf_c_message_get_packed_size(&h->base);
-	t->sched = xmalloc(t->sched_len + 1);
-	protobuf_c_message_pack(&h->base, t->sched);
-	if (!s->verified)
-		t->why =
-		    xasprintf("the %s schedule failed verification: %s", s->algorithm,
-			      o->verify_error[0] ? o->verify_error : "(the verifier said nothing)");
-	t->line = xasprintf("the state's schedule: %s %s on %s: %u steps, %.6g us, %s%s%s, "
-			    "computed in %.3f s",
-			    s->algorithm, coll, s->topology, s->nsteps, s->time_us,
-			    s->verified ? "verified" : "NOT verified: ", s->verified ? "" : t->why,
-			    form[0] ? form : reduced_why, now_seconds() - t0);
-	arena_free(&a);
-	schedule_result_free(&r);
+	free(job);
 }
 
 static void *task_thread(void *arg)
@@ -237,6 +232,8 @@ static void let_go(struct state_sched_task *t)
 {
 	pthread_mutex_lock(&t->mu);
 	t->d = NULL;
+	if (t->pid > 0)
+		kill(t->pid, SIGKILL); /* (its thread reaps it) */
 	pthread_mutex_unlock(&t->mu);
 	state_sched_task_unref(t);
 }
@@ -311,7 +308,7 @@ static void start(struct ofcd *d, const struct snapshot *s, const char *why)
 	t->cfg = fabcfg_ref(s->cfg);
 	t->spec = s->sched_spec ? xstrdup(s->sched_spec) : NULL;
 	t->since_ms = unix_ms();
-	t->hook = d->o.state_schedule_hook;
+	planner_how(d, &t->how);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, task_thread, t) != 0) {

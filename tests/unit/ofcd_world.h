@@ -57,8 +57,8 @@ struct world {
 	int run_rc;
 	pthread_mutex_t log_mu;
 	struct strbuf log;
-	/* ofcd_opts.state_schedule_hook of the next start (NULL: none) */
-	void (*state_schedule_hook)(struct schedule_result *r);
+	/* the planner program of the next start (NULL: the build's) */
+	const char *planner_of_next;
 	/* ofcd_opts.planner_path: the build's ofc-planner, beside tests/ */
 	char planner[4096];
 };
@@ -120,7 +120,8 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(cred_dir, sizeof(cred_dir), "%s/configs/credentials", cwd);
-	char *planner = exe_sibling(NULL, "../ofc-planner");
+	char *planner =
+	    w->planner_of_next ? xstrdup(w->planner_of_next) : exe_sibling(NULL, "../ofc-planner");
 
 	snprintf(w->planner, sizeof(w->planner), "%s", planner ? planner : "");
 	free(planner);
@@ -142,7 +143,6 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 	    .log_ctx = w,
 	    .sim_lookup = lookup,
 	    .sim_ctx = w,
-	    .state_schedule_hook = w->state_schedule_hook,
 	    .planner_path = w->planner,
 	};
 	struct ofc_error err = {0};

@@ -1,10 +1,12 @@
-/* The state's schedule off the commit's path (controller/ofcd/state_schedule.c):
- * a slow engine delays neither a commit's answer nor the state's new
- * generation; a schedule the verifier refuses is shown and logged with
- * why; a follower computes none at a commit, only when a client asks it
- * for the state; the schedule kept is symmetry-reduced where the topology
- * admits it, and under a failed link above 1,024 hosts the healthy program
- * and a patch; the key of the leader's answer in the store is its inputs'. */
+/* The state's schedule off the commit's path (controller/ofcd/state_schedule.c),
+ * in a planner process (this program, run as one with a hook): a slow
+ * engine delays neither a commit's answer nor the state's new generation;
+ * a schedule the verifier refuses is shown and logged with why; a planner
+ * killed mid-plan costs a retry, two State.schedule_error; a follower
+ * computes none at a commit, only when a client asks it for the state; the
+ * schedule kept is symmetry-reduced where the topology admits it, and under
+ * a failed link above 1,024 hosts the healthy program and a patch; the key
+ * of the leader's answer in the store is its inputs'. */
 #include "tests/unit/ofcd_world.h"
 
 #include <sys/eventfd.h>
@@ -18,21 +20,36 @@
 #include "controller/ofcd/conn.h"
 #undef get_state
 
-/* ---- seams ------------------------------------------------------------------ */
+/* ---- seams: this program as the planner process --------------------------------- */
 
-static atomic_bool hold_engine, engine_held, engine_gave_up;
+/* The state's schedule is computed in a planner process: here this test
+ * program itself, run with the planner's options (main), its hook named
+ * by OFC_TEST_STATE_HOOK in the environment ofcd passes on. */
+static char self_exe[4096];
 
-/* A slow engine: the computation waits until the test lets it go, at most
- * 10 s (gave_up: a daemon that waits for it gets its answers only then,
+/* A slow engine: the computation waits while the file $OFC_TEST_HOLD is
+ * there, at most 10 s, its planner's pid in HOLD.pid meanwhile (HOLD.gaveup
+ * where it gave up: a daemon that waits for it gets its answers only then,
  * and the test fails instead of hanging). */
 static void slow_engine(struct schedule_result *r)
 {
+	const char *hold = getenv("OFC_TEST_HOLD");
+	char path[4200], pid[32];
+	struct ofc_error err = {0};
+	int i;
+
 	(void)r;
-	atomic_store(&engine_held, true);
-	for (int i = 0; i < 1000 && atomic_load(&hold_engine); i++)
+	if (!hold)
+		return;
+	snprintf(path, sizeof(path), "%s.pid", hold);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	(void)atomic_write(path, pid, strlen(pid), &err);
+	for (i = 0; i < 1000 && access(hold, F_OK) == 0; i++)
 		usleep(10000);
-	if (atomic_load(&hold_engine))
-		atomic_store(&engine_gave_up, true);
+	if (i == 1000) {
+		snprintf(path, sizeof(path), "%s.gaveup", hold);
+		(void)atomic_write(path, "", 0, &err);
+	}
 }
 
 /* A schedule the verifier refuses: the first transfer sent back to its
@@ -43,7 +60,8 @@ static void corrupt_schedule(struct schedule_result *r)
 	struct verify_opts vo = {.graph = r->g};
 	struct verify_report rep;
 
-	assert_true(o->s.nxfers > 0);
+	if (o->s.nxfers == 0)
+		return;
 	o->s.xfers[0].dst = o->s.xfers[0].src;
 	if (o->is_reduced) {
 		struct sched_reduced red = {.group = o->group, .prog = o->s};
@@ -56,6 +74,95 @@ static void corrupt_schedule(struct schedule_result *r)
 	snprintf(o->verify_error, sizeof(o->verify_error), "%s", rep.error);
 }
 
+/* (main) This program run by ofcd as its planner process. */
+static int as_planner(int argc, char **argv)
+{
+	const char *hook = getenv("OFC_TEST_STATE_HOOK");
+	struct planner_serve_opts o = {.fd = 3};
+	struct ofc_error err = {0};
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--max-memory") == 0)
+			(void)parse_u64(argv[i + 1], &o.max_memory);
+		else if (strcmp(argv[i], "--topology-dir") == 0)
+			o.topology_dir = argv[i + 1];
+	}
+	if (hook && strcmp(hook, "slow") == 0)
+		o.state_hook = slow_engine;
+	else if (hook && strcmp(hook, "corrupt") == 0)
+		o.state_hook = corrupt_schedule;
+	signal(SIGPIPE, SIG_IGN);
+	if (planner_serve(&o, &err) < 0) {
+		fprintf(stderr, "test planner: %s\n", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* The next start's state schedule in this program with hook ("slow" with
+ * hold: its file, made here). */
+static void hooked_planner(struct world *w, const char *hook, char *hold, size_t n)
+{
+	struct ofc_error err = {0};
+
+	setenv("OFC_TEST_STATE_HOOK", hook, 1);
+	if (hold) {
+		snprintf(hold, n, "%s/hold", w->dir);
+		assert_int_equal(atomic_write(hold, "", 0, &err), 0);
+		setenv("OFC_TEST_HOLD", hold, 1);
+	}
+	w->planner_of_next = self_exe;
+}
+
+static void plain_planner(struct world *w)
+{
+	unsetenv("OFC_TEST_STATE_HOOK");
+	unsetenv("OFC_TEST_HOLD");
+	w->planner_of_next = NULL;
+}
+
+/* The pid of the planner held by hold, other than not (0: any), within
+ * 30 s; 0 when none. */
+static pid_t held_planner(const char *hold, pid_t not )
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s.pid", hold);
+	for (int i = 0; i < 3000; i++) {
+		struct ofc_error err = {0};
+		char *text = NULL;
+		size_t len;
+		pid_t pid = 0;
+
+		if (read_file(path, 64, &text, &len, &err) == 0) {
+			pid = (pid_t)atoi(text);
+			free(text);
+		}
+		if (pid > 0 && pid != not )
+			return pid;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* (a daemon driven directly) The build's planner program. */
+static const char *build_planner(struct world *w)
+{
+	char *planner = exe_sibling(NULL, "../ofc-planner");
+
+	snprintf(w->planner, sizeof(w->planner), "%s", planner ? planner : "");
+	free(planner);
+	return w->planner;
+}
+
+static bool gave_up(const char *hold)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s.gaveup", hold);
+	return access(path, F_OK) == 0;
+}
+
 /* ---- one ofcd ----------------------------------------------------------------- */
 
 static void test_slow_engine(void **state)
@@ -63,11 +170,9 @@ static void test_slow_engine(void **state)
 	struct world *w = *state;
 	struct ofcd_client c;
 	Ofc__V1__Response *r;
+	char hold[200];
 
-	atomic_store(&hold_engine, true);
-	atomic_store(&engine_held, false);
-	atomic_store(&engine_gave_up, false);
-	w->state_schedule_hook = slow_engine;
+	hooked_planner(w, "slow", hold, sizeof(hold));
 	start(w, 30, 0);
 	connect_ok(w, &c);
 	/* The commit answers while the engine is held... */
@@ -81,9 +186,7 @@ static void test_slow_engine(void **state)
 	assert_null(r->state->schedule);
 	assert_true(r->state->has_schedule_computing_since_unix_ms);
 	ofc__v1__response__free_unpacked(r, NULL);
-	for (int i = 0; i < 3000 && !atomic_load(&engine_held); i++)
-		usleep(10000);
-	assert_true(atomic_load(&engine_held));
+	assert_true(held_planner(hold, 0) > 0);
 	/* Another commit meanwhile answers too (its schedule waits its turn). */
 	r = reconfigure(&c, "torus:4x16", 3);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
@@ -93,8 +196,8 @@ static void test_slow_engine(void **state)
 	assert_true(r->state->has_schedule_computing_since_unix_ms);
 	ofc__v1__response__free_unpacked(r, NULL);
 	/* all of it answered while the engine was held */
-	assert_false(atomic_load(&engine_gave_up));
-	atomic_store(&hold_engine, false);
+	assert_false(gave_up(hold));
+	assert_int_equal(unlink(hold), 0);
 	/* Let go: the last state's schedule lands, symmetry-reduced. */
 	r = get_state_settled(&c, 5);
 	assert_non_null(r->state->schedule);
@@ -107,6 +210,7 @@ static void test_slow_engine(void **state)
 	assert_true(log_count(w, "the state's schedule: bfb allreduce on torus:4x16") >= 1);
 	ofcd_disconnect(&c);
 	stop(w);
+	plain_planner(w);
 }
 
 static void test_not_verified_says_why(void **state)
@@ -115,7 +219,7 @@ static void test_not_verified_says_why(void **state)
 	struct ofcd_client c;
 	Ofc__V1__Response *r;
 
-	w->state_schedule_hook = corrupt_schedule;
+	hooked_planner(w, "corrupt", NULL, 0);
 	start(w, 30, 0);
 	connect_ok(w, &c);
 	r = reconfigure(&c, "torus:8x8", 1);
@@ -135,6 +239,84 @@ static void test_not_verified_says_why(void **state)
 	ofc__v1__response__free_unpacked(r, NULL);
 	ofcd_disconnect(&c);
 	stop(w);
+	plain_planner(w);
+}
+
+/* The planner process computing the state's schedule killed: one more
+ * computes it (and the log says why); both killed, State.schedule_error
+ * says why. ofcd meanwhile answers, and the next commit's schedule lands. */
+static void test_planner_killed(void **state)
+{
+	struct world *w = *state;
+	struct ofcd_client c;
+	Ofc__V1__Response *r;
+	char hold[200];
+	pid_t p1, p2;
+
+	hooked_planner(w, "slow", hold, sizeof(hold));
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	/* killed mid-plan: another one computes it */
+	p1 = held_planner(hold, 0);
+	assert_true(p1 > 0);
+	assert_int_equal(kill(p1, SIGKILL), 0);
+	p2 = held_planner(hold, p1);
+	assert_true(p2 > 0);
+	r = get_state(&c, 2);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(r->state->config_generation, 1);
+	assert_true(r->state->has_schedule_computing_since_unix_ms);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(unlink(hold), 0);
+	r = get_state_settled(&c, 3);
+	assert_non_null(r->state->schedule);
+	assert_string_equal(r->state->schedule->topology, "torus:8x8");
+	assert_true(r->state->schedule->verified);
+	assert_null(r->state->schedule_error);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(log_count(w, "the state's schedule: the planner process computing it "
+				      "was killed by SIGKILL"),
+			 1);
+	assert_int_equal(log_count(w, "computing it again in another"), 1);
+
+	/* both killed: no schedule, and why */
+	struct ofc_error err = {0};
+	assert_int_equal(atomic_write(hold, "", 0, &err), 0);
+	r = reconfigure(&c, "torus:4x16", 4);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	p1 = held_planner(hold, p2);
+	assert_true(p1 > 0);
+	assert_int_equal(kill(p1, SIGKILL), 0);
+	p2 = held_planner(hold, p1);
+	assert_true(p2 > 0);
+	assert_int_equal(kill(p2, SIGKILL), 0);
+	r = get_state_settled(&c, 5);
+	assert_int_equal(r->state->config_generation, 2);
+	assert_null(r->state->schedule);
+	assert_non_null(r->state->schedule_error);
+	assert_non_null(strstr(r->state->schedule_error,
+			       "no schedule: the planner process computing it was killed by "
+			       "SIGKILL"));
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	/* the next commit's lands */
+	assert_int_equal(unlink(hold), 0);
+	r = reconfigure(&c, "torus:2x32", 6);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	r = get_state_settled(&c, 7);
+	assert_non_null(r->state->schedule);
+	assert_string_equal(r->state->schedule->topology, "torus:2x32");
+	assert_true(r->state->schedule->verified);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_false(gave_up(hold));
+	ofcd_disconnect(&c);
+	stop(w);
+	plain_planner(w);
 }
 
 /* GetSchedule reduced: node 0's program and its group, on the fabric's
@@ -226,6 +408,7 @@ static void test_follower(void **state)
 	d->o.log = log_line;
 	d->o.log_ctx = w;
 	d->o.log_level = OFCD_LOG_DEBUG;
+	d->o.planner_path = build_planner(w);
 	d->wake_fd = eventfd(0, EFD_CLOEXEC);
 	pthread_mutex_init(&d->notes.mu, NULL);
 	d->clustered = true;
@@ -325,6 +508,7 @@ static void test_follower_reads_answer(void **state)
 	d->o.log = log_line;
 	d->o.log_ctx = w;
 	d->o.log_level = OFCD_LOG_DEBUG;
+	d->o.planner_path = build_planner(w);
 	d->wake_fd = eventfd(0, EFD_CLOEXEC);
 	pthread_mutex_init(&d->notes.mu, NULL);
 	d->clustered = true;
@@ -565,14 +749,18 @@ static void test_answer_inputs(void **state)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--max-memory") == 0)
+		return as_planner(argc, argv);
 	char *copy = xstrdup(argv[0]);
 
-	(void)argc;
+	if (!realpath("/proc/self/exe", self_exe))
+		return 1;
 	snprintf(build_dir, sizeof(build_dir), "%s/..", dirname(copy));
 	free(copy);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_slow_engine, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_verified_says_why, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_planner_killed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_get_schedule_reduced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_follower, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_structured_large, setup, teardown),
