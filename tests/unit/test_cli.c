@@ -26,17 +26,17 @@
 
 /* An option as a command knows it: "--name" or "-c", and for a long one
  * the short letter getopt returns for it (0 when none). */
-struct opt {
+struct help_opt {
 	char name[48];
 	int val;
 };
 
-struct opts {
-	struct opt o[MAX_OPTS];
+struct help_opts {
+	struct help_opt o[MAX_OPTS];
 	size_t n;
 };
 
-static void opts_add(struct opts *s, const char *name, int val)
+static void opts_add(struct help_opts *s, const char *name, int val)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->o[i].name, name) == 0)
@@ -46,7 +46,7 @@ static void opts_add(struct opts *s, const char *name, int val)
 	s->o[s->n++].val = val;
 }
 
-static bool opts_has(const struct opts *s, const char *name)
+static bool opts_has(const struct help_opts *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->o[i].name, name) == 0)
@@ -56,7 +56,7 @@ static bool opts_has(const struct opts *s, const char *name)
 
 /* What the commands passed to getopt_long since the last reset. A test
  * stands in for a libc function here, so this one is global. */
-static struct opts seen;
+static struct help_opts seen;
 
 int getopt_long(int argc, char *const argv[], const char *shortopts, const struct option *longopts,
 		int *longindex)
@@ -126,7 +126,7 @@ static char *run(int *rc, const char *const *args, char **err_out)
 
 /* The option words of some text: "--name" and "-c" (one letter), each
  * standing alone (not the "-V" of "U-V"). */
-static void words(struct opts *s, const char *text, size_t len)
+static void words(struct help_opts *s, const char *text, size_t len)
 {
 	size_t i = 0;
 
@@ -162,7 +162,7 @@ static void words(struct opts *s, const char *text, size_t len)
  * command's own name; and the options --help lists: lines indented one to
  * four spaces that start with an option, whose words up to the first gap
  * of two spaces are the option and its argument ("--format F -o OUT"). */
-static void parse_help(const char *help, const char *name, struct opts *usage, struct opts *listed)
+static void parse_help(const char *help, const char *name, struct help_opts *usage, struct help_opts *listed)
 {
 	char prefix[96];
 	const char *p = help, *nl;
@@ -240,7 +240,7 @@ static void test_usage_lists_every_option(void **state)
 
 	assert_true(n > 20);
 	for (size_t i = 0; i < n; i++) {
-		static struct opts usage, listed, known;
+		static struct help_opts usage, listed, known;
 		char help_name[64];
 		const char *argv[8];
 		int rc, k = 0;
@@ -284,7 +284,7 @@ static void test_usage_lists_every_option(void **state)
 						    "--help",
 						    NULL};
 				char *t;
-				struct opts more = {0};
+				struct help_opts more = {0};
 
 				memset(&seen, 0, sizeof(seen));
 				t = run(&rc, av, NULL);
@@ -305,7 +305,7 @@ static void test_usage_lists_every_option(void **state)
 		/* Every long option getopt knows is in the usage line, itself
 		 * or by its letter (--output as -o). */
 		for (size_t j = 0; j < known.n; j++) {
-			const struct opt *o = &known.o[j];
+			const struct help_opt *o = &known.o[j];
 			char letter[3] = {'-', (char)o->val, 0};
 
 			if (strncmp(o->name, "--", 2) || strcmp(o->name, "--help") == 0)
