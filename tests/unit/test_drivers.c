@@ -796,7 +796,8 @@ static void fake_reply(int fd, const char *ctag, bool ok)
 	    snprintf(buf, sizeof(buf), "\r\n\n   FAKE 2026-01-01 00:00:00\r\nM  %s %s\r\n%s;\r\n",
 		     ctag, ok ? "COMPLD" : "DENY", ok ? "" : "   SROF\r\n");
 
-	assert_int_equal(send(fd, buf, (size_t)n, MSG_NOSIGNAL), n);
+	/* (in the switch's thread: no assertion; the driver sees what came) */
+	(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL);
 }
 
 static void *fake_switch_run(void *arg)
