@@ -38,6 +38,16 @@ struct tl1_reply;
  * the first). A refused login is final. */
 int tl1_command(struct device *dev, const char *verb, struct tl1_args args, struct tl1_reply *r,
 		uint32_t *attempt, struct ofc_error *err);
+/* Commands sent ahead of their replies, on the session as it is (no login,
+ * no retry): tl1_send writes n commands in one write, their ctags
+ * consecutive from *first_ctag; tl1_await reads the reply to one ctag
+ * (replies come in the order sent); tl1_drop ends the session after a
+ * failure (the next tl1_command logs in again). */
+bool tl1_open_session(const struct device *dev);
+int tl1_send(struct device *dev, uint32_t n, const char *const *verb, const struct tl1_args *a,
+	     uint32_t *first_ctag, struct ofc_error *err);
+int tl1_await(struct device *dev, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err);
+void tl1_drop(struct device *dev);
 /* A decimal number of at most 10 digits at *p, no sign, no wrap. */
 int tl1_take_u32(const char **p, uint32_t *v);
 
@@ -50,6 +60,9 @@ struct tl1_dialect {
 	/* One OP_CONNECT or OP_DISCONNECT, ports already checked: 0 when it
 	 * took effect for certain, -1 with err otherwise. */
 	int (*apply_op)(struct device *, const struct op *, struct ofc_error *);
+	/* Optional: a whole batch, *done counting the ops that took effect
+	 * for certain, in order (else apply_op one after another). */
+	int (*apply)(struct device *, const struct op_batch *, uint32_t *, struct ofc_error *);
 };
 extern const struct tl1_dialect tl1_polatis, tl1_calient;
 /* A refused op's error: "device refused connect 3 -> 17 (SAIS: ...)". */

@@ -348,6 +348,49 @@ static int exchange(struct device *dev, struct tl1_session *s, const char *verb,
 	return rc;
 }
 
+bool tl1_open_session(const struct device *dev)
+{
+	const struct tl1_session *s = dev->priv;
+
+	return s && s->fd >= 0;
+}
+
+int tl1_send(struct device *dev, uint32_t n, const char *const *verb, const struct tl1_args *a,
+	     uint32_t *first_ctag, struct ofc_error *err)
+{
+	struct tl1_session *s = dev->priv;
+	double deadline = now_seconds() + dev->cfg.timeout + s->extra_time;
+	struct strbuf cmds = {0};
+	int rc;
+
+	if (s->fd < 0)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED, "no session");
+	if (device_fence(dev, &deadline, err) < 0)
+		return -1;
+	*first_ctag = s->ctag + 1;
+	for (uint32_t i = 0; i < n; i++)
+		sb_printf(&cmds, "%s%s%u%s;\r\n", verb[i], a[i].pre, ++s->ctag, a[i].post);
+	dev->stats.commands += n;
+	rc = fd_write_all(s->fd, cmds.buf, cmds.len, deadline, err);
+	sb_free(&cmds);
+	return rc;
+}
+
+int tl1_await(struct device *dev, uint32_t ctag, struct tl1_reply *r, struct ofc_error *err)
+{
+	struct tl1_session *s = dev->priv;
+
+	if (s->fd < 0)
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_CLOSED, "no session");
+	/* its own time starts when the switch gets to it: after the one before */
+	return read_reply(dev, s, ctag, now_seconds() + dev->cfg.timeout + s->extra_time, r, err);
+}
+
+void tl1_drop(struct device *dev)
+{
+	session_drop(dev->priv);
+}
+
 static int login(struct device *dev, struct tl1_session *s, struct ofc_error *err)
 {
 	struct tl1_reply r = {0};

@@ -23,14 +23,16 @@ int tl1_driver_apply(struct device *dev, const struct op_batch *b, uint32_t *don
 {
 	const struct tl1_dialect *d = dialect_of(dev);
 
-	for (uint32_t i = 0; i < b->n; i++) {
-		const struct op *op = &b->ops[i];
-
+	for (uint32_t i = 0; i < b->n; i++)
 		/* (the ports were checked by the core: device.c's check_ports) */
-		if (op->kind != OP_CONNECT && op->kind != OP_DISCONNECT)
+		if (b->ops[i].kind != OP_CONNECT && b->ops[i].kind != OP_DISCONNECT)
 			return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_REFUSED,
-					      "a switch cannot do operation %d", (int)op->kind);
-		if (d->apply_op(dev, op, err) < 0)
+					      "a switch cannot do operation %d",
+					      (int)b->ops[i].kind);
+	if (d->apply)
+		return d->apply(dev, b, done, err);
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (d->apply_op(dev, &b->ops[i], err) < 0)
 			return -1;
 		(*done)++;
 	}

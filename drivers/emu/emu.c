@@ -8,6 +8,8 @@
 #include "drivers/emu/emu.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -35,6 +37,7 @@ static void on_readable(struct emu_server *s, struct emu_client *c)
 		return;
 	}
 	sb_add(&c->in, buf, (size_t)n);
+	clock_gettime(CLOCK_MONOTONIC, &c->received);
 	for (;;) {
 		char *msg;
 		size_t len;
@@ -147,6 +150,12 @@ int emu_serve(struct emu_server *s, int lfd)
 		if (i == EMU_MAX_CLIENTS) {
 			close(fd); /* full: the client sees the connection close */
 		} else {
+			int one = 1;
+
+			/* every answer goes out as it is made, not held back
+			 * until the last one is acknowledged (a client that sends
+			 * commands ahead acknowledges them late) */
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			s->clients[i].fd = fd;
 			s->clients[i].session = ++s->sessions;
 		}

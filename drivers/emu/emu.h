@@ -9,6 +9,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "drivers/drivers.h"
 
@@ -17,11 +18,12 @@
 #define EMU_MAX_CLIENTS 32
 
 struct emu_client {
-	int fd;		  /* -1: a free slot */
-	bool stalled;	  /* a stalled session never answers again */
-	bool logged_in;	  /* TL1 */
-	uint64_t session; /* connections accepted so far, this one included */
-	struct strbuf in; /* received, not yet a whole message */
+	int fd;			  /* -1: a free slot */
+	bool stalled;		  /* a stalled session never answers again */
+	bool logged_in;		  /* TL1 */
+	uint64_t session;	  /* connections accepted so far, this one included */
+	struct strbuf in;	  /* received, not yet a whole message */
+	struct timespec received; /* when in's last bytes came (CLOCK_MONOTONIC) */
 };
 
 struct emu_server {

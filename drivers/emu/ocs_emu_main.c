@@ -50,7 +50,9 @@ struct emu {
 	bool *idle;		 /* calient: ingress -> entered, not active */
 	char (*group)[33];	 /* calient: ingress -> the entry's group */
 	uint32_t delay_ms;
-	const char *hold_path;			/* --hold-file: changes wait while it exists */
+	struct timespec busy_until; /* when the last change ends (CLOCK_MONOTONIC) */
+	struct timespec arrived;    /* when the command being done came, at the latest */
+	const char *hold_path;	    /* --hold-file: changes wait while it exists */
 	struct credentials cred[EMU_MAX_USERS]; /* ACT-USER may log in as any */
 	uint32_t ncred;
 	bool log_sessions; /* the log says which connection sent each command */
@@ -85,7 +87,8 @@ static const char help[] =
     "  --fail-at K          misbehave from the K-th command received (counted from 1)\n"
     "  --fail-count C       ... for C commands (default 1)\n"
     "  --fail-mode MODE     how: deny (refuse), close, close-after (act, then drop the\n"
-    "                       connection), stall, garbage, lie (the next read-back lies)\n"
+    "                       connection), stall, garbage (then drop the connection), lie\n"
+    "                       (the next read-back lies)\n"
     "  --state FILE         load cross-connects at start, save them after every change\n"
     "  --save-ms MS         save the state at most MS ms after a change instead (and\n"
     "                       before answering anything else, when a session closes and\n"
@@ -244,13 +247,51 @@ static void pause_ms(uint32_t ms)
 		;
 }
 
+static bool ts_before(struct timespec a, struct timespec b)
+{
+	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+/* A change takes --delay-ms of the switch's time: it starts when the one
+ * before it ended or when its command came (read off the connection),
+ * whichever is later, and the emulator sleeps to its end. Sleeping to that
+ * end, rather than for delay_ms from whenever the sleep began, keeps the
+ * switch's pace when commands wait in line: a wake-up the system made late
+ * is not added to every change after it, nor is the emulator's own work
+ * between two changes. A command that waited (--hold-file) starts now. */
+static void pace(struct emu *e, bool waited)
+{
+	struct timespec now;
+
+	if (!e->delay_ms)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (waited)
+		e->busy_until = now;
+	else if (ts_before(e->busy_until, e->arrived))
+		e->busy_until = e->arrived;
+	e->busy_until.tv_sec += e->delay_ms / 1000;
+	e->busy_until.tv_nsec += (long)(e->delay_ms % 1000) * 1000000L;
+	if (e->busy_until.tv_nsec >= 1000000000L) {
+		e->busy_until.tv_sec++;
+		e->busy_until.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &e->busy_until, NULL) == EINTR)
+		;
+}
+
 /* --hold-file: a change waits while the file exists, so a test can keep a
  * transaction in flight exactly as long as it needs, however loaded the
  * machine (the whole emulator waits, as it does for --delay-ms). */
-static void hold(const struct emu *e)
+static bool hold(const struct emu *e)
 {
-	while (e->hold_path && access(e->hold_path, F_OK) == 0)
+	bool waited = false;
+
+	while (e->hold_path && access(e->hold_path, F_OK) == 0) {
 		pause_ms(5);
+		waited = true;
+	}
+	return waited;
 }
 
 static bool parse_port(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -300,8 +341,7 @@ static bool polatis_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 			return true; /* already so: idempotent */
 		if (e->to[in] || e->from[out - e->n])
 			return *code = "SAIS", false;
-		hold(e);
-		pause_ms(e->delay_ms);
+		pace(e, hold(e));
 		e->to[in] = out - e->n;
 		e->from[out - e->n] = in;
 		changed(e);
@@ -314,8 +354,7 @@ static bool polatis_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 			return *code = "IIAC", false;
 		if (!e->to[in])
 			return *code = "SNVS", false;
-		hold(e);
-		pause_ms(e->delay_ms);
+		pace(e, hold(e));
 		e->from[e->to[in]] = 0;
 		e->to[in] = 0;
 		changed(e);
@@ -413,8 +452,7 @@ static bool calient_verb(struct emu *e, const struct tl1_cmd *cmd, struct strbuf
 	if (act || canc) {
 		if (e->idle[in] == canc)
 			return true; /* so already: idempotent */
-		hold(e);
-		pause_ms(e->delay_ms);
+		pace(e, hold(e));
 		e->idle[in] = canc;
 		changed(e);
 		return true;
@@ -489,7 +527,10 @@ static bool handle(struct emu *e, struct emu_client *c, char *text)
 	case FAULT_GARBAGE: {
 		static const char junk[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n;\r\n";
 		(void)!send(c->fd, junk, sizeof(junk) - 1, MSG_NOSIGNAL);
-		return true;
+		/* and hangs up, as the client does on garbage: the commands
+		 * sent behind it are not done, so each garbage answer costs a
+		 * client one attempt, whether it sends ahead or not */
+		return false;
 	}
 	case FAULT_LIE:
 		e->lie_armed = true;
@@ -545,7 +586,10 @@ static long frame(struct emu_client *c, char **msg, size_t *len)
 
 static bool handle_msg(void *ctx, struct emu_client *c, char *msg, size_t len)
 {
+	struct emu *e = ctx;
+
 	(void)len;
+	e->arrived = c->received;
 	return handle(ctx, c, msg);
 }
 

@@ -1,10 +1,15 @@
 /* drivers/: state diffs (order, untouched entries, routes through moved
  * circuits), the TL1 command parser, credentials files, the sim driver. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -772,6 +777,139 @@ static void test_state_as_recorded(void **state)
 	state_free(&other);
 }
 
+/* A TL1 switch in a thread for the driver to talk to: it answers a login
+ * and a logout at once, but holds its answers to changes until a second
+ * change is waiting behind the first (or 3 s pass: a driver that waits for
+ * each answer before it sends the next never gets there). It refuses the
+ * deny_at-th change (SROF) and says how many changes were ever waiting at
+ * once. */
+struct fake_switch {
+	int lfd;
+	uint32_t deny_at; /* 0: none */
+	uint32_t changes, most_waiting;
+};
+
+static void fake_reply(int fd, const char *ctag, bool ok)
+{
+	char buf[128];
+	int n =
+	    snprintf(buf, sizeof(buf), "\r\n\n   FAKE 2026-01-01 00:00:00\r\nM  %s %s\r\n%s;\r\n",
+		     ctag, ok ? "COMPLD" : "DENY", ok ? "" : "   SROF\r\n");
+
+	/* (in the switch's thread: no assertion; the driver sees what came) */
+	(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL);
+}
+
+static void *fake_switch_run(void *arg)
+{
+	struct fake_switch *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+	char in[8192], wait_tag[64][16];
+	size_t len = 0;
+	uint32_t waiting = 0;
+
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t n = 0;
+
+		if (poll(&p, 1, waiting ? 3000 : 10000) > 0) {
+			n = recv(fd, in + len, sizeof(in) - 1 - len, 0);
+			if (n <= 0)
+				break;
+		}
+		len += (size_t)n;
+		in[len] = 0;
+		char *semi;
+		while ((semi = strchr(in, ';'))) { /* one command: VERB:TID:AID:CTAG:... */
+			char verb[16] = "", ctag[16] = "";
+			*semi = 0;
+			const char *fld = in;
+			for (int k = 0; k < 3 && fld; k++) /* past VERB, TID, AID */
+				fld = (fld = strchr(fld, ':')) ? fld + 1 : NULL;
+			sscanf(in, "%15[^:]", verb);
+			if (fld)
+				sscanf(fld, "%15[^:]", ctag);
+			if (strstr(verb, "PATCH") && waiting < 64)
+				snprintf(wait_tag[waiting++], sizeof(wait_tag[0]), "%s", ctag);
+			else if (strstr(verb, "USER"))
+				fake_reply(fd, ctag, true);
+			len -= (size_t)(semi + 1 - in);
+			memmove(in, semi + 1, len + 1);
+		}
+		if (waiting > f->most_waiting)
+			f->most_waiting = waiting;
+		if (waiting >= 2 || (waiting && n == 0)) {
+			for (uint32_t k = 0; k < waiting; k++)
+				fake_reply(fd, wait_tag[k], ++f->changes != f->deny_at);
+			waiting = 0;
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Polatis changes are sent ahead of their answers: the switch has the next
+ * one while it does one. The changes done for certain are those answered
+ * COMPLD before the first refusal, which the error names. */
+static void test_tl1_sends_ahead(void **state)
+{
+	char dir[] = "/tmp/ofc-ahead.XXXXXX";
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	char *cred = xasprintf("%s/c", dir);
+	write_text(cred, "user: admin\npassword: s3cret\n");
+	chmod(cred, 0600);
+	for (uint32_t deny_at = 0; deny_at <= 3; deny_at += 3) {
+		struct fake_switch f = {.deny_at = deny_at};
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t alen = sizeof(a);
+		pthread_t th;
+
+		f.lfd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(bind(f.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(listen(f.lfd, 1), 0);
+		assert_int_equal(getsockname(f.lfd, (struct sockaddr *)&a, &alen), 0);
+		char *addr = xasprintf("127.0.0.1:%u", ntohs(a.sin_port));
+		assert_int_equal(pthread_create(&th, NULL, fake_switch_run, &f), 0);
+
+		struct device_cfg cfg = {.name = "ocs0",
+					 .driver = "tl1",
+					 .cls = DEV_SWITCH,
+					 .ports = 16,
+					 .address = addr,
+					 .credentials = cred,
+					 .timeout = 10};
+		struct op_batch b = {0};
+		struct device dev;
+		struct ofc_error err = {0};
+		uint32_t done = 0;
+		for (uint32_t i = 1; i <= 8; i++)
+			batch_add(&b, (struct op){.kind = OP_CONNECT, .xc = {i, 16 - i + 1}});
+		assert_int_equal(device_init(&dev, &cfg, &err), 0);
+		int rc = device_apply(&dev, &b, &done, &err);
+		device_close(&dev);
+		pthread_join(th, NULL);
+		close(f.lfd);
+		assert_true(f.most_waiting >= 2);
+		if (deny_at == 0) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(done, 8);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_int_equal(done, deny_at - 1);
+			assert_int_equal(err.reason, OFC_R_REFUSED);
+			assert_non_null(strstr(err.msg, "device refused connect 3 -> 14 (SROF)"));
+		}
+		batch_free(&b);
+		free(addr);
+	}
+	unlink(cred);
+	rmdir(dir);
+	free(cred);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +922,7 @@ int main(void)
 	    cmocka_unit_test(test_tl1_may_finish),
 	    cmocka_unit_test(test_tl1_reply_bound),
 	    cmocka_unit_test(test_tl1_calient),
+	    cmocka_unit_test(test_tl1_sends_ahead),
 	    cmocka_unit_test(test_device_lock),
 	    cmocka_unit_test(test_credentials),
 	    cmocka_unit_test(test_credentials_dir),
