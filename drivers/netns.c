@@ -296,7 +296,17 @@ static int host_iface_inside(uint32_t host_addr, bool add, struct ofc_error *err
 	return 0;
 }
 
-int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err)
+/* What a function does inside a namespace, with its arguments. */
+struct inside {
+	int (*fn)(const struct inside *in, struct ofc_error *err);
+	uint32_t host_addr;
+	const char *ifname;
+	bool on; /* add the address, or set the link up */
+};
+
+/* in->fn run in the namespace NAME by the calling thread, which returns to
+ * its own namespace after; errors prefixed with NAME. */
+static int in_netns(const char *name, const struct inside *in, struct ofc_error *err)
 {
 	char *path = xasprintf("%s/%s", NETNS_DIR, name);
 	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), fd, rc = -1;
@@ -305,7 +315,7 @@ int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_
 	if (orig < 0 || fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
 		ofc_error_set(err, OFC_E_RUNTIME, "cannot enter %s: %s", path, strerror(errno));
 	} else {
-		rc = host_iface_inside(host_addr, add, err);
+		rc = in->fn(in, err);
 		if (setns(orig, CLONE_NEWNET) != 0 && rc == 0)
 			rc = ofc_error_set(err, OFC_E_RUNTIME,
 					   "cannot return to the original namespace");
@@ -318,6 +328,18 @@ int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_
 		close(orig);
 	free(path);
 	return rc;
+}
+
+static int host_iface_fn(const struct inside *in, struct ofc_error *err)
+{
+	return host_iface_inside(in->host_addr, in->on, err);
+}
+
+int netns_host_iface(const char *name, uint32_t host_addr, bool add, struct ofc_error *err)
+{
+	const struct inside in = {.fn = host_iface_fn, .host_addr = host_addr, .on = add};
+
+	return in_netns(name, &in, err);
 }
 
 /* In the namespace already entered: ifname up or down (IFF_UP). */
@@ -346,26 +368,14 @@ static int link_set_inside(const char *ifname, bool up, struct ofc_error *err)
 	return 0;
 }
 
+static int link_set_fn(const struct inside *in, struct ofc_error *err)
+{
+	return link_set_inside(in->ifname, in->on, err);
+}
+
 int netns_link_set(const char *name, const char *ifname, bool up, struct ofc_error *err)
 {
-	char *path = xasprintf("%s/%s", NETNS_DIR, name);
-	int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), fd, rc = -1;
+	const struct inside in = {.fn = link_set_fn, .ifname = ifname, .on = up};
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (orig < 0 || fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "cannot enter %s: %s", path, strerror(errno));
-	} else {
-		rc = link_set_inside(ifname, up, err);
-		if (setns(orig, CLONE_NEWNET) != 0 && rc == 0)
-			rc = ofc_error_set(err, OFC_E_RUNTIME,
-					   "cannot return to the original namespace");
-		if (rc < 0)
-			ofc_error_prefix(err, "%s", name);
-	}
-	if (fd >= 0)
-		close(fd);
-	if (orig >= 0)
-		close(orig);
-	free(path);
-	return rc;
+	return in_netns(name, &in, err);
 }
