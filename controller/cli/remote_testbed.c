@@ -16,6 +16,27 @@
  * default limit (OFCD_MAX_FRAME_DEFAULT), less room for the rest of it. */
 #define SCHEDULE_MAX_BYTES ((16u << 20) - (64u << 10))
 
+/* --size and --run-timeout, as run and mpirun take them: above 0. */
+static int positive_size(struct remote *r, const char *arg, protobuf_c_boolean *has, uint64_t *v)
+{
+	const char *why = NULL;
+
+	*has = 1;
+	if (parse_size(arg, v, &why) == 0 && *v > 0)
+		return 0;
+	return cli_usage_error(r->cmd, "--size '%s': %s", arg, why ? why : "must be > 0");
+}
+
+static int run_timeout(struct remote *r, const char *arg, protobuf_c_boolean *has, double *v)
+{
+	const char *why = NULL;
+
+	*has = 1;
+	if (parse_duration(arg, v, &why) == 0 && *v > 0)
+		return 0;
+	return cli_usage_error(r->cmd, "--run-timeout '%s': %s", arg, why ? why : "must be > 0");
+}
+
 static int run_opt(struct remote *r, union remote_body *b, int c, const char *arg)
 {
 	Ofc__V1__TestbedRun *q = &b->testbed_run;
@@ -54,21 +75,14 @@ static int run_opt(struct remote *r, union remote_body *b, int c, const char *ar
 		q->collective = (char *)arg;
 		return 0;
 	case 's':
-		q->has_size = 1;
-		if (parse_size(arg, &q->size, &why) == 0 && q->size > 0)
-			return 0;
-		return cli_usage_error(r->cmd, "--size '%s': %s", arg, why ? why : "must be > 0");
+		return positive_size(r, arg, &q->has_size, &q->size);
 	case 'A':
 		q->has_alpha = 1;
 		if (parse_duration(arg, &q->alpha, &why) == 0)
 			return 0;
 		return cli_usage_error(r->cmd, "--alpha '%s': %s", arg, why ? why : "a duration");
 	case 'T':
-		q->has_timeout = 1;
-		if (parse_duration(arg, &q->timeout, &why) == 0 && q->timeout > 0)
-			return 0;
-		return cli_usage_error(r->cmd, "--run-timeout '%s': %s", arg,
-				       why ? why : "must be > 0");
+		return run_timeout(r, arg, &q->has_timeout, &q->timeout);
 	}
 	return 2;
 }
@@ -300,7 +314,6 @@ static const struct remote_cmd run_cmd = {
 static int mpirun_opt(struct remote *r, union remote_body *b, int c, const char *arg)
 {
 	Ofc__V1__TestbedMpirun *q = &b->testbed_mpirun;
-	const char *why = NULL;
 
 	switch (c) {
 	case 'M':
@@ -312,16 +325,9 @@ static int mpirun_opt(struct remote *r, union remote_body *b, int c, const char 
 		q->has_no_preload = q->no_preload = 1;
 		return 0;
 	case 's':
-		q->has_size_bytes = 1;
-		if (parse_size(arg, &q->size_bytes, &why) == 0 && q->size_bytes > 0)
-			return 0;
-		return cli_usage_error(r->cmd, "--size '%s': %s", arg, why ? why : "must be > 0");
+		return positive_size(r, arg, &q->has_size_bytes, &q->size_bytes);
 	case 'T':
-		q->has_timeout = 1;
-		if (parse_duration(arg, &q->timeout, &why) == 0 && q->timeout > 0)
-			return 0;
-		return cli_usage_error(r->cmd, "--run-timeout '%s': %s", arg,
-				       why ? why : "must be > 0");
+		return run_timeout(r, arg, &q->has_timeout, &q->timeout);
 	}
 	return 2;
 }
