@@ -120,12 +120,17 @@ async function main() {
 		await allShow(pages, "#transactions", "refused: ", "the refusal's outcome and reason", t0);
 		for (const w of [800, 1600]) {
 			await pages.r1.setViewportSize({ width: w, height: 1000 });
-			// the hold's release in view, not scrolled off the table's right
-			// (once there: an event redraws the table, and a box asked in
-			// between is none; a loaded fresh clone's make test met it)
+			// the hold's release in view, not scrolled off the table's right.
+			// An event redraws the table: a box asked between the old row's
+			// removal and the new one's layout is none, so ask again until a
+			// deadline rather than once (loaded clean roots met it twice)
 			const rel = pages.r1.locator('button[data-action="release"][data-arg="a-day1"]');
-			await rel.waitFor({ state: "visible", timeout: 15000 }).catch(() => {});
-			const b = await rel.boundingBox();
+			let b = null;
+			for (const end = Date.now() + 15000; Date.now() < end; await pages.r1.waitForTimeout(100)) {
+				await rel.waitFor({ state: "visible", timeout: 1000 }).catch(() => {});
+				b = await rel.boundingBox().catch(() => null);
+				if (b && b.x >= 0 && b.x + b.width <= w) break;
+			}
 			check(b && b.x >= 0 && b.x + b.width <= w, `at ${w} px the release button is in view`, JSON.stringify(b));
 			await pages.r1.screenshot({ path: `${SHOTS}/day-${w}.png`, fullPage: true });
 		}
