@@ -172,8 +172,8 @@ static int servable(struct pmpi_call *c, int count, bool reduce)
 	return -1;
 }
 
-static double account(struct pmpi_state *s, enum pmpi_coll k, int why, MPI_Datatype t, size_t elems,
-		      double t0, uint64_t sent)
+static void account(struct pmpi_state *s, enum pmpi_coll k, int why, MPI_Datatype t, size_t elems,
+		    double t0, uint64_t sent)
 {
 	struct pmpi_stats *st = &s->stats[k];
 	double dt = PMPI_Wtime() - t0;
@@ -191,49 +191,77 @@ static double account(struct pmpi_state *s, enum pmpi_coll k, int why, MPI_Datat
 	} else {
 		st->fallbacks[why]++;
 	}
-	return dt;
+}
+
+/* One intercepted call, in the order every collective takes: the schedule
+ * chosen (attempt_begin), the call's own arguments checked (the wrapper
+ * sets why), the schedule run when nothing refused it (attempt_run), else
+ * the MPI's own collective, and the call counted (attempt_end). */
+struct attempt {
+	struct pmpi_state *s;
+	const struct pmpi_sched *sc; /* NULL: the MPI's own runs */
+	int why;		     /* -1: ofc's schedule serves the call; else a PR_ */
+	int rc;
+	double t0;
+	uint64_t sent;
+};
+
+static struct attempt attempt_begin(enum pmpi_kind k, MPI_Comm comm)
+{
+	struct attempt a = {&pmpi_state, NULL, PR_NO_SCHEDULE, MPI_SUCCESS, PMPI_Wtime(), 0};
+
+	if (a.s->ready)
+		a.sc = choose(a.s, k, comm, &a.why);
+	return a;
+}
+
+/* Runs c on the chosen schedule when nothing refused it; false: the
+ * wrapper calls the MPI's own collective into a->rc. */
+static bool attempt_run(struct attempt *a, const struct pmpi_call *c)
+{
+	if (!a->sc || a->why >= 0)
+		return false;
+	a->rc = pmpi_run(a->s, a->sc, c, &a->sent);
+	return true;
+}
+
+static int attempt_end(struct attempt *a, enum pmpi_coll k, MPI_Datatype t, size_t elems)
+{
+	if (a->s->ready)
+		account(a->s, k, a->why, t, elems, a->t0, a->sent);
+	return a->rc;
+}
+
+static size_t elems(int count, int blocks)
+{
+	return (size_t)(count > 0 ? count : 0) * (size_t)blocks;
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
 		  MPI_Comm comm)
 {
-	struct pmpi_state *s = &pmpi_state;
-	double t0 = PMPI_Wtime();
 	struct pmpi_call c = {
 	    PC_ALLREDUCE, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, 0, 0, type, op, 0};
-	int why = PR_NO_SCHEDULE, rc = MPI_SUCCESS;
-	uint64_t sent = 0;
-	const struct pmpi_sched *sc = s->ready ? choose(s, PK_ALLREDUCE, comm, &why) : NULL;
+	struct attempt a = attempt_begin(PK_ALLREDUCE, comm);
 
-	if (sc && (why = servable(&c, count, true)) < 0)
-		rc = pmpi_run(s, sc, &c, &sent);
-	else
-		rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-	if (s->ready)
-		account(s, PC_ALLREDUCE, why, type, (size_t)(count > 0 ? count : 0), t0, sent);
-	return rc;
+	if (a.sc)
+		a.why = servable(&c, count, true);
+	if (!attempt_run(&a, &c))
+		a.rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+	return attempt_end(&a, PC_ALLREDUCE, type, elems(count, 1));
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
 			     MPI_Op op, MPI_Comm comm)
 {
-	struct pmpi_state *s = &pmpi_state;
-	double t0 = PMPI_Wtime();
 	struct pmpi_call c = {PC_REDUCE_SCATTER, sendbuf, recvbuf, 0, 0, type, op, 0};
-	int why = PR_NO_SCHEDULE, rc = MPI_SUCCESS;
-	uint64_t sent = 0;
-	const struct pmpi_sched *sc = s->ready ? choose(s, PK_REDUCE_SCATTER, comm, &why) : NULL;
-	size_t n = (size_t)(recvcount > 0 ? recvcount : 0) * (size_t)s->size;
+	struct attempt a = attempt_begin(PK_REDUCE_SCATTER, comm);
 
-	if (sc && sendbuf == MPI_IN_PLACE)
-		why = PR_IN_PLACE;
-	else if (sc && (why = servable(&c, recvcount, true)) < 0)
-		rc = pmpi_run(s, sc, &c, &sent);
-	if (!sc || why >= 0)
-		rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-	if (s->ready)
-		account(s, PC_REDUCE_SCATTER, why, type, n, t0, sent);
-	return rc;
+	if (a.sc)
+		a.why = sendbuf == MPI_IN_PLACE ? PR_IN_PLACE : servable(&c, recvcount, true);
+	if (!attempt_run(&a, &c))
+		a.rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+	return attempt_end(&a, PC_REDUCE_SCATTER, type, elems(recvcount, a.s->size));
 }
 
 /* All-gather and all-to-all: the same count and type at both ends (a
@@ -249,8 +277,6 @@ static int same_ends(struct pmpi_call *c, int scount, MPI_Datatype stype, int rc
 int MPI_Allgather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
 		  MPI_Datatype rtype, MPI_Comm comm)
 {
-	struct pmpi_state *s = &pmpi_state;
-	double t0 = PMPI_Wtime();
 	struct pmpi_call c = {PC_ALLGATHER,
 			      sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
 			      recvbuf,
@@ -259,61 +285,42 @@ int MPI_Allgather(const void *sendbuf, int scount, MPI_Datatype stype, void *rec
 			      rtype,
 			      MPI_OP_NULL,
 			      0};
-	int why = PR_NO_SCHEDULE, rc = MPI_SUCCESS;
-	uint64_t sent = 0;
-	const struct pmpi_sched *sc = s->ready ? choose(s, PK_ALLGATHER, comm, &why) : NULL;
-	size_t n = (size_t)(rcount > 0 ? rcount : 0) * (size_t)s->size;
+	struct attempt a = attempt_begin(PK_ALLGATHER, comm);
 
-	if (sc && (why = same_ends(&c, scount, stype, rcount, rtype)) < 0)
-		rc = pmpi_run(s, sc, &c, &sent);
-	else
-		rc = PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
-	if (s->ready)
-		account(s, PC_ALLGATHER, why, rtype, n, t0, sent);
-	return rc;
+	if (a.sc)
+		a.why = same_ends(&c, scount, stype, rcount, rtype);
+	if (!attempt_run(&a, &c))
+		a.rc = PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
+	return attempt_end(&a, PC_ALLGATHER, rtype, elems(rcount, a.s->size));
 }
 
 int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
 		 MPI_Datatype rtype, MPI_Comm comm)
 {
-	struct pmpi_state *s = &pmpi_state;
-	double t0 = PMPI_Wtime();
 	struct pmpi_call c = {PC_ALLTOALL, sendbuf, recvbuf, 0, 0, rtype, MPI_OP_NULL, 0};
-	int why = PR_NO_SCHEDULE, rc = MPI_SUCCESS;
-	uint64_t sent = 0;
-	const struct pmpi_sched *sc = s->ready ? choose(s, PK_ALLTOALL, comm, &why) : NULL;
-	size_t n = (size_t)(rcount > 0 ? rcount : 0) * (size_t)s->size;
+	struct attempt a = attempt_begin(PK_ALLTOALL, comm);
 
-	if (sc && sendbuf == MPI_IN_PLACE)
-		why = PR_IN_PLACE;
-	else if (sc && (why = same_ends(&c, scount, stype, rcount, rtype)) < 0)
-		rc = pmpi_run(s, sc, &c, &sent);
-	if (!sc || why >= 0)
-		rc = PMPI_Alltoall(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
-	if (s->ready)
-		account(s, PC_ALLTOALL, why, rtype, n, t0, sent);
-	return rc;
+	if (a.sc)
+		a.why = sendbuf == MPI_IN_PLACE ? PR_IN_PLACE
+						: same_ends(&c, scount, stype, rcount, rtype);
+	if (!attempt_run(&a, &c))
+		a.rc = PMPI_Alltoall(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
+	return attempt_end(&a, PC_ALLTOALL, rtype, elems(rcount, a.s->size));
 }
 
 /* A broadcast runs an all-gather schedule's transfers of the root's block. */
 int MPI_Bcast(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-	struct pmpi_state *s = &pmpi_state;
-	double t0 = PMPI_Wtime();
 	struct pmpi_call c = {PC_BCAST, NULL, buffer, 0, 0, type, MPI_OP_NULL, 0};
-	int why = PR_NO_SCHEDULE, rc = MPI_SUCCESS;
-	uint64_t sent = 0;
-	const struct pmpi_sched *sc = s->ready ? choose(s, PK_ALLGATHER, comm, &why) : NULL;
+	struct attempt a = attempt_begin(PK_ALLGATHER, comm);
 
-	if (sc && (root < 0 || root >= s->size))
-		why = PR_INVALID_ARGS;
-	else if (sc && (why = servable(&c, count, false)) < 0) {
-		c.root_node = sc->node_of[root];
-		rc = pmpi_run(s, sc, &c, &sent);
+	if (a.sc) {
+		a.why =
+		    root < 0 || root >= a.s->size ? PR_INVALID_ARGS : servable(&c, count, false);
+		if (a.why < 0)
+			c.root_node = a.sc->node_of[root];
 	}
-	if (!sc || why >= 0)
-		rc = PMPI_Bcast(buffer, count, type, root, comm);
-	if (s->ready)
-		account(s, PC_BCAST, why, type, (size_t)(count > 0 ? count : 0), t0, sent);
-	return rc;
+	if (!attempt_run(&a, &c))
+		a.rc = PMPI_Bcast(buffer, count, type, root, comm);
+	return attempt_end(&a, PC_BCAST, type, elems(count, 1));
 }
