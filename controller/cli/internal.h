@@ -46,6 +46,56 @@ int cli_fail(const struct ofc_error *err);
  * unknown options and missing arguments as usage errors (returns -2 then). */
 int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);
+/* A command's options as a table (util/opts.c: a row per option with its
+ * name, field, parser, range and help): one parse, and --help and the
+ * usage written from the rows, so neither can leave an option out. The
+ * command's usage in main.c names only its operands ("SPEC", "[FILE]"). */
+#define CLI_OPT_HELP                                                                               \
+	{                                                                                          \
+		"help", NULL, 0, NULL, "this help", .flags = OPT_STOP, .letter = 'h'               \
+	}
+struct cli_opts {
+	const struct opt *table; /* ending with CLI_OPT_HELP and {NULL} */
+	const char *help;	 /* --help's words before the options (or NULL) */
+};
+/* argv's options into base. true: read, the operands from argv[*first];
+ * false: the command is over (--help printed, or a usage error said), *rc
+ * its exit status. */
+bool cli_parse(const struct cli_cmd *cmd, const struct cli_opts *o, int argc, char **argv,
+	       void *base, int *first, int *rc);
+/* "usage: ofc NAME OPERANDS [--OPTION ARG]...", the summary, the help's
+ * words and a paragraph per row; returns 0. */
+int cli_help_opts(const struct cli_cmd *cmd, const struct cli_opts *o);
+/* The CLI's own parsers, refusing as "bad --NAME 'VALUE': why": whole
+ * numbers in min..max (uint32_t; the row's expect, if any, says where max
+ * comes from), sizes above 0 (uint64_t), rates above 0 (double, bits/s)
+ * and durations (double, seconds; in min..max when max is above 0). */
+int cli_row_u32(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_size(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_rate(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_duration(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* The format an output is asked in: --format F (by NULL) or a flag such
+ * as --json (by "--json"), the two of cli_output_format. */
+struct cli_format_given {
+	const char *name, *by;
+	char by_buf[24];
+};
+int cli_row_format_flag(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_format(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* One of row->choices (int), or "bad --NAME 'VALUE': " and row->expect. */
+int cli_row_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* A collective of the schedule engines (enum sched_collective). */
+int cli_row_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* Every command's table, for the tests that check each row (cmd_*.c). */
+struct cli_table {
+	const char *name;
+	const struct opt *table;
+	size_t size; /* of the struct its rows fill */
+};
+extern const struct cli_table topo_cli_table, validate_cli_table, show_cli_table, finder_cli_table;
+/* NULL-ended */
+extern const struct cli_table *const cli_tables[];
+
 /* Parse --format; `allowed` is a mask of enum out_format. */
 int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out);
 /* The format of a file a command writes, one rule for all of them: the

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 static const struct cli_cmd commands[] = {
-    {"validate", "FILE [--json]", "check a fabric config and its wiring", cmd_validate},
-    {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
+    {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
+    {"show", "FILE",
      "print the validated fabric, its topology and circuits", cmd_show},
-    {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT] [--threads N]",
+    {"topo", "SPEC",
      "generate a topology: facts, edges, port permutations", cmd_topo},
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
@@ -22,9 +22,7 @@ static const struct cli_cmd commands[] = {
      "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
      "[--format text|json|pb|msccl -o OUT] [--msccl-runtime executor|legacy]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
-    {"finder",
-     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] "
-     "[--injection I] [--forwarding host|nic] [--threads N] [--json]",
+    {"finder", "",
      "the best direct-connect topologies for N hosts of D ports", cmd_finder},
     {"plan",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
