@@ -9,10 +9,8 @@
 
 static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
-    {"show", "FILE",
-     "print the validated fabric, its topology and circuits", cmd_show},
-    {"topo", "SPEC",
-     "generate a topology: facts, edges, port permutations", cmd_topo},
+    {"show", "FILE", "print the validated fabric, its topology and circuits", cmd_show},
+    {"topo", "SPEC", "generate a topology: facts, edges, port permutations", cmd_topo},
     {"schedule",
      "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
      "[--bandwidth B] [--demand-matrix FILE] [--injection I] [--forwarding host|nic] "
@@ -22,8 +20,7 @@ static const struct cli_cmd commands[] = {
      "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
      "[--format text|json|pb|msccl -o OUT] [--msccl-runtime executor|legacy]",
      "plan a collective schedule, verify it and price it", cmd_schedule},
-    {"finder", "",
-     "the best direct-connect topologies for N hosts of D ports", cmd_finder},
+    {"finder", "", "the best direct-connect topologies for N hosts of D ports", cmd_finder},
     {"plan",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
      "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
@@ -71,19 +68,15 @@ static const struct cli_cmd commands[] = {
      "[--map FILE] [--default-topology T] [--timeout S] [--release-grace S] [--slurm-conf FILE] "
      "[--scontrol PATH]",
      "give Slurm jobs their own topology before they start", cmd_slurm},
-    {"rwa",
-     "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
-     "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
-     "[--lp-solver lpsolve|clp] [--json] [--lightpaths]",
-     "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
+    {"rwa", "", "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
     /* ofcd's alone: their usage and help are cmd_remote.c's */
     {"reconfigure", NULL, "rewire the fabric, or make a partition of hosts, through ofcd",
      cmd_daemon_only},
     {"release", NULL, "let go of a partition made with reconfigure --hosts", cmd_daemon_only},
     {"wiring", NULL, "each circuit as the hosts' LLDP hears it, through ofcd", cmd_daemon_only},
-    {"cluster", "status [--json] [--timeout DUR]",
-     "every replica's role, lease and contact, etcd, devices, queue and holds", cmd_cluster},
-    {"metrics", "[--timeout DUR]", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
+    {"cluster", "status", "every replica's role, lease and contact, etcd, devices, queue and holds",
+     cmd_cluster},
+    {"metrics", "", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
     {"watch", NULL, "print ofcd's events", cmd_daemon_only},
     {"cancel", NULL, "cancel a mutation queued in ofcd", cmd_daemon_only},
     {"fail", NULL, "tell ofcd links, ports or hosts failed; it re-plans", cmd_daemon_only},
