@@ -135,13 +135,6 @@ static const struct opt_choice engines[] = {
 static const struct opt_choice objectives[] = {
     {"min-wavelengths", RWA_MIN_WAVELENGTHS}, {"max-served", RWA_MAX_SERVED}, {NULL}};
 
-static int p_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
-{
-	if (lp_solver_parse(arg, &((struct rwa_cmd *)base)->o.lp_solver) == 0)
-		return 0;
-	return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': lpsolve or clp", row->name, arg);
-}
-
 #define O(f) offsetof(struct rwa_cmd, f)
 static const struct opt rwa_table[] = {
     {"nodes", cli_row_u32, O(ring.nodes), "N", "ring nodes", 2, SCHED_MAX_NODES,
@@ -165,7 +158,7 @@ static const struct opt rwa_table[] = {
     {"time-limit", cli_row_duration, O(o.time_limit), "S",
      "the solver's limit for ilp and lp, e.g. 60s (default 60s)", 1e-9, 86400,
      "must be more than 0 and at most a day", .letter = 't'},
-    {"lp-solver", p_lp_solver, 0, "S",
+    {"lp-solver", cli_row_lp_solver, O(o.lp_solver), "S",
      "the relaxation's solver: lpsolve (default) or clp (the ilp engine's exact model is "
      "lp_solve's)"},
     {"json", NULL, O(json), NULL, "the result as JSON, with every lightpath", .letter = 'j'},

@@ -550,7 +550,7 @@ bool cli_parse(const struct cli_cmd *cmd, const struct cli_opts *o, int argc, ch
 
 	*rc = 0;
 	if (r == 1)
-		*rc = cli_help_opts(cmd, o);
+		*rc = o->help_fn ? o->help_fn(cmd) : cli_help_opts(cmd, o);
 	else if (r < 0)
 		*rc =
 		    err.code == OFC_E_USAGE ? cli_usage_error(cmd, "%s", err.msg) : cli_fail(&err);
@@ -669,6 +669,13 @@ int cli_row_collective(const struct opt *row, const char *arg, void *base, struc
 			       : "expected allreduce, allgather, reduce-scatter or alltoall");
 	*(enum sched_collective *)row_field(row, base) = c;
 	return 0;
+}
+
+int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	if (lp_solver_parse(arg, row_field(row, base)) == 0)
+		return 0;
+	return bad(row, arg, err, "lpsolve or clp");
 }
 
 const struct cli_table *const cli_tables[] = {

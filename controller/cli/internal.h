@@ -57,6 +57,8 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *sho
 struct cli_opts {
 	const struct opt *table; /* ending with CLI_OPT_HELP and {NULL} */
 	const char *help;	 /* --help's words before the options (or NULL) */
+	/* --help written otherwise (rows filled in at the time); NULL: cli_help_opts */
+	int (*help_fn)(const struct cli_cmd *cmd);
 };
 /* argv's options into base. true: read, the operands from argv[*first];
  * false: the command is over (--help printed, or a usage error said), *rc
@@ -86,6 +88,8 @@ int cli_row_format(const struct opt *row, const char *arg, void *base, struct of
 int cli_row_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* A collective of the schedule engines (enum sched_collective). */
 int cli_row_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* An LP solver's name (enum lp_solver). */
+int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* Every command's table, for the tests that check each row (cmd_*.c). */
 struct cli_table {
 	const char *name;

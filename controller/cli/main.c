@@ -11,15 +11,7 @@ static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
     {"show", "FILE", "print the validated fabric, its topology and circuits", cmd_show},
     {"topo", "SPEC", "generate a topology: facts, edges, port permutations", cmd_topo},
-    {"schedule",
-     "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-     "[--bandwidth B] [--demand-matrix FILE] [--injection I] [--forwarding host|nic] "
-     "[--chunks P] [--overlap] [--lowering L] [--steps-try T] [--variant V] [--hop-latency T] "
-     "[--hops T] "
-     "[--epsilon E] [--method M] [--root NAME] [--bound-any-hops] [--fail ITEMS] [--threads N] "
-     "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
-     "[--format text|json|pb|msccl -o OUT] [--msccl-runtime executor|legacy]",
-     "plan a collective schedule, verify it and price it", cmd_schedule},
+    {"schedule", "[FILE]", "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder", "", "the best direct-connect topologies for N hosts of D ports", cmd_finder},
     {"plan",
      "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "

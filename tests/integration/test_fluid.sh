@@ -188,7 +188,7 @@ expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, 
 	$S configs/torus64-ocs.yaml --collective allgather --algo fluid
 expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
 	$S --topology torus:4x4 --collective broadcast --size 1MiB
-expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
+expect_error 2 "ofc schedule: bad --hops '0': must be 1..64" $S $W/all-links-1.yaml --collective allgather --hops 0
 # The layers summed (--bound-any-hops): a bound on the objective
 # of every T at R*; the searched T (2) is short of it on one server, T = 4
 # meets it, and the text says which; without the option no such key.
