@@ -44,12 +44,7 @@ static const struct cli_cmd commands[] = {
      "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] "
      "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
-    {"optree",
-     "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
-     "[--algo optree|ring|ne|onestage|wrht|all] [--engine heuristic|ilp|lp] [--radices LIST] "
-     "[--interfaces I] [--mrrs M] [--rate R] [--mrr-delay D] [--oeo-delay D] [--overlap] "
-     "[--reduced] [--time-limit T] [--max-memory M] [--json] [--format text|json|pb -o OUT] "
-     "| --sweep KEY=VALUES... [--plot FILE.svg]",
+    {"optree", "[KEY=VALUES...]",
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
     {"ring",
      "run FILE --collective C [--algo A] [--size M] [--overlap] [--show-configs] "
