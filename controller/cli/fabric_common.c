@@ -17,6 +17,19 @@ const char fabric_cmd_options[] =
     "                           else " OFC_STATE_DIR_DEFAULT ")\n"
     "  --json                   machine-readable output\n";
 
+int cli_row_device(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = (struct fabric_cmd *)((char *)base + row->off);
+
+	if (!strchr(arg, '='))
+		return ofc_error_set(err, OFC_E_USAGE, "--%s '%s': expected NAME=HOST:PORT",
+				     row->name, arg);
+	if (fc->noverrides == MAX_OVERRIDES)
+		return ofc_error_set(err, OFC_E_USAGE, "too many --%s options", row->name);
+	fc->overrides[fc->noverrides++] = arg;
+	return 0;
+}
+
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
 		     const struct option *extra,
 		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,

@@ -90,6 +90,9 @@ int cli_row_choice(const struct opt *row, const char *arg, void *base, struct of
 int cli_row_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* An LP solver's name (enum lp_solver). */
 int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* --device NAME=HOST:PORT, repeated: into the struct fabric_cmd at the
+ * row's field (fabric_common.c). */
+int cli_row_device(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* Every command's table, for the tests that check each row (cmd_*.c). */
 struct cli_table {
 	const char *name;

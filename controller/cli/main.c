@@ -46,10 +46,8 @@ static const struct cli_cmd commands[] = {
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree", "[KEY=VALUES...]",
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
-    {"ring",
-     "run FILE --collective C [--algo A] [--size M] [--overlap] [--show-configs] "
-     "[--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-     "run a verified schedule on a WDM ring's MRR agents, step by step", cmd_ring},
+    {"ring", "run FILE", "run a verified schedule on a WDM ring's MRR agents, step by step",
+     cmd_ring},
     {"slurm",
      "prolog|epilog | topology FILE --config FABRIC [--group N] | hostlist LIST "
      "[--map FILE] [--default-topology T] [--timeout S] [--release-grace S] [--slurm-conf FILE] "
