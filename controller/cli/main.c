@@ -48,10 +48,7 @@ static const struct cli_cmd commands[] = {
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
     {"ring", "run FILE", "run a verified schedule on a WDM ring's MRR agents, step by step",
      cmd_ring},
-    {"slurm",
-     "prolog|epilog | topology FILE --config FABRIC [--group N] | hostlist LIST "
-     "[--map FILE] [--default-topology T] [--timeout S] [--release-grace S] [--slurm-conf FILE] "
-     "[--scontrol PATH]",
+    {"slurm", "prolog|epilog | topology FILE | hostlist LIST",
      "give Slurm jobs their own topology before they start", cmd_slurm},
     {"rwa", "", "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
     /* ofcd's alone: their usage and help are cmd_remote.c's */
