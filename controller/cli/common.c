@@ -475,23 +475,33 @@ int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg
 	return 0;
 }
 
-int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out)
+int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc_error *err)
 {
 	const char *comma = strchr(arg, ','), *why = NULL;
 	char txn[64];
 
 	if (!comma || (size_t)(comma - arg) >= sizeof(txn))
-		return cli_usage_error(cmd,
-				       "bad --switch-overhead '%s': expected T,C (a transaction's "
-				       "time and a changed circuit's, as 50ms,40ms)",
-				       arg);
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "bad --switch-overhead '%s': expected T,C (a transaction's "
+				     "time and a changed circuit's, as 50ms,40ms)",
+				     arg);
 	memcpy(txn, arg, (size_t)(comma - arg));
 	txn[comma - arg] = 0;
 	if (parse_duration(txn, &out->txn_s, &why) < 0 ||
 	    parse_duration(comma + 1, &out->change_s, &why) < 0)
-		return cli_usage_error(cmd, "bad --switch-overhead '%s': %s", arg, why);
+		return ofc_error_set(err, OFC_E_USAGE, "bad --switch-overhead '%s': %s", arg, why);
 	if (out->txn_s > 86400 || out->change_s > 86400)
-		return cli_usage_error(cmd, "bad --switch-overhead '%s': at most a day each", arg);
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "bad --switch-overhead '%s': at most a day each", arg);
+	return 0;
+}
+
+int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out)
+{
+	struct ofc_error err = {0};
+
+	if (cli_parse_overhead(arg, out, &err) < 0)
+		return cli_usage_error(cmd, "%s", err.msg);
 	return 0;
 }
 

@@ -124,6 +124,8 @@ int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg
 /* --switch-overhead T,C: a transaction's and a changed circuit's time
  * beyond the switches' own. */
 int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out);
+/* The same into err (OFC_E_USAGE), for a table's row. */
+int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc_error *err);
 /* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
 int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
 		uint32_t hi, const char *limit_why, uint32_t *out);
@@ -251,22 +253,25 @@ struct fabric_cmd {
 	struct ctl *ctl;
 };
 extern const char fabric_cmd_options[];
+/* The fabric commands' options as rows (offsets into struct fabric_cmd):
+ * --relabel and its kin (plan, apply, try), plan's own (--horizon,
+ * --workload, --max-loss ...), apply's --dry-run, try's --timeout;
+ * --device, --state-dir and --json are every one's. */
+extern const struct opt fabric_cmd_relabel_rows[], fabric_cmd_plan_rows[],
+    fabric_cmd_dry_run_rows[], fabric_cmd_trial_rows[];
+extern const struct cli_table fabric_cmd_tables[4];
+/* fabric_cmd_parse with rows: groups (NULL-ended) beside the common rows,
+ * --help written from them all after help's words. 0 to go on, -1 after
+ * --help, else the exit status. */
+int fabric_cmd_parse_rows(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
+			  const struct opt *const *groups, const char *help, bool file_optional);
 /* Returns 0 to go on, -1 after --help (exit 0), or an exit status. */
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
 		     const struct option *extra,
 		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
 		     bool file_optional);
+/* testbed up's --rate-scale (its on_extra). */
 int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
-/* --relabel, --relabel-budget, --no-relabel, --max-moves and --partition,
- * for plan, apply and try. */
-extern const struct option fabric_cmd_relabel_options[];
-/* ... and plan's own: --workload, --plot, --time-limit (the job's plan). */
-extern const struct option fabric_cmd_plan_options[];
-extern const char fabric_cmd_workload_help[];
-extern const char fabric_cmd_relabel_help[];
-/* ... and plan's --horizon and --alternatives (ctl_choose). */
-extern const char fabric_cmd_choose_help[];
-extern const char fabric_cmd_stages_help[];
 /* The reconfiguration those options ask for (reconfigure_run into
  * fc->result): repair first (the lock and a crash's journal) when asked;
  * the devices read and planned; with --horizon the cheapest target, with

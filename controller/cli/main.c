@@ -13,26 +13,14 @@ static const struct cli_cmd commands[] = {
     {"topo", "SPEC", "generate a topology: facts, edges, port permutations", cmd_topo},
     {"schedule", "[FILE]", "plan a collective schedule, verify it and price it", cmd_schedule},
     {"finder", "", "the best direct-connect topologies for N hosts of D ports", cmd_finder},
-    {"plan",
-     "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
-     "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
-     "[--workload W [--plot FILE] [--time-limit T] [--switch-overhead T,C] [--in-place]] "
-     "[--topology T --max-loss P%] [--json]",
-     "read every device and show what would change to reach the config", cmd_plan},
-    {"apply",
-     "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--relabel] "
-     "[--relabel-budget S] [--no-relabel] [--max-moves N] [--partition NAME] [--json]",
-     "change the devices as one transaction: journal, apply, verify, or roll back", cmd_apply},
-    {"try",
-     "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] "
-     "[--relabel-budget S] [--no-relabel] [--max-moves N] [--partition NAME] [--json]",
-     "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
-    {"confirm", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-     "keep what a running 'ofc try' applied", cmd_confirm},
-    {"adopt", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--yes] [--json]",
-     "end a rollback that cannot finish: record what the devices hold", cmd_adopt},
-    {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
-     "recorded and live device state, and any unfinished transaction", cmd_status},
+    {"plan", "FILE", "read every device and show what would change to reach the config", cmd_plan},
+    {"apply", "FILE", "change the devices as one transaction: journal, apply, verify, or roll back",
+     cmd_apply},
+    {"try", "FILE", "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
+    {"confirm", "[FILE]", "keep what a running 'ofc try' applied", cmd_confirm},
+    {"adopt", "FILE", "end a rollback that cannot finish: record what the devices hold", cmd_adopt},
+    {"status", "[FILE]", "recorded and live device state, and any unfinished transaction",
+     cmd_status},
     {"testbed",
      "up|check|run|mpirun|down|link|miswire FILE [--device NAME=HOST:PORT]... [--state-dir DIR] "
      "[--json] "
