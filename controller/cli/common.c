@@ -688,6 +688,3 @@ int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct
 	return bad(row, arg, err, "lpsolve or clp");
 }
 
-const struct cli_table *const cli_tables[] = {
-    &topo_cli_table, &validate_cli_table, &show_cli_table, &finder_cli_table, NULL,
-};

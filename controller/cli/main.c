@@ -7,6 +7,27 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* Every command's option table, for the tests that check each row. */
+const struct cli_table *const cli_tables[] = {
+    &topo_cli_table,
+    &validate_cli_table,
+    &show_cli_table,
+    &finder_cli_table,
+    &rwa_cli_table,
+    &cluster_cli_table,
+    &metrics_cli_table,
+    &schedule_cli_table,
+    &optree_cli_table,
+    &ring_cli_table,
+    &slurm_cli_table,
+    &status_cli_table,
+    &fabric_cmd_tables[0],
+    &fabric_cmd_tables[1],
+    &fabric_cmd_tables[2],
+    &fabric_cmd_tables[3],
+    NULL,
+};
+
 static const struct cli_cmd commands[] = {
     {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
     {"show", "FILE", "print the validated fabric, its topology and circuits", cmd_show},
