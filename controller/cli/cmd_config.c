@@ -161,7 +161,7 @@ static const struct opt show_table[] = {
      "--format dot: the hosts, their ports, the switches and the circuits for Graphviz (dot "
      "-Tsvg)",
      .letter = 'd'},
-    {"format", cli_row_format, O(given), "F",
+    {"format", cli_row_format, O(given), "text|json|dot|pb",
      "text (default), json, dot or pb (an ofc.v1.Fabric message, proto/fabric.proto; to stdout "
      "only when it is not a terminal)",
      .letter = 'f'},

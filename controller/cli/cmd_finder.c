@@ -335,7 +335,7 @@ static const struct opt finder_table[] = {
      "a node's egress bandwidth (default 100Gbps)", .letter = 'B'},
     {"injection", cli_row_rate, O(inj), "I",
      "alltoall: a host's injection bandwidth (NIC-limited hosts)", .letter = 'I'},
-    {"forwarding", cli_row_choice, O(nic), "F",
+    {"forwarding", cli_row_choice, O(nic), "host|nic",
      "alltoall: host (relays cross the host, default) or nic", .expect = "host or nic",
      .letter = 'W', .choices = forwarding},
     {"json", NULL, O(json), NULL, "print the frontier and the pick as JSON", .letter = 'j'},

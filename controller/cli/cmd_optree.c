@@ -68,7 +68,7 @@ static const struct opt optree_table[] = {
      .letter = 'c'},
     {"algo", p_algo, O(q.algorithm), "A",
      "optree (default), ring, ne, onestage, wrht, or all (a table)", .letter = 'a'},
-    {"engine", cli_row_choice, O(q.rwa_engine), "E",
+    {"engine", cli_row_choice, O(q.rwa_engine), "heuristic|ilp|lp",
      "all-to-all RWA engine: heuristic (default), ilp or lp", .expect = "heuristic, ilp or lp",
      .letter = 'e', .choices = engines},
     {"radices", p_radices, O(q.radix), "LIST",
@@ -96,7 +96,7 @@ static const struct opt optree_table[] = {
      .letter = 'S'},
     {"plot", opt_str, O(plot), "FILE.svg",
      "with --sweep: time against size per algorithm (SVG; a .png name is refused)", .letter = 'P'},
-    {"format", opt_str, O(format), "F",
+    {"format", opt_str, O(format), "text|json|pb",
      "with -o: write the schedule as json, text or pb (ofc.v1.Schedule); without --format "
      "OUT's extension says which (.json, .txt, .pb), else json",
      .letter = 'f'},

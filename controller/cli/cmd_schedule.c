@@ -141,7 +141,7 @@ static const struct opt schedule_table[] = {
      "alltoall: a host's injection bandwidth, below d links (default: the config hosts' "
      "injection)",
      .letter = 'I'},
-    {"forwarding", cli_row_choice, O(q.forwarding), "F",
+    {"forwarding", cli_row_choice, O(q.forwarding), "host|nic",
      "with --injection: host (relayed bytes cross the host, default) or nic (they do not)",
      .expect = "host or nic", .letter = 'W', .choices = forwardings},
     {"chunks", cli_row_u32, O(q.chunks), "P", "split each shard into P equal chunks", 1, 1000000,
@@ -197,19 +197,19 @@ static const struct opt schedule_table[] = {
      "mcf, direct, sp-balanced; these baselines above 1,024 nodes), and the command says so. "
      "On a WDM ring config: OpTree's all-gather on an even plan, stage 1 whole and stage i "
      "repeated every n_(i-1) nodes (reduced by itself above 8,192 nodes)"},
-    {"lp-solver", cli_row_lp_solver, O(q.lp_solver), "S",
+    {"lp-solver", cli_row_lp_solver, O(q.lp_solver), "lpsolve|clp",
      "lpsolve or clp: the solver of every LP the request solves (BFB's LP, the all-to-all "
      "MCF, the fluid engine and its bound, the WDM relaxation; the WDM ILP is lp_solve's); "
      "default: the config's lp_solver, else each LP's own"},
     {"json", NULL, O(p.json), NULL, "print the summary as JSON", .letter = 'j'},
-    {"format", opt_str, O(format), "F",
+    {"format", opt_str, O(format), "text|json|pb|msccl",
      "with -o: the whole schedule as text, json or pb, or as an MSCCL XML program (msccl, "
      "direct-connect; docs/msccl.md); without --format OUT's extension says which (.txt, "
      ".json, .pb, .xml), else json",
      .letter = 'f'},
     {"output", opt_str, O(p.output), "OUT", "write the whole schedule to OUT (- for stdout)",
      .flags = OPT_SHORT, .letter = 'o'},
-    {"msccl-runtime", cli_row_choice, O(p.msccl_runtime), "R",
+    {"msccl-runtime", cli_row_choice, O(p.msccl_runtime), "executor|legacy",
      "the runtime the MSCCL program is for, whose limits it is written within: executor "
      "(msccl-executor-nccl, 64 steps a thread block; default) or legacy (256)",
      .expect = "executor or legacy", .choices = runtimes},

@@ -67,7 +67,7 @@ static const struct opt topo_table[] = {
      "the decomposition into port permutations (ports[j][u] = the node port j of u "
      "transmits to)",
      .letter = 'p'},
-    {"format", cli_row_format, O(given), "F",
+    {"format", cli_row_format, O(given), "text|json|dot|pb",
      "text (default), json, dot or pb (ofc.v1.Topology; to stdout only when it is not a "
      "terminal)",
      .letter = 'f'},

@@ -687,4 +687,3 @@ int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct
 		return 0;
 	return bad(row, arg, err, "lpsolve or clp");
 }
-
