@@ -9,23 +9,12 @@
 
 /* Every command's option table, for the tests that check each row. */
 const struct cli_table *const cli_tables[] = {
-    &topo_cli_table,
-    &validate_cli_table,
-    &show_cli_table,
-    &finder_cli_table,
-    &rwa_cli_table,
-    &cluster_cli_table,
-    &metrics_cli_table,
-    &schedule_cli_table,
-    &optree_cli_table,
-    &ring_cli_table,
-    &slurm_cli_table,
-    &status_cli_table,
-    &fabric_cmd_tables[0],
-    &fabric_cmd_tables[1],
-    &fabric_cmd_tables[2],
-    &fabric_cmd_tables[3],
-    NULL,
+    &topo_cli_table,	   &validate_cli_table,	  &show_cli_table,
+    &finder_cli_table,	   &rwa_cli_table,	  &cluster_cli_table,
+    &metrics_cli_table,	   &schedule_cli_table,	  &optree_cli_table,
+    &ring_cli_table,	   &slurm_cli_table,	  &status_cli_table,
+    &fault_cli_table,	   &fabric_cmd_tables[0], &fabric_cmd_tables[1],
+    &fabric_cmd_tables[2], &fabric_cmd_tables[3], NULL,
 };
 
 static const struct cli_cmd commands[] = {
