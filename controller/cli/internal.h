@@ -101,7 +101,8 @@ struct cli_table {
 };
 extern const struct cli_table topo_cli_table, validate_cli_table, show_cli_table, finder_cli_table,
     rwa_cli_table, cluster_cli_table, metrics_cli_table, schedule_cli_table, optree_cli_table,
-    ring_cli_table, slurm_cli_table, status_cli_table, fault_cli_table;
+    ring_cli_table, slurm_cli_table, status_cli_table, fault_cli_table, run_cli_table,
+    mpirun_cli_table;
 /* NULL-ended */
 extern const struct cli_table *const cli_tables[];
 
