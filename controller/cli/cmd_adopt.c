@@ -106,7 +106,7 @@ int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv)
 	struct ofc_error err = {0};
 	struct ctl_adopt a;
 	Ofc__V1__AdoptPreview *p;
-	int rc = fabric_cmd_parse_rows(
+	int rc = fabric_cmd_parse(
 	    &fc, cmd, argc, argv, (const struct opt *const[]){yes_rows, NULL},
 	    "Ends a transaction whose rollback could not finish (\"ROLLBACK INCOMPLETE\"):\n"
 	    "reads every device, shows what it holds against the transaction's before and\n"

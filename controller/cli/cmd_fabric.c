@@ -114,7 +114,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
-	int rc = fabric_cmd_parse_rows(
+	int rc = fabric_cmd_parse(
 	    &fc, cmd, argc, argv,
 	    (const struct opt *const[]){fabric_cmd_relabel_rows, fabric_cmd_plan_rows, NULL},
 	    "Reads every device of the fabric and prints what would change to "
@@ -282,7 +282,7 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	struct ofc_error err = {0};
 	int rc;
 
-	rc = fabric_cmd_parse_rows(
+	rc = fabric_cmd_parse(
 	    &fc, cmd, argc, argv,
 	    (const struct opt *const[]){trial > 0 ? fabric_cmd_trial_rows : fabric_cmd_dry_run_rows,
 					fabric_cmd_relabel_rows, NULL},
@@ -406,11 +406,11 @@ int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fabric *f = NULL;
 	char *name = NULL;
 	uint64_t txn = 0;
-	int rc = fabric_cmd_parse_rows(&fc, cmd, argc, argv, NULL,
-				       "Keeps the configuration a running 'ofc try' applied. With "
-				       "FILE, the trial of\nthat fabric; without, the only trial "
-				       "waiting.\n",
-				       true);
+	int rc = fabric_cmd_parse(&fc, cmd, argc, argv, NULL,
+				  "Keeps the configuration a running 'ofc try' applied. With "
+				  "FILE, the trial of\nthat fabric; without, the only trial "
+				  "waiting.\n",
+				  true);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;

@@ -104,7 +104,7 @@ static int p_overhead(const struct opt *row, const char *arg, void *base, struct
 	return 0;
 }
 
-/* (offsets into struct run_args: fabric_cmd_parse_rows parses into its fc) */
+/* (offsets into struct run_args: fabric_cmd_parse parses into its fc) */
 _Static_assert(offsetof(struct run_args, fc) == 0, "the rows' base is the fabric_cmd");
 #define O(f) offsetof(struct run_args, f)
 static const struct opt run_table[] = {
@@ -566,8 +566,8 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	/* its own usage: the action's operand, then its rows */
 	const struct cli_cmd run_cmd = {cmd->name, "run FILE", cmd->summary, NULL};
 
-	rc = fabric_cmd_parse_rows(&a.fc, &run_cmd, argc, argv,
-				   (const struct opt *const[]){run_table, NULL}, help, false);
+	rc = fabric_cmd_parse(&a.fc, &run_cmd, argc, argv,
+			      (const struct opt *const[]){run_table, NULL}, help, false);
 	a.fc.cmd = cmd;
 	if (rc)
 		return rc < 0 ? 0 : rc;

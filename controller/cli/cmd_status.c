@@ -210,14 +210,14 @@ int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 	struct ofc_error err = {0};
 	struct ctl_record r;
 	bool all_reachable = true;
-	int rc = fabric_cmd_parse_rows(
-	    &fc, cmd, argc, argv, (const struct opt *const[]){dot_rows, NULL},
-	    "Without FILE: every fabric in the state directory, its recorded "
-	    "state and any\nunfinished transaction. With FILE: also each "
-	    "device's live state, whether it\nagrees with the record (in_sync) "
-	    "and with the config (at_target). Exit 1 when a\ndevice cannot be "
-	    "read. Status never changes anything.\n",
-	    true);
+	int rc =
+	    fabric_cmd_parse(&fc, cmd, argc, argv, (const struct opt *const[]){dot_rows, NULL},
+			     "Without FILE: every fabric in the state directory, its recorded "
+			     "state and any\nunfinished transaction. With FILE: also each "
+			     "device's live state, whether it\nagrees with the record (in_sync) "
+			     "and with the config (at_target). Exit 1 when a\ndevice cannot be "
+			     "read. Status never changes anything.\n",
+			     true);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;

@@ -44,7 +44,7 @@ static int p_mpi(const struct opt *row, const char *arg, void *base, struct ofc_
 	return 0;
 }
 
-/* (offsets into struct mpirun_args: fabric_cmd_parse_rows parses into its fc) */
+/* (offsets into struct mpirun_args: fabric_cmd_parse parses into its fc) */
 _Static_assert(offsetof(struct mpirun_args, fc) == 0, "the rows' base is the fabric_cmd");
 #define O(f) offsetof(struct mpirun_args, f)
 static const struct opt mpirun_table[] = {
@@ -252,8 +252,8 @@ int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv)
 	const struct cli_cmd mpirun_cmd = {cmd->name, "mpirun FILE -- PROGRAM [ARGS...]",
 					   cmd->summary, NULL};
 
-	rc = fabric_cmd_parse_rows(&a.fc, &mpirun_cmd, dash, argv,
-				   (const struct opt *const[]){mpirun_table, NULL}, help, false);
+	rc = fabric_cmd_parse(&a.fc, &mpirun_cmd, dash, argv,
+			      (const struct opt *const[]){mpirun_table, NULL}, help, false);
 	a.fc.cmd = cmd;
 	if (rc)
 		return rc < 0 ? 0 : rc;

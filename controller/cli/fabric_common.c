@@ -12,12 +12,6 @@
 
 #define MAX_OVERRIDES ARRAY_SIZE(((struct fabric_cmd *)0)->overrides)
 
-const char fabric_cmd_options[] =
-    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
-    "  --state-dir DIR          where state and journal live (default $OFC_STATE_DIR,\n"
-    "                           else " OFC_STATE_DIR_DEFAULT ")\n"
-    "  --json                   machine-readable output\n";
-
 int cli_row_device(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
 	struct fabric_cmd *fc = (struct fabric_cmd *)((char *)base + row->off);
@@ -215,8 +209,8 @@ const struct cli_table fabric_cmd_tables[] = {
     {"fabric trial", fabric_cmd_trial_rows, sizeof(struct fabric_cmd)},
 };
 
-int fabric_cmd_parse_rows(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-			  const struct opt *const *groups, const char *help, bool file_optional)
+int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
+		     const struct opt *const *groups, const char *help, bool file_optional)
 {
 	struct opt rows[64];
 	struct cli_opts o = {rows, help, NULL};
@@ -240,69 +234,6 @@ int fabric_cmd_parse_rows(struct fabric_cmd *fc, const struct cli_cmd *cmd, int 
 		fc->file = argv[first];
 	else if (!file_optional)
 		return cli_usage_error(cmd, "missing FILE");
-	fc->state_dir = ctl_state_dir(fc->state_dir_opt);
-	fc->progress = isatty(STDERR_FILENO);
-	return 0;
-}
-
-int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-		     const struct option *extra,
-		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
-		     bool file_optional)
-{
-	struct option opts[24];
-	size_t n = 0;
-	int c;
-
-	memset(fc, 0, sizeof(*fc));
-	fc->cmd = cmd;
-	opts[n++] = (struct option){"device", required_argument, NULL, 'D'};
-	opts[n++] = (struct option){"state-dir", required_argument, NULL, 'S'};
-	opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
-	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	for (const struct option *o = extra; o && o->name && n < ARRAY_SIZE(opts) - 1; o++)
-		opts[n++] = *o;
-	opts[n] = (struct option){0};
-	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'D':
-			if (!strchr(optarg, '='))
-				return cli_usage_error(
-				    cmd, "--device '%s': expected NAME=HOST:PORT", optarg);
-			if (fc->noverrides == MAX_OVERRIDES)
-				return cli_usage_error(cmd, "too many --device options");
-			fc->overrides[fc->noverrides++] = optarg;
-			break;
-		case 'S':
-			if (!*optarg)
-				return cli_usage_error(cmd, "--state-dir needs a directory");
-			fc->state_dir_opt = optarg;
-			break;
-		case 'j':
-			fc->json = true;
-			break;
-		case 'h': {
-			char *text = xasprintf("%s%s", help, fabric_cmd_options);
-
-			cli_help(cmd, text);
-			free(text);
-			return -1;
-		}
-		default:
-			if (!on_extra || on_extra(fc, c, optarg) != 0)
-				return 2;
-		}
-	}
-	if (optind < argc - 1) {
-		return cli_usage_error(cmd, "too many arguments");
-	}
-	if (optind == argc - 1)
-		fc->file = argv[optind];
-	else if (!file_optional) {
-		return cli_usage_error(cmd, "missing FILE");
-	}
 	fc->state_dir = ctl_state_dir(fc->state_dir_opt);
 	fc->progress = isatty(STDERR_FILENO);
 	return 0;
@@ -392,20 +323,6 @@ int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err)
 
 	fabric_cmd_free(fc);
 	return rc;
-}
-
-int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
-{
-	char *end;
-
-	if (c != 'x')
-		return 2;
-	errno = 0;
-	fc->rate_scale = strtod(arg, &end);
-	if (errno || end == arg || *end || !(fc->rate_scale > 0) || fc->rate_scale > 1)
-		return cli_usage_error(fc->cmd, "--rate-scale must be a number in (0, 1], got '%s'",
-				       arg);
-	return 0;
 }
 
 /* What --relabel saved, on stderr. */

@@ -102,7 +102,7 @@ struct cli_table {
 extern const struct cli_table topo_cli_table, validate_cli_table, show_cli_table, finder_cli_table,
     rwa_cli_table, cluster_cli_table, metrics_cli_table, schedule_cli_table, optree_cli_table,
     ring_cli_table, slurm_cli_table, status_cli_table, fault_cli_table, run_cli_table,
-    mpirun_cli_table;
+    mpirun_cli_table, up_cli_table;
 /* NULL-ended */
 extern const struct cli_table *const cli_tables[];
 
@@ -255,7 +255,6 @@ struct fabric_cmd {
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
-extern const char fabric_cmd_options[];
 /* The fabric commands' options as rows (offsets into struct fabric_cmd):
  * --relabel and its kin (plan, apply, try), plan's own (--horizon,
  * --workload, --max-loss ...), apply's --dry-run, try's --timeout;
@@ -263,18 +262,12 @@ extern const char fabric_cmd_options[];
 extern const struct opt fabric_cmd_relabel_rows[], fabric_cmd_plan_rows[],
     fabric_cmd_dry_run_rows[], fabric_cmd_trial_rows[];
 extern const struct cli_table fabric_cmd_tables[4];
-/* fabric_cmd_parse with rows: groups (NULL-ended) beside the common rows,
- * --help written from them all after help's words. 0 to go on, -1 after
- * --help, else the exit status. */
-int fabric_cmd_parse_rows(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-			  const struct opt *const *groups, const char *help, bool file_optional);
-/* Returns 0 to go on, -1 after --help (exit 0), or an exit status. */
+/* FILE and the options into fc: the rows of groups (NULL-ended; offsets
+ * from fc, or from a struct whose first member fc is) beside the common
+ * rows, --help written from them all after help's words. 0 to go on, -1
+ * after --help, else the exit status. */
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-		     const struct option *extra,
-		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
-		     bool file_optional);
-/* testbed up's --rate-scale (its on_extra). */
-int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
+		     const struct opt *const *groups, const char *help, bool file_optional);
 /* The reconfiguration those options ask for (reconfigure_run into
  * fc->result): repair first (the lock and a crash's journal) when asked;
  * the devices read and planned; with --horizon the cheapest target, with
