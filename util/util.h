@@ -243,9 +243,9 @@ struct opt;
 typedef int (*opt_parse_fn)(const struct opt *row, const char *arg, void *base,
 			    struct ofc_error *err);
 enum {
-	OPT_REQUIRED = 1, /* shown without brackets in the usage */
-	OPT_REPEAT = 2,	  /* may be given again: "[--NAME ARG]..." */
-	OPT_STOP = 4,	  /* --help, --version: opt_parse stops and returns 1 */
+	OPT_REQUIRED = 1,   /* shown without brackets in the usage */
+	OPT_REPEAT = 2,	    /* may be given again: "[--NAME ARG]..." */
+	OPT_STOP = 4,	    /* --help, --version: opt_parse stops and returns 1 */
 	OPT_HIDE_USAGE = 8, /* in --help only (its usage is another row's) */
 	OPT_SHORT = 16,	    /* usage and help name it by its letter (-o OUT) */
 };
