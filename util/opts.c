@@ -148,8 +148,32 @@ int opt_choice(const struct opt *row, const char *arg, void *base, struct ofc_er
 
 /* ---- the loop --------------------------------------------------------------- */
 
-int opt_parse(const struct opt *table, int argc, char **argv, void *base, const struct opt **stop,
-	      struct ofc_error *err)
+/* The row getopt_long's c names: its letter, or OPT_VAL0 + its index. */
+static const struct opt *row_of(const struct opt *table, size_t n, int c)
+{
+	if (c >= OPT_VAL0 && c < OPT_VAL0 + (int)n)
+		return &table[c - OPT_VAL0];
+	for (size_t i = 0; c > 0 && c < OPT_VAL0 && i < n; i++)
+		if (table[i].letter == c)
+			return &table[i];
+	return NULL;
+}
+
+/* getopt_long's '?': a known option without its value, or an unknown one. */
+static int wrong(const struct opt *table, size_t n, char **argv, struct ofc_error *err)
+{
+	const struct opt *row = optopt ? row_of(table, n, optopt) : NULL;
+
+	if (row && row->arg)
+		return ofc_error_set(err, OFC_E_USAGE, "option '%s' needs a value",
+				     argv[optind - 1]);
+	if (optopt > 0 && optopt < OPT_VAL0)
+		return ofc_error_set(err, OFC_E_USAGE, "unknown option '-%c'", optopt);
+	return ofc_error_set(err, OFC_E_USAGE, "unknown option '%s'", argv[optind - 1]);
+}
+
+int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
+		   const struct opt **stop, int *first, struct ofc_error *err)
 {
 	size_t n = 0;
 
@@ -160,9 +184,11 @@ int opt_parse(const struct opt *table, int argc, char **argv, void *base, const 
 	int c, rc = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		/* a lettered row's long name says its letter, as getopt's
+		 * callers write it (and as a test standing in for it reads) */
 		lo[i] =
 		    (struct option){table[i].name, table[i].arg ? required_argument : no_argument,
-				    NULL, OPT_VAL0 + (int)i};
+				    NULL, table[i].letter ? table[i].letter : OPT_VAL0 + (int)i};
 		if (table[i].letter) {
 			*sp++ = table[i].letter;
 			if (table[i].arg)
@@ -172,20 +198,11 @@ int opt_parse(const struct opt *table, int argc, char **argv, void *base, const 
 	opterr = 0;
 	optind = 0; /* from argv[1], also when a test parses twice */
 	while (rc == 0 && (c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
-		const struct opt *row = NULL;
+		const struct opt *row = c == '?' ? NULL : row_of(table, n, c);
 
-		if (c >= OPT_VAL0 && c < OPT_VAL0 + (int)n)
-			row = &table[c - OPT_VAL0];
-		for (size_t i = 0; !row && c != '?' && i < n; i++)
-			if (table[i].letter && table[i].letter == c)
-				row = &table[i];
-		if (!row) {
-			rc = optopt ? ofc_error_set(err, OFC_E_USAGE,
-						    "unknown option or missing value: %s",
-						    argv[optind - 1])
-				    : ofc_error_set(err, OFC_E_USAGE, "unknown option '%s'",
-						    argv[optind - 1]);
-		} else if (row->flags & OPT_STOP) {
+		if (!row)
+			rc = wrong(table, n, argv, err);
+		else if (row->flags & OPT_STOP) {
 			*stop = row;
 			rc = 1;
 		} else if (row->parse) {
@@ -194,14 +211,33 @@ int opt_parse(const struct opt *table, int argc, char **argv, void *base, const 
 			*(bool *)field(base, row->off) = true;
 		}
 	}
-	if (rc == 0 && optind < argc)
+	if (rc == 0 && !first && optind < argc)
 		rc = ofc_error_set(err, OFC_E_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (first)
+		*first = optind;
 	free(lo);
 	free(shorts);
 	return rc;
 }
 
+int opt_parse(const struct opt *table, int argc, char **argv, void *base, const struct opt **stop,
+	      struct ofc_error *err)
+{
+	return opt_parse_args(table, argc, argv, base, stop, NULL, err);
+}
+
 /* ---- usage and help ------------------------------------------------------- */
+
+/* How usage and help name a row: "--" and its name, or "-X" (OPT_SHORT). */
+static const char *opt_shown(const struct opt *row, char letter[3])
+{
+	if (!(row->flags & OPT_SHORT))
+		return "--";
+	letter[0] = '-';
+	letter[1] = row->letter;
+	letter[2] = 0;
+	return letter;
+}
 
 /* word at *col, wrapped to indent when the line would pass HELP_WIDTH. */
 static void put_word(FILE *f, const char *word, size_t len, size_t indent, size_t *col)
@@ -219,10 +255,11 @@ static void put_word(FILE *f, const char *word, size_t len, size_t indent, size_
 
 static void put_item(FILE *f, const struct opt *row, bool required, size_t indent, size_t *col)
 {
-	char item[160];
+	char item[160], l[3];
 
-	snprintf(item, sizeof(item), "%s--%s%s%s%s%s", required ? "" : "[", row->name,
-		 row->arg ? " " : "", row->arg ? row->arg : "", required ? "" : "]",
+	snprintf(item, sizeof(item), "%s%s%s%s%s%s%s", required ? "" : "[", opt_shown(row, l),
+		 row->flags & OPT_SHORT ? "" : row->name, row->arg ? " " : "",
+		 row->arg ? row->arg : "", required ? "" : "]",
 		 row->flags & OPT_REPEAT ? "..." : "");
 	put_word(f, item, strlen(item), indent, col);
 }
@@ -255,8 +292,10 @@ void opt_help(FILE *f, const struct opt *table)
 	for (const struct opt *r = table; r->name; r++) {
 		if (r->flags & OPT_STOP)
 			continue;
+		char l[3];
 		int head =
-		    fprintf(f, "  --%s%s%s", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+		    fprintf(f, "  %s%s%s%s", opt_shown(r, l), r->flags & OPT_SHORT ? "" : r->name,
+			    r->arg ? " " : "", r->arg ? r->arg : "");
 		size_t indent = head + 2 <= HELP_COL ? HELP_COL : (size_t)head + 2;
 		size_t col = indent;
 

@@ -243,10 +243,11 @@ struct opt;
 typedef int (*opt_parse_fn)(const struct opt *row, const char *arg, void *base,
 			    struct ofc_error *err);
 enum {
-	OPT_REQUIRED = 1, /* shown without brackets in the usage */
-	OPT_REPEAT = 2,	  /* may be given again: "[--NAME ARG]..." */
-	OPT_STOP = 4,	  /* --help, --version: opt_parse stops and returns 1 */
+	OPT_REQUIRED = 1,   /* shown without brackets in the usage */
+	OPT_REPEAT = 2,	    /* may be given again: "[--NAME ARG]..." */
+	OPT_STOP = 4,	    /* --help, --version: opt_parse stops and returns 1 */
 	OPT_HIDE_USAGE = 8, /* in --help only (its usage is another row's) */
+	OPT_SHORT = 16,	    /* usage and help name it by its letter (-o OUT) */
 };
 struct opt_choice {
 	const char *name;
@@ -270,6 +271,10 @@ struct opt {
  * argument that is no option). Uses getopt_long (not reentrant). */
 int opt_parse(const struct opt *table, int argc, char **argv, void *base,
 	      const struct opt **stop, struct ofc_error *err);
+/* The same for a program that takes operands: those that are no option
+ * are moved to the end (getopt's order), the first at *first. */
+int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
+		   const struct opt **stop, int *first, struct ofc_error *err);
 /* "usage: PROG " and the rows wrapped under it, then "| --help | --version"
  * (the OPT_STOP rows): required rows first, then the others in order. */
 void opt_usage(FILE *f, const char *prog, const struct opt *table);

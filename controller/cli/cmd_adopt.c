@@ -10,19 +10,11 @@
 #include "controller/cli/internal.h"
 #include "controller/cli/remote.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int on_yes(struct fabric_cmd *fc, int c, const char *arg)
-{
-	(void)arg;
-	if (c != 'y')
-		return 2;
-	fc->yes = true;
-	return 0;
-}
 
 static const char *matches(const struct device_state *held, const struct device_state *before,
 			   const struct device_state *target)
@@ -105,19 +97,22 @@ bool adopt_ask(uint64_t txn, uint64_t generation)
 
 int cmd_adopt(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option extra[] = {{"yes", no_argument, NULL, 'y'}, {0}};
+	static const struct opt yes_rows[] = {
+	    {"yes", NULL, offsetof(struct fabric_cmd, yes), NULL,
+	     "do not ask (needed when stdin is not a terminal)"},
+	    {NULL},
+	};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	struct ctl_adopt a;
 	Ofc__V1__AdoptPreview *p;
 	int rc = fabric_cmd_parse(
-	    &fc, cmd, argc, argv, extra, on_yes,
+	    &fc, cmd, argc, argv, (const struct opt *const[]){yes_rows, NULL},
 	    "Ends a transaction whose rollback could not finish (\"ROLLBACK INCOMPLETE\"):\n"
 	    "reads every device, shows what it holds against the transaction's before and\n"
 	    "target, and on confirmation records that as a new generation. No device is\n"
 	    "changed; the next apply goes from what they hold. ofcd keeps the state\n"
-	    "directory locked: stop it first.\n\n"
-	    "  --yes                    do not ask (needed when stdin is not a terminal)\n",
+	    "directory locked: stop it first.\n",
 	    false);
 
 	if (rc)

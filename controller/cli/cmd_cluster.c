@@ -11,6 +11,7 @@
 #include "proto/cli_report.pb-c.h"
 #include "proto/control.pb-c.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,8 +325,8 @@ static void print_json_doc(const struct cl_report *c, struct arena *a)
 }
 
 static const struct cli_cmd cluster_base = {
-    "cluster", "status [--json] [--timeout DUR]",
-    "every replica's role, lease and contact, etcd, devices, queue and holds", NULL};
+    "cluster", "status", "every replica's role, lease and contact, etcd, devices, queue and holds",
+    NULL};
 
 static const char cluster_help[] =
     "Asks every address given (--socket PATH or --server URL, repeated or a comma\n"
@@ -336,11 +337,27 @@ static const char cluster_help[] =
     "address or etcd member that does not answer, a device unreachable, a stale\n"
     "replica, a replica missing (one that registered before and runs no more: the\n"
     "store's registry knows every replica that should run, so one address is\n"
-    "enough); the problems are listed (on stderr too).\n\n"
-    "  --json         one JSON document: healthy, problems, leader, replicas (the\n"
-    "                 store's ofc.v1.Replica list), addresses (each one's\n"
-    "                 ofc.v1.Cluster or error), etcd, devices, queue_depth, held\n"
-    "  --timeout DUR  how long each address may take to answer (default 5s)\n";
+    "enough); the problems are listed (on stderr too).\n";
+
+struct cluster_opts {
+	double timeout;
+	bool json;
+};
+
+static const struct opt cluster_table[] = {
+    {"json", NULL, offsetof(struct cluster_opts, json), NULL,
+     "one JSON document: healthy, problems, leader, replicas (the store's ofc.v1.Replica "
+     "list), addresses (each one's ofc.v1.Cluster or error), etcd, devices, queue_depth, held",
+     .letter = 'j'},
+    {"timeout", cli_row_duration, offsetof(struct cluster_opts, timeout), "DUR",
+     "how long each address may take to answer (default 5s)", .letter = 'W'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+
+const struct cli_table cluster_cli_table = {"cluster", cluster_table, sizeof(struct cluster_opts)};
+
+static const struct cli_opts cluster_opts = {cluster_table, cluster_help};
 
 /* The command as the user typed it: "--socket PATH cluster" when the
  * addresses came from an option, so usage errors name it. */
@@ -360,37 +377,26 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 {
 	char nbuf[64];
 	const struct cli_cmd cluster_cmd = named(&cluster_base, t, nbuf, sizeof(nbuf));
-	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-					     {"timeout", required_argument, NULL, 'W'},
-					     {"help", no_argument, NULL, 'h'},
-					     {0}};
+	struct cluster_opts o = {.timeout = 5};
 	struct cl_report *c;
-	double timeout = 5;
-	bool json = false;
-	int opt;
+	int first, rc;
 
 	/* the subcommand first, as `ofc slurm` takes its own */
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		return cli_help(&cluster_cmd, cluster_help);
+		return cli_help_opts(&cluster_cmd, &cluster_opts);
 	if (argc < 2 || strcmp(argv[1], "status") != 0)
 		return cli_usage_error(
 		    &cluster_cmd, argc < 2 ? "expected status" : "unknown subcommand '%s' (status)",
 		    argc < 2 ? "" : argv[1]);
 	argc--;
 	argv++;
-	optind = 0;
-	while ((opt = cli_getopt(&cluster_cmd, argc, argv, "h", opts)) != -1) {
-		if (opt == -2)
-			return 2;
-		if (opt == 'h')
-			return cli_help(&cluster_cmd, cluster_help);
-		if (opt == 'j')
-			json = true;
-		else if (opt == 'W' && cli_opt_duration(&cluster_cmd, "timeout", optarg, &timeout))
-			return 2;
-	}
-	if (optind < argc)
-		return cli_usage_error(&cluster_cmd, "unexpected argument '%s'", argv[optind]);
+	if (!cli_parse(&cluster_cmd, &cluster_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	if (first < argc)
+		return cli_usage_error(&cluster_cmd, "unexpected argument '%s'", argv[first]);
+	double timeout = o.timeout;
+	bool json = o.json;
+
 	c = xcalloc(1, sizeof(*c));
 	ask_each(t, timeout, c);
 	judge(c);
@@ -402,7 +408,7 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 	} else {
 		print_text(t, c);
 	}
-	int rc = c->main ? (c->nproblems ? 1 : 0) : 1;
+	rc = c->main ? (c->nproblems ? 1 : 0) : 1;
 	for (uint32_t i = 0; i < c->n; i++)
 		if (c->v[i].resp)
 			ofc__v1__response__free_unpacked(c->v[i].resp, NULL);
@@ -411,39 +417,46 @@ int cluster_main(struct cli_targets *t, int argc, char **argv)
 	return rc;
 }
 
-static const struct cli_cmd metrics_base = {"metrics", "[--timeout DUR]",
+static const struct cli_cmd metrics_base = {"metrics", "",
 					    "ofcd's metrics, as Prometheus scrapes them", NULL};
+
+struct metrics_opts {
+	double timeout;
+};
+
+static const struct opt metrics_table[] = {
+    {"timeout", cli_row_duration, offsetof(struct metrics_opts, timeout), "DUR",
+     "give up after DUR (default 30s)", .letter = 'W'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+
+const struct cli_table metrics_cli_table = {"metrics", metrics_table, sizeof(struct metrics_opts)};
+
+static const struct cli_opts metrics_opts = {
+    metrics_table,
+    "Prints GetMetrics' answer: the Prometheus text exposition of the replica asked\n"
+    "(the first of the addresses given that answers, --socket PATH or --server\n"
+    "URL, repeated or a comma list; every replica has its own).\n",
+};
 
 int metrics_main(struct cli_targets *t, int argc, char **argv)
 {
 	char nbuf[64];
 	const struct cli_cmd metrics_cmd = named(&metrics_base, t, nbuf, sizeof(nbuf));
-	static const struct option opts[] = {
-	    {"timeout", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'}, {0}};
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__GetMetrics gm = OFC__V1__GET_METRICS__INIT;
 	Ofc__V1__Response *resp;
 	struct ofc_error err = {0};
-	double timeout = 30;
-	int opt, rc;
+	struct metrics_opts o = {.timeout = 30};
+	int first, rc;
 
-	optind = 0;
-	while ((opt = cli_getopt(&metrics_cmd, argc, argv, "h", opts)) != -1) {
-		if (opt == -2)
-			return 2;
-		if (opt == 'h')
-			return cli_help(&metrics_cmd,
-					"Prints GetMetrics' answer: the Prometheus text "
-					"exposition of the replica asked\n(the first of the "
-					"addresses given that answers, --socket PATH or --server\n"
-					"URL, repeated or a comma list; every replica has its "
-					"own).\n\n"
-					"  --timeout DUR  give up after DUR (default 30s)\n");
-		if (opt == 'W' && cli_opt_duration(&metrics_cmd, "timeout", optarg, &timeout))
-			return 2;
-	}
-	if (optind < argc)
-		return cli_usage_error(&metrics_cmd, "unexpected argument '%s'", argv[optind]);
+	if (!cli_parse(&metrics_cmd, &metrics_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	if (first < argc)
+		return cli_usage_error(&metrics_cmd, "unexpected argument '%s'", argv[first]);
+	double timeout = o.timeout;
+
 	req.body_case = OFC__V1__REQUEST__BODY_GET_METRICS;
 	req.get_metrics = &gm;
 	if (cli_call(t, &req, timeout, CLI_CALL_READ | CLI_CALL_QUICK, &resp, &err) < 0) {

@@ -2,6 +2,7 @@
 #include "controller/cli/internal.h"
 #include "proto/cli_report.pb-c.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,40 +88,46 @@ static void validate_json(const char *file, const struct fabric *f, const struct
 	cli_print_message(stdout, &m.base);
 }
 
+struct validate_opts {
+	bool json;
+};
+
+static const struct opt validate_table[] = {
+    {"json", NULL, offsetof(struct validate_opts, json), NULL,
+     "the outcome on stdout as JSON: file, valid, and the fabric's counts and warnings, or the "
+     "error (file, line, column, message)",
+     .letter = 'j'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+
+const struct cli_table validate_cli_table = {"validate", validate_table,
+					     sizeof(struct validate_opts)};
+
+static const struct cli_opts validate_opts = {
+    validate_table,
+    "Exits 0 when the config is valid; otherwise prints FILE:LINE:COL: message and exits 2.\n"
+    "Warnings (the cost model's link_bandwidth against the ports' rates) go to stderr as\n"
+    "FILE:LINE:COL: warning: message, and the exit status stays 0.\n",
+};
+
 int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	struct ofc_error err = {0}, warn[MAX_WARNINGS] = {0};
+	struct validate_opts o = {0};
 	struct fabric *f = NULL;
-	bool json = false;
-	int c, nwarn, rc = 0;
+	int first, nwarn, rc = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
-		if (c == -2)
-			return 2;
-		if (c == 'j')
-			json = true;
-		if (c == 'h')
-			return cli_help(
-			    cmd, "Exits 0 when the config is valid; otherwise prints "
-				 "FILE:LINE:COL: message and exits 2.\nWarnings (the cost "
-				 "model's link_bandwidth against the ports' rates) go to "
-				 "stderr as\nFILE:LINE:COL: warning: message, and the exit "
-				 "status stays 0.\n\n"
-				 "  --json   the outcome on stdout as JSON: file, valid, and "
-				 "the fabric's counts\n           and warnings, or the error "
-				 "(file, line, column, message)\n");
-	}
-	if (optind != argc - 1)
-		return cli_usage_error(cmd, optind >= argc ? "missing FILE" : "too many arguments");
-	if (fabric_open(argv[optind], &f, &err) < 0) {
+	if (!cli_parse(cmd, &validate_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	bool json = o.json;
+
+	if (first != argc - 1)
+		return cli_usage_error(cmd, first >= argc ? "missing FILE" : "too many arguments");
+	if (fabric_open(argv[first], &f, &err) < 0) {
 		rc = cli_fail(&err);
 		if (json)
-			validate_json(argv[optind], NULL, &err, NULL, 0);
+			validate_json(argv[first], NULL, &err, NULL, 0);
 		return rc;
 	}
 	nwarn = rate_warning(f, &warn[0]);
@@ -128,10 +135,10 @@ int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "%s:%u:%u: warning: %s\n", warn[i].file, warn[i].line, warn[i].col,
 			warn[i].msg);
 	if (json) {
-		validate_json(argv[optind], f, NULL, warn, nwarn);
+		validate_json(argv[first], f, NULL, warn, nwarn);
 	} else {
-		printf("%s: ok: fabric %s, %u host%s, %u switch%s, %u ring%s", argv[optind],
-		       f->name, f->nhosts, f->nhosts == 1 ? "" : "s", f->nswitches,
+		printf("%s: ok: fabric %s, %u host%s, %u switch%s, %u ring%s", argv[first], f->name,
+		       f->nhosts, f->nhosts == 1 ? "" : "s", f->nswitches,
 		       f->nswitches == 1 ? "" : "es", f->nrings, f->nrings == 1 ? "" : "s");
 		if (f->graph)
 			printf(", topology %s (%u circuit%s)", f->graph->spec, f->ncircuits,
@@ -142,75 +149,56 @@ int cmd_validate(const struct cli_cmd *cmd, int argc, char **argv)
 	return 0;
 }
 
+struct show_opts {
+	struct cli_format_given given;
+	const char *output;
+};
+
+#define O(f) offsetof(struct show_opts, f)
+static const struct opt show_table[] = {
+    {"json", cli_row_format_flag, O(given), NULL, "--format json", .letter = 'j'},
+    {"dot", cli_row_format_flag, O(given), NULL,
+     "--format dot: the hosts, their ports, the switches and the circuits for Graphviz (dot "
+     "-Tsvg)",
+     .letter = 'd'},
+    {"format", cli_row_format, O(given), "text|json|dot|pb",
+     "text (default), json, dot or pb (an ofc.v1.Fabric message, proto/fabric.proto; to stdout "
+     "only when it is not a terminal)",
+     .letter = 'f'},
+    {"output", opt_str, O(output), "OUT",
+     "write OUT (a temporary name, then renamed); without --format, --json or --dot its "
+     "extension says the format (.txt, .json, .dot, .gv, .pb)",
+     .flags = OPT_SHORT, .letter = 'o'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table show_cli_table = {"show", show_table, sizeof(struct show_opts)};
+
+static const struct cli_opts show_opts = {show_table, NULL};
+
 int cmd_show(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},	      {"dot", no_argument, NULL, 'd'},
-	    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},	      {0},
-	};
+	struct show_opts o = {0};
 	enum out_format fmt;
-	const char *outpath = NULL, *given = NULL, *given_by = NULL;
+	const char *outpath;
 	struct ofc_error err = {0};
 	struct cli_output out;
 	struct fabric *f;
-	int c, rc = 0;
+	int first, rc = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "jdf:o:h", opts)) != -1) {
-		const char *was = given_by ? given_by : "--format";
-
-		/* --json, --dot and --format each say the format: two that
-		 * disagree would leave one silently unheeded */
-		if ((c == 'j' || c == 'd' || c == 'f') && given &&
-		    strcmp(given, c == 'j'   ? "json"
-				  : c == 'd' ? "dot"
-					     : optarg) != 0)
-			return cli_usage_error(cmd, "%s and %s ask for different formats: give one",
-					       was,
-					       c == 'j'	  ? "--json"
-					       : c == 'd' ? "--dot"
-							  : "--format");
-		switch (c) {
-		case -2:
-			return 2;
-		case 'j':
-			given = "json";
-			given_by = "--json";
-			break;
-		case 'd':
-			given = "dot";
-			given_by = "--dot";
-			break;
-		case 'f':
-			given = optarg;
-			given_by = NULL;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'h':
-			return cli_help(
-			    cmd,
-			    "  --json        --format json\n"
-			    "  --dot         --format dot: the hosts, their ports, the switches "
-			    "and "
-			    "the\n                circuits for Graphviz (dot -Tsvg)\n"
-			    "  --format F    text (default), json, dot or pb (an ofc.v1.Fabric "
-			    "message,\n                proto/fabric.proto; to stdout only when it "
-			    "is not a terminal)\n"
-			    "  -o OUT        write OUT (a temporary name, then renamed); without "
-			    "--format,\n                --json or --dot its extension says the "
-			    "format (.txt, .json,\n                .dot, .gv, .pb)\n");
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error(cmd, optind >= argc ? "missing FILE" : "too many arguments");
-	if (cli_output_format(cmd, "-o", outpath, given, given_by,
+	if (!cli_parse(cmd, &show_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	outpath = o.output;
+	if (first != argc - 1)
+		return cli_usage_error(cmd, first >= argc ? "missing FILE" : "too many arguments");
+	if (cli_output_format(cmd, "-o", outpath, o.given.name, o.given.by,
 			      FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, FMT_TEXT, &fmt))
 		return 2;
 	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
 		return 2;
-	if (fabric_open(argv[optind], &f, &err) < 0)
+	if (fabric_open(argv[first], &f, &err) < 0)
 		return cli_fail(&err);
 	if (cli_output_open(&out, outpath, &err) < 0) {
 		fabric_free(f);

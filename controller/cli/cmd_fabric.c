@@ -114,13 +114,14 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
-	int rc =
-	    fabric_cmd_parse(&fc, cmd, argc, argv, fabric_cmd_plan_options, fabric_cmd_extra,
-			     "Reads every device of the fabric and prints what would change to "
-			     "reach the\nconfig's target: cross-connects to remove and add, MRRs "
-			     "to retune, testbed\ncircuits and routes. Circuits that stay are not "
-			     "touched.\n\n",
-			     false);
+	int rc = fabric_cmd_parse(
+	    &fc, cmd, argc, argv,
+	    (const struct opt *const[]){fabric_cmd_relabel_rows, fabric_cmd_plan_rows, NULL},
+	    "Reads every device of the fabric and prints what would change to "
+	    "reach the\nconfig's target: cross-connects to remove and add, MRRs "
+	    "to retune, testbed\ncircuits and routes. Circuits that stay are not "
+	    "touched.\n",
+	    false);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -277,37 +278,21 @@ static char *shell_quote(const char *s)
 
 static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double trial)
 {
-	static const struct option extra_apply[] = {
-	    {"dry-run", no_argument, NULL, 'n'},
-	    {"relabel", no_argument, NULL, 'R'},
-	    {"relabel-budget", required_argument, NULL, 'B'},
-	    {"max-moves", required_argument, NULL, 'N'},
-	    {"no-relabel", no_argument, NULL, 'U'},
-	    {"partition", required_argument, NULL, 'P'},
-	    {0},
-	};
-	static const struct option extra_try[] = {
-	    {"timeout", required_argument, NULL, 't'},
-	    {"relabel", no_argument, NULL, 'R'},
-	    {"relabel-budget", required_argument, NULL, 'B'},
-	    {"max-moves", required_argument, NULL, 'N'},
-	    {"no-relabel", no_argument, NULL, 'U'},
-	    {"partition", required_argument, NULL, 'P'},
-	    {0},
-	};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	int rc;
 
 	rc = fabric_cmd_parse(
-	    &fc, cmd, argc, argv, trial > 0 ? extra_try : extra_apply, fabric_cmd_extra,
+	    &fc, cmd, argc, argv,
+	    (const struct opt *const[]){trial > 0 ? fabric_cmd_trial_rows : fabric_cmd_dry_run_rows,
+					fabric_cmd_relabel_rows, NULL},
 	    trial > 0 ? "Applies like 'ofc apply', then waits --timeout S seconds (default 60) "
 			"for\n'ofc confirm'. Without it, or on Ctrl-C, the fabric is put back "
-			"as it was.\nExit 0 when confirmed, 1 when reverted or failed.\n\n"
+			"as it was.\nExit 0 when confirmed, 1 when reverted or failed.\n"
 		      : "Plans, records the intent in the journal (fsync), applies per device, "
 			"reads\nback and compares, then commits. On any failure it undoes what "
 			"was applied in\nreverse order, reads back again and exits 1 saying "
-			"whether the fabric is back\nwhere it was. --dry-run only plans.\n\n",
+			"whether the fabric is back\nwhere it was. --dry-run only plans.\n",
 	    false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -421,9 +406,10 @@ int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv)
 	struct fabric *f = NULL;
 	char *name = NULL;
 	uint64_t txn = 0;
-	int rc = fabric_cmd_parse(&fc, cmd, argc, argv, NULL, NULL,
-				  "Keeps the configuration a running 'ofc try' applied. With FILE, "
-				  "the trial of\nthat fabric; without, the only trial waiting.\n\n",
+	int rc = fabric_cmd_parse(&fc, cmd, argc, argv, NULL,
+				  "Keeps the configuration a running 'ofc try' applied. With "
+				  "FILE, the trial of\nthat fabric; without, the only trial "
+				  "waiting.\n",
 				  true);
 
 	if (rc)

@@ -7,24 +7,9 @@
 #include "proto/finder.pb-c.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char help[] =
-    "Every candidate has exactly N nodes of degree D: base families evaluated by BFB\n"
-    "and their line-graph, degree, power and product expansions priced by the paper's\n"
-    "formulas (or by BFB on the expanded graph where that is cheap and better).\n\n"
-    "  --nodes N        hosts\n"
-    "  --degree D       ports per host\n"
-    "  --collective C   allreduce (default), allgather or reduce-scatter; alltoall\n"
-    "                   compares a torus with an expander (genkautz) by the MCF\n"
-    "  --injection I    alltoall: a host's injection bandwidth (NIC-limited hosts)\n"
-    "  --forwarding F   alltoall: host (relays cross the host, default) or nic\n"
-    "  --size M         data per node for the pick (default 1MiB)\n"
-    "  --alpha T        latency per step (default 10us)\n"
-    "  --bandwidth B    a node's egress bandwidth (default 100Gbps)\n"
-    "  --json           print the frontier and the pick as JSON\n"
-    "  --threads N      worker threads (default: all CPUs)\n";
 
 /* What the finder was asked, and the figures every output shows. */
 struct finder_req {
@@ -320,91 +305,78 @@ static int finder_alltoall(uint32_t n, uint32_t d, const struct sched_cost *cost
 	return 0;
 }
 
+struct finder_opts {
+	struct pick_model model;
+	uint64_t size;
+	enum sched_collective coll;
+	uint32_t n, d, threads;
+	int nic;
+	bool json;
+	double inj;
+};
+
+static const struct opt_choice forwarding[] = {{"host", 0}, {"nic", 1}, {NULL}};
+
+#define O(f) offsetof(struct finder_opts, f)
+static const struct opt finder_table[] = {
+    {"nodes", cli_row_u32, O(n), "N", "the number of hosts", 2, SCHED_MAX_NODES,
+     "node ids in a schedule are 16 bits", OPT_REQUIRED, 'n'},
+    {"degree", cli_row_u32, O(d), "D", "ports per host", 1, BFB_MAX_DEGREE,
+     "BFB's link masks are 64 bits", OPT_REQUIRED, 'd'},
+    {"collective", cli_row_collective, O(coll), "C",
+     "allreduce (default), allgather or reduce-scatter; alltoall compares a torus with an "
+     "expander (genkautz) by the MCF",
+     .letter = 'c'},
+    {"size", cli_row_size, O(size), "M", "data per node for the pick (default 1MiB)",
+     .letter = 's'},
+    {"alpha", cli_row_duration, O(model.alpha), "T", "latency per step (default 10us)",
+     .letter = 'A'},
+    {"bandwidth", cli_row_rate, O(model.node_rate), "B",
+     "a node's egress bandwidth (default 100Gbps)", .letter = 'B'},
+    {"injection", cli_row_rate, O(inj), "I",
+     "alltoall: a host's injection bandwidth (NIC-limited hosts)", .letter = 'I'},
+    {"forwarding", cli_row_choice, O(nic), "host|nic",
+     "alltoall: host (relays cross the host, default) or nic", .expect = "host or nic",
+     .letter = 'W', .choices = forwarding},
+    {"json", NULL, O(json), NULL, "print the frontier and the pick as JSON", .letter = 'j'},
+    {"threads", cli_row_u32, O(threads), "N", "worker threads (default 0: all CPUs)", 0, 64,
+     .letter = 't'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table finder_cli_table = {"finder", finder_table, sizeof(struct finder_opts)};
+
+static const struct cli_opts finder_opts = {
+    finder_table,
+    "Every candidate has exactly N nodes of degree D: base families evaluated by BFB\n"
+    "and their line-graph, degree, power and product expansions priced by the paper's\n"
+    "formulas (or by BFB on the expanded graph where that is cheap and better).\n",
+};
+
 int cmd_finder(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"nodes", required_argument, NULL, 'n'},
-	    {"degree", required_argument, NULL, 'd'},
-	    {"collective", required_argument, NULL, 'c'},
-	    {"size", required_argument, NULL, 's'},
-	    {"alpha", required_argument, NULL, 'A'},
-	    {"bandwidth", required_argument, NULL, 'B'},
-	    {"injection", required_argument, NULL, 'I'},
-	    {"forwarding", required_argument, NULL, 'W'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"threads", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	struct pick_model model;
-	struct sched_cost cost;
-	uint64_t size = 1u << 20;
-	enum sched_collective coll = SCHED_ALLREDUCE;
-	uint32_t n = 0, d = 0;
-	unsigned threads = 0;
-	bool json = false, have_n = false, have_d = false, nic = false;
-	double inj = 0;
+	struct finder_opts o = {.size = 1u << 20, .coll = SCHED_ALLREDUCE};
 	struct pick_result r;
+	struct sched_cost cost;
 	struct ofc_error err = {0};
-	int c;
+	int first, rc;
 
-	pick_model_default(&model);
-	while ((c = cli_getopt(cmd, argc, argv, "n:d:c:s:A:B:I:W:jt:h", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'n':
-			if (cli_opt_u32(cmd, "nodes", optarg, 2, SCHED_MAX_NODES,
-					"node ids in a schedule are 16 bits", &n))
-				return 2;
-			have_n = true;
-			break;
-		case 'd':
-			if (cli_opt_u32(cmd, "degree", optarg, 1, BFB_MAX_DEGREE,
-					"BFB's link masks are 64 bits", &d))
-				return 2;
-			have_d = true;
-			break;
-		case 'c':
-			if (sched_collective_parse(optarg, &coll) < 0)
-				return cli_usage_error(cmd,
-						       "--collective must be allreduce, allgather, "
-						       "reduce-scatter or alltoall");
-			break;
-		case 'I':
-			if (cli_opt_rate(cmd, "injection", optarg, &inj))
-				return 2;
-			break;
-		case 'W':
-			if (strcmp(optarg, "host") && strcmp(optarg, "nic"))
-				return cli_usage_error(cmd, "--forwarding is host or nic");
-			nic = strcmp(optarg, "nic") == 0;
-			break;
-		case 's':
-			if (cli_opt_size(cmd, "size", optarg, &size))
-				return 2;
-			break;
-		case 'A':
-			if (cli_opt_duration(cmd, "alpha", optarg, &model.alpha))
-				return 2;
-			break;
-		case 'B':
-			if (cli_opt_rate(cmd, "bandwidth", optarg, &model.node_rate))
-				return 2;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			if (parse_u32(optarg, &threads) < 0 || threads > 64)
-				return cli_usage_error(cmd, "--threads must be 0..64");
-			break;
-		case 'h':
-			return cli_help(cmd, help);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	pick_model_default(&o.model);
+	if (!cli_parse(cmd, &finder_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	if (first < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+
+	uint32_t n = o.n, d = o.d;
+	bool have_n = n != 0, have_d = d != 0, nic = o.nic, json = o.json;
+	unsigned threads = o.threads;
+	enum sched_collective coll = o.coll;
+	uint64_t size = o.size;
+	double inj = o.inj;
+	struct pick_model model = o.model;
+
 	if (!have_n || !have_d)
 		return cli_usage_error(cmd, "missing --%s", have_n ? "degree" : "nodes");
 	if (d >= n)

@@ -6,42 +6,9 @@
 #include "controller/cli/internal.h"
 #include "rwa/rwa.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char help[] =
-    "  --nodes N          ring nodes (2..65535; OpTree's all-gather above 8192 is\n"
-    "                     the symmetry-reduced schedule, checked by symmetry)\n"
-    "  --reduced          that reduced schedule at any size (an even plan)\n"
-    "  --wavelengths W    wavelengths per fibre\n"
-    "  --fibres F         fibres per direction (default 1)\n"
-    "  --block-size B     data each node contributes, e.g. 4MiB (default 4MiB)\n"
-    "  --collective C     allgather (default), reduce-scatter, allreduce or alltoall\n"
-    "                     (reduce-scatter is the all-gather reversed, allreduce\n"
-    "                     both; all-to-all is direct lightpaths, --algo onestage)\n"
-    "  --algo A           optree (default), ring, ne, onestage, wrht, or all (a table)\n"
-    "  --engine E         all-to-all RWA engine: heuristic (default), ilp or lp\n"
-    "  --radices LIST     force OpTree's radices, e.g. 4,4 (default: the planner's)\n"
-    "  --interfaces I     optical interfaces per node (default 4)\n"
-    "  --mrrs M           MRRs per interface (default 64); a node adds and drops\n"
-    "                     at most I x M lightpaths per step, larger steps are split\n"
-    "  --rate R           bandwidth per wavelength (default 40Gbps)\n"
-    "  --mrr-delay D      MRR retuning time (default 25us)\n"
-    "  --oeo-delay D      O/E/O conversion time per stage (default 10ns)\n"
-    "  --overlap          pre-tune the next stage's MRRs where wavelengths are idle\n"
-    "  --json             the summary as JSON (an array with --algo all)\n"
-    "  --sweep KEY=VALUES...  every algorithm over a grid, e.g. nodes=1024,2048\n"
-    "                     size=4MiB..128MiB (doubling) wavelengths=64,96,128: a table\n"
-    "                     of times (Eq. 3) with each schedule built and verified once\n"
-    "  --plot FILE.svg    with --sweep: time against size per algorithm (SVG; a .png\n"
-    "                     name is refused)\n"
-    "  --format F -o OUT  write the schedule: json, text or pb (ofc.v1.Schedule);\n"
-    "                     without --format OUT's extension says which (.json, .txt,\n"
-    "                     .pb), else json\n"
-    "  --time-limit T     stop past T with \"time limit T reached in PHASE\" (exit 1)\n"
-    "  --max-memory M     refuse (exit 1), with the estimate and what would fit, a\n"
-    "                     schedule or a pb export that would hold more than M\n"
-    "                     (default: half the machine's memory)\n";
 
 /* What the options ask for. */
 struct optree_args {
@@ -53,141 +20,103 @@ struct optree_args {
 	const char *plot, *format;
 };
 
-/* One option into a: -1 to go on, else the exit status. */
-static int optree_option(const struct cli_cmd *cmd, int c, const char *arg, struct optree_args *a)
+static int p_algo(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	struct ofc_error err = {0};
-
-	switch (c) {
-	case 'n':
-		if (cli_opt_u32(cmd, "nodes", arg, 2, SCHED_MAX_NODES, "node ids are 16 bits",
-				&a->ring.nodes))
-			return 2;
-		a->have_n = true;
-		break;
-	case 'w':
-		if (cli_opt_u32(cmd, "wavelengths", arg, 1, 65535, NULL, &a->ring.wavelengths))
-			return 2;
-		a->have_w = true;
-		break;
-	case 'F':
-		if (cli_opt_u32(cmd, "fibres", arg, 1, 255, NULL, &a->ring.fibres))
-			return 2;
-		break;
-	case 'b':
-		if (cli_opt_size(cmd, "block-size", arg, &a->ring.block_bytes))
-			return 2;
-		break;
-	case 'a':
-		a->q.algorithm = arg;
-		a->have_algo = true;
-		break;
-	case 'c':
-		if (sched_collective_parse(arg, &a->q.collective) < 0)
-			return cli_usage_error(cmd,
-					       "unknown collective '%s' (allgather, "
-					       "reduce-scatter, allreduce, alltoall)",
-					       arg);
-		break;
-	case 'e':
-		if (strcmp(arg, "heuristic") == 0)
-			a->q.rwa_engine = RWA_ENGINE_HEURISTIC;
-		else if (strcmp(arg, "ilp") == 0)
-			a->q.rwa_engine = RWA_ENGINE_ILP;
-		else if (strcmp(arg, "lp") == 0)
-			a->q.rwa_engine = RWA_ENGINE_LP;
-		else
-			return cli_usage_error(cmd, "--engine is heuristic, ilp or lp");
-		break;
-	case 'r':
-		if (optree_parse_radices(arg, a->q.radix, &a->q.depth, &err) < 0)
-			return cli_usage_error(cmd, "%s", err.msg);
-		break;
-	case 'I':
-		if (cli_opt_u32(cmd, "interfaces", arg, 1, 1024, NULL, &a->interfaces))
-			return 2;
-		break;
-	case 'M':
-		if (cli_opt_u32(cmd, "mrrs", arg, 1, 65535, NULL, &a->mrrs))
-			return 2;
-		break;
-	case 'R':
-		if (cli_opt_rate(cmd, "rate", arg, &a->ring.rate))
-			return 2;
-		break;
-	case 'D':
-		if (cli_opt_duration(cmd, "mrr-delay", arg, &a->ring.mrr_delay))
-			return 2;
-		break;
-	case 'E':
-		if (cli_opt_duration(cmd, "oeo-delay", arg, &a->ring.oeo_delay))
-			return 2;
-		break;
-	case 'O':
-		a->q.overlap = true;
-		break;
-	case 'X':
-		a->q.reduced = SCHEDULE_REDUCED_ALWAYS;
-		break;
-	case 'j':
-		a->p.json = true;
-		break;
-	case 'S':
-		a->sweep = true;
-		break;
-	case 'P':
-		a->plot = arg;
-		break;
-	case 'f':
-		a->format = arg;
-		break;
-	case 'o':
-		a->p.output = arg;
-		break;
-	case 'T':
-		if (cli_opt_duration(cmd, "time-limit", arg, &a->q.time_limit))
-			return 2;
-		break;
-	case 'Q': {
-		const char *why = NULL;
-
-		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
-			return cli_usage_error(cmd, "bad --max-memory '%s': %s", arg,
-					       why ? why : "must be more than 0");
-		break;
-	}
-	}
-	return -1;
+	((struct optree_args *)base)->have_algo = true;
+	return opt_str(row, arg, base, err);
 }
+
+static int p_radices(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct optree_args *a = base;
+
+	(void)row;
+	if (optree_parse_radices(arg, a->q.radix, &a->q.depth, err) < 0) {
+		err->code = OFC_E_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
+static int p_reduced(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	(void)row, (void)arg, (void)err;
+	((struct optree_args *)base)->q.reduced = SCHEDULE_REDUCED_ALWAYS;
+	return 0;
+}
+
+static const struct opt_choice engines[] = {
+    {"heuristic", RWA_ENGINE_HEURISTIC}, {"ilp", RWA_ENGINE_ILP}, {"lp", RWA_ENGINE_LP}, {NULL}};
+
+#define O(f) offsetof(struct optree_args, f)
+static const struct opt optree_table[] = {
+    {"nodes", cli_row_u32, O(ring.nodes), "N",
+     "ring nodes (OpTree's all-gather above 8192 is the symmetry-reduced schedule, checked by "
+     "symmetry)",
+     2, SCHED_MAX_NODES, "node ids are 16 bits", .letter = 'n'},
+    {"reduced", p_reduced, O(q.reduced), NULL, "that reduced schedule at any size (an even plan)",
+     .letter = 'X'},
+    {"wavelengths", cli_row_u32, O(ring.wavelengths), "W", "wavelengths per fibre", 1, 65535,
+     .letter = 'w'},
+    {"fibres", cli_row_u32, O(ring.fibres), "F", "fibres per direction (default 1)", 1, 255,
+     .letter = 'F'},
+    {"block-size", cli_row_size, O(ring.block_bytes), "B",
+     "data each node contributes, e.g. 4MiB (default 4MiB)", .letter = 'b'},
+    {"collective", cli_row_collective, O(q.collective), "C",
+     "allgather (default), reduce-scatter, allreduce or alltoall (reduce-scatter is the "
+     "all-gather reversed, allreduce both; all-to-all is direct lightpaths, --algo onestage)",
+     .letter = 'c'},
+    {"algo", p_algo, O(q.algorithm), "A",
+     "optree (default), ring, ne, onestage, wrht, or all (a table)", .letter = 'a'},
+    {"engine", cli_row_choice, O(q.rwa_engine), "heuristic|ilp|lp",
+     "all-to-all RWA engine: heuristic (default), ilp or lp", .expect = "heuristic, ilp or lp",
+     .letter = 'e', .choices = engines},
+    {"radices", p_radices, O(q.radix), "LIST",
+     "force OpTree's radices, e.g. 4,4 (default: the planner's)", .letter = 'r'},
+    {"interfaces", cli_row_u32, O(interfaces), "I", "optical interfaces per node (default 4)", 1,
+     1024, .letter = 'I'},
+    {"mrrs", cli_row_u32, O(mrrs), "M",
+     "MRRs per interface (default 64); a node adds and drops at most I x M lightpaths per "
+     "step, larger steps are split",
+     1, 65535, .letter = 'M'},
+    {"rate", cli_row_rate, O(ring.rate), "R", "bandwidth per wavelength (default 40Gbps)",
+     .letter = 'R'},
+    {"mrr-delay", cli_row_duration, O(ring.mrr_delay), "D", "MRR retuning time (default 25us)",
+     .letter = 'D'},
+    {"oeo-delay", cli_row_duration, O(ring.oeo_delay), "D",
+     "O/E/O conversion time per stage (default 10ns)", .letter = 'E'},
+    {"overlap", NULL, O(q.overlap), NULL,
+     "pre-tune the next stage's MRRs where wavelengths are idle", .letter = 'O'},
+    {"json", NULL, O(p.json), NULL, "the summary as JSON (an array with --algo all)",
+     .letter = 'j'},
+    {"sweep", NULL, O(sweep), NULL,
+     "KEY=VALUES... as operands: every algorithm over a grid, e.g. nodes=1024,2048 "
+     "size=4MiB..128MiB (doubling) wavelengths=64,96,128: a table of times (Eq. 3) with each "
+     "schedule built and verified once",
+     .letter = 'S'},
+    {"plot", opt_str, O(plot), "FILE.svg",
+     "with --sweep: time against size per algorithm (SVG; a .png name is refused)", .letter = 'P'},
+    {"format", opt_str, O(format), "text|json|pb",
+     "with -o: write the schedule as json, text or pb (ofc.v1.Schedule); without --format "
+     "OUT's extension says which (.json, .txt, .pb), else json",
+     .letter = 'f'},
+    {"output", opt_str, O(p.output), "OUT", "write the schedule to OUT (- for stdout)",
+     .flags = OPT_SHORT, .letter = 'o'},
+    {"time-limit", cli_row_duration, O(q.time_limit), "T",
+     "stop past T with \"time limit T reached in PHASE\" (exit 1)"},
+    {"max-memory", cli_row_size, O(q.max_memory), "M",
+     "refuse (exit 1), with the estimate and what would fit, a schedule or a pb export that "
+     "would hold more than M (default: half the machine's memory)"},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table optree_cli_table = {"optree", optree_table, sizeof(struct optree_args)};
 
 int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"nodes", required_argument, NULL, 'n'},
-	    {"wavelengths", required_argument, NULL, 'w'},
-	    {"fibres", required_argument, NULL, 'F'},
-	    {"block-size", required_argument, NULL, 'b'},
-	    {"algo", required_argument, NULL, 'a'},
-	    {"collective", required_argument, NULL, 'c'},
-	    {"engine", required_argument, NULL, 'e'},
-	    {"radices", required_argument, NULL, 'r'},
-	    {"interfaces", required_argument, NULL, 'I'},
-	    {"mrrs", required_argument, NULL, 'M'},
-	    {"rate", required_argument, NULL, 'R'},
-	    {"mrr-delay", required_argument, NULL, 'D'},
-	    {"oeo-delay", required_argument, NULL, 'E'},
-	    {"overlap", no_argument, NULL, 'O'},
-	    {"reduced", no_argument, NULL, 'X'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"sweep", no_argument, NULL, 'S'},
-	    {"plot", required_argument, NULL, 'P'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"time-limit", required_argument, NULL, 'T'},
-	    {"max-memory", required_argument, NULL, 'Q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
+	static const struct cli_opts opts = {optree_table, NULL, NULL};
 	struct optree_args a = {
 	    .q = {.collective = SCHED_ALLGATHER,
 		  /* (what a WDM ring's allgather runs by default, whatever -c) */
@@ -199,17 +128,12 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 	    .mrrs = 64,
 	};
 	enum out_format plot_format;
-	int c, rc;
+	int first, rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:b:a:c:e:r:I:M:R:D:E:OXjSP:f:o:h", opts)) !=
-	       -1) {
-		if (c == -2)
-			return 2;
-		if (c == 'h')
-			return cli_help(cmd, help);
-		if ((rc = optree_option(cmd, c, optarg, &a)) >= 0)
-			return rc;
-	}
+	if (!cli_parse(cmd, &opts, argc, argv, &a, &first, &rc))
+		return rc;
+	a.have_n = a.ring.nodes != 0;
+	a.have_w = a.ring.wavelengths != 0;
 	if (a.plot && !a.sweep)
 		return cli_usage_error(cmd, "--plot goes with --sweep");
 	/* Checked before the sweep's work: the picture is SVG alone. */
@@ -222,10 +146,10 @@ int cmd_optree(const struct cli_cmd *cmd, int argc, char **argv)
 					       "--sweep compares every algorithm in a table: no "
 					       "--algo, --radices, --json or -o");
 		a.ring.max_add = a.interfaces * a.mrrs;
-		return optree_sweep(cmd, &a.q, &a.ring, argv + optind, argc - optind, a.plot);
+		return optree_sweep(cmd, &a.q, &a.ring, argv + first, argc - first, a.plot);
 	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (first < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
 	if (!a.have_n)
 		return cli_usage_error(cmd, "missing --nodes");
 	if (!a.have_w)

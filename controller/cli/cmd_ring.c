@@ -4,6 +4,7 @@
 #include "controller/cli/internal.h"
 #include "proto/ring.pb-c.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,18 +14,7 @@ static const char help[] =
     "step's lightpaths become MRR settings (interface 2f: fibre f clockwise, 2f+1:\n"
     "counter-clockwise), retuned through the ring's driver step by step; the\n"
     "ring ends, or after a refused retune or a lost agent goes back, at its\n"
-    "static configuration (the config's lightpaths).\n\n"
-    "  --collective C   allgather, reduce-scatter, allreduce or alltoall\n"
-    "  --algo A         optree, ring, ne, onestage or wrht (default: the config's\n"
-    "                   algorithm for the collective, else optree; onestage for\n"
-    "                   alltoall)\n"
-    "  --size M         data per node, e.g. 4MiB (default: the config's collective)\n"
-    "  --overlap        tune the next step's idle lightpaths during a step\n"
-    "  --show-configs   with --json: every step's MRR channels\n"
-    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
-    "  --state-dir DIR          where the lock lives (default $OFC_STATE_DIR,\n"
-    "                           else " OFC_STATE_DIR_DEFAULT ")\n"
-    "  --json                   machine-readable output\n";
+    "static configuration (the config's lightpaths).\n";
 
 static void chan_str(char *buf, size_t n, const struct mrr_chan *c)
 {
@@ -151,83 +141,76 @@ static void print_text(const struct fabric *f, const struct schedule_outcome *o,
 	printf("  ring %s is back at its static configuration\n", f->rings[0].name);
 }
 
+struct ring_opts {
+	struct fabric_cmd fc;
+	struct schedule_query q;
+	bool have_coll, show;
+};
+
+static int p_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	((struct ring_opts *)base)->have_coll = true;
+	return cli_row_collective(row, arg, base, err);
+}
+
+#define O(f) offsetof(struct ring_opts, f)
+static const struct opt ring_table[] = {
+    {"collective", p_collective, O(q.collective), "C",
+     "allgather, reduce-scatter, allreduce or alltoall", .flags = OPT_REQUIRED},
+    {"algo", opt_str, O(q.algorithm), "A",
+     "optree, ring, ne, onestage or wrht (default: the config's algorithm for the collective, "
+     "else optree; onestage for alltoall)"},
+    {"size", cli_row_size, O(q.size), "M",
+     "data per node, e.g. 4MiB (default: the config's collective)"},
+    {"overlap", NULL, O(q.overlap), NULL, "tune the next step's idle lightpaths during a step"},
+    {"show-configs", NULL, O(show), NULL, "with --json: every step's MRR channels"},
+    {"device", cli_row_device, O(fc), "NAME=HOST:PORT", "talk to device NAME at another address",
+     .flags = OPT_REPEAT},
+    {"state-dir", opt_str, O(fc.state_dir_opt), "DIR",
+     "where the lock lives (default $OFC_STATE_DIR, else " OFC_STATE_DIR_DEFAULT ")"},
+    {"json", NULL, O(fc.json), NULL, "machine-readable output"},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table ring_cli_table = {"ring", ring_table, sizeof(struct ring_opts)};
+
+static int ring_main(const struct cli_cmd *cmd, struct ring_opts *opts, const char *file);
+
 int cmd_ring(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"collective", required_argument, NULL, 'c'},
-	    {"algo", required_argument, NULL, 'a'},
-	    {"size", required_argument, NULL, 's'},
-	    {"overlap", no_argument, NULL, 'O'},
-	    {"show-configs", no_argument, NULL, 'C'},
-	    {"device", required_argument, NULL, 'D'},
-	    {"state-dir", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	struct fabric_cmd fc = {0};
-	struct schedule_query q = {0};
-	bool have_coll = false, show = false;
-	struct ofc_error err = {0};
-	int c;
+	static const struct cli_opts opts = {ring_table, help, NULL};
+	struct ring_opts *o = xcalloc(1, sizeof(*o));
+	int first, rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		return cli_help(cmd, help);
-	if (argc < 2 || strcmp(argv[1], "run") != 0)
-		return cli_usage_error(cmd, "expected 'run'");
-	argc--;
-	argv++;
+		rc = cli_help_opts(cmd, &opts);
+	else if (argc < 2 || strcmp(argv[1], "run") != 0)
+		rc = cli_usage_error(cmd, "expected 'run'");
+	else if (!cli_parse(cmd, &opts, argc - 1, argv + 1, o, &first, &rc))
+		;
+	else if (first != argc - 2)
+		rc = cli_usage_error(cmd, "give one config FILE");
+	else if (!o->have_coll)
+		rc = cli_usage_error(cmd, "missing --collective");
+	else
+		rc = ring_main(cmd, o, argv[first + 1]);
+	free(o);
+	return rc;
+}
+
+static int ring_main(const struct cli_cmd *cmd, struct ring_opts *opts, const char *file)
+{
+	struct fabric_cmd fc = opts->fc;
+	struct schedule_query q = opts->q;
+	bool show = opts->show;
+	struct ofc_error err = {0};
+
 	fc.cmd = cmd;
-	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'c':
-			if (sched_collective_parse(optarg, &q.collective) < 0)
-				return cli_usage_error(cmd,
-						       "unknown collective '%s' (allgather, "
-						       "reduce-scatter, allreduce, alltoall)",
-						       optarg);
-			have_coll = true;
-			break;
-		case 'a':
-			q.algorithm = optarg;
-			break;
-		case 's':
-			if (cli_opt_size(cmd, "size", optarg, &q.size))
-				return 2;
-			break;
-		case 'O':
-			q.overlap = true;
-			break;
-		case 'C':
-			show = true;
-			break;
-		case 'D':
-			if (!strchr(optarg, '='))
-				return cli_usage_error(
-				    cmd, "--device '%s': expected NAME=HOST:PORT", optarg);
-			if (fc.noverrides == ARRAY_SIZE(fc.overrides))
-				return cli_usage_error(cmd, "too many --device options");
-			fc.overrides[fc.noverrides++] = optarg;
-			break;
-		case 'S':
-			fc.state_dir_opt = optarg;
-			break;
-		case 'j':
-			fc.json = true;
-			break;
-		case 'h':
-			return cli_help(cmd, help);
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error(cmd, "give one config FILE");
-	if (!have_coll)
-		return cli_usage_error(cmd, "missing --collective");
 	if (q.algorithm && schedule_algorithm_compares(q.algorithm, ENGINE_RING))
 		return cli_usage_error(cmd, "a run takes one --algo");
-	fc.file = argv[optind];
+	fc.file = file;
 	fc.state_dir = ctl_state_dir(fc.state_dir_opt);
 	if (fabric_cmd_open(&fc, false, &err) < 0)
 		return fabric_cmd_fail(&fc, &err);

@@ -6,6 +6,7 @@
 #include "controller/cli/remote.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,42 +26,7 @@ static const char help[] =
     "Prints the time measured, the testbed model's prediction (each step alpha plus\n"
     "its busiest circuit's bytes at what the circuits carry), their ratio, whether\n"
     "the model holds (within 15%) or which term is off, and the algorithm bandwidth\n"
-    "(size / time). Exit 1 when a run fails or its data is wrong.\n\n"
-    "  --collective C     allgather, reduce-scatter, allreduce or alltoall\n"
-    "  --algo A           an algorithm of 'ofc schedule', or 'all' (default bfb,\n"
-    "                     mcf for alltoall)\n"
-    "  --size M           data per host (default 1MiB)\n"
-    "  --chunks P         BFB: split each shard into P chunks\n"
-    "  --lowering L       all-to-all mcf: steps, paths or single\n"
-    "  --schedule FILE    run this exported schedule (ofc schedule --format pb)\n"
-    "  --topology SPEC    a what-if: apply SPEC to the switches and the testbed for\n"
-    "                     the runs, and the topology before again after (without it\n"
-    "                     the runs are for the topology committed: the record's when\n"
-    "                     a transaction applied another than FILE's)\n"
-    "  --alpha T          the model's cost of a step (default: what testbed check\n"
-    "                     calibrated, else the link latency + 100us)\n"
-    "  --timeout T        give up after T per run, reading and setting up included\n"
-    "                     (default 10min)\n"
-    "  --max-memory M     refuse (exit 1), with the estimate, a run that would take\n"
-    "                     more (default: half the machine's memory)\n"
-    "  --drop-transfer K  remove transfer K (0-based) before running: a broken\n"
-    "                     schedule, to see the data check catch it\n"
-    "  --port N           TCP port the agents listen on (default 7462)\n"
-    "  --steps            per step: the time measured (the last host to finish it)\n"
-    "                     beside the model's (alpha + the busiest link's data)\n"
-    "  --mpi              also run MPICH's own collective on the same hosts and\n"
-    "                     links (one rank per host namespace, UCX over TCP on the\n"
-    "                     circuits' routes; the mean of 3 after a warm-up)\n"
-    "  --workload W       run a training job's plan instead (docs/workload.md): W a\n"
-    "                     workload file, or 'config'; each way (static, per-phase,\n"
-    "                     chosen) its iterations, the circuits applied before each\n"
-    "                     phase whose topology is not up, measured against predicted\n"
-    "                     per phase, per switching and per iteration\n"
-    "  --iterations K     with --workload: iterations of each way (default 1)\n"
-    "  --way W            with --workload: static, per-phase, chosen or all (default)\n"
-    "  --switch-overhead T,C  with --workload: price a switching's controller work\n"
-    "                     as T a transaction and C a changed circuit (default: measured\n"
-    "                     here first, by transactions to the ways' topologies and back)\n\n"
+    "(size / time). Exit 1 when a run fails or its data is wrong.\n"
     "circuit_MB is what crossed the circuits per collective (the veths' transmit\n"
     "counters, headers included): the proof that traffic took the links.\n";
 
@@ -100,91 +66,97 @@ struct run_row {
 	struct testbed_run run;
 };
 
-static int on_option(struct fabric_cmd *fc, int c, const char *arg)
+static int p_alpha(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	struct run_args *a = (struct run_args *)fc; /* fc is a's first member */
-	const char *why = NULL;
-
-	switch (c) {
-	case 'c':
-		if (sched_collective_parse(arg, &a->q.collective) < 0)
-			return cli_usage_error(fc->cmd,
-					       "unknown collective '%s' (allgather, "
-					       "reduce-scatter, allreduce, alltoall)",
-					       arg);
-		return 0;
-	case 'a':
-		a->q.algorithm = arg;
-		return 0;
-	case 's':
-		if (parse_size(arg, &a->q.size, &why) < 0 || a->q.size == 0)
-			return cli_usage_error(fc->cmd, "bad --size '%s': %s", arg,
-					       why ? why : "must be > 0");
-		return 0;
-	case 'P':
-		if (parse_u32(arg, &a->q.chunks) < 0 || a->q.chunks < 1 || a->q.chunks > 4096)
-			return cli_usage_error(fc->cmd, "--chunks must be 1..4096");
-		return 0;
-	case 'L':
-		a->q.lowering = arg;
-		return 0;
-	case 'F':
-		a->schedule_file = arg;
-		return 0;
-	case 'A':
-		if (parse_duration(arg, &a->q.alpha, &why) < 0)
-			return cli_usage_error(fc->cmd, "bad --alpha '%s': %s", arg, why);
-		a->q.alpha_set = true;
-		return 0;
-	case 'T':
-		if (parse_duration(arg, &a->timeout, &why) < 0 || a->timeout <= 0)
-			return cli_usage_error(fc->cmd, "bad --timeout '%s'", arg);
-		return 0;
-	case 'K':
-		if (parse_u64(arg, &a->drop) < 0)
-			return cli_usage_error(fc->cmd, "bad --drop-transfer '%s'", arg);
-		a->drop_set = true;
-		return 0;
-	case 'p':
-		if (parse_u32(arg, &a->port) < 0 || a->port < 1 || a->port > 65535)
-			return cli_usage_error(fc->cmd, "--port must be 1..65535");
-		return 0;
-	case 'M':
-		a->mpi = true;
-		return 0;
-	case 'e': /* 'S' is --state-dir's */
-		a->steps = true;
-		return 0;
-	case 'W':
-		a->workload = arg;
-		return 0;
-	case 'I':
-		if (parse_u32(arg, &a->iterations) < 0 || a->iterations < 1 || a->iterations > 1000)
-			return cli_usage_error(fc->cmd, "--iterations must be 1..1000");
-		return 0;
-	case 'O':
-		if (cli_opt_overhead(fc->cmd, arg, &a->overhead))
-			return 2;
-		a->overhead_set = true;
-		return 0;
-	case 'Y':
-		if (strcmp(arg, "static") && strcmp(arg, "per-phase") && strcmp(arg, "chosen") &&
-		    strcmp(arg, "all"))
-			return cli_usage_error(fc->cmd,
-					       "--way is static, per-phase, chosen or all");
-		a->way = arg;
-		return 0;
-	case 'G':
-		a->topology = arg;
-		return 0;
-	case 'Q':
-		if (parse_size(arg, &a->q.max_memory, &why) < 0 || a->q.max_memory == 0)
-			return cli_usage_error(fc->cmd, "bad --max-memory '%s': %s", arg,
-					       why ? why : "must be > 0");
-		return 0;
-	}
-	return 2;
+	((struct run_args *)base)->q.alpha_set = true;
+	return cli_row_duration(row, arg, base, err);
 }
+
+static int p_drop(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct run_args *a = base;
+
+	if (parse_u64(arg, &a->drop) < 0)
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': expected a transfer's index",
+				     row->name, arg);
+	a->drop_set = true;
+	return 0;
+}
+
+static int p_way(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	(void)row;
+	if (strcmp(arg, "static") && strcmp(arg, "per-phase") && strcmp(arg, "chosen") &&
+	    strcmp(arg, "all"))
+		return ofc_error_set(err, OFC_E_USAGE, "--way is static, per-phase, chosen or all");
+	((struct run_args *)base)->way = arg;
+	return 0;
+}
+
+static int p_overhead(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct run_args *a = base;
+
+	(void)row;
+	if (cli_parse_overhead(arg, &a->overhead, err) < 0)
+		return -1;
+	a->overhead_set = true;
+	return 0;
+}
+
+/* (offsets into struct run_args: fabric_cmd_parse parses into its fc) */
+_Static_assert(offsetof(struct run_args, fc) == 0, "the rows' base is the fabric_cmd");
+#define O(f) offsetof(struct run_args, f)
+static const struct opt run_table[] = {
+    {"collective", cli_row_collective, O(q.collective), "C",
+     "allgather, reduce-scatter, allreduce or alltoall"},
+    {"algo", opt_str, O(q.algorithm), "A",
+     "an algorithm of 'ofc schedule', or 'all' (default bfb, mcf for alltoall)"},
+    {"size", cli_row_size, O(q.size), "M", "data per host (default 1MiB)"},
+    {"chunks", cli_row_u32, O(q.chunks), "P", "BFB: split each shard into P chunks", 1, 4096},
+    {"lowering", opt_str, O(q.lowering), "L", "all-to-all mcf: steps, paths or single"},
+    {"schedule", opt_str, O(schedule_file), "FILE",
+     "run this exported schedule (ofc schedule --format pb)"},
+    {"topology", opt_str, O(topology), "SPEC",
+     "a what-if: apply SPEC to the switches and the testbed for the runs, and the topology "
+     "before again after (without it the runs are for the topology committed: the record's "
+     "when a transaction applied another than FILE's)"},
+    {"alpha", p_alpha, O(q.alpha), "T",
+     "the model's cost of a step (default: what testbed check calibrated, else the link "
+     "latency + 100us)"},
+    {"timeout", cli_row_duration, O(timeout), "T",
+     "give up after T per run, reading and setting up included (default 10min)", 1e-9, 1e9,
+     "must be more than 0"},
+    {"max-memory", cli_row_size, O(q.max_memory), "M",
+     "refuse (exit 1), with the estimate, a run that would take more (default: half the "
+     "machine's memory)"},
+    {"drop-transfer", p_drop, O(drop), "K",
+     "remove transfer K (0-based) before running: a broken schedule, to see the data check "
+     "catch it"},
+    {"port", cli_row_u32, O(port), "N", "TCP port the agents listen on (default 7462)", 1, 65535},
+    {"steps", NULL, O(steps), NULL,
+     "per step: the time measured (the last host to finish it) beside the model's (alpha + "
+     "the busiest link's data)"},
+    {"mpi", NULL, O(mpi), NULL,
+     "also run MPICH's own collective on the same hosts and links (one rank per host "
+     "namespace, UCX over TCP on the circuits' routes; the mean of 3 after a warm-up)"},
+    {"workload", opt_str, O(workload), "W",
+     "run a training job's plan instead (docs/workload.md): W a workload file, or 'config'; "
+     "each way (static, per-phase, chosen) its iterations, the circuits applied before each "
+     "phase whose topology is not up, measured against predicted per phase, per switching "
+     "and per iteration"},
+    {"iterations", cli_row_u32, O(iterations), "K",
+     "with --workload: iterations of each way (default 1)", 1, 1000},
+    {"way", p_way, O(way), "W", "with --workload: static, per-phase, chosen or all (default)"},
+    {"switch-overhead", p_overhead, O(overhead), "T,C",
+     "with --workload: price a switching's controller work as T a transaction and C a "
+     "changed circuit (default: measured here first, by transactions to the ways' topologies "
+     "and back)"},
+    {NULL},
+};
+#undef O
+
+const struct cli_table run_cli_table = {"testbed run", run_table, sizeof(struct run_args)};
 
 static void show_progress(void *ctx, uint32_t step, uint32_t nsteps, double seconds)
 {
@@ -583,27 +555,6 @@ static int run_rows(struct run_args *a, struct testbed_net *t, struct run_row *r
 
 int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"collective", required_argument, NULL, 'c'},
-	    {"algo", required_argument, NULL, 'a'},
-	    {"size", required_argument, NULL, 's'},
-	    {"chunks", required_argument, NULL, 'P'},
-	    {"lowering", required_argument, NULL, 'L'},
-	    {"schedule", required_argument, NULL, 'F'},
-	    {"alpha", required_argument, NULL, 'A'},
-	    {"timeout", required_argument, NULL, 'T'},
-	    {"drop-transfer", required_argument, NULL, 'K'},
-	    {"port", required_argument, NULL, 'p'},
-	    {"mpi", no_argument, NULL, 'M'},
-	    {"steps", no_argument, NULL, 'e'},
-	    {"max-memory", required_argument, NULL, 'Q'},
-	    {"workload", required_argument, NULL, 'W'},
-	    {"iterations", required_argument, NULL, 'I'},
-	    {"way", required_argument, NULL, 'Y'},
-	    {"switch-overhead", required_argument, NULL, 'O'},
-	    {"topology", required_argument, NULL, 'G'},
-	    {0},
-	};
 	struct run_args a = {.timeout = 600, .port = RUN_PORT};
 	struct testbed_topo committed = {0}, what_if = {0};
 	struct ofc_error err = {0};
@@ -612,7 +563,12 @@ int cmd_testbed_run(const struct cli_cmd *cmd, int argc, char **argv)
 	uint32_t nrows = 0;
 	int rc, status = 0;
 
-	rc = fabric_cmd_parse(&a.fc, cmd, argc, argv, opts, on_option, help, false);
+	/* its own usage: the action's operand, then its rows */
+	const struct cli_cmd run_cmd = {cmd->name, "run FILE", cmd->summary, NULL};
+
+	rc = fabric_cmd_parse(&a.fc, &run_cmd, argc, argv,
+			      (const struct opt *const[]){run_table, NULL}, help, false);
+	a.fc.cmd = cmd;
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if ((rc = run_usage(cmd, &a)) != 0) {

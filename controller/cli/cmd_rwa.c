@@ -4,26 +4,9 @@
 #include "rwa/rwa.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char help[] =
-    "  --nodes N            ring nodes\n"
-    "  --wavelengths W      wavelengths per fibre\n"
-    "  --fibres F           fibres per direction (default 1)\n"
-    "  --pattern all-to-all one lightpath from every node to every other\n"
-    "  --demands FILE       one demand per line: SRC DST [COUNT] [cw|ccw|any]\n"
-    "                       ('#' starts a comment)\n"
-    "  --engine E           heuristic (default), ilp (exact, lp_solve) or lp (the\n"
-    "                       relaxation as a lower bound, with the heuristic's assignment)\n"
-    "  --objective O        min-wavelengths (default) or max-served (within W)\n"
-    "  --time-limit S       the solver's limit for ilp and lp, e.g. 60s (default 60s)\n"
-    "  --lp-solver S        the relaxation's solver: lpsolve (default) or clp (the\n"
-    "                       ilp engine's exact model is lp_solve's)\n"
-    "  --json               the result as JSON, with every lightpath\n"
-    "  --lightpaths         list every lightpath in the text output too\n\n"
-    "Exit status 1 when the assignment (min-wavelengths) needs more wavelengths than\n"
-    "the ring has; the result is printed all the same.\n";
 
 /* The answer as its message (proto/ring.proto), which --json prints
  * through the encoder and the text reads: one model, two encodings.
@@ -142,127 +125,92 @@ struct rwa_cmd {
 	struct rwa_ring ring;
 	struct rwa_opts o;
 	const char *pattern, *file, *engine, *objective;
+	int all_to_all;
 	bool json, list;
 };
+
+static const struct opt_choice patterns[] = {{"all-to-all", 1}, {NULL}};
+static const struct opt_choice engines[] = {
+    {"heuristic", RWA_ENGINE_HEURISTIC}, {"ilp", RWA_ENGINE_ILP}, {"lp", RWA_ENGINE_LP}, {NULL}};
+static const struct opt_choice objectives[] = {
+    {"min-wavelengths", RWA_MIN_WAVELENGTHS}, {"max-served", RWA_MAX_SERVED}, {NULL}};
+
+#define O(f) offsetof(struct rwa_cmd, f)
+static const struct opt rwa_table[] = {
+    {"nodes", cli_row_u32, O(ring.nodes), "N", "ring nodes", 2, SCHED_MAX_NODES,
+     "node ids in a schedule are 16 bits", OPT_REQUIRED, 'n'},
+    {"wavelengths", cli_row_u32, O(ring.wavelengths), "W", "wavelengths per fibre", 1, 65535,
+     .flags = OPT_REQUIRED, .letter = 'w'},
+    {"fibres", cli_row_u32, O(ring.fibres), "F", "fibres per direction (default 1)", 1, 255,
+     .letter = 'F'},
+    {"pattern", cli_row_choice, O(all_to_all), "all-to-all",
+     "one lightpath from every node to every other", .expect = "all-to-all", .letter = 'p',
+     .choices = patterns},
+    {"demands", opt_str, O(file), "FILE",
+     "one demand per line: SRC DST [COUNT] [cw|ccw|any] ('#' starts a comment)", .letter = 'd'},
+    {"engine", cli_row_choice, O(o.engine), "heuristic|ilp|lp",
+     "heuristic (default), ilp (exact, lp_solve) or lp (the relaxation as a lower bound, "
+     "with the heuristic's assignment)",
+     .expect = "heuristic, ilp or lp", .letter = 'e', .choices = engines},
+    {"objective", cli_row_choice, O(o.objective), "min-wavelengths|max-served",
+     "min-wavelengths (default) or max-served (within W)",
+     .expect = "min-wavelengths or max-served", .letter = 'O', .choices = objectives},
+    {"time-limit", cli_row_duration, O(o.time_limit), "S",
+     "the solver's limit for ilp and lp, e.g. 60s (default 60s)", 1e-9, 86400,
+     "must be more than 0 and at most a day", .letter = 't'},
+    {"lp-solver", cli_row_lp_solver, O(o.lp_solver), "lpsolve|clp",
+     "the relaxation's solver: lpsolve (default) or clp (the ilp engine's exact model is "
+     "lp_solve's)"},
+    {"json", NULL, O(json), NULL, "the result as JSON, with every lightpath", .letter = 'j'},
+    {"lightpaths", NULL, O(list), NULL, "list every lightpath in the text output too",
+     .letter = 'l'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table rwa_cli_table = {"rwa", rwa_table, sizeof(struct rwa_cmd)};
+
+static const struct cli_opts rwa_opts = {
+    rwa_table,
+    "Exit status 1 when the assignment (min-wavelengths) needs more wavelengths than\n"
+    "the ring has; the result is printed all the same.\n",
+};
+
+static const char *choice_name(const struct opt_choice *c, int value)
+{
+	for (; c->name; c++)
+		if (c->value == value)
+			return c->name;
+	return "?";
+}
 
 /* Options into q; returns -1 to go on, else the exit status. */
 static int parse_options(const struct cli_cmd *cmd, int argc, char **argv, struct rwa_cmd *q)
 {
-	static const struct option opts[] = {
-	    {"nodes", required_argument, NULL, 'n'},
-	    {"wavelengths", required_argument, NULL, 'w'},
-	    {"fibres", required_argument, NULL, 'F'},
-	    {"pattern", required_argument, NULL, 'p'},
-	    {"demands", required_argument, NULL, 'd'},
-	    {"engine", required_argument, NULL, 'e'},
-	    {"objective", required_argument, NULL, 'O'},
-	    {"time-limit", required_argument, NULL, 't'},
-	    {"lp-solver", required_argument, NULL, 'Q'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"lightpaths", no_argument, NULL, 'l'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	struct rwa_ring *ring = &q->ring;
-	struct rwa_opts *o = &q->o;
-	bool have_n = false, have_w = false;
-	int c;
+	int first, rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "n:w:F:p:d:e:O:t:jlh", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'n':
-			if (cli_opt_u32(cmd, "nodes", optarg, 2, SCHED_MAX_NODES,
-					"node ids in a schedule are 16 bits", &ring->nodes))
-				return 2;
-			have_n = true;
-			break;
-		case 'w':
-			if (cli_opt_u32(cmd, "wavelengths", optarg, 1, 65535, NULL,
-					&ring->wavelengths))
-				return 2;
-			have_w = true;
-			break;
-		case 'F':
-			if (cli_opt_u32(cmd, "fibres", optarg, 1, 255, NULL, &ring->fibres))
-				return 2;
-			break;
-		case 'p':
-			if (strcmp(optarg, "all-to-all") != 0)
-				return cli_usage_error(cmd, "unknown --pattern '%s' (all-to-all)",
-						       optarg);
-			q->pattern = optarg;
-			break;
-		case 'd':
-			q->file = optarg;
-			break;
-		case 'e':
-			q->engine = optarg;
-			if (strcmp(optarg, "heuristic") == 0)
-				o->engine = RWA_ENGINE_HEURISTIC;
-			else if (strcmp(optarg, "ilp") == 0)
-				o->engine = RWA_ENGINE_ILP;
-			else if (strcmp(optarg, "lp") == 0)
-				o->engine = RWA_ENGINE_LP;
-			else
-				return cli_usage_error(
-				    cmd, "unknown --engine '%s' (heuristic, ilp, lp)", optarg);
-			break;
-		case 'O':
-			q->objective = optarg;
-			if (strcmp(optarg, "min-wavelengths") == 0)
-				o->objective = RWA_MIN_WAVELENGTHS;
-			else if (strcmp(optarg, "max-served") == 0)
-				o->objective = RWA_MAX_SERVED;
-			else
-				return cli_usage_error(cmd,
-						       "unknown --objective '%s' (min-wavelengths, "
-						       "max-served)",
-						       optarg);
-			break;
-		case 't':
-			if (cli_opt_duration(cmd, "time-limit", optarg, &o->time_limit))
-				return 2;
-			if (o->time_limit <= 0 || o->time_limit > 86400)
-				return cli_usage_error(cmd,
-						       "bad --time-limit '%s': must be more than 0 "
-						       "and at most a day",
-						       optarg);
-			break;
-		case 'Q':
-			if (lp_solver_parse(optarg, &o->lp_solver) < 0)
-				return cli_usage_error(
-				    cmd, "--lp-solver is lpsolve or clp, got '%s'", optarg);
-			break;
-		case 'j':
-			q->json = true;
-			break;
-		case 'l':
-			q->list = true;
-			break;
-		case 'h':
-			return cli_help(cmd, help);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (!have_n)
+	if (!cli_parse(cmd, &rwa_opts, argc, argv, q, &first, &rc))
+		return rc;
+	if (first < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+	if (!q->ring.nodes)
 		return cli_usage_error(cmd, "missing --nodes");
-	if (!have_w)
+	if (!q->ring.wavelengths)
 		return cli_usage_error(cmd, "missing --wavelengths");
-	if (!q->pattern == !q->file)
+	if (!q->all_to_all == !q->file)
 		return cli_usage_error(cmd,
 				       "give --pattern all-to-all or --demands FILE (one of them)");
+	q->pattern = q->all_to_all ? "all-to-all" : NULL;
+	q->engine = choice_name(engines, (int)q->o.engine);
+	q->objective = choice_name(objectives, (int)q->o.objective);
 	return -1;
 }
 
 int cmd_rwa(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct rwa_cmd q = {.ring = {0, 0, 1},
-			    .o = {RWA_ENGINE_HEURISTIC, RWA_MIN_WAVELENGTHS, 60},
-			    .engine = "heuristic",
-			    .objective = "min-wavelengths"};
+			    .o = {RWA_ENGINE_HEURISTIC, RWA_MIN_WAVELENGTHS, 60}};
 	struct ofc_error err = {0};
 	int rc = parse_options(cmd, argc, argv, &q);
 

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -35,25 +36,8 @@ static const char help[] =
     "replicas that are down, until the deadline, and a prolog whose leader died\n"
     "mid-request asks the next leader again (a hold it finds made is success).\n"
     "topology writes topology.conf for TopologyPlugin=topology/tree from\n"
-    "a fabric config; hostlist prints the hosts of a Slurm hostlist.\n\n"
-    "  --map FILE            'NODE HOST' lines: the ofc host of each Slurm node\n"
-    "                        (default $OFC_SLURM_MAP, else node names are hosts)\n"
-    "  --default-topology T  for jobs that ask nothing: T with {n} the job's host\n"
-    "                        count (default $OFC_SLURM_DEFAULT_TOPOLOGY, else such\n"
-    "                        jobs run on the circuits as they are)\n"
-    "  --timeout S           seconds the prolog waits for the commit (default\n"
-    "                        PrologEpilogTimeout less 5 s from slurm.conf, else 300)\n"
-    "  --release-grace S     a prolog refused because another partition holds its\n"
-    "                        hosts waits up to S for it to be released, whatever it\n"
-    "                        is (default $OFC_SLURM_RELEASE_GRACE, else 0: only for\n"
-    "                        the partition of a job Slurm says ended, up to 60 s)\n"
-    "  --slurm-conf FILE     slurm.conf (default $SLURM_CONF, else\n"
-    "                        /etc/slurm/slurm.conf)\n"
-    "  --scontrol PATH       scontrol, to record a failure's reason on the job\n"
-    "                        (default $OFC_SLURM_SCONTROL, else /usr/bin/scontrol)\n"
-    "  --config FILE         topology: the fabric's config\n"
-    "  --group N             topology: leaves of N hosts within each island\n"
-    "\nExit status: 0 done (or nothing asked), 1 failed (the job is requeued; a\n"
+    "a fabric config; hostlist prints the hosts of a Slurm hostlist.\n"
+    "Exit status: 0 done (or nothing asked), 1 failed (the job is requeued; a\n"
     "request that can never be met also holds it), 2 bad usage.\n";
 
 struct slurm_opts {
@@ -70,6 +54,36 @@ static const char *env_or(const char *name, const char *dflt)
 
 	return v && *v ? v : dflt;
 }
+
+#define O(f) offsetof(struct slurm_opts, f)
+static const struct opt slurm_table[] = {
+    {"map", opt_str, O(map_path), "FILE",
+     "'NODE HOST' lines: the ofc host of each Slurm node (default $OFC_SLURM_MAP, else node "
+     "names are hosts)"},
+    {"default-topology", opt_str, O(default_topo), "T",
+     "for jobs that ask nothing: T with {n} the job's host count (default "
+     "$OFC_SLURM_DEFAULT_TOPOLOGY, else such jobs run on the circuits as they are)"},
+    {"timeout", cli_row_duration, O(timeout), "S",
+     "seconds the prolog waits for the commit (default PrologEpilogTimeout less 5 s from "
+     "slurm.conf, else 300)"},
+    {"release-grace", cli_row_duration, O(grace), "S",
+     "a prolog refused because another partition holds its hosts waits up to S for it to be "
+     "released, whatever it is (default $OFC_SLURM_RELEASE_GRACE, else 0: only for the "
+     "partition of a job Slurm says ended, up to 60 s)"},
+    {"slurm-conf", opt_str, O(slurm_conf), "FILE",
+     "slurm.conf (default $SLURM_CONF, else /etc/slurm/slurm.conf)"},
+    {"scontrol", opt_str, O(scontrol), "PATH",
+     "scontrol, to record a failure's reason on the job (default $OFC_SLURM_SCONTROL, else "
+     "/usr/bin/scontrol)"},
+    {"config", opt_str, O(config), "FILE", "topology: the fabric's config"},
+    {"group", cli_row_u32, O(group), "N", "topology: leaves of N hosts within each island", 1,
+     SLURM_MAX_HOSTS},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table slurm_cli_table = {"slurm", slurm_table, sizeof(struct slurm_opts)};
 
 /* The prolog's deadline: PrologEpilogTimeout less a margin for telling
  * Slurm why, else 300 s (Slurm without it waits forever; we do not). */
@@ -767,18 +781,7 @@ static int hostlist(const struct slurm_opts *o, const char *expr)
 
 int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"map", required_argument, NULL, 'm'},
-	    {"default-topology", required_argument, NULL, 'T'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"release-grace", required_argument, NULL, 'G'},
-	    {"slurm-conf", required_argument, NULL, 'S'},
-	    {"scontrol", required_argument, NULL, 'C'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"group", required_argument, NULL, 'g'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
+	static const struct cli_opts opts = {slurm_table, help, NULL};
 	struct slurm_opts o = {
 	    .t = t,
 	    .map_path = env_or("OFC_SLURM_MAP", NULL),
@@ -788,58 +791,25 @@ int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char 
 	    .timeout = -1,
 	};
 	const char *grace = env_or("OFC_SLURM_RELEASE_GRACE", NULL);
+	struct ofc_error err = {0};
 	const char *sub;
-	int c;
+	int first, rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		return cli_help(cmd, help);
+		return cli_help_opts(cmd, &opts);
 	if (argc < 2)
 		return cli_usage_error(cmd, "expected prolog, epilog, topology or hostlist");
 	sub = argv[1];
 	argc--;
 	argv++;
-	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'm':
-			o.map_path = optarg;
-			break;
-		case 'T':
-			o.default_topo = optarg;
-			break;
-		case 't':
-			if (cli_opt_duration(cmd, "timeout", optarg, &o.timeout))
-				return 2;
-			break;
-		case 'G':
-			grace = optarg;
-			break;
-		case 'S':
-			o.slurm_conf = optarg;
-			break;
-		case 'C':
-			o.scontrol = optarg;
-			break;
-		case 'c':
-			o.config = optarg;
-			break;
-		case 'g':
-			if (cli_opt_u32(cmd, "group", optarg, 1, SLURM_MAX_HOSTS, NULL, &o.group))
-				return 2;
-			break;
-		case 'h':
-			return cli_help(cmd, help);
-		default:
-			return 2;
-		}
-	}
-	int rest = argc - optind;
-	if (grace && cli_opt_duration(cmd, "release-grace", grace, &o.grace))
-		return 2;
+	/* the environment's grace first, as the option's (which overrides it) */
+	for (const struct opt *r = slurm_table; grace && r->name; r++)
+		if (strcmp(r->name, "release-grace") == 0 && r->parse(r, grace, &o, &err) < 0)
+			return cli_usage_error(cmd, "%s", err.msg);
+	if (!cli_parse(cmd, &opts, argc, argv, &o, &first, &rc))
+		return rc;
+	int rest = argc - first;
 	if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0) {
-		struct ofc_error err = {0};
-
 		if (rest)
 			return cli_usage_error(cmd,
 					       "%s takes no arguments (the job comes from "
@@ -856,12 +826,12 @@ int slurm_main(struct cli_targets *t, const struct cli_cmd *cmd, int argc, char 
 		if (rest != 1)
 			return cli_usage_error(cmd, "topology needs the file to write (- for "
 						    "stdout)");
-		return topology(cmd, &o, argv[optind]);
+		return topology(cmd, &o, argv[first]);
 	}
 	if (strcmp(sub, "hostlist") == 0) {
 		if (rest != 1)
 			return cli_usage_error(cmd, "hostlist needs one Slurm hostlist");
-		return hostlist(&o, argv[optind]);
+		return hostlist(&o, argv[first]);
 	}
 	return cli_usage_error(cmd, "unknown subcommand '%s' (prolog, epilog, topology, hostlist)",
 			       sub);

@@ -5,6 +5,7 @@
 #include "controller/cli/internal.h"
 #include "proto/cli_report.pb-c.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -194,34 +195,28 @@ static int status_dot(struct fabric_cmd *fc, const struct ctl_record *r)
 	return nlost ? 1 : 0;
 }
 
-static int status_option(struct fabric_cmd *fc, int c, const char *arg)
-{
-	(void)arg;
-	if (c != 'G')
-		return 2;
-	fc->dot = true;
-	return 0;
-}
+static const struct opt dot_rows[] = {
+    {"dot", NULL, offsetof(struct fabric_cmd, dot), NULL,
+     "with FILE: the circuits the switches hold, for Graphviz (dot -Tpng), failures in red, "
+     "the target's missing ones dotted, a partition per colour"},
+    {NULL},
+};
+
+const struct cli_table status_cli_table = {"status", dot_rows, sizeof(struct fabric_cmd)};
 
 int cmd_status(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option dot_opt[] = {{"dot", no_argument, NULL, 'G'}, {0}};
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	struct ctl_record r;
 	bool all_reachable = true;
 	int rc =
-	    fabric_cmd_parse(&fc, cmd, argc, argv, dot_opt, status_option,
+	    fabric_cmd_parse(&fc, cmd, argc, argv, (const struct opt *const[]){dot_rows, NULL},
 			     "Without FILE: every fabric in the state directory, its recorded "
 			     "state and any\nunfinished transaction. With FILE: also each "
 			     "device's live state, whether it\nagrees with the record (in_sync) "
 			     "and with the config (at_target). Exit 1 when a\ndevice cannot be "
-			     "read. Status never changes anything.\n\n"
-			     "  --dot                    with FILE: the circuits the switches "
-			     "hold, for Graphviz\n"
-			     "                           (dot -Tpng), failures in red, the "
-			     "target's missing ones\n"
-			     "                           dotted, a partition per colour\n",
+			     "read. Status never changes anything.\n",
 			     true);
 
 	if (rc)

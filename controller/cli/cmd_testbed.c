@@ -2,6 +2,8 @@
  * and its circuits as veth pairs (controller/testbed/). */
 #include "controller/cli/remote.h"
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,62 +80,86 @@ static int up(struct fabric_cmd *fc)
 	return 0;
 }
 
+static int p_rate_scale(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = base;
+	char *end;
+
+	errno = 0;
+	fc->rate_scale = strtod(arg, &end);
+	if (errno || end == arg || *end || !(fc->rate_scale > 0) || fc->rate_scale > 1)
+		return ofc_error_set(err, OFC_E_USAGE, "--%s must be a number in (0, 1], got '%s'",
+				     row->name, arg);
+	return 0;
+}
+
+static const struct opt up_rows[] = {
+    {"rate-scale", p_rate_scale, offsetof(struct fabric_cmd, rate_scale), "X",
+     "up: shape circuits to X times the config's link rate; without it, up shapes to what "
+     "this machine carries (and at most 16 Gb/s) and says so"},
+    {NULL},
+};
+
+const struct cli_table up_cli_table = {"testbed up", up_rows, sizeof(struct fabric_cmd)};
+
+static const char testbed_help[] =
+    "up: one network namespace per host (ofc-FABRIC-HOST), one veth pair per circuit\n"
+    "the switches hold now, addresses from 198.18.0.0/15 and routes along shortest\n"
+    "paths, relayed by intermediate hosts. While it is up, 'ofc apply' moves its\n"
+    "circuits and routes with the switches.\n"
+    "check: ICMP echo between every ordered pair of hosts, then the shaping each\n"
+    "circuit holds and the rate and latency a probe measures on it, all at once, and\n"
+    "a warning when they carry less than it; then the run's model calibrated (alpha,\n"
+    "a step's cost, from runs of the executor) and judged by a reference run; exit 1\n"
+    "unless all reach.\n"
+    "run: execute schedules on the hosts (see ofc testbed run --help).\n"
+    "mpirun: an MPI program, one rank per host, with libofc-mpi (see ofc testbed\n"
+    "mpirun --help).\n"
+    "down: remove every namespace the testbed made.\n"
+    "link, miswire: faults behind ofc's back (see ofc testbed link --help).\n"
+    "Needs root (network namespaces).\n";
+
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct fabric_cmd fc;
 	struct ofc_error err = {0};
 	const char *action;
+	char usage[32];
 	uint32_t n;
 	int rc;
 
-	static const struct option up_opts[] = {
-	    {"rate-scale", required_argument, NULL, 'x'},
-	    {0},
-	};
-
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		action = "help";
-	else if (argc < 2 || argv[1][0] == '-')
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		/* every action's usage (main.c's), then up's and the common rows */
+		cli_help(cmd, testbed_help);
+		printf("\n");
+		opt_help(stdout, up_rows);
+		opt_help(stdout, fabric_cmd_tables[0].table);
+		return 0;
+	}
+	if (argc < 2 || argv[1][0] == '-')
 		return cli_usage_error(cmd,
 				       "missing up, check, run, mpirun, down, link or miswire");
-	else
-		action = argv[1];
+	action = argv[1];
 	if (strcmp(action, "run") == 0)
 		return cmd_testbed_run(cmd, argc - 1, argv + 1);
 	if (strcmp(action, "mpirun") == 0)
 		return cmd_testbed_mpirun(cmd, argc - 1, argv + 1);
 	if (strcmp(action, "link") == 0 || strcmp(action, "miswire") == 0)
 		return cmd_testbed_fault(cmd, argc - 1, argv + 1);
-	if (strcmp(action, "help") && strcmp(action, "up") && strcmp(action, "check") &&
-	    strcmp(action, "down"))
+	if (strcmp(action, "up") && strcmp(action, "check") && strcmp(action, "down"))
 		return cli_usage_error(
 		    cmd,
 		    "unknown action '%s' (expected up, check, run, mpirun, down, link or miswire)",
 		    action);
+	/* its own usage: the action and FILE, then its rows */
+	snprintf(usage, sizeof(usage), "%s FILE", action);
+	const struct cli_cmd action_cmd = {cmd->name, usage, cmd->summary, NULL};
+
 	rc = fabric_cmd_parse(
-	    &fc, cmd, strcmp(action, "help") ? argc - 1 : argc,
-	    strcmp(action, "help") ? argv + 1 : argv,
-	    strcmp(action, "up") == 0 || strcmp(action, "help") == 0 ? up_opts : NULL,
-	    fabric_cmd_extra,
-	    "up: one network namespace per host (ofc-FABRIC-HOST), one veth pair per circuit\n"
-	    "the switches hold now, addresses from 198.18.0.0/15 and routes along shortest\n"
-	    "paths, relayed by intermediate hosts. While it is up, 'ofc apply' moves its\n"
-	    "circuits and routes with the switches.\ncheck: ICMP echo between every ordered pair "
-	    "of "
-	    "hosts, then the shaping each circuit holds and the rate and latency a probe\n"
-	    "measures on it, all at once, and a warning when they carry less than it; then\n"
-	    "the run's model calibrated (alpha, a step's cost, from runs of the executor)\n"
-	    "and judged by a reference run; exit 1 unless all reach.\n"
-	    "  --rate-scale X   up: shape circuits to X times the config's link rate; without\n"
-	    "                   it, up shapes to what this machine carries (and at most\n"
-	    "                   16 Gb/s) and says so\n"
-	    "run: execute schedules on the hosts (see ofc testbed run --help).\n"
-	    "mpirun: an MPI program, one rank per host, with libofc-mpi (see ofc testbed\n"
-	    "mpirun --help).\n"
-	    "down: remove every namespace the testbed made.\n"
-	    "link, miswire: faults behind ofc's back (see ofc testbed link --help).\n"
-	    "Needs root (network namespaces).\n\n",
-	    false);
+	    &fc, &action_cmd, argc - 1, argv + 1,
+	    (const struct opt *const[]){strcmp(action, "up") == 0 ? up_rows : NULL, NULL},
+	    testbed_help, false);
+	fc.cmd = cmd;
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (testbed_need_root(&err) < 0) {

@@ -4,6 +4,7 @@
  * (docs/hosts.md) can be shown and tested. The record is not touched. */
 #include "controller/cli/internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,67 +57,79 @@ static int link_action(const struct fabric *f, const uint32_t hp[2], const char 
 	return 0;
 }
 
+struct fault_opts {
+	const char *state_dir;
+	uint32_t count;
+	double period;
+};
+
+#define O(f) offsetof(struct fault_opts, f)
+static const struct opt fault_table[] = {
+    {"state-dir", opt_str, O(state_dir), "DIR",
+     "miswire: where the testbed's state lives (default $OFC_STATE_DIR, else "
+     "" OFC_STATE_DIR_DEFAULT ")"},
+    {"count", cli_row_u32, O(count), "N", "flap: how many times (default 5)", 1, 1000},
+    {"period", cli_row_duration, O(period), "T", "flap: down then up each T (default 0.4 s)"},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table fault_cli_table = {"testbed link", fault_table, sizeof(struct fault_opts)};
+
+static const struct cli_opts fault_opts = {
+    fault_table,
+    "link FILE HOST:PORT down|up|flap: the host port's link (i<PORT> in the\n"
+    "host's namespace) down or up, or bounced --count times, down then up each\n"
+    "--period.\n"
+    "miswire FILE HOST:PORT HOST:PORT: the far ends of the circuits leaving\n"
+    "the two host ports swapped, as two fibres crossed behind the switch.\n"
+    "Both act behind ofc's back: the record still holds its circuits, and\n"
+    "only the hosts' agents (ofc-hostd) can tell. Needs root.\n",
+    NULL,
+};
+
 /* argv[0] is "link" or "miswire". */
-int cmd_testbed_fault(const struct cli_cmd *cmd, int argc, char **argv)
+int cmd_testbed_fault(const struct cli_cmd *testbed, int argc, char **argv)
 {
-	static const struct option opts[] = {{"state-dir", required_argument, NULL, 'S'},
-					     {"count", required_argument, NULL, 'c'},
-					     {"period", required_argument, NULL, 'p'},
-					     {"help", no_argument, NULL, 'h'},
-					     {0}};
 	bool link = strcmp(argv[0], "link") == 0;
-	const char *state_dir_opt = NULL;
+	/* its own usage: the action's operands, then its rows */
+	const struct cli_cmd cmd_s = {testbed->name,
+				      link ? "link FILE HOST:PORT down|up|flap"
+					   : "miswire FILE HOST:PORT HOST:PORT",
+				      testbed->summary, NULL},
+			     *cmd = &cmd_s;
+	struct fault_opts o = {.count = 5, .period = 0.4};
 	struct ofc_error err = {0};
 	struct fabric *f = NULL;
-	uint32_t a[2], b[2], count = 5;
-	double period = 0.4;
+	uint32_t a[2], b[2];
 	char said[400] = "";
-	int c, rc;
+	int first, rc;
 
-	optind = 1;
-	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
-		if (c == -2)
-			return 2;
-		if (c == 'h')
-			return cli_help(
-			    cmd,
-			    "link FILE HOST:PORT down|up|flap: the host port's link (i<PORT> in "
-			    "the\n"
-			    "host's namespace) down or up, or bounced --count times (5), down "
-			    "then\n"
-			    "up each --period (0.4 s).\n"
-			    "miswire FILE HOST:PORT HOST:PORT: the far ends of the circuits "
-			    "leaving\n"
-			    "the two host ports swapped, as two fibres crossed behind the switch.\n"
-			    "Both act behind ofc's back: the record still holds its circuits, and\n"
-			    "only the hosts' agents (ofc-hostd) can tell. Needs root.\n");
-		if (c == 'S')
-			state_dir_opt = optarg;
-		else if (c == 'c')
-			rc = cli_opt_u32(cmd, "count", optarg, 1, 1000, NULL, &count);
-		else
-			rc = cli_opt_duration(cmd, "period", optarg, &period);
-		if (c != 'S' && rc)
-			return rc;
-	}
-	if (argc - optind != 3)
+	if (!cli_parse(cmd, &fault_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	const char *state_dir_opt = o.state_dir;
+	uint32_t count = o.count;
+	double period = o.period;
+
+	if (argc - first != 3)
 		return cli_usage_error(cmd, link ? "link: expected FILE HOST:PORT down|up|flap"
 						 : "miswire: expected FILE HOST:PORT HOST:PORT");
-	if (link && strcmp(argv[optind + 2], "down") && strcmp(argv[optind + 2], "up") &&
-	    strcmp(argv[optind + 2], "flap"))
+	if (link && strcmp(argv[first + 2], "down") && strcmp(argv[first + 2], "up") &&
+	    strcmp(argv[first + 2], "flap"))
 		return cli_usage_error(cmd, "link: '%s': expected down, up or flap",
-				       argv[optind + 2]);
-	if (testbed_need_root(&err) < 0 || fabric_open(argv[optind], &f, &err) < 0)
+				       argv[first + 2]);
+	if (testbed_need_root(&err) < 0 || fabric_open(argv[first], &f, &err) < 0)
 		return cli_fail(&err);
-	if ((rc = host_port(cmd, f, argv[optind + 1], a)) ||
-	    (!link && (rc = host_port(cmd, f, argv[optind + 2], b)))) {
+	if ((rc = host_port(cmd, f, argv[first + 1], a)) ||
+	    (!link && (rc = host_port(cmd, f, argv[first + 2], b)))) {
 		fabric_free(f);
 		return rc;
 	}
 	if (link) {
-		rc = link_action(f, a, argv[optind + 2], count, period, &err);
+		rc = link_action(f, a, argv[first + 2], count, period, &err);
 		snprintf(said, sizeof(said), "%s:%u %s", f->hosts[a[0]].name, a[1],
-			 strcmp(argv[optind + 2], "flap") == 0 ? "flapped" : argv[optind + 2]);
+			 strcmp(argv[first + 2], "flap") == 0 ? "flapped" : argv[first + 2]);
 	} else {
 		char *dir = ctl_state_dir(state_dir_opt);
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,15 +25,7 @@ static const char help[] =
     "MPI's own and why, the bytes and the time, and the bytes that crossed the\n"
     "circuits. Exits with the program's status (1 when it timed out; 0 when every\n"
     "rank reached MPI_Finalize and it hung there, as MPICH's over UCX now and then\n"
-    "does: the job is stopped 3 s after).\n\n"
-    "  --mpi M          mpich (default) or openmpi\n"
-    "  --no-preload     the MPI's own collectives on the same links (the library,\n"
-    "                   given no schedule, only counts them)\n"
-    "  --size M         the data per host the schedules are priced for (default\n"
-    "                   1MiB; they serve any size)\n"
-    "  --timeout T      stop the job after T (default 10min)\n"
-    "  --json           {exit_code, ranks, mpi, preload, circuit_bytes, collectives,\n"
-    "                   schedules, output}: the program's output in it\n\n";
+    "does: the job is stopped 3 s after).\n";
 
 struct mpirun_args {
 	struct fabric_cmd fc;
@@ -42,32 +35,33 @@ struct mpirun_args {
 	char **prog;
 };
 
-static int on_option(struct fabric_cmd *fc, int c, const char *arg)
+static int p_mpi(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	struct mpirun_args *a = (struct mpirun_args *)fc; /* fc is a's first member */
-	const char *why = NULL;
-
-	switch (c) {
-	case 'M':
-		if (strcmp(arg, "mpich") && strcmp(arg, "openmpi"))
-			return cli_usage_error(fc->cmd, "--mpi is mpich or openmpi, got '%s'", arg);
-		a->openmpi = strcmp(arg, "openmpi") == 0;
-		return 0;
-	case 'N':
-		a->no_preload = true;
-		return 0;
-	case 's':
-		if (parse_size(arg, &a->size, &why) < 0 || a->size == 0)
-			return cli_usage_error(fc->cmd, "bad --size '%s': %s", arg,
-					       why ? why : "must be > 0");
-		return 0;
-	case 'T':
-		if (parse_duration(arg, &a->timeout, &why) < 0 || a->timeout <= 0)
-			return cli_usage_error(fc->cmd, "bad --timeout '%s'", arg);
-		return 0;
-	}
-	return 2;
+	(void)row;
+	if (strcmp(arg, "mpich") && strcmp(arg, "openmpi"))
+		return ofc_error_set(err, OFC_E_USAGE, "--mpi is mpich or openmpi, got '%s'", arg);
+	((struct mpirun_args *)base)->openmpi = strcmp(arg, "openmpi") == 0;
+	return 0;
 }
+
+/* (offsets into struct mpirun_args: fabric_cmd_parse parses into its fc) */
+_Static_assert(offsetof(struct mpirun_args, fc) == 0, "the rows' base is the fabric_cmd");
+#define O(f) offsetof(struct mpirun_args, f)
+static const struct opt mpirun_table[] = {
+    {"mpi", p_mpi, O(openmpi), "mpich|openmpi", "the MPI (default mpich)"},
+    {"no-preload", NULL, O(no_preload), NULL,
+     "the MPI's own collectives on the same links (the library, given no schedule, only "
+     "counts them)"},
+    {"size", cli_row_size, O(size), "M",
+     "the data per host the schedules are priced for (default 1MiB; they serve any size)"},
+    {"timeout", cli_row_duration, O(timeout), "T", "stop the job after T (default 10min)", 1e-9,
+     1e9, "must be more than 0"},
+    {NULL},
+};
+#undef O
+
+const struct cli_table mpirun_cli_table = {"testbed mpirun", mpirun_table,
+					   sizeof(struct mpirun_args)};
 
 static void print_text(const struct mpirun_shown *m, json_object *rep)
 {
@@ -249,19 +243,18 @@ out_net:
 
 int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mpi", required_argument, NULL, 'M'},
-	    {"no-preload", no_argument, NULL, 'N'},
-	    {"size", required_argument, NULL, 's'},
-	    {"timeout", required_argument, NULL, 'T'},
-	    {0},
-	};
 	struct mpirun_args a = {.size = 1u << 20, .timeout = 600};
 	int dash = 0, rc;
 
 	while (dash < argc && strcmp(argv[dash], "--") != 0)
 		dash++;
-	rc = fabric_cmd_parse(&a.fc, cmd, dash, argv, opts, on_option, help, false);
+	/* its own usage: the action's operands, then its rows */
+	const struct cli_cmd mpirun_cmd = {cmd->name, "mpirun FILE -- PROGRAM [ARGS...]",
+					   cmd->summary, NULL};
+
+	rc = fabric_cmd_parse(&a.fc, &mpirun_cmd, dash, argv,
+			      (const struct opt *const[]){mpirun_table, NULL}, help, false);
+	a.fc.cmd = cmd;
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (dash >= argc - 1) {

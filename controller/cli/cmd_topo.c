@@ -1,6 +1,7 @@
 /* ofc topo SPEC: build a topology and print its facts, edges and ports. */
 #include "controller/cli/internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,81 +51,71 @@ static void write_text(FILE *out, const struct graph *g, const struct topo_facts
 		fprintf(out, "    ... %u self-loops in all\n", pm->nself);
 }
 
-static const char help[] =
+struct topo_opts {
+	struct cli_format_given given;
+	const char *output;
+	bool ports;
+	uint32_t threads;
+};
+
+#define O(f) offsetof(struct topo_opts, f)
+static const struct opt topo_table[] = {
+    {"json", cli_row_format_flag, O(given), NULL, "--format json", .letter = 'j'},
+    {"dot", cli_row_format_flag, O(given), NULL,
+     "--format dot: a Graphviz picture, tori laid out as grids", .letter = 'd'},
+    {"ports", NULL, O(ports), NULL,
+     "the decomposition into port permutations (ports[j][u] = the node port j of u "
+     "transmits to)",
+     .letter = 'p'},
+    {"format", cli_row_format, O(given), "text|json|dot|pb",
+     "text (default), json, dot or pb (ofc.v1.Topology; to stdout only when it is not a "
+     "terminal)",
+     .letter = 'f'},
+    {"output", opt_str, O(output), "OUT",
+     "write OUT (a temporary name, then renamed); without --format, --json or --dot its "
+     "extension says the format (.txt, .json, .dot, .gv, .pb)",
+     .flags = OPT_SHORT, .letter = 'o'},
+    {"threads", cli_row_u32, O(threads), "N", "threads for the diameter (default 0: all CPUs)", 0,
+     64, .letter = 't'},
+    CLI_OPT_HELP,
+    {NULL},
+};
+#undef O
+
+const struct cli_table topo_cli_table = {"topo", topo_table, sizeof(struct topo_opts)};
+
+static const struct cli_opts topo_opts = {
+    topo_table,
     "Specs: ring:N biring:N torus:AxB[xC...] hypercube:D complete:N bipartite:D\n"
     "  hamming:n,q circulant:N:a,b,... kautz:d,n genkautz:N,d debruijn:d,n\n"
-    "Expansions: line(S) line^K(S) degree(S,n) product(S,T,...) power(S,n) reverse(S)\n\n"
-    "  --json        --format json\n"
-    "  --dot         --format dot: a Graphviz picture, tori laid out as grids\n"
-    "  --ports       the decomposition into port permutations (ports[j][u] = the\n"
-    "                node port j of u transmits to)\n"
-    "  --format F    text (default), json, dot or pb (ofc.v1.Topology; to stdout\n"
-    "                only when it is not a terminal)\n"
-    "  -o OUT        write OUT (a temporary name, then renamed); without --format,\n"
-    "                --json or --dot its extension says the format (.txt, .json,\n"
-    "                .dot, .gv, .pb)\n"
-    "  --threads N   threads for the diameter (default: all CPUs)\n";
+    "Expansions: line(S) line^K(S) degree(S,n) product(S,T,...) power(S,n) reverse(S)\n",
+};
 
 int cmd_topo(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},	      {"dot", no_argument, NULL, 'd'},
-	    {"ports", no_argument, NULL, 'p'},	      {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},	      {0},
-	};
+	struct topo_opts o = {0};
 	enum out_format fmt;
-	const char *outpath = NULL, *given = NULL, *given_by = NULL;
-	bool want_ports = false;
-	unsigned threads = 0;
 	struct ofc_error err = {0};
 	struct port_map pm = {0};
 	struct topo_facts facts;
 	struct cli_output out;
 	struct graph *g;
-	int c, rc = 0;
+	int first, rc = 0;
 
-	while ((c = cli_getopt(cmd, argc, argv, "jdpf:o:t:h", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'j':
-			given = "json";
-			given_by = "--json";
-			break;
-		case 'd':
-			given = "dot";
-			given_by = "--dot";
-			break;
-		case 'p':
-			want_ports = true;
-			break;
-		case 'f':
-			given = optarg;
-			given_by = NULL;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 't':
-			if (parse_u32(optarg, &threads) < 0 || threads > 64)
-				return cli_usage_error(cmd, "--threads must be 0..64");
-			break;
-		case 'h':
-			return cli_help(cmd, help);
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error(cmd, optind >= argc ? "missing SPEC" : "too many arguments");
-	if (cli_output_format(cmd, "-o", outpath, given, given_by,
+	if (!cli_parse(cmd, &topo_opts, argc, argv, &o, &first, &rc))
+		return rc;
+	if (first != argc - 1)
+		return cli_usage_error(cmd, first >= argc ? "missing SPEC" : "too many arguments");
+	if (cli_output_format(cmd, "-o", o.output, o.given.name, o.given.by,
 			      FMT_TEXT | FMT_JSON | FMT_DOT | FMT_PB, FMT_TEXT, &fmt))
 		return 2;
-	if (fmt == FMT_PB && !outpath && cli_binary_to_terminal(cmd))
+	if (fmt == FMT_PB && !o.output && cli_binary_to_terminal(cmd))
 		return 2;
-	if (fmt == FMT_PB)
-		want_ports = true;
+	bool want_ports = o.ports || fmt == FMT_PB;
+	const char *outpath = o.output;
+	unsigned threads = o.threads;
 
-	const char *spec = argv[optind];
+	const char *spec = argv[first];
 	if (topo_build(spec, &g, &err) < 0) {
 		char why[1024];
 

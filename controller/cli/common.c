@@ -27,10 +27,10 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 
 /* "usage: ofc NAME " and the usage, wrapped before 80 columns at spaces
  * outside brackets, continued under its first word. */
-static void print_usage(const struct cli_cmd *cmd)
+static void print_usage_of(const char *name, const char *usage)
 {
-	int indent = printf("usage: ofc %s ", cmd->name), col = indent;
-	const char *p = cmd->usage;
+	int indent = printf("usage: ofc %s ", name), col = indent;
+	const char *p = usage;
 
 	while (*p) {
 		/* the next word: up to a space outside () and [] */
@@ -49,6 +49,11 @@ static void print_usage(const struct cli_cmd *cmd)
 		p = *q ? q + 1 : q;
 	}
 	printf("\n");
+}
+
+static void print_usage(const struct cli_cmd *cmd)
+{
+	print_usage_of(cmd->name, cmd->usage);
 }
 
 int cli_help(const struct cli_cmd *cmd, const char *details)
@@ -470,23 +475,33 @@ int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg
 	return 0;
 }
 
-int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out)
+int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc_error *err)
 {
 	const char *comma = strchr(arg, ','), *why = NULL;
 	char txn[64];
 
 	if (!comma || (size_t)(comma - arg) >= sizeof(txn))
-		return cli_usage_error(cmd,
-				       "bad --switch-overhead '%s': expected T,C (a transaction's "
-				       "time and a changed circuit's, as 50ms,40ms)",
-				       arg);
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "bad --switch-overhead '%s': expected T,C (a transaction's "
+				     "time and a changed circuit's, as 50ms,40ms)",
+				     arg);
 	memcpy(txn, arg, (size_t)(comma - arg));
 	txn[comma - arg] = 0;
 	if (parse_duration(txn, &out->txn_s, &why) < 0 ||
 	    parse_duration(comma + 1, &out->change_s, &why) < 0)
-		return cli_usage_error(cmd, "bad --switch-overhead '%s': %s", arg, why);
+		return ofc_error_set(err, OFC_E_USAGE, "bad --switch-overhead '%s': %s", arg, why);
 	if (out->txn_s > 86400 || out->change_s > 86400)
-		return cli_usage_error(cmd, "bad --switch-overhead '%s': at most a day each", arg);
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "bad --switch-overhead '%s': at most a day each", arg);
+	return 0;
+}
+
+int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out)
+{
+	struct ofc_error err = {0};
+
+	if (cli_parse_overhead(arg, out, &err) < 0)
+		return cli_usage_error(cmd, "%s", err.msg);
 	return 0;
 }
 
@@ -503,4 +518,172 @@ int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uin
 				       limit_why ? ")" : "");
 	*out = v;
 	return 0;
+}
+
+/* ---- options from a table ---------------------------------------------------- */
+
+int cli_help_opts(const struct cli_cmd *cmd, const struct cli_opts *o)
+{
+	char usage[2048];
+	size_t k = (size_t)snprintf(usage, sizeof(usage), "%s", cmd->usage ? cmd->usage : "");
+
+	for (const struct opt *r = o->table; r->name && k < sizeof(usage); r++) {
+		if (r->flags & (OPT_STOP | OPT_HIDE_USAGE))
+			continue;
+		char name[64];
+
+		if (r->flags & OPT_SHORT)
+			snprintf(name, sizeof(name), "-%c", r->letter);
+		else
+			snprintf(name, sizeof(name), "--%s", r->name);
+		bool req = r->flags & OPT_REQUIRED;
+
+		k += (size_t)snprintf(usage + k, sizeof(usage) - k, "%s%s%s%s%s%s%s", k ? " " : "",
+				      req ? "" : "[", name, r->arg ? " " : "", r->arg ? r->arg : "",
+				      req ? "" : "]", r->flags & OPT_REPEAT ? "..." : "");
+	}
+	print_usage_of(cmd->name, usage);
+	printf("\n%s\n", cmd->summary);
+	if (o->help)
+		printf("\n%s", o->help);
+	printf("\n");
+	opt_help(stdout, o->table);
+	return 0;
+}
+
+bool cli_parse(const struct cli_cmd *cmd, const struct cli_opts *o, int argc, char **argv,
+	       void *base, int *first, int *rc)
+{
+	const struct opt *stop = NULL;
+	struct ofc_error err = {0};
+	int r = opt_parse_args(o->table, argc, argv, base, &stop, first, &err);
+
+	*rc = 0;
+	if (r == 1)
+		*rc = o->help_fn ? o->help_fn(cmd) : cli_help_opts(cmd, o);
+	else if (r < 0)
+		*rc =
+		    err.code == OFC_E_USAGE ? cli_usage_error(cmd, "%s", err.msg) : cli_fail(&err);
+	return r == 0;
+}
+
+static void *row_field(const struct opt *row, void *base)
+{
+	return (char *)base + row->off;
+}
+
+static int bad(const struct opt *row, const char *arg, struct ofc_error *err, const char *why)
+{
+	return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': %s", row->name, arg, why);
+}
+
+int cli_row_u32(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	uint32_t v;
+
+	if (parse_u32(arg, &v) < 0)
+		return bad(row, arg, err, "expected a whole number");
+	if (v < row->min || v > row->max)
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': must be %.0f..%.0f%s%s%s",
+				     row->name, arg, row->min, row->max, row->expect ? " (" : "",
+				     row->expect ? row->expect : "", row->expect ? ")" : "");
+	*(uint32_t *)row_field(row, base) = v;
+	return 0;
+}
+
+int cli_row_size(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	const char *why = NULL;
+	uint64_t v;
+
+	if (parse_size(arg, &v, &why) < 0)
+		return bad(row, arg, err, why);
+	if (v == 0)
+		return bad(row, arg, err, "must be more than 0");
+	*(uint64_t *)row_field(row, base) = v;
+	return 0;
+}
+
+int cli_row_rate(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	const char *why = NULL;
+	double v;
+
+	if (parse_rate(arg, &v, &why) < 0)
+		return bad(row, arg, err, why);
+	if (!(v > 0))
+		return bad(row, arg, err, "must be more than 0");
+	*(double *)row_field(row, base) = v;
+	return 0;
+}
+
+int cli_row_duration(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	const char *why = NULL;
+	double v;
+
+	if (parse_duration(arg, &v, &why) < 0)
+		return bad(row, arg, err, why);
+	if (row->max > 0 && (v < row->min || v > row->max))
+		return bad(row, arg, err, row->expect ? row->expect : "out of range");
+	*(double *)row_field(row, base) = v;
+	return 0;
+}
+
+/* --json, --dot and --format each say the format: two that disagree
+ * would leave one silently unheeded. */
+static int format_given(const struct opt *row, const char *name, struct cli_format_given *g,
+			struct ofc_error *err)
+{
+	if (g->name && strcmp(g->name, name) != 0)
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "%s and --%s ask for different formats: give one",
+				     g->by ? g->by : "--format", row->name);
+	g->name = name;
+	g->by = NULL;
+	return 0;
+}
+
+int cli_row_format_flag(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct cli_format_given *g = row_field(row, base);
+
+	(void)arg;
+	if (format_given(row, row->name, g, err) < 0)
+		return -1;
+	snprintf(g->by_buf, sizeof(g->by_buf), "--%s", row->name);
+	g->by = g->by_buf;
+	return 0;
+}
+
+int cli_row_format(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	return format_given(row, arg, row_field(row, base), err);
+}
+
+int cli_row_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	if (opt_choice(row, arg, base, err) == 0)
+		return 0;
+	return bad(row, arg, err, row->expect);
+}
+
+int cli_row_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	enum sched_collective c;
+
+	if (sched_collective_parse(arg, &c) < 0)
+		return bad(row, arg, err,
+			   row->expect
+			       ? row->expect
+			       : "expected allreduce, allgather, reduce-scatter or alltoall");
+	*(enum sched_collective *)row_field(row, base) = c;
+	return 0;
+}
+
+int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	if (lp_solver_parse(arg, row_field(row, base)) == 0)
+		return 0;
+	return bad(row, arg, err, "lpsolve or clp");
 }

@@ -5,89 +5,235 @@
 #include "controller/cli/internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define MAX_OVERRIDES ARRAY_SIZE(((struct fabric_cmd *)0)->overrides)
 
-const char fabric_cmd_options[] =
-    "  --device NAME=HOST:PORT  talk to device NAME at another address (repeatable)\n"
-    "  --state-dir DIR          where state and journal live (default $OFC_STATE_DIR,\n"
-    "                           else " OFC_STATE_DIR_DEFAULT ")\n"
-    "  --json                   machine-readable output\n";
+int cli_row_device(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = (struct fabric_cmd *)((char *)base + row->off);
+
+	if (!strchr(arg, '='))
+		return ofc_error_set(err, OFC_E_USAGE, "--%s '%s': expected NAME=HOST:PORT",
+				     row->name, arg);
+	if (fc->noverrides == MAX_OVERRIDES)
+		return ofc_error_set(err, OFC_E_USAGE, "too many --%s options", row->name);
+	fc->overrides[fc->noverrides++] = arg;
+	return 0;
+}
+
+/* ---- the fabric commands' rows (offsets into struct fabric_cmd) ---------------------- */
+
+#define FC(row, base) ((struct fabric_cmd *)((char *)(base) + (row)->off))
+#define O(f)	      offsetof(struct fabric_cmd, f)
+
+static int p_nonempty(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	if (!*arg)
+		return ofc_error_set(err, OFC_E_USAGE, "--%s needs %s", row->name, row->expect);
+	return opt_str(row, arg, base, err);
+}
+
+static int p_relabel_budget(const struct opt *row, const char *arg, void *base,
+			    struct ofc_error *err)
+{
+	struct fabric_cmd *fc = base;
+
+	if (cli_row_duration(row, arg, base, err) < 0)
+		return -1;
+	fc->relabel = true;
+	return 0;
+}
+
+static int p_max_moves(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = base;
+
+	if (parse_u32(arg, &fc->max_moves) < 0)
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': expected a count", row->name,
+				     arg);
+	fc->max_moves_set = true;
+	return 0;
+}
+
+/* A number in min..max (strtod's), or "bad --NAME 'VALUE': " and the row's expect. */
+static int number(const struct opt *row, const char *arg, double *out, struct ofc_error *err)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*out >= row->min) || *out > row->max)
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': %s", row->name, arg,
+				     row->expect);
+	return 0;
+}
+
+static int p_horizon(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = base;
+
+	if (number(row, arg, &fc->horizon, err) < 0)
+		return -1;
+	fc->horizon_set = true;
+	return 0;
+}
+
+static int p_alternatives(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	if (cli_row_u32(row, arg, base, err) < 0)
+		return -1;
+	((struct fabric_cmd *)base)->alternatives_set = true;
+	return 0;
+}
+
+static int p_overhead(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = base;
+
+	if (cli_parse_overhead(arg, &fc->overhead, err) < 0)
+		return -1;
+	(void)row;
+	fc->overhead_set = true;
+	return 0;
+}
+
+static int p_max_loss(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	struct fabric_cmd *fc = base;
+	char *end;
+
+	errno = 0;
+	fc->max_loss = strtod(arg, &end);
+	if (errno || end == arg || (*end && strcmp(end, "%") != 0) ||
+	    !(fc->max_loss > 0 && fc->max_loss < 100))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--%s '%s': a percentage above 0 and below 100 (25 or 25%%), "
+				     "the share of the fabric's bandwidth a stage may take away",
+				     row->name, arg);
+	fc->max_loss_set = true;
+	return 0;
+}
+
+static const struct opt common_rows[] = {
+    {"device", cli_row_device, 0, "NAME=HOST:PORT", "talk to device NAME at another address",
+     .flags = OPT_REPEAT},
+    {"state-dir", p_nonempty, O(state_dir_opt), "DIR",
+     "where state and journal live (default $OFC_STATE_DIR, else " OFC_STATE_DIR_DEFAULT ")",
+     .expect = "a directory"},
+    {"json", NULL, O(json), NULL, "machine-readable output"},
+    {NULL},
+};
+
+const struct opt fabric_cmd_relabel_rows[] = {
+    {"relabel", NULL, O(relabel), NULL,
+     "the topology is wanted up to the numbering of its nodes: choose which host plays which "
+     "node so that the most cross-connects in place stay (a search; see docs/relabel.md)"},
+    {"relabel-budget", p_relabel_budget, O(relabel_budget), "S",
+     "time for that search (default 2 s)", 1e-9, 3600, "must be more than 0 and at most an hour"},
+    {"no-relabel", NULL, O(no_relabel), NULL,
+     "the config's numbering even when the last commit was relabelled (which plan, apply and "
+     "try keep)"},
+    {"max-moves", p_max_moves, O(max_moves), "N",
+     "refuse a plan of more than N operations (a robotic patch panel moves one circuit at a "
+     "time): nothing is changed, the error gives the count and switching time (with "
+     "--horizon: weigh only targets within N)"},
+    {"partition", p_nonempty, O(partition), "NAME",
+     "this partition alone (the config's partitions:): its topology on its ports; every other "
+     "circuit stays",
+     .expect = "a partition's name"},
+    {NULL},
+};
+
+const struct opt fabric_cmd_plan_rows[] = {
+    {"horizon", p_horizon, O(horizon), "RUNS",
+     "weigh moves against collective time: plan the target with the least switching time + "
+     "RUNS x the predicted time of the config's collectives, among the config's topology "
+     "(renumbered unless --no-relabel), the circuits in place and the finder's alternatives "
+     "(with --partition: the partition's); with --max-moves, only targets within it",
+     0, 1e12, "expected how many times the collectives run (a number, 0 or more)"},
+    {"alternatives", p_alternatives, O(alternatives), "K",
+     "how many of the finder's topologies to weigh too (default 3, 0 for none)", 0, 16},
+    {"workload", p_nonempty, O(workload), "W",
+     "plan for a training job instead (docs/workload.md): W is a workload file, or 'config' "
+     "for the config's own workload section; its phases are priced on the config's topology, "
+     "the circuits in place, the finder's, unions of per-group topologies and topologies "
+     "built for the traffic, and the best static topology, a topology per phase (switching "
+     "paid, overlapped where the circuits are idle), the circuits in place and the choice "
+     "among them all are printed; nothing is changed. The devices are not read, nor the "
+     "state directory, unless --in-place",
+     .expect = "a file (or 'config')"},
+    {"in-place", NULL, O(in_place), NULL,
+     "with --workload: read every device and weigh the circuits they hold too (the way 'in "
+     "place', and the switching from them to the first phase)"},
+    {"plot", opt_str, O(plot), "FILE",
+     "with --workload: an SVG of the iteration time against the switching time and the "
+     "message size"},
+    {"time-limit", cli_row_duration, O(mcf_time_limit), "T",
+     "with --workload: each MCF's time limit, and each traffic-built topology's (default 20s)",
+     1e-9, 1e9, "must be above 0"},
+    {"switch-overhead", p_overhead, O(overhead), "T,C",
+     "with --workload: a switching's cost beyond the switches' own: T a transaction, C a "
+     "changed circuit (what ofc testbed run --workload measures; default 0,0)"},
+    {"topology", p_nonempty, O(stage_topology), "T",
+     "with --max-loss: the stages of a change from the config's topology to T, each one "
+     "transaction, none taking more than P% of the fabric's bandwidth (as ofcd's reconfigure "
+     "--max-loss runs them): the loss at each and each stage's schedule; no device or state "
+     "is read",
+     .expect = "a topology (SPEC)"},
+    {"max-loss", p_max_loss, O(max_loss), "P%", "with --topology: the most a stage may take away"},
+    {NULL},
+};
+
+const struct opt fabric_cmd_dry_run_rows[] = {
+    {"dry-run", NULL, O(dry_run), NULL, "only plan: print what would change"},
+    {NULL},
+};
+
+const struct opt fabric_cmd_trial_rows[] = {
+    {"timeout", cli_row_duration, O(timeout), "S",
+     "how long to wait for 'ofc confirm' (default 60s)", 1e-9, 86400,
+     "must be more than 0 and at most a day"},
+    {NULL},
+};
+
+#undef O
+
+const struct cli_table fabric_cmd_tables[] = {
+    {"fabric", common_rows, sizeof(struct fabric_cmd)},
+    {"fabric relabel", fabric_cmd_relabel_rows, sizeof(struct fabric_cmd)},
+    {"fabric plan", fabric_cmd_plan_rows, sizeof(struct fabric_cmd)},
+    {"fabric trial", fabric_cmd_trial_rows, sizeof(struct fabric_cmd)},
+};
 
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-		     const struct option *extra,
-		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
-		     bool file_optional)
+		     const struct opt *const *groups, const char *help, bool file_optional)
 {
-	struct option opts[24];
+	struct opt rows[64];
+	struct cli_opts o = {rows, help, NULL};
 	size_t n = 0;
-	int c;
+	int first, rc;
 
 	memset(fc, 0, sizeof(*fc));
 	fc->cmd = cmd;
-	opts[n++] = (struct option){"device", required_argument, NULL, 'D'};
-	opts[n++] = (struct option){"state-dir", required_argument, NULL, 'S'};
-	opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
-	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	for (const struct option *o = extra; o && o->name && n < ARRAY_SIZE(opts) - 1; o++)
-		opts[n++] = *o;
-	opts[n] = (struct option){0};
-	while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
-		switch (c) {
-		case -2:
-			return 2;
-		case 'D':
-			if (!strchr(optarg, '='))
-				return cli_usage_error(
-				    cmd, "--device '%s': expected NAME=HOST:PORT", optarg);
-			if (fc->noverrides == MAX_OVERRIDES)
-				return cli_usage_error(cmd, "too many --device options");
-			fc->overrides[fc->noverrides++] = optarg;
-			break;
-		case 'S':
-			if (!*optarg)
-				return cli_usage_error(cmd, "--state-dir needs a directory");
-			fc->state_dir_opt = optarg;
-			break;
-		case 'j':
-			fc->json = true;
-			break;
-		case 'h': {
-			bool relabel = false, choose = false, job = false, stages = false;
-
-			for (const struct option *o = extra; o && o->name; o++) {
-				relabel |= o->val == 'R';
-				choose |= o->val == 'H';
-				job |= o->val == 'w';
-				/* (by name: testbed run's --lowering is an 'L' too) */
-				stages |= strcmp(o->name, "max-loss") == 0;
-			}
-			char *text = xasprintf("%s%s%s%s%s%s", help, fabric_cmd_options,
-					       relabel ? fabric_cmd_relabel_help : "",
-					       choose ? fabric_cmd_choose_help : "",
-					       job ? fabric_cmd_workload_help : "",
-					       stages ? fabric_cmd_stages_help : "");
-
-			cli_help(cmd, text);
-			free(text);
-			return -1;
-		}
-		default:
-			if (!on_extra || on_extra(fc, c, optarg) != 0)
-				return 2;
-		}
-	}
-	if (optind < argc - 1) {
+	for (const struct opt *const *g = groups; g && *g; g++)
+		for (const struct opt *r = *g; r->name && n < ARRAY_SIZE(rows) - 8; r++)
+			rows[n++] = *r;
+	for (const struct opt *r = common_rows; r->name; r++)
+		rows[n++] = *r;
+	rows[n++] = (struct opt)CLI_OPT_HELP;
+	rows[n] = (struct opt){0};
+	if (!cli_parse(cmd, &o, argc, argv, fc, &first, &rc))
+		return rc ? rc : -1;
+	if (first < argc - 1)
 		return cli_usage_error(cmd, "too many arguments");
-	}
-	if (optind == argc - 1)
-		fc->file = argv[optind];
-	else if (!file_optional) {
+	if (first == argc - 1)
+		fc->file = argv[first];
+	else if (!file_optional)
 		return cli_usage_error(cmd, "missing FILE");
-	}
 	fc->state_dir = ctl_state_dir(fc->state_dir_opt);
 	fc->progress = isatty(STDERR_FILENO);
 	return 0;
@@ -178,223 +324,6 @@ int fabric_cmd_fail(struct fabric_cmd *fc, const struct ofc_error *err)
 	fabric_cmd_free(fc);
 	return rc;
 }
-
-int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg)
-{
-	if (c == 'n') {
-		fc->dry_run = true;
-		return 0;
-	}
-	if (c == 'x') {
-		char *end;
-
-		errno = 0;
-		fc->rate_scale = strtod(arg, &end);
-		if (errno || end == arg || *end || !(fc->rate_scale > 0) || fc->rate_scale > 1)
-			return cli_usage_error(fc->cmd,
-					       "--rate-scale must be a number in (0, 1], "
-					       "got '%s'",
-					       arg);
-		return 0;
-	}
-	if (c == 'R') {
-		fc->relabel = true;
-		return 0;
-	}
-	if (c == 'B') {
-		if (cli_opt_duration(fc->cmd, "relabel-budget", arg, &fc->relabel_budget))
-			return 2;
-		if (fc->relabel_budget <= 0 || fc->relabel_budget > 3600)
-			return cli_usage_error(fc->cmd,
-					       "bad --relabel-budget '%s': must be more than 0 "
-					       "and at most an hour",
-					       arg);
-		fc->relabel = true;
-		return 0;
-	}
-	if (c == 'U') {
-		fc->no_relabel = true;
-		return 0;
-	}
-	if (c == 'P') {
-		if (!*arg)
-			return cli_usage_error(fc->cmd, "--partition needs a partition's name");
-		fc->partition = arg;
-		return 0;
-	}
-	if (c == 'N') {
-		if (parse_u32(arg, &fc->max_moves) < 0)
-			return cli_usage_error(fc->cmd, "bad --max-moves '%s': expected a count",
-					       arg);
-		fc->max_moves_set = true;
-		return 0;
-	}
-	if (c == 'H') {
-		char *end;
-
-		errno = 0;
-		fc->horizon = strtod(arg, &end);
-		if (errno || end == arg || *end || !(fc->horizon >= 0) || fc->horizon > 1e12)
-			return cli_usage_error(fc->cmd,
-					       "bad --horizon '%s': expected how many times the "
-					       "collectives run (a number, 0 or more)",
-					       arg);
-		fc->horizon_set = true;
-		return 0;
-	}
-	if (c == 'A') {
-		if (cli_opt_u32(fc->cmd, "alternatives", arg, 0, 16, NULL, &fc->alternatives))
-			return 2;
-		fc->alternatives_set = true;
-		return 0;
-	}
-	if (c == 'w') {
-		if (!*arg)
-			return cli_usage_error(fc->cmd, "--workload needs a file (or 'config')");
-		fc->workload = arg;
-		return 0;
-	}
-	if (c == 'o') {
-		fc->plot = arg;
-		return 0;
-	}
-	if (c == 'I') {
-		fc->in_place = true;
-		return 0;
-	}
-	if (c == 'l') {
-		if (cli_opt_duration(fc->cmd, "time-limit", arg, &fc->mcf_time_limit))
-			return 2;
-		if (!(fc->mcf_time_limit > 0))
-			return cli_usage_error(fc->cmd, "--time-limit must be above 0");
-		return 0;
-	}
-	if (c == 'O') {
-		if (cli_opt_overhead(fc->cmd, arg, &fc->overhead))
-			return 2;
-		fc->overhead_set = true;
-		return 0;
-	}
-	if (c == 'T') {
-		if (!*arg)
-			return cli_usage_error(fc->cmd, "--topology needs a topology (SPEC)");
-		fc->stage_topology = arg;
-		return 0;
-	}
-	if (c == 'L') {
-		char *end;
-
-		errno = 0;
-		fc->max_loss = strtod(arg, &end);
-		if (errno || end == arg || (*end && strcmp(end, "%") != 0) ||
-		    !(fc->max_loss > 0 && fc->max_loss < 100))
-			return cli_usage_error(
-			    fc->cmd,
-			    "--max-loss '%s': a percentage above 0 and below 100 "
-			    "(25 or 25%%), the share of the fabric's bandwidth a "
-			    "stage may take away",
-			    arg);
-		fc->max_loss_set = true;
-		return 0;
-	}
-	if (c == 't') {
-		if (cli_opt_duration(fc->cmd, "timeout", arg, &fc->timeout))
-			return 2;
-		if (fc->timeout <= 0 || fc->timeout > 86400)
-			return cli_usage_error(fc->cmd,
-					       "bad --timeout '%s': must be more than 0 and at "
-					       "most a day",
-					       arg);
-		return 0;
-	}
-	return 2;
-}
-
-const struct option fabric_cmd_relabel_options[] = {
-    {"relabel", no_argument, NULL, 'R'},
-    {"relabel-budget", required_argument, NULL, 'B'},
-    {"max-moves", required_argument, NULL, 'N'},
-    {"no-relabel", no_argument, NULL, 'U'},
-    {"partition", required_argument, NULL, 'P'},
-    {"horizon", required_argument, NULL, 'H'},
-    {"alternatives", required_argument, NULL, 'A'},
-    {0},
-};
-
-const char fabric_cmd_workload_help[] =
-    "  --workload W             plan for a training job instead (docs/workload.md):\n"
-    "                           W is a workload file, or 'config' for the config's\n"
-    "                           own workload section; its phases are priced on the\n"
-    "                           config's topology, the circuits in place, the\n"
-    "                           finder's, unions of per-group topologies and\n"
-    "                           topologies built for the traffic, and the best\n"
-    "                           static topology, a topology per phase (switching\n"
-    "                           paid, overlapped where the circuits are idle), the\n"
-    "                           circuits in place and the choice among them all are\n"
-    "                           printed; nothing is changed. The devices are not\n"
-    "                           read, nor the state directory, unless --in-place\n"
-    "  --in-place               with --workload: read every device and weigh the\n"
-    "                           circuits they hold too (the way 'in place', and\n"
-    "                           the switching from them to the first phase)\n"
-    "  --plot FILE              with --workload: an SVG of the iteration time\n"
-    "                           against the switching time and the message size\n"
-    "  --time-limit T           with --workload: each MCF's time limit, and each\n"
-    "                           traffic-built topology's (default 20s)\n"
-    "  --switch-overhead T,C    with --workload: a switching's cost beyond the\n"
-    "                           switches' own: T a transaction, C a changed circuit\n"
-    "                           (what ofc testbed run --workload measures; default\n"
-    "                           0,0)\n";
-
-const struct option fabric_cmd_plan_options[] = {
-    {"relabel", no_argument, NULL, 'R'},
-    {"relabel-budget", required_argument, NULL, 'B'},
-    {"max-moves", required_argument, NULL, 'N'},
-    {"no-relabel", no_argument, NULL, 'U'},
-    {"partition", required_argument, NULL, 'P'},
-    {"horizon", required_argument, NULL, 'H'},
-    {"alternatives", required_argument, NULL, 'A'},
-    {"workload", required_argument, NULL, 'w'},
-    {"plot", required_argument, NULL, 'o'},
-    {"time-limit", required_argument, NULL, 'l'},
-    {"switch-overhead", required_argument, NULL, 'O'},
-    {"in-place", no_argument, NULL, 'I'},
-    {"topology", required_argument, NULL, 'T'},
-    {"max-loss", required_argument, NULL, 'L'},
-    {0},
-};
-
-const char fabric_cmd_stages_help[] =
-    "  --topology T --max-loss P%\n"
-    "                           the stages of a change from the config's topology\n"
-    "                           to T, each one transaction, none taking more than P%\n"
-    "                           of the fabric's bandwidth (as ofcd's reconfigure\n"
-    "                           --max-loss runs them): the loss at each and each\n"
-    "                           stage's schedule; no device or state is read\n";
-
-const char fabric_cmd_choose_help[] =
-    "  --horizon RUNS           weigh moves against collective time: plan the target\n"
-    "                           with the least switching time + RUNS x the predicted\n"
-    "                           time of the config's collectives, among the config's\n"
-    "                           topology (renumbered unless --no-relabel), the circuits\n"
-    "                           in place and the finder's alternatives (with\n"
-    "                           --partition: the partition's); with --max-moves,\n"
-    "                           only targets within it\n"
-    "  --alternatives K         how many of the finder's topologies to weigh too\n"
-    "                           (default 3, 0 for none)\n";
-
-const char fabric_cmd_relabel_help[] =
-    "  --relabel                the topology is wanted up to the numbering of its nodes:\n"
-    "                           choose which host plays which node so that the most\n"
-    "                           cross-connects in place stay (a search; see docs/relabel.md)\n"
-    "  --relabel-budget S       time for that search (default 2 s)\n"
-    "  --no-relabel             the config's numbering even when the last commit\n"
-    "                           was relabelled (which plan, apply and try keep)\n"
-    "  --max-moves N            refuse a plan of more than N operations (a robotic\n"
-    "                           patch panel moves one circuit at a time): nothing is\n"
-    "                           changed, the error gives the count and switching time\n"
-    "                           (with --horizon: weigh only targets within N)\n"
-    "  --partition NAME         this partition alone (the config's partitions:): its\n"
-    "                           topology on its ports; every other circuit stays\n";
 
 /* What --relabel saved, on stderr. */
 static void relabel_report(const struct reconfigure_result *res)

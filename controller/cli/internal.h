@@ -46,6 +46,66 @@ int cli_fail(const struct ofc_error *err);
  * unknown options and missing arguments as usage errors (returns -2 then). */
 int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);
+/* A command's options as a table (util/opts.c: a row per option with its
+ * name, field, parser, range and help): one parse, and --help and the
+ * usage written from the rows, so neither can leave an option out. The
+ * command's usage in main.c names only its operands ("SPEC", "[FILE]"). */
+#define CLI_OPT_HELP                                                                               \
+	{                                                                                          \
+		"help", NULL, 0, NULL, "this help", .flags = OPT_STOP, .letter = 'h'               \
+	}
+struct cli_opts {
+	const struct opt *table; /* ending with CLI_OPT_HELP and {NULL} */
+	const char *help;	 /* --help's words before the options (or NULL) */
+	/* --help written otherwise (rows filled in at the time); NULL: cli_help_opts */
+	int (*help_fn)(const struct cli_cmd *cmd);
+};
+/* argv's options into base. true: read, the operands from argv[*first];
+ * false: the command is over (--help printed, or a usage error said), *rc
+ * its exit status. */
+bool cli_parse(const struct cli_cmd *cmd, const struct cli_opts *o, int argc, char **argv,
+	       void *base, int *first, int *rc);
+/* "usage: ofc NAME OPERANDS [--OPTION ARG]...", the summary, the help's
+ * words and a paragraph per row; returns 0. */
+int cli_help_opts(const struct cli_cmd *cmd, const struct cli_opts *o);
+/* The CLI's own parsers, refusing as "bad --NAME 'VALUE': why": whole
+ * numbers in min..max (uint32_t; the row's expect, if any, says where max
+ * comes from), sizes above 0 (uint64_t), rates above 0 (double, bits/s)
+ * and durations (double, seconds; in min..max when max is above 0). */
+int cli_row_u32(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_size(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_rate(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_duration(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* The format an output is asked in: --format F (by NULL) or a flag such
+ * as --json (by "--json"), the two of cli_output_format. */
+struct cli_format_given {
+	const char *name, *by;
+	char by_buf[24];
+};
+int cli_row_format_flag(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+int cli_row_format(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* One of row->choices (int), or "bad --NAME 'VALUE': " and row->expect. */
+int cli_row_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* A collective of the schedule engines (enum sched_collective). */
+int cli_row_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* An LP solver's name (enum lp_solver). */
+int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* --device NAME=HOST:PORT, repeated: into the struct fabric_cmd at the
+ * row's field (fabric_common.c). */
+int cli_row_device(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* Every command's table, for the tests that check each row (cmd_*.c). */
+struct cli_table {
+	const char *name;
+	const struct opt *table;
+	size_t size; /* of the struct its rows fill */
+};
+extern const struct cli_table topo_cli_table, validate_cli_table, show_cli_table, finder_cli_table,
+    rwa_cli_table, cluster_cli_table, metrics_cli_table, schedule_cli_table, optree_cli_table,
+    ring_cli_table, slurm_cli_table, status_cli_table, fault_cli_table, run_cli_table,
+    mpirun_cli_table, up_cli_table;
+/* NULL-ended */
+extern const struct cli_table *const cli_tables[];
+
 /* Parse --format; `allowed` is a mask of enum out_format. */
 int cli_format(const struct cli_cmd *cmd, const char *s, unsigned allowed, enum out_format *out);
 /* The format of a file a command writes, one rule for all of them: the
@@ -67,6 +127,8 @@ int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg
 /* --switch-overhead T,C: a transaction's and a changed circuit's time
  * beyond the switches' own. */
 int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out);
+/* The same into err (OFC_E_USAGE), for a table's row. */
+int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc_error *err);
 /* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
 int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
 		uint32_t hi, const char *limit_why, uint32_t *out);
@@ -193,23 +255,19 @@ struct fabric_cmd {
 	struct fabric *fabric;
 	struct ctl *ctl;
 };
-extern const char fabric_cmd_options[];
-/* Returns 0 to go on, -1 after --help (exit 0), or an exit status. */
+/* The fabric commands' options as rows (offsets into struct fabric_cmd):
+ * --relabel and its kin (plan, apply, try), plan's own (--horizon,
+ * --workload, --max-loss ...), apply's --dry-run, try's --timeout;
+ * --device, --state-dir and --json are every one's. */
+extern const struct opt fabric_cmd_relabel_rows[], fabric_cmd_plan_rows[],
+    fabric_cmd_dry_run_rows[], fabric_cmd_trial_rows[];
+extern const struct cli_table fabric_cmd_tables[4];
+/* FILE and the options into fc: the rows of groups (NULL-ended; offsets
+ * from fc, or from a struct whose first member fc is) beside the common
+ * rows, --help written from them all after help's words. 0 to go on, -1
+ * after --help, else the exit status. */
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
-		     const struct option *extra,
-		     int (*on_extra)(struct fabric_cmd *, int, const char *), const char *help,
-		     bool file_optional);
-int fabric_cmd_extra(struct fabric_cmd *fc, int c, const char *arg);
-/* --relabel, --relabel-budget, --no-relabel, --max-moves and --partition,
- * for plan, apply and try. */
-extern const struct option fabric_cmd_relabel_options[];
-/* ... and plan's own: --workload, --plot, --time-limit (the job's plan). */
-extern const struct option fabric_cmd_plan_options[];
-extern const char fabric_cmd_workload_help[];
-extern const char fabric_cmd_relabel_help[];
-/* ... and plan's --horizon and --alternatives (ctl_choose). */
-extern const char fabric_cmd_choose_help[];
-extern const char fabric_cmd_stages_help[];
+		     const struct opt *const *groups, const char *help, bool file_optional);
 /* The reconfiguration those options ask for (reconfigure_run into
  * fc->result): repair first (the lock and a crash's journal) when asked;
  * the devices read and planned; with --horizon the cheapest target, with

@@ -7,45 +7,30 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* Every command's option table, for the tests that check each row. */
+const struct cli_table *const cli_tables[] = {
+    &topo_cli_table,	   &validate_cli_table,	  &show_cli_table,
+    &finder_cli_table,	   &rwa_cli_table,	  &cluster_cli_table,
+    &metrics_cli_table,	   &schedule_cli_table,	  &optree_cli_table,
+    &ring_cli_table,	   &slurm_cli_table,	  &status_cli_table,
+    &fault_cli_table,	   &fabric_cmd_tables[0], &fabric_cmd_tables[1],
+    &fabric_cmd_tables[2], &fabric_cmd_tables[3], NULL,
+};
+
 static const struct cli_cmd commands[] = {
-    {"validate", "FILE [--json]", "check a fabric config and its wiring", cmd_validate},
-    {"show", "FILE [--json | --dot | --format text|json|dot|pb] [-o OUT]",
-     "print the validated fabric, its topology and circuits", cmd_show},
-    {"topo", "SPEC [--json | --dot] [--ports] [--format text|json|dot|pb] [-o OUT] [--threads N]",
-     "generate a topology: facts, edges, port permutations", cmd_topo},
-    {"schedule",
-     "(FILE | --topology SPEC) --collective C [--algo A] [--size M] [--alpha T] "
-     "[--bandwidth B] [--demand-matrix FILE] [--injection I] [--forwarding host|nic] "
-     "[--chunks P] [--overlap] [--lowering L] [--steps-try T] [--variant V] [--hop-latency T] "
-     "[--hops T] "
-     "[--epsilon E] [--method M] [--root NAME] [--bound-any-hops] [--fail ITEMS] [--threads N] "
-     "[--time-limit T] [--max-memory M] [--reduced] [--lp-solver lpsolve|clp] [--json] "
-     "[--format text|json|pb|msccl -o OUT] [--msccl-runtime executor|legacy]",
-     "plan a collective schedule, verify it and price it", cmd_schedule},
-    {"finder",
-     "--nodes N --degree D [--collective C] [--size M] [--alpha T] [--bandwidth B] "
-     "[--injection I] [--forwarding host|nic] [--threads N] [--json]",
-     "the best direct-connect topologies for N hosts of D ports", cmd_finder},
-    {"plan",
-     "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] [--relabel-budget S] "
-     "[--no-relabel] [--max-moves N] [--partition NAME] [--horizon RUNS] [--alternatives K] "
-     "[--workload W [--plot FILE] [--time-limit T] [--switch-overhead T,C] [--in-place]] "
-     "[--topology T --max-loss P%] [--json]",
-     "read every device and show what would change to reach the config", cmd_plan},
-    {"apply",
-     "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--dry-run] [--relabel] "
-     "[--relabel-budget S] [--no-relabel] [--max-moves N] [--partition NAME] [--json]",
-     "change the devices as one transaction: journal, apply, verify, or roll back", cmd_apply},
-    {"try",
-     "FILE [--timeout S] [--device NAME=HOST:PORT]... [--state-dir DIR] [--relabel] "
-     "[--relabel-budget S] [--no-relabel] [--max-moves N] [--partition NAME] [--json]",
-     "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
-    {"confirm", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-     "keep what a running 'ofc try' applied", cmd_confirm},
-    {"adopt", "FILE [--device NAME=HOST:PORT]... [--state-dir DIR] [--yes] [--json]",
-     "end a rollback that cannot finish: record what the devices hold", cmd_adopt},
-    {"status", "[FILE] [--device NAME=HOST:PORT]... [--state-dir DIR] [--json | --dot]",
-     "recorded and live device state, and any unfinished transaction", cmd_status},
+    {"validate", "FILE", "check a fabric config and its wiring", cmd_validate},
+    {"show", "FILE", "print the validated fabric, its topology and circuits", cmd_show},
+    {"topo", "SPEC", "generate a topology: facts, edges, port permutations", cmd_topo},
+    {"schedule", "[FILE]", "plan a collective schedule, verify it and price it", cmd_schedule},
+    {"finder", "", "the best direct-connect topologies for N hosts of D ports", cmd_finder},
+    {"plan", "FILE", "read every device and show what would change to reach the config", cmd_plan},
+    {"apply", "FILE", "change the devices as one transaction: journal, apply, verify, or roll back",
+     cmd_apply},
+    {"try", "FILE", "apply, then revert unless 'ofc confirm' arrives within S seconds", cmd_try},
+    {"confirm", "[FILE]", "keep what a running 'ofc try' applied", cmd_confirm},
+    {"adopt", "FILE", "end a rollback that cannot finish: record what the devices hold", cmd_adopt},
+    {"status", "[FILE]", "recorded and live device state, and any unfinished transaction",
+     cmd_status},
     {"testbed",
      "up|check|run|mpirun|down|link|miswire FILE [--device NAME=HOST:PORT]... [--state-dir DIR] "
      "[--json] "
@@ -57,35 +42,21 @@ static const struct cli_cmd commands[] = {
      "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] "
      "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
-    {"optree",
-     "--nodes N --wavelengths W [--fibres F] [--block-size B] [--collective C] "
-     "[--algo optree|ring|ne|onestage|wrht|all] [--engine heuristic|ilp|lp] [--radices LIST] "
-     "[--interfaces I] [--mrrs M] [--rate R] [--mrr-delay D] [--oeo-delay D] [--overlap] "
-     "[--reduced] [--time-limit T] [--max-memory M] [--json] [--format text|json|pb -o OUT] "
-     "| --sweep KEY=VALUES... [--plot FILE.svg]",
+    {"optree", "[KEY=VALUES...]",
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
-    {"ring",
-     "run FILE --collective C [--algo A] [--size M] [--overlap] [--show-configs] "
-     "[--device NAME=HOST:PORT]... [--state-dir DIR] [--json]",
-     "run a verified schedule on a WDM ring's MRR agents, step by step", cmd_ring},
-    {"slurm",
-     "prolog|epilog | topology FILE --config FABRIC [--group N] | hostlist LIST "
-     "[--map FILE] [--default-topology T] [--timeout S] [--release-grace S] [--slurm-conf FILE] "
-     "[--scontrol PATH]",
+    {"ring", "run FILE", "run a verified schedule on a WDM ring's MRR agents, step by step",
+     cmd_ring},
+    {"slurm", "prolog|epilog | topology FILE | hostlist LIST",
      "give Slurm jobs their own topology before they start", cmd_slurm},
-    {"rwa",
-     "--nodes N --wavelengths W [--fibres F] (--pattern all-to-all | --demands FILE) "
-     "[--engine heuristic|ilp|lp] [--objective min-wavelengths|max-served] [--time-limit S] "
-     "[--lp-solver lpsolve|clp] [--json] [--lightpaths]",
-     "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
+    {"rwa", "", "routing and wavelength assignment for demands on a WDM ring", cmd_rwa},
     /* ofcd's alone: their usage and help are cmd_remote.c's */
     {"reconfigure", NULL, "rewire the fabric, or make a partition of hosts, through ofcd",
      cmd_daemon_only},
     {"release", NULL, "let go of a partition made with reconfigure --hosts", cmd_daemon_only},
     {"wiring", NULL, "each circuit as the hosts' LLDP hears it, through ofcd", cmd_daemon_only},
-    {"cluster", "status [--json] [--timeout DUR]",
-     "every replica's role, lease and contact, etcd, devices, queue and holds", cmd_cluster},
-    {"metrics", "[--timeout DUR]", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
+    {"cluster", "status", "every replica's role, lease and contact, etcd, devices, queue and holds",
+     cmd_cluster},
+    {"metrics", "", "ofcd's metrics, as Prometheus scrapes them", cmd_metrics},
     {"watch", NULL, "print ofcd's events", cmd_daemon_only},
     {"cancel", NULL, "cancel a mutation queued in ofcd", cmd_daemon_only},
     {"fail", NULL, "tell ofcd links, ports or hosts failed; it re-plans", cmd_daemon_only},

@@ -246,7 +246,7 @@ expect_error 2 "ofc schedule: --demand-matrix goes with --collective alltoall" $
 
 # Bad input.
 expect_error 2 "ofc schedule: bad --time-limit 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $S --topology torus:4x4 --time-limit soon
-expect_error 2 "ofc schedule: --lowering is steps, paths or single" $S --topology torus:4x4 --lowering fast
+expect_error 2 "ofc schedule: bad --lowering 'fast': steps, paths or single" $S --topology torus:4x4 --lowering fast
 expect_error 2 "ofc schedule: --lowering goes with --collective alltoall --algo mcf" $OFC schedule --size 1MiB --topology torus:4x4 --collective allgather --lowering paths
 expect_error 2 "ofc schedule: mcf: 1100 nodes: all-to-all schedules are built for up to 1024 nodes" $S --topology genkautz:1100,4
 # On a family with a translation group, the refusal says how to get it.

@@ -19,6 +19,24 @@ expect_error 2 "ofc schedule: option '--collective' needs a value" $OFC schedule
 expect_error 2 "ofc schedule: option '-o' needs a value" $S --size 1MiB -o
 expect_error 2 "ofc schedule: unknown option '--colective'" $S --colective allreduce
 expect_error 2 "ofc rwa: bad --nodes '70000': must be 2..65535 (node ids in a schedule are 16 bits)" $OFC rwa --nodes 70000 --wavelengths 2 --pattern all-to-all
+# Options read from each command's table (util/opts.c): a bad value of
+# each kind is refused, exit 2, naming the option and the value: a whole
+# number (a word, past its range), a size, a rate, a duration, a choice, a
+# collective, a format two flags disagree on, a missing value.
+expect_error 2 "ofc topo: bad --threads 'many': expected a whole number" $OFC topo ring:4 --threads many
+expect_error 2 "ofc topo: bad --threads '65': must be 0..64" $OFC topo ring:4 --threads 65
+expect_error 2 "ofc optree: bad --block-size '0': must be more than 0" $OFC optree --nodes 16 --wavelengths 2 --block-size 0
+expect_error 2 "ofc finder: bad --bandwidth 'fast': expected a rate such as 40Gbps, 100Gb/s or 12.5GB/s" $OFC finder --nodes 16 --degree 4 --bandwidth fast
+expect_error 2 "ofc metrics: bad --timeout 'soon': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" $OFC metrics --timeout soon
+expect_error 2 "ofc rwa: bad --engine 'cplex': heuristic, ilp or lp" $OFC rwa --nodes 8 --wavelengths 2 --pattern all-to-all --engine cplex
+expect_error 2 "ofc schedule: bad --collective 'gossip': expected allgather, reduce-scatter, allreduce or alltoall (fluid: also broadcast and reduce)" $S --collective gossip
+expect_error 2 "ofc show: --json and --format ask for different formats: give one" $OFC show configs/torus64-ocs.yaml --json --format dot
+expect_error 2 "ofc ring: option '--size' needs a value" $OFC ring run configs/ring16-optree.yaml --collective allgather --size
+# --help is written from the same rows: each option the table holds is there.
+$OFC topo --help >"$TMP/topo.help" && grep -q "^  --threads N  " "$TMP/topo.help" && grep -q "^  -o OUT  " "$TMP/topo.help" &&
+	grep -qxF "usage: ofc topo SPEC [--json] [--dot] [--ports] [--format text|json|dot|pb]" "$TMP/topo.help" &&
+	grep -qxF "                [-o OUT] [--threads N]" "$TMP/topo.help" && ok ||
+	bad "ofc topo --help: not its table's rows" "$(cat "$TMP/topo.help")"
 # A bare number is seconds.
 expect_json 'j["num_steps"]>0' $OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --time-limit 30 --json
 expect_json 'j["optimal"]' $OFC rwa --nodes 6 --wavelengths 8 --pattern all-to-all --engine ilp --time-limit 60 --json

@@ -68,7 +68,7 @@ expect_error 2 "ofc finder: --degree 8 needs more than 8 nodes" $OFC finder --no
 expect_error 2 "ofc finder: bad --nodes '1': must be 2..65535 (node ids in a schedule are 16 bits)" $OFC finder --nodes 1 --degree 1
 expect_error 2 "ofc finder: bad --degree '0': must be 1..64 (BFB's link masks are 64 bits)" $OFC finder --nodes 100 --degree 0
 expect_error 2 "ofc finder: bad --size 'lots': expected a size such as 4096, 64KiB, 4MB or 1GiB" $OFC finder --nodes 100 --degree 4 --size lots
-expect_error 2 "ofc finder: --collective must be allreduce, allgather, reduce-scatter or alltoall" $OFC finder --nodes 100 --degree 4 --collective broadcast
+expect_error 2 "ofc finder: bad --collective 'broadcast': expected allreduce, allgather, reduce-scatter or alltoall" $OFC finder --nodes 100 --degree 4 --collective broadcast
 expect_error 2 "ofc finder: --injection goes with --collective alltoall" $OFC finder --nodes 100 --degree 4 --injection 25Gbps
 # All-to-all under NIC-limited hosts (the all-to-all paper's Fig.
 # 13): N = 100, d = 4, 25 Gb/s links. Unlimited, genkautz:100,4 beats

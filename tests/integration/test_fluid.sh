@@ -188,7 +188,7 @@ expect_error 2 "ofc schedule: the fluid engine needs a server fabric (servers:, 
 	$S configs/torus64-ocs.yaml --collective allgather --algo fluid
 expect_error 2 "ofc schedule: broadcast is scheduled by the fluid engine on a server fabric (--algo fluid)" \
 	$S --topology torus:4x4 --collective broadcast --size 1MiB
-expect_error 2 "ofc schedule: --hops must be 1..64, got '0'" $S $W/all-links-1.yaml --collective allgather --hops 0
+expect_error 2 "ofc schedule: bad --hops '0': must be 1..64" $S $W/all-links-1.yaml --collective allgather --hops 0
 # The layers summed (--bound-any-hops): a bound on the objective
 # of every T at R*; the searched T (2) is short of it on one server, T = 4
 # meets it, and the text says which; without the option no such key.
@@ -223,7 +223,7 @@ expect_json 'j["lp_solver"]=={"full":"lpsolve"} and abs(j["objective"]-109.6867)
 { cat $W/all-links-1.yaml; echo "lp_solver: cplex"; } >"$TMP/cplex.yaml"
 expect_error 2 "$TMP/cplex.yaml:$(($(wc -l <$W/all-links-1.yaml) + 1)):12: 'lp_solver' must be one of lpsolve, clp; got 'cplex'" \
 	$OFC validate "$TMP/cplex.yaml"
-expect_error 2 "ofc schedule: --lp-solver is lpsolve or clp, got 'gurobi'" \
+expect_error 2 "ofc schedule: bad --lp-solver 'gurobi': lpsolve or clp" \
 	$S $W/all-links-1.yaml --collective allgather --lp-solver gurobi
 expect_error 1 "ofc schedule: the Clp LP solver is not available: /nonexistent: cannot open shared object file: No such file or directory" \
 	env OFC_CLP_PLUGIN=/nonexistent $S $W/all-links-1.yaml --collective allgather --hops 4 --lp-solver clp

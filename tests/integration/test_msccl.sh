@@ -67,7 +67,7 @@ grep -q "over 64 steps" "$TMP/out" && ok || bad "the replay names the executor's
 expect_exit 0 $OFC schedule --topology torus:4x4 --collective alltoall --size 1MiB --lowering steps \
 	--format msccl -o "$TMP/exec.xml"
 expect_stdout_has "alltoall on 16 gpus" $REPLAY "$TMP/exec.xml"
-expect_error 2 "ofc schedule: --msccl-runtime is executor or legacy" $OFC schedule --topology torus:4x4 \
+expect_error 2 "ofc schedule: bad --msccl-runtime 'nccl': executor or legacy" $OFC schedule --topology torus:4x4 \
 	--collective allgather --size 1MiB --msccl-runtime nccl --format msccl -o "$TMP/x"
 # Server fabrics (16 GPUs behind NVSwitch, PCIe, host memory and NICs):
 # each part that reaches a GPU is a send from the GPU it left, the

@@ -12,7 +12,7 @@ expect_json 'j["wavelengths_used"]==8 and j["lower_bound"]==6 and j["optimal"] i
 expect_json 'abs(j["relaxation"]-6)<1e-6 and j["lower_bound"]==6 and j["wavelengths_used"]>=6' $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --json
 # the relaxation on Clp: the same bound
 expect_json 'abs(j["relaxation"]-6)<1e-6 and j["lower_bound"]==6 and j["wavelengths_used"]>=6' $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --lp-solver clp --json
-expect_error 2 "ofc rwa: --lp-solver is lpsolve or clp, got 'cplex'" $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --lp-solver cplex
+expect_error 2 "ofc rwa: bad --lp-solver 'cplex': lpsolve or clp" $OFC rwa --nodes 7 --wavelengths 64 --pattern all-to-all --engine lp --lp-solver cplex
 # Every lightpath is listed with route and wavelength, and within the ring.
 expect_json 'all(l["direction"] in ("cw","ccw") and l["fibre"]<2 and l["wavelength"]<j["wavelengths_used"] for l in j["lightpaths"]) and len(j["lightpaths"])==12*11' $OFC rwa --nodes 12 --wavelengths 16 --fibres 2 --pattern all-to-all --json
 
@@ -51,8 +51,8 @@ expect_error 2 "ofc: $TMP/none.txt: cannot open: No such file or directory" $OFC
 
 # Usage.
 expect_error 2 "ofc rwa: give --pattern all-to-all or --demands FILE (one of them)" $OFC rwa --nodes 8 --wavelengths 2
-expect_error 2 "ofc rwa: unknown --engine 'cplex' (heuristic, ilp, lp)" $OFC rwa --nodes 8 --wavelengths 2 --pattern all-to-all --engine cplex
-expect_error 2 "ofc rwa: unknown --pattern 'ring' (all-to-all)" $OFC rwa --nodes 8 --wavelengths 2 --pattern ring
+expect_error 2 "ofc rwa: bad --engine 'cplex': heuristic, ilp or lp" $OFC rwa --nodes 8 --wavelengths 2 --pattern all-to-all --engine cplex
+expect_error 2 "ofc rwa: bad --pattern 'ring': all-to-all" $OFC rwa --nodes 8 --wavelengths 2 --pattern ring
 expect_error 2 "ofc rwa: bad --time-limit '0': must be more than 0 and at most a day" $OFC rwa --nodes 8 --wavelengths 2 --pattern all-to-all --time-limit 0
 expect_error 2 "ofc rwa: all-to-all on 2000 nodes is 3998000 lightpaths (limit 1000000)" $OFC rwa --nodes 2000 --wavelengths 2 --pattern all-to-all
 expect_error 2 "ofc: the exact model would have 4128768 columns (limit 2000000): use --engine heuristic or lp" $OFC rwa --nodes 64 --wavelengths 2 --pattern all-to-all --engine ilp

@@ -407,7 +407,7 @@ grep -qE "^ofc schedule: the time-stepped MCF did not prove its optimum in [0-9.
 	ok || bad "default lowering's fallback note" "$(head -c 400 "$TMP/err")"
 expect_json 'j["lowering"]=="steps" and j["mcf"]["optimal"] and j["verified"]' \
 	$S --topology genkautz:128,4 --collective alltoall --algo mcf --lowering steps --steps-try 1ms --json
-expect_error 2 "ofc schedule: --steps-try must be above 0" \
+expect_error 2 "ofc schedule: bad --steps-try '0': must be above 0" \
 	$S --topology torus:4x4 --collective alltoall --algo mcf --steps-try 0
 # 65,536 nodes: the group read off the spec is the MCF's (no N x N table
 # of translations, node ids to 65,535). Theta on a hypercube is its

@@ -30,7 +30,7 @@ grep -q "^ofc schedule: swing: reduced latency-optimal swing on 65536 nodes need
 
 expect_error 2 "ofc schedule: swing: swing needs even torus dimensions (5 is odd)" $S --topology torus:5x4 --algo swing
 expect_error 2 "ofc schedule: swing: swing needs a torus:AxB... topology" $S --topology hypercube:3 --algo swing
-expect_error 2 "ofc schedule: --variant is auto, bandwidth or latency" $S --topology torus:4x4 --algo swing --variant fast
+expect_error 2 "ofc schedule: bad --variant 'fast': auto, bandwidth or latency" $S --topology torus:4x4 --algo swing --variant fast
 expect_error 2 "ofc schedule: --variant goes with --algo swing or recursive-doubling" $S --topology torus:4x4 --algo bfb --variant latency
 
 finish

@@ -80,11 +80,27 @@ static void expect_refused(const struct opt *r, double v, size_t size)
 	free(base);
 }
 
-static void check_table(const struct opt *table, size_t size)
+/* The bytes a row's parser writes at its field. */
+static size_t field_size(const struct opt *r)
 {
-	size_t n = 0;
+	if (!r->parse)
+		return sizeof(bool);
+	if (r->parse == opt_u32 || r->parse == opt_size32 || r->parse == opt_ms ||
+	    r->parse == cli_row_u32)
+		return sizeof(uint32_t);
+	if (r->parse == opt_octal || r->parse == opt_choice || r->parse == cli_row_choice ||
+	    r->parse == cli_row_collective)
+		return sizeof(int);
+	if (r->parse == cli_row_format || r->parse == cli_row_format_flag)
+		return sizeof(struct cli_format_given);
+	return sizeof(double); /* doubles, sizes, pointers; a table's own: at least this */
+}
 
-	for (const struct opt *r = table; r->name; r++, n++) {
+/* What every row of any table holds: a name once, its help, a parser
+ * with a placeholder or neither, a field inside the struct. */
+static void check_row(const struct opt *table, const struct opt *r, size_t size)
+{
+	{
 		/* A name as getopt_long and the docs' check read it, said once. */
 		assert_true(r->name[0] >= 'a' && r->name[0] <= 'z');
 		assert_int_equal(strspn(r->name, "abcdefghijklmnopqrstuvwxyz0123456789-"),
@@ -94,17 +110,26 @@ static void check_table(const struct opt *table, size_t size)
 				fail_msg("--%s twice", r->name);
 		if (!r->help || strlen(r->help) < 8)
 			fail_msg("--%s has no help", r->name);
-		/* A value has a placeholder and a parser; a flag neither. */
-		if (!!r->arg != !!r->parse)
-			fail_msg("--%s: a placeholder without a parser or the reverse", r->name);
-		if (r->off + (r->parse ? sizeof(double) : sizeof(bool)) > size &&
-		    !(r->flags & OPT_STOP) && r->off)
+		/* A value has a placeholder and a parser; a flag no placeholder
+		 * (and a parser when it does more than set a bool). */
+		if (r->arg && !r->parse)
+			fail_msg("--%s: a placeholder without a parser", r->name);
+		if (r->off + field_size(r) > size && !(r->flags & OPT_STOP) && r->off)
 			fail_msg("--%s: its field is outside the struct", r->name);
 		if (r->parse == opt_choice) {
 			assert_non_null(r->expect);
 			assert_non_null(r->choices);
 			assert_non_null(r->choices[0].name);
 		}
+	}
+}
+
+static void check_table(const struct opt *table, size_t size)
+{
+	size_t n = 0;
+
+	for (const struct opt *r = table; r->name; r++, n++) {
+		check_row(table, r, size);
 		if (!numeric(r))
 			continue;
 		/* A range, the words that say it, and a parser that keeps it. */
@@ -149,6 +174,82 @@ static void test_hostd_rows(void **state)
 {
 	(void)state;
 	check_table(hostd_option_table, hostd_struct_size);
+}
+
+/* v given to r: refused as "bad --NAME 'v': ..." (a usage error), or
+ * taken. */
+static void cli_try(const struct cli_table *t, const struct opt *r, const char *v, bool ok)
+{
+	char *base = calloc(1, t->size), want[200];
+	struct ofc_error err = {0};
+	int rc = r->parse(r, v, base, &err);
+
+	if (ok && rc != 0)
+		fail_msg("ofc %s --%s %s refused: %s", t->name, r->name, v, err.msg);
+	if (!ok) {
+		if (rc == 0)
+			fail_msg("ofc %s --%s %s taken", t->name, r->name, v);
+		snprintf(want, sizeof(want), "bad --%s '%s': ", r->name, v);
+		if (strncmp(err.msg, want, strlen(want)) != 0)
+			fail_msg("ofc %s --%s %s: '%s' does not start '%s'", t->name, r->name, v,
+				 err.msg, want);
+		assert_int_equal(err.code, OFC_E_USAGE);
+	}
+	free(base);
+}
+
+/* The CLI's tables (controller/cli/cmd_*.c): every row as any table's,
+ * and a bad value of each kind refused with the option's name: a word
+ * for a number, a number past either end, a size or a rate of 0, a
+ * duration that is none, a choice that is not one; good ones taken. */
+static void test_cli_rows(void **state)
+{
+	size_t ntables = 0, checked = 0;
+	char v[32];
+
+	(void)state;
+	for (const struct cli_table *const *tp = cli_tables; *tp; tp++, ntables++) {
+		const struct cli_table *t = *tp;
+
+		for (const struct opt *r = t->table; r->name; r++) {
+			check_row(t->table, r, t->size);
+			if (r->parse == cli_row_u32) {
+				assert_true(r->min <= r->max && r->max <= UINT32_MAX);
+				cli_try(t, r, "x", false);
+				snprintf(v, sizeof(v), "%.0f", r->max + 1);
+				cli_try(t, r, v, false);
+				snprintf(v, sizeof(v), "%.0f", r->max);
+				cli_try(t, r, v, true);
+				snprintf(v, sizeof(v), "%.0f", r->min);
+				cli_try(t, r, v, true);
+				if (r->min > 0) {
+					snprintf(v, sizeof(v), "%.0f", r->min - 1);
+					cli_try(t, r, v, false);
+				}
+			} else if (r->parse == cli_row_size) {
+				cli_try(t, r, "0", false), cli_try(t, r, "1x", false);
+				cli_try(t, r, "1MiB", true);
+			} else if (r->parse == cli_row_rate) {
+				cli_try(t, r, "0Gbps", false), cli_try(t, r, "fast", false);
+				cli_try(t, r, "100Gbps", true);
+			} else if (r->parse == cli_row_duration) {
+				cli_try(t, r, "3q", false), cli_try(t, r, "-1", false);
+				cli_try(t, r, "1s", true);
+			} else if (r->parse == cli_row_choice) {
+				assert_non_null(r->expect);
+				cli_try(t, r, "nonesuch", false);
+				cli_try(t, r, r->choices[0].name, true);
+			} else if (r->parse == cli_row_collective) {
+				cli_try(t, r, "nonesuch", false);
+				cli_try(t, r, "allreduce", true);
+			} else {
+				continue;
+			}
+			checked++;
+		}
+	}
+	assert_true(ntables >= 16);
+	assert_true(checked >= 40);
 }
 
 /* Every row is in --help and in the usage, and the help's lines fit. */
@@ -243,7 +344,7 @@ static void test_loop(void **state)
 	(void)state;
 	assert_int_equal(run(&s, &stop, &err, 6, "--flag", "--name", "x", "--again=1", "--again"),
 			 -1);
-	assert_string_equal(err.msg, "unknown option or missing value: --again");
+	assert_string_equal(err.msg, "option '--again' needs a value");
 	assert_int_equal(run(&s, &stop, &err, 6, "--flag", "--name", "x", "--again=1", "--again=2"),
 			 0);
 	assert_true(s.flag);
@@ -258,7 +359,7 @@ static void test_loop(void **state)
 	assert_string_equal(err.msg, "unknown option '--bogus'");
 	assert_int_equal(err.code, OFC_E_USAGE);
 	assert_int_equal(run(&s, &stop, &err, 2, "-x"), -1);
-	assert_string_equal(err.msg, "unknown option or missing value: -x");
+	assert_string_equal(err.msg, "unknown option '-x'");
 	assert_int_equal(run(&s, &stop, &err, 4, "--name", "x", "stray"), -1);
 	assert_string_equal(err.msg, "unexpected argument 'stray'");
 }
@@ -292,6 +393,7 @@ int main(void)
 	    cmocka_unit_test(test_ofcd_rows),  cmocka_unit_test(test_gateway_rows),
 	    cmocka_unit_test(test_hostd_rows), cmocka_unit_test(test_help_lists_every_row),
 	    cmocka_unit_test(test_loop),       cmocka_unit_test(test_ofcd_args),
+	    cmocka_unit_test(test_cli_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
