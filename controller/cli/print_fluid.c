@@ -317,7 +317,8 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 		"(%s), %u channel%s, %u thread blocks, %zu operations, %zu XML nodes a rank at "
 		"most (%s)\n"
 		"ofc schedule: approximated: the hops through switches, memory and NICs are the "
-		"runtime's, a part a relay copied is sent once per GPU (docs/msccl.md)",
+		"runtime's, a part a relay copied crosses the network once a server and is "
+		"forwarded inside it, else is sent once per GPU (docs/msccl.md)",
 		gi.gpus, mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded", mi.channels,
 		mi.channels == 1 ? "" : "s", mi.thread_blocks, mi.operations, mi.most_nodes,
 		p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"

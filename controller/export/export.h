@@ -110,14 +110,16 @@ uint32_t msccl_rounded_q(const struct schedule *s);
 #define MSCCL_MOST_Q 71u /* the most chunks a block: the local copies' cnt < 72 */
 /* A server fabric's schedule s (on n's vertices, the fluid engine's,
  * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
- * reaches a GPU becomes a send from the GPU it left, the hops through
- * switches, memory and NICs left to the runtime; reductions (an
- * allreduce's steps before ag_first) as reductions into the GPU sent to.
- * out (sched_init done here) has rank r for n's r-th GPU in vertex order,
- * s's steps, blocks by rank; it is for the caller to verify. info: the
- * price of both on the fabric, each step's busiest arc or set summed
- * (s/GB of block), the sends' chains loading every hop again where a
- * relay copied. */
+ * reaches a GPU becomes a send from the GPU it left (or, where another
+ * GPU of its server holds it, a part from another server, a forward from
+ * that one), the hops through switches, memory and NICs left to the
+ * runtime; reductions (an allreduce's steps before ag_first) as
+ * reductions into the GPU sent to. out (sched_init done here) has rank r
+ * for n's r-th GPU in vertex order, two steps for each of s's (the sends,
+ * then the forwards), blocks by rank; it is for the caller to verify.
+ * info: the price of both on the fabric, each step's busiest arc or set
+ * summed (s/GB of block), the sends' chains loading every hop again where
+ * a relay copied inside a server. */
 struct fabric_gpu_info {
 	uint32_t gpus;
 	size_t transfers;

@@ -73,9 +73,8 @@ expect_error 2 "ofc schedule: --msccl-runtime is executor or legacy" $OFC schedu
 # each part that reaches a GPU is a send from the GPU it left, the
 # reductions turned round, checked by the verifier on the GPUs alone and
 # replayed here. Where a relay copied (host memory sending one part to
-# several GPUs, all links) the program sends it once per GPU and its
-# loads priced on the fabric are higher; on NVLink alone they are the
-# schedule's.
+# several GPUs, all links) the part crosses the rails once and is
+# forwarded inside the server.
 for f in all-links-2 only-nvlink-2; do
 	for c in allgather reduce-scatter allreduce; do
 		# (all-links-2's allreduce: with the larger ones below)
@@ -97,15 +96,18 @@ for f in all-links-2 only-nvlink-2; do
 	# within 10% of the planned time with all links
 	gaps=$(sed -n "s/.*planned [0-9.e-]* s: \([-+0-9.]*\)%; optimum [0-9.e-]* s: \([-+0-9.]*\)%$/\1 \2/p" \
 		"$TMP/fab-allgather.err")
-	python3 -c "import sys; p, o = map(float, sys.argv[2:]); sys.exit(not (o < 2 if sys.argv[1] == 'only-nvlink-2' else p < 10))" \
-		$f $gaps && ok || bad "$f allgather: the program's price too far from the optimum" "$gaps"
+	# (all links: host memory's copies of a part from the other server
+	# cross the rails once and are forwarded inside the server, so the
+	# program is within 2% of the optimum too: +3.3% when the GPUs sent
+	# each copy over the rails again)
+	python3 -c "import sys; p, o = map(float, sys.argv[1:]); sys.exit(not (o < 2 and p < 10))" \
+		$gaps && ok || bad "$f allgather: the program's price too far from the optimum" "$gaps"
+	# the program's loads priced on the fabric step by step are the
+	# schedule's: nothing crosses the rails twice (1.76x with all links
+	# when it did)
 	ratio=$(sed -n 's/.*schedule.s [0-9.e-]* (x\([0-9.]*\))$/\1/p' "$TMP/fab-allgather.err")
-	if [ $f = all-links-2 ]; then
-		python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 1.2)" "$ratio" && ok ||
-			bad "all-links-2: memory's copies sent once per GPU should price higher" "$ratio"
-	else
-		[ "$ratio" = 1.000 ] && ok || bad "only-nvlink-2: nothing copied, the same price" "$ratio"
-	fi
+	python3 -c "import sys; sys.exit(not float(sys.argv[1]) <= 1.01)" "$ratio" && ok ||
+		bad "$f: the program's loads over the schedule's" "$ratio"
 done
 # Model W's server fabrics up to 8 servers: each export fits
 # msccl-executor-nccl and replays; where the engine's K is over the
