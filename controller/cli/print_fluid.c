@@ -4,6 +4,7 @@
 #include "controller/cli/internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -166,18 +167,20 @@ static uint32_t cheapest_q(const struct fluid_answer *a, const struct schedule *
 }
 
 /* The schedule at a's K as an MSCCL program on its GPUs, written to f:
- * expanded, traced to GPU-to-GPU sends, verified on the GPUs alone. */
-static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
-		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
-		     struct fabric_gpu_info *gi, struct msccl_price *price, struct ofc_error *err)
+ * traced to GPU-to-GPU sends (a far server's copies forwarded inside it
+ * or not), verified on the GPUs alone. a is expanded. */
+static int msccl_variant(const struct schedule_print *p, const struct schedule_query *q,
+			 struct fluid_answer *a, bool forward, FILE *f, struct msccl_info *mi,
+			 struct fabric_gpu_info *gi, struct msccl_price *price,
+			 struct ofc_error *err)
 {
 	struct schedule g;
 	struct verify_report vr;
 	struct verify_opts vo = {.threads = q->threads, .clock = q->clock};
 	int rc;
 
-	if (fluid_answer_expand(q, a, err) < 0 ||
-	    fabric_gpu_schedule(a->net, &a->s, a->allreduce ? a->pipe.steps : 0, &g, gi, err) < 0)
+	if (fabric_gpu_schedule(a->net, &a->s, a->allreduce ? a->pipe.steps : 0, forward, &g, gi,
+				err) < 0)
 		return -1;
 	if (sched_verify(&g, &vo, &vr) < 0) {
 		sched_free(&g);
@@ -209,6 +212,65 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 	sched_free(&g);
 	fabric_gpu_info_free(gi);
 	return rc;
+}
+
+/* The program of a at its K, written to f. Forwarding a far server's
+ * copies inside it sends each across the network once, but adds
+ * operations and moves the chunk rounding, so the cost model chooses:
+ * priced (price set), both are made and the one whose own price is lower
+ * is written (without, on a tie); fitting (price NULL), the first that
+ * fits the runtime, forwarded first. */
+static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
+		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
+		     struct fabric_gpu_info *gi, struct msccl_price *price, struct ofc_error *err)
+{
+	struct ofc_error e = {0};
+
+	if (fluid_answer_expand(q, a, err) < 0)
+		return -1;
+	if (!price) {
+		if (msccl_variant(p, q, a, true, f, mi, gi, NULL, &e) == 0)
+			return 0;
+		if (e.code != OFC_E_INPUT) {
+			*err = e;
+			return -1;
+		}
+		return msccl_variant(p, q, a, false, f, mi, gi, NULL, err);
+	}
+	char *buf[2] = {NULL, NULL};
+	size_t len[2] = {0, 0};
+	struct msccl_info m[2];
+	struct fabric_gpu_info g[2];
+	struct msccl_price pr[2];
+	struct ofc_error er[2] = {{0}, {0}};
+	int rc[2];
+
+	for (int i = 0; i < 2; i++) {
+		FILE *mem = open_memstream(&buf[i], &len[i]);
+
+		if (!mem) {
+			free(buf[0]);
+			return ofc_error_set(err, OFC_E_RUNTIME, "out of memory for the program");
+		}
+		rc[i] = msccl_variant(p, q, a, i == 0, mem, &m[i], &g[i], &pr[i], &er[i]);
+		if (fclose(mem) != 0 && rc[i] == 0)
+			rc[i] =
+			    ofc_error_set(&er[i], OFC_E_RUNTIME, "out of memory for the program");
+	}
+	/* 0: forwarded, 1: not; an unpriced one (NaN) is not the lower */
+	int k = rc[0] == 0 && (rc[1] < 0 || pr[0].price_s < pr[1].price_s) ? 0 : 1;
+	int out = rc[k];
+
+	if (out < 0)
+		*err = er[k];
+	else if (fwrite(buf[k], 1, len[k], f) != len[k])
+		out = ofc_error_set(err, OFC_E_RUNTIME, "writing the program failed");
+	*mi = m[k];
+	*gi = g[k];
+	*price = pr[k];
+	free(buf[0]);
+	free(buf[1]);
+	return out;
 }
 
 /* The fluid optimum's time (R*, each phase's, without latency) for a's
@@ -312,17 +374,25 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 							 : "msccl-executor-nccl's limits",
 			a->chunks_engine, a->predicted, fluid_answer_time_at(a, a->chunks_engine));
 	}
+	char fwd[96];
+
+	if (gi.forwarded)
+		snprintf(fwd, sizeof(fwd),
+			 "but across the network once a server (%zu sends forwarded inside it)",
+			 gi.forwarded);
+	else
+		snprintf(fwd, sizeof(fwd), "from its source (none forwarded inside a server)");
 	fprintf(stderr,
 		"ofc schedule: MSCCL program on %u GPUs (verified on them): %u chunks per block "
 		"(%s), %u channel%s, %u thread blocks, %zu operations, %zu XML nodes a rank at "
 		"most (%s)\n"
 		"ofc schedule: approximated: the hops through switches, memory and NICs are the "
-		"runtime's, a part a relay copied crosses the network once a server and is "
-		"forwarded inside it, else is sent once per GPU (docs/msccl.md)",
+		"runtime's, a part a relay copied is sent once per GPU, %s (docs/msccl.md)",
 		gi.gpus, mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded", mi.channels,
 		mi.channels == 1 ? "" : "s", mi.thread_blocks, mi.operations, mi.most_nodes,
 		p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
-						 : "msccl-executor-nccl's limits");
+						 : "msccl-executor-nccl's limits",
+		fwd);
 	if (gi.priced)
 		fprintf(stderr,
 			"; its steps' loads on the fabric take %.6g s/GB of block, the "

@@ -110,9 +110,9 @@ uint32_t msccl_rounded_q(const struct schedule *s);
 #define MSCCL_MOST_Q 71u /* the most chunks a block: the local copies' cnt < 72 */
 /* A server fabric's schedule s (on n's vertices, the fluid engine's,
  * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
- * reaches a GPU becomes a send from the GPU it left (or, where another
- * GPU of its server holds it, a part from another server, a forward from
- * that one), the hops through switches, memory and NICs left to the
+ * reaches a GPU becomes a send from the GPU it left (or, with forward,
+ * where another GPU of its server holds it, a part from another server, a
+ * forward from that one), the hops through switches, memory and NICs left to the
  * runtime; reductions (an allreduce's steps before ag_first) as
  * reductions into the GPU sent to. out (sched_init done here) has rank r
  * for n's r-th GPU in vertex order, two steps for each of s's (the sends,
@@ -123,14 +123,16 @@ uint32_t msccl_rounded_q(const struct schedule *s);
 struct fabric_gpu_info {
 	uint32_t gpus;
 	size_t transfers;
-	bool priced; /* false past 64 MiB of per-step loads */
+	size_t forwarded; /* sends forwarded inside a server (with forward) */
+	bool priced;	  /* false past 64 MiB of per-step loads */
 	double schedule_s_per_gb, program_s_per_gb;
 	/* each send of out (in order): the fabric's arcs it crosses, the
 	 * hops the runtime takes for it (route_arc[route_off[i]..[i + 1]]) */
 	uint32_t *route_off, *route_arc;
 };
 int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uint32_t ag_first,
-			struct schedule *out, struct fabric_gpu_info *info, struct ofc_error *err);
+			bool forward, struct schedule *out, struct fabric_gpu_info *info,
+			struct ofc_error *err);
 void fabric_gpu_info_free(struct fabric_gpu_info *info);
 /* The MSCCL chunk bound a schedule's fixed-point bound rounds to at Q
  * chunks a block (msccl.c: to the nearest chunk). */

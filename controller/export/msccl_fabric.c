@@ -97,6 +97,8 @@ struct tracer {
 	uint32_t *via;		     /* vertex: scratch of route_in */
 	uint32_t iter;		     /* the trace's iteration (copy form) */
 	bool reverse;		     /* tracing a reduction (copy form backwards) */
+	bool forward;		     /* send once, forward (the top) */
+	size_t forwarded;	     /* the sends that are forwards */
 	struct hop *hops;
 	size_t nhops, cap_hops;
 	struct gsend *pend, *sends;
@@ -263,7 +265,7 @@ static bool forward(struct tracer *tr, struct gsend *g, uint32_t v)
 	const struct fluid_net *n = tr->n;
 	uint32_t S = tr->server[v], w = NONE;
 
-	if (S == NONE || tr->server[tr->vert[g->src]] == S)
+	if (!tr->forward || S == NONE || tr->server[tr->vert[g->src]] == S)
 		return false;
 	route_in(tr, v, sched_frac(g->hi - g->lo));
 	for (uint32_t r = 0; r < tr->nranks; r++) {
@@ -303,6 +305,8 @@ static void trace_write(struct tracer *tr)
 		if (tr->rank[v] == g.src)
 			continue; /* back to where it started: nothing to send */
 		bool fwd = forward(tr, &g, v);
+
+		tr->forwarded += fwd;
 
 		g.slot = slot_of(tr, g.step, fwd);
 		for (uint32_t h = g.hop; h != NONE; h = tr->hops[h].parent)
@@ -505,9 +509,10 @@ static void tracer_servers(struct tracer *tr)
 }
 
 int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uint32_t ag_first,
-			struct schedule *out, struct fabric_gpu_info *info, struct ofc_error *err)
+			bool forward, struct schedule *out, struct fabric_gpu_info *info,
+			struct ofc_error *err)
 {
-	struct tracer tr = {.n = n};
+	struct tracer tr = {.n = n, .forward = forward};
 	enum sched_collective c = s->collective;
 	int rc = -1;
 
@@ -579,6 +584,7 @@ int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uin
 	routes(&tr, info);
 	info->gpus = tr.nranks;
 	info->transfers = out->nxfers;
+	info->forwarded = tr.forwarded;
 	price(&tr, s, info);
 	rc = 0;
 out:

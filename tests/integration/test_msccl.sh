@@ -108,6 +108,12 @@ for f in all-links-2 only-nvlink-2; do
 	ratio=$(sed -n 's/.*schedule.s [0-9.e-]* (x\([0-9.]*\))$/\1/p' "$TMP/fab-allgather.err")
 	python3 -c "import sys; sys.exit(not float(sys.argv[1]) <= 1.01)" "$ratio" && ok ||
 		bad "$f: the program's loads over the schedule's" "$ratio"
+	# which it chose, said: forwarding where it prices lower (all links),
+	# none where nothing crosses twice (NVLink alone)
+	if [ $f = all-links-2 ]; then want="but across the network once a server ([0-9]* sends forwarded inside it)"
+	else want="from its source (none forwarded inside a server)"; fi
+	grep -q "a part a relay copied is sent once per GPU, $want" "$TMP/fab-allgather.err" && ok ||
+		bad "$f: the forwarding said" "$(cat "$TMP/fab-allgather.err")"
 done
 # Model W's server fabrics up to 8 servers: each export fits
 # msccl-executor-nccl and replays; where the engine's K is over the
