@@ -26,7 +26,8 @@ static void show_progress(void *ctx, const struct fluid_progress *p)
 
 /* --json: the summary's one shape (schedule_summary_json, as through
  * ofcd), the engine's working its detail. */
-static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
+static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_answer *a,
+		       const struct msccl_summary *ms)
 {
 	struct arena ar = {0};
 	Ofc__V1__Schedule *m = schedule_header_msg(&ar, &a->s);
@@ -34,6 +35,8 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 
 	m->num_steps = fluid_answer_steps(a); /* a period's head has none */
 	m->detail = schedule_fluid_detail_msg(&ar, q->fabric, a);
+	if (ms) /* --format msccl: the program written */
+		schedule_fluid_msccl_msg(&ar, m->detail, a->net, ms);
 	jw_init(&w, out, true);
 	schedule_summary_json(&w, m);
 	jw_finish(&w);
@@ -340,7 +343,7 @@ static int msccl_fit(const struct schedule_print *p, const struct schedule_query
  * --chunks was given, the most it takes (msccl_fit); stderr says what it
  * approximates and prices both. */
 static int write_msccl(const struct schedule_print *p, const struct schedule_query *q,
-		       struct fluid_answer *a, struct ofc_error *err)
+		       struct fluid_answer *a, struct msccl_summary *ms, struct ofc_error *err)
 {
 	struct fabric_gpu_info gi;
 	struct msccl_info mi;
@@ -402,6 +405,13 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 	else
 		fprintf(stderr, "; not priced (over 64 MiB of per-step loads)\n");
 	msccl_price_write(stderr, a->net, &price, a->predicted, optimum_time(a));
+	*ms = (struct msccl_summary){.runtime = p->msccl_runtime,
+				     .chunks_engine = a->chunks_engine,
+				     .mi = mi,
+				     .forwarded = gi.forwarded,
+				     .price = price,
+				     .planned_s = a->predicted,
+				     .optimum_s = optimum_time(a)};
 	return cli_output_commit(&out, err);
 }
 
@@ -409,7 +419,7 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
  * written as it is made (model W's 256 GPUs: 35 M transfers, which held
  * whole took 700 MB), or as held when it is whole already. */
 static int write_output(const struct schedule_print *p, const struct schedule_query *q,
-			struct fluid_answer *a, struct ofc_error *err)
+			struct fluid_answer *a, struct msccl_summary *ms, struct ofc_error *err)
 {
 	struct cli_output out;
 	struct sched_stream st;
@@ -419,7 +429,7 @@ static int write_output(const struct schedule_print *p, const struct schedule_qu
 	if (!p->output)
 		return 0;
 	if (p->format == FMT_MSCCL)
-		return write_msccl(p, q, a, err);
+		return write_msccl(p, q, a, ms, err);
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
 	made = fluid_answer_stream(a, &st);
@@ -490,14 +500,17 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
 		return err.code == OFC_E_RUNTIME ? 1 : 2;
 	}
-	if (write_output(p, q, &a, &err) < 0) {
+	struct msccl_summary ms;
+
+	if (write_output(p, q, &a, &ms, &err) < 0) {
 		fluid_answer_free(&a);
 		if (err.code == OFC_E_INPUT)
 			return cli_usage_error(p->cmd, "%s", err.msg);
 		return cli_fail(&err);
 	}
 	if (p->json)
-		write_json(cli_summary_stream(p), q, &a);
+		write_json(cli_summary_stream(p), q, &a,
+			   p->output && p->format == FMT_MSCCL ? &ms : NULL);
 	else
 		write_text(cli_summary_stream(p), q, &a);
 	rc = a.verified ? 0 : 1;

@@ -252,6 +252,18 @@ void schedule_summary_json(struct json_writer *w, const Ofc__V1__Schedule *m);
 struct fluid_answer;
 Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct fabric *f,
 						   const struct fluid_answer *fa);
+/* What an MSCCL export of a server fabric's schedule wrote and its own
+ * price, for detail.fluid.msccl (summary.c, schedule_fluid_msccl_msg). */
+struct msccl_summary {
+	enum msccl_runtime runtime;
+	uint32_t chunks_engine; /* the engine's K, lowered to fit (0: not) */
+	struct msccl_info mi;
+	size_t forwarded;
+	struct msccl_price price; /* price_s NaN: not priced */
+	double planned_s, optimum_s;
+};
+void schedule_fluid_msccl_msg(struct arena *a, Ofc__V1__ScheduleDetail *d,
+			      const struct fluid_net *n, const struct msccl_summary *ms);
 /* A direct-connect result's (detail_direct.c): its main schedule's
  * working, the expansion beside it, --algo all's comparison. */
 Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,

@@ -80,7 +80,8 @@ for f in all-links-2 only-nvlink-2; do
 		# (all-links-2's allreduce: with the larger ones below)
 		[ $f$c = all-links-2allreduce ] && continue
 		expect_exit 0 $OFC schedule examples/modelw/$f.yaml --collective $c \
-			--format msccl -o "$TMP/fab-$c.xml"
+			--format msccl -o "$TMP/fab-$c.xml" --json
+		cp "$TMP/out" "$TMP/fab-$c.json"
 		grep -q "^ofc schedule: MSCCL program on 16 GPUs (verified on them): " "$TMP/err" &&
 			grep -q "^ofc schedule: approximated: the hops through switches, memory and NICs are the runtime's" "$TMP/err" &&
 			ok || bad "$f $c: the export's lines" "$(cat "$TMP/err")"
@@ -108,6 +109,18 @@ for f in all-links-2 only-nvlink-2; do
 	ratio=$(sed -n 's/.*schedule.s [0-9.e-]* (x\([0-9.]*\))$/\1/p' "$TMP/fab-allgather.err")
 	python3 -c "import sys; sys.exit(not float(sys.argv[1]) <= 1.01)" "$ratio" && ok ||
 		bad "$f: the program's loads over the schedule's" "$ratio"
+	# the summary's detail says the program and its price, as stderr does
+	python3 - "$TMP/fab-allgather.json" "$TMP/fab-allgather.err" <<'PY' && ok || bad "$f: the summary's msccl" "$(cat "$TMP/fab-allgather.json")"
+import json, re, sys
+m = json.load(open(sys.argv[1]))["msccl"]
+e = open(sys.argv[2]).read()
+price, opt, gap = re.search(r"own price: ([0-9.e-]+) s .*optimum ([0-9.e-]+) s: ([-+0-9.]+)%", e).groups()
+q = re.search(r"(\d+) chunks per block", e).group(1)
+assert m["runtime"] == "executor" and m["chunks_per_block"] == int(q), m
+assert abs(m["price_s"] / float(price) - 1) < 1e-5 and abs(m["optimum_s"] / float(opt) - 1) < 1e-5, m
+assert abs(100 * m["gap_optimum"] - float(gap)) < 0.01 and m["price_s"] >= m["critical_path_s"], m
+assert m["price_s"] == max(m["critical_path_s"], m["busiest_s"]) and " -> " in m["busiest"], m
+PY
 	# which it chose, said: forwarding where it prices lower (all links),
 	# none where nothing crosses twice (NVLink alone)
 	if [ $f = all-links-2 ]; then want="but across the network once a server ([0-9]* sends forwarded inside it)"
