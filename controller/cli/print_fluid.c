@@ -225,7 +225,8 @@ static int msccl_variant(const struct schedule_print *p, const struct schedule_q
  * fits the runtime, forwarded first. */
 static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
 		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
-		     struct fabric_gpu_info *gi, struct msccl_price *price, struct ofc_error *err)
+		     struct fabric_gpu_info *gi, struct msccl_price *price, bool fwd_only,
+		     bool *fwd_over, struct ofc_error *err)
 {
 	struct ofc_error e = {0};
 
@@ -234,7 +235,7 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 	if (!price) {
 		if (msccl_variant(p, q, a, true, f, mi, gi, NULL, &e) == 0)
 			return 0;
-		if (e.code != OFC_E_INPUT) {
+		if (e.code != OFC_E_INPUT || fwd_only) {
 			*err = e;
 			return -1;
 		}
@@ -263,6 +264,9 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 	/* 0: forwarded, 1: not; an unpriced one (NaN) is not the lower */
 	int k = rc[0] == 0 && (rc[1] < 0 || pr[0].price_s < pr[1].price_s) ? 0 : 1;
 	int out = rc[k];
+
+	if (fwd_over) /* forwarding over the runtime's limits at this K */
+		*fwd_over = rc[0] < 0 && er[0].code == OFC_E_INPUT && rc[1] == 0;
 
 	if (out < 0)
 		*err = er[k];
@@ -293,10 +297,10 @@ static double optimum_time(const struct fluid_answer *a)
  * time falls with K up to the engine's): the powers of two down from K
  * until one fits, then bisected above it, each try written to /dev/null,
  * until the K known to fit is within 1% of the time of the most that
- * might. a is left laid out at that K; -1 with the
- * runtime's refusal at 1 chunk where none fits. */
+ * might (fwd_only: the program forwarding inside servers). a is left laid
+ * out at that K; -1 with the runtime's refusal at 1 chunk where none fits. */
 static int msccl_fit(const struct schedule_print *p, const struct schedule_query *q,
-		     struct fluid_answer *a, struct ofc_error *err)
+		     struct fluid_answer *a, bool fwd_only, struct ofc_error *err)
 {
 	uint32_t lo = 0, hi = a->rep.chunks;
 	struct msccl_info mi;
@@ -322,7 +326,7 @@ static int msccl_fit(const struct schedule_print *p, const struct schedule_query
 			fclose(null);
 			return -1;
 		}
-		if (msccl_try(p, q, a, null, &mi, &gi, NULL, &e) == 0) {
+		if (msccl_try(p, q, a, null, &mi, &gi, NULL, fwd_only, NULL, &e) == 0) {
 			lo = mid;
 		} else if (e.code != OFC_E_INPUT || mid <= 1) {
 			*err = e;
@@ -336,6 +340,62 @@ static int msccl_fit(const struct schedule_print *p, const struct schedule_query
 	if (!lo)
 		return ofc_error_set(err, OFC_E_INPUT, "no chunk count fits the runtime");
 	return fluid_answer_rechunk(q, a, lo, err);
+}
+
+/* Where forwarding inside servers was over the runtime's limits at a's K
+ * (the program without it written to out, priced *price), the most chunks
+ * at which it fits: its program replaces out's where its own price is
+ * lower (stderr says so), else a is laid out at its K again. */
+static int msccl_forward_lower(const struct schedule_print *p, const struct schedule_query *q,
+			       struct fluid_answer *a, struct cli_output *out,
+			       struct msccl_info *mi, struct fabric_gpu_info *gi,
+			       struct msccl_price *price, struct ofc_error *err)
+{
+	uint32_t k0 = a->rep.chunks, eng0 = a->chunks_engine;
+	struct msccl_info mi2;
+	struct fabric_gpu_info gi2;
+	struct msccl_price pr2;
+	struct ofc_error e = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc = -1;
+
+	if (msccl_fit(p, q, a, true, &e) == 0 && (m = open_memstream(&buf, &len)) != NULL) {
+		rc = msccl_try(p, q, a, m, &mi2, &gi2, &pr2, false, NULL, &e);
+		if (fclose(m) != 0)
+			rc = -1;
+	}
+	if (rc == 0 && pr2.price_s < price->price_s) {
+		double before = price->price_s;
+
+		cli_output_abort(out);
+		if (cli_output_open(out, p->output, err) < 0) {
+			free(buf);
+			return -1;
+		}
+		if (fwrite(buf, 1, len, out->f) != len) {
+			free(buf);
+			return ofc_error_set(err, OFC_E_RUNTIME, "writing the program failed");
+		}
+		free(buf);
+		*mi = mi2;
+		*gi = gi2;
+		*price = pr2;
+		a->chunks_engine = eng0 ? eng0 : k0;
+		fprintf(stderr,
+			"ofc schedule: K = %u chunks, the most at which forwarding inside a server "
+			"fits %s, its own price lower than at K = %u without: %.6g s against %.6g "
+			"s\n",
+			a->rep.chunks,
+			p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
+							 : "msccl-executor-nccl's limits",
+			k0, pr2.price_s, before);
+		return 0;
+	}
+	free(buf);
+	a->chunks_engine = eng0; /* out's program stands, at k0 */
+	return fluid_answer_rechunk(q, a, k0, err);
 }
 
 /* The schedule as an MSCCL program on its GPUs (docs/msccl.md, "Server
@@ -353,19 +413,22 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
-	if (msccl_try(p, q, a, out.f, &mi, &gi, &price, &e) < 0) {
+	bool fwd_over = false;
+
+	if (msccl_try(p, q, a, out.f, &mi, &gi, &price, false, &fwd_over, &e) < 0) {
 		cli_output_abort(&out);
 		bool fits_some = q->collective == SCHED_ALLGATHER ||
 				 q->collective == SCHED_REDUCE_SCATTER ||
 				 q->collective == SCHED_ALLREDUCE;
 
 		if (e.code != OFC_E_INPUT || q->chunks || a->rep.chunks <= 1 || !fits_some ||
-		    msccl_fit(p, q, a, &e) < 0 || cli_output_open(&out, p->output, err) < 0) {
+		    msccl_fit(p, q, a, false, &e) < 0 ||
+		    cli_output_open(&out, p->output, err) < 0) {
 			if (e.code)
 				*err = e;
 			return -1;
 		}
-		if (msccl_try(p, q, a, out.f, &mi, &gi, &price, err) < 0) {
+		if (msccl_try(p, q, a, out.f, &mi, &gi, &price, false, NULL, err) < 0) {
 			cli_output_abort(&out);
 			return -1;
 		}
@@ -376,6 +439,10 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 			p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
 							 : "msccl-executor-nccl's limits",
 			a->chunks_engine, a->predicted, fluid_answer_time_at(a, a->chunks_engine));
+	} else if (fwd_over && !q->chunks && a->rep.chunks > 1 &&
+		   msccl_forward_lower(p, q, a, &out, &mi, &gi, &price, err) < 0) {
+		cli_output_abort(&out);
+		return -1;
 	}
 	char fwd[96];
 
