@@ -115,8 +115,9 @@ uint32_t msccl_rounded_q(const struct schedule *s);
  * forward from that one), the hops through switches, memory and NICs left to the
  * runtime; reductions (an allreduce's steps before ag_first) as
  * reductions into the GPU sent to. out (sched_init done here) has rank r
- * for n's r-th GPU in vertex order, two steps for each of s's (the sends,
- * then the forwards), blocks by rank; it is for the caller to verify.
+ * for n's r-th GPU in vertex order, s's steps (with forwards, each of
+ * them in two, the sends then the forwards, those with none left out),
+ * blocks by rank; it is for the caller to verify.
  * info: the price of both on the fabric, each step's busiest arc or set
  * summed (s/GB of block), the sends' chains loading every hop again where
  * a relay copied inside a server. */

@@ -508,6 +508,20 @@ static void tracer_servers(struct tracer *tr)
 	tr->via = xmalloc(((size_t)n->nverts + 1) * sizeof(uint32_t));
 }
 
+static void add_send(struct schedule *out, const struct gsend *g, uint32_t ag_first)
+{
+	struct xfer x = {.src = (uint16_t)g->src,
+			 .dst = (uint16_t)g->dst,
+			 .block = g->block,
+			 .offset = g->lo,
+			 .length = g->hi - g->lo,
+			 .lane = SCHED_NO_LANE,
+			 .flags =
+			     xfer_flags(DIR_NONE, g->step < ag_first ? XFER_REDUCE : XFER_COPY)};
+
+	sched_add(out, &x);
+}
+
 int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uint32_t ag_first,
 			bool forward, struct schedule *out, struct fabric_gpu_info *info,
 			struct ofc_error *err)
@@ -562,24 +576,17 @@ int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uin
 	sched_init(out, c, s->algorithm, tr.nranks);
 	snprintf(out->topology, sizeof(out->topology), "%s", s->topology);
 	out->root = s->root;
-	for (size_t i = 0; i < tr.nsends; i++) {
-		const struct gsend *g = &tr.sends[i];
-		uint32_t t = g->step;
-
-		if (i == 0 || g->slot != tr.sends[i - 1].slot)
+	/* without forwards the schedule's steps (empty ones too), else each
+	 * step in two that has sends */
+	for (uint32_t t = 0, i = 0; !tr.forwarded && t < s->nsteps; t++) {
+		sched_step(out);
+		for (; i < tr.nsends && tr.sends[i].step == t; i++)
+			add_send(out, &tr.sends[i], ag_first);
+	}
+	for (size_t i = 0; tr.forwarded && i < tr.nsends; i++) {
+		if (i == 0 || tr.sends[i].slot != tr.sends[i - 1].slot)
 			sched_step(out);
-		{
-			struct xfer x = {
-			    .src = (uint16_t)g->src,
-			    .dst = (uint16_t)g->dst,
-			    .block = g->block,
-			    .offset = g->lo,
-			    .length = g->hi - g->lo,
-			    .lane = SCHED_NO_LANE,
-			    .flags = xfer_flags(DIR_NONE, t < ag_first ? XFER_REDUCE : XFER_COPY)};
-
-			sched_add(out, &x);
-		}
+		add_send(out, &tr.sends[i], ag_first);
 	}
 	routes(&tr, info);
 	info->gpus = tr.nranks;
