@@ -8,7 +8,8 @@
 # runtime's limits), Theorem 4's time for 1 GB a GPU at each (the price of
 # fitting), the program's most XML nodes a rank, the program's loads on the
 # fabric against the schedule's (s/GB of block: relays' copies sent once
-# per GPU), the export's and the replay's seconds, and the replay's verdict.
+# per GPU, or once a server and forwarded inside it), the export's and
+# the replay's seconds, and the replay's verdict.
 # Usage: sh bench/msccl_fabrics.sh [SERVERS...]   (default 1 2 4 8)
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
@@ -40,6 +41,8 @@ o, e = open(out).read(), open(err).read()
 k = re.findall(r'K = (\d+) chunks', o)[0]
 low = re.search(r"K = (\d+) chunks, the most within .*\(the engine's (\d+) are over them\): ([0-9.e-]+) s against ([0-9.e-]+) s", e)
 pred = re.search(r'predicted +([0-9.e-]+) s', o).group(1)
+fwd = re.search(r"K = (\d+) chunks, the most at which forwarding inside a server fits .* than at K = (\d+) without: .*\(Theorem 4's time ([0-9.e-]+) s against ([0-9.e-]+) s\)", e)
+low = low or fwd
 eng, t_eng, t_k = (low.group(2), low.group(4), low.group(3)) if low else (k, pred, pred)
 nodes = re.search(r'(\d+) XML nodes a rank at most', e).group(1)
 price = re.search(r"take ([0-9.e-]+) s/GB of block, the schedule's ([0-9.e-]+) \(x([0-9.]+)\)", e)

@@ -4,6 +4,7 @@
 #include "controller/cli/internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,7 +26,8 @@ static void show_progress(void *ctx, const struct fluid_progress *p)
 
 /* --json: the summary's one shape (schedule_summary_json, as through
  * ofcd), the engine's working its detail. */
-static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
+static void write_json(FILE *out, const struct schedule_query *q, const struct fluid_answer *a,
+		       const struct msccl_summary *ms)
 {
 	struct arena ar = {0};
 	Ofc__V1__Schedule *m = schedule_header_msg(&ar, &a->s);
@@ -33,6 +35,8 @@ static void write_json(FILE *out, const struct schedule_query *q, const struct f
 
 	m->num_steps = fluid_answer_steps(a); /* a period's head has none */
 	m->detail = schedule_fluid_detail_msg(&ar, q->fabric, a);
+	if (ms) /* --format msccl: the program written */
+		schedule_fluid_msccl_msg(&ar, m->detail, a->net, ms);
 	jw_init(&w, out, true);
 	schedule_summary_json(&w, m);
 	jw_finish(&w);
@@ -166,18 +170,20 @@ static uint32_t cheapest_q(const struct fluid_answer *a, const struct schedule *
 }
 
 /* The schedule at a's K as an MSCCL program on its GPUs, written to f:
- * expanded, traced to GPU-to-GPU sends, verified on the GPUs alone. */
-static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
-		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
-		     struct fabric_gpu_info *gi, struct msccl_price *price, struct ofc_error *err)
+ * traced to GPU-to-GPU sends (a far server's copies forwarded inside it
+ * or not), verified on the GPUs alone. a is expanded. */
+static int msccl_variant(const struct schedule_print *p, const struct schedule_query *q,
+			 struct fluid_answer *a, bool forward, FILE *f, struct msccl_info *mi,
+			 struct fabric_gpu_info *gi, struct msccl_price *price,
+			 struct ofc_error *err)
 {
 	struct schedule g;
 	struct verify_report vr;
 	struct verify_opts vo = {.threads = q->threads, .clock = q->clock};
 	int rc;
 
-	if (fluid_answer_expand(q, a, err) < 0 ||
-	    fabric_gpu_schedule(a->net, &a->s, a->allreduce ? a->pipe.steps : 0, &g, gi, err) < 0)
+	if (fabric_gpu_schedule(a->net, &a->s, a->allreduce ? a->pipe.steps : 0, forward, &g, gi,
+				err) < 0)
 		return -1;
 	if (sched_verify(&g, &vo, &vr) < 0) {
 		sched_free(&g);
@@ -211,6 +217,69 @@ static int msccl_try(const struct schedule_print *p, const struct schedule_query
 	return rc;
 }
 
+/* The program of a at its K, written to f. Forwarding a far server's
+ * copies inside it sends each across the network once, but adds
+ * operations and moves the chunk rounding, so the cost model chooses:
+ * priced (price set), both are made and the one whose own price is lower
+ * is written (without, on a tie); fitting (price NULL), the first that
+ * fits the runtime, forwarded first. */
+static int msccl_try(const struct schedule_print *p, const struct schedule_query *q,
+		     struct fluid_answer *a, FILE *f, struct msccl_info *mi,
+		     struct fabric_gpu_info *gi, struct msccl_price *price, bool fwd_only,
+		     bool *fwd_over, struct ofc_error *err)
+{
+	struct ofc_error e = {0};
+
+	if (fluid_answer_expand(q, a, err) < 0)
+		return -1;
+	if (!price) {
+		if (msccl_variant(p, q, a, true, f, mi, gi, NULL, &e) == 0)
+			return 0;
+		if (e.code != OFC_E_INPUT || fwd_only) {
+			*err = e;
+			return -1;
+		}
+		return msccl_variant(p, q, a, false, f, mi, gi, NULL, err);
+	}
+	char *buf[2] = {NULL, NULL};
+	size_t len[2] = {0, 0};
+	struct msccl_info m[2];
+	struct fabric_gpu_info g[2];
+	struct msccl_price pr[2];
+	struct ofc_error er[2] = {{0}, {0}};
+	int rc[2];
+
+	for (int i = 0; i < 2; i++) {
+		FILE *mem = open_memstream(&buf[i], &len[i]);
+
+		if (!mem) {
+			free(buf[0]);
+			return ofc_error_set(err, OFC_E_RUNTIME, "out of memory for the program");
+		}
+		rc[i] = msccl_variant(p, q, a, i == 0, mem, &m[i], &g[i], &pr[i], &er[i]);
+		if (fclose(mem) != 0 && rc[i] == 0)
+			rc[i] =
+			    ofc_error_set(&er[i], OFC_E_RUNTIME, "out of memory for the program");
+	}
+	/* 0: forwarded, 1: not; an unpriced one (NaN) is not the lower */
+	int k = rc[0] == 0 && (rc[1] < 0 || pr[0].price_s < pr[1].price_s) ? 0 : 1;
+	int out = rc[k];
+
+	if (fwd_over) /* forwarding over the runtime's limits at this K */
+		*fwd_over = rc[0] < 0 && er[0].code == OFC_E_INPUT && rc[1] == 0;
+
+	if (out < 0)
+		*err = er[k];
+	else if (fwrite(buf[k], 1, len[k], f) != len[k])
+		out = ofc_error_set(err, OFC_E_RUNTIME, "writing the program failed");
+	*mi = m[k];
+	*gi = g[k];
+	*price = pr[k];
+	free(buf[0]);
+	free(buf[1]);
+	return out;
+}
+
 /* The fluid optimum's time (R*, each phase's, without latency) for a's
  * size: what ForestColl's optimum is for a server fabric. */
 static double optimum_time(const struct fluid_answer *a)
@@ -228,10 +297,10 @@ static double optimum_time(const struct fluid_answer *a)
  * time falls with K up to the engine's): the powers of two down from K
  * until one fits, then bisected above it, each try written to /dev/null,
  * until the K known to fit is within 1% of the time of the most that
- * might. a is left laid out at that K; -1 with the
- * runtime's refusal at 1 chunk where none fits. */
+ * might (fwd_only: the program forwarding inside servers). a is left laid
+ * out at that K; -1 with the runtime's refusal at 1 chunk where none fits. */
 static int msccl_fit(const struct schedule_print *p, const struct schedule_query *q,
-		     struct fluid_answer *a, struct ofc_error *err)
+		     struct fluid_answer *a, bool fwd_only, struct ofc_error *err)
 {
 	uint32_t lo = 0, hi = a->rep.chunks;
 	struct msccl_info mi;
@@ -257,7 +326,7 @@ static int msccl_fit(const struct schedule_print *p, const struct schedule_query
 			fclose(null);
 			return -1;
 		}
-		if (msccl_try(p, q, a, null, &mi, &gi, NULL, &e) == 0) {
+		if (msccl_try(p, q, a, null, &mi, &gi, NULL, fwd_only, NULL, &e) == 0) {
 			lo = mid;
 		} else if (e.code != OFC_E_INPUT || mid <= 1) {
 			*err = e;
@@ -273,12 +342,68 @@ static int msccl_fit(const struct schedule_print *p, const struct schedule_query
 	return fluid_answer_rechunk(q, a, lo, err);
 }
 
+/* Where forwarding inside servers was over the runtime's limits at a's K
+ * (the program without it written to out, priced *price), the most chunks
+ * at which it fits: its program replaces out's where its own price is
+ * lower (stderr says so), else a is laid out at its K again. */
+static int msccl_forward_lower(const struct schedule_print *p, const struct schedule_query *q,
+			       struct fluid_answer *a, struct cli_output *out,
+			       struct msccl_info *mi, struct fabric_gpu_info *gi,
+			       struct msccl_price *price, struct ofc_error *err)
+{
+	uint32_t k0 = a->rep.chunks, eng0 = a->chunks_engine;
+	struct msccl_info mi2;
+	struct fabric_gpu_info gi2;
+	struct msccl_price pr2;
+	struct ofc_error e = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc = -1;
+
+	if (msccl_fit(p, q, a, true, &e) == 0 && (m = open_memstream(&buf, &len)) != NULL) {
+		rc = msccl_try(p, q, a, m, &mi2, &gi2, &pr2, false, NULL, &e);
+		if (fclose(m) != 0)
+			rc = -1;
+	}
+	if (rc == 0 && pr2.price_s < price->price_s) {
+		double before = price->price_s;
+
+		cli_output_abort(out);
+		if (cli_output_open(out, p->output, err) < 0) {
+			free(buf);
+			return -1;
+		}
+		if (fwrite(buf, 1, len, out->f) != len) {
+			free(buf);
+			return ofc_error_set(err, OFC_E_RUNTIME, "writing the program failed");
+		}
+		free(buf);
+		*mi = mi2;
+		*gi = gi2;
+		*price = pr2;
+		a->chunks_engine = eng0 ? eng0 : k0;
+		fprintf(stderr,
+			"ofc schedule: K = %u chunks, the most at which forwarding inside a server "
+			"fits %s, its own price lower than at K = %u without: %.6g s against %.6g "
+			"s (Theorem 4's time %.6g s against %.6g s)\n",
+			a->rep.chunks,
+			p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
+							 : "msccl-executor-nccl's limits",
+			k0, pr2.price_s, before, a->predicted, fluid_answer_time_at(a, k0));
+		return 0;
+	}
+	free(buf);
+	a->chunks_engine = eng0; /* out's program stands, at k0 */
+	return fluid_answer_rechunk(q, a, k0, err);
+}
+
 /* The schedule as an MSCCL program on its GPUs (docs/msccl.md, "Server
  * fabrics"), at the engine's K or, where the runtime refuses that and no
  * --chunks was given, the most it takes (msccl_fit); stderr says what it
  * approximates and prices both. */
 static int write_msccl(const struct schedule_print *p, const struct schedule_query *q,
-		       struct fluid_answer *a, struct ofc_error *err)
+		       struct fluid_answer *a, struct msccl_summary *ms, struct ofc_error *err)
 {
 	struct fabric_gpu_info gi;
 	struct msccl_info mi;
@@ -288,19 +413,22 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
-	if (msccl_try(p, q, a, out.f, &mi, &gi, &price, &e) < 0) {
+	bool fwd_over = false;
+
+	if (msccl_try(p, q, a, out.f, &mi, &gi, &price, false, &fwd_over, &e) < 0) {
 		cli_output_abort(&out);
 		bool fits_some = q->collective == SCHED_ALLGATHER ||
 				 q->collective == SCHED_REDUCE_SCATTER ||
 				 q->collective == SCHED_ALLREDUCE;
 
 		if (e.code != OFC_E_INPUT || q->chunks || a->rep.chunks <= 1 || !fits_some ||
-		    msccl_fit(p, q, a, &e) < 0 || cli_output_open(&out, p->output, err) < 0) {
+		    msccl_fit(p, q, a, false, &e) < 0 ||
+		    cli_output_open(&out, p->output, err) < 0) {
 			if (e.code)
 				*err = e;
 			return -1;
 		}
-		if (msccl_try(p, q, a, out.f, &mi, &gi, &price, err) < 0) {
+		if (msccl_try(p, q, a, out.f, &mi, &gi, &price, false, NULL, err) < 0) {
 			cli_output_abort(&out);
 			return -1;
 		}
@@ -311,17 +439,30 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 			p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
 							 : "msccl-executor-nccl's limits",
 			a->chunks_engine, a->predicted, fluid_answer_time_at(a, a->chunks_engine));
+	} else if (fwd_over && !q->chunks && a->rep.chunks > 1 &&
+		   msccl_forward_lower(p, q, a, &out, &mi, &gi, &price, err) < 0) {
+		cli_output_abort(&out);
+		return -1;
 	}
+	char fwd[96];
+
+	if (gi.forwarded)
+		snprintf(fwd, sizeof(fwd),
+			 "but across the network once a server (%zu sends forwarded inside it)",
+			 gi.forwarded);
+	else
+		snprintf(fwd, sizeof(fwd), "from its source (none forwarded inside a server)");
 	fprintf(stderr,
 		"ofc schedule: MSCCL program on %u GPUs (verified on them): %u chunks per block "
 		"(%s), %u channel%s, %u thread blocks, %zu operations, %zu XML nodes a rank at "
 		"most (%s)\n"
 		"ofc schedule: approximated: the hops through switches, memory and NICs are the "
-		"runtime's, a part a relay copied is sent once per GPU (docs/msccl.md)",
+		"runtime's, a part a relay copied is sent once per GPU, %s (docs/msccl.md)",
 		gi.gpus, mi.chunks_per_block, mi.exact ? "exact" : "bounds rounded", mi.channels,
 		mi.channels == 1 ? "" : "s", mi.thread_blocks, mi.operations, mi.most_nodes,
 		p->msccl_runtime == MSCCL_LEGACY ? "the legacy MSCCL's limits"
-						 : "msccl-executor-nccl's limits");
+						 : "msccl-executor-nccl's limits",
+		fwd);
 	if (gi.priced)
 		fprintf(stderr,
 			"; its steps' loads on the fabric take %.6g s/GB of block, the "
@@ -331,6 +472,13 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
 	else
 		fprintf(stderr, "; not priced (over 64 MiB of per-step loads)\n");
 	msccl_price_write(stderr, a->net, &price, a->predicted, optimum_time(a));
+	*ms = (struct msccl_summary){.runtime = p->msccl_runtime,
+				     .chunks_engine = a->chunks_engine,
+				     .mi = mi,
+				     .forwarded = gi.forwarded,
+				     .price = price,
+				     .planned_s = a->predicted,
+				     .optimum_s = optimum_time(a)};
 	return cli_output_commit(&out, err);
 }
 
@@ -338,7 +486,7 @@ static int write_msccl(const struct schedule_print *p, const struct schedule_que
  * written as it is made (model W's 256 GPUs: 35 M transfers, which held
  * whole took 700 MB), or as held when it is whole already. */
 static int write_output(const struct schedule_print *p, const struct schedule_query *q,
-			struct fluid_answer *a, struct ofc_error *err)
+			struct fluid_answer *a, struct msccl_summary *ms, struct ofc_error *err)
 {
 	struct cli_output out;
 	struct sched_stream st;
@@ -348,7 +496,7 @@ static int write_output(const struct schedule_print *p, const struct schedule_qu
 	if (!p->output)
 		return 0;
 	if (p->format == FMT_MSCCL)
-		return write_msccl(p, q, a, err);
+		return write_msccl(p, q, a, ms, err);
 	if (cli_output_open(&out, p->output, err) < 0)
 		return -1;
 	made = fluid_answer_stream(a, &st);
@@ -419,14 +567,17 @@ int cli_schedule_fluid(const struct schedule_print *p, const struct schedule_que
 			fprintf(stderr, "ofc %s: %s\n", p->cmd->name, err.msg);
 		return err.code == OFC_E_RUNTIME ? 1 : 2;
 	}
-	if (write_output(p, q, &a, &err) < 0) {
+	struct msccl_summary ms;
+
+	if (write_output(p, q, &a, &ms, &err) < 0) {
 		fluid_answer_free(&a);
 		if (err.code == OFC_E_INPUT)
 			return cli_usage_error(p->cmd, "%s", err.msg);
 		return cli_fail(&err);
 	}
 	if (p->json)
-		write_json(cli_summary_stream(p), q, &a);
+		write_json(cli_summary_stream(p), q, &a,
+			   p->output && p->format == FMT_MSCCL ? &ms : NULL);
 	else
 		write_text(cli_summary_stream(p), q, &a);
 	rc = a.verified ? 0 : 1;

@@ -110,25 +110,30 @@ uint32_t msccl_rounded_q(const struct schedule *s);
 #define MSCCL_MOST_Q 71u /* the most chunks a block: the local copies' cnt < 72 */
 /* A server fabric's schedule s (on n's vertices, the fluid engine's,
  * explicit) as one on its GPUs alone (msccl_fabric.c): every part that
- * reaches a GPU becomes a send from the GPU it left, the hops through
- * switches, memory and NICs left to the runtime; reductions (an
- * allreduce's steps before ag_first) as reductions into the GPU sent to.
- * out (sched_init done here) has rank r for n's r-th GPU in vertex order,
- * s's steps, blocks by rank; it is for the caller to verify. info: the
- * price of both on the fabric, each step's busiest arc or set summed
- * (s/GB of block), the sends' chains loading every hop again where a
- * relay copied. */
+ * reaches a GPU becomes a send from the GPU it left (or, with forward,
+ * where another GPU of its server holds it, a part from another server, a
+ * forward from that one), the hops through switches, memory and NICs left to the
+ * runtime; reductions (an allreduce's steps before ag_first) as
+ * reductions into the GPU sent to. out (sched_init done here) has rank r
+ * for n's r-th GPU in vertex order, s's steps (with forwards, each of
+ * them in two, the sends then the forwards, those with none left out),
+ * blocks by rank; it is for the caller to verify.
+ * info: the price of both on the fabric, each step's busiest arc or set
+ * summed (s/GB of block), the sends' chains loading every hop again where
+ * a relay copied inside a server. */
 struct fabric_gpu_info {
 	uint32_t gpus;
 	size_t transfers;
-	bool priced; /* false past 64 MiB of per-step loads */
+	size_t forwarded; /* sends forwarded inside a server (with forward) */
+	bool priced;	  /* false past 64 MiB of per-step loads */
 	double schedule_s_per_gb, program_s_per_gb;
 	/* each send of out (in order): the fabric's arcs it crosses, the
 	 * hops the runtime takes for it (route_arc[route_off[i]..[i + 1]]) */
 	uint32_t *route_off, *route_arc;
 };
 int fabric_gpu_schedule(const struct fluid_net *n, const struct schedule *s, uint32_t ag_first,
-			struct schedule *out, struct fabric_gpu_info *info, struct ofc_error *err);
+			bool forward, struct schedule *out, struct fabric_gpu_info *info,
+			struct ofc_error *err);
 void fabric_gpu_info_free(struct fabric_gpu_info *info);
 /* The MSCCL chunk bound a schedule's fixed-point bound rounds to at Q
  * chunks a block (msccl.c: to the nearest chunk). */
@@ -248,6 +253,18 @@ void schedule_summary_json(struct json_writer *w, const Ofc__V1__Schedule *m);
 struct fluid_answer;
 Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct fabric *f,
 						   const struct fluid_answer *fa);
+/* What an MSCCL export of a server fabric's schedule wrote and its own
+ * price, for detail.fluid.msccl (summary.c, schedule_fluid_msccl_msg). */
+struct msccl_summary {
+	enum msccl_runtime runtime;
+	uint32_t chunks_engine; /* the engine's K, lowered to fit (0: not) */
+	struct msccl_info mi;
+	size_t forwarded;
+	struct msccl_price price; /* price_s NaN: not priced */
+	double planned_s, optimum_s;
+};
+void schedule_fluid_msccl_msg(struct arena *a, Ofc__V1__ScheduleDetail *d,
+			      const struct fluid_net *n, const struct msccl_summary *ms);
 /* A direct-connect result's (detail_direct.c): its main schedule's
  * working, the expansion beside it, --algo all's comparison. */
 Ofc__V1__ScheduleDetail *schedule_direct_detail_msg(struct arena *a,

@@ -132,3 +132,53 @@ Ofc__V1__ScheduleDetail *schedule_fluid_detail_msg(struct arena *a, const struct
 	SET(m, seconds_group, fa->seconds_group);
 	return d;
 }
+
+static double gap(double a, double b)
+{
+	return a / b - 1;
+}
+
+void schedule_fluid_msccl_msg(struct arena *a, Ofc__V1__ScheduleDetail *d,
+			      const struct fluid_net *n, const struct msccl_summary *ms)
+{
+	Ofc__V1__MscclExport *m = arena_alloc(a, sizeof(*m));
+	const struct msccl_price *p = &ms->price;
+
+	ofc__v1__msccl_export__init(m);
+	d->fluid->msccl = m;
+	m->runtime = ms->runtime == MSCCL_LEGACY ? "legacy" : "executor";
+	if (ms->chunks_engine)
+		SET(m, chunks_engine, ms->chunks_engine);
+	SET(m, chunks_per_block, ms->mi.chunks_per_block);
+	SET(m, exact, ms->mi.exact);
+	SET(m, channels, ms->mi.channels);
+	SET(m, thread_blocks, ms->mi.thread_blocks);
+	SET(m, operations, ms->mi.operations);
+	SET(m, most_nodes, ms->mi.most_nodes);
+	SET(m, forwarded, ms->forwarded);
+	if (!isnan(p->price_s) && n->narcs) {
+		SET(m, price_s, p->price_s);
+		SET(m, critical_path_s, p->critical_s);
+		SET(m, critical_path_sends, p->critical_sends);
+		if (p->busiest_set) {
+			m->busiest = (char *)fluid_set_name(n, p->busiest);
+		} else {
+			char buf[256];
+
+			snprintf(buf, sizeof(buf), "%s -> %s",
+				 fluid_vertex_name(n, n->tail[p->busiest]),
+				 fluid_vertex_name(n, n->head[p->busiest]));
+			m->busiest = arena_strdup(a, buf);
+		}
+		SET(m, busiest_gb, p->busiest_gb);
+		SET(m, busiest_s, p->busiest_s);
+	}
+	SET(m, planned_s, ms->planned_s);
+	if (m->has_price_s && ms->planned_s > 0)
+		SET(m, gap_planned, gap(p->price_s, ms->planned_s));
+	if (ms->optimum_s > 0) {
+		SET(m, optimum_s, ms->optimum_s);
+		if (m->has_price_s)
+			SET(m, gap_optimum, gap(p->price_s, ms->optimum_s));
+	}
+}

@@ -2,7 +2,8 @@
  * (controller/export/msccl_price.c): on three GPUs round one switch, a
  * program small enough to price by hand, its chain of dependent sends,
  * its busiest arc or capacity set, the chunk rounding its bytes carry,
- * and the line that sets the price beside the planned time with the gap. */
+ * and the line that sets the price beside the planned time with the gap;
+ * and a far server's copies sent across the network once, forwarded. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,7 +67,7 @@ static void program(const struct fluid_net *n, struct schedule *g, struct fabric
 	add(&s, 1, 3, 0, SCHED_ONE);
 	sched_step(&s);
 	add(&s, 3, 2, 0, SCHED_ONE);
-	assert_int_equal(fabric_gpu_schedule(n, &s, 0, g, gi, &err), 0);
+	assert_int_equal(fabric_gpu_schedule(n, &s, 0, true, g, gi, &err), 0);
 	assert_int_equal(gi->gpus, 3);
 	assert_int_equal(g->nxfers, 3);
 	sched_free(&s);
@@ -105,7 +106,9 @@ static void test_price_by_hand(void **state)
 
 	sched_init(&one, SCHED_ALLGATHER, "hand", 3);
 	sched_step(&one);
-	sched_add(&one, &g.xfers[g.step_start[1] + 1]);
+	for (size_t i = 0; i < g.nxfers; i++) /* g2's send */
+		if (g.xfers[i].src == 2)
+			sched_add(&one, &g.xfers[i]);
 	assert_int_equal(one.xfers[0].src, 2);
 	struct fabric_gpu_info gj = {.route_off = (uint32_t[]){0, 2},
 				     .route_arc = (uint32_t[]){4, 5}};
@@ -200,6 +203,64 @@ static void test_price_refused(void **state)
 	fluid_net_free(&n);
 }
 
+/* Send once, forward: b/g2's block crosses the rail r once into server
+ * a, whose switch copies it to a/g0 and a/g1. Forwarded, the program
+ * sends it g2 -> one GPU of a, then that GPU -> the other inside a, a step
+ * later (what arrived in a step is held by the next), the rail in one
+ * route; not forwarded, g2 sends it to each across the rail. Vertices:
+ * a/g0 a/g1 b/g2 (ranks 0-2), a/sw, b/sw, r; arcs 0 g2->b/sw, 1 b/sw->r,
+ * 2 r->a/sw, 3 a/sw->g0, 4 a/sw->g1, 5 g0->a/sw, 6 g1->a/sw. */
+static void test_forward_inside_server(void **state)
+{
+	struct fluid_net n;
+	struct ofc_error err = {0};
+	static const uint32_t arcs[][2] = {{2, 4}, {4, 5}, {5, 3}, {3, 0}, {3, 1}, {0, 3}, {1, 3}};
+	static const char *const names[] = {"a/g0", "a/g1", "b/g2", "a/sw", "b/sw", "r"};
+
+	(void)state;
+	fluid_net_init(&n);
+	for (int v = 0; v < 6; v++)
+		assert_int_equal(
+		    fluid_add_vertex(&n, names[v], v < 3 ? FLUID_GPU : FLUID_SWITCH, &err), v);
+	for (int a = 0; a < 7; a++)
+		assert_int_equal(fluid_add_arc(&n, arcs[a][0], arcs[a][1], 10, 1, &err), a);
+	for (int fwd = 0; fwd < 2; fwd++) {
+		struct schedule s, g;
+		struct fabric_gpu_info gi;
+		uint32_t rail = 0;
+
+		sched_init(&s, SCHED_ALLGATHER, "hand", 6);
+		sched_step(&s);
+		add(&s, 2, 4, 2, SCHED_ONE);
+		sched_step(&s);
+		add(&s, 4, 5, 2, SCHED_ONE);
+		sched_step(&s);
+		add(&s, 5, 3, 2, SCHED_ONE);
+		sched_step(&s);
+		add(&s, 3, 0, 2, SCHED_ONE);
+		add(&s, 3, 1, 2, SCHED_ONE);
+		assert_int_equal(fabric_gpu_schedule(&n, &s, 0, fwd, &g, &gi, &err), 0);
+		assert_int_equal(g.nxfers, 2);
+		assert_int_equal(gi.forwarded, fwd);
+		for (uint32_t j = 0; j < gi.route_off[2]; j++)
+			rail += gi.route_arc[j] == 1;
+		assert_int_equal(rail, fwd ? 1 : 2); /* the rail crossed once, or per GPU */
+		assert_int_equal(g.xfers[0].src, 2);
+		if (fwd) { /* the GPU that got it sends it on, a step later */
+			assert_int_equal(g.nsteps, 2);
+			assert_int_equal(g.xfers[1].src, g.xfers[0].dst);
+			assert_int_equal(gi.route_off[2] - gi.route_off[1], 2);
+		} else {
+			assert_int_equal(g.nsteps, 4); /* the schedule's own */
+			assert_int_equal(g.xfers[1].src, 2);
+		}
+		sched_free(&s);
+		sched_free(&g);
+		fabric_gpu_info_free(&gi);
+	}
+	fluid_net_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +268,7 @@ int main(void)
 	    cmocka_unit_test(test_price_busiest_set),
 	    cmocka_unit_test(test_price_line),
 	    cmocka_unit_test(test_price_refused),
+	    cmocka_unit_test(test_forward_inside_server),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
