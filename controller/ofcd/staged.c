@@ -12,7 +12,12 @@
  * the plan until the last stage. The plan is a function of its start,
  * target and budget, so a new leader (cluster.c replays the request) or
  * the same request sent again makes it again and resumes from the stage
- * the record's topology is at. */
+ * the record's topology is at.
+ *
+ * Under held partitions each stage's transaction is aimed on the free
+ * ports alone (ofcd_apply_topology), and the plan is made outside their
+ * hosts (stage_req.fixed): no stage takes a held port out of use or
+ * moves a held circuit. */
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/worker.h"
 #include "controller/schedule/schedule.h"
@@ -158,6 +163,56 @@ static int ports_of(struct ofcd *d, const char *spec, bool from_client, struct p
 	return 0;
 }
 
+/* The held partitions' hosts, per host of the running fabric (NULL when
+ * none is held): the stages leave their circuits as they are. */
+static bool *held_hosts(struct ofcd *d)
+{
+	const struct fabric *f = d->w->cfg->f;
+	bool *fixed;
+
+	if (!d->w->nheld)
+		return NULL;
+	fixed = xcalloc((size_t)f->nhosts + 1, sizeof(*fixed));
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		for (uint32_t m = 0; m < d->w->held[i].p.nmembers; m++) {
+			int h = fabric_find_host(f, d->w->held[i].p.members[m]);
+
+			if (h >= 0)
+				fixed[h] = true;
+		}
+	return fixed;
+}
+
+/* The stages from `from` to `to` within the request's budget, outside
+ * the held partitions (the one planning call; the plan is a function of
+ * these alone, so a new leader makes it again). */
+static int plan_stages(struct staged *s, const struct port_map *from, const struct port_map *to,
+		       struct ofc_error *err)
+{
+	bool *fixed = held_hosts(s->d);
+	struct stage_req q = {from,	     to, s->j->max_loss / 100, s->d->w->cfg->coll, 0,
+			      .fixed = fixed};
+	int rc = stage_plan_make(&q, &s->p, err);
+
+	free(fixed);
+	return rc;
+}
+
+/* The held partitions the stages go around, into the plan's words. */
+static void held_words(const struct ofcd *d, struct strbuf *sb)
+{
+	uint32_t n = d->w->nheld;
+
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		sb_printf(sb, "%s%s", i ? ", " : "; on the free ports alone: held partition ",
+			  d->w->held[i].p.name);
+	if (n > 8)
+		sb_printf(sb, " and %u more", n - 8);
+	if (n)
+		sb_printf(sb, " keep%s %s circuits as they are", n == 1 ? "s" : "",
+			  n == 1 ? "its" : "their");
+}
+
 /* Where this run starts: the record's plan when it is for the same target
  * and budget and the running topology is one of its stages, else a plan
  * from the running topology. */
@@ -180,9 +235,7 @@ static int make_plan(struct staged *s, struct ofc_error *err)
 	if (rec && rec->target && rec->from_topology && strcmp(rec->target, j->spec) == 0 &&
 	    rec->max_loss_percent == j->max_loss &&
 	    ports_of(d, rec->from_topology, false, &from, err) == 0) {
-		struct stage_req q = {&from, &to, j->max_loss / 100, d->w->cfg->coll, 0};
-
-		if (stage_plan_make(&q, &s->p, err) < 0)
+		if (plan_stages(s, &from, &to, err) < 0)
 			goto out;
 		s->done = UINT32_MAX;
 		if (same_ports(&from, &f->ports))
@@ -205,12 +258,8 @@ static int make_plan(struct staged *s, struct ofc_error *err)
 	}
 	ofc_error_clear(err);
 	port_map_free(&from);
-	{
-		struct stage_req q = {&f->ports, &to, j->max_loss / 100, d->w->cfg->coll, 0};
-
-		if (stage_plan_make(&q, &s->p, err) < 0)
-			goto out;
-	}
+	if (plan_stages(s, &f->ports, &to, err) < 0)
+		goto out;
 	s->from = xstrdup(f->topology.spec);
 	s->done = 0;
 	s->since = unix_ms();
@@ -399,32 +448,6 @@ static void run_stages(struct staged *s)
 	sb_free(&say);
 }
 
-/* Why a staged change waits for the holds to go: each stage commits the
- * whole fabric's topology (a ports: spec every replica builds again), and
- * a held partition's circuits are its own topology on its members' ports,
- * not the fabric's, so every stage would move them. */
-static void held_refusal(struct ofcd *d, struct ofc_error *err)
-{
-	struct strbuf names = STRBUF_INIT;
-	uint32_t n = d->w->nheld;
-
-	for (uint32_t i = 0; i < n && i < 8; i++)
-		sb_printf(&names, "%s%s (%s, held by %s)", i ? ", " : "", d->w->held[i].p.name,
-			  d->w->held[i].p.topology.spec ? d->w->held[i].p.topology.spec : "?",
-			  d->w->held[i].owner ? d->w->held[i].owner : "?");
-	if (n > 8)
-		sb_printf(&names, " and %u more", n - 8);
-	ofc_error_set(err, OFC_E_INPUT,
-		      "%u partition%s held: a staged change moves no held circuit, so release "
-		      "%s first (or reconfigure --free-ports, in one transaction): each stage "
-		      "commits the whole fabric's topology, and %s: %s",
-		      n, n == 1 ? " is" : "s are", n == 1 ? "it" : "them",
-		      n == 1 ? "this partition's circuits are its own topology on its ports"
-			     : "these partitions' circuits are their own topologies on their ports",
-		      names.buf ? names.buf : "");
-	sb_free(&names);
-}
-
 void ofcd_run_staged(struct ofcd *d, struct job *j)
 {
 	struct answer an;
@@ -436,13 +459,11 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 		ofc_error_set(&err, OFC_E_RUNTIME, "refused: %.400s; fix or remove it first",
 			      d->w->damaged);
 		refuse(d, j, &an, &err);
-	} else if (d->w->nheld) {
-		held_refusal(d, &err);
-		refuse(d, j, &an, &err);
 	} else if (make_plan(&s, &err) < 0) {
 		refuse(d, j, &an, &err);
 	} else {
 		stage_plan_text(&s.p, j->target, &s.words);
+		held_words(d, &s.words);
 		if (s.resumed)
 			sb_printf(&s.words, "; resumed at stage %u (%u committed before)",
 				  s.done + 1, s.done);

@@ -163,9 +163,40 @@ for i in 0 1 2 3; do awk '$1 >= 1 && $1 <= 4' "$TMP/e$i.state" | sort | cmp -s -
 refused 1 "partition 't-c': host h3 is held by partition 't-a'" $OFC --socket "$SOCK" reconfigure --partition t-c \
 	--topology ring:4 --hosts 'h[3-6]'
 expect_exit 0 $OFC --socket "$SOCK" release t-b
-# a staged change moves no held circuit: refused while t-a is held
-refused 2 "1 partition is held: a staged change moves no held circuit, so release it first (or reconfigure --free-ports, in one transaction): each stage commits the whole fabric's topology, and this partition's circuits are its own topology on its ports: t-a (ring:4, held by uid:$(id -u))" \
-	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 25%
+# a staged change goes around a held partition: its stages move the free
+# ports alone, and t-a's circuits (on ports 1-4, hosts h0-h3) are the same
+# before each stage (the one before it committed, its schedule out) and
+# after the last
+for i in 0 1 2 3; do
+	awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort >"$TMP/ta$i"
+	awk '$1 > 4 && $2 > 4' "$TMP/e$i.state" | sort >"$TMP/free$i"
+done
+expect_stdout_has "; on the free ports alone: held partition t-a keeps its circuits as they are" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 40% --dry-run
+nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$TMP/out")
+[ "${nst:-0}" -ge 2 ] && ok || bad "the held staged change's plan has under 2 stages" "$(cat "$TMP/out")"
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 40% --grace 1s >"$TMP/held.out" 2>&1 &
+staged_pid=$!
+k=1
+while [ "$k" -le "${nst:-0}" ]; do
+	deadline 30
+	until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "circulant:64:1,8: stage $k of $nst, .*its schedule published" ||
+		past $_end; do sleep 0.1; done
+	for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
+		bad "t-a's circuits on ocs$i moved before stage $k of $nst"; done
+	k=$((k + 1))
+done
+wait "$staged_pid" && ok || bad "the staged change under t-a failed" "$(cat "$TMP/held.out")"
+grep -q "reconfigured to circulant:64:1,8 in stages, $nst run here in .*held partition t-a keeps its circuits" "$TMP/held.out" &&
+	ok || bad "the held staged change's answer" "$(cat "$TMP/held.out")"
+for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
+	bad "t-a's circuits on ocs$i moved with the staged change"; done
+awk '$1 > 4 && $2 > 4' "$TMP/e0.state" | sort | cmp -s - "$TMP/free0" &&
+	bad "the staged change under t-a moved no free circuit on ocs0" || ok
+until_state 10 'j.get("at_target") and not j.get("failed")' && ok ||
+	bad "the free ports not at circulant:64:1,8 after the held staged change" "$(head -c 600 "$TMP/st.json")"
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the held staged change"
 expect_exit 0 $OFC --socket "$SOCK" release t-a
 expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
 
