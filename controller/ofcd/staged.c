@@ -213,6 +213,24 @@ static void held_words(const struct ofcd *d, struct strbuf *sb)
 			  n == 1 ? "its" : "their");
 }
 
+/* The target's spec: the request's topology, or the topology the
+ * workload's chosen way gives the phase (MoveToPhase in stages; the
+ * planning call a planner process may take over). */
+static int staged_target(struct staged *s, struct ofc_error *err)
+{
+	struct job *j = s->j;
+	char *spec = NULL;
+
+	if (!j->to_phase)
+		return 0;
+	if (ofcd_phase_spec(s->d->w->cfg, j, &spec, err) < 0)
+		return -1;
+	free(j->spec);
+	j->spec = spec;
+	j->spec_from_client = false;
+	return 0;
+}
+
 /* Where this run starts: the record's plan when it is for the same target
  * and budget and the running topology is one of its stages, else a plan
  * from the running topology. */
@@ -453,13 +471,15 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 	struct answer an;
 	struct ofc_error err = {0};
 	struct staged s = {.d = d, .j = j, .an = &an};
+	/* (before the answer, which names the target it resolves) */
+	int target_rc = staged_target(&s, &err);
 
 	answer_init(&an, j);
 	if (d->w->damaged) {
 		ofc_error_set(&err, OFC_E_RUNTIME, "refused: %.400s; fix or remove it first",
 			      d->w->damaged);
 		refuse(d, j, &an, &err);
-	} else if (make_plan(&s, &err) < 0) {
+	} else if (target_rc < 0 || make_plan(&s, &err) < 0) {
 		refuse(d, j, &an, &err);
 	} else {
 		stage_plan_text(&s.p, j->target, &s.words);

@@ -640,10 +640,12 @@ class Client:
         req.get_plan.SetInParent()
         return self.call(req).plan
 
-    def move_to_phase(self, phase=None, name=None, dry_run=False):
+    def move_to_phase(self, phase=None, name=None, dry_run=False, max_loss_percent=None,
+                      grace_ms=None):
         """Take the fabric to the topology the plan's chosen way gives a
         phase (its index, or its name); answered when the circuits are
-        committed. Returns the Response."""
+        committed. max_loss_percent, grace_ms: in stages, as reconfigure's.
+        Returns the Response."""
         req = control_pb2.Request()
         m = req.move_to_phase
         if (phase is None) == (name is None):
@@ -654,6 +656,15 @@ class Client:
             m.phase = phase
         if dry_run:
             m.dry_run = True
+        if max_loss_percent is not None:
+            if not 0 < max_loss_percent < 100:
+                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
+                                 % (max_loss_percent,))
+            m.max_loss_percent = max_loss_percent
+            if grace_ms is not None:
+                m.grace_ms = grace_ms
+        elif grace_ms is not None:
+            raise ValueError("grace_ms goes with max_loss_percent")
         return self.call(req)
 
     def cancel(self, ticket):
