@@ -41,7 +41,7 @@ static int pick_topology(const struct fabric *f, const struct job *j, char *spec
 /* ---- mutations ------------------------------------------------------------------------ */
 
 /* The new fabric a mutation asks for, and its shared config. */
-static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out)
+int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out)
 {
 	struct ofc_error err = {0};
 	struct fabric *f = NULL;
@@ -250,7 +250,7 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct job *j = m->j;
 
 	m->t_target = now_seconds();
-	if (build_target(d, j, m->an, &m->ncfg) < 0)
+	if (ofcd_build_target(d, j, m->an, &m->ncfg) < 0)
 		return -1;
 	if (j->nhosts && held_make(d, m->ncfg->f, j->partition, j->hosts, j->nhosts, j->spec,
 				   &m->rtp, err) < 0) {

@@ -172,7 +172,10 @@ int release_partition(const struct request *rq)
 	return 0;
 }
 
-/* ApplyConfig: the config as sent, queued. */
+static int staged_budget(const struct request *rq, double p, bool has_grace, uint32_t grace_ms,
+			 struct job *j);
+
+/* ApplyConfig: the config as sent, queued (in stages: max_loss_percent). */
 int apply_config_request(const struct request *rq)
 {
 	struct conn *c = rq->c;
@@ -192,6 +195,16 @@ int apply_config_request(const struct request *rq)
 	j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
 	j->target = xstrdup(j->filename);
 	j->dry_run = a->has_dry_run && a->dry_run;
+	if (a->has_grace_ms && !a->has_max_loss_percent) {
+		job_free(j);
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "grace_ms goes with max_loss_percent");
+	}
+	if (a->has_max_loss_percent &&
+	    staged_budget(rq, a->max_loss_percent, a->has_grace_ms, a->grace_ms, j) < 0) {
+		job_free(j);
+		return 0;
+	}
 	enqueue(c->d, j, rq);
 	return 0;
 }

@@ -213,14 +213,74 @@ static void held_words(const struct ofcd *d, struct strbuf *sb)
 			  n == 1 ? "its" : "their");
 }
 
-/* The target's spec: the request's topology, or the topology the
- * workload's chosen way gives the phase (MoveToPhase in stages; the
- * planning call a planner process may take over). */
+/* Whether a and b hold the same cross-connects (both built from the
+ * same wiring, so in the same order). */
+static bool same_circuits(const struct fabric *a, const struct fabric *b)
+{
+	if (a->ncircuits != b->ncircuits)
+		return false;
+	for (uint32_t i = 0; i < a->ncircuits; i++)
+		if (a->circuits[i].sw != b->circuits[i].sw ||
+		    a->circuits[i].in_port != b->circuits[i].in_port ||
+		    a->circuits[i].out_port != b->circuits[i].out_port)
+			return false;
+	return true;
+}
+
+/* A staged ApplyConfig's target: its config's topology, when the config
+ * changes no circuit but its topology's (the rest of it is applied after
+ * the stages, in one transaction that moves no circuit). -2: answered
+ * (the config's own errors, FILE:LINE:COL). */
+static int apply_target(struct staged *s, struct ofc_error *err)
+{
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	struct fabcfg *nc = NULL;
+	struct fabric *same = NULL;
+	int rc = -1;
+
+	if (ofcd_build_target(d, j, s->an, &nc) < 0)
+		return -2;
+	const struct fabric *nf = nc->f;
+
+	if (!nf->topology.present || !nf->topology.spec)
+		ofc_error_set(err, OFC_E_INPUT, "%s has no topology to change to in stages",
+			      j->filename);
+	else if (ofcd_fabric_with_topology(d, d->w->cfg, nf->topology.spec, true, &same, err) ==
+		 0) {
+		if (!same_circuits(same, nf)) {
+			ofc_error_set(err, OFC_E_INPUT,
+				      "%s changes circuits beyond its topology's (its wiring, "
+				      "switches or partitions): a staged apply changes the "
+				      "topology alone; apply it without max_loss_percent, or "
+				      "stage the topology first",
+				      j->filename);
+		} else {
+			free(j->spec);
+			j->spec = xstrdup(nf->topology.spec);
+			j->spec_from_client = true;
+			/* (the stages' words name both; the apply's, the file) */
+			free(j->target);
+			j->target = xasprintf("%s (the topology of %s)", j->spec, j->filename);
+			rc = 0;
+		}
+	}
+	fabric_free(same);
+	fabcfg_unref(nc);
+	return rc;
+}
+
+/* The target's spec: the request's topology, the topology the workload's
+ * chosen way gives the phase (MoveToPhase in stages; the planning call a
+ * planner process may take over), or an ApplyConfig's config's. -1: err;
+ * -2: answered. */
 static int staged_target(struct staged *s, struct ofc_error *err)
 {
 	struct job *j = s->j;
 	char *spec = NULL;
 
+	if (j->kind == JOB_APPLY_CONFIG)
+		return apply_target(s, err);
 	if (!j->to_phase)
 		return 0;
 	if (ofcd_phase_spec(s->d->w->cfg, j, &spec, err) < 0)
@@ -451,7 +511,8 @@ static void run_stages(struct staged *s)
 		an->t.id = j->txn = d->w->ctl->txn;
 	}
 	if (!an->t.state) {
-		if (record_remove(d, &err) < 0) {
+		/* (a staged apply's record goes once its config is applied) */
+		if (j->kind != JOB_APPLY_CONFIG && record_remove(d, &err) < 0) {
 			ofcd_log_error(d,
 				       "the staged reconfiguration's record not removed: ", &err);
 			ofc_error_clear(&err);
@@ -466,46 +527,107 @@ static void run_stages(struct staged *s)
 	sb_free(&say);
 }
 
+/* The plan made: a dry run's words, nothing to do, or the stages run. */
+static void staged_answer(struct staged *s)
+{
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	struct answer *an = s->an;
+	struct ofc_error err = {0};
+
+	stage_plan_text(&s->p, j->target, &s->words);
+	held_words(d, &s->words);
+	if (s->resumed)
+		sb_printf(&s->words, "; resumed at stage %u (%u committed before)", s->done + 1,
+			  s->done);
+	if (j->dry_run) {
+		dry_schedules(s);
+		if (j->kind == JOB_APPLY_CONFIG)
+			sb_printf(&s->words, "; then %s applied, its circuits its topology's",
+				  j->filename);
+		answer_status(an, OFC__V1__STATUS__STATUS_OK, "would reconfigure in %s",
+			      s->words.buf);
+		an->t.state = "planned";
+		j->outcome = "planned";
+	} else if (s->p.n == s->done) {
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "fabric '%s' is at %s already: nothing to stage", d->w->cfg->f->name,
+			      j->target);
+		an->t.state = "committed";
+		j->outcome = "committed";
+		if (s->resumed && j->kind != JOB_APPLY_CONFIG && record_remove(d, &err) < 0)
+			ofcd_log_error(d,
+				       "the staged reconfiguration's record not removed: ", &err);
+	} else {
+		run_stages(s);
+	}
+}
+
+/* A staged ApplyConfig's last step, its stages committed: the config
+ * applied as a plain ApplyConfig (its circuits are its topology's by
+ * now), answered after the stages' words; the record goes once it
+ * commits, so a failover before then applies it on resuming. */
+static void apply_after(struct ofcd *d, struct job *j, const char *words)
+{
+	struct ofc_error err = {0};
+	Ofc__V1__Response *r;
+
+	free(j->reply);
+	j->reply = NULL;
+	j->staged = false;
+	j->outcome = NULL;
+	ofcd_run_mutation(d, j);
+	j->staged = true;
+	if (j->outcome && strcmp(j->outcome, "committed") == 0 && record_remove(d, &err) < 0)
+		ofcd_log_error(d, "the staged reconfiguration's record not removed: ", &err);
+	if (!(r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply)))
+		return;
+	char *old = r->message, *msg = xasprintf("%s; then %s", words, old ? old : "");
+
+	r->message = msg;
+	free(j->reply);
+	response_pack(r, &j->reply, &j->reply_len);
+	r->message = old;
+	free(msg);
+	ofc__v1__response__free_unpacked(r, NULL);
+}
+
 void ofcd_run_staged(struct ofcd *d, struct job *j)
 {
 	struct answer an;
 	struct ofc_error err = {0};
 	struct staged s = {.d = d, .j = j, .an = &an};
-	/* (before the answer, which names the target it resolves) */
-	int target_rc = staged_target(&s, &err);
+	char *words = NULL;
+	int rc = -1;
 
 	answer_init(&an, j);
-	if (d->w->damaged) {
+	if (d->w->damaged)
 		ofc_error_set(&err, OFC_E_RUNTIME, "refused: %.400s; fix or remove it first",
 			      d->w->damaged);
-		refuse(d, j, &an, &err);
-	} else if (target_rc < 0 || make_plan(&s, &err) < 0) {
-		refuse(d, j, &an, &err);
-	} else {
-		stage_plan_text(&s.p, j->target, &s.words);
-		held_words(d, &s.words);
-		if (s.resumed)
-			sb_printf(&s.words, "; resumed at stage %u (%u committed before)",
-				  s.done + 1, s.done);
-		if (j->dry_run) {
-			dry_schedules(&s);
-			answer_status(&an, OFC__V1__STATUS__STATUS_OK, "would reconfigure in %s",
-				      s.words.buf);
-			an.t.state = "planned";
-			j->outcome = "planned";
-		} else if (s.p.n == s.done) {
-			answer_status(&an, OFC__V1__STATUS__STATUS_OK,
-				      "fabric '%s' is at %s already: nothing to stage",
-				      d->w->cfg->f->name, j->target);
-			an.t.state = "committed";
-			j->outcome = "committed";
-			if (s.resumed && record_remove(d, &err) < 0)
-				ofcd_log_error(
-				    d, "the staged reconfiguration's record not removed: ", &err);
-		} else {
-			run_stages(&s);
-		}
+	else if ((rc = staged_target(&s, &err)) == 0) {
+		an.t.target = j->target; /* (a phase's, resolved, names its topology) */
+		rc = make_plan(&s, &err);
 	}
+	if (rc == -1) {
+		refuse(d, j, &an, &err);
+	} else if (rc == -2) { /* answered */
+		an.t.state = "refused";
+		j->outcome = "refused";
+	} else {
+		staged_answer(&s);
+	}
+	if (j->kind == JOB_APPLY_CONFIG && !j->dry_run && j->outcome &&
+	    strcmp(j->outcome, "committed") == 0)
+		words = xstrdup(an.r.message ? an.r.message : "");
+	else
+		response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+	if (words) {
+		free(j->target);
+		j->target = xstrdup(j->filename);
+		apply_after(d, j, words);
+	}
+	free(words);
 	if (!j->snap) {
 		char why[400];
 
@@ -515,6 +637,4 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 	stage_plan_free(&s.p);
 	free(s.from);
 	sb_free(&s.words);
-	response_pack(&an.r, &j->reply, &j->reply_len);
-	arena_free(&an.a);
 }

@@ -138,6 +138,11 @@ void ofcd_drop_moves(struct ofcd *d);
 /* (mutation worker, mutation.c) ApplyConfig, Reconfigure, MoveToPhase
  * and reloads; a device probe (JOB_PROBE). */
 void ofcd_run_mutation(struct ofcd *d, struct job *j);
+/* The new fabric a mutation asks for (an ApplyConfig's config parsed and
+ * checked; a Reconfigure's topology over the running config), or -1 with
+ * the answer set. */
+struct answer;
+int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out);
 void ofcd_run_probe(struct ofcd *d, struct job *j);
 /* The running config from what the store holds, and its snapshot
  * (strict: the start, where damage stops it; leader: it may write). */

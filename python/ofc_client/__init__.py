@@ -481,17 +481,29 @@ class Client:
 
     # ---- mutations ------------------------------------------------------
 
-    def apply_config(self, yaml_text, filename=None, dry_run=False):
+    def apply_config(self, yaml_text, filename=None, dry_run=False, max_loss_percent=None,
+                     grace_ms=None):
         """Validate the YAML and drive the devices to its target as one
         transaction. Relative paths in it (credentials) resolve from the
         directory of filename (made absolute here), else from the running
-        config's. Returns the Response (message, transaction info)."""
+        config's. max_loss_percent, grace_ms: its topology in stages first,
+        as reconfigure's, then the config (which may change no other
+        circuit). Returns the Response (message, transaction info)."""
         req = control_pb2.Request()
         req.apply_config.yaml = yaml_text
         if filename:
             req.apply_config.filename = os.path.abspath(filename)
         if dry_run:
             req.apply_config.dry_run = True
+        if max_loss_percent is not None:
+            if not 0 < max_loss_percent < 100:
+                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
+                                 % (max_loss_percent,))
+            req.apply_config.max_loss_percent = max_loss_percent
+            if grace_ms is not None:
+                req.apply_config.grace_ms = grace_ms
+        elif grace_ms is not None:
+            raise ValueError("grace_ms goes with max_loss_percent")
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,

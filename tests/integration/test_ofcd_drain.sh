@@ -362,6 +362,26 @@ until_state 20 'not j.get("failed") and j.get("at_target") and j.get("schedule",
 	bad "after the resumed change, not at target" "$(head -c 600 "$TMP/st.json")"
 expect_stdout_has "fabric 'drainfab' is at torus:8x8 already: nothing to stage" \
 	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 25%
+# a config applied in stages: its topology by the same stages, then the
+# config itself (moving nothing more); one that changes other circuits too
+# (its switches' order in the wiring) is refused, nothing moved
+sed 's/^topology: torus:8x8$/topology: circulant:64:1,8/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
+sed 's/switches: \[ocs0, ocs1, ocs2, ocs3\]/switches: [ocs1, ocs0, ocs2, ocs3]/' "$TMP/fab2.yaml" >"$TMP/fab3.yaml"
+refused 2 "--grace goes with --max-loss" $OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --grace 1s
+refused 2 "changes circuits beyond its topology's (its wiring, switches or partitions): a staged apply changes the topology alone" \
+	$OFC --socket "$SOCK" apply "$TMP/fab3.yaml" --max-loss 25%
+expect_stdout_has "would reconfigure in 2 stages to circulant:64:1,8 (the topology of $TMP/fab2.yaml) within a loss of 25%: 16 circuits moved" \
+	$OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --max-loss 25% --dry-run
+grep -qF "; then $TMP/fab2.yaml applied, its circuits its topology's" "$TMP/out" && ok || bad "the staged apply's plan" "$(cat "$TMP/out")"
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "a refused or planned staged apply moved ocs$i"; done
+expect_stdout_has "reconfigured to circulant:64:1,8 (the topology of $TMP/fab2.yaml) in stages, 2 run here in " \
+	$OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --max-loss 25% --grace 0s
+grep -q "; then committed transaction [0-9]*: 0 operations" "$TMP/out" && ok || bad "the staged apply's config applied" "$(cat "$TMP/out")"
+[ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the staged apply"
+until_state 10 'j.get("at_target") and j.get("topology", {}).get("spec") == "circulant:64:1,8" and j.get("target_topology") == "circulant:64:1,8"' && ok ||
+	bad "after the staged apply, the config's topology not the target" "$(head -c 600 "$TMP/st.json")"
+expect_stdout_has "reconfigured to torus:8x8 (the topology of $TMP/fab.yaml) in stages" $OFC --socket "$SOCK" apply "$TMP/fab.yaml" --max-loss 60% --grace 0s
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the staged apply back"; done
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
