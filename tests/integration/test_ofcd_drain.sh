@@ -382,6 +382,27 @@ until_state 10 'j.get("at_target") and j.get("topology", {}).get("spec") == "cir
 	bad "after the staged apply, the config's topology not the target" "$(head -c 600 "$TMP/st.json")"
 expect_stdout_has "reconfigured to torus:8x8 (the topology of $TMP/fab.yaml) in stages" $OFC --socket "$SOCK" apply "$TMP/fab.yaml" --max-loss 60% --grace 0s
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the staged apply back"; done
+# killed (-9) in stage 2's grace, the staged apply resumes at its start:
+# the last stage, then the config (its record kept until then)
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --max-loss 25% --grace 1s >"$TMP/staged4.out" 2>&1 &
+staged_pid=$!
+deadline 30
+until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "(the topology of $TMP/fab2.yaml): stage 2 of 2, .*its schedule published" ||
+	past $_end; do sleep 0.1; done
+kill -9 "$ofcd_pid"
+wait "$ofcd_pid" 2>/dev/null
+wait "$staged_pid" 2>/dev/null
+[ -s "$ST/drainfab.staged" ] && ok || bad "no record of the staged apply ofcd was killed in"
+start_ofcd
+deadline 60
+until [ ! -e "$ST/drainfab.staged" ] || past $_end; do sleep 0.2; done
+tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "staged reconfiguration to circulant:64:1,8 (1 of 2 stages committed): resumed here" &&
+	ok || bad "a restarted ofcd did not resume the staged apply" "$(tail -5 "$TMP/ofcd.log")"
+tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "config applied (transaction [0-9]*): $TMP/fab2.yaml" &&
+	ok || bad "the resumed staged apply did not apply its config" "$(tail -5 "$TMP/ofcd.log")"
+until_state 20 'j.get("at_target") and j.get("topology", {}).get("spec") == "circulant:64:1,8" and j.get("target_topology") == "circulant:64:1,8"' && ok ||
+	bad "after the resumed staged apply, its config's topology not the target" "$(head -c 600 "$TMP/st.json")"
 kill "$ofcd_pid"
 wait "$ofcd_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
