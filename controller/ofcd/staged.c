@@ -138,6 +138,7 @@ struct staged {
 	uint32_t done;	     /* stages committed before this run */
 	uint64_t since;	     /* the record's */
 	bool resumed;	     /* from a record */
+	bool next_out;	     /* the next stage's schedule is out already */
 	struct strbuf words; /* the plan in words */
 };
 
@@ -434,25 +435,43 @@ static void refuse(struct ofcd *d, struct job *j, struct answer *an, const struc
 	j->outcome = "refused";
 }
 
-/* Stage i: its schedule published, the grace, its circuits in one
- * transaction, its record, its topology's schedule published. -1: err
- * and say why; the transaction undid itself, the stages before stay. */
+/* Stage i in words: its circuits, ports out of use and loss. */
+static char *stage_words(const struct staged *s, uint32_t i)
+{
+	const struct stage *st = &s->p.v[i];
+
+	return xasprintf("%s: stage %u of %u, %u circuit%s to move, %u host port%s out of use "
+			 "(loss %.2f%%, at most %.4g%%)",
+			 s->j->target, i + 1, s->p.n, st->moved, st->moved == 1 ? "" : "s",
+			 st->ndark, st->ndark == 1 ? "" : "s", 100 * st->loss, s->j->max_loss);
+}
+
+/* Stage i: its schedule published (unless the stage before published it
+ * with its commit), the grace, its circuits in one transaction, its
+ * record; then the next stage's schedule published at once, or, after
+ * the last (or a failure), the topology's own. The next stage's schedule
+ * uses only circuits this stage's topology has, so it runs on it until
+ * the next stage's circuits go: an intermediate topology's own schedule
+ * (a whole plan of a graph with none of the target's symmetry, the
+ * slowest step on a large fabric) is never needed, and running jobs
+ * change schedules once a stage. -1: err and say why; the transaction
+ * undid itself, the stages before stay. */
 static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct ofc_error *err)
 {
 	struct ofcd *d = s->d;
 	struct job *j = s->j;
 	const struct stage *st = &s->p.v[i];
 	char *spec = i + 1 == s->p.n ? xstrdup(j->spec) : topo_ports_spec(&st->after);
-	char sentence[1000], *cause;
+	char sentence[1000], *cause = stage_words(s, i), *next;
+	bool more;
 	int rc;
 
-	staging_set(d, st);
-	cause = xasprintf("%s: stage %u of %u, %u circuit%s to move, %u host port%s out of use "
-			  "(loss %.2f%%, at most %.4g%%)",
-			  j->target, i + 1, s->p.n, st->moved, st->moved == 1 ? "" : "s", st->ndark,
-			  st->ndark == 1 ? "" : "s", 100 * st->loss, j->max_loss);
-	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
-	ofcd_publish_now(d, j);
+	if (!s->next_out) {
+		staging_set(d, st);
+		ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+		ofcd_publish_now(d, j);
+	}
+	s->next_out = false;
 	ofcd_log(d, OFCD_LOG_NOTICE, "%s: its schedule published; %u ms of grace", cause,
 		 j->grace_ms);
 	free(cause);
@@ -465,14 +484,22 @@ static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct of
 		ofcd_log_error(d, "the staged reconfiguration's record not written: ", err);
 		ofc_error_clear(err);
 	}
-	cause = rc == 0 ? xasprintf("%s: stage %u of %u committed (%s)", j->target, i + 1, s->p.n,
-				    say->buf ? say->buf : "")
+	more = rc == 0 && i + 1 < s->p.n;
+	next = more ? stage_words(s, i + 1) : NULL;
+	if (more)
+		staging_set(d, &s->p.v[i + 1]);
+	cause = rc == 0 ? xasprintf("%s: stage %u of %u committed (%s)%s%s", j->target, i + 1,
+				    s->p.n, say->buf ? say->buf : "", more ? "; next, " : "",
+				    more ? next + strlen(j->target) + 2 : "")
 			: xasprintf("%s: stage %u of %u failed and was undone: %s%s", j->target,
 				    i + 1, s->p.n, err->msg, say->buf ? say->buf : "");
 	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
 	free(cause);
-	if (rc == 0 && i + 1 < s->p.n)
+	free(next);
+	if (more) {
 		ofcd_publish_now(d, j);
+		s->next_out = true;
+	}
 	return rc;
 }
 
