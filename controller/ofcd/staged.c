@@ -1,11 +1,12 @@
-/* A staged reconfiguration (Reconfigure.max_loss_percent): the fabric's
- * topology changed in stages (controller/reconfig/stages.c plans them),
- * each as a drain does it: the stage's schedule (the topology before it
- * less the host ports its circuits end at, published as failures are)
- * first, a grace for the running jobs to take it, then its circuits in one
- * transaction verified on the devices, then the stage's own topology's
- * schedule. A stage that fails is rolled back by its transaction alone;
- * the stages before it stay.
+/* A staged reconfiguration (max_loss_percent of a Reconfigure, a
+ * MoveToPhase or an ApplyConfig): the fabric's topology changed in stages
+ * (controller/reconfig/stages.c plans them), each as a drain does it: the
+ * stage's schedule (the topology before it less the host ports its
+ * circuits end at, published as failures are) first, a grace for the
+ * running jobs to take it, then its circuits in one transaction verified
+ * on the devices, then the next stage's schedule (run_stage says why not
+ * the intermediate topology's own). A stage that fails is rolled back by
+ * its transaction alone; the stages before it stay.
  *
  * The record, FABRIC.staged in the store (an ofc.v1.StagedReconfigure),
  * holds the request, where the plan began and the stages committed, from
