@@ -241,6 +241,15 @@ static int apply_target(struct staged *s, struct ofc_error *err)
 	struct fabric *same = NULL;
 	int rc = -1;
 
+	if (d->w->nheld)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "%u partition%s held: a staged apply ends with the config applied in one "
+		    "transaction, which would aim the held ports too; stage its topology with "
+		    "reconfigure --topology SPEC --max-loss P%% (the stages go around held "
+		    "partitions), or release %s first",
+		    d->w->nheld, d->w->nheld == 1 ? " is" : "s are",
+		    d->w->nheld == 1 ? "it" : "them");
 	if (ofcd_build_target(d, j, s->an, &nc) < 0)
 		return -2;
 	const struct fabric *nf = nc->f;

@@ -197,6 +197,13 @@ awk '$1 > 4 && $2 > 4' "$TMP/e0.state" | sort | cmp -s - "$TMP/free0" &&
 until_state 10 'j.get("at_target") and not j.get("failed")' && ok ||
 	bad "the free ports not at circulant:64:1,8 after the held staged change" "$(head -c 600 "$TMP/st.json")"
 [ ! -e "$ST/drainfab.staged" ] && ok || bad "the record stays after the held staged change"
+# a staged apply ends with one transaction of the whole config: refused
+# while t-a is held, nothing moved
+sed 's/^topology: torus:8x8$/topology: circulant:64:1,8/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
+refused 2 "1 partition is held: a staged apply ends with the config applied in one transaction" \
+	$OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --max-loss 40%
+for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
+	bad "t-a's circuits on ocs$i moved with a refused staged apply"; done
 expect_exit 0 $OFC --socket "$SOCK" release t-a
 expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
 
@@ -369,7 +376,6 @@ expect_stdout_has "fabric 'drainfab' is at torus:8x8 already: nothing to stage" 
 # a config applied in stages: its topology by the same stages, then the
 # config itself (moving nothing more); one that changes other circuits too
 # (its switches' order in the wiring) is refused, nothing moved
-sed 's/^topology: torus:8x8$/topology: circulant:64:1,8/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
 sed 's/switches: \[ocs0, ocs1, ocs2, ocs3\]/switches: [ocs1, ocs0, ocs2, ocs3]/' "$TMP/fab2.yaml" >"$TMP/fab3.yaml"
 refused 2 "--grace goes with --max-loss" $OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --grace 1s
 refused 2 "changes circuits beyond its topology's (its wiring, switches or partitions): a staged apply changes the topology alone" \
