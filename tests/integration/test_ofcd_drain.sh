@@ -185,6 +185,9 @@ while [ "$k" -le "${nst:-0}" ]; do
 		past $_end; do sleep 0.1; done
 	for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
 		bad "t-a's circuits on ocs$i moved before stage $k of $nst"; done
+	# the stage's schedule leaves free host ports out, none of t-a's
+	until_state 10 'j.get("failed") and not [x for x in j["failed"] if x.split(":")[0] in ("h0", "h1", "h2", "h3")]' &&
+		ok || bad "stage $k's schedule takes a held host's port out" "$(head -c 600 "$TMP/st.json")"
 	k=$((k + 1))
 done
 wait "$staged_pid" && ok || bad "the staged change under t-a failed" "$(cat "$TMP/held.out")"
