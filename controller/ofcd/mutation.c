@@ -443,10 +443,6 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 	char why[400];
 	double t_done = 0;
 
-	if (j->staged) {
-		ofcd_run_staged(d, j);
-		return;
-	}
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten. */
 	if (d->w->damaged) {

@@ -332,7 +332,8 @@ int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say,
 void ofcd_publish_now(struct ofcd *d, struct job *j);
 /* A bounded wait (ms), in steps, ended early when the daemon stops. */
 void ofcd_grace_wait(struct ofcd *d, uint32_t ms);
-/* (mutation worker) a staged Reconfigure (j->staged, staged.c). */
+/* (mutation worker) a staged Reconfigure, MoveToPhase or ApplyConfig
+ * (j->staged, staged.c): the worker runs it instead of ofcd_run_mutation. */
 void ofcd_run_staged(struct ofcd *d, struct job *j);
 
 #endif
