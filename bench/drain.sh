@@ -18,7 +18,9 @@
 #                           stages, circuits moved against the fewest
 #                           possible, each stage's loss (the cost model's)
 #                           and seconds (from the leader's log: its schedule
-#                           out, then committed and re-planned)
+#                           out, then committed and re-planned; a stage's
+#                           commit publishes the next stage's schedule with
+#                           it, so the next one's "schedule out" is 0)
 #
 #   sh bench/drain.sh [HOSTS]
 #

@@ -221,6 +221,10 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 		fprintf(stderr, "ofc: %s: the config contains a NUL byte\n", argv[0]);
 		return 2;
 	}
+	if (reconfigure_stages(&r->ask, &b->apply_config.has_max_loss_percent,
+			       &b->apply_config.max_loss_percent, &b->apply_config.has_grace_ms,
+			       &b->apply_config.grace_ms, &err) < 0)
+		return cli_usage_error(r->cmd, "%s", err.msg);
 	/* The daemon resolves relative paths in the config (credentials)
 	 * from the file's directory, whatever its own working directory. */
 	b->apply_config.yaml = r->text;
@@ -228,21 +232,39 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 	return 0;
 }
 
+static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const char *arg);
+
+/* apply's --max-loss and --grace, as reconfigure's; its --dry-run. */
+static int apply_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+{
+	if (c == 'L' || c == 'g')
+		return reconfigure_opt(r, b, c, arg);
+	return dry_run_opt(r, b, c, arg);
+}
+
 static const struct remote_cmd apply_cmd = {
-    .cmd = {"apply", "FILE [--dry-run] [--json] [--timeout DUR]",
+    .cmd = {"apply", "FILE [--max-loss P% [--grace DUR]] [--dry-run] [--json] [--timeout DUR]",
 	    "send a config to the daemon and apply it", NULL},
     .kind = API_APPLY_CONFIG,
-    .opts = (const struct option[]){{"dry-run", no_argument, NULL, 'n'}, REMOTE_COMMON_OPTS, {0}},
+    .opts = (const struct option[]){{"max-loss", required_argument, NULL, 'L'},
+				    {"grace", required_argument, NULL, 'g'},
+				    {"dry-run", no_argument, NULL, 'n'},
+				    REMOTE_COMMON_OPTS,
+				    {0}},
     .help = "Sends FILE to ofcd, which validates it (errors come back as FILE:LINE:COL)\n"
 	    "and drives the devices to its target as one transaction, after the mutations\n"
 	    "queued before it. The fabric's name must be the one ofcd serves.\n\n"
+	    "  --max-loss P%  its topology in stages first, as 'ofc reconfigure\n"
+	    "                --max-loss' runs them, then the config applied (it may\n"
+	    "                change no other circuit than its topology's)\n"
+	    "  --grace DUR   with --max-loss: each stage's wait (default 3s)\n"
 	    "  --dry-run  validate and plan only\n"
 	    "  --json     the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json'\n"
 	    "             prints it (docs/json.md)\n"
 	    "  --timeout DUR  give up waiting after DUR\n",
     .operands = OPERANDS_ONE,
     .operand = "FILE",
-    .opt = dry_run_opt,
+    .opt = apply_opt,
     .build = apply_build,
 };
 

@@ -484,6 +484,11 @@ struct reconfigure_ask {
  * options) and fills rq, which borrows a's strings and a->wl; what the
  * builder expanded is a's until reconfigure_ask_free. */
 int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struct ofc_error *err);
+/* --max-loss and --grace as a staged request carries them (Reconfigure's,
+ * ApplyConfig's): *has_loss false when a has no --max-loss; -1 with a
+ * usage error for a bad percentage or a --grace alone. */
+int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
+		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err);
 void reconfigure_ask_free(struct reconfigure_ask *a);
 
 /* `ofc slurm` (cmd_slurm.c): to the addresses given (NULL: none,

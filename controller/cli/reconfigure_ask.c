@@ -8,6 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
+		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err)
+{
+	char *end;
+	double p;
+
+	*has_loss = *has_grace = 0;
+	if (a->has_grace && !a->max_loss)
+		return ofc_error_set(err, OFC_E_USAGE, "--grace goes with --max-loss");
+	if (!a->max_loss)
+		return 0;
+	p = strtod(a->max_loss, &end);
+	if (end == a->max_loss || (*end && strcmp(end, "%") != 0) || !(p > 0 && p < 100))
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "--max-loss '%s': a percentage above 0 and below 100 (25 or "
+				     "25%%), the share of the fabric's bandwidth a stage may take "
+				     "away",
+				     a->max_loss);
+	*has_loss = 1;
+	*loss = p;
+	if (a->has_grace) {
+		*has_grace = 1;
+		*grace_ms = (uint32_t)(a->grace_s * 1000 + 0.5);
+	}
+	return 0;
+}
+
 int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struct ofc_error *err)
 {
 	bool workload = a->collective || a->has_size || a->has_nodes;
@@ -34,29 +61,13 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "give --topology SPEC, --collective C and --size M, or "
 				     "--partition NAME");
-	if (a->has_grace && !a->max_loss)
-		return ofc_error_set(err, OFC_E_USAGE, "--grace goes with --max-loss");
 	if (a->max_loss && (a->partition || hosts || workload || a->free_ports))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--max-loss stages a change of the whole fabric's topology: "
 				     "give --topology SPEC alone");
-	if (a->max_loss) {
-		char *end;
-		double p = strtod(a->max_loss, &end);
-
-		if (end == a->max_loss || (*end && strcmp(end, "%") != 0) || !(p > 0 && p < 100))
-			return ofc_error_set(err, OFC_E_USAGE,
-					     "--max-loss '%s': a percentage above 0 and below 100 "
-					     "(25 or 25%%), the share of the fabric's bandwidth a "
-					     "stage may take away",
-					     a->max_loss);
-		rq->has_max_loss_percent = 1;
-		rq->max_loss_percent = p;
-		if (a->has_grace) {
-			rq->has_grace_ms = 1;
-			rq->grace_ms = (uint32_t)(a->grace_s * 1000 + 0.5);
-		}
-	}
+	if (reconfigure_stages(a, &rq->has_max_loss_percent, &rq->max_loss_percent,
+			       &rq->has_grace_ms, &rq->grace_ms, err) < 0)
+		return -1;
 	if (a->hostlist && !a->hosts) {
 		struct ofc_error e = {0};
 

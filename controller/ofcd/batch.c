@@ -39,6 +39,8 @@ static void run_alone(struct ofcd *d, struct job *head, struct job *x)
 	d->w->ntxn_members = 1;
 	if (x->kind == JOB_RELEASE)
 		ofcd_run_release(d, x);
+	else if (x->staged) /* (staged.c runs ofcd_run_mutation for an apply's last step) */
+		ofcd_run_staged(d, x);
 	else
 		ofcd_run_mutation(d, x);
 	d->w->txn_members = NULL;

@@ -41,7 +41,7 @@ static int pick_topology(const struct fabric *f, const struct job *j, char *spec
 /* ---- mutations ------------------------------------------------------------------------ */
 
 /* The new fabric a mutation asks for, and its shared config. */
-static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out)
+int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out)
 {
 	struct ofc_error err = {0};
 	struct fabric *f = NULL;
@@ -250,7 +250,7 @@ static int mutation_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	struct job *j = m->j;
 
 	m->t_target = now_seconds();
-	if (build_target(d, j, m->an, &m->ncfg) < 0)
+	if (ofcd_build_target(d, j, m->an, &m->ncfg) < 0)
 		return -1;
 	if (j->nhosts && held_make(d, m->ncfg->f, j->partition, j->hosts, j->nhosts, j->spec,
 				   &m->rtp, err) < 0) {
@@ -443,10 +443,6 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 	char why[400];
 	double t_done = 0;
 
-	if (j->staged) {
-		ofcd_run_staged(d, j);
-		return;
-	}
 	answer_init(&an, j);
 	/* Damaged state in etcd is not overwritten. */
 	if (d->w->damaged) {

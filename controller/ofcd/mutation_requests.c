@@ -172,7 +172,10 @@ int release_partition(const struct request *rq)
 	return 0;
 }
 
-/* ApplyConfig: the config as sent, queued. */
+static int staged_budget(const struct request *rq, double p, bool has_grace, uint32_t grace_ms,
+			 struct job *j);
+
+/* ApplyConfig: the config as sent, queued (in stages: max_loss_percent). */
 int apply_config_request(const struct request *rq)
 {
 	struct conn *c = rq->c;
@@ -192,6 +195,16 @@ int apply_config_request(const struct request *rq)
 	j->filename = xstrdup(j->unnamed ? "apply-config" : a->filename);
 	j->target = xstrdup(j->filename);
 	j->dry_run = a->has_dry_run && a->dry_run;
+	if (a->has_grace_ms && !a->has_max_loss_percent) {
+		job_free(j);
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "grace_ms goes with max_loss_percent");
+	}
+	if (a->has_max_loss_percent &&
+	    staged_budget(rq, a->max_loss_percent, a->has_grace_ms, a->grace_ms, j) < 0) {
+		job_free(j);
+		return 0;
+	}
 	enqueue(c->d, j, rq);
 	return 0;
 }
@@ -248,34 +261,39 @@ static int reconfigure_target(struct conn *c, uint64_t id, const Ofc__V1__Reconf
 			  TOPO_MAX_SPEC, TOPO_MAX_PORTS_SPEC);
 }
 
-/* A staged Reconfigure (max_loss_percent): the fabric's topology, a loss
- * above 0 and below 100 percent, a grace in bounds. Answers and returns -1
- * when refused (nothing queued, nothing changed). */
-static int reconfigure_staged(const struct request *rq, const Ofc__V1__Reconfigure *r,
-			      struct job *j)
+/* A staged change (max_loss_percent; every door that stages one asks
+ * here): a loss above 0 and below 100 percent, a grace in bounds. Answers
+ * and returns -1 when refused (nothing queued, nothing changed). */
+static int staged_budget(const struct request *rq, double p, bool has_grace, uint32_t grace_ms,
+			 struct job *j)
 {
-	double p = r->max_loss_percent;
-
 	if (!(p > 0 && p < 100))
 		return refuse_req(
 		    rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 		    "max_loss_percent must be above 0 and below 100, not %g: the share "
 		    "of the fabric's bandwidth a stage may take away; nothing changed",
 		    p);
+	if (has_grace && grace_ms > DRAIN_GRACE_MS_MAX)
+		return refuse_req(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+				  "a stage's grace is at most %u ms, not %u", DRAIN_GRACE_MS_MAX,
+				  grace_ms);
+	j->staged = true;
+	j->max_loss = p;
+	j->grace_ms = has_grace ? grace_ms : DRAIN_GRACE_MS_DEFAULT;
+	return 0;
+}
+
+/* A staged Reconfigure: the fabric's topology, in a budget. */
+static int reconfigure_staged(const struct request *rq, const Ofc__V1__Reconfigure *r,
+			      struct job *j)
+{
 	if (!j->spec || j->workload || j->free_ports || j->partition)
 		return refuse_req(
 		    rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 		    "max_loss_percent stages a change of the whole fabric's topology: "
 		    "give a topology, not a workload, a partition, hosts or "
 		    "free_ports");
-	if (r->has_grace_ms && r->grace_ms > DRAIN_GRACE_MS_MAX)
-		return refuse_req(rq->c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
-				  "a stage's grace is at most %u ms, not %u", DRAIN_GRACE_MS_MAX,
-				  r->grace_ms);
-	j->staged = true;
-	j->max_loss = p;
-	j->grace_ms = r->has_grace_ms ? r->grace_ms : DRAIN_GRACE_MS_DEFAULT;
-	return 0;
+	return staged_budget(rq, r->max_loss_percent, r->has_grace_ms, r->grace_ms, j);
 }
 
 /* Reconfigure: its target checked, queued. */
@@ -335,6 +353,16 @@ int move_to_phase(const struct request *rq)
 	j->phase_name = m->name && *m->name ? xstrdup(m->name) : NULL;
 	j->target =
 	    j->phase_name ? xasprintf("phase %s", j->phase_name) : xasprintf("phase %u", j->phase);
+	if (m->has_grace_ms && !m->has_max_loss_percent) {
+		job_free(j);
+		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "grace_ms goes with max_loss_percent");
+	}
+	if (m->has_max_loss_percent &&
+	    staged_budget(rq, m->max_loss_percent, m->has_grace_ms, m->grace_ms, j) < 0) {
+		job_free(j);
+		return 0;
+	}
 	enqueue(d, j, rq);
 	return 0;
 }

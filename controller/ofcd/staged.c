@@ -1,18 +1,24 @@
-/* A staged reconfiguration (Reconfigure.max_loss_percent): the fabric's
- * topology changed in stages (controller/reconfig/stages.c plans them),
- * each as a drain does it: the stage's schedule (the topology before it
- * less the host ports its circuits end at, published as failures are)
- * first, a grace for the running jobs to take it, then its circuits in one
- * transaction verified on the devices, then the stage's own topology's
- * schedule. A stage that fails is rolled back by its transaction alone;
- * the stages before it stay.
+/* A staged reconfiguration (max_loss_percent of a Reconfigure, a
+ * MoveToPhase or an ApplyConfig): the fabric's topology changed in stages
+ * (controller/reconfig/stages.c plans them), each as a drain does it: the
+ * stage's schedule (the topology before it less the host ports its
+ * circuits end at, published as failures are) first, a grace for the
+ * running jobs to take it, then its circuits in one transaction verified
+ * on the devices, then the next stage's schedule (run_stage says why not
+ * the intermediate topology's own). A stage that fails is rolled back by
+ * its transaction alone; the stages before it stay.
  *
  * The record, FABRIC.staged in the store (an ofc.v1.StagedReconfigure),
  * holds the request, where the plan began and the stages committed, from
  * the plan until the last stage. The plan is a function of its start,
  * target and budget, so a new leader (cluster.c replays the request) or
  * the same request sent again makes it again and resumes from the stage
- * the record's topology is at. */
+ * the record's topology is at.
+ *
+ * Under held partitions each stage's transaction is aimed on the free
+ * ports alone (ofcd_apply_topology), and the plan is made outside their
+ * hosts (stage_req.fixed): no stage takes a held port out of use or
+ * moves a held circuit. */
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/worker.h"
 #include "controller/schedule/schedule.h"
@@ -133,6 +139,7 @@ struct staged {
 	uint32_t done;	     /* stages committed before this run */
 	uint64_t since;	     /* the record's */
 	bool resumed;	     /* from a record */
+	bool next_out;	     /* the next stage's schedule is out already */
 	struct strbuf words; /* the plan in words */
 };
 
@@ -158,6 +165,143 @@ static int ports_of(struct ofcd *d, const char *spec, bool from_client, struct p
 	return 0;
 }
 
+/* The held partitions' hosts, per host of the running fabric (NULL when
+ * none is held): the stages leave their circuits as they are. */
+static bool *held_hosts(struct ofcd *d)
+{
+	const struct fabric *f = d->w->cfg->f;
+	bool *fixed;
+
+	if (!d->w->nheld)
+		return NULL;
+	fixed = xcalloc((size_t)f->nhosts + 1, sizeof(*fixed));
+	for (uint32_t i = 0; i < d->w->nheld; i++)
+		for (uint32_t m = 0; m < d->w->held[i].p.nmembers; m++) {
+			int h = fabric_find_host(f, d->w->held[i].p.members[m]);
+
+			if (h >= 0)
+				fixed[h] = true;
+		}
+	return fixed;
+}
+
+/* The stages from `from` to `to` within the request's budget, outside
+ * the held partitions (the one planning call; the plan is a function of
+ * these alone, so a new leader makes it again). */
+static int plan_stages(struct staged *s, const struct port_map *from, const struct port_map *to,
+		       struct ofc_error *err)
+{
+	bool *fixed = held_hosts(s->d);
+	struct stage_req q = {from,	     to, s->j->max_loss / 100, s->d->w->cfg->coll, 0,
+			      .fixed = fixed};
+	int rc = stage_plan_make(&q, &s->p, err);
+
+	free(fixed);
+	return rc;
+}
+
+/* The held partitions the stages go around, into the plan's words. */
+static void held_words(const struct ofcd *d, struct strbuf *sb)
+{
+	uint32_t n = d->w->nheld;
+
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		sb_printf(sb, "%s%s", i ? ", " : "; on the free ports alone: held partition ",
+			  d->w->held[i].p.name);
+	if (n > 8)
+		sb_printf(sb, " and %u more", n - 8);
+	if (n)
+		sb_printf(sb, " keep%s %s circuits as they are", n == 1 ? "s" : "",
+			  n == 1 ? "its" : "their");
+}
+
+/* Whether a and b hold the same cross-connects (both built from the
+ * same wiring, so in the same order). */
+static bool same_circuits(const struct fabric *a, const struct fabric *b)
+{
+	if (a->ncircuits != b->ncircuits)
+		return false;
+	for (uint32_t i = 0; i < a->ncircuits; i++)
+		if (a->circuits[i].sw != b->circuits[i].sw ||
+		    a->circuits[i].in_port != b->circuits[i].in_port ||
+		    a->circuits[i].out_port != b->circuits[i].out_port)
+			return false;
+	return true;
+}
+
+/* A staged ApplyConfig's target: its config's topology, when the config
+ * changes no circuit but its topology's (the rest of it is applied after
+ * the stages, in one transaction that moves no circuit). -2: answered
+ * (the config's own errors, FILE:LINE:COL). */
+static int apply_target(struct staged *s, struct ofc_error *err)
+{
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	struct fabcfg *nc = NULL;
+	struct fabric *same = NULL;
+	int rc = -1;
+
+	if (d->w->nheld)
+		return ofc_error_set(
+		    err, OFC_E_INPUT,
+		    "%u partition%s held: a staged apply ends with the config applied in one "
+		    "transaction, which would aim the held ports too; stage its topology with "
+		    "reconfigure --topology SPEC --max-loss P%% (the stages go around held "
+		    "partitions), or release %s first",
+		    d->w->nheld, d->w->nheld == 1 ? " is" : "s are",
+		    d->w->nheld == 1 ? "it" : "them");
+	if (ofcd_build_target(d, j, s->an, &nc) < 0)
+		return -2;
+	const struct fabric *nf = nc->f;
+
+	if (!nf->topology.present || !nf->topology.spec)
+		ofc_error_set(err, OFC_E_INPUT, "%s has no topology to change to in stages",
+			      j->filename);
+	else if (ofcd_fabric_with_topology(d, d->w->cfg, nf->topology.spec, true, &same, err) ==
+		 0) {
+		if (!same_circuits(same, nf)) {
+			ofc_error_set(err, OFC_E_INPUT,
+				      "%s changes circuits beyond its topology's (its wiring, "
+				      "switches or partitions): a staged apply changes the "
+				      "topology alone; apply it without max_loss_percent, or "
+				      "stage the topology first",
+				      j->filename);
+		} else {
+			free(j->spec);
+			j->spec = xstrdup(nf->topology.spec);
+			j->spec_from_client = true;
+			/* (the stages' words name both; the apply's, the file) */
+			free(j->target);
+			j->target = xasprintf("%s (the topology of %s)", j->spec, j->filename);
+			rc = 0;
+		}
+	}
+	fabric_free(same);
+	fabcfg_unref(nc);
+	return rc;
+}
+
+/* The target's spec: the request's topology, the topology the workload's
+ * chosen way gives the phase (MoveToPhase in stages; the planning call a
+ * planner process may take over), or an ApplyConfig's config's. -1: err;
+ * -2: answered. */
+static int staged_target(struct staged *s, struct ofc_error *err)
+{
+	struct job *j = s->j;
+	char *spec = NULL;
+
+	if (j->kind == JOB_APPLY_CONFIG)
+		return apply_target(s, err);
+	if (!j->to_phase)
+		return 0;
+	if (ofcd_phase_spec(s->d->w->cfg, j, &spec, err) < 0)
+		return -1;
+	free(j->spec);
+	j->spec = spec;
+	j->spec_from_client = false;
+	return 0;
+}
+
 /* Where this run starts: the record's plan when it is for the same target
  * and budget and the running topology is one of its stages, else a plan
  * from the running topology. */
@@ -180,9 +324,7 @@ static int make_plan(struct staged *s, struct ofc_error *err)
 	if (rec && rec->target && rec->from_topology && strcmp(rec->target, j->spec) == 0 &&
 	    rec->max_loss_percent == j->max_loss &&
 	    ports_of(d, rec->from_topology, false, &from, err) == 0) {
-		struct stage_req q = {&from, &to, j->max_loss / 100, d->w->cfg->coll, 0};
-
-		if (stage_plan_make(&q, &s->p, err) < 0)
+		if (plan_stages(s, &from, &to, err) < 0)
 			goto out;
 		s->done = UINT32_MAX;
 		if (same_ports(&from, &f->ports))
@@ -205,12 +347,8 @@ static int make_plan(struct staged *s, struct ofc_error *err)
 	}
 	ofc_error_clear(err);
 	port_map_free(&from);
-	{
-		struct stage_req q = {&f->ports, &to, j->max_loss / 100, d->w->cfg->coll, 0};
-
-		if (stage_plan_make(&q, &s->p, err) < 0)
-			goto out;
-	}
+	if (plan_stages(s, &f->ports, &to, err) < 0)
+		goto out;
 	s->from = xstrdup(f->topology.spec);
 	s->done = 0;
 	s->since = unix_ms();
@@ -307,25 +445,43 @@ static void refuse(struct ofcd *d, struct job *j, struct answer *an, const struc
 	j->outcome = "refused";
 }
 
-/* Stage i: its schedule published, the grace, its circuits in one
- * transaction, its record, its topology's schedule published. -1: err
- * and say why; the transaction undid itself, the stages before stay. */
+/* Stage i in words: its circuits, ports out of use and loss. */
+static char *stage_words(const struct staged *s, uint32_t i)
+{
+	const struct stage *st = &s->p.v[i];
+
+	return xasprintf("%s: stage %u of %u, %u circuit%s to move, %u host port%s out of use "
+			 "(loss %.2f%%, at most %.4g%%)",
+			 s->j->target, i + 1, s->p.n, st->moved, st->moved == 1 ? "" : "s",
+			 st->ndark, st->ndark == 1 ? "" : "s", 100 * st->loss, s->j->max_loss);
+}
+
+/* Stage i: its schedule published (unless the stage before published it
+ * with its commit), the grace, its circuits in one transaction, its
+ * record; then the next stage's schedule published at once, or, after
+ * the last (or a failure), the topology's own. The next stage's schedule
+ * uses only circuits this stage's topology has, so it runs on it until
+ * the next stage's circuits go: an intermediate topology's own schedule
+ * (a whole plan of a graph with none of the target's symmetry, the
+ * slowest step on a large fabric) is never needed, and running jobs
+ * change schedules once a stage. -1: err and say why; the transaction
+ * undid itself, the stages before stay. */
 static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct ofc_error *err)
 {
 	struct ofcd *d = s->d;
 	struct job *j = s->j;
 	const struct stage *st = &s->p.v[i];
 	char *spec = i + 1 == s->p.n ? xstrdup(j->spec) : topo_ports_spec(&st->after);
-	char sentence[1000], *cause;
+	char sentence[1000], *cause = stage_words(s, i), *next;
+	bool more;
 	int rc;
 
-	staging_set(d, st);
-	cause = xasprintf("%s: stage %u of %u, %u circuit%s to move, %u host port%s out of use "
-			  "(loss %.2f%%, at most %.4g%%)",
-			  j->target, i + 1, s->p.n, st->moved, st->moved == 1 ? "" : "s", st->ndark,
-			  st->ndark == 1 ? "" : "s", 100 * st->loss, j->max_loss);
-	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
-	ofcd_publish_now(d, j);
+	if (!s->next_out) {
+		staging_set(d, st);
+		ofcd_replan(d, j, cause, sentence, sizeof(sentence));
+		ofcd_publish_now(d, j);
+	}
+	s->next_out = false;
 	ofcd_log(d, OFCD_LOG_NOTICE, "%s: its schedule published; %u ms of grace", cause,
 		 j->grace_ms);
 	free(cause);
@@ -338,14 +494,22 @@ static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct of
 		ofcd_log_error(d, "the staged reconfiguration's record not written: ", err);
 		ofc_error_clear(err);
 	}
-	cause = rc == 0 ? xasprintf("%s: stage %u of %u committed (%s)", j->target, i + 1, s->p.n,
-				    say->buf ? say->buf : "")
+	more = rc == 0 && i + 1 < s->p.n;
+	next = more ? stage_words(s, i + 1) : NULL;
+	if (more)
+		staging_set(d, &s->p.v[i + 1]);
+	cause = rc == 0 ? xasprintf("%s: stage %u of %u committed (%s)%s%s", j->target, i + 1,
+				    s->p.n, say->buf ? say->buf : "", more ? "; next, " : "",
+				    more ? next + strlen(j->target) + 2 : "")
 			: xasprintf("%s: stage %u of %u failed and was undone: %s%s", j->target,
 				    i + 1, s->p.n, err->msg, say->buf ? say->buf : "");
 	ofcd_replan(d, j, cause, sentence, sizeof(sentence));
 	free(cause);
-	if (rc == 0 && i + 1 < s->p.n)
+	free(next);
+	if (more) {
 		ofcd_publish_now(d, j);
+		s->next_out = true;
+	}
 	return rc;
 }
 
@@ -384,7 +548,8 @@ static void run_stages(struct staged *s)
 		an->t.id = j->txn = d->w->ctl->txn;
 	}
 	if (!an->t.state) {
-		if (record_remove(d, &err) < 0) {
+		/* (a staged apply's record goes once its config is applied) */
+		if (j->kind != JOB_APPLY_CONFIG && record_remove(d, &err) < 0) {
 			ofcd_log_error(d,
 				       "the staged reconfiguration's record not removed: ", &err);
 			ofc_error_clear(&err);
@@ -399,30 +564,69 @@ static void run_stages(struct staged *s)
 	sb_free(&say);
 }
 
-/* Why a staged change waits for the holds to go: each stage commits the
- * whole fabric's topology (a ports: spec every replica builds again), and
- * a held partition's circuits are its own topology on its members' ports,
- * not the fabric's, so every stage would move them. */
-static void held_refusal(struct ofcd *d, struct ofc_error *err)
+/* The plan made: a dry run's words, nothing to do, or the stages run. */
+static void staged_answer(struct staged *s)
 {
-	struct strbuf names = STRBUF_INIT;
-	uint32_t n = d->w->nheld;
+	struct ofcd *d = s->d;
+	struct job *j = s->j;
+	struct answer *an = s->an;
+	struct ofc_error err = {0};
 
-	for (uint32_t i = 0; i < n && i < 8; i++)
-		sb_printf(&names, "%s%s (%s, held by %s)", i ? ", " : "", d->w->held[i].p.name,
-			  d->w->held[i].p.topology.spec ? d->w->held[i].p.topology.spec : "?",
-			  d->w->held[i].owner ? d->w->held[i].owner : "?");
-	if (n > 8)
-		sb_printf(&names, " and %u more", n - 8);
-	ofc_error_set(err, OFC_E_INPUT,
-		      "%u partition%s held: a staged change moves no held circuit, so release "
-		      "%s first (or reconfigure --free-ports, in one transaction): each stage "
-		      "commits the whole fabric's topology, and %s: %s",
-		      n, n == 1 ? " is" : "s are", n == 1 ? "it" : "them",
-		      n == 1 ? "this partition's circuits are its own topology on its ports"
-			     : "these partitions' circuits are their own topologies on their ports",
-		      names.buf ? names.buf : "");
-	sb_free(&names);
+	stage_plan_text(&s->p, j->target, &s->words);
+	held_words(d, &s->words);
+	if (s->resumed)
+		sb_printf(&s->words, "; resumed at stage %u (%u committed before)", s->done + 1,
+			  s->done);
+	if (j->dry_run) {
+		dry_schedules(s);
+		if (j->kind == JOB_APPLY_CONFIG)
+			sb_printf(&s->words, "; then %s applied, its circuits its topology's",
+				  j->filename);
+		answer_status(an, OFC__V1__STATUS__STATUS_OK, "would reconfigure in %s",
+			      s->words.buf);
+		an->t.state = "planned";
+		j->outcome = "planned";
+	} else if (s->p.n == s->done) {
+		answer_status(an, OFC__V1__STATUS__STATUS_OK,
+			      "fabric '%s' is at %s already: nothing to stage", d->w->cfg->f->name,
+			      j->target);
+		an->t.state = "committed";
+		j->outcome = "committed";
+		if (s->resumed && j->kind != JOB_APPLY_CONFIG && record_remove(d, &err) < 0)
+			ofcd_log_error(d,
+				       "the staged reconfiguration's record not removed: ", &err);
+	} else {
+		run_stages(s);
+	}
+}
+
+/* A staged ApplyConfig's last step, its stages committed: the config
+ * applied as a plain ApplyConfig (its circuits are its topology's by
+ * now), answered after the stages' words; the record goes once it
+ * commits, so a failover before then applies it on resuming. */
+static void apply_after(struct ofcd *d, struct job *j, const char *words)
+{
+	struct ofc_error err = {0};
+	Ofc__V1__Response *r;
+
+	free(j->reply);
+	j->reply = NULL;
+	j->staged = false;
+	j->outcome = NULL;
+	ofcd_run_mutation(d, j);
+	j->staged = true;
+	if (j->outcome && strcmp(j->outcome, "committed") == 0 && record_remove(d, &err) < 0)
+		ofcd_log_error(d, "the staged reconfiguration's record not removed: ", &err);
+	if (!(r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply)))
+		return;
+	char *old = r->message, *msg = xasprintf("%s; then %s", words, old ? old : "");
+
+	r->message = msg;
+	free(j->reply);
+	response_pack(r, &j->reply, &j->reply_len);
+	r->message = old;
+	free(msg);
+	ofc__v1__response__free_unpacked(r, NULL);
 }
 
 void ofcd_run_staged(struct ofcd *d, struct job *j)
@@ -430,41 +634,37 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 	struct answer an;
 	struct ofc_error err = {0};
 	struct staged s = {.d = d, .j = j, .an = &an};
+	char *words = NULL;
+	int rc = -1;
 
 	answer_init(&an, j);
-	if (d->w->damaged) {
+	if (d->w->damaged)
 		ofc_error_set(&err, OFC_E_RUNTIME, "refused: %.400s; fix or remove it first",
 			      d->w->damaged);
-		refuse(d, j, &an, &err);
-	} else if (d->w->nheld) {
-		held_refusal(d, &err);
-		refuse(d, j, &an, &err);
-	} else if (make_plan(&s, &err) < 0) {
-		refuse(d, j, &an, &err);
-	} else {
-		stage_plan_text(&s.p, j->target, &s.words);
-		if (s.resumed)
-			sb_printf(&s.words, "; resumed at stage %u (%u committed before)",
-				  s.done + 1, s.done);
-		if (j->dry_run) {
-			dry_schedules(&s);
-			answer_status(&an, OFC__V1__STATUS__STATUS_OK, "would reconfigure in %s",
-				      s.words.buf);
-			an.t.state = "planned";
-			j->outcome = "planned";
-		} else if (s.p.n == s.done) {
-			answer_status(&an, OFC__V1__STATUS__STATUS_OK,
-				      "fabric '%s' is at %s already: nothing to stage",
-				      d->w->cfg->f->name, j->target);
-			an.t.state = "committed";
-			j->outcome = "committed";
-			if (s.resumed && record_remove(d, &err) < 0)
-				ofcd_log_error(
-				    d, "the staged reconfiguration's record not removed: ", &err);
-		} else {
-			run_stages(&s);
-		}
+	else if ((rc = staged_target(&s, &err)) == 0) {
+		an.t.target = j->target; /* (a phase's, resolved, names its topology) */
+		rc = make_plan(&s, &err);
 	}
+	if (rc == -1) {
+		refuse(d, j, &an, &err);
+	} else if (rc == -2) { /* answered */
+		an.t.state = "refused";
+		j->outcome = "refused";
+	} else {
+		staged_answer(&s);
+	}
+	if (j->kind == JOB_APPLY_CONFIG && !j->dry_run && j->outcome &&
+	    strcmp(j->outcome, "committed") == 0)
+		words = xstrdup(an.r.message ? an.r.message : "");
+	else
+		response_pack(&an.r, &j->reply, &j->reply_len);
+	arena_free(&an.a);
+	if (words) {
+		free(j->target);
+		j->target = xstrdup(j->filename);
+		apply_after(d, j, words);
+	}
+	free(words);
 	if (!j->snap) {
 		char why[400];
 
@@ -474,6 +674,4 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 	stage_plan_free(&s.p);
 	free(s.from);
 	sb_free(&s.words);
-	response_pack(&an.r, &j->reply, &j->reply_len);
-	arena_free(&an.a);
 }

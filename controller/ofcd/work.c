@@ -56,7 +56,10 @@ void ofcd_run_job(struct ofcd *d, struct job *j)
 		ofcd_run_testbed_up(d, j);
 		break;
 	default:
-		ofcd_run_mutation(d, j);
+		if (j->staged) /* (staged.c runs ofcd_run_mutation for an apply's last step) */
+			ofcd_run_staged(d, j);
+		else
+			ofcd_run_mutation(d, j);
 		break;
 	}
 }

@@ -138,6 +138,11 @@ void ofcd_drop_moves(struct ofcd *d);
 /* (mutation worker, mutation.c) ApplyConfig, Reconfigure, MoveToPhase
  * and reloads; a device probe (JOB_PROBE). */
 void ofcd_run_mutation(struct ofcd *d, struct job *j);
+/* The new fabric a mutation asks for (an ApplyConfig's config parsed and
+ * checked; a Reconfigure's topology over the running config), or -1 with
+ * the answer set. */
+struct answer;
+int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct fabcfg **out);
 void ofcd_run_probe(struct ofcd *d, struct job *j);
 /* The running config from what the store holds, and its snapshot
  * (strict: the start, where damage stops it; leader: it may write). */
@@ -327,7 +332,8 @@ int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say,
 void ofcd_publish_now(struct ofcd *d, struct job *j);
 /* A bounded wait (ms), in steps, ended early when the daemon stops. */
 void ofcd_grace_wait(struct ofcd *d, uint32_t ms);
-/* (mutation worker) a staged Reconfigure (j->staged, staged.c). */
+/* (mutation worker) a staged Reconfigure, MoveToPhase or ApplyConfig
+ * (j->staged, staged.c): the worker runs it instead of ofcd_run_mutation. */
 void ofcd_run_staged(struct ofcd *d, struct job *j);
 
 #endif

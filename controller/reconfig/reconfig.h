@@ -461,12 +461,19 @@ struct stage_req {
 	double max_loss; /* a fraction, above 0 and below 1 */
 	enum sched_collective coll;
 	uint64_t work;
+	/* Per host (n), or NULL: the hosts of held partitions. Their ports'
+	 * circuits are the partitions' own (the devices aimed on the free
+	 * ports alone), so a circuit of the permutations with a held end is
+	 * the record's alone: it changes with no device circuit moved, takes
+	 * no port out of use, and counts in no stage's circuits; the price is
+	 * the free hosts' (the circuits between them). */
+	const bool *fixed;
 };
 struct stage {
 	struct port_map after; /* the topology once it commits (owned) */
 	uint32_t *dark;	       /* host ports out of use during it: row * n + node, sorted */
 	uint32_t ndark;
-	uint32_t moved; /* circuits it sets */
+	uint32_t moved; /* circuits it sets on the devices */
 	uint32_t units; /* cycles (or parts) it changes */
 	bool cut;	/* one of them is a cycle's first part */
 	double loss;	/* the bandwidth share lost during it */

@@ -21,7 +21,15 @@
  * What a stage takes out of use: while its circuits change, the host
  * ports at both ends of each changing circuit carry nothing (the
  * published schedule leaves those ports out, as it does a failure's), so
- * the stage is priced on the topology before it less those host ports. */
+ * the stage is priced on the topology before it less those host ports.
+ *
+ * Held partitions (stage_req.fixed): the devices are aimed on the free
+ * ports alone, so only a circuit between two free hosts is on a device.
+ * The units are the same cycles (the record stays permutations), but a
+ * circuit with a held end changes in the record alone: it takes no port
+ * out of use, moves nothing and is priced nowhere; the price is the free
+ * hosts' graph. A unit whose change takes no circuit away goes with the
+ * first stage it meets. */
 #include "controller/reconfig/internal.h"
 #include "sched/sched.h"
 
@@ -93,43 +101,53 @@ static uint32_t find_units(const struct port_map *cur, const struct port_map *to
 	return nu;
 }
 
+/* Whether the circuit u -> v is on a device: neither end held. */
+static bool on_device(const struct stage_req *q, uint32_t u, uint32_t v)
+{
+	return !q->fixed || (!q->fixed[u] && !q->fixed[v]);
+}
+
 /* The host ports (j * n + u) a unit's change takes out of use: k new
  * circuits of the cycle (k == len: all of it) need the old circuits of
  * its first min(k + 1, len) nodes gone: their out-ports and the in-ports
- * those circuits ended at. */
-static uint32_t unit_dark(const struct port_map *cur, const struct unit *x, uint32_t k,
-			  uint32_t *out)
+ * those circuits ended at (of those on a device). out NULL: counted. */
+static uint32_t unit_dark(const struct stage_req *q, const struct port_map *cur,
+			  const struct unit *x, uint32_t k, uint32_t *out)
 {
 	uint32_t n = cur->n, m = k < x->len ? k + 1 : x->len, c = 0;
 	const uint32_t *a = cur->to + (size_t)x->row * n;
 
 	for (uint32_t i = 0; i < m; i++) {
-		out[c++] = x->row * n + x->u[i];
-		out[c++] = x->row * n + a[x->u[i]];
+		if (!on_device(q, x->u[i], a[x->u[i]]))
+			continue;
+		if (out) {
+			out[c] = x->row * n + x->u[i];
+			out[c + 1] = x->row * n + a[x->u[i]];
+		}
+		c += 2;
 	}
 	return c;
 }
 
 /* cur after k new circuits of x (k < len: the temporary one closes it).
- * Returns the circuits set. */
-static uint32_t unit_apply(struct port_map *cur, const struct port_map *to, const struct unit *x,
+ * Returns the circuits set on the devices. */
+static uint32_t unit_apply(const struct stage_req *q, struct port_map *cur, const struct unit *x,
 			   uint32_t k)
 {
-	uint32_t n = cur->n;
+	uint32_t n = cur->n, set = 0;
 	uint32_t *a = cur->to + (size_t)x->row * n;
-	const uint32_t *b = to->to + (size_t)x->row * n;
-
-	if (k >= x->len) {
-		for (uint32_t i = 0; i < x->len; i++)
-			a[x->u[i]] = b[x->u[i]];
-		return x->len;
-	}
+	const uint32_t *b = q->to->to + (size_t)x->row * n;
 	uint32_t freed = a[x->u[0]];
 
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k && i < x->len; i++) {
 		a[x->u[i]] = b[x->u[i]];
-	a[x->u[k]] = freed;
-	return k + 1;
+		set += on_device(q, x->u[i], a[x->u[i]]);
+	}
+	if (k < x->len) {
+		a[x->u[k]] = freed;
+		set += on_device(q, x->u[k], freed);
+	}
+	return set;
 }
 
 /* Whether every node of g is reached from node 0. */
@@ -174,26 +192,31 @@ static bool strongly_connected(const struct graph *g, uint32_t m, const uint32_t
 	return ok;
 }
 
-/* tau_B of cur less the dark host ports (NULL: none); INFINITY when it
- * falls apart. */
+/* tau_B of cur's free hosts (every host without fixed) less the dark
+ * host ports (NULL: none); INFINITY when it falls apart. */
 static double price(const struct stage_req *q, const struct port_map *cur, const bool *dark,
 		    bool *exact)
 {
-	uint32_t n = cur->n, d = cur->d, m = 0;
+	uint32_t n = cur->n, d = cur->d, m = 0, nfree = 0;
 	uint32_t *t = xmalloc(((size_t)n * d + 1) * sizeof(*t));
 	uint32_t *h = xmalloc(((size_t)n * d + 1) * sizeof(*h));
+	uint32_t *id = xmalloc(((size_t)n + 1) * sizeof(*id)); /* the free hosts numbered */
 	struct degraded_bound b;
 
+	for (uint32_t u = 0; u < n; u++)
+		id[u] = q->fixed && q->fixed[u] ? UINT32_MAX : nfree++;
 	for (uint32_t u = 0; u < n; u++)
 		for (uint32_t j = 0; j < d; j++) {
 			uint32_t v = cur->to[(size_t)j * n + u];
 
-			if (dark && (dark[(size_t)j * n + u] || dark[(size_t)j * n + v]))
+			if (id[u] == UINT32_MAX || id[v] == UINT32_MAX ||
+			    (dark && (dark[(size_t)j * n + u] || dark[(size_t)j * n + v])))
 				continue;
-			t[m] = u;
-			h[m++] = v;
+			t[m] = id[u];
+			h[m++] = id[v];
 		}
-	struct graph *g = graph_from_arcs(n, m, t, h, "stage");
+	free(id);
+	struct graph *g = graph_from_arcs(nfree, m, t, h, "stage");
 	int rc = strongly_connected(g, m, t, h)
 		     ? degraded_bound(g, q->coll ? q->coll : SCHED_ALLGATHER, d, q->work, &b)
 		     : -1;
@@ -241,7 +264,7 @@ static bool take(struct planning *p, const struct unit *x, uint32_t k)
 
 	if (2 * m > ARRAY_SIZE(tmp))
 		v = xmalloc(2 * (size_t)m * sizeof(*v));
-	c = unit_dark(&p->cur, x, k, v);
+	c = unit_dark(p->q, &p->cur, x, k, v);
 	for (uint32_t i = 0; i < c && ok; i++)
 		ok = p->per_node[v[i] % n] < p->cap;
 	if (ok)
@@ -258,6 +281,24 @@ static bool take(struct planning *p, const struct unit *x, uint32_t k)
 struct chosen {
 	uint32_t unit, k;
 };
+
+/* The units not chosen whose change takes no circuit away (each of their
+ * old circuits has a held end) join the stage: they cost it nothing. */
+static void add_costless(const struct planning *p, const struct unit *units, uint32_t nu,
+			 struct chosen *ch, uint32_t *nch)
+{
+	bool *in;
+
+	if (!p->q->fixed)
+		return;
+	in = xcalloc((size_t)nu + 1, sizeof(*in));
+	for (uint32_t i = 0; i < *nch; i++)
+		in[ch[i].unit] = true;
+	for (uint32_t i = 0; i < nu; i++)
+		if (!in[i] && unit_dark(p->q, &p->cur, &units[i], units[i].len, NULL) == 0)
+			ch[(*nch)++] = (struct chosen){i, units[i].len};
+	free(in);
+}
 
 /* One stage: the units that fit (whole, biggest first), halved until the
  * price is within budget; a unit alone over it, cut. Fills st. */
@@ -314,6 +355,7 @@ static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struc
 		if (ch[0].k == 0)
 			ch[0].k = 1;
 	}
+	add_costless(p, units, nu, ch, &nch);
 	st->dark = xmalloc(((size_t)p->nports + 1) * sizeof(*st->dark));
 	st->ndark = 0;
 	for (size_t i = 0; i < len; i++) /* (sorted, each once) */
@@ -323,7 +365,7 @@ static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struc
 	st->exact = exact;
 	st->moved = 0;
 	for (uint32_t i = 0; i < nch; i++) {
-		st->moved += unit_apply(&p->cur, p->q->to, &units[ch[i].unit], ch[i].k);
+		st->moved += unit_apply(p->q, &p->cur, &units[ch[i].unit], ch[i].k);
 		st->units++;
 		if (ch[i].k < units[ch[i].unit].len)
 			st->cut = true;
@@ -338,8 +380,9 @@ static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struc
 
 /* The fewest stages any plan needs by the nodes alone: a node whose ports
  * must all change, at most cap of them out of use at once. */
-static uint32_t node_bound(const struct port_map *a, const struct port_map *b, uint32_t cap)
+static uint32_t node_bound(const struct stage_req *q, uint32_t cap)
 {
+	const struct port_map *a = q->from, *b = q->to;
 	uint32_t n = a->n, best = 0;
 	uint32_t *need = xcalloc((size_t)n + 1, sizeof(*need));
 	uint32_t *inv = xmalloc(((size_t)n + 1) * sizeof(*inv));
@@ -349,7 +392,7 @@ static uint32_t node_bound(const struct port_map *a, const struct port_map *b, u
 		bool *hit = xcalloc(n, sizeof(*hit));
 
 		for (uint32_t u = 0; u < n; u++)
-			if (x[u] != y[u])
+			if (x[u] != y[u] && on_device(q, u, x[u]))
 				hit[u] = hit[x[u]] = true;
 		for (uint32_t u = 0; u < n; u++)
 			need[u] += hit[u];
@@ -412,12 +455,21 @@ int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_
 	size_t len = (size_t)a->n * a->d;
 	struct planning pl = {.q = q};
 	bool exact;
+	uint32_t nfixed = 0;
+
+	for (uint32_t u = 0; q->fixed && u < a->n; u++)
+		nfixed += q->fixed[u];
+	if (a->n - nfixed < 2)
+		return ofc_error_set(err, OFC_E_INPUT,
+				     "%u of the %u hosts are held: fewer than two are free to "
+				     "change in stages",
+				     nfixed, a->n);
 	double from_tau = price(q, a, NULL, &exact), to_tau = price(q, b, NULL, &exact);
 
 	if (!isfinite(from_tau) || !isfinite(to_tau))
-		return ofc_error_set(err, OFC_E_INPUT,
-				     "the %s topology does not connect every host",
-				     isfinite(from_tau) ? "target" : "running");
+		return ofc_error_set(err, OFC_E_INPUT, "the %s topology does not connect every %s",
+				     isfinite(from_tau) ? "target" : "running",
+				     nfixed ? "host outside the held partitions" : "host");
 	pl.ref = from_tau > to_tau ? from_tau : to_tau;
 	pl.cur = (struct port_map){.n = a->n, .d = a->d, .to = xmalloc(len * sizeof(uint32_t))};
 	pl.dark = xcalloc(len, sizeof(*pl.dark));
@@ -461,8 +513,8 @@ int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_
 	}
 	*p = best;
 	for (size_t i = 0; i < len; i++)
-		p->fewest += a->to[i] != b->to[i];
-	p->min_stages = p->fewest ? node_bound(a, b, pl.cap) : 0;
+		p->fewest += a->to[i] != b->to[i] && on_device(q, (uint32_t)(i % a->n), b->to[i]);
+	p->min_stages = p->fewest ? node_bound(q, pl.cap) : 0;
 	p->ref_tau_b = pl.ref;
 	p->max_loss = q->max_loss;
 	return 0;

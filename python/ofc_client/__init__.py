@@ -481,17 +481,29 @@ class Client:
 
     # ---- mutations ------------------------------------------------------
 
-    def apply_config(self, yaml_text, filename=None, dry_run=False):
+    def apply_config(self, yaml_text, filename=None, dry_run=False, max_loss_percent=None,
+                     grace_ms=None):
         """Validate the YAML and drive the devices to its target as one
         transaction. Relative paths in it (credentials) resolve from the
         directory of filename (made absolute here), else from the running
-        config's. Returns the Response (message, transaction info)."""
+        config's. max_loss_percent, grace_ms: its topology in stages first,
+        as reconfigure's, then the config (which may change no other
+        circuit). Returns the Response (message, transaction info)."""
         req = control_pb2.Request()
         req.apply_config.yaml = yaml_text
         if filename:
             req.apply_config.filename = os.path.abspath(filename)
         if dry_run:
             req.apply_config.dry_run = True
+        if max_loss_percent is not None:
+            if not 0 < max_loss_percent < 100:
+                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
+                                 % (max_loss_percent,))
+            req.apply_config.max_loss_percent = max_loss_percent
+            if grace_ms is not None:
+                req.apply_config.grace_ms = grace_ms
+        elif grace_ms is not None:
+            raise ValueError("grace_ms goes with max_loss_percent")
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
@@ -640,10 +652,12 @@ class Client:
         req.get_plan.SetInParent()
         return self.call(req).plan
 
-    def move_to_phase(self, phase=None, name=None, dry_run=False):
+    def move_to_phase(self, phase=None, name=None, dry_run=False, max_loss_percent=None,
+                      grace_ms=None):
         """Take the fabric to the topology the plan's chosen way gives a
         phase (its index, or its name); answered when the circuits are
-        committed. Returns the Response."""
+        committed. max_loss_percent, grace_ms: in stages, as reconfigure's.
+        Returns the Response."""
         req = control_pb2.Request()
         m = req.move_to_phase
         if (phase is None) == (name is None):
@@ -654,6 +668,15 @@ class Client:
             m.phase = phase
         if dry_run:
             m.dry_run = True
+        if max_loss_percent is not None:
+            if not 0 < max_loss_percent < 100:
+                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
+                                 % (max_loss_percent,))
+            m.max_loss_percent = max_loss_percent
+            if grace_ms is not None:
+                m.grace_ms = grace_ms
+        elif grace_ms is not None:
+            raise ValueError("grace_ms goes with max_loss_percent")
         return self.call(req)
 
     def cancel(self, ticket):

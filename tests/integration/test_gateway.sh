@@ -311,6 +311,11 @@ req admin 200 -X POST "$URL/v1/apply" --data-binary @- <<EOF
 $(python3 -c 'import json,sys; print(json.dumps({"yaml": open(sys.argv[1]).read(), "filename": sys.argv[1], "dry_run": True}))' "$TMP/part.yaml")
 EOF
 body_is 'j["transaction"]["state"]=="planned"'
+# in stages through the gateway: the same budget check as the socket's
+req admin 400 -X POST "$URL/v1/apply" -d '{"yaml":"x","max_loss_percent":100}'
+body_is 'j["message"].startswith("max_loss_percent must be above 0 and below 100, not 100")'
+req admin 400 -X POST "$URL/v1/apply" -d '{"yaml":"x","grace_ms":5}'
+body_is 'j["message"]=="grace_ms goes with max_loss_percent"'
 req tenant-b 404 -X POST "$URL/v1/cancel" -d '{"ticket":1}'
 body_is 'j["message"]=="no request of yours with ticket 1 is waiting"'
 req tenant-b 403 -X POST "$URL/v1/cancel" -d '{"request_id":1}'

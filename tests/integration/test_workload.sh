@@ -363,6 +363,39 @@ for step in "ag product( split" "a2a ports: traffic" "static union( union"; do
 		bad "after kill -9, ofcd serves phase $1's $3 topology again" "$(tail -5 "$TMP/py.out")" "$(tail -8 "$TMP/ofcd.log")"
 done
 grep -q "serving the recorded topology ports:16:" "$TMP/ofcd.log" && ok || bad "the restart says it serves the record's" "$(tail -3 "$TMP/ofcd.log")"
+# MoveToPhase in stages (max_loss_percent, as Reconfigure's): from torus:4x4
+# to a2a's topology, each stage within the budget, ending at the phase's
+# topology; a budget out of range, or a grace alone, refused
+PYTHONPATH="$BUILD/python" $PY - "$TMP/ofcd.sock" >"$TMP/py.out" 2>&1 <<'PY' && ok ||
+import re, sys
+from ofc_client import Client, OfcError, control_pb2
+c = Client(sys.argv[1], timeout=120)
+c.reconfigure(topology="torus:4x4")
+want = [ph.spec for ph in {w.kind: w for w in c.get_plan().ways}["chosen"].phases if ph.name == "a2a"][0]
+r = c.move_to_phase(name="a2a", max_loss_percent=50, dry_run=True)
+assert re.search(r"would reconfigure in \d+ stages? to phase a2a's topology, .* within a loss of 50%", r.message), r.message
+assert c.get_state().topology.spec.startswith("torus:4x4")
+r = c.move_to_phase(name="a2a", max_loss_percent=50, grace_ms=0)
+assert r.message.startswith("reconfigured to phase a2a's topology, ") and " in stages, " in r.message, r.message
+losses = [float(x) for x in re.findall(r"stage \d+: \d+ circuits?, \d+ host ports? out of use, loss ([0-9.]+)%", r.message)]
+assert losses and max(losses) <= 50, r.message
+s = c.get_state()
+assert s.topology.spec == want and s.at_target, (s.topology.spec, s.at_target)
+for m, why in (({"max_loss_percent": 100}, "max_loss_percent must be above 0 and below 100, not 100"),
+               ({"grace_ms": 10}, "grace_ms goes with max_loss_percent")):
+    req = control_pb2.Request()
+    req.move_to_phase.name = "ag"
+    for k, v in m.items():
+        setattr(req.move_to_phase, k, v)
+    try:
+        c.call(req)
+        sys.exit("ofcd took MoveToPhase %r" % m)
+    except OfcError as e:
+        assert e.response.status == control_pb2.STATUS_INVALID and why in str(e), str(e)
+assert c.get_state().topology.spec == want
+print("ok")
+PY
+	bad "MoveToPhase in stages" "$(tail -8 "$TMP/py.out")" "$(tail -5 "$TMP/ofcd.log")"
 ofcd_kill9
 # The record's topology damaged (a ports: row with a node twice): ofcd
 # stops with the file, the column and the mv, and leaves the file as it was.

@@ -4,7 +4,10 @@
  * circuits whose host ports it says are out of use; its loss, priced again
  * here on the topology before it less those ports, is within the budget;
  * a tighter budget never takes fewer stages; a budget no single circuit
- * fits and one out of range are refused. */
+ * fits and one out of range are refused. Under held hosts, no stage takes
+ * a held host's port out of use, each device circuit (both ends free)
+ * that changes has its ports out of use, and the price is the free
+ * hosts' graph. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -256,6 +259,160 @@ static void test_refused(void **state)
 	port_map_free(&b);
 }
 
+/* tau_B of pm's free hosts (fixed false) less the dark ports, and
+ * whether that graph is strongly connected: recomputed from the arcs. */
+static double tau_free(const struct port_map *pm, const bool *fixed, const uint32_t *dark,
+		       uint32_t ndark, bool *connected)
+{
+	uint32_t n = pm->n, d = pm->d, m = 0, nf = 0;
+	bool *off = calloc((size_t)n * d, sizeof(*off));
+	uint32_t *id = malloc(n * sizeof(*id));
+	uint32_t *t = malloc((size_t)n * d * sizeof(*t)), *h = malloc((size_t)n * d * sizeof(*h));
+	struct degraded_bound b;
+
+	for (uint32_t i = 0; i < ndark; i++)
+		off[dark[i]] = true;
+	for (uint32_t u = 0; u < n; u++)
+		id[u] = fixed[u] ? UINT32_MAX : nf++;
+	for (uint32_t j = 0; j < d; j++)
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t v = pm->to[(size_t)j * n + u];
+
+			if (!fixed[u] && !fixed[v] && !off[(size_t)j * n + u] &&
+			    !off[(size_t)j * n + v]) {
+				t[m] = id[u];
+				h[m++] = id[v];
+			}
+		}
+	/* connected: a fixpoint from free host 0, forwards then backwards */
+	*connected = true;
+	for (int dir = 0; dir < 2; dir++) {
+		bool *in = calloc(nf, sizeof(*in)), more = true;
+
+		in[0] = true;
+		while (more) {
+			more = false;
+			for (uint32_t e = 0; e < m; e++) {
+				uint32_t from = dir ? h[e] : t[e], to = dir ? t[e] : h[e];
+
+				if (in[from] && !in[to])
+					in[to] = more = true;
+			}
+		}
+		for (uint32_t u = 0; u < nf; u++)
+			*connected = *connected && in[u];
+		free(in);
+	}
+	struct graph *g = graph_from_arcs(nf, m, t, h, "check");
+	int rc = degraded_bound(g, SCHED_ALLGATHER, d, 0, &b);
+
+	graph_free(g);
+	free(off);
+	free(id);
+	free(t);
+	free(h);
+	return rc < 0 ? INFINITY : b.tau_b;
+}
+
+/* Replays p from `from` under the held hosts: no held port out of use,
+ * each changed device circuit's ports out of use, each new one's in-port
+ * idle or out of use, the loss on the free hosts within budget, the
+ * circuits set on the devices counted, the end at `to`. */
+static void check_held_plan(const struct port_map *from, const struct port_map *to,
+			    const bool *fixed, const struct stage_plan *p, double max_loss)
+{
+	uint32_t n = from->n, d = from->d, moved = 0;
+	const struct port_map *cur = from;
+	bool conn;
+	double ref =
+	    fmax(tau_free(from, fixed, NULL, 0, &conn), tau_free(to, fixed, NULL, 0, &conn));
+
+	assert_true(p->n >= 1);
+	for (uint32_t s = 0; s < p->n; s++) {
+		const struct stage *st = &p->v[s];
+		double tau = tau_free(cur, fixed, st->dark, st->ndark, &conn);
+		double loss = fmax(0, 1 - ref / tau);
+		uint32_t set = 0;
+
+		assert_true(conn);
+		assert_true(loss <= max_loss + 1e-9);
+		assert_true(fabs(loss - st->loss) < 1e-9);
+		for (uint32_t i = 0; i < st->ndark; i++)
+			assert_false(fixed[st->dark[i] % n]);
+		for (uint32_t j = 0; j < d; j++) {
+			const uint32_t *a = cur->to + (size_t)j * n,
+				       *b = st->after.to + (size_t)j * n;
+			uint32_t *inv = malloc(n * sizeof(*inv));
+
+			for (uint32_t u = 0; u < n; u++)
+				inv[a[u]] = u;
+			for (uint32_t u = 0; u < n; u++) {
+				if (a[u] == b[u])
+					continue;
+				if (!fixed[u] && !fixed[a[u]]) { /* a device circuit goes */
+					assert_true(is_dark(st, j * n + u));
+					assert_true(is_dark(st, j * n + a[u]));
+				}
+				if (!fixed[u] && !fixed[b[u]]) { /* one comes */
+					set++;
+					uint32_t w = inv[b[u]];
+
+					assert_true(fixed[w] || is_dark(st, j * n + b[u]));
+				}
+			}
+			free(inv);
+		}
+		assert_int_equal(set, st->moved);
+		moved += st->moved;
+		cur = &st->after;
+	}
+	assert_memory_equal(cur->to, to->to, (size_t)n * d * sizeof(uint32_t));
+	assert_int_equal(moved, p->moved);
+	assert_true(p->moved >= p->fewest);
+}
+
+/* Held hosts h0-h3 and h8-h9 (two partitions' worth): the plan leaves
+ * their ports in use throughout, where the plan without them takes some
+ * out; every stage within 25% on the free hosts, and the free part ends
+ * at the target. */
+static void test_held_hosts_untouched(void **state)
+{
+	struct port_map a, b;
+	struct stage_plan p, plain;
+	struct ofc_error err = {0};
+	bool fixed[64] = {0};
+	uint32_t on_held = 0;
+
+	(void)state;
+	ports_of("torus:8x8", &a);
+	ports_of("circulant:64:1,8", &b);
+	fixed[0] = fixed[1] = fixed[2] = fixed[3] = fixed[8] = fixed[9] = true;
+	struct stage_req q = {.from = &a, .to = &b, .max_loss = 0.25};
+
+	if (stage_plan_make(&q, &plain, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (uint32_t s = 0; s < plain.n; s++)
+		for (uint32_t i = 0; i < plain.v[s].ndark; i++)
+			on_held += fixed[plain.v[s].dark[i] % 64];
+	assert_true(on_held > 0); /* without them, the held ports go dark */
+	q.fixed = fixed;
+	if (stage_plan_make(&q, &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	check_held_plan(&a, &b, fixed, &p, 0.25);
+	assert_true(p.moved < plain.moved); /* the held ends' circuits move nowhere */
+	/* every host but one held: refused, nothing planned */
+	bool most[64];
+
+	memset(most, 1, sizeof(most));
+	most[5] = false;
+	q.fixed = most;
+	assert_int_equal(stage_plan_make(&q, &p.v ? &plain : &plain, &err), -1);
+	assert_non_null(strstr(err.msg, "63 of the 64 hosts are held"));
+	stage_plan_free(&p);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
 static void test_nothing_to_do(void **state)
 {
 	struct port_map a;
@@ -281,6 +438,7 @@ int main(void)
 	    cmocka_unit_test(test_long_cycle_cut),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_nothing_to_do),
+	    cmocka_unit_test(test_held_hosts_untouched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
