@@ -34,6 +34,14 @@
 #include "proto/control.pb-c.h"
 #include "proto/planner.pb-c.h"
 
+/* A healthy run kept for the re-plans (a packed ofc.v1.KeptRun,
+ * proto/mcf.proto; buf NULL: none) and what its solution holds in memory
+ * once a planner unpacks it. */
+struct kept_run {
+	uint8_t *buf;
+	size_t len, bytes;
+};
+
 /* A validated config, immutable once shared: the mutation worker, the
  * snapshots and the schedule jobs each hold a reference. */
 struct fabcfg {
@@ -75,8 +83,9 @@ struct fabcfg {
 	 * dies with the config (ApplyConfig, reload, Reconfigure, a re-wire
 	 * make a new one). At most KEPT_MAX_BYTES; kept_why says why none is
 	 * kept (for the re-plan's message), "" when none was tried. Mutable
-	 * like plan. */
-	struct schedule_kept kept;
+	 * like plan. Kept packed (a KeptRun): only a planner process unpacks
+	 * it, ofcd holds no engine's state. */
+	struct kept_run kept;
 	char kept_why[240];
 	/* plan and kept are final (the planner's result installed, or a
 	 * re-plan computed them): from then on nobody writes them, so the
@@ -414,6 +423,9 @@ struct planner_how {
 	char *path;
 	char *topo_dir;
 	uint64_t max_memory;
+	/* What it computes, a word in its command line (ps, a test picks
+	 * it by): "request" (planner_how's), "state", "workload". */
+	const char *role;
 };
 struct stream {
 	pthread_mutex_t mu;
@@ -696,6 +708,16 @@ int planner_send(const struct planner_how *h, struct planner_proc *p, const stru
 /* ... a packed PlannerJob as it is. */
 int planner_send_frame(const struct planner_how *h, struct planner_proc *p, const uint8_t *buf,
 		       size_t len, double deadline, struct ofc_error *err);
+/* A planner process of its own started for job (a packed PlannerJob),
+ * its one answer (at most max_answer bytes, within wait seconds) into
+ * *answer (the caller frees it), the planner ended: 0; 1 when wanted
+ * (asked with the planner's pid once it runs, and with 0 once it
+ * answered or ended: it records the pid for whoever may kill it) says
+ * the caller let go; -1 with why (the planner's end in words) when none
+ * came. */
+int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, size_t max_answer,
+		double wait, bool (*wanted)(void *ctx, pid_t pid), void *ctx, uint8_t **answer,
+		size_t *answer_len, char *why, size_t n);
 /* How long ofcd waits for a planner's next frame: j's time limit and
  * PLANNER_GRACE, or a day when it has none. */
 double planner_wait(const struct job *j);
@@ -745,12 +767,13 @@ void ofcd_worker_free(struct ofcd *d);
  * found. */
 struct planner_task {
 	pthread_mutex_t mu;
-	unsigned refs;	    /* under mu: the thread's, the daemon's, notes', jobs' */
-	struct ofcd *d;	    /* under mu: NULL once the daemon let go */
-	struct fabcfg *cfg; /* the config planned (a reference) */
-	uint64_t since_ms;  /* unix ms when it started */
-	uint32_t max_frame; /* the daemon's (the thread never reads d->o) */
-	atomic_bool cancel; /* set when the daemon lets go: the MCF stops */
+	unsigned refs;		/* under mu: the thread's, the daemon's, notes', jobs' */
+	struct ofcd *d;		/* under mu: NULL once the daemon let go */
+	struct fabcfg *cfg;	/* the config planned (a reference) */
+	uint64_t since_ms;	/* unix ms when it started */
+	uint32_t max_frame;	/* the daemon's (the thread never reads d->o) */
+	struct planner_how how; /* its planner process */
+	pid_t pid;		/* under mu: that planner while it computes */
 	/* The result, the thread's until it posts its note; then read by
 	 * the loop and moved out by the mutation worker (JOB_PLANNER). */
 	struct planner_out {
@@ -758,8 +781,8 @@ struct planner_task {
 		size_t sched_len;
 		uint8_t *full; /* GetSchedule's answer (fabcfg.plan_full), NULL: */
 		size_t full_len;
-		char *full_why;		   /* ... why not */
-		struct schedule_kept kept; /* healthy all-to-all: the MCF run */
+		char *full_why;	      /* ... why not */
+		struct kept_run kept; /* healthy all-to-all: the MCF run */
 		char kept_why[240];
 		char *message; /* what the event says */
 		bool ok;       /* a verified schedule */
@@ -781,15 +804,17 @@ struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg);
  * cancels the thread's MCF and tells it to drop its result. */
 void planner_unref(struct planner_task *t);
 void planner_abandon(struct planner_task *t);
-/* The workload's schedule on pub (its failures in effect): the same query
- * a re-plan makes; kept: the healthy config's kept run to start from (NULL:
- * none); keep: keep this run's MCF solution in out->kept (pub healthy);
- * cancel: stops the MCF once true (NULL: none; the planner's).
- * What it found is appended to msg ("..., verified, DONE in S s" since t0);
- * GetSchedule's whole answer goes to out->full when it fits max_frame (0:
- * not built). Any thread: reads pub->f only. */
-void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
-		     const char *kept_why, bool keep, const atomic_bool *cancel, double t0,
+/* The workload's schedule on pub (its failures in effect), computed by a
+ * planner process of its own (planner_replan.c; one that ends before it
+ * answers costs a second): the same query a re-plan makes; kept: the
+ * healthy config's kept run to start from (NULL: none); keep: keep this
+ * run's MCF solution in out->kept (pub healthy). What it found is
+ * appended to msg ("..., verified, DONE in S s" since t0); GetSchedule's
+ * whole answer goes to out->full when it fits max_frame (0: not built).
+ * t: the background planner's task, whose daemon may let go (its planner
+ * killed: nothing appended); NULL on the mutation worker. */
+void planner_compute(const struct planner_how *h, struct planner_task *t, const struct fabcfg *pub,
+		     const struct kept_run *kept, const char *kept_why, bool keep, double t0,
 		     const char *done, uint32_t max_frame, struct strbuf *msg,
 		     struct planner_out *out);
 void planner_out_free(struct planner_out *o);
@@ -827,6 +852,12 @@ void state_schedule_form(const struct schedule_result *r, char *buf, size_t n);
  * summarised: a packed ofc.v1.PlannerStateSchedule of *len bytes. */
 uint8_t *state_schedule_compute(const struct fabcfg *cfg, const char *spec,
 				void (*hook)(struct schedule_result *r), size_t *len);
+/* (the planner process, planner_replan.c) The workload's schedule on cfg
+ * (its coll, size, failures) as m asks it (PlannerJob.replan: the kept run
+ * to start from, whether to keep this one, the frame GetSchedule's whole
+ * answer must fit): a packed ofc.v1.PlannerReplan of *len bytes. */
+uint8_t *planner_replan_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m,
+				size_t *len);
 /* (jobs.c: a task is handed between threads, as the planner's) */
 void state_sched_task_unref(struct state_sched_task *t);
 /* A computation: the loop's and its thread's, handed over in a note. */

@@ -98,8 +98,14 @@ static int start(const struct planner_how *h, struct planner_proc *p, struct ofc
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
 	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)h->max_memory);
-	char *argv[] = {
-	    h->path, "--max-memory", mem, h->topo_dir ? "--topology-dir" : NULL, h->topo_dir, NULL};
+	char *argv[] = {h->path,
+			"--max-memory",
+			mem,
+			"--for",
+			(char *)(h->role ? h->role : "request"),
+			h->topo_dir ? "--topology-dir" : NULL,
+			h->topo_dir,
+			NULL};
 	char **env = planner_env();
 	pid = fork();
 	if (pid == 0)
@@ -283,4 +289,45 @@ void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)
 		 "summary_only, another algorithm)",
 		 why);
 	refuse(j, OFC__V1__STATUS__STATUS_FAILED, msg);
+}
+
+int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, size_t max_answer,
+		double wait, bool (*wanted)(void *ctx, pid_t pid), void *ctx, uint8_t **answer,
+		size_t *answer_len, char *why, size_t n)
+{
+	struct planner_proc p = {.pid = 0, .fd = -1};
+	double deadline = now_seconds() + wait;
+	struct ofc_error err = {0};
+	size_t cap = 0, got = 0;
+	uint8_t *buf = NULL;
+	int rc;
+
+	*answer = NULL;
+	*answer_len = 0;
+	if (planner_send_frame(h, &p, job, len, deadline, &err) < 0) {
+		snprintf(why, n, "could not start: %.160s", err.msg);
+		return -1;
+	}
+	if (!wanted(ctx, atomic_load(&p.pid))) {
+		planner_end(&p, true, NULL, 0);
+		return 1;
+	}
+	rc = frame_recv(p.fd, &buf, &cap, &got, max_answer, deadline, &err);
+	bool gone = !wanted(ctx, 0);
+	if (rc == 0) {
+		/* (closed, a planner at rest ends) */
+		planner_end(&p, false, NULL, 0);
+		if (gone) {
+			free(buf);
+			return 1;
+		}
+		*answer = buf;
+		*answer_len = got;
+		return 0;
+	}
+	free(buf);
+	planner_end(&p, true, why, n);
+	if (err.reason == OFC_R_TIMEOUT)
+		snprintf(why, n, "did not answer within %.0f s", wait);
+	return gone ? 1 : -1;
 }

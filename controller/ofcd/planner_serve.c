@@ -9,7 +9,8 @@
  * a time: the fabric rebuilt from the YAML and what ofcd changed of it
  * (kept while the next job's is the same), the schedule computed as the
  * schedule worker did in ofcd (schedule_job.c), the packed Response sent
- * back; or the state's schedule (planner_state.c) and what it came to. It ends when ofcd closes the
+ * back; or the state's schedule (planner_state.c), or the workload's
+ * (planner_replan.c), and what it came to. It ends when ofcd closes the
  * socket. */
 #include "controller/ofcd/internal.h"
 
@@ -228,6 +229,39 @@ static int serve_state(struct planner *p, const Ofc__V1__PlannerJob *m)
 	return rc;
 }
 
+/* The workload's schedule (planner.c: the background one, a re-plan):
+ * its answer, a packed PlannerReplan, sent back. */
+static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
+{
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
+		Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
+		char why[sizeof(err.msg) + 64];
+
+		snprintf(why, sizeof(why), "no schedule: the planner process cannot compute it: %s",
+			 err.msg);
+		a.message = why;
+		len = protobuf_c_message_get_packed_size(&a.base);
+		buf = xmalloc(len ? len : 1);
+		protobuf_c_message_pack(&a.base, buf);
+	} else {
+		struct fabcfg c = {.f = p->f,
+				   .coll = (enum sched_collective)m->collective,
+				   .size = m->size_bytes,
+				   .nfailed = m->nfailed,
+				   .max_memory = m->max_memory};
+
+		buf = planner_replan_compute(&c, m, &len);
+	}
+	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
+	free(buf);
+	return rc;
+}
+
 /* One job: its answer sent back (a stream's frames, then an empty one).
  * -1 when ofcd is gone or sent garbage. */
 static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
@@ -240,8 +274,8 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
-	if (m->state_schedule) {
-		rc = serve_state(p, m);
+	if (m->state_schedule || m->replan) {
+		rc = m->replan ? serve_replan(p, m) : serve_state(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;
 	}
