@@ -718,6 +718,27 @@ int planner_send_frame(const struct planner_how *h, struct planner_proc *p, cons
 int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, size_t max_answer,
 		double wait, bool (*wanted)(void *ctx, pid_t pid), void *ctx, uint8_t **answer,
 		size_t *answer_len, char *why, size_t n);
+/* (mutation worker) One schedule's summary computed by a planner process
+ * of its own (planner_summary.c), as a held partition's view, a staged
+ * change's stages and a Reconfigure by workload's answer show it: coll of
+ * size on cfg's fabric (its failures in effect) or q->spec, the Schedule
+ * (no steps) unpacked into a; NULL with err (the engine's refusal, or how
+ * the planner ended) when there is none. */
+struct planner_summary_ask {
+	const char *spec;	     /* NULL: the fabric's own */
+	double max_time;	     /* seconds, <= 0: none */
+	enum schedule_reduce reduce; /* SCHEDULE_REDUCED_* */
+	bool explicit_after;	     /* the reduced one refused: the explicit one */
+	bool plain;		     /* header and figures alone */
+};
+Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
+				   enum sched_collective coll, uint64_t size,
+				   const struct planner_summary_ask *q, struct arena *a,
+				   struct ofc_error *err);
+/* (the planner process, planner_summary.c) m's summary (PlannerJob.summary)
+ * of cfg's coll and size: a packed ofc.v1.PlannerSummary of *len bytes. */
+uint8_t *planner_summary_compute(const struct fabcfg *cfg, const struct topo_files *files,
+				 const Ofc__V1__PlannerJob *m, size_t *len);
 /* How long ofcd waits for a planner's next frame: j's time limit and
  * PLANNER_GRACE, or a day when it has none. */
 double planner_wait(const struct job *j);

@@ -195,29 +195,17 @@ static void answer_plan(const struct ofcd *d, struct answer *an, const struct re
  * topology (its summary), or the answer as it is when none is found. */
 static void answer_workload_schedule(const struct ofcd *d, const struct job *j, struct answer *an)
 {
-	struct schedule_query q = {.fabric = d->w->pub->f, .collective = j->coll, .size = j->size};
-	struct schedule_result r;
+	struct planner_summary_ask q = {.plain = true};
 	struct ofc_error err = {0};
+	Ofc__V1__Schedule *h = planner_summary(d, d->w->pub, j->coll, j->size, &q, &an->a, &err);
 
-	if (schedule_compute(&q, &r, NULL, &err) < 0)
+	if (!h)
 		return;
-	if (schedule_check(&r, &err) == 0) {
-		const struct schedule *s = &r.main->s;
-
-		an->t.schedule = schedule_header_msg(&an->a, s);
-		an->t.schedule->algorithm = arena_strdup(&an->a, an->t.schedule->algorithm);
-		an->t.schedule->topology = arena_strdup(&an->a, s->topology);
-		for (size_t i = 0; i < an->t.schedule->n_metrics; i++)
-			an->t.schedule->metrics[i]->key =
-			    arena_strdup(&an->a, an->t.schedule->metrics[i]->key);
-		schedule_msg_summary(an->t.schedule, schedule_extra_msg(&an->a, &r));
-		answer_status(an, OFC__V1__STATUS__STATUS_OK,
-			      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
-			      "(verified)",
-			      an->r.message, j->target, sched_collective_name(j->coll),
-			      s->algorithm, s->nsteps, s->time_us);
-	}
-	schedule_result_free(&r);
+	an->t.schedule = h;
+	answer_status(an, OFC__V1__STATUS__STATUS_OK,
+		      "%s; topology %s picked for %s: %s takes %u steps, %.6g us (verified)",
+		      an->r.message, j->target, sched_collective_name(j->coll), h->algorithm,
+		      h->num_steps, h->time_us);
 }
 
 /* A mutation on its way through reconfigure_run: what its callbacks

@@ -331,3 +331,89 @@ int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, siz
 		snprintf(why, n, "did not answer within %.0f s", wait);
 	return gone ? 1 : -1;
 }
+
+/* ---- one schedule's summary -------------------------------------------------------------- */
+
+/* How long a summary's planner may take past the caller's time limit
+ * (starting, the fabric rebuilt), or at most when it sets none. */
+#define SUMMARY_GRACE	30.0
+#define SUMMARY_LONGEST 3600.0
+/* The most its answer may hold: a summary is a few hundred bytes, its
+ * metrics and a fallback's detail a few KiB. */
+#define SUMMARY_ANSWER_MAX ((size_t)1 << 20)
+
+static bool always(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return true;
+}
+
+static void *in_arena(void *a, size_t n)
+{
+	return arena_alloc(a, n ? n : 1);
+}
+
+static void arena_keeps(void *a, void *p)
+{
+	(void)a;
+	(void)p;
+}
+
+Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
+				   enum sched_collective coll, uint64_t size,
+				   const struct planner_summary_ask *q, struct arena *a,
+				   struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	ProtobufCAllocator in = {in_arena, arena_keeps, a};
+	Ofc__V1__PlannerSummary *ans;
+	Ofc__V1__Schedule *h = NULL;
+	struct planner_how how;
+	uint8_t *job, *buf;
+	size_t len, got;
+	char why[200];
+	int rc;
+
+	m.has_fabric = m.has_nfailed = m.has_collective = m.has_size_bytes = 1;
+	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
+	m.nfailed = cfg->nfailed;
+	m.collective = (uint32_t)coll;
+	m.size_bytes = size;
+	m.topology = (char *)q->spec;
+	m.has_max_memory = m.has_max_time = m.has_summary = m.has_reduce = 1;
+	m.max_memory = cfg->max_memory;
+	m.max_time = q->max_time;
+	m.summary = true;
+	m.reduce = (uint32_t)q->reduce;
+	m.has_explicit_after = m.has_plain = 1;
+	m.explicit_after = q->explicit_after;
+	m.plain = q->plain;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(m.fabric.data);
+	planner_how(d, &how);
+	how.role = "summary";
+	rc = planner_ask(&how, job, len, SUMMARY_ANSWER_MAX,
+			 q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST, always,
+			 NULL, &buf, &got, why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "the planner process computing it %s", why);
+		return NULL;
+	}
+	ans = ofc__v1__planner_summary__unpack(NULL, got, buf);
+	if (ans && ans->has_schedule)
+		h = ofc__v1__schedule__unpack(&in, ans->schedule.len, ans->schedule.data);
+	if (!h)
+		ofc_error_set(err, OFC_E_RUNTIME, "%s",
+			      ans && ans->why
+				  ? ans->why
+				  : "the planner process answered what is not a schedule");
+	if (ans)
+		ofc__v1__planner_summary__free_unpacked(ans, NULL);
+	free(buf);
+	return h;
+}

@@ -229,8 +229,9 @@ static int serve_state(struct planner *p, const Ofc__V1__PlannerJob *m)
 	return rc;
 }
 
-/* The workload's schedule (planner.c: the background one, a re-plan):
- * its answer, a packed PlannerReplan, sent back. */
+/* The workload's schedule (planner.c: the background one, a re-plan), or
+ * one schedule's summary (planner_summary): its answer, a packed
+ * PlannerReplan or PlannerSummary, sent back. */
 static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 {
 	struct ofc_error err = {0};
@@ -240,14 +241,16 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 
 	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
 		Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
+		Ofc__V1__PlannerSummary b = OFC__V1__PLANNER_SUMMARY__INIT;
+		ProtobufCMessage *ans = m->summary ? &b.base : &a.base;
 		char why[sizeof(err.msg) + 64];
 
-		snprintf(why, sizeof(why), "no schedule: the planner process cannot compute it: %s",
-			 err.msg);
-		a.message = why;
-		len = protobuf_c_message_get_packed_size(&a.base);
+		snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
+			 m->summary ? "" : "no schedule: ", err.msg);
+		a.message = b.why = why;
+		len = protobuf_c_message_get_packed_size(ans);
 		buf = xmalloc(len ? len : 1);
-		protobuf_c_message_pack(&a.base, buf);
+		protobuf_c_message_pack(ans, buf);
 	} else {
 		struct fabcfg c = {.f = p->f,
 				   .coll = (enum sched_collective)m->collective,
@@ -255,7 +258,8 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 				   .nfailed = m->nfailed,
 				   .max_memory = m->max_memory};
 
-		buf = planner_replan_compute(&c, m, &len);
+		buf = m->summary ? planner_summary_compute(&c, &p->files, m, &len)
+				 : planner_replan_compute(&c, m, &len);
 	}
 	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
 	free(buf);
@@ -274,8 +278,8 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
-	if (m->state_schedule || m->replan) {
-		rc = m->replan ? serve_replan(p, m) : serve_state(p, m);
+	if (m->state_schedule || m->replan || m->summary) {
+		rc = m->state_schedule ? serve_state(p, m) : serve_replan(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;
 	}
