@@ -475,6 +475,9 @@ struct dev_metrics {
  * waits behind a local user's and one user's never behind another's
  * many. */
 #define SCHEDULE_WORKERS 2
+/* How long a schedule worker (and its planner process, which keeps the
+ * last fabric it rebuilt) waits for the next job before it ends. */
+#define SCHEDULE_IDLE_SECONDS 60
 /* A schedule worker's planner process (planner_proc.c): pid 0 when none
  * runs (started on the next job); fd the socket to it. Only its worker
  * touches it; pid is atomic so ofcd_close may read it. */
@@ -490,6 +493,13 @@ struct ofcd_jobs {
 	struct job *srunning[SCHEDULE_WORKERS];
 	bool stop; /* the workers return */
 	pthread_t mthread, sthread[SCHEDULE_WORKERS];
+	/* A schedule worker is started when a job waits and none is idle
+	 * (ofcd_schedule_spawn), and ends, its planner process with it,
+	 * after SCHEDULE_IDLE_SECONDS without one: a daemon at rest runs
+	 * neither. slive: started, not joined (the loop's); sended: it
+	 * returns (under mu); sidle: workers waiting for a job (under mu). */
+	bool slive[SCHEDULE_WORKERS], sended[SCHEDULE_WORKERS];
+	uint32_t sidle;
 	struct planner_proc planner[SCHEDULE_WORKERS];
 	bool started;
 };
@@ -508,14 +518,24 @@ struct ofcd_notes {
  * here under mu (cond wakes the pool, done the worker waiting on a plan). */
 struct ahead;
 struct ahead_base;
+/* A plan-ahead thread's place: started when a plan waits and no thread
+ * is idle, ended after AHEAD_IDLE_SECONDS without one (ended: it returned,
+ * to be joined), so a daemon at rest runs none. */
+struct ahead_slot {
+	struct ofcd *d;
+	pthread_t th;
+	bool live;  /* started, not joined yet */
+	bool ended; /* under mu: it returned */
+};
 struct ofcd_ahead {
 	pthread_mutex_t mu;
 	pthread_cond_t cond, done;
 	struct ahead *head, *tail; /* waiting, in queue order */
 	struct ahead_base *base;   /* the last published */
-	pthread_t *threads;
-	uint32_t nthreads; /* 0: none, every plan made in its turn */
-	uint64_t started;  /* plans a thread took (the tests wait on it) */
+	struct ahead_slot *slots;  /* nthreads of them */
+	uint32_t nthreads;	   /* the pool's size; 0: every plan made in its turn */
+	uint32_t idle;		   /* under mu: threads waiting for a plan */
+	uint64_t started;	   /* plans a thread took (the tests wait on it) */
 	bool stop;
 };
 /* The renumbering search's budget for a run-time partition (a Slurm job's
@@ -690,6 +710,9 @@ Ofc__V1__Leader *cluster_refusal_leader(struct arena *a, const struct store_clus
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void *ofcd_schedule_worker_2(void *arg); /* the second (SCHEDULE_WORKERS) */
+/* (loop, under jobs.mu) A schedule worker for a job just queued when none
+ * is idle: in a free place (one whose worker ended is joined first). */
+void ofcd_schedule_spawn(struct ofcd *d);
 void ofcd_run_job(struct ofcd *d, struct job *j);
 /* (schedule worker, planner_proc.c) j (GetSchedule) computed by p's
  * planner process: j->reply its answer, or a refusal saying why the

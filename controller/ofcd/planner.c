@@ -178,6 +178,7 @@ static void *planner_thread(void *arg)
 	double t0 = now_seconds();
 	struct strbuf msg = STRBUF_INIT, list = STRBUF_INIT;
 
+	ofc_thread_name("ofcd-workload");
 	/* The event says what an ofcd_replan event says: the failures in
 	 * effect (a restart keeps them), then the schedule. */
 	for (uint32_t i = 0; i < c->nfailed && i < 8; i++)

@@ -162,6 +162,7 @@ static void *task_thread(void *arg)
 {
 	struct state_sched_task *t = arg;
 
+	ofc_thread_name("ofcd-state");
 	compute(t);
 	pthread_mutex_lock(&t->mu);
 	if (t->d) {
