@@ -949,10 +949,16 @@ int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t input
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */
 void ofcd_run_get_plan(struct job *j);
-/* MoveToPhase's target: the spec of the topology the chosen way gives j's
- * phase (*spec, the caller frees), which the running config then takes as a
- * Reconfigure's (and a restart the record's); j->target says which. */
-int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err);
+/* (mutation worker) MoveToPhase's target: the spec of the topology the
+ * chosen way gives j's phase (*spec, the caller frees), which the running
+ * config then takes as a Reconfigure's (and a restart the record's);
+ * j->target says which. Planned in a planner process of its own
+ * (planner_ask.c, which sends it; jobplan.c's planner_phase_compute). */
+int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *j, char **spec,
+		    struct ofc_error *err);
+/* (the planner process) m's phase (PlannerJob.to_phase) on cfg: a packed
+ * ofc.v1.PlannerPhase of *len bytes. */
+uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);
 
 /* held.c: a run-time partition's hosts, at most (the request's check, held_make's) */
 #define HELD_MAX_HOSTS 65536

@@ -126,7 +126,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 			    * builds the recorded topology */
 		char *ps = NULL;
 
-		if (ofcd_phase_spec(d->w->cfg, j, &ps, &err) < 0 ||
+		if (ofcd_phase_spec(d, d->w->cfg, j, &ps, &err) < 0 ||
 		    ofcd_fabric_with_topology(d, d->w->cfg, ps, false, &f, &err) < 0) {
 			free(ps);
 			answer_status(an,

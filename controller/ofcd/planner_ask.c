@@ -308,3 +308,62 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
 	free(buf);
 	return h;
 }
+
+/* ---- MoveToPhase's topology ---------------------------------------------------------------- */
+
+/* The workload planned (every phase priced on every candidate: seconds on
+ * a large fabric): at most this long, and this large an answer. */
+#define PHASE_WAIT	 3600.0
+#define PHASE_ANSWER_MAX ((size_t)1 << 20)
+
+int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *j, char **spec,
+		    struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerPhase *a;
+	struct planner_how how;
+	uint8_t *job, *buf;
+	size_t len, got;
+	char why[200];
+	int rc;
+
+	*spec = NULL;
+	m.has_fabric = m.has_nfailed = m.has_max_memory = m.has_to_phase = m.has_phase = 1;
+	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
+	m.nfailed = cfg->nfailed;
+	m.max_memory = cfg->max_memory;
+	m.to_phase = true;
+	m.phase = j->phase;
+	m.phase_name = j->phase_name;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(m.fabric.data);
+	planner_how(d, &how);
+	how.role = "phase";
+	rc = planner_ask(&how, job, len, PHASE_ANSWER_MAX, PHASE_WAIT, always, NULL, &buf, &got,
+			 why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process planning the workload %s", why);
+	a = ofc__v1__planner_phase__unpack(NULL, got, buf);
+	free(buf);
+	if (!a || (!a->spec && !a->why)) {
+		if (a)
+			ofc__v1__planner_phase__free_unpacked(a, NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process answered what is not a phase's topology");
+	}
+	if (a->spec) {
+		*spec = xstrdup(a->spec);
+		free(j->target);
+		j->target = a->target ? xstrdup(a->target) : NULL;
+		rc = 0;
+	} else {
+		rc = ofc_error_set(err, a->input ? OFC_E_INPUT : OFC_E_RUNTIME, "%s", a->why);
+	}
+	ofc__v1__planner_phase__free_unpacked(a, NULL);
+	return rc;
+}

@@ -242,12 +242,13 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
 		Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
 		Ofc__V1__PlannerSummary b = OFC__V1__PLANNER_SUMMARY__INIT;
-		ProtobufCMessage *ans = m->summary ? &b.base : &a.base;
+		Ofc__V1__PlannerPhase ph = OFC__V1__PLANNER_PHASE__INIT;
+		ProtobufCMessage *ans = m->summary ? &b.base : m->to_phase ? &ph.base : &a.base;
 		char why[sizeof(err.msg) + 64];
 
 		snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
 			 m->summary ? "" : "no schedule: ", err.msg);
-		a.message = b.why = why;
+		a.message = b.why = ph.why = why;
 		len = protobuf_c_message_get_packed_size(ans);
 		buf = xmalloc(len ? len : 1);
 		protobuf_c_message_pack(ans, buf);
@@ -258,8 +259,9 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 				   .nfailed = m->nfailed,
 				   .max_memory = m->max_memory};
 
-		buf = m->summary ? planner_summary_compute(&c, &p->files, m, &len)
-				 : planner_replan_compute(&c, m, &len);
+		buf = m->summary    ? planner_summary_compute(&c, &p->files, m, &len)
+		      : m->to_phase ? planner_phase_compute(&c, m, &len)
+				    : planner_replan_compute(&c, m, &len);
 	}
 	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
 	free(buf);
@@ -278,7 +280,7 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
-	if (m->state_schedule || m->replan || m->summary) {
+	if (m->state_schedule || m->replan || m->summary || m->to_phase) {
 		rc = m->state_schedule ? serve_state(p, m) : serve_replan(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;
