@@ -32,8 +32,8 @@
  * never touched). */
 #define PLANNER_AS_ROOM(cpus) (((uint64_t)1 << 30) + (uint64_t)(cpus) * ((uint64_t)128 << 20))
 /* The most a job's frame from ofcd may hold: the config's YAML (a few MiB
- * at most) and the request. */
-#define PLANNER_JOB_MAX ((size_t)256 << 20)
+ * at most), the request and a re-plan's kept MCF run (KEPT_MAX_BYTES). */
+#define PLANNER_JOB_MAX (KEPT_MAX_BYTES + ((size_t)256 << 20))
 /* The descriptors it may hold: the socket, edge lists it reads, /dev/null. */
 #define PLANNER_NOFILE 64
 /* A sanitizer's build (make check) maps terabytes of shadow address space
