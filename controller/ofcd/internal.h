@@ -956,6 +956,14 @@ void ofcd_run_get_plan(struct job *j);
  * (planner_ask.c, which sends it; jobplan.c's planner_phase_compute). */
 int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *j, char **spec,
 		    struct ofc_error *err);
+/* (mutation worker) A Reconfigure by workload's topology: the finder's
+ * pick for every host of cfg's fabric at the fewest NIC ports any host
+ * has, minimising j's workload (coll, size) under the config's cost model
+ * (controller/pick), into spec; in a planner process of its own
+ * (planner_ask.c sends it, planner_summary.c's planner_pick_compute). */
+int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
+		       char *spec, size_t n, struct ofc_error *err);
+uint8_t *planner_pick_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);
 /* (the planner process) m's phase (PlannerJob.to_phase) on cfg: a packed
  * ofc.v1.PlannerPhase of *len bytes. */
 uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);

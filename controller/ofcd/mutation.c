@@ -7,36 +7,9 @@
 #include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/worker.h"
-#include "controller/pick/pick.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Reconfigure for a workload: the finder's pick for every host of the
- * fabric at the fewest NIC ports any host has, minimising the workload's
- * time under the config's cost model (the use case of controller/pick). */
-static int pick_topology(const struct fabric *f, const struct job *j, char *spec, size_t n,
-			 struct ofc_error *err)
-{
-	struct pick_work work = {.op = j->coll, .size = j->size, .weight = 1};
-	struct pick_request q = {
-	    .nodes = f->nhosts, .degree = pick_degree(f), .work = &work, .nwork = 1};
-	struct pick_result r;
-	struct ofc_error sub = {0};
-
-	if (j->nodes && j->nodes != f->nhosts)
-		return ofc_error_set(
-		    err, OFC_E_INPUT,
-		    "workload of %u nodes: fabric '%s' has %u hosts, and a topology "
-		    "spans all of them",
-		    j->nodes, f->name, f->nhosts);
-	pick_model_of(f, &q.model);
-	if (pick_run(&q, &r, &sub) < 0)
-		return ofc_error_set(err, sub.code, "workload: %s", sub.msg);
-	snprintf(spec, n, "%s", r.front.front[r.pick].spec);
-	pick_free(&r);
-	return 0;
-}
 
 /* ---- mutations ------------------------------------------------------------------------ */
 
@@ -143,7 +116,7 @@ static int build_target(struct ofcd *d, struct job *j, struct answer *an, struct
 		return 0;
 	}
 	if (j->workload) {
-		if (pick_topology(cur, j, spec, sizeof(spec), &err) < 0) {
+		if (ofcd_pick_topology(d, d->w->cfg, j, spec, sizeof(spec), &err) < 0) {
 			answer_status(an,
 				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 								: OFC__V1__STATUS__STATUS_INVALID,

@@ -367,3 +367,55 @@ int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *
 	ofc__v1__planner_phase__free_unpacked(a, NULL);
 	return rc;
 }
+
+/* ---- a Reconfigure by workload's pick ----------------------------------------------------- */
+
+int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
+		       char *spec, size_t n, struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerPick *a;
+	struct planner_how how;
+	uint8_t *job, *buf;
+	size_t len, got;
+	char why[200];
+	int rc;
+
+	m.has_fabric = m.has_nfailed = m.has_max_memory = m.has_pick = m.has_nodes = 1;
+	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
+	m.nfailed = cfg->nfailed;
+	m.max_memory = cfg->max_memory;
+	m.pick = true;
+	m.nodes = j->nodes;
+	m.has_collective = m.has_size_bytes = 1;
+	m.collective = (uint32_t)j->coll;
+	m.size_bytes = j->size;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(m.fabric.data);
+	planner_how(d, &how);
+	how.role = "pick";
+	rc = planner_ask(&how, job, len, PHASE_ANSWER_MAX, PHASE_WAIT, always, NULL, &buf, &got,
+			 why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "the planner process picking %s", why);
+	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
+	free(buf);
+	if (!a || (!a->spec && !a->why)) {
+		if (a)
+			ofc__v1__planner_pick__free_unpacked(a, NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process answered what is not a pick");
+	}
+	if (a->spec) {
+		snprintf(spec, n, "%s", a->spec);
+		rc = 0;
+	} else {
+		rc = ofc_error_set(err, a->input ? OFC_E_INPUT : OFC_E_RUNTIME, "%s", a->why);
+	}
+	ofc__v1__planner_pick__free_unpacked(a, NULL);
+	return rc;
+}

@@ -243,12 +243,16 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 		Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
 		Ofc__V1__PlannerSummary b = OFC__V1__PLANNER_SUMMARY__INIT;
 		Ofc__V1__PlannerPhase ph = OFC__V1__PLANNER_PHASE__INIT;
-		ProtobufCMessage *ans = m->summary ? &b.base : m->to_phase ? &ph.base : &a.base;
+		Ofc__V1__PlannerPick pk = OFC__V1__PLANNER_PICK__INIT;
+		ProtobufCMessage *ans = m->summary    ? &b.base
+					: m->to_phase ? &ph.base
+					: m->pick     ? &pk.base
+						      : &a.base;
 		char why[sizeof(err.msg) + 64];
 
 		snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
 			 m->summary ? "" : "no schedule: ", err.msg);
-		a.message = b.why = ph.why = why;
+		a.message = b.why = ph.why = pk.why = why;
 		len = protobuf_c_message_get_packed_size(ans);
 		buf = xmalloc(len ? len : 1);
 		protobuf_c_message_pack(ans, buf);
@@ -261,6 +265,7 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 
 		buf = m->summary    ? planner_summary_compute(&c, &p->files, m, &len)
 		      : m->to_phase ? planner_phase_compute(&c, m, &len)
+		      : m->pick	    ? planner_pick_compute(&c, m, &len)
 				    : planner_replan_compute(&c, m, &len);
 	}
 	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
@@ -280,7 +285,7 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
-	if (m->state_schedule || m->replan || m->summary || m->to_phase) {
+	if (m->state_schedule || m->replan || m->summary || m->to_phase || m->pick) {
 		rc = m->state_schedule ? serve_state(p, m) : serve_replan(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;
