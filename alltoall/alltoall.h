@@ -137,6 +137,11 @@ size_t mcf_warm_bytes(const struct mcf_warm *w);
 /* w was solved on g itself (same nodes, same arcs in the same CSR order):
  * a kept healthy solution still belongs to the fabric's graph. */
 bool mcf_warm_fits(const struct mcf_warm *w, const struct graph *g);
+/* w as a packed ofc.v1.McfWarm (proto/mcf.proto) of *len bytes, for
+ * another process to warm-start from; and back (NULL with err when the
+ * bytes are not one, or its arrays do not match its sizes). */
+uint8_t *mcf_warm_pack(const struct mcf_warm *w, size_t *len);
+struct mcf_warm *mcf_warm_unpack(const uint8_t *buf, size_t len, struct ofc_error *err);
 
 /* Routes: for each pair (src, dst) one or more weighted paths, each a list
  * of hops (arc = CSR index, step = when it moves: the time-expanded step for

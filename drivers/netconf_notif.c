@@ -166,6 +166,7 @@ static void *listen_main(void *arg)
 	const struct device *dev = l->dev;
 	double backoff = BACKOFF_FIRST;
 
+	ofc_thread_name("netconf-listen");
 	while (!stopping(l)) {
 		struct netconf_session s;
 		struct ofc_error err = {0};

@@ -257,6 +257,7 @@ static void *relay_main(void *arg)
 	struct dir in = {xmalloc(BUF_CAP), 0}, out = {xmalloc(BUF_CAP), 0};
 	bool peer_gone = false, lib_gone = false, lib_shut = false;
 
+	ofc_thread_name("netconf-relay");
 	for (;;) {
 		enum ncrelay_end why = turn(r, &in, &out, &peer_gone, &lib_gone);
 		double deadline, now = now_seconds();

@@ -20,6 +20,11 @@ struct pf_worker {
 	unsigned id;
 };
 
+void ofc_thread_name(const char *name)
+{
+	(void)pthread_setname_np(pthread_self(), name);
+}
+
 unsigned ofc_cpu_count(void)
 {
 	/* The CPUs this process may run on (taskset, a cgroup's cpuset), not
@@ -53,6 +58,13 @@ static void *pf_run(void *arg)
 	return NULL;
 }
 
+/* (a worker of its own; the caller's thread runs pf_run under its name) */
+static void *pf_thread(void *arg)
+{
+	ofc_thread_name("parallel-for");
+	return pf_run(arg);
+}
+
 unsigned parallel_workers(size_t n, size_t grain, unsigned threads)
 {
 	size_t blocks = grain ? (n + grain - 1) / grain : n;
@@ -84,7 +96,7 @@ void parallel_for(size_t n, size_t grain, unsigned threads,
 	for (unsigned t = 1; t < threads; t++) {
 		w[t].job = &job;
 		w[t].id = t;
-		if (pthread_create(&tid[t], NULL, pf_run, &w[t]) != 0)
+		if (pthread_create(&tid[t], NULL, pf_thread, &w[t]) != 0)
 			break;
 		started = t;
 	}

@@ -347,6 +347,9 @@ int atomic_write(const char *path, const void *data, size_t len, struct ofc_erro
  */
 #define PARALLEL_MAX 64
 unsigned ofc_cpu_count(void);
+/* The calling thread named (at most 15 characters: /proc/PID/task/TID/comm,
+ * ps -L, gdb), so a daemon's threads are told apart by what runs them. */
+void ofc_thread_name(const char *name);
 unsigned parallel_workers(size_t n, size_t grain, unsigned threads);
 void parallel_for(size_t n, size_t grain, unsigned threads,
 		  void (*fn)(void *ctx, size_t i, unsigned worker), void *ctx);

@@ -34,6 +34,14 @@
 #include "proto/control.pb-c.h"
 #include "proto/planner.pb-c.h"
 
+/* A healthy run kept for the re-plans (a packed ofc.v1.KeptRun,
+ * proto/mcf.proto; buf NULL: none) and what its solution holds in memory
+ * once a planner unpacks it. */
+struct kept_run {
+	uint8_t *buf;
+	size_t len, bytes;
+};
+
 /* A validated config, immutable once shared: the mutation worker, the
  * snapshots and the schedule jobs each hold a reference. */
 struct fabcfg {
@@ -75,8 +83,9 @@ struct fabcfg {
 	 * dies with the config (ApplyConfig, reload, Reconfigure, a re-wire
 	 * make a new one). At most KEPT_MAX_BYTES; kept_why says why none is
 	 * kept (for the re-plan's message), "" when none was tried. Mutable
-	 * like plan. */
-	struct schedule_kept kept;
+	 * like plan. Kept packed (a KeptRun): only a planner process unpacks
+	 * it, ofcd holds no engine's state. */
+	struct kept_run kept;
 	char kept_why[240];
 	/* plan and kept are final (the planner's result installed, or a
 	 * re-plan computed them): from then on nobody writes them, so the
@@ -414,6 +423,9 @@ struct planner_how {
 	char *path;
 	char *topo_dir;
 	uint64_t max_memory;
+	/* What it computes, a word in its command line (ps, a test picks
+	 * it by): "request" (planner_how's), "state", "workload". */
+	const char *role;
 };
 struct stream {
 	pthread_mutex_t mu;
@@ -463,6 +475,9 @@ struct dev_metrics {
  * waits behind a local user's and one user's never behind another's
  * many. */
 #define SCHEDULE_WORKERS 2
+/* How long a schedule worker (and its planner process, which keeps the
+ * last fabric it rebuilt) waits for the next job before it ends. */
+#define SCHEDULE_IDLE_SECONDS 60
 /* A schedule worker's planner process (planner_proc.c): pid 0 when none
  * runs (started on the next job); fd the socket to it. Only its worker
  * touches it; pid is atomic so ofcd_close may read it. */
@@ -478,6 +493,13 @@ struct ofcd_jobs {
 	struct job *srunning[SCHEDULE_WORKERS];
 	bool stop; /* the workers return */
 	pthread_t mthread, sthread[SCHEDULE_WORKERS];
+	/* A schedule worker is started when a job waits and none is idle
+	 * (ofcd_schedule_spawn), and ends, its planner process with it,
+	 * after SCHEDULE_IDLE_SECONDS without one: a daemon at rest runs
+	 * neither. slive: started, not joined (the loop's); sended: it
+	 * returns (under mu); sidle: workers waiting for a job (under mu). */
+	bool slive[SCHEDULE_WORKERS], sended[SCHEDULE_WORKERS];
+	uint32_t sidle;
 	struct planner_proc planner[SCHEDULE_WORKERS];
 	bool started;
 };
@@ -496,14 +518,24 @@ struct ofcd_notes {
  * here under mu (cond wakes the pool, done the worker waiting on a plan). */
 struct ahead;
 struct ahead_base;
+/* A plan-ahead thread's place: started when a plan waits and no thread
+ * is idle, ended after AHEAD_IDLE_SECONDS without one (ended: it returned,
+ * to be joined), so a daemon at rest runs none. */
+struct ahead_slot {
+	struct ofcd *d;
+	pthread_t th;
+	bool live;  /* started, not joined yet */
+	bool ended; /* under mu: it returned */
+};
 struct ofcd_ahead {
 	pthread_mutex_t mu;
 	pthread_cond_t cond, done;
 	struct ahead *head, *tail; /* waiting, in queue order */
 	struct ahead_base *base;   /* the last published */
-	pthread_t *threads;
-	uint32_t nthreads; /* 0: none, every plan made in its turn */
-	uint64_t started;  /* plans a thread took (the tests wait on it) */
+	struct ahead_slot *slots;  /* nthreads of them */
+	uint32_t nthreads;	   /* the pool's size; 0: every plan made in its turn */
+	uint32_t idle;		   /* under mu: threads waiting for a plan */
+	uint64_t started;	   /* plans a thread took (the tests wait on it) */
 	bool stop;
 };
 /* The renumbering search's budget for a run-time partition (a Slurm job's
@@ -678,6 +710,9 @@ Ofc__V1__Leader *cluster_refusal_leader(struct arena *a, const struct store_clus
 void *ofcd_mutation_worker(void *arg);
 void *ofcd_schedule_worker(void *arg);
 void *ofcd_schedule_worker_2(void *arg); /* the second (SCHEDULE_WORKERS) */
+/* (loop, under jobs.mu) A schedule worker for a job just queued when none
+ * is idle: in a free place (one whose worker ended is joined first). */
+void ofcd_schedule_spawn(struct ofcd *d);
 void ofcd_run_job(struct ofcd *d, struct job *j);
 /* (schedule worker, planner_proc.c) j (GetSchedule) computed by p's
  * planner process: j->reply its answer, or a refusal saying why the
@@ -696,6 +731,37 @@ int planner_send(const struct planner_how *h, struct planner_proc *p, const stru
 /* ... a packed PlannerJob as it is. */
 int planner_send_frame(const struct planner_how *h, struct planner_proc *p, const uint8_t *buf,
 		       size_t len, double deadline, struct ofc_error *err);
+/* A planner process of its own started for job (a packed PlannerJob),
+ * its one answer (at most max_answer bytes, within wait seconds) into
+ * *answer (the caller frees it), the planner ended: 0; 1 when wanted
+ * (asked with the planner's pid once it runs, and with 0 once it
+ * answered or ended: it records the pid for whoever may kill it) says
+ * the caller let go; -1 with why (the planner's end in words) when none
+ * came. */
+int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, size_t max_answer,
+		double wait, bool (*wanted)(void *ctx, pid_t pid), void *ctx, uint8_t **answer,
+		size_t *answer_len, char *why, size_t n);
+/* (mutation worker) One schedule's summary computed by a planner process
+ * of its own (planner_summary.c), as a held partition's view, a staged
+ * change's stages and a Reconfigure by workload's answer show it: coll of
+ * size on cfg's fabric (its failures in effect) or q->spec, the Schedule
+ * (no steps) unpacked into a; NULL with err (the engine's refusal, or how
+ * the planner ended) when there is none. */
+struct planner_summary_ask {
+	const char *spec;	     /* NULL: the fabric's own */
+	double max_time;	     /* seconds, <= 0: none */
+	enum schedule_reduce reduce; /* SCHEDULE_REDUCED_* */
+	bool explicit_after;	     /* the reduced one refused: the explicit one */
+	bool plain;		     /* header and figures alone */
+};
+Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
+				   enum sched_collective coll, uint64_t size,
+				   const struct planner_summary_ask *q, struct arena *a,
+				   struct ofc_error *err);
+/* (the planner process, planner_summary.c) m's summary (PlannerJob.summary)
+ * of cfg's coll and size: a packed ofc.v1.PlannerSummary of *len bytes. */
+uint8_t *planner_summary_compute(const struct fabcfg *cfg, const struct topo_files *files,
+				 const Ofc__V1__PlannerJob *m, size_t *len);
 /* How long ofcd waits for a planner's next frame: j's time limit and
  * PLANNER_GRACE, or a day when it has none. */
 double planner_wait(const struct job *j);
@@ -745,12 +811,13 @@ void ofcd_worker_free(struct ofcd *d);
  * found. */
 struct planner_task {
 	pthread_mutex_t mu;
-	unsigned refs;	    /* under mu: the thread's, the daemon's, notes', jobs' */
-	struct ofcd *d;	    /* under mu: NULL once the daemon let go */
-	struct fabcfg *cfg; /* the config planned (a reference) */
-	uint64_t since_ms;  /* unix ms when it started */
-	uint32_t max_frame; /* the daemon's (the thread never reads d->o) */
-	atomic_bool cancel; /* set when the daemon lets go: the MCF stops */
+	unsigned refs;		/* under mu: the thread's, the daemon's, notes', jobs' */
+	struct ofcd *d;		/* under mu: NULL once the daemon let go */
+	struct fabcfg *cfg;	/* the config planned (a reference) */
+	uint64_t since_ms;	/* unix ms when it started */
+	uint32_t max_frame;	/* the daemon's (the thread never reads d->o) */
+	struct planner_how how; /* its planner process */
+	pid_t pid;		/* under mu: that planner while it computes */
 	/* The result, the thread's until it posts its note; then read by
 	 * the loop and moved out by the mutation worker (JOB_PLANNER). */
 	struct planner_out {
@@ -758,8 +825,8 @@ struct planner_task {
 		size_t sched_len;
 		uint8_t *full; /* GetSchedule's answer (fabcfg.plan_full), NULL: */
 		size_t full_len;
-		char *full_why;		   /* ... why not */
-		struct schedule_kept kept; /* healthy all-to-all: the MCF run */
+		char *full_why;	      /* ... why not */
+		struct kept_run kept; /* healthy all-to-all: the MCF run */
 		char kept_why[240];
 		char *message; /* what the event says */
 		bool ok;       /* a verified schedule */
@@ -781,15 +848,17 @@ struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg);
  * cancels the thread's MCF and tells it to drop its result. */
 void planner_unref(struct planner_task *t);
 void planner_abandon(struct planner_task *t);
-/* The workload's schedule on pub (its failures in effect): the same query
- * a re-plan makes; kept: the healthy config's kept run to start from (NULL:
- * none); keep: keep this run's MCF solution in out->kept (pub healthy);
- * cancel: stops the MCF once true (NULL: none; the planner's).
- * What it found is appended to msg ("..., verified, DONE in S s" since t0);
- * GetSchedule's whole answer goes to out->full when it fits max_frame (0:
- * not built). Any thread: reads pub->f only. */
-void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
-		     const char *kept_why, bool keep, const atomic_bool *cancel, double t0,
+/* The workload's schedule on pub (its failures in effect), computed by a
+ * planner process of its own (planner_replan.c; one that ends before it
+ * answers costs a second): the same query a re-plan makes; kept: the
+ * healthy config's kept run to start from (NULL: none); keep: keep this
+ * run's MCF solution in out->kept (pub healthy). What it found is
+ * appended to msg ("..., verified, DONE in S s" since t0); GetSchedule's
+ * whole answer goes to out->full when it fits max_frame (0: not built).
+ * t: the background planner's task, whose daemon may let go (its planner
+ * killed: nothing appended); NULL on the mutation worker. */
+void planner_compute(const struct planner_how *h, struct planner_task *t, const struct fabcfg *pub,
+		     const struct kept_run *kept, const char *kept_why, bool keep, double t0,
 		     const char *done, uint32_t max_frame, struct strbuf *msg,
 		     struct planner_out *out);
 void planner_out_free(struct planner_out *o);
@@ -827,6 +896,12 @@ void state_schedule_form(const struct schedule_result *r, char *buf, size_t n);
  * summarised: a packed ofc.v1.PlannerStateSchedule of *len bytes. */
 uint8_t *state_schedule_compute(const struct fabcfg *cfg, const char *spec,
 				void (*hook)(struct schedule_result *r), size_t *len);
+/* (the planner process, planner_replan.c) The workload's schedule on cfg
+ * (its coll, size, failures) as m asks it (PlannerJob.replan: the kept run
+ * to start from, whether to keep this one, the frame GetSchedule's whole
+ * answer must fit): a packed ofc.v1.PlannerReplan of *len bytes. */
+uint8_t *planner_replan_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m,
+				size_t *len);
 /* (jobs.c: a task is handed between threads, as the planner's) */
 void state_sched_task_unref(struct state_sched_task *t);
 /* A computation: the loop's and its thread's, handed over in a note. */
@@ -874,10 +949,24 @@ int state_schedule_answer(struct ofcd *d, const struct fabcfg *c, uint64_t input
 
 /* GetPlan's answer into j->reply: the running config's workload planned. */
 void ofcd_run_get_plan(struct job *j);
-/* MoveToPhase's target: the spec of the topology the chosen way gives j's
- * phase (*spec, the caller frees), which the running config then takes as a
- * Reconfigure's (and a restart the record's); j->target says which. */
-int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err);
+/* (mutation worker) MoveToPhase's target: the spec of the topology the
+ * chosen way gives j's phase (*spec, the caller frees), which the running
+ * config then takes as a Reconfigure's (and a restart the record's);
+ * j->target says which. Planned in a planner process of its own
+ * (planner_ask.c, which sends it; jobplan.c's planner_phase_compute). */
+int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *j, char **spec,
+		    struct ofc_error *err);
+/* (mutation worker) A Reconfigure by workload's topology: the finder's
+ * pick for every host of cfg's fabric at the fewest NIC ports any host
+ * has, minimising j's workload (coll, size) under the config's cost model
+ * (controller/pick), into spec; in a planner process of its own
+ * (planner_ask.c sends it, planner_summary.c's planner_pick_compute). */
+int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
+		       char *spec, size_t n, struct ofc_error *err);
+uint8_t *planner_pick_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);
+/* (the planner process) m's phase (PlannerJob.to_phase) on cfg: a packed
+ * ofc.v1.PlannerPhase of *len bytes. */
+uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);
 
 /* held.c: a run-time partition's hosts, at most (the request's check, held_make's) */
 #define HELD_MAX_HOSTS 65536

@@ -1,11 +1,13 @@
 /* ofcd and the job's plan: GetPlan plans the running config's
  * workload as `ofc plan FILE --workload config` does (in a schedule
  * worker's planner process: it prices every phase on every candidate), and MoveToPhase takes the
- * fabric to the topology the chosen way gives a phase (a mutation, on the
- * mutation worker: the config again with that candidate's spec, applied
- * and committed as a Reconfigure is). */
+ * fabric to the topology the chosen way gives a phase (found here, in a
+ * planner process of its own: planner_phase_compute; then a mutation, on
+ * the mutation worker: the config again with that candidate's spec,
+ * applied and committed as a Reconfigure is). */
 #include "controller/jobplan/jobplan.h"
 #include "controller/ofcd/internal.h"
+#include "proto/planner.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +55,7 @@ void ofcd_run_get_plan(struct job *j)
 	jobplan_result_free(&r);
 }
 
-int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err)
+static int phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct ofc_error *err)
 {
 	struct jobplan_result r;
 	uint32_t p = j->phase;
@@ -89,4 +91,27 @@ int ofcd_phase_spec(const struct fabcfg *cfg, struct job *j, char **spec, struct
 	j->target = xasprintf("phase %s's topology, %s", r.workload->phases[p].name, t->name);
 	jobplan_result_free(&r);
 	return 0;
+}
+
+uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len)
+{
+	Ofc__V1__PlannerPhase a = OFC__V1__PLANNER_PHASE__INIT;
+	struct job j = {.phase = m->phase, .phase_name = m->phase_name};
+	struct ofc_error err = {0};
+	char *spec = NULL;
+	uint8_t *buf;
+
+	if (phase_spec(cfg, &j, &spec, &err) < 0) {
+		a.why = err.msg;
+		a.has_input = 1;
+		a.input = err.code != OFC_E_RUNTIME;
+	}
+	a.spec = spec;
+	a.target = j.target;
+	*len = protobuf_c_message_get_packed_size(&a.base);
+	buf = xmalloc(*len ? *len : 1);
+	protobuf_c_message_pack(&a.base, buf);
+	free(spec);
+	free(j.target);
+	return buf;
 }

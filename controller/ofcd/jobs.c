@@ -7,6 +7,7 @@
 #include "controller/ofcd/conn.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,7 @@ void planner_out_free(struct planner_out *o)
 	free(o->sched);
 	free(o->full);
 	free(o->full_why);
-	schedule_kept_free(&o->kept);
+	free(o->kept.buf);
 	free(o->message);
 	memset(o, 0, sizeof(*o));
 }
@@ -225,6 +226,7 @@ void planner_unref(struct planner_task *t)
 	if (left)
 		return;
 	planner_out_free(&t->out);
+	planner_how_free(&t->how);
 	fabcfg_unref(t->cfg);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
@@ -234,11 +236,12 @@ void planner_abandon(struct planner_task *t)
 {
 	if (!t)
 		return;
-	/* The thread's MCF stops at its next look (the task lives on in the
-	 * thread's reference), and what it found is dropped. */
-	atomic_store_explicit(&t->cancel, true, memory_order_relaxed);
+	/* The thread's planner process is killed (the task lives on in the
+	 * thread's reference, which reaps it), and what it found is dropped. */
 	pthread_mutex_lock(&t->mu);
 	t->d = NULL;
+	if (t->pid > 0)
+		kill(t->pid, SIGKILL);
 	pthread_mutex_unlock(&t->mu);
 	planner_unref(t);
 }

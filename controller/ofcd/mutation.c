@@ -7,36 +7,9 @@
 #include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/worker.h"
-#include "controller/pick/pick.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Reconfigure for a workload: the finder's pick for every host of the
- * fabric at the fewest NIC ports any host has, minimising the workload's
- * time under the config's cost model (the use case of controller/pick). */
-static int pick_topology(const struct fabric *f, const struct job *j, char *spec, size_t n,
-			 struct ofc_error *err)
-{
-	struct pick_work work = {.op = j->coll, .size = j->size, .weight = 1};
-	struct pick_request q = {
-	    .nodes = f->nhosts, .degree = pick_degree(f), .work = &work, .nwork = 1};
-	struct pick_result r;
-	struct ofc_error sub = {0};
-
-	if (j->nodes && j->nodes != f->nhosts)
-		return ofc_error_set(
-		    err, OFC_E_INPUT,
-		    "workload of %u nodes: fabric '%s' has %u hosts, and a topology "
-		    "spans all of them",
-		    j->nodes, f->name, f->nhosts);
-	pick_model_of(f, &q.model);
-	if (pick_run(&q, &r, &sub) < 0)
-		return ofc_error_set(err, sub.code, "workload: %s", sub.msg);
-	snprintf(spec, n, "%s", r.front.front[r.pick].spec);
-	pick_free(&r);
-	return 0;
-}
 
 /* ---- mutations ------------------------------------------------------------------------ */
 
@@ -126,7 +99,7 @@ int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct f
 			    * builds the recorded topology */
 		char *ps = NULL;
 
-		if (ofcd_phase_spec(d->w->cfg, j, &ps, &err) < 0 ||
+		if (ofcd_phase_spec(d, d->w->cfg, j, &ps, &err) < 0 ||
 		    ofcd_fabric_with_topology(d, d->w->cfg, ps, false, &f, &err) < 0) {
 			free(ps);
 			answer_status(an,
@@ -143,7 +116,7 @@ int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct f
 		return 0;
 	}
 	if (j->workload) {
-		if (pick_topology(cur, j, spec, sizeof(spec), &err) < 0) {
+		if (ofcd_pick_topology(d, d->w->cfg, j, spec, sizeof(spec), &err) < 0) {
 			answer_status(an,
 				      err.code == OFC_E_RUNTIME ? OFC__V1__STATUS__STATUS_FAILED
 								: OFC__V1__STATUS__STATUS_INVALID,
@@ -195,29 +168,17 @@ static void answer_plan(const struct ofcd *d, struct answer *an, const struct re
  * topology (its summary), or the answer as it is when none is found. */
 static void answer_workload_schedule(const struct ofcd *d, const struct job *j, struct answer *an)
 {
-	struct schedule_query q = {.fabric = d->w->pub->f, .collective = j->coll, .size = j->size};
-	struct schedule_result r;
+	struct planner_summary_ask q = {.plain = true};
 	struct ofc_error err = {0};
+	Ofc__V1__Schedule *h = planner_summary(d, d->w->pub, j->coll, j->size, &q, &an->a, &err);
 
-	if (schedule_compute(&q, &r, NULL, &err) < 0)
+	if (!h)
 		return;
-	if (schedule_check(&r, &err) == 0) {
-		const struct schedule *s = &r.main->s;
-
-		an->t.schedule = schedule_header_msg(&an->a, s);
-		an->t.schedule->algorithm = arena_strdup(&an->a, an->t.schedule->algorithm);
-		an->t.schedule->topology = arena_strdup(&an->a, s->topology);
-		for (size_t i = 0; i < an->t.schedule->n_metrics; i++)
-			an->t.schedule->metrics[i]->key =
-			    arena_strdup(&an->a, an->t.schedule->metrics[i]->key);
-		schedule_msg_summary(an->t.schedule, schedule_extra_msg(&an->a, &r));
-		answer_status(an, OFC__V1__STATUS__STATUS_OK,
-			      "%s; topology %s picked for %s: %s takes %u steps, %.6g us "
-			      "(verified)",
-			      an->r.message, j->target, sched_collective_name(j->coll),
-			      s->algorithm, s->nsteps, s->time_us);
-	}
-	schedule_result_free(&r);
+	an->t.schedule = h;
+	answer_status(an, OFC__V1__STATUS__STATUS_OK,
+		      "%s; topology %s picked for %s: %s takes %u steps, %.6g us (verified)",
+		      an->r.message, j->target, sched_collective_name(j->coll), h->algorithm,
+		      h->num_steps, h->time_us);
 }
 
 /* A mutation on its way through reconfigure_run: what its callbacks

@@ -11,12 +11,14 @@
 #include <sys/stat.h>
 
 static const char usage_line[] =
-    "usage: ofc-planner --max-memory BYTES [--topology-dir DIR]   (run by ofcd, socket on fd 3)\n";
+    "usage: ofc-planner --max-memory BYTES [--for WHAT] [--topology-dir DIR]\n"
+    "  (run by ofcd, socket on fd 3; WHAT, what it computes, is shown in ps alone)\n";
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"max-memory", required_argument, NULL, 'm'},
 					     {"topology-dir", required_argument, NULL, 't'},
+					     {"for", required_argument, NULL, 'f'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct planner_serve_opts o = {.fd = 3};
@@ -27,6 +29,8 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'm' && parse_u64(optarg, &o.max_memory) == 0 && o.max_memory > 0)
+			continue;
+		if (c == 'f')
 			continue;
 		if (c == 't') {
 			o.topology_dir = optarg;

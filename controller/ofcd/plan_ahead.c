@@ -14,14 +14,17 @@
  * the commit (holds, the plan against the held partitions) and the one
  * transaction; the threads only compute.
  *
- * Threads: the loop submits (ahead_submit) and drops (ahead_drop, as the
- * job is freed); the pool's threads plan; the mutation worker publishes the
+ * Threads: the loop submits (ahead_submit, starting a thread when none is
+ * idle) and drops (ahead_drop, as the job is freed); the pool's threads
+ * plan, and end after AHEAD_IDLE_SECONDS without a plan; the mutation worker publishes the
  * base (ahead_publish) and takes plans (ahead_take). Everything shared is
  * under d->ahead.mu; a plan's result is its thread's until it is DONE. */
 #include "controller/ofcd/worker.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What plans are made on: the running config and each of its switches'
@@ -113,21 +116,41 @@ static void plan_one(const struct ofcd *d, struct ahead *a, double budget)
 	free(actual);
 }
 
+/* How long a plan-ahead thread waits for the next plan before it ends
+ * (the loop starts another when one is submitted): a burst of prologs
+ * keeps the pool, a daemon at rest holds none of its threads. */
+#define AHEAD_IDLE_SECONDS 10
+
+/* (under q->mu) Whether a thread has a plan to make, waiting for one at
+ * most AHEAD_IDLE_SECONDS; false: none came, or the daemon stops. */
+static bool await_plan(struct ofcd_ahead *q)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += AHEAD_IDLE_SECONDS;
+	while (!q->stop && !(q->head && q->base)) {
+		q->idle++;
+		int rc = pthread_cond_timedwait(&q->cond, &q->mu, &until);
+		q->idle--;
+		if (rc == ETIMEDOUT && !(q->head && q->base))
+			return false;
+	}
+	return !q->stop;
+}
+
 static void *ahead_thread(void *arg)
 {
-	struct ofcd *d = arg;
+	struct ahead_slot *slot = arg;
+	struct ofcd *d = slot->d;
 	struct ofcd_ahead *q = &d->ahead;
 
+	ofc_thread_name("ofcd-ahead");
 	pthread_mutex_lock(&q->mu);
-	for (;;) {
+	while (await_plan(q)) {
 		uint32_t behind = 0;
-		struct ahead *a;
+		struct ahead *a = q->head;
 
-		while (!q->stop && !(q->head && q->base))
-			pthread_cond_wait(&q->cond, &q->mu);
-		if (q->stop)
-			break;
-		a = q->head;
 		q->head = a->next;
 		a->next = NULL;
 		for (struct ahead *x = q->head; x; x = x->next)
@@ -144,8 +167,33 @@ static void *ahead_thread(void *arg)
 		pthread_cond_broadcast(&q->done);
 		ahead_unref(a);
 	}
+	slot->ended = true;
 	pthread_mutex_unlock(&q->mu);
 	return NULL;
+}
+
+/* (loop, under q->mu) A thread for a plan just queued when none is idle:
+ * in a free place (one whose thread ended is joined first). */
+static void ahead_spawn(struct ofcd *d)
+{
+	struct ofcd_ahead *q = &d->ahead;
+
+	if (q->idle || q->stop)
+		return;
+	for (uint32_t i = 0; i < q->nthreads; i++) {
+		struct ahead_slot *s = &q->slots[i];
+
+		if (s->live && s->ended) {
+			pthread_join(s->th, NULL);
+			s->live = false;
+		}
+		if (s->live)
+			continue;
+		s->d = d;
+		s->ended = false;
+		s->live = pthread_create(&s->th, NULL, ahead_thread, s) == 0;
+		return;
+	}
 }
 
 /* As many threads as the machine has cores, two to AHEAD_MAX_THREADS: one
@@ -166,12 +214,10 @@ bool ahead_start(struct ofcd *d)
 	struct ofcd_ahead *q = &d->ahead;
 
 	n = n < 2 ? 2 : n > AHEAD_MAX_THREADS ? AHEAD_MAX_THREADS : n;
-	q->threads = xcalloc((size_t)n, sizeof(*q->threads));
-	for (q->nthreads = 0; q->nthreads < (uint32_t)n; q->nthreads++)
-		if (pthread_create(&q->threads[q->nthreads], NULL, ahead_thread, d) != 0)
-			break;
+	q->slots = xcalloc((size_t)n, sizeof(*q->slots));
+	q->nthreads = (uint32_t)n;
 	ahead_publish(d);
-	return q->nthreads > 0;
+	return true;
 }
 
 void ahead_stop(struct ofcd *d)
@@ -183,9 +229,10 @@ void ahead_stop(struct ofcd *d)
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->mu);
 	for (uint32_t i = 0; i < q->nthreads; i++)
-		pthread_join(q->threads[i], NULL);
-	free(q->threads);
-	q->threads = NULL;
+		if (q->slots[i].live)
+			pthread_join(q->slots[i].th, NULL);
+	free(q->slots);
+	q->slots = NULL;
 	q->nthreads = 0;
 }
 
@@ -228,6 +275,7 @@ void ahead_submit(struct ofcd *d, struct job *j)
 		q->head = a;
 	q->tail = a;
 	pthread_cond_signal(&q->cond);
+	ahead_spawn(d);
 	pthread_mutex_unlock(&q->mu);
 }
 

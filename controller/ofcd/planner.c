@@ -2,119 +2,155 @@
  * workload's schedule is the fluid MCF lowered to paths: 52 s on
  * genkautz:1024,4, which ofcd used to compute in its start-up snapshot
  * before it bound its sockets. Now the snapshot leaves it out, the daemon
- * answers at once, and a planner thread computes it on a reference to the
- * published config; the mutation worker installs the result (JOB_PLANNER: the
- * plan, the kept MCF solution, a snapshot) and watchers get a
+ * answers at once, and a planner thread has it computed on a reference to
+ * the published config; the mutation worker installs the result (JOB_PLANNER:
+ * the plan, the kept MCF solution, a snapshot) and watchers get a
  * KIND_SCHEDULE_REPLANNED event. The same query serves the re-plans after
  * a failure (planner_compute, called by ofcd_replan on the mutation worker).
  *
+ * Either is computed in a planner process of its own (planner_replan.c),
+ * not in the process that holds the lease: an engine that outgrows its
+ * estimate costs a planner, and one that ends before it answers a second
+ * one, then a message saying why. The healthy MCF run a re-plan starts
+ * from crosses packed (a KeptRun): ofcd keeps the bytes with the config.
+ *
  * Why a detached thread of its own: a thread the daemon never joins lets a
- * stop or a new config go on at once. Letting go (planner_abandon) also sets
- * planner_task.cancel, which the MCF looks at where it looks at its time
- * limit, and lp_solve between pivots (mcf_opts.cancel): the thread stops
- * burning a core and holding the solve's memory within moments instead of
- * at the solve's end (52 s). It is still not joined: what does not look at
- * the flag (the MCF's setup and routes, a lowering or verification under
- * way) may take seconds more on a large fabric. The thread drops its
- * result when it finds the daemon gone (planner_task.d NULL, under
+ * stop or a new config go on at once. Letting go (planner_abandon) kills
+ * the thread's planner process, so the solve stops burning a core and
+ * holding its memory at once; the thread reaps it and drops its result
+ * when it finds the daemon gone (planner_task.d NULL, under
  * planner_task.mu, which the daemon takes to let go, so the thread never
- * posts to a freed daemon); the flag lives in the task, which the thread
- * holds a reference to, so the daemon sets it and goes. */
-#include "alltoall/alltoall.h"
+ * posts to a freed daemon). */
 #include "controller/ofcd/worker.h"
+#include "proto/planner.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the query ----------------------------------------------------------------------- */
+/* ---- the query, in a planner process ------------------------------------------------- */
 
-/* What an all-to-all re-plan's MCF started from and took, for the event. */
-static void replan_mcf(struct strbuf *msg, const struct schedule_result *r,
-		       const struct schedule_kept *kept, const char *kept_why,
-		       const struct fabcfg *pub)
+/* How long the workload's schedule may take its planner: no request's
+ * time limit applies to it (52 s on genkautz:1024,4), so ofcd's longest
+ * wait. */
+#define REPLAN_PLANNER_WAIT 86400.0
+/* The most its answer may hold: GetSchedule's whole answer (at most the
+ * frame), the kept run, a summary and the message. */
+#define REPLAN_ANSWER_MAX(max_frame) ((size_t)(max_frame) + KEPT_MAX_BYTES + ((size_t)1 << 20))
+
+static bool task_wanted(void *ctx, pid_t pid)
 {
-	const struct schedule_outcome *o = r->main;
+	struct planner_task *t = ctx;
+	bool on = true;
 
-	if (!o->have_mcf || !pub->nfailed)
-		return;
-	if (r->used_kept && o->mcf.warm_started)
-		sb_printf(msg, "; warm-started from the kept healthy MCF solution (%.1f MiB)",
-			  kept ? kept->bytes / 1048576.0 : 0);
-	else if (o->mcf.warm_started)
-		sb_printf(msg,
-			  "; warm-started from the healthy graph's MCF, solved again "
-			  "(%.3f s)",
-			  o->healthy_mcf_s);
-	else
-		sb_printf(msg, "; MCF not warm-started");
-	if (o->mcf.repaired)
-		sb_printf(msg, "; the healthy flow rerouted around the lost links%s",
-			  o->mcf.optimal ? ", proven optimal" : "");
-	if (!r->used_kept && kept_why && kept_why[0])
-		sb_printf(msg, " (none kept: %s)", kept_why);
-	sb_printf(msg, "; degraded MCF %.3f s (column generation %.3f s), theta %.9g",
-		  o->mcf.seconds, o->mcf.solve_seconds, o->mcf.theta);
-	if (o->mcf.optimal)
-		sb_printf(msg, ", optimal");
-	else
-		sb_printf(msg, ", within %.2f%% of the optimum (%s)", 100 * o->mcf.gap,
-			  o->mcf.stop == MCF_STOP_TIME ? "stopped at the time limit"
-			  : o->mcf.stop == MCF_STOP_LP ? "the LP solver stalled"
-						       : "iteration cap");
+	if (!t)
+		return true;
+	pthread_mutex_lock(&t->mu);
+	on = t->d != NULL;
+	t->pid = on ? pid : 0;
+	pthread_mutex_unlock(&t->mu);
+	return on;
 }
 
-/* GetSchedule's whole answer for the workload, as ofcd_run_schedule (schedule_job.c)
- * builds it, packed without an id (the loop appends one: protobuf merges
- * concatenated messages, and the schedule appears once), when it fits a
- * frame with room for the id. */
-static void full_answer(const struct schedule_result *r, uint32_t max_frame,
-			struct planner_out *out)
+static uint8_t *job_pack(const struct fabcfg *pub, const struct kept_run *kept,
+			 const char *kept_why, bool keep, double t0, const char *done,
+			 uint32_t max_frame, size_t *len)
 {
-	const struct schedule *s = &r->main->s;
-	Ofc__V1__Response resp = OFC__V1__RESPONSE__INIT;
-	struct arena a = {0};
-	char lim[32];
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	uint8_t *buf;
 
-	fmt_size(lim, sizeof(lim), max_frame);
-	if ((double)s->nxfers * MIN_TRANSFER_BYTES > max_frame) {
-		out->full_why =
-		    xasprintf("the %s schedule (%zu transfers in %u steps) does not fit "
-			      "in a frame of %s: " ASK_SUMMARY ", or run ofcd "
-			      "with a larger --max-frame",
-			      s->algorithm, s->nxfers, s->nsteps, lim);
-		return;
+	m.has_fabric = m.has_nfailed = m.has_collective = m.has_size_bytes = 1;
+	m.fabric.data = planner_fabric_pack(pub, &m.fabric.len);
+	m.nfailed = pub->nfailed;
+	m.collective = (uint32_t)pub->coll;
+	m.size_bytes = pub->size;
+	m.has_max_memory = m.has_max_frame = m.has_replan = m.has_keep = m.has_elapsed = 1;
+	m.max_memory = pub->max_memory;
+	m.max_frame = max_frame;
+	m.replan = true;
+	m.keep = keep;
+	m.done = (char *)done;
+	m.elapsed = now_seconds() - t0;
+	if (kept && kept->buf) {
+		m.has_kept = 1;
+		m.kept.data = kept->buf;
+		m.kept.len = kept->len;
 	}
-	Ofc__V1__Schedule *h = schedule_header_msg(&a, s), *x = schedule_extra_msg(&a, r);
+	m.kept_why = (char *)(kept_why ? kept_why : "");
+	*len = protobuf_c_message_get_packed_size(&m.base);
+	buf = xmalloc(*len ? *len : 1);
+	protobuf_c_message_pack(&m.base, buf);
+	free(m.fabric.data);
+	return buf;
+}
 
-	schedule_msg_summary(h, x);
-	h->n_links = x->n_links;
-	h->links = x->links;
-	h->n_steps = s->nsteps;
-	h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));
-	for (uint32_t t = 0; t < s->nsteps; t++)
-		h->steps[t] = schedule_step_msg(&a, s, t)->steps[0];
-	resp.has_status = 1;
-	resp.status = OFC__V1__STATUS__STATUS_OK;
-	resp.message = arena_printf(&a,
-				    "%s %s on %s: %u steps, %.6g us, verified (the workload's "
-				    "schedule as ofcd keeps it, not computed again)",
-				    s->algorithm, sched_collective_name(s->collective), s->topology,
-				    s->nsteps, s->time_us);
-	resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-	resp.schedule = h;
-	out->full_len = protobuf_c_message_get_packed_size(&resp.base);
-	/* 16: a packed Response{id} */
-	if (out->full_len + 16 > max_frame) {
-		out->full_len = 0;
-		out->full_why =
-		    xasprintf("the %s schedule does not fit in a frame of %s: " ASK_SUMMARY
-			      ", or run ofcd with a larger --max-frame",
-			      s->algorithm, lim);
-	} else {
-		out->full = xmalloc(out->full_len + 1);
-		protobuf_c_message_pack(&resp.base, out->full);
+static uint8_t *copy(const ProtobufCBinaryData *b, size_t *len)
+{
+	uint8_t *p = xmalloc(b->len + 1);
+
+	memcpy(p, b->data, b->len);
+	*len = b->len;
+	return p;
+}
+
+/* The planner's answer into msg and out; -1 with why when it is not one. */
+static int take(const uint8_t *buf, size_t len, struct strbuf *msg, struct planner_out *out,
+		char *why, size_t n)
+{
+	Ofc__V1__PlannerReplan *a = ofc__v1__planner_replan__unpack(NULL, len, buf);
+
+	if (!a || !a->message) {
+		if (a)
+			ofc__v1__planner_replan__free_unpacked(a, NULL);
+		snprintf(why, n, "answered what is not the workload's schedule");
+		return -1;
 	}
-	arena_free(&a);
+	sb_printf(msg, "%s", a->message);
+	if (a->has_schedule)
+		out->sched = copy(&a->schedule, &out->sched_len);
+	if (a->has_full)
+		out->full = copy(&a->full, &out->full_len);
+	out->full_why = a->full_why ? xstrdup(a->full_why) : NULL;
+	if (a->has_kept) {
+		out->kept.buf = copy(&a->kept, &out->kept.len);
+		out->kept.bytes = a->kept_bytes;
+	}
+	snprintf(out->kept_why, sizeof(out->kept_why), "%s", a->kept_why ? a->kept_why : "");
+	out->ok = a->ok;
+	out->split = (struct planner_split){a->compute_s, a->gen_s, a->verify_s, a->summary_s};
+	ofc__v1__planner_replan__free_unpacked(a, NULL);
+	return 0;
+}
+
+void planner_compute(const struct planner_how *h, struct planner_task *t, const struct fabcfg *pub,
+		     const struct kept_run *kept, const char *kept_why, bool keep, double t0,
+		     const char *done, uint32_t max_frame, struct strbuf *msg,
+		     struct planner_out *out)
+{
+	char why[200], first[200] = "";
+	size_t len, got;
+	uint8_t *job = job_pack(pub, kept, kept_why, keep, t0, done, max_frame, &len), *ans;
+
+	/* One that ends before it answers (crashed, out of its memory,
+	 * killed from outside) costs one more, and a second the message. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int rc = planner_ask(h, job, len, REPLAN_ANSWER_MAX(max_frame), REPLAN_PLANNER_WAIT,
+				     task_wanted, t, &ans, &got, why, sizeof(why));
+
+		if (rc == 0)
+			rc = take(ans, got, msg, out, why, sizeof(why));
+		free(ans);
+		if (rc >= 0)
+			break;
+		if (attempt == 0) {
+			snprintf(first, sizeof(first), "%s", why);
+			continue;
+		}
+		sb_printf(msg,
+			  "no schedule: the planner process computing it %s (the one before it "
+			  "%s)",
+			  why, first);
+	}
+	free(job);
 }
 
 void planner_keep_full(struct fabcfg *cfg, struct planner_out *out)
@@ -125,104 +161,6 @@ void planner_keep_full(struct fabcfg *cfg, struct planner_out *out)
 	out->full = NULL;
 	out->full_len = 0;
 	out->full_why = NULL;
-}
-
-void planner_compute(const struct fabcfg *pub, const struct schedule_kept *kept,
-		     const char *kept_why, bool keep, const atomic_bool *cancel, double t0,
-		     const char *done, uint32_t max_frame, struct strbuf *msg,
-		     struct planner_out *out)
-{
-	/* The workload's; a config without collectives gets an allgather of
-	 * 1 MiB, so watchers still see what survives. */
-	struct schedule_query q = {
-	    .fabric = pub->f,
-	    .collective = pub->coll ? pub->coll : SCHED_ALLGATHER,
-	    .size = pub->size		   ? pub->size
-		    : pub->f->ncollectives ? 0
-					   : 1u << 20,
-	    .lowering = workload_lowering(pub->f, NULL, pub->coll),
-	    /* The healthy config's kept MCF run (all-to-all): the degraded MCF
-	     * starts from it, the healthy graph is not solved again. */
-	    .kept = kept && kept->warm ? kept : NULL,
-	    .keep_warm = keep,
-	    .cancel = cancel,
-	    .max_memory = pub->max_memory,
-	};
-	struct schedule_result r;
-	struct ofc_error err = {0};
-
-	/* The degraded MCF within 10 s of the failure; the message
-	 * gives the gap it stopped at (the healthy run, when one is solved,
-	 * keeps the default limit: pipeline.c). */
-	if (pub->nfailed && pub->coll == SCHED_ALLTOALL)
-		q.time_limit = REPLAN_MCF_SECONDS;
-	/* Any other collective kept as structure where it can be (the
-	 * healthy reduced program, and under failures a patch of what they
-	 * change), as the state's schedule is: a failed port at 8,192 hosts
-	 * is then milliseconds, not 134 M transfers. Else explicit. */
-	double tc = now_seconds();
-	struct ofc_error serr = {0};
-	bool tried = q.collective != SCHED_ALLTOALL;
-	bool structured =
-	    tried && state_schedule_structured(pub, NULL, q.collective, q.size, &r, &serr) == 0;
-	if (!structured &&
-	    (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)) {
-		/* With failures in effect the structured run is `ofc schedule
-		 * FILE`'s, whose refusal says everything tried (BFB's explicit
-		 * estimate, why its structure was not kept, Swing's detours);
-		 * the explicit one's would give the estimate alone. */
-		bool failed = pub->nfailed || pub->f->degraded;
-		sb_printf(msg, "no schedule: %s", tried && failed ? serr.msg : err.msg);
-		return;
-	}
-	const struct schedule *s = &r.main->s;
-	struct arena a = {0};
-
-	out->split.compute_s = now_seconds() - tc;
-	out->split.gen_s = r.main->gen_s;
-	out->split.verify_s = r.main->verify_s;
-	tc = now_seconds();
-
-	if (keep && schedule_kept_take(&out->kept, &r, KEPT_MAX_BYTES, &err) < 0) {
-		snprintf(out->kept_why, sizeof(out->kept_why), "%.200s", err.msg);
-		ofc_error_clear(&err);
-	}
-	if (s->verified) {
-		/* as the state's schedule summarises it (a reduced one says so) */
-		Ofc__V1__Schedule *h = snapshot_schedule_summary(&a, &r);
-
-		out->sched_len = protobuf_c_message_get_packed_size(&h->base);
-		out->sched = xmalloc(out->sched_len + 1);
-		protobuf_c_message_pack(&h->base, out->sched);
-		out->ok = true;
-		if (max_frame)
-			full_answer(&r, max_frame, out);
-		out->split.summary_s = now_seconds() - tc;
-		/* (a long list of failures is in the event's and the state's
-		 * failed items; named here too, it left the answer no room for
-		 * the schedule) */
-		const char *without = strstr(s->topology, " without ");
-		int tlen = without && strlen(s->topology) > 120 ? (int)(without - s->topology)
-								: (int)strlen(s->topology);
-		sb_printf(msg, "%s %s on %.*s", s->algorithm, sched_collective_name(s->collective),
-			  tlen, s->topology);
-		if (tlen < (int)strlen(s->topology))
-			sb_printf(msg, " without the failures in effect");
-		sb_printf(msg, ": %u steps, %.6g us", s->nsteps, s->time_us);
-		if (r.main->healthy_us > 0 && pub->nfailed)
-			sb_printf(msg, " (%+.1f%% vs healthy)",
-				  100.0 * (s->time_us / r.main->healthy_us - 1));
-		char form[STATE_FORM_LEN];
-
-		state_schedule_form(&r, form, sizeof(form));
-		sb_printf(msg, ", verified%s, %s in %.3f s", form, done, now_seconds() - t0);
-		replan_mcf(msg, &r, kept, kept_why, pub);
-	} else {
-		sb_printf(msg, "the %s schedule failed verification: %s", s->algorithm,
-			  r.main->verify_error);
-	}
-	arena_free(&a);
-	schedule_result_free(&r);
 }
 
 bool planner_needed(struct fabcfg *cfg)
@@ -240,6 +178,7 @@ static void *planner_thread(void *arg)
 	double t0 = now_seconds();
 	struct strbuf msg = STRBUF_INIT, list = STRBUF_INIT;
 
+	ofc_thread_name("ofcd-workload");
 	/* The event says what an ofcd_replan event says: the failures in
 	 * effect (a restart keeps them), then the schedule. */
 	for (uint32_t i = 0; i < c->nfailed && i < 8; i++)
@@ -255,7 +194,7 @@ static void *planner_thread(void *arg)
 	/* A healthy graph's run is kept for the re-plans; with failures in
 	 * effect (from before a restart) the pipeline solves the healthy
 	 * graph itself, and nothing is kept until they are restored. */
-	planner_compute(c, NULL, NULL, !c->nfailed && !c->f->degraded, &t->cancel, t0, "computed",
+	planner_compute(&t->how, t, c, NULL, NULL, !c->nfailed && !c->f->degraded, t0, "computed",
 			t->max_frame, &msg, &t->out);
 	t->out.message = sb_detach(&msg);
 	sb_free(&list);
@@ -287,6 +226,8 @@ struct planner_task *planner_start(struct ofcd *d, struct fabcfg *cfg)
 	t->cfg = fabcfg_ref(cfg);
 	t->since_ms = unix_ms();
 	t->max_frame = d->o.max_frame;
+	planner_how(d, &t->how);
+	t->how.role = "workload";
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, planner_thread, t) != 0) {
@@ -337,7 +278,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	} else if (!pub->f->graph || pub->f->nrings) {
 		sb_printf(&msg, "fabric '%s' has no direct-connect topology to re-plan on",
 			  pub->f->name);
-	} else if (!pub->nfailed && pub->plan && pub->kept.warm) {
+	} else if (!pub->nfailed && pub->plan && pub->kept.buf) {
 		/* Back on the healthy graph: the schedule its snapshot
 		 * computed and kept is the answer (not solved again). */
 		Ofc__V1__Schedule *h = ofc__v1__schedule__unpack(NULL, pub->plan_len, pub->plan);
@@ -357,17 +298,22 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 		/* Back on the healthy graph with nothing kept yet (failures
 		 * were in effect since the start): keep this run. */
 		bool keep = !pub->nfailed && pub->coll == SCHED_ALLTOALL && !pub->f->degraded &&
-			    !pub->kept.warm && !atomic_load(&pub->planned);
+			    !pub->kept.buf && !atomic_load(&pub->planned);
 		bool from = pub != d->w->cfg && pub->coll == d->w->cfg->coll &&
-			    pub->size == d->w->cfg->size && d->w->cfg->kept.warm;
+			    pub->size == d->w->cfg->size && d->w->cfg->kept.buf;
 		struct planner_out out = {0};
 
 		/* The whole answer is kept for an all-to-all only (GetSchedule
 		 * answers the workload from it: is_workload in read_requests.c). */
 		double tp = now_seconds();
-		planner_compute(pub, from ? &d->w->cfg->kept : NULL, d->w->cfg->kept_why, keep,
-				NULL, t0, "re-planned",
+		struct planner_how h;
+
+		planner_how(d, &h);
+		h.role = "workload";
+		planner_compute(&h, NULL, pub, from ? &d->w->cfg->kept : NULL, d->w->cfg->kept_why,
+				keep, t0, "re-planned",
 				pub->coll == SCHED_ALLTOALL ? d->o.max_frame : 0, &msg, &out);
+		planner_how_free(&h);
 		t_plan = now_seconds() - tp;
 		split = out.split;
 		if (keep) {
@@ -436,7 +382,7 @@ void ofcd_run_planner(struct ofcd *d, struct job *j)
 			 atomic_load(&c->planned) ? "re-planned meanwhile" : "another config runs");
 		return;
 	}
-	if (t->out.kept.warm) {
+	if (t->out.kept.buf) {
 		c->kept = t->out.kept;
 		memset(&t->out.kept, 0, sizeof(t->out.kept));
 		ofcd_log(

@@ -212,6 +212,7 @@ void planner_how(const struct ofcd *d, struct planner_how *h)
 	/* (the most it may hold for any request: the larger of the two
 	 * sockets' request limits) */
 	h->max_memory = x > y ? x : y;
+	h->role = "request";
 }
 
 void planner_how_free(struct planner_how *h)

@@ -19,154 +19,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 /* How long past its time limit a planner may take to answer (packing a
  * large reply, a slow machine) before ofcd gives up on it and kills it;
  * a request with no time limit waits at most a day, ofcd's longest. */
 #define PLANNER_GRACE	30.0
 #define PLANNER_LONGEST 86400.0
 
-/* (the forked child: async-signal-safe calls only) The socket as fd 3,
- * /dev/null as stdin and stdout (stderr stays: a crash's last words reach
- * ofcd's log), no other descriptor, no signal blocked, then the planner. */
-static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
-    __attribute__((noreturn));
-static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
-{
-	sigset_t none;
-	int null;
-
-	if (fd == 3)
-		(void)fcntl(3, F_SETFD, 0);
-	else if (dup2(fd, 3) < 0)
-		_exit(127);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		(void)dup2(null, 0);
-		(void)dup2(null, 1);
-	}
-	(void)syscall(SYS_close_range, 4u, ~0u, 0u);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(path, argv, env);
-	_exit(127);
-}
-
-/* ofcd's environment less what systemd gave ofcd alone (its notify
- * socket, its listening sockets): the planner has no word to say to the
- * service manager. */
-static char **planner_env(void)
-{
-	static const char *const drop[] = {
-	    "NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "WATCHDOG_", NULL};
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ && environ[n])
-		n++;
-	env = xcalloc(n + 1, sizeof(*env));
-	for (size_t i = 0; i < n; i++) {
-		bool keep = true;
-
-		for (const char *const *d = drop; *d && keep; d++)
-			keep = strncmp(environ[i], *d, strlen(*d)) != 0;
-		if (keep)
-			env[k++] = environ[i];
-	}
-	return env;
-}
-
 double planner_wait(const struct job *j)
 {
 	return j->max_time > 0 ? j->max_time + PLANNER_GRACE : PLANNER_LONGEST;
-}
-
-static int start(const struct planner_how *h, struct planner_proc *p, struct ofc_error *err)
-{
-	char mem[32];
-	int sv[2];
-	pid_t pid;
-
-	if (!h->path)
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "cannot find the planner program (ofc-planner beside ofcd, "
-				     "or $OFC_PLANNER)");
-	if (access(h->path, X_OK) != 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "the planner program %s: %s", h->path,
-				     strerror(errno));
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
-	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)h->max_memory);
-	char *argv[] = {
-	    h->path, "--max-memory", mem, h->topo_dir ? "--topology-dir" : NULL, h->topo_dir, NULL};
-	char **env = planner_env();
-	pid = fork();
-	if (pid == 0)
-		child_exec(sv[1], h->path, argv, env);
-	free(env);
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the planner %s: %s", h->path,
-				     strerror(errno));
-	}
-	p->fd = sv[0];
-	atomic_store(&p->pid, pid);
-	return 0;
-}
-
-/* How a planner ended, in words, into why (it is reaped). */
-static void ended(int status, char *why, size_t n)
-{
-	if (WIFEXITED(status)) {
-		snprintf(why, n, "exited with status %d", WEXITSTATUS(status));
-		return;
-	}
-	if (!WIFSIGNALED(status)) {
-		snprintf(why, n, "ended");
-		return;
-	}
-	int s = WTERMSIG(status);
-	const char *name = sigabbrev_np(s);
-
-	snprintf(why, n, "was killed by SIG%s%s", name ? name : "?",
-		 s == SIGXCPU	? " (past its CPU time limit)"
-		 : s == SIGABRT ? " (an allocation over its memory limit, or a failed check)"
-		 : s == SIGKILL ? " (by ofcd past the request's time limit, or from outside)"
-				: "");
-}
-
-void planner_end(struct planner_proc *p, bool kill_it, char *why, size_t n)
-{
-	pid_t pid = atomic_load(&p->pid);
-	int status = 0;
-
-	if (pid <= 0) {
-		if (why)
-			snprintf(why, n, "was not running");
-		return;
-	}
-	close(p->fd);
-	p->fd = -1;
-	if (kill_it)
-		kill(pid, SIGKILL);
-	/* (closed, a planner at rest exits at once; a killed one is gone) */
-	for (int i = 0; i < 200; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid || (r < 0 && errno != EINTR))
-			break;
-		if (i == 199) {
-			kill(pid, SIGKILL);
-			(void)waitpid(pid, &status, 0);
-			break;
-		}
-		usleep(10000);
-	}
-	atomic_store(&p->pid, 0);
-	if (why)
-		ended(status, why, n);
 }
 
 /* j's job as the planner reads it. */
@@ -213,23 +74,6 @@ static void refuse(struct job *j, Ofc__V1__Status status, const char *msg)
 	resp.status = status;
 	resp.message = (char *)msg;
 	response_pack(&resp, &j->reply, &j->reply_len);
-}
-
-int planner_send_frame(const struct planner_how *h, struct planner_proc *p, const uint8_t *buf,
-		       size_t len, double deadline, struct ofc_error *err)
-{
-	for (int attempt = 0;; attempt++) {
-		if (atomic_load(&p->pid) <= 0 && start(h, p, err) < 0)
-			return -1;
-		if (frame_send(p->fd, buf, len, len, deadline, err) == 0)
-			return 0;
-		/* (a planner that ended at rest: another one, sent the job once
-		 * more) */
-		planner_end(p, true, NULL, 0);
-		if (attempt)
-			return -1;
-		ofc_error_clear(err);
-	}
 }
 
 int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,

@@ -9,7 +9,8 @@
  * a time: the fabric rebuilt from the YAML and what ofcd changed of it
  * (kept while the next job's is the same), the schedule computed as the
  * schedule worker did in ofcd (schedule_job.c), the packed Response sent
- * back; or the state's schedule (planner_state.c) and what it came to. It ends when ofcd closes the
+ * back; or the state's schedule (planner_state.c), or the workload's
+ * (planner_replan.c), and what it came to. It ends when ofcd closes the
  * socket. */
 #include "controller/ofcd/internal.h"
 
@@ -31,8 +32,8 @@
  * never touched). */
 #define PLANNER_AS_ROOM(cpus) (((uint64_t)1 << 30) + (uint64_t)(cpus) * ((uint64_t)128 << 20))
 /* The most a job's frame from ofcd may hold: the config's YAML (a few MiB
- * at most) and the request. */
-#define PLANNER_JOB_MAX ((size_t)256 << 20)
+ * at most), the request and a re-plan's kept MCF run (KEPT_MAX_BYTES). */
+#define PLANNER_JOB_MAX (KEPT_MAX_BYTES + ((size_t)256 << 20))
 /* The descriptors it may hold: the socket, edge lists it reads, /dev/null. */
 #define PLANNER_NOFILE 64
 /* A sanitizer's build (make check) maps terabytes of shadow address space
@@ -228,6 +229,50 @@ static int serve_state(struct planner *p, const Ofc__V1__PlannerJob *m)
 	return rc;
 }
 
+/* The workload's schedule (planner.c: the background one, a re-plan), or
+ * one schedule's summary (planner_summary): its answer, a packed
+ * PlannerReplan or PlannerSummary, sent back. */
+static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
+{
+	struct ofc_error err = {0};
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
+		Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
+		Ofc__V1__PlannerSummary b = OFC__V1__PLANNER_SUMMARY__INIT;
+		Ofc__V1__PlannerPhase ph = OFC__V1__PLANNER_PHASE__INIT;
+		Ofc__V1__PlannerPick pk = OFC__V1__PLANNER_PICK__INIT;
+		ProtobufCMessage *ans = m->summary    ? &b.base
+					: m->to_phase ? &ph.base
+					: m->pick     ? &pk.base
+						      : &a.base;
+		char why[sizeof(err.msg) + 64];
+
+		snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
+			 m->summary ? "" : "no schedule: ", err.msg);
+		a.message = b.why = ph.why = pk.why = why;
+		len = protobuf_c_message_get_packed_size(ans);
+		buf = xmalloc(len ? len : 1);
+		protobuf_c_message_pack(ans, buf);
+	} else {
+		struct fabcfg c = {.f = p->f,
+				   .coll = (enum sched_collective)m->collective,
+				   .size = m->size_bytes,
+				   .nfailed = m->nfailed,
+				   .max_memory = m->max_memory};
+
+		buf = m->summary    ? planner_summary_compute(&c, &p->files, m, &len)
+		      : m->to_phase ? planner_phase_compute(&c, m, &len)
+		      : m->pick	    ? planner_pick_compute(&c, m, &len)
+				    : planner_replan_compute(&c, m, &len);
+	}
+	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
+	free(buf);
+	return rc;
+}
+
 /* One job: its answer sent back (a stream's frames, then an empty one).
  * -1 when ofcd is gone or sent garbage. */
 static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
@@ -240,8 +285,8 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
-	if (m->state_schedule) {
-		rc = serve_state(p, m);
+	if (m->state_schedule || m->replan || m->summary || m->to_phase || m->pick) {
+		rc = m->state_schedule ? serve_state(p, m) : serve_replan(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;
 	}

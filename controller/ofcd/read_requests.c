@@ -526,6 +526,7 @@ static void to_schedule_worker(struct ofcd *d, struct job *j)
 		d->jobs.squeue = j;
 	d->jobs.squeue_tail = j;
 	pthread_cond_broadcast(&d->jobs.cond);
+	ofcd_schedule_spawn(d);
 	pthread_mutex_unlock(&d->jobs.mu);
 }
 

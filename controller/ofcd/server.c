@@ -525,9 +525,7 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 		ofcd_log(d, OFCD_LOG_WARNING,
 			 "cannot start a thread to plan partitions ahead: each is planned in its "
 			 "turn");
-	if (pthread_create(&d->jobs.mthread, NULL, ofcd_mutation_worker, d) != 0 ||
-	    pthread_create(&d->jobs.sthread[0], NULL, ofcd_schedule_worker, d) != 0 ||
-	    pthread_create(&d->jobs.sthread[1], NULL, ofcd_schedule_worker_2, d) != 0)
+	if (pthread_create(&d->jobs.mthread, NULL, ofcd_mutation_worker, d) != 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the worker threads");
 	d->jobs.started = true;
 	if (d->o.notify)
@@ -570,7 +568,8 @@ int ofcd_run(struct ofcd *d, struct ofc_error *err)
 	pthread_mutex_unlock(&d->jobs.mu);
 	pthread_join(d->jobs.mthread, NULL);
 	for (int i = 0; i < SCHEDULE_WORKERS; i++)
-		pthread_join(d->jobs.sthread[i], NULL);
+		if (d->jobs.slive[i])
+			pthread_join(d->jobs.sthread[i], NULL);
 	d->jobs.started = false;
 	ahead_stop(d);
 	/* The running transaction has ended: a follower takes over at once

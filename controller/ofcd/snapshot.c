@@ -66,7 +66,7 @@ void fabcfg_unref(struct fabcfg *c)
 	free(c->plan);
 	free(c->plan_full);
 	free(c->plan_full_why);
-	schedule_kept_free(&c->kept);
+	free(c->kept.buf);
 	fabcfg_unref(c->healthy);
 	free(c->yaml);
 	free(c->path);

@@ -400,8 +400,10 @@ static void dry_schedules(struct staged *s)
 	}
 	for (uint32_t i = s->done; i < s->p.n; i++) {
 		struct fabcfg *pub;
-		struct schedule_result r;
 		struct ofc_error err = {0};
+		struct planner_summary_ask q = {.plain = true};
+		struct arena a = {0};
+		Ofc__V1__Schedule *h;
 
 		struct fabcfg *before = cfg_before(s, i, &err);
 
@@ -412,21 +414,17 @@ static void dry_schedules(struct staged *s)
 		staging_set(d, &s->p.v[i]);
 		pub = failures_publish_on(d, before);
 		fabcfg_unref(before);
-		struct schedule_query q = {
-		    .fabric = pub->f, .collective = pub->coll, .size = pub->size};
 
 		if (pub->no_schedule)
 			sb_printf(&s->words, "; stage %u's schedule: none (%s)", i + 1,
 				  pub->no_schedule);
-		else if (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0)
+		else if (!(h = planner_summary(d, pub, pub->coll, pub->size, &q, &a, &err)))
 			sb_printf(&s->words, "; stage %u's schedule: none (%s)", i + 1, err.msg);
 		else
-			sb_printf(
-			    &s->words, "; stage %u's schedule: %s %s, %u steps, %.6g us, verified",
-			    i + 1, r.main->s.algorithm, sched_collective_name(r.main->s.collective),
-			    r.main->s.nsteps, r.main->s.time_us);
-		if (!pub->no_schedule)
-			schedule_result_free(&r);
+			sb_printf(&s->words,
+				  "; stage %u's schedule: %s %s, %u steps, %.6g us, verified",
+				  i + 1, h->algorithm, h->collective, h->num_steps, h->time_us);
+		arena_free(&a);
 		fabcfg_unref(pub);
 	}
 	staging_clear(d);

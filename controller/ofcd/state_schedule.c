@@ -67,8 +67,9 @@ static uint8_t *job_pack(const struct state_sched_task *t, size_t *len)
 
 /* Whether the daemon still wants t (it let go: d NULL), with pid, t's
  * planner now (0: none), recorded under mu for let_go to kill. */
-static bool wanted(struct state_sched_task *t, pid_t pid)
+static bool wanted(void *ctx, pid_t pid)
 {
+	struct state_sched_task *t = ctx;
 	bool on;
 
 	pthread_mutex_lock(&t->mu);
@@ -113,33 +114,13 @@ static int take(struct state_sched_task *t, const uint8_t *buf, size_t len, char
  * let go (the planner killed), -1 with why it gave none. */
 static int ask(struct state_sched_task *t, const uint8_t *job, size_t len, char *why, size_t n)
 {
-	struct planner_proc p = {.pid = 0, .fd = -1};
-	double deadline = now_seconds() + STATE_PLANNER_WAIT;
-	struct ofc_error err = {0};
-	size_t cap = 0, got = 0;
-	uint8_t *buf = NULL;
-	int rc;
+	uint8_t *buf;
+	size_t got;
+	int rc = planner_ask(&t->how, job, len, STATE_ANSWER_MAX, STATE_PLANNER_WAIT, wanted, t,
+			     &buf, &got, why, n);
 
-	if (planner_send_frame(&t->how, &p, job, len, deadline, &err) < 0) {
-		snprintf(why, n, "could not start: %.160s", err.msg);
-		return -1;
-	}
-	if (!wanted(t, atomic_load(&p.pid))) {
-		planner_end(&p, true, NULL, 0);
-		return 1;
-	}
-	rc = frame_recv(p.fd, &buf, &cap, &got, STATE_ANSWER_MAX, deadline, &err);
-	bool gone = !wanted(t, 0);
-	if (rc == 0) {
-		/* (closed, a planner at rest ends) */
-		planner_end(&p, false, NULL, 0);
-		rc = gone ? 1 : take(t, buf, got, why, n);
-	} else {
-		planner_end(&p, true, why, n);
-		if (err.reason == OFC_R_TIMEOUT)
-			snprintf(why, n, "did not answer within %.0f s", STATE_PLANNER_WAIT);
-		rc = gone ? 1 : -1;
-	}
+	if (rc == 0)
+		rc = take(t, buf, got, why, n);
 	free(buf);
 	return rc;
 }
@@ -181,6 +162,7 @@ static void *task_thread(void *arg)
 {
 	struct state_sched_task *t = arg;
 
+	ofc_thread_name("ofcd-state");
 	compute(t);
 	pthread_mutex_lock(&t->mu);
 	if (t->d) {
@@ -309,6 +291,7 @@ static void start(struct ofcd *d, const struct snapshot *s, const char *why)
 	t->spec = s->sched_spec ? xstrdup(s->sched_spec) : NULL;
 	t->since_ms = unix_ms();
 	planner_how(d, &t->how);
+	t->how.role = "state";
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, task_thread, t) != 0) {

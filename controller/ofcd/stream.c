@@ -135,6 +135,7 @@ static void *stream_main(void *arg)
 	struct ofc_error err = {0};
 	char why[160] = "", msg[sizeof(err.msg) + 200];
 
+	ofc_thread_name("ofcd-stream");
 	if (planner_send(&st->how, &p, j, true, now_seconds() + planner_wait(j), &err) < 0) {
 		snprintf(msg, sizeof(msg), "the planner process cannot take the request: %s",
 			 err.msg);

@@ -170,38 +170,19 @@ static bool part_at_target(const struct ctl *c, const struct partition *p, uint3
 static Ofc__V1__Schedule *part_schedule(const struct ofcd *d, struct snapshot *s, const char *spec)
 {
 	const struct fabcfg *cfg = s->cfg;
-	struct ofc_clock clk = {.start = now_seconds()};
-	struct schedule_result r;
-	struct ofc_error err = {0};
-	Ofc__V1__Schedule *out = NULL;
-
-	if (!cfg->coll || cfg->coll == SCHED_ALLTOALL || cfg->f->nrings || !spec || !*spec)
-		return NULL;
-	clk.deadline = clk.start + VIEW_SECONDS;
-	clk.limit = VIEW_SECONDS;
-	struct schedule_query q = {.fabric = cfg->f,
-				   .spec = spec,
-				   .files = &d->files,
-				   .collective = cfg->coll,
-				   .size = cfg->size,
-				   .clock = &clk,
-				   .time_limit = VIEW_SECONDS,
-				   .reduced = SCHEDULE_REDUCED_ALWAYS};
 	/* Symmetry-reduced where the topology admits it (a Slurm job's torus
 	 * or circulant: node 0's program, milliseconds where the explicit
 	 * one of 256 hosts took a good part of the second, at every commit
-	 * for every held partition), else explicit. */
-	if (schedule_compute(&q, &r, NULL, &err) < 0 || schedule_check(&r, &err) < 0) {
-		ofc_error_clear(&err);
-		q.reduced = SCHEDULE_REDUCED_NEVER;
-		if (schedule_compute(&q, &r, NULL, &err) < 0)
-			return NULL;
-		if (schedule_check(&r, &err) < 0)
-			return NULL;
-	}
-	out = snapshot_schedule_summary(&s->a, &r);
-	schedule_result_free(&r);
-	return out;
+	 * for every held partition), else explicit; in a planner process. */
+	struct planner_summary_ask q = {.spec = spec,
+					.max_time = VIEW_SECONDS,
+					.reduce = SCHEDULE_REDUCED_ALWAYS,
+					.explicit_after = true};
+	struct ofc_error err = {0};
+
+	if (!cfg->coll || cfg->coll == SCHED_ALLTOALL || cfg->f->nrings || !spec || !*spec)
+		return NULL;
+	return planner_summary(d, cfg, cfg->coll, cfg->size, &q, &s->a, &err);
 }
 
 static int cmp_xconn(const void *a, const void *b)

@@ -10,6 +10,9 @@
 #include "controller/ofcd/testbed.h"
 #include "controller/ofcd/worker.h"
 
+#include <errno.h>
+#include <time.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +79,7 @@ void *ofcd_mutation_worker(void *arg)
 {
 	struct ofcd *d = arg;
 
+	ofc_thread_name("ofcd-mutation");
 	pthread_mutex_lock(&d->jobs.mu);
 	for (;;) {
 		struct job *j;
@@ -146,16 +150,32 @@ static struct job *take_schedule(struct ofcd_jobs *q, int w)
 	return NULL;
 }
 
+/* (under q->mu) Worker w's next job, waiting for one at most
+ * SCHEDULE_IDLE_SECONDS; NULL: none came, or the daemon stops. */
+static struct job *await_schedule(struct ofcd_jobs *q, int w)
+{
+	struct timespec until;
+	struct job *j;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SCHEDULE_IDLE_SECONDS;
+	while (!(j = take_schedule(q, w)) && !q->stop) {
+		q->sidle++;
+		int rc = pthread_cond_timedwait(&q->cond, &q->mu, &until);
+		q->sidle--;
+		if (rc == ETIMEDOUT)
+			return take_schedule(q, w);
+	}
+	return j;
+}
+
 static void *schedule_worker(struct ofcd *d, int w)
 {
-	pthread_mutex_lock(&d->jobs.mu);
-	for (;;) {
-		struct job *j;
+	struct job *j;
 
-		while (!(j = take_schedule(&d->jobs, w)) && !d->jobs.stop)
-			pthread_cond_wait(&d->jobs.cond, &d->jobs.mu);
-		if (!j)
-			break;
+	ofc_thread_name("ofcd-schedule");
+	pthread_mutex_lock(&d->jobs.mu);
+	while ((j = await_schedule(&d->jobs, w))) {
 		pthread_mutex_unlock(&d->jobs.mu);
 		if (j->kind == JOB_SCHEDULE)
 			planner_run_schedule(d, &d->jobs.planner[w], j);
@@ -169,6 +189,9 @@ static void *schedule_worker(struct ofcd *d, int w)
 		finished(d, j);
 		pthread_mutex_lock(&d->jobs.mu);
 	}
+	/* (set now: a job queued from here on starts another worker, which
+	 * joins this one first, so its planner is ended before it is used) */
+	d->jobs.sended[w] = true;
 	pthread_mutex_unlock(&d->jobs.mu);
 	planner_end(&d->jobs.planner[w], false, NULL, 0);
 	return NULL;
@@ -182,6 +205,27 @@ void *ofcd_schedule_worker(void *arg)
 void *ofcd_schedule_worker_2(void *arg)
 {
 	return schedule_worker(arg, 1);
+}
+
+void ofcd_schedule_spawn(struct ofcd *d)
+{
+	struct ofcd_jobs *q = &d->jobs;
+
+	if (q->sidle || q->stop)
+		return;
+	for (int w = 0; w < SCHEDULE_WORKERS; w++) {
+		if (q->slive[w] && q->sended[w]) {
+			pthread_join(q->sthread[w], NULL);
+			q->slive[w] = false;
+		}
+		if (q->slive[w])
+			continue;
+		q->sended[w] = false;
+		int rc = w == 0 ? pthread_create(&q->sthread[0], NULL, ofcd_schedule_worker, d)
+				: pthread_create(&q->sthread[1], NULL, ofcd_schedule_worker_2, d);
+		q->slive[w] = rc == 0;
+		return;
+	}
 }
 
 /* ---- the worker's half of the daemon ---------------------------------------------------- */

@@ -923,6 +923,7 @@ static void *session_main(void *arg)
 	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
 	double last_campaign = 0;
 
+	ofc_thread_name("etcd-session");
 	while (!atomic_load(&es->stop)) {
 		double t0 = now_seconds();
 
@@ -1053,6 +1054,7 @@ static void *watch_main(void *arg)
 	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
 	double backoff = 0.05;
 
+	ofc_thread_name("etcd-watch");
 	while (!atomic_load(&es->stop)) {
 		struct ofc_error err = {0};
 		bool loaded;
@@ -1111,6 +1113,7 @@ static void *health_main(void *arg)
 	char names[STORE_MAX_MEMBERS][64], urls[STORE_MAX_MEMBERS][128];
 	uint32_t nnames = 0;
 
+	ofc_thread_name("etcd-health");
 	while (!atomic_load(&es->stop)) {
 		struct store_member m[STORE_MAX_MEMBERS];
 		uint64_t mid[STORE_MAX_MEMBERS] = {0}, leader = 0;

@@ -450,6 +450,12 @@ int schedule_check(struct schedule_result *r, struct ofc_error *err);
 int schedule_kept_take(struct schedule_kept *k, struct schedule_result *r, size_t max_bytes,
 		       struct ofc_error *err);
 void schedule_kept_free(struct schedule_kept *k);
+/* k as a packed ofc.v1.KeptRun of *len bytes (kept.c), for a process
+ * that keeps it between re-plans without linking the engine; and back
+ * into k (0; -1 with err when the bytes are not one). */
+uint8_t *schedule_kept_pack(const struct schedule_kept *k, size_t *len);
+int schedule_kept_unpack(const uint8_t *buf, size_t len, struct schedule_kept *k,
+			 struct ofc_error *err);
 /* The algorithms schedule_compute knows by name (whether one applies to a
  * given fabric and collective, only schedule_compute tells; the
  * comparisons, 'all' and 'swing-all', are not among them). Every name comes

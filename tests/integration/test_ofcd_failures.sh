@@ -431,4 +431,30 @@ if ! kill -0 "$ofcd_pid" 2>/dev/null && grep -q "the workload's schedule, comput
 	bad "stop while computing" "$(cat "$TMP/big.log")"
 fi
 wait "$ofcd_pid" 2>/dev/null
+# The workload's schedule is computed in a planner process: one killed
+# mid-plan costs a second, a second killed costs the schedule, which the
+# event says (and why); ofcd goes on.
+start_big
+$OFC --socket "$SOCK" watch --json >"$TMP/kill.watch" 2>/dev/null & # ends with the daemon
+kills=0 last= _w=0
+while [ $kills -lt 2 ] && [ $_w -lt 3000 ]; do
+	p=$(pgrep -P "$ofcd_pid" -f "ofc-planner .*--for workload" | head -1)
+	if [ -n "$p" ] && [ "$p" != "$last" ]; then
+		kill -9 "$p"
+		last=$p kills=$((kills + 1))
+	fi
+	sleep 0.02
+	_w=$((_w + 1))
+done
+_w=0
+until grep -q "no schedule: the planner process computing it was killed by SIGKILL" "$TMP/kill.watch" || [ $_w -ge 1500 ]; do
+	sleep 0.02
+	_w=$((_w + 1))
+done
+if [ $kills -eq 2 ] && grep -q '"kind": *"KIND_SCHEDULE_REPLANNED".*the workload.s schedule, computed in the background; no failure in effect; no schedule: the planner process computing it was killed by SIGKILL (by ofcd past the request.s time limit, or from outside) (the one before it was killed by SIGKILL' "$TMP/kill.watch"; then ok; else
+	bad "planners killed mid-plan ($kills)" "$(head -c 800 "$TMP/kill.watch")"
+fi
+if kill -0 "$ofcd_pid" 2>/dev/null; then ok; else bad "ofcd ended with its planner"; fi
+expect_exit 0 $OFC --socket "$SOCK" status
+stop_ofcd
 finish

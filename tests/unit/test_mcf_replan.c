@@ -16,6 +16,7 @@
 
 #include "alltoall/alltoall.h"
 #include "alltoall/internal.h"
+#include "proto/mcf.pb-c.h"
 
 static struct graph *build(const char *spec)
 {
@@ -88,6 +89,83 @@ static void test_warm_start(void **state)
 		graph_free(g);
 		graph_free(h);
 	}
+}
+
+/* A kept solution packed (the planner process hands it to ofcd, ofcd to
+ * the next planner) is the same solution: packed again, the same bytes;
+ * the degraded MCF warm-started from it finds what it finds from the
+ * original, column for column. Bytes whose arrays do not match their
+ * sizes, or that name an arc the graph lacks, are refused with why. */
+static uint8_t *repack(const uint8_t *buf, size_t len, size_t *out,
+		       void (*edit)(Ofc__V1__McfWarm *))
+{
+	Ofc__V1__McfWarm *m = ofc__v1__mcf_warm__unpack(NULL, len, buf);
+	uint8_t *b;
+
+	assert_non_null(m);
+	edit(m);
+	*out = protobuf_c_message_get_packed_size(&m->base);
+	b = xmalloc(*out + 1);
+	protobuf_c_message_pack(&m->base, b);
+	ofc__v1__mcf_warm__free_unpacked(m, NULL);
+	return b;
+}
+
+static void more_nodes(Ofc__V1__McfWarm *m)
+{
+	m->n++;
+}
+
+static void bad_head(Ofc__V1__McfWarm *m)
+{
+	m->head[0] = m->n;
+}
+
+static void test_warm_pack(void **state)
+{
+	struct graph *h = build("torus:8x8"), *g = NULL;
+	struct ofc_error err = {0};
+	struct mcf_opts oh = {.keep_warm = true};
+	struct mcf_result rh, a, b;
+	size_t len, len2, blen;
+	uint8_t *buf, *buf2, *bad;
+	struct mcf_warm *w;
+
+	(void)state;
+	assert_int_equal(topo_fail_links(h, "0>1", &g, &err), 0);
+	assert_int_equal(mcf_solve(h, &oh, &rh, &err), 0);
+	buf = mcf_warm_pack(rh.warm, &len);
+	w = mcf_warm_unpack(buf, len, &err);
+	assert_non_null(w);
+	assert_int_equal(mcf_warm_bytes(w), mcf_warm_bytes(rh.warm));
+	buf2 = mcf_warm_pack(w, &len2);
+	assert_int_equal(len2, len);
+	assert_memory_equal(buf2, buf, len);
+	struct mcf_opts oa = {.warm = rh.warm}, ob = {.warm = w};
+	assert_int_equal(mcf_solve(g, &oa, &a, &err), 0);
+	assert_int_equal(mcf_solve(g, &ob, &b, &err), 0);
+	assert_true(a.warm_started && b.warm_started);
+	assert_int_equal(a.warm_columns, b.warm_columns);
+	assert_true(a.theta == b.theta);
+	bad = repack(buf, len, &blen, more_nodes);
+	assert_null(mcf_warm_unpack(bad, blen, &err));
+	assert_non_null(strstr(err.msg, "do not match its sizes"));
+	free(bad);
+	ofc_error_clear(&err);
+	bad = repack(buf, len, &blen, bad_head);
+	assert_null(mcf_warm_unpack(bad, blen, &err));
+	assert_non_null(strstr(err.msg, "names a node, arc or class"));
+	free(bad);
+	ofc_error_clear(&err);
+	assert_null(mcf_warm_unpack(buf, len / 2, &err));
+	mcf_warm_free(w);
+	free(buf);
+	free(buf2);
+	mcf_result_free(&rh);
+	mcf_result_free(&a);
+	mcf_result_free(&b);
+	graph_free(g);
+	graph_free(h);
 }
 
 /* The re-plan's repair: the healthy flow with the lost arcs'
@@ -466,6 +544,7 @@ int main(void)
 	    cmocka_unit_test(test_warm_start),	  cmocka_unit_test(test_warm_gap),
 	    cmocka_unit_test(test_warm_repair),	  cmocka_unit_test(test_warm_standin),
 	    cmocka_unit_test(test_repair_radius), cmocka_unit_test(test_cancel),
+	    cmocka_unit_test(test_warm_pack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

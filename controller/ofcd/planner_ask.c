@@ -1,0 +1,421 @@
+/* Starting a planner process (build/ofc-planner, planner_serve.c) and
+ * ending it, and asking one a job in a process of its own: the state's
+ * schedule (state_schedule.c), the workload's schedule and its re-plans
+ * (planner.c), one schedule's summary (planner_summary: a held
+ * partition's view, a staged change's stages, a Reconfigure by
+ * workload's answer). Kept apart from planner_proc.c, which answers a
+ * request (its refusal, the log line): views.c and the mutation worker's
+ * files reach these without a circle through the request path. */
+#include "controller/ofcd/internal.h"
+#include "proto/planner.pb-c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* (the forked child: async-signal-safe calls only) The socket as fd 3,
+ * /dev/null as stdin and stdout (stderr stays: a crash's last words reach
+ * ofcd's log), no other descriptor, no signal blocked, then the planner. */
+static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
+    __attribute__((noreturn));
+static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
+{
+	sigset_t none;
+	int null;
+
+	if (fd == 3)
+		(void)fcntl(3, F_SETFD, 0);
+	else if (dup2(fd, 3) < 0)
+		_exit(127);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		(void)dup2(null, 0);
+		(void)dup2(null, 1);
+	}
+	(void)syscall(SYS_close_range, 4u, ~0u, 0u);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(path, argv, env);
+	_exit(127);
+}
+
+/* ofcd's environment less what systemd gave ofcd alone (its notify
+ * socket, its listening sockets): the planner has no word to say to the
+ * service manager. */
+static char **planner_env(void)
+{
+	static const char *const drop[] = {
+	    "NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "WATCHDOG_", NULL};
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	env = xcalloc(n + 1, sizeof(*env));
+	for (size_t i = 0; i < n; i++) {
+		bool keep = true;
+
+		for (const char *const *d = drop; *d && keep; d++)
+			keep = strncmp(environ[i], *d, strlen(*d)) != 0;
+		if (keep)
+			env[k++] = environ[i];
+	}
+	return env;
+}
+
+static int start(const struct planner_how *h, struct planner_proc *p, struct ofc_error *err)
+{
+	char mem[32];
+	int sv[2];
+	pid_t pid;
+
+	if (!h->path)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "cannot find the planner program (ofc-planner beside ofcd, "
+				     "or $OFC_PLANNER)");
+	if (access(h->path, X_OK) != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "the planner program %s: %s", h->path,
+				     strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
+	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)h->max_memory);
+	char *argv[] = {h->path,
+			"--max-memory",
+			mem,
+			"--for",
+			(char *)(h->role ? h->role : "request"),
+			h->topo_dir ? "--topology-dir" : NULL,
+			h->topo_dir,
+			NULL};
+	char **env = planner_env();
+	pid = fork();
+	if (pid == 0)
+		child_exec(sv[1], h->path, argv, env);
+	free(env);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the planner %s: %s", h->path,
+				     strerror(errno));
+	}
+	p->fd = sv[0];
+	atomic_store(&p->pid, pid);
+	return 0;
+}
+
+/* How a planner ended, in words, into why (it is reaped). */
+static void ended(int status, char *why, size_t n)
+{
+	if (WIFEXITED(status)) {
+		snprintf(why, n, "exited with status %d", WEXITSTATUS(status));
+		return;
+	}
+	if (!WIFSIGNALED(status)) {
+		snprintf(why, n, "ended");
+		return;
+	}
+	int s = WTERMSIG(status);
+	const char *name = sigabbrev_np(s);
+
+	snprintf(why, n, "was killed by SIG%s%s", name ? name : "?",
+		 s == SIGXCPU	? " (past its CPU time limit)"
+		 : s == SIGABRT ? " (an allocation over its memory limit, or a failed check)"
+		 : s == SIGKILL ? " (by ofcd past the request's time limit, or from outside)"
+				: "");
+}
+
+void planner_end(struct planner_proc *p, bool kill_it, char *why, size_t n)
+{
+	pid_t pid = atomic_load(&p->pid);
+	int status = 0;
+
+	if (pid <= 0) {
+		if (why)
+			snprintf(why, n, "was not running");
+		return;
+	}
+	close(p->fd);
+	p->fd = -1;
+	if (kill_it)
+		kill(pid, SIGKILL);
+	/* (closed, a planner at rest exits at once; a killed one is gone) */
+	for (int i = 0; i < 200; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (i == 199) {
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, &status, 0);
+			break;
+		}
+		usleep(10000);
+	}
+	atomic_store(&p->pid, 0);
+	if (why)
+		ended(status, why, n);
+}
+
+int planner_send_frame(const struct planner_how *h, struct planner_proc *p, const uint8_t *buf,
+		       size_t len, double deadline, struct ofc_error *err)
+{
+	for (int attempt = 0;; attempt++) {
+		if (atomic_load(&p->pid) <= 0 && start(h, p, err) < 0)
+			return -1;
+		if (frame_send(p->fd, buf, len, len, deadline, err) == 0)
+			return 0;
+		/* (a planner that ended at rest: another one, sent the job once
+		 * more) */
+		planner_end(p, true, NULL, 0);
+		if (attempt)
+			return -1;
+		ofc_error_clear(err);
+	}
+}
+
+int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, size_t max_answer,
+		double wait, bool (*wanted)(void *ctx, pid_t pid), void *ctx, uint8_t **answer,
+		size_t *answer_len, char *why, size_t n)
+{
+	struct planner_proc p = {.pid = 0, .fd = -1};
+	double deadline = now_seconds() + wait;
+	struct ofc_error err = {0};
+	size_t cap = 0, got = 0;
+	uint8_t *buf = NULL;
+	int rc;
+
+	*answer = NULL;
+	*answer_len = 0;
+	if (planner_send_frame(h, &p, job, len, deadline, &err) < 0) {
+		snprintf(why, n, "could not start: %.160s", err.msg);
+		return -1;
+	}
+	if (!wanted(ctx, atomic_load(&p.pid))) {
+		planner_end(&p, true, NULL, 0);
+		return 1;
+	}
+	rc = frame_recv(p.fd, &buf, &cap, &got, max_answer, deadline, &err);
+	bool gone = !wanted(ctx, 0);
+	if (rc == 0) {
+		/* (closed, a planner at rest ends) */
+		planner_end(&p, false, NULL, 0);
+		if (gone) {
+			free(buf);
+			return 1;
+		}
+		*answer = buf;
+		*answer_len = got;
+		return 0;
+	}
+	free(buf);
+	planner_end(&p, true, why, n);
+	if (err.reason == OFC_R_TIMEOUT)
+		snprintf(why, n, "did not answer within %.0f s", wait);
+	return gone ? 1 : -1;
+}
+
+/* ---- one schedule's summary -------------------------------------------------------------- */
+
+/* How long a summary's planner may take past the caller's time limit
+ * (starting, the fabric rebuilt), or at most when it sets none. */
+#define SUMMARY_GRACE	30.0
+#define SUMMARY_LONGEST 3600.0
+/* The most its answer may hold: a summary is a few hundred bytes, its
+ * metrics and a fallback's detail a few KiB. */
+#define SUMMARY_ANSWER_MAX ((size_t)1 << 20)
+
+static bool always(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return true;
+}
+
+static void *in_arena(void *a, size_t n)
+{
+	return arena_alloc(a, n ? n : 1);
+}
+
+static void arena_keeps(void *a, void *p)
+{
+	(void)a;
+	(void)p;
+}
+
+Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
+				   enum sched_collective coll, uint64_t size,
+				   const struct planner_summary_ask *q, struct arena *a,
+				   struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	ProtobufCAllocator in = {in_arena, arena_keeps, a};
+	Ofc__V1__PlannerSummary *ans;
+	Ofc__V1__Schedule *h = NULL;
+	struct planner_how how;
+	uint8_t *job, *buf;
+	size_t len, got;
+	char why[200];
+	int rc;
+
+	m.has_fabric = m.has_nfailed = m.has_collective = m.has_size_bytes = 1;
+	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
+	m.nfailed = cfg->nfailed;
+	m.collective = (uint32_t)coll;
+	m.size_bytes = size;
+	m.topology = (char *)q->spec;
+	m.has_max_memory = m.has_max_time = m.has_summary = m.has_reduce = 1;
+	m.max_memory = cfg->max_memory;
+	m.max_time = q->max_time;
+	m.summary = true;
+	m.reduce = (uint32_t)q->reduce;
+	m.has_explicit_after = m.has_plain = 1;
+	m.explicit_after = q->explicit_after;
+	m.plain = q->plain;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(m.fabric.data);
+	planner_how(d, &how);
+	how.role = "summary";
+	rc = planner_ask(&how, job, len, SUMMARY_ANSWER_MAX,
+			 q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST, always,
+			 NULL, &buf, &got, why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0) {
+		ofc_error_set(err, OFC_E_RUNTIME, "the planner process computing it %s", why);
+		return NULL;
+	}
+	ans = ofc__v1__planner_summary__unpack(NULL, got, buf);
+	if (ans && ans->has_schedule)
+		h = ofc__v1__schedule__unpack(&in, ans->schedule.len, ans->schedule.data);
+	if (!h)
+		ofc_error_set(err, OFC_E_RUNTIME, "%s",
+			      ans && ans->why
+				  ? ans->why
+				  : "the planner process answered what is not a schedule");
+	if (ans)
+		ofc__v1__planner_summary__free_unpacked(ans, NULL);
+	free(buf);
+	return h;
+}
+
+/* ---- MoveToPhase's topology ---------------------------------------------------------------- */
+
+/* The workload planned (every phase priced on every candidate: seconds on
+ * a large fabric): at most this long, and this large an answer. */
+#define PHASE_WAIT	 3600.0
+#define PHASE_ANSWER_MAX ((size_t)1 << 20)
+
+int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *j, char **spec,
+		    struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerPhase *a;
+	struct planner_how how;
+	uint8_t *job, *buf;
+	size_t len, got;
+	char why[200];
+	int rc;
+
+	*spec = NULL;
+	m.has_fabric = m.has_nfailed = m.has_max_memory = m.has_to_phase = m.has_phase = 1;
+	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
+	m.nfailed = cfg->nfailed;
+	m.max_memory = cfg->max_memory;
+	m.to_phase = true;
+	m.phase = j->phase;
+	m.phase_name = j->phase_name;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(m.fabric.data);
+	planner_how(d, &how);
+	how.role = "phase";
+	rc = planner_ask(&how, job, len, PHASE_ANSWER_MAX, PHASE_WAIT, always, NULL, &buf, &got,
+			 why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process planning the workload %s", why);
+	a = ofc__v1__planner_phase__unpack(NULL, got, buf);
+	free(buf);
+	if (!a || (!a->spec && !a->why)) {
+		if (a)
+			ofc__v1__planner_phase__free_unpacked(a, NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process answered what is not a phase's topology");
+	}
+	if (a->spec) {
+		*spec = xstrdup(a->spec);
+		free(j->target);
+		j->target = a->target ? xstrdup(a->target) : NULL;
+		rc = 0;
+	} else {
+		rc = ofc_error_set(err, a->input ? OFC_E_INPUT : OFC_E_RUNTIME, "%s", a->why);
+	}
+	ofc__v1__planner_phase__free_unpacked(a, NULL);
+	return rc;
+}
+
+/* ---- a Reconfigure by workload's pick ----------------------------------------------------- */
+
+int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
+		       char *spec, size_t n, struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerPick *a;
+	struct planner_how how;
+	uint8_t *job, *buf;
+	size_t len, got;
+	char why[200];
+	int rc;
+
+	m.has_fabric = m.has_nfailed = m.has_max_memory = m.has_pick = m.has_nodes = 1;
+	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
+	m.nfailed = cfg->nfailed;
+	m.max_memory = cfg->max_memory;
+	m.pick = true;
+	m.nodes = j->nodes;
+	m.has_collective = m.has_size_bytes = 1;
+	m.collective = (uint32_t)j->coll;
+	m.size_bytes = j->size;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(m.fabric.data);
+	planner_how(d, &how);
+	how.role = "pick";
+	rc = planner_ask(&how, job, len, PHASE_ANSWER_MAX, PHASE_WAIT, always, NULL, &buf, &got,
+			 why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "the planner process picking %s", why);
+	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
+	free(buf);
+	if (!a || (!a->spec && !a->why)) {
+		if (a)
+			ofc__v1__planner_pick__free_unpacked(a, NULL);
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process answered what is not a pick");
+	}
+	if (a->spec) {
+		snprintf(spec, n, "%s", a->spec);
+		rc = 0;
+	} else {
+		rc = ofc_error_set(err, a->input ? OFC_E_INPUT : OFC_E_RUNTIME, "%s", a->why);
+	}
+	ofc__v1__planner_pick__free_unpacked(a, NULL);
+	return rc;
+}
