@@ -294,7 +294,7 @@ static int staged_target(struct staged *s, struct ofc_error *err)
 		return apply_target(s, err);
 	if (!j->to_phase)
 		return 0;
-	if (ofcd_phase_spec(s->d->w->cfg, j, &spec, err) < 0)
+	if (ofcd_phase_spec(s->d, s->d->w->cfg, j, &spec, err) < 0)
 		return -1;
 	free(j->spec);
 	j->spec = spec;
