@@ -41,6 +41,11 @@ struct sweep {
 	 * run r's hops [run_at[r], run_at[r + 1]) (q->first + j), layer
 	 * run_layer[r] */
 	uint32_t *run_off, *run_at, *run_layer;
+	/* each run's hops of nonzero cost come first, in their order (the
+	 * loads read a run's hops in any order): run_nz[r] of them. The
+	 * cost's sum without the hops of cost 0 is the same sum (each added
+	 * +0.0 to a sum of costs >= 0). */
+	uint32_t *run_nz;
 	struct step_mark *mark; /* by forward step (the pattern's layer + k) */
 	double cost;
 };
@@ -92,6 +97,42 @@ static void mark_step(const struct verify_network *vn, const uint64_t *ld, const
 	}
 }
 
+/* Each run's hops of nonzero cost moved first, stably: run_nz. */
+static void sweep_nonzero_first(struct sweep *sw, const struct fluid_routing *rt)
+{
+	const double *cost = sw->vn->cost;
+	uint32_t *zero = NULL, cap = 0;
+
+	sw->run_nz = xmalloc(((size_t)sw->run_off[rt->npieces] + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
+			uint32_t at = sw->run_at[r], nz = 0, nzero = 0;
+			uint32_t e =
+			    r + 1 < sw->run_off[i + 1] ? sw->run_at[r + 1] : q->first + q->nhops;
+
+			if (!cost) {
+				sw->run_nz[r] = e - at;
+				continue;
+			}
+			if (e - at > cap) {
+				cap = e - at;
+				zero = xreallocarray(zero, cap, sizeof(uint32_t));
+			}
+			for (uint32_t j = at; j < e; j++) {
+				if (cost[sw->arc[j]] != 0)
+					sw->arc[at + nz++] = sw->arc[j];
+				else
+					zero[nzero++] = sw->arc[j];
+			}
+			memcpy(sw->arc + at + nz, zero, (size_t)nzero * sizeof(uint32_t));
+			sw->run_nz[r] = nz;
+		}
+	}
+	free(zero);
+}
+
 static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
 		       const struct verify_network *vn)
 {
@@ -120,6 +161,7 @@ static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
 		}
 	}
 	sw->run_off[rt->npieces] = nr;
+	sweep_nonzero_first(sw, rt);
 }
 
 static void sweep_free(struct sweep *sw)
@@ -129,6 +171,7 @@ static void sweep_free(struct sweep *sw)
 	free(sw->run_off);
 	free(sw->run_at);
 	free(sw->run_layer);
+	free(sw->run_nz);
 }
 
 /* Run r of piece i: its part at forward step t, 0 where none; its hops
@@ -163,7 +206,7 @@ static void sweep_cost(struct sweep *sw)
 				uint32_t len = run_part(sw, i, r, t, &j, &e);
 				double f = sched_frac(len);
 
-				for (; len && j < e; j++)
+				for (e = j + sw->run_nz[r]; len && j < e; j++)
 					sum += cost[sw->arc[j]] * f;
 			}
 		}
