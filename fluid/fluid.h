@@ -458,6 +458,9 @@ struct fluid_pipe {
 	 * (each element checked first: a permutation of net's vertices that
 	 * keeps their kinds). Not owned; fluid_pipeline leaves it NULL. */
 	const struct fluid_group *group;
+	/* The check's loads hop by hop, not by classes of pieces of one part
+	 * (the same integers; tests compare the two). fluid_pipeline: false. */
+	bool loads_by_hop;
 	uint32_t chunks, steps, hops; /* K, T + K - 1, T */
 	bool rev;		      /* a reduction: the pattern runs backwards */
 	double step_time;	      /* s/GB: R / K */

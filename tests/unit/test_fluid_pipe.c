@@ -236,7 +236,8 @@ static void same_report(const struct verify_report *a, const struct verify_repor
 
 /* The period's check of p on 1 thread into rep, and on 2, 3 and 4 the
  * same report: its parts (the cost, the loads by steps, the pattern by
- * roots) joined in the one order whatever thread ran them. */
+ * roots) joined in the one order whatever thread ran them; and the same
+ * with the loads hop by hop as by classes of pieces. */
 static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
 			 struct verify_report *rep)
 {
@@ -251,6 +252,11 @@ static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
 		assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
 		same_report(&r, rep, "the period on more threads");
 	}
+	p->threads = 1;
+	p->loads_by_hop = true;
+	assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
+	same_report(&r, rep, "the period's loads hop by hop");
+	p->loads_by_hop = false;
 	p->threads = keep;
 	return rc;
 }
