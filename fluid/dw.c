@@ -379,13 +379,19 @@ static void pricing_costs(struct dw *d, uint32_t k, bool phase2)
 		}
 		d->Y[e] = s > 0 ? s : 0; /* duals of <= rows of a min problem are <= 0 */
 	}
-	for (uint32_t e = 0; e < ne; e++) {
-		double s = 0;
+	/* Each arc's sum over the elements, in the elements' order as
+	 * before (so the same doubles), but element by element: the maps are
+	 * read in their layout, where an arc at a time strode through all of
+	 * them (1,024 elements x 9,216 arcs, a cache miss a read). */
+	memset(d->chat, 0, (size_t)ne * sizeof(double));
+	for (uint32_t h = 0; h < d->order; h++) {
+		const uint32_t *hm = d->harc + (size_t)h * ne;
 
-		for (uint32_t h = 0; h < d->order; h++)
-			s += d->Y[d->harc[(size_t)h * ne + e]];
-		d->chat[e] = s * inv + (phase2 ? d->orbit_size[k] * p->net->cost[e] : 0);
+		for (uint32_t e = 0; e < ne; e++)
+			d->chat[e] += d->Y[hm[e]];
 	}
+	for (uint32_t e = 0; e < ne; e++)
+		d->chat[e] = d->chat[e] * inv + (phase2 ? d->orbit_size[k] * p->net->cost[e] : 0);
 }
 
 /* One class's pricing by actual trees (copy) or shortest paths

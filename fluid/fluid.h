@@ -453,6 +453,14 @@ int fluid_schedule(const struct fluid_net *n, const struct fluid_result *r,
 struct fluid_pipe {
 	const struct fluid_net *net;
 	const struct fluid_result *r;
+	/* Symmetries of net, or NULL: where a root's pieces are another's
+	 * moved by one of them, the check takes that root's verdict for it
+	 * (each element checked first: a permutation of net's vertices that
+	 * keeps their kinds). Not owned; fluid_pipeline leaves it NULL. */
+	const struct fluid_group *group;
+	/* The check's loads hop by hop, not by classes of pieces of one part
+	 * (the same integers; tests compare the two). fluid_pipeline: false. */
+	bool loads_by_hop;
 	uint32_t chunks, steps, hops; /* K, T + K - 1, T */
 	bool rev;		      /* a reduction: the pattern runs backwards */
 	double step_time;	      /* s/GB: R / K */

@@ -41,6 +41,18 @@ struct sweep {
 	 * run r's hops [run_at[r], run_at[r + 1]) (q->first + j), layer
 	 * run_layer[r] */
 	uint32_t *run_off, *run_at, *run_layer;
+	/* each run's hops of nonzero cost come first, in their order (the
+	 * loads read a run's hops in any order): run_nz[r] of them. The
+	 * cost's sum without the hops of cost 0 is the same sum (each added
+	 * +0.0 to a sum of costs >= 0). */
+	uint32_t *run_nz;
+	/* The loads by class (sweep_classes), or ncls 0: pieces of one part
+	 * [lo, hi) have one part at each chunk, so a step's loads are, per
+	 * class and layer whose chunk is in the step, the part times how many
+	 * of the class's hops at that layer use each arc: agg_arc/agg_cnt
+	 * [agg_off[c * T + l], agg_off[c * T + l + 1]), cls_piece[c] a piece
+	 * of class c. */
+	uint32_t ncls, *cls_piece, *agg_off, *agg_arc, *agg_cnt;
 	struct step_mark *mark; /* by forward step (the pattern's layer + k) */
 	double cost;
 };
@@ -92,6 +104,130 @@ static void mark_step(const struct verify_network *vn, const uint64_t *ld, const
 	}
 }
 
+/* Each run's hops of nonzero cost moved first, stably: run_nz. */
+static void sweep_nonzero_first(struct sweep *sw, const struct fluid_routing *rt)
+{
+	const double *cost = sw->vn->cost;
+	uint32_t *zero = NULL, cap = 0;
+
+	sw->run_nz = xmalloc(((size_t)sw->run_off[rt->npieces] + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
+			uint32_t at = sw->run_at[r], nz = 0, nzero = 0;
+			uint32_t e =
+			    r + 1 < sw->run_off[i + 1] ? sw->run_at[r + 1] : q->first + q->nhops;
+
+			if (!cost) {
+				sw->run_nz[r] = e - at;
+				continue;
+			}
+			if (e - at > cap) {
+				cap = e - at;
+				zero = xreallocarray(zero, cap, sizeof(uint32_t));
+			}
+			for (uint32_t j = at; j < e; j++) {
+				if (cost[sw->arc[j]] != 0)
+					sw->arc[at + nz++] = sw->arc[j];
+				else
+					zero[nzero++] = sw->arc[j];
+			}
+			memcpy(sw->arc + at + nz, zero, (size_t)nzero * sizeof(uint32_t));
+			sw->run_nz[r] = nz;
+		}
+	}
+	free(zero);
+}
+
+/* Classes of pieces at most: else the loads go hop by hop. */
+#define SWEEP_MAX_CLASSES 64
+
+/* Piece i's class: the first piece of its part [lo, hi) (by a scan of
+ * the classes so far), or UINT32_MAX when there are too many. */
+static uint32_t piece_class(struct sweep *sw, const struct fluid_routing *rt, size_t i)
+{
+	const struct fluid_piece *q = &rt->pieces[i];
+
+	for (uint32_t c = 0; c < sw->ncls; c++) {
+		const struct fluid_piece *r = &rt->pieces[sw->cls_piece[c]];
+
+		if (r->lo == q->lo && r->hi == q->hi)
+			return c;
+	}
+	if (sw->ncls == SWEEP_MAX_CLASSES)
+		return UINT32_MAX;
+	sw->cls_piece[sw->ncls] = (uint32_t)i;
+	return sw->ncls++;
+}
+
+/* Class c's hops counted per layer and arc into dense (T x narcs); with
+ * arc (not NULL) laid out as the aggregate from at, dense zeroed again;
+ * the aggregate's entries. */
+static size_t class_entries(struct sweep *sw, const struct fluid_routing *rt, const uint32_t *cls,
+			    uint32_t c, uint32_t *dense, size_t at)
+{
+	uint32_t T = sw->p->hops, m = sw->vn->narcs;
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+
+		for (uint32_t j = 0; cls[i] == c && j < q->nhops; j++)
+			dense[(size_t)rt->hop_layer[q->first + j] * m +
+			      rt->hop_arc[q->first + j]]++;
+	}
+	for (uint32_t l = 0; l < T; l++) {
+		uint32_t *d = dense + (size_t)l * m;
+
+		if (sw->agg_arc)
+			sw->agg_off[c * T + l] = (uint32_t)at;
+		for (uint32_t a = 0; a < m; a++) {
+			if (!d[a])
+				continue;
+			if (sw->agg_arc) {
+				sw->agg_arc[at] = a;
+				sw->agg_cnt[at] = d[a];
+			}
+			at++;
+			d[a] = 0;
+		}
+	}
+	return at;
+}
+
+/* The loads' aggregate by class and layer (at most an entry a hop); none
+ * (ncls 0) where the pieces fall in too many classes, or p asks for the
+ * loads hop by hop. */
+static void sweep_classes(struct sweep *sw, const struct fluid_routing *rt)
+{
+	uint32_t T = sw->p->hops, m = sw->vn->narcs;
+	uint32_t *cls = xmalloc((rt->npieces + 1) * sizeof(uint32_t));
+	size_t n = 0;
+	bool few = !sw->p->loads_by_hop && rt->npieces && rt->nhops < UINT32_MAX;
+
+	sw->cls_piece = xmalloc(SWEEP_MAX_CLASSES * sizeof(uint32_t));
+	for (size_t i = 0; few && i < rt->npieces; i++)
+		few = (cls[i] = piece_class(sw, rt, i)) != UINT32_MAX;
+	if (!few) {
+		sw->ncls = 0;
+		free(cls);
+		return;
+	}
+	uint32_t *dense = xcalloc((size_t)T * m + 1, sizeof(uint32_t));
+
+	for (uint32_t c = 0; c < sw->ncls; c++)
+		n = class_entries(sw, rt, cls, c, dense, n);
+	sw->agg_off = xmalloc(((size_t)sw->ncls * T + 1) * sizeof(uint32_t));
+	sw->agg_arc = xmalloc((n + 1) * sizeof(uint32_t));
+	sw->agg_cnt = xmalloc((n + 1) * sizeof(uint32_t));
+	n = 0;
+	for (uint32_t c = 0; c < sw->ncls; c++)
+		n = class_entries(sw, rt, cls, c, dense, n);
+	sw->agg_off[sw->ncls * T] = (uint32_t)n;
+	free(dense);
+	free(cls);
+}
+
 static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
 		       const struct verify_network *vn)
 {
@@ -120,6 +256,8 @@ static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
 		}
 	}
 	sw->run_off[rt->npieces] = nr;
+	sweep_nonzero_first(sw, rt);
+	sweep_classes(sw, rt);
 }
 
 static void sweep_free(struct sweep *sw)
@@ -129,6 +267,11 @@ static void sweep_free(struct sweep *sw)
 	free(sw->run_off);
 	free(sw->run_at);
 	free(sw->run_layer);
+	free(sw->run_nz);
+	free(sw->cls_piece);
+	free(sw->agg_off);
+	free(sw->agg_arc);
+	free(sw->agg_cnt);
 }
 
 /* Run r of piece i: its part at forward step t, 0 where none; its hops
@@ -163,12 +306,33 @@ static void sweep_cost(struct sweep *sw)
 				uint32_t len = run_part(sw, i, r, t, &j, &e);
 				double f = sched_frac(len);
 
-				for (; len && j < e; j++)
+				for (e = j + sw->run_nz[r]; len && j < e; j++)
 					sum += cost[sw->arc[j]] * f;
 			}
 		}
 	}
 	sw->cost = sum;
+}
+
+/* Class c's loads at forward step t: at each layer whose chunk is in the
+ * step, its part there times each arc's hops (the same integers as hop by
+ * hop). */
+static void sweep_class_loads(const struct sweep *sw, uint32_t c, uint32_t t, uint64_t *ld,
+			      uint32_t *ct)
+{
+	const struct fluid_piece *q = &sw->p->r->routing.pieces[sw->cls_piece[c]];
+	uint32_t T = sw->p->hops, K = sw->p->chunks, lo, hi;
+
+	for (uint32_t l = 0; l < T && l <= t; l++) {
+		if (t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
+			continue;
+		uint64_t len = hi - lo;
+
+		for (uint32_t k = sw->agg_off[c * T + l]; k < sw->agg_off[c * T + l + 1]; k++) {
+			ld[sw->agg_arc[k]] += len * sw->agg_cnt[k];
+			ct[sw->agg_arc[k]] += sw->agg_cnt[k];
+		}
+	}
 }
 
 /* Forward steps [t0, t1): each one's loads, then its mark. */
@@ -180,7 +344,9 @@ static void sweep_loads(struct sweep *sw, uint32_t t0, uint32_t t1)
 	uint32_t *ct = xcalloc((size_t)m + 1, sizeof(uint32_t));
 
 	for (uint32_t t = t0; t < t1; t++) {
-		for (size_t i = 0; i < rt->npieces; i++) {
+		for (uint32_t c = 0; c < sw->ncls; c++)
+			sweep_class_loads(sw, c, t, ld, ct);
+		for (size_t i = 0; !sw->ncls && i < rt->npieces; i++) {
 			for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++) {
 				uint32_t len = run_part(sw, i, r, t, &j, &e);
 

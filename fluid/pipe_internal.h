@@ -22,14 +22,22 @@ struct pipe_pattern {
 	const struct fluid_pipe *p;
 	struct fluid_pipe base; /* p at K = 1: its count owned, the rest p's */
 	struct verify_network vn;
-	double *bw, *set_bw;	    /* INFINITY each: vn's */
-	uint32_t *root, nroots;	    /* the roots checked alone; 0: the whole as one item */
-	uint32_t *off, *idx;	    /* each root's pieces: idx[off[b]..off[b + 1]] */
-	bool *ok;		    /* each item's verdict */
+	double *bw, *set_bw;	/* INFINITY each: vn's */
+	uint32_t *root, nroots; /* the roots checked alone; 0: the whole as one item */
+	uint32_t *off, *idx;	/* each root's pieces: idx[off[b]..off[b + 1]] */
+	/* Roots whose pieces are another root's moved by a symmetry of the
+	 * network take that root's verdict (pipe_mirror.c): mirror[i] the
+	 * root (index) checked for root i, itself where i is checked; the
+	 * items are the roots checked, item[0..nitems). */
+	uint32_t *mirror, *item, nitems;
+	bool *ok;		    /* each root's verdict */
 	double *dup;		    /* each root's duplicates */
 	struct verify_report whole; /* the whole's report, nroots == 0 */
 };
-/* Items to run: 1 (the whole) or a root each. */
+/* pipe_mirror.c: pp's mirror and items from p->group (every root an item
+ * where there is none). */
+void pipe_mirror_plan(struct pipe_pattern *pp);
+/* Items to run: 1 (the whole) or a root checked each. */
 size_t pipe_pattern_start(struct pipe_pattern *pp, const struct fluid_pipe *p,
 			  const struct verify_network *vn);
 void pipe_pattern_item(struct pipe_pattern *pp, size_t i);

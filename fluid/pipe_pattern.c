@@ -173,15 +173,21 @@ size_t pipe_pattern_start(struct pipe_pattern *pp, const struct fluid_pipe *p,
 	items = pp->nroots ? pp->nroots : 1;
 	pp->ok = xcalloc(items, sizeof(bool));
 	pp->dup = xcalloc(items, sizeof(double));
-	return items;
+	if (!pp->nroots)
+		return 1;
+	pipe_mirror_plan(pp);
+	return pp->nitems;
 }
 
 void pipe_pattern_item(struct pipe_pattern *pp, size_t i)
 {
-	if (pp->nroots)
-		pp->ok[i] = root_check(pp, pp->root[i], &pp->dup[i]);
-	else
+	if (pp->nroots) {
+		uint32_t r = pp->item[i];
+
+		pp->ok[r] = root_check(pp, pp->root[r], &pp->dup[r]);
+	} else {
 		pp->ok[0] = whole_check(pp, 1, &pp->whole) == 0;
+	}
 }
 
 int pipe_pattern_end(struct pipe_pattern *pp, struct verify_report *rep)
@@ -191,9 +197,11 @@ int pipe_pattern_end(struct pipe_pattern *pp, struct verify_report *rep)
 	int rc;
 
 	for (uint32_t i = 0; i < pp->nroots; i++) {
-		ok = ok && pp->ok[i];
+		uint32_t m = pp->mirror[i];
+
+		ok = ok && pp->ok[m];
 		/* multiples of 2^-31, under 2^22 blocks: exact in any order */
-		dup += pp->dup[i];
+		dup += pp->dup[m];
 	}
 	if (!pp->nroots) {
 		*rep = pp->whole;
@@ -215,6 +223,8 @@ int pipe_pattern_end(struct pipe_pattern *pp, struct verify_report *rep)
 	free(pp->root);
 	free(pp->off);
 	free(pp->idx);
+	free(pp->mirror);
+	free(pp->item);
 	free(pp->ok);
 	free(pp->dup);
 	memset(pp, 0, sizeof(*pp));

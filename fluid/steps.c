@@ -94,30 +94,57 @@ bool fluid_chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_
 }
 
 /* Transfers per step (reversed for reductions) into cnt; their total; and
- * their cost, summed in the order fill_steps lays them out. */
+ * their cost, summed in the order fill_steps lays them out. A piece's hops
+ * are counted by layer (T of them) for each chunk, and its cost is the
+ * same sum as hop by hop without the hops of cost 0 (each added +0.0,
+ * which leaves a sum of costs >= 0 as it is): the expansion's transfers
+ * one by one were 4% of the 1,024-GPU allgather. */
 static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K,
-		       uint32_t S, bool rev, const struct fluid_steps_opts *o, size_t *cnt,
-		       double *total, double *cost, struct ofc_error *err)
+		       uint32_t T, uint32_t S, bool rev, const struct fluid_steps_opts *o,
+		       size_t *cnt, double *total, double *cost, struct ofc_error *err)
 {
-	uint32_t lo, hi;
+	uint32_t lo, hi, cap = 0;
+	size_t *per = xcalloc((size_t)T + 1, sizeof(size_t)); /* a piece's hops by layer */
+	double *c = NULL;				      /* its nonzero costs, in order */
 
 	*cost = 0;
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
+		uint32_t nc = 0;
 
-		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0)
+		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
+			free(per);
+			free(c);
 			return -1;
+		}
+		if (q->nhops > cap) {
+			cap = q->nhops;
+			c = xreallocarray(c, cap, sizeof(double));
+		}
+		memset(per, 0, ((size_t)T + 1) * sizeof(size_t));
+		for (uint32_t h = 0; h < q->nhops; h++) {
+			double v = n->cost[rt->hop_arc[q->first + h]];
+
+			per[rt->hop_layer[q->first + h]]++;
+			if (v != 0)
+				c[nc++] = v;
+		}
 		for (uint32_t k = 0; k < K; k++) {
 			if (!fluid_chunk_of(q, k, K, &lo, &hi))
 				continue;
-			for (uint32_t h = 0; h < q->nhops; h++) {
-				uint32_t st = rt->hop_layer[q->first + h] + k;
+			double f = sched_frac(hi - lo);
 
-				cnt[rev ? S - 1 - st : st]++;
-				*cost += n->cost[rt->hop_arc[q->first + h]] * sched_frac(hi - lo);
+			for (uint32_t l = 0; l < T; l++) {
+				uint32_t st = l + k;
+
+				cnt[rev ? S - 1 - st : st] += per[l];
 			}
+			for (uint32_t h = 0; h < nc; h++)
+				*cost += c[h] * f;
 		}
 	}
+	free(per);
+	free(c);
 	*total = 0;
 	for (uint32_t t = 0; t < S; t++)
 		*total += (double)cnt[t];
@@ -260,7 +287,7 @@ int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 	/* Count per step, for the expansion to fill in place. */
 	size_t *cnt = xcalloc(S + 1, sizeof(size_t));
 
-	if (count_steps(n, rt, K, S, rev, o, cnt, &total, &cost, err) < 0) {
+	if (count_steps(n, rt, K, T, S, rev, o, cnt, &total, &cost, err) < 0) {
 		free(cnt);
 		return -1;
 	}

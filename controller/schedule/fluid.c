@@ -201,6 +201,10 @@ static int solve_phase(const struct schedule_query *q, const struct fluid_net *n
 	clock_progress(q->clock, "Theorem 4", -1);
 	if (fluid_pipeline(n, r, &so, pipe, rep, err) < 0)
 		return -1;
+	/* the routing is the group's orbit of each class's: the pattern's
+	 * check may take a root's verdict for its images */
+	if (o.method == FLUID_MIRRORED)
+		pipe->group = o.group;
 	fluid_pipe_head(pipe, &so, rep, s);
 	return 0;
 }

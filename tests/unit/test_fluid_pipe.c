@@ -8,7 +8,8 @@
  * chunks shows fails both checks; and ofc schedule's collectives are
  * answered from their period, their -o the same transfers and files, the
  * allreduce from its two phases' (a shard sent before it is reduced
- * caught). */
+ * caught); a mirrored routing's pattern is checked at one root and its
+ * images compared, a root that is no image checked itself. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,7 +236,8 @@ static void same_report(const struct verify_report *a, const struct verify_repor
 
 /* The period's check of p on 1 thread into rep, and on 2, 3 and 4 the
  * same report: its parts (the cost, the loads by steps, the pattern by
- * roots) joined in the one order whatever thread ran them. */
+ * roots) joined in the one order whatever thread ran them; and the same
+ * with the loads hop by hop as by classes of pieces. */
 static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
 			 struct verify_report *rep)
 {
@@ -250,6 +252,11 @@ static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
 		assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
 		same_report(&r, rep, "the period on more threads");
 	}
+	p->threads = 1;
+	p->loads_by_hop = true;
+	assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
+	same_report(&r, rep, "the period's loads hop by hop");
+	p->loads_by_hop = false;
 	p->threads = keep;
 	return rc;
 }
@@ -588,6 +595,122 @@ static void test_pattern_parts(void **state)
 	}
 }
 
+/* The pattern's check on the structure (pipe_mirror.c) of a mirrored
+ * routing, its pieces every GPU's images of one: n's items, the report. */
+static size_t mirror_items(const struct fluid_pipe *p, const struct verify_network *vn,
+			   struct verify_report *rep, int *rc)
+{
+	struct pipe_pattern pp;
+	size_t n = pipe_pattern_start(&pp, p, vn), items = n;
+
+	while (n-- > 0)
+		pipe_pattern_item(&pp, n);
+	*rc = pipe_pattern_end(&pp, rep);
+	return items;
+}
+
+/* Model W, 2 servers (16 GPUs), allgather by mirrored DW over its group:
+ * with the group the pattern is checked at one root of 16 and the period's
+ * report is the one without it (every root checked) to the last bit; a
+ * wrong transfer in any other root's pieces makes that root no image, so
+ * it is checked itself and the period is refused with the whole pattern's
+ * first error; elements that are not symmetries of the network (not a
+ * permutation, a kind changed) are never used, even where the pieces are
+ * their images: every root is checked. */
+static void test_pattern_mirrored(void **state)
+{
+	struct ofc_error err = {0};
+	struct fluid_net n;
+	struct fluid_group g = {0};
+	struct fluid_result r;
+	struct fluid_steps_opts so = {.chunks = 4};
+	struct fluid_steps_report rep;
+	struct fluid_pipe p;
+	struct verify_network vn;
+	struct verify_report with, without, whole, parts;
+	uint32_t roots = 0, first = UINT32_MAX, unused = UINT32_MAX;
+	int rc;
+
+	(void)state;
+	assert_int_equal(fluid_build_modelw(&n, 2, FLUID_ALL_LINKS, &g, &err), 0);
+	solve_with(&n, FLUID_ALLGATHER, 8, &g, &r);
+	if (fluid_pipeline(&n, &r, &so, &p, &rep, &err) < 0)
+		fail_msg("pipeline: %s", err.msg);
+	fluid_verify_network(&n, rep.step_time, &vn);
+	for (uint32_t v = 0; v < n.nverts && first == UINT32_MAX; v++)
+		if (n.kind[v] & FLUID_TERMINAL)
+			first = v;
+	assert_int_equal(period_verify(&p, &vn, &without), 0);
+	p.group = &g;
+	assert_int_equal(mirror_items(&p, &vn, &parts, &rc), 1);
+	assert_int_equal(rc, 0);
+	assert_int_equal(whole_pattern(&n, &p, &vn, &whole), 0);
+	whole.network_cost = 0; /* the period's sum replaces it */
+	same_report(&parts, &whole, "the pattern by one root");
+	assert_int_equal(period_verify(&p, &vn, &with), 0);
+	same_report(&with, &without, "the period on its structure");
+
+	struct fluid_routing *rt = &r.routing;
+
+	for (uint32_t b = 0; b < n.nverts; b++) {
+		size_t at = SIZE_MAX;
+
+		if (!(n.kind[b] & FLUID_TERMINAL) || b == first)
+			continue;
+		roots++;
+		for (size_t i = 0; i < rt->npieces; i++)
+			if (rt->pieces[i].origin == b && rt->pieces[i].nhops >= 2 &&
+			    (at == SIZE_MAX || rt->pieces[i].nhops > rt->pieces[at].nhops))
+				at = i;
+		assert_true(at != SIZE_MAX);
+		const struct fluid_piece *q = &rt->pieces[at];
+		uint32_t h = q->first + q->nhops - 1, arc = rt->hop_arc[h], other = 0;
+
+		while (n.tail[other] == n.tail[arc] || n.tail[other] == n.head[rt->hop_arc[h - 1]])
+			other++;
+		rt->hop_arc[h] = other;
+		assert_int_equal(mirror_items(&p, &vn, &parts, &rc), 2);
+		assert_int_equal(rc, -1);
+		assert_int_equal(whole_pattern(&n, &p, &vn, &whole), -1);
+		assert_int_equal(period_verify(&p, &vn, &with), -1);
+		assert_string_equal(with.error, whole.error);
+		assert_int_equal(with.bad_step, whole.bad_step);
+		rt->hop_arc[h] = arc;
+	}
+	assert_int_equal(roots, 15);
+	/* every element but the identity made to take a vertex that the first
+	 * GPU's pieces never pass (so their images are still the others'
+	 * pieces) where it takes that GPU: no permutation, and a switch or
+	 * memory taken to a GPU */
+	uint8_t *used = calloc(n.nverts, 1);
+
+	for (size_t i = 0; i < rt->npieces; i++)
+		for (uint32_t k = 0; rt->pieces[i].origin == first && k < rt->pieces[i].nhops;
+		     k++) {
+			used[n.tail[rt->hop_arc[rt->pieces[i].first + k]]] = 1;
+			used[n.head[rt->hop_arc[rt->pieces[i].first + k]]] = 1;
+		}
+	for (uint32_t v = 0; v < n.nverts && unused == UINT32_MAX; v++)
+		if (!used[v] && !(n.kind[v] & FLUID_TERMINAL))
+			unused = v;
+	free(used);
+	assert_true(unused != UINT32_MAX);
+	for (uint32_t k = 0; k < g.order; k++) {
+		uint32_t *h = g.vert + (size_t)k * n.nverts;
+
+		if (h[first] != first)
+			h[unused] = h[first];
+	}
+	assert_int_equal(mirror_items(&p, &vn, &parts, &rc), 16);
+	assert_int_equal(rc, 0);
+	assert_int_equal(period_verify(&p, &vn, &with), 0);
+	same_report(&with, &without, "the period, the group refused");
+	fluid_pipe_free(&p);
+	fluid_result_free(&r);
+	fluid_group_free(&g);
+	fluid_net_free(&n);
+}
+
 /* ofc schedule's fluid allgather, reduce-scatter, broadcast and reduce
  * (schedule_fluid) are planned and verified from their period: no transfer until
  * fluid_answer_expand, which gives fluid_schedule's transfers for the same
@@ -830,6 +953,7 @@ int main(void)
 	    cmocka_unit_test(test_agree),
 	    cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_pattern_parts),
+	    cmocka_unit_test(test_pattern_mirrored),
 	    cmocka_unit_test(test_schedule_by_period),
 	    cmocka_unit_test(test_allreduce_by_period),
 	};
