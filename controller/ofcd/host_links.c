@@ -121,15 +121,39 @@ static void record(struct host_seen *hs, const struct fabric *f, int h,
 	}
 }
 
-/* Whether ofcd's failed set (the published state) holds item. */
-static bool failed_now(const struct ofcd *d, const char *item)
+/* Whether ofcd's failed set (the published state) holds item; by_host:
+ * as a failure a host's agent made. */
+static bool failed_now(const struct ofcd *d, const char *item, bool by_host)
 {
 	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
+	size_t n = !st ? 0 : by_host ? st->n_failed_by_host : st->n_failed;
+	char **v = !st ? NULL : by_host ? st->failed_by_host : st->failed;
 
-	for (size_t i = 0; st && i < st->n_failed; i++)
-		if (strcmp(st->failed[i], item) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], item) == 0)
 			return true;
 	return false;
+}
+
+/* Whether circuits may be moving: a mutation other than a failure's runs
+ * (a transaction takes links down and makes them anew: the testbed's
+ * veths, an OCS's ports while it switches), or the record was committed
+ * less than a hold-down ago (a report of the move may come after it). A
+ * port going down then is the move's doing, not a failure: not taken, so
+ * a port still down after it fails at the first report after. */
+static bool circuits_moving(const struct ofcd *d)
+{
+	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
+	struct timespec ts;
+	int64_t now_ms;
+
+	if (d->loop->running && d->loop->running->kind != JOB_FAILURE)
+		return true;
+	if (!st || !st->has_committed_unix_ms)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return now_ms - (int64_t)st->committed_unix_ms < (int64_t)d->o.link_damp.hold_down_ms;
 }
 
 /* Each reported port through its damping: the ports to fail now and, when
@@ -139,6 +163,7 @@ static uint32_t decide(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Repo
 		       int64_t now, uint32_t *fail, uint32_t *restore, uint32_t *nrestore)
 {
 	uint32_t nfail = 0;
+	bool moving = circuits_moving(d);
 
 	*nrestore = 0;
 	for (size_t i = 0; i < r->n_ports; i++) {
@@ -146,14 +171,20 @@ static uint32_t decide(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Repo
 		struct link_damp *s = &hs->ports[port].damp;
 		bool up = r->ports[i]->has_up && r->ports[i]->up, want;
 		uint32_t flaps = s->flaps;
+		char item[NAME_MAX_LEN + 16];
 
+		snprintf(item, sizeof(item), "%s:%u", hs->name, port);
+		/* A failure a host's report made before this replica heard the
+		 * host (another leader took it; the store says whose it is) is
+		 * the host's still: held, and restored after the hold-down. */
+		if (!s->seen && failed_now(d, item, true))
+			s->failed = true;
+		if (moving && !up)
+			continue;
 		want = link_damp_observe(&d->o.link_damp, s, up, now);
 		d->loop->metrics.host_link_flaps += s->flaps - flaps;
 		if (want && !s->failed) {
-			char item[NAME_MAX_LEN + 16];
-
-			snprintf(item, sizeof(item), "%s:%u", hs->name, port);
-			if (!failed_now(d, item)) /* (another's failure is not ours) */
+			if (!failed_now(d, item, false)) /* (another's failure is not ours) */
 				fail[nfail++] = port;
 		} else if (!want && s->failed) {
 			restore[(*nrestore)++] = port;
@@ -172,6 +203,7 @@ static struct job *ports_job(const struct request *rq, const char *host, const u
 	if (!j)
 		return NULL;
 	j->restore = restore;
+	j->by_host = !restore;
 	j->items = xcalloc(n + 1, sizeof(char *));
 	sb_printf(&t, "host %s's link%s ", host, n == 1 ? "" : "s");
 	for (uint32_t i = 0; i < n; i++) {
