@@ -135,25 +135,93 @@ static bool failed_now(const struct ofcd *d, const char *item, bool by_host)
 	return false;
 }
 
-/* Whether circuits may be moving: a mutation other than a failure's runs
- * (a transaction takes links down and makes them anew: the testbed's
- * veths, an OCS's ports while it switches), or the record was committed
- * less than a hold-down ago (a report of the move may come after it). A
- * port going down then is the move's doing, not a failure: not taken, so
- * a port still down after it fails at the first report after. */
-static bool circuits_moving(const struct ofcd *d)
+/* Whether port's circuits may be moving: a mutation other than a
+ * failure's runs (a transaction takes links down and makes them anew: the
+ * testbed's veths, an OCS's ports while it switches), or a published state
+ * changed its circuits less than a hold-down ago (a report of the move may
+ * come after it). A port going down then is the move's doing, not a
+ * failure: not taken, so a port still down after it fails at the first
+ * report after. */
+static bool circuits_moving(const struct ofcd *d, const struct port_seen *ps, int64_t now_ms)
 {
-	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
-	struct timespec ts;
-	int64_t now_ms;
-
 	if (d->loop->running && d->loop->running->kind != JOB_FAILURE)
 		return true;
-	if (!st || !st->has_committed_unix_ms)
-		return false;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	return now_ms - (int64_t)st->committed_unix_ms < (int64_t)d->o.link_damp.hold_down_ms;
+	return ps->moved_ms && now_ms - ps->moved_ms < (int64_t)d->o.link_damp.hold_down_ms;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The circuits of st, as "SRC:P>DST:Q", sorted. */
+static char **circuit_keys(const Ofc__V1__State *st, size_t *n)
+{
+	size_t cap = 0;
+	char **v = NULL;
+
+	*n = 0;
+	for (size_t i = 0; st && i < st->n_devices; i++)
+		for (size_t k = 0; k < st->devices[i]->n_circuits; k++) {
+			const Ofc__V1__Circuit *c = st->devices[i]->circuits[k];
+
+			if (!c->src_host || !c->dst_host)
+				continue;
+			GROW(v, cap, *n + 1);
+			v[(*n)++] = xasprintf("%s:%u>%s:%u", c->src_host, c->src_port, c->dst_host,
+					      c->dst_port);
+		}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+/* Mark the ends of circuit key k ("SRC:P>DST:Q") moved, where reported. */
+static void mark_moved(struct ofcd *d, const char *k, int64_t now)
+{
+	char host[NAME_MAX_LEN + 1];
+	unsigned port;
+
+	for (const char *p = k; p; p = strchr(p, '>'), p = p ? p + 1 : NULL) {
+		const char *colon = strchr(p, ':');
+
+		if (!colon || (size_t)(colon - p) > NAME_MAX_LEN ||
+		    sscanf(colon + 1, "%u", &port) != 1)
+			return;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - p), p);
+		for (uint32_t i = 0; i < d->loop->nhosts_seen; i++) {
+			struct host_seen *h = &d->loop->hosts_seen[i];
+
+			if (strcmp(h->name, host) == 0 && port < h->nports)
+				h->ports[port].moved_ms = now;
+		}
+	}
+}
+
+void host_links_moved(struct ofcd *d, const Ofc__V1__State *old, const Ofc__V1__State *now)
+{
+	size_t na, nb, a = 0, b = 0;
+	char **va, **vb;
+	int64_t t = wiring_now_ms();
+
+	if (!d->loop->nhosts_seen) /* (no agent reports: nothing to mark) */
+		return;
+	va = circuit_keys(old, &na);
+	vb = circuit_keys(now, &nb);
+	while (a < na || b < nb) {
+		int c = a == na ? 1 : b == nb ? -1 : strcmp(va[a], vb[b]);
+
+		if (c)
+			mark_moved(d, c < 0 ? va[a] : vb[b], t);
+		a += c <= 0;
+		b += c >= 0;
+	}
+	for (size_t i = 0; i < na; i++)
+		free(va[i]);
+	for (size_t i = 0; i < nb; i++)
+		free(vb[i]);
+	free(va);
+	free(vb);
 }
 
 /* Each reported port through its damping: the ports to fail now and, when
@@ -163,7 +231,6 @@ static uint32_t decide(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Repo
 		       int64_t now, uint32_t *fail, uint32_t *restore, uint32_t *nrestore)
 {
 	uint32_t nfail = 0;
-	bool moving = circuits_moving(d);
 
 	*nrestore = 0;
 	for (size_t i = 0; i < r->n_ports; i++) {
@@ -179,8 +246,11 @@ static uint32_t decide(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Repo
 		 * the host's still: held, and restored after the hold-down. */
 		if (!s->seen && failed_now(d, item, true))
 			s->failed = true;
-		if (moving && !up)
+		if (!up && circuits_moving(d, &hs->ports[port], now)) {
+			hs->ports[port].moving_down = true;
 			continue;
+		}
+		hs->ports[port].moving_down = false;
 		want = link_damp_observe(&d->o.link_damp, s, up, now);
 		d->loop->metrics.host_link_flaps += s->flaps - flaps;
 		if (want && !s->failed) {
@@ -288,14 +358,18 @@ int report_links(const struct request *rq)
 		return 0;
 	}
 	free(fail);
-	uint32_t up = 0, held = 0, suppressed = 0;
+	uint32_t up = 0, held = 0, suppressed = 0, moving = 0;
 	for (uint32_t p = 0; p < hs->nports; p++) {
-		up += hs->ports[p].damp.seen && hs->ports[p].damp.up;
+		moving += hs->ports[p].moving_down;
+		up += hs->ports[p].damp.seen && hs->ports[p].damp.up && !hs->ports[p].moving_down;
 		held += hs->ports[p].damp.failed;
 		suppressed += hs->ports[p].damp.suppressed;
 	}
+	char mv[80] = "";
+	if (moving)
+		snprintf(mv, sizeof(mv), ", %u down while its circuits move (not failed)", moving);
 	return reply(c, req->id, OFC__V1__STATUS__STATUS_OK,
-		     "host %s: %u of %u ports up, %u held failed (%u suppressed); lldpd %s",
-		     hs->name, up, hs->nports, held, suppressed,
+		     "host %s: %u of %u ports up, %u held failed (%u suppressed)%s; lldpd %s",
+		     hs->name, up, hs->nports, held, suppressed, mv,
 		     hs->lldp_running ? "answers" : "not running: wiring not seen");
 }
