@@ -405,12 +405,18 @@ class Checker:
         argv = ["sh", "-e", path]
         if "root" in b.marker:
             # As the testbed suites decide: root, and namespaces this
-            # machine (or container) lets us make.
+            # machine (or container) lets us make. A PID namespace of its
+            # own too: what the block started detached (the testbed's
+            # agents, in sessions of their own) ends with it when the block
+            # fails before its `testbed down`.
             if os.geteuid() != 0 or shutil.which("unshare") is None or subprocess.run(
-                    ["unshare", "--net", "--mount", "true"], capture_output=True).returncode:
+                    ["unshare", "--net", "--pid", "--fork", "--mount-proc", "true"],
+                    capture_output=True).returncode:
                 return "skip"
-            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    "mkdir -p /run/netns && mount -t tmpfs ofc-docs /run/netns && "
+            argv = ["unshare", "--pid", "--fork", "--mount-proc", "--propagation", "private",
+                    "sh", "-c",
+                    "mkdir -p /run/netns /run/lldpd && mount -t tmpfs ofc-docs /run/netns && "
+                    "mount -t tmpfs ofc-docs /run/lldpd && "
                     "exec sh -e \"$0\"", path]
         # Output to a file, not a pipe: what the block leaves running in
         # the background would hold a pipe open, and the wait with it.

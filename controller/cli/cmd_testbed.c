@@ -68,6 +68,8 @@ static int up(struct fabric_cmd *fc)
 	free(switches);
 	if (!r.up)
 		return fabric_cmd_fail(fc, &err);
+	/* (no ofcd holds the fabric: the agents report to the one started later) */
+	testbed_agents_start(f, fc->state_dir, NULL, &r);
 	m = testbed_up_answer(&a, f->name, &r);
 	if (fc->json)
 		remote_print_json(stdout, &m->base);

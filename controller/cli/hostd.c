@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,7 +55,14 @@ struct hostd {
 	struct hostd_neighbours nb;
 	bool lldp_ok, lldp_said, named;
 	char lldp_error[400];
-	char last[512]; /* the last answer said, not said again */
+	char last[512];	    /* the last answer said, not said again */
+	char last_err[512]; /* ... and the last failure to send one */
+	/* The namespace entered (--netns), as its file was: once that file is
+	 * gone or names another, the host is gone (testbed down, or its
+	 * namespace removed by hand) and the agent ends, not left running in
+	 * a namespace nobody can name. */
+	dev_t ns_dev;
+	ino_t ns_ino;
 };
 
 static int usage(const char *fmt, const char *arg)
@@ -321,9 +329,14 @@ static int report(struct hostd *h)
 	req.report_links = &rl;
 	rc = cli_call(&h->t, &req, 10, CLI_CALL_ONCE, &r, &err);
 	if (rc < 0) {
-		fprintf(stderr, "ofc-hostd: %s: %s\n", h->host, err.msg);
+		/* said once while it lasts: ofcd down for an hour is one line */
+		if (strcmp(h->last_err, err.msg) != 0)
+			fprintf(stderr, "ofc-hostd: %s: %s\n", h->host, err.msg);
+		snprintf(h->last_err, sizeof(h->last_err), "%s", err.msg);
+		h->last[0] = 0;
 		return -1;
 	}
+	h->last_err[0] = 0;
 	rc = r->status == OFC__V1__STATUS__STATUS_OK ? 0 : -1;
 	if (rc < 0 || (!h->quiet && strcmp(h->last, r->message ? r->message : "") != 0))
 		fprintf(rc < 0 ? stderr : stdout, "ofc-hostd: %s: %s\n", h->host,
@@ -334,8 +347,9 @@ static int report(struct hostd *h)
 	return rc;
 }
 
-static int enter_netns(const char *name)
+static int enter_netns(struct hostd *h, const char *name)
 {
+	struct stat st;
 	char path[300];
 	int fd;
 
@@ -343,14 +357,28 @@ static int enter_netns(const char *name)
 		return usage("--netns '%s': a namespace's name under /run/netns", name);
 	snprintf(path, sizeof(path), "/run/netns/%s", name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0 || setns(fd, CLONE_NEWNET) < 0) {
 		fprintf(stderr, "ofc-hostd: --netns %s: %s\n", name, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 1;
 	}
 	close(fd);
+	h->ns_dev = st.st_dev;
+	h->ns_ino = st.st_ino;
 	return -1;
+}
+
+/* Whether the namespace entered is still named by its file. */
+static bool netns_still_there(const struct hostd *h)
+{
+	struct stat st;
+	char path[300];
+
+	if (!h->netns)
+		return true;
+	snprintf(path, sizeof(path), "/run/netns/%s", h->netns);
+	return stat(path, &st) == 0 && st.st_dev == h->ns_dev && st.st_ino == h->ns_ino;
 }
 
 int ofc_hostd_main(int argc, char **argv)
@@ -361,7 +389,7 @@ int ofc_hostd_main(int argc, char **argv)
 	double next = 0;
 
 	if (rc < 0 && h->netns)
-		rc = enter_netns(h->netns);
+		rc = enter_netns(h, h->netns);
 	if (rc >= 0)
 		goto out;
 	if (hostd_links_open(&h->links, &err) < 0) {
@@ -382,6 +410,11 @@ int ofc_hostd_main(int argc, char **argv)
 		double t = now_s();
 
 		if (h->links.changed || t >= next) {
+			if (!netns_still_there(h)) {
+				fprintf(stderr, "ofc-hostd: %s: the namespace %s is gone: ending\n",
+					h->host, h->netns);
+				break;
+			}
 			h->links.changed = false;
 			if (hostd_links_refill(&h->links, &err) < 0)
 				fprintf(stderr, "ofc-hostd: %s\n", err.msg);

@@ -426,6 +426,11 @@ Ofc__V1__State *authz_tenant_state(const struct ofcd *d, const Ofc__V1__Principa
 	for (size_t i = 0; i < src->n_failed; i++)
 		if (item_visible(d, p, src->failed[i]))
 			st->failed[st->n_failed++] = src->failed[i];
+	st->failed_by_host = arena_array(a, src->n_failed_by_host + 1, sizeof(*st->failed_by_host));
+	st->n_failed_by_host = 0;
+	for (size_t i = 0; i < src->n_failed_by_host; i++)
+		if (item_visible(d, p, src->failed_by_host[i]))
+			st->failed_by_host[st->n_failed_by_host++] = src->failed_by_host[i];
 	st->moved = arena_array(a, src->n_moved + 1, sizeof(*st->moved));
 	for (size_t i = 0; i < src->n_moved; i++)
 		if (item_visible(d, p, src->moved[i]))

@@ -95,6 +95,8 @@ struct port_seen {
 	char *neighbour; /* "HOST:PORT" heard by LLDP; NULL: none */
 	bool reported;
 	bool miswired_said; /* its difference from the record is in the log */
+	int64_t moved_ms;   /* monotonic, when a published state last changed its circuits */
+	bool moving_down;   /* last reported down while its circuits moved: not taken */
 };
 struct host_seen {
 	char *name;
@@ -105,6 +107,10 @@ struct host_seen {
 	uint32_t nports; /* the host's ports in the config of the last report */
 };
 void host_links_free(struct ofcd *d);
+/* A new state published: the ports of reported hosts whose circuits it
+ * changed are marked moving (a port down for the hold-down after is the
+ * move's, not a failure). */
+void host_links_moved(struct ofcd *d, const Ofc__V1__State *old, const Ofc__V1__State *now);
 /* The record's circuits by what their ends' hosts hear (wiring.c):
  * confirmed (the end hears the circuit's source), miswired (another),
  * dark (nothing: the port absent, or no LLDP heard) or not seen (its host

@@ -42,6 +42,17 @@ static bool strv_has(char *const *v, uint32_t n, const char *s)
 	return false;
 }
 
+static void strv_remove(char ***v, uint32_t *n, const char *s)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i], s) == 0) {
+			free((*v)[i]);
+			memmove(&(*v)[i], &(*v)[i + 1], (*n - i) * sizeof(**v));
+			(*n)--;
+			return;
+		}
+}
+
 /* A set of strings (borrowed, never copied), for the lists a lost switch
  * makes long: 65,536 ports each looked up in lists of as many cost
  * billions of comparisons by scanning. Open addressing, at most half full. */
@@ -264,8 +275,18 @@ static int write_or_remove(struct ofcd *d, enum store_item it, const struct strb
 	return store_write(d->store, d->w->cfg->f->name, &w, 1, err);
 }
 
+/* A line "ITEM" or "ITEM host" (a host's agent made it). */
 static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
 {
+	char *by = strchr(item, ' ');
+
+	if (by) {
+		*by++ = 0;
+		if (strcmp(by, "host") != 0) {
+			snprintf(why, n, "after the failure, '%.40s' (only 'host' is known)", by);
+			return -1;
+		}
+	}
 	if (!failure_item_ok(item)) {
 		snprintf(why, n, "not a link U-V, a port HOST:PORT or a host HOST");
 		return -1;
@@ -276,6 +297,8 @@ static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
 	}
 	if (!strv_has(d->w->reported, d->w->nreported, item))
 		strv_push(&d->w->reported, &d->w->nreported, item);
+	if (by && !strv_has(d->w->by_host, d->w->nby_host, item))
+		strv_push(&d->w->by_host, &d->w->nby_host, item);
 	return 0;
 }
 
@@ -287,6 +310,14 @@ static void failures_clear(struct ofcd *d)
 	strv_free(d->w->reported, d->w->nreported);
 	d->w->reported = NULL;
 	d->w->nreported = 0;
+	failures_by_host_clear(d);
+}
+
+void failures_by_host_clear(struct ofcd *d)
+{
+	strv_free(d->w->by_host, d->w->nby_host);
+	d->w->by_host = NULL;
+	d->w->nby_host = 0;
 }
 
 int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
@@ -327,9 +358,11 @@ static int failures_save(struct ofcd *d, struct ofc_error *err)
 	int rc;
 
 	sb_printf(&sb, "# failures reported to ofcd (ReportFailure), one per line: U-V, "
-		       "HOST:PORT or HOST\n");
+		       "HOST:PORT or HOST; \"host\" after one a host's agent made\n");
 	for (uint32_t i = 0; i < d->w->nreported; i++)
-		sb_printf(&sb, "%s\n", d->w->reported[i]);
+		sb_printf(&sb, "%s%s\n", d->w->reported[i],
+			  strv_has(d->w->by_host, d->w->nby_host, d->w->reported[i]) ? " host"
+										     : "");
 	rc = write_or_remove(d, STORE_FAILED, d->w->nreported ? &sb : NULL, err);
 	sb_free(&sb);
 	return rc;
@@ -752,6 +785,9 @@ struct fabcfg *failures_publish_on(struct ofcd *d, struct fabcfg *h)
 	c->size = h->size;
 	c->failed = eff;
 	c->nfailed = neff;
+	for (uint32_t i = 0; i < d->w->nby_host; i++)
+		if (strv_has(eff, neff, d->w->by_host[i]))
+			strv_push(&c->failed_by_host, &c->nfailed_by_host, d->w->by_host[i]);
 	c->no_schedule = why;
 	c->healthy = fabcfg_ref(h);
 	return c;
@@ -942,23 +978,34 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 {
 	char **v = strv_dup(d->w->reported, d->w->nreported), canon[2 * NAME_MAX_LEN + 24];
 	uint32_t n = d->w->nreported;
+	char **bh = strv_dup(d->w->by_host, d->w->nby_host);
+	uint32_t nbh = j->clear ? 0 : d->w->nby_host;
 
 	if (j->clear) {
 		strv_free(v, n);
 		v = NULL;
 		n = 0;
+		strv_free(bh, d->w->nby_host);
+		bh = NULL;
 	}
 	for (uint32_t i = 0; i < j->nitems; i++) {
 		if (item_resolve(d->w->cfg->f, j->items[i], canon, sizeof(canon), err) < 0) {
 			/* A restore may name what a changed topology no longer has. */
 			if (!j->restore || !strv_has(v, n, j->items[i])) {
 				strv_free(v, n);
+				strv_free(bh, nbh);
 				return -1;
 			}
 			snprintf(canon, sizeof(canon), "%s", j->items[i]);
 			ofc_error_clear(err);
 		}
 		bool has = strv_has(v, n, canon);
+		/* a host's report makes only what was not failed yet; a restore,
+		 * or an operator's failure of it, ends the host's claim */
+		if (!(j->by_host && !has && !j->restore))
+			strv_remove(&bh, &nbh, canon);
+		else if (!strv_has(bh, nbh, canon))
+			strv_push(&bh, &nbh, canon);
 		if (j->restore && has) {
 			uint32_t k = 0;
 
@@ -974,10 +1021,12 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 					  ? " (the config's own failures change with the config)"
 					  : "");
 			strv_free(v, n);
+			strv_free(bh, nbh);
 			return -1;
 		} else if (!has) {
 			if (n >= FAIL_MAX_ITEMS) {
 				strv_free(v, n);
+				strv_free(bh, nbh);
 				return ofc_error_set(err, OFC_E_INPUT,
 						     "more than %u failures reported",
 						     FAIL_MAX_ITEMS);
@@ -985,16 +1034,22 @@ int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err)
 			strv_push(&v, &n, canon);
 		}
 	}
-	char **old = d->w->reported;
-	uint32_t nold = d->w->nreported;
+	char **old = d->w->reported, **oldbh = d->w->by_host;
+	uint32_t nold = d->w->nreported, noldbh = d->w->nby_host;
 	d->w->reported = v;
 	d->w->nreported = n;
+	d->w->by_host = bh;
+	d->w->nby_host = nbh;
 	if (failures_save(d, err) < 0) {
 		d->w->reported = old;
 		d->w->nreported = nold;
+		d->w->by_host = oldbh;
+		d->w->nby_host = noldbh;
 		strv_free(v, n);
+		strv_free(bh, nbh);
 		return -1;
 	}
 	strv_free(old, nold);
+	strv_free(oldbh, noldbh);
 	return 0;
 }

@@ -121,15 +121,32 @@ static void record(struct host_seen *hs, const struct fabric *f, int h,
 	}
 }
 
-/* Whether ofcd's failed set (the published state) holds item. */
-static bool failed_now(const struct ofcd *d, const char *item)
+/* Whether ofcd's failed set (the published state) holds item; by_host:
+ * as a failure a host's agent made. */
+static bool failed_now(const struct ofcd *d, const char *item, bool by_host)
 {
 	const Ofc__V1__State *st = d->loop->snap ? d->loop->snap->state : NULL;
+	size_t n = !st ? 0 : by_host ? st->n_failed_by_host : st->n_failed;
+	char **v = !st ? NULL : by_host ? st->failed_by_host : st->failed;
 
-	for (size_t i = 0; st && i < st->n_failed; i++)
-		if (strcmp(st->failed[i], item) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], item) == 0)
 			return true;
 	return false;
+}
+
+/* Whether port's circuits may be moving: a mutation other than a
+ * failure's runs (a transaction takes links down and makes them anew: the
+ * testbed's veths, an OCS's ports while it switches), or a published state
+ * changed its circuits less than a hold-down ago (a report of the move may
+ * come after it). A port going down then is the move's doing, not a
+ * failure: not taken, so a port still down after it fails at the first
+ * report after. */
+static bool circuits_moving(const struct ofcd *d, const struct port_seen *ps, int64_t now_ms)
+{
+	if (d->loop->running && d->loop->running->kind != JOB_FAILURE)
+		return true;
+	return ps->moved_ms && now_ms - ps->moved_ms < (int64_t)d->o.link_damp.hold_down_ms;
 }
 
 /* Each reported port through its damping: the ports to fail now and, when
@@ -146,14 +163,23 @@ static uint32_t decide(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Repo
 		struct link_damp *s = &hs->ports[port].damp;
 		bool up = r->ports[i]->has_up && r->ports[i]->up, want;
 		uint32_t flaps = s->flaps;
+		char item[NAME_MAX_LEN + 16];
 
+		snprintf(item, sizeof(item), "%s:%u", hs->name, port);
+		/* A failure a host's report made before this replica heard the
+		 * host (another leader took it; the store says whose it is) is
+		 * the host's still: held, and restored after the hold-down. */
+		if (!s->seen && failed_now(d, item, true))
+			s->failed = true;
+		if (!up && circuits_moving(d, &hs->ports[port], now)) {
+			hs->ports[port].moving_down = true;
+			continue;
+		}
+		hs->ports[port].moving_down = false;
 		want = link_damp_observe(&d->o.link_damp, s, up, now);
 		d->loop->metrics.host_link_flaps += s->flaps - flaps;
 		if (want && !s->failed) {
-			char item[NAME_MAX_LEN + 16];
-
-			snprintf(item, sizeof(item), "%s:%u", hs->name, port);
-			if (!failed_now(d, item)) /* (another's failure is not ours) */
+			if (!failed_now(d, item, false)) /* (another's failure is not ours) */
 				fail[nfail++] = port;
 		} else if (!want && s->failed) {
 			restore[(*nrestore)++] = port;
@@ -172,6 +198,7 @@ static struct job *ports_job(const struct request *rq, const char *host, const u
 	if (!j)
 		return NULL;
 	j->restore = restore;
+	j->by_host = !restore;
 	j->items = xcalloc(n + 1, sizeof(char *));
 	sb_printf(&t, "host %s's link%s ", host, n == 1 ? "" : "s");
 	for (uint32_t i = 0; i < n; i++) {
@@ -256,14 +283,18 @@ int report_links(const struct request *rq)
 		return 0;
 	}
 	free(fail);
-	uint32_t up = 0, held = 0, suppressed = 0;
+	uint32_t up = 0, held = 0, suppressed = 0, moving = 0;
 	for (uint32_t p = 0; p < hs->nports; p++) {
-		up += hs->ports[p].damp.seen && hs->ports[p].damp.up;
+		moving += hs->ports[p].moving_down;
+		up += hs->ports[p].damp.seen && hs->ports[p].damp.up && !hs->ports[p].moving_down;
 		held += hs->ports[p].damp.failed;
 		suppressed += hs->ports[p].damp.suppressed;
 	}
+	char mv[80] = "";
+	if (moving)
+		snprintf(mv, sizeof(mv), ", %u down while its circuits move (not failed)", moving);
 	return reply(c, req->id, OFC__V1__STATUS__STATUS_OK,
-		     "host %s: %u of %u ports up, %u held failed (%u suppressed); lldpd %s",
-		     hs->name, up, hs->nports, held, suppressed,
+		     "host %s: %u of %u ports up, %u held failed (%u suppressed)%s; lldpd %s",
+		     hs->name, up, hs->nports, held, suppressed, mv,
 		     hs->lldp_running ? "answers" : "not running: wiring not seen");
 }

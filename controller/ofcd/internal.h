@@ -59,6 +59,8 @@ struct fabcfg {
 	 * fabric is then the config without them, for the state alone). */
 	char **failed;
 	uint32_t nfailed;
+	char **failed_by_host; /* those of failed a host's agent made */
+	uint32_t nfailed_by_host;
 	char *no_schedule;
 	/* The workload's schedule (packed ofc.v1.Schedule, no steps) once the
 	 * planner or a re-plan computed it: the snapshot takes it instead of
@@ -296,6 +298,7 @@ struct job {
 	char **items;
 	uint32_t nitems;
 	bool restore, clear;
+	bool by_host; /* report-failure: made by a host's agent (ReportLinks) */
 	/* drain (restore: undrain): items SWITCH or SWITCH:PORT; force: cut
 	 * hosts off if it must; grace_ms: between publishing and removing */
 	bool force;

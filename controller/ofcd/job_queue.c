@@ -225,6 +225,7 @@ void cancel_job(struct ofcd *d, struct job *j, const char *why)
 static void publish(struct ofcd *d, struct job *j)
 {
 	if (j->snap) {
+		host_links_moved(d, d->loop->snap ? d->loop->snap->state : NULL, j->snap->state);
 		snapshot_free(d->loop->snap);
 		d->loop->snap = j->snap;
 		j->snap = NULL;
@@ -240,6 +241,7 @@ static void publish(struct ofcd *d, struct job *j)
 void ofcd_published(struct ofcd *d, struct note *n)
 {
 	if (n->snap) {
+		host_links_moved(d, d->loop->snap ? d->loop->snap->state : NULL, n->snap->state);
 		snapshot_free(d->loop->snap);
 		d->loop->snap = n->snap;
 		n->snap = NULL;

@@ -62,6 +62,7 @@ void fabcfg_unref(struct fabcfg *c)
 		return;
 	fabric_free(c->f);
 	strv_free(c->failed, c->nfailed);
+	strv_free(c->failed_by_host, c->nfailed_by_host);
 	free(c->no_schedule);
 	free(c->plan);
 	free(c->plan_full);
@@ -274,6 +275,8 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	/* Failures reported at run time and lost switches (failures.c). */
 	st->n_failed = cfg->nfailed;
 	st->failed = cfg->failed;
+	st->n_failed_by_host = cfg->nfailed_by_host;
+	st->failed_by_host = cfg->failed_by_host;
 	st->schedule_error = cfg->no_schedule;
 	/* Ports re-wired onto spares (mutation.c rewire), part of the config. */
 	if (f->nmoves) {

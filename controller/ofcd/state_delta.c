@@ -50,8 +50,8 @@
  * finished job's report, mpi_report.c), wiring (with_wiring, computed at
  * each request from the hosts' reports), and the devices' counters (commands,
  * errors, last_contact_unix_ms, last_contact_by). */
-static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15, 16,
-				       20, 21, 23, 24, 25, 26, 27, 202};
+static const uint32_t kept_fields[] = {2,  5,  8,  10, 11, 12, 14, 15,	16,
+				       20, 21, 23, 24, 25, 26, 27, 202, 205};
 #define NKEPT (sizeof(kept_fields) / sizeof(kept_fields[0]))
 
 struct part {

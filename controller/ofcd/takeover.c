@@ -29,6 +29,7 @@ static int reset_to_base(struct ofcd *d, struct ofc_error *err)
 	strv_free(d->w->reported, d->w->nreported);
 	d->w->reported = NULL;
 	d->w->nreported = 0;
+	failures_by_host_clear(d);
 	free(d->w->damaged);
 	d->w->damaged = NULL;
 	return 0;

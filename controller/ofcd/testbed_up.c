@@ -55,6 +55,12 @@ void ofcd_run_testbed_up(struct ofcd *d, struct job *j)
 		free(switches);
 	}
 	if (r.up) {
+		/* the agents report here: to this replica, which leads */
+		testbed_agents_start(f, d->state_dir,
+				     d->o.advertise_socket ? d->o.advertise_socket
+				     : d->o.inherit_fds	   ? NULL
+							   : d->o.socket_path,
+				     &r);
 		ofcd_testbed_reopen_ctl(d);
 		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_UP;
 		an.r.testbed_up = testbed_up_answer(&an.a, f->name, &r);

@@ -249,6 +249,7 @@ void ofcd_worker_free(struct ofcd *d)
 	free(d->w->sync_bytes);
 	free(d->w->damaged);
 	strv_free(d->w->reported, d->w->nreported);
+	failures_by_host_clear(d);
 	strv_free(d->w->lost, d->w->nlost);
 	for (uint32_t i = 0; i < d->w->nmoves; i++)
 		free(d->w->moves[i].host);

@@ -55,6 +55,11 @@ struct ofcd_worker {
 	 * lost; pub is cfg with them, the config schedules run on. */
 	char **reported;
 	uint32_t nreported;
+	/* Those of reported a host's agent made (its port down), written
+	 * "ITEM host" in the store, so that a new leader still restores them
+	 * on the host's good report. */
+	char **by_host;
+	uint32_t nby_host;
 	char **lost;
 	uint32_t nlost;
 	struct fabcfg *pub;
@@ -284,6 +289,8 @@ int failures_lost_load(struct ofcd *d, const char *fabric, struct ofc_error *err
 /* (mutation worker) Change d->w->reported as a ReportFailure job asks, and
  * persist it; on error nothing changed. */
 int failures_report(struct ofcd *d, const struct job *j, struct ofc_error *err);
+/* Forget which failures hosts' agents made (with the reported set). */
+void failures_by_host_clear(struct ofcd *d);
 /* (planner.c, mutation worker) Publish d->w->cfg with the failures in effect:
  * config and snapshot on j, and a KIND_SCHEDULE_REPLANNED event. */
 void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentence, size_t n);

@@ -221,11 +221,14 @@ int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremov
 		 struct ofc_error *err)
 {
 	char *path = testbed_path(state_dir, f->name, "testbed");
-	uint32_t n = 0;
+	uint32_t n = 0, nagents;
 	char **names = read_netns_list(f, state_dir, &n);
 	int rc = 0;
 
 	*nremoved = 0;
+	/* the agents first: none is left running in a namespace removed */
+	if (testbed_agents_stop(f, state_dir, &nagents, err) < 0)
+		rc = -1;
 	if (!names) {
 		/* No record: remove what this config's names would be. */
 		n = f->nhosts;

@@ -78,7 +78,7 @@ int testbed_up(const struct fabric *f, const char *state_dir,
  * the notes), what the circuits carry measured and recorded for the
  * runs. up is set once the namespaces exist, even when the measure after
  * failed (-1 with err). */
-#define TESTBED_UP_NOTES 4
+#define TESTBED_UP_NOTES 6
 struct testbed_up_result {
 	bool up;
 	uint32_t hosts, circuits;
@@ -110,8 +110,20 @@ int testbed_link_set(const struct fabric *f, uint32_t host, uint32_t port, bool 
 		     struct ofc_error *err);
 int testbed_miswire(const struct fabric *f, const char *state_dir, const uint32_t a[2],
 		    const uint32_t b[2], char *said, size_t n, struct ofc_error *err);
+/* The hosts' agents (agents.c): lldpd and ofc-hostd (beside this program,
+ * or $OFC_HOSTD) in every host's namespace, the agents reporting to socket
+ * (NULL: their default, OFC_SOCKET or ofcd's); what is still running from
+ * an earlier up is left running. Each process is recorded in
+ * <state-dir>/<fabric>.agents/ (pid and start time), with its log. What
+ * was started, and why not, said in r's notes. */
+void testbed_agents_start(const struct fabric *f, const char *state_dir, const char *socket,
+			  struct testbed_up_result *r);
+/* Stop the recorded agents (SIGTERM, then SIGKILL past a deadline) and
+ * remove their folder; -1 with err naming one that outlived SIGKILL. */
+int testbed_agents_stop(const struct fabric *f, const char *state_dir, uint32_t *nstopped,
+			struct ofc_error *err);
 /* Remove every namespace the testbed made (those its file lists, else
- * this config's names) and its files. */
+ * this config's names) and its files, its hosts' agents stopped first. */
 int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremoved,
 		 struct ofc_error *err);
 

@@ -23,7 +23,7 @@ KEPT = (
     "devices", "topology", "config_generation", "fabric_name",
     "target_topology", "at_target", "committed_unix_ms", "failed", "schedule_error", "moved",
     "partition", "recorded_config", "in_sync", "committed_by", "committed_epoch",
-    "committed_principal", "drained", "held", "at_target_detail",
+    "committed_principal", "drained", "held", "at_target_detail", "failed_by_host",
 )
 # ... and of each device, what ofcd counts talking to it (every request moves it)
 _COUNTERS = ("commands", "errors", "last_contact_unix_ms", "last_contact_by")

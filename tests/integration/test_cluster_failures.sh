@@ -12,6 +12,9 @@
 # why. The leader writes its answer to the store after it has answered (the
 # failures before); a leader gone in between leaves the previous state's
 # answer there, and the next leader computes this state's from the failures.
+# The failure taken over is made by h2's agent (ofc-hostd, its port 0 a
+# loopback down in a namespace of its own): the new leader still knows it
+# as the host's, and the agent's good reports restore it there.
 SUITE=cluster_failures
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -105,7 +108,19 @@ for r in $L $F1 $F2; do
 done
 
 # ---- a takeover with a failure in effect: the new leader reads the answer ---------
-expect_exit 0 $OFC --socket "$TMP/$L.sock" fail h2:0
+# h2's port 0 down on its host: its agent's report makes the failure (as
+# root, with namespaces; else the operator's fail)
+HNS="ofc-cf$$"
+if [ "$(id -u)" -eq 0 ] && ip netns add "$HNS" 2>/dev/null; then
+	trap 'ip netns del "$HNS" 2>/dev/null; stop_cluster; rm_tmp' EXIT
+	# (lo is down in a new namespace: no carrier)
+	hostd_h2() { $BUILD/ofc-hostd --host h2 --port 0=lo --netns "$HNS" --lldp-socket "$TMP/no-lldpd" "$@"; }
+	expect_exit 0 hostd_h2 --socket "$TMP/$L.sock" --once
+else
+	HNS=""
+	echo "cluster_failures: not root or no namespaces: h2:0 failed by the operator"
+	expect_exit 0 $OFC --socket "$TMP/$L.sock" fail h2:0
+fi
 for r in $F1 $F2; do mark $r; done
 for r in $F1 $F2; do
 	until_state $r 20 'j.get("failed") == ["h2:0"] and j.get("schedule", {}).get("verified")' ||
@@ -117,6 +132,10 @@ wait_leader 30 $F1 $F2 && ok || bad "no new leader" "$(tail -5 "$TMP/$F1.log")"
 N=$LEADER
 until_state $N 20 'j.get("failed") == ["h2:0"] and j.get("schedule", {}).get("verified")' ||
 	bad "the new leader's state" "$(cat "$TMP/$N.json")"
+if [ -n "$HNS" ]; then
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("failed_by_host"))' "$TMP/$N.json")" = "['h2:0']" ] &&
+		ok || bad "the new leader knows h2:0 as the host's failure" "$(cat "$TMP/$N.json")"
+fi
 [ "$(sched $N)" = "$PORT" ] && ok || bad "the new leader shows another schedule" "$(sched $N) / $PORT"
 since $N | grep -qF "$COMPUTING" && bad "the new leader computed the schedule again" "$(since $N | grep -F "$COMPUTING")" || ok
 
@@ -131,7 +150,19 @@ since "$L" | grep -qF "$COMPUTING (the leader's answer in the store is damaged" 
 	bad "the restarted follower does not say why it computed" "$(since "$L" | grep "state's schedule")"
 # the leader's next answer is read again
 mark "$L"
-expect_exit 0 $OFC --socket "$TMP/$N.sock" restore h2:0
+if [ -n "$HNS" ]; then
+	# h2:0 up again: the new leader restores the failure the old one took
+	# from the host, after the hold-down (its agent reporting meanwhile)
+	ip netns exec "$HNS" ip link set lo up
+	hostd_h2 --socket "$TMP/$N.sock" --interval 0.3 >"$TMP/hostd.log" 2>&1 &
+	HOSTD=$!
+	until_state $N 30 'not j.get("failed") and not j.get("failed_by_host")' ||
+		bad "the new leader restored h2:0 on its host's word" "$(cat "$TMP/$N.json")" "$(cat "$TMP/hostd.log")"
+	kill $HOSTD
+	wait $HOSTD 2>/dev/null
+else
+	expect_exit 0 $OFC --socket "$TMP/$N.sock" restore h2:0
+fi
 logged "$L" 20 "$READ" && ok || bad "$L did not read the next answer" "$(since "$L" | tail -8)"
 [ "$(sched "$L")" = "$HEALTHY" ] && ok || bad "$L after the restore" "$(sched "$L") / $HEALTHY"
 

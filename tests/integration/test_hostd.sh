@@ -35,6 +35,8 @@ PIDS=""
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	# the hosts' agents stopped by their owner's down, then the namespaces
+	[ -f "$TMP/fab.yaml" ] && $OFC testbed down "$TMP/fab.yaml" --state-dir "$TMP/st" >/dev/null 2>&1
 	for h in 0 1 2 3; do ip netns del "$NS-h$h" 2>/dev/null; done
 	stop_all_emus
 	rm_tmp
@@ -68,8 +70,12 @@ PIDS="$PIDS $!"
 deadline 30
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
 
-# The hosts: the testbed, a namespace each, a veth per committed circuit.
-expect_exit 0 $OFC --socket "$SOCK" testbed up
+# The hosts: the testbed, a namespace each, a veth per committed circuit,
+# and lldpd and ofc-hostd started in each namespace by testbed up, the
+# agents reporting to this ofcd.
+AG="$TMP/st/$FAB.agents"
+expect_stdout_has "the hosts' agents: ofc-hostd and lldpd in each of the 4 namespaces (8 started, 0 already running; logs in $AG)" \
+	$OFC --socket "$SOCK" testbed up
 $OFC --socket "$SOCK" status --json >"$TMP/state.json"
 python3 - "$TMP/state.json" >"$TMP/veths" <<'PY'
 import json, sys
@@ -79,33 +85,36 @@ for d in j["devices"]:
         print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
 PY
 [ "$(wc -l <"$TMP/veths")" -eq 8 ] && ok || bad "8 circuits of biring:4" "$(cat "$TMP/veths")"
-
-start_host() { # N: lldpd and the agent in host hN's namespace
-	ip netns exec "$NS-h$1" lldpd -d -u "$TMP/lldp-h$1.sock" -I 'o*,i*' \
-		>"$TMP/lldpd-h$1.log" 2>&1 &
-	eval "lldpd_h$1=$!"
-	PIDS="$PIDS $!"
-	$HOSTD --host "h$1" --testbed-ports 2 --netns "$NS-h$1" --lldp-socket "$TMP/lldp-h$1.sock" \
-		--socket "$SOCK" --interval 0.5 >"$TMP/hostd-h$1.log" 2>&1 &
-	PIDS="$PIDS $!"
-}
-for h in 0 1 2 3; do start_host $h; done
+# Each recorded process is running in its host's namespace.
+inns() { ip netns pids "$NS-h$1" | sort -n | tr '\n' ' '; }
+for h in 0 1 2 3; do
+	for k in hostd lldpd; do
+		read -r pid _ <"$AG/h$h.$k.pid" && inns $h | grep -qw "$pid" ||
+			{ bad "h$h's $k recorded and running in $NS-h$h" "$(cat "$AG/h$h.$k.pid")" "$(inns $h)"; continue 2; }
+	done
+	ok
+done
+# A second up starts nothing twice: the same processes in each namespace.
+before="$(for h in 0 1 2 3; do inns $h; done)"
+expect_stdout_has "(0 started, 8 already running;" $OFC --socket "$SOCK" testbed up
+[ "$(for h in 0 1 2 3; do inns $h; done)" = "$before" ] &&
+	ok || bad "a second up: the same processes" "$before" "$(for h in 0 1 2 3; do inns $h; done)"
 
 # wait_for 'PYTHON-EXPR' WHAT: ofc status --json satisfies it within 20 s.
 wait_for() {
 	deadline 20 _w
 	until $OFC --socket "$SOCK" status --json >"$TMP/st.json" 2>/dev/null &&
 		python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$TMP/st.json"; do
-		past $_w && { bad "$2" "$(head -c 600 "$TMP/st.json")" "$(tail -n 3 "$TMP"/hostd-h*.log)"; return 1; }
+		past $_w && { bad "$2" "$(head -c 600 "$TMP/st.json")" "$(tail -n 3 "$AG"/h*.hostd.log)"; return 1; }
 		sleep 0.2
 	done
 	ok
 }
 wait_for 'not j.get("failed")' "no failure while every link is up"
 deadline 20 _w
-until grep -q "host h0: 2 of 2 ports up.*lldpd answers" "$TMP/hostd-h0.log" || past $_w; do sleep 0.2; done
-grep -q "host h0: 2 of 2 ports up, 0 held failed (0 suppressed); lldpd answers" "$TMP/hostd-h0.log" &&
-	ok || bad "h0's agent says what ofcd took" "$(cat "$TMP/hostd-h0.log")"
+until grep -q "host h0: 2 of 2 ports up.*lldpd answers" "$AG/h0.hostd.log" || past $_w; do sleep 0.2; done
+grep -q "host h0: 2 of 2 ports up, 0 held failed (0 suppressed); lldpd answers" "$AG/h0.hostd.log" &&
+	ok || bad "h0's agent says what ofcd took" "$(cat "$AG/h0.hostd.log")"
 
 # h2's port 1 down in its namespace: the failure h2:1; up: restored after
 # the hold-down (1 s), as ofc fail and ofc restore would.
@@ -185,14 +194,37 @@ PYTHONPATH="$BUILD/python" $PY -c "import ofc_client, sys; w = ofc_client.Client
 	ok || bad "the Python client reads the wiring"
 
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.
+read -r lldpd_h3 _ <"$AG/h3.lldpd.pid"
 kill "$lldpd_h3"
 deadline 20 _w
-until grep -q "lldpd does not answer" "$TMP/hostd-h3.log" || past $_w; do sleep 0.2; done
+until grep -q "lldpd does not answer" "$AG/h3.hostd.log" || past $_w; do sleep 0.2; done
 wait_metric 'ofc_wiring_links{verdict="not-seen"} 2' "h3's circuits in: not seen, once its lldpd is gone"
-grep -q "ofc-hostd: h3: lldpd does not answer at $TMP/lldp-h3.sock (.*): no LLDP neighbours, wiring not seen" "$TMP/hostd-h3.log" &&
-	ok || bad "h3's agent says lldpd is gone" "$(cat "$TMP/hostd-h3.log")"
+grep -q "ofc-hostd: h3: lldpd does not answer at /run/lldpd/$NS-h3.socket (.*): no LLDP neighbours, wiring not seen" "$AG/h3.hostd.log" &&
+	ok || bad "h3's agent says lldpd is gone" "$(cat "$AG/h3.hostd.log")"
 $OFC --socket "$SOCK" wiring >"$TMP/wiring.txt"
 [ "$(grep -c -- "-> h3:[01]  not-seen: h3's lldpd does not answer" "$TMP/wiring.txt")" -eq 2 ] &&
 	ok || bad "ofc wiring: h3's links not seen, and why" "$(cat "$TMP/wiring.txt")"
+
+# A host's namespace removed by hand: its agent ends on its own, not left
+# reporting from a namespace nobody can name.
+all="$(for h in 0 1 2 3; do inns $h; done)"
+read -r hostd_h1 _ <"$AG/h1.hostd.pid"
+ip netns del "$NS-h1"
+deadline 20 _w
+until ! [ -d "/proc/$hostd_h1" ] || [ "$(sed 's/.*) //' "/proc/$hostd_h1/stat" 2>/dev/null | cut -c1)" = Z ] || past $_w; do sleep 0.2; done
+grep -qxF "ofc-hostd: h1: the namespace $NS-h1 is gone: ending" "$AG/h1.hostd.log" &&
+	ok || bad "h1's agent ends with its namespace" "$(tail -n 3 "$AG/h1.hostd.log")"
+
+# testbed down stops every process it started, within its deadline, and
+# leaves none behind: nothing that ran in a namespace runs on (h1's lldpd
+# too, recorded though its namespace's name is gone).
+expect_stdout_has "testbed $FAB down: 3 namespaces removed" $OFC --socket "$SOCK" testbed down
+left=""
+for p in $all; do # (a zombie has ended: its reaper is init, which may be slow)
+	st=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1)
+	[ -n "$st" ] && [ "$st" != Z ] && left="$left $p:$st"
+done
+[ -z "$left" ] && [ -n "$all" ] && [ ! -e "$AG" ] && [ ! -e "/run/lldpd/$NS-h0.socket" ] &&
+	ok || bad "down: no agent left running, their files gone" "ran: $all" "left: $left" "$(ls "$AG" 2>&1)"
 
 finish

@@ -5,7 +5,13 @@
  * first report after; an operator's failure of a port is never restored by
  * its host's report; a port the fabric lacks, one named twice, a neighbour
  * naming no host or no port of its host, a host the fabric lacks: refused
- * naming it, nothing changed. */
+ * naming it, nothing changed. A failure a host made stays the host's for
+ * an ofcd that did not hear it made (a restart, as a new leader): written
+ * "ITEM host" in the store, shown in State.failed_by_host, restored by the
+ * host's good reports after the hold-down; an operator's failure of it
+ * makes it the operator's. A port down within a hold-down of a commit is
+ * the commit's moving of circuits, not a failure; still down after, it
+ * fails. */
 #include <libgen.h>
 
 #include "tests/unit/ofcd_world.h"
@@ -54,6 +60,34 @@ static bool failed_has(struct ofcd_client *c, const char *item)
 		has |= strcmp(r->state->failed[i], item) == 0;
 	ofc__v1__response__free_unpacked(r, NULL);
 	return has;
+}
+
+/* Whether State.failed_by_host is exactly want (a comma list, "" none). */
+static bool by_host_is(struct ofcd_client *c, const char *want)
+{
+	Ofc__V1__Response *r = get_state(c, 998);
+	char got[256] = "";
+
+	for (size_t i = 0; r && i < r->state->n_failed_by_host; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? "," : "",
+			 r->state->failed_by_host[i]);
+	ofc__v1__response__free_unpacked(r, NULL);
+	if (strcmp(got, want) != 0)
+		print_error("failed_by_host: '%s', expected '%s'\n", got, want);
+	return strcmp(got, want) == 0;
+}
+
+static Ofc__V1__Response *fail_item(struct ofcd_client *c, uint64_t id, char *item)
+{
+	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
+	Ofc__V1__ReportFailure rf = OFC__V1__REPORT_FAILURE__INIT;
+	char *items[] = {item};
+
+	rf.items = items;
+	rf.n_items = 1;
+	req.body_case = OFC__V1__REQUEST__BODY_REPORT_FAILURE;
+	req.report_failure = &rf;
+	return call(c, &req, id);
 }
 
 static void expect(Ofc__V1__Response *r, Ofc__V1__Status st, const char *msg, const char *kind)
@@ -152,6 +186,65 @@ static void test_links(void **state)
 	stop(w);
 }
 
+static void test_host_made_kept(void **state)
+{
+	struct world *w = *state;
+	const Ofc__V1__Status ok = OFC__V1__STATUS__STATUS_OK;
+	struct limits lim = {.link_damp = {.hold_down_ms = HOLD_MS}};
+	struct ofcd_client c;
+	char path[1200], *text = NULL;
+	size_t len;
+	struct ofc_error err = {0};
+
+	start_with(w, 30, 0, lim);
+	connect_ok(w, &c);
+	expect(links(&c, 1, "h3", 4, 1, NULL), ok, "(h3:1)", "report-failure");
+	expect(fail_item(&c, 2, "h5:0"), ok, "h5:0", "report-failure");
+	assert_true(by_host_is(&c, "h3:1"));
+	snprintf(path, sizeof(path), "%s/simfab.failed", w->dir);
+	assert_int_equal(read_file(path, 1 << 16, &text, &len, &err), 0);
+	assert_non_null(strstr(text, "\nh3:1 host\n"));
+	assert_non_null(strstr(text, "\nh5:0\n"));
+	free(text);
+	ofcd_disconnect(&c);
+	stop(w);
+
+	/* another ofcd, which heard no host: the failure is still h3's */
+	start_with(w, 30, 0, lim);
+	connect_ok(w, &c);
+	assert_true(failed_has(&c, "h3:1") && failed_has(&c, "h5:0"));
+	assert_true(by_host_is(&c, "h3:1"));
+	expect(links(&c, 3, "h3", 4, -1, NULL), ok, "4 of 4 ports up, 1 held failed", NULL);
+	expect(links(&c, 4, "h5", 4, -1, NULL), ok, "0 held failed", NULL);
+	usleep((HOLD_MS + 100) * 1000);
+	expect(links(&c, 5, "h3", 4, -1, NULL), ok, "h3:1 up again restored", "report-failure");
+	expect(links(&c, 6, "h5", 4, -1, NULL), ok, "0 held failed", NULL);
+	assert_false(failed_has(&c, "h3:1"));
+	assert_true(failed_has(&c, "h5:0")); /* the operator's */
+	assert_true(by_host_is(&c, ""));
+
+	/* h3:2 down by its host, then failed by an operator: the operator's */
+	expect(links(&c, 7, "h3", 4, 2, NULL), ok, "h3:2 down failed", "report-failure");
+	assert_true(by_host_is(&c, "h3:2"));
+	expect(fail_item(&c, 8, "h3:2"), ok, "h3:2", "report-failure");
+	assert_true(by_host_is(&c, ""));
+
+	/* a commit moving h7:0's circuits: h7:0 down right after it is not
+	 * taken; after the hold-down, it is */
+	expect(links(&c, 20, "h7", 4, -1, NULL), ok, "4 of 4 ports up", NULL);
+	Ofc__V1__Response *r = reconfigure(&c, "torus:4x16", 9);
+	assert_int_equal(r->status, ok);
+	ofc__v1__response__free_unpacked(r, NULL);
+	expect(links(&c, 10, "h7", 4, 0, NULL), ok,
+	       "3 of 4 ports up, 0 held failed (0 suppressed), 1 down while its circuits move",
+	       NULL);
+	assert_false(failed_has(&c, "h7:0"));
+	usleep((HOLD_MS + 100) * 1000);
+	expect(links(&c, 11, "h7", 4, 0, NULL), ok, "h7:0 down failed", "report-failure");
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 int main(int argc, char **argv)
 {
 	char *copy = xstrdup(argv[0]);
@@ -161,6 +254,7 @@ int main(int argc, char **argv)
 	free(copy);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_links, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_host_made_kept, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
