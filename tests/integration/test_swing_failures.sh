@@ -60,6 +60,13 @@ until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 3000 ]; do
 done
 # The healthy state's schedule is the config's algorithm too, not only the
 # failures' re-plan (and not BFB, the default for a topology asked by spec).
+# The state's schedule is computed after ofcd answers, so it is waited for.
+deadline 60
+until $OFC --socket "$SOCK" status --json >"$TMP/out" 2>&1 &&
+	python3 -c 'import json,sys; sys.exit("schedule" not in json.load(open(sys.argv[1])))' "$TMP/out" 2>/dev/null ||
+	past $_end; do
+	sleep 0.05
+done
 expect_json 'j["schedule"]["topology"] == "torus:8x8" and j["schedule"]["verified"] and j["schedule"]["algorithm"] == "swing"' \
 	$OFC --socket "$SOCK" status --json
 expect_stdout_has "h0-h1 failed; 1 failure in effect (h0-h1); swing allreduce on torus:8x8 without h0-h1: 12 steps, $cli_us us" \
