@@ -125,9 +125,14 @@ PY
 # held ALGO...: each algorithm run again alone holds the model.
 held() {
 	for a in "$@"; do
-		$OFC testbed run "$TMP/$t.yaml" --state-dir "$ST" --collective allreduce --algo "$a" \
-			--size 4MiB --json >"$TMP/again" 2>"$TMP/err"
-		python3 "$TMP/held.py" "$TMP/again" >>"$TMP/held" 2>/dev/null || return 1
+		# up to three tries alone: a burst of a loaded machine's other
+		# work lasts longer than one run (make test at load 24 met two)
+		for _try in 1 2 3; do
+			$OFC testbed run "$TMP/$t.yaml" --state-dir "$ST" --collective allreduce --algo "$a" \
+				--size 4MiB --json >"$TMP/again" 2>"$TMP/err"
+			python3 "$TMP/held.py" "$TMP/again" >>"$TMP/held" 2>/dev/null && continue 2
+		done
+		return 1
 	done
 }
 for t in torus circulant ring hypercube; do

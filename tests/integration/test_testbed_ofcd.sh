@@ -176,8 +176,13 @@ if missed:
 PY
 held() { # ALGO...: each run again alone through ofcd holds the model
 	for a in "$@"; do
-		$OFC --socket "$SOCK" testbed run --algo "$a" --size 4MiB --json >"$TMP/again" 2>"$TMP/err"
-		python3 "$TMP/held.py" "$TMP/again" >>"$TMP/held" 2>/dev/null || return 1
+		# up to three tries alone: a burst of a loaded machine's other
+		# work lasts longer than one run (make test at load 24 met two)
+		for _try in 1 2 3; do
+			$OFC --socket "$SOCK" testbed run --algo "$a" --size 4MiB --json >"$TMP/again" 2>"$TMP/err"
+			python3 "$TMP/held.py" "$TMP/again" >>"$TMP/held" 2>/dev/null && continue 2
+		done
+		return 1
 	done
 }
 # judge WHO: the runs in $TMP/out hold the model (or name the term, for
