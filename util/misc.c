@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 unsigned edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -145,4 +147,25 @@ char *exe_sibling(const char *env, const char *file)
 		return NULL;
 	*slash = 0;
 	return xasprintf("%s/%s", self, file);
+}
+
+char **environ_for_child(void)
+{
+	static const char *const drop[] = {
+	    "NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "WATCHDOG_", NULL};
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	env = xcalloc(n + 1, sizeof(*env));
+	for (size_t i = 0; i < n; i++) {
+		bool keep = true;
+
+		for (const char *const *d = drop; *d && keep; d++)
+			keep = strncmp(environ[i], *d, strlen(*d)) != 0;
+		if (keep)
+			env[k++] = environ[i];
+	}
+	return env;
 }

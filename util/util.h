@@ -412,6 +412,11 @@ uint64_t peak_rss_bytes(void);
 /* $env where set and not empty, else file in the running program's folder
  * (/proc/self/exe's); NULL when that folder is not known. */
 char *exe_sibling(const char *env, const char *file);
+/* A copy of environ (the strings shared, the array the caller's to free)
+ * less what a service manager gave this process alone: its notify socket,
+ * its listening sockets, its watchdog. A child that is not the service
+ * (a planner, a host's agent) has no word to say to the manager. */
+char **environ_for_child(void);
 
 /* A plugin of ofc's (util/plugin.c): a shared object whose one exported
  * table starts with its own size, a size_t, so that one of another build

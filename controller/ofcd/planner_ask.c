@@ -20,8 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 /* (the forked child: async-signal-safe calls only) The socket as fd 3,
  * /dev/null as stdin and stdout (stderr stays: a crash's last words reach
  * ofcd's log), no other descriptor, no signal blocked, then the planner. */
@@ -48,30 +46,6 @@ static void child_exec(int fd, const char *path, char *const argv[], char *const
 	_exit(127);
 }
 
-/* ofcd's environment less what systemd gave ofcd alone (its notify
- * socket, its listening sockets): the planner has no word to say to the
- * service manager. */
-static char **planner_env(void)
-{
-	static const char *const drop[] = {
-	    "NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "WATCHDOG_", NULL};
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ && environ[n])
-		n++;
-	env = xcalloc(n + 1, sizeof(*env));
-	for (size_t i = 0; i < n; i++) {
-		bool keep = true;
-
-		for (const char *const *d = drop; *d && keep; d++)
-			keep = strncmp(environ[i], *d, strlen(*d)) != 0;
-		if (keep)
-			env[k++] = environ[i];
-	}
-	return env;
-}
-
 static int start(const struct planner_how *h, struct planner_proc *p, struct ofc_error *err)
 {
 	char mem[32];
@@ -96,7 +70,7 @@ static int start(const struct planner_how *h, struct planner_proc *p, struct ofc
 			h->topo_dir ? "--topology-dir" : NULL,
 			h->topo_dir,
 			NULL};
-	char **env = planner_env();
+	char **env = environ_for_child();
 	pid = fork();
 	if (pid == 0)
 		child_exec(sv[1], h->path, argv, env);
@@ -251,6 +225,39 @@ static void arena_keeps(void *a, void *p)
 	(void)p;
 }
 
+/* Asks a planner process of role `role` the job m, on cfg's fabric
+ * (m's other fields set by the caller): 0 and its answer in *buf (the
+ * caller's to free), else -1 with why "the planner process WHAT ...". */
+static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
+		     const char *role, size_t answer_max, double wait, const char *what,
+		     uint8_t **buf, size_t *got, struct ofc_error *err)
+{
+	struct planner_how how;
+	uint8_t *job;
+	size_t len;
+	char why[200];
+	int rc;
+
+	m->has_fabric = m->has_nfailed = m->has_max_memory = 1;
+	m->fabric.data = planner_fabric_pack(cfg, &m->fabric.len);
+	m->nfailed = cfg->nfailed;
+	m->max_memory = cfg->max_memory;
+	len = protobuf_c_message_get_packed_size(&m->base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m->base, job);
+	free(m->fabric.data);
+	m->fabric.data = NULL;
+	planner_how(d, &how);
+	how.role = role;
+	rc =
+	    planner_ask(&how, job, len, answer_max, wait, always, NULL, buf, got, why, sizeof(why));
+	planner_how_free(&how);
+	free(job);
+	if (rc != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
+	return 0;
+}
+
 Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
 				   enum sched_collective coll, uint64_t size,
 				   const struct planner_summary_ask *q, struct arena *a,
@@ -260,41 +267,24 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
 	ProtobufCAllocator in = {in_arena, arena_keeps, a};
 	Ofc__V1__PlannerSummary *ans;
 	Ofc__V1__Schedule *h = NULL;
-	struct planner_how how;
-	uint8_t *job, *buf;
-	size_t len, got;
-	char why[200];
-	int rc;
+	uint8_t *buf;
+	size_t got;
 
-	m.has_fabric = m.has_nfailed = m.has_collective = m.has_size_bytes = 1;
-	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
-	m.nfailed = cfg->nfailed;
+	m.has_collective = m.has_size_bytes = 1;
 	m.collective = (uint32_t)coll;
 	m.size_bytes = size;
 	m.topology = (char *)q->spec;
-	m.has_max_memory = m.has_max_time = m.has_summary = m.has_reduce = 1;
-	m.max_memory = cfg->max_memory;
+	m.has_max_time = m.has_summary = m.has_reduce = 1;
 	m.max_time = q->max_time;
 	m.summary = true;
 	m.reduce = (uint32_t)q->reduce;
 	m.has_explicit_after = m.has_plain = 1;
 	m.explicit_after = q->explicit_after;
 	m.plain = q->plain;
-	len = protobuf_c_message_get_packed_size(&m.base);
-	job = xmalloc(len ? len : 1);
-	protobuf_c_message_pack(&m.base, job);
-	free(m.fabric.data);
-	planner_how(d, &how);
-	how.role = "summary";
-	rc = planner_ask(&how, job, len, SUMMARY_ANSWER_MAX,
-			 q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST, always,
-			 NULL, &buf, &got, why, sizeof(why));
-	planner_how_free(&how);
-	free(job);
-	if (rc != 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "the planner process computing it %s", why);
+	if (ask_about(d, cfg, &m, "summary", SUMMARY_ANSWER_MAX,
+		      q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST,
+		      "computing it", &buf, &got, err) < 0)
 		return NULL;
-	}
 	ans = ofc__v1__planner_summary__unpack(NULL, got, buf);
 	if (ans && ans->has_schedule)
 		h = ofc__v1__schedule__unpack(&in, ans->schedule.len, ans->schedule.data);
@@ -321,33 +311,18 @@ int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *
 {
 	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
 	Ofc__V1__PlannerPhase *a;
-	struct planner_how how;
-	uint8_t *job, *buf;
-	size_t len, got;
-	char why[200];
+	uint8_t *buf;
+	size_t got;
 	int rc;
 
 	*spec = NULL;
-	m.has_fabric = m.has_nfailed = m.has_max_memory = m.has_to_phase = m.has_phase = 1;
-	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
-	m.nfailed = cfg->nfailed;
-	m.max_memory = cfg->max_memory;
+	m.has_to_phase = m.has_phase = 1;
 	m.to_phase = true;
 	m.phase = j->phase;
 	m.phase_name = j->phase_name;
-	len = protobuf_c_message_get_packed_size(&m.base);
-	job = xmalloc(len ? len : 1);
-	protobuf_c_message_pack(&m.base, job);
-	free(m.fabric.data);
-	planner_how(d, &how);
-	how.role = "phase";
-	rc = planner_ask(&how, job, len, PHASE_ANSWER_MAX, PHASE_WAIT, always, NULL, &buf, &got,
-			 why, sizeof(why));
-	planner_how_free(&how);
-	free(job);
-	if (rc != 0)
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "the planner process planning the workload %s", why);
+	if (ask_about(d, cfg, &m, "phase", PHASE_ANSWER_MAX, PHASE_WAIT, "planning the workload",
+		      &buf, &got, err) < 0)
+		return -1;
 	a = ofc__v1__planner_phase__unpack(NULL, got, buf);
 	free(buf);
 	if (!a || (!a->spec && !a->why)) {
@@ -375,33 +350,19 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 {
 	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
 	Ofc__V1__PlannerPick *a;
-	struct planner_how how;
-	uint8_t *job, *buf;
-	size_t len, got;
-	char why[200];
+	uint8_t *buf;
+	size_t got;
 	int rc;
 
-	m.has_fabric = m.has_nfailed = m.has_max_memory = m.has_pick = m.has_nodes = 1;
-	m.fabric.data = planner_fabric_pack(cfg, &m.fabric.len);
-	m.nfailed = cfg->nfailed;
-	m.max_memory = cfg->max_memory;
+	m.has_pick = m.has_nodes = 1;
 	m.pick = true;
 	m.nodes = j->nodes;
 	m.has_collective = m.has_size_bytes = 1;
 	m.collective = (uint32_t)j->coll;
 	m.size_bytes = j->size;
-	len = protobuf_c_message_get_packed_size(&m.base);
-	job = xmalloc(len ? len : 1);
-	protobuf_c_message_pack(&m.base, job);
-	free(m.fabric.data);
-	planner_how(d, &how);
-	how.role = "pick";
-	rc = planner_ask(&how, job, len, PHASE_ANSWER_MAX, PHASE_WAIT, always, NULL, &buf, &got,
-			 why, sizeof(why));
-	planner_how_free(&how);
-	free(job);
-	if (rc != 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "the planner process picking %s", why);
+	if (ask_about(d, cfg, &m, "pick", PHASE_ANSWER_MAX, PHASE_WAIT, "picking", &buf, &got,
+		      err) < 0)
+		return -1;
 	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
 	free(buf);
 	if (!a || (!a->spec && !a->why)) {

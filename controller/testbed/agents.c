@@ -29,8 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define AGENT_TERM_WAIT 5.0 /* s a process has to end after SIGTERM */
 #define AGENT_KILL_WAIT 2.0 /* ... and after SIGKILL */
 #define AGENT_CHILDREN	8   /* lldpd's children followed (it has one) */
@@ -115,28 +113,6 @@ static char *find_prog(const char *prog)
 	return found;
 }
 
-/* The environment less what a service manager gave the caller alone. */
-static char **child_env(void)
-{
-	static const char *const drop[] = {
-	    "NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "WATCHDOG_", NULL};
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ && environ[n])
-		n++;
-	env = xcalloc(n + 1, sizeof(*env));
-	for (size_t i = 0; i < n; i++) {
-		bool keep = true;
-
-		for (const char *const *d = drop; *d && keep; d++)
-			keep = strncmp(environ[i], *d, strlen(*d)) != 0;
-		if (keep)
-			env[k++] = environ[i];
-	}
-	return env;
-}
-
 /* (the forked grandchild: async-signal-safe calls only) /dev/null in, the
  * log out, no other descriptor, no signal blocked or ignored, then prog. */
 static void grandchild(int null, int log, char *const argv[], char *const env[])
@@ -168,7 +144,7 @@ static int spawn(char *const argv[], const char *log, const char *pidfile, struc
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int p[2] = {-1, -1}, status, rc = -1;
 	pid_t mid, pid = 0;
-	char **env = child_env();
+	char **env = environ_for_child();
 
 	if (lfd < 0 || null < 0 || pipe2(p, O_CLOEXEC) < 0) {
 		ofc_error_at(err, OFC_E_RUNTIME, log, 0, 0, "cannot open: %s", strerror(errno));
