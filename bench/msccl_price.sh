@@ -10,7 +10,7 @@
 #   with all links) and a server receiving 8 (N - 1) GB over its NICs'
 #   rail links; an allreduce is a reduce-scatter and an allgather of a
 #   shard, 2/n of that. The bandwidths are read from the fabric's file.
-# Usage: sh bench/msccl_price.sh [SERVERS...]   (default 2 4 8)
+# Usage: sh bench/msccl_price.sh [SERVERS...]   (default 2 3 4 8)
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 TMP=$(mktemp -d)
@@ -19,7 +19,7 @@ trap 'rm -rf "$TMP"' EXIT
 echo "ofc schedule --format msccl, priced (load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
 echo "| fabric | collective | K | ForestColl's optimum s | R* s | planned s | program s (critical path, busiest arc) | program vs planned | program vs optimum |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for n in ${*:-2 4 8}; do
+for n in ${*:-2 3 4 8}; do
 	for kind in only-nvlink all-links; do
 		for c in allgather reduce-scatter allreduce; do
 			f=$kind-$n

@@ -15,7 +15,7 @@ import argparse
 import os
 
 SCENARIOS = ("all-links", "no-nvlink", "only-nvlink")
-SIZES = (1, 2, 4, 8, 16, 32)
+SIZES = (1, 2, 3, 4, 8, 16, 32)
 
 
 def template(s):

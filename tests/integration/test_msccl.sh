@@ -136,12 +136,13 @@ done
 # need two peer groups of channels: at most 32 send and 32 receive peers
 # a channel)
 for case in "all-links-2 allreduce" "no-nvlink-2 allreduce" "all-links-4 allgather" \
-	"only-nvlink-4 allreduce" "only-nvlink-8 reduce-scatter"; do
+	"only-nvlink-4 allreduce" "only-nvlink-8 reduce-scatter" "all-links-3 allgather"; do
 	set -- $case
 	rm -f "$TMP/w.xml"
 	expect_exit 0 $OFC schedule examples/modelw/$1.yaml --collective $2 --format msccl -o "$TMP/w.xml"
 	[ $1$2 = only-nvlink-4allreduce ] && cp "$TMP/err" "$TMP/on4.err"
 	[ $1$2 = all-links-2allreduce ] && cp "$TMP/err" "$TMP/al2.err"
+	[ $1$2 = all-links-3allgather ] && cp "$TMP/err" "$TMP/al3.err"
 	expect_stdout_has "$(echo $2 | tr -d -) on" $REPLAY --orders 1 "$TMP/w.xml"
 done
 grep -q "^ofc schedule: K = 24 chunks, the most within msccl-executor-nccl's limits (the engine's 50 are over them): " \
@@ -155,6 +156,10 @@ grep -q "^ofc schedule: K = [0-9]* chunks, the most at which forwarding inside a
 gap=$(sed -n "s/.*optimum [0-9.e-]* s: \([-+0-9.]*\)%$/\1/p" "$TMP/al2.err")
 python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 2)" "$gap" && ok ||
 	bad "all-links-2 allreduce: the program's price over the optimum" "$gap"
+# three servers (an odd count: no pairing of servers to lean on)
+gap=$(sed -n "s/.*optimum [0-9.e-]* s: \([-+0-9.]*\)%$/\1/p" "$TMP/al3.err")
+python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 2)" "$gap" && ok ||
+	bad "all-links-3 allgather: the program's price over the optimum" "$gap" "$(cat "$TMP/al3.err")"
 # A K asked for is not lowered: over the limits, refused with the limit
 # named and by how much, nothing written.
 rm -f "$TMP/w.xml"
