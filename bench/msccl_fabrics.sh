@@ -10,7 +10,7 @@
 # fabric against the schedule's (s/GB of block: relays' copies sent once
 # per GPU, or once a server and forwarded inside it), the export's and
 # the replay's seconds, and the replay's verdict.
-# Usage: sh bench/msccl_fabrics.sh [SERVERS...]   (default 1 2 4 8)
+# Usage: sh bench/msccl_fabrics.sh [SERVERS...]   (default 1 2 3 4 8)
 BUILD=${BUILD:-build}
 OFC=$BUILD/ofc
 REPLAY="python3 $(dirname "$0")/../tests/integration/msccl_replay.py"
@@ -21,7 +21,7 @@ now() { python3 -c 'import time; print(time.monotonic())'; }
 echo "ofc schedule --format msccl on model W (load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
 echo "| fabric | collective | K engine | K exported | time at engine's K s | at exported K s | XML nodes a rank | program / schedule on the fabric | export s | replay s | replay |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-for n in ${*:-1 2 4 8}; do
+for n in ${*:-1 2 3 4 8}; do
 	for kind in all-links no-nvlink only-nvlink; do
 		for c in allgather reduce-scatter allreduce; do
 			f=$kind-$n
