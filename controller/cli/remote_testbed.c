@@ -403,7 +403,8 @@ static const struct remote_cmd mpirun_cmd = {
 				    {"run-timeout", required_argument, NULL, 'T'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
-    .shortopts = "+h",
+    /* (options anywhere before "--", as the local form reads them: a bad
+     * one is refused before any connection; PROGRAM's own come after it) */
     .help = "Asks ofcd to run PROGRAM (an MPI program, unmodified) as one rank per host\n"
 	    "namespace of the testbed (brought up with 'ofc testbed up') over the circuits\n"
 	    "of the topology the daemon committed, with libofc-mpi preloaded running ofc's\n"

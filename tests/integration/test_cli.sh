@@ -48,6 +48,14 @@ expect_json 'j["optimal"]' $OFC rwa --nodes 6 --wavelengths 8 --pattern all-to-a
 expect_json 'j["valid"]' $OFC --json validate configs/torus64-ocs.yaml
 expect_stdout_has "bfb allreduce on ring:4" $OFC --size 1MiB --collective allreduce schedule --topology ring:4
 expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" $OFC --timeout 1 --socket "$TMP/none.sock" status
+# A remote command's options are read, and a bad one refused, before it
+# connects: anywhere before "--" (mpirun read them only up to its first
+# operand, and a bad --size after one met the socket error first); those
+# after "--" are PROGRAM's.
+expect_error 2 "ofc --socket PATH testbed mpirun: --size 'abc': expected a size such as 4096, 64KiB, 4MB or 1GiB" \
+	$OFC --socket "$TMP/none.sock" testbed mpirun F --size abc
+expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" \
+	$OFC --socket "$TMP/none.sock" testbed mpirun --timeout 1 --size 1MiB -- prog --size abc
 expect_error 2 "ofc: options before the command: write the command first, its options after it (ofc COMMAND [OPTIONS])" $OFC --algo ring schedule --topology ring:4
 expect_error 2 "ofc: options before the command and no command: write the command first, its options after it (ofc COMMAND [OPTIONS])" $OFC --json
 
