@@ -61,6 +61,7 @@ struct fault_opts {
 	const char *state_dir;
 	uint32_t count;
 	double period;
+	bool clear;
 };
 
 #define O(f) offsetof(struct fault_opts, f)
@@ -70,6 +71,8 @@ static const struct opt fault_table[] = {
      "" OFC_STATE_DIR_DEFAULT ")"},
     {"count", cli_row_u32, O(count), "N", "flap: how many times (default 5)", 1, 1000},
     {"period", cli_row_duration, O(period), "T", "flap: down then up each T (default 0.4 s)"},
+    {"clear", NULL, O(clear), NULL,
+     "miswire FILE --clear: every recorded swap crossed back, the record removed"},
     CLI_OPT_HELP,
     {NULL},
 };
@@ -83,11 +86,37 @@ static const struct cli_opts fault_opts = {
     "host's namespace) down or up, or bounced --count times, down then up each\n"
     "--period.\n"
     "miswire FILE HOST:PORT HOST:PORT: the far ends of the circuits leaving\n"
-    "the two host ports swapped, as two fibres crossed behind the switch.\n"
+    "the two host ports swapped, as two fibres crossed behind the switch, and\n"
+    "recorded: every commit onto the pair crosses them again, until the same\n"
+    "pair is swapped back or --clear.\n"
     "Both act behind ofc's back: the record still holds its circuits, and\n"
     "only the hosts' agents (ofc-hostd) can tell. Needs root.\n",
     NULL,
 };
+
+/* miswire FILE --clear: the operands are FILE alone. */
+static int miswire_clear(const struct cli_cmd *cmd, int n, char **operands, const char *state_dir)
+{
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	uint32_t npairs = 0;
+	char *dir;
+	int rc;
+
+	if (n != 1)
+		return cli_usage_error(cmd, "miswire --clear: expected FILE alone");
+	if (testbed_need_root(&err) < 0 || fabric_open(operands[0], &f, &err) < 0)
+		return cli_fail(&err);
+	dir = ctl_state_dir(state_dir);
+	rc = testbed_miswire_clear(f, dir, &npairs, &err);
+	free(dir);
+	fabric_free(f);
+	if (rc < 0)
+		return cli_fail(&err);
+	printf("testbed: %u miswired pair%s crossed back (the record cleared)\n", npairs,
+	       npairs == 1 ? "" : "s");
+	return 0;
+}
 
 /* argv[0] is "link" or "miswire". */
 int cmd_testbed_fault(const struct cli_cmd *testbed, int argc, char **argv)
@@ -112,6 +141,8 @@ int cmd_testbed_fault(const struct cli_cmd *testbed, int argc, char **argv)
 	uint32_t count = o.count;
 	double period = o.period;
 
+	if (!link && o.clear)
+		return miswire_clear(cmd, argc - first, argv + first, state_dir_opt);
 	if (argc - first != 3)
 		return cli_usage_error(cmd, link ? "link: expected FILE HOST:PORT down|up|flap"
 						 : "miswire: expected FILE HOST:PORT HOST:PORT");

@@ -96,7 +96,7 @@ static void count_moves(const struct ctl *c, const struct fabric *t, struct ctl_
 		if (cd->cfg.cls == DEV_SWITCH) {
 			ctl_switch_target(t, (uint32_t)fabric_find_switch(t, cd->cfg.name), &want);
 		} else if (cd->cfg.cls == DEV_HOSTS) {
-			ctl_hosts_target(t, &want);
+			ctl_hosts_target(t, c->state_dir, &want);
 		} else {
 			k->moves += cd->plan.n;
 			k->reconfig_s = fmax(k->reconfig_s, ctl_ops_seconds(cd, &cd->plan));

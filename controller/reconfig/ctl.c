@@ -213,7 +213,7 @@ void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *
 }
 
 /* The testbed's circuits and routes at the fabric's target. */
-void ctl_hosts_target(const struct fabric *f, struct device_state *target)
+void ctl_hosts_target(const struct fabric *f, const char *state_dir, struct device_state *target)
 {
 	struct hlink *links = xcalloc(f->ncircuits + 1, sizeof(*links));
 
@@ -222,6 +222,8 @@ void ctl_hosts_target(const struct fabric *f, struct device_state *target)
 		links[k] = (struct hlink){f->circuits[k].src_host, f->circuits[k].src_port,
 					  f->circuits[k].dst_host, f->circuits[k].dst_port};
 	testbed_target(f, links, f->ncircuits, target);
+	/* fibres crossed on the testbed stay crossed whatever is committed */
+	testbed_miswired_apply(state_dir, f->name, target);
 	free(links);
 }
 
@@ -238,7 +240,7 @@ void ctl_retarget(struct ctl *c)
 			ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name),
 					  &cd->target);
 		else if (cd->cfg.cls == DEV_HOSTS)
-			ctl_hosts_target(f, &cd->target);
+			ctl_hosts_target(f, c->state_dir, &cd->target);
 	}
 	ctl_diff(c);
 }
@@ -252,7 +254,7 @@ void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out
 	if (cd->cfg.cls == DEV_SWITCH) {
 		ctl_switch_target(f, (uint32_t)fabric_find_switch(f, cd->cfg.name), out);
 	} else if (cd->cfg.cls == DEV_HOSTS) {
-		ctl_hosts_target(f, out);
+		ctl_hosts_target(f, c->state_dir, out);
 	} else {
 		for (uint32_t r = 0; r < f->nrings; r++)
 			if (strcmp(f->rings[r].name, cd->cfg.name) == 0)
@@ -328,7 +330,7 @@ int ctl_open(struct fabric *f, const struct ctl_opts *o, struct ctl **out, struc
 		testbed_links_recorded(c->state_dir, f->name, &rec);
 		cd->cfg.link_rate = rec.rate;
 		cd->cfg.link_latency = rec.latency;
-		ctl_hosts_target(f, &cd->target);
+		ctl_hosts_target(f, c->state_dir, &cd->target);
 	}
 	for (uint32_t i = 0; i < c->ndevs; i++)
 		if (device_init(&c->devs[i].dev, &c->devs[i].cfg, err) < 0) {

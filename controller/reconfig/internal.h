@@ -72,7 +72,7 @@ struct journal {
 /* What switch s, and the testbed's hosts, hold when f is at its target
  * (f->circuits), into *target (ctl.c; choose.c prices other targets). */
 void ctl_switch_target(const struct fabric *f, uint32_t s, struct device_state *target);
-void ctl_hosts_target(const struct fabric *f, struct device_state *target);
+void ctl_hosts_target(const struct fabric *f, const char *state_dir, struct device_state *target);
 /* Every device's target again from c->fabric's circuits, then ctl_diff. */
 void ctl_retarget(struct ctl *c);
 

@@ -144,6 +144,7 @@ int testbed_up(const struct fabric *f, const char *state_dir,
 		if (netns_create(names[h], netlink_host_addr(h), err) < 0)
 			goto out;
 	testbed_target(f, links, nlinks, &want);
+	testbed_miswired_apply(state_dir, f->name, &want);
 	struct device_cfg cfg = {.name = "testbed",
 				 .driver = "netlink",
 				 .cls = DEV_HOSTS,
@@ -255,6 +256,11 @@ int testbed_down(const struct fabric *f, const char *state_dir, uint32_t *nremov
 				  strerror(errno));
 	free(path);
 	path = testbed_path(state_dir, f->name, "links");
+	if (rc == 0)
+		unlink(path);
+	free(path);
+	/* no veths, no crossed fibres: a new testbed is cabled right */
+	path = testbed_path(state_dir, f->name, "miswired");
 	if (rc == 0)
 		unlink(path);
 	free(path);

@@ -105,11 +105,24 @@ int testbed_reshape(const struct fabric *f, const char *state_dir, double rate,
 /* Faults behind ofc's back (faults.c), the record untouched: host port
  * (host, port)'s link (i<port> in its namespace) down or up; the far ends
  * of the circuits leaving host ports a and b ({host, port}) swapped, said
- * in words in said ("h0:0 now reaches h3:1 and h2:0 reaches h1:0"). */
+ * in words in said ("h0:0 now reaches h3:1 and h2:0 reaches h1:0").
+ * A swap is cabling, not a moment: it is recorded in
+ * <state-dir>/<fabric>.miswired (the same pair again takes it out, as
+ * the fibres crossed back), and every target the testbed's hosts are
+ * driven to has it (testbed_miswired_apply), so a commit onto the pair
+ * makes its veths crossed as real fibres would stay crossed. */
 int testbed_link_set(const struct fabric *f, uint32_t host, uint32_t port, bool up,
 		     struct ofc_error *err);
 int testbed_miswire(const struct fabric *f, const char *state_dir, const uint32_t a[2],
 		    const uint32_t b[2], char *said, size_t n, struct ofc_error *err);
+/* Every recorded pair crossed back on the testbed and the record removed;
+ * *npairs: how many pairs were recorded. */
+int testbed_miswire_clear(const struct fabric *f, const char *state_dir, uint32_t *npairs,
+			  struct ofc_error *err);
+/* The recorded swaps made in target (the hosts' state, links sorted by
+ * source): where both ports of a pair carry a circuit, their far ends
+ * exchanged (the routes, set by source port, are left as planned). */
+void testbed_miswired_apply(const char *state_dir, const char *fabric, struct device_state *target);
 /* The hosts' agents (agents.c): lldpd and ofc-hostd (beside this program,
  * or $OFC_HOSTD) in every host's namespace, the agents reporting to socket
  * (NULL: their default, OFC_SOCKET or ofcd's); what is still running from

@@ -193,6 +193,53 @@ python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
 PYTHONPATH="$BUILD/python" $PY -c "import ofc_client, sys; w = ofc_client.Client(sys.argv[1]).get_state(with_wiring=True).wiring; sys.exit(0 if w.miswired == 2 and sorted(k.src for k in w.links if k.verdict == 'miswired') == ['h0:0', 'h2:0'] else 1)" "$SOCK" &&
 	ok || bad "the Python client reads the wiring"
 
+# The swap is cabling, recorded, not a moment. --clear crosses the
+# recorded fibres back and forgets them; then a swap made before a commit
+# that re-makes the pair's circuits (hypercube:2 moves h1:0's and h3:0's
+# circuits) is crossed in the circuits that commit makes, as
+# fibres crossed behind the switch stay crossed. Each verdict read from
+# reports newer than the step (every link's age under the time since it
+# began; ofc wiring exits 1 on a miswiring: a check).
+fresh_wiring() { # PYTHON-EXPR WHAT: on reports newer than $T0, within 20 s
+	deadline 20 _w
+	until e=$(python3 -c "import time; print(time.time() - $T0)") &&
+		{ $OFC --socket "$SOCK" wiring --json >"$TMP/w.json" 2>/dev/null || [ $? -eq 1 ]; } &&
+		python3 -c "import json,sys; j=json.load(open(sys.argv[1])); L=j['links']; sys.exit(0 if all(k.get('age_seconds', 1e9) < $e for k in L) and ($1) else 1)" "$TMP/w.json"; do
+		past $_w && { bad "$2" "since the step: $e s" "$(tr -d " \n" <"$TMP/w.json" | head -c 2500)"; return 1; }
+		sleep 0.2
+	done
+	ok
+}
+now() { python3 -c 'import time; print(time.time())'; }
+expect_error 2 "ofc testbed: miswire --clear: expected FILE alone" \
+	$OFC testbed miswire "$TMP/fab.yaml" h0:0 --clear --state-dir "$TMP/st"
+T0=$(now)
+expect_stdout_has "testbed: 1 miswired pair crossed back (the record cleared)" \
+	$OFC testbed miswire "$TMP/fab.yaml" --clear --state-dir "$TMP/st"
+[ ! -e "$TMP/st/$FAB.miswired" ] && ok || bad "--clear removes the record" "$(cat "$TMP/st/$FAB.miswired")"
+fresh_wiring "len(L) == 8 and j['confirmed'] == 8" "--clear: every circuit confirmed again"
+expect_stdout_has "testbed: h1:0 now reaches h0:0 and h3:0 reaches h2:0" \
+	$OFC testbed miswire "$TMP/fab.yaml" h1:0 h3:0 --state-dir "$TMP/st"
+T0=$(now)
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology hypercube:2 --timeout 60
+$OFC --socket "$SOCK" status --json >"$TMP/state.json"
+python3 - "$TMP/state.json" >"$TMP/veths" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for d in j["devices"]:
+    for c in d.get("circuits", []):
+        print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
+PY
+set -- $(grep '^h1 0 ' "$TMP/veths") && a_dst=$3:$4
+set -- $(grep '^h3 0 ' "$TMP/veths") && b_dst=$3:$4
+[ "$a_dst" != h2:0 ] && [ "$b_dst" != h0:0 ] && ok || bad "hypercube:2 moves h1:0's and h3:0's circuits" "$(cat "$TMP/veths")"
+fresh_wiring "sorted((k['src'], k['heard']) for k in L if k['verdict'] == 'miswired') == [('h1:0', 'h3:0'), ('h3:0', 'h1:0')] and j['miswired'] == 2" \
+	"the recorded swap made again by the commit that moved the pair's circuits ($a_dst, $b_dst)"
+T0=$(now)
+expect_exit 0 $OFC testbed miswire "$TMP/fab.yaml" --clear --state-dir "$TMP/st"
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology circulant:4:1 --timeout 60
+fresh_wiring "len(L) == 8 and j['confirmed'] == 8" "biring:4 again (as circulant:4:1), every circuit confirmed"
+
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.
 read -r lldpd_h3 _ <"$AG/h3.lldpd.pid"
 kill "$lldpd_h3"
