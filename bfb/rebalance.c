@@ -752,7 +752,10 @@ int bfb_rebalance(const struct graph *g, struct schedule *s, uint64_t work, doub
 		sched_reserve_steps(&out, s->nsteps + st->steps_added);
 		for (uint32_t k = 0; k < nph; k++)
 			emit_phase(&ph[k], s, &out);
+		/* the same schedule's (a published one names its graph) */
 		out.root = s->root;
+		out.size_bytes = s->size_bytes;
+		memcpy(out.topology, s->topology, sizeof(out.topology));
 		sched_free(s);
 		*s = out;
 		ret = 1;

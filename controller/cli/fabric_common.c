@@ -190,6 +190,10 @@ const struct opt fabric_cmd_plan_rows[] = {
 
 const struct opt fabric_cmd_dry_run_rows[] = {
     {"dry-run", NULL, O(dry_run), NULL, "only plan: print what would change"},
+    {"max-loss", opt_str, O(daemon_max_loss), "P%",
+     "ofcd's alone (with --socket PATH): the config's topology in stages first, none taking "
+     "more than P% of the bandwidth; refused here, where the change is one transaction"},
+    {"grace", opt_str, O(daemon_grace), "DUR", "with --max-loss (ofcd's alone): each stage's wait"},
     {NULL},
 };
 

@@ -250,6 +250,9 @@ struct fabric_cmd {
 	const char *stage_topology;
 	double max_loss; /* a percentage, above 0 and below 100 */
 	bool max_loss_set;
+	/* apply: --max-loss, --grace given without --socket (a staged apply
+	 * is ofcd's: refused) */
+	const char *daemon_max_loss, *daemon_grace;
 	bool dot; /* status: --dot, the circuits for Graphviz */
 	bool yes; /* adopt: --yes, no question asked */
 	struct fabric *fabric;

@@ -6,7 +6,10 @@
  * the graph that is left; bandwidth is 1/tau_B). Fewest stages first,
  * then fewest circuits moved (the planners of Klotski and Janus state
  * the same aim; this one is greedy, and says how far from a lower bound
- * it ended).
+ * it ended: the fewest stages exactly is a packing of the units under a
+ * price that is no sum of theirs, a search over subsets, not cheap; each
+ * stage here takes the longest run of units that fits, and the bound
+ * counts a second stage when the whole change at once does not fit).
  *
  * The units of change. Row j of the permutations (every host's port j)
  * goes from a to b. Where a(u) != b(u), u's new circuit u -> b(u) needs
@@ -249,13 +252,23 @@ struct planning {
 	struct port_map cur;
 	bool *dark;
 	uint32_t *ports, nports; /* the stage's dark host ports */
-	uint16_t *per_node;	 /* dark ports per node in the stage */
+	uint8_t *in_stage;	 /* per host port: 1 in the stage, 2 being taken */
+	uint16_t *per_node;	 /* distinct dark ports per node in the stage */
 	uint32_t cap;		 /* per node (the cheap filter) */
 	double ref;
 };
 
+static void stage_clear(struct planning *p)
+{
+	p->nports = 0;
+	memset(p->per_node, 0, p->cur.n * sizeof(*p->per_node));
+	memset(p->in_stage, 0, (size_t)p->cur.n * p->cur.d * sizeof(*p->in_stage));
+}
+
 /* Whether unit x's first k circuits fit beside what the stage has (the
- * cheap filter: dark ports per node); if so, its ports are added. */
+ * cheap filter: dark ports per node, each port once: a port whose old
+ * circuit goes out and whose old in-coming circuit changes too is one
+ * transceiver out of use, not two); if so, its ports are added. */
 static bool take(struct planning *p, const struct unit *x, uint32_t k)
 {
 	uint32_t tmp[2 * 1024 + 4], *v = tmp, c;
@@ -266,13 +279,21 @@ static bool take(struct planning *p, const struct unit *x, uint32_t k)
 		v = xmalloc(2 * (size_t)m * sizeof(*v));
 	c = unit_dark(p->q, &p->cur, x, k, v);
 	for (uint32_t i = 0; i < c && ok; i++)
-		ok = p->per_node[v[i] % n] < p->cap;
-	if (ok)
-		for (uint32_t i = 0; i < c; i++) {
-			if (p->per_node[v[i] % n] < UINT16_MAX)
-				p->per_node[v[i] % n]++;
-			p->ports[p->nports++] = v[i];
+		if (!p->in_stage[v[i]]) {
+			p->in_stage[v[i]] = 2;
+			ok = ++p->per_node[v[i] % n] <= p->cap;
 		}
+	for (uint32_t i = 0; i < c; i++) {
+		if (p->in_stage[v[i]] != 2)
+			continue;
+		if (ok) {
+			p->in_stage[v[i]] = 1;
+			p->ports[p->nports++] = v[i];
+		} else {
+			p->in_stage[v[i]] = 0;
+			p->per_node[v[i] % n]--;
+		}
+	}
 	if (v != tmp)
 		free(v);
 	return ok;
@@ -300,8 +321,28 @@ static void add_costless(const struct planning *p, const struct unit *units, uin
 	free(in);
 }
 
-/* One stage: the units that fit (whole, biggest first), halved until the
- * price is within budget; a unit alone over it, cut. Fills st. */
+/* The stage of the first nch chosen units priced: its dark ports marked
+ * in p->dark, *tau its price. Whether its loss is within the budget. */
+static bool stage_fits(struct planning *p, const struct unit *units, const struct chosen *ch,
+		       uint32_t nch, double *tau, bool *exact)
+{
+	uint32_t save = p->cap;
+
+	stage_clear(p);
+	p->cap = UINT32_MAX; /* (chosen already: priced, not filtered) */
+	for (uint32_t i = 0; i < nch; i++)
+		take(p, &units[ch[i].unit], ch[i].k);
+	p->cap = save;
+	mark(p->dark, (size_t)p->cur.n * p->cur.d, p->ports, p->nports);
+	*tau = price(p->q, &p->cur, p->dark, exact);
+	return loss_of(p->ref, *tau) <= p->q->max_loss + 1e-12;
+}
+
+/* One stage: the whole units that pass the filter (biggest first), the
+ * longest run of them from the first whose price is within budget (a
+ * binary search: log2 of them priced; halving until one fits would stop
+ * at half of what fits, and a change that needs 3 stages could take 4);
+ * a unit alone over it, cut. Fills st. */
 static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struct stage *st,
 		      struct ofc_error *err)
 {
@@ -312,34 +353,31 @@ static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struc
 	double tau = INFINITY;
 	bool exact = true;
 
-	for (;;) {
-		p->nports = 0;
-		memset(p->per_node, 0, n * sizeof(*p->per_node));
-		if (nch == 0) { /* fill: whole units that pass the filter */
-			for (uint32_t i = 0; i < nu; i++)
-				if (take(p, &units[i], units[i].len))
-					ch[nch++] = (struct chosen){i, units[i].len};
-			if (nch == 0) /* the biggest alone, cut to fit the filter */
-				ch[nch++] = (struct chosen){0, units[0].len};
-		}
-		p->nports = 0;
-		memset(p->per_node, 0, n * sizeof(*p->per_node));
-		for (uint32_t i = 0; i < nch; i++) {
-			uint32_t save = p->cap;
+	stage_clear(p);
+	for (uint32_t i = 0; i < nu; i++) /* whole units that pass the filter */
+		if (take(p, &units[i], units[i].len))
+			ch[nch++] = (struct chosen){i, units[i].len};
+	if (nch == 0) /* the biggest alone, cut to fit the filter */
+		ch[nch++] = (struct chosen){0, units[0].len};
+	if (nch > 1 && !stage_fits(p, units, ch, nch, &tau, &exact)) {
+		uint32_t lo = 1, hi = nch; /* lo: the most that may fit; hi: too many */
 
-			p->cap = UINT32_MAX; /* (a unit alone is priced, not filtered) */
-			take(p, &units[ch[i].unit], ch[i].k);
-			p->cap = save;
+		while (hi - lo > 1) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (stage_fits(p, units, ch, mid, &tau, &exact))
+				lo = mid;
+			else
+				hi = mid;
 		}
-		mark(p->dark, len, p->ports, p->nports);
-		tau = price(p->q, &p->cur, p->dark, &exact);
-		if (loss_of(p->ref, tau) <= p->q->max_loss + 1e-12)
-			break;
+		nch = lo;
+	}
+	while (!stage_fits(p, units, ch, nch, &tau, &exact)) {
+		/* one unit over the budget: fewer of its circuits */
 		if (nch > 1) {
-			nch /= 2;
+			nch = 1;
 			continue;
 		}
-		/* one unit over the budget: fewer of its circuits */
 		if (ch[0].k <= 1) {
 			ofc_error_set(
 			    err, OFC_E_INPUT,
@@ -406,6 +444,31 @@ static uint32_t node_bound(const struct stage_req *q, uint32_t cap)
 	free(need);
 	free(inv);
 	return best;
+}
+
+/* Whether the whole change fits one stage: every unit whole at once (a
+ * cut unit leaves a temporary circuit for a later stage), so its dark
+ * ports are fixed: the one price that says a second stage is needed,
+ * which the nodes' bound cannot see (a torus's wrap-around links of both
+ * directions changed at once cut the hosts at the wrap off). */
+static bool one_stage_fits(struct planning *pl, const struct port_map *b)
+{
+	size_t len = (size_t)b->n * b->d;
+	uint32_t *buf = xmalloc((len + 1) * sizeof(*buf)), nu;
+	struct unit *units = xmalloc((len + 1) * sizeof(*units));
+	struct chosen *ch = xmalloc((len + 1) * sizeof(*ch));
+	double tau;
+	bool exact, fits;
+
+	memcpy(pl->cur.to, pl->q->from->to, len * sizeof(uint32_t));
+	nu = find_units(&pl->cur, b, buf, units, false);
+	for (uint32_t i = 0; i < nu; i++)
+		ch[i] = (struct chosen){i, units[i].len};
+	fits = stage_fits(pl, units, ch, nu, &tau, &exact);
+	free(buf);
+	free(units);
+	free(ch);
+	return fits;
 }
 
 /* The stages in one order of the units (pl set up; p's totals set). */
@@ -475,6 +538,7 @@ int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_
 	pl.dark = xcalloc(len, sizeof(*pl.dark));
 	pl.ports = xmalloc((2 * len + 2) * sizeof(*pl.ports));
 	pl.per_node = xcalloc(a->n, sizeof(*pl.per_node));
+	pl.in_stage = xcalloc(len, sizeof(*pl.in_stage));
 	pl.cap = (uint32_t)floor(q->max_loss * a->d + 1e-9);
 	if (pl.cap == 0)
 		pl.cap = 1;
@@ -503,18 +567,24 @@ int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_
 			stage_plan_free(&t);
 		}
 	}
+	if (rc == 0) {
+		*p = best;
+		for (size_t i = 0; i < len; i++)
+			p->fewest +=
+			    a->to[i] != b->to[i] && on_device(q, (uint32_t)(i % a->n), b->to[i]);
+		p->min_stages = p->fewest ? node_bound(q, pl.cap) : 0;
+		if (p->min_stages == 1 && p->n > 1 && !one_stage_fits(&pl, b))
+			p->min_stages = 2;
+	}
 	free(pl.cur.to);
 	free(pl.dark);
 	free(pl.ports);
 	free(pl.per_node);
+	free(pl.in_stage);
 	if (rc < 0) {
 		*err = first_err;
 		return -1;
 	}
-	*p = best;
-	for (size_t i = 0; i < len; i++)
-		p->fewest += a->to[i] != b->to[i] && on_device(q, (uint32_t)(i % a->n), b->to[i]);
-	p->min_stages = p->fewest ? node_bound(q, pl.cap) : 0;
 	p->ref_tau_b = pl.ref;
 	p->max_loss = q->max_loss;
 	return 0;

@@ -32,6 +32,13 @@ expect_error 2 "ofc rwa: bad --engine 'cplex': heuristic, ilp or lp" $OFC rwa --
 expect_error 2 "ofc schedule: bad --collective 'gossip': expected allgather, reduce-scatter, allreduce or alltoall (fluid: also broadcast and reduce)" $S --collective gossip
 expect_error 2 "ofc show: --json and --format ask for different formats: give one" $OFC show configs/torus64-ocs.yaml --json --format dot
 expect_error 2 "ofc ring: option '--size' needs a value" $OFC ring run configs/ring16-optree.yaml --collective allgather --size
+# A staged apply is ofcd's (it publishes each stage's schedule first):
+# without --socket it is refused as such, not as an unknown option.
+expect_error 2 "ofc apply: --max-loss: a staged apply runs through ofcd, which publishes each stage's schedule before its circuits go: give --socket PATH (or --server URL); without them, apply moves every circuit in one transaction" \
+	$OFC apply configs/torus64-ocs.yaml --max-loss 25% --state-dir "$TMP/none"
+expect_error 2 "ofc apply: --grace: a staged apply runs through ofcd, which publishes each stage's schedule before its circuits go: give --socket PATH (or --server URL); without them, apply moves every circuit in one transaction" \
+	$OFC apply configs/torus64-ocs.yaml --grace 1s --state-dir "$TMP/none"
+[ ! -e "$TMP/none" ] && ok || bad "a refused staged apply made its state directory"
 # --help is written from the same rows: each option the table holds is there.
 $OFC topo --help >"$TMP/topo.help" && grep -q "^  --threads N  " "$TMP/topo.help" && grep -q "^  -o OUT  " "$TMP/topo.help" &&
 	grep -qxF "usage: ofc topo SPEC [--json] [--dot] [--ports] [--format text|json|dot|pb]" "$TMP/topo.help" &&

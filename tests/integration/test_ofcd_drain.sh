@@ -306,6 +306,12 @@ wait "$staged_pid" && ok || bad "the staged reconfigure failed" "$(cat "$TMP/sta
 # 1's topology): the intermediate topology's own is never planned
 grep -q "schedule re-planned: circulant:64:1,8: stage 1 of 2 committed (transaction [0-9]*, [0-9]* operations, verified on the devices); next, stage 2 of 2, 8 circuits to move, 16 host ports out of use (loss 25.00%, at most 25%); 16 failures in effect" "$TMP/ofcd.log" &&
 	ok || bad "stage 1's commit did not publish stage 2's schedule" "$(grep 'stage 1 of 2 committed' "$TMP/ofcd.log" | head -3)"
+# each stage's published schedule names the graph it runs on (the
+# topology before it less the stage's ports)
+grep "schedule re-planned: circulant:64:1,8: stage [12] of 2" "$TMP/ofcd.log" >"$TMP/stage.lines"
+[ -s "$TMP/stage.lines" ] && ! grep -q " allreduce on : " "$TMP/stage.lines" &&
+	grep -q "; bfb allreduce on torus:8x8 without " "$TMP/stage.lines" && ok ||
+	bad "a stage's schedule names no topology" "$(head -c 900 "$TMP/stage.lines")"
 grep -q "reconfigured to circulant:64:1,8 in stages, 2 run here in " "$TMP/staged.out" && ok ||
 	bad "the staged change's answer" "$(cat "$TMP/staged.out")"
 python3 - "$TMP/staged.out" <<'EOF' && ok || bad "a stage's loss over 25%" "$(cat "$TMP/staged.out")"

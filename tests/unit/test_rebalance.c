@@ -62,8 +62,15 @@ static void one(const struct graph *g, uint32_t d, enum sched_collective c, doub
 		return; /* disconnected */
 	double tau0 = verified_tau(&s, g, d, what);
 	uint32_t steps0 = s.nsteps;
+	char topo0[sizeof(s.topology)];
+
+	memcpy(topo0, s.topology, sizeof(topo0));
 	int ret = bfb_rebalance(g, &s, 0, step_blocks, NULL, &st);
 	double tau1 = verified_tau(&s, g, d, what);
+
+	/* re-balanced or not, it names the graph it runs on */
+	assert_true(topo0[0] != '\0');
+	assert_string_equal(s.topology, topo0);
 
 	assert_true(ret == 0 || ret == 1);
 	/* its stats are its links' loads, before and after */

@@ -235,6 +235,48 @@ static void test_long_cycle_cut(void **state)
 	port_map_free(&b);
 }
 
+/* The fewest stages: a port that is both the start of a changing circuit
+ * and the end of another is one transceiver out of use (counted twice,
+ * a change the budget takes whole was split in two); the most units that
+ * fit go together (halving stopped at half and took a stage more); and
+ * where no one stage fits, the bound says 2. */
+static void test_fewest_stages(void **state)
+{
+	static const struct {
+		const char *from, *to;
+		double max_loss;
+		uint32_t stages, min_stages;
+	} c[] = {
+	    {"circulant:64:1,8", "circulant:64:1,3", 0.6, 1, 1},
+	    {"torus:8x16", "torus:16x8", 0.25, 4, 4},
+	    /* both wrap-around links of a row at once cut its hosts off */
+	    {"torus:8x8", "circulant:64:1,8", 0.6, 2, 2},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct port_map a, b;
+		struct stage_plan p;
+		struct ofc_error err = {0};
+
+		ports_of(c[i].from, &a);
+		ports_of(c[i].to, &b);
+		struct stage_req q = {.from = &a, .to = &b, .max_loss = c[i].max_loss};
+
+		if (stage_plan_make(&q, &p, &err) < 0)
+			fail_msg("%s: %s", c[i].to, err.msg);
+		check_plan(&a, &b, &p, c[i].max_loss);
+		if (p.n != c[i].stages || p.min_stages != c[i].min_stages)
+			fail_msg("%s to %s at %g: %u stages (at least %u), not %u (%u)", c[i].from,
+				 c[i].to, c[i].max_loss, p.n, p.min_stages, c[i].stages,
+				 c[i].min_stages);
+		assert_int_equal(p.moved, p.fewest);
+		stage_plan_free(&p);
+		port_map_free(&a);
+		port_map_free(&b);
+	}
+}
+
 static void test_refused(void **state)
 {
 	struct port_map a, b;
@@ -436,6 +478,7 @@ int main(void)
 	    cmocka_unit_test(test_torus_to_circulant_within_budget),
 	    cmocka_unit_test(test_torus_transpose),
 	    cmocka_unit_test(test_long_cycle_cut),
+	    cmocka_unit_test(test_fewest_stages),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_nothing_to_do),
 	    cmocka_unit_test(test_held_hosts_untouched),
