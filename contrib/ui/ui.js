@@ -417,19 +417,27 @@
 	/* The wiring as the hosts' agents hear it (State.wiring, asked with
 	 * GetState.with_wiring): no event says when a report changes a
 	 * verdict, so it is read every WIRING_EVERY_MS while the page is in
-	 * view, apart from the copy the Watch keeps; never for a tenant,
-	 * whose state ofcd answers without it. */
+	 * view, apart from the copy the Watch keeps, less often when the
+	 * answer is large (the whole state comes with it: a few MB at 8,192
+	 * hosts), so that these reads stay under WIRING_BYTES_PER_MS; never
+	 * for a tenant, whose state ofcd answers without it. */
 	const WIRING_EVERY_MS = 5000;
+	const WIRING_BYTES_PER_MS = 20; /* 20 KB/s, before gzip */
 	const WIRING_ROWS = 256;
 	const VERDICT_ORDER = {miswired: 0, dark: 1, "not-seen": 2, confirmed: 3};
 	let wiring = null, wiringRead = false;
 
 	async function readWiring() {
-		if (!me || me.role === "tenant" || document.hidden) return;
+		let next = WIRING_EVERY_MS;
+		if (!me || me.role === "tenant") return;
 		try {
-			const r = await api("/v1/state?with_wiring=true");
+			if (document.hidden) return;
+			const r = await fetch("/v1/state?with_wiring=true", {cache: "no-store"});
+			const text = await r.text();
+			next = Math.max(WIRING_EVERY_MS, text.length / WIRING_BYTES_PER_MS);
 			if (!r.ok) return;
-			wiring = (r.j.state && r.j.state.wiring) || null;
+			const j = JSON.parse(text);
+			wiring = (j.state && j.state.wiring) || null;
 			wiringRead = true;
 			if (state) {
 				renderWiring();
@@ -437,6 +445,8 @@
 			}
 		} catch (e) {
 			/* (the next tick tries again; the stream says when ofcd is lost) */
+		} finally {
+			setTimeout(readWiring, next);
 		}
 	}
 
@@ -851,7 +861,6 @@
 		await refresh();
 		watch();
 		readWiring();
-		setInterval(readWiring, WIRING_EVERY_MS);
 	}
 
 	document.addEventListener("DOMContentLoaded", start);
