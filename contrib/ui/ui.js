@@ -362,6 +362,7 @@
 		}
 		if (live.lost) add("major", "this page hears nothing from " + (c ? "replica " + c.name : "ofcd") + " (its stream is lost; retrying)", live.lost);
 		for (const it of s.failed || []) add("major", "failed: " + it, seenAt(/FAILURE_REPORTED/, it));
+		for (const l of (wiring && wiring.links) || []) if (l.verdict === "miswired") add("major", "miswired: " + (l.detail || l.dst + " hears " + l.heard), 0);
 		if (s.schedule_error) add("major", "no schedule: " + s.schedule_error, 0);
 		if (s.at_target === false) add("minor", "not at target" + (s.at_target_detail ? ": " + s.at_target_detail : ""), 0);
 		/* the gateway's CRL: past its nextUpdate the gateway refuses every
@@ -397,12 +398,81 @@
 		$("partitions").replaceChildren(table(["", "name", "Slurm job", "owner", "topology", "hosts", "since", "at target"], rows, "none held"));
 	}
 
+	/* a failure its host's agent made (it restores it when the port stays up) */
+	function hostMade(it) {
+		const e = node("span", "its host (link down)", "dim");
+		e.setAttribute("data-by-host", it);
+		return e;
+	}
+
 	function renderFailures(s) {
-		const rows = (s.failed || []).map((it) => [it, me && me.role === "admin" ? button("restore", "restore", it, () => api("/v1/report-failure", {items: [it], restore: true}).then(refreshAfter)) : ""]);
-		for (const mv of s.moved || []) rows.push(["moved " + mv, ""]);
-		const parts = [table(["failed", ""], rows, "none in effect")];
+		const byHost = new Set(s.failed_by_host || []);
+		const rows = (s.failed || []).map((it) => [it, byHost.has(it) ? hostMade(it) : "", me && me.role === "admin" ? button("restore", "restore", it, () => api("/v1/report-failure", {items: [it], restore: true}).then(refreshAfter)) : ""]);
+		for (const mv of s.moved || []) rows.push(["moved " + mv, "", ""]);
+		const parts = [table(["failed", "by", ""], rows, "none in effect")];
 		if (s.schedule_error) parts.push(node("p", s.schedule_error, "bad"));
 		$("failures").replaceChildren(...parts);
+	}
+
+	/* The wiring as the hosts' agents hear it (State.wiring, asked with
+	 * GetState.with_wiring): no event says when a report changes a
+	 * verdict, so it is read every WIRING_EVERY_MS while the page is in
+	 * view, apart from the copy the Watch keeps, less often when the
+	 * answer is large (the whole state comes with it: a few MB at 8,192
+	 * hosts), so that these reads stay under WIRING_BYTES_PER_MS; never
+	 * for a tenant, whose state ofcd answers without it. */
+	const WIRING_EVERY_MS = 5000;
+	const WIRING_BYTES_PER_MS = 20; /* 20 KB/s, before gzip */
+	const WIRING_ROWS = 256;
+	const VERDICT_ORDER = {miswired: 0, dark: 1, "not-seen": 2, confirmed: 3};
+	let wiring = null, wiringRead = false;
+
+	async function readWiring() {
+		let next = WIRING_EVERY_MS;
+		if (!me || me.role === "tenant") return;
+		try {
+			if (document.hidden) return;
+			const r = await fetch("/v1/state?with_wiring=true", {cache: "no-store"});
+			const text = await r.text();
+			next = Math.max(WIRING_EVERY_MS, text.length / WIRING_BYTES_PER_MS);
+			if (!r.ok) return;
+			const j = JSON.parse(text);
+			wiring = (j.state && j.state.wiring) || null;
+			wiringRead = true;
+			if (state) {
+				renderWiring();
+				renderAlarms(state);
+			}
+		} catch (e) {
+			/* (the next tick tries again; the stream says when ofcd is lost) */
+		} finally {
+			setTimeout(readWiring, next);
+		}
+	}
+
+	function renderWiring() {
+		const sec = $("wiring-section");
+		sec.hidden = !me || me.role === "tenant";
+		if (sec.hidden) return;
+		const w = wiring;
+		if (!w || !w.hosts_reporting) {
+			$("wiring").replaceChildren(node("p", !wiringRead ? "not read yet" : w ? "no host's agent has reported to this replica's leader yet: every link not seen" : "this replica keeps no verdict (the leader's agents report to it)", "dim"));
+			return;
+		}
+		const n = (k) => w[k] || 0;
+		const age = w.oldest_report_age_seconds !== undefined ? "; the oldest report " + w.oldest_report_age_seconds.toFixed(1) + " s old" : "";
+		const sum = node("p", n("confirmed") + " confirmed, " + n("miswired") + " miswired, " + n("dark") + " dark, " + n("not_seen") + " not seen; " + w.hosts_reporting + " hosts reporting" + age);
+		sum.setAttribute("data-miswired", String(n("miswired")));
+		const links = (w.links || []).slice().sort((a, b) => VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] || (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0));
+		const rows = links.slice(0, WIRING_ROWS).map((l) => {
+			const v = node("span", l.verdict, l.verdict === "miswired" ? "bad" : l.verdict === "confirmed" ? "" : "dim");
+			v.setAttribute("data-link", l.dst);
+			v.setAttribute("data-verdict", l.verdict);
+			return [l.src + " → " + l.dst, v, l.heard || "", l.detail || "", l.age_seconds !== undefined ? l.age_seconds.toFixed(1) + " s" : ""];
+		});
+		const parts = [sum, table(["circuit", "verdict", "heard instead", "", "report"], rows, "no circuits in the record")];
+		if (links.length > WIRING_ROWS) parts.push(node("p", (links.length - WIRING_ROWS) + " more, confirmed or not seen (ofc wiring lists them all)", "dim"));
+		$("wiring").replaceChildren(...parts);
 	}
 
 	function renderTransactions(s) {
@@ -508,6 +578,7 @@
 		renderReplicas(state);
 		renderPartitions(state);
 		renderFailures(state);
+		renderWiring();
 		renderTransactions(state);
 		renderSchedule(state);
 		renderDevices(state);
@@ -789,6 +860,7 @@
 		} else showError("who: " + (r.j.message || "HTTP " + r.status));
 		await refresh();
 		watch();
+		readWiring();
 	}
 
 	document.addEventListener("DOMContentLoaded", start);

@@ -7,7 +7,9 @@
 # (tests/ui/ui_test.mjs) as admin, tenant and read-only, against a real
 # ofcd and ocs-emu: what each sees, a failure reported and marked within
 # 2 s, a partition's circuits coloured once it is set up, no console
-# errors. Screenshots go to $BUILD/ui-shots/.
+# errors; the wiring a host's agent reports (ReportLinks with h1's
+# certificate) shown to admin and reader, never to the tenant. Screenshots
+# go to $BUILD/ui-shots/.
 SUITE=ui
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -35,7 +37,7 @@ chmod 755 "$TMP"
 # ---- certificates (pki.sh, as test_gateway.sh makes them) and the policy -----
 C="$TMP/pki"
 pki_ca "$C"
-for n in admin reader tenant-a stranger; do pki_cert $n client; done
+for n in admin reader tenant-a stranger host-h1; do pki_cert $n client; done
 pki_cert server server
 [ -s "$C/server.pem" ] && [ -s "$C/stranger.pem" ] && ok || bad "the openssl CLI made the certificates"
 # a CRL whose nextUpdate is 12 h away: the page warns of it (ui_test.mjs)
@@ -65,6 +67,7 @@ cat >"$TMP/policy" <<'POL'
 cn:admin      admin
 cn:reader     read-only
 cn:tenant-a   tenant     jobA,slurm-job-*
+cn:host-h1    host       h1
 POL
 
 # ---- the page's directory: the repository's, and what must never be served ----
@@ -91,7 +94,7 @@ sed -e 's|credentials: .*|credentials: ocs0.cred|' \
 start_emu ocs-emu e --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
 SOCK="$TMP/ofcd.sock"
 $OFCD --foreground --config "$TMP/part.yaml" --socket "$SOCK" --state-dir "$TMP/st" \
-	--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --gateway-socket "$TMP/gw.sock" \
+	--device "ocs0=127.0.0.1:$e_port" --probe-interval 0 --link-hold-down 1s --gateway-socket "$TMP/gw.sock" \
 	--gateway-uid "$(id -u)" 2>"$TMP/ofcd.log" &
 DAEMONS="$DAEMONS $!"
 deadline 10

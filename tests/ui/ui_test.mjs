@@ -59,10 +59,13 @@ async function open(browser, who, prep = null) {
 	consoleErrors.set(key, []);
 	page.on("console", (m) => m.type() === "error" && consoleErrors.get(key).push(m.text()));
 	// the page's reads of the state: each request, and whether it was
-	// conditional (If-None-Match)
+	// conditional (If-None-Match); its reads of the wiring (every 5 s,
+	// apart: no event carries it) counted on their own
 	page.stateReads = [];
+	page.wiringReads = 0;
 	page.on("request", async (r) => {
 		if (!/\/v1\/state/.test(r.url())) return;
+		if (/with_wiring/.test(r.url())) return void page.wiringReads++;
 		const h = await r.allHeaders().catch(() => ({}));
 		page.stateReads.push({ url: r.url(), conditional: Boolean(h["if-none-match"]) });
 	});
@@ -82,6 +85,64 @@ async function waitFor(page, sel, ms, state = "attached") {
 	} catch {
 		return -1;
 	}
+}
+
+// The wiring as h1's agent reports it (ReportLinks with h1's host
+// certificate, as ofc-hostd sends it): one port hears its circuit's source
+// (confirmed), one hears another circuit's source (miswired, named), one
+// is left out (dark), then reported down (a failure its host made). The
+// page reads the wiring every 5 s and redraws it: every check waits for
+// its selector, the expected text in it, until a deadline.
+async function wiringChecks(admin, reader, tenant) {
+	const WITHIN = 20000;
+	const text = async (p, sel) => (await p.locator(sel).textContent({ timeout: 2000 }).catch(() => "(none)")).slice(0, 400);
+	const wired = api("admin", "/v1/state?with_wiring=true").state.wiring || {};
+	const ends = (wired.links || []).filter((l) => l.dst.startsWith("h1:"));
+	check(ends.length >= 3, "the admin's state has the wiring of h1's circuits", JSON.stringify(wired).slice(0, 300));
+	if (ends.length < 3) return;
+	const hp = (s) => ({ host: s.split(":")[0], port: Number(s.split(":")[1]) });
+	const [good, wrong, gone] = ends;
+	const report = (down) => api("host-h1", "/v1/report-links", {
+		host: "h1", lldp_running: true, ports: [
+			{ port: hp(good.dst).port, up: true, neighbour_host: hp(good.src).host, neighbour_port: hp(good.src).port },
+			{ port: hp(wrong.dst).port, up: true, neighbour_host: hp(gone.src).host, neighbour_port: hp(gone.src).port },
+			...(down ? [{ port: hp(gone.dst).port, up: false }] : [])],
+	});
+	const r = report(false);
+	check(r.status === "STATUS_OK", "h1's agent's report is taken", JSON.stringify(r).slice(0, 300));
+	const row = (d, verdict, text) => `#wiring tr:has([data-link="${d}"][data-verdict="${verdict}"])` + (text ? `:has-text("${text}")` : "");
+	for (const [who, p] of [["admin", admin], ["reader", reader]]) {
+		const t = await Promise.all([
+			waitFor(p, row(good.dst, "confirmed", good.src), WITHIN),
+			waitFor(p, row(wrong.dst, "miswired", "where the record's circuits give"), WITHIN),
+			waitFor(p, row(gone.dst, "dark"), WITHIN),
+			waitFor(p, '#wiring p[data-miswired="1"]:has-text("1 miswired")', WITHIN),
+		]);
+		check(t.every((x) => x >= 0), `the ${who}'s page shows ${good.dst} confirmed, ${wrong.dst} miswired hearing ${gone.src} (named), ${gone.dst} dark`,
+			`${t} ms (-1: not shown); ${await text(p, "#wiring")}`);
+		check((await waitFor(p, `#alarms tr:has-text("miswired: ${gone.src} reaches ${wrong.dst}") [data-severity="major"]`, WITHIN)) >= 0,
+			`the ${who}'s alarm list names the miswired link`, await text(p, "#alarms"));
+	}
+	// a tenant: ofcd answers its state without the wiring, and its page
+	// neither asks for it nor shows it
+	check(api("tenant-a", "/v1/state?with_wiring=true").state.wiring === undefined, "a tenant's state has no wiring, asked for it");
+	check(tenant.wiringReads === 0 && (await tenant.locator("#wiring-section").isHidden().catch(() => true)) &&
+		(await tenant.locator("#wiring [data-verdict]").count()) === 0 && !/miswired/.test(await tenant.locator("body").textContent()),
+		"the tenant's page never reads the wiring and shows none", `${tenant.wiringReads} reads`);
+	check(admin.wiringReads > 0, "the admin's page reads the wiring", `${admin.wiringReads} reads`);
+	// A port its host reports down: a failure its host made, said so in
+	// the failures' table. (Reported again until ofcd takes it: a report
+	// within the hold-down after a commit is the move's doing, not a failure.)
+	const until = Date.now() + WITHIN;
+	let by = [];
+	while (!by.includes(gone.dst) && Date.now() < until) {
+		report(true);
+		by = api("admin", "/v1/state").state.failed_by_host || [];
+		if (!by.includes(gone.dst)) await admin.waitForTimeout(500);
+	}
+	check(by.includes(gone.dst), `${gone.dst} reported down by its agent is a failure its host made`, JSON.stringify(by));
+	check((await waitFor(admin, `#failures tr:has([data-by-host="${gone.dst}"]):has-text("${gone.dst}")`, WITHIN)) >= 0,
+		`the admin's failures table says its host failed ${gone.dst}`, await text(admin, "#failures"));
 }
 
 async function main() {
@@ -305,7 +366,7 @@ async function main() {
 		await cdp.send("Network.enable");
 		let bytes = 0, stateReads = 0;
 		cdp.on("Network.loadingFinished", (e) => { bytes += e.encodedDataLength || 0; });
-		cdp.on("Network.requestWillBeSent", (e) => { if (/\/v1\/state/.test(e.request.url)) stateReads++; });
+		cdp.on("Network.requestWillBeSent", (e) => { if (/\/v1\/state/.test(e.request.url) && !/with_wiring/.test(e.request.url)) stateReads++; });
 		const seq = api("admin", "/v1/state").state.event_seq || 0;
 		const tap = spawn("curl", ["-sSN", "--cacert", `${PKI}/ca.pem`, "--cert", `${PKI}/admin.pem`, "--key", `${PKI}/admin.key`,
 			"-H", "Accept-Encoding: gzip", `${URL}/v1/watch?after_seq=${seq}`]);
@@ -339,6 +400,8 @@ async function main() {
 		const circuits = (fresh.devices || []).reduce((n, d) => n + (d.circuits || []).length, 0);
 		check(lines === circuits, "... and the circuits a fresh read has", `${lines} drawn, ${circuits} read`);
 		await cdp.detach();
+
+		await wiringChecks(admin, reader, tenant);
 
 		// At scale: 1,024 hosts of a torus:32x32 with 4,096 circuits, 256 of
 		// the hosts a partition: drawn as cells and a block, no lines, its
