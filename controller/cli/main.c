@@ -40,7 +40,8 @@ static const struct cli_cmd commands[] = {
      "[--iterations K] "
      "[--way static|per-phase|chosen|all] [--switch-overhead T,C] | mpirun: [--mpi "
      "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] "
-     "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT]",
+     "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT | "
+     "--clear]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},
     {"optree", "[KEY=VALUES...]",
      "collectives on a WDM ring: OpTree's plan, Wrht and the baselines, verified", cmd_optree},
