@@ -192,18 +192,6 @@ out:
 	return rc;
 }
 
-static void note(struct testbed_up_result *r, const char *fmt, ...) OFC_PRINTF(2, 3);
-static void note(struct testbed_up_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->nnotes >= TESTBED_UP_NOTES)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(r->notes[r->nnotes++], sizeof(r->notes[0]), fmt, ap);
-	va_end(ap);
-}
-
 struct starter {
 	const struct fabric *f;
 	const char *dir, *socket;
@@ -271,29 +259,31 @@ void testbed_agents_start(const struct fabric *f, const char *state_dir, const c
 	s.dir = dir;
 	s.hostd = exe_sibling("OFC_HOSTD", "ofc-hostd");
 	if (!s.hostd || access(s.hostd, X_OK) != 0) {
-		note(r, "the hosts' agents not started: no ofc-hostd at %s (or $OFC_HOSTD)",
-		     s.hostd ? s.hostd : "(this program's folder unknown)");
+		testbed_up_note(r,
+				"the hosts' agents not started: no ofc-hostd at %s (or $OFC_HOSTD)",
+				s.hostd ? s.hostd : "(this program's folder unknown)");
 		goto out;
 	}
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		note(r, "the hosts' agents not started: %s: %s", dir, strerror(errno));
+		testbed_up_note(r, "the hosts' agents not started: %s: %s", dir, strerror(errno));
 		goto out;
 	}
 	s.lldpd = find_prog("lldpd");
 	s.ip = find_prog("ip");
 	if (s.lldpd && (!s.ip || longest >= sizeof(((struct sockaddr_un *)0)->sun_path) ||
 			(mkdir(LLDP_SOCK_DIR, 0755) != 0 && errno != EEXIST))) {
-		note(r, "lldpd not started: %s",
-		     !s.ip ? "no ip (iproute2) to enter the namespaces"
-		     : longest >= sizeof(((struct sockaddr_un *)0)->sun_path)
-			 ? "its socket's path would be too long (the fabric's and "
-			   "hosts' names)"
-			 : "cannot make " LLDP_SOCK_DIR);
+		testbed_up_note(r, "lldpd not started: %s",
+				!s.ip ? "no ip (iproute2) to enter the namespaces"
+				: longest >= sizeof(((struct sockaddr_un *)0)->sun_path)
+				    ? "its socket's path would be too long (the fabric's and "
+				      "hosts' names)"
+				    : "cannot make " LLDP_SOCK_DIR);
 		free(s.lldpd);
 		s.lldpd = NULL;
 	} else if (!s.lldpd) {
-		note(r, "lldpd not found (scripts/install-deps.sh test installs it): the hosts' "
-			"agents report their links, and their wiring is not seen");
+		testbed_up_note(
+		    r, "lldpd not found (scripts/install-deps.sh test installs it): the hosts' "
+		       "agents report their links, and their wiring is not seen");
 	}
 	for (uint32_t h = 0; h < f->nhosts; h++) {
 		if (s.lldpd)
@@ -301,12 +291,13 @@ void testbed_agents_start(const struct fabric *f, const char *state_dir, const c
 		start_one(&s, h, 0);
 	}
 	if (s.failed)
-		note(r, "%u of the hosts' agents not started: %s", s.failed, s.first);
+		testbed_up_note(r, "%u of the hosts' agents not started: %s", s.failed, s.first);
 	else
-		note(r,
-		     "the hosts' agents: ofc-hostd%s in each of the %u namespaces (%u started, %u "
-		     "already running; logs in %s)",
-		     s.lldpd ? " and lldpd" : "", f->nhosts, s.started, s.running, dir);
+		testbed_up_note(
+		    r,
+		    "the hosts' agents: ofc-hostd%s in each of the %u namespaces (%u started, %u "
+		    "already running; logs in %s)",
+		    s.lldpd ? " and lldpd" : "", f->nhosts, s.started, s.running, dir);
 out:
 	free(s.hostd);
 	free(s.lldpd);

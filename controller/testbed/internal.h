@@ -1,5 +1,6 @@
 /* Private to controller/testbed/: the state directory's two files, shared
- * by hosts.c (which reads and writes them) and testbed.c (up and down). */
+ * by hosts.c (which reads and writes them) and testbed.c (up and down),
+ * and the notes of `testbed up` (up.c, agents.c). */
 #ifndef OFC_CONTROLLER_TESTBED_INTERNAL_H
 #define OFC_CONTROLLER_TESTBED_INTERNAL_H
 
@@ -13,5 +14,8 @@ char *testbed_path(const char *state_dir, const char *fabric, const char *ext);
  * it). */
 int testbed_links_write(const char *state_dir, const char *fabric, const struct testbed_links *l,
 			struct ofc_error *err);
+/* A line of what `testbed up` did beside its circuits (the shaping, the
+ * agents), kept in r's notes while they have room (up.c). */
+void testbed_up_note(struct testbed_up_result *r, const char *fmt, ...) OFC_PRINTF(2, 3);
 
 #endif

@@ -22,8 +22,7 @@ static double two_figures(double x)
 	return floor(x / p) * p;
 }
 
-static void note(struct testbed_up_result *r, const char *fmt, ...) OFC_PRINTF(2, 3);
-static void note(struct testbed_up_result *r, const char *fmt, ...)
+void testbed_up_note(struct testbed_up_result *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,17 +64,19 @@ static int fit_to_carried(const struct fabric *f, const char *state_dir, bool ch
 		goto out;
 	first = r->carried;
 	if (first >= TESTBED_CARRY_SHARE * r->rate) {
-		note(r, "all %u circuits at once carried %s each, %.0f%% of the %s shaped", n,
-		     testbed_rate_str(first, r0, 32), 100 * first / r->rate,
-		     testbed_rate_str(r->rate, r1, 32));
+		testbed_up_note(r,
+				"all %u circuits at once carried %s each, %.0f%% of the %s shaped",
+				n, testbed_rate_str(first, r0, 32), 100 * first / r->rate,
+				testbed_rate_str(r->rate, r1, 32));
 	} else if (chosen) {
-		note(r,
-		     "warning: all %u circuits at once carried %s each here, %.0f%% of the %s "
-		     "shaped: runs will take up to %.3gx the model's time; --rate-scale %.2g or "
-		     "less shapes to what they carry (or none: up then scales by itself)",
-		     n, testbed_rate_str(first, r0, 32), 100 * first / r->rate,
-		     testbed_rate_str(r->rate, r1, 32), r->rate / first,
-		     two_figures(0.5 * first) / base);
+		testbed_up_note(
+		    r,
+		    "warning: all %u circuits at once carried %s each here, %.0f%% of the %s "
+		    "shaped: runs will take up to %.3gx the model's time; --rate-scale %.2g or "
+		    "less shapes to what they carry (or none: up then scales by itself)",
+		    n, testbed_rate_str(first, r0, 32), 100 * first / r->rate,
+		    testbed_rate_str(r->rate, r1, 32), r->rate / first,
+		    two_figures(0.5 * first) / base);
 	} else {
 		for (int k = 0; k < 2 && r->carried < TESTBED_CARRY_SHARE * r->rate; k++) {
 			r->rate = two_figures(0.5 * r->carried);
@@ -86,16 +87,17 @@ static int fit_to_carried(const struct fabric *f, const char *state_dir, bool ch
 				goto out;
 		}
 		r->rate_scale = r->rate / base;
-		note(r,
-		     "all %u circuits at once carried %s each here, below the %s shaped: shaped "
-		     "to %s (rate scale %.3g), where they carry %s each%s; --rate-scale X "
-		     "sets another",
-		     n, testbed_rate_str(first, r0, 32), testbed_rate_str(was, r1, 32),
-		     testbed_rate_str(r->rate, r2, 32), r->rate_scale,
-		     testbed_rate_str(r->carried, r3, 32),
-		     r->carried < TESTBED_CARRY_SHARE * r->rate
-			 ? " (still below it: the machine is busy; testbed check measures again)"
-			 : "");
+		testbed_up_note(
+		    r,
+		    "all %u circuits at once carried %s each here, below the %s shaped: shaped "
+		    "to %s (rate scale %.3g), where they carry %s each%s; --rate-scale X "
+		    "sets another",
+		    n, testbed_rate_str(first, r0, 32), testbed_rate_str(was, r1, 32),
+		    testbed_rate_str(r->rate, r2, 32), r->rate_scale,
+		    testbed_rate_str(r->carried, r3, 32),
+		    r->carried < TESTBED_CARRY_SHARE * r->rate
+			? " (still below it: the machine is busy; testbed check measures again)"
+			: "");
 	}
 	r->ncarried = n;
 	rc = testbed_record_carried(state_dir, f->name, r->carried, n, err);
@@ -118,10 +120,11 @@ int testbed_bring_up(const struct fabric *f, const char *state_dir,
 	testbed_shaping(f, 1, &base, &latency);
 	if (!chosen && base > NETLINK_MAX_RATE) {
 		scale = NETLINK_MAX_RATE / base;
-		note(r,
-		     "shaped to %.0f Gb/s, not the config's %.4g Gb/s: the most tbf shapes (rate "
-		     "scale %.3g)",
-		     NETLINK_MAX_RATE / 1e9, base / 1e9, scale);
+		testbed_up_note(
+		    r,
+		    "shaped to %.0f Gb/s, not the config's %.4g Gb/s: the most tbf shapes (rate "
+		    "scale %.3g)",
+		    NETLINK_MAX_RATE / 1e9, base / 1e9, scale);
 	}
 	r->rate = base * (scale > 0 ? scale : 1);
 	r->rate_scale = base > 0 ? r->rate / base : 0;
@@ -131,7 +134,8 @@ int testbed_bring_up(const struct fabric *f, const char *state_dir,
 	if (r->rate > 0 && r->circuits > 0)
 		return fit_to_carried(f, state_dir, chosen, base, r, err);
 	if (r->rate > 0)
-		note(r, "no circuits yet: testbed check (or the first testbed run) measures what "
-			"they carry");
+		testbed_up_note(
+		    r, "no circuits yet: testbed check (or the first testbed run) measures what "
+		       "they carry");
 	return 0;
 }
