@@ -130,10 +130,7 @@ int testbed_link_set(const struct fabric *f, uint32_t host, uint32_t port, bool 
 /* The circuit leaving host port (h, p) among what the testbed holds. */
 static const struct hlink *leaving(const struct device_state *s, uint32_t h, uint32_t p)
 {
-	for (uint32_t i = 0; i < s->nlinks; i++)
-		if (s->links[i].src_host == h && s->links[i].src_port == p)
-			return &s->links[i];
-	return NULL;
+	return leaving_mut((struct device_state *)s, h, p);
 }
 
 static int swap_ends(const struct fabric *f, struct device *dev, const uint32_t a[2],
