@@ -160,6 +160,20 @@ def _said_lost(lost, answered, key):
                      lost, answered, key)
 
 
+def _stages(msg, max_loss_percent, grace_ms):
+    """A staged change's loss budget and grace on msg (ApplyConfig,
+    Reconfigure, MoveToPhase), checked as ofcd checks them."""
+    if max_loss_percent is not None:
+        if not 0 < max_loss_percent < 100:
+            raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
+                             % (max_loss_percent,))
+        msg.max_loss_percent = max_loss_percent
+        if grace_ms is not None:
+            msg.grace_ms = grace_ms
+    elif grace_ms is not None:
+        raise ValueError("grace_ms goes with max_loss_percent")
+
+
 class Client:
     """A client of ofcd: of its socket, of several replicas' sockets, or of
     ofc-gateways (https:// URLs, with the client certificate cert and key
@@ -495,15 +509,7 @@ class Client:
             req.apply_config.filename = os.path.abspath(filename)
         if dry_run:
             req.apply_config.dry_run = True
-        if max_loss_percent is not None:
-            if not 0 < max_loss_percent < 100:
-                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
-                                 % (max_loss_percent,))
-            req.apply_config.max_loss_percent = max_loss_percent
-            if grace_ms is not None:
-                req.apply_config.grace_ms = grace_ms
-        elif grace_ms is not None:
-            raise ValueError("grace_ms goes with max_loss_percent")
+        _stages(req.apply_config, max_loss_percent, grace_ms)
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
@@ -557,18 +563,11 @@ class Client:
             rq.dry_run = True
         if free_ports:
             rq.free_ports = True
-        if max_loss_percent is not None:
-            if not topology or collective or partition or hosts is not None or free_ports:
-                raise ValueError("max_loss_percent stages a change of the whole fabric's "
-                                 "topology: give topology= alone")
-            if not 0 < max_loss_percent < 100:
-                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
-                                 % (max_loss_percent,))
-            rq.max_loss_percent = max_loss_percent
-            if grace_ms is not None:
-                rq.grace_ms = grace_ms
-        elif grace_ms is not None:
-            raise ValueError("grace_ms goes with max_loss_percent")
+        if max_loss_percent is not None and (
+                not topology or collective or partition or hosts is not None or free_ports):
+            raise ValueError("max_loss_percent stages a change of the whole fabric's "
+                             "topology: give topology= alone")
+        _stages(rq, max_loss_percent, grace_ms)
         return self.call(req)
 
     def release_partition(self, name):
@@ -668,15 +667,7 @@ class Client:
             m.phase = phase
         if dry_run:
             m.dry_run = True
-        if max_loss_percent is not None:
-            if not 0 < max_loss_percent < 100:
-                raise ValueError("max_loss_percent must be above 0 and below 100, not %r"
-                                 % (max_loss_percent,))
-            m.max_loss_percent = max_loss_percent
-            if grace_ms is not None:
-                m.grace_ms = grace_ms
-        elif grace_ms is not None:
-            raise ValueError("grace_ms goes with max_loss_percent")
+        _stages(m, max_loss_percent, grace_ms)
         return self.call(req)
 
     def cancel(self, ticket):
