@@ -195,44 +195,49 @@ static bool emit(void *ctx, const Ofc__V1__Response *r)
 	return rc == 0;
 }
 
-/* The state's schedule (state_schedule.c): its answer, a packed
- * PlannerStateSchedule, sent back. */
-static int serve_state(struct planner *p, const Ofc__V1__PlannerJob *m)
+static uint8_t *packed(const ProtobufCMessage *ans, size_t *len)
 {
-	struct ofc_error err = {0};
 	uint8_t *buf;
-	size_t len;
-	int rc;
 
-	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
-		Ofc__V1__PlannerStateSchedule a = OFC__V1__PLANNER_STATE_SCHEDULE__INIT;
-		char why[sizeof(err.msg) + 64], line[sizeof(why) + 32];
-
-		snprintf(why, sizeof(why), "the planner process cannot compute it: %s", err.msg);
-		snprintf(line, sizeof(line), "the state's schedule: %s", why);
-		a.why = why;
-		a.line = line;
-		len = protobuf_c_message_get_packed_size(&a.base);
-		buf = xmalloc(len ? len : 1);
-		protobuf_c_message_pack(&a.base, buf);
-	} else {
-		struct fabcfg c = {.f = p->f,
-				   .coll = (enum sched_collective)m->collective,
-				   .size = m->size_bytes,
-				   .nfailed = m->nfailed,
-				   .max_memory = m->max_memory};
-
-		buf = state_schedule_compute(&c, m->topology, p->o->state_hook, &len);
-	}
-	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
-	free(buf);
-	return rc;
+	*len = protobuf_c_message_get_packed_size(ans);
+	buf = xmalloc(*len ? *len : 1);
+	protobuf_c_message_pack(ans, buf);
+	return buf;
 }
 
-/* The workload's schedule (planner.c: the background one, a re-plan), or
- * one schedule's summary (planner_summary): its answer, a packed
- * PlannerReplan or PlannerSummary, sent back. */
-static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
+/* The refusal of a job whose fabric or limits cannot be set, in its
+ * answer's message: the state's schedule a PlannerStateSchedule; a
+ * summary, MoveToPhase's plan or a pick their own; else (the workload's
+ * schedule, a re-plan) a PlannerReplan. */
+static uint8_t *refused(const Ofc__V1__PlannerJob *m, const struct ofc_error *e, size_t *len)
+{
+	Ofc__V1__PlannerStateSchedule st = OFC__V1__PLANNER_STATE_SCHEDULE__INIT;
+	Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
+	Ofc__V1__PlannerSummary b = OFC__V1__PLANNER_SUMMARY__INIT;
+	Ofc__V1__PlannerPhase ph = OFC__V1__PLANNER_PHASE__INIT;
+	Ofc__V1__PlannerPick pk = OFC__V1__PLANNER_PICK__INIT;
+	char why[sizeof(e->msg) + 64], line[sizeof(why) + 32];
+
+	snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
+		 m->summary || m->state_schedule ? "" : "no schedule: ", e->msg);
+	if (m->state_schedule) {
+		snprintf(line, sizeof(line), "the state's schedule: %s", why);
+		st.why = why;
+		st.line = line;
+		return packed(&st.base, len);
+	}
+	a.message = b.why = ph.why = pk.why = why;
+	return packed(m->summary    ? &b.base
+		      : m->to_phase ? &ph.base
+		      : m->pick	    ? &pk.base
+				    : &a.base,
+		      len);
+}
+
+/* A job answered by one packed message (the state's schedule, the
+ * workload's schedule or a re-plan, a summary, MoveToPhase's plan, a
+ * pick), computed on the job's fabric under its limits, sent back. */
+static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 {
 	struct ofc_error err = {0};
 	uint8_t *buf;
@@ -240,22 +245,7 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 	int rc;
 
 	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
-		Ofc__V1__PlannerReplan a = OFC__V1__PLANNER_REPLAN__INIT;
-		Ofc__V1__PlannerSummary b = OFC__V1__PLANNER_SUMMARY__INIT;
-		Ofc__V1__PlannerPhase ph = OFC__V1__PLANNER_PHASE__INIT;
-		Ofc__V1__PlannerPick pk = OFC__V1__PLANNER_PICK__INIT;
-		ProtobufCMessage *ans = m->summary    ? &b.base
-					: m->to_phase ? &ph.base
-					: m->pick     ? &pk.base
-						      : &a.base;
-		char why[sizeof(err.msg) + 64];
-
-		snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
-			 m->summary ? "" : "no schedule: ", err.msg);
-		a.message = b.why = ph.why = pk.why = why;
-		len = protobuf_c_message_get_packed_size(ans);
-		buf = xmalloc(len ? len : 1);
-		protobuf_c_message_pack(ans, buf);
+		buf = refused(m, &err, &len);
 	} else {
 		struct fabcfg c = {.f = p->f,
 				   .coll = (enum sched_collective)m->collective,
@@ -263,7 +253,9 @@ static int serve_replan(struct planner *p, const Ofc__V1__PlannerJob *m)
 				   .nfailed = m->nfailed,
 				   .max_memory = m->max_memory};
 
-		buf = m->summary    ? planner_summary_compute(&c, &p->files, m, &len)
+		buf = m->state_schedule
+			  ? state_schedule_compute(&c, m->topology, p->o->state_hook, &len)
+		      : m->summary  ? planner_summary_compute(&c, &p->files, m, &len)
 		      : m->to_phase ? planner_phase_compute(&c, m, &len)
 		      : m->pick	    ? planner_pick_compute(&c, m, &len)
 				    : planner_replan_compute(&c, m, &len);
@@ -286,7 +278,7 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 	if (!m)
 		return -1;
 	if (m->state_schedule || m->replan || m->summary || m->to_phase || m->pick) {
-		rc = m->state_schedule ? serve_state(p, m) : serve_replan(p, m);
+		rc = serve_answer(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;
 	}
