@@ -1,11 +1,24 @@
 /* The testbed's results as the ofc.v1 messages (proto/control.proto) that
  * ofcd answers and the CLI's local --json prints, so a script reads one
  * shape whether it asked the daemon or ran the command itself. */
-#include "controller/testbed/testbed.h"
+#include "controller/testbed/internal.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 #include "proto/control.pb-c.h"
+
+void testbed_up_note(struct testbed_up_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nnotes >= TESTBED_UP_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->notes[r->nnotes++], sizeof(r->notes[0]), fmt, ap);
+	va_end(ap);
+}
 
 Ofc__V1__TestbedUpAnswer *testbed_up_answer(struct arena *a, const char *fabric,
 					    const struct testbed_up_result *r)

@@ -22,17 +22,6 @@ static double two_figures(double x)
 	return floor(x / p) * p;
 }
 
-void testbed_up_note(struct testbed_up_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->nnotes >= TESTBED_UP_NOTES)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(r->notes[r->nnotes++], sizeof(r->notes[0]), fmt, ap);
-	va_end(ap);
-}
-
 /* After the namespaces: what the circuits carry at the rate chosen. When
  * nobody chose the rate (no --rate-scale, no testbed.rate_scale) and
  * they carry less, shape them to half of what they carried (two figures),
