@@ -10,7 +10,6 @@
 #include "exec/exec.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
