@@ -285,6 +285,11 @@ int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, si
 		  size_t *skip, struct ofc_error *err)
 {
 	double deadline = now_seconds() + u->timeout;
+	/* A connection is waited for half the timeout at most, leaving ofcd the
+	 * other half: one taken later would time out at ofcd after a mutation
+	 * was sent, and each such waiter taking the connection the one before it
+	 * gave up would pass a full share on until every deadline passed. */
+	double take_by = now_seconds() + u->timeout / 2;
 	const struct api_request *k = api_request_of(req->body_case);
 	bool read = k && (k->flags & API_READ);
 	const Ofc__V1__Principal *pr = req->principal;
@@ -301,7 +306,7 @@ int up_call_frame(struct upstream *u, Ofc__V1__Request *req, uint8_t **frame, si
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool reused;
 		size_t cap = 0;
-		int fd = up_take(u, who, deadline, &reused, err);
+		int fd = up_take(u, who, take_by, &reused, err);
 
 		if (fd < 0)
 			return fd == -2 ? -2 : -1;

@@ -4,8 +4,8 @@
 # such principals three quarters together. A tenant's reconfigures queued
 # at ofcd behind a long change (each holds its connection until answered)
 # once held every connection, and an admin's read waited for one of them
-# to be answered; now it is answered first, and the tenant's requests past its share wait for it, then
-# 429 naming only its own share, counted.
+# to be answered; now it is answered first, and the tenant's requests past its share wait for it
+# (half the request timeout at most), then 429 naming only its own share, counted.
 SUITE=gateway_upstream
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -31,7 +31,7 @@ until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05;
 expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --timeout 120
 $BUILD/ofc-gateway --listen 127.0.0.1:0 --cert "$C/server.pem" --key "$C/server.key" --ca "$C/ca.pem" \
 	--policy "$TMP/policy" --ofcd-socket "$TMP/gw.sock" --port-file "$TMP/gw.port" --upstream 8 \
-	--request-timeout 4s 2>"$TMP/gw.log" &
+	--request-timeout 6s 2>"$TMP/gw.log" &
 DAEMONS="$DAEMONS $!"
 deadline 10
 while [ ! -s "$TMP/gw.port" ] && ! past $_end; do sleep 0.02; done
@@ -50,9 +50,10 @@ tenant() {
 		"$URL/v1/reconfigure")
 	echo "$code $(date +%s.%N)" >"$TMP/t.$1"
 }
-# ofcd stopped past the request timeout (4 s): the tenant's eight requests,
-# two of them at ofcd (its share of 8 connections), the others waiting for
-# it, then 429 naming only its own share
+# ofcd stopped past the request timeout (6 s): the tenant's eight requests,
+# two of them at ofcd (its share of 8 connections) until their timeout, the
+# others waiting for it half that (so refused as long as they come within
+# 3 s of the first two), then 429 naming only its own share
 kill -STOP "$OFCD_PID"
 T=""
 for k in 0 1 2 3 4 5 6 7; do
