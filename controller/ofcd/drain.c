@@ -246,7 +246,8 @@ static int drain_target(void *ctx, struct ctl **out, struct ofc_error *err)
 	return 0;
 }
 
-int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say, struct ofc_error *err)
+int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say, uint32_t *ops,
+			struct ofc_error *err)
 {
 	struct drain_target t = {.d = d, .spec = spec ? spec : d->w->cfg->f->topology.spec};
 	const struct partition **keep = NULL;
@@ -296,6 +297,8 @@ int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say, st
 	ctl_quiet(nc, NULL);
 	fabcfg_unref(d->w->cfg);
 	d->w->cfg = ncfg;
+	if (ops)
+		*ops = res.ops_applied;
 	sb_printf(say, "transaction %llu, %u operation%s, verified on the devices",
 		  (unsigned long long)res.txn, res.ops_applied, res.ops_applied == 1 ? "" : "s");
 	return 0;
@@ -443,7 +446,7 @@ static void run_drain(struct ofcd *d, struct job *j, struct drain_want *w, struc
 		 cause.buf, j->grace_ms);
 	ofcd_grace_wait(d, j->grace_ms);
 	sb_reset(&cause);
-	if (ofcd_apply_topology(d, NULL, &say, &err) < 0) {
+	if (ofcd_apply_topology(d, NULL, &say, NULL, &err) < 0) {
 		/* The schedule stays off the ports; the circuits are up still. */
 		sb_printf(&cause,
 			  "%s drained in the schedules, but its circuits are still up: %s%s",
@@ -497,7 +500,7 @@ static void run_undrain(struct ofcd *d, struct job *j, struct drain_want *w, str
 		refuse(d, j, an, &err);
 		goto out;
 	}
-	if (ofcd_apply_topology(d, NULL, &say, &err) < 0) {
+	if (ofcd_apply_topology(d, NULL, &say, NULL, &err) < 0) {
 		struct ofc_error e2 = {0};
 
 		sb_printf(&cause, "%s not undrained: %s%s", j->target, err.msg,

@@ -18,7 +18,17 @@
  * Under held partitions each stage's transaction is aimed on the free
  * ports alone (ofcd_apply_topology), and the plan is made outside their
  * hosts (stage_req.fixed): no stage takes a held port out of use or
- * moves a held circuit. */
+ * moves a held circuit.
+ *
+ * The plan is made on the record's topology, but a released partition's
+ * circuits stay on its ports until they are aimed again: the devices may
+ * hold cross-connects the record's topology has not. Those leftovers
+ * (each switch's record against ctl_fabric_target) are a stage of their
+ * own before the first stage to run, counted and priced like the others:
+ * its ports published out of use first (the schedule before it uses only
+ * circuits the devices hold), then the record's topology re-aimed. Every
+ * stage after it then moves what it says, and its schedule uses what the
+ * ports hold. */
 #include "controller/ofcd/answer.h"
 #include "controller/ofcd/worker.h"
 #include "controller/schedule/schedule.h"
@@ -140,6 +150,7 @@ struct staged {
 	uint64_t since;	     /* the record's */
 	bool resumed;	     /* from a record */
 	bool next_out;	     /* the next stage's schedule is out already */
+	uint32_t ops;	     /* device operations of the stages run */
 	struct strbuf words; /* the plan in words */
 };
 
@@ -302,6 +313,154 @@ static int staged_target(struct staged *s, struct ofc_error *err)
 	return 0;
 }
 
+/* ---- the leftovers ---------------------------------------------------------------------- */
+
+struct leftovers {
+	const struct fabric *f;
+	uint32_t **hp; /* per switch and port: host port (row * n + host), or UINT32_MAX */
+	bool *dark;    /* per host port */
+	uint32_t set, removed;
+};
+
+/* Per switch port, the host port it is cabled to (row * n + host), or
+ * UINT32_MAX: a held partition's host's, a drained port, or no host's
+ * (their cross-connects are no leftovers). */
+static void leftover_ports(struct ofcd *d, struct leftovers *l)
+{
+	const struct fabric *f = l->f;
+	bool *held = held_hosts(d);
+
+	l->hp = xcalloc((size_t)f->nswitches + 1, sizeof(*l->hp));
+	for (uint32_t sw = 0; sw < f->nswitches; sw++) {
+		l->hp[sw] = xmalloc(((size_t)f->switches[sw].ports + 1) * sizeof(**l->hp));
+		for (uint32_t p = 0; p <= f->switches[sw].ports; p++)
+			l->hp[sw][p] = UINT32_MAX;
+	}
+	for (uint32_t w = 0; w < f->nwiring; w++) {
+		const struct attachment *a = &f->wiring[w];
+
+		if (a->sw < f->nswitches && a->sw_port <= f->switches[a->sw].ports &&
+		    a->host_port < f->ports.d && !(held && held[a->host]))
+			l->hp[a->sw][a->sw_port] = a->host_port * f->ports.n + a->host;
+	}
+	for (uint32_t i = 0; i < d->w->ndrained; i++) {
+		int sw = fabric_find_switch(f, d->w->drained[i].sw);
+
+		if (sw >= 0 && d->w->drained[i].port <= f->switches[sw].ports)
+			l->hp[sw][d->w->drained[i].port] = UINT32_MAX;
+	}
+	free(held);
+}
+
+/* The cross-connects of `a` (by in-port) that `b` has not, on free ports:
+ * counted into *n, both ends' host ports marked dark. */
+static void leftover_diff(struct leftovers *l, uint32_t sw, const struct device_state *a,
+			  const struct device_state *b, uint32_t *n)
+{
+	uint32_t ports = l->f->switches[sw].ports,
+		 *out = xmalloc(((size_t)ports + 1) * sizeof(*out));
+	const uint32_t *hp = l->hp[sw];
+
+	for (uint32_t p = 0; p <= ports; p++)
+		out[p] = UINT32_MAX;
+	for (uint32_t k = 0; k < b->nxc; k++)
+		if (b->xc[k].in <= ports)
+			out[b->xc[k].in] = b->xc[k].out;
+	for (uint32_t k = 0; k < a->nxc; k++) {
+		struct xconn x = a->xc[k];
+
+		if (x.in > ports || x.out > ports || hp[x.in] == UINT32_MAX ||
+		    hp[x.out] == UINT32_MAX || out[x.in] == x.out)
+			continue;
+		l->dark[hp[x.in]] = l->dark[hp[x.out]] = true;
+		(*n)++;
+	}
+	free(out);
+}
+
+/* The leftovers as a stage of their own, from each switch's record
+ * against the record's topology (ctl_fabric_target, as at_target_detail
+ * compares them), outside the held partitions and drained ports: the
+ * cross-connects to remove and the record's to set, the host ports at
+ * both ends of each out of use while it runs (published as failures, so
+ * the schedule before it uses none of them), priced as a stage is. false:
+ * none (or no record to compare with: nothing committed yet). */
+static bool leftover_stage(struct staged *s, struct stage *st)
+{
+	struct ofcd *d = s->d;
+	const struct ctl *c = d->w->ctl;
+	const struct fabric *f = d->w->cfg->f;
+	struct leftovers l = {.f = f};
+	struct ctl_record rec;
+	struct ofc_error err = {0};
+	size_t len = (size_t)f->ports.n * f->ports.d;
+
+	if (!c || c->fabric->nswitches != f->nswitches || ctl_load_record_for(c, &rec, &err) < 0)
+		return false;
+	leftover_ports(d, &l);
+	l.dark = xcalloc(len + 1, sizeof(*l.dark));
+	for (uint32_t i = 0; i < c->ndevs; i++) {
+		const struct ctl_device *cd = &c->devs[i];
+		int sw = cd->cfg.cls == DEV_SWITCH ? fabric_find_switch(f, cd->cfg.name) : -1;
+		const struct device_state *r = NULL;
+		struct device_state want;
+
+		for (uint32_t k = 0; k < rec.ndevs && sw >= 0 && !r; k++)
+			if (strcmp(rec.dev_names[k], cd->cfg.name) == 0)
+				r = &rec.dev_states[k];
+		if (!r)
+			continue;
+		ctl_fabric_target(c, i, &want);
+		leftover_diff(&l, (uint32_t)sw, r, &want, &l.removed);
+		leftover_diff(&l, (uint32_t)sw, &want, r, &l.set);
+		state_free(&want);
+	}
+	ctl_record_free(&rec);
+	memset(st, 0, sizeof(*st));
+	st->leftover = l.set || l.removed;
+	if (st->leftover) {
+		bool *fixed = held_hosts(d);
+		struct stage_req q = {&f->ports,       &f->ports, s->j->max_loss / 100,
+				      d->w->cfg->coll, 0,	  .fixed = fixed};
+
+		st->dark = xmalloc((len + 1) * sizeof(*st->dark));
+		for (size_t i = 0; i < len; i++)
+			if (l.dark[i])
+				st->dark[st->ndark++] = (uint32_t)i;
+		st->moved = l.set;
+		st->removed = l.removed;
+		st->ops = l.set + l.removed;
+		st->units = 1;
+		st->loss =
+		    stage_loss(&q, &f->ports, st->dark, st->ndark, s->p.ref_tau_b, &st->exact);
+		st->after = (struct port_map){f->ports.n, f->ports.d,
+					      xmalloc((len + 1) * sizeof(*st->after.to))};
+		memcpy(st->after.to, f->ports.to, len * sizeof(*st->after.to));
+		free(fixed);
+	}
+	for (uint32_t sw = 0; sw < f->nswitches; sw++)
+		free(l.hp[sw]);
+	free(l.hp);
+	free(l.dark);
+	return st->leftover;
+}
+
+/* The leftovers' stage, if any, put before the first stage to run: the
+ * plan's own stages (a function of its start, target and budget alone)
+ * are made on the record's topology, which the devices hold after it. */
+static void add_leftovers(struct staged *s)
+{
+	struct stage st;
+
+	if (!leftover_stage(s, &st))
+		return;
+	s->p.v = xrealloc(s->p.v, (s->p.n + 1) * sizeof(*s->p.v));
+	memmove(&s->p.v[s->done + 1], &s->p.v[s->done], (s->p.n - s->done) * sizeof(*s->p.v));
+	s->p.v[s->done] = st;
+	s->p.n++;
+	s->p.moved += st.moved;
+}
+
 /* Where this run starts: the record's plan when it is for the same target
  * and budget and the running topology is one of its stages, else a plan
  * from the running topology. */
@@ -448,6 +607,14 @@ static char *stage_words(const struct staged *s, uint32_t i)
 {
 	const struct stage *st = &s->p.v[i];
 
+	if (st->leftover)
+		return xasprintf("%s: stage %u of %u, the leftovers: %u cross-connect%s the "
+				 "record's topology has not to remove, %u of its circuit%s to set "
+				 "back, %u host port%s out of use (loss %.2f%%, taking no port in "
+				 "use away)",
+				 s->j->target, i + 1, s->p.n, st->removed,
+				 st->removed == 1 ? "" : "s", st->moved, st->moved == 1 ? "" : "s",
+				 st->ndark, st->ndark == 1 ? "" : "s", 100 * st->loss);
 	return xasprintf("%s: stage %u of %u, %u circuit%s to move, %u host port%s out of use "
 			 "(loss %.2f%%, at most %.4g%%)",
 			 s->j->target, i + 1, s->p.n, st->moved, st->moved == 1 ? "" : "s",
@@ -469,8 +636,12 @@ static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct of
 	struct ofcd *d = s->d;
 	struct job *j = s->j;
 	const struct stage *st = &s->p.v[i];
-	char *spec = i + 1 == s->p.n ? xstrdup(j->spec) : topo_ports_spec(&st->after);
+	/* (the leftovers' stage re-aims the record's own topology) */
+	char *spec = i + 1 == s->p.n ? xstrdup(j->spec)
+		     : st->leftover  ? NULL
+				     : topo_ports_spec(&st->after);
 	char sentence[1000], *cause = stage_words(s, i), *next;
+	uint32_t ops = 0;
 	bool more;
 	int rc;
 
@@ -484,7 +655,8 @@ static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct of
 		 j->grace_ms);
 	free(cause);
 	ofcd_grace_wait(d, j->grace_ms);
-	rc = ofcd_apply_topology(d, spec, say, err);
+	rc = ofcd_apply_topology(d, spec, say, &ops, err);
+	s->ops += ops;
 	staging_clear(d);
 	free(spec);
 	if (rc == 0 && record_write(d, j, s->from, &s->p, i + 1, s->since, err) < 0) {
@@ -553,12 +725,15 @@ static void run_stages(struct staged *s)
 			ofc_error_clear(&err);
 		}
 		answer_status(an, OFC__V1__STATUS__STATUS_OK,
-			      "reconfigured to %s in stages%s, %u run here in %.3f s: %s",
+			      "reconfigured to %s in stages%s, %u run here in %.3f s (%u device "
+			      "operation%s): %s",
 			      j->target, s->resumed ? " (resumed)" : "", s->p.n - s->done,
-			      now_seconds() - t0, s->words.buf);
+			      now_seconds() - t0, s->ops, s->ops == 1 ? "" : "s", s->words.buf);
 		an->t.state = "committed";
 		j->outcome = "committed";
 	}
+	an->t.has_operations = 1;
+	an->t.operations = s->ops;
 	sb_free(&say);
 }
 
@@ -576,6 +751,9 @@ static void staged_answer(struct staged *s)
 		sb_printf(&s->words, "; resumed at stage %u (%u committed before)", s->done + 1,
 			  s->done);
 	if (j->dry_run) {
+		an->t.has_operations = 1;
+		for (uint32_t i = s->done; i < s->p.n; i++)
+			an->t.operations += s->p.v[i].ops;
 		dry_schedules(s);
 		if (j->kind == JOB_APPLY_CONFIG)
 			sb_printf(&s->words, "; then %s applied, its circuits its topology's",
@@ -642,6 +820,8 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 	else if ((rc = staged_target(&s, &err)) == 0) {
 		an.t.target = j->target; /* (a phase's, resolved, names its topology) */
 		rc = make_plan(&s, &err);
+		if (rc == 0)
+			add_leftovers(&s);
 	}
 	if (rc == -1) {
 		refuse(d, j, &an, &err);

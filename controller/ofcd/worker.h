@@ -330,8 +330,9 @@ void ofcd_run_drain(struct ofcd *d, struct job *j);
 /* The devices to the running config at topology spec (NULL: its own) with
  * d->w->drained's ports dark (held partitions' ports kept as they are),
  * in one transaction verified on the devices; on success that is the
- * running config. say: what it did, or why not (drain.c). */
-int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say,
+ * running config. say: what it did, or why not; *ops (NULL: not
+ * asked) the operations it applied (drain.c). */
+int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say, uint32_t *ops,
 			struct ofc_error *err);
 /* What j re-planned so far, published now: the loop makes j's snapshot
  * and config the daemon's and delivers its deferred events, so

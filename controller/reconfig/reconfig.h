@@ -474,10 +474,20 @@ struct stage {
 	uint32_t *dark;	       /* host ports out of use during it: row * n + node, sorted */
 	uint32_t ndark;
 	uint32_t moved; /* circuits it sets on the devices */
+	uint32_t ops;	/* device operations: a circuit removed or set, each */
 	uint32_t units; /* cycles (or parts) it changes */
 	bool cut;	/* one of them is a cycle's first part */
 	double loss;	/* the bandwidth share lost during it */
 	bool exact;	/* the price checked every cut (else within work) */
+	/* The leftovers: circuits the devices hold on free ports that the
+	 * record's topology has not (a released partition's stay until their
+	 * ports are aimed again), set back to the record's in a stage of
+	 * their own before the change (ofcd makes it from the devices'
+	 * records: the planner never sees them). Its ports carry nothing the
+	 * record's schedule can use before it, so it takes no port in use
+	 * away: its loss is the fabric's as it is, not held to the budget. */
+	bool leftover;
+	uint32_t removed; /* leftover: cross-connects removed */
 };
 struct stage_plan {
 	struct stage *v;
@@ -487,6 +497,11 @@ struct stage_plan {
 };
 int stage_plan_make(const struct stage_req *q, struct stage_plan *p, struct ofc_error *err);
 void stage_plan_free(struct stage_plan *p);
+/* The loss (a fraction; 1: hosts cut off) of cur's free hosts' graph less
+ * the host ports in dark (row * n + node), against ref (a tau_B), as a
+ * stage is priced; *exact as a stage's. */
+double stage_loss(const struct stage_req *q, const struct port_map *cur, const uint32_t *dark,
+		  uint32_t ndark, double ref, bool *exact);
 /* The plan in words, appended: the totals, then each stage's circuits,
  * ports out of use and loss. */
 void stage_plan_text(const struct stage_plan *p, const char *target, struct strbuf *out);

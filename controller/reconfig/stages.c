@@ -132,24 +132,31 @@ static uint32_t unit_dark(const struct stage_req *q, const struct port_map *cur,
 	return c;
 }
 
+/* Node u's circuit of row a replaced by u -> v: *ops counts the old one
+ * removed and the new one set, each on a device. Whether v's is set. */
+static bool replace(const struct stage_req *q, uint32_t *a, uint32_t u, uint32_t v, uint32_t *ops)
+{
+	bool set = on_device(q, u, v);
+
+	*ops += on_device(q, u, a[u]) + set;
+	a[u] = v;
+	return set;
+}
+
 /* cur after k new circuits of x (k < len: the temporary one closes it).
- * Returns the circuits set on the devices. */
+ * Returns the circuits set on the devices; *ops the operations. */
 static uint32_t unit_apply(const struct stage_req *q, struct port_map *cur, const struct unit *x,
-			   uint32_t k)
+			   uint32_t k, uint32_t *ops)
 {
 	uint32_t n = cur->n, set = 0;
 	uint32_t *a = cur->to + (size_t)x->row * n;
 	const uint32_t *b = q->to->to + (size_t)x->row * n;
 	uint32_t freed = a[x->u[0]];
 
-	for (uint32_t i = 0; i < k && i < x->len; i++) {
-		a[x->u[i]] = b[x->u[i]];
-		set += on_device(q, x->u[i], a[x->u[i]]);
-	}
-	if (k < x->len) {
-		a[x->u[k]] = freed;
-		set += on_device(q, x->u[k], freed);
-	}
+	for (uint32_t i = 0; i < k && i < x->len; i++)
+		set += replace(q, a, x->u[i], b[x->u[i]], ops);
+	if (k < x->len)
+		set += replace(q, a, x->u[k], freed, ops);
 	return set;
 }
 
@@ -237,6 +244,21 @@ static double loss_of(double ref, double tau)
 	double l = isfinite(tau) ? 1 - ref / tau : 1;
 
 	return l < 0 ? 0 : l;
+}
+
+double stage_loss(const struct stage_req *q, const struct port_map *cur, const uint32_t *dark,
+		  uint32_t ndark, double ref, bool *exact)
+{
+	size_t len = (size_t)cur->n * cur->d;
+	bool *off = xcalloc(len + 1, sizeof(*off));
+	double tau;
+
+	for (uint32_t i = 0; i < ndark; i++)
+		if (dark[i] < len)
+			off[dark[i]] = true;
+	tau = price(q, cur, off, exact);
+	free(off);
+	return loss_of(ref, tau);
 }
 
 /* The stage's host ports out of use, as flags, from the chosen units. */
@@ -403,7 +425,7 @@ static int plan_stage(struct planning *p, struct unit *units, uint32_t nu, struc
 	st->exact = exact;
 	st->moved = 0;
 	for (uint32_t i = 0; i < nch; i++) {
-		st->moved += unit_apply(p->q, &p->cur, &units[ch[i].unit], ch[i].k);
+		st->moved += unit_apply(p->q, &p->cur, &units[ch[i].unit], ch[i].k, &st->ops);
 		st->units++;
 		if (ch[i].k < units[ch[i].unit].len)
 			st->cut = true;
@@ -602,15 +624,50 @@ void stage_plan_free(struct stage_plan *p)
 
 void stage_plan_text(const struct stage_plan *p, const char *target, struct strbuf *out)
 {
-	sb_printf(out,
-		  "%u stage%s to %s within a loss of %.4g%%: %u circuit%s moved (the fewest "
-		  "possible %u), at least %u stage%s by the ports a host may lose at once",
-		  p->n, p->n == 1 ? "" : "s", target, 100 * p->max_loss, p->moved,
-		  p->moved == 1 ? "" : "s", p->fewest, p->min_stages,
+	uint32_t left = 0, ops = 0;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		left += p->v[i].leftover ? p->v[i].moved : 0;
+		ops += p->v[i].ops;
+	}
+	sb_printf(out, "%u stage%s to %s within a loss of %.4g%%: %u circuit%s moved", p->n,
+		  p->n == 1 ? "" : "s", target, 100 * p->max_loss, p->moved,
+		  p->moved == 1 ? "" : "s");
+	if (left)
+		sb_printf(out,
+			  " (the fewest possible %u from the record's topology, and the %u "
+			  "leftovers' in a stage of their own)",
+			  p->fewest, left);
+	else
+		sb_printf(out, " (the fewest possible %u)", p->fewest);
+	sb_printf(out, ", at least %u stage%s by the ports a host may lose at once", p->min_stages,
 		  p->min_stages == 1 ? "" : "s");
-	for (uint32_t i = 0; i < p->n; i++)
-		sb_printf(out, "; stage %u: %u circuit%s, %u host port%s out of use, loss %.2f%%%s",
-			  i + 1, p->v[i].moved, p->v[i].moved == 1 ? "" : "s", p->v[i].ndark,
-			  p->v[i].ndark == 1 ? "" : "s", 100 * p->v[i].loss,
-			  p->v[i].exact ? "" : " (the cuts checked within the work bound)");
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct stage *st = &p->v[i];
+
+		if (st->leftover) {
+			sb_printf(out,
+				  "; stage %u: %u circuit%s, %u host port%s out of use, loss "
+				  "%.2f%%, the leftovers: %u cross-connect%s the record's topology "
+				  "has not (a released partition's, say) removed and its own "
+				  "circuits set back, %u operation%s (those ports carry nothing "
+				  "the record's schedule uses before it: it takes no port in use "
+				  "away%s)",
+				  i + 1, st->moved, st->moved == 1 ? "" : "s", st->ndark,
+				  st->ndark == 1 ? "" : "s", 100 * st->loss, st->removed,
+				  st->removed == 1 ? "" : "s", st->ops, st->ops == 1 ? "" : "s",
+				  st->loss > p->max_loss + 1e-12
+				      ? "; the fabric is over the budget already before it"
+				      : "");
+			continue;
+		}
+		sb_printf(out,
+			  "; stage %u: %u circuit%s, %u host port%s out of use, loss %.2f%%%s, %u "
+			  "operation%s",
+			  i + 1, st->moved, st->moved == 1 ? "" : "s", st->ndark,
+			  st->ndark == 1 ? "" : "s", 100 * st->loss,
+			  st->exact ? "" : " (the cuts checked within the work bound)", st->ops,
+			  st->ops == 1 ? "" : "s");
+	}
+	sb_printf(out, "; %u device operation%s in all", ops, ops == 1 ? "" : "s");
 }

@@ -208,7 +208,70 @@ refused 2 "1 partition is held: a staged apply ends with the config applied in o
 for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
 	bad "t-a's circuits on ocs$i moved with a refused staged apply"; done
 expect_exit 0 $OFC --socket "$SOCK" release t-a
-expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
+# released, t-a's circuits stay on its ports (h0-h3's): leftovers the
+# record's topology has not. A staged change puts them back first, in a
+# stage of their own, counted and priced; the answer's circuits and
+# operations at each stage are what the switches did, and each stage
+# changes only host ports its published schedule left out (so that
+# schedule used only circuits the switches held), each planned stage
+# within the budget
+snap() { for i in 0 1 2 3; do sed "s/^/$i /" "$TMP/e$i.state"; done | sort >"$TMP/lo.$1"; }
+snap 0
+expect_stdout_has "; stage 1: " $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --dry-run
+cp "$TMP/out" "$TMP/lo.dry"
+nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$TMP/lo.dry")
+mark=$(wc -c <"$TMP/ofcd.log")
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --grace 3s >"$TMP/lo.out" 2>&1 &
+staged_pid=$!
+k=1
+while [ "$k" -le "${nst:-0}" ]; do
+	deadline 40
+	until tail -c +$((mark + 1)) "$TMP/ofcd.log" | grep -q "torus:8x8: stage $k of $nst, .*its schedule published" ||
+		past $_end; do sleep 0.1; done
+	[ "$k" -gt 1 ] && snap $((k - 1))
+	$OFC --socket "$SOCK" status --json --timeout 5 >"$TMP/lo.st$k" 2>/dev/null || bad "no state at stage $k"
+	k=$((k + 1))
+done
+wait "$staged_pid" && ok || bad "the staged change over the leftovers failed" "$(cat "$TMP/lo.out")"
+snap "${nst:-0}"
+python3 - "$TMP" "${nst:-0}" <<'EOF' && ok || bad "the leftovers' staged change" "$(cat "$TMP/lo.out")"
+import json, re, sys
+tmp, nst = sys.argv[1], int(sys.argv[2])
+ans, dry = open(tmp + "/lo.out").read(), open(tmp + "/lo.dry").read()
+st = r"stage (\d+): (\d+) circuits?, \d+ host ports? out of use, loss ([0-9.]+)%[^;]*?(\d+) operations?"
+stages, planned = re.findall(st, ans), re.findall(st, dry)
+assert nst >= 2 and len(stages) == nst and stages == planned, (nst, stages, planned)
+snaps = [set(open("%s/lo.%d" % (tmp, k)).read().splitlines()) for k in range(nst + 1)]
+ops, errs = 0, []
+for k, (num, circuits, loss, sops) in enumerate(stages, 1):
+    added, removed = snaps[k] - snaps[k - 1], snaps[k - 1] - snaps[k]
+    if len(added) != int(circuits) or len(added) + len(removed) != int(sops):
+        errs.append("stage %d says %s circuits, %s operations; the switches set %d, removed %d" % (k, circuits, sops, len(added), len(removed)))
+    # each host port a stage's circuits change is one its schedule left out
+    failed = set(json.load(open("%s/lo.st%d" % (tmp, k))).get("failed", []))
+    used = sorted({x for x in added | removed for p in map(int, x.split()[1:]) if "h%d:%s" % (p - 1, x.split()[0]) not in failed})
+    if used:
+        errs.append("stage %d changed %d circuits on ports its schedule used: %s" % (k, len(used), used[:4]))
+    # (the leftovers' stage takes no port in use away: not held to it)
+    if float(loss) > 40 and not (k == 1 and ", the leftovers: " in ans):
+        errs.append("stage %d's loss %s%%" % (k, loss))
+    ops += len(added) + len(removed)
+total = int(re.search(r"in stages, \d+ run here in [0-9.]+ s \((\d+) device operations?\)", ans).group(1))
+if ops != total:
+    errs.append("the answer says %d operations, the switches did %d" % (total, ops))
+assert not errs, errs
+assert re.search(r"stage 1: [^;]*, the leftovers: 1 cross-connect ", ans), ans
+EOF
+for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "ocs$i not at torus:8x8 after the leftovers' staged change"; done
+# a plain reconfigure counts the leftovers it removes in its answer
+expect_exit 0 $OFC --socket "$SOCK" reconfigure --partition t-a --topology ring:4 --hosts 'h[0-3]'
+expect_exit 0 $OFC --socket "$SOCK" release t-a
+snap p0
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology torus:8x8
+snap p1
+n=$(sed -n 's/^.*committed transaction [0-9]*[^:]*: \([0-9]*\) operations\{0,1\}.*$/\1/p' "$TMP/out")
+[ "$n" = "$(comm -3 "$TMP/lo.p0" "$TMP/lo.p1" | wc -l)" ] && [ "${n:-0}" -gt 0 ] && ok ||
+	bad "the plain reconfigure's answer counts $n operations" "$(cat "$TMP/out"; comm -3 "$TMP/lo.p0" "$TMP/lo.p1" | wc -l)"
 
 # ---- a change in stages (docs/ofcd.md, "A change in stages") ------------------------------
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" || bad "ocs$i is not at torus:8x8 before the staged change"; done

@@ -144,6 +144,15 @@ static void check_plan(const struct port_map *from, const struct port_map *to,
 			free(hit);
 		}
 		assert_int_equal(changed, st->moved);
+		/* each changed circuit: the old one removed, the new one set */
+		assert_int_equal(st->ops, 2 * changed);
+		assert_false(st->leftover);
+		/* stage_loss prices the same graph the same way */
+		struct stage_req q = {.from = from, .to = to, .max_loss = max_loss};
+		bool exact;
+
+		assert_true(fabs(stage_loss(&q, cur, st->dark, st->ndark, ref, &exact) - st->loss) <
+			    1e-9);
 		/* every stage's own topology connects every host */
 		assert_true(isfinite(tau_without(&st->after, NULL, 0)));
 		moved += st->moved;
@@ -374,7 +383,7 @@ static void check_held_plan(const struct port_map *from, const struct port_map *
 		const struct stage *st = &p->v[s];
 		double tau = tau_free(cur, fixed, st->dark, st->ndark, &conn);
 		double loss = fmax(0, 1 - ref / tau);
-		uint32_t set = 0;
+		uint32_t set = 0, ops = 0;
 
 		assert_true(conn);
 		assert_true(loss <= max_loss + 1e-9);
@@ -392,11 +401,13 @@ static void check_held_plan(const struct port_map *from, const struct port_map *
 				if (a[u] == b[u])
 					continue;
 				if (!fixed[u] && !fixed[a[u]]) { /* a device circuit goes */
+					ops++;
 					assert_true(is_dark(st, j * n + u));
 					assert_true(is_dark(st, j * n + a[u]));
 				}
 				if (!fixed[u] && !fixed[b[u]]) { /* one comes */
 					set++;
+					ops++;
 					uint32_t w = inv[b[u]];
 
 					assert_true(fixed[w] || is_dark(st, j * n + b[u]));
@@ -405,6 +416,7 @@ static void check_held_plan(const struct port_map *from, const struct port_map *
 			free(inv);
 		}
 		assert_int_equal(set, st->moved);
+		assert_int_equal(ops, st->ops); /* the device operations: those alone */
 		moved += st->moved;
 		cur = &st->after;
 	}
@@ -455,6 +467,77 @@ static void test_held_hosts_untouched(void **state)
 	port_map_free(&b);
 }
 
+/* stage_loss, as ofcd prices the leftovers' stage (the host ports whose
+ * device circuits are not the record's): the tau_B of what is left
+ * against the reference, 1 when a host is cut off; and the plan's words
+ * count a leftover stage's circuits and operations with the others'. */
+static void test_stage_loss_and_leftover_words(void **state)
+{
+	struct port_map a;
+	struct ofc_error err = {0};
+	struct stage_plan p;
+	struct strbuf sb = STRBUF_INIT;
+	bool exact;
+	uint32_t dark[8], cut[4];
+
+	(void)state;
+	ports_of("torus:8x8", &a);
+	struct stage_req q = {.from = &a, .to = &a, .max_loss = 0.25};
+	double ref = tau_without(&a, NULL, 0);
+
+	assert_true(stage_loss(&q, &a, NULL, 0, ref, &exact) < 1e-12);
+	for (uint32_t i = 0; i < 8; i++) /* port 0 of hosts 0-7 */
+		dark[i] = i;
+	assert_true(fabs(stage_loss(&q, &a, dark, 8, ref, &exact) -
+			 fmax(0, 1 - ref / tau_without(&a, dark, 8))) < 1e-12);
+	assert_true(stage_loss(&q, &a, dark, 8, ref, &exact) > 0);
+	for (uint32_t j = 0; j < 4; j++) /* every port of host 5 */
+		cut[j] = j * 64 + 5;
+	assert_true(stage_loss(&q, &a, cut, 4, ref, &exact) == 1);
+	/* a plan, and a leftover stage before it as ofcd puts one */
+	struct port_map b;
+
+	ports_of("circulant:64:1,8", &b);
+	q.to = &b;
+	if (stage_plan_make(&q, &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	uint32_t ops = 0;
+
+	for (uint32_t i = 0; i < p.n; i++)
+		ops += p.v[i].ops;
+	p.v = realloc(p.v, (p.n + 1) * sizeof(*p.v));
+	memmove(&p.v[1], &p.v[0], p.n * sizeof(*p.v));
+	p.v[0] = (struct stage){.after = {64, 4, malloc(256 * sizeof(uint32_t))},
+				.dark = malloc(sizeof(cut)),
+				.ndark = 4,
+				.moved = 3,
+				.removed = 2,
+				.ops = 5,
+				.loss = 1,
+				.leftover = true};
+	memcpy(p.v[0].after.to, a.to, 256 * sizeof(uint32_t));
+	memcpy(p.v[0].dark, cut, sizeof(cut));
+	p.n++;
+	p.moved += 3;
+	stage_plan_text(&p, "circulant:64:1,8", &sb);
+	char want[200];
+
+	snprintf(want, sizeof(want),
+		 "%u circuits moved (the fewest possible %u from the record's "
+		 "topology, and the 3 leftovers' in a stage of their own)",
+		 p.moved, p.fewest);
+	assert_non_null(strstr(sb.buf, want));
+	assert_non_null(strstr(sb.buf, "; stage 1: 3 circuits, 4 host ports out of use, loss "
+				       "100.00%, the leftovers: 2 cross-connects the record's"));
+	assert_non_null(strstr(sb.buf, "the fabric is over the budget already before it"));
+	snprintf(want, sizeof(want), "; %u device operations in all", ops + 5);
+	assert_non_null(strstr(sb.buf, want));
+	sb_free(&sb);
+	stage_plan_free(&p);
+	port_map_free(&a);
+	port_map_free(&b);
+}
+
 static void test_nothing_to_do(void **state)
 {
 	struct port_map a;
@@ -482,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_nothing_to_do),
 	    cmocka_unit_test(test_held_hosts_untouched),
+	    cmocka_unit_test(test_stage_loss_and_leftover_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
