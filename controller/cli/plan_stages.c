@@ -142,19 +142,20 @@ static void stage_schedule(const char *file, const struct stage_plan *p, uint32_
 static void print_text(const Ofc__V1__StagedPlan *m)
 {
 	printf("%zu stage%s to %s from %s within a loss of %.4g%%: %u circuit%s moved (the "
-	       "fewest possible %u), at least %u stage%s by the ports a host may lose at once\n",
+	       "fewest possible %u), at least %u stage%s by the ports a host may lose at once, "
+	       "%u device operation%s\n",
 	       m->n_stages, m->n_stages == 1 ? "" : "s", m->target, m->from_topology,
 	       m->max_loss_percent, m->moved, m->moved == 1 ? "" : "s", m->fewest, m->min_stages,
-	       m->min_stages == 1 ? "" : "s");
+	       m->min_stages == 1 ? "" : "s", m->operations, m->operations == 1 ? "" : "s");
 	for (size_t i = 0; i < m->n_stages; i++) {
 		const Ofc__V1__StagedPlan__Stage *s = m->stages[i];
 
-		printf("  stage %u: %u circuit%s, %u host port%s out of use, loss %.2f%%%s%s; "
-		       "schedule: ",
+		printf("  stage %u: %u circuit%s, %u host port%s out of use, loss %.2f%%%s%s, %u "
+		       "operation%s; schedule: ",
 		       s->stage, s->circuits, s->circuits == 1 ? "" : "s", s->host_ports_out,
 		       s->host_ports_out == 1 ? "" : "s", s->loss_percent,
 		       s->exact ? "" : " (the cuts checked within the work bound)",
-		       s->cut ? ", a cycle cut" : "");
+		       s->cut ? ", a cycle cut" : "", s->operations, s->operations == 1 ? "" : "s");
 		if (s->verified)
 			printf("%s %s, %u steps, %.6g us, verified\n", s->algorithm, s->collective,
 			       s->num_steps, s->time_us);
@@ -207,6 +208,7 @@ int plan_stages(struct fabric_cmd *fc)
 	m.from_topology = from_spec;
 	m.target = (char *)fc->stage_topology;
 	m.has_max_loss_percent = m.has_moved = m.has_fewest = m.has_min_stages = 1;
+	m.has_operations = 1;
 	m.max_loss_percent = fc->max_loss;
 	m.moved = p.moved;
 	m.fewest = p.fewest;
@@ -230,6 +232,9 @@ int plan_stages(struct fabric_cmd *fc)
 		s->loss_percent = 100 * p.v[i].loss;
 		s->cut = p.v[i].cut;
 		s->exact = p.v[i].exact;
+		s->has_operations = 1;
+		s->operations = p.v[i].ops;
+		m.operations += p.v[i].ops;
 		if (!m.schedules_note)
 			stage_schedule(fc->file, &p, i, coll, size, s);
 		m.stages[m.n_stages++] = s;

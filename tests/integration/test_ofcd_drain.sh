@@ -219,6 +219,10 @@ snap() { for i in 0 1 2 3; do sed "s/^/$i /" "$TMP/e$i.state"; done | sort >"$TM
 snap 0
 expect_stdout_has "; stage 1: " $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --dry-run
 cp "$TMP/out" "$TMP/lo.dry"
+# (its JSON: the operations planned, the leftovers' stage's among them)
+ops=$(sed -n 's/^.*; \([0-9]*\) device operations\{0,1\} in all.*$/\1/p' "$TMP/lo.dry")
+expect_json "j['state'] == 'planned' and j['operations'] == ${ops:-0} > 0" \
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --dry-run --json
 nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$TMP/lo.dry")
 mark=$(wc -c <"$TMP/ofcd.log")
 $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --grace 3s >"$TMP/lo.out" 2>&1 &
@@ -307,7 +311,7 @@ a = [x + y for x, y in zip(re.findall(st, dry), re.findall(r"stage \d+'s schedul
 b = re.findall(st + r"[^;\n]*; schedule: " + sc, plan)
 sys.exit(0 if len(a) == 2 and a == b else 1)
 EOF
-expect_json 'j["moved"] == 16 and j["from_topology"] == "torus:8x8" and [s["stage"] for s in j["stages"]] == [1, 2] and all(s["verified"] and s["num_steps"] > 0 and 0 < s["loss_percent"] <= 25 for s in j["stages"])' \
+expect_json 'j["moved"] == 16 and j["operations"] == 32 and j["from_topology"] == "torus:8x8" and [s["stage"] for s in j["stages"]] == [1, 2] and all(s["verified"] and s["num_steps"] > 0 and 0 < s["loss_percent"] <= 25 and s["operations"] == 2 * s["circuits"] for s in j["stages"])' \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 25 --json
 # (docs/ofcd.md's: a shipped config, one OCS, the same torus)
 expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved" \
