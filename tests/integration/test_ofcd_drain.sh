@@ -217,15 +217,15 @@ expect_exit 0 $OFC --socket "$SOCK" release t-a
 # within the budget
 snap() { for i in 0 1 2 3; do sed "s/^/$i /" "$TMP/e$i.state"; done | sort >"$TMP/lo.$1"; }
 snap 0
-expect_stdout_has "; stage 1: " $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --dry-run
+expect_stdout_has "; stage 1: " $OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --dry-run
 cp "$TMP/out" "$TMP/lo.dry"
 # (its JSON: the operations planned, the leftovers' stage's among them)
 ops=$(sed -n 's/^.*; \([0-9]*\) device operations\{0,1\} in all.*$/\1/p' "$TMP/lo.dry")
 expect_json "j['state'] == 'planned' and j['operations'] == ${ops:-0} > 0" \
-	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --dry-run --json
+	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --dry-run --json
 nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$TMP/lo.dry")
 mark=$(wc -c <"$TMP/ofcd.log")
-$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 40% --grace 3s >"$TMP/lo.out" 2>&1 &
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --grace 2s >"$TMP/lo.out" 2>&1 &
 staged_pid=$!
 k=1
 while [ "$k" -le "${nst:-0}" ]; do
@@ -257,7 +257,7 @@ for k, (num, circuits, loss, sops) in enumerate(stages, 1):
     if used:
         errs.append("stage %d changed %d circuits on ports its schedule used: %s" % (k, len(used), used[:4]))
     # (the leftovers' stage takes no port in use away: not held to it)
-    if float(loss) > 40 and not (k == 1 and ", the leftovers: " in ans):
+    if float(loss) > 60 and not (k == 1 and ", the leftovers: " in ans):
         errs.append("stage %d's loss %s%%" % (k, loss))
     ops += len(added) + len(removed)
 total = int(re.search(r"in stages, \d+ run here in [0-9.]+ s \((\d+) device operations?\)", ans).group(1))
