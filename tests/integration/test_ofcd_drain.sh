@@ -178,6 +178,8 @@ nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$
 mark=$(wc -c <"$TMP/ofcd.log")
 $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 40% --grace 1s >"$TMP/held.out" 2>&1 &
 staged_pid=$!
+# (each stage's switches and state read within its 3 s of grace: a
+# snapshot and one status)
 k=1
 while [ "$k" -le "${nst:-0}" ]; do
 	deadline 30
@@ -225,8 +227,10 @@ expect_json "j['state'] == 'planned' and j['operations'] == ${ops:-0} > 0" \
 	$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --dry-run --json
 nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$TMP/lo.dry")
 mark=$(wc -c <"$TMP/ofcd.log")
-$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --grace 2s >"$TMP/lo.out" 2>&1 &
+$OFC --socket "$SOCK" reconfigure --topology torus:8x8 --max-loss 60% --grace 3s >"$TMP/lo.out" 2>&1 &
 staged_pid=$!
+# (each stage's switches and state read within its 3 s of grace: a
+# snapshot and one status)
 k=1
 while [ "$k" -le "${nst:-0}" ]; do
 	deadline 40
