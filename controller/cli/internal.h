@@ -337,6 +337,9 @@ void print_state(const struct Ofc__V1__State *s, bool https);
 struct Ofc__V1__Wiring;
 /* (print_state.c) State.wiring's links, one a line, for `ofc wiring`. */
 void print_wiring_links(const struct Ofc__V1__Wiring *w);
+/* A follower's wiring (Wiring.follower) in words after prefix: the leader
+ * that has the verdict, how to ask it. */
+void print_wiring_leader(const char *prefix, const struct Ofc__V1__Wiring *w);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* ofc testbed run --workload (run_workload.c): the job's plan run on the
  * testbed, way by way, by the testbed's use case with a local transaction
