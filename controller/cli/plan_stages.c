@@ -198,8 +198,10 @@ static void message_free(Ofc__V1__StagedPlan *m)
 /* The held partitions' hosts (per host of f, into *fixed; NULL when none
  * is held) from state_dir's FABRIC.held, their names into m->held and what
  * is known of them into m->held_note. No state directory (NULL, or none
- * there): not known, said. -1: the file is there and cannot be read. */
-static int holds_read(const char *state_dir, const struct fabric *f, const char *again,
+ * there): not known, said. -1: the file is there and cannot be read, in a
+ * directory the command was given (must); in the default one that is
+ * said too, and the plan made without them. */
+static int holds_read(const char *state_dir, bool must, const struct fabric *f, const char *again,
 		      bool **fixed, Ofc__V1__StagedPlan *m, struct ofc_error *err)
 {
 	struct stat st;
@@ -223,7 +225,15 @@ static int holds_read(const char *state_dir, const struct fabric *f, const char 
 	where = store_where(store, f->name, STORE_HELD);
 	if (store_get(store, f->name, STORE_HELD, PLAN_STAGES_HELD_MAX_BYTES, &data, &len, &missing,
 		      err) < 0) {
-		rc = -1;
+		if (must) {
+			rc = -1;
+		} else {
+			m->held_note = xasprintf(
+			    "held partitions are not known: %s: %s (ofcd's plan goes around them: "
+			    "ofc --socket PATH %s)",
+			    where, err->msg, again);
+			ofc_error_clear(err);
+		}
 		goto out;
 	}
 	if (missing) {
@@ -276,9 +286,10 @@ out:
 
 /* The stages of fc's file from from_spec to to_spec (NULL: the file's own
  * topology) within fc->max_loss, around the hosts state_dir's holds name,
- * printed; again: the command ofcd plans the same with. An exit status. */
+ * (must: a directory the command was given) printed; again: the command
+ * ofcd plans the same with. An exit status. */
 static int show(struct fabric_cmd *fc, const char *from_spec, const char *to_spec,
-		const char *state_dir, const char *again)
+		const char *state_dir, bool must, const char *again)
 {
 	struct port_map from = {0}, to = {0};
 	struct stage_plan p = {0};
@@ -292,7 +303,7 @@ static int show(struct fabric_cmd *fc, const char *from_spec, const char *to_spe
 	if (ports_at(fc->file, from_spec, &from, &from_name, &err) < 0 ||
 	    ports_at(fc->file, to_spec, &to, &to_name, &err) < 0 ||
 	    fabric_at(fc->file, NULL, NULL, 0, &f, &err) < 0 ||
-	    holds_read(state_dir, f, again, &fixed, &m, &err) < 0) {
+	    holds_read(state_dir, must, f, again, &fixed, &m, &err) < 0) {
 		rc = cli_fail(&err);
 		goto out;
 	}
@@ -370,7 +381,8 @@ int plan_stages(struct fabric_cmd *fc)
 	if (fc->state_dir_opt && (stat(fc->state_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
 		rc = cli_usage_error(fc->cmd, "state directory '%s' does not exist", fc->state_dir);
 	else
-		rc = show(fc, NULL, fc->stage_topology, fc->state_dir, again);
+		rc = show(fc, NULL, fc->stage_topology, fc->state_dir, fc->state_dir_opt != NULL,
+			  again);
 	free(again);
 	return rc;
 }
@@ -403,7 +415,7 @@ int try_stages(struct fabric_cmd *fc)
 		char *again =
 		    xasprintf("apply %s --max-loss %g%% --dry-run", fc->file, fc->max_loss);
 
-		rc = show(fc, spec, NULL, fc->state_dir, again);
+		rc = show(fc, spec, NULL, fc->state_dir, true, again);
 		free(again);
 		if (rc == 0 && !fc->json)
 			printf(
