@@ -298,13 +298,13 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	/* try --max-loss: the stages shown, as plan --max-loss shows them
 	 * (plan_stages.c, the one code that makes and prints them) */
 	if (fc.max_loss_set) {
-		if (fc.relabel || fc.no_relabel || fc.partition || fc.max_moves_set ||
-		    fc.noverrides || fc.timeout > 0)
-			rc = cli_usage_error(cmd,
-					     "--max-loss shows the stages of a change of the "
-					     "whole fabric's topology, reading no device and "
-					     "applying nothing: not with --relabel, --no-relabel, "
-					     "--partition, --max-moves, --device or --timeout");
+		if (fc.relabel || fc.relabel_budget > 0 || fc.no_relabel || fc.partition ||
+		    fc.max_moves_set || fc.noverrides || fc.timeout > 0)
+			rc = cli_usage_error(
+			    cmd, "--max-loss shows the stages of a change of the "
+				 "whole fabric's topology, reading no device and "
+				 "applying nothing: not with --relabel, --relabel-budget, "
+				 "--no-relabel, --partition, --max-moves, --device or --timeout");
 		else
 			rc = try_stages(&fc);
 		fabric_cmd_free(&fc);
