@@ -223,32 +223,21 @@ static int holds_read(const char *state_dir, bool must, const struct fabric *f, 
 	}
 	store = store_open_files(state_dir);
 	where = store_where(store, f->name, STORE_HELD);
+	Ofc__V1__HeldPartitions *h = NULL;
+
 	if (store_get(store, f->name, STORE_HELD, PLAN_STAGES_HELD_MAX_BYTES, &data, &len, &missing,
-		      err) < 0) {
-		if (must) {
-			rc = -1;
-		} else {
-			m->held_note = xasprintf(
-			    "held partitions are not known: %s: %s (ofcd's plan goes around them: "
-			    "ofc --socket PATH %s)",
-			    where, err->msg, again);
-			ofc_error_clear(err);
-		}
-		goto out;
-	}
+		      err) < 0)
+		goto unknown;
 	if (missing) {
 		m->held_note = xasprintf("no partition held (%s: none; an ofcd on etcd keeps its "
 					 "holds in etcd: ofc --socket PATH %s)",
 					 where, again);
 		goto out;
 	}
-	Ofc__V1__HeldPartitions *h =
-	    ofc__v1__held_partitions__unpack(NULL, len, (const uint8_t *)data);
-	if (!h) {
-		rc = ofc_error_at(err, OFC_E_RUNTIME, where, 0, 0,
-				  "not ofcd's held partitions (%zu bytes): the file is damaged",
-				  len);
-		goto out;
+	if (!(h = ofc__v1__held_partitions__unpack(NULL, len, (const uint8_t *)data))) {
+		ofc_error_at(err, OFC_E_RUNTIME, where, 0, 0,
+			     "not ofcd's held partitions (%zu bytes): the file is damaged", len);
+		goto unknown;
 	}
 	struct strbuf sb = STRBUF_INIT;
 
@@ -277,6 +266,16 @@ static int holds_read(const char *state_dir, bool must, const struct fabric *f, 
 		      outside ? "; hosts of theirs not in this config left out" : "");
 	sb_free(&sb);
 	ofc__v1__held_partitions__free_unpacked(h, NULL);
+	goto out;
+unknown:
+	if (must) {
+		rc = -1;
+	} else {
+		m->held_note = xasprintf("held partitions are not known: %s: %s (ofcd's plan goes "
+					 "around them: ofc --socket PATH %s)",
+					 where, err->msg, again);
+		ofc_error_clear(err);
+	}
 out:
 	free(data);
 	free(where);
