@@ -455,8 +455,22 @@
 		sec.hidden = !me || me.role === "tenant";
 		if (sec.hidden) return;
 		const w = wiring;
+		/* a follower hears no agent (they report to the leader): it names
+		 * the leader, whose page has the verdict, instead of "none reported" */
+		if (w && w.follower) {
+			const L = w.leader;
+			const p = node("p", L ? "the hosts' agents report to the leader, " + L.name + ", which has the verdict (this replica follows and hears none)" : "the hosts' agents report to the leader, and none leads now (an election is under way)", "dim");
+			p.setAttribute("data-wiring-leader", L ? L.name : "");
+			if (L && L.url) {
+				const a = node("a", "the leader's page");
+				a.href = L.url.replace(/\/+$/, "") + "/ui/";
+				p.append(": ", a);
+			}
+			$("wiring").replaceChildren(p);
+			return;
+		}
 		if (!w || !w.hosts_reporting) {
-			$("wiring").replaceChildren(node("p", !wiringRead ? "not read yet" : w ? "no host's agent has reported to this replica's leader yet: every link not seen" : "this replica keeps no verdict (the leader's agents report to it)", "dim"));
+			$("wiring").replaceChildren(node("p", !wiringRead ? "not read yet" : w ? "no host's agent has reported to this replica yet: every link not seen" : "this replica keeps no verdict (the leader's agents report to it)", "dim"));
 			return;
 		}
 		const n = (k) => w[k] || 0;

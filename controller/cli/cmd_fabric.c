@@ -136,15 +136,14 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 						  "stages of a change to that topology");
 		else if (fc.workload || fc.relabel || fc.no_relabel || fc.partition ||
 			 fc.horizon_set || fc.max_moves_set || fc.alternatives_set || fc.plot ||
-			 fc.mcf_time_limit > 0 || fc.overhead_set || fc.noverrides ||
-			 fc.state_dir_opt)
+			 fc.mcf_time_limit > 0 || fc.overhead_set || fc.noverrides)
 			rc = cli_usage_error(cmd,
 					     "--max-loss plans the stages of a change of the "
 					     "whole fabric's topology from the config's, reading "
 					     "no device: not with --workload, --relabel, "
 					     "--no-relabel, --partition, --horizon, --max-moves, "
 					     "--alternatives, --plot, --time-limit, "
-					     "--switch-overhead, --device or --state-dir");
+					     "--switch-overhead or --device");
 		else
 			rc = plan_stages(&fc);
 		fabric_cmd_free(&fc);
@@ -296,6 +295,21 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	    false);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	/* try --max-loss: the stages shown, as plan --max-loss shows them
+	 * (plan_stages.c, the one code that makes and prints them) */
+	if (fc.max_loss_set) {
+		if (fc.relabel || fc.relabel_budget > 0 || fc.no_relabel || fc.partition ||
+		    fc.max_moves_set || fc.noverrides || fc.timeout > 0)
+			rc = cli_usage_error(
+			    cmd, "--max-loss shows the stages of a change of the "
+				 "whole fabric's topology, reading no device and "
+				 "applying nothing: not with --relabel, --relabel-budget, "
+				 "--no-relabel, --partition, --max-moves, --device or --timeout");
+		else
+			rc = try_stages(&fc);
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 	/* The stages publish a schedule before each one's circuits go and
 	 * wait for the jobs to take it: only ofcd, which serves the jobs, can. */
 	if (fc.daemon_max_loss || fc.daemon_grace)

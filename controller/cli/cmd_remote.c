@@ -172,8 +172,9 @@ static int wiring_print(struct remote *r, const Ofc__V1__Response *resp)
 		remote_print_json(stdout, &w->base);
 	else
 		print_wiring_links(w);
-	/* a link the hosts hear wrong: 1, as a check */
-	return w->miswired ? 1 : 0;
+	/* a link the hosts hear wrong: 1, as a check; so is a follower's
+	 * answer, which has no verdict to check */
+	return w->miswired || w->follower ? 1 : 0;
 }
 
 static const struct remote_cmd wiring_cmd = {
@@ -186,7 +187,8 @@ static const struct remote_cmd wiring_cmd = {
 	    "miswired (it hears another: the difference named), dark (DST's port absent\n"
 	    "or hearing nothing) or not seen (DST's host has not reported, or its lldpd\n"
 	    "does not answer), with the age of the report it rests on. Exit status 1\n"
-	    "when a link is miswired.\n\n"
+	    "when a link is miswired, or when the replica asked follows (the agents\n"
+	    "report to the leader, which it names: ask that one).\n\n"
 	    "  --json     the ofc.v1.Wiring as JSON (docs/json.md)\n",
     .timeout = 30,
     .call = CLI_CALL_QUICK,

@@ -104,16 +104,10 @@ static int p_overhead(const struct opt *row, const char *arg, void *base, struct
 static int p_max_loss(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
 	struct fabric_cmd *fc = base;
-	char *end;
 
-	errno = 0;
-	fc->max_loss = strtod(arg, &end);
-	if (errno || end == arg || (*end && strcmp(end, "%") != 0) ||
-	    !(fc->max_loss > 0 && fc->max_loss < 100))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--%s '%s': a percentage above 0 and below 100 (25 or 25%%), "
-				     "the share of the fabric's bandwidth a stage may take away",
-				     row->name, arg);
+	(void)row;
+	if (cli_max_loss(arg, &fc->max_loss, err) < 0)
+		return -1;
 	fc->max_loss_set = true;
 	return 0;
 }
@@ -201,6 +195,12 @@ const struct opt fabric_cmd_trial_rows[] = {
     {"timeout", cli_row_duration, O(timeout), "S",
      "how long to wait for 'ofc confirm' (default 60s)", 1e-9, 86400,
      "must be more than 0 and at most a day"},
+    {"max-loss", p_max_loss, O(max_loss), "P%",
+     "instead of a trial: the stages a change from the committed topology (the state "
+     "directory's record) to FILE's would take, none taking more than P% of the bandwidth, "
+     "around the partitions held there: the loss at each and the circuits moved, as 'ofc "
+     "plan --max-loss' shows them; nothing is applied (ofcd runs the stages: --socket PATH "
+     "apply FILE --max-loss P%)"},
     {NULL},
 };
 

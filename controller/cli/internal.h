@@ -291,6 +291,10 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv);
 /* plan FILE --topology T --max-loss P%: the stages, printed (plan_stages.c);
  * an exit status. */
 int plan_stages(struct fabric_cmd *fc);
+/* try FILE --max-loss P%: the stages from the state directory's committed
+ * topology to FILE's, printed as plan_stages prints them (plan_stages.c);
+ * nothing applied. An exit status. */
+int try_stages(struct fabric_cmd *fc);
 int cmd_apply(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_try(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_confirm(const struct cli_cmd *cmd, int argc, char **argv);
@@ -333,6 +337,9 @@ void print_state(const struct Ofc__V1__State *s, bool https);
 struct Ofc__V1__Wiring;
 /* (print_state.c) State.wiring's links, one a line, for `ofc wiring`. */
 void print_wiring_links(const struct Ofc__V1__Wiring *w);
+/* A follower's wiring (Wiring.follower) in words after prefix: the leader
+ * that has the verdict, how to ask it. */
+void print_wiring_leader(const char *prefix, const struct Ofc__V1__Wiring *w);
 int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv);
 /* ofc testbed run --workload (run_workload.c): the job's plan run on the
  * testbed, way by way, by the testbed's use case with a local transaction
@@ -490,6 +497,10 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 /* --max-loss and --grace as a staged request carries them (Reconfigure's,
  * ApplyConfig's): *has_loss false when a has no --max-loss; -1 with a
  * usage error for a bad percentage or a --grace alone. */
+/* A --max-loss value, P or P%: above 0 and below 100, into *out; -1 with
+ * a usage error "bad --max-loss 'VALUE': why" (every command's, local or
+ * through ofcd, says it the same). */
+int cli_max_loss(const char *arg, double *out, struct ofc_error *err);
 int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
 		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err);
 void reconfigure_ask_free(struct reconfigure_ask *a);

@@ -1,21 +1,31 @@
-/* `ofc plan FILE --topology T --max-loss P%`: the stages a change of the
- * config's topology to T would take under a loss budget, as ofcd's
- * `reconfigure --max-loss --dry-run` shows them, here without ofcd and
- * without a device: the plan is reconfig/stages.c's (a function of the
- * start, the target and the budget, so the same plan ofcd runs from the
- * same topology), each stage's loss, and each stage's schedule (the
- * config's collective on the topology before the stage less the host
- * ports its circuits end at, the ports published as failed while it
- * runs). The start is the config's own topology: what `ofc apply FILE`
- * puts in place. */
+/* `ofc plan FILE --topology T --max-loss P%` and `ofc try FILE --max-loss
+ * P%`: the stages a change of topology would take under a loss budget, as
+ * ofcd's `reconfigure --max-loss --dry-run` shows them, here without ofcd
+ * and without a device: the plan is reconfig/stages.c's (a function of the
+ * start, the target, the budget and the held hosts, so the same plan ofcd
+ * runs from the same topology), each stage's loss, and each stage's
+ * schedule (the config's collective on the topology before the stage less
+ * the host ports its circuits end at, the ports published as failed while
+ * it runs). plan's start is the config's own topology (what `ofc apply
+ * FILE` puts in place) and its target T; try's start is the topology the
+ * state directory's record committed and its target FILE's.
+ *
+ * Held partitions are ofcd's: the plan goes around the hosts the state
+ * directory's FABRIC.held names (the files store ofcd keeps them in), as
+ * ofcd's does; without a state directory it says they are not known. */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
 #include "controller/schedule/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "proto/cli_report.pb-c.h"
+#include "proto/state.pb-c.h"
+
+/* What FABRIC.held may weigh (ofcd's own bound on it). */
+#define PLAN_STAGES_HELD_MAX_BYTES ((size_t)1 << 20)
 
 /* Above this many hosts each stage's schedule is left to the run (as
  * ofcd's dry run leaves it): the plan alone is quick, the schedules not. */
@@ -147,6 +157,8 @@ static void print_text(const Ofc__V1__StagedPlan *m)
 	       m->n_stages, m->n_stages == 1 ? "" : "s", m->target, m->from_topology,
 	       m->max_loss_percent, m->moved, m->moved == 1 ? "" : "s", m->fewest, m->min_stages,
 	       m->min_stages == 1 ? "" : "s", m->operations, m->operations == 1 ? "" : "s");
+	if (m->held_note)
+		printf("  %s\n", m->held_note);
 	for (size_t i = 0; i < m->n_stages; i++) {
 		const Ofc__V1__StagedPlan__Stage *s = m->stages[i];
 
@@ -164,7 +176,8 @@ static void print_text(const Ofc__V1__StagedPlan *m)
 			       s->schedule_error ? s->schedule_error : m->schedules_note);
 	}
 	if (!m->n_stages)
-		printf("  (the config's topology is the target already: nothing to stage)\n");
+		printf("  (the %s topology is the target already: nothing to stage)\n",
+		       m->from_is_record ? "committed" : "config's");
 }
 
 static void message_free(Ofc__V1__StagedPlan *m)
@@ -177,38 +190,138 @@ static void message_free(Ofc__V1__StagedPlan *m)
 	}
 	free(m->stages);
 	free(m->schedules_note);
+	for (size_t i = 0; i < m->n_held; i++)
+		free(m->held[i]);
+	free(m->held);
+	free(m->held_note);
 }
 
-int plan_stages(struct fabric_cmd *fc)
+/* The held partitions' hosts (per host of f, into *fixed; NULL when none
+ * is held) from state_dir's FABRIC.held, their names into m->held and what
+ * is known of them into m->held_note. No state directory (NULL, or none
+ * there): not known, said. -1: the file is there and cannot be read, in a
+ * directory the command was given (must); in the default one that is
+ * said too, and the plan made without them. */
+static int holds_read(const char *state_dir, bool must, const struct fabric *f, const char *again,
+		      bool **fixed, Ofc__V1__StagedPlan *m, struct ofc_error *err)
+{
+	struct stat st;
+	struct store *store;
+	char *data = NULL, *where;
+	size_t len = 0;
+	bool missing = false;
+	uint32_t outside = 0;
+	int rc = 0;
+
+	*fixed = NULL;
+	if (!state_dir || stat(state_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		m->held_note = xasprintf(
+		    "held partitions are not known offline (no state directory%s%s): a stage "
+		    "may take a held partition's ports out of use; ofcd's plan goes around "
+		    "them: ofc --socket PATH %s",
+		    state_dir ? " " : "", state_dir ? state_dir : "", again);
+		return 0;
+	}
+	store = store_open_files(state_dir);
+	where = store_where(store, f->name, STORE_HELD);
+	Ofc__V1__HeldPartitions *h = NULL;
+
+	if (store_get(store, f->name, STORE_HELD, PLAN_STAGES_HELD_MAX_BYTES, &data, &len, &missing,
+		      err) < 0)
+		goto unknown;
+	if (missing) {
+		m->held_note = xasprintf("no partition held (%s: none; an ofcd on etcd keeps its "
+					 "holds in etcd: ofc --socket PATH %s)",
+					 where, again);
+		goto out;
+	}
+	if (!(h = ofc__v1__held_partitions__unpack(NULL, len, (const uint8_t *)data))) {
+		ofc_error_at(err, OFC_E_RUNTIME, where, 0, 0,
+			     "not ofcd's held partitions (%zu bytes): the file is damaged", len);
+		goto unknown;
+	}
+	struct strbuf sb = STRBUF_INIT;
+
+	*fixed = xcalloc((size_t)f->nhosts + 1, sizeof(**fixed));
+	m->held = xcalloc(h->n_held + 1, sizeof(*m->held));
+	for (size_t i = 0; i < h->n_held; i++) {
+		const Ofc__V1__HeldPartitions__Held *e = h->held[i];
+
+		m->held[m->n_held++] = xstrdup(e->name ? e->name : "");
+		sb_printf(&sb, "%s%s (%zu host%s)", i ? ", " : "", e->name ? e->name : "",
+			  e->n_hosts, e->n_hosts == 1 ? "" : "s");
+		for (size_t k = 0; k < e->n_hosts; k++) {
+			int x = fabric_find_host(f, e->hosts[k]);
+
+			if (x >= 0)
+				(*fixed)[x] = true;
+			else
+				outside++;
+		}
+	}
+	if (!h->n_held)
+		sb_puts(&sb, "none");
+	m->held_note =
+	    xasprintf("held partitions (%s): %s%s%s", where, sb.buf,
+		      h->n_held ? "; the stages go around them, their circuits as they are" : "",
+		      outside ? "; hosts of theirs not in this config left out" : "");
+	sb_free(&sb);
+	ofc__v1__held_partitions__free_unpacked(h, NULL);
+	goto out;
+unknown:
+	if (must) {
+		rc = -1;
+	} else {
+		m->held_note = xasprintf("held partitions are not known: %s: %s (ofcd's plan goes "
+					 "around them: ofc --socket PATH %s)",
+					 where, err->msg, again);
+		ofc_error_clear(err);
+	}
+out:
+	free(data);
+	free(where);
+	store_close(store);
+	return rc;
+}
+
+/* The stages of fc's file from from_spec to to_spec (NULL: the file's own
+ * topology) within fc->max_loss, around the hosts state_dir's holds name,
+ * (must: a directory the command was given) printed; again: the command
+ * ofcd plans the same with. An exit status. */
+static int show(struct fabric_cmd *fc, const char *from_spec, const char *to_spec,
+		const char *state_dir, bool must, const char *again)
 {
 	struct port_map from = {0}, to = {0};
 	struct stage_plan p = {0};
 	struct ofc_error err = {0};
 	struct fabric *f = NULL;
-	char *from_spec = NULL;
+	char *from_name = NULL, *to_name = NULL;
+	bool *fixed = NULL;
 	int rc = 0;
+	Ofc__V1__StagedPlan m = OFC__V1__STAGED_PLAN__INIT;
 
-	if (ports_at(fc->file, NULL, &from, &from_spec, &err) < 0 ||
-	    ports_at(fc->file, fc->stage_topology, &to, NULL, &err) < 0 ||
-	    fabric_at(fc->file, NULL, NULL, 0, &f, &err) < 0) {
+	if (ports_at(fc->file, from_spec, &from, &from_name, &err) < 0 ||
+	    ports_at(fc->file, to_spec, &to, &to_name, &err) < 0 ||
+	    fabric_at(fc->file, NULL, NULL, 0, &f, &err) < 0 ||
+	    holds_read(state_dir, must, f, again, &fixed, &m, &err) < 0) {
 		rc = cli_fail(&err);
 		goto out;
 	}
 	uint64_t size = 0;
 	enum sched_collective coll = workload_of(f, &size);
-	struct stage_req q = {&from, &to, fc->max_loss / 100, coll, 0};
+	struct stage_req q = {&from, &to, fc->max_loss / 100, coll, 0, .fixed = fixed};
 
 	if (stage_plan_make(&q, &p, &err) < 0) {
 		rc = cli_fail(&err);
 		goto out;
 	}
-	Ofc__V1__StagedPlan m = OFC__V1__STAGED_PLAN__INIT;
-
 	m.fabric = f->name;
-	m.from_topology = from_spec;
-	m.target = (char *)fc->stage_topology;
+	m.from_topology = from_name;
+	m.target = to_name;
 	m.has_max_loss_percent = m.has_moved = m.has_fewest = m.has_min_stages = 1;
 	m.has_operations = 1;
+	m.has_from_is_record = 1;
+	m.from_is_record = from_spec != NULL;
 	m.max_loss_percent = fc->max_loss;
 	m.moved = p.moved;
 	m.fewest = p.fewest;
@@ -248,12 +361,75 @@ int plan_stages(struct fabric_cmd *fc)
 	} else {
 		print_text(&m);
 	}
-	message_free(&m);
 out:
+	message_free(&m);
 	stage_plan_free(&p);
 	port_map_free(&from);
 	port_map_free(&to);
 	fabric_free(f);
-	free(from_spec);
+	free(fixed);
+	free(from_name);
+	free(to_name);
+	return rc;
+}
+
+int plan_stages(struct fabric_cmd *fc)
+{
+	/* An explicit --state-dir must be there (a mistyped one is not "no
+	 * partition held"); the default one is read when it is there. */
+	struct stat st;
+	char *again = xasprintf("reconfigure --topology %s --max-loss %g%% --dry-run",
+				fc->stage_topology, fc->max_loss);
+	int rc;
+
+	if (fc->state_dir_opt && (stat(fc->state_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+		rc = cli_usage_error(fc->cmd, "state directory '%s' does not exist", fc->state_dir);
+	else
+		rc = show(fc, NULL, fc->stage_topology, fc->state_dir, fc->state_dir_opt != NULL,
+			  again);
+	free(again);
+	return rc;
+}
+
+int try_stages(struct fabric_cmd *fc)
+{
+	struct ctl_record r;
+	struct ofc_error err = {0};
+	struct fabric *f = NULL;
+	const char *spec;
+	int rc;
+
+	if (config_load(fc->file, &f, &err) < 0)
+		return cli_fail(&err);
+	if (ctl_load_record(fc->state_dir, f->name, &r, &err) < 0) {
+		fabric_free(f);
+		return cli_fail(&err);
+	}
+	/* the whole fabric's topology as committed (a partition's commit
+	 * keeps the fabric's beside its own) */
+	spec = r.partition ? r.fabric_topology : r.topology;
+	if (!r.have_state || !spec || !*spec) {
+		ofc_error_set(&err, OFC_E_INPUT,
+			      "no commit of the whole fabric's topology in %s to stage from: "
+			      "'ofc try FILE' without --max-loss puts the config in place in one "
+			      "transaction",
+			      fc->state_dir);
+		rc = cli_fail(&err);
+	} else {
+		char *again =
+		    xasprintf("apply %s --max-loss %g%% --dry-run", fc->file, fc->max_loss);
+
+		rc = show(fc, spec, NULL, fc->state_dir, true, again);
+		free(again);
+		if (rc == 0 && !fc->json)
+			printf(
+			    "nothing applied: the stages run through ofcd, which publishes each "
+			    "stage's schedule before its circuits go (ofc --socket PATH apply %s "
+			    "--max-loss %g%%); without --max-loss, ofc try applies every circuit "
+			    "in one transaction\n",
+			    fc->file, fc->max_loss);
+	}
+	ctl_record_free(&r);
+	fabric_free(f);
 	return rc;
 }

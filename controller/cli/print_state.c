@@ -106,6 +106,10 @@ static void print_wiring(const Ofc__V1__State *s)
 	const Ofc__V1__Wiring *w = s->wiring;
 	size_t shown = 0;
 
+	if (w && w->follower) {
+		print_wiring_leader("  wiring     ", w);
+		return;
+	}
 	if (!w || !w->hosts_reporting)
 		return;
 	wiring_counts("  wiring     ", w);
@@ -121,8 +125,32 @@ static void print_wiring(const Ofc__V1__State *s)
 		printf("             and %zu more miswired ('ofc wiring' lists them)\n", shown - 8);
 }
 
+void print_wiring_leader(const char *prefix, const Ofc__V1__Wiring *w)
+{
+	const Ofc__V1__Leader *l = w->leader;
+
+	if (!l) {
+		printf("%sthe leader's, and none leads now (an election is under way): this "
+		       "replica follows and hears no host's agent\n",
+		       prefix);
+		return;
+	}
+	printf("%sthe leader's: the hosts' agents report to %s, which has the verdict (this "
+	       "replica follows and hears none)",
+	       prefix, OR_DASH(l->name));
+	if (l->socket)
+		printf("; ofc --socket %s wiring", l->socket);
+	if (l->url)
+		printf("; its page %s/ui/", l->url);
+	printf("\n");
+}
+
 void print_wiring_links(const Ofc__V1__Wiring *w)
 {
+	if (w->follower) {
+		print_wiring_leader("wiring: ", w);
+		return;
+	}
 	wiring_counts("wiring: ", w);
 	for (size_t i = 0; i < w->n_links; i++) {
 		const Ofc__V1__Wiring__Link *k = w->links[i];

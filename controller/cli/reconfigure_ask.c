@@ -8,10 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+int cli_max_loss(const char *arg, double *out, struct ofc_error *err)
+{
+	char *end;
+	double p = 0;
+	const char *why = NULL;
+
+	/* digits, a point, an exponent and a sign alone: strtod would take
+	 * hex, "inf" and leading blanks too */
+	if (!*arg || strspn(arg, "0123456789.eE+-%") != strlen(arg))
+		why = "not a percentage";
+	else if ((p = strtod(arg, &end)), end == arg || (*end && strcmp(end, "%") != 0))
+		why = "not a percentage";
+	else if (!(p > 0 && p < 100))
+		why = "out of range";
+	if (why)
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "bad --max-loss '%s': %s; a percentage above 0 and below 100 "
+		    "(25 or 25%%), the share of the fabric's bandwidth a stage may "
+		    "take away",
+		    arg, why);
+	*out = p;
+	return 0;
+}
+
 int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
 		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err)
 {
-	char *end;
 	double p;
 
 	*has_loss = *has_grace = 0;
@@ -19,13 +43,8 @@ int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_
 		return ofc_error_set(err, OFC_E_USAGE, "--grace goes with --max-loss");
 	if (!a->max_loss)
 		return 0;
-	p = strtod(a->max_loss, &end);
-	if (end == a->max_loss || (*end && strcmp(end, "%") != 0) || !(p > 0 && p < 100))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--max-loss '%s': a percentage above 0 and below 100 (25 or "
-				     "25%%), the share of the fabric's bandwidth a stage may take "
-				     "away",
-				     a->max_loss);
+	if (cli_max_loss(a->max_loss, &p, err) < 0)
+		return -1;
 	*has_loss = 1;
 	*loss = p;
 	if (a->has_grace) {

@@ -199,8 +199,12 @@ static int item_resolve(const struct fabric *f, const char *item, char *out, siz
  * that is not empty or a comment goes to take(), which returns 0, or -1 to
  * stop with why (at most n bytes) set: the file is damaged, and err names
  * it (path: its place in the store), the line and the command that sets it
- * aside (mv; nothing deletes it). */
-static int parse_lines(const char *path, const char *mv, char *text, size_t len,
+ * aside (mv; nothing deletes it). With whole, a last line without its
+ * newline is damage too: ofcd ends every line it writes with one, so the
+ * file was cut short (a full disk, a copy stopped) and its last line may be
+ * a prefix of the one written (h1:12 read as h1:1), or a field cut short
+ * that would pass for a newer ofcd's (take_failure keeps those). */
+static int parse_lines(const char *path, const char *mv, char *text, size_t len, bool whole,
 		       int (*take)(struct ofcd *, char *line, char *why, size_t n), struct ofcd *d,
 		       const char *what, const char *then, struct ofc_error *err)
 {
@@ -208,15 +212,24 @@ static int parse_lines(const char *path, const char *mv, char *text, size_t len,
 	uint32_t line = 0;
 
 	for (char *p = text, *nl; p < text + len; p = nl + 1) {
+		bool bad;
+
 		nl = memchr(p, '\n', (size_t)(text + len - p));
 		if (!nl)
 			nl = text + len;
 		*nl = 0;
 		line++;
-		if (!*p || *p == '#')
+		if (whole && nl == text + len) {
+			snprintf(why, sizeof(why),
+				 "no newline at its end (the file was cut short)");
+			bad = true;
+		} else if (!*p || *p == '#') {
 			continue;
-		snprintf(why, sizeof(why), "a NUL byte");
-		if (strlen(p) != (size_t)(nl - p) || take(d, p, why, sizeof(why)) < 0)
+		} else {
+			snprintf(why, sizeof(why), "a NUL byte");
+			bad = strlen(p) != (size_t)(nl - p) || take(d, p, why, sizeof(why)) < 0;
+		}
+		if (bad)
 			return ofc_error_at(
 			    err, OFC_E_RUNTIME, path, line, 1,
 			    "%s: not a line of ofcd's %s file; the file is damaged: "
@@ -227,13 +240,13 @@ static int parse_lines(const char *path, const char *mv, char *text, size_t len,
 }
 
 /* parse_lines on text that names the file at path (the fuzzer's way in). */
-static int parse_file_lines(const char *path, char *text, size_t len,
+static int parse_file_lines(const char *path, char *text, size_t len, bool whole,
 			    int (*take)(struct ofcd *, char *line, char *why, size_t n),
 			    struct ofcd *d, const char *what, const char *then,
 			    struct ofc_error *err)
 {
 	char *mv = xasprintf("mv '%s' '%s.bad'", path, path);
-	int rc = parse_lines(path, mv, text, len, take, d, what, then, err);
+	int rc = parse_lines(path, mv, text, len, whole, take, d, what, then, err);
 
 	free(mv);
 	return rc;
@@ -243,8 +256,8 @@ static int parse_file_lines(const char *path, char *text, size_t len,
  * read (a FIFO, a directory in the file's place) refused, by name. A
  * missing item has no lines. */
 static int read_lines(struct ofcd *d, const char *fabric, enum store_item it, size_t max,
-		      int (*take)(struct ofcd *, char *line, char *why, size_t n), const char *what,
-		      const char *then, struct ofc_error *err)
+		      bool whole, int (*take)(struct ofcd *, char *line, char *why, size_t n),
+		      const char *what, const char *then, struct ofc_error *err)
 {
 	char *text = NULL, *path = store_where(d->store, fabric, it);
 	char *mv = store_aside(d->store, fabric, it, ".bad");
@@ -258,7 +271,7 @@ static int read_lines(struct ofcd *d, const char *fabric, enum store_item it, si
 				  "%s: cannot be read as ofcd's %s file; look at it, then `%s` %s",
 				  e.msg, what, mv, then);
 	else if (!missing)
-		rc = parse_lines(path, mv, text, len, take, d, what, then, err);
+		rc = parse_lines(path, mv, text, len, whole, take, d, what, then, err);
 	free(text);
 	free(path);
 	free(mv);
@@ -275,21 +288,53 @@ static int write_or_remove(struct ofcd *d, enum store_item it, const struct strb
 	return store_write(d->store, d->w->cfg->f->name, &w, 1, err);
 }
 
-/* A line "ITEM" or "ITEM host" (a host's agent made it). */
-static int take_failure(struct ofcd *d, char *item, char *why, size_t n)
-{
-	char *by = strchr(item, ' ');
+/* A field after a failure's item that this ofcd does not know: a word of
+ * lower-case letters, digits and "-_=.:" (what a newer ofcd may add, as
+ * " host" was added), at most FIELD_MAX_LEN bytes. Anything else after the
+ * item is damage. */
+#define FIELD_MAX_LEN 64
 
-	if (by) {
-		*by++ = 0;
-		if (strcmp(by, "host") != 0) {
-			snprintf(why, n, "after the failure, '%.40s' (only 'host' is known)", by);
-			return -1;
-		}
-	}
-	if (!failure_item_ok(item)) {
+static bool field_word(const char *w)
+{
+	size_t len = strlen(w);
+
+	if (len < 1 || len > FIELD_MAX_LEN || !islower((unsigned char)*w))
+		return false;
+	for (; *w; w++)
+		if (!islower((unsigned char)*w) && !isdigit((unsigned char)*w) &&
+		    !strchr("-_=.:", *w))
+			return false;
+	return true;
+}
+
+/* A line "ITEM [FIELD]...": "host" after the item says a host's agent
+ * made it. A field this ofcd does not know (a newer replica's, during a
+ * rolling upgrade) is left out with a logged note and the failure kept,
+ * so an older replica does not call a newer one's file damaged; the item
+ * itself of a kind this ofcd cannot resolve is kept too, and logged as
+ * not in effect where the failures are applied. */
+static int take_failure(struct ofcd *d, char *line, char *why, size_t n)
+{
+	char *save = NULL, *item = strtok_r(line, " ", &save);
+	bool by = false;
+
+	if (!item || !failure_item_ok(item)) {
 		snprintf(why, n, "not a link U-V, a port HOST:PORT or a host HOST");
 		return -1;
+	}
+	for (char *w = strtok_r(NULL, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (strcmp(w, "host") == 0) {
+			by = true;
+		} else if (field_word(w)) {
+			ofcd_log(d, OFCD_LOG_NOTICE,
+				 "failure %s: field '%s' is not known to this ofcd (a newer one "
+				 "wrote it): left out, the failure kept",
+				 item, w);
+		} else {
+			snprintf(why, n,
+				 "after the failure, '%.40s' (not a field: a lower-case word)", w);
+			return -1;
+		}
 	}
 	if (d->w->nreported >= FAIL_MAX_ITEMS) {
 		snprintf(why, n, "more than %u failures", FAIL_MAX_ITEMS);
@@ -324,8 +369,8 @@ int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
 	struct ofc_error e = {0};
 	int rc = read_lines(d, fabric, STORE_FAILED,
-			    (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096, take_failure,
-			    failed_what, failed_then, err);
+			    (size_t)FAIL_MAX_ITEMS * (2 * NAME_MAX_LEN + 3) + 4096, true,
+			    take_failure, failed_what, failed_then, err);
 
 	if (rc < 0)
 		failures_clear(d);
@@ -344,7 +389,8 @@ int failures_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 
 int failures_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
 {
-	int rc = parse_file_lines(path, text, len, take_failure, d, failed_what, failed_then, err);
+	int rc =
+	    parse_file_lines(path, text, len, true, take_failure, d, failed_what, failed_then, err);
 
 	if (rc < 0)
 		failures_clear(d);
@@ -424,7 +470,7 @@ static const char moves_what[] = "port moves (HOST FROM TO)",
 int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 {
 	int rc = read_lines(d, fabric, STORE_REWIRED,
-			    (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, take_move,
+			    (size_t)FAIL_MAX_ITEMS * (NAME_MAX_LEN + 24) + 4096, false, take_move,
 			    moves_what, moves_then, err);
 
 	if (rc < 0)
@@ -434,7 +480,8 @@ int moves_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 
 int moves_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
 {
-	int rc = parse_file_lines(path, text, len, take_move, d, moves_what, moves_then, err);
+	int rc =
+	    parse_file_lines(path, text, len, false, take_move, d, moves_what, moves_then, err);
 
 	if (rc < 0)
 		moves_clear(d);
@@ -536,8 +583,8 @@ int drained_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 
 	drained_clear(d);
 	rc = read_lines(d, fabric, STORE_DRAINED,
-			(size_t)DRAIN_MAX_PORTS * (2 * NAME_MAX_LEN + 48) + 4096, take_drained,
-			drained_what, drained_then, err);
+			(size_t)DRAIN_MAX_PORTS * (2 * NAME_MAX_LEN + 48) + 4096, false,
+			take_drained, drained_what, drained_then, err);
 	if (rc < 0)
 		drained_clear(d);
 	return rc;
@@ -545,8 +592,8 @@ int drained_load(struct ofcd *d, const char *fabric, struct ofc_error *err)
 
 int drained_parse(struct ofcd *d, const char *path, char *text, size_t len, struct ofc_error *err)
 {
-	int rc =
-	    parse_file_lines(path, text, len, take_drained, d, drained_what, drained_then, err);
+	int rc = parse_file_lines(path, text, len, false, take_drained, d, drained_what,
+				  drained_then, err);
 
 	if (rc < 0)
 		drained_clear(d);
@@ -920,7 +967,7 @@ int failures_lost_load(struct ofcd *d, const char *fabric, struct ofc_error *err
 	int rc;
 
 	lost_clear(d);
-	rc = read_lines(d, fabric, STORE_LOST, max, take_lost, lost_what, lost_then, err);
+	rc = read_lines(d, fabric, STORE_LOST, max, false, take_lost, lost_what, lost_then, err);
 	if (rc < 0)
 		lost_clear(d);
 	return rc;

@@ -199,6 +199,13 @@ Ofc__V1__Wiring *wiring_msg(const struct ofcd *d, struct arena *a)
 	double age = oldest_age(d, l.now);
 
 	ofc__v1__wiring__init(w);
+	/* A follower has heard no agent (they report to the leader): it says
+	 * who has the verdict rather than calling every link not seen. */
+	if (d->clustered && !d->loop->cl.leading) {
+		w->has_follower = w->follower = 1;
+		w->leader = cluster_leader_msg(a, &d->loop->cl);
+		return w;
+	}
 	for (size_t i = 0; st && i < st->n_devices; i++)
 		n += st->devices[i]->n_circuits;
 	w->links = arena_array(a, n + 1, sizeof(*w->links));

@@ -4,7 +4,8 @@
  * with 5 ports) and the switch ports drained (FABRIC.drained:
  * drained_parse). The first byte picks the file (2 mod 3: .drained; else
  * even: .failed, odd: .rewired); the rest is its text. What is accepted is what ofcd writes:
- * items of the names a config may have, each once; moves of the fabric's
+ * items of the names a config may have, each once (a field after one that
+ * this ofcd does not know, a newer one's, left out); moves of the fabric's
  * hosts, two different ports of the host, no port in two moves; and what
  * ofcd would write for it reads back the same. Every refusal names the
  * file, a line, and the mv that sets it aside. */

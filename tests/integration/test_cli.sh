@@ -39,6 +39,14 @@ expect_error 2 "ofc apply: --max-loss: a staged apply runs through ofcd, which p
 expect_error 2 "ofc apply: --grace: a staged apply runs through ofcd, which publishes each stage's schedule before its circuits go: give --socket PATH (or --server URL); without them, apply moves every circuit in one transaction" \
 	$OFC apply configs/torus64-ocs.yaml --grace 1s --state-dir "$TMP/none"
 [ ! -e "$TMP/none" ] && ok || bad "a refused staged apply made its state directory"
+# The holds offline plan --max-loss stages around: a held file that is
+# not ofcd's is named, an error in the directory given, a note (the plan
+# made without the holds) in the default one
+mkdir -p "$TMP/sd" && echo garbage >"$TMP/sd/torus64-ocs.held"
+expect_error 1 "ofc: $TMP/sd/torus64-ocs.held: not ofcd's held partitions (8 bytes): the file is damaged" \
+	$OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25% --state-dir "$TMP/sd"
+expect_stdout_has "  held partitions are not known: $TMP/sd/torus64-ocs.held: not ofcd's held partitions (8 bytes): the file is damaged (ofcd's plan goes around them: ofc --socket PATH reconfigure --topology circulant:64:1,8 --max-loss 25% --dry-run)" \
+	env OFC_STATE_DIR="$TMP/sd" $OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25%
 # --help is written from the same rows: each option the table holds is there.
 $OFC topo --help >"$TMP/topo.help" && grep -q "^  --threads N  " "$TMP/topo.help" && grep -q "^  -o OUT  " "$TMP/topo.help" &&
 	grep -qxF "usage: ofc topo SPEC [--json] [--dot] [--ports] [--format text|json|dot|pb]" "$TMP/topo.help" &&

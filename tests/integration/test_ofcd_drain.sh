@@ -174,6 +174,47 @@ done
 expect_stdout_has "; on the free ports alone: held partition t-a keeps its circuits as they are" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 40% --dry-run
 nst=$(sed -n 's/^.*would reconfigure in \([0-9]*\) stages\{0,1\} to .*$/\1/p' "$TMP/out")
+cp "$TMP/out" "$TMP/held.dry"
+# offline, ofc plan --max-loss reads the holds in the state directory and
+# goes around them: the same stages as ofcd's dry run above; without a
+# state directory it says the holds are not known, and where to ask
+# stages_of FILE: "CIRCUITS PORTS LOSS" of each stage of ofc's or ofcd's words
+stages_of() {
+	python3 -c 'import re, sys
+t = open(sys.argv[1]).read()
+for m in re.findall(r"stage \d+: (\d+) circuits?, (\d+) host ports? out of use, loss ([0-9.]+)%", t):
+    print(*m)' "$1"
+}
+stages_of "$TMP/held.dry" >"$TMP/held.stages"
+expect_stdout_has "held partitions ($ST/drainfab.held): t-a (4 hosts); the stages go around them, their circuits as they are" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 40% --state-dir "$ST"
+stages_of "$TMP/out" | cmp -s - "$TMP/held.stages" && [ "$(wc -l <"$TMP/held.stages")" -eq "${nst:-0}" ] &&
+	ok || bad "ofc plan's stages around t-a differ from ofcd's dry run's" "$(cat "$TMP/held.dry" "$TMP/out")"
+expect_stdout_has "held partitions are not known offline (no state directory $TMP/none): a stage may take a held partition's ports out of use; ofcd's plan goes around them: ofc --socket PATH reconfigure --topology circulant:64:1,8 --max-loss 40% --dry-run" \
+	env OFC_STATE_DIR="$TMP/none" $OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 40%
+# (the holds make the plan: without them its stages move t-a's ports too)
+stages_of "$TMP/out" | cmp -s - "$TMP/held.stages" &&
+	bad "the plan without the holds is the plan around t-a" "$(cat "$TMP/out")" || ok
+refused 2 "state directory '$TMP/none' does not exist" \
+	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 40% --state-dir "$TMP/none"
+# ofc try --max-loss: the same stages, from the committed topology to the
+# file's, nothing applied
+sed 's/^topology: torus:8x8$/topology: circulant:64:1,8/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
+expect_stdout_has "$nst stages to circulant:64:1,8 from torus:8x8 within a loss of 40%" \
+	$OFC try "$TMP/fab2.yaml" --max-loss 40% --state-dir "$ST"
+stages_of "$TMP/out" | cmp -s - "$TMP/held.stages" && grep -qF "t-a (4 hosts); the stages go around them" "$TMP/out" &&
+	grep -qF "nothing applied: the stages run through ofcd" "$TMP/out" && ok ||
+	bad "ofc try --max-loss's stages differ from ofcd's dry run's" "$(cat "$TMP/held.dry" "$TMP/out")"
+expect_json 'j["from_topology"] == "torus:8x8" and j["target"] == "circulant:64:1,8" and j["held"] == ["t-a"] and j["from_is_record"] and len(j["stages"]) == '"${nst:-0}" \
+	$OFC try "$TMP/fab2.yaml" --max-loss 40 --state-dir "$ST" --json
+refused 2 "bad --max-loss 'lots': not a percentage" $OFC try "$TMP/fab2.yaml" --max-loss lots --state-dir "$ST"
+refused 2 "bad --max-loss '100%': out of range" $OFC try "$TMP/fab2.yaml" --max-loss 100% --state-dir "$ST"
+refused 2 "--max-loss shows the stages of a change of the whole fabric's topology, reading no device and applying nothing: not with" \
+	$OFC try "$TMP/fab2.yaml" --max-loss 40 --timeout 5s --state-dir "$ST"
+refused 2 "no commit of the whole fabric's topology in $TMP/none to stage from" \
+	$OFC try "$TMP/fab2.yaml" --max-loss 40 --state-dir "$TMP/none"
+for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s - "$TMP/ta$i" && ok ||
+	bad "t-a's circuits on ocs$i moved with ofc try --max-loss"; done
 [ "${nst:-0}" -ge 2 ] && ok || bad "the held staged change's plan has under 2 stages" "$(cat "$TMP/out")"
 mark=$(wc -c <"$TMP/ofcd.log")
 $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 40% --grace 1s >"$TMP/held.out" 2>&1 &
@@ -283,11 +324,11 @@ n=$(sed -n 's/^.*committed transaction [0-9]*[^:]*: \([0-9]*\) operations\{0,1\}
 
 # ---- a change in stages (docs/ofcd.md, "A change in stages") ------------------------------
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" || bad "ocs$i is not at torus:8x8 before the staged change"; done
-refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '0': out of range; a percentage above 0 and below 100" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 0
-refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '100%': out of range; a percentage above 0 and below 100" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 100%
-refused 2 "--max-loss 'lots': a percentage" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss lots
+refused 2 "bad --max-loss 'lots': not a percentage" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss lots
 refused 2 "--max-loss stages a change of the whole fabric's topology: give --topology SPEC alone" \
 	$OFC --socket "$SOCK" reconfigure --collective allreduce --size 1MiB --max-loss 25
 refused 2 "--grace goes with --max-loss" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --grace 1s
@@ -320,9 +361,9 @@ expect_json 'j["moved"] == 16 and j["operations"] == 32 and j["from_topology"] =
 # (docs/ofcd.md's: a shipped config, one OCS, the same torus)
 expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved" \
 	$OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25%
-refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '0': out of range; a percentage above 0 and below 100" \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 0
-refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '100%': out of range; a percentage above 0 and below 100" \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 100%
 refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8
 refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --max-loss 25

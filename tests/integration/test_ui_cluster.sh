@@ -4,7 +4,9 @@
 # in Debian's chromium by Playwright (tests/ui/ui_cluster.mjs), opened on
 # the follower's gateway names the leader, and after kill -9 of the leader
 # names the follower that took over; the follower's device row shows the
-# leader's last contact with the switch, named. Skipped without chromium, node, npm
+# leader's last contact with the switch, named; its wiring is the
+# leader's, named with a link to the leader's page (ofc wiring and status
+# through the follower name the leader too). Skipped without chromium, node, npm
 # or etcd.
 SUITE=ui-cluster
 . "$(dirname "$0")/lib.sh"
@@ -60,6 +62,14 @@ eval "_pid=\$${LEADER}_pid"
 expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology torus:8x8
 eval "_url=\$GW_$FOLLOWER"
 
+# the wiring is the leader's (the agents report to it): through the
+# follower, ofc wiring names it and exits 1 (no verdict there to check),
+# ofc status says the same on its wiring line
+$OFC --socket "$TMP/$FOLLOWER.sock" wiring >"$TMP/wiring.out" 2>&1
+wrc=$?
+[ "$wrc" -eq 1 ] && grep -qF "wiring: the leader's: the hosts' agents report to $LEADER, which has the verdict (this replica follows and hears none); ofc --socket $TMP/$LEADER.sock wiring" "$TMP/wiring.out" &&
+	ok || bad "ofc wiring through the follower does not name the leader" "exit $wrc: $(cat "$TMP/wiring.out")"
+expect_stdout_has "  wiring     the leader's: the hosts' agents report to $LEADER" $OFC --socket "$TMP/$FOLLOWER.sock" status
 eval "_lurl=\$GW_$LEADER"
 UI_URL=$_url UI_LEADER_URL=$_lurl UI_PKI=$C UI_LEADER=$LEADER UI_NEW_LEADER=$FOLLOWER UI_KILL_PID=$_pid \
 	UI_SHOTS="$BUILD/ui-shots" CHROMIUM=$CHROMIUM timeout 120 node tests/ui/ui_cluster.mjs >"$TMP/driver.out" 2>&1

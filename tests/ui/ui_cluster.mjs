@@ -1,7 +1,9 @@
 // The operator's page before replicated ofcd (tests/integration/
 // test_ui_cluster.sh): opened on a follower's gateway, it names the leader;
 // once the leader is killed (UI_KILL_PID, kill -9), it names the new one;
-// its device row shows the leader's last contact with the device, named.
+// its device row shows the leader's last contact with the device, named;
+// its wiring names the leader (whose agents report to it) and links to
+// the leader's page.
 // The dead leader's own page (UI_LEADER_URL, its gateway) then says its
 // replica is not answering. Environment: UI_URL, UI_LEADER_URL, UI_PKI
 // (admin.pem, admin.key), UI_LEADER,
@@ -69,6 +71,16 @@ async function main() {
 		check(/this replica: \S+ \(follower\)/.test(head) && !/lease [0-9.]+ of/.test(head) && /registered/.test(frow) &&
 			/[0-9]\.[0-9] s/.test(lrow), "the follower's page shows no lease for a follower, the leader's for the leader",
 			`${head} | ${frow} | ${lrow}`);
+		// the wiring is the leader's (the agents report to it): the
+		// follower's page names it and links to its page, and does not say
+		// that no agent reported
+		const wl = `#wiring [data-wiring-leader="${env("UI_LEADER")}"]`;
+		await page.locator(wl).waitFor({ timeout: 20000 }).catch(() => {});
+		const wtext = await page.locator("#wiring").textContent();
+		const whref = await page.locator(`${wl} a`).getAttribute("href", { timeout: 1000 }).catch(() => "");
+		check((await page.locator(wl).count()) === 1 && !/no host's agent has reported/.test(wtext) &&
+			whref === LURL.replace(/\/+$/, "") + "/ui/", `the follower's wiring names ${env("UI_LEADER")}, whose page has the verdict`,
+			`${wtext} (${whref})`);
 		await page.screenshot({ path: `${SHOTS}/replicas-before.png`, fullPage: true });
 		const t0 = Date.now();
 		process.kill(Number(env("UI_KILL_PID")), "SIGKILL");

@@ -465,10 +465,70 @@ static void failures_damaged_file(struct world *w, const char *path)
 {
 	struct ofc_error err = {0};
 
-	assert_int_equal(atomic_write(path, "h0-h1\nnot a failure\n", 20, &err), 0);
+	assert_int_equal(atomic_write(path, "h0-h1\nnot, a failure\n", 21, &err), 0);
 	open_fails(w, &err);
 	assert_non_null(strstr(err.msg, "the file is damaged"));
 	assert_int_equal(err.line, 2);
+}
+
+/* The failures file a newer ofcd wrote (a rolling upgrade): a field after
+ * an item this ofcd does not know is left out with a note in the log and
+ * the failure kept, with the fields it knows ("host"); what is damage
+ * still stops the start with the line: a field that is no word, a file
+ * cut short (its last line without the newline ofcd ends every line
+ * with); the file is left as it was. */
+static void test_failed_file_fields(void **state)
+{
+	struct world *w = *state;
+	struct ofc_error err = {0};
+	struct ofcd_client c;
+	char path[1200], buf[1200], *text;
+	size_t len;
+	const char newer[] = "# failures\nh0-h1 host since=17\nh2:1 shelf\nh3:0\n";
+
+	snprintf(path, sizeof(path), "%s/simfab.failed", w->dir);
+	assert_int_equal(atomic_write(path, newer, strlen(newer), &err), 0);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	Ofc__V1__Response *r = get_state(&c, 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(r->state->n_failed, 3);
+	assert_string_equal(r->state->failed[0], "h0-h1");
+	assert_string_equal(r->state->failed[1], "h2:1");
+	assert_string_equal(r->state->failed[2], "h3:0");
+	assert_int_equal(r->state->n_failed_by_host, 1);
+	assert_string_equal(r->state->failed_by_host[0], "h0-h1");
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(log_count(w, "failure h0-h1: field 'since=17' is not known"), 1);
+	assert_int_equal(log_count(w, "failure h2:1: field 'shelf' is not known"), 1);
+	ofcd_disconnect(&c);
+	stop(w);
+
+	const struct {
+		const char *text;
+		unsigned line;
+		const char *why;
+	} bad[] = {
+	    {"h0-h1\nh2:1", 2, "no newline at its end (the file was cut short)"},
+	    {"h0-h1 host\nh2:1 ho", 2, "no newline at its end"},
+	    {"h0-h1 Host\n", 1, "after the failure, 'Host' (not a field"},
+	    {"h0-h1\nh2:1 host,x\n", 2, "after the failure, 'host,x'"},
+	    {"h0-h1 \x01\n", 1, "after the failure"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(atomic_write(path, bad[i].text, strlen(bad[i].text), &err), 0);
+		open_fails(w, &err);
+		ofc_error_str(&err, buf, sizeof(buf));
+		if (strcmp(err.file, path) != 0 || err.line != bad[i].line ||
+		    !strstr(err.msg, bad[i].why) || !strstr(err.msg, "the file is damaged") ||
+		    !strstr(err.msg, "`mv "))
+			fail_msg("case %zu: %s", i, buf);
+		assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
+		assert_int_equal(len, strlen(bad[i].text));
+		assert_memory_equal(text, bad[i].text, len);
+		free(text);
+	}
+	unlink(path);
 }
 
 static void test_failures(void **state)
@@ -1292,6 +1352,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kept_healthy),
 	    cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failed_file_fields, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failures_lost_switch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rewire, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rewire_kill_points, setup, teardown),
