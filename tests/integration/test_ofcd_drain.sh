@@ -178,17 +178,21 @@ cp "$TMP/out" "$TMP/held.dry"
 # offline, ofc plan --max-loss reads the holds in the state directory and
 # goes around them: the same stages as ofcd's dry run above; without a
 # state directory it says the holds are not known, and where to ask
-# stages_of FILE: "CIRCUITS PORTS LOSS" of each stage of ofc's or ofcd's words
+# (ofcd's dry run first puts back the circuits t-b left on the switches,
+# in a stage of its own: ofc plan reads no device and cannot know them)
+# stages_of FILE: "CIRCUITS PORTS LOSS" of each stage of ofc's or ofcd's
+# words but a leftovers' stage
 stages_of() {
 	python3 -c 'import re, sys
 t = open(sys.argv[1]).read()
-for m in re.findall(r"stage \d+: (\d+) circuits?, (\d+) host ports? out of use, loss ([0-9.]+)%", t):
+for m in re.findall(r"stage \d+: (\d+) circuits?, (\d+) host ports? out of use, loss ([0-9.]+)%(?!, the leftovers: )", t):
     print(*m)' "$1"
 }
 stages_of "$TMP/held.dry" >"$TMP/held.stages"
+nplan=$(wc -l <"$TMP/held.stages")
 expect_stdout_has "held partitions ($ST/drainfab.held): t-a (4 hosts); the stages go around them, their circuits as they are" \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 40% --state-dir "$ST"
-stages_of "$TMP/out" | cmp -s - "$TMP/held.stages" && [ "$(wc -l <"$TMP/held.stages")" -eq "${nst:-0}" ] &&
+stages_of "$TMP/out" | cmp -s - "$TMP/held.stages" && [ "$nplan" -ge 2 ] && [ "$nplan" -ge $((${nst:-0} - 1)) ] &&
 	ok || bad "ofc plan's stages around t-a differ from ofcd's dry run's" "$(cat "$TMP/held.dry" "$TMP/out")"
 expect_stdout_has "held partitions are not known offline (no state directory $TMP/none): a stage may take a held partition's ports out of use; ofcd's plan goes around them: ofc --socket PATH reconfigure --topology circulant:64:1,8 --max-loss 40% --dry-run" \
 	env OFC_STATE_DIR="$TMP/none" $OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 40%
@@ -200,12 +204,12 @@ refused 2 "state directory '$TMP/none' does not exist" \
 # ofc try --max-loss: the same stages, from the committed topology to the
 # file's, nothing applied
 sed 's/^topology: torus:8x8$/topology: circulant:64:1,8/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
-expect_stdout_has "$nst stages to circulant:64:1,8 from torus:8x8 within a loss of 40%" \
+expect_stdout_has "$nplan stages to circulant:64:1,8 from torus:8x8 within a loss of 40%" \
 	$OFC try "$TMP/fab2.yaml" --max-loss 40% --state-dir "$ST"
 stages_of "$TMP/out" | cmp -s - "$TMP/held.stages" && grep -qF "t-a (4 hosts); the stages go around them" "$TMP/out" &&
 	grep -qF "nothing applied: the stages run through ofcd" "$TMP/out" && ok ||
 	bad "ofc try --max-loss's stages differ from ofcd's dry run's" "$(cat "$TMP/held.dry" "$TMP/out")"
-expect_json 'j["from_topology"] == "torus:8x8" and j["target"] == "circulant:64:1,8" and j["held"] == ["t-a"] and j["from_is_record"] and len(j["stages"]) == '"${nst:-0}" \
+expect_json 'j["from_topology"] == "torus:8x8" and j["target"] == "circulant:64:1,8" and j["held"] == ["t-a"] and j["from_is_record"] and len(j["stages"]) == '"$nplan" \
 	$OFC try "$TMP/fab2.yaml" --max-loss 40 --state-dir "$ST" --json
 refused 2 "bad --max-loss 'lots': not a percentage" $OFC try "$TMP/fab2.yaml" --max-loss lots --state-dir "$ST"
 refused 2 "bad --max-loss '100%': out of range" $OFC try "$TMP/fab2.yaml" --max-loss 100% --state-dir "$ST"
@@ -219,8 +223,6 @@ for i in 0 1 2 3; do awk '$1 <= 4 || $2 <= 4' "$TMP/e$i.state" | sort | cmp -s -
 mark=$(wc -c <"$TMP/ofcd.log")
 $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 40% --grace 1s >"$TMP/held.out" 2>&1 &
 staged_pid=$!
-# (each stage's switches and state read within its 3 s of grace: a
-# snapshot and one status)
 k=1
 while [ "$k" -le "${nst:-0}" ]; do
 	deadline 30
