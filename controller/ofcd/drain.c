@@ -362,10 +362,8 @@ static void grace_words(struct ofcd *d, bool done, double s, uint32_t ms,
 			const struct strbuf *taken, const struct strbuf *grace, const uint32_t n[2],
 			struct strbuf *say)
 {
-	pthread_mutex_lock(&d->mjobs.mu);
-	d->mjobs.waited_taken += n[0];
-	d->mjobs.waited_grace += done ? 0 : n[1];
-	pthread_mutex_unlock(&d->mjobs.mu);
+	atomic_fetch_add(&d->mjobs.waited_taken, n[0]);
+	atomic_fetch_add(&d->mjobs.waited_grace, done ? 0 : n[1]);
 	if (done)
 		sb_printf(say, "running jobs on these ports took the new schedule after %.1f s: %s",
 			  s, taken->buf);

@@ -496,9 +496,10 @@ struct mpi_jobs {
 	pthread_mutex_t mu;
 	struct mpi_job *v; /* [MPI_JOBS_MAX] */
 	uint32_t n;
-	uint64_t published;    /* configs the loop took (fabcfg.pub_seq) */
-	uint64_t waited_taken; /* jobs a drain or stage waited for that took it */
-	uint64_t waited_grace; /* ... and that the grace covered */
+	uint64_t published; /* configs the loop took (fabcfg.pub_seq) */
+	/* (metrics, without the lock) jobs a drain or a stage waited for that
+	 * said they took its schedule, and that its grace covered */
+	atomic_uint_least64_t waited_taken, waited_grace;
 };
 
 /* The workers and the jobs the loop hands them: mjob, squeue, srunning

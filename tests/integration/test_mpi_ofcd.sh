@@ -108,7 +108,7 @@ expect_stdout_has "mpi report the fabric: 4 ranks, host names, from uid:" $OFC -
 # A re-plan while the job runs: h0's port 0 fails, ofcd moves it to a
 # spare and re-plans; the job, asking every 0.2 s, takes it.
 job "$TMP/r2.json" -genv OFC_SCHEDULE_WATCH 1 -genv OFC_MPI_OFCD_POLL 0.2 \
-	$(ranks -u "$TMP/stop" 5 4099) >"$TMP/out" 2>"$TMP/err" &
+	$(ranks -u "$TMP/stop" 5 4099) >"$TMP/jobout" 2>"$TMP/joberr" &
 jid=$!
 # (the rounds rank 0 has done: ofc-mpi-check writes them to STOP.round;
 # the failure after the first, the stop two rounds and a poll after it)
@@ -137,6 +137,7 @@ expect_stdout_has "ocs0:5 undrained (1 switch port; circuits back: transaction" 
 	$OFC --socket "$SOCK" undrain ocs0:5
 sort "$TMP/e.state" | cmp -s - "$TMP/e.before" && ok ||
 	bad "ocs0's circuits after undrain differ from before the drain" "$(sort "$TMP/e.state" | diff - "$TMP/e.before" | head -5)"
+expect_stdout_has 'ofc_drain_jobs_waited_total{outcome="taken"} 1' $OFC --socket "$SOCK" metrics
 r0=$(rounds)
 while [ "$(rounds)" -lt $((r0 + 2)) ] && kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.1; done
 touch "$TMP/stop"
@@ -144,9 +145,9 @@ while kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.2; done
 kill $jid 2>/dev/null
 wait $jid
 rc=$?
-[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/out" "$TMP/r2.json" 'rep["replans"] >= 3' && ok ||
-	bad "a re-plan from ofcd while the job runs: exit $rc" "$(tail -c 600 "$TMP/out")" \
-		"$(head -c 600 "$TMP/err")" "$(head -c 1200 "$TMP/r2.json")"
+[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/jobout" "$TMP/r2.json" 'rep["replans"] >= 3' && ok ||
+	bad "a re-plan from ofcd while the job runs: exit $rc" "$(tail -c 600 "$TMP/jobout")" \
+		"$(head -c 600 "$TMP/joberr")" "$(head -c 1200 "$TMP/r2.json")"
 
 # A caller that asked for a schedule without naming a job (it cannot say
 # when it took one): a drain on its ports waits the whole grace for it,
@@ -158,6 +159,7 @@ Client(sys.argv[1], timeout=30).get_schedule("allreduce", size_bytes=1 << 20, su
 expect_stdout_has "ocs0:5 drained (1 switch port; after the 1000 ms grace: the grace covered uid:$(id -u) (the fabric); circuits removed" \
 	$OFC --socket "$SOCK" drain ocs0:5 --grace 1s
 expect_stdout_has "ocs0:5 undrained" $OFC --socket "$SOCK" undrain ocs0:5
+expect_stdout_has 'ofc_drain_jobs_waited_total{outcome="grace"} 1' $OFC --socket "$SOCK" metrics
 
 # reasons_are REPORT REASON: every call fell back, for REASON
 reasons_are() {
