@@ -587,8 +587,13 @@ static void free_schedules(struct pmpi_state *s)
 static void taken(struct pmpi_state *s)
 {
 	char why[PMPI_ERROR_MAX];
+	bool any = false;
 
-	if (s->rank == 0 && s->from_ofcd && pmpi_report_taken(s, why, sizeof(why)) < 0)
+	/* (none usable: the job runs none of ofcd's schedules to say so of,
+	 * and ofcd, unreachable or refusing, has said why already) */
+	for (uint32_t i = 0; i < s->nsched; i++)
+		any |= !s->sched[i].error[0];
+	if (s->rank == 0 && s->from_ofcd && any && pmpi_report_taken(s, why, sizeof(why)) < 0)
 		fprintf(stderr,
 			"libofc-mpi: ofcd did not take the job's word that it runs the "
 			"new schedules: %s\n",
