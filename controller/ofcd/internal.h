@@ -497,6 +497,7 @@ struct mpi_jobs {
 	struct mpi_job *v; /* [MPI_JOBS_MAX] */
 	uint32_t n;
 	uint64_t published; /* configs the loop took (fabcfg.pub_seq) */
+	double overflow;    /* now_seconds() a job was last pushed out (0: never) */
 	/* (metrics, without the lock) jobs a drain or a stage waited for that
 	 * said they took its schedule, and that its grace covered */
 	atomic_uint_least64_t waited_taken, waited_grace;

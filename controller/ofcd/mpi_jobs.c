@@ -17,8 +17,17 @@
  * The loop writes the table, the mutation worker reads it, under its own
  * lock (struct mpi_jobs, internal.h); nothing in it is a secret (job
  * names, partitions, principals as the state shows them). Not in the
- * store: a job asks its replica's leader, and a new leader hears from it
- * within a poll. */
+ * store: kept by the replica that hears the asks. A job that asks a
+ * follower is not seen by the leader, whose drain then waits its whole
+ * grace (its word, ReportMpi, goes to the leader, which refuses it as a
+ * job it has not heard ask); a new leader hears from the jobs within a
+ * poll.
+ *
+ * The table is bounded (MPI_JOBS_MAX): a new caller past it takes the
+ * place of the one heard from longest ago, and for MPI_JOB_WINDOW_S after
+ * that no drain takes the jobs' words as the whole story (it waits its
+ * grace), so that callers asking under made-up names cannot push a
+ * running job out of what a drain waits for. */
 #include "controller/ofcd/internal.h"
 
 #include <stdio.h>
@@ -86,8 +95,14 @@ void mpi_jobs_asked(struct ofcd *d, const char *partition, const char *job, cons
 		m->v = xcalloc(MPI_JOBS_MAX, sizeof(*m->v));
 	expire(m, now);
 	if (!(e = find(m, part, job, who))) {
-		if (m->n == MPI_JOBS_MAX)
-			drop(m, 0); /* (the oldest first heard of) */
+		if (m->n == MPI_JOBS_MAX) {
+			uint32_t old = 0;
+
+			for (uint32_t i = 1; i < m->n; i++)
+				old = m->v[i].asked < m->v[old].asked ? i : old;
+			drop(m, old);
+			m->overflow = now;
+		}
 		e = &m->v[m->n++];
 		memset(e, 0, sizeof(*e));
 		snprintf(e->name, sizeof(e->name), "%s", job);
@@ -172,6 +187,12 @@ bool mpi_jobs_done(struct ofcd *d, uint64_t seq, bool (*touches)(void *, const c
 		}
 		waiting++;
 		name_job(grace, e);
+	}
+	/* (one forgotten lately may still run, unheard) */
+	if (m->overflow > 0 && now_seconds() - m->overflow <= MPI_JOB_WINDOW_S) {
+		waiting++;
+		sb_printf(grace, "%sjobs past the %u ofcd keeps track of", grace->len ? ", " : "",
+			  MPI_JOBS_MAX);
 	}
 	pthread_mutex_unlock(&m->mu);
 	n[0] = named;
