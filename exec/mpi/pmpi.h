@@ -125,7 +125,7 @@ struct pmpi_state {
 	uint64_t signature; /* rank 0's view of the files, or of ofcd's answers */
 	double polled;	    /* ofcd: when rank 0 last asked (MPI_Wtime) */
 	uint64_t replans;   /* schedules taken anew while the job ran */
-	char job[64];	    /* ofcd: the job's name, rank 0's HOST/PID (GetSchedule.job) */
+	char job[64];	    /* ofcd, watching: rank 0's HOST/PID (GetSchedule.job); "" */
 	char mapping[32];   /* how ranks were matched to nodes */
 	size_t piece;	    /* a message's most bytes (pmpi_piece_setup); 0: uncut */
 	struct pmpi_stats stats[PC_COUNT];

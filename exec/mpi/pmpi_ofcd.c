@@ -168,7 +168,7 @@ static uint8_t *ask(const char *collective, const char *partition, const char *j
 	/* (what the engines plan for; the schedule serves any size) */
 	gs.has_size_bytes = 1;
 	gs.size_bytes = size_bytes();
-	gs.job = (char *)job;
+	gs.job = job && *job ? (char *)job : NULL;
 	gs.has_taking = 1;
 	gs.taking = taking;
 	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;

@@ -137,7 +137,7 @@ static void report_job(const struct pmpi_state *s, Ofc__V1__ReportMpi *r, char *
 		hosts[i] = (char *)s->hosts[i];
 	r->n_hosts = (size_t)s->size;
 	r->hosts = hosts;
-	r->job = (char *)s->job;
+	r->job = s->job[0] ? (char *)s->job : NULL;
 }
 
 int pmpi_report_taken(const struct pmpi_state *s, char *why, size_t n)

@@ -593,7 +593,8 @@ static void taken(struct pmpi_state *s)
 	 * and ofcd, unreachable or refusing, has said why already) */
 	for (uint32_t i = 0; i < s->nsched; i++)
 		any |= !s->sched[i].error[0];
-	if (s->rank == 0 && s->from_ofcd && any && pmpi_report_taken(s, why, sizeof(why)) < 0)
+	if (s->rank == 0 && s->from_ofcd && s->job[0] && any &&
+	    pmpi_report_taken(s, why, sizeof(why)) < 0)
 		fprintf(stderr,
 			"libofc-mpi: ofcd did not take the job's word that it runs the "
 			"new schedules: %s\n",
@@ -610,8 +611,12 @@ void pmpi_sched_load(struct pmpi_state *s)
 	PMPI_Allgather(s->host, PMPI_HOST_MAX, MPI_CHAR, s->hosts, PMPI_HOST_MAX, MPI_CHAR,
 		       MPI_COMM_WORLD);
 	s->watch = watch && strcmp(watch, "1") == 0;
-	/* (the job's name as ofcd takes one: other characters become _) */
-	snprintf(s->job, sizeof(s->job), "%.40s/%ld", s->host, (long)getpid());
+	/* The job's name as ofcd takes one (other characters become _); none
+	 * when it does not watch: it cannot take a re-plan, so it must not
+	 * say it did (a drain waits its grace for it, as for any job that
+	 * does not say so). */
+	if (s->watch)
+		snprintf(s->job, sizeof(s->job), "%.40s/%ld", s->host, (long)getpid());
 	for (char *c = s->job; *c; c++)
 		if (!strchr("._/:@-", *c) && !(*c >= 'a' && *c <= 'z') &&
 		    !(*c >= 'A' && *c <= 'Z') && !(*c >= '0' && *c <= '9'))
