@@ -302,8 +302,13 @@ static char **mpirun_argv(const struct exec_mpirun_opts *o, uint32_t n, const ch
 			ARG("-x"), ARG(KEEP(xasprintf("OFC_MPI_PRELOAD=%s", o->preload)));
 			ARG("-x"), ARG(KEEP(xasprintf("OFC_SCHEDULE=%s", o->schedules)));
 			ARG("-x"), ARG(KEEP(xasprintf("OFC_MPI_REPORT=%s", o->report)));
-			if (getenv("OFC_MPI_PIECE")) /* Open MPI passes only what -x names */
-				ARG("-x"), ARG("OFC_MPI_PIECE");
+			/* (Open MPI passes only what -x names) */
+			static const char *const pass[] = {"OFC_MPI_PIECE", "OFC_SOCKET",
+							   "OFC_SCHEDULE_WATCH",
+							   "OFC_MPI_OFCD_POLL"};
+			for (size_t i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
+				if (getenv(pass[i]))
+					ARG("-x"), ARG(pass[i]);
 		}
 		ARG("-x"), ARG("PATH");
 	} else {

@@ -30,6 +30,7 @@ static const char help[] =
 struct mpirun_args {
 	struct fabric_cmd fc;
 	bool openmpi, no_preload;
+	const char *ofcd; /* --ofcd SOCKET: ofcd's schedules, asked there */
 	uint64_t size;
 	double timeout;
 	char **prog;
@@ -52,6 +53,9 @@ static const struct opt mpirun_table[] = {
     {"no-preload", NULL, O(no_preload), NULL,
      "the MPI's own collectives on the same links (the library, given no schedule, only "
      "counts them)"},
+    {"ofcd", opt_str, O(ofcd), "SOCKET",
+     "the ranks ask ofcd at SOCKET for its schedules and take its re-plans (a failure's, a "
+     "drain's) at their collectives, saying so (OFC_SCHEDULE=ofcd, OFC_SCHEDULE_WATCH=1)"},
     {"size", cli_row_size, O(size), "M",
      "the data per host the schedules are priced for (default 1MiB; they serve any size)"},
     {"timeout", cli_row_duration, O(timeout), "T", "stop the job after T (default 10min)", 1e-9,
@@ -119,8 +123,8 @@ static void print_json(const struct mpirun_shown *m, json_object *rep)
 {
 	const struct testbed_mpirun_result *r = m->r;
 	json_object *o = json_object_new_object(), *v;
-	static const char *const keep[] = {"collectives", "schedules",	    "mapping",
-					   "hosts",	  "bytes_per_peer", "piece_bytes"};
+	static const char *const keep[] = {"collectives",    "schedules",   "mapping", "hosts",
+					   "bytes_per_peer", "piece_bytes", "replans"};
 
 	json_object_object_add(o, "exit_code",
 			       r->exit_code >= 0 ? json_object_new_int(r->exit_code) : NULL);
@@ -199,8 +203,13 @@ static int mpirun(struct mpirun_args *a)
 		status = cli_fail(&err);
 		goto out;
 	}
-	schedules =
-	    a->no_preload ? xstrdup("") : mpirun_schedules_write(f, a->size, dir, &notes, &err);
+	/* (ofcd's: the ranks find its socket in their environment) */
+	if (a->ofcd && !a->no_preload && setenv("OFC_SOCKET", a->ofcd, 1) == 0 &&
+	    setenv("OFC_SCHEDULE_WATCH", "1", 1) == 0)
+		schedules = xstrdup("ofcd");
+	else
+		schedules = a->no_preload ? xstrdup("")
+					  : mpirun_schedules_write(f, a->size, dir, &notes, &err);
 	if (notes.len)
 		fprintf(stderr, "ofc testbed mpirun: %s", notes.buf);
 	if (!schedules) {
@@ -260,6 +269,12 @@ int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv)
 	if (dash >= argc - 1) {
 		free(a.fc.state_dir);
 		return cli_usage_error(cmd, "mpirun: missing -- PROGRAM [ARGS...]");
+	}
+	if (a.ofcd && a.no_preload) {
+		free(a.fc.state_dir);
+		fabric_free(a.fc.fabric);
+		return cli_usage_error(cmd, "mpirun: --ofcd's schedules need the library: not "
+					    "with --no-preload");
 	}
 	a.prog = argv + dash + 1;
 	rc = mpirun(&a);

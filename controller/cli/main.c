@@ -39,7 +39,8 @@ static const struct cli_cmd commands[] = {
      "[--max-memory M] [--drop-transfer K] [--port N] [--steps] [--mpi] | run: --workload W "
      "[--iterations K] "
      "[--way static|per-phase|chosen|all] [--switch-overhead T,C] | mpirun: [--mpi "
-     "mpich|openmpi] [--no-preload] [--size M] [--timeout T] -- PROGRAM [ARGS...]] "
+     "mpich|openmpi] [--no-preload] [--ofcd SOCKET] [--size M] [--timeout T] -- PROGRAM "
+     "[ARGS...]] "
      "[link: HOST:PORT down|up|flap [--count N] [--period T]] [miswire: HOST:PORT HOST:PORT | "
      "--clear]",
      "hosts as network namespaces, circuits as veth pairs, routes over netlink", cmd_testbed},

@@ -346,6 +346,10 @@ void ofcd_publish_now(struct ofcd *d, struct job *j)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 
+	fabcfg_unref(d->w->last_pub);
+	d->w->last_pub = j->new_cfg ? fabcfg_ref(j->new_cfg) : NULL;
+	/* (read before the loop can take it: it numbers it anew then) */
+	d->w->last_pub_before = j->new_cfg ? atomic_load(&j->new_cfg->pub_seq) : 0;
 	n->snap = j->snap;
 	n->cfg = j->new_cfg;
 	n->deferred = j->deferred;
@@ -355,19 +359,57 @@ void ofcd_publish_now(struct ofcd *d, struct job *j)
 	ofcd_note(d, n);
 }
 
-/* A bounded wait (ms), in steps, ended early when the daemon stops (it
- * stops once this job is done: the circuits go then, not later). */
-void ofcd_grace_wait(struct ofcd *d, uint32_t ms)
+/* What the wait saw, in words: who took the schedule, who the grace
+ * covered. */
+static void grace_words(struct ofcd *d, bool done, double s, uint32_t ms,
+			const struct strbuf *taken, const struct strbuf *grace, const uint32_t n[2],
+			struct strbuf *say)
 {
-	double end = now_seconds() + ms / 1000.0;
+	atomic_fetch_add(&d->mjobs.waited_taken, n[0]);
+	atomic_fetch_add(&d->mjobs.waited_grace, done ? 0 : n[1]);
+	if (done)
+		sb_printf(say, "running jobs on these ports took the new schedule after %.1f s: %s",
+			  s, taken->buf);
+	else if (n[1])
+		sb_printf(say, "after the %u ms grace: %s%s%sthe grace covered %s", ms,
+			  n[0] ? "took the new schedule: " : "", n[0] ? taken->buf : "",
+			  n[0] ? "; " : "", grace->buf);
+	else
+		sb_printf(say,
+			  "no running job of libofc-mpi on these ports to say it took the new "
+			  "schedule: %u ms of grace",
+			  ms);
+}
 
-	for (double left; (left = end - now_seconds()) > 0 && !atomic_load(&d->stop_begun);) {
+void ofcd_grace_wait(struct ofcd *d, uint32_t ms, bool (*touches)(void *, const char *), void *ctx,
+		     struct strbuf *say)
+{
+	double t0 = now_seconds(), end = t0 + ms / 1000.0;
+	struct fabcfg *pub = d->w->last_pub;
+	struct strbuf taken = STRBUF_INIT, grace = STRBUF_INIT;
+	uint64_t seq = 0;
+	uint32_t n[2] = {0, 0};
+	bool done = false;
+
+	for (double left;;) {
+		if (!seq && pub && atomic_load(&pub->pub_seq) != d->w->last_pub_before)
+			seq = atomic_load(&pub->pub_seq);
+		if (seq && (done = mpi_jobs_done(d, seq, touches, ctx, &taken, &grace, n)))
+			break;
+		if ((left = end - now_seconds()) <= 0 || atomic_load(&d->stop_begun))
+			break;
 		double step = left < 0.05 ? left : 0.05;
 		struct timespec ts = {0, (long)(step * 1e9)};
 
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	/* (not yet taken by the loop: every job is still to say so) */
+	if (!seq)
+		mpi_jobs_done(d, UINT64_MAX, touches, ctx, &taken, &grace, n);
+	grace_words(d, done, now_seconds() - t0, ms, &taken, &grace, n, say);
+	sb_free(&taken);
+	sb_free(&grace);
 }
 
 static void refuse(struct ofcd *d, struct job *j, struct answer *an, const struct ofc_error *err)
@@ -415,11 +457,73 @@ static void drained_restore(struct ofcd *d, struct drain_want *old)
 	old->n = 0;
 }
 
+/* A partition (NULL or "": the fabric) has host: *known when it is the
+ * config's or held. */
+static bool partition_has_host(const struct ofcd *d, const char *part, const char *host,
+			       bool *known)
+{
+	const struct fabric *f = d->w->cfg->f;
+
+	*known = true;
+	for (uint32_t i = 0; i < f->npartitions; i++) {
+		const struct partition *p = &f->partitions[i];
+
+		if (strcmp(p->name, part) != 0)
+			continue;
+		for (uint32_t k = 0; k < p->nmembers; k++)
+			if (strcmp(f->hosts[p->member_host[k]].name, host) == 0)
+				return true;
+		return false;
+	}
+	for (uint32_t i = 0; i < d->w->nheld; i++) {
+		const struct partition *p = &d->w->held[i].p;
+
+		if (strcmp(p->name, part) != 0)
+			continue;
+		for (uint32_t m = 0; m < p->nmembers; m++) {
+			size_t l = strcspn(p->members[m], ":");
+
+			if (strlen(host) == l && strncmp(p->members[m], host, l) == 0)
+				return true;
+		}
+		return false;
+	}
+	*known = false;
+	return false;
+}
+
+struct on_ports {
+	const struct ofcd *d;
+	const struct drain_want *w;
+};
+
+/* A running job's schedule may use w's circuits: it runs on the fabric,
+ * on a partition with a host cabled to one of w's ports, or on one ofcd
+ * no longer knows. */
+static bool job_on_ports(void *ctx, const char *part)
+{
+	const struct on_ports *o = ctx;
+	char hp[NAME_MAX_LEN + 16];
+	bool known = true;
+
+	if (!part || !*part)
+		return true;
+	for (uint32_t k = 0; k < o->w->n; k++) {
+		if (!drained_host_port(o->d->w->cfg->f, o->w->v[k].sw, o->w->v[k].port, hp,
+				       sizeof(hp)))
+			continue;
+		*strrchr(hp, ':') = 0;
+		if (partition_has_host(o->d, part, hp, &known) || !known)
+			return true;
+	}
+	return false;
+}
+
 /* Drain: checked, kept, published, a grace, then the circuits removed. */
 static void run_drain(struct ofcd *d, struct job *j, struct drain_want *w, struct answer *an)
 {
 	struct ofc_error err = {0};
-	struct strbuf cut = STRBUF_INIT, say = STRBUF_INIT, cause = STRBUF_INIT;
+	struct strbuf cut = STRBUF_INIT, say = STRBUF_INIT, cause = STRBUF_INIT, jobs = STRBUF_INIT;
 	struct drain_want old = drained_copy_set(d);
 	char sentence[1000];
 	uint32_t ncut;
@@ -442,9 +546,13 @@ static void run_drain(struct ofcd *d, struct job *j, struct drain_want *w, struc
 	sb_printf(&cause, "%s draining (%u switch port%s)", j->target, w->n, w->n == 1 ? "" : "s");
 	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
 	ofcd_publish_now(d, j);
-	ofcd_log(d, OFCD_LOG_NOTICE, "%s: the schedule without them published; %u ms of grace",
+	ofcd_log(d, OFCD_LOG_NOTICE,
+		 "%s: the schedule without them published; waiting for the running jobs, %u ms "
+		 "at most",
 		 cause.buf, j->grace_ms);
-	ofcd_grace_wait(d, j->grace_ms);
+	struct on_ports on = {d, w};
+	ofcd_grace_wait(d, j->grace_ms, job_on_ports, &on, &jobs);
+	ofcd_log(d, OFCD_LOG_NOTICE, "%s: %s", cause.buf, jobs.buf);
 	sb_reset(&cause);
 	if (ofcd_apply_topology(d, NULL, &say, NULL, &err) < 0) {
 		/* The schedule stays off the ports; the circuits are up still. */
@@ -460,8 +568,8 @@ static void run_drain(struct ofcd *d, struct job *j, struct drain_want *w, struc
 		j->outcome = "failed";
 		goto out;
 	}
-	sb_printf(&cause, "%s drained (%u switch port%s; circuits removed: %s)%s%s", j->target,
-		  w->n, w->n == 1 ? "" : "s", say.buf, ncut ? ", forced: cut off " : "",
+	sb_printf(&cause, "%s drained (%u switch port%s; %s; circuits removed: %s)%s%s", j->target,
+		  w->n, w->n == 1 ? "" : "s", jobs.buf, say.buf, ncut ? ", forced: cut off " : "",
 		  ncut ? cut.buf : "");
 	held_on(d, w, &cause);
 	ofcd_replan(d, j, cause.buf, sentence, sizeof(sentence));
@@ -476,6 +584,7 @@ out:
 	sb_free(&cut);
 	sb_free(&say);
 	sb_free(&cause);
+	sb_free(&jobs);
 }
 
 /* Undrain: the circuits back (verified), then the set and the schedule. */

@@ -46,6 +46,10 @@ struct kept_run {
  * snapshots and the schedule jobs each hold a reference. */
 struct fabcfg {
 	atomic_uint refs;
+	/* Set by the loop each time it makes this config its own (mpi_jobs.c,
+	 * mpi_jobs_publish): the count of configs it took so far, what a
+	 * running job's asks are numbered by; 0: never the loop's. */
+	atomic_uint_least64_t pub_seq;
 	struct fabric *f;
 	char *yaml;
 	size_t yaml_len;
@@ -470,6 +474,35 @@ struct dev_metrics {
 	size_t cap;
 };
 
+/* The jobs running ofcd's schedules (mpi_jobs.c): a caller of GetSchedule
+ * within the last MPI_JOB_WINDOW_S seconds, by the job's name
+ * (libofc-mpi's GetSchedule.job) or, naming none, by its principal; the
+ * loop writes it (asks, acknowledgements, ends), a drain's wait on the
+ * mutation worker reads it, under mu. */
+#define MPI_JOBS_MAX	 256
+#define MPI_JOB_WINDOW_S 30.0
+#define MPI_JOB_NAME_MAX 64
+struct mpi_job {
+	char name[MPI_JOB_NAME_MAX + 1];      /* "": a caller that named no job */
+	char partition[MPI_JOB_NAME_MAX + 1]; /* "": the fabric */
+	char who[MPI_JOB_NAME_MAX + 1];	      /* its principal */
+	double asked;			      /* now_seconds() of its last ask */
+	/* The least config (pub_seq) its taking asks saw since it last said
+	 * it took them (UINT64_MAX: none), and the one it said it runs. */
+	uint64_t taking_min, taken;
+	double taken_at; /* now_seconds(), 0: never said */
+};
+struct mpi_jobs {
+	pthread_mutex_t mu;
+	struct mpi_job *v; /* [MPI_JOBS_MAX] */
+	uint32_t n;
+	uint64_t published; /* configs the loop took (fabcfg.pub_seq) */
+	double overflow;    /* now_seconds() a job was last pushed out (0: never) */
+	/* (metrics, without the lock) jobs a drain or a stage waited for that
+	 * said they took its schedule, and that its grace covered */
+	atomic_uint_least64_t waited_taken, waited_grace;
+};
+
 /* The workers and the jobs the loop hands them: mjob, squeue, srunning
  * and stop under mu (cond wakes the workers); the threads are started and
  * joined by the loop thread alone (ofcd_run). Two schedule workers take
@@ -624,6 +657,8 @@ struct ofcd {
 	/* Devices' counts: the mutation worker adds, the loop reads, under
 	 * devm.mu (metrics.c). */
 	struct dev_metrics devm;
+	/* Jobs running its schedules: the loop writes, the worker reads. */
+	struct mpi_jobs mjobs;
 
 	struct ofcd_loop *loop; /* the loop thread's (conn.h) */
 	struct ofcd_jobs jobs;
@@ -636,6 +671,29 @@ void ofcd_log(struct ofcd *d, int level, const char *fmt, ...) OFC_PRINTF(3, 4);
 /* (snapshot.c) A device failure as read-only clients and watchers see it: the reason's
  * word ("timeout", "lost", "auth", ...), "error" when there is none. */
 const char *ofcd_public_reason(enum ofc_reason r);
+/* mpi_jobs.c, the running jobs' table (d->mjobs, its own lock). (loop)
+ * A GetSchedule's caller, naming job (NULL or "": none) or not, asked
+ * partition's (NULL: the fabric's) schedule on the config numbered seq;
+ * taking: one the job will run. */
+void mpi_jobs_asked(struct ofcd *d, const char *partition, const char *job, const char *who,
+		    bool taking, uint64_t seq);
+/* (loop) job says every rank runs the schedules of its taking asks: 0, or
+ * -1 and why (a job that has not asked). */
+int mpi_jobs_taken(struct ofcd *d, const char *partition, const char *job, char *why, size_t n);
+/* (loop) job finalized (its report came): no longer running. */
+void mpi_jobs_ended(struct ofcd *d, const char *partition, const char *job);
+/* (loop) cfg made the loop's config: its pub_seq numbered. */
+void mpi_jobs_publish(struct ofcd *d, struct fabcfg *cfg);
+/* A job's name as ofcd takes it: 1 to MPI_JOB_NAME_MAX of [A-Za-z0-9._/:@-]. */
+bool mpi_job_name_ok(const char *name);
+/* (mutation worker) Whether the wait for the config numbered seq is over:
+ * every running job on the drained ports (touches(ctx, partition): its
+ * partition, "" the fabric, has a host there) named, and has said it runs
+ * seq's schedules or later, at least one such, and no caller naming no
+ * job asked for one there. taken and grace list the jobs (", "-separated)
+ * that did and that did not yet, n[0] and n[1] count them. */
+bool mpi_jobs_done(struct ofcd *d, uint64_t seq, bool (*touches)(void *, const char *), void *ctx,
+		   struct strbuf *taken, struct strbuf *grace, uint32_t n[2]);
 /* Queue a note for the loop and wake it (any thread). */
 void ofcd_note(struct ofcd *d, struct note *n);
 /* A device's own news (device_cfg.news, any thread): the loop probes the

@@ -234,6 +234,7 @@ static void publish(struct ofcd *d, struct job *j)
 		fabcfg_unref(d->loop->cfg);
 		d->loop->cfg = j->new_cfg;
 		j->new_cfg = NULL;
+		mpi_jobs_publish(d, d->loop->cfg);
 	}
 }
 
@@ -250,6 +251,7 @@ void ofcd_published(struct ofcd *d, struct note *n)
 		fabcfg_unref(d->loop->cfg);
 		d->loop->cfg = n->cfg;
 		n->cfg = NULL;
+		mpi_jobs_publish(d, d->loop->cfg);
 	}
 	changed(d);
 	while (n->deferred) {

@@ -280,6 +280,16 @@ static void mpi_text(struct strbuf *sb, const struct ofcd *d)
 		  "ofc_mpi_reports_total{result=\"kept\"} %llu\n"
 		  "ofc_mpi_reports_total{result=\"refused\"} %llu\n",
 		  (unsigned long long)m->received, (unsigned long long)m->refused);
+	uint64_t taken = atomic_load(&d->mjobs.waited_taken),
+		 grace = atomic_load(&d->mjobs.waited_grace);
+
+	head(sb, "ofc_drain_jobs_waited_total", "counter",
+	     "running jobs a drain or a stage waited for: that said they took its schedule, "
+	     "and that its grace covered");
+	sb_printf(sb,
+		  "ofc_drain_jobs_waited_total{outcome=\"taken\"} %llu\n"
+		  "ofc_drain_jobs_waited_total{outcome=\"grace\"} %llu\n",
+		  (unsigned long long)taken, (unsigned long long)grace);
 	for (int k = 0; k < 4; k++) {
 		head(sb, series[k][0], "gauge", series[k][1]);
 		for (uint32_t i = 0; i < m->n; i++)

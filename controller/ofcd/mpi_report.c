@@ -216,6 +216,26 @@ static void keep(struct ofcd *d, Ofc__V1__ReportMpi *r)
 	changed(d);
 }
 
+/* A job's word that every rank runs the schedules of its last loads (not
+ * its end: nothing kept but that, for a drain waiting for it). */
+static int job_taken(const struct request *rq, const Ofc__V1__ReportMpi *r, const char *part)
+{
+	struct conn *c = rq->c;
+	char why[300];
+
+	if (!r->job || !*r->job)
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "report-mpi refused: taken needs the job's name (job)");
+	if (mpi_jobs_taken(c->d, part, r->job, why, sizeof(why)) < 0)
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_NOT_FOUND,
+			     "report-mpi refused: %s", why);
+	ofcd_log(c->d, OFCD_LOG_INFO, "job %s of %s%.64s runs the schedules it last asked for",
+		 r->job, part ? "partition " : "the fabric", part ? part : "");
+	return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_OK,
+		     "job %s of %s%.64s: running the schedules it last asked for, noted", r->job,
+		     part ? "partition " : "the fabric", part ? part : "");
+}
+
 int report_mpi(const struct request *rq)
 {
 	struct conn *c = rq->c;
@@ -233,6 +253,14 @@ int report_mpi(const struct request *rq)
 		return reply(c, rq->req->id, r ? st : OFC__V1__STATUS__STATUS_INVALID,
 			     "report-mpi refused: %s", r ? why : "no ReportMpi");
 	}
+	if (r->job && *r->job && !mpi_job_name_ok(r->job))
+		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
+			     "report-mpi refused: job: 1 to %d of A-Z a-z 0-9 . _ / : @ -",
+			     MPI_JOB_NAME_MAX);
+	if (r->has_taken && r->taken)
+		return job_taken(rq, r, part);
+	if (r->job && *r->job)
+		mpi_jobs_ended(d, part, r->job);
 	/* ofcd's own fields, set for the copy kept (the sender's are not
 	 * taken) */
 	/* (who asked, as a job's principal is written: the gateway's

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -597,9 +598,25 @@ int get_schedule(const struct request *rq)
 	struct ofcd *d = c->d;
 	struct sched_ask a = {0};
 
+	if (g->job && *g->job && !mpi_job_name_ok(g->job))
+		return refuse_req(c, id, OFC__V1__STATUS__STATUS_INVALID,
+				  "job: 1 to %d of A-Z a-z 0-9 . _ / : @ -", MPI_JOB_NAME_MAX);
 	if (check_collective(c, id, g, &a) < 0 || check_topology(c, id, g, &a) < 0 ||
-	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0 ||
-	    answer_workload(c, id, g, &a))
+	    check_options(c, id, g, &a) < 0 || check_fabric(c, id, g, &a) < 0)
+		return 0;
+	/* (a what-if on another topology runs on no circuit) */
+	if (!(g->topology && *g->topology)) {
+		char who[80];
+
+		if (rq->who.p)
+			snprintf(who, sizeof(who), "%.64s",
+				 rq->who.p->identity ? rq->who.p->identity : "?");
+		else
+			snprintf(who, sizeof(who), "uid:%u", (unsigned)rq->who.peer.uid);
+		mpi_jobs_asked(d, g->partition && *g->partition ? g->partition : NULL, g->job, who,
+			       g->has_taking && g->taking, atomic_load(&d->loop->cfg->pub_seq));
+	}
+	if (answer_workload(c, id, g, &a))
 		return 0;
 	if (d->loop->sched_pending >= MAX_SCHEDULES)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,

@@ -412,6 +412,7 @@ int server_open(const struct ofcd_opts *o, const struct ofcd_chain *chain, struc
 	pthread_cond_init(&d->jobs.cond, NULL);
 	pthread_mutex_init(&d->notes.mu, NULL);
 	pthread_mutex_init(&d->devm.mu, NULL);
+	pthread_mutex_init(&d->mjobs.mu, NULL);
 	ahead_init(d);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
@@ -688,6 +689,8 @@ void ofcd_close(struct ofcd *d)
 	pthread_mutex_destroy(&d->notes.mu);
 	metrics_devices_free(&d->devm);
 	pthread_mutex_destroy(&d->devm.mu);
+	pthread_mutex_destroy(&d->mjobs.mu);
+	free(d->mjobs.v);
 	free(d->allow);
 	free(d->cred_dir);
 	if (d->files.dirfd >= 0)

@@ -651,10 +651,15 @@ static int run_stage(struct staged *s, uint32_t i, struct strbuf *say, struct of
 		ofcd_publish_now(d, j);
 	}
 	s->next_out = false;
-	ofcd_log(d, OFCD_LOG_NOTICE, "%s: its schedule published; %u ms of grace", cause,
+	ofcd_log(d, OFCD_LOG_NOTICE,
+		 "%s: its schedule published; waiting for the running jobs, %u ms at most", cause,
 		 j->grace_ms);
+	/* (every running job: a stage moves circuits anywhere) */
+	struct strbuf jobs = STRBUF_INIT;
+	ofcd_grace_wait(d, j->grace_ms, NULL, NULL, &jobs);
+	ofcd_log(d, OFCD_LOG_NOTICE, "%s: %s", cause, jobs.buf);
+	sb_free(&jobs);
 	free(cause);
-	ofcd_grace_wait(d, j->grace_ms);
 	rc = ofcd_apply_topology(d, spec, say, &ops, err);
 	s->ops += ops;
 	staging_clear(d);

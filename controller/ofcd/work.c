@@ -245,6 +245,7 @@ void ofcd_worker_free(struct ofcd *d)
 {
 	fabcfg_unref(d->w->cfg);
 	fabcfg_unref(d->w->pub);
+	fabcfg_unref(d->w->last_pub);
 	fabcfg_unref(d->w->base);
 	free(d->w->sync_bytes);
 	free(d->w->damaged);

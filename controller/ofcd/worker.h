@@ -40,6 +40,11 @@ struct drain_entry {
  * and configs the worker posts with its jobs. */
 struct ofcd_worker {
 	struct fabcfg *cfg;
+	/* The config ofcd_publish_now last handed the loop (a reference) and
+	 * its pub_seq then: the loop numbers it anew when it takes it, the
+	 * number a drain's wait waits for running jobs to say they run. */
+	struct fabcfg *last_pub;
+	uint64_t last_pub_before;
 	struct ctl *ctl;
 	struct job *job;   /* the job the mutation worker runs */
 	struct job *batch; /* ... the head of the batch it runs (NULL: none) */
@@ -339,7 +344,8 @@ int ofcd_apply_topology(struct ofcd *d, const char *spec, struct strbuf *say, ui
  * GetSchedule and watchers have the schedule before circuits go. */
 void ofcd_publish_now(struct ofcd *d, struct job *j);
 /* A bounded wait (ms), in steps, ended early when the daemon stops. */
-void ofcd_grace_wait(struct ofcd *d, uint32_t ms);
+void ofcd_grace_wait(struct ofcd *d, uint32_t ms, bool (*touches)(void *, const char *), void *ctx,
+		     struct strbuf *say);
 /* (mutation worker) a staged Reconfigure, MoveToPhase or ApplyConfig
  * (j->staged, staged.c): the worker runs it instead of ofcd_run_mutation. */
 void ofcd_run_staged(struct ofcd *d, struct job *j);

@@ -125,6 +125,7 @@ struct pmpi_state {
 	uint64_t signature; /* rank 0's view of the files, or of ofcd's answers */
 	double polled;	    /* ofcd: when rank 0 last asked (MPI_Wtime) */
 	uint64_t replans;   /* schedules taken anew while the job ran */
+	char job[64];	    /* ofcd, watching: rank 0's HOST/PID (GetSchedule.job); "" */
 	char mapping[32];   /* how ranks were matched to nodes */
 	size_t piece;	    /* a message's most bytes (pmpi_piece_setup); 0: uncut */
 	struct pmpi_stats stats[PC_COUNT];
@@ -162,8 +163,10 @@ void pmpi_sched_watch(struct pmpi_state *s);
  * (named into buf, n bytes; NULL: the whole fabric), packed; NULL with why
  * (unreachable: ofcd did not answer at all). */
 const char *pmpi_ofcd_partition(char *buf, size_t n);
-uint8_t *pmpi_ofcd_schedule(const char *collective, size_t *len, bool *unreachable, char *why,
-			    size_t n);
+/* job: the job's name (ofcd counts it as running its schedules); taking:
+ * the job will run the answer (a load), not a poll for changes. */
+uint8_t *pmpi_ofcd_schedule(const char *collective, const char *job, bool taking, size_t *len,
+			    bool *unreachable, char *why, size_t n);
 /* pmpi_gateway.c: a packed Request through ofc-gateway's POST /v1/call
  * (OFC_GATEWAY, the client certificate OFC_CERT and OFC_KEY, OFC_CACERT):
  * the answer's first frame (a packed Response, *len bytes), or NULL with
@@ -199,5 +202,8 @@ void pmpi_piece_setup(struct pmpi_state *s);
  * JSON to OFC_MPI_REPORT and, with OFC_SCHEDULE=ofcd, sent to ofcd for the
  * job's partition (collective: every rank calls it). */
 void pmpi_report(struct pmpi_state *s);
+/* Rank 0: ofcd told (ReportMpi.taken) that every rank runs the schedules
+ * of the job's last loads: 0, or -1 and why not. */
+int pmpi_report_taken(const struct pmpi_state *s, char *why, size_t n);
 
 #endif

@@ -157,7 +157,8 @@ out:
 	return ans;
 }
 
-static uint8_t *ask(const char *collective, const char *partition, size_t *len, char *why, size_t n)
+static uint8_t *ask(const char *collective, const char *partition, const char *job, bool taking,
+		    size_t *len, char *why, size_t n)
 {
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__GetSchedule gs = OFC__V1__GET_SCHEDULE__INIT;
@@ -167,6 +168,9 @@ static uint8_t *ask(const char *collective, const char *partition, size_t *len, 
 	/* (what the engines plan for; the schedule serves any size) */
 	gs.has_size_bytes = 1;
 	gs.size_bytes = size_bytes();
+	gs.job = job && *job ? (char *)job : NULL;
+	gs.has_taking = 1;
+	gs.taking = taking;
 	req.body_case = OFC__V1__REQUEST__BODY_GET_SCHEDULE;
 	req.get_schedule = &gs;
 	return call(&req, len, why, n);
@@ -200,13 +204,13 @@ int pmpi_ofcd_report(Ofc__V1__ReportMpi *r, char *why, size_t n)
 	return rc;
 }
 
-uint8_t *pmpi_ofcd_schedule(const char *collective, size_t *len, bool *unreachable, char *why,
-			    size_t n)
+uint8_t *pmpi_ofcd_schedule(const char *collective, const char *job, bool taking, size_t *len,
+			    bool *unreachable, char *why, size_t n)
 {
 	char buf[128];
 	const char *partition = pmpi_ofcd_partition(buf, sizeof(buf));
 	size_t alen = 0;
-	uint8_t *ans = ask(collective, partition, &alen, why, n), *out = NULL;
+	uint8_t *ans = ask(collective, partition, job, taking, &alen, why, n), *out = NULL;
 	Ofc__V1__Response *r;
 
 	*unreachable = !ans;

@@ -125,6 +125,38 @@ static json_object *peers_json(const struct pmpi_state *s, const uint64_t *m)
 	return a;
 }
 
+/* r's partition, ranks, hosts (hosts: size + 1 pointers) and job: who
+ * the job is, as ofcd checks it. */
+static void report_job(const struct pmpi_state *s, Ofc__V1__ReportMpi *r, char **hosts, char *buf,
+		       size_t n)
+{
+	r->partition = (char *)pmpi_ofcd_partition(buf, n);
+	r->has_ranks = 1;
+	r->ranks = (uint32_t)s->size;
+	for (int i = 0; i < s->size; i++)
+		hosts[i] = (char *)s->hosts[i];
+	r->n_hosts = (size_t)s->size;
+	r->hosts = hosts;
+	r->job = s->job[0] ? (char *)s->job : NULL;
+}
+
+int pmpi_report_taken(const struct pmpi_state *s, char *why, size_t n)
+{
+	Ofc__V1__ReportMpi r = OFC__V1__REPORT_MPI__INIT;
+	char buf[128], **hosts = calloc((size_t)s->size + 1, sizeof(*hosts));
+	int rc;
+
+	if (!hosts)
+		abort();
+	report_job(s, &r, hosts, buf, sizeof(buf));
+	r.has_taken = r.has_replans = 1;
+	r.taken = 1;
+	r.replans = s->replans;
+	rc = pmpi_ofcd_report(&r, why, n);
+	free(hosts);
+	return rc;
+}
+
 /* The report as ofcd takes it (ReportMpi): sent, and ofcd's words or why
  * not in why. */
 static bool send_report(const struct pmpi_state *s, uint64_t su[PC_COUNT][U_PER],
@@ -139,16 +171,11 @@ static bool send_report(const struct pmpi_state *s, uint64_t su[PC_COUNT][U_PER]
 
 	if (!hosts)
 		abort();
-	r.partition = (char *)pmpi_ofcd_partition(buf, sizeof(buf));
-	r.has_ranks = r.has_replans = 1;
-	r.ranks = (uint32_t)s->size;
+	report_job(s, &r, hosts, buf, sizeof(buf));
+	r.has_replans = 1;
 	r.replans = s->replans;
 	r.mpi = (char *)version;
 	r.mapping = (char *)s->mapping;
-	for (int i = 0; i < s->size; i++)
-		hosts[i] = (char *)s->hosts[i];
-	r.n_hosts = (size_t)s->size;
-	r.hosts = hosts;
 	for (int k = 0; k < PC_COUNT; k++) {
 		Ofc__V1__MpiCollective *c = &cs[k];
 

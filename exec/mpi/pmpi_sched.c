@@ -94,7 +94,7 @@ static void find_host(struct pmpi_state *s)
 /* Rank 0 reads the file; every rank gets its bytes, so that all decode
  * the same schedule (the files need only be on rank 0's host). NULL with
  * sc->error when rank 0 could not read it. */
-static uint8_t *read_bytes(struct pmpi_sched *sc, uint64_t *len)
+static uint8_t *read_bytes(const struct pmpi_state *s, struct pmpi_sched *sc, uint64_t *len)
 {
 	struct stat st;
 	uint8_t *data;
@@ -104,7 +104,7 @@ static uint8_t *read_bytes(struct pmpi_sched *sc, uint64_t *len)
 	if (strncmp(sc->file, "ofcd:", 5) == 0) {
 		bool unreachable = false;
 
-		data = pmpi_ofcd_schedule(sc->file + 5, &got, &unreachable, sc->error,
+		data = pmpi_ofcd_schedule(sc->file + 5, s->job, true, &got, &unreachable, sc->error,
 					  sizeof(sc->error));
 		if (unreachable)
 			sc->refused = PR_NO_OFCD;
@@ -146,7 +146,7 @@ static Ofc__V1__Schedule *read_file(struct pmpi_state *s, struct pmpi_sched *sc)
 {
 	Ofc__V1__Schedule *m = NULL;
 	uint64_t len = UINT64_MAX;
-	uint8_t *data = s->rank == 0 ? read_bytes(sc, &len) : NULL;
+	uint8_t *data = s->rank == 0 ? read_bytes(s, sc, &len) : NULL;
 
 	if (s->rank == 0 && !data)
 		len = UINT64_MAX;
@@ -551,8 +551,8 @@ static uint64_t ofcd_signature(struct pmpi_state *s)
 		char why[PMPI_ERROR_MAX];
 		size_t len = 0;
 		bool unreachable;
-		uint8_t *b =
-		    pmpi_ofcd_schedule(pmpi_kind_names[k], &len, &unreachable, why, sizeof(why));
+		uint8_t *b = pmpi_ofcd_schedule(pmpi_kind_names[k], s->job, false, &len,
+						&unreachable, why, sizeof(why));
 
 		h = b ? mix(h, b, len) : mix(h, NULL, 0) + 1;
 		free(b);
@@ -580,6 +580,27 @@ static void free_schedules(struct pmpi_state *s)
 	s->nsched = 0;
 }
 
+/* Rank 0, with ofcd's schedules: every rank has just loaded the answers of
+ * its asks at this same call (read_all agreed on each through the world
+ * communicator), so the job says it took them; a drain waiting for it
+ * ends then. */
+static void taken(struct pmpi_state *s)
+{
+	char why[PMPI_ERROR_MAX];
+	bool any = false;
+
+	/* (none usable: the job runs none of ofcd's schedules to say so of,
+	 * and ofcd, unreachable or refusing, has said why already) */
+	for (uint32_t i = 0; i < s->nsched; i++)
+		any |= !s->sched[i].error[0];
+	if (s->rank == 0 && s->from_ofcd && s->job[0] && any &&
+	    pmpi_report_taken(s, why, sizeof(why)) < 0)
+		fprintf(stderr,
+			"libofc-mpi: ofcd did not take the job's word that it runs the "
+			"new schedules: %s\n",
+			why);
+}
+
 void pmpi_sched_load(struct pmpi_state *s)
 {
 	const char *watch = getenv("OFC_SCHEDULE_WATCH");
@@ -590,7 +611,18 @@ void pmpi_sched_load(struct pmpi_state *s)
 	PMPI_Allgather(s->host, PMPI_HOST_MAX, MPI_CHAR, s->hosts, PMPI_HOST_MAX, MPI_CHAR,
 		       MPI_COMM_WORLD);
 	s->watch = watch && strcmp(watch, "1") == 0;
+	/* The job's name as ofcd takes one (other characters become _); none
+	 * when it does not watch: it cannot take a re-plan, so it must not
+	 * say it did (a drain waits its grace for it, as for any job that
+	 * does not say so). */
+	if (s->watch)
+		snprintf(s->job, sizeof(s->job), "%.40s/%ld", s->host, (long)getpid());
+	for (char *c = s->job; *c; c++)
+		if (!strchr("._/:@-", *c) && !(*c >= 'a' && *c <= 'z') &&
+		    !(*c >= 'A' && *c <= 'Z') && !(*c >= '0' && *c <= '9'))
+			*c = '_';
 	read_all(s);
+	taken(s);
 }
 
 /* Rank 0 says, on the library's communicator, whether the files changed;
@@ -607,6 +639,7 @@ void pmpi_sched_watch(struct pmpi_state *s)
 	free_schedules(s);
 	read_all(s);
 	s->replans++;
+	taken(s);
 }
 
 void pmpi_sched_free(struct pmpi_state *s)

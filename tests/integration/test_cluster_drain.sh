@@ -44,7 +44,7 @@ sort "$TMP/e.state" >"$TMP/before"
 $OFC --socket "$TMP/$F1.sock" watch --json >"$TMP/fwatch" 2>/dev/null & # a follower's watcher
 fwatch_pid=$!
 HELPER_PIDS="$HELPER_PIDS $fwatch_pid"
-expect_stdout_has "ocs0:5 drained (1 switch port; circuits removed: transaction" \
+expect_stdout_has "ocs0:5 drained (1 switch port; no running job of libofc-mpi on these ports to say it took the new schedule: 1000 ms of grace; circuits removed: transaction" \
 	$OFC --socket "$TMP/$L.sock" drain ocs0:5 --grace 1s
 [ "$(wc -l <"$TMP/e.state")" -eq 254 ] && ok || bad "the drained port's two circuits are still up" "$(wc -l <"$TMP/e.state")"
 etcd_ctl get "/ofc/$FAB/drained" --print-value-only | grep -q "^ocs0 5 [0-9]* uid:$(id -u)$" && ok ||

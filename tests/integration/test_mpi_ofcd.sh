@@ -25,7 +25,7 @@ mpi_need "$LIB" "$CHECK"
 SOCK="$TMP/ofcd.sock"
 cp configs/credentials/ocs0.cred "$TMP/"
 mpi_fabric "$TMP/f.yaml" mpiofcd 200Mbps
-start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
+start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred --state "$TMP/e.state"
 mkdir -p "$TMP/st"
 $BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/f.yaml" --socket "$SOCK" \
 	--state-dir "$TMP/st" --device "ocs0=127.0.0.1:$e_port" --probe-interval 0 \
@@ -108,7 +108,7 @@ expect_stdout_has "mpi report the fabric: 4 ranks, host names, from uid:" $OFC -
 # A re-plan while the job runs: h0's port 0 fails, ofcd moves it to a
 # spare and re-plans; the job, asking every 0.2 s, takes it.
 job "$TMP/r2.json" -genv OFC_SCHEDULE_WATCH 1 -genv OFC_MPI_OFCD_POLL 0.2 \
-	$(ranks -u "$TMP/stop" 5 4099) >"$TMP/out" 2>"$TMP/err" &
+	$(ranks -u "$TMP/stop" 5 4099) >"$TMP/jobout" 2>"$TMP/joberr" &
 jid=$!
 # (the rounds rank 0 has done: ofc-mpi-check writes them to STOP.round;
 # the failure after the first, the stop two rounds and a poll after it)
@@ -119,14 +119,47 @@ expect_stdout_has "h0:0 failed" $OFC --socket "$SOCK" fail h0:0
 sleep 0.4
 r0=$(rounds)
 while [ "$(rounds)" -lt $((r0 + 2)) ] && kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.1; done
+# ... and a drain of the switch port h1:1 is cabled to, with a grace of
+# 30 s: ofcd publishes the schedule without it, the job takes it at a
+# collective boundary and says so (ReportMpi.taken), and the drain goes
+# on then, its answer naming the job as having taken it before the
+# circuits went; undrained, the switch's circuits are back as before.
+sort "$TMP/e.state" >"$TMP/e.before"
+$OFC --socket "$SOCK" drain ocs0:5 --grace 30s >"$TMP/drain.out" 2>&1 && ok ||
+	bad "ofc drain while the job runs" "$(cat "$TMP/drain.out")"
+grep -q "ocs0:5 drained (1 switch port; running jobs on these ports took the new schedule after [0-9.]* s: h0/[0-9]* (the fabric); circuits removed: transaction" \
+	"$TMP/drain.out" && ok || bad "the drain's answer does not name the job as having taken its schedule" \
+	"$(cat "$TMP/drain.out")" "$(grep -i 'drain\|running jobs' "$TMP/ofcd.log" | tail -5)"
+sort "$TMP/e.state" | cmp -s - "$TMP/e.before" && bad "the drain left ocs0's circuits as they were" || ok
+r0=$(rounds)
+while [ "$(rounds)" -lt $((r0 + 2)) ] && kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.1; done
+expect_stdout_has "ocs0:5 undrained (1 switch port; circuits back: transaction" \
+	$OFC --socket "$SOCK" undrain ocs0:5
+sort "$TMP/e.state" | cmp -s - "$TMP/e.before" && ok ||
+	bad "ocs0's circuits after undrain differ from before the drain" "$(sort "$TMP/e.state" | diff - "$TMP/e.before" | head -5)"
+expect_stdout_has 'ofc_drain_jobs_waited_total{outcome="taken"} 1' $OFC --socket "$SOCK" metrics
+r0=$(rounds)
+while [ "$(rounds)" -lt $((r0 + 2)) ] && kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.1; done
 touch "$TMP/stop"
 while kill -0 $jid 2>/dev/null && ! past $end; do sleep 0.2; done
 kill $jid 2>/dev/null
 wait $jid
 rc=$?
-[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/out" "$TMP/r2.json" 'rep["replans"] >= 1' && ok ||
-	bad "a re-plan from ofcd while the job runs: exit $rc" "$(tail -c 600 "$TMP/out")" \
-		"$(head -c 600 "$TMP/err")" "$(head -c 1200 "$TMP/r2.json")"
+[ $rc -eq 0 ] && python3 "$TMP/check.py" "$TMP/jobout" "$TMP/r2.json" 'rep["replans"] >= 3' && ok ||
+	bad "a re-plan from ofcd while the job runs: exit $rc" "$(tail -c 600 "$TMP/jobout")" \
+		"$(head -c 600 "$TMP/joberr")" "$(head -c 1200 "$TMP/r2.json")"
+
+# A caller that asked for a schedule without naming a job (it cannot say
+# when it took one): a drain on its ports waits the whole grace for it,
+# and says so; the job above, finalized, is no longer waited for.
+PYTHONPATH="$BUILD/python" python3 -c 'import sys
+from ofc_client import Client
+Client(sys.argv[1], timeout=30).get_schedule("allreduce", size_bytes=1 << 20, summary_only=True)' "$SOCK" ||
+	bad "a schedule asked for without a job's name"
+expect_stdout_has "ocs0:5 drained (1 switch port; after the 1000 ms grace: the grace covered uid:$(id -u) (the fabric); circuits removed" \
+	$OFC --socket "$SOCK" drain ocs0:5 --grace 1s
+expect_stdout_has "ocs0:5 undrained" $OFC --socket "$SOCK" undrain ocs0:5
+expect_stdout_has 'ofc_drain_jobs_waited_total{outcome="grace"} 1' $OFC --socket "$SOCK" metrics
 
 # reasons_are REPORT REASON: every call fell back, for REASON
 reasons_are() {
@@ -178,6 +211,12 @@ refused("report-mpi refused: MPI_Allreduce: 10 calls, but 4 by ofc's schedule an
 refused("report-mpi refused: collective 0 is 'MPI_Barrier': not one libofc-mpi intercepts",
         pb.STATUS_INVALID, ranks=4, hosts=h4, collectives=[dict(name="MPI_Barrier", calls=1, ofc_calls=1)])
 refused("report-mpi refused: 3 hosts for 4 ranks", pb.STATUS_INVALID, ranks=4, hosts=h4[:3])
+refused("report-mpi refused: job nosuch/1 has not asked for the fabric's schedules here in the last 30 s",
+        pb.STATUS_NOT_FOUND, ranks=4, hosts=h4, job="nosuch/1", taken=True)
+refused("report-mpi refused: job: 1 to 64 of A-Z a-z 0-9 . _ / : @ -", pb.STATUS_INVALID,
+        ranks=4, hosts=h4, job="a job", taken=True)
+refused("report-mpi refused: taken needs the job's name (job)", pb.STATUS_INVALID,
+        ranks=4, hosts=h4, taken=True)
 refused("report-mpi refused: the report is ", pb.STATUS_INVALID, ranks=256,
         hosts=["h0"] * 256, bytes_per_peer=[1 << 62] * (256 * 256))
 st = Client(sys.argv[1], timeout=30).get_state()

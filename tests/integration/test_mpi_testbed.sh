@@ -26,7 +26,7 @@ NAME="mpt$$"
 CHECK=$(pwd)/$BUILD/tests/ofc-mpi-check
 cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
 mpi_fabric "$TMP/tb4.yaml" "$NAME" 200Mbps
-start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred
+start_emu ocs-emu e --ports 16 --credentials configs/credentials/ocs0.cred --state "$TMP/e.state"
 DEV="ocs0=127.0.0.1:$e_port"
 ofcd_pid=
 cleanup() {
@@ -102,6 +102,53 @@ $BUILD/ofcd --foreground --credentials-dir "$TMP" --config "$TMP/tb4.yaml" --soc
 ofcd_pid=$!
 deadline 30 up
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $up; do sleep 0.05; done
+
+# A drain under a running job: the check program in a loop on the hosts'
+# namespaces, its ranks asking ofcd for their schedules (--ofcd); ofc
+# drain of the switch port h1:1 is cabled to, with a grace of 30 s,
+# publishes the schedule without it, the job takes it at a collective and
+# says so, and the drain goes on then: its answer names the job as having
+# taken it before the circuits went. Every element stays right (a
+# collective on a circuit gone would stall on the testbed), every call on
+# MPI_COMM_WORLD ran ofc's schedules; undrained, the switch's circuits
+# are back as before.
+OFC_MPI_OFCD_POLL=0.2 $OFC testbed mpirun "$TMP/tb4.yaml" --state-dir "$ST" --timeout 120 \
+	--ofcd "$SOCK" --json -- "$CHECK" -u "$TMP/stop" 5 4099 >"$TMP/dr.json" 2>"$TMP/dr.err" &
+jid=$!
+rounds() { cat "$TMP/stop.round" 2>/dev/null || echo 0; }
+# after_rounds N: the job has done N more rounds (or ended, or 60 s)
+after_rounds() {
+	_r0=$(rounds)
+	deadline 60 _end
+	while [ "$(rounds)" -lt $((_r0 + $1)) ] && kill -0 $jid 2>/dev/null && ! past $_end; do sleep 0.1; done
+}
+after_rounds 1
+sort "$TMP/e.state" >"$TMP/e.before"
+$OFC --socket "$SOCK" drain ocs0:5 --grace 30s >"$TMP/drain.out" 2>&1 &&
+	grep -q "ocs0:5 drained (1 switch port; running jobs on these ports took the new schedule after [0-9.]* s: h0/[0-9]* (the fabric); circuits removed: transaction" \
+		"$TMP/drain.out" && ok || bad "a drain under a running job on the testbed" "$(cat "$TMP/drain.out")"
+sort "$TMP/e.state" | cmp -s - "$TMP/e.before" && bad "the drain left ocs0's circuits as they were" || ok
+after_rounds 2
+expect_stdout_has "ocs0:5 undrained (1 switch port; circuits back: transaction" $OFC --socket "$SOCK" undrain ocs0:5
+sort "$TMP/e.state" | cmp -s - "$TMP/e.before" && ok ||
+	bad "ocs0's circuits after undrain differ from before the drain" "$(sort "$TMP/e.state" | diff - "$TMP/e.before" | head -5)"
+after_rounds 2
+touch "$TMP/stop"
+wait $jid
+rc=$?
+python3 - "$TMP/dr.json" <<'EOF_DR' && [ $rc -eq 0 ] && ok || bad "the job under the drain: exit $rc" "$(head -c 1500 "$TMP/dr.json")" "$(tail -c 600 "$TMP/dr.err")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+prog = json.loads([l for l in j["output"].splitlines() if l.startswith('{"ranks"')][-1])
+ok = j["exit_code"] == 0 or j["finalize_hung"]
+ok = ok and not j["timed_out"] and prog["bad_elements"] == 0 and prog["checked_elements"] > 0
+ok = ok and j["replans"] >= 2 and all(s["ok"] for s in j["schedules"])
+for c in j["collectives"]:
+    want, ref = prog["calls"][c["name"]] * 4, prog["reference_calls"][c["name"]] * 4
+    ok = ok and c["ofc_calls"] == want > 0 and c["fallback_reasons"] == {"communicator": ref}
+sys.exit(0 if ok else 1)
+EOF_DR
+
 RUN="$OFC --socket $SOCK testbed mpirun --run-timeout 120"
 mpirun_ok preload -- "$CHECK" 1 17 4099
 expect_error 2 "ofc --socket PATH testbed mpirun: --mpi is mpich or openmpi, got 'lam'" $RUN --mpi lam -- true

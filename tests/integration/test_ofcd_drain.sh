@@ -87,7 +87,7 @@ xcs 1 | cmp -s - "$TMP/before1" && ok || bad "ocs1's circuits went before the sc
 case $DRAINED in "$HEALTHY") bad "the drain did not change the schedule" "$DRAINED" ;; *" True") ok ;;
 *) bad "the drain's schedule" "$DRAINED" ;; esac
 wait "$drain_pid" && ok || bad "ofc drain ocs1 failed" "$(cat "$TMP/drain.out")"
-grep -q "ocs1 drained (64 switch ports; circuits removed: transaction [0-9]*, 64 operations, verified on the devices)" \
+grep -q "ocs1 drained (64 switch ports; no running job of libofc-mpi on these ports to say it took the new schedule: 3000 ms of grace; circuits removed: transaction [0-9]*, 64 operations, verified on the devices)" \
 	"$TMP/drain.out" && ok || bad "drain's answer" "$(cat "$TMP/drain.out")"
 [ ! -s "$TMP/e1.state" ] && ok || bad "ocs1 still holds circuits after the drain" "$(head -3 "$TMP/e1.state")"
 for i in 0 2 3; do xcs $i | cmp -s - "$TMP/before$i" && ok || bad "the drain changed ocs$i"; done
@@ -129,7 +129,7 @@ until_state 10 'not j.get("drained") and not j.get("failed") and j.get("at_targe
 refused 2 "'ocs1:5' is not drained (nothing is)" $OFC --socket "$SOCK" undrain ocs1:5
 
 # ---- one port, and the events -----------------------------------------------------------
-expect_stdout_has "ocs3:5 drained (1 switch port; circuits removed" $OFC --socket "$SOCK" drain ocs3:5 --grace 0s
+expect_stdout_has "ocs3:5 drained (1 switch port; no running job of libofc-mpi on these ports to say it took the new schedule: 0 ms of grace; circuits removed" $OFC --socket "$SOCK" drain ocs3:5 --grace 0s
 [ "$(wc -l <"$TMP/e3.state")" -eq 62 ] && ok || bad "one port drained: its two circuits go" "$(wc -l <"$TMP/e3.state")"
 expect_exit 0 $OFC --socket "$SOCK" undrain ocs3
 xcs 3 | cmp -s - "$TMP/before3" && ok || bad "ocs3 after undrain"
