@@ -103,18 +103,9 @@ static int p_overhead(const struct opt *row, const char *arg, void *base, struct
 
 static int p_max_loss(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	struct fabric_cmd *fc = base;
-	char *end;
-
-	errno = 0;
-	fc->max_loss = strtod(arg, &end);
-	if (errno || end == arg || (*end && strcmp(end, "%") != 0) ||
-	    !(fc->max_loss > 0 && fc->max_loss < 100))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--%s '%s': a percentage above 0 and below 100 (25 or 25%%), "
-				     "the share of the fabric's bandwidth a stage may take away",
-				     row->name, arg);
-	fc->max_loss_set = true;
+	if (cli_row_percent(row, arg, base, err) < 0)
+		return -1;
+	((struct fabric_cmd *)base)->max_loss_set = true;
 	return 0;
 }
 

@@ -11,23 +11,13 @@
 int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
 		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err)
 {
-	char *end;
-	double p;
-
 	*has_loss = *has_grace = 0;
-	if (a->has_grace && !a->max_loss)
+	if (a->has_grace && !(a->max_loss > 0))
 		return ofc_error_set(err, OFC_E_USAGE, "--grace goes with --max-loss");
-	if (!a->max_loss)
+	if (!(a->max_loss > 0))
 		return 0;
-	p = strtod(a->max_loss, &end);
-	if (end == a->max_loss || (*end && strcmp(end, "%") != 0) || !(p > 0 && p < 100))
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "--max-loss '%s': a percentage above 0 and below 100 (25 or "
-				     "25%%), the share of the fabric's bandwidth a stage may take "
-				     "away",
-				     a->max_loss);
 	*has_loss = 1;
-	*loss = p;
+	*loss = a->max_loss;
 	if (a->has_grace) {
 		*has_grace = 1;
 		*grace_ms = (uint32_t)(a->grace_s * 1000 + 0.5);
@@ -61,7 +51,7 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "give --topology SPEC, --collective C and --size M, or "
 				     "--partition NAME");
-	if (a->max_loss && (a->partition || hosts || workload || a->free_ports))
+	if (a->max_loss > 0 && (a->partition || hosts || workload || a->free_ports))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--max-loss stages a change of the whole fabric's topology: "
 				     "give --topology SPEC alone");

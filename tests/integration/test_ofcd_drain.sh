@@ -67,7 +67,7 @@ refused 2 "'ocs1' is not drained (nothing is)" $OFC --socket "$SOCK" undrain ocs
 refused 2 "would cut 56 hosts off from the rest of the fabric: " \
 	$OFC --socket "$SOCK" drain ocs1 ocs2 ocs3 --grace 0s
 refused 2 "missing SWITCH or SWITCH:PORT" $OFC --socket "$SOCK" drain
-refused 2 "--grace is at most 600 s" $OFC --socket "$SOCK" drain ocs1 --grace 700
+refused 2 "bad --grace '700': at most 600 s" $OFC --socket "$SOCK" drain ocs1 --grace 700
 $OFC --socket "$SOCK" status --json >"$TMP/st.json"
 python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if not j.get("drained") and not j.get("failed") else 1)' \
 	"$TMP/st.json" && ok || bad "a refused drain changed the state" "$(head -c 600 "$TMP/st.json")"
@@ -212,11 +212,11 @@ expect_exit 0 $OFC --socket "$SOCK" reconfigure --topology torus:8x8
 
 # ---- a change in stages (docs/ofcd.md, "A change in stages") ------------------------------
 for i in 0 1 2 3; do xcs $i | cmp -s - "$TMP/before$i" || bad "ocs$i is not at torus:8x8 before the staged change"; done
-refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '0': a percentage above 0 and below 100" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 0
-refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '100%': a percentage above 0 and below 100" \
 	$OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss 100%
-refused 2 "--max-loss 'lots': a percentage" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss lots
+refused 2 "bad --max-loss 'lots': a percentage" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --max-loss lots
 refused 2 "--max-loss stages a change of the whole fabric's topology: give --topology SPEC alone" \
 	$OFC --socket "$SOCK" reconfigure --collective allreduce --size 1MiB --max-loss 25
 refused 2 "--grace goes with --max-loss" $OFC --socket "$SOCK" reconfigure --topology circulant:64:1,8 --grace 1s
@@ -249,9 +249,9 @@ expect_json 'j["moved"] == 16 and j["from_topology"] == "torus:8x8" and [s["stag
 # (docs/ofcd.md's: a shipped config, one OCS, the same torus)
 expect_stdout_has "2 stages to circulant:64:1,8 from torus:8x8 within a loss of 25%: 16 circuits moved" \
 	$OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25%
-refused 2 "--max-loss '0': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '0': a percentage above 0 and below 100" \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 0
-refused 2 "--max-loss '100%': a percentage above 0 and below 100" \
+refused 2 "bad --max-loss '100%': a percentage above 0 and below 100" \
 	$OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8 --max-loss 100%
 refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --topology circulant:64:1,8
 refused 2 "--topology and --max-loss go together" $OFC plan "$TMP/fab.yaml" --max-loss 25
