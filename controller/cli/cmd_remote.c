@@ -203,28 +203,31 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 	return 0;
 }
 
-/* --max-loss and --grace, as apply and reconfigure take them. */
+/* --max-loss and --grace, as apply and reconfigure take them (in the
+ * usage the command's words give: one goes with the other). */
 #define MAX_LOSS_ROW(help)                                                                         \
 	{                                                                                          \
-		"max-loss", cli_row_percent, REMOTE_O(ask.max_loss), "P%", help                    \
+		"max-loss", cli_row_percent, REMOTE_O(ask.max_loss), "P%", help,                   \
+		    .flags = OPT_HIDE_USAGE                                                        \
 	}
-#define GRACE_ROW(help)                                                                            \
+#define GRACE_ROW(help, f)                                                                         \
 	{                                                                                          \
 		"grace", cli_row_duration, REMOTE_O(ask.grace_s), "DUR", help, 0, 600,             \
-		    "at most 600 s"                                                                \
+		    "at most 600 s", .flags = (f)                                                  \
 	}
 
 static const struct opt apply_rows[] = {
     MAX_LOSS_ROW("its topology in stages first, as 'ofc reconfigure --max-loss' runs them, "
 		 "then the config applied (it may change no other circuit than its topology's)"),
-    GRACE_ROW("with --max-loss: each stage's wait (default 3s, at most 600s)"),
+    GRACE_ROW("with --max-loss: each stage's wait (default 3s, at most 600s)", OPT_HIDE_USAGE),
     {"dry-run", remote_row_flag, REMOTE_B(apply_config, dry_run), NULL, "validate and plan only"},
     REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json' prints it "
 		    "(docs/json.md)"),
 };
 
 static const struct remote_cmd apply_cmd = {
-    .cmd = {"apply", "FILE", "send a config to the daemon and apply it", NULL},
+    .cmd = {"apply", "FILE [--max-loss P% [--grace DUR]]",
+	    "send a config to the daemon and apply it", NULL},
     .kind = API_APPLY_CONFIG,
     .opts = {apply_rows,
 	     "Sends FILE to ofcd, which validates it (errors come back as FILE:LINE:COL)\n"
@@ -250,19 +253,22 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 static const struct opt reconfigure_rows[] = {
     {"topology", opt_str, REMOTE_O(ask.topology), "SPEC",
      "the fabric's (or the partition's) "
-     "topology"},
+     "topology",
+     .flags = OPT_HIDE_USAGE},
     {"collective", cli_row_collective_name, REMOTE_O(ask.collective), "C",
-     "a workload, with --size: the topology the finder picks for it"},
-    {"size", cli_row_size, REMOTE_O(ask.size), "M", "the workload's data per node"},
+     "a workload, with --size: the topology the finder picks for it", .flags = OPT_HIDE_USAGE},
+    {"size", cli_row_size, REMOTE_O(ask.size), "M", "the workload's data per node",
+     .flags = OPT_HIDE_USAGE},
     {"nodes", cli_row_u32, REMOTE_O(ask.nodes), "N",
      "the workload's nodes: every host of the fabric", 1, SCHED_MAX_NODES,
-     "node ids in a schedule are 16 bits"},
+     "node ids in a schedule are 16 bits", .flags = OPT_HIDE_USAGE},
     {"partition", opt_str, REMOTE_O(ask.partition), "NAME",
-     "one partition of the config to its own topology, every other circuit left as it is"},
+     "one partition of the config to its own topology, every other circuit left as it is",
+     .flags = OPT_HIDE_USAGE},
     {"hosts", opt_str, REMOTE_O(ask.hostlist), "LIST",
-     "the partition's hosts (with --partition and --topology)"},
+     "the partition's hosts (with --partition and --topology)", .flags = OPT_HIDE_USAGE},
     {"relabel", NULL, REMOTE_O(ask.relabel), NULL,
-     "renumber the topology over the hosts for fewest moves"},
+     "renumber the topology over the hosts for fewest moves", .flags = OPT_HIDE_USAGE},
     {"free-ports", NULL, REMOTE_O(ask.free_ports), NULL,
      "the topology or workload on the ports no held partition has: the held partitions' "
      "circuits stay as they are"},
@@ -271,13 +277,17 @@ static const struct opt reconfigure_rows[] = {
 		 "model's, on the links left in use); each stage's schedule is published "
 		 "before its circuits go; with --dry-run, the stages and the loss at each"),
     GRACE_ROW("with --max-loss: each stage's wait between its schedule and its circuits "
-	      "(default 3s, at most 600s)"),
+	      "(default 3s, at most 600s)",
+	      OPT_HIDE_USAGE),
     {"dry-run", NULL, REMOTE_O(ask.dry_run), NULL, "validate and plan only"},
     REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON (docs/json.md)"),
 };
 
 static const struct remote_cmd reconfigure_cmd = {
-    .cmd = {"reconfigure", "", "rewire the fabric through the daemon", NULL},
+    .cmd = {"reconfigure",
+	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME "
+	    "[--topology SPEC --hosts LIST [--relabel]]) [--max-loss P% [--grace DUR]]",
+	    "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
     .opts = {reconfigure_rows,
 	     "Asks ofcd to rewire the fabric as one transaction: to --topology SPEC, or\n"
@@ -414,7 +424,8 @@ static int drain_build(struct remote *r, union remote_body *b, int argc, char **
 
 static const struct opt drain_rows[] = {
     GRACE_ROW("the wait between the schedule without the ports and the circuits' removal, "
-	      "so running jobs take it (default 3s, at most 600s)"),
+	      "so running jobs take it (default 3s, at most 600s)",
+	      0),
     {"force", remote_row_flag, REMOTE_B(drain, force), NULL,
      "drain even when it cuts hosts off the fabric"},
     REMOTE_ROWS_END("the answer as JSON (docs/json.md)"),
