@@ -172,8 +172,8 @@ static int wrong(const struct opt *table, size_t n, char **argv, struct ofc_erro
 	return ofc_error_set(err, OFC_E_USAGE, "unknown option '%s'", argv[optind - 1]);
 }
 
-int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
-		   const struct opt **stop, int *first, struct ofc_error *err)
+int opt_parse_given(const struct opt *table, int argc, char **argv, void *base,
+		    const struct opt **stop, int *first, opt_given_fn given, struct ofc_error *err)
 {
 	size_t n = 0;
 
@@ -210,6 +210,8 @@ int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
 		} else {
 			*(bool *)field(base, row->off) = true;
 		}
+		if (rc == 0 && given)
+			given(row, base);
 	}
 	if (rc == 0 && !first && optind < argc)
 		rc = ofc_error_set(err, OFC_E_USAGE, "unexpected argument '%s'", argv[optind]);
@@ -218,6 +220,12 @@ int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
 	free(lo);
 	free(shorts);
 	return rc;
+}
+
+int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
+		   const struct opt **stop, int *first, struct ofc_error *err)
+{
+	return opt_parse_given(table, argc, argv, base, stop, first, NULL, err);
 }
 
 int opt_parse(const struct opt *table, int argc, char **argv, void *base, const struct opt **stop,

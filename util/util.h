@@ -262,19 +262,25 @@ struct opt {
 	double min, max;    /* the numeric parsers' range */
 	const char *expect; /* after "--NAME 'VALUE': " when the value is refused */
 	unsigned flags;
-	char letter;		       /* a short option too (-h); 0: none */
+	char letter;			  /* a short option too (-h); 0: none */
 	const struct opt_choice *choices; /* opt_choice's, ending with a NULL name */
 };
 /* Parse argv with table (ending with a NULL name) into base: 0 when all
  * were read, 1 when an OPT_STOP row was given (*stop names it), -1 with
  * err (OFC_E_USAGE: an unknown option, a missing or a refused value, an
  * argument that is no option). Uses getopt_long (not reentrant). */
-int opt_parse(const struct opt *table, int argc, char **argv, void *base,
-	      const struct opt **stop, struct ofc_error *err);
+int opt_parse(const struct opt *table, int argc, char **argv, void *base, const struct opt **stop,
+	      struct ofc_error *err);
 /* The same for a program that takes operands: those that are no option
  * are moved to the end (getopt's order), the first at *first. */
 int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
 		   const struct opt **stop, int *first, struct ofc_error *err);
+/* The same, calling given after each row taken (not the OPT_STOP ones):
+ * for a caller whose fields have a "was given" beside them that the
+ * parser cannot know of (a protobuf message's has_ flags). */
+typedef void (*opt_given_fn)(const struct opt *row, void *base);
+int opt_parse_given(const struct opt *table, int argc, char **argv, void *base,
+		    const struct opt **stop, int *first, opt_given_fn given, struct ofc_error *err);
 /* "usage: PROG " and the rows wrapped under it, then "| --help | --version"
  * (the OPT_STOP rows): required rows first, then the others in order. */
 void opt_usage(FILE *f, const char *prog, const struct opt *table);
@@ -298,8 +304,8 @@ int opt_ms(const struct opt *row, const char *arg, void *base, struct ofc_error 
 int opt_octal(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 int opt_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* "--NAME 'VALUE': " and fmt, OFC_E_USAGE: for a table's own parsers. */
-int opt_refuse(const struct opt *row, const char *arg, struct ofc_error *err, const char *fmt,
-	       ...) OFC_PRINTF(4, 5);
+int opt_refuse(const struct opt *row, const char *arg, struct ofc_error *err, const char *fmt, ...)
+    OFC_PRINTF(4, 5);
 
 /* ---- files ------------------------------------------------------------- */
 

@@ -182,13 +182,6 @@ static int adopt_call(struct remote *r, Ofc__V1__Request *req, const Ofc__V1__Ad
 	return rc ? rc : 1;
 }
 
-static int adopt_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	(void)b, (void)arg;
-	r->yes = c == 'y';
-	return r->yes ? 0 : 2;
-}
-
 static int adopt_build(struct remote *r, union remote_body *b, int argc, char **argv)
 {
 	(void)b, (void)argv;
@@ -230,19 +223,25 @@ static int adopt_run(struct remote *r, Ofc__V1__Request *req)
 	return 0;
 }
 
+static const struct opt adopt_rows[] = {
+    {"yes", NULL, REMOTE_O(yes), NULL, "do not ask (needed when stdin is not a terminal)"},
+    REMOTE_ROWS_END("the ofc.v1.AdoptPreview as JSON (with --yes: the one recorded)"),
+};
+
+const struct cli_table remote_adopt_cli_table = {"--socket PATH adopt", adopt_rows,
+						 sizeof(struct remote)};
+
 const struct remote_cmd remote_adopt_cmd = {
-    .cmd = {"adopt", "[--yes] [--json] [--timeout DUR]",
+    .cmd = {"adopt", "",
 	    "end a rollback that cannot finish: the daemon records what the devices hold", NULL},
     .kind = API_ADOPT,
-    .opts = (const struct option[]){{"yes", no_argument, NULL, 'y'}, REMOTE_COMMON_OPTS, {0}},
-    .help = "Ends a transaction whose rollback could not finish (\"ROLLBACK INCOMPLETE\")\n"
-	    "through the daemon (the leader of replicas): it reads every device, shows\n"
-	    "what each holds against the transaction's before and target, and on\n"
-	    "confirmation records that as a new generation. No device is changed.\n\n"
-	    "  --yes                    do not ask (needed when stdin is not a terminal)\n",
+    .opts = {adopt_rows,
+	     "Ends a transaction whose rollback could not finish (\"ROLLBACK INCOMPLETE\")\n"
+	     "through the daemon (the leader of replicas): it reads every device, shows\n"
+	     "what each holds against the transaction's before and target, and on\n"
+	     "confirmation records that as a new generation. No device is changed.\n"},
     .timeout = 120,
     .operands = OPERANDS_ANY,
-    .opt = adopt_opt,
     .build = adopt_build,
     .run = adopt_run,
 };

@@ -19,45 +19,41 @@
 
 /* ---- the skeleton ------------------------------------------------------------------ */
 
-/* The options and operands into b and r. true: the request is ready;
- * false: the command is over (help, a usage error), *rc its exit status. */
-static bool parse(struct remote *r, union remote_body *b, int argc, char **argv, int *rc)
+bool remote_parse(struct remote *r, int argc, char **argv, int *rc)
 {
 	const struct remote_cmd *k = r->row;
-	int c;
+	struct cli_opts o = k->opts;
+	int first;
 
-	r->timeout = k->timeout;
-	*rc = 0;
-	while ((c = cli_getopt(r->cmd, argc, argv, k->shortopts ? k->shortopts : "h", k->opts)) !=
-	       -1) {
-		if (c == -2) {
-			*rc = 2;
-			return false;
-		}
-		if (c == 'h') {
-			*rc = k->help_fn ? k->help_fn(r->cmd) : cli_help(r->cmd, k->help);
-			return false;
-		}
-		if (c == REMOTE_OPT_JSON)
-			r->json = true;
-		else if (c == REMOTE_OPT_TIMEOUT)
-			*rc = cli_opt_duration(r->cmd, "timeout", optarg, &r->timeout);
-		else
-			*rc = k->opt ? k->opt(r, b, c, optarg) : 2;
-		if (*rc != 0)
-			return false;
+	r->desc = api_requests[k->kind].desc;
+	if (r->desc->sizeof_message > sizeof(r->body)) { /* (test_remote checks every row) */
+		fprintf(stderr, "ofc: %s: no room for a %s\n", r->cmd->name, r->desc->name);
+		*rc = 1;
+		return false;
 	}
-	if (k->operands == OPERANDS_NONE && optind < argc) {
-		*rc = cli_usage_error(r->cmd, "unexpected argument '%s'%s", argv[optind],
+	protobuf_c_message_init(r->desc, &r->body);
+	o.given = remote_given;
+	r->timeout = k->timeout;
+	r->ask.grace_s = -1;
+	if (!cli_parse(r->cmd, &o, argc, argv, r, &first, rc))
+		return false;
+	/* (the parsers refuse a size or a count of 0: one above it was given) */
+	r->ask.has_grace = r->ask.grace_s >= 0;
+	r->ask.has_size = r->ask.size > 0;
+	r->ask.has_nodes = r->ask.nodes > 0;
+	argc -= first;
+	argv += first;
+	if (k->operands == OPERANDS_NONE && argc > 0) {
+		*rc = cli_usage_error(r->cmd, "unexpected argument '%s'%s", argv[0],
 				      k->extra ? k->extra : "");
 		return false;
 	}
-	if (k->operands == OPERANDS_ONE && optind != argc - 1) {
-		*rc = optind < argc ? cli_usage_error(r->cmd, "too many arguments")
-				    : cli_usage_error(r->cmd, "missing %s", k->operand);
+	if (k->operands == OPERANDS_ONE && argc != 1) {
+		*rc = argc > 1 ? cli_usage_error(r->cmd, "too many arguments")
+			       : cli_usage_error(r->cmd, "missing %s", k->operand);
 		return false;
 	}
-	*rc = k->build ? k->build(r, b, argc - optind, argv + optind) : 0;
+	*rc = k->build ? k->build(r, &r->body, argc, argv) : 0;
 	return *rc == 0;
 }
 
@@ -80,16 +76,10 @@ static int remote_run(struct remote *r, int argc, char **argv)
 	const struct api_request *k = &api_requests[r->row->kind];
 	Ofc__V1__Request req = OFC__V1__REQUEST__INIT;
 	Ofc__V1__Response *resp;
-	union remote_body b;
 	int rc;
 
-	if (k->desc->sizeof_message > sizeof(b)) { /* (test_remote checks every row) */
-		fprintf(stderr, "ofc: %s: no room for a %s\n", r->cmd->name, k->name);
-		return 1;
-	}
-	protobuf_c_message_init(k->desc, &b);
-	if (parse(r, &b, argc, argv, &rc)) {
-		api_set_body(&req, k, &b.base);
+	if (remote_parse(r, argc, argv, &rc)) {
+		api_set_body(&req, k, &r->body.base);
 		if (r->row->run)
 			rc = r->row->run(r, &req);
 		else if ((rc = remote_call(r, &req,
@@ -103,16 +93,6 @@ static int remote_run(struct remote *r, int argc, char **argv)
 }
 
 /* ---- status -------------------------------------------------------------------------- */
-
-static int status_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	(void)r, (void)arg;
-	if (c == 'F')
-		b->get_state.has_with_fabric = b->get_state.with_fabric = 1;
-	else if (c == 'E')
-		b->get_state.has_with_edges = b->get_state.with_edges = 1;
-	return 0;
-}
 
 /* The wiring as the hosts hear it, with every status (computed at the
  * request; ofcd leaves it out of its cached answer). */
@@ -134,24 +114,24 @@ static int status_print(struct remote *r, const Ofc__V1__Response *resp)
 	return status_devices_exit(resp->state);
 }
 
+static const struct opt status_rows[] = {
+    {"fabric", remote_row_flag, REMOTE_B(get_state, with_fabric), NULL,
+     "include the running config"},
+    {"edges", remote_row_flag, REMOTE_B(get_state, with_edges), NULL,
+     "include the topology's edges and port layers"},
+    REMOTE_ROWS_END("the ofc.v1.State as JSON, as 'ofc status FILE --json' prints it "
+		    "(docs/json.md)"),
+};
+
 static const struct remote_cmd status_cmd = {
-    .cmd = {"status", "[--fabric] [--edges] [--json] [--timeout DUR]",
-	    "the daemon's committed state", NULL},
+    .cmd = {"status", "", "the daemon's committed state", NULL},
     .kind = API_GET_STATE,
-    .opts = (const struct option[]){{"fabric", no_argument, NULL, 'F'},
-				    {"edges", no_argument, NULL, 'E'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .help = "Asks ofcd for the last committed state: devices, circuits, lightpaths, the\n"
-	    "topology and its schedule, and any transaction in progress or queued.\n\n"
-	    "  --fabric   include the running config\n"
-	    "  --edges    include the topology's edges and port layers\n"
-	    "  --json     the ofc.v1.State as JSON, as 'ofc status FILE --json'\n"
-	    "             prints it (docs/json.md)\n",
+    .opts = {status_rows,
+	     "Asks ofcd for the last committed state: devices, circuits, lightpaths, the\n"
+	     "topology and its schedule, and any transaction in progress or queued.\n"},
     .timeout = 30,
     .call = CLI_CALL_QUICK,
     .extra = " (the daemon knows its config)",
-    .opt = status_opt,
     .build = status_build,
     .answer = OFC__V1__RESPONSE__BODY_STATE,
     .print = status_print,
@@ -177,19 +157,22 @@ static int wiring_print(struct remote *r, const Ofc__V1__Response *resp)
 	return w->miswired || w->follower ? 1 : 0;
 }
 
+static const struct opt wiring_rows[] = {
+    REMOTE_ROWS_END("the ofc.v1.Wiring as JSON (docs/json.md)"),
+};
+
 static const struct remote_cmd wiring_cmd = {
-    .cmd = {"wiring", "[--json] [--timeout DUR]",
+    .cmd = {"wiring", "",
 	    "each circuit as the hosts' LLDP hears it: confirmed, miswired, dark, not seen", NULL},
     .kind = API_GET_STATE,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Asks ofcd for the wiring as the hosts' agents (ofc-hostd) hear it: each\n"
-	    "circuit of the record, SRC -> DST, as confirmed (DST hears SRC over LLDP),\n"
-	    "miswired (it hears another: the difference named), dark (DST's port absent\n"
-	    "or hearing nothing) or not seen (DST's host has not reported, or its lldpd\n"
-	    "does not answer), with the age of the report it rests on. Exit status 1\n"
-	    "when a link is miswired, or when the replica asked follows (the agents\n"
-	    "report to the leader, which it names: ask that one).\n\n"
-	    "  --json     the ofc.v1.Wiring as JSON (docs/json.md)\n",
+    .opts = {wiring_rows,
+	     "Asks ofcd for the wiring as the hosts' agents (ofc-hostd) hear it: each\n"
+	     "circuit of the record, SRC -> DST, as confirmed (DST hears SRC over LLDP),\n"
+	     "miswired (it hears another: the difference named), dark (DST's port absent\n"
+	     "or hearing nothing) or not seen (DST's host has not reported, or its lldpd\n"
+	     "does not answer), with the age of the report it rests on. Exit status 1\n"
+	     "when a link is miswired, or when the replica asked follows (the agents\n"
+	     "report to the leader, which it names: ask that one).\n"},
     .timeout = 30,
     .call = CLI_CALL_QUICK,
     .build = status_build,
@@ -198,18 +181,6 @@ static const struct remote_cmd wiring_cmd = {
 };
 
 /* ---- apply ------------------------------------------------------------------------------ */
-
-static int dry_run_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	(void)arg;
-	if (c != 'n')
-		return 2;
-	if (r->row->kind == API_APPLY_CONFIG)
-		b->apply_config.has_dry_run = b->apply_config.dry_run = 1;
-	else
-		r->ask.dry_run = true;
-	return 0;
-}
 
 static int apply_build(struct remote *r, union remote_body *b, int argc, char **argv)
 {
@@ -234,96 +205,42 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 	return 0;
 }
 
-static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const char *arg);
+/* --max-loss and --grace, as apply and reconfigure take them (in the
+ * usage the command's words give: one goes with the other). */
+#define MAX_LOSS_ROW(help)                                                                         \
+	{                                                                                          \
+		"max-loss", cli_row_percent, REMOTE_O(ask.max_loss), "P%", help,                   \
+		    .flags = OPT_HIDE_USAGE                                                        \
+	}
+#define GRACE_ROW(help, f)                                                                         \
+	{                                                                                          \
+		"grace", cli_row_duration, REMOTE_O(ask.grace_s), "DUR", help, 0, 600,             \
+		    "at most 600 s", .flags = (f)                                                  \
+	}
 
-/* apply's --max-loss and --grace, as reconfigure's; its --dry-run. */
-static int apply_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	if (c == 'L' || c == 'g')
-		return reconfigure_opt(r, b, c, arg);
-	return dry_run_opt(r, b, c, arg);
-}
+static const struct opt apply_rows[] = {
+    MAX_LOSS_ROW("its topology in stages first, as 'ofc reconfigure --max-loss' runs them, "
+		 "then the config applied (it may change no other circuit than its topology's)"),
+    GRACE_ROW("with --max-loss: each stage's wait (default 3s, at most 600s)", OPT_HIDE_USAGE),
+    {"dry-run", remote_row_flag, REMOTE_B(apply_config, dry_run), NULL, "validate and plan only"},
+    REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json' prints it "
+		    "(docs/json.md)"),
+};
 
 static const struct remote_cmd apply_cmd = {
-    .cmd = {"apply", "FILE [--max-loss P% [--grace DUR]] [--dry-run] [--json] [--timeout DUR]",
+    .cmd = {"apply", "FILE [--max-loss P% [--grace DUR]]",
 	    "send a config to the daemon and apply it", NULL},
     .kind = API_APPLY_CONFIG,
-    .opts = (const struct option[]){{"max-loss", required_argument, NULL, 'L'},
-				    {"grace", required_argument, NULL, 'g'},
-				    {"dry-run", no_argument, NULL, 'n'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .help = "Sends FILE to ofcd, which validates it (errors come back as FILE:LINE:COL)\n"
-	    "and drives the devices to its target as one transaction, after the mutations\n"
-	    "queued before it. The fabric's name must be the one ofcd serves.\n\n"
-	    "  --max-loss P%  its topology in stages first, as 'ofc reconfigure\n"
-	    "                --max-loss' runs them, then the config applied (it may\n"
-	    "                change no other circuit than its topology's)\n"
-	    "  --grace DUR   with --max-loss: each stage's wait (default 3s)\n"
-	    "  --dry-run  validate and plan only\n"
-	    "  --json     the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json'\n"
-	    "             prints it (docs/json.md)\n"
-	    "  --timeout DUR  give up waiting after DUR\n",
+    .opts = {apply_rows,
+	     "Sends FILE to ofcd, which validates it (errors come back as FILE:LINE:COL)\n"
+	     "and drives the devices to its target as one transaction, after the mutations\n"
+	     "queued before it. The fabric's name must be the one ofcd serves.\n"},
     .operands = OPERANDS_ONE,
     .operand = "FILE",
-    .opt = apply_opt,
     .build = apply_build,
 };
 
 /* ---- reconfigure ----------------------------------------------------------------------- */
-
-static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	struct reconfigure_ask *a = &r->ask;
-	enum sched_collective coll;
-
-	switch (c) {
-	case 'T':
-		a->topology = arg;
-		return 0;
-	case 'c':
-		if (sched_collective_parse(arg, &coll) < 0)
-			return cli_usage_error(r->cmd,
-					       "unknown collective '%s' (allgather, "
-					       "reduce-scatter, allreduce)",
-					       arg);
-		a->collective = arg;
-		return 0;
-	case 's':
-		a->has_size = true;
-		return cli_opt_size(r->cmd, "size", arg, &a->size);
-	case 'N':
-		a->has_nodes = true;
-		return cli_opt_u32(r->cmd, "nodes", arg, 1, SCHED_MAX_NODES,
-				   "node ids in a schedule are 16 bits", &a->nodes);
-	case 'p':
-		a->partition = arg;
-		return 0;
-	case 'H':
-		a->hostlist = arg;
-		return 0;
-	case 'R':
-		a->relabel = true;
-		return 0;
-	case 'F':
-		a->free_ports = true;
-		return 0;
-	case 'L':
-		a->max_loss = arg;
-		return 0;
-	case 'g': {
-		int rc = cli_opt_duration(r->cmd, "grace", arg, &a->grace_s);
-
-		if (rc != 0)
-			return rc;
-		if (a->grace_s > 600)
-			return cli_usage_error(r->cmd, "--grace is at most 600 s");
-		a->has_grace = true;
-		return 0;
-	}
-	}
-	return dry_run_opt(r, b, c, arg);
-}
 
 static int reconfigure_build_cli(struct remote *r, union remote_body *b, int argc, char **argv)
 {
@@ -335,53 +252,63 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 	return 0;
 }
 
+static const struct opt reconfigure_rows[] = {
+    {"topology", opt_str, REMOTE_O(ask.topology), "SPEC",
+     "the fabric's (or the partition's) "
+     "topology",
+     .flags = OPT_HIDE_USAGE},
+    {"collective", cli_row_collective_name, REMOTE_O(ask.collective), "C",
+     "a workload, with --size: the topology the finder picks for it", .flags = OPT_HIDE_USAGE},
+    {"size", cli_row_size, REMOTE_O(ask.size), "M", "the workload's data per node",
+     .flags = OPT_HIDE_USAGE},
+    {"nodes", cli_row_u32, REMOTE_O(ask.nodes), "N",
+     "the workload's nodes: every host of the fabric", 1, SCHED_MAX_NODES,
+     "node ids in a schedule are 16 bits", .flags = OPT_HIDE_USAGE},
+    {"partition", opt_str, REMOTE_O(ask.partition), "NAME",
+     "one partition of the config to its own topology, every other circuit left as it is",
+     .flags = OPT_HIDE_USAGE},
+    {"hosts", opt_str, REMOTE_O(ask.hostlist), "LIST",
+     "the partition's hosts (with --partition and --topology)", .flags = OPT_HIDE_USAGE},
+    {"relabel", NULL, REMOTE_O(ask.relabel), NULL,
+     "renumber the topology over the hosts for fewest moves", .flags = OPT_HIDE_USAGE},
+    {"free-ports", NULL, REMOTE_O(ask.free_ports), NULL,
+     "the topology or workload on the ports no held partition has: the held partitions' "
+     "circuits stay as they are"},
+    MAX_LOSS_ROW("in stages, each one transaction verified on the devices, so that the "
+		 "fabric keeps at least (100-P)% of its bandwidth at every moment (the cost "
+		 "model's, on the links left in use); each stage's schedule is published "
+		 "before its circuits go; with --dry-run, the stages and the loss at each"),
+    GRACE_ROW("with --max-loss: each stage's wait between its schedule and its circuits "
+	      "(default 3s, at most 600s)",
+	      OPT_HIDE_USAGE),
+    {"dry-run", NULL, REMOTE_O(ask.dry_run), NULL, "validate and plan only"},
+    REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON (docs/json.md)"),
+};
+
 static const struct remote_cmd reconfigure_cmd = {
-    .cmd =
-	{"reconfigure",
-	 "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
-	 "SPEC --hosts LIST [--relabel]]) [--free-ports] [--max-loss P% [--grace DUR]] [--dry-run] "
-	 "[--json] [--timeout DUR]",
-	 "rewire the fabric through the daemon", NULL},
+    .cmd = {"reconfigure",
+	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME "
+	    "[--topology SPEC --hosts LIST [--relabel]]) [--max-loss P% [--grace DUR]]",
+	    "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
-    .opts = (const struct option[]){{"topology", required_argument, NULL, 'T'},
-				    {"collective", required_argument, NULL, 'c'},
-				    {"size", required_argument, NULL, 's'},
-				    {"nodes", required_argument, NULL, 'N'},
-				    {"partition", required_argument, NULL, 'p'},
-				    {"hosts", required_argument, NULL, 'H'},
-				    {"relabel", no_argument, NULL, 'R'},
-				    {"free-ports", no_argument, NULL, 'F'},
-				    {"max-loss", required_argument, NULL, 'L'},
-				    {"grace", required_argument, NULL, 'g'},
-				    {"dry-run", no_argument, NULL, 'n'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .help = "Asks ofcd to rewire the fabric as one transaction: to --topology SPEC, or\n"
-	    "to the topology the finder picks for a workload (--collective, --size and\n"
-	    "optionally --nodes, which must be every host); or one partition of the config\n"
-	    "to its own topology (--partition NAME), every other circuit left as it is.\n"
-	    "With --hosts, a partition made now of exactly those hosts (a comma list or a\n"
-	    "Slurm hostlist such as h[0-7]) at --topology SPEC, held under NAME until\n"
-	    "'ofc release NAME' (the HTTP API's and the Slurm prolog's request).\n\n"
-	    "  --hosts LIST  the partition's hosts (with --partition and --topology)\n"
-	    "  --relabel  renumber the topology over the hosts for fewest moves\n"
-	    "  --free-ports  the topology or workload on the ports no held partition has:\n"
-	    "                the held partitions' circuits stay as they are\n"
-	    "  --max-loss P%  in stages, each one transaction verified on the devices,\n"
-	    "                so that the fabric keeps at least (100-P)% of its bandwidth\n"
-	    "                at every moment (the cost model's, on the links left in use);\n"
-	    "                each stage's schedule is published before its circuits go;\n"
-	    "                with --dry-run, the stages and the loss at each\n"
-	    "  --grace DUR   with --max-loss: each stage's wait between its schedule\n"
-	    "                and its circuits (default 3s)\n"
-	    "  --dry-run  validate and plan only\n"
-	    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n",
+    .opts = {reconfigure_rows,
+	     "Asks ofcd to rewire the fabric as one transaction: to --topology SPEC, or\n"
+	     "to the topology the finder picks for a workload (--collective, --size and\n"
+	     "optionally --nodes, which must be every host); or one partition of the config\n"
+	     "to its own topology (--partition NAME), every other circuit left as it is.\n"
+	     "With --hosts, a partition made now of exactly those hosts (a comma list or a\n"
+	     "Slurm hostlist such as h[0-7]) at --topology SPEC, held under NAME until\n"
+	     "'ofc release NAME' (the HTTP API's and the Slurm prolog's request).\n"},
     .extra = "",
-    .opt = reconfigure_opt,
     .build = reconfigure_build_cli,
 };
 
 /* ---- release, cancel, fail and restore ------------------------------------------------- */
+
+/* The commands with no options of their own. */
+static const struct opt plain_rows[] = {
+    REMOTE_ROWS_END("the answer as JSON (docs/json.md)"),
+};
 
 static int release_build(struct remote *r, union remote_body *b, int argc, char **argv)
 {
@@ -392,12 +319,11 @@ static int release_build(struct remote *r, union remote_body *b, int argc, char 
 }
 
 static const struct remote_cmd release_cmd = {
-    .cmd = {"release", "NAME [--json] [--timeout DUR]", "let go of a partition made with --hosts",
-	    NULL},
+    .cmd = {"release", "NAME", "let go of a partition made with --hosts", NULL},
     .kind = API_RELEASE_PARTITION,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Lets go of a partition made with 'ofc reconfigure --partition NAME --hosts LIST':\n"
-	    "its hosts return to the pool; the circuits stay as they are.\n",
+    .opts = {plain_rows,
+	     "Lets go of a partition made with 'ofc reconfigure --partition NAME --hosts LIST':\n"
+	     "its hosts return to the pool; the circuits stay as they are.\n"},
     .timeout = 60,
     .operands = OPERANDS_ONE,
     .operand = "NAME",
@@ -416,24 +342,16 @@ static int cancel_build(struct remote *r, union remote_body *b, int argc, char *
 }
 
 static const struct remote_cmd cancel_cmd = {
-    .cmd = {"cancel", "TICKET [--json] [--timeout DUR]", "cancel a queued mutation", NULL},
+    .cmd = {"cancel", "TICKET", "cancel a queued mutation", NULL},
     .kind = API_CANCEL,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Cancels a queued mutation by its ticket (ofc --socket PATH status lists\n"
-	    "them). A running transaction is never cancelled.\n",
+    .opts = {plain_rows, "Cancels a queued mutation by its ticket (ofc --socket PATH status lists\n"
+			 "them). A running transaction is never cancelled.\n"},
     .timeout = 30,
     .call = CLI_CALL_ONCE, /* a ticket is one replica's: never sent twice */
     .operands = OPERANDS_ONE,
     .operand = "TICKET",
     .build = cancel_build,
 };
-
-static int restore_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	(void)b, (void)arg;
-	r->all = c == 'a';
-	return r->all ? 0 : 2;
-}
 
 static const struct remote_cmd restore_cmd;
 
@@ -454,58 +372,41 @@ static int failure_build(struct remote *r, union remote_body *b, int argc, char 
 }
 
 static const struct remote_cmd fail_cmd = {
-    .cmd = {"fail", "LINK|PORT|HOST... [--json] [--timeout DUR]",
+    .cmd = {"fail", "LINK|PORT|HOST...",
 	    "tell the daemon links (U-V), ports (HOST:PORT) or hosts failed; it re-plans", NULL},
     .kind = API_REPORT_FAILURE,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Tells ofcd that links, ports or hosts failed: U-V is the link between hosts U and V\n"
-	    "(both directions), HOST:PORT a host's NIC port (both fibres), HOST a whole host\n"
-	    "(it takes no part: the others run the collective among themselves). ofcd\n"
-	    "re-plans the schedule on the surviving graph, announces it to watchers and\n"
-	    "answers GetSchedule with it until they are restored; the set survives a restart.\n"
-	    "Prints the re-planned schedule's figures; exit 1 when none survives.\n",
+    .opts = {plain_rows,
+	     "Tells ofcd that links, ports or hosts failed: U-V is the link between hosts U and "
+	     "V\n(both directions), HOST:PORT a host's NIC port (both fibres), HOST a whole host\n"
+	     "(it takes no part: the others run the collective among themselves). ofcd\n"
+	     "re-plans the schedule on the surviving graph, announces it to watchers and\n"
+	     "answers GetSchedule with it until they are restored; the set survives a "
+	     "restart.\nPrints the re-planned schedule's figures; exit 1 when none survives.\n"},
     .timeout = 60,
     .operands = OPERANDS_ANY,
     .build = failure_build,
 };
 
+static const struct opt restore_rows[] = {
+    {"all", NULL, REMOTE_O(all), NULL, "every link, port and host reported failed"},
+    REMOTE_ROWS_END("the answer as JSON (docs/json.md)"),
+};
+
 static const struct remote_cmd restore_cmd = {
-    .cmd = {"restore", "(LINK|PORT|HOST... | --all) [--json] [--timeout DUR]",
+    .cmd = {"restore", "LINK|PORT|HOST...",
 	    "tell the daemon failed links, ports or hosts work again", NULL},
     .kind = API_REPORT_FAILURE,
-    .opts = (const struct option[]){{"all", no_argument, NULL, 'a'}, REMOTE_COMMON_OPTS, {0}},
-    .help = "Tells ofcd that failed links, ports or hosts work again (--all: every one "
-	    "reported).\nofcd re-plans the schedule, as for a failure; with none left it is the "
-	    "healthy one.\n",
+    .opts = {restore_rows,
+	     "Tells ofcd that failed links, ports or hosts work again (--all: every one "
+	     "reported).\nofcd re-plans the schedule, as for a failure; with none left it is "
+	     "the healthy one.\n"},
     .timeout = 60,
     .operands = OPERANDS_ANY,
-    .opt = restore_opt,
     .build = failure_build,
 };
 
 /* drain / undrain (SWITCH|SWITCH:PORT)...: Drain. */
 static const struct remote_cmd undrain_cmd;
-
-static int drain_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	Ofc__V1__Drain *dr = &b->drain;
-	double s;
-	int rc;
-
-	if (c == 'f') {
-		dr->has_force = dr->force = 1;
-		return 0;
-	}
-	if (c != 'g')
-		return 2;
-	if ((rc = cli_opt_duration(r->cmd, "grace", arg, &s)) != 0)
-		return rc;
-	if (s > 600)
-		return cli_usage_error(r->cmd, "--grace is at most 600 s");
-	dr->has_grace_ms = 1;
-	dr->grace_ms = (uint32_t)(s * 1000 + 0.5);
-	return 0;
-}
 
 static int drain_build(struct remote *r, union remote_body *b, int argc, char **argv)
 {
@@ -516,38 +417,46 @@ static int drain_build(struct remote *r, union remote_body *b, int argc, char **
 	dr->n_items = (size_t)argc;
 	dr->items = argv;
 	dr->has_undrain = dr->undrain = r->row == &undrain_cmd;
+	if (r->ask.has_grace) {
+		dr->has_grace_ms = 1;
+		dr->grace_ms = (uint32_t)(r->ask.grace_s * 1000 + 0.5);
+	}
 	return 0;
 }
 
+static const struct opt drain_rows[] = {
+    GRACE_ROW("the wait between the schedule without the ports and the circuits' removal, "
+	      "so running jobs take it (default 3s, at most 600s)",
+	      0),
+    {"force", remote_row_flag, REMOTE_B(drain, force), NULL,
+     "drain even when it cuts hosts off the fabric"},
+    REMOTE_ROWS_END("the answer as JSON (docs/json.md)"),
+};
+
 static const struct remote_cmd drain_cmd = {
-    .cmd = {"drain", "SWITCH|SWITCH:PORT... [--grace DUR] [--force] [--json] [--timeout DUR]",
+    .cmd = {"drain", "SWITCH|SWITCH:PORT...",
 	    "take switch ports out of service for planned work, jobs moved off them first", NULL},
     .kind = API_DRAIN,
-    .opts = (const struct option[]){{"grace", required_argument, NULL, 'g'},
-				    {"force", no_argument, NULL, 'f'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .help = "Takes a switch (SWITCH: its every port cabled to a host) or some of its ports\n"
-	    "(SWITCH:PORT) out of service. ofcd plans the fabric without the host ports\n"
-	    "cabled to them, as for a failure, publishes that schedule first, waits --grace\n"
-	    "(default 3 s, at most 600 s) so running jobs take it, then removes the circuits.\n"
-	    "The ports are drained, not failed; `ofc status` says since when and by whom; the\n"
-	    "set survives a restart. A drain that would cut hosts off the fabric is refused\n"
-	    "with their names; --force drains anyway. `ofc undrain` puts them back.\n",
+    .opts = {drain_rows,
+	     "Takes a switch (SWITCH: its every port cabled to a host) or some of its ports\n"
+	     "(SWITCH:PORT) out of service. ofcd plans the fabric without the host ports\n"
+	     "cabled to them, as for a failure, publishes that schedule first, waits --grace\n"
+	     "so running jobs take it, then removes the circuits. The ports are drained, not\n"
+	     "failed; `ofc status` says since when and by whom; the set survives a restart.\n"
+	     "A drain that would cut hosts off the fabric is refused with their names;\n"
+	     "--force drains anyway. `ofc undrain` puts them back.\n"},
     .timeout = 660,
     .operands = OPERANDS_ANY,
-    .opt = drain_opt,
     .build = drain_build,
 };
 
 static const struct remote_cmd undrain_cmd = {
-    .cmd = {"undrain", "SWITCH|SWITCH:PORT... [--json] [--timeout DUR]",
-	    "put drained switch ports back in service", NULL},
+    .cmd = {"undrain", "SWITCH|SWITCH:PORT...", "put drained switch ports back in service", NULL},
     .kind = API_DRAIN,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Puts drained switch ports back (SWITCH: every drained port of the switch):\n"
-	    "ofcd sets their circuits again, verified on the device, then publishes the\n"
-	    "schedule that uses them.\n",
+    .opts = {plain_rows,
+	     "Puts drained switch ports back (SWITCH: every drained port of the switch):\n"
+	     "ofcd sets their circuits again, verified on the device, then publishes the\n"
+	     "schedule that uses them.\n"},
     .timeout = 120,
     .operands = OPERANDS_ANY,
     .build = drain_build,
@@ -594,15 +503,17 @@ static int plan_print(struct remote *r, const Ofc__V1__Response *resp)
 	return 0;
 }
 
+static const struct opt plan_rows[] = {
+    REMOTE_ROWS_END("the ofc.v1.Plan as JSON, as 'ofc plan FILE --workload config --json' "
+		    "prints it (docs/json.md)"),
+};
+
 static const struct remote_cmd plan_cmd = {
-    .cmd = {"plan", "[--json] [--timeout DUR]", "the daemon's plan for its config's workload",
-	    NULL},
+    .cmd = {"plan", "", "the daemon's plan for its config's workload", NULL},
     .kind = API_GET_PLAN,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Asks ofcd to plan its running config's workload, as 'ofc plan FILE --workload\n"
-	    "config' does: every way to run an iteration, the choice and why.\n\n"
-	    "  --json     the ofc.v1.Plan as JSON, as 'ofc plan FILE --workload config --json'\n"
-	    "             prints it (docs/json.md)\n",
+    .opts = {plan_rows, "Asks ofcd to plan its running config's workload, as 'ofc plan FILE "
+			"--workload\nconfig' does: every way to run an iteration, the choice "
+			"and why.\n"},
     .timeout = 300, /* every phase priced on every candidate */
     .extra = " (the daemon plans its config's workload)",
     .answer = OFC__V1__RESPONSE__BODY_PLAN,
@@ -630,6 +541,18 @@ static const struct remote_cmd *const remote_cmds[] = {
     &undrain_cmd,
 };
 /* clang-format on */
+
+/* Every table of this file's commands, for test_cli_rows. */
+const struct cli_table remote_cli_tables[8] = {
+    {"--socket PATH status", status_rows, sizeof(struct remote)},
+    {"--socket PATH wiring", wiring_rows, sizeof(struct remote)},
+    {"--socket PATH apply", apply_rows, sizeof(struct remote)},
+    {"--socket PATH reconfigure", reconfigure_rows, sizeof(struct remote)},
+    {"--socket PATH release", plain_rows, sizeof(struct remote)},
+    {"--socket PATH restore", restore_rows, sizeof(struct remote)},
+    {"--socket PATH drain", drain_rows, sizeof(struct remote)},
+    {"--socket PATH plan", plan_rows, sizeof(struct remote)},
+};
 
 size_t remote_rows(const struct remote_cmd *const **rows)
 {
@@ -681,8 +604,10 @@ int remote_main(struct cli_targets *t, int argc, char **argv)
 		return cluster_main(t, argc, argv);
 	if (strcmp(argv[0], "metrics") == 0)
 		return metrics_main(t, argc, argv);
-	if (strcmp(argv[0], "testbed") == 0 && argc > 1 && (r.row = remote_testbed_row(argv[1]))) {
+	if (strcmp(argv[0], "testbed") == 0) {
 		/* `testbed up|run|check|down|mpirun`: the action is the command's second word */
+		if (!(r.row = remote_testbed_row(argc > 1 ? argv[1] : NULL)))
+			return remote_testbed_refuse(argc > 1 ? argv[1] : NULL);
 		argc--;
 		argv++;
 	} else if (!(r.row = remote_find(argv[0]))) {

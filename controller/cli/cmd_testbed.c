@@ -82,21 +82,8 @@ static int up(struct fabric_cmd *fc)
 	return 0;
 }
 
-static int p_rate_scale(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
-{
-	struct fabric_cmd *fc = base;
-	char *end;
-
-	errno = 0;
-	fc->rate_scale = strtod(arg, &end);
-	if (errno || end == arg || *end || !(fc->rate_scale > 0) || fc->rate_scale > 1)
-		return ofc_error_set(err, OFC_E_USAGE, "--%s must be a number in (0, 1], got '%s'",
-				     row->name, arg);
-	return 0;
-}
-
 static const struct opt up_rows[] = {
-    {"rate-scale", p_rate_scale, offsetof(struct fabric_cmd, rate_scale), "X",
+    {"rate-scale", cli_row_fraction, offsetof(struct fabric_cmd, rate_scale), "X",
      "up: shape circuits to X times the config's link rate; without it, up shapes to what "
      "this machine carries (and at most 16 Gb/s) and says so"},
     {NULL},

@@ -38,9 +38,9 @@ struct mpirun_args {
 
 static int p_mpi(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	(void)row;
 	if (strcmp(arg, "mpich") && strcmp(arg, "openmpi"))
-		return ofc_error_set(err, OFC_E_USAGE, "--mpi is mpich or openmpi, got '%s'", arg);
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': mpich or openmpi", row->name,
+				     arg);
 	((struct mpirun_args *)base)->openmpi = strcmp(arg, "openmpi") == 0;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* What every `ofc` command shares: usage and help text, errors as exit
- * statuses, getopt with the command's own options, --format, and outputs
+ * statuses, options from a command's table, --format, and outputs
  * written atomically to a file or to stdout. */
 #include "controller/cli/internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,44 +76,6 @@ int cli_fail(const struct ofc_error *err)
 	else
 		fprintf(stderr, "ofc: %s\n", buf);
 	return ofc_error_exit_code(err) ? ofc_error_exit_code(err) : 1;
-}
-
-static bool option_takes_value(int val, const char *shortopts, const struct option *longopts)
-{
-	const char *p = strchr(shortopts, val);
-
-	if (p && p[1] == ':')
-		return true;
-	for (const struct option *o = longopts; o && o->name; o++)
-		if (o->val == val && !o->flag && o->has_arg == required_argument)
-			return true;
-	return false;
-}
-
-int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
-	       const struct option *longopts)
-{
-	int c;
-
-	opterr = 0;
-	c = getopt_long(argc, argv, shortopts, longopts, NULL);
-	if (c == '?') {
-		/* getopt says '?' for both: an option it knows (optopt is its
-		 * value, a long option's too) that lacks its value, or one it
-		 * does not know (optopt 0 for a long one). */
-		if (optopt && option_takes_value(optopt, shortopts, longopts))
-			cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-		else if (optopt)
-			cli_usage_error(cmd, "unknown option '-%c'", optopt);
-		else
-			cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-		return -2;
-	}
-	if (c == ':') {
-		cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-		return -2;
-	}
-	return c;
 }
 
 static const struct {
@@ -437,44 +400,6 @@ void cli_progress_clear(const struct ofc_clock *c)
 	pr->shown = false;
 }
 
-/* Option values with units or ranges. Each names the option, the value and
- * the real reason: the parser's (a bad unit, a stray character) or the
- * range's. */
-int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out)
-{
-	const char *why = NULL;
-	uint64_t v;
-
-	if (parse_size(arg, &v, &why) < 0)
-		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
-	if (v == 0)
-		return cli_usage_error(cmd, "bad --%s '%s': must be more than 0", opt, arg);
-	*out = v;
-	return 0;
-}
-
-int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out)
-{
-	const char *why = NULL;
-	double v;
-
-	if (parse_rate(arg, &v, &why) < 0)
-		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
-	if (!(v > 0))
-		return cli_usage_error(cmd, "bad --%s '%s': must be more than 0", opt, arg);
-	*out = v;
-	return 0;
-}
-
-int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out)
-{
-	const char *why = NULL;
-
-	if (parse_duration(arg, out, &why) < 0)
-		return cli_usage_error(cmd, "bad --%s '%s': %s", opt, arg, why);
-	return 0;
-}
-
 int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc_error *err)
 {
 	const char *comma = strchr(arg, ','), *why = NULL;
@@ -493,30 +418,6 @@ int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc
 	if (out->txn_s > 86400 || out->change_s > 86400)
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "bad --switch-overhead '%s': at most a day each", arg);
-	return 0;
-}
-
-int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out)
-{
-	struct ofc_error err = {0};
-
-	if (cli_parse_overhead(arg, out, &err) < 0)
-		return cli_usage_error(cmd, "%s", err.msg);
-	return 0;
-}
-
-int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
-		uint32_t hi, const char *limit_why, uint32_t *out)
-{
-	uint32_t v;
-
-	if (parse_u32(arg, &v) < 0)
-		return cli_usage_error(cmd, "bad --%s '%s': expected a whole number", opt, arg);
-	if (v < lo || v > hi)
-		return cli_usage_error(cmd, "bad --%s '%s': must be %u..%u%s%s%s", opt, arg, lo, hi,
-				       limit_why ? " (" : "", limit_why ? limit_why : "",
-				       limit_why ? ")" : "");
-	*out = v;
 	return 0;
 }
 
@@ -556,7 +457,7 @@ bool cli_parse(const struct cli_cmd *cmd, const struct cli_opts *o, int argc, ch
 {
 	const struct opt *stop = NULL;
 	struct ofc_error err = {0};
-	int r = opt_parse_args(o->table, argc, argv, base, &stop, first, &err);
+	int r = opt_parse_given(o->table, argc, argv, base, &stop, first, o->given, &err);
 
 	*rc = 0;
 	if (r == 1)
@@ -630,6 +531,42 @@ int cli_row_duration(const struct opt *row, const char *arg, void *base, struct 
 	return 0;
 }
 
+int cli_row_fraction(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0 && v <= 1))
+		return bad(row, arg, err, "expected a number above 0 and at most 1");
+	*(double *)row_field(row, base) = v;
+	return 0;
+}
+
+int cli_row_percent(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	char *end;
+	double v = 0;
+	const char *why = NULL;
+
+	/* digits, a point, an exponent and a sign alone: strtod would take
+	 * hex, "inf" and leading blanks too */
+	if (!*arg || strspn(arg, "0123456789.eE+-%") != strlen(arg))
+		why = "not a percentage";
+	else if ((v = strtod(arg, &end)), end == arg || (*end && strcmp(end, "%") != 0))
+		why = "not a percentage";
+	else if (!(v > 0 && v < 100))
+		why = "out of range";
+	if (why)
+		return ofc_error_set(err, OFC_E_USAGE,
+				     "bad --%s '%s': %s; a percentage above 0 and below 100 (25 or "
+				     "25%%), the share of the fabric's bandwidth a stage may take away",
+				     row->name, arg, why);
+	*(double *)row_field(row, base) = v;
+	return 0;
+}
+
 /* --json, --dot and --format each say the format: two that disagree
  * would leave one silently unheeded. */
 static int format_given(const struct opt *row, const char *name, struct cli_format_given *g,
@@ -678,6 +615,23 @@ int cli_row_collective(const struct opt *row, const char *arg, void *base, struc
 			       ? row->expect
 			       : "expected allreduce, allgather, reduce-scatter or alltoall");
 	*(enum sched_collective *)row_field(row, base) = c;
+	return 0;
+}
+
+int cli_row_collective_name(const struct opt *row, const char *arg, void *base,
+			    struct ofc_error *err)
+{
+	enum sched_collective c;
+	bool known = sched_collective_parse(arg, &c) == 0;
+
+	for (const struct opt_choice *k = row->choices; !known && k && k->name; k++)
+		known = strcmp(k->name, arg) == 0;
+	if (!known)
+		return bad(row, arg, err,
+			   row->expect
+			       ? row->expect
+			       : "expected allreduce, allgather, reduce-scatter or alltoall");
+	*(const char **)row_field(row, base) = arg;
 	return 0;
 }
 

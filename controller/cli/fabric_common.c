@@ -103,12 +103,9 @@ static int p_overhead(const struct opt *row, const char *arg, void *base, struct
 
 static int p_max_loss(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	struct fabric_cmd *fc = base;
-
-	(void)row;
-	if (cli_max_loss(arg, &fc->max_loss, err) < 0)
+	if (cli_row_percent(row, arg, base, err) < 0)
 		return -1;
-	fc->max_loss_set = true;
+	((struct fabric_cmd *)base)->max_loss_set = true;
 	return 0;
 }
 

@@ -42,10 +42,6 @@ int cli_help(const struct cli_cmd *cmd, const char *details);
 /* An error on stderr: "FILE:LINE:COL: message" for input with a position,
  * "ofc: message" otherwise. Returns the exit status it calls for. */
 int cli_fail(const struct ofc_error *err);
-/* getopt_long over argv with the command's own long options; reports
- * unknown options and missing arguments as usage errors (returns -2 then). */
-int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
-	       const struct option *longopts);
 /* A command's options as a table (util/opts.c: a row per option with its
  * name, field, parser, range and help): one parse, and --help and the
  * usage written from the rows, so neither can leave an option out. The
@@ -59,6 +55,7 @@ struct cli_opts {
 	const char *help;	 /* --help's words before the options (or NULL) */
 	/* --help written otherwise (rows filled in at the time); NULL: cli_help_opts */
 	int (*help_fn)(const struct cli_cmd *cmd);
+	opt_given_fn given; /* after each row taken (util.h); NULL: none */
 };
 /* argv's options into base. true: read, the operands from argv[*first];
  * false: the command is over (--help printed, or a usage error said), *rc
@@ -76,6 +73,10 @@ int cli_row_u32(const struct opt *row, const char *arg, void *base, struct ofc_e
 int cli_row_size(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 int cli_row_rate(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 int cli_row_duration(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* A number above 0 and at most 1 (double): a share of a rate. */
+int cli_row_fraction(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* A percentage above 0 and below 100, "25" or "25%" (double). */
+int cli_row_percent(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* The format an output is asked in: --format F (by NULL) or a flag such
  * as --json (by "--json"), the two of cli_output_format. */
 struct cli_format_given {
@@ -88,6 +89,10 @@ int cli_row_format(const struct opt *row, const char *arg, void *base, struct of
 int cli_row_choice(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* A collective of the schedule engines (enum sched_collective). */
 int cli_row_collective(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* The same kept as its name (const char *, argv's), for a request that
+ * carries the name; row->choices, if any, are names taken besides. */
+int cli_row_collective_name(const struct opt *row, const char *arg, void *base,
+			    struct ofc_error *err);
 /* An LP solver's name (enum lp_solver). */
 int cli_row_lp_solver(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
 /* --device NAME=HOST:PORT, repeated: into the struct fabric_cmd at the
@@ -103,6 +108,9 @@ extern const struct cli_table topo_cli_table, validate_cli_table, show_cli_table
     rwa_cli_table, cluster_cli_table, metrics_cli_table, schedule_cli_table, optree_cli_table,
     ring_cli_table, slurm_cli_table, status_cli_table, fault_cli_table, run_cli_table,
     mpirun_cli_table, up_cli_table;
+/* The commands ofcd answers (cmd_remote.c, remote_*.c, cmd_adopt.c). */
+extern const struct cli_table remote_cli_tables[8], remote_testbed_cli_tables[5],
+    remote_schedule_cli_table, remote_watch_cli_table, remote_adopt_cli_table;
 /* NULL-ended */
 extern const struct cli_table *const cli_tables[];
 
@@ -119,19 +127,9 @@ int cli_output_format(const struct cli_cmd *cmd, const char *opt, const char *pa
 		      const char *given, const char *given_by, unsigned allowed,
 		      enum out_format dflt, enum out_format *out);
 
-/* Option values: 0, or a usage error's exit status (2) after saying which
- * option, which value and why (the parser's reason or the range). */
-int cli_opt_size(const struct cli_cmd *cmd, const char *opt, const char *arg, uint64_t *out);
-int cli_opt_rate(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
-int cli_opt_duration(const struct cli_cmd *cmd, const char *opt, const char *arg, double *out);
 /* --switch-overhead T,C: a transaction's and a changed circuit's time
- * beyond the switches' own. */
-int cli_opt_overhead(const struct cli_cmd *cmd, const char *arg, struct jobplan_overhead *out);
-/* The same into err (OFC_E_USAGE), for a table's row. */
+ * beyond the switches' own, into err (OFC_E_USAGE) for a table's row. */
 int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc_error *err);
-/* A whole number in lo..hi; limit_why (may be NULL) says where hi comes from. */
-int cli_opt_u32(const struct cli_cmd *cmd, const char *opt, const char *arg, uint32_t lo,
-		uint32_t hi, const char *limit_why, uint32_t *out);
 
 /* Output to a file (atomically) or stdout ("-" or NULL). */
 struct cli_output {
@@ -482,8 +480,9 @@ struct reconfigure_ask {
 	bool relabel, dry_run;
 	bool free_ports; /* --free-ports: only the ports no held partition has */
 	/* --max-loss P%: staged, at most P percent of the bandwidth lost at
-	 * any moment; --grace DUR: each stage's wait for the jobs */
-	const char *max_loss;
+	 * any moment (0: not staged); --grace DUR: each stage's wait for the
+	 * jobs */
+	double max_loss;
 	double grace_s;
 	bool has_grace;
 	/* the builder's: the hosts it expanded, the workload's message */
@@ -496,11 +495,7 @@ struct reconfigure_ask {
 int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struct ofc_error *err);
 /* --max-loss and --grace as a staged request carries them (Reconfigure's,
  * ApplyConfig's): *has_loss false when a has no --max-loss; -1 with a
- * usage error for a bad percentage or a --grace alone. */
-/* A --max-loss value, P or P%: above 0 and below 100, into *out; -1 with
- * a usage error "bad --max-loss 'VALUE': why" (every command's, local or
- * through ofcd, says it the same). */
-int cli_max_loss(const char *arg, double *out, struct ofc_error *err);
+ * usage error for a --grace alone. */
 int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
 		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err);
 void reconfigure_ask_free(struct reconfigure_ask *a);

@@ -9,12 +9,41 @@
 
 /* Every command's option table, for the tests that check each row. */
 const struct cli_table *const cli_tables[] = {
-    &topo_cli_table,	   &validate_cli_table,	  &show_cli_table,
-    &finder_cli_table,	   &rwa_cli_table,	  &cluster_cli_table,
-    &metrics_cli_table,	   &schedule_cli_table,	  &optree_cli_table,
-    &ring_cli_table,	   &slurm_cli_table,	  &status_cli_table,
-    &fault_cli_table,	   &fabric_cmd_tables[0], &fabric_cmd_tables[1],
-    &fabric_cmd_tables[2], &fabric_cmd_tables[3], NULL,
+    &topo_cli_table,
+    &validate_cli_table,
+    &show_cli_table,
+    &finder_cli_table,
+    &rwa_cli_table,
+    &cluster_cli_table,
+    &metrics_cli_table,
+    &schedule_cli_table,
+    &optree_cli_table,
+    &ring_cli_table,
+    &slurm_cli_table,
+    &status_cli_table,
+    &fault_cli_table,
+    &fabric_cmd_tables[0],
+    &fabric_cmd_tables[1],
+    &fabric_cmd_tables[2],
+    &fabric_cmd_tables[3],
+    /* the commands ofcd answers (`ofc --socket PATH ...`) */
+    &remote_cli_tables[0],
+    &remote_cli_tables[1],
+    &remote_cli_tables[2],
+    &remote_cli_tables[3],
+    &remote_cli_tables[4],
+    &remote_cli_tables[5],
+    &remote_cli_tables[6],
+    &remote_cli_tables[7],
+    &remote_testbed_cli_tables[0],
+    &remote_testbed_cli_tables[1],
+    &remote_testbed_cli_tables[2],
+    &remote_testbed_cli_tables[3],
+    &remote_testbed_cli_tables[4],
+    &remote_schedule_cli_table,
+    &remote_watch_cli_table,
+    &remote_adopt_cli_table,
+    NULL,
 };
 
 static const struct cli_cmd commands[] = {
@@ -208,6 +237,17 @@ static bool is_command(const char *word)
 	return false;
 }
 
+static bool testbed_action(const char *word)
+{
+	static const char *const actions[] = {"up",   "check", "run",	 "mpirun",
+					      "down", "link",  "miswire"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(actions); i++)
+		if (strcmp(word, actions[i]) == 0)
+			return true;
+	return false;
+}
+
 /* `ofc --timeout 1 status`: a command's options written before it. Each
  * command parses its own options (their values are unknown here), so the
  * command is the first word that names one; it is moved to the front,
@@ -234,10 +274,15 @@ static int command_first(int argc, char **argv)
 			k == argc || strcmp(argv[k], "--") == 0 ? " and no command" : "");
 		return 2;
 	}
-	char *cmd = argv[k];
+	/* `testbed ACTION`: both words first, the options after the action */
+	int words =
+	    strcmp(argv[k], "testbed") == 0 && k + 1 < argc && testbed_action(argv[k + 1]) ? 2 : 1;
+	char *cmd[2] = {argv[k], words == 2 ? argv[k + 1] : NULL};
 
-	memmove(argv + 2, argv + 1, (size_t)(k - 1) * sizeof(*argv));
-	argv[1] = cmd;
+	memmove(argv + 1 + words, argv + 1, (size_t)(k - 1) * sizeof(*argv));
+	argv[1] = cmd[0];
+	if (words == 2)
+		argv[2] = cmd[1];
 	return 0;
 }
 

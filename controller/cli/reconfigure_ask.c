@@ -8,45 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_max_loss(const char *arg, double *out, struct ofc_error *err)
-{
-	char *end;
-	double p = 0;
-	const char *why = NULL;
-
-	/* digits, a point, an exponent and a sign alone: strtod would take
-	 * hex, "inf" and leading blanks too */
-	if (!*arg || strspn(arg, "0123456789.eE+-%") != strlen(arg))
-		why = "not a percentage";
-	else if ((p = strtod(arg, &end)), end == arg || (*end && strcmp(end, "%") != 0))
-		why = "not a percentage";
-	else if (!(p > 0 && p < 100))
-		why = "out of range";
-	if (why)
-		return ofc_error_set(
-		    err, OFC_E_USAGE,
-		    "bad --max-loss '%s': %s; a percentage above 0 and below 100 "
-		    "(25 or 25%%), the share of the fabric's bandwidth a stage may "
-		    "take away",
-		    arg, why);
-	*out = p;
-	return 0;
-}
-
 int reconfigure_stages(const struct reconfigure_ask *a, protobuf_c_boolean *has_loss, double *loss,
 		       protobuf_c_boolean *has_grace, uint32_t *grace_ms, struct ofc_error *err)
 {
-	double p;
-
 	*has_loss = *has_grace = 0;
-	if (a->has_grace && !a->max_loss)
+	if (a->has_grace && !(a->max_loss > 0))
 		return ofc_error_set(err, OFC_E_USAGE, "--grace goes with --max-loss");
-	if (!a->max_loss)
+	if (!(a->max_loss > 0))
 		return 0;
-	if (cli_max_loss(a->max_loss, &p, err) < 0)
-		return -1;
 	*has_loss = 1;
-	*loss = p;
+	*loss = a->max_loss;
 	if (a->has_grace) {
 		*has_grace = 1;
 		*grace_ms = (uint32_t)(a->grace_s * 1000 + 0.5);
@@ -80,7 +51,7 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "give --topology SPEC, --collective C and --size M, or "
 				     "--partition NAME");
-	if (a->max_loss && (a->partition || hosts || workload || a->free_ports))
+	if (a->max_loss > 0 && (a->partition || hosts || workload || a->free_ports))
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--max-loss stages a change of the whole fabric's topology: "
 				     "give --topology SPEC alone");

@@ -37,32 +37,46 @@ union remote_body {
 	Ofc__V1__Drain drain;
 };
 
-/* One command being run: where it asks, what its options said beyond the
- * body (each command reads only its own), what it must free. */
+/* One command being run: where it asks, the body of its request and
+ * what its options said beyond it (each command reads only its own), what
+ * it must free. The rows of a command's table fill it (their offsets are
+ * into it): the body's fields directly, their has_ flags set from the
+ * message's descriptor as each is given (remote_given). */
 struct remote {
 	const struct cli_cmd *cmd;
 	const struct remote_cmd *row;
 	struct cli_targets *t; /* every address given; the walk finds the leader */
+	union remote_body body;
+	const ProtobufCMessageDescriptor *desc; /* the body's (NULL: set no has_) */
 	bool json;
 	double timeout;
-	struct reconfigure_ask ask; /* reconfigure's options */
+	/* reconfigure's options; apply's --max-loss and --grace, drain's
+	 * --grace (grace_s below 0 until given: 0 is a grace) */
+	struct reconfigure_ask ask;
 	/* apply: the config read, its real path; testbed run: --schedule's
 	 * bytes; testbed mpirun: PROGRAM's whole path */
 	char *text, path[PATH_MAX];
 	const char *output, *format; /* schedule: -o, --format */
 	enum out_format fmt;	     /* schedule: -o's format, by the rule of `ofc schedule` */
 	uint32_t count;		     /* watch --count */
+	int mpi;		     /* testbed mpirun --mpi: 0 (not given), 1 mpich, 2 openmpi */
 	bool yes, all;		     /* adopt --yes, restore --all */
 };
 
-/* Options every remote command has, at the end of each row's table. */
-#define REMOTE_OPT_JSON	   'j'
-#define REMOTE_OPT_TIMEOUT 'W'
-#define REMOTE_COMMON_OPTS                                                                         \
-	{"json", no_argument, NULL, REMOTE_OPT_JSON},                                              \
-	    {"timeout", required_argument, NULL, REMOTE_OPT_TIMEOUT},                              \
+/* A row's field: in struct remote, or in the body's message M. */
+#define REMOTE_O(f)    offsetof(struct remote, f)
+#define REMOTE_B(m, f) offsetof(struct remote, body.m.f)
+/* A flag into a message's protobuf_c_boolean (a plain flag writes a bool). */
+int remote_row_flag(const struct opt *row, const char *arg, void *base, struct ofc_error *err);
+/* The rows every remote command ends with: --json (its help says what it
+ * prints), --timeout and --help. */
+#define REMOTE_ROWS_END(json_help)                                                                 \
+	{"json", NULL, REMOTE_O(json), NULL, json_help},                                           \
+	    {"timeout", cli_row_duration, REMOTE_O(timeout), "DUR",                                \
+	     "give up waiting for the answer after DUR (each command has its own default)"},       \
+	    CLI_OPT_HELP,                                                                          \
 	{                                                                                          \
-		"help", no_argument, NULL, 'h'                                                     \
+		NULL                                                                               \
 	}
 
 /* The operands a command takes after its options. */
@@ -73,19 +87,15 @@ enum remote_operands {
 };
 
 struct remote_cmd {
-	struct cli_cmd cmd;	   /* name ("status"), usage and summary */
-	enum api_kind kind;	   /* the request it sends (controller/api) */
-	const struct option *opts; /* its own: --json, --timeout and --help are every one's */
-	const char *shortopts;	   /* beyond "h" */
-	const char *help;	   /* --help's text (or help_fn's) */
-	int (*help_fn)(const struct cli_cmd *cmd);
+	struct cli_cmd cmd; /* name ("status"), usage (its operands) and summary */
+	enum api_kind kind; /* the request it sends (controller/api) */
+	/* its rows (ending with REMOTE_ROWS_END) and --help's words before them */
+	struct cli_opts opts;
 	double timeout; /* the default --timeout, s (0: the walk's) */
 	unsigned call;	/* CLI_CALL_ flags beyond READ, which the kind's row says */
 	enum remote_operands operands;
 	const char *operand; /* OPERANDS_ONE: its name ("FILE") */
 	const char *extra;   /* OPERANDS_NONE: why none ("" or " (the daemon ...)") */
-	/* One of its own options into b or r: 0, or an exit status. */
-	int (*opt)(struct remote *r, union remote_body *b, int c, const char *arg);
 	/* The operands into b, and the checks across options: 0, or an exit
 	 * status. NULL: nothing to add. */
 	int (*build)(struct remote *r, union remote_body *b, int argc, char **argv);
@@ -101,9 +111,14 @@ struct remote_cmd {
 /* Every command's row lives beside its code; cmd_remote.c lists them. */
 extern const struct remote_cmd remote_schedule_cmd, remote_watch_cmd, remote_adopt_cmd;
 
+/* The has_ flag of the body's field a row fills, set (cli_opts.given). */
+void remote_given(const struct opt *row, void *base);
+
 /* `testbed ACTION`'s row (remote_testbed.c): NULL for an action ofcd does
- * not answer. */
+ * not answer (or none, NULL). */
 const struct remote_cmd *remote_testbed_row(const char *action);
+/* Why `testbed WORD` is none of them, said on stderr: 2. */
+int remote_testbed_refuse(const char *word);
 /* A TestbedUpAnswer as `ofc testbed up` prints it, local or through ofcd
  * (remote_testbed.c). */
 void testbed_print_up(const Ofc__V1__TestbedUpAnswer *m);
@@ -113,6 +128,11 @@ void testbed_print_check(const Ofc__V1__TestbedCheckAnswer *m);
 /* A TestbedRunAnswer as `ofc testbed run` prints it, local or through
  * ofcd: one printer for both, so the two read the same. */
 void testbed_print_run(const Ofc__V1__TestbedRunAnswer *m);
+
+/* r->row's options and operands into r and its body (r->cmd names the
+ * command in errors). true: the request is ready; false: the command is
+ * over (help, a usage error), *rc its exit status. */
+bool remote_parse(struct remote *r, int argc, char **argv, int *rc);
 
 /* Every command's row, in the order `ofc --help` lists them: their number. */
 size_t remote_rows(const struct remote_cmd *const **rows);

@@ -1,7 +1,9 @@
 /* What every remote command's asking shares (remote.h): the call through
  * the replicas' walk, the outcome printed, the exit status an answer
- * calls for. The skeleton (cmd_remote.c) and the commands that ask in more
- * than one call (remote_watch.c, remote_schedule.c, cmd_adopt.c) use it. */
+ * calls for, and what the option rows of every command's table fill (a
+ * message's flag, the has_ flags beside its fields). The skeleton
+ * (cmd_remote.c) and the commands that ask in more than one call
+ * (remote_watch.c, remote_schedule.c, cmd_adopt.c) use it. */
 #include "controller/cli/remote.h"
 
 #include <string.h>
@@ -81,4 +83,30 @@ int remote_finish(struct remote *r, Ofc__V1__Response *resp)
 	}
 	ofc__v1__response__free_unpacked(resp, NULL);
 	return rc;
+}
+
+/* ---- the rows' fields ---------------------------------------------------------------- */
+
+int remote_row_flag(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
+{
+	(void)arg, (void)err;
+	*(protobuf_c_boolean *)((char *)base + row->off) = 1;
+	return 0;
+}
+
+void remote_given(const struct opt *row, void *base)
+{
+	struct remote *r = base;
+	size_t at = REMOTE_O(body);
+
+	if (!r->desc || row->off < at || row->off >= at + sizeof(r->body))
+		return;
+	for (unsigned i = 0; i < r->desc->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &r->desc->fields[i];
+
+		/* (a oneof's quantifier is its case, the builder's to set) */
+		if (f->offset == row->off - at && f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+		    f->quantifier_offset && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+			*(protobuf_c_boolean *)((char *)&r->body + f->quantifier_offset) = 1;
+	}
 }

@@ -257,87 +257,6 @@ static int schedule_streamed(struct remote *r, Ofc__V1__Request *req, enum out_f
 	return rc;
 }
 
-/* --help: the algorithms from the engine table (the config's choice
- * before any default), the lowerings from theirs. */
-static int schedule_help(const struct cli_cmd *cmd)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int rc;
-
-	sb_puts(&sb,
-		"Asks ofcd for a verified, priced schedule on the fabric's committed topology\n"
-		"(or --topology SPEC, or --partition NAME: that partition's topology, sized\n"
-		"by its collectives), the same ofc.v1.Schedule `ofc schedule` exports.\n\n"
-		"  --collective C  allgather, reduce-scatter, allreduce or alltoall (a\n"
-		"                  server fabric: also broadcast and reduce)\n");
-	schedule_algorithms_one(
-	    &sb, "  --algo A        the config's algorithm for the collective, else: ",
-	    "                  ", 79);
-	sb_puts(&sb, "  --size M        data per node (default: the config's)\n"
-		     "  --lowering L    alltoall mcf: ");
-	a2a_lowering_names(&sb, false, " or ");
-	sb_puts(&sb,
-		" (default steps; paths\n"
-		"                  is the workload's, answered from the MCF solution ofcd keeps)\n"
-		"  --summary       figures only, no steps\n"
-		"  --reduced       symmetry-reduced (as ofc schedule --reduced): node 0's\n"
-		"                  program and the translation group, on the topology's own\n"
-		"                  numbering; refused with the reason where it has no such form\n"
-		"  --format pb|json -o OUT  write the schedule; without --format OUT's\n"
-		"                  extension says which (.pb, .json), else json\n");
-	rc = cli_help(cmd, sb.buf);
-	sb_free(&sb);
-	return rc;
-}
-
-static int schedule_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	Ofc__V1__GetSchedule *gs = &b->get_schedule;
-	enum sched_collective coll;
-
-	switch (c) {
-	case 'c':
-		/* broadcast and reduce: the fluid engine's, on a server fabric */
-		if (sched_collective_parse(arg, &coll) < 0 && strcmp(arg, "broadcast") != 0 &&
-		    strcmp(arg, "reduce") != 0)
-			return cli_usage_error(r->cmd, "unknown collective '%s'", arg);
-		gs->collective = (char *)arg;
-		return 0;
-	case 'a':
-		gs->algorithm = (char *)arg;
-		return 0;
-	case 's':
-		gs->has_size_bytes = 1;
-		return cli_opt_size(r->cmd, "size", arg, &gs->size_bytes);
-	case 'T':
-		gs->topology = (char *)arg;
-		return 0;
-	case 'p':
-		gs->partition = (char *)arg;
-		return 0;
-	case 'P':
-		gs->has_chunks = 1;
-		return cli_opt_u32(r->cmd, "chunks", arg, 1, 1000000, NULL, &gs->chunks);
-	case 'L':
-		/* ofcd checks the value: its answer names the ones it knows */
-		gs->lowering = (char *)arg;
-		return 0;
-	case 'S':
-		gs->has_summary_only = gs->summary_only = 1;
-		return 0;
-	case 'r':
-		gs->has_reduced = gs->reduced = 1;
-		return 0;
-	case 'f':
-		r->format = arg;
-		return 0;
-	case 'o':
-		r->output = arg;
-		return 0;
-	}
-	return 2;
-}
-
 static int schedule_build(struct remote *r, union remote_body *b, int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -383,31 +302,74 @@ static int schedule_run(struct remote *r, Ofc__V1__Request *req)
 	return rc;
 }
 
+/* broadcast and reduce: the fluid engine's, on a server fabric */
+static const struct opt_choice fluid_collectives[] = {{"broadcast", 0}, {"reduce", 0}, {NULL, 0}};
+
+static const struct opt schedule_rows[] = {
+    {"collective", cli_row_collective_name, REMOTE_B(get_schedule, collective), "C",
+     "allgather, reduce-scatter, allreduce or alltoall (a server fabric: also broadcast and "
+     "reduce)",
+     .flags = OPT_REQUIRED,
+     .expect = "expected allreduce, allgather, reduce-scatter or alltoall (a server fabric: "
+	       "also broadcast and reduce)",
+     .choices = fluid_collectives},
+    {"algo", opt_str, REMOTE_B(get_schedule, algorithm), "A",
+     "the algorithm (default: the config's for the collective, else the engines' pick)"},
+    {"size", cli_row_size, REMOTE_B(get_schedule, size_bytes), "M",
+     "data per node (default: the config's)"},
+    {"topology", opt_str, REMOTE_B(get_schedule, topology), "SPEC",
+     "on SPEC instead of the committed topology"},
+    {"partition", opt_str, REMOTE_B(get_schedule, partition), "NAME",
+     "on that partition's topology, sized by its collectives"},
+    {"chunks", cli_row_u32, REMOTE_B(get_schedule, chunks), "P",
+     "BFB: split each shard into P chunks", 1, 1000000},
+    /* (ofcd checks the value: its answer names the ones it knows) */
+    {"lowering", opt_str, REMOTE_B(get_schedule, lowering), "L", "alltoall mcf's lowering"},
+    {"summary", remote_row_flag, REMOTE_B(get_schedule, summary_only), NULL,
+     "figures only, no steps"},
+    {"reduced", remote_row_flag, REMOTE_B(get_schedule, reduced), NULL,
+     "symmetry-reduced (as ofc schedule --reduced): node 0's program and the translation "
+     "group, on the topology's own numbering; refused with the reason where it has no such "
+     "form"},
+    {"format", opt_str, REMOTE_O(format), "pb|json",
+     "-o's format; without it OUT's extension says which (.pb, .json), else json"},
+    {"output", opt_str, REMOTE_O(output), "OUT", "write the schedule to OUT (-: stdout)",
+     .flags = OPT_SHORT, .letter = 'o'},
+    REMOTE_ROWS_END("the summary as JSON, as 'ofc schedule --json' prints it (docs/json.md)"),
+};
+
+const struct cli_table remote_schedule_cli_table = {"--socket PATH schedule", schedule_rows,
+						    sizeof(struct remote)};
+
+/* --help: the algorithms from the engine table (the config's choice
+ * before any default), the lowerings from theirs, before the rows. */
+static int schedule_help(const struct cli_cmd *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cli_opts o = {schedule_rows, NULL, NULL, NULL};
+	int rc;
+
+	sb_puts(&sb,
+		"Asks ofcd for a verified, priced schedule on the fabric's committed topology\n"
+		"(or --topology SPEC, or --partition NAME: that partition's topology, sized\n"
+		"by its collectives), the same ofc.v1.Schedule `ofc schedule` exports.\n\n");
+	schedule_algorithms_one(
+	    &sb, "--algo: the config's algorithm for the collective, else: ", "", 79);
+	sb_puts(&sb, "--lowering (alltoall mcf): ");
+	a2a_lowering_names(&sb, false, " or ");
+	sb_puts(&sb, " (default steps; paths is the\nworkload's, answered from the MCF "
+		     "solution ofcd keeps).\n");
+	o.help = sb.buf;
+	rc = cli_help_opts(cmd, &o);
+	sb_free(&sb);
+	return rc;
+}
+
 const struct remote_cmd remote_schedule_cmd = {
-    .cmd =
-	{"schedule",
-	 "--collective C [--algo A] [--size M] [--topology SPEC | --partition NAME] [--chunks P] "
-	 "[--lowering L] [--summary] [--reduced] [--json] [--format pb|json -o OUT] "
-	 "[--timeout DUR]",
-	 "a verified schedule from the daemon", NULL},
+    .cmd = {"schedule", "", "a verified schedule from the daemon", NULL},
     .kind = API_GET_SCHEDULE,
-    .opts = (const struct option[]){{"collective", required_argument, NULL, 'c'},
-				    {"algo", required_argument, NULL, 'a'},
-				    {"size", required_argument, NULL, 's'},
-				    {"topology", required_argument, NULL, 'T'},
-				    {"partition", required_argument, NULL, 'p'},
-				    {"chunks", required_argument, NULL, 'P'},
-				    {"lowering", required_argument, NULL, 'L'},
-				    {"summary", no_argument, NULL, 'S'},
-				    {"reduced", no_argument, NULL, 'r'},
-				    {"format", required_argument, NULL, 'f'},
-				    {"output", required_argument, NULL, 'o'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .shortopts = "ho:",
-    .help_fn = schedule_help,
+    .opts = {schedule_rows, NULL, schedule_help, NULL},
     .extra = "",
-    .opt = schedule_opt,
     .build = schedule_build,
     .run = schedule_run,
 };

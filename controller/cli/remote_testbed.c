@@ -16,89 +16,32 @@
  * default limit (OFCD_MAX_FRAME_DEFAULT), less room for the rest of it. */
 #define SCHEDULE_MAX_BYTES ((16u << 20) - (64u << 10))
 
-/* --size and --run-timeout, as run and mpirun take them: above 0. */
-static int positive_size(struct remote *r, const char *arg, protobuf_c_boolean *has, uint64_t *v)
+/* --schedule FILE: its bytes sent in the request. */
+static int p_schedule(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	const char *why = NULL;
-
-	*has = 1;
-	if (parse_size(arg, v, &why) == 0 && *v > 0)
-		return 0;
-	return cli_usage_error(r->cmd, "--size '%s': %s", arg, why ? why : "must be > 0");
-}
-
-static int run_timeout(struct remote *r, const char *arg, protobuf_c_boolean *has, double *v)
-{
-	const char *why = NULL;
-
-	*has = 1;
-	if (parse_duration(arg, v, &why) == 0 && *v > 0)
-		return 0;
-	return cli_usage_error(r->cmd, "--run-timeout '%s': %s", arg, why ? why : "must be > 0");
-}
-
-static int run_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	Ofc__V1__TestbedRun *q = &b->testbed_run;
-	struct ofc_error err = {0};
-	const char *why = NULL;
+	struct remote *r = base;
+	Ofc__V1__TestbedRun *q = &r->body.testbed_run;
 	size_t len;
 
-	switch (c) {
-	case 'F':
-		if (r->text) /* (given twice: the last one) */
-			free(r->text);
-		r->text = NULL;
-		if (read_file(arg, SCHEDULE_MAX_BYTES, &r->text, &len, &err) < 0)
-			return cli_fail(&err);
-		q->has_schedule = 1;
-		q->schedule.data = (uint8_t *)r->text;
-		q->schedule.len = len;
-		return 0;
-	case 'G':
-		q->topology = (char *)arg;
-		return 0;
-	case 'w': /* (named, so the refusal says where a workload runs) */
-		return cli_usage_error(
-		    r->cmd,
-		    "--workload '%s' does not run through ofcd: 'ofc testbed run "
-		    "FILE --workload %s' runs it on a testbed it brings up itself",
-		    arg, arg);
-	case 'M':
-		q->has_mpi = 1;
-		q->mpi = 1;
-		return 0;
-	case 'a':
-		q->algorithm = (char *)arg;
-		return 0;
-	case 'c':
-		q->collective = (char *)arg;
-		return 0;
-	case 's':
-		return positive_size(r, arg, &q->has_size, &q->size);
-	case 'A':
-		q->has_alpha = 1;
-		if (parse_duration(arg, &q->alpha, &why) == 0)
-			return 0;
-		return cli_usage_error(r->cmd, "--alpha '%s': %s", arg, why ? why : "a duration");
-	case 'T':
-		return run_timeout(r, arg, &q->has_timeout, &q->timeout);
-	}
-	return 2;
+	(void)row;
+	free(r->text); /* (given twice: the last one) */
+	r->text = NULL;
+	if (read_file(arg, SCHEDULE_MAX_BYTES, &r->text, &len, err) < 0)
+		return -1;
+	q->has_schedule = 1;
+	q->schedule.data = (uint8_t *)r->text;
+	q->schedule.len = len;
+	return 0;
 }
 
-static int up_opt(struct remote *r, union remote_body *b, int c, const char *arg)
+/* --workload: named, so the refusal says where a workload runs. */
+static int p_workload(const struct opt *row, const char *arg, void *base, struct ofc_error *err)
 {
-	Ofc__V1__TestbedUp *q = &b->testbed_up;
-	char *end;
-
-	if (c != 'x')
-		return 2;
-	q->has_rate_scale = 1;
-	q->rate_scale = strtod(arg, &end);
-	if (end != arg && !*end && q->rate_scale > 0 && q->rate_scale <= 1)
-		return 0;
-	return cli_usage_error(r->cmd, "--rate-scale must be a number in (0, 1], got '%s'", arg);
+	(void)base;
+	return ofc_error_set(err, OFC_E_USAGE,
+			     "bad --%s '%s': it does not run through ofcd: 'ofc testbed run FILE "
+			     "--workload %s' runs it on a testbed it brings up itself",
+			     row->name, arg, arg);
 }
 
 /* As `ofc testbed up FILE` prints it. */
@@ -265,72 +208,57 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 	return rc;
 }
 
+/* --size and --run-timeout, as run and mpirun take them: above 0. */
+#define SIZE_ROW(m, f, help)                                                                       \
+	{                                                                                          \
+		"size", cli_row_size, REMOTE_B(m, f), "M", help                                    \
+	}
+#define RUN_TIMEOUT_ROW(m, help)                                                                   \
+	{                                                                                          \
+		"run-timeout", cli_row_duration, REMOTE_B(m, timeout), "DUR", help, 1e-9, 1e9,     \
+		    "must be more than 0"                                                          \
+	}
+
+static const struct opt run_rows[] = {
+    {"algo", opt_str, REMOTE_B(testbed_run, algorithm), "NAME|all",
+     "one algorithm, or every one that applies (default: the pick)"},
+    /* (ofcd checks the value: its refusal names the ones it runs) */
+    {"collective", opt_str, REMOTE_B(testbed_run, collective), "C",
+     "allreduce (default; with --schedule, the file's), allgather, reduce-scatter, alltoall"},
+    SIZE_ROW(testbed_run, size, "bytes per host (default 1M)"),
+    {"alpha", cli_row_duration, REMOTE_B(testbed_run, alpha), "DUR",
+     "a step's cost (default: testbed check's calibration)"},
+    RUN_TIMEOUT_ROW(testbed_run, "each run's limit (default 600s)"),
+    {"schedule", p_schedule, 0, "FILE",
+     "run this exported schedule (ofc schedule --format pb), sent in the request (at most "
+     "16 MiB), not one computed"},
+    {"mpi", remote_row_flag, REMOTE_B(testbed_run, mpi), NULL,
+     "also run MPICH's own collective on the same hosts and links (unpriced)"},
+    {"topology", opt_str, REMOTE_B(testbed_run, topology), "SPEC",
+     "a what-if: the daemon reconfigures to SPEC for the runs and to the topology committed "
+     "before again after (two committed transactions; nothing comes between)"},
+    {"workload", p_workload, 0, "W",
+     "refused: a workload runs with 'ofc testbed run FILE --workload W', not through ofcd",
+     .flags = OPT_HIDE_USAGE},
+    REMOTE_ROWS_END("the ofc.v1.TestbedRunAnswer as JSON"),
+};
+
 static const struct remote_cmd run_cmd = {
-    .cmd = {"testbed run",
-	    "[--algo NAME|all | --schedule FILE] [--collective C] [--size N] [--mpi] "
-	    "[--topology SPEC] [--alpha DUR] "
-	    "[--run-timeout DUR] [--json] [--timeout DUR]",
+    .cmd = {"testbed run", "",
 	    "collectives on the testbed's hosts, run by the daemon for its committed topology",
 	    NULL},
     .kind = API_TESTBED_RUN,
-    .opts = (const struct option[]){{"algo", required_argument, NULL, 'a'},
-				    {"collective", required_argument, NULL, 'c'},
-				    {"size", required_argument, NULL, 's'},
-				    {"alpha", required_argument, NULL, 'A'},
-				    {"run-timeout", required_argument, NULL, 'T'},
-				    {"schedule", required_argument, NULL, 'F'},
-				    {"mpi", no_argument, NULL, 'M'},
-				    {"topology", required_argument, NULL, 'G'},
-				    {"workload", required_argument, NULL, 'w'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .help = "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"
-	    "testbed up FILE'), scheduled for the topology the daemon committed, as 'ofc\n"
-	    "testbed run FILE' does without a daemon: each algorithm verified, priced by\n"
-	    "the testbed's model, run, its data checked and the model judged. Admin only;\n"
-	    "queued with the mutations. Exit 1 when a run failed or moved wrong data.\n\n"
-	    "  --algo NAME|all    one algorithm, or every one that applies (default: the\n"
-	    "                     pick)\n"
-	    "  --collective C     allreduce (default; with --schedule, the file's), allgather,\n"
-	    "                     reduce-scatter, alltoall\n"
-	    "  --size N           bytes per host (default 1M)\n"
-	    "  --schedule FILE    run this exported schedule (ofc schedule --format pb),\n"
-	    "                     sent in the request (at most 16 MiB), not one computed\n"
-	    "  --mpi              also run MPICH's own collective on the same hosts and\n"
-	    "                     links (unpriced)\n"
-	    "  --topology SPEC    a what-if: the daemon reconfigures to SPEC for the runs\n"
-	    "                     and to the topology committed before again after (two\n"
-	    "                     committed transactions; nothing comes between)\n"
-	    "  --alpha DUR        a step's cost (default: testbed check's calibration)\n"
-	    "  --run-timeout DUR  each run's limit (default 600s)\n"
-	    "  --json             the ofc.v1.TestbedRunAnswer as JSON\n",
+    .opts = {run_rows,
+	     "Asks ofcd to run a collective on the testbed's hosts (brought up with 'ofc\n"
+	     "testbed up FILE'), scheduled for the topology the daemon committed, as 'ofc\n"
+	     "testbed run FILE' does without a daemon: each algorithm verified, priced by\n"
+	     "the testbed's model, run, its data checked and the model judged. Admin only;\n"
+	     "queued with the mutations. Exit 1 when a run failed or moved wrong data.\n"},
     .timeout = 3600, /* every algorithm's run, one after another */
     .operands = OPERANDS_NONE,
     .extra = "",
-    .opt = run_opt,
     .run = run_run,
 };
-
-static int mpirun_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	Ofc__V1__TestbedMpirun *q = &b->testbed_mpirun;
-
-	switch (c) {
-	case 'M':
-		if (strcmp(arg, "mpich") && strcmp(arg, "openmpi"))
-			return cli_usage_error(r->cmd, "--mpi is mpich or openmpi, got '%s'", arg);
-		q->mpi = (char *)arg;
-		return 0;
-	case 'N':
-		q->has_no_preload = q->no_preload = 1;
-		return 0;
-	case 's':
-		return positive_size(r, arg, &q->has_size_bytes, &q->size_bytes);
-	case 'T':
-		return run_timeout(r, arg, &q->has_timeout, &q->timeout);
-	}
-	return 2;
-}
 
 /* PROGRAM [ARGS...]: a PROGRAM named by a relative path made whole, since
  * ofcd's working directory is not ours (a bare name is looked up on the
@@ -341,6 +269,8 @@ static int mpirun_build(struct remote *r, union remote_body *b, int argc, char *
 
 	if (argc < 1)
 		return cli_usage_error(r->cmd, "mpirun: missing -- PROGRAM [ARGS...]");
+	if (r->mpi)
+		q->mpi = (char *)(r->mpi == 2 ? "openmpi" : "mpich");
 	q->n_argv = (size_t)argc;
 	q->argv = argv;
 	if (strchr(argv[0], '/') && argv[0][0] != '/') {
@@ -390,105 +320,144 @@ static int mpirun_run(struct remote *r, Ofc__V1__Request *req)
 	return rc;
 }
 
+static const struct opt_choice mpis[] = {{"mpich", 1}, {"openmpi", 2}, {NULL, 0}};
+
+static const struct opt mpirun_rows[] = {
+    {"mpi", cli_row_choice, REMOTE_O(mpi), "mpich|openmpi", "the MPI (default mpich)",
+     .expect = "mpich or openmpi", .choices = mpis},
+    {"no-preload", remote_row_flag, REMOTE_B(testbed_mpirun, no_preload), NULL,
+     "the MPI's own collectives on the same links"},
+    SIZE_ROW(testbed_mpirun, size_bytes,
+	     "the data per host the schedules are priced for (default 1MiB; they serve any "
+	     "size)"),
+    RUN_TIMEOUT_ROW(testbed_mpirun, "stop the job after DUR (default 10min, at most 1h)"),
+    REMOTE_ROWS_END("as 'ofc testbed mpirun FILE --json'"),
+};
+
+/* (options anywhere before "--", as the local form reads them: a bad one
+ * is refused before any connection; PROGRAM's own come after it) */
 static const struct remote_cmd mpirun_cmd = {
-    .cmd = {"testbed mpirun",
-	    "[--mpi mpich|openmpi] [--no-preload] [--size M] [--run-timeout T] [--json] "
-	    "[--timeout DUR] -- PROGRAM [ARGS...]",
+    .cmd = {"testbed mpirun", "-- PROGRAM [ARGS...]",
 	    "an unmodified MPI program on the testbed's hosts with libofc-mpi, run by the daemon",
 	    NULL},
     .kind = API_TESTBED_MPIRUN,
-    .opts = (const struct option[]){{"mpi", required_argument, NULL, 'M'},
-				    {"no-preload", no_argument, NULL, 'N'},
-				    {"size", required_argument, NULL, 's'},
-				    {"run-timeout", required_argument, NULL, 'T'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    /* (options anywhere before "--", as the local form reads them: a bad
-     * one is refused before any connection; PROGRAM's own come after it) */
-    .help = "Asks ofcd to run PROGRAM (an MPI program, unmodified) as one rank per host\n"
-	    "namespace of the testbed (brought up with 'ofc testbed up') over the circuits\n"
-	    "of the topology the daemon committed, with libofc-mpi preloaded running ofc's\n"
-	    "schedules for it, as 'ofc testbed mpirun FILE' does without a daemon (docs/mpi.md).\n"
-	    "PROGRAM runs as the daemon's user: admin only; queued with the mutations.\n"
-	    "Prints what the library counted per collective and the bytes that crossed the\n"
-	    "circuits; exits with the program's status.\n\n"
-	    "  --mpi M            mpich (default) or openmpi\n"
-	    "  --no-preload       the MPI's own collectives on the same links\n"
-	    "  --size M           the data per host the schedules are priced for (default\n"
-	    "                     1MiB; they serve any size)\n"
-	    "  --run-timeout T    stop the job after T (default 10min, at most 1h)\n"
-	    "  --json             as 'ofc testbed mpirun FILE --json'\n",
+    .opts = {mpirun_rows,
+	     "Asks ofcd to run PROGRAM (an MPI program, unmodified) as one rank per host\n"
+	     "namespace of the testbed (brought up with 'ofc testbed up') over the circuits\n"
+	     "of the topology the daemon committed, with libofc-mpi preloaded running ofc's\n"
+	     "schedules for it, as 'ofc testbed mpirun FILE' does without a daemon\n"
+	     "(docs/mpi.md). PROGRAM runs as the daemon's user: admin only; queued with the\n"
+	     "mutations. Prints what the library counted per collective and the bytes that\n"
+	     "crossed the circuits; exits with the program's status.\n"},
     .timeout = 3660, /* the job's limit, and the schedules before it */
     .operands = OPERANDS_ANY,
-    .opt = mpirun_opt,
     .build = mpirun_build,
     .run = mpirun_run,
 };
 
+static const struct opt check_rows[] = {
+    REMOTE_ROWS_END("the ofc.v1.TestbedCheckAnswer as JSON"),
+};
+
 static const struct remote_cmd check_cmd = {
-    .cmd = {"testbed check", "[--json] [--timeout DUR]",
+    .cmd = {"testbed check", "",
 	    "the testbed's hosts and circuits checked and its model calibrated, by the daemon",
 	    NULL},
     .kind = API_TESTBED_CHECK,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Asks ofcd to check the testbed's hosts as 'ofc testbed check FILE' does without\n"
-	    "a daemon: ICMP between every ordered pair of hosts, then what each circuit\n"
-	    "carries with all loaded at once (recorded for the runs), then the run's model\n"
-	    "calibrated on the committed topology (alpha, a step's cost, from runs of the\n"
-	    "executor) and judged by a reference run. Admin only; queued with the\n"
-	    "mutations. Exit 1 unless every pair reaches and the reference run's data is\n"
-	    "right.\n\n"
-	    "  --json     the ofc.v1.TestbedCheckAnswer as JSON\n",
+    .opts = {check_rows,
+	     "Asks ofcd to check the testbed's hosts as 'ofc testbed check FILE' does without\n"
+	     "a daemon: ICMP between every ordered pair of hosts, then what each circuit\n"
+	     "carries with all loaded at once (recorded for the runs), then the run's model\n"
+	     "calibrated on the committed topology (alpha, a step's cost, from runs of the\n"
+	     "executor) and judged by a reference run. Admin only; queued with the\n"
+	     "mutations. Exit 1 unless every pair reaches and the reference run's data is\n"
+	     "right.\n"},
     .timeout = 600,
     .operands = OPERANDS_NONE,
     .extra = "",
     .run = run_run,
 };
 
+static const struct opt down_rows[] = {
+    REMOTE_ROWS_END("the ofc.v1.TestbedDownAnswer as JSON"),
+};
+
 static const struct remote_cmd down_cmd = {
-    .cmd = {"testbed down", "[--json] [--timeout DUR]",
-	    "the testbed's namespaces removed by the daemon that drives them", NULL},
+    .cmd = {"testbed down", "", "the testbed's namespaces removed by the daemon that drives them",
+	    NULL},
     .kind = API_TESTBED_DOWN,
-    .opts = (const struct option[]){REMOTE_COMMON_OPTS, {0}},
-    .help = "Asks ofcd to remove every namespace the testbed made, as 'ofc testbed down\n"
-	    "FILE' does without a daemon; its next transactions plan the switches alone.\n"
-	    "Admin only; queued with the mutations.\n\n"
-	    "  --json     the ofc.v1.TestbedDownAnswer as JSON\n",
+    .opts = {down_rows,
+	     "Asks ofcd to remove every namespace the testbed made, as 'ofc testbed down\n"
+	     "FILE' does without a daemon; its next transactions plan the switches alone.\n"
+	     "Admin only; queued with the mutations.\n"},
     .timeout = 120,
     .operands = OPERANDS_NONE,
     .extra = "",
     .run = run_run,
 };
 
+static const struct opt up_rows[] = {
+    {"rate-scale", cli_row_fraction, REMOTE_B(testbed_up, rate_scale), "X",
+     "shape circuits to X times the config's link rate; without it, up shapes to what this "
+     "machine carries (and at most 16 Gb/s) and says so"},
+    REMOTE_ROWS_END("the ofc.v1.TestbedUpAnswer as JSON"),
+};
+
 static const struct remote_cmd up_cmd = {
-    .cmd = {"testbed up", "[--rate-scale X] [--json] [--timeout DUR]",
-	    "the testbed's hosts brought up by the daemon that drives them", NULL},
+    .cmd = {"testbed up", "", "the testbed's hosts brought up by the daemon that drives them",
+	    NULL},
     .kind = API_TESTBED_UP,
-    .opts = (const struct option[]){{"rate-scale", required_argument, NULL, 'x'},
-				    REMOTE_COMMON_OPTS,
-				    {0}},
-    .help = "Asks ofcd to bring the testbed up as 'ofc testbed up FILE' does without a\n"
-	    "daemon: one network namespace per host, one veth pair per circuit the switches\n"
-	    "hold now, shaped, and what they carry measured and recorded for the runs. The\n"
-	    "daemon's later transactions move the hosts' circuits with the switches. Admin\n"
-	    "only; queued with the mutations.\n\n"
-	    "  --rate-scale X   shape circuits to X times the config's link rate; without\n"
-	    "                   it, up shapes to what this machine carries (and at most\n"
-	    "                   16 Gb/s) and says so\n"
-	    "  --json           the ofc.v1.TestbedUpAnswer as JSON\n",
+    .opts = {up_rows,
+	     "Asks ofcd to bring the testbed up as 'ofc testbed up FILE' does without a\n"
+	     "daemon: one network namespace per host, one veth pair per circuit the switches\n"
+	     "hold now, shaped, and what they carry measured and recorded for the runs. The\n"
+	     "daemon's later transactions move the hosts' circuits with the switches. Admin\n"
+	     "only; queued with the mutations.\n"},
     .timeout = 600, /* every namespace, veth and route, then the measures */
     .operands = OPERANDS_NONE,
     .extra = "",
-    .opt = up_opt,
     .run = run_run,
+};
+
+const struct cli_table remote_testbed_cli_tables[5] = {
+    {"--socket PATH testbed up", up_rows, sizeof(struct remote)},
+    {"--socket PATH testbed run", run_rows, sizeof(struct remote)},
+    {"--socket PATH testbed check", check_rows, sizeof(struct remote)},
+    {"--socket PATH testbed down", down_rows, sizeof(struct remote)},
+    {"--socket PATH testbed mpirun", mpirun_rows, sizeof(struct remote)},
 };
 
 const struct remote_cmd *remote_testbed_row(const char *action)
 {
-	return strcmp(action, "up") == 0       ? &up_cmd
+	return !action			       ? NULL
+	       : strcmp(action, "up") == 0     ? &up_cmd
 	       : strcmp(action, "run") == 0    ? &run_cmd
 	       : strcmp(action, "check") == 0  ? &check_cmd
 	       : strcmp(action, "down") == 0   ? &down_cmd
 	       : strcmp(action, "mpirun") == 0 ? &mpirun_cmd
 					       : NULL;
+}
+
+int remote_testbed_refuse(const char *word)
+{
+	if (!word)
+		fprintf(stderr,
+			"ofc: testbed: missing the action (up, run, check, down or mpirun)\n");
+	else if (word[0] == '-')
+		fprintf(stderr,
+			"ofc: testbed %s: the action (up, run, check, down or mpirun) comes right "
+			"after 'testbed', its options after it: testbed ACTION [OPTIONS]\n",
+			word);
+	else if (strcmp(word, "link") == 0 || strcmp(word, "miswire") == 0)
+		fprintf(stderr,
+			"ofc: testbed %s is not asked of ofcd: 'ofc testbed %s FILE ...' makes the "
+			"fault on the testbed's host itself\n",
+			word, word);
+	else
+		fprintf(stderr,
+			"ofc: unknown testbed action '%s' (ofcd runs up, run, check, down and "
+			"mpirun)\n",
+			word);
+	fprintf(stderr, "Try 'ofc --help'.\n");
+	return 2;
 }

@@ -157,33 +157,31 @@ fail:
 	return remote_connect_fail(&err);
 }
 
-static int watch_opt(struct remote *r, union remote_body *b, int c, const char *arg)
-{
-	(void)b;
-	if (c != 'n')
-		return 2;
-	return cli_opt_u32(r->cmd, "count", arg, 1, UINT32_MAX, NULL, &r->count);
-}
+static const struct opt watch_rows[] = {
+    {"count", cli_row_u32, REMOTE_O(count), "N", "stop after N events", 1, UINT32_MAX},
+    {"json", NULL, REMOTE_O(json), NULL, "one JSON object per line (time_unix_ms as sent)"},
+    {"timeout", cli_row_duration, REMOTE_O(timeout), "DUR",
+     "stop when no event came for DUR (a normal end: exit 0)"},
+    CLI_OPT_HELP,
+    {NULL},
+};
+
+const struct cli_table remote_watch_cli_table = {"--socket PATH watch", watch_rows,
+						 sizeof(struct remote)};
 
 const struct remote_cmd remote_watch_cmd = {
-    .cmd = {"watch", "[--count N] [--timeout DUR] [--json]", "print the daemon's events", NULL},
+    .cmd = {"watch", "", "print the daemon's events", NULL},
     .kind = API_WATCH,
-    .opts =
-	(const struct option[]){{"count", required_argument, NULL, 'n'}, REMOTE_COMMON_OPTS, {0}},
-    .help = "Prints ofcd's events as they happen, one per line: transactions started,\n"
-	    "committed, rolled back; devices lost and back; configs applied or rejected;\n"
-	    "requests queued, done, refused (and why) and cancelled; failures reported\n"
-	    "and restored.\n\n"
-	    "Given several replicas (--socket repeated, or a comma list), it follows the\n"
-	    "fabric: when its replica goes, it goes on at the next that answers (for up to\n"
-	    "30 s, or --timeout), from the last event it printed: every replica sends the\n"
-	    "same numbered events, so none is printed twice, and a gap is said on stderr.\n\n"
-	    "  --count N      stop after N events\n"
-	    "  --timeout DUR  stop when no event came for DUR (a normal end: exit 0)\n"
-	    "  --json         one JSON object per line (time_unix_ms as sent)\n\n"
-	    "Each line: the time (ISO 8601, local, with ms), the event, the device, the "
-	    "message.\n",
+    .opts = {watch_rows,
+	     "Prints ofcd's events as they happen, one per line: transactions started,\n"
+	     "committed, rolled back; devices lost and back; configs applied or rejected;\n"
+	     "requests queued, done, refused (and why) and cancelled; failures reported\n"
+	     "and restored. Each line: the time (ISO 8601, local, with ms), the event, the\n"
+	     "device, the message.\n\n"
+	     "Given several replicas (--socket repeated, or a comma list), it follows the\n"
+	     "fabric: when its replica goes, it goes on at the next that answers (for up to\n"
+	     "30 s, or --timeout), from the last event it printed: every replica sends the\n"
+	     "same numbered events, so none is printed twice, and a gap is said on stderr.\n"},
     .extra = "",
-    .opt = watch_opt,
     .run = watch_run,
 };

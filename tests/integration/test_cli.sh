@@ -18,6 +18,22 @@ expect_error 2 "ofc finder: bad --nodes '16x': expected a whole number" $OFC fin
 expect_error 2 "ofc schedule: option '--collective' needs a value" $OFC schedule --topology torus:4x4 --collective
 expect_error 2 "ofc schedule: option '-o' needs a value" $S --size 1MiB -o
 expect_error 2 "ofc schedule: unknown option '--colective'" $S --colective allreduce
+# A command's options before `testbed ACTION` are the action's (they were
+# taken for the command word, and ofc said testbed does not talk to ofcd);
+# options between testbed and its action: said so.
+expect_error 2 "ofc --socket PATH testbed mpirun: bad --timeout 'x': expected a duration such as 30 (seconds), 25us, 10ms or 1.5s" \
+	$OFC --timeout x --socket "$TMP/none.sock" testbed mpirun -- /bin/true
+expect_error 2 "ofc --socket PATH testbed up: bad --rate-scale '2': expected a number above 0 and at most 1" \
+	$OFC --rate-scale 2 testbed up --socket "$TMP/none.sock"
+expect_error 2 "ofc: testbed --timeout: the action (up, run, check, down or mpirun) comes right after 'testbed', its options after it: testbed ACTION [OPTIONS]" \
+	$OFC --socket "$TMP/none.sock" testbed --timeout 1 mpirun -- /bin/true
+expect_error 2 "ofc: unknown testbed action 'bogus' (ofcd runs up, run, check, down and mpirun)" \
+	$OFC --socket "$TMP/none.sock" testbed bogus
+# The remote commands' options are rows too: a bad value names the option.
+expect_error 2 "ofc --socket PATH drain: bad --grace '601s': at most 600 s" \
+	$OFC --socket "$TMP/none.sock" drain ocs0 --grace 601s
+expect_error 2 "ofc --socket PATH testbed run: bad --size '0': must be more than 0" \
+	$OFC --socket "$TMP/none.sock" testbed run --size 0
 expect_error 2 "ofc rwa: bad --nodes '70000': must be 2..65535 (node ids in a schedule are 16 bits)" $OFC rwa --nodes 70000 --wavelengths 2 --pattern all-to-all
 # Options read from each command's table (util/opts.c): a bad value of
 # each kind is refused, exit 2, naming the option and the value: a whole
@@ -67,7 +83,7 @@ expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or d
 # connects: anywhere before "--" (mpirun read them only up to its first
 # operand, and a bad --size after one met the socket error first); those
 # after "--" are PROGRAM's.
-expect_error 2 "ofc --socket PATH testbed mpirun: --size 'abc': expected a size such as 4096, 64KiB, 4MB or 1GiB" \
+expect_error 2 "ofc --socket PATH testbed mpirun: bad --size 'abc': expected a size such as 4096, 64KiB, 4MB or 1GiB" \
 	$OFC --socket "$TMP/none.sock" testbed mpirun F --size abc
 expect_error 1 "ofc: cannot connect to ofcd at $TMP/none.sock: No such file or directory (is ofcd running?)" \
 	$OFC --socket "$TMP/none.sock" testbed mpirun --timeout 1 --size 1MiB -- prog --size abc

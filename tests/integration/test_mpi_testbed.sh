@@ -40,7 +40,7 @@ trap 'exit 1' INT TERM HUP
 RUN="$OFC testbed mpirun $TMP/tb4.yaml --state-dir $ST --timeout 120"
 
 expect_error 2 "ofc testbed: mpirun: missing -- PROGRAM [ARGS...]" $RUN
-expect_error 2 "ofc testbed: --mpi is mpich or openmpi, got 'lam'" $RUN --mpi lam -- true
+expect_error 2 "ofc testbed: bad --mpi 'lam': mpich or openmpi" $RUN --mpi lam -- true
 expect_exit 0 $OFC apply "$TMP/tb4.yaml" --device "$DEV" --state-dir "$ST"
 expect_error 1 "ofc: the testbed of fabric '$NAME' is not up (run 'ofc testbed up')" $RUN -- $CHECK
 expect_exit 0 $OFC testbed up "$TMP/tb4.yaml" --rate-scale 1 --device "$DEV" --state-dir "$ST"
@@ -151,7 +151,7 @@ EOF_DR
 
 RUN="$OFC --socket $SOCK testbed mpirun --run-timeout 120"
 mpirun_ok preload -- "$CHECK" 1 17 4099
-expect_error 2 "ofc --socket PATH testbed mpirun: --mpi is mpich or openmpi, got 'lam'" $RUN --mpi lam -- true
+expect_error 2 "ofc --socket PATH testbed mpirun: bad --mpi 'lam': mpich or openmpi" $RUN --mpi lam -- true
 expect_exit 3 $RUN -- sh -c 'exit 3'
 PYTHONPATH="$BUILD/python" python3 - "$SOCK" "$CHECK-openmpi" >"$TMP/out" 2>&1 <<'PY' && ok || bad "testbed_mpirun from Python" "$(head -c 1500 "$TMP/out")"
 import json, sys

@@ -67,7 +67,7 @@ refused 2 "'ocs1' is not drained (nothing is)" $OFC --socket "$SOCK" undrain ocs
 refused 2 "would cut 56 hosts off from the rest of the fabric: " \
 	$OFC --socket "$SOCK" drain ocs1 ocs2 ocs3 --grace 0s
 refused 2 "missing SWITCH or SWITCH:PORT" $OFC --socket "$SOCK" drain
-refused 2 "--grace is at most 600 s" $OFC --socket "$SOCK" drain ocs1 --grace 700
+refused 2 "bad --grace '700': at most 600 s" $OFC --socket "$SOCK" drain ocs1 --grace 700
 $OFC --socket "$SOCK" status --json >"$TMP/st.json"
 python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if not j.get("drained") and not j.get("failed") else 1)' \
 	"$TMP/st.json" && ok || bad "a refused drain changed the state" "$(head -c 600 "$TMP/st.json")"

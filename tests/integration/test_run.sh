@@ -40,7 +40,7 @@ RUN="$OFC testbed run --state-dir $ST --json"
 expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
 expect_error 1 "ofc: the testbed of fabric '$NAME' is not up (run 'ofc testbed up')" \
 	$RUN "$TMP/torus.yaml" --collective allreduce
-expect_error 2 "ofc testbed: --rate-scale must be a number in (0, 1], got '2'" \
+expect_error 2 "ofc testbed: bad --rate-scale '2': expected a number above 0 and at most 1" \
 	$OFC testbed up "$TMP/torus.yaml" --rate-scale 2 --state-dir "$ST"
 # 20 Mb/s a circuit, 1.3 Gb/s for all 64 at once: what 2 shared cores carry
 # (testbed check now fails when the circuits carry less than their shaping).

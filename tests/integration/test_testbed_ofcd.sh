@@ -90,7 +90,7 @@ start_ofcd --config "$TMP/torus.yaml" --socket "$SOCK" --state-dir "$ST" --devic
 # then the namespaces for the circuits the switch holds, shaped as the
 # config asks (rate_scale 1), what they carry measured; the daemon's state
 # says the testbed is up.
-expect_error 2 "ofc --socket PATH testbed up: --rate-scale must be a number in (0, 1], got '2'" \
+expect_error 2 "ofc --socket PATH testbed up: bad --rate-scale '2': expected a number above 0 and at most 1" \
 	$OFC --socket "$SOCK" testbed up --rate-scale 2
 PYTHONPATH="$BUILD/python" $PY - "$SOCK" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the client's testbed_up refused" "$(head -c 600 "$TMP/out")"
 import sys
@@ -122,7 +122,7 @@ expect_error 2 "ofc: size 2147483648: expected 1 byte to 1024 MiB per host" \
 	$OFC --socket "$SOCK" testbed run --size 2GiB
 expect_error 2 "ofc --socket PATH testbed run: unexpected argument 'x'" \
 	$OFC --socket "$SOCK" testbed run x
-expect_error 2 "ofc --socket PATH testbed run: --workload 'config' does not run through ofcd: 'ofc testbed run FILE --workload config' runs it on a testbed it brings up itself" \
+expect_error 2 "ofc --socket PATH testbed run: bad --workload 'config': it does not run through ofcd: 'ofc testbed run FILE --workload config' runs it on a testbed it brings up itself" \
 	$OFC --socket "$SOCK" testbed run --workload config
 expect_exit 0 $OFC --socket "$SOCK" testbed run --help
 expect_error 2 "ofc: a schedule and an algorithm exclude each other" \

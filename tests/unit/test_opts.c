@@ -239,17 +239,26 @@ static void test_cli_rows(void **state)
 				assert_non_null(r->expect);
 				cli_try(t, r, "nonesuch", false);
 				cli_try(t, r, r->choices[0].name, true);
-			} else if (r->parse == cli_row_collective) {
+			} else if (r->parse == cli_row_collective ||
+				   r->parse == cli_row_collective_name) {
 				cli_try(t, r, "nonesuch", false);
 				cli_try(t, r, "allreduce", true);
+			} else if (r->parse == cli_row_fraction) {
+				cli_try(t, r, "0", false), cli_try(t, r, "1.5", false);
+				cli_try(t, r, "x", false), cli_try(t, r, "0.5", true);
+				cli_try(t, r, "1", true);
+			} else if (r->parse == cli_row_percent) {
+				cli_try(t, r, "0", false), cli_try(t, r, "100%", false);
+				cli_try(t, r, "lots", false), cli_try(t, r, "25%", true);
+				cli_try(t, r, "25", true);
 			} else {
 				continue;
 			}
 			checked++;
 		}
 	}
-	assert_true(ntables >= 16);
-	assert_true(checked >= 40);
+	assert_true(ntables >= 32); /* the remote commands' 16 too */
+	assert_true(checked >= 60);
 }
 
 /* Every row is in --help and in the usage, and the help's lines fit. */
