@@ -221,6 +221,11 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 		fprintf(stderr, "ofc: %s: the config contains a NUL byte\n", argv[0]);
 		return 2;
 	}
+	if (r->ask.verify_wiring && (r->ask.max_loss || b->apply_config.dry_run))
+		return cli_usage_error(r->cmd, "--verify-wiring checks a commit: not with %s",
+				       r->ask.max_loss ? "--max-loss" : "--dry-run");
+	b->apply_config.has_verify_wiring_ms = r->ask.verify_wiring;
+	b->apply_config.verify_wiring_ms = r->ask.verify_wiring_ms;
 	if (reconfigure_stages(&r->ask, &b->apply_config.has_max_loss_percent,
 			       &b->apply_config.max_loss_percent, &b->apply_config.has_grace_ms,
 			       &b->apply_config.grace_ms, &err) < 0)
@@ -237,17 +242,20 @@ static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const 
 /* apply's --max-loss and --grace, as reconfigure's; its --dry-run. */
 static int apply_opt(struct remote *r, union remote_body *b, int c, const char *arg)
 {
-	if (c == 'L' || c == 'g')
+	if (c == 'L' || c == 'g' || c == 'V')
 		return reconfigure_opt(r, b, c, arg);
 	return dry_run_opt(r, b, c, arg);
 }
 
 static const struct remote_cmd apply_cmd = {
-    .cmd = {"apply", "FILE [--max-loss P% [--grace DUR]] [--dry-run] [--json] [--timeout DUR]",
+    .cmd = {"apply",
+	    "FILE [--max-loss P% [--grace DUR]] [--verify-wiring[=DUR]] [--dry-run] [--json] "
+	    "[--timeout DUR]",
 	    "send a config to the daemon and apply it", NULL},
     .kind = API_APPLY_CONFIG,
     .opts = (const struct option[]){{"max-loss", required_argument, NULL, 'L'},
 				    {"grace", required_argument, NULL, 'g'},
+				    {"verify-wiring", optional_argument, NULL, 'V'},
 				    {"dry-run", no_argument, NULL, 'n'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
@@ -258,6 +266,10 @@ static const struct remote_cmd apply_cmd = {
 	    "                --max-loss' runs them, then the config applied (it may\n"
 	    "                change no other circuit than its topology's)\n"
 	    "  --grace DUR   with --max-loss: each stage's wait (default 3s)\n"
+	    "  --verify-wiring[=DUR]  after the commit, wait up to DUR (default 10s) for\n"
+	    "                the hosts' agents' LLDP to confirm every circuit it changed;\n"
+	    "                one miswired, dark or not seen: the config and topology\n"
+	    "                before restored, and the answer names each (exit 1)\n"
 	    "  --dry-run  validate and plan only\n"
 	    "  --json     the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json'\n"
 	    "             prints it (docs/json.md)\n"
@@ -309,6 +321,21 @@ static int reconfigure_opt(struct remote *r, union remote_body *b, int c, const 
 	case 'L':
 		a->max_loss = arg;
 		return 0;
+	case 'V': {
+		double s = VERIFY_WIRING_DEFAULT_S;
+		int rc = arg ? cli_opt_duration(r->cmd, "verify-wiring", arg, &s) : 0;
+
+		if (rc != 0)
+			return rc;
+		if (!(s >= 0.001 && s <= 600))
+			return cli_usage_error(r->cmd,
+					       "--verify-wiring '%s': the wait for the hosts' LLDP "
+					       "is 1ms to 600s",
+					       arg);
+		a->verify_wiring = true;
+		a->verify_wiring_ms = (uint32_t)(s * 1000 + 0.5);
+		return 0;
+	}
 	case 'g': {
 		int rc = cli_opt_duration(r->cmd, "grace", arg, &a->grace_s);
 
@@ -334,12 +361,11 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 }
 
 static const struct remote_cmd reconfigure_cmd = {
-    .cmd =
-	{"reconfigure",
-	 "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
-	 "SPEC --hosts LIST [--relabel]]) [--free-ports] [--max-loss P% [--grace DUR]] [--dry-run] "
-	 "[--json] [--timeout DUR]",
-	 "rewire the fabric through the daemon", NULL},
+    .cmd = {"reconfigure",
+	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME [--topology "
+	    "SPEC --hosts LIST [--relabel]]) [--free-ports] [--max-loss P% [--grace DUR]] "
+	    "[--verify-wiring[=DUR]] [--dry-run] [--json] [--timeout DUR]",
+	    "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
     .opts = (const struct option[]){{"topology", required_argument, NULL, 'T'},
 				    {"collective", required_argument, NULL, 'c'},
@@ -351,6 +377,7 @@ static const struct remote_cmd reconfigure_cmd = {
 				    {"free-ports", no_argument, NULL, 'F'},
 				    {"max-loss", required_argument, NULL, 'L'},
 				    {"grace", required_argument, NULL, 'g'},
+				    {"verify-wiring", optional_argument, NULL, 'V'},
 				    {"dry-run", no_argument, NULL, 'n'},
 				    REMOTE_COMMON_OPTS,
 				    {0}},
@@ -372,6 +399,11 @@ static const struct remote_cmd reconfigure_cmd = {
 	    "                with --dry-run, the stages and the loss at each\n"
 	    "  --grace DUR   with --max-loss: each stage's wait between its schedule\n"
 	    "                and its circuits (default 3s)\n"
+	    "  --verify-wiring[=DUR]  after the commit, wait up to DUR (default 10s) for\n"
+	    "                the hosts' agents' LLDP to confirm every circuit it changed;\n"
+	    "                one miswired, dark or not seen rolls it back to the topology\n"
+	    "                before, and the answer names each (exit 1); refused without\n"
+	    "                agents on the hosts (ofc testbed up starts them there)\n"
 	    "  --dry-run  validate and plan only\n"
 	    "  --json     the ofc.v1.TransactionInfo as JSON (docs/json.md)\n",
     .extra = "",

@@ -458,6 +458,7 @@ int cli_open(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout
 
 /* What a Reconfigure asks, as `ofc reconfigure`'s options and the Slurm
  * prolog say it (reconfigure_ask.c). Strings are borrowed. */
+#define VERIFY_WIRING_DEFAULT_S 10
 struct reconfigure_ask {
 	const char *topology;  /* --topology SPEC: the target */
 	const char *partition; /* --partition NAME */
@@ -479,6 +480,11 @@ struct reconfigure_ask {
 	const char *max_loss;
 	double grace_s;
 	bool has_grace;
+	/* --verify-wiring[=DUR]: the commit confirmed by the hosts' LLDP
+	 * within verify_wiring_ms (default VERIFY_WIRING_DEFAULT_S), else
+	 * rolled back */
+	bool verify_wiring;
+	uint32_t verify_wiring_ms;
 	/* the builder's: the hosts it expanded, the workload's message */
 	char **own;
 	Ofc__V1__Workload wl;

@@ -46,6 +46,7 @@ void host_links_free(struct ofcd *d)
 	}
 	free(d->loop->hosts_seen);
 	d->loop->hosts_seen = NULL;
+	wiring_verify_free(d);
 	d->loop->nhosts_seen = 0;
 }
 
@@ -269,6 +270,7 @@ int report_links(const struct request *rq)
 
 	record(hs, f, h, r, now);
 	check_wiring(d, hs, r);
+	wiring_verify_report(d, hs);
 	nfail = decide(d, hs, r, now, fail, restore, &nrestore);
 	if (nfail || nrestore) {
 		bool back = !nfail;

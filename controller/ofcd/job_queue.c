@@ -398,10 +398,10 @@ static void report_start_check(struct ofcd *d, const struct job *j)
 		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
 }
 
-/* A mutation's end: its state published, its events, then its answer. */
-static void mutation_done(struct ofcd *d, struct job *j)
+/* A mutation's end, but its answer: its state published, its events, the
+ * log's line. */
+void mutation_settle(struct ofcd *d, struct job *j)
 {
-	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
 	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
 	char from[160];
 
@@ -419,6 +419,17 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		 job_from_words(j, from, sizeof(from)),
 		 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
 		 r && r->message ? r->message : "");
+	if (r)
+		ofc__v1__response__free_unpacked(r, NULL);
+}
+
+/* A settled mutation's answer (j->reply): its event, its recorded
+ * outcome, to its client. */
+void mutation_answer(struct ofcd *d, struct job *j)
+{
+	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
+	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
+
 	if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
 		d->loop->errors++;
 	if (r) {
@@ -443,6 +454,13 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		fabcfg_unref(j->share);
 		j->share = NULL;
 	}
+}
+
+/* A mutation's end: its state published, its events, then its answer. */
+static void mutation_done(struct ofcd *d, struct job *j)
+{
+	mutation_settle(d, j);
+	mutation_answer(d, j);
 }
 
 void ofcd_job_done(struct ofcd *d, struct job *j)
@@ -556,6 +574,12 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		for (uint32_t i = 0; i < j->norder; i++)
 			mutation_done(d, j->order[i]);
 		d->loop->running = NULL;
+	} else if (wiring_verify_undone(d, j)) {
+		/* (the rollback of a commit the hosts' LLDP did not confirm:
+		 * the commit's answer is sent, saying so) */
+		d->loop->running = NULL;
+	} else if (wiring_verify_begin(d, j)) {
+		return; /* (settled; answered once its circuits are confirmed) */
 	} else {
 		mutation_done(d, j);
 		d->loop->running = NULL;
