@@ -539,6 +539,7 @@ struct hostd_neighbour {
 	char host[NAME_MAX_LEN + 1];  /* its system name ("": none sent) */
 	char port[64];		      /* its port ID */
 	bool port_local;	      /* ... of the local subtype (ofc-hostd's: the number) */
+	int64_t ttl_s;		      /* its time to live as it advertised it (-1: not said) */
 };
 struct hostd_neighbours {
 	struct hostd_neighbour v[256];

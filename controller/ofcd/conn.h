@@ -93,6 +93,11 @@ struct log_limit {
 struct port_seen {
 	struct link_damp damp;
 	char *neighbour; /* "HOST:PORT" heard by LLDP; NULL: none */
+	/* monotonic: lldpd heard it again after this time (the report's time
+	 * less the neighbour's time to live, which an entry not heard again
+	 * outlives by no more, and a second for the report's way; without a
+	 * time to live, the report's time) */
+	int64_t heard_ms;
 	bool reported;
 	bool miswired_said; /* its difference from the record is in the log */
 	int64_t moved_ms;   /* monotonic, when a published state last changed its circuits */

@@ -119,6 +119,9 @@ static void record(struct host_seen *hs, const struct fabric *f, int h,
 		if (r->ports[i]->neighbour_host)
 			ps->neighbour = xasprintf("%s:%u", r->ports[i]->neighbour_host,
 						  r->ports[i]->neighbour_port);
+		ps->heard_ms = r->ports[i]->has_neighbour_ttl_s
+				   ? now - ((int64_t)r->ports[i]->neighbour_ttl_s + 1) * 1000
+				   : now;
 	}
 }
 

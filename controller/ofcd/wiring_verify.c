@@ -5,8 +5,15 @@
  * hosts' agents' reports (host_links.c) newer than the commit. The answer
  * waits until every one of them is confirmed (its end hears its source),
  * or names each that is not when the deadline passes; a circuit heard
- * miswired in two reports in a row (one could have been read just before
- * the circuits moved) ends the wait at once. Not confirmed, the commit is
+ * miswired ends the wait at once. What a port hears counts only from
+ * reports read more than the neighbour's LLDP time to live after the
+ * commit (port_seen.heard_ms): lldpd holds an entry until it expires, and
+ * one of before the commit could confirm a circuit whose fibre is crossed
+ * (where the port heard, before the commit, the source its new circuit
+ * should have); an entry still there a time to live later was heard
+ * again since. So a deadline shorter than the hosts' LLDP time to live
+ * (4 s as ofc-hostd sets lldpd; lldpd's own default, 120 s) confirms
+ * nothing. Not confirmed, the commit is
  * rolled back: a transaction to the config and topology that ran before
  * it, as they were (for ApplyConfig, the previous config again, as a
  * transaction that fails on a device leaves it). The mutation queue waits
@@ -27,8 +34,8 @@ struct vcirc {
 	bool confirmed;
 	bool heard_since; /* its end's host reported since the commit */
 	enum wiring_verdict last;
-	uint32_t miswired; /* reports in a row that heard another source */
-	char *heard;	   /* what the last of them heard */
+	bool stale;  /* ... what its port hears may be held from before the commit */
+	char *heard; /* what it heard (miswired, stale) */
 };
 
 struct wiring_wait {
@@ -252,6 +259,11 @@ static char *unconfirmed_words(const struct ofcd *d, const struct wiring_wait *w
 		if (!c->heard_since)
 			sb_printf(&sb, "not seen: %s's agent has not reported since the commit",
 				  c->dst_host);
+		else if (c->stale)
+			sb_printf(&sb,
+				  "not heard anew: %s hears %s, but not yet a time to live after "
+				  "the commit",
+				  dst, c->heard ? c->heard : "?");
 		else if (c->last == WIRING_MISWIRED && c->heard) {
 			wiring_difference(d, dst, c->heard, c->src, said, sizeof(said));
 			sb_printf(&sb, "miswired: %s", said);
@@ -277,7 +289,7 @@ static void not_confirmed(struct ofcd *d, bool timed_out)
 	    xasprintf("%u of the %u circuit%s transaction %llu changed not confirmed by the "
 		      "hosts' LLDP %s: %s",
 		      w->n - w->nconfirmed, w->n, w->n == 1 ? "" : "s", (unsigned long long)j->txn,
-		      timed_out ? "within the deadline" : "(heard miswired twice)", words);
+		      timed_out ? "within the deadline" : "(one heard miswired)", words);
 	free(words);
 	if (w->timer && !timed_out)
 		loop_timer_del(d->loop->ev, w->timer);
@@ -386,17 +398,19 @@ void wiring_verify_report(struct ofcd *d, const struct host_seen *h)
 		v = wiring_port_verdict(h, c->src, c->dst_port);
 		c->heard_since = true;
 		c->last = v;
+		c->stale = (v == WIRING_CONFIRMED || v == WIRING_MISWIRED) &&
+			   h->ports[c->dst_port].heard_ms < w->commit_ms;
+		free(c->heard);
+		c->heard = v == WIRING_CONFIRMED || v == WIRING_MISWIRED
+			       ? xstrdup(h->ports[c->dst_port].neighbour)
+			       : NULL;
+		if (c->stale)
+			continue;
 		if (v == WIRING_CONFIRMED) {
 			c->confirmed = true;
 			w->nconfirmed++;
-			continue;
 		}
-		c->miswired = v == WIRING_MISWIRED ? c->miswired + 1 : 0;
-		if (v == WIRING_MISWIRED) {
-			free(c->heard);
-			c->heard = xstrdup(h->ports[c->dst_port].neighbour);
-			miswired |= c->miswired >= 2;
-		}
+		miswired |= v == WIRING_MISWIRED;
 	}
 	if (w->nconfirmed == w->n)
 		confirmed(d);

@@ -96,6 +96,14 @@ for d in j["devices"]:
         print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
 PY
 [ "$(wc -l <"$TMP/veths")" -eq 8 ] && ok || bad "8 circuits of biring:4" "$(cat "$TMP/veths")"
+# A swap that would loop a port back to its own host (h0:0 with the port
+# of h0:0's neighbour whose circuit comes back to h0) is refused: a loop
+# is not a fibre crossed between hosts.
+x=$(awk '$1 == "h0" && $2 == 0 {print $3}' "$TMP/veths")
+set -- $(awk -v x="$x" '$1 == x && $3 == "h0" {print $2, $4; exit}' "$TMP/veths")
+expect_error 2 "ofc: h0:0 and $x:$1 swapped, h0:0 would reach h0:$2, a port of its own host: a loop, not a fibre crossed between hosts" \
+	$OFC testbed miswire "$TMP/fab.yaml" h0:0 "$x:$1" --state-dir "$TMP/st"
+[ ! -e "$TMP/st/$FAB.miswired" ] && ok || bad "a refused swap is not recorded" "$(cat "$TMP/st/$FAB.miswired")"
 # Each recorded process is running in its host's namespace.
 inns() { ip netns pids "$NS-h$1" | sort -n | tr '\n' ' '; }
 for h in 0 1 2 3; do
@@ -247,13 +255,21 @@ circuits() { $OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; 
 before="$(circuits)"
 $OFC --socket "$SOCK" reconfigure --topology hypercube:2 --verify-wiring=30s --timeout 90 >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q "not confirmed by the hosts' LLDP (heard miswired twice): " "$TMP/err" &&
+[ $rc -eq 1 ] && grep -q "not confirmed by the hosts' LLDP (one heard miswired): " "$TMP/err" &&
 	grep -qE "h1:0 -> h[0-3]:[01] miswired: h3:0 reaches h[0-3]:[01] where|h3:0 -> h[0-3]:[01] miswired: h1:0 reaches h[0-3]:[01] where" "$TMP/err" &&
 	grep -q "; rolled back: transaction [0-9]* restored the config and topology before it" "$TMP/err" &&
 	ok || bad "--verify-wiring onto the swapped pair: not confirmed, rolled back" "exit $rc" "$(cat "$TMP/err")"
 [ "$(circuits)" = "$before" ] && ok || bad "rolled back: the circuits as before" "$before" "$(circuits)"
 grep -q "wiring: .* not confirmed by the hosts' LLDP.*; rolling back" "$TMP/ofcd.log" &&
 	ok || bad "ofcd's log says the wiring was not confirmed" "$(grep -i wiring "$TMP/ofcd.log" | tail -3)"
+# ... and an ApplyConfig's: the config before runs again, with its topology.
+sed 's/^topology: biring:4$/topology: hypercube:2/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
+$OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --verify-wiring=30s --timeout 90 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "not confirmed by the hosts' LLDP .*; rolled back: transaction [0-9]* restored the config and topology before it" "$TMP/err" &&
+	ok || bad "apply --verify-wiring onto the swapped pair: rolled back" "exit $rc" "$(cat "$TMP/err")"
+[ "$(circuits)" = "$before" ] && ok || bad "apply rolled back: the circuits as before" "$before" "$(circuits)"
+expect_json "j['target_topology'] == 'biring:4'" $OFC --socket "$SOCK" status --json
 T0=$(now)
 expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology hypercube:2 --timeout 60
 $OFC --socket "$SOCK" status --json >"$TMP/state.json"
