@@ -80,6 +80,24 @@ for bad_v in --verify-wiring=0 --verify-wiring=11m --verify-wiring=soon; do
 done
 expect_error 2 "ofc --socket PATH apply: --verify-wiring checks a commit: not with --dry-run" \
 	$OFC --socket "$SOCK" apply "$TMP/fab.yaml" --dry-run --verify-wiring=5s
+# ... the Python client's the same (and its bounds checked before sending)
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" <<'PYEOF' && ok || bad "the Python client's verify_wiring_ms"
+import sys, ofc_client
+c = ofc_client.Client(sys.argv[1])
+try:
+    c.reconfigure(topology="hypercube:2", verify_wiring_ms=5000)
+    sys.exit("verify_wiring_ms without agents taken")
+except ofc_client.OfcError as e:
+    assert e.status == "STATUS_FAILED" and "nothing to verify the wiring against" in str(e), e
+for bad in (0, 600001):
+    try:
+        c.reconfigure(topology="hypercube:2", verify_wiring_ms=bad)
+        sys.exit("verify_wiring_ms=%d taken" % bad)
+    except ValueError as e:
+        assert "verify_wiring_ms must be 1 to 600000" in str(e), e
+PYEOF
 
 # The hosts: the testbed, a namespace each, a veth per committed circuit,
 # and lldpd and ofc-hostd started in each namespace by testbed up, the
