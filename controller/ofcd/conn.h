@@ -157,14 +157,13 @@ struct request;
  * (out of bounds, with what it cannot check, or no host's agent reports:
  * nothing to verify against). */
 int wiring_verify_ask(const struct request *rq, bool has, uint32_t ms, struct job *j);
-/* j, a mutation back from the worker: when it committed with
- * verify_wiring_ms and changed circuits, settled (published, its events)
- * and kept, its answer held until they are confirmed or it is rolled back
- * (true: the caller lets it be, still d->loop->running). */
-bool wiring_verify_begin(struct ofcd *d, struct job *j);
-/* j back from the worker: when it is a verification's rollback, settled
- * and the commit's client answered (true; the caller frees j). */
-bool wiring_verify_undone(struct ofcd *d, struct job *j);
+/* j back from the worker, before ofcd_job_done: a mutation that committed
+ * with verify_wiring_ms and changed circuits is settled (published, its
+ * events) and kept, still d->loop->running, its answer held until they
+ * are confirmed or it is rolled back; a verification's rollback is
+ * settled, the commit's client answered, j freed and the queue goes on.
+ * true: taken (the caller lets j be); false: ofcd_job_done's. */
+bool wiring_verify_took(struct ofcd *d, struct job *j);
 /* A host's report taken (h its record): the circuits waiting for it. */
 void wiring_verify_report(struct ofcd *d, const struct host_seen *h);
 void wiring_verify_free(struct ofcd *d); /* ofcd_close */

@@ -574,12 +574,6 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		for (uint32_t i = 0; i < j->norder; i++)
 			mutation_done(d, j->order[i]);
 		d->loop->running = NULL;
-	} else if (wiring_verify_undone(d, j)) {
-		/* (the rollback of a commit the hosts' LLDP did not confirm:
-		 * the commit's answer is sent, saying so) */
-		d->loop->running = NULL;
-	} else if (wiring_verify_begin(d, j)) {
-		return; /* (settled; answered once its circuits are confirmed) */
 	} else {
 		mutation_done(d, j);
 		d->loop->running = NULL;

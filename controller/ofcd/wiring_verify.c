@@ -340,7 +340,7 @@ static int64_t deadline_timer(struct loop *l, uint64_t id, void *ctx)
 	return LOOP_NOMORE;
 }
 
-bool wiring_verify_begin(struct ofcd *d, struct job *j)
+static bool verify_begin(struct ofcd *d, struct job *j)
 {
 	struct wiring_wait *w;
 	Ofc__V1__Response *r;
@@ -418,7 +418,7 @@ void wiring_verify_report(struct ofcd *d, const struct host_seen *h)
 		not_confirmed(d, false);
 }
 
-bool wiring_verify_undone(struct ofcd *d, struct job *u)
+static bool verify_undone(struct ofcd *d, struct job *u)
 {
 	struct wiring_wait *w = d->loop->verify;
 	struct job *j;
@@ -455,4 +455,18 @@ bool wiring_verify_undone(struct ofcd *d, struct job *u)
 	wait_free(w);
 	d->loop->verify = NULL;
 	return true;
+}
+
+bool wiring_verify_took(struct ofcd *d, struct job *j)
+{
+	if (verify_undone(d, j)) {
+		d->loop->running = NULL;
+		job_free(j);
+		changed(d);
+		ofcd_planner_check(d);
+		ofcd_maybe_start(d);
+		return true;
+	}
+	return (j->kind == JOB_RECONFIGURE || j->kind == JOB_APPLY_CONFIG) && !j->order &&
+	       verify_begin(d, j);
 }
