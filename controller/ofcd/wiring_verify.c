@@ -13,12 +13,11 @@
  * should have); an entry still there a time to live later was heard
  * again since. So a deadline shorter than the hosts' LLDP time to live
  * (4 s as ofc-hostd sets lldpd; lldpd's own default, 120 s) confirms
- * nothing. Not confirmed, the commit is
- * rolled back: a transaction to the config and topology that ran before
- * it, as they were (for ApplyConfig, the previous config again, as a
- * transaction that fails on a device leaves it). The mutation queue waits
- * meanwhile (the job stays d->loop->running), so nothing else moves the
- * circuits being checked. */
+ * nothing. Not confirmed, the commit is rolled back: a transaction to
+ * the config and topology that ran before it, as they were (for
+ * ApplyConfig, the previous config again, as a transaction that fails on
+ * a device leaves it). The mutation queue waits meanwhile (the job stays
+ * d->loop->running), so nothing else moves the circuits being checked. */
 #include "controller/ofcd/conn.h"
 
 #include <stdio.h>
@@ -42,7 +41,7 @@ struct wiring_wait {
 	struct job *j; /* the commit, its answer held */
 	struct vcirc *c;
 	uint32_t n, nconfirmed;
-	int64_t commit_ms, deadline_ms;
+	int64_t commit_ms; /* monotonic, as the reports' */
 	uint64_t timer;
 	struct job *undo; /* its rollback, on the worker */
 	char *why;	  /* why the commit was not confirmed */
@@ -369,7 +368,6 @@ static bool verify_begin(struct ofcd *d, struct job *j)
 	mutation_settle(d, j);
 	w->j = j;
 	w->commit_ms = wiring_now_ms();
-	w->deadline_ms = w->commit_ms + j->verify_wiring_ms;
 	w->timer = loop_timer(d->loop->ev, j->verify_wiring_ms, deadline_timer, d);
 	d->loop->verify = w;
 	d->loop->running_state = "verifying wiring";
