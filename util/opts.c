@@ -187,11 +187,16 @@ int opt_parse_given(const struct opt *table, int argc, char **argv, void *base,
 		/* a lettered row's long name says its letter, as getopt's
 		 * callers write it (and as a test standing in for it reads) */
 		lo[i] =
-		    (struct option){table[i].name, table[i].arg ? required_argument : no_argument,
+		    (struct option){table[i].name,
+				    !table[i].arg			  ? no_argument
+				    : table[i].flags & OPT_OPTIONAL ? optional_argument
+								    : required_argument,
 				    NULL, table[i].letter ? table[i].letter : OPT_VAL0 + (int)i};
 		if (table[i].letter) {
 			*sp++ = table[i].letter;
 			if (table[i].arg)
+				*sp++ = ':';
+			if (table[i].arg && (table[i].flags & OPT_OPTIONAL))
 				*sp++ = ':';
 		}
 	}
@@ -261,14 +266,29 @@ static void put_word(FILE *f, const char *word, size_t len, size_t indent, size_
 	*col += len;
 }
 
+/* What comes between an option's name and its value's placeholder: a
+ * blank, or "[=" for a value that may be left out (and so must be joined
+ * to the name, as getopt reads it). */
+static const char *arg_before(const struct opt *row)
+{
+	return !row->arg ? "" : row->flags & OPT_OPTIONAL ? "[=" : " ";
+}
+
+int opt_item(char *buf, size_t n, const struct opt *row, bool required)
+{
+	char l[3];
+
+	return snprintf(buf, n, "%s%s%s%s%s%s%s%s", required ? "" : "[", opt_shown(row, l),
+			row->flags & OPT_SHORT ? "" : row->name, arg_before(row),
+			row->arg ? row->arg : "", row->arg && (row->flags & OPT_OPTIONAL) ? "]" : "",
+			required ? "" : "]", row->flags & OPT_REPEAT ? "..." : "");
+}
+
 static void put_item(FILE *f, const struct opt *row, bool required, size_t indent, size_t *col)
 {
-	char item[160], l[3];
+	char item[160];
 
-	snprintf(item, sizeof(item), "%s%s%s%s%s%s%s", required ? "" : "[", opt_shown(row, l),
-		 row->flags & OPT_SHORT ? "" : row->name, row->arg ? " " : "",
-		 row->arg ? row->arg : "", required ? "" : "]",
-		 row->flags & OPT_REPEAT ? "..." : "");
+	opt_item(item, sizeof(item), row, required);
 	put_word(f, item, strlen(item), indent, col);
 }
 
@@ -302,8 +322,9 @@ void opt_help(FILE *f, const struct opt *table)
 			continue;
 		char l[3];
 		int head =
-		    fprintf(f, "  %s%s%s%s", opt_shown(r, l), r->flags & OPT_SHORT ? "" : r->name,
-			    r->arg ? " " : "", r->arg ? r->arg : "");
+		    fprintf(f, "  %s%s%s%s%s", opt_shown(r, l), r->flags & OPT_SHORT ? "" : r->name,
+			    arg_before(r), r->arg ? r->arg : "",
+			    r->arg && (r->flags & OPT_OPTIONAL) ? "]" : "");
 		size_t indent = head + 2 <= HELP_COL ? HELP_COL : (size_t)head + 2;
 		size_t col = indent;
 

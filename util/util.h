@@ -248,6 +248,7 @@ enum {
 	OPT_STOP = 4,	    /* --help, --version: opt_parse stops and returns 1 */
 	OPT_HIDE_USAGE = 8, /* in --help only (its usage is another row's) */
 	OPT_SHORT = 16,	    /* usage and help name it by its letter (-o OUT) */
+	OPT_OPTIONAL = 32,  /* its value may be left out: --NAME[=ARG], the parser given NULL */
 };
 struct opt_choice {
 	const char *name;
@@ -265,6 +266,9 @@ struct opt {
 	char letter;			  /* a short option too (-h); 0: none */
 	const struct opt_choice *choices; /* opt_choice's, ending with a NULL name */
 };
+/* A row as the usage shows it ("[--NAME ARG]", "[--NAME[=ARG]]", "-o OUT"
+ * when required...) into buf; snprintf's count. */
+int opt_item(char *buf, size_t n, const struct opt *row, bool required);
 /* Parse argv with table (ending with a NULL name) into base: 0 when all
  * were read, 1 when an OPT_STOP row was given (*stop names it), -1 with
  * err (OFC_E_USAGE: an unknown option, a missing or a refused value, an

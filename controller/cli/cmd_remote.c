@@ -194,6 +194,11 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 		fprintf(stderr, "ofc: %s: the config contains a NUL byte\n", argv[0]);
 		return 2;
 	}
+	if (r->ask.verify_wiring && (r->ask.max_loss > 0 || b->apply_config.dry_run))
+		return cli_usage_error(r->cmd, "--verify-wiring checks a commit: not with %s",
+				       r->ask.max_loss > 0 ? "--max-loss" : "--dry-run");
+	b->apply_config.has_verify_wiring_ms = r->ask.verify_wiring;
+	b->apply_config.verify_wiring_ms = r->ask.verify_wiring_ms;
 	if (reconfigure_stages(&r->ask, &b->apply_config.has_max_loss_percent,
 			       &b->apply_config.max_loss_percent, &b->apply_config.has_grace_ms,
 			       &b->apply_config.grace_ms, &err) < 0)
@@ -218,10 +223,39 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 		    "at most 600 s", .flags = (f)                                                  \
 	}
 
+/* --verify-wiring[=DUR]: the wait for the hosts' LLDP after the commit,
+ * VERIFY_WIRING_DEFAULT_S without a value. */
+static int p_verify_wiring(const struct opt *row, const char *arg, void *base,
+			   struct ofc_error *err)
+{
+	struct reconfigure_ask *a = &((struct remote *)base)->ask;
+	double s = VERIFY_WIRING_DEFAULT_S;
+	const char *why = NULL;
+
+	if (arg && parse_duration(arg, &s, &why) < 0)
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': %s", row->name, arg, why);
+	if (!(s >= row->min && s <= row->max))
+		return ofc_error_set(err, OFC_E_USAGE, "bad --%s '%s': %s", row->name, arg,
+				     row->expect);
+	a->verify_wiring = true;
+	a->verify_wiring_ms = (uint32_t)(s * 1000 + 0.5);
+	return 0;
+}
+
+#define VERIFY_WIRING_ROW(help)                                                                    \
+	{                                                                                          \
+		"verify-wiring", p_verify_wiring, REMOTE_O(ask.verify_wiring_ms), "DUR", help,     \
+		    0.001, 600, "the wait for the hosts' LLDP is 1ms to 600s",                     \
+		    .flags = OPT_OPTIONAL                                                          \
+	}
+
 static const struct opt apply_rows[] = {
     MAX_LOSS_ROW("its topology in stages first, as 'ofc reconfigure --max-loss' runs them, "
 		 "then the config applied (it may change no other circuit than its topology's)"),
     GRACE_ROW("with --max-loss: each stage's wait (default 3s, at most 600s)", OPT_HIDE_USAGE),
+    VERIFY_WIRING_ROW("after the commit, wait up to DUR (default 10s) for the hosts' agents' "
+		      "LLDP to confirm every circuit it changed; one miswired, dark or not seen: "
+		      "the config and topology before restored, and the answer names each (exit 1)"),
     {"dry-run", remote_row_flag, REMOTE_B(apply_config, dry_run), NULL, "validate and plan only"},
     REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json' prints it "
 		    "(docs/json.md)"),
@@ -281,6 +315,10 @@ static const struct opt reconfigure_rows[] = {
     GRACE_ROW("with --max-loss: each stage's wait between its schedule and its circuits "
 	      "(default 3s, at most 600s)",
 	      OPT_HIDE_USAGE),
+    VERIFY_WIRING_ROW("after the commit, wait up to DUR (default 10s) for the hosts' agents' "
+		      "LLDP to confirm every circuit it changed; one miswired, dark or not seen "
+		      "rolls it back to the topology before, and the answer names each (exit 1); "
+		      "refused without agents on the hosts (ofc testbed up starts them there)"),
     {"dry-run", NULL, REMOTE_O(ask.dry_run), NULL, "validate and plan only"},
     REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON (docs/json.md)"),
 };

@@ -431,17 +431,10 @@ int cli_help_opts(const struct cli_cmd *cmd, const struct cli_opts *o)
 	for (const struct opt *r = o->table; r->name && k < sizeof(usage); r++) {
 		if (r->flags & (OPT_STOP | OPT_HIDE_USAGE))
 			continue;
-		char name[64];
+		char item[160];
 
-		if (r->flags & OPT_SHORT)
-			snprintf(name, sizeof(name), "-%c", r->letter);
-		else
-			snprintf(name, sizeof(name), "--%s", r->name);
-		bool req = r->flags & OPT_REQUIRED;
-
-		k += (size_t)snprintf(usage + k, sizeof(usage) - k, "%s%s%s%s%s%s%s", k ? " " : "",
-				      req ? "" : "[", name, r->arg ? " " : "", r->arg ? r->arg : "",
-				      req ? "" : "]", r->flags & OPT_REPEAT ? "..." : "");
+		opt_item(item, sizeof(item), r, r->flags & OPT_REQUIRED);
+		k += (size_t)snprintf(usage + k, sizeof(usage) - k, "%s%s", k ? " " : "", item);
 	}
 	print_usage_of(cmd->name, usage);
 	printf("\n%s\n", cmd->summary);

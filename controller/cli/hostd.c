@@ -319,6 +319,8 @@ static int report(struct hostd *h)
 			m->neighbour_host = (char *)nb->host;
 			m->has_neighbour_port = 1;
 			m->neighbour_port = q;
+			m->has_neighbour_ttl_s = nb->ttl_s >= 0;
+			m->neighbour_ttl_s = nb->ttl_s >= 0 ? (uint32_t)nb->ttl_s : 0;
 		}
 		pp[rl.n_ports++] = m;
 	}

@@ -129,6 +129,20 @@ int hostd_lldpcli(const char *lldpcli, const char *sock, const char *const *args
 	return 0;
 }
 
+/* A port's "ttl" ("4"), seconds (-1: none, or not that). */
+static int64_t ttl_seconds(json_object *port)
+{
+	json_object *x;
+	const char *s;
+	char *end;
+	long v;
+
+	if (!json_object_object_get_ex(port, "ttl", &x) || !(s = json_object_get_string(x)))
+		return -1;
+	v = strtol(s, &end, 10);
+	return end == s || *end || v < 0 || v > 65535 ? -1 : v;
+}
+
 /* One interface's entry: {"via": ..., "chassis": {NAME: {...}}, "port":
  * {"id": {"type": T, "value": V}, "descr": D}}. */
 static void add_neighbour(const char *ifname, json_object *v, struct hostd_neighbours *out)
@@ -142,6 +156,7 @@ static void add_neighbour(const char *ifname, json_object *v, struct hostd_neigh
 	nb = &out->v[out->n];
 	memset(nb, 0, sizeof(*nb));
 	snprintf(nb->ifname, sizeof(nb->ifname), "%s", ifname);
+	nb->ttl_s = -1;
 	if (json_object_object_get_ex(v, "chassis", &chassis) &&
 	    json_object_is_type(chassis, json_type_object)) {
 		json_object_object_foreach(chassis, name, c)
@@ -158,6 +173,7 @@ static void add_neighbour(const char *ifname, json_object *v, struct hostd_neigh
 			nb->port_local = strcmp(json_object_get_string(x), "local") == 0;
 		if (json_object_object_get_ex(id, "value", &x))
 			snprintf(nb->port, sizeof(nb->port), "%s", json_object_get_string(x));
+		nb->ttl_s = ttl_seconds(port);
 	}
 	out->n++;
 }

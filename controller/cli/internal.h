@@ -463,6 +463,7 @@ int cli_open(struct cli_targets *t, struct Ofc__V1__Request *req, double timeout
 
 /* What a Reconfigure asks, as `ofc reconfigure`'s options and the Slurm
  * prolog say it (reconfigure_ask.c). Strings are borrowed. */
+#define VERIFY_WIRING_DEFAULT_S 10
 struct reconfigure_ask {
 	const char *topology;  /* --topology SPEC: the target */
 	const char *partition; /* --partition NAME */
@@ -485,6 +486,11 @@ struct reconfigure_ask {
 	double max_loss;
 	double grace_s;
 	bool has_grace;
+	/* --verify-wiring[=DUR]: the commit confirmed by the hosts' LLDP
+	 * within verify_wiring_ms (default VERIFY_WIRING_DEFAULT_S), else
+	 * rolled back */
+	bool verify_wiring;
+	uint32_t verify_wiring_ms;
 	/* the builder's: the hosts it expanded, the workload's message */
 	char **own;
 	Ofc__V1__Workload wl;
@@ -539,6 +545,7 @@ struct hostd_neighbour {
 	char host[NAME_MAX_LEN + 1];  /* its system name ("": none sent) */
 	char port[64];		      /* its port ID */
 	bool port_local;	      /* ... of the local subtype (ofc-hostd's: the number) */
+	int64_t ttl_s;		      /* its time to live as it advertised it (-1: not said) */
 };
 struct hostd_neighbours {
 	struct hostd_neighbour v[256];

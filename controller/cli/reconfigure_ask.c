@@ -55,6 +55,16 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 		return ofc_error_set(err, OFC_E_USAGE,
 				     "--max-loss stages a change of the whole fabric's topology: "
 				     "give --topology SPEC alone");
+	if (a->verify_wiring &&
+	    (a->partition || hosts || a->free_ports || a->max_loss || a->dry_run))
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "--verify-wiring checks a commit of the whole fabric's topology "
+		    "or workload: not with %s",
+		    a->dry_run	    ? "--dry-run"
+		    : a->max_loss   ? "--max-loss"
+		    : a->free_ports ? "--free-ports"
+				    : "--partition or --hosts");
 	if (reconfigure_stages(a, &rq->has_max_loss_percent, &rq->max_loss_percent,
 			       &rq->has_grace_ms, &rq->grace_ms, err) < 0)
 		return -1;
@@ -73,6 +83,8 @@ int reconfigure_build(struct reconfigure_ask *a, Ofc__V1__Reconfigure *rq, struc
 	rq->has_relabel = rq->relabel = a->relabel;
 	rq->has_dry_run = rq->dry_run = a->dry_run;
 	rq->has_free_ports = rq->free_ports = a->free_ports;
+	rq->has_verify_wiring_ms = a->verify_wiring;
+	rq->verify_wiring_ms = a->verify_wiring_ms;
 	if (a->topology) {
 		rq->target_case = OFC__V1__RECONFIGURE__TARGET_TOPOLOGY;
 		rq->topology = (char *)a->topology;

@@ -93,6 +93,11 @@ struct log_limit {
 struct port_seen {
 	struct link_damp damp;
 	char *neighbour; /* "HOST:PORT" heard by LLDP; NULL: none */
+	/* monotonic: lldpd heard it again after this time (the report's time
+	 * less the neighbour's time to live, which an entry not heard again
+	 * outlives by no more, and a second for the report's way; without a
+	 * time to live, the report's time) */
+	int64_t heard_ms;
 	bool reported;
 	bool miswired_said; /* its difference from the record is in the log */
 	int64_t moved_ms;   /* monotonic, when a published state last changed its circuits */
@@ -137,6 +142,35 @@ void wiring_difference(const struct ofcd *d, const char *here, const char *heard
 		       char *buf, size_t n);
 /* (wiring.c) State.wiring now: every circuit's verdict, in arena a. */
 Ofc__V1__Wiring *wiring_msg(const struct ofcd *d, struct arena *a);
+/* (wiring.c) The verdict on the circuit from src ("HOST:PORT") to port
+ * of the host whose last report h is (NULL: none). */
+enum wiring_verdict wiring_port_verdict(const struct host_seen *h, const char *src, uint32_t port);
+
+/* wiring_verify.c: a commit waiting for the hosts' LLDP to confirm the
+ * circuits it changed (Reconfigure and ApplyConfig's verify_wiring_ms).
+ * The mutation queue waits with it: nothing else changes the circuits
+ * while they are checked, or while a miswired commit is rolled back. */
+#define VERIFY_WIRING_MAX_MS (600u * 1000)
+struct wiring_wait;
+struct request;
+/* A request's verify_wiring_ms into j (has: given): 0, or -1 answered
+ * (out of bounds, with what it cannot check, or no host's agent reports:
+ * nothing to verify against). */
+int wiring_verify_ask(const struct request *rq, bool has, uint32_t ms, struct job *j);
+/* j back from the worker, before ofcd_job_done: a mutation that committed
+ * with verify_wiring_ms and changed circuits is settled (published, its
+ * events) and kept, still d->loop->running, its answer held until they
+ * are confirmed or it is rolled back; a verification's rollback is
+ * settled, the commit's client answered, j freed and the queue goes on.
+ * true: taken (the caller lets j be); false: ofcd_job_done's. */
+bool wiring_verify_took(struct ofcd *d, struct job *j);
+/* A host's report taken (h its record): the circuits waiting for it. */
+void wiring_verify_report(struct ofcd *d, const struct host_seen *h);
+void wiring_verify_free(struct ofcd *d); /* ofcd_close */
+/* (job_queue.c) A mutation back from the worker: its state published, its
+ * events and log line (settle); then its answer, j->reply (answer). */
+void mutation_settle(struct ofcd *d, struct job *j);
+void mutation_answer(struct ofcd *d, struct job *j);
 
 struct ofcd_loop {
 	struct loop *ev; /* the event loop (loop.h) */
@@ -204,6 +238,7 @@ struct ofcd_loop {
 	struct metrics metrics;
 	struct host_seen *hosts_seen; /* hosts' agents' reports (host_links.c) */
 	uint32_t nhosts_seen;
+	struct wiring_wait *verify; /* a commit's wiring being verified (NULL: none) */
 	/* The planner computing the workload's schedule of cfg (planner.c), or
 	 * NULL; mutations wait for it until planner_hold_until (unix seconds,
 	 * 0: not holding). planner_job: its result, to run before the queue. */

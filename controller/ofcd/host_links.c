@@ -46,6 +46,7 @@ void host_links_free(struct ofcd *d)
 	}
 	free(d->loop->hosts_seen);
 	d->loop->hosts_seen = NULL;
+	wiring_verify_free(d);
 	d->loop->nhosts_seen = 0;
 }
 
@@ -118,6 +119,9 @@ static void record(struct host_seen *hs, const struct fabric *f, int h,
 		if (r->ports[i]->neighbour_host)
 			ps->neighbour = xasprintf("%s:%u", r->ports[i]->neighbour_host,
 						  r->ports[i]->neighbour_port);
+		ps->heard_ms = r->ports[i]->has_neighbour_ttl_s
+				   ? now - ((int64_t)r->ports[i]->neighbour_ttl_s + 1) * 1000
+				   : now;
 	}
 }
 
@@ -269,6 +273,7 @@ int report_links(const struct request *rq)
 
 	record(hs, f, h, r, now);
 	check_wiring(d, hs, r);
+	wiring_verify_report(d, hs);
 	nfail = decide(d, hs, r, now, fail, restore, &nrestore);
 	if (nfail || nrestore) {
 		bool back = !nfail;

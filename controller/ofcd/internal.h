@@ -275,6 +275,15 @@ struct job {
 	 * the jobs between a stage's schedule and its circuits */
 	bool staged;
 	double max_loss;
+	/* reconfigure (topology, workload) and apply-config: wait up to
+	 * verify_wiring_ms after the commit for the hosts' LLDP to confirm
+	 * every circuit it changed, else roll back (wiring_verify.c; 0: not
+	 * verified). undo_cfg: the config running before, which the worker
+	 * keeps for that rollback (a reference); undo: this job is that
+	 * rollback, to undo_cfg (its config and topology) as it is. */
+	uint32_t verify_wiring_ms;
+	struct fabcfg *undo_cfg;
+	bool undo;
 	/* GetPlan (a schedule worker's read), MoveToPhase (a
 	 * reconfigure to the chosen way's topology of phase `phase`, or of the
 	 * phase named phase_name). */

@@ -400,10 +400,10 @@ static void report_start_check(struct ofcd *d, const struct job *j)
 		 j->nprobe, j->nprobe == 1 ? "" : "s", up, same, up - same - fresh, fresh);
 }
 
-/* A mutation's end: its state published, its events, then its answer. */
-static void mutation_done(struct ofcd *d, struct job *j)
+/* A mutation's end, but its answer: its state published, its events, the
+ * log's line. */
+void mutation_settle(struct ofcd *d, struct job *j)
 {
-	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
 	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
 	char from[160];
 
@@ -421,6 +421,17 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		 job_from_words(j, from, sizeof(from)),
 		 r && r->status < ARRAY_SIZE(status_names) ? status_names[r->status] : "?",
 		 r && r->message ? r->message : "");
+	if (r)
+		ofc__v1__response__free_unpacked(r, NULL);
+}
+
+/* A settled mutation's answer (j->reply): its event, its recorded
+ * outcome, to its client. */
+void mutation_answer(struct ofcd *d, struct job *j)
+{
+	struct conn *c = j->conn_id ? conn_find(d, j->conn_id) : NULL;
+	Ofc__V1__Response *r = ofc__v1__response__unpack(NULL, j->reply_len, j->reply);
+
 	if (r && r->status != OFC__V1__STATUS__STATUS_OK && c)
 		d->loop->errors++;
 	if (r) {
@@ -445,6 +456,13 @@ static void mutation_done(struct ofcd *d, struct job *j)
 		fabcfg_unref(j->share);
 		j->share = NULL;
 	}
+}
+
+/* A mutation's end: its state published, its events, then its answer. */
+static void mutation_done(struct ofcd *d, struct job *j)
+{
+	mutation_settle(d, j);
+	mutation_answer(d, j);
 }
 
 void ofcd_job_done(struct ofcd *d, struct job *j)

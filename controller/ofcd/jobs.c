@@ -176,6 +176,7 @@ void job_free(struct job *j)
 	snapshot_free(j->snap);
 	fabcfg_unref(j->new_cfg);
 	fabcfg_unref(j->share);
+	fabcfg_unref(j->undo_cfg);
 	free(j->probe);
 	ahead_drop(j->ahead);
 	while (j->batch) {
@@ -347,6 +348,8 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 	    [OFC__V1__EVENT__KIND__KIND_FAILURE_RESTORED] = "failure restored",
 	    [OFC__V1__EVENT__KIND__KIND_DRAINED] = "drained",
 	    [OFC__V1__EVENT__KIND__KIND_UNDRAINED] = "undrained",
+	    [OFC__V1__EVENT__KIND__KIND_WIRING_CONFIRMED] = "wiring confirmed",
+	    [OFC__V1__EVENT__KIND__KIND_WIRING_NOT_CONFIRMED] = "wiring not confirmed",
 	};
 
 	if (k == OFC__V1__EVENT__KIND__KIND_STATE_CHANGED)

@@ -21,6 +21,12 @@ int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct f
 	const struct fabric *cur = d->w->cfg->f;
 
 	*out = NULL;
+	/* A commit the hosts' LLDP did not confirm, undone: the config (and
+	 * its topology) that ran before it, as it was. */
+	if (j->undo) {
+		*out = fabcfg_ref(j->undo_cfg);
+		return 0;
+	}
 	if (j->kind == JOB_RELOAD) {
 		free(j->yaml);
 		j->yaml = NULL;
@@ -405,6 +411,9 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 	double t_done = 0;
 
 	answer_init(&an, j);
+	/* What a rollback returns to, should the hosts not confirm the wiring. */
+	if (j->verify_wiring_ms && !j->dry_run && !j->undo_cfg)
+		j->undo_cfg = fabcfg_ref(d->w->cfg);
 	/* Damaged state in etcd is not overwritten. */
 	if (d->w->damaged) {
 		answer_status(&an, OFC__V1__STATUS__STATUS_FAILED,

@@ -200,8 +200,9 @@ int apply_config_request(const struct request *rq)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "grace_ms goes with max_loss_percent");
 	}
-	if (a->has_max_loss_percent &&
-	    staged_budget(rq, a->max_loss_percent, a->has_grace_ms, a->grace_ms, j) < 0) {
+	if ((a->has_max_loss_percent &&
+	     staged_budget(rq, a->max_loss_percent, a->has_grace_ms, a->grace_ms, j) < 0) ||
+	    wiring_verify_ask(rq, a->has_verify_wiring_ms, a->verify_wiring_ms, j) < 0) {
 		job_free(j);
 		return 0;
 	}
@@ -317,7 +318,8 @@ int reconfigure_request(const struct request *rq)
 		job_free(j);
 		return 0;
 	}
-	if (r->has_max_loss_percent && reconfigure_staged(rq, r, j) < 0) {
+	if ((r->has_max_loss_percent && reconfigure_staged(rq, r, j) < 0) ||
+	    wiring_verify_ask(rq, r->has_verify_wiring_ms, r->verify_wiring_ms, j) < 0) {
 		job_free(j);
 		return 0;
 	}

@@ -261,9 +261,12 @@ static void wake_event(struct loop *l, int fd, void *ctx, unsigned mask)
 	while (n) {
 		struct note *next = n->next;
 
-		if (n->job)
-			ofcd_job_done(d, n->job);
-		else if (n->stream)
+		if (n->job) {
+			/* (a commit whose wiring the hosts confirm first, or its
+			 * rollback: wiring_verify.c settles and answers them) */
+			if (!wiring_verify_took(d, n->job))
+				ofcd_job_done(d, n->job);
+		} else if (n->stream)
 			conn_stream_frame(d, n);
 		else if (n->planner)
 			ofcd_planner_landed(d, n->planner);

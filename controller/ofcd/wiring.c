@@ -76,7 +76,8 @@ void wiring_difference(const struct ofcd *d, const char *here, const char *heard
 
 /* A circuit's verdict from its end's host's last report (h: that host's
  * record, NULL: none). */
-static enum wiring_verdict verdict(const struct host_seen *h, const char *src, uint32_t dst_port)
+enum wiring_verdict wiring_port_verdict(const struct host_seen *h, const char *src,
+					uint32_t dst_port)
 {
 	if (!h || !h->lldp_running)
 		return WIRING_NOT_SEEN;
@@ -128,7 +129,7 @@ static double oldest_age(const struct ofcd *d, int64_t now)
 static void count_one(void *arg, const Ofc__V1__Circuit *c, const struct host_seen *h,
 		      const char *src)
 {
-	((uint32_t *)arg)[verdict(h, src, c->dst_port)]++;
+	((uint32_t *)arg)[wiring_port_verdict(h, src, c->dst_port)]++;
 }
 
 void host_links_wiring(const struct ofcd *d, uint32_t counts[WIRING_NVERDICTS], double *age_s)
@@ -151,7 +152,7 @@ static void list_one(void *arg, const Ofc__V1__Circuit *c, const struct host_see
 {
 	struct listing *l = arg;
 	Ofc__V1__Wiring__Link *k = arena_alloc(l->a, sizeof(*k));
-	enum wiring_verdict v = verdict(h, src, c->dst_port);
+	enum wiring_verdict v = wiring_port_verdict(h, src, c->dst_port);
 	char buf[2 * NAME_MAX_LEN + 300];
 
 	ofc__v1__wiring__link__init(k);

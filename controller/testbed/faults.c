@@ -96,7 +96,9 @@ void testbed_miswired_apply(const char *state_dir, const char *fabric, struct de
 			     *y = leaving_mut(target, m.pair[i][2], m.pair[i][3]);
 		uint32_t h, p;
 
-		if (!x || !y)
+		/* (a swap that would loop a port back to its own host in this
+		 * target is not made: swap_ends refuses such a pair) */
+		if (!x || !y || x->src_host == y->dst_host || y->src_host == x->dst_host)
 			continue;
 		h = x->dst_host, p = x->dst_port;
 		x->dst_host = y->dst_host, x->dst_port = y->dst_port;
@@ -154,6 +156,19 @@ static int swap_ends(const struct fabric *f, struct device *dev, const uint32_t 
 	}
 	struct hlink nx = {x->src_host, x->src_port, y->dst_host, y->dst_port},
 		     ny = {y->src_host, y->src_port, x->dst_host, x->dst_port};
+	/* A host's port reaching its own host is a loop, not a fibre crossed
+	 * between two hosts: no wiring check is shown by it. */
+	if (nx.src_host == nx.dst_host || ny.src_host == ny.dst_host) {
+		const struct hlink *l = nx.src_host == nx.dst_host ? &nx : &ny;
+
+		ofc_error_set(err, OFC_E_INPUT,
+			      "%s:%u and %s:%u swapped, %s:%u would reach %s:%u, a port of its own "
+			      "host: a loop, not a fibre crossed between hosts",
+			      f->hosts[a[0]].name, a[1], f->hosts[b[0]].name, b[1],
+			      f->hosts[l->src_host].name, l->src_port, f->hosts[l->dst_host].name,
+			      l->dst_port);
+		goto out;
+	}
 	batch_add(&ops, (struct op){.kind = OP_LINK_DEL, .link = *x});
 	batch_add(&ops, (struct op){.kind = OP_LINK_DEL, .link = *y});
 	batch_add(&ops, (struct op){.kind = OP_LINK_ADD, .link = nx});

@@ -174,6 +174,20 @@ def _stages(msg, max_loss_percent, grace_ms):
         raise ValueError("grace_ms goes with max_loss_percent")
 
 
+def _verify_wiring(msg, verify_wiring_ms, dry_run, max_loss_percent):
+    """verify_wiring_ms on msg (ApplyConfig, Reconfigure), checked as ofcd
+    checks it: 1 ms to 10 minutes, not with a dry run or stages."""
+    if verify_wiring_ms is None:
+        return
+    if not 1 <= verify_wiring_ms <= 600000:
+        raise ValueError("verify_wiring_ms must be 1 to 600000 (10 minutes), not %r"
+                         % (verify_wiring_ms,))
+    if dry_run or max_loss_percent is not None:
+        raise ValueError("verify_wiring_ms checks a commit: not with %s"
+                         % ("dry_run" if dry_run else "max_loss_percent"))
+    msg.verify_wiring_ms = verify_wiring_ms
+
+
 class Client:
     """A client of ofcd: of its socket, of several replicas' sockets, or of
     ofc-gateways (https:// URLs, with the client certificate cert and key
@@ -496,13 +510,15 @@ class Client:
     # ---- mutations ------------------------------------------------------
 
     def apply_config(self, yaml_text, filename=None, dry_run=False, max_loss_percent=None,
-                     grace_ms=None):
+                     grace_ms=None, verify_wiring_ms=None):
         """Validate the YAML and drive the devices to its target as one
         transaction. Relative paths in it (credentials) resolve from the
         directory of filename (made absolute here), else from the running
         config's. max_loss_percent, grace_ms: its topology in stages first,
         as reconfigure's, then the config (which may change no other
-        circuit). Returns the Response (message, transaction info)."""
+        circuit). verify_wiring_ms: as reconfigure's (the config before
+        restored when the hosts' LLDP does not confirm the commit). Returns
+        the Response (message, transaction info)."""
         req = control_pb2.Request()
         req.apply_config.yaml = yaml_text
         if filename:
@@ -510,11 +526,13 @@ class Client:
         if dry_run:
             req.apply_config.dry_run = True
         _stages(req.apply_config, max_loss_percent, grace_ms)
+        _verify_wiring(req.apply_config, verify_wiring_ms, dry_run, max_loss_percent)
         return self.call(req)
 
     def reconfigure(self, topology=None, collective=None, size_bytes=None, nodes=None,
                     dry_run=False, partition=None, hosts=None, relabel=False,
-                    free_ports=False, max_loss_percent=None, grace_ms=None):
+                    free_ports=False, max_loss_percent=None, grace_ms=None,
+                    verify_wiring_ms=None):
         """Rewire to a topology spec, to the finder's pick for a workload
         (collective and size_bytes), or one partition of the config to its
         own topology (partition alone). With hosts (a list of host names, or
@@ -526,7 +544,10 @@ class Client:
         circuits left as they are. max_loss_percent: a topology in stages,
         each one transaction, at most that share (above 0, below 100) of the
         fabric's bandwidth lost at any moment; grace_ms: each stage's wait
-        between its schedule and its circuits. Returns the Response."""
+        between its schedule and its circuits. verify_wiring_ms: after the
+        commit, wait up to that long for the hosts' agents' LLDP to confirm
+        every circuit it changed, else roll it back (the answer, FAILED,
+        names each circuit not confirmed). Returns the Response."""
         req = control_pb2.Request()
         rq = req.reconfigure
         if topology and collective:
@@ -568,6 +589,10 @@ class Client:
             raise ValueError("max_loss_percent stages a change of the whole fabric's "
                              "topology: give topology= alone")
         _stages(rq, max_loss_percent, grace_ms)
+        if verify_wiring_ms is not None and (partition or hosts is not None or free_ports):
+            raise ValueError("verify_wiring_ms checks a commit of the whole fabric: not with "
+                             "partition=, hosts= or free_ports")
+        _verify_wiring(rq, verify_wiring_ms, dry_run, max_loss_percent)
         return self.call(req)
 
     def release_partition(self, name):

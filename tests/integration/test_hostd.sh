@@ -70,6 +70,35 @@ PIDS="$PIDS $!"
 deadline 30
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
 
+# --verify-wiring with no host's agent reporting: nothing to verify the
+# commit against, refused (nothing changed) rather than passed.
+expect_error 1 "ofc: verify_wiring: nothing to verify the wiring against: no host's agent (ofc-hostd, with lldpd) has reported to this ofcd; nothing changed" \
+	$OFC --socket "$SOCK" reconfigure --topology hypercube:2 --verify-wiring
+for bad_v in --verify-wiring=0 --verify-wiring=11m --verify-wiring=soon; do
+	$OFC --socket "$SOCK" reconfigure --topology hypercube:2 "$bad_v" 2>"$TMP/err"
+	[ $? -eq 2 ] && grep -q -- "--verify-wiring" "$TMP/err" && ok || bad "$bad_v refused (exit 2)" "$(cat "$TMP/err")"
+done
+expect_error 2 "ofc --socket PATH apply: --verify-wiring checks a commit: not with --dry-run" \
+	$OFC --socket "$SOCK" apply "$TMP/fab.yaml" --dry-run --verify-wiring=5s
+# ... the Python client's the same (and its bounds checked before sending)
+PY=python3
+python3 -c 'import google.protobuf' 2>/dev/null || PY=/usr/bin/python3
+PYTHONPATH="$BUILD/python" $PY - "$SOCK" <<'PYEOF' && ok || bad "the Python client's verify_wiring_ms"
+import sys, ofc_client
+c = ofc_client.Client(sys.argv[1])
+try:
+    c.reconfigure(topology="hypercube:2", verify_wiring_ms=5000)
+    sys.exit("verify_wiring_ms without agents taken")
+except ofc_client.OfcError as e:
+    assert e.status == "STATUS_FAILED" and "nothing to verify the wiring against" in str(e), e
+for bad in (0, 600001):
+    try:
+        c.reconfigure(topology="hypercube:2", verify_wiring_ms=bad)
+        sys.exit("verify_wiring_ms=%d taken" % bad)
+    except ValueError as e:
+        assert "verify_wiring_ms must be 1 to 600000" in str(e), e
+PYEOF
+
 # The hosts: the testbed, a namespace each, a veth per committed circuit,
 # and lldpd and ofc-hostd started in each namespace by testbed up, the
 # agents reporting to this ofcd.
@@ -85,6 +114,14 @@ for d in j["devices"]:
         print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
 PY
 [ "$(wc -l <"$TMP/veths")" -eq 8 ] && ok || bad "8 circuits of biring:4" "$(cat "$TMP/veths")"
+# A swap that would loop a port back to its own host (h0:0 with the port
+# of h0:0's neighbour whose circuit comes back to h0) is refused: a loop
+# is not a fibre crossed between hosts.
+x=$(awk '$1 == "h0" && $2 == 0 {print $3}' "$TMP/veths")
+set -- $(awk -v x="$x" '$1 == x && $3 == "h0" {print $2, $4; exit}' "$TMP/veths")
+expect_error 2 "ofc: h0:0 and $x:$1 swapped, h0:0 would reach h0:$2, a port of its own host: a loop, not a fibre crossed between hosts" \
+	$OFC testbed miswire "$TMP/fab.yaml" h0:0 "$x:$1" --state-dir "$TMP/st"
+[ ! -e "$TMP/st/$FAB.miswired" ] && ok || bad "a refused swap is not recorded" "$(cat "$TMP/st/$FAB.miswired")"
 # Each recorded process is running in its host's namespace.
 inns() { ip netns pids "$NS-h$1" | sort -n | tr '\n' ' '; }
 for h in 0 1 2 3; do
@@ -228,6 +265,32 @@ expect_stdout_has "testbed: 1 miswired pair crossed back (the record cleared)" \
 fresh_wiring "len(L) == 8 and j['confirmed'] == 8" "--clear: every circuit confirmed again"
 expect_stdout_has "testbed: h1:0 now reaches h0:0 and h3:0 reaches h2:0" \
 	$OFC testbed miswire "$TMP/fab.yaml" h1:0 h3:0 --state-dir "$TMP/st"
+# --verify-wiring: the commit that re-makes the pair's circuits is not
+# confirmed by the hosts' LLDP (the recorded swap crosses them): rolled
+# back, the answer naming the pair and what LLDP heard; the record's
+# circuits (and the devices', in sync) as before.
+circuits() { $OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(sorted((d["name"], c["src_host"], c["src_port"], c["dst_host"], c["dst_port"]) for d in j["devices"] for c in d.get("circuits", [])), all(d.get("in_sync", True) for d in j["devices"]))'; }
+before="$(circuits)"
+$OFC --socket "$SOCK" reconfigure --topology hypercube:2 --verify-wiring=30s --timeout 90 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "not confirmed by the hosts' LLDP (one heard miswired): " "$TMP/err" &&
+	grep -qE "h1:0 -> h[0-3]:[01] miswired: h3:0 reaches h[0-3]:[01] where|h3:0 -> h[0-3]:[01] miswired: h1:0 reaches h[0-3]:[01] where" "$TMP/err" &&
+	grep -q "; rolled back: transaction [0-9]* restored the config and topology before it" "$TMP/err" &&
+	ok || bad "--verify-wiring onto the swapped pair: not confirmed, rolled back" "exit $rc" "$(cat "$TMP/err")"
+[ "$(circuits)" = "$before" ] && ok || bad "rolled back: the circuits as before" "$before" "$(circuits)"
+grep -q "wiring: .* not confirmed by the hosts' LLDP.*; rolling back" "$TMP/ofcd.log" &&
+	ok || bad "ofcd's log says the wiring was not confirmed" "$(grep -i wiring "$TMP/ofcd.log" | tail -3)"
+# ... and an ApplyConfig's, by its deadline: 1 s is less than the hosts'
+# LLDP time to live (4 s), so nothing its circuits' ends hear yet counts
+# (it may be held from before the commit): not heard anew (or not seen), rolled back,
+# the config before running again with its topology.
+sed 's/^topology: biring:4$/topology: hypercube:2/' "$TMP/fab.yaml" >"$TMP/fab2.yaml"
+$OFC --socket "$SOCK" apply "$TMP/fab2.yaml" --verify-wiring=1s --timeout 90 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -qE "not confirmed by the hosts. LLDP within the deadline: .* not (heard anew|seen): .*; rolled back: transaction [0-9]* restored the config and topology before it" "$TMP/err" &&
+	ok || bad "apply --verify-wiring=1s: not confirmed by its deadline, rolled back" "exit $rc" "$(cat "$TMP/err")"
+[ "$(circuits)" = "$before" ] && ok || bad "apply rolled back: the circuits as before" "$before" "$(circuits)"
+expect_json "j['target_topology'] == 'biring:4'" $OFC --socket "$SOCK" status --json
 T0=$(now)
 expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology hypercube:2 --timeout 60
 $OFC --socket "$SOCK" status --json >"$TMP/state.json"
@@ -245,7 +308,10 @@ fresh_wiring "sorted((k['src'], k['heard']) for k in L if k['verdict'] == 'miswi
 	"the recorded swap made again by the commit that moved the pair's circuits ($a_dst, $b_dst)"
 T0=$(now)
 expect_exit 0 $OFC testbed miswire "$TMP/fab.yaml" --clear --state-dir "$TMP/st"
-expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology circulant:4:1 --timeout 60
+expect_stdout_has "heard at their ends over LLDP in" \
+	$OFC --socket "$SOCK" reconfigure --topology circulant:4:1 --verify-wiring=30s --timeout 90
+grep -q "; wiring confirmed: the [0-9]* circuits it changed" "$TMP/out" &&
+	ok || bad "--verify-wiring with the fault cleared: confirmed" "$(cat "$TMP/out")"
 fresh_wiring "len(L) == 8 and j['confirmed'] == 8" "biring:4 again (as circulant:4:1), every circuit confirmed"
 
 # lldpd stopped on h3: its agent says so, and keeps reporting its links.

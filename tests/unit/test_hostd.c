@@ -38,6 +38,7 @@ static void test_parse(void **state)
 	assert_string_equal(nb.v[0].host, "h0");
 	assert_string_equal(nb.v[0].port, "1");
 	assert_true(nb.v[0].port_local);
+	assert_int_equal(nb.v[0].ttl_s, 4); /* the port's "ttl" */
 
 	assert_int_equal(hostd_lldp_parse(two, strlen(two), &nb, &err), 0);
 	assert_int_equal(nb.n, 2);
@@ -47,6 +48,7 @@ static void test_parse(void **state)
 	assert_string_equal(nb.v[1].ifname, "i1");
 	assert_string_equal(nb.v[1].host, ""); /* no system name sent */
 	assert_false(nb.v[1].port_local);      /* a MAC: not a fabric port number */
+	assert_int_equal(nb.v[1].ttl_s, -1);   /* no ttl said */
 
 	assert_int_equal(hostd_lldp_parse("{\"lldp\": {}}", 12, &nb, &err), 0);
 	assert_int_equal(nb.n, 0);
