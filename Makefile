@@ -359,7 +359,8 @@ layers: all
 # tests, and layers and check-deps as those end. The integration suites,
 # the longest, start first: named after layers, they waited for it (half
 # a minute on a loaded machine). The netns testbed's suites, which run.sh
-# runs first and alone, have only the unit tests beside them, as before.
+# runs first and one at a time, have the unit tests beside them and
+# run.sh's lanes of suites that mostly wait (see run.sh).
 # Called with -j, it uses what it was given.
 JOBS ?= $(shell nproc)
 TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))

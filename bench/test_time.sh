@@ -7,7 +7,9 @@
 # it waited for), heaviest first, with their sum. The budget is about 10
 # minutes on 2 cores (bench/results/tests.md, "make test's time").
 #
-#   ITEST_JOBS=N   suites side by side (run.sh's default: the cores + 1)
+#   ITEST_JOBS=N   suites side by side (run.sh's default: twice the cores)
+#   ITEST_LANES=N  lanes of light suites beside the alone ones (default:
+#                  the cores)
 #   KEEP=1         keep the clone and its log (else removed)
 set -u
 rev=${1:-HEAD}

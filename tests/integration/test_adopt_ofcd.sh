@@ -27,12 +27,16 @@ CIRC="$TMP/circ.yaml"
 make_torus_config "$TORUS" torus:8x8 2s 0
 make_torus_config "$CIRC" circulant:64:3,8 2s 0
 
-start_ofcd() { # ARGS...: in the foreground; waits until it answers
+# start_ofcd ARGS...: in the foreground; waits until it answers. A status
+# it printed is an answer: status exits 1 here (its switch refuses to be
+# read, its transaction unfinished), and waiting for exit 0 waited out
+# the whole deadline.
+start_ofcd() {
 	$OFCD --foreground "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
 	deadline 30
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do
+	until $OFC --socket "$SOCK" status >"$TMP/up.out" 2>/dev/null || [ -s "$TMP/up.out" ] || past $_end; do
 		sleep 0.02
 	done
 }

@@ -31,8 +31,13 @@ start_ofcd() { # CONFIG DEVICE [OPTION...]
 		--state-dir "$ST" --device "$_dev" --probe-interval 0 "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
+	# Until it answers: any word but that nothing listens is an answer. At
+	# --max-frame 8KiB its state does not fit a frame and status fails
+	# however long it is given: waiting for exit 0 waited out the whole
+	# deadline.
 	deadline 10
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do
+	until $OFC --socket "$SOCK" status >/dev/null 2>"$TMP/up.err" ||
+		{ [ -s "$TMP/up.err" ] && ! grep -q "cannot connect to ofcd" "$TMP/up.err"; } || past $_end; do
 		sleep 0.01
 	done
 }

@@ -7,7 +7,7 @@
 # stand-in for `ofc status --json`: its exit 1 with a whole state that says
 # a device is lost is an answer, any other exit 1, a JSON cut short or
 # another exit none. run.sh's order (--plan): every suite once, the
-# netns testbed's suites by themselves but for the lane of light ones.
+# netns testbed's suites by themselves but for the lanes of light ones.
 SUITE=lib
 . "$(dirname "$0")/lib.sh"
 
@@ -69,8 +69,8 @@ printf '%s\n' "$LOST" >"$TMP/st.json"
 FAKE_RC=2 expect_exit 1 $POLL state 0 "$TMP/ofc-standin" "$TMP" r1 'True'
 
 # run.sh's order (--plan): every suite once; the netns testbed's suites
-# that say "run alone" first, beside the lane of light suites only; with
-# no alone suite named, no lane: its suites join the pool.
+# that say "run alone" first, beside the lanes of light suites only; with
+# no alone suite named, no lanes: their suites join the pool.
 tests/integration/run.sh --plan >"$TMP/plan"
 ls tests/integration/test_*.sh >"$TMP/all"
 cut -d' ' -f2 "$TMP/plan" | sort >"$TMP/planned"

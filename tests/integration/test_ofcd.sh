@@ -31,8 +31,13 @@ start_ofcd() {
 	$OFCD --foreground "$@" 2>>"$TMP/$log" &
 	ofcd_pid=$!
 	DAEMONS="$DAEMONS $ofcd_pid"
+	# Until it answers: a status printed, or any word but that nothing
+	# listens (status exits 1 while a device does not answer, as some of
+	# these daemons' do: waiting for exit 0 waited out the whole 1,000
+	# turns).
 	_w=0
-	until $OFC --socket "$SOCK" status >/dev/null 2>&1 || [ $_w -ge 1000 ]; do
+	until $OFC --socket "$SOCK" status >"$TMP/up.out" 2>"$TMP/up.err" || [ -s "$TMP/up.out" ] ||
+		{ [ -s "$TMP/up.err" ] && ! grep -q "cannot connect to ofcd" "$TMP/up.err"; } || [ $_w -ge 1000 ]; do
 		sleep 0.01
 		_w=$((_w + 1))
 	done

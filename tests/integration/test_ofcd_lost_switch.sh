@@ -19,12 +19,15 @@ $BUILD/ofcd --foreground --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "
 	--credentials-dir "$TMP" --probe-interval 200ms --log-file "$TMP/ofcd.log" --log-level info \
 	2>>"$TMP/ofcd.stderr" &
 ofcd_pid=$!
-# until_state SECS EXPR: until ofcd's state (j) satisfies EXPR
+# until_state SECS EXPR: until ofcd's state (j) satisfies EXPR. The JSON
+# is read whatever status exits: it exits 1 while a device is lost, its
+# JSON whole (the state this suite waits for), and an answer that never
+# came leaves no JSON to satisfy EXPR.
 until_state() {
 	deadline "$1"
-	until $OFC --socket "$SOCK" status --json --timeout 5 >"$TMP/st.json" 2>/dev/null &&
+	until { $OFC --socket "$SOCK" status --json --timeout 5 >"$TMP/st.json" 2>/dev/null
 		python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" \
-			"$TMP/st.json" 2>/dev/null || past $_end; do sleep 0.1; done
+			"$TMP/st.json" 2>/dev/null; } || past $_end; do sleep 0.1; done
 	python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$TMP/st.json"
 }
 # sched: "TOPOLOGY STEPS TIME VERIFIED" of the state's schedule
