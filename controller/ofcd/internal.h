@@ -174,11 +174,10 @@ struct snapshot {
 	const char **public_error;
 };
 
-struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
-				size_t why_len);
+/* (a WDM ring's OpTree schedule asked of a planner process through d) */
+struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, struct ctl *c,
+				struct fabcfg *cfg, char *why, size_t why_len);
 void snapshot_free(struct snapshot *s);
-/* A schedule's figures without its steps, every string in a. */
-Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 
 /* views.c: what every replica shows alike, from the store's state alone */
 /* A replica's transaction: t names the replica and epoch that ran it, and
@@ -765,6 +764,9 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
  * of cfg's coll and size: a packed ofc.v1.PlannerSummary of *len bytes. */
 uint8_t *planner_summary_compute(const struct fabcfg *cfg, const struct topo_files *files,
 				 const Ofc__V1__PlannerJob *m, size_t *len);
+/* (the planner process, planner_summary.c) A schedule's figures without
+ * its steps, every string in a. */
+Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 /* How long ofcd waits for a planner's next frame: j's time limit and
  * PLANNER_GRACE, or a day when it has none. */
 double planner_wait(const struct job *j);

@@ -227,7 +227,10 @@ static void arena_keeps(void *a, void *p)
 
 /* Asks a planner process of role `role` the job m, on cfg's fabric
  * (m's other fields set by the caller): 0 and its answer in *buf (the
- * caller's to free), else -1 with why "the planner process WHAT ...". */
+ * caller's to free), else -1 with why "the planner process WHAT ...".
+ * One that ends before it answers (crashed, out of its memory, killed
+ * from outside) costs one more, while the wait has time left; a second
+ * the refusal, naming how both ended. */
 static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
 		     const char *role, size_t answer_max, double wait, const char *what,
 		     uint8_t **buf, size_t *got, struct ofc_error *err)
@@ -249,13 +252,24 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	m->fabric.data = NULL;
 	planner_how(d, &how);
 	how.role = role;
-	rc =
-	    planner_ask(&how, job, len, answer_max, wait, always, NULL, buf, got, why, sizeof(why));
+	double until = now_seconds() + wait;
+	char first[200] = "";
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rc = planner_ask(&how, job, len, answer_max, until - now_seconds(), always, NULL,
+				 buf, got, why, sizeof(why));
+		if (rc == 0 || attempt || until - now_seconds() <= 0)
+			break;
+		snprintf(first, sizeof(first), "%s", why);
+	}
 	planner_how_free(&how);
 	free(job);
-	if (rc != 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
-	return 0;
+	if (rc == 0)
+		return 0;
+	if (first[0])
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process %s %s (the one before it %s)", what, why,
+				     first);
+	return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
 }
 
 Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
