@@ -39,9 +39,9 @@ MAIN = "controller/ofcd/ofcd_main.o"
 # What still links an engine into ofcd: (file, why) -> the engine's
 # symbols it uses. Each is a planner job still to be made (or a lookup
 # to move out of the engine's object).
-RENUMBER = ("the renumbering search: a run-time partition's plan ahead "
-            "(plan_ahead.c) and its renumbering in a reconfiguration "
-            "(reconfig/'s reconfigure_run)")
+RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn, when "
+            "no plan made ahead (in a planner process) is taken: the worker's batch.c "
+            "and reconfig/'s ctl_partition in reconfigure_run")
 TESTBED = "the testbed's runs (a run's schedule, calibration, mpirun's files)"
 LOOKUP = ("a lookup in an engine's object (names, defaults, limits): its object "
           "brings the engine with it")

@@ -975,6 +975,26 @@ uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJ
 
 /* held.c: a run-time partition's hosts, at most (the request's check, held_make's) */
 #define HELD_MAX_HOSTS 65536
+/* (any thread, the planner process) held_make's partition without looking
+ * at the holds, its spec read under files (a plan made ahead: the
+ * worker's held_make checks the holds at the commit). */
+int held_make_in(const struct topo_files *files, const struct fabric *f, const char *name,
+		 char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
+		 struct ofc_error *err);
+void held_partition_free(struct partition *p);
+
+/* A run-time partition renumbered for the fewest moves, as ctl_partition
+ * renumbers it (partition_relabel), on cfg's fabric and the switches'
+ * cross-connects actual (NULL: unknown), within budget seconds of search:
+ * in a planner process (planner_ask.c sends it, planner_relabel.c's
+ * planner_relabel_compute answers). 0 and the circuits (*pc, the caller
+ * frees) and the search's report, else -1 with err. */
+int planner_relabel(const struct ofcd *d, const struct fabcfg *cfg, const char *name,
+		    char *const *hosts, uint32_t nhosts, const char *spec,
+		    const struct device_state *const *actual, double budget, struct circuit **pc,
+		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err);
+uint8_t *planner_relabel_compute(const struct fabcfg *cfg, const struct topo_files *files,
+				 const Ofc__V1__PlannerJob *m, size_t *len);
 
 /* failures.c: failures reported at run time and lost switches */
 #define FAIL_MAX_ITEMS 4096

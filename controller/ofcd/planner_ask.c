@@ -394,3 +394,105 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 	ofc__v1__planner_pick__free_unpacked(a, NULL);
 	return rc;
 }
+
+/* ---- a run-time partition's renumbering planned ahead --------------------------------------- */
+
+/* How long past its search's budget a renumbering's planner may take
+ * (starting, the fabric rebuilt, the circuits made), and the most its
+ * answer may hold: 7 numbers a circuit, a few circuits a host. */
+#define RELABEL_GRACE	   30.0
+#define RELABEL_ANSWER_MAX ((size_t)64 << 20)
+
+/* The job's switches: each one's cross-connects, or unknown. */
+static Ofc__V1__PlannerSwitch **switches_msg(const struct fabric *f,
+					     const struct device_state *const *actual)
+{
+	Ofc__V1__PlannerSwitch **v = xcalloc((size_t)f->nswitches + 1, sizeof(*v));
+
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		const struct device_state *st = actual[s];
+
+		v[s] = xcalloc(1, sizeof(**v));
+		ofc__v1__planner_switch__init(v[s]);
+		v[s]->has_known = 1;
+		v[s]->known = st != NULL;
+		v[s]->n_xc = st ? (size_t)st->nxc * 2 : 0;
+		v[s]->xc = xcalloc(v[s]->n_xc + 1, sizeof(uint32_t));
+		for (uint32_t k = 0; st && k < st->nxc; k++) {
+			v[s]->xc[2 * k] = st->xc[k].in;
+			v[s]->xc[2 * k + 1] = st->xc[k].out;
+		}
+	}
+	return v;
+}
+
+/* The answer's circuits and report; -1 with err when it has none. */
+static int relabel_take(const Ofc__V1__PlannerRelabel *a, struct circuit **pc, uint32_t *npc,
+			struct fabric_relabel *rep, struct ofc_error *err)
+{
+	if (!a || !a->ok || a->n_circuits % 7)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s",
+				     a && a->why ? a->why
+						 : "the planner process answered what is not a "
+						   "renumbering");
+	*npc = (uint32_t)(a->n_circuits / 7);
+	*pc = xcalloc((size_t)*npc + 1, sizeof(**pc));
+	for (uint32_t i = 0; i < *npc; i++) {
+		const uint32_t *c = &a->circuits[(size_t)i * 7];
+
+		(*pc)[i] = (struct circuit){c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+	}
+	*rep = (struct fabric_relabel){.arcs = a->arcs,
+				       .kept_identity = a->kept_identity,
+				       .kept = a->kept,
+				       .kept_links = a->kept_links,
+				       .moved_nodes = a->moved_nodes,
+				       .changed = a->changed,
+				       .complete = a->complete,
+				       .optimal = a->optimal,
+				       .deadline = a->deadline,
+				       .rounds = a->rounds,
+				       .seconds = a->seconds};
+	return 0;
+}
+
+int planner_relabel(const struct ofcd *d, const struct fabcfg *cfg, const char *name,
+		    char *const *hosts, uint32_t nhosts, const char *spec,
+		    const struct device_state *const *actual, double budget, struct circuit **pc,
+		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerRelabel *a;
+	uint32_t nsw = cfg->f->nswitches;
+	uint8_t *buf;
+	size_t got;
+	int rc;
+
+	*pc = NULL;
+	*npc = 0;
+	memset(rep, 0, sizeof(*rep));
+	m.has_relabel = m.has_budget = 1;
+	m.relabel = true;
+	m.budget = budget;
+	m.name = (char *)name;
+	m.hosts = (char **)hosts;
+	m.n_hosts = nhosts;
+	m.topology = (char *)spec;
+	m.switches = switches_msg(cfg->f, actual);
+	m.n_switches = nsw;
+	rc = ask_about(d, cfg, &m, "relabel", RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
+		       "renumbering it", &buf, &got, err);
+	for (uint32_t s = 0; s < nsw; s++) {
+		free(m.switches[s]->xc);
+		free(m.switches[s]);
+	}
+	free(m.switches);
+	if (rc < 0)
+		return -1;
+	a = ofc__v1__planner_relabel__unpack(NULL, got, buf);
+	free(buf);
+	rc = relabel_take(a, pc, npc, rep, err);
+	if (a)
+		ofc__v1__planner_relabel__free_unpacked(a, NULL);
+	return rc;
+}
