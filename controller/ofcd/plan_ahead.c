@@ -99,9 +99,10 @@ double ahead_budget(uint32_t threads, uint32_t behind)
 }
 
 /* a's partition on its base, renumbered as ctl_partition renumbers it,
- * within budget seconds of search, in a planner process (the search is
- * out of the process that holds the lease). */
-static void plan_one(const struct ofcd *d, struct ahead *a, double budget)
+ * within budget seconds of search, in the thread's planner process *p
+ * (the search out of the process that holds the lease; one kept while
+ * the thread lives, and the fabric it rebuilt with it). */
+static void plan_one(const struct ofcd *d, struct planner_proc *p, struct ahead *a, double budget)
 {
 	const struct fabric *f = a->base->cfg->f;
 	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
@@ -109,7 +110,7 @@ static void plan_one(const struct ofcd *d, struct ahead *a, double budget)
 
 	for (uint32_t s = 0; s < f->nswitches; s++)
 		actual[s] = a->base->known[s] ? &a->base->sw[s] : NULL;
-	a->ok = planner_relabel(d, a->base->cfg, a->name, a->hosts, a->nhosts, a->spec, actual,
+	a->ok = planner_relabel(d, p, a->base->cfg, a->name, a->hosts, a->nhosts, a->spec, actual,
 				budget, &a->pc, &a->npc, &a->rep, &err) == 0;
 	if (!a->ok)
 		a->fail = xasprintf("its plan ahead failed: %s", err.msg);
@@ -144,6 +145,7 @@ static void *ahead_thread(void *arg)
 	struct ahead_slot *slot = arg;
 	struct ofcd *d = slot->d;
 	struct ofcd_ahead *q = &d->ahead;
+	struct planner_proc p = {.pid = 0, .fd = -1};
 
 	ofc_thread_name("ofcd-ahead");
 	pthread_mutex_lock(&q->mu);
@@ -161,12 +163,15 @@ static void *ahead_thread(void *arg)
 		a->base = q->base;
 		a->base->refs++;
 		pthread_mutex_unlock(&q->mu);
-		plan_one(d, a, ahead_budget(q->nthreads, behind));
+		plan_one(d, &p, a, ahead_budget(q->nthreads, behind));
 		pthread_mutex_lock(&q->mu);
 		a->state = AHEAD_DONE;
 		pthread_cond_broadcast(&q->done);
 		ahead_unref(a);
 	}
+	pthread_mutex_unlock(&q->mu);
+	planner_end(&p, false, NULL, 0); /* (closed, a planner at rest ends) */
+	pthread_mutex_lock(&q->mu);
 	slot->ended = true;
 	pthread_mutex_unlock(&q->mu);
 	return NULL;

@@ -225,15 +225,46 @@ static void arena_keeps(void *a, void *p)
 	(void)p;
 }
 
+/* planner_ask of the planner process *p, kept for the next job (started
+ * when none runs, ended when it fails): a caller that asks often keeps
+ * one, and the fabric it rebuilt, rather than start one a job. */
+static int ask_kept(const struct planner_how *h, struct planner_proc *p, const uint8_t *job,
+		    size_t len, size_t max_answer, double wait, uint8_t **answer,
+		    size_t *answer_len, char *why, size_t n)
+{
+	double deadline = now_seconds() + wait;
+	struct ofc_error err = {0};
+	size_t cap = 0, got = 0;
+	uint8_t *buf = NULL;
+
+	*answer = NULL;
+	*answer_len = 0;
+	if (planner_send_frame(h, p, job, len, deadline, &err) < 0) {
+		snprintf(why, n, "could not start: %.160s", err.msg);
+		return -1;
+	}
+	if (frame_recv(p->fd, &buf, &cap, &got, max_answer, deadline, &err) == 0) {
+		*answer = buf;
+		*answer_len = got;
+		return 0;
+	}
+	free(buf);
+	planner_end(p, true, why, n);
+	if (err.reason == OFC_R_TIMEOUT)
+		snprintf(why, n, "did not answer within %.0f s", wait);
+	return -1;
+}
+
 /* Asks a planner process of role `role` the job m, on cfg's fabric
  * (m's other fields set by the caller): 0 and its answer in *buf (the
  * caller's to free), else -1 with why "the planner process WHAT ...".
- * One that ends before it answers (crashed, out of its memory, killed
- * from outside) costs one more, while the wait has time left; a second
- * the refusal, naming how both ended. */
+ * The process is one of its own, or *keep (NULL: none kept). One that
+ * ends before it answers (crashed, out of its memory, killed from
+ * outside) costs one more, while the wait has time left; a second the
+ * refusal, naming how both ended. */
 static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
-		     const char *role, size_t answer_max, double wait, const char *what,
-		     uint8_t **buf, size_t *got, struct ofc_error *err)
+		     const char *role, struct planner_proc *keep, size_t answer_max, double wait,
+		     const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
 {
 	struct planner_how how;
 	uint8_t *job;
@@ -255,8 +286,12 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	double until = now_seconds() + wait;
 	char first[200] = "";
 	for (int attempt = 0; attempt < 2; attempt++) {
-		rc = planner_ask(&how, job, len, answer_max, until - now_seconds(), always, NULL,
-				 buf, got, why, sizeof(why));
+		double left = until - now_seconds();
+
+		rc = keep ? ask_kept(&how, keep, job, len, answer_max, left, buf, got, why,
+				     sizeof(why))
+			  : planner_ask(&how, job, len, answer_max, left, always, NULL, buf, got,
+					why, sizeof(why));
 		if (rc == 0 || attempt || until - now_seconds() <= 0)
 			break;
 		snprintf(first, sizeof(first), "%s", why);
@@ -295,7 +330,7 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
 	m.has_explicit_after = m.has_plain = 1;
 	m.explicit_after = q->explicit_after;
 	m.plain = q->plain;
-	if (ask_about(d, cfg, &m, "summary", SUMMARY_ANSWER_MAX,
+	if (ask_about(d, cfg, &m, "summary", NULL, SUMMARY_ANSWER_MAX,
 		      q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST,
 		      "computing it", &buf, &got, err) < 0)
 		return NULL;
@@ -334,8 +369,8 @@ int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *
 	m.to_phase = true;
 	m.phase = j->phase;
 	m.phase_name = j->phase_name;
-	if (ask_about(d, cfg, &m, "phase", PHASE_ANSWER_MAX, PHASE_WAIT, "planning the workload",
-		      &buf, &got, err) < 0)
+	if (ask_about(d, cfg, &m, "phase", NULL, PHASE_ANSWER_MAX, PHASE_WAIT,
+		      "planning the workload", &buf, &got, err) < 0)
 		return -1;
 	a = ofc__v1__planner_phase__unpack(NULL, got, buf);
 	free(buf);
@@ -374,7 +409,7 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 	m.has_collective = m.has_size_bytes = 1;
 	m.collective = (uint32_t)j->coll;
 	m.size_bytes = j->size;
-	if (ask_about(d, cfg, &m, "pick", PHASE_ANSWER_MAX, PHASE_WAIT, "picking", &buf, &got,
+	if (ask_about(d, cfg, &m, "pick", NULL, PHASE_ANSWER_MAX, PHASE_WAIT, "picking", &buf, &got,
 		      err) < 0)
 		return -1;
 	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
@@ -456,8 +491,8 @@ static int relabel_take(const Ofc__V1__PlannerRelabel *a, struct circuit **pc, u
 	return 0;
 }
 
-int planner_relabel(const struct ofcd *d, const struct fabcfg *cfg, const char *name,
-		    char *const *hosts, uint32_t nhosts, const char *spec,
+int planner_relabel(const struct ofcd *d, struct planner_proc *p, const struct fabcfg *cfg,
+		    const char *name, char *const *hosts, uint32_t nhosts, const char *spec,
 		    const struct device_state *const *actual, double budget, struct circuit **pc,
 		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err)
 {
@@ -471,16 +506,16 @@ int planner_relabel(const struct ofcd *d, const struct fabcfg *cfg, const char *
 	*pc = NULL;
 	*npc = 0;
 	memset(rep, 0, sizeof(*rep));
-	m.has_relabel = m.has_budget = 1;
+	m.has_relabel = m.has_budget = m.has_max_time = 1;
 	m.relabel = true;
-	m.budget = budget;
+	m.budget = m.max_time = budget; /* (max_time: its CPU time bounded) */
 	m.name = (char *)name;
 	m.hosts = (char **)hosts;
 	m.n_hosts = nhosts;
 	m.topology = (char *)spec;
 	m.switches = switches_msg(cfg->f, actual);
 	m.n_switches = nsw;
-	rc = ask_about(d, cfg, &m, "relabel", RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
+	rc = ask_about(d, cfg, &m, "relabel", p, RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
 		       "renumbering it", &buf, &got, err);
 	for (uint32_t s = 0; s < nsw; s++) {
 		free(m.switches[s]->xc);
