@@ -6,7 +6,10 @@
 # defined outside its side's header. First on a small tree of its own
 # (compiled here, as make compiles the real one), which breaks each rule
 # once; then the same tree without the breakage, which must pass (the
-# real tree passing is make test's layers target).
+# real tree passing is make test's layers target). Then the map's
+# derivable claims (check-architecture.py) and the list of what still
+# links an engine into ofcd (check-engines.py), each failing on a copy
+# with one thing left out.
 SUITE=layers
 . "$(dirname "$0")/lib.sh"
 
