@@ -348,10 +348,12 @@ integration: all $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS) 
 	@BUILD=$(BUILD) CC="$(CC)" SAN="$(SAN)" tests/integration/run.sh
 
 # No circles between files or folders, no private header across folders;
-# the map's derivable claims (callers, includes, threads, files) hold.
+# the map's derivable claims (callers, includes, threads, files) hold; what
+# of the engines ofcd still links is each listed (check-engines.py).
 layers: all
 	@scripts/check-layers.py --build $(BUILD)
 	@scripts/check-architecture.py
+	@scripts/check-engines.py --build $(BUILD)
 
 # make test keeps both cores busy (JOBS, the machine's by default) when it
 # is called without -j, as CI calls it: the build, then the integration

@@ -102,7 +102,7 @@ void ofcd_run_adopt(struct ofcd *d, struct job *j)
 		an.t.state = "committed";
 		preview(&an, c, &a, true);
 		j->txn = a.generation;
-		j->snap = snapshot_build(d->state_dir, c, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, c, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		held_state(d, j->snap);

@@ -379,7 +379,7 @@ static void batch_settle(struct batch *b, struct job *first, int rc, struct reco
 	for (uint32_t k = 0; k < b->n; k++)
 		if (b->m[k].in)
 			answer_member(d, &b->m[k], d->w->cfg->f->name, ndevs, rc, &r->txn, err);
-	first->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+	first->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 }
@@ -526,7 +526,7 @@ static void run_prologs(struct ofcd *d, struct job *head, struct job **v, uint32
 			char why[400];
 
 			next->snap =
-			    snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+			    snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 			held_state(d, next->snap);
 		}
 	} else if (nin >= 2) {
@@ -592,7 +592,8 @@ static void release_together(struct ofcd *d, struct job *head, struct job **ok, 
 	}
 	if (rc == 0) {
 		t[1] = now_seconds();
-		ok[0]->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		ok[0]->snap =
+		    snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		t[2] = now_seconds();

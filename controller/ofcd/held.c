@@ -83,9 +83,10 @@ static int check_topology(const struct fabric *f, const struct partition *p, con
 	return 0;
 }
 
-static int make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
-		uint32_t nhosts, const char *spec, bool holds, struct partition *out,
-		struct ofc_error *err)
+/* (d: the holds to check; NULL: none) */
+static int make(const struct ofcd *d, const struct topo_files *files, const struct fabric *f,
+		const char *name, char *const *hosts, uint32_t nhosts, const char *spec,
+		struct partition *out, struct ofc_error *err)
 {
 	struct partition *p = out;
 	struct ofc_error sub = {0};
@@ -130,7 +131,7 @@ static int make(const struct ofcd *d, const struct fabric *f, const char *name, 
 		}
 		seen[h] = 1;
 		p->member_host[m] = (uint32_t)h;
-		if (holds && (o = held_owner(d, name, hosts[m]))) {
+		if (d && (o = held_owner(d, name, hosts[m]))) {
 			/* Not final: the other owner may let go (a late epilog). */
 			ofc_error_set(err, OFC_E_RUNTIME,
 				      "partition '%s': host %s is held by partition '%s'", name,
@@ -140,7 +141,7 @@ static int make(const struct ofcd *d, const struct fabric *f, const char *name, 
 	}
 	/* A client's spec reads files under --topology-dir alone; a file is
 	 * then named by its absolute path, as a Reconfigure's is. */
-	if (topo_build_in(spec, &d->files, &g, &sub) < 0) {
+	if (topo_build_in(spec, files, &g, &sub) < 0) {
 		ofc_error_set(err, sub.code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT,
 			      "partition '%s': topology %s", name,
 			      topo_spec_error(why, sizeof(why), spec, &sub));
@@ -148,7 +149,7 @@ static int make(const struct ofcd *d, const struct fabric *f, const char *name, 
 	}
 	p->topology.present = true;
 	p->topology.self_loops = f->topology.present ? f->topology.self_loops : SELF_LOOPS_LOOPBACK;
-	p->topology.spec = xstrdup(d->files.dirfd >= 0 && strstr(spec, "edges:") ? g->spec : spec);
+	p->topology.spec = xstrdup(files->dirfd >= 0 && strstr(spec, "edges:") ? g->spec : spec);
 	if (check_topology(f, p, g, err) < 0)
 		goto out;
 	/* Every circuit on one switch: the wiring allows it. */
@@ -169,14 +170,14 @@ out:
 int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
 	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err)
 {
-	return make(d, f, name, hosts, nhosts, spec, true, out, err);
+	return make(d, &d->files, f, name, hosts, nhosts, spec, out, err);
 }
 
-int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *name,
-		    char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
-		    struct ofc_error *err)
+int held_make_in(const struct topo_files *files, const struct fabric *f, const char *name,
+		 char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
+		 struct ofc_error *err)
 {
-	return make(d, f, name, hosts, nhosts, spec, false, out, err);
+	return make(NULL, files, f, name, hosts, nhosts, spec, out, err);
 }
 
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,

@@ -178,11 +178,10 @@ struct snapshot {
 	const char **public_error;
 };
 
-struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
-				size_t why_len);
+/* (a WDM ring's OpTree schedule asked of a planner process through d) */
+struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, struct ctl *c,
+				struct fabcfg *cfg, char *why, size_t why_len);
 void snapshot_free(struct snapshot *s);
-/* A schedule's figures without its steps, every string in a. */
-Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 
 /* views.c: what every replica shows alike, from the store's state alone */
 /* A replica's transaction: t names the replica and epoch that ran it, and
@@ -832,6 +831,9 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
  * of cfg's coll and size: a packed ofc.v1.PlannerSummary of *len bytes. */
 uint8_t *planner_summary_compute(const struct fabcfg *cfg, const struct topo_files *files,
 				 const Ofc__V1__PlannerJob *m, size_t *len);
+/* (the planner process, planner_summary.c) A schedule's figures without
+ * its steps, every string in a. */
+Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r);
 /* How long ofcd waits for a planner's next frame: j's time limit and
  * PLANNER_GRACE, or a day when it has none. */
 double planner_wait(const struct job *j);
@@ -1040,6 +1042,27 @@ uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJ
 
 /* held.c: a run-time partition's hosts, at most (the request's check, held_make's) */
 #define HELD_MAX_HOSTS 65536
+/* (any thread, the planner process) held_make's partition without looking
+ * at the holds, its spec read under files (a plan made ahead: the
+ * worker's held_make checks the holds at the commit). */
+int held_make_in(const struct topo_files *files, const struct fabric *f, const char *name,
+		 char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
+		 struct ofc_error *err);
+void held_partition_free(struct partition *p);
+
+/* A run-time partition renumbered for the fewest moves, as ctl_partition
+ * renumbers it (partition_relabel), on cfg's fabric and the switches'
+ * cross-connects actual (NULL: unknown), within budget seconds of search:
+ * in the planner process *p, the caller's, kept for its next one
+ * (planner_ask.c sends it, planner_relabel.c's planner_relabel_compute
+ * answers; planner_end ends it). 0 and the circuits (*pc, the caller
+ * frees) and the search's report, else -1 with err. */
+int planner_relabel(const struct ofcd *d, struct planner_proc *p, const struct fabcfg *cfg,
+		    const char *name, char *const *hosts, uint32_t nhosts, const char *spec,
+		    const struct device_state *const *actual, double budget, struct circuit **pc,
+		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err);
+uint8_t *planner_relabel_compute(const struct fabcfg *cfg, const struct topo_files *files,
+				 const Ofc__V1__PlannerJob *m, size_t *len);
 
 /* failures.c: failures reported at run time and lost switches */
 #define FAIL_MAX_ITEMS 4096

@@ -512,7 +512,7 @@ void ofcd_run_mutation(struct ofcd *d, struct job *j)
 		answer_free_ports(d, &an, &r);
 out:
 	if (touched) {
-		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		m.t_snap = now_seconds();
 		held_state(d, j->snap);
 		if (why[0])
@@ -560,7 +560,7 @@ void ofcd_run_release(struct ofcd *d, struct job *j)
 			      j->partition);
 		an.t.state = "committed";
 		t[1] = now_seconds();
-		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);
 		t[2] = now_seconds();

@@ -53,6 +53,7 @@ struct ahead {
 	uint32_t npc;
 	struct fabric_relabel rep;
 	bool ok;
+	char *fail; /* !ok: why ("its plan ahead failed: ...") */
 	bool taken; /* (the worker's) ahead_take moved the plan out */
 };
 
@@ -83,6 +84,7 @@ static void ahead_unref(struct ahead *a)
 	free(a->spec);
 	strv_free(a->hosts, a->nhosts);
 	free(a->pc);
+	free(a->fail);
 	free(a);
 }
 
@@ -97,22 +99,21 @@ double ahead_budget(uint32_t threads, uint32_t behind)
 }
 
 /* a's partition on its base, renumbered as ctl_partition renumbers it,
- * within budget seconds of search. */
-static void plan_one(const struct ofcd *d, struct ahead *a, double budget)
+ * within budget seconds of search, in the thread's planner process *p
+ * (the search out of the process that holds the lease; one kept while
+ * the thread lives, and the fabric it rebuilt with it). */
+static void plan_one(const struct ofcd *d, struct planner_proc *p, struct ahead *a, double budget)
 {
 	const struct fabric *f = a->base->cfg->f;
 	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
-	struct relabel_opts o = {.budget_s = budget};
 	struct ofc_error err = {0};
-	struct partition p;
 
 	for (uint32_t s = 0; s < f->nswitches; s++)
 		actual[s] = a->base->known[s] ? &a->base->sw[s] : NULL;
-	if (held_make_ahead(d, f, a->name, a->hosts, a->nhosts, a->spec, &p, &err) == 0) {
-		a->ok =
-		    partition_relabel(f, &p, NULL, actual, &o, &a->pc, &a->npc, &a->rep, &err) == 0;
-		held_partition_free(&p);
-	}
+	a->ok = planner_relabel(d, p, a->base->cfg, a->name, a->hosts, a->nhosts, a->spec, actual,
+				budget, &a->pc, &a->npc, &a->rep, &err) == 0;
+	if (!a->ok)
+		a->fail = xasprintf("its plan ahead failed: %s", err.msg);
 	free(actual);
 }
 
@@ -144,6 +145,7 @@ static void *ahead_thread(void *arg)
 	struct ahead_slot *slot = arg;
 	struct ofcd *d = slot->d;
 	struct ofcd_ahead *q = &d->ahead;
+	struct planner_proc p = {.pid = 0, .fd = -1};
 
 	ofc_thread_name("ofcd-ahead");
 	pthread_mutex_lock(&q->mu);
@@ -161,12 +163,15 @@ static void *ahead_thread(void *arg)
 		a->base = q->base;
 		a->base->refs++;
 		pthread_mutex_unlock(&q->mu);
-		plan_one(d, a, ahead_budget(q->nthreads, behind));
+		plan_one(d, &p, a, ahead_budget(q->nthreads, behind));
 		pthread_mutex_lock(&q->mu);
 		a->state = AHEAD_DONE;
 		pthread_cond_broadcast(&q->done);
 		ahead_unref(a);
 	}
+	pthread_mutex_unlock(&q->mu);
+	planner_end(&p, false, NULL, 0); /* (closed, a planner at rest ends) */
+	pthread_mutex_lock(&q->mu);
 	slot->ended = true;
 	pthread_mutex_unlock(&q->mu);
 	return NULL;
@@ -434,7 +439,7 @@ int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struc
 		return 0;
 	}
 	if (!a->ok) {
-		*why = "its plan ahead failed";
+		*why = a->fail ? a->fail : "its plan ahead failed";
 		return 0;
 	}
 	if (a->base->cfg->f != c->fabric) {

@@ -352,7 +352,7 @@ void ofcd_replan(struct ofcd *d, struct job *j, const char *cause, char *sentenc
 	ev->time_ms = unix_ms();
 	snapshot_free(j->snap);
 	t_snap = now_seconds();
-	j->snap = snapshot_build(d->state_dir, d->w->ctl, pub, why, sizeof(why));
+	j->snap = snapshot_build(d, d->state_dir, d->w->ctl, pub, why, sizeof(why));
 	held_state(d, j->snap);
 	t_snap = now_seconds() - t_snap;
 	if (why[0])
@@ -421,7 +421,7 @@ void ofcd_run_planner(struct ofcd *d, struct job *j)
 		ev->failed[i] = xstrdup(c->failed[i]);
 	ev->nfailed = c->nfailed;
 	ev->time_ms = unix_ms();
-	j->snap = snapshot_build(d->state_dir, d->w->ctl, c, why, sizeof(why));
+	j->snap = snapshot_build(d, d->state_dir, d->w->ctl, c, why, sizeof(why));
 	held_state(d, j->snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -225,12 +225,46 @@ static void arena_keeps(void *a, void *p)
 	(void)p;
 }
 
+/* planner_ask of the planner process *p, kept for the next job (started
+ * when none runs, ended when it fails): a caller that asks often keeps
+ * one, and the fabric it rebuilt, rather than start one a job. */
+static int ask_kept(const struct planner_how *h, struct planner_proc *p, const uint8_t *job,
+		    size_t len, size_t max_answer, double wait, uint8_t **answer,
+		    size_t *answer_len, char *why, size_t n)
+{
+	double deadline = now_seconds() + wait;
+	struct ofc_error err = {0};
+	size_t cap = 0, got = 0;
+	uint8_t *buf = NULL;
+
+	*answer = NULL;
+	*answer_len = 0;
+	if (planner_send_frame(h, p, job, len, deadline, &err) < 0) {
+		snprintf(why, n, "could not start: %.160s", err.msg);
+		return -1;
+	}
+	if (frame_recv(p->fd, &buf, &cap, &got, max_answer, deadline, &err) == 0) {
+		*answer = buf;
+		*answer_len = got;
+		return 0;
+	}
+	free(buf);
+	planner_end(p, true, why, n);
+	if (err.reason == OFC_R_TIMEOUT)
+		snprintf(why, n, "did not answer within %.0f s", wait);
+	return -1;
+}
+
 /* Asks a planner process of role `role` the job m, on cfg's fabric
  * (m's other fields set by the caller): 0 and its answer in *buf (the
- * caller's to free), else -1 with why "the planner process WHAT ...". */
+ * caller's to free), else -1 with why "the planner process WHAT ...".
+ * The process is one of its own, or *keep (NULL: none kept). One that
+ * ends before it answers (crashed, out of its memory, killed from
+ * outside) costs one more, while the wait has time left; a second the
+ * refusal, naming how both ended. */
 static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
-		     const char *role, size_t answer_max, double wait, const char *what,
-		     uint8_t **buf, size_t *got, struct ofc_error *err)
+		     const char *role, struct planner_proc *keep, size_t answer_max, double wait,
+		     const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
 {
 	struct planner_how how;
 	uint8_t *job;
@@ -249,13 +283,28 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	m->fabric.data = NULL;
 	planner_how(d, &how);
 	how.role = role;
-	rc =
-	    planner_ask(&how, job, len, answer_max, wait, always, NULL, buf, got, why, sizeof(why));
+	double until = now_seconds() + wait;
+	char first[200] = "";
+	for (int attempt = 0; attempt < 2; attempt++) {
+		double left = until - now_seconds();
+
+		rc = keep ? ask_kept(&how, keep, job, len, answer_max, left, buf, got, why,
+				     sizeof(why))
+			  : planner_ask(&how, job, len, answer_max, left, always, NULL, buf, got,
+					why, sizeof(why));
+		if (rc == 0 || attempt || until - now_seconds() <= 0)
+			break;
+		snprintf(first, sizeof(first), "%s", why);
+	}
 	planner_how_free(&how);
 	free(job);
-	if (rc != 0)
-		return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
-	return 0;
+	if (rc == 0)
+		return 0;
+	if (first[0])
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process %s %s (the one before it %s)", what, why,
+				     first);
+	return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
 }
 
 Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
@@ -281,7 +330,7 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
 	m.has_explicit_after = m.has_plain = 1;
 	m.explicit_after = q->explicit_after;
 	m.plain = q->plain;
-	if (ask_about(d, cfg, &m, "summary", SUMMARY_ANSWER_MAX,
+	if (ask_about(d, cfg, &m, "summary", NULL, SUMMARY_ANSWER_MAX,
 		      q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST,
 		      "computing it", &buf, &got, err) < 0)
 		return NULL;
@@ -320,8 +369,8 @@ int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *
 	m.to_phase = true;
 	m.phase = j->phase;
 	m.phase_name = j->phase_name;
-	if (ask_about(d, cfg, &m, "phase", PHASE_ANSWER_MAX, PHASE_WAIT, "planning the workload",
-		      &buf, &got, err) < 0)
+	if (ask_about(d, cfg, &m, "phase", NULL, PHASE_ANSWER_MAX, PHASE_WAIT,
+		      "planning the workload", &buf, &got, err) < 0)
 		return -1;
 	a = ofc__v1__planner_phase__unpack(NULL, got, buf);
 	free(buf);
@@ -360,7 +409,7 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 	m.has_collective = m.has_size_bytes = 1;
 	m.collective = (uint32_t)j->coll;
 	m.size_bytes = j->size;
-	if (ask_about(d, cfg, &m, "pick", PHASE_ANSWER_MAX, PHASE_WAIT, "picking", &buf, &got,
+	if (ask_about(d, cfg, &m, "pick", NULL, PHASE_ANSWER_MAX, PHASE_WAIT, "picking", &buf, &got,
 		      err) < 0)
 		return -1;
 	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
@@ -378,5 +427,107 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 		rc = ofc_error_set(err, a->input ? OFC_E_INPUT : OFC_E_RUNTIME, "%s", a->why);
 	}
 	ofc__v1__planner_pick__free_unpacked(a, NULL);
+	return rc;
+}
+
+/* ---- a run-time partition's renumbering planned ahead --------------------------------------- */
+
+/* How long past its search's budget a renumbering's planner may take
+ * (starting, the fabric rebuilt, the circuits made), and the most its
+ * answer may hold: 7 numbers a circuit, a few circuits a host. */
+#define RELABEL_GRACE	   30.0
+#define RELABEL_ANSWER_MAX ((size_t)64 << 20)
+
+/* The job's switches: each one's cross-connects, or unknown. */
+static Ofc__V1__PlannerSwitch **switches_msg(const struct fabric *f,
+					     const struct device_state *const *actual)
+{
+	Ofc__V1__PlannerSwitch **v = xcalloc((size_t)f->nswitches + 1, sizeof(*v));
+
+	for (uint32_t s = 0; s < f->nswitches; s++) {
+		const struct device_state *st = actual[s];
+
+		v[s] = xcalloc(1, sizeof(**v));
+		ofc__v1__planner_switch__init(v[s]);
+		v[s]->has_known = 1;
+		v[s]->known = st != NULL;
+		v[s]->n_xc = st ? (size_t)st->nxc * 2 : 0;
+		v[s]->xc = xcalloc(v[s]->n_xc + 1, sizeof(uint32_t));
+		for (uint32_t k = 0; st && k < st->nxc; k++) {
+			v[s]->xc[2 * k] = st->xc[k].in;
+			v[s]->xc[2 * k + 1] = st->xc[k].out;
+		}
+	}
+	return v;
+}
+
+/* The answer's circuits and report; -1 with err when it has none. */
+static int relabel_take(const Ofc__V1__PlannerRelabel *a, struct circuit **pc, uint32_t *npc,
+			struct fabric_relabel *rep, struct ofc_error *err)
+{
+	if (!a || !a->ok || a->n_circuits % 7)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s",
+				     a && a->why ? a->why
+						 : "the planner process answered what is not a "
+						   "renumbering");
+	*npc = (uint32_t)(a->n_circuits / 7);
+	*pc = xcalloc((size_t)*npc + 1, sizeof(**pc));
+	for (uint32_t i = 0; i < *npc; i++) {
+		const uint32_t *c = &a->circuits[(size_t)i * 7];
+
+		(*pc)[i] = (struct circuit){c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+	}
+	*rep = (struct fabric_relabel){.arcs = a->arcs,
+				       .kept_identity = a->kept_identity,
+				       .kept = a->kept,
+				       .kept_links = a->kept_links,
+				       .moved_nodes = a->moved_nodes,
+				       .changed = a->changed,
+				       .complete = a->complete,
+				       .optimal = a->optimal,
+				       .deadline = a->deadline,
+				       .rounds = a->rounds,
+				       .seconds = a->seconds};
+	return 0;
+}
+
+int planner_relabel(const struct ofcd *d, struct planner_proc *p, const struct fabcfg *cfg,
+		    const char *name, char *const *hosts, uint32_t nhosts, const char *spec,
+		    const struct device_state *const *actual, double budget, struct circuit **pc,
+		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err)
+{
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerRelabel *a;
+	uint32_t nsw = cfg->f->nswitches;
+	uint8_t *buf;
+	size_t got;
+	int rc;
+
+	*pc = NULL;
+	*npc = 0;
+	memset(rep, 0, sizeof(*rep));
+	m.has_relabel = m.has_budget = m.has_max_time = 1;
+	m.relabel = true;
+	m.budget = m.max_time = budget; /* (max_time: its CPU time bounded) */
+	m.name = (char *)name;
+	m.hosts = (char **)hosts;
+	m.n_hosts = nhosts;
+	m.topology = (char *)spec;
+	m.switches = switches_msg(cfg->f, actual);
+	m.n_switches = nsw;
+	rc = ask_about(d, cfg, &m, "relabel", p, RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
+		       "renumbering it", &buf, &got, err);
+	for (uint32_t s = 0; s < nsw; s++) {
+		free(m.switches[s]->xc);
+		free(m.switches[s]);
+	}
+	free(m.switches);
+	if (rc < 0)
+		return -1;
+	a = ofc__v1__planner_relabel__unpack(NULL, got, buf);
+	free(buf);
+	rc = relabel_take(a, pc, npc, rep, err);
+	if (a)
+		ofc__v1__planner_relabel__free_unpacked(a, NULL);
 	return rc;
 }

@@ -12,6 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The schedule's figures without its steps, with every string copied into
+ * the arena (the schedule itself is freed right after). */
+Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r)
+{
+	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s);
+	Ofc__V1__Schedule *x = schedule_extra_msg(a, r);
+
+	h->algorithm = arena_strdup(a, h->algorithm);
+	h->topology = h->topology ? arena_strdup(a, h->topology) : NULL;
+	for (size_t i = 0; i < h->n_metrics; i++)
+		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
+	schedule_msg_summary(h, x);
+	/* (a patched one is not its group's translates alone) */
+	if (r->main->is_reduced && !r->main->is_patched)
+		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
+	if (!h->verified && r->main->verify_error[0])
+		h->verify_error = arena_strdup(a, r->main->verify_error);
+	h->detail = schedule_fallback_detail_msg(a, r);
+	return h;
+}
+
 /* r's main outcome as m asks it summarised, packed into a. */
 static void summarise(const Ofc__V1__PlannerJob *m, const struct schedule_result *r,
 		      Ofc__V1__PlannerSummary *a, struct arena *ar)

@@ -98,29 +98,6 @@ static const struct device_state *recorded(const struct ctl_record *r, const cha
 	return NULL;
 }
 
-/* ---- the schedule summary ------------------------------------------------------------ */
-
-/* The schedule's figures without its steps, with every string copied into
- * the arena (the schedule itself is freed right after). */
-Ofc__V1__Schedule *snapshot_schedule_summary(struct arena *a, const struct schedule_result *r)
-{
-	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s);
-	Ofc__V1__Schedule *x = schedule_extra_msg(a, r);
-
-	h->algorithm = arena_strdup(a, h->algorithm);
-	h->topology = h->topology ? arena_strdup(a, h->topology) : NULL;
-	for (size_t i = 0; i < h->n_metrics; i++)
-		h->metrics[i]->key = arena_strdup(a, h->metrics[i]->key);
-	schedule_msg_summary(h, x);
-	/* (a patched one is not its group's translates alone) */
-	if (r->main->is_reduced && !r->main->is_patched)
-		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
-	if (!h->verified && r->main->verify_error[0])
-		h->verify_error = arena_strdup(a, r->main->verify_error);
-	h->detail = schedule_fallback_detail_msg(a, r);
-	return h;
-}
-
 /* Each device of c as recorded (rec), with what the last read said of it;
  * true when every one's record is at the fabric's target. */
 static bool snapshot_devices(struct snapshot *s, const struct ctl *c, const struct fabric *f,
@@ -170,8 +147,8 @@ static bool snapshot_devices(struct snapshot *s, const struct ctl *c, const stru
  * as an address freed may be a later snapshot's. */
 static _Atomic uint64_t serials;
 
-struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fabcfg *cfg, char *why,
-				size_t why_len)
+struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, struct ctl *c,
+				struct fabcfg *cfg, char *why, size_t why_len)
 {
 	struct snapshot *s = xcalloc(1, sizeof(*s));
 	struct arena *a = &s->a;
@@ -246,17 +223,15 @@ struct snapshot *snapshot_build(const char *state_dir, struct ctl *c, struct fab
 	}
 
 	/* The workload's schedule on it, verified and priced (figures only): on
-	 * a WDM ring, the config's allgather by OpTree. */
+	 * a WDM ring, the config's allgather by OpTree, computed in a planner
+	 * process (small: a ring is tens of nodes), so the snapshot has it. */
 	if (f->nrings && cfg->coll == SCHED_ALLGATHER) {
-		struct schedule_query q = {.fabric = f, .collective = cfg->coll, .size = cfg->size};
-		struct schedule_result r;
+		struct planner_summary_ask q = {.reduce = SCHEDULE_REDUCED_NEVER};
 
-		if (schedule_compute(&q, &r, NULL, &err) == 0 && schedule_check(&r, &err) == 0) {
-			st->schedule = snapshot_schedule_summary(a, &r);
-			schedule_result_free(&r);
-		} else {
+		ofc_error_clear(&err);
+		st->schedule = planner_summary(d, cfg, cfg->coll, cfg->size, &q, a, &err);
+		if (!st->schedule)
 			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
-		}
 	} else if (g && cfg->coll && !f->nrings && !own && cfg->plan) {
 		/* Computed and verified by a re-plan that published cfg (the
 		 * same workload on the same graph). */

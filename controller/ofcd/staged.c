@@ -851,7 +851,7 @@ void ofcd_run_staged(struct ofcd *d, struct job *j)
 	if (!j->snap) {
 		char why[400];
 
-		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		held_state(d, j->snap);
 	}
 	stage_plan_free(&s.p);

@@ -231,7 +231,7 @@ int ofcd_adopt(struct ofcd *d, bool strict, bool leader, struct snapshot **snap,
 			 "%u reported failure%s in effect%s%s", d->w->pub->nfailed,
 			 d->w->pub->nfailed == 1 ? "" : "s", d->w->pub->no_schedule ? ": " : "",
 			 d->w->pub->no_schedule ? d->w->pub->no_schedule : "");
-	*snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+	*snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 	held_state(d, *snap);
 	if (why[0])
 		ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

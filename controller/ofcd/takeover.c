@@ -217,7 +217,7 @@ void ofcd_run_sync(struct ofcd *d, struct job *j)
 		char why[400];
 
 		free(bytes);
-		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		held_state(d, j->snap);
 		return;
 	}

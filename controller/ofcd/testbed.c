@@ -398,7 +398,7 @@ static void run_down(struct ofcd *d, struct job *j)
 		m->removed = n;
 		ofcd_testbed_reopen_ctl(d);
 		/* State.testbed_up and the devices without the hosts, published */
-		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -65,7 +65,7 @@ void ofcd_run_testbed_up(struct ofcd *d, struct job *j)
 		an.r.body_case = OFC__V1__RESPONSE__BODY_TESTBED_UP;
 		an.r.testbed_up = testbed_up_answer(&an.a, f->name, &r);
 		/* State.testbed_up and the hosts' device, published */
-		j->snap = snapshot_build(d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
+		j->snap = snapshot_build(d, d->state_dir, d->w->ctl, d->w->pub, why, sizeof(why));
 		held_state(d, j->snap);
 		if (why[0])
 			ofcd_log(d, OFCD_LOG_WARNING, "%s", why);

@@ -229,12 +229,6 @@ int held_adopt(struct ofcd *d, bool leader, bool announce, struct ofc_error *err
  * within the hosts' ports. */
 int held_make(const struct ofcd *d, const struct fabric *f, const char *name, char *const *hosts,
 	      uint32_t nhosts, const char *spec, struct partition *out, struct ofc_error *err);
-/* ... the same without looking at the holds (plan_ahead.c: any thread;
- * the worker's held_make checks them at the commit). */
-int held_make_ahead(const struct ofcd *d, const struct fabric *f, const char *name,
-		    char *const *hosts, uint32_t nhosts, const char *spec, struct partition *out,
-		    struct ofc_error *err);
-void held_partition_free(struct partition *p);
 /* (mutation worker) c's plan touches no port of a partition held under
  * another name than `name` ("": any held partition). */
 int held_check_plan(const struct ofcd *d, const struct ctl *c, const char *name,

@@ -6,7 +6,10 @@
 # defined outside its side's header. First on a small tree of its own
 # (compiled here, as make compiles the real one), which breaks each rule
 # once; then the same tree without the breakage, which must pass (the
-# real tree passing is make test's layers target).
+# real tree passing is make test's layers target). Then the map's
+# derivable claims (check-architecture.py) and the list of what still
+# links an engine into ofcd (check-engines.py), each failing on a copy
+# with one thing left out.
 SUITE=layers
 . "$(dirname "$0")/lib.sh"
 
@@ -102,6 +105,17 @@ sed 's|(`batch_gather`, batch_gather.c;|(`batch_gather`, batch.c;|' "$M" >"$TMP/
 expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
 grep -qF "the map puts \`batch_gather\` in batch.c, which does not define it" "$TMP/out" && ok ||
 	bad "a symbol put in the wrong file should be said" "$(cat "$TMP/out")"
+
+# What of the engines ofcd links (scripts/check-engines.py, make layers):
+# every use is listed with why, so a new one fails the check, named; here
+# one listed file's uses taken off the list stand for a new one.
+expect_exit 0 scripts/check-engines.py --build "$BUILD"
+grep -q "^check-engines: ofcd links .* each listed$" "$TMP/out" && ok ||
+	bad "the real build should be as listed" "$(cat "$TMP/out")"
+expect_exit 1 scripts/check-engines.py --build "$BUILD" --forget controller/reconfig/choose.c
+grep -qF "check-engines: controller/reconfig/choose.c links an engine into ofcd, not listed: pick_free, pick_model_of, pick_run, schedule_check, schedule_compute, schedule_result_free" "$TMP/out" &&
+	grep -qF "check-engines: 1 problem(s)" "$TMP/out" && ok ||
+	bad "a use of an engine not listed should be named, alone" "$(cat "$TMP/out")"
 
 # (That the real tree keeps the line, no file of controller/ofcd/ reaching
 # both, is make test's layers target: the same check-layers.py --build on

@@ -561,6 +561,34 @@ same_schedule "ring alltoall default" --collective alltoall -- \
 expect_error 2 "ofc: fabric 'ring8' has no circuit switch to rewire: change its lightpaths with ApplyConfig" \
 	$OFC --socket "$SOCK" reconfigure --topology ring:8
 expect_exit 0 stop_ofcd
+# The state's schedule on a WDM ring (OpTree, the config's allgather) is
+# computed in a planner process as the snapshot is built (ofcd links no
+# OpTree for it): the figures `ofc schedule FILE` gives. A planner that
+# dies costs one more, a second the schedule, the log naming how both
+# ended; ofcd goes on.
+{ cat tests/configs/ring8-mrr.yaml; printf 'collectives:\n  - op: allgather\n    size: 4MiB\n'; } >"$TMP/ring8-ag.yaml"
+want=$($OFC schedule "$TMP/ring8-ag.yaml" --collective allgather --json | python3 -c 'import json, sys; print(repr(json.load(sys.stdin)["time_us"]))')
+start_ofcd d6b.log --config "$TMP/ring8-ag.yaml" --socket "$SOCK" --state-dir "$ST" \
+	--device "ring0=127.0.0.1:$m_port" --probe-interval 0
+state_is 's["schedule"]["algorithm"]=="optree" and s["schedule"]["verified"] and s["schedule"]["time_us"]=='"${want:-None}"
+expect_exit 0 stop_ofcd
+cat >"$TMP/dying-planner" <<EOF
+#!/bin/sh
+case " \$* " in *" --for summary "*) echo started >>"$TMP/dying.starts" && kill -9 \$\$ ;; esac
+exec "$(cd "$BUILD" && pwd)/ofc-planner" "\$@"
+EOF
+chmod +x "$TMP/dying-planner"
+export OFC_PLANNER="$TMP/dying-planner"
+start_ofcd d6c.log --config "$TMP/ring8-ag.yaml" --socket "$SOCK" --state-dir "$ST" \
+	--device "ring0=127.0.0.1:$m_port" --probe-interval 0
+unset OFC_PLANNER
+deadline 60
+until grep -q "no OpTree schedule" "$TMP/d6c.log" || past $_end; do sleep 0.02; done
+grep -q "no OpTree schedule: the planner process computing it was killed by SIGKILL (by ofcd past the request's time limit, or from outside) (the one before it was killed by SIGKILL" "$TMP/d6c.log" &&
+	[ "$(wc -l <"$TMP/dying.starts")" -eq 2 ] && ok ||
+	bad "a ring's planner killed twice: one retry, then the refusal naming the signal" "$(grep -i optree "$TMP/d6c.log"; cat "$TMP/dying.starts")"
+state_is '"schedule" not in s and len(s["devices"]) == 1'
+expect_exit 0 stop_ofcd
 
 # ---- a config's algorithm for its all-to-all is the workload's ---------------------
 # (not the MCF lowered to paths, which the workload's plan asked for whatever

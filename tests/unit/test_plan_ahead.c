@@ -10,6 +10,7 @@
 #include "proto/state.pb-c.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 /* The sim switch's commands wait while the gate is closed: the mutation
  * worker stops inside a transaction, and the jobs behind it are planned
@@ -273,6 +274,68 @@ static void test_conflict_replanned(void **state)
 	assert_int_equal(w->d->w->hsched.n, 1);
 	assert_string_equal(w->d->w->hsched.spec[0], "ring:8");
 
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
+/* A plan ahead is made in a planner process: one that dies before it
+ * answers costs one more, a second the plan ahead, which the log says
+ * (how both ended); the worker plans the job in its turn, and commits. */
+static void test_planner_killed(void **state)
+{
+	struct world *w = *state;
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	const char *row1[] = {"h8", "h9", "h10", "h11", "h12", "h13", "h14", "h15"};
+	const char *row2[] = {"h16", "h17", "h18", "h19", "h20", "h21", "h22", "h23"};
+	char *real = exe_sibling(NULL, "../ofc-planner"), dying[4200], starts[4200];
+	struct ofcd_client c;
+	uint8_t buf[8192];
+	uint32_t ops[8] = {0};
+	size_t n = 0;
+	Ofc__V1__Response *r;
+
+	/* (a renumbering's planner dies at once, counting its starts) */
+	snprintf(dying, sizeof(dying), "%s/dying-planner", w->dir);
+	snprintf(starts, sizeof(starts), "%s/dying.starts", w->dir);
+	FILE *fp = fopen(dying, "w");
+	assert_non_null(fp);
+	fprintf(fp,
+		"#!/bin/sh\ncase \" $* \" in *\" --for relabel \"*) echo x >>'%s'; kill -9 $$ ;; "
+		"esac\nexec '%s' \"$@\"\n",
+		starts, real);
+	fclose(fp);
+	free(real);
+	assert_int_equal(chmod(dying, 0755), 0);
+	w->planner_of_next = dying;
+	w->sim.before_command = gate_wait;
+	w->sim.hook_ctx = &g;
+	start(w, 30, 0);
+	w->planner_of_next = NULL;
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	int fd = raw_connect(w->sock);
+
+	gate_set(&g, true);
+	put_partition(buf, &n, 4, "d", "ring:8", row2, 8, false);
+	put_partition(buf, &n, 5, "b", "ring:8", row1, 8, true);
+	send_all(fd, buf, n);
+	wait_taken(w, 1);
+	gate_set(&g, false);
+	answers(fd, 2, ops);
+	assert_true(ops[4] > 0 && ops[5] > 0);
+	assert_int_equal(log_count(w,
+				   "partition b: ring:8 on 8 hosts, relabelled: planned in its "
+				   "turn: its plan ahead failed: the planner process renumbering "
+				   "it was killed by SIGKILL (by ofcd past the request's time "
+				   "limit, or from outside) (the one before it was killed by "
+				   "SIGKILL"),
+			 1);
+	struct stat st;
+	assert_int_equal(stat(starts, &st), 0);
+	assert_int_equal(st.st_size, 4); /* two starts, "x\n" each */
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
@@ -619,6 +682,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_same),
 	    cmocka_unit_test_setup_teardown(test_conflict_replanned, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_planner_killed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_first_waits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_killed, setup, teardown),
