@@ -81,6 +81,14 @@ struct fabcfg {
 	uint8_t *plan_full;
 	size_t plan_full_len;
 	char *plan_full_why;
+	/* A WDM ring's OpTree schedule (packed ofc.v1.Schedule), asked of a
+	 * planner once for this config, or why there is none: the snapshot is
+	 * built on every change and the answer depends on the config alone.
+	 * Under snapshot.c's lock. */
+	bool ring_asked;
+	uint8_t *ring_plan;
+	size_t ring_plan_len;
+	char *ring_why;
 	/* An all-to-all workload's healthy MCF run, kept by the
 	 * planner (or a re-plan) that computed the workload on this config's
 	 * healthy graph:

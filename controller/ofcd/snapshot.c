@@ -6,6 +6,7 @@
 #include "controller/ofcd/internal.h"
 #include "controller/testbed/testbed.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +68,8 @@ void fabcfg_unref(struct fabcfg *c)
 	free(c->plan);
 	free(c->plan_full);
 	free(c->plan_full_why);
+	free(c->ring_plan);
+	free(c->ring_why);
 	free(c->kept.buf);
 	fabcfg_unref(c->healthy);
 	free(c->yaml);
@@ -147,6 +150,33 @@ static bool snapshot_devices(struct snapshot *s, const struct ctl *c, const stru
  * as an address freed may be a later snapshot's. */
 static _Atomic uint64_t serials;
 
+/* cfg's ring schedule asked of a planner the first time a snapshot of cfg
+ * wants it (cfg->ring_*): once, so a planner that dies twice (its retry
+ * too) is not started again for every snapshot; a new config asks anew. */
+static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void ring_schedule(const struct ofcd *d, struct fabcfg *cfg)
+{
+	pthread_mutex_lock(&ring_mu);
+	if (!cfg->ring_asked) {
+		struct planner_summary_ask q = {.reduce = SCHEDULE_REDUCED_NEVER};
+		struct ofc_error err = {0};
+		struct arena a = {0};
+		Ofc__V1__Schedule *h = planner_summary(d, cfg, cfg->coll, cfg->size, &q, &a, &err);
+
+		if (h) {
+			cfg->ring_plan_len = protobuf_c_message_get_packed_size(&h->base);
+			cfg->ring_plan = xmalloc(cfg->ring_plan_len + 1);
+			protobuf_c_message_pack(&h->base, cfg->ring_plan);
+		} else {
+			cfg->ring_why = xstrdup(err.msg);
+		}
+		arena_free(&a);
+		cfg->ring_asked = true;
+	}
+	pthread_mutex_unlock(&ring_mu);
+}
+
 struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, struct ctl *c,
 				struct fabcfg *cfg, char *why, size_t why_len)
 {
@@ -226,12 +256,14 @@ struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, str
 	 * a WDM ring, the config's allgather by OpTree, computed in a planner
 	 * process (small: a ring is tens of nodes), so the snapshot has it. */
 	if (f->nrings && cfg->coll == SCHED_ALLGATHER) {
-		struct planner_summary_ask q = {.reduce = SCHEDULE_REDUCED_NEVER};
-
-		ofc_error_clear(&err);
-		st->schedule = planner_summary(d, cfg, cfg->coll, cfg->size, &q, a, &err);
+		ring_schedule(d, cfg);
+		if (cfg->ring_plan) {
+			s->plan = ofc__v1__schedule__unpack(NULL, cfg->ring_plan_len, cfg->ring_plan);
+			st->schedule = s->plan;
+		}
 		if (!st->schedule)
-			snprintf(why, why_len, "no OpTree schedule: %s", err.msg);
+			snprintf(why, why_len, "no OpTree schedule: %s",
+				 cfg->ring_why ? cfg->ring_why : "its packed form does not decode");
 	} else if (g && cfg->coll && !f->nrings && !own && cfg->plan) {
 		/* Computed and verified by a re-plan that published cfg (the
 		 * same workload on the same graph). */
