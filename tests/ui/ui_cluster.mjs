@@ -65,11 +65,18 @@ async function main() {
 			`the follower's page shows the device's last contact by ${env("UI_LEADER")}`, `${dlc}: ${drow}`);
 		// a follower's lease keeps its registration alone: no "lease 0.4 of
 		// 2 s" as if its leadership ran out; the leader's row has its lease
-		const head = await page.locator("#replicas p").first().textContent();
-		const frow = await page.locator(`#replicas tr:has([data-replica="${env("UI_NEW_LEADER")}"])`).textContent();
-		const lrow = await page.locator(`#replicas tr:has([data-replica="${env("UI_LEADER")}"])`).textContent();
-		check(/this replica: \S+ \(follower\)/.test(head) && !/lease [0-9.]+ of/.test(head) && /registered/.test(frow) &&
-			/[0-9]\.[0-9] s/.test(lrow), "the follower's page shows no lease for a follower, the leader's for the leader",
+		// (read again until a deadline: a read of the registrations on a
+		// loaded machine may lack the leader's lease, and the next has it)
+		let head, frow, lrow, leases = false;
+		for (const end = Date.now() + 15000; !leases && Date.now() < end; ) {
+			head = await page.locator("#replicas p").first().textContent();
+			frow = await page.locator(`#replicas tr:has([data-replica="${env("UI_NEW_LEADER")}"])`).textContent().catch(() => "");
+			lrow = await page.locator(`#replicas tr:has([data-replica="${env("UI_LEADER")}"])`).textContent().catch(() => "");
+			leases = /this replica: \S+ \(follower\)/.test(head) && !/lease [0-9.]+ of/.test(head) && /registered/.test(frow) &&
+				/[0-9]\.[0-9] s/.test(lrow);
+			if (!leases) await page.waitForTimeout(250);
+		}
+		check(leases, "the follower's page shows no lease for a follower, the leader's for the leader",
 			`${head} | ${frow} | ${lrow}`);
 		// the wiring is the leader's (the agents report to it): the
 		// follower's page names it and links to its page, and does not say
