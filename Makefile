@@ -271,8 +271,10 @@ $(BUILD)/obj/%.o: %.c | $(STAMP) $(PROTO_H)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-# Generated protobuf C is not ours to lint: no -Werror extras there.
-$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h
+# Generated protobuf C is not ours to lint: no -Werror extras there. It
+# includes the headers of the files its .proto imports: every header
+# first, as for our own objects (else a clean -j build can race them).
+$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h | $(PROTO_H)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -I$(BUILD)/gen $(PKG_CFLAGS) -c $< -o $@
 
