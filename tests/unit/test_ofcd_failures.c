@@ -460,6 +460,29 @@ static void open_fails(struct world *w, struct ofc_error *err)
 	assert_null(d);
 }
 
+/* text in the state file at path: ofcd refuses to start, naming the file,
+ * the line and why, calling it damaged with the command that moves it
+ * aside; the file is left as it was (case i of a table). */
+static void refused_as_damaged(struct world *w, const char *path, const char *text, unsigned line,
+			       const char *why, size_t i)
+{
+	struct ofc_error err = {0};
+	char buf[1024], *got;
+	size_t len;
+
+	assert_int_equal(atomic_write(path, text, strlen(text), &err), 0);
+	open_fails(w, &err);
+	ofc_error_str(&err, buf, sizeof(buf));
+	if (strcmp(err.file, path) != 0 || err.line != line || !strstr(err.msg, why) ||
+	    !strstr(err.msg, "the file is damaged") || !strstr(err.msg, "`mv "))
+		fail_msg("case %zu: %s", i, buf);
+	assert_int_equal(read_file(path, 4096, &got, &len, &err), 0);
+	assert_int_equal(len, strlen(text));
+	assert_memory_equal(got, text, len);
+	free(got);
+}
+
+
 /* A damaged failures file at path stops the start, with the file's line. */
 static void failures_damaged_file(struct world *w, const char *path)
 {
@@ -482,8 +505,7 @@ static void test_failed_file_fields(void **state)
 	struct world *w = *state;
 	struct ofc_error err = {0};
 	struct ofcd_client c;
-	char path[1200], buf[1200], *text;
-	size_t len;
+	char path[1200];
 	const char newer[] = "# failures\nh0-h1 host since=17\nh2:1 shelf\nh3:0\n";
 
 	snprintf(path, sizeof(path), "%s/simfab.failed", w->dir);
@@ -516,17 +538,7 @@ static void test_failed_file_fields(void **state)
 	    {"h0-h1 \x01\n", 1, "after the failure"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		assert_int_equal(atomic_write(path, bad[i].text, strlen(bad[i].text), &err), 0);
-		open_fails(w, &err);
-		ofc_error_str(&err, buf, sizeof(buf));
-		if (strcmp(err.file, path) != 0 || err.line != bad[i].line ||
-		    !strstr(err.msg, bad[i].why) || !strstr(err.msg, "the file is damaged") ||
-		    !strstr(err.msg, "`mv "))
-			fail_msg("case %zu: %s", i, buf);
-		assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
-		assert_int_equal(len, strlen(bad[i].text));
-		assert_memory_equal(text, bad[i].text, len);
-		free(text);
+		refused_as_damaged(w, path, bad[i].text, bad[i].line, bad[i].why, i);
 	}
 	unlink(path);
 }
@@ -813,17 +825,7 @@ static void test_damaged_state_files(void **state)
 	write_config(w, spare);
 	snprintf(path, sizeof(path), "%s/simfab.rewired", w->dir);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		assert_int_equal(atomic_write(path, bad[i].text, strlen(bad[i].text), &err), 0);
-		open_fails(w, &err);
-		ofc_error_str(&err, buf, sizeof(buf));
-		if (strcmp(err.file, path) != 0 || err.line != bad[i].line ||
-		    !strstr(err.msg, bad[i].why) || !strstr(err.msg, "the file is damaged") ||
-		    !strstr(err.msg, "`mv "))
-			fail_msg("case %zu: %s", i, buf);
-		assert_int_equal(read_file(path, 4096, &text, &len, &err), 0);
-		assert_int_equal(len, strlen(bad[i].text));
-		assert_memory_equal(text, bad[i].text, len);
-		free(text);
+		refused_as_damaged(w, path, bad[i].text, bad[i].line, bad[i].why, i);
 	}
 	/* what ofcd writes is fine */
 	assert_int_equal(atomic_write(path, "# moves\nh1 0 4\n", 15, &err), 0);
