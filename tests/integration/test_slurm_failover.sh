@@ -43,9 +43,11 @@ slurm_configure 8
 mv "$TMP/ofc-epilog" "$TMP/ofc-epilog.real"
 cat >"$TMP/ofc-epilog" <<EOF
 #!/bin/sh
+# (the first job's alone: mkdir succeeds once)
 e=\$((\$(date +%s) + 20))
-until grep -q "hosts held by slurm-job-\$SLURM_JOB_ID (on its way out): waiting for its release" $TMP/ofc-slurm.log ||
-	[ \$(date +%s) -gt \$e ]; do sleep 0.1; done
+mkdir $TMP/epilog.held 2>/dev/null &&
+	until grep -q "hosts held by slurm-job-\$SLURM_JOB_ID (on its way out): waiting for its release" $TMP/ofc-slurm.log ||
+		[ \$(date +%s) -gt \$e ]; do sleep 0.1; done
 exec $TMP/ofc-epilog.real "\$@"
 EOF
 chmod 755 "$TMP/ofc-epilog"
