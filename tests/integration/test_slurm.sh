@@ -17,7 +17,16 @@
 #   (the switch holds what it held) and the job is requeued, the reason in
 #   scontrol; released, it runs;
 # - a job with the first one's request after it ended needs 0 moves
-#   (ofcd's held partition records its commit's operations).
+#   (ofcd's held partition records its commit's operations);
+# - a switch's maintenance window under two running jobs (docs/ofcd.md):
+#   ofcd again, on 32 hosts over four emulated switches; `ofc drain ocs1`
+#   and `ofc undrain ocs1` while both hold their partitions and one runs
+#   ofc-mpi-check under libofc-mpi (srun, PMIx): each partition's schedule
+#   sends every transfer over a circuit the switches hold, before, while
+#   and after ocs1 is drained; ocs1 keeps the partitions' circuits and
+#   drops the free ports'; no other switch moves; undrained, every switch
+#   is as before; the drain's answer names what its grace covered; every
+#   element of the program's collectives is right and the jobs complete.
 # The prolog's own checks that need no Slurm (overlaps, release) are at the
 # top, driven through the same binary with a stand-in scontrol.
 SUITE=slurm
