@@ -358,7 +358,8 @@ cp "$TMP/out" "$TMP/drain.out"
 # partitions keep their circuits; the fabric's schedule runs without ocs1
 grep -q "; after the 1000 ms grace: the grace covered .*uid:0 (partition slurm-job-$G)" "$TMP/drain.out" &&
 	grep -q "; after the 1000 ms grace: the grace covered .*uid:0 (partition slurm-job-$H)" "$TMP/drain.out" &&
-	grep -q "; circuits removed: transaction [0-9]*, 16 operations, verified on the devices); held partition slurm-job-$G, slurm-job-$H keep their circuits on these ports" "$TMP/drain.out" &&
+	grep -q "; circuits removed: transaction [0-9]*, 16 operations, verified on the devices); held partition slurm-job-[0-9]*, slurm-job-[0-9]* keep their circuits on these ports" "$TMP/drain.out" &&
+	grep -q "held partition [^;]*slurm-job-$G[,) ]" "$TMP/drain.out" && grep -q "held partition [^;]*slurm-job-$H[,) ]" "$TMP/drain.out" &&
 	grep -q "; 32 failures in effect (h0:1, " "$TMP/drain.out" &&
 	ok || bad "the drain's answer: what it waited for, the held partitions" "$(cat "$TMP/drain.out")"
 drain_check "drained"
