@@ -471,6 +471,14 @@ static bool release_came(const struct slurm_opts *o, const char *name, char **ho
 				if (!leaving)
 					snprintf(why, whysz, "%s holds its hosts and is not ending",
 						 h);
+				else /* (the log says why the job has not started yet) */
+					printf(
+					    "ofc: partition %s: hosts held by %s (%s): waiting for "
+					    "its release, %.0f s at most\n",
+					    name, h,
+					    o->grace > 0 ? "the release grace" : "on its way out",
+					    bound - t0);
+				fflush(stdout);
 			} else {
 				leaving = h != NULL;
 			}

@@ -52,22 +52,24 @@ make_torus_config() {
 		configs/torus64-ocs.yaml >"$1"
 }
 
-# four_ocs_fabric FILE NAME: 64 hosts of 4 ports at 100 Gb/s, port j of
-# every host on ocsj (four emulated 64-port OCS, e0..e3, their states in
-# $TMP/eJ.state), torus:8x8 with a 64 MiB allreduce: the fabric a lost or
-# drained switch takes a quarter of.
+# four_ocs_fabric FILE NAME [HOSTS TOPOLOGY]: 64 hosts (or HOSTS) of 4
+# ports at 100 Gb/s, port j of every host on ocsj (four emulated OCS of as
+# many ports as hosts, e0..e3, their states in $TMP/eJ.state), torus:8x8
+# (or TOPOLOGY) with a 64 MiB allreduce: the fabric a lost or drained
+# switch takes a quarter of.
 four_ocs_fabric() {
+	_n=${3:-64}
 	cp configs/credentials/ocs0.cred "$TMP/ocs0.cred"
 	for i in 0 1 2 3; do
-		start_emu ocs-emu "e$i" --ports 64 --credentials "$TMP/ocs0.cred" --state "$TMP/e$i.state"
+		start_emu ocs-emu "e$i" --ports "$_n" --credentials "$TMP/ocs0.cred" --state "$TMP/e$i.state"
 	done
 	{
-		printf 'version: 1\nname: %s\nhosts: {count: 64, prefix: h, ports: 4, port_rate: 100Gbps}\nswitches:\n' "$2"
+		printf 'version: 1\nname: %s\nhosts: {count: %s, prefix: h, ports: 4, port_rate: 100Gbps}\nswitches:\n' "$2" "$_n"
 		for i in 0 1 2 3; do
 			eval "p=\$e${i}_port"
-			printf '  - {name: ocs%s, type: ocs, ports: 64, driver: {type: tl1, address: "127.0.0.1:%s", credentials: ocs0.cred, timeout: 1s, retries: 1}}\n' "$i" "$p"
+			printf '  - {name: ocs%s, type: ocs, ports: %s, driver: {type: tl1, address: "127.0.0.1:%s", credentials: ocs0.cred, timeout: 1s, retries: 1}}\n' "$i" "$_n" "$p"
 		done
-		printf 'wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\ntopology: torus:8x8\n'
+		printf 'wiring: {pattern: per-port, switches: [ocs0, ocs1, ocs2, ocs3]}\ntopology: %s\n' "${4:-torus:8x8}"
 		printf 'collectives:\n  - {op: allreduce, size: 64MiB}\n'
 	} >"$1"
 }

@@ -17,7 +17,15 @@
 #   (the switch holds what it held) and the job is requeued, the reason in
 #   scontrol; released, it runs;
 # - a job with the first one's request after it ended needs 0 moves
-#   (ofcd's held partition records its commit's operations).
+#   (ofcd's held partition records its commit's operations);
+# - a switch's maintenance window under two running jobs (docs/ofcd.md):
+#   ofcd again, on 32 hosts over four emulated switches; `ofc drain ocs1`
+#   and `ofc undrain ocs1` while both hold their partitions: each
+#   partition's schedule sends every transfer over a circuit the switches
+#   hold, before, while and after ocs1 is drained; ocs1 keeps the
+#   partitions' circuits and drops the free ports'; no other switch moves;
+#   undrained, every switch is as before; the drain's answer names what its
+#   grace covered; the jobs check their partitions again and complete.
 # The prolog's own checks that need no Slurm (overlaps, release) are at the
 # top, driven through the same binary with a stand-in scontrol.
 SUITE=slurm
@@ -66,7 +74,8 @@ start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred --sta
 EMU_PORT=$e_port
 build/ofcd --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" --credentials-dir "$TMP/cred" \
 	--device "ocs0=127.0.0.1:$EMU_PORT" --probe-interval 0 --foreground 2>>"$TMP/ofcd.log" &
-DAEMONS="$DAEMONS $!"
+OFCD=$!
+DAEMONS="$DAEMONS $OFCD"
 deadline 10
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
 expect_stdout_has "committed transaction 1: 64 operations" $OFC --socket "$SOCK" reconfigure --topology torus:4x4
@@ -238,5 +247,139 @@ F=$(submit -N 8 -w 'node[08-15]' -o "$TMP/jobs/F.out" --comment 'ofc:topology=ci
 wait_job "$F" COMPLETED FAILED && [ "$(job_field "$F" JobState)" = COMPLETED ] &&
 	grep -q "ops 0$" "$TMP/jobs/F.out" && grep -q "^ofc: job $F: .* committed: 0 operations" "$TMP/ofc-slurm.log" &&
 	ok || bad "job $F: the same request needs 0 moves" "$(cat "$TMP/jobs/F.out")" "$(tail -3 "$TMP/ofc-slurm.log")"
+
+# ---- a switch's maintenance window under two running jobs' partitions ---------------
+# ofcd again on the same socket (the hooks' ofc-slurm.env names it), on 32
+# hosts over four emulated switches, port j of every host on ocsj
+# (four_ocs_fabric): node00..15 are h0..h15, h16..h31 the fabric's free
+# ports. Jobs G and H hold their halves while ocs1, which carries circuits
+# of both, is drained and undrained.
+kill "$OFCD"
+deadline 10
+while kill -0 "$OFCD" 2>/dev/null && ! past $_end; do sleep 0.1; done
+DAEMONS=$(echo "$DAEMONS" | sed "s/ $OFCD\b//") # (its pid is free for others now)
+four_ocs_fabric "$TMP/fab4.yaml" slurm32 32 torus:4x8
+mkdir -p "$TMP/state4"
+build/ofcd --config "$TMP/fab4.yaml" --socket "$SOCK" --state-dir "$TMP/state4" --credentials-dir "$TMP" \
+	--probe-interval 0 --foreground 2>>"$TMP/ofcd4.log" &
+DAEMONS="$DAEMONS $!"
+deadline 10
+until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
+expect_stdout_has "committed transaction 1: 128 operations" $OFC --socket "$SOCK" reconfigure --topology torus:4x8
+# each job checks its partition, says so, runs until the undrain (90 s at
+# most) and checks it again
+cat >"$TMP/mjob.sh" <<EOF
+#!/bin/sh
+# mjob.sh NAME TOPOLOGY DEGREE ARCS
+nodes=\$(scontrol show hostnames "\$SLURM_JOB_NODELIST" | paste -sd, -)
+$OFCABS --socket $SOCK status --json >$TMP/jobs/\$1.json || exit 1
+python3 $TMP/check.py $TMP/jobs/\$1.json \$SLURM_JOB_ID \$2 \$nodes \$3 \$4 || exit 1
+touch $TMP/jobs/\$1.up
+end=\$((\$(date +%s) + 90))
+until [ -e $TMP/jobs/undrained ] || [ \$(date +%s) -gt \$end ]; do sleep 0.1; done
+$OFCABS --socket $SOCK status --json >$TMP/jobs/\$1.2.json || exit 1
+python3 $TMP/check.py $TMP/jobs/\$1.2.json \$SLURM_JOB_ID \$2 \$nodes \$3 \$4
+EOF
+chmod 755 "$TMP/mjob.sh"
+# (in the hosts' order: a partition's schedule numbers its nodes as the
+# topology does, and rank r runs on the job's r-th host; a relabelled
+# partition's numbering is not kept, so its schedule's transfers would not
+# be its circuits)
+G=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/G.out" --comment 'ofc:topology=torus:2x4 ofc:relabel=no' "$TMP/mjob.sh" G torus:2x4 3 24)
+H=$(submit -N 8 -w 'node[08-15]' -o "$TMP/jobs/H.out" --comment 'ofc:topology=circulant:8:1,2 ofc:relabel=no' "$TMP/mjob.sh" H circulant:8:1,2 4 32)
+deadline 60
+until [ -e "$TMP/jobs/G.up" ] && [ -e "$TMP/jobs/H.up" ] || past $_end; do sleep 0.1; done
+[ -e "$TMP/jobs/G.up" ] && [ -e "$TMP/jobs/H.up" ] && ok ||
+	bad "jobs $G and $H did not start on their partitions" "$(cat "$TMP/jobs/G.out" "$TMP/jobs/H.out" 2>&1)" "$(tail -3 "$TMP/ofc-slurm.log")"
+# drain_check TAG: every held partition's schedule (GetSchedule, the whole
+# steps) sends each transfer over a circuit the switches hold now (their
+# emulators' state files, "IN OUT" lines; a port's host from the state),
+# and the summaries in the state are those saved as TAG
+drain_check() {
+	for p in "slurm-job-$G" "slurm-job-$H"; do
+		$OFC --socket "$SOCK" schedule --collective allreduce --partition "$p" -o "$TMP/sched.$p.json" >/dev/null 2>"$TMP/err" ||
+			bad "the schedule of $p ($1)" "$(cat "$TMP/err")"
+	done
+	$OFC --socket "$SOCK" status --json >"$TMP/st4.json"
+	python3 - "$TMP" "$1" "slurm-job-$G" "slurm-job-$H" <<'EOF' && ok || bad "the held partitions' schedules and the switches ($1)" "$(cat "$TMP/why")"
+import json, sys
+tmp, tag, parts = sys.argv[1], sys.argv[2], sys.argv[3:]
+st = json.load(open(tmp + "/st4.json"))
+host = {}  # (switch, port): host, from ofcd's view of the cabling
+for d in st["devices"]:
+    for c in d.get("circuits", []):
+        host[(c["switch_name"], c["in_port"])] = c["src_host"]
+        host[(c["switch_name"], c["out_port"], "out")] = c["dst_host"]
+up = set()  # (src host, dst host) of the circuits the switches hold
+for i in range(4):
+    for line in open("%s/e%d.state" % (tmp, i)):
+        a, b = map(int, line.split()[:2])
+        s, t = host.get(("ocs%d" % i, a)), host.get(("ocs%d" % i, b, "out"))
+        if s and t:
+            up.add((s, t))
+why = []
+held = {h["name"]: h for h in st.get("held", [])}
+summ = {}
+for p in parts:
+    h = held[p]
+    sc = json.load(open("%s/sched.%s.json" % (tmp, p)))
+    n = 0
+    for stp in sc.get("steps", []):
+        for x in stp.get("transfers", []):
+            n += 1
+            e = (h["hosts"][x.get("src", 0)], h["hosts"][x.get("dst", 0)])
+            if e not in up:
+                why.append("%s: a transfer %s -> %s on no circuit the switches hold" % (p, e[0], e[1]))
+    if not n or not sc.get("verified"):
+        why.append("%s: no verified schedule with transfers" % p)
+    s = h["schedule"]
+    summ[p] = [s.get("topology"), s.get("num_steps"), s.get("time_us"), s.get("verified")]
+try:
+    saved = json.load(open(tmp + "/summ.before.json"))
+    if saved != summ:
+        why.append("the state's schedules %s, before the drain %s" % (summ, saved))
+except FileNotFoundError:
+    json.dump(summ, open(tmp + "/summ.before.json", "w"))
+open(tmp + "/why", "w").write("\n".join(why[:8]))
+sys.exit(1 if why else 0)
+EOF
+}
+drain_check "before the drain"
+for i in 0 1 2 3; do sort "$TMP/e$i.state" >"$TMP/before$i"; done
+$OFC --socket "$SOCK" status --json >"$TMP/out"
+python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["schedule"]["num_steps"])' "$TMP/out" >"$TMP/fabsched"
+# ocs1 carries circuits of both partitions and of the free ports
+awk '$1 >= 1 && $1 <= 8' "$TMP/before1" | grep -q . && awk '$1 >= 9 && $1 <= 16' "$TMP/before1" | grep -q . &&
+	awk '$1 >= 17' "$TMP/before1" | grep -q . && ok || bad "ocs1 does not carry both partitions' circuits" "$(cat "$TMP/before1")"
+expect_stdout_has "ocs1 drained (32 switch ports; " $OFC --socket "$SOCK" drain ocs1 --grace 1s
+cp "$TMP/out" "$TMP/drain.out"
+# what it waited for: no job of libofc-mpi spoke, and this test asked for
+# both partitions' schedules without naming a job, so the whole grace; the
+# partitions keep their circuits; the fabric's schedule runs without ocs1
+grep -q "; after the 1000 ms grace: the grace covered .*uid:0 (partition slurm-job-$G)" "$TMP/drain.out" &&
+	grep -q "; after the 1000 ms grace: the grace covered .*uid:0 (partition slurm-job-$H)" "$TMP/drain.out" &&
+	grep -q "; circuits removed: transaction [0-9]*, 16 operations, verified on the devices); held partition slurm-job-[0-9]*, slurm-job-[0-9]* keep their circuits on these ports" "$TMP/drain.out" &&
+	grep -q "held partition [^;]*slurm-job-$G[,) ]" "$TMP/drain.out" && grep -q "held partition [^;]*slurm-job-$H[,) ]" "$TMP/drain.out" &&
+	grep -q "; 32 failures in effect (h0:1, " "$TMP/drain.out" &&
+	ok || bad "the drain's answer: what it waited for, the held partitions" "$(cat "$TMP/drain.out")"
+drain_check "drained"
+# the free ports' circuits left ocs1; the partitions' stayed there, and
+# nothing moved on the other switches
+sort "$TMP/e1.state" >"$TMP/now1"
+awk '$1 <= 16' "$TMP/before1" | cmp -s - "$TMP/now1" && ok || bad "ocs1 drained: not the partitions' circuits alone" "$(diff "$TMP/before1" "$TMP/now1" | head -5)"
+for i in 0 2 3; do sort "$TMP/e$i.state" | cmp -s - "$TMP/before$i" && ok || bad "ocs$i changed with ocs1's drain"; done
+expect_stdout_has "  drained    ocs1 ports 1,2," $OFC --socket "$SOCK" status
+expect_stdout_has "ocs1 undrained (32 switch ports; circuits back: transaction" $OFC --socket "$SOCK" undrain ocs1
+for i in 0 1 2 3; do sort "$TMP/e$i.state" | cmp -s - "$TMP/before$i" && ok || bad "ocs$i after the undrain differs from before the drain"; done
+drain_check "undrained"
+expect_json 'not j.get("drained") and not j.get("failed") and j["schedule"]["verified"] and j["schedule"]["num_steps"] == '"$(cat "$TMP/fabsched")" \
+	$OFC --socket "$SOCK" status --json
+touch "$TMP/jobs/undrained"
+wait_job "$G" COMPLETED FAILED && wait_job "$H" COMPLETED FAILED || bad "jobs $G and $H did not end" "$(squeue 2>&1)"
+for x in G:"$G" H:"$H"; do
+	[ "$(job_fields "${x#*:}" JobState ExitCode)" = "COMPLETED 0:0" ] && ok ||
+		bad "job ${x%%:*} (${x#*:}) across the drain: $(job_fields "${x#*:}" JobState ExitCode)" \
+			"$(tail -5 "$TMP/jobs/${x%%:*}.out" 2>&1)"
+done
 
 finish

@@ -3,11 +3,11 @@
 # jobs"), with the Debian slurm-wlm daemons (slurm_env.sh) and three ofcd
 # replicas on etcd (cluster_env.sh), the hooks given every replica's
 # socket: job 1 holds node00-03's partition; the leader is killed -9 while
-# it runs; job 1 ends and its EpilogSlurmctld (held back 6 s here, as a
-# release that reaches the next leader late) releases the hosts at the new
-# leader after job 2's prolog met them still held. Job 2's prolog waits for
-# that release and commits: job 2 runs and is not requeued (before: refused,
-# requeued behind Slurm's start delay).
+# it runs; job 1 ends and its EpilogSlurmctld (held back here, as a
+# release that reaches the next leader late, until job 2's prolog logs that
+# it met the hosts still held) releases the hosts at the new leader. Job
+# 2's prolog waits for that release and commits: job 2 runs and is not
+# requeued (before: refused, requeued behind Slurm's start delay).
 SUITE=slurm_failover
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu.sh"
@@ -38,9 +38,18 @@ expect_exit 0 $OFC --socket "$TMP/$LEADER.sock" reconfigure --topology torus:8x8
 SOCK="$TMP/r1.sock,$TMP/r2.sock,$TMP/r3.sock"
 slurm_configure 8
 # the epilog held back: its release reaches the new leader after the next
-# job's prolog
+# job's prolog met the hosts held and waits for it (the prolog's log line;
+# 20 s at most, inside PrologEpilogTimeout)
 mv "$TMP/ofc-epilog" "$TMP/ofc-epilog.real"
-printf '#!/bin/sh\nsleep 6\nexec %s/ofc-epilog.real "$@"\n' "$TMP" >"$TMP/ofc-epilog"
+cat >"$TMP/ofc-epilog" <<EOF
+#!/bin/sh
+# (the first job's alone: mkdir succeeds once)
+e=\$((\$(date +%s) + 20))
+mkdir $TMP/epilog.held 2>/dev/null &&
+	until grep -q "hosts held by slurm-job-\$SLURM_JOB_ID (on its way out): waiting for its release" $TMP/ofc-slurm.log ||
+		[ \$(date +%s) -gt \$e ]; do sleep 0.1; done
+exec $TMP/ofc-epilog.real "\$@"
+EOF
 chmod 755 "$TMP/ofc-epilog"
 slurm_start 8 && ok || bad "munged, slurmctld and 8 slurmd" "$(sinfo 2>&1)" \
 	"$(tail -5 "$TMP/log/slurmctld.log" "$TMP/munge/log" 2>&1)"
@@ -61,6 +70,9 @@ grep -q "JobState=COMPLETED" "$TMP/show2" && grep -q "Restarts=0" "$TMP/show2" &
 grep -q "^ofc: job $J2: partition slurm-job-$J2: torus:2x2 on 4 hosts committed.* after waiting [0-9.]* s for a release" "$TMP/ofc-slurm.log" && ok ||
 	bad "job $J2's prolog: did not meet job $J1's hosts held and wait for their release" "$(cat "$TMP/ofc-slurm.log")"
 ! grep -q "job $J2: .*requeued" "$TMP/ofc-slurm.log" && ok || bad "job $J2 requeued" "$(cat "$TMP/ofc-slurm.log")"
+# (the prolog said why job 2 had not started yet; job 1's epilog waited on it)
+grep -q "^ofc: partition slurm-job-$J2: hosts held by slurm-job-$J1 (on its way out): waiting for its release, [0-9]* s at most" "$TMP/ofc-slurm.log" &&
+	ok || bad "job $J2's prolog did not log its wait for job $J1's release" "$(cat "$TMP/ofc-slurm.log")"
 # (job 1's release went to the new leader)
 deadline 20
 until grep -q "job $J1: released" "$TMP/ofc-slurm.log" || past $_end; do sleep 0.2; done
