@@ -517,6 +517,7 @@ static double lp_bound(struct dw *d, bool phase2, double tol, uint32_t *added,
 		double v, lb, sigma = d->y[d->nrows + d->conv_first[k]];
 
 		pricing_costs(d, k, phase2);
+		d->pr[k].warm = d->trees_only;
 		int prc = pricer_tree(&d->pr[k], d->chat, sigma, d->wbuf, &v, &lb, err);
 
 		if (prc == -2) {

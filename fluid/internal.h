@@ -259,7 +259,10 @@ struct pricer {
 	int *pool_col;
 	size_t cap_pool_col;
 	uint8_t *pool_in, *pool_slack;
-	bool rebuild; /* the next call starts without the slack cuts */
+	uint32_t *row_pool; /* the LP's cut rows in order: their pool index */
+	uint32_t nrow_pool; /* (after the ncons rows of (3.12)) */
+	bool rebuild;	    /* the next call starts without the slack cuts */
+	bool warm;	    /* the caller's: a call may start from the last basis (Clp) */
 	uint64_t purged;
 	/* (3.12) rows, kept to rebuild the LP: ncons rows of cons_off */
 	uint32_t ncons, *cons_off;

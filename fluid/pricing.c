@@ -72,6 +72,7 @@ static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
 		pr->pool_off = xreallocarray(pr->pool_off, pr->cap_pool + 1, sizeof(uint32_t));
 		pr->pool_slack = xreallocarray(pr->pool_slack, pr->cap_pool, 1);
 		pr->pool_in = xreallocarray(pr->pool_in, pr->cap_pool, 1);
+		pr->row_pool = xreallocarray(pr->row_pool, pr->cap_pool, sizeof(uint32_t));
 		if (pr->npool == 0)
 			pr->pool_off[0] = 0;
 	}
@@ -84,6 +85,7 @@ static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
 	memcpy(pr->pool_col + at, cols, n * sizeof(int));
 	pr->pool_off[pr->npool + 1] = (uint32_t)(at + n);
 	pr->pool_slack[pr->npool] = 0;
+	pr->row_pool[pr->nrow_pool++] = pr->npool;
 	pr->pool_in[pr->npool++] = 1;
 	return lp_add_row(pr->lp, (int)n, cols, pr->par->ones, LP_GE, 1) < 0 ? -1 : 0;
 }
@@ -93,6 +95,7 @@ static void lp_fresh(struct pricer *pr)
 {
 	lp_free(pr->lp);
 	pr->lp = lp_new_known((int)pr->ncols, pr->solver);
+	pr->nrow_pool = 0;
 	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
 	 * at the first solve, then leaves new rows unscaled and re-solves
 	 * stall; the coefficients are all 0 and +-1, so no scaling is needed.
@@ -111,10 +114,10 @@ static void lp_fresh(struct pricer *pr)
  * later rounds). So the cuts live in a pool; the LP holds those tight when
  * last looked at. Every PURGE_ROUNDS rounds of a call, and at the start of
  * a call, when at least PURGE_MIN and a quarter of the LP's cuts are slack
- * the LP is rebuilt without them (a smaller LP from the slack basis costs
- * less than warm solves of the large one; each call starts from the slack
- * basis anyway), and a pooled cut that the LP's solution violates goes
- * back in before max flows look for new ones. Model W, user CPU: all links
+ * they leave the LP (pool_purge: deleted, the basis kept, on Clp; on
+ * lp_solve the LP is rebuilt without them and starts from the slack
+ * basis), and a pooled cut that the LP's solution violates goes back in
+ * before max flows look for new ones. Model W, user CPU: all links
  * at 16 GPUs 0.90 -> 0.33 s, no NVLink at 64 GPUs 7.4 -> 1.3 s
  * (bench/results/fluid.md, "Fluid engine on model W"). */
 #define PURGE_ROUNDS 16
@@ -154,7 +157,44 @@ static void pool_rebuild(struct pricer *pr)
 			continue;
 		}
 		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->par->ones, LP_GE, 1);
+		pr->row_pool[pr->nrow_pool++] = i;
 	}
+}
+
+/* The cuts marked slack out of the LP. A slack cut's row has its slack in
+ * the basis (the row is not at its bound), so the rows left keep a basis
+ * and the next solve starts warm from it, where a rebuilt LP starts from
+ * the slack basis (the thousands of dual iterations the cuts cost again:
+ * at 256 GPUs a cold solve after a purge took 1,400 iterations where the
+ * rounds around it took tens). Where the solver cannot delete rows
+ * (lp_solve) the LP is rebuilt: false, and the caller sets the costs
+ * again. */
+static bool pool_purge(struct pricer *pr)
+{
+	int *rows = xmalloc(((size_t)pr->nrow_pool + 1) * sizeof(int));
+	uint32_t n = 0, kept = 0;
+
+	for (uint32_t k = 0; k < pr->nrow_pool; k++)
+		if (pr->pool_slack[pr->row_pool[k]])
+			rows[n++] = (int)(pr->ncons + k);
+	if (lp_delete_rows(pr->lp, (int)n, rows) < 0) {
+		free(rows);
+		pool_rebuild(pr);
+		return false;
+	}
+	free(rows);
+	for (uint32_t k = 0; k < pr->nrow_pool; k++) {
+		uint32_t i = pr->row_pool[k];
+
+		if (pr->pool_slack[i]) {
+			pr->pool_in[i] = 0;
+			pr->purged++;
+		} else {
+			pr->row_pool[kept++] = i;
+		}
+	}
+	pr->nrow_pool = kept;
+	return true;
 }
 
 /* The pool's cuts out of the LP that sol violates go back in (cheaper
@@ -174,6 +214,7 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
 		if (act >= 1 - CUT_TOL)
 			continue;
 		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->par->ones, LP_GE, 1);
+		pr->row_pool[pr->nrow_pool++] = i;
 		pr->pool_in[i] = 1;
 		back++;
 	}
@@ -447,6 +488,7 @@ void pricer_free(struct pricer *pr)
 	free(pr->pool_slack);
 	free(pr->pool_col);
 	free(pr->pool_in);
+	free(pr->row_pool);
 	free(pr->cons_off);
 	free(pr->cons_col);
 	free(pr->cons_val);
@@ -554,8 +596,7 @@ static enum lp_result cut_rounds(struct pricer *pr, double *sol, int cap, const 
 		for (uint32_t c = 0; c < pr->ncols; c++)
 			pr->cap[pr->col_arc[c]] = sol[c] > 0 ? sol[c] : 0;
 		maxflow_set_caps(&pr->mf, pr->cap);
-		if (round % PURGE_ROUNDS == 0 && pool_mark(pr, sol)) {
-			pool_rebuild(pr);
+		if (round % PURGE_ROUNDS == 0 && pool_mark(pr, sol) && !pool_purge(pr)) {
 			set_costs(pr, chat, way);
 			lp_set_scaling(pr->lp, ways[way].scaling);
 			lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
@@ -585,6 +626,35 @@ static double usage_cost(const struct pricer *pr, const double *chat, const doub
 	return v;
 }
 
+/* The bound of a call whose costs were spread (way's rho > 0): the same
+ * cuts under the true costs (a relaxation of the subproblem, a lower
+ * bound whether or not the usage meets every cut), by a capped warm primal
+ * re-solve from a basis optimal to within the spread. Every cost grew by
+ * at most the factor (1 + rho), so the spread optimum over (1 + rho)
+ * bounds it when the re-solve does not finish (up to the tie-break eps,
+ * as unperturbed). */
+static double true_cost_bound(struct pricer *pr, const double *chat, uint32_t way, int cap)
+{
+	double p_opt = lp_objective(pr->lp), left = 0;
+	struct ofc_error perr = {0};
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t e = tx_phys(pr->x, pr->col_arc[c]);
+
+		pr->objc[c] = (int)c;
+		pr->objv[c] = e == UINT32_MAX ? 0 : chat[e];
+	}
+	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
+	lp_set_simplex(pr->lp, LP_SIMPLEX_PRIMAL);
+	if (pr->p->deadline > 0)
+		left = pr->p->deadline - now_seconds();
+	lp_set_time_limit(pr->lp, left > 0 ? left : 0);
+	lp_set_iteration_limit(pr->lp, cap);
+	if (lp_solve(pr->lp, &perr) == LP_OPTIMAL)
+		return lp_objective(pr->lp);
+	return p_opt / (1 + ways[way].rho);
+}
+
 int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, double *value,
 		double *bound, struct ofc_error *err)
 {
@@ -605,6 +675,15 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	 * added cuts. Warm starts after a price change need the primal
 	 * simplex, which stalls on these degenerate LPs (16-GPU model W, no
 	 * NVLink: minutes in one solve, where cold dual starts take 0.1 s).
+	 * But where the caller asks (pr->warm: the master over actual trees,
+	 * whose columns are trees, not this LP's usage) and the LP is Clp's,
+	 * the first attempt starts from the last call's basis, by Clp's dual
+	 * simplex, which takes the dual infeasibilities the new prices made:
+	 * at 1,024 GPUs those calls were single cold solves of 5,000-6,800
+	 * iterations, about a third of the cut LP's time. Not for the
+	 * relaxation's own columns: there a warm start gave the master one
+	 * column again and again that never improved it (8 GPUs, all links,
+	 * DW broadcast at T = 4: out of its time), where cold starts move on.
 	 *
 	 * The dual simplex can stall too: the prices of a symmetric fabric
 	 * are equal on whole classes of arcs, and on such a dual degenerate
@@ -621,7 +700,16 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 		  most = (long long)STALL_FACTOR * pr->most;
 	int cap = (int)(most < lo ? lo : most < INT_MAX / 2 ? most : INT_MAX / 2);
 
-	if (pr->rebuild) {
+	bool warm = pr->warm && pr->solves > 0 && pr->solver == LP_SOLVER_CLP;
+
+	if (pr->rebuild && warm) {
+		/* marked again at the LP's basic solution now (the bound's
+		 * re-solve moved it), so that the rows deleted are basic */
+		lp_solution(pr->lp, sol);
+		pool_mark(pr, sol);
+		pool_purge(pr);
+		pr->rebuild = false;
+	} else if (pr->rebuild) {
 		pool_rebuild(pr);
 		pr->rebuild = false;
 	}
@@ -629,9 +717,11 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	for (uint32_t attempt = 0; attempt < STALL_TRIES; attempt++) {
 		set_costs(pr, chat, way);
 		lp_set_scaling(pr->lp, ways[way].scaling);
-		lp_reset_basis(pr->lp);
+		if (!warm || attempt > 0)
+			lp_reset_basis(pr->lp);
 		lp_set_simplex(pr->lp, LP_SIMPLEX_DUAL);
 		res = cut_rounds(pr, sol, attempt ? 2 * cap : cap, chat, way, err);
+
 		/* A usage that meets every cut costs known: an "optimum" above
 		 * it (beyond the spread) is lp_solve gone wrong, as seen with
 		 * dynamic scaling (13 times known); it would make a false
@@ -679,36 +769,8 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 			*value += chat[e] * sol[c];
 	}
 	*bound = *value;
-	if (ways[way].rho > 0) {
-		/* The bound: the same cuts under the true costs (a relaxation
-		 * of the subproblem, a lower bound whether or not w meets
-		 * every cut), by a capped warm primal re-solve from a basis
-		 * optimal to within the spread. Every cost grew by at most the
-		 * factor (1 + rho), so the spread optimum over (1 + rho)
-		 * bounds it when the re-solve does not finish (up
-		 * to the tie-break eps, as unperturbed). */
-		double p_opt = lp_objective(pr->lp), left = 0;
-		struct ofc_error perr = {0};
-
-		for (uint32_t c = 0; c < pr->ncols; c++) {
-			uint32_t e = tx_phys(x, pr->col_arc[c]);
-
-			pr->objc[c] = (int)c;
-			pr->objv[c] = e == UINT32_MAX ? 0 : chat[e];
-		}
-		lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
-		lp_set_simplex(pr->lp, LP_SIMPLEX_PRIMAL);
-		if (pr->p->deadline > 0)
-			left = pr->p->deadline - now_seconds();
-		lp_set_time_limit(pr->lp, left > 0 ? left : 0);
-		lp_set_iteration_limit(pr->lp, cap);
-		if (lp_solve(pr->lp, &perr) == LP_OPTIMAL)
-			*bound = lp_objective(pr->lp);
-		else
-			*bound = p_opt / (1 + ways[way].rho);
-		if (*bound > *value)
-			*bound = *value;
-	}
+	if (ways[way].rho > 0 && (*bound = true_cost_bound(pr, chat, way, cap)) > *value)
+		*bound = *value;
 	rc = 0;
 out:
 	free(sol);

@@ -455,6 +455,13 @@ void lp_reset_basis(struct lp *lp)
 	default_basis(lp->m);
 }
 
+int lp_delete_rows(struct lp *lp, int n, const int *rows)
+{
+	if (!lp->clp)
+		return -1;
+	return n > 0 ? lp->api->delete_rows(lp->clp, n, rows) : 0;
+}
+
 const char *lp_result_str(enum lp_result r)
 {
 	static const char *const s[] = {

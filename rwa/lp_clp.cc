@@ -319,6 +319,24 @@ static void clp_set_iteration_limit(struct clp *c, int iterations)
 	c->m.setMaximumIterations(iterations > 0 ? iterations : COIN_INT_MAX);
 }
 
+// Rows whose slack is basic leave the basis of the others a basis: Clp
+// keeps the status of the rows and columns left, so the next solve is
+// warm from it.
+static int clp_delete_rows(struct clp *c, int n, const int *rows)
+{
+	try {
+		flush(c);
+		c->m.deleteRows(n, rows);
+	} catch (CoinError &) {
+		return -1;
+	} catch (std::bad_alloc &) {
+		abort(); /* as xmalloc */
+	}
+	c->nrows -= n;
+	c->rows_added = true; // the same persistence as after added rows
+	return 0;
+}
+
 static int clp_write(struct clp *c, const char *path)
 {
 	flush(c);
@@ -349,5 +367,6 @@ const struct clp_api ofc_clp_api = {
     clp_set_threads,
     clp_iterations,
     clp_set_iteration_limit,
+    clp_delete_rows,
 };
 }

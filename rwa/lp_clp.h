@@ -52,6 +52,8 @@ struct clp_api {
 	int (*iterations)(const struct clp *c); /* the last solve's */
 	/* Clp's maximum iterations per solve (status 3 past them); 0: none */
 	void (*set_iteration_limit)(struct clp *c, int iterations);
+	/* delete n rows (ascending indices), the basis of the rest kept */
+	int (*delete_rows)(struct clp *c, int n, const int *rows);
 };
 
 #ifdef __cplusplus

@@ -123,6 +123,11 @@ enum lp_result lp_solve(struct lp *lp, struct ofc_error *err);
 /* Forget the last basis: the next solve starts from the slack basis (a
  * cold start, for when a warm start ran into numerical trouble). */
 void lp_reset_basis(struct lp *lp);
+/* Delete n rows (indices ascending, each once), keeping the basis of the
+ * rest (Clp; the rows should be ones whose slack is basic, so that what
+ * is left is a basis). -1 where the solver cannot (lp_solve: rebuild the
+ * model instead). */
+int lp_delete_rows(struct lp *lp, int n, const int *rows);
 const char *lp_result_str(enum lp_result r);
 double lp_objective(const struct lp *lp);
 /* Primal values of all columns into x (ncols entries). */

@@ -269,6 +269,55 @@ static void test_iteration_limit(void **state)
 	}
 }
 
+/* Deleting rows whose slack is basic keeps the basis of the rest (Clp):
+ * the re-solve after a cut loop's purge is warm, no iterations where a
+ * cold one takes many, at the same optimum; rows between the deleted ones
+ * stay. lp_solve cannot: -1, the model as it was. */
+static void test_delete_rows_warm(void **state)
+{
+	struct ofc_error err = {0};
+	struct lp *lp = big_on(LP_SOLVER_CLP, 20);
+	int cols[400], rows[] = {40, 42};
+	double one[400], opt, x[400];
+	(void)state;
+
+	for (int i = 0; i < 400; i++) {
+		cols[i] = i;
+		one[i] = 1;
+	}
+	assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+	opt = lp_objective(lp);
+	/* two rows slack at every solution (the demands sum to 39), one
+	 * between them that binds: the total at most its optimum's */
+	lp_solution(lp, x);
+	double total = 0;
+
+	for (int i = 0; i < 400; i++)
+		total += x[i];
+	lp_add_row(lp, 400, cols, one, LP_GE, 1);
+	lp_add_row(lp, 400, cols, one, LP_LE, total);
+	lp_add_row(lp, 400, cols, one, LP_GE, 2);
+	assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+	assert_true(fabs(lp_objective(lp) - opt) <= 1e-9 * opt);
+	assert_int_equal(lp_delete_rows(lp, 2, rows), 0);
+	assert_int_equal(lp_nrows(lp), 41);
+	assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+	assert_int_equal(lp_iterations(lp), 0);
+	assert_true(fabs(lp_objective(lp) - opt) <= 1e-9 * opt);
+	lp_free(lp);
+	lp = big_on(LP_SOLVER_CLP, 20);
+	lp_reset_basis(lp);
+	assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+	assert_true(lp_iterations(lp) > 0); /* what warm saved */
+	lp_free(lp);
+
+	lp = big_on(LP_SOLVER_LPSOLVE, 20);
+	lp_add_row(lp, 400, cols, one, LP_GE, 1);
+	assert_int_equal(lp_delete_rows(lp, 1, rows), -1);
+	assert_int_equal(lp_nrows(lp), 41);
+	lp_free(lp);
+}
+
 /* A column generation master's shape: few rows (covering, >= 1), many
  * long columns (24 elements each) added in two batches, solved by the
  * primal simplex from the last basis as the MCF's master is. Enough
@@ -415,6 +464,7 @@ int main(void)
 	    cmocka_unit_test(test_clp_agrees),
 	    cmocka_unit_test(test_clp_time_limit_cancel),
 	    cmocka_unit_test(test_iteration_limit),
+	    cmocka_unit_test(test_delete_rows_warm),
 	    cmocka_unit_test(test_clp_threads_same),
 	    cmocka_unit_test(test_solver_names),
 	    cmocka_unit_test(test_clp_refused_said),
