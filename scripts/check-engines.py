@@ -55,9 +55,6 @@ RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn
 TESTBED = "the testbed's runs (a run's schedule, calibration, mpirun's files)"
 ROOTS = {
     ("controller/fabric/relabel_target.c", RENUMBER): {"topo_relabel", "relabel_result_free"},
-    ("controller/reconfig/choose.c", "reconfigure_run's choice among targets, priced"): {
-        "pick_free", "pick_model_of", "pick_run", "schedule_check", "schedule_compute",
-        "schedule_result_free"},
     ("controller/config/validate.c", "topology: auto when a config is loaded (the finder)"): {
         "pick_degree", "pick_free", "pick_model_of", "pick_run"},
     ("controller/ofcd/testbed.c", TESTBED): {"schedule_compute", "schedule_result_free"},
