@@ -9,7 +9,7 @@ still in ofcd, so the work left is in sight and nothing new slips in.
 
 An engine is an object of ENGINES (the folders docs/ARCHITECTURE.md calls
 engines, the finder's use case, the renumbering search) but the LOOKUPS
-among them (names, defaults, limits: data, no engine). From the symbol
+among them (names, defaults, limits, a network type: data, no engine). From the symbol
 tables (nm on $BUILD/obj/**.o), the objects ofcd links are those its main
 reaches through the symbols each object uses, as the linker takes members
 of libofc.a; a root is a symbol of an engine that a linked object outside
@@ -35,15 +35,18 @@ ENGINES = (
     "bfb/", "alltoall/", "baselines/", "optree/", "fluid/", "rwa/", "controller/schedule/",
     "controller/pick/", "controller/jobplan/", "topo/relabel_search.o",
 )
-# Lookups that sit in an engine's folder but are not engines: names,
-# defaults and limits, data and arithmetic alone, which ofcd reads to check
-# and describe a request. Each is checked like any file of ofcd's: one that
-# used an engine's symbol would be a root, not listed, and fail.
+# Lookups and types that sit in an engine's folder but are not engines:
+# names, defaults and limits, data and arithmetic alone, which ofcd reads to
+# check and describe a request, and the network type a server fabric is
+# checked on when it is loaded (as topo/'s graphs are for the rest). Each is
+# checked like any file of ofcd's: one that used an engine's symbol would
+# be a root, not listed, and fail.
 LOOKUPS = (
     "alltoall/lowerings.o",  # the MCF's lowerings by name
     "rwa/lp_solver.o",  # the LP solvers by name, and whether Clp's plugin loads
     "controller/schedule/engines.o",  # the engines' table: names, fabrics, defaults
     "controller/schedule/lookup.o",  # a request's algorithm, memory limit, optimality
+    "fluid/net.o",  # the network type: vertices, arcs, capacity sets; no solver
 )
 MAIN = "controller/ofcd/ofcd_main.o"
 
@@ -60,9 +63,6 @@ ROOTS = {
     ("controller/ofcd/testbed.c", TESTBED): {"schedule_compute", "schedule_result_free"},
     ("controller/testbed/calibrate.c", TESTBED): {"schedule_compute", "schedule_result_free"},
     ("controller/export/mpirun_files.c", TESTBED): {"schedule_compute", "schedule_result_free"},
-    ("controller/fabric/servers.c", "a server fabric's network model, built when it is loaded"): {
-        "fluid_add_arc", "fluid_add_link", "fluid_add_set", "fluid_add_vertex", "fluid_find_arc",
-        "fluid_find_vertex", "fluid_net_check", "fluid_net_free", "fluid_net_init"},
 }
 
 # Objects named on one nm command line (far under ARG_MAX).
