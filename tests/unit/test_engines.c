@@ -119,7 +119,8 @@ static void test_dispatch(void **state)
 			/* The row's enum runs the library's schedule of its
 			 * name (bucket: torus-rings'). */
 			const char *built = NULL;
-			if (e->build == ENGINE_BUILD_BASELINE || e->build == ENGINE_BUILD_TORUS_ROUTED)
+			if (e->build == ENGINE_BUILD_BASELINE ||
+			    e->build == ENGINE_BUILD_TORUS_ROUTED)
 				built = baseline_algo_name(e->baseline);
 			if (e->build == ENGINE_BUILD_TORUS)
 				built = torus_algo_name(e->torus_algo);
@@ -128,7 +129,8 @@ static void test_dispatch(void **state)
 			if (built) {
 				assert_true(r.main->have);
 				assert_string_equal(r.main->s.algorithm, built);
-				if (e->build != ENGINE_BUILD_TORUS_ROUTED) /* bucket's is another's */
+				if (e->build !=
+				    ENGINE_BUILD_TORUS_ROUTED) /* bucket's is another's */
 					assert_string_equal(built, e->name);
 			}
 			schedule_result_free(&r);
