@@ -56,6 +56,14 @@ struct clp_api {
 	int (*delete_rows)(struct clp *c, int n, const int *rows);
 };
 
+#ifndef __cplusplus
+struct ofc_error;
+/* Clp's plugin (util/plugin.c), loaded once a process: $OFC_CLP_PLUGIN,
+ * else libofc-clp.so beside the program, one folder up or in ../lib/ofc;
+ * NULL (err says why) when it cannot be (lp_solver.c). */
+const struct clp_api *lp_clp_load(struct ofc_error *err);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

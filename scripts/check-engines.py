@@ -8,7 +8,8 @@ What still links one is listed below (ROOTS), each use with why it is
 still in ofcd, so the work left is in sight and nothing new slips in.
 
 An engine is an object of ENGINES (the folders docs/ARCHITECTURE.md calls
-engines, the finder's use case, the renumbering search). From the symbol
+engines, the finder's use case, the renumbering search) but the LOOKUPS
+among them (names, defaults, limits, a network type: data, no engine). From the symbol
 tables (nm on $BUILD/obj/**.o), the objects ofcd links are those its main
 reaches through the symbols each object uses, as the linker takes members
 of libofc.a; a root is a symbol of an engine that a linked object outside
@@ -34,42 +35,34 @@ ENGINES = (
     "bfb/", "alltoall/", "baselines/", "optree/", "fluid/", "rwa/", "controller/schedule/",
     "controller/pick/", "controller/jobplan/", "topo/relabel_search.o",
 )
+# Lookups and types that sit in an engine's folder but are not engines:
+# names, defaults and limits, data and arithmetic alone, which ofcd reads to
+# check and describe a request, and the network type a server fabric is
+# checked on when it is loaded (as topo/'s graphs are for the rest). Each is
+# checked like any file of ofcd's: one that used an engine's symbol would
+# be a root, not listed, and fail.
+LOOKUPS = (
+    "alltoall/lowerings.o",  # the MCF's lowerings by name
+    "rwa/lp_solver.o",  # the LP solvers by name, and whether Clp's plugin loads
+    "controller/schedule/engines.o",  # the engines' table: names, fabrics, defaults
+    "controller/schedule/lookup.o",  # a request's algorithm, memory limit, optimality
+    "fluid/net.o",  # the network type: vertices, arcs, capacity sets; no solver
+)
 MAIN = "controller/ofcd/ofcd_main.o"
 
 # What still links an engine into ofcd: (file, why) -> the engine's
-# symbols it uses. Each is a planner job still to be made (or a lookup
-# to move out of the engine's object).
+# symbols it uses. Each is a planner job still to be made.
 RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn, when "
             "no plan made ahead (in a planner process) is taken: the worker's batch.c "
             "and reconfig/'s ctl_partition in reconfigure_run")
 TESTBED = "the testbed's runs (a run's schedule, calibration, mpirun's files)"
-LOOKUP = ("a lookup in an engine's object (names, defaults, limits): its object "
-          "brings the engine with it")
 ROOTS = {
     ("controller/fabric/relabel_target.c", RENUMBER): {"topo_relabel", "relabel_result_free"},
-    ("controller/reconfig/choose.c", "reconfigure_run's choice among targets, priced"): {
-        "pick_free", "pick_model_of", "pick_run", "schedule_check", "schedule_compute",
-        "schedule_result_free"},
     ("controller/config/validate.c", "topology: auto when a config is loaded (the finder)"): {
         "pick_degree", "pick_free", "pick_model_of", "pick_run"},
-    ("controller/ofcd/testbed.c", TESTBED): {
-        "schedule_algorithm_compares", "schedule_compute", "schedule_default_algorithm",
-        "schedule_memory_limit", "schedule_result_free"},
-    ("controller/testbed/calibrate.c", TESTBED): {
-        "schedule_compute", "schedule_default_algorithm", "schedule_result_free"},
+    ("controller/ofcd/testbed.c", TESTBED): {"schedule_compute", "schedule_result_free"},
+    ("controller/testbed/calibrate.c", TESTBED): {"schedule_compute", "schedule_result_free"},
     ("controller/export/mpirun_files.c", TESTBED): {"schedule_compute", "schedule_result_free"},
-    ("controller/fabric/servers.c", "a server fabric's network model, built when it is loaded"): {
-        "fluid_add_arc", "fluid_add_link", "fluid_add_set", "fluid_add_vertex", "fluid_find_arc",
-        "fluid_find_vertex", "fluid_net_check", "fluid_net_free", "fluid_net_init"},
-    ("controller/ofcd/read_requests.c", LOOKUP): {
-        "a2a_lowering_find", "a2a_lowering_names", "schedule_algorithm_cli_only",
-        "schedule_algorithm_known", "schedule_algorithm_lowers", "schedule_algorithms_one",
-        "schedule_fluid_fabric", "schedule_fluid_request"},
-    ("controller/ofcd/snapshot.c", LOOKUP): {"schedule_algorithm_lowers", "schedule_pick_algorithm"},
-    ("controller/ofcd/jobs.c", LOOKUP): {"schedule_fluid_request"},
-    ("controller/ofcd/options.c", LOOKUP): {"lp_solver_available", "lp_solver_parse"},
-    ("controller/ofcd/planner_fabric.c", LOOKUP): {"schedule_memory_limit"},
-    ("controller/export/protobuf.c", LOOKUP): {"schedule_optimality"},
 }
 
 # Objects named on one nm command line (far under ARG_MAX).
@@ -137,7 +130,7 @@ def linked(syms):
 
 
 def engine(rel):
-    return rel.startswith(ENGINES)
+    return rel.startswith(ENGINES) and rel not in LOOKUPS
 
 
 def binary_engine_symbols(build, syms):

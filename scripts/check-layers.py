@@ -55,7 +55,7 @@ GLOBALS = {
     ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
     ("util/mem.c", "oom_hook"): "set once by a main before any thread starts",
     ("util/mem.c", "mem_base"): "set once by a constructor when the program is loaded, before main",
-    ("rwa/lp.c", "refused_said"): "a refused LP plugin is said once a process",
+    ("rwa/lp_solver.c", "refused_said"): "a refused LP plugin is said once a process",
     ("controller/reconfig/etcd.c", "cu"): "libcurl's calls, dlopen'd once a process",
     ("drivers/device.c", "netconf_loaded"): "the netconf plugin's driver, dlopen'd once a process",
     ("drivers/device.c", "netconf_why"): "why the netconf plugin did not load, once a process",

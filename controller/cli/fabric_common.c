@@ -388,7 +388,7 @@ int fabric_cmd_reconfigure(struct fabric_cmd *fc, bool repair, bool dry_run, dou
 	    .relabel_before = true,
 	    .no_relabel = fc->no_relabel,
 	    .keep_numbering = true,
-	    .choose = fc->horizon_set,
+	    .choose = fc->horizon_set ? ctl_choose : NULL,
 	    .horizon = fc->horizon,
 	    .alternatives = fc->alternatives,
 	    .alternatives_set = fc->alternatives_set,

@@ -124,15 +124,6 @@ static struct graph *copy_graph(const struct graph *g)
 	return r;
 }
 
-static void candidate_free(struct ctl_candidate *k)
-{
-	graph_free(k->g);
-	port_map_free(&k->pm);
-	free(k->circuits);
-	k->g = NULL;
-	k->circuits = NULL;
-}
-
 /* A partition's candidate: its circuits over the members (renumbered when
  * asked), and the moves of aiming the partition at them (ctl_partition's
  * plan, so every check of a partition plan applies). */
@@ -357,7 +348,7 @@ static void add_alternatives(const struct scope *sc, struct ctl_choice *ch)
 			continue;
 		}
 		if (price_topology(sc, g, k, &e) < 0) {
-			candidate_free(k);
+			ctl_candidate_free(k);
 			continue;
 		}
 		snprintf(k->label, sizeof(k->label), "%s%s (the finder's)", k->spec,
@@ -566,16 +557,8 @@ int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice
 	}
 	rc = install(&sc, &ch->cand[ch->chosen], err);
 	for (uint32_t i = 0; i < ch->n; i++)
-		candidate_free(&ch->cand[i]);
+		ctl_candidate_free(&ch->cand[i]);
 	if (rc < 0)
 		ctl_choice_free(ch);
 	return rc;
-}
-
-void ctl_choice_free(struct ctl_choice *ch)
-{
-	for (uint32_t i = 0; i < ch->n; i++)
-		candidate_free(&ch->cand[i]);
-	free(ch->cand);
-	memset(ch, 0, sizeof(*ch));
 }

@@ -253,4 +253,7 @@ int record_parse(const char *path, const char *fabric, const uint8_t *data, size
 		 struct ctl_record *r, struct ofc_error *err);
 void journal_free(struct journal *j);
 
+/* Frees candidate k's target (its graph, ports, circuits; choice.c). */
+void ctl_candidate_free(struct ctl_candidate *k);
+
 #endif

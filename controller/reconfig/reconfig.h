@@ -335,6 +335,8 @@ struct ctl_choice {
 
 int ctl_choose(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice *ch,
 	       struct ofc_error *err);
+/* (choice.c, apart from the choosing: what frees a result links no
+ * pricing) */
 void ctl_choice_free(struct ctl_choice *ch);
 
 struct ctl_result {
@@ -402,7 +404,12 @@ struct reconfigure_req {
 	const struct partition *const *keep;
 	uint32_t nkeep;
 	bool keep_numbering; /* keep the last commit's renumbering of this topology */
-	bool choose;	     /* the cheapest target over horizon runs (ctl_choose) */
+	/* The cheapest target over horizon runs: ctl_choose (the CLI's
+	 * --horizon); NULL: the target as asked. A function, not a flag, so
+	 * that only a program that chooses links the pricing (the schedule
+	 * pipeline, the finder): ofcd asks for none. */
+	int (*choose)(struct ctl *c, const struct ctl_choice_opts *o, struct ctl_choice *ch,
+		      struct ofc_error *err);
 	double horizon;
 	uint32_t alternatives;
 	bool alternatives_set;

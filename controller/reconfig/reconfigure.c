@@ -87,7 +87,7 @@ static int aim_partition(const struct reconfigure_req *q, struct reconfigure_res
 	return ctl_partition(c, p, q->relabel ? &q->relabel_opts : NULL, &r->relabel, err);
 }
 
-/* The cheapest target all told (ctl_choose). */
+/* The cheapest target all told (q->choose: ctl_choose). */
 static int aim_choose(const struct reconfigure_req *q, struct reconfigure_result *r,
 		      struct ofc_error *err)
 {
@@ -104,7 +104,7 @@ static int aim_choose(const struct reconfigure_req *q, struct reconfigure_result
 		return -1;
 	if (q->relabel && q->no_relabel)
 		return ofc_error_set(err, OFC_E_USAGE, "--relabel and --no-relabel contradict");
-	if (ctl_choose(r->planned, &o, &r->choice, err) < 0)
+	if (q->choose(r->planned, &o, &r->choice, err) < 0)
 		return -1;
 	r->chose = true;
 	return 0;

@@ -63,6 +63,24 @@ static int check_options(const struct schedule_query *q, const struct engine_ops
 	return 0;
 }
 
+void engine_build(enum engine_build b, struct schedule_result *r, const struct schedule_query *q,
+		  const struct engine_ops *e)
+{
+	static void (*const builds[])(struct schedule_result *, const struct schedule_query *,
+				      const struct engine_ops *) = {
+	    [ENGINE_BUILD_BFB] = direct_build_bfb,
+	    [ENGINE_BUILD_BFB_LP] = direct_build_bfb_lp,
+	    [ENGINE_BUILD_EXPANSION] = direct_build_expansion,
+	    [ENGINE_BUILD_BASELINE] = direct_build_baseline,
+	    [ENGINE_BUILD_TORUS] = direct_build_torus,
+	    [ENGINE_BUILD_TORUS_VARIANTS] = direct_torus_variants,
+	    [ENGINE_BUILD_TORUS_ROUTED] = direct_torus_routed,
+	    [ENGINE_BUILD_ALLTOALL] = direct_build_alltoall,
+	};
+
+	builds[b](r, q, e);
+}
+
 /* Every direct-connect row that names the collective in in_all. */
 static void build_every(struct schedule_result *r, const struct schedule_query *q)
 {
@@ -70,7 +88,7 @@ static void build_every(struct schedule_result *r, const struct schedule_query *
 
 	for (unsigned i = 0; (x = engine_at(i)); i++)
 		if ((x->fabrics & ENGINE_DIRECT) && (x->in_all & ENGINE_C(q->collective)))
-			x->build(r, q, x);
+			engine_build(x->build, r, q, x);
 }
 
 /* swing-all: every row's torus runs, the variant rows' first. */
@@ -81,7 +99,7 @@ static void build_torus_all(struct schedule_result *r, const struct schedule_que
 	for (int variants = 1; variants >= 0; variants--)
 		for (unsigned i = 0; (x = engine_at(i)); i++)
 			if (x->torus && !!(x->flags & ENGINE_VARIANT) == variants)
-				x->torus(r, q, x);
+				engine_build(x->torus, r, q, x);
 }
 
 /* Whether the healthy graph a degraded one came from is a torus (Swing's
@@ -135,7 +153,7 @@ static void swing_instead(struct schedule_result *r, const struct schedule_query
 	if (r->compare || r->nout != 1 || !o->size_refused || q->collective != SCHED_ALLREDUCE ||
 	    !healthy_torus(r))
 		return;
-	sw->build(r, q, sw); /* into n */
+	engine_build(sw->build, r, q, sw); /* into n */
 	if (!n->applies) {
 		size_t len = strlen(o->why);
 
@@ -170,7 +188,7 @@ int schedule_direct(struct schedule_result *r, const struct schedule_query *q, c
 	else if (e->flags & ENGINE_TORUS_ALL)
 		build_torus_all(r, q);
 	else
-		e->build(r, q, e);
+		engine_build(e->build, r, q, e);
 	swing_instead(r, q, e);
 	if (r->compare)
 		direct_keep_first(r);

@@ -285,7 +285,7 @@ static void run_bfb(struct schedule_result *r, const struct schedule_query *q,
 	bo.clock = r->clock;
 	/* Refuse, with the estimate, what would not fit, before building it. */
 	uint64_t limit = q->max_memory ? q->max_memory : mem_physical() / 2;
-	double need = (double)mem_held() + (double)e->memory(r, q);
+	double need = (double)mem_held() + (double)direct_bfb_memory(r, q);
 	/* The explicit verifier's reach for reductions: n^2 cells */
 	bool unverifiable =
 	    q->collective != SCHED_ALLGATHER && (uint64_t)r->g->n * r->g->n > (1ull << 24);

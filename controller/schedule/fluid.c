@@ -20,11 +20,6 @@
  * merged (fluid_routing_merge) make a schedule as large as the group (on
  * 16 GPUs, NVLink only: 26.8 million transfers over 2,880 automorphisms). */
 
-bool schedule_fluid_fabric(const struct fabric *f)
-{
-	return f && f->nservers > 0;
-}
-
 static int fluid_collective_of(enum sched_collective c, enum fluid_collective *out,
 			       struct ofc_error *err)
 {

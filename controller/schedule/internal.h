@@ -36,6 +36,22 @@ enum engine_flag {
 	ENGINE_TORUS_ALL = 512
 };
 #define ENGINE_PORTS_DEGREE (~0u) /* torus_ports: 2 per dimension, every port */
+/* The direct-connect builds a row names, by name rather than by address,
+ * so that the table (engines.c) is data alone: a lookup of names and
+ * defaults links no engine (ofcd's names checks read it). dispatch.c maps
+ * each to its function. */
+enum engine_build {
+	ENGINE_BUILD_NONE = 0,
+	ENGINE_BUILD_BFB,
+	ENGINE_BUILD_BFB_LP,
+	ENGINE_BUILD_EXPANSION,
+	ENGINE_BUILD_BASELINE,
+	ENGINE_BUILD_TORUS,
+	ENGINE_BUILD_TORUS_VARIANTS,
+	ENGINE_BUILD_TORUS_ROUTED,
+	ENGINE_BUILD_ALLTOALL,
+};
+
 struct engine_ops {
 	const char *name;     /* as --algo and a config's `algorithm:` give it */
 	unsigned fabrics;     /* the ENGINE_DIRECT, _RING, _SERVERS it runs on */
@@ -59,21 +75,21 @@ struct engine_ops {
 	/* swing-all's label of an ENGINE_VARIANT row before "/B" or "/L"
 	 * (NULL: its name). */
 	const char *label;
-	/* What its explicit schedule holds on r->g, in bytes, refused before
-	 * it is built when over the memory limit; NULL: the build estimates
-	 * each thing it holds as it goes. */
-	uint64_t (*memory)(const struct schedule_result *r, const struct schedule_query *q);
 	/* Adds its outcome, or its rows (r->compare: as one row of a
-	 * comparison), to a direct-connect result set up for q (dispatch.c).
-	 * NULL: the family builds it (ring.c from wdm; fluid.c), or it is
-	 * ENGINE_EVERY. */
-	void (*build)(struct schedule_result *r, const struct schedule_query *q,
-		      const struct engine_ops *e);
-	/* Adds its rows to an ENGINE_TORUS_ALL table (NULL: none): both
-	 * variants, or priced as routed on the torus. */
-	void (*torus)(struct schedule_result *r, const struct schedule_query *q,
-		      const struct engine_ops *e);
+	 * comparison), to a direct-connect result set up for q (dispatch.c:
+	 * engine_build). ENGINE_BUILD_NONE: the family builds it (ring.c from
+	 * wdm; fluid.c), or it is ENGINE_EVERY. */
+	enum engine_build build;
+	/* Adds its rows to an ENGINE_TORUS_ALL table (ENGINE_BUILD_NONE:
+	 * none): both variants, or priced as routed on the torus. */
+	enum engine_build torus;
 };
+/* Runs build b (not ENGINE_BUILD_NONE) of row e (dispatch.c). */
+void engine_build(enum engine_build b, struct schedule_result *r, const struct schedule_query *q,
+		  const struct engine_ops *e);
+/* The config's entry naming q's algorithm, when q schedules the fabric's
+ * own ring or topology (a query by spec, graph or ring: NULL; lookup.c). */
+const struct collective *engine_config_algorithm(const struct schedule_query *q);
 /* The i-th row, NULL past the end. */
 const struct engine_ops *engine_at(unsigned i);
 /* The row named name among the fabrics (ENGINE_* or'ed), or NULL. */
@@ -86,7 +102,9 @@ void engine_names(struct strbuf *sb, unsigned fabrics, unsigned colls, unsigned 
  * collectives --reduced goes with them for. */
 void engine_reduced_names(struct strbuf *sb);
 
-/* The direct-connect builds the rows name (engine_bfb.c, engine_torus.c,
+/* What BFB's explicit schedule holds on r->g, in bytes: refused before it
+ * is built when over the memory limit (engine_bfb.c). The direct-connect
+ * builds the rows name (engine_build; engine_bfb.c, engine_torus.c,
  * engine_alltoall.c). */
 uint64_t direct_bfb_memory(const struct schedule_result *r, const struct schedule_query *q);
 void direct_build_bfb(struct schedule_result *r, const struct schedule_query *q,

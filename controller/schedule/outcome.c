@@ -15,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The memory a request may hold: --max-memory (ofcd --max-request-memory),
- * else half the machine's. */
-uint64_t schedule_memory_limit(const struct schedule_query *q)
-{
-	return q->max_memory ? q->max_memory : mem_physical() / 2;
-}
-
 /* Transfers are 20 bytes; a schedule grows by doubling, and allreduces
  * append one phase to the other: 24 per transfer, as BFB_BYTES_PER_XFER
  * (measured there within 13% of the peak RSS). The verifier's table is

@@ -8,23 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool schedule_fluid_request(const struct schedule_query *q)
-{
-	const char *a = q->algorithm;
-
-	return (a && engine_find(a, ENGINE_SERVERS)) ||
-	       (!a && !q->spec && schedule_fluid_fabric(q->fabric));
-}
-
-struct schedule_optimality schedule_optimality(const struct schedule_result *r,
-					       const struct schedule_outcome *o)
-{
-	return (struct schedule_optimality){
-	    .moore = o->alphas == o->lb_steps,
-	    .bw = frac_valid(o->tau_b) ? frac_cmp(o->tau_b, r->lb.tau_b) == 0
-				       : fabs(o->tau_b_value - frac_value(r->lb.tau_b)) < 1e-9};
-}
-
 /* The item of list (words between commas or spaces, as topo/links.c
  * reads them) that begins at column col (1-based), and how many there are:
  * an error names its item by position, so that a list of hundreds does
@@ -251,46 +234,13 @@ void schedule_kept_free(struct schedule_kept *k)
 	memset(k, 0, sizeof(*k));
 }
 
-/* The config's entry under collectives for the request's collective that
- * names an algorithm, when the request schedules the fabric's own ring or
- * topology; else NULL. */
-const struct collective *schedule_config_collective(const struct fabric *f,
-						    enum sched_collective coll)
-{
-	for (uint32_t i = 0; f && i < f->ncollectives; i++)
-		if (f->collectives[i].op == coll && f->collectives[i].algorithm)
-			return &f->collectives[i];
-	return NULL;
-}
-
-/* A query by spec, graph or ring is a topology's: no config's choice. */
-static const struct collective *config_algorithm(const struct schedule_query *q)
-{
-	if (q->spec || q->graph || q->ring)
-		return NULL;
-	return schedule_config_collective(q->fabric, q->collective);
-}
-
-const char *schedule_pick_algorithm(const struct schedule_query *q)
-{
-	const struct collective *c = config_algorithm(q);
-
-	if (q->algorithm && *q->algorithm)
-		return q->algorithm;
-	if (c)
-		return c->algorithm;
-	if (q->ring || (!q->spec && !q->graph && q->fabric && q->fabric->nrings))
-		return schedule_default_algorithm(ENGINE_RING, q->collective);
-	return schedule_default_algorithm(ENGINE_DIRECT, q->collective);
-}
-
 /* A config's algorithm is one for its kind of fabric (a WDM ring's, else a
  * direct-connect topology's or a server fabric's; 'all' compares a fabric's
  * own), or an error at its place in the config (a request's --algo is
  * checked where it is parsed). */
 static int check_config_algorithm(const struct schedule_query *q, bool ring, struct ofc_error *err)
 {
-	const struct collective *c = config_algorithm(q);
+	const struct collective *c = engine_config_algorithm(q);
 	const struct engine_ops *e;
 	struct strbuf sb = STRBUF_INIT;
 

@@ -9,7 +9,8 @@
 # real tree passing is make test's layers target). Then the map's
 # derivable claims (check-architecture.py) and the list of what still
 # links an engine into ofcd (check-engines.py), each failing on a copy
-# with one thing left out.
+# with one thing left out (and the latter on a lookup that comes to use an
+# engine).
 SUITE=layers
 . "$(dirname "$0")/lib.sh"
 
@@ -112,10 +113,29 @@ grep -qF "the map puts \`batch_gather\` in batch.c, which does not define it" "$
 expect_exit 0 scripts/check-engines.py --build "$BUILD"
 grep -q "^check-engines: ofcd links .* each listed$" "$TMP/out" && ok ||
 	bad "the real build should be as listed" "$(cat "$TMP/out")"
-expect_exit 1 scripts/check-engines.py --build "$BUILD" --forget controller/reconfig/choose.c
-grep -qF "check-engines: controller/reconfig/choose.c links an engine into ofcd, not listed: pick_free, pick_model_of, pick_run, schedule_check, schedule_compute, schedule_result_free" "$TMP/out" &&
+expect_exit 1 scripts/check-engines.py --build "$BUILD" --forget controller/config/validate.c
+grep -qF "check-engines: controller/config/validate.c links an engine into ofcd, not listed: pick_degree, pick_free, pick_model_of, pick_run" "$TMP/out" &&
 	grep -qF "check-engines: 1 problem(s)" "$TMP/out" && ok ||
 	bad "a use of an engine not listed should be named, alone" "$(cat "$TMP/out")"
+
+# A lookup in an engine's folder (names, defaults, limits: LOOKUPS) is no
+# engine only while it uses none: lookup.o made to use a build of the
+# engines' table by address again (merged with an object that does, in a
+# copy of the build's objects) is named as a use not listed.
+B=$(cd "$BUILD" && pwd)
+mkdir -p "$TMP/eng"
+cp -rs "$B/obj" "$TMP/eng/obj"
+ln -s "$B/ofcd" "$TMP/eng/ofcd"
+printf 'void direct_build_bfb(void);\nvoid (*const lookup_builds)(void) = direct_build_bfb;\n' \
+	>"$TMP/use.c"
+rm "$TMP/eng/obj/controller/schedule/lookup.o"
+if "${CC:-cc}" -c -o "$TMP/use.o" "$TMP/use.c" &&
+	ld -r -o "$TMP/eng/obj/controller/schedule/lookup.o" "$B/obj/controller/schedule/lookup.o" \
+		"$TMP/use.o"; then ok; else bad "could not make a lookup that uses an engine"; fi
+expect_exit 1 scripts/check-engines.py --build "$TMP/eng"
+grep -qF "check-engines: controller/schedule/lookup.c links an engine into ofcd, not listed: direct_build_bfb" "$TMP/out" &&
+	grep -qF "check-engines: 1 problem(s)" "$TMP/out" && ok ||
+	bad "a lookup that uses an engine should be named as a use not listed" "$(cat "$TMP/out")"
 
 # (That the real tree keeps the line, no file of controller/ofcd/ reaching
 # both, is make test's layers target: the same check-layers.py --build on

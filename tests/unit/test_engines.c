@@ -119,16 +119,18 @@ static void test_dispatch(void **state)
 			/* The row's enum runs the library's schedule of its
 			 * name (bucket: torus-rings'). */
 			const char *built = NULL;
-			if (e->build == direct_build_baseline || e->build == direct_torus_routed)
+			if (e->build == ENGINE_BUILD_BASELINE ||
+			    e->build == ENGINE_BUILD_TORUS_ROUTED)
 				built = baseline_algo_name(e->baseline);
-			if (e->build == direct_build_torus)
+			if (e->build == ENGINE_BUILD_TORUS)
 				built = torus_algo_name(e->torus_algo);
-			if (e->build == direct_build_alltoall)
+			if (e->build == ENGINE_BUILD_ALLTOALL)
 				built = a2a_algo_name(e->a2a);
 			if (built) {
 				assert_true(r.main->have);
 				assert_string_equal(r.main->s.algorithm, built);
-				if (e->build != direct_torus_routed) /* bucket's is another's */
+				if (e->build !=
+				    ENGINE_BUILD_TORUS_ROUTED) /* bucket's is another's */
 					assert_string_equal(built, e->name);
 			}
 			schedule_result_free(&r);
@@ -393,7 +395,7 @@ static void test_row_properties(void **state)
 		}
 		/* ENGINE_BINARY: the baseline's symmetric form is a hypercube's
 		 * (XOR on the ids), not a torus's */
-		if (e->build == direct_build_baseline) {
+		if (e->build == ENGINE_BUILD_BASELINE) {
 			bool hc, torus;
 
 			compute(&r, "hypercube:4", e->name, SCHED_ALLREDUCE,
