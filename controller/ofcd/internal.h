@@ -84,7 +84,8 @@ struct fabcfg {
 	/* A WDM ring's OpTree schedule (packed ofc.v1.Schedule), asked of a
 	 * planner once for this config, or why there is none: the snapshot is
 	 * built on every change and the answer depends on the config alone.
-	 * Under snapshot.c's lock. */
+	 * Under ring_mu. */
+	pthread_mutex_t ring_mu;
 	bool ring_asked;
 	uint8_t *ring_plan;
 	size_t ring_plan_len;

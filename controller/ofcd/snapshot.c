@@ -29,6 +29,7 @@ struct fabcfg *fabcfg_new(struct fabric *f, const char *yaml, size_t len, const 
 		f->lp_solver = o->lp_solver;
 	c->max_memory = o ? o->max_request_memory : 0;
 	atomic_init(&c->refs, 1);
+	pthread_mutex_init(&c->ring_mu, NULL);
 	c->f = f;
 	c->yaml = xmalloc(len + 1);
 	memcpy(c->yaml, yaml, len);
@@ -70,6 +71,7 @@ void fabcfg_unref(struct fabcfg *c)
 	free(c->plan_full_why);
 	free(c->ring_plan);
 	free(c->ring_why);
+	pthread_mutex_destroy(&c->ring_mu);
 	free(c->kept.buf);
 	fabcfg_unref(c->healthy);
 	free(c->yaml);
@@ -153,11 +155,9 @@ static _Atomic uint64_t serials;
 /* cfg's ring schedule asked of a planner the first time a snapshot of cfg
  * wants it (cfg->ring_*): once, so a planner that dies twice (its retry
  * too) is not started again for every snapshot; a new config asks anew. */
-static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static void ring_schedule(const struct ofcd *d, struct fabcfg *cfg)
 {
-	pthread_mutex_lock(&ring_mu);
+	pthread_mutex_lock(&cfg->ring_mu);
 	if (!cfg->ring_asked) {
 		struct planner_summary_ask q = {.reduce = SCHEDULE_REDUCED_NEVER};
 		struct ofc_error err = {0};
@@ -174,7 +174,7 @@ static void ring_schedule(const struct ofcd *d, struct fabcfg *cfg)
 		arena_free(&a);
 		cfg->ring_asked = true;
 	}
-	pthread_mutex_unlock(&ring_mu);
+	pthread_mutex_unlock(&cfg->ring_mu);
 }
 
 struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, struct ctl *c,
