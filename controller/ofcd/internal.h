@@ -273,6 +273,10 @@ struct job {
 	 * renumbered for fewest moves when relabel */
 	char **hosts;
 	uint32_t nhosts;
+	/* schedule of a held partition: its hosts in its nodes' order (the
+	 * state's), named in the answer's links so that a rank maps by host */
+	char **node_names;
+	uint32_t nnode_names;
 	bool relabel;
 	bool workload;
 	/* reconfigure (spec or workload): on the ports no held partition
@@ -746,9 +750,10 @@ int ofcd_fluid_compute(struct job *j, struct fluid_answer *fa, Ofc__V1__Response
 int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct ofc_clock *clk,
 			  struct schedule_result *r, Ofc__V1__Response *resp, struct arena *a);
 /* The answer's Schedule without its steps: header, figures, links (and
- * the reduced form's group unless the steps are its expansion). */
+ * the reduced form's group unless the steps are its expansion); a held
+ * partition's links name its hosts (j->node_names). */
 Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r,
-				      bool expanded);
+				      const struct job *j, bool expanded);
 /* Whether j's answer is r's expansion, not the schedule as computed: one
  * kept as structure under failures (the healthy program and a patch), or
  * symmetry-reduced where j did not ask for it (a lost switch's). */

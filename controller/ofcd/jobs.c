@@ -171,6 +171,7 @@ void job_free(struct job *j)
 	planner_unref(j->planner);
 	strv_free(j->items, j->nitems);
 	strv_free(j->hosts, j->nhosts);
+	strv_free(j->node_names, j->nnode_names);
 	fabcfg_unref(j->cfg);
 	free(j->reply_buf ? j->reply_buf : j->reply);
 	snapshot_free(j->snap);

@@ -58,6 +58,8 @@ static uint8_t *job_pack(const struct job *j, bool stream, size_t *len)
 	m.has_stream = m.has_get_plan = 1;
 	m.stream = stream;
 	m.get_plan = j->get_plan;
+	m.n_node_names = j->nnode_names;
+	m.node_names = j->node_names;
 	*len = protobuf_c_message_get_packed_size(&m.base);
 	buf = xmalloc(*len ? *len : 1);
 	protobuf_c_message_pack(&m.base, buf);

@@ -301,6 +301,8 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 	j.max_time = m->max_time;
 	j.max_frame = m->max_frame;
 	j.streamed = m->stream;
+	j.node_names = m->node_names;
+	j.nnode_names = (uint32_t)m->n_node_names;
 	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
 		char msg[sizeof(err.msg) + 64];
 

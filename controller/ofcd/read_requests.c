@@ -288,23 +288,25 @@ static int answer_plan(struct conn *c, uint64_t id, const struct fabcfg *cfg)
 	return 0;
 }
 
-/* The topology a partition held at run time was last committed
- * to, or NULL: GetSchedule of it is a schedule on that spec. */
-static const char *held_topology(const struct ofcd *d, const char *name)
+/* The partition held at run time of that name, or NULL: GetSchedule of
+ * it is a schedule on the spec it was last committed to, its nodes named
+ * by its hosts in the state's order (views.c: its circuits' numbering). */
+static const Ofc__V1__HeldPartition *held_of(const struct ofcd *d, const char *name)
 {
 	const Ofc__V1__State *st = d->loop->snap->state;
 
 	for (size_t i = 0; i < st->n_held; i++)
-		if (strcmp(st->held[i]->name, name) == 0)
-			return st->held[i]->topology;
+		if (strcmp(st->held[i]->name, name) == 0 && st->held[i]->topology)
+			return st->held[i];
 	return NULL;
 }
 
 /* What a GetSchedule asks for, once checked. */
 struct sched_ask {
 	enum sched_collective coll;
-	const struct partition *part; /* a configured partition's topology */
-	const char *held_spec;	      /* a held partition's last committed spec */
+	const struct partition *part;	    /* a configured partition's topology */
+	const char *held_spec;		    /* a held partition's last committed spec */
+	const Ofc__V1__HeldPartition *held; /* ... that partition (the snapshot's) */
 };
 
 /* The collective and the algorithm. Answers and returns -1 when refused. */
@@ -359,7 +361,8 @@ static int check_topology(struct conn *c, uint64_t id, const Ofc__V1__GetSchedul
 				  topo_spec_max(g->topology));
 	if (!g->partition || !*g->partition)
 		return 0;
-	a->held_spec = !g->topology ? held_topology(c->d, g->partition) : NULL;
+	a->held = !g->topology ? held_of(c->d, g->partition) : NULL;
+	a->held_spec = a->held ? a->held->topology : NULL;
 	if (a->held_spec)
 		return 0;
 	a->part = fabric_find_partition(f, g->partition);
@@ -480,6 +483,11 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 						: NULL;
 	/* A held partition's spec came from a client too. */
 	j->spec_from_client = !a->part && j->spec;
+	if (a->held_spec) {
+		j->node_names = xcalloc(a->held->n_hosts + 1, sizeof(char *));
+		for (size_t k = 0; k < a->held->n_hosts; k++)
+			j->node_names[j->nnode_names++] = xstrdup(a->held->hosts[k]);
+	}
 	/* A partition's schedule is sized by its own collectives. */
 	for (uint32_t i = 0; a->part && j->size == 0 && i < a->part->ncollectives; i++)
 		if (a->part->collectives[i].op == a->coll)

@@ -303,14 +303,41 @@ int ofcd_schedule_compute(const struct topo_files *files, struct job *j, struct 
 	return 0;
 }
 
+/* A held partition's topology's arcs, naming its hosts (node u: names[u]):
+ * libofc-mpi then runs a rank on the node of its own host, where rank
+ * order would be the job's host order, not the numbering its circuits
+ * take when the partition was renumbered for fewest moves. */
+static void name_nodes(struct arena *a, Ofc__V1__Schedule *h, const struct graph *g,
+		       char *const *names, uint32_t n)
+{
+	if (!g || g->n != n || h->n_links)
+		return;
+	h->links = arena_array(a, g->m, sizeof(*h->links));
+	for (uint32_t u = 0; u < g->n; u++)
+		for (uint32_t k = g->off[u]; k < g->off[u + 1]; k++) {
+			Ofc__V1__FabricLink *l = arena_alloc(a, sizeof(*l));
+
+			ofc__v1__fabric_link__init(l);
+			l->has_src = l->has_port = l->has_dst = 1;
+			l->src = u;
+			l->port = k - g->off[u];
+			l->dst = g->adj[k];
+			l->src_host = names[u];
+			l->dst_host = names[g->adj[k]];
+			h->links[h->n_links++] = l;
+		}
+}
+
 Ofc__V1__Schedule *ofcd_schedule_head(struct arena *a, const struct schedule_result *r,
-				      bool expanded)
+				      const struct job *j, bool expanded)
 {
 	Ofc__V1__Schedule *h = schedule_header_msg(a, &r->main->s), *x = schedule_extra_msg(a, r);
 
 	schedule_msg_summary(h, x);
 	h->n_links = x->n_links;
 	h->links = x->links;
+	if (j->nnode_names)
+		name_nodes(a, h, r->g, j->node_names, j->nnode_names);
 	/* (an expanded one's steps are every node's: not a reduced form) */
 	if (r->main->is_reduced && !expanded)
 		h->reduced = schedule_reduced_msg(a, &r->main->group, r->main->ntransfers)->reduced;
@@ -344,7 +371,7 @@ void ofcd_run_schedule(const struct topo_files *files, struct job *j)
 		struct ofcd_patched p;
 
 		resp.body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
-		resp.schedule = ofcd_schedule_head(&a, &r, true);
+		resp.schedule = ofcd_schedule_head(&a, &r, j, true);
 		ofcd_patched_open(&p, r.main);
 		whole_reply(j, &p.st, r.main->ntransfers, s->nsteps, s->algorithm, &resp, &a);
 		ofcd_patched_close(&p);
@@ -360,7 +387,7 @@ void ofcd_run_schedule(const struct topo_files *files, struct job *j)
 		schedule_result_free(&r);
 		return;
 	}
-	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r, ofcd_expanded(j, &r));
+	Ofc__V1__Schedule *h = ofcd_schedule_head(&a, &r, j, ofcd_expanded(j, &r));
 	if (steps) {
 		h->n_steps = s->nsteps;
 		h->steps = arena_array(&a, s->nsteps, sizeof(*h->steps));

@@ -114,7 +114,7 @@ static int stream_compute(const struct topo_files *files, struct job *j, struct 
 	}
 	if (ofcd_schedule_compute(files, j, &clk, r, resp, a) < 0)
 		return -1;
-	resp->schedule = ofcd_schedule_head(a, r, ofcd_expanded(j, r));
+	resp->schedule = ofcd_schedule_head(a, r, j, ofcd_expanded(j, r));
 	resp->body_case = OFC__V1__RESPONSE__BODY_SCHEDULE;
 	if (ofcd_expanded(j, r)) {
 		/* the healthy program and a patch, or a reduced one not asked

@@ -14,7 +14,11 @@
  * on its ports stay among its hosts and form its topology, up to the
  * numbering of its nodes (a Slurm job's is relabelled for fewest moves,
  * and the numbering chosen is not kept): an isomorphism test on the
- * recorded circuits, by nauty's canonical forms. */
+ * recorded circuits, by nauty's canonical forms. That isomorphism is the
+ * numbering the state shows: State.held[].hosts in the order the
+ * topology's nodes take them on those circuits (the record's order where
+ * it is one), so that a schedule on the topology (GetSchedule partition,
+ * which names them) sends each transfer over a circuit the switches hold. */
 #include "controller/ofcd/worker.h"
 
 #include <stdlib.h>
@@ -94,11 +98,44 @@ static bool device_at_target(const struct ctl *c, uint32_t i, const struct devic
 	return eq;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether member u plays node u of g on pg's arcs: every node's heads
+ * alike, as multisets. */
+static bool identity_fits(const struct graph *pg, const struct graph *g)
+{
+	bool fits = pg->n == g->n && pg->m == g->m;
+	uint32_t *x = xmalloc(((size_t)g->m + 1) * sizeof(*x));
+	uint32_t *y = xmalloc(((size_t)g->m + 1) * sizeof(*y));
+
+	for (uint32_t u = 0; fits && u < g->n; u++) {
+		uint32_t n = graph_outdeg(g, u);
+
+		fits = graph_outdeg(pg, u) == n;
+		if (!fits)
+			break;
+		memcpy(x, graph_out(g, u), n * sizeof(*x));
+		memcpy(y, graph_out(pg, u), n * sizeof(*y));
+		qsort(x, n, sizeof(*x), cmp_u32);
+		qsort(y, n, sizeof(*y), cmp_u32);
+		fits = memcmp(x, y, n * sizeof(*x)) == 0;
+	}
+	free(x);
+	free(y);
+	return fits;
+}
+
 /* The record's circuits on p's ports stay among p's hosts and form
- * topology g (p's members as its nodes, in any numbering). */
+ * topology g (p's members as its nodes, in any numbering); node[u]: the
+ * node member u plays then (u itself where the members' order fits). */
 static bool part_at_target(const struct ctl *c, const struct partition *p, uint32_t me,
 			   uint32_t *const *owner, const struct graph *g,
-			   const struct ctl_record *rec)
+			   const struct ctl_record *rec, uint32_t *node)
 {
 	const struct fabric *f = c->fabric;
 	struct device_state *in = xcalloc((size_t)f->nswitches + 1, sizeof(*in));
@@ -148,7 +185,14 @@ static bool part_at_target(const struct ctl *c, const struct partition *p, uint3
 		struct graph *pg = graph_from_arcs(p->nmembers, m, t, h, "recorded");
 		uint32_t *map = xcalloc((size_t)g->n + 1, sizeof(*map));
 
-		ok = graph_isomorphism(pg, g, now_seconds() + VIEW_SECONDS, map);
+		if (identity_fits(pg, g)) {
+			for (uint32_t u = 0; u < g->n; u++)
+				map[u] = u;
+		} else {
+			ok = graph_isomorphism(pg, g, now_seconds() + VIEW_SECONDS, map);
+		}
+		if (ok)
+			memcpy(node, map, (size_t)g->n * sizeof(*map));
 		free(map);
 		graph_free(pg);
 		free(t);
@@ -162,6 +206,16 @@ static bool part_at_target(const struct ctl *c, const struct partition *p, uint3
 	free(in);
 	free(act);
 	return ok;
+}
+
+/* m's hosts in its nodes' order: member u plays node[u] (a permutation). */
+static void in_node_order(struct snapshot *s, Ofc__V1__HeldPartition *m, const uint32_t *node)
+{
+	char **by_node = arena_array(&s->a, m->n_hosts, sizeof(char *));
+
+	for (size_t u = 0; u < m->n_hosts; u++)
+		by_node[node[u]] = m->hosts[u];
+	m->hosts = by_node;
 }
 
 /* The workload's schedule on a held partition's topology (figures only),
@@ -359,8 +413,15 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 		m->has_at_target = 1;
 		m->at_target = false;
 		if (rec.have_state && m->topology &&
-		    topo_build_in(m->topology, &d->files, &g, &e) == 0)
-			m->at_target = part_at_target(c, &parts[i], (uint32_t)i, owner, g, &rec);
+		    topo_build_in(m->topology, &d->files, &g, &e) == 0) {
+			uint32_t *node = xcalloc((size_t)g->n + 1, sizeof(*node));
+
+			m->at_target =
+			    part_at_target(c, &parts[i], (uint32_t)i, owner, g, &rec, node);
+			if (m->at_target && parts[i].nmembers == m->n_hosts)
+				in_node_order(s, m, node);
+			free(node);
+		}
 		graph_free(g);
 		m->schedule = m->schedule ? m->schedule : part_schedule(d, s, m->topology);
 	}

@@ -84,9 +84,10 @@ python3 - "$TMP/job.out" "$TMP/report.json" "slurm-job-$id" <<'EOF' && ok ||
 import json, sys
 prog = json.loads([l for l in open(sys.argv[1]).read().splitlines() if l.startswith('{"ranks"')][-1])
 rep = json.load(open(sys.argv[2]))
-# (a partition's schedule names no hosts: rank r runs its r-th host, as
-# srun puts task r on the job's r-th node, ofc's host hr by the map)
-ok = prog["bad_elements"] == 0 and prog["ranks"] == 4 and rep["mapping"] == "rank order"
+# (a held partition's schedule names its hosts, in the numbering its
+# circuits take, renumbered for fewest moves or not: each rank runs the
+# node of its own host)
+ok = prog["bad_elements"] == 0 and prog["ranks"] == 4 and rep["mapping"] == "host names"
 ok = ok and rep["hosts"] == ["h0", "h1", "h2", "h3"] and all(s["ok"] and s["topology"] == "torus:2x2" for s in rep["schedules"])
 for c in rep["collectives"]:
     want, ref = prog["calls"][c["name"]] * 4, prog["reference_calls"][c["name"]] * 4
@@ -98,7 +99,7 @@ EOF
 	bad "the job's report" "$(tail -c 800 "$TMP/job.out")" "$(tail -c 800 "$TMP/job.err")" "$(head -c 1500 "$TMP/report.json" 2>/dev/null)"
 # ofcd shows it as the partition's, after the job (its partition let go)
 $OFC --socket "$SOCK" status >"$TMP/status" 2>&1 &&
-	grep -q "^  mpi report partition slurm-job-$id: 4 ranks, rank order, from uid:" "$TMP/status" &&
+	grep -q "^  mpi report partition slurm-job-$id: 4 ranks, host names, from uid:" "$TMP/status" &&
 	grep -q "^ *MPI_Allreduce  *[0-9]* calls, [1-9][0-9]* by ofc's schedule" "$TMP/status" && ok ||
 	bad "ofcd's state lacks the job's report" "$(head -c 1500 "$TMP/status")"
 

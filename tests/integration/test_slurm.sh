@@ -282,11 +282,11 @@ $OFCABS --socket $SOCK status --json >$TMP/jobs/\$1.2.json || exit 1
 python3 $TMP/check.py $TMP/jobs/\$1.2.json \$SLURM_JOB_ID \$2 \$nodes \$3 \$4
 EOF
 chmod 755 "$TMP/mjob.sh"
-# (in the hosts' order: a partition's schedule numbers its nodes as the
-# topology does, and rank r runs on the job's r-th host; a relabelled
-# partition's numbering is not kept, so its schedule's transfers would not
-# be its circuits)
-G=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/G.out" --comment 'ofc:topology=torus:2x4 ofc:relabel=no' "$TMP/mjob.sh" G torus:2x4 3 24)
+# (G renumbered for fewest moves, H in the hosts' order: the state lists a
+# held partition's hosts in the order its circuits give the topology's
+# nodes, and its schedule names them, so either way each transfer below
+# must be one of its circuits)
+G=$(submit -N 8 -w 'node[00-07]' -o "$TMP/jobs/G.out" --comment 'ofc:topology=torus:2x4' "$TMP/mjob.sh" G torus:2x4 3 24)
 H=$(submit -N 8 -w 'node[08-15]' -o "$TMP/jobs/H.out" --comment 'ofc:topology=circulant:8:1,2 ofc:relabel=no' "$TMP/mjob.sh" H circulant:8:1,2 4 32)
 deadline 60
 until [ -e "$TMP/jobs/G.up" ] && [ -e "$TMP/jobs/H.up" ] || past $_end; do sleep 0.1; done
@@ -324,6 +324,13 @@ summ = {}
 for p in parts:
     h = held[p]
     sc = json.load(open("%s/sched.%s.json" % (tmp, p)))
+    # its links name each node's host, as the state orders them (libofc-mpi
+    # runs a rank on its host's node)
+    named = {}
+    for l in sc.get("links", []):
+        named[l.get("src", 0)] = l.get("src_host")
+    if [named.get(u) for u in range(len(h["hosts"]))] != h["hosts"]:
+        why.append("%s: the schedule names its nodes %s, the state %s" % (p, named, h["hosts"]))
     n = 0
     for stp in sc.get("steps", []):
         for x in stp.get("transfers", []):
