@@ -106,6 +106,7 @@ def defines(text, name):
         r"^\s*#\s*define\s+" + n + r"\b",
         r"\b(?:struct|enum|union)\s+" + n + r"\s*\{",
         r"\b" + n + r"\s*\[[^\]]*\]\s*=",
+        r"\(\s*\*\s*(?:const\s+)?" + n + r"\s*\[[^\]]*\]\s*\)\s*\(",  # a table of functions
         r"^[A-Za-z_][^;(\n]*\b" + n + r"\s*=",
         r"^\}\s*" + n + r"\s*;",
         r"^\s*" + n + r",?\s*(?:/\*.*)?$",  # an enumerator

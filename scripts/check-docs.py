@@ -40,9 +40,15 @@ description. The rules:
    page (made from --help) never disagree.
 7. A reference `bench/results/PAGE.md, "SECTION"` (in the docs, and in
    the sources, scripts and tests) names a page that exists and the start
-   of one of its headings (case aside); a bare `bench/results/PAGE.md`
-   names a page that exists. bench/RESULTS.md is the pages' index: a
-   section named after it is reported, and so is a page it does not link.
+   of one of its headings (case aside); `bench/results/PAGE.md, section N`
+   a heading numbered N; a bare `bench/results/PAGE.md` names a page that
+   exists. In README.md and docs/, every figure with a unit (1.2 s, 49 MiB,
+   2.85x, 7%) in the clause of such a reference (to a full stop or a
+   semicolon) is found under the
+   section it names (the whole page for a bare one), as written or as a
+   more precise figure that rounds to it. bench/RESULTS.md is the pages'
+   index: a section named after it is reported, and so is a page it does
+   not link.
 
 A command no rule covers, a synopsis option the command lacks, a command
 that fails, output that differs, an options table that is not the
@@ -552,14 +558,68 @@ def check_results_index(index="bench/RESULTS.md", pages="bench/results"):
             and "(results/%s)" % n not in text]
 
 
-def check_results_refs(files):
+SECTION_NUM_RE = re.compile(r",?[ \t]*(?:\n[ \t]*)?section[ \t]+(\d+)\b")
+# A figure with its unit, as the docs quote the pages' ("0.3 s", "49 MiB",
+# a range "0.8-1.2 s"; "16,384 nodes" is a count, not a figure: no unit).
+_NUM = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+FIGURE_RE = re.compile(r"(?<![\w.,:/-])" + _NUM + r"(?:-" + _NUM + r")?(?:[ \t]*|-)"
+                       r"(s|ms|us|µs|ns|MiB|MB|GiB|GB|KiB|KB|kB|x|%|Gb/s|MB/s)(?![\w/])")
+PAGE_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")  # (commas taken out first)
+
+
+def page_sections(path):
+    """A page's headings, each (its words lowered, the text under it to the
+    next heading of its level or above); None: no such page."""
+    try:
+        lines = open(path, encoding="utf-8").read().split("\n")
+    except OSError:
+        return None
+    heads = [(i, len(l) - len(l.lstrip("#"))) for i, l in enumerate(lines) if l.startswith("#")]
+    out = []
+    for k, (i, level) in enumerate(heads):
+        end = next((j for j, lv in heads[k + 1:] if lv <= level), len(lines))
+        out.append((" ".join(lines[i].lstrip("#").split()).lower(), "\n".join(lines[i:end])))
+    return out
+
+
+def figure_found(fig, text):
+    """Whether text holds the figure fig ("0.3", "16,384"), as written or as
+    a more precise one that rounds to it (0.31 for 0.3)."""
+    fig = fig.replace(",", "")
+    places = len(fig.split(".")[1]) if "." in fig else 0
+    want = float(fig)
+    for m in PAGE_NUMBER_RE.finditer(text.replace(",", "")):
+        if m.group(0) == fig or abs(round(float(m.group(0)), places) - want) < 10 ** -(places + 3):
+            return True
+    return False
+
+
+def citing_sentence(text, start, end):
+    """The clause around text[start:end] (to a full stop, a semicolon or a
+    blank line either side), without its code spans."""
+    s0 = max(text.rfind(stop, 0, start) for stop in (". ", ".\n", "; ", ";\n", "\n\n"))
+    e = len(text)
+    for stop in (". ", ".\n", "; ", ";\n", "\n\n"):
+        k = text.find(stop, end)
+        if k != -1:
+            e = min(e, k)
+    return re.sub(r"`[^`]*`", "", text[s0 + 1:e])
+
+
+def cites_figures(f):
+    return f == "README.md" or (f.startswith("docs" + os.sep) and f.endswith(".md"))
+
+
+def check_results_refs(files, figures=cites_figures):
     """A reference `bench/results/PAGE.md, "SECTION"` names a page that
     exists and the start of one of its headings (case aside; the section may
-    run on over a comment's next line); a bare `bench/results/PAGE.md` names
-    a page that exists. Pages are rewritten as figures change, and a
-    reference that names none sends the reader nowhere. The old form,
-    `bench/RESULTS.md, "SECTION"`, names a section that moved to a page."""
-    heads, problems = {}, []
+    run on over a comment's next line); `, section N` a heading numbered N;
+    a bare `bench/results/PAGE.md` names a page that exists. Pages are
+    rewritten as figures change, and a reference that names none sends the
+    reader nowhere; the figures the docs quote beside it are found there. The
+    old form, `bench/RESULTS.md, "SECTION"`, names a section that moved to a
+    page."""
+    pages, problems, cited = {}, [], {}
     for f in files:
         try:
             text = open(f, encoding="utf-8").read()
@@ -576,19 +636,35 @@ def check_results_refs(files):
                                     'bench/results/ that holds "%s"' % (f, line, section))
                 continue
             path = "bench/" + page
-            if path not in heads:
-                try:
-                    heads[path] = [" ".join(l.lstrip("#").split()).lower()
-                                   for l in open(path, encoding="utf-8") if l.startswith("#")]
-                except OSError:
-                    heads[path] = None
-            if heads[path] is None:
+            if path not in pages:
+                pages[path] = page_sections(path)
+            secs = pages[path]
+            if secs is None:
                 problems.append("%s:%d: %s does not exist" % (f, line, path))
-            elif section:
+                continue
+            num = None if section else SECTION_NUM_RE.match(text, m.end())
+            if num:
+                section = num.group(1) + "."
+            under = "\n".join(body for _, body in secs)
+            if section:
                 name = " ".join(section.split()).lower()
-                if not any(h.startswith(name) for h in heads[path]):
+                hit = [body for h, body in secs if h.startswith(name)]
+                if not hit:
                     problems.append('%s:%d: %s has no section "%s"' % (f, line, path,
                                                                        " ".join(section.split())))
+                    continue
+                under = hit[0]
+            if figures(f):
+                sentence = citing_sentence(text, m.start(), m.end())
+                cited.setdefault(sentence, (f, line, []))[2].append(
+                    (path + (', "%s"' % " ".join(section.split()) if section else ""), under))
+    # A figure beside two references is found under either.
+    for sentence, (f, line, refs) in cited.items():
+        for g in FIGURE_RE.finditer(sentence):
+            ends = [x for x in g.group(1, 2) if x]  # (both ends of a range, 0.8-1.2 s)
+            if not all(any(figure_found(x, under) for _, under in refs) for x in ends):
+                problems.append('%s:%d: %s does not hold the figure "%s" quoted beside it'
+                                % (f, line, " or ".join(r for r, _ in refs), g.group(0)))
     return problems
 
 

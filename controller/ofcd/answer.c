@@ -18,12 +18,8 @@ void answer_init(struct answer *an, const struct job *j)
 	an->r.has_id = 1;
 	an->r.id = j->req_id;
 	an->r.has_status = 1;
-	an->t.kind = j->kind == JOB_APPLY_CONFIG ? "apply-config"
-		     : j->kind == JOB_RELOAD	 ? "reload"
-		     : j->kind == JOB_FAILURE	 ? "report-failure"
-		     : j->kind == JOB_DRAIN	 ? (j->restore ? "undrain" : "drain")
-		     : j->kind == JOB_RELEASE	 ? "release-partition"
-						 : "reconfigure";
+	an->t.kind =
+	    (char *)(j->kind == JOB_DRAIN && j->restore ? "undrain" : job_table[j->kind].answer);
 	an->t.target = j->target;
 	an->t.has_ticket = an->t.has_dry_run = 1;
 	an->t.ticket = j->ticket;

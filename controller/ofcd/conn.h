@@ -550,9 +550,10 @@ int reply(struct conn *c, uint64_t id, Ofc__V1__Status st, const char *fmt, ...)
 /* A mutation (a transaction, queued with a ticket), not the daemon's own
  * device probe or installing the planner's result. */
 bool is_mutation(const struct job *j);
-/* A job of kind answering rq: who to answer (its connection and id) and
+/* A job of the kind the job table gives rq's request, answering it: who to
+ * answer (its connection and id) and
  * who asked (job_from). */
-struct job *request_job(const struct request *rq, enum job_kind kind);
+struct job *request_job(const struct request *rq);
 /* rq: the request j answers (NULL: none, a reload's). */
 void enqueue(struct ofcd *d, struct job *j, const struct request *rq);
 /* Take a queued mutation out; answer its client CANCELLED. */
@@ -663,10 +664,10 @@ int report_failure(const struct request *rq);
 int drain_request(const struct request *rq);
 int report_links(const struct request *rq); /* host_links.c */
 /* mutation_requests.c: a name or host a request gives, as a config allows
- * them; a mutation's job for rq of kind (NULL: refused and answered: ofcd
+ * them; a mutation's job for rq, of its job row's kind (NULL: refused and answered: ofcd
  * stopping, the queue or the asker's share of it full). */
 bool plain_name(const char *s);
-struct job *queued_job(const struct request *rq, enum job_kind kind);
+struct job *queued_job(const struct request *rq);
 
 /* mpi_report.c: ReportMpi, a job's libofc-mpi report, kept on the loop
  * thread (d->loop->mpi, which GetState shows). */

@@ -196,7 +196,7 @@ static uint32_t decide(struct ofcd *d, struct host_seen *hs, const Ofc__V1__Repo
 static struct job *ports_job(const struct request *rq, const char *host, const uint32_t *ports,
 			     uint32_t n, bool restore)
 {
-	struct job *j = queued_job(rq, JOB_FAILURE);
+	struct job *j = queued_job(rq);
 	struct strbuf t = STRBUF_INIT;
 
 	if (!j)

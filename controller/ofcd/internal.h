@@ -223,7 +223,45 @@ enum job_kind {
 	JOB_TESTBED_DOWN,   /* TestbedDown (testbed.c) */
 	JOB_TESTBED_UP,	    /* TestbedUp (testbed_up.c) */
 	JOB_TESTBED_MPIRUN, /* TestbedMpirun (testbed.c) */
+	JOB_NKINDS
 };
+
+/* Where a job runs. */
+enum job_thread {
+	JOB_ON_MUTATION = 1, /* the mutation worker, one at a time (its row's run) */
+	JOB_ON_SCHEDULE,     /* a schedule worker, which hands it to a planner process */
+};
+/* What ofcd's metrics count a finished job as (metrics_job_done). */
+enum job_metric {
+	JOB_METRIC_NONE,
+	JOB_METRIC_SCHEDULE, /* ofc_schedule_requests_total, ofc_schedule_duration_seconds */
+	JOB_METRIC_REPLAN,   /* ofc_replans_total, ofc_replan_duration_seconds */
+	JOB_METRIC_TXN,	     /* ofc_transactions_total, ofc_transaction_duration_seconds */
+};
+#define JOB_MAX_REQUESTS 2
+/* The job table (job_table.c), a row per job kind as the request table
+ * (controller/api) has a row per request: the requests whose handlers
+ * queue it (request_job takes the kind from here, never from the
+ * handler), where it runs, its words and what the metrics count it as. A
+ * request queues one job kind at most; a row without requests is ofcd's
+ * own (a reload, a probe, a takeover). */
+struct job_row {
+	const char *name;   /* "reconfigure": State's TransactionInfo.kind, the log's */
+	const char *answer; /* its answer's TransactionInfo.kind (answer.c) */
+	enum job_thread thread;
+	enum job_metric metric;
+	/* a transaction the queue holds with a ticket (State.queue, Cancel);
+	 * not the daemon's own probe, the planner's result, a takeover */
+	bool mutation;
+	enum api_kind requests[JOB_MAX_REQUESTS];
+	uint8_t nrequests;
+};
+extern const struct job_row job_table[JOB_NKINDS];
+/* The job kind a request of kind k queues (its row's), 0: none. */
+enum job_kind job_kind_of_request(enum api_kind k);
+/* (work.c) Whether the mutation worker has a handler for kind k (its
+ * runners[]): every JOB_ON_MUTATION row has one. */
+bool job_runs_on_worker(enum job_kind k);
 /* "reconfigure", "release-partition", ... (State's TransactionInfo.kind) */
 const char *job_kind_name(enum job_kind k);
 /* "transaction committed", "partition held", ... (the log's words) */

@@ -21,8 +21,7 @@ static const char *const status_names[] = {"ok",	  "invalid",   "denied",    "bu
  * device probe or installing the planner's result. */
 bool is_mutation(const struct job *j)
 {
-	return j->kind != JOB_PROBE && j->kind != JOB_PLANNER && j->kind != JOB_TAKEOVER &&
-	       j->kind != JOB_SYNC;
+	return job_table[j->kind].mutation;
 }
 
 void ofcd_hand_to_worker(struct ofcd *d, struct job *j)
@@ -127,11 +126,17 @@ static bool starts_now(const struct ofcd *d, const struct job *j)
 	       !(d->loop->planner && now_seconds() < d->loop->planner_hold_until);
 }
 
-struct job *request_job(const struct request *rq, enum job_kind kind)
+struct job *request_job(const struct request *rq)
 {
 	struct job *j = xcalloc(1, sizeof(*j));
 
-	j->kind = kind;
+	/* (the job table's row for the request; test_requests holds every
+	 * handler that queues a job to one) */
+	j->kind = job_kind_of_request(rq->k->kind);
+	if (!j->kind) { /* (a handler queueing a job its request has no row for) */
+		fprintf(stderr, "ofcd: the job table has no row for a %s request\n", rq->k->name);
+		abort();
+	}
 	j->conn_id = rq->c->id;
 	j->req_id = rq->req->id;
 	job_from(j, rq->who.peer, rq->who.p);

@@ -357,26 +357,3 @@ const char *event_kind_name(Ofc__V1__Event__Kind k)
 		return "state changed";
 	return (size_t)k < ARRAY_SIZE(names) && names[k] ? names[k] : "event";
 }
-
-const char *job_kind_name(enum job_kind k)
-{
-	if (k == JOB_TESTBED_RUN || k == JOB_TESTBED_CHECK || k == JOB_TESTBED_DOWN ||
-	    k == JOB_TESTBED_UP || k == JOB_TESTBED_MPIRUN)
-		return k == JOB_TESTBED_RUN	 ? "testbed-run"
-		       : k == JOB_TESTBED_CHECK	 ? "testbed-check"
-		       : k == JOB_TESTBED_UP	 ? "testbed-up"
-		       : k == JOB_TESTBED_MPIRUN ? "testbed-mpirun"
-						 : "testbed-down";
-	return k == JOB_APPLY_CONFIG  ? "apply-config"
-	       : k == JOB_RECONFIGURE ? "reconfigure"
-	       : k == JOB_RELOAD      ? "reload"
-	       : k == JOB_PROBE	      ? "probe"
-	       : k == JOB_FAILURE     ? "report-failure"
-	       : k == JOB_DRAIN	      ? "drain"
-	       : k == JOB_PLANNER     ? "plan"
-	       : k == JOB_RELEASE     ? "release-partition"
-	       : k == JOB_TAKEOVER    ? "takeover"
-	       : k == JOB_SYNC	      ? "sync"
-	       : k == JOB_ADOPT	      ? "adopt"
-				      : "schedule";
-}

@@ -25,19 +25,16 @@ static void observe(struct metrics_hist *h, const double *bounds, double v)
 
 void metrics_job_done(struct metrics *m, const struct job *j, bool ok, double seconds)
 {
-	switch (j->kind) {
-	case JOB_SCHEDULE:
+	switch (job_table[j->kind].metric) {
+	case JOB_METRIC_SCHEDULE:
 		m->schedules[ok ? 0 : 1]++;
 		observe(&m->schedule_seconds, sched_bounds, seconds);
 		break;
-	case JOB_FAILURE:
-	case JOB_DRAIN:
+	case JOB_METRIC_REPLAN:
 		m->replans++;
 		observe(&m->replan_seconds, txn_bounds, seconds);
 		break;
-	case JOB_APPLY_CONFIG:
-	case JOB_RECONFIGURE:
-	case JOB_RELOAD:
+	case JOB_METRIC_TXN:
 		if (j->dry_run)
 			break;
 		if (j->outcome && strcmp(j->outcome, "committed") == 0)

@@ -121,9 +121,9 @@ static int over_mutation_share(const struct request *rq)
 	return -1;
 }
 
-/* A mutation's job for rq, of kind: NULL when ofcd is shutting down, the
+/* A mutation's job for rq, of its job row's kind: NULL when ofcd is shutting down, the
  * queue is full or the asker's share of it is (answered BUSY). */
-struct job *queued_job(const struct request *rq, enum job_kind kind)
+struct job *queued_job(const struct request *rq)
 {
 	struct conn *c = rq->c;
 	struct ofcd *d = c->d;
@@ -140,7 +140,7 @@ struct job *queued_job(const struct request *rq, enum job_kind kind)
 	}
 	if (over_mutation_share(rq) < 0)
 		return NULL;
-	return request_job(rq, kind);
+	return request_job(rq);
 }
 
 /* ReleasePartition: queued with the mutations, so it lets go
@@ -164,7 +164,7 @@ int release_partition(const struct request *rq)
 	if (!name || !plain_name(name))
 		return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "release_partition needs the partition's name (partition)");
-	if (!(j = queued_job(rq, JOB_RELEASE)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->partition = xstrdup(name);
 	j->target = xasprintf("partition %s", name);
@@ -182,7 +182,7 @@ int apply_config_request(const struct request *rq)
 	const Ofc__V1__ApplyConfig *a = rq->req->apply_config;
 	struct job *j;
 
-	if (!(j = queued_job(rq, JOB_APPLY_CONFIG)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	if (!a->yaml || !*a->yaml) {
 		job_free(j);
@@ -303,7 +303,7 @@ int reconfigure_request(const struct request *rq)
 	const Ofc__V1__Reconfigure *r = rq->req->reconfigure;
 	struct job *j;
 
-	if (!(j = queued_job(rq, JOB_RECONFIGURE)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->dry_run = r->has_dry_run && r->dry_run;
 	j->free_ports = r->has_free_ports && r->free_ports;
@@ -347,7 +347,7 @@ int move_to_phase(const struct request *rq)
 			     "a phase's name is %u "
 			     "characters at most",
 			     NAME_MAX_LEN);
-	if (!(j = queued_job(rq, JOB_RECONFIGURE)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->dry_run = m->has_dry_run && m->dry_run;
 	j->to_phase = true;
@@ -448,7 +448,7 @@ int report_failure(const struct request *rq)
 			    "item %zu is not a host, a link U-V or a port HOST:PORT of host "
 			    "names",
 			    i + 1);
-	if (!(j = queued_job(rq, JOB_FAILURE)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->restore = restore;
 	j->clear = clear;
@@ -494,7 +494,7 @@ int drain_request(const struct request *rq)
 			return reply(c, req->id, OFC__V1__STATUS__STATUS_INVALID,
 				     "item %zu is not a switch SWITCH or a port SWITCH:PORT",
 				     i + 1);
-	if (!(j = queued_job(rq, JOB_DRAIN)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->restore = undrain;
 	j->force = dr->has_force && dr->force;
@@ -527,7 +527,7 @@ int adopt_request(const struct request *rq)
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "an adopt's commit needs the transaction and generation its preview "
 			     "showed");
-	if (!(j = queued_job(rq, JOB_ADOPT)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->adopt_commit = a->has_commit && a->commit;
 	j->adopt_txn = a->transaction;
@@ -574,7 +574,7 @@ int testbed_run_request(const struct request *rq)
 	if (q->has_schedule && q->algorithm && q->algorithm[0])
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "a schedule and an algorithm exclude each other");
-	if (!(j = queued_job(rq, JOB_TESTBED_RUN)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->coll = coll;
 	j->size = q->has_size ? q->size : 1u << 20;
@@ -630,7 +630,7 @@ int testbed_mpirun_request(const struct request *rq)
 	if (q->has_timeout && !(q->timeout > 0 && q->timeout <= 3600))
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "timeout above 0 and at most 3600 s, not %g", q->timeout);
-	if (!(j = queued_job(rq, JOB_TESTBED_MPIRUN)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->argv = xcalloc(q->n_argv + 1, sizeof(*j->argv));
 	for (size_t i = 0; i < q->n_argv; i++)
@@ -654,7 +654,7 @@ int testbed_check_request(const struct request *rq)
 	bool down = rq->req->body_case == OFC__V1__REQUEST__BODY_TESTBED_DOWN;
 	struct job *j;
 
-	if (!(j = queued_job(rq, down ? JOB_TESTBED_DOWN : JOB_TESTBED_CHECK)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->target = xstrdup(down ? "testbed down" : "testbed check");
 	enqueue(d, j, rq);
@@ -672,7 +672,7 @@ int testbed_up_request(const struct request *rq)
 	if (q->has_rate_scale && !(q->rate_scale > 0 && q->rate_scale <= 1))
 		return reply(c, rq->req->id, OFC__V1__STATUS__STATUS_INVALID,
 			     "rate_scale must be a number in (0, 1], got %g", q->rate_scale);
-	if (!(j = queued_job(rq, JOB_TESTBED_UP)))
+	if (!(j = queued_job(rq)))
 		return 0;
 	j->rate_scale = q->has_rate_scale ? q->rate_scale : 0;
 	j->target = xstrdup("testbed up");

@@ -470,7 +470,7 @@ static struct job *schedule_job(const struct request *rq, const struct sched_ask
 	struct conn *c = rq->c;
 	const Ofc__V1__GetSchedule *g = rq->req->get_schedule;
 	struct ofcd *d = c->d;
-	struct job *j = request_job(rq, JOB_SCHEDULE);
+	struct job *j = request_job(rq);
 
 	j->t0 = now_seconds();
 	j->coll = a->coll;
@@ -657,7 +657,7 @@ int get_plan(const struct request *rq)
 		return reply(c, id, OFC__V1__STATUS__STATUS_BUSY,
 			     "%u schedules are being computed; try again shortly",
 			     d->loop->sched_pending);
-	j = request_job(rq, JOB_SCHEDULE);
+	j = request_job(rq);
 	j->t0 = now_seconds();
 	j->get_plan = true;
 	j->cfg = fabcfg_ref(d->loop->cfg);

@@ -197,5 +197,11 @@ int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *er
 			return ofc_error_set(err, OFC_E_RUNTIME,
 					     "the request table's %s has no handler in ofcd",
 					     api_requests[i].name);
+	for (int k = 1; k < JOB_NKINDS; k++)
+		if (job_table[k].thread == JOB_ON_MUTATION && !job_runs_on_worker((enum job_kind)k))
+			return ofc_error_set(
+			    err, OFC_E_RUNTIME,
+			    "the job table's %s has no handler on the mutation worker",
+			    job_table[k].name);
 	return server_open(o, &chain, out, err);
 }

@@ -18,53 +18,44 @@
 
 /* ---- the threads ------------------------------------------------------------------------ */
 
+/* An apply, a reconfigure or a reload: in stages when it asks for them
+ * (staged.c runs ofcd_run_mutation for an apply's last step). */
+static void run_transaction(struct ofcd *d, struct job *j)
+{
+	if (j->staged)
+		ofcd_run_staged(d, j);
+	else
+		ofcd_run_mutation(d, j);
+}
+
+/* The mutation worker's handler of each job kind the job table
+ * (job_table.c) runs there (JOB_ON_MUTATION), as requests.c's handlers[]
+ * is of the request table's rows: ofcd_open refuses to start if a row
+ * has none (a file of the job table's own would call every worker file,
+ * and they read the table: a circle). */
+static void (*const runners[JOB_NKINDS])(struct ofcd *d, struct job *j) = {
+    [JOB_APPLY_CONFIG] = run_transaction,   [JOB_RECONFIGURE] = run_transaction,
+    [JOB_RELOAD] = run_transaction,	    [JOB_PROBE] = ofcd_run_probe,
+    [JOB_FAILURE] = ofcd_run_failure,	    [JOB_DRAIN] = ofcd_run_drain,
+    [JOB_PLANNER] = ofcd_run_planner,	    [JOB_RELEASE] = ofcd_run_release,
+    [JOB_TAKEOVER] = ofcd_run_takeover,	    [JOB_SYNC] = ofcd_run_sync,
+    [JOB_ADOPT] = ofcd_run_adopt,	    [JOB_TESTBED_RUN] = ofcd_run_testbed,
+    [JOB_TESTBED_CHECK] = ofcd_run_testbed, [JOB_TESTBED_DOWN] = ofcd_run_testbed,
+    [JOB_TESTBED_UP] = ofcd_run_testbed_up, [JOB_TESTBED_MPIRUN] = ofcd_run_testbed,
+};
+
+bool job_runs_on_worker(enum job_kind k)
+{
+	return k > 0 && k < JOB_NKINDS && runners[k];
+}
+
 void ofcd_run_job(struct ofcd *d, struct job *j)
 {
 	if (j->batch) { /* (prologs or releases handed over together) */
 		ofcd_run_batch(d, j);
 		return;
 	}
-	switch (j->kind) {
-	case JOB_PROBE:
-		ofcd_run_probe(d, j);
-		break;
-	case JOB_FAILURE:
-		ofcd_run_failure(d, j);
-		break;
-	case JOB_DRAIN:
-		ofcd_run_drain(d, j);
-		break;
-	case JOB_PLANNER:
-		ofcd_run_planner(d, j);
-		break;
-	case JOB_RELEASE:
-		ofcd_run_release(d, j);
-		break;
-	case JOB_TAKEOVER:
-		ofcd_run_takeover(d, j);
-		break;
-	case JOB_SYNC:
-		ofcd_run_sync(d, j);
-		break;
-	case JOB_ADOPT:
-		ofcd_run_adopt(d, j);
-		break;
-	case JOB_TESTBED_RUN:
-	case JOB_TESTBED_CHECK:
-	case JOB_TESTBED_DOWN:
-	case JOB_TESTBED_MPIRUN:
-		ofcd_run_testbed(d, j);
-		break;
-	case JOB_TESTBED_UP:
-		ofcd_run_testbed_up(d, j);
-		break;
-	default:
-		if (j->staged) /* (staged.c runs ofcd_run_mutation for an apply's last step) */
-			ofcd_run_staged(d, j);
-		else
-			ofcd_run_mutation(d, j);
-		break;
-	}
+	runners[j->kind](d, j);
 }
 
 static void finished(struct ofcd *d, struct job *j)
@@ -177,7 +168,7 @@ static void *schedule_worker(struct ofcd *d, int w)
 	pthread_mutex_lock(&d->jobs.mu);
 	while ((j = await_schedule(&d->jobs, w))) {
 		pthread_mutex_unlock(&d->jobs.mu);
-		if (j->kind == JOB_SCHEDULE)
+		if (job_table[j->kind].thread == JOB_ON_SCHEDULE)
 			planner_run_schedule(d, &d->jobs.planner[w], j);
 		else
 			ofcd_run_job(d, j);

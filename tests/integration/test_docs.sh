@@ -84,6 +84,26 @@ for want in \
 	grep -qF -- "$want" "$TMP/out" && ok || bad "the docs check did not report: $want" "$(cat "$TMP/out")"
 done
 grep -q "^$TMP/refs.md:[3-5]:" "$TMP/out" && bad "the docs check reported a reference that resolves" "$(cat "$TMP/out")" || ok
+# ... a figure quoted beside a reference (in README.md and docs/) is found
+# under the section it names, as written or rounded; `, section N` names
+# the heading numbered N.
+cat >"$TMP/figs.md" <<MD
+Found: 8.91 ms, 19x the per-pair edits (rounded), $R/netconf.md, "The
+per-command floor"; the library's table, $R/mpi.md, section 3.
+
+Not there: 7.5 ms, $R/netconf.md, "The per-command floor"; $R/mpi.md, section 9.
+MD
+python3 - "$TMP/figs.md" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the figures check should name the figure and the section not there, alone" "$(cat "$TMP/out")"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("check_docs", "scripts/check-docs.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+got = m.check_results_refs([sys.argv[1]], figures=lambda f: True)
+page = "bench/" + "results/"
+want = [sys.argv[1] + ':4: ' + page + 'mpi.md has no section "9."',
+        sys.argv[1] + ':4: ' + page + 'netconf.md, "The per-command floor" does not hold the figure "7.5 ms" quoted beside it']
+sys.exit(0 if sorted(got) == sorted(want) else print(got) or 1)
+PY
 # ... and the index links every page: a page it lacks is said.
 mkdir -p "$TMP/res/pages" && printf '# a\n' >"$TMP/res/pages/a.md" && printf '# b\n' >"$TMP/res/pages/b.md"
 printf -- '- [a.md](results/a.md)\n' >"$TMP/res/index.md"

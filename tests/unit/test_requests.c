@@ -2,7 +2,9 @@
  * row's message, field and case are the Request oneof's (the descriptor
  * says), its flags agree with each other, its route is found by its method
  * and path, and docs/control.md lists every kind in "Requests" and every
- * route in "The network API", and nothing the table lacks. */
+ * route in "The network API", and nothing the table lacks; ofcd's job
+ * table has a row for every request whose handler queues a job, and for
+ * no other. */
 #include <ctype.h>
 #include <dirent.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "controller/api/api.h"
+#include "controller/ofcd/internal.h"
 #include "util/util.h"
 
 #define DOC "docs/control.md"
@@ -366,7 +369,7 @@ static void set_string(const struct api_request *k, ProtobufCMessage *m, const c
  * that differ from neither; a ticket only when given; the hosts. */
 static void test_named_by_the_rule(void **state)
 {
-	size_t used[4] = {0};
+	size_t used[API_NAMES_HOST + 1] = {0}; /* (by enum api_names, whose last is HOST) */
 
 	(void)state;
 	for (size_t i = 0; i < API_NKINDS; i++) {
@@ -423,7 +426,7 @@ static void test_named_by_the_rule(void **state)
 	}
 	/* every kind of rule is some row's (one left unused is a rule no
 	 * request needs, or a row that lost it) */
-	for (int n = API_NAMES_FILTERED; n <= API_NAMES_TICKET; n++)
+	for (int n = API_NAMES_FILTERED; n <= API_NAMES_HOST; n++)
 		if (!used[n])
 			fail_msg("no row's tenant rule names kind %d", n);
 }
@@ -495,6 +498,183 @@ static void test_none_decided_by_kind(void **state)
 	assert_true(scanned >= 5); /* (the gateway's sources, not an empty folder) */
 }
 
+/* ---- the job table against the request table ------------------------------------------ */
+
+#define OFCD_DIR    "controller/ofcd"
+#define MAX_SOURCES 128
+
+/* ofcd's sources, read once: where a function is defined and what it calls. */
+struct sources {
+	char *text[MAX_SOURCES];
+	size_t n;
+};
+
+static void sources_read(struct sources *s)
+{
+	DIR *dir = opendir(OFCD_DIR);
+	struct dirent *e;
+	char path[512];
+
+	if (!dir)
+		fail_msg("%s: cannot open it (run from the source tree)", OFCD_DIR);
+	while ((e = readdir(dir))) {
+		size_t n = strlen(e->d_name);
+
+		if (n < 3 || strcmp(e->d_name + n - 2, ".c") || s->n >= MAX_SOURCES)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", OFCD_DIR, e->d_name);
+		if (!(s->text[s->n++] = source_text(path)))
+			fail_msg("%s: cannot read it", path);
+	}
+	closedir(dir);
+	assert_true(s->n >= 20 && s->n < MAX_SOURCES);
+}
+
+/* The body of function name's definition (a line "... name(" at column 0
+ * not ending in ';', to the next "\n}"), its length in *len; NULL: none. */
+static const char *function_body(const struct sources *s, const char *name, size_t *len)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < s->n; i++)
+		for (const char *p = strstr(s->text[i], name); p; p = strstr(p + 1, name)) {
+			const char *bol = p, *eol, *open, *end;
+
+			while (bol > s->text[i] && bol[-1] != '\n')
+				bol--;
+			if (p[nl] != '(' ||
+			    (p > bol && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+			    *bol == ' ' || *bol == '\t' || *bol == '#' || *bol == '/' ||
+			    *bol == '*')
+				continue;
+			eol = strchr(p, '\n');
+			open = strstr(p, "\n{");
+			if (!eol || !open || (eol > p && eol[-1] == ';') || strchr(p, ';') < open)
+				continue;
+			if (!(end = strstr(open, "\n}")))
+				continue;
+			*len = (size_t)(end - open);
+			return open;
+		}
+	return NULL;
+}
+
+/* Whether function name, or a function of ofcd's it calls (depth calls
+ * down), makes a request's job (queued_job, request_job). */
+static bool makes_job(const struct sources *s, const char *name, int depth)
+{
+	size_t len;
+	const char *body = function_body(s, name, &len);
+	char called[80];
+
+	if (!body || depth <= 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		size_t n = 0;
+
+		if (!(isalpha((unsigned char)body[i]) || body[i] == '_') ||
+		    (i && (isalnum((unsigned char)body[i - 1]) || body[i - 1] == '_')))
+			continue;
+		while (i + n < len && n < sizeof(called) - 1 &&
+		       (isalnum((unsigned char)body[i + n]) || body[i + n] == '_'))
+			n++;
+		if (body[i + n] != '(' || n >= sizeof(called) - 1)
+			continue;
+		memcpy(called, body + i, n);
+		called[n] = 0;
+		if (strcmp(called, "queued_job") == 0 || strcmp(called, "request_job") == 0)
+			return true;
+		if (strcmp(called, name) && makes_job(s, called, depth - 1))
+			return true;
+	}
+	return false;
+}
+
+/* The handler requests.c's handlers[] names for kind k ("[API_X] = fn,"). */
+static void handler_of(const char *requests_c, size_t k, char *fn, size_t len)
+{
+	char e[80] = "[API_";
+	const char *p, *q;
+	size_t n = 0;
+
+	for (size_t c = 0; api_requests[k].field[c] && c < 60; c++)
+		e[5 + c] = (char)toupper((unsigned char)api_requests[k].field[c]);
+	strcat(e, "] = ");
+	if (!(p = strstr(requests_c, e)))
+		fail_msg("%s/requests.c: no handler for %s", OFCD_DIR, api_requests[k].name);
+	p += strlen(e);
+	for (q = p; (isalnum((unsigned char)*q) || *q == '_') && n < len - 1; q++)
+		fn[n++] = *q;
+	fn[n] = 0;
+}
+
+/* Every request whose handler queues a job (queued_job or request_job,
+ * from the handler or what it calls) is a request of exactly one row of
+ * the job table, and every request a row names is one that does: a new
+ * request that queues a job without its row, or a row naming a request
+ * that queues none, fails here. */
+static void test_job_table_is_the_request_table(void **state)
+{
+	struct sources s = {0};
+	char *requests_c;
+	size_t queues = 0;
+
+	(void)state;
+	sources_read(&s);
+	requests_c = source_text(OFCD_DIR "/requests.c");
+	assert_non_null(requests_c);
+	for (size_t k = 0; k < API_NKINDS; k++) {
+		const struct api_request *r = &api_requests[k];
+		char fn[80];
+		int rows = 0;
+		enum job_kind jk = job_kind_of_request((enum api_kind)k);
+
+		for (int i = 1; i < JOB_NKINDS; i++)
+			for (uint8_t q = 0; q < job_table[i].nrequests; q++)
+				rows += job_table[i].requests[q] == (enum api_kind)k;
+		handler_of(requests_c, k, fn, sizeof(fn));
+		if (makes_job(&s, fn, 4) != (rows == 1))
+			fail_msg(
+			    "%s (its handler %s) queues %s job but has %d rows in the job table "
+			    "(controller/ofcd/work.c)",
+			    r->name, fn, rows ? "no" : "a", rows);
+		if (rows > 1)
+			fail_msg("%s has %d rows in the job table", r->name, rows);
+		if (!rows) {
+			assert_int_equal(jk, 0);
+			assert_false(r->flags & API_KEYED); /* (queued: it has its row) */
+			continue;
+		}
+		queues++;
+		assert_true(jk > 0 && jk < JOB_NKINDS);
+		/* a read's job runs on a schedule worker, a mutation's on the mutation worker */
+		assert_int_equal(job_table[jk].thread,
+				 r->flags & API_READ ? JOB_ON_SCHEDULE : JOB_ON_MUTATION);
+		assert_true(!(r->flags & API_KEYED) || job_table[jk].mutation);
+	}
+	assert_true(queues >= 10); /* (the scan found the handlers) */
+	for (int i = 1; i < JOB_NKINDS; i++) {
+		const struct job_row *j = &job_table[i];
+
+		assert_non_null(j->name);
+		assert_non_null(j->answer);
+		assert_string_equal(job_kind_name((enum job_kind)i), j->name);
+		assert_true(j->nrequests <= JOB_MAX_REQUESTS);
+		/* the mutation worker runs a row by its handler; a schedule worker
+		 * hands it to a planner process */
+		assert_true((j->thread == JOB_ON_MUTATION) == job_runs_on_worker((enum job_kind)i));
+		assert_true(j->thread == JOB_ON_MUTATION || j->thread == JOB_ON_SCHEDULE);
+		for (int o = 1; o < i; o++)
+			if (strcmp(job_table[o].name, j->name) == 0)
+				fail_msg("job rows %d and %d are both named %s", o, i, j->name);
+		for (uint8_t q = 0; q < j->nrequests; q++)
+			assert_int_equal(job_kind_of_request(j->requests[q]), i);
+	}
+	free(requests_c);
+	for (size_t i = 0; i < s.n; i++)
+		free(s.text[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +686,7 @@ int main(void)
 	    cmocka_unit_test(test_map_lists_every_request),
 	    cmocka_unit_test(test_named_by_the_rule),
 	    cmocka_unit_test(test_none_decided_by_kind),
+	    cmocka_unit_test(test_job_table_is_the_request_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
