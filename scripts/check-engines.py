@@ -31,6 +31,8 @@ import os
 import subprocess
 import sys
 
+from objtables import nm_prefix, per_object
+
 ENGINES = (
     "bfb/", "alltoall/", "baselines/", "optree/", "fluid/", "rwa/", "controller/schedule/",
     "controller/pick/", "controller/jobplan/", "topo/relabel_search.o",
@@ -65,27 +67,14 @@ ROOTS = {
     ("controller/export/mpirun_files.c", TESTBED): {"schedule_compute", "schedule_result_free"},
 }
 
-# Objects named on one nm command line (far under ARG_MAX).
-ARGS_BYTES = 64 * 1024
-
-
 def tables(objs):
     """{obj: (defined, used)} of each object's global symbols, from nm -A -P
     run on many objects at once."""
     out = {o: (set(), set()) for o in objs}
-    i = 0
-    while i < len(objs):
-        batch, size = [], 0
-        while i < len(objs) and (not batch or size + len(objs[i]) < ARGS_BYTES):
-            batch.append(objs[i])
-            size += len(objs[i]) + 1
-            i += 1
-        text = subprocess.run(["nm", "-A", "-P"] + batch, capture_output=True, text=True,
-                              check=True).stdout
-        for line in text.splitlines():
-            obj, sep, rest = line.partition(": ")
+    for obj, lines in per_object(["nm", "-A", "-P"], objs, nm_prefix).items():
+        for rest in lines:
             parts = rest.split()
-            if not sep or obj not in out or len(parts) < 2:
+            if len(parts) < 2:
                 continue
             if parts[1] == "U":
                 out[obj][1].add(parts[0])
