@@ -463,6 +463,30 @@ static void test_corrupt(void **state)
 	fluid_net_free(&n);
 }
 
+/* Root b's longest piece (two hops at least) made to take, at its last
+ * hop, an arc that does not leave where the piece is: *h that hop; the arc
+ * it had, to put back. */
+static uint32_t misroute_longest(const struct fluid_net *n, struct fluid_routing *rt, uint32_t b,
+				 uint32_t *h)
+{
+	size_t at = SIZE_MAX;
+
+	for (size_t i = 0; i < rt->npieces; i++)
+		if (rt->pieces[i].origin == b && rt->pieces[i].nhops >= 2 &&
+		    (at == SIZE_MAX || rt->pieces[i].nhops > rt->pieces[at].nhops))
+			at = i;
+	assert_true(at != SIZE_MAX);
+	const struct fluid_piece *q = &rt->pieces[at];
+	uint32_t arc, other = 0;
+
+	*h = q->first + q->nhops - 1;
+	arc = rt->hop_arc[*h];
+	while (n->tail[other] == n->tail[arc] || n->tail[other] == n->head[rt->hop_arc[*h - 1]])
+		other++;
+	rt->hop_arc[*h] = other;
+	return arc;
+}
+
 /* The pattern through the verifier whole, as the period's check first
  * did it (K = 1 planned anew, expanded, the capacities lifted). */
 static int whole_pattern(const struct fluid_net *n, const struct fluid_pipe *p,
@@ -561,24 +585,11 @@ static void test_pattern_parts(void **state)
 			assert_true(whole.duplicate_blocks > 0);
 		period_verify(&p, &vn, &pv0);
 		for (uint32_t b = 0; b < n.nverts; b++) {
-			size_t at = SIZE_MAX;
-
 			if (!(n.kind[b] & FLUID_TERMINAL))
 				continue;
 			roots++;
-			for (size_t i = 0; i < rt->npieces; i++)
-				if (rt->pieces[i].origin == b && rt->pieces[i].nhops >= 2 &&
-				    (at == SIZE_MAX || rt->pieces[i].nhops > rt->pieces[at].nhops))
-					at = i;
-			assert_true(at != SIZE_MAX);
-			/* a hop on an arc that does not leave where the piece is */
-			const struct fluid_piece *q = &rt->pieces[at];
-			uint32_t h = q->first + q->nhops - 1, arc = rt->hop_arc[h], other = 0;
+			uint32_t h, arc = misroute_longest(&n, rt, b, &h);
 
-			while (n.tail[other] == n.tail[arc] ||
-			       n.tail[other] == n.head[rt->hop_arc[h - 1]])
-				other++;
-			rt->hop_arc[h] = other;
 			assert_int_equal(whole_pattern(&n, &p, &vn, &whole), -1);
 			assert_int_equal(period_verify(&p, &vn, &pv), -1);
 			assert_string_equal(pv.error, whole.error);
@@ -653,22 +664,11 @@ static void test_pattern_mirrored(void **state)
 	struct fluid_routing *rt = &r.routing;
 
 	for (uint32_t b = 0; b < n.nverts; b++) {
-		size_t at = SIZE_MAX;
-
 		if (!(n.kind[b] & FLUID_TERMINAL) || b == first)
 			continue;
 		roots++;
-		for (size_t i = 0; i < rt->npieces; i++)
-			if (rt->pieces[i].origin == b && rt->pieces[i].nhops >= 2 &&
-			    (at == SIZE_MAX || rt->pieces[i].nhops > rt->pieces[at].nhops))
-				at = i;
-		assert_true(at != SIZE_MAX);
-		const struct fluid_piece *q = &rt->pieces[at];
-		uint32_t h = q->first + q->nhops - 1, arc = rt->hop_arc[h], other = 0;
+		uint32_t h, arc = misroute_longest(&n, rt, b, &h);
 
-		while (n.tail[other] == n.tail[arc] || n.tail[other] == n.head[rt->hop_arc[h - 1]])
-			other++;
-		rt->hop_arc[h] = other;
 		assert_int_equal(mirror_items(&p, &vn, &parts, &rc), 2);
 		assert_int_equal(rc, -1);
 		assert_int_equal(whole_pattern(&n, &p, &vn, &whole), -1);
