@@ -99,20 +99,25 @@ for bad in (0, 600001):
         assert "verify_wiring_ms must be 1 to 600000" in str(e), e
 PYEOF
 
-# The hosts: the testbed, a namespace each, a veth per committed circuit,
-# and lldpd and ofc-hostd started in each namespace by testbed up, the
-# agents reporting to this ofcd.
-AG="$TMP/st/$FAB.agents"
-expect_stdout_has "the hosts' agents: ofc-hostd and lldpd in each of the 4 namespaces (8 started, 0 already running; logs in $AG)" \
-	$OFC --socket "$SOCK" testbed up
-$OFC --socket "$SOCK" status --json >"$TMP/state.json"
-python3 - "$TMP/state.json" >"$TMP/veths" <<'PY'
+# veths: the committed circuits, "SRC_HOST SRC_PORT DST_HOST DST_PORT" a
+# line, into $TMP/veths (each a veth pair of the testbed)
+veths() {
+	$OFC --socket "$SOCK" status --json >"$TMP/state.json"
+	python3 - "$TMP/state.json" >"$TMP/veths" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 for d in j["devices"]:
     for c in d.get("circuits", []):
         print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
 PY
+}
+# The hosts: the testbed, a namespace each, a veth per committed circuit,
+# and lldpd and ofc-hostd started in each namespace by testbed up, the
+# agents reporting to this ofcd.
+AG="$TMP/st/$FAB.agents"
+expect_stdout_has "the hosts' agents: ofc-hostd and lldpd in each of the 4 namespaces (8 started, 0 already running; logs in $AG)" \
+	$OFC --socket "$SOCK" testbed up
+veths
 [ "$(wc -l <"$TMP/veths")" -eq 8 ] && ok || bad "8 circuits of biring:4" "$(cat "$TMP/veths")"
 # A swap that would loop a port back to its own host (h0:0 with the port
 # of h0:0's neighbour whose circuit comes back to h0) is refused: a loop
@@ -293,14 +298,7 @@ rc=$?
 expect_json "j['target_topology'] == 'biring:4'" $OFC --socket "$SOCK" status --json
 T0=$(now)
 expect_stdout_has "committed transaction" $OFC --socket "$SOCK" reconfigure --topology hypercube:2 --timeout 60
-$OFC --socket "$SOCK" status --json >"$TMP/state.json"
-python3 - "$TMP/state.json" >"$TMP/veths" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-for d in j["devices"]:
-    for c in d.get("circuits", []):
-        print(c["src_host"], c["src_port"], c["dst_host"], c["dst_port"])
-PY
+veths
 set -- $(grep '^h1 0 ' "$TMP/veths") && a_dst=$3:$4
 set -- $(grep '^h3 0 ' "$TMP/veths") && b_dst=$3:$4
 [ "$a_dst" != h2:0 ] && [ "$b_dst" != h0:0 ] && ok || bad "hypercube:2 moves h1:0's and h3:0's circuits" "$(cat "$TMP/veths")"
