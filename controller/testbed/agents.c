@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,17 @@ static int spawn(char *const argv[], const char *log, const char *pidfile, struc
 	}
 	if (read(p[0], &pid, sizeof(pid)) != (ssize_t)sizeof(pid) || pid <= 0)
 		pid = 0;
+	/* The pipe's end of write closes in the grandchild with every other
+	 * descriptor it was forked with (the state's lock among them): until
+	 * then a caller's next ofc would find the fabric "being changed". */
+	for (double end = now_seconds() + 5; pid;) {
+		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		char b;
+		int left = (int)((end - now_seconds()) * 1000);
+
+		if (left <= 0 || poll(&pf, 1, left) <= 0 || read(p[0], &b, 1) <= 0)
+			break;
+	}
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
 	unsigned long long start;
