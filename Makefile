@@ -22,7 +22,15 @@ BUILD    ?= build
 # One version for every binary (--version), the man pages and ofc.pc.
 VERSION  := $(shell cat VERSION)
 CC       ?= cc
-OPT      ?= -O2 -g
+# OPT: the compiler's flags, LDOPT: the linker's. Debian's hardening by
+# default, exactly as dpkg-buildflags gives them to debian/rules
+# (hardening=+all on bookworm): the programs make test runs are the ones
+# the package ships, and make deb packages this build instead of compiling
+# it all again. A build remembers its flags ($(BUILD)/.flags): other flags
+# on the same BUILD remake every object.
+OPT      ?= -g -O2 -ffile-prefix-map=$(CURDIR)=. -fstack-protector-strong -Wformat \
+            -Werror=format-security -Wdate-time -D_FORTIFY_SOURCE=2
+LDOPT    ?= -Wl,-z,relro -Wl,-z,now
 SAN      ?=
 V        ?= 0
 Q         = $(if $(filter 1,$(V)),,@)
@@ -118,6 +126,10 @@ STAMP      = $(BUILD)/.deps-ok
 MPI_STAMP  = $(BUILD)/.deps-mpi-ok
 TEST_STAMP = $(BUILD)/.deps-test-ok
 UNIT_STAMP = $(BUILD)/.deps-unit-ok
+# The flags this build was made with: rewritten only when they change, so
+# an object is remade when they do (as git's GIT-CFLAGS), never mixed.
+FLAGS      = $(BUILD)/.flags
+FLAGS_NOW  = $(strip $(CC) $(CXX) $(OPT) $(LDOPT) $(ARCH) $(SAN))
 
 # Man pages are generated from each binary's --help (scripts/man.py) and
 # the hand-written sections in docs/man/NAME.extra, so they list every
@@ -139,9 +151,9 @@ MPI_RANK  = $(BUILD)/ofc-mpi-rank
 MPICC_OPENMPI ?= mpicc.openmpi
 PMPI_SRC  = $(sort $(wildcard exec/mpi/pmpi*.c))
 PMPI_PROTO = $(patsubst %,$(BUILD)/gen/proto/%.pb-c.c,schedule control fabric mrr topology)
-PMPI_DEPS = $(PMPI_SRC) exec/mpi/pmpi.h exec/mpi/pmpi.map $(PMPI_PROTO)
+PMPI_DEPS = $(PMPI_SRC) exec/mpi/pmpi.h exec/mpi/pmpi.map $(PMPI_PROTO) $(FLAGS)
 PMPI_LIBS = $(BUILD)/libofc-mpi.so $(BUILD)/libofc-mpi-openmpi.so
-PMPI_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -shared -I. -I$(BUILD)/gen \
+PMPI_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(LDOPT) $(WARN) -fPIC -shared -I. -I$(BUILD)/gen \
 	      -Wl,--version-script=exec/mpi/pmpi.map -Wl,--no-undefined
 PMPI_LDLIBS = $(shell pkg-config --libs libprotobuf-c json-c)
 
@@ -165,33 +177,33 @@ MPI_CHECKS = $(BUILD)/tests/ofc-mpi-check $(BUILD)/tests/ofc-mpi-check-openmpi \
 mpi: $(MPI_RANK) $(BUILD)/ofc-netns-exec $(PMPI_LIBS) $(MPI_CHECKS)
 # bench/mpi.sh's program (bench/mpi/, MPI alone), with each mpicc: not in
 # $(BUILD)/bench, whose programs bench/run.sh runs without arguments.
-$(BUILD)/bench-mpi/ofc-mpi-bench: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
+$(BUILD)/bench-mpi/ofc-mpi-bench: bench/mpi/ofc_mpi_bench.c $(FLAGS) | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
-	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
-$(BUILD)/bench-mpi/ofc-mpi-bench-openmpi: bench/mpi/ofc_mpi_bench.c | $(MPI_STAMP)
+	$(Q)$(MPICC) -std=c11 $(OPT) $(LDOPT) $(WARN) $< -o $@
+$(BUILD)/bench-mpi/ofc-mpi-bench-openmpi: bench/mpi/ofc_mpi_bench.c $(FLAGS) | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $< (Open MPI)"
-	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@
-$(BUILD)/tests/ofc-mpi-check: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
+	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(LDOPT) $(WARN) $< -o $@
+$(BUILD)/tests/ofc-mpi-check: tests/mpi/ofc_mpi_check.c $(FLAGS) | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
-	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) $< -o $@
-$(BUILD)/tests/ofc-mpi-check-openmpi: tests/mpi/ofc_mpi_check.c | $(MPI_STAMP)
+	$(Q)$(MPICC) -std=c11 $(OPT) $(LDOPT) $(WARN) $< -o $@
+$(BUILD)/tests/ofc-mpi-check-openmpi: tests/mpi/ofc_mpi_check.c $(FLAGS) | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $< (Open MPI)"
-	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(WARN) $< -o $@
-$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c exec/mpi/netns_enter.c exec/mpi/netns_enter.h \
+	$(Q)$(MPICC_OPENMPI) -std=c11 $(OPT) $(LDOPT) $(WARN) $< -o $@
+$(BUILD)/ofc-mpi-rank: exec/mpi/ofc_mpi_rank.c exec/mpi/netns_enter.c exec/mpi/netns_enter.h $(FLAGS) \
 		       | $(MPI_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  MPICC   $<"
-	$(Q)$(MPICC) -std=c11 $(OPT) $(WARN) -I. $< exec/mpi/netns_enter.c -o $@
+	$(Q)$(MPICC) -std=c11 $(OPT) $(LDOPT) $(WARN) -I. $< exec/mpi/netns_enter.c -o $@
 # Any program's rank on the testbed (ofc testbed mpirun): no MPI in it.
 NETNS_EXEC_SRC = exec/mpi/ofc_netns_exec.c exec/mpi/netns_enter.c exec/mpi/pmix_relay.c
-$(BUILD)/ofc-netns-exec: $(NETNS_EXEC_SRC) exec/mpi/netns_enter.h exec/mpi/pmix_relay.h
+$(BUILD)/ofc-netns-exec: $(NETNS_EXEC_SRC) exec/mpi/netns_enter.h exec/mpi/pmix_relay.h $(FLAGS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -I. $(NETNS_EXEC_SRC) -o $@
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(LDOPT) $(WARN) -I. $(NETNS_EXEC_SRC) -o $@
 $(BUILD)/libofc-mpi.so: $(PMPI_DEPS) | $(MPI_STAMP)
 	@echo "  MPICC   $@"
 	$(Q)$(MPICC) $(PMPI_CFLAGS) $(PMPI_SRC) $(PMPI_PROTO) -o $@ $(PMPI_LDLIBS)
@@ -248,14 +260,14 @@ $(YANG_C): scripts/embed-yang.py $(YANG_SRC) | $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  YANG    $@"
 	$(Q)scripts/embed-yang.py $@ $(YANG_SRC)
-$(YANG_C:.c=.o): $(YANG_C)
+$(YANG_C:.c=.o): $(YANG_C) $(FLAGS)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -fPIC -I. $(PKG_CFLAGS) -c $< -o $@
 
 $(NETCONF_OBJ): CFLAGS_ALL += -fPIC
 $(NETCONF_PLUGIN): $(NETCONF_OBJ) drivers/netconf.map
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared $(OPT) $(SAN) $(NETCONF_OBJ) -o $@ -Wl,--version-script=drivers/netconf.map \
+	$(Q)$(CC) -shared $(OPT) $(LDOPT) $(SAN) $(NETCONF_OBJ) -o $@ -Wl,--version-script=drivers/netconf.map \
 	  $(AS_NEEDED) $(shell pkg-config --libs $(NETCONF_PC)) -lpthread -lm
 $(NETCONF_DYN): $(LIB)
 	@echo "  NM      $@"
@@ -266,7 +278,12 @@ $(NETCONF_DYN): $(LIB)
 	  comm -12 - $@.lib | awk 'BEGIN { print "{" } { print "  " $$1 ";" } END { print "};" }' >$@.tmp
 	$(Q)rm -f $@.own $@.lib && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: %.c | $(STAMP) $(PROTO_H)
+$(FLAGS): FORCE
+	@mkdir -p $(BUILD) && echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' >$@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/obj/%.o: %.c $(FLAGS) | $(STAMP) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -274,7 +291,7 @@ $(BUILD)/obj/%.o: %.c | $(STAMP) $(PROTO_H)
 # Generated protobuf C is not ours to lint: no -Werror extras there. It
 # includes the headers of the files its .proto imports: every header
 # first, as for our own objects (else a clean -j build can race them).
-$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h | $(PROTO_H)
+$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h $(FLAGS) | $(PROTO_H)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CSTD) $(OPT) $(SAN) -I$(BUILD)/gen $(PKG_CFLAGS) -c $< -o $@
 
@@ -286,7 +303,7 @@ $(LIB): $(LIB_OBJ)
 define main_rule
 $(BUILD)/$(subst _,-,$(patsubst %_main.c,%,$(notdir $(1)))): $(BUILD)/obj/$(1:.c=.o) $(LIB) | $(NETCONF_DYN)
 	@echo "  LD      $$@"
-	$$(Q)$$(CC) $$(OPT) $$(SAN) $$^ -o $$@ $$(LDLIBS_ALL)
+	$$(Q)$$(CC) $$(OPT) $$(LDOPT) $$(SAN) $$^ -o $$@ $$(LDLIBS_ALL)
 endef
 $(foreach f,$(MAIN_SRC),$(eval $(call main_rule,$(f))))
 
@@ -300,7 +317,7 @@ $(BENCH_OBJ): | $(TEST_STAMP)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB) | $(NETCONF_DYN)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) $(OPT) $(LDOPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) -lcmocka
 
 # COIN-OR Clp, the second LP solver, is a plugin rwa/lp.c loads
 # when a model asks for it (rwa/lp_clp.h: linked, Clp and what it pulls in
@@ -309,32 +326,32 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJ) $(LIB) | $(NETCONF_
 # program loads it as is.
 # lp_clp_split.cc: the pricing split over threads (std::thread).
 CLP_OBJ = $(BUILD)/obj/rwa/lp_clp.o $(BUILD)/obj/rwa/lp_clp_split.o
-$(CLP_OBJ): $(BUILD)/obj/rwa/%.o: rwa/%.cc rwa/lp_clp.h rwa/lp_clp_split.h | $(STAMP)
+$(CLP_OBJ): $(BUILD)/obj/rwa/%.o: rwa/%.cc rwa/lp_clp.h rwa/lp_clp_split.h $(FLAGS) | $(STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) -std=c++11 -fPIC $(OPT) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(CLP_PC)) -c $< -o $@
 $(CLP_PLUGIN): $(CLP_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CXX) -shared $(OPT) $^ -o $@ -Wl,--no-undefined $(AS_NEEDED) $(shell pkg-config --libs $(CLP_PC)) -pthread
+	$(Q)$(CXX) -shared $(OPT) $(LDOPT) $^ -o $@ -Wl,--no-undefined $(AS_NEEDED) $(shell pkg-config --libs $(CLP_PC)) -pthread
 
 # bench/symmetry measures bliss beside nauty: bliss's digraphs
 # are C++ only (its C interface has undirected graphs), so a shim of the
 # bench's own, built with g++ against libbliss; ofc itself calls nauty.
 BLISS_PC = libbliss-cxx
-$(BUILD)/obj/bench/%.o: bench/%.cc bench/bliss_shim.h | $(TEST_STAMP)
+$(BUILD)/obj/bench/%.o: bench/%.cc bench/bliss_shim.h $(FLAGS) | $(TEST_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) -std=c++11 $(OPT) $(SAN) -Wall -Wextra -Werror -I. $(shell pkg-config --cflags $(BLISS_PC)) -c $< -o $@
 $(BUILD)/bench/symmetry: $(BUILD)/obj/bench/symmetry.o $(BUILD)/obj/bench/bliss_shim.o $(LIB) | $(NETCONF_DYN)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CXX) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs $(BLISS_PC))
+	$(Q)$(CXX) $(OPT) $(LDOPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs $(BLISS_PC))
 
 # libcurl: only bench/gateway_load links it (ofc loads it for --server, https.c).
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB) | $(NETCONF_DYN)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs libcurl)
+	$(Q)$(CC) $(OPT) $(LDOPT) $(SAN) $^ -o $@ $(LDLIBS_ALL) $(shell pkg-config --libs libcurl)
 
 # The main job on an example config: validate, schedule, reconfigure an
 # emulated OCS (scripts/demo.sh).
@@ -522,11 +539,16 @@ check-deps: all $(MPI_RANK)
 	  --cxxflags "-std=c++11 -I. $(shell pkg-config --cflags $(CLP_PC))" $(CHECK_DEPS_ARGS)
 
 # deb: ofc_VERSION_ARCH.deb in $(BUILD), the Debian way (debian/: dh runs
-# this Makefile's all and install, PREFIX=/usr), built into $(BUILD)-deb
-# with Debian's hardening flags, then lintian (its errors fail, warnings are
-# listed in docs/debian.md). debian/rules build and binary as dpkg-buildpackage
-# -b runs them (Rules-Requires-Root: no, so no fakeroot), without the
-# .changes it would write beside the tree.
+# this Makefile's all and install, PREFIX=/usr) with Debian's hardening
+# flags, then lintian (its errors fail, warnings are listed in
+# docs/debian.md). debian/rules build and binary as dpkg-buildpackage -b
+# runs them (Rules-Requires-Root: no, so no fakeroot), without the .changes
+# it would write beside the tree. When this build's flags are the package's
+# (the default OPT and LDOPT), dh's make finds $(BUILD) made and the package
+# holds what the tests ran; other flags (OPT=-O0, a sanitizer) build the
+# package into $(BUILD)-deb instead, leaving $(BUILD) as it is.
+DEB_FLAG  = $(shell DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get $(1))
+DEB_FLAGS = $(strip $(call DEB_FLAG,CFLAGS) $(call DEB_FLAG,CPPFLAGS) | $(call DEB_FLAG,LDFLAGS))
 DEB_ARCH  = $(shell dpkg --print-architecture)
 DEB       = $(BUILD)/ofc_$(VERSION)_$(DEB_ARCH).deb
 DEB_STAMP = $(BUILD)/.deps-deb-ok
@@ -538,9 +560,11 @@ deb: | $(DEB_STAMP)
 	  { echo "make deb: debian/changelog's version is $$v, VERSION's $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
 	@dpkg-checkbuilddeps
 	@rm -f $(DEB)
-	$(Q)OFC_BUILD=$(BUILD)-deb OFC_DEBDIR=$(BUILD) DEB_BUILD_OPTIONS="parallel=$(JOBS) $(DEB_BUILD_OPTIONS)" \
-	  debian/rules build >$(BUILD)/deb.log 2>&1 || { tail -30 $(BUILD)/deb.log >&2; exit 1; }
-	$(Q)OFC_BUILD=$(BUILD)-deb OFC_DEBDIR=$(BUILD) debian/rules binary >>$(BUILD)/deb.log 2>&1 || \
+	$(Q)b=$(BUILD); [ "$(strip $(OPT) | $(LDOPT) $(ARCH) $(SAN))" = "$(DEB_FLAGS)" ] || b=$(BUILD)-deb; \
+	  echo "  DEB     building in $$b" && \
+	  OFC_BUILD=$$b OFC_DEBDIR=$(BUILD) DEB_BUILD_OPTIONS="parallel=$(JOBS) $(DEB_BUILD_OPTIONS)" \
+	  debian/rules build >$(BUILD)/deb.log 2>&1 || { tail -30 $(BUILD)/deb.log >&2; exit 1; }; \
+	  OFC_BUILD=$$b OFC_DEBDIR=$(BUILD) debian/rules binary >>$(BUILD)/deb.log 2>&1 || \
 	  { tail -30 $(BUILD)/deb.log >&2; exit 1; }
 	@echo "  DEB     $(DEB)"
 	$(Q)lintian --fail-on error $(DEB)
