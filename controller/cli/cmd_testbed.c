@@ -29,7 +29,7 @@ static int check(struct fabric_cmd *fc)
 	}
 	if (testbed_topo_committed(fc, &committed, &err) < 0)
 		return fabric_cmd_fail(fc, &err);
-	rc = testbed_check(f, committed.open ? &committed.f : f,
+	rc = testbed_check(&schedule_here, f, committed.open ? &committed.f : f,
 			   committed.open     ? committed.spec
 			   : f->topology.spec ? f->topology.spec
 					      : "",

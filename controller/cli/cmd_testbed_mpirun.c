@@ -209,7 +209,8 @@ static int mpirun(struct mpirun_args *a)
 		schedules = xstrdup("ofcd");
 	else
 		schedules = a->no_preload ? xstrdup("")
-					  : mpirun_schedules_write(f, a->size, dir, &notes, &err);
+					  : mpirun_schedules_write(&schedule_here, f, a->size, dir,
+								   &notes, &err);
 	if (notes.len)
 		fprintf(stderr, "ofc testbed mpirun: %s", notes.buf);
 	if (!schedules) {

@@ -314,15 +314,27 @@ bool txn_planned_msg(struct arena *a, const struct reconfigure_result *r, size_t
 /* Pack m and append it to out (protobuf merges concatenated messages). */
 int schedule_append_pb(const Ofc__V1__Schedule *m, FILE *out, struct ofc_error *err);
 
+/* The schedules computed in this process (schedule_source.c), for the
+ * shared code that takes a struct schedule_source: the CLI's. */
+extern const struct schedule_source schedule_here;
+/* What q's result r gives as a struct schedule_got, the one schedule_here
+ * and the planner process answer alike: "all"'s algorithms that apply, or
+ * the main schedule (moved out of r with SCHEDULE_GOT_STEPS; written as
+ * pb with SCHEDULE_GOT_PB). -1 with err when the pb cannot be written. */
+int schedule_got_of(const struct schedule_query *q, struct schedule_result *r,
+		    enum schedule_got_what what, struct schedule_got *g, struct ofc_error *err);
+
 /* libofc-mpi's inputs on a testbed (mpirun_files.c), for `ofc testbed
  * mpirun` and ofcd's TestbedMpirun alike: the allreduce, allgather,
  * reduce-scatter and all-to-all schedules for f's topology priced at size
  * bytes, verified, written into dir as COLLECTIVE.pb; their paths ':'
  * apart ("" when none), a collective without a verified schedule said in
  * notes (the MPI's own runs it). NULL with err when one could not be
- * computed or written. mpirun_schedules_remove: those files gone. */
-char *mpirun_schedules_write(const struct fabric *f, uint64_t size, const char *dir,
-			     struct strbuf *notes, struct ofc_error *err);
+ * computed or written; src computes them (schedule_here, or ofcd's planner
+ * process). mpirun_schedules_remove: those files gone. */
+char *mpirun_schedules_write(const struct schedule_source *src, const struct fabric *f,
+			     uint64_t size, const char *dir, struct strbuf *notes,
+			     struct ofc_error *err);
 void mpirun_schedules_remove(const char *dir);
 /* Where the library for the MPI is: $OFC_MPI_LIB, else beside the running
  * program (a build), else ../lib/ofc/ from it (an install). */

@@ -2,9 +2,10 @@
  * once for both: the four collectives' schedules for a fabric's topology,
  * by their default algorithms, verified, written as the protobuf files
  * OFC_SCHEDULE names (as `ofc schedule --format pb` writes them, the
- * summary's fields appended), and where the library is. */
+ * summary's fields appended), computed by the caller's source (the CLI's
+ * in its own process, ofcd's in a planner process), and where the library
+ * is. */
 #include "controller/export/export.h"
-#include "controller/schedule/schedule.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,26 +17,24 @@ static const enum sched_collective kinds[] = {SCHED_ALLREDUCE, SCHED_ALLGATHER,
 					      SCHED_REDUCE_SCATTER, SCHED_ALLTOALL};
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
-/* r's main schedule into path: 0, or -1 with err. */
-static int write_one(const char *path, const struct schedule_result *r, struct ofc_error *err)
+/* g's bytes into path: 0, or -1 with err. */
+static int write_one(const char *path, const struct schedule_got *g, struct ofc_error *err)
 {
 	FILE *f = fopen(path, "wb");
-	struct arena a = {0};
-	int rc;
+	int rc = 0;
 
 	if (!f)
 		return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", path, strerror(errno));
-	rc = schedule_write_pb(&r->main->s, f, err);
-	if (rc == 0)
-		rc = schedule_append_pb(schedule_extra_msg(&a, r), f, err);
-	arena_free(&a);
+	if (g->pb_len && fwrite(g->pb, 1, g->pb_len, f) != g->pb_len)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s: short write", path);
 	if (fclose(f) != 0 && rc == 0)
 		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", path, strerror(errno));
 	return rc;
 }
 
-char *mpirun_schedules_write(const struct fabric *f, uint64_t size, const char *dir,
-			     struct strbuf *notes, struct ofc_error *err)
+char *mpirun_schedules_write(const struct schedule_source *src, const struct fabric *f,
+			     uint64_t size, const char *dir, struct strbuf *notes,
+			     struct ofc_error *err)
 {
 	struct strbuf list = {0};
 
@@ -43,20 +42,20 @@ char *mpirun_schedules_write(const struct fabric *f, uint64_t size, const char *
 		struct schedule_query q = {.fabric = f, .collective = kinds[i], .size = size};
 		const char *name = sched_collective_name(kinds[i]);
 		char *path = xasprintf("%s/%s.pb", dir, name);
-		struct schedule_result r;
+		struct schedule_got g;
 		int rc = -1;
 
-		if (schedule_compute(&q, &r, NULL, err) < 0) {
+		if (src->compute(src->ctx, &q, SCHEDULE_GOT_PB, &g, err) < 0) {
 			free(path);
 			sb_free(&list);
 			return NULL;
 		}
-		if (!r.main->applies || !r.main->have || !r.main->verified)
+		if (!g.have || !g.verified)
 			sb_printf(notes, "no verified %s schedule (%s): the MPI's own runs it\n",
-				  name, r.main->why[0] ? r.main->why : r.main->verify_error);
+				  name, g.why[0] ? g.why : g.verify_error);
 		else
-			rc = write_one(path, &r, err);
-		schedule_result_free(&r);
+			rc = write_one(path, &g, err);
+		schedule_got_free(&g);
 		if (rc == 0)
 			sb_printf(&list, "%s%s", list.len ? ":" : "", path);
 		free(path);

@@ -1091,6 +1091,20 @@ uint8_t *planner_pick_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJo
 /* (the planner process) m's phase (PlannerJob.to_phase) on cfg: a packed
  * ofc.v1.PlannerPhase of *len bytes. */
 uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);
+/* Asks a planner process of role `role` the job m on cfg's fabric (m's
+ * fabric and limits set here, the rest by the caller): 0 and its answer
+ * in *buf (the caller's to free), else -1 with err "the planner process
+ * WHAT ...". A process of its own, or *keep (NULL: none kept); one that
+ * ends before it answers costs one more while wait has time left, a second
+ * the refusal naming how both ended (planner_ask.c). */
+int planner_ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
+		      const char *role, struct planner_proc *keep, size_t answer_max, double wait,
+		      const char *what, uint8_t **buf, size_t *got, struct ofc_error *err);
+/* (the planner process) m's testbed schedule (PlannerJob.testbed) on
+ * cfg's fabric, or on the topology m names on its hosts: a packed
+ * ofc.v1.PlannerTestbed of *len bytes (planner_testbed.c). */
+uint8_t *planner_testbed_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m,
+				 size_t *len);
 
 /* held.c: a run-time partition's hosts, at most (the request's check, held_make's) */
 #define HELD_MAX_HOSTS 65536

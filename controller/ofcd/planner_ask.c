@@ -307,6 +307,13 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
 }
 
+int planner_ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
+		      const char *role, struct planner_proc *keep, size_t answer_max, double wait,
+		      const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
+{
+	return ask_about(d, cfg, m, role, keep, answer_max, wait, what, buf, got, err);
+}
+
 Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
 				   enum sched_collective coll, uint64_t size,
 				   const struct planner_summary_ask *q, struct arena *a,

@@ -207,7 +207,8 @@ static uint8_t *packed(const ProtobufCMessage *ans, size_t *len)
 
 /* The refusal of a job whose fabric or limits cannot be set, in its
  * answer's message: the state's schedule a PlannerStateSchedule; a
- * summary, MoveToPhase's plan, a pick or a renumbering their own; else (the workload's
+ * summary, MoveToPhase's plan, a pick, a renumbering or a testbed's
+ * schedule their own; else (the workload's
  * schedule, a re-plan) a PlannerReplan. */
 static uint8_t *refused(const Ofc__V1__PlannerJob *m, const struct ofc_error *e, size_t *len)
 {
@@ -217,6 +218,7 @@ static uint8_t *refused(const Ofc__V1__PlannerJob *m, const struct ofc_error *e,
 	Ofc__V1__PlannerPhase ph = OFC__V1__PLANNER_PHASE__INIT;
 	Ofc__V1__PlannerPick pk = OFC__V1__PLANNER_PICK__INIT;
 	Ofc__V1__PlannerRelabel rl = OFC__V1__PLANNER_RELABEL__INIT;
+	Ofc__V1__PlannerTestbed tb = OFC__V1__PLANNER_TESTBED__INIT;
 	char why[sizeof(e->msg) + 64], line[sizeof(why) + 32];
 
 	snprintf(why, sizeof(why), "%sthe planner process cannot compute it: %s",
@@ -227,19 +229,21 @@ static uint8_t *refused(const Ofc__V1__PlannerJob *m, const struct ofc_error *e,
 		st.line = line;
 		return packed(&st.base, len);
 	}
-	a.message = b.why = ph.why = pk.why = rl.why = why;
+	a.message = b.why = ph.why = pk.why = rl.why = tb.error = why;
 	rl.has_ok = 1;
 	return packed(m->summary    ? &b.base
 		      : m->to_phase ? &ph.base
 		      : m->pick	    ? &pk.base
 		      : m->relabel  ? &rl.base
+		      : m->testbed  ? &tb.base
 				    : &a.base,
 		      len);
 }
 
 /* A job answered by one packed message (the state's schedule, the
  * workload's schedule or a re-plan, a summary, MoveToPhase's plan, a
- * pick, a renumbering), computed on the job's fabric under its limits, sent back. */
+ * pick, a renumbering, a testbed's schedule), computed on the job's fabric
+ * under its limits, sent back. */
 static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 {
 	struct ofc_error err = {0};
@@ -262,6 +266,7 @@ static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 		      : m->to_phase ? planner_phase_compute(&c, m, &len)
 		      : m->pick	    ? planner_pick_compute(&c, m, &len)
 		      : m->relabel  ? planner_relabel_compute(&c, &p->files, m, &len)
+		      : m->testbed  ? planner_testbed_compute(&c, m, &len)
 				    : planner_replan_compute(&c, m, &len);
 	}
 	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
@@ -281,7 +286,8 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 
 	if (!m)
 		return -1;
-	if (m->state_schedule || m->replan || m->summary || m->to_phase || m->pick || m->relabel) {
+	if (m->state_schedule || m->replan || m->summary || m->to_phase || m->pick || m->relabel ||
+	    m->testbed) {
 		rc = serve_answer(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;

@@ -7,7 +7,8 @@
  * MPICH's own collective beside; TestbedMpirun runs an unmodified MPI
  * program there with libofc-mpi. It drives hosts, so it is an admin's
  * mutation run by the mutation worker: no transaction moves the circuits
- * under a run. */
+ * under a run. Every schedule it runs or writes (and the check's
+ * calibration) is computed in a planner process (testbed_schedules.c). */
 #include "controller/testbed/testbed.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/answer.h"
@@ -44,9 +45,21 @@ static int committed_topology(const struct ctl *c, struct testbed_topo *w, struc
 	return rc;
 }
 
-/* One algorithm: its schedule for q's fabric, run and judged, as a result. */
-static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedule_query *q0,
-					  const char *algo, const struct testbed_net *t,
+/* The schedules of the committed topology (w, open or not), computed in a
+ * planner process on the worker's config. */
+static struct testbed_planner planner_of(const struct ofcd *d, const struct testbed_topo *w)
+{
+	return (struct testbed_planner){.d = d,
+					.cfg = d->w->cfg,
+					.f = w->open ? &w->f : d->w->ctl->fabric,
+					.spec = w->open ? w->spec : NULL};
+}
+
+/* One algorithm: its schedule for q's fabric (src's: a planner
+ * process's), run and judged, as a result. */
+static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedule_source *src,
+					  const struct schedule_query *q0, const char *algo,
+					  const struct testbed_net *t,
 					  const struct testbed_model *m, double seconds)
 {
 	Ofc__V1__TestbedRunResult *o = arena_alloc(&an->a, sizeof(*o));
@@ -54,7 +67,7 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 	struct ofc_clock clock = {.start = now_seconds(), .limit = seconds};
 	struct testbed_run_opts ro = {.size = q.size, .port = TESTBED_RUN_PORT};
 	struct ofc_error err = {0};
-	struct schedule_result r;
+	struct schedule_got r;
 	struct testbed_run run;
 	int rc;
 
@@ -64,30 +77,29 @@ static Ofc__V1__TestbedRunResult *run_one(struct answer *an, const struct schedu
 	clock.deadline = ro.deadline = clock.start + seconds;
 	q.clock = &clock;
 	q.algorithm = algo;
-	if (schedule_compute(&q, &r, NULL, &err) < 0) {
+	if (src->compute(src->ctx, &q, SCHEDULE_GOT_STEPS, &r, &err) < 0) {
 		o->error = arena_strdup(&an->a, err.msg);
 		return o;
 	}
-	if (!r.main->applies || !r.main->have) {
-		o->error = arena_strdup(&an->a, r.main->why);
-	} else if (!r.main->verified) {
+	if (!r.have) {
+		o->error = arena_strdup(&an->a, r.why);
+	} else if (!r.verified) {
 		/* (every schedule ofc runs is one the verifier passed) */
-		o->error =
-		    arena_printf(&an->a, "the verifier rejected it: %s", r.main->verify_error);
+		o->error = arena_printf(&an->a, "the verifier rejected it: %s", r.verify_error);
 	} else {
 		ro.max_memory = q.max_memory;
-		rc = testbed_run_schedule(&r.main->s, t, m, &ro, &run, &err);
+		rc = testbed_run_schedule(&r.s, t, m, &ro, &run, &err);
 		o = testbed_run_result(&an->a, &run, q.size);
 		o->algorithm = arena_strdup(&an->a, algo);
 		if (rc < 0)
 			o->error = arena_strdup(&an->a, err.msg);
 		o->has_steps = o->has_transfers = o->has_verified = 1;
-		o->steps = r.main->s.nsteps;
-		o->transfers = r.main->s.nxfers;
+		o->steps = r.s.nsteps;
+		o->transfers = r.s.nxfers;
 		o->verified = true;
 		testbed_run_free(&run);
 	}
-	schedule_result_free(&r);
+	schedule_got_free(&r);
 	return o;
 }
 
@@ -191,11 +203,11 @@ static Ofc__V1__TestbedRunResult *run_mpi(struct answer *an, const struct job *j
 }
 
 /* The algorithms asked: "all" is every one that applies (the comparison
- * schedule_compute makes), else the one named or the pick. */
-static uint32_t algorithms(const struct schedule_query *q, const struct job *j, char names[][48],
-			   struct ofc_error *err)
+ * src makes), else the one named or the pick. */
+static uint32_t algorithms(const struct schedule_source *src, const struct schedule_query *q,
+			   const struct job *j, char names[][48], struct ofc_error *err)
 {
-	struct schedule_result r;
+	struct schedule_got r;
 	uint32_t n = 0;
 
 	if (!j->algo || !schedule_algorithm_compares(j->algo, ENGINE_DIRECT)) {
@@ -208,12 +220,11 @@ static uint32_t algorithms(const struct schedule_query *q, const struct job *j, 
 
 	all.algorithm = j->algo;
 	all.no_certify = true;
-	if (schedule_compute(&all, &r, NULL, err) < 0)
+	if (src->compute(src->ctx, &all, SCHEDULE_GOT_STEPS, &r, err) < 0)
 		return 0;
-	for (uint32_t i = 0; i < r.nout && n < TESTBED_MAX_RUNS; i++)
-		if (r.out[i].applies)
-			snprintf(names[n++], 48, "%s", r.out[i].algo);
-	schedule_result_free(&r);
+	for (uint32_t i = 0; i < r.napplies && n < TESTBED_MAX_RUNS; i++)
+		snprintf(names[n++], 48, "%s", r.applies[i]);
+	schedule_got_free(&r);
 	return n;
 }
 
@@ -224,6 +235,8 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 {
 	const struct fabric *f = d->w->ctl->fabric;
 	struct testbed_topo committed = {0};
+	struct testbed_planner tp;
+	struct schedule_source src;
 	struct testbed_net t;
 	struct testbed_model model;
 	const char *from;
@@ -243,6 +256,8 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 		goto out;
 	testbed_model_of(&t, j->alpha, &model, &from);
 	most = testbed_most_circuits(&t);
+	tp = planner_of(d, &committed);
+	src = testbed_planner_source(&tp);
 
 	struct schedule_query q = {.fabric = committed.open ? &committed.f : f,
 				   .collective = j->coll,
@@ -275,12 +290,12 @@ static int run_all(struct ofcd *d, struct job *j, struct answer *an, Ofc__V1__Te
 		(*m)->collective = arena_strdup(&an->a, sched_collective_name(coll));
 		q.collective = coll;
 	} else {
-		if (!(n = algorithms(&q, j, names, err)))
+		if (!(n = algorithms(&src, &q, j, names, err)))
 			goto out;
 		(*m)->runs = arena_array(&an->a, n + 2, sizeof(*(*m)->runs));
 		for (uint32_t i = 0; i < n; i++)
 			(*m)->runs[(*m)->n_runs++] =
-			    run_one(an, &q, names[i], &t, &model, j->max_time);
+			    run_one(an, &src, &q, names[i], &t, &model, j->max_time);
 	}
 	if (j->mpi)
 		(*m)->runs[(*m)->n_runs++] = run_mpi(an, j, &t, q.collective);
@@ -334,6 +349,8 @@ static void run_check(struct ofcd *d, struct job *j)
 	const struct fabric *f = d->w->ctl->fabric;
 	struct testbed_topo committed = {0};
 	Ofc__V1__TestbedCheckAnswer *m = NULL;
+	struct testbed_planner tp;
+	struct schedule_source src;
 	struct ofc_error err = {0};
 	struct answer an;
 	uint32_t bad = 0;
@@ -342,8 +359,10 @@ static void run_check(struct ofcd *d, struct job *j)
 	answer_init(&an, j);
 	an.t.kind = "testbed-check";
 	rc = committed_topology(d->w->ctl, &committed, &err);
+	tp = planner_of(d, &committed);
+	src = testbed_planner_source(&tp);
 	if (rc == 0)
-		rc = testbed_check(f, committed.open ? &committed.f : f,
+		rc = testbed_check(&src, f, committed.open ? &committed.f : f,
 				   committed.open     ? committed.spec
 				   : f->topology.spec ? f->topology.spec
 						      : "",
@@ -425,6 +444,8 @@ static int mpirun_job(struct ofcd *d, const struct job *j, struct answer *an,
 	const struct fabric *f = d->w->ctl->fabric;
 	struct testbed_topo committed = {0};
 	struct testbed_mpirun_result r = {0};
+	struct testbed_planner tp;
+	struct schedule_source src;
 	struct testbed_net t;
 	struct strbuf notes = {0};
 	char dir[] = "/tmp/ofcd-mpirun-XXXXXX", *lib = NULL, *schedules = NULL;
@@ -438,6 +459,8 @@ static int mpirun_job(struct ofcd *d, const struct job *j, struct answer *an,
 		return -1;
 	if (committed_topology(d->w->ctl, &committed, err) < 0)
 		goto out_net;
+	tp = planner_of(d, &committed);
+	src = testbed_planner_source(&tp);
 	if (!mkdtemp(dir)) {
 		ofc_error_set(err, OFC_E_RUNTIME, "mkdtemp %s: %s", dir, strerror(errno));
 		goto out_net;
@@ -451,7 +474,7 @@ static int mpirun_job(struct ofcd *d, const struct job *j, struct answer *an,
 		goto out;
 	}
 	schedules = j->no_preload ? xstrdup("")
-				  : mpirun_schedules_write(committed.open ? &committed.f : f,
+				  : mpirun_schedules_write(&src, committed.open ? &committed.f : f,
 							   j->size, dir, &notes, err);
 	if (notes.len)
 		ofcd_log(d, OFCD_LOG_WARNING, "testbed mpirun: %s", notes.buf);

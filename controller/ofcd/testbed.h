@@ -20,4 +20,18 @@ void ofcd_testbed_reopen_ctl(struct ofcd *d);
 int ofcd_testbed_reconfigure(struct ofcd *d, struct job *j, const char *spec, bool from_client,
 			     struct ofc_error *err);
 
+/* (mutation worker) The testbed's schedules computed in a planner process
+ * (testbed_schedules.c), as the shared testbed code takes them: on f, the
+ * fabric every query names (cfg's, or spec's topology on its hosts:
+ * testbed_topo_open), cfg's fabric rebuilt by the planner, spec opened on
+ * it there (NULL: f is cfg's own), within cfg's request memory limit and
+ * each query's time limit. t must outlive the source. */
+struct testbed_planner {
+	const struct ofcd *d;
+	const struct fabcfg *cfg;
+	const struct fabric *f;
+	const char *spec;
+};
+struct schedule_source testbed_planner_source(const struct testbed_planner *t);
+
 #endif

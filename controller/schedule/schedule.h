@@ -24,6 +24,8 @@
 #define OFC_CONTROLLER_SCHEDULE_H
 
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "alltoall/alltoall.h"
 #include "baselines/baselines.h"
@@ -430,6 +432,40 @@ struct schedule_result {
 int schedule_compute(const struct schedule_query *q, struct schedule_result *r, bool *spec_error,
 		     struct ofc_error *err);
 void schedule_result_free(struct schedule_result *r);
+/* A schedule the testbed runs or libofc-mpi reads (the testbed's check,
+ * runs and mpirun's files), computed by whoever the caller names: this
+ * process's engines (schedule_here, controller/export/schedule_source.c:
+ * the CLI's), or a planner process (ofcd's, which links no engine). The
+ * shared code takes the computation as this pair, never calls
+ * schedule_compute itself. */
+struct schedule_got {
+	bool have;     /* a schedule that applies */
+	bool verified; /* ... and the verifier passed it */
+	char why[520]; /* the main outcome's why and verify_error */
+	char verify_error[320];
+	struct schedule s;   /* have, SCHEDULE_GOT_STEPS asked: the schedule */
+	uint8_t *pb;	     /* have, SCHEDULE_GOT_PB asked: `ofc schedule --format pb`'s */
+	size_t pb_len;	     /* bytes of it, the summary's fields appended */
+	char (*applies)[48]; /* the query compares ("all"): the algorithms that */
+	uint32_t napplies;   /* apply, in the comparison's order (no schedule) */
+};
+enum schedule_got_what { SCHEDULE_GOT_STEPS, SCHEDULE_GOT_PB };
+struct schedule_source {
+	/* q computed: 0 with *out (schedule_got_free frees it), or -1 with
+	 * err when it could not be (a query that does not apply is 0, its
+	 * reason in out->why). */
+	int (*compute)(void *ctx, const struct schedule_query *q, enum schedule_got_what what,
+		       struct schedule_got *out, struct ofc_error *err);
+	void *ctx;
+};
+/* (inline: ofcd frees what its planner sent without linking this folder) */
+static inline void schedule_got_free(struct schedule_got *g)
+{
+	sched_free(&g->s);
+	free(g->pb);
+	free(g->applies);
+	memset(g, 0, sizeof(*g));
+}
 /* A comparison's best row: the least time of the rows that apply and
  * verified (each priced as its row says: store-and-forward steps, or a
  * cut-through all-to-all's one step), the first of equals; -1: none. */

@@ -25,11 +25,12 @@ static int cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* One run of algo at size, priced by m: the engines asked with a host's
- * egress as the circuits it holds at m's rate. */
-static int calibration_run(const struct fabric *f, const struct testbed_net *t,
-			   const struct testbed_model *m, const char *algo, uint64_t size,
-			   struct testbed_run *r, struct ofc_error *err)
+/* One run of algo at size, priced by m: its schedule computed by src
+ * with a host's egress as the circuits it holds at m's rate. */
+static int calibration_run(const struct schedule_source *src, const struct fabric *f,
+			   const struct testbed_net *t, const struct testbed_model *m,
+			   const char *algo, uint64_t size, struct testbed_run *r,
+			   struct ofc_error *err)
 {
 	double start = now_seconds();
 	struct ofc_clock clock = {
@@ -45,23 +46,24 @@ static int calibration_run(const struct fabric *f, const struct testbed_net *t,
 				   .clock = &clock};
 	struct testbed_run_opts o = {
 	    .size = size, .deadline = clock.deadline, .port = TESTBED_RUN_PORT};
-	struct schedule_result res;
+	struct schedule_got g;
 	int rc;
 
-	if (schedule_compute(&q, &res, NULL, err) < 0)
+	if (src->compute(src->ctx, &q, SCHEDULE_GOT_STEPS, &g, err) < 0)
 		return -1;
-	if (!res.main->applies || !res.main->have)
-		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", res.main->why);
+	if (!g.have)
+		rc = ofc_error_set(err, OFC_E_RUNTIME, "%s", g.why);
 	else
-		rc = testbed_run_schedule(&res.main->s, t, m, &o, r, err);
-	schedule_result_free(&res);
+		rc = testbed_run_schedule(&g.s, t, m, &o, r, err);
+	schedule_got_free(&g);
 	if (rc < 0)
 		ofc_error_prefix(err, "calibration: %s allreduce of %llu B", algo,
 				 (unsigned long long)size);
 	return rc;
 }
 
-int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
+int testbed_calibrate(const struct schedule_source *src, const struct fabric *f,
+		      const char *state_dir, const struct testbed_net *t,
 		      struct testbed_calibration *c, struct ofc_error *err)
 {
 	struct testbed_model m;
@@ -82,7 +84,7 @@ int testbed_calibrate(const struct fabric *f, const char *state_dir, const struc
 	for (uint32_t k = 0; k < CAL_ALPHA_RUNS; k++) {
 		uint64_t size = (uint64_t)t->nhosts * 4 * CAL_ELEMS;
 
-		if (calibration_run(f, t, &m, c->algo, size, &r, err) < 0)
+		if (calibration_run(src, f, t, &m, c->algo, size, &r, err) < 0)
 			return -1;
 		if (!r.data_ok || !r.pred.steps)
 			return ofc_error_set(err, OFC_E_RUNTIME,
@@ -99,14 +101,14 @@ int testbed_calibrate(const struct fabric *f, const char *state_dir, const struc
 	 * priced with the alpha just measured, judged; 1 MiB's bytes' term
 	 * sizes it. */
 	m.alpha = c->alpha;
-	if (calibration_run(f, t, &m, c->algo, 1u << 20, &r, err) < 0)
+	if (calibration_run(src, f, t, &m, c->algo, 1u << 20, &r, err) < 0)
 		return -1;
 	per_mib = r.pred.bytes_s;
 	c->size = per_mib > 0 ? (uint64_t)(CAL_REFERENCE_S / per_mib) << 20 : CAL_REFERENCE_MIN;
 	c->size = c->size < CAL_REFERENCE_MIN	? CAL_REFERENCE_MIN
 		  : c->size > CAL_REFERENCE_MAX ? CAL_REFERENCE_MAX
 						: c->size;
-	if (calibration_run(f, t, &m, c->algo, c->size, &r, err) < 0)
+	if (calibration_run(src, f, t, &m, c->algo, c->size, &r, err) < 0)
 		return -1;
 	c->measured = r.measured;
 	c->pred = r.pred;

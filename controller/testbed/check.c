@@ -111,8 +111,9 @@ static char *carried_note(struct arena *a, const struct testbed_net *t, uint32_t
 
 /* What the circuits carry (each probed, all at once; recorded for the
  * runs) and the shaping each holds, then the model calibrated on sched. */
-static int links(const struct fabric *f, const struct fabric *sched, const char *state_dir,
-		 struct arena *a, Ofc__V1__TestbedCheckAnswer *m, struct ofc_error *err)
+static int links(const struct schedule_source *src, const struct fabric *f,
+		 const struct fabric *sched, const char *state_dir, struct arena *a,
+		 Ofc__V1__TestbedCheckAnswer *m, struct ofc_error *err)
 {
 	struct testbed_calibration cal;
 	struct testbed_net t;
@@ -158,7 +159,7 @@ static int links(const struct fabric *f, const struct fabric *sched, const char 
 	t.carried = median;
 	t.ncarried = npr;
 	if (t.rate > 0 && npr) {
-		if (testbed_calibrate(sched, state_dir, &t, &cal, err) < 0)
+		if (testbed_calibrate(src, sched, state_dir, &t, &cal, err) < 0)
 			goto out;
 		m->calibration = calibration_msg(a, &cal);
 	}
@@ -170,9 +171,10 @@ out:
 	return rc;
 }
 
-int testbed_check(const struct fabric *f, const struct fabric *sched, const char *spec,
-		  const char *state_dir, struct arena *a, struct Ofc__V1__TestbedCheckAnswer **out,
-		  uint32_t *bad, struct ofc_error *err)
+int testbed_check(const struct schedule_source *src, const struct fabric *f,
+		  const struct fabric *sched, const char *spec, const char *state_dir,
+		  struct arena *a, struct Ofc__V1__TestbedCheckAnswer **out, uint32_t *bad,
+		  struct ofc_error *err)
 {
 	Ofc__V1__TestbedCheckAnswer *m = arena_alloc(a, sizeof(*m));
 
@@ -191,7 +193,7 @@ int testbed_check(const struct fabric *f, const struct fabric *sched, const char
 		return -1;
 	if (*bad)
 		return 0;
-	if (links(f, sched, state_dir, a, m, err) < 0)
+	if (links(src, f, sched, state_dir, a, m, err) < 0)
 		return -1;
 	for (size_t i = 0; i < m->n_circuits; i++)
 		*bad += !(m->circuits[i]->rate_bps > 0);

@@ -374,8 +374,12 @@ struct testbed_calibration {
 	bool data_ok, holds;
 	char model[400];
 };
-/* f: the fabric the schedules are for (the committed topology's). */
-int testbed_calibrate(const struct fabric *f, const char *state_dir, const struct testbed_net *t,
+/* f: the fabric the schedules are for (the committed topology's); src
+ * computes them (schedule_here: in this process; ofcd's: in a planner
+ * process). */
+struct schedule_source;
+int testbed_calibrate(const struct schedule_source *src, const struct fabric *f,
+		      const char *state_dir, const struct testbed_net *t,
 		      struct testbed_calibration *c, struct ofc_error *err);
 /* testbed check as the CLI and ofcd run it (check.c): every ordered
  * pair's reach; all reaching, what every circuit carries with all loaded
@@ -384,11 +388,13 @@ int testbed_calibrate(const struct fabric *f, const char *state_dir, const struc
  * f's when none other) and judged by a reference run. *out (in a) is
  * filled as far as it got; *bad counts the pairs that did not reach, the
  * circuits that carried nothing and a reference run with wrong data. -1
- * when the testbed is not up or could not be probed (err). */
+ * when the testbed is not up or could not be probed (err). The
+ * calibration's schedules are src's (testbed_calibrate). */
 struct Ofc__V1__TestbedCheckAnswer;
-int testbed_check(const struct fabric *f, const struct fabric *sched, const char *spec,
-		  const char *state_dir, struct arena *a, struct Ofc__V1__TestbedCheckAnswer **out,
-		  uint32_t *bad, struct ofc_error *err);
+int testbed_check(const struct schedule_source *src, const struct fabric *f,
+		  const struct fabric *sched, const char *spec, const char *state_dir,
+		  struct arena *a, struct Ofc__V1__TestbedCheckAnswer **out, uint32_t *bad,
+		  struct ofc_error *err);
 
 /* ---- another topology on the same hosts (topo.c) ------------------------ */
 

@@ -10,7 +10,9 @@
 # algorithm at 4 MiB run through the daemon from the CLI and from the
 # Python client ran, every element checked, within 15% of the model's
 # prediction or naming the term it missed by (routed transfers), as a
-# local run is held; no file names the topology. Bad requests are refused
+# local run is held; no file names the topology; their schedules are
+# computed in ofcd's planner processes (one that dies costs a run, not
+# ofcd). Bad requests are refused
 # before they are queued; a run that fails is said with exit 1. (run
 # alone: its circuits carry traffic this machine's cores must keep up with)
 SUITE=testbed_ofcd
@@ -68,6 +70,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# ofcd's planner processes, each start's arguments logged (`--for testbed`:
+# a testbed schedule's), one for a testbed schedule killed at its start
+# while $TMP/planner.die exists.
+cat >"$TMP/planner.sh" <<EOF
+#!/bin/sh
+echo "\$*" >>"$TMP/planner.args"
+case " \$* " in *" --for testbed "*) [ -e "$TMP/planner.die" ] && kill -9 \$\$ ;; esac
+exec "$(cd "$BUILD" && pwd)/ofc-planner" "\$@"
+EOF
+chmod +x "$TMP/planner.sh"
+export OFC_PLANNER="$TMP/planner.sh"
 start_ofcd() { # ARGS...: in the foreground; waits until it answers
 	$OFCD --foreground "$@" 2>>"$TMP/ofcd.log" &
 	ofcd_pid=$!
@@ -289,6 +302,21 @@ with Client(sys.argv[1], timeout=600) as ofc:
     a = ofc.testbed_run(algorithm="torus-rings", size_bytes=65536, check=False)
     assert a.runs[0].algorithm == "torus-rings" and not a.runs[0].ran, a
 PY
+
+# Those checks' calibrations and runs' schedules were computed in planner
+# processes (`ofc-planner --for testbed`), not in ofcd. One that dies
+# before it answers (and the one started after it) costs the run its
+# schedule, the reason the run's, exit 1; ofcd, the same process, runs
+# the next with a new planner.
+grep -q -- "--for testbed" "$TMP/planner.args" &&
+	ok || bad "no testbed schedule computed in a planner process" "$(sort -u "$TMP/planner.args")"
+: >"$TMP/planner.die"
+expect_exit 1 $OFC --socket "$SOCK" testbed run --algo ring --size 64KiB
+grep -q "^  ring *failed: the planner process computing it was killed by SIGKILL" "$TMP/out" &&
+	ok || bad "a testbed run whose planner died" "$(cat "$TMP/out" "$TMP/err")"
+rm -f "$TMP/planner.die"
+expect_exit 0 $OFC --socket "$SOCK" testbed run --algo ring --size 64KiB
+kill -0 "$ofcd_pid" && ok || bad "ofcd gone after its testbed planner died"
 
 # Down through the daemon: the namespaces go, the state says so, and a
 # run after says the testbed is not up.
