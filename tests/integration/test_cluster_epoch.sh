@@ -68,12 +68,8 @@ E=$(key_epoch)
 # work comes and end after it (docs/ARCHITECTURE.md, "ofcd's threads").
 for F in r1 r2 r3; do [ "$F" != "$LEADER" ] && break; done
 eval "FPID=\$${F}_pid"
-# kinds: the names of FPID's threads, sorted, with their counts
-kinds() { for _t in /proc/"$FPID"/task/*/comm; do cat "$_t"; done 2>/dev/null | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}'; }
 REST="etcd-health x1, etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
-deadline 30 _rest_end
-until [ "$(kinds)" = "$REST" ] || past $_rest_end; do sleep 0.2; done
-[ "$(kinds)" = "$REST" ] && ok || bad "$F's threads at rest are not the five" "$(kinds)"
+at_rest "$FPID" "$REST" 30 && ok || bad "$F's threads at rest are not the five" "$(thread_kinds "$FPID")"
 
 # ---- the planner process killed mid-plan -------------------------------------------
 L=$LEADER
