@@ -62,14 +62,17 @@ E=$(key_epoch)
 	bad "the replicas do not show the leader key's epoch $E" "r1 $(shown r1), r2 $(shown r2), r3 $(shown r3)"
 
 # ---- ofcd's threads at rest ----------------------------------------------------------
-# A replica no request keeps busy runs the loop (named ofcd), the mutation
+# A replica no request keeps busy, leader or follower, runs the loop (named ofcd), the mutation
 # worker and the etcd store's three threads: one of each, the rest (the
 # schedule workers, the plan-ahead pool, the state's schedule) start when
 # work comes and end after it (docs/ARCHITECTURE.md, "ofcd's threads").
+# The leader's and a follower's alike.
 for F in r1 r2 r3; do [ "$F" != "$LEADER" ] && break; done
-eval "FPID=\$${F}_pid"
 REST="etcd-health x1, etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
-at_rest "$FPID" "$REST" 30 && ok || bad "$F's threads at rest are not the five" "$(thread_kinds "$FPID")"
+for R in "$LEADER" "$F"; do
+	eval "RPID=\$${R}_pid"
+	at_rest "$RPID" "$REST" 30 && ok || bad "$R's threads at rest are not the five" "$(thread_kinds "$RPID")"
+done
 
 # ---- the planner process killed mid-plan -------------------------------------------
 L=$LEADER
