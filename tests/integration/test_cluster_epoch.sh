@@ -62,11 +62,11 @@ E=$(key_epoch)
 	bad "the replicas do not show the leader key's epoch $E" "r1 $(shown r1), r2 $(shown r2), r3 $(shown r3)"
 
 # ---- ofcd's threads at rest ----------------------------------------------------------
-# A replica no request keeps busy, leader or follower, runs the loop (named ofcd), the mutation
-# worker and the etcd store's three threads: one of each, the rest (the
-# schedule workers, the plan-ahead pool, the state's schedule) start when
-# work comes and end after it (docs/ARCHITECTURE.md, "ofcd's threads").
-# The leader's and a follower's alike.
+# A replica no request keeps busy, leader or follower, runs the loop
+# (named ofcd), the mutation worker and the etcd store's three threads: one
+# of each, the rest (the schedule workers, the plan-ahead pool, the state's
+# schedule) start when work comes and end after it (docs/ARCHITECTURE.md,
+# "ofcd's threads").
 for F in r1 r2 r3; do [ "$F" != "$LEADER" ] && break; done
 REST="etcd-health x1, etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
 for R in "$LEADER" "$F"; do
