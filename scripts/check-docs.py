@@ -48,7 +48,7 @@ description. The rules:
    section it names (the whole page for a bare one), as written or as a
    more precise figure that rounds to it. bench/RESULTS.md is the pages'
    index: a section named after it is reported, and so is a page it does
-   not link.
+   not link, and the index and its pages past 2,000 lines together.
 
 A command no rule covers, a synopsis option the command lacks, a command
 that fails, output that differs, an options table that is not the
@@ -546,16 +546,30 @@ def results_ref_files(root):
     return sorted(f for f in out if f != os.path.join("scripts", "check-docs.py"))
 
 
-def check_results_index(index="bench/RESULTS.md", pages="bench/results"):
+# bench's results, the index and its pages together: each page holds its
+# benchmark's current table, machine and command, and git the rounds
+# before, so a page that grows is gathering rounds.
+RESULTS_MAX_LINES = 2000
+
+
+def check_results_index(index="bench/RESULTS.md", pages="bench/results",
+                        max_lines=RESULTS_MAX_LINES):
     """The index links every page of bench/results/ (a page it lacks is
-    found by no one who starts there)."""
+    found by no one who starts there), and the index and the pages hold at
+    most max_lines lines."""
     try:
         text = open(index, encoding="utf-8").read()
     except OSError:
         return ["%s: missing: it is bench/results/'s index" % index]
-    return ["%s: bench/results/%s is not in the index" % (index, n)
-            for n in sorted(os.listdir(pages)) if n.endswith(".md")
-            and "(results/%s)" % n not in text]
+    names = sorted(n for n in os.listdir(pages) if n.endswith(".md"))
+    out = ["%s: bench/results/%s is not in the index" % (index, n)
+           for n in names if "(results/%s)" % n not in text]
+    lines = text.count("\n") + sum(
+        open(os.path.join(pages, n), encoding="utf-8").read().count("\n") for n in names)
+    if lines > max_lines:
+        out.append("%s: the index and its pages hold %d lines, over %d: update a page's table "
+                   "rather than add a round (git keeps the rounds)" % (index, lines, max_lines))
+    return out
 
 
 SECTION_NUM_RE = re.compile(r",?[ \t]*(?:\n[ \t]*)?section[ \t]+(\d+)\b")

@@ -6,9 +6,45 @@
 #
 #   scripts/corpus.sh build /tmp/before   (on the old tree)
 #   scripts/corpus.sh build /tmp/after    (on the new tree)
-#   diff -r /tmp/before /tmp/after
+#   scripts/corpus.sh --compare /tmp/before /tmp/after
+#
+# --compare pairs the answers by their command line (a list that gained or
+# lost a line shifts the numbers), prints a diff of each pair that differs
+# and the commands one side lacks, and exits 1 if any does.
 set -u
-[ $# -eq 2 ] || { echo "usage: scripts/corpus.sh BUILD OUTDIR" >&2; exit 2; }
+usage() {
+	echo "usage: scripts/corpus.sh BUILD OUTDIR | --compare BEFORE AFTER" >&2
+	exit 2
+}
+[ "${1:-}" = --compare ] && {
+	[ $# -eq 3 ] && [ -d "$2" ] && [ -d "$3" ] || usage
+	before=$2 after=$3 ix=$(mktemp -d) || exit 1
+	# index DIR: "COMMAND<tab>FILE" for each answer, sorted by command
+	index() { for f in "$1"/*; do printf '%s\t%s\n' "$(head -n 1 "$f")" "$f"; done | sort; }
+	index "$before" >"$ix/before" && index "$after" >"$ix/after" || exit 1
+	same=0 differ=0 lacking=0
+	while IFS="$(printf '\t')" read -r cmd file; do
+		old=$(c=$cmd awk -F '\t' '$1 == ENVIRON["c"] {print $2; exit}' "$ix/before")
+		if [ -z "$old" ]; then
+			echo "only after: $cmd"
+			lacking=$((lacking + 1))
+		elif cmp -s "$old" "$file"; then
+			same=$((same + 1))
+		else
+			diff -u --label "before: $cmd" --label "after" "$old" "$file"
+			differ=$((differ + 1))
+		fi
+	done <"$ix/after"
+	while IFS="$(printf '\t')" read -r cmd file; do
+		c=$cmd awk -F '\t' '$1 == ENVIRON["c"] {f = 1} END {exit !f}' "$ix/after" ||
+			{ echo "only before: $cmd" && lacking=$((lacking + 1)); }
+	done <"$ix/before"
+	rm -rf "$ix"
+	echo "corpus: $same the same, $differ differ, $lacking on one side only"
+	[ $differ -eq 0 ] && [ $lacking -eq 0 ]
+	exit
+}
+[ $# -eq 2 ] || usage
 build=$1 out=$2
 ofc=$(cd "$build" && pwd)/ofc
 [ -x "$ofc" ] || { echo "corpus: $ofc is not built" >&2; exit 2; }

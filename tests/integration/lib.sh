@@ -121,6 +121,20 @@ sys.exit(p.returncode)
 PY
 }
 
+# thread_kinds PID: PID's threads by name with their counts, sorted
+# ("ofcd x1, ofcd-mutation x1"); at_rest PID WANT SECS: until they are
+# WANT, at most SECS seconds (a thread started for work ends after it:
+# docs/ARCHITECTURE.md, "ofcd's threads").
+thread_kinds() {
+	for _t in /proc/"$1"/task/*/comm; do cat "$_t"; done 2>/dev/null | sort | uniq -c |
+		awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}'
+}
+at_rest() {
+	deadline "$3" _rest_end
+	until [ "$(thread_kinds "$1")" = "$2" ] || past $_rest_end; do sleep 0.2; done
+	[ "$(thread_kinds "$1")" = "$2" ]
+}
+
 finish() {
 	printf '%s: %d passed, %d failed\n' "$SUITE" "$pass" "$fail"
 	[ "$fail" -eq 0 ]

@@ -62,18 +62,17 @@ E=$(key_epoch)
 	bad "the replicas do not show the leader key's epoch $E" "r1 $(shown r1), r2 $(shown r2), r3 $(shown r3)"
 
 # ---- ofcd's threads at rest ----------------------------------------------------------
-# A replica no request keeps busy runs the loop (named ofcd), the mutation
-# worker and the etcd store's three threads: one of each, the rest (the
-# schedule workers, the plan-ahead pool, the state's schedule) start when
-# work comes and end after it (docs/ARCHITECTURE.md, "ofcd's threads").
+# A replica no request keeps busy, leader or follower, runs the loop
+# (named ofcd), the mutation worker and the etcd store's three threads: one
+# of each, the rest (the schedule workers, the plan-ahead pool, the state's
+# schedule) start when work comes and end after it (docs/ARCHITECTURE.md,
+# "ofcd's threads").
 for F in r1 r2 r3; do [ "$F" != "$LEADER" ] && break; done
-eval "FPID=\$${F}_pid"
-# kinds: the names of FPID's threads, sorted, with their counts
-kinds() { for _t in /proc/"$FPID"/task/*/comm; do cat "$_t"; done 2>/dev/null | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}'; }
 REST="etcd-health x1, etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
-deadline 30 _rest_end
-until [ "$(kinds)" = "$REST" ] || past $_rest_end; do sleep 0.2; done
-[ "$(kinds)" = "$REST" ] && ok || bad "$F's threads at rest are not the five" "$(kinds)"
+for R in "$LEADER" "$F"; do
+	eval "RPID=\$${R}_pid"
+	at_rest "$RPID" "$REST" 30 && ok || bad "$R's threads at rest are not the five" "$(thread_kinds "$RPID")"
+done
 
 # ---- the planner process killed mid-plan -------------------------------------------
 L=$LEADER

@@ -104,17 +104,23 @@ want = [sys.argv[1] + ':4: ' + page + 'mpi.md has no section "9."',
         sys.argv[1] + ':4: ' + page + 'netconf.md, "The per-command floor" does not hold the figure "7.5 ms" quoted beside it']
 sys.exit(0 if sorted(got) == sorted(want) else print(got) or 1)
 PY
-# ... and the index links every page: a page it lacks is said.
+# ... and the index links every page: a page it lacks is said; and the
+# index and its pages over their lines (3 here, against 2) are said.
 mkdir -p "$TMP/res/pages" && printf '# a\n' >"$TMP/res/pages/a.md" && printf '# b\n' >"$TMP/res/pages/b.md"
 printf -- '- [a.md](results/a.md)\n' >"$TMP/res/index.md"
-python3 - "$TMP/res" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the index check should name the page it lacks, alone" "$(cat "$TMP/out")"
+python3 - "$TMP/res" >"$TMP/out" 2>&1 <<'PY' && ok || bad "the index check should name the page it lacks, alone, and the lines over the cap" "$(cat "$TMP/out")"
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("check_docs", "scripts/check-docs.py")
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
-got = m.check_results_index(index=sys.argv[1] + "/index.md", pages=sys.argv[1] + "/pages")
+where = dict(index=sys.argv[1] + "/index.md", pages=sys.argv[1] + "/pages")
+got = m.check_results_index(**where)
 want = sys.argv[1] + "/index.md: bench/" + "results/b.md is not in the index"
-sys.exit(0 if got == [want] else print(got) or 1)
+over = m.check_results_index(max_lines=2, **where)
+lines = sys.argv[1] + "/index.md: the index and its pages hold 3 lines, over 2: "
+ok = got == [want] and len(over) == 2 and over[0] == want and over[1].startswith(lines)
+ok = ok and m.check_results_index(max_lines=3, **where) == [want]
+sys.exit(0 if ok else print(got, over) or 1)
 PY
 
 # The replica's options in docs/production.md keep what the shipped

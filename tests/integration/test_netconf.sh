@@ -368,6 +368,11 @@ subscriptions() { # COUNT: wait until the switch has seen that many
 		bad "ofcd's subscription number $1" "$(grep -v connect "$TMP/n.log" | tail -5)" "$(tail -3 "$TMP/dn.log")"
 }
 subscriptions 1
+# at rest, beside the loop and the mutation worker: the switch's two
+# sessions' relays and the notifications' listener, for as long as ofcd
+# runs (docs/ARCHITECTURE.md, "ofcd's threads")
+at_rest "$ofcd_pid" "netconf-listen x1, netconf-relay x2, ofcd x1, ofcd-mutation x1" 30 && ok ||
+	bad "ofcd's threads at rest with a NETCONF switch" "$(thread_kinds "$ofcd_pid")"
 printf '2 status FAILED\n' >"$TMP/health"
 failed_is "sorted(['h0:1', '$(hp "$P2")'])"
 grep -q " notify port-power-alarm 2$" "$TMP/n.log" && ok || bad "no port-power-alarm sent" "$(tail -5 "$TMP/n.log")"
