@@ -49,6 +49,7 @@ LOOKUPS = (
     "controller/schedule/engines.o",  # the engines' table: names, fabrics, defaults
     "controller/schedule/lookup.o",  # a request's algorithm, memory limit, optimality
     "fluid/net.o",  # the network type: vertices, arcs, capacity sets; no solver
+    "controller/pick/model.o",  # a pick's cost model and degree: a fabric's numbers
 )
 MAIN = "controller/ofcd/ofcd_main.o"
 
@@ -60,8 +61,6 @@ RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn
 TESTBED = "the testbed's runs (a run's schedule, calibration, mpirun's files)"
 ROOTS = {
     ("controller/fabric/relabel_target.c", RENUMBER): {"topo_relabel", "relabel_result_free"},
-    ("controller/config/validate.c", "topology: auto when a config is loaded (the finder)"): {
-        "pick_degree", "pick_free", "pick_model_of", "pick_run"},
     ("controller/ofcd/testbed.c", TESTBED): {"schedule_compute", "schedule_result_free"},
     ("controller/testbed/calibrate.c", TESTBED): {"schedule_compute", "schedule_result_free"},
     ("controller/export/mpirun_files.c", TESTBED): {"schedule_compute", "schedule_result_free"},
