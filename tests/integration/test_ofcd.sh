@@ -2,7 +2,8 @@
 # ofcd against build/ocs-emu and build/mrr-emu, driven by `ofc --socket`:
 # options and bad configs; reads, reconfigures, applies and schedules;
 # reads answered during a transaction; cancel; events; permissions for an
-# unprivileged uid; SIGHUP (good and bad config); SIGTERM finishing the
+# unprivileged uid; SIGHUP (good and bad config); topology: auto picked
+# by a planner process (and refused when it dies); SIGTERM finishing the
 # running transaction; kill -9 during a Reconfigure, then a restart; a
 # journal left by a killed `ofc apply` recovered at start; daemonizing.
 SUITE=ofcd
