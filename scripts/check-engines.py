@@ -49,6 +49,7 @@ LOOKUPS = (
     "controller/schedule/engines.o",  # the engines' table: names, fabrics, defaults
     "controller/schedule/lookup.o",  # a request's algorithm, memory limit, optimality
     "fluid/net.o",  # the network type: vertices, arcs, capacity sets; no solver
+    "controller/pick/model.o",  # a pick's cost model and degree: a fabric's numbers
 )
 MAIN = "controller/ofcd/ofcd_main.o"
 
@@ -59,8 +60,6 @@ RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn
             "and reconfig/'s ctl_partition in reconfigure_run")
 ROOTS = {
     ("controller/fabric/relabel_target.c", RENUMBER): {"topo_relabel", "relabel_result_free"},
-    ("controller/config/validate.c", "topology: auto when a config is loaded (the finder)"): {
-        "pick_degree", "pick_free", "pick_model_of", "pick_run"},
 }
 
 def tables(objs):

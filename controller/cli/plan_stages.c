@@ -15,6 +15,7 @@
  * ofcd's does; without a state directory it says they are not known. */
 #include "controller/cli/internal.h"
 #include "controller/export/export.h"
+#include "controller/pick/pick.h"
 #include "controller/schedule/schedule.h"
 
 #include <stdlib.h>
@@ -74,6 +75,7 @@ static int fabric_at(const char *file, const char *spec, const uint32_t *dark, u
 		memset(&h->failed_port_locs[h->nfailed_ports], 0, sizeof(struct src_loc));
 		h->nfailed_ports++;
 	}
+	f->picker = &pick_here;
 	if (fabric_validate(f, err) < 0) {
 		fabric_free(f);
 		return -1;

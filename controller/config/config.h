@@ -20,7 +20,9 @@ int config_parse(const char *file, const char *text, size_t len, struct fabric *
 		 struct ofc_error *err);
 /* Read and parse a file (size-limited). */
 int config_load(const char *path, struct fabric **out, struct ofc_error *err);
-/* Check the model as a whole and resolve references; see the file comment. */
+/* Check the model as a whole and resolve references; see the file comment.
+ * `topology: auto` is asked of f->picker (controller/pick/pick.h), which
+ * the caller sets and validation lets go of. */
 int fabric_validate(struct fabric *f, struct ofc_error *err);
 /* f->degraded again after f->graph and f->ports were renumbered (a
  * relabelling): the failed ports are physical, so they now cut the arcs
@@ -43,7 +45,9 @@ int config_load_workload(const char *path, struct workload *w, struct ofc_error 
  * paths in w->dir). Resolves w->kinds and each phase's kind and matrix. */
 int workload_validate(const struct fabric *f, struct workload *w, struct ofc_error *err);
 
-/* config_load + fabric_validate. */
+/* config_load + fabric_validate, `topology: auto` picked in this process
+ * (pick_here): for programs that link the finder (open.c; ofcd does not,
+ * check-engines.py says so). */
 int fabric_open(const char *path, struct fabric **out, struct ofc_error *err);
 
 #endif

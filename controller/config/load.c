@@ -11,8 +11,9 @@
  * themselves, are refused); the walk also counts the nodes it visits.
  *
  * This file reads: the size limit, the pre-pass, the document, and the
- * entry points (config_parse, config_parse_workload, fabric_open). The walk
- * and the generic handlers are walk.c's, the tables keys_*.c's (loader.h).
+ * entry points (config_parse, config_parse_workload; fabric_open is
+ * open.c's). The walk and the generic handlers are walk.c's, the tables
+ * keys_*.c's (loader.h).
  */
 #include "controller/config/loader.h"
 
@@ -387,19 +388,4 @@ int config_load_workload(const char *path, struct workload *w, struct ofc_error 
 	rc = config_parse_workload(path, text, len, w, err);
 	free(text);
 	return rc;
-}
-
-int fabric_open(const char *path, struct fabric **out, struct ofc_error *err)
-{
-	struct fabric *f;
-
-	*out = NULL;
-	if (config_load(path, &f, err) < 0)
-		return -1;
-	if (fabric_validate(f, err) < 0) {
-		fabric_free(f);
-		return -1;
-	}
-	*out = f;
-	return 0;
 }

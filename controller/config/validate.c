@@ -595,8 +595,9 @@ static int spec_error(struct fabric *f, const struct ofc_error *sub, struct ofc_
 
 /* topology: auto -> the finder's pick for N hosts of (the fewest) ports,
  * minimising the summed time of the config's collectives under its cost
- * model (the use case of controller/pick). */
-static int pick_topology(struct fabric *f, struct ofc_error *err)
+ * model (the use case of controller/pick), asked of the picker: the finder
+ * here, or a planner process for ofcd (config.h). */
+static int pick_topology(struct fabric *f, const struct topo_picker *picker, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
 	struct pick_work work[64];
@@ -622,19 +623,27 @@ static int pick_topology(struct fabric *f, struct ofc_error *err)
 		    err, f, t->spec_loc,
 		    "topology 'auto' needs a collective to choose for: add an allgather, "
 		    "reduce-scatter or allreduce under 'collectives'");
-	struct pick_result r;
+	if (!picker)
+		return fabric_error_at(err, f, t->spec_loc,
+				       "topology 'auto': nothing here picks a topology (a config "
+				       "with a topology of its own is expected)");
+	char *spec = NULL;
+	double time_us = 0;
 	struct ofc_error sub = {0};
-	if (pick_run(&q, &r, &sub) < 0)
-		return fabric_error_at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
-	t->auto_time_us = r.time_us[r.pick];
+	if (picker->pick(picker, &q, &spec, &time_us, &sub) < 0) {
+		fabric_error_at(err, f, t->spec_loc, "topology 'auto': %s", sub.msg);
+		/* (a planner process that ended is no fault of the config's) */
+		err->code = sub.code == OFC_E_RUNTIME ? OFC_E_RUNTIME : OFC_E_INPUT;
+		return -1;
+	}
+	t->auto_time_us = time_us;
 	free(t->spec);
-	t->spec = xstrdup(r.front.front[r.pick].spec);
+	t->spec = spec;
 	t->auto_picked = true;
-	pick_free(&r);
 	return 0;
 }
 
-static int check_topology(struct fabric *f, struct ofc_error *err)
+static int check_topology(struct fabric *f, const struct topo_picker *picker, struct ofc_error *err)
 {
 	struct topo_target *t = &f->topology;
 	struct ofc_error sub;
@@ -642,7 +651,7 @@ static int check_topology(struct fabric *f, struct ofc_error *err)
 
 	if (!t->present)
 		return 0;
-	if (strcmp(t->spec, "auto") == 0 && pick_topology(f, err) < 0)
+	if (strcmp(t->spec, "auto") == 0 && pick_topology(f, picker, err) < 0)
 		return -1;
 	ofc_error_clear(&sub);
 	if (fabric_topo_build(f, t->spec, &f->graph, &sub) < 0) {
@@ -1202,6 +1211,10 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	struct wiring_ctx w = {0};
 	int rc = -1;
 
+	/* (the picker is the caller's, for this validation alone) */
+	const struct topo_picker *picker = f->picker;
+
+	f->picker = NULL;
 	if (f->validated)
 		return 0;
 	if (f->nhosts == 0)
@@ -1209,8 +1222,9 @@ int fabric_validate(struct fabric *f, struct ofc_error *err)
 	if (index_hosts(f, err) < 0 || check_device_names(f, err) < 0 ||
 	    check_switches(f, err) < 0 || check_rings(f, err) < 0 || check_partitions(f, err) < 0)
 		return -1;
-	if (check_wiring(f, &w, err) < 0 || check_topology(f, err) < 0 || check_moves(f, err) < 0 ||
-	    mark_failed_hosts(f, err) < 0 || degrade(f, false, err) < 0 || check_rates(f, err) < 0)
+	if (check_wiring(f, &w, err) < 0 || check_topology(f, picker, err) < 0 ||
+	    check_moves(f, err) < 0 || mark_failed_hosts(f, err) < 0 ||
+	    degrade(f, false, err) < 0 || check_rates(f, err) < 0)
 		goto out;
 	if (!f->topology.present && f->npartitions && f->wiring_cfg.pattern != WIRING_NONE &&
 	    fabric_partitions_circuits(f, err) < 0)

@@ -330,6 +330,7 @@ struct partition {
  * group of every host). */
 enum { WL_SENDRECV = 16 }; /* besides enum sched_collective: pipeline sends */
 struct fabric;
+struct topo_picker;
 
 struct wl_group_list {
 	struct src_loc loc;
@@ -432,6 +433,11 @@ struct fabric {
 	 * ofcd's planner process rebuilds a config ofcd validated already, and
 	 * may not read its credentials files (controller/ofcd/planner_serve.c). */
 	bool drivers_unchecked;
+	/* How `topology: auto` is picked (set before fabric_validate, which
+	 * lets go of it; not owned; NULL: such a config is refused): the
+	 * finder in this process (pick_here), or ofcd's planner process
+	 * (controller/pick/pick.h, struct topo_picker). */
+	const struct topo_picker *picker;
 	char *name;
 	char *description;
 	uint32_t version;

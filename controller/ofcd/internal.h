@@ -29,6 +29,7 @@
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"
+#include "controller/pick/pick.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 #include "proto/control.pb-c.h"
@@ -844,7 +845,27 @@ void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)
  * words, into why (NULL: not wanted). */
 void planner_end(struct planner_proc *p, bool kill_it, char *why, size_t n);
 void planner_how(const struct ofcd *d, struct planner_how *h);
+/* ... from the daemon's options alone (ofcd --check has no daemon). */
+void planner_how_of(const struct ofcd_opts *o, const char *topo_dir, struct planner_how *h);
 void planner_how_free(struct planner_how *h);
+/* The picker of a config's `topology: auto` that ofcd's config loads set
+ * on the fabric before fabric_validate (its start, a new leader's
+ * re-read, a reload, ApplyConfig, --check): a planner process of its own
+ * (`ofc-planner --for config`, planner_ask.c) runs the finder, within
+ * max_time seconds of CPU on each core (<= 0: none) and --max-request-memory;
+ * ofcd waits max_time and half a minute at most (a day without one). One
+ * that ends before it answers costs one more; a second refuses the
+ * config, naming how both ended (ofcd keeps the config it has). */
+struct ofcd_picker {
+	struct topo_picker ops; /* what f->picker points to */
+	struct planner_how how;
+	uint64_t max_memory;
+	double max_time;
+};
+void ofcd_picker_init(struct ofcd_picker *p, const struct ofcd_opts *o, double max_time);
+void ofcd_picker_free(struct ofcd_picker *p);
+/* ofcd_validate_with (ofcd.h) with the daemon's options. */
+int ofcd_validate(const struct ofcd *d, struct fabric *f, double max_time, struct ofc_error *err);
 /* j sent to p's planner (started where none runs; one that ended at rest
  * is started again once), as a stream's or a whole answer's job. */
 int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
@@ -1088,6 +1109,10 @@ int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *
 int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
 		       char *spec, size_t n, struct ofc_error *err);
 uint8_t *planner_pick_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);
+/* (the planner process, planner_summary.c) A config's topology: auto
+ * (PlannerJob.config_pick): pick_run on m's request, a packed
+ * ofc.v1.PlannerPick (spec and time_us, or why) of *len bytes. */
+uint8_t *planner_config_pick_compute(const Ofc__V1__PlannerJob *m, size_t *len);
 /* (the planner process) m's phase (PlannerJob.to_phase) on cfg: a packed
  * ofc.v1.PlannerPhase of *len bytes. */
 uint8_t *planner_phase_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJob *m, size_t *len);

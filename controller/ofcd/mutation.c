@@ -54,8 +54,9 @@ int ofcd_build_target(struct ofcd *d, struct job *j, struct answer *an, struct f
 		/* Drained switch ports stay dark under a new config too. */
 		if (f)
 			drained_apply(d, f);
+		/* (a request: topology: auto picked within its time limit) */
 		if (!f || ofcd_check_config(d, f, from_api, &err) < 0 ||
-		    fabric_validate(f, &err) < 0) {
+		    ofcd_validate(d, f, d->o.max_request_time, &err) < 0) {
 			fabric_free(f);
 			answer_config_error(an, &err);
 			return -1;

@@ -184,6 +184,11 @@ struct ofcd;
  * for a bad config (with its position), OFC_E_USAGE for bad options,
  * OFC_E_RUNTIME otherwise. */
 int ofcd_open(const struct ofcd_opts *o, struct ofcd **out, struct ofc_error *err);
+/* fabric_validate(f) as ofcd loads a config: its `topology: auto` picked
+ * by a planner process (o's --planner, --max-request-memory; max_time
+ * seconds, <= 0: none), not in this process (planner_ask.c). */
+int ofcd_validate_with(const struct ofcd_opts *o, struct fabric *f, double max_time,
+		       struct ofc_error *err);
 /* Serve until stopped; then finish the running transaction, answer what
  * can be answered and return 0. */
 int ofcd_run(struct ofcd *d, struct ofc_error *err);

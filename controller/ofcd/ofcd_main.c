@@ -134,13 +134,15 @@ static void report(int fd, char rc)
 	}
 }
 
-static int check_config(const char *path)
+static int check_config(const char *path, const struct ofcd_opts *o)
 {
-	struct fabric *f;
+	struct fabric *f = NULL;
 	struct ofc_error err = {0};
 	char buf[1024];
 
-	if (fabric_open(path, &f, &err) < 0) {
+	/* (topology: auto picked by a planner process, as at a start) */
+	if (config_load(path, &f, &err) < 0 || ofcd_validate_with(o, f, 0, &err) < 0) {
+		fabric_free(f);
 		ofc_error_str(&err, buf, sizeof(buf));
 		fprintf(stderr, err.line ? "%s\n" : "ofcd: %s\n", buf);
 		return ofc_error_exit_code(&err);
@@ -295,7 +297,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (a.check)
-		return check_config(a.config);
+		return check_config(a.config, &a.o);
 	if (a.pid_file && (rc = check_dir_of(a.pid_file, "--pid-file")) >= 0)
 		return rc;
 	if ((rc = open_log(&a, &lg)) >= 0)

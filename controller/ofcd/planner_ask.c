@@ -3,10 +3,12 @@
  * schedule (state_schedule.c), the workload's schedule and its re-plans
  * (planner.c), one schedule's summary (planner_summary: a held
  * partition's view, a staged change's stages, a Reconfigure by
- * workload's answer). Kept apart from planner_proc.c, which answers a
- * request (its refusal, the log line): views.c and the mutation worker's
- * files reach these without a circle through the request path. */
+ * workload's answer), a config's topology: auto (ofcd_picker). Kept
+ * apart from planner_proc.c, which answers a request (its refusal, the
+ * log line): views.c and the mutation worker's files reach these without
+ * a circle through the request path. */
 #include "controller/ofcd/internal.h"
+#include "controller/pick/pick.h"
 #include "proto/planner.pb-c.h"
 
 #include <errno.h>
@@ -255,13 +257,42 @@ static int ask_kept(const struct planner_how *h, struct planner_proc *p, const u
 	return -1;
 }
 
+/* The packed job asked of a planner process of how's (its own, or *keep:
+ * NULL, none kept): 0 and its answer in *buf (the caller's to free), else
+ * -1 with why "the planner process WHAT ...". One that ends before it
+ * answers (crashed, out of its memory, killed from outside) costs one
+ * more, while the wait has time left; a second the refusal, naming how
+ * both ended. */
+static int ask_job(const struct planner_how *how, const uint8_t *job, size_t len,
+		   struct planner_proc *keep, size_t answer_max, double wait, const char *what,
+		   uint8_t **buf, size_t *got, struct ofc_error *err)
+{
+	double until = now_seconds() + wait;
+	char why[200], first[200] = "";
+	int rc = -1;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		double left = until - now_seconds();
+
+		rc = keep ? ask_kept(how, keep, job, len, answer_max, left, buf, got, why,
+				     sizeof(why))
+			  : planner_ask(how, job, len, answer_max, left, always, NULL, buf, got,
+					why, sizeof(why));
+		if (rc == 0 || attempt || until - now_seconds() <= 0)
+			break;
+		snprintf(first, sizeof(first), "%s", why);
+	}
+	if (rc == 0)
+		return 0;
+	if (first[0])
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "the planner process %s %s (the one before it %s)", what, why,
+				     first);
+	return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
+}
+
 /* Asks a planner process of role `role` the job m, on cfg's fabric
- * (m's other fields set by the caller): 0 and its answer in *buf (the
- * caller's to free), else -1 with why "the planner process WHAT ...".
- * The process is one of its own, or *keep (NULL: none kept). One that
- * ends before it answers (crashed, out of its memory, killed from
- * outside) costs one more, while the wait has time left; a second the
- * refusal, naming how both ended. */
+ * (m's other fields set by the caller), as ask_job does. */
 static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
 		     const char *role, struct planner_proc *keep, size_t answer_max, double wait,
 		     const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
@@ -269,7 +300,6 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	struct planner_how how;
 	uint8_t *job;
 	size_t len;
-	char why[200];
 	int rc;
 
 	m->has_fabric = m->has_nfailed = m->has_max_memory = 1;
@@ -283,28 +313,10 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	m->fabric.data = NULL;
 	planner_how(d, &how);
 	how.role = role;
-	double until = now_seconds() + wait;
-	char first[200] = "";
-	for (int attempt = 0; attempt < 2; attempt++) {
-		double left = until - now_seconds();
-
-		rc = keep ? ask_kept(&how, keep, job, len, answer_max, left, buf, got, why,
-				     sizeof(why))
-			  : planner_ask(&how, job, len, answer_max, left, always, NULL, buf, got,
-					why, sizeof(why));
-		if (rc == 0 || attempt || until - now_seconds() <= 0)
-			break;
-		snprintf(first, sizeof(first), "%s", why);
-	}
+	rc = ask_job(&how, job, len, keep, answer_max, wait, what, buf, got, err);
 	planner_how_free(&how);
 	free(job);
-	if (rc == 0)
-		return 0;
-	if (first[0])
-		return ofc_error_set(err, OFC_E_RUNTIME,
-				     "the planner process %s %s (the one before it %s)", what, why,
-				     first);
-	return ofc_error_set(err, OFC_E_RUNTIME, "the planner process %s %s", what, why);
+	return rc;
 }
 
 int planner_ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
@@ -435,6 +447,109 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 	}
 	ofc__v1__planner_pick__free_unpacked(a, NULL);
 	return rc;
+}
+
+/* ---- a config's topology: auto ------------------------------------------------------------- */
+
+/* How long past its time limit a config's pick may take its planner
+ * (starting, the finder's threads), or at most without one; and the most
+ * its answer may hold (a spec and a number). */
+#define CONFIG_PICK_GRACE   30.0
+#define CONFIG_PICK_LONGEST 86400.0
+#define CONFIG_PICK_ANSWER  ((size_t)64 << 10)
+
+static int config_pick(const struct topo_picker *ops, const struct pick_request *q, char **spec,
+		       double *time_us, struct ofc_error *err)
+{
+	const struct ofcd_picker *p = (const struct ofcd_picker *)ops;
+	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
+	Ofc__V1__PlannerPickModel model = OFC__V1__PLANNER_PICK_MODEL__INIT;
+	Ofc__V1__PlannerPickWork *w = xcalloc(q->nwork + 1, sizeof(*w));
+	Ofc__V1__PlannerPickWork **wp = xcalloc(q->nwork + 1, sizeof(*wp));
+	Ofc__V1__PlannerPick *a;
+	uint8_t *job, *buf;
+	size_t len, got;
+	int rc;
+
+	m.has_config_pick = m.has_nodes = m.has_degree = 1;
+	m.config_pick = true;
+	m.nodes = q->nodes;
+	m.degree = q->degree;
+	model.has_alpha = model.has_link_rate = model.has_node_rate = 1;
+	model.alpha = q->model.alpha;
+	model.link_rate = q->model.link_rate;
+	model.node_rate = q->model.node_rate;
+	m.model = &model;
+	for (size_t i = 0; i < q->nwork; i++) {
+		ofc__v1__planner_pick_work__init(&w[i]);
+		w[i].has_op = w[i].has_size = w[i].has_weight = 1;
+		w[i].op = (uint32_t)q->work[i].op;
+		w[i].size = q->work[i].size;
+		w[i].weight = q->work[i].weight;
+		wp[i] = &w[i];
+	}
+	m.n_work = q->nwork;
+	m.work = wp;
+	m.has_max_memory = m.has_max_time = 1;
+	m.max_memory = p->max_memory;
+	m.max_time = p->max_time;
+	len = protobuf_c_message_get_packed_size(&m.base);
+	job = xmalloc(len ? len : 1);
+	protobuf_c_message_pack(&m.base, job);
+	free(w);
+	free(wp);
+	rc = ask_job(&p->how, job, len, NULL, CONFIG_PICK_ANSWER,
+		     p->max_time > 0 ? p->max_time + CONFIG_PICK_GRACE : CONFIG_PICK_LONGEST,
+		     "picking it", &buf, &got, err);
+	free(job);
+	if (rc < 0)
+		return -1;
+	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
+	free(buf);
+	if (a && a->spec) {
+		*spec = xstrdup(a->spec);
+		*time_us = a->time_us;
+		rc = 0;
+	} else {
+		rc = ofc_error_set(err, a && a->input ? OFC_E_INPUT : OFC_E_RUNTIME, "%s",
+				   a && a->why ? a->why
+					       : "the planner process answered what is not a pick");
+	}
+	if (a)
+		ofc__v1__planner_pick__free_unpacked(a, NULL);
+	return rc;
+}
+
+void ofcd_picker_init(struct ofcd_picker *p, const struct ofcd_opts *o, double max_time)
+{
+	*p = (struct ofcd_picker){.ops = {.pick = config_pick},
+				  .max_memory = o->max_request_memory,
+				  .max_time = max_time};
+	planner_how_of(o, NULL, &p->how);
+	p->how.role = "config";
+}
+
+void ofcd_picker_free(struct ofcd_picker *p)
+{
+	planner_how_free(&p->how);
+}
+
+int ofcd_validate_with(const struct ofcd_opts *o, struct fabric *f, double max_time,
+		       struct ofc_error *err)
+{
+	struct ofcd_picker p;
+	int rc;
+
+	ofcd_picker_init(&p, o, max_time);
+	f->picker = &p.ops;
+	rc = fabric_validate(f, err);
+	ofcd_picker_free(&p);
+	return rc;
+}
+
+int ofcd_validate(const struct ofcd *d, struct fabric *f, double max_time, struct ofc_error *err)
+{
+	return ofcd_validate_with(&d->o, f, max_time, err);
 }
 
 /* ---- a run-time partition's renumbering planned ahead --------------------------------------- */

@@ -199,20 +199,24 @@ int planner_fabric_build(const Ofc__V1__PlannerFabric *m, const struct topo_file
 	return 0;
 }
 
-void planner_how(const struct ofcd *d, struct planner_how *h)
+void planner_how_of(const struct ofcd_opts *o, const char *topo_dir, struct planner_how *h)
 {
-	struct schedule_query a = {.max_memory = d->o.max_request_memory};
-	struct schedule_query b = {.max_memory = d->o.ro_max_request_memory};
+	struct schedule_query a = {.max_memory = o->max_request_memory};
+	struct schedule_query b = {.max_memory = o->ro_max_request_memory};
 	uint64_t x = schedule_memory_limit(&a), y = schedule_memory_limit(&b);
 
-	h->path = d->o.planner_path && *d->o.planner_path
-		      ? xstrdup(d->o.planner_path)
-		      : exe_sibling("OFC_PLANNER", "ofc-planner");
-	h->topo_dir = d->topo_dir ? xstrdup(d->topo_dir) : NULL;
+	h->path = o->planner_path && *o->planner_path ? xstrdup(o->planner_path)
+						      : exe_sibling("OFC_PLANNER", "ofc-planner");
+	h->topo_dir = topo_dir ? xstrdup(topo_dir) : NULL;
 	/* (the most it may hold for any request: the larger of the two
 	 * sockets' request limits) */
 	h->max_memory = x > y ? x : y;
 	h->role = "request";
+}
+
+void planner_how(const struct ofcd *d, struct planner_how *h)
+{
+	planner_how_of(&d->o, d->topo_dir, h);
 }
 
 void planner_how_free(struct planner_how *h)

@@ -231,18 +231,18 @@ static uint8_t *refused(const Ofc__V1__PlannerJob *m, const struct ofc_error *e,
 	}
 	a.message = b.why = ph.why = pk.why = rl.why = tb.error = why;
 	rl.has_ok = 1;
-	return packed(m->summary    ? &b.base
-		      : m->to_phase ? &ph.base
-		      : m->pick	    ? &pk.base
-		      : m->relabel  ? &rl.base
-		      : m->testbed  ? &tb.base
-				    : &a.base,
+	return packed(m->summary		  ? &b.base
+		      : m->to_phase		  ? &ph.base
+		      : m->pick || m->config_pick ? &pk.base
+		      : m->relabel		  ? &rl.base
+		      : m->testbed		  ? &tb.base
+						  : &a.base,
 		      len);
 }
 
 /* A job answered by one packed message (the state's schedule, the
  * workload's schedule or a re-plan, a summary, MoveToPhase's plan, a
- * pick, a renumbering, a testbed's schedule), computed on the job's fabric
+ * pick, a config's pick, a renumbering, a testbed's schedule), computed on the job's fabric
  * under its limits, sent back. */
 static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 {
@@ -251,7 +251,8 @@ static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 	size_t len;
 	int rc;
 
-	if (job_limits(p, m, &err) < 0 || job_fabric(p, m, &err) < 0) {
+	/* (a config's pick has no fabric: its config is not valid before) */
+	if (job_limits(p, m, &err) < 0 || (!m->config_pick && job_fabric(p, m, &err) < 0)) {
 		buf = refused(m, &err, &len);
 	} else {
 		struct fabcfg c = {.f = p->f,
@@ -262,12 +263,13 @@ static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 
 		buf = m->state_schedule
 			  ? state_schedule_compute(&c, m->topology, p->o->state_hook, &len)
-		      : m->summary  ? planner_summary_compute(&c, &p->files, m, &len)
-		      : m->to_phase ? planner_phase_compute(&c, m, &len)
-		      : m->pick	    ? planner_pick_compute(&c, m, &len)
-		      : m->relabel  ? planner_relabel_compute(&c, &p->files, m, &len)
-		      : m->testbed  ? planner_testbed_compute(&c, m, &len)
-				    : planner_replan_compute(&c, m, &len);
+		      : m->summary     ? planner_summary_compute(&c, &p->files, m, &len)
+		      : m->to_phase    ? planner_phase_compute(&c, m, &len)
+		      : m->pick	       ? planner_pick_compute(&c, m, &len)
+		      : m->config_pick ? planner_config_pick_compute(m, &len)
+		      : m->relabel     ? planner_relabel_compute(&c, &p->files, m, &len)
+		      : m->testbed     ? planner_testbed_compute(&c, m, &len)
+				       : planner_replan_compute(&c, m, &len);
 	}
 	rc = frame_send(p->o->fd, buf, len, len, now_seconds() + 3600, &err);
 	free(buf);
@@ -287,7 +289,7 @@ static int serve_one(struct planner *p, const uint8_t *buf, size_t len)
 	if (!m)
 		return -1;
 	if (m->state_schedule || m->replan || m->summary || m->to_phase || m->pick || m->relabel ||
-	    m->testbed) {
+	    m->testbed || m->config_pick) {
 		rc = serve_answer(p, m);
 		ofc__v1__planner_job__free_unpacked(m, NULL);
 		return rc;

@@ -1,4 +1,5 @@
-/* One schedule's summary, and a Reconfigure by workload's pick, in the planner process
+/* One schedule's summary, a Reconfigure by workload's pick and a config's
+ * topology: auto, in the planner process
  * (planner_serve.c hands it the job planner_proc.c's planner_summary sends): a held partition's
  * view (views.c), a staged change's stages (staged.c), a Reconfigure by
  * workload's answer (mutation.c). The query is the caller's as it was in
@@ -140,5 +141,47 @@ uint8_t *planner_pick_compute(const struct fabcfg *cfg, const Ofc__V1__PlannerJo
 	*len = protobuf_c_message_get_packed_size(&a.base);
 	buf = xmalloc(*len ? *len : 1);
 	protobuf_c_message_pack(&a.base, buf);
+	return buf;
+}
+
+/* The most collectives a config's pick weighs (validation's own bound). */
+#define CONFIG_PICK_WORK_MAX 64
+
+uint8_t *planner_config_pick_compute(const Ofc__V1__PlannerJob *m, size_t *len)
+{
+	Ofc__V1__PlannerPick a = OFC__V1__PLANNER_PICK__INIT;
+	struct pick_work work[CONFIG_PICK_WORK_MAX];
+	struct pick_request q = {.nodes = m->nodes, .degree = m->degree, .work = work};
+	struct ofc_error err = {0};
+	struct pick_result r;
+	uint8_t *buf;
+
+	pick_model_default(&q.model);
+	if (m->model) {
+		q.model.alpha = m->model->alpha;
+		q.model.link_rate = m->model->link_rate;
+		q.model.node_rate = m->model->node_rate;
+	}
+	for (size_t i = 0; i < m->n_work && q.nwork < CONFIG_PICK_WORK_MAX; i++)
+		work[q.nwork++] = (struct pick_work){.op = (enum sched_collective)m->work[i]->op,
+						     .size = m->work[i]->size,
+						     .weight = m->work[i]->weight};
+	if (m->n_work > CONFIG_PICK_WORK_MAX)
+		ofc_error_set(&err, OFC_E_INPUT, "%zu collectives to pick for: at most %d",
+			      m->n_work, CONFIG_PICK_WORK_MAX);
+	if (err.msg[0] || pick_run(&q, &r, &err) < 0) {
+		a.why = err.msg;
+		a.has_input = 1;
+		a.input = err.code != OFC_E_RUNTIME;
+	} else {
+		a.spec = r.front.front[r.pick].spec;
+		a.has_time_us = 1;
+		a.time_us = r.time_us[r.pick];
+	}
+	*len = protobuf_c_message_get_packed_size(&a.base);
+	buf = xmalloc(*len ? *len : 1);
+	protobuf_c_message_pack(&a.base, buf);
+	if (!a.why)
+		pick_free(&r);
 	return buf;
 }

@@ -248,7 +248,7 @@ int ofcd_start(struct ofcd *d, struct snapshot **snap, struct fabcfg **cfg, stru
 	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, err) < 0)
 		return -1;
 	if (config_parse(d->o.config_path, text, len, &f, err) < 0 ||
-	    ofcd_check_config(d, f, false, err) < 0 || fabric_validate(f, err) < 0) {
+	    ofcd_check_config(d, f, false, err) < 0 || ofcd_validate(d, f, 0, err) < 0) {
 		if (f)
 			fabric_free(f);
 		free(text);

@@ -72,7 +72,7 @@ static void reread_base(struct ofcd *d)
 
 	if (read_file(d->o.config_path, CONFIG_MAX_BYTES, &text, &len, &e) < 0 ||
 	    config_parse(d->o.config_path, text, len, &f, &e) < 0 ||
-	    ofcd_check_config(d, f, false, &e) < 0 || fabric_validate(f, &e) < 0 ||
+	    ofcd_check_config(d, f, false, &e) < 0 || ofcd_validate(d, f, 0, &e) < 0 ||
 	    (strcmp(f->name, d->w->base->f->name) != 0 &&
 	     ofc_error_set(&e, OFC_E_INPUT, "it is fabric '%s'", f->name) < 0)) {
 		char buf[sizeof(e.file) + sizeof(e.msg) + 32];

@@ -5,64 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pick_model_default(struct pick_model *m)
-{
-	*m = (struct pick_model){.alpha = COST_ALPHA_DEFAULT};
-}
-
-static void slowest(double *r, double rate)
-{
-	if (rate > 0 && (*r == 0 || rate < *r))
-		*r = rate;
-}
-
-void pick_model_of(const struct fabric *f, struct pick_model *m)
-{
-	double rate = 0;
-
-	pick_model_default(m);
-	if (f->cost.alpha_set)
-		m->alpha = f->cost.alpha;
-	if (f->cost.bandwidth_set && f->cost.link_bandwidth > 0) {
-		m->link_rate = f->cost.link_bandwidth;
-		return;
-	}
-	/* The topology's own link_rates are not the hosts': a topology picked
-	 * anew has links of the ports' rates. */
-	for (uint32_t h = 0; h < f->nhosts; h++) {
-		const struct host *ho = &f->hosts[h];
-
-		if (!ho->port_rates.n)
-			slowest(&rate, ho->port_rate);
-		for (uint32_t j = 0; j < ho->port_rates.n; j++)
-			slowest(&rate, ho->port_rates.v[j]);
-	}
-	m->link_rate = rate;
-}
-
-struct sched_cost pick_cost(const struct pick_model *m, uint32_t degree, uint64_t size)
-{
-	return (struct sched_cost){
-	    .alpha = m->alpha,
-	    .bandwidth = m->node_rate > 0   ? m->node_rate
-			 : m->link_rate > 0 ? m->link_rate * degree
-					    : COST_NODE_RATE_DEFAULT,
-	    .size = size,
-	};
-}
-
-uint32_t pick_degree(const struct fabric *f)
-{
-	uint32_t d = UINT32_MAX;
-
-	for (uint32_t h = 0; h < f->nhosts; h++)
-		if (f->hosts[h].ports < d)
-			d = f->hosts[h].ports;
-	if (d == UINT32_MAX)
-		return 0;
-	return d > BFB_MAX_DEGREE ? BFB_MAX_DEGREE : d;
-}
-
 static int check_request(const struct pick_request *q, struct ofc_error *err)
 {
 	if (q->degree == 0 || q->degree >= q->nodes)
@@ -128,3 +70,19 @@ void pick_free(struct pick_result *r)
 	free(r->rank);
 	memset(r, 0, sizeof(*r));
 }
+
+static int pick_here_fn(const struct topo_picker *p, const struct pick_request *q, char **spec,
+			double *time_us, struct ofc_error *err)
+{
+	struct pick_result r;
+
+	(void)p;
+	if (pick_run(q, &r, err) < 0)
+		return -1;
+	*time_us = r.time_us[r.pick];
+	*spec = xstrdup(r.front.front[r.pick].spec);
+	pick_free(&r);
+	return 0;
+}
+
+const struct topo_picker pick_here = {.pick = pick_here_fn};

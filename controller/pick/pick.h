@@ -23,6 +23,7 @@ struct pick_model {
 	double node_rate;
 };
 
+/* The cost model and the degree (model.c: arithmetic alone, no finder). */
 /* The cost model's defaults (COST_ALPHA_DEFAULT, sched.h), no link rate. */
 void pick_model_default(struct pick_model *m);
 /* A fabric's model, before or after validation: cost_model.alpha if the
@@ -64,5 +65,20 @@ struct pick_result {
  * the caller's (pick_free). */
 int pick_run(const struct pick_request *q, struct pick_result *r, struct ofc_error *err);
 void pick_free(struct pick_result *r);
+
+/* How a config's `topology: auto` is picked, the hook fabric_validate
+ * calls through f->picker (config.h): q is the finder's request (the hosts,
+ * the fewest ports any has, the config's collectives under its cost
+ * model); the pick's spec into *spec (the caller's to free) and the
+ * workload's time on it into *time_us, or -1 with err (validation places
+ * its message at the topology). Programs that link the finder pass
+ * pick_here (pick_run in this process: the CLI, the planner process, the
+ * benches and tests); ofcd passes one that asks a planner process
+ * (controller/ofcd/planner_ask.c, ofcd_picker), so it links no finder. */
+struct topo_picker {
+	int (*pick)(const struct topo_picker *p, const struct pick_request *q, char **spec,
+		    double *time_us, struct ofc_error *err);
+};
+extern const struct topo_picker pick_here;
 
 #endif

@@ -9,6 +9,7 @@
 #include "controller/config/config.h"
 #include "controller/export/export.h"
 #include "controller/ofcd/ofcd.h"
+#include "controller/pick/pick.h"
 #include "controller/reconfig/reconfig.h"
 #include "controller/schedule/schedule.h"
 
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fabric *f = NULL;
 
 	if (config_parse("fuzz.yaml", (const char *)data, size, &f, &err) == 0) {
+		f->picker = &pick_here; /* (topology: auto's finder, as the CLI's) */
 		if (fabric_validate(f, &err) < 0 &&
 		    (err.code != OFC_E_INPUT || err.line == 0 || !err.msg[0]))
 			abort();

@@ -2,7 +2,8 @@
 # ofcd against build/ocs-emu and build/mrr-emu, driven by `ofc --socket`:
 # options and bad configs; reads, reconfigures, applies and schedules;
 # reads answered during a transaction; cancel; events; permissions for an
-# unprivileged uid; SIGHUP (good and bad config); SIGTERM finishing the
+# unprivileged uid; SIGHUP (good and bad config); topology: auto picked
+# by a planner process (and refused when it dies); SIGTERM finishing the
 # running transaction; kill -9 during a Reconfigure, then a restart; a
 # journal left by a killed `ofc apply` recovered at start; daemonizing.
 SUITE=ofcd
@@ -401,8 +402,21 @@ rm -f "$SOCK"
 stop_emu "$k_pid"
 start_emu ocs-emu h --ports 256 --credentials configs/credentials/ocs0.cred --state "$TMP/k.state"
 DEV="ocs0=127.0.0.1:$h_port"
+# Its planners through a wrapper that counts the config picks (below) and
+# kills them while $TMP/config.kill exists.
+cat >"$TMP/config-planner" <<EOF
+#!/bin/sh
+case " \$* " in *" --for config "*)
+	echo started >>"$TMP/config.starts"
+	[ -e "$TMP/config.kill" ] && kill -9 \$\$ ;;
+esac
+exec "$(cd "$BUILD" && pwd)/ofc-planner" "\$@"
+EOF
+chmod +x "$TMP/config-planner"
+export OFC_PLANNER="$TMP/config-planner"
 start_ofcd d4.log --config "$TMP/live.yaml" --socket "$SOCK" --state-dir "$ST" --device "$DEV" --probe-interval 0 \
 	--max-frame 64KiB
+unset OFC_PLANNER
 $OFC --socket "$SOCK" reconfigure --topology torus:8x8 >/dev/null 2>&1
 cp "$CIRC" "$TMP/live.yaml"
 kill -HUP "$ofcd_pid"
@@ -436,6 +450,34 @@ sys.exit(0 if a.steps == b.steps and sum(len(x.transfers) for x in a.steps) > 40
 		ok || bad "the streamed GetSchedule $t decodes to the local schedule"
 done
 expect_stdout_has "verified     yes" $OFC --socket "$SOCK" schedule --collective allgather --size 1MiB --summary
+# topology: auto is picked as ofcd loads the config (a reload, ApplyConfig,
+# --check) by a planner process, `ofc-planner --for config` (ofcd links no
+# finder): the CLI's pick. A planner killed twice refuses the config with
+# the reason; ofcd keeps serving the config it has.
+sed 's/^topology: .*/topology: auto/' "$TORUS" >"$TMP/auto.yaml"
+sed 's/size: 64MiB/size: 4KiB/' "$TMP/auto.yaml" >"$TMP/auto-small.yaml"
+spec_of() { $OFC show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["topology"]["spec"])'; }
+big=$(spec_of "$TMP/auto.yaml")
+small=$(spec_of "$TMP/auto-small.yaml")
+[ -n "$big" ] && [ -n "$small" ] && [ "$big" != "$small" ] && ok || bad "the CLI's picks: '$big' and '$small'"
+cp "$TMP/auto.yaml" "$TMP/live.yaml"
+kill -HUP "$ofcd_pid"
+wait_state 'j["topology"]["spec"]=="'"$big"'" and j["target_topology"]=="'"$big"'" and "transaction" not in j' &&
+	[ "$(wc -l <"$TMP/config.starts")" -eq 1 ] && ok ||
+	bad "a reload of topology: auto: not $big, picked by one planner" "$(cat "$TMP/config.starts")" "$(tail -3 "$TMP/d4.log")"
+GEN=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["config_generation"])')
+touch "$TMP/config.kill"
+expect_exit 2 $OFC --socket "$SOCK" apply "$TMP/auto-small.yaml"
+grep -q "^$TMP/auto-small.yaml:31:11: topology 'auto': the planner process picking it was killed by SIGKILL (by ofcd past the request's time limit, or from outside) (the one before it was killed by SIGKILL" "$TMP/err" &&
+	[ "$(wc -l <"$TMP/config.starts")" -eq 3 ] && ok ||
+	bad "ApplyConfig with its pick's planner killed twice: refused with the reason" "$(cat "$TMP/err")" "$(cat "$TMP/config.starts")"
+state_is 's["topology"]["spec"]=="'"$big"'" and s["target_topology"]=="'"$big"'" and s["config_generation"]=='"$GEN"
+rm "$TMP/config.kill"
+expect_stdout_has "committed transaction" $OFC --socket "$SOCK" apply "$TMP/auto-small.yaml"
+state_is 's["topology"]["spec"]=="'"$small"'" and s["config_generation"]=='"$((GEN + 1))"
+expect_stdout_has "topology $big: ok" $OFCD --check --config "$TMP/auto.yaml"
+expect_error 1 "$TMP/auto.yaml:31:11: topology 'auto': the planner process picking it could not start: the planner program $TMP/none: No such file or directory (the one before it could not start: the planner program $TMP/none: No such file or directory)" \
+	env OFC_PLANNER="$TMP/none" $OFCD --check --config "$TMP/auto.yaml"
 expect_exit 0 stop_ofcd
 
 # ---- a journal left by a killed `ofc apply` is repaired when ofcd starts -------------------

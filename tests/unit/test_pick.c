@@ -22,7 +22,7 @@ static struct fabric *parse(const char *text, bool validate)
 	char buf[1024];
 
 	if (config_parse("t.yaml", text, strlen(text), &f, &err) < 0 ||
-	    (validate && fabric_validate(f, &err) < 0))
+	    (validate && (f->picker = &pick_here, fabric_validate(f, &err)) < 0))
 		fail_msg("%s", ofc_error_str(&err, buf, sizeof(buf)));
 	return f;
 }
@@ -241,12 +241,108 @@ static void test_auto_is_the_pick(void **state)
 	pick_free(&r);
 }
 
+/* What a picker hook is asked and answers (validation's side of it). */
+struct asked {
+	struct topo_picker ops; /* first: the hook is handed &ops */
+	int calls;
+	struct pick_request q;
+	struct pick_work work[4];
+	const char *fail; /* non-NULL: refuse with this */
+};
+
+static int ask_recorded(const struct topo_picker *ops, const struct pick_request *q, char **spec,
+			double *time_us, struct ofc_error *err)
+{
+	struct asked *a = (struct asked *)ops;
+
+	a->calls++;
+	a->q = *q;
+	for (size_t i = 0; i < q->nwork && i < 4; i++)
+		a->work[i] = q->work[i];
+	if (a->fail)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s", a->fail);
+	*spec = strdup("circulant:64:1,8");
+	*time_us = 123.5;
+	return 0;
+}
+
+static int validate_with(const char *text, const struct topo_picker *picker, struct fabric **out,
+			 struct ofc_error *err)
+{
+	struct fabric *f = NULL;
+
+	*out = NULL;
+	if (config_parse("t.yaml", text, strlen(text), &f, err) < 0)
+		return -1;
+	f->picker = picker;
+	int rc = fabric_validate(f, err);
+	assert_null(f->picker); /* let go of by validation */
+	if (rc < 0)
+		fabric_free(f);
+	else
+		*out = f;
+	return rc;
+}
+
+/* topology: auto asks the fabric's picker (a planner process in ofcd,
+ * pick_here elsewhere) the request the config makes: its hosts, their
+ * fewest ports, its model and the collectives the finder prices (an
+ * all-to-all left out), and takes its answer as the topology; a refusal is
+ * the config's error at the topology; no picker, a config refused. */
+static void test_auto_asks_the_picker(void **state)
+{
+	static const char text[] = CFG(", port_rate: 25Gbps", "  - {op: alltoall, size: 2MiB}\n"
+							      "  - {op: allgather, size: 4KiB}\n"
+							      "cost_model: {alpha: 2us}\n");
+	struct asked a = {.ops = {.pick = ask_recorded}};
+	struct ofc_error err = {0};
+	struct fabric *f;
+
+	(void)state;
+	assert_int_equal(validate_with(text, &a.ops, &f, &err), 0);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.q.nodes, 64);
+	assert_int_equal(a.q.degree, 4);
+	assert_true(a.q.model.alpha == 2e-6 && a.q.model.link_rate == 25e9 &&
+		    a.q.model.node_rate == 0);
+	assert_int_equal(a.q.nwork, 2);
+	assert_int_equal(a.work[0].op, SCHED_ALLREDUCE);
+	assert_int_equal(a.work[0].size, 1 << 20);
+	assert_int_equal(a.work[1].op, SCHED_ALLGATHER);
+	assert_int_equal(a.work[1].size, 4096);
+	assert_true(a.work[0].weight == 1 && a.work[1].weight == 1);
+	assert_string_equal(f->topology.spec, "circulant:64:1,8");
+	assert_true(f->topology.auto_picked && f->topology.auto_time_us == 123.5);
+	assert_int_equal(f->graph->n, 64);
+	fabric_free(f);
+
+	a.fail = "the planner process picking it was killed by SIGKILL";
+	assert_int_equal(validate_with(text, &a.ops, &f, &err), -1);
+	assert_string_equal(err.msg, "topology 'auto': the planner process picking it was "
+				     "killed by SIGKILL");
+	assert_int_equal(err.code, OFC_E_RUNTIME);
+	assert_int_equal(err.line, 6);
+	assert_int_equal(err.col, 11);
+
+	assert_int_equal(validate_with(text, NULL, &f, &err), -1);
+	assert_string_equal(err.msg, "topology 'auto': nothing here picks a topology (a config "
+				     "with a topology of its own is expected)");
+	/* A config that needs no pick never asks. */
+	a.calls = 0;
+	static const char fixed[] = "name: p\n"
+				    "hosts: {count: 8, prefix: h, ports: 2}\n"
+				    "topology: ring:8\n";
+	assert_int_equal(validate_with(fixed, &a.ops, &f, &err), 0);
+	assert_int_equal(a.calls, 0);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_model_of_fabric),  cmocka_unit_test(test_rank),
 	    cmocka_unit_test(test_table5),	     cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_auto_is_the_pick),
+	    cmocka_unit_test(test_auto_is_the_pick), cmocka_unit_test(test_auto_asks_the_picker),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
