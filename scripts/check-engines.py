@@ -54,12 +54,8 @@ MAIN = "controller/ofcd/ofcd_main.o"
 
 # What still links an engine into ofcd: (file, why) -> the engine's
 # symbols it uses. Each is a planner job still to be made.
-RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn, when "
-            "no plan made ahead (in a planner process) is taken: the worker's batch.c "
-            "and reconfig/'s ctl_partition in reconfigure_run")
 TESTBED = "the testbed's runs (a run's schedule, calibration, mpirun's files)"
 ROOTS = {
-    ("controller/fabric/relabel_target.c", RENUMBER): {"topo_relabel", "relabel_result_free"},
     ("controller/config/validate.c", "topology: auto when a config is loaded (the finder)"): {
         "pick_degree", "pick_free", "pick_model_of", "pick_run"},
     ("controller/ofcd/testbed.c", TESTBED): {"schedule_compute", "schedule_result_free"},
