@@ -2,8 +2,10 @@
  * plan_ahead.c): what a plan read is compared with the devices as read at
  * its turn (ahead_same), and through a daemon on a sim switch, a job
  * planned while a conflicting commit is under way is planned again, while
- * one whose hosts the commit leaves alone takes its plan made ahead; the
- * held partitions' schedules are computed once a spec (held.c). */
+ * one whose hosts the commit leaves alone takes its plan made ahead; a
+ * job renumbered in the worker's turn is renumbered by the worker's
+ * planner process, and refused when that one dies; the held partitions'
+ * schedules are computed once a spec (held.c). */
 #include "tests/unit/ofcd_world.h"
 
 #include "controller/ofcd/worker.h"
@@ -392,16 +394,20 @@ static void test_turn_in_planner(void **state)
 	fp = fopen(kill, "w");
 	assert_non_null(fp);
 	fclose(fp);
-	w->planner_of_next = dying;
 	start(w, 30, 0);
-	w->planner_of_next = NULL;
 	connect_ok(w, &c);
 	r = reconfigure(&c, "torus:8x8", 1);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	stop(w); /* (the switch read with no daemon on it) */
 	struct device_state torus;
 	state_init(&torus, DEV_SWITCH);
 	state_copy(&torus, &w->sim.state);
+	w->planner_of_next = dying;
+	start(w, 30, 0);
+	w->planner_of_next = NULL;
+	connect_ok(w, &c);
 	int fd = raw_connect(w->sock);
 
 	put_partition(buf, &n, 5, "b", "ring:8", mixed, 8, true);
@@ -429,15 +435,15 @@ static void test_turn_in_planner(void **state)
 	assert_non_null(r);
 	if (r->status != OFC__V1__STATUS__STATUS_OK)
 		fail_msg("answer %llu: %s", (unsigned long long)r->id, r->message);
-	assert_true(r->transaction &&
-		    r->transaction->operations > 0); /* (the links out of the row) */
+	/* (the links out of the row taken down, none made) */
+	assert_true(r->transaction && r->transaction->operations > 0);
 	ofc__v1__response__free_unpacked(r, NULL);
-	assert_true(within(&w->sim.state, &torus));
-	assert_true(w->sim.state.nxc < torus.nxc);
-	state_free(&torus);
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
+	assert_true(within(&w->sim.state, &torus));
+	assert_true(w->sim.state.nxc < torus.nxc);
+	state_free(&torus);
 }
 
 /* ---- batches (batch.c) ------------------------------------------------------------------ */
