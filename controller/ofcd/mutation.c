@@ -311,8 +311,10 @@ static int mutation_relabel(void *ctx, const struct fabric *f, const struct part
 {
 	struct mutation *m = ctx;
 
-	(void)f;
-	(void)p;
+	if (f != m->ncfg->f || p != &m->rtp) /* (what the planner could not make again) */
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "partition '%s': renumbered on another fabric than the job's",
+				     p->name);
 	return ofcd_relabel_turn(m->d, m->ncfg, m->j, actual, o->budget_s, pc, npc, rep, err);
 }
 
