@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 		struct ofc_error err = {0};
 		c = open_ctl(&ch, f);
 		double t0 = now_seconds();
-		if (ctl_partition(c, &p, &o, &rep, &err) < 0) {
+		if (ctl_partition(c, &p, &relabel_direct, NULL, &o, &rep, &err) < 0) {
 			fprintf(stderr, "job %u (%s): %s\n", j, sizes[sz].spec, err.msg);
 			return 1;
 		}
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 		/* The config's numbering is what the sims get, so that every
 		 * version of the search meets the same states. */
 		c = open_ctl(&ch, f);
-		if (ctl_partition(c, &p, NULL, NULL, &err) < 0) {
+		if (ctl_partition(c, &p, NULL, NULL, NULL, NULL, &err) < 0) {
 			fprintf(stderr, "job %u (%s): %s\n", j, sizes[sz].spec, err.msg);
 			return 1;
 		}

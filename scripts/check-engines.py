@@ -55,11 +55,7 @@ MAIN = "controller/ofcd/ofcd_main.o"
 
 # What still links an engine into ofcd: (file, why) -> the engine's
 # symbols it uses. Each is a planner job still to be made.
-RENUMBER = ("the renumbering search: a run-time partition renumbered in its turn, when "
-            "no plan made ahead (in a planner process) is taken: the worker's batch.c "
-            "and reconfig/'s ctl_partition in reconfigure_run")
 ROOTS = {
-    ("controller/fabric/relabel_target.c", RENUMBER): {"topo_relabel", "relabel_result_free"},
 }
 
 def tables(objs):

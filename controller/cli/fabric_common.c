@@ -386,6 +386,7 @@ int fabric_cmd_reconfigure(struct fabric_cmd *fc, bool repair, bool dry_run, dou
 	    .relabel = fc->relabel,
 	    .relabel_opts = {.budget_s = fc->relabel_budget > 0 ? fc->relabel_budget : 2},
 	    .relabel_before = true,
+	    .relabel_ops = &relabel_direct,
 	    .no_relabel = fc->no_relabel,
 	    .keep_numbering = true,
 	    .choose = fc->horizon_set ? ctl_choose : NULL,

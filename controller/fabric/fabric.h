@@ -590,7 +590,7 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 
 /* The host-level graph the switches hold now (actual[s] as for
  * fabric_relabel): an arc u -> v per cross-connect from a port of u to a
- * port of v, spec "in place" (caller frees). */
+ * port of v, spec "in place" (caller frees; fabric/in_place.c). */
 struct graph *fabric_current_graph(const struct fabric *f,
 				   const struct device_state *const *actual);
 
@@ -603,6 +603,24 @@ int partition_relabel(const struct fabric *f, const struct partition *p, const s
 		      const struct device_state *const *actual, const struct relabel_opts *o,
 		      struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
 		      struct ofc_error *err);
+
+/* A renumbering as its caller has it done, in the style of the drivers'
+ * ops tables: fabric renumbers the whole fabric as fabric_relabel does,
+ * partition a partition (its own topology) as partition_relabel does; ctx
+ * is the caller's. relabel_direct's run the search here (topo_relabel): a
+ * program that may link the engines (the CLI, tests). ofcd's ask a planner
+ * process, out of the process that holds the lease. A NULL member: that
+ * renumbering is not done by this caller. */
+struct relabel_ops {
+	int (*fabric)(void *ctx, struct fabric *f, const struct device_state *const *actual,
+		      const struct relabel_opts *o, struct fabric_relabel *rep,
+		      struct ofc_error *err);
+	int (*partition)(void *ctx, const struct fabric *f, const struct partition *p,
+			 const struct device_state *const *actual, const struct relabel_opts *o,
+			 struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
+			 struct ofc_error *err);
+};
+extern const struct relabel_ops relabel_direct;
 
 /* The MRR channels ring r's lightpaths need: an MRR adding the wavelength
  * at the source, one dropping it at the destination (fabric/rings.c). */

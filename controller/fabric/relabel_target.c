@@ -11,81 +11,13 @@
  * preferred ports and the config's circuits as they are; the one whose
  * circuits the switches hold most of wins, the config's on a tie. A
  * relabelling never plans more operations than the config's numbering. */
-#include "controller/fabric/fabric.h"
+#include "controller/fabric/internal.h"
 #include "drivers/drivers.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define NONE UINT32_MAX
-
-struct current {
-	uint32_t *tails, *heads, m;
-	struct port_map prefer; /* port j of u -> v where the switch has it */
-};
-
-/* switch port -> wiring index, per switch. */
-static uint32_t **index_switch_ports(const struct fabric *f)
-{
-	uint32_t **by = xcalloc((size_t)f->nswitches + 1, sizeof(*by));
-
-	for (uint32_t s = 0; s < f->nswitches; s++) {
-		by[s] = xmalloc(((size_t)f->switches[s].ports + 2) * sizeof(uint32_t));
-		memset(by[s], 0xff, ((size_t)f->switches[s].ports + 2) * sizeof(uint32_t));
-	}
-	for (uint32_t i = 0; i < f->nwiring; i++)
-		by[f->wiring[i].sw][f->wiring[i].sw_port] = i;
-	return by;
-}
-
-/* The host-level arcs the switches hold: ingress port of (u, j) connected
- * to egress port of (v, k) is an arc u -> v, and a preference for port j
- * when k == j (circuits always join equal port numbers). */
-static void read_current(const struct fabric *f, const struct device_state *const *actual,
-			 uint32_t d, struct current *cur)
-{
-	uint32_t n = f->nhosts, **by = index_switch_ports(f), cap = 0;
-
-	for (uint32_t s = 0; s < f->nswitches; s++)
-		cap += actual[s] ? actual[s]->nxc : 0;
-	cur->tails = xmalloc(((size_t)cap + 1) * sizeof(uint32_t));
-	cur->heads = xmalloc(((size_t)cap + 1) * sizeof(uint32_t));
-	cur->m = 0;
-	cur->prefer = (struct port_map){.n = n, .d = d};
-	cur->prefer.to = xmalloc(((size_t)n * d + 1) * sizeof(uint32_t));
-	memset(cur->prefer.to, 0xff, ((size_t)n * d + 1) * sizeof(uint32_t));
-	for (uint32_t s = 0; s < f->nswitches; s++)
-		for (uint32_t k = 0; actual[s] && k < actual[s]->nxc; k++) {
-			const struct xconn *x = &actual[s]->xc[k];
-			uint32_t ports = f->switches[s].ports;
-
-			if (x->in < 1 || x->in > ports || x->out < 1 || x->out > ports)
-				continue;
-			uint32_t ia = by[s][x->in], ib = by[s][x->out];
-			if (ia == NONE || ib == NONE)
-				continue;
-			const struct attachment *a = &f->wiring[ia], *b = &f->wiring[ib];
-			cur->tails[cur->m] = a->host;
-			cur->heads[cur->m++] = b->host;
-			if (a->host_port == b->host_port && a->host_port < d)
-				cur->prefer.to[(size_t)a->host_port * n + a->host] = b->host;
-		}
-	for (uint32_t s = 0; s < f->nswitches; s++)
-		free(by[s]);
-	free(by);
-}
-
-struct graph *fabric_current_graph(const struct fabric *f, const struct device_state *const *actual)
-{
-	struct current cur;
-
-	read_current(f, actual, f->ports.d, &cur);
-	struct graph *g = graph_from_arcs(f->nhosts, cur.m, cur.tails, cur.heads, "in place");
-	free(cur.tails);
-	free(cur.heads);
-	port_map_free(&cur.prefer);
-	return g;
-}
 
 /* g with node u renamed map[u] (map NULL: a copy). */
 static struct graph *renamed(const struct graph *g, const uint32_t *map)
@@ -280,7 +212,7 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		return ofc_error_set(err, OFC_E_INPUT,
 				     "fabric %s has no switched target topology to relabel",
 				     f->name);
-	read_current(f, actual, f->ports.d, &cur);
+	current_read(f, actual, f->ports.d, &cur);
 	struct graph *now = graph_from_arcs(f->nhosts, cur.m, cur.tails, cur.heads, "current");
 	int rc = topo_relabel(now, f->graph, o, &r, err);
 	graph_free(now);
@@ -311,9 +243,7 @@ int fabric_relabel(struct fabric *f, const struct device_state *const *actual,
 		free(ip.xc);
 		relabel_result_free(&r);
 	}
-	free(cur.tails);
-	free(cur.heads);
-	port_map_free(&cur.prefer);
+	current_free(&cur);
 	return rc;
 }
 
@@ -402,7 +332,7 @@ int partition_relabel(const struct fabric *f, const struct partition *p, const s
 	uint32_t d = 0;
 	for (uint32_t u = 0; u < g->n; u++)
 		d = graph_outdeg(g, u) > d ? graph_outdeg(g, u) : d;
-	read_current(f, actual, d, &cur);
+	current_read(f, actual, d, &cur);
 	in_place_read(f, actual, &ip);
 	struct graph *now = partition_current(f, p, &cur, d, &prefer);
 	int rc = topo_relabel(now, g, o, &r, err);
@@ -431,9 +361,28 @@ int partition_relabel(const struct fabric *f, const struct partition *p, const s
 	}
 	graph_free(g);
 	free(ip.xc);
-	free(cur.tails);
-	free(cur.heads);
-	port_map_free(&cur.prefer);
+	current_free(&cur);
 	port_map_free(&prefer);
 	return rc;
 }
+
+/* ---- the search run here (relabel_direct) ---------------------------------------------- */
+
+static int direct_fabric(void *ctx, struct fabric *f, const struct device_state *const *actual,
+			 const struct relabel_opts *o, struct fabric_relabel *rep,
+			 struct ofc_error *err)
+{
+	(void)ctx;
+	return fabric_relabel(f, actual, o, rep, err);
+}
+
+static int direct_partition(void *ctx, const struct fabric *f, const struct partition *p,
+			    const struct device_state *const *actual, const struct relabel_opts *o,
+			    struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
+			    struct ofc_error *err)
+{
+	(void)ctx;
+	return partition_relabel(f, p, NULL, actual, o, out, nout, rep, err);
+}
+
+const struct relabel_ops relabel_direct = {.fabric = direct_fabric, .partition = direct_partition};

@@ -153,7 +153,8 @@ static void batch_event(void *ctx, enum reconfigure_event ev, const struct recon
 
 /* Member m's circuits: its plan made ahead when what it read is
  * unchanged, else planned now (renumbered when asked, as ctl_partition
- * plans one); -1 when that fails. */
+ * plans one, by the worker's planner process); -1 when that fails (the
+ * log says why). */
 static int member_plan(struct batch *b, struct member *m, const struct ctl *c, struct circuit **pc,
 		       uint32_t *npc, struct fabric_relabel *rep)
 {
@@ -171,14 +172,17 @@ static int member_plan(struct batch *b, struct member *m, const struct ctl *c, s
 			 (unsigned long long)m->j->ticket, m->j->target, why);
 	if (m->j->relabel) {
 		const struct device_state **act = ctl_switch_states(c);
-		struct relabel_opts o = {.budget_s = RELABEL_BUDGET_S};
 
-		rc = partition_relabel(c->fabric, &m->p, NULL, act, &o, pc, npc, rep, &err);
+		rc = ofcd_relabel_turn(b->d, b->cfg, m->j, act, RELABEL_BUDGET_S, pc, npc, rep,
+				       &err);
 		free(act);
 	} else {
 		rc = partition_circuits(c->fabric, &m->p, pc, npc, &err);
 	}
 	b->turn += now_seconds() - t;
+	if (rc < 0)
+		ofcd_log(b->d, OFCD_LOG_INFO, "ticket %llu: %s: left out of the batch: %s",
+			 (unsigned long long)m->j->ticket, m->j->target, err.msg);
 	return rc;
 }
 

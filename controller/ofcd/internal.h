@@ -1146,12 +1146,15 @@ void held_partition_free(struct partition *p);
  * cross-connects actual (NULL: unknown), within budget seconds of search:
  * in the planner process *p, the caller's, kept for its next one
  * (planner_ask.c sends it, planner_relabel.c's planner_relabel_compute
- * answers; planner_end ends it). 0 and the circuits (*pc, the caller
- * frees) and the search's report, else -1 with err. */
-int planner_relabel(const struct ofcd *d, struct planner_proc *p, const struct fabcfg *cfg,
-		    const char *name, char *const *hosts, uint32_t nhosts, const char *spec,
-		    const struct device_state *const *actual, double budget, struct circuit **pc,
-		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err);
+ * answers; planner_end ends it), started as `ofc-planner --for ROLE`
+ * (a plan-ahead thread's "relabel", the mutation worker's in its turn
+ * "relabel-turn"). 0 and the circuits (*pc, the caller frees) and the
+ * search's report, else -1 with err. */
+int planner_relabel(const struct ofcd *d, struct planner_proc *p, const char *role,
+		    const struct fabcfg *cfg, const char *name, char *const *hosts, uint32_t nhosts,
+		    const char *spec, const struct device_state *const *actual, double budget,
+		    struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep,
+		    struct ofc_error *err);
 uint8_t *planner_relabel_compute(const struct fabcfg *cfg, const struct topo_files *files,
 				 const Ofc__V1__PlannerJob *m, size_t *len);
 

@@ -294,6 +294,34 @@ static int mutation_ahead(void *ctx, const struct ctl *c, const struct partition
 	return rc;
 }
 
+int ofcd_relabel_turn(struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
+		      const struct device_state *const *actual, double budget, struct circuit **pc,
+		      uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err)
+{
+	return planner_relabel(d, &d->w->relabel, "relabel-turn", cfg, j->partition, j->hosts,
+			       j->nhosts, j->spec, actual, budget, pc, npc, rep, err);
+}
+
+/* reconfigure_run's renumbering of the job's partition (relabel_ops):
+ * p is m->rtp, made on m->ncfg's fabric f from the job's hosts and spec,
+ * as the planner process makes it again. */
+static int mutation_relabel(void *ctx, const struct fabric *f, const struct partition *p,
+			    const struct device_state *const *actual, const struct relabel_opts *o,
+			    struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep,
+			    struct ofc_error *err)
+{
+	struct mutation *m = ctx;
+
+	if (f != m->ncfg->f || p != &m->rtp) /* (what the planner could not make again) */
+		return ofc_error_set(err, OFC_E_RUNTIME,
+				     "partition '%s': renumbered on another fabric than the job's",
+				     p->name);
+	return ofcd_relabel_turn(m->d, m->ncfg, m->j, actual, o->budget_s, pc, npc, rep, err);
+}
+
+/* (no whole fabric's: ofcd renumbers none, and keeps no numbering) */
+static const struct relabel_ops mutation_relabel_ops = {.partition = mutation_relabel};
+
 /* A reload refused: watchers get where, not what (the reason may quote
  * the file or name a credentials path). The log has it all. */
 static void post_reload_rejected(struct ofcd *d, const struct answer *an)
@@ -328,6 +356,7 @@ static int mutation_reconfigure(struct mutation *m, struct reconfigure_result *r
 	    .partition_name = j->nhosts ? NULL : j->partition,
 	    .relabel = j->nhosts && j->relabel,
 	    .relabel_opts = {.budget_s = RELABEL_BUDGET_S},
+	    .relabel_ops = &mutation_relabel_ops,
 	    .ahead = j->ahead ? mutation_ahead : NULL,
 	    .check = mutation_check,
 	    .on_event = mutation_event,

@@ -110,8 +110,8 @@ static void plan_one(const struct ofcd *d, struct planner_proc *p, struct ahead 
 
 	for (uint32_t s = 0; s < f->nswitches; s++)
 		actual[s] = a->base->known[s] ? &a->base->sw[s] : NULL;
-	a->ok = planner_relabel(d, p, a->base->cfg, a->name, a->hosts, a->nhosts, a->spec, actual,
-				budget, &a->pc, &a->npc, &a->rep, &err) == 0;
+	a->ok = planner_relabel(d, p, "relabel", a->base->cfg, a->name, a->hosts, a->nhosts,
+				a->spec, actual, budget, &a->pc, &a->npc, &a->rep, &err) == 0;
 	if (!a->ok)
 		a->fail = xasprintf("its plan ahead failed: %s", err.msg);
 	free(actual);

@@ -613,10 +613,11 @@ static int relabel_take(const Ofc__V1__PlannerRelabel *a, struct circuit **pc, u
 	return 0;
 }
 
-int planner_relabel(const struct ofcd *d, struct planner_proc *p, const struct fabcfg *cfg,
-		    const char *name, char *const *hosts, uint32_t nhosts, const char *spec,
-		    const struct device_state *const *actual, double budget, struct circuit **pc,
-		    uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err)
+int planner_relabel(const struct ofcd *d, struct planner_proc *p, const char *role,
+		    const struct fabcfg *cfg, const char *name, char *const *hosts, uint32_t nhosts,
+		    const char *spec, const struct device_state *const *actual, double budget,
+		    struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep,
+		    struct ofc_error *err)
 {
 	Ofc__V1__PlannerJob m = OFC__V1__PLANNER_JOB__INIT;
 	Ofc__V1__PlannerRelabel *a;
@@ -637,7 +638,7 @@ int planner_relabel(const struct ofcd *d, struct planner_proc *p, const struct f
 	m.topology = (char *)spec;
 	m.switches = switches_msg(cfg->f, actual);
 	m.n_switches = nsw;
-	rc = ask_about(d, cfg, &m, "relabel", p, RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
+	rc = ask_about(d, cfg, &m, role, p, RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
 		       "renumbering it", &buf, &got, err);
 	for (uint32_t s = 0; s < nsw; s++) {
 		free(m.switches[s]->xc);

@@ -91,6 +91,7 @@ void *ofcd_mutation_worker(void *arg)
 		finished(d, j);
 	}
 	pthread_mutex_unlock(&d->jobs.mu);
+	planner_end(&d->w->relabel, false, NULL, 0); /* (closed, a planner at rest ends) */
 	return NULL;
 }
 
@@ -224,6 +225,7 @@ void ofcd_schedule_spawn(struct ofcd *d)
 void ofcd_worker_new(struct ofcd *d)
 {
 	d->w = xcalloc(1, sizeof(*d->w));
+	d->w->relabel.fd = -1;
 }
 
 void ofcd_worker_close_devices(struct ofcd *d)
@@ -234,6 +236,7 @@ void ofcd_worker_close_devices(struct ofcd *d)
 
 void ofcd_worker_free(struct ofcd *d)
 {
+	planner_end(&d->w->relabel, false, NULL, 0); /* (a worker that never ran: none) */
 	fabcfg_unref(d->w->cfg);
 	fabcfg_unref(d->w->pub);
 	fabcfg_unref(d->w->last_pub);

@@ -105,6 +105,11 @@ struct ofcd_worker {
 	char *sync_bytes;
 	size_t sync_len;
 	char *damaged;
+	/* The planner process that renumbers a run-time partition in the
+	 * worker's turn (ofcd_relabel_turn): started on the first, kept with
+	 * the fabric it rebuilt, started again after one that failed, ended
+	 * with the worker. */
+	struct planner_proc relabel;
 };
 
 /* views.c */
@@ -148,6 +153,17 @@ void ofcd_drop_moves(struct ofcd *d);
 /* (mutation worker, mutation.c) ApplyConfig, Reconfigure, MoveToPhase
  * and reloads; a device probe (JOB_PROBE). */
 void ofcd_run_mutation(struct ofcd *d, struct job *j);
+/* (mutation worker, mutation.c) j's run-time partition (j->partition,
+ * hosts, spec) renumbered for the fewest moves in the worker's turn, on
+ * cfg's fabric and the switches' cross-connects actual, as ctl_partition
+ * renumbers one: asked of the worker's planner process (d->w->relabel,
+ * `ofc-planner --for relabel-turn`), so that ofcd links no search. 0 and
+ * the circuits (*pc, the caller frees) and the search's report; -1 with
+ * err when it failed (a planner that ended before it answered, twice:
+ * how both ended). */
+int ofcd_relabel_turn(struct ofcd *d, const struct fabcfg *cfg, const struct job *j,
+		      const struct device_state *const *actual, double budget, struct circuit **pc,
+		      uint32_t *npc, struct fabric_relabel *rep, struct ofc_error *err);
 /* The new fabric a mutation asks for (an ApplyConfig's config parsed and
  * checked; a Reconfigure's topology over the running config), or -1 with
  * the answer set. */

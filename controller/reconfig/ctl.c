@@ -588,21 +588,25 @@ void ctl_diff(struct ctl *c)
 	}
 }
 
-int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
-		struct ofc_error *err)
+/* -1 with err when ops has no renumbering of what (fabric or partition). */
+static int no_renumbering(const struct fabric *f, const char *what, struct ofc_error *err)
+{
+	return ofc_error_set(err, OFC_E_RUNTIME,
+			     "fabric %s: renumbering %s is not done by this program (no search "
+			     "given to reconfigure_run)",
+			     f->name, what);
+}
+
+int ctl_relabel(struct ctl *c, const struct relabel_ops *ops, void *ctx,
+		const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err)
 {
 	struct fabric *f = c->fabric;
-	const struct device_state **actual = xcalloc((size_t)f->nswitches + 1, sizeof(*actual));
 
-	for (uint32_t i = 0; i < c->ndevs; i++) {
-		int s = c->devs[i].cfg.cls == DEV_SWITCH
-			    ? fabric_find_switch(f, c->devs[i].cfg.name)
-			    : -1;
-
-		if (s >= 0 && c->devs[i].read_ok)
-			actual[s] = &c->devs[i].actual;
-	}
-	int rc = fabric_relabel(f, actual, o, rep, err);
+	memset(rep, 0, sizeof(*rep));
+	if (!ops || !ops->fabric)
+		return no_renumbering(f, "the whole fabric", err);
+	const struct device_state **actual = ctl_switch_states(c);
+	int rc = ops->fabric(ctx, f, actual, o, rep, err);
 	free(actual);
 	/* the failures cut the renumbered topology, not the config's */
 	if (rc < 0 || (rep->changed && fabric_failures_renumbered(f, err) < 0))
@@ -728,8 +732,9 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 	return 0;
 }
 
-int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
-		  struct fabric_relabel *rep, struct ofc_error *err)
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_ops *ops,
+		  void *ctx, const struct relabel_opts *relabel, struct fabric_relabel *rep,
+		  struct ofc_error *err)
 {
 	const struct fabric *f = c->fabric;
 	struct circuit *pc;
@@ -738,10 +743,12 @@ int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel
 
 	if (no_testbed(c, p, err) < 0)
 		return -1;
+	if (relabel && (!ops || !ops->partition))
+		return no_renumbering(f, "a partition", err);
 	if (relabel) {
 		const struct device_state **actual = ctl_switch_states(c);
 
-		rc = partition_relabel(f, p, NULL, actual, relabel, &pc, &npc, rep, err);
+		rc = ops->partition(ctx, f, p, actual, relabel, &pc, &npc, rep, err);
 		free(actual);
 		if (rc < 0)
 			return -1;

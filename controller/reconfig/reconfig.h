@@ -222,11 +222,12 @@ double ctl_ops_seconds(const struct ctl_device *cd, const struct op_batch *b);
  * same config and record. *out is initialised here (caller frees). */
 void ctl_fabric_target(const struct ctl *c, uint32_t i, struct device_state *out);
 /* After ctl_plan: renumber the target topology so that the most
- * cross-connects the switches hold stay (fabric_relabel), then the
- * switches' and testbed's targets and plans again. For a topology wanted
- * up to the numbering of its nodes: `ofc plan|apply|try --relabel`. */
-int ctl_relabel(struct ctl *c, const struct relabel_opts *o, struct fabric_relabel *rep,
-		struct ofc_error *err);
+ * cross-connects the switches hold stay (ops->fabric(ctx, ...): as
+ * fabric_relabel), then the switches' and testbed's targets and plans
+ * again. For a topology wanted up to the numbering of its nodes: `ofc
+ * plan|apply|try --relabel`. Refused when ops has no fabric's. */
+int ctl_relabel(struct ctl *c, const struct relabel_ops *ops, void *ctx,
+		const struct relabel_opts *o, struct fabric_relabel *rep, struct ofc_error *err);
 uint32_t ctl_plan_size(const struct ctl *c);
 /* The switches' last reads, indexed by the fabric's switch number (NULL
  * where unread), for fabric_relabel and its kin; caller frees the array. */
@@ -255,10 +256,11 @@ void ctl_plan_text(const struct ctl *c, struct strbuf *out);
  * planned first), and a testbed that is up. The plan is then checked to
  * touch p's ports alone, and the commit records p. With relabel (else
  * NULL), p's topology is renumbered over its members to keep the most
- * cross-connects between p's ports (partition_relabel; *rep as
- * ctl_relabel's). */
-int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_opts *relabel,
-		  struct fabric_relabel *rep, struct ofc_error *err);
+ * cross-connects between p's ports (ops->partition(ctx, ...): as
+ * partition_relabel; *rep as ctl_relabel's; refused when ops has none). */
+int ctl_partition(struct ctl *c, const struct partition *p, const struct relabel_ops *ops,
+		  void *ctx, const struct relabel_opts *relabel, struct fabric_relabel *rep,
+		  struct ofc_error *err);
 /* After ctl_plan (and a renumbering): aim the whole fabric on the ports
  * of no partition in keep (whole hosts, found by name on c's fabric):
  * each switch's target is what it holds now on those partitions' ports,
@@ -395,6 +397,11 @@ struct reconfigure_req {
 	const char *partition_name;
 	bool relabel; /* renumber to keep circuits */
 	struct relabel_opts relabel_opts;
+	/* How a renumbering is done (asked, or the last commit's kept), with
+	 * ctx: relabel_direct runs the search here; ofcd's asks a planner
+	 * process. A table, not a flag, so that ofcd links no search. NULL:
+	 * a renumbering is refused. */
+	const struct relabel_ops *relabel_ops;
 	bool relabel_before; /* a partition: its plan without renumbering too (r->before) */
 	bool no_relabel;     /* never renumber (and no candidate renumbered) */
 	/* The fabric's target on the ports of none of these (held
@@ -427,7 +434,7 @@ struct reconfigure_req {
 	bool skip_empty; /* apply nothing when nothing changes */
 	double trial_s;	 /* > 0: leave a trial open that long (ctl_trial_finish) */
 	void (*on_event)(void *ctx, enum reconfigure_event ev, const struct reconfigure_result *r);
-	void *ctx; /* target's, check's and on_event's */
+	void *ctx; /* target's, check's, on_event's, ahead's and relabel_ops' */
 };
 struct reconfigure_result {
 	enum reconfigure_stage stage; /* reached (RECONF_DONE), or where it stopped */

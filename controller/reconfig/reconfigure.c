@@ -80,11 +80,12 @@ static int aim_partition(const struct reconfigure_req *q, struct reconfigure_res
 	}
 	if (q->relabel && q->relabel_before) {
 		/* What the members' own numbering would take, for the report. */
-		if (ctl_partition(c, p, NULL, NULL, err) < 0)
+		if (ctl_partition(c, p, NULL, NULL, NULL, NULL, err) < 0)
 			return -1;
 		r->before = ctl_plan_size(c);
 	}
-	return ctl_partition(c, p, q->relabel ? &q->relabel_opts : NULL, &r->relabel, err);
+	return ctl_partition(c, p, q->relabel_ops, q->ctx, q->relabel ? &q->relabel_opts : NULL,
+			     &r->relabel, err);
 }
 
 /* The cheapest target all told (q->choose: ctl_choose). */
@@ -156,7 +157,8 @@ static int aim(const struct reconfigure_req *q, struct reconfigure_result *r, st
 		r->renumbered = r->kept_numbering = true;
 		tell(q, RECONF_EV_KEEP_NUMBERING, r);
 	}
-	if (r->renumbered && ctl_relabel(r->planned, &q->relabel_opts, &r->relabel, err) < 0)
+	if (r->renumbered &&
+	    ctl_relabel(r->planned, q->relabel_ops, q->ctx, &q->relabel_opts, &r->relabel, err) < 0)
 		return -1;
 	if (q->free_ports)
 		return ctl_free_ports_aim(r->planned, q->keep, q->nkeep, &r->kept_circuits, err);

@@ -406,10 +406,10 @@ static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kil
 	struct fabric_relabel rep = {0};
 	assert_int_equal(ctl_plan(c, &err), 0);
 	if (tc->relabel)
-		assert_int_equal(ctl_relabel(c, &ro, &rep, &err), 0);
+		assert_int_equal(ctl_relabel(c, &relabel_direct, NULL, &ro, &rep, &err), 0);
 	if (tc->partition)
 		assert_int_equal(ctl_partition(c, fabric_find_partition(tc->next, tc->partition),
-					       NULL, NULL, &err),
+					       NULL, NULL, NULL, NULL, &err),
 				 0);
 	uint32_t n = ctl_plan_size(c);
 	assert_true(n >= 2);

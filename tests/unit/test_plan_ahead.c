@@ -2,8 +2,10 @@
  * plan_ahead.c): what a plan read is compared with the devices as read at
  * its turn (ahead_same), and through a daemon on a sim switch, a job
  * planned while a conflicting commit is under way is planned again, while
- * one whose hosts the commit leaves alone takes its plan made ahead; the
- * held partitions' schedules are computed once a spec (held.c). */
+ * one whose hosts the commit leaves alone takes its plan made ahead; a
+ * job renumbered in the worker's turn is renumbered by the worker's
+ * planner process, and refused when that one dies; the held partitions'
+ * schedules are computed once a spec (held.c). */
 #include "tests/unit/ofcd_world.h"
 
 #include "controller/ofcd/worker.h"
@@ -339,6 +341,109 @@ static void test_planner_killed(void **state)
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
+}
+
+/* Whether every cross-connect of b is one of a's. */
+static bool within(const struct device_state *b, const struct device_state *a)
+{
+	for (uint32_t k = 0; k < b->nxc; k++) {
+		bool found = false;
+
+		for (uint32_t i = 0; i < a->nxc && !found; i++)
+			found = a->xc[i].in == b->xc[k].in && a->xc[i].out == b->xc[k].out;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* A partition renumbered in the worker's turn (no plan made ahead: the
+ * plan-ahead planner dies at every start) is renumbered by the worker's
+ * planner process (`ofc-planner --for relabel-turn`), not by ofcd: while
+ * that one dies at every start, the job is refused with how both ended
+ * and nothing is held, and ofcd goes on; then a planner that lives
+ * renumbers it onto the torus row it sits on, keeping every circuit (the
+ * commit adds none). On a daemon that renumbered in its own process the
+ * job committed without a planner of that kind. */
+static void test_turn_in_planner(void **state)
+{
+	struct world *w = *state;
+	/* row 1 of the torus in another order: ring:8 over them in this order
+	 * is another ring; renumbered, it is the row's own */
+	const char *mixed[] = {"h8", "h11", "h14", "h9", "h12", "h15", "h10", "h13"};
+	char *real = exe_sibling(NULL, "../ofc-planner"), dying[4200], turns[4200], kill[4200];
+	struct ofcd_client c;
+	uint8_t buf[8192];
+	size_t n = 0;
+	Ofc__V1__Response *r;
+	struct stat st;
+
+	snprintf(dying, sizeof(dying), "%s/dying-planner", w->dir);
+	snprintf(turns, sizeof(turns), "%s/turn.starts", w->dir);
+	snprintf(kill, sizeof(kill), "%s/kill-turn", w->dir);
+	FILE *fp = fopen(dying, "w");
+	assert_non_null(fp);
+	fprintf(fp,
+		"#!/bin/sh\ncase \" $* \" in\n*\" --for relabel \"*) kill -9 $$ ;;\n"
+		"*\" --for relabel-turn \"*) echo x >>'%s'; [ -e '%s' ] && kill -9 $$ ;;\n"
+		"esac\nexec '%s' \"$@\"\n",
+		turns, kill, real);
+	fclose(fp);
+	free(real);
+	assert_int_equal(chmod(dying, 0755), 0);
+	fp = fopen(kill, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	ofcd_disconnect(&c);
+	stop(w); /* (the switch read with no daemon on it) */
+	struct device_state torus;
+	state_init(&torus, DEV_SWITCH);
+	state_copy(&torus, &w->sim.state);
+	w->planner_of_next = dying;
+	start(w, 30, 0);
+	w->planner_of_next = NULL;
+	connect_ok(w, &c);
+	int fd = raw_connect(w->sock);
+
+	put_partition(buf, &n, 5, "b", "ring:8", mixed, 8, true);
+	send_all(fd, buf, n);
+	r = read_answer(fd);
+	assert_non_null(r);
+	assert_int_not_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	if (!strstr(r->message, "the planner process renumbering it was killed by SIGKILL (by ofcd "
+				"past the request's time limit, or from outside) (the one before "
+				"it was killed by SIGKILL"))
+		fail_msg("refused for another reason: %s", r->message);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_int_equal(stat(turns, &st), 0);
+	assert_true(st.st_size >= 4); /* two starts at least, "x\n" each */
+	r = get_state(&c, 6);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	assert_int_equal(r->state->n_held, 0);
+	ofc__v1__response__free_unpacked(r, NULL);
+
+	assert_int_equal(unlink(kill), 0);
+	n = 0;
+	put_partition(buf, &n, 7, "b", "ring:8", mixed, 8, true);
+	send_all(fd, buf, n);
+	r = read_answer(fd);
+	assert_non_null(r);
+	if (r->status != OFC__V1__STATUS__STATUS_OK)
+		fail_msg("answer %llu: %s", (unsigned long long)r->id, r->message);
+	/* (the links out of the row taken down, none made) */
+	assert_true(r->transaction && r->transaction->operations > 0);
+	ofc__v1__response__free_unpacked(r, NULL);
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+	assert_true(within(&w->sim.state, &torus));
+	assert_true(w->sim.state.nxc < torus.nxc);
+	state_free(&torus);
 }
 
 /* ---- batches (batch.c) ------------------------------------------------------------------ */
@@ -683,6 +788,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_same),
 	    cmocka_unit_test_setup_teardown(test_conflict_replanned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_planner_killed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_turn_in_planner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_first_waits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_killed, setup, teardown),

@@ -6,7 +6,8 @@
  * at RECONF_AIM; a target callback's ctl is the one planned; the last
  * commit's renumbering is kept and told; free_ports aims every port but a
  * kept partition's, whose cross-connects stay as read, and refuses what
- * would take a port a kept cross-connect holds. */
+ * would take a port a kept cross-connect holds; a renumbering is the
+ * caller's table's (ofcd's asks a planner process), refused without one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +39,7 @@ struct world {
 	bool refuse;	      /* check() refuses */
 	uint32_t checked;     /* ... the plan's size it saw */
 	uint32_t planned_ops; /* the plan's size at the end of a run */
+	uint32_t renumbered;  /* counted_ops' partition renumberings */
 };
 
 static struct sim_device *lookup(void *ctx, const char *name)
@@ -239,13 +241,15 @@ static void test_keeps_numbering(void **state)
 	assert_int_equal(run(w, w->circ, &q, &r, &err), 0);
 	reconfigure_result_free(&r);
 	/* biring:8 renumbered onto the circulant's circuits */
-	struct reconfigure_req relabel = {.relabel = true, .relabel_opts = {.budget_s = 1}};
+	struct reconfigure_req relabel = {
+	    .relabel = true, .relabel_opts = {.budget_s = 1}, .relabel_ops = &relabel_direct};
 	assert_int_equal(run(w, w->biring, &relabel, &r, &err), 0);
 	assert_true(r.renumbered);
 	assert_int_equal(r.txn.ops_applied, 0);
 	reconfigure_result_free(&r);
 	/* a plain plan keeps that numbering, and says so */
-	struct reconfigure_req plain = {.keep_numbering = true, .dry_run = true};
+	struct reconfigure_req plain = {
+	    .keep_numbering = true, .dry_run = true, .relabel_ops = &relabel_direct};
 	w->kept = 0;
 	assert_int_equal(run(w, w->biring, &plain, &r, &err), 0);
 	assert_int_equal(w->kept, 1);
@@ -253,6 +257,70 @@ static void test_keeps_numbering(void **state)
 	assert_int_equal(r.kept_generation, 2);
 	assert_int_equal(w->planned_ops, 0);
 	reconfigure_result_free(&r);
+}
+
+/* A caller's partition renumbering: relabel_direct's, counted (ctx: the
+ * run's, the world). */
+static int counted_partition(void *ctx, const struct fabric *f, const struct partition *p,
+			     const struct device_state *const *actual, const struct relabel_opts *o,
+			     struct circuit **out, uint32_t *nout, struct fabric_relabel *rep,
+			     struct ofc_error *err)
+{
+	struct world *w = ctx;
+
+	w->renumbered++;
+	return relabel_direct.partition(NULL, f, p, actual, o, out, nout, rep, err);
+}
+
+static const struct relabel_ops counted_ops = {.partition = counted_partition};
+
+/* The use case renumbers through the caller's table, never on its own: a
+ * partition's by the table's partition (with the run's ctx), the same plan
+ * as relabel_direct's; a renumbering the table has not (here the whole
+ * fabric's), or with no table, is refused at RECONF_AIM, nothing applied. */
+static void test_renumbering_is_the_callers(void **state)
+{
+	struct world *w = *state;
+	struct reconfigure_result r;
+	struct ofc_error err = {0};
+
+	/* jobA's biring:4 renumbered onto the empty switch */
+	struct reconfigure_req direct = {.partition_name = "jobA",
+					 .relabel = true,
+					 .relabel_opts = {.budget_s = 1, .seed = 1},
+					 .relabel_ops = &relabel_direct,
+					 .dry_run = true};
+	assert_int_equal(run(w, w->circ, &direct, &r, &err), 0);
+	uint32_t want = w->planned_ops;
+	assert_int_equal(want, 8);
+	struct fabric_relabel want_rep = r.relabel;
+	reconfigure_result_free(&r);
+	struct reconfigure_req counted = direct;
+	counted.relabel_ops = &counted_ops;
+	assert_int_equal(run(w, w->circ, &counted, &r, &err), 0);
+	assert_int_equal(w->renumbered, 1);
+	assert_int_equal(w->planned_ops, want);
+	assert_int_equal(r.relabel.kept, want_rep.kept);
+	assert_int_equal(r.relabel.arcs, want_rep.arcs);
+	assert_true(r.renumbered);
+	reconfigure_result_free(&r);
+
+	struct reconfigure_req whole = {
+	    .relabel = true, .relabel_opts = {.budget_s = 1}, .relabel_ops = &counted_ops};
+	assert_int_equal(run(w, w->circ, &whole, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_AIM);
+	assert_false(r.applied);
+	assert_string_equal(err.msg, "fabric parts: renumbering the whole fabric is not done by "
+				     "this program (no search given to reconfigure_run)");
+	reconfigure_result_free(&r);
+	struct reconfigure_req none = direct;
+	none.relabel_ops = NULL;
+	err = (struct ofc_error){0};
+	assert_int_equal(run(w, w->circ, &none, &r, &err), -1);
+	assert_int_equal(r.stage, RECONF_AIM);
+	assert_non_null(strstr(err.msg, "renumbering a partition is not done by this program"));
+	reconfigure_result_free(&r);
+	assert_int_equal(w->renumbered, 1);
 }
 
 /* Switch ports 1..8 are jobA's (h0..h3, 2 ports each, sequential). */
@@ -352,6 +420,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_partition_by_name, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_target_planned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keeps_numbering, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_renumbering_is_the_callers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_ports, setup, teardown),
 	};
 

@@ -473,13 +473,14 @@ static void check_plan(struct bench *b, struct fabric *f, const char *partition,
 		hi = lo + 127;
 	}
 	struct ctl *c = bench_ctl(b, f);
-	if (p && ctl_partition(c, p, NULL, NULL, &err) < 0)
+	if (p && ctl_partition(c, p, NULL, NULL, NULL, NULL, &err) < 0)
 		fail_msg("%s %s: %s", what, partition, err.msg);
 	uint32_t plain = ctl_plan_size(c);
 	ctl_close(c);
 
 	c = bench_ctl(b, f);
-	int rc = p ? ctl_partition(c, p, &ro, &rep, &err) : ctl_relabel(c, &ro, &rep, &err);
+	int rc = p ? ctl_partition(c, p, &relabel_direct, NULL, &ro, &rep, &err)
+		   : ctl_relabel(c, &relabel_direct, NULL, &ro, &rep, &err);
 	if (rc < 0)
 		fail_msg("%s %s: %s", what, partition ? partition : "", err.msg);
 	uint32_t relabelled = ctl_plan_size(c), held = held_in(&b->sim.state, lo, hi);

@@ -138,7 +138,7 @@ static void test_failed_port_cuts_relabelled_topology(void **state)
 	assert_degraded_is_renumbered(f, 3, 1); /* the config's numbering */
 	hold_renamed(&b, f, pi);
 	struct ctl *c = open_ctl(&b, f);
-	if (ctl_relabel(c, &ro, &rep, &err) < 0)
+	if (ctl_relabel(c, &relabel_direct, NULL, &ro, &rep, &err) < 0)
 		fail_msg("relabel: %s", err.msg);
 	assert_true(rep.changed);
 	assert_int_equal(rep.kept, rep.arcs); /* the renamed copy, in place */
@@ -151,7 +151,7 @@ static void test_failed_port_cuts_relabelled_topology(void **state)
 	 * the port still cuts */
 	f = fabric_with("{spec: 'torus:4x4', failed_links: [[h0, h1]]}");
 	c = open_ctl(&b, f);
-	if (ctl_relabel(c, &ro, &rep, &err) < 0)
+	if (ctl_relabel(c, &relabel_direct, NULL, &ro, &rep, &err) < 0)
 		fail_msg("relabel: %s", err.msg);
 	assert_true(rep.changed);
 	const struct graph *g = c->fabric->graph, *d = c->fabric->degraded;
