@@ -114,11 +114,12 @@ def engine(rel):
 
 
 def binary_engine_symbols(build, syms):
-    """Engine symbols build/ofcd holds (nm on the program itself)."""
+    """Engine symbols build/ofcd holds (nm on the program itself): its global
+    ones, as a file's static function may share a name with an engine's."""
     out = subprocess.run(["nm", "-P", "--defined-only", os.path.join(build, "ofcd")],
                          capture_output=True, text=True, check=True).stdout
     mine = {s for o, (defs, _) in syms.items() if engine(o) for s in defs}
-    return sorted({p[0] for p in (l.split() for l in out.splitlines()) if len(p) > 1 and p[0] in mine})
+    return sorted({p[0] for p in (l.split() for l in out.splitlines()) if len(p) > 1 and p[1] in "TDBRGSVW" and p[0] in mine})
 
 
 def main():
@@ -169,6 +170,9 @@ def main():
     if bad:
         print(f"check-engines: {bad} problem(s)")
         return 1
+    if not found:
+        print("check-engines: ofcd links no engine (no object, no symbol in build/ofcd)")
+        return 0
     print(f"check-engines: ofcd links {nobj} engine object(s), {len(held)} engine symbol(s), "
           f"through {sum(len(s) for s in found.values())} use(s) in {len(found)} file(s), "
           f"each listed")
