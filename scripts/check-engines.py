@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Check what of the schedule and topology engines ofcd still links.
+"""Check that ofcd links none of the schedule and topology engines.
 
 Planning runs in planner processes (build/ofc-planner, docs/ofcd.md "The
 planner process"), out of the process that holds the lease, the devices'
-sessions and the store's token; the aim is an ofcd that links no engine.
-What still links one is listed below (ROOTS), each use with why it is
-still in ofcd, so the work left is in sight and nothing new slips in.
+sessions and the store's token: ofcd links no engine. A use that has to
+stay a while is listed below (ROOTS, empty now) with why, so none slips
+in unseen.
 
 An engine is an object of ENGINES (the folders docs/ARCHITECTURE.md calls
 engines, the finder's use case, the renumbering search) but the LOOKUPS
@@ -53,8 +53,8 @@ LOOKUPS = (
 )
 MAIN = "controller/ofcd/ofcd_main.o"
 
-# What still links an engine into ofcd: (file, why) -> the engine's
-# symbols it uses. Each is a planner job still to be made.
+# A use that links an engine into ofcd: (file, why) -> the engine's
+# symbols it uses. Each would be a planner job still to be made.
 ROOTS = {
 }
 
