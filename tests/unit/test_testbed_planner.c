@@ -157,7 +157,9 @@ static void test_planner_dies(void **state)
 	assert_non_null(strstr(err.msg, "the planner process computing it was killed by SIGKILL"));
 	assert_non_null(strstr(err.msg, "(the one before it was killed by SIGKILL"));
 	assert_int_equal(stat(starts, &st), 0);
-	assert_int_equal(st.st_size, 4); /* two starts, "x\n" each */
+	/* two asks, "x\n" a start; a planner that died before the job was
+	 * written costs a start more (planner_send_frame), so 2 to 4 */
+	assert_true(st.st_size >= 4 && st.st_size <= 8);
 	connect_ok(w, &c);
 	r = get_state(&c, 1);
 	assert_non_null(r);
