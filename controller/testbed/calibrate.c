@@ -48,6 +48,7 @@ static int calibration_run(const struct fabric *f, const struct testbed_net *t,
 	struct schedule_result res;
 	int rc;
 
+	memset(r, 0, sizeof(*r));
 	if (schedule_compute(&q, &res, NULL, err) < 0)
 		return -1;
 	if (!res.main->applies || !res.main->have)
@@ -55,6 +56,10 @@ static int calibration_run(const struct fabric *f, const struct testbed_net *t,
 	else
 		rc = testbed_run_schedule(&res.main->s, t, m, &o, r, err);
 	schedule_result_free(&res);
+	/* Calibration reads only r's figures: what the run holds (each host's
+	 * seconds) is freed here, or every check would leak it, a run at a
+	 * time. */
+	testbed_run_free(r);
 	if (rc < 0)
 		ofc_error_prefix(err, "calibration: %s allreduce of %llu B", algo,
 				 (unsigned long long)size);
