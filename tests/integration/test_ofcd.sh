@@ -589,7 +589,7 @@ deadline 60
 until grep -q "no OpTree schedule" "$TMP/d6c.log" || past $_end; do sleep 0.02; done
 # (Counted as each planner starts, with the refusals logged by then: two
 # at least before the refusal. More may start: under the sanitizers the
-# state's schedule was asked again, by a later snapshot, before the first
+# state's schedule was asked for a second time before the first
 # ask's refusal was logged; each ask has its one retry, as its line says.)
 grep -q "no OpTree schedule: the planner process computing it was killed by SIGKILL (by ofcd past the request's time limit, or from outside) (the one before it was killed by SIGKILL" "$TMP/d6c.log" &&
 	[ "$(grep -c '^started after 0 refusals$' "$TMP/dying.starts")" -ge 2 ] && ok ||
