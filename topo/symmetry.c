@@ -431,10 +431,19 @@ static bool run_nauty(const struct sym_graph *s, struct nauty_call *c, int *lab,
 	nauty_active = c;
 	nauty_kill_request = 0;
 	check_late(c);
-	if (!c->late && n > 0)
+	if (!c->late && n > 0) {
 		sparsenauty(&sg, lab, ptn, orbits, &opt, &st, cg);
-	else
+		/* nauty keeps its work arrays in thread-local statics, freed by
+		 * no one when the thread ends: a planning thread that exits
+		 * after a run would leak them (LeakSanitizer, test_plan_ahead).
+		 * Freed after each run instead (calls are serialised anyway, so
+		 * no thread reuses them; growing them again is O(n)). */
+		nauty_freedyn();
+		nautil_freedyn();
+		nausparse_freedyn();
+	} else {
 		st.errstatus = NAUKILLED;
+	}
 	nauty_active = NULL;
 	nauty_kill_request = 0;
 	pthread_mutex_unlock(&nauty_lock);

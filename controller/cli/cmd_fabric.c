@@ -312,13 +312,16 @@ static int apply_common(const struct cli_cmd *cmd, int argc, char **argv, double
 	}
 	/* The stages publish a schedule before each one's circuits go and
 	 * wait for the jobs to take it: only ofcd, which serves the jobs, can. */
-	if (fc.daemon_max_loss || fc.daemon_grace)
-		return cli_usage_error(
+	if (fc.daemon_max_loss || fc.daemon_grace) {
+		rc = cli_usage_error(
 		    cmd,
 		    "%s: a staged apply runs through ofcd, which publishes each stage's schedule "
 		    "before its circuits go: give --socket PATH (or --server URL); without "
 		    "them, apply moves every circuit in one transaction",
 		    fc.daemon_max_loss ? "--max-loss" : "--grace");
+		fabric_cmd_free(&fc);
+		return rc;
+	}
 	if (fc.timeout == 0)
 		fc.timeout = 60;
 	if (fabric_cmd_open(&fc, true, &err) < 0)

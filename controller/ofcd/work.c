@@ -249,6 +249,7 @@ void ofcd_worker_free(struct ofcd *d)
 	for (uint32_t i = 0; i < d->w->nmoves; i++)
 		free(d->w->moves[i].host);
 	free(d->w->moves);
+	drained_clear(d);
 	held_free_all(d);
 	for (uint32_t i = 0; i < d->w->ntrusted; i++)
 		free(d->w->trusted[i]);

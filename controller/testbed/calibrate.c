@@ -49,6 +49,7 @@ static int calibration_run(const struct schedule_source *src, const struct fabri
 	struct schedule_got g;
 	int rc;
 
+	memset(r, 0, sizeof(*r));
 	if (src->compute(src->ctx, &q, SCHEDULE_GOT_STEPS, &g, err) < 0)
 		return -1;
 	if (!g.have)
@@ -56,6 +57,10 @@ static int calibration_run(const struct schedule_source *src, const struct fabri
 	else
 		rc = testbed_run_schedule(&g.s, t, m, &o, r, err);
 	schedule_got_free(&g);
+	/* Calibration reads only r's figures: what the run holds (each host's
+	 * seconds) is freed here, or every check would leak it, a run at a
+	 * time. */
+	testbed_run_free(r);
 	if (rc < 0)
 		ofc_error_prefix(err, "calibration: %s allreduce of %llu B", algo,
 				 (unsigned long long)size);

@@ -348,7 +348,9 @@ static void run_answer(Ofc__V1__WorkloadRunAnswer *a, Ofc__V1__WorkloadRunOverhe
 	SET(ov, measured, !w->o->overhead_set);
 	SET(ov, transaction_s, r->overhead.txn_s);
 	SET(ov, change_s, r->overhead.change_s);
-	Ofc__V1__WorkloadRunTransaction *tx = xcalloc(w->ncal + 1, sizeof(*tx));
+	/* none when the overhead was given: run_answer_free frees the array
+	 * through its first element, so an empty one must not be allocated */
+	Ofc__V1__WorkloadRunTransaction *tx = w->ncal ? xcalloc(w->ncal, sizeof(*tx)) : NULL;
 	ov->transactions = xcalloc(w->ncal + 1, sizeof(*ov->transactions));
 	for (uint32_t i = 0; i < w->ncal; i++) {
 		Ofc__V1__WorkloadRunTransaction *m = &tx[i];

@@ -148,9 +148,9 @@ bad_input rank_count rank_count \
 # One transfer of the allreduce left out: the library refuses it (its
 # header counts one more); with the count made to match, the program sees
 # wrong elements: the check catches a schedule that is wrong.
-python3 - "$TMP/allreduce.pb" "$TMP/cut1.pb" "$TMP/short.pb" <<'EOF'
+python3 - "$BUILD/python" "$TMP/allreduce.pb" "$TMP/cut1.pb" "$TMP/short.pb" <<'EOF'
 import sys
-sys.path.insert(0, "build/python")
+sys.path.insert(0, sys.argv.pop(1))
 from ofc_client.pb import schedule_pb2
 m = schedule_pb2.Schedule()
 m.ParseFromString(open(sys.argv[1], "rb").read())

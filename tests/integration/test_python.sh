@@ -92,10 +92,13 @@ assert events[:2] == ["KIND_REQUEST_QUEUED", "KIND_TRANSACTION_STARTED"], events
 kept = list(Client(sys.argv[1]).watch(idle_timeout=0.5, after_seq=0))
 assert [e.seq for e in kept] == list(range(1, len(kept) + 1)) and len(kept) >= 5, kept
 assert "KIND_REQUEST_DONE" in [control_pb2.Event.Kind.Name(e.kind) for e in kept], kept
+# (what the log kept then, and maybe more: the state's schedule, re-planned
+# after the commit, may add its event between two watches on a slow build)
 again = list(Client(sys.argv[1]).watch(idle_timeout=0.5, after_seq=kept[1].seq, log=kept[1].log))
-assert [e.seq for e in again] == [e.seq for e in kept[2:]], again
+seqs = [e.seq for e in again]
+assert seqs[:len(kept) - 2] == [e.seq for e in kept[2:]] and seqs == list(range(3, 3 + len(seqs))), again
 other = list(Client(sys.argv[1]).watch(idle_timeout=0.5, after_seq=kept[1].seq, log=kept[1].log + 1))
-assert [e.seq for e in other] == [e.seq for e in kept], other
+assert [e.seq for e in other][:len(kept)] == [e.seq for e in kept] and len(other) >= len(again) + 2, other
 st = c.get_state()
 assert st.config_generation == 1 and st.topology.spec == "torus:8x8" and st.at_target
 sc = c.get_schedule("allreduce", summary_only=True)
@@ -197,7 +200,8 @@ doc_example "one ofcd" /run/ofc/ofcd.sock "$SOCK" >"$TMP/doc.out" 2>&1 &&
 expect_stdout_has "committed transaction" $PY -m ofc_client --socket "$SOCK" reconfigure torus:8x8
 kill -TERM $ofcd_pid
 wait $ofcd_pid
-[ $? -eq 0 ] && ok || bad "ofcd did not exit 0"
+rc=$?
+[ $rc -eq 0 ] && ok || bad "ofcd did not exit 0" "exit $rc; $(tail -c 1500 "$TMP/ofcd.log")"
 wait $notify_pid
 grep -q "STOPPING=1" "$TMP/notify.log" && ok || bad "no STOPPING=1" "$(cat "$TMP/notify.log")"
 

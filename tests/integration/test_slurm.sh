@@ -73,7 +73,7 @@ sed -e 's/^name: .*/name: slurm16/' -e 's/^description: .*/description: 16 hosts
 : >"$TMP/emu.state"
 start_emu ocs-emu e --ports 64 --credentials configs/credentials/ocs0.cred --state "$TMP/emu.state"
 EMU_PORT=$e_port
-build/ofcd --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" --credentials-dir "$TMP/cred" \
+"$BUILD/ofcd" --config "$TMP/fab.yaml" --socket "$SOCK" --state-dir "$ST" --credentials-dir "$TMP/cred" \
 	--device "ocs0=127.0.0.1:$EMU_PORT" --probe-interval 0 --foreground 2>>"$TMP/ofcd.log" &
 OFCD=$!
 DAEMONS="$DAEMONS $OFCD"
@@ -261,7 +261,7 @@ while kill -0 "$OFCD" 2>/dev/null && ! past $_end; do sleep 0.1; done
 DAEMONS=$(echo "$DAEMONS" | sed "s/ $OFCD\b//") # (its pid is free for others now)
 four_ocs_fabric "$TMP/fab4.yaml" slurm32 32 torus:4x8
 mkdir -p "$TMP/state4"
-build/ofcd --config "$TMP/fab4.yaml" --socket "$SOCK" --state-dir "$TMP/state4" --credentials-dir "$TMP" \
+"$BUILD/ofcd" --config "$TMP/fab4.yaml" --socket "$SOCK" --state-dir "$TMP/state4" --credentials-dir "$TMP" \
 	--probe-interval 0 --foreground 2>>"$TMP/ofcd4.log" &
 DAEMONS="$DAEMONS $!"
 deadline 10

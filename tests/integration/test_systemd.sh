@@ -20,7 +20,9 @@
 #
 # Skipped only where no container can boot here: not root, no user
 # namespaces (a chroot: below), or systemd in the first container does not
-# come up (its console's last lines said).
+# come up (its console's last lines said); and under the sanitizers (make
+# check): the .deb is debian/rules' own build, never instrumented, so the
+# suite would test make test's binaries again after a whole second build.
 #
 # SYSTEMD_TEST_OLD_FILTER=1  ofcd under the SystemCallFilter= its unit had
 #                    before it allowed chown (a drop-in on each machine):
@@ -46,6 +48,8 @@ skip() {
 	finish
 	exit
 }
+[ -z "${SAN:-}" ] || [ -n "${SYSTEMD_TEST_DEB:-}" ] ||
+	skip "the sanitizers' build ($SAN) is not what the .deb holds: debian/rules builds its own, uninstrumented (make test runs this suite on it)"
 [ "$(id -u)" -eq 0 ] || skip "needs root (mounts, network namespaces, systemd-nspawn)"
 # The kernel refuses user namespaces to a process whose root is not its
 # mount namespace's (a chroot), and so to the containers nspawn starts

@@ -79,7 +79,10 @@ fi
 expect_exit 0 $OFC apply "$TMP/torus.yaml" --device "$DEV" --state-dir "$ST"
 expect_stdout_has "testbed $NAME up: 8 hosts as namespaces ofc-$NAME-*, 24 circuits" \
 	$OFC testbed up "$TMP/torus.yaml" --rate-scale 1 --device "$DEV" --state-dir "$ST"
-grep -q "^  all 24 circuits at once carried " "$TMP/out" && ok || bad "up: what 24 carried" "$(cat "$TMP/out")"
+# (as a warning when they carried under 80% of the shaping: a loaded
+# machine, as under make check's sanitizer builds)
+grep -Eq "^  (warning: )?all 24 circuits at once carried " "$TMP/out" && ok ||
+	bad "up: what 24 carried" "$(cat "$TMP/out")"
 
 # To 32 circuits: the figure up measured on 24 is not theirs; run measures
 # again and says 32 (it said 24).
