@@ -711,7 +711,7 @@ static void test_stall_by_iterations(void **state)
  * relaxation of every hop limit, so its optimum never exceeds the objective
  * at any T; at the tables' T it meets it (T is enough), at a T too short for
  * the cheapest routes it is below (32 GPUs, all links: T = 8 is not enough,
- * T = 10 is, and no T does better), and it is the same LP with the group's
+ * T = 10 is, bench/fluid shows), and it is the same LP with the group's
  * one class of origins as without a group (every origin its own), on both
  * LP solvers; a broadcast and a reduce (one origin) too. */
 static double any_hops_of(const struct wcase *c, uint32_t hops, enum fluid_method m,
@@ -777,15 +777,12 @@ static void test_modelw_any_hops(void **state)
 #ifdef UNDER_ASAN
 	skip();
 #endif
-	/* 32 GPUs, all links: T = 8 short of the bound, T = 10 on it */
+	/* 32 GPUs, all links: T = 8 short of the bound. That T = 10 meets it
+	 * is bench/fluid's (bench/results/fluid.md "any hop limit": its solve
+	 * took 15-25 s of make test's CPU, the rest of this test 3 s). */
 	b = any_hops_of(&w32[2], 8, FLUID_MIRRORED, LP_SOLVER_CLP, true, FLUID_ALLGATHER, &obj);
 	if (!(b < obj * (1 - 1e-3)))
 		fail_msg("32 GPUs all links T = 8: bound %g not below %g", b, obj);
-	double b10 =
-	    any_hops_of(&w32[2], 10, FLUID_MIRRORED, LP_SOLVER_CLP, true, FLUID_ALLGATHER, &obj2);
-
-	assert_rel(b10, b, 1e-7, "32 GPUs: the bound does not depend on T");
-	assert_rel(obj2, b, 1e-6, "32 GPUs all links: T = 10 meets the bound");
 }
 
 /* The analytic group of model W is a group of automorphisms, of order
