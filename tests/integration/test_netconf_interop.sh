@@ -179,7 +179,9 @@ expect_stdout_has "committed transaction" $OFC apply "$TORUS" --device "$D" --st
 ${OFCD:-$BUILD/ofcd} --foreground --config "$TORUS" --socket "$TMP/ofcd.sock" --state-dir "$ST" \
 	--credentials-dir "$TMP" --device "$D" --probe-interval 1h --log-level info 2>"$TMP/ofcd.log" &
 OFCD_PID=$!
-deadline 20
+# (its start check and the second session's ssh and hello took 11 s and
+# more at load 17: a bound, not a wait)
+deadline 60
 until grep -q "device news from ocs0" "$TMP/ofcd.log" || past $_end; do sleep 0.1; done
 grep -q "device news from ocs0 (a notification, or a new subscription): probing" "$TMP/ofcd.log" &&
 	[ "$(grep -c "agt_rpc: <create-subscription> for" "$TMP/netconfd.log")" -eq 2 ] &&
