@@ -128,6 +128,7 @@ fi
 	finish
 	exit
 }
+phase "the package"
 CACHE=${SYSTEMD_TEST_CACHE:-/var/cache/ofc-fresh-check}
 ROOT="$CACHE/systemd-root"
 APT="$CACHE/systemd-apt"
