@@ -778,8 +778,9 @@ static void test_modelw_any_hops(void **state)
 	skip();
 #endif
 	/* 32 GPUs, all links: T = 8 short of the bound. That T = 10 meets it
-	 * is bench/fluid's (bench/results/fluid.md "any hop limit": its solve
-	 * took 15-25 s of make test's CPU, the rest of this test 3 s). */
+	 * is bench/fluid's (bench/results/fluid.md "The all-links objectives
+	 * at any hop limit": its solve took 15-25 s of make test's CPU, the
+	 * rest of this test 3 s). */
 	b = any_hops_of(&w32[2], 8, FLUID_MIRRORED, LP_SOLVER_CLP, true, FLUID_ALLGATHER, &obj);
 	if (!(b < obj * (1 - 1e-3)))
 		fail_msg("32 GPUs all links T = 8: bound %g not below %g", b, obj);
