@@ -113,6 +113,26 @@ struct limits {
 	struct link_damp_opts link_damp;
 };
 
+/* A planner program that kills itself on some roles (for
+ * w->planner_of_next): DIR/dying-planner, its path in path, a script that
+ * runs `cases` (case arms on " ARGS ", e.g. `*" --for relabel "*) kill -9
+ * $$ ;;`) and then the build's ofc-planner. */
+static inline void write_dying_planner(const struct world *w, const char *cases, char *path,
+				       size_t n)
+{
+	char *real = exe_sibling(NULL, "../ofc-planner");
+	FILE *fp;
+
+	assert_non_null(real);
+	snprintf(path, n, "%s/dying-planner", w->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "#!/bin/sh\ncase \" $* \" in\n%s\nesac\nexec '%s' \"$@\"\n", cases, real);
+	fclose(fp);
+	free(real);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
 static inline void start_with(struct world *w, double client_timeout, uint32_t max_frame,
 			      struct limits lim)
 {

@@ -290,7 +290,7 @@ static void test_planner_killed(void **state)
 	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
 	const char *row1[] = {"h8", "h9", "h10", "h11", "h12", "h13", "h14", "h15"};
 	const char *row2[] = {"h16", "h17", "h18", "h19", "h20", "h21", "h22", "h23"};
-	char *real = exe_sibling(NULL, "../ofc-planner"), dying[4200], starts[4200];
+	char dying[4200], starts[4200], cases[4400];
 	struct ofcd_client c;
 	uint8_t buf[8192];
 	uint32_t ops[8] = {0};
@@ -298,17 +298,10 @@ static void test_planner_killed(void **state)
 	Ofc__V1__Response *r;
 
 	/* (a renumbering's planner dies at once, counting its starts) */
-	snprintf(dying, sizeof(dying), "%s/dying-planner", w->dir);
 	snprintf(starts, sizeof(starts), "%s/dying.starts", w->dir);
-	FILE *fp = fopen(dying, "w");
-	assert_non_null(fp);
-	fprintf(fp,
-		"#!/bin/sh\ncase \" $* \" in *\" --for relabel \"*) echo x >>'%s'; kill -9 $$ ;; "
-		"esac\nexec '%s' \"$@\"\n",
-		starts, real);
-	fclose(fp);
-	free(real);
-	assert_int_equal(chmod(dying, 0755), 0);
+	snprintf(cases, sizeof(cases), "*\" --for relabel \"*) echo x >>'%s'; kill -9 $$ ;;",
+		 starts);
+	write_dying_planner(w, cases, dying, sizeof(dying));
 	w->planner_of_next = dying;
 	w->sim.before_command = gate_wait;
 	w->sim.hook_ctx = &g;
@@ -371,27 +364,21 @@ static void test_turn_in_planner(void **state)
 	/* row 1 of the torus in another order: ring:8 over them in this order
 	 * is another ring; renumbered, it is the row's own */
 	const char *mixed[] = {"h8", "h11", "h14", "h9", "h12", "h15", "h10", "h13"};
-	char *real = exe_sibling(NULL, "../ofc-planner"), dying[4200], turns[4200], kill[4200];
+	char dying[4200], turns[4200], kill[4200], cases[8800];
 	struct ofcd_client c;
 	uint8_t buf[8192];
 	size_t n = 0;
 	Ofc__V1__Response *r;
 	struct stat st;
 
-	snprintf(dying, sizeof(dying), "%s/dying-planner", w->dir);
 	snprintf(turns, sizeof(turns), "%s/turn.starts", w->dir);
 	snprintf(kill, sizeof(kill), "%s/kill-turn", w->dir);
-	FILE *fp = fopen(dying, "w");
-	assert_non_null(fp);
-	fprintf(fp,
-		"#!/bin/sh\ncase \" $* \" in\n*\" --for relabel \"*) kill -9 $$ ;;\n"
-		"*\" --for relabel-turn \"*) echo x >>'%s'; [ -e '%s' ] && kill -9 $$ ;;\n"
-		"esac\nexec '%s' \"$@\"\n",
-		turns, kill, real);
-	fclose(fp);
-	free(real);
-	assert_int_equal(chmod(dying, 0755), 0);
-	fp = fopen(kill, "w");
+	snprintf(cases, sizeof(cases),
+		 "*\" --for relabel \"*) kill -9 $$ ;;\n"
+		 "*\" --for relabel-turn \"*) echo x >>'%s'; [ -e '%s' ] && kill -9 $$ ;;",
+		 turns, kill);
+	write_dying_planner(w, cases, dying, sizeof(dying));
+	FILE *fp = fopen(kill, "w");
 	assert_non_null(fp);
 	fclose(fp);
 	start(w, 30, 0);

@@ -126,24 +126,17 @@ static void test_same_as_here(void **state)
 static void test_planner_dies(void **state)
 {
 	struct world *w = *state;
-	char *real = exe_sibling(NULL, "../ofc-planner"), dying[4200], starts[4200];
+	char dying[4200], starts[4200], cases[4400];
 	struct ofc_error err = {0};
 	struct ofcd_client c;
 	struct schedule_got g;
 	struct stat st;
 	Ofc__V1__Response *r;
 
-	snprintf(dying, sizeof(dying), "%s/dying-planner", w->dir);
 	snprintf(starts, sizeof(starts), "%s/dying.starts", w->dir);
-	FILE *fp = fopen(dying, "w");
-	assert_non_null(fp);
-	fprintf(fp,
-		"#!/bin/sh\ncase \" $* \" in *\" --for testbed \"*) echo x >>'%s'; kill -9 $$ ;; "
-		"esac\nexec '%s' \"$@\"\n",
-		starts, real);
-	fclose(fp);
-	free(real);
-	assert_int_equal(chmod(dying, 0755), 0);
+	snprintf(cases, sizeof(cases), "*\" --for testbed \"*) echo x >>'%s'; kill -9 $$ ;;",
+		 starts);
+	write_dying_planner(w, cases, dying, sizeof(dying));
 	w->planner_of_next = dying;
 	start(w, 30, 0);
 	w->planner_of_next = NULL;
