@@ -73,9 +73,15 @@ echo "TmpFS=$TMP/tmpfs/%n" >>"$TMP/slurm.conf"
 for n in node00 node01 node02 node03; do mkdir -p "$TMP/tmpfs/$n"; done
 slurm_start 4 && ok || bad "slurm did not start" "$(tail -5 "$TMP/log/slurmctld.log" 2>/dev/null)"
 
+# The step once more, once, only where Open MPI itself died in MPI_Init
+# (docs/mpi.md: under Slurm's PMIx a fast rank's first message can reach
+# one still in MPI_Init, with or without the library; about a step in ten
+# at load 10-20): each task's death ends the step (-K), not a hang.
+step="srun --mpi=pmix -K -n 4 --ntasks-per-node=1 $CHECK 5 4099"
 id=$(submit -N 4 -o "$TMP/job.out" -e "$TMP/job.err" --comment ofc:topology=torus:2x2 \
 	--export=ALL,OFC_MPI_REPORT="$TMP/report.json" \
-	--wrap "srun --mpi=pmix -n 4 --ntasks-per-node=1 $CHECK 5 4099")
+	--wrap "$step || { grep -q 'Failing at address: (nil)' $TMP/job.err &&
+		echo 'test_mpi_slurm: Open MPI died in MPI_Init (docs/mpi.md): the step once more' >&2 && $step; }")
 [ -n "$id" ] && wait_job "$id" COMPLETED FAILED CANCELLED TIMEOUT && ok ||
 	bad "the job did not end" "$(scontrol show job "$id" 2>&1 | head -5)"
 [ "$(job_field "$id" JobState)" = COMPLETED ] && ok ||
