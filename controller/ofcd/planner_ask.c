@@ -293,9 +293,9 @@ static int ask_job(const struct planner_how *how, const uint8_t *job, size_t len
 
 /* Asks a planner process of role `role` the job m, on cfg's fabric
  * (m's other fields set by the caller), as ask_job does. */
-static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
-		     const char *role, struct planner_proc *keep, size_t answer_max, double wait,
-		     const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
+int planner_ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
+		      const char *role, struct planner_proc *keep, size_t answer_max, double wait,
+		      const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
 {
 	struct planner_how how;
 	uint8_t *job;
@@ -317,13 +317,6 @@ static int ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__Pl
 	planner_how_free(&how);
 	free(job);
 	return rc;
-}
-
-int planner_ask_about(const struct ofcd *d, const struct fabcfg *cfg, Ofc__V1__PlannerJob *m,
-		      const char *role, struct planner_proc *keep, size_t answer_max, double wait,
-		      const char *what, uint8_t **buf, size_t *got, struct ofc_error *err)
-{
-	return ask_about(d, cfg, m, role, keep, answer_max, wait, what, buf, got, err);
 }
 
 Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cfg,
@@ -349,9 +342,9 @@ Ofc__V1__Schedule *planner_summary(const struct ofcd *d, const struct fabcfg *cf
 	m.has_explicit_after = m.has_plain = 1;
 	m.explicit_after = q->explicit_after;
 	m.plain = q->plain;
-	if (ask_about(d, cfg, &m, "summary", NULL, SUMMARY_ANSWER_MAX,
-		      q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST,
-		      "computing it", &buf, &got, err) < 0)
+	if (planner_ask_about(d, cfg, &m, "summary", NULL, SUMMARY_ANSWER_MAX,
+			      q->max_time > 0 ? q->max_time + SUMMARY_GRACE : SUMMARY_LONGEST,
+			      "computing it", &buf, &got, err) < 0)
 		return NULL;
 	ans = ofc__v1__planner_summary__unpack(NULL, got, buf);
 	if (ans && ans->has_schedule)
@@ -388,8 +381,8 @@ int ofcd_phase_spec(const struct ofcd *d, const struct fabcfg *cfg, struct job *
 	m.to_phase = true;
 	m.phase = j->phase;
 	m.phase_name = j->phase_name;
-	if (ask_about(d, cfg, &m, "phase", NULL, PHASE_ANSWER_MAX, PHASE_WAIT,
-		      "planning the workload", &buf, &got, err) < 0)
+	if (planner_ask_about(d, cfg, &m, "phase", NULL, PHASE_ANSWER_MAX, PHASE_WAIT,
+			      "planning the workload", &buf, &got, err) < 0)
 		return -1;
 	a = ofc__v1__planner_phase__unpack(NULL, got, buf);
 	free(buf);
@@ -428,8 +421,8 @@ int ofcd_pick_topology(const struct ofcd *d, const struct fabcfg *cfg, const str
 	m.has_collective = m.has_size_bytes = 1;
 	m.collective = (uint32_t)j->coll;
 	m.size_bytes = j->size;
-	if (ask_about(d, cfg, &m, "pick", NULL, PHASE_ANSWER_MAX, PHASE_WAIT, "picking", &buf, &got,
-		      err) < 0)
+	if (planner_ask_about(d, cfg, &m, "pick", NULL, PHASE_ANSWER_MAX, PHASE_WAIT, "picking",
+			      &buf, &got, err) < 0)
 		return -1;
 	a = ofc__v1__planner_pick__unpack(NULL, got, buf);
 	free(buf);
@@ -638,8 +631,8 @@ int planner_relabel(const struct ofcd *d, struct planner_proc *p, const char *ro
 	m.topology = (char *)spec;
 	m.switches = switches_msg(cfg->f, actual);
 	m.n_switches = nsw;
-	rc = ask_about(d, cfg, &m, role, p, RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
-		       "renumbering it", &buf, &got, err);
+	rc = planner_ask_about(d, cfg, &m, role, p, RELABEL_ANSWER_MAX, budget + RELABEL_GRACE,
+			       "renumbering it", &buf, &got, err);
 	for (uint32_t s = 0; s < nsw; s++) {
 		free(m.switches[s]->xc);
 		free(m.switches[s]);
