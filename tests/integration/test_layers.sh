@@ -123,39 +123,33 @@ if [ -n "$f" ]; then
 		bad "a use of an engine not listed should be named, alone" "$(cat "$TMP/out")"
 fi
 
+# A file of ofcd's made to use an engine again (its object merged with one
+# that takes the engine's symbol's address, in a copy of the build's
+# objects) is named as a use not listed.
+# uses_engine DIR OBJ SYMBOL TYPE WHAT: OBJ (under obj/, .o) in a copy at DIR
+# made to use SYMBOL (of C type TYPE), WHAT the check's words for it
+B=$(cd "$BUILD" && pwd)
+uses_engine() {
+	mkdir -p "$TMP/$1"
+	cp -rs "$B/obj" "$TMP/$1/obj"
+	ln -s "$B/ofcd" "$TMP/$1/ofcd"
+	printf '%s %s(void);\n%s (*const uses_%s)(void) = %s;\n' "$4" "$3" "$4" "$3" "$3" >"$TMP/$1.c"
+	rm "$TMP/$1/obj/$2"
+	if "${CC:-cc}" -c -o "$TMP/$1.o" "$TMP/$1.c" &&
+		ld -r -o "$TMP/$1/obj/$2" "$B/obj/$2" "$TMP/$1.o"; then ok; else bad "could not make $2 use $3"; fi
+	expect_exit 1 scripts/check-engines.py --build "$TMP/$1"
+	grep -qF "check-engines: ${2%.o}.c links an engine into ofcd, not listed: $3" "$TMP/out" &&
+		grep -qF "check-engines: 1 problem(s)" "$TMP/out" && ok ||
+		bad "$5 should be named as a use not listed" "$(cat "$TMP/out")"
+}
 # A lookup in an engine's folder (names, defaults, limits: LOOKUPS) is no
 # engine only while it uses none: lookup.o made to use a build of the
-# engines' table by address again (merged with an object that does, in a
-# copy of the build's objects) is named as a use not listed.
-B=$(cd "$BUILD" && pwd)
-mkdir -p "$TMP/eng"
-cp -rs "$B/obj" "$TMP/eng/obj"
-ln -s "$B/ofcd" "$TMP/eng/ofcd"
-printf 'void direct_build_bfb(void);\nvoid (*const lookup_builds)(void) = direct_build_bfb;\n' \
-	>"$TMP/use.c"
-rm "$TMP/eng/obj/controller/schedule/lookup.o"
-if "${CC:-cc}" -c -o "$TMP/use.o" "$TMP/use.c" &&
-	ld -r -o "$TMP/eng/obj/controller/schedule/lookup.o" "$B/obj/controller/schedule/lookup.o" \
-		"$TMP/use.o"; then ok; else bad "could not make a lookup that uses an engine"; fi
-expect_exit 1 scripts/check-engines.py --build "$TMP/eng"
-grep -qF "check-engines: controller/schedule/lookup.c links an engine into ofcd, not listed: direct_build_bfb" "$TMP/out" &&
-	grep -qF "check-engines: 1 problem(s)" "$TMP/out" && ok ||
-	bad "a lookup that uses an engine should be named as a use not listed" "$(cat "$TMP/out")"
+# engines' table by address again.
+uses_engine eng controller/schedule/lookup.o direct_build_bfb void "a lookup that uses an engine"
 # Validation asks the fabric's picker for topology: auto (ofcd's asks a
 # planner process): validate.o made to call the finder's pick_run itself
-# again, as it did, is a use not listed.
-mkdir -p "$TMP/eng2"
-cp -rs "$B/obj" "$TMP/eng2/obj"
-ln -s "$B/ofcd" "$TMP/eng2/ofcd"
-printf 'int pick_run(void);\nint (*const validate_picks)(void) = pick_run;\n' >"$TMP/pick.c"
-rm "$TMP/eng2/obj/controller/config/validate.o"
-if "${CC:-cc}" -c -o "$TMP/pick.o" "$TMP/pick.c" &&
-	ld -r -o "$TMP/eng2/obj/controller/config/validate.o" "$B/obj/controller/config/validate.o" \
-		"$TMP/pick.o"; then ok; else bad "could not make validation call pick_run"; fi
-expect_exit 1 scripts/check-engines.py --build "$TMP/eng2"
-grep -qF "check-engines: controller/config/validate.c links an engine into ofcd, not listed: pick_run" "$TMP/out" &&
-	grep -qF "check-engines: 1 problem(s)" "$TMP/out" && ok ||
-	bad "validation calling the finder should be named as a use not listed" "$(cat "$TMP/out")"
+# again, as it did.
+uses_engine eng2 controller/config/validate.o pick_run int "validation calling the finder"
 
 # (That the real tree keeps the line, no file of controller/ofcd/ reaching
 # both, is make test's layers target: the same check-layers.py --build on
