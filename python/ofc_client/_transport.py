@@ -226,7 +226,12 @@ class _HttpsConn:
     def send(self, request):
         data = request.SerializeToString()
         if self.http.sock is not None:
-            self.http.sock.settimeout(_left(self.deadline) if self.deadline else self.timeout)
+            t = _left(self.deadline) if self.deadline else self.timeout
+            if t is not None and t <= 0:
+                # (a timeout of 0 would make the TLS socket non-blocking: its
+                # read then raises SSLWantReadError, not a timeout)
+                self._raise(socket.timeout("the call's deadline has passed"), None, "request")
+            self.http.sock.settimeout(t)
         try:
             self.http.request("POST", "/v1/call", body=data,
                               headers={"Content-Type": "application/x-protobuf",
