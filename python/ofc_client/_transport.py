@@ -105,7 +105,13 @@ class _Conn:
 
     def send(self, request):
         data = request.SerializeToString()
-        self.sock.settimeout(_left(self.deadline) if self.deadline else self.timeout)
+        t = _left(self.deadline) if self.deadline else self.timeout
+        if t is not None and t <= 0:
+            # (a timeout of 0 would make the socket non-blocking: a full
+            # buffer would then read as a broken connection, not a timeout)
+            raise TimeoutError(f"ofcd at {self.path}: not asked: the call's deadline "
+                               "passed before the request")
+        self.sock.settimeout(t)
         try:
             self.sock.sendall(struct.pack(">I", len(data)) + data)
         except socket.timeout as e:
@@ -230,7 +236,8 @@ class _HttpsConn:
             if t is not None and t <= 0:
                 # (a timeout of 0 would make the TLS socket non-blocking: its
                 # read then raises SSLWantReadError, not a timeout)
-                self._raise(socket.timeout("the call's deadline has passed"), None, "request")
+                raise TimeoutError(f"{self.path}: not asked: the call's deadline passed "
+                                   "before the request")
             self.http.sock.settimeout(t)
         try:
             self.http.request("POST", "/v1/call", body=data,
@@ -261,6 +268,9 @@ class _HttpsConn:
         self.refusal = r
 
     def _read(self, n, timeout):
+        if timeout is not None and timeout <= 0:
+            # (not settimeout(0): a non-blocking TLS read raises SSLWantReadError)
+            raise TimeoutError(f"{self.path} did not answer before the call's deadline")
         if self.http.sock is not None:
             self.http.sock.settimeout(timeout)
         try:

@@ -523,6 +523,26 @@ try:
 except ConnectionError as e:
     assert str(e).startswith(f"{gwf}: the gateway's certificate is not signed by a CA you gave "
                              "(cacert=)"), str(e)
+# a call whose deadline passes after the connection: a timeout, before the
+# request and before reading the answer (a TLS socket given a timeout of 0
+# is non-blocking and its read raises SSLWantReadError instead)
+import time
+from ofc_client._transport import _HttpsConn, tls_context
+from ofc_client.pb import control_pb2 as pb
+ctx = tls_context(tls["cert"], tls["key"], tls["cacert"], {"cert": "cert=", "key": "key=", "cacert": "cacert="})
+for late in ("send", "recv"):
+    conn = _HttpsConn(gwl, ctx, 10, 1 << 20, deadline=time.monotonic() + 30)
+    try:
+        if late == "recv":
+            conn.send(pb.Request(id=1, get_state=pb.GetState()))
+        conn.deadline = time.monotonic()
+        time.sleep(0.05)
+        conn.send(pb.Request(id=2, get_state=pb.GetState())) if late == "send" else conn.recv()
+        raise SystemExit(f"{late} after the deadline: no error")
+    except TimeoutError as e:
+        assert ("deadline passed before the request" if late == "send" else "did not answer before the call's deadline") in str(e), (late, str(e))
+    finally:
+        conn.close()
 PY
 # docs/python.md's gateways example: the first one's ofcd is dead
 doc_example gateways https://ofc1.lab:8443 "$GWO" https://ofc2.lab:8443 "$GWF" \
