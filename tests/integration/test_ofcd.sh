@@ -407,7 +407,7 @@ DEV="ocs0=127.0.0.1:$h_port"
 cat >"$TMP/config-planner" <<EOF
 #!/bin/sh
 case " \$* " in *" --for config "*)
-	echo started >>"$TMP/config.starts"
+	echo "started \$(date +%T.%N)" >>"$TMP/config.starts"
 	[ -e "$TMP/config.kill" ] && kill -9 \$\$ ;;
 esac
 exec "$(cd "$BUILD" && pwd)/ofc-planner" "\$@"
@@ -467,9 +467,12 @@ wait_state 'j["topology"]["spec"]=="'"$big"'" and j["target_topology"]=="'"$big"
 	bad "a reload of topology: auto: not $big, picked by one planner" "$(cat "$TMP/config.starts")" "$(tail -3 "$TMP/d4.log")"
 GEN=$($OFC --socket "$SOCK" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["config_generation"])')
 touch "$TMP/config.kill"
+echo "apply $(date +%T.%N)" >>"$TMP/config.starts"
 expect_exit 2 $OFC --socket "$SOCK" apply "$TMP/auto-small.yaml"
+echo "answered $(date +%T.%N)" >>"$TMP/config.starts"
+# (the planners this ApplyConfig started: two, the starts' lines between its own)
 grep -q "^$TMP/auto-small.yaml:31:11: topology 'auto': the planner process picking it was killed by SIGKILL (by ofcd past the request's time limit, or from outside) (the one before it was killed by SIGKILL" "$TMP/err" &&
-	[ "$(wc -l <"$TMP/config.starts")" -eq 3 ] && ok ||
+	[ "$(sed -n '/^apply /,/^answered /p' "$TMP/config.starts" | grep -c '^started')" -eq 2 ] && ok ||
 	bad "ApplyConfig with its pick's planner killed twice: refused with the reason" "$(cat "$TMP/err")" "$(cat "$TMP/config.starts")"
 state_is 's["topology"]["spec"]=="'"$big"'" and s["target_topology"]=="'"$big"'" and s["config_generation"]=='"$GEN"
 rm "$TMP/config.kill"
