@@ -31,16 +31,18 @@ deadline 20
 until $OFC --socket "$SOCK" status >/dev/null 2>&1 || past $_end; do sleep 0.05; done
 [ -S "$RO" ] && ok || bad "ofcd did not start" "$(tail -3 "$TMP/ofcd.log")"
 
-# hold.py SOCKET OUT SECS: ask for a big schedule as a stream, write the
-# first answer's status and message to OUT, then read nothing for SECS (a
-# slow reader: the stream stays open)
+# hold.py SOCKET OUT FIRST PYTHONPATH [RELEASE]: ask for a big schedule as
+# a stream, write the first answer's status and message to OUT (waiting
+# FIRST s at most), then, given RELEASE, read nothing until that file exists
+# (a slow reader: the stream stays open; 600 s at most)
 cat >"$TMP/hold.py" <<'PY'
-import socket, struct, sys, time
+import os, socket, struct, sys, time
 sys.path.insert(0, sys.argv[4])
 from ofc_client.pb import control_pb2
-path, out, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+path, out, first = sys.argv[1], sys.argv[2], float(sys.argv[3])
+release = sys.argv[5] if len(sys.argv) > 5 else None
 s = socket.socket(socket.AF_UNIX)
-s.settimeout(secs + 10)
+s.settimeout(first)
 s.connect(path)
 req = control_pb2.Request(id=1)
 gs = req.get_schedule
@@ -60,21 +62,25 @@ r = control_pb2.Response()
 r.ParseFromString(recvn(n))
 with open(out, "w") as f:
     f.write("%s %s\n" % (control_pb2.Status.Name(r.status), r.message))
-time.sleep(secs)
+end = time.monotonic() + 600
+while release and not os.path.exists(release) and time.monotonic() < end:
+    time.sleep(0.05)
 PY
 mkdir -m 1777 "$TMP/o"
-# Each stream's first frame is a 1,024-node all-to-all computed: under the
-# sanitizers (make check) that takes several times longer, and so do the
-# holds and the waits, or the first holds end before the last callers ask.
-HOLD=20
-[ -z "${SAN:-}" ] || HOLD=60
+# Each stream's first frame is a 1,024-node all-to-all computed: seconds,
+# several times that under the sanitizers (make check) and load. The slow
+# readers hold their streams until the test is done with them (the file
+# release), not for a time the first frames might outlast.
+FIRST=120
+[ -z "${SAN:-}" ] || FIRST=300
 hold() { # UID OUT SOCKET
-	setpriv --reuid "$1" --regid "$1" --clear-groups $PY "$TMP/hold.py" "$3" "$2" $HOLD "$BUILD/python" &
+	setpriv --reuid "$1" --regid "$1" --clear-groups $PY "$TMP/hold.py" "$3" "$2" $FIRST \
+		"$BUILD/python" "$TMP/o/release" &
 	DAEMONS="$DAEMONS $!"
 }
-# until_written FILE...: each has its first answer (up to HOLD s)
+# until_written FILE...: each has its first answer (up to FIRST s)
 until_written() {
-	deadline $HOLD
+	deadline $FIRST
 	for f in "$@"; do until [ -s "$f" ] || past $_end; do sleep 0.05; done; done
 }
 # two public callers (uids 65534 and 1), two streams each asked
@@ -96,8 +102,9 @@ until_written "$TMP/o/c1"
 grep -q "^STATUS_BUSY the streams public callers may hold are all taken (the others are kept for root and the admins)" "$TMP/o/c1" &&
 	! grep -q "uid:" "$TMP/o/c1" && ok || bad "a third public caller's stream" "$(cat "$TMP/o/c1")"
 # root's streamed schedules: its own share
-$PY "$TMP/hold.py" "$SOCK" "$TMP/r1" 0 "$BUILD/python" && grep -q "^STATUS_OK" "$TMP/r1" && ok ||
-	bad "root's streamed schedule behind two public callers' slow streams" "$(cat "$TMP/r1")"
+$PY "$TMP/hold.py" "$SOCK" "$TMP/r1" $FIRST "$BUILD/python" && grep -q "^STATUS_OK" "$TMP/r1" && ok ||
+	bad "root's streamed schedule behind two public callers' slow streams" "$(cat "$TMP/r1" 2>&1)"
+touch "$TMP/o/release"
 $OFC --socket "$SOCK" metrics >"$TMP/m"
 grep -qx 'ofc_streams_refused_total{share="caller"} 2' "$TMP/m" &&
 	grep -qx 'ofc_streams_refused_total{share="public"} 1' "$TMP/m" && ok ||
