@@ -145,13 +145,23 @@ int planner_send_frame(const struct planner_how *h, struct planner_proc *p, cons
 		       size_t len, double deadline, struct ofc_error *err)
 {
 	for (int attempt = 0;; attempt++) {
-		if (atomic_load(&p->pid) <= 0 && start(h, p, err) < 0)
+		bool fresh = atomic_load(&p->pid) <= 0;
+		char why[160];
+
+		if (fresh && start(h, p, err) < 0)
 			return -1;
 		if (frame_send(p->fd, buf, len, len, deadline, err) == 0)
 			return 0;
-		/* (a planner that ended at rest: another one, sent the job once
-		 * more) */
-		planner_end(p, true, NULL, 0);
+		planner_end(p, true, why, sizeof(why));
+		/* One just started that is gone before it took the job: how it
+		 * ended is the answer (not the broken pipe), and it was this
+		 * job's planner. A kept one that ended at rest: another one,
+		 * sent the job once more. */
+		if (fresh) {
+			ofc_error_clear(err);
+			ofc_error_set(err, OFC_E_RUNTIME, "%s", why);
+			return -2;
+		}
 		if (attempt)
 			return -1;
 		ofc_error_clear(err);
@@ -171,8 +181,9 @@ int planner_ask(const struct planner_how *h, const uint8_t *job, size_t len, siz
 
 	*answer = NULL;
 	*answer_len = 0;
-	if (planner_send_frame(h, &p, job, len, deadline, &err) < 0) {
-		snprintf(why, n, "could not start: %.160s", err.msg);
+	rc = planner_send_frame(h, &p, job, len, deadline, &err);
+	if (rc < 0) {
+		snprintf(why, n, rc == -2 ? "%.160s" : "could not start: %.160s", err.msg);
 		return -1;
 	}
 	if (!wanted(ctx, atomic_load(&p.pid))) {
@@ -241,8 +252,10 @@ static int ask_kept(const struct planner_how *h, struct planner_proc *p, const u
 
 	*answer = NULL;
 	*answer_len = 0;
-	if (planner_send_frame(h, p, job, len, deadline, &err) < 0) {
-		snprintf(why, n, "could not start: %.160s", err.msg);
+	int rc = planner_send_frame(h, p, job, len, deadline, &err);
+
+	if (rc < 0) {
+		snprintf(why, n, rc == -2 ? "%.160s" : "could not start: %.160s", err.msg);
 		return -1;
 	}
 	if (frame_recv(p->fd, &buf, &cap, &got, max_answer, deadline, &err) == 0) {

@@ -103,7 +103,9 @@ void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)
 	rc = planner_send(&h, p, j, false, now_seconds() + limit, &err);
 	planner_how_free(&h);
 	if (rc < 0) {
-		snprintf(msg, sizeof(msg), "the planner process cannot take the request: %s",
+		snprintf(msg, sizeof(msg),
+			 rc == -2 ? "the planner process %s before it took the request"
+				  : "the planner process cannot take the request: %s",
 			 err.msg);
 		refuse(j, OFC__V1__STATUS__STATUS_INTERNAL, msg);
 		return;
