@@ -167,7 +167,8 @@ static inline void start_with(struct world *w, double client_timeout, uint32_t m
 	};
 	struct ofc_error err = {0};
 
-	assert_int_equal(ofcd_open(&o, &w->d, &err), 0);
+	if (ofcd_open(&o, &w->d, &err) != 0)
+		fail_msg("ofcd_open: %s", err.msg);
 	assert_int_equal(pthread_create(&w->th, NULL, run, w), 0);
 }
 
