@@ -356,8 +356,7 @@ void ctl_close(struct ctl *c)
 		for (uint32_t h = 0; h < c->fabric->nhosts; h++)
 			free(c->netns[h]);
 	free(c->netns);
-	if (c->lock_fd >= 0)
-		close(c->lock_fd); /* releases the flock */
+	ctl_unlock(c);
 	if (c->own_store)
 		store_close(c->store);
 	free(c->state_dir);
@@ -384,8 +383,7 @@ static bool same_device(const struct device_cfg *a, const struct device_cfg *b)
 
 void ctl_handover(struct ctl *from, struct ctl *to)
 {
-	if (to->lock_fd >= 0)
-		close(to->lock_fd);
+	ctl_unlock(to);
 	to->lock_fd = from->lock_fd;
 	from->lock_fd = -1;
 	for (uint32_t i = 0; i < to->ndevs; i++)

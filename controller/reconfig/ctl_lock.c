@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,41 @@ static int lock_busy(const struct ctl *c, char *held, struct ofc_error *err)
 			     c->fabric->name, held[0] ? held : "?");
 }
 
+/* Locks the ctls of this process hold now. */
+static atomic_uint locks_held;
+
+/* The lock taken on fd. One whose writer is a process that is gone, or
+ * this one while none of its ctls holds a lock (it closed the one that
+ * wrote it), is held only by a child forked while it was open, until that
+ * child's exec closes it (O_CLOEXEC): waited for, 2 s at most. */
+static bool lock_take(int fd)
+{
+	double until = now_seconds() + 2.0;
+
+	for (;;) {
+		char buf[32] = "";
+
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return true;
+		long pid = pread(fd, buf, sizeof(buf) - 1, 0) > 0 ? strtol(buf, NULL, 10) : 0;
+		bool mine = pid == (long)getpid();
+
+		if (pid <= 0 || now_seconds() > until || (mine && atomic_load(&locks_held)) ||
+		    (!mine && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)))
+			return false;
+		usleep(10000);
+	}
+}
+
+void ctl_unlock(struct ctl *c)
+{
+	if (c->lock_fd < 0)
+		return;
+	close(c->lock_fd); /* releases the flock */
+	c->lock_fd = -1;
+	atomic_fetch_sub(&locks_held, 1);
+}
+
 int ctl_lock(struct ctl *c, struct ofc_error *err)
 {
 	char *path = ctl_path(c->state_dir, c->fabric->name, "lock");
@@ -66,7 +103,7 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 		free(path);
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	if (!lock_take(fd)) {
 		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
 		buf[n > 0 ? n : 0] = 0;
@@ -84,5 +121,6 @@ int ctl_lock(struct ctl *c, struct ofc_error *err)
 	if (ftruncate(fd, 0) == 0)
 		(void)!pwrite(fd, buf, (size_t)len, 0);
 	c->lock_fd = fd;
+	atomic_fetch_add(&locks_held, 1);
 	return 0;
 }

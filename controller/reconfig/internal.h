@@ -82,6 +82,8 @@ int ctl_partition_aim(struct ctl *c, const struct partition *p, const struct cir
 		      uint32_t npc, struct ofc_error *err);
 
 char *ctl_path(const char *state_dir, const char *fabric, const char *ext);
+/* c's lock released (ctl_lock.c), if it holds it. */
+void ctl_unlock(struct ctl *c);
 
 /* drive.c: fn(c, i, arg) for every device i at once, one thread each (at
  * most 64), returning when all have; fn touches devs[i] alone. Events

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -545,6 +546,30 @@ static void test_lock(void **state)
 	ctl_close(b);
 }
 
+/* A lock held only by a child forked while it was open, the ctl that took
+ * it closed (a planner between fork and exec): taken once the child is
+ * gone, not refused as held by this process. */
+static void test_lock_child(void **state)
+{
+	struct world *w = *state;
+	struct ofc_error err = {0};
+	struct ctl *a = open_ctl(w, w->torus), *b = open_ctl(w, w->torus);
+	pid_t pid;
+
+	assert_int_equal(ctl_lock(a, &err), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		usleep(300000);
+		_exit(0);
+	}
+	ctl_close(a);
+	if (ctl_lock(b, &err) != 0)
+		fail_msg("%s", err.msg);
+	ctl_close(b);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 static void test_overrides(void **state)
 {
 	struct world *w = *state;
@@ -826,6 +851,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_trial, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_kill_points, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lock_child, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_device_locks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_candidate_quiet, setup, teardown),
