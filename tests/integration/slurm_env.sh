@@ -9,6 +9,11 @@
 #   slurm_start N       munged, slurmctld, N slurmd; 0 once all N are idle
 #   slurm_stop          cancel every job, stop the daemons (by their pid files)
 
+# How long slurmctld gives a prolog or epilog: under the sanitizers (make
+# check) ofc starts and works several times slower, and a failover's
+# election with it.
+PE_TIMEOUT=30
+[ -z "${SAN:-}" ] || PE_TIMEOUT=90
 slurm_configure() {
 	_n=$1
 	mkdir -p "$TMP/munge" "$TMP/spool" "$TMP/slurmstate" "$TMP/log"
@@ -56,7 +61,7 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 PrologSlurmctld=$TMP/ofc-prolog
 EpilogSlurmctld=$TMP/ofc-epilog
-PrologEpilogTimeout=30
+PrologEpilogTimeout=$PE_TIMEOUT
 TopologyPlugin=topology/tree
 MessageTimeout=10
 include $TMP/nodes.conf

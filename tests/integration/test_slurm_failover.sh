@@ -39,12 +39,12 @@ SOCK="$TMP/r1.sock,$TMP/r2.sock,$TMP/r3.sock"
 slurm_configure 8
 # the epilog held back: its release reaches the new leader after the next
 # job's prolog met the hosts held and waits for it (the prolog's log line;
-# 20 s at most, inside PrologEpilogTimeout)
+# 10 s inside PrologEpilogTimeout at most)
 mv "$TMP/ofc-epilog" "$TMP/ofc-epilog.real"
 cat >"$TMP/ofc-epilog" <<EOF
 #!/bin/sh
 # (the first job's alone: mkdir succeeds once)
-e=\$((\$(date +%s) + 20))
+e=\$((\$(date +%s) + $PE_TIMEOUT - 10))
 mkdir $TMP/epilog.held 2>/dev/null &&
 	until grep -q "hosts held by slurm-job-\$SLURM_JOB_ID (on its way out): waiting for its release" $TMP/ofc-slurm.log ||
 		[ \$(date +%s) -gt \$e ]; do sleep 0.1; done
