@@ -33,12 +33,14 @@
  * (store_fence): the lease surely lasts until the time a keepalive was
  * sent plus the TTL etcd granted, less the margin.
  *
- * Threads: the session (lease, keepalive, campaign), the watch (the
- * fabric's keys into a cache that reads are answered from: a follower
- * serves what the leader wrote as its watch delivers it) and the members'
- * health. Each has its own curl handle; writes use the caller's (ofcd's
- * mutation worker, one thread at a time). Everything shared is under mu;
- * events go to the owner's callback outside it. */
+ * Threads: the session (lease, keepalive, campaign; in its idle time the
+ * members' health, store_etcd_health.c, a step at a time that ends before
+ * the next keepalive is due) and the watch (the fabric's keys into a
+ * cache that reads are answered from: a follower serves what the leader
+ * wrote as its watch delivers it). Each has its own curl handles; writes
+ * use the caller's (ofcd's mutation worker, one thread at a time).
+ * Everything shared is under mu; events go to the owner's callback
+ * outside it. */
 #include "controller/reconfig/store_etcd.h"
 #include "controller/reconfig/internal.h"
 
@@ -917,10 +919,70 @@ static void check_fresh(struct etcd_store *es)
 	es_post(es, STORE_EV_HEALTH);
 }
 
+/* ---- the session's loop: a turn a tick, the members' health between ---------------- */
+
+#define HEALTH_MIN_S 0.1  /* the least a health step's timeout is cut to */
+#define TURN_SLACK_S 0.02 /* kept between a health step's end and the next turn */
+
+/* (under mu) Wait on the session's condition until t (now_seconds). */
+static void cond_wait_until(struct etcd_store *es, double t)
+{
+	double left = t - now_seconds();
+	struct timespec ts;
+
+	if (left <= 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)left;
+	ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&es->cond, &es->mu, &ts);
+}
+
+/* (session thread) Until the next turn is due (until), a wake or a stop:
+ * the members' health a step at a time, each started only when its
+ * timeout ends before the turn is due (cut to what is left, not below
+ * HEALTH_MIN_S), so a slow or dead member never makes a keepalive late.
+ * A lease past the time it surely lasts (or none) is kept by no
+ * keepalive's punctuality: then one step at its full timeout follows each
+ * turn, so the members' health still changes while etcd does not answer
+ * the session (its turns take their whole tick). */
+static void session_idle(struct etcd_store *es, struct es_health *h, double until)
+{
+	pthread_mutex_lock(&es->mu);
+	bool one = !es->lease || now_seconds() > es->valid_until;
+
+	while (!atomic_load(&es->stop)) {
+		double now = now_seconds(), left = until - now - TURN_SLACK_S;
+		bool due = es_health_at(h) <= now;
+
+		if (!(one && due) && (es->wake || now >= until))
+			break;
+		if (due) {
+			double cost = es_health_cost(h), t = one || cost < left ? cost : left;
+
+			if (one || t >= (cost < HEALTH_MIN_S ? cost : HEALTH_MIN_S)) {
+				one = one && cost == 0;
+				pthread_mutex_unlock(&es->mu);
+				es_health_step(es, h, t);
+				fire(es);
+				pthread_mutex_lock(&es->mu);
+				continue;
+			}
+		}
+		cond_wait_until(es, !due && es_health_at(h) < until ? es_health_at(h) : until);
+	}
+	pthread_mutex_unlock(&es->mu);
+}
+
 static void *session_main(void *arg)
 {
 	struct etcd_store *es = arg;
 	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
+	struct es_health *h = es_health_new(es);
 	double last_campaign = 0;
 
 	ofc_thread_name("etcd-session");
@@ -932,24 +994,10 @@ static void *session_main(void *arg)
 		check_fresh(es);
 		pthread_mutex_unlock(&es->mu);
 		fire(es);
-		/* the next turn a tick after this one began */
-		pthread_mutex_lock(&es->mu);
-		double until = t0 + es->tick;
-		while (!atomic_load(&es->stop) && !es->wake && now_seconds() < until) {
-			struct timespec ts;
-			double left = until - now_seconds();
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)left;
-			ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&es->cond, &es->mu, &ts);
-		}
-		pthread_mutex_unlock(&es->mu);
+		/* the next turn a tick after this one began; the health between */
+		session_idle(es, h, t0 + es->tick);
 	}
+	es_health_free(h);
 	etcd_conn_free(c);
 	return NULL;
 }
@@ -1103,62 +1151,6 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-/* ---- the members' health -------------------------------------------------------------- */
-
-static void *health_main(void *arg)
-{
-	struct etcd_store *es = arg;
-	struct etcd_conn *c = etcd_conn_new(es->urls, es->nurls, &es->tls);
-	uint64_t ids[STORE_MAX_MEMBERS] = {0};
-	char names[STORE_MAX_MEMBERS][64], urls[STORE_MAX_MEMBERS][128];
-	uint32_t nnames = 0;
-
-	ofc_thread_name("etcd-health");
-	while (!atomic_load(&es->stop)) {
-		struct store_member m[STORE_MAX_MEMBERS];
-		uint64_t mid[STORE_MAX_MEMBERS] = {0}, leader = 0;
-		uint32_t n = es->nurls < STORE_MAX_MEMBERS ? es->nurls : STORE_MAX_MEMBERS;
-
-		memset(m, 0, sizeof(m));
-		for (uint32_t i = 0; i < n && !atomic_load(&es->stop); i++) {
-			struct ofc_error err = {0};
-			uint64_t l = 0;
-
-			snprintf(m[i].url, sizeof(m[i].url), "%s", es->urls[i]);
-			snprintf(m[i].name, sizeof(m[i].name), "%s",
-				 strstr(es->urls[i], "://") + 3);
-			m[i].reachable = etcd_member_status(c, i, 0.3, &mid[i], &l, &err) == 0;
-			if (l)
-				leader = l;
-		}
-		if (nnames < n) {
-			struct ofc_error err = {0};
-
-			etcd_member_names(c, 0.5, ids, names, urls, STORE_MAX_MEMBERS, &nnames,
-					  &err);
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			m[i].raft_leader = m[i].reachable && mid[i] && mid[i] == leader;
-			for (uint32_t k = 0; k < nnames; k++)
-				if ((mid[i] && ids[k] == mid[i]) || strcmp(urls[k], m[i].url) == 0)
-					snprintf(m[i].name, sizeof(m[i].name), "%s", names[k]);
-		}
-		es_replica_leases(es, c);
-		pthread_mutex_lock(&es->mu);
-		if (es->nmembers != n || memcmp(es->members, m, sizeof(m)) != 0) {
-			memcpy(es->members, m, sizeof(m));
-			es->nmembers = n;
-			es_post(es, STORE_EV_HEALTH);
-		}
-		pthread_mutex_unlock(&es->mu);
-		fire(es);
-		for (int t = 0; t < 20 && !atomic_load(&es->stop); t++)
-			usleep(50000);
-	}
-	etcd_conn_free(c);
-	return NULL;
-}
-
 /* ---- opening and closing ---------------------------------------------------------------- */
 
 static int es_start(struct store *s, struct ofc_error *err)
@@ -1188,12 +1180,6 @@ static int es_start(struct store *s, struct ofc_error *err)
 		atomic_store(&es->stop, true);
 		pthread_join(es->session, NULL);
 		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the etcd watch thread");
-	}
-	if (pthread_create(&es->health, NULL, health_main, es) != 0) {
-		atomic_store(&es->stop, true);
-		pthread_join(es->session, NULL);
-		pthread_join(es->watcher, NULL);
-		return ofc_error_set(err, OFC_E_RUNTIME, "cannot start the etcd health thread");
 	}
 	es->started = true;
 	return 0;
@@ -1233,7 +1219,6 @@ static void es_close(struct store *s)
 	if (es->started) {
 		pthread_join(es->session, NULL);
 		pthread_join(es->watcher, NULL);
-		pthread_join(es->health, NULL);
 	}
 	etcd_conn_free(es->wconn);
 	cache_clear(es);

@@ -1,6 +1,6 @@
-/* Private to the etcd backend (store_etcd.c, store_etcd_reg.c): the
- * store's struct, shared by its threads under mu, and what its files call
- * of each other. */
+/* Private to the etcd backend (store_etcd.c, store_etcd_reg.c,
+ * store_etcd_health.c): the store's struct, shared by its threads under
+ * mu, and what its files call of each other. */
 #ifndef OFC_CONTROLLER_RECONFIG_STORE_ETCD_H
 #define OFC_CONTROLLER_RECONFIG_STORE_ETCD_H
 
@@ -68,7 +68,7 @@ struct etcd_store {
 	/* ---- threads ---- */
 	_Atomic bool stop;
 	bool started;
-	pthread_t session, watcher, health;
+	pthread_t session, watcher;
 	/* Writes and loads, from any thread (ofcd's loop writes the queue,
 	 * its mutation worker the rest): one at a time. */
 	pthread_mutex_t wmu;
@@ -92,7 +92,7 @@ struct etcd_store {
 	/* (under mu) this replica's devices' last contacts, as the JSON
 	 * object its registration carries ("devices"; NULL: none) */
 	char *contacts;
-	/* the other replicas' leases as the health thread last asked etcd */
+	/* the other replicas' leases as the session last asked etcd (its health) */
 	struct rlease {
 		int64_t lease;
 		double left, at; /* seconds left, at (now_seconds) */
@@ -149,8 +149,21 @@ int es_register(struct store *s, double timeout, struct ofc_error *err);
 void es_reg_turn(struct etcd_store *es, struct etcd_conn *c);			   /* (session) */
 void es_replicas_of(struct etcd_store *es, struct store_cluster *out, double now); /* (under mu) */
 void es_known_of(struct etcd_store *es, struct store_cluster *out);		   /* (under mu) */
-void es_replica_leases(struct etcd_store *es, struct etcd_conn *c);		   /* (health) */
+uint32_t es_replica_leases(struct etcd_store *es, int64_t *leases);		   /* (session) */
 void es_set_contacts(struct store *s, const struct store_contact *c, uint32_t n);
 uint32_t es_leader_contacts(struct store *s, struct store_contact *out, uint32_t max, char by[64]);
+
+/* store_etcd_health.c: the members' health and the other replicas'
+ * leases, a round of steps the session runs in its idle time (session
+ * thread only) */
+struct es_health;
+struct es_health *es_health_new(struct etcd_store *es);
+void es_health_free(struct es_health *h);
+/* When the next step may run (now_seconds; 0: a round is under way) */
+double es_health_at(const struct es_health *h);
+/* What the next step may wait for etcd at most (0: it asks nothing) */
+double es_health_cost(const struct es_health *h);
+/* The next step, waiting at most timeout (events posted, not fired) */
+void es_health_step(struct etcd_store *es, struct es_health *h, double timeout);
 
 #endif

@@ -269,7 +269,6 @@ void es_replicas_of(struct etcd_store *es, struct store_cluster *out, double now
 	}
 }
 
-/* (health thread) Ask etcd how long the other replicas' leases have. */
 /* (under mu) The registry's names, into out. */
 void es_known_of(struct etcd_store *es, struct store_cluster *out)
 {
@@ -282,12 +281,12 @@ void es_known_of(struct etcd_store *es, struct store_cluster *out)
 				 es->kv[i].key + plen);
 }
 
-void es_replica_leases(struct etcd_store *es, struct etcd_conn *c)
+/* The other replicas' leases, as their registrations in the cache are
+ * bound (the session asks etcd how long each has, a step at a time). */
+uint32_t es_replica_leases(struct etcd_store *es, int64_t *leases)
 {
-	int64_t leases[STORE_MAX_REPLICAS];
 	uint32_t n = 0;
 	size_t plen = strlen(es->reg_prefix);
-	struct rlease got[STORE_MAX_REPLICAS];
 
 	pthread_mutex_lock(&es->mu);
 	for (uint32_t i = 0; i < es->nkv && n < STORE_MAX_REPLICAS; i++)
@@ -295,18 +294,7 @@ void es_replica_leases(struct etcd_store *es, struct etcd_conn *c)
 		    strcmp(es->kv[i].key, es->reg_key) != 0)
 			leases[n++] = es->kv[i].lease;
 	pthread_mutex_unlock(&es->mu);
-	for (uint32_t i = 0; i < n && !atomic_load(&es->stop); i++) {
-		struct ofc_error err = {0};
-		int64_t ttl = -1;
-
-		if (etcd_lease_ttl(c, leases[i], 0.3, &ttl, &err) < 0)
-			ttl = -1;
-		got[i] = (struct rlease){leases[i], ttl >= 0 ? (double)ttl : -1, now_seconds()};
-	}
-	pthread_mutex_lock(&es->mu);
-	memcpy(es->rlease, got, n * sizeof(*got));
-	es->nrlease = n;
-	pthread_mutex_unlock(&es->mu);
+	return n;
 }
 
 /* ---- devices' last contacts, carried by the registrations ------------------------------ */

@@ -63,16 +63,42 @@ E=$(key_epoch)
 
 # ---- ofcd's threads at rest ----------------------------------------------------------
 # A replica no request keeps busy, leader or follower, runs the loop
-# (named ofcd), the mutation worker and the etcd store's three threads: one
-# of each, the rest (the schedule workers, the plan-ahead pool, the state's
-# schedule) start when work comes and end after it (docs/ARCHITECTURE.md,
-# "ofcd's threads").
+# (named ofcd), the mutation worker and the etcd store's two threads (the
+# session asks the members' health too): one of each, the rest (the
+# schedule workers, the plan-ahead pool, the state's schedule) start when
+# work comes and end after it (docs/ARCHITECTURE.md, "ofcd's threads").
 for F in r1 r2 r3; do [ "$F" != "$LEADER" ] && break; done
-REST="etcd-health x1, etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
+REST="etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
 for R in "$LEADER" "$F"; do
 	eval "RPID=\$${R}_pid"
-	at_rest "$RPID" "$REST" 30 && ok || bad "$R's threads at rest are not the five" "$(thread_kinds "$RPID")"
+	at_rest "$RPID" "$REST" 30 && ok || bad "$R's threads at rest are not the four" "$(thread_kinds "$RPID")"
 done
+
+# ---- an etcd member that hangs: its health times out, the lease stays -------------
+# The session asks each member's status between two keepalives, each
+# request started only if its timeout ends before the next keepalive is
+# due (docs/internals.md, "The store"): a member stopped (SIGSTOP: it
+# takes connections and answers nothing, so each status waits out its
+# 0.3 s) shows unreachable, and the leader keeps its lease and epoch for
+# three leases. (Not etcd's own raft leader: no election of etcd's.)
+L=$LEADER
+cluster_json "$L"
+M=$(python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))["cluster"]["members"]
+print(next(i + 1 for i, x in enumerate(m) if not x["leader"]))' "$TMP/$L.json")
+eval "KPID=\$ETCD_PID$M"
+DOWN0=$(grep -c "no more" "$TMP/$L.log")
+kill -STOP "$KPID"
+until_state "$L" 20 "not j['cluster']['members'][$M - 1]['reachable']" && ok ||
+	bad "a stopped etcd member is not shown unreachable" "$(cat "$TMP/$L.json")"
+# (exit 1: in 6 s, never a state of L's that is not leading under epoch E
+# with its lease left; a field missing counts as not)
+until_state "$L" 6 "(lambda c: c.get('role') != 'leader' or (c.get('leader') or {}).get('epoch') != $E or not c.get('lease_left_seconds', 0) > 0)(j.get('cluster') or {})"
+[ $? = 1 ] && [ "$(grep -c "no more" "$TMP/$L.log")" = "$DOWN0" ] && ok ||
+	bad "$L lost the lease while etcd member $M hung" "$(cat "$TMP/$L.json"; grep "no more" "$TMP/$L.log" | tail -2)"
+kill -CONT "$KPID"
+until_state "$L" 20 "all(m['reachable'] for m in j['cluster']['members'])" && ok ||
+	bad "etcd member $M, going on, is not shown reachable again" "$(cat "$TMP/$L.json")"
 
 # ---- the planner process killed mid-plan -------------------------------------------
 L=$LEADER

@@ -94,9 +94,9 @@ expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
 grep -qF "controller/cli/cmd_testbed_topo.c calls reconfigure_run, but the map's \"Called by\" does not name it" "$TMP/out" &&
 	grep -qF "check-architecture: 1 claims" "$TMP/out" && ok ||
 	bad "a caller left out of the map should be named, alone" "$(cat "$TMP/out")"
-sed 's|`health_main`|health_main|' "$M" >"$TMP/map.md"
+sed 's|`watch_main`|watch_main|' "$M" >"$TMP/map.md"
 expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
-grep -qF "controller/reconfig/store_etcd.c starts a thread running health_main" "$TMP/out" && ok ||
+grep -qF "controller/reconfig/store_etcd.c starts a thread running watch_main" "$TMP/out" && ok ||
 	bad "a thread left out of the map should be named" "$(cat "$TMP/out")"
 sed 's|util/util.h,$|util/util.h, util/no-such.h,|; s|, drivers/types.h and rwa/rwa.h| and drivers/types.h|' "$M" >"$TMP/map.md"
 expect_exit 1 scripts/check-architecture.py --map "$TMP/map.md"
