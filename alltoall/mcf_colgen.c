@@ -72,6 +72,71 @@ static int master_solve(struct cg *c, double deadline, enum mcf_stop *stop, stru
 	return 1;
 }
 
+/* One round of pricing after a master solve (its duals ylp): at the mix
+ * of the best bound's prices (*center) and ylp, then, when no tree prices
+ * out there, at ylp itself; a better Lagrangian bound moves *lb and
+ * *center. The columns added (0: the master is optimal, or the gap is
+ * closed), or -1 with err. */
+static int cg_price_round(struct cg *c, const double *ylp, double alpha, double ub, double gap,
+			  double **center, double *lb, struct ofc_error *err)
+{
+	uint32_t added = 0;
+
+	for (int pass = *center ? 0 : 1; pass < 2 && !added; pass++) {
+		double b;
+
+		for (uint32_t r = 0; r < c->R; r++)
+			c->y[r] = pass ? ylp[r] : alpha * (*center)[r] + (1 - alpha) * ylp[r];
+		b = cg_price_all(c);
+		if (b > *lb) {
+			*lb = b;
+			if (!*center)
+				*center = xmalloc(c->R * sizeof(double));
+			memcpy(*center, c->y, c->R * sizeof(double));
+		}
+		if (ub - *lb <= gap * ub)
+			break;
+		for (uint32_t s = 0; s < c->nsrc; s++) {
+			double pi = c->diff ? c->duals[c->R + s] + cg_ref_cost(c, s, ylp)
+				    : c->duals[c->R + s] > 0 ? c->duals[c->R + s]
+							     : 0;
+			const uint32_t *tree = c->cand + s * c->psize;
+			double cost = pass ? c->best[s] : cg_tree_cost(c, &c->ws[0], s, tree, ylp);
+			/* lp_solve's duals are good to about 1e-9. */
+			if (cost < pi - 1e-9 * (1 + pi)) {
+				int a = cg_add_column(c, &c->ws[0], cg_store_tree(c, s, tree), err);
+
+				if (a < 0)
+					return -1;
+				added += (uint32_t)a;
+			}
+		}
+	}
+	return (int)added;
+}
+
+/* The answer of a run that ended with flow ub and bound lb: optimal when
+ * nothing priced out or the gap closed, else why it stopped. */
+static void cg_result(const struct cg *c, double ub, double lb, double gap, bool lp_optimal,
+		      struct mcf_result *res)
+{
+	res->columns = c->ncols;
+	res->objective = ub;
+	res->lower = lb < ub ? lb : ub;
+	res->theta = 1 / ub;
+	res->optimal = lp_optimal || ub - res->lower <= gap * ub;
+	res->gap = ub / res->lower - 1;
+	if (res->optimal)
+		res->stop = MCF_STOP_OPTIMAL;
+	else if (res->stop == MCF_STOP_OPTIMAL)
+		res->stop = MCF_STOP_ITERATIONS;
+	if (c->T) {
+		/* The kept solution's U_k come first. */
+		res->step_load = xmalloc(c->T * sizeof(double));
+		memcpy(res->step_load, c->sol, c->T * sizeof(double));
+	}
+}
+
 /* Column generation with Wentges smoothing: pricing at a mix of the LP's
  * duals and the prices that gave the best bound so far damps the duals'
  * oscillation (the tail of plain column generation); a tree is added only
@@ -164,39 +229,10 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 		for (size_t i = 0; i < c->nlive; i++)
 			if (x[c->slots + i] > 0)
 				c->col_last[c->live[i]] = it;
-		uint32_t added = 0;
-		for (int pass = center ? 0 : 1; pass < 2 && !added; pass++) {
-			double b;
+		int added = cg_price_round(c, ylp, alpha, ub, gap, &center, &lb, err);
 
-			for (uint32_t r = 0; r < c->R; r++)
-				c->y[r] = pass ? ylp[r] : alpha * center[r] + (1 - alpha) * ylp[r];
-			b = cg_price_all(c);
-			if (b > lb) {
-				lb = b;
-				if (!center)
-					center = xmalloc(c->R * sizeof(double));
-				memcpy(center, c->y, c->R * sizeof(double));
-			}
-			if (ub - lb <= gap * ub)
-				break;
-			for (uint32_t s = 0; s < c->nsrc; s++) {
-				double pi = c->diff ? c->duals[c->R + s] + cg_ref_cost(c, s, ylp)
-					    : c->duals[c->R + s] > 0 ? c->duals[c->R + s]
-								     : 0;
-				const uint32_t *tree = c->cand + s * c->psize;
-				double cost =
-				    pass ? c->best[s] : cg_tree_cost(c, &c->ws[0], s, tree, ylp);
-				/* lp_solve's duals are good to about 1e-9. */
-				if (cost < pi - 1e-9 * (1 + pi)) {
-					int a = cg_add_column(c, &c->ws[0],
-							      cg_store_tree(c, s, tree), err);
-
-					if (a < 0)
-						goto out;
-					added += (uint32_t)a;
-				}
-			}
-		}
+		if (added < 0)
+			goto out;
 		if (!added) {
 			/* Nothing prices out: the master is optimal (lb may
 			 * trail ub by the duals' noise). */
@@ -205,21 +241,7 @@ static int cg_run(struct cg *c, double gap, double deadline, struct mcf_result *
 		}
 	}
 	res->iterations = solves;
-	res->columns = c->ncols;
-	res->objective = ub;
-	res->lower = lb < ub ? lb : ub;
-	res->theta = 1 / ub;
-	res->optimal = lp_optimal || ub - res->lower <= gap * ub;
-	res->gap = ub / res->lower - 1;
-	if (res->optimal)
-		res->stop = MCF_STOP_OPTIMAL;
-	else if (res->stop == MCF_STOP_OPTIMAL)
-		res->stop = MCF_STOP_ITERATIONS;
-	if (c->T) {
-		/* The kept solution's U_k come first. */
-		res->step_load = xmalloc(c->T * sizeof(double));
-		memcpy(res->step_load, c->sol, c->T * sizeof(double));
-	}
+	cg_result(c, ub, lb, gap, lp_optimal, res);
 	rc = 0;
 out:
 	free(x);

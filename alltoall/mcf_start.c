@@ -319,6 +319,60 @@ static double polish_step(const struct polish *p, uint32_t nsup, double bb)
 	return lo;
 }
 
+/* Row r's price at its load: the exponential of its excess over u0 at
+ * sharpness bb, per unit of capacity (and of row size, ys). */
+static void polish_price(struct cg *c, struct polish *p, uint32_t r, double load, double bb,
+			 double u0)
+{
+	double cap = c->row_cap[r % c->rows_per_slot];
+
+	p->e[r] = exp(bb * (load / cap - u0));
+	c->y[r] = p->e[r] / cap;
+	c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
+}
+
+/* The class s's costliest tree under the prices that carries flow and
+ * costs more than worst: its column (UINT32_MAX: none), *ai its place
+ * among the class's. It gives way to the cheapest. */
+static uint32_t polish_costliest(const struct cg *c, const struct polish *p, const double *x,
+				 uint32_t s, double worst, uint32_t *ai)
+{
+	uint32_t away = UINT32_MAX;
+
+	for (uint32_t i = 0; i < p->ncol[s]; i++) {
+		uint32_t k = p->col[s][i];
+		double len;
+
+		if (x[k] <= 0)
+			continue;
+		len = polish_len(c, p->hops[s][i]);
+		if (len > worst) {
+			worst = len;
+			away = k;
+			*ai = i;
+		}
+	}
+	return away;
+}
+
+static void polish_free(struct polish *p, uint32_t ns)
+{
+	for (uint32_t s = 0; s < ns; s++) {
+		for (uint32_t i = 0; i < p->ncol[s]; i++)
+			free(p->hops[s][i]);
+		free(p->hops[s]);
+		free(p->col[s]);
+	}
+	free(p->hops);
+	free(p->col);
+	free(p->ncol);
+	free(p->capcol);
+	free(p->dn);
+	free(p->delta);
+	free(p->e);
+	free(p->sup);
+}
+
 static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, double *lb,
 			double **center, double gap, double until)
 {
@@ -347,35 +401,17 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 	while (u - *lb > gap * u && now_seconds() < until && !mcf_cancelled(c->cancel)) {
 		double u0 = u, bb = beta / u0;
 
-		for (uint32_t r = 0; r < R; r++) {
-			double cap = c->row_cap[r % c->rows_per_slot];
-
-			p.e[r] = exp(bb * (load[r] / cap - u0));
-			c->y[r] = p.e[r] / cap;
-			c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
-		}
+		for (uint32_t r = 0; r < R; r++)
+			polish_price(c, &p, r, load[r], bb, u0);
 		for (uint32_t s = 0; s < ns && now_seconds() < until && !mcf_cancelled(c->cancel);
 		     s++) {
 			uint32_t *parent = c->cand + (size_t)s * c->psize, nsup = 0;
 
 			double blen = cg_dijkstra(c, ws, c->src_node[s], parent);
-			uint32_t away = UINT32_MAX, ai = 0;
-			double worst = blen * (1 + 1e-9), mass;
+			uint32_t ai = 0,
+				 away = polish_costliest(c, &p, *x, s, blen * (1 + 1e-9), &ai);
+			double mass;
 
-			/* The class's costliest tree under the prices gives way. */
-			for (uint32_t i = 0; i < p.ncol[s]; i++) {
-				uint32_t k = p.col[s][i];
-				double len;
-
-				if ((*x)[k] <= 0)
-					continue;
-				len = polish_len(c, p.hops[s][i]);
-				if (len > worst) {
-					worst = len;
-					away = k;
-					ai = i;
-				}
-			}
 			if (away == UINT32_MAX)
 				continue;
 			mass = (*x)[away];
@@ -409,9 +445,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 				double cap = c->row_cap[r % c->rows_per_slot];
 
 				load[r] += t * p.delta[r] * cap;
-				p.e[r] = exp(bb * (load[r] / cap - u0));
-				c->y[r] = p.e[r] / cap;
-				c->ys[r] = c->y[r] / c->row_size[r % c->rows_per_slot];
+				polish_price(c, &p, r, load[r], bb, u0);
 			}
 			(*x)[away] = t >= 1 ? 0 : (*x)[away] - t * mass;
 			if (t >= 1)
@@ -448,20 +482,7 @@ static void warm_polish(struct cg *c, double **x, size_t *nx, double *load, doub
 		}
 		u = nu;
 	}
-	for (uint32_t s = 0; s < ns; s++) {
-		for (uint32_t i = 0; i < p.ncol[s]; i++)
-			free(p.hops[s][i]);
-		free(p.hops[s]);
-		free(p.col[s]);
-	}
-	free(p.hops);
-	free(p.col);
-	free(p.ncol);
-	free(p.capcol);
-	free(p.dn);
-	free(p.delta);
-	free(p.e);
-	free(p.sup);
+	polish_free(&p, ns);
 }
 
 int cg_warm_from(struct cg *c, double *lb, double **center, double *ub, double gap, double until,

@@ -118,6 +118,56 @@ static void stop_group(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/* The ranks' hosts file: a host's namespace and its device a line. */
+static int write_rank_hosts(const char *path, const struct exec_net *net,
+			    const struct exec_mpi_opts *o, struct ofc_error *err)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", path, strerror(errno));
+	for (uint32_t h = 0; h < net->nhosts; h++)
+		fprintf(f, "%s %s\n", net->netns[h], o->device);
+	if (fclose(f) != 0)
+		return ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* The child: its own process group, the result line into out, its stderr
+ * into errf, mpiexec running a rank a host with fork. */
+static void exec_mpiexec(int out, const char *errf, const char *n, const char *rank,
+			 const char *hosts, const char *collective, const char *size,
+			 const char *iters)
+{
+	int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	setpgid(0, 0);
+	if (e < 0 || nul < 0 || dup2(out, 1) < 0 || dup2(e, 2) < 0 || dup2(nul, 0) < 0)
+		_exit(127);
+	execlp("mpiexec", "mpiexec", "-launcher", "fork", "-n", n, "-genv", "UCX_TLS", "tcp",
+	       "-genv", "MPIR_CVAR_NOLOCAL", "1", rank, hosts, collective, size, iters,
+	       (char *)NULL);
+	_exit(127);
+}
+
+/* No result line: out of time, or mpiexec gone; with its stderr's last. */
+static void no_result(const struct exec_mpi_opts *o, const char *errf, bool exited, int status,
+		      struct ofc_error *err)
+{
+	char tail[240];
+
+	last_line(errf, tail, sizeof(tail));
+	if (!exited)
+		ofc_error_set(err, OFC_E_RUNTIME, "MPI %s: no result within %.0f s%s%s",
+			      o->collective, o->timeout, tail[0] ? ": " : "", tail);
+	else
+		ofc_error_set(err, OFC_E_RUNTIME,
+			      "MPI %s: mpiexec exited (status %d) without a result%s%s",
+			      o->collective, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			      tail[0] ? ": " : "", tail);
+}
+
 int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
 		 struct exec_mpi_result *r, struct ofc_error *err)
 {
@@ -129,7 +179,6 @@ int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
 	double deadline = now_seconds() + o->timeout, grace = 0;
 	bool have = false, exited = false;
 	pid_t pid;
-	FILE *f;
 
 	*r = (struct exec_mpi_result){0};
 	if (!net->netns)
@@ -153,17 +202,8 @@ int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
 	}
 	hosts = xasprintf("%s/hosts", dir);
 	errf = xasprintf("%s/stderr", dir);
-	f = fopen(hosts, "w");
-	if (!f) {
-		ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", hosts, strerror(errno));
+	if (write_rank_hosts(hosts, net, o, err) < 0)
 		goto out;
-	}
-	for (uint32_t h = 0; h < net->nhosts; h++)
-		fprintf(f, "%s %s\n", net->netns[h], o->device);
-	if (fclose(f) != 0) {
-		ofc_error_set(err, OFC_E_RUNTIME, "%s: %s", hosts, strerror(errno));
-		goto out;
-	}
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)o->size);
 	snprintf(n, sizeof(n), "%u", net->nhosts);
 	snprintf(iters, sizeof(iters), "%u", o->iterations ? o->iterations : 3);
@@ -176,18 +216,8 @@ int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
 		ofc_error_set(err, OFC_E_RUNTIME, "fork: %s", strerror(errno));
 		goto out;
 	}
-	if (pid == 0) {
-		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		setpgid(0, 0);
-		if (e < 0 || nul < 0 || dup2(pfd[1], 1) < 0 || dup2(e, 2) < 0 || dup2(nul, 0) < 0)
-			_exit(127);
-		execlp("mpiexec", "mpiexec", "-launcher", "fork", "-n", n, "-genv", "UCX_TLS",
-		       "tcp", "-genv", "MPIR_CVAR_NOLOCAL", "1", rank, hosts, o->collective, size,
-		       iters, (char *)NULL);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_mpiexec(pfd[1], errf, n, rank, hosts, o->collective, size, iters);
 	setpgid(pid, pid);
 	close(pfd[1]);
 	pfd[1] = -1;
@@ -235,17 +265,7 @@ int exec_mpi_run(const struct exec_net *net, const struct exec_mpi_opts *o,
 		r->finalize_hung = have;
 	}
 	if (!have) {
-		char tail[240];
-
-		last_line(errf, tail, sizeof(tail));
-		if (!exited)
-			ofc_error_set(err, OFC_E_RUNTIME, "MPI %s: no result within %.0f s%s%s",
-				      o->collective, o->timeout, tail[0] ? ": " : "", tail);
-		else
-			ofc_error_set(err, OFC_E_RUNTIME,
-				      "MPI %s: mpiexec exited (status %d) without a result%s%s",
-				      o->collective, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-				      tail[0] ? ": " : "", tail);
+		no_result(o, errf, exited, status, err);
 		goto out;
 	}
 	if (parse_line(line, r) < 0) {

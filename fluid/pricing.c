@@ -857,6 +857,61 @@ void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_
  * vertex that can copy on it holds the data from then on. A path never
  * enters a vertex that already holds the data, so every vertex receives it
  * once (reversed, every input is folded once). */
+/* The cheapest destination not reached yet (UINT32_MAX: none can be),
+ * then the one of fewest transfers, then of earliest arrival. */
+static uint32_t honest_nearest(const struct pricer *pr, const uint32_t *since,
+			       const uint8_t *reached, const uint32_t *hops, const uint32_t *arr)
+{
+	uint32_t nv = pr->x->nv, T = pr->x->T, best = UINT32_MAX;
+	double bd = INFINITY;
+
+	for (uint32_t j = 0; j < pr->ndest; j++) {
+		uint32_t d = pr->dest[j], y = T * nv + d;
+
+		if (reached[d] || since[d] != UINT32_MAX)
+			continue;
+		if (isinf(pr->dist[y]))
+			continue;
+		if (pr->dist[y] < bd - 1e-15 ||
+		    (pr->dist[y] <= bd + 1e-15 && best != UINT32_MAX &&
+		     (hops[y] < hops[T * nv + best] ||
+		      (hops[y] == hops[T * nv + best] && arr[y] < arr[T * nv + best])))) {
+			bd = pr->dist[y];
+			best = d;
+		}
+	}
+	return best;
+}
+
+/* The path to node y traced back to a source: its arcs into w and their
+ * prices into *value; the path's vertices get the data (since), and a
+ * vertex that stores but cannot copy is busy at that layer. */
+static void honest_trace(struct pricer *pr, uint32_t y, const double *chat, uint32_t *since,
+			 uint8_t *busy, double *w, double *value)
+{
+	const struct problem *p = pr->p;
+	const struct texp *x = pr->x;
+	uint32_t nv = x->nv;
+
+	while (pr->pred[y] != UINT32_MAX) {
+		uint32_t a = pr->pred[y], tl = tx_tail(x, a), v = y % nv, t = y / nv;
+
+		if ((p->net->kind[v] & FLUID_CAN_STORE) && !(p->net->kind[v] & FLUID_CAN_COPY) &&
+		    p->conserve[v])
+			busy[y] = 1;
+		if (!tx_is_hold(x, a)) {
+			w[a] += 1;
+			*value += chat[tx_phys(x, a)];
+			if (since[v] == UINT32_MAX || t < since[v])
+				if ((p->net->kind[v] & FLUID_CAN_COPY) || !p->conserve[v])
+					since[v] = t;
+		} else if (p->conserve[v]) {
+			w[a] += 1; /* a hold at a vertex that cannot copy is usage */
+		}
+		y = tl;
+	}
+}
+
 void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,
 		   double *value)
 {
@@ -946,51 +1001,15 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 					}
 				}
 			}
-		/* the cheapest unreached destination */
-		uint32_t best = UINT32_MAX;
-		double bd = INFINITY;
+		uint32_t best = honest_nearest(pr, since, reached, hops, arr);
 
-		for (uint32_t j = 0; j < pr->ndest; j++) {
-			uint32_t d = pr->dest[j], y = T * nv + d;
-
-			if (reached[d] || since[d] != UINT32_MAX)
-				continue;
-			if (isinf(pr->dist[y]))
-				continue;
-			if (pr->dist[y] < bd - 1e-15 ||
-			    (pr->dist[y] <= bd + 1e-15 && best != UINT32_MAX &&
-			     (hops[y] < hops[T * nv + best] ||
-			      (hops[y] == hops[T * nv + best] && arr[y] < arr[T * nv + best])))) {
-				bd = pr->dist[y];
-				best = d;
-			}
-		}
 		if (best == UINT32_MAX) {
 			/* every way left runs through vertices that hold the data
 			 * too late: no tree of this kind (the column is refused) */
 			*value = INFINITY;
 			break;
 		}
-		/* trace back to a source; the path's vertices get the data */
-		uint32_t y = T * nv + best;
-
-		while (pr->pred[y] != UINT32_MAX) {
-			uint32_t a = pr->pred[y], tl = tx_tail(x, a), v = y % nv, t = y / nv;
-
-			if ((p->net->kind[v] & FLUID_CAN_STORE) &&
-			    !(p->net->kind[v] & FLUID_CAN_COPY) && p->conserve[v])
-				busy[y] = 1;
-			if (!tx_is_hold(x, a)) {
-				w[a] += 1;
-				*value += chat[tx_phys(x, a)];
-				if (since[v] == UINT32_MAX || t < since[v])
-					if ((p->net->kind[v] & FLUID_CAN_COPY) || !p->conserve[v])
-						since[v] = t;
-			} else if (p->conserve[v]) {
-				w[a] += 1; /* a hold at a vertex that cannot copy is usage */
-			}
-			y = tl;
-		}
+		honest_trace(pr, T * nv + best, chat, since, busy, w, value);
 		for (uint32_t j = 0; j < pr->ndest; j++)
 			if (since[pr->dest[j]] != UINT32_MAX && !reached[pr->dest[j]]) {
 				reached[pr->dest[j]] = 1;

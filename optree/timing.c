@@ -39,6 +39,50 @@ static void set_range(uint64_t *b, uint32_t lo, uint32_t hi)
 	}
 }
 
+/* The nodes strictly between x's source and destination, the way it goes
+ * round the ring of n, into th (a bitset). */
+static void set_between(uint64_t *th, const struct xfer *x, uint32_t n)
+{
+	uint32_t a = xfer_dir(x) == DIR_CW ? x->src : x->dst;
+	uint32_t b = xfer_dir(x) == DIR_CW ? x->dst : x->src;
+
+	a = (a + 1) % n;
+	if (a <= b) {
+		set_range(th, a, b);
+	} else {
+		set_range(th, a, n);
+		set_range(th, 0, b);
+	}
+}
+
+/* The longest idle run before step st (at most w steps) shared by every
+ * ring that changes at st: the steps whose used bitsets (hist, a slot of
+ * chw words a step) meet none of the changes on the channels st touched. */
+static uint32_t idle_before(const uint64_t *hist, size_t chw, size_t words, const uint64_t *change,
+			    const uint32_t *tlist, uint32_t nt, uint32_t st, uint32_t w)
+{
+	uint32_t idle = st < w ? st : w;
+
+	for (uint32_t j = 1; j <= w && j <= st && idle >= j; j++) {
+		const uint64_t *prev = hist + (size_t)((st - j) % (w + 1)) * chw;
+		bool hit = false;
+
+		/* Only channels both steps touched can meet. */
+		for (uint32_t i = 0; i < nt && !hit; i++) {
+			size_t o = (size_t)tlist[i] * words;
+
+			for (size_t k = o; k < o + words; k++)
+				if (change[k] & prev[k]) {
+					hit = true;
+					break;
+				}
+		}
+		if (hit)
+			idle = j - 1;
+	}
+	return idle;
+}
+
 void optree_timing(const struct optree_ring *r, const struct optree_result *res, bool overlap,
 		   struct optree_time *t)
 {
@@ -85,16 +129,7 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 			}
 			add[(size_t)ch * words + x->src / 64] |= 1ull << (x->src & 63);
 			drop[(size_t)ch * words + x->dst / 64] |= 1ull << (x->dst & 63);
-			/* Nodes strictly between src and dst, the way it goes. */
-			uint32_t a = xfer_dir(x) == DIR_CW ? x->src : x->dst;
-			uint32_t b = xfer_dir(x) == DIR_CW ? x->dst : x->src;
-			a = (a + 1) % n;
-			if (a <= b) {
-				set_range(th, a, b);
-			} else {
-				set_range(th, a, n);
-				set_range(th, 0, b);
-			}
+			set_between(th, x, n);
 		}
 		/* Rings that must change, and the new state. */
 		bool any = false;
@@ -120,27 +155,7 @@ void optree_timing(const struct optree_ring *r, const struct optree_result *res,
 			}
 		}
 		if (any) {
-			/* Longest idle run before st shared by every changing ring. */
-			uint32_t idle = st < w ? st : w;
-
-			for (uint32_t j = 1; j <= w && j <= st && idle >= j; j++) {
-				uint32_t ps = (st - j) % (w + 1);
-				const uint64_t *prev = hist + (size_t)ps * chw;
-				bool hit = false;
-
-				/* Only channels both steps touched can meet. */
-				for (uint32_t i = 0; i < nt && !hit; i++) {
-					size_t o = (size_t)tlist[i] * words;
-
-					for (size_t k = o; k < o + words; k++)
-						if (change[k] & prev[k]) {
-							hit = true;
-							break;
-						}
-				}
-				if (hit)
-					idle = j - 1;
-			}
+			uint32_t idle = idle_before(hist, chw, words, change, tlist, nt, st, w);
 			double wait = d_mrr - idle * t->step_us;
 
 			if (wait < 0)

@@ -228,12 +228,15 @@ static int cmp_unit_id(const void *a, const void *b)
 	return (x->colour > y->colour) - (x->colour < y->colour);
 }
 
-/* (a) Cut at the least loaded segment p; the arcs over p each get a colour
- * of their own, free in the window between their two ends; then the other
- * arcs, left to right from p + 1, go into the fitting colour whose free
- * window ends soonest after them (crossing colours) or whose last arc ends
- * latest before them (plain colours), or into a new colour. */
-static uint32_t color_cut_sweep(uint32_t n, struct unit *u, size_t nu)
+/* An arc of the cut ring: crossing the cut, its free window [lo, hi);
+ * otherwise the arc itself. */
+struct span {
+	uint32_t lo, hi;
+	uint32_t unit;
+};
+
+/* The segment of the ring of n that the fewest of the nu arcs cover. */
+static uint32_t least_loaded(uint32_t n, const struct unit *u, size_t nu)
 {
 	int64_t *diff = xcalloc((size_t)n + 1, sizeof(int64_t));
 	uint32_t p = 0;
@@ -259,14 +262,50 @@ static uint32_t color_cut_sweep(uint32_t n, struct unit *u, size_t nu)
 		}
 	}
 	free(diff);
+	return p;
+}
+
+/* The line arcs by left end, longer first on ties: two stable counting
+ * sorts (right end descending, then left end). */
+static void sort_spans(struct span *line, size_t nline, uint32_t n)
+{
+	if (nline < 2)
+		return;
+	/* Counting sort by left end, then longer first inside a bucket. */
+	uint32_t *cnt = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	struct span *tmp = xmalloc(nline * sizeof(*tmp));
+
+	for (size_t i = 0; i < nline; i++)
+		cnt[n - 1 - (line[i].hi - 1)]++; /* by right end, descending */
+	for (uint32_t x = 1; x <= n; x++)
+		cnt[x] += cnt[x - 1];
+	for (size_t i = nline; i-- > 0;)
+		tmp[--cnt[n - 1 - (line[i].hi - 1)]] = line[i];
+	memset(cnt, 0, ((size_t)n + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < nline; i++)
+		cnt[tmp[i].lo]++;
+	for (uint32_t x = 1; x <= n; x++)
+		cnt[x] += cnt[x - 1];
+	for (size_t i = nline; i-- > 0;)
+		line[--cnt[tmp[i].lo]] = tmp[i];
+	free(cnt);
+	free(tmp);
+}
+
+/* (a) Cut at the least loaded segment p; the arcs over p each get a colour
+ * of their own, free in the window between their two ends; then the other
+ * arcs, left to right from p + 1, go into the fitting colour whose free
+ * window ends soonest after them (crossing colours) or whose last arc ends
+ * latest before them (plain colours), or into a new colour. */
+static uint32_t color_cut_sweep(uint32_t n, struct unit *u, size_t nu)
+{
+	uint32_t p = least_loaded(n, u, nu);
 
 	/* Coordinates with segment p last: x' = (x - p - 1) mod n. */
 	uint32_t shift = (p + 1) % n;
 	size_t ncross = 0;
-	struct span {
-		uint32_t lo, hi; /* crossing: free window [lo, hi); others: the arc */
-		uint32_t unit;
-	} *cross = xmalloc((nu + 1) * sizeof(*cross)), *line = xmalloc((nu + 1) * sizeof(*line));
+	struct span *cross = xmalloc((nu + 1) * sizeof(*cross)),
+		    *line = xmalloc((nu + 1) * sizeof(*line));
 	size_t nline = 0;
 
 	for (size_t i = 0; i < nu; i++) {
@@ -277,30 +316,7 @@ static uint32_t color_cut_sweep(uint32_t n, struct unit *u, size_t nu)
 		else
 			line[nline++] = (struct span){s, s + u[i].len, (uint32_t)i};
 	}
-	/* Sort the line arcs by left end, longer first on ties: two stable
-	 * counting sorts (right end descending, then left end). */
-	if (nline > 1) {
-		/* Counting sort by left end, then longer first inside a bucket. */
-		uint32_t *cnt = xcalloc((size_t)n + 1, sizeof(uint32_t));
-		struct span *tmp = xmalloc(nline * sizeof(*tmp));
-
-		for (size_t i = 0; i < nline; i++)
-			cnt[n - 1 - (line[i].hi - 1)]++; /* by right end, descending */
-		for (uint32_t x = 1; x <= n; x++)
-			cnt[x] += cnt[x - 1];
-		for (size_t i = nline; i-- > 0;)
-			tmp[--cnt[n - 1 - (line[i].hi - 1)]] = line[i];
-		memset(cnt, 0, ((size_t)n + 1) * sizeof(uint32_t));
-		for (size_t i = 0; i < nline; i++)
-			cnt[tmp[i].lo]++;
-		for (uint32_t x = 1; x <= n; x++)
-			cnt[x] += cnt[x - 1];
-		for (size_t i = nline; i-- > 0;)
-			line[--cnt[tmp[i].lo]] = tmp[i];
-		free(cnt);
-		free(tmp);
-	}
-
+	sort_spans(line, nline, n);
 	/* Colour c < ncross: free window [cross[c].lo, cross[c].hi). A colour
 	 * is pending until the sweep reaches the end of its last arc (busy),
 	 * then ready: crossing colours in a Fenwick tree by window end (the

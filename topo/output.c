@@ -74,32 +74,23 @@ void topo_write_json(struct json_writer *w, const struct graph *g, const struct 
 	jw_obj_end(w);
 }
 
-/* The dimensions of a plain torus spec ("torus:4x8x2"), 0 for anything
- * else: nodes are x0 + A0 (x1 + A1 (x2 + ...)) as topo_torus numbers them. */
-static uint32_t torus_dims(const struct graph *g, uint32_t *dims, uint32_t max)
+void topo_draw_of(const struct graph *g, struct topo_draw *d)
 {
-	const char *p = g->spec;
-	uint32_t k = 0;
-	uint64_t n = 1;
+	struct topo_tree *t = NULL;
+	struct ofc_error err = {0};
+	const uint32_t *dims;
 
-	if (strncmp(p, "torus:", 6) != 0)
-		return 0;
-	p += 6;
-	while (k < max) {
-		char *end;
-		unsigned long v = strtoul(p, &end, 10);
-
-		if (end == p || v < 2 || v > g->n)
-			return 0;
-		dims[k++] = (uint32_t)v;
-		n *= v;
-		if (*end == '\0')
-			break;
-		if (*end != 'x')
-			return 0;
-		p = end + 1;
-	}
-	return n == g->n ? k : 0;
+	*d = (struct topo_draw){.g = g};
+	/* Only a spec that starts as a torus's can be one: any other graph is
+	 * not built again for its tree. */
+	if (!g->spec || strncmp(g->spec, "torus:", 6) != 0 ||
+	    topo_build_tree(g->spec, NULL, &t, &err) < 0)
+		return;
+	d->k = topo_torus_dims(t, &dims);
+	if (d->k > ARRAY_SIZE(d->dims))
+		d->k = 0;
+	memcpy(d->dims, dims, d->k * sizeof(*dims));
+	topo_tree_free(t);
 }
 
 /* Where node u of a torus sits: x0 across, x1 down, and the slices of
@@ -113,19 +104,19 @@ static void torus_pos(const uint32_t *dims, uint32_t k, uint32_t u, double *x, d
 	*y = x1 ? -1.2 * (double)x1 : 0;
 }
 
-bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y)
+bool topo_grid_pos(const struct topo_draw *d, uint32_t u, double *x, double *y)
 {
-	uint32_t dims[32], k = torus_dims(g, dims, 32);
-
-	if (!k || u >= g->n)
+	if (!d->k || u >= d->g->n)
 		return false;
-	torus_pos(dims, k, u, x, y);
+	torus_pos(d->dims, d->k, u, x, y);
 	return true;
 }
 
-void topo_draw_pos(const struct graph *g, uint32_t u, double *x, double *y)
+void topo_draw_pos(const struct topo_draw *d, uint32_t u, double *x, double *y)
 {
-	if (topo_grid_pos(g, u, x, y))
+	const struct graph *g = d->g;
+
+	if (topo_grid_pos(d, u, x, y))
 		return;
 	/* 0.9 in apart on the circle for a labelled node, 0.1 for a point */
 	double gap = g->n <= TOPO_DOT_LABELS ? 0.9 : 0.1;
@@ -135,11 +126,12 @@ void topo_draw_pos(const struct graph *g, uint32_t u, double *x, double *y)
 	*y = r * cos(a);
 }
 
-bool topo_draw_stub(const struct graph *g, uint32_t u, uint32_t v, double *dx, double *dy)
+bool topo_draw_stub(const struct topo_draw *t, uint32_t u, uint32_t v, double *dx, double *dy)
 {
-	uint32_t dims[32], k = torus_dims(g, dims, 32), cu[32], cv[32], d = UINT32_MAX;
+	const uint32_t *dims = t->dims, k = t->k;
+	uint32_t cu[32], cv[32], d = UINT32_MAX;
 
-	if (!k || u >= g->n || v >= g->n || u == v)
+	if (!k || u >= t->g->n || v >= t->g->n || u == v)
 		return false;
 	for (uint32_t i = 0, a = u, b = v; i < k; i++) {
 		cu[i] = a % dims[i];
@@ -185,7 +177,9 @@ void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f
 	 * (a self-loop is its own reverse and prints once per arc). */
 	bool undirected = f->symmetric, points = g->n > TOPO_DOT_LABELS;
 	uint32_t stride = topo_draw_stride(g), stubs = 0;
+	struct topo_draw d;
 
+	topo_draw_of(g, &d);
 	fprintf(out, "%s \"%s\" {\n", undirected ? "graph" : "digraph", g->spec);
 	fprintf(out, "  graph [label=\"%s: %u nodes, degree %u", g->spec, g->n, f->degree);
 	if (f->strongly_connected && f->diameter_known)
@@ -204,7 +198,7 @@ void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f
 	for (uint32_t u = 0; u < g->n; u++) {
 		double x, y;
 
-		topo_draw_pos(g, u, &x, &y);
+		topo_draw_pos(&d, u, &x, &y);
 		fprintf(out, "  %u [pos=\"%.2f,%.2f!\"%s];\n", u, x, y,
 			points && u % stride == 0 ? ", shape=circle, width=0.12" : "");
 	}
@@ -215,7 +209,7 @@ void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f
 
 			if (undirected && v < u && v % stride == 0)
 				continue;
-			if (!topo_draw_stub(g, u, v, &dx, &dy)) {
+			if (!topo_draw_stub(&d, u, v, &dx, &dy)) {
 				fprintf(out, "  %u %s %u;\n", u, undirected ? "--" : "->", v);
 				continue;
 			}
@@ -223,8 +217,8 @@ void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f
 			for (int e = 0; e < (undirected ? 2 : 1); e++) {
 				uint32_t from = e ? v : u, to = e ? u : v;
 
-				topo_draw_stub(g, from, to, &dx, &dy);
-				topo_draw_pos(g, from, &x, &y);
+				topo_draw_stub(&d, from, to, &dx, &dy);
+				topo_draw_pos(&d, from, &x, &y);
 				fprintf(out,
 					"  w%u [shape=plaintext, fontsize=8, fixedsize=false, "
 					"margin=0, width=0, height=0, "

@@ -393,19 +393,28 @@ void topo_write_json(struct json_writer *w, const struct graph *g, const struct 
  * label). */
 #define TOPO_DOT_MAX_LINKS 512u
 void topo_write_dot(FILE *out, const struct graph *g, const struct topo_facts *f);
+/* How a picture lays g out, worked out once for all its nodes by
+ * topo_draw_of: the grid of a plain torus (topo_torus_dims on g's spec's
+ * tree), else none. */
+struct topo_draw {
+	const struct graph *g;
+	uint32_t k;	   /* the torus's dimensions; 0: not a torus */
+	uint32_t dims[32]; /* A0, A1, ... */
+};
+void topo_draw_of(const struct graph *g, struct topo_draw *d);
 /* Node u's place in that grid (inches), when g is a torus; else false. */
-bool topo_grid_pos(const struct graph *g, uint32_t u, double *x, double *y);
+bool topo_grid_pos(const struct topo_draw *d, uint32_t u, double *x, double *y);
 /* Node u's place in a picture of g (inches): its torus grid, else a circle
  * in node order, clockwise from the top, spaced for labelled nodes up to
  * TOPO_DOT_LABELS nodes and for points beyond. */
 #define TOPO_DOT_LABELS 128u
-void topo_draw_pos(const struct graph *g, uint32_t u, double *x, double *y);
+void topo_draw_pos(const struct topo_draw *d, uint32_t u, double *x, double *y);
 /* How the link u - v is drawn on g's grid: false for a straight line (grid
  * neighbours, or no grid); true for a stub from u of direction (dx, dy)
  * (unit length): outward across the border for a wrap-around link of the
  * first two dimensions, diagonal towards the other slice for the higher
  * ones (slices stand side by side). */
-bool topo_draw_stub(const struct graph *g, uint32_t u, uint32_t v, double *dx, double *dy);
+bool topo_draw_stub(const struct topo_draw *d, uint32_t u, uint32_t v, double *dx, double *dy);
 /* Which of g's nodes have their links drawn: every stride-th (0, stride,
  * 2 stride, ...), all (1) unless g has more than TOPO_DOT_MAX_LINKS links;
  * spread around the picture, they show the pattern everywhere. */

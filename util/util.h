@@ -249,6 +249,9 @@ enum {
 	OPT_HIDE_USAGE = 8, /* in --help only (its usage is another row's) */
 	OPT_SHORT = 16,	    /* usage and help name it by its letter (-o OUT) */
 	OPT_OPTIONAL = 32,  /* its value may be left out: --NAME[=ARG], the parser given NULL */
+	OPT_OPERAND = 64,   /* no option: an operand's words in the usage (its name as is),
+			     * so that it can stand among the options (in an alternative,
+			     * or last: "-- PROGRAM"); read by no parser, in no --help */
 };
 struct opt_choice {
 	const char *name;
@@ -265,10 +268,15 @@ struct opt {
 	unsigned flags;
 	char letter;			  /* a short option too (-h); 0: none */
 	const struct opt_choice *choices; /* opt_choice's, ending with a NULL name */
+	/* The usage's shape, which the command's checks keep: a row with
+	 * under (another row's name) is shown inside that row's item,
+	 * bracketed unless OPT_REQUIRED ("[--max-loss P% [--grace DUR]]",
+	 * "[--format F -o OUT]"); the rows at one level with the same alt
+	 * above 0 are one item, "(A | B)" when one of them is OPT_REQUIRED
+	 * (one of them must be given), else "[A | B]" (at most one). */
+	const char *under;
+	unsigned char alt;
 };
-/* A row as the usage shows it ("[--NAME ARG]", "[--NAME[=ARG]]", "-o OUT"
- * when required...) into buf; snprintf's count. */
-int opt_item(char *buf, size_t n, const struct opt *row, bool required);
 /* Parse argv with table (ending with a NULL name) into base: 0 when all
  * were read, 1 when an OPT_STOP row was given (*stop names it), -1 with
  * err (OFC_E_USAGE: an unknown option, a missing or a refused value, an
@@ -285,12 +293,23 @@ int opt_parse_args(const struct opt *table, int argc, char **argv, void *base,
 typedef void (*opt_given_fn)(const struct opt *row, void *base);
 int opt_parse_given(const struct opt *table, int argc, char **argv, void *base,
 		    const struct opt **stop, int *first, opt_given_fn given, struct ofc_error *err);
+/* The rows' usage into buf ("--config FILE [--device NAME=HOST:PORT]...
+ * (--port P=IFNAME... | --testbed-ports N)"), after what buf holds up to
+ * *k: in table order, or the required items first (required_first). An
+ * OPT_REPEAT row ends with "...". The text is cut at n. */
+void opt_usage_text(char *buf, size_t n, size_t *k, const struct opt *table, bool required_first);
+/* lead ("usage: PROG ") and text wrapped before 80 columns at the spaces
+ * outside brackets ("|" kept with the word after it), the lines after the
+ * first as deep as lead; an item too long for a line is broken before its
+ * inner options, brackets and bars. */
+void opt_usage_put(FILE *f, const char *lead, const char *text);
 /* "usage: PROG " and the rows wrapped under it, then "| --help | --version"
- * (the OPT_STOP rows): required rows first, then the others in order. */
+ * (the OPT_STOP rows): required items first, then the others in order. */
 void opt_usage(FILE *f, const char *prog, const struct opt *table);
 /* Each row: "  --NAME ARG" and its help from column 27 (or two spaces after
  * a longer name), wrapped at 79 columns; continuation lines as deep as the
- * help's first, so scripts/man.py joins them. */
+ * help's first, so scripts/man.py joins them. An OPT_REPEAT row's help
+ * ends with "(repeatable)" unless its words say so already. */
 void opt_help(FILE *f, const struct opt *table);
 /* The generic parsers: strings (argv's, not copied), unsigned integers
  * (uint32_t), sizes (uint64_t; opt_size32: uint32_t), durations in seconds

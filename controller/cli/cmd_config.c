@@ -156,15 +156,15 @@ struct show_opts {
 
 #define O(f) offsetof(struct show_opts, f)
 static const struct opt show_table[] = {
-    {"json", cli_row_format_flag, O(given), NULL, "--format json", .letter = 'j'},
+    {"json", cli_row_format_flag, O(given), NULL, "--format json", .letter = 'j', .alt = 1},
     {"dot", cli_row_format_flag, O(given), NULL,
      "--format dot: the hosts, their ports, the switches and the circuits for Graphviz (dot "
      "-Tsvg)",
-     .letter = 'd'},
+     .letter = 'd', .alt = 1},
     {"format", cli_row_format, O(given), "text|json|dot|pb",
      "text (default), json, dot or pb (an ofc.v1.Fabric message, proto/fabric.proto; to stdout "
      "only when it is not a terminal)",
-     .letter = 'f'},
+     .letter = 'f', .alt = 1},
     {"output", opt_str, O(output), "OUT",
      "write OUT (a temporary name, then renamed); without --format, --json or --dot its "
      "extension says the format (.txt, .json, .dot, .gv, .pb)",

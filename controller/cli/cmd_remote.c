@@ -210,17 +210,16 @@ static int apply_build(struct remote *r, union remote_body *b, int argc, char **
 	return 0;
 }
 
-/* --max-loss and --grace, as apply and reconfigure take them (in the
- * usage the command's words give: one goes with the other). */
+/* --max-loss and --grace, as apply and reconfigure take them (a grace
+ * under --max-loss, whose stages it spaces; drain's its own). */
 #define MAX_LOSS_ROW(help)                                                                         \
 	{                                                                                          \
-		"max-loss", cli_row_percent, REMOTE_O(ask.max_loss), "P%", help,                   \
-		    .flags = OPT_HIDE_USAGE                                                        \
+		"max-loss", cli_row_percent, REMOTE_O(ask.max_loss), "P%", help                    \
 	}
-#define GRACE_ROW(help, f)                                                                         \
+#define GRACE_ROW(help, in)                                                                        \
 	{                                                                                          \
 		"grace", cli_row_duration, REMOTE_O(ask.grace_s), "DUR", help, 0, 600,             \
-		    "at most 600 s", .flags = (f)                                                  \
+		    "at most 600 s", .under = (in)                                                 \
 	}
 
 /* --verify-wiring[=DUR]: the wait for the hosts' LLDP after the commit,
@@ -252,18 +251,18 @@ static int p_verify_wiring(const struct opt *row, const char *arg, void *base,
 static const struct opt apply_rows[] = {
     MAX_LOSS_ROW("its topology in stages first, as 'ofc reconfigure --max-loss' runs them, "
 		 "then the config applied (it may change no other circuit than its topology's)"),
-    GRACE_ROW("with --max-loss: each stage's wait (default 3s, at most 600s)", OPT_HIDE_USAGE),
-    VERIFY_WIRING_ROW("after the commit, wait up to DUR (default 10s) for the hosts' agents' "
-		      "LLDP to confirm every circuit it changed; one miswired, dark or not seen: "
-		      "the config and topology before restored, and the answer names each (exit 1)"),
+    GRACE_ROW("with --max-loss: each stage's wait (default 3s, at most 600s)", "max-loss"),
+    VERIFY_WIRING_ROW(
+	"after the commit, wait up to DUR (default 10s) for the hosts' agents' "
+	"LLDP to confirm every circuit it changed; one miswired, dark or not seen: "
+	"the config and topology before restored, and the answer names each (exit 1)"),
     {"dry-run", remote_row_flag, REMOTE_B(apply_config, dry_run), NULL, "validate and plan only"},
     REMOTE_ROWS_END("the ofc.v1.TransactionInfo as JSON, as 'ofc apply --json' prints it "
 		    "(docs/json.md)"),
 };
 
 static const struct remote_cmd apply_cmd = {
-    .cmd = {"apply", "FILE [--max-loss P% [--grace DUR]]",
-	    "send a config to the daemon and apply it", NULL},
+    .cmd = {"apply", "FILE", "send a config to the daemon and apply it", NULL},
     .kind = API_APPLY_CONFIG,
     .opts = {apply_rows,
 	     "Sends FILE to ofcd, which validates it (errors come back as FILE:LINE:COL)\n"
@@ -287,24 +286,25 @@ static int reconfigure_build_cli(struct remote *r, union remote_body *b, int arg
 }
 
 static const struct opt reconfigure_rows[] = {
+    /* one of: a topology, a workload's, a partition's (made of --hosts) */
     {"topology", opt_str, REMOTE_O(ask.topology), "SPEC",
-     "the fabric's (or the partition's) "
-     "topology",
-     .flags = OPT_HIDE_USAGE},
+     "the fabric's (or the partition's) topology", .flags = OPT_REQUIRED, .alt = 1},
     {"collective", cli_row_collective_name, REMOTE_O(ask.collective), "C",
-     "a workload, with --size: the topology the finder picks for it", .flags = OPT_HIDE_USAGE},
+     "a workload, with --size: the topology the finder picks for it", .alt = 1},
     {"size", cli_row_size, REMOTE_O(ask.size), "M", "the workload's data per node",
-     .flags = OPT_HIDE_USAGE},
+     .flags = OPT_REQUIRED, .under = "collective"},
     {"nodes", cli_row_u32, REMOTE_O(ask.nodes), "N",
      "the workload's nodes: every host of the fabric", 1, SCHED_MAX_NODES,
-     "node ids in a schedule are 16 bits", .flags = OPT_HIDE_USAGE},
+     "node ids in a schedule are 16 bits", .under = "collective"},
     {"partition", opt_str, REMOTE_O(ask.partition), "NAME",
      "one partition of the config to its own topology, every other circuit left as it is",
-     .flags = OPT_HIDE_USAGE},
+     .alt = 1},
+    {"--topology SPEC", .flags = OPT_OPERAND, .under = "partition"}, /* --topology's 2nd place */
     {"hosts", opt_str, REMOTE_O(ask.hostlist), "LIST",
-     "the partition's hosts (with --partition and --topology)", .flags = OPT_HIDE_USAGE},
+     "the partition's hosts (with --partition and --topology)", .flags = OPT_REQUIRED,
+     .under = "--topology SPEC"},
     {"relabel", NULL, REMOTE_O(ask.relabel), NULL,
-     "renumber the topology over the hosts for fewest moves", .flags = OPT_HIDE_USAGE},
+     "renumber the topology over the hosts for fewest moves", .under = "hosts"},
     {"free-ports", NULL, REMOTE_O(ask.free_ports), NULL,
      "the topology or workload on the ports no held partition has: the held partitions' "
      "circuits stay as they are"},
@@ -314,7 +314,7 @@ static const struct opt reconfigure_rows[] = {
 		 "before its circuits go; with --dry-run, the stages and the loss at each"),
     GRACE_ROW("with --max-loss: each stage's wait between its schedule and its circuits "
 	      "(default 3s, at most 600s)",
-	      OPT_HIDE_USAGE),
+	      "max-loss"),
     VERIFY_WIRING_ROW("after the commit, wait up to DUR (default 10s) for the hosts' agents' "
 		      "LLDP to confirm every circuit it changed; one miswired, dark or not seen "
 		      "rolls it back to the topology before, and the answer names each (exit 1); "
@@ -324,10 +324,7 @@ static const struct opt reconfigure_rows[] = {
 };
 
 static const struct remote_cmd reconfigure_cmd = {
-    .cmd = {"reconfigure",
-	    "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME "
-	    "[--topology SPEC --hosts LIST [--relabel]]) [--max-loss P% [--grace DUR]]",
-	    "rewire the fabric through the daemon", NULL},
+    .cmd = {"reconfigure", "", "rewire the fabric through the daemon", NULL},
     .kind = API_RECONFIGURE,
     .opts = {reconfigure_rows,
 	     "Asks ofcd to rewire the fabric as one transaction: to --topology SPEC, or\n"
@@ -426,13 +423,13 @@ static const struct remote_cmd fail_cmd = {
 };
 
 static const struct opt restore_rows[] = {
-    {"all", NULL, REMOTE_O(all), NULL, "every link, port and host reported failed"},
+    {"LINK|PORT|HOST...", .flags = OPT_OPERAND | OPT_REQUIRED, .alt = 1},
+    {"all", NULL, REMOTE_O(all), NULL, "every link, port and host reported failed", .alt = 1},
     REMOTE_ROWS_END("the answer as JSON (docs/json.md)"),
 };
 
 static const struct remote_cmd restore_cmd = {
-    .cmd = {"restore", "LINK|PORT|HOST...",
-	    "tell the daemon failed links, ports or hosts work again", NULL},
+    .cmd = {"restore", "", "tell the daemon failed links, ports or hosts work again", NULL},
     .kind = API_REPORT_FAILURE,
     .opts = {restore_rows,
 	     "Tells ofcd that failed links, ports or hosts work again (--all: every one "
@@ -465,7 +462,7 @@ static int drain_build(struct remote *r, union remote_body *b, int argc, char **
 static const struct opt drain_rows[] = {
     GRACE_ROW("the wait between the schedule without the ports and the circuits' removal, "
 	      "so running jobs take it (default 3s, at most 600s)",
-	      0),
+	      NULL),
     {"force", remote_row_flag, REMOTE_B(drain, force), NULL,
      "drain even when it cuts hosts off the fabric"},
     REMOTE_ROWS_END("the answer as JSON (docs/json.md)"),

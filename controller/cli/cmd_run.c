@@ -109,18 +109,20 @@ _Static_assert(offsetof(struct run_args, fc) == 0, "the rows' base is the fabric
 #define O(f) offsetof(struct run_args, f)
 static const struct opt run_table[] = {
     {"collective", cli_row_collective, O(q.collective), "C",
-     "allgather, reduce-scatter, allreduce or alltoall"},
+     "allgather, reduce-scatter, allreduce or alltoall", .alt = 2, .flags = OPT_REQUIRED},
     {"algo", opt_str, O(q.algorithm), "A",
-     "an algorithm of 'ofc schedule', or 'all' (default bfb, mcf for alltoall)"},
+     "an algorithm of 'ofc schedule', or 'all' (default bfb, mcf for alltoall)",
+     .under = "collective", .alt = 3},
     {"size", cli_row_size, O(q.size), "M", "data per host (default 1MiB)"},
     {"chunks", cli_row_u32, O(q.chunks), "P", "BFB: split each shard into P chunks", 1, 4096},
     {"lowering", opt_str, O(q.lowering), "L", "all-to-all mcf: steps, paths or single"},
     {"schedule", opt_str, O(schedule_file), "FILE",
-     "run this exported schedule (ofc schedule --format pb)"},
+     "run this exported schedule (ofc schedule --format pb)", .under = "collective", .alt = 3},
     {"topology", opt_str, O(topology), "SPEC",
      "a what-if: apply SPEC to the switches and the testbed for the runs, and the topology "
      "before again after (without it the runs are for the topology committed: the record's "
-     "when a transaction applied another than FILE's)"},
+     "when a transaction applied another than FILE's)",
+     .under = "collective"},
     {"alpha", p_alpha, O(q.alpha), "T",
      "the model's cost of a step (default: what testbed check calibrated, else the link "
      "latency + 100us)"},
@@ -139,19 +141,23 @@ static const struct opt run_table[] = {
      "the busiest link's data)"},
     {"mpi", NULL, O(mpi), NULL,
      "also run MPICH's own collective on the same hosts and links (one rank per host "
-     "namespace, UCX over TCP on the circuits' routes; the mean of 3 after a warm-up)"},
+     "namespace, UCX over TCP on the circuits' routes; the mean of 3 after a warm-up)",
+     .under = "collective"},
     {"workload", opt_str, O(workload), "W",
      "run a training job's plan instead (docs/workload.md): W a workload file, or 'config'; "
      "each way (static, per-phase, chosen) its iterations, the circuits applied before each "
      "phase whose topology is not up, measured against predicted per phase, per switching "
-     "and per iteration"},
+     "and per iteration",
+     .alt = 2},
     {"iterations", cli_row_u32, O(iterations), "K",
-     "with --workload: iterations of each way (default 1)", 1, 1000},
-    {"way", p_way, O(way), "W", "with --workload: static, per-phase, chosen or all (default)"},
+     "with --workload: iterations of each way (default 1)", 1, 1000, .under = "workload"},
+    {"way", p_way, O(way), "static|per-phase|chosen|all",
+     "with --workload: static, per-phase, chosen or all (default)", .under = "workload"},
     {"switch-overhead", p_overhead, O(overhead), "T,C",
      "with --workload: price a switching's controller work as T a transaction and C a "
      "changed circuit (default: measured here first, by transactions to the ways' topologies "
-     "and back)"},
+     "and back)",
+     .under = "workload"},
     {NULL},
 };
 #undef O

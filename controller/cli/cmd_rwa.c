@@ -145,9 +145,10 @@ static const struct opt rwa_table[] = {
      .letter = 'F'},
     {"pattern", cli_row_choice, O(all_to_all), "all-to-all",
      "one lightpath from every node to every other", .expect = "all-to-all", .letter = 'p',
-     .choices = patterns},
+     .choices = patterns, .alt = 1, .flags = OPT_REQUIRED},
     {"demands", opt_str, O(file), "FILE",
-     "one demand per line: SRC DST [COUNT] [cw|ccw|any] ('#' starts a comment)", .letter = 'd'},
+     "one demand per line: SRC DST [COUNT] [cw|ccw|any] ('#' starts a comment)", .letter = 'd',
+     .alt = 1},
     {"engine", cli_row_choice, O(o.engine), "heuristic|ilp|lp",
      "heuristic (default), ilp (exact, lp_solve) or lp (the relaxation as a lower bound, "
      "with the heuristic's assignment)",

@@ -113,8 +113,9 @@ static const struct opt_choice runtimes[] = {
 
 #define O(f) offsetof(struct schedule_cmd, f)
 static const struct opt schedule_table[] = {
+    {"FILE", .flags = OPT_OPERAND | OPT_REQUIRED, .alt = 1},
     {"topology", opt_str, O(q.spec), "SPEC", "a topology alone instead of a config FILE",
-     .letter = 'T'},
+     .letter = 'T', .alt = 1},
     {"collective", p_collective, O(q.collective), "C",
      "allgather, reduce-scatter, allreduce or alltoall (fluid: also broadcast and reduce)",
      .flags = OPT_REQUIRED, .letter = 'c',

@@ -57,6 +57,9 @@ static const char *env_or(const char *name, const char *dflt)
 
 #define O(f) offsetof(struct slurm_opts, f)
 static const struct opt slurm_table[] = {
+    {"prolog|epilog", .flags = OPT_OPERAND | OPT_REQUIRED, .alt = 1},
+    {"topology FILE", .flags = OPT_OPERAND, .alt = 1},
+    {"hostlist LIST", .flags = OPT_OPERAND, .alt = 1},
     {"map", opt_str, O(map_path), "FILE",
      "'NODE HOST' lines: the ofc host of each Slurm node (default $OFC_SLURM_MAP, else node "
      "names are hosts)"},
@@ -75,9 +78,10 @@ static const struct opt slurm_table[] = {
     {"scontrol", opt_str, O(scontrol), "PATH",
      "scontrol, to record a failure's reason on the job (default $OFC_SLURM_SCONTROL, else "
      "/usr/bin/scontrol)"},
-    {"config", opt_str, O(config), "FILE", "topology: the fabric's config"},
+    {"config", opt_str, O(config), "FILE", "topology: the fabric's config",
+     .under = "topology FILE", .flags = OPT_REQUIRED},
     {"group", cli_row_u32, O(group), "N", "topology: leaves of N hosts within each island", 1,
-     SLURM_MAX_HOSTS},
+     SLURM_MAX_HOSTS, .under = "topology FILE"},
     CLI_OPT_HELP,
     {NULL},
 };

@@ -198,7 +198,8 @@ static int status_dot(struct fabric_cmd *fc, const struct ctl_record *r)
 static const struct opt dot_rows[] = {
     {"dot", NULL, offsetof(struct fabric_cmd, dot), NULL,
      "with FILE: the circuits the switches hold, for Graphviz (dot -Tpng), failures in red, "
-     "the target's missing ones dotted, a partition per colour"},
+     "the target's missing ones dotted, a partition per colour",
+     .alt = CLI_ALT_JSON},
     {NULL},
 };
 

@@ -60,6 +60,7 @@ static const struct opt mpirun_table[] = {
      "the data per host the schedules are priced for (default 1MiB; they serve any size)"},
     {"timeout", cli_row_duration, O(timeout), "T", "stop the job after T (default 10min)", 1e-9,
      1e9, "must be more than 0"},
+    MPIRUN_PROGRAM_ROW,
     {NULL},
 };
 #undef O
@@ -259,8 +260,7 @@ int cmd_testbed_mpirun(const struct cli_cmd *cmd, int argc, char **argv)
 	while (dash < argc && strcmp(argv[dash], "--") != 0)
 		dash++;
 	/* its own usage: the action's operands, then its rows */
-	const struct cli_cmd mpirun_cmd = {cmd->name, "mpirun FILE -- PROGRAM [ARGS...]",
-					   cmd->summary, NULL};
+	const struct cli_cmd mpirun_cmd = {cmd->name, "mpirun FILE", cmd->summary, NULL};
 
 	rc = fabric_cmd_parse(&a.fc, &mpirun_cmd, dash, argv,
 			      (const struct opt *const[]){mpirun_table, NULL}, help, false);

@@ -60,9 +60,9 @@ struct topo_opts {
 
 #define O(f) offsetof(struct topo_opts, f)
 static const struct opt topo_table[] = {
-    {"json", cli_row_format_flag, O(given), NULL, "--format json", .letter = 'j'},
+    {"json", cli_row_format_flag, O(given), NULL, "--format json", .letter = 'j', .alt = 1},
     {"dot", cli_row_format_flag, O(given), NULL,
-     "--format dot: a Graphviz picture, tori laid out as grids", .letter = 'd'},
+     "--format dot: a Graphviz picture, tori laid out as grids", .letter = 'd', .alt = 1},
     {"ports", NULL, O(ports), NULL,
      "the decomposition into port permutations (ports[j][u] = the node port j of u "
      "transmits to)",

@@ -26,30 +26,13 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	return 2;
 }
 
-/* "usage: ofc NAME " and the usage, wrapped before 80 columns at spaces
- * outside brackets, continued under its first word. */
+/* "usage: ofc NAME " and the usage, wrapped as every usage is (util.h). */
 static void print_usage_of(const char *name, const char *usage)
 {
-	int indent = printf("usage: ofc %s ", name), col = indent;
-	const char *p = usage;
+	char lead[96];
 
-	while (*p) {
-		/* the next word: up to a space outside () and [] */
-		const char *q = p;
-		int depth = 0;
-
-		while (*q && (*q != ' ' || depth > 0)) {
-			depth += (*q == '[' || *q == '(') - (*q == ']' || *q == ')');
-			q++;
-		}
-		if (col > indent && col + 1 + (q - p) > 79)
-			col = printf("\n%*s", indent, "") - 1;
-		else if (col > indent)
-			col += printf(" ");
-		col += printf("%.*s", (int)(q - p), p);
-		p = *q ? q + 1 : q;
-	}
-	printf("\n");
+	snprintf(lead, sizeof(lead), "usage: ofc %s ", name);
+	opt_usage_put(stdout, lead, usage);
 }
 
 static void print_usage(const struct cli_cmd *cmd)
@@ -428,14 +411,7 @@ int cli_help_opts(const struct cli_cmd *cmd, const struct cli_opts *o)
 	char usage[2048];
 	size_t k = (size_t)snprintf(usage, sizeof(usage), "%s", cmd->usage ? cmd->usage : "");
 
-	for (const struct opt *r = o->table; r->name && k < sizeof(usage); r++) {
-		if (r->flags & (OPT_STOP | OPT_HIDE_USAGE))
-			continue;
-		char item[160];
-
-		opt_item(item, sizeof(item), r, r->flags & OPT_REQUIRED);
-		k += (size_t)snprintf(usage + k, sizeof(usage) - k, "%s%s", k ? " " : "", item);
-	}
+	opt_usage_text(usage, sizeof(usage), &k, o->table, false);
 	print_usage_of(cmd->name, usage);
 	printf("\n%s\n", cmd->summary);
 	if (o->help)
@@ -552,10 +528,11 @@ int cli_row_percent(const struct opt *row, const char *arg, void *base, struct o
 	else if (!(v > 0 && v < 100))
 		why = "out of range";
 	if (why)
-		return ofc_error_set(err, OFC_E_USAGE,
-				     "bad --%s '%s': %s; a percentage above 0 and below 100 (25 or "
-				     "25%%), the share of the fabric's bandwidth a stage may take away",
-				     row->name, arg, why);
+		return ofc_error_set(
+		    err, OFC_E_USAGE,
+		    "bad --%s '%s': %s; a percentage above 0 and below 100 (25 or "
+		    "25%%), the share of the fabric's bandwidth a stage may take away",
+		    row->name, arg, why);
 	*(double *)row_field(row, base) = v;
 	return 0;
 }

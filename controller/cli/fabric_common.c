@@ -115,7 +115,7 @@ static const struct opt common_rows[] = {
     {"state-dir", p_nonempty, O(state_dir_opt), "DIR",
      "where state and journal live (default $OFC_STATE_DIR, else " OFC_STATE_DIR_DEFAULT ")",
      .expect = "a directory"},
-    {"json", NULL, O(json), NULL, "machine-readable output"},
+    {"json", NULL, O(json), NULL, "machine-readable output", .alt = CLI_ALT_JSON},
     {NULL},
 };
 
@@ -159,23 +159,27 @@ const struct opt fabric_cmd_plan_rows[] = {
      .expect = "a file (or 'config')"},
     {"in-place", NULL, O(in_place), NULL,
      "with --workload: read every device and weigh the circuits they hold too (the way 'in "
-     "place', and the switching from them to the first phase)"},
+     "place', and the switching from them to the first phase)",
+     .under = "workload"},
     {"plot", opt_str, O(plot), "FILE",
      "with --workload: an SVG of the iteration time against the switching time and the "
-     "message size"},
+     "message size",
+     .under = "workload"},
     {"time-limit", cli_row_duration, O(mcf_time_limit), "T",
      "with --workload: each MCF's time limit, and each traffic-built topology's (default 20s)",
-     1e-9, 1e9, "must be above 0"},
+     1e-9, 1e9, "must be above 0", .under = "workload"},
     {"switch-overhead", p_overhead, O(overhead), "T,C",
      "with --workload: a switching's cost beyond the switches' own: T a transaction, C a "
-     "changed circuit (what ofc testbed run --workload measures; default 0,0)"},
+     "changed circuit (what ofc testbed run --workload measures; default 0,0)",
+     .under = "workload"},
     {"topology", p_nonempty, O(stage_topology), "T",
      "with --max-loss: the stages of a change from the config's topology to T, each one "
      "transaction, none taking more than P% of the fabric's bandwidth (as ofcd's reconfigure "
      "--max-loss runs them): the loss at each and each stage's schedule; no device or state "
      "is read",
      .expect = "a topology (SPEC)"},
-    {"max-loss", p_max_loss, O(max_loss), "P%", "with --topology: the most a stage may take away"},
+    {"max-loss", p_max_loss, O(max_loss), "P%", "with --topology: the most a stage may take away",
+     .under = "topology", .flags = OPT_REQUIRED},
     {NULL},
 };
 
@@ -184,7 +188,8 @@ const struct opt fabric_cmd_dry_run_rows[] = {
     {"max-loss", opt_str, O(daemon_max_loss), "P%",
      "ofcd's alone (with --socket PATH): the config's topology in stages first, none taking "
      "more than P% of the bandwidth; refused here, where the change is one transaction"},
-    {"grace", opt_str, O(daemon_grace), "DUR", "with --max-loss (ofcd's alone): each stage's wait"},
+    {"grace", opt_str, O(daemon_grace), "DUR", "with --max-loss (ofcd's alone): each stage's wait",
+     .under = "max-loss"},
     {NULL},
 };
 
@@ -210,6 +215,13 @@ const struct cli_table fabric_cmd_tables[] = {
     {"fabric trial", fabric_cmd_trial_rows, sizeof(struct fabric_cmd)},
 };
 
+/* An operand row standing alone ("-- PROGRAM [ARGS...]"): written after the
+ * common options, as the words after "--" must come last. */
+static bool trailing_operand(const struct opt *r)
+{
+	return (r->flags & OPT_OPERAND) && !r->alt && !r->under;
+}
+
 int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc, char **argv,
 		     const struct opt *const *groups, const char *help, bool file_optional)
 {
@@ -222,9 +234,14 @@ int fabric_cmd_parse(struct fabric_cmd *fc, const struct cli_cmd *cmd, int argc,
 	fc->cmd = cmd;
 	for (const struct opt *const *g = groups; g && *g; g++)
 		for (const struct opt *r = *g; r->name && n < ARRAY_SIZE(rows) - 8; r++)
-			rows[n++] = *r;
+			if (!trailing_operand(r))
+				rows[n++] = *r;
 	for (const struct opt *r = common_rows; r->name; r++)
 		rows[n++] = *r;
+	for (const struct opt *const *g = groups; g && *g; g++)
+		for (const struct opt *r = *g; r->name && n < ARRAY_SIZE(rows) - 2; r++)
+			if (trailing_operand(r))
+				rows[n++] = *r;
 	rows[n++] = (struct opt)CLI_OPT_HELP;
 	rows[n] = (struct opt){0};
 	if (!cli_parse(cmd, &o, argc, argv, fc, &first, &rc))

@@ -57,6 +57,15 @@ struct cli_opts {
 	int (*help_fn)(const struct cli_cmd *cmd);
 	opt_given_fn given; /* after each row taken (util.h); NULL: none */
 };
+/* "-- PROGRAM [ARGS...]" at the end of testbed mpirun's usage (its
+ * options come before "--": those after it are PROGRAM's). */
+#define MPIRUN_PROGRAM_ROW                                                                         \
+	{                                                                                          \
+		"-- PROGRAM [ARGS...]", .flags = OPT_OPERAND | OPT_REQUIRED                        \
+	}
+/* The alternative (struct opt's alt) of --json in the fabric commands'
+ * common rows, which a command's own row may join ("[--dot | --json]"). */
+#define CLI_ALT_JSON 1
 /* argv's options into base. true: read, the operands from argv[*first];
  * false: the command is over (--help printed, or a usage error said), *rc
  * its exit status. */

@@ -300,26 +300,10 @@ static void text_alltoall(FILE *out, const struct schedule_result *r,
 	}
 }
 
-static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
-			       FILE *out)
+/* The steps line: how many, and the start-ups they cost (cut-through:
+ * one, or one a host forward; routed: one a circuit). */
+static void text_steps(FILE *out, const struct schedule_result *r, const struct schedule_outcome *o)
 {
-	char a[48], b[48], m[48];
-	double mb = cost_mb_us(&r->cost);
-
-	fmt_size(m, sizeof(m), r->cost.size);
-	fmt_duration(a, sizeof(a), r->cost.alpha);
-	fmt_rate(b, sizeof(b), r->cost.bandwidth);
-	fprintf(out, "%s %s on %s: %u nodes, degree %u\n", o->algo,
-		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree);
-	if (r->nabsent) {
-		fprintf(out, "  failed       ");
-		text_failed_nodes(out, r);
-		fprintf(out,
-			" of %u: no part in the collective, which the other %u complete among "
-			"themselves (transfers keep the topology's node numbers)\n",
-			r->whole->n, r->g->n);
-	}
-	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
 	if (o->cut_through && o->alphas > 1) /* every route at once, hosts forward */
 		fprintf(out,
 			"  steps        %u hops at most, cut-through: one step and an alpha for "
@@ -337,14 +321,12 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 	else
 		fprintf(out, "  steps        %u (T_L = %.6g us)\n", o->steps,
 			o->steps * r->cost.alpha * 1e6);
-	fprintf(out, "  tau_B        ");
-	text_tau(out, o->tau_b, o->tau_b_value);
-	fprintf(out, " (T_B = %.6g us)\n", o->tau_b_value * mb);
-	if (o->is_bfb && r->bopts.chunks) {
-		fprintf(out, "  chunks       %u per shard; fractional optimum ", r->bopts.chunks);
-		text_tau(out, o->bst.tau_b_exact, o->bst.tau_b_exact_value);
-		fprintf(out, ", Thm 20 bound %.9g\n", schedule_thm20_bound(r, o));
-	}
+}
+
+/* The time line, against the healthy fabric's when there is one, and
+ * against the lower bound the ratio takes on a degraded one. */
+static void text_time(FILE *out, const struct schedule_result *r, const struct schedule_outcome *o)
+{
 	fprintf(out, "  time         %.6g us", o->time_us);
 	if (r->healthy && o->healthy_us > 0 && o->fallback_from)
 		fprintf(out, " (%+.1f%% vs %s on the healthy %s, %.6g us)",
@@ -368,6 +350,63 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			    ? "the healthy bound, above the degraded fabric's"
 			    : "the degraded fabric's tau_B* with the healthy steps: NICs forward "
 			      "its routes");
+}
+
+/* How the schedule was checked by symmetry: the programs solved and the
+ * group that copies them (a patch where failures reach). */
+static void text_reduced(FILE *out, const struct schedule_outcome *o)
+{
+	if (o->is_patched)
+		fprintf(out,
+			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
+			"and a patch (%zu transfers) where the failures reach: %u nodes "
+			"solved whole (the blocks that came out as the healthy ones kept), "
+			"the changed blocks of %llu more%s, checked without expansion\n",
+			o->s.nxfers, o->group.name, o->group.order, o->patch.prog.nxfers,
+			o->bst.whole, (unsigned long long)(o->bst.problems - o->bst.whole),
+			o->bst.mirrored ? " (the reductions: the copies run backwards)" : "");
+	else if (o->is_reduced && o->group.reps > 1)
+		fprintf(out,
+			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
+			"checked by symmetry\n",
+			o->group.reps, o->s.nxfers, o->group.name, o->group.order);
+	else if (o->is_reduced)
+		fprintf(out,
+			"  reduced      node 0's program (%zu transfers) x %s (order %u), checked "
+			"by symmetry\n",
+			o->s.nxfers, o->group.name, o->group.order);
+}
+
+static void write_summary_text(const struct schedule_result *r, const struct schedule_outcome *o,
+			       FILE *out)
+{
+	char a[48], b[48], m[48];
+	double mb = cost_mb_us(&r->cost);
+
+	fmt_size(m, sizeof(m), r->cost.size);
+	fmt_duration(a, sizeof(a), r->cost.alpha);
+	fmt_rate(b, sizeof(b), r->cost.bandwidth);
+	fprintf(out, "%s %s on %s: %u nodes, degree %u\n", o->algo,
+		sched_collective_name(r->collective), r->g->spec, r->g->n, r->degree);
+	if (r->nabsent) {
+		fprintf(out, "  failed       ");
+		text_failed_nodes(out, r);
+		fprintf(out,
+			" of %u: no part in the collective, which the other %u complete among "
+			"themselves (transfers keep the topology's node numbers)\n",
+			r->whole->n, r->g->n);
+	}
+	fprintf(out, "  workload     M = %s, alpha = %s, B = %s (M/B = %.6g us)\n", m, a, b, mb);
+	text_steps(out, r, o);
+	fprintf(out, "  tau_B        ");
+	text_tau(out, o->tau_b, o->tau_b_value);
+	fprintf(out, " (T_B = %.6g us)\n", o->tau_b_value * mb);
+	if (o->is_bfb && r->bopts.chunks) {
+		fprintf(out, "  chunks       %u per shard; fractional optimum ", r->bopts.chunks);
+		text_tau(out, o->bst.tau_b_exact, o->bst.tau_b_exact_value);
+		fprintf(out, ", Thm 20 bound %.9g\n", schedule_thm20_bound(r, o));
+	}
+	text_time(out, r, o);
 	if (o->fallback_from)
 		fprintf(out, "  instead of   %s, refused: %s\n", o->fallback_from, o->fallback_why);
 	if (o->rebalanced) {
@@ -407,25 +446,7 @@ static void write_summary_text(const struct schedule_result *r, const struct sch
 			o->measured, r->arc_cap ? " (each link at its rate)" : "");
 	else
 		fprintf(out, "  verified     NO: %s\n", o->verify_error);
-	if (o->is_patched)
-		fprintf(out,
-			"  reduced      node 0's healthy program (%zu transfers) x %s (order %u) "
-			"and a patch (%zu transfers) where the failures reach: %u nodes "
-			"solved whole (the blocks that came out as the healthy ones kept), "
-			"the changed blocks of %llu more%s, checked without expansion\n",
-			o->s.nxfers, o->group.name, o->group.order, o->patch.prog.nxfers,
-			o->bst.whole, (unsigned long long)(o->bst.problems - o->bst.whole),
-			o->bst.mirrored ? " (the reductions: the copies run backwards)" : "");
-	else if (o->is_reduced && o->group.reps > 1)
-		fprintf(out,
-			"  reduced      %u nodes' programs (%zu transfers) x %s (order %u), "
-			"checked by symmetry\n",
-			o->group.reps, o->s.nxfers, o->group.name, o->group.order);
-	else if (o->is_reduced)
-		fprintf(out,
-			"  reduced      node 0's program (%zu transfers) x %s (order %u), checked "
-			"by symmetry\n",
-			o->s.nxfers, o->group.name, o->group.order);
+	text_reduced(out, o);
 	if (o->is_bfb && r->bfb_inject)
 		fprintf(out,
 			"  hosts        injection (%s forwarding) sets the time of %u of %u steps; "

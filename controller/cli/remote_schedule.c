@@ -318,9 +318,9 @@ static const struct opt schedule_rows[] = {
     {"size", cli_row_size, REMOTE_B(get_schedule, size_bytes), "M",
      "data per node (default: the config's)"},
     {"topology", opt_str, REMOTE_B(get_schedule, topology), "SPEC",
-     "on SPEC instead of the committed topology"},
+     "on SPEC instead of the committed topology", .alt = 1},
     {"partition", opt_str, REMOTE_B(get_schedule, partition), "NAME",
-     "on that partition's topology, sized by its collectives"},
+     "on that partition's topology, sized by its collectives", .alt = 1},
     {"chunks", cli_row_u32, REMOTE_B(get_schedule, chunks), "P",
      "BFB: split each shard into P chunks", 1, 1000000},
     /* (ofcd checks the value: its answer names the ones it knows) */

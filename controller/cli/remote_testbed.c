@@ -221,7 +221,7 @@ static int run_run(struct remote *r, Ofc__V1__Request *req)
 
 static const struct opt run_rows[] = {
     {"algo", opt_str, REMOTE_B(testbed_run, algorithm), "NAME|all",
-     "one algorithm, or every one that applies (default: the pick)"},
+     "one algorithm, or every one that applies (default: the pick)", .alt = 1},
     /* (ofcd checks the value: its refusal names the ones it runs) */
     {"collective", opt_str, REMOTE_B(testbed_run, collective), "C",
      "allreduce (default; with --schedule, the file's), allgather, reduce-scatter, alltoall"},
@@ -231,7 +231,8 @@ static const struct opt run_rows[] = {
     RUN_TIMEOUT_ROW(testbed_run, "each run's limit (default 600s)"),
     {"schedule", p_schedule, 0, "FILE",
      "run this exported schedule (ofc schedule --format pb), sent in the request (at most "
-     "16 MiB), not one computed"},
+     "16 MiB), not one computed",
+     .alt = 1},
     {"mpi", remote_row_flag, REMOTE_B(testbed_run, mpi), NULL,
      "also run MPICH's own collective on the same hosts and links (unpriced)"},
     {"topology", opt_str, REMOTE_B(testbed_run, topology), "SPEC",
@@ -331,13 +332,18 @@ static const struct opt mpirun_rows[] = {
 	     "the data per host the schedules are priced for (default 1MiB; they serve any "
 	     "size)"),
     RUN_TIMEOUT_ROW(testbed_mpirun, "stop the job after DUR (default 10min, at most 1h)"),
-    REMOTE_ROWS_END("as 'ofc testbed mpirun FILE --json'"),
+    {"json", NULL, REMOTE_O(json), NULL, "as 'ofc testbed mpirun FILE --json'"},
+    {"timeout", cli_row_duration, REMOTE_O(timeout), "DUR",
+     "give up waiting for the answer after DUR (each command has its own default)"},
+    MPIRUN_PROGRAM_ROW,
+    CLI_OPT_HELP,
+    {NULL},
 };
 
 /* (options anywhere before "--", as the local form reads them: a bad one
  * is refused before any connection; PROGRAM's own come after it) */
 static const struct remote_cmd mpirun_cmd = {
-    .cmd = {"testbed mpirun", "-- PROGRAM [ARGS...]",
+    .cmd = {"testbed mpirun", "",
 	    "an unmodified MPI program on the testbed's hosts with libofc-mpi, run by the daemon",
 	    NULL},
     .kind = API_TESTBED_MPIRUN,

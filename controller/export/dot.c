@@ -42,13 +42,15 @@ static void put_escaped(FILE *out, const char *s)
 struct picture {
 	const struct fabric *f;
 	const struct fabric_dot *d;
-	double *x, *y;		 /* per host, inches */
-	const struct graph **hg; /* per host: its topology, or NULL */
-	uint32_t *node;		 /* per host: its node in hg */
-	struct graph **owned;	 /* the partitions' topologies */
-	int32_t *part;		 /* per host: its partition, -1 none */
-	bool points;		 /* too many hosts to name: points */
-	uint32_t stride;	 /* the circuits of every stride-th host drawn */
+	double *x, *y;		     /* per host, inches */
+	const struct topo_draw **hg; /* per host: its topology's layout, or NULL */
+	uint32_t *node;		     /* per host: its node in hg */
+	struct topo_draw whole;	     /* the fabric's topology's */
+	struct topo_draw *drawn;     /* each partition's topology's */
+	struct graph **owned;	     /* the partitions' topologies */
+	int32_t *part;		     /* per host: its partition, -1 none */
+	bool points;		     /* too many hosts to name: points */
+	uint32_t stride;	     /* the circuits of every stride-th host drawn */
 };
 
 static void host_pos(const struct picture *p, uint32_t h, double *x, double *y)
@@ -111,6 +113,7 @@ static void layout_partitions(struct picture *p)
 	double cx = 0;
 
 	p->owned = xcalloc(f->npartitions + 1, sizeof(*p->owned));
+	p->drawn = xcalloc(f->npartitions + 1, sizeof(*p->drawn));
 	for (uint32_t i = 0; i < f->npartitions; i++) {
 		const struct partition *pa = &f->partitions[i];
 		struct ofc_error err = {0};
@@ -120,18 +123,21 @@ static void layout_partitions(struct picture *p)
 		if (!pa->member_host || !pa->nmembers)
 			continue;
 		if (pa->topology.present &&
-		    fabric_topo_build(f, pa->topology.spec, &g, &err) == 0 && g->n == pa->nmembers)
+		    fabric_topo_build(f, pa->topology.spec, &g, &err) == 0 &&
+		    g->n == pa->nmembers) {
 			p->owned[i] = g;
-		else
+			topo_draw_of(g, &p->drawn[i]);
+		} else {
 			graph_free(g);
+		}
 		if (!p->owned[i])
 			circle(p, pa->member_host, pa->nmembers, 0);
 		for (uint32_t m = 0; m < pa->nmembers; m++) {
 			uint32_t h = pa->member_host[m];
 
 			if (p->owned[i]) {
-				topo_draw_pos(p->owned[i], m, &p->x[h], &p->y[h]);
-				p->hg[h] = p->owned[i];
+				topo_draw_pos(&p->drawn[i], m, &p->x[h], &p->y[h]);
+				p->hg[h] = &p->drawn[i];
 				p->node[h] = m;
 			}
 			lo = fmin(lo, p->x[h]);
@@ -170,9 +176,10 @@ static void layout(struct picture *p)
 			if (f->partitions[i].member_host)
 				p->part[f->partitions[i].member_host[k]] = (int32_t)i;
 	if (f->graph && f->graph->n == n) {
+		topo_draw_of(f->graph, &p->whole);
 		for (uint32_t h = 0; h < n; h++) {
-			topo_draw_pos(f->graph, h, &p->x[h], &p->y[h]);
-			p->hg[h] = f->graph;
+			topo_draw_pos(&p->whole, h, &p->x[h], &p->y[h]);
+			p->hg[h] = &p->whole;
 			p->node[h] = h;
 		}
 	} else if (f->npartitions) {
@@ -195,6 +202,7 @@ static void picture_free(struct picture *p)
 	for (uint32_t i = 0; p->owned && i < p->f->npartitions; i++)
 		graph_free(p->owned[i]);
 	free(p->owned);
+	free(p->drawn);
 	free(p->x);
 	free(p->y);
 	free(p->hg);

@@ -87,6 +87,92 @@ static Ofc__V1__Driver *driver_msg(struct arena *a, const struct driver_cfg *d)
 	return m;
 }
 
+static Ofc__V1__Host *host_msg(struct arena *a, const struct host *ho)
+{
+	Ofc__V1__Host *h = NEW(a, Ofc__V1__Host, OFC__V1__HOST__INIT);
+
+	h->name = S(ho->name);
+	SET(h, ports, ho->ports);
+	SET(h, port_rate_bps, ho->port_rate);
+	h->n_port_rates_bps = ho->port_rates.n;
+	h->port_rates_bps = ho->port_rates.v; /* borrowed, as the names */
+	h->n_failed_ports = ho->nfailed_ports;
+	h->failed_ports = ho->failed_ports;
+	if (ho->failed)
+		SET(h, failed, true);
+	return h;
+}
+
+static Ofc__V1__Ring *ring_msg(struct arena *a, const struct fabric *f, const struct ring *r)
+{
+	Ofc__V1__Ring *x = NEW(a, Ofc__V1__Ring, OFC__V1__RING__INIT);
+
+	x->name = S(r->name);
+	x->n_nodes = r->nmembers;
+	x->nodes = arena_array(a, r->nmembers, sizeof(char *));
+	for (uint32_t k = 0; k < r->nmembers; k++)
+		x->nodes[k] = S(f->hosts[r->members[k]].name);
+	SET(x, wavelengths, r->wavelengths);
+	SET(x, fibres_per_direction, r->fibres);
+	SET(x, rate_per_wavelength_bps, r->rate);
+	SET(x, interfaces_per_node, r->interfaces);
+	SET(x, mrrs_per_interface, r->mrrs);
+	SET(x, mrr_tuning_delay_s, r->mrr_delay);
+	SET(x, oeo_delay_s, r->oeo_delay);
+	x->driver = driver_msg(a, &r->driver);
+	return x;
+}
+
+static Ofc__V1__Switch *switch_msg(struct arena *a, const struct fswitch *s)
+{
+	Ofc__V1__Switch *x = NEW(a, Ofc__V1__Switch, OFC__V1__SWITCH__INIT);
+
+	x->name = S(s->name);
+	SET(x, kind,
+	    s->kind == SWITCH_OCS ? OFC__V1__SWITCH_KIND__SWITCH_KIND_OCS
+				  : OFC__V1__SWITCH_KIND__SWITCH_KIND_PATCH_PANEL);
+	SET(x, ports, s->ports);
+	if (s->kind == SWITCH_OCS)
+		SET(x, reconfig_time_s, s->reconfig_time);
+	else
+		SET(x, move_time_s, s->move_time);
+	x->driver = driver_msg(a, &s->driver);
+	return x;
+}
+
+/* The config's topology: its spec, its self-loops, the links failed or
+ * slower than the rest. */
+static Ofc__V1__TopologyTarget *target_msg(struct arena *a, const struct fabric *f)
+{
+	Ofc__V1__TopologyTarget *t =
+	    NEW(a, Ofc__V1__TopologyTarget, OFC__V1__TOPOLOGY_TARGET__INIT);
+
+	t->spec = S(f->graph ? f->graph->spec : f->topology.spec);
+	SET(t, self_loops,
+	    f->topology.self_loops == SELF_LOOPS_DARK ? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
+						      : OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
+	t->n_failed_links = f->topology.nfailed_links;
+	t->failed_links = arena_array(a, t->n_failed_links, sizeof(*t->failed_links));
+	for (size_t i = 0; i < t->n_failed_links; i++) {
+		Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
+
+		l->a = f->topology.failed_links[i].a;
+		l->b = f->topology.failed_links[i].b;
+		t->failed_links[i] = l;
+	}
+	t->n_link_rates = f->topology.nlink_rates;
+	t->link_rates = arena_array(a, t->n_link_rates, sizeof(*t->link_rates));
+	for (size_t i = 0; i < t->n_link_rates; i++) {
+		Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
+
+		l->a = f->topology.link_rates[i].a;
+		l->b = f->topology.link_rates[i].b;
+		SET(l, rate_bps, f->topology.link_rates[i].rate);
+		t->link_rates[i] = l;
+	}
+	return t;
+}
+
 Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 {
 	Ofc__V1__Fabric *m = NEW(a, Ofc__V1__Fabric, OFC__V1__FABRIC__INIT);
@@ -96,61 +182,18 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 
 	m->n_hosts = f->nhosts;
 	m->hosts = arena_array(a, f->nhosts, sizeof(*m->hosts));
-	for (uint32_t i = 0; i < f->nhosts; i++) {
-		Ofc__V1__Host *h = NEW(a, Ofc__V1__Host, OFC__V1__HOST__INIT);
-
-		h->name = S(f->hosts[i].name);
-		SET(h, ports, f->hosts[i].ports);
-		SET(h, port_rate_bps, f->hosts[i].port_rate);
-		h->n_port_rates_bps = f->hosts[i].port_rates.n;
-		h->port_rates_bps = f->hosts[i].port_rates.v; /* borrowed, as the names */
-		h->n_failed_ports = f->hosts[i].nfailed_ports;
-		h->failed_ports = f->hosts[i].failed_ports;
-		if (f->hosts[i].failed)
-			SET(h, failed, true);
-		m->hosts[i] = h;
-	}
+	for (uint32_t i = 0; i < f->nhosts; i++)
+		m->hosts[i] = host_msg(a, &f->hosts[i]);
 
 	m->n_rings = f->nrings;
 	m->rings = arena_array(a, f->nrings, sizeof(*m->rings));
-	for (uint32_t i = 0; i < f->nrings; i++) {
-		const struct ring *r = &f->rings[i];
-		Ofc__V1__Ring *x = NEW(a, Ofc__V1__Ring, OFC__V1__RING__INIT);
-
-		x->name = S(r->name);
-		x->n_nodes = r->nmembers;
-		x->nodes = arena_array(a, r->nmembers, sizeof(char *));
-		for (uint32_t k = 0; k < r->nmembers; k++)
-			x->nodes[k] = S(f->hosts[r->members[k]].name);
-		SET(x, wavelengths, r->wavelengths);
-		SET(x, fibres_per_direction, r->fibres);
-		SET(x, rate_per_wavelength_bps, r->rate);
-		SET(x, interfaces_per_node, r->interfaces);
-		SET(x, mrrs_per_interface, r->mrrs);
-		SET(x, mrr_tuning_delay_s, r->mrr_delay);
-		SET(x, oeo_delay_s, r->oeo_delay);
-		x->driver = driver_msg(a, &r->driver);
-		m->rings[i] = x;
-	}
+	for (uint32_t i = 0; i < f->nrings; i++)
+		m->rings[i] = ring_msg(a, f, &f->rings[i]);
 
 	m->n_switches = f->nswitches;
 	m->switches = arena_array(a, f->nswitches, sizeof(*m->switches));
-	for (uint32_t i = 0; i < f->nswitches; i++) {
-		const struct fswitch *s = &f->switches[i];
-		Ofc__V1__Switch *x = NEW(a, Ofc__V1__Switch, OFC__V1__SWITCH__INIT);
-
-		x->name = S(s->name);
-		SET(x, kind,
-		    s->kind == SWITCH_OCS ? OFC__V1__SWITCH_KIND__SWITCH_KIND_OCS
-					  : OFC__V1__SWITCH_KIND__SWITCH_KIND_PATCH_PANEL);
-		SET(x, ports, s->ports);
-		if (s->kind == SWITCH_OCS)
-			SET(x, reconfig_time_s, s->reconfig_time);
-		else
-			SET(x, move_time_s, s->move_time);
-		x->driver = driver_msg(a, &s->driver);
-		m->switches[i] = x;
-	}
+	for (uint32_t i = 0; i < f->nswitches; i++)
+		m->switches[i] = switch_msg(a, &f->switches[i]);
 
 	m->n_wiring = f->nwiring;
 	m->wiring = arena_array(a, f->nwiring, sizeof(*m->wiring));
@@ -165,36 +208,8 @@ Ofc__V1__Fabric *fabric_msg(struct arena *a, const struct fabric *f)
 		m->wiring[i] = x;
 	}
 
-	if (f->topology.present) {
-		Ofc__V1__TopologyTarget *t =
-		    NEW(a, Ofc__V1__TopologyTarget, OFC__V1__TOPOLOGY_TARGET__INIT);
-
-		t->spec = S(f->graph ? f->graph->spec : f->topology.spec);
-		SET(t, self_loops,
-		    f->topology.self_loops == SELF_LOOPS_DARK
-			? OFC__V1__SELF_LOOPS__SELF_LOOPS_DARK
-			: OFC__V1__SELF_LOOPS__SELF_LOOPS_LOOPBACK);
-		t->n_failed_links = f->topology.nfailed_links;
-		t->failed_links = arena_array(a, t->n_failed_links, sizeof(*t->failed_links));
-		for (size_t i = 0; i < t->n_failed_links; i++) {
-			Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
-
-			l->a = f->topology.failed_links[i].a;
-			l->b = f->topology.failed_links[i].b;
-			t->failed_links[i] = l;
-		}
-		t->n_link_rates = f->topology.nlink_rates;
-		t->link_rates = arena_array(a, t->n_link_rates, sizeof(*t->link_rates));
-		for (size_t i = 0; i < t->n_link_rates; i++) {
-			Ofc__V1__HostLink *l = NEW(a, Ofc__V1__HostLink, OFC__V1__HOST_LINK__INIT);
-
-			l->a = f->topology.link_rates[i].a;
-			l->b = f->topology.link_rates[i].b;
-			SET(l, rate_bps, f->topology.link_rates[i].rate);
-			t->link_rates[i] = l;
-		}
-		m->topology = t;
-	}
+	if (f->topology.present)
+		m->topology = target_msg(a, f);
 
 	m->n_collectives = f->ncollectives;
 	m->collectives = arena_array(a, f->ncollectives, sizeof(*m->collectives));

@@ -19,6 +19,95 @@
  * protobuf merges concatenated messages, so the two make one Response,
  * whose bytes after the id are the same for every request (ofc-gateway
  * keeps the JSON it wrote for them: controller/gateway/cache.c). */
+/* What a read-only client is not shown, swapped out of the snapshot's
+ * messages for the pack and back after it: device failures become the
+ * reason's word, and the fabric's drivers lose their credentials paths. */
+struct ro_hidden {
+	const char **errs;
+	char **creds;
+	size_t nsw, nrg;
+};
+
+static void ro_hide(struct snapshot *s, bool with_fabric, struct ro_hidden *h)
+{
+	*h = (struct ro_hidden){0};
+	h->errs = xcalloc(s->ndevs + 1, sizeof(*h->errs));
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		h->errs[i] = s->devs[i]->error;
+		s->devs[i]->error = s->devs[i]->error ? (char *)s->public_error[i] : NULL;
+	}
+	h->nsw = s->fabric ? s->fabric->n_switches : 0;
+	h->nrg = s->fabric ? s->fabric->n_rings : 0;
+	if (!with_fabric)
+		return;
+	h->creds = xcalloc(h->nsw + h->nrg + 1, sizeof(*h->creds));
+	for (size_t i = 0; i < h->nsw + h->nrg; i++) {
+		Ofc__V1__Driver *dr = i < h->nsw ? s->fabric->switches[i]->driver
+						 : s->fabric->rings[i - h->nsw]->driver;
+
+		if (dr) {
+			h->creds[i] = dr->credentials;
+			dr->credentials = NULL;
+		}
+	}
+}
+
+static void ro_restore(struct snapshot *s, struct ro_hidden *h)
+{
+	for (uint32_t i = 0; h->errs && i < s->ndevs; i++)
+		s->devs[i]->error = (char *)h->errs[i];
+	for (size_t i = 0; h->creds && i < h->nsw + h->nrg; i++) {
+		Ofc__V1__Driver *dr = i < h->nsw ? s->fabric->switches[i]->driver
+						 : s->fabric->rings[i - h->nsw]->driver;
+
+		if (dr)
+			dr->credentials = h->creds[i];
+	}
+	free(h->errs);
+	free(h->creds);
+}
+
+/* The answer's one line: the fabric, its generation and topology, the
+ * failures in effect, the workload's schedule being computed (since when,
+ * also set in st), a transaction, and a replica's standing. */
+static void state_message(struct ofcd *d, const struct snapshot *s, Ofc__V1__State *st, char *msg,
+			  size_t n)
+{
+	char nf[64] = "", pl[120] = "", cl[600] = "";
+
+	if (st->n_failed)
+		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,
+			 st->n_failed == 1 ? "" : "s");
+	/* The planner computes this config's schedule: when it began (the
+	 * answer is cached until something changes, so no "N s ago" here:
+	 * clients count from the time). */
+	uint64_t since_ms = d->loop->planner && d->loop->planner->cfg == s->cfg
+				? d->loop->planner->since_ms
+				: state_schedule_since(d);
+	if (since_ms) {
+		time_t since = (time_t)(since_ms / 1000);
+		struct tm tm;
+
+		st->has_schedule_computing_since_unix_ms = 1;
+		st->schedule_computing_since_unix_ms = since_ms;
+		gmtime_r(&since, &tm);
+		strftime(pl, sizeof(pl),
+			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
+	}
+	if (d->clustered)
+		snprintf(
+		    cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->loop->cl.name,
+		    d->loop->cl.leading	    ? "leads"
+		    : d->loop->cl.leader[0] ? "follows "
+					    : "follows (no leader now)",
+		    d->loop->cl.leading ? "" : d->loop->cl.leader,
+		    d->loop->cl.fresh ? "" : "; STALE: ", d->loop->cl.fresh ? "" : d->loop->cl.why);
+	snprintf(msg, n, "fabric %s: generation %llu, topology %s%s%s%s%s", st->fabric_name,
+		 (unsigned long long)st->config_generation,
+		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
+		 st->transaction ? ", a transaction is in progress" : "", cl);
+}
+
 /* With w (State.wiring, computed at the request: its ages are now's): the
  * answer packed afresh into *own, not cached. */
 static void state_answer(struct ofcd *d, unsigned variant, const Ofc__V1__Wiring *w, uint8_t **own,
@@ -46,27 +135,9 @@ static void state_answer(struct ofcd *d, unsigned variant, const Ofc__V1__Wiring
 	metrics_devices_show(d, s); /* (the counts move on with every job: changed) */
 	/* Read-only clients: device failures as the reason's word, and no
 	 * credentials paths in the fabric. Swapped in for the pack and back. */
-	bool ro = variant & 4;
-	const char **errs = ro ? xcalloc(s->ndevs + 1, sizeof(*errs)) : NULL;
-	for (uint32_t i = 0; ro && i < s->ndevs; i++) {
-		errs[i] = s->devs[i]->error;
-		s->devs[i]->error = s->devs[i]->error ? (char *)s->public_error[i] : NULL;
-	}
-	char **creds = NULL;
-	size_t nsw = s->fabric ? s->fabric->n_switches : 0,
-	       nrg = s->fabric ? s->fabric->n_rings : 0;
-	if (ro && st->fabric) {
-		creds = xcalloc(nsw + nrg + 1, sizeof(*creds));
-		for (size_t i = 0; i < nsw + nrg; i++) {
-			Ofc__V1__Driver *dr = i < nsw ? s->fabric->switches[i]->driver
-						      : s->fabric->rings[i - nsw]->driver;
-
-			if (dr) {
-				creds[i] = dr->credentials;
-				dr->credentials = NULL;
-			}
-		}
-	}
+	struct ro_hidden hidden = {0};
+	if (variant & 4)
+		ro_hide(s, st->fabric != NULL, &hidden);
 	st->transaction = s->unfinished;
 	if (d->loop->running && is_mutation(d->loop->running)) {
 		st->transaction = txn_info(&a, d->loop->running, d->loop->running_state,
@@ -84,39 +155,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const Ofc__V1__Wiring
 		st->queue[k++] = txn_info(&a, j, "queued", 0, false);
 	if (!d->loop->nqueue) /* a follower: the leader's, from etcd */
 		st->n_queue = queue_at_leader(d, &a, NULL, NULL, &st->queue);
-	char nf[64] = "", pl[120] = "";
-	if (st->n_failed)
-		snprintf(nf, sizeof(nf), ", %zu failure%s in effect", st->n_failed,
-			 st->n_failed == 1 ? "" : "s");
-	/* The planner computes this config's schedule: when it began (the
-	 * answer is cached until something changes, so no "N s ago" here:
-	 * clients count from the time). */
-	uint64_t since_ms = d->loop->planner && d->loop->planner->cfg == s->cfg
-				? d->loop->planner->since_ms
-				: state_schedule_since(d);
-	if (since_ms) {
-		time_t since = (time_t)(since_ms / 1000);
-		struct tm tm;
-
-		st->has_schedule_computing_since_unix_ms = 1;
-		st->schedule_computing_since_unix_ms = since_ms;
-		gmtime_r(&since, &tm);
-		strftime(pl, sizeof(pl),
-			 ", the workload's schedule is being computed (since %H:%M:%S UTC)", &tm);
-	}
-	char cl[600] = "";
-	if (d->clustered)
-		snprintf(
-		    cl, sizeof(cl), "; replica %s %s%s%s%.300s", d->loop->cl.name,
-		    d->loop->cl.leading	    ? "leads"
-		    : d->loop->cl.leader[0] ? "follows "
-					    : "follows (no leader now)",
-		    d->loop->cl.leading ? "" : d->loop->cl.leader,
-		    d->loop->cl.fresh ? "" : "; STALE: ", d->loop->cl.fresh ? "" : d->loop->cl.why);
-	snprintf(msg, sizeof(msg), "fabric %s: generation %llu, topology %s%s%s%s%s",
-		 st->fabric_name, (unsigned long long)st->config_generation,
-		 s->topo ? s->topo->spec : "(none recorded)", nf, pl,
-		 st->transaction ? ", a transaction is in progress" : "", cl);
+	state_message(d, s, st, msg, sizeof(msg));
 	r.has_status = 1;
 	r.status = OFC__V1__STATUS__STATUS_OK;
 	r.message = msg;
@@ -137,17 +176,7 @@ static void state_answer(struct ofcd *d, unsigned variant, const Ofc__V1__Wiring
 		d->loop->cache[variant].seq = seq;
 		d->loop->cache[variant].log = log;
 	}
-	for (uint32_t i = 0; ro && i < s->ndevs; i++)
-		s->devs[i]->error = (char *)errs[i];
-	for (size_t i = 0; creds && i < nsw + nrg; i++) {
-		Ofc__V1__Driver *dr =
-		    i < nsw ? s->fabric->switches[i]->driver : s->fabric->rings[i - nsw]->driver;
-
-		if (dr)
-			dr->credentials = creds[i];
-	}
-	free(errs);
-	free(creds);
+	ro_restore(s, &hidden);
 	st->topology = NULL;
 	st->fabric = NULL;
 	st->has_schedule_computing_since_unix_ms = 0;

@@ -177,6 +177,47 @@ static void ring_schedule(const struct ofcd *d, struct fabcfg *cfg)
 	pthread_mutex_unlock(&cfg->ring_mu);
 }
 
+/* What the record says of the last commit: when, of what config (a
+ * partition's), by which replica and principal, under which epoch. */
+static void committed_fields(struct arena *a, Ofc__V1__State *st, const struct ctl_record *rec)
+{
+	st->has_committed_unix_ms = 1;
+	st->committed_unix_ms = rec->time_unix_ms;
+	st->recorded_config = arena_strdup(a, rec->config);
+	if (rec->partition)
+		st->partition = arena_strdup(a, rec->partition);
+	if (rec->replica)
+		st->committed_by = arena_strdup(a, rec->replica);
+	if (rec->principal)
+		st->committed_principal = arena_strdup(a, rec->principal);
+	st->has_committed_epoch = rec->epoch != 0;
+	st->committed_epoch = rec->epoch;
+}
+
+/* A journal left by a transaction that did not finish: its id and phase,
+ * and who wrote it (the daemon holds the lock: its writer is gone). */
+static Ofc__V1__TransactionInfo *unfinished_msg(struct arena *a, const struct ctl_record *rec)
+{
+	Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
+
+	ofc__v1__transaction_info__init(t);
+	t->has_id = 1;
+	t->id = rec->journal_id;
+	t->state = arena_printf(a, "unfinished (%s)", rec->journal_phase);
+	t->has_running = 1;
+	if (rec->journal_pid) {
+		t->has_peer_pid = 1;
+		t->peer_pid = rec->journal_pid;
+	}
+	if (rec->journal_replica)
+		t->replica = arena_strdup(a, rec->journal_replica);
+	if (rec->journal_principal)
+		t->principal = arena_strdup(a, rec->journal_principal);
+	t->has_epoch = rec->journal_epoch != 0;
+	t->epoch = rec->journal_epoch;
+	return t;
+}
+
 struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, struct ctl *c,
 				struct fabcfg *cfg, char *why, size_t why_len)
 {
@@ -206,19 +247,8 @@ struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, str
 		st->target_topology = f->topology.spec;
 	st->has_config_generation = 1;
 	st->config_generation = rec.have_state ? rec.generation : 0;
-	if (rec.have_state) {
-		st->has_committed_unix_ms = 1;
-		st->committed_unix_ms = rec.time_unix_ms;
-		st->recorded_config = arena_strdup(a, rec.config);
-		if (rec.partition)
-			st->partition = arena_strdup(a, rec.partition);
-		if (rec.replica)
-			st->committed_by = arena_strdup(a, rec.replica);
-		if (rec.principal)
-			st->committed_principal = arena_strdup(a, rec.principal);
-		st->has_committed_epoch = rec.epoch != 0;
-		st->committed_epoch = rec.epoch;
-	}
+	if (rec.have_state)
+		committed_fields(a, st, &rec);
 	/* What `ofc status FILE` says too (one shape: docs/json.md). */
 	st->state_dir = arena_strdup(a, state_dir);
 	st->has_state_dir_exists = st->has_testbed_up = 1;
@@ -258,7 +288,8 @@ struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, str
 	if (f->nrings && cfg->coll == SCHED_ALLGATHER) {
 		ring_schedule(d, cfg);
 		if (cfg->ring_plan) {
-			s->plan = ofc__v1__schedule__unpack(NULL, cfg->ring_plan_len, cfg->ring_plan);
+			s->plan =
+			    ofc__v1__schedule__unpack(NULL, cfg->ring_plan_len, cfg->ring_plan);
 			st->schedule = s->plan;
 		}
 		if (!st->schedule)
@@ -303,26 +334,8 @@ struct snapshot *snapshot_build(const struct ofcd *d, const char *state_dir, str
 	s->fabric_brief->wiring = NULL;
 	s->fabric_brief->circuits = NULL;
 	s->fabric_brief->logical = NULL;
-	if (rec.have_journal) {
-		Ofc__V1__TransactionInfo *t = arena_alloc(a, sizeof(*t));
-
-		ofc__v1__transaction_info__init(t);
-		t->has_id = 1;
-		t->id = rec.journal_id;
-		t->state = arena_printf(a, "unfinished (%s)", rec.journal_phase);
-		t->has_running = 1; /* the daemon holds the lock: its writer is gone */
-		if (rec.journal_pid) {
-			t->has_peer_pid = 1;
-			t->peer_pid = rec.journal_pid;
-		}
-		if (rec.journal_replica)
-			t->replica = arena_strdup(a, rec.journal_replica);
-		if (rec.journal_principal)
-			t->principal = arena_strdup(a, rec.journal_principal);
-		t->has_epoch = rec.journal_epoch != 0;
-		t->epoch = rec.journal_epoch;
-		s->unfinished = t;
-	}
+	if (rec.have_journal)
+		s->unfinished = unfinished_msg(a, &rec);
 	ctl_record_free(&rec);
 	return s;
 }

@@ -65,7 +65,7 @@ expect_stdout_has "  held partitions are not known: $TMP/sd/torus64-ocs.held: no
 	env OFC_STATE_DIR="$TMP/sd" $OFC plan configs/torus64-ocs.yaml --topology circulant:64:1,8 --max-loss 25%
 # --help is written from the same rows: each option the table holds is there.
 $OFC topo --help >"$TMP/topo.help" && grep -q "^  --threads N  " "$TMP/topo.help" && grep -q "^  -o OUT  " "$TMP/topo.help" &&
-	grep -qxF "usage: ofc topo SPEC [--json] [--dot] [--ports] [--format text|json|dot|pb]" "$TMP/topo.help" &&
+	grep -qxF "usage: ofc topo SPEC [--json | --dot] [--ports] [--format text|json|dot|pb]" "$TMP/topo.help" &&
 	grep -qxF "                [-o OUT] [--threads N]" "$TMP/topo.help" && ok ||
 	bad "ofc topo --help: not its table's rows" "$(cat "$TMP/topo.help")"
 # A bare number is seconds.

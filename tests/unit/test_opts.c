@@ -100,6 +100,11 @@ static size_t field_size(const struct opt *r)
  * with a placeholder or neither, a field inside the struct. */
 static void check_row(const struct opt *table, const struct opt *r, size_t size)
 {
+	if (r->flags & OPT_OPERAND) {
+		/* the usage's words alone: nothing parses it, nothing lists it */
+		assert_true(!r->parse && !r->arg && !r->letter && !r->help);
+		return;
+	}
 	{
 		/* A name as getopt_long and the docs' check read it, said once. */
 		assert_true(r->name[0] >= 'a' && r->name[0] <= 'z');
@@ -373,6 +378,73 @@ static void test_loop(void **state)
 	assert_string_equal(err.msg, "unexpected argument 'stray'");
 }
 
+/* The usage's shape: an alternative one of which must be given, one that
+ * may be, a row inside another's item (required there or not), an
+ * operand among them, and a repeated row's "..." and "(repeatable)". */
+struct shape {
+	const char *a, *b, *c;
+	bool d;
+};
+
+static const struct opt shape_table[] = {
+    {"FILE", .flags = OPT_OPERAND | OPT_REQUIRED, .alt = 1},
+    {"topology", opt_str, offsetof(struct shape, a), "SPEC", "a topology", .alt = 1},
+    {"device", opt_str, offsetof(struct shape, b), "NAME", "a device", .flags = OPT_REPEAT},
+    {"json", NULL, offsetof(struct shape, d), NULL, "as JSON", .alt = 2},
+    {"dot", NULL, offsetof(struct shape, d), NULL, "as DOT", .alt = 2},
+    {"max-loss", opt_str, offsetof(struct shape, c), "P%", "stages"},
+    {"grace", opt_str, offsetof(struct shape, c), "DUR", "a wait", .under = "max-loss"},
+    {"user", opt_str, offsetof(struct shape, c), "NAME", "a user", .under = "max-loss",
+     .flags = OPT_REQUIRED},
+    {"port", opt_str, offsetof(struct shape, b), "P", "a port", .flags = OPT_REPEAT, .alt = 3},
+    {"ports", opt_str, offsetof(struct shape, b), "N", "ports", .alt = 3},
+    {"help", NULL, 0, NULL, "this", .flags = OPT_STOP},
+    {NULL},
+};
+
+static void test_usage_shape(void **state)
+{
+	char text[400], *buf = NULL;
+	size_t k = 0, len = 0;
+	FILE *f;
+	struct shape sh = {0};
+	const struct opt *stop = NULL;
+	struct ofc_error err = {0};
+	char *argv[] = {"prog", "--topology", "t", "--grace", "1s", "x.yaml"};
+	int first = 0;
+
+	(void)state;
+	opt_usage_text(text, sizeof(text), &k, shape_table, false);
+	assert_string_equal(text,
+			    "(FILE | --topology SPEC) [--device NAME]... [--json | --dot] "
+			    "[--max-loss P% [--grace DUR] --user NAME] [--port P... | --ports N]");
+	k = 0;
+	opt_usage_text(text, sizeof(text), &k, shape_table, true);
+	assert_true(strncmp(text, "(FILE | --topology SPEC) [--device NAME]...", 43) == 0);
+	f = open_memstream(&buf, &len);
+	opt_help(f, shape_table);
+	fclose(f);
+	assert_non_null(strstr(buf, "  --device NAME            a device (repeatable)\n"));
+	assert_null(strstr(buf, "FILE")); /* an operand is the prose's to explain */
+	free(buf);
+	/* the operand row is no option: the words are operands as before */
+	assert_int_equal(opt_parse_args(shape_table, 6, argv, &sh, &stop, &first, &err), 0);
+	assert_string_equal(sh.a, "t");
+	assert_int_equal(first, 5);
+	/* a line too long for one is broken before its inner options */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	opt_usage_put(f, "usage: prog ",
+		      "(--topology SPEC | --collective C --size M [--nodes N] | --partition NAME "
+		      "[--topology SPEC --hosts LIST [--relabel]]) [--json]");
+	fclose(f);
+	assert_string_equal(
+	    buf, "usage: prog (--topology SPEC | --collective C --size M [--nodes N]\n"
+		 "            | --partition NAME [--topology SPEC --hosts LIST [--relabel]])\n"
+		 "            [--json]\n");
+	free(buf);
+}
+
 /* ofcd's own rows: the options asked together, and a value into its field. */
 static void test_ofcd_args(void **state)
 {
@@ -402,7 +474,7 @@ int main(void)
 	    cmocka_unit_test(test_ofcd_rows),  cmocka_unit_test(test_gateway_rows),
 	    cmocka_unit_test(test_hostd_rows), cmocka_unit_test(test_help_lists_every_row),
 	    cmocka_unit_test(test_loop),       cmocka_unit_test(test_ofcd_args),
-	    cmocka_unit_test(test_cli_rows),
+	    cmocka_unit_test(test_cli_rows),   cmocka_unit_test(test_usage_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1076,7 +1076,8 @@ static void test_fail_nodes(void **state)
 
 /* edges:FILE builds the graph the file lists; errors carry FILE:LINE:COL. */
 /* topo_torus_dims: a plain torus gives its dimensions; a product, a line
- * graph of a torus, another family and no tree give 0. */
+ * graph of a torus, another family and no tree give 0; and a picture's
+ * layout (topo_draw_of) finds the same grid. */
 static void test_torus_dims(void **state)
 {
 	(void)state;
@@ -1096,14 +1097,23 @@ static void test_torus_dims(void **state)
 		struct topo_tree *t = NULL;
 		const uint32_t *dims = NULL;
 
-		assert_int_equal(topo_build_tree(c[i].spec, NULL, &t, &err), 0);
+		struct graph *g = NULL;
+		struct topo_draw d;
+
+		assert_int_equal(topo_build_tree(c[i].spec, &g, &t, &err), 0);
 		assert_int_equal(topo_torus_dims(t, &dims), c[i].k);
 		assert_int_equal(topo_torus_dims(t, NULL), c[i].k);
+		/* a picture's grid is the same test's, on the graph's spec */
+		topo_draw_of(g, &d);
+		assert_int_equal(d.k, c[i].k);
 		if (c[i].k) {
 			assert_non_null(dims);
 			assert_int_equal(dims[0], c[i].d0);
 			assert_int_equal(dims[1], c[i].d1);
+			assert_int_equal(d.dims[0], c[i].d0);
+			assert_int_equal(d.dims[1], c[i].d1);
 		}
+		graph_free(g);
 		topo_tree_free(t);
 	}
 }
