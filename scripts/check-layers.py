@@ -54,6 +54,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GLOBALS = {
     ("topo/symmetry.c", "nauty_lock"): "nauty keeps global state: one call at a time",
     ("topo/symmetry.c", "nauty_active"): "the call nauty is running, under nauty_lock",
+    ("controller/reconfig/ctl_lock.c", "locks_held"): "flock is per process and its descriptors are copied into forked children: whether a ctl of this process holds a lock",
     ("util/mem.c", "oom_hook"): "set once by a main before any thread starts",
     ("util/mem.c", "mem_base"): "set once by a constructor when the program is loaded, before main",
     ("rwa/lp_solver.c", "refused_said"): "a refused LP plugin is said once a process",
