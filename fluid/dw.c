@@ -780,6 +780,9 @@ static void dw_routing(struct dw *d, const double *lambda, const struct fluid_gr
 		double share = (double)d->orbit_size[k] / d->order;
 		uint32_t *ha = xmalloc((tmp.nhops + 1) * sizeof(uint32_t));
 
+		routing_reserve(&r->routing, (size_t)d->order * tmp.npieces,
+				(size_t)d->order * tmp.nhops);
+
 		for (uint32_t h = 0; h < d->order; h++) {
 			uint32_t o2 = g ? g->vert[(size_t)h * nv + d->rep[k]] : d->rep[k];
 
