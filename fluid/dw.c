@@ -994,6 +994,10 @@ static int dw_phase2(struct dw *d, const struct fluid_group *grp, double **lambd
 		r->stop = FLUID_STOP_LP;
 		return -1;
 	}
+	/* No pricing follows: the cut LPs out of memory before the routing
+	 * lays out the pieces (at 1,024 GPUs these were the solve's peak). */
+	for (uint32_t k = 0; k < d->ncls; k++)
+		pricer_release(&d->pr[k]);
 	*lambda = xreallocarray(*lambda, d->ncols + 1, sizeof(double));
 	if (isnan(solve_master(d, true, *lambda, err)))
 		return -1;

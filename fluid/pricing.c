@@ -481,20 +481,35 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	return 0;
 }
 
-void pricer_free(struct pricer *pr)
+void pricer_release(struct pricer *pr)
 {
 	lp_free(pr->lp);
+	pr->lp = NULL;
 	free(pr->pool_off);
 	free(pr->pool_slack);
 	free(pr->pool_col);
 	free(pr->pool_in);
 	free(pr->row_pool);
+	pr->pool_off = NULL;
+	pr->pool_slack = NULL;
+	pr->pool_col = NULL;
+	pr->pool_in = NULL;
+	pr->row_pool = NULL;
+	pr->npool = pr->cap_pool = pr->nrow_pool = 0;
+	pr->cap_pool_col = 0;
+	cut_par_free(pr->par);
+	pr->par = NULL;
+	if (pr->mf.off)
+		maxflow_free(&pr->mf);
+	memset(&pr->mf, 0, sizeof(pr->mf));
+}
+
+void pricer_free(struct pricer *pr)
+{
+	pricer_release(pr);
 	free(pr->cons_off);
 	free(pr->cons_col);
 	free(pr->cons_val);
-	cut_par_free(pr->par);
-	if (pr->mf.off)
-		maxflow_free(&pr->mf);
 	free(pr->dest);
 	free(pr->col_arc);
 	free(pr->arc_col);
