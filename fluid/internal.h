@@ -249,8 +249,9 @@ struct pricer {
 	uint32_t origin;
 	uint32_t ndest, *dest;
 	uint32_t ncols;
-	uint32_t *col_arc; /* column -> G^T arc */
-	uint32_t *arc_col; /* G^T arc -> column, UINT32_MAX */
+	uint32_t *col_arc;	       /* column -> G^T arc */
+	uint32_t *arc_col;	       /* G^T arc -> column, UINT32_MAX */
+	uint32_t *col_tail, *col_head; /* column -> its arc's G^T nodes (the cuts' test) */
 	struct lp *lp;
 	struct maxflow mf;
 	double *cap;	     /* per G^T arc, for the max flows */

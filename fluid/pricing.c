@@ -225,12 +225,10 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
  * sink_side the sink's) into cols; how many. */
 static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sink_side, int *cols)
 {
-	const struct texp *x = pr->x;
 	uint32_t n = 0;
 
 	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t a = pr->col_arc[c];
-		bool t_in = bit_test(side, tx_tail(x, a)), h_in = bit_test(side, tx_head(x, a));
+		bool t_in = bit_test(side, pr->col_tail[c]), h_in = bit_test(side, pr->col_head[c]);
 
 		if (sink_side ? (!t_in && h_in) : (t_in && !h_in))
 			cols[n++] = (int)c;
@@ -459,6 +457,12 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->cons_val = rv;
 	free(deg);
 	free(fill);
+	pr->col_tail = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
+	pr->col_head = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		pr->col_tail[c] = tx_tail(x, pr->col_arc[c]);
+		pr->col_head[c] = tx_head(x, pr->col_arc[c]);
+	}
 	pr->solver = fluid_lp_solver(p, FLUID_LP_PRICING, mirrored, pr->ncols);
 	cut_par_init(pr);
 	lp_fresh(pr);
@@ -512,6 +516,8 @@ void pricer_free(struct pricer *pr)
 	free(pr->cons_val);
 	free(pr->dest);
 	free(pr->col_arc);
+	free(pr->col_tail);
+	free(pr->col_head);
 	free(pr->arc_col);
 	free(pr->cap);
 	free(pr->objv);
