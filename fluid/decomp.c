@@ -20,6 +20,19 @@
 
 #define TOL 1e-9
 
+void routing_reserve(struct fluid_routing *rt, size_t pieces, size_t hops)
+{
+	if (rt->npieces + pieces > rt->cap_pieces) {
+		rt->cap_pieces = rt->npieces + pieces;
+		rt->pieces = xreallocarray(rt->pieces, rt->cap_pieces + 1, sizeof(*rt->pieces));
+	}
+	if (rt->nhops + hops > rt->cap_hops) {
+		rt->cap_hops = rt->nhops + hops;
+		rt->hop_arc = xreallocarray(rt->hop_arc, rt->cap_hops + 1, sizeof(uint32_t));
+		rt->hop_layer = xreallocarray(rt->hop_layer, rt->cap_hops + 1, sizeof(uint32_t));
+	}
+}
+
 void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t target, double lo,
 		       double hi, const uint32_t *arcs, const uint32_t *layers, uint32_t nhops)
 {

@@ -174,6 +174,11 @@ void decompose_origin(const struct problem *p, const struct texp *x, struct orig
 /* All-to-all: the flow of one pair as weighted paths. */
 void decompose_pair(const struct texp *x, uint32_t origin, uint32_t dest, double *f,
 		    struct fluid_routing *rt);
+/* Room for pieces more pieces of hops more hops in all, exactly: a
+ * routing whose size is known grows once, not by doubling (at 1,024
+ * GPUs the mirrored routing is 8 M hops, and each doubling held the old
+ * arrays beside the new ones at the solve's peak). */
+void routing_reserve(struct fluid_routing *rt, size_t pieces, size_t hops);
 void routing_add_piece(struct fluid_routing *rt, uint32_t origin, uint32_t target, double lo,
 		       double hi, const uint32_t *arcs, const uint32_t *layers, uint32_t nhops);
 /* Measure the pieces: loads per cap (r_actual) and cost. */
@@ -244,8 +249,9 @@ struct pricer {
 	uint32_t origin;
 	uint32_t ndest, *dest;
 	uint32_t ncols;
-	uint32_t *col_arc; /* column -> G^T arc */
-	uint32_t *arc_col; /* G^T arc -> column, UINT32_MAX */
+	uint32_t *col_arc;	       /* column -> G^T arc */
+	uint32_t *arc_col;	       /* G^T arc -> column, UINT32_MAX */
+	uint32_t *col_tail, *col_head; /* column -> its arc's G^T nodes (the cuts' test) */
 	struct lp *lp;
 	struct maxflow mf;
 	double *cap;	     /* per G^T arc, for the max flows */
@@ -281,6 +287,11 @@ struct pricer {
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
 		bool mirrored, struct ofc_error *err);
 void pricer_free(struct pricer *pr);
+/* The cut LP, its pool and max flows freed (the counters, the columns'
+ * map and the destinations kept): a pricer that prices no more, before
+ * the routing, whose pieces would otherwise be laid out beside them at
+ * the solve's peak. Only pricer_free may follow. */
+void pricer_release(struct pricer *pr);
 /* Copy collectives: minimise sum chat[e] * w over G^T (chat per physical
  * arc); w (tx_narcs, dense, zeroed here) and its cost, and a lower bound
  * on the least cost (what the Lagrangian bound may use: the LP's optimum

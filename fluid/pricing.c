@@ -225,12 +225,10 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
  * sink_side the sink's) into cols; how many. */
 static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sink_side, int *cols)
 {
-	const struct texp *x = pr->x;
 	uint32_t n = 0;
 
 	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t a = pr->col_arc[c];
-		bool t_in = bit_test(side, tx_tail(x, a)), h_in = bit_test(side, tx_head(x, a));
+		bool t_in = bit_test(side, pr->col_tail[c]), h_in = bit_test(side, pr->col_head[c]);
 
 		if (sink_side ? (!t_in && h_in) : (t_in && !h_in))
 			cols[n++] = (int)c;
@@ -459,6 +457,12 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->cons_val = rv;
 	free(deg);
 	free(fill);
+	pr->col_tail = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
+	pr->col_head = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		pr->col_tail[c] = tx_tail(x, pr->col_arc[c]);
+		pr->col_head[c] = tx_head(x, pr->col_arc[c]);
+	}
 	pr->solver = fluid_lp_solver(p, FLUID_LP_PRICING, mirrored, pr->ncols);
 	cut_par_init(pr);
 	lp_fresh(pr);
@@ -481,22 +485,39 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	return 0;
 }
 
-void pricer_free(struct pricer *pr)
+void pricer_release(struct pricer *pr)
 {
 	lp_free(pr->lp);
+	pr->lp = NULL;
 	free(pr->pool_off);
 	free(pr->pool_slack);
 	free(pr->pool_col);
 	free(pr->pool_in);
 	free(pr->row_pool);
+	pr->pool_off = NULL;
+	pr->pool_slack = NULL;
+	pr->pool_col = NULL;
+	pr->pool_in = NULL;
+	pr->row_pool = NULL;
+	pr->npool = pr->cap_pool = pr->nrow_pool = 0;
+	pr->cap_pool_col = 0;
+	cut_par_free(pr->par);
+	pr->par = NULL;
+	if (pr->mf.off)
+		maxflow_free(&pr->mf);
+	memset(&pr->mf, 0, sizeof(pr->mf));
+}
+
+void pricer_free(struct pricer *pr)
+{
+	pricer_release(pr);
 	free(pr->cons_off);
 	free(pr->cons_col);
 	free(pr->cons_val);
-	cut_par_free(pr->par);
-	if (pr->mf.off)
-		maxflow_free(&pr->mf);
 	free(pr->dest);
 	free(pr->col_arc);
+	free(pr->col_tail);
+	free(pr->col_head);
 	free(pr->arc_col);
 	free(pr->cap);
 	free(pr->objv);
@@ -912,6 +933,78 @@ static void honest_trace(struct pricer *pr, uint32_t y, const double *chat, uint
 	}
 }
 
+/* One pass of pricer_honest: multi-source DAG shortest paths from the
+ * nodes that hold the data (since, can_src), never into a vertex that
+ * holds it nor a busy node; cheapest, then fewest transfers, then earliest
+ * arrival (data that arrives early can be relayed). A node's pred, hops
+ * and arrival are read only once its distance is finite, which a source's
+ * start or a relaxation sets with all four: only the distances start over
+ * (the reset of all four was a fifth of pricer_honest at 1,024 GPUs). The
+ * arcs of a node are relaxed in the order of out_arc, its hold-over last,
+ * and a node's own values are read once: no arc leads into its layer. */
+static void honest_pass(struct pricer *pr, const double *chat, const double *disc,
+			const uint32_t *since, const uint8_t *can_src, const uint8_t *busy,
+			uint32_t *hops, uint32_t *arr)
+{
+	const struct texp *x = pr->x;
+	const uint32_t *head = x->net->head, *out_arc = x->out_arc, *out_off = x->out_off;
+	uint32_t nn = tx_nnodes(x), nv = x->nv, T = x->T, ne = x->ne;
+	double *dist = pr->dist;
+	uint32_t *pred = pr->pred;
+
+	for (uint32_t i = 0; i < nn; i++)
+		dist[i] = INFINITY;
+	for (uint32_t t = 0; t <= T; t++)
+		for (uint32_t v = 0; v < nv; v++) {
+			uint32_t u = t * nv + v, sv = since[v];
+
+			if (sv != UINT32_MAX && can_src[v] &&
+			    (sv == t || (sv < t && x->hold_of[v] != UINT32_MAX))) {
+				dist[u] = 0;
+				hops[u] = 0;
+				arr[u] = sv;
+				pred[u] = UINT32_MAX;
+			}
+			if (t == T || isinf(dist[u]))
+				continue;
+			double du = dist[u];
+			uint32_t hu = hops[u] + 1, next = (t + 1) * nv;
+
+			for (uint32_t k = out_off[v]; k < out_off[v + 1]; k++) {
+				uint32_t e = out_arc[k], h = head[e], y = next + h, a = t * ne + e;
+
+				/* never into a vertex that holds the data */
+				if (since[h] != UINT32_MAX || busy[y])
+					continue;
+				double d = du + (disc ? chat[e] * disc[a] : chat[e]);
+
+				if (d < dist[y] - 1e-15 ||
+				    (d <= dist[y] + 1e-15 &&
+				     (hu < hops[y] || (hu == hops[y] && t + 1 < arr[y])))) {
+					dist[y] = d;
+					pred[y] = a;
+					hops[y] = hu;
+					arr[y] = t + 1;
+				}
+			}
+			uint32_t y = next + v;
+
+			if (x->hold_of[v] == UINT32_MAX || busy[y])
+				continue;
+			double d = du + 0.0;
+			uint32_t hp = hu - 1, ar = arr[u];
+
+			if (d < dist[y] - 1e-15 ||
+			    (d <= dist[y] + 1e-15 &&
+			     (hp < hops[y] || (hp == hops[y] && ar < arr[y])))) {
+				dist[y] = d;
+				pred[y] = tx_hold(x, v, t);
+				hops[y] = hp;
+				arr[y] = ar;
+			}
+		}
+}
+
 void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,
 		   double *value)
 {
@@ -928,7 +1021,11 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	 * reduction's memory keeps one per part); at other layers the first
 	 * has left before the second arrives */
 	uint8_t *busy = xcalloc((size_t)nn + 1, 1);
+	uint8_t *can_src = xmalloc(nv + 1); /* a vertex that holds the data sends it on */
 	uint32_t left = pr->ndest;
+
+	for (uint32_t v = 0; v < nv; v++)
+		can_src[v] = (p->net->kind[v] & FLUID_CAN_COPY) || v == o || !p->conserve[v];
 
 	memset(w, 0, (size_t)tx_narcs(x) * sizeof(double));
 	*value = 0;
@@ -937,70 +1034,7 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	since[o] = 0;
 	/* a partial tree given in w? (none here: start from the origin) */
 	while (left) {
-		/* multi-source DAG shortest paths; a node's pred, hops and
-		 * arrival are read only once its distance is finite, which a
-		 * source's start or a relaxation sets with all four: only the
-		 * distances start over (the reset of all four was a fifth of
-		 * this function at 1,024 GPUs) */
-		for (uint32_t i = 0; i < nn; i++)
-			pr->dist[i] = INFINITY;
-		for (uint32_t t = 0; t <= T; t++)
-			for (uint32_t v = 0; v < nv; v++) {
-				uint32_t u = t * nv + v;
-				bool src = since[v] != UINT32_MAX &&
-					   (since[v] == t ||
-					    (since[v] < t && x->hold_of[v] != UINT32_MAX)) &&
-					   ((p->net->kind[v] & FLUID_CAN_COPY) || v == o ||
-					    !p->conserve[v]);
-
-				if (src) {
-					pr->dist[u] = 0;
-					hops[u] = 0;
-					arr[u] = since[v];
-					pr->pred[u] = UINT32_MAX;
-				}
-				if (t == T || isinf(pr->dist[u]))
-					continue;
-				for (uint32_t k = x->out_off[v]; k <= x->out_off[v + 1]; k++) {
-					uint32_t a, h;
-					double c;
-
-					if (k == x->out_off[v + 1]) {
-						if (x->hold_of[v] == UINT32_MAX)
-							break;
-						a = tx_hold(x, v, t);
-						h = v;
-						c = 0;
-					} else {
-						uint32_t e = x->out_arc[k];
-
-						a = t * x->ne + e;
-						h = x->net->head[e];
-						c = disc ? chat[e] * disc[a] : chat[e];
-						/* never into a vertex that holds the data */
-						if (since[h] != UINT32_MAX)
-							continue;
-					}
-					uint32_t y = (t + 1) * nv + h;
-
-					if (busy[y])
-						continue;
-					double d = pr->dist[u] + c;
-					bool phys = k < x->out_off[v + 1];
-					uint32_t hp = hops[u] + phys, ar = phys ? t + 1 : arr[u];
-
-					/* cheapest, then fewest transfers, then earliest
-					 * arrival (data that arrives early can be relayed) */
-					if (d < pr->dist[y] - 1e-15 ||
-					    (d <= pr->dist[y] + 1e-15 &&
-					     (hp < hops[y] || (hp == hops[y] && ar < arr[y])))) {
-						pr->dist[y] = d;
-						pr->pred[y] = a;
-						hops[y] = hp;
-						arr[y] = ar;
-					}
-				}
-			}
+		honest_pass(pr, chat, disc, since, can_src, busy, hops, arr);
 		uint32_t best = honest_nearest(pr, since, reached, hops, arr);
 
 		if (best == UINT32_MAX) {
@@ -1021,4 +1055,5 @@ void pricer_honest(struct pricer *pr, const double *chat, const double *disc, do
 	free(arr);
 	free(reached);
 	free(busy);
+	free(can_src);
 }

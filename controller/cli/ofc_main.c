@@ -20,6 +20,14 @@ int main(int argc, char **argv)
 	 * genkautz:1024,4 MCF's peak from 380 to 525 MB. */
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	/* One heap for every thread: the request's worker threads (the
+	 * fluid engine's max flows and the period's checks) each got an
+	 * arena of their own, whose freed blocks the others cannot reuse,
+	 * so the peak depended on which thread ran what: the 1,024-GPU
+	 * model W allgather peaked at 210, 242 or 268 MB from one build,
+	 * 209-210 MB in every run with one arena, at the same CPU time
+	 * (genkautz:1024,4's MCF with 2 threads: 438 -> 372 MB). */
+	mallopt(M_ARENA_MAX, 1);
 #endif
 	return ofc_cli_main(argc, argv);
 }

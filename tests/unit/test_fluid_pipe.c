@@ -947,6 +947,43 @@ static void test_allreduce_by_period(void **state)
 	fabric_free(f);
 }
 
+/* A routing reserved for what it will hold grows to exactly that, once:
+ * the pieces added after it stay where they were put (no doubling, whose
+ * old and new arrays side by side were the 1,024-GPU solve's peak), and
+ * read back as added. */
+static void test_routing_reserve(void **state)
+{
+	(void)state;
+	struct fluid_routing rt = {0};
+	uint32_t arcs[3] = {7, 8, 9}, layers[3] = {0, 1, 2};
+
+	routing_add_piece(&rt, 1, UINT32_MAX, 0, 0.5, arcs, layers, 3);
+	routing_reserve(&rt, 20, 40);
+	assert_int_equal(rt.cap_pieces, 21);
+	assert_int_equal(rt.cap_hops, 43);
+	const struct fluid_piece *pieces = rt.pieces;
+	const uint32_t *hop_arc = rt.hop_arc, *hop_layer = rt.hop_layer;
+
+	for (uint32_t i = 0; i < 20; i++)
+		routing_add_piece(&rt, 2 + i, UINT32_MAX, 0, 1, arcs, layers, 2);
+	assert_ptr_equal(rt.pieces, pieces);
+	assert_ptr_equal(rt.hop_arc, hop_arc);
+	assert_ptr_equal(rt.hop_layer, hop_layer);
+	assert_int_equal(rt.npieces, 21);
+	assert_int_equal(rt.nhops, 43);
+	assert_int_equal(rt.pieces[20].origin, 21);
+	assert_int_equal(rt.pieces[20].first, 41);
+	assert_int_equal(rt.hop_arc[41], 7);
+	assert_int_equal(rt.hop_layer[42], 1);
+	/* room already there: no change */
+	routing_reserve(&rt, 0, 0);
+	assert_int_equal(rt.cap_pieces, 21);
+	assert_int_equal(rt.cap_hops, 43);
+	free(rt.pieces);
+	free(rt.hop_arc);
+	free(rt.hop_layer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +993,7 @@ int main(void)
 	    cmocka_unit_test(test_pattern_mirrored),
 	    cmocka_unit_test(test_schedule_by_period),
 	    cmocka_unit_test(test_allreduce_by_period),
+	    cmocka_unit_test(test_routing_reserve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
