@@ -824,6 +824,12 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 	pthread_mutex_lock(&es->mu);
 	lease = es->lease;
 	resigned = es->resigned;
+	/* This turn answers a wake that came before it, whether or not etcd
+	 * answers: one kept by a turn that failed would make the next start
+	 * at once, and a replica that etcd refuses would spin. */
+	bool woken = es->wake;
+
+	es->wake = false;
 	pthread_mutex_unlock(&es->mu);
 	if (resigned)
 		return;
@@ -885,7 +891,7 @@ static void session_turn(struct etcd_store *es, struct etcd_conn *c, double *las
 	 * (a watch cut off may not have said the key went). */
 	pthread_mutex_lock(&es->mu);
 	bool go = !es->leading && !es->dup && es->reg_create && es->reg_lease == lease &&
-		  (!find(es, es->leader_key) || es->wake ||
+		  (!find(es, es->leader_key) || woken || es->wake ||
 		   now_seconds() - *last_campaign > es->ttl_asked);
 	es->wake = false;
 	pthread_mutex_unlock(&es->mu);
