@@ -174,6 +174,15 @@ cluster_json() {
 	$OFC --socket "$TMP/$1.sock" status --json --timeout 5 >"$TMP/$1.json" 2>/dev/null
 }
 
+# not_raft_leader NAME: the number (1-based) of an etcd member that is not
+# etcd's own (raft) leader, as replica NAME shows them: losing that one
+# costs etcd no election of its own
+not_raft_leader() {
+	cluster_json "$1" && python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))["cluster"]["members"]
+print(next(i + 1 for i, x in enumerate(m) if not x["leader"]))' "$TMP/$1.json"
+}
+
 # cluster_why NAME...: for a failure's message, each replica's view (role,
 # leader, took over, stale) and the last lines of its log: what CI keeps of
 # a run is its output, not $TMP

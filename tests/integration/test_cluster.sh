@@ -393,10 +393,7 @@ wait_leader 20 r1 r2 r3
 L=$LEADER
 # a member that is not etcd's own (raft) leader: losing that one costs
 # etcd an election of its own first (a second or two)
-cluster_json "$L"
-K1=$(python3 -c 'import json,sys
-m = json.load(open(sys.argv[1]))["cluster"]["members"]
-print(next(i + 1 for i, x in enumerate(m) if not x["leader"]))' "$TMP/$L.json")
+K1=$(not_raft_leader "$L")
 etcd_kill "$K1"
 t=$cur
 expect_exit 0 $OFC --socket "$TMP/$L.sock" reconfigure --topology "$nxt"

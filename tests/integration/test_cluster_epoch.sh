@@ -82,10 +82,7 @@ done
 # 0.3 s) shows unreachable, and the leader keeps its lease and epoch for
 # three leases. (Not etcd's own raft leader: no election of etcd's.)
 L=$LEADER
-cluster_json "$L"
-M=$(python3 -c 'import json,sys
-m = json.load(open(sys.argv[1]))["cluster"]["members"]
-print(next(i + 1 for i, x in enumerate(m) if not x["leader"]))' "$TMP/$L.json")
+M=$(not_raft_leader "$L")
 eval "KPID=\$ETCD_PID$M"
 DOWN0=$(grep -c "no more" "$TMP/$L.log")
 kill -STOP "$KPID"
