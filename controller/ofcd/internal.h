@@ -867,8 +867,8 @@ void ofcd_picker_free(struct ofcd_picker *p);
 /* ofcd_validate_with (ofcd.h) with the daemon's options. */
 int ofcd_validate(const struct ofcd *d, struct fabric *f, double max_time, struct ofc_error *err);
 /* j sent to p's planner (started where none runs; one that ended at rest
- * is started again once), as a stream's or a whole answer's job; -1 or
- * -2 as planner_send_frame. */
+ * is started again once), as a stream's or a whole answer's job; -1 and
+ * err the refusal ("the planner process ..."), whole. */
 int planner_send(const struct planner_how *h, struct planner_proc *p, const struct job *j,
 		 bool stream, double deadline, struct ofc_error *err);
 /* ... a packed PlannerJob as it is. -1: none could start or take it;

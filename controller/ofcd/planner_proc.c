@@ -83,10 +83,16 @@ int planner_send(const struct planner_how *h, struct planner_proc *p, const stru
 {
 	size_t len;
 	uint8_t *buf = job_pack(j, stream, &len);
-	int rc = planner_send_frame(h, p, buf, len, deadline, err);
+	struct ofc_error e = {0};
+	int rc = planner_send_frame(h, p, buf, len, deadline, &e);
 
 	free(buf);
-	return rc;
+	if (rc == 0)
+		return 0;
+	return ofc_error_set(err, e.code,
+			     rc == -2 ? "the planner process %s before it took the request"
+				      : "the planner process cannot take the request: %s",
+			     e.msg);
 }
 
 void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)
@@ -103,11 +109,7 @@ void planner_run_schedule(struct ofcd *d, struct planner_proc *p, struct job *j)
 	rc = planner_send(&h, p, j, false, now_seconds() + limit, &err);
 	planner_how_free(&h);
 	if (rc < 0) {
-		snprintf(msg, sizeof(msg),
-			 rc == -2 ? "the planner process %s before it took the request"
-				  : "the planner process cannot take the request: %s",
-			 err.msg);
-		refuse(j, OFC__V1__STATUS__STATUS_INTERNAL, msg);
+		refuse(j, OFC__V1__STATUS__STATUS_INTERNAL, err.msg);
 		return;
 	}
 	pid_t pid = atomic_load(&p->pid);

@@ -136,14 +136,8 @@ static void *stream_main(void *arg)
 	char why[160] = "", msg[sizeof(err.msg) + 200];
 
 	ofc_thread_name("ofcd-stream");
-	int rc = planner_send(&st->how, &p, j, true, now_seconds() + planner_wait(j), &err);
-
-	if (rc < 0) {
-		snprintf(msg, sizeof(msg),
-			 rc == -2 ? "the planner process %s before it took the request"
-				  : "the planner process cannot take the request: %s",
-			 err.msg);
-		send_failed(st, j, msg);
+	if (planner_send(&st->how, &p, j, true, now_seconds() + planner_wait(j), &err) < 0) {
+		send_failed(st, j, err.msg);
 	} else if (!forward(st, &p, j, why, sizeof(why)) && *why) {
 		snprintf(msg, sizeof(msg),
 			 "the planner process computing this schedule %s before the stream's "
