@@ -99,6 +99,9 @@ uint64_t mem_physical(void);
  * --max-memory and --max-request-memory count with a request's estimate. */
 uint64_t mem_held(void);
 
+/* glibc's allocator tuned for the engines (one arena, freed memory kept
+ * for the next allocation): ofc's and ofc-planner's first call. */
+void mem_tune_for_engines(void);
 void *xmalloc(size_t n);
 void *xmalloc_huge(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 	sigset_t none;
 	int c;
 
+	mem_tune_for_engines();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'm' && parse_u64(optarg, &o.max_memory) == 0 && o.max_memory > 0)
 			continue;
