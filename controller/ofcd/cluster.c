@@ -361,8 +361,12 @@ bool cluster_refresh(struct ofcd *d)
 	/* (before the check below: a takeover done or a replica deposed moves
 	 * its role with no new view) */
 	cluster_announce(d, &v, cluster_role(d, &v));
-	/* (deposed: stale until etcd was read again, takeover.c's sync_start) */
-	if (d->loop->cl_reload && !v.leading && v.fresh) {
+	/* (deposed: stale until etcd was read again, takeover.c's sync_start;
+	 * also when the store leads again before the loop heard it was
+	 * deposed: another replica may have led between, and what this one
+	 * shows is the old lead's until its takeover has read etcd) */
+	bool reread = d->loop->cl_reload && v.fresh;
+	if (reread) {
 		v.fresh = false;
 		snprintf(v.why, sizeof(v.why), "%s (%s) and has not read etcd again since",
 			 DEPOSED_WHY, v.deposed[0] ? v.deposed : "deposed");
@@ -373,7 +377,7 @@ bool cluster_refresh(struct ofcd *d)
 	/* (Not fresh before the first answer: cluster_open said so.) */
 	if (!v.fresh && d->loop->cl.fresh) {
 		ofcd_log(d, OFCD_LOG_WARNING, "%s: what this replica shows is stale%s", v.why,
-			 v.leading ? "; mutations are refused until etcd answers" : "");
+			 v.leading && !reread ? "; mutations are refused until etcd answers" : "");
 		d->loop->cl_stale_said = true;
 	} else if (v.fresh && d->loop->cl_stale_said) {
 		ofcd_log(d, OFCD_LOG_NOTICE, "%s: what this replica shows is current",

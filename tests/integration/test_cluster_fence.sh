@@ -111,8 +111,9 @@ $PY "$TMP/leaders.py" "$OFC" "$TMP" 6 r1 r2 >"$TMP/leaders.out" 2>&1 &&
 	ok || bad "two replicas lead at once after the leader key was bound to r2's lease" "$(cat "$TMP/leaders.out")"
 grep -q "this replica leads fabric torus64-ocs no more (the leader key was written over, bound to another lease" "$TMP/r1.log" &&
 	ok || bad "r1 was not deposed by the key written over" "$(grep -i "leads\|lead " "$TMP/r1.log" | tail -3)"
-# (shown stale until it read etcd again; logged by r1's health turn, a
-# while after its watch delivered the key: on a loaded machine, seconds)
+# (shown stale until it read etcd again: logged when r1's loop hears it
+# was deposed, even where r1 won the next election before that; current
+# once a sync or its takeover read etcd. On a loaded machine, seconds.)
 deadline 15
 until grep -q "etcd read again since this replica stopped leading" "$TMP/r1.log" || past "$_end"; do
 	sleep 0.2
