@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <lpsolve/lp_lib.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,10 +91,36 @@ enum lp_solver lp_solver_of(const struct lp *lp)
 	return lp->clp ? LP_SOLVER_CLP : LP_SOLVER_LPSOLVE;
 }
 
+/* lp_solve sets its BLAS calls (global function pointers) in its first
+ * make_lp, and its compiled code clears the "not set yet" flag before it
+ * stores them: two threads making their first models at once, the second
+ * could see the flag clear and call a null pointer (a BFB run's workers,
+ * about one run in 300). The process's first model is made under a lock,
+ * before any other (a mutex, not pthread_once: valgrind's race checker,
+ * which sees into lp_solve where ThreadSanitizer cannot, follows mutexes;
+ * tests/integration/test_lp_threads.sh). */
+static pthread_mutex_t lpsolve_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool lpsolve_ready; /* under lpsolve_mu */
+
+static void lpsolve_init(void)
+{
+	pthread_mutex_lock(&lpsolve_mu);
+	if (!lpsolve_ready) {
+		lprec *m = make_lp(0, 0);
+
+		if (!m)
+			abort(); /* as below */
+		delete_lp(m);
+		lpsolve_ready = true;
+	}
+	pthread_mutex_unlock(&lpsolve_mu);
+}
+
 struct lp *lp_new(int ncols)
 {
 	struct lp *lp = xcalloc(1, sizeof(*lp));
 
+	lpsolve_init();
 	lp->m = make_lp(0, ncols);
 	if (!lp->m)
 		abort(); /* lp_solve allocates with malloc; treat like xmalloc */

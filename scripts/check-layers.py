@@ -58,6 +58,8 @@ GLOBALS = {
     ("util/mem.c", "oom_hook"): "set once by a main before any thread starts",
     ("util/mem.c", "mem_base"): "set once by a constructor when the program is loaded, before main",
     ("rwa/lp_solver.c", "refused_said"): "a refused LP plugin is said once a process",
+    ("rwa/lp.c", "lpsolve_mu"): "lp_solve's first model, made once a process before any other (its BLAS set-up races)",
+    ("rwa/lp.c", "lpsolve_ready"): "lp_solve's first model was made, under lpsolve_mu",
     ("controller/reconfig/etcd.c", "cu"): "libcurl's calls, dlopen'd once a process",
     ("drivers/device.c", "netconf_loaded"): "the netconf plugin's driver, dlopen'd once a process",
     ("drivers/device.c", "netconf_why"): "why the netconf plugin did not load, once a process",
