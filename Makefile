@@ -68,8 +68,10 @@ CFLAGS_ALL = $(CSTD) $(OPT) $(ARCH) $(SAN) $(WARN) -I. -I$(BUILD)/gen $(PKG_CFLA
 # sanitizer builds do not; test_install.sh checks the lists).
 AS_NEEDED  = -Wl,--as-needed
 # NETCONF_DYN: what the netconf plugin calls back in the program (below).
-LDLIBS_ALL = $(AS_NEEDED) -Wl,--dynamic-list=$(NETCONF_DYN) $(PKG_LIBS) $(NAUTY_LIBS) \
-	     $(LPSOLVE_LIBS) -lpthread -lm
+# --wrap=dlopen: lp_solve's search for an optional BLAS at every model is
+# answered "absent" without touching the disk (util/dlopen_wrap.c).
+LDLIBS_ALL = $(AS_NEEDED) -Wl,--dynamic-list=$(NETCONF_DYN) -Wl,--wrap=dlopen $(PKG_LIBS) \
+	     $(NAUTY_LIBS) $(LPSOLVE_LIBS) -lpthread -lm
 
 MODULES  = util topo sched rwa bfb alltoall baselines optree fluid drivers exec controller
 # Modules may hold sub-folders (controller/cli/, drivers/emu/, ...).

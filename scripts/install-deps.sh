@@ -28,7 +28,8 @@
 #          makes its clean Debian roots with it), systemd-container
 #          (test_systemd.sh boots those roots with systemd-nspawn), lldpd
 #          (test_hostd.sh runs it in each host's namespace beside
-#          ofc-hostd); it includes unit, mpi and deb
+#          ofc-hostd), valgrind (test_lp_threads.sh: its race checker sees
+#          into lp_solve); it includes unit, mpi and deb
 #
 # With no group named, every group (what a developer's machine wants).
 # Usage: scripts/install-deps.sh [build|mpi|unit|deb|test]...
@@ -53,7 +54,7 @@ TEST_PKGS="libcmocka-dev graphviz iputils-ping systemd man-db groff-base
 bash-completion slurmctld slurmd slurm-client munge libbliss-dev
 openssl curl prometheus netconfd openssh-server
 openssh-client python3-ncclient etcd-server etcd-client sslscan chromium nodejs
-debootstrap systemd-container lldpd"
+debootstrap systemd-container lldpd valgrind"
 
 # --check PKG...: every pkg-config name the Makefile links is there, else
 # say which Debian package brings it (run by make after installing, so a
