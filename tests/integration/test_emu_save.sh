@@ -4,6 +4,7 @@
 # the switch holds whenever it answers anything but a change, once a session
 # has closed, and once a SIGTERM has ended it; the file then loads back.
 # MS is ten minutes here, so only those moments save.
+SUITE=emu_save
 . tests/integration/lib.sh
 . tests/integration/emu.sh
 
