@@ -295,7 +295,8 @@ static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sin
  * their origin's side of the cut: at 256 GPUs of model W the seven beside
  * the origin had one in each of 180 rounds, and the LP held it seven
  * times, larger and more degenerate for nothing (the 1,024-GPU allgather
- * 10.2 -> 6.4 s of CPU, 256 GPUs 1.95 -> 1.65 s, the same answers).
+ * 10.0 -> 6.7 s of CPU, 256 GPUs 1.73 -> 1.37 s, the same schedules;
+ * bench/results/fluid.md).
  * With skip_dups a cut the pool holds out of the LP goes back in, and
  * one the LP holds is not added again. */
 static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_error *err)
