@@ -618,6 +618,9 @@ static void test_modelw_cuts_once(void **state)
 	struct fluid_result r;
 
 	(void)state;
+#ifdef UNDER_ASAN
+	skip(); /* as test_modelw_clp */
+#endif
 	w_solve(&w16[1], FLUID_MIRRORED, LP_SOLVER_CLP, &n, &g, &r);
 	w_check(&w16[1], &r);
 	assert_true(r.dup_cuts > 0);
