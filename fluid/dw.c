@@ -1101,6 +1101,7 @@ int dw_solve(const struct problem *p, const struct texp *x, const struct fluid_g
 	for (uint32_t k = 0; k < d.ncls; k++) {
 		r->pricing_solves += d.pr[k].solves + d.pr[k].rounds;
 		r->cuts += d.pr[k].cuts;
+		r->dup_cuts += d.pr[k].dup_cuts;
 	}
 	rc = 0;
 out:

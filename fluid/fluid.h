@@ -363,7 +363,8 @@ struct fluid_result {
 	uint32_t iterations[2];
 	size_t columns;
 	uint64_t pricing_solves, cuts;
-	double seconds[2];	/* per phase of LP 4.2 */
+	uint64_t dup_cuts; /* cuts found again while the cut LP held them (mirrored): not added */
+	double seconds[2]; /* per phase of LP 4.2 */
 	double seconds_realise; /* the master over actual trees (DW, copy collectives) */
 	double seconds_total;
 	uint64_t model_rows, model_cols, model_nonzeros; /* largest LP built */

@@ -265,10 +265,14 @@ struct pricer {
 	int *pool_col;
 	size_t cap_pool_col;
 	uint8_t *pool_in, *pool_slack;
-	uint32_t *row_pool; /* the LP's cut rows in order: their pool index */
-	uint32_t nrow_pool; /* (after the ncons rows of (3.12)) */
-	bool rebuild;	    /* the next call starts without the slack cuts */
-	bool warm;	    /* the caller's: a call may start from the last basis (Clp) */
+	uint32_t *pool_hash; /* open addressing: pool index + 1, 0 empty */
+	uint32_t cap_hash;   /* a power of two, more than twice npool */
+	bool skip_dups;	     /* a cut found again while in the LP is not added */
+	uint64_t dup_cuts;   /* how many were not */
+	uint32_t *row_pool;  /* the LP's cut rows in order: their pool index */
+	uint32_t nrow_pool;  /* (after the ncons rows of (3.12)) */
+	bool rebuild;	     /* the next call starts without the slack cuts */
+	bool warm;	     /* the caller's: a call may start from the last basis (Clp) */
 	uint64_t purged;
 	/* (3.12) rows, kept to rebuild the LP: ncons rows of cons_off */
 	uint32_t ncons, *cons_off;

@@ -64,9 +64,63 @@ struct cut_par {
 	double *ones;		 /* a cut's coefficients */
 };
 
+/* A cut's columns hashed (FNV-1a): the pool's index of its cuts. */
+static uint32_t cut_hash(const int *cols, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ull ^ n;
+
+	for (uint32_t k = 0; k < n; k++)
+		h = (h ^ (uint32_t)cols[k]) * 1099511628211ull;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* The pool's cut of the n columns cols (both in column order), or
+ * UINT32_MAX; *slot: where it is or would go. */
+static uint32_t pool_find(const struct pricer *pr, const int *cols, uint32_t n, uint32_t *slot)
+{
+	uint32_t mask = pr->cap_hash - 1, at = cut_hash(cols, n) & mask;
+
+	for (;; at = (at + 1) & mask) {
+		uint32_t i = pr->pool_hash[at];
+
+		*slot = at;
+		if (i == 0)
+			return UINT32_MAX;
+		i--;
+		if (pr->pool_off[i + 1] - pr->pool_off[i] == n &&
+		    !memcmp(pr->pool_col + pr->pool_off[i], cols, n * sizeof(int)))
+			return i;
+	}
+}
+
+/* The index grown to hold one more cut (rehashed into twice the room). */
+static void pool_hash_room(struct pricer *pr)
+{
+	if (2 * ((size_t)pr->npool + 1) < pr->cap_hash)
+		return;
+	uint32_t cap = pr->cap_hash ? 2 * pr->cap_hash : 1024, slot;
+
+	free(pr->pool_hash);
+	pr->pool_hash = xcalloc(cap, sizeof(uint32_t));
+	pr->cap_hash = cap;
+	for (uint32_t i = 0; i < pr->npool; i++) {
+		uint32_t n = pr->pool_off[i + 1] - pr->pool_off[i];
+
+		pool_find(pr, pr->pool_col + pr->pool_off[i], n, &slot);
+		pr->pool_hash[slot] = i + 1;
+	}
+}
+
 /* A cut of the n columns cols into the pool and the LP. */
 static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
 {
+	uint32_t slot;
+
+	if (pr->skip_dups) {
+		pool_hash_room(pr);
+		pool_find(pr, cols, n, &slot);
+		pr->pool_hash[slot] = pr->npool + 1;
+	}
 	if (pr->npool + 1 >= pr->cap_pool) {
 		pr->cap_pool = pr->cap_pool ? 2 * pr->cap_pool : 256;
 		pr->pool_off = xreallocarray(pr->pool_off, pr->cap_pool + 1, sizeof(uint32_t));
@@ -236,14 +290,36 @@ static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sin
 	return n;
 }
 
+/* A cut found by a max flow into the LP: 1 added, 0 where it is there
+ * already (skip_dups), -1 (err). Destinations of one server often share
+ * their origin's side of the cut: at 256 GPUs of model W the seven beside
+ * the origin had one in each of 180 rounds, and the LP held it seven
+ * times, larger and more degenerate for nothing (the 1,024-GPU allgather
+ * 10.0 -> 6.7 s of CPU, 256 GPUs 1.73 -> 1.37 s, the same schedules;
+ * bench/results/fluid.md).
+ * With skip_dups a cut the pool holds out of the LP goes back in, and
+ * one the LP holds is not added again. */
 static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_error *err)
 {
+	uint32_t slot, i;
+
 	if (n == 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: an empty cut (a bug)");
+	if (pr->skip_dups && (i = pool_find(pr, cols, n, &slot)) != UINT32_MAX) {
+		if (pr->pool_in[i]) {
+			pr->dup_cuts++;
+			return 0;
+		}
+		if (lp_add_row(pr->lp, (int)n, cols, pr->par->ones, LP_GE, 1) < 0)
+			return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
+		pr->row_pool[pr->nrow_pool++] = i;
+		pr->pool_in[i] = 1;
+		return 1;
+	}
 	if (pool_add(pr, cols, n) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
 	pr->cuts++;
-	return 0;
+	return 1;
 }
 
 static void cut_par_init(struct pricer *pr)
@@ -324,7 +400,10 @@ static void cut_dest(void *ctx, size_t j, unsigned worker)
 }
 
 /* A round's max flows and the cuts they find, added in destination order;
- * how many destinations were short, or -1 (err). */
+ * how many rows the LP gained, or -1 (err). A short destination whose cuts
+ * the LP holds already (short within the solver's tolerance) adds none,
+ * and a round that adds none ends the call: the same rows again would
+ * give the same solution, round after round. */
 static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 {
 	struct cut_par *cp = pr->par;
@@ -341,10 +420,13 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 			continue;
 		const int *cols = cp->w[fd->worker].cols + fd->at;
 
-		if (add_cut(pr, cols, fd->n1, err) < 0 ||
-		    (fd->second && add_cut(pr, cols + fd->n1, fd->n2, err) < 0))
+		int a1 = add_cut(pr, cols, fd->n1, err), a2 = 0;
+
+		if (a1 >= 0 && fd->second)
+			a2 = add_cut(pr, cols + fd->n1, fd->n2, err);
+		if (a1 < 0 || a2 < 0)
 			return -1;
-		added++;
+		added += a1 + a2;
 	}
 	return added;
 }
@@ -464,6 +546,13 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 		pr->col_head[c] = tx_head(x, pr->col_arc[c]);
 	}
 	pr->solver = fluid_lp_solver(p, FLUID_LP_PRICING, mirrored, pr->ncols);
+	/* Only where the pricing is mirrored (an origin a class of the
+	 * group's): there the answers are the same with the rows fewer (the
+	 * corpus; model W at 256 and 1,024 GPUs). On plain DW the LP's path
+	 * moved the 8-GPU broadcast's trees to a slower schedule (latency
+	 * 5.49 -> 6.83 ms, a degenerate LP's other optimum): there it
+	 * stays as it was. */
+	pr->skip_dups = mirrored;
 	cut_par_init(pr);
 	lp_fresh(pr);
 	/* Start with the obvious cuts: the origin uploads a unit, and each
@@ -494,6 +583,9 @@ void pricer_release(struct pricer *pr)
 	free(pr->pool_col);
 	free(pr->pool_in);
 	free(pr->row_pool);
+	free(pr->pool_hash);
+	pr->pool_hash = NULL;
+	pr->cap_hash = 0;
 	pr->pool_off = NULL;
 	pr->pool_slack = NULL;
 	pr->pool_col = NULL;
