@@ -458,6 +458,38 @@ int netlink_shape_links(const char *const *netns, uint32_t n, uint32_t ports, do
 
 /* ---- NETCONF (docs/netconf.md), shared by the driver and build/netconf-emu ---- */
 
+/* RFC 6242 framing read as it comes, one direction of a session
+ * (drivers/netconf_frame.c): the hello with "]]>]]>", then chunked
+ * framing where both hellos offer :base:1.1, else "]]>]]>" again. */
+enum { NCF_HELLO, NCF_WAIT, NCF_EOM, NCF_CHUNKED };
+struct ncframe {
+	uint8_t mode;	   /* NCF_*; NCF_WAIT: the hello read, the other's not yet */
+	uint8_t st;	   /* chunked: the byte expected next */
+	uint8_t eom;	   /* bytes of "]]>]]>" matched */
+	uint8_t cap;	   /* bytes of the :base:1.1 URN matched (the hello) */
+	bool base11;	   /* this side's hello offers :base:1.1 */
+	uint32_t chunks;   /* chunks of the current message */
+	uint64_t num;	   /* a chunk's size as read, then its bytes to come */
+	uint64_t size;	   /* the current message's bytes so far */
+	uint64_t max;	   /* bound on a message's bytes; 0: none */
+	const char *error; /* why it failed, once it has */
+};
+/* A scanner whose messages may have at most max bytes (0: no bound). */
+void ncframe_init(struct ncframe *f, uint64_t max);
+/* Read the next bytes: how many were read (fewer than n after the hello,
+ * until ncframe_decide, or after the first message's end when first_only)
+ * with *end just past the last message's end among them (0: none); -1 for
+ * bytes that are not the framing, -2 for a message past the bound (both
+ * with f->error, and every later call fails the same). */
+long ncframe_feed(struct ncframe *f, const char *buf, size_t n, bool first_only, size_t *end);
+/* After the hello: the framing that follows, once the other side's hello
+ * says whether it offers :base:1.1. */
+void ncframe_decide(struct ncframe *f, bool peer_base11);
+/* Back to a message's start, the framing kept (a reader's place). */
+void ncframe_restart(struct ncframe *f);
+/* Between two messages (no message begun). */
+bool ncframe_between(const struct ncframe *f);
+
 /* The relay between a NETCONF connection and libnetconf2
  * (drivers/netconf_relay.c): libnetconf2 gets *lib_fd, one end of a
  * socketpair, and a thread moves bytes between the other end and the
@@ -472,6 +504,7 @@ enum ncrelay_end {
 	NCRELAY_TIMEOUT, /* the armed deadline passed */
 	NCRELAY_TOO_BIG, /* more than the armed bound came in */
 	NCRELAY_CLOSED,	 /* the owner cut it, or libnetconf2's end closed */
+	NCRELAY_FRAMING, /* the peer's bytes are not RFC 6242 framing */
 };
 struct ncrelay;
 struct ncrelay *ncrelay_start(int peer_fd, void *ssh_session, void *ssh_channel, int *lib_fd,
@@ -487,6 +520,18 @@ void ncrelay_arm(struct ncrelay *r, uint64_t max_in, double deadline);
  * comes in (none while nothing comes): a message that starts must end in
  * time, however long the wait for it (a notification). */
 void ncrelay_arm_span(struct ncrelay *r, uint64_t max_in, double span);
+/* From now on the relay's thread reads the session (libnetconf2's, which
+ * the owner no longer uses): each whole message that comes goes to
+ * libnetconf2 alone, then on_msg(ctx) reads it, all there (a read of it
+ * does not wait); false from it cuts the connection. A message over max
+ * bytes, or not whole span seconds after its first byte, cuts it too
+ * (unarmed: no other bound). When the connection is over, on_end(ctx),
+ * the relay thread's last call: the owner then closes the session (which
+ * stops the relay). */
+void ncrelay_listen(struct ncrelay *r, uint64_t max, double span, bool (*on_msg)(void *ctx),
+		    void (*on_end)(void *ctx), void *ctx);
+/* Why the peer's bytes were refused as framing ("" if they were not). */
+const char *ncrelay_framing(struct ncrelay *r);
 /* Drop what libnetconf2 writes instead of sending it (an emulated stall). */
 void ncrelay_mute(struct ncrelay *r, bool mute);
 /* Queue bytes for the peer past libnetconf2 and mute (build/netconf-emu's

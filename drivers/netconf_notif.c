@@ -1,11 +1,10 @@
 /* NETCONF notifications (RFC 5277) for the netconf driver
  * (docs/netconf.md): when a caller wants the device's own news
  * (device_cfg.news: ofcd) and the device's hello offers :notification,
- * a thread of the driver's keeps a second session with the device,
- * subscribed with <create-subscription> (on the Polatis stream, else the
- * default NETCONF one), and reads its notifications with libnetconf2's
- * nc_recv_notif. A port power notification of the polatis-switch module
- * (port-power-alarm, -clear, -warn-alarm, -warn-clear) for a port of the
+ * the driver keeps a second session with the device, subscribed with
+ * <create-subscription> (on the Polatis stream, else the default NETCONF
+ * one), and reads its notifications with libnetconf2's nc_recv_notif. A port power notification of
+ * the polatis-switch module (port-power-alarm, -clear, -warn-alarm, -warn-clear) for a port of the
  * switch sets the driver's flag that the next read must read health, and
  * calls news once until that read: the caller reads the device on its own
  * thread, and the read (not the notification) says what is failing, as
@@ -17,9 +16,18 @@
  * hold the session's locks for 10 ms in every poll, in the way of every
  * RPC. Here nothing else uses the session, and nothing is queued.
  *
- * Bounds: the relay cuts the session past NOTIF_MAX bytes since the last
- * notification taken, and past the driver's timeout once a message has
- * started to come; a reply on this session (none is asked for) cuts it too
+ * Threads: an opener (open_main) opens and subscribes a session, then
+ * hands it to the session's relay (ncrelay_listen) and ends. The relay's
+ * thread reads the session from then on: it hands libnetconf2 each
+ * message whole, alone, and calls on_msg, whose nc_recv_notif therefore
+ * never waits for a rest that only that thread could bring. When the
+ * session ends, the relay's last act (on_end) starts the next opener,
+ * which closes the session, waits, and opens another. At rest a
+ * subscribed session costs its relay's thread alone.
+ *
+ * Bounds: the relay cuts the session at a message over NOTIF_MAX bytes
+ * (at the chunk header that says so), and past the driver's timeout once
+ * a message has started to come; a reply on this session (none is asked for) cuts it too
  * (libnetconf2 would queue it). A notification libnetconf2 cannot parse
  * against the session's context (malformed, or of a module ofc does not
  * load), one of another module, or one naming a port the switch does not
@@ -39,12 +47,11 @@
 #include <string.h>
 #include <time.h>
 
-#define NOTIF_MAX     (1u << 20) /* bytes between two notifications taken */
+#define NOTIF_MAX     (128u << 10) /* bytes of one message on the session */
 #define BACKOFF_FIRST 0.5
 #define BACKOFF_MAX   60.0
 
 struct nclisten {
-	pthread_t thread;
 	const struct device *dev;	   /* borrowed: its cfg, read only */
 	const struct netconf_login *login; /* borrowed */
 	atomic_bool *due;		   /* the driver's: the next read reads health */
@@ -53,7 +60,12 @@ struct nclisten {
 	pthread_mutex_t mu; /* guards what follows */
 	pthread_cond_t cond;
 	bool stop;
-	struct ncrelay *relay; /* the session's, for a stop to cut */
+	pthread_t opener;	  /* opens a session, while one is opened */
+	bool opener_live;	  /* opener to be joined */
+	bool listening;		  /* s is the relay thread's, which reads it */
+	struct netconf_session s; /* the subscribed session */
+	struct ncrelay *relay;	  /* the session's being opened or s's, for a stop to cut */
+	double backoff;		  /* the wait before the next session */
 };
 
 static bool stopping(struct nclisten *l)
@@ -124,31 +136,45 @@ static void take(struct nclisten *l, const struct lyd_node *op)
 		news(l);
 }
 
-/* Read notifications until the session ends or a stop. */
-static void listen_session(struct nclisten *l, struct netconf_session *s)
+/* The relay's call: a whole message is in libnetconf2's input, read at
+ * once. A reply (nothing was asked: libnetconf2 would queue it) cuts the
+ * session; NC_MSG_ERROR on a session still up is a message libnetconf2
+ * could not read (not well-formed, of a module not loaded), dropped. */
+static bool on_msg(void *ctx)
 {
-	while (!stopping(l)) {
-		struct lyd_node *envp = NULL, *op = NULL;
-		NC_MSG_TYPE t;
+	struct nclisten *l = ctx;
+	struct lyd_node *envp = NULL, *op = NULL;
+	NC_MSG_TYPE t;
 
-		ncrelay_arm_span(s->relay, NOTIF_MAX, l->dev->cfg.timeout);
-		netconf_clear_log();
-		t = nc_recv_notif(s->nc, 1000, &envp, &op);
-		if (t == NC_MSG_NOTIF) {
-			take(l, op);
-		} else if (t == NC_MSG_REPLY) {
-			/* nothing was asked: a device that answers anyway is cut
-			 * (libnetconf2 queues replies) */
-			ncrelay_cut(s->relay);
-		}
-		/* NC_MSG_ERROR on a session still up: a message libnetconf2
-		 * could not read (not well-formed, of a module not loaded),
-		 * dropped */
-		lyd_free_tree(envp);
-		lyd_free_tree(op);
-		if (!netconf_session_up(s))
-			break;
-	}
+	netconf_clear_log();
+	t = nc_recv_notif(l->s.nc, 100, &envp, &op);
+	if (t == NC_MSG_NOTIF)
+		take(l, op);
+	lyd_free_tree(envp);
+	lyd_free_tree(op);
+	/* WOULDBLOCK: the whole message is there, so this cannot be; were it,
+	 * the next read could find a part, so the session ends */
+	return t != NC_MSG_REPLY && t != NC_MSG_WOULDBLOCK &&
+	       nc_session_get_status(l->s.nc) == NC_STATUS_RUNNING;
+}
+
+static void *open_main(void *arg);
+
+/* The relay's last call: the session is over. An opener of the next one
+ * (its first act is to close this one, which stops the relay) starts;
+ * if it cannot, nclisten_stop closes the session. */
+static void on_end(void *ctx)
+{
+	struct nclisten *l = ctx;
+
+	atomic_store(&l->subscribed, false);
+	pthread_mutex_lock(&l->mu);
+	l->listening = false;
+	if (l->opener_live)
+		pthread_join(l->opener, NULL); /* it returned once it handed over */
+	l->opener_live = pthread_create(&l->opener, NULL, open_main, l) == 0;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->mu);
 }
 
 static void publish(struct nclisten *l, struct ncrelay *r)
@@ -160,13 +186,46 @@ static void publish(struct nclisten *l, struct ncrelay *r)
 	pthread_mutex_unlock(&l->mu);
 }
 
-static void *listen_main(void *arg)
+/* The session subscribed: the relay's thread reads it from now on (this
+ * thread ends), unless a stop came. */
+static bool hand_over(struct nclisten *l, struct netconf_session *s)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->stop) {
+		pthread_mutex_unlock(&l->mu);
+		return false;
+	}
+	l->s = *s;
+	l->listening = true;
+	l->backoff = BACKOFF_FIRST;
+	atomic_store(&l->subscribed, true);
+	news(l); /* what came while no session listened */
+	ncrelay_listen(s->relay, NOTIF_MAX, l->dev->cfg.timeout, on_msg, on_end, l);
+	pthread_mutex_unlock(&l->mu);
+	return true;
+}
+
+/* The opener: closes the session that ended (if one did), waits, and opens
+ * and subscribes the next, until one is handed over to its relay, or a
+ * stop, or a device that does not offer notifications. */
+static void *open_main(void *arg)
 {
 	struct nclisten *l = arg;
 	const struct device *dev = l->dev;
-	double backoff = BACKOFF_FIRST;
+	struct netconf_session old;
 
 	ofc_thread_name("netconf-listen");
+	pthread_mutex_lock(&l->mu);
+	old = l->s;
+	memset(&l->s, 0, sizeof(l->s));
+	l->s.lib_fd = -1;
+	l->relay = NULL;
+	pthread_mutex_unlock(&l->mu);
+	if (old.relay) {
+		netconf_session_close(&old, stopping(l) ? 0 : now_seconds() + 1);
+		wait_s(l, l->backoff);
+		l->backoff = l->backoff * 2 < BACKOFF_MAX ? l->backoff * 2 : BACKOFF_MAX;
+	}
 	while (!stopping(l)) {
 		struct netconf_session s;
 		struct ofc_error err = {0};
@@ -180,20 +239,15 @@ static void *listen_main(void *arg)
 		    netconf_session_open(dev, l->login, true, deadline, &s, &err) == 0) {
 			publish(l, s.relay);
 			offered = s.caps.notification;
-			if (offered && subscribe(&s, deadline, &err) == 0) {
-				backoff = BACKOFF_FIRST;
-				atomic_store(&l->subscribed, true);
-				news(l); /* what came while no session listened */
-				listen_session(l, &s);
-				atomic_store(&l->subscribed, false);
-			}
+			if (offered && subscribe(&s, deadline, &err) == 0 && hand_over(l, &s))
+				return NULL;
 			publish(l, NULL);
 			netconf_session_close(&s, stopping(l) ? 0 : now_seconds() + 1);
 		}
 		if (!offered)
 			break; /* polling it is */
-		wait_s(l, backoff);
-		backoff = backoff * 2 < BACKOFF_MAX ? backoff * 2 : BACKOFF_MAX;
+		wait_s(l, l->backoff);
+		l->backoff = l->backoff * 2 < BACKOFF_MAX ? l->backoff * 2 : BACKOFF_MAX;
 	}
 	return NULL;
 }
@@ -202,23 +256,25 @@ struct nclisten *nclisten_start(const struct device *dev, const struct netconf_l
 				atomic_bool *due)
 {
 	struct nclisten *l = xcalloc(1, sizeof(*l));
+	pthread_condattr_t ca;
 
 	l->dev = dev;
 	l->login = login;
 	l->due = due;
-	pthread_condattr_t ca;
-
+	l->backoff = BACKOFF_FIRST;
+	l->s.lib_fd = -1;
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&l->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	if (pthread_create(&l->thread, NULL, listen_main, l) != 0) {
+	if (pthread_create(&l->opener, NULL, open_main, l) != 0) {
 		pthread_mutex_destroy(&l->mu);
 		pthread_cond_destroy(&l->cond);
 		free(l);
 		return NULL;
 	}
+	l->opener_live = true;
 	return l;
 }
 
@@ -229,6 +285,9 @@ bool nclisten_subscribed(struct nclisten *l)
 
 void nclisten_stop(struct nclisten *l)
 {
+	pthread_t opener;
+	bool live;
+
 	if (!l)
 		return;
 	pthread_mutex_lock(&l->mu);
@@ -236,8 +295,18 @@ void nclisten_stop(struct nclisten *l)
 	if (l->relay)
 		ncrelay_cut(l->relay);
 	pthread_cond_broadcast(&l->cond);
+	/* a subscribed session ends at the cut, within the relay's turn,
+	 * and its relay starts the last opener, which closes it */
+	while (l->listening)
+		pthread_cond_wait(&l->cond, &l->mu);
+	opener = l->opener;
+	live = l->opener_live;
+	l->opener_live = false;
 	pthread_mutex_unlock(&l->mu);
-	pthread_join(l->thread, NULL);
+	if (live)
+		pthread_join(opener, NULL);
+	if (l->s.relay) /* no opener could start to close it */
+		netconf_session_close(&l->s, 0);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cond);
 	free(l);

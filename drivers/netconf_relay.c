@@ -14,6 +14,13 @@
  * absolute deadline; past either, the relay cuts the connection and ends
  * libnetconf2's input, so its read fails at once, and says why.
  *
+ * The framing is read exactly (netconf_frame.c), so what libnetconf2 gets
+ * is whole messages (but for one larger than the buffer); bytes that are
+ * not the framing end the connection. A listener (ncrelay_listen: the
+ * driver's notification session) has this thread read the session too:
+ * each message goes to libnetconf2 alone and whole, then the listener
+ * reads it, so one thread serves the session.
+ *
  * The relay's own end of the socketpair stays open until the owner stops
  * it (it drains and drops what libnetconf2 writes after the connection is
  * gone): a write into a closed socketpair would raise SIGPIPE in the
@@ -28,6 +35,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -55,6 +63,17 @@ struct ncrelay {
 	uint64_t in_bytes, out_bytes;
 	char *inject; /* bytes for the peer that bypass libnetconf2 (and mute) */
 	size_t ninject;
+	const char *framing; /* why the peer's bytes are not framing */
+	/* A listener (ncrelay_listen): its calls, its bound on a message. */
+	bool (*on_msg)(void *ctx);
+	void (*on_end)(void *ctx);
+	void *ctx;
+	uint64_t listen_max;
+
+	/* The relay thread's own: the framing of what comes in, of what went
+	 * to libnetconf2, and of libnetconf2's hello. */
+	struct ncframe in_scan, sent_scan, out_scan;
+	size_t lib_cap; /* bytes libnetconf2's input may hold unread */
 };
 
 static void set_end(struct ncrelay *r, enum ncrelay_end why)
@@ -136,6 +155,8 @@ struct dir {
 	char *buf;
 	size_t len;
 	size_t ready; /* in: bytes up to the end of the last whole message */
+	size_t scan;  /* in: bytes the framing has read */
+	size_t msg;   /* in, listening: bytes of the message being handed over */
 };
 
 static void take(struct dir *d, size_t n)
@@ -143,29 +164,74 @@ static void take(struct dir *d, size_t n)
 	memmove(d->buf, d->buf + n, d->len - n);
 	d->len -= n;
 	d->ready = d->ready > n ? d->ready - n : 0;
+	d->scan = d->scan > n ? d->scan - n : 0;
 }
 
 /* What came from the connection goes to libnetconf2 a message at a time:
  * up to the end of the last whole message in the buffer (RFC 6242's
- * chunked end, "\n##\n", or the end-of-message "]]>]]>" of a hello or of
- * base:1.0), else all of it once the buffer is full or the connection is
- * over. libnetconf2 2.0 sleeps (usleep) after every read of its input that
- * finds nothing before a message's end, so a reply handed over in pieces
- * costs a sleep per piece. A marker found inside a chunk's data only hands
- * over early, as before. */
-static void find_ends(struct dir *d, size_t from)
+ * framing read exactly, netconf_frame.c), else all of it once the buffer
+ * is full of one message or the connection is over. libnetconf2 2.0
+ * sleeps (usleep) after every read of its input that finds nothing before
+ * a message's end, so a reply handed over in pieces costs a sleep per
+ * piece. Bytes that are not the framing end the connection
+ * (NCRELAY_FRAMING), as do those past a listener's bound on a message. */
+static enum ncrelay_end scan_in(struct ncrelay *r, struct dir *in)
 {
-	for (size_t i = from > 5 ? from - 5 : 0; i < d->len; i++) {
-		if (i + 4 <= d->len && memcmp(d->buf + i, "\n##\n", 4) == 0)
-			d->ready = i + 4;
-		else if (i + 6 <= d->len && memcmp(d->buf + i, "]]>]]>", 6) == 0)
-			d->ready = i + 6;
+	while (in->scan < in->len) {
+		size_t end;
+		long k =
+		    ncframe_feed(&r->in_scan, in->buf + in->scan, in->len - in->scan, false, &end);
+
+		if (k < 0) {
+			pthread_mutex_lock(&r->mu);
+			r->framing = r->in_scan.error;
+			pthread_mutex_unlock(&r->mu);
+			return k == -2 ? NCRELAY_TOO_BIG : NCRELAY_FRAMING;
+		}
+		if (end)
+			in->ready = in->scan + end;
+		in->scan += (size_t)k;
+		if (r->in_scan.mode == NCF_WAIT) {
+			if (r->out_scan.mode == NCF_HELLO)
+				break; /* until libnetconf2's hello */
+			ncframe_decide(&r->in_scan, r->out_scan.base11);
+		}
+	}
+	return NCRELAY_OPEN;
+}
+
+/* What went to libnetconf2, read by the same framing: where a listener's
+ * next whole message ends. */
+static void sent(struct ncrelay *r, const char *buf, size_t n)
+{
+	while (n) {
+		size_t end;
+		long k = ncframe_feed(&r->sent_scan, buf, n, false, &end);
+
+		if (k <= 0 && r->sent_scan.mode != NCF_WAIT)
+			return; /* bytes the scan of what came refused: the end */
+		if (r->sent_scan.mode == NCF_WAIT)
+			ncframe_decide(&r->sent_scan, r->out_scan.base11);
+		buf += k;
+		n -= (size_t)k;
 	}
 }
 
-static size_t deliverable(const struct dir *in, bool peer_gone)
+static bool listening(struct ncrelay *r)
 {
-	return peer_gone || in->len >= BUF_CAP ? in->len : in->ready;
+	bool l;
+
+	pthread_mutex_lock(&r->mu);
+	l = r->on_msg != NULL;
+	pthread_mutex_unlock(&r->mu);
+	return l;
+}
+
+static size_t deliverable(struct ncrelay *r, const struct dir *in, bool peer_gone)
+{
+	if (listening(r))
+		return 0; /* a message at a time (listen_turn) */
+	return peer_gone || (in->len >= BUF_CAP && !in->ready) ? in->len : in->ready;
 }
 
 /* One turn: move what can move without waiting. Returns the end when the
@@ -196,16 +262,20 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 			if (over)
 				return NCRELAY_TOO_BIG;
 			in->len += (size_t)k;
-			find_ends(in, in->len - (size_t)k);
 		}
 	}
-	if (deliverable(in, *peer_gone)) {
-		ssize_t k = send(r->my_fd, in->buf, deliverable(in, *peer_gone),
+	enum ncrelay_end bad = scan_in(r, in);
+
+	if (bad != NCRELAY_OPEN)
+		return bad;
+	if (deliverable(r, in, *peer_gone)) {
+		ssize_t k = send(r->my_fd, in->buf, deliverable(r, in, *peer_gone),
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 
-		if (k > 0)
+		if (k > 0) {
+			sent(r, in->buf, (size_t)k);
 			take(in, (size_t)k);
-		else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		} else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			*lib_gone = true;
 	}
 	if (!*lib_gone && out->len < BUF_CAP) {
@@ -220,6 +290,11 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 		pthread_mutex_lock(&r->mu);
 		mute = r->mute;
 		pthread_mutex_unlock(&r->mu);
+		if (k > 0 && r->out_scan.mode == NCF_HELLO) {
+			size_t end;
+
+			ncframe_feed(&r->out_scan, out->buf + out->len, (size_t)k, true, &end);
+		}
 		if (k > 0 && !mute && !*peer_gone)
 			out->len += (size_t)k;
 	}
@@ -251,22 +326,144 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 	return NCRELAY_OPEN;
 }
 
+/* A listener takes over (ncrelay_listen). What libnetconf2 has not read
+ * yet (it reads a message per call, nothing past it) comes back to the
+ * front of what came in, so that each message is handed over alone from
+ * its start. */
+static enum ncrelay_end listen_begin(struct ncrelay *r, struct dir *in)
+{
+	int unread = 0;
+
+	if (ioctl(r->lib_fd, FIONREAD, &unread) < 0 || unread < 0 || (size_t)unread > r->lib_cap)
+		return NCRELAY_CLOSED;
+	in->buf = xrealloc(in->buf, BUF_CAP + r->lib_cap);
+	memmove(in->buf + unread, in->buf, in->len);
+	for (size_t got = 0; got < (size_t)unread;) {
+		ssize_t k = recv(r->lib_fd, in->buf + got, (size_t)unread - got, MSG_DONTWAIT);
+
+		if (k <= 0)
+			return NCRELAY_CLOSED;
+		got += (size_t)k;
+	}
+	in->len += (size_t)unread;
+	in->scan += (size_t)unread;
+	in->ready = in->msg = 0;
+	ncframe_restart(&r->sent_scan);
+	pthread_mutex_lock(&r->mu);
+	r->in_scan.max = r->listen_max;
+	if (in->len) /* a message begun: its deadline runs now */
+		r->deadline = now_seconds() + r->span;
+	pthread_mutex_unlock(&r->mu);
+	return NCRELAY_OPEN;
+}
+
+/* Listening: the next whole message goes to libnetconf2 alone, then the
+ * listener reads it, all there (its read never waits for a rest that only
+ * this thread could bring). */
+static enum ncrelay_end listen_turn(struct ncrelay *r, struct dir *in, bool *lib_gone)
+{
+	for (;;) {
+		bool (*on_msg)(void *);
+		void *ctx;
+		ssize_t k;
+
+		if (!in->msg) {
+			struct ncframe t = r->sent_scan;
+			size_t end = 0;
+
+			if (ncframe_feed(&t, in->buf, in->scan, true, &end) < 0 || !end)
+				return NCRELAY_OPEN;
+			in->msg = end;
+		}
+		k = send(r->my_fd, in->buf, in->msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			*lib_gone = true;
+			return NCRELAY_CLOSED;
+		}
+		if (k <= 0)
+			return NCRELAY_OPEN;
+		sent(r, in->buf, (size_t)k);
+		take(in, (size_t)k);
+		in->msg -= (size_t)k;
+		if (in->msg)
+			return NCRELAY_OPEN; /* the rest once there is room */
+		pthread_mutex_lock(&r->mu);
+		/* the next message's deadline runs from its first byte */
+		r->deadline = in->len ? now_seconds() + r->span : 0;
+		on_msg = r->on_msg;
+		ctx = r->ctx;
+		pthread_mutex_unlock(&r->mu);
+		if (!on_msg(ctx))
+			return NCRELAY_CLOSED;
+	}
+}
+
+/* Wait for something to move, at most until the deadline. libssh may hold
+ * bytes it has decrypted already: they were taken by the read before
+ * unless the buffer towards libnetconf2 is full, and then its POLLOUT
+ * wakes us. */
+static void wait_turn(struct ncrelay *r, const struct dir *in, const struct dir *out,
+		      bool peer_gone, double deadline)
+{
+	struct pollfd p[3];
+	nfds_t np = 0;
+	int pfd = r->tls ? nctls_fd(r->tls) : r->chan ? ssh_get_fd(r->ssh) : r->peer_fd;
+	int ms = 1000;
+	bool give = deliverable(r, in, peer_gone) || in->msg;
+
+	p[np++] = (struct pollfd){.fd = r->wake[0], .events = POLLIN};
+	p[np++] = (struct pollfd){
+	    .fd = r->my_fd,
+	    .events = (short)((out->len < BUF_CAP ? POLLIN : 0) | (give ? POLLOUT : 0))};
+	if (!peer_gone && pfd >= 0)
+		p[np++] = (struct pollfd){
+		    .fd = pfd,
+		    .events = (short)((in->len < BUF_CAP ? POLLIN : 0) | (out->len ? POLLOUT : 0))};
+	if (deadline > 0) {
+		double left = deadline - now_seconds();
+
+		ms = left <= 0 ? 0 : left < 1 ? (int)(left * 1000) + 1 : 1000;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->ninject && out->len < BUF_CAP && !peer_gone)
+		ms = 0; /* injected bytes to move */
+	pthread_mutex_unlock(&r->mu);
+	if (r->chan && !peer_gone && in->len < BUF_CAP && ssh_channel_poll(r->chan, 0) != 0)
+		ms = 0; /* decrypted bytes wait, or the channel ended */
+	if (r->tls && !peer_gone && in->len < BUF_CAP && nctls_pending(r->tls))
+		ms = 0; /* decrypted bytes wait */
+	if (poll(p, np, ms) > 0 && (p[0].revents & POLLIN)) {
+		char drain[64];
+
+		while (read(r->wake[0], drain, sizeof(drain)) > 0)
+			;
+	}
+}
+
 static void *relay_main(void *arg)
 {
 	struct ncrelay *r = arg;
 	struct dir in = {xmalloc(BUF_CAP), 0}, out = {xmalloc(BUF_CAP), 0};
-	bool peer_gone = false, lib_gone = false, lib_shut = false;
+	bool peer_gone = false, lib_gone = false, lib_shut = false, began = false;
 
 	ofc_thread_name("netconf-relay");
 	for (;;) {
-		enum ncrelay_end why = turn(r, &in, &out, &peer_gone, &lib_gone);
+		enum ncrelay_end why = turn(r, &in, &out, &peer_gone, &lib_gone), end;
 		double deadline, now = now_seconds();
 		bool stop, cut;
 
+		if (!began && listening(r)) {
+			began = true;
+			if (why == NCRELAY_OPEN && !peer_gone)
+				why = listen_begin(r, &in);
+		}
+		if (why == NCRELAY_OPEN && began && !peer_gone)
+			why = listen_turn(r, &in, &lib_gone);
 		pthread_mutex_lock(&r->mu);
 		stop = r->stop;
 		cut = r->cut;
 		deadline = r->deadline;
+		end = r->end;
 		pthread_mutex_unlock(&r->mu);
 		if (why == NCRELAY_OPEN && cut)
 			why = NCRELAY_CLOSED;
@@ -281,54 +478,26 @@ static void *relay_main(void *arg)
 			/* what came before a cut is not delivered: the reply
 			 * is refused whole */
 			if (why != NCRELAY_EOF)
-				in.len = in.ready = 0;
+				in.len = in.ready = in.scan = in.msg = 0;
 		}
-		if (peer_gone && !in.len && !lib_shut) {
+		if ((peer_gone && !in.len && !lib_shut) ||
+		    (began && (why || end || peer_gone || lib_gone))) {
 			/* libnetconf2 reads the end of its input; its writes
 			 * still land here and are dropped (no SIGPIPE). */
-			shutdown(r->my_fd, SHUT_WR);
+			if (!lib_shut)
+				shutdown(r->my_fd, SHUT_WR);
 			lib_shut = true;
+		}
+		if (began && (why || end || peer_gone || lib_gone || stop)) {
+			/* the listener's session is over: its owner closes it
+			 * (and stops this thread) */
+			set_end(r, NCRELAY_CLOSED);
+			r->on_end(r->ctx);
+			break;
 		}
 		if (stop || lib_gone)
 			break;
-		/* Wait for something to move. libssh may hold bytes it has
-		 * decrypted already: they were taken by the read above unless
-		 * the buffer towards libnetconf2 is full, and then its
-		 * POLLOUT wakes us. */
-		struct pollfd p[3];
-		nfds_t np = 0;
-		int pfd = r->tls ? nctls_fd(r->tls) : r->chan ? ssh_get_fd(r->ssh) : r->peer_fd;
-		int ms = 1000;
-
-		p[np++] = (struct pollfd){.fd = r->wake[0], .events = POLLIN};
-		p[np++] =
-		    (struct pollfd){.fd = r->my_fd,
-				    .events = (short)((out.len < BUF_CAP ? POLLIN : 0) |
-						      (deliverable(&in, peer_gone) ? POLLOUT : 0))};
-		if (!peer_gone && pfd >= 0)
-			p[np++] =
-			    (struct pollfd){.fd = pfd,
-					    .events = (short)((in.len < BUF_CAP ? POLLIN : 0) |
-							      (out.len ? POLLOUT : 0))};
-		if (deadline > 0) {
-			double left = deadline - now_seconds();
-
-			ms = left <= 0 ? 0 : left < 1 ? (int)(left * 1000) + 1 : 1000;
-		}
-		pthread_mutex_lock(&r->mu);
-		if (r->ninject && out.len < BUF_CAP && !peer_gone)
-			ms = 0; /* injected bytes to move */
-		pthread_mutex_unlock(&r->mu);
-		if (r->chan && !peer_gone && in.len < BUF_CAP && ssh_channel_poll(r->chan, 0) != 0)
-			ms = 0; /* decrypted bytes wait, or the channel ended */
-		if (r->tls && !peer_gone && in.len < BUF_CAP && nctls_pending(r->tls))
-			ms = 0; /* decrypted bytes wait */
-		if (poll(p, np, ms) > 0 && (p[0].revents & POLLIN)) {
-			char drain[64];
-
-			while (read(r->wake[0], drain, sizeof(drain)) > 0)
-				;
-		}
+		wait_turn(r, &in, &out, peer_gone, deadline);
 	}
 	if (!peer_gone)
 		close_peer(r);
@@ -336,6 +505,21 @@ static void *relay_main(void *arg)
 	free(in.buf);
 	free(out.buf);
 	return NULL;
+}
+
+/* What libnetconf2's input can hold unread: a unix socket's writer may
+ * pass its send buffer (counted with the kernel's overhead) by one
+ * write's worth. A listener's messages are bounded to half the buffer,
+ * so that one always goes in whole. */
+static size_t lib_room(int fd)
+{
+	int n = BUF_CAP;
+	socklen_t len = sizeof(n);
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &n, sizeof(n)); /* as the system allows */
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &n, &len) < 0 || n <= 0)
+		n = 1 << 20;
+	return 2 * (size_t)n;
 }
 
 static struct ncrelay *start(int peer_fd, void *ssh, void *chan, struct nctls *tls, int *lib_fd,
@@ -358,6 +542,10 @@ static struct ncrelay *start(int peer_fd, void *ssh, void *chan, struct nctls *t
 	r->lib_fd = sp[0];
 	r->my_fd = sp[1];
 	fcntl(r->my_fd, F_SETFL, fcntl(r->my_fd, F_GETFL) | O_NONBLOCK);
+	r->lib_cap = lib_room(r->my_fd);
+	ncframe_init(&r->in_scan, 0);
+	ncframe_init(&r->sent_scan, 0);
+	ncframe_init(&r->out_scan, 0);
 	if (peer_fd >= 0)
 		fcntl(peer_fd, F_SETFL, fcntl(peer_fd, F_GETFL) | O_NONBLOCK);
 	if (pthread_create(&r->thread, NULL, relay_main, r) != 0) {
@@ -432,6 +620,34 @@ size_t ncrelay_inject(struct ncrelay *r, const void *buf, size_t n)
 	pthread_mutex_unlock(&r->mu);
 	wake(r);
 	return k;
+}
+
+void ncrelay_listen(struct ncrelay *r, uint64_t max, double span, bool (*on_msg)(void *ctx),
+		    void (*on_end)(void *ctx), void *ctx)
+{
+	uint64_t room = r->lib_cap / 4 < BUF_CAP / 2 ? r->lib_cap / 4 : BUF_CAP / 2;
+
+	pthread_mutex_lock(&r->mu);
+	r->listen_max = max && max < room ? max : room;
+	r->on_end = on_end;
+	r->ctx = ctx;
+	r->on_msg = on_msg;
+	r->armed = false;
+	r->budget = 0;
+	r->deadline = 0;
+	r->span = span;
+	pthread_mutex_unlock(&r->mu);
+	wake(r);
+}
+
+const char *ncrelay_framing(struct ncrelay *r)
+{
+	const char *why;
+
+	pthread_mutex_lock(&r->mu);
+	why = r->framing;
+	pthread_mutex_unlock(&r->mu);
+	return why ? why : "";
 }
 
 void ncrelay_mute(struct ncrelay *r, bool mute)

@@ -253,6 +253,10 @@ int netconf_transport_error(const struct netconf_session *s, enum ncrelay_end e,
 				      "%s: connection closed by the device", what);
 	case NCRELAY_LOST:
 		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_LOST, "%s: connection lost", what);
+	case NCRELAY_FRAMING:
+		return ofc_error_setr(err, OFC_E_RUNTIME, OFC_R_GARBAGE,
+				      "%s: not RFC 6242 framing: %s", what,
+				      ncrelay_framing(s->relay));
 	default:
 		break;
 	}
