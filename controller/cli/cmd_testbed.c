@@ -118,9 +118,14 @@ int cmd_testbed(const struct cli_cmd *cmd, int argc, char **argv)
 	int rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		/* every action's usage (main.c's), then up's and the common rows */
-		cli_help(cmd, testbed_help);
-		printf("\n");
+		/* up's, check's and down's usage from their rows, then where
+		 * the others' are; up's and the common rows */
+		cli_usage_line(
+		    "testbed", "up|check|down FILE",
+		    (const struct opt *const[]){up_rows, fabric_cmd_tables[0].table, NULL});
+		printf("       ofc testbed run|mpirun|link|miswire FILE ... (see ofc testbed "
+		       "ACTION --help)\n\n%s\n\n%s\n",
+		       cmd->summary, testbed_help);
 		opt_help(stdout, up_rows);
 		opt_help(stdout, fabric_cmd_tables[0].table);
 		return 0;

@@ -40,6 +40,16 @@ static void print_usage(const struct cli_cmd *cmd)
 	print_usage_of(cmd->name, cmd->usage);
 }
 
+void cli_usage_line(const char *name, const char *operands, const struct opt *const *tables)
+{
+	char usage[2048];
+	size_t k = (size_t)snprintf(usage, sizeof(usage), "%s", operands);
+
+	for (size_t i = 0; tables[i]; i++)
+		opt_usage_text(usage, sizeof(usage), &k, tables[i], false);
+	print_usage_of(name, usage);
+}
+
 int cli_help(const struct cli_cmd *cmd, const char *details)
 {
 	print_usage(cmd);

@@ -37,6 +37,9 @@ enum out_format {
 
 /* "ofc NAME: message" and the usage line on stderr; returns 2. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) OFC_PRINTF(2, 3);
+/* "usage: ofc NAME OPERANDS" and the tables' rows (each ending {NULL};
+ * the list ends NULL), wrapped as every usage is */
+void cli_usage_line(const char *name, const char *operands, const struct opt *const *tables);
 /* The usage line and options on stdout (for --help); returns 0. */
 int cli_help(const struct cli_cmd *cmd, const char *details);
 /* An error on stderr: "FILE:LINE:COL: message" for input with a position,
