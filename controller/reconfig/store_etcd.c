@@ -927,8 +927,9 @@ static void check_fresh(struct etcd_store *es)
 
 /* ---- the session's loop: a turn a tick, the members' health between ---------------- */
 
-#define HEALTH_MIN_S 0.1  /* the least a health step's timeout is cut to */
-#define TURN_SLACK_S 0.02 /* kept between a health step's end and the next turn */
+#define HEALTH_MIN_S	 0.1  /* the least a health step's timeout is cut to */
+#define TURN_SLACK_S	 0.02 /* kept between a health step's end and the next turn */
+#define HEALTH_STARVED_S 2.0  /* a round this late may use the lease's slack */
 
 /* (under mu) Wait on the session's condition until t (now_seconds). */
 static void cond_wait_until(struct etcd_store *es, double t)
@@ -955,18 +956,32 @@ static void cond_wait_until(struct etcd_store *es, double t)
  * A lease past the time it surely lasts (or none) is kept by no
  * keepalive's punctuality: then one step at its full timeout follows each
  * turn, so the members' health still changes while etcd does not answer
- * the session (its turns take their whole tick). */
+ * the session (its turns take their whole tick). Turns that leave no
+ * idle for HEALTH_STARVED_S get one step an idle from the lease's slack. */
 static void session_idle(struct etcd_store *es, struct es_health *h, double until)
 {
 	pthread_mutex_lock(&es->mu);
 	bool one = !es->lease || now_seconds() > es->valid_until;
 
+	bool spared = false;
+
 	while (!atomic_load(&es->stop)) {
 		double now = now_seconds(), left = until - now - TURN_SLACK_S;
 		bool due = es_health_at(h) <= now;
+		/* Starved: turns that leave no idle (a loaded machine, a
+		 * short lease) would keep the members' health and the other
+		 * leases unread for good. One step an idle then takes the
+		 * lease's slack instead, a tick and the margin of it kept. */
+		double spare = es->valid_until - es->margin - es->tick - now - TURN_SLACK_S;
+		bool starved = due && !spared && !one && !es->wake &&
+			       es_health_late(h, now) > HEALTH_STARVED_S && spare >= HEALTH_MIN_S;
 
-		if (!(one && due) && (es->wake || now >= until))
+		if (!(one && due) && !starved && (es->wake || now >= until))
 			break;
+		if (starved && spare > left) {
+			left = spare;
+			spared = true;
+		}
 		if (due) {
 			double cost = es_health_cost(h), t = one || cost < left ? cost : left;
 

@@ -163,6 +163,8 @@ void es_health_free(struct es_health *h);
 double es_health_at(const struct es_health *h);
 /* What the next step may wait for etcd at most (0: it asks nothing) */
 double es_health_cost(const struct es_health *h);
+/* how long the round due (or running) is past its start */
+double es_health_late(const struct es_health *h, double now);
 /* The next step, waiting at most timeout (events posted, not fired) */
 void es_health_step(struct etcd_store *es, struct es_health *h, double timeout);
 

@@ -50,6 +50,11 @@ double es_health_at(const struct es_health *h)
 	return h->running ? 0 : h->due;
 }
 
+double es_health_late(const struct es_health *h, double now)
+{
+	return now - h->due;
+}
+
 double es_health_cost(const struct es_health *h)
 {
 	if (h->step < h->n)
