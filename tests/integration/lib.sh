@@ -129,6 +129,16 @@ thread_kinds() {
 	for _t in /proc/"$1"/task/*/comm; do cat "$_t"; done 2>/dev/null | sort | uniq -c |
 		awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}'
 }
+# thread_detail PID: a line a thread, for a failure's message: its id,
+# name, state, CPU ticks and where the kernel has it wait (an unnamed
+# thread takes its creator's name: this says which one it is)
+thread_detail() {
+	for _t in /proc/"$1"/task/*; do
+		printf '%s %s %s %s\n' "${_t##*/}" "$(cat "$_t/comm" 2>/dev/null)" \
+			"$(awk '{sub(/.*\) /, ""); print "state " $1 ", cpu " $12 + $13}' "$_t/stat" 2>/dev/null)" \
+			"wchan $(cat "$_t/wchan" 2>/dev/null)"
+	done
+}
 at_rest() {
 	deadline "$3" _rest_end
 	until [ "$(thread_kinds "$1")" = "$2" ] || past $_rest_end; do sleep 0.2; done

@@ -71,7 +71,7 @@ for F in r1 r2 r3; do [ "$F" != "$LEADER" ] && break; done
 REST="etcd-session x1, etcd-watch x1, ofcd x1, ofcd-mutation x1"
 for R in "$LEADER" "$F"; do
 	eval "RPID=\$${R}_pid"
-	at_rest "$RPID" "$REST" 30 && ok || bad "$R's threads at rest are not the four" "$(thread_kinds "$RPID")"
+	at_rest "$RPID" "$REST" 30 && ok || bad "$R's threads at rest are not the four" "$(thread_kinds "$RPID")" "$(thread_detail "$RPID")"
 done
 
 # ---- an etcd member that hangs: its health times out, the lease stays -------------

@@ -377,7 +377,7 @@ subscriptions 1
 # of its own once subscribed), for as long as ofcd runs
 # (docs/ARCHITECTURE.md, "ofcd's threads")
 at_rest "$ofcd_pid" "netconf-relay x2, ofcd x1, ofcd-mutation x1" 30 && ok ||
-	bad "ofcd's threads at rest with a NETCONF switch" "$(thread_kinds "$ofcd_pid")"
+	bad "ofcd's threads at rest with a NETCONF switch" "$(thread_kinds "$ofcd_pid")" "$(thread_detail "$ofcd_pid")"
 printf '2 status FAILED\n' >"$TMP/health"
 failed_is "sorted(['h0:1', '$(hp "$P2")'])"
 grep -q " notify port-power-alarm 2$" "$TMP/n.log" && ok || bad "no port-power-alarm sent" "$(tail -5 "$TMP/n.log")"

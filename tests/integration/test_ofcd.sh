@@ -109,7 +109,7 @@ start_ofcd d1.log --config "$TORUS" --socket "$SOCK" --ro-socket "$RO" --socket-
 # after it (docs/ARCHITECTURE.md, "ofcd's threads"; with --cluster,
 # test_cluster_epoch.sh counts five).
 at_rest "$ofcd_pid" "ofcd x1, ofcd-mutation x1" 30 && ok ||
-	bad "ofcd's threads at rest are not the two" "$(thread_kinds "$ofcd_pid")"
+	bad "ofcd's threads at rest are not the two" "$(thread_kinds "$ofcd_pid")" "$(thread_detail "$ofcd_pid")"
 state_is 's["fabric_name"]=="torus64-ocs" and s["config_generation"]==0 and "topology" not in s and s["target_topology"]=="torus:8x8" and not s["at_target"] and s["devices"][0]["name"]=="ocs0" and s["devices"][0]["kind"]=="switch"'
 # --socket anywhere on the line, or OFC_SOCKET, for the commands ofcd answers.
 expect_json 'j["fabric_name"]=="torus64-ocs"' $OFC status --json --socket "$SOCK"
