@@ -268,9 +268,10 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 
 	if (bad != NCRELAY_OPEN)
 		return bad;
-	if (deliverable(r, in, *peer_gone)) {
-		ssize_t k = send(r->my_fd, in->buf, deliverable(r, in, *peer_gone),
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+	size_t give = deliverable(r, in, *peer_gone);
+
+	if (give) {
+		ssize_t k = send(r->my_fd, in->buf, give, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (k > 0) {
 			sent(r, in->buf, (size_t)k);
