@@ -418,11 +418,8 @@ int cli_parse_overhead(const char *arg, struct jobplan_overhead *out, struct ofc
 
 int cli_help_opts(const struct cli_cmd *cmd, const struct cli_opts *o)
 {
-	char usage[2048];
-	size_t k = (size_t)snprintf(usage, sizeof(usage), "%s", cmd->usage ? cmd->usage : "");
-
-	opt_usage_text(usage, sizeof(usage), &k, o->table, false);
-	print_usage_of(cmd->name, usage);
+	cli_usage_line(cmd->name, cmd->usage ? cmd->usage : "",
+		       (const struct opt *const[]){o->table, NULL});
 	printf("\n%s\n", cmd->summary);
 	if (o->help)
 		printf("\n%s", o->help);
