@@ -111,16 +111,12 @@ static void pool_hash_room(struct pricer *pr)
 	}
 }
 
-/* A cut of the n columns cols into the pool and the LP. */
-static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
+/* A cut of the n columns cols into the pool and the LP; with skip_dups,
+ * slot is where pool_find (after pool_hash_room) would put it. */
+static int pool_put(struct pricer *pr, const int *cols, uint32_t n, uint32_t slot)
 {
-	uint32_t slot;
-
-	if (pr->skip_dups) {
-		pool_hash_room(pr);
-		pool_find(pr, cols, n, &slot);
+	if (pr->skip_dups)
 		pr->pool_hash[slot] = pr->npool + 1;
-	}
 	if (pr->npool + 1 >= pr->cap_pool) {
 		pr->cap_pool = pr->cap_pool ? 2 * pr->cap_pool : 256;
 		pr->pool_off = xreallocarray(pr->pool_off, pr->cap_pool + 1, sizeof(uint32_t));
@@ -142,6 +138,17 @@ static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
 	pr->row_pool[pr->nrow_pool++] = pr->npool;
 	pr->pool_in[pr->npool++] = 1;
 	return lp_add_row(pr->lp, (int)n, cols, pr->par->ones, LP_GE, 1) < 0 ? -1 : 0;
+}
+
+static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
+{
+	uint32_t slot = 0;
+
+	if (pr->skip_dups) {
+		pool_hash_room(pr);
+		pool_find(pr, cols, n, &slot);
+	}
+	return pool_put(pr, cols, n, slot);
 }
 
 /* A fresh LP: the columns and the (3.12) rows, no cuts. */
@@ -301,11 +308,15 @@ static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sin
  * one the LP holds is not added again. */
 static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_error *err)
 {
-	uint32_t slot, i;
+	uint32_t slot = 0, i = UINT32_MAX;
 
 	if (n == 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: an empty cut (a bug)");
-	if (pr->skip_dups && (i = pool_find(pr, cols, n, &slot)) != UINT32_MAX) {
+	if (pr->skip_dups) {
+		pool_hash_room(pr);
+		i = pool_find(pr, cols, n, &slot);
+	}
+	if (i != UINT32_MAX) {
 		if (pr->pool_in[i]) {
 			pr->dup_cuts++;
 			return 0;
@@ -316,7 +327,7 @@ static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_er
 		pr->pool_in[i] = 1;
 		return 1;
 	}
-	if (pool_add(pr, cols, n) < 0)
+	if (pool_put(pr, cols, n, slot) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
 	pr->cuts++;
 	return 1;
