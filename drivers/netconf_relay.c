@@ -201,7 +201,10 @@ static enum ncrelay_end scan_in(struct ncrelay *r, struct dir *in)
 }
 
 /* What went to libnetconf2, read by the same framing: where a listener's
- * next whole message ends. */
+ * next whole message ends. The framing after the peer's hello is known
+ * once libnetconf2's hello is read too (turn decides it then): nothing
+ * past the peer's hello is handed over before that, as scan_in holds
+ * in->ready at the hello's end until then. */
 static void sent(struct ncrelay *r, const char *buf, size_t n)
 {
 	while (n) {
@@ -210,8 +213,11 @@ static void sent(struct ncrelay *r, const char *buf, size_t n)
 
 		if (k <= 0 && r->sent_scan.mode != NCF_WAIT)
 			return; /* bytes the scan of what came refused: the end */
-		if (r->sent_scan.mode == NCF_WAIT)
+		if (r->sent_scan.mode == NCF_WAIT) {
+			if (r->out_scan.mode == NCF_HELLO)
+				return;
 			ncframe_decide(&r->sent_scan, r->out_scan.base11);
+		}
 		buf += k;
 		n -= (size_t)k;
 	}
@@ -295,6 +301,10 @@ static enum ncrelay_end turn(struct ncrelay *r, struct dir *in, struct dir *out,
 			size_t end;
 
 			ncframe_feed(&r->out_scan, out->buf + out->len, (size_t)k, true, &end);
+			/* the peer's hello went to libnetconf2 before its own
+			 * was read: what follows it is framed as both say */
+			if (r->out_scan.mode != NCF_HELLO && r->sent_scan.mode == NCF_WAIT)
+				ncframe_decide(&r->sent_scan, r->out_scan.base11);
 		}
 		if (k > 0 && !mute && !*peer_gone)
 			out->len += (size_t)k;
