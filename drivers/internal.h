@@ -374,10 +374,16 @@ int netconf_transport_error(const struct netconf_session *s, enum ncrelay_end e,
 struct nclisten;
 struct nclisten *nclisten_start(const struct device *dev, const struct netconf_login *login,
 				atomic_bool *due);
-/* Stop the thread (its session is cut) and free l; NULL is fine. */
+/* Stop the thread (its session is cut) and free l; NULL is fine. The
+ * stop waits for the session's relay to end until the driver's timeout
+ * and a few seconds more; past that l is left allocated, never freed
+ * under a thread that still holds it. */
 void nclisten_stop(struct nclisten *l);
 /* Whether the listener's session is subscribed now. */
 bool nclisten_subscribed(struct nclisten *l);
+/* Whether the listener has neither a session nor a thread to open the
+ * next (one could not be started): stop it and start another. */
+bool nclisten_stalled(struct nclisten *l);
 
 /* Shape the egress of ifindex (named ifname, for messages) in sk's
  * namespace: tbf at rate bits/s (0: none), netem delay of latency seconds

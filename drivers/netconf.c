@@ -434,6 +434,10 @@ static int nc_read(struct device *dev, struct device_state *out, struct ofc_erro
 	/* The device's news, where it offers them and the caller wants them:
 	 * from a read with health on (a probe's, a plan's), not the reads
 	 * inside a transaction. */
+	if (health && nclisten_stalled(p->listen)) {
+		nclisten_stop(p->listen);
+		p->listen = NULL;
+	}
 	if (health && dev->cfg.news && !p->listen && p->s.caps.notification)
 		p->listen = nclisten_start(dev, &p->login, &p->due);
 	dev->news_subscribed = nclisten_subscribed(p->listen);

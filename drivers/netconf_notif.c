@@ -50,6 +50,7 @@
 #define NOTIF_MAX     (128u << 10) /* bytes of one message on the session */
 #define BACKOFF_FIRST 0.5
 #define BACKOFF_MAX   60.0
+#define STOP_SLACK    5.0 /* seconds past the driver's timeout a stop waits for the relay */
 
 struct nclisten {
 	const struct device *dev;	   /* borrowed: its cfg, read only */
@@ -78,8 +79,8 @@ static bool stopping(struct nclisten *l)
 	return s;
 }
 
-/* Wait seconds, or until a stop. */
-static void wait_s(struct nclisten *l, double seconds)
+/* The CLOCK_MONOTONIC time seconds from now, for the condition's waits. */
+static struct timespec deadline_ts(double seconds)
 {
 	struct timespec ts;
 	double at;
@@ -88,6 +89,14 @@ static void wait_s(struct nclisten *l, double seconds)
 	at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + seconds;
 	ts.tv_sec = (time_t)at;
 	ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
+/* Wait seconds, or until a stop. */
+static void wait_s(struct nclisten *l, double seconds)
+{
+	struct timespec ts = deadline_ts(seconds);
+
 	pthread_mutex_lock(&l->mu);
 	while (!l->stop && pthread_cond_timedwait(&l->cond, &l->mu, &ts) != ETIMEDOUT)
 		;
@@ -161,8 +170,11 @@ static bool on_msg(void *ctx)
 static void *open_main(void *arg);
 
 /* The relay's last call: the session is over. An opener of the next one
- * (its first act is to close this one, which stops the relay) starts;
- * if it cannot, nclisten_stop closes the session. */
+ * (its first act is to close this one, which stops the relay) starts.
+ * If it cannot (no thread to be had), the listener is stalled: the
+ * device's news say health is due, and the driver's read that takes it
+ * finds the listener stalled, stops it (closing the session) and starts
+ * another; until then the device is polled. */
 static void on_end(void *ctx)
 {
 	struct nclisten *l = ctx;
@@ -172,7 +184,9 @@ static void on_end(void *ctx)
 	l->listening = false;
 	if (l->opener_live)
 		pthread_join(l->opener, NULL); /* it returned once it handed over */
-	l->opener_live = pthread_create(&l->opener, NULL, open_main, l) == 0;
+	l->opener_live = !l->stop && pthread_create(&l->opener, NULL, open_main, l) == 0;
+	if (!l->opener_live && !l->stop)
+		news(l);
 	pthread_cond_broadcast(&l->cond);
 	pthread_mutex_unlock(&l->mu);
 }
@@ -283,22 +297,42 @@ bool nclisten_subscribed(struct nclisten *l)
 	return l && atomic_load(&l->subscribed);
 }
 
+bool nclisten_stalled(struct nclisten *l)
+{
+	bool stalled;
+
+	if (!l)
+		return false;
+	pthread_mutex_lock(&l->mu);
+	stalled = !l->stop && !l->listening && !l->opener_live;
+	pthread_mutex_unlock(&l->mu);
+	return stalled;
+}
+
 void nclisten_stop(struct nclisten *l)
 {
+	struct timespec ts;
 	pthread_t opener;
 	bool live;
 
 	if (!l)
 		return;
+	ts = deadline_ts(l->dev->cfg.timeout + STOP_SLACK);
 	pthread_mutex_lock(&l->mu);
 	l->stop = true;
 	if (l->relay)
 		ncrelay_cut(l->relay);
 	pthread_cond_broadcast(&l->cond);
 	/* a subscribed session ends at the cut, within the relay's turn,
-	 * and its relay starts the last opener, which closes it */
-	while (l->listening)
-		pthread_cond_wait(&l->cond, &l->mu);
+	 * and its relay's on_end runs; past the deadline the relay still
+	 * holds l, which is then left allocated (its on_end may yet come)
+	 * rather than freed under it */
+	while (l->listening) {
+		if (pthread_cond_timedwait(&l->cond, &l->mu, &ts) == ETIMEDOUT && l->listening) {
+			pthread_mutex_unlock(&l->mu);
+			return;
+		}
+	}
 	opener = l->opener;
 	live = l->opener_live;
 	l->opener_live = false;
