@@ -40,13 +40,15 @@ static void *handshake(void *arg)
 		return NULL;
 	}
 	cl->relay = ncrelay_start_tls(t, &cl->lib_fd, &err);
-	if (cl->relay && write(c->ready_fd, &cl, sizeof(cl)) != (ssize_t)sizeof(cl)) {
+	if (!cl->relay) {
+		free(cl);
+	} else if (write(c->ready_fd, &cl, sizeof(cl)) != (ssize_t)sizeof(cl)) {
 		close(cl->lib_fd);
 		ncrelay_stop(cl->relay);
-		cl->relay = NULL;
-	}
-	if (!cl->relay)
 		free(cl);
+	}
+	/* else cl is the main thread's from the write on (it may be freed
+	 * already): not touched here again */
 	free(c);
 	return NULL;
 }
