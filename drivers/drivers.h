@@ -487,8 +487,6 @@ long ncframe_feed(struct ncframe *f, const char *buf, size_t n, bool first_only,
 void ncframe_decide(struct ncframe *f, bool peer_base11);
 /* Back to a message's start, the framing kept (a reader's place). */
 void ncframe_restart(struct ncframe *f);
-/* Between two messages (no message begun). */
-bool ncframe_between(const struct ncframe *f);
 
 /* The relay between a NETCONF connection and libnetconf2
  * (drivers/netconf_relay.c): libnetconf2 gets *lib_fd, one end of a

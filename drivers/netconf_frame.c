@@ -57,11 +57,6 @@ void ncframe_restart(struct ncframe *f)
 	f->error = NULL;
 }
 
-bool ncframe_between(const struct ncframe *f)
-{
-	return f->size == 0;
-}
-
 static int fail(struct ncframe *f, int rc, const char *why)
 {
 	f->error = why;
