@@ -11,12 +11,18 @@
 #   2. KILLS times: a job of 64 hosts asks for circulant:64:1,8 (its
 #      circuits all move) while the switch takes DELAY_MS a change; the
 #      leader is killed with kill -9 KILL_AFTER_MS into the job's
-#      transaction (after the leader logs it started). The
+#      transaction (after the leader logs it started; LO-HI: a point
+#      drawn in that range each time). The
 #      prolog must end started (exit 0) on the new leader with nothing
 #      edited: its time to started, against 2 x TTL plus the transaction
-#      alone (measured in the same run without a kill).
+#      alone (measured in the same run without a kill); and its partition
+#      must be held by the new leader (its state, read right after the
+#      prolog) and released by the epilog. A kill late in the transaction
+#      (the switch finishing the commands it was sent, so the next
+#      leader's repair commits) once left the commit without its hold.
 #
 #   sh bench/cluster_prolog.sh [ROUNDS [KILLS [DELAY_MS [KILL_AFTER_MS]]]]
+#   sh bench/cluster_prolog.sh 0 20 2 0-700     kills anywhere in the transaction
 #   NORELABEL=1 sh bench/cluster_prolog.sh ...   the jobs ask ofc:relabel=no
 SUITE=cluster-prolog
 cd "$(dirname "$0")/.." || exit 1
@@ -126,6 +132,8 @@ txn=$(cat "$TMP/t.$job")
 epilog $job
 echo "a job of 64 hosts, every circuit moving at $DELAY ms a change, no kill: ${txn} ms (the prolog and its transaction)"
 : >"$TMP/kill"
+: >"$TMP/held"
+: >"$TMP/released"
 k=1
 while [ $k -le "$KILLS" ]; do
 	wait_leader 20 r1 r2 r3 || { echo "no leader before kill $k"; break; }
@@ -140,13 +148,26 @@ while [ $k -le "$KILLS" ]; do
 	# written, the switch changing)
 	_end=$(($(date +%s) + 30))
 	until [ "$(started)" -gt "$before" ] || [ "$(date +%s)" -gt $_end ]; do sleep 0.01; done
-	sleep "$(echo "$KILL_AFTER" | awk '{print $1 / 1000}')"
+	after=$(echo "$KILL_AFTER" | awk -v s="$job" '{n = split($1, r, "-"); srand(s)
+		print int(n == 2 ? r[1] + rand() * (r[2] - r[1]) : r[1])}')
+	sleep "$(echo "$after" | awk '{print $1 / 1000}')"
 	replica_stop "$victim" KILL
 	wait $ppid
 	rc=$(cat "$TMP/rc.$job") t=$(cat "$TMP/t.$job")
-	echo "kill $k: $victim killed ${KILL_AFTER} ms into the transaction; the prolog exited $rc after $t ms: $(tail -1 "$TMP/out.$job")"
-	[ "$rc" = 0 ] && echo "$t" >>"$TMP/kill"
-	epilog $job
+	echo "kill $k: $victim killed ${after} ms into the transaction; the prolog exited $rc after $t ms: $(tail -1 "$TMP/out.$job")"
+	held=-
+	if [ "$rc" = 0 ]; then
+		echo "$t" >>"$TMP/kill"
+		set -- $(others "$victim")
+		wait_leader 20 "$@"
+		$OFC --socket "$TMP/$LEADER.sock" status --json 2>/dev/null | python3 -c 'import json,sys
+sys.exit(0 if sys.argv[1] in [h["name"] for h in json.load(sys.stdin).get("held", [])] else 1)' \
+			"slurm-job-$job" && held=yes || held=NO
+		echo "$held" >>"$TMP/held"
+	fi
+	env -i PATH="$PATH" SLURM_JOB_ID="$job" OFC_SOCKET="$SOCKS" $OFC slurm epilog >"$TMP/ep" 2>&1
+	grep -q "released partition 'slurm-job-$job'" "$TMP/ep" && echo "$job" >>"$TMP/released"
+	[ "$held" = NO ] && echo "  LOST: $LEADER holds no slurm-job-$job; the epilog: $(tail -1 "$TMP/ep")"
 	replica_start "$victim" --probe-interval 0
 	k=$((k + 1))
 done
@@ -160,4 +181,5 @@ if t:
 else:
     print("across a kill -9: none of %s started" % sys.argv[2])
 EOF
+[ "$KILLS" -gt 0 ] && echo "held by the new leader right after the prolog: $(grep -c yes "$TMP/held") of $(wc -l <"$TMP/held") started; released by the epilog: $(wc -l <"$TMP/released")"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -581,11 +581,17 @@ static int prolog_ask(const struct slurm_opts *o, const char *job, const char *n
 		    resp->body_case == OFC__V1__RESPONSE__BODY_TRANSACTION ? resp->transaction
 									   : NULL;
 
-		printf("ofc: job %s: partition %s: %s on %u host%s committed: %u operation%s "
-		       "(transaction %llu) in %.3f s%s\n",
-		       job, name, spec, n, n == 1 ? "" : "s", t ? t->operations : 0,
-		       t && t->operations == 1 ? "" : "s", t ? (unsigned long long)t->id : 0ULL,
-		       now_seconds() - t0, waited);
+		char ops[48] = "";
+
+		/* (none counted: a next leader's record of a commit its
+		 * predecessor made and did not answer) */
+		if (t && t->has_operations)
+			snprintf(ops, sizeof(ops), ": %u operation%s", t->operations,
+				 t->operations == 1 ? "" : "s");
+		printf("ofc: job %s: partition %s: %s on %u host%s committed%s (transaction %llu) "
+		       "in %.3f s%s\n",
+		       job, name, spec, n, n == 1 ? "" : "s", ops,
+		       t ? (unsigned long long)t->id : 0ULL, now_seconds() - t0, waited);
 		rc = 0;
 	} else if (held_by_deadline(o, name, hosts, n, spec, t0 + timeout, false)) {
 		/* asked twice across a failover: the first commit stands; or

@@ -84,9 +84,14 @@ void ofcd_maybe_start(struct ofcd *d)
 		changed(d);
 		return;
 	}
-	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), and
-	 * for a takeover's replay to queue them all. */
+	/* Mutations wait for the planner (at most PLANNER_HOLD_SECONDS), for
+	 * a takeover's replay to queue them all, and for the takeover itself:
+	 * the store's view may say this replica leads (the gate let them in)
+	 * before the loop has heard so and queued the takeover, and one run
+	 * then would work on the state it followed, not the one it takes over
+	 * (a release answered "not held" for a hold that state had not seen). */
 	if (!j || d->loop->q_replaying ||
+	    (d->clustered && d->loop->cl.leading && !d->loop->leading) ||
 	    (d->loop->planner && now_seconds() < d->loop->planner_hold_until) || head_waits(d, j))
 		return;
 	d->loop->queue = j->next;

@@ -679,6 +679,9 @@ static void journal_from_ctl(struct ctl *c, struct journal *j, const struct devi
 		.moves_known = true,
 		.principal = c->principal,
 	    });
+	/* (in the journal, so that a repair without the callback writes it) */
+	if (c->commit_also)
+		c->commit_also(c->commit_also_ctx, c, &j->also);
 	j->ndevs = c->ndevs;
 	j->names = xcalloc(c->ndevs + 1, sizeof(char *));
 	j->drivers = xcalloc(c->ndevs + 1, sizeof(char *));
@@ -743,14 +746,12 @@ static int commit(struct ctl *c, struct journal *j, struct ofc_error *err)
 		free(mv);
 		return rc;
 	}
-	struct store_write also = {0};
 	int rc = set_phase(c, j, JOURNAL_COMMITTING, err);
 
-	if (rc == 0 && c->commit_also)
-		c->commit_also(c->commit_also_ctx, c, &also);
+	/* (the journal's: the same whether this transaction's own command
+	 * commits it or a repair does) */
 	if (rc == 0)
-		rc = record_commit(c, c->txn, j->target, &j->meta, &also, err);
-	free((void *)also.data);
+		rc = record_commit(c, c->txn, j->target, &j->meta, &j->also, err);
 	if (rc < 0)
 		return -1;
 	emit(c, CTL_EV_TXN_COMMITTED, NULL, OFC_R_NONE, NULL);

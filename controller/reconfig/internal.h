@@ -64,6 +64,9 @@ struct journal {
 	uint64_t started_ms;
 	double trial_deadline;
 	struct txn_meta meta; /* what the commit records */
+	/* what the commit writes beside the record (ctl.commit_also; item
+	 * STORE_HELD, data owned), kept for a repair; data NULL: nothing */
+	struct store_write also;
 	uint32_t ndevs;
 	char **names, **drivers;
 	struct device_state *before, *target;

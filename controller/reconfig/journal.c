@@ -424,6 +424,11 @@ int journal_write(const struct ctl *c, const struct journal *j, struct ofc_error
 	m.relabelled = j->meta.relabelled;
 	m.n_moves = j->meta.nmoves;
 	m.moves = pack_moves(&a, &j->meta);
+	if (j->also.data && j->also.item == STORE_HELD) {
+		m.has_commit_held = true;
+		m.commit_held.data = (uint8_t *)j->also.data;
+		m.commit_held.len = j->also.len;
+	}
 	if (j->trial_deadline > 0) {
 		m.has_trial_deadline_unix = true;
 		m.trial_deadline_unix = j->trial_deadline;
@@ -457,6 +462,7 @@ void journal_free(struct journal *j)
 	free(j->before);
 	free(j->target);
 	txn_meta_free(&j->meta);
+	free((void *)j->also.data);
 	free(j->replica);
 	memset(j, 0, sizeof(*j));
 }
@@ -495,6 +501,12 @@ static int parse_journal(const struct loc *path, const uint8_t *data, size_t len
 	j->meta.principal = m->principal && *m->principal ? xstrdup(m->principal) : NULL;
 	j->meta.relabelled = m->has_relabelled && m->relabelled;
 	j->meta.moves_known = j->version >= 2;
+	if (m->has_commit_held) {
+		uint8_t *held = xmalloc(m->commit_held.len + 1);
+
+		memcpy(held, m->commit_held.data, m->commit_held.len);
+		j->also = (struct store_write){STORE_HELD, held, m->commit_held.len};
+	}
 	rc = unpack_moves(m->moves, m->n_moves, &j->meta.moves, &j->meta.nmoves, path, err);
 	j->ndevs = (uint32_t)m->n_before;
 	j->names = xcalloc(j->ndevs + 1, sizeof(char *));

@@ -145,11 +145,15 @@ struct ctl {
 	/* ctl_partition: the plan changes this partition's ports alone. */
 	const struct partition *partition;
 	/* What the caller keeps with a commit of this ctl's transaction (ofcd's
-	 * held partitions): called with the transaction's id set (c->txn), it
-	 * fills *w, which goes into the commit's store write before the record
-	 * (etcd: the same transaction; files: its file first, so a crash
-	 * before the record leaves a journal whose repair commits), never into
-	 * a rollback's. w->data is freed after. NULL: nothing. */
+	 * held partitions: w->item STORE_HELD, the only item the journal
+	 * keeps): called once the transaction's id is set (c->txn) and its
+	 * plan made, before the journal is written, it fills *w, which goes
+	 * into the journal and into the commit's store write before the record
+	 * (etcd: the same transaction; files: its file first), never into a
+	 * rollback's. A repair that finishes the transaction (another process,
+	 * a new leader, without this callback) writes it from the journal, so
+	 * what the commit keeps never depends on who commits. w->data is freed
+	 * with the journal. NULL: nothing. */
 	void (*commit_also)(void *ctx, const struct ctl *c, struct store_write *w);
 	void *commit_also_ctx;
 	char *principal; /* opts.principal's copy (owned) */

@@ -382,6 +382,29 @@ static void journal_again(struct ctl *c, const struct crash_point *cp, enum jour
 	journal_free(&j);
 }
 
+/* The commit's own write beside the record, as ofcd's holds are: it names
+ * the transaction, so the test tells whose it is. */
+static void commit_held(void *ctx, const struct ctl *c, struct store_write *w)
+{
+	char *s = xasprintf("the holds of transaction %llu", (unsigned long long)c->txn);
+
+	(void)ctx;
+	*w = (struct store_write){STORE_HELD, s, strlen(s)};
+}
+
+/* The store's FABRIC.held (NULL: none). */
+static char *held_file(const struct world *w)
+{
+	char *path = xasprintf("%s/simfab.held", w->dir), *data = NULL;
+	struct ofc_error err = {0};
+	size_t len;
+
+	if (access(path, F_OK) == 0)
+		assert_int_equal(read_file(path, 4096, &data, &len, &err), 0);
+	free(path);
+	return data;
+}
+
 static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kill_at k)
 {
 	struct ctl_result res;
@@ -400,6 +423,10 @@ static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kil
 	/* the transaction: open (1) and read (2), n changes, the read-back */
 	w->sim.commands = 0;
 	struct ctl *c = open_ctl(w, tc->next);
+	char *held = xasprintf("%s/simfab.held", w->dir);
+	unlink(held); /* (the last case's) */
+	free(held);
+	c->commit_also = commit_held;
 	/* Two rounds of the search, whatever the machine's load: a numbering
 	 * that keeps more than the config's, which the record says relabelled
 	 * only then. */
@@ -471,6 +498,22 @@ static void kill_and_repair(struct world *w, const struct txn_case *tc, enum kil
 		assert_true(r.moves_known);
 		assert_int_equal(r.nmoves, 0);
 	}
+	/* The commit's own write with it, whoever commits: the repair has no
+	 * callback, and used to leave it out (ofcd's hold lost, its prolog
+	 * told "committed"); undone, none. */
+	held = held_file(w);
+	if (k <= KILL_MID) {
+		assert_null(held);
+	} else {
+		char want[64];
+
+		snprintf(want, sizeof(want), "the holds of transaction %llu",
+			 (unsigned long long)res.txn);
+		if (!held || strcmp(held, want) != 0)
+			fail_msg("%s, killed %s: the held item after the repair is '%s', not '%s'",
+				 tc->what, kill_names[k], held ? held : "(none)", want);
+	}
+	free(held);
 	ctl_record_free(&r);
 	ctl_record_free(&r0);
 	crash_free(&cp);

@@ -14,6 +14,8 @@
 
 #include "controller/ofcd/conn.h"
 
+#include <pthread.h>
+
 static struct outcome *put_at(struct outcomes *t, const char *owner, unsigned i, uint64_t ms)
 {
 	char key[32];
@@ -162,12 +164,46 @@ static void test_key_syntax(void **state)
 	assert_false(outcome_key_ok(longest));
 }
 
+/* A replica the store's view shows leading, whose loop has not yet taken
+ * over (the note of its election on its way), starts nothing from its
+ * queue: a release run then answered from the state it followed ("not
+ * held" for a hold it had not seen). Once it has taken over, it does. */
+static void test_no_start_before_takeover(void **state)
+{
+	struct ofcd *d = xcalloc(1, sizeof(*d));
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	(void)state;
+	d->loop = xcalloc(1, sizeof(*d->loop));
+	pthread_mutex_init(&d->jobs.mu, NULL);
+	pthread_cond_init(&d->jobs.cond, NULL);
+	d->clustered = true;
+	j->kind = JOB_RELEASE;
+	queue_append(d, j);
+	d->loop->cl.leading = d->loop->cl.fresh = true;
+	ofcd_maybe_start(d);
+	assert_null(d->loop->running);
+	assert_ptr_equal(d->loop->queue, j);
+	d->loop->leading = true; /* (the takeover done) */
+	ofcd_maybe_start(d);
+	assert_ptr_equal(d->loop->running, j);
+	assert_null(d->loop->queue);
+	job_free(j);
+	pthread_cond_destroy(&d->jobs.cond);
+	pthread_mutex_destroy(&d->jobs.mu);
+	free(d->loop);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bound_count),		cmocka_unit_test(test_bound_age),
-	    cmocka_unit_test(test_owner_and_put_again), cmocka_unit_test(test_encoding),
+	    cmocka_unit_test(test_bound_count),
+	    cmocka_unit_test(test_bound_age),
+	    cmocka_unit_test(test_owner_and_put_again),
+	    cmocka_unit_test(test_encoding),
 	    cmocka_unit_test(test_key_syntax),
+	    cmocka_unit_test(test_no_start_before_takeover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
