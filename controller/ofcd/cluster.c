@@ -419,7 +419,38 @@ void cluster_deposed(struct ofcd *d)
 			 d->loop->cfg->f->name, v.deposed[0] ? v.deposed : "deposed");
 	d->loop->leading = false;
 	d->loop->cl_reload = true;
+	d->loop->takeover_retry_at = d->loop->takeover_backoff = 0;
 	cluster_refresh(d);
+}
+
+#define TAKEOVER_RETRY_FIRST 1.0
+#define TAKEOVER_RETRY_MAX   30.0
+
+void cluster_takeover_failed(struct ofcd *d, double now)
+{
+	double wait = d->loop->takeover_backoff * 2;
+
+	if (wait < TAKEOVER_RETRY_FIRST)
+		wait = TAKEOVER_RETRY_FIRST;
+	if (wait > TAKEOVER_RETRY_MAX)
+		wait = TAKEOVER_RETRY_MAX;
+	d->loop->takeover_backoff = wait;
+	d->loop->takeover_retry_at = now + wait;
+	ofcd_log(d, OFCD_LOG_WARNING,
+		 "the takeover did not finish: this replica leads in etcd but drives nothing; "
+		 "trying again in %.0f s (mutations wait for it)",
+		 wait);
+}
+
+bool cluster_takeover_retry(struct ofcd *d, double now)
+{
+	if (!d->loop->takeover_retry_at || now < d->loop->takeover_retry_at)
+		return false;
+	d->loop->takeover_retry_at = 0;
+	if (!d->loop->cl.leading || d->loop->leading)
+		return false;
+	ofcd_want_cluster_job(d, JOB_TAKEOVER);
+	return true;
 }
 
 void cluster_synced(struct ofcd *d, const struct job *j)

@@ -275,6 +275,9 @@ struct ofcd_loop {
 	char contact_by[64];
 	uint64_t took_over_ms;
 	uint64_t elected_ms; /* the loop learned it leads (STORE_EV_LEADER) */
+	/* a takeover that did not finish: tried again at takeover_retry_at
+	 * (0: none due), the wait doubling (cluster_takeover_failed) */
+	double takeover_retry_at, takeover_backoff;
 	/* etcd's queue (queue.c): the last list written, and a takeover's
 	 * replay going on */
 	uint8_t *q_written;
@@ -374,6 +377,13 @@ bool cluster_refresh(struct ofcd *d);
 void cluster_deposed(struct ofcd *d);
 /* (loop) A takeover or a sync j is done: a reload's ends the staleness. */
 void cluster_synced(struct ofcd *d, const struct job *j);
+/* (loop) A takeover did not finish (the fabric's control could not be
+ * opened again) while etcd still says this replica leads: it is tried
+ * again in 1 s, the wait doubling to 30 s; mutations wait for it. */
+void cluster_takeover_failed(struct ofcd *d, double now);
+/* (loop, the cluster's timer) A failed takeover's next try, when due and
+ * this replica still leads: asked for (ofcd_want_cluster_job); true then. */
+bool cluster_takeover_retry(struct ofcd *d, double now);
 
 /* queue.c: the waiting mutations in etcd. queue_kept: whether j
  * goes there (a client's mutation, not a dry run, on a replica); persist

@@ -521,7 +521,11 @@ void ofcd_job_done(struct ofcd *d, struct job *j)
 		publish(d, j);
 		changed(d);
 		flush_deferred(d, j);
+		if (j->kind == JOB_TAKEOVER && !j->done_ms && store_epoch(d->store) &&
+		    !d->loop->stopping)
+			cluster_takeover_failed(d, now_seconds());
 		if (j->kind == JOB_TAKEOVER && j->done_ms) {
+			d->loop->takeover_backoff = 0;
 			d->loop->leading = store_epoch(d->store) != 0;
 			d->loop->took_over_ms = j->done_ms;
 			cluster_refresh(d); /* (the watchers hear it leads now) */

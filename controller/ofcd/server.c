@@ -183,6 +183,8 @@ static int64_t cluster_timer(struct loop *l, uint64_t id, void *ctx)
 	(void)id;
 	cluster_refresh(d);
 	changed(d);
+	if (cluster_takeover_retry(d, now_seconds()))
+		ofcd_maybe_start(d);
 	return 250;
 }
 

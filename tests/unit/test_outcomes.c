@@ -195,6 +195,38 @@ static void test_no_start_before_takeover(void **state)
 	free(d);
 }
 
+/* A takeover that did not finish is asked for again, 1 s later, then 2 s
+ * after a second failure, while the store says this replica leads; not
+ * once it leads no more. */
+static void test_takeover_retried(void **state)
+{
+	struct ofcd *d = xcalloc(1, sizeof(*d));
+
+	(void)state;
+	d->loop = xcalloc(1, sizeof(*d->loop));
+	d->clustered = true;
+	d->loop->cl.leading = true;
+	cluster_takeover_failed(d, 100.0);
+	assert_false(cluster_takeover_retry(d, 100.9));
+	assert_null(d->loop->cluster_job);
+	assert_true(cluster_takeover_retry(d, 101.0));
+	assert_non_null(d->loop->cluster_job);
+	assert_int_equal(d->loop->cluster_job->kind, JOB_TAKEOVER);
+	assert_false(cluster_takeover_retry(d, 200.0)); /* asked once */
+	job_free(d->loop->cluster_job);
+	d->loop->cluster_job = NULL;
+	cluster_takeover_failed(d, 110.0); /* it failed again: twice the wait */
+	assert_false(cluster_takeover_retry(d, 111.5));
+	d->loop->cl.leading = false; /* deposed meanwhile: nothing to take over */
+	assert_false(cluster_takeover_retry(d, 112.0));
+	assert_null(d->loop->cluster_job);
+	for (int i = 0; i < 10; i++)
+		cluster_takeover_failed(d, 0);
+	assert_true(d->loop->takeover_retry_at <= 30.0);
+	free(d->loop);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +236,7 @@ int main(void)
 	    cmocka_unit_test(test_encoding),
 	    cmocka_unit_test(test_key_syntax),
 	    cmocka_unit_test(test_no_start_before_takeover),
+	    cmocka_unit_test(test_takeover_retried),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
