@@ -708,10 +708,13 @@ void decompose_origin(const struct problem *p, const struct texp *x, struct orig
 	uint32_t na = tx_narcs(x), nd = of->ndest;
 	double *wres = xmalloc(((size_t)na + 1) * sizeof(double)), total = 0;
 	struct tree_ws ws;
-	/* The hops of one tree (or one path, T at most), grown to a tree's
-	 * count: the bound, every arc once per destination, was two blocks
-	 * of 340 MB at 1,024 GPUs, their address space counted against a
-	 * limit on it though hardly a page was touched. */
+	/* The hops of one tree (or one path, T at most): each destination's
+	 * path in it has T arcs at most, and nd * T is at most the arcs of
+	 * the expansion (T layers of at least nd arcs), so na suffices; grown
+	 * if a tree ever needs more. Every arc once per destination, the
+	 * bound reserved before, was two blocks of 340 MB at 1,024 GPUs,
+	 * their address space counted against a limit on it though hardly a
+	 * page was touched. */
 	size_t cap_hops = (size_t)(na > x->T ? na : x->T) + 1;
 	uint32_t *hop_a = xmalloc(cap_hops * sizeof(uint32_t));
 	uint32_t *hop_l = xmalloc(cap_hops * sizeof(uint32_t));
