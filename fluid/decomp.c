@@ -607,6 +607,18 @@ static bool take_tree(const struct texp *x, struct origin_flow *of, double *wres
 }
 
 /* The tree's transfers: an arc carrying several copies is several. */
+/* The hops tree_hops lays out: each arc of the tree once per destination
+ * that takes it, hold-overs not. */
+static size_t tree_nhops(const struct texp *x, const struct tree_ws *ws)
+{
+	size_t nh = 0;
+
+	for (size_t u = 0; u < ws->nused; u++)
+		if (!tx_is_hold(x, ws->used[u]))
+			nh += ws->uses[u];
+	return nh;
+}
+
 static uint32_t tree_hops(const struct texp *x, const struct tree_ws *ws, uint32_t *hop_a,
 			  uint32_t *hop_l)
 {
@@ -696,8 +708,16 @@ void decompose_origin(const struct problem *p, const struct texp *x, struct orig
 	uint32_t na = tx_narcs(x), nd = of->ndest;
 	double *wres = xmalloc(((size_t)na + 1) * sizeof(double)), total = 0;
 	struct tree_ws ws;
-	uint32_t *hop_a = xmalloc(((size_t)na * (nd + 1) + 1) * sizeof(uint32_t));
-	uint32_t *hop_l = xmalloc(((size_t)na * (nd + 1) + 1) * sizeof(uint32_t));
+	/* The hops of one tree (or one path, T at most): each destination's
+	 * path in it has T arcs at most, and nd * T is at most the arcs of
+	 * the expansion (T layers of at least nd arcs), so na suffices; grown
+	 * if a tree ever needs more. Every arc once per destination, the
+	 * bound reserved before, was two blocks of 340 MB at 1,024 GPUs,
+	 * their address space counted against a limit on it though hardly a
+	 * page was touched. */
+	size_t cap_hops = (size_t)(na > x->T ? na : x->T) + 1;
+	uint32_t *hop_a = xmalloc(cap_hops * sizeof(uint32_t));
+	uint32_t *hop_l = xmalloc(cap_hops * sizeof(uint32_t));
 	uint32_t *outs = xmalloc((x->ne + x->nhold + 2) * sizeof(uint32_t));
 	struct refit rf;
 
@@ -717,6 +737,15 @@ void decompose_origin(const struct problem *p, const struct texp *x, struct orig
 
 		if (theta <= 1e-12 || !take_tree(x, of, wres, &ws, &rf, total, &theta))
 			break;
+		size_t need = tree_nhops(x, &ws);
+
+		if (need + 1 > cap_hops) {
+			cap_hops = 2 * need + 1;
+			free(hop_a);
+			free(hop_l);
+			hop_a = xmalloc(cap_hops * sizeof(uint32_t));
+			hop_l = xmalloc(cap_hops * sizeof(uint32_t));
+		}
 		uint32_t nh = tree_hops(x, &ws, hop_a, hop_l);
 
 		if (1 - total - theta <= TOL)

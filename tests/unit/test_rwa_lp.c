@@ -401,6 +401,129 @@ static void test_clp_threads_same(void **state)
 }
 
 /* The names --lp-solver takes. */
+/* A cut loop as the fluid pricing's: min cost arcs of a complete digraph
+ * on CUT_N nodes such that every node but the root is reached (each cut
+ * of the root's side from it >= 1), the cuts found by enumeration and
+ * added a few a round, the dual simplex re-solving from the last basis.
+ * The arcs' costs tie (1, 2 or 3, broken by 1e-9 a column), so Clp's dual
+ * ends by its primal clean-up in some rounds, and the solve that ends so
+ * is settled by the primal at a finer tolerance (rwa/lp_clp.cc, settle):
+ * every round's optimum must be a cold solve's of the same rows. */
+#define CUT_N 8
+
+struct cut_loop {
+	int tail[CUT_N * CUT_N], head[CUT_N * CUT_N], na, nrows;
+	int row_off[512], row_col[512 * CUT_N * CUT_N];
+	double cost[CUT_N * CUT_N];
+};
+
+static void cut_row(struct cut_loop *g, struct lp *lp, unsigned side)
+{
+	int *cols = g->row_col + g->row_off[g->nrows], n = 0;
+	double one[CUT_N * CUT_N];
+
+	for (int a = 0; a < g->na; a++)
+		if ((side >> g->tail[a] & 1) && !(side >> g->head[a] & 1)) {
+			cols[n] = a;
+			one[n++] = 1;
+		}
+	assert_true(lp_add_row(lp, n, cols, one, LP_GE, 1) >= 0);
+	g->row_off[g->nrows + 1] = g->row_off[g->nrows] + n;
+	g->nrows++;
+}
+
+/* The most violated cut separating t from the root under x, or 0. */
+static unsigned worst_cut(const struct cut_loop *g, const double *x, int t)
+{
+	double best = 1 - 1e-7;
+	unsigned side = 0;
+
+	for (unsigned s = 1; s < 1u << CUT_N; s += 2) {
+		double f = 0;
+
+		if (s >> t & 1)
+			continue;
+		for (int a = 0; a < g->na; a++)
+			if ((s >> g->tail[a] & 1) && !(s >> g->head[a] & 1))
+				f += x[a];
+		if (f < best) {
+			best = f;
+			side = s;
+		}
+	}
+	return side;
+}
+
+/* The same rows in a fresh model, from the slack basis: its optimum. */
+static double cold_optimum(const struct cut_loop *g)
+{
+	struct ofc_error err = {0};
+	struct lp *lp = lp_new_on(g->na, LP_SOLVER_CLP, &err);
+	double one[CUT_N * CUT_N], v;
+
+	assert_non_null(lp);
+	for (int a = 0; a < g->na; a++) {
+		lp_set_obj_coef(lp, a, g->cost[a]);
+		one[a] = 1;
+	}
+	for (int r = 0; r < g->nrows; r++)
+		lp_add_row(lp, g->row_off[r + 1] - g->row_off[r], g->row_col + g->row_off[r], one,
+			   LP_GE, 1);
+	assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+	v = lp_objective(lp);
+	lp_free(lp);
+	return v;
+}
+
+static void cut_loop_on(uint64_t seed)
+{
+	struct ofc_error err = {0};
+	struct cut_loop *g = calloc(1, sizeof(*g));
+	double x[CUT_N * CUT_N];
+	struct lp *lp;
+
+	for (int u = 0; u < CUT_N; u++)
+		for (int v = 1; v < CUT_N; v++)
+			if (u != v) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				g->tail[g->na] = u;
+				g->head[g->na] = v;
+				g->cost[g->na] =
+				    1 + (double)(seed >> 62 < 3 ? seed >> 62 : 0) + 1e-9 * g->na;
+				g->na++;
+			}
+	lp = lp_new_on(g->na, LP_SOLVER_CLP, &err);
+	assert_non_null(lp);
+	for (int a = 0; a < g->na; a++)
+		lp_set_obj_coef(lp, a, g->cost[a]);
+	lp_set_simplex(lp, LP_SIMPLEX_DUAL);
+	cut_row(g, lp, 1); /* the root's own cut: Clp's dual needs a row */
+	for (int added = 1; added;) {
+		assert_int_equal(lp_solve(lp, &err), LP_OPTIMAL);
+		assert_true(lp_iterations(lp) >= 0);
+		assert_true(fabs(lp_objective(lp) - cold_optimum(g)) <= 1e-6);
+		lp_solution(lp, x);
+		added = 0;
+		for (int t = 1; t < CUT_N && added < 3 && g->nrows < 500; t++) {
+			unsigned side = worst_cut(g, x, t);
+
+			if (side) {
+				cut_row(g, lp, side);
+				added++;
+			}
+		}
+	}
+	lp_free(lp);
+	free(g);
+}
+
+static void test_clp_cut_loop(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40; seed++)
+		cut_loop_on(seed);
+}
+
 static void test_solver_names(void **state)
 {
 	enum lp_solver s;
@@ -483,6 +606,7 @@ int main(void)
 	    cmocka_unit_test(test_iteration_limit),
 	    cmocka_unit_test(test_delete_rows_warm),
 	    cmocka_unit_test(test_clp_threads_same),
+	    cmocka_unit_test(test_clp_cut_loop),
 	    cmocka_unit_test(test_solver_names),
 	    cmocka_unit_test(test_clp_refused_said),
 	};
