@@ -606,7 +606,6 @@ static bool take_tree(const struct texp *x, struct origin_flow *of, double *wres
 	return false;
 }
 
-/* The tree's transfers: an arc carrying several copies is several. */
 /* The hops tree_hops lays out: each arc of the tree once per destination
  * that takes it, hold-overs not. */
 static size_t tree_nhops(const struct texp *x, const struct tree_ws *ws)
@@ -619,6 +618,7 @@ static size_t tree_nhops(const struct texp *x, const struct tree_ws *ws)
 	return nh;
 }
 
+/* The tree's transfers: an arc carrying several copies is several. */
 static uint32_t tree_hops(const struct texp *x, const struct tree_ws *ws, uint32_t *hop_a,
 			  uint32_t *hop_l)
 {
