@@ -612,7 +612,8 @@ static int run_phase(struct dw *d, bool phase2, double lb, double *zout, double 
 				d->ncols);
 		if (!added || gap_closed(p, z, lb))
 			break;
-		if (past_deadline(p)) {
+		if (past_deadline(p) || (phase2 && p->opts && p->opts->phase2_iterations &&
+					 it + 1 >= p->opts->phase2_iterations)) {
 			*timed_out = true;
 			break;
 		}
@@ -973,6 +974,27 @@ static int dw_realise(struct dw *d, struct fluid_result *r, bool *timed, struct 
 	return 0;
 }
 
+/* The master's solution the routing lays out (lambda). Copy collectives
+ * route actual trees alone: a relaxation column is a usage, not a tree,
+ * and its arcs rounded to copies are no tree either (a vertex sends what
+ * it never received, or sends twice what it received once), so a phase 2
+ * stopped by its limit before the realisation routes the trees found so
+ * far, as does a realisation stopped in its phase 1. Their mix at phase
+ * 2's R where they reach it; else (timed: *least_r) their least R, as
+ * dw_solve routes a run stopped before phase 2. */
+static int dw_route_master(struct dw *d, double *lambda, bool timed, bool *least_r,
+			   struct ofc_error *err)
+{
+	d->trees_only = d->p->copy;
+	if (!isnan(solve_master(d, true, lambda, err)))
+		return 0;
+	if (!timed)
+		return -1;
+	memset(err, 0, sizeof(*err));
+	*least_r = true;
+	return isnan(solve_master(d, false, lambda, err)) ? -1 : 0;
+}
+
 /* Phase 2 at R = R*(1 + slack), the realisation, and the routing of the
  * master's solution. */
 static int dw_phase2(struct dw *d, const struct fluid_group *grp, double **lambda, bool *timed,
@@ -1009,10 +1031,13 @@ static int dw_phase2(struct dw *d, const struct fluid_group *grp, double **lambd
 	malloc_trim(0);
 #endif
 	*lambda = xreallocarray(*lambda, d->ncols + 1, sizeof(double));
-	if (isnan(solve_master(d, true, *lambda, err)))
+	bool least_r = false;
+
+	if (dw_route_master(d, *lambda, *timed, &least_r, err) < 0)
 		return -1;
 	dw_routing(d, *lambda, grp, r);
-	r->routing.exact = r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
+	r->routing.exact = !least_r &&
+			   r->routing.r_actual <= r->rstar * (1 + 10 * p->slack + p->gap) &&
 			   r->routing.cost <= r->objective * (1 + 10 * p->slack + p->gap) + 1e-9;
 	return 0;
 }

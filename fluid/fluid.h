@@ -297,6 +297,10 @@ struct fluid_opts {
 	/* Tests: the simplex iterations below which no pricing solve is
 	 * taken for a stall (fluid/pricing.c); 0: its own floor. */
 	uint32_t stall_floor;
+	/* Tests: each DW phase 2 (the relaxation's and the trees') stops
+	 * after this many iterations as at the time limit, however fast the
+	 * machine; 0: none. */
+	uint32_t phase2_iterations;
 	void (*progress)(void *ctx, const struct fluid_progress *p);
 	void *progress_ctx;
 };

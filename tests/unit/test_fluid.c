@@ -731,6 +731,44 @@ static void test_stall_by_iterations(void **state)
 	fluid_net_free(&n);
 }
 
+/* A DW phase 2 stopped at its limit (here by iterations,
+ * opts.phase2_iterations, so on any machine) still routes actual trees:
+ * its master held the relaxation's columns (usages, not trees), whose arcs
+ * rounded to copies had a vertex send data it never received or copy where
+ * it cannot (the verifier's "sends that data more often than it received
+ * it" on all-links-4 with --method dw --time-limit 5). Plain DW on model W's
+ * server, stopped after 1 to 3 iterations: every schedule verifies, at the
+ * R its trees need (their least R where they do not reach R*). */
+static void test_dw_phase2_stopped_routes_trees(void **state)
+{
+	struct fluid_net n;
+	uint32_t stopped = 0;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(fluid_build_modelw(&n, 1, FLUID_ALL_LINKS, NULL, &err), 0);
+	for (uint32_t cap = 1; cap <= 3; cap++) {
+		struct fluid_result r;
+		struct fluid_opts o = {.collective = FLUID_ALLGATHER,
+				       .method = FLUID_DW,
+				       .hops = 4,
+				       .slack = 2e-5,
+				       .phase2_iterations = cap};
+		struct verify_report vr;
+
+		if (fluid_solve(&n, &o, &r, &err) != 0)
+			fail_msg("phase 2 cap %u: %s", cap, err.msg);
+		print_message("phase 2 cap %u: stop %d, R* %.9g, trees' R %.9g\n", cap, (int)r.stop,
+			      r.rstar, r.routing.r_actual);
+		stopped += r.stop == FLUID_STOP_TIME;
+		if (theorem4_check(&n, &r, 3, &vr) != 0)
+			fail_msg("phase 2 cap %u: verifier: %s", cap, vr.error);
+		fluid_result_free(&r);
+	}
+	fluid_net_free(&n);
+	assert_true(stopped > 0); /* the cap took effect */
+}
+
 /* The layers summed: LP 4.2 without layers at phase 2's R is a
  * relaxation of every hop limit, so its optimum never exceeds the objective
  * at any T; at the tables' T it meets it (T is enough), at a T too short for
@@ -1197,6 +1235,7 @@ int main(void)
 	    cmocka_unit_test(test_modelw_cuts_once),
 	    cmocka_unit_test(test_fluid_threads_same),
 	    cmocka_unit_test(test_stall_by_iterations),
+	    cmocka_unit_test(test_dw_phase2_stopped_routes_trees),
 	    cmocka_unit_test(test_modelw_any_hops),
 	    cmocka_unit_test(test_yaml_modelw),
 	    cmocka_unit_test(test_yaml_errors),
