@@ -81,15 +81,21 @@ static void write_phase_text(FILE *out, const struct fluid_answer *a, const stru
 		rep->steps, rep->step_time, unit, rep->latency, unit);
 	/* What this decomposition found, against the relaxation: its trees'
 	 * gap, which another method's may close on the same fabric (no proof
-	 * that no schedule meets R*). */
-	if (!r->routing.exact)
+	 * that no schedule meets R*), or the time limit left. Without an
+	 * objective (stopped before the cost phase) no ratio to it. */
+	if (!r->routing.exact) {
+		char obj[48] = "";
+
+		if (r->objective > 0)
+			snprintf(obj, sizeof(obj), ", x%.4f the objective",
+				 r->routing.cost / r->objective);
 		fprintf(out,
-			"                (%s's trees need R %.6g s/GB, x%.4f R*, cost %.6f, "
-			"x%.4f the objective: the gap its decomposition left to the "
-			"relaxation)\n",
+			"                (%s's trees need R %.6g s/GB, x%.4f R*, cost %.6f%s: "
+			"the gap %s left to the relaxation)\n",
 			fluid_method_name(r->method), r->routing.r_actual,
-			r->rstar > 0 ? r->routing.r_actual / r->rstar : NAN, r->routing.cost,
-			r->objective > 0 ? r->routing.cost / r->objective : NAN);
+			r->rstar > 0 ? r->routing.r_actual / r->rstar : NAN, r->routing.cost, obj,
+			r->stop == FLUID_STOP_TIME ? "the time limit" : "its decomposition");
+	}
 }
 
 static void write_text(FILE *out, const struct schedule_query *q, const struct fluid_answer *a)
