@@ -51,14 +51,14 @@ struct stop_call {
 class Stop : public ClpEventHandler
 {
       public:
-	const stop_call *call = nullptr;
+	stop_call *call = nullptr; // the clp's own (its cleaned flag is set here)
 
 	int event(Event e) override
 	{
 		// the dual's end, before ClpSimplex::dual's clean-up: status 10
 		// is "clean up by the primal" (dual infeasibilities left)
 		if (e == looksEndInDual && model_->problemStatus() == 10)
-			const_cast<stop_call *>(call)->cleaned = true;
+			call->cleaned = true;
 		if (e != endOfIteration && e != endOfFactorization)
 			return -1;
 		return call->fn && call->fn(call->ctx) ? 5 : -1;

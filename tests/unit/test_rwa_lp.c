@@ -400,7 +400,6 @@ static void test_clp_threads_same(void **state)
 	}
 }
 
-/* The names --lp-solver takes. */
 /* A cut loop as the fluid pricing's: min cost arcs of a complete digraph
  * on CUT_N nodes such that every node but the root is reached (each cut
  * of the root's side from it >= 1), the cuts found by enumeration and
@@ -524,6 +523,7 @@ static void test_clp_cut_loop(void **state)
 		cut_loop_on(seed);
 }
 
+/* The names --lp-solver takes. */
 static void test_solver_names(void **state)
 {
 	enum lp_solver s;
