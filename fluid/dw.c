@@ -858,7 +858,7 @@ static int dw_pricers(struct dw *d, const struct fluid_group *grp, struct fluid_
 	d->pr = xcalloc(d->ncls, sizeof(struct pricer));
 	d->conv_first = xmalloc((d->ncls + 1) * sizeof(uint32_t));
 	for (uint32_t k = 0; k < d->ncls; k++) {
-		if (pricer_init(&d->pr[k], p, d->x, d->rep[k], grp != NULL, err) < 0)
+		if (pricer_init(&d->pr[k], p, d->x, d->rep[k], grp, err) < 0)
 			return -1;
 		d->conv_first[k] = d->nconv;
 		d->nconv += p->copy ? 1 : d->pr[k].ndest;

@@ -163,6 +163,11 @@ struct fluid_group {
 	uint32_t *vert; /* order * nverts: vert[i * nverts + v] = h_i(v) */
 	uint32_t *arc;	/* order * narcs */
 	uint32_t *set;	/* order * nsets */
+	/* fluid_group_blocks': the servers, nblocks blocks of bsize vertices
+	 * from vertex 0, each element a shift of the blocks (element
+	 * sh * order / nblocks the pure one, by sh) times one server's map;
+	 * 0 for other groups */
+	uint32_t nblocks, bsize;
 };
 void fluid_group_free(struct fluid_group *g);
 /* What a symmetry search may take (NULL: no clock, FLUID_GROUP_BYTES): past

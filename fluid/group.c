@@ -948,6 +948,8 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 		fluid_group_free(g);
 		goto out;
 	}
+	g->nblocks = nblocks;
+	g->bsize = bsize;
 	rc = 0;
 out:
 	graph_group_free(&gg);

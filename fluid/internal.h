@@ -249,6 +249,12 @@ struct pricer {
 	uint32_t origin;
 	uint32_t ndest, *dest;
 	uint32_t ncols;
+	/* The LP's columns: one per column, or one per orbit of the origin's
+	 * stabiliser (orbits.c: col_lp maps a column to its orbit's); the
+	 * destinations whose max flows find the cuts: every one, or nsep
+	 * (their indices in dest), one per orbit. */
+	uint32_t nlp, *col_lp;
+	uint32_t nsep, *sep;
 	uint32_t *col_arc;	       /* column -> G^T arc */
 	uint32_t *arc_col;	       /* G^T arc -> column, UINT32_MAX */
 	uint32_t *col_tail, *col_head; /* column -> its arc's G^T nodes (the cuts' test) */
@@ -263,6 +269,7 @@ struct pricer {
 	 * the LP, and which were slack when last looked at. */
 	uint32_t npool, cap_pool, *pool_off;
 	int *pool_col;
+	double *pool_val; /* each entry's coefficient: how many columns of its orbit */
 	size_t cap_pool_col;
 	uint8_t *pool_in, *pool_slack;
 	uint32_t *pool_hash; /* open addressing: pool index + 1, 0 empty */
@@ -286,10 +293,15 @@ struct pricer {
 	double *dist;
 	uint32_t *pred;
 };
-/* mirrored: one pricer per orbit of origins (the solver's default depends
- * on it, fluid_lp_solver). */
+/* grp: the mirrored master's group, one pricer per orbit of origins (the
+ * solver's default depends on it, fluid_lp_solver; and the cut LP may be
+ * solved on the origin's stabiliser's orbits); NULL: plain DW. */
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
-		bool mirrored, struct ofc_error *err);
+		const struct fluid_group *grp, struct ofc_error *err);
+/* The cut LP over the orbits of the origin's stabiliser in grp (orbits.c),
+ * where one can be had: true, col_lp, nlp, sep and nsep set, and *vrep
+ * (caller frees) each vertex's orbit's representative. */
+bool pricer_orbits(struct pricer *pr, const struct fluid_group *grp, uint32_t **vrep);
 void pricer_free(struct pricer *pr);
 /* The cut LP, its pool and max flows freed (the counters, the columns'
  * map and the destinations kept): a pricer that prices no more, before

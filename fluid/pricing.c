@@ -11,6 +11,10 @@
  * the cut nearest the sink) of every destination short of 1, repeat. Cuts do
  * not depend on the prices, so one model per origin lives through all
  * iterations and both phases, and later pricings start with the cuts found.
+ * Where servers other than the origin's may be swapped (orbits.c), the LP
+ * has a variable per orbit of arcs under those swaps and the max flows run
+ * to one destination per orbit (at 1,024 GPUs of model W: 341 columns and
+ * 15 destinations where every column took 7,523 and 1,023).
  *
  * All-to-all needs no LP (notes Sec. 8.5): a destination's cheapest column
  * is a shortest path in the DAG G^T. */
@@ -42,15 +46,17 @@ static bool column_arc(const struct texp *x, uint32_t a, uint32_t o, const uint6
 struct cut_worker {
 	struct maxflow mf; /* a view (not worker 0's) */
 	uint64_t *side, *side2;
-	int *cols; /* this round's cuts, as columns */
+	int *cols;    /* this round's cuts, as LP columns */
+	double *vals; /* and their coefficients */
 	size_t ncols, cap_cols;
+	uint32_t *count; /* nlp: a cut's columns per LP column (orbits) */
 };
 /* Destination j's outcome in a round. */
 struct cut_found {
 	bool short_of_one; /* its max flow is short of 1: cuts follow */
 	bool second;	   /* the cut nearest the sink is another one */
 	uint32_t worker, n1, n2;
-	size_t at; /* into the worker's cols: n1 columns, then n2 */
+	size_t at; /* into the worker's cols and vals: n1 entries, then n2 */
 };
 /* A destination's max flow takes microseconds (256 GPUs: a round's 255
  * about 0.25 ms on one core), about what starting a thread costs: blocks
@@ -60,8 +66,7 @@ struct cut_found {
 struct cut_par {
 	unsigned nworkers;
 	struct cut_worker *w;
-	struct cut_found *found; /* per destination */
-	double *ones;		 /* a cut's coefficients */
+	struct cut_found *found; /* per destination that finds cuts */
 };
 
 /* A cut's columns hashed (FNV-1a): the pool's index of its cuts. */
@@ -74,9 +79,10 @@ static uint32_t cut_hash(const int *cols, uint32_t n)
 	return (uint32_t)(h ^ h >> 32);
 }
 
-/* The pool's cut of the n columns cols (both in column order), or
- * UINT32_MAX; *slot: where it is or would go. */
-static uint32_t pool_find(const struct pricer *pr, const int *cols, uint32_t n, uint32_t *slot)
+/* The pool's cut of the n columns cols with coefficients vals (both in
+ * column order), or UINT32_MAX; *slot: where it is or would go. */
+static uint32_t pool_find(const struct pricer *pr, const int *cols, const double *vals, uint32_t n,
+			  uint32_t *slot)
 {
 	uint32_t mask = pr->cap_hash - 1, at = cut_hash(cols, n) & mask;
 
@@ -88,7 +94,8 @@ static uint32_t pool_find(const struct pricer *pr, const int *cols, uint32_t n, 
 			return UINT32_MAX;
 		i--;
 		if (pr->pool_off[i + 1] - pr->pool_off[i] == n &&
-		    !memcmp(pr->pool_col + pr->pool_off[i], cols, n * sizeof(int)))
+		    !memcmp(pr->pool_col + pr->pool_off[i], cols, n * sizeof(int)) &&
+		    !memcmp(pr->pool_val + pr->pool_off[i], vals, n * sizeof(double)))
 			return i;
 	}
 }
@@ -106,14 +113,17 @@ static void pool_hash_room(struct pricer *pr)
 	for (uint32_t i = 0; i < pr->npool; i++) {
 		uint32_t n = pr->pool_off[i + 1] - pr->pool_off[i];
 
-		pool_find(pr, pr->pool_col + pr->pool_off[i], n, &slot);
+		pool_find(pr, pr->pool_col + pr->pool_off[i], pr->pool_val + pr->pool_off[i], n,
+			  &slot);
 		pr->pool_hash[slot] = i + 1;
 	}
 }
 
-/* A cut of the n columns cols into the pool and the LP; with skip_dups,
- * slot is where pool_find (after pool_hash_room) would put it. */
-static int pool_put(struct pricer *pr, const int *cols, uint32_t n, uint32_t slot)
+/* A cut of the n columns cols (coefficients vals) into the pool and the
+ * LP; with skip_dups, slot is where pool_find (after pool_hash_room) would
+ * put it. */
+static int pool_put(struct pricer *pr, const int *cols, const double *vals, uint32_t n,
+		    uint32_t slot)
 {
 	if (pr->skip_dups)
 		pr->pool_hash[slot] = pr->npool + 1;
@@ -131,31 +141,33 @@ static int pool_put(struct pricer *pr, const int *cols, uint32_t n, uint32_t slo
 	if (at + n > pr->cap_pool_col) {
 		pr->cap_pool_col = 2 * (at + n);
 		pr->pool_col = xreallocarray(pr->pool_col, pr->cap_pool_col, sizeof(int));
+		pr->pool_val = xreallocarray(pr->pool_val, pr->cap_pool_col, sizeof(double));
 	}
 	memcpy(pr->pool_col + at, cols, n * sizeof(int));
+	memcpy(pr->pool_val + at, vals, n * sizeof(double));
 	pr->pool_off[pr->npool + 1] = (uint32_t)(at + n);
 	pr->pool_slack[pr->npool] = 0;
 	pr->row_pool[pr->nrow_pool++] = pr->npool;
 	pr->pool_in[pr->npool++] = 1;
-	return lp_add_row(pr->lp, (int)n, cols, pr->par->ones, LP_GE, 1) < 0 ? -1 : 0;
+	return lp_add_row(pr->lp, (int)n, cols, vals, LP_GE, 1) < 0 ? -1 : 0;
 }
 
-static int pool_add(struct pricer *pr, const int *cols, uint32_t n)
+static int pool_add(struct pricer *pr, const int *cols, const double *vals, uint32_t n)
 {
 	uint32_t slot = 0;
 
 	if (pr->skip_dups) {
 		pool_hash_room(pr);
-		pool_find(pr, cols, n, &slot);
+		pool_find(pr, cols, vals, n, &slot);
 	}
-	return pool_put(pr, cols, n, slot);
+	return pool_put(pr, cols, vals, n, slot);
 }
 
 /* A fresh LP: the columns and the (3.12) rows, no cuts. */
 static void lp_fresh(struct pricer *pr)
 {
 	lp_free(pr->lp);
-	pr->lp = lp_new_known((int)pr->ncols, pr->solver);
+	pr->lp = lp_new_known((int)pr->nlp, pr->solver);
 	pr->nrow_pool = 0;
 	/* Rows are added after solves (the cuts): lp_solve's scaling, fixed
 	 * at the first solve, then leaves new rows unscaled and re-solves
@@ -195,7 +207,7 @@ static bool pool_mark(struct pricer *pr, const double *sol)
 		if (!pr->pool_in[i])
 			continue;
 		for (uint32_t k = pr->pool_off[i]; k < pr->pool_off[i + 1]; k++)
-			act += sol[pr->pool_col[k]];
+			act += pr->pool_val[k] * sol[pr->pool_col[k]];
 		pr->pool_slack[i] = act > 1 + 1e-6;
 		in++;
 		slack += pr->pool_slack[i];
@@ -217,7 +229,8 @@ static void pool_rebuild(struct pricer *pr)
 			pr->purged++;
 			continue;
 		}
-		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->par->ones, LP_GE, 1);
+		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i],
+			   pr->pool_val + pr->pool_off[i], LP_GE, 1);
 		pr->row_pool[pr->nrow_pool++] = i;
 	}
 }
@@ -271,10 +284,11 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
 		if (pr->pool_in[i])
 			continue;
 		for (uint32_t k = pr->pool_off[i]; k < pr->pool_off[i + 1]; k++)
-			act += sol[pr->pool_col[k]];
+			act += pr->pool_val[k] * sol[pr->pool_col[k]];
 		if (act >= 1 - CUT_TOL)
 			continue;
-		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i], pr->par->ones, LP_GE, 1);
+		lp_add_row(pr->lp, (int)n, pr->pool_col + pr->pool_off[i],
+			   pr->pool_val + pr->pool_off[i], LP_GE, 1);
 		pr->row_pool[pr->nrow_pool++] = i;
 		pr->pool_in[i] = 1;
 		back++;
@@ -282,18 +296,35 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
 	return back;
 }
 
-/* The columns crossing the cut of side (the source's side, or with
- * sink_side the sink's) into cols; how many. */
-static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sink_side, int *cols)
+/* The cut of side (the source's side, or with sink_side the sink's) as a
+ * row: the LP columns crossing it into cols, in order, and into vals how
+ * many of their columns do (1 each without orbits); how many entries.
+ * count: nlp zeros, left zero. */
+static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sink_side, int *cols,
+			 double *vals, uint32_t *count)
 {
 	uint32_t n = 0;
 
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		bool t_in = bit_test(side, pr->col_tail[c]), h_in = bit_test(side, pr->col_head[c]);
 
-		if (sink_side ? (!t_in && h_in) : (t_in && !h_in))
-			cols[n++] = (int)c;
+		if (!(sink_side ? (!t_in && h_in) : (t_in && !h_in)))
+			continue;
+		if (pr->col_lp) {
+			count[pr->col_lp[c]]++;
+			continue;
+		}
+		cols[n] = (int)c;
+		vals[n++] = 1;
 	}
+	if (!pr->col_lp)
+		return n;
+	for (uint32_t j = 0; j < pr->nlp; j++)
+		if (count[j]) {
+			cols[n] = (int)j;
+			vals[n++] = count[j];
+			count[j] = 0;
+		}
 	return n;
 }
 
@@ -306,7 +337,8 @@ static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sin
  * bench/results/fluid.md).
  * With skip_dups a cut the pool holds out of the LP goes back in, and
  * one the LP holds is not added again. */
-static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_error *err)
+static int add_cut(struct pricer *pr, const int *cols, const double *vals, uint32_t n,
+		   struct ofc_error *err)
 {
 	uint32_t slot = 0, i = UINT32_MAX;
 
@@ -314,20 +346,20 @@ static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_er
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: an empty cut (a bug)");
 	if (pr->skip_dups) {
 		pool_hash_room(pr);
-		i = pool_find(pr, cols, n, &slot);
+		i = pool_find(pr, cols, vals, n, &slot);
 	}
 	if (i != UINT32_MAX) {
 		if (pr->pool_in[i]) {
 			pr->dup_cuts++;
 			return 0;
 		}
-		if (lp_add_row(pr->lp, (int)n, cols, pr->par->ones, LP_GE, 1) < 0)
+		if (lp_add_row(pr->lp, (int)n, cols, vals, LP_GE, 1) < 0)
 			return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
 		pr->row_pool[pr->nrow_pool++] = i;
 		pr->pool_in[i] = 1;
 		return 1;
 	}
-	if (pool_put(pr, cols, n, slot) < 0)
+	if (pool_put(pr, cols, vals, n, slot) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "pricing: lp_solve refused a cut");
 	pr->cuts++;
 	return 1;
@@ -336,7 +368,7 @@ static int add_cut(struct pricer *pr, const int *cols, uint32_t n, struct ofc_er
 static void cut_par_init(struct pricer *pr)
 {
 	uint32_t words = (tx_nnodes(pr->x) + 63) / 64;
-	unsigned n = parallel_workers(pr->ndest, CUT_GRAIN, pr->p->opts->threads);
+	unsigned n = parallel_workers(pr->nsep, CUT_GRAIN, pr->p->opts->threads);
 	struct cut_par *cp = xcalloc(1, sizeof(*cp));
 
 	cp->nworkers = n;
@@ -346,11 +378,10 @@ static void cut_par_init(struct pricer *pr)
 			maxflow_view(&cp->w[i].mf, &pr->mf);
 		cp->w[i].side = xmalloc(words * 8);
 		cp->w[i].side2 = xmalloc(words * 8);
+		if (pr->col_lp)
+			cp->w[i].count = xcalloc((size_t)pr->nlp + 1, sizeof(uint32_t));
 	}
-	cp->found = xcalloc(pr->ndest + 1, sizeof(*cp->found));
-	cp->ones = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
-	for (uint32_t c = 0; c < pr->ncols; c++)
-		cp->ones[c] = 1;
+	cp->found = xcalloc(pr->nsep + 1, sizeof(*cp->found));
 	pr->par = cp;
 }
 
@@ -364,10 +395,11 @@ static void cut_par_free(struct cut_par *cp)
 		free(cp->w[i].side);
 		free(cp->w[i].side2);
 		free(cp->w[i].cols);
+		free(cp->w[i].vals);
+		free(cp->w[i].count);
 	}
 	free(cp->w);
 	free(cp->found);
-	free(cp->ones);
 	free(cp);
 }
 
@@ -385,28 +417,36 @@ static bool same_cut(const uint64_t *side, const uint64_t *side2, uint32_t nn)
 	return true;
 }
 
-/* A worker's part of a round: destination j's max flow on capacities w
- * and, when it is short of 1, its min cut and the cut nearest the sink. */
-static void cut_dest(void *ctx, size_t j, unsigned worker)
+/* A worker's part of a round: the i-th separating destination's max flow
+ * on capacities w and, when it is short of 1, its min cut and the cut
+ * nearest the sink. */
+static void cut_dest(void *ctx, size_t i, unsigned worker)
 {
 	struct pricer *pr = ctx;
 	const struct texp *x = pr->x;
 	struct cut_worker *cw = &pr->par->w[worker];
-	struct cut_found *fd = &pr->par->found[j];
+	struct cut_found *fd = &pr->par->found[i];
 	struct maxflow *mf = worker ? &cw->mf : &pr->mf;
-	uint32_t sink = x->T * x->nv + pr->dest[j];
+	uint32_t sink = x->T * x->nv + pr->dest[pr->sep[i]];
 
 	fd->short_of_one = maxflow_run(mf, pr->origin, sink, 1) < 1 - CUT_TOL;
 	if (!fd->short_of_one)
 		return;
-	GROW(cw->cols, cw->cap_cols, cw->ncols + 2 * (size_t)pr->ncols);
+	size_t cap = cw->cap_cols;
+
+	GROW(cw->cols, cw->cap_cols, cw->ncols + 2 * (size_t)pr->nlp);
+	if (cw->cap_cols != cap)
+		cw->vals = xreallocarray(cw->vals, cw->cap_cols, sizeof(double));
 	fd->worker = worker;
 	fd->at = cw->ncols;
 	maxflow_source_side(mf, pr->origin, cw->side);
-	fd->n1 = cut_cols(pr, cw->side, false, cw->cols + cw->ncols);
+	fd->n1 =
+	    cut_cols(pr, cw->side, false, cw->cols + cw->ncols, cw->vals + cw->ncols, cw->count);
 	maxflow_sink_side(mf, sink, cw->side2);
 	fd->second = !same_cut(cw->side, cw->side2, tx_nnodes(x));
-	fd->n2 = fd->second ? cut_cols(pr, cw->side2, true, cw->cols + cw->ncols + fd->n1) : 0;
+	fd->n2 = fd->second ? cut_cols(pr, cw->side2, true, cw->cols + cw->ncols + fd->n1,
+				       cw->vals + cw->ncols + fd->n1, cw->count)
+			    : 0;
 	cw->ncols += fd->n1 + fd->n2;
 }
 
@@ -422,19 +462,20 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 
 	for (unsigned i = 0; i < cp->nworkers; i++)
 		cp->w[i].ncols = 0;
-	parallel_for(pr->ndest, CUT_GRAIN, cp->nworkers, cut_dest, pr);
-	for (uint32_t j = 0; j < pr->ndest; j++) {
-		const struct cut_found *fd = &cp->found[j];
+	parallel_for(pr->nsep, CUT_GRAIN, cp->nworkers, cut_dest, pr);
+	for (uint32_t i = 0; i < pr->nsep; i++) {
+		const struct cut_found *fd = &cp->found[i];
 
 		/* (a worker that found no cut has no cols array: NULL) */
 		if (!fd->short_of_one)
 			continue;
 		const int *cols = cp->w[fd->worker].cols + fd->at;
+		const double *vals = cp->w[fd->worker].vals + fd->at;
 
-		int a1 = add_cut(pr, cols, fd->n1, err), a2 = 0;
+		int a1 = add_cut(pr, cols, vals, fd->n1, err), a2 = 0;
 
 		if (a1 >= 0 && fd->second)
-			a2 = add_cut(pr, cols + fd->n1, fd->n2, err);
+			a2 = add_cut(pr, cols + fd->n1, vals + fd->n1, fd->n2, err);
 		if (a1 < 0 || a2 < 0)
 			return -1;
 		added += a1 + a2;
@@ -442,9 +483,155 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 	return added;
 }
 
-int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
-		bool mirrored, struct ofc_error *err)
+/* (3.12): w in = w out at every node of a vertex that cannot copy, a row
+ * per node over the columns. */
+static void cons_rows(struct pricer *pr)
 {
+	const struct problem *p = pr->p;
+	const struct texp *x = pr->x;
+	uint32_t nn = tx_nnodes(x);
+	uint32_t *deg = xcalloc((size_t)nn + 2, sizeof(uint32_t));
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c];
+
+		if (p->conserve[tx_vertex_from(x, a)])
+			deg[tx_tail(x, a) + 1]++;
+		if (p->conserve[tx_vertex_to(x, a)])
+			deg[tx_head(x, a) + 1]++;
+	}
+	for (uint32_t v = 0; v < nn; v++)
+		deg[v + 1] += deg[v];
+	int *rc = xmalloc(((size_t)deg[nn] + 1) * sizeof(int));
+	double *rv = xmalloc(((size_t)deg[nn] + 1) * sizeof(double));
+	uint32_t *fill = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+
+	memcpy(fill, deg, (size_t)nn * sizeof(uint32_t));
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c], t = tx_tail(x, a), h = tx_head(x, a);
+
+		if (p->conserve[tx_vertex_from(x, a)]) {
+			rc[fill[t]] = (int)c;
+			rv[fill[t]++] = -1;
+		}
+		if (p->conserve[tx_vertex_to(x, a)]) {
+			rc[fill[h]] = (int)c;
+			rv[fill[h]++] = 1;
+		}
+	}
+	/* Kept to rebuild the LP: a row per node with entries; empty nodes
+	 * add nothing between them, so the rows are contiguous in rc. */
+	pr->cons_off = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
+	pr->cons_off[0] = 0;
+	for (uint32_t v = 0; v < nn; v++)
+		if (deg[v + 1] > deg[v])
+			pr->cons_off[++pr->ncons] = deg[v + 1];
+	pr->cons_col = rc;
+	pr->cons_val = rv;
+	free(deg);
+	free(fill);
+}
+
+/* Start with the obvious cuts: the origin uploads a unit, and each
+ * destination downloads one (its arrivals at any layer); on the orbits
+ * one per orbit of destinations, the others' rows being the same. */
+static void first_cuts(struct pricer *pr)
+{
+	const struct texp *x = pr->x;
+	double *vals = xmalloc(((size_t)pr->ncols + 1) * sizeof(double));
+	uint32_t *count = pr->col_lp ? xcalloc((size_t)pr->nlp + 1, sizeof(uint32_t)) : NULL;
+
+	for (int side = 0; side < 2; side++)
+		for (uint32_t i = 0; i < (side ? pr->nsep : 1); i++) {
+			uint32_t v = side ? pr->dest[pr->sep[i]] : pr->origin, n = 0;
+
+			for (uint32_t c = 0; c < pr->ncols; c++) {
+				uint32_t a = pr->col_arc[c];
+
+				if (tx_is_hold(x, a))
+					continue;
+				if (!(side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v))
+					continue;
+				if (count) {
+					count[pr->col_lp[c]]++;
+					continue;
+				}
+				pr->objc[n] = (int)c;
+				vals[n++] = 1;
+			}
+			for (uint32_t j = 0; count && j < pr->nlp; j++)
+				if (count[j]) {
+					pr->objc[n] = (int)j;
+					vals[n++] = count[j];
+					count[j] = 0;
+				}
+			pool_add(pr, pr->objc, vals, n);
+		}
+	free(vals);
+	free(count);
+}
+
+/* The (3.12) rows on the orbits: the row of each node that is its orbit's
+ * own (the others' are the same row), its columns' LP columns merged and
+ * those that cancel dropped. */
+static void cons_on_orbits(struct pricer *pr, const uint32_t *vrep)
+{
+	uint32_t nv = pr->x->nv;
+	uint32_t nrows = 0, at = 0, *count = xcalloc((size_t)pr->nlp + 1, sizeof(uint32_t));
+	/* (the rows are rewritten in place, shorter: their old ends read here) */
+	uint32_t *off = xmalloc(((size_t)pr->ncons + 1) * sizeof(uint32_t));
+	double *sum = xcalloc((size_t)pr->nlp + 1, sizeof(double));
+	int *touched = xmalloc(((size_t)pr->nlp + 1) * sizeof(int));
+
+	memcpy(off, pr->cons_off, ((size_t)pr->ncons + 1) * sizeof(uint32_t));
+	for (uint32_t r = 0; r < pr->ncons; r++) {
+		uint32_t first = off[r], m = 0;
+		uint32_t c0 = (uint32_t)pr->cons_col[first], a = pr->col_arc[c0];
+		/* the row's node: the end of its first column that conserves */
+		uint32_t node = pr->cons_val[first] > 0 ? tx_head(pr->x, a) : tx_tail(pr->x, a);
+
+		if (vrep[node % nv] != node % nv)
+			continue;
+		for (uint32_t k = first; k < off[r + 1]; k++) {
+			uint32_t j = pr->col_lp[pr->cons_col[k]];
+
+			if (!count[j]++)
+				touched[m++] = (int)j;
+			sum[j] += pr->cons_val[k];
+		}
+		for (uint32_t i = 1; i < m; i++) /* column order: an insertion sort */
+			for (uint32_t q = i; q > 0 && touched[q - 1] > touched[q]; q--) {
+				int t = touched[q];
+
+				touched[q] = touched[q - 1];
+				touched[q - 1] = t;
+			}
+		uint32_t start = at;
+
+		for (uint32_t i = 0; i < m; i++) {
+			uint32_t j = (uint32_t)touched[i];
+
+			if (sum[j] != 0) {
+				pr->cons_col[at] = (int)j;
+				pr->cons_val[at++] = sum[j];
+			}
+			sum[j] = 0;
+			count[j] = 0;
+		}
+		if (at > start)
+			pr->cons_off[++nrows] = at;
+	}
+	pr->ncons = nrows;
+	free(off);
+	free(count);
+	free(sum);
+	free(touched);
+}
+
+int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
+		const struct fluid_group *grp, struct ofc_error *err)
+{
+	bool mirrored = grp != NULL;
 	uint32_t na = tx_narcs(x), nn = tx_nnodes(x), words = (nn + 63) / 64;
 	uint64_t *fw = xmalloc(words * 8), *bany = xcalloc(words, 8), *b = xmalloc(words * 8);
 
@@ -508,53 +695,24 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	for (uint32_t i = 0; i < nmf; i++)
 		pr->cap[mfarcs[i]] = 2; /* free hold-overs: more than any cut needs */
 	free(mfarcs);
-
-	/* (3.12): w in = w out at every node of a vertex that cannot copy. */
-	uint32_t *deg = xcalloc((size_t)nn + 2, sizeof(uint32_t));
-
-	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t a = pr->col_arc[c];
-
-		if (p->conserve[tx_vertex_from(x, a)])
-			deg[tx_tail(x, a) + 1]++;
-		if (p->conserve[tx_vertex_to(x, a)])
-			deg[tx_head(x, a) + 1]++;
-	}
-	for (uint32_t v = 0; v < nn; v++)
-		deg[v + 1] += deg[v];
-	int *rc = xmalloc(((size_t)deg[nn] + 1) * sizeof(int));
-	double *rv = xmalloc(((size_t)deg[nn] + 1) * sizeof(double));
-	uint32_t *fill = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
-
-	memcpy(fill, deg, (size_t)nn * sizeof(uint32_t));
-	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t a = pr->col_arc[c], t = tx_tail(x, a), h = tx_head(x, a);
-
-		if (p->conserve[tx_vertex_from(x, a)]) {
-			rc[fill[t]] = (int)c;
-			rv[fill[t]++] = -1;
-		}
-		if (p->conserve[tx_vertex_to(x, a)]) {
-			rc[fill[h]] = (int)c;
-			rv[fill[h]++] = 1;
-		}
-	}
-	/* Kept to rebuild the LP: a row per node with entries; empty nodes
-	 * add nothing between them, so the rows are contiguous in rc. */
-	pr->cons_off = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
-	pr->cons_off[0] = 0;
-	for (uint32_t v = 0; v < nn; v++)
-		if (deg[v + 1] > deg[v])
-			pr->cons_off[++pr->ncons] = deg[v + 1];
-	pr->cons_col = rc;
-	pr->cons_val = rv;
-	free(deg);
-	free(fill);
+	cons_rows(pr);
 	pr->col_tail = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
 	pr->col_head = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		pr->col_tail[c] = tx_tail(x, pr->col_arc[c]);
 		pr->col_head[c] = tx_head(x, pr->col_arc[c]);
+	}
+	uint32_t *vrep = NULL;
+
+	if (!pricer_orbits(pr, grp, &vrep)) {
+		pr->nlp = pr->ncols;
+		pr->sep = xmalloc((pr->ndest + 1) * sizeof(uint32_t));
+		for (uint32_t j = 0; j < pr->ndest; j++)
+			pr->sep[j] = j;
+		pr->nsep = pr->ndest;
+	} else {
+		cons_on_orbits(pr, vrep);
+		free(vrep);
 	}
 	pr->solver = fluid_lp_solver(p, FLUID_LP_PRICING, mirrored, pr->ncols);
 	/* Only where the pricing is mirrored (an origin a class of the
@@ -566,22 +724,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->skip_dups = mirrored;
 	cut_par_init(pr);
 	lp_fresh(pr);
-	/* Start with the obvious cuts: the origin uploads a unit, and each
-	 * destination downloads one (its arrivals at any layer). */
-	for (int side = 0; side < 2; side++)
-		for (uint32_t j = 0; j < (side ? pr->ndest : 1); j++) {
-			uint32_t v = side ? pr->dest[j] : origin, n = 0;
-
-			for (uint32_t c = 0; c < pr->ncols; c++) {
-				uint32_t a = pr->col_arc[c];
-
-				if (tx_is_hold(x, a))
-					continue;
-				if (side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v)
-					pr->objc[n++] = (int)c;
-			}
-			pool_add(pr, pr->objc, n);
-		}
+	first_cuts(pr);
 	return 0;
 }
 
@@ -592,6 +735,7 @@ void pricer_release(struct pricer *pr)
 	free(pr->pool_off);
 	free(pr->pool_slack);
 	free(pr->pool_col);
+	free(pr->pool_val);
 	free(pr->pool_in);
 	free(pr->row_pool);
 	free(pr->pool_hash);
@@ -600,6 +744,7 @@ void pricer_release(struct pricer *pr)
 	pr->pool_off = NULL;
 	pr->pool_slack = NULL;
 	pr->pool_col = NULL;
+	pr->pool_val = NULL;
 	pr->pool_in = NULL;
 	pr->row_pool = NULL;
 	pr->npool = pr->cap_pool = pr->nrow_pool = 0;
@@ -618,6 +763,8 @@ void pricer_free(struct pricer *pr)
 	free(pr->cons_col);
 	free(pr->cons_val);
 	free(pr->dest);
+	free(pr->sep);
+	free(pr->col_lp);
 	free(pr->col_arc);
 	free(pr->col_tail);
 	free(pr->col_head);
@@ -669,6 +816,27 @@ static double spread(uint32_t c, uint32_t seed)
 	return (double)(((c + 1) * 2654435761u ^ seed * 0x9e3779b9u) >> 8 & 0xffff) / 65536.0;
 }
 
+/* The LP's costs under per-arc costs chat plus eps each: a column's, or
+ * on the orbits the sum over the orbit's columns; into pr->objc/objv. */
+static void lp_costs(struct pricer *pr, const double *chat, double eps)
+{
+	const struct texp *x = pr->x;
+
+	if (pr->col_lp)
+		memset(pr->objv, 0, pr->nlp * sizeof(double));
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t e = tx_phys(x, pr->col_arc[c]);
+		double v = (e == UINT32_MAX ? 0 : chat[e]) + eps;
+
+		if (pr->col_lp)
+			pr->objv[pr->col_lp[c]] += v;
+		else
+			pr->objv[c] = v;
+	}
+	for (uint32_t j = 0; j < pr->nlp; j++)
+		pr->objc[j] = (int)j;
+}
+
 /* The costs: chat, a tie-break eps, and the way's spread. */
 static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
 {
@@ -683,15 +851,10 @@ static void set_costs(struct pricer *pr, const double *chat, uint32_t way)
 	}
 	double eps = (scale > 0 ? scale : 1) * 1e-9;
 
-	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t e = tx_phys(x, pr->col_arc[c]);
-
-		pr->objc[c] = (int)c;
-		pr->objv[c] = (e == UINT32_MAX ? 0 : chat[e]) + eps;
-		if (ways[way].rho > 0)
-			pr->objv[c] *= 1 + ways[way].rho * spread(c, ways[way].seed);
-	}
-	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
+	lp_costs(pr, chat, eps);
+	for (uint32_t j = 0; ways[way].rho > 0 && j < pr->nlp; j++)
+		pr->objv[j] *= 1 + ways[way].rho * spread(j, ways[way].seed);
+	lp_set_objective(pr->lp, (int)pr->nlp, pr->objc, pr->objv);
 }
 
 /* Solve, add the violated cuts, repeat until none is (LP_OPTIMAL, sol the
@@ -717,8 +880,11 @@ static enum lp_result cut_rounds(struct pricer *pr, double *sol, int cap, const 
 		if (lp_iterations(pr->lp) > pr->most)
 			pr->most = lp_iterations(pr->lp);
 		lp_solution(pr->lp, sol);
-		for (uint32_t c = 0; c < pr->ncols; c++)
-			pr->cap[pr->col_arc[c]] = sol[c] > 0 ? sol[c] : 0;
+		for (uint32_t c = 0; c < pr->ncols; c++) {
+			double s = sol[pr->col_lp ? pr->col_lp[c] : c];
+
+			pr->cap[pr->col_arc[c]] = s > 0 ? s : 0;
+		}
 		maxflow_set_caps(&pr->mf, pr->cap);
 		if (round % PURGE_ROUNDS == 0 && pool_mark(pr, sol) && !pool_purge(pr)) {
 			set_costs(pr, chat, way);
@@ -743,9 +909,10 @@ static double usage_cost(const struct pricer *pr, const double *chat, const doub
 
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		uint32_t e = tx_phys(pr->x, pr->col_arc[c]);
+		double s = sol[pr->col_lp ? pr->col_lp[c] : c];
 
-		if (sol[c] > 1e-12 && e != UINT32_MAX)
-			v += chat[e] * sol[c];
+		if (s > 1e-12 && e != UINT32_MAX)
+			v += chat[e] * s;
 	}
 	return v;
 }
@@ -762,13 +929,8 @@ static double true_cost_bound(struct pricer *pr, const double *chat, uint32_t wa
 	double p_opt = lp_objective(pr->lp), left = 0;
 	struct ofc_error perr = {0};
 
-	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t e = tx_phys(pr->x, pr->col_arc[c]);
-
-		pr->objc[c] = (int)c;
-		pr->objv[c] = e == UINT32_MAX ? 0 : chat[e];
-	}
-	lp_set_objective(pr->lp, (int)pr->ncols, pr->objc, pr->objv);
+	lp_costs(pr, chat, 0);
+	lp_set_objective(pr->lp, (int)pr->nlp, pr->objc, pr->objv);
 	lp_set_simplex(pr->lp, LP_SIMPLEX_PRIMAL);
 	if (pr->p->deadline > 0)
 		left = pr->p->deadline - now_seconds();
@@ -885,12 +1047,13 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	*value = 0;
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		uint32_t a = pr->col_arc[c], e = tx_phys(x, a);
+		double s = sol[pr->col_lp ? pr->col_lp[c] : c];
 
-		if (sol[c] <= 1e-12)
+		if (s <= 1e-12)
 			continue;
-		w[a] = sol[c];
+		w[a] = s;
 		if (e != UINT32_MAX)
-			*value += chat[e] * sol[c];
+			*value += chat[e] * s;
 	}
 	*bound = *value;
 	if (ways[way].rho > 0 && (*bound = true_cost_bound(pr, chat, way, cap)) > *value)
