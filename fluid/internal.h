@@ -307,7 +307,7 @@ void pricer_release(struct pricer *pr);
  * is taken for stalled. */
 int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, double *value,
 		double *bound, struct ofc_error *err);
-/* An actual tree (see pricing.c): w gets copies per G^T arc, value its
+/* An actual tree (see honest.c): w gets copies per G^T arc, value its
  * cost under chat (INFINITY when the heuristic finds none). Paths are
  * chosen under chat[e] * disc[a] (disc per G^T arc; NULL: 1). */
 void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,
