@@ -442,6 +442,40 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 	return added;
 }
 
+/* Start with the obvious cuts: the origin uploads a unit, and each
+ * destination downloads one (its arrivals at any layer), each cut's
+ * columns in column order: the columns into each vertex sorted once by a
+ * count, not a scan of every column per destination. */
+static void first_cuts(struct pricer *pr)
+{
+	const struct texp *x = pr->x;
+	uint32_t n = 0, nv = x->nv, *off = xcalloc(nv + 2, sizeof(uint32_t));
+	int *into = xmalloc(((size_t)pr->ncols + 1) * sizeof(int));
+
+	for (uint32_t c = 0; c < pr->ncols; c++) {
+		uint32_t a = pr->col_arc[c];
+
+		if (tx_is_hold(x, a))
+			continue;
+		if (tx_vertex_from(x, a) == pr->origin)
+			pr->objc[n++] = (int)c;
+		off[tx_vertex_to(x, a) + 2]++;
+	}
+	pool_add(pr, pr->objc, n);
+	for (uint32_t v = 0; v < nv; v++)
+		off[v + 2] += off[v + 1];
+	for (uint32_t c = 0; c < pr->ncols; c++)
+		if (!tx_is_hold(x, pr->col_arc[c]))
+			into[off[tx_vertex_to(x, pr->col_arc[c]) + 1]++] = (int)c;
+	for (uint32_t j = 0; j < pr->ndest; j++) {
+		uint32_t v = pr->dest[j];
+
+		pool_add(pr, into + off[v], off[v + 1] - off[v]);
+	}
+	free(off);
+	free(into);
+}
+
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
 		bool mirrored, struct ofc_error *err)
 {
@@ -459,9 +493,20 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 		if (p->term[j] != origin)
 			pr->dest[pr->ndest++] = p->term[j];
 	texp_forward(x, origin, fw);
+	/* Destinations that can store: reached (the origin in its cone) when
+	 * it reaches (d, T), and their cones' union in one pass
+	 * (texp_backward_any), not one pass per destination. */
+	bool hold_all = true;
+
+	for (uint32_t j = 0; j < pr->ndest; j++)
+		hold_all = hold_all && x->hold_of[pr->dest[j]] != UINT32_MAX;
+	if (hold_all)
+		texp_backward_any(x, pr->dest, pr->ndest, origin, bany);
 	for (uint32_t j = 0; j < pr->ndest; j++) {
-		texp_backward(x, pr->dest[j], origin, b);
-		if (!bit_test(b, origin) || !bit_test(fw, (size_t)x->T * x->nv + pr->dest[j])) {
+		if (!hold_all)
+			texp_backward(x, pr->dest[j], origin, b);
+		if ((!hold_all && !bit_test(b, origin)) ||
+		    !bit_test(fw, (size_t)x->T * x->nv + pr->dest[j])) {
 			ofc_error_set(err, OFC_E_INPUT,
 				      "commodity %s -> %s cannot reach its destination within T = "
 				      "%u hops",
@@ -472,7 +517,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 			free(b);
 			return -1;
 		}
-		for (uint32_t k = 0; k < words; k++)
+		for (uint32_t k = 0; k < words && !hold_all; k++)
 			bany[k] |= b[k];
 	}
 	pr->arc_col = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
@@ -566,22 +611,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->skip_dups = mirrored;
 	cut_par_init(pr);
 	lp_fresh(pr);
-	/* Start with the obvious cuts: the origin uploads a unit, and each
-	 * destination downloads one (its arrivals at any layer). */
-	for (int side = 0; side < 2; side++)
-		for (uint32_t j = 0; j < (side ? pr->ndest : 1); j++) {
-			uint32_t v = side ? pr->dest[j] : origin, n = 0;
-
-			for (uint32_t c = 0; c < pr->ncols; c++) {
-				uint32_t a = pr->col_arc[c];
-
-				if (tx_is_hold(x, a))
-					continue;
-				if (side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v)
-					pr->objc[n++] = (int)c;
-			}
-			pool_add(pr, pr->objc, n);
-		}
+	first_cuts(pr);
 	return 0;
 }
 

@@ -4,7 +4,9 @@
  * on many random small time-expanded networks (copy, store, switch and
  * store-only vertices, parallel arcs, prices with exact ties and ties
  * within the tolerance, with and without per-arc discounts) the copies per
- * G^T arc and the cost are the same, bit for bit, and so is "no tree". */
+ * G^T arc and the cost are the same, bit for bit, and so is "no tree".
+ * And texp_backward_any's one pass is the union of texp_backward's cones
+ * of destinations that can store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -296,10 +298,46 @@ static void test_honest_same_trees(void **state)
 	assert_true(branched > 0);
 }
 
+static void test_backward_any_union(void **state)
+{
+	(void)state;
+	unsigned differs = 0;
+
+	for (uint64_t seed = 0; seed < 2000; seed++) {
+		struct tcase c;
+
+		tcase_make(&c, seed);
+		uint32_t words = (tx_nnodes(&c.x) + 63) / 64, n = 0;
+		uint64_t *one = malloc(words * 8), *all = calloc(words, 8),
+			 *got = malloc(words * 8);
+
+		for (uint32_t j = 0; j < c.pr.ndest; j++)
+			if (c.x.hold_of[c.pr.dest[j]] != UINT32_MAX)
+				c.pr.dest[n++] = c.pr.dest[j];
+		for (uint32_t j = 0; j < n; j++) {
+			texp_backward(&c.x, c.pr.dest[j], 0, one);
+			for (uint32_t k = 0; k < words; k++)
+				all[k] |= one[k];
+		}
+		texp_backward_any(&c.x, c.pr.dest, n, 0, got);
+		if (memcmp(all, got, words * 8) != 0)
+			fail_msg("seed %llu: the one pass is not the cones' union",
+				 (unsigned long long)seed);
+		/* the union is more than any one cone: the check is not empty */
+		differs += n > 1 && memcmp(one, got, words * 8) != 0;
+		free(one);
+		free(all);
+		free(got);
+		tcase_free(&c);
+	}
+	assert_true(differs > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_honest_same_trees),
+	    cmocka_unit_test(test_backward_any_union),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
