@@ -442,40 +442,6 @@ static int64_t find_cuts(struct pricer *pr, struct ofc_error *err)
 	return added;
 }
 
-/* Start with the obvious cuts: the origin uploads a unit, and each
- * destination downloads one (its arrivals at any layer), each cut's
- * columns in column order: the columns into each vertex sorted once by a
- * count, not a scan of every column per destination. */
-static void first_cuts(struct pricer *pr)
-{
-	const struct texp *x = pr->x;
-	uint32_t n = 0, nv = x->nv, *off = xcalloc(nv + 2, sizeof(uint32_t));
-	int *into = xmalloc(((size_t)pr->ncols + 1) * sizeof(int));
-
-	for (uint32_t c = 0; c < pr->ncols; c++) {
-		uint32_t a = pr->col_arc[c];
-
-		if (tx_is_hold(x, a))
-			continue;
-		if (tx_vertex_from(x, a) == pr->origin)
-			pr->objc[n++] = (int)c;
-		off[tx_vertex_to(x, a) + 2]++;
-	}
-	pool_add(pr, pr->objc, n);
-	for (uint32_t v = 0; v < nv; v++)
-		off[v + 2] += off[v + 1];
-	for (uint32_t c = 0; c < pr->ncols; c++)
-		if (!tx_is_hold(x, pr->col_arc[c]))
-			into[off[tx_vertex_to(x, pr->col_arc[c]) + 1]++] = (int)c;
-	for (uint32_t j = 0; j < pr->ndest; j++) {
-		uint32_t v = pr->dest[j];
-
-		pool_add(pr, into + off[v], off[v + 1] - off[v]);
-	}
-	free(off);
-	free(into);
-}
-
 int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x, uint32_t origin,
 		bool mirrored, struct ofc_error *err)
 {
@@ -611,7 +577,22 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 	pr->skip_dups = mirrored;
 	cut_par_init(pr);
 	lp_fresh(pr);
-	first_cuts(pr);
+	/* Start with the obvious cuts: the origin uploads a unit, and each
+	 * destination downloads one (its arrivals at any layer). */
+	for (int side = 0; side < 2; side++)
+		for (uint32_t j = 0; j < (side ? pr->ndest : 1); j++) {
+			uint32_t v = side ? pr->dest[j] : origin, n = 0;
+
+			for (uint32_t c = 0; c < pr->ncols; c++) {
+				uint32_t a = pr->col_arc[c];
+
+				if (tx_is_hold(x, a))
+					continue;
+				if (side ? tx_vertex_to(x, a) == v : tx_vertex_from(x, a) == v)
+					pr->objc[n++] = (int)c;
+			}
+			pool_add(pr, pr->objc, n);
+		}
 	return 0;
 }
 
