@@ -144,6 +144,12 @@ void texp_forward(const struct texp *x, uint32_t o, uint64_t *bits);
  * commodity). avoid: a vertex whose in-arcs are not used (the origin), or
  * UINT32_MAX. */
 void texp_backward(const struct texp *x, uint32_t d, uint32_t avoid, uint64_t *bits);
+/* The union of texp_backward's cones of the n destinations d (each a
+ * vertex that can store), in one pass: the nodes from which some node of
+ * some d is reachable (a path to a destination's first node on it is a
+ * path to (d, T) that stays at d from there by its hold-overs). */
+void texp_backward_any(const struct texp *x, const uint32_t *d, uint32_t n, uint32_t avoid,
+		       uint64_t *bits);
 /* The largest hop distance of an (origin, destination) pair (the least T
  * at which every commodity arrives) and that pair; UINT32_MAX when some
  * pair never connects (then that pair). */
@@ -319,7 +325,7 @@ void pricer_release(struct pricer *pr);
  * is taken for stalled. */
 int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, double *value,
 		double *bound, struct ofc_error *err);
-/* An actual tree (see pricing.c): w gets copies per G^T arc, value its
+/* An actual tree (see honest.c): w gets copies per G^T arc, value its
  * cost under chat (INFINITY when the heuristic finds none). Paths are
  * chosen under chat[e] * disc[a] (disc per G^T arc; NULL: 1). */
 void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,

@@ -646,9 +646,20 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 		if (p->term[j] != origin)
 			pr->dest[pr->ndest++] = p->term[j];
 	texp_forward(x, origin, fw);
+	/* Destinations that can store: reached (the origin in its cone) when
+	 * it reaches (d, T), and their cones' union in one pass
+	 * (texp_backward_any), not one pass per destination. */
+	bool hold_all = true;
+
+	for (uint32_t j = 0; j < pr->ndest; j++)
+		hold_all = hold_all && x->hold_of[pr->dest[j]] != UINT32_MAX;
+	if (hold_all)
+		texp_backward_any(x, pr->dest, pr->ndest, origin, bany);
 	for (uint32_t j = 0; j < pr->ndest; j++) {
-		texp_backward(x, pr->dest[j], origin, b);
-		if (!bit_test(b, origin) || !bit_test(fw, (size_t)x->T * x->nv + pr->dest[j])) {
+		if (!hold_all)
+			texp_backward(x, pr->dest[j], origin, b);
+		if ((!hold_all && !bit_test(b, origin)) ||
+		    !bit_test(fw, (size_t)x->T * x->nv + pr->dest[j])) {
 			ofc_error_set(err, OFC_E_INPUT,
 				      "commodity %s -> %s cannot reach its destination within T = "
 				      "%u hops",
@@ -659,7 +670,7 @@ int pricer_init(struct pricer *pr, const struct problem *p, const struct texp *x
 			free(b);
 			return -1;
 		}
-		for (uint32_t k = 0; k < words; k++)
+		for (uint32_t k = 0; k < words && !hold_all; k++)
 			bany[k] |= b[k];
 	}
 	pr->arc_col = xmalloc(((size_t)na + 1) * sizeof(uint32_t));
@@ -1127,199 +1138,4 @@ void pricer_paths(struct pricer *pr, const double *chat, uint32_t *arcs, uint32_
 		len[j] = m;
 	}
 	free(hops);
-}
-
-/* ---- honest trees ----------------------------------------------------------------
- * The cut LP is LP 5.1's relaxation of "a tree": (3.12) balances usage at a
- * switch, not data, so an optimal w may feed a switch with usage that
- * carries nothing (an arc out of a vertex that holds no data yet) and let it
- * send two copies out (notes Sec. 2.1: usage under-estimated). Columns of
- * the master are therefore built as actual trees in G^T (notes Sec. 4.3,
- * note 5: integral pricing): from the nodes that hold the origin's data
- * (the origin, and every vertex that can copy once data reached it, waiting
- * for free where it can store), the cheapest path under the prices to the
- * destination that is cheapest to reach, repeatedly (the shortest-path
- * heuristic for Steiner arborescences, on the DAG G^T). A path is one copy
- * of the data: it may cross switches (each crossing paid), and every
- * vertex that can copy on it holds the data from then on. A path never
- * enters a vertex that already holds the data, so every vertex receives it
- * once (reversed, every input is folded once). */
-/* The cheapest destination not reached yet (UINT32_MAX: none can be),
- * then the one of fewest transfers, then of earliest arrival. */
-static uint32_t honest_nearest(const struct pricer *pr, const uint32_t *since,
-			       const uint8_t *reached, const uint32_t *hops, const uint32_t *arr)
-{
-	uint32_t nv = pr->x->nv, T = pr->x->T, best = UINT32_MAX;
-	double bd = INFINITY;
-
-	for (uint32_t j = 0; j < pr->ndest; j++) {
-		uint32_t d = pr->dest[j], y = T * nv + d;
-
-		if (reached[d] || since[d] != UINT32_MAX)
-			continue;
-		if (isinf(pr->dist[y]))
-			continue;
-		if (pr->dist[y] < bd - 1e-15 ||
-		    (pr->dist[y] <= bd + 1e-15 && best != UINT32_MAX &&
-		     (hops[y] < hops[T * nv + best] ||
-		      (hops[y] == hops[T * nv + best] && arr[y] < arr[T * nv + best])))) {
-			bd = pr->dist[y];
-			best = d;
-		}
-	}
-	return best;
-}
-
-/* The path to node y traced back to a source: its arcs into w and their
- * prices into *value; the path's vertices get the data (since), and a
- * vertex that stores but cannot copy is busy at that layer. */
-static void honest_trace(struct pricer *pr, uint32_t y, const double *chat, uint32_t *since,
-			 uint8_t *busy, double *w, double *value)
-{
-	const struct problem *p = pr->p;
-	const struct texp *x = pr->x;
-	uint32_t nv = x->nv;
-
-	while (pr->pred[y] != UINT32_MAX) {
-		uint32_t a = pr->pred[y], tl = tx_tail(x, a), v = y % nv, t = y / nv;
-
-		if ((p->net->kind[v] & FLUID_CAN_STORE) && !(p->net->kind[v] & FLUID_CAN_COPY) &&
-		    p->conserve[v])
-			busy[y] = 1;
-		if (!tx_is_hold(x, a)) {
-			w[a] += 1;
-			*value += chat[tx_phys(x, a)];
-			if (since[v] == UINT32_MAX || t < since[v])
-				if ((p->net->kind[v] & FLUID_CAN_COPY) || !p->conserve[v])
-					since[v] = t;
-		} else if (p->conserve[v]) {
-			w[a] += 1; /* a hold at a vertex that cannot copy is usage */
-		}
-		y = tl;
-	}
-}
-
-/* One pass of pricer_honest: multi-source DAG shortest paths from the
- * nodes that hold the data (since, can_src), never into a vertex that
- * holds it nor a busy node; cheapest, then fewest transfers, then earliest
- * arrival (data that arrives early can be relayed). A node's pred, hops
- * and arrival are read only once its distance is finite, which a source's
- * start or a relaxation sets with all four: only the distances start over
- * (the reset of all four was a fifth of pricer_honest at 1,024 GPUs). The
- * arcs of a node are relaxed in the order of out_arc, its hold-over last,
- * and a node's own values are read once: no arc leads into its layer. */
-static void honest_pass(struct pricer *pr, const double *chat, const double *disc,
-			const uint32_t *since, const uint8_t *can_src, const uint8_t *busy,
-			uint32_t *hops, uint32_t *arr)
-{
-	const struct texp *x = pr->x;
-	const uint32_t *head = x->net->head, *out_arc = x->out_arc, *out_off = x->out_off;
-	uint32_t nn = tx_nnodes(x), nv = x->nv, T = x->T, ne = x->ne;
-	double *dist = pr->dist;
-	uint32_t *pred = pr->pred;
-
-	for (uint32_t i = 0; i < nn; i++)
-		dist[i] = INFINITY;
-	for (uint32_t t = 0; t <= T; t++)
-		for (uint32_t v = 0; v < nv; v++) {
-			uint32_t u = t * nv + v, sv = since[v];
-
-			if (sv != UINT32_MAX && can_src[v] &&
-			    (sv == t || (sv < t && x->hold_of[v] != UINT32_MAX))) {
-				dist[u] = 0;
-				hops[u] = 0;
-				arr[u] = sv;
-				pred[u] = UINT32_MAX;
-			}
-			if (t == T || isinf(dist[u]))
-				continue;
-			double du = dist[u];
-			uint32_t hu = hops[u] + 1, next = (t + 1) * nv;
-
-			for (uint32_t k = out_off[v]; k < out_off[v + 1]; k++) {
-				uint32_t e = out_arc[k], h = head[e], y = next + h, a = t * ne + e;
-
-				/* never into a vertex that holds the data */
-				if (since[h] != UINT32_MAX || busy[y])
-					continue;
-				double d = du + (disc ? chat[e] * disc[a] : chat[e]);
-
-				if (d < dist[y] - 1e-15 ||
-				    (d <= dist[y] + 1e-15 &&
-				     (hu < hops[y] || (hu == hops[y] && t + 1 < arr[y])))) {
-					dist[y] = d;
-					pred[y] = a;
-					hops[y] = hu;
-					arr[y] = t + 1;
-				}
-			}
-			uint32_t y = next + v;
-
-			if (x->hold_of[v] == UINT32_MAX || busy[y])
-				continue;
-			double d = du + 0.0;
-			uint32_t hp = hu - 1, ar = arr[u];
-
-			if (d < dist[y] - 1e-15 ||
-			    (d <= dist[y] + 1e-15 &&
-			     (hp < hops[y] || (hp == hops[y] && ar < arr[y])))) {
-				dist[y] = d;
-				pred[y] = tx_hold(x, v, t);
-				hops[y] = hp;
-				arr[y] = ar;
-			}
-		}
-}
-
-void pricer_honest(struct pricer *pr, const double *chat, const double *disc, double *w,
-		   double *value)
-{
-	const struct problem *p = pr->p;
-	const struct texp *x = pr->x;
-	uint32_t nn = tx_nnodes(x), nv = x->nv, T = x->T, o = pr->origin;
-	uint32_t *since = xmalloc((nv + 1) * sizeof(uint32_t)); /* data at v from layer */
-	uint32_t *hops = xmalloc(((size_t)nn + 1) * sizeof(uint32_t));
-	uint32_t *arr = xmalloc(((size_t)nn + 1) * sizeof(uint32_t)); /* arrival at the vertex */
-	uint8_t *reached = xcalloc(nv + 1, 1);
-	/* nodes (layer, vertex) of vertices that store but cannot copy where
-	 * a path already is: the reverse of a second path there at the same
-	 * layer would hold two partial sums of one part at once (a
-	 * reduction's memory keeps one per part); at other layers the first
-	 * has left before the second arrives */
-	uint8_t *busy = xcalloc((size_t)nn + 1, 1);
-	uint8_t *can_src = xmalloc(nv + 1); /* a vertex that holds the data sends it on */
-	uint32_t left = pr->ndest;
-
-	for (uint32_t v = 0; v < nv; v++)
-		can_src[v] = (p->net->kind[v] & FLUID_CAN_COPY) || v == o || !p->conserve[v];
-
-	memset(w, 0, (size_t)tx_narcs(x) * sizeof(double));
-	*value = 0;
-	for (uint32_t v = 0; v < nv; v++)
-		since[v] = UINT32_MAX;
-	since[o] = 0;
-	/* a partial tree given in w? (none here: start from the origin) */
-	while (left) {
-		honest_pass(pr, chat, disc, since, can_src, busy, hops, arr);
-		uint32_t best = honest_nearest(pr, since, reached, hops, arr);
-
-		if (best == UINT32_MAX) {
-			/* every way left runs through vertices that hold the data
-			 * too late: no tree of this kind (the column is refused) */
-			*value = INFINITY;
-			break;
-		}
-		honest_trace(pr, T * nv + best, chat, since, busy, w, value);
-		for (uint32_t j = 0; j < pr->ndest; j++)
-			if (since[pr->dest[j]] != UINT32_MAX && !reached[pr->dest[j]]) {
-				reached[pr->dest[j]] = 1;
-				left--;
-			}
-	}
-	free(since);
-	free(hops);
-	free(arr);
-	free(reached);
-	free(busy);
-	free(can_src);
 }

@@ -88,11 +88,12 @@ void texp_backward(const struct texp *x, uint32_t d, uint32_t avoid, uint64_t *b
 	bit_set(bits, (size_t)x->T * nv + d);
 	for (uint32_t t = x->T; t-- > 0;)
 		for (uint32_t v = 0; v < nv; v++) {
-			bool in = x->hold_of[v] != UINT32_MAX &&
-				  bit_test(bits, (size_t)(t + 1) * nv + v);
+			bool in =
+			    x->hold_of[v] != UINT32_MAX && bit_test(bits, (size_t)(t + 1) * nv + v);
 
 			if (v != d)
-				for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1] && !in; k++) {
+				for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1] && !in;
+				     k++) {
 					uint32_t h = n->head[x->out_arc[k]];
 
 					in = h != avoid && bit_test(bits, (size_t)(t + 1) * nv + h);
@@ -100,6 +101,36 @@ void texp_backward(const struct texp *x, uint32_t d, uint32_t avoid, uint64_t *b
 			if (in)
 				bit_set(bits, (size_t)t * nv + v);
 		}
+}
+
+void texp_backward_any(const struct texp *x, const uint32_t *d, uint32_t n, uint32_t avoid,
+		       uint64_t *bits)
+{
+	const struct fluid_net *net = x->net;
+	uint32_t nv = x->nv;
+	uint8_t *is_d = xcalloc(nv + 1, 1);
+
+	memset(bits, 0, ((size_t)tx_nnodes(x) + 63) / 64 * 8);
+	for (uint32_t j = 0; j < n; j++)
+		is_d[d[j]] = 1;
+	for (uint32_t t = x->T + 1; t-- > 0;)
+		for (uint32_t v = 0; v < nv; v++) {
+			bool in = is_d[v];
+
+			if (t < x->T) {
+				in = in || (x->hold_of[v] != UINT32_MAX &&
+					    bit_test(bits, (size_t)(t + 1) * nv + v));
+				for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1] && !in;
+				     k++) {
+					uint32_t h = net->head[x->out_arc[k]];
+
+					in = h != avoid && bit_test(bits, (size_t)(t + 1) * nv + h);
+				}
+			}
+			if (in)
+				bit_set(bits, (size_t)t * nv + v);
+		}
+	free(is_d);
 }
 
 /* Hop distances where only store vertices may wait: the earliest arrival
