@@ -431,6 +431,9 @@ struct fluid_steps_opts {
 	const struct ofc_clock *clock;
 	/* Threads the period's check may use (fluid_pipe_verify; 0 = all CPUs). */
 	unsigned threads;
+	/* The cost summed term by term, not in whole units where that sum
+	 * rounds nowhere (the same bits; tests compare the two). */
+	bool cost_in_order;
 };
 struct fluid_steps_report {
 	uint32_t chunks, steps, hops;
@@ -466,6 +469,10 @@ struct fluid_pipe {
 	/* The check's loads hop by hop, not by classes of pieces of one part
 	 * (the same integers; tests compare the two). fluid_pipeline: false. */
 	bool loads_by_hop;
+	/* The check's cost term by term in the expansion's order, not in
+	 * whole units where that sum rounds nowhere (the same bits; tests
+	 * compare the two). fluid_pipeline: false. */
+	bool cost_in_order;
 	uint32_t chunks, steps, hops; /* K, T + K - 1, T */
 	bool rev;		      /* a reduction: the pattern runs backwards */
 	double step_time;	      /* s/GB: R / K */

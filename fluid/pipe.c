@@ -287,9 +287,37 @@ static uint32_t run_part(const struct sweep *sw, size_t i, uint32_t r, uint32_t 
 	return l <= t && t - l < K && fluid_chunk_of(q, t - l, K, &lo, &hi) ? hi - lo : 0;
 }
 
-/* The phase's cost, from sw->cost, in the expansion's order: each step
- * reads every hop's arc (2 MB at 256 GPUs), its cost from the arcs'
- * table, which stays in the cache. */
+/* The phase's cost from sw->cost in whole units (pipe_cost_exact), where
+ * no add of the serial sum rounds: every run's hops of nonzero cost, in
+ * units, times its piece's parts at the K steps its layer's chunks are
+ * in (each chunk's once: the steps cover layer + [0, K)); false where
+ * some add might round. */
+static bool sweep_cost_exact(struct sweep *sw)
+{
+	const struct fluid_pipe *p = sw->p;
+	const struct fluid_routing *rt = &p->r->routing;
+	uint64_t *units = xmalloc(((size_t)sw->vn->narcs + 1) * sizeof(uint64_t));
+	unsigned __int128 total = 0;
+	int x;
+	bool ok = !p->cost_in_order && pipe_cost_units(sw->vn->cost, sw->vn->narcs, units, &x);
+
+	for (size_t i = 0; ok && i < rt->npieces; i++) {
+		unsigned __int128 h = 0;
+
+		for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++)
+			for (uint32_t j = sw->run_at[r]; j < sw->run_at[r] + sw->run_nz[r]; j++)
+				h += units[sw->arc[j]];
+		pipe_cost_add(&total, h, pipe_piece_parts(&rt->pieces[i], p->chunks));
+	}
+	ok = ok && pipe_cost_exact(sw->cost, total, x, &sw->cost);
+	free(units);
+	return ok;
+}
+
+/* The phase's cost, from sw->cost, in the expansion's order: in whole
+ * units where that sum rounds nowhere (the same bits), else term by term,
+ * each step reading every hop's arc (2 MB at 256 GPUs), its cost from the
+ * arcs' table, which stays in the cache. */
 static void sweep_cost(struct sweep *sw)
 {
 	const struct fluid_pipe *p = sw->p;
@@ -298,7 +326,9 @@ static void sweep_cost(struct sweep *sw)
 	uint32_t S = p->steps, j, e;
 	double sum = sw->cost;
 
-	for (uint32_t s = 0; s < S && cost; s++) {
+	if (!cost || sweep_cost_exact(sw))
+		return;
+	for (uint32_t s = 0; s < S; s++) {
 		uint32_t t = p->rev ? S - 1 - s : s;
 
 		for (size_t i = 0; i < rt->npieces; i++) {

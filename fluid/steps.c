@@ -11,6 +11,8 @@
 #include "fluid/internal.h"
 #include "fluid/pipe_internal.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,39 +95,102 @@ bool fluid_chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_
 	return *hi > *lo;
 }
 
-/* Transfers per step (reversed for reductions) into cnt; their total; and
- * their cost, summed in the order fill_steps lays them out. A piece's hops
- * are counted by layer (T of them) for each chunk, and its cost is the
- * same sum as hop by hop without the hops of cost 0 (each added +0.0,
- * which leaves a sum of costs >= 0 as it is): the expansion's transfers
- * one by one were 4% of the 1,024-GPU allgather. */
-static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K,
-		       uint32_t T, uint32_t S, bool rev, const struct fluid_steps_opts *o,
-		       size_t *cnt, double *total, double *cost, struct ofc_error *err)
+bool pipe_cost_units(const double *cost, uint32_t narcs, uint64_t *units, int *x)
+{
+	int lo = INT_MAX, ex;
+
+	/* each nonzero cost as m 2^e, m odd: X the least e */
+	for (uint32_t a = 0; cost && a < narcs; a++) {
+		if (cost[a] == 0)
+			continue;
+		if (!(cost[a] > 0) || !isfinite(cost[a]))
+			return false;
+		uint64_t m = (uint64_t)ldexp(frexp(cost[a], &ex), 53);
+
+		ex -= 53;
+		while (!(m & 1)) {
+			m >>= 1;
+			ex++;
+		}
+		if (m >= PIPE_COST_MANT)
+			return false;
+		lo = ex < lo ? ex : lo;
+	}
+	if (lo != INT_MAX && (lo - 31 < -1000 || lo > 900))
+		return false;
+	for (uint32_t a = 0; a < narcs; a++) {
+		if (!cost || cost[a] == 0) {
+			units[a] = 0;
+			continue;
+		}
+		double u = ldexp(cost[a], -lo); /* an integer: exact */
+
+		if (u >= 0x1p52)
+			return false;
+		units[a] = (uint64_t)u;
+	}
+	*x = lo == INT_MAX ? 0 : lo;
+	return true;
+}
+
+void pipe_cost_add(unsigned __int128 *total, unsigned __int128 units, uint64_t parts)
+{
+	const unsigned __int128 cap = (unsigned __int128)1 << 53;
+
+	if (!parts || !units)
+		return;
+	if (units >= cap || *total >= cap) {
+		*total = cap;
+		return;
+	}
+	*total += units * parts; /* < 2^53 2^64: no overflow */
+	if (*total > cap)
+		*total = cap;
+}
+
+bool pipe_cost_exact(double start, unsigned __int128 total, int x, double *sum)
+{
+	double m0 = ldexp(start, 31 - x);
+
+	if (!(m0 >= 0) || m0 != floor(m0) || m0 >= 0x1p53)
+		return false;
+	total += (unsigned __int128)m0;
+	if (total >= (unsigned __int128)1 << 53)
+		return false;
+	*sum = ldexp((double)(uint64_t)total, x - 31); /* < 2^53 units: exact */
+	return true;
+}
+
+uint64_t pipe_piece_parts(const struct fluid_piece *q, uint32_t K)
+{
+	uint64_t s = 0;
+	uint32_t lo, hi;
+
+	for (uint32_t k = 0; k < K; k++)
+		if (fluid_chunk_of(q, k, K, &lo, &hi))
+			s += hi - lo;
+	return s;
+}
+
+/* The cost summed term by term as fill_steps lays the transfers out: a
+ * piece's chunks, each its hops of nonzero cost in turn (the hops of cost
+ * 0 each add +0.0, which leaves a sum of costs >= 0 as it is). */
+static double serial_cost(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K)
 {
 	uint32_t lo, hi, cap = 0;
-	size_t *per = xcalloc((size_t)T + 1, sizeof(size_t)); /* a piece's hops by layer */
-	double *c = NULL;				      /* its nonzero costs, in order */
+	double *c = NULL, cost = 0; /* a piece's nonzero costs, in order */
 
-	*cost = 0;
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 		uint32_t nc = 0;
 
-		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
-			free(per);
-			free(c);
-			return -1;
-		}
 		if (q->nhops > cap) {
 			cap = q->nhops;
 			c = xreallocarray(c, cap, sizeof(double));
 		}
-		memset(per, 0, ((size_t)T + 1) * sizeof(size_t));
 		for (uint32_t h = 0; h < q->nhops; h++) {
 			double v = n->cost[rt->hop_arc[q->first + h]];
 
-			per[rt->hop_layer[q->first + h]]++;
 			if (v != 0)
 				c[nc++] = v;
 		}
@@ -134,17 +199,64 @@ static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt
 				continue;
 			double f = sched_frac(hi - lo);
 
+			for (uint32_t h = 0; h < nc; h++)
+				cost += c[h] * f;
+		}
+	}
+	free(c);
+	return cost;
+}
+
+/* Transfers per step (reversed for reductions) into cnt; their total; and
+ * their cost, the sum in the order fill_steps lays them out: where no add
+ * of it rounds (pipe_cost_exact) that sum is the exact one, counted in
+ * whole units by piece (its hops' costs times its chunks' parts), else
+ * term by term (serial_cost). A piece's hops are counted by layer (T of
+ * them) for each chunk: the expansion's transfers one by one were 4% of
+ * the 1,024-GPU allgather, its cost term by term 6%. */
+static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K,
+		       uint32_t T, uint32_t S, bool rev, const struct fluid_steps_opts *o,
+		       size_t *cnt, double *total, double *cost, struct ofc_error *err)
+{
+	size_t *per = xcalloc((size_t)T + 1, sizeof(size_t)); /* a piece's hops by layer */
+	uint64_t *units = xmalloc(((size_t)n->narcs + 1) * sizeof(uint64_t));
+	unsigned __int128 sum = 0;
+	int x = 0;
+	bool exact = !o->cost_in_order && pipe_cost_units(n->cost, n->narcs, units, &x);
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		unsigned __int128 h = 0;
+
+		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
+			free(per);
+			free(units);
+			return -1;
+		}
+		memset(per, 0, ((size_t)T + 1) * sizeof(size_t));
+		for (uint32_t j = 0; j < q->nhops; j++) {
+			per[rt->hop_layer[q->first + j]]++;
+			if (exact)
+				h += units[rt->hop_arc[q->first + j]];
+		}
+		for (uint32_t k = 0; k < K; k++) {
+			uint32_t lo, hi;
+
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
+				continue;
 			for (uint32_t l = 0; l < T; l++) {
 				uint32_t st = l + k;
 
 				cnt[rev ? S - 1 - st : st] += per[l];
 			}
-			for (uint32_t h = 0; h < nc; h++)
-				*cost += c[h] * f;
 		}
+		if (exact)
+			pipe_cost_add(&sum, h, pipe_piece_parts(q, K));
 	}
 	free(per);
-	free(c);
+	free(units);
+	if (!exact || !pipe_cost_exact(0, sum, x, cost))
+		*cost = serial_cost(n, rt, K);
 	*total = 0;
 	for (uint32_t t = 0; t < S; t++)
 		*total += (double)cnt[t];
