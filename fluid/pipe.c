@@ -55,6 +55,14 @@ struct sweep {
 	uint32_t ncls, *cls_piece, *agg_off, *agg_arc, *agg_cnt;
 	struct step_mark *mark; /* by forward step (the pattern's layer + k) */
 	double cost;
+	/* The cost in whole units (pipe_cost_exact): units_ok where every
+	 * cost is whole units 2^(x - 31) and the phase's total, units, under
+	 * 2^53 of them. Then the runs above are laid out only where the
+	 * loads go hop by hop (ncls 0) or the start rounds (sweep_cost):
+	 * arc alone was 32 MB of fresh pages at 1,024 GPUs. */
+	bool units_ok;
+	int x;
+	unsigned __int128 units;
 };
 
 /* Steps a loads item takes: a few, for the threads to share them out. */
@@ -228,14 +236,15 @@ static void sweep_classes(struct sweep *sw, const struct fluid_routing *rt)
 	free(cls);
 }
 
-static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
-		       const struct verify_network *vn)
+/* Each piece's hops in the expansion's order in runs of a layer
+ * (sw->arc, run_*), nonzero costs first in each: what the loads hop by
+ * hop and the cost term by term read. */
+static void sweep_runs(struct sweep *sw)
 {
+	const struct fluid_pipe *p = sw->p;
 	const struct fluid_routing *rt = &p->r->routing;
 	uint32_t nr = 0, last = 0;
 
-	*sw = (struct sweep){.p = p, .vn = vn};
-	sw->mark = xmalloc(((size_t)p->steps + 1) * sizeof(struct step_mark));
 	sw->arc = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
 	sw->run_off = xmalloc((rt->npieces + 1) * sizeof(uint32_t));
 	sw->run_at = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
@@ -257,7 +266,49 @@ static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
 	}
 	sw->run_off[rt->npieces] = nr;
 	sweep_nonzero_first(sw, rt);
-	sweep_classes(sw, rt);
+}
+
+/* The phase's cost in whole units where it can be: each piece's hops'
+ * costs (their order is no matter to a sum of integers) times its parts
+ * over the K steps each of its layers' chunks is in (every chunk once:
+ * the steps cover layer + [0, K)). */
+static void sweep_units(struct sweep *sw)
+{
+	const struct fluid_pipe *p = sw->p;
+	const struct fluid_routing *rt = &p->r->routing;
+	uint64_t *units = xmalloc(((size_t)sw->vn->narcs + 1) * sizeof(uint64_t));
+
+	sw->units = 0;
+	sw->units_ok = !p->cost_in_order && sw->vn->cost &&
+		       pipe_cost_units(sw->vn->cost, sw->vn->narcs, units, &sw->x);
+	for (size_t i = 0; sw->units_ok && i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		unsigned __int128 h = 0;
+
+		for (uint32_t j = 0; j < q->nhops; j++)
+			h += units[rt->hop_arc[q->first + j]];
+		pipe_cost_add(&sw->units, h, pipe_piece_parts(q, p->chunks));
+	}
+	sw->units_ok = sw->units_ok && sw->units < (unsigned __int128)1 << 53;
+	free(units);
+}
+
+/* The phase's tables; prev: the phase whose cost this one's sum goes on
+ * from (NULL: from 0), whole units where prev's went by units (then its
+ * sum is that exact one). */
+static void sweep_prep(struct sweep *sw, const struct fluid_pipe *p,
+		       const struct verify_network *vn, const struct sweep *prev)
+{
+	*sw = (struct sweep){.p = p, .vn = vn};
+	sw->mark = xmalloc(((size_t)p->steps + 1) * sizeof(struct step_mark));
+	sweep_classes(sw, &p->r->routing);
+	sweep_units(sw);
+	bool by_units =
+	    sw->units_ok && (!prev || (prev->units_ok && prev->x == sw->x &&
+				       prev->units + sw->units < (unsigned __int128)1 << 53));
+
+	if (!sw->ncls || (vn->cost && !by_units))
+		sweep_runs(sw);
 }
 
 static void sweep_free(struct sweep *sw)
@@ -287,37 +338,13 @@ static uint32_t run_part(const struct sweep *sw, size_t i, uint32_t r, uint32_t 
 	return l <= t && t - l < K && fluid_chunk_of(q, t - l, K, &lo, &hi) ? hi - lo : 0;
 }
 
-/* The phase's cost from sw->cost in whole units (pipe_cost_exact), where
- * no add of the serial sum rounds: every run's hops of nonzero cost, in
- * units, times its piece's parts at the K steps its layer's chunks are
- * in (each chunk's once: the steps cover layer + [0, K)); false where
- * some add might round. */
-static bool sweep_cost_exact(struct sweep *sw)
-{
-	const struct fluid_pipe *p = sw->p;
-	const struct fluid_routing *rt = &p->r->routing;
-	uint64_t *units = xmalloc(((size_t)sw->vn->narcs + 1) * sizeof(uint64_t));
-	unsigned __int128 total = 0;
-	int x;
-	bool ok = !p->cost_in_order && pipe_cost_units(sw->vn->cost, sw->vn->narcs, units, &x);
-
-	for (size_t i = 0; ok && i < rt->npieces; i++) {
-		unsigned __int128 h = 0;
-
-		for (uint32_t r = sw->run_off[i]; r < sw->run_off[i + 1]; r++)
-			for (uint32_t j = sw->run_at[r]; j < sw->run_at[r] + sw->run_nz[r]; j++)
-				h += units[sw->arc[j]];
-		pipe_cost_add(&total, h, pipe_piece_parts(&rt->pieces[i], p->chunks));
-	}
-	ok = ok && pipe_cost_exact(sw->cost, total, x, &sw->cost);
-	free(units);
-	return ok;
-}
-
 /* The phase's cost, from sw->cost, in the expansion's order: in whole
- * units where that sum rounds nowhere (the same bits), else term by term,
- * each step reading every hop's arc (2 MB at 256 GPUs), its cost from the
- * arcs' table, which stays in the cache. */
+ * units where that sum rounds nowhere (sweep_units: the same bits), else
+ * term by term, each step reading every hop's arc (2 MB at 256 GPUs), its
+ * cost from the arcs' table, which stays in the cache. (sweep_prep lays
+ * out the runs wherever the units cannot be the sum; should they be
+ * missing, they are laid out here: the loads, on other threads, read them
+ * only where sweep_prep did.) */
 static void sweep_cost(struct sweep *sw)
 {
 	const struct fluid_pipe *p = sw->p;
@@ -326,8 +353,10 @@ static void sweep_cost(struct sweep *sw)
 	uint32_t S = p->steps, j, e;
 	double sum = sw->cost;
 
-	if (!cost || sweep_cost_exact(sw))
+	if (!cost || (sw->units_ok && pipe_cost_exact(sw->cost, sw->units, sw->x, &sw->cost)))
 		return;
+	if (!sw->run_off)
+		sweep_runs(sw);
 	for (uint32_t s = 0; s < S; s++) {
 		uint32_t t = p->rev ? S - 1 - s : s;
 
@@ -482,7 +511,7 @@ static void period_item(void *ctx, size_t i, unsigned worker)
 static void period_phase(struct period_job *j, unsigned k, const struct fluid_pipe *p,
 			 const struct verify_network *vn)
 {
-	sweep_prep(&j->sw[k], p, vn);
+	sweep_prep(&j->sw[k], p, vn, k ? &j->sw[k - 1] : NULL);
 	j->loads[k] = ((size_t)p->steps + SWEEP_STEPS - 1) / SWEEP_STEPS;
 	j->items[k] = pipe_pattern_start(&j->pat[k], p, vn);
 	j->nphases = k + 1;
