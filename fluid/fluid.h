@@ -191,7 +191,8 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
  * from the generators of one server's automorphisms (group.c). OFC_E_INPUT
  * when the fabric has no such group, OFC_E_RUNTIME when it would exceed
  * lim's bytes (with the estimate) or its clock; the caller falls back to
- * plain DW or fluid_group_detect. */
+ * plain DW or fluid_group_detect. A group it returns passed
+ * fluid_group_check on n. */
 int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
 		       const struct fluid_group_limits *lim, struct fluid_group *g,
 		       struct ofc_error *err);
@@ -271,6 +272,10 @@ struct fluid_opts {
 	/* Mirrored: the group (NULL: none given; then the solve falls back to
 	 * plain DW, and says so in the result). Must be a group of the network. */
 	const struct fluid_group *group;
+	/* group is one fluid_group_blocks returned for this very network,
+	 * which checked it (fluid_group_check) and neither changed since: the
+	 * solve does not check it again (at 1,024 GPUs 60 ms a check). */
+	bool group_checked;
 	/* The hop limit T; 0 searches it: from the least T at which every
 	 * commodity can arrive, raise T until R* has not improved for
 	 * `patience` steps or meets the cut lower bound. */
