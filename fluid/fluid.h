@@ -484,8 +484,13 @@ struct fluid_pipe {
 	size_t ntransfers;	      /* of the expansion */
 	size_t *count;		      /* the expansion's transfers per step (owned) */
 	uint32_t *port;		      /* each arc's port: its transfers' lane (owned) */
-	uint32_t *order;	      /* each piece's hops in a step's order (owned) */
-	unsigned threads;	      /* for its check: the options' (0 = all CPUs) */
+	/* Each piece's hops in a step's order (owned): piece i's j-th is hop
+	 * first + order[order_at[i] + j] (pipe_order). The order follows from
+	 * the piece's layers alone, so pieces of one sequence of layers (a
+	 * mirrored routing's images of one piece) share one. */
+	uint32_t *order;
+	size_t *order_at; /* (owned) */
+	unsigned threads; /* for its check: the options' (0 = all CPUs) */
 };
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct fluid_pipe *p,

@@ -252,9 +252,11 @@ static void sweep_runs(struct sweep *sw)
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 
+		const uint32_t *order = pipe_order(p, q);
+
 		sw->run_off[i] = nr;
 		for (uint32_t j = 0; j < q->nhops; j++) {
-			uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
+			uint32_t h = q->first + order[j], l = rt->hop_layer[h];
 
 			sw->arc[q->first + j] = rt->hop_arc[h];
 			if (j == 0 || l != last) {

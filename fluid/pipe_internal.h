@@ -6,6 +6,12 @@
 #include "fluid/fluid.h"
 
 /* ---- steps.c ---- */
+/* Piece q's (one of p's routing's) hops in a step's order: its j-th is hop
+ * q->first + pipe_order(p, q)[j]. */
+static inline const uint32_t *pipe_order(const struct fluid_pipe *p, const struct fluid_piece *q)
+{
+	return p->order + p->order_at[q - p->r->routing.pieces];
+}
 /* Piece q's transfers at forward step t (the pattern's layer t - k for
  * chunk k) into out, in fluid_pipe_fill_step's order; past the last. */
 struct xfer *pipe_fill_piece(const struct fluid_pipe *p, const struct fluid_piece *q, uint32_t t,

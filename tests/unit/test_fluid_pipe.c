@@ -353,6 +353,41 @@ static void agree(const struct fluid_net *n, const struct fluid_result *r)
 	}
 }
 
+/* A mirrored routing's images of a piece share one order (the expansion,
+ * which `both` compares with reference_expand's, is the same): fewer
+ * orders laid out than pieces, and each piece's its layers' sort. */
+static void shared_orders(const struct fluid_net *n, const struct fluid_result *r)
+{
+	struct fluid_steps_opts so = {.chunks = 2};
+	struct fluid_steps_report rep;
+	struct fluid_pipe p;
+	struct ofc_error err = {0};
+	const struct fluid_routing *rt = &r->routing;
+	size_t distinct = 0;
+
+	if (fluid_pipeline(n, r, &so, &p, &rep, &err) < 0)
+		fail_msg("pipeline: %s", err.msg);
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		const uint32_t *o = pipe_order(&p, q);
+
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = p.order_at[k] == p.order_at[i];
+		distinct += !seen;
+		for (uint32_t j = 1; j < q->nhops; j++) {
+			uint32_t a = rt->hop_layer[q->first + o[j - 1]],
+				 b = rt->hop_layer[q->first + o[j]];
+
+			assert_true(a > b || (a == b && o[j - 1] < o[j]));
+		}
+	}
+	if (distinct * 4 > rt->npieces)
+		fail_msg("%zu orders for %zu pieces", distinct, rt->npieces);
+	fluid_pipe_free(&p);
+}
+
 /* The same with other costs: some whole units apart (0.25, 3: the cost
  * in units), some not (0.1, 1/3: term by term), each to the expansion's
  * last bit. */
@@ -451,6 +486,8 @@ static void test_agree(void **state)
 		agree(&n, &r);
 		if (i == 0)
 			agree_costs(&n, &r);
+		if (mirrored)
+			shared_orders(&n, &r);
 		fluid_result_free(&r);
 		fluid_group_free(&g);
 		fluid_net_free(&n);
