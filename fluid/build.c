@@ -159,7 +159,6 @@ static void modelw_group(const struct fluid_net *n, uint32_t servers, enum fluid
 					h[rails + k] = rails + wgpu(s, k, b, c);
 			}
 	group_from_vertex_maps(n, order, vm, g);
-	free(vm);
 }
 
 int fluid_build_modelw(struct fluid_net *n, uint32_t servers, enum fluid_scenario s,
@@ -259,7 +258,6 @@ int fluid_build_ring(struct fluid_net *n, uint32_t len, bool bidir, double bw,
 					vm[(size_t)(len + r) * len + v] = (r + len - v) % len;
 			}
 		group_from_vertex_maps(n, order, vm, grp);
-		free(vm);
 	}
 	return 0;
 fail:

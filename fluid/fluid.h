@@ -196,7 +196,8 @@ int fluid_group_detect(const struct fluid_net *n, uint32_t max_order,
  * from the generators of one server's automorphisms (group.c). OFC_E_INPUT
  * when the fabric has no such group, OFC_E_RUNTIME when it would exceed
  * lim's bytes (with the estimate) or its clock; the caller falls back to
- * plain DW or fluid_group_detect. */
+ * plain DW or fluid_group_detect. A group it returns passed
+ * fluid_group_check on n. */
 int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsize,
 		       const struct fluid_group_limits *lim, struct fluid_group *g,
 		       struct ofc_error *err);
@@ -276,6 +277,10 @@ struct fluid_opts {
 	/* Mirrored: the group (NULL: none given; then the solve falls back to
 	 * plain DW, and says so in the result). Must be a group of the network. */
 	const struct fluid_group *group;
+	/* group is one fluid_group_blocks returned for this very network,
+	 * which checked it (fluid_group_check) and neither changed since: the
+	 * solve does not check it again (at 1,024 GPUs 60 ms a check). */
+	bool group_checked;
 	/* The hop limit T; 0 searches it: from the least T at which every
 	 * commodity can arrive, raise T until R* has not improved for
 	 * `patience` steps or meets the cut lower bound. */
@@ -436,6 +441,9 @@ struct fluid_steps_opts {
 	const struct ofc_clock *clock;
 	/* Threads the period's check may use (fluid_pipe_verify; 0 = all CPUs). */
 	unsigned threads;
+	/* The cost summed term by term, not in whole units where that sum
+	 * rounds nowhere (the same bits; tests compare the two). */
+	bool cost_in_order;
 };
 struct fluid_steps_report {
 	uint32_t chunks, steps, hops;
@@ -471,14 +479,23 @@ struct fluid_pipe {
 	/* The check's loads hop by hop, not by classes of pieces of one part
 	 * (the same integers; tests compare the two). fluid_pipeline: false. */
 	bool loads_by_hop;
+	/* The check's cost term by term in the expansion's order, not in
+	 * whole units where that sum rounds nowhere (the same bits; tests
+	 * compare the two). fluid_pipeline: false. */
+	bool cost_in_order;
 	uint32_t chunks, steps, hops; /* K, T + K - 1, T */
 	bool rev;		      /* a reduction: the pattern runs backwards */
 	double step_time;	      /* s/GB: R / K */
 	size_t ntransfers;	      /* of the expansion */
 	size_t *count;		      /* the expansion's transfers per step (owned) */
 	uint32_t *port;		      /* each arc's port: its transfers' lane (owned) */
-	uint32_t *order;	      /* each piece's hops in a step's order (owned) */
-	unsigned threads;	      /* for its check: the options' (0 = all CPUs) */
+	/* Each piece's hops in a step's order (owned): piece i's j-th is hop
+	 * first + order[order_at[i] + j] (pipe_order). The order follows from
+	 * the piece's layers alone, so pieces of one sequence of layers (a
+	 * mirrored routing's images of one piece) share one. */
+	uint32_t *order;
+	size_t *order_at; /* (owned) */
+	unsigned threads; /* for its check: the options' (0 = all CPUs) */
 };
 int fluid_pipeline(const struct fluid_net *n, const struct fluid_result *r,
 		   const struct fluid_steps_opts *o, struct fluid_pipe *p,

@@ -99,7 +99,7 @@ static uint64_t set_hash(const struct fluid_net *n, const uint32_t *arcs, uint32
 	return h ^ (bits * 0x9e3779b97f4a7c15ull) ^ len;
 }
 
-void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uint32_t *vm,
+void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, uint32_t *vm,
 			    struct fluid_group *g)
 {
 	uint32_t nv = n->nverts, na = n->narcs, ns = n->nsets;
@@ -113,10 +113,9 @@ void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uin
 	g->nverts = nv;
 	g->narcs = na;
 	g->nsets = ns;
-	g->vert = xmalloc((size_t)order * nv * sizeof(uint32_t) + 1);
+	g->vert = vm; /* taken, not copied: 11.6 MB of fresh pages at 1,024 GPUs */
 	g->arc = xmalloc((size_t)order * na * sizeof(uint32_t) + 1);
 	g->set = xmalloc((size_t)order * ns * sizeof(uint32_t) + 1);
-	memcpy(g->vert, vm, (size_t)order * nv * sizeof(uint32_t));
 	/* rank of each arc among its parallel arcs */
 	for (uint32_t i = 0; i < na; i++) {
 		uint32_t a = sorted[i];
@@ -943,7 +942,6 @@ int fluid_group_blocks(const struct fluid_net *n, uint32_t nblocks, uint32_t bsi
 					   : from_s[h[bsize + (v - inside)]];
 		}
 	group_from_vertex_maps(n, (uint32_t)order, vm, g);
-	free(vm);
 	if (fluid_group_check(n, g, err) < 0) {
 		fluid_group_free(g);
 		goto out;

@@ -12,8 +12,9 @@
 /* ---- group.c ---- */
 /* Arc and set maps follow from vertex maps (the k-th parallel arc u -> v goes
  * to the k-th arc h(u) -> h(v); a set to the set with the image arcs);
- * UINT32_MAX where an image does not exist (fluid_group_check says so). */
-void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, const uint32_t *vm,
+ * UINT32_MAX where an image does not exist (fluid_group_check says so).
+ * vm (order x nverts, from malloc) becomes g->vert: g owns it. */
+void group_from_vertex_maps(const struct fluid_net *n, uint32_t order, uint32_t *vm,
 			    struct fluid_group *g);
 uint64_t map_hash(const uint32_t *m, uint32_t n);
 /* The network as a digraph whose automorphisms are exactly the network's

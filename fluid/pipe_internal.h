@@ -6,10 +6,34 @@
 #include "fluid/fluid.h"
 
 /* ---- steps.c ---- */
+/* Piece q's (one of p's routing's) hops in a step's order: its j-th is hop
+ * q->first + pipe_order(p, q)[j]. */
+static inline const uint32_t *pipe_order(const struct fluid_pipe *p, const struct fluid_piece *q)
+{
+	return p->order + p->order_at[q - p->r->routing.pieces];
+}
 /* Piece q's transfers at forward step t (the pattern's layer t - k for
  * chunk k) into out, in fluid_pipe_fill_step's order; past the last. */
 struct xfer *pipe_fill_piece(const struct fluid_pipe *p, const struct fluid_piece *q, uint32_t t,
 			     struct xfer *out);
+/* The cost's sum (every transfer's arc's cost times its part, len /
+ * 2^31, added in a fixed order from a start) without its terms one by
+ * one. Where every cost >= 0 is m 2^e with m < PIPE_COST_MANT, each term
+ * is exact and a whole number of units 2^(X - 31), X the least e; where
+ * the start too is whole units and the total is under 2^53 units, every
+ * partial sum (costs >= 0: at most the total) is a double, so no add
+ * rounds and the sum in any order is the exact one. */
+#define PIPE_COST_MANT (1u << 21) /* m len < 2^53 for len <= 2^31 */
+/* units[a]: arc a's cost in units (narcs of them), X into *x; false
+ * where a cost is not of that form (sum term by term). */
+bool pipe_cost_units(const double *cost, uint32_t narcs, uint64_t *units, int *x);
+/* *total += units x parts, held at 2^53 once past it (then not exact). */
+void pipe_cost_add(unsigned __int128 *total, unsigned __int128 units, uint64_t parts);
+/* start + total units into *sum where no add of the serial sum rounds
+ * (start whole units, the whole under 2^53 units); else false. */
+bool pipe_cost_exact(double start, unsigned __int128 total, int x, double *sum);
+/* Piece q's parts over its K chunks (fixed point). */
+uint64_t pipe_piece_parts(const struct fluid_piece *q, uint32_t K);
 
 /* ---- pipe_pattern.c ----
  * The pattern, one chunk of the whole of each block, through sched_verify

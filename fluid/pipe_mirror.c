@@ -62,9 +62,11 @@ static bool same_image(const struct pipe_pattern *pp, const uint32_t *h, uint32_
 		if (pc != pb || (pc && (lc != lb || hc != hb)) || qc->nhops != qb->nhops ||
 		    qb->target != (qc->target == UINT32_MAX ? UINT32_MAX : h[qc->target]))
 			return false;
+		const uint32_t *oc = pipe_order(p, qc), *ob = pipe_order(p, qb);
+
 		for (uint32_t s = 0; s < qc->nhops; s++) {
-			uint32_t xc = qc->first + p->order[qc->first + s];
-			uint32_t xb = qb->first + p->order[qb->first + s];
+			uint32_t xc = qc->first + oc[s];
+			uint32_t xb = qb->first + ob[s];
 			uint32_t ac = rt->hop_arc[xc], ab = rt->hop_arc[xb];
 
 			if (rt->hop_layer[xc] != rt->hop_layer[xb] || ab >= pp->vn.narcs ||

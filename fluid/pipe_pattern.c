@@ -40,8 +40,10 @@ static void pattern_base(const struct fluid_pipe *p, struct fluid_pipe *base)
 
 		if (!fluid_chunk_of(q, 0, 1, &lo, &hi))
 			continue;
+		const uint32_t *order = pipe_order(p, q);
+
 		for (uint32_t j = 0; j < q->nhops; j++) {
-			uint32_t l = rt->hop_layer[q->first + p->order[q->first + j]];
+			uint32_t l = rt->hop_layer[q->first + order[j]];
 
 			if (l < T) {
 				base->count[p->rev ? T - 1 - l : l]++;
@@ -94,8 +96,10 @@ static bool root_check(const struct pipe_pattern *pp, uint32_t b, double *dup)
 
 		if (!fluid_chunk_of(q, 0, 1, &lo, &hi))
 			continue;
+		const uint32_t *order = pipe_order(base, q);
+
 		for (uint32_t h = 0; h < q->nhops; h++) {
-			uint32_t l = rt->hop_layer[q->first + base->order[q->first + h]];
+			uint32_t l = rt->hop_layer[q->first + order[h]];
 
 			if (l < T)
 				cnt[base->rev ? T - 1 - l : l]++;

@@ -425,7 +425,7 @@ int fluid_solve(const struct fluid_net *n, const struct fluid_opts *o, struct fl
 	r->method = o->method;
 	if (o->method == FLUID_MIRRORED) {
 		if (o->group) {
-			if (fluid_group_check(n, o->group, err) < 0)
+			if (!o->group_checked && fluid_group_check(n, o->group, err) < 0)
 				goto out_rev;
 			grp = o->group;
 		} else {

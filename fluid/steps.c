@@ -11,6 +11,8 @@
 #include "fluid/internal.h"
 #include "fluid/pipe_internal.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,39 +95,102 @@ bool fluid_chunk_of(const struct fluid_piece *q, uint32_t k, uint32_t K, uint32_
 	return *hi > *lo;
 }
 
-/* Transfers per step (reversed for reductions) into cnt; their total; and
- * their cost, summed in the order fill_steps lays them out. A piece's hops
- * are counted by layer (T of them) for each chunk, and its cost is the
- * same sum as hop by hop without the hops of cost 0 (each added +0.0,
- * which leaves a sum of costs >= 0 as it is): the expansion's transfers
- * one by one were 4% of the 1,024-GPU allgather. */
-static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K,
-		       uint32_t T, uint32_t S, bool rev, const struct fluid_steps_opts *o,
-		       size_t *cnt, double *total, double *cost, struct ofc_error *err)
+bool pipe_cost_units(const double *cost, uint32_t narcs, uint64_t *units, int *x)
+{
+	int lo = INT_MAX, ex;
+
+	/* each nonzero cost as m 2^e, m odd: X the least e */
+	for (uint32_t a = 0; cost && a < narcs; a++) {
+		if (cost[a] == 0)
+			continue;
+		if (!(cost[a] > 0) || !isfinite(cost[a]))
+			return false;
+		uint64_t m = (uint64_t)ldexp(frexp(cost[a], &ex), 53);
+
+		ex -= 53;
+		while (!(m & 1)) {
+			m >>= 1;
+			ex++;
+		}
+		if (m >= PIPE_COST_MANT)
+			return false;
+		lo = ex < lo ? ex : lo;
+	}
+	if (lo != INT_MAX && (lo - 31 < -1000 || lo > 900))
+		return false;
+	for (uint32_t a = 0; a < narcs; a++) {
+		if (!cost || cost[a] == 0) {
+			units[a] = 0;
+			continue;
+		}
+		double u = ldexp(cost[a], -lo); /* an integer: exact */
+
+		if (u >= 0x1p52)
+			return false;
+		units[a] = (uint64_t)u;
+	}
+	*x = lo == INT_MAX ? 0 : lo;
+	return true;
+}
+
+void pipe_cost_add(unsigned __int128 *total, unsigned __int128 units, uint64_t parts)
+{
+	const unsigned __int128 cap = (unsigned __int128)1 << 53;
+
+	if (!parts || !units)
+		return;
+	if (units >= cap || *total >= cap) {
+		*total = cap;
+		return;
+	}
+	*total += units * parts; /* < 2^53 2^64: no overflow */
+	if (*total > cap)
+		*total = cap;
+}
+
+bool pipe_cost_exact(double start, unsigned __int128 total, int x, double *sum)
+{
+	double m0 = ldexp(start, 31 - x);
+
+	if (!(m0 >= 0) || m0 != floor(m0) || m0 >= 0x1p53)
+		return false;
+	total += (unsigned __int128)m0;
+	if (total >= (unsigned __int128)1 << 53)
+		return false;
+	*sum = ldexp((double)(uint64_t)total, x - 31); /* < 2^53 units: exact */
+	return true;
+}
+
+uint64_t pipe_piece_parts(const struct fluid_piece *q, uint32_t K)
+{
+	uint64_t s = 0;
+	uint32_t lo, hi;
+
+	for (uint32_t k = 0; k < K; k++)
+		if (fluid_chunk_of(q, k, K, &lo, &hi))
+			s += hi - lo;
+	return s;
+}
+
+/* The cost summed term by term as fill_steps lays the transfers out: a
+ * piece's chunks, each its hops of nonzero cost in turn (the hops of cost
+ * 0 each add +0.0, which leaves a sum of costs >= 0 as it is). */
+static double serial_cost(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K)
 {
 	uint32_t lo, hi, cap = 0;
-	size_t *per = xcalloc((size_t)T + 1, sizeof(size_t)); /* a piece's hops by layer */
-	double *c = NULL;				      /* its nonzero costs, in order */
+	double *c = NULL, cost = 0; /* a piece's nonzero costs, in order */
 
-	*cost = 0;
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 		uint32_t nc = 0;
 
-		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
-			free(per);
-			free(c);
-			return -1;
-		}
 		if (q->nhops > cap) {
 			cap = q->nhops;
 			c = xreallocarray(c, cap, sizeof(double));
 		}
-		memset(per, 0, ((size_t)T + 1) * sizeof(size_t));
 		for (uint32_t h = 0; h < q->nhops; h++) {
 			double v = n->cost[rt->hop_arc[q->first + h]];
 
-			per[rt->hop_layer[q->first + h]]++;
 			if (v != 0)
 				c[nc++] = v;
 		}
@@ -134,17 +199,64 @@ static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt
 				continue;
 			double f = sched_frac(hi - lo);
 
+			for (uint32_t h = 0; h < nc; h++)
+				cost += c[h] * f;
+		}
+	}
+	free(c);
+	return cost;
+}
+
+/* Transfers per step (reversed for reductions) into cnt; their total; and
+ * their cost, the sum in the order fill_steps lays them out: where no add
+ * of it rounds (pipe_cost_exact) that sum is the exact one, counted in
+ * whole units by piece (its hops' costs times its chunks' parts), else
+ * term by term (serial_cost). A piece's hops are counted by layer (T of
+ * them) for each chunk: the expansion's transfers one by one were 4% of
+ * the 1,024-GPU allgather, its cost term by term 6%. */
+static int count_steps(const struct fluid_net *n, const struct fluid_routing *rt, uint32_t K,
+		       uint32_t T, uint32_t S, bool rev, const struct fluid_steps_opts *o,
+		       size_t *cnt, double *total, double *cost, struct ofc_error *err)
+{
+	size_t *per = xcalloc((size_t)T + 1, sizeof(size_t)); /* a piece's hops by layer */
+	uint64_t *units = xmalloc(((size_t)n->narcs + 1) * sizeof(uint64_t));
+	unsigned __int128 sum = 0;
+	int x = 0;
+	bool exact = !o->cost_in_order && pipe_cost_units(n->cost, n->narcs, units, &x);
+
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		unsigned __int128 h = 0;
+
+		if (i % 4096 == 0 && clock_check(o->clock, "Theorem 4", err) < 0) {
+			free(per);
+			free(units);
+			return -1;
+		}
+		memset(per, 0, ((size_t)T + 1) * sizeof(size_t));
+		for (uint32_t j = 0; j < q->nhops; j++) {
+			per[rt->hop_layer[q->first + j]]++;
+			if (exact)
+				h += units[rt->hop_arc[q->first + j]];
+		}
+		for (uint32_t k = 0; k < K; k++) {
+			uint32_t lo, hi;
+
+			if (!fluid_chunk_of(q, k, K, &lo, &hi))
+				continue;
 			for (uint32_t l = 0; l < T; l++) {
 				uint32_t st = l + k;
 
 				cnt[rev ? S - 1 - st : st] += per[l];
 			}
-			for (uint32_t h = 0; h < nc; h++)
-				*cost += c[h] * f;
 		}
+		if (exact)
+			pipe_cost_add(&sum, h, pipe_piece_parts(q, K));
 	}
 	free(per);
-	free(c);
+	free(units);
+	if (!exact || !pipe_cost_exact(0, sum, x, cost))
+		*cost = serial_cost(n, rt, K);
 	*total = 0;
 	for (uint32_t t = 0; t < S; t++)
 		*total += (double)cnt[t];
@@ -176,38 +288,91 @@ static int check_size(double total, uint32_t K, uint32_t S, const struct fluid_s
 	return 0;
 }
 
+/* Piece q's hops in the order its chunks' transfers come in a step into
+ * o: chunk k ascending is layer descending, then hop by hop. A stable
+ * counting sort over the piece's layers (at most T of them): a tree of
+ * 655 hops over 8 layers is two passes over its hops, where an insertion
+ * sort moved each hop past a quarter of them (model W's 32 servers: 50
+ * ms). at: T + 2 entries of scratch. */
+static void piece_order(const struct fluid_routing *rt, const struct fluid_piece *q, uint32_t T,
+			uint32_t *at, uint32_t *o)
+{
+	const uint32_t *layer = rt->hop_layer + q->first;
+	uint32_t top = T - 1;
+
+	/* at[top - l]: where the hops of layer l start */
+	memset(at, 0, ((size_t)T + 2) * sizeof(uint32_t));
+	for (uint32_t h = 0; h < q->nhops; h++)
+		at[top - layer[h] + 1]++;
+	for (uint32_t l = 0; l < T; l++)
+		at[l + 1] += at[l];
+	for (uint32_t h = 0; h < q->nhops; h++)
+		o[at[top - layer[h]]++] = h;
+}
+
+/* A piece's sequence of layers, hashed. */
+static uint64_t layers_hash(const uint32_t *layer, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ layer[i]) * 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 31);
+}
+
 /* Each arc's port (its rank among its tail's out-arcs: a transfer's
- * lane), and each piece's hops in the order its chunks' transfers come in
- * a step: chunk k ascending is layer descending, then hop by hop. A
- * stable counting sort over the piece's layers (at most T of them): a
- * tree of 655 hops over 8 layers is two passes over its hops, where an
- * insertion sort moved each hop past a quarter of them (model W's 32
- * servers: 50 ms). */
+ * lane), and each piece's order (piece_order), one per distinct sequence
+ * of layers, found by its hash and compared whole: a mirrored routing's
+ * images of a piece share their class piece's, where an order per hop
+ * was 32 MB of fresh pages at 1,024 GPUs (3 sequences among 3,072
+ * pieces). The order array is reserved at one entry a hop and filled
+ * only as far as the distinct ones reach. */
 static void plan_order(const struct fluid_net *n, const struct fluid_routing *rt,
 		       struct fluid_pipe *p)
 {
 	uint32_t *deg = xcalloc(n->nverts + 1, sizeof(uint32_t));
 	uint32_t *at = xmalloc(((size_t)p->hops + 2) * sizeof(uint32_t));
+	size_t nb = 16, used = 0;
 
+	while (nb < 2 * rt->npieces)
+		nb *= 2;
+	size_t *slot = xmalloc(nb * sizeof(size_t)); /* a piece whose order is laid out */
+	uint64_t *key = xmalloc(nb * sizeof(uint64_t));
+
+	for (size_t b = 0; b < nb; b++)
+		slot[b] = SIZE_MAX;
 	p->port = xmalloc((n->narcs + 1) * sizeof(uint32_t));
 	for (uint32_t a = 0; a < n->narcs; a++)
 		p->port[a] = deg[n->tail[a]]++;
 	free(deg);
 	p->order = xmalloc((rt->nhops + 1) * sizeof(uint32_t));
+	p->order_at = xmalloc((rt->npieces + 1) * sizeof(size_t));
 	for (size_t i = 0; i < rt->npieces; i++) {
 		const struct fluid_piece *q = &rt->pieces[i];
 		const uint32_t *layer = rt->hop_layer + q->first;
-		uint32_t *o = p->order + q->first, top = p->hops - 1;
+		uint64_t h = layers_hash(layer, q->nhops);
+		size_t b = h & (nb - 1);
 
-		/* at[top - l]: where the hops of layer l start */
-		memset(at, 0, ((size_t)p->hops + 2) * sizeof(uint32_t));
-		for (uint32_t h = 0; h < q->nhops; h++)
-			at[top - layer[h] + 1]++;
-		for (uint32_t l = 0; l < p->hops; l++)
-			at[l + 1] += at[l];
-		for (uint32_t h = 0; h < q->nhops; h++)
-			o[at[top - layer[h]]++] = h;
+		for (; slot[b] != SIZE_MAX; b = (b + 1) & (nb - 1)) {
+			const struct fluid_piece *r = &rt->pieces[slot[b]];
+
+			if (key[b] == h && r->nhops == q->nhops &&
+			    !memcmp(rt->hop_layer + r->first, layer, q->nhops * sizeof(uint32_t)))
+				break;
+		}
+		if (slot[b] != SIZE_MAX) {
+			p->order_at[i] = p->order_at[slot[b]];
+			continue;
+		}
+		slot[b] = i;
+		key[b] = h;
+		p->order_at[i] = used;
+		piece_order(rt, q, p->hops, at, p->order + used);
+		used += q->nhops;
 	}
+	p->order = xreallocarray(p->order, used + 1, sizeof(uint32_t));
+	free(slot);
+	free(key);
 	free(at);
 }
 
@@ -219,9 +384,10 @@ struct xfer *pipe_fill_piece(const struct fluid_pipe *p, const struct fluid_piec
 	uint32_t nv = n->nverts, K = p->chunks, lo, hi;
 	uint32_t block =
 	    p->r->collective == FLUID_ALLTOALL ? q->origin * nv + q->target : q->origin;
+	const uint32_t *order = pipe_order(p, q);
 
 	for (uint32_t j = 0; j < q->nhops; j++) {
-		uint32_t h = q->first + p->order[q->first + j], l = rt->hop_layer[h];
+		uint32_t h = q->first + order[j], l = rt->hop_layer[h];
 		uint32_t e = rt->hop_arc[h];
 
 		if (l > t || t - l >= K || !fluid_chunk_of(q, t - l, K, &lo, &hi))
@@ -317,6 +483,7 @@ void fluid_pipe_free(struct fluid_pipe *p)
 	free(p->count);
 	free(p->port);
 	free(p->order);
+	free(p->order_at);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -143,6 +143,7 @@ static int prepare(const struct schedule_query *q, const struct fluid_query *x,
 		if (server_blocks(q->fabric, n, &lim, g, &late, err) == 0) {
 			o->method = FLUID_MIRRORED;
 			o->group = g;
+			o->group_checked = true; /* fluid_group_blocks checked it on n */
 		}
 		if (late)
 			return -1;
@@ -154,8 +155,9 @@ static int prepare(const struct schedule_query *q, const struct fluid_query *x,
 
 		t0 = now_seconds();
 		clock_progress(q->clock, "symmetry search", -1);
-		if (server_blocks(q->fabric, n, &lim, g, &late, err) < 0 &&
-		    (late || fluid_group_detect(n, cap, &lim, g, err) < 0))
+		if (server_blocks(q->fabric, n, &lim, g, &late, err) == 0)
+			o->group_checked = true; /* fluid_group_blocks checked it on n */
+		else if (late || fluid_group_detect(n, cap, &lim, g, err) < 0)
 			return -1;
 		a->seconds_group = now_seconds() - t0;
 		o->group = g;

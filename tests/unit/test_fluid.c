@@ -903,6 +903,12 @@ static void test_group_blocks(void **state)
 		assert_int_equal(fluid_group_check(&n, &g, &err), 0);
 		fluid_group_free(&g);
 		assert_int_equal(fluid_group_blocks(&n, servers, bsize + 1, NULL, &g, &err), -1);
+		/* a link between two servers alone: the rotations are no
+		 * symmetry, and the group is refused by its own check (what
+		 * lets ofc schedule's solve skip checking it again) */
+		assert_true(fluid_add_arc(&n, term[0], term[nt / servers], 1, 1, &err) >= 0);
+		assert_int_equal(fluid_group_blocks(&n, servers, bsize, NULL, &g, &err), -1);
+		assert_non_null(strstr(err.msg, "does not keep arc"));
 		fluid_group_free(&an);
 		fluid_net_free(&n);
 	}

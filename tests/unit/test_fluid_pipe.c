@@ -237,7 +237,8 @@ static void same_report(const struct verify_report *a, const struct verify_repor
 /* The period's check of p on 1 thread into rep, and on 2, 3 and 4 the
  * same report: its parts (the cost, the loads by steps, the pattern by
  * roots) joined in the one order whatever thread ran them; and the same
- * with the loads hop by hop as by classes of pieces. */
+ * with the loads hop by hop as by classes of pieces, and the cost term by
+ * term as in whole units. */
 static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
 			 struct verify_report *rep)
 {
@@ -257,6 +258,10 @@ static int period_verify(struct fluid_pipe *p, const struct verify_network *vn,
 	assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
 	same_report(&r, rep, "the period's loads hop by hop");
 	p->loads_by_hop = false;
+	p->cost_in_order = true;
+	assert_int_equal(fluid_pipe_verify(p, vn, &r), rc);
+	same_report(&r, rep, "the period's cost term by term");
+	p->cost_in_order = false;
 	p->threads = keep;
 	return rc;
 }
@@ -277,6 +282,15 @@ static int both(const struct fluid_net *n, const struct fluid_result *r, uint32_
 	if (fluid_pipeline(n, r, &so, &p, &rep, &err) < 0 ||
 	    fluid_pipe_expand(&p, &so, &rep, &s, &err) < 0)
 		fail_msg("pipeline: %s", err.msg);
+	/* its cost term by term: the same bits */
+	struct fluid_steps_opts so1 = {.chunks = K, .cost_in_order = true};
+	struct fluid_pipe p1;
+
+	if (fluid_pipeline(n, r, &so1, &p1, &rep2, &err) < 0)
+		fail_msg("pipeline: %s", err.msg);
+	if (rep2.cost != rep.cost)
+		fail_msg("K %u: cost %.17g, term by term %.17g", K, rep.cost, rep2.cost);
+	fluid_pipe_free(&p1);
 	fluid_verify_network(n, rep.step_time * squeeze, &vn);
 	struct verify_opts vo = {.network = &vn};
 	int pr = period_verify(&p, &vn, pv), er = sched_verify(&s, &vo, ev);
@@ -339,6 +353,101 @@ static void agree(const struct fluid_net *n, const struct fluid_result *r)
 	}
 }
 
+/* A mirrored routing's images of a piece share one order (the expansion,
+ * which `both` compares with reference_expand's, is the same): fewer
+ * orders laid out than pieces, and each piece's its layers' sort. */
+static void shared_orders(const struct fluid_net *n, const struct fluid_result *r)
+{
+	struct fluid_steps_opts so = {.chunks = 2};
+	struct fluid_steps_report rep;
+	struct fluid_pipe p;
+	struct ofc_error err = {0};
+	const struct fluid_routing *rt = &r->routing;
+	size_t distinct = 0;
+
+	if (fluid_pipeline(n, r, &so, &p, &rep, &err) < 0)
+		fail_msg("pipeline: %s", err.msg);
+	for (size_t i = 0; i < rt->npieces; i++) {
+		const struct fluid_piece *q = &rt->pieces[i];
+		const uint32_t *o = pipe_order(&p, q);
+
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = p.order_at[k] == p.order_at[i];
+		distinct += !seen;
+		for (uint32_t j = 1; j < q->nhops; j++) {
+			uint32_t a = rt->hop_layer[q->first + o[j - 1]],
+				 b = rt->hop_layer[q->first + o[j]];
+
+			assert_true(a > b || (a == b && o[j - 1] < o[j]));
+		}
+	}
+	if (distinct * 4 > rt->npieces)
+		fail_msg("%zu orders for %zu pieces", distinct, rt->npieces);
+	fluid_pipe_free(&p);
+}
+
+/* The same with other costs: some whole units apart (0.25, 3: the cost
+ * in units), some not (0.1, 1/3: term by term), each to the expansion's
+ * last bit. */
+static void agree_costs(struct fluid_net *n, const struct fluid_result *r)
+{
+	static const double dyadic[] = {0.25, 3, 1.5}, other[] = {0.1, 1.0 / 3, 7};
+	double *keep = xmalloc(n->narcs * sizeof(double));
+	uint64_t *u = xmalloc(n->narcs * sizeof(uint64_t));
+	int x;
+
+	memcpy(keep, n->cost, n->narcs * sizeof(double));
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t a = 0; a < n->narcs; a++)
+			n->cost[a] = keep[a] == 0 ? 0 : (pass ? other : dyadic)[a % 3];
+		assert_int_equal(pipe_cost_units(n->cost, n->narcs, u, &x), pass == 0);
+		agree(n, r);
+	}
+	memcpy(n->cost, keep, n->narcs * sizeof(double));
+	assert_true(pipe_cost_units(n->cost, n->narcs, u, &x));
+	free(keep);
+	free(u);
+}
+
+/* The cost's sum in whole units: the units of each cost (m 2^e, m under
+ * 2^21), and the sum only where no add of the serial sum would round: at
+ * 2^53 units it would (2^53 + 1 is no double), and a start of no whole
+ * units rounds too. */
+static void test_cost_units(void **state)
+{
+	static const double dy[] = {0, 3, 0.25, 1.5}, nd[] = {1, 0.1}, wide[] = {2097153};
+	uint64_t u[4];
+	unsigned __int128 t = 0;
+	double s = -1, big = 0x1p53;
+	int x;
+
+	(void)state;
+	assert_true(pipe_cost_units(dy, 4, u, &x));
+	assert_int_equal(x, -2);
+	assert_true(u[0] == 0 && u[1] == 12 && u[2] == 1 && u[3] == 6);
+	assert_false(pipe_cost_units(nd, 2, u, &x));
+	assert_false(pipe_cost_units(wide, 1, u, &x));
+	pipe_cost_add(&t, 1, (1ull << 53) - 1);
+	assert_true(pipe_cost_exact(0, t, 31, &s));
+	assert_true(s == 0x1p53 - 1);
+	assert_true(big + 1 == big); /* what a serial sum past 2^53 units does */
+	pipe_cost_add(&t, 1, 1);
+	assert_false(pipe_cost_exact(0, t, 31, &s));
+	t = 0;
+	pipe_cost_add(&t, (unsigned __int128)1 << 60, 1);
+	assert_false(pipe_cost_exact(0, t, 31, &s));
+	assert_false(pipe_cost_exact(0.5, 1, 31, &s));
+	assert_true(pipe_cost_exact(2, 3, 31, &s));
+	assert_true(s == 5);
+	assert_true(pipe_cost_exact(0.5, 1, 30, &s));
+	assert_true(s == 1);
+	/* a part of 2^31 (a whole block) at cost 1: one unit 2^-31 each */
+	struct fluid_piece q = {.lo = 0, .hi = 1};
+	assert_true(pipe_piece_parts(&q, 4) == SCHED_ONE);
+}
+
 static void test_agree(void **state)
 {
 	static const struct {
@@ -375,6 +484,10 @@ static void test_agree(void **state)
 				 0);
 		solve_with(&n, cases[i].c, cases[i].hops, mirrored ? &g : NULL, &r);
 		agree(&n, &r);
+		if (i == 0)
+			agree_costs(&n, &r);
+		if (mirrored)
+			shared_orders(&n, &r);
 		fluid_result_free(&r);
 		fluid_group_free(&g);
 		fluid_net_free(&n);
@@ -994,6 +1107,7 @@ int main(void)
 	    cmocka_unit_test(test_schedule_by_period),
 	    cmocka_unit_test(test_allreduce_by_period),
 	    cmocka_unit_test(test_routing_reserve),
+	    cmocka_unit_test(test_cost_units),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
