@@ -79,34 +79,39 @@ void texp_forward(const struct texp *x, uint32_t o, uint64_t *bits)
 		}
 }
 
+/* Whether node (v, t) reaches the set bits holds at layer t + 1: by its
+ * hold-over, or (with arcs) by an arc into a vertex other than avoid. */
+static bool reaches_next(const struct texp *x, const uint64_t *bits, uint32_t t, uint32_t v,
+			 bool arcs, uint32_t avoid)
+{
+	size_t at = (size_t)(t + 1) * x->nv;
+
+	if (x->hold_of[v] != UINT32_MAX && bit_test(bits, at + v))
+		return true;
+	for (uint32_t k = x->out_off[v]; arcs && k < x->out_off[v + 1]; k++) {
+		uint32_t h = x->net->head[x->out_arc[k]];
+
+		if (h != avoid && bit_test(bits, at + h))
+			return true;
+	}
+	return false;
+}
+
 void texp_backward(const struct texp *x, uint32_t d, uint32_t avoid, uint64_t *bits)
 {
-	const struct fluid_net *n = x->net;
 	uint32_t nv = x->nv;
 
 	memset(bits, 0, ((size_t)tx_nnodes(x) + 63) / 64 * 8);
 	bit_set(bits, (size_t)x->T * nv + d);
 	for (uint32_t t = x->T; t-- > 0;)
-		for (uint32_t v = 0; v < nv; v++) {
-			bool in =
-			    x->hold_of[v] != UINT32_MAX && bit_test(bits, (size_t)(t + 1) * nv + v);
-
-			if (v != d)
-				for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1] && !in;
-				     k++) {
-					uint32_t h = n->head[x->out_arc[k]];
-
-					in = h != avoid && bit_test(bits, (size_t)(t + 1) * nv + h);
-				}
-			if (in)
+		for (uint32_t v = 0; v < nv; v++)
+			if (reaches_next(x, bits, t, v, v != d, avoid))
 				bit_set(bits, (size_t)t * nv + v);
-		}
 }
 
 void texp_backward_any(const struct texp *x, const uint32_t *d, uint32_t n, uint32_t avoid,
 		       uint64_t *bits)
 {
-	const struct fluid_net *net = x->net;
 	uint32_t nv = x->nv;
 	uint8_t *is_d = xcalloc(nv + 1, 1);
 
@@ -114,22 +119,9 @@ void texp_backward_any(const struct texp *x, const uint32_t *d, uint32_t n, uint
 	for (uint32_t j = 0; j < n; j++)
 		is_d[d[j]] = 1;
 	for (uint32_t t = x->T + 1; t-- > 0;)
-		for (uint32_t v = 0; v < nv; v++) {
-			bool in = is_d[v];
-
-			if (t < x->T) {
-				in = in || (x->hold_of[v] != UINT32_MAX &&
-					    bit_test(bits, (size_t)(t + 1) * nv + v));
-				for (uint32_t k = x->out_off[v]; k < x->out_off[v + 1] && !in;
-				     k++) {
-					uint32_t h = net->head[x->out_arc[k]];
-
-					in = h != avoid && bit_test(bits, (size_t)(t + 1) * nv + h);
-				}
-			}
-			if (in)
+		for (uint32_t v = 0; v < nv; v++)
+			if (is_d[v] || (t < x->T && reaches_next(x, bits, t, v, true, avoid)))
 				bit_set(bits, (size_t)t * nv + v);
-		}
 	free(is_d);
 }
 
