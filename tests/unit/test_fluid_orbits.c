@@ -109,7 +109,7 @@ static void scenario(enum fluid_scenario s)
 	double *w = malloc((na + 1) * sizeof(double)), *w2 = malloc((na + 1) * sizeof(double));
 
 	for (unsigned seed = 0; seed < SEEDS; seed++) {
-		double v1, b1, v2, b2;
+		double v1 = 0, b1 = 0, v2 = 0, b2 = 0;
 
 		group_prices(&g, x.ne, seed, chat);
 		if (pricer_tree(&orb, chat, INFINITY, w, &v1, &b1, &err) < 0 ||
