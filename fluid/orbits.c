@@ -73,20 +73,31 @@ no:
 	return NULL;
 }
 
+/* Each vertex's orbit representative: its image in block br (itself in
+ * the origin's block, br and outside). */
+static uint32_t *vertex_reps(const struct fluid_group *g, const uint32_t *el)
+{
+	uint32_t *vrep = xmalloc(((size_t)g->nverts + 1) * sizeof(uint32_t));
+
+	for (uint32_t v = 0; v < g->nverts; v++) {
+		uint32_t b = block_of(g, v);
+
+		vrep[v] = b == UINT32_MAX || el[b] == UINT32_MAX
+			      ? v
+			      : g->vert[(size_t)el[b] * g->nverts + v];
+	}
+	return vrep;
+}
+
 /* Column c's orbit representative: its arc's image in block br. */
 static uint32_t column_rep(const struct pricer *pr, const struct fluid_group *g, const uint32_t *el,
-			   uint32_t c)
+			   const uint32_t *vrep, uint32_t c)
 {
 	const struct texp *x = pr->x;
 	uint32_t a = pr->col_arc[c], t = tx_layer(x, a);
 
-	if (tx_is_hold(x, a)) {
-		uint32_t v = tx_vertex_from(x, a), b = block_of(g, v);
-
-		if (b == UINT32_MAX || el[b] == UINT32_MAX)
-			return c;
-		return pr->arc_col[tx_hold(x, g->vert[(size_t)el[b] * g->nverts + v], t)];
-	}
+	if (tx_is_hold(x, a))
+		return pr->arc_col[tx_hold(x, vrep[tx_vertex_from(x, a)], t)];
 	uint32_t e = tx_phys(x, a), b = block_of(g, x->net->tail[e]);
 
 	if (b == UINT32_MAX)
@@ -108,13 +119,16 @@ bool pricer_orbits(struct pricer *pr, const struct fluid_group *g, uint32_t **vr
 	el = block_shifts(x->net, g, bo, br);
 	if (!el)
 		return false;
+	*vrep = vertex_reps(g, el);
 	rep = xmalloc(((size_t)pr->ncols + 1) * sizeof(uint32_t));
 	for (uint32_t c = 0; c < pr->ncols; c++) {
-		rep[c] = column_rep(pr, g, el, c);
+		rep[c] = column_rep(pr, g, el, *vrep, c);
 		/* (the columns are H-invariant: a missing image is a bug) */
 		if (rep[c] == UINT32_MAX) {
 			free(rep);
 			free(el);
+			free(*vrep);
+			*vrep = NULL;
 			return false;
 		}
 	}
@@ -125,24 +139,12 @@ bool pricer_orbits(struct pricer *pr, const struct fluid_group *g, uint32_t **vr
 			pr->col_lp[c] = pr->nlp++;
 	for (uint32_t c = 0; c < pr->ncols; c++)
 		pr->col_lp[c] = pr->col_lp[rep[c]];
-	/* one destination per orbit: the origin's server's each, and the
-	 * others' in block br */
+	/* one destination per orbit: its representative */
 	pr->sep = xmalloc((pr->ndest + 1) * sizeof(uint32_t));
 	pr->nsep = 0;
-	for (uint32_t j = 0; j < pr->ndest; j++) {
-		uint32_t b = block_of(g, pr->dest[j]);
-
-		if (b == UINT32_MAX || b == bo || b == br)
+	for (uint32_t j = 0; j < pr->ndest; j++)
+		if ((*vrep)[pr->dest[j]] == pr->dest[j])
 			pr->sep[pr->nsep++] = j;
-	}
-	*vrep = xmalloc(((size_t)x->nv + 1) * sizeof(uint32_t));
-	for (uint32_t v = 0; v < x->nv; v++) {
-		uint32_t b = block_of(g, v);
-
-		(*vrep)[v] = b == UINT32_MAX || el[b] == UINT32_MAX
-				 ? v
-				 : g->vert[(size_t)el[b] * g->nverts + v];
-	}
 	free(rep);
 	free(el);
 	return true;

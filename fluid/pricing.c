@@ -296,6 +296,26 @@ static uint32_t pool_readd(struct pricer *pr, const double *sol)
 	return back;
 }
 
+/* The LP column of column c. */
+static inline uint32_t lp_of(const struct pricer *pr, uint32_t c)
+{
+	return pr->col_lp ? pr->col_lp[c] : c;
+}
+
+/* The LP columns counted in count (nlp, left zero) as a row's entries,
+ * in order, into cols and vals from n; the row's length. */
+static uint32_t counted_entries(const struct pricer *pr, uint32_t *count, int *cols, double *vals,
+				uint32_t n)
+{
+	for (uint32_t j = 0; j < pr->nlp; j++)
+		if (count[j]) {
+			cols[n] = (int)j;
+			vals[n++] = count[j];
+			count[j] = 0;
+		}
+	return n;
+}
+
 /* The cut of side (the source's side, or with sink_side the sink's) as a
  * row: the LP columns crossing it into cols, in order, and into vals how
  * many of their columns do (1 each without orbits); how many entries.
@@ -317,15 +337,7 @@ static uint32_t cut_cols(const struct pricer *pr, const uint64_t *side, bool sin
 		cols[n] = (int)c;
 		vals[n++] = 1;
 	}
-	if (!pr->col_lp)
-		return n;
-	for (uint32_t j = 0; j < pr->nlp; j++)
-		if (count[j]) {
-			cols[n] = (int)j;
-			vals[n++] = count[j];
-			count[j] = 0;
-		}
-	return n;
+	return pr->col_lp ? counted_entries(pr, count, cols, vals, n) : n;
 }
 
 /* A cut found by a max flow into the LP: 1 added, 0 where it is there
@@ -559,12 +571,8 @@ static void first_cuts(struct pricer *pr)
 				pr->objc[n] = (int)c;
 				vals[n++] = 1;
 			}
-			for (uint32_t j = 0; count && j < pr->nlp; j++)
-				if (count[j]) {
-					pr->objc[n] = (int)j;
-					vals[n++] = count[j];
-					count[j] = 0;
-				}
+			if (count)
+				n = counted_entries(pr, count, pr->objc, vals, n);
 			pool_add(pr, pr->objc, vals, n);
 		}
 	free(vals);
@@ -833,16 +841,11 @@ static void lp_costs(struct pricer *pr, const double *chat, double eps)
 {
 	const struct texp *x = pr->x;
 
-	if (pr->col_lp)
-		memset(pr->objv, 0, pr->nlp * sizeof(double));
+	memset(pr->objv, 0, pr->nlp * sizeof(double));
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		uint32_t e = tx_phys(x, pr->col_arc[c]);
-		double v = (e == UINT32_MAX ? 0 : chat[e]) + eps;
 
-		if (pr->col_lp)
-			pr->objv[pr->col_lp[c]] += v;
-		else
-			pr->objv[c] = v;
+		pr->objv[lp_of(pr, c)] += (e == UINT32_MAX ? 0 : chat[e]) + eps;
 	}
 	for (uint32_t j = 0; j < pr->nlp; j++)
 		pr->objc[j] = (int)j;
@@ -892,7 +895,7 @@ static enum lp_result cut_rounds(struct pricer *pr, double *sol, int cap, const 
 			pr->most = lp_iterations(pr->lp);
 		lp_solution(pr->lp, sol);
 		for (uint32_t c = 0; c < pr->ncols; c++) {
-			double s = sol[pr->col_lp ? pr->col_lp[c] : c];
+			double s = sol[lp_of(pr, c)];
 
 			pr->cap[pr->col_arc[c]] = s > 0 ? s : 0;
 		}
@@ -920,7 +923,7 @@ static double usage_cost(const struct pricer *pr, const double *chat, const doub
 
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		uint32_t e = tx_phys(pr->x, pr->col_arc[c]);
-		double s = sol[pr->col_lp ? pr->col_lp[c] : c];
+		double s = sol[lp_of(pr, c)];
 
 		if (s > 1e-12 && e != UINT32_MAX)
 			v += chat[e] * s;
@@ -1058,7 +1061,7 @@ int pricer_tree(struct pricer *pr, const double *chat, double known, double *w, 
 	*value = 0;
 	for (uint32_t c = 0; c < pr->ncols; c++) {
 		uint32_t a = pr->col_arc[c], e = tx_phys(x, a);
-		double s = sol[pr->col_lp ? pr->col_lp[c] : c];
+		double s = sol[lp_of(pr, c)];
 
 		if (s <= 1e-12)
 			continue;
