@@ -239,6 +239,19 @@ static Ofc__V1__Schedule *part_schedule(const struct ofcd *d, struct snapshot *s
 	return planner_summary(d, cfg, cfg->coll, cfg->size, &q, &s->a, &err);
 }
 
+/* Held partition i's schedule: an earlier one's of s on the same topology
+ * (asked once a spec: a batch of 32 prologs holds several of one spec,
+ * and each was asked of a planner process of its own), or computed. */
+static Ofc__V1__Schedule *held_schedule(const struct ofcd *d, struct snapshot *s, size_t i)
+{
+	Ofc__V1__HeldPartition *const *h = s->state->held;
+
+	for (size_t k = 0; h[i]->topology && k < i; k++)
+		if (h[k]->topology && strcmp(h[k]->topology, h[i]->topology) == 0)
+			return h[k]->schedule;
+	return part_schedule(d, s, h[i]->topology);
+}
+
 static int cmp_xconn(const void *a, const void *b)
 {
 	const struct xconn *x = a, *y = b;
@@ -423,7 +436,7 @@ void held_view(const struct ofcd *d, struct snapshot *s)
 			free(node);
 		}
 		graph_free(g);
-		m->schedule = m->schedule ? m->schedule : part_schedule(d, s, m->topology);
+		m->schedule = m->schedule ? m->schedule : held_schedule(d, s, i);
 	}
 	for (size_t i = 0; i < st->n_held; i++) {
 		free(parts[i].member_host);

@@ -582,6 +582,20 @@ static void test_batch(void **state)
 /* Renumbered prologs sent at once to an idle worker: the first waits for
  * its plan ahead (the worker would only wait for it), so the ones queued
  * meanwhile go with it, in one transaction, not the first alone. */
+/* Lines in file (0: none). */
+static unsigned lines_in(const char *file)
+{
+	FILE *fp = fopen(file, "r");
+	unsigned n = 0;
+	int ch;
+
+	while (fp && (ch = fgetc(fp)) != EOF)
+		n += ch == '\n';
+	if (fp)
+		fclose(fp);
+	return n;
+}
+
 static void test_batch_first_waits(void **state)
 {
 	struct world *w = *state;
@@ -590,13 +604,21 @@ static void test_batch_first_waits(void **state)
 	Ofc__V1__Response *a[16] = {0}, *r;
 	uint8_t buf[8192];
 	size_t n = 0;
+	char starts[1100], cases[1300], counting[1100];
 
+	/* (the planner processes asked for a summary, counted) */
+	snprintf(starts, sizeof(starts), "%s/summary.starts", w->dir);
+	snprintf(cases, sizeof(cases), "*\" --for summary \"*) echo x >>'%s' ;;", starts);
+	write_dying_planner(w, cases, counting, sizeof(counting));
+	w->planner_of_next = counting;
 	rows_init(&h);
 	start(w, 30, 0);
+	w->planner_of_next = NULL;
 	connect_ok(w, &c);
 	r = reconfigure(&c, "torus:8x8", 1);
 	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
 	ofc__v1__response__free_unpacked(r, NULL);
+	unsigned before = lines_in(starts);
 	int fd = raw_connect(w->sock);
 	put_partition(buf, &n, 1, "p1", "ring:8", h.row[1], 8, true);
 	put_partition(buf, &n, 2, "p2", "ring:8", h.row[2], 8, true);
@@ -609,6 +631,8 @@ static void test_batch_first_waits(void **state)
 	assert_int_equal(a[2]->transaction->id, 2);
 	answers_free(a, 16);
 	assert_int_equal(log_count(w, "batch of "), 1);
+	/* three held on one topology: its schedule asked of one planner */
+	assert_int_equal(lines_in(starts) - before, 1);
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
