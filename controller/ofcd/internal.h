@@ -631,22 +631,27 @@ struct ofcd_ahead {
 	struct ahead_slot *slots;  /* nthreads of them */
 	uint32_t nthreads;	   /* the pool's size; 0: every plan made in its turn */
 	uint32_t idle;		   /* under mu: threads waiting for a plan */
+	uint32_t unreached;	   /* under mu: plans whose job the worker has not reached */
 	uint64_t started;	   /* plans a thread took (the tests wait on it) */
 	bool stop;
 };
 /* The renumbering search's budget for a run-time partition (a Slurm job's
  * prolog): bench/results/relabel.md, "The renumbering's budget". */
 #define RELABEL_BUDGET_S 0.1
-/* A burst's share: a job planned ahead with `behind` jobs waiting after it
- * on `threads` threads gets RELABEL_BUDGET_S * threads / (threads +
- * behind), at least RELABEL_BUDGET_MIN_S, so that a burst of prologs (32
- * jobs at once) is planned in about one budget's time, not 16 (the search
- * ran its whole budget on most jobs of 32 hosts and more, and that was
- * the prologs' time at 1,024 hosts: bench/results/slurm.md). The cross-
- * connects kept drop by about 3% at a third of the budget
- * (bench/results/relabel.md); a lone job keeps the whole budget. */
+/* A burst's share: a job planned ahead while `others` jobs the worker has
+ * yet to reach wait before or after it, on `threads` threads, gets
+ * RELABEL_BUDGET_S * threads / (threads + others), at least
+ * RELABEL_BUDGET_MIN_S, so that a burst of prologs (32 jobs at once) is
+ * planned in about one budget's time, not 16 (the search ran its whole
+ * budget on most jobs of 32 hosts and more, and that was the prologs' time
+ * at 1,024 hosts: bench/results/slurm.md). Those before it count too: the
+ * last of a burst, counting only those after it, got the whole budget
+ * while the burst's first jobs still waited for the worker, and the round's
+ * last answer waited for its 100 ms. The cross-connects kept drop by about
+ * 3% at a third of the budget (bench/results/relabel.md); a lone job keeps
+ * the whole budget. */
 #define RELABEL_BUDGET_MIN_S 0.01
-double ahead_budget(uint32_t threads, uint32_t behind);
+double ahead_budget(uint32_t threads, uint32_t others);
 void ahead_init(struct ofcd *d);
 /* (opening thread, before the workers start) The threads, and the first
  * base; ahead_stop joins them (after the workers), ahead_free at close. */

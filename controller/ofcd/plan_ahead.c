@@ -53,8 +53,9 @@ struct ahead {
 	uint32_t npc;
 	struct fabric_relabel rep;
 	bool ok;
-	char *fail; /* !ok: why ("its plan ahead failed: ...") */
-	bool taken; /* (the worker's) ahead_take moved the plan out */
+	char *fail;   /* !ok: why ("its plan ahead failed: ...") */
+	bool taken;   /* (the worker's) ahead_take moved the plan out */
+	bool reached; /* under q->mu: the worker asked for it, or the job was freed */
 };
 
 static void base_unref(struct ahead_base *b, uint32_t nsw)
@@ -90,10 +91,10 @@ static void ahead_unref(struct ahead *a)
 
 /* ---- the pool's threads ---------------------------------------------------------------- */
 
-double ahead_budget(uint32_t threads, uint32_t behind)
+double ahead_budget(uint32_t threads, uint32_t others)
 {
 	double b =
-	    RELABEL_BUDGET_S * (threads ? threads : 1) / ((double)(threads ? threads : 1) + behind);
+	    RELABEL_BUDGET_S * (threads ? threads : 1) / ((double)(threads ? threads : 1) + others);
 
 	return b < RELABEL_BUDGET_MIN_S ? RELABEL_BUDGET_MIN_S : b;
 }
@@ -150,20 +151,25 @@ static void *ahead_thread(void *arg)
 	ofc_thread_name("ofcd-ahead");
 	pthread_mutex_lock(&q->mu);
 	while (await_plan(q)) {
-		uint32_t behind = 0;
 		struct ahead *a = q->head;
+		/* its burst: every job the worker has yet to reach, planned or
+		 * not, before it or after (itself among them) */
+		uint32_t others = q->unreached - 1;
 
 		q->head = a->next;
 		a->next = NULL;
-		for (struct ahead *x = q->head; x; x = x->next)
-			behind++;
 		a->state = AHEAD_RUNNING;
 		q->started++;
 		a->refs++;
 		a->base = q->base;
 		a->base->refs++;
 		pthread_mutex_unlock(&q->mu);
-		plan_one(d, &p, a, ahead_budget(q->nthreads, behind));
+		double budget = ahead_budget(q->nthreads, others), t0 = now_seconds();
+		plan_one(d, &p, a, budget);
+		ofcd_log(d, OFCD_LOG_DEBUG,
+			 "partition %s: planned ahead in %.3f s of a %.3f s budget (%u more jobs "
+			 "of its burst yet to run)",
+			 a->name, now_seconds() - t0, budget, others);
 		pthread_mutex_lock(&q->mu);
 		a->state = AHEAD_DONE;
 		pthread_cond_broadcast(&q->done);
@@ -274,6 +280,7 @@ void ahead_submit(struct ofcd *d, struct job *j)
 	a->nhosts = j->nhosts;
 	j->ahead = a;
 	pthread_mutex_lock(&q->mu);
+	q->unreached++;
 	if (q->tail && q->head)
 		q->tail->next = a;
 	else
@@ -301,6 +308,16 @@ static void unwait(struct ofcd_ahead *q, struct ahead *a)
 	a->state = AHEAD_DROPPED;
 }
 
+/* (under mu) The worker has reached a's job, or it is freed: no longer
+ * one of the burst a plan's budget is shared with. */
+static void reach(struct ofcd_ahead *q, struct ahead *a)
+{
+	if (!a->reached) {
+		a->reached = true;
+		q->unreached--;
+	}
+}
+
 void ahead_drop(struct ahead *a)
 {
 	struct ofcd_ahead *q = a ? a->q : NULL;
@@ -308,6 +325,7 @@ void ahead_drop(struct ahead *a)
 	if (!a)
 		return;
 	pthread_mutex_lock(&q->mu);
+	reach(q, a);
 	if (a->state == AHEAD_WAITING)
 		unwait(q, a);
 	ahead_unref(a);
@@ -427,6 +445,7 @@ int ahead_take(struct ofcd *d, struct ahead *a, const struct ctl *c, const struc
 	if (!a)
 		return 0;
 	pthread_mutex_lock(&q->mu);
+	reach(q, a);
 	if (a->state == AHEAD_WAITING)
 		unwait(q, a); /* no thread took it yet: planned now, here */
 	while (a->state == AHEAD_RUNNING)

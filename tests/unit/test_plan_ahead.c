@@ -638,6 +638,95 @@ static void test_batch_first_waits(void **state)
 	stop(w);
 }
 
+/* Whether the one log line that has `head` also has `tail`. */
+static bool line_has(struct world *w, const char *head, const char *tail)
+{
+	pthread_mutex_lock(&w->log_mu);
+	const char *at = strstr(w->log.buf, head);
+	const char *eol = at ? strchr(at, '\n') : NULL;
+	const char *t = at ? strstr(at, tail) : NULL;
+	bool has = at && !strstr(at + 1, head) && t && (!eol || t < eol);
+	pthread_mutex_unlock(&w->log_mu);
+	return has;
+}
+
+/* Until the plan-ahead threads have logged n plans made (10 s at most):
+ * how many they have. */
+static unsigned wait_planned(struct world *w, unsigned n)
+{
+	for (int i = 0; i < 5000 && log_count(w, ": planned ahead in ") < n; i++)
+		usleep(2000);
+	return log_count(w, ": planned ahead in ");
+}
+
+/* A plan's budget is shared with every job of its burst the worker has yet
+ * to run, those queued before it as well as after: a prolog planned while
+ * three others wait for the worker gets two threads' share of four
+ * (0.1 s * 2 / 5), not the whole budget a job with none behind it got.
+ * Once the worker has run them all, a lone job gets the whole budget
+ * again. */
+static void test_burst_budget(void **state)
+{
+	struct world *w = *state;
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct rows h;
+	struct ofcd_client c;
+	Ofc__V1__Response *a[16] = {0}, *r;
+	uint8_t buf[8192];
+	size_t n = 0;
+	char line[160];
+
+	rows_init(&h);
+	w->sim.before_command = gate_wait;
+	w->sim.hook_ctx = &g;
+	start(w, 30, 0);
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	assert_true(w->d->ahead.nthreads >= 2);
+	double threads = w->d->ahead.nthreads;
+	int fd = raw_connect(w->sock);
+
+	/* the worker stops in a whole fabric's reconfigure (no partition: it
+	 * runs alone); three prologs behind it are planned ahead meanwhile */
+	gate_set(&g, true);
+	put_partition(buf, &n, 1, NULL, "ring:64", NULL, 0, false);
+	put_partition(buf, &n, 2, "p1", "ring:8", h.row[1], 8, true);
+	put_partition(buf, &n, 3, "p2", "ring:8", h.row[2], 8, true);
+	put_partition(buf, &n, 4, "p3", "ring:8", h.row[3], 8, true);
+	send_all(fd, buf, n);
+	unsigned planned = wait_planned(w, 3);
+	/* the fourth comes alone, none behind it, three before it unrun */
+	n = 0;
+	put_partition(buf, &n, 5, "p4", "ring:8", h.row[4], 8, true);
+	send_all(fd, buf, n);
+	planned += wait_planned(w, 4);
+	gate_set(&g, false); /* (before any assert: a failed one stops the daemon) */
+	assert_int_equal(planned, 7);
+	snprintf(line, sizeof(line), "of a %.3f s budget (3 more jobs of its burst yet to run)",
+		 RELABEL_BUDGET_S * threads / (threads + 3));
+	assert_true(line_has(w, "partition p4: planned ahead in ", line));
+	answers_by_id(fd, 5, a);
+	for (int i = 1; i <= 5; i++)
+		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
+	answers_free(a, 16);
+
+	/* all run: a lone job's plan has the whole budget */
+	n = 0;
+	put_partition(buf, &n, 6, "p5", "ring:8", h.row[5], 8, true);
+	send_all(fd, buf, n);
+	answers_by_id(fd, 1, a);
+	assert_int_equal(a[6]->status, OFC__V1__STATUS__STATUS_OK);
+	answers_free(a, 16);
+	snprintf(line, sizeof(line), "of a %.3f s budget (0 more jobs of its burst yet to run)",
+		 RELABEL_BUDGET_S);
+	assert_true(line_has(w, "partition p5: planned ahead in ", line));
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 /* ofcd killed in a batch's transaction (kill -9 as crashpoint.h makes it:
  * the state directory and the switch as they were at a command of it):
  * the restart repairs the batch's journal as any other. Killed half-way,
@@ -813,6 +902,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_turn_in_planner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_first_waits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_burst_budget, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_killed, setup, teardown),
 	};
 
