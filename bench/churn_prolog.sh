@@ -20,11 +20,16 @@
 #   sh bench/churn_prolog.sh [HOSTS [ROUNDS [CONC]]]        # 1024 3 32
 #   NORELABEL=1 sh bench/churn_prolog.sh ...                  the jobs ask ofc:relabel=no
 #   REPLICAS=3 sh bench/churn_prolog.sh ...                   three replicas on etcd
-#   KEEP=DIR                                                  ofcd's log copied there
+#   KEEP=DIR                                                  ofcd's log (and stderr) copied there
+#   LOGLEVEL=debug                                            ofcd's --log-level (info): debug adds
+#                                                             each plan ahead's budget and time
 #   DURING=CMD   CMD run (sh -c) before the rounds with LEAD (the leader's
 #                socket) and OFCD_PID (one ofcd's) in its environment, and
 #                sent SIGTERM after them, waited for (bench/page_load.sh)
 SUITE=churn-prolog
+# under bash: its clock ($EPOCHREALTIME) starts no process, where date's
+# two a prolog were 64 processes a round beside the 32 prologs they timed
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
 . tests/integration/emu.sh
@@ -110,7 +115,7 @@ if [ "$REPLICAS" = 1 ]; then
 	LOGS="$TMP/ofcd.log"
 	$BUILD/ofcd --config "$TMP/fab.yaml" --socket "$SOCKS" --state-dir "$TMP/state" \
 		--credentials-dir "$TMP/cred" --probe-interval 0 --foreground \
-		--log-file "$TMP/ofcd.log" --log-level info 2>>"$TMP/ofcd.stderr" &
+		--log-file "$TMP/ofcd.log" --log-level ${LOGLEVEL:-info} 2>>"$TMP/ofcd.stderr" &
 	DAEMON=$!
 	trap 'kill $DAEMON 2>/dev/null; stop_all_emus; rm -rf "$TMP"' EXIT
 	LEAD=$SOCKS
@@ -159,15 +164,17 @@ for r in range(1, rounds + 1):
         print(r, r * 1000 + k, 'h[%d-%d]' % (first, first + n - 1), spec(n))
         first += n
 EOF
-now_ms() { date +%s%3N; }
+now_ms() { _ms=$((${EPOCHREALTIME//[!0-9]/} / 1000)); } # into _ms
 prolog() { # JOB NODELIST TOPOLOGY: wall ms to t.JOB, exit status to rc.JOB
-	_t0=$(now_ms)
+	now_ms
+	_t0=$_ms
 	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_NODELIST="$2" \
 		SLURM_JOB_COMMENT="ofc:topology=$3${NORELABEL:+ ofc:relabel=no}" \
 		OFC_SLURM_SCONTROL="$TMP/scontrol" OFC_SOCKET="$SOCKS" $OFC slurm prolog --timeout 600 \
 		>"$TMP/out.$1" 2>&1
 	echo $? >"$TMP/rc.$1"
-	echo $(($(now_ms) - _t0)) >"$TMP/t.$1"
+	now_ms
+	echo $((_ms - _t0)) >"$TMP/t.$1"
 }
 epilog() { env -i PATH="$PATH" SLURM_JOB_ID="$1" OFC_SOCKET="$SOCKS" $OFC slurm epilog --timeout 600 >/dev/null 2>&1; }
 
@@ -182,7 +189,8 @@ fi
 bad=0
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	t0=$(now_ms)
+	now_ms
+	t0=$_ms
 	pids=""
 	while read -r rr job nodes topo; do
 		[ "$rr" = $r ] || continue
@@ -190,13 +198,15 @@ while [ $r -le "$ROUNDS" ]; do
 		pids="$pids $!"
 	done <"$TMP/jobs"
 	wait $pids
-	t1=$(now_ms)
+	now_ms
+	t1=$_ms
 	pids=""
 	n=0
 	while read -r rr job nodes topo; do
 		[ "$rr" = $r ] || continue
 		n=$((n + 1))
-		if [ "$(cat "$TMP/rc.$job")" = 0 ]; then cat "$TMP/t.$job" >>"$TMP/lat"; else
+		read -r rc <"$TMP/rc.$job"
+		if [ "$rc" = 0 ]; then read -r t <"$TMP/t.$job" && echo "$t" >>"$TMP/lat"; else
 			bad=$((bad + 1))
 			echo "job $job failed: $(tail -1 "$TMP/out.$job")"
 		fi
@@ -204,7 +214,8 @@ while [ $r -le "$ROUNDS" ]; do
 		pids="$pids $!"
 	done <"$TMP/jobs"
 	wait $pids
-	t2=$(now_ms)
+	now_ms
+	t2=$_ms
 	echo "$n $((t1 - t0)) $((t2 - t0))" >>"$TMP/walls"
 	echo "round $r: $n prologs in $((t1 - t0)) ms, their epilogs $((t2 - t1)) ms; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	r=$((r + 1))
@@ -225,5 +236,5 @@ if t:
           % (jobs * 60000.0 / sum(x[2] for x in w), jobs * 60000.0 / sum(x[1] for x in w)))
 EOF
 breakdown $LOGS
-[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp $LOGS "$KEEP/"
+[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp $LOGS "$KEEP/" && cp "$TMP"/*.stderr "$KEEP/" 2>/dev/null
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
