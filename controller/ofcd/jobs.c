@@ -1,9 +1,9 @@
 /* What ofcd's threads hand each other: jobs (loop -> worker -> loop),
  * notes (worker or planner -> loop, woken through the eventfd; a device's
  * news too, ofcd_device_news, from a driver's thread) and planner
- * tasks (planner.c), their freeing, packed
- * replies, and the log every thread writes through. The loop (server.c)
- * and the workers (work.c and their jobs) both sit on this file. */
+ * tasks (planner.c), their freeing, and packed replies. The loop
+ * (server.c) and the workers (work.c and their jobs) both sit on this
+ * file; the log every thread writes through is log.c. */
 #include "controller/ofcd/conn.h"
 
 #include <fcntl.h>
@@ -12,76 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void log_text(struct ofcd *d, int level, const char *fmt, va_list ap) OFC_PRINTF(3, 0);
-static void log_text(struct ofcd *d, int level, const char *fmt, va_list ap)
-{
-	char msg[1200];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	/* Client-supplied strings end up here: no control characters in logs. */
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	d->o.log(d->o.log_ctx, level, msg);
-}
-
-void ofcd_log(struct ofcd *d, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!d->o.log || level > d->o.log_level)
-		return;
-	va_start(ap, fmt);
-	log_text(d, level, fmt, ap);
-	va_end(ap);
-}
-
-/* The token bucket: refill at LOG_RATE a second up to LOG_BURST; true when
- * a token was taken. */
-static bool log_token(struct log_limit *b)
-{
-	double now = now_seconds();
-
-	if (b->last == 0)
-		b->tokens = LOG_BURST;
-	else
-		b->tokens += (now - b->last) * LOG_RATE;
-	if (b->tokens > LOG_BURST)
-		b->tokens = LOG_BURST;
-	b->last = now;
-	if (b->tokens < 1)
-		return false;
-	b->tokens -= 1;
-	return true;
-}
-
-void ofcd_log_flush(struct ofcd *d)
-{
-	struct log_limit *b = &d->loop->peer_log;
-
-	if (!b->suppressed || !log_token(b))
-		return;
-	ofcd_log(d, OFCD_LOG_WARNING, "%llu log messages suppressed (more than %.0f a second)",
-		 (unsigned long long)b->suppressed, LOG_RATE);
-	b->suppressed = 0;
-}
-
-void ofcd_log_peer(struct ofcd *d, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!d->o.log || level > d->o.log_level)
-		return;
-	ofcd_log_flush(d);
-	if (!log_token(&d->loop->peer_log)) {
-		d->loop->peer_log.suppressed++;
-		return;
-	}
-	va_start(ap, fmt);
-	log_text(d, level, fmt, ap);
-	va_end(ap);
-}
 
 void ofcd_note(struct ofcd *d, struct note *n)
 {
