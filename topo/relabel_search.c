@@ -62,8 +62,18 @@ struct search {
 	 * keep now is not tried (most of improve_pairs' n^2 / 2). */
 	uint32_t *inc_t, *inc_c, *kept_at;
 	uint64_t rng;
-	double deadline;
+	double t0, deadline;
 };
+
+/* The clock has run out: the budget, or a cut made since (o->cut_us). */
+static bool past(struct search *s)
+{
+	int32_t cut = s->o->cut_us ? *s->o->cut_us : 0;
+
+	if (cut > 0 && s->t0 + cut * 1e-6 < s->deadline)
+		s->deadline = s->t0 + cut * 1e-6;
+	return now_seconds() >= s->deadline;
+}
 
 static uint64_t rng_next(uint64_t *x)
 {
@@ -511,7 +521,7 @@ static void improve(struct search *s)
 		bool better = false;
 
 		for (uint32_t a = 0; a < s->n; a++) {
-			if (now_seconds() > s->deadline)
+			if (past(s))
 				return;
 			for (uint32_t x = s->t.off[a]; x < s->t.off[a + 1]; x++) {
 				uint32_t v = s->t.adj[x], hv = s->map[v];
@@ -538,7 +548,7 @@ static void improve_pairs(struct search *s)
 		bool better = false;
 
 		for (uint32_t a = 0; a < s->n; a++) {
-			if (now_seconds() > s->deadline)
+			if (past(s))
 				return;
 			for (uint32_t b = a + 1; b < s->n; b++)
 				better |= try_swap(s, a, s->map[b]);
@@ -714,7 +724,7 @@ static void search_rounds(struct search *s, struct relabel_result *r)
 	while (r->kept < r->bound) {
 		if (o->max_rounds && r->rounds >= o->max_rounds)
 			return;
-		if (now_seconds() >= s->deadline) {
+		if (past(s)) {
 			r->deadline = true;
 			return;
 		}
@@ -731,7 +741,7 @@ static void search_rounds(struct search *s, struct relabel_result *r)
 		r->rounds++;
 	}
 	/* a round cut short by the clock: the bound not reached */
-	if (r->kept < r->bound && now_seconds() >= s->deadline)
+	if (r->kept < r->bound && past(s))
 		r->deadline = true;
 }
 
@@ -747,6 +757,7 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 				     "relabelling needs as many hosts as topology nodes (%u, %u)",
 				     cur->n, n);
 	struct search s = {.o = o, .n = n, .rng = o->seed ? o->seed : 0x0fc};
+	s.t0 = t0;
 	s.deadline = t0 + (o->budget_s > 0 ? o->budget_s : 1.0);
 	search_init(&s, cur, target);
 	r->map = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
@@ -762,7 +773,7 @@ int topo_relabel(const struct graph *cur, const struct graph *target, const stru
 	 * groups of nodes sharing their out-neighbours). A quarter of the
 	 * budget at most: graphs that are not copies usually fail at once, but
 	 * regular ones of one degree can make it backtrack. */
-	if (n && r->kept < r->bound && cur->m == target->m &&
+	if (n && r->kept < r->bound && cur->m == target->m && !past(&s) &&
 	    graph_isomorphism(target, cur, t0 + (s.deadline - t0) / 4, s.map)) {
 		uint64_t k = kept_all(&s, s.map);
 

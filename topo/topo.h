@@ -306,6 +306,12 @@ struct relabel_opts {
 	double budget_s;     /* wall-clock seconds; 0 = 1 s */
 	uint32_t max_rounds; /* 0 = as many as the budget allows */
 	uint64_t seed;	     /* tie-breaking; 0 = a fixed default */
+	/* (optional) The budget cut while the search runs: once *cut_us is
+	 * positive, the search ends that many microseconds after its start
+	 * if that is sooner (another process may write it: ofcd's, into the
+	 * planner's shared page, when a burst of jobs comes). Read at every
+	 * look at the clock; the isomorphism search keeps its quarter. */
+	const volatile int32_t *cut_us;
 };
 
 struct relabel_result {

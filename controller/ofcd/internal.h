@@ -580,6 +580,11 @@ struct mpi_jobs {
 struct planner_proc {
 	_Atomic pid_t pid;
 	int fd;
+	/* (optional) A shared page the planners it starts map read-only
+	 * (`--cut-fd`): its first word cuts a renumbering's budget while it
+	 * runs (relabel_opts.cut_us; plan_ahead.c writes it). -1 or 0: none
+	 * (a zeroed planner_proc has none: 0 is never this descriptor). */
+	int cut_fd;
 };
 struct ofcd_jobs {
 	pthread_mutex_t mu;
@@ -622,6 +627,13 @@ struct ahead_slot {
 	pthread_t th;
 	bool live;  /* started, not joined yet */
 	bool ended; /* under mu: it returned */
+	/* under mu: a plan running in the thread's planner, its budget (cut
+	 * as its burst grows), and the page the planner reads the cut from
+	 * (NULL: none could be made; cut_fd its descriptor) */
+	bool planning;
+	double budget;
+	int32_t *cut;
+	int cut_fd;
 };
 struct ofcd_ahead {
 	pthread_mutex_t mu;
@@ -941,6 +953,9 @@ void fabric_add_failures(struct fabric *f, const struct fabric *names, char *con
  * closes it: 0, or -1 with err when the planner cannot set itself up. */
 struct planner_serve_opts {
 	int fd;
+	/* the word ofcd cuts a renumbering's budget with (ofc-planner
+	 * --cut-fd's page; NULL: none) */
+	const volatile int32_t *cut_us;
 	const char *topology_dir; /* NULL: none */
 	uint64_t max_memory;	  /* the most any request may hold */
 	/* Tests: called with the state's schedule found, before it is
@@ -1157,14 +1172,17 @@ void held_partition_free(struct partition *p);
  * answers; planner_end ends it), started as `ofc-planner --for ROLE`
  * (a plan-ahead thread's "relabel", the mutation worker's in its turn
  * "relabel-turn"). 0 and the circuits (*pc, the caller frees) and the
- * search's report, else -1 with err. */
+ * search's report, else -1 with err. A planner started with p->cut_fd
+ * reads that page's word during the search: the budget cut short
+ * (relabel_opts.cut_us; plan_ahead.c writes it). */
 int planner_relabel(const struct ofcd *d, struct planner_proc *p, const char *role,
 		    const struct fabcfg *cfg, const char *name, char *const *hosts, uint32_t nhosts,
 		    const char *spec, const struct device_state *const *actual, double budget,
 		    struct circuit **pc, uint32_t *npc, struct fabric_relabel *rep,
 		    struct ofc_error *err);
 uint8_t *planner_relabel_compute(const struct fabcfg *cfg, const struct topo_files *files,
-				 const Ofc__V1__PlannerJob *m, size_t *len);
+				 const Ofc__V1__PlannerJob *m, const volatile int32_t *cut_us,
+				 size_t *len);
 
 /* failures.c: failures reported at run time and lost switches */
 #define FAIL_MAX_ITEMS 4096

@@ -22,8 +22,10 @@
 #include "controller/ofcd/worker.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,6 +143,44 @@ static bool await_plan(struct ofcd_ahead *q)
 	return !q->stop;
 }
 
+/* The thread's page for its planners (planner_proc.cut_fd): ahead_submit
+ * writes a cut into its first word while a plan runs. None when it cannot
+ * be made (then plans run their budget out). */
+static void cut_open(struct ahead_slot *slot)
+{
+	int fd = memfd_create("ofc-plan-cut", MFD_CLOEXEC);
+	void *page = MAP_FAILED;
+
+	if (fd > 0 && ftruncate(fd, sizeof(int32_t)) == 0)
+		page = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (page == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		page = NULL;
+	}
+	pthread_mutex_lock(&slot->d->ahead.mu);
+	slot->cut = page;
+	slot->cut_fd = fd;
+	pthread_mutex_unlock(&slot->d->ahead.mu);
+}
+
+/* (under mu) The burst grew: each plan running past its share of it now
+ * is cut to that share (its planner's search reads the page). */
+static void cut_running(struct ofcd_ahead *q)
+{
+	double share = ahead_budget(q->nthreads, q->unreached - 1);
+
+	for (uint32_t i = 0; i < q->nthreads; i++) {
+		struct ahead_slot *s = &q->slots[i];
+
+		if (s->live && s->planning && s->cut && share < s->budget) {
+			s->budget = share;
+			__atomic_store_n(s->cut, (int32_t)(share * 1e6), __ATOMIC_RELAXED);
+		}
+	}
+}
+
 static void *ahead_thread(void *arg)
 {
 	struct ahead_slot *slot = arg;
@@ -149,6 +189,8 @@ static void *ahead_thread(void *arg)
 	struct planner_proc p = {.pid = 0, .fd = -1};
 
 	ofc_thread_name("ofcd-ahead");
+	cut_open(slot);
+	p.cut_fd = slot->cut_fd;
 	pthread_mutex_lock(&q->mu);
 	while (await_plan(q)) {
 		struct ahead *a = q->head;
@@ -163,20 +205,37 @@ static void *ahead_thread(void *arg)
 		a->refs++;
 		a->base = q->base;
 		a->base->refs++;
-		pthread_mutex_unlock(&q->mu);
 		double budget = ahead_budget(q->nthreads, others), t0 = now_seconds();
+		slot->planning = true;
+		slot->budget = budget;
+		if (slot->cut) /* (its planner is idle: no search reads it now) */
+			__atomic_store_n(slot->cut, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&q->mu);
 		plan_one(d, &p, a, budget);
-		ofcd_log(d, OFCD_LOG_DEBUG,
-			 "partition %s: planned ahead in %.3f s of a %.3f s budget (%u more jobs "
-			 "of its burst yet to run)",
-			 a->name, now_seconds() - t0, budget, others);
 		pthread_mutex_lock(&q->mu);
+		slot->planning = false;
+		double cut = slot->budget;
 		a->state = AHEAD_DONE;
 		pthread_cond_broadcast(&q->done);
+		pthread_mutex_unlock(&q->mu);
+		char cut_to[64] = "";
+		if (cut < budget)
+			snprintf(cut_to, sizeof(cut_to), ", cut to %.3f s as its burst came", cut);
+		ofcd_log(d, OFCD_LOG_DEBUG,
+			 "partition %s: planned ahead in %.3f s of a %.3f s budget%s (%u more jobs "
+			 "of its burst yet to run)",
+			 a->name, now_seconds() - t0, budget, cut_to, others);
+		pthread_mutex_lock(&q->mu);
 		ahead_unref(a);
 	}
+	int32_t *page = slot->cut;
+	slot->cut = NULL; /* (ahead_submit writes no more) */
 	pthread_mutex_unlock(&q->mu);
 	planner_end(&p, false, NULL, 0); /* (closed, a planner at rest ends) */
+	if (page)
+		munmap(page, sizeof(int32_t));
+	if (p.cut_fd > 0)
+		close(p.cut_fd);
 	pthread_mutex_lock(&q->mu);
 	slot->ended = true;
 	pthread_mutex_unlock(&q->mu);
@@ -281,6 +340,7 @@ void ahead_submit(struct ofcd *d, struct job *j)
 	j->ahead = a;
 	pthread_mutex_lock(&q->mu);
 	q->unreached++;
+	cut_running(q);
 	if (q->tail && q->head)
 		q->tail->next = a;
 	else

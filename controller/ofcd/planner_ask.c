@@ -23,25 +23,29 @@
 #include <unistd.h>
 
 /* (the forked child: async-signal-safe calls only) The socket as fd 3,
- * /dev/null as stdin and stdout (stderr stays: a crash's last words reach
- * ofcd's log), no other descriptor, no signal blocked, then the planner. */
-static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
+ * the cut's page as fd 4 (cut > 0), /dev/null as stdin and stdout (stderr
+ * stays: a crash's last words reach ofcd's log), no other descriptor, no
+ * signal blocked, then the planner. */
+static void child_exec(int fd, int cut, const char *path, char *const argv[], char *const env[])
     __attribute__((noreturn));
-static void child_exec(int fd, const char *path, char *const argv[], char *const env[])
+static void child_exec(int fd, int cut, const char *path, char *const argv[], char *const env[])
 {
 	sigset_t none;
 	int null;
 
-	if (fd == 3)
-		(void)fcntl(3, F_SETFD, 0);
-	else if (dup2(fd, 3) < 0)
+	/* (both above 4 first, so that placing one never closes the other) */
+	bool page = cut > 0;
+
+	fd = fcntl(fd, F_DUPFD, 5);
+	cut = page ? fcntl(cut, F_DUPFD, 5) : -1;
+	if (fd < 0 || dup2(fd, 3) < 0 || (page && (cut < 0 || dup2(cut, 4) < 0)))
 		_exit(127);
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
 		(void)dup2(null, 0);
 		(void)dup2(null, 1);
 	}
-	(void)syscall(SYS_close_range, 4u, ~0u, 0u);
+	(void)syscall(SYS_close_range, page ? 5u : 4u, ~0u, 0u);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(path, argv, env);
@@ -64,18 +68,21 @@ static int start(const struct planner_how *h, struct planner_proc *p, struct ofc
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return ofc_error_set(err, OFC_E_RUNTIME, "socketpair: %s", strerror(errno));
 	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)h->max_memory);
-	char *argv[] = {h->path,
-			"--max-memory",
-			mem,
-			"--for",
-			(char *)(h->role ? h->role : "request"),
-			h->topo_dir ? "--topology-dir" : NULL,
-			h->topo_dir,
-			NULL};
+	char *argv[10] = {h->path, "--max-memory", mem, "--for",
+			  (char *)(h->role ? h->role : "request")};
+	int argc = 5;
+	if (p->cut_fd > 0) {
+		argv[argc++] = "--cut-fd";
+		argv[argc++] = "4";
+	}
+	if (h->topo_dir) {
+		argv[argc++] = "--topology-dir";
+		argv[argc++] = (char *)h->topo_dir;
+	}
 	char **env = environ_for_child();
 	pid = fork();
 	if (pid == 0)
-		child_exec(sv[1], h->path, argv, env);
+		child_exec(sv[1], p->cut_fd, h->path, argv, env);
 	free(env);
 	close(sv[1]);
 	if (pid < 0) {

@@ -56,11 +56,12 @@ static void report_into(const struct fabric_relabel *r, Ofc__V1__PlannerRelabel 
 }
 
 uint8_t *planner_relabel_compute(const struct fabcfg *cfg, const struct topo_files *files,
-				 const Ofc__V1__PlannerJob *m, size_t *len)
+				 const Ofc__V1__PlannerJob *m, const volatile int32_t *cut_us,
+				 size_t *len)
 {
 	Ofc__V1__PlannerRelabel a = OFC__V1__PLANNER_RELABEL__INIT;
 	const struct fabric *f = cfg->f;
-	struct relabel_opts o = {.budget_s = m->budget};
+	struct relabel_opts o = {.budget_s = m->budget, .cut_us = cut_us};
 	struct ofc_error err = {0};
 	struct device_state *states;
 	const struct device_state **actual = switch_states(f, m, &states, &err);

@@ -267,7 +267,7 @@ static int serve_answer(struct planner *p, const Ofc__V1__PlannerJob *m)
 		      : m->to_phase    ? planner_phase_compute(&c, m, &len)
 		      : m->pick	       ? planner_pick_compute(&c, m, &len)
 		      : m->config_pick ? planner_config_pick_compute(m, &len)
-		      : m->relabel     ? planner_relabel_compute(&c, &p->files, m, &len)
+		      : m->relabel     ? planner_relabel_compute(&c, &p->files, m, p->o->cut_us, &len)
 		      : m->testbed     ? planner_testbed_compute(&c, m, &len)
 				       : planner_replan_compute(&c, m, &len);
 	}

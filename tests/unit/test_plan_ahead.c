@@ -727,6 +727,61 @@ static void test_burst_budget(void **state)
 	stop(w);
 }
 
+/* A plan already running when its burst comes is cut to its share: the
+ * first prolog's planner (here one that sleeps a second before it starts)
+ * is planning it with the whole budget when three more come; its share of
+ * the four is 0.1 s x 2 / 5, written to the page its planner's search
+ * reads (test_relabel's test_cut_ends_the_search: the search ends there). */
+static void test_burst_cuts_a_running_plan(void **state)
+{
+	struct world *w = *state;
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct rows h;
+	struct ofcd_client c;
+	Ofc__V1__Response *a[16] = {0}, *r;
+	uint8_t buf[8192];
+	size_t n = 0;
+	char slow[1100], line[160];
+
+	write_dying_planner(w, "*\" --for relabel \"*) sleep 1 ;;", slow, sizeof(slow));
+	w->planner_of_next = slow;
+	rows_init(&h);
+	w->sim.before_command = gate_wait;
+	w->sim.hook_ctx = &g;
+	start(w, 30, 0);
+	w->planner_of_next = NULL;
+	connect_ok(w, &c);
+	r = reconfigure(&c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	double threads = w->d->ahead.nthreads;
+	int fd = raw_connect(w->sock);
+
+	gate_set(&g, true); /* (the worker stops in a whole fabric's reconfigure) */
+	put_partition(buf, &n, 1, NULL, "ring:64", NULL, 0, false);
+	put_partition(buf, &n, 2, "p1", "ring:8", h.row[1], 8, true);
+	send_all(fd, buf, n);
+	wait_taken(w, 1); /* p1's plan runs: its planner sleeps */
+	n = 0;
+	put_partition(buf, &n, 3, "p2", "ring:8", h.row[2], 8, true);
+	put_partition(buf, &n, 4, "p3", "ring:8", h.row[3], 8, true);
+	put_partition(buf, &n, 5, "p4", "ring:8", h.row[4], 8, true);
+	send_all(fd, buf, n);
+	unsigned planned = wait_planned(w, 4);
+	gate_set(&g, false); /* (before any assert: a failed one stops the daemon) */
+	assert_int_equal(planned, 4);
+	snprintf(line, sizeof(line), "of a %.3f s budget, cut to %.3f s as its burst came",
+		 RELABEL_BUDGET_S, RELABEL_BUDGET_S * threads / (threads + 3));
+	assert_true(line_has(w, "partition p1: planned ahead in ", line));
+	answers_by_id(fd, 5, a);
+	for (int i = 1; i <= 5; i++)
+		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
+	answers_free(a, 16);
+	close(fd);
+	ofcd_disconnect(&c);
+	stop(w);
+}
+
 /* ofcd killed in a batch's transaction (kill -9 as crashpoint.h makes it:
  * the state directory and the switch as they were at a command of it):
  * the restart repairs the batch's journal as any other. Killed half-way,
@@ -903,6 +958,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_first_waits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_burst_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_burst_cuts_a_running_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_killed, setup, teardown),
 	};
 

@@ -293,6 +293,32 @@ static void test_deadline_returns_the_best_so_far(void **state)
 	graph_free(t);
 }
 
+/* A budget cut while the search runs (relabel_opts.cut_us, which ofcd
+ * writes into its planner's page as a burst of jobs comes): the search
+ * ends at the cut, not at its budget's end, with the best found so far.
+ * Cut before it starts, the budget of a minute ends at once. */
+static void test_cut_ends_the_search(void **state)
+{
+	struct graph *cur = build("torus:32x32"), *t = build("genkautz:1024,4");
+	volatile int32_t cut = 1; /* microseconds */
+	struct relabel_opts o = {.budget_s = 60, .seed = 7, .cut_us = &cut};
+	struct relabel_result r;
+	struct ofc_error err = {0};
+	(void)state;
+
+	assert_int_equal(topo_relabel(cur, t, &o, &r, &err), 0);
+	assert_true(r.deadline);
+	assert_false(r.iso);
+	assert_true(r.rounds <= 1);
+	assert_true(r.seconds < 30);
+	assert_bijection(r.map, t->n);
+	assert_int_equal(topo_relabel_kept(cur, t, r.map), r.kept);
+	assert_true(r.kept >= r.kept_identity);
+	relabel_result_free(&r);
+	graph_free(cur);
+	graph_free(t);
+}
+
 /* The greedy's gap: a shuffled generalized Kautz graph of 1024 nodes (groups
  * of nodes share their out-neighbours, which the greedy cannot read) is
  * recognised by the isomorphism search, every link kept. The budget is the
@@ -683,6 +709,7 @@ int main(void)
 	    cmocka_unit_test(test_partial_wiring_reaches_the_optimum),
 	    cmocka_unit_test(test_bound_stops_the_search),
 	    cmocka_unit_test(test_deadline_returns_the_best_so_far),
+	    cmocka_unit_test(test_cut_ends_the_search),
 	    cmocka_unit_test(test_large_genkautz_copy_found),
 	    cmocka_unit_test(test_no_isomorphism_between_different_graphs),
 	    cmocka_unit_test(test_size_mismatch_refused),
