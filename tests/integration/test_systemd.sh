@@ -29,9 +29,10 @@
 #                    the test must fail, ofcd never starting. Not in the
 #                    default run.
 # SYSTEMD_TEST_CACHE=DIR  the booted roots' base (minbase and systemd,
-#                    made once) and the .debs they install, kept between
-#                    runs (default /var/cache/ofc-fresh-check, whose
-#                    debootstrap cache scripts/fresh-check shares).
+#                    made once, while make deb builds the package) and
+#                    the .debs they install, kept between runs (default
+#                    /var/cache/ofc-fresh-check, whose debootstrap cache
+#                    scripts/fresh-check shares).
 # SYSTEMD_TEST_DEB=FILE  this .deb, not make deb's.
 #
 # On a machine whose PID 1 is not systemd (cgroup v1 mounts, no system
@@ -111,24 +112,11 @@ for b in install pki bundle machine etcd etcd-start ofcd rbac start slurmctld re
 done
 
 # ---- The package, and the roots' base (cached) --------------------------------------
-DEB=${SYSTEMD_TEST_DEB:-}
-if [ -z "$DEB" ]; then
-	DEB="$BUILD/ofc_$(cat VERSION)_$(dpkg --print-architecture).deb"
-	# remade when older than what it holds (debian/'s own sources: make
-	# deb writes the rest of debian/ after the .deb)
-	if [ ! -f "$DEB" ] || [ -n "$(find contrib debian/control debian/rules debian/changelog debian/postrm \
-		debian/ofc.sysusers "$BUILD/ofc" "$BUILD/ofcd" "$BUILD/ofc-gateway" -newer "$DEB" -print 2>/dev/null |
-		head -1)" ]; then
-		make --no-print-directory BUILD="$BUILD" deb >"$TMP/deb.log" 2>&1 ||
-			bad "make deb" "$(tail -5 "$TMP/deb.log")"
-	fi
-fi
-[ -f "$DEB" ] || {
-	bad "no package $DEB"
-	finish
-	exit
-}
-phase "the package"
+# The base (debootstrap and apt in a root of its own: no lock of this
+# machine's dpkg taken) is made while make deb builds the package. Neither
+# needs the other and each is about one core's work in series, so side by
+# side they take about the longer one's time, not the sum (alone on 2
+# cores 31 s and 37 s: the suite went from 126 s to 86 s).
 CACHE=${SYSTEMD_TEST_CACHE:-/var/cache/ofc-fresh-check}
 ROOT="$CACHE/systemd-root"
 APT="$CACHE/systemd-apt"
@@ -144,13 +132,37 @@ make_base() {
 		rm -f "$ROOT.new/usr/sbin/policy-rc.d" "$ROOT.new/var/cache/apt/archives/"*.deb &&
 		rm -rf "$ROOT" && mv "$ROOT.new" "$ROOT" && echo "$BASE_PKGS" >"$ROOT.ok"
 }
+base=""
 if [ "$(cat "$ROOT.ok" 2>/dev/null)" != "$BASE_PKGS" ]; then
-	make_base >"$TMP/base.log" 2>&1 || umount_under "$ROOT.new"
+	(make_base >"$TMP/base.log" 2>&1 || umount_under "$ROOT.new") &
+	base=$!
+fi
+DEB=${SYSTEMD_TEST_DEB:-}
+if [ -z "$DEB" ]; then
+	DEB="$BUILD/ofc_$(cat VERSION)_$(dpkg --print-architecture).deb"
+	# remade when older than what it holds (debian/'s own sources: make
+	# deb writes the rest of debian/ after the .deb)
+	if [ ! -f "$DEB" ] || [ -n "$(find contrib debian/control debian/rules debian/changelog debian/postrm \
+		debian/ofc.sysusers "$BUILD/ofc" "$BUILD/ofcd" "$BUILD/ofc-gateway" -newer "$DEB" -print 2>/dev/null |
+		head -1)" ]; then
+		make --no-print-directory BUILD="$BUILD" deb >"$TMP/deb.log" 2>&1 9>&- ||
+			bad "make deb" "$(tail -5 "$TMP/deb.log")"
+	fi
+fi
+[ -f "$DEB" ] || {
+	bad "no package $DEB"
+	finish
+	exit
+}
+phase "the package"
+if [ -n "$base" ]; then
+	wait $base
 	[ "$(cat "$ROOT.ok" 2>/dev/null)" = "$BASE_PKGS" ] && ok || {
 		bad "the base root (debootstrap, $BASE_PKGS)" "$(tail -5 "$TMP/base.log")"
 		finish
 		exit
 	}
+	phase "the roots' base"
 fi
 # The base's indexes, fetched again when a day old or when a download
 # fails (a package updated since).
@@ -181,7 +193,7 @@ prep >"$TMP/prep.log" 2>&1 && ok || {
 	exit
 }
 flock -s 9 # shared while the machines run over the base: no other run changes it
-phase "the roots' base and apt layer"
+phase "the roots' apt layer"
 
 # ---- The network: a bridge, each machine a veth on it ------------------------------
 net() {
