@@ -81,11 +81,15 @@ umount_under() {
 	[ -z "$(mounts_under "$1")" ]
 }
 cleanup() {
-	# The containers halt on nspawn's SIGTERM. One that has not halted by
-	# the deadline is ended by SIGKILL to its PID 1 (which ends every
-	# process of its PID namespace): killing nspawn alone would leave it
-	# running, its init adopted by ours.
-	for p in $NSPAWNS; do kill -TERM "$p" 2>/dev/null; done
+	# A machine is thrown away, not halted: SIGKILL to its PID 1 ends every
+	# process of its PID namespace at once, and nspawn then exits (a halt
+	# waited 8 s on etcd, each member stopping while the others went too).
+	# nspawn's SIGTERM ends one whose PID 1 has not started; killing nspawn
+	# alone would leave a container running, its init adopted by ours.
+	for p in $NSPAWNS; do
+		for c in $(pgrep -P "$p"); do kill -KILL "$c"; done
+		kill -TERM "$p" 2>/dev/null
+	done
 	deadline 30 _stop
 	for p in $NSPAWNS; do
 		while kill -0 "$p" 2>/dev/null && ! past $_stop; do sleep 0.2; done
