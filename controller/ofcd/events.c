@@ -222,7 +222,8 @@ void ofcd_on_event(struct ofcd *d, struct note *n)
 	const char *detail = n->detail ? n->detail : n->message;
 	snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
 		 n->device ? n->device : "", detail && *detail ? ": " : "", detail ? detail : "");
-	ofcd_log(d, level, "%s", line);
+	if (!n->logged)
+		ofcd_log(d, level, "%s", line);
 	if (n->detail)
 		snprintf(line, sizeof(line), "%s%s%s%s%s%s", name, txn, n->device ? ": " : "",
 			 n->device ? n->device : "", n->message && *n->message ? ": " : "",

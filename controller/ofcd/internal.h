@@ -471,6 +471,9 @@ struct note {
 	uint64_t stream_conn;
 	enum store_event cluster; /* what the store said (0: none) */
 	char *partition;	  /* KIND_PARTITION_*: which (Event.partition) */
+	/* A batch's member after the first: its watchers hear the event, the
+	 * log has it once already (the first member's line) */
+	bool logged;
 	/* A running job's state and config published before it ends (a
 	 * drain's schedule before its circuits go): the loop makes them the
 	 * daemon's, then delivers the events deferred with them. */

@@ -48,7 +48,8 @@ static bool txn_kind(Ofc__V1__Event__Kind kind)
  * batch's transaction, one event for each member, its ticket and
  * partition (a tenant hears of its own partitions alone, so one event
  * with the first member's ticket told that tenant another's ticket and
- * the others nothing). */
+ * the others nothing); the log's line once, the first member's (a batch
+ * of 28 wrote each line 28 times). */
 void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, const char *device,
 		     const char *message, const char *detail, enum ofc_reason reason)
 {
@@ -69,6 +70,7 @@ void ofcd_post_event(struct ofcd *d, Ofc__V1__Event__Kind kind, uint64_t txn, co
 
 			n->ticket = m->ticket;
 			n->partition = m->partition ? xstrdup(m->partition) : NULL;
+			n->logged = i > 0;
 		}
 		ofcd_post_note(d, n);
 	}

@@ -633,6 +633,10 @@ static void test_batch_first_waits(void **state)
 	assert_int_equal(log_count(w, "batch of "), 1);
 	/* three held on one topology: its schedule asked of one planner */
 	assert_int_equal(lines_in(starts) - before, 1);
+	/* the transaction they share logged once, its watchers told for each
+	 * member (test_batch_events.sh) */
+	assert_int_equal(log_count(w, "transaction started (transaction 2)"), 1);
+	assert_int_equal(log_count(w, "transaction committed (transaction 2)"), 1);
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
