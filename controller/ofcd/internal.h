@@ -632,11 +632,10 @@ struct ahead_slot {
 	bool ended; /* under mu: it returned */
 	/* under mu: a plan running in the thread's planner, its budget (cut
 	 * as its burst grows), and the page the planner reads the cut from
-	 * (NULL: none could be made; cut_fd its descriptor) */
+	 * (NULL: none could be made) */
 	bool planning;
 	double budget;
 	int32_t *cut;
-	int cut_fd;
 };
 struct ofcd_ahead {
 	pthread_mutex_t mu;

@@ -143,10 +143,11 @@ static bool await_plan(struct ofcd_ahead *q)
 	return !q->stop;
 }
 
-/* The thread's page for its planners (planner_proc.cut_fd): ahead_submit
- * writes a cut into its first word while a plan runs. None when it cannot
- * be made (then plans run their budget out). */
-static void cut_open(struct ahead_slot *slot)
+/* The thread's page for its planners: its descriptor for the planners
+ * *p starts (planner_proc.cut_fd), its first word, where ahead_submit
+ * writes a cut while a plan runs, the slot's. None when it cannot be made
+ * (then plans run their budget out). */
+static void cut_open(struct ahead_slot *slot, struct planner_proc *p)
 {
 	int fd = memfd_create("ofc-plan-cut", MFD_CLOEXEC);
 	void *page = MAP_FAILED;
@@ -159,22 +160,30 @@ static void cut_open(struct ahead_slot *slot)
 		fd = -1;
 		page = NULL;
 	}
+	p->cut_fd = fd;
 	pthread_mutex_lock(&slot->d->ahead.mu);
 	slot->cut = page;
-	slot->cut_fd = fd;
 	pthread_mutex_unlock(&slot->d->ahead.mu);
+}
+
+/* (under mu) A plan's budget now: its share of the burst, every job the
+ * worker has yet to reach, planned or not, before it or after (itself
+ * among them). */
+static double burst_share(const struct ofcd_ahead *q)
+{
+	return ahead_budget(q->nthreads, q->unreached - 1);
 }
 
 /* (under mu) The burst grew: each plan running past its share of it now
  * is cut to that share (its planner's search reads the page). */
 static void cut_running(struct ofcd_ahead *q)
 {
-	double share = ahead_budget(q->nthreads, q->unreached - 1);
+	double share = burst_share(q);
 
 	for (uint32_t i = 0; i < q->nthreads; i++) {
 		struct ahead_slot *s = &q->slots[i];
 
-		if (s->live && s->planning && s->cut && share < s->budget) {
+		if (s->planning && s->cut && share < s->budget) {
 			s->budget = share;
 			__atomic_store_n(s->cut, (int32_t)(share * 1e6), __ATOMIC_RELAXED);
 		}
@@ -189,14 +198,11 @@ static void *ahead_thread(void *arg)
 	struct planner_proc p = {.pid = 0, .fd = -1};
 
 	ofc_thread_name("ofcd-ahead");
-	cut_open(slot);
-	p.cut_fd = slot->cut_fd;
+	cut_open(slot, &p);
 	pthread_mutex_lock(&q->mu);
 	while (await_plan(q)) {
 		struct ahead *a = q->head;
-		/* its burst: every job the worker has yet to reach, planned or
-		 * not, before it or after (itself among them) */
-		uint32_t others = q->unreached - 1;
+		uint32_t others = q->unreached - 1; /* (for the log) */
 
 		q->head = a->next;
 		a->next = NULL;
@@ -205,7 +211,7 @@ static void *ahead_thread(void *arg)
 		a->refs++;
 		a->base = q->base;
 		a->base->refs++;
-		double budget = ahead_budget(q->nthreads, others), t0 = now_seconds();
+		double budget = burst_share(q), t0 = now_seconds();
 		slot->planning = true;
 		slot->budget = budget;
 		if (slot->cut) /* (its planner is idle: no search reads it now) */
