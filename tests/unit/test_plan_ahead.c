@@ -663,6 +663,37 @@ static unsigned wait_planned(struct world *w, unsigned n)
 	return log_count(w, ": planned ahead in ");
 }
 
+/* ofcd on w with the sim switch's commands behind gate g, its planner
+ * program planner (NULL: the build's), c connected, the fabric committed
+ * at torus:8x8; the raw connection the test frames requests on. */
+static int start_gated(struct world *w, struct gate *g, const char *planner, struct ofcd_client *c)
+{
+	Ofc__V1__Response *r;
+
+	w->planner_of_next = planner;
+	w->sim.before_command = gate_wait;
+	w->sim.hook_ctx = g;
+	start(w, 30, 0);
+	w->planner_of_next = NULL;
+	connect_ok(w, c);
+	r = reconfigure(c, "torus:8x8", 1);
+	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
+	ofc__v1__response__free_unpacked(r, NULL);
+	return raw_connect(w->sock);
+}
+
+/* The answers to requests 1..n on fd, each OK. */
+static void answers_ok(int fd, uint32_t n)
+{
+	Ofc__V1__Response *a[16] = {0};
+
+	assert_true(n < 16);
+	answers_by_id(fd, n, a);
+	for (uint32_t i = 1; i <= n; i++)
+		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
+	answers_free(a, 16);
+}
+
 /* A plan's budget is shared with every job of its burst the worker has yet
  * to run, those queued before it as well as after: a prolog planned while
  * three others wait for the worker gets two threads' share of four
@@ -675,22 +706,15 @@ static void test_burst_budget(void **state)
 	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
 	struct rows h;
 	struct ofcd_client c;
-	Ofc__V1__Response *a[16] = {0}, *r;
+	Ofc__V1__Response *a[16] = {0};
 	uint8_t buf[8192];
 	size_t n = 0;
 	char line[160];
 
 	rows_init(&h);
-	w->sim.before_command = gate_wait;
-	w->sim.hook_ctx = &g;
-	start(w, 30, 0);
-	connect_ok(w, &c);
-	r = reconfigure(&c, "torus:8x8", 1);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	ofc__v1__response__free_unpacked(r, NULL);
+	int fd = start_gated(w, &g, NULL, &c);
 	assert_true(w->d->ahead.nthreads >= 2);
 	double threads = w->d->ahead.nthreads;
-	int fd = raw_connect(w->sock);
 
 	/* the worker stops in a whole fabric's reconfigure (no partition: it
 	 * runs alone); three prologs behind it are planned ahead meanwhile */
@@ -711,10 +735,7 @@ static void test_burst_budget(void **state)
 	snprintf(line, sizeof(line), "of a %.3f s budget (3 more jobs of its burst yet to run)",
 		 RELABEL_BUDGET_S * threads / (threads + 3));
 	assert_true(line_has(w, "partition p4: planned ahead in ", line));
-	answers_by_id(fd, 5, a);
-	for (int i = 1; i <= 5; i++)
-		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
-	answers_free(a, 16);
+	answers_ok(fd, 5);
 
 	/* all run: a lone job's plan has the whole budget */
 	n = 0;
@@ -742,24 +763,14 @@ static void test_burst_cuts_a_running_plan(void **state)
 	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
 	struct rows h;
 	struct ofcd_client c;
-	Ofc__V1__Response *a[16] = {0}, *r;
 	uint8_t buf[8192];
 	size_t n = 0;
 	char slow[1100], line[160];
 
 	write_dying_planner(w, "*\" --for relabel \"*) sleep 1 ;;", slow, sizeof(slow));
-	w->planner_of_next = slow;
 	rows_init(&h);
-	w->sim.before_command = gate_wait;
-	w->sim.hook_ctx = &g;
-	start(w, 30, 0);
-	w->planner_of_next = NULL;
-	connect_ok(w, &c);
-	r = reconfigure(&c, "torus:8x8", 1);
-	assert_int_equal(r->status, OFC__V1__STATUS__STATUS_OK);
-	ofc__v1__response__free_unpacked(r, NULL);
+	int fd = start_gated(w, &g, slow, &c);
 	double threads = w->d->ahead.nthreads;
-	int fd = raw_connect(w->sock);
 
 	gate_set(&g, true); /* (the worker stops in a whole fabric's reconfigure) */
 	put_partition(buf, &n, 1, NULL, "ring:64", NULL, 0, false);
@@ -777,10 +788,7 @@ static void test_burst_cuts_a_running_plan(void **state)
 	snprintf(line, sizeof(line), "of a %.3f s budget, cut to %.3f s as its burst came",
 		 RELABEL_BUDGET_S, RELABEL_BUDGET_S * threads / (threads + 3));
 	assert_true(line_has(w, "partition p1: planned ahead in ", line));
-	answers_by_id(fd, 5, a);
-	for (int i = 1; i <= 5; i++)
-		assert_int_equal(a[i]->status, OFC__V1__STATUS__STATUS_OK);
-	answers_free(a, 16);
+	answers_ok(fd, 5);
 	close(fd);
 	ofcd_disconnect(&c);
 	stop(w);
